@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* errors.c -- HTTP statuses of error codes and the error envelope. */
+#include "api/errors.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+unsigned tt_api_error_status(enum tt_err_code code) {
+  switch (code) {
+  case TT_OK:
+    return 200;
+  case TT_ERR_VALIDATION:
+  case TT_ERR_INVALID_CURSOR:
+    return 400;
+  case TT_ERR_UNAUTHORIZED:
+    return 401;
+  case TT_ERR_FORBIDDEN:
+    return 403;
+  case TT_ERR_ROUTE_NOT_FOUND:
+  case TT_ERR_MODEL_NOT_FOUND:
+  case TT_ERR_ITEM_NOT_FOUND:
+  case TT_ERR_JOB_NOT_FOUND:
+  case TT_ERR_TABLE_NOT_FOUND:
+    return 404;
+  case TT_ERR_METHOD_NOT_ALLOWED:
+    return 405;
+  case TT_ERR_CONDITION_FAILED:
+  case TT_ERR_VERSION_CONFLICT:
+  case TT_ERR_TRANSACTION_CANCELED:
+  case TT_ERR_LEASE_HELD:
+  case TT_ERR_LEASE_NOT_OWNED:
+  case TT_ERR_INVALID_TRANSITION:
+  case TT_ERR_ALREADY_EXISTS:
+    return 409;
+  case TT_ERR_PAYLOAD_TOO_LARGE:
+    return 413;
+  case TT_ERR_UNSUPPORTED_MEDIA:
+    return 415;
+  case TT_ERR_THROTTLED:
+    return 429;
+  case TT_ERR_BACKEND_UNAVAILABLE:
+  case TT_ERR_BATCH_INCOMPLETE:
+  case TT_ERR_DRAINING:
+    return 503;
+  case TT_ERR_BACKEND_TIMEOUT:
+    return 504;
+  case TT_ERR_INTERNAL:
+  case TT_ERR__COUNT:
+    break;
+  }
+  return 500;
+}
+
+int tt_api_error_body(struct tt_buf *out, const struct tt_error *err, const char *request_id,
+                      const json_t *extra) {
+  int rc = -1;
+  char *details_text = NULL;
+  json_t *details = json_object();
+  if (details == NULL)
+    goto fail;
+  if (err->field[0] && json_object_set_new(details, "field", json_string(err->field)) != 0)
+    goto fail;
+  if (extra && json_is_object(extra) && json_object_update(details, (json_t *)extra) != 0)
+    goto fail;
+  details_text = json_dumps(details, JSON_COMPACT | JSON_SORT_KEYS);
+  if (details_text == NULL)
+    goto fail;
+  if (tt_buf_puts(out, "{\"error\":{\"code\":\"") != 0 ||
+      tt_buf_puts(out, tt_error_code_name(err->code)) != 0 ||
+      tt_buf_puts(out, "\",\"message\":\"") != 0 ||
+      tt_buf_json_escape(out, err->message, strlen(err->message)) != 0 ||
+      tt_buf_printf(out, "\",\"retryable\":%s,\"details\":%s},\"request_id\":\"",
+                    tt_error_code_retryable(err->code) ? "true" : "false", details_text) != 0 ||
+      tt_buf_json_escape(out, request_id, strlen(request_id)) != 0 || tt_buf_puts(out, "\"}") != 0)
+    goto fail;
+  rc = 0;
+fail:
+  free(details_text);
+  json_decref(details);
+  return rc;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* handlers.h -- the route table and the handlers it points to. */
+#ifndef TT_API_HANDLERS_H
+#define TT_API_HANDLERS_H
+
+#include <stddef.h>
+
+#include "api/request.h"
+#include "api/router.h"
+
+/* The API's route table, in match order. */
+extern const struct tt_route tt_api_routes[];
+extern const size_t tt_api_nroutes;
+
+/* system.c */
+void tt_handle_healthz(struct tt_request *req);
+void tt_handle_readyz(struct tt_request *req);
+void tt_handle_metrics(struct tt_request *req);
+void tt_handle_openapi(struct tt_request *req);
+
+/* test_ops.c (only with --enable-fault-injection) */
+void tt_handle_test_sleep(struct tt_request *req);
+
+#endif

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* request.h -- the request context: owns a request's memory, counts its
+ * operations, and is freed only after every one of them is joined. */
+#ifndef TT_API_REQUEST_H
+#define TT_API_REQUEST_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "api/router.h"
+#include "api/server.h"
+#include "client/join.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#define TT_REQUEST_MAGIC 0x74747271u /* "ttrq" */
+
+/* A handler validates, then either answers at once (tt_request_respond_*)
+ * or starts operations registered in req->join and sets req->on_joined,
+ * which runs once all of them completed and builds the answer. */
+typedef void (*tt_handler_fn)(struct tt_request *req);
+
+enum tt_request_state {
+  TT_REQ_READING,    /* receiving the body */
+  TT_REQ_RUNNING,    /* handler ran; operations outstanding, connection suspended */
+  TT_REQ_ANSWERING,  /* answer ready, waiting for MHD to call us again */
+  TT_REQ_ANSWERED,   /* answer queued */
+};
+
+struct tt_response {
+  unsigned status;
+  char *body; /* malloc'd unless body_static */
+  size_t body_len;
+  bool body_static;
+  const char *content_type;
+  char allow[64];
+  char etag[48];
+  char retry_after[16];
+};
+
+struct tt_request {
+  uint32_t magic;
+  struct tt_server *server;
+  struct MHD_Connection *conn;
+  struct tt_arena arena; /* everything the handler allocates */
+  unsigned method;
+  const char *method_name; /* MHD's, valid for the request's life */
+  const char *route_label; /* the pattern, or "unmatched" */
+  struct tt_route_match match;
+  const char *query; /* raw query string (without '?'), "" when none */
+  struct tt_buf body;
+  bool body_too_large;
+  char request_id[129];
+  char traceparent[56];
+  uint64_t start_ns;
+  enum tt_request_state state;
+  /* Operations. */
+  struct tt_join join;
+  void (*on_joined)(struct tt_request *req);
+  void *handler_data;
+  uv_timer_t deadline;
+  uv_poll_t watch; /* notices the client leaving while suspended */
+  int open_handles;
+  bool deadline_started;
+  bool watch_started;
+  bool suspended; /* MHD connection suspended, in server->suspended */
+  bool deadline_hit;
+  bool client_gone;
+  bool drain_canceled;
+  bool mhd_done;
+  struct tt_request *prev, *next; /* in server->suspended */
+  /* The answer. */
+  struct tt_response resp;
+  bool responded;
+  enum tt_err_code error_code; /* for the log line; TT_OK on success */
+};
+
+/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
+void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
+                                  size_t len);
+
+/* Answers with a static body (borrowed for the program's life). */
+void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
+                               const char *body, size_t len);
+
+/* Answers with `value` serialized compactly (borrowed). */
+void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value);
+
+/* Answers with the error envelope for err; `extra` (borrowed, may be NULL)
+ * adds members to details. */
+void tt_request_respond_error(struct tt_request *req, const struct tt_error *err,
+                              const json_t *extra);
+
+/* Shorthand: formats a message and answers with it. */
+void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *field,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Parses the body as a JSON object. On failure answers 400 and returns
+ * NULL. Returns a new reference. An empty body yields an empty object. */
+json_t *tt_request_json_body(struct tt_request *req);
+
+/* Copies the percent-decoded value of query parameter `name` into the
+ * arena; NULL when absent. */
+const char *tt_request_query(struct tt_request *req, const char *name);
+
+#endif

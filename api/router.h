@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* router.h -- matches a method and a raw path against a route table. */
+#ifndef TT_API_ROUTER_H
+#define TT_API_ROUTER_H
+
+#include <stddef.h>
+
+enum tt_method {
+  TT_METHOD_GET = 1u << 0,
+  TT_METHOD_HEAD = 1u << 1,
+  TT_METHOD_POST = 1u << 2,
+  TT_METHOD_PUT = 1u << 3,
+  TT_METHOD_PATCH = 1u << 4,
+  TT_METHOD_DELETE = 1u << 5,
+  TT_METHOD_OPTIONS = 1u << 6,
+};
+
+/* Route flags. */
+#define TT_ROUTE_FAULTS 1u /* served only with --enable-fault-injection */
+#define TT_ROUTE_AUTH 2u   /* guarded by the bearer token when one is configured */
+
+/* One route. `pattern` segments are literals, `{name}` (one segment) or
+ * `{name+}` (the rest of the path, one or more segments; last only).
+ * `pattern` doubles as the metrics/log label, so it must be a literal. */
+struct tt_route {
+  unsigned methods; /* one method per route; HEAD matches GET routes */
+  const char *pattern;
+  const void *handler; /* opaque to the router */
+  unsigned flags;
+};
+
+#define TT_ROUTE_MAX_PARAMS 4
+
+/* A path parameter: points into the matched path (not NUL-terminated, still
+ * percent-encoded). */
+struct tt_route_param {
+  const char *name; /* the pattern's name, without braces */
+  size_t name_len;
+  const char *value;
+  size_t len;
+};
+
+struct tt_route_match {
+  const struct tt_route *route;
+  size_t nparams;
+  struct tt_route_param params[TT_ROUTE_MAX_PARAMS];
+  unsigned allow; /* on 405: methods the path accepts */
+};
+
+enum tt_router_result { TT_ROUTER_FOUND = 0, TT_ROUTER_NO_PATH = -1, TT_ROUTER_NO_METHOD = -2 };
+
+/* Maps an HTTP method name to its bit; 0 when unknown. */
+unsigned tt_method_parse(const char *name);
+
+/* Writes the methods in `mask` as an Allow header value ("GET, HEAD, PUT")
+ * into out (cap bytes). */
+void tt_method_allow_header(unsigned mask, char *out, size_t cap);
+
+/* Finds the route for (method, path). Returns TT_ROUTER_FOUND with m filled,
+ * TT_ROUTER_NO_PATH when no pattern matches the path, or
+ * TT_ROUTER_NO_METHOD with m->allow set when patterns match the path but
+ * none accepts the method. Routes are tried in table order. `enabled_flags`
+ * masks out routes whose TT_ROUTE_FAULTS flag is not enabled. */
+int tt_router_match(const struct tt_route *routes, size_t nroutes, unsigned method,
+                    const char *path, size_t path_len, unsigned enabled_flags,
+                    struct tt_route_match *m);
+
+/* Looks up a matched parameter by name; NULL when absent. */
+const struct tt_route_param *tt_route_param(const struct tt_route_match *m, const char *name);
+
+#endif

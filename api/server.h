@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server.h -- the HTTP API server: libmicrohttpd callbacks, request
+ * lifecycle (suspend until joined, resume, answer), drain. */
+#ifndef TT_API_SERVER_H
+#define TT_API_SERVER_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "obs/families.h"
+
+struct tt_request;
+
+/* What the API layer needs from the configuration; the daemon fills it. */
+struct tt_api_options {
+  uint64_t request_timeout_ms;
+  uint64_t max_body_bytes;
+  bool enable_fault_injection;
+  const char *auth_token; /* NULL when /v1 is open; borrowed */
+  const char *openapi_text; /* borrowed, `openapi_len` bytes */
+  size_t openapi_len;
+};
+
+/* The server state shared by every request. Lives as long as the daemon;
+ * borrows the loop and the metric families. */
+struct tt_server {
+  uint32_t magic;
+  struct tt_api_options opts;
+  uv_loop_t *loop;
+  struct tt_families *fams;
+  bool ready;    /* models loaded */
+  bool draining; /* SIGTERM seen: readyz 503, new requests refused */
+  size_t active; /* request contexts alive */
+  uint64_t id_state; /* request id generator (splitmix64) */
+  struct tt_request *suspended; /* requests waiting on operations */
+  /* The daemon's hooks: `wake` makes the loop run MHD soon (after a resume);
+   * `idle` is called when draining and the last request is gone. */
+  void (*wake)(void *arg);
+  void (*idle)(void *arg);
+  void *hook_arg;
+};
+
+/* Initializes the server; borrows loop, fams and the option strings. */
+void tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
+                    const struct tt_api_options *opts);
+
+/* libmicrohttpd callbacks; pass `s` as their closure. */
+enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls);
+void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                            enum MHD_RequestTerminationCode toe);
+/* Keeps raw paths and query strings: the API decodes each segment itself,
+ * so "%2F" inside a key is not taken for a separator. */
+size_t tt_server_unescape_cb(void *cls, struct MHD_Connection *conn, char *s);
+
+/* Starts draining: readyz answers 503 and new requests get 503 Draining.
+ * Calls `idle` at once if nothing is active. */
+void tt_server_drain(struct tt_server *s);
+
+/* Drain timeout: cancels every suspended request's operations; they answer
+ * 503 Draining once joined. */
+void tt_server_cancel_all(struct tt_server *s);
+
+#endif

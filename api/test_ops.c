@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_ops.c -- POST /v1/_test/sleep: N parallel timer operations joined
+ * before the answer; exists to prove the join rule end to end. */
+#include "api/handlers.h"
+#include "client/sleep_op.h"
+
+#include <stdlib.h>
+
+#define SLEEP_MAX_OPS 64
+#define SLEEP_MAX_MS 60000
+
+struct sleep_job {
+  size_t nops;
+  struct tt_sleep_op *ops;
+};
+
+static void sleep_joined(struct tt_request *req) {
+  struct sleep_job *job = req->handler_data;
+  if (req->join.failed) {
+    tt_request_respond_error(req, &req->join.first_error, NULL);
+    return;
+  }
+  size_t canceled = 0;
+  for (size_t i = 0; i < job->nops; i++)
+    canceled += job->ops[i].canceled;
+  json_t *out = json_pack("{s:I,s:I}", "completed", (json_int_t)(job->nops - canceled),
+                          "canceled", (json_int_t)canceled);
+  tt_request_respond_json(req, 200, out);
+  json_decref(out);
+}
+
+static int read_count(struct tt_request *req, json_t *body, const char *name, json_int_t lo,
+                      json_int_t hi, json_int_t dflt, json_int_t *out) {
+  json_t *v = json_object_get(body, name);
+  if (v == NULL) {
+    *out = dflt;
+    return 0;
+  }
+  if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld", name,
+                    (long long)lo, (long long)hi);
+    return -1;
+  }
+  *out = json_integer_value(v);
+  return 0;
+}
+
+void tt_handle_test_sleep(struct tt_request *req) {
+  json_t *body = tt_request_json_body(req);
+  if (body == NULL)
+    return;
+  json_int_t nops, ms, fail_op;
+  if (read_count(req, body, "ops", 1, SLEEP_MAX_OPS, 1, &nops) != 0 ||
+      read_count(req, body, "ms", 0, SLEEP_MAX_MS, 0, &ms) != 0 ||
+      read_count(req, body, "fail_op", 0, SLEEP_MAX_OPS - 1, -1, &fail_op) != 0)
+    goto done;
+  struct sleep_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
+  struct tt_sleep_op *ops =
+      job ? tt_arena_alloc(&req->arena, sizeof(*ops) * (size_t)nops) : NULL;
+  if (ops == NULL) {
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+    goto done;
+  }
+  job->nops = (size_t)nops;
+  job->ops = ops;
+  req->handler_data = job;
+  req->on_joined = sleep_joined;
+  req->join.cancel_on_error = true;
+  for (json_int_t i = 0; i < nops; i++) {
+    /* The failing op fires first so the others are visibly canceled. */
+    uint64_t delay = i == fail_op ? (uint64_t)ms / 2 : (uint64_t)ms;
+    if (tt_sleep_op_start(&ops[i], req->server->loop, &req->join, delay, i == fail_op) != 0) {
+      /* Already-started ops are canceled and joined before the answer. */
+      struct tt_error err;
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "could not start a timer");
+      req->join.failed = true;
+      req->join.first_error = err;
+      tt_join_cancel(&req->join);
+      break;
+    }
+  }
+done:
+  json_decref(body);
+}

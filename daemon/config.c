@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.c -- settings from flags, environment and a JSON file. */
+#include "daemon/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum setting_kind { K_STRING, K_UINT, K_BOOL, K_LIST, K_ENUM, K_LEVEL };
+
+struct setting {
+  const char *name; /* flag without dashes; also the file key */
+  enum setting_kind kind;
+  size_t offset;
+  size_t size;             /* K_STRING: buffer size */
+  uint64_t min, max;       /* K_UINT */
+  const char *const *choices; /* K_ENUM */
+  const char *help;
+};
+
+static const char *const backends[] = {"memory", "dynamodb", NULL};
+
+#define F(field) offsetof(struct tt_config, field), sizeof(((struct tt_config *)0)->field)
+static const struct setting settings[] = {
+    {"listen", K_STRING, F(listen), 0, 0, NULL,
+     "ADDR  host:port, [v6]:port or unix:/path (default 127.0.0.1:8737)"},
+    {"models", K_LIST, F(models), 0, 0, NULL, "PATH  DMS file or directory; repeatable"},
+    {"backend", K_ENUM, F(backend), 0, 0, backends, "NAME  memory | dynamodb (default memory)"},
+    {"endpoint", K_STRING, F(endpoint), 0, 0, NULL, "URL  DynamoDB-compatible endpoint"},
+    {"region", K_STRING, F(region), 0, 0, NULL, "R  AWS region (default $AWS_REGION)"},
+    {"jobs-table", K_STRING, F(jobs_table), 0, 0, NULL,
+     "NAME  job ledger table (default tabletheory-jobs)"},
+    {"auth-token-file", K_STRING, F(auth_token_file), 0, 0, NULL,
+     "FILE  require 'Authorization: Bearer <token>' on /v1"},
+    {"allow-table-delete", K_BOOL, F(allow_table_delete), 0, 0, NULL,
+     "  allow DELETE /v1/models/{m}/table"},
+    {"enable-fault-injection", K_BOOL, F(enable_fault_injection), 0, 0, NULL,
+     "  serve /v1/_faults and /v1/_test (tests only)"},
+    {"request-timeout-ms", K_UINT, F(request_timeout_ms), 1, 3600000, NULL,
+     "N  per-request deadline (default 10000)"},
+    {"max-body-bytes", K_UINT, F(max_body_bytes), 1, 1u << 30, NULL,
+     "N  largest request body (default 1048576)"},
+    {"drain-timeout-ms", K_UINT, F(drain_timeout_ms), 0, 3600000, NULL,
+     "N  how long SIGTERM waits for in-flight requests (default 10000)"},
+    {"max-connections", K_UINT, F(max_connections), 1, 65536, NULL,
+     "N  concurrent client connections (default 1024)"},
+    {"batch-concurrency", K_UINT, F(batch_concurrency), 1, 64, NULL,
+     "N  parallel chunks per batch call (default 4)"},
+    {"log-level", K_LEVEL, F(log_level), 0, 0, NULL, "L  debug | info | warn | error"},
+    {"config", K_STRING, F(config_file), 0, 0, NULL, "FILE  JSON file of these settings"},
+    {"check-config", K_BOOL, F(check_config), 0, 0, NULL,
+     "  validate the configuration and models, then exit"},
+};
+#undef F
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static void defaults(struct tt_config *cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8737");
+  snprintf(cfg->backend, sizeof(cfg->backend), "memory");
+  snprintf(cfg->jobs_table, sizeof(cfg->jobs_table), "tabletheory-jobs");
+  cfg->request_timeout_ms = 10000;
+  cfg->max_body_bytes = 1048576;
+  cfg->drain_timeout_ms = 10000;
+  cfg->max_connections = 1024;
+  cfg->batch_concurrency = 4;
+  cfg->log_level = TT_LOG_INFO;
+}
+
+static const struct setting *find_setting(const char *name, size_t n) {
+  for (size_t i = 0; i < NSETTINGS; i++)
+    if (strlen(settings[i].name) == n && strncmp(settings[i].name, name, n) == 0)
+      return &settings[i];
+  return NULL;
+}
+
+static int parse_bool(const char *v, bool *out) {
+  static const char *const yes[] = {"1", "true", "yes", "on"};
+  static const char *const no[] = {"0", "false", "no", "off"};
+  for (size_t i = 0; i < 4; i++) {
+    if (strcasecmp(v, yes[i]) == 0) {
+      *out = true;
+      return 0;
+    }
+    if (strcasecmp(v, no[i]) == 0) {
+      *out = false;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* Applies one textual value. `source` describes where it came from for
+ * the error message ("--listen", "TABLETHEORYD_LISTEN", "file.json: listen").
+ * `append` adds to a list instead of replacing it (repeated flags). */
+static int apply(struct tt_config *cfg, const struct setting *st, const char *value,
+                 const char *source, bool append, struct tt_error *err) {
+  char *field = (char *)cfg + st->offset;
+  switch (st->kind) {
+  case K_STRING:
+  case K_ENUM:
+    if (strlen(value) >= st->size)
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: value is too long (max %zu)",
+                          source, st->size - 1);
+    if (st->kind == K_ENUM) {
+      bool ok = false;
+      for (const char *const *c = st->choices; *c; c++)
+        ok |= strcmp(*c, value) == 0;
+      if (!ok)
+        return tt_error_set(err, TT_ERR_VALIDATION, st->name,
+                            "%s: must be one of memory, dynamodb", source);
+    }
+    snprintf(field, st->size, "%s", value);
+    return 0;
+  case K_UINT: {
+    errno = 0;
+    char *end = NULL;
+    if (!isdigit((unsigned char)value[0]))
+      goto bad_uint;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno || *end || v < st->min || v > st->max)
+      goto bad_uint;
+    *(uint64_t *)field = v;
+    return 0;
+  bad_uint:
+    return tt_error_set(err, TT_ERR_VALIDATION, st->name,
+                        "%s: must be a whole number from %llu to %llu", source,
+                        (unsigned long long)st->min, (unsigned long long)st->max);
+  }
+  case K_BOOL:
+    if (parse_bool(value, (bool *)field) != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: must be true or false", source);
+    return 0;
+  case K_LEVEL:
+    if (tt_log_level_parse(value, (enum tt_log_level *)field) != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name,
+                          "%s: must be one of debug, info, warn, error", source);
+    return 0;
+  case K_LIST: {
+    if (!append)
+      cfg->nmodels = 0;
+    if (cfg->nmodels == TT_CONFIG_MAX_MODELS)
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: more than %d paths", source,
+                          TT_CONFIG_MAX_MODELS);
+    if (value[0] == '\0' || strlen(value) >= sizeof(cfg->models[0]))
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: empty or too long path",
+                          source);
+    snprintf(cfg->models[cfg->nmodels++], sizeof(cfg->models[0]), "%s", value);
+    return 0;
+  }
+  }
+  return -1;
+}
+
+static void env_name(const struct setting *st, char *out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "TABLETHEORYD_");
+  for (const char *p = st->name; *p && n + 1 < cap; p++)
+    out[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+  out[n] = '\0';
+}
+
+static const char *env_lookup(char **envp, const char *name) {
+  size_t n = strlen(name);
+  for (char **e = envp; e && *e; e++)
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+      return *e + n + 1;
+  return NULL;
+}
+
+static int apply_file(struct tt_config *cfg, const char *path, struct tt_error *err) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "config", "%s: %s (line %d)", path, jerr.text,
+                        jerr.line);
+  int rc = -1;
+  if (!json_is_object(root)) {
+    tt_error_set(err, TT_ERR_VALIDATION, "config", "%s: must hold a JSON object", path);
+    goto fail;
+  }
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    const struct setting *st = find_setting(key, strlen(key));
+    char source[600];
+    snprintf(source, sizeof(source), "%s: %s", path, key);
+    if (st == NULL || strcmp(key, "config") == 0) {
+      tt_error_set(err, TT_ERR_VALIDATION, key, "%s: unknown setting", source);
+      goto fail;
+    }
+    if (st->kind == K_LIST && json_is_array(v)) {
+      cfg->nmodels = 0;
+      size_t i;
+      json_t *elem;
+      json_array_foreach(v, i, elem) {
+        if (!json_is_string(elem)) {
+          tt_error_set(err, TT_ERR_VALIDATION, key, "%s: must be a list of strings", source);
+          goto fail;
+        }
+        if (apply(cfg, st, json_string_value(elem), source, true, err) != 0)
+          goto fail;
+      }
+      continue;
+    }
+    char text[64];
+    const char *value = text;
+    if (json_is_string(v))
+      value = json_string_value(v);
+    else if (json_is_boolean(v))
+      value = json_is_true(v) ? "true" : "false";
+    else if (json_is_integer(v))
+      snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+    else {
+      tt_error_set(err, TT_ERR_VALIDATION, key, "%s: unsupported value type", source);
+      goto fail;
+    }
+    if (apply(cfg, st, value, source, false, err) != 0)
+      goto fail;
+  }
+  rc = 0;
+fail:
+  json_decref(root);
+  return rc;
+}
+
+static int apply_env(struct tt_config *cfg, char **envp, struct tt_error *err) {
+  for (size_t i = 0; i < NSETTINGS; i++) {
+    const struct setting *st = &settings[i];
+    char name[64];
+    env_name(st, name, sizeof(name));
+    const char *v = env_lookup(envp, name);
+    if (v == NULL || st->offset == offsetof(struct tt_config, config_file))
+      continue;
+    if (st->kind == K_LIST) {
+      /* A colon-separated list, like PATH. */
+      cfg->nmodels = 0;
+      const char *p = v;
+      while (*p) {
+        size_t n = strcspn(p, ":");
+        char part[512];
+        if (n >= sizeof(part))
+          return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: path too long", name);
+        memcpy(part, p, n);
+        part[n] = '\0';
+        if (n && apply(cfg, st, part, name, true, err) != 0)
+          return -1;
+        p += n + (p[n] == ':');
+      }
+      continue;
+    }
+    if (apply(cfg, st, v, name, false, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Walks argv. With `only_config` it just finds --config; otherwise it
+ * applies every flag. */
+static int apply_args(struct tt_config *cfg, int argc, char **argv, bool only_config,
+                      enum tt_config_action *action, struct tt_error *err) {
+  bool models_seen = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      *action = TT_CONFIG_HELP;
+      return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+      *action = TT_CONFIG_VERSION;
+      return 0;
+    }
+    if (strncmp(a, "--", 2) != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, a, "unexpected argument '%s' (see --help)", a);
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    const struct setting *st = find_setting(name, nlen);
+    if (st == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, a, "unknown option '--%.*s' (see --help)",
+                          (int)nlen, name);
+    const char *value;
+    if (eq)
+      value = eq + 1;
+    else if (st->kind == K_BOOL)
+      value = "true";
+    else if (i + 1 < argc)
+      value = argv[++i];
+    else
+      return tt_error_set(err, TT_ERR_VALIDATION, st->name, "--%s needs a value", st->name);
+    bool is_config = st->offset == offsetof(struct tt_config, config_file);
+    if (only_config != is_config)
+      continue;
+    char source[80];
+    snprintf(source, sizeof(source), "--%s", st->name);
+    if (apply(cfg, st, value, source, st->kind == K_LIST && models_seen, err) != 0)
+      return -1;
+    if (st->kind == K_LIST)
+      models_seen = true;
+  }
+  return 0;
+}
+
+int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
+                   enum tt_config_action *action, struct tt_error *err) {
+  defaults(cfg);
+  *action = TT_CONFIG_RUN;
+  /* The file's location comes first, from the flag or the environment. */
+  const char *env_cfg = env_lookup(envp, "TABLETHEORYD_CONFIG");
+  if (env_cfg && apply(cfg, find_setting("config", 6), env_cfg, "TABLETHEORYD_CONFIG", false,
+                       err) != 0)
+    return -1;
+  if (apply_args(cfg, argc, argv, true, action, err) != 0)
+    return -1;
+  if (*action != TT_CONFIG_RUN)
+    return 0;
+  if (cfg->config_file[0] && apply_file(cfg, cfg->config_file, err) != 0)
+    return -1;
+  if (apply_env(cfg, envp, err) != 0)
+    return -1;
+  if (apply_args(cfg, argc, argv, false, action, err) != 0)
+    return -1;
+  if (cfg->region[0] == '\0') {
+    const char *r = env_lookup(envp, "AWS_REGION");
+    if (r == NULL)
+      r = env_lookup(envp, "AWS_DEFAULT_REGION");
+    if (r)
+      snprintf(cfg->region, sizeof(cfg->region), "%s", r);
+  }
+  return 0;
+}
+
+const char *tt_config_usage(void) {
+  static char text[4096];
+  if (text[0])
+    return text;
+  size_t n = (size_t)snprintf(text, sizeof(text),
+                              "Usage: tabletheoryd [options]\n"
+                              "A sidecar that serves a DynamoDB ORM over localhost HTTP/JSON.\n\n");
+  for (size_t i = 0; i < NSETTINGS && n < sizeof(text); i++) {
+    const char *h = settings[i].help;
+    const char *gap = strchr(h, ' ');
+    int arglen = (int)(gap - h);
+    char flag[64];
+    snprintf(flag, sizeof(flag), "--%s%s%.*s", settings[i].name, arglen ? " " : "", arglen, h);
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "  %-32s %s\n", flag, gap + 2);
+  }
+  if (n < sizeof(text))
+    snprintf(text + n, sizeof(text) - n,
+             "  %-32s %s\n  %-32s %s\n\nEvery option also reads TABLETHEORYD_<OPTION> "
+             "(e.g. TABLETHEORYD_BACKEND) and the --config file;\nflags win over the "
+             "environment, the environment over the file.\n",
+             "--version", "print the version", "--help", "print this text");
+  return text;
+}

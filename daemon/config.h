@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config.h -- settings from flags, TABLETHEORYD_* environment and a JSON
+ * file; flags win over the environment, the environment over the file. */
+#ifndef TT_DAEMON_CONFIG_H
+#define TT_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "obs/log.h"
+#include "util/error.h"
+
+#define TT_CONFIG_MAX_MODELS 64
+
+struct tt_config {
+  char listen[256];
+  char models[TT_CONFIG_MAX_MODELS][512];
+  size_t nmodels;
+  char backend[16];
+  char endpoint[512];
+  char region[64];
+  char jobs_table[256];
+  char auth_token_file[512];
+  bool allow_table_delete;
+  bool enable_fault_injection;
+  uint64_t request_timeout_ms;
+  uint64_t max_body_bytes;
+  uint64_t drain_timeout_ms;
+  uint64_t max_connections;
+  uint64_t batch_concurrency;
+  enum tt_log_level log_level;
+  char config_file[512];
+  bool check_config;
+};
+
+enum tt_config_action {
+  TT_CONFIG_RUN = 0,
+  TT_CONFIG_HELP,    /* --help: print tt_config_usage, exit 0 */
+  TT_CONFIG_VERSION, /* --version */
+};
+
+/* Fills cfg from defaults, then the config file (--config or
+ * TABLETHEORYD_CONFIG), then `envp` (NULL-terminated "K=V" strings), then
+ * argv. Returns 0 with *action set, or -1 with err naming the setting and
+ * its source (exit status 2). */
+int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
+                   enum tt_config_action *action, struct tt_error *err);
+
+/* The --help text. */
+const char *tt_config_usage(void);
+
+#endif

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* listen.h -- opens the listening socket: TCP, Unix or systemd's. */
+#ifndef TT_DAEMON_LISTEN_H
+#define TT_DAEMON_LISTEN_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+struct tt_listener {
+  int fd;
+  char address[300];   /* what was bound, for logs ("127.0.0.1:8737") */
+  char unix_path[256]; /* removed at exit; "" unless we created it */
+};
+
+/* Opens a non-blocking listening socket for `spec` ("host:port",
+ * "[v6addr]:port" or "unix:/path"), or adopts fd 3 when systemd passed
+ * sockets (LISTEN_FDS). Port 0 picks a free port; `address` then shows it.
+ * Returns 0, or -1 with err naming the "listen" setting. */
+int tt_listener_open(struct tt_listener *l, const char *spec, struct tt_error *err);
+
+/* Checks the syntax of `spec` without opening anything. */
+int tt_listener_check(const char *spec, struct tt_error *err);
+
+/* Closes the socket (if still open) and removes a Unix socket we created. */
+void tt_listener_close(struct tt_listener *l);
+
+#endif

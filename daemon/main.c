@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* main.c -- tabletheoryd: configuration, the libuv loop, libmicrohttpd on
+ * it, signals, systemd notification and the graceful drain. */
+#include <config.h> /* autoconf's, not daemon/config.h */
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "api/server.h"
+#include "daemon/config.h"
+#include "daemon/listen.h"
+#include "daemon/mhd_loop.h"
+#include "daemon/openapi_blob.h"
+#include "daemon/sdnotify.h"
+#include "obs/families.h"
+#include "obs/log.h"
+
+#define EXIT_CONFIG 2
+#define EXIT_RUNTIME 1
+
+struct daemon {
+  struct tt_config cfg;
+  uv_loop_t loop;
+  struct tt_families fams;
+  struct tt_server server;
+  struct tt_listener listener;
+  struct MHD_Daemon *mhd;
+  struct tt_mhd_loop mhd_loop;
+  uv_signal_t sigterm, sigint;
+  uv_timer_t drain_timer;    /* drain timeout */
+  uv_timer_t stop_timer;     /* runs the shutdown outside MHD callbacks */
+  uv_timer_t watchdog_timer; /* WATCHDOG=1 */
+  bool draining;
+  bool stopping;
+  char *auth_token;
+};
+
+static void close_handle(uv_handle_t *h) {
+  if (!uv_is_closing(h))
+    uv_close(h, NULL);
+}
+
+/* Every request is gone: stop MHD and close every handle so uv_run returns. */
+static void stop_cb(uv_timer_t *t) {
+  struct daemon *d = t->data;
+  tt_mhd_loop_close(&d->mhd_loop);
+  MHD_stop_daemon(d->mhd);
+  d->mhd = NULL;
+  tt_listener_close(&d->listener);
+  close_handle((uv_handle_t *)&d->sigterm);
+  close_handle((uv_handle_t *)&d->sigint);
+  close_handle((uv_handle_t *)&d->drain_timer);
+  close_handle((uv_handle_t *)&d->stop_timer);
+  close_handle((uv_handle_t *)&d->watchdog_timer);
+}
+
+static void server_idle_cb(void *arg) {
+  struct daemon *d = arg;
+  if (d->stopping)
+    return;
+  d->stopping = true;
+  /* Called from inside MHD's completion callback: never stop MHD there. */
+  uv_timer_start(&d->stop_timer, stop_cb, 0, 0);
+}
+
+static void server_wake_cb(void *arg) {
+  struct daemon *d = arg;
+  tt_mhd_loop_wake(&d->mhd_loop);
+}
+
+static void drain_timeout_cb(uv_timer_t *t) {
+  struct daemon *d = t->data;
+  tt_log_event(TT_LOG_WARN, "daemon.drain_timeout", NULL);
+  tt_server_cancel_all(&d->server);
+}
+
+static void signal_cb(uv_signal_t *s, int signum) {
+  struct daemon *d = s->data;
+  if (d->draining)
+    return;
+  d->draining = true;
+  tt_log_event(TT_LOG_INFO, "daemon.draining", "signal", strsignal(signum), NULL);
+  tt_sdnotify_send("STOPPING=1");
+  /* Stop accepting: MHD hands the listen socket back, we close it. */
+  MHD_socket fd = MHD_quiesce_daemon(d->mhd);
+  if (fd != MHD_INVALID_SOCKET && fd == d->listener.fd)
+    tt_listener_close(&d->listener);
+  uv_timer_start(&d->drain_timer, drain_timeout_cb, d->cfg.drain_timeout_ms, 0);
+  tt_server_drain(&d->server);
+  tt_mhd_loop_wake(&d->mhd_loop);
+}
+
+static void watchdog_cb(uv_timer_t *t) {
+  (void)t;
+  tt_sdnotify_send("WATCHDOG=1");
+}
+
+static int read_token(struct daemon *d, struct tt_error *err) {
+  FILE *f = fopen(d->cfg.auth_token_file, "r");
+  if (f == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file", "auth-token-file: %s: %s",
+                        d->cfg.auth_token_file, strerror(errno));
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+    n--;
+  buf[n] = '\0';
+  if (n < 16)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
+                        "auth-token-file: the token must be at least 16 characters");
+  d->auth_token = strdup(buf);
+  return d->auth_token ? 0 : -1;
+}
+
+/* Checks what can be checked without starting anything. */
+static int validate(struct daemon *d, struct tt_error *err) {
+  if (tt_listener_check(d->cfg.listen, err) != 0)
+    return -1;
+  if (strcmp(d->cfg.backend, "dynamodb") == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "backend",
+                        "backend: dynamodb is not available in this build yet; use memory");
+  for (size_t i = 0; i < d->cfg.nmodels; i++) {
+    struct stat st;
+    if (stat(d->cfg.models[i], &st) != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s: %s", d->cfg.models[i],
+                          strerror(errno));
+  }
+  if (d->cfg.auth_token_file[0] && read_token(d, err) != 0)
+    return -1;
+  return 0;
+}
+
+static int start(struct daemon *d, struct tt_error *err) {
+  if (uv_loop_init(&d->loop) != 0 || tt_families_init(&d->fams) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory at start-up");
+  struct tt_api_options opts = {
+      .request_timeout_ms = d->cfg.request_timeout_ms,
+      .max_body_bytes = d->cfg.max_body_bytes,
+      .enable_fault_injection = d->cfg.enable_fault_injection,
+      .auth_token = d->auth_token,
+      .openapi_text = tt_openapi_yaml,
+      .openapi_len = tt_openapi_yaml_len,
+  };
+  tt_server_init(&d->server, &d->loop, &d->fams, &opts);
+  d->server.wake = server_wake_cb;
+  d->server.idle = server_idle_cb;
+  d->server.hook_arg = d;
+  if (tt_listener_open(&d->listener, d->cfg.listen, err) != 0)
+    return -1;
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+  d->mhd = MHD_start_daemon(
+      flags, 0, NULL, NULL, tt_server_access_cb, &d->server, MHD_OPTION_LISTEN_SOCKET,
+      (MHD_socket)d->listener.fd, MHD_OPTION_NOTIFY_COMPLETED, tt_server_completed_cb,
+      &d->server, MHD_OPTION_UNESCAPE_CALLBACK, tt_server_unescape_cb, NULL,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      (size_t)65536, MHD_OPTION_END);
+  if (d->mhd == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
+  if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
+  uv_signal_init(&d->loop, &d->sigterm);
+  uv_signal_init(&d->loop, &d->sigint);
+  d->sigterm.data = d->sigint.data = d;
+  uv_signal_start(&d->sigterm, signal_cb, SIGTERM);
+  uv_signal_start(&d->sigint, signal_cb, SIGINT);
+  uv_timer_init(&d->loop, &d->drain_timer);
+  uv_timer_init(&d->loop, &d->stop_timer);
+  uv_timer_init(&d->loop, &d->watchdog_timer);
+  d->drain_timer.data = d->stop_timer.data = d->watchdog_timer.data = d;
+  uint64_t wd = tt_sdnotify_watchdog_ms();
+  if (wd)
+    uv_timer_start(&d->watchdog_timer, watchdog_cb, wd, wd);
+  /* The server does no background work, so an idle process stays idle. */
+  uv_unref((uv_handle_t *)&d->watchdog_timer);
+  d->server.ready = true;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  extern char **environ;
+  static struct daemon d;
+  struct tt_error err;
+  tt_error_clear(&err);
+  enum tt_config_action action;
+  if (tt_config_load(&d.cfg, argc, argv, environ, &action, &err) != 0) {
+    fprintf(stderr, "tabletheoryd: %s\n", err.message);
+    return EXIT_CONFIG;
+  }
+  if (action == TT_CONFIG_HELP) {
+    fputs(tt_config_usage(), stdout);
+    return 0;
+  }
+  if (action == TT_CONFIG_VERSION) {
+    printf("tabletheoryd %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  tt_log_set_level(d.cfg.log_level);
+  if (validate(&d, &err) != 0) {
+    fprintf(stderr, "tabletheoryd: %s\n", err.message);
+    free(d.auth_token);
+    return EXIT_CONFIG;
+  }
+  if (d.cfg.check_config) {
+    printf("tabletheoryd: configuration OK\n");
+    free(d.auth_token);
+    return 0;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  int status = 0;
+  if (start(&d, &err) != 0) {
+    tt_log_event(TT_LOG_ERROR, "daemon.start_failed", "message", err.message, NULL);
+    fprintf(stderr, "tabletheoryd: %s\n", err.message);
+    status = err.field[0] ? EXIT_CONFIG : EXIT_RUNTIME;
+    if (d.mhd == NULL) {
+      tt_listener_close(&d.listener);
+      free(d.auth_token);
+      tt_families_free(&d.fams);
+      return status;
+    }
+    d.stopping = true;
+    uv_timer_init(&d.loop, &d.stop_timer);
+    d.stop_timer.data = &d;
+    stop_cb(&d.stop_timer);
+  } else {
+    tt_log_event(TT_LOG_INFO, "daemon.ready", "listen", d.listener.address, "backend",
+                 d.cfg.backend, "version", PACKAGE_VERSION, NULL);
+    tt_sdnotify_send("READY=1\nSTATUS=serving");
+  }
+  uv_run(&d.loop, UV_RUN_DEFAULT);
+  int close_rc = uv_loop_close(&d.loop);
+  if (close_rc != 0) {
+    /* A handle outlived shutdown: a bug the tests must see. */
+    tt_log_event(TT_LOG_ERROR, "daemon.loop_not_closed", "error", uv_strerror(close_rc), NULL);
+    status = EXIT_RUNTIME;
+  } else {
+    tt_log_event(TT_LOG_INFO, "daemon.stopped", NULL);
+  }
+  tt_families_free(&d.fams);
+  free(d.auth_token);
+  return status;
+}

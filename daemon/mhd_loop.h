@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mhd_loop.h -- drives libmicrohttpd in external epoll mode from the libuv
+ * loop: one uv_poll_t on MHD's epoll fd and one uv_timer_t for its timeouts. */
+#ifndef TT_DAEMON_MHD_LOOP_H
+#define TT_DAEMON_MHD_LOOP_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <uv.h>
+
+struct tt_mhd_loop {
+  struct MHD_Daemon *mhd; /* borrowed until tt_mhd_loop_close */
+  uv_poll_t poll;
+  uv_timer_t timer;
+  bool running; /* inside MHD_run: a wake then only re-arms afterwards */
+  bool timer_open, poll_open;
+};
+
+/* Starts watching `mhd` on `loop`. Returns 0 or a negative libuv error. */
+int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd);
+
+/* Makes MHD run on the next loop iteration (after a resumed connection). */
+void tt_mhd_loop_wake(struct tt_mhd_loop *ml);
+
+/* Stops watching and closes both handles (MHD's epoll fd is closed by
+ * MHD_stop_daemon afterwards, so the poll must go first). */
+void tt_mhd_loop_close(struct tt_mhd_loop *ml);
+
+#endif

@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sigv4.c -- AWS Signature Version 4 for DynamoDB requests. */
+#include "backend/dynamodb/sigv4.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "util/buf.h"
+
+#define ALGORITHM "AWS4-HMAC-SHA256"
+#define TERMINATOR "aws4_request"
+/* Canonical requests are built from the backend's own headers; the cap only
+ * guards against a runaway caller, as every buffer here must have one. */
+#define CANON_CAP ((size_t)1 << 20)
+
+static const char hex_lower[] = "0123456789abcdef";
+static const char hex_upper[] = "0123456789ABCDEF";
+
+/* ---- crypto: OpenSSL 3 one-shot APIs only (HMAC_CTX and SHA256_Init are
+ * deprecated there). ---- */
+
+static void to_hex(const unsigned char *p, size_t n, char *out) {
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = hex_lower[p[i] >> 4];
+    out[2 * i + 1] = hex_lower[p[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+static int sha256(const void *p, size_t n, unsigned char md[32]) {
+  unsigned int len = 0;
+  /* EVP_Digest wants a non-NULL pointer even for zero bytes. */
+  if (EVP_Digest(p ? p : "", n, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
+    return -1;
+  return 0;
+}
+
+static int sha256_hex(const void *p, size_t n, char out[TT_SIGV4_HEX_LEN + 1]) {
+  unsigned char md[32];
+  if (sha256(p, n, md) != 0)
+    return -1;
+  to_hex(md, sizeof md, out);
+  return 0;
+}
+
+static int hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+                       unsigned char out[32]) {
+  size_t out_len = 0;
+  if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len,
+                (const unsigned char *)(msg ? msg : ""), msg_len, out, 32, &out_len) == NULL ||
+      out_len != 32)
+    return -1;
+  return 0;
+}
+
+/* ---- character classes and percent-encoding ---- */
+
+static bool is_unreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* RFC 9110 token characters: what a method or header name may hold. */
+static bool is_tchar(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static bool is_token(const char *s) {
+  if (s == NULL || *s == '\0')
+    return false;
+  for (; *s; s++)
+    if (!is_tchar((unsigned char)*s))
+      return false;
+  return true;
+}
+
+/* Header values may hold tabs and non-ASCII bytes but no CR, LF or other
+ * controls: those would let a value forge extra canonical lines. */
+static bool is_field_value(const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      return false;
+  }
+  return true;
+}
+
+/* What may go into the credential scope: no '/', separators or controls. */
+static bool is_scope_part(const char *s) {
+  if (s == NULL || *s == '\0')
+    return false;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c <= 0x20 || c == 0x7f || c == '/' || c == ',' || c == '=')
+      return false;
+  }
+  return true;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Appends s[0..n) percent-encoded as SigV4 wants: unreserved bytes as they
+ * are, '/' as is when keep_slash, every other byte as %XX (upper case). */
+static int append_encoded(struct tt_buf *b, const char *s, size_t n, bool keep_slash) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (is_unreserved(c) || (keep_slash && c == '/')) {
+      if (tt_buf_append(b, &s[i], 1) != 0)
+        return -1;
+    } else {
+      char esc[3] = {'%', hex_upper[c >> 4], hex_upper[c & 15]};
+      if (tt_buf_append(b, esc, 3) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* Decodes the valid %XX escapes of s[0..n) into out (room for n bytes); a
+ * '%' not followed by two hex digits stays literal, as a lenient server
+ * would read it. Returns the decoded length. */
+static size_t percent_decode(const char *s, size_t n, char *out) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    int hi, lo;
+    if (s[i] == '%' && i + 2 < n && (hi = hex_value(s[i + 1])) >= 0 &&
+        (lo = hex_value(s[i + 2])) >= 0) {
+      out[o++] = (char)(hi << 4 | lo);
+      i += 2;
+    } else {
+      out[o++] = s[i];
+    }
+  }
+  return o;
+}
+
+/* Appends s[0..n) decoded once then encoded (keep_slash as above): the
+ * canonical form of a component that was sent encoded once. */
+static int append_reencoded(struct tt_buf *b, const char *s, size_t n, bool keep_slash) {
+  char *tmp = malloc(n + 1);
+  if (tmp == NULL)
+    return -1;
+  size_t m = percent_decode(s, n, tmp);
+  int rc = append_encoded(b, tmp, m, keep_slash);
+  free(tmp);
+  return rc;
+}
+
+/* ---- canonical URI ---- */
+
+struct segment {
+  size_t off, len;
+};
+
+/* Non-S3 services: remove "." and ".." segments and empty segments (the
+ * suite's get-slashes and normalize-path cases), keep a trailing slash,
+ * then encode each segment. The path was sent encoded once, so this second
+ * encoding is the "double encoding" AWS documents ('%' becomes %25). */
+static int append_normalized_path(struct tt_buf *b, const char *path) {
+  size_t n = strlen(path);
+  struct segment *segs = malloc((n + 1) * sizeof *segs);
+  int rc = -1;
+  if (segs == NULL)
+    return -1;
+  size_t ns = 0;
+  bool trailing = false;
+  for (size_t i = 0; i <= n;) {
+    size_t j = i;
+    while (j < n && path[j] != '/')
+      j++;
+    size_t len = j - i;
+    bool last = j >= n;
+    const char *s = path + i;
+    if (len == 0 || (len == 1 && s[0] == '.')) {
+      trailing = last ? true : trailing;
+    } else if (len == 2 && s[0] == '.' && s[1] == '.') {
+      if (ns > 0)
+        ns--;
+      trailing = last ? true : trailing;
+    } else {
+      segs[ns].off = i;
+      segs[ns].len = len;
+      ns++;
+      trailing = false;
+    }
+    i = j + 1;
+  }
+  if (tt_buf_puts(b, "/") != 0)
+    goto fail;
+  for (size_t k = 0; k < ns; k++) {
+    if (k > 0 && tt_buf_puts(b, "/") != 0)
+      goto fail;
+    if (append_encoded(b, path + segs[k].off, segs[k].len, false) != 0)
+      goto fail;
+  }
+  if (trailing && ns > 0 && tt_buf_puts(b, "/") != 0)
+    goto fail;
+  rc = 0;
+fail:
+  free(segs);
+  return rc;
+}
+
+static int append_canonical_path(struct tt_buf *b, const char *path, bool s3) {
+  if (path == NULL || *path == '\0')
+    return tt_buf_puts(b, "/");
+  if (!s3)
+    return append_normalized_path(b, path);
+  /* S3: the path is signed as sent, encoded exactly once. */
+  if (path[0] != '/' && tt_buf_puts(b, "/") != 0)
+    return -1;
+  return append_reencoded(b, path, strlen(path), true);
+}
+
+/* ---- canonical query string ---- */
+
+struct qparam {
+  char *key;   /* encoded */
+  char *value; /* encoded */
+};
+
+static int qparam_cmp(const void *a, const void *b) {
+  const struct qparam *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c != 0 ? c : strcmp(x->value, y->value);
+}
+
+static char *reencode_dup(const char *s, size_t n) {
+  struct tt_buf b;
+  tt_buf_init(&b, CANON_CAP);
+  if (append_reencoded(&b, s, n, false) != 0) {
+    tt_buf_free(&b);
+    return NULL;
+  }
+  return tt_buf_steal(&b, NULL);
+}
+
+/* Sorted by encoded name then encoded value (byte order); a parameter
+ * without '=' gets an empty value; empty pieces ("a=1&&b=2") are dropped. */
+static int append_canonical_query(struct tt_buf *b, const char *query) {
+  if (query == NULL || *query == '\0')
+    return 0;
+  size_t cap = 1, np = 0;
+  for (const char *p = query; *p; p++)
+    cap += *p == '&';
+  struct qparam *ps = calloc(cap, sizeof *ps);
+  int rc = -1;
+  if (ps == NULL)
+    return -1;
+  for (const char *p = query; *p;) {
+    const char *end = strchr(p, '&');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len > 0) {
+      const char *eq = memchr(p, '=', len);
+      size_t klen = eq ? (size_t)(eq - p) : len;
+      ps[np].key = reencode_dup(p, klen);
+      ps[np].value = eq ? reencode_dup(eq + 1, len - klen - 1) : reencode_dup("", 0);
+      np++;
+      if (ps[np - 1].key == NULL || ps[np - 1].value == NULL)
+        goto fail;
+    }
+    p += len;
+    if (*p == '&')
+      p++;
+  }
+  qsort(ps, np, sizeof *ps, qparam_cmp);
+  for (size_t i = 0; i < np; i++) {
+    if (tt_buf_printf(b, "%s%s=%s", i ? "&" : "", ps[i].key, ps[i].value) != 0)
+      goto fail;
+  }
+  rc = 0;
+fail:
+  for (size_t i = 0; i < np; i++) {
+    free(ps[i].key);
+    free(ps[i].value);
+  }
+  free(ps);
+  return rc;
+}
+
+/* ---- canonical headers ---- */
+
+struct chdr {
+  char *name;   /* lower case */
+  char *value;  /* trimmed, inner runs of blanks collapsed to one space */
+  size_t order; /* input position: repeated names keep their order */
+};
+
+static int chdr_cmp(const void *a, const void *b) {
+  const struct chdr *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  if (c != 0)
+    return c;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static char *lower_dup(const char *s) {
+  size_t n = strlen(s);
+  char *d = malloc(n + 1);
+  if (d == NULL)
+    return NULL;
+  for (size_t i = 0; i <= n; i++)
+    d[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
+  return d;
+}
+
+static char *value_dup(const char *s) {
+  size_t n = strlen(s), o = 0;
+  char *d = malloc(n + 1);
+  if (d == NULL)
+    return NULL;
+  bool blank = false;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == ' ' || s[i] == '\t') {
+      blank = o > 0; /* leading blanks are dropped */
+      continue;
+    }
+    if (blank)
+      d[o++] = ' ';
+    blank = false;
+    d[o++] = s[i];
+  }
+  d[o] = '\0'; /* trailing blanks were never written */
+  return d;
+}
+
+static bool owned_by_signer(const char *lname, unsigned flags) {
+  return strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
+         strcmp(lname, "x-amz-security-token") == 0 ||
+         ((flags & TT_SIGV4_CONTENT_SHA256) && strcmp(lname, "x-amz-content-sha256") == 0);
+}
+
+struct header_set {
+  struct chdr *h;
+  size_t n;
+};
+
+static void header_set_free(struct header_set *hs) {
+  for (size_t i = 0; i < hs->n; i++) {
+    free(hs->h[i].name);
+    if (hs->h[i].value) {
+      /* Values include the session token. */
+      OPENSSL_cleanse(hs->h[i].value, strlen(hs->h[i].value));
+      free(hs->h[i].value);
+    }
+  }
+  free(hs->h);
+  hs->h = NULL;
+  hs->n = 0;
+}
+
+static int header_add(struct header_set *hs, char *lname, const char *value) {
+  struct chdr *c = &hs->h[hs->n];
+  c->name = lname;
+  c->value = value_dup(value);
+  c->order = hs->n;
+  hs->n++;
+  return c->name && c->value ? 0 : -1;
+}
+
+/* Builds the sorted header set: the caller's headers (validated, minus the
+ * ones the signer owns) plus x-amz-date, the token and the content hash. */
+static int build_headers(struct header_set *hs, const struct tt_sigv4_request *req,
+                         const struct tt_sigv4_result *out, unsigned flags,
+                         struct tt_error *err) {
+  hs->n = 0;
+  hs->h = calloc(req->n_headers + 3, sizeof *hs->h);
+  if (hs->h == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+  bool host = false;
+  for (size_t i = 0; i < req->n_headers; i++) {
+    const struct tt_sigv4_header *h = &req->headers[i];
+    if (!is_token(h->name))
+      return tt_error_set(err, TT_ERR_INTERNAL, "headers", "header %zu has an invalid name", i);
+    if (h->value == NULL || !is_field_value(h->value))
+      return tt_error_set(err, TT_ERR_INTERNAL, "headers",
+                          "header %zu has a missing value or a control character", i);
+    char *lname = lower_dup(h->name);
+    if (lname == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+    if (owned_by_signer(lname, flags)) {
+      free(lname);
+      continue;
+    }
+    host = host || strcmp(lname, "host") == 0;
+    if (header_add(hs, lname, h->value) != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+  }
+  if (!host)
+    return tt_error_set(err, TT_ERR_INTERNAL, "headers", "the Host header is required");
+  if (header_add(hs, lower_dup("x-amz-date"), out->amz_date) != 0 ||
+      (out->security_token &&
+       header_add(hs, lower_dup("x-amz-security-token"), out->security_token) != 0) ||
+      ((flags & TT_SIGV4_CONTENT_SHA256) &&
+       header_add(hs, lower_dup("x-amz-content-sha256"), out->payload_hash) != 0))
+    return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+  qsort(hs->h, hs->n, sizeof *hs->h, chdr_cmp);
+  return 0;
+}
+
+/* Appends "name:v1,v2\n" per distinct name, and fills `signed_hdrs` with
+ * "name1;name2". Repeated names are joined with ',' in input order. */
+static int append_headers(struct tt_buf *b, struct tt_buf *signed_hdrs,
+                          const struct header_set *hs) {
+  for (size_t i = 0; i < hs->n; i++) {
+    bool first = i == 0 || strcmp(hs->h[i].name, hs->h[i - 1].name) != 0;
+    bool last = i + 1 == hs->n || strcmp(hs->h[i].name, hs->h[i + 1].name) != 0;
+    if (first) {
+      if (tt_buf_printf(b, "%s:", hs->h[i].name) != 0)
+        return -1;
+      if (tt_buf_printf(signed_hdrs, "%s%s", i ? ";" : "", hs->h[i].name) != 0)
+        return -1;
+    } else if (tt_buf_puts(b, ",") != 0) {
+      return -1;
+    }
+    if (tt_buf_puts(b, hs->h[i].value) != 0 || (last && tt_buf_puts(b, "\n") != 0))
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- time ---- */
+
+int tt_sigv4_amz_date(time_t now, char out[TT_SIGV4_AMZ_DATE_LEN + 1]) {
+  struct tm tm;
+  out[0] = '\0';
+  if (gmtime_r(&now, &tm) == NULL || tm.tm_year < 70 || tm.tm_year > 9999 - 1900)
+    return -1;
+  if (strftime(out, TT_SIGV4_AMZ_DATE_LEN + 1, "%Y%m%dT%H%M%SZ", &tm) != TT_SIGV4_AMZ_DATE_LEN) {
+    out[0] = '\0';
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- signing key and its cache ---- */
+
+int tt_sigv4_derive_key(const char *secret, const char *date, const char *region,
+                        const char *service, unsigned char key[TT_SIGV4_KEY_LEN],
+                        struct tt_error *err) {
+  unsigned char k1[32], k2[32], k3[32];
+  char *ksecret = NULL;
+  size_t slen = 0;
+  int rc = -1;
+  if (secret == NULL || *secret == '\0')
+    return tt_error_set(err, TT_ERR_INTERNAL, "secret_access_key", "is missing");
+  if (date == NULL || strlen(date) != 8 || !is_scope_part(region) || !is_scope_part(service))
+    return tt_error_set(err, TT_ERR_INTERNAL, "scope", "date, region or service is invalid");
+  slen = strlen(secret);
+  ksecret = malloc(slen + 5);
+  if (ksecret == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+  memcpy(ksecret, "AWS4", 4);
+  memcpy(ksecret + 4, secret, slen + 1);
+  if (hmac_sha256(ksecret, slen + 4, date, strlen(date), k1) != 0 ||
+      hmac_sha256(k1, 32, region, strlen(region), k2) != 0 ||
+      hmac_sha256(k2, 32, service, strlen(service), k3) != 0 ||
+      hmac_sha256(k3, 32, TERMINATOR, strlen(TERMINATOR), key) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "HMAC-SHA256 failed");
+    goto fail;
+  }
+  rc = 0;
+fail:
+  OPENSSL_cleanse(ksecret, slen + 5);
+  free(ksecret);
+  OPENSSL_cleanse(k1, sizeof k1);
+  OPENSSL_cleanse(k2, sizeof k2);
+  OPENSSL_cleanse(k3, sizeof k3);
+  if (rc != 0)
+    OPENSSL_cleanse(key, TT_SIGV4_KEY_LEN);
+  return rc;
+}
+
+void tt_sigv4_cache_init(struct tt_sigv4_cache *cache) {
+  memset(cache, 0, sizeof *cache);
+}
+
+void tt_sigv4_cache_clear(struct tt_sigv4_cache *cache) {
+  uint64_t derivations = cache->derivations;
+  OPENSSL_cleanse(cache->slots, sizeof cache->slots);
+  memset(cache->slots, 0, sizeof cache->slots);
+  cache->tick = 0;
+  cache->derivations = derivations;
+}
+
+/* Finds or derives the key. Entries of another day are wiped on the way:
+ * the clock only moves forward, so they will not be used again and key
+ * material should not outlive its use. */
+static int signing_key(struct tt_sigv4_cache *cache, const char *secret, const char *date,
+                       const char *region, const char *service,
+                       unsigned char key[TT_SIGV4_KEY_LEN], struct tt_error *err) {
+  struct tt_sigv4_cache_entry *victim = NULL;
+  unsigned char hash[32];
+  int rc = -1;
+  bool cacheable = cache && strlen(region) < sizeof cache->slots[0].region &&
+                   strlen(service) < sizeof cache->slots[0].service;
+  if (!cacheable) {
+    if (tt_sigv4_derive_key(secret, date, region, service, key, err) != 0)
+      return -1;
+    if (cache)
+      cache->derivations++;
+    return 0;
+  }
+  if (sha256(secret, strlen(secret), hash) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
+    goto done;
+  }
+  for (size_t i = 0; i < TT_SIGV4_CACHE_SLOTS; i++) {
+    struct tt_sigv4_cache_entry *e = &cache->slots[i];
+    if (e->used && strcmp(e->date, date) != 0) {
+      OPENSSL_cleanse(e, sizeof *e);
+      memset(e, 0, sizeof *e);
+    }
+    if (e->used && strcmp(e->region, region) == 0 && strcmp(e->service, service) == 0 &&
+        CRYPTO_memcmp(e->secret_hash, hash, sizeof hash) == 0) {
+      memcpy(key, e->key, TT_SIGV4_KEY_LEN);
+      e->last_use = ++cache->tick;
+      rc = 0;
+      goto done;
+    }
+    /* The replacement slot: the first free one, else the least recently used. */
+    if (victim == NULL || (victim->used && (!e->used || e->last_use < victim->last_use)))
+      victim = e;
+  }
+  if (tt_sigv4_derive_key(secret, date, region, service, key, err) != 0)
+    goto done;
+  cache->derivations++;
+  OPENSSL_cleanse(victim, sizeof *victim);
+  memset(victim, 0, sizeof *victim);
+  victim->used = 1;
+  memcpy(victim->date, date, 9);
+  memcpy(victim->region, region, strlen(region) + 1);
+  memcpy(victim->service, service, strlen(service) + 1);
+  memcpy(victim->secret_hash, hash, sizeof hash);
+  memcpy(victim->key, key, TT_SIGV4_KEY_LEN);
+  victim->last_use = ++cache->tick;
+  rc = 0;
+done:
+  OPENSSL_cleanse(hash, sizeof hash);
+  return rc;
+}
+
+/* ---- the signature ---- */
+
+void tt_sigv4_result_free(struct tt_sigv4_result *out) {
+  char **owned[] = {&out->authorization, &out->security_token, &out->signed_headers,
+                    &out->canonical_request, &out->string_to_sign};
+  for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) {
+    if (*owned[i]) {
+      OPENSSL_cleanse(*owned[i], strlen(*owned[i]));
+      free(*owned[i]);
+    }
+  }
+  memset(out, 0, sizeof *out);
+}
+
+static void buf_wipe(struct tt_buf *b) {
+  if (b->data)
+    OPENSSL_cleanse(b->data, b->len);
+  tt_buf_free(b);
+}
+
+static int check_inputs(const struct tt_sigv4_request *req,
+                        const struct tt_sigv4_credentials *creds,
+                        const struct tt_sigv4_config *cfg, struct tt_error *err) {
+  if (req == NULL || creds == NULL || cfg == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "request, credentials and config are required");
+  if (!is_token(req->method))
+    return tt_error_set(err, TT_ERR_INTERNAL, "method", "is missing or not an HTTP token");
+  if (req->n_headers > 0 && req->headers == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "headers", "is NULL with a non-zero count");
+  if (req->body == NULL && req->body_len > 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, "body", "is NULL with a non-zero length");
+  if (req->path && !is_field_value(req->path))
+    return tt_error_set(err, TT_ERR_INTERNAL, "path", "has a control character");
+  if (req->query && !is_field_value(req->query))
+    return tt_error_set(err, TT_ERR_INTERNAL, "query", "has a control character");
+  if (!is_scope_part(creds->access_key_id))
+    return tt_error_set(err, TT_ERR_INTERNAL, "access_key_id", "is missing or malformed");
+  if (creds->secret_access_key == NULL || *creds->secret_access_key == '\0')
+    return tt_error_set(err, TT_ERR_INTERNAL, "secret_access_key", "is missing");
+  if (creds->session_token && !is_field_value(creds->session_token))
+    return tt_error_set(err, TT_ERR_INTERNAL, "session_token", "has a control character");
+  if (!is_scope_part(cfg->region))
+    return tt_error_set(err, TT_ERR_INTERNAL, "region", "is missing or malformed");
+  if (!is_scope_part(cfg->service))
+    return tt_error_set(err, TT_ERR_INTERNAL, "service", "is missing or malformed");
+  if (req->payload_hash) {
+    size_t n = strlen(req->payload_hash);
+    if (n == 0 || n > TT_SIGV4_HEX_LEN || !is_field_value(req->payload_hash))
+      return tt_error_set(err, TT_ERR_INTERNAL, "payload_hash", "must be 1 to 64 characters");
+  }
+  return 0;
+}
+
+int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_credentials *creds,
+                  const struct tt_sigv4_config *cfg, time_t now, struct tt_sigv4_result *out,
+                  struct tt_error *err) {
+  struct header_set hs = {NULL, 0};
+  struct tt_buf creq, sts, signed_hdrs, auth;
+  unsigned char key[TT_SIGV4_KEY_LEN], mac[32];
+  char date[9], creq_hash[TT_SIGV4_HEX_LEN + 1];
+  int rc = -1;
+
+  memset(out, 0, sizeof *out);
+  tt_buf_init(&creq, CANON_CAP);
+  tt_buf_init(&sts, CANON_CAP);
+  tt_buf_init(&signed_hdrs, CANON_CAP);
+  tt_buf_init(&auth, CANON_CAP);
+  if (check_inputs(req, creds, cfg, err) != 0)
+    goto fail;
+  if (tt_sigv4_amz_date(now, out->amz_date) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "time", "is outside the years 1970 to 9999");
+    goto fail;
+  }
+  memcpy(date, out->amz_date, 8);
+  date[8] = '\0';
+
+  if (req->payload_hash) {
+    memcpy(out->payload_hash, req->payload_hash, strlen(req->payload_hash) + 1);
+  } else if (sha256_hex(req->body, req->body_len, out->payload_hash) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
+    goto fail;
+  }
+  if (creds->session_token && *creds->session_token) {
+    out->security_token = strdup(creds->session_token);
+    if (out->security_token == NULL) {
+      tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+      goto fail;
+    }
+  }
+
+  /* Canonical request. */
+  if (build_headers(&hs, req, out, cfg->flags, err) != 0)
+    goto fail;
+  if (tt_buf_printf(&creq, "%s\n", req->method) != 0 ||
+      append_canonical_path(&creq, req->path, cfg->flags & TT_SIGV4_S3_PATH) != 0 ||
+      tt_buf_puts(&creq, "\n") != 0 || append_canonical_query(&creq, req->query) != 0 ||
+      tt_buf_puts(&creq, "\n") != 0 || append_headers(&creq, &signed_hdrs, &hs) != 0 ||
+      tt_buf_printf(&creq, "\n%s\n%s", signed_hdrs.data, out->payload_hash) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "canonical request too large or out of memory");
+    goto fail;
+  }
+
+  /* String to sign. */
+  if (sha256_hex(creq.data, creq.len, creq_hash) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
+    goto fail;
+  }
+  if (tt_buf_printf(&sts, ALGORITHM "\n%s\n%s/%s/%s/" TERMINATOR "\n%s", out->amz_date, date,
+                    cfg->region, cfg->service, creq_hash) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+    goto fail;
+  }
+
+  /* Signature and Authorization. */
+  if (signing_key(cfg->cache, creds->secret_access_key, date, cfg->region, cfg->service, key,
+                  err) != 0)
+    goto fail;
+  if (hmac_sha256(key, sizeof key, sts.data, sts.len, mac) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "HMAC-SHA256 failed");
+    goto fail;
+  }
+  to_hex(mac, sizeof mac, out->signature);
+  if (tt_buf_printf(&auth,
+                    ALGORITHM " Credential=%s/%s/%s/%s/" TERMINATOR
+                              ", SignedHeaders=%s, Signature=%s",
+                    creds->access_key_id, date, cfg->region, cfg->service, signed_hdrs.data,
+                    out->signature) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+    goto fail;
+  }
+  out->authorization = tt_buf_steal(&auth, NULL);
+  out->signed_headers = tt_buf_steal(&signed_hdrs, NULL);
+  if (cfg->flags & TT_SIGV4_KEEP_INTERMEDIATE) {
+    out->canonical_request = tt_buf_steal(&creq, NULL);
+    out->string_to_sign = tt_buf_steal(&sts, NULL);
+    if (out->canonical_request == NULL || out->string_to_sign == NULL) {
+      tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+      goto fail;
+    }
+  }
+  if (out->authorization == NULL || out->signed_headers == NULL) {
+    tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
+    goto fail;
+  }
+
+  /* Headers for the caller to add, in the documented order. */
+  out->headers[out->n_headers++] = (struct tt_sigv4_header){"X-Amz-Date", out->amz_date};
+  if (out->security_token)
+    out->headers[out->n_headers++] =
+        (struct tt_sigv4_header){"X-Amz-Security-Token", out->security_token};
+  if (cfg->flags & TT_SIGV4_CONTENT_SHA256)
+    out->headers[out->n_headers++] =
+        (struct tt_sigv4_header){"X-Amz-Content-Sha256", out->payload_hash};
+  out->headers[out->n_headers++] = (struct tt_sigv4_header){"Authorization", out->authorization};
+  rc = 0;
+
+fail:
+  OPENSSL_cleanse(key, sizeof key);
+  OPENSSL_cleanse(mac, sizeof mac);
+  header_set_free(&hs);
+  buf_wipe(&creq);
+  buf_wipe(&sts);
+  buf_wipe(&signed_hdrs);
+  buf_wipe(&auth);
+  if (rc != 0)
+    tt_sigv4_result_free(out);
+  return rc;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sigv4.h -- AWS Signature Version 4 request signing: pure, no I/O, no clock. */
+#ifndef TT_BACKEND_DYNAMODB_SIGV4_H
+#define TT_BACKEND_DYNAMODB_SIGV4_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "util/error.h"
+
+/* Lengths of the fixed-size outputs, without the terminating NUL. */
+#define TT_SIGV4_AMZ_DATE_LEN 16 /* "20150830T123600Z" */
+#define TT_SIGV4_HEX_LEN 64      /* hex SHA-256 / HMAC-SHA256 */
+#define TT_SIGV4_KEY_LEN 32      /* derived signing key, bytes */
+
+/* One HTTP header. Both strings are borrowed by whoever holds the struct. */
+struct tt_sigv4_header {
+  const char *name;
+  const char *value;
+};
+
+/* Credentials to sign with; all strings borrowed for the duration of the
+ * call. `session_token` is NULL or "" for long-term credentials. */
+struct tt_sigv4_credentials {
+  const char *access_key_id;
+  const char *secret_access_key;
+  const char *session_token;
+};
+
+/* The request as it will go on the wire. All pointers are borrowed. */
+struct tt_sigv4_request {
+  const char *method; /* "POST" */
+  /* The path exactly as sent (already percent-encoded once); NULL or ""
+   * means "/". For non-S3 services it is normalized (dot segments and
+   * empty segments removed) and encoded again, as AWS requires. */
+  const char *path;
+  /* Query string without the '?', as sent; NULL or "" for none. Each name
+   * and value is percent-decoded then re-encoded, so already-encoded input
+   * is not double-encoded; '+' is a literal plus, not a space. */
+  const char *query;
+  /* Headers to sign; must contain Host. Names are case-insensitive and
+   * repeated names are combined in order. Authorization, X-Amz-Date and
+   * X-Amz-Security-Token (and X-Amz-Content-Sha256 when
+   * TT_SIGV4_CONTENT_SHA256 is set) are ignored here: the signer owns them
+   * and returns fresh ones in the result. */
+  const struct tt_sigv4_header *headers;
+  size_t n_headers;
+  const void *body; /* may be NULL when body_len is 0 */
+  size_t body_len;
+  /* NULL: the hex SHA-256 of the body is computed. Otherwise used verbatim
+   * as the hashed payload (e.g. "UNSIGNED-PAYLOAD"), at most 64 chars. */
+  const char *payload_hash;
+};
+
+enum tt_sigv4_flags {
+  /* Add (and sign) x-amz-content-sha256 with the payload hash. DynamoDB
+   * does not need it; S3 and some compatible endpoints do. */
+  TT_SIGV4_CONTENT_SHA256 = 1u << 0,
+  /* S3 path rules: no path normalization and single encoding. */
+  TT_SIGV4_S3_PATH = 1u << 1,
+  /* Keep the canonical request and string to sign in the result (tests,
+   * debugging). They hold header values, the session token included:
+   * never log them. */
+  TT_SIGV4_KEEP_INTERMEDIATE = 1u << 2,
+};
+
+/* A derived signing key cache. The key for (date, region, service, secret)
+ * changes once a day, so deriving it (4 HMACs) on every request is waste.
+ * Entries keep a SHA-256 of the secret, never the secret, so a rotated
+ * secret misses. Not thread-safe: one per event loop. Holds key material:
+ * release with tt_sigv4_cache_clear(), which wipes it. */
+#define TT_SIGV4_CACHE_SLOTS 4
+struct tt_sigv4_cache_entry {
+  int used;
+  char date[9];     /* YYYYMMDD */
+  char region[48];
+  char service[48];
+  unsigned char secret_hash[32];
+  unsigned char key[TT_SIGV4_KEY_LEN];
+  uint64_t last_use;
+};
+struct tt_sigv4_cache {
+  struct tt_sigv4_cache_entry slots[TT_SIGV4_CACHE_SLOTS];
+  uint64_t tick;
+  uint64_t derivations; /* keys derived so far: for tests and metrics */
+};
+
+/* Where and how to sign. All borrowed. `cache` may be NULL (derive every
+ * time). */
+struct tt_sigv4_config {
+  const char *region;  /* "us-east-1" */
+  const char *service; /* "dynamodb" */
+  unsigned flags;      /* enum tt_sigv4_flags */
+  struct tt_sigv4_cache *cache;
+};
+
+/* Headers that tt_sigv4_sign returns for the caller to add, in this order
+ * (absent ones skipped): X-Amz-Date, X-Amz-Security-Token,
+ * X-Amz-Content-Sha256, Authorization. */
+#define TT_SIGV4_MAX_ADDED 4
+
+/* The result of signing. Owns everything it points to; release with
+ * tt_sigv4_result_free(). `headers[i].name` are static strings and
+ * `headers[i].value` point into this struct. */
+struct tt_sigv4_result {
+  char amz_date[TT_SIGV4_AMZ_DATE_LEN + 1];
+  char payload_hash[TT_SIGV4_HEX_LEN + 1];
+  char signature[TT_SIGV4_HEX_LEN + 1];
+  char *authorization;      /* the Authorization header value */
+  char *security_token;     /* copy of the token, NULL when none */
+  char *signed_headers;     /* "host;x-amz-date" */
+  char *canonical_request;  /* only with TT_SIGV4_KEEP_INTERMEDIATE */
+  char *string_to_sign;     /* only with TT_SIGV4_KEEP_INTERMEDIATE */
+  struct tt_sigv4_header headers[TT_SIGV4_MAX_ADDED];
+  size_t n_headers;
+};
+
+/* Initializes an empty cache. */
+void tt_sigv4_cache_init(struct tt_sigv4_cache *cache);
+
+/* Wipes every cached key (OPENSSL_cleanse) and empties the cache; the
+ * `derivations` counter is kept. Safe on an initialized or cleared cache. */
+void tt_sigv4_cache_clear(struct tt_sigv4_cache *cache);
+
+/* Signs `req` at time `now` (seconds since the Unix epoch, UTC; the clock
+ * is never read here) and fills `*out` (which need not be initialized).
+ * Borrows every input; `cfg->cache` is updated when given. Returns 0, or
+ * -1 with `*err` set (TT_ERR_INTERNAL: these are caller bugs or resource
+ * failures; messages name the field, never a value or credential) and
+ * `*out` left empty (tt_sigv4_result_free on it is still safe). */
+int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_credentials *creds,
+                  const struct tt_sigv4_config *cfg, time_t now, struct tt_sigv4_result *out,
+                  struct tt_error *err);
+
+/* Frees and wipes what `*out` owns and leaves it empty. Idempotent. */
+void tt_sigv4_result_free(struct tt_sigv4_result *out);
+
+/* Derives kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" secret, date), region),
+ * service), "aws4_request") into `key`. `date` is YYYYMMDD. Borrows all
+ * inputs; intermediates are wiped. Returns 0, or -1 with `*err` set. */
+int tt_sigv4_derive_key(const char *secret, const char *date, const char *region,
+                        const char *service, unsigned char key[TT_SIGV4_KEY_LEN],
+                        struct tt_error *err);
+
+/* Formats `now` as an ISO 8601 basic UTC timestamp ("20150830T123600Z").
+ * Returns 0, or -1 when the time is outside years 1970..9999. */
+int tt_sigv4_amz_date(time_t now, char out[TT_SIGV4_AMZ_DATE_LEN + 1]);
+
+#endif

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* metrics.c -- metrics registry and Prometheus text exposition (0.0.4). */
+#include "obs/metrics.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LABELS 4
+
+static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                         0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
+                                         1,      2.5,     5,      10,    30};
+#define NBUCKETS (sizeof(latency_buckets) / sizeof(latency_buckets[0]))
+
+struct series {
+  struct series *next; /* hash chain */
+  struct series *order; /* creation order, for stable output */
+  uint64_t hash;
+  char *labels[MAX_LABELS];
+  double value;         /* counter/gauge value; histogram sum */
+  uint64_t count;       /* histogram count */
+  uint64_t *buckets;    /* histogram, cumulative at render time only */
+};
+
+struct tt_metric_family {
+  struct tt_metric_family *next;
+  enum tt_metric_kind kind;
+  const char *name;
+  const char *help;
+  const char *const *label_names;
+  size_t nlabels;
+  struct series **table;
+  size_t table_size;
+  size_t nseries;
+  struct series *first, *last;
+};
+
+struct tt_metrics {
+  struct tt_metric_family *first, *last;
+  tt_metrics_collect_cb collect;
+  void *collect_arg;
+};
+
+struct tt_metrics *tt_metrics_new(void) { return calloc(1, sizeof(struct tt_metrics)); }
+
+static void series_free(struct series *s, size_t nlabels) {
+  for (size_t i = 0; i < nlabels; i++)
+    free(s->labels[i]);
+  free(s->buckets);
+  free(s);
+}
+
+void tt_metrics_free(struct tt_metrics *m) {
+  if (m == NULL)
+    return;
+  struct tt_metric_family *f = m->first;
+  while (f) {
+    struct tt_metric_family *next = f->next;
+    struct series *s = f->first;
+    while (s) {
+      struct series *n = s->order;
+      series_free(s, f->nlabels);
+      s = n;
+    }
+    free(f->table);
+    free(f);
+    f = next;
+  }
+  free(m);
+}
+
+struct tt_metric_family *tt_metrics_family(struct tt_metrics *m, enum tt_metric_kind kind,
+                                           const char *name, const char *help,
+                                           const char *const *label_names, size_t nlabels) {
+  if (nlabels > MAX_LABELS)
+    return NULL;
+  struct tt_metric_family *f = calloc(1, sizeof(*f));
+  if (f == NULL)
+    return NULL;
+  f->kind = kind;
+  f->name = name;
+  f->help = help;
+  f->label_names = label_names;
+  f->nlabels = nlabels;
+  if (m->last)
+    m->last->next = f;
+  else
+    m->first = f;
+  m->last = f;
+  return f;
+}
+
+static uint64_t labels_hash(const char *const *labels, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    for (const unsigned char *p = (const unsigned char *)labels[i]; *p; p++)
+      h = (h ^ *p) * 1099511628211ULL;
+    h = (h ^ 0x1f) * 1099511628211ULL;
+  }
+  return h;
+}
+
+static bool labels_equal(const struct series *s, const char *const *labels, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(s->labels[i], labels[i]) != 0)
+      return false;
+  return true;
+}
+
+static int grow(struct tt_metric_family *f) {
+  size_t n = f->table_size ? f->table_size * 2 : 16;
+  struct series **t = calloc(n, sizeof(*t));
+  if (t == NULL)
+    return -1;
+  for (struct series *s = f->first; s; s = s->order) {
+    size_t i = s->hash & (n - 1);
+    s->next = t[i];
+    t[i] = s;
+  }
+  free(f->table);
+  f->table = t;
+  f->table_size = n;
+  return 0;
+}
+
+/* Finds or creates a series; NULL only when out of memory (the sample is
+ * then dropped: metrics never fail a request). */
+static struct series *lookup(struct tt_metric_family *f, const char *const *labels) {
+  uint64_t h = labels_hash(labels, f->nlabels);
+  if (f->table_size) {
+    for (struct series *s = f->table[h & (f->table_size - 1)]; s; s = s->next)
+      if (s->hash == h && labels_equal(s, labels, f->nlabels))
+        return s;
+  }
+  if ((f->nseries + 1) * 2 > f->table_size && grow(f) != 0)
+    return NULL;
+  struct series *s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return NULL;
+  s->hash = h;
+  for (size_t i = 0; i < f->nlabels; i++) {
+    s->labels[i] = strdup(labels[i]);
+    if (s->labels[i] == NULL)
+      goto fail;
+  }
+  if (f->kind == TT_METRIC_HISTOGRAM) {
+    s->buckets = calloc(NBUCKETS, sizeof(uint64_t));
+    if (s->buckets == NULL)
+      goto fail;
+  }
+  size_t i = h & (f->table_size - 1);
+  s->next = f->table[i];
+  f->table[i] = s;
+  if (f->last)
+    f->last->order = s;
+  else
+    f->first = s;
+  f->last = s;
+  f->nseries++;
+  return s;
+fail:
+  series_free(s, f->nlabels);
+  return NULL;
+}
+
+void tt_metric_add(struct tt_metric_family *f, const char *const *labels, double v) {
+  struct series *s = lookup(f, labels);
+  if (s)
+    s->value += v;
+}
+
+void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double v) {
+  struct series *s = lookup(f, labels);
+  if (s)
+    s->value = v;
+}
+
+void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
+  struct series *s = lookup(f, labels);
+  if (s == NULL)
+    return;
+  s->value += v;
+  s->count++;
+  for (size_t i = 0; i < NBUCKETS; i++) {
+    if (v <= latency_buckets[i]) {
+      s->buckets[i]++;
+      break;
+    }
+  }
+}
+
+double tt_metric_value(struct tt_metric_family *f, const char *const *labels) {
+  uint64_t h = labels_hash(labels, f->nlabels);
+  if (f->table_size == 0)
+    return 0;
+  for (struct series *s = f->table[h & (f->table_size - 1)]; s; s = s->next)
+    if (s->hash == h && labels_equal(s, labels, f->nlabels))
+      return s->value;
+  return 0;
+}
+
+void tt_metrics_set_collector(struct tt_metrics *m, tt_metrics_collect_cb cb, void *arg) {
+  m->collect = cb;
+  m->collect_arg = arg;
+}
+
+static int put_label_value(struct tt_buf *out, const char *v) {
+  for (const char *p = v; *p; p++) {
+    int rc;
+    if (*p == '\\')
+      rc = tt_buf_puts(out, "\\\\");
+    else if (*p == '"')
+      rc = tt_buf_puts(out, "\\\"");
+    else if (*p == '\n')
+      rc = tt_buf_puts(out, "\\n");
+    else
+      rc = tt_buf_append(out, p, 1);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Writes `{a="x",b="y"` plus an optional extra label, and the closing
+ * brace; nothing at all when there are no labels. */
+static int put_labels(struct tt_buf *out, const struct tt_metric_family *f,
+                      const struct series *s, const char *extra_name, const char *extra_value) {
+  if (f->nlabels == 0 && extra_name == NULL)
+    return 0;
+  if (tt_buf_puts(out, "{") != 0)
+    return -1;
+  for (size_t i = 0; i < f->nlabels; i++) {
+    if (tt_buf_printf(out, "%s%s=\"", i ? "," : "", f->label_names[i]) != 0 ||
+        put_label_value(out, s->labels[i]) != 0 || tt_buf_puts(out, "\"") != 0)
+      return -1;
+  }
+  if (extra_name &&
+      tt_buf_printf(out, "%s%s=\"%s\"", f->nlabels ? "," : "", extra_name, extra_value) != 0)
+    return -1;
+  return tt_buf_puts(out, "}");
+}
+
+static int put_number(struct tt_buf *out, double v) {
+  if (v == floor(v) && fabs(v) < 1e15)
+    return tt_buf_printf(out, " %.0f\n", v);
+  return tt_buf_printf(out, " %.9g\n", v);
+}
+
+static int render_family(struct tt_buf *out, const struct tt_metric_family *f) {
+  static const char *const kinds[] = {"counter", "gauge", "histogram"};
+  if (tt_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name,
+                    kinds[f->kind]) != 0)
+    return -1;
+  for (const struct series *s = f->first; s; s = s->order) {
+    if (f->kind != TT_METRIC_HISTOGRAM) {
+      if (tt_buf_puts(out, f->name) != 0 || put_labels(out, f, s, NULL, NULL) != 0 ||
+          put_number(out, s->value) != 0)
+        return -1;
+      continue;
+    }
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i <= NBUCKETS; i++) {
+      char le[32];
+      if (i < NBUCKETS) {
+        cumulative += s->buckets[i];
+        snprintf(le, sizeof(le), "%g", latency_buckets[i]);
+      } else {
+        cumulative = s->count;
+        snprintf(le, sizeof(le), "+Inf");
+      }
+      if (tt_buf_printf(out, "%s_bucket", f->name) != 0 ||
+          put_labels(out, f, s, "le", le) != 0 || put_number(out, (double)cumulative) != 0)
+        return -1;
+    }
+    if (tt_buf_printf(out, "%s_sum", f->name) != 0 || put_labels(out, f, s, NULL, NULL) != 0 ||
+        put_number(out, s->value) != 0 || tt_buf_printf(out, "%s_count", f->name) != 0 ||
+        put_labels(out, f, s, NULL, NULL) != 0 || put_number(out, (double)s->count) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int tt_metrics_render(struct tt_metrics *m, struct tt_buf *out) {
+  for (const struct tt_metric_family *f = m->first; f; f = f->next)
+    if (render_family(out, f) != 0)
+      return -1;
+  if (m->collect)
+    m->collect(out, m->collect_arg);
+  return 0;
+}

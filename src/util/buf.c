@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* buf.c -- growable byte buffer with a hard cap. */
+#include "util/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tt_buf_init(struct tt_buf *b, size_t cap) {
+  b->data = NULL;
+  b->len = 0;
+  b->alloc = 0;
+  b->cap = cap;
+}
+
+void tt_buf_free(struct tt_buf *b) {
+  free(b->data);
+  tt_buf_init(b, b->cap);
+}
+
+void tt_buf_reset(struct tt_buf *b) {
+  b->len = 0;
+  if (b->data)
+    b->data[0] = '\0';
+}
+
+static int reserve(struct tt_buf *b, size_t extra) {
+  if (extra > (size_t)-1 - b->len - 1)
+    return -1;
+  size_t need = b->len + extra + 1;
+  if (b->cap && need - 1 > b->cap)
+    return -1;
+  if (need <= b->alloc)
+    return 0;
+  size_t n = b->alloc ? b->alloc : 256;
+  while (n < need)
+    n *= 2;
+  char *p = realloc(b->data, n);
+  if (p == NULL)
+    return -1;
+  b->data = p;
+  b->alloc = n;
+  return 0;
+}
+
+int tt_buf_append(struct tt_buf *b, const void *p, size_t n) {
+  if (reserve(b, n) != 0)
+    return -1;
+  if (n)
+    memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+int tt_buf_puts(struct tt_buf *b, const char *s) {
+  return tt_buf_append(b, s, strlen(s));
+}
+
+int tt_buf_printf(struct tt_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || reserve(b, (size_t)n) != 0)
+    return -1;
+  va_start(ap, fmt);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    const char *esc = NULL;
+    char tmp[7];
+    if (c == '"')
+      esc = "\\\"";
+    else if (c == '\\')
+      esc = "\\\\";
+    else if (c == '\n')
+      esc = "\\n";
+    else if (c == '\r')
+      esc = "\\r";
+    else if (c == '\t')
+      esc = "\\t";
+    else if (c < 0x20) {
+      memcpy(tmp, "\\u00", 4);
+      tmp[4] = hex[c >> 4];
+      tmp[5] = hex[c & 15];
+      tmp[6] = '\0';
+      esc = tmp;
+    }
+    if (esc) {
+      if (tt_buf_append(b, s + start, i - start) != 0 || tt_buf_puts(b, esc) != 0)
+        return -1;
+      start = i + 1;
+    }
+  }
+  return tt_buf_append(b, s + start, n - start);
+}
+
+char *tt_buf_steal(struct tt_buf *b, size_t *len) {
+  char *p = b->data;
+  if (len)
+    *len = b->len;
+  if (p == NULL)
+    p = calloc(1, 1);
+  tt_buf_init(b, b->cap);
+  return p;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* buf.h -- growable byte buffer with a hard cap. */
+#ifndef TT_UTIL_BUF_H
+#define TT_UTIL_BUF_H
+
+#include <stddef.h>
+
+/* A byte buffer that refuses to grow past `cap` bytes instead of failing
+ * later. The buffer owns `data` (malloc'd); data[len] is always '\0' once
+ * anything was appended, so text can be used as a C string. */
+struct tt_buf {
+  char *data;
+  size_t len;
+  size_t alloc;
+  size_t cap; /* 0 means no cap */
+};
+
+/* Initializes an empty buffer that holds at most `cap` bytes (0 = no cap). */
+void tt_buf_init(struct tt_buf *b, size_t cap);
+
+/* Frees the storage and leaves an empty buffer with the same cap. */
+void tt_buf_free(struct tt_buf *b);
+
+/* Drops the contents but keeps the storage. */
+void tt_buf_reset(struct tt_buf *b);
+
+/* Appends n bytes. Returns 0, or -1 (buffer unchanged) when the cap would be
+ * exceeded or memory is exhausted. */
+int tt_buf_append(struct tt_buf *b, const void *p, size_t n);
+
+/* Appends a NUL-terminated string. Same errors as tt_buf_append. */
+int tt_buf_puts(struct tt_buf *b, const char *s);
+
+/* Appends printf-formatted text. Same errors as tt_buf_append. */
+int tt_buf_printf(struct tt_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Appends `s` (n bytes) as the body of a JSON string, without the quotes:
+ * escapes quotes, backslashes and control characters. */
+int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n);
+
+/* Takes the data out: returns the malloc'd bytes (caller frees) and leaves
+ * the buffer empty. Never NULL: an empty buffer yields "". */
+char *tt_buf_steal(struct tt_buf *b, size_t *len);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_buf.c -- the capped buffer and the arena. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/arena.h"
+#include "util/buf.h"
+
+START_TEST(buf_appends_and_caps) {
+  struct tt_buf b;
+  tt_buf_init(&b, 8);
+  ck_assert_int_eq(tt_buf_puts(&b, "abcd"), 0);
+  ck_assert_int_eq(tt_buf_printf(&b, "%d", 123), 0);
+  ck_assert_str_eq(b.data, "abcd123");
+  ck_assert_int_eq(tt_buf_puts(&b, "xy"), -1); /* 9 > cap */
+  ck_assert_str_eq(b.data, "abcd123");
+  ck_assert_int_eq(tt_buf_puts(&b, "x"), 0);
+  ck_assert_uint_eq(b.len, 8);
+  size_t len;
+  char *s = tt_buf_steal(&b, &len);
+  ck_assert_uint_eq(len, 8);
+  ck_assert_ptr_null(b.data);
+  free(s);
+}
+END_TEST
+
+START_TEST(buf_json_escape) {
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  ck_assert_int_eq(tt_buf_json_escape(&b, "a\"b\\c\n\x01", 7), 0);
+  ck_assert_str_eq(b.data, "a\\\"b\\\\c\\n\\u0001");
+  tt_buf_free(&b);
+}
+END_TEST
+
+START_TEST(arena_aligns_and_zeroes) {
+  struct tt_arena a;
+  tt_arena_init(&a);
+  char *p = tt_arena_alloc(&a, 3);
+  double *d = tt_arena_alloc(&a, sizeof(double));
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq((uintptr_t)d % _Alignof(double), 0);
+  char *big = tt_arena_alloc(&a, 100000);
+  ck_assert_ptr_nonnull(big);
+  ck_assert_int_eq(big[99999], 0);
+  char *s = tt_arena_strndup(&a, "hello world", 5);
+  ck_assert_str_eq(s, "hello");
+  tt_arena_free(&a);
+  ck_assert_ptr_null(a.chunks);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("buf");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, buf_appends_and_caps);
+  tcase_add_test(tc, buf_json_escape);
+  tcase_add_test(tc, arena_aligns_and_zeroes);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
