@@ -53,7 +53,7 @@ struct tt_request {
   struct tt_route_match match;
   const char *query; /* raw query string (without '?'), "" when none */
   struct tt_buf body;
-  bool body_too_large;
+  size_t discarded; /* body bytes dropped after an early refusal */
   char request_id[129];
   char traceparent[56];
   uint64_t start_ns;

@@ -16,6 +16,7 @@
 #include "obs/log.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
+#define DISCARD_LIMIT (64u << 20)
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -500,8 +501,15 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
       tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
                       "the body is larger than the limit of %llu bytes (--max-body-bytes)",
                       (unsigned long long)s->opts.max_body_bytes);
-      *upload_data_size = 0;
-      return queue_answer(req);
+      tt_buf_free(&req->body);
+    }
+    /* A refused request's body is read and dropped so the answer can be
+     * sent (MHD 0.9.75 will not answer mid-upload), but only up to a bound:
+     * past it the connection is simply closed. */
+    if (req->responded) {
+      req->discarded += *upload_data_size;
+      if (req->discarded > DISCARD_LIMIT)
+        return MHD_NO;
     }
     *upload_data_size = 0;
     return MHD_YES;

@@ -56,6 +56,10 @@ static void stop_cb(uv_timer_t *t) {
   tt_listener_close(&d->listener);
   close_handle((uv_handle_t *)&d->sigterm);
   close_handle((uv_handle_t *)&d->sigint);
+  /* Closing restored the default action; a repeated SIGTERM from a
+   * supervisor must not kill the last milliseconds of a clean exit. */
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
   close_handle((uv_handle_t *)&d->drain_timer);
   close_handle((uv_handle_t *)&d->stop_timer);
   close_handle((uv_handle_t *)&d->watchdog_timer);

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: Apache-2.0
+"""daemon.py -- starts a real tabletheoryd process for integration tests and
+speaks HTTP to it with the standard library only."""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+DAEMON = os.environ.get("TT_DAEMON") or os.path.join(os.getcwd(), "tabletheoryd")
+SRCDIR = os.environ.get("TT_SRCDIR") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+class Daemon:
+    """One daemon process. Its stderr (the JSON log) goes to a file that the
+    test can read; stop() asserts a clean exit (status 0, loop closed)."""
+
+    def __init__(self, *args, env=None, listen="127.0.0.1:0", pass_fds=(), wrapper=None,
+                 preexec_fn=None):
+        self.signaled = False
+        self.log_file = tempfile.NamedTemporaryFile(prefix="ttd-log-", delete=False)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TABLETHEORYD_")}
+        full_env.update(env or {})
+        argv = [DAEMON]
+        if listen:
+            argv += ["--listen", listen]
+        argv += list(args)
+        if wrapper:
+            argv = wrapper + argv
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log_file,
+                                     env=full_env, pass_fds=pass_fds,
+                                     preexec_fn=preexec_fn)
+        self.address = self._wait_ready()
+        if self.address.startswith("unix:"):
+            self.host, self.port = None, None
+        else:
+            host, _, port = self.address.rpartition(":")
+            self.host, self.port = host.strip("[]"), int(port)
+
+    def _wait_ready(self, timeout=10.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for line in self.log_lines():
+                if line.get("event") == "daemon.ready":
+                    return line["listen"]
+            if self.proc.poll() is not None:
+                raise AssertionError("daemon exited early: %s" % self.log_text())
+            time.sleep(0.02)
+        raise AssertionError("daemon not ready: %s" % self.log_text())
+
+    def log_text(self):
+        with open(self.log_file.name, "r", errors="replace") as f:
+            return f.read()
+
+    def log_lines(self):
+        out = []
+        for raw in self.log_text().splitlines():
+            try:
+                out.append(json.loads(raw))
+            except ValueError:
+                out.append({"event": "non-json", "raw": raw})
+        return out
+
+    def wait_log(self, predicate, timeout=5.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for line in self.log_lines():
+                if predicate(line):
+                    return line
+            time.sleep(0.02)
+        raise AssertionError("log line not found in: %s" % self.log_text())
+
+    def connection(self, timeout=10):
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, conn=None):
+        """Returns (status, headers dict lower-cased, body bytes)."""
+        own = conn is None
+        conn = conn or self.connection()
+        hdrs = dict(headers or {})
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+            hdrs.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=body, headers=hdrs)
+        resp = conn.getresponse()
+        data = resp.read()
+        result = (resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+        if own:
+            conn.close()
+        return result
+
+    def json(self, method, path, body=None, headers=None):
+        status, hdrs, data = self.request(method, path, body, headers)
+        return status, hdrs, (json.loads(data) if data else None)
+
+    def metric(self, name):
+        status, _, data = self.request("GET", "/metrics")
+        assert status == 200
+        for line in data.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise AssertionError("metric %s missing" % name)
+
+    def wait_metric(self, name, value, timeout=5.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.metric(name) == value:
+                return
+            time.sleep(0.02)
+        raise AssertionError("%s never reached %s (now %s)" % (name, value, self.metric(name)))
+
+    def send_signal(self, sig):
+        self.signaled = True
+        self.proc.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """SIGTERM and require a clean exit: status 0 and daemon.stopped,
+        which the daemon logs only when uv_loop_close() returned 0."""
+        if self.proc.poll() is None and not self.signaled:
+            self.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        text = self.log_text()
+        assert rc == 0, "exit status %d; log:\n%s" % (rc, text)
+        assert '"event":"daemon.stopped"' in text, text
+        assert "loop_not_closed" not in text, text
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def raw_request(method, path, body=b"", headers=None):
+    """Builds the bytes of an HTTP/1.1 request."""
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: localhost"]
+    hdrs = dict(headers or {})
+    if body:
+        hdrs.setdefault("Content-Type", "application/json")
+        hdrs["Content-Length"] = str(len(body))
+    for k, v in hdrs.items():
+        lines.append("%s: %s" % (k, v))
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+STATUS_RE = re.compile(rb"HTTP/1\.1 (\d{3})")

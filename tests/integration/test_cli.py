@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The command line: --help, --version, --check-config, precedence and bad
+settings that exit 2 naming the setting."""
+import json
+import subprocess
+
+from daemon import DAEMON
+
+
+def run(*args, env=None):
+    e = {"PATH": "/usr/bin:/bin"}
+    e.update(env or {})
+    return subprocess.run([DAEMON, *args], capture_output=True, text=True, env=e, timeout=10)
+
+
+def test_help_and_version():
+    r = run("--help")
+    assert r.returncode == 0
+    for flag in ["--listen", "--models", "--backend", "--endpoint", "--region", "--jobs-table",
+                 "--auth-token-file", "--allow-table-delete", "--enable-fault-injection",
+                 "--request-timeout-ms", "--max-body-bytes", "--log-level", "--config",
+                 "--check-config", "--version", "--help"]:
+        assert flag in r.stdout, flag
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("tabletheoryd ")
+
+
+def test_bad_settings_exit_2_naming_the_setting(tmp_path):
+    cases = [
+        (["--backend", "oracle"], {}, "--backend"),
+        (["--request-timeout-ms", "0"], {}, "--request-timeout-ms"),
+        (["--listen", "nowhere"], {}, "listen"),
+        (["--frobnicate"], {}, "--frobnicate"),
+        ([], {"TABLETHEORYD_LOG_LEVEL": "loud"}, "TABLETHEORYD_LOG_LEVEL"),
+        (["--models", str(tmp_path / "missing.yml")], {}, "models"),
+        (["--auth-token-file", str(tmp_path / "none")], {}, "auth-token-file"),
+    ]
+    for args, env, name in cases:
+        r = run(*args, "--check-config", env=env)
+        assert r.returncode == 2, (args, r.stderr)
+        assert name in r.stderr, (args, r.stderr)
+
+
+def test_config_file_errors(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"max-body-bytes": "many"}))
+    r = run("--config", str(p), "--check-config")
+    assert r.returncode == 2 and "max-body-bytes" in r.stderr
+
+
+def test_check_config_ok_and_precedence(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"listen": "bad-from-file"}))
+    # The file's bad value is overridden by the environment, so it passes.
+    r = run("--config", str(p), "--check-config",
+            env={"TABLETHEORYD_LISTEN": "127.0.0.1:9"})
+    assert r.returncode == 0, r.stderr
+    assert "configuration OK" in r.stdout
+    # And a flag overrides a bad environment value.
+    r = run("--check-config", "--listen", "127.0.0.1:9", env={"TABLETHEORYD_LISTEN": "bad"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_port_in_use_exits_2():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    port = s.getsockname()[1]
+    r = run("--listen", "127.0.0.1:%d" % port)
+    s.close()
+    assert r.returncode == 2
+    assert "listen" in r.stderr
