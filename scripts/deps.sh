@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# deps.sh -- installs what building and testing tabletheoryd needs on Debian 12.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+DEBS=(build-essential autoconf automake libtool pkg-config
+      libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libjansson-dev libyaml-dev
+      check python3 python3-pytest clang libclang-rt-14-dev systemd curl wrk)
+missing=()
+for p in "${DEBS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The python3 first on PATH runs the integration tests; it may not be
+# Debian's (pyenv), so make sure it has pytest.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  python3 -m pip install -q 'pytest==8.*' || python3 -m pip install -q --break-system-packages 'pytest==8.*'
+fi

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test.sh -- the whole test suite: unit + integration tests on a plain build,
+# again under AddressSanitizer + UBSan, then the openapi.yaml lint and the
+# systemd unit check. Exits non-zero on the first failing stage.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+bash scripts/deps.sh
+REDOCLY_VERSION=1.34.5
+
+stage() { printf '\n== %s\n' "$*"; }
+
+run_check() {
+  local dir=$1
+  if ! make -C "$dir" -j"$(nproc)" check >/dev/null 2>&1; then
+    # Show what failed, then fail.
+    grep -l -E '^(FAIL|ERROR)' "$dir"/tests/*/*.trs 2>/dev/null | while read -r trs; do
+      echo "--- ${trs%.trs}.log"; tail -n 60 "${trs%.trs}.log"
+    done
+    grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/test-suite.log" || true
+    return 1
+  fi
+  grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$dir/test-suite.log"
+  grep -h -E '^[0-9]+ passed' "$dir"/tests/integration/run.sh.log || true
+}
+
+stage "plain build, -Wall -Wextra -Werror"
+bash scripts/build.sh
+run_check _build
+
+stage "AddressSanitizer + UndefinedBehaviorSanitizer"
+bash scripts/build.sh asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 run_check _build_asan
+
+stage "openapi.yaml lint (@redocly/cli $REDOCLY_VERSION)"
+npx --yes "@redocly/cli@$REDOCLY_VERSION" lint --extends=spec openapi.yaml
+
+stage "systemd unit"
+bash tests/integration/verify_systemd.sh "$top/_build/tabletheoryd"
+
+stage "all stages passed"
