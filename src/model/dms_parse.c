@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dms_parse.c -- DMS file bytes (YAML's JSON-compatible subset, or JSON) to jansson trees. */
+#include "model/dms_parse.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#include "model/model_err.h"
+
+/* "models/user.yml: " or "" -- every message starts with the source. */
+#define SRC_FMT "%s%s"
+#define SRC_ARGS(s) ((s) ? (s) : ""), ((s) ? ": " : "")
+
+/* One open container while the event stream is walked. Keys of a mapping
+ * arrive as scalar events; `key` holds the pending one until its value
+ * arrives. */
+struct yframe {
+  json_t *node;
+  char *key;
+  size_t key_len;
+  bool has_key;
+};
+
+struct ystate {
+  struct yframe stack[TT_DMS_MAX_DEPTH];
+  size_t depth;
+  json_t *docs; /* array of finished documents */
+  json_t *root; /* the document being built */
+  const char *source;
+  struct tt_error *err;
+};
+
+static int yerr(struct ystate *st, const yaml_mark_t *mark, const char *what) {
+  return tt_model_errorf(st->err, TT_ERR_VALIDATION, NULL,
+                         SRC_FMT "line %zu column %zu: %s", SRC_ARGS(st->source),
+                         (size_t)mark->line + 1, (size_t)mark->column + 1, what);
+}
+
+/* Whether `s` (n bytes) is one of the spellings in the NULL-terminated list. */
+static bool is_one_of(const char *s, size_t n, const char *const *list) {
+  for (; *list; list++)
+    if (strlen(*list) == n && memcmp(*list, s, n) == 0)
+      return true;
+  return false;
+}
+
+/* A YAML 1.2 core-schema integer: [-+]?[0-9]+ */
+static bool is_int_text(const char *s, size_t n) {
+  size_t i = 0;
+  if (i < n && (s[i] == '-' || s[i] == '+'))
+    i++;
+  if (i == n)
+    return false;
+  for (; i < n; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  return true;
+}
+
+/* Resolves a plain (unquoted, untagged) scalar per the YAML 1.2 core schema,
+ * keeping anything that a JSON integer cannot hold exactly as text. */
+static json_t *resolve_plain(const char *s, size_t n) {
+  static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+  static const char *const trues[] = {"true", "True", "TRUE", NULL};
+  static const char *const falses[] = {"false", "False", "FALSE", NULL};
+  if (is_one_of(s, n, nulls))
+    return json_null();
+  if (is_one_of(s, n, trues))
+    return json_true();
+  if (is_one_of(s, n, falses))
+    return json_false();
+  if (is_int_text(s, n) && n < 32) {
+    char buf[32];
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(buf, &end, 10);
+    if (errno == 0 && end == buf + n)
+      return json_integer((json_int_t)v);
+  }
+  /* Decimals, exponents and out-of-range integers stay text: jansson could
+   * only hold them as doubles, which would change their digits. */
+  return json_stringn(s, n);
+}
+
+static bool tag_is(const yaml_char_t *tag, const char *want) {
+  return tag != NULL && strcmp((const char *)tag, want) == 0;
+}
+
+/* Rejects anchors and unsupported tags on a node event. */
+static int check_node_props(struct ystate *st, const yaml_event_t *ev, const yaml_char_t *anchor,
+                            const yaml_char_t *tag, const char *allowed_tag) {
+  if (anchor != NULL)
+    return yerr(st, &ev->start_mark,
+                "YAML anchors (&name) are not supported in DMS files; write the value out");
+  if (tag == NULL || tag_is(tag, "!") || tag_is(tag, allowed_tag))
+    return 0;
+  char what[200];
+  snprintf(what, sizeof(what),
+           "YAML tag \"%.80s\" is not supported in DMS files (only !!str, !!map, !!seq)",
+           (const char *)tag);
+  return yerr(st, &ev->start_mark, what);
+}
+
+/* Attaches a finished node to the open container (or makes it the document
+ * root). Steals `node` in every case. */
+static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
+  if (node == NULL)
+    return yerr(st, &ev->start_mark, "out of memory or invalid UTF-8 in a scalar");
+  if (st->depth == 0) {
+    if (st->root != NULL) {
+      json_decref(node);
+      return yerr(st, &ev->start_mark, "more than one root node in a document");
+    }
+    st->root = node;
+    return 0;
+  }
+  struct yframe *top = &st->stack[st->depth - 1];
+  if (json_is_array(top->node)) {
+    if (json_array_append_new(top->node, node) != 0)
+      return yerr(st, &ev->start_mark, "out of memory");
+    return 0;
+  }
+  /* Mapping: a key must be pending, since keys are handled in on_scalar. */
+  if (!top->has_key) {
+    json_decref(node);
+    return yerr(st, &ev->start_mark,
+                "mapping keys must be plain strings (no lists or maps as keys)");
+  }
+  if (json_object_getn(top->node, top->key, top->key_len) != NULL) {
+    json_decref(node);
+    char what[200];
+    snprintf(what, sizeof(what), "duplicate key \"%.80s\"", top->key);
+    tt_model_utf8_trim(what);
+    return yerr(st, &ev->start_mark, what);
+  }
+  int rc = json_object_setn_new(top->node, top->key, top->key_len, node);
+  free(top->key);
+  top->key = NULL;
+  top->has_key = false;
+  if (rc != 0)
+    return yerr(st, &ev->start_mark, "invalid UTF-8 in a mapping key");
+  return 0;
+}
+
+static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
+  const char *val = (const char *)ev->data.scalar.value;
+  size_t len = ev->data.scalar.length;
+  if (check_node_props(st, ev, ev->data.scalar.anchor, ev->data.scalar.tag,
+                       "tag:yaml.org,2002:str") != 0)
+    return -1;
+  if (st->depth > 0 && json_is_object(st->stack[st->depth - 1].node) &&
+      !st->stack[st->depth - 1].has_key) {
+    /* A mapping key: JSON keys are strings, so take the text as written. */
+    struct yframe *top = &st->stack[st->depth - 1];
+    top->key = malloc(len + 1);
+    if (top->key == NULL)
+      return yerr(st, &ev->start_mark, "out of memory");
+    memcpy(top->key, val, len);
+    top->key[len] = '\0';
+    top->key_len = len;
+    top->has_key = true;
+    return 0;
+  }
+  json_t *node;
+  bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL;
+  if (plain)
+    node = resolve_plain(val, len);
+  else
+    node = json_stringn(val, len);
+  return attach(st, ev, node);
+}
+
+static int push(struct ystate *st, const yaml_event_t *ev, json_t *node) {
+  if (node == NULL)
+    return yerr(st, &ev->start_mark, "out of memory");
+  if (st->depth >= TT_DMS_MAX_DEPTH) {
+    json_decref(node);
+    return yerr(st, &ev->start_mark, "nesting is too deep for a DMS document");
+  }
+  /* Attach first (the container is then owned by its parent or the root),
+   * then keep a borrowed pointer on the stack while it fills. */
+  json_incref(node);
+  if (attach(st, ev, node) != 0) {
+    json_decref(node);
+    return -1;
+  }
+  struct yframe *f = &st->stack[st->depth++];
+  f->node = node;
+  f->key = NULL;
+  f->key_len = 0;
+  f->has_key = false;
+  json_decref(node); /* the parent's reference keeps it alive */
+  return 0;
+}
+
+static int pop(struct ystate *st, const yaml_event_t *ev) {
+  if (st->depth == 0)
+    return yerr(st, &ev->start_mark, "unbalanced YAML structure");
+  struct yframe *f = &st->stack[--st->depth];
+  free(f->key);
+  f->key = NULL;
+  return 0;
+}
+
+static void ystate_clear(struct ystate *st) {
+  while (st->depth > 0) {
+    struct yframe *f = &st->stack[--st->depth];
+    free(f->key);
+  }
+  json_decref(st->root);
+  st->root = NULL;
+}
+
+static int on_event(struct ystate *st, const yaml_event_t *ev) {
+  switch (ev->type) {
+  case YAML_STREAM_START_EVENT:
+  case YAML_STREAM_END_EVENT:
+  case YAML_NO_EVENT:
+    return 0;
+  case YAML_DOCUMENT_START_EVENT:
+    return 0;
+  case YAML_DOCUMENT_END_EVENT:
+    if (st->root == NULL)
+      st->root = json_null();
+    if (json_array_append_new(st->docs, st->root) != 0) {
+      st->root = NULL;
+      return yerr(st, &ev->start_mark, "out of memory");
+    }
+    st->root = NULL;
+    return 0;
+  case YAML_ALIAS_EVENT:
+    return yerr(st, &ev->start_mark,
+                "YAML aliases (*name) are not supported in DMS files; write the value out");
+  case YAML_SCALAR_EVENT:
+    return on_scalar(st, ev);
+  case YAML_SEQUENCE_START_EVENT:
+    if (check_node_props(st, ev, ev->data.sequence_start.anchor, ev->data.sequence_start.tag,
+                         "tag:yaml.org,2002:seq") != 0)
+      return -1;
+    return push(st, ev, json_array());
+  case YAML_MAPPING_START_EVENT:
+    if (check_node_props(st, ev, ev->data.mapping_start.anchor, ev->data.mapping_start.tag,
+                         "tag:yaml.org,2002:map") != 0)
+      return -1;
+    return push(st, ev, json_object());
+  case YAML_SEQUENCE_END_EVENT:
+  case YAML_MAPPING_END_EVENT:
+    return pop(st, ev);
+  }
+  return yerr(st, &ev->start_mark, "unexpected YAML event");
+}
+
+static int parse_yaml(const char *data, size_t len, const char *source, json_t **out,
+                      struct tt_error *err) {
+  int rc = -1;
+  yaml_parser_t parser;
+  struct ystate st;
+  memset(&st, 0, sizeof(st));
+  st.source = source;
+  st.err = err;
+  st.docs = json_array();
+  if (st.docs == NULL)
+    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (!yaml_parser_initialize(&parser)) {
+    json_decref(st.docs);
+    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+  for (;;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) {
+      char what[200];
+      snprintf(what, sizeof(what), "YAML syntax error: %s%s%s",
+               parser.problem ? parser.problem : "unknown problem",
+               parser.context ? " " : "", parser.context ? parser.context : "");
+      yerr(&st, &parser.problem_mark, what);
+      goto fail;
+    }
+    int r = on_event(&st, &ev);
+    bool end = ev.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&ev);
+    if (r != 0)
+      goto fail;
+    if (end)
+      break;
+  }
+  if (json_array_size(st.docs) == 0) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                    SRC_FMT "the file is empty (expected a DMS document with dms_version "
+                            "and models)",
+                    SRC_ARGS(source));
+    goto fail;
+  }
+  *out = st.docs;
+  st.docs = NULL;
+  rc = 0;
+fail:
+  ystate_clear(&st);
+  json_decref(st.docs);
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
+/* jansson's own depth limit is 2048; ours is smaller so that every DMS tree,
+ * whatever its syntax, has the same bound. */
+static size_t json_depth(const json_t *v, size_t limit) {
+  size_t best = 0;
+  if (limit == 0)
+    return 1;
+  if (json_is_array(v)) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+      size_t d = json_depth(e, limit - 1);
+      if (d > best)
+        best = d;
+    }
+    return best + 1;
+  }
+  if (json_is_object(v)) {
+    const char *k;
+    json_t *e;
+    json_object_foreach((json_t *)v, k, e) {
+      size_t d = json_depth(e, limit - 1);
+      if (d > best)
+        best = d;
+    }
+    return best + 1;
+  }
+  return 0;
+}
+
+/* Bounded: DMS text is not NUL-terminated. */
+static bool all_space(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+      return false;
+  return true;
+}
+
+static int parse_json(const char *data, size_t len, const char *source, json_t **out,
+                      struct tt_error *err) {
+  json_error_t jerr;
+  json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL) {
+    if (all_space(data, len))
+      return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                             SRC_FMT "the file is empty (expected a DMS document with "
+                                     "dms_version and models)",
+                             SRC_ARGS(source));
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                           SRC_FMT "line %d column %d: JSON syntax error: %s",
+                           SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
+  }
+  if (json_depth(root, TT_DMS_MAX_DEPTH + 1) > TT_DMS_MAX_DEPTH) {
+    json_decref(root);
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                           SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
+  }
+  json_t *docs = json_array();
+  if (docs == NULL || json_array_append_new(docs, root) != 0) {
+    json_decref(docs);
+    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  *out = docs;
+  return 0;
+}
+
+int tt_dms_parse(const char *data, size_t len, enum tt_dms_syntax syntax, const char *source,
+                 json_t **out, struct tt_error *err) {
+  *out = NULL;
+  if (len > TT_DMS_MAX_FILE_BYTES)
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                           SRC_FMT "DMS text is larger than %u bytes", SRC_ARGS(source),
+                           TT_DMS_MAX_FILE_BYTES);
+  if (syntax == TT_DMS_SYNTAX_JSON)
+    return parse_json(data, len, source, out, err);
+  return parse_yaml(data, len, source, out, err);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int tt_dms_syntax_from_path(const char *path, enum tt_dms_syntax *out) {
+  if (ends_with(path, ".json")) {
+    *out = TT_DMS_SYNTAX_JSON;
+    return 0;
+  }
+  if (ends_with(path, ".yml") || ends_with(path, ".yaml")) {
+    *out = TT_DMS_SYNTAX_YAML;
+    return 0;
+  }
+  return -1;
+}
+
+int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
+  int rc = -1;
+  char *data = NULL;
+  FILE *f = NULL;
+  enum tt_dms_syntax syntax;
+  *out = NULL;
+  if (tt_dms_syntax_from_path(path, &syntax) != 0)
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                           "%s: a DMS file name must end in .yml, .yaml or .json", path);
+  f = fopen(path, "rb");
+  if (f == NULL) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path, strerror(errno));
+    goto fail;
+  }
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: not a regular file", path);
+    goto fail;
+  }
+  if ((uintmax_t)sb.st_size > TT_DMS_MAX_FILE_BYTES) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
+                    TT_DMS_MAX_FILE_BYTES);
+    goto fail;
+  }
+  size_t cap = (size_t)sb.st_size + 1;
+  data = malloc(cap);
+  if (data == NULL) {
+    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "%s: out of memory", path);
+    goto fail;
+  }
+  /* Read to EOF rather than trusting st_size: the file may change size
+   * between fstat and read; one byte of slack detects growth. */
+  size_t len = fread(data, 1, cap, f);
+  if (ferror(f)) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: read error", path);
+    goto fail;
+  }
+  if (len == cap) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
+                    path);
+    goto fail;
+  }
+  rc = tt_dms_parse(data, len, syntax, path, out, err);
+fail:
+  free(data);
+  if (f != NULL)
+    fclose(f);
+  return rc;
+}

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* registry.c -- the set of loaded models, by name: files, directories, run-time registration. */
+#include "model/registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model/dms_parse.h"
+#include "model/model_err.h"
+#include "model/model_priv.h"
+
+/* Models sorted by name: lookups are a binary search, iteration is in name
+ * order (GET /v1/models answers in a stable order). */
+struct tt_model_registry {
+  struct tt_model_list list;
+};
+
+struct tt_model_registry *tt_model_registry_new(void) {
+  return calloc(1, sizeof(struct tt_model_registry));
+}
+
+void tt_model_registry_free(struct tt_model_registry *r) {
+  if (r == NULL)
+    return;
+  tt_model_list_clear(&r->list);
+  free(r);
+}
+
+/* Binary search; returns the model or NULL, and the insertion position. */
+static struct tt_model *find(const struct tt_model_registry *r, const char *name, size_t *pos) {
+  size_t lo = 0, hi = r->list.n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(r->list.items[mid]->name, name);
+    if (c == 0) {
+      if (pos)
+        *pos = mid;
+      return r->list.items[mid];
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (pos)
+    *pos = lo;
+  return NULL;
+}
+
+const struct tt_model *tt_model_registry_get(const struct tt_model_registry *r,
+                                             const char *name) {
+  return find(r, name, NULL);
+}
+
+size_t tt_model_registry_count(const struct tt_model_registry *r) { return r->list.n; }
+
+const struct tt_model *tt_model_registry_at(const struct tt_model_registry *r, size_t i) {
+  return i < r->list.n ? r->list.items[i] : NULL;
+}
+
+static const char *src_of(const struct tt_model *m) {
+  return m->source ? m->source : "(registered at run time)";
+}
+
+static const json_t *index_normal(const struct tt_model *m, const char *name) {
+  size_t i;
+  const json_t *ix;
+  json_array_foreach(json_object_get(m->normal, "indexes"), i, ix) {
+    if (strcmp(json_string_value(json_object_get(ix, "name")), name) == 0)
+      return ix;
+  }
+  return NULL;
+}
+
+/* Two models that use one table must describe it the same way: the memory
+ * backend and PUT .../table create it from whichever model comes first. */
+static int check_table_share(const struct tt_model *a, const struct tt_model *b,
+                             struct tt_error *err) {
+  if (strcmp(a->table, b->table) != 0)
+    return 0;
+  if (!json_equal(json_object_get(a->normal, "keys"), json_object_get(b->normal, "keys")))
+    return tt_model_errorf(err, TT_ERR_VALIDATION, "keys",
+                           "%s: model %s: table \"%s\" is also used by model %s (%s) with a "
+                           "different key schema",
+                           src_of(a), a->name, a->table, b->name, src_of(b));
+  for (size_t i = 0; i < a->n_indexes; i++) {
+    const json_t *other = index_normal(b, a->indexes[i].name);
+    if (other != NULL && !json_equal(other, index_normal(a, a->indexes[i].name)))
+      return tt_model_errorf(err, TT_ERR_VALIDATION, "indexes",
+                             "%s: model %s: index \"%s\" of table \"%s\" is defined differently "
+                             "by model %s (%s)",
+                             src_of(a), a->name, a->indexes[i].name, a->table, b->name,
+                             src_of(b));
+  }
+  return 0;
+}
+
+/* Checks one incoming model against the registry (skipping a model of the
+ * same name, which the caller handles) and against the first `before`
+ * models staged in the same load, so that the later file is the one
+ * blamed. */
+static int check_shares(const struct tt_model_registry *r, const struct tt_model_list *staged,
+                        size_t before, const struct tt_model *m, struct tt_error *err) {
+  for (size_t i = 0; i < r->list.n; i++)
+    if (strcmp(r->list.items[i]->name, m->name) != 0 &&
+        check_table_share(m, r->list.items[i], err) != 0)
+      return -1;
+  for (size_t i = 0; staged != NULL && i < before; i++)
+    if (check_table_share(m, staged->items[i], err) != 0)
+      return -1;
+  return 0;
+}
+
+static int insert(struct tt_model_registry *r, struct tt_model *m) {
+  size_t pos;
+  if (find(r, m->name, &pos) != NULL)
+    return -1;
+  if (tt_model_list_reserve(&r->list, 1) != 0)
+    return -1;
+  memmove(&r->list.items[pos + 1], &r->list.items[pos],
+          (r->list.n - pos) * sizeof(r->list.items[0]));
+  r->list.items[pos] = m;
+  r->list.n++;
+  return 0;
+}
+
+/* Validates what was staged by one load call and moves it in; drops the
+ * staged list in every case. */
+static int commit_staged(struct tt_model_registry *r, struct tt_model_list *staged,
+                         struct tt_error *err) {
+  int rc = -1;
+  struct tt_model_list keep = {0};
+  for (size_t i = 0; i < staged->n; i++) {
+    struct tt_model *m = staged->items[i];
+    bool dup = false;
+    /* Same name earlier in this load, or already registered: fine when
+     * identical (a file listed twice, or v0.2 copies), an error otherwise. */
+    for (size_t k = 0; k < i; k++) {
+      const struct tt_model *o = staged->items[k];
+      if (strcmp(o->name, m->name) != 0)
+        continue;
+      if (!tt_model_equal(o, m)) {
+        tt_model_errorf(err, TT_ERR_VALIDATION, "name",
+                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                        src_of(o));
+        goto fail;
+      }
+      dup = true;
+    }
+    const struct tt_model *old = find(r, m->name, NULL);
+    if (old != NULL) {
+      if (!tt_model_equal(old, m)) {
+        tt_model_errorf(err, TT_ERR_VALIDATION, "name",
+                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                        src_of(old));
+        goto fail;
+      }
+      dup = true;
+    }
+    if (check_shares(r, staged, i, m, err) != 0)
+      goto fail;
+    if (!dup) {
+      if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
+        tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+        goto fail;
+      }
+    }
+  }
+  if (tt_model_list_reserve(&r->list, keep.n) != 0) {
+    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+    goto fail;
+  }
+  for (size_t i = 0; i < keep.n; i++) {
+    insert(r, keep.items[i]); /* cannot fail: room reserved, names unique */
+    keep.items[i] = NULL;
+  }
+  keep.n = 0;
+  rc = 0;
+fail:
+  tt_model_list_clear(&keep);
+  tt_model_list_clear(staged);
+  return rc;
+}
+
+static int stage_docs(const json_t *docs, const char *source, struct tt_model_list *staged,
+                      struct tt_error *err) {
+  size_t i;
+  const json_t *doc;
+  json_array_foreach(docs, i, doc) {
+    if (tt_model_doc_load(doc, source, staged, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int stage_file(const char *path, struct tt_model_list *staged, struct tt_error *err) {
+  json_t *docs = NULL;
+  if (tt_dms_parse_file(path, &docs, err) != 0)
+    return -1;
+  int rc = stage_docs(docs, path, staged, err);
+  json_decref(docs);
+  return rc;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_error *err) {
+  int rc = -1;
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot open directory: %s", dir,
+                           strerror(errno));
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    enum tt_dms_syntax syn;
+    if (e->d_name[0] == '.' || tt_dms_syntax_from_path(e->d_name, &syn) != 0)
+      continue;
+    char *full = NULL;
+    if (asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name) < 0)
+      goto oom;
+    struct stat sb;
+    if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      free(full);
+      continue;
+    }
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 16;
+      char **p = realloc(names, nc * sizeof(*p));
+      if (p == NULL) {
+        free(full);
+        goto oom;
+      }
+      names = p;
+      cap = nc;
+    }
+    names[n++] = full;
+  }
+  if (n == 0) {
+    tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
+                    "%s: the directory holds no .yml, .yaml or .json model files", dir);
+    goto fail;
+  }
+  qsort(names, n, sizeof(*names), cmp_str);
+  for (size_t i = 0; i < n; i++)
+    if (stage_file(names[i], staged, err) != 0)
+      goto fail;
+  rc = 0;
+  goto fail;
+oom:
+  tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+fail:
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  closedir(d);
+  return rc;
+}
+
+int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
+                                struct tt_error *err) {
+  struct tt_model_list staged = {0};
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
+                           strerror(errno));
+  int rc = S_ISDIR(sb.st_mode) ? stage_dir(path, &staged, err) : stage_file(path, &staged, err);
+  if (rc != 0) {
+    tt_model_list_clear(&staged);
+    return -1;
+  }
+  return commit_staged(r, &staged, err);
+}
+
+int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, size_t len,
+                                const char *source, struct tt_error *err) {
+  struct tt_model_list staged = {0};
+  enum tt_dms_syntax syn = TT_DMS_SYNTAX_YAML;
+  if (source != NULL)
+    tt_dms_syntax_from_path(source, &syn);
+  json_t *docs = NULL;
+  if (tt_dms_parse(data, len, syn, source, &docs, err) != 0)
+    return -1;
+  int rc = stage_docs(docs, source, &staged, err);
+  json_decref(docs);
+  if (rc != 0) {
+    tt_model_list_clear(&staged);
+    return -1;
+  }
+  return commit_staged(r, &staged, err);
+}
+
+int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, bool replace,
+                          enum tt_model_put_result *result, struct tt_error *err) {
+  int rc = -1;
+  size_t pos;
+  struct tt_model *old = find(r, m->name, &pos);
+  if (old != NULL && tt_model_equal(old, m)) {
+    *result = TT_MODEL_PUT_IDENTICAL;
+    rc = 0;
+    goto out;
+  }
+  if (old != NULL && !replace) {
+    tt_model_errorf(err, TT_ERR_ALREADY_EXISTS, "name",
+                    "model %s already exists with a different definition; use ?replace=true "
+                    "to replace it",
+                    m->name);
+    goto out;
+  }
+  if (check_shares(r, NULL, 0, m, err) != 0)
+    goto out;
+  if (old != NULL) {
+    r->list.items[pos] = m;
+    tt_model_unref(old);
+    *result = TT_MODEL_PUT_REPLACED;
+    return 0;
+  }
+  if (insert(r, m) != 0) {
+    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
+    goto out;
+  }
+  *result = TT_MODEL_PUT_CREATED;
+  return 0;
+out:
+  tt_model_unref(m);
+  return rc;
+}
