@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backend.c -- operation names and the one error classifier of the port. */
+#include "backend/backend.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const op_names[TT_DDB_OP__COUNT] = {
+    [TT_DDB_GET_ITEM] = "GetItem",
+    [TT_DDB_PUT_ITEM] = "PutItem",
+    [TT_DDB_UPDATE_ITEM] = "UpdateItem",
+    [TT_DDB_DELETE_ITEM] = "DeleteItem",
+    [TT_DDB_QUERY] = "Query",
+    [TT_DDB_SCAN] = "Scan",
+    [TT_DDB_BATCH_GET_ITEM] = "BatchGetItem",
+    [TT_DDB_BATCH_WRITE_ITEM] = "BatchWriteItem",
+    [TT_DDB_TRANSACT_WRITE_ITEMS] = "TransactWriteItems",
+    [TT_DDB_TRANSACT_GET_ITEMS] = "TransactGetItems",
+    [TT_DDB_CREATE_TABLE] = "CreateTable",
+    [TT_DDB_DESCRIBE_TABLE] = "DescribeTable",
+    [TT_DDB_DELETE_TABLE] = "DeleteTable",
+    [TT_DDB_UPDATE_TIME_TO_LIVE] = "UpdateTimeToLive",
+};
+
+const char *tt_ddb_op_name(enum tt_ddb_op op) {
+  return (unsigned)op < TT_DDB_OP__COUNT ? op_names[op] : "Unknown";
+}
+
+void tt_backend_error_clear(struct tt_backend_error *e) {
+  json_decref(e->body);
+  memset(e, 0, sizeof(*e));
+}
+
+/* DynamoDB's throttling errors (AWS SDK standard retry mode lists these). */
+bool tt_backend_error_type_throttling(const char *type) {
+  static const char *const names[] = {
+      "ProvisionedThroughputExceededException", "ThrottlingException", "Throttling",
+      "RequestLimitExceeded", "RequestThrottledException", "TooManyRequestsException",
+      "ThrottledException", "SlowDown", "TransactionInProgressException",
+  };
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(type, names[i]) == 0)
+      return true;
+  return false;
+}
+
+bool tt_backend_error_type_transient(const char *type, unsigned http_status) {
+  static const char *const names[] = {
+      "InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
+      "RequestTimeoutException", "ConnectionReset", "Timeout",
+  };
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(type, names[i]) == 0)
+      return true;
+  return http_status == 500 || http_status == 502 || http_status == 503 || http_status == 504;
+}
+
+int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned http_status,
+                         const char *fmt, ...) {
+  json_decref(e->body);
+  memset(e, 0, sizeof(*e));
+  snprintf(e->type, sizeof(e->type), "%s", type);
+  e->http_status = http_status;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->message, sizeof(e->message), fmt, ap);
+  va_end(ap);
+  e->throttling = tt_backend_error_type_throttling(type);
+  e->retryable = e->throttling || tt_backend_error_type_transient(type, http_status);
+  return -1;
+}

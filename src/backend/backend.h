@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* backend.h -- the backend port: one asynchronous call per DynamoDB
+ * operation, taking and giving DynamoDB's own JSON shapes, so the memory
+ * backend and the dynamodb backend are interchangeable. */
+#ifndef TT_BACKEND_BACKEND_H
+#define TT_BACKEND_BACKEND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+enum tt_ddb_op {
+  TT_DDB_GET_ITEM,
+  TT_DDB_PUT_ITEM,
+  TT_DDB_UPDATE_ITEM,
+  TT_DDB_DELETE_ITEM,
+  TT_DDB_QUERY,
+  TT_DDB_SCAN,
+  TT_DDB_BATCH_GET_ITEM,
+  TT_DDB_BATCH_WRITE_ITEM,
+  TT_DDB_TRANSACT_WRITE_ITEMS,
+  TT_DDB_TRANSACT_GET_ITEMS,
+  TT_DDB_CREATE_TABLE,
+  TT_DDB_DESCRIBE_TABLE,
+  TT_DDB_DELETE_TABLE,
+  TT_DDB_UPDATE_TIME_TO_LIVE,
+  TT_DDB_OP__COUNT
+};
+
+/* DynamoDB's operation name ("GetItem"), as in X-Amz-Target and metrics. */
+const char *tt_ddb_op_name(enum tt_ddb_op op);
+
+/* A classified backend failure, filled once where it is detected (the
+ * memory backend, or the dynamodb backend's response parser). `message` is
+ * DynamoDB's text: it is returned to clients where API.md allows it but is
+ * never logged, since DynamoDB may quote request content in it. */
+struct tt_backend_error {
+  char type[64];      /* short __type: "ConditionalCheckFailedException" */
+  char message[512];
+  unsigned http_status; /* 400, 500, ... (0 for transport errors) */
+  bool retryable;       /* transient: 5xx, timeouts, connection errors */
+  bool throttling;      /* ProvisionedThroughputExceeded, ThrottlingException, ... */
+  uint32_t retry_after_ms; /* x-amz-retry-after, 0 when absent */
+  char request_id[64];
+  json_t *body;         /* the whole error body when it carries data
+                           (CancellationReasons, Item); owned, may be NULL */
+};
+
+struct tt_backend;
+struct tt_backend_call;
+
+/* Completion of a call. Runs on the loop, never inside start(). */
+typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
+
+/* One call. The caller owns the struct (usually in a request arena) and
+ * keeps it alive until `done` ran. */
+struct tt_backend_call {
+  enum tt_ddb_op op;
+  json_t *request;  /* DynamoDB request JSON; borrowed by the backend */
+  json_t *response; /* on success: new reference set by the backend */
+  int status;       /* 0 success, -1 failure (see error) */
+  struct tt_backend_error error;
+  tt_backend_done_cb done;
+  void *arg;
+  /* Private to the backend. */
+  struct tt_backend_call *next;
+  void *impl;
+  bool canceled;
+};
+
+struct tt_backend_ops {
+  const char *name; /* "memory", "dynamodb" */
+  /* Starts a call. Returns 0 (done runs exactly once, later, on the loop)
+   * or a negative error (done never runs). */
+  int (*start)(struct tt_backend *b, struct tt_backend_call *call);
+  /* Asks a started call to finish early; done still runs once, with
+   * error.type "RequestCanceled" unless the call already completed. */
+  void (*cancel)(struct tt_backend *b, struct tt_backend_call *call);
+  /* Closes the backend's loop handles; `closed` runs when they are closed.
+   * No call may be outstanding. */
+  void (*close)(struct tt_backend *b, void (*closed)(void *arg), void *arg);
+  /* Frees the backend after close completed. */
+  void (*destroy)(struct tt_backend *b);
+};
+
+struct tt_backend {
+  const struct tt_backend_ops *ops;
+  uv_loop_t *loop;
+  void *impl;
+};
+
+/* Clears an error and releases its body. */
+void tt_backend_error_clear(struct tt_backend_error *e);
+
+/* Fills an error: DynamoDB short type, message (printf), HTTP status; the
+ * retryable/throttling flags follow from the type (one classifier for
+ * every backend). Returns -1 for convenience. */
+int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned http_status,
+                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Whether a DynamoDB error type is throttling / transient. */
+bool tt_backend_error_type_throttling(const char *type);
+bool tt_backend_error_type_transient(const char *type, unsigned http_status);
+
+#endif

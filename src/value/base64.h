@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* base64.h -- RFC 4648 base64, standard and URL-safe alphabets. */
+#ifndef TT_VALUE_BASE64_H
+#define TT_VALUE_BASE64_H
+
+#include <stddef.h>
+
+#include "util/buf.h"
+
+enum tt_base64_variant {
+  TT_BASE64_STD = 0, /* A-Z a-z 0-9 + /, '=' padding */
+  TT_BASE64_URL = 1  /* A-Z a-z 0-9 - _, '=' padding */
+};
+
+/* Length of the padded encoding of n bytes. */
+size_t tt_base64_encoded_len(size_t n);
+
+/* Appends the padded encoding of n bytes to b. Returns 0, or -1 when the
+ * buffer's cap or memory runs out. */
+int tt_base64_encode(struct tt_buf *b, const void *p, size_t n, enum tt_base64_variant v);
+
+/* Decodes `len` characters into out, which must hold len / 4 * 3 + 3
+ * bytes; *out_len gets the decoded length. Padding is required unless
+ * `pad_optional`; no whitespace, no characters of the other alphabet, no
+ * data after padding. Bits below the last full byte are ignored (as Go's
+ * and most decoders do). Returns 0, or -1 on malformed input. */
+int tt_base64_decode(const char *in, size_t len, enum tt_base64_variant v, int pad_optional,
+                     unsigned char *out, size_t *out_len);
+
+/* Upper bound of decoded bytes for `len` characters, for sizing `out`. */
+#define TT_BASE64_DECODED_MAX(len) ((len) / 4 * 3 + 3)
+
+#endif

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* codec_ddb.c -- validate and convert DynamoDB wire JSON to and from tt_av. */
+#include "value/codec_ddb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/base64.h"
+#include "value/json_exact.h"
+#include "value/number.h"
+#include "value/path.h"
+
+static int bad(struct tt_vpath *c, const char *what) {
+  const char *p = c->len ? c->path : "value";
+  return tt_error_set(c->err, TT_ERR_VALIDATION, c->path, "%s: %s", p, what);
+}
+
+static int oom(struct tt_vpath *c) {
+  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
+}
+
+static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out);
+
+static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t *len,
+                     const char *what) {
+  *s = tt_json_string_text(j, len);
+  if (*s == NULL)
+    return bad(c, what);
+  return 0;
+}
+
+static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+  const char *s;
+  size_t len, n;
+  if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
+    return -1;
+  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
+  if (bytes == NULL)
+    return oom(c);
+  if (tt_base64_decode(s, len, TT_BASE64_STD, 0, bytes, &n) != 0) {
+    free(bytes);
+    return bad(c, "B is not valid base64");
+  }
+  bytes[n] = '\0';
+  out->type = TT_AV_B;
+  out->len = n;
+  out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
+  return 0;
+}
+
+static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+  const char *s;
+  size_t len;
+  if (string_of(c, j, &s, &len, "N must be a string holding a number") != 0)
+    return -1;
+  return tt_av_number_text(out, s, len, c->path[0] ? c->path : "N", c->err);
+}
+
+static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, struct tt_av *out) {
+  if (!json_is_array(j))
+    return bad(c, "a set must be a JSON array");
+  size_t n = json_array_size(j);
+  if (n == 0)
+    return bad(c, "a set cannot be empty");
+  if (tt_av_list(out, type, n) != 0)
+    return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *e = json_array_get(j, i);
+    size_t old = tt_vpath_index(c, i);
+    int rc;
+    if (type == TT_AV_SS) {
+      const char *s;
+      size_t len;
+      rc = string_of(c, e, &s, &len, "SS members must be strings");
+      if (rc == 0 && tt_av_string(&out->u.elems[i], s, len) != 0)
+        rc = oom(c);
+    } else if (type == TT_AV_NS) {
+      rc = number_from(c, e, &out->u.elems[i]);
+    } else {
+      rc = binary_from(c, e, &out->u.elems[i]);
+    }
+    tt_vpath_pop(c, old);
+    if (rc != 0)
+      return -1;
+  }
+  return tt_av_set_finish(out, c->path, c->err);
+}
+
+static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+  const char *key;
+  size_t key_len, i = 0;
+  json_t *val;
+  if (!json_is_object(j))
+    return bad(c, "M must be a JSON object");
+  if (tt_av_map(out, json_object_size(j)) != 0)
+    return oom(c);
+  json_object_keylen_foreach((json_t *)j, key, key_len, val) {
+    struct tt_av_member *m = &out->u.members[i++];
+    size_t old = tt_vpath_key(c, key, key_len);
+    if (memchr(key, '\0', key_len) != NULL) {
+      bad(c, "map keys cannot contain NUL");
+      tt_vpath_pop(c, old);
+      return -1;
+    }
+    if ((m->name = malloc(key_len + 1)) == NULL) {
+      tt_vpath_pop(c, old);
+      return oom(c);
+    }
+    memcpy(m->name, key, key_len);
+    m->name[key_len] = '\0';
+    m->name_len = key_len;
+    int rc = value_from(c, val, depth, &m->value);
+    tt_vpath_pop(c, old);
+    if (rc != 0)
+      return -1;
+  }
+  return tt_av_map_finish(out, c->path, c->err);
+}
+
+static int list_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+  if (!json_is_array(j))
+    return bad(c, "L must be a JSON array");
+  size_t n = json_array_size(j);
+  if (tt_av_list(out, TT_AV_L, n) != 0)
+    return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    size_t old = tt_vpath_index(c, i);
+    int rc = value_from(c, json_array_get(j, i), depth, &out->u.elems[i]);
+    tt_vpath_pop(c, old);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+  tt_av_null(out);
+  if (!json_is_object(j) || json_object_size(j) != 1)
+    return bad(c, "an AttributeValue must be an object with exactly one type key");
+  void *it = json_object_iter((json_t *)j);
+  const char *tkey = json_object_iter_key(it);
+  size_t tlen = json_object_iter_key_len(it);
+  const json_t *v = json_object_iter_value(it);
+  enum tt_av_type type = tt_av_type_parse(tkey, tlen);
+  int rc;
+  switch (type) {
+  case TT_AV_S: {
+    const char *s;
+    size_t len;
+    rc = string_of(c, v, &s, &len, "S must be a string");
+    if (rc == 0 && tt_av_string(out, s, len) != 0)
+      rc = oom(c);
+    break;
+  }
+  case TT_AV_N:
+    rc = number_from(c, v, out);
+    break;
+  case TT_AV_B:
+    rc = binary_from(c, v, out);
+    break;
+  case TT_AV_BOOL:
+    if (!json_is_boolean(v))
+      return bad(c, "BOOL must be true or false");
+    tt_av_bool(out, json_is_true(v));
+    return 0;
+  case TT_AV_NULL:
+    if (!json_is_true(v))
+      return bad(c, "NULL must be true");
+    return 0;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+    rc = set_from(c, v, type, out);
+    break;
+  case TT_AV_M:
+  case TT_AV_L:
+    if (depth + 1 > TT_DDB_MAX_DEPTH)
+      return bad(c, "documents nest at most 32 levels");
+    rc = type == TT_AV_M ? map_from(c, v, depth + 1, out) : list_from(c, v, depth + 1, out);
+    break;
+  default:
+    return bad(c, "unknown AttributeValue type");
+  }
+  if (rc != 0)
+    tt_av_free(out);
+  return rc;
+}
+
+int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
+                           struct tt_error *err) {
+  struct tt_vpath c;
+  tt_vpath_init(&c, path, err);
+  return value_from(&c, j, 0, out);
+}
+
+int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
+                          struct tt_error *err) {
+  struct tt_vpath c;
+  const char *key;
+  size_t key_len, i = 0;
+  json_t *val;
+  tt_vpath_init(&c, path, err);
+  tt_av_null(out);
+  if (!json_is_object(j))
+    return bad(&c, "an attribute map must be a JSON object");
+  if (tt_av_map(out, json_object_size(j)) != 0)
+    return oom(&c);
+  json_object_keylen_foreach((json_t *)j, key, key_len, val) {
+    struct tt_av_member *m = &out->u.members[i++];
+    size_t old = tt_vpath_key(&c, key, key_len);
+    int rc = 0;
+    if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
+      rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
+    else if ((m->name = malloc(key_len + 1)) == NULL)
+      rc = oom(&c);
+    if (rc == 0) {
+      memcpy(m->name, key, key_len);
+      m->name[key_len] = '\0';
+      m->name_len = key_len;
+      rc = value_from(&c, val, 0, &m->value);
+    }
+    tt_vpath_pop(&c, old);
+    if (rc != 0)
+      goto fail;
+  }
+  if (tt_av_map_finish(out, c.path, err) != 0)
+    goto fail;
+  return 0;
+fail:
+  tt_av_free(out);
+  return -1;
+}
+
+/* ---- writers ---- */
+
+static int write_scalar_text(struct tt_buf *b, const struct tt_av *v, unsigned fl) {
+  switch (v->type) {
+  case TT_AV_S:
+    return tt_json_write_string(b, v->u.bytes, v->len, fl);
+  case TT_AV_N:
+    if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_append(b, v->u.bytes, v->len) != 0)
+      return -1;
+    return tt_buf_append(b, "\"", 1);
+  case TT_AV_B:
+    if (tt_buf_append(b, "\"", 1) != 0 ||
+        tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
+      return -1;
+    return tt_buf_append(b, "\"", 1);
+  default:
+    return -1;
+  }
+}
+
+int tt_ddb_value_write(struct tt_buf *b, const struct tt_av *v, unsigned fl) {
+  switch (v->type) {
+  case TT_AV_S:
+    if (tt_buf_append(b, "{\"S\":", 5) != 0)
+      return -1;
+    break;
+  case TT_AV_N:
+    if (tt_buf_append(b, "{\"N\":", 5) != 0)
+      return -1;
+    break;
+  case TT_AV_B:
+    if (tt_buf_append(b, "{\"B\":", 5) != 0)
+      return -1;
+    break;
+  case TT_AV_BOOL:
+    return tt_buf_puts(b, v->u.boolean ? "{\"BOOL\":true}" : "{\"BOOL\":false}");
+  case TT_AV_NULL:
+    return tt_buf_puts(b, "{\"NULL\":true}");
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+    if (tt_buf_printf(b, "{\"%s\":[", tt_av_type_name(v->type)) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || write_scalar_text(b, &v->u.elems[i], fl) != 0)
+        return -1;
+    return tt_buf_append(b, "]}", 2);
+  case TT_AV_L:
+    if (tt_buf_append(b, "{\"L\":[", 6) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || tt_ddb_value_write(b, &v->u.elems[i], fl) != 0)
+        return -1;
+    return tt_buf_append(b, "]}", 2);
+  case TT_AV_M:
+    if (tt_buf_append(b, "{\"M\":", 5) != 0 || tt_ddb_item_write(b, v, fl) != 0)
+      return -1;
+    return tt_buf_append(b, "}", 1);
+  default:
+    return -1;
+  }
+  if (write_scalar_text(b, v, fl) != 0)
+    return -1;
+  return tt_buf_append(b, "}", 1);
+}
+
+int tt_ddb_item_write(struct tt_buf *b, const struct tt_av *item, unsigned fl) {
+  if (item->type != TT_AV_M || tt_buf_append(b, "{", 1) != 0)
+    return -1;
+  for (size_t i = 0; i < item->len; i++) {
+    const struct tt_av_member *m = &item->u.members[i];
+    if ((i && tt_buf_append(b, ",", 1) != 0) ||
+        tt_json_write_string(b, m->name, m->name_len, fl) != 0 ||
+        tt_buf_append(b, ":", 1) != 0 || tt_ddb_value_write(b, &m->value, fl) != 0)
+      return -1;
+  }
+  return tt_buf_append(b, "}", 1);
+}
+
+static json_t *scalar_json(const struct tt_av *v) {
+  switch (v->type) {
+  case TT_AV_S:
+    return tt_json_string_new(v->u.bytes, v->len);
+  case TT_AV_N:
+    return json_stringn_nocheck(v->u.bytes, v->len);
+  case TT_AV_B: {
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    json_t *j = NULL;
+    if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
+      j = json_stringn_nocheck(b.data ? b.data : "", b.len);
+    tt_buf_free(&b);
+    return j;
+  }
+  default:
+    return NULL;
+  }
+}
+
+json_t *tt_ddb_value_to_json(const struct tt_av *v) {
+  json_t *inner = NULL;
+  switch (v->type) {
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B:
+    inner = scalar_json(v);
+    break;
+  case TT_AV_BOOL:
+    inner = json_boolean(v->u.boolean);
+    break;
+  case TT_AV_NULL:
+    inner = json_true();
+    break;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+  case TT_AV_L:
+    if ((inner = json_array()) == NULL)
+      return NULL;
+    for (size_t i = 0; i < v->len; i++) {
+      json_t *e = v->type == TT_AV_L ? tt_ddb_value_to_json(&v->u.elems[i])
+                                     : scalar_json(&v->u.elems[i]);
+      if (e == NULL || json_array_append_new(inner, e) != 0) {
+        json_decref(inner);
+        return NULL;
+      }
+    }
+    break;
+  case TT_AV_M:
+    inner = tt_ddb_item_to_json(v);
+    break;
+  default:
+    return NULL;
+  }
+  if (inner == NULL)
+    return NULL;
+  json_t *o = json_object();
+  if (o == NULL) {
+    json_decref(inner);
+    return NULL;
+  }
+  /* jansson's *_new setters consume `inner` even when they fail. */
+  if (json_object_set_new_nocheck(o, tt_av_type_name(v->type), inner) != 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *tt_ddb_item_to_json(const struct tt_av *item) {
+  if (item->type != TT_AV_M)
+    return NULL;
+  json_t *o = json_object();
+  if (o == NULL)
+    return NULL;
+  for (size_t i = 0; i < item->len; i++) {
+    const struct tt_av_member *m = &item->u.members[i];
+    json_t *v = tt_ddb_value_to_json(&m->value);
+    if (v == NULL || json_object_setn_new_nocheck(o, m->name, m->name_len, v) != 0) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}

@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* json_exact.c -- a single-pass JSON parser that builds jansson trees with
+ * exact number text, and the matching compact writer. */
+#include "value/json_exact.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/number.h"
+
+/* Where the parser is in the document, for error paths. Frames live on the
+ * C stack of the recursive descent, so tracking costs nothing until an
+ * error asks for the path. */
+struct frame {
+  const struct frame *parent;
+  const char *key; /* object member being parsed, or NULL for arrays */
+  size_t key_len;
+  size_t index; /* array element being parsed */
+};
+
+struct parser {
+  const char *start, *p, *end;
+  int max_depth;
+  struct tt_error *err;
+  char *scratch; /* decoded escapes and marked numbers; reused */
+  size_t scratch_cap;
+};
+
+static void path_of(const struct frame *f, char *out, size_t cap) {
+  const struct frame *chain[256];
+  int n = 0;
+  for (; f && n < 256; f = f->parent)
+    chain[n++] = f;
+  size_t k = 0;
+  out[0] = '\0';
+  for (int i = n - 1; i >= 0 && k + 1 < cap; i--) {
+    const struct frame *c = chain[i];
+    int w;
+    if (c->key) {
+      if (k > 0)
+        out[k++] = '.';
+      size_t l = c->key_len;
+      if (l > cap - 1 - k)
+        l = cap - 1 - k;
+      memcpy(out + k, c->key, l);
+      k += l;
+      out[k] = '\0';
+      continue;
+    }
+    w = snprintf(out + k, cap - k, "[%zu]", c->index);
+    if (w < 0 || (size_t)w >= cap - k) {
+      k = cap - 1;
+      break;
+    }
+    k += (size_t)w;
+  }
+  out[k < cap ? k : cap - 1] = '\0';
+}
+
+static int fail_at(struct parser *ps, const struct frame *f, const char *what) {
+  char path[128];
+  int line = 1, col = 1;
+  for (const char *q = ps->start; q < ps->p && q < ps->end; q++) {
+    if (*q == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  path_of(f, path, sizeof(path));
+  if (path[0])
+    return tt_error_set(ps->err, TT_ERR_VALIDATION, path,
+                        "invalid JSON at line %d, column %d (at %s): %s", line, col, path, what);
+  return tt_error_set(ps->err, TT_ERR_VALIDATION, "", "invalid JSON at line %d, column %d: %s",
+                      line, col, what);
+}
+
+static int scratch_reserve(struct parser *ps, size_t n) {
+  if (n <= ps->scratch_cap)
+    return 0;
+  size_t cap = ps->scratch_cap ? ps->scratch_cap : 256;
+  while (cap < n)
+    cap *= 2;
+  char *s = realloc(ps->scratch, cap);
+  if (s == NULL)
+    return -1;
+  ps->scratch = s;
+  ps->scratch_cap = cap;
+  return 0;
+}
+
+static void skip_ws(struct parser *ps) {
+  while (ps->p < ps->end &&
+         (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+    ps->p++;
+}
+
+/* Bytes that end the plain-ASCII fast path of a string: quote, backslash,
+ * controls and every non-ASCII byte (validated as UTF-8). */
+static const unsigned char str_class[256] = {
+    [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
+};
+
+/* Length of a valid UTF-8 sequence at s (first byte >= 0x80), or 0. */
+static size_t utf8_seq(const unsigned char *s, const unsigned char *end) {
+  unsigned char c = s[0];
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0)
+      lo = 0xA0;
+    else if (c == 0xED)
+      hi = 0x9F; /* no UTF-16 surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F; /* nothing above U+10FFFF */
+  } else
+    return 0;
+  if ((size_t)(end - s) < n)
+    return 0;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF)
+      return 0;
+  return n;
+}
+
+static int hex4(const char *s, unsigned *out) {
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = s[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static size_t put_utf8(char *o, unsigned cp) {
+  if (cp < 0x80) {
+    o[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (char)(0xC0 | (cp >> 6));
+    o[1] = (char)(0x80 | (cp & 63));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | (cp >> 12));
+    o[1] = (char)(0x80 | ((cp >> 6) & 63));
+    o[2] = (char)(0x80 | (cp & 63));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | (cp >> 18));
+  o[1] = (char)(0x80 | ((cp >> 12) & 63));
+  o[2] = (char)(0x80 | ((cp >> 6) & 63));
+  o[3] = (char)(0x80 | (cp & 63));
+  return 4;
+}
+
+/* Parses a string token at ps->p (the opening quote). On success the
+ * bytes are at *s (length *len): either inside the input (no escapes: the
+ * common case, no copy; *decoded false) or inside ps->scratch at offset
+ * `reserve` (escapes decoded; the first `reserve` bytes are left free for a
+ * marker; *decoded true). */
+static int parse_string(struct parser *ps, const struct frame *f, size_t reserve,
+                        const char **s, size_t *len, bool *decoded) {
+  const char *q = ++ps->p;
+  /* Fast scan: plain ASCII without escapes, one table load per byte. */
+  while (q < ps->end) {
+    unsigned char c = (unsigned char)*q;
+    if (str_class[c] == 0) {
+      q++;
+      continue;
+    }
+    if (c == '"' || c == '\\' || c < 0x20)
+      break;
+    if (c >= 0x80) {
+      size_t n = utf8_seq((const unsigned char *)q, (const unsigned char *)ps->end);
+      if (n == 0) {
+        ps->p = q;
+        return fail_at(ps, f, "invalid UTF-8 in string");
+      }
+      q += n;
+      continue;
+    }
+    q++;
+  }
+  if (q >= ps->end) {
+    ps->p = q;
+    return fail_at(ps, f, "unterminated string");
+  }
+  if (*q == '"') {
+    *s = ps->p;
+    *len = (size_t)(q - ps->p);
+    *decoded = false;
+    ps->p = q + 1;
+    return 0;
+  }
+  if ((unsigned char)*q < 0x20) {
+    ps->p = q;
+    return fail_at(ps, f, "control character in string");
+  }
+  /* Escapes: decoded text is never longer than its source. */
+  size_t avail = (size_t)(ps->end - ps->p);
+  if (scratch_reserve(ps, reserve + avail + 4) != 0)
+    return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+  char *o = ps->scratch + reserve;
+  size_t k = (size_t)(q - ps->p);
+  memcpy(o, ps->p, k);
+  while (q < ps->end) {
+    unsigned char c = (unsigned char)*q;
+    if (c == '"') {
+      *s = o;
+      *len = k;
+      *decoded = true;
+      ps->p = q + 1;
+      return 0;
+    }
+    if (c < 0x20) {
+      ps->p = q;
+      return fail_at(ps, f, "control character in string");
+    }
+    if (c >= 0x80) {
+      size_t n = utf8_seq((const unsigned char *)q, (const unsigned char *)ps->end);
+      if (n == 0) {
+        ps->p = q;
+        return fail_at(ps, f, "invalid UTF-8 in string");
+      }
+      memcpy(o + k, q, n);
+      k += n;
+      q += n;
+      continue;
+    }
+    if (c != '\\') {
+      o[k++] = (char)c;
+      q++;
+      continue;
+    }
+    if (q + 1 >= ps->end)
+      break;
+    char e = q[1];
+    q += 2;
+    switch (e) {
+    case '"': o[k++] = '"'; break;
+    case '\\': o[k++] = '\\'; break;
+    case '/': o[k++] = '/'; break;
+    case 'b': o[k++] = '\b'; break;
+    case 'f': o[k++] = '\f'; break;
+    case 'n': o[k++] = '\n'; break;
+    case 'r': o[k++] = '\r'; break;
+    case 't': o[k++] = '\t'; break;
+    case 'u': {
+      unsigned cp, lo;
+      if (ps->end - q < 4 || hex4(q, &cp) != 0) {
+        ps->p = q - 2;
+        return fail_at(ps, f, "invalid \\u escape");
+      }
+      q += 4;
+      if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        ps->p = q - 6;
+        return fail_at(ps, f, "lone low surrogate in \\u escape");
+      }
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) != 0 ||
+            lo < 0xDC00 || lo > 0xDFFF) {
+          ps->p = q - 6;
+          return fail_at(ps, f, "lone high surrogate in \\u escape");
+        }
+        q += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      }
+      k += put_utf8(o + k, cp);
+      break;
+    }
+    default:
+      ps->p = q - 2;
+      return fail_at(ps, f, "invalid escape in string");
+    }
+  }
+  ps->p = q;
+  return fail_at(ps, f, "unterminated string");
+}
+
+/* Length of a JSON number token at s, or 0 if there is none. */
+static size_t number_token(const char *s, const char *end) {
+  const char *q = s;
+  if (q < end && *q == '-')
+    q++;
+  if (q >= end)
+    return 0;
+  if (*q == '0') {
+    q++;
+  } else if (*q >= '1' && *q <= '9') {
+    while (q < end && *q >= '0' && *q <= '9')
+      q++;
+  } else {
+    return 0;
+  }
+  if (q < end && *q == '.') {
+    const char *d = ++q;
+    while (q < end && *q >= '0' && *q <= '9')
+      q++;
+    if (q == d)
+      return 0;
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    q++;
+    if (q < end && (*q == '+' || *q == '-'))
+      q++;
+    const char *d = q;
+    while (q < end && *q >= '0' && *q <= '9')
+      q++;
+    if (q == d)
+      return 0;
+  }
+  return (size_t)(q - s);
+}
+
+bool tt_json_number_syntax(const char *s, size_t len) {
+  return len > 0 && number_token(s, s + len) == len;
+}
+
+/* A jansson string with a 2-byte marker in front of `len` bytes. When
+ * `in_scratch`, the bytes already sit at ps->scratch + 2 (parse_string
+ * reserved the room), so nothing moves. */
+static json_t *marked(struct parser *ps, char tag, const char *s, size_t len, bool in_scratch) {
+  if (!in_scratch) {
+    if (scratch_reserve(ps, len + 2) != 0)
+      return NULL;
+    memcpy(ps->scratch + 2, s, len);
+  }
+  ps->scratch[0] = '\0';
+  ps->scratch[1] = tag;
+  return json_stringn_nocheck(ps->scratch, len + 2);
+}
+
+static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out);
+
+static int parse_object(struct parser *ps, const struct frame *f, int depth, json_t **out) {
+  json_t *obj = json_object();
+  char *key_copy = NULL;
+  if (obj == NULL)
+    return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+  ps->p++; /* '{' */
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == '}') {
+    ps->p++;
+    *out = obj;
+    return 0;
+  }
+  for (;;) {
+    struct frame child = {f, NULL, 0, 0};
+    const char *key;
+    size_t key_len;
+    bool decoded;
+    json_t *val = NULL;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != '"') {
+      fail_at(ps, f, "expected a string key");
+      goto fail;
+    }
+    if (parse_string(ps, f, 0, &key, &key_len, &decoded) != 0)
+      goto fail;
+    if (memchr(key, '\0', key_len) != NULL) {
+      fail_at(ps, f, "object key contains a NUL character");
+      goto fail;
+    }
+    if (decoded) {
+      /* Decoded into scratch, which the value will reuse: keep a copy. */
+      if ((key_copy = malloc(key_len + 1)) == NULL) {
+        tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+        goto fail;
+      }
+      memcpy(key_copy, key, key_len);
+      key = key_copy;
+    }
+    child.key = key_len ? key : "\"\"";
+    child.key_len = key_len ? key_len : 2;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != ':') {
+      fail_at(ps, &child, "expected ':'");
+      goto fail;
+    }
+    ps->p++;
+    if (parse_value(ps, &child, depth, &val) != 0)
+      goto fail;
+    size_t before = json_object_size(obj);
+    /* One hash operation for both insert and duplicate detection: a
+     * duplicate replaces and leaves the size unchanged. */
+    if (json_object_setn_new_nocheck(obj, key, key_len, val) != 0) {
+      tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto fail;
+    }
+    if (json_object_size(obj) == before) {
+      fail_at(ps, &child, "duplicate object key");
+      goto fail;
+    }
+    free(key_copy);
+    key_copy = NULL;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (ps->p < ps->end && *ps->p == '}') {
+      ps->p++;
+      *out = obj;
+      return 0;
+    }
+    fail_at(ps, f, "expected ',' or '}'");
+    goto fail;
+  }
+fail:
+  free(key_copy);
+  json_decref(obj);
+  return -1;
+}
+
+static int parse_array(struct parser *ps, const struct frame *f, int depth, json_t **out) {
+  json_t *arr = json_array();
+  if (arr == NULL)
+    return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+  ps->p++; /* '[' */
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == ']') {
+    ps->p++;
+    *out = arr;
+    return 0;
+  }
+  for (size_t i = 0;; i++) {
+    struct frame child = {f, NULL, 0, i};
+    json_t *val = NULL;
+    if (parse_value(ps, &child, depth, &val) != 0)
+      goto fail;
+    if (json_array_append_new(arr, val) != 0) {
+      tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto fail;
+    }
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (ps->p < ps->end && *ps->p == ']') {
+      ps->p++;
+      *out = arr;
+      return 0;
+    }
+    fail_at(ps, f, "expected ',' or ']'");
+    goto fail;
+  }
+fail:
+  json_decref(arr);
+  return -1;
+}
+
+static int literal(struct parser *ps, const char *word, size_t n) {
+  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+    return -1;
+  ps->p += n;
+  return 0;
+}
+
+static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out) {
+  skip_ws(ps);
+  if (ps->p >= ps->end)
+    return fail_at(ps, f, "unexpected end of input");
+  char c = *ps->p;
+  json_t *v = NULL;
+  switch (c) {
+  case '{':
+  case '[':
+    if (depth + 1 > ps->max_depth) {
+      char what[64];
+      snprintf(what, sizeof(what), "nesting deeper than %d levels", ps->max_depth);
+      return fail_at(ps, f, what);
+    }
+    return c == '{' ? parse_object(ps, f, depth + 1, out) : parse_array(ps, f, depth + 1, out);
+  case '"': {
+    const char *s;
+    size_t len;
+    bool decoded;
+    if (parse_string(ps, f, 2, &s, &len, &decoded) != 0)
+      return -1;
+    if (len > 0 && s[0] == '\0')
+      v = marked(ps, 'S', s, len, decoded);
+    else
+      v = json_stringn_nocheck(s, len);
+    break;
+  }
+  case 't':
+    if (literal(ps, "true", 4) != 0)
+      return fail_at(ps, f, "invalid literal");
+    v = json_true();
+    break;
+  case 'f':
+    if (literal(ps, "false", 5) != 0)
+      return fail_at(ps, f, "invalid literal");
+    v = json_false();
+    break;
+  case 'n':
+    if (literal(ps, "null", 4) != 0)
+      return fail_at(ps, f, "invalid literal");
+    v = json_null();
+    break;
+  default: {
+    size_t n = number_token(ps->p, ps->end);
+    if (n == 0)
+      return fail_at(ps, f, c == '-' || (c >= '0' && c <= '9') ? "invalid number"
+                                                               : "unexpected character");
+    const char *tok = ps->p;
+    ps->p += n;
+    /* "1.5x" or "01": the token must end at a delimiter. */
+    if (ps->p < ps->end && ((*ps->p >= '0' && *ps->p <= '9') || *ps->p == '.' ||
+                            *ps->p == 'e' || *ps->p == 'E' || *ps->p == '-' || *ps->p == '+'))
+      return fail_at(ps, f, "invalid number");
+    v = marked(ps, 'N', tok, n, false);
+    break;
+  }
+  }
+  if (v == NULL)
+    return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
+  *out = v;
+  return 0;
+}
+
+int tt_json_parse(const char *text, size_t len, const struct tt_json_opts *opts, json_t **out,
+                  struct tt_error *err) {
+  struct parser ps = {text, text, text + len, TT_JSON_MAX_DEPTH, err, NULL, 0};
+  json_t *v = NULL;
+  int rc = -1;
+  *out = NULL;
+  if (opts && opts->max_depth > 0)
+    ps.max_depth = opts->max_depth;
+  if (ps.max_depth > 200)
+    ps.max_depth = 200; /* bounds the recursion whatever the caller asks */
+  if (opts && opts->max_bytes && len > opts->max_bytes)
+    return tt_error_set(err, TT_ERR_PAYLOAD_TOO_LARGE, "",
+                        "JSON text is larger than %zu bytes", opts->max_bytes);
+  if (parse_value(&ps, NULL, 0, &v) != 0)
+    goto done;
+  skip_ws(&ps);
+  if (ps.p != ps.end) {
+    fail_at(&ps, NULL, "unexpected data after the JSON value");
+    json_decref(v);
+    goto done;
+  }
+  *out = v;
+  rc = 0;
+done:
+  free(ps.scratch);
+  return rc;
+}
+
+/* ---- accessors ---- */
+
+static bool has_marker(const json_t *j, char tag) {
+  if (!json_is_string(j) || json_string_length(j) < 2)
+    return false;
+  const char *s = json_string_value(j);
+  return s[0] == '\0' && s[1] == tag;
+}
+
+bool tt_json_is_number(const json_t *j) {
+  return j && (json_is_integer(j) || json_is_real(j) || has_marker(j, 'N'));
+}
+
+const char *tt_json_number_text(const json_t *j, struct tt_json_numbuf *nb, size_t *len) {
+  int n;
+  if (j == NULL)
+    return NULL;
+  if (has_marker(j, 'N')) {
+    *len = json_string_length(j) - 2;
+    return json_string_value(j) + 2;
+  }
+  if (json_is_integer(j)) {
+    n = snprintf(nb->text, sizeof(nb->text), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+  } else if (json_is_real(j)) {
+    n = snprintf(nb->text, sizeof(nb->text), "%.17g", json_real_value(j));
+  } else {
+    return NULL;
+  }
+  *len = (size_t)n;
+  return nb->text;
+}
+
+json_t *tt_json_number_new(const char *text, size_t len) {
+  if (!tt_json_number_syntax(text, len))
+    return NULL;
+  char small[64];
+  char *buf = len + 2 <= sizeof(small) ? small : malloc(len + 2);
+  if (buf == NULL)
+    return NULL;
+  buf[0] = '\0';
+  buf[1] = 'N';
+  memcpy(buf + 2, text, len);
+  json_t *j = json_stringn_nocheck(buf, len + 2);
+  if (buf != small)
+    free(buf);
+  return j;
+}
+
+bool tt_json_is_string(const json_t *j) {
+  return j && json_is_string(j) && !has_marker(j, 'N');
+}
+
+const char *tt_json_string_text(const json_t *j, size_t *len) {
+  if (!tt_json_is_string(j))
+    return NULL;
+  if (has_marker(j, 'S')) {
+    *len = json_string_length(j) - 2;
+    return json_string_value(j) + 2;
+  }
+  *len = json_string_length(j);
+  return json_string_value(j);
+}
+
+static bool utf8_valid(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  while (p < end) {
+    if (*p < 0x80) {
+      p++;
+      continue;
+    }
+    size_t n = utf8_seq(p, end);
+    if (n == 0)
+      return false;
+    p += n;
+  }
+  return true;
+}
+
+json_t *tt_json_string_new(const char *s, size_t len) {
+  if (!utf8_valid(s, len))
+    return NULL;
+  if (len == 0 || s[0] != '\0')
+    return json_stringn_nocheck(s, len);
+  char *buf = malloc(len + 2);
+  if (buf == NULL)
+    return NULL;
+  buf[0] = '\0';
+  buf[1] = 'S';
+  memcpy(buf + 2, s, len);
+  json_t *j = json_stringn_nocheck(buf, len + 2);
+  free(buf);
+  return j;
+}
+
+/* ---- writer ---- */
+
+/* Which bytes a JSON string writer must look at: 1 = always escaped
+ * (quote, backslash, controls), 2 = escaped only in Go mode (<, >, & and
+ * the lead byte of U+2028/U+2029). Everything else is copied in spans. */
+static const unsigned char esc_class[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+    [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+    [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+    [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+    [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1,  ['\\'] = 1, ['<'] = 2,
+    ['>'] = 2,  ['&'] = 2,  [0xE2] = 2,
+};
+
+int tt_json_write_string(struct tt_buf *b, const char *s, size_t len, unsigned flags) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *u = (const unsigned char *)s;
+  unsigned char mask = (flags & TT_JSON_GO_ESCAPE) ? 3 : 1;
+  size_t start = 0, i = 0;
+  if (tt_buf_append(b, "\"", 1) != 0)
+    return -1;
+  for (;;) {
+    while (i < len && !(esc_class[u[i]] & mask))
+      i++;
+    if (i >= len)
+      break;
+    unsigned char c = u[i];
+    char esc[7];
+    size_t elen = 0, skip = 1;
+    switch (c) {
+    case '"': memcpy(esc, "\\\"", 2); elen = 2; break;
+    case '\\': memcpy(esc, "\\\\", 2); elen = 2; break;
+    case '\b': memcpy(esc, "\\b", 2); elen = 2; break;
+    case '\f': memcpy(esc, "\\f", 2); elen = 2; break;
+    case '\n': memcpy(esc, "\\n", 2); elen = 2; break;
+    case '\r': memcpy(esc, "\\r", 2); elen = 2; break;
+    case '\t': memcpy(esc, "\\t", 2); elen = 2; break;
+    case 0xE2:
+      /* U+2028 / U+2029: Go escapes them for JavaScript's sake. */
+      if (i + 2 < len && u[i + 1] == 0x80 && (u[i + 2] == 0xA8 || u[i + 2] == 0xA9)) {
+        memcpy(esc, u[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+        elen = 6;
+        skip = 3;
+      }
+      break;
+    default: /* other controls, and <, >, & in Go mode */
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      elen = 6;
+    }
+    if (elen == 0) {
+      i++;
+      continue;
+    }
+    if (tt_buf_append(b, s + start, i - start) != 0 || tt_buf_append(b, esc, elen) != 0)
+      return -1;
+    i += skip;
+    start = i;
+  }
+  if (tt_buf_append(b, s + start, len - start) != 0)
+    return -1;
+  return tt_buf_append(b, "\"", 1);
+}
+
+struct kv {
+  const char *key;
+  size_t len;
+  json_t *val;
+};
+
+static int kv_cmp(const void *pa, const void *pb) {
+  const struct kv *a = pa, *b = pb;
+  size_t m = a->len < b->len ? a->len : b->len;
+  int c = memcmp(a->key, b->key, m);
+  if (c)
+    return c;
+  return (a->len > b->len) - (a->len < b->len);
+}
+
+static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
+  switch (json_typeof(j)) {
+  case JSON_OBJECT: {
+    size_t n = json_object_size(j), i = 0;
+    struct kv small[16];
+    struct kv *kvs = n <= 16 ? small : malloc(n * sizeof(*kvs));
+    int rc = -1;
+    const char *key;
+    size_t key_len;
+    json_t *val;
+    if (kvs == NULL)
+      return -1;
+    json_object_keylen_foreach((json_t *)j, key, key_len, val) {
+      kvs[i].key = key;
+      kvs[i].len = key_len;
+      kvs[i].val = val;
+      i++;
+    }
+    if ((flags & TT_JSON_SORT_KEYS) && n > 1)
+      qsort(kvs, n, sizeof(*kvs), kv_cmp);
+    if (tt_buf_append(b, "{", 1) != 0)
+      goto obj_done;
+    for (i = 0; i < n; i++) {
+      if ((i && tt_buf_append(b, ",", 1) != 0) ||
+          tt_json_write_string(b, kvs[i].key, kvs[i].len, flags) != 0 ||
+          tt_buf_append(b, ":", 1) != 0 || dump(kvs[i].val, flags, b) != 0)
+        goto obj_done;
+    }
+    rc = tt_buf_append(b, "}", 1);
+  obj_done:
+    if (kvs != small)
+      free(kvs);
+    return rc;
+  }
+  case JSON_ARRAY: {
+    if (tt_buf_append(b, "[", 1) != 0)
+      return -1;
+    for (size_t i = 0; i < json_array_size(j); i++)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || dump(json_array_get(j, i), flags, b) != 0)
+        return -1;
+    return tt_buf_append(b, "]", 1);
+  }
+  case JSON_STRING: {
+    size_t len;
+    const char *s;
+    if (has_marker(j, 'N')) {
+      s = json_string_value(j) + 2;
+      len = json_string_length(j) - 2;
+      if (flags & TT_JSON_CANON_NUMBERS) {
+        char canon[TT_NUMBER_TEXT_MAX];
+        if (tt_number_canonical(s, len, canon, sizeof(canon), NULL, NULL) == 0)
+          return tt_buf_puts(b, canon);
+      }
+      return tt_buf_append(b, s, len);
+    }
+    s = tt_json_string_text(j, &len);
+    return tt_json_write_string(b, s, len, flags);
+  }
+  case JSON_INTEGER:
+    return tt_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+  case JSON_REAL: {
+    char tmp[40];
+    int n = snprintf(tmp, sizeof(tmp), "%.17g", json_real_value(j));
+    if (n < 0 || (size_t)n >= sizeof(tmp) || tt_buf_append(b, tmp, (size_t)n) != 0)
+      return -1;
+    /* Keep it a real for readers that care: "1" -> "1.0". */
+    if (strpbrk(tmp, ".eEn") == NULL && tt_buf_append(b, ".0", 2) != 0)
+      return -1;
+    return 0;
+  }
+  case JSON_TRUE:
+    return tt_buf_append(b, "true", 4);
+  case JSON_FALSE:
+    return tt_buf_append(b, "false", 5);
+  case JSON_NULL:
+    return tt_buf_append(b, "null", 4);
+  }
+  return -1;
+}
+
+int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
+  return dump(j, flags, b);
+}

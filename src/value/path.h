@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* path.h -- internal to src/value: the attribute path ("a.b[2]") that the
+ * codecs grow and shrink while descending, for error fields. */
+#ifndef TT_VALUE_PATH_H
+#define TT_VALUE_PATH_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/error.h"
+
+/* Sized like tt_error.field; longer paths are truncated. No allocation. */
+struct tt_vpath {
+  char path[128];
+  size_t len;
+  struct tt_error *err;
+};
+
+static inline size_t tt_vpath_key(struct tt_vpath *c, const char *key, size_t key_len) {
+  size_t old = c->len;
+  size_t room = sizeof(c->path) - 1 - c->len;
+  if (c->len && room) {
+    c->path[c->len++] = '.';
+    room--;
+  }
+  if (key_len > room)
+    key_len = room;
+  memcpy(c->path + c->len, key, key_len);
+  c->len += key_len;
+  c->path[c->len] = '\0';
+  return old;
+}
+
+static inline size_t tt_vpath_index(struct tt_vpath *c, size_t i) {
+  size_t old = c->len;
+  size_t room = sizeof(c->path) - c->len;
+  int n = snprintf(c->path + c->len, room, "[%zu]", i);
+  if (n > 0)
+    c->len += (size_t)n < room ? (size_t)n : room - 1;
+  return old;
+}
+
+static inline void tt_vpath_pop(struct tt_vpath *c, size_t old) {
+  c->len = old;
+  c->path[old] = '\0';
+}
+
+static inline void tt_vpath_init(struct tt_vpath *c, const char *path, struct tt_error *err) {
+  c->err = err;
+  c->len = 0;
+  c->path[0] = '\0';
+  if (path && *path)
+    tt_vpath_key(c, path, strlen(path));
+}
+
+#endif
