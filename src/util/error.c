@@ -35,6 +35,21 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_ERR_INTERNAL] = "Internal",
 };
 
+/* Cuts a truncated message back to a whole UTF-8 sequence, so it always
+ * encodes as a JSON string. */
+static void utf8_trim(char *s) {
+  size_t n = strlen(s);
+  size_t i = n;
+  while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+    i--; /* continuation bytes */
+  if (i > 0 && ((unsigned char)s[i - 1] & 0x80)) {
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (n - (i - 1) < want)
+      s[i - 1] = '\0';
+  }
+}
+
 int tt_error_set(struct tt_error *err, enum tt_err_code code, const char *field,
                  const char *fmt, ...) {
   if (err == NULL)
@@ -43,8 +58,10 @@ int tt_error_set(struct tt_error *err, enum tt_err_code code, const char *field,
   snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  int n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
   va_end(ap);
+  if (n >= (int)sizeof(err->message))
+    utf8_trim(err->message);
   return -1;
 }
 

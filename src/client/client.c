@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client.c -- backend calls as joined operations, with metrics and retries. */
+#include "client/client.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "obs/log.h"
+
+const struct tt_client_retry_policy tt_client_default_retry = {
+    .max_attempts = 4,
+    .transient_base_ms = 25,
+    .throttle_base_ms = 1000,
+    .max_backoff_ms = 20000,
+    .quota = 500,
+    .retry_cost = 5,
+    .timeout_retry_cost = 10,
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t *loop,
+                    struct tt_families *fams) {
+  memset(cl, 0, sizeof(*cl));
+  cl->backend = backend;
+  cl->loop = loop;
+  cl->fams = fams;
+  cl->retry = tt_client_default_retry;
+  cl->tokens = cl->retry.quota;
+  if (getrandom(&cl->rng, sizeof(cl->rng), 0) != (ssize_t)sizeof(cl->rng))
+    cl->rng = now_ns();
+}
+
+static double random01(struct tt_client *cl) {
+  if (cl->random01)
+    return cl->random01(cl->random_arg);
+  /* xorshift64*: jitter needs spread, not secrecy. */
+  cl->rng ^= cl->rng >> 12;
+  cl->rng ^= cl->rng << 25;
+  cl->rng ^= cl->rng >> 27;
+  return (double)((cl->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+uint64_t tt_client_backoff_ms(struct tt_client *cl, const struct tt_backend_error *e,
+                              unsigned retry) {
+  uint64_t base = e->throttling ? cl->retry.throttle_base_ms : cl->retry.transient_base_ms;
+  uint64_t ceiling = base;
+  for (unsigned i = 1; i < retry && ceiling < cl->retry.max_backoff_ms; i++)
+    ceiling *= 2;
+  if (ceiling > cl->retry.max_backoff_ms)
+    ceiling = cl->retry.max_backoff_ms;
+  uint64_t wait = (uint64_t)(random01(cl) * (double)ceiling);
+  if (e->retry_after_ms > wait)
+    wait = e->retry_after_ms;
+  return wait;
+}
+
+static const char *outcome_of(const struct tt_backend_call *bc) {
+  if (bc->status == 0)
+    return "success";
+  if (bc->error.throttling)
+    return "throttled";
+  if (bc->error.retryable)
+    return "transient";
+  if (strcmp(bc->error.type, "RequestCanceled") == 0)
+    return "canceled";
+  return "error";
+}
+
+static void finish(struct tt_client_call *c) {
+  c->done(c);
+  json_decref(c->bc.request);
+  json_decref(c->bc.response);
+  c->bc.request = c->bc.response = NULL;
+  tt_backend_error_clear(&c->bc.error);
+  tt_op_done(&c->op, NULL); /* the caller judged the result in done */
+}
+
+static void timer_closed_cb(uv_handle_t *h) {
+  struct tt_client_call *c = h->data;
+  c->timer_open = false;
+  finish(c);
+}
+
+/* Ends the call: closes the retry timer first when it exists (its memory is
+ * the caller's and must not be released before the close callback). */
+static void complete(struct tt_client_call *c) {
+  if (c->timer_open)
+    uv_close((uv_handle_t *)&c->retry_timer, timer_closed_cb);
+  else
+    finish(c);
+}
+
+static void attempt(struct tt_client_call *c);
+
+static void retry_timer_cb(uv_timer_t *t) {
+  struct tt_client_call *c = t->data;
+  attempt(c);
+}
+
+static bool should_retry(struct tt_client_call *c) {
+  const struct tt_backend_error *e = &c->bc.error;
+  struct tt_client *cl = c->client;
+  if (c->canceled || c->attempt >= cl->retry.max_attempts)
+    return false;
+  bool conflict = strcmp(e->type, "TransactionConflictException") == 0;
+  if (!e->retryable && !(conflict && c->retry_conflicts))
+    return false;
+  /* Throttling retries are free in standard mode; others spend quota. */
+  if (!e->throttling) {
+    unsigned cost = strstr(e->type, "Timeout") ? cl->retry.timeout_retry_cost
+                                               : cl->retry.retry_cost;
+    if (cl->tokens < cost)
+      return false;
+    cl->tokens -= cost;
+  }
+  return true;
+}
+
+static void backend_done_cb(struct tt_backend_call *bc) {
+  struct tt_client_call *c = bc->arg;
+  struct tt_client *cl = c->client;
+  const char *op = tt_ddb_op_name(bc->op);
+  c->in_backend = false;
+  if (cl->fams) {
+    const char *l2[2] = {op, outcome_of(bc)};
+    tt_metric_add(cl->fams->backend_calls, l2, 1);
+    const char *l1[1] = {op};
+    tt_metric_observe(cl->fams->backend_duration, l1, (double)(now_ns() - c->started_ns) / 1e9);
+  }
+  if (bc->status == 0) {
+    if (cl->tokens < cl->retry.quota)
+      cl->tokens += c->attempt > 1 ? cl->retry.retry_cost : 1;
+    if (cl->tokens > cl->retry.quota)
+      cl->tokens = cl->retry.quota;
+    complete(c);
+    return;
+  }
+  if (!should_retry(c)) {
+    complete(c);
+    return;
+  }
+  uint64_t wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
+  const char *reason = bc->error.throttling ? "throttled" : "transient";
+  if (cl->fams) {
+    const char *l2[2] = {op, reason};
+    tt_metric_add(cl->fams->backend_retries, l2, 1);
+  }
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "backend.retry");
+  tt_log_str(&l, "request_id", c->request_id);
+  tt_log_str(&l, "op", op);
+  tt_log_str(&l, "model", c->model);
+  tt_log_int(&l, "attempt", c->attempt);
+  tt_log_str(&l, "error_code", bc->error.type);
+  tt_log_int(&l, "backoff_ms", (int64_t)wait);
+  tt_log_end(&l);
+  if (!c->timer_open) {
+    if (uv_timer_init(cl->loop, &c->retry_timer) != 0) {
+      complete(c);
+      return;
+    }
+    c->retry_timer.data = c;
+    c->timer_open = true;
+  }
+  uv_timer_start(&c->retry_timer, retry_timer_cb, wait, 0);
+}
+
+static void attempt(struct tt_client_call *c) {
+  struct tt_client *cl = c->client;
+  c->attempt++;
+  json_decref(c->bc.response);
+  c->bc.response = NULL;
+  tt_backend_error_clear(&c->bc.error);
+  c->bc.status = 0;
+  c->bc.done = backend_done_cb;
+  c->bc.arg = c;
+  c->started_ns = now_ns();
+  if (cl->backend->ops->start(cl->backend, &c->bc) != 0) {
+    c->bc.status = -1;
+    tt_backend_error_set(&c->bc.error, "InternalFailure", 0, "the backend refused the call");
+    complete(c);
+    return;
+  }
+  c->in_backend = true;
+}
+
+static void cancel_cb(struct tt_op *op) {
+  struct tt_client_call *c = (struct tt_client_call *)((char *)op - offsetof(struct tt_client_call, op));
+  c->canceled = true;
+  if (c->in_backend) {
+    c->client->backend->ops->cancel(c->client->backend, &c->bc);
+  } else if (c->timer_open && uv_is_active((uv_handle_t *)&c->retry_timer)) {
+    /* Waiting to retry: the last attempt's error stands. */
+    uv_timer_stop(&c->retry_timer);
+    complete(c);
+  }
+}
+
+int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                    enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->client = cl;
+  call->bc.op = op;
+  call->bc.request = request;
+  call->done = done;
+  call->arg = arg;
+  call->attempt = 0;
+  call->timer_open = call->in_backend = call->canceled = false;
+  if (request == NULL) {
+    tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
+    return -1;
+  }
+  tt_join_add(join, &call->op, tt_ddb_op_name(op), cancel_cb);
+  if (call->canceled) { /* the join was already cancelled */
+    call->bc.status = -1;
+    tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
+    complete(call);
+    return 0;
+  }
+  attempt(call);
+  return 0;
+}

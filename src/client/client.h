@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* client.h -- backend calls as joined request operations: metrics per
+ * call, AWS standard-mode retries with full-jitter backoff and a retry
+ * quota, cancellation on deadline or disconnect. */
+#ifndef TT_CLIENT_CLIENT_H
+#define TT_CLIENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "backend/backend.h"
+#include "client/join.h"
+#include "obs/families.h"
+
+struct tt_client_retry_policy {
+  unsigned max_attempts;       /* 4: the first try and three retries */
+  uint64_t transient_base_ms;  /* 25 */
+  uint64_t throttle_base_ms;   /* 1000 */
+  uint64_t max_backoff_ms;     /* 20000 */
+  unsigned quota;              /* 500 tokens */
+  unsigned retry_cost;         /* 5 */
+  unsigned timeout_retry_cost; /* 10 */
+};
+
+/* The defaults of DESIGN.md (AWS standard retry mode for DynamoDB). */
+extern const struct tt_client_retry_policy tt_client_default_retry;
+
+/* Shared by every request: borrows the backend, loop and families. */
+struct tt_client {
+  struct tt_backend *backend;
+  uv_loop_t *loop;
+  struct tt_families *fams; /* may be NULL */
+  struct tt_client_retry_policy retry;
+  unsigned tokens; /* retry quota left */
+  uint64_t rng;    /* jitter */
+  double (*random01)(void *arg); /* injectable for tests; NULL = internal */
+  void *random_arg;
+};
+
+struct tt_client_call;
+typedef void (*tt_client_done_cb)(struct tt_client_call *call);
+
+/* One logical call (all its attempts). The caller owns the struct, usually
+ * in the request arena, and must keep it until the join completed. */
+struct tt_client_call {
+  struct tt_op op; /* registered in the request's join */
+  struct tt_backend_call bc;
+  struct tt_client *client;
+  const char *model; /* for logs; borrowed, may be NULL */
+  const char *request_id; /* for logs; borrowed, may be NULL */
+  unsigned attempt;       /* 1-based, of the attempt in flight or last */
+  uv_timer_t retry_timer;
+  bool timer_open;
+  bool in_backend;
+  bool canceled;
+  bool retry_conflicts; /* TransactionConflict is retried only when asked */
+  uint64_t started_ns;
+  tt_client_done_cb done;
+  void *arg;
+};
+
+/* Initializes the shared client with the default policy. */
+void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t *loop,
+                    struct tt_families *fams);
+
+/* Starts `op` with `request` (stolen: released after `done` returns) and
+ * registers the call in `join`. `done` runs exactly once when the last
+ * attempt finished (call->bc.status / .response / .error hold the result;
+ * take a reference to keep the response), after which the call leaves the
+ * join. `done` runs before this returns when the join is already cancelled
+ * or the backend refuses the call outright. Returns 0, or -1 when nothing could be started (done never runs,
+ * request released, call->bc.error says why). */
+int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                    enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg);
+
+/* The backoff before retry number `retry` (1-based) for an error: full
+ * jitter over min(base * 2^(retry-1), cap); honours retry_after_ms.
+ * Exposed for tests. */
+uint64_t tt_client_backoff_ms(struct tt_client *cl, const struct tt_backend_error *e,
+                              unsigned retry);
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_client.c -- retries, backoff, quota, metrics and cancellation of
+ * backend calls, against a scripted fake backend on a real loop. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "client/client.h"
+
+/* ---- a scripted backend: each call takes the next outcome ---------------- */
+
+struct fake {
+  struct tt_backend base;
+  uv_timer_t timer;
+  struct tt_backend_call *pending;
+  const char *const *script; /* error types; NULL entry = success */
+  size_t nscript, next;
+  unsigned starts;
+};
+
+static void fake_fire(uv_timer_t *t) {
+  struct fake *f = t->data;
+  struct tt_backend_call *c = f->pending;
+  f->pending = NULL;
+  if (c->canceled) {
+    c->status = -1;
+    tt_backend_error_set(&c->error, "RequestCanceled", 0, "canceled");
+  } else {
+    const char *type = f->next < f->nscript ? f->script[f->next] : NULL;
+    f->next++;
+    if (type) {
+      c->status = -1;
+      tt_backend_error_set(&c->error, type, strstr(type, "Internal") ? 500 : 400, "scripted");
+    } else {
+      c->status = 0;
+      c->response = json_object();
+    }
+  }
+  c->done(c);
+}
+
+static int fake_start(struct tt_backend *b, struct tt_backend_call *c) {
+  struct fake *f = (struct fake *)b;
+  ck_assert_ptr_null(f->pending);
+  f->pending = c;
+  f->starts++;
+  c->canceled = false;
+  uv_timer_start(&f->timer, fake_fire, 5, 0);
+  return 0;
+}
+
+static void fake_cancel(struct tt_backend *b, struct tt_backend_call *c) {
+  struct fake *f = (struct fake *)b;
+  c->canceled = true;
+  uv_timer_start(&f->timer, fake_fire, 0, 0);
+}
+
+static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, NULL, NULL};
+
+struct fixture {
+  uv_loop_t loop;
+  struct fake fake;
+  struct tt_families fams;
+  struct tt_client client;
+  struct tt_join join;
+  struct tt_client_call call;
+  int done_calls;
+  int final_status;
+  char final_type[64];
+  unsigned final_attempts;
+  int join_done;
+};
+
+static double zero(void *arg) {
+  (void)arg;
+  return 0.0;
+}
+
+static void setup(struct fixture *f, const char *const *script, size_t n) {
+  memset(f, 0, sizeof(*f));
+  ck_assert_int_eq(uv_loop_init(&f->loop), 0);
+  f->fake.base.ops = &fake_ops;
+  f->fake.base.loop = &f->loop;
+  f->fake.script = script;
+  f->fake.nscript = n;
+  uv_timer_init(&f->loop, &f->fake.timer);
+  f->fake.timer.data = &f->fake;
+  ck_assert_int_eq(tt_families_init(&f->fams), 0);
+  tt_client_init(&f->client, &f->fake.base, &f->loop, &f->fams);
+  f->client.random01 = zero; /* no waiting in tests */
+}
+
+static void teardown(struct fixture *f) {
+  uv_close((uv_handle_t *)&f->fake.timer, NULL);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&f->loop), 0);
+  tt_families_free(&f->fams);
+}
+
+static void call_done(struct tt_client_call *c) {
+  struct fixture *f = c->arg;
+  f->done_calls++;
+  f->final_status = c->bc.status;
+  snprintf(f->final_type, sizeof(f->final_type), "%s", c->bc.error.type);
+  f->final_attempts = c->attempt;
+}
+
+static void join_done(struct tt_join *j, void *arg) {
+  (void)j;
+  ((struct fixture *)arg)->join_done++;
+}
+
+static void run_one(struct fixture *f) {
+  tt_join_init(&f->join, &f->fams, join_done, f);
+  ck_assert_int_eq(tt_client_start(&f->client, &f->join, &f->call, TT_DDB_GET_ITEM,
+                                   json_object(), call_done, f),
+                   0);
+  tt_join_release(&f->join);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+}
+
+static double metric2(struct fixture *f, struct tt_metric_family *fam, const char *a,
+                      const char *b) {
+  const char *l[2] = {a, b};
+  return tt_metric_value(fam, l);
+}
+
+START_TEST(success_after_throttling_and_transient) {
+  static const char *const script[] = {"ProvisionedThroughputExceededException",
+                                       "InternalServerError", NULL};
+  struct fixture f;
+  setup(&f, script, 3);
+  run_one(&f);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_int_eq(f.final_status, 0);
+  ck_assert_uint_eq(f.final_attempts, 3);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_retries, "GetItem", "throttled"), 1);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_retries, "GetItem", "transient"), 1);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_calls, "GetItem", "success"), 1);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_calls, "GetItem", "throttled"), 1);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  teardown(&f);
+}
+END_TEST
+
+START_TEST(gives_up_after_four_attempts) {
+  static const char *const script[] = {"ThrottlingException", "ThrottlingException",
+                                       "ThrottlingException", "ThrottlingException", NULL};
+  struct fixture f;
+  setup(&f, script, 5);
+  run_one(&f);
+  ck_assert_int_eq(f.final_status, -1);
+  ck_assert_str_eq(f.final_type, "ThrottlingException");
+  ck_assert_uint_eq(f.fake.starts, 4);
+  teardown(&f);
+}
+END_TEST
+
+START_TEST(conditional_failures_are_never_retried) {
+  static const char *const script[] = {"ConditionalCheckFailedException", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  run_one(&f);
+  ck_assert_int_eq(f.final_status, -1);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_str_eq(f.final_type, "ConditionalCheckFailedException");
+  teardown(&f);
+}
+END_TEST
+
+START_TEST(transaction_conflicts_retry_only_when_asked) {
+  static const char *const script[] = {"TransactionConflictException", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  run_one(&f);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  teardown(&f);
+  setup(&f, script, 2);
+  f.call.retry_conflicts = true;
+  run_one(&f);
+  ck_assert_int_eq(f.final_status, 0);
+  ck_assert_uint_eq(f.fake.starts, 2);
+  teardown(&f);
+}
+END_TEST
+
+START_TEST(quota_limits_transient_retries) {
+  static const char *const script[] = {"InternalServerError", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  f.client.tokens = 4; /* less than one retry's cost */
+  run_one(&f);
+  ck_assert_int_eq(f.final_status, -1);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  teardown(&f);
+}
+END_TEST
+
+static double one(void *arg) {
+  (void)arg;
+  return 0.999999;
+}
+
+START_TEST(backoff_is_capped_full_jitter) {
+  struct fixture f;
+  setup(&f, NULL, 0);
+  f.client.random01 = one;
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
+  tt_backend_error_set(&e, "InternalServerError", 500, "x");
+  ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 1), 24);  /* < 25 */
+  ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 3), 99);  /* < 100 */
+  tt_backend_error_set(&e, "ThrottlingException", 400, "x");
+  ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 1), 999);
+  ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 10), 19999); /* capped at 20 s */
+  f.client.random01 = zero;
+  e.retry_after_ms = 1500;
+  ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 1), 1500);
+  tt_backend_error_clear(&e);
+  teardown(&f);
+}
+END_TEST
+
+static void cancel_soon(uv_timer_t *t) {
+  struct fixture *f = t->data;
+  tt_join_cancel(&f->join);
+  uv_close((uv_handle_t *)t, NULL);
+}
+
+START_TEST(cancel_during_backoff_completes_promptly) {
+  static const char *const script[] = {"ThrottlingException", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  f.client.random01 = one; /* ~1 s backoff */
+  uv_timer_t t;
+  uv_timer_init(&f.loop, &t);
+  t.data = &f;
+  uv_timer_start(&t, cancel_soon, 50, 0);
+  uint64_t start = uv_now(&f.loop);
+  run_one(&f);
+  ck_assert_uint_lt(uv_now(&f.loop) - start, 500);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_str_eq(f.final_type, "ThrottlingException");
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  teardown(&f);
+}
+END_TEST
+
+START_TEST(cancel_in_flight_reaches_the_backend) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  tt_client_start(&f.client, &f.join, &f.call, TT_DDB_QUERY, json_object(), call_done, &f);
+  tt_join_release(&f.join);
+  tt_join_cancel(&f.join);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_str_eq(f.final_type, "RequestCanceled");
+  ck_assert_double_eq(metric2(&f, f.fams.backend_calls, "Query", "canceled"), 1);
+  teardown(&f);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("client");
+  TCase *tc = tcase_create("retries");
+  tcase_add_test(tc, success_after_throttling_and_transient);
+  tcase_add_test(tc, gives_up_after_four_attempts);
+  tcase_add_test(tc, conditional_failures_are_never_retried);
+  tcase_add_test(tc, transaction_conflicts_retry_only_when_asked);
+  tcase_add_test(tc, quota_limits_transient_retries);
+  tcase_add_test(tc, backoff_is_capped_full_jitter);
+  tcase_add_test(tc, cancel_during_backoff_completes_promptly);
+  tcase_add_test(tc, cancel_in_flight_reaches_the_backend);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
