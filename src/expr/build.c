@@ -1,0 +1,928 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* build.c -- REST conditions, keys, selects and updates to placeholder-only expressions. */
+#include "expr/build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/expr.h"
+#include "value/json_exact.h"
+
+#define MAX_DEPTH 32      /* nesting of and/or/not, and of document paths */
+#define MAX_IN_VALUES 100 /* DynamoDB's IN limit */
+
+enum clause { C_SET, C_REMOVE, C_ADD, C_DELETE, C__COUNT };
+
+struct tt_expr_builder {
+  tt_expr_encode_cb encode;
+  void *ctx;
+  char **names; /* attribute names; names[i] is "#n<i>" */
+  size_t nnames, names_cap;
+  struct tt_av *values; /* values[i] is ":v<i>" */
+  size_t nvalues, values_cap;
+  struct tt_buf clause[C__COUNT]; /* the update being built */
+  char **targets;                 /* normalized target paths of that update */
+  size_t ntargets, targets_cap;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static int oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while building an expression");
+}
+
+static int too_long(const char *field, struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, field,
+                      "%s: the expression would exceed %d bytes", field, TT_EXPR_MAX_TEXT);
+}
+
+/* "parent" + "." + key, or key alone when parent is empty. A path longer
+ * than tt_error.field is cut, as the error would cut it anyway. */
+static void field_key(char *out, size_t cap, const char *parent, const char *key) {
+  int n = snprintf(out, cap, "%s%s%s", parent, *parent ? "." : "", key);
+  if (n < 0)
+    out[0] = '\0';
+}
+
+static void field_index(char *out, size_t cap, const char *parent, size_t i) {
+  int n = snprintf(out, cap, "%s[%zu]", parent, i);
+  if (n < 0)
+    out[0] = '\0';
+}
+
+static const char *str_of(const json_t *j) {
+  size_t len;
+  const char *s = j ? tt_json_string_text(j, &len) : NULL;
+  return (s && strlen(s) == len) ? s : NULL;
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return true;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  while (ncap < need)
+    ncap *= 2;
+  void *p = realloc(*arr, ncap * elem);
+  if (p == NULL)
+    return false;
+  *arr = p;
+  *cap = ncap;
+  return true;
+}
+
+struct tt_expr_builder *tt_expr_builder_new(tt_expr_encode_cb encode, void *ctx) {
+  struct tt_expr_builder *b = calloc(1, sizeof(*b));
+  if (b == NULL)
+    return NULL;
+  b->encode = encode;
+  b->ctx = ctx;
+  for (int i = 0; i < C__COUNT; i++)
+    tt_buf_init(&b->clause[i], TT_EXPR_MAX_TEXT);
+  return b;
+}
+
+static void reset_update(struct tt_expr_builder *b) {
+  for (int i = 0; i < C__COUNT; i++)
+    tt_buf_free(&b->clause[i]);
+  for (size_t i = 0; i < b->ntargets; i++)
+    free(b->targets[i]);
+  b->ntargets = 0;
+}
+
+static void reset_maps(struct tt_expr_builder *b) {
+  for (size_t i = 0; i < b->nnames; i++)
+    free(b->names[i]);
+  for (size_t i = 0; i < b->nvalues; i++)
+    tt_av_free(&b->values[i]);
+  b->nnames = 0;
+  b->nvalues = 0;
+}
+
+void tt_expr_builder_free(struct tt_expr_builder *b) {
+  if (b == NULL)
+    return;
+  reset_update(b);
+  reset_maps(b);
+  free(b->targets);
+  free(b->names);
+  free(b->values);
+  free(b);
+}
+
+/* A failed call must leave the builder as it found it, so that the maps it
+ * hands out never hold entries that no expression uses (DynamoDB rejects
+ * unused names and values). */
+struct mark {
+  size_t nnames, nvalues, ntargets;
+  size_t clause_len[C__COUNT];
+};
+
+static void mark_take(const struct tt_expr_builder *b, struct mark *m) {
+  m->nnames = b->nnames;
+  m->nvalues = b->nvalues;
+  m->ntargets = b->ntargets;
+  for (int i = 0; i < C__COUNT; i++)
+    m->clause_len[i] = b->clause[i].len;
+}
+
+static void rollback(struct tt_expr_builder *b, const struct mark *m) {
+  while (b->nnames > m->nnames)
+    free(b->names[--b->nnames]);
+  while (b->nvalues > m->nvalues)
+    tt_av_free(&b->values[--b->nvalues]);
+  while (b->ntargets > m->ntargets)
+    free(b->targets[--b->ntargets]);
+  for (int i = 0; i < C__COUNT; i++) {
+    b->clause[i].len = m->clause_len[i];
+    if (b->clause[i].data)
+      b->clause[i].data[m->clause_len[i]] = '\0';
+  }
+}
+
+/* ---- names, values, paths ---------------------------------------------- */
+
+/* Appends the placeholder of attribute name (s, n), reusing an earlier one
+ * for the same name so a path used twice reads the same. */
+static int name_ref(struct tt_expr_builder *b, const char *s, size_t n, struct tt_buf *out,
+                    struct tt_error *err) {
+  size_t i;
+  for (i = 0; i < b->nnames; i++)
+    if (strlen(b->names[i]) == n && memcmp(b->names[i], s, n) == 0)
+      break;
+  if (i == b->nnames) {
+    if (!grow((void **)&b->names, &b->names_cap, b->nnames + 1, sizeof(*b->names)))
+      return oom(err);
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+      return oom(err);
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    b->names[b->nnames++] = copy;
+  }
+  if (tt_buf_printf(out, "#n%zu", i) != 0)
+    return -2;
+  return 0;
+}
+
+int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct tt_buf *out,
+                          struct tt_error *err) {
+  if (!grow((void **)&b->values, &b->values_cap, b->nvalues + 1, sizeof(*b->values))) {
+    tt_av_free(value);
+    return oom(err);
+  }
+  if (tt_buf_printf(out, ":v%zu", b->nvalues) != 0) {
+    tt_av_free(value);
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "the expression would exceed %d bytes",
+                        TT_EXPR_MAX_TEXT);
+  }
+  b->values[b->nvalues++] = *value;
+  memset(value, 0, sizeof(*value));
+  return 0;
+}
+
+static int bad_path(const char *field, struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, field,
+                      "%s: invalid attribute path; write names separated by '.' with list "
+                      "indexes like a.b[0] (at most %d levels)",
+                      field, MAX_DEPTH);
+}
+
+/* Checks REST path syntax: name ( '[' digits ']' )* ( '.' name ... )*. */
+static bool path_valid(const char *p) {
+  size_t depth = 0;
+  const char *s = p;
+  if (*s == '\0')
+    return false;
+  for (;;) {
+    size_t n = strcspn(s, ".[]");
+    if (n == 0)
+      return false;
+    s += n;
+    depth++;
+    while (*s == '[') {
+      size_t d = 0;
+      s++;
+      while (s[d] >= '0' && s[d] <= '9')
+        d++;
+      if (d == 0 || d > 9 || s[d] != ']')
+        return false;
+      s += d + 1;
+      depth++;
+    }
+    if (depth > MAX_DEPTH)
+      return false;
+    if (*s == '\0')
+      return true;
+    if (*s != '.')
+      return false;
+    s++;
+  }
+}
+
+static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool literal,
+                         struct tt_buf *out, const char *field, struct tt_error *err) {
+  int rc;
+  if (path == NULL || *path == '\0' || (!literal && !path_valid(path)))
+    return bad_path(field, err);
+  if (literal) {
+    rc = name_ref(b, path, strlen(path), out, err);
+    return rc == -2 ? too_long(field, err) : rc;
+  }
+  const char *s = path;
+  for (;;) {
+    size_t n = strcspn(s, ".[");
+    if ((rc = name_ref(b, s, n, out, err)) != 0)
+      return rc == -2 ? too_long(field, err) : rc;
+    s += n;
+    while (*s == '[') {
+      size_t d = strcspn(s, "]") + 1; /* "[12]" */
+      if (tt_buf_append(out, s, d) != 0)
+        return too_long(field, err);
+      s += d;
+    }
+    if (*s == '\0')
+      return 0;
+    if (tt_buf_puts(out, ".") != 0)
+      return too_long(field, err);
+    s++;
+  }
+}
+
+int tt_expr_builder_path(struct tt_expr_builder *b, const char *path, bool literal,
+                         struct tt_buf *out, const char *field, struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = builder_path_impl(b, path, literal, out, field, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+/* Points an encoder's error at the JSON path of the value, and makes sure
+ * it says something even when the callback left it blank. */
+static void fix_encode_error(struct tt_error *err, const char *vfield) {
+  if (err == NULL)
+    return;
+  if (err->code == TT_OK)
+    err->code = TT_ERR_VALIDATION;
+  if (err->message[0] == '\0')
+    snprintf(err->message, sizeof(err->message), "%s: invalid value", vfield);
+  snprintf(err->field, sizeof(err->field), "%s", vfield);
+}
+
+/* Encodes a JSON value through the model's callback and appends its
+ * placeholder. `vfield` is the JSON path of the value, for errors. */
+static int value_ref(struct tt_expr_builder *b, const char *attr, json_t *j, const char *vfield,
+                     struct tt_buf *out, struct tt_error *err) {
+  struct tt_av v = {0};
+  if (b->encode(b->ctx, attr, j, &v, err) != 0) {
+    tt_av_free(&v);
+    fix_encode_error(err, vfield);
+    return -1;
+  }
+  return tt_expr_builder_value(b, &v, out, err);
+}
+
+/* A size() operand: a JSON number, kept exact. */
+static int number_ref(struct tt_expr_builder *b, const json_t *j, const char *vfield,
+                      struct tt_buf *out, struct tt_error *err) {
+  struct tt_json_numbuf nb;
+  size_t len;
+  const char *text = j ? tt_json_number_text(j, &nb, &len) : NULL;
+  struct tt_av v;
+  if (text == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, vfield, "%s: size compares with a number", vfield);
+  if (tt_av_number_text(&v, text, len, vfield, err) != 0)
+    return -1;
+  return tt_expr_builder_value(b, &v, out, err);
+}
+
+static int put(struct tt_buf *out, const char *s, const char *field, struct tt_error *err) {
+  return tt_buf_puts(out, s) != 0 ? too_long(field, err) : 0;
+}
+
+static char *take_text(struct tt_buf *out, struct tt_error *err) {
+  char *t = tt_buf_steal(out, NULL);
+  if (t == NULL)
+    oom(err);
+  return t;
+}
+
+/* ---- conditions -------------------------------------------------------- */
+
+static const char *const comparators[] = {"=", "<>", "<", "<=", ">", ">="};
+
+static bool is_comparator(const char *op) {
+  for (size_t i = 0; i < sizeof(comparators) / sizeof(comparators[0]); i++)
+    if (strcmp(op, comparators[i]) == 0)
+      return true;
+  return false;
+}
+
+static int build_cond(struct tt_expr_builder *b, const json_t *c, const char *field, int depth,
+                      struct tt_buf *out, bool *compound, struct tt_error *err);
+
+/* The members of an and/or list, joined by " AND " / " OR ". */
+static int build_list(struct tt_expr_builder *b, const json_t *arr, const char *field,
+                      const char *joiner, int depth, struct tt_buf *out, bool *compound,
+                      struct tt_error *err) {
+  size_t n = json_array_size(arr);
+  if (n == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must not be empty", field);
+  *compound = n > 1;
+  for (size_t i = 0; i < n; i++) {
+    char f[128];
+    struct tt_buf child;
+    bool child_compound = false;
+    field_index(f, sizeof(f), field, i);
+    tt_buf_init(&child, TT_EXPR_MAX_TEXT);
+    if (build_cond(b, json_array_get(arr, i), f, depth + 1, &child, &child_compound, err) != 0) {
+      tt_buf_free(&child);
+      return -1;
+    }
+    /* Parenthesize nested lists so the text never relies on precedence. */
+    bool paren = n > 1 && child_compound;
+    int rc = (i && tt_buf_puts(out, joiner) != 0) || (paren && tt_buf_puts(out, "(") != 0) ||
+             tt_buf_append(out, child.data, child.len) != 0 ||
+             (paren && tt_buf_puts(out, ")") != 0);
+    tt_buf_free(&child);
+    if (rc)
+      return too_long(field, err);
+  }
+  return 0;
+}
+
+static int build_leaf(struct tt_expr_builder *b, const json_t *c, const char *field,
+                      struct tt_buf *out, struct tt_error *err) {
+  char f[128], vf[128], vfi[128];
+  const json_t *jop = json_object_get(c, "op");
+  const json_t *jsize = json_object_get(c, "size");
+  json_t *value = json_object_get(c, "value");
+  const char *attr = str_of(json_object_get(c, "attr"));
+  field_key(vf, sizeof(vf), field, "value");
+  if (attr == NULL) {
+    field_key(f, sizeof(f), field, "attr");
+    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an attribute path string", f);
+  }
+  field_key(f, sizeof(f), field, "attr");
+  if (!path_valid(attr))
+    return bad_path(f, err);
+  if ((jop != NULL) == (jsize != NULL)) {
+    field_key(f, sizeof(f), field, "op");
+    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: give exactly one of \"op\" or \"size\"",
+                        f);
+  }
+  field_key(f, sizeof(f), field, jop ? "op" : "size");
+  const char *op = str_of(jop ? jop : jsize);
+  if (op == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be a string", f);
+
+  if (jsize) {
+    bool between = strcmp(op, "between") == 0;
+    if (!between && !is_comparator(op))
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "%s: size takes one of =, <>, <, <=, >, >=, between", f);
+    if (put(out, "size(", field, err) || tt_expr_builder_path(b, attr, false, out, f, err) ||
+        put(out, ") ", field, err) || put(out, between ? "BETWEEN" : op, field, err) ||
+        put(out, " ", field, err))
+      return -1;
+    if (!between)
+      return number_ref(b, value, vf, out, err);
+    if (!json_is_array(value) || json_array_size(value) != 2)
+      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
+    field_index(vfi, sizeof(vfi), vf, 0);
+    if (number_ref(b, json_array_get(value, 0), vfi, out, err) || put(out, " AND ", field, err))
+      return -1;
+    field_index(vfi, sizeof(vfi), vf, 1);
+    return number_ref(b, json_array_get(value, 1), vfi, out, err);
+  }
+
+  if (strcmp(op, "exists") == 0 || strcmp(op, "not_exists") == 0) {
+    return put(out, op[0] == 'e' ? "attribute_exists(" : "attribute_not_exists(", field, err) ||
+                   tt_expr_builder_path(b, attr, false, out, f, err) || put(out, ")", field, err)
+               ? -1
+               : 0;
+  }
+  bool known = is_comparator(op) || strcmp(op, "between") == 0 || strcmp(op, "in") == 0 ||
+               strcmp(op, "begins_with") == 0 || strcmp(op, "contains") == 0 ||
+               strcmp(op, "not_contains") == 0 || strcmp(op, "type") == 0;
+  if (!known)
+    return tt_error_set(err, TT_ERR_VALIDATION, f,
+                        "%s: unknown operator; use one of =, <>, <, <=, >, >=, between, in, "
+                        "begins_with, contains, not_contains, exists, not_exists, type",
+                        f);
+  if (value == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: is required for operator %s", vf, op);
+
+  if (is_comparator(op)) {
+    return tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " ", field, err) ||
+                   put(out, op, field, err) || put(out, " ", field, err) ||
+                   value_ref(b, attr, value, vf, out, err)
+               ? -1
+               : 0;
+  }
+  if (strcmp(op, "between") == 0) {
+    if (!json_is_array(value) || json_array_size(value) != 2)
+      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
+    if (tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " BETWEEN ", field, err))
+      return -1;
+    field_index(vfi, sizeof(vfi), vf, 0);
+    if (value_ref(b, attr, json_array_get(value, 0), vfi, out, err) ||
+        put(out, " AND ", field, err))
+      return -1;
+    field_index(vfi, sizeof(vfi), vf, 1);
+    return value_ref(b, attr, json_array_get(value, 1), vfi, out, err);
+  }
+  if (strcmp(op, "in") == 0) {
+    size_t n = json_array_size(value);
+    if (!json_is_array(value) || n == 0 || n > MAX_IN_VALUES)
+      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: in takes an array of 1 to %d values",
+                          vf, MAX_IN_VALUES);
+    if (tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " IN (", field, err))
+      return -1;
+    for (size_t i = 0; i < n; i++) {
+      field_index(vfi, sizeof(vfi), vf, i);
+      if ((i && put(out, ", ", field, err)) ||
+          value_ref(b, attr, json_array_get(value, i), vfi, out, err))
+        return -1;
+    }
+    return put(out, ")", field, err);
+  }
+  if (strcmp(op, "type") == 0) {
+    const char *t = str_of(value);
+    struct tt_av tv;
+    if (t == NULL || tt_av_type_parse(t, strlen(t)) == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, vf,
+                          "%s: type takes one of S, N, B, BOOL, NULL, SS, NS, BS, M, L", vf);
+    if (tt_av_string(&tv, t, strlen(t)) != 0)
+      return oom(err);
+    return put(out, "attribute_type(", field, err) ||
+                   tt_expr_builder_path(b, attr, false, out, f, err) ||
+                   put(out, ", ", field, err) || tt_expr_builder_value(b, &tv, out, err) ||
+                   put(out, ")", field, err)
+               ? -1
+               : 0;
+  }
+  /* begins_with, contains, not_contains */
+  const char *fn = strcmp(op, "begins_with") == 0 ? "begins_with("
+                   : strcmp(op, "contains") == 0  ? "contains("
+                                                  : "NOT contains(";
+  return put(out, fn, field, err) || tt_expr_builder_path(b, attr, false, out, f, err) ||
+                 put(out, ", ", field, err) || value_ref(b, attr, value, vf, out, err) ||
+                 put(out, ")", field, err)
+             ? -1
+             : 0;
+}
+
+static int build_cond(struct tt_expr_builder *b, const json_t *c, const char *field, int depth,
+                      struct tt_buf *out, bool *compound, struct tt_error *err) {
+  char f[128];
+  *compound = false;
+  if (depth > MAX_DEPTH)
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: conditions nest at most %d levels",
+                        field, MAX_DEPTH);
+  if (json_is_array(c))
+    return build_list(b, c, field, " AND ", depth, out, compound, err);
+  if (!json_is_object(c))
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must be a condition object or array",
+                        field);
+  const json_t *jand = json_object_get(c, "and"), *jor = json_object_get(c, "or"),
+               *jnot = json_object_get(c, "not"), *jattr = json_object_get(c, "attr");
+  int kinds = (jand != NULL) + (jor != NULL) + (jnot != NULL) + (jattr != NULL);
+  if (kinds != 1)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s: give exactly one of \"attr\", \"and\", \"or\", \"not\"", field);
+  if (jand || jor) {
+    field_key(f, sizeof(f), field, jand ? "and" : "or");
+    if (!json_is_array(jand ? jand : jor))
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of conditions", f);
+    return build_list(b, jand ? jand : jor, f, jand ? " AND " : " OR ", depth, out, compound,
+                      err);
+  }
+  if (jnot) {
+    struct tt_buf child;
+    bool cc;
+    field_key(f, sizeof(f), field, "not");
+    tt_buf_init(&child, TT_EXPR_MAX_TEXT);
+    int rc = build_cond(b, jnot, f, depth + 1, &child, &cc, err);
+    if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
+                    tt_buf_append(out, child.data, child.len) != 0 || tt_buf_puts(out, ")") != 0))
+      rc = too_long(field, err);
+    tt_buf_free(&child);
+    return rc;
+  }
+  return build_leaf(b, c, field, out, err);
+}
+
+static int build_condition_impl(struct tt_expr_builder *b, const json_t *cond, const char *field,
+                            char **text, struct tt_error *err) {
+  struct tt_buf out;
+  bool compound;
+  *text = NULL;
+  tt_buf_init(&out, TT_EXPR_MAX_TEXT);
+  if (build_cond(b, cond, field ? field : "", 0, &out, &compound, err) != 0) {
+    tt_buf_free(&out);
+    return -1;
+  }
+  *text = take_text(&out, err);
+  return *text ? 0 : -1;
+}
+
+int tt_expr_build_condition(struct tt_expr_builder *b, const json_t *cond, const char *field,
+                            char **text, struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = build_condition_impl(b, cond, field, text, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+/* ---- key conditions ---------------------------------------------------- */
+
+static int build_key_condition_impl(struct tt_expr_builder *b, const json_t *key, const char *field,
+                                char **text, struct tt_error *err) {
+  struct tt_buf out;
+  char f[128], af[128], of[128], vf[128], vfi[128];
+  size_t n = json_array_size(key);
+  const char *attrs[2] = {NULL, NULL};
+  bool has_eq = false;
+  field = field ? field : "";
+  *text = NULL;
+  if (!json_is_array(key) || n == 0 || n > 2)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s: must hold the partition key equality and at most one sort key "
+                        "condition",
+                        field);
+  tt_buf_init(&out, TT_EXPR_MAX_TEXT);
+  for (size_t i = 0; i < n; i++) {
+    json_t *c = json_array_get(key, i);
+    field_index(f, sizeof(f), field, i);
+    field_key(af, sizeof(af), f, "attr");
+    field_key(vf, sizeof(vf), f, "value");
+    if (!json_is_object(c)) {
+      tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object", f);
+      goto fail;
+    }
+    const char *attr = str_of(json_object_get(c, "attr"));
+    const char *op = str_of(json_object_get(c, "op"));
+    json_t *value = json_object_get(c, "value");
+    if (attr == NULL || *attr == '\0') {
+      tt_error_set(err, TT_ERR_VALIDATION, af, "%s: must be a key attribute name", af);
+      goto fail;
+    }
+    if (i == 1 && strcmp(attrs[0], attr) == 0) {
+      tt_error_set(err, TT_ERR_VALIDATION, af, "%s: one condition per key attribute", af);
+      goto fail;
+    }
+    attrs[i] = attr;
+    field_key(of, sizeof(of), f, "op");
+    bool between = op && strcmp(op, "between") == 0;
+    bool begins = op && strcmp(op, "begins_with") == 0;
+    if (op == NULL || (!between && !begins && (!is_comparator(op) || strcmp(op, "<>") == 0))) {
+      tt_error_set(err, TT_ERR_VALIDATION, of,
+                   "%s: key conditions take =, <, <=, >, >=, between or begins_with", of);
+      goto fail;
+    }
+    has_eq = has_eq || strcmp(op, "=") == 0;
+    if (value == NULL) {
+      tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: is required", vf);
+      goto fail;
+    }
+    if (i && put(&out, " AND ", field, err))
+      goto fail;
+    if (begins) {
+      if (put(&out, "begins_with(", field, err) ||
+          tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, ", ", field, err) ||
+          value_ref(b, attr, value, vf, &out, err) || put(&out, ")", field, err))
+        goto fail;
+    } else if (between) {
+      if (!json_is_array(value) || json_array_size(value) != 2) {
+        tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
+        goto fail;
+      }
+      if (tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, " BETWEEN ", field, err))
+        goto fail;
+      field_index(vfi, sizeof(vfi), vf, 0);
+      if (value_ref(b, attr, json_array_get(value, 0), vfi, &out, err) ||
+          put(&out, " AND ", field, err))
+        goto fail;
+      field_index(vfi, sizeof(vfi), vf, 1);
+      if (value_ref(b, attr, json_array_get(value, 1), vfi, &out, err))
+        goto fail;
+    } else {
+      if (tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, " ", field, err) ||
+          put(&out, op, field, err) || put(&out, " ", field, err) ||
+          value_ref(b, attr, value, vf, &out, err))
+        goto fail;
+    }
+  }
+  if (!has_eq) {
+    tt_error_set(err, TT_ERR_VALIDATION, field, "%s: needs an \"=\" condition on the partition key",
+                 field);
+    goto fail;
+  }
+  *text = take_text(&out, err);
+  return *text ? 0 : -1;
+fail:
+  tt_buf_free(&out);
+  return -1;
+}
+
+int tt_expr_build_key_condition(struct tt_expr_builder *b, const json_t *key, const char *field,
+                                char **text, struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = build_key_condition_impl(b, key, field, text, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+/* ---- projections ------------------------------------------------------- */
+
+/* Whether REST path a equals b or one contains the other ("a" and "a.b",
+ * "l" and "l[0]"). */
+static bool paths_overlap(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  const char *s = la < lb ? a : b, *l = la < lb ? b : a;
+  size_t ls = la < lb ? la : lb;
+  if (memcmp(s, l, ls) != 0)
+    return false;
+  return l[ls] == '\0' || l[ls] == '.' || l[ls] == '[';
+}
+
+static int build_projection_impl(struct tt_expr_builder *b, const json_t *select, const char *field,
+                             char **text, struct tt_error *err) {
+  struct tt_buf out;
+  char f[128];
+  size_t n = json_array_size(select);
+  field = field ? field : "";
+  *text = NULL;
+  if (!json_is_array(select) || n == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s: must be a non-empty array of attribute paths", field);
+  tt_buf_init(&out, TT_EXPR_MAX_TEXT);
+  for (size_t i = 0; i < n; i++) {
+    const char *p = str_of(json_array_get(select, i));
+    field_index(f, sizeof(f), field, i);
+    if (p == NULL || !path_valid(p)) {
+      bad_path(f, err);
+      goto fail;
+    }
+    for (size_t k = 0; k < i; k++)
+      if (paths_overlap(p, str_of(json_array_get(select, k)))) {
+        tt_error_set(err, TT_ERR_VALIDATION, f, "%s: overlaps %s[%zu]; select each path once",
+                     f, field, k);
+        goto fail;
+      }
+    if ((i && put(&out, ", ", field, err)) || tt_expr_builder_path(b, p, false, &out, f, err))
+      goto fail;
+  }
+  *text = take_text(&out, err);
+  return *text ? 0 : -1;
+fail:
+  tt_buf_free(&out);
+  return -1;
+}
+
+int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
+                             char **text, struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = build_projection_impl(b, select, field, text, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+/* ---- updates ----------------------------------------------------------- */
+
+static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_update_op op,
+                                const char *path, bool literal, struct tt_av *value,
+                                const char *field, struct tt_error *err) {
+  struct tt_buf pbuf, vbuf, ebuf;
+  enum clause cl;
+  int rc = -1;
+  field = field ? field : "";
+  tt_buf_init(&pbuf, TT_EXPR_MAX_TEXT);
+  tt_buf_init(&vbuf, TT_EXPR_MAX_TEXT);
+  tt_buf_init(&ebuf, TT_EXPR_MAX_TEXT);
+  switch (op) {
+  case TT_EXPR_UPD_REMOVE: cl = C_REMOVE; break;
+  case TT_EXPR_UPD_ADD: cl = C_ADD; break;
+  case TT_EXPR_UPD_DELETE: cl = C_DELETE; break;
+  case TT_EXPR_UPD_SET:
+  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
+  case TT_EXPR_UPD_APPEND:
+  case TT_EXPR_UPD_PREPEND: cl = C_SET; break;
+  default:
+    tt_error_set(err, TT_ERR_INTERNAL, field, "unknown update operator");
+    goto done;
+  }
+  if ((op == TT_EXPR_UPD_REMOVE) != (value == NULL)) {
+    tt_error_set(err, TT_ERR_INTERNAL, field, "%s: REMOVE takes no value, the others one", field);
+    goto done;
+  }
+  if (path == NULL || *path == '\0' || (!literal && !path_valid(path))) {
+    bad_path(field, err);
+    goto done;
+  }
+  for (size_t i = 0; i < b->ntargets; i++)
+    if (literal ? strcmp(b->targets[i], path) == 0 : paths_overlap(b->targets[i], path)) {
+      tt_error_set(err, TT_ERR_VALIDATION, field,
+                   "%s: updates the same attribute as another action of this update", field);
+      goto done;
+    }
+  if (tt_expr_builder_path(b, path, literal, &pbuf, field, err) != 0)
+    goto done;
+  if (value && tt_expr_builder_value(b, value, &vbuf, err) != 0) {
+    value = NULL; /* freed by tt_expr_builder_value */
+    goto done;
+  }
+  value = NULL;
+  if (op == TT_EXPR_UPD_APPEND || op == TT_EXPR_UPD_PREPEND) {
+    struct tt_av empty;
+    if (tt_av_list(&empty, TT_AV_L, 0) != 0) {
+      oom(err);
+      goto done;
+    }
+    if (tt_expr_builder_value(b, &empty, &ebuf, err) != 0)
+      goto done;
+  }
+  struct tt_buf *out = &b->clause[cl];
+  const char *p = pbuf.data, *v = vbuf.data, *e = ebuf.data;
+  int w = tt_buf_puts(out, out->len ? ", " : "");
+  switch (op) {
+  case TT_EXPR_UPD_SET: w = w || tt_buf_printf(out, "%s = %s", p, v); break;
+  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
+    w = w || tt_buf_printf(out, "%s = if_not_exists(%s, %s)", p, p, v);
+    break;
+  case TT_EXPR_UPD_APPEND:
+    w = w || tt_buf_printf(out, "%s = list_append(if_not_exists(%s, %s), %s)", p, p, e, v);
+    break;
+  case TT_EXPR_UPD_PREPEND:
+    w = w || tt_buf_printf(out, "%s = list_append(%s, if_not_exists(%s, %s))", p, v, p, e);
+    break;
+  case TT_EXPR_UPD_REMOVE: w = w || tt_buf_puts(out, p); break;
+  default: w = w || tt_buf_printf(out, "%s %s", p, v); break;
+  }
+  if (w) {
+    too_long(field, err);
+    goto done;
+  }
+  if (!grow((void **)&b->targets, &b->targets_cap, b->ntargets + 1, sizeof(*b->targets)) ||
+      (b->targets[b->ntargets] = strdup(path)) == NULL) {
+    oom(err);
+    goto done;
+  }
+  b->ntargets++;
+  rc = 0;
+done:
+  if (value)
+    tt_av_free(value);
+  tt_buf_free(&pbuf);
+  tt_buf_free(&vbuf);
+  tt_buf_free(&ebuf);
+  return rc;
+}
+
+int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_op op,
+                                const char *path, bool literal, struct tt_av *value,
+                                const char *field, struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = build_update_action_impl(b, op, path, literal, value, field, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+static int build_update_json_impl(struct tt_expr_builder *b, const json_t *body, const char *field,
+                              struct tt_error *err) {
+  static const struct {
+    const char *key;
+    enum tt_expr_update_op op;
+  } ops[] = {{"set", TT_EXPR_UPD_SET},       {"set_if_not_exists", TT_EXPR_UPD_SET_IF_NOT_EXISTS},
+             {"remove", TT_EXPR_UPD_REMOVE}, {"add", TT_EXPR_UPD_ADD},
+             {"delete", TT_EXPR_UPD_DELETE}, {"append", TT_EXPR_UPD_APPEND},
+             {"prepend", TT_EXPR_UPD_PREPEND}};
+  char f[128], af[128];
+  field = field ? field : "";
+  if (!json_is_object(body))
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must be an object",
+                        *field ? field : "update");
+  for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+    json_t *j = json_object_get(body, ops[k].key);
+    if (j == NULL)
+      continue;
+    field_key(f, sizeof(f), field, ops[k].key);
+    if (ops[k].op == TT_EXPR_UPD_REMOVE) {
+      if (!json_is_array(j))
+        return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of paths", f);
+      for (size_t i = 0; i < json_array_size(j); i++) {
+        const char *p = str_of(json_array_get(j, i));
+        field_index(af, sizeof(af), f, i);
+        if (p == NULL)
+          return bad_path(af, err);
+        if (tt_expr_build_update_action(b, TT_EXPR_UPD_REMOVE, p, false, NULL, af, err) != 0)
+          return -1;
+      }
+      continue;
+    }
+    if (!json_is_object(j))
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object of path: value", f);
+    const char *key;
+    json_t *v;
+    json_object_foreach(j, key, v) {
+      struct tt_av av = {0};
+      field_key(af, sizeof(af), f, key);
+      if (!path_valid(key))
+        return bad_path(af, err);
+      if (b->encode(b->ctx, key, v, &av, err) != 0) {
+        tt_av_free(&av);
+        fix_encode_error(err, af);
+        return -1;
+      }
+      if (tt_expr_build_update_action(b, ops[k].op, key, false, &av, af, err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+int tt_expr_build_update_json(struct tt_expr_builder *b, const json_t *body, const char *field,
+                              struct tt_error *err) {
+  struct mark m;
+  mark_take(b, &m);
+  int rc = build_update_json_impl(b, body, field, err);
+  if (rc != 0)
+    rollback(b, &m);
+  return rc;
+}
+
+int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct tt_error *err) {
+  static const char *const kw[C__COUNT] = {"SET ", "REMOVE ", "ADD ", "DELETE "};
+  struct tt_buf out;
+  *text = NULL;
+  tt_buf_init(&out, TT_EXPR_MAX_TEXT);
+  for (int i = 0; i < C__COUNT; i++) {
+    if (b->clause[i].len == 0)
+      continue;
+    if ((out.len && tt_buf_puts(&out, " ") != 0) || tt_buf_puts(&out, kw[i]) != 0 ||
+        tt_buf_append(&out, b->clause[i].data, b->clause[i].len) != 0) {
+      tt_buf_free(&out);
+      reset_update(b);
+      return too_long("update", err);
+    }
+  }
+  reset_update(b);
+  if (out.len == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "the update changes nothing");
+  *text = take_text(&out, err);
+  return *text ? 0 : -1;
+}
+
+/* ---- maps -------------------------------------------------------------- */
+
+int tt_expr_builder_take(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,
+                         struct tt_error *err) {
+  memset(names, 0, sizeof(*names));
+  memset(values, 0, sizeof(*values));
+  if (tt_av_map(names, b->nnames) != 0 || tt_av_map(values, b->nvalues) != 0)
+    goto fail;
+  for (size_t i = 0; i < b->nnames; i++) {
+    struct tt_av_member *m = &names->u.members[i];
+    char key[32];
+    int n = snprintf(key, sizeof(key), "#n%zu", i);
+    if ((m->name = strdup(key)) == NULL)
+      goto fail;
+    m->name_len = (size_t)n;
+    if (tt_av_string(&m->value, b->names[i], strlen(b->names[i])) != 0)
+      goto fail;
+  }
+  for (size_t i = 0; i < b->nvalues; i++) {
+    struct tt_av_member *m = &values->u.members[i];
+    char key[32];
+    int n = snprintf(key, sizeof(key), ":v%zu", i);
+    if ((m->name = strdup(key)) == NULL)
+      goto fail;
+    m->name_len = (size_t)n;
+  }
+  /* Only now move the values, so a failure above leaves the builder whole. */
+  for (size_t i = 0; i < b->nvalues; i++) {
+    values->u.members[i].value = b->values[i];
+    memset(&b->values[i], 0, sizeof(b->values[i]));
+  }
+  if (tt_av_map_finish(names, NULL, err) != 0 || tt_av_map_finish(values, NULL, err) != 0)
+    goto fail;
+  reset_maps(b);
+  return 0;
+fail:
+  tt_av_free(names);
+  tt_av_free(values);
+  memset(names, 0, sizeof(*names));
+  memset(values, 0, sizeof(*values));
+  return oom(err);
+}

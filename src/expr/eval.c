@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* eval.c -- evaluates parsed expressions on items: conditions, updates, projections, key ranges. */
+#include "expr/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/number.h"
+
+/* ---- paths ------------------------------------------------------------- */
+
+static bool seg_is_index(const struct xseg *s) { return s->name == NULL; }
+
+const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
+  const struct tt_av *cur = root;
+  for (size_t i = 0; i < p->n && cur; i++) {
+    const struct xseg *s = &p->segs[i];
+    if (seg_is_index(s))
+      cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
+    else
+      cur = cur->type == TT_AV_M ? tt_av_map_get(cur, s->name) : NULL;
+  }
+  return cur;
+}
+
+/* ---- conditions -------------------------------------------------------- */
+
+static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
+
+static bool is_set(enum tt_av_type t) { return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS; }
+
+/* Room for a size() result, which lives on the evaluator's stack. */
+struct opval {
+  struct tt_av tmp;
+  char num[24];
+};
+
+/* The value of a condition operand, or NULL when it designates nothing
+ * (a missing path, or size() of a type without a size). */
+static const struct tt_av *cond_operand(const struct xoperand *o, const struct tt_av *item,
+                                        struct opval *ov) {
+  if (o->kind == XOP_VALUE)
+    return o->value;
+  const struct tt_av *v = tt_expr__resolve(item, &o->path);
+  if (o->kind != XOP_SIZE || v == NULL)
+    return v;
+  switch (v->type) {
+  case TT_AV_S:
+  case TT_AV_B:
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+  case TT_AV_L:
+  case TT_AV_M:
+    break;
+  default:
+    return NULL;
+  }
+  int n = snprintf(ov->num, sizeof(ov->num), "%zu", v->len);
+  ov->tmp.type = TT_AV_N;
+  ov->tmp.len = (size_t)n;
+  ov->tmp.u.bytes = ov->num; /* not owned: never passed to tt_av_free */
+  return &ov->tmp;
+}
+
+static bool ordered(const struct tt_av *a, const struct tt_av *b) {
+  return a && b && a->type == b->type && is_scalar(a->type);
+}
+
+static bool has_prefix(const struct tt_av *a, const struct tt_av *b) {
+  if (a == NULL || b == NULL || a->type != b->type || (a->type != TT_AV_S && a->type != TT_AV_B))
+    return false;
+  return b->len <= a->len && memcmp(a->u.bytes, b->u.bytes, b->len) == 0;
+}
+
+static bool eval_contains(const struct tt_av *a, const struct tt_av *b) {
+  if (a == NULL || b == NULL)
+    return false;
+  switch (a->type) {
+  case TT_AV_S:
+  case TT_AV_B:
+    if (b->type != a->type)
+      return false;
+    if (b->len == 0)
+      return true;
+    return b->len <= a->len && memmem(a->u.bytes, a->len, b->u.bytes, b->len) != NULL;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+  case TT_AV_L:
+    for (size_t i = 0; i < a->len; i++)
+      if (tt_av_equal(&a->u.elems[i], b))
+        return true;
+    return false;
+  default:
+    return false;
+  }
+}
+
+static bool eval_cond(const struct xcond *c, const struct tt_av *item) {
+  struct opval ov[3];
+  const struct tt_av *a, *b, *x;
+  switch (c->kind) {
+  case XC_AND:
+    return eval_cond(c->l, item) && eval_cond(c->r, item);
+  case XC_OR:
+    return eval_cond(c->l, item) || eval_cond(c->r, item);
+  case XC_NOT:
+    return !eval_cond(c->l, item);
+  case XC_CMP:
+    a = cond_operand(c->ops[0], item, &ov[0]);
+    b = cond_operand(c->ops[1], item, &ov[1]);
+    switch (c->cmp) {
+    case XCMP_EQ:
+      return a && b && tt_av_equal(a, b);
+    case XCMP_NE:
+      /* A missing attribute is "not equal" to anything. */
+      return !(a && b && tt_av_equal(a, b));
+    case XCMP_LT:
+      return ordered(a, b) && tt_av_compare(a, b) < 0;
+    case XCMP_LE:
+      return ordered(a, b) && tt_av_compare(a, b) <= 0;
+    case XCMP_GT:
+      return ordered(a, b) && tt_av_compare(a, b) > 0;
+    case XCMP_GE:
+      return ordered(a, b) && tt_av_compare(a, b) >= 0;
+    }
+    return false;
+  case XC_BETWEEN:
+    x = cond_operand(c->ops[0], item, &ov[0]);
+    a = cond_operand(c->ops[1], item, &ov[1]);
+    b = cond_operand(c->ops[2], item, &ov[2]);
+    return ordered(x, a) && ordered(x, b) && tt_av_compare(a, x) <= 0 &&
+           tt_av_compare(x, b) <= 0;
+  case XC_IN:
+    x = cond_operand(c->ops[0], item, &ov[0]);
+    if (x == NULL)
+      return false;
+    for (size_t i = 1; i < c->nops; i++) {
+      a = cond_operand(c->ops[i], item, &ov[1]);
+      if (a && tt_av_equal(x, a))
+        return true;
+    }
+    return false;
+  case XC_EXISTS:
+    return tt_expr__resolve(item, &c->ops[0]->path) != NULL;
+  case XC_NOT_EXISTS:
+    return tt_expr__resolve(item, &c->ops[0]->path) == NULL;
+  case XC_TYPE:
+    x = tt_expr__resolve(item, &c->ops[0]->path);
+    return x && x->type == c->type;
+  case XC_BEGINS_WITH:
+    return has_prefix(cond_operand(c->ops[0], item, &ov[0]), cond_operand(c->ops[1], item, &ov[1]));
+  case XC_CONTAINS:
+    return eval_contains(cond_operand(c->ops[0], item, &ov[0]),
+                         cond_operand(c->ops[1], item, &ov[1]));
+  }
+  return false;
+}
+
+bool tt_expr_eval_condition(const struct tt_expr *e, const struct tt_av *item) {
+  if (e == NULL || e->cond == NULL)
+    return false;
+  return eval_cond(e->cond, item);
+}
+
+/* ---- item mutation ----------------------------------------------------- */
+
+static int err_oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while applying an update");
+}
+
+static int err_missing(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                      "The provided expression refers to an attribute that does not exist in "
+                      "the item");
+}
+
+static int err_type(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                      "An operand in the update expression has an incorrect data type");
+}
+
+static int err_path(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                      "The document path provided in the update expression is invalid for update");
+}
+
+/* Byte order of names, as av.h sorts map members. */
+static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+  int c = memcmp(a, b, an < bn ? an : bn);
+  if (c != 0)
+    return c;
+  return an < bn ? -1 : an > bn;
+}
+
+/* Members of an M are sorted (av.h), so this is a binary search. */
+static struct tt_av *map_get_mut(struct tt_av *m, const char *name, size_t len) {
+  return (struct tt_av *)tt_av_map_getn(m, name, len);
+}
+
+/* Appends *v (stolen) to an L or set value. */
+static int elems_push(struct tt_av *l, struct tt_av *v) {
+  struct tt_av *ne = realloc(l->u.elems, (l->len + 1) * sizeof(*ne));
+  if (ne == NULL)
+    return -1;
+  l->u.elems = ne;
+  ne[l->len++] = *v;
+  memset(v, 0, sizeof(*v));
+  return 0;
+}
+
+static void elems_remove(struct tt_av *l, size_t i) {
+  tt_av_free(&l->u.elems[i]);
+  memmove(&l->u.elems[i], &l->u.elems[i + 1], (l->len - i - 1) * sizeof(*l->u.elems));
+  l->len--;
+}
+
+/* The node reached by the first `upto` segments of p, or NULL when a step is
+ * missing or goes through the wrong type. */
+static struct tt_av *walk_mut(struct tt_av *root, const struct xpath *p, size_t upto) {
+  struct tt_av *cur = root;
+  for (size_t i = 0; i < upto && cur; i++) {
+    const struct xseg *s = &p->segs[i];
+    if (seg_is_index(s))
+      cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
+    else
+      cur = cur->type == TT_AV_M ? map_get_mut(cur, s->name, s->name_len) : NULL;
+  }
+  return cur;
+}
+
+/* Writes *v (stolen, freed on failure) at path p. An index past the end of
+ * a list appends, as DynamoDB does. */
+static int set_path(struct tt_av *root, const struct xpath *p, struct tt_av *v,
+                    struct tt_error *err) {
+  struct tt_av *parent = walk_mut(root, p, p->n - 1);
+  const struct xseg *last = &p->segs[p->n - 1];
+  int rc = 0;
+  if (parent == NULL || parent->type != (seg_is_index(last) ? TT_AV_L : TT_AV_M)) {
+    rc = err_path(err);
+  } else if (!seg_is_index(last)) {
+    if (tt_av_map_put(parent, last->name, last->name_len, v) != 0)
+      rc = err_oom(err);
+  } else if (last->index < parent->len) {
+    tt_av_free(&parent->u.elems[last->index]);
+    parent->u.elems[last->index] = *v;
+    memset(v, 0, sizeof(*v));
+  } else if (elems_push(parent, v) != 0) {
+    rc = err_oom(err);
+  }
+  tt_av_free(v);
+  return rc;
+}
+
+static int remove_path(struct tt_av *root, const struct xpath *p, struct tt_error *err) {
+  struct tt_av *parent = walk_mut(root, p, p->n - 1);
+  const struct xseg *last = &p->segs[p->n - 1];
+  if (parent == NULL || parent->type != (seg_is_index(last) ? TT_AV_L : TT_AV_M))
+    return err_path(err);
+  if (!seg_is_index(last))
+    tt_av_map_remove(parent, last->name);
+  else if (last->index < parent->len)
+    elems_remove(parent, last->index);
+  return 0;
+}
+
+/* ---- update operands --------------------------------------------------- */
+
+static int clone_into(struct tt_av *out, const struct tt_av *v, struct tt_error *err) {
+  if (tt_av_clone(out, v) != 0)
+    return err_oom(err);
+  return 0;
+}
+
+/* Evaluates a SET operand against the old item into *out (new value). */
+static int update_operand(const struct xoperand *o, const struct tt_av *old, struct tt_av *out,
+                          struct tt_error *err) {
+  struct tt_av a = {0}, b = {0};
+  const struct tt_av *v;
+  int rc = -1;
+  memset(out, 0, sizeof(*out));
+  switch (o->kind) {
+  case XOP_VALUE:
+    return clone_into(out, o->value, err);
+  case XOP_PATH:
+    v = tt_expr__resolve(old, &o->path);
+    return v ? clone_into(out, v, err) : err_missing(err);
+  case XOP_IF_NOT_EXISTS:
+    v = tt_expr__resolve(old, &o->path);
+    return v ? clone_into(out, v, err) : update_operand(o->b, old, out, err);
+  case XOP_LIST_APPEND:
+    if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
+      goto done;
+    if (a.type != TT_AV_L || b.type != TT_AV_L) {
+      err_type(err);
+      goto done;
+    }
+    if (b.len) {
+      struct tt_av *ne = realloc(a.u.elems, (a.len + b.len) * sizeof(*ne));
+      if (ne == NULL) {
+        err_oom(err);
+        goto done;
+      }
+      memcpy(ne + a.len, b.u.elems, b.len * sizeof(*ne));
+      a.u.elems = ne;
+      a.len += b.len;
+      free(b.u.elems); /* its elements now belong to a */
+      b.u.elems = NULL;
+      b.len = 0;
+    }
+    *out = a;
+    memset(&a, 0, sizeof(a));
+    rc = 0;
+    goto done;
+  case XOP_PLUS:
+  case XOP_MINUS: {
+    char sum[TT_NUMBER_TEXT_MAX];
+    if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
+      goto done;
+    if (a.type != TT_AV_N || b.type != TT_AV_N) {
+      err_type(err);
+      goto done;
+    }
+    if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) != 0)
+      goto done;
+    size_t n = strlen(sum);
+    char *bytes = malloc(n + 1);
+    if (bytes == NULL) {
+      err_oom(err);
+      goto done;
+    }
+    memcpy(bytes, sum, n + 1);
+    out->type = TT_AV_N;
+    out->len = n;
+    out->u.bytes = bytes;
+    rc = 0;
+    goto done;
+  }
+  case XOP_SIZE:
+    break;
+  }
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "operand not allowed in an update");
+done:
+  tt_av_free(&a);
+  tt_av_free(&b);
+  return rc;
+}
+
+/* ADD: numbers are summed, sets are joined; a missing attribute is set. */
+static int apply_add(struct tt_av *root, const struct xaction *act, struct tt_error *err) {
+  const struct tt_av *val = act->value->value;
+  struct tt_av *target = walk_mut(root, &act->path, act->path.n);
+  struct tt_av tmp;
+  if (target == NULL) {
+    if (tt_av_clone(&tmp, val) != 0)
+      return err_oom(err);
+    return set_path(root, &act->path, &tmp, err);
+  }
+  if (target->type == TT_AV_N && val->type == TT_AV_N) {
+    char sum[TT_NUMBER_TEXT_MAX];
+    if (tt_number_add(target->u.bytes, val->u.bytes, 0, sum, sizeof(sum), err) != 0)
+      return -1;
+    size_t n = strlen(sum);
+    char *bytes = malloc(n + 1);
+    if (bytes == NULL)
+      return err_oom(err);
+    memcpy(bytes, sum, n + 1);
+    free(target->u.bytes);
+    target->u.bytes = bytes;
+    target->len = n;
+    return 0;
+  }
+  if (!is_set(val->type) || target->type != val->type)
+    return err_type(err);
+  for (size_t i = 0; i < val->len; i++) {
+    bool present = false;
+    for (size_t j = 0; j < target->len && !present; j++)
+      present = tt_av_equal(&target->u.elems[j], &val->u.elems[i]);
+    if (present)
+      continue;
+    if (tt_av_clone(&tmp, &val->u.elems[i]) != 0)
+      return err_oom(err);
+    if (elems_push(target, &tmp) != 0) {
+      tt_av_free(&tmp);
+      return err_oom(err);
+    }
+  }
+  /* Sets stay sorted (av.h); the union has no duplicates to report. */
+  return tt_av_set_finish(target, NULL, err);
+}
+
+/* DELETE: removes elements from a set; an emptied set is removed. */
+static int apply_delete(struct tt_av *root, const struct xaction *act, struct tt_error *err) {
+  const struct tt_av *val = act->value->value;
+  struct tt_av *target = walk_mut(root, &act->path, act->path.n);
+  if (target == NULL)
+    return 0;
+  if (target->type != val->type)
+    return err_type(err);
+  for (size_t i = 0; i < val->len; i++)
+    for (size_t j = 0; j < target->len; j++)
+      if (tt_av_equal(&target->u.elems[j], &val->u.elems[i])) {
+        elems_remove(target, j);
+        break;
+      }
+  if (target->len == 0)
+    return remove_path(root, &act->path, err);
+  return 0;
+}
+
+/* Orders REMOVE paths so that higher list indexes go first: removing an
+ * element shifts the later ones, and DynamoDB's indexes refer to the old
+ * item. */
+static int remove_order(const void *pa, const void *pb) {
+  const struct xpath *a = &(*(const struct xaction *const *)pa)->path;
+  const struct xpath *b = &(*(const struct xaction *const *)pb)->path;
+  size_t n = a->n < b->n ? a->n : b->n;
+  for (size_t i = 0; i < n; i++) {
+    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
+    int c;
+    if (seg_is_index(x) && seg_is_index(y))
+      c = x->index < y->index ? -1 : x->index > y->index;
+    else if (!seg_is_index(x) && !seg_is_index(y))
+      c = name_cmp(x->name, x->name_len, y->name, y->name_len);
+    else
+      c = seg_is_index(x) ? 1 : -1;
+    if (c != 0)
+      return -c;
+  }
+  return a->n < b->n ? 1 : (a->n > b->n ? -1 : 0);
+}
+
+int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
+                         struct tt_av *new_item, struct tt_error *err) {
+  const struct xaction **removes = NULL;
+  size_t nremoves = 0;
+  memset(new_item, 0, sizeof(*new_item));
+  if (e == NULL || e->kind != TT_EXPR_UPDATE)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not an update expression");
+  if (old_item) {
+    if (tt_av_clone(new_item, old_item) != 0) {
+      memset(new_item, 0, sizeof(*new_item));
+      return err_oom(err);
+    }
+  } else {
+    new_item->type = TT_AV_M;
+  }
+  /* SET first (values read the old item, so application order does not
+   * change them), then ADD and DELETE, then REMOVE from the back. */
+  for (size_t i = 0; i < e->nactions; i++) {
+    const struct xaction *a = &e->actions[i];
+    if (a->kind != XA_SET)
+      continue;
+    struct tt_av v;
+    if (update_operand(a->value, old_item, &v, err) != 0 ||
+        set_path(new_item, &a->path, &v, err) != 0)
+      goto fail;
+  }
+  for (size_t i = 0; i < e->nactions; i++) {
+    const struct xaction *a = &e->actions[i];
+    if (a->kind == XA_ADD && apply_add(new_item, a, err) != 0)
+      goto fail;
+    if (a->kind == XA_DELETE && apply_delete(new_item, a, err) != 0)
+      goto fail;
+    if (a->kind == XA_REMOVE)
+      nremoves++;
+  }
+  if (nremoves) {
+    removes = malloc(nremoves * sizeof(*removes));
+    if (removes == NULL) {
+      err_oom(err);
+      goto fail;
+    }
+    nremoves = 0;
+    for (size_t i = 0; i < e->nactions; i++)
+      if (e->actions[i].kind == XA_REMOVE)
+        removes[nremoves++] = &e->actions[i];
+    qsort(removes, nremoves, sizeof(*removes), remove_order);
+    for (size_t i = 0; i < nremoves; i++)
+      if (remove_path(new_item, &removes[i]->path, err) != 0)
+        goto fail;
+  }
+  free(removes);
+  return 0;
+fail:
+  free(removes);
+  tt_av_free(new_item);
+  memset(new_item, 0, sizeof(*new_item));
+  return -1;
+}
+
+/* ---- projections ------------------------------------------------------- */
+
+static int by_child_index(const void *pa, const void *pb) {
+  const struct xpchild *a = *(const struct xpchild *const *)pa;
+  const struct xpchild *b = *(const struct xpchild *const *)pb;
+  return a->seg.index < b->seg.index ? -1 : a->seg.index > b->seg.index;
+}
+
+/* Copies the parts of src that node selects into *out; *have says whether
+ * anything was selected (empty containers are left out). */
+static int proj_copy(const struct xpnode *node, const struct tt_av *src, struct tt_av *out,
+                     bool *have) {
+  memset(out, 0, sizeof(*out));
+  *have = false;
+  if (node->leaf) {
+    if (tt_av_clone(out, src) != 0)
+      return -1;
+    *have = true;
+    return 0;
+  }
+  if (node->nkids == 0 || src->type != (node->by_index ? TT_AV_L : TT_AV_M))
+    return 0;
+  const struct xpchild **kids = malloc(node->nkids * sizeof(*kids));
+  size_t nk = 0;
+  if (kids == NULL)
+    return -1;
+  for (const struct xpchild *c = node->kids; c; c = c->next)
+    kids[nk++] = c;
+  out->type = node->by_index ? TT_AV_L : TT_AV_M;
+  if (node->by_index)
+    qsort(kids, nk, sizeof(*kids), by_child_index);
+  int rc = 0;
+  for (size_t i = 0; i < nk && rc == 0; i++) {
+    const struct xpchild *c = kids[i];
+    const struct tt_av *sv;
+    if (node->by_index)
+      sv = c->seg.index < src->len ? &src->u.elems[c->seg.index] : NULL;
+    else
+      sv = tt_av_map_get(src, c->seg.name);
+    if (sv == NULL)
+      continue;
+    struct tt_av part;
+    bool got;
+    if (proj_copy(&c->node, sv, &part, &got) != 0) {
+      rc = -1;
+      break;
+    }
+    if (!got)
+      continue;
+    if (node->by_index) {
+      if (elems_push(out, &part) != 0)
+        rc = -1;
+    } else if (tt_av_map_put(out, c->seg.name, c->seg.name_len, &part) != 0) {
+      rc = -1;
+    }
+    tt_av_free(&part);
+  }
+  free(kids);
+  if (rc != 0) {
+    tt_av_free(out);
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  *have = out->len > 0;
+  if (!*have) {
+    tt_av_free(out);
+    memset(out, 0, sizeof(*out));
+  }
+  return 0;
+}
+
+int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
+                             struct tt_av *out, struct tt_error *err) {
+  bool have;
+  memset(out, 0, sizeof(*out));
+  if (e == NULL || e->kind != TT_EXPR_PROJECTION)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not a projection expression");
+  if (item && proj_copy(&e->proj, item, out, &have) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while projecting");
+  if (out->type != TT_AV_M) {
+    tt_av_free(out);
+    memset(out, 0, sizeof(*out));
+    out->type = TT_AV_M;
+  }
+  return 0;
+}
+
+/* ---- key conditions ---------------------------------------------------- */
+
+static bool leaf_names(const struct xcond *c, const char *name) {
+  const struct xpath *p = &c->ops[0]->path;
+  return p->n == 1 && p->segs[0].name && strlen(name) == p->segs[0].name_len &&
+         memcmp(name, p->segs[0].name, p->segs[0].name_len) == 0;
+}
+
+int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *sk_name,
+                      struct tt_expr_key_range *out, struct tt_error *err) {
+  const struct xcond *pk = NULL, *sk = NULL;
+  memset(out, 0, sizeof(*out));
+  if (e == NULL || e->kind != TT_EXPR_KEY_CONDITION)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not a key condition expression");
+  for (size_t i = 0; i < e->nkey_leaves; i++) {
+    const struct xcond *c = e->key_leaves[i];
+    if (c->ops[0]->path.n != 1)
+      return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
+    if (pk == NULL && leaf_names(c, pk_name))
+      pk = c;
+    else
+      sk = c;
+  }
+  if (pk == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        "Query condition missed key schema element: %s", pk_name);
+  if (pk->kind != XC_CMP || pk->cmp != XCMP_EQ)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
+  out->pk = pk->ops[1]->value;
+  if (sk == NULL)
+    return 0;
+  if (sk_name == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
+  if (!leaf_names(sk, sk_name))
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        "Query condition missed key schema element: %s", sk_name);
+  out->lo = sk->ops[1]->value;
+  switch (sk->kind) {
+  case XC_BETWEEN:
+    out->op = TT_EXPR_KEY_BETWEEN;
+    out->hi = sk->ops[2]->value;
+    break;
+  case XC_BEGINS_WITH:
+    out->op = TT_EXPR_KEY_BEGINS_WITH;
+    break;
+  default:
+    out->op = sk->cmp == XCMP_EQ   ? TT_EXPR_KEY_EQ
+              : sk->cmp == XCMP_LT ? TT_EXPR_KEY_LT
+              : sk->cmp == XCMP_LE ? TT_EXPR_KEY_LE
+              : sk->cmp == XCMP_GT ? TT_EXPR_KEY_GT
+                                   : TT_EXPR_KEY_GE;
+    break;
+  }
+  return 0;
+}

@@ -1,0 +1,1368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* parse.c -- tokenizer and recursive-descent parser for DynamoDB's expression languages. */
+#include "expr/internal.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* DynamoDB's documented limits: 300 operators or functions per expression,
+ * 100 operands of IN, 32 levels of document path. Parentheses are bounded
+ * too so hostile input cannot exhaust the C stack. */
+#define MAX_OPERATORS 300
+#define MAX_IN_OPERANDS 100
+#define MAX_PATH_DEPTH 32
+#define MAX_NESTING 100
+
+enum tok {
+  T_EOF = 0,
+  T_IDENT,
+  T_NAME,   /* #name */
+  T_VALUE,  /* :value */
+  T_NUMBER, /* digits, only valid as a list index */
+  T_LP,
+  T_RP,
+  T_LB,
+  T_RB,
+  T_COMMA,
+  T_DOT,
+  T_EQ,
+  T_NE,
+  T_LT,
+  T_LE,
+  T_GT,
+  T_GE,
+  T_PLUS,
+  T_MINUS,
+  T_BAD /* a character no token starts with */
+};
+
+struct token {
+  enum tok t;
+  size_t off, len;
+};
+
+struct parser {
+  const char *text;
+  struct token *toks;
+  size_t ntok, pos;
+  struct tt_expr *e;
+  const char *prefix; /* "Invalid ConditionExpression: " */
+  const struct tt_av *names, *values;
+  struct tt_error *err;
+  int operators;
+  int nesting;
+};
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Copies text into a message, replacing bytes that are not printable ASCII:
+ * the message becomes a JSON string later and must stay valid UTF-8 even
+ * when truncated. */
+static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
+  size_t j = 0;
+  for (size_t i = 0; i < n && j + 1 < cap; i++) {
+    unsigned char c = (unsigned char)s[i];
+    dst[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  dst[j] = '\0';
+}
+
+static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct parser *p, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+}
+
+static int fail_oom(struct parser *p) {
+  return tt_error_set(p->err, TT_ERR_INTERNAL, NULL, "out of memory while parsing an expression");
+}
+
+/* DynamoDB's syntax error: the offending token and the text from the token
+ * before it to the token after it. */
+static int syntax_error(struct parser *p, size_t i) {
+  char tok[64], near[128];
+  const struct token *t = &p->toks[i];
+  size_t start, end;
+  if (t->t == T_EOF) {
+    snprintf(tok, sizeof(tok), "<EOF>");
+    if (i == 0) {
+      near[0] = '\0';
+      return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+    }
+    start = p->toks[i - 1].off;
+    end = p->toks[i - 1].off + p->toks[i - 1].len;
+  } else {
+    safe_copy(tok, sizeof(tok), p->text + t->off, t->len);
+    start = i > 0 ? p->toks[i - 1].off : t->off;
+    end = t->off + t->len;
+    if (i + 1 < p->ntok && p->toks[i + 1].t != T_EOF)
+      end = p->toks[i + 1].off + p->toks[i + 1].len;
+  }
+  safe_copy(near, sizeof(near), p->text + start, end - start);
+  return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+}
+
+/* ---- tokenizer --------------------------------------------------------- */
+
+static bool is_ident_start(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_ident_char(unsigned char c) {
+  return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static int tokenize(struct parser *p) {
+  const char *s = p->text;
+  size_t n = strlen(s), i = 0, cap = 16;
+  p->toks = malloc(cap * sizeof(*p->toks));
+  if (p->toks == NULL)
+    return fail_oom(p);
+  p->ntok = 0;
+  for (;;) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+      i++;
+    if (p->ntok + 1 >= cap) {
+      struct token *nt = realloc(p->toks, cap * 2 * sizeof(*nt));
+      if (nt == NULL)
+        return fail_oom(p);
+      p->toks = nt;
+      cap *= 2;
+    }
+    struct token *t = &p->toks[p->ntok++];
+    t->off = i;
+    t->len = 1;
+    if (i >= n) {
+      t->t = T_EOF;
+      t->len = 0;
+      return 0;
+    }
+    unsigned char c = (unsigned char)s[i];
+    if (is_ident_start(c)) {
+      size_t j = i + 1;
+      while (j < n && is_ident_char((unsigned char)s[j]))
+        j++;
+      t->t = T_IDENT;
+      t->len = j - i;
+    } else if (c >= '0' && c <= '9') {
+      size_t j = i + 1;
+      while (j < n && s[j] >= '0' && s[j] <= '9')
+        j++;
+      t->t = T_NUMBER;
+      t->len = j - i;
+    } else if (c == '#' || c == ':') {
+      size_t j = i + 1;
+      while (j < n && is_ident_char((unsigned char)s[j]))
+        j++;
+      t->t = j == i + 1 ? T_BAD : (c == '#' ? T_NAME : T_VALUE);
+      t->len = j - i;
+    } else {
+      switch (c) {
+      case '(': t->t = T_LP; break;
+      case ')': t->t = T_RP; break;
+      case '[': t->t = T_LB; break;
+      case ']': t->t = T_RB; break;
+      case ',': t->t = T_COMMA; break;
+      case '.': t->t = T_DOT; break;
+      case '=': t->t = T_EQ; break;
+      case '+': t->t = T_PLUS; break;
+      case '-': t->t = T_MINUS; break;
+      case '<':
+        t->t = T_LT;
+        if (i + 1 < n && s[i + 1] == '=') {
+          t->t = T_LE;
+          t->len = 2;
+        } else if (i + 1 < n && s[i + 1] == '>') {
+          t->t = T_NE;
+          t->len = 2;
+        }
+        break;
+      case '>':
+        t->t = T_GT;
+        if (i + 1 < n && s[i + 1] == '=') {
+          t->t = T_GE;
+          t->len = 2;
+        }
+        break;
+      default:
+        t->t = T_BAD;
+        /* Keep a multibyte character whole in the token. */
+        if (c >= 0xc0)
+          while (i + t->len < n && ((unsigned char)s[i + t->len] & 0xc0) == 0x80)
+            t->len++;
+        break;
+      }
+    }
+    if (t->t == T_BAD)
+      return syntax_error(p, p->ntok - 1);
+    i += t->len;
+  }
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static const struct token *peek(struct parser *p) { return &p->toks[p->pos]; }
+
+static const struct token *peek2(struct parser *p) {
+  return p->pos + 1 < p->ntok ? &p->toks[p->pos + 1] : &p->toks[p->ntok - 1];
+}
+
+static bool tok_is_word(struct parser *p, const struct token *t, const char *word) {
+  return t->t == T_IDENT && t->len == strlen(word) &&
+         strncasecmp(p->text + t->off, word, t->len) == 0;
+}
+
+static bool tok_is_exact(struct parser *p, const struct token *t, const char *word) {
+  return t->t == T_IDENT && t->len == strlen(word) && memcmp(p->text + t->off, word, t->len) == 0;
+}
+
+static int expect(struct parser *p, enum tok t) {
+  if (peek(p)->t != t)
+    return syntax_error(p, p->pos);
+  p->pos++;
+  return 0;
+}
+
+static void *alloc(struct parser *p, size_t n) {
+  void *m = tt_arena_alloc(&p->e->arena, n);
+  if (m == NULL)
+    fail_oom(p);
+  return m;
+}
+
+static int count_operator(struct parser *p) {
+  if (++p->operators > MAX_OPERATORS)
+    return fail(p, "The expression contains too many operators; operator count: %d",
+                p->operators);
+  return 0;
+}
+
+/* Index of the member called (s, n) in an M value, or -1. Linear on purpose:
+ * placeholder maps are small and this does not assume their order. */
+static long map_find(const struct tt_av *map, const char *s, size_t n) {
+  if (map == NULL || map->type != TT_AV_M)
+    return -1;
+  for (size_t i = 0; i < map->len; i++) {
+    const struct tt_av_member *m = &map->u.members[i];
+    if (m->name_len == n && memcmp(m->name, s, n) == 0)
+      return (long)i;
+  }
+  return -1;
+}
+
+/* The long type names DynamoDB uses in ADD/DELETE operand errors. */
+static const char *av_type_long(enum tt_av_type t) {
+  switch (t) {
+  case TT_AV_S: return "STRING";
+  case TT_AV_N: return "NUMBER";
+  case TT_AV_B: return "BINARY";
+  case TT_AV_BOOL: return "BOOLEAN";
+  case TT_AV_NULL: return "NULL";
+  case TT_AV_SS: return "STRING_SET";
+  case TT_AV_NS: return "NUMBER_SET";
+  case TT_AV_BS: return "BINARY_SET";
+  case TT_AV_M: return "MAP";
+  case TT_AV_L: return "LIST";
+  }
+  return "?";
+}
+
+/* ---- paths and operands ------------------------------------------------ */
+
+/* Appends one name segment from an identifier or a #placeholder token. */
+static int path_name(struct parser *p, const struct token *t, struct xseg *seg) {
+  const char *s = p->text + t->off;
+  if (t->t == T_IDENT) {
+    if (tt_expr_is_reserved(s, t->len)) {
+      char w[32];
+      safe_copy(w, sizeof(w), s, t->len);
+      return fail(p, "Attribute name is a reserved keyword; reserved keyword: %s", w);
+    }
+    seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
+    seg->name_len = t->len;
+  } else {
+    long i = map_find(p->names, s, t->len);
+    if (i < 0) {
+      char w[64];
+      safe_copy(w, sizeof(w), s, t->len);
+      return fail(p,
+                  "An expression attribute name used in the document path is not defined; "
+                  "attribute name: %s",
+                  w);
+    }
+    const struct tt_av *v = &p->names->u.members[i].value;
+    if (v->type != TT_AV_S)
+      return fail(p, "ExpressionAttributeNames values must be strings");
+    p->e->names_used[i] = true;
+    seg->name = tt_arena_strndup(&p->e->arena, v->u.bytes, v->len);
+    seg->name_len = v->len;
+  }
+  if (seg->name == NULL)
+    return fail_oom(p);
+  return 0;
+}
+
+static int parse_path(struct parser *p, struct xpath *out) {
+  struct xseg segs[MAX_PATH_DEPTH + 1];
+  size_t n = 0;
+  const struct token *t = peek(p);
+  if (t->t != T_IDENT && t->t != T_NAME)
+    return syntax_error(p, p->pos);
+  if (path_name(p, t, &segs[n++]) != 0)
+    return -1;
+  p->pos++;
+  for (;;) {
+    t = peek(p);
+    if (t->t != T_DOT && t->t != T_LB)
+      break;
+    if (n == MAX_PATH_DEPTH)
+      return fail(p, "The document path has too many nesting levels; nesting levels: %zu",
+                  n + 1);
+    p->pos++;
+    const struct token *u = peek(p);
+    if (t->t == T_DOT) {
+      if (u->t != T_IDENT && u->t != T_NAME)
+        return syntax_error(p, p->pos);
+      if (path_name(p, u, &segs[n]) != 0)
+        return -1;
+      p->pos++;
+    } else {
+      if (u->t != T_NUMBER)
+        return syntax_error(p, p->pos);
+      size_t idx = 0;
+      for (size_t k = 0; k < u->len; k++) {
+        size_t d = (size_t)(p->text[u->off + k] - '0');
+        /* Saturate: any index this large is past the end of every list. */
+        idx = idx > (SIZE_MAX - d) / 10 ? SIZE_MAX : idx * 10 + d;
+      }
+      segs[n].name = NULL;
+      segs[n].name_len = 0;
+      segs[n].index = idx;
+      p->pos++;
+      if (expect(p, T_RB) != 0)
+        return -1;
+    }
+    n++;
+  }
+  out->segs = alloc(p, n * sizeof(*segs));
+  if (out->segs == NULL)
+    return -1;
+  memcpy(out->segs, segs, n * sizeof(*segs));
+  out->n = n;
+  return 0;
+}
+
+static struct xoperand *new_operand(struct parser *p, enum xop_kind k) {
+  struct xoperand *o = alloc(p, sizeof(*o));
+  if (o)
+    o->kind = k;
+  return o;
+}
+
+static struct xoperand *parse_value_ref(struct parser *p) {
+  const struct token *t = peek(p);
+  const char *s = p->text + t->off;
+  long i = map_find(p->values, s, t->len);
+  if (i < 0) {
+    char w[64];
+    safe_copy(w, sizeof(w), s, t->len);
+    fail(p, "An expression attribute value used in expression is not defined; attribute value: %s",
+         w);
+    return NULL;
+  }
+  struct xoperand *o = new_operand(p, XOP_VALUE);
+  if (o == NULL)
+    return NULL;
+  p->e->values_used[i] = true;
+  o->value = &p->values->u.members[i].value;
+  o->value_name = tt_arena_strndup(&p->e->arena, s, t->len);
+  if (o->value_name == NULL) {
+    fail_oom(p);
+    return NULL;
+  }
+  p->pos++;
+  return o;
+}
+
+/* Function names are case-sensitive in DynamoDB. */
+enum func {
+  F_UNKNOWN = 0,
+  F_ATTRIBUTE_EXISTS,
+  F_ATTRIBUTE_NOT_EXISTS,
+  F_ATTRIBUTE_TYPE,
+  F_BEGINS_WITH,
+  F_CONTAINS,
+  F_SIZE,
+  F_LIST_APPEND,
+  F_IF_NOT_EXISTS
+};
+
+static const char *const func_names[] = {
+    [F_UNKNOWN] = "",
+    [F_ATTRIBUTE_EXISTS] = "attribute_exists",
+    [F_ATTRIBUTE_NOT_EXISTS] = "attribute_not_exists",
+    [F_ATTRIBUTE_TYPE] = "attribute_type",
+    [F_BEGINS_WITH] = "begins_with",
+    [F_CONTAINS] = "contains",
+    [F_SIZE] = "size",
+    [F_LIST_APPEND] = "list_append",
+    [F_IF_NOT_EXISTS] = "if_not_exists",
+};
+
+static enum func func_lookup(struct parser *p, const struct token *t) {
+  for (size_t i = 1; i < sizeof(func_names) / sizeof(func_names[0]); i++)
+    if (tok_is_exact(p, t, func_names[i]))
+      return (enum func)i;
+  return F_UNKNOWN;
+}
+
+static bool is_update(struct parser *p) { return p->e->kind == TT_EXPR_UPDATE; }
+
+static bool is_condition_func(enum func f) {
+  return f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
+         f == F_BEGINS_WITH || f == F_CONTAINS;
+}
+
+/* Fails unless the function name token at p->pos names a function allowed in
+ * this kind of expression; returns it. */
+static int check_function(struct parser *p, enum func *out) {
+  const struct token *t = peek(p);
+  enum func f = func_lookup(p, t);
+  char w[64];
+  safe_copy(w, sizeof(w), p->text + t->off, t->len);
+  if (f == F_UNKNOWN)
+    return fail(p, "Invalid function name; function: %s", w);
+  if (is_update(p) && (f != F_LIST_APPEND && f != F_IF_NOT_EXISTS))
+    return fail(p, "The function is not allowed in an update expression; function: %s", w);
+  if (!is_update(p) && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS))
+    return fail(p, "The function is not allowed in a condition expression; function: %s", w);
+  *out = f;
+  return 0;
+}
+
+static struct xoperand *parse_operand(struct parser *p);
+
+/* Parses "name ( operand, ... )" into args; p->pos is at the name. */
+static int parse_call(struct parser *p, enum func f, struct xoperand ***args, size_t *nargs) {
+  struct xoperand *tmp[8];
+  size_t n = 0;
+  if (count_operator(p) != 0)
+    return -1;
+  if (++p->nesting > MAX_NESTING)
+    return fail(p, "The expression is nested too deeply");
+  p->pos++; /* name */
+  if (expect(p, T_LP) != 0)
+    return -1;
+  for (;;) {
+    struct xoperand *o = parse_operand(p);
+    if (o == NULL)
+      return -1;
+    if (n < sizeof(tmp) / sizeof(tmp[0]))
+      tmp[n] = o;
+    n++;
+    if (peek(p)->t != T_COMMA)
+      break;
+    p->pos++;
+  }
+  if (expect(p, T_RP) != 0)
+    return -1;
+  p->nesting--;
+  size_t want = (f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE) ? 1 : 2;
+  if (n != want)
+    return fail(p,
+                "Incorrect number of operands for operator or function; operator or function: "
+                "%s, number of operands: %zu",
+                func_names[f], n);
+  *args = alloc(p, n * sizeof(**args));
+  if (*args == NULL)
+    return -1;
+  memcpy(*args, tmp, n * sizeof(**args));
+  *nargs = n;
+  if ((f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
+       f == F_SIZE || f == F_IF_NOT_EXISTS) &&
+      tmp[0]->kind != XOP_PATH)
+    return fail(p,
+                "Operator or function requires a document path; operator or function: %s",
+                func_names[f]);
+  return 0;
+}
+
+static int operand_type_error(struct parser *p, const char *what, const struct xoperand *o) {
+  return fail(p,
+              "Incorrect operand type for operator or function; operator or function: %s, "
+              "operand type: %s",
+              what, tt_av_type_name(o->value->type));
+}
+
+/* path | :value | size(path) in conditions; path | :value | list_append(..) |
+ * if_not_exists(..) in updates. */
+static struct xoperand *parse_operand(struct parser *p) {
+  const struct token *t = peek(p);
+  if (t->t == T_VALUE)
+    return parse_value_ref(p);
+  if (t->t == T_IDENT && peek2(p)->t == T_LP) {
+    enum func f;
+    struct xoperand **args;
+    size_t nargs;
+    if (check_function(p, &f) != 0)
+      return NULL;
+    if (is_condition_func(f)) {
+      fail(p, "The function is not allowed to be used this way in an expression; function: %s",
+           func_names[f]);
+      return NULL;
+    }
+    if (parse_call(p, f, &args, &nargs) != 0)
+      return NULL;
+    struct xoperand *o;
+    if (f == F_SIZE) {
+      o = new_operand(p, XOP_SIZE);
+      if (o)
+        o->path = args[0]->path;
+    } else if (f == F_IF_NOT_EXISTS) {
+      o = new_operand(p, XOP_IF_NOT_EXISTS);
+      if (o) {
+        o->path = args[0]->path;
+        o->b = args[1];
+      }
+    } else {
+      for (size_t i = 0; i < 2; i++)
+        if (args[i]->kind == XOP_VALUE && args[i]->value->type != TT_AV_L) {
+          operand_type_error(p, "list_append", args[i]);
+          return NULL;
+        }
+      o = new_operand(p, XOP_LIST_APPEND);
+      if (o) {
+        o->a = args[0];
+        o->b = args[1];
+      }
+    }
+    return o;
+  }
+  if (t->t == T_IDENT || t->t == T_NAME) {
+    struct xoperand *o = new_operand(p, XOP_PATH);
+    if (o == NULL || parse_path(p, &o->path) != 0)
+      return NULL;
+    return o;
+  }
+  syntax_error(p, p->pos);
+  return NULL;
+}
+
+/* ---- conditions -------------------------------------------------------- */
+
+static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) {
+  struct xcond *c = alloc(p, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  c->kind = k;
+  c->nops = nops;
+  if (nops) {
+    c->ops = alloc(p, nops * sizeof(*c->ops));
+    if (c->ops == NULL)
+      return NULL;
+  }
+  return c;
+}
+
+static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
+
+static int format_path(char *buf, size_t cap, const struct xpath *path);
+
+static bool same_path(const struct xpath *a, const struct xpath *b) {
+  if (a->n != b->n)
+    return false;
+  for (size_t i = 0; i < a->n; i++) {
+    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
+    if ((x->name == NULL) != (y->name == NULL))
+      return false;
+    if (x->name ? (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0)
+                : x->index != y->index)
+      return false;
+  }
+  return true;
+}
+
+static const char *cmp_text(enum xcmp c) {
+  static const char *const t[] = {"", "=", "<>", "<", "<=", ">", ">="};
+  return t[c];
+}
+
+static struct xcond *parse_or(struct parser *p);
+
+static struct xcond *parse_function_cond(struct parser *p, enum func f) {
+  struct xoperand **args;
+  size_t nargs;
+  if (parse_call(p, f, &args, &nargs) != 0)
+    return NULL;
+  enum xcond_kind k = f == F_ATTRIBUTE_EXISTS       ? XC_EXISTS
+                      : f == F_ATTRIBUTE_NOT_EXISTS ? XC_NOT_EXISTS
+                      : f == F_ATTRIBUTE_TYPE       ? XC_TYPE
+                      : f == F_BEGINS_WITH          ? XC_BEGINS_WITH
+                                                    : XC_CONTAINS;
+  struct xcond *c = new_cond(p, k, 0);
+  if (c == NULL)
+    return NULL;
+  c->ops = args;
+  c->nops = nargs;
+  if (k == XC_TYPE) {
+    static const char *const codes[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "M", "L"};
+    static const enum tt_av_type types[] = {TT_AV_S,  TT_AV_N,  TT_AV_B,  TT_AV_BOOL, TT_AV_NULL,
+                                            TT_AV_SS, TT_AV_NS, TT_AV_BS, TT_AV_M,    TT_AV_L};
+    const struct xoperand *o = args[1];
+    if (o->kind != XOP_VALUE || o->value->type != TT_AV_S) {
+      if (o->kind == XOP_VALUE)
+        operand_type_error(p, "attribute_type", o);
+      else
+        fail(p, "Incorrect operand type for operator or function; operator or function: "
+                "attribute_type, operand type: document path");
+      return NULL;
+    }
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+      if (strlen(codes[i]) == o->value->len &&
+          memcmp(codes[i], o->value->u.bytes, o->value->len) == 0)
+        c->type = types[i];
+    if (c->type == 0) {
+      /* DynamoDB echoes the bad type name; we name the placeholder so no
+       * request value reaches a message. */
+      fail(p, "Invalid attribute type name found; type: %s, valid types: "
+              "{ B; NULL; SS; BOOL; L; BS; N; NS; S; M }",
+           o->value_name);
+      return NULL;
+    }
+  } else if (k == XC_BEGINS_WITH) {
+    for (size_t i = 0; i < 2; i++)
+      if (args[i]->kind == XOP_VALUE && args[i]->value->type != TT_AV_S &&
+          args[i]->value->type != TT_AV_B) {
+        operand_type_error(p, "begins_with", args[i]);
+        return NULL;
+      }
+  }
+  return c;
+}
+
+/* operand comparator operand | operand BETWEEN a AND b | operand IN (...) */
+static struct xcond *parse_comparison(struct parser *p) {
+  struct xoperand *lhs = parse_operand(p);
+  if (lhs == NULL)
+    return NULL;
+  const struct token *t = peek(p);
+  enum xcmp cmp = 0;
+  switch (t->t) {
+  case T_EQ: cmp = XCMP_EQ; break;
+  case T_NE: cmp = XCMP_NE; break;
+  case T_LT: cmp = XCMP_LT; break;
+  case T_LE: cmp = XCMP_LE; break;
+  case T_GT: cmp = XCMP_GT; break;
+  case T_GE: cmp = XCMP_GE; break;
+  default: break;
+  }
+  if (cmp) {
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    struct xoperand *rhs = parse_operand(p);
+    if (rhs == NULL)
+      return NULL;
+    if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
+      char buf[128];
+      format_path(buf, sizeof(buf), &lhs->path);
+      fail(p,
+           "The first operand must be distinct from the remaining operands for this operator "
+           "or function; operator: %s, first operand: %s",
+           cmp_text(cmp), buf);
+      return NULL;
+    }
+    if (cmp != XCMP_EQ && cmp != XCMP_NE) {
+      const struct xoperand *o[2] = {lhs, rhs};
+      for (size_t i = 0; i < 2; i++)
+        if (o[i]->kind == XOP_VALUE && !is_scalar(o[i]->value->type)) {
+          operand_type_error(p, cmp_text(cmp), o[i]);
+          return NULL;
+        }
+    }
+    struct xcond *c = new_cond(p, XC_CMP, 2);
+    if (c == NULL)
+      return NULL;
+    c->cmp = cmp;
+    c->ops[0] = lhs;
+    c->ops[1] = rhs;
+    return c;
+  }
+  if (tok_is_word(p, t, "BETWEEN")) {
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    struct xcond *c = new_cond(p, XC_BETWEEN, 3);
+    if (c == NULL)
+      return NULL;
+    c->ops[0] = lhs;
+    if ((c->ops[1] = parse_operand(p)) == NULL)
+      return NULL;
+    if (!tok_is_word(p, peek(p), "AND")) {
+      syntax_error(p, p->pos);
+      return NULL;
+    }
+    p->pos++;
+    if ((c->ops[2] = parse_operand(p)) == NULL)
+      return NULL;
+    for (size_t i = 0; i < 3; i++)
+      if (c->ops[i]->kind == XOP_VALUE && !is_scalar(c->ops[i]->value->type)) {
+        operand_type_error(p, "BETWEEN", c->ops[i]);
+        return NULL;
+      }
+    const struct xoperand *lo = c->ops[1], *hi = c->ops[2];
+    if (lo->kind == XOP_VALUE && hi->kind == XOP_VALUE && lo->value->type == hi->value->type &&
+        tt_av_compare(lo->value, hi->value) > 0) {
+      /* DynamoDB prints both bounds; we print their placeholders so no
+       * request value reaches a message. */
+      fail(p,
+           "The BETWEEN operator requires upper bound to be greater than or equal to lower "
+           "bound; lower bound operand: %s, upper bound operand: %s",
+           lo->value_name, hi->value_name);
+      return NULL;
+    }
+    return c;
+  }
+  if (tok_is_word(p, t, "IN")) {
+    struct xoperand *tmp[MAX_IN_OPERANDS + 2];
+    size_t n = 0;
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    if (expect(p, T_LP) != 0)
+      return NULL;
+    tmp[n++] = lhs;
+    for (;;) {
+      struct xoperand *o = parse_operand(p);
+      if (o == NULL)
+        return NULL;
+      if (n < sizeof(tmp) / sizeof(tmp[0]))
+        tmp[n] = o;
+      n++;
+      if (peek(p)->t != T_COMMA)
+        break;
+      p->pos++;
+    }
+    if (expect(p, T_RP) != 0)
+      return NULL;
+    if (n - 1 > MAX_IN_OPERANDS) {
+      fail(p, "The IN operator is provided with too many operands; number of operands: %zu",
+           n - 1);
+      return NULL;
+    }
+    struct xcond *c = new_cond(p, XC_IN, n);
+    if (c == NULL)
+      return NULL;
+    memcpy(c->ops, tmp, n * sizeof(*tmp));
+    return c;
+  }
+  if (lhs->kind == XOP_SIZE) {
+    fail(p, "The function is not allowed to be used this way in an expression; function: size");
+    return NULL;
+  }
+  syntax_error(p, p->pos);
+  return NULL;
+}
+
+static struct xcond *parse_primary(struct parser *p) {
+  const struct token *t = peek(p);
+  if (t->t == T_LP) {
+    p->pos++;
+    if (++p->nesting > MAX_NESTING) {
+      fail(p, "The expression is nested too deeply");
+      return NULL;
+    }
+    struct xcond *c = parse_or(p);
+    if (c == NULL || expect(p, T_RP) != 0)
+      return NULL;
+    p->nesting--;
+    return c;
+  }
+  if (t->t == T_IDENT && peek2(p)->t == T_LP) {
+    enum func f;
+    if (check_function(p, &f) != 0)
+      return NULL;
+    if (is_condition_func(f))
+      return parse_function_cond(p, f);
+  }
+  return parse_comparison(p);
+}
+
+static struct xcond *parse_not(struct parser *p) {
+  if (tok_is_word(p, peek(p), "NOT")) {
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    if (++p->nesting > MAX_NESTING) {
+      fail(p, "The expression is nested too deeply");
+      return NULL;
+    }
+    struct xcond *c = new_cond(p, XC_NOT, 0);
+    if (c == NULL || (c->l = parse_not(p)) == NULL)
+      return NULL;
+    p->nesting--;
+    return c;
+  }
+  return parse_primary(p);
+}
+
+static struct xcond *parse_and(struct parser *p) {
+  struct xcond *l = parse_not(p);
+  while (l && tok_is_word(p, peek(p), "AND")) {
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    struct xcond *c = new_cond(p, XC_AND, 0);
+    if (c == NULL)
+      return NULL;
+    c->l = l;
+    if ((c->r = parse_not(p)) == NULL)
+      return NULL;
+    l = c;
+  }
+  return l;
+}
+
+static struct xcond *parse_or(struct parser *p) {
+  struct xcond *l = parse_and(p);
+  while (l && tok_is_word(p, peek(p), "OR")) {
+    p->pos++;
+    if (count_operator(p) != 0)
+      return NULL;
+    struct xcond *c = new_cond(p, XC_OR, 0);
+    if (c == NULL)
+      return NULL;
+    c->l = l;
+    if ((c->r = parse_and(p)) == NULL)
+      return NULL;
+    l = c;
+  }
+  return l;
+}
+
+/* ---- key conditions ---------------------------------------------------- */
+
+static int key_operator_error(struct parser *p, const char *op) {
+  return fail(p, "Invalid operator used in KeyConditionExpression: %s", op);
+}
+
+/* Collects the leaves of a key condition: at most two, joined by AND, each a
+ * comparison of one attribute with values. */
+static int collect_key_leaves(struct parser *p, struct xcond *c) {
+  static const char *const func_of[] = {
+      [XC_EXISTS] = "attribute_exists", [XC_NOT_EXISTS] = "attribute_not_exists",
+      [XC_TYPE] = "attribute_type", [XC_CONTAINS] = "contains"};
+  switch (c->kind) {
+  case XC_AND:
+    return collect_key_leaves(p, c->l) != 0 ? -1 : collect_key_leaves(p, c->r);
+  case XC_OR:
+    return key_operator_error(p, "OR");
+  case XC_NOT:
+    return key_operator_error(p, "NOT");
+  case XC_IN:
+    return key_operator_error(p, "IN");
+  case XC_EXISTS:
+  case XC_NOT_EXISTS:
+  case XC_TYPE:
+  case XC_CONTAINS:
+    return key_operator_error(p, func_of[c->kind]);
+  case XC_CMP:
+    if (c->cmp == XCMP_NE)
+      return key_operator_error(p, "<>");
+    /* ":v = pk" means "pk = :v": put the attribute first. */
+    if (c->ops[0]->kind == XOP_VALUE && c->ops[1]->kind == XOP_PATH) {
+      static const enum xcmp flip[] = {0, XCMP_EQ, XCMP_NE, XCMP_GT, XCMP_GE, XCMP_LT, XCMP_LE};
+      struct xoperand *o = c->ops[0];
+      c->ops[0] = c->ops[1];
+      c->ops[1] = o;
+      c->cmp = flip[c->cmp];
+    }
+    break;
+  case XC_BETWEEN:
+  case XC_BEGINS_WITH:
+    break;
+  }
+  for (size_t i = 0; i < c->nops; i++)
+    if (c->ops[i]->kind == XOP_SIZE)
+      return key_operator_error(p, "size");
+  if (c->ops[0]->kind != XOP_PATH)
+    return fail(p, "Invalid condition in KeyConditionExpression: The first operand must be "
+                   "an attribute name");
+  for (size_t i = 1; i < c->nops; i++)
+    if (c->ops[i]->kind != XOP_VALUE)
+      return fail(p, "Invalid condition in KeyConditionExpression: Multiple attribute names "
+                     "used in one condition");
+  if (p->e->nkey_leaves == 2)
+    return fail(p, "Conditions can be of length 1 or 2 only");
+  p->e->key_leaves[p->e->nkey_leaves++] = c;
+  if (p->e->nkey_leaves == 2 &&
+      same_path(&p->e->key_leaves[0]->ops[0]->path, &c->ops[0]->path))
+    return fail(p, "KeyConditionExpressions must only contain one condition per key");
+  return 0;
+}
+
+/* ---- update expressions ------------------------------------------------ */
+
+static int parse_set_value(struct parser *p, struct xoperand **out) {
+  struct xoperand *a = parse_operand(p);
+  if (a == NULL)
+    return -1;
+  enum tok t = peek(p)->t;
+  if (t != T_PLUS && t != T_MINUS) {
+    *out = a;
+    return 0;
+  }
+  p->pos++;
+  if (count_operator(p) != 0)
+    return -1;
+  struct xoperand *b = parse_operand(p);
+  if (b == NULL)
+    return -1;
+  const struct xoperand *o[2] = {a, b};
+  for (size_t i = 0; i < 2; i++)
+    if (o[i]->kind == XOP_VALUE && o[i]->value->type != TT_AV_N)
+      return operand_type_error(p, t == T_PLUS ? "+" : "-", o[i]);
+  struct xoperand *r = new_operand(p, t == T_PLUS ? XOP_PLUS : XOP_MINUS);
+  if (r == NULL)
+    return -1;
+  r->a = a;
+  r->b = b;
+  *out = r;
+  return 0;
+}
+
+static int add_action(struct parser *p, size_t *cap, const struct xaction *a) {
+  struct tt_expr *e = p->e;
+  if (e->nactions == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 8;
+    struct xaction *na = alloc(p, ncap * sizeof(*na));
+    if (na == NULL)
+      return -1;
+    if (e->nactions)
+      memcpy(na, e->actions, e->nactions * sizeof(*na));
+    e->actions = na;
+    *cap = ncap;
+  }
+  e->actions[e->nactions++] = *a;
+  return 0;
+}
+
+static bool at_clause_end(struct parser *p) {
+  const struct token *t = peek(p);
+  return t->t == T_EOF || tok_is_word(p, t, "SET") || tok_is_word(p, t, "REMOVE") ||
+         tok_is_word(p, t, "ADD") || tok_is_word(p, t, "DELETE");
+}
+
+static int parse_update(struct parser *p) {
+  static const char *const clause_names[] = {"", "SET", "REMOVE", "ADD", "DELETE"};
+  bool seen[5] = {false};
+  size_t cap = 0;
+  if (peek(p)->t == T_EOF)
+    return syntax_error(p, p->pos);
+  while (peek(p)->t != T_EOF) {
+    enum xact_kind k = 0;
+    for (int i = XA_SET; i <= XA_DELETE; i++)
+      if (tok_is_word(p, peek(p), clause_names[i]))
+        k = (enum xact_kind)i;
+    if (k == 0)
+      return syntax_error(p, p->pos);
+    if (seen[k])
+      return fail(p, "The \"%s\" section can only be used once in an update expression;",
+                  clause_names[k]);
+    seen[k] = true;
+    p->pos++;
+    for (;;) {
+      struct xaction a = {.kind = k};
+      if (parse_path(p, &a.path) != 0)
+        return -1;
+      if (k == XA_SET) {
+        if (expect(p, T_EQ) != 0 || parse_set_value(p, &a.value) != 0)
+          return -1;
+      } else if (k == XA_ADD || k == XA_DELETE) {
+        if (peek(p)->t != T_VALUE)
+          return syntax_error(p, p->pos);
+        if ((a.value = parse_value_ref(p)) == NULL)
+          return -1;
+        enum tt_av_type vt = a.value->value->type;
+        bool ok = vt == TT_AV_SS || vt == TT_AV_NS || vt == TT_AV_BS ||
+                  (k == XA_ADD && vt == TT_AV_N);
+        if (!ok)
+          return fail(p,
+                      "Incorrect operand type for operator or function; operator: %s, operand "
+                      "type: %s, typeSet: %s",
+                      clause_names[k], av_type_long(vt),
+                      k == XA_ADD ? "ALLOWED_FOR_ADD_OPERAND" : "ALLOWED_FOR_DELETE_OPERAND");
+      }
+      if (count_operator(p) != 0 || add_action(p, &cap, &a) != 0)
+        return -1;
+      if (peek(p)->t != T_COMMA)
+        break;
+      p->pos++;
+    }
+    if (!at_clause_end(p))
+      return syntax_error(p, p->pos);
+  }
+  return 0;
+}
+
+/* ---- overlapping paths (update targets, projections) ------------------- */
+
+static int format_path(char *buf, size_t cap, const struct xpath *path) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < path->n && used + 1 < cap; i++) {
+    const struct xseg *s = &path->segs[i];
+    char part[80];
+    if (s->name)
+      safe_copy(part, sizeof(part), s->name, s->name_len);
+    else
+      snprintf(part, sizeof(part), "[%zu]", s->index);
+    int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "[", part);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+  if (used + 1 < cap)
+    snprintf(buf + used, cap - used, "]");
+  return 0;
+}
+
+/* 0: disjoint, 1: one is a prefix of the other, 2: same prefix then a map key
+ * where the other has a list index. */
+static int path_relation(const struct xpath *a, const struct xpath *b) {
+  size_t n = a->n < b->n ? a->n : b->n;
+  for (size_t i = 0; i < n; i++) {
+    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
+    if ((x->name == NULL) != (y->name == NULL))
+      return 2;
+    if (x->name ? (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0)
+                : x->index != y->index)
+      return 0;
+  }
+  return 1;
+}
+
+static int check_overlaps(struct parser *p, const struct xpath *const *paths, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++) {
+      int r = path_relation(paths[i], paths[j]);
+      if (r == 0)
+        continue;
+      char one[96], two[96];
+      format_path(one, sizeof(one), paths[i]);
+      format_path(two, sizeof(two), paths[j]);
+      return fail(p,
+                  "Two document paths %s with each other; must remove or rewrite one of these "
+                  "paths; path one: %s, path two: %s",
+                  r == 1 ? "overlap" : "conflict", one, two);
+    }
+  return 0;
+}
+
+/* ---- projections ------------------------------------------------------- */
+
+static int proj_insert(struct parser *p, struct xpnode *root, const struct xpath *path) {
+  struct xpnode *node = root;
+  for (size_t i = 0; i < path->n; i++) {
+    const struct xseg *s = &path->segs[i];
+    struct xpchild *c;
+    for (c = node->kids; c; c = c->next)
+      if ((s->name == NULL) == (c->seg.name == NULL) &&
+          (s->name ? (s->name_len == c->seg.name_len &&
+                      memcmp(s->name, c->seg.name, s->name_len) == 0)
+                   : s->index == c->seg.index))
+        break;
+    if (c == NULL) {
+      c = alloc(p, sizeof(*c));
+      if (c == NULL)
+        return -1;
+      c->seg = *s;
+      c->next = node->kids;
+      node->kids = c;
+      node->nkids++;
+      node->by_index = s->name == NULL;
+    }
+    node = &c->node;
+  }
+  node->leaf = true;
+  return 0;
+}
+
+static int parse_projection(struct parser *p) {
+  size_t cap = 0;
+  for (;;) {
+    if (p->e->npaths == cap) {
+      size_t ncap = cap ? cap * 2 : 8;
+      struct xpath *np = alloc(p, ncap * sizeof(*np));
+      if (np == NULL)
+        return -1;
+      if (p->e->npaths)
+        memcpy(np, p->e->paths, p->e->npaths * sizeof(*np));
+      p->e->paths = np;
+      cap = ncap;
+    }
+    if (parse_path(p, &p->e->paths[p->e->npaths]) != 0)
+      return -1;
+    p->e->npaths++;
+    if (peek(p)->t != T_COMMA)
+      break;
+    p->pos++;
+  }
+  if (peek(p)->t != T_EOF)
+    return syntax_error(p, p->pos);
+  return 0;
+}
+
+/* ---- entry points ------------------------------------------------------ */
+
+static const char *prefix_of(enum tt_expr_kind k) {
+  switch (k) {
+  case TT_EXPR_CONDITION: return "Invalid ConditionExpression: ";
+  case TT_EXPR_FILTER: return "Invalid FilterExpression: ";
+  case TT_EXPR_KEY_CONDITION: return "Invalid KeyConditionExpression: ";
+  case TT_EXPR_UPDATE: return "Invalid UpdateExpression: ";
+  case TT_EXPR_PROJECTION: return "Invalid ProjectionExpression: ";
+  }
+  return "Invalid Expression: ";
+}
+
+static int collect_paths_and_check(struct parser *p) {
+  struct tt_expr *e = p->e;
+  size_t n = e->kind == TT_EXPR_UPDATE ? e->nactions : e->npaths;
+  if (n < 2)
+    return 0;
+  const struct xpath **v = malloc(n * sizeof(*v));
+  if (v == NULL)
+    return fail_oom(p);
+  for (size_t i = 0; i < n; i++)
+    v[i] = e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
+  int rc = check_overlaps(p, v, n);
+  free(v);
+  return rc;
+}
+
+int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *names,
+                  const struct tt_av *values, struct tt_expr **out, struct tt_error *err) {
+  struct parser p = {.text = text ? text : "", .prefix = prefix_of(kind), .names = names,
+                     .values = values, .err = err};
+  struct tt_expr *e = NULL;
+  *out = NULL;
+  if (text == NULL)
+    text = "";
+  size_t len = strlen(text);
+  bool blank = true;
+  for (size_t i = 0; i < len && blank; i++)
+    blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
+  if (blank)
+    return fail(&p, "The expression can not be empty;");
+  if (len > TT_EXPR_MAX_TEXT)
+    return fail(&p, "Expression size has exceeded the maximum allowed size; expression size: %zu",
+                len);
+  e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    return fail_oom(&p);
+  e->kind = kind;
+  tt_arena_init(&e->arena);
+  e->names = names;
+  e->values = values;
+  p.e = e;
+  if (names && names->type == TT_AV_M && names->len &&
+      (e->names_used = alloc(&p, names->len * sizeof(bool))) == NULL)
+    goto fail;
+  if (values && values->type == TT_AV_M && values->len &&
+      (e->values_used = alloc(&p, values->len * sizeof(bool))) == NULL)
+    goto fail;
+  if (tokenize(&p) != 0)
+    goto fail;
+  switch (kind) {
+  case TT_EXPR_CONDITION:
+  case TT_EXPR_FILTER:
+  case TT_EXPR_KEY_CONDITION:
+    if ((e->cond = parse_or(&p)) == NULL)
+      goto fail;
+    if (peek(&p)->t != T_EOF) {
+      syntax_error(&p, p.pos);
+      goto fail;
+    }
+    if (kind == TT_EXPR_KEY_CONDITION && collect_key_leaves(&p, e->cond) != 0)
+      goto fail;
+    break;
+  case TT_EXPR_UPDATE:
+    if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
+      goto fail;
+    break;
+  case TT_EXPR_PROJECTION:
+    if (parse_projection(&p) != 0 || collect_paths_and_check(&p) != 0)
+      goto fail;
+    for (size_t i = 0; i < e->npaths; i++)
+      if (proj_insert(&p, &e->proj, &e->paths[i]) != 0)
+        goto fail;
+    break;
+  default:
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
+    goto fail;
+  }
+  free(p.toks);
+  *out = e;
+  return 0;
+fail:
+  free(p.toks);
+  tt_expr_free(e);
+  return -1;
+}
+
+int tt_expr_parse_condition(const char *text, const struct tt_av *names,
+                            const struct tt_av *values, struct tt_expr **out,
+                            struct tt_error *err) {
+  return tt_expr_parse(TT_EXPR_CONDITION, text, names, values, out, err);
+}
+
+int tt_expr_parse_filter(const char *text, const struct tt_av *names,
+                         const struct tt_av *values, struct tt_expr **out,
+                         struct tt_error *err) {
+  return tt_expr_parse(TT_EXPR_FILTER, text, names, values, out, err);
+}
+
+int tt_expr_parse_update(const char *text, const struct tt_av *names,
+                         const struct tt_av *values, struct tt_expr **out,
+                         struct tt_error *err) {
+  return tt_expr_parse(TT_EXPR_UPDATE, text, names, values, out, err);
+}
+
+int tt_expr_parse_projection(const char *text, const struct tt_av *names,
+                             struct tt_expr **out, struct tt_error *err) {
+  return tt_expr_parse(TT_EXPR_PROJECTION, text, names, NULL, out, err);
+}
+
+int tt_expr_parse_key_condition(const char *text, const struct tt_av *names,
+                                const struct tt_av *values, struct tt_expr **out,
+                                struct tt_error *err) {
+  return tt_expr_parse(TT_EXPR_KEY_CONDITION, text, names, values, out, err);
+}
+
+void tt_expr_free(struct tt_expr *e) {
+  if (e == NULL)
+    return;
+  tt_arena_free(&e->arena);
+  free(e);
+}
+
+enum tt_expr_kind tt_expr_kind(const struct tt_expr *e) { return e->kind; }
+
+const char *tt_expr_update_target(const struct tt_expr *e, size_t i) {
+  if (e->kind != TT_EXPR_UPDATE || i >= e->nactions)
+    return NULL;
+  return e->actions[i].path.segs[0].name;
+}
+
+/* ---- request-level map checks ------------------------------------------ */
+
+static bool valid_placeholder(const char *s, size_t n, char lead) {
+  if (n < 2 || s[0] != lead)
+    return false;
+  for (size_t i = 1; i < n; i++)
+    if (!is_ident_char((unsigned char)s[i]))
+      return false;
+  return true;
+}
+
+int tt_expr_check_maps(const struct tt_av *names, const struct tt_av *values,
+                       struct tt_error *err) {
+  char w[64];
+  if (names) {
+    if (names->type != TT_AV_M || names->len == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                          "ExpressionAttributeNames must not be empty");
+    for (size_t i = 0; i < names->len; i++) {
+      const struct tt_av_member *m = &names->u.members[i];
+      if (!valid_placeholder(m->name, m->name_len, '#')) {
+        safe_copy(w, sizeof(w), m->name, m->name_len);
+        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                            "ExpressionAttributeNames contains invalid key: Syntax error; "
+                            "key: \"%s\"",
+                            w);
+      }
+      if (m->value.type != TT_AV_S || m->value.len == 0) {
+        safe_copy(w, sizeof(w), m->name, m->name_len);
+        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                            "ExpressionAttributeNames contains invalid value: the value of %s "
+                            "must be a non-empty string",
+                            w);
+      }
+    }
+  }
+  if (values) {
+    if (values->type != TT_AV_M || values->len == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                          "ExpressionAttributeValues must not be empty");
+    for (size_t i = 0; i < values->len; i++) {
+      const struct tt_av_member *m = &values->u.members[i];
+      if (!valid_placeholder(m->name, m->name_len, ':')) {
+        safe_copy(w, sizeof(w), m->name, m->name_len);
+        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                            "ExpressionAttributeValues contains invalid key: Syntax error; "
+                            "key: \"%s\"",
+                            w);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Lists the unused keys of one map, or returns 0 when all were used. */
+static int report_unused(const struct tt_expr *const *exprs, size_t n, const struct tt_av *map,
+                         bool names, struct tt_error *err) {
+  char keys[200];
+  size_t used_len = 0;
+  bool any = false;
+  if (map == NULL || map->type != TT_AV_M)
+    return 0;
+  keys[0] = '\0';
+  for (size_t i = 0; i < map->len; i++) {
+    bool used = false;
+    for (size_t k = 0; k < n && !used; k++) {
+      const struct tt_expr *e = exprs[k];
+      if (e == NULL)
+        continue;
+      if (names && e->names == map && e->names_used)
+        used = e->names_used[i];
+      if (!names && e->values == map && e->values_used)
+        used = e->values_used[i];
+    }
+    if (used)
+      continue;
+    char w[64];
+    const struct tt_av_member *m = &map->u.members[i];
+    safe_copy(w, sizeof(w), m->name, m->name_len);
+    if (used_len + 1 < sizeof(keys)) {
+      int wr = snprintf(keys + used_len, sizeof(keys) - used_len, "%s%s", any ? ", " : "", w);
+      if (wr > 0)
+        used_len += (size_t)wr;
+      if (used_len >= sizeof(keys))
+        used_len = sizeof(keys) - 1;
+    }
+    any = true;
+  }
+  if (!any)
+    return 0;
+  return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                      "Value provided in ExpressionAttribute%s unused in expressions: keys: {%s}",
+                      names ? "Names" : "Values", keys);
+}
+
+int tt_expr_check_unused(const struct tt_expr *const *exprs, size_t n,
+                         const struct tt_av *names, const struct tt_av *values,
+                         struct tt_error *err) {
+  if (report_unused(exprs, n, names, true, err) != 0)
+    return -1;
+  return report_unused(exprs, n, values, false, err);
+}

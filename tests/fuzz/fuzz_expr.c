@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fuzz_expr.c -- libFuzzer target: expression parser and evaluator, and the REST builders. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/build.h"
+#include "expr/expr.h"
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Placeholder maps and a sample item with every type, built once: a
+ * fuzzer process runs millions of inputs and these never change. */
+static struct tt_av names, values, item;
+static int ready;
+
+static void load(const char *wire, struct tt_av *out) {
+  struct tt_error err;
+  json_t *j = json_loads(wire, 0, NULL);
+  if (j == NULL || tt_ddb_item_from_json(j, "", out, &err) != 0)
+    abort();
+  json_decref(j);
+}
+
+static void setup(void) {
+  load("{\"#a\": {\"S\": \"a\"}, \"#b\": {\"S\": \"b\"}, \"#l\": {\"S\": \"l\"},"
+       " \"#sp\": {\"S\": \"with space\"}, \"#s\": {\"S\": \"status\"}}",
+       &names);
+  load("{\":s\": {\"S\": \"ab\"}, \":n\": {\"N\": \"1.5\"}, \":b\": {\"B\": \"AAE=\"},"
+       " \":t\": {\"S\": \"S\"}, \":l\": {\"L\": [{\"N\": \"1\"}, {\"S\": \"x\"}]},"
+       " \":m\": {\"M\": {\"k\": {\"S\": \"v\"}}}, \":ss\": {\"SS\": [\"a\", \"b\"]},"
+       " \":ns\": {\"NS\": [\"1\", \"2\"]}, \":bs\": {\"BS\": [\"AA==\"]},"
+       " \":bool\": {\"BOOL\": true}, \":null\": {\"NULL\": true},"
+       " \":big\": {\"N\": \"99999999999999999999999999999999999999E+87\"}}",
+       &values);
+  load("{\"a\": {\"S\": \"abc\"}, \"b\": {\"N\": \"2\"}, \"c\": {\"B\": \"AAEC\"},"
+       " \"l\": {\"L\": [{\"N\": \"1\"}, {\"M\": {\"a\": {\"SS\": [\"x\"]}}}, {\"L\": []}]},"
+       " \"m\": {\"M\": {\"a\": {\"NS\": [\"3\"]}, \"b\": {\"BOOL\": false}}},"
+       " \"ss\": {\"SS\": [\"a\"]}, \"ns\": {\"NS\": [\"1\", \"7\"]}, \"bs\": {\"BS\": [\"AA==\"]},"
+       " \"with space\": {\"NULL\": true}, \"status\": {\"S\": \"S\"},"
+       " \"big\": {\"N\": \"99999999999999999999999999999999999999E+87\"}}",
+       &item);
+  ready = 1;
+}
+
+/* Types REST values the simple way: strings, numbers, booleans, null, and
+ * arrays of those as lists. */
+static int infer(const json_t *v, struct tt_av *out, int depth) {
+  size_t len;
+  struct tt_json_numbuf nb;
+  const char *s;
+  if (depth > 8)
+    return -1;
+  if ((s = tt_json_string_text(v, &len)) != NULL)
+    return tt_av_string(out, s, len);
+  if ((s = tt_json_number_text(v, &nb, &len)) != NULL)
+    return tt_av_number_text(out, s, len, "", NULL);
+  if (json_is_boolean(v)) {
+    tt_av_bool(out, json_is_true(v));
+    return 0;
+  }
+  if (json_is_null(v)) {
+    tt_av_null(out);
+    return 0;
+  }
+  if (json_is_array(v)) {
+    if (tt_av_list(out, TT_AV_L, json_array_size(v)) != 0)
+      return -1;
+    for (size_t i = 0; i < json_array_size(v); i++)
+      if (infer(json_array_get(v, i), &out->u.elems[i], depth + 1) != 0)
+        return -1;
+    return 0;
+  }
+  return -1;
+}
+
+static int encode(void *ctx, const char *attr, json_t *v, struct tt_av *out,
+                  struct tt_error *err) {
+  if (infer(v, out, 0) != 0) {
+    tt_av_free(out);
+    return tt_error_set(err, TT_ERR_VALIDATION, attr, "unsupported value");
+  }
+  return 0;
+}
+
+/* Whatever the builder writes must parse: a failure here is a bug. */
+static void check_built(enum tt_expr_kind kind, char *text, struct tt_expr_builder *b) {
+  struct tt_av n, v;
+  struct tt_expr *e;
+  struct tt_error err;
+  if (tt_expr_builder_take(b, &n, &v, &err) != 0) {
+    free(text);
+    return;
+  }
+  if (tt_expr_parse(kind, text, n.len ? &n : NULL, v.len ? &v : NULL, &e, &err) != 0) {
+    /* Only the documented DynamoDB limits may refuse built text. */
+    if (strstr(err.message, "too many") == NULL &&
+        strstr(err.message, "BETWEEN operator requires") == NULL &&
+        strstr(err.message, "overlap") == NULL && strstr(err.message, "conflict") == NULL &&
+        strstr(err.message, "Incorrect operand type") == NULL &&
+        strstr(err.message, "maximum allowed size") == NULL &&
+        strstr(err.message, "one condition per key") == NULL)
+      abort();
+  } else {
+    const struct tt_expr *all[] = {e};
+    if (tt_expr_check_unused(all, 1, n.len ? &n : NULL, v.len ? &v : NULL, &err) != 0)
+      abort();
+    if (kind == TT_EXPR_CONDITION || kind == TT_EXPR_KEY_CONDITION)
+      (void)tt_expr_eval_condition(e, &item);
+    tt_expr_free(e);
+  }
+  tt_av_free(&n);
+  tt_av_free(&v);
+  free(text);
+}
+
+/* 'J' + JSON: the REST condition/update/select/key builders. */
+static void fuzz_builder(const uint8_t *data, size_t size) {
+  json_t *j = NULL;
+  struct tt_error err;
+  char *text;
+  if (tt_json_parse((const char *)data, size, NULL, &j, &err) != 0)
+    return;
+  struct tt_expr_builder *b = tt_expr_builder_new(encode, NULL);
+  if (b == NULL)
+    abort();
+  if (tt_expr_build_condition(b, j, "condition", &text, &err) == 0)
+    check_built(TT_EXPR_CONDITION, text, b);
+  if (tt_expr_build_key_condition(b, j, "key", &text, &err) == 0)
+    check_built(TT_EXPR_KEY_CONDITION, text, b);
+  if (tt_expr_build_projection(b, j, "select", &text, &err) == 0)
+    check_built(TT_EXPR_PROJECTION, text, b);
+  if (tt_expr_build_update_json(b, j, "", &err) == 0 &&
+      tt_expr_build_update_finish(b, &text, &err) == 0)
+    check_built(TT_EXPR_UPDATE, text, b);
+  tt_expr_builder_free(b);
+  json_decref(j);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const enum tt_expr_kind kinds[] = {TT_EXPR_CONDITION, TT_EXPR_FILTER,
+                                            TT_EXPR_KEY_CONDITION, TT_EXPR_UPDATE,
+                                            TT_EXPR_PROJECTION};
+  struct tt_expr *e = NULL;
+  struct tt_error err;
+  if (!ready)
+    setup();
+  if (size == 0 || size > 8192)
+    return 0;
+  if (data[0] == 'J') {
+    fuzz_builder(data + 1, size - 1);
+    return 0;
+  }
+  /* The first byte picks the kind: '2' condition, '3' filter, '4' key
+   * condition, '0' update, '1' projection (the seed files start so). */
+  enum tt_expr_kind kind = kinds[data[0] % 5];
+  char *text = malloc(size);
+  if (text == NULL)
+    return 0;
+  memcpy(text, data + 1, size - 1);
+  text[size - 1] = '\0';
+  tt_error_clear(&err);
+  if (tt_expr_parse(kind, text, &names, &values, &e, &err) == 0) {
+    const struct tt_expr *all[] = {e};
+    struct tt_av out;
+    struct tt_expr_key_range r;
+    (void)tt_expr_check_unused(all, 1, &names, &values, &err);
+    switch (kind) {
+    case TT_EXPR_CONDITION:
+    case TT_EXPR_FILTER:
+      (void)tt_expr_eval_condition(e, &item);
+      (void)tt_expr_eval_condition(e, NULL);
+      break;
+    case TT_EXPR_KEY_CONDITION:
+      (void)tt_expr_eval_condition(e, &item);
+      (void)tt_expr_key_range(e, "a", "b", &r, &err);
+      (void)tt_expr_key_range(e, "status", NULL, &r, &err);
+      break;
+    case TT_EXPR_UPDATE:
+      if (tt_expr_apply_update(e, &item, &out, &err) == 0)
+        tt_av_free(&out);
+      if (tt_expr_apply_update(e, NULL, &out, &err) == 0)
+        tt_av_free(&out);
+      for (size_t i = 0; tt_expr_update_target(e, i); i++)
+        ;
+      break;
+    case TT_EXPR_PROJECTION:
+      if (tt_expr_apply_projection(e, &item, &out, &err) == 0)
+        tt_av_free(&out);
+      break;
+    }
+    tt_expr_free(e);
+  } else if (err.message[0] == '\0') {
+    abort(); /* every failure must explain itself */
+  }
+  free(text);
+  return 0;
+}
