@@ -18,6 +18,25 @@ void tt_handle_readyz(struct tt_request *req);
 void tt_handle_metrics(struct tt_request *req);
 void tt_handle_openapi(struct tt_request *req);
 
+/* models.c */
+void tt_handle_models_list(struct tt_request *req);
+void tt_handle_model_get(struct tt_request *req);
+void tt_handle_model_put(struct tt_request *req);
+void tt_handle_table_put(struct tt_request *req);
+void tt_handle_table_get(struct tt_request *req);
+void tt_handle_table_delete(struct tt_request *req);
+
+/* items.c */
+void tt_handle_item_create(struct tt_request *req);
+void tt_handle_item_put(struct tt_request *req);
+void tt_handle_item_get(struct tt_request *req);
+void tt_handle_item_patch(struct tt_request *req);
+void tt_handle_item_delete(struct tt_request *req);
+
+/* query.c */
+void tt_handle_query(struct tt_request *req);
+void tt_handle_scan(struct tt_request *req);
+
 /* test_ops.c (only with --enable-fault-injection) */
 void tt_handle_test_sleep(struct tt_request *req);
 

@@ -100,8 +100,18 @@ void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Parses the body as a JSON object. On failure answers 400 and returns
- * NULL. Returns a new reference. An empty body yields an empty object. */
-json_t *tt_request_json_body(struct tt_request *req);
+ * NULL. Returns a new reference. An empty body yields an empty object.
+ * With `exact`, numbers keep their text (value/json_exact.h: read them with
+ * tt_json_number_text); use it wherever item values travel. */
+json_t *tt_request_json_body(struct tt_request *req, bool exact);
+
+/* The percent-decoded path parameter `name` in the arena; NULL when the
+ * route has none or it does not decode (then a 400 was answered). */
+const char *tt_request_param(struct tt_request *req, const char *name);
+
+/* Answers from an ORM result: the body and status on success (204 without
+ * a body), the error envelope otherwise; ETag and Retry-After when set. */
+void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r);
 
 /* Copies the percent-decoded value of query parameter `name` into the
  * arena; NULL when absent. */

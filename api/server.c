@@ -13,6 +13,7 @@
 #include "api/errors.h"
 #include "api/handlers.h"
 #include "api/request.h"
+#include "value/json_exact.h"
 #include "obs/log.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
@@ -153,16 +154,30 @@ void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *
   tt_request_respond_error(req, &err, NULL);
 }
 
-json_t *tt_request_json_body(struct tt_request *req) {
+json_t *tt_request_json_body(struct tt_request *req, bool exact) {
   if (req->body.len == 0)
     return json_object();
-  json_error_t jerr;
-  json_t *v = json_loadb(req->body.data, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
-  if (v == NULL) {
-    /* jerr.text may quote the input; report only the position. */
-    tt_request_fail(req, TT_ERR_VALIDATION, "body",
-                    "the body is not valid JSON (line %d, column %d)", jerr.line, jerr.column);
-    return NULL;
+  json_t *v = NULL;
+  if (exact) {
+    struct tt_error err;
+    /* Containers nest one level deeper than values (the body itself). */
+    struct tt_json_opts opts = {.max_bytes = 0, .max_depth = 40};
+    if (tt_json_parse(req->body.data, req->body.len, &opts, &v, &err) != 0) {
+      /* The field is the JSON path inside the body; "body" for the whole. */
+      if (err.field[0] == '\0')
+        snprintf(err.field, sizeof(err.field), "body");
+      tt_request_respond_error(req, &err, NULL);
+      return NULL;
+    }
+  } else {
+    json_error_t jerr;
+    v = json_loadb(req->body.data, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+    if (v == NULL) {
+      /* jerr.text may quote the input; report only the position. */
+      tt_request_fail(req, TT_ERR_VALIDATION, "body",
+                      "the body is not valid JSON (line %d, column %d)", jerr.line, jerr.column);
+      return NULL;
+    }
   }
   if (!json_is_object(v)) {
     json_decref(v);
@@ -216,6 +231,52 @@ const char *tt_request_query(struct tt_request *req, const char *name) {
     p = amp ? amp + 1 : NULL;
   }
   return NULL;
+}
+
+const char *tt_request_param(struct tt_request *req, const char *name) {
+  const struct tt_route_param *p = tt_route_param(&req->match, name);
+  if (p == NULL)
+    return NULL;
+  char *out = tt_arena_alloc(&req->arena, p->len + 1);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < p->len; i++) {
+    char c = p->value[i];
+    if (c == '%') {
+      if (i + 2 >= p->len || hexval(p->value[i + 1]) < 0 || hexval(p->value[i + 2]) < 0) {
+        tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
+        return NULL;
+      }
+      c = (char)(hexval(p->value[i + 1]) * 16 + hexval(p->value[i + 2]));
+      i += 2;
+    }
+    if (c == '\0') {
+      tt_request_fail(req, TT_ERR_VALIDATION, name, "%s may not contain NUL", name);
+      return NULL;
+    }
+    out[o++] = c;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    tt_request_respond_error(req, &r->err, r->details);
+    if (r->retry_after_s)
+      snprintf(req->resp.retry_after, sizeof(req->resp.retry_after), "%u", r->retry_after_s);
+    return;
+  }
+  if (r->http_status == 204 || r->body.len == 0) {
+    tt_request_respond_static(req, r->http_status, "application/json", "", 0);
+  } else {
+    size_t len;
+    char *text = tt_buf_steal(&r->body, &len);
+    tt_request_respond_json_text(req, r->http_status, text, len);
+  }
+  if (r->etag[0])
+    snprintf(req->resp.etag, sizeof(req->resp.etag), "%s", r->etag);
 }
 
 static enum MHD_Result queue_answer(struct tt_request *req) {
@@ -285,14 +346,15 @@ static void unlink_suspended(struct tt_request *req) {
 static void joined_cb(struct tt_join *j, void *arg) {
   struct tt_request *req = arg;
   (void)j;
+  /* The continuation always runs: it owns the handler's state and frees it. */
+  if (!req->responded && req->on_joined)
+    req->on_joined(req);
   if (req->deadline_hit) {
     tt_request_fail(req, TT_ERR_BACKEND_TIMEOUT, NULL,
                     "the request deadline of %llu ms passed before the backend answered",
                     (unsigned long long)req->server->opts.request_timeout_ms);
   } else if (req->drain_canceled) {
     tt_request_fail(req, TT_ERR_DRAINING, NULL, "the daemon is shutting down");
-  } else if (!req->responded && req->on_joined) {
-    req->on_joined(req);
   } else if (!req->responded && req->join.failed) {
     tt_request_respond_error(req, &req->join.first_error, NULL);
   }

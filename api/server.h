@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "obs/families.h"
+#include "orm/orm.h"
 
 struct tt_request;
 
@@ -31,6 +32,7 @@ struct tt_server {
   struct tt_api_options opts;
   uv_loop_t *loop;
   struct tt_families *fams;
+  struct tt_orm *orm; /* borrowed; NULL only in tests of the system routes */
   bool ready;    /* models loaded */
   bool draining; /* SIGTERM seen: readyz 503, new requests refused */
   size_t active; /* request contexts alive */

@@ -46,7 +46,7 @@ static int read_count(struct tt_request *req, json_t *body, const char *name, js
 }
 
 void tt_handle_test_sleep(struct tt_request *req) {
-  json_t *body = tt_request_json_body(req);
+  json_t *body = tt_request_json_body(req, false);
   if (body == NULL)
     return;
   json_int_t nops, ms, fail_op;

@@ -14,6 +14,10 @@
 #include <uv.h>
 
 #include "api/server.h"
+#include "backend/memory/memdb.h"
+#include "client/client.h"
+#include "model/registry.h"
+#include "orm/orm.h"
 #include "daemon/config.h"
 #include "daemon/listen.h"
 #include "daemon/mhd_loop.h"
@@ -30,6 +34,10 @@ struct daemon {
   uv_loop_t loop;
   struct tt_families fams;
   struct tt_server server;
+  struct tt_model_registry *models;
+  struct tt_backend *backend;
+  struct tt_client client;
+  struct tt_orm orm;
   struct tt_listener listener;
   struct MHD_Daemon *mhd;
   struct tt_mhd_loop mhd_loop;
@@ -63,6 +71,8 @@ static void stop_cb(uv_timer_t *t) {
   close_handle((uv_handle_t *)&d->drain_timer);
   close_handle((uv_handle_t *)&d->stop_timer);
   close_handle((uv_handle_t *)&d->watchdog_timer);
+  if (d->backend)
+    d->backend->ops->close(d->backend, NULL, NULL);
 }
 
 static void server_idle_cb(void *arg) {
@@ -131,15 +141,66 @@ static int validate(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "dynamodb") == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, "backend",
                         "backend: dynamodb is not available in this build yet; use memory");
+  d->models = tt_model_registry_new();
+  if (d->models == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   for (size_t i = 0; i < d->cfg.nmodels; i++) {
     struct stat st;
     if (stat(d->cfg.models[i], &st) != 0)
       return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s: %s", d->cfg.models[i],
                           strerror(errno));
+    /* Messages name the file, the model and the attribute. */
+    if (tt_model_registry_load_path(d->models, d->cfg.models[i], err) != 0) {
+      struct tt_error named = *err;
+      return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s", named.message);
+    }
   }
   if (d->cfg.auth_token_file[0] && read_token(d, err) != 0)
     return -1;
   return 0;
+}
+
+/* The memory backend holds every model's table from the start: create them
+ * before serving, through the same ORM path PUT .../table takes. */
+struct startup {
+  struct tt_orm_ctx ctx;
+  struct tt_orm_result result;
+};
+
+static void startup_done(void *arg) { (void)arg; }
+
+static int create_tables(struct daemon *d, struct tt_error *err) {
+  size_t n = tt_model_registry_count(d->models);
+  if (n == 0)
+    return 0;
+  struct tt_arena arena;
+  tt_arena_init(&arena);
+  struct tt_join join;
+  tt_join_init(&join, &d->fams, NULL, NULL);
+  struct startup *jobs = tt_arena_alloc(&arena, n * sizeof(*jobs));
+  int rc = 0;
+  if (jobs == NULL) {
+    rc = tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    tt_buf_init(&jobs[i].result.body, 0);
+    tt_orm_ctx_init(&jobs[i].ctx, &d->orm, &join, &arena, "startup",
+                    tt_model_registry_at(d->models, i), &jobs[i].result, startup_done, NULL);
+    tt_orm_table_ensure(&jobs[i].ctx);
+  }
+  tt_join_release(&join);
+  /* Nothing else is on the loop yet, so this returns once all are done. */
+  uv_run(&d->loop, UV_RUN_DEFAULT);
+  for (size_t i = 0; i < n; i++) {
+    if (rc == 0 && jobs[i].result.status != 0)
+      rc = tt_error_set(err, TT_ERR_INTERNAL, NULL, "creating the table of model %s: %s",
+                        tt_model_registry_at(d->models, i)->name, jobs[i].result.err.message);
+    tt_orm_result_free(&jobs[i].result);
+  }
+done:
+  tt_arena_free(&arena);
+  return rc;
 }
 
 static int start(struct daemon *d, struct tt_error *err) {
@@ -154,6 +215,16 @@ static int start(struct daemon *d, struct tt_error *err) {
       .openapi_len = tt_openapi_yaml_len,
   };
   tt_server_init(&d->server, &d->loop, &d->fams, &opts);
+  if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+  tt_client_init(&d->client, d->backend, &d->loop, &d->fams);
+  d->orm.models = d->models;
+  d->orm.client = &d->client;
+  d->orm.allow_table_delete = d->cfg.allow_table_delete;
+  d->orm.auto_create_tables = strcmp(d->cfg.backend, "memory") == 0;
+  d->server.orm = &d->orm;
+  if (d->orm.auto_create_tables && create_tables(d, err) != 0)
+    return -1;
   d->server.wake = server_wake_cb;
   d->server.idle = server_idle_cb;
   d->server.hook_arg = d;
@@ -210,11 +281,13 @@ int main(int argc, char **argv) {
   tt_log_set_level(d.cfg.log_level);
   if (validate(&d, &err) != 0) {
     fprintf(stderr, "tabletheoryd: %s\n", err.message);
+    tt_model_registry_free(d.models);
     free(d.auth_token);
     return EXIT_CONFIG;
   }
   if (d.cfg.check_config) {
-    printf("tabletheoryd: configuration OK\n");
+    printf("tabletheoryd: configuration OK (%zu models)\n", tt_model_registry_count(d.models));
+    tt_model_registry_free(d.models);
     free(d.auth_token);
     return 0;
   }
@@ -235,8 +308,13 @@ int main(int argc, char **argv) {
     d.stop_timer.data = &d;
     stop_cb(&d.stop_timer);
   } else {
-    tt_log_event(TT_LOG_INFO, "daemon.ready", "listen", d.listener.address, "backend",
-                 d.cfg.backend, "version", PACKAGE_VERSION, NULL);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_INFO, "daemon.ready");
+    tt_log_str(&l, "listen", d.listener.address);
+    tt_log_str(&l, "backend", d.cfg.backend);
+    tt_log_int(&l, "models", (int64_t)tt_model_registry_count(d.models));
+    tt_log_str(&l, "version", PACKAGE_VERSION);
+    tt_log_end(&l);
     tt_sdnotify_send("READY=1\nSTATUS=serving");
   }
   uv_run(&d.loop, UV_RUN_DEFAULT);
@@ -248,6 +326,9 @@ int main(int argc, char **argv) {
   } else {
     tt_log_event(TT_LOG_INFO, "daemon.stopped", NULL);
   }
+  if (d.backend)
+    d.backend->ops->destroy(d.backend);
+  tt_model_registry_free(d.models);
   tt_families_free(&d.fams);
   free(d.auth_token);
   return status;

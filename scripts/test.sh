@@ -22,7 +22,7 @@ run_check() {
     return 1
   fi
   grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$dir/test-suite.log"
-  grep -h -E '^[0-9]+ passed' "$dir"/tests/integration/run.sh.log || true
+  grep -h -E "^[0-9]+ passed" "$dir"/tests/integration/run.sh.log "$dir"/tests/conformance/run-daemon.sh.log || true
 }
 
 stage "plain build, -Wall -Wextra -Werror"

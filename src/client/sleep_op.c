@@ -7,6 +7,8 @@
 static void closed_cb(uv_handle_t *h) {
   struct tt_sleep_op *s = h->data;
   struct tt_error err;
+  if (s->on_done)
+    s->on_done(s, s->arg);
   if (s->canceled) {
     tt_error_set(&err, TT_ERR_BACKEND_TIMEOUT, NULL, "operation canceled");
     tt_op_done(&s->op, &err);

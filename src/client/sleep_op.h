@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sleep_op.h -- a test-only asynchronous operation (a timer) that proves the
- * join machinery the way a backend call will use it. */
+/* sleep_op.h -- a timer as a joined operation: waits between polls, and the
+ * test-only /v1/_test/sleep endpoint that proves the join machinery. */
 #ifndef TT_CLIENT_SLEEP_OP_H
 #define TT_CLIENT_SLEEP_OP_H
 
@@ -18,12 +18,17 @@ struct tt_sleep_op {
   bool fail;     /* complete with BackendUnavailable instead of success */
   bool canceled; /* cancel arrived before the timer fired */
   bool fired;
+  /* Called (when set) just before the op completes, so a continuation can
+   * register its next operation while this one still holds the join. */
+  void (*on_done)(struct tt_sleep_op *s, void *arg);
+  void *arg;
 };
 
 /* Starts a timer of `ms` milliseconds on `loop` and registers it in `join`.
  * When it fires (or is cancelled) its handle is closed and only then the
  * op completes, so the memory may be freed from the join's completion.
- * Returns 0, or a negative libuv error (the op is then not registered). */
+ * Set s->on_done/s->arg before calling, or leave them zeroed. Returns 0, or
+ * a negative libuv error (the op is then not registered). */
 int tt_sleep_op_start(struct tt_sleep_op *s, uv_loop_t *loop, struct tt_join *join, uint64_t ms,
                       bool fail);
 

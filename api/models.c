@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* models.c -- /v1/models: list, show and register DMS models; ensure,
+ * describe and delete their tables. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/handlers.h"
+#include "model/registry.h"
+
+/* An ORM operation running for a request, with its result. */
+struct orm_job {
+  struct tt_orm_ctx ctx;
+  struct tt_orm_result result;
+  struct tt_model *registered; /* PUT /v1/models: answer with this model */
+  unsigned registered_status;
+};
+
+static void job_done(void *arg) { (void)arg; }
+
+static void job_joined(struct tt_request *req) {
+  struct orm_job *job = req->handler_data;
+  if (job->registered && job->result.status == 0) {
+    /* The table is there: answer with the model itself. */
+    json_t *m = tt_model_to_json(job->registered);
+    tt_request_respond_json(req, job->registered_status, m);
+    json_decref(m);
+  } else {
+    tt_request_respond_result(req, &job->result);
+  }
+  if (job->registered)
+    tt_model_unref(job->registered);
+  tt_orm_result_free(&job->result);
+}
+
+/* Allocates a job bound to the request; NULL after answering 500. */
+static struct orm_job *job_new(struct tt_request *req, const struct tt_model *model) {
+  struct orm_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
+  if (job == NULL) {
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+    return NULL;
+  }
+  tt_buf_init(&job->result.body, 0);
+  tt_orm_ctx_init(&job->ctx, req->server->orm, &req->join, &req->arena, req->request_id, model,
+                  &job->result, job_done, job);
+  req->handler_data = job;
+  req->on_joined = job_joined;
+  return job;
+}
+
+/* Finds the model named by the path; answers 404 when it does not exist. */
+static const struct tt_model *path_model(struct tt_request *req) {
+  const char *name = tt_request_param(req, "model");
+  if (name == NULL)
+    return NULL;
+  const struct tt_model *m = tt_model_registry_get(req->server->orm->models, name);
+  if (m == NULL)
+    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
+                    "no model is called so; list them with GET /v1/models");
+  return m;
+}
+
+void tt_handle_models_list(struct tt_request *req) {
+  const struct tt_model_registry *r = req->server->orm->models;
+  json_t *list = json_array();
+  for (size_t i = 0; i < tt_model_registry_count(r); i++)
+    json_array_append_new(list, tt_model_to_json(tt_model_registry_at(r, i)));
+  json_t *out = json_pack("{s:o}", "models", list);
+  tt_request_respond_json(req, 200, out);
+  json_decref(out);
+}
+
+void tt_handle_model_get(struct tt_request *req) {
+  const struct tt_model *m = path_model(req);
+  if (m == NULL)
+    return;
+  json_t *out = tt_model_to_json(m);
+  tt_request_respond_json(req, 200, out);
+  json_decref(out);
+}
+
+void tt_handle_model_put(struct tt_request *req) {
+  const char *name = tt_request_param(req, "model");
+  if (name == NULL)
+    return;
+  json_t *body = tt_request_json_body(req, false);
+  if (body == NULL)
+    return;
+  struct tt_error err;
+  struct tt_model *m = NULL;
+  const char *given = json_string_value(json_object_get(body, "name"));
+  if (given && strcmp(given, name) != 0) {
+    tt_request_fail(req, TT_ERR_VALIDATION, "name",
+                    "the body's name differs from the model name in the path");
+    goto done;
+  }
+  if (given == NULL)
+    json_object_set_new(body, "name", json_string(name));
+  if (tt_model_from_json(body, NULL, &m, &err) != 0) {
+    tt_request_respond_error(req, &err, NULL);
+    goto done;
+  }
+  const char *replace = tt_request_query(req, "replace");
+  bool allow_replace = replace && strcmp(replace, "true") == 0;
+  enum tt_model_put_result what;
+  tt_model_ref(m); /* one for the registry (stolen), one for the answer */
+  if (tt_model_registry_put(req->server->orm->models, m, allow_replace, &what, &err) != 0) {
+    tt_model_unref(m);
+    tt_request_respond_error(req, &err, NULL);
+    goto done;
+  }
+  unsigned status = what == TT_MODEL_PUT_CREATED ? 201 : 200;
+  if (!req->server->orm->auto_create_tables || what == TT_MODEL_PUT_IDENTICAL) {
+    json_t *out = tt_model_to_json(m);
+    tt_request_respond_json(req, status, out);
+    json_decref(out);
+    tt_model_unref(m);
+    goto done;
+  }
+  /* The memory backend keeps every model's table: create it now. */
+  struct orm_job *job = job_new(req, m);
+  if (job == NULL) {
+    tt_model_unref(m);
+    goto done;
+  }
+  job->registered = m;
+  job->registered_status = status;
+  tt_orm_table_ensure(&job->ctx);
+done:
+  json_decref(body);
+}
+
+void tt_handle_table_put(struct tt_request *req) {
+  const struct tt_model *m = path_model(req);
+  struct orm_job *job = m ? job_new(req, m) : NULL;
+  if (job)
+    tt_orm_table_ensure(&job->ctx);
+}
+
+void tt_handle_table_get(struct tt_request *req) {
+  const struct tt_model *m = path_model(req);
+  struct orm_job *job = m ? job_new(req, m) : NULL;
+  if (job)
+    tt_orm_table_describe(&job->ctx);
+}
+
+void tt_handle_table_delete(struct tt_request *req) {
+  const struct tt_model *m = path_model(req);
+  struct orm_job *job = m ? job_new(req, m) : NULL;
+  if (job)
+    tt_orm_table_delete(&job->ctx);
+}

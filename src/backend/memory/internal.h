@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* internal.h -- data structures shared by the files of the memory backend:
+ * sorted chunk sequences, encoded items, stores (a table or an index), the
+ * tables themselves and the helpers every operation uses. */
+#ifndef TT_BACKEND_MEMORY_INTERNAL_H
+#define TT_BACKEND_MEMORY_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "backend/memory/memdb.h"
+#include "expr/expr.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "value/av.h"
+
+/* DynamoDB's limits. */
+#define MEMDB_ITEM_MAX (400u * 1024u)
+#define MEMDB_PAGE_MAX (1024u * 1024u)
+#define MEMDB_BATCH_GET_RESPONSE_MAX (16u * 1024u * 1024u)
+#define MEMDB_TOKEN_WINDOW_S 600
+
+/* ---- seq.c: a sorted sequence of pointers kept in chunks of at most
+ * MEMDB_CHUNK_MAX entries (a one-level B+ tree). Binary search finds a chunk
+ * then a slot, so lookups are O(log n) and an insert moves at most one
+ * chunk's slots, even in a partition holding millions of items. ---- */
+#define MEMDB_CHUNK_MAX 128
+
+struct memdb_chunk {
+  uint32_t n, cap;
+  void *e[];
+};
+
+struct memdb_seq {
+  struct memdb_chunk **c;
+  uint32_t nc, capc;
+  size_t count;
+};
+
+/* A position: chunk index and slot. Normalized: either c < nc and i < n of
+ * that chunk, or the end position {nc, 0}. */
+struct memdb_pos {
+  uint32_t c, i;
+};
+
+/* True while `entry` sorts before the point being looked for. Must be
+ * monotonic over the sequence (true ... true false ... false). */
+typedef bool (*memdb_pred_fn)(const void *entry, const void *ctx);
+
+struct memdb_pos memdb_seq_begin(const struct memdb_seq *s);
+struct memdb_pos memdb_seq_end(const struct memdb_seq *s);
+bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p);
+/* First position whose entry fails pred (the end when none does). */
+struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx);
+/* The entry at p, NULL at the end. Borrowed. */
+void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p);
+void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p);
+/* Steps back; false (p unchanged) at the beginning. */
+bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p);
+int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b);
+/* Inserts e before position p. Returns 0 or -1 (out of memory, unchanged). */
+int memdb_seq_insert(struct memdb_seq *s, struct memdb_pos p, void *e);
+/* Removes the entry at p (not the end). Never fails. */
+void memdb_seq_remove(struct memdb_seq *s, struct memdb_pos p);
+/* Frees the chunks (not the entries). */
+void memdb_seq_free(struct memdb_seq *s);
+/* Bytes the sequence itself allocates (for memory accounting). */
+size_t memdb_seq_bytes(const struct memdb_seq *s);
+
+/* ---- store.c ---- */
+
+/* A key value seen in place: S, N (canonical text) or B bytes, always
+ * NUL-terminated so N can go to tt_number_compare. */
+struct memdb_kv {
+  enum tt_av_type type;
+  const char *p;
+  size_t len;
+};
+
+/* One stored item: its key values (encoded, up front so ordering never
+ * decodes the item) followed by the whole item in a compact binary form.
+ * One allocation per item. */
+struct memdb_item {
+  uint32_t blob_len; /* bytes in data */
+  uint32_t size;     /* DynamoDB item size */
+  unsigned char data[];
+};
+
+/* One entry of a secondary index: the item it points to (shared with the
+ * table, never copied) and the index key values, encoded. */
+struct memdb_ientry {
+  struct memdb_item *item;
+  unsigned char keys[];
+};
+
+/* All entries of one partition key, ordered by sort key (then, in an index,
+ * by the table's keys so that every entry has a unique position). */
+struct memdb_part {
+  uint32_t hash;
+  struct memdb_seq entries;
+};
+
+struct memdb_table;
+
+/* A table or an index: partitions ordered by (hash of partition key,
+ * partition key), which gives Scan a stable order and makes each parallel
+ * scan segment one contiguous run of partitions. */
+struct memdb_store {
+  struct memdb_seq parts;
+  struct memdb_table *table;
+  bool is_index;
+  bool has_sk;
+  size_t count;
+};
+
+enum memdb_proj { MEMDB_PROJ_ALL = 1, MEMDB_PROJ_KEYS_ONLY, MEMDB_PROJ_INCLUDE };
+
+struct memdb_keydef {
+  char *name; /* NULL when absent (no sort key) */
+  enum tt_av_type type;
+};
+
+struct memdb_index {
+  char *name;
+  bool global;
+  struct memdb_keydef pk, sk;
+  enum memdb_proj proj;
+  char **include;
+  size_t ninclude;
+  json_t *key_schema; /* as given, for DescribeTable */
+  json_t *projection;
+  int64_t rcu, wcu;
+  struct memdb_store store;
+};
+
+struct memdb_table {
+  char *name;
+  struct memdb_keydef pk, sk;
+  json_t *attr_defs; /* as given (normalized), for DescribeTable */
+  json_t *key_schema;
+  bool pay_per_request;
+  int64_t rcu, wcu;
+  double created;
+  struct memdb_index *idx;
+  size_t nidx;
+  struct memdb_store store;
+  char *ttl_attr; /* NULL: TTL disabled */
+  bool hide_expired; /* from tt_memdb_options */
+  uint64_t bytes; /* sum of item sizes */
+  struct memdb_table *next;
+};
+
+/* A remembered successful TransactWriteItems (idempotency window). */
+struct memdb_token {
+  char *token;
+  char *request; /* canonical JSON text of the request */
+  int64_t at;
+  struct memdb_token *next;
+};
+
+struct memdb {
+  struct tt_backend base;
+  struct tt_memdb_options opts;
+  uv_timer_t timer;
+  struct tt_backend_call *head, *tail; /* started, not executed */
+  struct tt_backend_call *canceled;    /* canceled, to complete */
+  struct memdb_table *tables;
+  struct memdb_token *tokens;
+  void (*closed)(void *);
+  void *closed_arg;
+  bool closing;
+};
+
+/* Hash of a partition key value (FNV-1a over type and bytes). */
+uint32_t memdb_hash(const struct memdb_kv *k);
+/* Orders two key values of one type: N numerically, S/B by bytes. */
+int memdb_kv_cmp(const struct memdb_kv *a, const struct memdb_kv *b);
+/* A view of an S/N/B AttributeValue. */
+struct memdb_kv memdb_kv_of(const struct tt_av *v);
+
+/* Key values of a stored item / index entry. */
+void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
+                     struct memdb_kv *pk, struct memdb_kv *sk);
+void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_kv *pk,
+                      struct memdb_kv *sk);
+const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e);
+
+/* Decodes a stored item into a new M value. Returns 0 or -1 (memory). */
+int memdb_item_decode(const struct memdb_item *it, struct tt_av *out);
+
+/* Encodes a validated item (an M holding the table's keys). NULL on OOM. */
+struct memdb_item *memdb_item_encode(const struct memdb_table *t, const struct tt_av *item);
+
+/* Finds the partition of `pk`: returns it (or NULL) and its position (or the
+ * insertion point). */
+struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,
+                                    struct memdb_pos *pos);
+
+/* In a partition: the first entry >= (sk, tpk, tsk), or > when `after`.
+ * NULL levels end the comparison (so a bare sk gives the sort-key bounds). */
+struct memdb_pos memdb_store_seek(const struct memdb_store *s, const struct memdb_part *pt,
+                                  const struct memdb_kv *sk, const struct memdb_kv *tpk,
+                                  const struct memdb_kv *tsk, bool after);
+
+/* Finds the table item with exactly these key values (sk NULL when the
+ * table has none). NULL when absent. Expired items are returned too. */
+struct memdb_item *memdb_table_find(const struct memdb_table *t, const struct memdb_kv *pk,
+                                    const struct memdb_kv *sk);
+
+/* Replaces `old` (may be NULL) by the new item `item` (may be NULL: delete)
+ * in the table and every index. Borrows item. Returns 0 or -1 (memory; the
+ * table is unchanged when the failure happens before any change). */
+int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struct tt_av *item);
+
+/* Frees a table and everything in it. */
+void memdb_table_free(struct memdb_table *t);
+
+/* Whether an item is hidden as expired by TTL at time `now`. */
+bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_t now);
+
+/* The attributes an index projects of `item`, into a new M. */
+int memdb_index_project(const struct memdb_table *t, const struct memdb_index *ix,
+                        const struct tt_av *item, struct tt_av *out);
+
+/* Bytes allocated for the table's data (items, entries, partitions). */
+size_t memdb_table_mem(const struct memdb_table *t);
+
+/* ---- memdb.c / util.c: request helpers shared by the operations ---- */
+
+int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int memdb_validation(struct tt_backend_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Turns a tt_error into a ValidationException (or InternalServerError). */
+int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
+int memdb_oom(struct tt_backend_error *e);
+
+int64_t memdb_now(const struct memdb *m);
+struct memdb_table *memdb_table_get(struct memdb *m, const char *name);
+/* Reads TableName (or `field`) and finds the table: ValidationException
+ * when missing, ResourceNotFoundException when unknown. */
+int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+                    struct tt_backend_error *e);
+
+/* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
+int memdb_get_str(const json_t *obj, const char *key, const char **out,
+                  struct tt_backend_error *e);
+/* Optional boolean member (default def). */
+int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
+                   struct tt_backend_error *e);
+/* Optional integer member: *present false when absent. */
+int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
+                  struct tt_backend_error *e);
+/* Optional attribute map member converted to an M; *present false when absent. */
+int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *present,
+                   struct tt_backend_error *e);
+
+/* The expressions of one request share the placeholder maps. */
+struct memdb_exprs {
+  struct tt_av names, values;
+  bool has_names, has_values;
+  struct tt_expr *list[4];
+  size_t n;
+};
+
+/* Reads ExpressionAttributeNames/Values of `obj`. On failure frees itself. */
+int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e);
+/* Parses optional expression member `key` of `obj` as `kind` into *out (NULL
+ * when absent). The expression stays owned by x. */
+int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
+                      enum tt_expr_kind kind, struct tt_expr **out,
+                      struct tt_backend_error *e);
+/* The unused-placeholder rules, after every expression was parsed. */
+int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e);
+void memdb_exprs_free(struct memdb_exprs *x);
+
+/* Validates a Key parameter against the table schema and returns the key
+ * values (views into key). */
+int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct memdb_kv *pk,
+                    struct memdb_kv *sk, struct tt_backend_error *e);
+/* Validates a whole item for writing: table keys present, right types, not
+ * empty; index keys of the right type and not empty; size <= 400 KB
+ * (`size_msg` is the message used). */
+int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
+                     const char *size_msg, struct tt_backend_error *e);
+/* The key attributes of an item as a new M (for LastEvaluatedKey etc.). */
+int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
+                 const struct tt_av *item, struct tt_av *out);
+
+/* A visible (not expired) item by key, decoded into *out; *found false when
+ * absent. *phys gets the stored item even when expired (to be replaced). */
+int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *pk,
+                 const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
+                 bool *found, struct tt_backend_error *e);
+
+/* An M as a new attribute-map JSON tree; NULL on OOM. */
+json_t *memdb_item_json(const struct tt_av *item);
+
+/* Builds the ConditionalCheckFailedException (with Item when asked). */
+int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item);
+
+/* ---- ops_item.c: one prepared write, shared by PutItem, UpdateItem,
+ * DeleteItem, BatchWriteItem and TransactWriteItems ---- */
+enum memdb_wr_kind { MEMDB_WR_PUT = 1, MEMDB_WR_UPDATE, MEMDB_WR_DELETE, MEMDB_WR_CHECK };
+
+struct memdb_wr {
+  enum memdb_wr_kind kind;
+  struct memdb_table *t;
+  struct tt_av item; /* PUT: the item; otherwise the Key */
+  struct memdb_kv pk, sk;
+  struct memdb_exprs x;
+  struct tt_expr *cond, *update;
+  bool all_old_on_fail; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
+  /* filled by memdb_wr_eval */
+  struct memdb_item *phys;
+  struct tt_av old, next;
+  bool found, has_next;
+};
+
+/* Validates one write (`obj` holds TableName, Item or Key, expressions) and
+ * prepares it. On failure the write is freed. */
+int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
+                     struct memdb_wr *w, struct tt_backend_error *e);
+/* Reads the current item, checks the condition and computes the new item.
+ * Returns 0 (ok), 1 (condition false), -1 (error in e: update or size). */
+int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *e);
+/* Applies an evaluated write. Returns 0 or -1 (out of memory). */
+int memdb_wr_apply(struct memdb_wr *w, struct tt_backend_error *e);
+void memdb_wr_free(struct memdb_wr *w);
+
+/* ---- operations: each returns 0 with *resp a new tree, or -1 with e set ---- */
+typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
+                           struct tt_backend_error *e);
+int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e);
+int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
+                        struct tt_backend_error *e);
+int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
+                      struct tt_backend_error *e);
+int memdb_op_put_item(struct memdb *m, const json_t *req, json_t **resp,
+                      struct tt_backend_error *e);
+int memdb_op_update_item(struct memdb *m, const json_t *req, json_t **resp,
+                         struct tt_backend_error *e);
+int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
+                         struct tt_backend_error *e);
+int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
+                   struct tt_backend_error *e);
+int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
+                  struct tt_backend_error *e);
+int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
+                       struct tt_backend_error *e);
+int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
+                         struct tt_backend_error *e);
+int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e);
+int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+
+#endif

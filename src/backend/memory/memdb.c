@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* memdb.c -- the memory backend's port: a FIFO of started calls executed
+ * and completed from a loop timer, so results arrive asynchronously and in
+ * order, like network calls. */
+#include "backend/memory/memdb.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/memory/internal.h"
+
+static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
+    [TT_DDB_GET_ITEM] = memdb_op_get_item,
+    [TT_DDB_PUT_ITEM] = memdb_op_put_item,
+    [TT_DDB_UPDATE_ITEM] = memdb_op_update_item,
+    [TT_DDB_DELETE_ITEM] = memdb_op_delete_item,
+    [TT_DDB_QUERY] = memdb_op_query,
+    [TT_DDB_SCAN] = memdb_op_scan,
+    [TT_DDB_BATCH_GET_ITEM] = memdb_op_batch_get,
+    [TT_DDB_BATCH_WRITE_ITEM] = memdb_op_batch_write,
+    [TT_DDB_TRANSACT_WRITE_ITEMS] = memdb_op_transact_write,
+    [TT_DDB_TRANSACT_GET_ITEMS] = memdb_op_transact_get,
+    [TT_DDB_CREATE_TABLE] = memdb_op_create_table,
+    [TT_DDB_DESCRIBE_TABLE] = memdb_op_describe_table,
+    [TT_DDB_DELETE_TABLE] = memdb_op_delete_table,
+    [TT_DDB_UPDATE_TIME_TO_LIVE] = memdb_op_update_ttl,
+};
+
+int64_t memdb_now(const struct memdb *m) {
+  return m->opts.clock ? m->opts.clock(m->opts.clock_arg) : (int64_t)time(NULL);
+}
+
+/* The due time of a queued call lives in call->impl (loop milliseconds):
+ * the port gives each call one private pointer and we need nothing else. */
+static uint64_t due_of(const struct tt_backend_call *c) {
+  return (uint64_t)(uintptr_t)c->impl;
+}
+
+static void execute(struct memdb *m, struct tt_backend_call *c) {
+  tt_backend_error_clear(&c->error);
+  c->response = NULL;
+  if (c->canceled) {
+    tt_backend_error_set(&c->error, "RequestCanceled", 0, "Request canceled");
+    c->status = -1;
+    return;
+  }
+  if (!json_is_object(c->request)) {
+    memdb_fail(&c->error, "SerializationException", "The request body must be a JSON object");
+    c->status = -1;
+    return;
+  }
+  /* The legacy (pre-expression) parameters would otherwise be ignored
+   * silently, turning a conditional write into an unconditional one. */
+  static const char *const legacy[] = {"AttributesToGet", "KeyConditions", "QueryFilter",
+                                       "ScanFilter",      "Expected",      "AttributeUpdates",
+                                       "ConditionalOperator"};
+  for (size_t i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
+    if (json_object_get(c->request, legacy[i]) != NULL) {
+      memdb_validation(&c->error,
+                       "The memory backend does not support the legacy parameter %s: use "
+                       "expressions",
+                       legacy[i]);
+      c->status = -1;
+      return;
+    }
+  json_t *resp = NULL;
+  if (op_table[c->op](m, c->request, &resp, &c->error) != 0) {
+    json_decref(resp);
+    c->status = -1;
+    return;
+  }
+  c->response = resp;
+  c->status = 0;
+}
+
+static void arm(struct memdb *m);
+
+static void timer_cb(uv_timer_t *h) {
+  struct memdb *m = h->data;
+  /* Complete canceled calls first: they do not wait for their turn. */
+  while (m->canceled) {
+    struct tt_backend_call *c = m->canceled;
+    m->canceled = c->next;
+    c->next = NULL;
+    execute(m, c);
+    c->done(c);
+  }
+  /* Only calls queued before this tick run now, so a completion that starts
+   * another call cannot keep this callback busy forever. */
+  struct tt_backend_call *last = m->tail;
+  uint64_t now = uv_now(m->base.loop);
+  while (m->head && due_of(m->head) <= now) {
+    struct tt_backend_call *c = m->head;
+    m->head = c->next;
+    if (m->head == NULL)
+      m->tail = NULL;
+    c->next = NULL;
+    bool was_last = c == last; /* done() may free c */
+    execute(m, c);
+    c->done(c);
+    if (was_last)
+      break;
+  }
+  arm(m);
+}
+
+static void arm(struct memdb *m) {
+  if (m->closing)
+    return;
+  if (m->canceled) {
+    uv_timer_start(&m->timer, timer_cb, 0, 0);
+    return;
+  }
+  if (m->head == NULL) {
+    uv_timer_stop(&m->timer);
+    return;
+  }
+  uint64_t now = uv_now(m->base.loop), due = due_of(m->head);
+  uv_timer_start(&m->timer, timer_cb, due > now ? due - now : 0, 0);
+}
+
+static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
+  struct memdb *m = b->impl;
+  if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT)
+    return UV_EINVAL;
+  c->next = NULL;
+  c->canceled = false;
+  c->status = 0;
+  c->response = NULL;
+  c->impl = (void *)(uintptr_t)(uv_now(b->loop) + m->opts.latency_ms);
+  if (m->tail)
+    m->tail->next = c;
+  else
+    m->head = c;
+  m->tail = c;
+  if (!uv_is_active((uv_handle_t *)&m->timer))
+    arm(m);
+  return 0;
+}
+
+static void memdb_cancel(struct tt_backend *b, struct tt_backend_call *c) {
+  struct memdb *m = b->impl;
+  struct tt_backend_call **pp = &m->head, *prev = NULL;
+  while (*pp && *pp != c) {
+    prev = *pp;
+    pp = &(*pp)->next;
+  }
+  if (*pp == NULL)
+    return; /* already completed (or being canceled): nothing to do */
+  *pp = c->next;
+  if (m->tail == c)
+    m->tail = prev;
+  c->canceled = true;
+  c->next = NULL;
+  struct tt_backend_call **q = &m->canceled;
+  while (*q)
+    q = &(*q)->next;
+  *q = c;
+  arm(m);
+}
+
+static void closed_cb(uv_handle_t *h) {
+  struct memdb *m = h->data;
+  if (m->closed)
+    m->closed(m->closed_arg);
+}
+
+static void memdb_close(struct tt_backend *b, void (*closed)(void *arg), void *arg) {
+  struct memdb *m = b->impl;
+  m->closing = true;
+  m->closed = closed;
+  m->closed_arg = arg;
+  uv_close((uv_handle_t *)&m->timer, closed_cb);
+}
+
+static void memdb_destroy(struct tt_backend *b) {
+  struct memdb *m = b->impl;
+  while (m->tables) {
+    struct memdb_table *t = m->tables;
+    m->tables = t->next;
+    memdb_table_free(t);
+  }
+  while (m->tokens) {
+    struct memdb_token *k = m->tokens;
+    m->tokens = k->next;
+    free(k->token);
+    free(k->request);
+    free(k);
+  }
+  free(m);
+}
+
+static const struct tt_backend_ops memdb_ops = {
+    .name = "memory",
+    .start = memdb_start,
+    .cancel = memdb_cancel,
+    .close = memdb_close,
+    .destroy = memdb_destroy,
+};
+
+int tt_memdb_new(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out) {
+  struct memdb *m = calloc(1, sizeof(*m));
+  if (m == NULL)
+    return UV_ENOMEM;
+  if (opts)
+    m->opts = *opts;
+  int rc = uv_timer_init(loop, &m->timer);
+  if (rc != 0) {
+    free(m);
+    return rc;
+  }
+  m->timer.data = m;
+  m->base.ops = &memdb_ops;
+  m->base.loop = loop;
+  m->base.impl = m;
+  *out = &m->base;
+  return 0;
+}

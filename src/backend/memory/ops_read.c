@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops_read.c -- Query and Scan: key ranges over sorted partitions, Limit
+ * counted before the filter, 1 MB pages, LastEvaluatedKey, index
+ * projections and parallel-scan segments. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/memory/internal.h"
+#include "value/json_exact.h"
+
+enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
+
+struct rd {
+  struct memdb *m;
+  struct memdb_table *t;
+  struct memdb_index *ix;
+  struct memdb_store *s;
+  struct memdb_exprs x;
+  struct tt_expr *kc, *filter, *proj;
+  enum sel sel;
+  int64_t limit;
+  bool has_limit, forward, consistent, query;
+  struct tt_av esk;
+  bool has_esk;
+  struct memdb_kv esk_pk, esk_sk, esk_tpk, esk_tsk;
+  int64_t now;
+  /* results */
+  json_t *items;
+  size_t count, scanned, bytes;
+  struct tt_av last;
+  bool stopped;
+};
+
+static void rd_free(struct rd *r) {
+  memdb_exprs_free(&r->x);
+  tt_av_free(&r->esk);
+  tt_av_free(&r->last);
+  json_decref(r->items);
+}
+
+/* Common parameters of Query and Scan. */
+static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd *r,
+                      struct tt_backend_error *e) {
+  const char *index, *select;
+  memset(r, 0, sizeof(*r));
+  r->m = m;
+  r->query = query;
+  r->esk.type = r->last.type = TT_AV_NULL;
+  r->x.names.type = r->x.values.type = TT_AV_NULL;
+  if (memdb_get_str(req, "IndexName", &index, e) != 0 ||
+      memdb_get_str(req, "Select", &select, e) != 0 ||
+      memdb_get_bool(req, "ScanIndexForward", true, &r->forward, e) != 0 ||
+      memdb_get_bool(req, "ConsistentRead", false, &r->consistent, e) != 0 ||
+      memdb_get_int(req, "Limit", &r->limit, &r->has_limit, e) != 0 ||
+      memdb_get_item(req, "ExclusiveStartKey", &r->esk, &r->has_esk, e) != 0)
+    return -1;
+  if (!query)
+    r->forward = true;
+  if (r->has_limit && r->limit < 1)
+    return memdb_validation(e, "1 validation error detected: Value '%lld' at 'limit' failed to "
+                               "satisfy constraint: Member must have value greater than or "
+                               "equal to 1",
+                            (long long)r->limit);
+  if (select) {
+    static const char *const names[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
+                                        "SPECIFIC_ATTRIBUTES", "COUNT"};
+    for (int i = 0; i < 4; i++)
+      if (strcmp(select, names[i]) == 0)
+        r->sel = (enum sel)(i + 1);
+    if (r->sel == SEL_DEFAULT)
+      return memdb_validation(e, "1 validation error detected: Value '%s' at 'select' failed "
+                                 "to satisfy constraint: Member must satisfy enum value set: "
+                                 "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
+                                 "ALL_PROJECTED_ATTRIBUTES]",
+                              select);
+  }
+  if (memdb_exprs_init(&r->x, req, e) != 0)
+    return -1;
+  if (query) {
+    if (json_object_get(req, "KeyConditionExpression") == NULL)
+      return memdb_validation(e, "Either the KeyConditions or KeyConditionExpression parameter "
+                                 "must be specified in the request.");
+    if (memdb_exprs_parse(&r->x, req, "KeyConditionExpression", TT_EXPR_KEY_CONDITION, &r->kc,
+                          e) != 0)
+      return -1;
+  }
+  if (memdb_exprs_parse(&r->x, req, "FilterExpression", TT_EXPR_FILTER, &r->filter, e) != 0 ||
+      memdb_exprs_parse(&r->x, req, "ProjectionExpression", TT_EXPR_PROJECTION, &r->proj, e) !=
+          0 ||
+      memdb_exprs_finish(&r->x, e) != 0)
+    return -1;
+  if (r->proj && r->sel != SEL_DEFAULT && r->sel != SEL_SPECIFIC) {
+    static const char *const names[] = {"", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", "",
+                                        "COUNT"};
+    return memdb_validation(e, "Cannot specify the ProjectionExpression when choosing to get %s",
+                            names[r->sel]);
+  }
+  if (r->sel == SEL_SPECIFIC && r->proj == NULL)
+    return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                               "SPECIFIC_ATTRIBUTES requires a ProjectionExpression");
+  if (r->proj)
+    r->sel = SEL_SPECIFIC;
+  if (memdb_req_table(m, req, &r->t, e) != 0)
+    return -1;
+  r->s = &r->t->store;
+  if (index) {
+    for (size_t i = 0; i < r->t->nidx; i++)
+      if (strcmp(r->t->idx[i].name, index) == 0)
+        r->ix = &r->t->idx[i];
+    if (r->ix == NULL)
+      return memdb_validation(e, "The table does not have the specified index: %s", index);
+    r->s = &r->ix->store;
+    if (r->ix->global && r->consistent)
+      return memdb_validation(e, "Consistent reads are not supported on global secondary "
+                                 "indexes");
+    if (r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+      return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                                 "ALL_ATTRIBUTES is not supported for global secondary index %s "
+                                 "because its projection type is not ALL",
+                              r->ix->name);
+  } else if (r->sel == SEL_PROJECTED) {
+    return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                               "ALL_PROJECTED_ATTRIBUTES is not supported when %s without an "
+                               "IndexName",
+                            query ? "querying" : "scanning");
+  }
+  if (r->sel == SEL_DEFAULT)
+    r->sel = r->ix ? SEL_PROJECTED : SEL_ALL;
+  if (r->has_esk) {
+    /* The start key holds exactly the table keys plus the index keys. */
+    const struct memdb_keydef *defs[4] = {&r->t->pk, &r->t->sk, NULL, NULL};
+    size_t want = 0, have = r->esk.len;
+    if (r->ix) {
+      defs[2] = &r->ix->pk;
+      defs[3] = &r->ix->sk;
+    }
+    struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
+    for (int i = 0; i < 4; i++) {
+      if (defs[i] == NULL || defs[i]->name == NULL)
+        continue;
+      bool dup = false;
+      for (int k = 0; k < i; k++)
+        if (defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0)
+          dup = true;
+      const struct tt_av *v = tt_av_map_get(&r->esk, defs[i]->name);
+      if (v == NULL || v->type != defs[i]->type)
+        return memdb_validation(e, "The provided starting key is invalid: The provided key "
+                                   "element does not match the schema");
+      *outs[i] = memdb_kv_of(v);
+      if (!dup)
+        want++;
+    }
+    if (want != have)
+      return memdb_validation(e, "The provided starting key is invalid: The provided key "
+                                 "element does not match the schema");
+    if (r->ix == NULL) {
+      r->esk_pk = r->esk_tpk;
+      r->esk_sk = r->esk_tsk;
+    }
+  }
+  r->now = memdb_now(m);
+  if (r->sel != SEL_COUNT && (r->items = json_array()) == NULL)
+    return memdb_oom(e);
+  return 0;
+}
+
+/* Reads one entry: counts it, filters it, keeps it. Returns 1 to stop (a
+ * page limit was reached), 0 to go on, -1 on error. */
+static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
+  const struct memdb_item *it = memdb_entry_item(r->s, entry);
+  struct tt_av full = {.type = TT_AV_NULL}, view = {.type = TT_AV_NULL},
+               out = {.type = TT_AV_NULL};
+  struct tt_error err;
+  int rc = -1;
+  if (memdb_item_decode(it, &full) != 0)
+    goto oom;
+  if (memdb_expired(r->t, &full, r->now)) {
+    rc = 0; /* hidden as if already deleted: see docs/internals/memory.md */
+    goto done;
+  }
+  /* What the read sees: a GSI holds only its projection; an LSI query asking
+   * for more than its projection fetches the table item, as DynamoDB does. */
+  bool projected = r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
+  const struct tt_av *seen = &full;
+  if (projected) {
+    if (memdb_index_project(r->t, r->ix, &full, &view) != 0)
+      goto oom;
+    seen = &view;
+  }
+  r->scanned++;
+  r->bytes += projected ? tt_av_item_size(seen) : it->size;
+  tt_av_free(&r->last);
+  if (memdb_key_of(r->t, r->ix, &full, &r->last) != 0)
+    goto oom;
+  if (r->filter == NULL || tt_expr_eval_condition(r->filter, seen)) {
+    r->count++;
+    if (r->sel != SEL_COUNT) {
+      if (r->proj && tt_expr_apply_projection(r->proj, seen, &out, &err) != 0) {
+        memdb_fail_tt(e, &err);
+        goto done;
+      }
+      json_t *j = memdb_item_json(r->proj ? &out : seen);
+      if (j == NULL || json_array_append_new(r->items, j) != 0)
+        goto oom;
+    }
+  }
+  rc = ((r->has_limit && r->scanned >= (size_t)r->limit) || r->bytes >= MEMDB_PAGE_MAX) ? 1 : 0;
+  if (rc == 1)
+    r->stopped = true;
+  goto done;
+oom:
+  memdb_oom(e);
+done:
+  tt_av_free(&full);
+  tt_av_free(&view);
+  tt_av_free(&out);
+  return rc;
+}
+
+static int rd_answer(struct rd *r, json_t **resp, struct tt_backend_error *e) {
+  json_t *o = json_pack("{s:I, s:I}", "Count", (json_int_t)r->count, "ScannedCount",
+                        (json_int_t)r->scanned);
+  if (o == NULL)
+    return memdb_oom(e);
+  if (r->items) {
+    json_object_set_new(o, "Items", r->items);
+    r->items = NULL;
+  }
+  if (r->stopped) {
+    json_t *k = memdb_item_json(&r->last);
+    if (k == NULL || json_object_set_new(o, "LastEvaluatedKey", k) != 0) {
+      json_decref(o);
+      return memdb_oom(e);
+    }
+  }
+  *resp = o;
+  return 0;
+}
+
+/* Sort-key predicates for memdb_seq_point. */
+enum skmode { SK_LT, SK_LE, SK_PREFIX_END };
+struct skpred {
+  const struct memdb_store *s;
+  const struct memdb_kv *v;
+  enum skmode mode;
+};
+
+static bool sk_pred(const void *entry, const void *ctx) {
+  const struct skpred *p = ctx;
+  struct memdb_kv pk, sk;
+  memdb_entry_keys(p->s, entry, &pk, &sk);
+  int c = memdb_kv_cmp(&sk, p->v);
+  switch (p->mode) {
+  case SK_LT:
+    return c < 0;
+  case SK_LE:
+    return c <= 0;
+  case SK_PREFIX_END:
+    return c < 0 || (sk.len >= p->v->len && memcmp(sk.p, p->v->p, p->v->len) == 0);
+  }
+  return false;
+}
+
+static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb_part *pt,
+                                 const struct tt_av *v, enum skmode mode) {
+  struct memdb_kv k = memdb_kv_of(v);
+  struct skpred p = {s, &k, mode};
+  return memdb_seq_point(&pt->entries, sk_pred, &p);
+}
+
+int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
+                   struct tt_backend_error *e) {
+  struct rd r;
+  struct tt_error err;
+  struct tt_expr_key_range kr;
+  int rc = -1;
+  if (rd_prepare(m, req, true, &r, e) != 0)
+    goto done;
+  const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
+  const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
+  if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
+    memdb_fail_tt(e, &err);
+    goto done;
+  }
+  if (kr.pk->type != pkd->type || (kr.lo && kr.lo->type != skd->type) ||
+      (kr.hi && kr.hi->type != skd->type)) {
+    memdb_validation(e, "One or more parameter values were invalid: Condition parameter type "
+                        "does not match schema type");
+    goto done;
+  }
+  if (kr.op == TT_EXPR_KEY_BEGINS_WITH && skd->type == TT_AV_N) {
+    memdb_validation(e, "Invalid KeyConditionExpression: Incorrect operand type for operator or "
+                        "function; operator or function: begins_with, operand type: N");
+    goto done;
+  }
+  struct memdb_kv qpk = memdb_kv_of(kr.pk);
+  if (r.has_esk && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+    memdb_validation(e, "The provided starting key is outside query range");
+    goto done;
+  }
+  struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
+  if (pt) {
+    const struct memdb_seq *q = &pt->entries;
+    struct memdb_pos lo = memdb_seq_begin(q), hi = memdb_seq_end(q);
+    switch (kr.op) {
+    case TT_EXPR_KEY_NONE:
+      break;
+    case TT_EXPR_KEY_EQ:
+      lo = sk_point(r.s, pt, kr.lo, SK_LT);
+      hi = sk_point(r.s, pt, kr.lo, SK_LE);
+      break;
+    case TT_EXPR_KEY_LT:
+      hi = sk_point(r.s, pt, kr.lo, SK_LT);
+      break;
+    case TT_EXPR_KEY_LE:
+      hi = sk_point(r.s, pt, kr.lo, SK_LE);
+      break;
+    case TT_EXPR_KEY_GT:
+      lo = sk_point(r.s, pt, kr.lo, SK_LE);
+      break;
+    case TT_EXPR_KEY_GE:
+      lo = sk_point(r.s, pt, kr.lo, SK_LT);
+      break;
+    case TT_EXPR_KEY_BETWEEN:
+      lo = sk_point(r.s, pt, kr.lo, SK_LT);
+      hi = sk_point(r.s, pt, kr.hi, SK_LE);
+      break;
+    case TT_EXPR_KEY_BEGINS_WITH:
+      lo = sk_point(r.s, pt, kr.lo, SK_LT);
+      hi = sk_point(r.s, pt, kr.lo, SK_PREFIX_END);
+      break;
+    }
+    if (r.has_esk) {
+      const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
+      const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
+      if (r.forward) {
+        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, true);
+        if (memdb_pos_cmp(p, lo) > 0)
+          lo = p;
+      } else {
+        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, false);
+        if (memdb_pos_cmp(p, hi) < 0)
+          hi = p;
+      }
+    }
+    if (memdb_pos_cmp(lo, hi) < 0) {
+      if (r.forward) {
+        for (struct memdb_pos p = lo; memdb_pos_cmp(p, hi) < 0; memdb_seq_next(q, &p)) {
+          int v = visit(&r, memdb_seq_at(q, p), e);
+          if (v < 0)
+            goto done;
+          if (v > 0)
+            break;
+        }
+      } else {
+        struct memdb_pos p = hi;
+        while (memdb_seq_prev(q, &p) && memdb_pos_cmp(p, lo) >= 0) {
+          int v = visit(&r, memdb_seq_at(q, p), e);
+          if (v < 0)
+            goto done;
+          if (v > 0)
+            break;
+        }
+      }
+    }
+  }
+  rc = rd_answer(&r, resp, e);
+done:
+  rd_free(&r);
+  return rc;
+}
+
+struct hash_probe {
+  uint32_t h;
+};
+
+static bool hash_before(const void *entry, const void *ctx) {
+  return ((const struct memdb_part *)entry)->hash < ((const struct hash_probe *)ctx)->h;
+}
+
+int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
+                  struct tt_backend_error *e) {
+  struct rd r;
+  int64_t seg = 0, total = 1;
+  bool has_seg, has_total;
+  int rc = -1;
+  if (memdb_get_int(req, "Segment", &seg, &has_seg, e) != 0 ||
+      memdb_get_int(req, "TotalSegments", &total, &has_total, e) != 0)
+    return -1;
+  if (has_seg != has_total)
+    return memdb_validation(e, has_seg ? "The TotalSegments parameter is required but was not "
+                                         "present in the request when Segment parameter is "
+                                         "present"
+                                       : "The Segment parameter is required but was not present "
+                                         "in the request when parameter TotalSegments is "
+                                         "present");
+  if (has_total && (total < 1 || total > 1000000))
+    return memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
+                               "failed to satisfy constraint: Member must have value less than "
+                               "or equal to 1000000 and greater than or equal to 1",
+                            (long long)total);
+  if (has_seg && (seg < 0 || seg >= total))
+    return memdb_validation(e, "The Segment parameter is zero-based and must be less than "
+                               "parameter TotalSegments: Segment: %lld is not less than "
+                               "TotalSegments: %lld",
+                            (long long)seg, (long long)total);
+  if (rd_prepare(m, req, false, &r, e) != 0)
+    goto done;
+  /* Segment s owns the partitions whose key hash falls in
+   * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
+  uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
+  uint64_t hhi = ((uint64_t)(seg + 1) << 32) / (uint64_t)total;
+  const struct memdb_seq *parts = &r.s->parts;
+  struct hash_probe hp = {(uint32_t)hlo};
+  struct memdb_pos pp = memdb_seq_point(parts, hash_before, &hp);
+  struct memdb_pos first = {0, 0};
+  bool resume = false;
+  if (r.has_esk) {
+    uint32_t h = memdb_hash(&r.esk_pk);
+    if (h < hlo || h >= hhi) {
+      memdb_validation(e, "The provided Exclusive start key does not map to the provided "
+                          "segment");
+      goto done;
+    }
+    struct memdb_part *pt = memdb_store_part(r.s, &r.esk_pk, &pp);
+    if (pt) {
+      first = memdb_store_seek(r.s, pt, r.s->has_sk ? &r.esk_sk : NULL, &r.esk_tpk,
+                               r.t->sk.name ? &r.esk_tsk : NULL, true);
+      resume = true;
+    }
+  }
+  for (; !memdb_seq_is_end(parts, pp); memdb_seq_next(parts, &pp)) {
+    const struct memdb_part *pt = memdb_seq_at(parts, pp);
+    if (pt->hash >= hhi)
+      break;
+    struct memdb_pos p = resume ? first : memdb_seq_begin(&pt->entries);
+    resume = false;
+    int v = 0;
+    for (; !memdb_seq_is_end(&pt->entries, p); memdb_seq_next(&pt->entries, &p))
+      if ((v = visit(&r, memdb_seq_at(&pt->entries, p), e)) != 0)
+        break;
+    if (v < 0)
+      goto done;
+    if (v > 0)
+      break;
+  }
+  rc = rd_answer(&r, resp, e);
+done:
+  rd_free(&r);
+  return rc;
+}

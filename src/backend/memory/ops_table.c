@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops_table.c -- CreateTable, DescribeTable, DeleteTable, UpdateTimeToLive. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "backend/memory/internal.h"
+#include "util/buf.h"
+
+static bool valid_name(const char *s, size_t min) {
+  size_t n = strlen(s);
+  if (n < min || n > 255)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
+      return false;
+  return true;
+}
+
+/* Looks up the type of an attribute in AttributeDefinitions (0: absent). */
+static enum tt_av_type def_type(const json_t *defs, const char *name) {
+  size_t i;
+  const json_t *d;
+  json_array_foreach(defs, i, d) {
+    const char *n = json_string_value(json_object_get(d, "AttributeName"));
+    if (n && strcmp(n, name) == 0)
+      return tt_av_type_parse(json_string_value(json_object_get(d, "AttributeType")),
+                              strlen(json_string_value(json_object_get(d, "AttributeType"))));
+  }
+  return 0;
+}
+
+/* Parses a KeySchema: HASH first, then an optional RANGE. `what` names the
+ * parameter in messages. Names are borrowed from ks. */
+static int key_schema(const json_t *ks, const char *what, const char **hash, const char **range,
+                      struct tt_backend_error *e) {
+  *hash = *range = NULL;
+  if (!json_is_array(ks) || json_array_size(ks) < 1 || json_array_size(ks) > 2)
+    return memdb_validation(e, "1 validation error detected: Value at '%s' failed to satisfy "
+                               "constraint: Member must have length less than or equal to 2 "
+                               "and greater than or equal to 1",
+                            what);
+  for (size_t i = 0; i < json_array_size(ks); i++) {
+    const json_t *k = json_array_get(ks, i);
+    const char *n = json_string_value(json_object_get(k, "AttributeName"));
+    const char *t = json_string_value(json_object_get(k, "KeyType"));
+    if (n == NULL || t == NULL || *n == '\0')
+      return memdb_validation(e, "1 validation error detected: Value null at '%s' failed to "
+                                 "satisfy constraint: Member must not be null",
+                              what);
+    if (strcmp(t, "HASH") == 0 && i == 0)
+      *hash = n;
+    else if (strcmp(t, "RANGE") == 0 && i == 1)
+      *range = n;
+    else if (strcmp(t, "HASH") != 0 && strcmp(t, "RANGE") != 0)
+      return memdb_validation(e, "1 validation error detected: Value at '%s' failed to "
+                                 "satisfy constraint: Member must satisfy enum value set: "
+                                 "[HASH, RANGE]",
+                              what);
+    else
+      return memdb_validation(e, "Invalid KeySchema: The first KeySchemaElement is not a HASH "
+                                 "key type");
+  }
+  if (*range && strcmp(*hash, *range) == 0)
+    return memdb_validation(e, "Both the Hash Key and the Range Key element in the KeySchema "
+                               "have the same name");
+  return 0;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *j, bool global,
+                       struct memdb_index *ix, bool ppr, struct tt_backend_error *e) {
+  const char *name = json_string_value(json_object_get(j, "IndexName"));
+  const char *h, *r;
+  if (name == NULL || !valid_name(name, 3))
+    return memdb_validation(e, "1 validation error detected: Value at 'indexName' failed to "
+                               "satisfy constraint: Member must satisfy regular expression "
+                               "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
+  if (key_schema(json_object_get(j, "KeySchema"), "keySchema", &h, &r, e) != 0)
+    return -1;
+  if ((ix->name = strdup(name)) == NULL)
+    return memdb_oom(e);
+  ix->global = global;
+  if (!global) {
+    if (t->sk.name == NULL)
+      return memdb_validation(e, "One or more parameter values were invalid: Table KeySchema "
+                                 "does not have a range key, which is required when specifying "
+                                 "a LocalSecondaryIndex");
+    if (r == NULL)
+      return memdb_validation(e, "One or more parameter values were invalid: Index KeySchema "
+                                 "does not have a range key for index: %s",
+                              name);
+    if (strcmp(h, t->pk.name) != 0)
+      return memdb_validation(e, "One or more parameter values were invalid: Index KeySchema "
+                                 "does not have the same leading hash key as table KeySchema "
+                                 "for index: %s. index hash key: %s, table hash key: %s",
+                              name, h, t->pk.name);
+  }
+  enum tt_av_type ht = def_type(defs, h), rt = r ? def_type(defs, r) : 0;
+  if (ht == 0 || (r && rt == 0))
+    return memdb_validation(e, "One or more parameter values were invalid: Some index key "
+                               "attributes are not defined in AttributeDefinitions. Keys: [%s%s%s]",
+                            h, r ? ", " : "", r ? r : "");
+  if ((ix->pk.name = strdup(h)) == NULL || (r && (ix->sk.name = strdup(r)) == NULL))
+    return memdb_oom(e);
+  ix->pk.type = ht;
+  ix->sk.type = rt;
+  const json_t *proj = json_object_get(j, "Projection");
+  const char *pt = json_string_value(json_object_get(proj, "ProjectionType"));
+  const json_t *nka = json_object_get(proj, "NonKeyAttributes");
+  if (!json_is_object(proj))
+    return memdb_validation(e, "1 validation error detected: Value null at 'projection' failed "
+                               "to satisfy constraint: Member must not be null");
+  if (pt == NULL || strcmp(pt, "ALL") == 0)
+    ix->proj = MEMDB_PROJ_ALL;
+  else if (strcmp(pt, "KEYS_ONLY") == 0)
+    ix->proj = MEMDB_PROJ_KEYS_ONLY;
+  else if (strcmp(pt, "INCLUDE") == 0)
+    ix->proj = MEMDB_PROJ_INCLUDE;
+  else
+    return memdb_validation(e, "1 validation error detected: Value at 'projection."
+                               "projectionType' failed to satisfy constraint: Member must "
+                               "satisfy enum value set: [INCLUDE, ALL, KEYS_ONLY]");
+  if (nka && ix->proj != MEMDB_PROJ_INCLUDE)
+    return memdb_validation(e, "One or more parameter values were invalid: ProjectionType is "
+                               "%s, but NonKeyAttributes is specified",
+                            pt ? pt : "ALL");
+  if (ix->proj == MEMDB_PROJ_INCLUDE) {
+    if (!json_is_array(nka) || json_array_size(nka) == 0)
+      return memdb_validation(e, "One or more parameter values were invalid: NonKeyAttributes "
+                                 "must not be empty when ProjectionType is INCLUDE");
+    if (json_array_size(nka) > 20)
+      return memdb_validation(e, "One or more parameter values were invalid: Number of "
+                                 "projected attributes in all indexes exceeds limit of 20");
+    if ((ix->include = calloc(json_array_size(nka), sizeof(char *))) == NULL)
+      return memdb_oom(e);
+    for (size_t i = 0; i < json_array_size(nka); i++) {
+      const char *a = json_string_value(json_array_get(nka, i));
+      if (a == NULL || *a == '\0')
+        return memdb_validation(e, "One or more parameter values were invalid: "
+                                   "NonKeyAttributes must be non-empty strings");
+      if ((ix->include[ix->ninclude++] = strdup(a)) == NULL)
+        return memdb_oom(e);
+    }
+  }
+  ix->key_schema = json_deep_copy(json_object_get(j, "KeySchema"));
+  ix->projection = json_pack("{s:s}", "ProjectionType",
+                             ix->proj == MEMDB_PROJ_ALL         ? "ALL"
+                             : ix->proj == MEMDB_PROJ_KEYS_ONLY ? "KEYS_ONLY"
+                                                                : "INCLUDE");
+  if (ix->key_schema == NULL || ix->projection == NULL)
+    return memdb_oom(e);
+  if (ix->proj == MEMDB_PROJ_INCLUDE)
+    json_object_set_new(ix->projection, "NonKeyAttributes", json_deep_copy(nka));
+  if (global && !ppr) {
+    const json_t *pt2 = json_object_get(j, "ProvisionedThroughput");
+    ix->rcu = json_integer_value(json_object_get(pt2, "ReadCapacityUnits"));
+    ix->wcu = json_integer_value(json_object_get(pt2, "WriteCapacityUnits"));
+  }
+  ix->store.table = t;
+  ix->store.is_index = true;
+  ix->store.has_sk = r != NULL;
+  return 0;
+}
+
+/* Reads a capacity number that may be a marked number or a jansson integer. */
+static int capacity(const json_t *pt, const char *key, int64_t *out, struct tt_backend_error *e) {
+  bool present;
+  if (memdb_get_int(pt, key, out, &present, e) != 0)
+    return -1;
+  if (!present || *out < 1)
+    return memdb_validation(e, "One or more parameter values were invalid: ReadCapacityUnits "
+                               "and WriteCapacityUnits must both be specified when BillingMode "
+                               "is PROVISIONED");
+  return 0;
+}
+
+/* Records an attribute used as a key, for the "exactly the attributes
+ * defined" rule. */
+static void mark_used(const char **used, size_t *n, const char *name) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(used[i], name) == 0)
+      return;
+  if (*n < 64)
+    used[(*n)++] = name;
+}
+
+static json_t *index_desc(const struct memdb_table *t, const struct memdb_index *ix) {
+  char arn[600];
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s/index/%s",
+           t->name, ix->name);
+  json_t *d = json_pack("{s:s, s:O, s:O, s:I, s:I, s:s}", "IndexName", ix->name, "KeySchema",
+                        ix->key_schema, "Projection", ix->projection, "ItemCount",
+                        (json_int_t)ix->store.count, "IndexSizeBytes", (json_int_t)0,
+                        "IndexArn", arn);
+  if (d == NULL)
+    return NULL;
+  /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
+   * refreshes it only about every six hours anyway). */
+  if (ix->global) {
+    json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
+    if (t->pay_per_request)
+      json_object_set_new(d, "ProvisionedThroughput",
+                          json_pack("{s:i, s:i, s:i}", "NumberOfDecreasesToday", 0,
+                                    "ReadCapacityUnits", 0, "WriteCapacityUnits", 0));
+    else
+      json_object_set_new(d, "ProvisionedThroughput",
+                          json_pack("{s:i, s:I, s:I}", "NumberOfDecreasesToday", 0,
+                                    "ReadCapacityUnits", (json_int_t)ix->rcu,
+                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
+  }
+  return d;
+}
+
+static json_t *table_desc(const struct memdb_table *t, const char *status) {
+  char arn[400];
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+  json_t *d = json_pack(
+      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:f, s:{s:s}, s:{s:i, s:I, s:I}}", "TableName",
+      t->name, "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions",
+      t->attr_defs, "ItemCount", (json_int_t)t->store.count, "TableSizeBytes",
+      (json_int_t)t->bytes, "TableArn", arn, "CreationDateTime", t->created,
+      "BillingModeSummary", "BillingMode", t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED",
+      "ProvisionedThroughput", "NumberOfDecreasesToday", 0, "ReadCapacityUnits",
+      (json_int_t)t->rcu, "WriteCapacityUnits", (json_int_t)t->wcu);
+  if (d == NULL)
+    return NULL;
+  json_t *g = NULL, *l = NULL;
+  for (size_t i = 0; i < t->nidx; i++) {
+    json_t **arr = t->idx[i].global ? &g : &l;
+    if (*arr == NULL)
+      *arr = json_array();
+    json_array_append_new(*arr, index_desc(t, &t->idx[i]));
+  }
+  if (g)
+    json_object_set_new(d, "GlobalSecondaryIndexes", g);
+  if (l)
+    json_object_set_new(d, "LocalSecondaryIndexes", l);
+  return d;
+}
+
+int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  const char *name, *billing, *h, *r;
+  struct memdb_table *t = NULL;
+  const char *used[64];
+  size_t nused = 0;
+  if (memdb_get_str(req, "TableName", &name, e) != 0 ||
+      memdb_get_str(req, "BillingMode", &billing, e) != 0)
+    return -1;
+  if (name == NULL)
+    return memdb_validation(e, "1 validation error detected: Value null at 'tableName' failed "
+                               "to satisfy constraint: Member must not be null");
+  if (!valid_name(name, 3))
+    return memdb_validation(e, "1 validation error detected: Value at 'tableName' failed to "
+                               "satisfy constraint: Member must satisfy regular expression "
+                               "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
+  const json_t *defs = json_object_get(req, "AttributeDefinitions");
+  if (!json_is_array(defs))
+    return memdb_validation(e, "1 validation error detected: Value null at "
+                               "'attributeDefinitions' failed to satisfy constraint: Member "
+                               "must not be null");
+  size_t i;
+  const json_t *d;
+  json_array_foreach(defs, i, d) {
+    const char *an = json_string_value(json_object_get(d, "AttributeName"));
+    const char *at = json_string_value(json_object_get(d, "AttributeType"));
+    if (an == NULL || *an == '\0')
+      return memdb_validation(e, "1 validation error detected: Value null at "
+                                 "'attributeDefinitions.%zu.member.attributeName' failed to "
+                                 "satisfy constraint: Member must not be null",
+                              i + 1);
+    if (at == NULL || (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0))
+      return memdb_validation(e, "1 validation error detected: Value at "
+                                 "'attributeDefinitions.%zu.member.attributeType' failed to "
+                                 "satisfy constraint: Member must satisfy enum value set: [B, "
+                                 "N, S]",
+                              i + 1);
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(json_string_value(json_object_get(json_array_get(defs, k), "AttributeName")),
+                 an) == 0)
+        return memdb_validation(e, "Cannot have two attributes with the same name");
+  }
+  if (key_schema(json_object_get(req, "KeySchema"), "keySchema", &h, &r, e) != 0)
+    return -1;
+  bool ppr;
+  if (billing == NULL || strcmp(billing, "PROVISIONED") == 0)
+    ppr = false;
+  else if (strcmp(billing, "PAY_PER_REQUEST") == 0)
+    ppr = true;
+  else
+    return memdb_validation(e, "1 validation error detected: Value at 'billingMode' failed to "
+                               "satisfy constraint: Member must satisfy enum value set: "
+                               "[PROVISIONED, PAY_PER_REQUEST]");
+  const json_t *pt = json_object_get(req, "ProvisionedThroughput");
+  if (ppr && pt)
+    return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                               "BillingMode is PAY_PER_REQUEST");
+  if ((t = calloc(1, sizeof(*t))) == NULL)
+    return memdb_oom(e);
+  t->store.table = t;
+  t->pay_per_request = ppr;
+  t->hide_expired = m->opts.hide_expired;
+  if (!ppr && (capacity(pt, "ReadCapacityUnits", &t->rcu, e) != 0 ||
+               capacity(pt, "WriteCapacityUnits", &t->wcu, e) != 0))
+    goto fail;
+  enum tt_av_type ht = def_type(defs, h), rt = r ? def_type(defs, r) : 0;
+  if (ht == 0 || (r && rt == 0)) {
+    memdb_validation(e, "One or more parameter values were invalid: Some index key attributes "
+                        "are not defined in AttributeDefinitions. Keys: [%s%s%s]",
+                     h, r ? ", " : "", r ? r : "");
+    goto fail;
+  }
+  if ((t->name = strdup(name)) == NULL || (t->pk.name = strdup(h)) == NULL ||
+      (r && (t->sk.name = dup_or_null(r)) == NULL))
+    goto oom;
+  t->pk.type = ht;
+  t->sk.type = rt;
+  t->store.has_sk = r != NULL;
+  mark_used(used, &nused, h);
+  if (r)
+    mark_used(used, &nused, r);
+  const json_t *gsis = json_object_get(req, "GlobalSecondaryIndexes");
+  const json_t *lsis = json_object_get(req, "LocalSecondaryIndexes");
+  if ((gsis && (!json_is_array(gsis) || json_array_size(gsis) == 0)) ||
+      (lsis && (!json_is_array(lsis) || json_array_size(lsis) == 0))) {
+    memdb_validation(e, "One or more parameter values were invalid: List of "
+                        "SecondaryIndexes is empty");
+    goto fail;
+  }
+  if (json_array_size(gsis) > 20 || json_array_size(lsis) > 5) {
+    memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
+                     json_array_size(gsis) > 20 ? "global secondary" : "local secondary");
+    goto fail;
+  }
+  size_t nidx = json_array_size(gsis) + json_array_size(lsis);
+  if (nidx && (t->idx = calloc(nidx, sizeof(*t->idx))) == NULL)
+    goto oom;
+  for (int pass = 0; pass < 2; pass++) {
+    const json_t *arr = pass == 0 ? gsis : lsis;
+    json_array_foreach(arr, i, d) {
+      struct memdb_index *ix = &t->idx[t->nidx++];
+      if (parse_index(t, defs, d, pass == 0, ix, ppr, e) != 0)
+        goto fail;
+      for (size_t k = 0; k + 1 < t->nidx; k++)
+        if (strcmp(t->idx[k].name, ix->name) == 0) {
+          memdb_validation(e, "One or more parameter values were invalid: Duplicate index "
+                              "name: %s",
+                           ix->name);
+          goto fail;
+        }
+      mark_used(used, &nused, ix->pk.name);
+      if (ix->sk.name)
+        mark_used(used, &nused, ix->sk.name);
+    }
+  }
+  if (nused != json_array_size(defs)) {
+    memdb_validation(e, "One or more parameter values were invalid: Number of attributes in "
+                        "KeySchema does not exactly match number of attributes defined in "
+                        "AttributeDefinitions");
+    goto fail;
+  }
+  if (memdb_table_get(m, name) != NULL) {
+    memdb_fail(e, "ResourceInUseException", "Table already exists: %s", name);
+    goto fail;
+  }
+  /* Keep AttributeDefinitions and KeySchema as plain jansson strings so the
+   * description can be written with any JSON writer. */
+  t->attr_defs = json_array();
+  json_array_foreach(defs, i, d) {
+    json_array_append_new(
+        t->attr_defs,
+        json_pack("{s:s, s:s}", "AttributeName",
+                  json_string_value(json_object_get(d, "AttributeName")), "AttributeType",
+                  json_string_value(json_object_get(d, "AttributeType"))));
+  }
+  t->key_schema = r ? json_pack("[{s:s, s:s}, {s:s, s:s}]", "AttributeName", h, "KeyType",
+                                "HASH", "AttributeName", r, "KeyType", "RANGE")
+                    : json_pack("[{s:s, s:s}]", "AttributeName", h, "KeyType", "HASH");
+  if (t->attr_defs == NULL || t->key_schema == NULL)
+    goto oom;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
+  /* DynamoDB answers CREATING and turns ACTIVE later; ours is usable now. */
+  json_t *desc = table_desc(t, "ACTIVE");
+  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+    goto oom;
+  t->next = m->tables;
+  m->tables = t;
+  return 0;
+oom:
+  memdb_oom(e);
+fail:
+  memdb_table_free(t);
+  return -1;
+}
+
+int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e) {
+  struct memdb_table *t;
+  if (memdb_req_table(m, req, &t, e) != 0)
+    return -1;
+  json_t *desc = table_desc(t, "ACTIVE");
+  if (desc == NULL)
+    return memdb_oom(e);
+  if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
+    return memdb_oom(e);
+  return 0;
+}
+
+int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  struct memdb_table *t;
+  if (memdb_req_table(m, req, &t, e) != 0)
+    return -1;
+  json_t *desc = table_desc(t, "DELETING");
+  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+    return memdb_oom(e);
+  for (struct memdb_table **pp = &m->tables; *pp; pp = &(*pp)->next)
+    if (*pp == t) {
+      *pp = t->next;
+      break;
+    }
+  memdb_table_free(t);
+  return 0;
+}
+
+int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
+                        struct tt_backend_error *e) {
+  struct memdb_table *t;
+  const json_t *spec = json_object_get(req, "TimeToLiveSpecification");
+  const char *attr;
+  bool enabled;
+  if (!json_is_object(spec))
+    return memdb_validation(e, "1 validation error detected: Value null at "
+                               "'timeToLiveSpecification' failed to satisfy constraint: Member "
+                               "must not be null");
+  if (memdb_get_str(spec, "AttributeName", &attr, e) != 0 ||
+      memdb_get_bool(spec, "Enabled", false, &enabled, e) != 0)
+    return -1;
+  if (attr == NULL || *attr == '\0' || json_object_get(spec, "Enabled") == NULL)
+    return memdb_validation(e, "1 validation error detected: Value null at "
+                               "'timeToLiveSpecification.%s' failed to satisfy constraint: "
+                               "Member must not be null",
+                            attr == NULL || *attr == '\0' ? "attributeName" : "enabled");
+  if (memdb_req_table(m, req, &t, e) != 0)
+    return -1;
+  if (enabled && t->ttl_attr)
+    return memdb_validation(e, "TimeToLive is already enabled");
+  if (!enabled && t->ttl_attr == NULL)
+    return memdb_validation(e, "TimeToLive is already disabled");
+  if (!enabled && strcmp(t->ttl_attr, attr) != 0)
+    return memdb_validation(e, "TimeToLive attribute name does not match the enabled "
+                               "attribute name");
+  if ((*resp = json_pack("{s:{s:s, s:b}}", "TimeToLiveSpecification", "AttributeName", attr,
+                         "Enabled", enabled)) == NULL)
+    return memdb_oom(e);
+  free(t->ttl_attr);
+  t->ttl_attr = NULL;
+  if (enabled && (t->ttl_attr = strdup(attr)) == NULL) {
+    json_decref(*resp);
+    *resp = NULL;
+    return memdb_oom(e);
+  }
+  return 0;
+}

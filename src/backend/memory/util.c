@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* util.c -- request helpers shared by the memory backend's operations:
+ * errors, parameters, placeholder maps and key validation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/memory/internal.h"
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+#include "value/number.h"
+
+int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ...) {
+  char msg[sizeof(e->message)];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_backend_error_set(e, type, 400, "%s", msg);
+}
+
+int memdb_validation(struct tt_backend_error *e, const char *fmt, ...) {
+  char msg[sizeof(e->message)];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_backend_error_set(e, "ValidationException", 400, "%s", msg);
+}
+
+int memdb_oom(struct tt_backend_error *e) {
+  return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
+}
+
+int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err) {
+  if (err->code == TT_ERR_INTERNAL)
+    return memdb_oom(e);
+  return memdb_validation(e, "%s", err->message);
+}
+
+struct memdb_table *memdb_table_get(struct memdb *m, const char *name) {
+  for (struct memdb_table *t = m->tables; t; t = t->next)
+    if (strcmp(t->name, name) == 0)
+      return t;
+  return NULL;
+}
+
+int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+                    struct tt_backend_error *e) {
+  const char *name;
+  if (memdb_get_str(req, "TableName", &name, e) != 0)
+    return -1;
+  if (name == NULL)
+    return memdb_validation(e, "1 validation error detected: Value null at 'tableName' "
+                               "failed to satisfy constraint: Member must not be null");
+  if ((*t = memdb_table_get(m, name)) == NULL)
+    return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
+  return 0;
+}
+
+int memdb_get_str(const json_t *obj, const char *key, const char **out,
+                  struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *out = NULL;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  size_t len;
+  const char *s = tt_json_string_text(j, &len);
+  if (s == NULL || strlen(s) != len)
+    return memdb_fail(e, "SerializationException", "%s must be a string", key);
+  *out = s;
+  return 0;
+}
+
+int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
+                   struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *out = def;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (!json_is_boolean(j))
+    return memdb_fail(e, "SerializationException", "%s must be a boolean", key);
+  *out = json_is_true(j);
+  return 0;
+}
+
+int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
+                  struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *present = false;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  struct tt_json_numbuf nb;
+  size_t len;
+  const char *text = tt_json_number_text(j, &nb, &len);
+  char canon[TT_NUMBER_TEXT_MAX];
+  struct tt_error err;
+  if (text == NULL || tt_number_canonical(text, len, canon, sizeof(canon), key, &err) != 0 ||
+      tt_number_to_int64(canon, out) != 0)
+    return memdb_fail(e, "SerializationException", "%s must be an integer", key);
+  *present = true;
+  return 0;
+}
+
+int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *present,
+                   struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  struct tt_error err;
+  memset(out, 0, sizeof(*out));
+  out->type = TT_AV_NULL;
+  *present = false;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (tt_ddb_item_from_json(j, key, out, &err) != 0)
+    return memdb_fail_tt(e, &err);
+  *present = true;
+  return 0;
+}
+
+json_t *memdb_item_json(const struct tt_av *item) { return tt_ddb_item_to_json(item); }
+
+/* ---- expressions ---- */
+
+int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e) {
+  struct tt_error err;
+  memset(x, 0, sizeof(*x));
+  x->names.type = x->values.type = TT_AV_NULL;
+  const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
+  if (names && !json_is_null(names)) {
+    if (!json_is_object(names))
+      return memdb_fail(e, "SerializationException",
+                        "ExpressionAttributeNames must be an object");
+    if (tt_av_map(&x->names, json_object_size(names)) != 0)
+      goto oom;
+    x->has_names = true;
+    const char *k;
+    const json_t *v;
+    size_t i = 0;
+    json_object_foreach((json_t *)names, k, v) {
+      size_t len;
+      const char *s = tt_json_string_text(v, &len);
+      if (s == NULL) {
+        memdb_fail(e, "SerializationException",
+                   "ExpressionAttributeNames values must be strings");
+        goto fail;
+      }
+      struct tt_av_member *mb = &x->names.u.members[i++];
+      mb->name_len = strlen(k);
+      if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
+        goto oom;
+    }
+    if (tt_av_map_finish(&x->names, "ExpressionAttributeNames", &err) != 0) {
+      memdb_fail_tt(e, &err);
+      goto fail;
+    }
+  }
+  const json_t *values = json_object_get(obj, "ExpressionAttributeValues");
+  if (values && !json_is_null(values)) {
+    if (!json_is_object(values)) {
+      memdb_fail(e, "SerializationException", "ExpressionAttributeValues must be an object");
+      goto fail;
+    }
+    x->has_values = true;
+    if (json_object_size(values) > 0 &&
+        tt_ddb_item_from_json(values, "ExpressionAttributeValues", &x->values, &err) != 0) {
+      memdb_fail_tt(e, &err);
+      goto fail;
+    }
+    if (json_object_size(values) == 0 && tt_av_map(&x->values, 0) != 0)
+      goto oom;
+  }
+  if (tt_expr_check_maps(x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
+                         &err) != 0) {
+    memdb_fail_tt(e, &err);
+    goto fail;
+  }
+  return 0;
+oom:
+  memdb_oom(e);
+fail:
+  memdb_exprs_free(x);
+  return -1;
+}
+
+int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
+                      enum tt_expr_kind kind, struct tt_expr **out,
+                      struct tt_backend_error *e) {
+  const char *text;
+  struct tt_error err;
+  *out = NULL;
+  if (memdb_get_str(obj, key, &text, e) != 0)
+    return -1;
+  if (text == NULL)
+    return 0;
+  if (x->n == sizeof(x->list) / sizeof(x->list[0]))
+    return memdb_oom(e);
+  if (tt_expr_parse(kind, text, x->has_names ? &x->names : NULL,
+                    x->has_values ? &x->values : NULL, out, &err) != 0)
+    return memdb_fail_tt(e, &err);
+  x->list[x->n++] = *out;
+  return 0;
+}
+
+int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
+  struct tt_error err;
+  if (x->n == 0) {
+    if (x->has_names)
+      return memdb_validation(e, "ExpressionAttributeNames can only be specified when using "
+                                 "expressions");
+    if (x->has_values)
+      return memdb_validation(e, "ExpressionAttributeValues can only be specified when using "
+                                 "expressions");
+    return 0;
+  }
+  if (tt_expr_check_unused((const struct tt_expr *const *)x->list, x->n,
+                           x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
+                           &err) != 0)
+    return memdb_fail_tt(e, &err);
+  return 0;
+}
+
+void memdb_exprs_free(struct memdb_exprs *x) {
+  for (size_t i = 0; i < x->n; i++)
+    tt_expr_free(x->list[i]);
+  x->n = 0;
+  tt_av_free(&x->names);
+  tt_av_free(&x->values);
+}
+
+/* ---- keys ---- */
+
+static int empty_key(struct tt_backend_error *e, const struct tt_av *v, const char *name) {
+  return memdb_validation(e,
+                          "One or more parameter values are not valid. The AttributeValue for "
+                          "a key attribute cannot contain an empty %s value. Key: %s",
+                          v->type == TT_AV_B ? "binary" : "string", name);
+}
+
+int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct memdb_kv *pk,
+                    struct memdb_kv *sk, struct tt_backend_error *e) {
+  size_t want = t->sk.name ? 2 : 1;
+  const struct tt_av *a = tt_av_map_get(key, t->pk.name);
+  const struct tt_av *b = t->sk.name ? tt_av_map_get(key, t->sk.name) : NULL;
+  if (key->type != TT_AV_M || key->len != want || a == NULL || a->type != t->pk.type ||
+      (t->sk.name && (b == NULL || b->type != t->sk.type)))
+    return memdb_validation(e, "The provided key element does not match the schema");
+  if (a->len == 0 && a->type != TT_AV_N)
+    return empty_key(e, a, t->pk.name);
+  if (b && b->len == 0 && b->type != TT_AV_N)
+    return empty_key(e, b, t->sk.name);
+  *pk = memdb_kv_of(a);
+  if (b)
+    *sk = memdb_kv_of(b);
+  else
+    memset(sk, 0, sizeof(*sk));
+  return 0;
+}
+
+int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
+                     const char *size_msg, struct tt_backend_error *e) {
+  const struct memdb_keydef *defs[2] = {&t->pk, &t->sk};
+  for (int i = 0; i < 2; i++) {
+    if (defs[i]->name == NULL)
+      continue;
+    const struct tt_av *v = tt_av_map_get(item, defs[i]->name);
+    if (v == NULL)
+      return memdb_validation(e, "One or more parameter values were invalid: Missing the key "
+                                 "%s in the item",
+                              defs[i]->name);
+    if (v->type != defs[i]->type)
+      return memdb_validation(e, "One or more parameter values were invalid: Type mismatch for "
+                                 "key %s expected: %s actual: %s",
+                              defs[i]->name, tt_av_type_name(defs[i]->type),
+                              tt_av_type_name(v->type));
+    if (v->len == 0 && v->type != TT_AV_N)
+      return empty_key(e, v, defs[i]->name);
+  }
+  for (size_t x = 0; x < t->nidx; x++) {
+    const struct memdb_index *ix = &t->idx[x];
+    const struct memdb_keydef *idefs[2] = {&ix->pk, &ix->sk};
+    for (int i = 0; i < 2; i++) {
+      if (idefs[i]->name == NULL)
+        continue;
+      const struct tt_av *v = tt_av_map_get(item, idefs[i]->name);
+      if (v == NULL)
+        continue;
+      if (v->type != idefs[i]->type)
+        return memdb_validation(e, "One or more parameter values were invalid: Type mismatch "
+                                   "for Index Key %s Expected: %s Actual: %s IndexName: %s",
+                                idefs[i]->name, tt_av_type_name(idefs[i]->type),
+                                tt_av_type_name(v->type), ix->name);
+      if (v->len == 0 && v->type != TT_AV_N)
+        return memdb_validation(e, "One or more parameter values are not valid. A value "
+                                   "specified for a secondary index key is not supported. The "
+                                   "AttributeValue for a key attribute cannot contain an empty "
+                                   "%s value. IndexName: %s, IndexKey: %s",
+                                v->type == TT_AV_B ? "binary" : "string", ix->name,
+                                idefs[i]->name);
+    }
+  }
+  if (tt_av_item_size(item) > MEMDB_ITEM_MAX)
+    return memdb_validation(e, "%s", size_msg);
+  return 0;
+}
+
+static int copy_attr(struct tt_av *out, const struct tt_av *item, const char *name) {
+  const struct tt_av *v = name ? tt_av_map_get(item, name) : NULL;
+  if (v == NULL)
+    return 0;
+  struct tt_av c;
+  if (tt_av_clone(&c, v) != 0)
+    return -1;
+  if (tt_av_map_put(out, name, strlen(name), &c) != 0) {
+    tt_av_free(&c);
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
+                 const struct tt_av *item, struct tt_av *out) {
+  if (tt_av_map(out, 0) != 0)
+    return -1;
+  if (copy_attr(out, item, t->pk.name) != 0 || copy_attr(out, item, t->sk.name) != 0 ||
+      (ix && (copy_attr(out, item, ix->pk.name) != 0 || copy_attr(out, item, ix->sk.name) != 0))) {
+    tt_av_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *pk,
+                 const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
+                 bool *found, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  out->type = TT_AV_NULL;
+  *found = false;
+  struct memdb_item *it = memdb_table_find(t, pk, t->sk.name ? sk : NULL);
+  if (phys)
+    *phys = it;
+  if (it == NULL)
+    return 0;
+  if (memdb_item_decode(it, out) != 0)
+    return memdb_oom(e);
+  if (memdb_expired(t, out, memdb_now(m))) {
+    tt_av_free(out);
+    return 0;
+  }
+  *found = true;
+  return 0;
+}
+
+int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item) {
+  memdb_fail(e, "ConditionalCheckFailedException", "The conditional request failed");
+  if (old_item) {
+    json_t *item = memdb_item_json(old_item);
+    e->body = json_pack("{s:s, s:s, s:o*}", "__type",
+                        "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
+                        "message", "The conditional request failed", "Item", item);
+  }
+  return -1;
+}

@@ -1,0 +1,1027 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* item.c -- the model-driven item codec: logical JSON items and update bodies to
+ * DynamoDB values, lifecycle fields, omit_empty, and stored items back to JSON. */
+#include "orm/item.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orm/key.h"
+#include "value/json_exact.h"
+#include "value/number.h"
+
+#define NS_PER_SEC 1000000000LL
+#define SEC_PER_DAY 86400LL
+#define MAX_PATH_DEPTH 32 /* DynamoDB's document path depth, as expr/build.c */
+
+static int oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+/* "prefix.name", or "name" alone without a prefix; truncated to fit like
+ * every error field (tt_error.field is 128 bytes). */
+static void field_join(char *out, size_t cap, const char *prefix, const char *name) {
+  int n = (prefix && *prefix) ? snprintf(out, cap, "%s.%s", prefix, name)
+                              : snprintf(out, cap, "%s", name);
+  if (n < 0)
+    out[0] = '\0';
+}
+
+static void field_index(char *out, size_t cap, const char *prefix, size_t i) {
+  int n = snprintf(out, cap, "%s[%zu]", prefix, i);
+  if (n < 0)
+    out[0] = '\0';
+}
+
+/* ---- time ----------------------------------------------------------------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil), so no libc time zone state is involved. */
+static int64_t days_from_civil(int64_t y, unsigned mo, unsigned d) {
+  y -= mo <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  unsigned yoe = (unsigned)(y - era * 400);
+  unsigned doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, unsigned *mo, unsigned *d) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *mo = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t)yoe + era * 400 + (*mo <= 2);
+}
+
+static char *put_digits(char *p, unsigned v, int width) {
+  for (int i = width - 1; i >= 0; i--) {
+    p[i] = (char)('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+
+int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
+  char tmp[TT_ORM_TIME_MAX];
+  int64_t sec = now_ns / NS_PER_SEC, frac = now_ns % NS_PER_SEC;
+  if (frac < 0) {
+    frac += NS_PER_SEC;
+    sec--;
+  }
+  int64_t days = sec / SEC_PER_DAY, rem = sec % SEC_PER_DAY;
+  if (rem < 0) {
+    rem += SEC_PER_DAY;
+    days--;
+  }
+  int64_t y;
+  unsigned mo, d;
+  civil_from_days(days, &y, &mo, &d);
+  /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
+  char *p = put_digits(tmp, (unsigned)y, 4);
+  *p++ = '-';
+  p = put_digits(p, mo, 2);
+  *p++ = '-';
+  p = put_digits(p, d, 2);
+  *p++ = 'T';
+  p = put_digits(p, (unsigned)(rem / 3600), 2);
+  *p++ = ':';
+  p = put_digits(p, (unsigned)(rem / 60 % 60), 2);
+  *p++ = ':';
+  p = put_digits(p, (unsigned)(rem % 60), 2);
+  if (frac != 0) {
+    /* Go's RFC3339Nano layout ".999999999" drops trailing zeros. */
+    int width = 9;
+    while (frac % 10 == 0) {
+      frac /= 10;
+      width--;
+    }
+    *p++ = '.';
+    p = put_digits(p, (unsigned)frac, width);
+  }
+  *p++ = 'Z';
+  size_t n = (size_t)(p - tmp);
+  if (n + 1 > cap)
+    return -1;
+  memcpy(out, tmp, n);
+  out[n] = '\0';
+  return (int)n;
+}
+
+static bool read_digits(const char *s, size_t n, unsigned *out) {
+  unsigned v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    v = v * 10 + (unsigned)(s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+static unsigned days_in_month(unsigned y, unsigned mo) {
+  static const unsigned dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return mo == 2 && leap ? 29 : dm[mo - 1];
+}
+
+int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec) {
+  unsigned y, mo, d, h, mi, se, oh = 0, om = 0, frac = 0;
+  size_t i = 19;
+  int sign = 0;
+  if (len < 20 || !read_digits(s, 4, &y) || s[4] != '-' || !read_digits(s + 5, 2, &mo) ||
+      s[7] != '-' || !read_digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+      !read_digits(s + 11, 2, &h) || s[13] != ':' || !read_digits(s + 14, 2, &mi) ||
+      s[16] != ':' || !read_digits(s + 17, 2, &se))
+    return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59)
+    return -1;
+  if (s[i] == '.') {
+    size_t k = 0;
+    i++;
+    while (i + k < len && s[i + k] >= '0' && s[i + k] <= '9')
+      k++;
+    if (k == 0 || k > 9 || !read_digits(s + i, k, &frac))
+      return -1;
+    for (size_t z = k; z < 9; z++)
+      frac *= 10;
+    i += k;
+  }
+  if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
+    i++;
+  } else if (i < len && (s[i] == '+' || s[i] == '-')) {
+    sign = s[i] == '+' ? 1 : -1;
+    if (len - i < 6 || !read_digits(s + i + 1, 2, &oh) || s[i + 3] != ':' ||
+        !read_digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
+      return -1;
+    i += 6;
+  } else {
+    return -1;
+  }
+  if (i != len)
+    return -1;
+  *sec = days_from_civil(y, mo, d) * SEC_PER_DAY + h * 3600 + mi * 60 + se -
+         sign * (int64_t)(oh * 3600 + om * 60);
+  if (nsec)
+    *nsec = (int32_t)frac;
+  return 0;
+}
+
+/* ---- emptiness ------------------------------------------------------------ */
+
+static bool number_text_is_zero(const char *s, size_t len) {
+  char canon[TT_NUMBER_TEXT_MAX];
+  if (tt_number_canonical(s, len, canon, sizeof(canon), NULL, NULL) != 0)
+    return false;
+  return strcmp(canon, "0") == 0;
+}
+
+bool tt_orm_value_is_empty(const json_t *v, enum tt_av_type declared, bool deep) {
+  struct tt_json_numbuf nb;
+  size_t len;
+  const char *s;
+  if (v == NULL || json_is_null(v))
+    return true;
+  if ((s = tt_json_number_text(v, &nb, &len)) != NULL)
+    return number_text_is_zero(s, len);
+  if ((s = tt_json_string_text(v, &len)) != NULL) {
+    if (len == 0)
+      return true;
+    /* An N attribute may travel as a decimal string: its value decides. */
+    return declared == TT_AV_N && tt_json_number_syntax(s, len) && number_text_is_zero(s, len);
+  }
+  if (json_is_boolean(v))
+    return json_is_false(v);
+  if (json_is_array(v))
+    return json_array_size(v) == 0;
+  if (json_is_object(v)) {
+    const char *k;
+    json_t *x;
+    if (json_object_size(v) == 0)
+      return true;
+    if (!deep)
+      return false;
+    json_object_foreach((json_t *)v, k, x) {
+      if (!tt_orm_value_is_empty(x, TT_LOGICAL_INFER, true))
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/* ---- attribute values ----------------------------------------------------- */
+
+static unsigned attr_flags(const struct tt_model_attr *a) {
+  unsigned f = 0;
+  if (a != NULL && a->json)
+    f |= TT_LOGICAL_JSON;
+  if (a != NULL && a->format == TT_FORMAT_DECIMAL_STRING)
+    f |= TT_LOGICAL_N_STRING;
+  return f;
+}
+
+static bool is_set_type(enum tt_av_type t) {
+  return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS;
+}
+
+static int encrypted_refused(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
+  /* Fail closed (DMS v0.2): without a key provider an encrypted attribute
+   * is neither written in plain text nor read back. */
+  return tt_error_set(err, TT_ERR_VALIDATION, f,
+                      "attribute %s is encrypted and no encryption key provider is configured",
+                      a->name);
+}
+
+static bool is_integer_text(const struct tt_av *v) {
+  return memchr(v->u.bytes, '.', v->len) == NULL;
+}
+
+/* Converts the value `v` of attribute `a` (NULL: undeclared, inferred) with
+ * the DMS rules for its flags, format and role. */
+static int convert_value(const struct tt_model_attr *a, const json_t *v, const char *f,
+                         struct tt_av *out, struct tt_error *err) {
+  size_t len;
+  const char *s;
+  if (a == NULL)
+    return tt_logical_to_av(v, TT_LOGICAL_INFER, 0, f, out, err);
+  if (a->encrypted)
+    return encrypted_refused(a, f, err);
+  bool ttl = (a->roles & TT_ROLE_TTL) != 0;
+  if (ttl && a->type == TT_AV_N && (s = tt_json_string_text(v, &len)) != NULL &&
+      !tt_json_number_syntax(s, len)) {
+    /* Convenience input (the spec allows it): an RFC 3339 time becomes the
+     * epoch seconds that are stored. */
+    int64_t sec;
+    tt_av_null(out);
+    if (tt_orm_parse_rfc3339(s, len, &sec, NULL) != 0 || sec < 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "%s: expected epoch seconds (a number) or an RFC 3339 time after 1970",
+                          a->name);
+    return tt_av_number_int(out, sec) != 0 ? oom(err) : 0;
+  }
+  if (tt_logical_to_av(v, a->type, attr_flags(a), f, out, err) != 0)
+    return -1;
+  if (out->type == TT_AV_N && !a->json &&
+      (ttl || a->format == TT_FORMAT_INT || a->format == TT_FORMAT_UNIX_SECONDS)) {
+    if (!is_integer_text(out) || ((ttl || a->format == TT_FORMAT_UNIX_SECONDS) &&
+                                  out->u.bytes[0] == '-')) {
+      tt_av_free(out);
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: expected %s", a->name,
+                          ttl || a->format == TT_FORMAT_UNIX_SECONDS
+                              ? "non-negative integer epoch seconds"
+                              : "an integer");
+    }
+  }
+  if (out->type == TT_AV_S && a->format == TT_FORMAT_RFC3339NANO && !a->json) {
+    int64_t sec;
+    if (tt_orm_parse_rfc3339(out->u.bytes, out->len, &sec, NULL) != 0) {
+      tt_av_free(out);
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: expected an RFC 3339 timestamp",
+                          a->name);
+    }
+  }
+  return 0;
+}
+
+/* Reads an expected version: a JSON number holding a non-negative integer
+ * that still has a successor in int64. */
+static int read_version(const json_t *v, const char *f, int64_t *out, struct tt_error *err) {
+  struct tt_json_numbuf nb;
+  char canon[TT_NUMBER_TEXT_MAX];
+  size_t len;
+  int64_t x;
+  const char *s = tt_json_number_text(v, &nb, &len);
+  if (s == NULL || tt_number_canonical(s, len, canon, sizeof(canon), f, NULL) != 0 ||
+      tt_number_to_int64(canon, &x) != 0 || x < 0 || x == INT64_MAX)
+    return tt_error_set(err, TT_ERR_VALIDATION, f,
+                        "%s: the expected version must be a non-negative integer", f);
+  *out = x;
+  return 0;
+}
+
+static bool is_lifecycle(const struct tt_model *m, const struct tt_model_attr *a) {
+  return a != NULL && (a == tt_model_lifecycle(m, TT_LC_CREATED_AT) ||
+                       a == tt_model_lifecycle(m, TT_LC_UPDATED_AT) ||
+                       a == tt_model_lifecycle(m, TT_LC_VERSION));
+}
+
+static int lifecycle_refused(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, f,
+                      "%s is written by tabletheoryd (a lifecycle attribute); leave it out", a->name);
+}
+
+static int unknown_attr(const struct tt_model *m, const char *name, size_t len, const char *f,
+                        struct tt_error *err) {
+  if (len == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, f, "attribute names must not be empty");
+  return tt_error_set(err, TT_ERR_VALIDATION, f, "%.*s is not an attribute of model %s",
+                      (int)(len > 100 ? 100 : len), name, m->name);
+}
+
+/* ---- whole items ---------------------------------------------------------- */
+
+/* Fills the next free slot of an M being built with tt_av_map(n) slots.
+ * Steals *v. The name is copied. */
+static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len, struct tt_av *v,
+                    struct tt_error *err) {
+  struct tt_av_member *mb = &item->u.members[(*n)];
+  if ((mb->name = malloc(len + 1)) == NULL) {
+    tt_av_free(v);
+    return oom(err);
+  }
+  memcpy(mb->name, name, len);
+  mb->name[len] = '\0';
+  mb->name_len = len;
+  mb->value = *v;
+  memset(v, 0, sizeof(*v));
+  v->type = TT_AV_NULL;
+  (*n)++;
+  return 0;
+}
+
+int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_orm_write_mode mode,
+                          int64_t now_ns, const char *field, struct tt_av *out,
+                          struct tt_orm_expected *expected, struct tt_error *err) {
+  const struct tt_model_attr *lc_created = tt_model_lifecycle(m, TT_LC_CREATED_AT);
+  const struct tt_model_attr *lc_updated = tt_model_lifecycle(m, TT_LC_UPDATED_AT);
+  const struct tt_model_attr *lc_version = tt_model_lifecycle(m, TT_LC_VERSION);
+  struct tt_orm_expected ev = {false, 0};
+  struct tt_av item = {0}, v = {0};
+  size_t n = 0;
+  char f[128];
+  const char *name;
+  size_t name_len;
+  json_t *val;
+  int rc = -1;
+
+  tt_av_null(out);
+  if (expected != NULL)
+    *expected = ev;
+  if (!json_is_object(obj))
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: an item must be a JSON object",
+                        field && *field ? field : "item");
+  /* One slot per member plus the three lifecycle attributes; members that
+   * are not stored leave their slot unused (len is trimmed below). */
+  if (tt_av_map(&item, json_object_size(obj) + 3) != 0)
+    return oom(err);
+
+  json_object_keylen_foreach((json_t *)obj, name, name_len, val) {
+    const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
+    field_join(f, sizeof(f), field, name);
+    if (name_len == 0 || (a == NULL && !m->additional_attributes)) {
+      unknown_attr(m, name, name_len, f, err);
+      goto fail;
+    }
+    if (a != NULL && (a == lc_created || a == lc_updated)) {
+      lifecycle_refused(a, f, err);
+      goto fail;
+    }
+    if (a != NULL && a == lc_version) {
+      if (mode == TT_ORM_CREATE) {
+        tt_error_set(err, TT_ERR_VALIDATION, f,
+                     "%s is written by tabletheoryd (0 on create); leave it out", a->name);
+        goto fail;
+      }
+      if (!json_is_null(val)) {
+        if (read_version(val, f, &ev.version, err) != 0)
+          goto fail;
+        ev.present = true;
+      }
+      continue;
+    }
+    if (convert_value(a, val, f, &v, err) != 0)
+      goto fail;
+    if (a != NULL && tt_model_attr_is_key(m, a)) {
+      if (tt_orm_key_check_value(a, &v, f, err) != 0)
+        goto fail;
+    } else if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
+      tt_av_free(&v);
+      continue;
+    } else if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
+      tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be null",
+                   a->name);
+      goto fail;
+    }
+    if (slot_put(&item, &n, name, name_len, &v, err) != 0)
+      goto fail;
+  }
+
+  /* Keys and required attributes must be there (lifecycle ones are ours). */
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    const struct tt_model_attr *a = &m->attrs[i];
+    bool key = tt_model_attr_is_key(m, a);
+    if ((!key && !a->required) || is_lifecycle(m, a) ||
+        json_object_get(obj, a->name) != NULL)
+      continue;
+    field_join(f, sizeof(f), field, a->name);
+    tt_error_set(err, TT_ERR_VALIDATION, f, "missing %s attribute %s", key ? "key" : "required",
+                 a->name);
+    goto fail;
+  }
+  /* A required omit_empty attribute given empty was skipped above. */
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    const struct tt_model_attr *a = &m->attrs[i];
+    bool found = false;
+    if (!a->required || is_lifecycle(m, a) || tt_model_attr_is_key(m, a))
+      continue;
+    for (size_t k = 0; k < n && !found; k++)
+      found = item.u.members[k].name_len == a->name_len &&
+              memcmp(item.u.members[k].name, a->name, a->name_len) == 0;
+    if (!found) {
+      field_join(f, sizeof(f), field, a->name);
+      tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
+                   a->name);
+      goto fail;
+    }
+  }
+
+  if (lc_created != NULL || lc_updated != NULL) {
+    char ts[TT_ORM_TIME_MAX];
+    int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
+    const struct tt_model_attr *lc[2] = {lc_created, lc_updated};
+    for (int k = 0; k < 2; k++) {
+      if (lc[k] == NULL)
+        continue;
+      if (tt_av_string(&v, ts, (size_t)tl) != 0) {
+        oom(err);
+        goto fail;
+      }
+      if (slot_put(&item, &n, lc[k]->name, lc[k]->name_len, &v, err) != 0)
+        goto fail;
+    }
+  }
+  if (lc_version != NULL) {
+    /* A replace at an expected version stores its successor. */
+    if (tt_av_number_int(&v, ev.present ? ev.version + 1 : 0) != 0) {
+      oom(err);
+      goto fail;
+    }
+    if (slot_put(&item, &n, lc_version->name, lc_version->name_len, &v, err) != 0)
+      goto fail;
+  }
+  item.len = n;
+  if (tt_av_map_finish(&item, field, err) != 0)
+    goto fail;
+  if (tt_av_item_size(&item) > TT_ORM_MAX_ITEM_BYTES) {
+    tt_error_set(err, TT_ERR_PAYLOAD_TOO_LARGE, field,
+                 "the item is larger than DynamoDB's limit of 400 KB (names and values)");
+    goto fail;
+  }
+  *out = item;
+  memset(&item, 0, sizeof(item));
+  if (expected != NULL)
+    *expected = ev;
+  rc = 0;
+fail:
+  tt_av_free(&v);
+  tt_av_free(&item); /* unused slots hold no allocation */
+  return rc;
+}
+
+int tt_orm_item_set_version(const struct tt_model *m, struct tt_av *item, int64_t version) {
+  const struct tt_model_attr *a = tt_model_lifecycle(m, TT_LC_VERSION);
+  struct tt_av v;
+  if (a == NULL)
+    return 0;
+  if (tt_av_number_int(&v, version) != 0)
+    return -1;
+  if (tt_av_map_put(item, a->name, a->name_len, &v) != 0) {
+    tt_av_free(&v);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+/* Whether attribute `name` is kept by a projection list (NULL keeps all):
+ * a path equal to it or starting with it as its first segment. */
+static bool selected(const json_t *select, const char *name, size_t len) {
+  size_t i;
+  json_t *p;
+  if (select == NULL || json_is_null(select))
+    return true;
+  json_array_foreach(select, i, p) {
+    size_t pl;
+    const char *s = tt_json_string_text(p, &pl);
+    if (s != NULL && pl >= len && memcmp(s, name, len) == 0 &&
+        (pl == len || s[len] == '.' || s[len] == '['))
+      return true;
+  }
+  return false;
+}
+
+static int write_failed(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "response buffer limit or memory exhausted");
+}
+
+int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct tt_av *item,
+                      const json_t *select, struct tt_error *err) {
+  bool first = true;
+  if (item->type != TT_AV_M)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "stored item is not a map");
+  if (tt_buf_append(b, "{", 1) != 0)
+    return write_failed(err);
+  for (size_t i = 0; i < item->len; i++) {
+    const struct tt_av_member *mb = &item->u.members[i];
+    if (!selected(select, mb->name, mb->name_len))
+      continue;
+    const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
+    if (a != NULL && a->encrypted)
+      return encrypted_refused(a, a->name, err);
+    if ((!first && tt_buf_append(b, ",", 1) != 0) ||
+        tt_json_write_string(b, mb->name, mb->name_len, 0) != 0 || tt_buf_append(b, ":", 1) != 0 ||
+        tt_logical_write(b, &mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a)) != 0)
+      return write_failed(err);
+    first = false;
+  }
+  if (tt_buf_append(b, "}", 1) != 0)
+    return write_failed(err);
+  return 0;
+}
+
+json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
+                            const json_t *select, struct tt_error *err) {
+  json_t *obj;
+  if (item->type != TT_AV_M) {
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "stored item is not a map");
+    return NULL;
+  }
+  if ((obj = json_object()) == NULL) {
+    oom(err);
+    return NULL;
+  }
+  for (size_t i = 0; i < item->len; i++) {
+    const struct tt_av_member *mb = &item->u.members[i];
+    if (!selected(select, mb->name, mb->name_len))
+      continue;
+    const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
+    if (a != NULL && a->encrypted) {
+      encrypted_refused(a, a->name, err);
+      json_decref(obj);
+      return NULL;
+    }
+    json_t *x = tt_logical_from_av(&mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a));
+    if (x == NULL || json_object_setn_new_nocheck(obj, mb->name, mb->name_len, x) != 0) {
+      oom(err);
+      json_decref(obj);
+      return NULL;
+    }
+  }
+  return obj;
+}
+
+/* ---- updates ---------------------------------------------------------------- */
+
+void tt_orm_update_init(struct tt_orm_update *u) {
+  memset(u, 0, sizeof(*u));
+  u->key.type = TT_AV_NULL;
+}
+
+void tt_orm_update_free(struct tt_orm_update *u) {
+  for (size_t i = 0; i < u->n_actions; i++) {
+    free(u->actions[i].path);
+    tt_av_free(&u->actions[i].value);
+  }
+  free(u->actions);
+  tt_av_free(&u->key);
+  tt_orm_update_init(u);
+}
+
+/* Appends an action; steals *value (freed on failure too). */
+static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, const char *path,
+                       bool literal, struct tt_av *value, const char *f, struct tt_error *err) {
+  if (u->n_actions == u->cap_actions) {
+    size_t cap = u->cap_actions ? u->cap_actions * 2 : 8;
+    struct tt_orm_action *na = realloc(u->actions, cap * sizeof(*na));
+    if (na == NULL)
+      goto oom;
+    u->actions = na;
+    u->cap_actions = cap;
+  }
+  struct tt_orm_action *act = &u->actions[u->n_actions];
+  memset(act, 0, sizeof(*act));
+  if ((act->path = strdup(path)) == NULL)
+    goto oom;
+  act->kind = kind;
+  act->literal = literal;
+  if (value != NULL) {
+    act->value = *value;
+    memset(value, 0, sizeof(*value));
+    value->type = TT_AV_NULL;
+  } else {
+    act->value.type = TT_AV_NULL;
+  }
+  snprintf(act->field, sizeof(act->field), "%s", f);
+  u->n_actions++;
+  return 0;
+oom:
+  if (value != NULL)
+    tt_av_free(value);
+  return oom(err);
+}
+
+/* REST path syntax, as expr/build.c accepts it: name ('[' digits ']')*
+ * ('.' name ...)*, at most MAX_PATH_DEPTH levels. */
+static bool path_valid(const char *p) {
+  size_t depth = 0;
+  const char *s = p;
+  if (*s == '\0')
+    return false;
+  for (;;) {
+    size_t n = strcspn(s, ".[]");
+    if (n == 0)
+      return false;
+    s += n;
+    depth++;
+    while (*s == '[') {
+      size_t d = 0;
+      s++;
+      while (s[d] >= '0' && s[d] <= '9')
+        d++;
+      if (d == 0 || d > 9 || s[d] != ']')
+        return false;
+      s += d + 1;
+      depth++;
+    }
+    if (depth > MAX_PATH_DEPTH)
+      return false;
+    if (*s == '\0')
+      return true;
+    if (*s != '.')
+      return false;
+    s++;
+  }
+}
+
+/* Checks that the caller may write attribute `a` (NULL: undeclared). */
+static int target_allowed(const struct tt_model *m, const struct tt_model_attr *a, const char *f,
+                          struct tt_error *err) {
+  if (a == NULL)
+    return 0;
+  if (tt_model_attr_is_key(m, a))
+    return tt_error_set(err, TT_ERR_VALIDATION, f,
+                        "%s is a key attribute; a key cannot be updated (write a new item)",
+                        a->name);
+  if (is_lifecycle(m, a))
+    return lifecycle_refused(a, f, err);
+  if (a->encrypted)
+    return encrypted_refused(a, f, err);
+  return 0;
+}
+
+static int remove_required(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_VALIDATION, f,
+                      "attribute %s is required; it cannot be removed or set empty", a->name);
+}
+
+/* TableTheory form: {"fields": [...]?, "item": {...}}. */
+static int update_item_form(const struct tt_model *m, const json_t *body, const char *field,
+                            struct tt_orm_update *u, struct tt_error *err) {
+  const struct tt_model_attr *lc_version = tt_model_lifecycle(m, TT_LC_VERSION);
+  const json_t *item = json_object_get(body, "item");
+  const json_t *fields = json_object_get(body, "fields");
+  char pf[128], f[128];
+  const char *name;
+  size_t name_len;
+  json_t *val;
+  struct tt_av v = {0};
+  int rc = -1;
+
+  field_join(pf, sizeof(pf), field, "item");
+  if (!json_is_object(item))
+    return tt_error_set(err, TT_ERR_VALIDATION, pf,
+                        "%s: the update form with `fields` needs an `item` object", pf);
+  if (fields != NULL && json_is_null(fields))
+    fields = NULL;
+  if (tt_av_map(&u->key, 0) != 0)
+    return oom(err);
+
+  /* Every member is checked, selected or not: an unknown or library-owned
+   * attribute is a mistake whatever `fields` says. */
+  json_object_keylen_foreach((json_t *)item, name, name_len, val) {
+    const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
+    field_join(f, sizeof(f), pf, name);
+    if (name_len == 0 || (a == NULL && !m->additional_attributes)) {
+      unknown_attr(m, name, name_len, f, err);
+      goto fail;
+    }
+    if (a != NULL && a == lc_version) {
+      if (!json_is_null(val)) {
+        if (read_version(val, f, &u->expected.version, err) != 0)
+          goto fail;
+        u->expected.present = true;
+      }
+      continue;
+    }
+    if (a != NULL && tt_model_attr_is_key(m, a)) {
+      if (tt_logical_to_av(val, a->type, 0, f, &v, err) != 0 ||
+          tt_orm_key_check_value(a, &v, f, err) != 0)
+        goto fail;
+      if (tt_av_map_put(&u->key, a->name, a->name_len, &v) != 0) {
+        oom(err);
+        goto fail;
+      }
+      continue;
+    }
+    if (target_allowed(m, a, f, err) != 0)
+      goto fail;
+    if (fields != NULL)
+      continue; /* written below, in the order of `fields` */
+    /* Sparse selection (no `fields`): an empty value is not selected. */
+    if (tt_orm_value_is_empty(val, a ? a->type : TT_LOGICAL_INFER, true))
+      continue;
+    if (convert_value(a, val, f, &v, err) != 0 ||
+        push_action(u, TT_EXPR_UPD_SET, name, true, &v, f, err) != 0)
+      goto fail;
+  }
+
+  if (fields != NULL) {
+    char ff[128];
+    size_t i;
+    json_t *fj;
+    field_join(ff, sizeof(ff), field, "fields");
+    if (!json_is_array(fields)) {
+      tt_error_set(err, TT_ERR_VALIDATION, ff, "%s: must be an array of attribute names", ff);
+      goto fail;
+    }
+    json_array_foreach(fields, i, fj) {
+      char fi[128];
+      size_t len;
+      const char *fname = tt_json_string_text(fj, &len);
+      field_index(fi, sizeof(fi), ff, i);
+      if (fname == NULL) {
+        tt_error_set(err, TT_ERR_VALIDATION, fi, "%s: must be an attribute name", fi);
+        goto fail;
+      }
+      const struct tt_model_attr *a = tt_model_attr_find(m, fname, len);
+      if (len == 0 || memchr(fname, '\0', len) != NULL ||
+          (a == NULL && !m->additional_attributes)) {
+        unknown_attr(m, fname, len, fi, err);
+        goto fail;
+      }
+      if (target_allowed(m, a, fi, err) != 0)
+        goto fail;
+      for (size_t k = 0; k < i; k++) {
+        size_t plen;
+        const char *prev = tt_json_string_text(json_array_get(fields, k), &plen);
+        if (prev != NULL && plen == len && memcmp(prev, fname, len) == 0) {
+          tt_error_set(err, TT_ERR_VALIDATION, fi, "%s is listed twice", fname);
+          goto fail;
+        }
+      }
+      field_join(f, sizeof(f), pf, fname);
+      val = json_object_get(item, fname);
+      if (val == NULL) {
+        tt_error_set(err, TT_ERR_VALIDATION, f,
+                     "fields lists %s but the item has no %s; give its value (or use remove)",
+                     fname, fname);
+        goto fail;
+      }
+      if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
+        /* DMS v0.2: a selected empty omit_empty attribute is removed. */
+        if (a->required) {
+          remove_required(a, f, err);
+          goto fail;
+        }
+        if (push_action(u, TT_EXPR_UPD_REMOVE, fname, true, NULL, f, err) != 0)
+          goto fail;
+        continue;
+      }
+      if (convert_value(a, val, f, &v, err) != 0)
+        goto fail;
+      if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
+        remove_required(a, f, err);
+        goto fail;
+      }
+      if (push_action(u, TT_EXPR_UPD_SET, fname, true, &v, f, err) != 0)
+        goto fail;
+    }
+  }
+  rc = 0;
+fail:
+  tt_av_free(&v);
+  return rc;
+}
+
+static const struct {
+  const char *key;
+  enum tt_expr_update_op op;
+} op_keys[] = {{"set", TT_EXPR_UPD_SET},       {"set_if_not_exists", TT_EXPR_UPD_SET_IF_NOT_EXISTS},
+               {"remove", TT_EXPR_UPD_REMOVE}, {"add", TT_EXPR_UPD_ADD},
+               {"delete", TT_EXPR_UPD_DELETE}, {"append", TT_EXPR_UPD_APPEND},
+               {"prepend", TT_EXPR_UPD_PREPEND}};
+
+#define N_OP_KEYS (sizeof(op_keys) / sizeof(op_keys[0]))
+
+/* One operator-form action on REST path `path` with JSON value `val` (NULL
+ * for REMOVE). */
+static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, const char *path,
+                           const json_t *val, const char *f, struct tt_orm_update *u,
+                           struct tt_error *err) {
+  struct tt_av v = {0};
+  if (!path_valid(path))
+    return tt_error_set(err, TT_ERR_VALIDATION, f,
+                        "%s: invalid attribute path; write names separated by '.' with list "
+                        "indexes like a.b[0] (at most %d levels)",
+                        f, MAX_PATH_DEPTH);
+  size_t top = strcspn(path, ".[");
+  bool nested = path[top] != '\0';
+  const struct tt_model_attr *a = tt_model_attr_find(m, path, top);
+  enum tt_av_type t = a ? a->type : TT_LOGICAL_INFER;
+  if (a == NULL && !m->additional_attributes)
+    return unknown_attr(m, path, top, f, err);
+  if (target_allowed(m, a, f, err) != 0)
+    return -1;
+  if (nested && a != NULL && t != TT_AV_M && t != TT_AV_L)
+    return tt_error_set(err, TT_ERR_VALIDATION, f,
+                        "%s is of type %s; only M and L attributes have nested paths", a->name,
+                        tt_model_type_name(t));
+
+  switch (op) {
+  case TT_EXPR_UPD_REMOVE:
+    if (!nested && a != NULL && a->required)
+      return remove_required(a, f, err);
+    return push_action(u, op, path, false, NULL, f, err);
+  case TT_EXPR_UPD_SET:
+  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
+    if (nested)
+      return tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err) != 0
+                 ? -1
+                 : push_action(u, op, path, false, &v, f, err);
+    if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, t, false)) {
+      /* omit_empty never stores an empty value: set means remove, and
+       * set-if-absent of nothing is nothing. */
+      if (op == TT_EXPR_UPD_SET_IF_NOT_EXISTS)
+        return 0;
+      if (a->required)
+        return remove_required(a, f, err);
+      return push_action(u, TT_EXPR_UPD_REMOVE, path, false, NULL, f, err);
+    }
+    if (convert_value(a, val, f, &v, err) != 0)
+      return -1;
+    if (a != NULL && a->required && v.type == TT_AV_NULL && t != TT_AV_NULL) {
+      tt_av_free(&v);
+      return remove_required(a, f, err);
+    }
+    return push_action(u, op, path, false, &v, f, err);
+  case TT_EXPR_UPD_ADD:
+    if (!nested && a != NULL && t != TT_AV_N && !is_set_type(t))
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "add works on N and set attributes; %s is of type %s", a->name,
+                          tt_model_type_name(t));
+    if ((nested || a == NULL ? tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err)
+                             : convert_value(a, val, f, &v, err)) != 0)
+      return -1;
+    if (v.type != TT_AV_N && !is_set_type(v.type)) {
+      tt_av_free(&v);
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "%s: add takes a number, or a non-empty array for a declared set", f);
+    }
+    return push_action(u, op, path, false, &v, f, err);
+  case TT_EXPR_UPD_DELETE:
+    if (nested || a == NULL || !is_set_type(t))
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "%s: delete works on declared set attributes (SS, NS, BS)", f);
+    if (convert_value(a, val, f, &v, err) != 0)
+      return -1;
+    if (v.type == TT_AV_NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: delete takes a non-empty array", f);
+    return push_action(u, op, path, false, &v, f, err);
+  case TT_EXPR_UPD_APPEND:
+  case TT_EXPR_UPD_PREPEND:
+    if (!nested && a != NULL && t != TT_AV_L)
+      return tt_error_set(err, TT_ERR_VALIDATION, f,
+                          "append and prepend work on L attributes; %s is of type %s", a->name,
+                          tt_model_type_name(t));
+    if (!json_is_array(val))
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: expected a JSON array of elements", f);
+    if (tt_logical_to_av(val, TT_AV_L, 0, f, &v, err) != 0)
+      return -1;
+    return push_action(u, op, path, false, &v, f, err);
+  }
+  return tt_error_set(err, TT_ERR_INTERNAL, f, "unknown update operator");
+}
+
+static int update_operator_form(const struct tt_model *m, const json_t *body, const char *field,
+                                struct tt_orm_update *u, struct tt_error *err) {
+  char f[128], af[128];
+  for (size_t k = 0; k < N_OP_KEYS; k++) {
+    const json_t *j = json_object_get(body, op_keys[k].key);
+    if (j == NULL || json_is_null(j))
+      continue;
+    field_join(f, sizeof(f), field, op_keys[k].key);
+    if (op_keys[k].op == TT_EXPR_UPD_REMOVE) {
+      size_t i;
+      json_t *p;
+      if (!json_is_array(j))
+        return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of paths", f);
+      json_array_foreach(j, i, p) {
+        size_t plen;
+        const char *path = tt_json_string_text(p, &plen);
+        field_index(af, sizeof(af), f, i);
+        if (path == NULL || memchr(path, '\0', plen) != NULL)
+          return tt_error_set(err, TT_ERR_VALIDATION, af, "%s: must be an attribute path", af);
+        if (operator_action(m, TT_EXPR_UPD_REMOVE, path, NULL, af, u, err) != 0)
+          return -1;
+      }
+      continue;
+    }
+    const char *key;
+    json_t *v;
+    if (!json_is_object(j))
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object of path: value", f);
+    json_object_foreach((json_t *)j, key, v) {
+      field_join(af, sizeof(af), f, key);
+      if (operator_action(m, op_keys[k].op, key, v, af, u, err) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
+                            const char *field, struct tt_orm_update *out, struct tt_error *err) {
+  const struct tt_model_attr *lc_updated = tt_model_lifecycle(m, TT_LC_UPDATED_AT);
+  const struct tt_model_attr *lc_version = tt_model_lifecycle(m, TT_LC_VERSION);
+  bool has_ops = false, has_item;
+  char f[128];
+  struct tt_av v = {0};
+  int rc = -1;
+
+  tt_orm_update_init(out);
+  if (!json_is_object(body))
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: an update must be a JSON object",
+                        field && *field ? field : "update");
+  for (size_t k = 0; k < N_OP_KEYS; k++)
+    has_ops |= json_object_get(body, op_keys[k].key) != NULL;
+  has_item = json_object_get(body, "item") != NULL || json_object_get(body, "fields") != NULL;
+  if (has_ops && has_item) {
+    field_join(f, sizeof(f), field, "item");
+    tt_error_set(err, TT_ERR_VALIDATION, f,
+                 "an update uses either item/fields or the operators (set, remove, add, ...), "
+                 "not both");
+    goto fail;
+  }
+  out->operator_form = !has_item;
+  if ((has_item ? update_item_form(m, body, field, out, err)
+                : update_operator_form(m, body, field, out, err)) != 0)
+    goto fail;
+
+  const json_t *ev = json_object_get(body, "expected_version");
+  field_join(f, sizeof(f), field, "expected_version");
+  if (ev != NULL && !json_is_null(ev)) {
+    int64_t x;
+    if (read_version(ev, f, &x, err) != 0)
+      goto fail;
+    if (out->expected.present) {
+      tt_error_set(err, TT_ERR_VALIDATION, f,
+                   "give the expected version once: in the item or as expected_version");
+      goto fail;
+    }
+    out->expected.present = true;
+    out->expected.version = x;
+  }
+  if (out->expected.present && lc_version == NULL) {
+    tt_error_set(err, TT_ERR_VALIDATION, f, "model %s has no version attribute", m->name);
+    goto fail;
+  }
+
+  /* Library-owned attributes come last, after the caller's actions. */
+  if (lc_updated != NULL) {
+    char ts[TT_ORM_TIME_MAX];
+    int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
+    if (tt_av_string(&v, ts, (size_t)tl) != 0) {
+      oom(err);
+      goto fail;
+    }
+    if (push_action(out, TT_EXPR_UPD_SET, lc_updated->name, true, &v, lc_updated->name, err) !=
+        0)
+      goto fail;
+  }
+  if (lc_version != NULL) {
+    if (tt_av_number_int(&v, 1) != 0) {
+      oom(err);
+      goto fail;
+    }
+    if (push_action(out, TT_EXPR_UPD_ADD, lc_version->name, true, &v, lc_version->name, err) != 0)
+      goto fail;
+  }
+  if (out->n_actions == 0) {
+    tt_error_set(err, TT_ERR_VALIDATION, field, "%s: the update changes nothing",
+                 field && *field ? field : "update");
+    goto fail;
+  }
+  rc = 0;
+fail:
+  tt_av_free(&v);
+  if (rc != 0)
+    tt_orm_update_free(out);
+  return rc;
+}

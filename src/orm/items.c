@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* items.c -- single-item operations on the backend port: create, put
+ * (replace), get, update and delete, with lifecycle fields, optimistic
+ * versions and user conditions compiled to placeholder-only expressions. */
+#include "orm/items.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orm/key.h"
+#include "value/codec_ddb.h"
+#include "value/codec_logical.h"
+#include "value/number.h"
+
+/* ---- expression values are typed by the model ----------------------------- */
+
+
+static json_t *names_to_json(const struct tt_av *names) {
+  json_t *o = json_object();
+  for (size_t i = 0; i < names->len; i++)
+    json_object_set_new(o, names->u.members[i].name,
+                        json_stringn(names->u.members[i].value.u.bytes,
+                                     names->u.members[i].value.len));
+  return o;
+}
+
+/* Moves the builder's names and values into the request. */
+static int attach_placeholders(struct tt_orm_item_op *op, json_t *req, struct tt_error *err) {
+  struct tt_av names, values;
+  if (tt_expr_builder_take(op->builder, &names, &values, err) != 0)
+    return -1;
+  if (names.len)
+    json_object_set_new(req, "ExpressionAttributeNames", names_to_json(&names));
+  if (values.len)
+    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
+  tt_av_free(&names);
+  tt_av_free(&values);
+  return 0;
+}
+
+/* Appends " AND " between condition parts. */
+static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
+
+static int cond_key_exists(struct tt_orm_item_op *op, struct tt_buf *c, bool exists,
+                           struct tt_error *err) {
+  if (cond_sep(c) != 0 ||
+      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0 ||
+      tt_expr_builder_path(op->builder, op->ctx.model->pk->name, true, c, "key", err) != 0 ||
+      tt_buf_puts(c, ")") != 0)
+    return -1;
+  return 0;
+}
+
+static int cond_version(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_error *err) {
+  const struct tt_model_attr *v = tt_model_lifecycle(op->ctx.model, TT_LC_VERSION);
+  if (!op->expected.present || v == NULL)
+    return 0;
+  struct tt_av ev;
+  if (tt_av_number_int(&ev, op->expected.version) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (cond_sep(c) != 0 ||
+      tt_expr_builder_path(op->builder, v->name, true, c, "expected_version", err) != 0 ||
+      tt_buf_puts(c, " = ") != 0 || tt_expr_builder_value(op->builder, &ev, c, err) != 0)
+    return -1;
+  return 0;
+}
+
+static int cond_user(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_error *err) {
+  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
+  if (cond == NULL || json_is_null(cond))
+    return 0;
+  char *text = NULL;
+  if (tt_expr_build_condition(op->builder, cond, "condition", &text, err) != 0)
+    return -1;
+  int rc = cond_sep(c) != 0 || tt_buf_printf(c, "(%s)", text) != 0 ? -1 : 0;
+  free(text);
+  return rc;
+}
+
+/* ---- finishing ----------------------------------------------------------- */
+
+static void op_finish(struct tt_orm_item_op *op) {
+  tt_av_free(&op->key);
+  tt_av_free(&op->item);
+  tt_expr_builder_free(op->builder);
+  op->builder = NULL;
+  tt_orm_ctx_finish(&op->ctx);
+}
+
+static void fail(struct tt_orm_item_op *op, const struct tt_error *err) {
+  tt_orm_fail(op->ctx.result, err);
+  op_finish(op);
+}
+
+static void fail_code(struct tt_orm_item_op *op, enum tt_err_code code, const char *field,
+                      const char *msg) {
+  struct tt_error e;
+  tt_error_set(&e, code, field, "%s", msg);
+  fail(op, &e);
+}
+
+/* Writes the item as the answer body (logical JSON, or DynamoDB's own
+ * shape), with the ETag of its version. */
+static int answer_item(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status) {
+  struct tt_orm_result *r = op->ctx.result;
+  struct tt_error err;
+  tt_buf_reset(&r->body);
+  int rc = op->raw_format ? tt_ddb_item_write(&r->body, item, 0)
+                          : tt_orm_item_write(&r->body, op->ctx.model, item, op->select, &err);
+  if (rc != 0) {
+    if (op->raw_format)
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "could not encode the item");
+    return tt_orm_fail(r, &err);
+  }
+  const struct tt_model_attr *v = tt_model_lifecycle(op->ctx.model, TT_LC_VERSION);
+  const struct tt_av *ver = v ? tt_av_map_get(item, v->name) : NULL;
+  if (ver && ver->type == TT_AV_N)
+    snprintf(r->etag, sizeof(r->etag), "\"%s\"", ver->u.bytes);
+  r->status = 0;
+  r->http_status = status;
+  return 0;
+}
+
+static int item_of(const json_t *resp, const char *member, struct tt_av *out) {
+  struct tt_error err;
+  const json_t *j = json_object_get(resp, member);
+  if (j == NULL || !json_is_object(j)) {
+    memset(out, 0, sizeof(*out));
+    return 1; /* absent */
+  }
+  return tt_ddb_item_from_json(j, member, out, &err) == 0 ? 0 : -1;
+}
+
+/* ---- failed conditions: missing item, version conflict, or condition ---- */
+
+static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
+  const struct tt_model_attr *v = tt_model_lifecycle(op->ctx.model, TT_LC_VERSION);
+  if (op->kind == TT_ORM_OP_CREATE || op->if_none_match) {
+    fail_code(op, TT_ERR_CONDITION_FAILED, "key", "an item with this key already exists");
+    return;
+  }
+  if (current == NULL && op->kind != TT_ORM_OP_PUT) {
+    fail_code(op, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
+    return;
+  }
+  if (op->expected.present && v) {
+    const struct tt_av *have = current ? tt_av_map_get(current, v->name) : NULL;
+    char want[32];
+    snprintf(want, sizeof(want), "%" PRId64, op->expected.version);
+    if (have == NULL || have->type != TT_AV_N || strcmp(have->u.bytes, want) != 0) {
+      struct tt_error e;
+      tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
+                   "the item's version is not the expected one; read it again and retry");
+      tt_orm_fail(op->ctx.result, &e);
+      op->ctx.result->details = json_pack("{s:I}", "expected_version",
+                                          (json_int_t)op->expected.version);
+      if (have && have->type == TT_AV_N)
+        json_object_set_new(op->ctx.result->details, "version",
+                            json_integer((json_int_t)strtoll(have->u.bytes, NULL, 10)));
+      op_finish(op);
+      return;
+    }
+  }
+  fail_code(op, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
+}
+
+static void classified(struct tt_client_call *call) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
+    op_finish(op);
+    return;
+  }
+  struct tt_av current;
+  int rc = item_of(call->bc.response, "Item", &current);
+  classify(op, rc == 0 ? &current : NULL);
+  tt_av_free(&current);
+}
+
+/* A ConditionalCheckFailed: use the item DynamoDB returned with it
+ * (ReturnValuesOnConditionCheckFailure) or read it, then say which rule
+ * failed. */
+static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_error *e) {
+  if (e->body && json_object_get(e->body, "Item")) {
+    struct tt_av current;
+    if (item_of(e->body, "Item", &current) == 0) {
+      classify(op, &current);
+      tt_av_free(&current);
+      return;
+    }
+  }
+  if (op->kind == TT_ORM_OP_CREATE || op->if_none_match) {
+    classify(op, NULL);
+    return;
+  }
+  json_t *key = tt_ddb_item_to_json(&op->key);
+  json_t *req = json_pack("{s:s,s:o,s:b}", "TableName", op->ctx.model->table, "Key", key,
+                          "ConsistentRead", 1);
+  op->classifying = true;
+  tt_orm_call(&op->ctx, TT_DDB_GET_ITEM, req, classified);
+}
+
+/* ---- the operations ---------------------------------------------------------- */
+
+static void written(struct tt_client_call *call) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    if (strcmp(call->bc.error.type, "ConditionalCheckFailedException") == 0) {
+      condition_failed(op, &call->bc.error);
+      return;
+    }
+    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
+    op_finish(op);
+    return;
+  }
+  switch (op->kind) {
+  case TT_ORM_OP_CREATE:
+    answer_item(op, &op->item, 201);
+    break;
+  case TT_ORM_OP_PUT: {
+    bool replaced = json_object_size(json_object_get(call->bc.response, "Attributes")) > 0;
+    answer_item(op, &op->item, replaced ? 200 : 201);
+    break;
+  }
+  case TT_ORM_OP_UPDATE: {
+    struct tt_av now;
+    if (item_of(call->bc.response, "Attributes", &now) != 0) {
+      struct tt_error e;
+      tt_error_set(&e, TT_ERR_INTERNAL, NULL, "the backend returned no item");
+      tt_orm_fail(op->ctx.result, &e);
+    } else {
+      answer_item(op, &now, 200);
+    }
+    tt_av_free(&now);
+    break;
+  }
+  case TT_ORM_OP_DELETE:
+    op->ctx.result->status = 0;
+    op->ctx.result->http_status = 204;
+    break;
+  case TT_ORM_OP_GET:
+    break;
+  }
+  op_finish(op);
+}
+
+static void got(struct tt_client_call *call) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
+    op_finish(op);
+    return;
+  }
+  struct tt_av item;
+  int rc = item_of(call->bc.response, "Item", &item);
+  if (rc == 1) {
+    fail_code(op, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
+    return;
+  }
+  if (rc != 0) {
+    fail_code(op, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
+    return;
+  }
+  answer_item(op, &item, 200);
+  tt_av_free(&item);
+  op_finish(op);
+}
+
+/* Puts the key from the path into the item, or checks the body's copy. */
+static int merge_path_key(struct tt_orm_item_op *op, struct tt_error *err) {
+  for (size_t i = 0; i < op->key.len; i++) {
+    const struct tt_av_member *k = &op->key.u.members[i];
+    const struct tt_av *given = tt_av_map_get(&op->item, k->name);
+    if (given) {
+      if (!tt_av_equal(given, &k->value))
+        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                            "%s in the body differs from the key in the path", k->name);
+      continue;
+    }
+    struct tt_av copy;
+    if (tt_av_clone(&copy, &k->value) != 0 ||
+        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  return 0;
+}
+
+static json_t *table_req(struct tt_orm_item_op *op) {
+  return json_pack("{s:s}", "TableName", op->ctx.model->table);
+}
+
+static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  struct tt_buf c;
+  tt_buf_init(&c, 0);
+  int rc = -1;
+  if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_CREATE, now, NULL, &op->item, NULL,
+                            err) != 0 ||
+      cond_key_exists(op, &c, false, err) != 0)
+    goto done;
+  json_t *req = table_req(op);
+  json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
+  json_object_set_new(req, "ConditionExpression", json_string(c.data));
+  if (attach_placeholders(op, req, err) != 0) {
+    json_decref(req);
+    goto done;
+  }
+  tt_orm_call(&op->ctx, TT_DDB_PUT_ITEM, req, written);
+  rc = 0;
+done:
+  tt_buf_free(&c);
+  return rc;
+}
+
+static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  struct tt_buf c;
+  tt_buf_init(&c, 0);
+  int rc = -1;
+  struct tt_orm_expected body_expected = {0};
+  if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_PUT, now, NULL, &op->item,
+                            &body_expected, err) != 0 ||
+      merge_path_key(op, err) != 0)
+    goto done;
+  if (body_expected.present) {
+    if (op->expected.present && op->expected.version != body_expected.version) {
+      tt_error_set(err, TT_ERR_VALIDATION, "version",
+                   "the body's version differs from If-Match");
+      goto done;
+    }
+    op->expected = body_expected;
+  }
+  /* tt_orm_item_start refused If-Match on a model without a version. */
+  if (op->expected.present &&
+      tt_orm_item_set_version(op->ctx.model, &op->item, op->expected.version + 1) != 0) {
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    goto done;
+  }
+  if ((op->if_none_match && cond_key_exists(op, &c, false, err) != 0) ||
+      cond_version(op, &c, err) != 0)
+    goto done;
+  json_t *req = table_req(op);
+  json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
+  json_object_set_new(req, "ReturnValues", json_string("ALL_OLD"));
+  if (c.len) {
+    json_object_set_new(req, "ConditionExpression", json_string(c.data));
+    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+  }
+  if (attach_placeholders(op, req, err) != 0) {
+    json_decref(req);
+    goto done;
+  }
+  tt_orm_call(&op->ctx, TT_DDB_PUT_ITEM, req, written);
+  rc = 0;
+done:
+  tt_buf_free(&c);
+  return rc;
+}
+
+static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
+  json_t *req = table_req(op);
+  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
+  if (op->consistent)
+    json_object_set_new(req, "ConsistentRead", json_true());
+  if (op->select && json_array_size(op->select) > 0) {
+    char *text = NULL;
+    if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0) {
+      json_decref(req);
+      return -1;
+    }
+    if (tt_expr_build_projection(op->builder, op->select, "select", &text, err) != 0) {
+      json_decref(req);
+      return -1;
+    }
+    json_object_set_new(req, "ProjectionExpression", json_string(text));
+    free(text);
+    if (attach_placeholders(op, req, err) != 0) {
+      json_decref(req);
+      return -1;
+    }
+  }
+  tt_orm_call(&op->ctx, TT_DDB_GET_ITEM, req, got);
+  return 0;
+}
+
+/* The members an update body may have (API.md "Items"). */
+static bool update_member(const char *k) {
+  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
+                                      "add", "delete", "append", "prepend", "condition",
+                                      "expected_version", "upsert"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(k, names[i]) == 0)
+      return true;
+  return false;
+}
+
+/* An upsert may create the item: give it the creation time it would have
+ * had from POST (if_not_exists keeps an existing one). */
+static int upsert_created_at(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  const struct tt_model_attr *c = tt_model_lifecycle(op->ctx.model, TT_LC_CREATED_AT);
+  if (!op->upsert || c == NULL)
+    return 0;
+  char text[TT_ORM_TIME_MAX];
+  struct tt_av v;
+  if (tt_orm_format_rfc3339nano(now, text, sizeof(text)) < 0 ||
+      tt_av_string(&v, text, strlen(text)) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  return tt_expr_build_update_action(op->builder, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true,
+                                     &v, c->name, err);
+}
+
+static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  struct tt_orm_update upd;
+  tt_orm_update_init(&upd);
+  struct tt_buf c;
+  tt_buf_init(&c, 0);
+  char *update_text = NULL;
+  int rc = -1;
+  const char *member;
+  json_t *member_value;
+  json_object_foreach((json_t *)op->body, member, member_value) {
+    if (!update_member(member)) {
+      tt_error_set(err, TT_ERR_VALIDATION, member, "%s is not part of an update body", member);
+      goto done;
+    }
+  }
+  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", &upd, err) != 0)
+    goto done;
+  for (size_t i = 0; i < upd.key.len && upd.key.type == TT_AV_M; i++) {
+    const struct tt_av_member *k = &upd.key.u.members[i];
+    const struct tt_av *want = tt_av_map_get(&op->key, k->name);
+    if (want && !tt_av_equal(want, &k->value)) {
+      tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                   "%s in the body differs from the key in the path", k->name);
+      goto done;
+    }
+  }
+  if (upd.expected.present) {
+    if (op->expected.present && op->expected.version != upd.expected.version) {
+      tt_error_set(err, TT_ERR_VALIDATION, "expected_version",
+                   "the body's expected version differs from If-Match");
+      goto done;
+    }
+    op->expected = upd.expected;
+  }
+  for (size_t i = 0; i < upd.n_actions; i++) {
+    struct tt_orm_action *a = &upd.actions[i];
+    struct tt_av *value = NULL;
+    struct tt_av moved;
+    if (a->kind != TT_EXPR_UPD_REMOVE) {
+      moved = a->value;
+      memset(&a->value, 0, sizeof(a->value));
+      value = &moved;
+    }
+    if (tt_expr_build_update_action(op->builder, a->kind, a->path, a->literal, value, a->field,
+                                    err) != 0)
+      goto done;
+  }
+  if (upsert_created_at(op, now, err) != 0 ||
+      tt_expr_build_update_finish(op->builder, &update_text, err) != 0)
+    goto done;
+  if ((!op->upsert && cond_key_exists(op, &c, true, err) != 0) || cond_version(op, &c, err) != 0 ||
+      cond_user(op, &c, err) != 0)
+    goto done;
+  json_t *req = table_req(op);
+  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
+  json_object_set_new(req, "UpdateExpression", json_string(update_text));
+  json_object_set_new(req, "ReturnValues", json_string("ALL_NEW"));
+  if (c.len) {
+    json_object_set_new(req, "ConditionExpression", json_string(c.data));
+    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+  }
+  if (attach_placeholders(op, req, err) != 0) {
+    json_decref(req);
+    goto done;
+  }
+  tt_orm_call(&op->ctx, TT_DDB_UPDATE_ITEM, req, written);
+  rc = 0;
+done:
+  free(update_text);
+  tt_buf_free(&c);
+  tt_orm_update_free(&upd);
+  return rc;
+}
+
+static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
+  struct tt_buf c;
+  tt_buf_init(&c, 0);
+  int rc = -1;
+  if (cond_key_exists(op, &c, true, err) != 0 || cond_version(op, &c, err) != 0)
+    goto done;
+  json_t *req = table_req(op);
+  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
+  json_object_set_new(req, "ConditionExpression", json_string(c.data));
+  json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+  if (attach_placeholders(op, req, err) != 0) {
+    json_decref(req);
+    goto done;
+  }
+  tt_orm_call(&op->ctx, TT_DDB_DELETE_ITEM, req, written);
+  rc = 0;
+done:
+  tt_buf_free(&c);
+  return rc;
+}
+
+int tt_orm_item_start(struct tt_orm_item_op *op) {
+  struct tt_error err;
+  tt_error_clear(&err);
+  memset(&op->key, 0, sizeof(op->key));
+  memset(&op->item, 0, sizeof(op->item));
+  const struct tt_model *m = op->ctx.model;
+  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  if (op->builder == NULL) {
+    fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return 0;
+  }
+  if (op->kind != TT_ORM_OP_CREATE &&
+      tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0) {
+    fail(op, &err);
+    return 0;
+  }
+  if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL) {
+    fail_code(op, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
+    return 0;
+  }
+  int64_t now = tt_orm_now_ns(op->ctx.orm);
+  int rc = 0;
+  switch (op->kind) {
+  case TT_ORM_OP_CREATE:
+    rc = start_create(op, now, &err);
+    break;
+  case TT_ORM_OP_PUT:
+    rc = start_put(op, now, &err);
+    break;
+  case TT_ORM_OP_GET:
+    rc = start_get(op, &err);
+    break;
+  case TT_ORM_OP_UPDATE:
+    rc = start_update(op, now, &err);
+    break;
+  case TT_ORM_OP_DELETE:
+    rc = start_delete(op, &err);
+    break;
+  }
+  if (rc != 0)
+    fail(op, &err);
+  return 0;
+}

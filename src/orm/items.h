@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* items.h -- single-item operations: create, put, get, update, delete. */
+#ifndef TT_ORM_ITEMS_H
+#define TT_ORM_ITEMS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "expr/build.h"
+#include "orm/item.h"
+#include "orm/orm.h"
+#include "value/av.h"
+
+enum tt_orm_item_kind {
+  TT_ORM_OP_CREATE = 1, /* POST .../items */
+  TT_ORM_OP_PUT,        /* PUT .../items/{key} */
+  TT_ORM_OP_GET,
+  TT_ORM_OP_UPDATE,     /* PATCH */
+  TT_ORM_OP_DELETE
+};
+
+/* One item operation. Fill the inputs, then tt_orm_item_start. The op owns
+ * the values it was given (freed when it finishes) and borrows `body`,
+ * `select` and `condition` until then. */
+struct tt_orm_item_op {
+  struct tt_orm_ctx ctx; /* first */
+  enum tt_orm_item_kind kind;
+  /* Inputs. */
+  const json_t *body;       /* CREATE/PUT: the item; UPDATE: the update body */
+  const char *raw_key;      /* path key segment(s), still percent-encoded */
+  size_t raw_key_len;
+  const json_t *select;     /* GET: projection (array of paths) or NULL */
+  bool consistent;          /* GET */
+  bool raw_format;          /* GET ?format=dynamodb */
+  bool if_none_match;       /* PUT If-None-Match: * */
+  bool upsert;              /* UPDATE "upsert": true */
+  struct tt_orm_expected expected; /* If-Match / expected_version */
+  /* Working state. */
+  struct tt_av key;
+  struct tt_av item;
+  struct tt_expr_builder *builder;
+  bool classifying; /* a GetItem that explains a failed condition */
+};
+
+/* Validates every input (answering with a ValidationError before any I/O
+ * when one is wrong) and starts the backend calls. The ctx's done runs once
+ * when the result is filled. Returns 0; errors land in the result. */
+int tt_orm_item_start(struct tt_orm_item_op *op);
+
+#endif

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* orm.h -- model operations over the backend port: what the HTTP handlers
+ * call. Every operation runs as operations of the caller's join, writes its
+ * outcome into a struct tt_orm_result, and calls back once. */
+#ifndef TT_ORM_ORM_H
+#define TT_ORM_ORM_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/client.h"
+#include "client/join.h"
+#include "model/registry.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+/* Shared by all requests; borrows the registry and the client. */
+struct tt_orm {
+  struct tt_model_registry *models;
+  struct tt_client *client;
+  bool allow_table_delete;
+  bool auto_create_tables; /* memory backend: a model's table exists once it loads */
+  /* Wall clock in nanoseconds since the epoch; injectable for tests. */
+  int64_t (*now_ns)(void *arg);
+  void *clock_arg;
+};
+
+/* What an operation produced. On success `http_status` and `body` (JSON
+ * text, may be empty) are set; on failure `err` (and `details`, owned, may
+ * be NULL). */
+struct tt_orm_result {
+  int status; /* 0 or -1 */
+  unsigned http_status;
+  struct tt_buf body;
+  struct tt_error err;
+  json_t *details;
+  char etag[32];
+  uint32_t retry_after_s;
+};
+
+/* Releases what a result owns. */
+void tt_orm_result_free(struct tt_orm_result *r);
+
+/* Maps a backend failure onto the API's error codes (the one place that
+ * does): ConditionalCheckFailed -> ConditionFailed, ResourceNotFound ->
+ * TableNotFound (with a hint naming `model`), throttling -> Throttled,
+ * transient -> BackendUnavailable, cancellation -> BackendTimeout,
+ * ValidationException -> ValidationError, ... Always returns -1. */
+int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *e,
+                        const char *model);
+
+/* Sets a failure from an error value. Returns -1. */
+int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
+
+/* Current time from the injectable clock. */
+int64_t tt_orm_now_ns(const struct tt_orm *orm);
+
+/* Completion of an operation (runs once; the result is filled). */
+typedef void (*tt_orm_done_cb)(void *arg);
+
+/* Common state of a running operation; embedded first in each op. */
+struct tt_orm_ctx {
+  struct tt_orm *orm;
+  struct tt_join *join;
+  struct tt_arena *arena;
+  const char *request_id;
+  struct tt_model *model; /* referenced for the operation's life */
+  struct tt_orm_result *result;
+  tt_orm_done_cb done;
+  void *arg;
+  /* Steps run one after another; a step's completion starts the next
+   * before its own call is released, so two slots alternate. */
+  struct tt_client_call calls[2];
+  unsigned ncalls;
+  unsigned step;
+  bool flag; /* per-operation use */
+};
+
+/* Starts the next backend call of an operation (request stolen). On a
+ * synchronous refusal the result is failed and `cb` still runs. */
+void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+                 tt_client_done_cb cb);
+
+/* The ctx of a call started with tt_orm_call. */
+struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
+
+/* ---- expressions (result.c) ------------------------------------------------ */
+
+/* The expression builder's value encoder for model `ctx`: values are typed
+ * by the attribute they are compared with; a key attribute (of the table or
+ * an index) only accepts its declared type. */
+int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
+                        struct tt_error *err);
+
+/* Checks that every path of a `select` list starts with a declared
+ * attribute (any name when the model takes additional attributes).
+ * Returns 0 or -1 with a ValidationError naming `field`. */
+int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
+                        struct tt_error *err);
+
+/* ---- tables (table.c) ---------------------------------------------------- */
+
+/* Builds the CreateTable request for a model's table (keys, every index of
+ * every model that shares the table, pay-per-request). New reference. */
+json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
+                                    const struct tt_model *m);
+
+/* PUT /v1/models/{m}/table: DescribeTable, CreateTable when absent, wait
+ * for ACTIVE, UpdateTimeToLive when the model has a ttl attribute. 201
+ * when created, 200 when it existed; the body describes the table. */
+int tt_orm_table_ensure(struct tt_orm_ctx *ctx);
+
+/* GET /v1/models/{m}/table: {"table","status","item_count","indexes"}. */
+int tt_orm_table_describe(struct tt_orm_ctx *ctx);
+
+/* DELETE /v1/models/{m}/table (204); 403 unless allowed. */
+int tt_orm_table_delete(struct tt_orm_ctx *ctx);
+
+/* Prepares a context (takes a model reference). */
+void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join *join,
+                     struct tt_arena *arena, const char *request_id,
+                     const struct tt_model *model, struct tt_orm_result *result,
+                     tt_orm_done_cb done, void *arg);
+
+/* Finishes: drops the model reference and calls done. */
+void tt_orm_ctx_finish(struct tt_orm_ctx *ctx);
+
+#endif

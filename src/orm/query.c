@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* query.c -- Query and Scan of a model over the backend port. */
+#include "orm/query.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orm/item.h"
+#include "value/base64.h"
+#include "value/codec_ddb.h"
+#include "value/codec_logical.h"
+#include "value/cursor.h"
+#include "value/json_exact.h"
+
+#define MAX_LIMIT 100000
+
+/* ---- shared helpers with items.c's conventions ------------------------------ */
+
+
+static int fail_now(struct tt_orm_query_op *op, struct tt_error *err);
+
+/* ---- validation ------------------------------------------------------------- */
+
+static bool allowed_member(const char *k, bool scan) {
+  static const char *const common[] = {"index", "filter", "select", "limit", "consistent",
+                                       "cursor", "count"};
+  for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+    if (strcmp(k, common[i]) == 0)
+      return true;
+  if (scan)
+    return strcmp(k, "segments") == 0;
+  return strcmp(k, "key") == 0 || strcmp(k, "order") == 0;
+}
+
+static const char *entry_attr(const json_t *e) {
+  return json_string_value(json_object_get(e, "attr"));
+}
+
+static bool entry_is_eq(const json_t *e) {
+  const char *op = json_string_value(json_object_get(e, "op"));
+  return op && strcmp(op, "=") == 0;
+}
+
+/* Picks the table or index the key conditions address. */
+static int choose_target(struct tt_orm_query_op *op, const json_t *key, struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  size_t n = json_array_size(key);
+  if (!json_is_array(key) || n < 1 || n > 2)
+    return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                        "key must list the partition-key equality and at most one sort-key "
+                        "condition");
+  for (size_t i = 0; i < n; i++)
+    if (!json_is_object(json_array_get(key, i)) || entry_attr(json_array_get(key, i)) == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, "key", "each key condition needs attr and op");
+  const json_t *a = json_array_get(key, 0), *b = n == 2 ? json_array_get(key, 1) : NULL;
+  const char *index_name = json_string_value(json_object_get(op->body, "index"));
+  if (index_name) {
+    op->index = tt_model_index_find(m, index_name);
+    if (op->index == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, "index", "model %s has no index called so",
+                          m->name);
+    const char *pk = op->index->partition->name;
+    const char *sk = op->index->sort ? op->index->sort->name : NULL;
+    bool ok = (entry_is_eq(a) && strcmp(entry_attr(a), pk) == 0 &&
+               (!b || (sk && strcmp(entry_attr(b), sk) == 0))) ||
+              (b && entry_is_eq(b) && strcmp(entry_attr(b), pk) == 0 && sk &&
+               strcmp(entry_attr(a), sk) == 0);
+    if (!ok)
+      return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                          "the key conditions do not match the keys of index %s (%s%s%s)",
+                          index_name, pk, sk ? ", " : "", sk ? sk : "");
+    return 0;
+  }
+  /* Try the entries as (partition, sort) in both orders. */
+  struct tt_error first;
+  tt_error_clear(&first);
+  for (int order = 0; order < 2; order++) {
+    const json_t *p = order == 0 ? a : b;
+    const json_t *s = order == 0 ? b : a;
+    if (p == NULL || !entry_is_eq(p))
+      continue;
+    const struct tt_model_index *ix = NULL;
+    struct tt_error e;
+    if (tt_model_choose_index(m, entry_attr(p), s ? entry_attr(s) : NULL, &ix, &e) == 0) {
+      op->index = ix;
+      return 0;
+    }
+    if (first.code == TT_OK)
+      first = e;
+  }
+  if (first.code != TT_OK) {
+    *err = first;
+    return -1;
+  }
+  return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                      "key needs an equality (op \"=\") on a partition key");
+}
+
+/* The attribute names a LastEvaluatedKey of this target holds. */
+static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
+  const struct tt_model *m = op->ctx.model;
+  const char *names[4] = {m->pk->name, m->sk ? m->sk->name : NULL,
+                          op->index ? op->index->partition->name : NULL,
+                          op->index && op->index->sort ? op->index->sort->name : NULL};
+  size_t want = 0;
+  for (size_t i = 0; i < 4; i++) {
+    if (names[i] == NULL)
+      continue;
+    bool dup = false;
+    for (size_t j = 0; j < i; j++)
+      dup |= names[j] && strcmp(names[j], names[i]) == 0;
+    if (dup)
+      continue;
+    want++;
+    const struct tt_av *v = tt_av_map_get(key, names[i]);
+    const struct tt_model_attr *a = tt_model_attr_find(m, names[i], strlen(names[i]));
+    if (v == NULL || a == NULL || v->type != a->type)
+      return false;
+  }
+  return key->type == TT_AV_M && key->len == want;
+}
+
+static int parse_body(struct tt_orm_query_op *op, struct tt_error *err) {
+  const json_t *body = op->body;
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    if (!allowed_member(k, op->scan))
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k,
+                          op->scan ? "scan" : "query");
+  }
+  v = json_object_get(body, "limit");
+  if (v && !json_is_null(v)) {
+    struct tt_json_numbuf nb;
+    size_t len;
+    const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
+    char *end = NULL;
+    long long lim = text ? strtoll(text, &end, 10) : 0;
+    if (text == NULL || end != text + len || lim < 1 || lim > MAX_LIMIT)
+      return tt_error_set(err, TT_ERR_VALIDATION, "limit",
+                          "limit must be a whole number from 1 to %d", MAX_LIMIT);
+    op->has_limit = true;
+    op->limit = (size_t)lim;
+  }
+  v = json_object_get(body, "count");
+  if (v && !json_is_boolean(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, "count", "count must be true or false");
+  op->count_only = json_is_true(v);
+  v = json_object_get(body, "consistent");
+  if (v && !json_is_boolean(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
+  op->consistent = json_is_true(v);
+  v = json_object_get(body, "order");
+  if (v) {
+    const char *o = json_string_value(v);
+    if (o && strcasecmp(o, "asc") == 0)
+      op->order = TT_ORDER_ASC;
+    else if (o && strcasecmp(o, "desc") == 0)
+      op->order = TT_ORDER_DESC;
+    else
+      return tt_error_set(err, TT_ERR_VALIDATION, "order", "order must be asc or desc");
+  }
+  v = json_object_get(body, "select");
+  if (v && !json_is_null(v)) {
+    if (!json_is_array(v) || json_array_size(v) == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "select",
+                          "select must be a non-empty list of attribute paths");
+    if (tt_orm_check_select(op->ctx.model, v, "select", err) != 0)
+      return -1;
+    op->select = v;
+  }
+  op->segments = 1;
+  v = json_object_get(body, "segments");
+  if (v) {
+    struct tt_json_numbuf nb;
+    size_t len;
+    const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
+    char *end = NULL;
+    long long n = text ? strtoll(text, &end, 10) : 0;
+    if (text == NULL || end != text + len || n < 1 || n > TT_ORM_MAX_SEGMENTS)
+      return tt_error_set(err, TT_ERR_VALIDATION, "segments",
+                          "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
+    op->segments = (size_t)n;
+  }
+  if (op->scan) {
+    const char *index_name = json_string_value(json_object_get(body, "index"));
+    if (index_name && (op->index = tt_model_index_find(op->ctx.model, index_name)) == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, "index", "model %s has no index called so",
+                          op->ctx.model->name);
+  } else if (choose_target(op, json_object_get(body, "key"), err) != 0) {
+    return -1;
+  }
+  if (op->consistent && op->index && op->index->kind == TT_INDEX_GSI)
+    return tt_error_set(err, TT_ERR_VALIDATION, "consistent",
+                        "consistent reads are not supported on global secondary indexes");
+  return 0;
+}
+
+/* Cursor: TableTheory's DMS cursor for one reader; for several scan
+ * segments, base64url of {"segments": [lastKey | null, ...]} (our own). */
+static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
+  const json_t *v = json_object_get(op->body, "cursor");
+  if (v == NULL || json_is_null(v))
+    return 0;
+  size_t len;
+  const char *token = tt_json_is_string(v) ? tt_json_string_text(v, &len) : NULL;
+  if (token == NULL)
+    return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
+  if (op->segments > 1) {
+    /* Segment cursors: "<segment>:<dms cursor>" joined by '.' */
+    const char *p = token, *end = token + len;
+    while (p < end) {
+      const char *dot = memchr(p, '.', (size_t)(end - p));
+      size_t n = dot ? (size_t)(dot - p) : (size_t)(end - p);
+      char *colon = memchr(p, ':', n);
+      char *num_end = NULL;
+      long seg = colon ? strtol(p, &num_end, 10) : -1;
+      if (colon == NULL || num_end != colon || seg < 0 || (size_t)seg >= op->segments)
+        return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
+                            "the cursor does not fit a scan of %zu segments", op->segments);
+      struct tt_cursor c;
+      int rc = tt_cursor_decode(colon + 1, n - (size_t)(colon + 1 - p), &c, err);
+      bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
+      if (started && (!cursor_fits(op, &c.key) || (c.index == NULL) != (op->index == NULL)))
+        rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
+                          "the cursor does not fit this model or index");
+      if (rc == 0) {
+        /* A segment named without a key has not been read yet. */
+        op->chains[seg].finished = true; /* marks "named" until the loop below */
+        if (started) {
+          tt_av_free(&op->chains[seg].last_key);
+          op->chains[seg].last_key = c.key;
+          memset(&c.key, 0, sizeof(c.key));
+        }
+      }
+      tt_cursor_free(&c);
+      if (rc != 0)
+        return -1;
+      p += n + 1;
+    }
+    /* Segments the cursor does not name were finished. */
+    for (size_t i = 0; i < op->segments; i++) {
+      op->chains[i].exhausted = !op->chains[i].finished;
+      op->chains[i].finished = false;
+    }
+    return 0;
+  }
+  struct tt_cursor c;
+  int rc = tt_cursor_decode(token, len, &c, err);
+  if (rc == 0) {
+    const char *want_index = op->index ? op->index->name : NULL;
+    enum tt_cursor_sort want_sort = op->order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+                                    : op->order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+                                                                 : TT_CURSOR_SORT_NONE;
+    bool index_ok = (c.index == NULL && want_index == NULL) ||
+                    (c.index && want_index && strcmp(c.index, want_index) == 0);
+    if (c.key.type != TT_AV_M || c.key.len == 0) {
+      /* An empty cursor starts at the beginning. */
+    } else if (!index_ok || c.sort != want_sort || !cursor_fits(op, &c.key)) {
+      rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
+                        "the cursor was made for another model, index or order");
+    } else {
+      op->chains[0].last_key = c.key;
+      memset(&c.key, 0, sizeof(c.key));
+    }
+  }
+  tt_cursor_free(&c);
+  return rc;
+}
+
+static json_t *names_to_json(const struct tt_av *names) {
+  json_t *o = json_object();
+  for (size_t i = 0; i < names->len; i++)
+    json_object_set_new(o, names->u.members[i].name,
+                        json_stringn(names->u.members[i].value.u.bytes,
+                                     names->u.members[i].value.len));
+  return o;
+}
+
+static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  json_t *req = json_pack("{s:s}", "TableName", m->table);
+  char *text = NULL;
+  int rc = -1;
+  op->base_request = req;
+  if (op->index)
+    json_object_set_new(req, "IndexName", json_string(op->index->name));
+  if (!op->scan) {
+    if (tt_expr_build_key_condition(op->builder, json_object_get(op->body, "key"), "key", &text,
+                                    err) != 0)
+      goto done;
+    json_object_set_new(req, "KeyConditionExpression", json_string(text));
+    free(text);
+    text = NULL;
+    if (op->order == TT_ORDER_DESC)
+      json_object_set_new(req, "ScanIndexForward", json_false());
+  }
+  const json_t *filter = json_object_get(op->body, "filter");
+  if (filter && !json_is_null(filter)) {
+    if (tt_expr_build_condition(op->builder, filter, "filter", &text, err) != 0)
+      goto done;
+    json_object_set_new(req, "FilterExpression", json_string(text));
+    free(text);
+    text = NULL;
+  }
+  if (op->count_only) {
+    json_object_set_new(req, "Select", json_string("COUNT"));
+  } else if (op->select) {
+    if (tt_expr_build_projection(op->builder, op->select, "select", &text, err) != 0)
+      goto done;
+    json_object_set_new(req, "ProjectionExpression", json_string(text));
+    free(text);
+    text = NULL;
+  }
+  if (op->consistent)
+    json_object_set_new(req, "ConsistentRead", json_true());
+  if (op->segments > 1)
+    json_object_set_new(req, "TotalSegments", json_integer((json_int_t)op->segments));
+  struct tt_av names, values;
+  if (tt_expr_builder_take(op->builder, &names, &values, err) != 0)
+    goto done;
+  if (names.len)
+    json_object_set_new(req, "ExpressionAttributeNames", names_to_json(&names));
+  if (values.len)
+    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
+  tt_av_free(&names);
+  tt_av_free(&values);
+  rc = 0;
+done:
+  free(text);
+  return rc;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+static void finish_all(struct tt_orm_query_op *op);
+static void read_page(struct tt_orm_chain *ch);
+
+static size_t produced(const struct tt_orm_query_op *op, const struct tt_orm_chain *ch) {
+  return op->count_only ? (size_t)ch->count : ch->n_items;
+}
+
+static bool wants_more(struct tt_orm_chain *ch) {
+  struct tt_orm_query_op *op = ch->q;
+  if (ch->exhausted || op->failed)
+    return false;
+  if (op->has_limit)
+    return produced(op, ch) < ch->quota;
+  /* Without a limit a query answers one page; a count counts everything. */
+  return op->count_only;
+}
+
+/* Shares what is left of the limit among the readers that still have data,
+ * so parallel segments never read past the limit and the answer holds
+ * exactly `limit` items unless the data ends. Returns how many readers got
+ * a share. */
+static size_t share_limit(struct tt_orm_query_op *op) {
+  size_t have = 0, open = 0;
+  for (size_t i = 0; i < op->nchains; i++) {
+    have += produced(op, &op->chains[i]);
+    open += !op->chains[i].exhausted;
+  }
+  if (!op->has_limit || have >= op->limit || open == 0)
+    return 0;
+  size_t left = op->limit - have, k = 0, started = 0;
+  for (size_t i = 0; i < op->nchains; i++) {
+    struct tt_orm_chain *ch = &op->chains[i];
+    if (ch->exhausted)
+      continue;
+    size_t share = left / open + (k < left % open ? 1 : 0);
+    k++;
+    ch->quota = produced(op, ch) + share;
+    ch->finished = share == 0;
+    started += share > 0;
+  }
+  return started;
+}
+
+static void round_over(struct tt_orm_query_op *op);
+
+/* Starts every reader that has a share. The round holds itself open while
+ * starting, so a reader that completes at once cannot end it early. */
+static void start_round(struct tt_orm_query_op *op) {
+  op->running = 1;
+  for (size_t i = 0; i < op->nchains; i++) {
+    if (op->chains[i].exhausted || op->chains[i].finished)
+      continue;
+    op->running++;
+    read_page(&op->chains[i]);
+  }
+  if (--op->running == 0)
+    round_over(op);
+}
+
+static void round_over(struct tt_orm_query_op *op) {
+  if (!op->failed && op->nchains > 1 && share_limit(op) > 0) {
+    start_round(op);
+    return;
+  }
+  finish_all(op);
+}
+
+static void chain_done(struct tt_orm_chain *ch) {
+  struct tt_orm_query_op *op = ch->q;
+  ch->finished = true;
+  if (--op->running == 0)
+    round_over(op);
+}
+
+static void page_cb(struct tt_client_call *call) {
+  struct tt_orm_chain *ch = call->arg;
+  struct tt_orm_query_op *op = ch->q;
+  if (call->bc.status != 0) {
+    if (!op->failed) {
+      op->failed = true;
+      tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
+      /* The other segments stop too; they are still joined. */
+      tt_join_cancel(op->ctx.join);
+    }
+    chain_done(ch);
+    return;
+  }
+  json_t *resp = call->bc.response;
+  ch->count += (uint64_t)json_integer_value(json_object_get(resp, "Count"));
+  ch->scanned += (uint64_t)json_integer_value(json_object_get(resp, "ScannedCount"));
+  size_t i;
+  json_t *raw;
+  struct tt_error err;
+  json_array_foreach(json_object_get(resp, "Items"), i, raw) {
+    struct tt_av item;
+    if (tt_ddb_item_from_json(raw, "Items", &item, &err) != 0) {
+      op->failed = true;
+      tt_orm_fail(op->ctx.result, &err);
+      break;
+    }
+    if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0) ||
+        tt_orm_item_write(&ch->items, op->ctx.model, &item, op->select, &err) != 0) {
+      tt_av_free(&item);
+      op->failed = true;
+      tt_orm_fail(op->ctx.result, &err);
+      break;
+    }
+    tt_av_free(&item);
+    ch->n_items++;
+  }
+  tt_av_free(&ch->last_key);
+  json_t *lek = json_object_get(resp, "LastEvaluatedKey");
+  if (lek == NULL || json_object_size(lek) == 0 ||
+      tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0)
+    ch->exhausted = true;
+  if (wants_more(ch)) {
+    read_page(ch);
+    return;
+  }
+  chain_done(ch);
+}
+
+static void read_page(struct tt_orm_chain *ch) {
+  struct tt_orm_query_op *op = ch->q;
+  json_t *req = json_deep_copy(op->base_request);
+  if (ch->last_key.type == TT_AV_M && ch->last_key.len)
+    json_object_set_new(req, "ExclusiveStartKey", tt_ddb_item_to_json(&ch->last_key));
+  if (op->has_limit)
+    json_object_set_new(req, "Limit", json_integer((json_int_t)(ch->quota - produced(op, ch))));
+  if (ch->segment >= 0)
+    json_object_set_new(req, "Segment", json_integer(ch->segment));
+  struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
+  call->request_id = op->ctx.request_id;
+  call->model = op->ctx.model->name;
+  if (tt_client_start(op->ctx.orm->client, op->ctx.join, call,
+                      op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, req, page_cb, ch) != 0) {
+    call->bc.status = -1;
+    page_cb(call);
+    tt_backend_error_clear(&call->bc.error);
+  }
+}
+
+/* Encodes where a reader stopped; nothing when it is exhausted. */
+static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
+  if (ch->exhausted || ch->last_key.type != TT_AV_M)
+    return 0;
+  enum tt_cursor_sort sort = op->order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+                             : op->order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+                                                          : TT_CURSOR_SORT_NONE;
+  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, sort);
+}
+
+static void op_cleanup(struct tt_orm_query_op *op) {
+  for (size_t i = 0; i < op->nchains; i++) {
+    tt_av_free(&op->chains[i].last_key);
+    tt_buf_free(&op->chains[i].items);
+  }
+  json_decref(op->base_request);
+  op->base_request = NULL;
+  tt_expr_builder_free(op->builder);
+  op->builder = NULL;
+}
+
+static void finish_all(struct tt_orm_query_op *op) {
+  struct tt_orm_result *r = op->ctx.result;
+  if (op->failed) {
+    op_cleanup(op);
+    tt_orm_ctx_finish(&op->ctx);
+    return;
+  }
+  uint64_t count = 0, scanned = 0;
+  size_t n_items = 0;
+  for (size_t i = 0; i < op->nchains; i++) {
+    count += op->chains[i].count;
+    scanned += op->chains[i].scanned;
+    n_items += op->chains[i].n_items;
+  }
+  struct tt_buf *b = &r->body;
+  tt_buf_reset(b);
+  int rc = 0;
+  if (op->count_only) {
+    rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 "}", count,
+                       scanned);
+  } else {
+    rc |= tt_buf_puts(b, "{\"items\":[");
+    bool first = true;
+    for (size_t i = 0; i < op->nchains; i++) {
+      if (op->chains[i].n_items == 0)
+        continue;
+      rc |= first ? 0 : tt_buf_puts(b, ",");
+      rc |= tt_buf_append(b, op->chains[i].items.data, op->chains[i].items.len);
+      first = false;
+    }
+    rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":", n_items,
+                        scanned);
+    struct tt_buf cur;
+    tt_buf_init(&cur, 0);
+    for (size_t i = 0; i < op->nchains; i++) {
+      if (op->chains[i].exhausted)
+        continue;
+      if (op->nchains > 1)
+        rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
+      rc |= cursor_of(op, &op->chains[i], &cur);
+    }
+    rc |= cur.len ? tt_buf_printf(b, "\"%s\"}", cur.data) : tt_buf_puts(b, "null}");
+    tt_buf_free(&cur);
+  }
+  if (rc != 0) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "could not encode the answer");
+    tt_orm_fail(r, &e);
+  } else {
+    r->status = 0;
+    r->http_status = 200;
+  }
+  op_cleanup(op);
+  tt_orm_ctx_finish(&op->ctx);
+}
+
+static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
+  tt_orm_fail(op->ctx.result, err);
+  op_cleanup(op);
+  tt_orm_ctx_finish(&op->ctx);
+  return 0;
+}
+
+int tt_orm_query_start(struct tt_orm_query_op *op) {
+  struct tt_error err;
+  tt_error_clear(&err);
+  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);
+  if (op->builder == NULL || parse_body(op, &err) != 0)
+    return fail_now(op, op->builder ? &err
+                                    : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),
+                                       &err));
+  op->nchains = op->scan ? op->segments : 1;
+  op->chains = tt_arena_alloc(op->ctx.arena, op->nchains * sizeof(*op->chains));
+  if (op->chains == NULL) {
+    op->nchains = 0;
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return fail_now(op, &err);
+  }
+  for (size_t i = 0; i < op->nchains; i++) {
+    op->chains[i].q = op;
+    op->chains[i].segment = op->nchains > 1 ? (int)i : -1;
+    tt_buf_init(&op->chains[i].items, 0);
+  }
+  if (parse_cursor(op, &err) != 0 || build_request(op, &err) != 0)
+    return fail_now(op, &err);
+  for (size_t i = 0; i < op->nchains; i++)
+    op->chains[i].quota = op->has_limit ? 0 : SIZE_MAX;
+  if (op->has_limit)
+    share_limit(op);
+  start_round(op);
+  return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* query.h -- Query and Scan of a model: index choice, key/filter/select
+ * expressions, reading pages until `limit` items are found, the DMS cursor,
+ * counts, and parallel scan segments that are all joined. */
+#ifndef TT_ORM_QUERY_H
+#define TT_ORM_QUERY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "expr/build.h"
+#include "orm/orm.h"
+#include "value/av.h"
+
+#define TT_ORM_MAX_SEGMENTS 64
+
+struct tt_orm_query_op;
+
+/* One sequential reader: the whole query, or one scan segment. */
+struct tt_orm_chain {
+  struct tt_orm_query_op *q;
+  int segment; /* -1 for a query or an unsegmented scan */
+  struct tt_client_call calls[2];
+  unsigned ncalls;
+  struct tt_av last_key; /* where the next page starts (M), NULL-typed at the start */
+  bool exhausted;        /* no LastEvaluatedKey: this reader is done */
+  bool finished;
+  struct tt_buf items;   /* comma-separated logical items */
+  size_t n_items;
+  uint64_t count, scanned;
+  size_t quota; /* with a limit: items (or counts) this reader may still add up to */
+};
+
+struct tt_orm_query_op {
+  struct tt_orm_ctx ctx; /* first */
+  bool scan;
+  const json_t *body; /* borrowed until done */
+  /* Parsed from the body. */
+  const struct tt_model_index *index;
+  bool has_limit;
+  size_t limit;
+  bool count_only;
+  enum { TT_ORDER_NONE, TT_ORDER_ASC, TT_ORDER_DESC } order;
+  bool consistent;
+  const json_t *select;
+  size_t segments;
+  /* Running. */
+  json_t *base_request;
+  struct tt_expr_builder *builder;
+  struct tt_orm_chain *chains;
+  size_t nchains, running;
+  bool failed;
+};
+
+/* Validates the body (before any I/O: every error answers 400 and nothing
+ * is read), then reads. The ctx's done runs once with the result:
+ * {"items": [...], "count", "scanned_count", "cursor"}, or only the counts
+ * with "count": true. Returns 0; errors land in the result. */
+int tt_orm_query_start(struct tt_orm_query_op *op);
+
+#endif

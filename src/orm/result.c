@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* result.c -- operation results and the mapping of backend errors onto the
+ * API's error codes. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "orm/orm.h"
+#include "value/codec_logical.h"
+
+void tt_orm_result_free(struct tt_orm_result *r) {
+  tt_buf_free(&r->body);
+  json_decref(r->details);
+  r->details = NULL;
+}
+
+int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {
+  r->status = -1;
+  r->err = *err;
+  return -1;
+}
+
+int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *e,
+                        const char *model) {
+  r->status = -1;
+  const char *t = e->type;
+  if (strcmp(t, "ConditionalCheckFailedException") == 0) {
+    tt_error_set(&r->err, TT_ERR_CONDITION_FAILED, NULL, "the condition of the write was not met");
+  } else if (strcmp(t, "ResourceNotFoundException") == 0) {
+    tt_error_set(&r->err, TT_ERR_TABLE_NOT_FOUND, NULL,
+                 "the table of model %s does not exist; create it with PUT /v1/models/%s/table",
+                 model ? model : "?", model ? model : "{model}");
+  } else if (strcmp(t, "TransactionCanceledException") == 0) {
+    tt_error_set(&r->err, TT_ERR_TRANSACTION_CANCELED, NULL,
+                 "the transaction was canceled; see details.reasons");
+  } else if (strcmp(t, "RequestCanceled") == 0) {
+    tt_error_set(&r->err, TT_ERR_BACKEND_TIMEOUT, NULL,
+                 "the backend call was canceled at the request deadline");
+  } else if (e->throttling) {
+    tt_error_set(&r->err, TT_ERR_THROTTLED, NULL,
+                 "the backend is still throttling after the retry budget (%s); retry later", t);
+    r->retry_after_s = e->retry_after_ms ? (e->retry_after_ms + 999) / 1000 : 1;
+  } else if (strstr(t, "Timeout") != NULL) {
+    tt_error_set(&r->err, TT_ERR_BACKEND_TIMEOUT, NULL, "the backend timed out (%s)", t);
+  } else if (e->retryable) {
+    tt_error_set(&r->err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend failed (%s); retry", t);
+  } else if (strcmp(t, "ValidationException") == 0 && strstr(e->message, "Item size") != NULL) {
+    /* An update can grow an item past the limit: only the backend knows. */
+    tt_error_set(&r->err, TT_ERR_PAYLOAD_TOO_LARGE, "item",
+                 "the item would exceed DynamoDB's 400 KB limit");
+  } else if (strcmp(t, "ValidationException") == 0 ||
+             strcmp(t, "SerializationException") == 0) {
+    /* DynamoDB's validation texts name parameters, not item values. */
+    tt_error_set(&r->err, TT_ERR_VALIDATION, NULL, "%s", e->message);
+  } else if (strcmp(t, "ResourceInUseException") == 0) {
+    tt_error_set(&r->err, TT_ERR_ALREADY_EXISTS, NULL, "the table is being changed; retry");
+  } else if (strcmp(t, "ItemCollectionSizeLimitExceededException") == 0) {
+    tt_error_set(&r->err, TT_ERR_VALIDATION, NULL,
+                 "the item collection of this partition key exceeds 10 GB");
+  } else {
+    tt_error_set(&r->err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend answered %s", t);
+  }
+  return -1;
+}
+
+static int64_t system_now_ns(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t tt_orm_now_ns(const struct tt_orm *orm) {
+  return orm->now_ns ? orm->now_ns(orm->clock_arg) : system_now_ns(NULL);
+}
+
+void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join *join,
+                     struct tt_arena *arena, const char *request_id,
+                     const struct tt_model *model, struct tt_orm_result *result,
+                     tt_orm_done_cb done, void *arg) {
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->orm = orm;
+  ctx->join = join;
+  ctx->arena = arena;
+  ctx->request_id = request_id;
+  /* The registry may replace the model while we wait on the backend. */
+  ctx->model = model ? tt_model_ref((struct tt_model *)model) : NULL;
+  ctx->result = result;
+  ctx->done = done;
+  ctx->arg = arg;
+  if (result->body.cap == 0 && result->body.data == NULL)
+    tt_buf_init(&result->body, 0);
+}
+
+void tt_orm_ctx_finish(struct tt_orm_ctx *ctx) {
+  if (ctx->model)
+    tt_model_unref(ctx->model);
+  ctx->model = NULL;
+  if (ctx->done)
+    ctx->done(ctx->arg);
+}
+
+void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+                 tt_client_done_cb cb) {
+  struct tt_client_call *call = &ctx->calls[ctx->ncalls++ % 2];
+  call->request_id = ctx->request_id;
+  call->model = ctx->model ? ctx->model->name : NULL;
+  if (tt_client_start(ctx->orm->client, ctx->join, call, op, request, cb, ctx) != 0) {
+    call->bc.status = -1;
+    cb(call);
+    tt_backend_error_clear(&call->bc.error);
+  }
+}
+
+struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call) { return call->arg; }
+
+static bool is_any_key(const struct tt_model *m, const struct tt_model_attr *a) {
+  if (a == m->pk || a == m->sk)
+    return true;
+  for (size_t i = 0; i < m->n_indexes; i++)
+    if (a == m->indexes[i].partition || a == m->indexes[i].sort)
+      return true;
+  return false;
+}
+
+int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
+                        struct tt_error *err) {
+  const struct tt_model *m = ctx;
+  size_t n = strcspn(attr_path, ".[");
+  const struct tt_model_attr *a = tt_model_attr_find(m, attr_path, n);
+  if (a && attr_path[n] == '\0') {
+    enum tt_av_type t = a->type;
+    /* contains/not_contains on a set compare one member. */
+    if (!json_is_array(value)) {
+      if (t == TT_AV_SS)
+        t = TT_AV_S;
+      else if (t == TT_AV_NS)
+        t = TT_AV_N;
+      else if (t == TT_AV_BS)
+        t = TT_AV_B;
+    }
+    unsigned flags = (a->json ? TT_LOGICAL_JSON : 0) |
+                     (a->format == TT_FORMAT_DECIMAL_STRING ? TT_LOGICAL_N_STRING : 0);
+    if (tt_logical_to_av(value, t, flags, attr_path, out, err) == 0)
+      return 0;
+    /* A key only ever holds its declared type; other attributes may be
+     * compared with any value (DynamoDB then compares false). */
+    if (is_any_key(m, a))
+      return -1;
+  }
+  return tt_logical_to_av(value, TT_LOGICAL_INFER, 0, attr_path, out, err);
+}
+
+int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
+                        struct tt_error *err) {
+  size_t i;
+  json_t *p;
+  if (select == NULL || m->additional_attributes)
+    return 0;
+  json_array_foreach(select, i, p) {
+    const char *path = json_string_value(p);
+    if (path == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s[%zu] must be a string", field, i);
+    if (tt_model_attr_find(m, path, strcspn(path, ".[")) == NULL) {
+      char where[128];
+      snprintf(where, sizeof(where), "%s.%.*s", field, (int)strcspn(path, ".["), path);
+      return tt_error_set(err, TT_ERR_VALIDATION, where,
+                          "%s names an attribute that model %s does not declare", where,
+                          m->name);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* table.c -- a model's table: build CreateTable from the DMS, ensure it
+ * exists (waiting for ACTIVE), describe it, delete it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/sleep_op.h"
+#include "obs/log.h"
+#include "orm/orm.h"
+
+#define ACTIVE_POLL_MS 250
+#define ACTIVE_MAX_POLLS 240 /* a minute */
+
+static const char *key_type(enum tt_av_type t) {
+  return t == TT_AV_N ? "N" : t == TT_AV_B ? "B" : "S";
+}
+
+static void add_definition(json_t *defs, const struct tt_model_attr *a) {
+  size_t i;
+  json_t *d;
+  json_array_foreach(defs, i, d) {
+    if (strcmp(json_string_value(json_object_get(d, "AttributeName")), a->name) == 0)
+      return;
+  }
+  json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->name, "AttributeType",
+                                        key_type(a->type)));
+}
+
+static json_t *key_schema(const struct tt_model_attr *pk, const struct tt_model_attr *sk) {
+  json_t *ks = json_array();
+  json_array_append_new(ks, json_pack("{s:s,s:s}", "AttributeName", pk->name, "KeyType", "HASH"));
+  if (sk)
+    json_array_append_new(ks,
+                          json_pack("{s:s,s:s}", "AttributeName", sk->name, "KeyType", "RANGE"));
+  return ks;
+}
+
+static json_t *projection(const struct tt_model_index *ix) {
+  static const char *const names[] = {"", "ALL", "KEYS_ONLY", "INCLUDE"};
+  json_t *p = json_pack("{s:s}", "ProjectionType", names[ix->projection]);
+  if (ix->projection == TT_PROJECTION_INCLUDE) {
+    json_t *attrs = json_array();
+    for (size_t i = 0; i < ix->n_include; i++)
+      json_array_append_new(attrs, json_string(ix->include[i]));
+    json_object_set_new(p, "NonKeyAttributes", attrs);
+  }
+  return p;
+}
+
+static bool has_index(json_t *list, const char *name) {
+  size_t i;
+  json_t *ix;
+  json_array_foreach(list, i, ix) {
+    if (strcmp(json_string_value(json_object_get(ix, "IndexName")), name) == 0)
+      return true;
+  }
+  return false;
+}
+
+json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
+                                    const struct tt_model *m) {
+  json_t *defs = json_array();
+  json_t *gsis = json_array();
+  json_t *lsis = json_array();
+  add_definition(defs, m->pk);
+  if (m->sk)
+    add_definition(defs, m->sk);
+  /* Models sharing a table share its indexes: declare all of them. */
+  size_t n = models ? tt_model_registry_count(models) : 0;
+  for (size_t k = 0; k <= n; k++) {
+    const struct tt_model *o = k < n ? tt_model_registry_at(models, k) : m;
+    if (strcmp(o->table, m->table) != 0)
+      continue;
+    for (size_t i = 0; i < o->n_indexes; i++) {
+      const struct tt_model_index *ix = &o->indexes[i];
+      json_t *list = ix->kind == TT_INDEX_GSI ? gsis : lsis;
+      if (has_index(gsis, ix->name) || has_index(lsis, ix->name))
+        continue;
+      add_definition(defs, ix->partition);
+      if (ix->sort)
+        add_definition(defs, ix->sort);
+      json_array_append_new(list, json_pack("{s:s,s:o,s:o}", "IndexName", ix->name, "KeySchema",
+                                            key_schema(ix->partition, ix->sort), "Projection",
+                                            projection(ix)));
+    }
+  }
+  json_t *req = json_pack("{s:s,s:o,s:o,s:s}", "TableName", m->table, "AttributeDefinitions", defs,
+                          "KeySchema", key_schema(m->pk, m->sk), "BillingMode",
+                          "PAY_PER_REQUEST");
+  if (json_array_size(gsis))
+    json_object_set(req, "GlobalSecondaryIndexes", gsis);
+  if (json_array_size(lsis))
+    json_object_set(req, "LocalSecondaryIndexes", lsis);
+  json_decref(gsis);
+  json_decref(lsis);
+  return req;
+}
+
+/* Writes {"table","status","item_count","indexes":[...]} from a
+ * DescribeTable answer. */
+static void describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
+  json_t *t = json_object_get(desc, "Table");
+  json_t *out = json_pack("{s:s,s:s,s:I}", "table", ctx->model->table, "status",
+                          json_string_value(json_object_get(t, "TableStatus"))
+                              ? json_string_value(json_object_get(t, "TableStatus"))
+                              : "UNKNOWN",
+                          "item_count", json_integer_value(json_object_get(t, "ItemCount")));
+  json_t *ixs = json_array();
+  static const char *const kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+  for (int k = 0; k < 2; k++) {
+    size_t i;
+    json_t *ix;
+    json_array_foreach(json_object_get(t, kinds[k]), i, ix) {
+      const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
+      json_array_append_new(ixs, json_pack("{s:s,s:s,s:s}", "name",
+                                           json_string_value(json_object_get(ix, "IndexName")),
+                                           "kind", k == 0 ? "GSI" : "LSI", "status",
+                                           status ? status : "ACTIVE"));
+    }
+  }
+  json_object_set_new(out, "indexes", ixs);
+  char *text = json_dumps(out, JSON_COMPACT);
+  tt_buf_reset(&ctx->result->body);
+  if (text)
+    tt_buf_puts(&ctx->result->body, text);
+  free(text);
+  json_decref(out);
+}
+
+/* ---- ensure: Describe -> (Create -> poll until ACTIVE -> TTL) ------------ */
+
+static void ensure_described(struct tt_client_call *call);
+
+static void describe_again(struct tt_orm_ctx *ctx) {
+  json_t *req = json_pack("{s:s}", "TableName", ctx->model->table);
+  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
+}
+
+static void poll_wait_done(struct tt_sleep_op *s, void *arg) {
+  struct tt_orm_ctx *ctx = arg;
+  if (s->canceled) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
+                 "the request deadline passed while the table was being created");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  describe_again(ctx);
+}
+
+/* A table that is not ACTIVE yet: wait, as a joined operation, and look
+ * again; give up after a minute. */
+static void wait_for_active(struct tt_orm_ctx *ctx) {
+  struct tt_sleep_op *s = NULL;
+  if (++ctx->step <= ACTIVE_MAX_POLLS + 2)
+    s = tt_arena_alloc(ctx->arena, sizeof(*s));
+  if (s) {
+    s->on_done = poll_wait_done;
+    s->arg = ctx;
+    if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS, false) == 0)
+      return;
+  }
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table did not become ACTIVE in time");
+  tt_orm_fail(ctx->result, &e);
+  tt_orm_ctx_finish(ctx);
+}
+
+static void ttl_done(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    /* Some DynamoDB-compatible peers lack UpdateTimeToLive: the table is
+     * usable, so warn instead of failing the ensure. */
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "table.ttl_not_enabled");
+    tt_log_str(&l, "request_id", ctx->request_id);
+    tt_log_str(&l, "model", ctx->model->name);
+    tt_log_str(&l, "error_code", call->bc.error.type);
+    tt_log_end(&l);
+  }
+  describe_again(ctx);
+}
+
+static void enable_ttl(struct tt_orm_ctx *ctx) {
+  const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
+  ctx->flag = true; /* TTL handled */
+  if (ttl == NULL) {
+    describe_again(ctx);
+    return;
+  }
+  json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
+                          "TimeToLiveSpecification", "Enabled", 1, "AttributeName", ttl->name);
+  tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_done);
+}
+
+static void created(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceInUseException") != 0) {
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  /* ResourceInUse: another writer created it first, so it "existed". */
+  ctx->result->http_status = call->bc.status == 0 ? 201 : 200;
+  describe_again(ctx);
+}
+
+static void ensure_described(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 &&
+        ctx->result->http_status == 0) {
+      json_t *req = tt_orm_create_table_request(ctx->orm->models, ctx->model);
+      tt_orm_call(ctx, TT_DDB_CREATE_TABLE, req, created);
+      return;
+    }
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  json_t *t = json_object_get(call->bc.response, "Table");
+  const char *status = json_string_value(json_object_get(t, "TableStatus"));
+  if (status && strcmp(status, "ACTIVE") != 0) {
+    wait_for_active(ctx);
+    return;
+  }
+  if (ctx->result->http_status == 201 && !ctx->flag) {
+    enable_ttl(ctx);
+    return;
+  }
+  if (ctx->result->http_status == 0)
+    ctx->result->http_status = 200;
+  describe_body(ctx, call->bc.response);
+  ctx->result->status = 0;
+  tt_orm_ctx_finish(ctx);
+}
+
+int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
+  ctx->step = 0;
+  ctx->flag = false;
+  ctx->result->http_status = 0;
+  describe_again(ctx);
+  return 0;
+}
+
+/* ---- describe and delete ------------------------------------------------- */
+
+static void described(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+  } else {
+    ctx->result->status = 0;
+    ctx->result->http_status = 200;
+    describe_body(ctx, call->bc.response);
+  }
+  tt_orm_ctx_finish(ctx);
+}
+
+int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
+  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+              described);
+  return 0;
+}
+
+static void deleted(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0) {
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+  } else {
+    ctx->result->status = 0;
+    ctx->result->http_status = 204;
+  }
+  tt_orm_ctx_finish(ctx);
+}
+
+int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
+  if (!ctx->orm->allow_table_delete) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_FORBIDDEN, NULL,
+                 "table deletion is disabled; start the daemon with --allow-table-delete");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return 0;
+  }
+  tt_orm_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+              deleted);
+  return 0;
+}

@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Models and their tables over HTTP (API.md, Models): listing, registration
+at run time, the table endpoints, and bad models at start-up."""
+import copy
+import os
+import subprocess
+
+import pytest
+
+from daemon import DAEMON
+from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
+
+FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
+                 "ReleaseStateEvent", "SnakeCaseRecord", "StructuredProfileUser", "TypeMatrix",
+                 "User"}
+
+NOTE = {
+    "dms_version": "0.2",
+    "namespace": "tabletheoryd.itest.runtime",
+    "name": "Note",
+    "table": {"name": "notes_runtime_itest"},
+    "keys": {"partition": {"attribute": "id", "type": "S"},
+             "sort": {"attribute": "at", "type": "N"}},
+    "attributes": [
+        {"attribute": "id", "type": "S", "required": True, "roles": ["pk"]},
+        {"attribute": "at", "type": "N", "required": True, "roles": ["sk"]},
+        {"attribute": "text", "type": "S", "optional": True},
+        {"attribute": "owner", "type": "S", "optional": True},
+    ],
+    "indexes": [{"name": "gsi-owner", "type": "GSI",
+                 "partition": {"attribute": "owner", "type": "S"},
+                 "projection": {"type": "KEYS_ONLY"}}],
+}
+
+
+def note_model(name="Note", table="notes_runtime_itest"):
+    m = copy.deepcopy(NOTE)
+    m["name"] = name
+    m["table"]["name"] = table
+    return m
+
+
+def fixture_daemon(fresh_daemon, *extra):
+    return fresh_daemon("--models", FIXTURE_MODELS, *extra)
+
+
+# ---- listing -----------------------------------------------------------------
+
+def test_list_models_names_every_loaded_model(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, hdrs, body = d.json("GET", "/v1/models")
+    assert status == 200
+    assert hdrs["content-type"] == "application/json"
+    assert list(body) == ["models"]
+    names = [m["name"] for m in body["models"]]
+    assert sorted(names) == sorted(FIXTURE_NAMES)
+
+
+def test_list_models_is_normalized_dms(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    _, _, body = d.json("GET", "/v1/models")
+    user = next(m for m in body["models"] if m["name"] == "User")
+    assert user["table"]["name"] == "users_contract"
+    assert user["keys"] == {"partition": {"attribute": "PK", "type": "S"},
+                            "sort": {"attribute": "SK", "type": "S"}}
+    attrs = {a["attribute"]: a for a in user["attributes"]}
+    assert set(attrs) == {"PK", "SK", "emailHash", "nickname", "tags", "profile", "createdAt",
+                          "updatedAt", "version", "ttl"}
+    assert attrs["version"]["roles"] == ["version"] and attrs["version"]["type"] == "N"
+    assert attrs["tags"]["type"] == "SS" and attrs["tags"]["omit_empty"] is True
+    assert [i["name"] for i in user["indexes"]] == ["gsi-email"]
+    assert user["indexes"][0]["projection"]["type"] == "KEYS_ONLY"
+
+
+def test_get_one_model(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, body = d.json("GET", "/v1/models/Order")
+    assert status == 200
+    assert body["name"] == "Order"
+    assert body["table"]["name"] == "orders_contract"
+    idx = body["indexes"][0]
+    assert idx["name"] == "gsi-status"
+    assert idx["partition"] == {"attribute": "status", "type": "S"}
+    assert idx["sort"] == {"attribute": "createdAt", "type": "S"}
+    # GET of one model equals its entry in the list.
+    _, _, listing = d.json("GET", "/v1/models")
+    assert body == next(m for m in listing["models"] if m["name"] == "Order")
+
+
+def test_unknown_model_is_404(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, hdrs, body = d.json("GET", "/v1/models/NoSuchModel")
+    assert_error(status, hdrs, body, 404, "ModelNotFound", "model")
+    for method, path in [("GET", "/v1/models/NoSuchModel/table"),
+                         ("PUT", "/v1/models/NoSuchModel/table"),
+                         ("GET", item_path("NoSuchModel", "a")),
+                         ("DELETE", item_path("NoSuchModel", "a"))]:
+        status, hdrs, body = d.json(method, path)
+        assert_error(status, hdrs, body, 404, "ModelNotFound"), (method, path)
+    status, hdrs, body = d.json("POST", "/v1/models/NoSuchModel/query",
+                                body={"key": [{"attr": "a", "op": "=", "value": "x"}]})
+    assert_error(status, hdrs, body, 404, "ModelNotFound")
+
+
+# ---- registration at run time ------------------------------------------------
+
+def test_put_model_new_identical_different_replace(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, body = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 201, body
+    assert body["name"] == "Note"
+    assert body["keys"]["sort"] == {"attribute": "at", "type": "N"}
+    status, _, got = d.json("GET", "/v1/models/Note")
+    assert status == 200 and got == body
+    _, _, listing = d.json("GET", "/v1/models")
+    assert sorted(m["name"] for m in listing["models"]) == sorted(FIXTURE_NAMES | {"Note"})
+
+    # The same model again: 200, nothing changes.
+    status, _, again = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 200, again
+    assert again == body
+    # The normalized form that GET returned is identical too.
+    status, _, again = d.json("PUT", "/v1/models/Note", body=got)
+    assert status == 200, again
+
+    # A different model under the same name: 409 AlreadyExists.
+    changed = note_model()
+    changed["attributes"].append({"attribute": "extra", "type": "N", "optional": True})
+    status, hdrs, err = d.json("PUT", "/v1/models/Note", body=changed)
+    assert_error(status, hdrs, err, 409, "AlreadyExists")
+    _, _, still = d.json("GET", "/v1/models/Note")
+    assert "extra" not in {a["attribute"] for a in still["attributes"]}
+
+    # ?replace=true replaces it.
+    status, _, replaced = d.json("PUT", "/v1/models/Note?replace=true", body=changed)
+    assert status == 200, replaced
+    assert "extra" in {a["attribute"] for a in replaced["attributes"]}
+    _, _, now = d.json("GET", "/v1/models/Note")
+    assert now == replaced
+
+
+def test_put_model_without_name_takes_the_path_name(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    m = note_model()
+    del m["name"]
+    status, _, body = d.json("PUT", "/v1/models/Note", body=m)
+    assert status == 201, body
+    assert body["name"] == "Note"
+
+
+def test_put_model_name_differs_from_path(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, hdrs, body = d.json("PUT", "/v1/models/Other", body=note_model())
+    assert_error(status, hdrs, body, 400, "ValidationError", "name")
+    status, hdrs, body = d.json("GET", "/v1/models/Other")
+    assert_error(status, hdrs, body, 404, "ModelNotFound")
+
+
+def test_put_bad_model_names_the_attribute(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    bad = note_model()
+    bad["attributes"][2]["type"] = "Q"
+    status, hdrs, body = d.json("PUT", "/v1/models/Note", body=bad)
+    err = assert_error(status, hdrs, body, 400, "ValidationError", "attributes[2].type")
+    assert "text" in err["message"]
+    status, hdrs, body = d.json("GET", "/v1/models/Note")
+    assert_error(status, hdrs, body, 404, "ModelNotFound")
+
+
+def test_put_model_with_undeclared_key_attribute(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    bad = note_model()
+    bad["keys"]["partition"]["attribute"] = "missing"
+    status, hdrs, body = d.json("PUT", "/v1/models/Note", body=bad)
+    err = assert_error(status, hdrs, body, 400, "ValidationError")
+    assert err["details"]["field"].startswith("keys.partition"), body
+    assert "missing" in err["message"]
+
+
+def test_put_model_body_not_an_object(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, hdrs, body = d.json("PUT", "/v1/models/Note", body=[1, 2])
+    assert_error(status, hdrs, body, 400, "ValidationError")
+
+
+def test_runtime_model_table_exists_at_once(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, _ = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 201
+    status, _, table = d.json("GET", "/v1/models/Note/table")
+    assert status == 200, table
+    assert table["table"] == "notes_runtime_itest"
+    assert table["status"] == "ACTIVE"
+    assert table["item_count"] == 0
+    assert [i["name"] if isinstance(i, dict) else i for i in table["indexes"]] == ["gsi-owner"]
+    status, _, item = d.json("POST", "/v1/models/Note/items",
+                             body={"id": "n1", "at": 5, "text": "hello"})
+    assert status == 201, item
+    assert item == {"id": "n1", "at": 5, "text": "hello"}
+    status, _, got = d.json("GET", item_path("Note", "n1", "5"))
+    assert status == 200 and got == item
+    status, _, ensured = d.json("PUT", "/v1/models/Note/table")
+    assert status == 200, ensured
+
+
+@pytest.mark.xfail(strict=True, reason="after PUT /v1/models/Note?replace=true adds a GSI to a "
+                   "model whose table exists, PUT /v1/models/Note/table answers 200 without "
+                   "creating the new GSI (GET table lists only the old indexes) and a query on "
+                   "it answers 400 ValidationError 'The table does not have the specified "
+                   "index' (backend text, no details.field)")
+def test_replaced_model_with_new_gsi_gets_its_index(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, _ = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 201
+    changed = note_model()
+    changed["indexes"].append({"name": "gsi-text", "type": "GSI",
+                               "partition": {"attribute": "text", "type": "S"},
+                               "projection": {"type": "ALL"}})
+    status, _, _ = d.json("PUT", "/v1/models/Note?replace=true", body=changed)
+    assert status == 200
+    status, _, body = d.json("PUT", "/v1/models/Note/table")
+    assert status in (200, 201), body
+    status, _, body = d.json("GET", "/v1/models/Note/table")
+    names = sorted(i["name"] if isinstance(i, dict) else i for i in body["indexes"])
+    assert names == ["gsi-owner", "gsi-text"], body
+    status, _, _ = d.json("POST", "/v1/models/Note/items", body={"id": "n", "at": 1,
+                                                                 "text": "t"})
+    assert status == 201
+    status, _, body = d.json("POST", "/v1/models/Note/query", body={
+        "index": "gsi-text", "key": [{"attr": "text", "op": "=", "value": "t"}]})
+    assert status == 200, body
+    assert body["items"] == [{"id": "n", "at": 1, "text": "t"}]
+
+
+# ---- tables ------------------------------------------------------------------
+
+def test_table_put_and_get_of_a_loaded_model(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, body = d.json("PUT", "/v1/models/User/table")
+    assert status == 200, body
+    assert body["table"] == "users_contract"
+    status, _, body = d.json("GET", "/v1/models/User/table")
+    assert status == 200, body
+    assert set(body) >= {"table", "status", "item_count", "indexes"}
+    assert body["table"] == "users_contract" and body["status"] == "ACTIVE"
+    assert body["item_count"] == 0
+    names = [i["name"] if isinstance(i, dict) else i for i in body["indexes"]]
+    assert names == ["gsi-email"]
+    for i in range(3):
+        status, _, _ = d.json("POST", "/v1/models/User/items",
+                              body={"PK": "USER#%d" % i, "SK": "PROFILE"})
+        assert status == 201
+    _, _, body = d.json("GET", "/v1/models/User/table")
+    assert body["item_count"] == 3
+
+
+def test_table_delete_forbidden_without_flag(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    status, _, _ = d.json("POST", "/v1/models/User/items", body={"PK": "U", "SK": "P"})
+    assert status == 201
+    status, hdrs, body = d.json("DELETE", "/v1/models/User/table")
+    assert_error(status, hdrs, body, 403, "Forbidden")
+    assert "--allow-table-delete" in body["error"]["message"]
+    status, _, _ = d.json("GET", "/v1/models/User/table")
+    assert status == 200
+    status, _, item = d.json("GET", item_path("User", "U", "P"))
+    assert status == 200 and item["PK"] == "U"
+
+
+def test_table_delete_then_table_not_found_then_recreate(fresh_daemon):
+    d = fixture_daemon(fresh_daemon, "--allow-table-delete")
+    status, _, _ = d.json("POST", "/v1/models/User/items", body={"PK": "U#1", "SK": "P"})
+    assert status == 201
+    status, hdrs, data = d.request("DELETE", "/v1/models/User/table")
+    assert status == 204 and data == b""
+
+    status, hdrs, body = d.json("GET", "/v1/models/User/table")
+    assert_error(status, hdrs, body, 404, "TableNotFound")
+    calls = [("GET", item_path("User", "U#1", "P"), None),
+             ("PUT", item_path("User", "U#1", "P"), {"PK": "U#1", "SK": "P"}),
+             ("PATCH", item_path("User", "U#1", "P"), {"set": {"nickname": "x"}}),
+             ("DELETE", item_path("User", "U#1", "P"), None),
+             ("POST", "/v1/models/User/items", {"PK": "U#2", "SK": "P"}),
+             ("POST", "/v1/models/User/query",
+              {"key": [{"attr": "PK", "op": "=", "value": "U#1"}]}),
+             ("POST", "/v1/models/User/scan", {}),
+             # StructuredProfileUser shares the table users_contract.
+             ("GET", item_path("StructuredProfileUser", "U#1", "P"), None)]
+    for method, path, req in calls:
+        status, hdrs, body = d.json(method, path, body=req)
+        assert_error(status, hdrs, body, 404, "TableNotFound"), (method, path)
+        assert body["error"]["retryable"] is False
+
+    status, _, body = d.json("PUT", "/v1/models/User/table")
+    assert status == 201, body
+    assert body["table"] == "users_contract"
+    status, _, body = d.json("GET", "/v1/models/User/table")
+    assert status == 200 and body["status"] == "ACTIVE" and body["item_count"] == 0
+    # The data went with the table; the index came back with it.
+    status, hdrs, body = d.json("GET", item_path("User", "U#1", "P"))
+    assert_error(status, hdrs, body, 404, "ItemNotFound")
+    status, _, _ = d.json("POST", "/v1/models/User/items",
+                          body={"PK": "U#3", "SK": "P", "emailHash": "h3"})
+    assert status == 201
+    status, _, body = d.json("POST", "/v1/models/User/query",
+                             body={"index": "gsi-email",
+                                   "key": [{"attr": "emailHash", "op": "=", "value": "h3"}]})
+    assert status == 200, body
+    assert [(i["PK"], i["SK"]) for i in body["items"]] == [("U#3", "P")]
+    status, _, body = d.json("PUT", "/v1/models/User/table")
+    assert status == 200
+    d.wait_metric("tabletheoryd_inflight_operations", 0)
+
+
+def test_table_delete_twice_is_404(fresh_daemon):
+    d = fixture_daemon(fresh_daemon, "--allow-table-delete")
+    status, _, _ = d.request("DELETE", "/v1/models/Order/table")
+    assert status == 204
+    status, hdrs, body = d.json("DELETE", "/v1/models/Order/table")
+    assert_error(status, hdrs, body, 404, "TableNotFound")
+
+
+# ---- bad model files at start-up --------------------------------------------
+
+def run_daemon(*args):
+    return subprocess.run([DAEMON, "--listen", "127.0.0.1:0"] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+
+
+BAD_MODEL = """dms_version: "0.2"
+namespace: "tabletheoryd.itest.bad"
+models:
+  - name: "Broken"
+    table: { name: "broken_itest" }
+    keys:
+      partition: { attribute: "id", type: "S" }
+    attributes:
+      - { attribute: "id", type: "S", required: true, roles: ["pk"] }
+      - { attribute: "weight", type: "FLOAT", optional: true }
+"""
+
+
+def test_bad_model_file_at_startup_exits_2(tmp_path):
+    path = tmp_path / "broken.yml"
+    path.write_text(BAD_MODEL)
+    p = run_daemon("--models", str(path))
+    assert p.returncode == 2, p
+    err = p.stderr.decode()
+    assert str(path) in err, err
+    assert "Broken" in err and "weight" in err, err
+
+
+def test_bad_model_file_in_a_directory_exits_2(tmp_path):
+    (tmp_path / "good.yml").write_text(open(os.path.join(FIXTURE_MODELS, "order.yml")).read())
+    (tmp_path / "zz-broken.yml").write_text(BAD_MODEL)
+    p = run_daemon("--models", str(tmp_path))
+    assert p.returncode == 2, p
+    err = p.stderr.decode()
+    assert str(tmp_path / "zz-broken.yml") in err and "Broken" in err and "weight" in err, err
+
+
+def test_unreadable_models_path_exits_2(tmp_path):
+    missing = str(tmp_path / "nope.yml")
+    p = run_daemon("--models", missing)
+    assert p.returncode == 2, p
+    assert "nope.yml" in p.stderr.decode()
+
+
+def test_own_models_load(fresh_daemon):
+    d = fresh_daemon("--models", MY_MODELS)
+    _, _, body = d.json("GET", "/v1/models")
+    assert sorted(m["name"] for m in body["models"]) == sorted(
+        ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk"])
