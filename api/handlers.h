@@ -37,6 +37,10 @@ void tt_handle_item_delete(struct tt_request *req);
 void tt_handle_query(struct tt_request *req);
 void tt_handle_scan(struct tt_request *req);
 
+#include "api/handlers_batch.h"
+#include "api/handlers_faults.h"
+#include "api/handlers_jobs.h"
+
 /* test_ops.c (only with --enable-fault-injection) */
 void tt_handle_test_sleep(struct tt_request *req);
 

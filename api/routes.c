@@ -20,6 +20,10 @@ const struct tt_route tt_api_routes[] = {
     {TT_METHOD_DELETE, "/v1/models/{model}/items/{key+}", tt_handle_item_delete, TT_ROUTE_AUTH},
     {TT_METHOD_POST, "/v1/models/{model}/query", tt_handle_query, TT_ROUTE_AUTH},
     {TT_METHOD_POST, "/v1/models/{model}/scan", tt_handle_scan, TT_ROUTE_AUTH},
+/* Features keep their own entries, so parallel work touches different files. */
+#include "api/routes_batch.inc"
+#include "api/routes_jobs.inc"
+#include "api/routes_faults.inc"
     {TT_METHOD_POST, "/v1/_test/sleep", tt_handle_test_sleep, TT_ROUTE_FAULTS | TT_ROUTE_AUTH},
 };
 

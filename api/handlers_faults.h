@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* handlers_faults.h -- handlers of this feature (included by handlers.h). */
+#ifndef TT_API_HANDLERS_FAULTS_H
+#define TT_API_HANDLERS_FAULTS_H
+
+struct tt_request;
+
+#endif

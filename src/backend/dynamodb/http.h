@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* http.h -- outbound HTTP(S) on the libuv loop: one libcurl multi handle
+ * driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, keep-alive reuse, TLS
+ * peer verification always on. Used by the dynamodb backend and by the
+ * credential providers (STS, ECS/EKS, IMDS). */
+#ifndef TT_BACKEND_DYNAMODB_HTTP_H
+#define TT_BACKEND_DYNAMODB_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "util/buf.h"
+
+struct tt_http;
+struct tt_http_call;
+
+/* Transport outcome, mapped once from CURLcode. */
+enum tt_http_transport {
+  TT_HTTP_OK = 0,       /* a response arrived (any status) */
+  TT_HTTP_TIMEOUT,      /* connect or transfer timeout */
+  TT_HTTP_CONNECT,      /* could not connect / resolve */
+  TT_HTTP_RESET,        /* connection reset or closed mid-transfer */
+  TT_HTTP_TLS,          /* TLS handshake or verification failure */
+  TT_HTTP_CANCELED,     /* tt_http_cancel */
+  TT_HTTP_TOO_LARGE,    /* response over the body cap */
+  TT_HTTP_OTHER
+};
+
+struct tt_http_request {
+  const char *method;          /* "GET", "PUT", "POST" */
+  const char *url;
+  const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL */
+  const char *body;            /* borrowed until completion; may be NULL */
+  size_t body_len;
+  uint64_t timeout_ms;         /* whole transfer; 0 = client default */
+  uint64_t connect_timeout_ms; /* 0 = client default */
+};
+
+struct tt_http_response {
+  enum tt_http_transport transport;
+  long status;           /* HTTP status when transport == TT_HTTP_OK */
+  struct tt_buf body;    /* owned by the call until the callback returns */
+  struct tt_buf headers; /* raw "name: value\r\n" lines, lower-cased names */
+};
+
+typedef void (*tt_http_done_cb)(struct tt_http_call *call, struct tt_http_response *resp,
+                                void *arg);
+
+struct tt_http_options {
+  uint64_t default_timeout_ms;         /* 0 = 10000 */
+  uint64_t default_connect_timeout_ms; /* 0 = 3000 */
+  size_t max_body_bytes;               /* response cap; 0 = 64 MiB */
+  const char *ca_file;                 /* NULL = system bundle */
+};
+
+/* A client on `loop` (opts copied; may be NULL). Returns 0 and *out, or a
+ * negative error. */
+int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out);
+
+/* Starts a request. The call struct is the caller's and must stay alive
+ * until `done` ran. Returns 0 (done runs exactly once, later, on the loop,
+ * never inside this call) or a negative error (done never runs). */
+int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_http_request *req,
+                  tt_http_done_cb done, void *arg);
+
+/* Asks a started call to stop; done still runs once (TT_HTTP_CANCELED
+ * unless it had already completed). */
+void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
+
+
+/* Closes the client's handles; no call may be outstanding. `closed` runs
+ * once they are closed (may be NULL); then tt_http_destroy frees it. */
+void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg);
+void tt_http_destroy(struct tt_http *h);
+
+#endif
