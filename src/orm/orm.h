@@ -22,6 +22,7 @@ struct tt_orm {
   struct tt_client *client;
   bool allow_table_delete;
   bool auto_create_tables; /* memory backend: a model's table exists once it loads */
+  unsigned batch_concurrency; /* parallel chunks per batch call (--batch-concurrency) */
   /* Wall clock in nanoseconds since the epoch; injectable for tests. */
   int64_t (*now_ns)(void *arg);
   void *clock_arg;
