@@ -44,3 +44,44 @@ def test_sentinels_never_reach_the_log(fresh_daemon, tmp_path):
     assert text.count("request.completed") >= 12
     assert SENTINEL not in text
     assert token not in text
+
+
+def test_item_routes_keep_values_out_of_the_log(fresh_daemon):
+    import os
+    from daemon import SRCDIR
+    models = os.path.join(SRCDIR, "tests", "data", "dms", "v0.2", "models")
+    d = fresh_daemon("--models", models, "--log-level", "debug", "--allow-table-delete")
+    pk = "USER#" + SENTINEL
+    key = "/v1/models/User/items/USER%23" + SENTINEL + "/PROFILE"
+    item = {"PK": pk, "SK": "PROFILE", "nickname": SENTINEL, "emailHash": SENTINEL,
+            "tags": [SENTINEL]}
+    assert d.json("POST", "/v1/models/User/items", body=item)[0] == 201
+    assert d.json("POST", "/v1/models/User/items", body=item)[0] == 409
+    assert d.json("GET", key + "?select=nickname")[0] == 200
+    assert d.json("GET", key + "?format=dynamodb")[0] == 200
+    assert d.json("PUT", key, body=dict(item, nickname=SENTINEL + "2"))[0] == 200
+    assert d.json("PATCH", key, body={"set": {"nickname": SENTINEL + "3"},
+                                      "condition": {"attr": "nickname", "op": "=",
+                                                    "value": SENTINEL}})[0] == 409
+    assert d.json("PATCH", key, body={"set": {"nickname": 5}})[0] == 400
+    assert d.json("PATCH", key, body={"set": {SENTINEL: 1}})[0] == 400
+    assert d.json("POST", "/v1/models/User/query",
+                  body={"key": [{"attr": "PK", "op": "=", "value": pk}],
+                        "filter": {"attr": "nickname", "op": "begins_with", "value": SENTINEL}}
+                  )[0] == 200
+    assert d.json("POST", "/v1/models/User/query",
+                  body={"key": [{"attr": "emailHash", "op": "=", "value": SENTINEL}]})[0] == 200
+    assert d.json("POST", "/v1/models/User/query",
+                  body={"key": [{"attr": "PK", "op": "=", "value": pk}],
+                        "cursor": SENTINEL})[0] == 400
+    assert d.json("POST", "/v1/models/User/scan",
+                  body={"filter": {"attr": "tags", "op": "contains", "value": SENTINEL},
+                        "segments": 3})[0] == 200
+    assert d.json("DELETE", key)[0] == 204
+    assert d.json("DELETE", key)[0] == 404
+    assert d.json("GET", "/v1/models/" + SENTINEL)[0] == 404
+    d.wait_metric("tabletheoryd_inflight_operations", 0)
+    d.stop()
+    text = d.log_text()
+    assert text.count("request.completed") >= 15
+    assert SENTINEL not in text
