@@ -63,6 +63,7 @@ struct tt_request {
   void (*on_joined)(struct tt_request *req);
   void *handler_data;
   uv_timer_t deadline;
+  uint64_t deadline_at; /* loop time (ms) when the request times out */
   uv_poll_t watch; /* notices the client leaving while suspended */
   int open_handles;
   bool deadline_started;

@@ -375,12 +375,6 @@ static void joined_cb(struct tt_join *j, void *arg) {
     req->server->wake(req->server->hook_arg);
 }
 
-static void deadline_cb(uv_timer_t *t) {
-  struct tt_request *req = t->data;
-  req->deadline_hit = true;
-  tt_join_cancel(&req->join);
-}
-
 static void watch_cb(uv_poll_t *p, int status, int events) {
   struct tt_request *req = p->data;
   (void)events;
@@ -392,26 +386,52 @@ static void watch_cb(uv_poll_t *p, int status, int events) {
   tt_join_cancel(&req->join);
 }
 
-/* Arms the deadline and the disconnect watch for a suspended request. A
- * failure to arm either only loses that safeguard; the request still ends
- * when its operations do. */
-static void start_watch(struct tt_request *req) {
-  struct tt_server *s = req->server;
-  if (uv_timer_init(s->loop, &req->deadline) == 0) {
-    req->deadline.data = req;
-    req->deadline_started = true;
-    req->open_handles++;
-    uv_timer_start(&req->deadline, deadline_cb, s->opts.request_timeout_ms, 0);
-  }
-  /* A second uv_poll on one fd would be refused within a loop, but MHD
-   * watches the socket through its own epoll set, so ours may watch too. */
+/* Starts noticing the client leaving. A second uv_poll on one fd would be
+ * refused within a loop, but MHD watches the socket through its own epoll
+ * set, so ours may watch too. */
+static void start_disconnect_watch(struct tt_request *req) {
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (ci && uv_poll_init(s->loop, &req->watch, ci->connect_fd) == 0) {
+  if (ci && uv_poll_init(req->server->loop, &req->watch, ci->connect_fd) == 0) {
     req->watch.data = req;
     req->watch_started = true;
     req->open_handles++;
     uv_poll_start(&req->watch, UV_DISCONNECT, watch_cb);
+  }
+}
+
+/* Most requests finish within a few loop iterations; watching the socket
+ * costs two epoll_ctl calls, so the watch starts only when a request is
+ * still running after this long. */
+#define WATCH_DELAY_MS 20
+
+static void deadline_cb(uv_timer_t *t) {
+  struct tt_request *req = t->data;
+  uint64_t now = uv_now(req->server->loop);
+  if (!req->watch_started && now < req->deadline_at) {
+    start_disconnect_watch(req);
+    uv_timer_start(&req->deadline, deadline_cb, req->deadline_at - now, 0);
+    return;
+  }
+  req->deadline_hit = true;
+  tt_join_cancel(&req->join);
+}
+
+/* Arms the deadline (and, through it, the disconnect watch) for a
+ * suspended request. A failure to arm only loses that safeguard; the
+ * request still ends when its operations do. */
+static void start_watch(struct tt_request *req) {
+  struct tt_server *s = req->server;
+  req->deadline_at = uv_now(s->loop) + s->opts.request_timeout_ms;
+  if (uv_timer_init(s->loop, &req->deadline) == 0) {
+    req->deadline.data = req;
+    req->deadline_started = true;
+    req->open_handles++;
+    uint64_t first = s->opts.request_timeout_ms < WATCH_DELAY_MS ? s->opts.request_timeout_ms
+                                                                 : WATCH_DELAY_MS;
+    uv_timer_start(&req->deadline, deadline_cb, first, 0);
+  } else {
+    start_disconnect_watch(req);
   }
 }
 

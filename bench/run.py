@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""run.py -- compares tabletheoryd with a bare libmicrohttpd server in one run.
+
+It builds bench/bare_mhd.c with gcc into a temporary directory, starts it and
+the daemon on free loopback ports, drives both with wrk and prints, per
+scenario: requests/s, the daemon/bare ratio, p50/p99 latency, CPU time of the
+server process per request (utime+stime from /proc/<pid>/stat), and the
+daemon's RSS idle and under load (VmRSS/VmHWM from /proc/<pid>/status).
+
+    bench/run.py [./tabletheoryd] [--duration 10] [--connections 16] ...
+    bench/run.py --self-test          # the bare server against itself
+
+Numbers are for one machine and one run: compare the two servers measured
+side by side, never figures from different runs. A scenario is a few lines
+in SCENARIOS below (see bench/README.md, "Adding a scenario").
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---------------------------------------------------------------- scenarios
+class Scenario:
+    """One request shape driven against both servers.
+
+    setup(base_url, workdir) runs once against the daemon before its load
+    (create a model, put an item); it is never run against the bare server,
+    which answers the same fixed body whatever it is asked.
+    daemon_args are extra command-line arguments the daemon needs for this
+    scenario (e.g. --models DIR, written by a setup_files hook)."""
+
+    def __init__(self, name, path, method="GET", body=None, headers=None,
+                 setup=None, setup_files=None, expect_status=200, doc=""):
+        self.name = name
+        self.path = path
+        self.method = method
+        self.body = body
+        self.headers = headers or {}
+        self.setup = setup
+        self.setup_files = setup_files
+        self.expect_status = expect_status
+        self.doc = doc
+
+    def daemon_args(self, workdir):
+        """Extra daemon flags; setup_files(workdir) writes files and returns them."""
+        return self.setup_files(workdir) if self.setup_files else []
+
+
+SCENARIOS = {
+    s.name: s
+    for s in [
+        Scenario("healthz", "/healthz",
+                 doc="GET /healthz: the HTTP path alone (router, request id, "
+                     "metrics, log line) against a fixed-body baseline"),
+        Scenario("readyz", "/readyz", doc="GET /readyz"),
+        Scenario("metrics", "/metrics",
+                 doc="GET /metrics: the exposition (a larger body than the baseline's)"),
+        Scenario("join", "/v1/_test/sleep", method="POST", body={"ops": 1, "ms": 0},
+                 setup_files=lambda workdir: ["--enable-fault-injection"],
+                 doc="POST /v1/_test/sleep with one 0 ms operation: a JSON body, a "
+                     "suspended connection, one joined operation, resume"),
+        # Later scenarios, once the endpoints exist, follow this shape:
+        # Scenario("get-item", "/v1/models/Bench/items/ITEM%231",
+        #          setup_files=write_bench_model, setup=put_bench_item,
+        #          doc="GET of a 1 KB item on the memory backend"),
+    ]
+}
+
+
+# ---------------------------------------------------------------- helpers
+def die(msg):
+    print("run.py: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def free_port():
+    """A loopback port that was free a moment ago (the servers bind it next)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_bare(workdir, cc):
+    out = os.path.join(workdir, "bare_mhd")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"],
+                           check=True, capture_output=True, text=True).stdout.split()
+    cmd = [cc, "-O2", "-std=gnu11", "-Wall", "-Wextra", os.path.join(HERE, "bare_mhd.c"),
+           *flags, "-o", out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        die("building bare_mhd failed:\n" + " ".join(cmd) + "\n" + r.stderr)
+    return out
+
+
+def http(method, url, body=None, headers=None, timeout=2.0):
+    """(status, body bytes) of one request; status 0 when nothing answered.
+
+    body: bytes, str or a JSON-able value (sent as application/json)."""
+    headers = dict(headers or {})
+    data = body
+    if body is not None and not isinstance(body, (bytes, str)):
+        data = json.dumps(body)
+    if isinstance(data, str):
+        data = data.encode()
+    if data is not None:
+        headers.setdefault("Content-Type", "application/json")
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except (urllib.error.URLError, OSError):
+        return 0, b""
+
+
+class Server:
+    """A server process under test, started on a free loopback port."""
+
+    def __init__(self, label, argv_for_port, workdir, ready_path="/healthz"):
+        self.label = label
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        self.log_path = os.path.join(workdir, label + ".log")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(argv_for_port(self.port), stdout=subprocess.DEVNULL,
+                                     stderr=self.log)
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.log.close()
+                with open(self.log_path, "rb") as f:
+                    tail = f.read()[-2000:].decode(errors="replace")
+                die("%s exited with %d before it was ready:\n%s"
+                    % (label, self.proc.returncode, tail))
+            if http("GET", self.base + ready_path)[0] == 200:
+                return
+            time.sleep(0.05)
+        self.stop()
+        die("%s did not answer %s within 10 s" % (label, ready_path))
+
+    def cpu_ticks(self):
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            # The command name may hold spaces or parentheses: split after the last ')'.
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+
+    def mem_kb(self):
+        out = {}
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    out[key] = int(rest.split()[0])
+        return out
+
+    def stop(self):
+        """SIGTERM, then wait; returns the exit status (a drain must end in 0)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
+
+
+def to_ms(text):
+    m = re.fullmatch(r"([0-9.]+)(us|ms|s|m|h)", text)
+    return float(m.group(1)) * UNITS[m.group(2)] if m else None
+
+
+def parse_wrk(out):
+    res = {"requests": None, "rps": None, "p50_ms": None, "p90_ms": None, "p99_ms": None,
+           "non2xx": 0, "socket_errors": 0}
+    m = re.search(r"^\s*(\d+) requests in ([0-9.]+\w+)", out, re.M)
+    if m:
+        res["requests"] = int(m.group(1))
+    m = re.search(r"^Requests/sec:\s+([0-9.]+)", out, re.M)
+    if m:
+        res["rps"] = float(m.group(1))
+    for pct, key in (("50", "p50_ms"), ("90", "p90_ms"), ("99", "p99_ms")):
+        m = re.search(r"^\s+%s%%\s+(\S+)" % pct, out, re.M)
+        if m:
+            res[key] = to_ms(m.group(1))
+    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if m:
+        res["non2xx"] = int(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if m:
+        res["socket_errors"] = sum(int(x) for x in m.groups())
+    return res
+
+
+def wrk_script(workdir, sc, rate, connections):
+    """A Lua script for wrk: the request shape and, at a fixed rate, a delay.
+
+    wrk has no rate option (wrk2 does); a per-request delay of
+    connections/rate seconds on every connection approximates `rate`
+    requests/s while the server keeps up. The achieved rate is reported."""
+    lines = ['wrk.method = %s' % json.dumps(sc.method)]
+    if sc.body is not None:
+        body = sc.body if isinstance(sc.body, str) else json.dumps(sc.body)
+        lines.append("wrk.body = %s" % json.dumps(body))
+        lines.append('wrk.headers["Content-Type"] = "application/json"')
+    for k, v in sc.headers.items():
+        lines.append("wrk.headers[%s] = %s" % (json.dumps(k), json.dumps(v)))
+    if rate:
+        lines.append("function delay() return %d end" % max(1, round(1000.0 * connections / rate)))
+    path = os.path.join(workdir, "%s-%s.lua" % (sc.name, rate or "max"))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def run_wrk(server, sc, args, workdir, duration, rate=None):
+    script = wrk_script(workdir, sc, rate, args.connections)
+    cmd = args.wrk_prefix + ["wrk", "-t%d" % args.threads, "-c%d" % args.connections, "-d%ds" % duration,
+           "--latency", "-s", script, server.base + sc.path]
+    t0 = server.cpu_ticks()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    t1 = server.cpu_ticks()
+    if r.returncode != 0:
+        die("wrk failed: %s\n%s" % (" ".join(cmd), r.stderr))
+    res = parse_wrk(r.stdout)
+    if res["requests"] is None or res["rps"] is None:
+        die("cannot read wrk's output:\n" + r.stdout)
+    res["cpu_us_per_req"] = ((t1 - t0) * 1e6 / CLK_TCK / res["requests"]
+                             if res["requests"] else None)
+    res["cpu_s"] = (t1 - t0) / CLK_TCK
+    res["wrk_cmd"] = " ".join(cmd)
+    res["wrk_out"] = r.stdout
+    return res
+
+
+# ---------------------------------------------------------------- main
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("daemon", nargs="?", default="./tabletheoryd",
+                    help="tabletheoryd binary (default ./tabletheoryd)")
+    ap.add_argument("--self-test", action="store_true",
+                    help="run a second bare server in the daemon's place (tests the harness)")
+    ap.add_argument("-s", "--scenario", action="append",
+                    help="scenario to run (repeatable; default healthz). Known: "
+                         + ", ".join(SCENARIOS))
+    ap.add_argument("-d", "--duration", type=int, default=10, help="seconds per measured run")
+    ap.add_argument("-c", "--connections", type=int, default=16)
+    ap.add_argument("-t", "--threads", type=int, default=1, help="wrk threads")
+    ap.add_argument("--warmup", type=int, default=1, help="seconds of unmeasured load first")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternate bare/daemon this many times (default 3); the report shows "
+                         "the best round of each and the median of the per-round ratios")
+    ap.add_argument("--pin", metavar="SERVER_CPU,WRK_CPU",
+                    help="pin the servers and wrk to these CPUs with taskset (e.g. 0,1)")
+    ap.add_argument("--rate", type=int, default=1000,
+                    help="also run each scenario at about this many req/s (0: skip) for "
+                         "CPU/request and RSS at a steady rate")
+    ap.add_argument("--rate-duration", type=int, default=20,
+                    help="seconds of the fixed-rate run (CPU time is read in clock ticks of "
+                         "10 ms: 20 s at 1000 req/s resolves 0.5 us/request)")
+    ap.add_argument("--log-level", default="warn",
+                    help="daemon --log-level (default warn: no access log line per request)")
+    ap.add_argument("--daemon-arg", action="append", default=[],
+                    help="extra argument for the daemon (repeatable)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
+    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print wrk's own output")
+    args = ap.parse_args()
+
+    names = args.scenario or ["healthz"]
+    for n in names:
+        if n not in SCENARIOS:
+            die("unknown scenario %r (known: %s)" % (n, ", ".join(SCENARIOS)))
+    if shutil.which("wrk") is None:
+        die("wrk not found: apt-get install wrk")
+    if not args.self_test and not os.access(args.daemon, os.X_OK):
+        die("%s is not an executable (give the daemon binary, or --self-test)" % args.daemon)
+
+    args.server_prefix, args.wrk_prefix = [], []
+    if args.pin:
+        cpus = args.pin.split(",")
+        if len(cpus) != 2 or shutil.which("taskset") is None:
+            die("--pin needs SERVER_CPU,WRK_CPU and taskset (util-linux)")
+        args.server_prefix = ["taskset", "-c", cpus[0]]
+        args.wrk_prefix = ["taskset", "-c", cpus[1]]
+    with open("/proc/loadavg") as f:
+        load1 = float(f.read().split()[0])
+    if load1 > 0.5:
+        print("warning: load average %.2f before the run: other work on this machine "
+              "will distort the figures" % load1)
+
+    workdir = tempfile.mkdtemp(prefix="tt-bench-")
+    results = {"config": {"duration_s": args.duration, "connections": args.connections,
+                          "threads": args.threads, "rate": args.rate,
+                          "rate_duration_s": args.rate_duration,
+                          "daemon": "bare_mhd (self-test)" if args.self_test
+                          else os.path.abspath(args.daemon),
+                          "log_level": args.log_level, "nproc": os.cpu_count(),
+                          "pin": args.pin, "rounds": args.rounds, "load1_before": load1,
+                          "kernel": os.uname().release},
+               "scenarios": {}}
+    servers = []
+    failed = False
+    try:
+        bare_bin = build_bare(workdir, args.cc)
+        bare = Server("bare", lambda p: args.server_prefix + [bare_bin, str(p)], workdir)
+        servers.append(bare)
+        for n in names:
+            sc = SCENARIOS[n]
+            if args.self_test:
+                argv = lambda p: args.server_prefix + [bare_bin, str(p)]
+            else:
+                extra = sc.daemon_args(workdir)
+                argv = (lambda p, extra=extra: args.server_prefix + [
+                    os.path.abspath(args.daemon), "--listen", "127.0.0.1:%d" % p,
+                    "--log-level", args.log_level, *extra, *args.daemon_arg])
+            daemon = Server("daemon-" + n, argv, workdir)
+            servers.append(daemon)
+            if sc.setup and not args.self_test:
+                sc.setup(daemon.base, workdir)
+            status, _ = http(sc.method, daemon.base + sc.path, sc.body, sc.headers)
+            if status != sc.expect_status:
+                die("%s: the daemon answered %d, expected %d" % (n, status, sc.expect_status))
+            time.sleep(0.5)
+            idle = daemon.mem_kb()
+
+            if args.warmup:
+                run_wrk(bare, sc, args, workdir, args.warmup)
+                run_wrk(daemon, sc, args, workdir, args.warmup)
+            best = {"bare": None, "daemon": None}
+            ratios = []
+            for _ in range(args.rounds):
+                this = {}
+                for label, srv in (("bare", bare), ("daemon", daemon)):
+                    res = run_wrk(srv, sc, args, workdir, args.duration)
+                    if args.verbose:
+                        print("--- %s %s\n%s" % (n, label, res["wrk_out"]))
+                    this[label] = res["rps"]
+                    if best[label] is None or res["rps"] > best[label]["rps"]:
+                        best[label] = res
+                ratios.append(this["daemon"] / this["bare"])
+            loaded = daemon.mem_kb()
+
+            steady = None
+            if args.rate:
+                steady = {lab: run_wrk(srv, sc, args, workdir, args.rate_duration,
+                                       rate=args.rate)
+                          for lab, srv in (("bare", bare), ("daemon", daemon))}
+                steady["daemon_mem_kb"] = daemon.mem_kb()
+
+            exit_status = daemon.stop()
+            servers.remove(daemon)
+            for r in list(best.values()) + ([steady["bare"], steady["daemon"]] if steady else []):
+                r.pop("wrk_out", None)
+            results["scenarios"][n] = {
+                "max": best, "steady": steady,
+                "ratio": best["daemon"]["rps"] / best["bare"]["rps"],
+                "round_ratios": ratios,
+                "median_ratio": statistics.median(ratios),
+                "daemon_mem_kb": {"idle_rss": idle.get("VmRSS"),
+                                  "after_load_rss": loaded.get("VmRSS"),
+                                  "peak_hwm": loaded.get("VmHWM")},
+                "daemon_exit_status": exit_status,
+            }
+            errors = (best["daemon"]["non2xx"] + best["daemon"]["socket_errors"]
+                      + best["bare"]["non2xx"] + best["bare"]["socket_errors"])
+            if errors or exit_status != 0:
+                failed = True
+            report(n, sc, results["scenarios"][n], args)
+        bare_status = bare.stop()
+        servers.remove(bare)
+        if bare_status != 0:
+            print("bare_mhd exited with %d" % bare_status)
+            failed = True
+    finally:
+        for s in servers:
+            s.stop()
+        if args.keep:
+            print("kept %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 1 if failed else 0
+
+
+def report(name, sc, r, args):
+    b, d = r["max"]["bare"], r["max"]["daemon"]
+    print("== %s: %s %s  (wrk -t%d -c%d -d%ds --latency)" % (name, sc.method, sc.path, args.threads,
+                                                           args.connections, args.duration))
+    print("   %-8s %12s %9s %9s %12s %8s" % ("server", "requests/s", "p50 ms", "p99 ms",
+                                              "CPU us/req", "errors"))
+    for label, x in (("bare", b), ("daemon", d)):
+        print("   %-8s %12s %9s %9s %12s %8d" % (label, fmt(x["rps"], ".0f"), fmt(x["p50_ms"], ".3f"),
+                                                 fmt(x["p99_ms"], ".3f"),
+                                                 fmt(x["cpu_us_per_req"], ".2f"),
+                                                 x["non2xx"] + x["socket_errors"]))
+    print("   ratio daemon/bare: %.3f best/best, %.3f median of %d rounds (%s)"
+          % (r["ratio"], r["median_ratio"], len(r["round_ratios"]),
+             " ".join("%.3f" % x for x in r["round_ratios"])))
+    st = r["steady"]
+    if st:
+        print("   at ~%d req/s for %d s:" % (args.rate, args.rate_duration))
+        for label in ("bare", "daemon"):
+            x = st[label]
+            print("   %-8s %12s %9s %9s %12s %8d" % (label, fmt(x["rps"], ".0f"),
+                                                     fmt(x["p50_ms"], ".3f"),
+                                                     fmt(x["p99_ms"], ".3f"),
+                                                     fmt(x["cpu_us_per_req"], ".2f"),
+                                                     x["non2xx"] + x["socket_errors"]))
+    m = r["daemon_mem_kb"]
+    line = "   daemon RSS: idle %s KiB, after max load %s KiB, peak (VmHWM) %s KiB" % (
+        m["idle_rss"], m["after_load_rss"], m["peak_hwm"])
+    if st:
+        line += ", at ~%d req/s %s KiB" % (args.rate, st["daemon_mem_kb"].get("VmRSS"))
+    print(line)
+    print("   daemon exit status after SIGTERM: %s" % r["daemon_exit_status"])
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
