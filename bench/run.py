@@ -46,7 +46,8 @@ class Scenario:
     scenario (e.g. --models DIR, written by a setup_files hook)."""
 
     def __init__(self, name, path, method="GET", body=None, headers=None,
-                 setup=None, setup_files=None, expect_status=200, doc=""):
+                 setup=None, setup_files=None, expect_status=200, doc="", lua=""):
+        self.lua = lua
         self.name = name
         self.path = path
         self.method = method
@@ -62,6 +63,53 @@ class Scenario:
         return self.setup_files(workdir) if self.setup_files else []
 
 
+BENCH_MODEL = """dms_version: "0.2"
+models:
+  - name: "Bench"
+    table: { name: "bench" }
+    keys:
+      partition: { attribute: "PK", type: "S" }
+      sort: { attribute: "SK", type: "S" }
+    attributes:
+      - { attribute: "PK", type: "S", roles: ["pk"] }
+      - { attribute: "SK", type: "S", roles: ["sk"] }
+      - { attribute: "payload", type: "S", optional: true }
+      - { attribute: "count", type: "N", optional: true }
+      - { attribute: "createdAt", type: "S", roles: ["created_at"] }
+      - { attribute: "updatedAt", type: "S", roles: ["updated_at"] }
+      - { attribute: "version", type: "N", roles: ["version"] }
+"""
+
+# About 1 KB stored: keys, lifecycle fields and this payload.
+BENCH_ITEM = {"PK": "ITEM#1", "SK": "A", "payload": "x" * 900, "count": 42}
+
+
+def write_bench_model(workdir):
+    path = os.path.join(workdir, "bench-models")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "bench.yml"), "w") as f:
+        f.write(BENCH_MODEL)
+    return ["--models", path]
+
+
+def put_bench_item(base):
+    status, body = http("POST", base + "/v1/models/Bench/items", BENCH_ITEM)
+    if status != 201:
+        die("setup: creating the bench item answered %d %s" % (status, body[:200]))
+
+
+# Each wrk thread has its own Lua state: a random prefix keeps keys unique.
+POST_LUA = """
+local prefix = tostring(math.random(1, 1000000000))
+local n = 0
+request = function()
+  n = n + 1
+  local body = '{"PK":"NEW#' .. prefix .. '-' .. n .. '","SK":"A","payload":"' ..
+               string.rep("y", 900) .. '","count":' .. n .. '}'
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
 SCENARIOS = {
     s.name: s
     for s in [
@@ -75,6 +123,14 @@ SCENARIOS = {
                  setup_files=lambda workdir: ["--enable-fault-injection"],
                  doc="POST /v1/_test/sleep with one 0 ms operation: a JSON body, a "
                      "suspended connection, one joined operation, resume"),
+        Scenario("get-item", "/v1/models/Bench/items/ITEM%231/A",
+                 setup_files=write_bench_model, setup=lambda base, workdir: put_bench_item(base),
+                 doc="GET of a ~1 KB item on the memory backend: routing, GetItem through "
+                     "the port (suspend/resume), decoding, logical JSON"),
+        Scenario("post-item", "/v1/models/Bench/items", method="POST", body={},
+                 setup_files=write_bench_model, expect_status=201, lua=POST_LUA,
+                 doc="POST of a new ~1 KB item (a new key every request): validation, "
+                     "lifecycle fields, conditional PutItem"),
         # Later scenarios, once the endpoints exist, follow this shape:
         # Scenario("get-item", "/v1/models/Bench/items/ITEM%231",
         #          setup_files=write_bench_model, setup=put_bench_item,
@@ -226,6 +282,8 @@ def wrk_script(workdir, sc, rate, connections):
         lines.append('wrk.headers["Content-Type"] = "application/json"')
     for k, v in sc.headers.items():
         lines.append("wrk.headers[%s] = %s" % (json.dumps(k), json.dumps(v)))
+    if sc.lua:
+        lines.append(sc.lua)
     if rate:
         lines.append("function delay() return %d end" % max(1, round(1000.0 * connections / rate)))
     path = os.path.join(workdir, "%s-%s.lua" % (sc.name, rate or "max"))

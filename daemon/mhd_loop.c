@@ -8,6 +8,17 @@ static void run_mhd(struct tt_mhd_loop *ml);
 
 static void timer_cb(uv_timer_t *t) { run_mhd(t->data); }
 
+static void idle_cb(uv_idle_t *i) {
+  uv_idle_stop(i);
+  run_mhd(i->data);
+}
+
+/* Runs MHD on the next loop iteration. An idle handle, not a zero timer: a
+ * timer re-armed at 0 inside a timer callback runs again in the same timer
+ * phase (libuv 1.44), so under load the loop would never reach its close
+ * phase and closed handles would pile up. */
+static void run_soon(struct tt_mhd_loop *ml) { uv_idle_start(&ml->idle, idle_cb); }
+
 static void poll_cb(uv_poll_t *p, int status, int events) {
   (void)status;
   (void)events;
@@ -25,10 +36,14 @@ static void run_mhd(struct tt_mhd_loop *ml) {
   if (ml->mhd == NULL)
     return;
   MHD_UNSIGNED_LONG_LONG timeout;
-  if (MHD_get_timeout(ml->mhd, &timeout) == MHD_YES)
-    uv_timer_start(&ml->timer, timer_cb, (uint64_t)timeout, 0);
-  else
+  if (MHD_get_timeout(ml->mhd, &timeout) != MHD_YES) {
     uv_timer_stop(&ml->timer);
+  } else if (timeout == 0) {
+    uv_timer_stop(&ml->timer);
+    run_soon(ml);
+  } else {
+    uv_timer_start(&ml->timer, timer_cb, (uint64_t)timeout, 0);
+  }
 }
 
 int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd) {
@@ -42,6 +57,9 @@ int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon
     return rc;
   ml->timer.data = ml;
   ml->timer_open = true;
+  uv_idle_init(loop, &ml->idle);
+  ml->idle.data = ml;
+  ml->idle_open = true;
   rc = uv_poll_init(loop, &ml->poll, info->epoll_fd);
   if (rc != 0)
     return rc;
@@ -50,7 +68,7 @@ int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon
   rc = uv_poll_start(&ml->poll, UV_READABLE, poll_cb);
   if (rc != 0)
     return rc;
-  uv_timer_start(&ml->timer, timer_cb, 0, 0);
+  run_soon(ml);
   return 0;
 }
 
@@ -58,7 +76,7 @@ void tt_mhd_loop_wake(struct tt_mhd_loop *ml) {
   /* Inside MHD_run the re-arm that follows picks up the resumed connection
    * (MHD_get_timeout answers 0); outside, run on the next iteration. */
   if (ml->mhd && !ml->running)
-    uv_timer_start(&ml->timer, timer_cb, 0, 0);
+    run_soon(ml);
 }
 
 void tt_mhd_loop_close(struct tt_mhd_loop *ml) {
@@ -67,5 +85,7 @@ void tt_mhd_loop_close(struct tt_mhd_loop *ml) {
     uv_close((uv_handle_t *)&ml->poll, NULL);
   if (ml->timer_open)
     uv_close((uv_handle_t *)&ml->timer, NULL);
-  ml->poll_open = ml->timer_open = false;
+  if (ml->idle_open)
+    uv_close((uv_handle_t *)&ml->idle, NULL);
+  ml->poll_open = ml->timer_open = ml->idle_open = false;
 }

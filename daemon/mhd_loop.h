@@ -11,9 +11,10 @@
 struct tt_mhd_loop {
   struct MHD_Daemon *mhd; /* borrowed until tt_mhd_loop_close */
   uv_poll_t poll;
-  uv_timer_t timer;
+  uv_timer_t timer; /* MHD's own timeouts */
+  uv_idle_t idle;   /* "run MHD soon": once per loop iteration */
   bool running; /* inside MHD_run: a wake then only re-arms afterwards */
-  bool timer_open, poll_open;
+  bool timer_open, poll_open, idle_open;
 };
 
 /* Starts watching `mhd` on `loop`. Returns 0 or a negative libuv error. */

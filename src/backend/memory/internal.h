@@ -164,7 +164,9 @@ struct memdb_token {
 struct memdb {
   struct tt_backend base;
   struct tt_memdb_options opts;
-  uv_timer_t timer;
+  uv_timer_t timer; /* calls due later (latency_ms) */
+  uv_idle_t idle;   /* calls due now: runs once per loop iteration */
+  int open_handles;
   struct tt_backend_call *head, *tail; /* started, not executed */
   struct tt_backend_call *canceled;    /* canceled, to complete */
   struct memdb_table *tables;

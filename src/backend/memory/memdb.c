@@ -76,8 +76,12 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
 
 static void arm(struct memdb *m);
 
-static void timer_cb(uv_timer_t *h) {
-  struct memdb *m = h->data;
+/* Runs the calls that are due. Reached from a timer (calls delayed by
+ * latency_ms) or from an idle handle (calls due now). Not a zero timer: a
+ * timer re-armed at 0 from a timer callback runs again in the same timer
+ * phase (libuv 1.44), so a busy server would never reach the loop's close
+ * phase and closed handles -- request contexts -- would pile up. */
+static void run_due(struct memdb *m) {
   /* Complete canceled calls first: they do not wait for their turn. */
   while (m->canceled) {
     struct tt_backend_call *c = m->canceled;
@@ -105,19 +109,25 @@ static void timer_cb(uv_timer_t *h) {
   arm(m);
 }
 
+static void timer_cb(uv_timer_t *h) { run_due(h->data); }
+
+static void idle_cb(uv_idle_t *h) { run_due(h->data); }
+
 static void arm(struct memdb *m) {
   if (m->closing)
     return;
-  if (m->canceled) {
-    uv_timer_start(&m->timer, timer_cb, 0, 0);
+  uint64_t now = uv_now(m->base.loop);
+  if (m->canceled || (m->head && due_of(m->head) <= now)) {
+    uv_timer_stop(&m->timer);
+    uv_idle_start(&m->idle, idle_cb);
     return;
   }
+  uv_idle_stop(&m->idle);
   if (m->head == NULL) {
     uv_timer_stop(&m->timer);
     return;
   }
-  uint64_t now = uv_now(m->base.loop), due = due_of(m->head);
-  uv_timer_start(&m->timer, timer_cb, due > now ? due - now : 0, 0);
+  uv_timer_start(&m->timer, timer_cb, due_of(m->head) - now, 0);
 }
 
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
@@ -134,7 +144,7 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   else
     m->head = c;
   m->tail = c;
-  if (!uv_is_active((uv_handle_t *)&m->timer))
+  if (!uv_is_active((uv_handle_t *)&m->timer) && !uv_is_active((uv_handle_t *)&m->idle))
     arm(m);
   return 0;
 }
@@ -162,7 +172,7 @@ static void memdb_cancel(struct tt_backend *b, struct tt_backend_call *c) {
 
 static void closed_cb(uv_handle_t *h) {
   struct memdb *m = h->data;
-  if (m->closed)
+  if (--m->open_handles == 0 && m->closed)
     m->closed(m->closed_arg);
 }
 
@@ -172,6 +182,7 @@ static void memdb_close(struct tt_backend *b, void (*closed)(void *arg), void *a
   m->closed = closed;
   m->closed_arg = arg;
   uv_close((uv_handle_t *)&m->timer, closed_cb);
+  uv_close((uv_handle_t *)&m->idle, closed_cb);
 }
 
 static void memdb_destroy(struct tt_backend *b) {
@@ -211,6 +222,9 @@ int tt_memdb_new(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt
     return rc;
   }
   m->timer.data = m;
+  uv_idle_init(loop, &m->idle); /* cannot fail once the timer could be made */
+  m->idle.data = m;
+  m->open_handles = 2;
   m->base.ops = &memdb_ops;
   m->base.loop = loop;
   m->base.impl = m;

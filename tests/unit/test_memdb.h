@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_memdb.h -- fixture shared by the memory backend's check suites: a
+ * real loop, one backend, calls run to completion, JSON written with single
+ * quotes for readability and compared canonically. */
+#ifndef TT_TEST_MEMDB_H
+#define TT_TEST_MEMDB_H
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "backend/backend.h"
+#include "backend/memory/memdb.h"
+#include "util/buf.h"
+#include "value/json_exact.h"
+
+#define SIMPLE_TABLE                                                                               \
+  "{'TableName':'tbl','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"   \
+  "'pk','AttributeType':'S'}],'KeySchema':[{'AttributeName':'pk','KeyType':'HASH'}]}"
+#define COMPOSITE_TABLE                                                                            \
+  "{'TableName':'cmp','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"   \
+  "'pk','AttributeType':'S'},{'AttributeName':'sk','AttributeType':'N'}],'KeySchema':"           \
+  "[{'AttributeName':'pk','KeyType':'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}]}"
+#define FULL_TABLE                                                                                 \
+  "{'TableName':'full','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':" \
+  "'pk','AttributeType':'S'},{'AttributeName':'sk','AttributeType':'N'},{'AttributeName':'g',"   \
+  "'AttributeType':'S'},{'AttributeName':'l','AttributeType':'S'}],'KeySchema':[{'AttributeName'" \
+  ":'pk','KeyType':'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}],'GlobalSecondaryIndexes':"  \
+  "[{'IndexName':'gsi','KeySchema':[{'AttributeName':'g','KeyType':'HASH'}],'Projection':"       \
+  "{'ProjectionType':'KEYS_ONLY'}}],'LocalSecondaryIndexes':[{'IndexName':'lsi','KeySchema':"    \
+  "[{'AttributeName':'pk','KeyType':'HASH'},{'AttributeName':'l','KeyType':'RANGE'}],"           \
+  "'Projection':{'ProjectionType':'INCLUDE','NonKeyAttributes':['a']}}]}"
+
+struct fx {
+  uv_loop_t loop;
+  struct tt_backend *b;
+  struct tt_backend_error err; /* of the last failed call */
+  int closed;
+};
+
+/* Parses JSON written with ' for ". */
+static inline json_t *fx_json(const char *text) {
+  size_t n = strlen(text);
+  char *s = malloc(n + 1);
+  for (size_t i = 0; i <= n; i++)
+    s[i] = text[i] == '\'' ? '"' : text[i];
+  json_t *j = NULL;
+  struct tt_error err;
+  struct tt_json_opts o = {.max_bytes = 0, .max_depth = 100};
+  int rc = tt_json_parse(s, n, &o, &j, &err);
+  free(s);
+  ck_assert_msg(rc == 0, "bad test JSON: %s", err.message);
+  return j;
+}
+
+static inline char *fx_dump(const json_t *j) {
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  ck_assert_int_eq(tt_json_dump(j, TT_JSON_SORT_KEYS, &b), 0);
+  return tt_buf_steal(&b, NULL);
+}
+
+static inline void fx_assert_json(const json_t *got, const char *want) {
+  ck_assert_ptr_nonnull(got);
+  json_t *w = fx_json(want);
+  char *a = fx_dump(got), *b = fx_dump(w);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  json_decref(w);
+}
+
+static inline void fx_setup(struct fx *f, const struct tt_memdb_options *o) {
+  memset(f, 0, sizeof(*f));
+  ck_assert_int_eq(uv_loop_init(&f->loop), 0);
+  ck_assert_int_eq(tt_memdb_new(&f->loop, o, &f->b), 0);
+}
+
+static inline void fx_closed(void *arg) { ((struct fx *)arg)->closed = 1; }
+
+static inline void fx_teardown(struct fx *f) {
+  tt_backend_error_clear(&f->err);
+  f->b->ops->close(f->b, fx_closed, f);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f->closed, 1);
+  f->b->ops->destroy(f->b);
+  ck_assert_int_eq(uv_loop_close(&f->loop), 0);
+}
+
+static inline void fx_done(struct tt_backend_call *c) { *(int *)c->arg += 1; }
+
+static inline void fx_order_cb(struct tt_backend_call *c) {
+  int *order = c->arg;
+  int i = 0;
+  while (order[i] != -1)
+    i++;
+  /* the call's index is recovered from its request item's pk letter */
+  const char *pk = json_string_value(
+      json_object_get(json_object_get(json_object_get(c->request, "Item"), "pk"), "S"));
+  order[i] = pk[0] - 'a';
+}
+
+/* Runs one call to completion; returns its status. */
+static inline int fx_run(struct fx *f, enum tt_ddb_op op, const json_t *req, json_t **resp) {
+  struct tt_backend_call c;
+  int done = 0;
+  memset(&c, 0, sizeof(c));
+  c.op = op;
+  c.request = (json_t *)req;
+  c.done = fx_done;
+  c.arg = &done;
+  tt_backend_error_clear(&f->err);
+  ck_assert_int_eq(f->b->ops->start(f->b, &c), 0);
+  ck_assert_int_eq(done, 0);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(done, 1);
+  *resp = c.response;
+  f->err = c.error;
+  return c.status;
+}
+
+static inline json_t *fx_ok(struct fx *f, enum tt_ddb_op op, const char *text) {
+  json_t *req = fx_json(text), *resp = NULL;
+  int st = fx_run(f, op, req, &resp);
+  ck_assert_msg(st == 0, "%s failed: %s: %s", tt_ddb_op_name(op), f->err.type, f->err.message);
+  json_decref(req);
+  ck_assert_ptr_nonnull(resp);
+  return resp;
+}
+
+/* Runs a call that must succeed, dropping its response. */
+static inline void fx_exec(struct fx *f, enum tt_ddb_op op, const char *text) {
+  json_decref(fx_ok(f, op, text));
+}
+
+static inline void fx_expect(struct fx *f, enum tt_ddb_op op, const char *text,
+                             const char *want) {
+  json_t *r = fx_ok(f, op, text);
+  fx_assert_json(r, want);
+  json_decref(r);
+}
+
+static inline struct tt_backend_error *fx_fail(struct fx *f, enum tt_ddb_op op, const char *text,
+                                               const char *type, const char *message) {
+  json_t *req = fx_json(text), *resp = NULL;
+  int st = fx_run(f, op, req, &resp);
+  json_decref(req);
+  ck_assert_msg(st == -1, "%s unexpectedly succeeded", tt_ddb_op_name(op));
+  ck_assert_ptr_null(resp);
+  ck_assert_str_eq(f->err.type, type);
+  ck_assert_str_eq(f->err.message, message);
+  ck_assert_uint_eq(f->err.http_status, 400);
+  return &f->err;
+}
+
+static inline void fx_put_in(struct fx *f, const char *table, const char *item) {
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_buf_printf(&b, "{'TableName':'%s','Item':%s}", table, item);
+  json_t *r = fx_ok(f, TT_DDB_PUT_ITEM, b.data);
+  json_decref(r);
+  tt_buf_free(&b);
+}
+
+static inline void fx_put(struct fx *f, const char *item) {
+  /* Items with an 'sk' of N go to the tables that have one. */
+  fx_put_in(f, strstr(item, "'sk'") ? "full" : "tbl", item);
+}
+
+#endif
