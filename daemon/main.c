@@ -13,7 +13,9 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/handlers_faults.h"
 #include "api/server.h"
+#include "backend/fault.h"
 #include "backend/memory/memdb.h"
 #include "client/client.h"
 #include "model/registry.h"
@@ -217,6 +219,15 @@ static int start(struct daemon *d, struct tt_error *err) {
   tt_server_init(&d->server, &d->loop, &d->fams, &opts);
   if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+  if (d->cfg.enable_fault_injection) {
+    /* Faults act at the backend port, below the client's retries, so they
+     * exercise retries, deadlines and joins on every backend. */
+    struct tt_backend *fb;
+    if (tt_fault_backend_new(d->backend, &d->loop, &fb) != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start fault injection");
+    d->backend = fb;
+    tt_api_faults_attach(tt_fault_backend_of(fb));
+  }
   tt_client_init(&d->client, d->backend, &d->loop, &d->fams);
   d->orm.models = d->models;
   d->orm.client = &d->client;

@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fault.c -- the fault-injecting decorator: passes calls to the wrapped
+ * backend unless a rule matches, then fails, splits or delays the call on
+ * one loop timer, completing it asynchronously like a real call. */
+#include "backend/fault.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAULT_MAGIC 0x74746661u /* "ttfa" */
+
+enum fault_kind {
+  FAULT_DELAY,       /* latency only: the call runs after the delay */
+  FAULT_ERROR,       /* the call fails without running */
+  FAULT_UNPROCESSED, /* a batch call runs on part of its items */
+};
+
+/* The errors a rule may inject, with DynamoDB's HTTP status; the
+ * classification (throttling, retryable) comes from the port's one
+ * classifier in tt_backend_error_set. */
+static const struct {
+  const char *type;
+  unsigned http_status;
+} fault_errors[] = {
+    {"ProvisionedThroughputExceededException", 400},
+    {"InternalServerError", 500},
+    {"ServiceUnavailable", 503},
+    {"Timeout", 0},         /* transport: no HTTP answer */
+    {"ConnectionReset", 0}, /* transport: no HTTP answer */
+    {"ConditionalCheckFailedException", 400},
+};
+static const char unprocessed_name[] = "Unprocessed";
+
+struct fault_rule {
+  unsigned id;
+  int op; /* enum tt_ddb_op, or -1 for "*" */
+  const char *op_name;
+  char *table; /* NULL = any */
+  char *model;
+  enum fault_kind kind;
+  const char *error; /* static; NULL for FAULT_DELAY */
+  unsigned http_status;
+  unsigned times, fired;
+  uint64_t latency_ms;
+  unsigned unprocessed;
+};
+
+/* A call a rule took over, from start() until the caller's done. */
+struct fault_call {
+  struct tt_fault_backend *fb;
+  struct tt_backend_call *outer; /* the caller's; borrowed */
+  struct tt_backend_call sub;    /* what the inner backend runs */
+  enum fault_kind kind;
+  const char *error; /* static */
+  unsigned http_status;
+  json_t *processed;   /* Unprocessed: the request without the left-out items; NULL = none left */
+  json_t *unprocessed; /* Unprocessed: the UnprocessedItems/Keys object */
+  uint64_t due, seq;
+  bool in_inner; /* sub is running on the inner backend */
+  bool canceled;
+  struct fault_call *prev, *next; /* fb->live */
+  struct fault_call *qnext;       /* fb->queue, while waiting */
+};
+
+struct tt_fault_backend {
+  struct tt_backend base; /* first: the port's functions get &base */
+  uint32_t magic;
+  struct tt_backend *inner; /* owned */
+  uv_timer_t timer;
+  struct fault_rule rules[TT_FAULT_MAX_RULES];
+  size_t nrules;
+  unsigned next_id;
+  uint64_t fired_total;
+  uint64_t seq;
+  struct fault_call *live;  /* every taken call */
+  struct fault_call *queue; /* waiting calls by due time, then start order */
+  bool closing;
+  int close_pending;
+  void (*closed)(void *arg);
+  void *closed_arg;
+};
+
+static const struct tt_backend_ops fault_ops;
+
+static struct tt_fault_backend *fb_of(struct tt_backend *b) {
+  struct tt_fault_backend *fb = b->impl;
+  assert(fb->magic == FAULT_MAGIC);
+  return fb;
+}
+
+/* ---- matching ------------------------------------------------------------ */
+
+static bool is_batch(int op) { return op == TT_DDB_BATCH_WRITE_ITEM || op == TT_DDB_BATCH_GET_ITEM; }
+
+static bool has_table_name(const json_t *obj, const char *table) {
+  const char *name = json_string_value(json_object_get(obj, "TableName"));
+  return name != NULL && strcmp(name, table) == 0;
+}
+
+/* Whether a DynamoDB request names `table`: TableName (single-item,
+ * query, scan, table ops), a RequestItems key (batches), or a TableName
+ * inside TransactItems (transactions). */
+static bool touches_table(const json_t *request, const char *table) {
+  if (has_table_name(request, table))
+    return true;
+  if (json_object_get(json_object_get(request, "RequestItems"), table) != NULL)
+    return true;
+  const json_t *items = json_object_get(request, "TransactItems");
+  size_t i;
+  const json_t *item;
+  json_array_foreach(items, i, item) {
+    const char *k;
+    const json_t *action;
+    json_object_foreach((json_t *)item, k, action) {
+      if (has_table_name(action, table))
+        return true;
+    }
+  }
+  return false;
+}
+
+static const char *batch_member(enum tt_ddb_op op) {
+  return op == TT_DDB_BATCH_WRITE_ITEM ? "UnprocessedItems" : "UnprocessedKeys";
+}
+
+/* The items of one RequestItems entry: the array itself for BatchWriteItem,
+ * its "Keys" for BatchGetItem. */
+static json_t *batch_entries(enum tt_ddb_op op, json_t *per_table) {
+  return op == TT_DDB_BATCH_WRITE_ITEM ? per_table : json_object_get(per_table, "Keys");
+}
+
+/* The number of batch items a rule may leave out (those of its table). */
+static size_t eligible_count(enum tt_ddb_op op, const json_t *request, const char *table) {
+  size_t n = 0;
+  const char *name;
+  json_t *per_table;
+  json_object_foreach(json_object_get(request, "RequestItems"), name, per_table) {
+    if (table == NULL || strcmp(name, table) == 0)
+      n += json_array_size(batch_entries(op, per_table));
+  }
+  return n;
+}
+
+static bool rule_matches(const struct fault_rule *r, const struct tt_backend_call *c) {
+  if (r->fired >= r->times)
+    return false;
+  if (r->op >= 0 && r->op != (int)c->op)
+    return false;
+  if (r->kind == FAULT_UNPROCESSED)
+    return is_batch((int)c->op) && eligible_count(c->op, c->request, r->table) > 0;
+  return r->table == NULL || touches_table(c->request, r->table);
+}
+
+/* ---- Unprocessed: splitting a batch -------------------------------------- */
+
+/* A per-table entry holding `entries` in place of its items (for
+ * BatchGetItem the other members, such as ProjectionExpression, stay). */
+static json_t *with_entries(enum tt_ddb_op op, json_t *per_table, json_t *entries) {
+  if (op == TT_DDB_BATCH_WRITE_ITEM)
+    return entries;
+  json_t *copy = json_copy(per_table);
+  if (copy == NULL) {
+    json_decref(entries);
+    return NULL;
+  }
+  if (json_object_set_new(copy, "Keys", entries) != 0) {
+    json_decref(copy);
+    return NULL;
+  }
+  return copy;
+}
+
+/* Leaves the last `k` eligible items of call `c` out: *processed is the
+ * request the inner backend runs (NULL when nothing is left to run),
+ * *unprocessed the UnprocessedItems/UnprocessedKeys object. New references;
+ * returns 0 or -1 (out of memory, nothing set). */
+static int split_batch(const struct tt_backend_call *c, const char *table, size_t k,
+                       json_t **processed, json_t **unprocessed) {
+  size_t n = eligible_count(c->op, c->request, table), seen = 0;
+  json_t *keep_items = json_object(), *left = json_object();
+  json_t *req = NULL;
+  if (keep_items == NULL || left == NULL)
+    goto fail;
+  const char *name;
+  json_t *per_table;
+  json_object_foreach(json_object_get(c->request, "RequestItems"), name, per_table) {
+    json_t *entries = batch_entries(c->op, per_table);
+    bool eligible = table == NULL || strcmp(name, table) == 0;
+    json_t *keep = json_array(), *out = json_array();
+    if (keep == NULL || out == NULL) {
+      json_decref(keep);
+      json_decref(out);
+      goto fail;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e) {
+      bool leave = eligible && seen++ >= n - k;
+      if (json_array_append(leave ? out : keep, e) != 0) {
+        json_decref(keep);
+        json_decref(out);
+        goto fail;
+      }
+    }
+    int rc = 0;
+    if (json_array_size(keep) > 0)
+      rc |= json_object_set_new(keep_items, name, with_entries(c->op, per_table, keep));
+    else
+      json_decref(keep);
+    if (json_array_size(out) > 0)
+      rc |= json_object_set_new(left, name, with_entries(c->op, per_table, out));
+    else
+      json_decref(out);
+    if (rc != 0)
+      goto fail;
+  }
+  if (json_object_size(keep_items) > 0) {
+    /* A shallow copy: every other member is shared with the caller's. */
+    req = json_copy(c->request);
+    if (req == NULL || json_object_set(req, "RequestItems", keep_items) != 0)
+      goto fail;
+  }
+  json_decref(keep_items);
+  *processed = req;
+  *unprocessed = left;
+  return 0;
+fail:
+  json_decref(req);
+  json_decref(keep_items);
+  json_decref(left);
+  return -1;
+}
+
+/* Adds the left-out items to a response's UnprocessedItems/Keys, after
+ * whatever the inner backend left unprocessed itself. Returns 0 or -1. */
+static int merge_unprocessed(enum tt_ddb_op op, json_t *response, json_t *left) {
+  const char *member = batch_member(op);
+  json_t *have = json_object_get(response, member);
+  if (!json_is_object(have)) {
+    have = json_object();
+    if (have == NULL || json_object_set_new(response, member, have) != 0)
+      return -1;
+  }
+  const char *name;
+  json_t *per_table;
+  json_object_foreach(left, name, per_table) {
+    json_t *old = json_object_get(have, name);
+    if (old == NULL) {
+      if (json_object_set(have, name, per_table) != 0)
+        return -1;
+      continue;
+    }
+    json_t *dst = batch_entries(op, old);
+    if (!json_is_array(dst) || json_array_extend(dst, batch_entries(op, per_table)) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The whole answer of a batch call none of whose items ran. */
+static json_t *all_unprocessed_response(const struct tt_backend_call *c, json_t *left) {
+  json_t *resp = json_object();
+  if (resp == NULL)
+    return NULL;
+  if (c->op == TT_DDB_BATCH_GET_ITEM) {
+    json_t *responses = json_object();
+    const char *name;
+    json_t *per_table;
+    json_object_foreach(json_object_get(c->request, "RequestItems"), name, per_table)
+      json_object_set_new(responses, name, json_array());
+    json_object_set_new(resp, "Responses", responses);
+  }
+  if (json_object_set(resp, batch_member(c->op), left) != 0) {
+    json_decref(resp);
+    return NULL;
+  }
+  return resp;
+}
+
+/* ---- the queue of waiting calls ------------------------------------------ */
+
+static void queue_insert(struct tt_fault_backend *fb, struct fault_call *fc) {
+  struct fault_call **pp = &fb->queue;
+  while (*pp && (*pp)->due <= fc->due)
+    pp = &(*pp)->qnext;
+  fc->qnext = *pp;
+  *pp = fc;
+}
+
+static bool queue_remove(struct tt_fault_backend *fb, struct fault_call *fc) {
+  for (struct fault_call **pp = &fb->queue; *pp; pp = &(*pp)->qnext)
+    if (*pp == fc) {
+      *pp = fc->qnext;
+      fc->qnext = NULL;
+      return true;
+    }
+  return false;
+}
+
+static void arm_timer(struct tt_fault_backend *fb);
+
+/* Ends a taken call: releases our record, then tells the caller. */
+static void complete(struct fault_call *fc) {
+  struct tt_fault_backend *fb = fc->fb;
+  struct tt_backend_call *outer = fc->outer;
+  if (fc->prev)
+    fc->prev->next = fc->next;
+  else
+    fb->live = fc->next;
+  if (fc->next)
+    fc->next->prev = fc->prev;
+  json_decref(fc->processed);
+  json_decref(fc->unprocessed);
+  tt_backend_error_clear(&fc->sub.error);
+  json_decref(fc->sub.response);
+  free(fc);
+  outer->done(outer); /* may free `outer` or start another call */
+}
+
+static void fail_call(struct fault_call *fc, const char *type, unsigned status, const char *msg) {
+  struct tt_backend_call *c = fc->outer;
+  tt_backend_error_set(&c->error, type, status, "%s", msg);
+  snprintf(c->error.request_id, sizeof(c->error.request_id), "tt-fault-%llu",
+           (unsigned long long)fc->seq);
+  c->status = -1;
+  json_decref(c->response);
+  c->response = NULL;
+  complete(fc);
+}
+
+/* The inner backend finished our sub-call: hand its outcome to the caller. */
+static void sub_done_cb(struct tt_backend_call *sub) {
+  struct fault_call *fc = sub->arg;
+  struct tt_backend_call *c = fc->outer;
+  fc->in_inner = false;
+  c->status = sub->status;
+  c->response = sub->response;
+  sub->response = NULL;
+  tt_backend_error_clear(&c->error);
+  c->error = sub->error; /* moves the body too */
+  memset(&sub->error, 0, sizeof(sub->error));
+  if (c->status == 0 && fc->unprocessed != NULL &&
+      merge_unprocessed(c->op, c->response, fc->unprocessed) != 0) {
+    json_decref(c->response);
+    c->response = NULL;
+    fail_call(fc, "InternalFailure", 0, "out of memory merging unprocessed items");
+    return;
+  }
+  complete(fc);
+}
+
+static void run_inner(struct fault_call *fc, json_t *request) {
+  struct tt_fault_backend *fb = fc->fb;
+  memset(&fc->sub, 0, sizeof(fc->sub));
+  fc->sub.op = fc->outer->op;
+  fc->sub.request = request;
+  fc->sub.done = sub_done_cb;
+  fc->sub.arg = fc;
+  if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {
+    fail_call(fc, "InternalFailure", 0, "the backend refused the call");
+    return;
+  }
+  fc->in_inner = true;
+}
+
+/* A waiting call is due (or was canceled): do what its rule said. */
+static void run(struct fault_call *fc) {
+  if (fc->canceled) {
+    fail_call(fc, "RequestCanceled", 0, "Request canceled");
+    return;
+  }
+  switch (fc->kind) {
+  case FAULT_ERROR:
+    fail_call(fc, fc->error, fc->http_status, "injected fault");
+    return;
+  case FAULT_DELAY:
+    run_inner(fc, fc->outer->request);
+    return;
+  case FAULT_UNPROCESSED:
+    if (fc->processed != NULL) {
+      run_inner(fc, fc->processed);
+      return;
+    }
+    json_t *resp = all_unprocessed_response(fc->outer, fc->unprocessed);
+    if (resp == NULL) {
+      fail_call(fc, "InternalFailure", 0, "out of memory building unprocessed items");
+      return;
+    }
+    fc->outer->status = 0;
+    fc->outer->response = resp;
+    complete(fc);
+    return;
+  }
+}
+
+static void timer_cb(uv_timer_t *t) {
+  struct tt_fault_backend *fb = t->data;
+  uint64_t now = uv_now(fb->base.loop);
+  /* Calls started from inside a completion wait for the next tick, so a
+   * caller that restarts at once cannot keep this callback busy. */
+  uint64_t last = fb->seq;
+  while (fb->queue && fb->queue->due <= now && fb->queue->seq <= last) {
+    struct fault_call *fc = fb->queue;
+    fb->queue = fc->qnext;
+    fc->qnext = NULL;
+    run(fc);
+  }
+  arm_timer(fb);
+}
+
+static void arm_timer(struct tt_fault_backend *fb) {
+  if (fb->closing)
+    return;
+  if (fb->queue == NULL) {
+    uv_timer_stop(&fb->timer);
+    return;
+  }
+  uint64_t now = uv_now(fb->base.loop), due = fb->queue->due;
+  uv_timer_start(&fb->timer, timer_cb, due > now ? due - now : 0, 0);
+}
+
+/* ---- the port ------------------------------------------------------------ */
+
+static int fault_start(struct tt_backend *b, struct tt_backend_call *c) {
+  struct tt_fault_backend *fb = fb_of(b);
+  if (fb->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT)
+    return UV_EINVAL;
+  struct fault_rule *r = NULL;
+  for (size_t i = 0; i < fb->nrules && r == NULL; i++)
+    if (rule_matches(&fb->rules[i], c))
+      r = &fb->rules[i];
+  if (r == NULL)
+    return fb->inner->ops->start(fb->inner, c);
+  struct fault_call *fc = calloc(1, sizeof(*fc));
+  if (fc == NULL)
+    return UV_ENOMEM;
+  fc->fb = fb;
+  fc->outer = c;
+  fc->kind = r->kind;
+  fc->error = r->error;
+  fc->http_status = r->http_status;
+  if (r->kind == FAULT_UNPROCESSED) {
+    /* Split now: the rule may be cleared while the call waits. */
+    size_t n = eligible_count(c->op, c->request, r->table);
+    size_t k = r->unprocessed ? r->unprocessed : (n + 1) / 2;
+    if (k > n)
+      k = n;
+    if (split_batch(c, r->table, k, &fc->processed, &fc->unprocessed) != 0) {
+      free(fc);
+      return UV_ENOMEM;
+    }
+  }
+  r->fired++;
+  fb->fired_total++;
+  c->status = 0;
+  c->response = NULL;
+  c->canceled = false;
+  c->next = NULL;
+  fc->seq = ++fb->seq;
+  fc->due = uv_now(fb->base.loop) + r->latency_ms;
+  fc->next = fb->live;
+  if (fb->live)
+    fb->live->prev = fc;
+  fb->live = fc;
+  queue_insert(fb, fc);
+  arm_timer(fb);
+  return 0;
+}
+
+static void fault_cancel(struct tt_backend *b, struct tt_backend_call *c) {
+  struct tt_fault_backend *fb = fb_of(b);
+  struct fault_call *fc = fb->live;
+  while (fc && fc->outer != c)
+    fc = fc->next;
+  if (fc == NULL) { /* passed through, or already completed */
+    if (fb->inner->ops->cancel)
+      fb->inner->ops->cancel(fb->inner, c);
+    return;
+  }
+  if (fc->in_inner) {
+    if (fb->inner->ops->cancel)
+      fb->inner->ops->cancel(fb->inner, &fc->sub);
+    return;
+  }
+  if (fc->canceled)
+    return;
+  /* Waiting on our timer: finish now, without running the call. */
+  fc->canceled = true;
+  c->canceled = true;
+  queue_remove(fb, fc);
+  fc->due = 0;
+  queue_insert(fb, fc);
+  arm_timer(fb);
+}
+
+static void close_step(struct tt_fault_backend *fb) {
+  if (--fb->close_pending == 0 && fb->closed)
+    fb->closed(fb->closed_arg);
+}
+
+static void timer_closed_cb(uv_handle_t *h) { close_step(h->data); }
+
+static void inner_closed_cb(void *arg) { close_step(arg); }
+
+static void fault_close(struct tt_backend *b, void (*closed)(void *arg), void *arg) {
+  struct tt_fault_backend *fb = fb_of(b);
+  fb->closing = true;
+  fb->closed = closed;
+  fb->closed_arg = arg;
+  /* One for the timer, one for the inner backend, one held until both
+   * were asked, in case the inner backend reports closed at once. */
+  fb->close_pending = 3;
+  uv_close((uv_handle_t *)&fb->timer, timer_closed_cb);
+  if (fb->inner->ops->close)
+    fb->inner->ops->close(fb->inner, inner_closed_cb, fb);
+  else
+    fb->close_pending--;
+  close_step(fb);
+}
+
+static void free_rule(struct fault_rule *r) {
+  free(r->table);
+  free(r->model);
+  memset(r, 0, sizeof(*r));
+}
+
+static void fault_destroy(struct tt_backend *b) {
+  struct tt_fault_backend *fb = fb_of(b);
+  if (fb->inner->ops->destroy)
+    fb->inner->ops->destroy(fb->inner);
+  for (size_t i = 0; i < fb->nrules; i++)
+    free_rule(&fb->rules[i]);
+  /* The port forbids closing with calls outstanding; free what a buggy
+   * caller left rather than leak it. */
+  while (fb->live) {
+    struct fault_call *fc = fb->live;
+    fb->live = fc->next;
+    json_decref(fc->processed);
+    json_decref(fc->unprocessed);
+    free(fc);
+  }
+  fb->magic = 0;
+  free(fb);
+}
+
+static const struct tt_backend_ops fault_ops = {
+    .name = "fault",
+    .start = fault_start,
+    .cancel = fault_cancel,
+    .close = fault_close,
+    .destroy = fault_destroy,
+};
+
+int tt_fault_backend_new(struct tt_backend *inner, uv_loop_t *loop, struct tt_backend **out) {
+  if (inner == NULL || inner->ops == NULL || inner->ops->start == NULL || loop == NULL)
+    return UV_EINVAL;
+  struct tt_fault_backend *fb = calloc(1, sizeof(*fb));
+  if (fb == NULL)
+    return UV_ENOMEM;
+  int rc = uv_timer_init(loop, &fb->timer);
+  if (rc != 0) {
+    free(fb);
+    return rc;
+  }
+  fb->timer.data = fb;
+  fb->magic = FAULT_MAGIC;
+  fb->inner = inner;
+  fb->next_id = 1;
+  fb->base.ops = &fault_ops;
+  fb->base.loop = loop;
+  fb->base.impl = fb;
+  *out = &fb->base;
+  return 0;
+}
+
+struct tt_fault_backend *tt_fault_backend_of(struct tt_backend *b) {
+  return b != NULL && b->ops == &fault_ops ? fb_of(b) : NULL;
+}
+
+struct tt_backend *tt_fault_inner(struct tt_fault_backend *fb) { return fb->inner; }
+
+/* ---- rules --------------------------------------------------------------- */
+
+static int parse_op(const char *name) {
+  for (int op = 0; op < TT_DDB_OP__COUNT; op++)
+    if (strcmp(name, tt_ddb_op_name((enum tt_ddb_op)op)) == 0)
+      return op;
+  return -2;
+}
+
+int tt_fault_add(struct tt_fault_backend *fb, const struct tt_fault_spec *spec, unsigned *id,
+                 struct tt_error *err) {
+  struct fault_rule r = {0};
+  if (spec->op == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "op", "op is required: a DynamoDB operation "
+                                                      "name such as PutItem, or \"*\"");
+  r.op = strcmp(spec->op, "*") == 0 ? -1 : parse_op(spec->op);
+  if (r.op == -2)
+    return tt_error_set(err, TT_ERR_VALIDATION, "op",
+                        "op must be a DynamoDB operation name such as PutItem, or \"*\"");
+  r.op_name = r.op < 0 ? "*" : tt_ddb_op_name((enum tt_ddb_op)r.op);
+  r.kind = FAULT_DELAY;
+  if (spec->error != NULL) {
+    if (strcmp(spec->error, unprocessed_name) == 0) {
+      if (r.op >= 0 && !is_batch(r.op))
+        return tt_error_set(err, TT_ERR_VALIDATION, "error",
+                            "error Unprocessed applies only to BatchWriteItem and BatchGetItem");
+      r.kind = FAULT_UNPROCESSED;
+      r.error = unprocessed_name;
+    } else {
+      for (size_t i = 0; i < sizeof(fault_errors) / sizeof(fault_errors[0]); i++)
+        if (strcmp(spec->error, fault_errors[i].type) == 0) {
+          r.kind = FAULT_ERROR;
+          r.error = fault_errors[i].type;
+          r.http_status = fault_errors[i].http_status;
+        }
+      if (r.kind != FAULT_ERROR)
+        return tt_error_set(err, TT_ERR_VALIDATION, "error",
+                            "error must be one of ProvisionedThroughputExceededException, "
+                            "InternalServerError, ServiceUnavailable, Timeout, "
+                            "ConnectionReset, ConditionalCheckFailedException, Unprocessed");
+    }
+  }
+  if (spec->times < 1 || spec->times > TT_FAULT_MAX_TIMES)
+    return tt_error_set(err, TT_ERR_VALIDATION, "times", "times must be an integer from 1 to %u",
+                        TT_FAULT_MAX_TIMES);
+  if (spec->latency_ms > TT_FAULT_MAX_LATENCY_MS)
+    return tt_error_set(err, TT_ERR_VALIDATION, "latency_ms",
+                        "latency_ms must be an integer from 0 to %u", TT_FAULT_MAX_LATENCY_MS);
+  if (r.kind == FAULT_DELAY && spec->latency_ms == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "error",
+                        "a fault needs an error, a latency_ms above 0, or both");
+  if (spec->unprocessed > 0 && r.kind != FAULT_UNPROCESSED)
+    return tt_error_set(err, TT_ERR_VALIDATION, "unprocessed",
+                        "unprocessed applies only to error Unprocessed");
+  if (spec->unprocessed > TT_FAULT_MAX_UNPROCESSED)
+    return tt_error_set(err, TT_ERR_VALIDATION, "unprocessed",
+                        "unprocessed must be an integer from 1 to %u", TT_FAULT_MAX_UNPROCESSED);
+  if (spec->table != NULL && (spec->table[0] == '\0' || strlen(spec->table) > 255))
+    return tt_error_set(err, TT_ERR_VALIDATION, "table",
+                        "table must be a table name of 1 to 255 characters");
+  if (fb->nrules == TT_FAULT_MAX_RULES) {
+    /* Make room by forgetting the oldest expired rule. */
+    size_t i = 0;
+    while (i < fb->nrules && fb->rules[i].fired < fb->rules[i].times)
+      i++;
+    if (i == fb->nrules)
+      return tt_error_set(err, TT_ERR_VALIDATION, "faults",
+                          "at most %d fault rules can be active; clear them with DELETE "
+                          "/v1/_faults",
+                          TT_FAULT_MAX_RULES);
+    free_rule(&fb->rules[i]);
+    memmove(&fb->rules[i], &fb->rules[i + 1], (fb->nrules - i - 1) * sizeof(fb->rules[0]));
+    fb->nrules--;
+  }
+  r.times = spec->times;
+  r.latency_ms = spec->latency_ms;
+  r.unprocessed = spec->unprocessed;
+  r.table = spec->table ? strdup(spec->table) : NULL;
+  r.model = spec->model ? strdup(spec->model) : NULL;
+  if ((spec->table && r.table == NULL) || (spec->model && r.model == NULL)) {
+    free_rule(&r);
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  r.id = fb->next_id++;
+  fb->rules[fb->nrules++] = r;
+  if (id)
+    *id = r.id;
+  return 0;
+}
+
+void tt_fault_clear(struct tt_fault_backend *fb) {
+  for (size_t i = 0; i < fb->nrules; i++)
+    free_rule(&fb->rules[i]);
+  fb->nrules = 0;
+}
+
+size_t tt_fault_rule_count(const struct tt_fault_backend *fb) { return fb->nrules; }
+
+int tt_fault_rule_get(const struct tt_fault_backend *fb, size_t i, struct tt_fault_rule_info *out) {
+  if (i >= fb->nrules)
+    return -1;
+  const struct fault_rule *r = &fb->rules[i];
+  *out = (struct tt_fault_rule_info){
+      .id = r->id,
+      .op = r->op_name,
+      .table = r->table,
+      .model = r->model,
+      .error = r->error,
+      .times = r->times,
+      .fired = r->fired,
+      .latency_ms = r->latency_ms,
+      .unprocessed = r->unprocessed,
+  };
+  return 0;
+}
+
+unsigned tt_fault_fired(const struct tt_fault_backend *fb, unsigned id) {
+  for (size_t i = 0; i < fb->nrules; i++)
+    if (fb->rules[i].id == id)
+      return fb->rules[i].fired;
+  return 0;
+}
+
+uint64_t tt_fault_fired_total(const struct tt_fault_backend *fb) { return fb->fired_total; }
