@@ -6,6 +6,8 @@
 
 #include "api/handlers.h"
 #include "orm/items.h"
+#include "orm/txn.h"
+#include "orm/unique.h"
 
 struct item_job {
   struct tt_orm_item_op op; /* first */
@@ -88,7 +90,12 @@ static struct item_job *item_job_new(struct tt_request *req, enum tt_orm_item_ki
 
 /* Starts the op; the answer comes from item_joined once it is joined. */
 static void run(struct tt_request *req, struct item_job *job) {
-  tt_orm_item_start(&job->op);
+  /* Writes of a model with unique attributes move guard items with the
+   * item, in one transaction (orm/txn.h). */
+  if (tt_unique_model_has(job->op.ctx.model))
+    tt_orm_txn_item_start(&job->op);
+  else
+    tt_orm_item_start(&job->op);
   (void)req;
 }
 

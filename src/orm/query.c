@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "orm/item.h"
+#include "orm/unique.h"
 #include "value/base64.h"
 #include "value/codec_ddb.h"
 #include "value/codec_logical.h"
@@ -305,6 +306,28 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
     json_object_set_new(req, "FilterExpression", json_string(text));
     free(text);
     text = NULL;
+  }
+  /* Guard items of unique attributes (orm/unique.h) are not items of the
+   * model: leave them out of every query and scan. */
+  json_t *guards = tt_unique_query_filter(m);
+  if (guards) {
+    int grc = tt_expr_build_condition(op->builder, guards, "filter", &text, err);
+    json_decref(guards);
+    if (grc != 0)
+      goto done;
+    const char *user = json_string_value(json_object_get(req, "FilterExpression"));
+    struct tt_buf both;
+    tt_buf_init(&both, 0);
+    grc = user ? tt_buf_printf(&both, "(%s) AND %s", user, text) : tt_buf_puts(&both, text);
+    free(text);
+    text = NULL;
+    if (grc != 0) {
+      tt_buf_free(&both);
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto done;
+    }
+    json_object_set_new(req, "FilterExpression", json_string(both.data));
+    tt_buf_free(&both);
   }
   if (op->count_only) {
     json_object_set_new(req, "Select", json_string("COUNT"));

@@ -44,8 +44,10 @@ CAPABILITIES = [
     "scan.basic",
     "count.native",
     "get.optional",
-    # Batches and transactions (issue 5) are not served yet:
-    # "transact_get", "transact.write", "batch.get", "batch.write",
+    "transact_get",
+    "transact.write",
+    "batch.get",
+    "batch.write",
     "type.matrix",
     "number.precision.exact",
     "error.version_conflict",

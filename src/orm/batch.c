@@ -1,0 +1,812 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* batch.c -- batch-get and batch-write over BatchGetItem/BatchWriteItem:
+ * validate everything, split into chunks, run a bounded number of chunks at
+ * once, retry unprocessed keys and items with backoff, join every worker. */
+#include "orm/batch.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/sleep_op.h"
+#include "obs/log.h"
+#include "orm/item.h"
+#include "orm/key.h"
+#include "orm/unique.h"
+#include "value/codec_ddb.h"
+
+/* Unprocessed work is not retried when the backoff would end closer than
+ * this to the request deadline: the answer would come too late. */
+#define DEADLINE_MARGIN_NS (50u * 1000000u)
+/* Room for the RequestItems wrapper of a BatchWriteItem call. */
+#define WRITE_ENVELOPE_BYTES 1024u
+
+/* ---- keys as canonical text, for duplicates and for matching answers ---- */
+
+struct kslot {
+  char *text; /* NULL when free */
+  size_t len;
+  size_t index;
+};
+
+struct keymap {
+  struct kslot *slots;
+  size_t cap; /* a power of two */
+};
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+static int keymap_init(struct keymap *km, size_t n) {
+  km->cap = 16;
+  while (km->cap < n * 2)
+    km->cap *= 2;
+  km->slots = calloc(km->cap, sizeof(*km->slots));
+  return km->slots ? 0 : -1;
+}
+
+static void keymap_free(struct keymap *km) {
+  for (size_t i = 0; km->slots && i < km->cap; i++)
+    free(km->slots[i].text);
+  free(km->slots);
+  km->slots = NULL;
+}
+
+static struct kslot *keymap_slot(const struct keymap *km, const char *text, size_t len) {
+  size_t i = (size_t)fnv1a(text, len) & (km->cap - 1);
+  for (;;) {
+    struct kslot *s = &km->slots[i];
+    if (s->text == NULL || (s->len == len && memcmp(s->text, text, len) == 0))
+      return s;
+    i = (i + 1) & (km->cap - 1);
+  }
+}
+
+/* The canonical text of a key (an M): DynamoDB JSON, names sorted, numbers
+ * canonical. Returns 0 or -1 (out of memory). */
+static int key_text(const struct tt_av *key, struct tt_buf *out) {
+  tt_buf_reset(out);
+  return tt_ddb_item_write(out, key, 0);
+}
+
+/* Adds key -> index. Returns 0, 1 when the key is already there (*dup gets
+ * its index), -1 when out of memory. */
+static int keymap_add(struct keymap *km, const struct tt_av *key, size_t index, size_t *dup,
+                      struct tt_buf *scratch) {
+  if (key_text(key, scratch) != 0)
+    return -1;
+  struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
+  if (s->text) {
+    *dup = s->index;
+    return 1;
+  }
+  if ((s->text = malloc(scratch->len + 1)) == NULL)
+    return -1;
+  memcpy(s->text, scratch->data, scratch->len + 1);
+  s->len = scratch->len;
+  s->index = index;
+  return 0;
+}
+
+/* Index of `key`, or -1 when it was not requested. */
+static long keymap_find(const struct keymap *km, const struct tt_av *key, struct tt_buf *scratch) {
+  if (key_text(key, scratch) != 0)
+    return -1;
+  const struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
+  return s->text ? (long)s->index : -1;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+/* One key (batch-get) or one write request (batch-write). */
+struct breq {
+  struct tt_av key;  /* M */
+  struct tt_av item; /* a put's whole item; NULL-typed otherwise */
+  bool is_put;
+  bool done;         /* read, or written */
+  size_t pos;        /* index inside `keys`, `put` or `delete` */
+  size_t wire_bytes; /* size of its DynamoDB JSON (writes) */
+};
+
+struct chunk {
+  struct tt_orm_batch_state *st;
+  size_t *pending; /* request indexes not yet done */
+  size_t npending;
+  unsigned round; /* unprocessed retries so far */
+  struct tt_client_call calls[2];
+  unsigned ncalls;
+  struct tt_sleep_op sleep;
+};
+
+struct tt_orm_batch_state {
+  struct tt_orm_batch_op *op;
+  struct breq *reqs;
+  size_t n;
+  struct keymap keys;
+  struct tt_buf scratch;
+  struct chunk *chunks;
+  size_t nchunks, next_chunk;
+  unsigned running; /* chunks started and not finished, + 1 while starting */
+  /* batch-get */
+  const json_t *select;
+  bool consistent;
+  char *projection;
+  json_t *proj_names;
+  struct tt_av *found; /* per request; NULL-typed when missing */
+  /* outcome */
+  size_t processed;
+  bool failed; /* a backend error: stop starting chunks */
+  struct tt_error first_err;
+  json_t *first_details;
+  uint32_t retry_after_s;
+  bool gave_up; /* unprocessed work left at the deadline */
+};
+
+unsigned tt_orm_batch_concurrency(const struct tt_orm *orm) {
+  unsigned c = orm ? orm->batch_concurrency : 0;
+  return c ? c : TT_ORM_BATCH_DEFAULT_CONCURRENCY;
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void state_free(struct tt_orm_batch_state *st) {
+  for (size_t i = 0; i < st->n; i++) {
+    tt_av_free(&st->reqs[i].key);
+    tt_av_free(&st->reqs[i].item);
+    if (st->found)
+      tt_av_free(&st->found[i]);
+  }
+  free(st->reqs);
+  free(st->found);
+  st->reqs = NULL;
+  st->found = NULL;
+  keymap_free(&st->keys);
+  tt_buf_free(&st->scratch);
+  free(st->projection);
+  st->projection = NULL;
+  json_decref(st->proj_names);
+  st->proj_names = NULL;
+  json_decref(st->first_details);
+  st->first_details = NULL;
+}
+
+static void op_finish(struct tt_orm_batch_op *op) {
+  if (op->st)
+    state_free(op->st);
+  tt_orm_ctx_finish(&op->ctx);
+}
+
+static int fail_now(struct tt_orm_batch_op *op, const struct tt_error *err) {
+  tt_orm_fail(op->ctx.result, err);
+  op_finish(op);
+  return 0;
+}
+
+static int oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+/* ---- validation ------------------------------------------------------------- */
+
+static int check_members(const json_t *body, const char *const *names, size_t n,
+                         const char *what, struct tt_error *err) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    bool ok = false;
+    for (size_t i = 0; i < n && !ok; i++)
+      ok = strcmp(k, names[i]) == 0;
+    if (!ok)
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k, what);
+  }
+  return 0;
+}
+
+static const char *list_name(const struct tt_orm_batch_state *st, const struct breq *r) {
+  return !st->op->write ? "keys" : r->is_put ? "put" : "delete";
+}
+
+/* Registers request i's key; a key named twice is a ValidationError that
+ * names both places (never the key itself). */
+static int add_key(struct tt_orm_batch_state *st, size_t i, const char *field,
+                   struct tt_error *err) {
+  size_t dup = 0;
+  int rc = keymap_add(&st->keys, &st->reqs[i].key, i, &dup, &st->scratch);
+  if (rc < 0)
+    return oom(err);
+  if (rc == 1)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s names the same item as %s[%zu]; a batch may name each item once",
+                        field, list_name(st, &st->reqs[dup]), st->reqs[dup].pos);
+  return 0;
+}
+
+static int parse_get(struct tt_orm_batch_op *op, struct tt_error *err) {
+  static const char *const members[] = {"keys", "select", "consistent"};
+  struct tt_orm_batch_state *st = op->st;
+  const struct tt_model *m = op->ctx.model;
+  if (check_members(op->body, members, 3, "batch-get", err) != 0)
+    return -1;
+  const json_t *keys = json_object_get(op->body, "keys");
+  if (!json_is_array(keys))
+    return tt_error_set(err, TT_ERR_VALIDATION, "keys", "keys must be an array of key objects");
+  if (json_array_size(keys) > TT_ORM_BATCH_MAX)
+    return tt_error_set(err, TT_ERR_VALIDATION, "keys",
+                        "a batch-get takes at most %d keys; split the request",
+                        TT_ORM_BATCH_MAX);
+  const json_t *c = json_object_get(op->body, "consistent");
+  if (c && !json_is_boolean(c))
+    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
+  st->consistent = json_is_true(c);
+  const json_t *sel = json_object_get(op->body, "select");
+  if (sel && !json_is_null(sel)) {
+    if (!json_is_array(sel) || json_array_size(sel) == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "select",
+                          "select must be a non-empty list of attribute paths");
+    if (tt_orm_check_select(m, sel, "select", err) != 0)
+      return -1;
+    st->select = sel;
+  }
+  st->n = json_array_size(keys);
+  if (keymap_init(&st->keys, st->n) != 0 ||
+      (st->n && ((st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL ||
+                 (st->found = calloc(st->n, sizeof(*st->found))) == NULL))) {
+    st->n = 0;
+    return oom(err);
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    char field[32];
+    snprintf(field, sizeof(field), "keys[%zu]", i);
+    st->reqs[i].pos = i;
+    const json_t *k = json_array_get(keys, i);
+    if (!json_is_object(k))
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be a key object", field);
+    if (tt_orm_key_from_json(m, k, field, &st->reqs[i].key, err) != 0 ||
+        add_key(st, i, field, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* The projection of a batch-get: the caller's paths plus the key
+ * attributes, without which found items could not be matched to keys. */
+static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err) {
+  const struct tt_model *m = st->op->ctx.model;
+  if (st->select == NULL)
+    return 0;
+  json_t *paths = json_deep_copy(st->select);
+  const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  int rc = -1;
+  struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  if (paths == NULL || b == NULL) {
+    oom(err);
+    goto done;
+  }
+  for (size_t k = 0; k < 2; k++) {
+    if (keys[k] == NULL)
+      continue;
+    bool covered = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(st->select, i, p) {
+      const char *s = json_string_value(p);
+      size_t n = strcspn(s, ".[");
+      covered |= n == keys[k]->name_len && memcmp(s, keys[k]->name, n) == 0;
+    }
+    if (!covered && json_array_append_new(paths, json_string(keys[k]->name)) != 0) {
+      oom(err);
+      goto done;
+    }
+  }
+  if (tt_expr_build_projection(b, paths, "select", &st->projection, err) != 0)
+    goto done;
+  struct tt_av names, values;
+  if (tt_expr_builder_take(b, &names, &values, err) != 0)
+    goto done;
+  st->proj_names = json_object();
+  for (size_t i = 0; st->proj_names && i < names.len; i++)
+    json_object_set_new(st->proj_names, names.u.members[i].name,
+                        json_stringn(names.u.members[i].value.u.bytes,
+                                     names.u.members[i].value.len));
+  tt_av_free(&names);
+  tt_av_free(&values);
+  rc = st->proj_names ? 0 : oom(err);
+done:
+  json_decref(paths);
+  tt_expr_builder_free(b);
+  return rc;
+}
+
+static int wire_size(const struct tt_av *v, struct tt_buf *scratch, size_t *out) {
+  tt_buf_reset(scratch);
+  if (tt_ddb_item_write(scratch, v, 0) != 0)
+    return -1;
+  *out = scratch->len + 32; /* {"PutRequest":{"Item": ... }}, */
+  return 0;
+}
+
+static int parse_write(struct tt_orm_batch_op *op, struct tt_error *err) {
+  static const char *const members[] = {"put", "delete"};
+  struct tt_orm_batch_state *st = op->st;
+  const struct tt_model *m = op->ctx.model;
+  if (check_members(op->body, members, 2, "batch-write", err) != 0)
+    return -1;
+  const json_t *puts = json_object_get(op->body, "put");
+  const json_t *dels = json_object_get(op->body, "delete");
+  if (puts && !json_is_array(puts))
+    return tt_error_set(err, TT_ERR_VALIDATION, "put", "put must be an array of items");
+  if (dels && !json_is_array(dels))
+    return tt_error_set(err, TT_ERR_VALIDATION, "delete", "delete must be an array of keys");
+  size_t np = json_array_size(puts), nd = json_array_size(dels);
+  if (np + nd > TT_ORM_BATCH_MAX)
+    return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
+                        "a batch-write takes at most %d requests (puts and deletes together); "
+                        "split the request",
+                        TT_ORM_BATCH_MAX);
+  if (np + nd > 0 && tt_unique_model_has(m)) {
+    for (size_t i = 0; i < m->n_attrs; i++)
+      if (m->attrs[i].unique)
+        return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
+                            "model %s keeps %s unique, which a batch-write cannot do (it has "
+                            "no conditions); use POST /v1/transactions/write or the item "
+                            "endpoints",
+                            m->name, m->attrs[i].name);
+  }
+  st->n = np + nd;
+  if (keymap_init(&st->keys, st->n) != 0 ||
+      (st->n && (st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL)) {
+    st->n = 0;
+    return oom(err);
+  }
+  int64_t now = tt_orm_now_ns(op->ctx.orm);
+  const struct tt_model_attr *ver = tt_model_lifecycle(m, TT_LC_VERSION);
+  for (size_t i = 0; i < st->n; i++) {
+    struct breq *r = &st->reqs[i];
+    char field[32];
+    r->is_put = i < np;
+    r->pos = r->is_put ? i : i - np;
+    snprintf(field, sizeof(field), "%s[%zu]", r->is_put ? "put" : "delete", r->pos);
+    const json_t *v = json_array_get(r->is_put ? puts : dels, r->pos);
+    if (!json_is_object(v))
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be an object", field);
+    if (r->is_put) {
+      struct tt_orm_expected exp = {0};
+      if (tt_orm_item_from_json(m, v, TT_ORM_PUT, now, field, &r->item, &exp, err) != 0)
+        return -1;
+      if (exp.present) {
+        char f[160];
+        snprintf(f, sizeof(f), "%s.%s", field, ver ? ver->name : "version");
+        return tt_error_set(err, TT_ERR_VALIDATION, f,
+                            "a batch put cannot check a version (BatchWriteItem has no "
+                            "conditions); leave it out, or use a transaction");
+      }
+      if (tt_orm_key_of_item(m, &r->item, field, &r->key, err) != 0)
+        return -1;
+    } else if (tt_orm_key_from_json(m, v, field, &r->key, err) != 0) {
+      return -1;
+    }
+    if (wire_size(r->is_put ? &r->item : &r->key, &st->scratch, &r->wire_bytes) != 0)
+      return oom(err);
+    if (add_key(st, i, field, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Splits the requests, in order, into chunks of DynamoDB's sizes. */
+static int make_chunks(struct tt_orm_batch_state *st, struct tt_error *err) {
+  size_t per = st->op->write ? TT_ORM_BATCH_WRITE_CHUNK : TT_ORM_BATCH_GET_CHUNK;
+  size_t max = st->n; /* at most one chunk per request */
+  st->chunks = tt_arena_alloc(st->op->ctx.arena, (max ? max : 1) * sizeof(*st->chunks));
+  if (st->chunks == NULL)
+    return oom(err);
+  size_t i = 0;
+  while (i < st->n) {
+    struct chunk *ch = &st->chunks[st->nchunks++];
+    ch->st = st;
+    ch->pending = tt_arena_alloc(st->op->ctx.arena, per * sizeof(*ch->pending));
+    if (ch->pending == NULL)
+      return oom(err);
+    size_t bytes = WRITE_ENVELOPE_BYTES;
+    while (i < st->n && ch->npending < per) {
+      size_t b = st->op->write ? st->reqs[i].wire_bytes : 0;
+      if (ch->npending > 0 && bytes + b > TT_ORM_BATCH_REQUEST_BYTES)
+        break; /* the 16 MB request limit */
+      bytes += b;
+      ch->pending[ch->npending++] = i++;
+    }
+  }
+  return 0;
+}
+
+/* ---- running chunks --------------------------------------------------------- */
+
+static void start_chunk(struct chunk *ch);
+static void finish_all(struct tt_orm_batch_state *st);
+
+static bool stopping(const struct tt_orm_batch_state *st) {
+  return st->failed || st->op->ctx.join->canceled;
+}
+
+/* A chunk finished (done, failed or gave up): its lane takes the next one. */
+static void chunk_done(struct chunk *ch) {
+  struct tt_orm_batch_state *st = ch->st;
+  if (!stopping(st) && st->next_chunk < st->nchunks) {
+    start_chunk(&st->chunks[st->next_chunk++]);
+    return;
+  }
+  if (--st->running == 0)
+    finish_all(st);
+}
+
+static json_t *chunk_request(struct chunk *ch) {
+  struct tt_orm_batch_state *st = ch->st;
+  const struct tt_model *m = st->op->ctx.model;
+  json_t *list = json_array();
+  json_t *req = NULL;
+  if (list == NULL)
+    return NULL;
+  for (size_t i = 0; i < ch->npending; i++) {
+    const struct breq *r = &st->reqs[ch->pending[i]];
+    json_t *e;
+    if (!st->op->write)
+      e = tt_ddb_item_to_json(&r->key);
+    else if (r->is_put)
+      e = json_pack("{s:{s:o*}}", "PutRequest", "Item", tt_ddb_item_to_json(&r->item));
+    else
+      e = json_pack("{s:{s:o*}}", "DeleteRequest", "Key", tt_ddb_item_to_json(&r->key));
+    if (e == NULL || json_array_append_new(list, e) != 0) {
+      json_decref(list);
+      return NULL;
+    }
+  }
+  if (st->op->write) {
+    req = json_pack("{s:{s:o}}", "RequestItems", m->table, list);
+  } else {
+    json_t *spec = json_pack("{s:o}", "Keys", list);
+    if (spec && st->consistent)
+      json_object_set_new(spec, "ConsistentRead", json_true());
+    if (spec && st->projection) {
+      json_object_set_new(spec, "ProjectionExpression", json_string(st->projection));
+      if (json_object_size(st->proj_names))
+        json_object_set(spec, "ExpressionAttributeNames", st->proj_names);
+    }
+    req = spec ? json_pack("{s:{s:o}}", "RequestItems", m->table, spec) : NULL;
+  }
+  return req;
+}
+
+static void chunk_cb(struct tt_client_call *call);
+
+static void start_chunk(struct chunk *ch) {
+  struct tt_orm_batch_state *st = ch->st;
+  struct tt_orm_batch_op *op = st->op;
+  json_t *req = chunk_request(ch);
+  struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
+  call->request_id = op->ctx.request_id;
+  call->model = op->ctx.model->name;
+  enum tt_ddb_op dop = op->write ? TT_DDB_BATCH_WRITE_ITEM : TT_DDB_BATCH_GET_ITEM;
+  if (tt_client_start(op->ctx.orm->client, op->ctx.join, call, dop, req, chunk_cb, ch) != 0) {
+    call->bc.status = -1;
+    chunk_cb(call);
+    tt_backend_error_clear(&call->bc.error);
+  }
+}
+
+/* Records the first backend failure and stops the other chunks. */
+static void chunk_failed(struct tt_orm_batch_state *st, const struct tt_backend_error *e) {
+  if (st->failed)
+    return;
+  struct tt_orm_result scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  tt_orm_fail_backend(&scratch, e, st->op->ctx.model->name);
+  st->failed = true;
+  st->first_err = scratch.err;
+  st->retry_after_s = scratch.retry_after_s;
+  st->first_details = scratch.details;
+  /* The others stop too; they are still joined before the answer. */
+  tt_join_cancel(st->op->ctx.join);
+}
+
+/* Marks the requests of `resp` that came back unprocessed; every other
+ * pending request is done. Returns 0 or -1 (an answer we cannot match). */
+static int settle(struct chunk *ch, const json_t *resp) {
+  struct tt_orm_batch_state *st = ch->st;
+  const struct tt_model *m = st->op->ctx.model;
+  struct tt_error err;
+  const json_t *left;
+  bool *keep = calloc(ch->npending ? ch->npending : 1, sizeof(bool));
+  if (keep == NULL)
+    return -1;
+  int rc = -1;
+  if (st->op->write) {
+    left = json_object_get(json_object_get(resp, "UnprocessedItems"), m->table);
+  } else {
+    left = json_object_get(json_object_get(json_object_get(resp, "UnprocessedKeys"), m->table),
+                           "Keys");
+    size_t i;
+    json_t *raw;
+    json_array_foreach(json_object_get(json_object_get(resp, "Responses"), m->table), i, raw) {
+      struct tt_av item, key;
+      if (tt_ddb_item_from_json(raw, "Responses", &item, &err) != 0)
+        goto done;
+      long at = tt_orm_key_of_item(m, &item, NULL, &key, &err) == 0
+                    ? keymap_find(&st->keys, &key, &st->scratch)
+                    : -1;
+      tt_av_free(&key);
+      if (at < 0) {
+        tt_av_free(&item);
+        goto done;
+      }
+      tt_av_free(&st->found[at]);
+      st->found[at] = item;
+    }
+  }
+  size_t i;
+  json_t *e;
+  json_array_foreach(left, i, e) {
+    const json_t *src = e;
+    const char *path = "UnprocessedKeys";
+    if (st->op->write) {
+      const json_t *put = json_object_get(e, "PutRequest");
+      src = put ? json_object_get(put, "Item")
+                : json_object_get(json_object_get(e, "DeleteRequest"), "Key");
+      path = "UnprocessedItems";
+    }
+    struct tt_av v, key;
+    if (tt_ddb_item_from_json(src, path, &v, &err) != 0)
+      goto done;
+    int krc = tt_orm_key_of_item(m, &v, NULL, &key, &err);
+    tt_av_free(&v);
+    long at = krc == 0 ? keymap_find(&st->keys, &key, &st->scratch) : -1;
+    tt_av_free(&key);
+    if (at < 0)
+      goto done;
+    for (size_t k = 0; k < ch->npending; k++)
+      if (ch->pending[k] == (size_t)at)
+        keep[k] = true;
+  }
+  size_t n = 0;
+  for (size_t k = 0; k < ch->npending; k++) {
+    if (keep[k]) {
+      ch->pending[n++] = ch->pending[k];
+    } else {
+      st->reqs[ch->pending[k]].done = true;
+      st->processed++;
+    }
+  }
+  ch->npending = n;
+  rc = 0;
+done:
+  free(keep);
+  return rc;
+}
+
+static void sleep_done(struct tt_sleep_op *s, void *arg) {
+  struct chunk *ch = arg;
+  if (s->canceled || stopping(ch->st)) {
+    chunk_done(ch);
+    return;
+  }
+  start_chunk(ch);
+}
+
+static void log_unprocessed(struct chunk *ch, uint64_t wait_ms, bool giving_up) {
+  struct tt_orm_batch_state *st = ch->st;
+  const char *op = st->op->write ? "BatchWriteItem" : "BatchGetItem";
+  struct tt_families *fams = st->op->ctx.orm->client->fams;
+  if (fams && !giving_up) {
+    const char *labels[2] = {op, "unprocessed"};
+    tt_metric_add(fams->backend_retries, labels, 1);
+  }
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, giving_up ? "batch.unprocessed_left" : "batch.unprocessed_retry");
+  tt_log_str(&l, "request_id", st->op->ctx.request_id);
+  tt_log_str(&l, "op", op);
+  tt_log_str(&l, "model", st->op->ctx.model->name);
+  tt_log_int(&l, "attempt", (int64_t)ch->round + 1);
+  tt_log_int(&l, "unprocessed", (int64_t)ch->npending);
+  if (!giving_up)
+    tt_log_int(&l, "backoff_ms", (int64_t)wait_ms);
+  tt_log_end(&l);
+}
+
+static void chunk_cb(struct tt_client_call *call) {
+  struct chunk *ch = call->arg;
+  struct tt_orm_batch_state *st = ch->st;
+  struct tt_orm_batch_op *op = st->op;
+  if (call->bc.status != 0) {
+    chunk_failed(st, &call->bc.error);
+    chunk_done(ch);
+    return;
+  }
+  if (settle(ch, call->bc.response) != 0) {
+    struct tt_backend_error e;
+    memset(&e, 0, sizeof(e));
+    tt_backend_error_set(&e, "InternalFailure", 500,
+                         "the backend answered keys that were not requested");
+    e.retryable = false;
+    chunk_failed(st, &e);
+    tt_backend_error_clear(&e);
+    chunk_done(ch);
+    return;
+  }
+  if (ch->npending == 0 || stopping(st)) {
+    chunk_done(ch);
+    return;
+  }
+  /* Unprocessed work: back off (full jitter, growing) and send the rest
+   * again, unless the deadline would pass first. */
+  struct tt_backend_error synthetic;
+  memset(&synthetic, 0, sizeof(synthetic));
+  uint64_t wait = tt_client_backoff_ms(op->ctx.orm->client, &synthetic, ch->round + 1);
+  if (op->deadline_ns && mono_ns() + wait * 1000000u + DEADLINE_MARGIN_NS >= op->deadline_ns) {
+    st->gave_up = true;
+    log_unprocessed(ch, wait, true);
+    chunk_done(ch);
+    return;
+  }
+  log_unprocessed(ch, wait, false);
+  ch->round++;
+  ch->sleep.on_done = sleep_done;
+  ch->sleep.arg = ch;
+  if (tt_sleep_op_start(&ch->sleep, op->ctx.orm->client->loop, op->ctx.join, wait, false) != 0) {
+    st->gave_up = true;
+    chunk_done(ch);
+  }
+}
+
+/* ---- answers ---------------------------------------------------------------- */
+
+static json_t *unprocessed_json(struct tt_orm_batch_state *st) {
+  json_t *puts = json_array(), *dels = json_array(), *out = NULL;
+  if (puts == NULL || dels == NULL)
+    goto done;
+  for (size_t i = 0; i < st->n; i++) {
+    const struct breq *r = &st->reqs[i];
+    if (r->done)
+      continue;
+    json_t *list = !st->op->write || r->is_put ? puts : dels;
+    if (json_array_append_new(list, json_integer((json_int_t)r->pos)) != 0)
+      goto done;
+  }
+  if (st->op->write)
+    out = json_pack("{s:O, s:O}", "put", puts, "delete", dels);
+  else
+    out = json_incref(puts);
+done:
+  json_decref(puts);
+  json_decref(dels);
+  return out;
+}
+
+static int answer_get(struct tt_orm_batch_state *st, struct tt_error *err) {
+  struct tt_buf *b = &st->op->ctx.result->body;
+  const struct tt_model *m = st->op->ctx.model;
+  tt_buf_reset(b);
+  if (tt_buf_puts(b, "{\"items\":[") != 0)
+    return oom(err);
+  bool first = true;
+  for (size_t i = 0; i < st->n; i++) {
+    if (st->found[i].type != TT_AV_M)
+      continue;
+    if ((!first && tt_buf_puts(b, ",") != 0) ||
+        tt_orm_item_write(b, m, &st->found[i], st->select, err) != 0)
+      return -1;
+    first = false;
+  }
+  if (tt_buf_puts(b, "],\"missing\":[") != 0)
+    return oom(err);
+  first = true;
+  for (size_t i = 0; i < st->n; i++) {
+    if (st->found[i].type == TT_AV_M)
+      continue;
+    if ((!first && tt_buf_puts(b, ",") != 0) ||
+        tt_orm_item_write(b, m, &st->reqs[i].key, NULL, err) != 0)
+      return -1;
+    first = false;
+  }
+  if (tt_buf_puts(b, "]}") != 0)
+    return oom(err);
+  return 0;
+}
+
+static void finish_all(struct tt_orm_batch_state *st) {
+  struct tt_orm_batch_op *op = st->op;
+  struct tt_orm_result *r = op->ctx.result;
+  struct tt_error err;
+  bool left = st->processed < st->n;
+  if (!left) {
+    int rc = 0;
+    if (op->write) {
+      tt_buf_reset(&r->body);
+      rc = tt_buf_printf(&r->body, "{\"processed\":%zu}", st->processed) != 0 ? oom(&err) : 0;
+    } else {
+      rc = answer_get(st, &err);
+    }
+    if (rc != 0) {
+      tt_orm_fail(r, &err);
+    } else {
+      r->status = 0;
+      r->http_status = 200;
+    }
+    op_finish(op);
+    return;
+  }
+  json_t *details = json_object();
+  json_t *unprocessed = unprocessed_json(st);
+  if (details == NULL || unprocessed == NULL) {
+    json_decref(details);
+    json_decref(unprocessed);
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(r, &err);
+    op_finish(op);
+    return;
+  }
+  json_object_set_new(details, "unprocessed", unprocessed);
+  json_object_set_new(details, "processed", json_integer((json_int_t)st->processed));
+  if (st->failed && (!op->write || st->processed == 0)) {
+    /* Nothing written (or a read): the backend's own answer says most. */
+    tt_orm_fail(r, &st->first_err);
+    r->retry_after_s = st->retry_after_s;
+    if (st->first_details)
+      json_object_update(details, st->first_details);
+  } else {
+    if (st->failed)
+      json_object_set_new(details, "cause",
+                          json_string(tt_error_code_name(st->first_err.code)));
+    tt_error_set(&err, TT_ERR_BATCH_INCOMPLETE, NULL,
+                 op->write ? "%zu of %zu writes were not done; resend exactly those named in "
+                             "details.unprocessed"
+                           : "%zu of %zu keys were not read; request exactly those named in "
+                             "details.unprocessed again",
+                 st->n - st->processed, st->n);
+    tt_orm_fail(r, &err);
+  }
+  r->details = details;
+  op_finish(op);
+}
+
+int tt_orm_batch_start(struct tt_orm_batch_op *op) {
+  struct tt_error err;
+  tt_error_clear(&err);
+  op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
+  if (op->st == NULL) {
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return fail_now(op, &err);
+  }
+  struct tt_orm_batch_state *st = op->st;
+  st->op = op;
+  tt_buf_init(&st->scratch, 0);
+  if (!json_is_object(op->body)) {
+    tt_error_set(&err, TT_ERR_VALIDATION, "body", "the body must be a JSON object");
+    return fail_now(op, &err);
+  }
+  int rc = op->write ? parse_write(op, &err) : parse_get(op, &err);
+  if (rc != 0 || (!op->write && build_projection(st, &err) != 0) || make_chunks(st, &err) != 0)
+    return fail_now(op, &err);
+  /* Lanes: each runs chunks one after another; a lane that finishes takes
+   * the next chunk, so at most `concurrency` chunks are in flight. The
+   * extra count holds the batch open while the lanes start. */
+  unsigned lanes = tt_orm_batch_concurrency(op->ctx.orm);
+  st->running = 1;
+  while (st->next_chunk < st->nchunks && st->running <= lanes && !stopping(st)) {
+    st->running++;
+    start_chunk(&st->chunks[st->next_chunk++]);
+  }
+  if (--st->running == 0)
+    finish_all(st);
+  return 0;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* unique.c -- guard items of unique attributes: their keys, the actions that
+ * claim and release them, and the filter that hides them from queries. */
+#include "orm/unique.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "value/base64.h"
+#include "value/codec_ddb.h"
+
+/* DynamoDB's limit on a partition-key value. */
+#define PK_MAX_BYTES 2048
+
+bool tt_unique_model_has(const struct tt_model *m) {
+  return tt_unique_count(m) > 0;
+}
+
+size_t tt_unique_count(const struct tt_model *m) {
+  size_t n = 0;
+  for (size_t i = 0; m && i < m->n_attrs; i++)
+    n += m->attrs[i].unique;
+  return n;
+}
+
+int tt_unique_model_check(const struct tt_model *m, struct tt_error *err) {
+  if (!tt_unique_model_has(m))
+    return 0;
+  if (m->pk->type != TT_AV_S)
+    return tt_error_set(err, TT_ERR_VALIDATION, m->pk->name,
+                        "model %s has unique attributes, which need a string (S) partition "
+                        "key for their guard items",
+                        m->name);
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    const struct tt_model_attr *a = &m->attrs[i];
+    if (a->unique && a->type != TT_AV_S && a->type != TT_AV_N && a->type != TT_AV_B)
+      return tt_error_set(err, TT_ERR_VALIDATION, a->name,
+                          "model %s: unique attribute %s must be of type S, N or B", m->name,
+                          a->name);
+  }
+  return 0;
+}
+
+bool tt_unique_key_reserved(const struct tt_model *m, const struct tt_av *key_or_item) {
+  if (!tt_unique_model_has(m))
+    return false;
+  const struct tt_av *pk = tt_av_map_get(key_or_item, m->pk->name);
+  size_t n = sizeof(TT_UNIQUE_PREFIX) - 1;
+  return pk && pk->type == TT_AV_S && pk->len >= n && memcmp(pk->u.bytes, TT_UNIQUE_PREFIX, n) == 0;
+}
+
+bool tt_unique_value_guarded(const struct tt_av *v) {
+  if (v == NULL)
+    return false;
+  switch (v->type) {
+  case TT_AV_S:
+  case TT_AV_B:
+    return v->len > 0;
+  case TT_AV_N:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Adds member `name` = *v (stolen) to the M being built. */
+static int put_member(struct tt_av *map, const char *name, struct tt_av *v) {
+  if (tt_av_map_put(map, name, strlen(name), v) != 0) {
+    tt_av_free(v);
+    return -1;
+  }
+  return 0;
+}
+
+int tt_unique_guard_key(const struct tt_model *m, const struct tt_model_attr *a,
+                        const struct tt_av *v, struct tt_av *out, struct tt_error *err) {
+  struct tt_buf pk;
+  struct tt_av pkv = {.type = TT_AV_NULL}, skv = {.type = TT_AV_NULL};
+  tt_buf_init(&pk, 0);
+  memset(out, 0, sizeof(*out));
+  out->type = TT_AV_NULL;
+  int rc = -1;
+  if (tt_buf_printf(&pk, "%s%s#%s#", TT_UNIQUE_PREFIX, m->name, a->name) != 0)
+    goto oom;
+  if (v->type == TT_AV_B) {
+    if (tt_base64_encode(&pk, v->u.bytes, v->len, TT_BASE64_STD) != 0)
+      goto oom;
+  } else if (tt_buf_append(&pk, v->u.bytes, v->len) != 0) {
+    goto oom;
+  }
+  if (pk.len > PK_MAX_BYTES) {
+    tt_error_set(err, TT_ERR_VALIDATION, a->name,
+                 "the value of unique attribute %s is too long to be kept unique (its guard "
+                 "key would pass DynamoDB's 2048-byte partition-key limit)",
+                 a->name);
+    goto done;
+  }
+  if (tt_av_map(out, 0) != 0 || tt_av_string(&pkv, pk.data, pk.len) != 0 ||
+      put_member(out, m->pk->name, &pkv) != 0)
+    goto oom;
+  if (m->sk) {
+    int src = m->sk->type == TT_AV_N   ? tt_av_number_int(&skv, 0)
+              : m->sk->type == TT_AV_B ? tt_av_binary(&skv, "UNIQUE", 6)
+                                       : tt_av_string(&skv, "UNIQUE", 6);
+    if (src != 0 || put_member(out, m->sk->name, &skv) != 0)
+      goto oom;
+  }
+  rc = 0;
+  goto done;
+oom:
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+done:
+  if (rc != 0)
+    tt_av_free(out);
+  tt_buf_free(&pk);
+  return rc;
+}
+
+/* {"Put": {...}} claiming the guard for `v`. */
+static json_t *claim_action(const struct tt_model *m, const struct tt_model_attr *a,
+                            const struct tt_av *guard_key, const struct tt_av *owner_key) {
+  char marker[512];
+  snprintf(marker, sizeof(marker), "%s#%s", m->name, a->name);
+  json_t *item = tt_ddb_item_to_json(guard_key);
+  json_t *owner = tt_ddb_value_to_json(owner_key);
+  json_t *put = NULL;
+  if (item == NULL || owner == NULL)
+    goto fail;
+  if (json_object_set_new(item, TT_UNIQUE_MARKER_ATTR, json_pack("{s:s}", "S", marker)) != 0 ||
+      json_object_set(item, TT_UNIQUE_OWNER_ATTR, owner) != 0)
+    goto fail;
+  put = json_pack("{s:{s:s, s:O, s:s, s:{s:s, s:s}, s:{s:O}}}", "Put", "TableName", m->table,
+                  "Item", item, "ConditionExpression", "attribute_not_exists(#p) OR #o = :o",
+                  "ExpressionAttributeNames", "#p", m->pk->name, "#o", TT_UNIQUE_OWNER_ATTR,
+                  "ExpressionAttributeValues", ":o", owner);
+fail:
+  json_decref(item);
+  json_decref(owner);
+  return put;
+}
+
+int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_key,
+                            const struct tt_av *old_item, const struct tt_av *new_item,
+                            json_t *transact_items, struct tt_unique_guard *guards,
+                            size_t *n_guards, struct tt_error *err) {
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    const struct tt_model_attr *a = &m->attrs[i];
+    if (!a->unique)
+      continue;
+    const struct tt_av *ov = old_item ? tt_av_map_get(old_item, a->name) : NULL;
+    const struct tt_av *nv = new_item ? tt_av_map_get(new_item, a->name) : NULL;
+    bool og = tt_unique_value_guarded(ov), ng = tt_unique_value_guarded(nv);
+    if (og && ng && tt_av_equal(ov, nv))
+      continue;
+    for (int step = 0; step < 2; step++) {
+      const struct tt_av *v = step == 0 ? ov : nv;
+      if (!(step == 0 ? og : ng))
+        continue;
+      struct tt_av gk;
+      if (tt_unique_guard_key(m, a, v, &gk, err) != 0)
+        return -1;
+      json_t *action = NULL;
+      if (step == 0) {
+        json_t *key = tt_ddb_item_to_json(&gk);
+        action = key ? json_pack("{s:{s:s, s:o}}", "Delete", "TableName", m->table, "Key", key)
+                     : NULL;
+      } else {
+        action = claim_action(m, a, &gk, owner_key);
+      }
+      tt_av_free(&gk);
+      if (action == NULL || json_array_append_new(transact_items, action) != 0)
+        return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      guards[*n_guards].attr = a;
+      guards[*n_guards].claim = step == 1;
+      (*n_guards)++;
+    }
+  }
+  return 0;
+}
+
+json_t *tt_unique_query_filter(const struct tt_model *m) {
+  if (!tt_unique_model_has(m))
+    return NULL;
+  return json_pack("{s:s, s:s}", "attr", TT_UNIQUE_MARKER_ATTR, "op", "not_exists");
+}
