@@ -5,4 +5,19 @@
 
 struct tt_request;
 
+/* jobs.c: the job ledger (API.md "Job ledger"). */
+void tt_handle_jobs_table_put(struct tt_request *req);
+void tt_handle_job_create(struct tt_request *req);
+void tt_handle_jobs_list(struct tt_request *req);
+void tt_handle_job_get(struct tt_request *req);
+void tt_handle_job_transition(struct tt_request *req);
+void tt_handle_record_put(struct tt_request *req);
+void tt_handle_record_get(struct tt_request *req);
+void tt_handle_records_list(struct tt_request *req);
+void tt_handle_lease_acquire(struct tt_request *req);
+void tt_handle_lease_refresh(struct tt_request *req);
+void tt_handle_lease_release(struct tt_request *req);
+void tt_handle_request_create(struct tt_request *req);
+void tt_handle_request_complete(struct tt_request *req);
+
 #endif

@@ -16,6 +16,9 @@
 #include "api/handlers_faults.h"
 #include "api/server.h"
 #include "backend/fault.h"
+#include "backend/dynamodb/credentials.h"
+#include "backend/dynamodb/ddb.h"
+#include "backend/dynamodb/http.h"
 #include "backend/memory/memdb.h"
 #include "client/client.h"
 #include "model/registry.h"
@@ -25,6 +28,7 @@
 #include "daemon/mhd_loop.h"
 #include "daemon/openapi_blob.h"
 #include "daemon/sdnotify.h"
+#include "ledger/ledger.h"
 #include "obs/families.h"
 #include "obs/log.h"
 
@@ -38,6 +42,8 @@ struct daemon {
   struct tt_server server;
   struct tt_model_registry *models;
   struct tt_backend *backend;
+  struct tt_http *http;             /* dynamodb backend and credentials */
+  struct tt_creds_provider *creds;  /* dynamodb backend */
   struct tt_client client;
   struct tt_orm orm;
   struct tt_listener listener;
@@ -57,6 +63,24 @@ static void close_handle(uv_handle_t *h) {
     uv_close(h, NULL);
 }
 
+/* Shutdown closes the backend, then the credentials that signed for it,
+ * then the HTTP client both used: each may still be finishing a transfer. */
+static void http_closed_cb(void *arg) { (void)arg; }
+
+static void creds_closed_cb(void *arg) {
+  struct daemon *d = arg;
+  if (d->http)
+    tt_http_close(d->http, http_closed_cb, d);
+}
+
+static void backend_closed_cb(void *arg) {
+  struct daemon *d = arg;
+  if (d->creds)
+    tt_creds_close(d->creds, creds_closed_cb, d);
+  else
+    creds_closed_cb(d);
+}
+
 /* Every request is gone: stop MHD and close every handle so uv_run returns. */
 static void stop_cb(uv_timer_t *t) {
   struct daemon *d = t->data;
@@ -74,7 +98,7 @@ static void stop_cb(uv_timer_t *t) {
   close_handle((uv_handle_t *)&d->stop_timer);
   close_handle((uv_handle_t *)&d->watchdog_timer);
   if (d->backend)
-    d->backend->ops->close(d->backend, NULL, NULL);
+    d->backend->ops->close(d->backend, backend_closed_cb, d);
 }
 
 static void server_idle_cb(void *arg) {
@@ -140,12 +164,16 @@ static int read_token(struct daemon *d, struct tt_error *err) {
 static int validate(struct daemon *d, struct tt_error *err) {
   if (tt_listener_check(d->cfg.listen, err) != 0)
     return -1;
-  if (strcmp(d->cfg.backend, "dynamodb") == 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, "backend",
-                        "backend: dynamodb is not available in this build yet; use memory");
+  if (strcmp(d->cfg.backend, "dynamodb") == 0 && d->cfg.region[0] == '\0')
+    return tt_error_set(err, TT_ERR_VALIDATION, "region",
+                        "region: the dynamodb backend needs --region or AWS_REGION");
   d->models = tt_model_registry_new();
   if (d->models == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  /* The job ledger's built-in models first, so that a clash with a user
+   * model is reported against the user's file. */
+  if (tt_ledger_register_models(d->models, d->cfg.jobs_table, err) != 0)
+    return -1;
   for (size_t i = 0; i < d->cfg.nmodels; i++) {
     struct stat st;
     if (stat(d->cfg.models[i], &st) != 0)
@@ -205,6 +233,35 @@ done:
   return rc;
 }
 
+/* Credential providers report which source answered or failed; never a
+ * secret (credentials.h). */
+static void creds_log_cb(void *arg, enum tt_creds_log_level level, const char *msg) {
+  (void)arg;
+  tt_log_event(level == TT_CREDS_LOG_WARN ? TT_LOG_WARN : TT_LOG_INFO, "credentials",
+               "message", msg, NULL);
+}
+
+static int make_backend(struct daemon *d, struct tt_error *err) {
+  if (strcmp(d->cfg.backend, "memory") == 0) {
+    if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+    return 0;
+  }
+  /* No network call here: credentials resolve on the first request. */
+  if (tt_http_new(&d->loop, NULL, &d->http) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
+  struct tt_creds_chain_options co = {.region = d->cfg.region, .log = creds_log_cb};
+  if (tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err) != 0)
+    return -1;
+  struct tt_ddb_options o = {
+      .region = d->cfg.region,
+      .endpoint = d->cfg.endpoint[0] ? d->cfg.endpoint : NULL,
+      .creds = d->creds,
+      .http = d->http,
+  };
+  return tt_ddb_backend_new(&d->loop, &o, &d->backend, err);
+}
+
 static int start(struct daemon *d, struct tt_error *err) {
   if (uv_loop_init(&d->loop) != 0 || tt_families_init(&d->fams) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory at start-up");
@@ -217,8 +274,8 @@ static int start(struct daemon *d, struct tt_error *err) {
       .openapi_len = tt_openapi_yaml_len,
   };
   tt_server_init(&d->server, &d->loop, &d->fams, &opts);
-  if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+  if (make_backend(d, err) != 0)
+    return -1;
   if (d->cfg.enable_fault_injection) {
     /* Faults act at the backend port, below the client's retries, so they
      * exercise retries, deadlines and joins on every backend. */
@@ -342,6 +399,10 @@ int main(int argc, char **argv) {
   }
   if (d.backend)
     d.backend->ops->destroy(d.backend);
+  if (d.creds)
+    tt_creds_destroy(d.creds);
+  if (d.http)
+    tt_http_destroy(d.http);
   tt_model_registry_free(d.models);
   tt_families_free(&d.fams);
   free(d.auth_token);

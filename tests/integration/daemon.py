@@ -12,6 +12,15 @@ import tempfile
 import time
 
 DAEMON = os.environ.get("TT_DAEMON") or os.path.join(os.getcwd(), "tabletheoryd")
+# When run.sh runs the suite against a DynamoDB peer (dynalite or moto), every
+# daemon uses the dynamodb backend on it, and starts from empty tables the way
+# the memory backend does.
+PEER = os.environ.get("TT_PEER")  # "dynalite" | "moto" | None (memory)
+PEER_ENDPOINT = os.environ.get("TT_PEER_ENDPOINT")
+PEER_ARGS = ["--backend", "dynamodb", "--endpoint", PEER_ENDPOINT or "", "--region", "us-east-1",
+             "--allow-table-delete"]
+PEER_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_EC2_METADATA_DISABLED": "true"}
 SRCDIR = os.environ.get("TT_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -25,11 +34,16 @@ class Daemon:
         self.signaled = False
         self.log_file = tempfile.NamedTemporaryFile(prefix="ttd-log-", delete=False)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("TABLETHEORYD_")}
+        self.on_peer = bool(PEER) and "--backend" not in args
+        if self.on_peer:
+            full_env.update(PEER_ENV)
         full_env.update(env or {})
         argv = [DAEMON]
         if listen:
             argv += ["--listen", listen]
         argv += list(args)
+        if self.on_peer:
+            argv += PEER_ARGS
         if wrapper:
             argv = wrapper + argv
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log_file,
@@ -41,6 +55,21 @@ class Daemon:
         else:
             host, _, port = self.address.rpartition(":")
             self.host, self.port = host.strip("[]"), int(port)
+        if self.on_peer and self.host:
+            self.fresh_tables()
+
+    def fresh_tables(self):
+        """Empty tables for every model, as the memory backend starts with."""
+        status, _, body = self.json("GET", "/v1/models")
+        assert status == 200, body
+        tables = {}
+        for m in body["models"]:
+            tables.setdefault(m["table"]["name"], m["name"])
+        for model in tables.values():
+            status, _, body = self.json("DELETE", "/v1/models/%s/table" % model)
+            assert status in (204, 404), body
+            status, _, body = self.json("PUT", "/v1/models/%s/table" % model)
+            assert status in (200, 201), body
 
     def _wait_ready(self, timeout=10.0):
         deadline = time.time() + timeout
@@ -154,6 +183,18 @@ def raw_request(method, path, body=b"", headers=None):
     for k, v in hdrs.items():
         lines.append("%s: %s" % (k, v))
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+# For tests of what only the memory backend does (a table exists as soon as a
+# model loads, fault-free timing), or what a peer lacks.
+def skip_on_peer(reason):
+    import pytest
+    return pytest.mark.skipif(bool(PEER), reason="on %s: %s" % (PEER, reason))
+
+
+def skip_on(peer, reason):
+    import pytest
+    return pytest.mark.skipif(PEER == peer, reason="%s: %s" % (peer, reason))
 
 
 STATUS_RE = re.compile(rb"HTTP/1\.1 (\d{3})")

@@ -13,6 +13,8 @@ from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
 FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
                  "ReleaseStateEvent", "SnakeCaseRecord", "StructuredProfileUser", "TypeMatrix",
                  "User"}
+# The job ledger's built-in models are always registered (API.md "Job ledger").
+LEDGER_NAMES = {"JobMeta", "JobRecord", "JobLock", "JobRequest"}
 
 NOTE = {
     "dms_version": "0.2",
@@ -53,7 +55,7 @@ def test_list_models_names_every_loaded_model(fresh_daemon):
     assert hdrs["content-type"] == "application/json"
     assert list(body) == ["models"]
     names = [m["name"] for m in body["models"]]
-    assert sorted(names) == sorted(FIXTURE_NAMES)
+    assert sorted(names) == sorted(FIXTURE_NAMES | LEDGER_NAMES)
 
 
 def test_list_models_is_normalized_dms(fresh_daemon):
@@ -113,7 +115,8 @@ def test_put_model_new_identical_different_replace(fresh_daemon):
     status, _, got = d.json("GET", "/v1/models/Note")
     assert status == 200 and got == body
     _, _, listing = d.json("GET", "/v1/models")
-    assert sorted(m["name"] for m in listing["models"]) == sorted(FIXTURE_NAMES | {"Note"})
+    assert sorted(m["name"] for m in listing["models"]) == sorted(
+        FIXTURE_NAMES | LEDGER_NAMES | {"Note"})
 
     # The same model again: 200, nothing changes.
     status, _, again = d.json("PUT", "/v1/models/Note", body=note_model())
@@ -370,4 +373,5 @@ def test_own_models_load(fresh_daemon):
     d = fresh_daemon("--models", MY_MODELS)
     _, _, body = d.json("GET", "/v1/models")
     assert sorted(m["name"] for m in body["models"]) == sorted(
-        ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account"])
+        ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account"] +
+        sorted(LEDGER_NAMES))

@@ -8,8 +8,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "util/error.h"
+
+struct tt_http;
 
 /* One set of credentials. Secrets live only here and in the signer; wipe
  * with tt_creds_clear. */
@@ -45,5 +48,86 @@ struct tt_creds_provider {
   const struct tt_creds_provider_ops *ops;
   void *impl;
 };
+
+/* Calling convention of the ops, spelled out once:
+ *
+ * get: returns 0 and then calls `cb` exactly once (synchronously, before get
+ *   returns, when the cache answers; *handle is then NULL), or returns a
+ *   negative errno-style code (-ENOMEM, -ESHUTDOWN after close) and never
+ *   calls `cb`. While the callback is pending, *handle identifies the get
+ *   for cancel().
+ * cancel: `handle` must be a pending get's handle (NULL is ignored); its
+ *   callback never runs. The shared fetch itself goes on (its result is
+ *   cached for the next get); only close() stops it.
+ * close: fails pending gets (their callbacks run with an error), stops any
+ *   fetch (HTTP transfer cancelled, credential_process killed) and runs
+ *   `closed` (may be NULL) once every handle is closed -- for the chain,
+ *   always later on the loop; for the static provider, before close
+ *   returns. close may be called from inside a get callback; destroy may
+ *   not.
+ * destroy: frees the provider once `closed` ran (the chain owns a loop
+ *   handle, so it must always be closed first). Wipes every secret it
+ *   held. */
+
+/* Convenience wrappers over the ops (borrow `p`). */
+int tt_creds_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle);
+void tt_creds_cancel(struct tt_creds_provider *p, void *handle);
+void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg);
+void tt_creds_destroy(struct tt_creds_provider *p);
+
+/* Severity of a provider log line. */
+enum tt_creds_log_level { TT_CREDS_LOG_INFO, TT_CREDS_LOG_WARN };
+
+/* Log hook: `msg` never contains a secret, a token or a credentials URL
+ * path; it names the provider and the reason. */
+typedef void (*tt_creds_log_fn)(void *arg, enum tt_creds_log_level level, const char *msg);
+
+/* Wall clock in unix seconds (injectable for tests). */
+typedef int64_t (*tt_creds_clock_fn)(void *arg);
+
+struct tt_creds_chain_options {
+  /* "NAME=value" strings, NULL-terminated, copied at construction; NULL =
+   * the process environment (environ) at construction time. Also the
+   * environment of credential_process. */
+  char *const *envp;
+  const char *home;           /* NULL = $HOME of envp; for ~/.aws/... */
+  tt_creds_clock_fn now;      /* NULL = time(NULL) */
+  void *now_arg;
+  const char *region;         /* STS region; NULL = AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
+  /* Endpoint overrides (tests). NULL = AWS_ENDPOINT_URL_STS, else
+   * https://sts.<region>.amazonaws.com */
+  const char *sts_endpoint;
+  /* Base of AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; NULL = http://169.254.170.2 */
+  const char *container_endpoint;
+  /* NULL = AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254
+   * (http://[fd00:ec2::254] with AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6) */
+  const char *imds_endpoint;
+  uint32_t refresh_before_s;  /* refresh this long before expiry; 0 = 300 */
+  uint32_t retry_refresh_s;   /* after a failed or short-lived refresh; 0 = 60 */
+  uint32_t process_timeout_ms;/* credential_process; 0 = 30000 */
+  uint32_t http_timeout_ms;   /* STS and container transfers; 0 = 5000 */
+  uint32_t imds_timeout_ms;   /* each IMDS transfer; 0 = 2000 */
+  tt_creds_log_fn log;        /* may be NULL */
+  void *log_arg;
+};
+
+/* Creates the default chain on `loop`. `http` (borrowed, may be NULL: then
+ * the STS, container and IMDS providers fail with a clear error) must
+ * outlive the provider. `opts` may be NULL; its strings are copied. No file
+ * is read and no network call is made here: the first get() resolves.
+ * Returns 0 and *out (new; close then destroy it), or -1 with *err
+ * (TT_ERR_INTERNAL on allocation failure or a handle init error). */
+int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
+                       const struct tt_creds_chain_options *opts,
+                       struct tt_creds_provider **out, struct tt_error *err);
+
+/* A provider that always answers the given credentials (copied; the
+ * caller may wipe its copies). `session_token` may be NULL. Returns 0 and
+ * *out (new), or -1 with *err: TT_ERR_VALIDATION when a key is missing or
+ * too long (the message names the field, never the value), TT_ERR_INTERNAL
+ * on allocation failure. */
+int tt_creds_static_new(const char *access_key_id, const char *secret_access_key,
+                        const char *session_token, struct tt_creds_provider **out,
+                        struct tt_error *err);
 
 #endif

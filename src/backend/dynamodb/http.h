@@ -31,7 +31,8 @@ enum tt_http_transport {
 struct tt_http_request {
   const char *method;          /* "GET", "PUT", "POST" */
   const char *url;
-  const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL */
+  const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL;
+                                  copied by tt_http_start */
   const char *body;            /* borrowed until completion; may be NULL */
   size_t body_len;
   uint64_t timeout_ms;         /* whole transfer; 0 = client default */
@@ -47,6 +48,22 @@ struct tt_http_response {
 
 typedef void (*tt_http_done_cb)(struct tt_http_call *call, struct tt_http_response *resp,
                                 void *arg);
+
+/* One request in flight. The caller allocates it (zeroing is not needed)
+ * and keeps it alive until `done` ran; every field is private to http.c.
+ * After `done` returned, http.c never touches the struct again, so `done`
+ * may free or reuse it. */
+struct tt_http_call {
+  struct tt_http *h;
+  void *easy; /* CURL * */
+  void *headers; /* struct curl_slist * */
+  tt_http_done_cb done;
+  void *arg;
+  struct tt_http_response resp;
+  struct tt_http_call *prev, *next; /* in h's active or finished list */
+  int state;                        /* private: started, finished, delivered */
+  bool too_large;                   /* the write callback hit the body cap */
+};
 
 struct tt_http_options {
   uint64_t default_timeout_ms;         /* 0 = 10000 */
@@ -66,8 +83,19 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
                   tt_http_done_cb done, void *arg);
 
 /* Asks a started call to stop; done still runs once (TT_HTTP_CANCELED
- * unless it had already completed). */
+ * unless it had already completed), later on the loop, never inside this
+ * call. On a call whose done already ran (struct still valid, not
+ * restarted) it does nothing. */
 void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
+
+/* Finds response header `lname` (lower case) in resp->headers. Returns a
+ * pointer to its value (borrowed from resp, not NUL-terminated, trimmed)
+ * and its length in *len, or NULL when absent. The last occurrence wins. */
+const char *tt_http_response_header(const struct tt_http_response *resp, const char *lname,
+                                    size_t *len);
+
+/* The libcurl version string, for the startup log. */
+const char *tt_http_version(void);
 
 
 /* Closes the client's handles; no call may be outstanding. `closed` runs

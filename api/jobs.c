@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* jobs.c -- /v1/jobs: the job ledger over HTTP (jobs, transitions, records,
+ * leases, idempotency requests); the work is src/ledger's. */
+#include <string.h>
+
+#include "api/handlers.h"
+#include "ledger/ledger.h"
+
+struct ledger_job {
+  struct tt_ledger_op op; /* first */
+  struct tt_orm_result result;
+  json_t *body;
+};
+
+static void ledger_done(void *arg) { (void)arg; }
+
+static void ledger_joined(struct tt_request *req) {
+  struct ledger_job *job = req->handler_data;
+  tt_request_respond_result(req, &job->result);
+  tt_orm_result_free(&job->result);
+  json_decref(job->body);
+  job->body = NULL;
+}
+
+/* Reads the path parameter `name` when the route has it. Returns 0, or -1
+ * after a 400 (a malformed %-escape). */
+static int param(struct tt_request *req, const char *name, const char **out) {
+  *out = NULL;
+  if (tt_route_param(&req->match, name) == NULL)
+    return 0;
+  *out = tt_request_param(req, name);
+  return *out ? 0 : -1;
+}
+
+/* Parses the request and starts the ledger operation; the answer comes from
+ * ledger_joined once every backend call it started is joined. */
+static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body) {
+  struct ledger_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
+  if (job == NULL) {
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct tt_ledger_op *op = &job->op;
+  if (param(req, "id", &op->job_id) != 0 || param(req, "rid", &op->record_id) != 0 ||
+      param(req, "key", &op->key) != 0)
+    return;
+  if (with_body && (job->body = tt_request_json_body(req, true)) == NULL)
+    return;
+  tt_buf_init(&job->result.body, 0);
+  op->kind = kind;
+  op->orm = req->server->orm;
+  op->join = &req->join;
+  op->arena = &req->arena;
+  op->request_id = req->request_id;
+  op->body = job->body;
+  op->result = &job->result;
+  op->done = ledger_done;
+  op->arg = job;
+  if (kind == TT_LEDGER_JOB_LIST || kind == TT_LEDGER_RECORD_LIST) {
+    op->list.status = tt_request_query(req, "status");
+    op->list.tenant_id = kind == TT_LEDGER_JOB_LIST ? tt_request_query(req, "tenant_id") : NULL;
+    op->list.limit = tt_request_query(req, "limit");
+    op->list.cursor = tt_request_query(req, "cursor");
+    op->list.order = tt_request_query(req, "order");
+  }
+  if (kind == TT_LEDGER_LEASE_RELEASE)
+    op->owner = tt_request_query(req, "owner");
+  req->handler_data = job;
+  req->on_joined = ledger_joined;
+  tt_ledger_start(op);
+}
+
+void tt_handle_jobs_table_put(struct tt_request *req) {
+  run(req, TT_LEDGER_TABLE_ENSURE, false);
+}
+
+void tt_handle_job_create(struct tt_request *req) { run(req, TT_LEDGER_JOB_CREATE, true); }
+
+void tt_handle_jobs_list(struct tt_request *req) { run(req, TT_LEDGER_JOB_LIST, false); }
+
+void tt_handle_job_get(struct tt_request *req) { run(req, TT_LEDGER_JOB_GET, false); }
+
+void tt_handle_job_transition(struct tt_request *req) {
+  run(req, TT_LEDGER_JOB_TRANSITION, true);
+}
+
+void tt_handle_record_put(struct tt_request *req) { run(req, TT_LEDGER_RECORD_PUT, true); }
+
+void tt_handle_record_get(struct tt_request *req) { run(req, TT_LEDGER_RECORD_GET, false); }
+
+void tt_handle_records_list(struct tt_request *req) { run(req, TT_LEDGER_RECORD_LIST, false); }
+
+void tt_handle_lease_acquire(struct tt_request *req) { run(req, TT_LEDGER_LEASE_ACQUIRE, true); }
+
+void tt_handle_lease_refresh(struct tt_request *req) { run(req, TT_LEDGER_LEASE_REFRESH, true); }
+
+void tt_handle_lease_release(struct tt_request *req) {
+  run(req, TT_LEDGER_LEASE_RELEASE, false);
+}
+
+void tt_handle_request_create(struct tt_request *req) {
+  run(req, TT_LEDGER_REQUEST_CREATE, true);
+}
+
+void tt_handle_request_complete(struct tt_request *req) {
+  run(req, TT_LEDGER_REQUEST_COMPLETE, true);
+}

@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* credentials.c -- the credentials cache and default provider chain (lazy
+ * resolution, shared fetches, refresh before expiry, cancel, close), the
+ * static provider, the environment provider and the shared parsers. */
+#include "backend/dynamodb/credentials.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/dynamodb/creds_internal.h"
+
+extern char **environ;
+
+void tt_creds_clear(struct tt_creds *c) {
+  if (c)
+    OPENSSL_cleanse(c, sizeof(*c));
+}
+
+void creds_free_secret(void *p, size_t n) {
+  if (p == NULL)
+    return;
+  OPENSSL_cleanse(p, n);
+  free(p);
+}
+
+static char *dup_or_null(const char *s) {
+  return s ? strdup(s) : NULL;
+}
+
+/* ---- wrappers ---- */
+
+int tt_creds_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  return p->ops->get(p, cb, arg, handle);
+}
+
+void tt_creds_cancel(struct tt_creds_provider *p, void *handle) {
+  p->ops->cancel(p, handle);
+}
+
+void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
+  p->ops->close(p, closed, arg);
+}
+
+void tt_creds_destroy(struct tt_creds_provider *p) {
+  if (p)
+    p->ops->destroy(p);
+}
+
+/* ---- shared helpers ---- */
+
+/* Credentials travel in HTTP headers: printable ASCII without spaces. */
+static bool printable_token(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch <= 0x20 || ch >= 0x7f)
+      return false;
+  }
+  return true;
+}
+
+int creds_fill(struct tt_creds *c, const char *akid, size_t akid_len, const char *secret,
+               size_t secret_len, const char *token, size_t token_len, int64_t expires_at,
+               const char *source, const char **why) {
+  tt_creds_clear(c);
+  if (akid == NULL || akid_len == 0) {
+    *why = "AccessKeyId is missing";
+    return -1;
+  }
+  if (secret == NULL || secret_len == 0) {
+    *why = "SecretAccessKey is missing";
+    return -1;
+  }
+  if (akid_len >= sizeof(c->access_key_id) || !printable_token(akid, akid_len)) {
+    *why = "AccessKeyId is too long or has invalid characters";
+    return -1;
+  }
+  if (secret_len >= sizeof(c->secret_access_key) || !printable_token(secret, secret_len)) {
+    *why = "SecretAccessKey is too long or has invalid characters";
+    return -1;
+  }
+  if (token == NULL)
+    token_len = 0;
+  if (token_len >= sizeof(c->session_token) || !printable_token(token, token_len)) {
+    *why = "SessionToken is too long or has invalid characters";
+    return -1;
+  }
+  memcpy(c->access_key_id, akid, akid_len);
+  memcpy(c->secret_access_key, secret, secret_len);
+  if (token_len)
+    memcpy(c->session_token, token, token_len);
+  c->expires_at = expires_at;
+  snprintf(c->source, sizeof(c->source), "%s", source);
+  return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  unsigned yoe = (unsigned)(y - era * 400);
+  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, size_t n, size_t at, size_t count, int *out) {
+  int v = 0;
+  if (at + count > n)
+    return -1;
+  for (size_t i = 0; i < count; i++) {
+    char ch = s[at + i];
+    if (ch < '0' || ch > '9')
+      return -1;
+    v = v * 10 + (ch - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int creds_parse_time(const char *s, size_t n, int64_t *out) {
+  int y, mo, d, h, mi, se;
+  if (digits(s, n, 0, 4, &y) || n < 19 || s[4] != '-' || digits(s, n, 5, 2, &mo) ||
+      s[7] != '-' || digits(s, n, 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+      digits(s, n, 11, 2, &h) || s[13] != ':' || digits(s, n, 14, 2, &mi) || s[16] != ':' ||
+      digits(s, n, 17, 2, &se))
+    return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+    return -1;
+  size_t i = 19;
+  if (i < n && s[i] == '.') {
+    i++;
+    size_t start = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+      i++;
+    if (i == start)
+      return -1;
+  }
+  int64_t offset = 0;
+  if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+    i++;
+  } else if (i < n && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (digits(s, n, i + 1, 2, &oh) || i + 3 >= n || s[i + 3] != ':' ||
+        digits(s, n, i + 4, 2, &om) || oh > 23 || om > 59)
+      return -1;
+    offset = (int64_t)oh * 3600 + om * 60;
+    if (s[i] == '-')
+      offset = -offset;
+    i += 6;
+  } else {
+    return -1;
+  }
+  if (i != n)
+    return -1;
+  int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+  *out = days * 86400 + (int64_t)h * 3600 + mi * 60 + (se == 60 ? 59 : se) - offset;
+  return 0;
+}
+
+/* jansson keeps its own copies of the parsed strings; overwrite the secret
+ * ones before the tree is freed (jansson owns that memory, but nothing reads
+ * it again). */
+static void wipe_json_strings(json_t *obj) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    if (json_is_string(v))
+      OPENSSL_cleanse((char *)json_string_value(v), json_string_length(v));
+  }
+}
+
+int creds_from_json(const char *data, size_t len, const char *token_field, bool need_version,
+                    bool need_expiration, const char *source, struct tt_creds *out,
+                    const char **why) {
+  int rc = -1;
+  json_error_t jerr;
+  json_t *root = json_loadb(data, len, 0, &jerr);
+  if (root == NULL || !json_is_object(root)) {
+    *why = "the response is not a JSON object";
+    goto fail;
+  }
+  if (need_version) {
+    json_t *v = json_object_get(root, "Version");
+    if (!json_is_integer(v) || json_integer_value(v) != 1) {
+      *why = "Version is not 1";
+      goto fail;
+    }
+  }
+  json_t *code = json_object_get(root, "Code");
+  if (code && (!json_is_string(code) || strcmp(json_string_value(code), "Success") != 0)) {
+    *why = "Code is not Success";
+    goto fail;
+  }
+  json_t *akid = json_object_get(root, "AccessKeyId");
+  json_t *secret = json_object_get(root, "SecretAccessKey");
+  json_t *token = json_object_get(root, token_field);
+  json_t *exp = json_object_get(root, "Expiration");
+  if (!json_is_string(akid)) {
+    *why = "AccessKeyId is missing";
+    goto fail;
+  }
+  if (!json_is_string(secret)) {
+    *why = "SecretAccessKey is missing";
+    goto fail;
+  }
+  if (token && !json_is_null(token) && !json_is_string(token)) {
+    *why = strcmp(token_field, "Token") == 0 ? "Token is not a string"
+                                             : "SessionToken is not a string";
+    goto fail;
+  }
+  int64_t expires = 0;
+  if (exp && !json_is_null(exp)) {
+    if (!json_is_string(exp) ||
+        creds_parse_time(json_string_value(exp), json_string_length(exp), &expires) != 0) {
+      *why = "Expiration is not an ISO 8601 time";
+      goto fail;
+    }
+  } else if (need_expiration) {
+    *why = "Expiration is missing";
+    goto fail;
+  }
+  if (creds_fill(out, json_string_value(akid), json_string_length(akid),
+                 json_string_value(secret), json_string_length(secret),
+                 json_is_string(token) ? json_string_value(token) : NULL,
+                 json_is_string(token) ? json_string_length(token) : 0, expires, source,
+                 why) != 0)
+    goto fail;
+  rc = 0;
+fail:
+  if (root) {
+    if (json_is_object(root))
+      wipe_json_strings(root);
+    json_decref(root);
+  }
+  if (rc != 0)
+    tt_creds_clear(out);
+  return rc;
+}
+
+int creds_read_file(const char *path, size_t cap, char **out, size_t *len) {
+  int rc = -1, saved = 0;
+  char *buf = NULL;
+  size_t n = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    goto fail;
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    goto fail;
+  }
+  if (st.st_size > 0 && (uint64_t)st.st_size > cap) {
+    errno = EFBIG;
+    goto fail;
+  }
+  /* Sized once: growing with realloc would leave copies of secrets behind. */
+  buf = malloc(cap + 1);
+  if (buf == NULL)
+    goto fail;
+  for (;;) {
+    if (n == cap) {
+      char extra;
+      ssize_t r = read(fd, &extra, 1);
+      if (r > 0) {
+        errno = EFBIG;
+        goto fail;
+      }
+      break;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      goto fail;
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  buf = NULL;
+  rc = 0;
+fail:
+  saved = errno;
+  if (buf)
+    creds_free_secret(buf, n);
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+/* ---- static provider ---- */
+
+struct static_provider {
+  struct tt_creds_provider pub;
+  struct tt_creds creds;
+};
+
+static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  struct static_provider *sp = p->impl;
+  if (handle)
+    *handle = NULL;
+  cb(arg, &sp->creds, NULL);
+  return 0;
+}
+
+static void static_cancel(struct tt_creds_provider *p, void *handle) {
+  (void)p;
+  (void)handle; /* answers are always synchronous: nothing is ever pending */
+}
+
+static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
+  (void)p;
+  if (closed)
+    closed(arg);
+}
+
+static void static_destroy(struct tt_creds_provider *p) {
+  struct static_provider *sp = p->impl;
+  tt_creds_clear(&sp->creds);
+  free(sp);
+}
+
+static const struct tt_creds_provider_ops static_ops = {
+    static_get, static_cancel, static_close, static_destroy};
+
+int tt_creds_static_new(const char *access_key_id, const char *secret_access_key,
+                        const char *session_token, struct tt_creds_provider **out,
+                        struct tt_error *err) {
+  const char *why = NULL;
+  struct static_provider *sp = calloc(1, sizeof(*sp));
+  if (sp == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (creds_fill(&sp->creds, access_key_id, access_key_id ? strlen(access_key_id) : 0,
+                 secret_access_key, secret_access_key ? strlen(secret_access_key) : 0,
+                 session_token, session_token ? strlen(session_token) : 0, 0, "static",
+                 &why) != 0) {
+    tt_creds_clear(&sp->creds);
+    free(sp);
+    return tt_error_set(err, TT_ERR_VALIDATION, "credentials", "static credentials: %s", why);
+  }
+  sp->pub.ops = &static_ops;
+  sp->pub.impl = sp;
+  *out = &sp->pub;
+  return 0;
+}
+
+/* ---- chain: helpers ---- */
+
+const char *creds_env(const struct creds_chain *ch, const char *name) {
+  size_t n = strlen(name);
+  for (char **e = ch->env; *e; e++) {
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+      return (*e)[n + 1] ? *e + n + 1 : NULL;
+  }
+  return NULL;
+}
+
+int64_t creds_now(const struct creds_chain *ch) {
+  return ch->now ? ch->now(ch->now_arg) : (int64_t)time(NULL);
+}
+
+void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
+  if (ch->log == NULL)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  ch->log(ch->log_arg, level, msg);
+}
+
+static const char *const src_names[CREDS_SRC__COUNT] = {
+    [CREDS_SRC_ENV] = "environment",
+    [CREDS_SRC_PROFILE] = "profile",
+    [CREDS_SRC_WEB_IDENTITY] = "web-identity",
+    [CREDS_SRC_CONTAINER] = "container",
+    [CREDS_SRC_IMDS] = "imds",
+};
+
+int creds_job_fail(struct creds_job *job, const char *fmt, ...) {
+  char reason[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
+  tt_error_set(&job->err, TT_ERR_BACKEND_UNAVAILABLE, "credentials", "credentials: %s: %s",
+               src_names[job->src], reason);
+  return CREDS_FAIL;
+}
+
+/* ---- environment provider ---- */
+
+static int env_start(struct creds_job *job) {
+  const struct creds_chain *ch = job->ch;
+  const char *akid = creds_env(ch, "AWS_ACCESS_KEY_ID");
+  const char *secret = creds_env(ch, "AWS_SECRET_ACCESS_KEY");
+  const char *token = creds_env(ch, "AWS_SESSION_TOKEN");
+  const char *why = NULL;
+  if (akid == NULL && secret == NULL)
+    return CREDS_SKIP;
+  if (akid == NULL)
+    return creds_job_fail(job, "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
+  if (secret == NULL)
+    return creds_job_fail(job, "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+  if (creds_fill(&job->out, akid, strlen(akid), secret, strlen(secret), token,
+                 token ? strlen(token) : 0, 0, "environment", &why) != 0)
+    return creds_job_fail(job, "%s", why);
+  return CREDS_DONE;
+}
+
+typedef int (*start_fn)(struct creds_job *job);
+
+static const start_fn src_start[CREDS_SRC__COUNT] = {
+    [CREDS_SRC_ENV] = env_start,
+    [CREDS_SRC_PROFILE] = creds_profile_start,
+    [CREDS_SRC_WEB_IDENTITY] = creds_web_identity_start,
+    [CREDS_SRC_CONTAINER] = creds_container_start,
+    [CREDS_SRC_IMDS] = creds_imds_start,
+};
+
+/* ---- chain: waiters ---- */
+
+static void list_init(struct creds_waiter *s) {
+  s->prev = s->next = s;
+}
+
+static bool list_empty(const struct creds_waiter *s) {
+  return s->next == s;
+}
+
+static void list_unlink(struct creds_waiter *w) {
+  w->prev->next = w->next;
+  w->next->prev = w->prev;
+  w->prev = w->next = w;
+}
+
+static void list_push(struct creds_waiter *s, struct creds_waiter *w) {
+  w->prev = s->prev;
+  w->next = s;
+  s->prev->next = w;
+  s->prev = w;
+}
+
+/* Moves every waiter of `from` to the end of `to`. */
+static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
+  if (list_empty(from))
+    return;
+  from->next->prev = to->prev;
+  to->prev->next = from->next;
+  from->prev->next = to;
+  to->prev = from->prev;
+  list_init(from);
+}
+
+/* Answers every waiter in ch->dispatch, one at a time so that a callback
+ * may cancel a later one or call close(). */
+static void dispatch_all(struct creds_chain *ch, const struct tt_creds *creds,
+                         const struct tt_error *err) {
+  while (!list_empty(&ch->dispatch)) {
+    struct creds_waiter *w = ch->dispatch.next;
+    list_unlink(w);
+    tt_creds_cb cb = w->cb;
+    void *arg = w->arg;
+    free(w);
+    cb(arg, creds, err);
+  }
+}
+
+/* ---- chain: jobs ---- */
+
+static void maybe_closed(struct creds_chain *ch) {
+  if (ch->closing && ch->close_timer_closed && ch->job == NULL && ch->closed_cb) {
+    void (*cb)(void *) = ch->closed_cb;
+    ch->closed_cb = NULL;
+    cb(ch->closed_arg);
+  }
+}
+
+static void job_free(struct creds_job *job) {
+  tt_creds_clear(&job->out);
+  free(job);
+}
+
+/* Tries the providers from job->src on. */
+static int job_step(struct creds_job *job) {
+  struct creds_chain *ch = job->ch;
+  for (; job->src < CREDS_SRC__COUNT; job->src++) {
+    if (ch->sticky >= 0 && job->src != ch->sticky)
+      continue;
+    int rc = src_start[job->src](job);
+    if (rc != CREDS_SKIP)
+      return rc;
+  }
+  job->src = CREDS_SRC_ENV;
+  tt_error_set(&job->err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: no provider is configured (environment, shared files, web "
+               "identity, container, instance metadata)");
+  return CREDS_FAIL;
+}
+
+/* Takes a successful job's credentials into the cache. */
+static void install(struct creds_chain *ch, struct creds_job *job) {
+  int64_t now = creds_now(ch);
+  tt_creds_clear(&ch->cur);
+  ch->cur = job->out;
+  tt_creds_clear(&job->out);
+  ch->have = true;
+  ch->sticky = job->src;
+  ch->next_refresh_at = 0;
+  if (ch->cur.expires_at != 0) {
+    int64_t left = ch->cur.expires_at - now;
+    /* Short-lived answers would otherwise trigger a refresh on every get. */
+    if (left <= (int64_t)ch->refresh_before_s)
+      ch->next_refresh_at = now + ch->retry_refresh_s;
+    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, expiring in %lld s",
+              ch->cur.source, (long long)left);
+  } else {
+    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
+              ch->cur.source);
+  }
+}
+
+/* A failed job: the waiters get the error; a failed background refresh
+ * keeps the cached credentials and waits retry_refresh_s. */
+static void note_failure(struct creds_chain *ch, struct creds_job *job) {
+  if (job->background) {
+    ch->next_refresh_at = creds_now(ch) + ch->retry_refresh_s;
+    creds_log(ch, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", job->err.message);
+  } else {
+    creds_log(ch, TT_CREDS_LOG_WARN, "%s", job->err.message);
+  }
+}
+
+void creds_job_async_done(struct creds_job *job, int rc) {
+  struct creds_chain *ch = job->ch;
+  ch->job = NULL;
+  if (job->cancelled) {
+    job_free(job);
+    maybe_closed(ch);
+    return;
+  }
+  struct tt_error err = job->err;
+  if (rc == 0)
+    install(ch, job);
+  else
+    note_failure(ch, job);
+  job_free(job);
+  list_splice(&ch->dispatch, &ch->waiters);
+  dispatch_all(ch, rc == 0 ? &ch->cur : NULL, rc == 0 ? NULL : &err);
+}
+
+/* Starts a fetch. Returns CREDS_ASYNC (ch->job set), CREDS_DONE (cache
+ * updated) or CREDS_FAIL (*err filled). */
+static int job_start(struct creds_chain *ch, bool background, struct tt_error *err) {
+  struct creds_job *job = calloc(1, sizeof(*job));
+  if (job == NULL) {
+    tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
+    return CREDS_FAIL;
+  }
+  job->ch = ch;
+  job->background = background;
+  int rc = job_step(job);
+  if (rc == CREDS_ASYNC) {
+    ch->job = job;
+    return rc;
+  }
+  if (rc == CREDS_DONE) {
+    install(ch, job);
+  } else {
+    note_failure(ch, job);
+    *err = job->err;
+  }
+  job_free(job);
+  return rc;
+}
+
+static bool usable(const struct creds_chain *ch, int64_t now) {
+  /* Leave a margin so a request signed now does not arrive expired. */
+  return ch->have && (ch->cur.expires_at == 0 || now < ch->cur.expires_at - 15);
+}
+
+static bool wants_refresh(const struct creds_chain *ch, int64_t now) {
+  return ch->cur.expires_at != 0 && now >= ch->cur.expires_at - (int64_t)ch->refresh_before_s &&
+         now >= ch->next_refresh_at;
+}
+
+static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  struct creds_chain *ch = p->impl;
+  assert(ch->magic == CREDS_CHAIN_MAGIC);
+  if (handle)
+    *handle = NULL;
+  if (ch->closing)
+    return -ESHUTDOWN;
+  int64_t now = creds_now(ch);
+  if (usable(ch, now)) {
+    if (ch->job == NULL && wants_refresh(ch, now)) {
+      struct tt_error ignored; /* logged by note_failure */
+      job_start(ch, true, &ignored);
+    }
+    cb(arg, &ch->cur, NULL);
+    return 0;
+  }
+  if (ch->job == NULL) {
+    struct tt_error err;
+    int rc = job_start(ch, false, &err);
+    if (rc == CREDS_DONE) {
+      cb(arg, &ch->cur, NULL);
+      return 0;
+    }
+    if (rc == CREDS_FAIL) {
+      cb(arg, NULL, &err);
+      return 0;
+    }
+  }
+  struct creds_waiter *w = calloc(1, sizeof(*w));
+  if (w == NULL)
+    return -ENOMEM; /* a job may run without waiters: its result is cached */
+  w->cb = cb;
+  w->arg = arg;
+  list_push(&ch->waiters, w);
+  if (handle)
+    *handle = w;
+  return 0;
+}
+
+static void chain_cancel(struct tt_creds_provider *p, void *handle) {
+  assert(((struct creds_chain *)p->impl)->magic == CREDS_CHAIN_MAGIC);
+  if (handle == NULL)
+    return;
+  struct creds_waiter *w = handle;
+  list_unlink(w);
+  free(w);
+}
+
+static void on_close_timer_closed(uv_handle_t *h) {
+  struct creds_chain *ch = h->data;
+  ch->close_timer_closed = true;
+  maybe_closed(ch);
+}
+
+static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
+  struct creds_chain *ch = p->impl;
+  assert(ch->magic == CREDS_CHAIN_MAGIC);
+  if (ch->closing)
+    return;
+  ch->closing = true;
+  ch->closed_cb = closed;
+  ch->closed_arg = arg;
+  if (ch->job) {
+    struct creds_job *job = ch->job;
+    job->cancelled = true;
+    if (job->proc)
+      creds_process_cancel(job);
+    if (job->http)
+      creds_http_cancel(job);
+  }
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: the provider is closing");
+  list_splice(&ch->dispatch, &ch->waiters);
+  dispatch_all(ch, NULL, &err);
+  uv_close((uv_handle_t *)&ch->close_timer, on_close_timer_closed);
+}
+
+static void free_str(char *s) {
+  if (s)
+    creds_free_secret(s, strlen(s) + 1);
+}
+
+static void chain_free(struct creds_chain *ch) {
+  if (ch->env) {
+    for (char **e = ch->env; *e; e++)
+      free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
+    free(ch->env);
+  }
+  free(ch->home);
+  free(ch->region);
+  free(ch->sts_endpoint);
+  free(ch->container_endpoint);
+  free(ch->imds_endpoint);
+  tt_creds_clear(&ch->cur);
+  OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
+  ch->magic = 0;
+  free(ch);
+}
+
+static void chain_destroy(struct tt_creds_provider *p) {
+  struct creds_chain *ch = p->impl;
+  assert(ch->magic == CREDS_CHAIN_MAGIC);
+  /* close() must have finished: no job, no waiter, timer closed. */
+  if (ch->job != NULL || !list_empty(&ch->waiters))
+    abort();
+  chain_free(ch);
+}
+
+static const struct tt_creds_provider_ops chain_ops = {chain_get, chain_cancel, chain_close,
+                                                       chain_destroy};
+
+int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
+                       const struct tt_creds_chain_options *opts,
+                       struct tt_creds_provider **out, struct tt_error *err) {
+  static const struct tt_creds_chain_options defaults;
+  if (opts == NULL)
+    opts = &defaults;
+  struct creds_chain *ch = calloc(1, sizeof(*ch));
+  if (ch == NULL)
+    goto oom;
+  ch->magic = CREDS_CHAIN_MAGIC;
+  ch->loop = loop;
+  ch->http = http;
+  ch->sticky = -1;
+  list_init(&ch->waiters);
+  list_init(&ch->dispatch);
+  char *const *envp = opts->envp ? opts->envp : environ;
+  size_t n = 0;
+  while (envp && envp[n])
+    n++;
+  ch->env = calloc(n + 1, sizeof(char *));
+  if (ch->env == NULL)
+    goto oom;
+  for (size_t i = 0; i < n; i++)
+    if ((ch->env[i] = strdup(envp[i])) == NULL)
+      goto oom;
+  const char *home = opts->home ? opts->home : creds_env(ch, "HOME");
+  ch->home = dup_or_null(home);
+  ch->region = dup_or_null(opts->region);
+  ch->sts_endpoint = dup_or_null(opts->sts_endpoint);
+  ch->container_endpoint = dup_or_null(opts->container_endpoint);
+  ch->imds_endpoint = dup_or_null(opts->imds_endpoint);
+  if ((home && !ch->home) || (opts->region && !ch->region) ||
+      (opts->sts_endpoint && !ch->sts_endpoint) ||
+      (opts->container_endpoint && !ch->container_endpoint) ||
+      (opts->imds_endpoint && !ch->imds_endpoint))
+    goto oom;
+  ch->now = opts->now;
+  ch->now_arg = opts->now_arg;
+  ch->refresh_before_s = opts->refresh_before_s ? opts->refresh_before_s : 300;
+  ch->retry_refresh_s = opts->retry_refresh_s ? opts->retry_refresh_s : 60;
+  ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
+  ch->http_timeout_ms = opts->http_timeout_ms ? opts->http_timeout_ms : 5000;
+  ch->imds_timeout_ms = opts->imds_timeout_ms ? opts->imds_timeout_ms : 2000;
+  ch->log = opts->log;
+  ch->log_arg = opts->log_arg;
+  int uvrc = uv_timer_init(loop, &ch->close_timer);
+  if (uvrc != 0) {
+    chain_free(ch);
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
+                        uv_strerror(uvrc));
+  }
+  ch->close_timer.data = ch;
+  ch->pub.ops = &chain_ops;
+  ch->pub.impl = ch;
+  *out = &ch->pub;
+  return 0;
+oom:
+  if (ch)
+    chain_free(ch);
+  return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
+}

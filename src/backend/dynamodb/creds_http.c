@@ -1,0 +1,785 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* creds_http.c -- the providers that fetch over HTTP on the loop: STS
+ * AssumeRoleWithWebIdentity, the ECS/EKS container endpoint and EC2 IMDSv2,
+ * with a minimal XML reader for the STS answer. */
+#include <arpa/inet.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend/dynamodb/creds_internal.h"
+#include "backend/dynamodb/http.h"
+
+#define TOKEN_FILE_CAP (64u * 1024)
+#define IMDS_TOKEN_TTL 21600
+
+enum op_kind { OP_STS, OP_CONTAINER, OP_IMDS };
+enum imds_step { IMDS_TOKEN, IMDS_ROLE, IMDS_CREDS };
+
+struct creds_http_op {
+  /* Two calls, alternating: a step starts the next request from the
+   * previous one's done callback. */
+  struct tt_http_call calls[2];
+  int cur;
+  bool in_flight;
+  struct creds_job *job;
+  enum op_kind kind;
+  enum imds_step step;
+  bool retried; /* IMDS: one retry with a fresh token after a 401 */
+  const char *source;
+  char *body; /* STS form body (holds the web identity token); wiped */
+  size_t body_len;
+  char url[2048]; /* STS and container: the request URL; IMDS: the base */
+  char role[160];
+};
+
+static const char *transport_reason(enum tt_http_transport t) {
+  switch (t) {
+  case TT_HTTP_OK:
+    return "ok";
+  case TT_HTTP_TIMEOUT:
+    return "the request timed out";
+  case TT_HTTP_CONNECT:
+    return "could not connect";
+  case TT_HTTP_RESET:
+    return "the connection was reset";
+  case TT_HTTP_TLS:
+    return "TLS handshake or verification failed";
+  case TT_HTTP_CANCELED:
+    return "the request was cancelled";
+  case TT_HTTP_TOO_LARGE:
+    return "the response is too large";
+  default:
+    return "the transfer failed";
+  }
+}
+
+static void op_free(struct creds_http_op *op) {
+  creds_free_secret(op->body, op->body_len + 1);
+  OPENSSL_cleanse(op, sizeof(*op));
+  free(op);
+}
+
+static void op_finish(struct creds_http_op *op, int rc) {
+  struct creds_job *job = op->job;
+  job->http = NULL;
+  op_free(op);
+  creds_job_async_done(job, rc);
+}
+
+static void on_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg);
+
+/* Starts one request of `op`. Header strings are copied by tt_http_start,
+ * so callers wipe theirs right after. Returns 0 or a negative code. */
+static int op_send(struct creds_http_op *op, const char *method, const char *url,
+                   const char *h1, const char *h2, uint32_t timeout_ms) {
+  const char *headers[3] = {h1, h1 ? h2 : NULL, NULL};
+  struct tt_http_request req = {
+      .method = method,
+      .url = url,
+      .headers = headers,
+      .body = op->body,
+      .body_len = op->body ? op->body_len : 0,
+      .timeout_ms = timeout_ms,
+      .connect_timeout_ms = timeout_ms,
+  };
+  op->cur ^= 1;
+  int rc = tt_http_start(op->job->ch->http, &op->calls[op->cur], &req, on_done, op);
+  op->in_flight = rc == 0;
+  return rc;
+}
+
+static struct creds_http_op *op_new(struct creds_job *job, enum op_kind kind, const char *source) {
+  struct creds_http_op *op = calloc(1, sizeof(*op));
+  if (op == NULL)
+    return NULL;
+  op->job = job;
+  op->kind = kind;
+  op->source = source;
+  return op;
+}
+
+void creds_http_cancel(struct creds_job *job) {
+  struct creds_http_op *op = job->http;
+  if (op && op->in_flight)
+    tt_http_cancel(job->ch->http, &op->calls[op->cur]);
+}
+
+/* Reads a token file, trimming surrounding whitespace. Returns 0 and a new
+ * buffer (free with creds_free_secret(*out, *cap_out)), or -1 with *why. */
+static int read_token(const char *path, char **out, size_t *alloc_len, size_t *len,
+                      const char **why) {
+  char *buf = NULL;
+  size_t n = 0;
+  if (creds_read_file(path, TOKEN_FILE_CAP, &buf, &n) != 0) {
+    *why = "cannot be read";
+    return -1;
+  }
+  size_t s = 0, e = n;
+  while (s < e && (buf[s] == ' ' || buf[s] == '\t' || buf[s] == '\r' || buf[s] == '\n'))
+    s++;
+  while (e > s && (buf[e - 1] == ' ' || buf[e - 1] == '\t' || buf[e - 1] == '\r' ||
+                   buf[e - 1] == '\n'))
+    e--;
+  for (size_t i = s; i < e; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    if (c < 0x20 || c == 0x7f) { /* no header or form injection */
+      creds_free_secret(buf, n + 1);
+      *why = "holds control characters";
+      return -1;
+    }
+  }
+  if (s == e) {
+    creds_free_secret(buf, n + 1);
+    *why = "is empty";
+    return -1;
+  }
+  memmove(buf, buf + s, e - s);
+  buf[e - s] = '\0';
+  *out = buf;
+  *alloc_len = n + 1;
+  *len = e - s;
+  return 0;
+}
+
+/* ---- STS AssumeRoleWithWebIdentity ---- */
+
+static int form_append(char **p, size_t *left, const char *name, const char *v, size_t vn) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t nn = strlen(name);
+  if (*left < nn + 2)
+    return -1;
+  memcpy(*p, name, nn);
+  *p += nn;
+  *(*p)++ = '=';
+  *left -= nn + 1;
+  for (size_t i = 0; i < vn; i++) {
+    unsigned char c = (unsigned char)v[i];
+    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.' || c == '~';
+    if (*left < (plain ? 2u : 4u))
+      return -1;
+    if (plain) {
+      *(*p)++ = (char)c;
+      *left -= 1;
+    } else {
+      *(*p)++ = '%';
+      *(*p)++ = hex[c >> 4];
+      *(*p)++ = hex[c & 15];
+      *left -= 3;
+    }
+  }
+  **p = '\0';
+  return 0;
+}
+
+static bool region_ok(const char *r) {
+  if (*r == '\0' || strlen(r) > 32)
+    return false;
+  for (; *r; r++)
+    if (!((*r >= 'a' && *r <= 'z') || (*r >= '0' && *r <= '9') || *r == '-'))
+      return false;
+  return true;
+}
+
+/* The STS URL: an override (option, AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL)
+ * or the regional endpoint. Returns 0 or -1 with *why. */
+static int sts_url(const struct creds_chain *ch, char *buf, size_t n, const char **why) {
+  const char *ep = ch->sts_endpoint;
+  if (ep == NULL)
+    ep = creds_env(ch, "AWS_ENDPOINT_URL_STS");
+  if (ep == NULL)
+    ep = creds_env(ch, "AWS_ENDPOINT_URL");
+  int w;
+  if (ep) {
+    size_t len = strlen(ep);
+    while (len > 0 && ep[len - 1] == '/')
+      len--;
+    w = snprintf(buf, n, "%.*s/", (int)len, ep);
+  } else {
+    char region[64];
+    const char *r = ch->region;
+    if (r == NULL)
+      r = creds_env(ch, "AWS_REGION");
+    if (r == NULL)
+      r = creds_env(ch, "AWS_DEFAULT_REGION");
+    if (r == NULL) {
+      creds_profile_region(ch, region, sizeof(region));
+      r = region[0] ? region : "us-east-1";
+    }
+    if (!region_ok(r)) {
+      *why = "the region is not a valid region name";
+      return -1;
+    }
+    w = snprintf(buf, n, "https://sts.%s.amazonaws.com%s/", r,
+                 strncmp(r, "cn-", 3) == 0 ? ".cn" : "");
+  }
+  if (w < 0 || (size_t)w >= n) {
+    *why = "the STS endpoint is too long";
+    return -1;
+  }
+  return 0;
+}
+
+int creds_sts_start(struct creds_job *job, const char *role_arn, const char *session_name,
+                    const char *token_file, const char *source) {
+  struct creds_chain *ch = job->ch;
+  const char *why = NULL;
+  char *tok = NULL;
+  size_t tok_alloc = 0, tok_len = 0;
+  char gen_name[64];
+  size_t cap = 0;
+  int rc = CREDS_FAIL;
+  if (ch->http == NULL)
+    return creds_job_fail(job, "no HTTP client is configured");
+  struct creds_http_op *op = op_new(job, OP_STS, source);
+  if (op == NULL)
+    return creds_job_fail(job, "out of memory");
+  if (sts_url(ch, op->url, sizeof(op->url), &why) != 0) {
+    creds_job_fail(job, "%s", why);
+    goto fail;
+  }
+  if (read_token(token_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
+    creds_job_fail(job, "the web identity token file %s", why);
+    goto fail;
+  }
+  if (session_name == NULL) {
+    uint64_t ms = uv_now(ch->loop);
+    snprintf(gen_name, sizeof(gen_name), "tabletheoryd-%lld-%llu", (long long)creds_now(ch),
+             (unsigned long long)(ms % 1000000));
+    session_name = gen_name;
+  }
+  /* Worst case every byte is percent-encoded. */
+  cap = 160 + 3 * (strlen(role_arn) + strlen(session_name) + tok_len);
+  op->body = malloc(cap);
+  if (op->body == NULL) {
+    creds_job_fail(job, "out of memory");
+    goto fail;
+  }
+  char *p = op->body;
+  size_t left = cap;
+  int frc = form_append(&p, &left, "Action", "AssumeRoleWithWebIdentity", 25);
+  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
+  frc |= form_append(&p, &left, "Version", "2011-06-15", 10);
+  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
+  frc |= form_append(&p, &left, "RoleArn", role_arn, strlen(role_arn));
+  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
+  frc |= form_append(&p, &left, "RoleSessionName", session_name, strlen(session_name));
+  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
+  frc |= form_append(&p, &left, "WebIdentityToken", tok, tok_len);
+  op->body_len = (size_t)(p - op->body);
+  if (frc != 0) {
+    creds_job_fail(job, "the request does not fit");
+    goto fail;
+  }
+  /* POST keeps the token out of the URL, which proxies and logs record. */
+  int src = op_send(op, "POST", op->url, "Content-Type: application/x-www-form-urlencoded",
+                    "Accept: text/xml", ch->http_timeout_ms);
+  if (src != 0) {
+    creds_job_fail(job, "the STS request could not be started (%s)", uv_err_name(src));
+    goto fail;
+  }
+  job->http = op;
+  op = NULL;
+  rc = CREDS_ASYNC;
+fail:
+  creds_free_secret(tok, tok_alloc);
+  if (op) {
+    /* op->body_len may be short of what was written: wipe the whole buffer */
+    if (op->body)
+      OPENSSL_cleanse(op->body, cap);
+    op_free(op);
+  }
+  return rc;
+}
+
+int creds_web_identity_start(struct creds_job *job) {
+  const struct creds_chain *ch = job->ch;
+  const char *file = creds_env(ch, "AWS_WEB_IDENTITY_TOKEN_FILE");
+  const char *role = creds_env(ch, "AWS_ROLE_ARN");
+  if (file == NULL && role == NULL)
+    return CREDS_SKIP;
+  if (file == NULL)
+    return creds_job_fail(job, "AWS_ROLE_ARN is set but AWS_WEB_IDENTITY_TOKEN_FILE is not");
+  if (role == NULL)
+    return creds_job_fail(job, "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not");
+  return creds_sts_start(job, role, creds_env(ch, "AWS_ROLE_SESSION_NAME"), file,
+                         "web-identity");
+}
+
+/* Finds <tag>...</tag> inside [s, e). */
+static bool xml_find(const char *s, const char *e, const char *tag, const char **vs,
+                     const char **ve) {
+  char open[64], close[64];
+  snprintf(open, sizeof(open), "<%s>", tag);
+  snprintf(close, sizeof(close), "</%s>", tag);
+  const char *a = memmem(s, (size_t)(e - s), open, strlen(open));
+  if (a == NULL)
+    return false;
+  a += strlen(open);
+  const char *b = memmem(a, (size_t)(e - a), close, strlen(close));
+  if (b == NULL)
+    return false;
+  *vs = a;
+  *ve = b;
+  return true;
+}
+
+/* Decodes the text of an element (the five named entities and numeric
+ * ASCII references) into out[n]. Returns the length or -1. */
+static long xml_text(const char *s, const char *e, char *out, size_t n) {
+  size_t w = 0;
+  while (s < e) {
+    char c = *s++;
+    if (c == '<')
+      return -1; /* nested markup: not a text value */
+    if (c == '&') {
+      const char *semi = memchr(s, ';', (size_t)(e - s));
+      if (semi == NULL || semi - s > 8)
+        return -1;
+      size_t en = (size_t)(semi - s);
+      if (en == 3 && memcmp(s, "amp", 3) == 0)
+        c = '&';
+      else if (en == 2 && memcmp(s, "lt", 2) == 0)
+        c = '<';
+      else if (en == 2 && memcmp(s, "gt", 2) == 0)
+        c = '>';
+      else if (en == 4 && memcmp(s, "quot", 4) == 0)
+        c = '"';
+      else if (en == 4 && memcmp(s, "apos", 4) == 0)
+        c = '\'';
+      else if (en >= 2 && s[0] == '#') {
+        unsigned v = 0;
+        bool hexa = s[1] == 'x' || s[1] == 'X';
+        const char *d = s + (hexa ? 2 : 1);
+        if (d == semi)
+          return -1;
+        for (; d < semi; d++) {
+          int dv;
+          if (*d >= '0' && *d <= '9')
+            dv = *d - '0';
+          else if (hexa && *d >= 'a' && *d <= 'f')
+            dv = *d - 'a' + 10;
+          else if (hexa && *d >= 'A' && *d <= 'F')
+            dv = *d - 'A' + 10;
+          else
+            return -1;
+          v = v * (hexa ? 16u : 10u) + (unsigned)dv;
+          if (v > 0x7f)
+            return -1; /* credentials are ASCII */
+        }
+        c = (char)v;
+      } else {
+        return -1;
+      }
+      s = semi + 1;
+    }
+    if (w + 1 >= n)
+      return -1;
+    out[w++] = c;
+  }
+  out[w] = '\0';
+  return (long)w;
+}
+
+static int sts_parse(struct creds_http_op *op, const char *body, size_t len) {
+  struct creds_job *job = op->job;
+  const char *cs, *ce, *vs, *ve, *why = NULL;
+  int rc = -1;
+  struct tt_creds tmp;
+  memset(&tmp, 0, sizeof(tmp));
+  char expires[64];
+  int64_t exp = 0;
+  long an, sn, tn;
+  if (!xml_find(body, body + len, "Credentials", &cs, &ce)) {
+    creds_job_fail(job, "the STS response has no Credentials element");
+    goto out;
+  }
+  if (!xml_find(cs, ce, "AccessKeyId", &vs, &ve) ||
+      (an = xml_text(vs, ve, tmp.access_key_id, sizeof(tmp.access_key_id))) <= 0) {
+    creds_job_fail(job, "the STS response has no valid AccessKeyId");
+    goto out;
+  }
+  if (!xml_find(cs, ce, "SecretAccessKey", &vs, &ve) ||
+      (sn = xml_text(vs, ve, tmp.secret_access_key, sizeof(tmp.secret_access_key))) <= 0) {
+    creds_job_fail(job, "the STS response has no valid SecretAccessKey");
+    goto out;
+  }
+  if (!xml_find(cs, ce, "SessionToken", &vs, &ve) ||
+      (tn = xml_text(vs, ve, tmp.session_token, sizeof(tmp.session_token))) <= 0) {
+    creds_job_fail(job, "the STS response has no valid SessionToken");
+    goto out;
+  }
+  long xn;
+  if (!xml_find(cs, ce, "Expiration", &vs, &ve) ||
+      (xn = xml_text(vs, ve, expires, sizeof(expires))) <= 0 ||
+      creds_parse_time(expires, (size_t)xn, &exp) != 0) {
+    creds_job_fail(job, "the STS response has no valid Expiration");
+    goto out;
+  }
+  if (creds_fill(&job->out, tmp.access_key_id, (size_t)an, tmp.secret_access_key, (size_t)sn,
+                 tmp.session_token, (size_t)tn, exp, op->source, &why) != 0) {
+    creds_job_fail(job, "the STS response: %s", why);
+    goto out;
+  }
+  rc = 0;
+out:
+  tt_creds_clear(&tmp);
+  return rc;
+}
+
+/* The STS error code (<Code>), restricted to identifier characters. */
+static void sts_error_code(const char *body, size_t len, char *out, size_t n) {
+  const char *vs, *ve;
+  out[0] = '\0';
+  if (body == NULL || !xml_find(body, body + len, "Code", &vs, &ve))
+    return;
+  size_t w = 0;
+  for (; vs < ve && w + 1 < n; vs++) {
+    char c = *vs;
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_'))
+      break;
+    out[w++] = c;
+  }
+  out[w] = '\0';
+}
+
+/* ---- container endpoint ---- */
+
+/* Whether an http:// URL's host is one the AWS SDKs allow in clear text:
+ * loopback, the ECS endpoint or the EKS Pod Identity agent. Host names
+ * other than "localhost" are refused rather than resolved (a blocking
+ * lookup on the loop). */
+static bool container_host_allowed(const char *url) {
+  const char *h = url + strlen("http://");
+  const char *end;
+  char host[64];
+  if (*h == '[') {
+    end = strchr(h, ']');
+    if (end == NULL)
+      return false;
+    h++;
+  } else {
+    end = h + strcspn(h, ":/?#");
+  }
+  if ((size_t)(end - h) >= sizeof(host) || end == h)
+    return false;
+  memcpy(host, h, (size_t)(end - h));
+  host[end - h] = '\0';
+  if (strcasecmp(host, "localhost") == 0)
+    return true;
+  unsigned char a[16];
+  if (inet_pton(AF_INET, host, a) == 1)
+    return a[0] == 127 || (a[0] == 169 && a[1] == 254 && a[2] == 170 && (a[3] == 2 || a[3] == 23));
+  if (inet_pton(AF_INET6, host, a) == 1) {
+    static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    static const unsigned char eks[16] = {0xfd, 0, 0, 0, 0x0e, 0xc2, 0, 0,
+                                          0,    0, 0, 0, 0,    0,    0, 0x23};
+    return memcmp(a, lo, 16) == 0 || memcmp(a, eks, 16) == 0;
+  }
+  return false;
+}
+
+int creds_container_start(struct creds_job *job) {
+  struct creds_chain *ch = job->ch;
+  const char *rel = creds_env(ch, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  const char *full = creds_env(ch, "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  const char *why = NULL;
+  char *tok = NULL, *hdr = NULL;
+  size_t tok_alloc = 0, tok_len = 0, hdr_len = 0;
+  int rc = CREDS_FAIL;
+  if (rel == NULL && full == NULL)
+    return CREDS_SKIP;
+  if (ch->http == NULL)
+    return creds_job_fail(job, "no HTTP client is configured");
+  struct creds_http_op *op = op_new(job, OP_CONTAINER, "container");
+  if (op == NULL)
+    return creds_job_fail(job, "out of memory");
+  int w;
+  if (rel) {
+    const char *base = ch->container_endpoint ? ch->container_endpoint : "http://169.254.170.2";
+    if (rel[0] != '/') {
+      creds_job_fail(job, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI must start with '/'");
+      goto fail;
+    }
+    w = snprintf(op->url, sizeof(op->url), "%s%s", base, rel);
+  } else {
+    if (strncasecmp(full, "https://", 8) != 0 &&
+        !(strncasecmp(full, "http://", 7) == 0 && container_host_allowed(full))) {
+      creds_job_fail(job, "AWS_CONTAINER_CREDENTIALS_FULL_URI must be https or name a "
+                          "loopback, ECS or EKS Pod Identity address");
+      goto fail;
+    }
+    w = snprintf(op->url, sizeof(op->url), "%s", full);
+  }
+  if (w < 0 || (size_t)w >= sizeof(op->url)) {
+    creds_job_fail(job, "the container credentials URI is too long");
+    goto fail;
+  }
+  const char *tok_file = creds_env(ch, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+  const char *tok_env = creds_env(ch, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
+  if (tok_file) { /* the file wins: EKS rotates it */
+    if (read_token(tok_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
+      creds_job_fail(job, "the authorization token file %s", why);
+      goto fail;
+    }
+  } else if (tok_env) {
+    tok_len = strlen(tok_env);
+    for (size_t i = 0; i < tok_len; i++)
+      if ((unsigned char)tok_env[i] < 0x20 || tok_env[i] == 0x7f) {
+        creds_job_fail(job, "AWS_CONTAINER_AUTHORIZATION_TOKEN holds control characters");
+        goto fail;
+      }
+    tok_alloc = tok_len + 1;
+    tok = malloc(tok_alloc);
+    if (tok == NULL) {
+      creds_job_fail(job, "out of memory");
+      goto fail;
+    }
+    memcpy(tok, tok_env, tok_alloc);
+  }
+  if (tok) {
+    hdr_len = tok_len + 32;
+    hdr = malloc(hdr_len);
+    if (hdr == NULL) {
+      creds_job_fail(job, "out of memory");
+      goto fail;
+    }
+    snprintf(hdr, hdr_len, "Authorization: %s", tok);
+  }
+  int src = op_send(op, "GET", op->url, "Accept: application/json", hdr, ch->http_timeout_ms);
+  if (src != 0) {
+    creds_job_fail(job, "the request could not be started (%s)", uv_err_name(src));
+    goto fail;
+  }
+  job->http = op;
+  op = NULL;
+  rc = CREDS_ASYNC;
+fail:
+  creds_free_secret(tok, tok_alloc);
+  creds_free_secret(hdr, hdr_len);
+  if (op)
+    op_free(op);
+  return rc;
+}
+
+/* ---- IMDSv2 ---- */
+
+static int imds_send(struct creds_http_op *op) {
+  struct creds_chain *ch = op->job->ch;
+  char url[2300];
+  char hdr[600];
+  int rc;
+  if (op->step == IMDS_TOKEN) {
+    snprintf(url, sizeof(url), "%s/latest/api/token", op->url);
+    snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token-ttl-seconds: %d", IMDS_TOKEN_TTL);
+    rc = op_send(op, "PUT", url, hdr, NULL, ch->imds_timeout_ms);
+  } else {
+    snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", op->url,
+             op->step == IMDS_CREDS ? op->role : "");
+    snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", ch->imds_token);
+    rc = op_send(op, "GET", url, hdr, NULL, ch->imds_timeout_ms);
+  }
+  OPENSSL_cleanse(hdr, sizeof(hdr));
+  return rc;
+}
+
+int creds_imds_start(struct creds_job *job) {
+  struct creds_chain *ch = job->ch;
+  const char *disabled = creds_env(ch, "AWS_EC2_METADATA_DISABLED");
+  if (disabled && strcasecmp(disabled, "true") == 0)
+    return CREDS_SKIP;
+  if (ch->http == NULL)
+    return creds_job_fail(job, "no HTTP client is configured");
+  struct creds_http_op *op = op_new(job, OP_IMDS, "imds");
+  if (op == NULL)
+    return creds_job_fail(job, "out of memory");
+  const char *base = ch->imds_endpoint;
+  if (base == NULL)
+    base = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  if (base == NULL) {
+    const char *mode = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+    base = mode && strcasecmp(mode, "IPv6") == 0 ? "http://[fd00:ec2::254]"
+                                                  : "http://169.254.169.254";
+  }
+  size_t n = strlen(base);
+  while (n > 0 && base[n - 1] == '/')
+    n--;
+  if (n >= sizeof(op->url)) {
+    op_free(op);
+    return creds_job_fail(job, "the metadata endpoint is too long");
+  }
+  memcpy(op->url, base, n);
+  op->url[n] = '\0';
+  /* The session token is good for 6 hours: reuse it. */
+  op->step = ch->imds_token[0] && creds_now(ch) < ch->imds_token_expires ? IMDS_ROLE : IMDS_TOKEN;
+  int rc = imds_send(op);
+  if (rc != 0) {
+    op_free(op);
+    return creds_job_fail(job, "the request could not be started (%s)", uv_err_name(rc));
+  }
+  job->http = op;
+  return CREDS_ASYNC;
+}
+
+static void forget_imds_token(struct creds_chain *ch) {
+  OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
+  ch->imds_token_expires = 0;
+}
+
+/* Handles one IMDS answer. Returns 1 when a next request is in flight, 0
+ * when done with credentials, -1 on failure (job->err set). */
+static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
+  struct creds_job *job = op->job;
+  struct creds_chain *ch = job->ch;
+  const char *body = resp->body.data ? resp->body.data : "";
+  size_t len = resp->body.len;
+  const char *why = NULL;
+  if (resp->transport != TT_HTTP_OK) {
+    creds_job_fail(job, "%s (%s)", transport_reason(resp->transport),
+                   op->step == IMDS_TOKEN ? "token request" : "credentials request");
+    return -1;
+  }
+  switch (op->step) {
+  case IMDS_TOKEN: {
+    if (resp->status != 200) {
+      creds_job_fail(job, "the token request answered HTTP %ld%s", resp->status,
+                     resp->status == 403 ? " (IMDS is disabled on this instance)" : "");
+      return -1;
+    }
+    size_t e = len;
+    while (e > 0 && (body[e - 1] == '\n' || body[e - 1] == '\r' || body[e - 1] == ' '))
+      e--;
+    if (e == 0 || e >= sizeof(ch->imds_token)) {
+      creds_job_fail(job, "the token response is empty or too long");
+      return -1;
+    }
+    for (size_t i = 0; i < e; i++)
+      if ((unsigned char)body[i] <= 0x20 || (unsigned char)body[i] >= 0x7f) {
+        creds_job_fail(job, "the token response has invalid characters");
+        return -1;
+      }
+    forget_imds_token(ch);
+    memcpy(ch->imds_token, body, e);
+    int64_t ttl = IMDS_TOKEN_TTL;
+    size_t hl = 0;
+    const char *h = tt_http_response_header(resp, "x-aws-ec2-metadata-token-ttl-seconds", &hl);
+    if (h && hl > 0 && hl < 8) {
+      int64_t v = 0;
+      size_t i = 0;
+      for (; i < hl && h[i] >= '0' && h[i] <= '9'; i++)
+        v = v * 10 + (h[i] - '0');
+      if (i == hl)
+        ttl = v;
+    }
+    ch->imds_token_expires = creds_now(ch) + ttl - 60;
+    op->step = IMDS_ROLE;
+    break;
+  }
+  case IMDS_ROLE: {
+    if (resp->status == 401 && !op->retried) {
+      op->retried = true; /* the cached token expired early: get a new one */
+      forget_imds_token(ch);
+      op->step = IMDS_TOKEN;
+      break;
+    }
+    if (resp->status == 404) {
+      creds_job_fail(job, "no IAM role is attached to this instance");
+      return -1;
+    }
+    if (resp->status != 200) {
+      creds_job_fail(job, "the role request answered HTTP %ld", resp->status);
+      return -1;
+    }
+    size_t e = strcspn(body, "\r\n");
+    if (e > len)
+      e = len;
+    if (e == 0 || e >= sizeof(op->role)) {
+      creds_job_fail(job, "the role name is empty or too long");
+      return -1;
+    }
+    for (size_t i = 0; i < e; i++) {
+      char c = body[i];
+      /* IAM role name characters; also keeps the URL path safe */
+      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            strchr("+=,.@_-", c))) {
+        creds_job_fail(job, "the role name has invalid characters");
+        return -1;
+      }
+    }
+    memcpy(op->role, body, e);
+    op->role[e] = '\0';
+    op->step = IMDS_CREDS;
+    break;
+  }
+  case IMDS_CREDS:
+    if (resp->status == 401 && !op->retried) {
+      op->retried = true;
+      forget_imds_token(ch);
+      op->step = IMDS_TOKEN;
+      break;
+    }
+    if (resp->status != 200) {
+      creds_job_fail(job, "the credentials request answered HTTP %ld", resp->status);
+      return -1;
+    }
+    if (creds_from_json(body, len, "Token", false, true, "imds", &job->out, &why) != 0) {
+      creds_job_fail(job, "the credentials response: %s", why);
+      return -1;
+    }
+    return 0;
+  }
+  int rc = imds_send(op);
+  if (rc != 0) {
+    creds_job_fail(job, "the request could not be started (%s)", uv_err_name(rc));
+    return -1;
+  }
+  return 1;
+}
+
+static void on_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
+  struct creds_http_op *op = arg;
+  struct creds_job *job = op->job;
+  const char *why = NULL;
+  int rc = -1;
+  (void)call;
+  op->in_flight = false;
+  const char *body = resp->body.data ? resp->body.data : "";
+  size_t len = resp->body.len;
+  if (job->cancelled) {
+    rc = -1;
+  } else if (op->kind == OP_IMDS) {
+    rc = imds_step(op, resp);
+    if (rc == 1)
+      goto wipe; /* the next request is in flight */
+  } else if (resp->transport != TT_HTTP_OK) {
+    creds_job_fail(job, "%s", transport_reason(resp->transport));
+  } else if (op->kind == OP_STS) {
+    if (resp->status != 200) {
+      char code[64];
+      sts_error_code(resp->body.data, len, code, sizeof(code));
+      creds_job_fail(job, "STS answered HTTP %ld%s%s%s", resp->status, code[0] ? " (" : "",
+                     code, code[0] ? ")" : "");
+    } else {
+      rc = sts_parse(op, body, len);
+    }
+  } else { /* OP_CONTAINER */
+    if (resp->status != 200)
+      creds_job_fail(job, "the container endpoint answered HTTP %ld", resp->status);
+    else if (creds_from_json(body, len, "Token", false, false, "container", &job->out, &why) !=
+             0)
+      creds_job_fail(job, "the container endpoint response: %s", why);
+    else
+      rc = 0;
+  }
+  if (resp->body.data)
+    OPENSSL_cleanse(resp->body.data, resp->body.len);
+  op_finish(op, rc);
+  return;
+wipe:
+  if (resp->body.data)
+    OPENSSL_cleanse(resp->body.data, resp->body.len);
+}

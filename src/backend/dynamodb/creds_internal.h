@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* creds_internal.h -- what the credentials chain files share: the chain and
+ * fetch-job structs, the provider entry points and the parsing helpers. Not
+ * for use outside src/backend/dynamodb/creds*.c and credentials.c. */
+#ifndef TT_BACKEND_DYNAMODB_CREDS_INTERNAL_H
+#define TT_BACKEND_DYNAMODB_CREDS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "backend/dynamodb/credentials.h"
+#include "util/error.h"
+
+/* The providers, in chain order. */
+enum creds_src {
+  CREDS_SRC_ENV,
+  CREDS_SRC_PROFILE,
+  CREDS_SRC_WEB_IDENTITY,
+  CREDS_SRC_CONTAINER,
+  CREDS_SRC_IMDS,
+  CREDS_SRC__COUNT
+};
+
+/* What a provider's start function reports. */
+enum creds_start {
+  CREDS_FAIL = -1, /* configured but failed: job->err says why */
+  CREDS_SKIP = 0,  /* not configured: try the next provider */
+  CREDS_DONE = 1,  /* answered synchronously into job->out */
+  CREDS_ASYNC = 2  /* will call creds_job_async_done exactly once */
+};
+
+struct creds_waiter {
+  struct creds_waiter *prev, *next; /* circular list with a sentinel */
+  tt_creds_cb cb;
+  void *arg;
+};
+
+struct creds_process; /* creds_process.c */
+struct creds_http_op; /* creds_http.c */
+
+struct creds_chain;
+
+/* One fetch through the chain; at most one exists per chain. */
+struct creds_job {
+  struct creds_chain *ch;
+  int src;         /* provider being tried */
+  bool cancelled;  /* close() asked it to stop */
+  bool background; /* refresh while the cached credentials are still usable */
+  struct tt_creds out;
+  struct tt_error err;
+  struct creds_process *proc; /* running credential_process, or NULL */
+  struct creds_http_op *http; /* running HTTP provider, or NULL */
+};
+
+#define CREDS_CHAIN_MAGIC 0x63726564u /* "cred" */
+
+struct creds_chain {
+  uint32_t magic; /* CREDS_CHAIN_MAGIC while alive; asserted by the ops */
+  struct tt_creds_provider pub;
+  uv_loop_t *loop;
+  struct tt_http *http;
+  char **env; /* copied "NAME=value" strings, NULL-terminated; wiped on free */
+  char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
+  tt_creds_clock_fn now;
+  void *now_arg;
+  uint32_t refresh_before_s, retry_refresh_s, process_timeout_ms, http_timeout_ms,
+      imds_timeout_ms;
+  tt_creds_log_fn log;
+  void *log_arg;
+
+  struct tt_creds cur; /* cached credentials when `have` */
+  bool have;
+  int64_t next_refresh_at; /* no background refresh before this */
+  int sticky;              /* provider that answered last, or -1 */
+
+  struct creds_waiter waiters;  /* gets waiting for the current job */
+  struct creds_waiter dispatch; /* gets being answered right now */
+  struct creds_job *job;
+
+  /* IMDSv2 session token, reused until shortly before it expires. */
+  char imds_token[512];
+  int64_t imds_token_expires;
+
+  uv_timer_t close_timer; /* the one handle the chain owns; closed by close() */
+  bool closing, close_timer_closed;
+  void (*closed_cb)(void *arg);
+  void *closed_arg;
+};
+
+/* ---- credentials.c ---- */
+
+/* The value of environment variable `name` in the chain's snapshot, or NULL
+ * when unset or empty (AWS SDKs treat empty as unset). Borrowed. */
+const char *creds_env(const struct creds_chain *ch, const char *name);
+
+/* The current time (the injected clock). */
+int64_t creds_now(const struct creds_chain *ch);
+
+/* Sends one line to the log hook, printf-style. Callers never pass a
+ * secret. */
+void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Ends an async provider: rc 0 with job->out filled, or -1 with job->err.
+ * The job may be freed before this returns. */
+void creds_job_async_done(struct creds_job *job, int rc);
+
+/* Fills job->err with "credentials: <provider>: <reason>" and returns
+ * CREDS_FAIL. */
+int creds_job_fail(struct creds_job *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Copies the three strings into *c (wiping it first) with the expiry and
+ * source name. Returns 0, or -1 with `why` naming the field that is missing
+ * or too long. `token` may be NULL. */
+int creds_fill(struct tt_creds *c, const char *akid, size_t akid_len, const char *secret,
+               size_t secret_len, const char *token, size_t token_len, int64_t expires_at,
+               const char *source, const char **why);
+
+/* Parses an ISO 8601 / RFC 3339 UTC time ("2019-11-09T13:34:41Z", optional
+ * fraction, "Z" or "+hh:mm"/"-hh:mm") into unix seconds. Returns 0 or -1. */
+int creds_parse_time(const char *s, size_t n, int64_t *out);
+
+/* Parses a JSON credentials document: AccessKeyId, SecretAccessKey, the
+ * session token under `token_field` ("SessionToken" or "Token"; optional)
+ * and Expiration (optional unless `need_expiration`). `need_version`
+ * demands "Version": 1 (credential_process). Wipes the parsed strings.
+ * Returns 0, or -1 with a field-naming reason in `why` (static string). */
+int creds_from_json(const char *data, size_t len, const char *token_field, bool need_version,
+                    bool need_expiration, const char *source, struct tt_creds *out,
+                    const char **why);
+
+/* Reads a whole small file into a new NUL-terminated buffer (*len bytes).
+ * Returns 0, -1 with errno set (ENOENT, EFBIG over `cap`, ...). Free with
+ * creds_free_secret(buf, len + 1). Local, capped reads are done
+ * synchronously on purpose: see docs/internals/credentials.md. */
+int creds_read_file(const char *path, size_t cap, char **out, size_t *len);
+
+/* Wipes then frees n bytes at p (p may be NULL). */
+void creds_free_secret(void *p, size_t n);
+
+/* ---- creds_profile.c ---- */
+
+/* The shared config/credentials files provider (static keys,
+ * credential_process, or role_arn + web_identity_token_file). */
+int creds_profile_start(struct creds_job *job);
+
+/* The region named by the selected profile, copied into buf ("" when
+ * none). Reads the config file. */
+void creds_profile_region(const struct creds_chain *ch, char *buf, size_t n);
+
+/* ---- creds_process.c ---- */
+
+/* Runs `command` (the credential_process value, split on spaces with
+ * double-quote grouping, no shell) and parses its stdout. Returns
+ * CREDS_ASYNC or CREDS_FAIL. */
+int creds_process_start(struct creds_job *job, const char *command);
+
+/* Kills a running credential_process; its completion still arrives. */
+void creds_process_cancel(struct creds_job *job);
+
+/* ---- creds_http.c ---- */
+
+/* AssumeRoleWithWebIdentity from the environment (AWS_WEB_IDENTITY_TOKEN_FILE
+ * + AWS_ROLE_ARN). */
+int creds_web_identity_start(struct creds_job *job);
+
+/* AssumeRoleWithWebIdentity with explicit settings (borrowed; from a
+ * profile). `session_name` may be NULL. */
+int creds_sts_start(struct creds_job *job, const char *role_arn, const char *session_name,
+                    const char *token_file, const char *source);
+
+/* The ECS/EKS container endpoint provider. */
+int creds_container_start(struct creds_job *job);
+
+/* The EC2 IMDSv2 provider. */
+int creds_imds_start(struct creds_job *job);
+
+/* Cancels a running HTTP provider; its completion still arrives. */
+void creds_http_cancel(struct creds_job *job);
+
+#endif

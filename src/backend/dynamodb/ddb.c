@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb.c -- the dynamodb backend: each port call becomes one signed
+ * `POST /` of DynamoDB's JSON protocol on the shared HTTP client. */
+#include "backend/dynamodb/ddb.h"
+
+#include <assert.h>
+#include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/dynamodb/errors.h"
+#include "backend/dynamodb/sigv4.h"
+#include "util/buf.h"
+
+#define DDB_MAGIC 0x44444231u /* "DDB1" */
+#define TARGET_PREFIX "DynamoDB_20120810."
+#define CONTENT_TYPE "application/x-amz-json-1.0"
+#define SKEW_MIN_S 60 /* smaller differences are SigV4's 5-minute window's business */
+
+enum req_state {
+  REQ_CREDS,    /* waiting for the credentials provider */
+  REQ_HTTP,     /* the transfer is running */
+  REQ_DEFERRED, /* completed, queued for the defer timer */
+};
+
+struct ddb;
+
+/* The backend's private state of one call (call->impl). */
+struct ddb_req {
+  struct ddb *d;
+  struct tt_backend_call *call;
+  enum req_state state;
+  void *creds_handle;
+  bool canceled;
+  char *body; /* compact request JSON */
+  size_t body_len;
+  int64_t signed_at; /* unix seconds used for the signature */
+  struct tt_http_call http;
+};
+
+struct ddb {
+  struct tt_backend base;
+  unsigned magic;
+  struct tt_http *http;
+  bool own_http;
+  struct tt_creds_provider *creds;
+  struct tt_sigv4_cache sigcache;
+  char region[48];
+  char *url;  /* "https://dynamodb.eu-west-1.amazonaws.com/" */
+  char *host; /* the Host header value, exactly as signed */
+  uint64_t timeout_ms, connect_timeout_ms;
+  tt_ddb_clock_fn clock;
+  void *clock_arg;
+  int64_t skew; /* endpoint clock minus ours, seconds */
+  /* Completions that must not run where they arise (inside start or
+   * cancel) wait here, linked through call->next, for the defer timer. */
+  uv_timer_t defer;
+  struct tt_backend_call *defer_head, *defer_tail;
+  size_t outstanding;
+  bool in_start;
+  bool closing;
+  int pending_closes;
+  void (*closed)(void *arg);
+  void *closed_arg;
+};
+
+static int64_t now_s(struct ddb *d) {
+  return d->clock ? d->clock(d->clock_arg) : (int64_t)time(NULL);
+}
+
+/* ---- completion ---- */
+
+static void finish(struct ddb_req *r) {
+  struct ddb *d = r->d;
+  struct tt_backend_call *call = r->call;
+  d->outstanding--;
+  call->impl = NULL;
+  free(r->body);
+  free(r);
+  call->done(call); /* may free call */
+}
+
+static void on_defer(uv_timer_t *t) {
+  struct ddb *d = t->data;
+  /* Only what was queued before this callback: a done that starts and
+   * fails a new call synchronously cannot keep us here. */
+  struct tt_backend_call *list = d->defer_head;
+  d->defer_head = d->defer_tail = NULL;
+  while (list) {
+    struct tt_backend_call *call = list;
+    list = call->next;
+    call->next = NULL;
+    finish(call->impl);
+  }
+}
+
+/* Completes now when on a loop callback of our own, else via the timer, so
+ * done never runs inside start() or cancel(). */
+static void complete(struct ddb_req *r, bool defer) {
+  struct ddb *d = r->d;
+  if (!defer && !d->in_start) {
+    finish(r);
+    return;
+  }
+  r->state = REQ_DEFERRED;
+  struct tt_backend_call *call = r->call;
+  call->next = NULL;
+  if (d->defer_tail)
+    d->defer_tail->next = call;
+  else
+    d->defer_head = call;
+  d->defer_tail = call;
+  uv_timer_start(&d->defer, on_defer, 0, 0);
+}
+
+static void fail(struct ddb_req *r, bool defer, const char *type, bool retryable, const char *msg) {
+  struct tt_backend_call *call = r->call;
+  tt_backend_error_set(&call->error, type, 0, "%s", msg);
+  call->error.retryable = retryable;
+  call->status = -1;
+  complete(r, defer);
+}
+
+/* ---- the HTTP answer ---- */
+
+static bool skew_error(const struct tt_backend_error *e) {
+  return strcmp(e->type, "RequestTimeTooSkewed") == 0 ||
+         strcmp(e->type, "RequestExpired") == 0 || strcmp(e->type, "RequestInTheFuture") == 0 ||
+         (strcmp(e->type, "InvalidSignatureException") == 0 &&
+          (strstr(e->message, "Signature expired") != NULL ||
+           strstr(e->message, "Signature not yet current") != NULL));
+}
+
+/* Learns the endpoint's clock from its Date header after a skew error and
+ * makes the error retryable when the correction changed the signing time. */
+static void adjust_skew(struct ddb_req *r, const struct tt_http_response *resp) {
+  struct ddb *d = r->d;
+  size_t n;
+  const char *v = tt_http_response_header(resp, "date", &n);
+  char date[64];
+  if (v == NULL || n >= sizeof(date))
+    return;
+  memcpy(date, v, n);
+  date[n] = '\0';
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  const char *end = strptime(date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == NULL || *end != '\0')
+    return;
+  int64_t server = (int64_t)timegm(&tm);
+  int64_t diff = server - r->signed_at;
+  if (diff >= SKEW_MIN_S || diff <= -SKEW_MIN_S) {
+    d->skew += diff;
+    r->call->error.retryable = true;
+  }
+}
+
+static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp, void *arg) {
+  (void)hc;
+  struct ddb_req *r = arg;
+  struct tt_backend_call *call = r->call;
+  json_t *out = NULL;
+  if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
+    call->response = out;
+    call->status = 0;
+  } else {
+    call->status = -1;
+    if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
+      adjust_skew(r, resp);
+  }
+  finish(r); /* frees r and with it r->http: http.c no longer touches it */
+}
+
+/* ---- signing and sending ---- */
+
+static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
+  struct ddb *d = r->d;
+  struct tt_backend_call *call = r->call;
+  char target[64];
+  snprintf(target, sizeof(target), TARGET_PREFIX "%s", tt_ddb_op_name(call->op));
+  struct tt_sigv4_header sh[] = {
+      {"Host", d->host}, {"Content-Type", CONTENT_TYPE}, {"X-Amz-Target", target}};
+  struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh,
+                                  .n_headers = 3, .body = r->body, .body_len = r->body_len};
+  struct tt_sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
+                                    creds->session_token[0] ? creds->session_token : NULL};
+  struct tt_sigv4_config cfg = {d->region, "dynamodb", 0, &d->sigcache};
+  struct tt_sigv4_result sig;
+  struct tt_error err;
+  /* Every attempt is signed afresh: a retry needs a new X-Amz-Date. */
+  r->signed_at = now_s(d) + d->skew;
+  if (tt_sigv4_sign(&sreq, &sc, &cfg, (time_t)r->signed_at, &sig, &err) != 0) {
+    fail(r, false, "SigningError", false, "the request could not be signed");
+    return;
+  }
+  /* Header lines: signed ones first, then the signer's. They hold the
+   * token and the signature, so the buffer is wiped after curl copied it. */
+  struct tt_buf lines;
+  tt_buf_init(&lines, 0);
+  size_t offs[3 + TT_SIGV4_MAX_ADDED];
+  size_t nl = 0;
+  int bad = 0;
+  for (size_t i = 0; i < 3; i++) {
+    offs[nl++] = lines.len;
+    bad |= tt_buf_printf(&lines, "%s: %s", sh[i].name, sh[i].value) != 0 ||
+           tt_buf_append(&lines, "", 1) != 0;
+  }
+  for (size_t i = 0; i < sig.n_headers; i++) {
+    offs[nl++] = lines.len;
+    bad |= tt_buf_printf(&lines, "%s: %s", sig.headers[i].name, sig.headers[i].value) != 0 ||
+           tt_buf_append(&lines, "", 1) != 0;
+  }
+  tt_sigv4_result_free(&sig);
+  int rc = -1;
+  if (!bad) {
+    const char *hdrs[3 + TT_SIGV4_MAX_ADDED + 1];
+    for (size_t i = 0; i < nl; i++)
+      hdrs[i] = lines.data + offs[i];
+    hdrs[nl] = NULL;
+    struct tt_http_request hreq = {.method = "POST", .url = d->url, .headers = hdrs,
+                                   .body = r->body, .body_len = r->body_len,
+                                   .timeout_ms = d->timeout_ms,
+                                   .connect_timeout_ms = d->connect_timeout_ms};
+    r->state = REQ_HTTP;
+    rc = tt_http_start(d->http, &r->http, &hreq, on_http_done, r);
+  }
+  if (lines.data)
+    OPENSSL_cleanse(lines.data, lines.alloc);
+  tt_buf_free(&lines);
+  if (rc != 0)
+    fail(r, false, "TransportError", true, "the request to the DynamoDB endpoint could not start");
+}
+
+static void on_creds(void *arg, const struct tt_creds *creds, const struct tt_error *err) {
+  struct ddb_req *r = arg;
+  r->creds_handle = NULL;
+  if (r->state != REQ_CREDS)
+    return; /* canceled: the provider should not call, but be safe */
+  if (creds == NULL || err != NULL) {
+    /* The provider's messages never carry a secret (credentials.h). */
+    char msg[300];
+    snprintf(msg, sizeof(msg), "no AWS credentials: %s",
+             err && err->message[0] ? err->message : "the provider gave none");
+    fail(r, false, "CredentialsUnavailable", false, msg);
+    return;
+  }
+  send_signed(r, creds);
+}
+
+/* ---- the port ---- */
+
+static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
+  struct ddb *d = b->impl;
+  assert(d->magic == DDB_MAGIC);
+  if (d->closing)
+    return UV_ESHUTDOWN;
+  if ((unsigned)call->op >= TT_DDB_OP__COUNT || !json_is_object(call->request))
+    return UV_EINVAL;
+  struct ddb_req *r = calloc(1, sizeof(*r));
+  if (r == NULL)
+    return UV_ENOMEM;
+  /* DynamoDB numbers are strings in the port's JSON, so plain compact
+   * output loses nothing. */
+  r->body = json_dumps(call->request, JSON_COMPACT);
+  if (r->body == NULL) {
+    free(r);
+    return UV_ENOMEM;
+  }
+  r->body_len = strlen(r->body);
+  r->d = d;
+  r->call = call;
+  r->state = REQ_CREDS;
+  call->impl = r;
+  call->next = NULL;
+  call->canceled = false;
+  call->status = 0;
+  call->response = NULL;
+  tt_backend_error_clear(&call->error);
+  d->outstanding++;
+  void *handle = NULL;
+  d->in_start = true;
+  int rc = d->creds->ops->get(d->creds, on_creds, r, &handle);
+  d->in_start = false;
+  if (rc != 0) { /* the provider promises no callback then */
+    d->outstanding--;
+    call->impl = NULL;
+    free(r->body);
+    free(r);
+    return rc < 0 ? rc : UV_EIO;
+  }
+  if (r->state == REQ_CREDS)
+    r->creds_handle = handle;
+  return 0;
+}
+
+static void ddb_cancel(struct tt_backend *b, struct tt_backend_call *call) {
+  struct ddb *d = b->impl;
+  assert(d->magic == DDB_MAGIC);
+  struct ddb_req *r = call->impl;
+  if (r == NULL || r->canceled)
+    return;
+  r->canceled = true;
+  call->canceled = true;
+  switch (r->state) {
+  case REQ_CREDS:
+    d->creds->ops->cancel(d->creds, r->creds_handle);
+    r->creds_handle = NULL;
+    fail(r, true, "RequestCanceled", false, "the request was canceled");
+    break;
+  case REQ_HTTP:
+    tt_http_cancel(d->http, &r->http); /* on_http_done follows with RequestCanceled */
+    break;
+  case REQ_DEFERRED:
+    break; /* already completed: done reports what happened */
+  }
+}
+
+static void one_closed(struct ddb *d) {
+  if (--d->pending_closes == 0 && d->closed)
+    d->closed(d->closed_arg);
+}
+
+static void on_defer_closed(uv_handle_t *h) { one_closed(h->data); }
+static void on_http_closed(void *arg) { one_closed(arg); }
+
+static void ddb_close(struct tt_backend *b, void (*closed)(void *arg), void *arg) {
+  struct ddb *d = b->impl;
+  assert(d->magic == DDB_MAGIC);
+  assert(d->outstanding == 0); /* the port's contract */
+  d->closing = true;
+  d->closed = closed;
+  d->closed_arg = arg;
+  d->pending_closes = 1;
+  uv_close((uv_handle_t *)&d->defer, on_defer_closed);
+  if (d->own_http) {
+    d->pending_closes++;
+    tt_http_close(d->http, on_http_closed, d);
+  }
+}
+
+static void ddb_destroy(struct tt_backend *b) {
+  if (b == NULL)
+    return;
+  struct ddb *d = b->impl;
+  assert(d->magic == DDB_MAGIC);
+  d->magic = 0;
+  if (d->own_http)
+    tt_http_destroy(d->http);
+  tt_sigv4_cache_clear(&d->sigcache);
+  free(d->url);
+  free(d->host);
+  free(d);
+}
+
+static const struct tt_backend_ops ddb_ops = {
+    .name = "dynamodb",
+    .start = ddb_start,
+    .cancel = ddb_cancel,
+    .close = ddb_close,
+    .destroy = ddb_destroy,
+};
+
+size_t tt_ddb_backend_outstanding(const struct tt_backend *b) {
+  return ((const struct ddb *)b->impl)->outstanding;
+}
+
+int64_t tt_ddb_backend_clock_skew(const struct tt_backend *b) {
+  return ((const struct ddb *)b->impl)->skew;
+}
+
+/* ---- construction ---- */
+
+static bool region_ok(const char *r) {
+  size_t n = strlen(r);
+  if (n == 0 || n >= 48)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
+      return false;
+  return true;
+}
+
+/* Splits the endpoint into the URL we post to and the Host header we sign
+ * (host, plus the port when one was given and it is not the scheme's). */
+static int parse_endpoint(struct ddb *d, const char *endpoint, struct tt_error *err) {
+  char def[128];
+  if (endpoint == NULL || endpoint[0] == '\0') {
+    /* China regions live under their own domain. */
+    snprintf(def, sizeof(def), "https://dynamodb.%s.amazonaws.com%s", d->region,
+             strncmp(d->region, "cn-", 3) == 0 ? ".cn" : "");
+    endpoint = def;
+  }
+  int rc = -1;
+  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL, *user = NULL;
+  CURLU *u = curl_url();
+  if (u == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
+  if (curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+    tt_error_set(err, TT_ERR_VALIDATION, "endpoint",
+                 "the endpoint must be an absolute http:// or https:// URL");
+    goto done;
+  }
+  curl_url_get(u, CURLUPART_PORT, &port, 0);
+  curl_url_get(u, CURLUPART_PATH, &path, 0);
+  curl_url_get(u, CURLUPART_QUERY, &query, 0);
+  curl_url_get(u, CURLUPART_USER, &user, 0);
+  bool https = strcmp(scheme, "https") == 0;
+  if (!https && strcmp(scheme, "http") != 0) {
+    tt_error_set(err, TT_ERR_VALIDATION, "endpoint", "the endpoint's scheme must be http or https");
+    goto done;
+  }
+  if ((path && strcmp(path, "/") != 0 && path[0] != '\0') || query || user) {
+    tt_error_set(err, TT_ERR_VALIDATION, "endpoint",
+                 "the endpoint must have no path, query or user part (DynamoDB is served at /)");
+    goto done;
+  }
+  bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (tt_buf_printf(&b, "%s%s%s", host, default_port ? "" : ":", default_port ? "" : port) != 0) {
+    tt_buf_free(&b);
+    tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
+    goto done;
+  }
+  d->host = tt_buf_steal(&b, NULL);
+  tt_buf_init(&b, 0);
+  if (tt_buf_printf(&b, "%s://%s/", scheme, d->host) != 0) {
+    tt_buf_free(&b);
+    tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
+    goto done;
+  }
+  d->url = tt_buf_steal(&b, NULL);
+  rc = 0;
+done:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_free(path);
+  curl_free(query);
+  curl_free(user);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
+                       struct tt_backend **out, struct tt_error *err) {
+  if (opts == NULL || opts->region == NULL || !region_ok(opts->region))
+    return tt_error_set(err, TT_ERR_VALIDATION, "region",
+                        "a region such as eu-west-1 is required for the dynamodb backend");
+  if (opts->creds == NULL || opts->creds->ops == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "creds",
+                        "the dynamodb backend needs a credentials provider");
+  struct ddb *d = calloc(1, sizeof(*d));
+  if (d == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  d->magic = DDB_MAGIC;
+  snprintf(d->region, sizeof(d->region), "%s", opts->region);
+  if (parse_endpoint(d, opts->endpoint, err) != 0)
+    goto fail;
+  d->creds = opts->creds;
+  d->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
+  d->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 3000;
+  d->clock = opts->clock;
+  d->clock_arg = opts->clock_arg;
+  tt_sigv4_cache_init(&d->sigcache);
+  if (opts->http) {
+    d->http = opts->http;
+  } else {
+    struct tt_http_options ho = {.default_timeout_ms = d->timeout_ms,
+                                 .default_connect_timeout_ms = d->connect_timeout_ms,
+                                 .max_body_bytes = opts->max_response_bytes,
+                                 .ca_file = opts->ca_file};
+    if (tt_http_new(loop, &ho, &d->http) != 0) {
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "the HTTP client could not be created");
+      goto fail;
+    }
+    d->own_http = true;
+  }
+  uv_timer_init(loop, &d->defer);
+  d->defer.data = d;
+  d->base.ops = &ddb_ops;
+  d->base.loop = loop;
+  d->base.impl = d;
+  *out = &d->base;
+  return 0;
+fail:
+  free(d->url);
+  free(d->host);
+  free(d);
+  return -1;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* errors.h -- DynamoDB responses and transport failures classified once into
+ * the backend port's result or struct tt_backend_error. */
+#ifndef TT_BACKEND_DYNAMODB_ERRORS_H
+#define TT_BACKEND_DYNAMODB_ERRORS_H
+
+#include <jansson.h>
+
+#include "backend/backend.h"
+#include "backend/dynamodb/http.h"
+
+/* Turns one HTTP response of DynamoDB's JSON protocol into the port's
+ * terms. Borrows `resp`. On a 2xx answer with a JSON object body returns 0
+ * and *out (a new reference). Otherwise returns -1 with *e filled (it is
+ * cleared first): `type` is the short __type (after the last '#') or, when
+ * the body has none, x-amzn-ErrorType or a type derived from the status /
+ * transport ("Timeout", "ConnectionReset", "ServiceUnavailable", ...);
+ * `message` is DynamoDB's message/Message (never our own copy of a body or
+ * key); http_status, request_id (x-amzn-RequestId), retry_after_ms
+ * (x-amz-retry-after, milliseconds) are set, retryable/throttling come from
+ * tt_backend_error_set (transport failures are always retryable), and
+ * `body` keeps the parsed error object when it carries more than
+ * __type/message (CancellationReasons, Item). TT_HTTP_CANCELED gives
+ * "RequestCanceled". */
+int tt_ddb_response_classify(const struct tt_http_response *resp, json_t **out,
+                             struct tt_backend_error *e);
+
+/* The error type a transport outcome maps to ("Timeout", ...); NULL for
+ * TT_HTTP_OK. */
+const char *tt_ddb_transport_error_type(enum tt_http_transport t);
+
+#endif

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* idempotency.c -- idempotency records of a job: a conditional create that
+ * tells a duplicate (in progress or completed, with the stored outcome), and
+ * a completion whose first result wins. */
+#include <string.h>
+
+#include "ledger/internal.h"
+
+/* Create attempts when the record vanishes or expires between our calls. */
+#define CREATE_ATTEMPTS 3
+
+static void create_request(struct tt_ledger_op *op);
+
+static const char *request_sk(struct tt_ledger_op *op) {
+  size_t n = strlen(op->key);
+  char *sk = tt_arena_alloc(op->arena, n + 5);
+  if (sk) {
+    memcpy(sk, "REQ#", 4);
+    memcpy(sk + 4, op->key, n + 1);
+  }
+  return sk;
+}
+
+/* {"outcome": o, "result": r|null, "error": e|null} from a stored request. */
+static void answer_outcome(struct tt_ledger_op *op, unsigned status, const char *outcome,
+                           const json_t *req) {
+  json_t *result = req ? json_object_get(req, "result") : NULL;
+  json_t *error = req ? json_object_get(req, "error") : NULL;
+  json_t *out = json_pack("{s:s}", "outcome", outcome);
+  if (out && req) {
+    json_object_set(out, "result", result ? result : json_null());
+    json_object_set(out, "error", error ? error : json_null());
+  }
+  if (out == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  else
+    ledger_answer(op, status, out);
+}
+
+static void retry_or_fail(struct tt_ledger_op *op) {
+  if (++op->w.attempts < CREATE_ATTEMPTS) {
+    create_request(op);
+    return;
+  }
+  ledger_failf(op, TT_ERR_BACKEND_UNAVAILABLE, "key",
+               "the idempotency record kept changing while it was being created; retry");
+}
+
+static void expired_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  /* Deleted, already gone, or rewritten by another caller: try again. */
+  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND ||
+      r->err.code == TT_ERR_VERSION_CONFLICT)
+    retry_or_fail(op);
+  else
+    ledger_fail_result(op, r);
+}
+
+static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+      retry_or_fail(op); /* deleted since our create failed */
+    else
+      ledger_fail_result(op, r);
+    return;
+  }
+  json_t *req = ledger_result_json(r);
+  if (req == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored request could not be read back");
+    return;
+  }
+  int64_t ttl = 0, version = 0;
+  /* DynamoDB deletes expired items only eventually and still returns them:
+   * an expired record counts as absent. Delete it at the version we read
+   * (nobody else's newer write is lost) and create ours. */
+  if (ledger_item_int(req, "ttl", &ttl) == 0 && ttl > 0 && ttl < op->w.now_s &&
+      ledger_item_int(req, "version", &version) == 0) {
+    json_decref(req);
+    struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_REQUEST,
+                                 .sk = request_sk(op), .has_expected = true,
+                                 .expected = version};
+    ledger_item(op, &a, expired_deleted);
+    return;
+  }
+  const char *status = ledger_item_str(req, "status");
+  if (status && strcmp(status, "COMPLETED") == 0)
+    answer_outcome(op, 200, "already_completed", req);
+  else
+    answer_outcome(op, 200, "already_in_progress", NULL);
+  json_decref(req);
+}
+
+static void read_request(struct tt_ledger_op *op, ledger_next_fn next) {
+  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_REQUEST,
+                               .sk = request_sk(op), .consistent = true};
+  ledger_item(op, &a, next);
+}
+
+static void created(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_outcome(op, 201, "created", NULL);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+    read_request(op, duplicate_read);
+  else
+    ledger_fail_result(op, r);
+}
+
+static void create_request(struct tt_ledger_op *op) {
+  const char *sk = request_sk(op);
+  json_t *item = sk ? json_pack("{s:o,s:o,s:o,s:o,s:s,s:I}", "pk", ledger_str(op->w.pk), "sk",
+                                ledger_str(sk), "job_id", ledger_str(op->job_id),
+                                "idempotency_key", ledger_str(op->key), "status", "IN_PROGRESS",
+                                "ttl", (json_int_t)op->w.ttl)
+                    : NULL;
+  if (item == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_REQUEST,
+                               .body = item};
+  ledger_item(op, &a, created);
+}
+
+/* ---- complete ------------------------------------------------------------ */
+
+static void already_completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+      ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "key",
+                   "no idempotency request has this key in this job; create it first");
+    else
+      ledger_fail_result(op, r);
+    return;
+  }
+  json_t *req = ledger_result_json(r);
+  answer_outcome(op, 200, "already_completed", req);
+  json_decref(req);
+}
+
+static void completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0) {
+    json_t *req = ledger_result_json(r);
+    answer_outcome(op, 200, "completed", req);
+    json_decref(req);
+  } else if (r->err.code == TT_ERR_ITEM_NOT_FOUND) {
+    ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "key",
+                 "no idempotency request has this key in this job; create it first with POST "
+                 "/v1/jobs/{id}/requests/{key}");
+  } else if (r->err.code == TT_ERR_CONDITION_FAILED) {
+    read_request(op, already_completed); /* the first completion stands */
+  } else {
+    ledger_fail_result(op, r);
+  }
+}
+
+static void complete_request(struct tt_ledger_op *op) {
+  static const char *const members[] = {"result", "error", NULL};
+  struct tt_error err;
+  const json_t *result = json_object_get(op->body, "result");
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      ledger_sanitize_envelope(json_object_get(op->body, "error"), &op->w.error, &err) != 0 ||
+      (result && !json_is_null(result) &&
+       ledger_sanitize_value(result, &op->w.value, &err) != 0)) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  char now[TT_ORM_TIME_MAX];
+  ledger_now_text(op, now, sizeof(now));
+  /* Only an IN_PROGRESS request completes; a second completion reads the
+   * first one back. set_if_not_exists keeps a stored result even if a
+   * writer outside the ledger changed the status. */
+  json_t *keep = json_pack("{s:s}", "completed_at", now);
+  if (keep && op->w.value)
+    json_object_set(keep, "result", op->w.value);
+  if (keep && op->w.error)
+    json_object_set(keep, "error", op->w.error);
+  json_t *body = keep ? json_pack("{s:{s:s},s:o,s:{s:s,s:s,s:s}}", "set", "status", "COMPLETED",
+                                  "set_if_not_exists", keep, "condition", "attr", "status", "op",
+                                  "=", "value", "IN_PROGRESS")
+                      : NULL;
+  if (body == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_REQUEST,
+                               .sk = request_sk(op), .body = body};
+  ledger_item(op, &a, completed);
+}
+
+void ledger_request_start(struct tt_ledger_op *op) {
+  struct tt_error err;
+  if (tt_ledger_check_id(op->key, op->key ? strlen(op->key) : 0, "key", &err) != 0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  if (op->kind == TT_LEDGER_REQUEST_COMPLETE) {
+    complete_request(op);
+    return;
+  }
+  static const char *const members[] = {"ttl_seconds", NULL};
+  int64_t ttl_seconds = TT_LEDGER_REQUEST_TTL_SECONDS;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS, &ttl_seconds, &err) <
+          0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  op->w.ttl = op->w.now_s + ttl_seconds;
+  create_request(op);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* internal.h -- what the ledger's files share and nobody else calls: the
+ * step runner over ORM operations, answers, and input helpers. */
+#ifndef TT_LEDGER_INTERNAL_H
+#define TT_LEDGER_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ledger/ledger.h"
+#include "orm/items.h"
+#include "orm/query.h"
+
+/* What runs when a step's ORM operation finished; `r` is its result
+ * (borrowed: it is freed when this returns). The function either starts
+ * the next step or answers (ledger_answer / ledger_fail). */
+typedef void (*ledger_next_fn)(struct tt_ledger_op *op, struct tt_orm_result *r);
+
+/* One single-item step. */
+struct ledger_item_args {
+  enum tt_orm_item_kind kind;
+  const char *model;   /* TT_LEDGER_MODEL_* */
+  const char *sk;      /* sort key; the partition key is op->w.pk */
+  json_t *body;        /* stolen; CREATE item or UPDATE body; NULL for GET/DELETE */
+  bool upsert;         /* UPDATE */
+  bool consistent;     /* GET */
+  bool has_expected;   /* DELETE/UPDATE guarded by the version attribute */
+  int64_t expected;
+};
+
+/* Starts one ORM item operation as the op's next step. */
+void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next);
+
+/* Starts one ORM query on `model` with the query body `body` (stolen). */
+void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledger_next_fn next);
+
+/* Starts PUT .../table for the jobs table (the JobMeta model's). */
+void ledger_table_ensure(struct tt_ledger_op *op);
+
+/* Answers with `value` (stolen; dumped exactly) and finishes the op. */
+void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value);
+
+/* Answers with `err` (and `details`, stolen, may be NULL) and finishes. */
+void ledger_fail(struct tt_ledger_op *op, const struct tt_error *err, json_t *details);
+
+/* Formats an error and answers with it. */
+void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *field,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Answers with the failure of an ORM result (its error and details). */
+void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
+
+/* The logical item of a successful ORM result, parsed (new reference), or
+ * NULL when the body does not parse. */
+json_t *ledger_result_json(const struct tt_orm_result *r);
+
+/* Removes the storage keys (pk, sk) from an item object and returns it. */
+json_t *ledger_public(json_t *item);
+
+/* A new real JSON string of a C string (NULL when out of memory). */
+json_t *ledger_str(const char *s);
+
+/* The string member `name` of an item object, or NULL. */
+const char *ledger_item_str(const json_t *item, const char *name);
+
+/* The integer member `name` of an item object into *out. Returns 0, or -1
+ * when absent or not an integer. */
+int ledger_item_int(const json_t *item, const char *name, int64_t *out);
+
+/* Formats the op's clock as RFC3339Nano (TT_ORM_TIME_MAX bytes). */
+void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap);
+
+/* Sanitizes the error envelope `in` (a tt_json_parse tree) into *out (new
+ * reference): type/code/message must be strings without NUL bytes, the rest
+ * is tt_sanitize_error_envelope's. NULL or JSON null give *out = NULL.
+ * Returns 0 or -1 with a ValidationError naming error.<member>. */
+int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *err);
+
+/* Sanitizes any JSON value (a result) into *out (new reference), keeping
+ * exact numbers. Returns 0 or -1 (Internal). */
+int ledger_sanitize_value(const json_t *in, json_t **out, struct tt_error *err);
+
+/* Reads the optional integer member `name` of the body into *out, checked
+ * against [min, max]. Returns 1 when present, 0 when absent (or null), -1
+ * with a ValidationError. */
+int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t max,
+                    int64_t *out, struct tt_error *err);
+
+/* Reads the optional string member `name` of the body. Returns 1 and sets
+ * *out (borrowed from the body), 0 when absent or null, -1 with a
+ * ValidationError when it is not a string. */
+int ledger_body_str(const json_t *body, const char *name, const char **out, size_t *len,
+                    struct tt_error *err);
+
+/* Checks that every member of the body is one of the NULL-terminated
+ * `names`. Returns 0 or -1 with a ValidationError naming the member. */
+int ledger_body_members(const json_t *body, const char *const *names, struct tt_error *err);
+
+/* Operation starters of the other files. */
+void ledger_lease_start(struct tt_ledger_op *op);   /* lease.c */
+void ledger_request_start(struct tt_ledger_op *op); /* idempotency.c */
+
+#endif

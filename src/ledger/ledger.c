@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ledger.c -- the job ledger's core: the step runner over ORM operations,
+ * answers and logs, input checks, sanitization of stored envelopes, and the
+ * job, record and list operations (leases: lease.c; idempotency:
+ * idempotency.c). */
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/rand.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+#include "ledger/sanitize.h"
+#include "obs/log.h"
+#include "orm/item.h"
+#include "value/json_exact.h"
+
+/* ---- statuses and identifiers ---------------------------------------------- */
+
+static bool in_list(const char *s, const char *const *list) {
+  for (; s && *list; list++)
+    if (strcmp(s, *list) == 0)
+      return true;
+  return false;
+}
+
+static const char *const job_statuses[] = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED",
+                                           "CANCELED", NULL};
+static const char *const terminal_statuses[] = {"SUCCEEDED", "FAILED", "CANCELED", NULL};
+static const char *const record_statuses[] = {"PENDING", "PROCESSING", "SUCCEEDED", "FAILED",
+                                              "SKIPPED", NULL};
+
+bool tt_ledger_job_status_valid(const char *s) { return in_list(s, job_statuses); }
+
+bool tt_ledger_job_status_terminal(const char *s) { return in_list(s, terminal_statuses); }
+
+bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_statuses); }
+
+const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
+  switch (kind) {
+  case TT_LEDGER_TABLE_ENSURE:
+    return "table.ensure";
+  case TT_LEDGER_JOB_CREATE:
+    return "job.create";
+  case TT_LEDGER_JOB_GET:
+    return "job.get";
+  case TT_LEDGER_JOB_LIST:
+    return "job.list";
+  case TT_LEDGER_JOB_TRANSITION:
+    return "job.transition";
+  case TT_LEDGER_RECORD_PUT:
+    return "record.put";
+  case TT_LEDGER_RECORD_GET:
+    return "record.get";
+  case TT_LEDGER_RECORD_LIST:
+    return "record.list";
+  case TT_LEDGER_LEASE_ACQUIRE:
+    return "lease.acquire";
+  case TT_LEDGER_LEASE_REFRESH:
+    return "lease.refresh";
+  case TT_LEDGER_LEASE_RELEASE:
+    return "lease.release";
+  case TT_LEDGER_REQUEST_CREATE:
+    return "request.create";
+  case TT_LEDGER_REQUEST_COMPLETE:
+    return "request.complete";
+  }
+  return "unknown";
+}
+
+int tt_ledger_uuid4(char out[37]) {
+  unsigned char b[16];
+  if (RAND_bytes(b, sizeof(b)) != 1)
+    return -1;
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  for (size_t i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      out[o++] = '-';
+    out[o++] = hex[b[i] >> 4];
+    out[o++] = hex[b[i] & 15];
+  }
+  out[o] = '\0';
+  return 0;
+}
+
+/* Length of the UTF-8 sequence at s (n bytes left), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  size_t len;
+  unsigned min;
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+    min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (n < len)
+    return 0;
+  unsigned cp = c & (0xffu >> (len + 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (s[i] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_error *err) {
+  if (s == NULL || len == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must not be empty", field);
+  if (len > TT_LEDGER_MAX_ID_BYTES)
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be at most %d bytes", field,
+                        TT_LEDGER_MAX_ID_BYTES);
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < len;) {
+    if (p[i] < 0x20 || p[i] == 0x7f)
+      return tt_error_set(err, TT_ERR_VALIDATION, field,
+                          "%s must not contain control characters", field);
+    size_t n = utf8_len(p + i, len - i);
+    if (n == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be valid UTF-8", field);
+    i += n;
+  }
+  return 0;
+}
+
+/* ---- answers, logs ------------------------------------------------------- */
+
+/* One debug line per operation. Only names, codes and our own messages
+ * reach it, and the message still goes through the free-text sanitizer. */
+static void ledger_log(const struct tt_ledger_op *op) {
+  if (!tt_log_enabled(TT_LOG_DEBUG))
+    return;
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_DEBUG, "ledger.op");
+  tt_log_str(&l, "request_id", op->request_id);
+  tt_log_str(&l, "op", tt_ledger_kind_name(op->kind));
+  const struct tt_orm_result *r = op->result;
+  if (r->status == 0) {
+    tt_log_int(&l, "status", r->http_status);
+  } else {
+    tt_log_str(&l, "error_code", tt_error_code_name(r->err.code));
+    size_t n = 0;
+    char *clean = tt_sanitize_text(r->err.message, strlen(r->err.message), &n);
+    if (clean)
+      tt_log_strn(&l, "message", clean, n);
+    free(clean);
+  }
+  tt_log_end(&l);
+}
+
+static void finish(struct tt_ledger_op *op) {
+  if (op->w.finished)
+    return; /* a bug would answer twice; the first answer stands */
+  op->w.finished = true;
+  json_decref(op->w.error);
+  json_decref(op->w.value);
+  op->w.error = op->w.value = NULL;
+  ledger_log(op);
+  if (op->done)
+    op->done(op->arg);
+}
+
+void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value) {
+  struct tt_orm_result *r = op->result;
+  tt_buf_reset(&r->body);
+  if (value && tt_json_dump(value, 0, &r->body) != 0) {
+    json_decref(value);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "could not encode the answer");
+    return;
+  }
+  json_decref(value);
+  r->status = 0;
+  r->http_status = http_status;
+  finish(op);
+}
+
+void ledger_fail(struct tt_ledger_op *op, const struct tt_error *err, json_t *details) {
+  struct tt_orm_result *r = op->result;
+  tt_orm_fail(r, err);
+  json_decref(r->details);
+  r->details = details;
+  finish(op);
+}
+
+void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *field,
+                  const char *fmt, ...) {
+  struct tt_error e;
+  char msg[sizeof(e.message)];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  tt_error_set(&e, code, field, "%s", msg);
+  ledger_fail(op, &e, NULL);
+}
+
+void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  op->result->retry_after_s = r->retry_after_s;
+  ledger_fail(op, &r->err, r->details ? json_incref(r->details) : NULL);
+}
+
+/* ---- JSON helpers ------------------------------------------------------- */
+
+json_t *ledger_result_json(const struct tt_orm_result *r) {
+  json_t *out = NULL;
+  struct tt_error err;
+  if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
+    return NULL;
+  return out;
+}
+
+json_t *ledger_public(json_t *item) {
+  json_object_del(item, "pk");
+  json_object_del(item, "sk");
+  return item;
+}
+
+json_t *ledger_str(const char *s) { return tt_json_string_new(s, strlen(s)); }
+
+const char *ledger_item_str(const json_t *item, const char *name) {
+  size_t len;
+  const json_t *v = json_object_get(item, name);
+  return v ? tt_json_string_text(v, &len) : NULL;
+}
+
+/* Parses the whole decimal integer text of a JSON number. */
+static int number_int(const json_t *v, int64_t *out) {
+  struct tt_json_numbuf nb;
+  size_t len = 0;
+  const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
+  if (text == NULL || len == 0 || len > 20)
+    return -1;
+  char buf[24];
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  char *end = NULL;
+  errno = 0;
+  long long x = strtoll(buf, &end, 10);
+  if (errno != 0 || end != buf + len)
+    return -1;
+  *out = x;
+  return 0;
+}
+
+int ledger_item_int(const json_t *item, const char *name, int64_t *out) {
+  const json_t *v = json_object_get(item, name);
+  return v ? number_int(v, out) : -1;
+}
+
+void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap) {
+  if (tt_orm_format_rfc3339nano(op->w.now_ns, out, cap) < 0 && cap)
+    out[0] = '\0';
+}
+
+int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t max,
+                    int64_t *out, struct tt_error *err) {
+  const json_t *v = json_object_get(body, name);
+  if (v == NULL || json_is_null(v))
+    return 0;
+  int64_t x;
+  if (number_int(v, &x) != 0 || x < min || x > max)
+    return tt_error_set(err, TT_ERR_VALIDATION, name,
+                        "%s must be a whole number from %" PRId64 " to %" PRId64, name, min, max);
+  *out = x;
+  return 1;
+}
+
+int ledger_body_str(const json_t *body, const char *name, const char **out, size_t *len,
+                    struct tt_error *err) {
+  const json_t *v = json_object_get(body, name);
+  if (v == NULL || json_is_null(v))
+    return 0;
+  if (!tt_json_is_string(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, name, "%s must be a string", name);
+  *out = tt_json_string_text(v, len);
+  return 1;
+}
+
+int ledger_body_members(const json_t *body, const char *const *names, struct tt_error *err) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    if (!in_list(k, names))
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a member of this body", k);
+  }
+  return 0;
+}
+
+/* A copy of an exact tree in which marked integers that fit in 64 bits
+ * become jansson integers, so the sanitizer can mask them as digit text.
+ * Other nodes are shared (the sanitizer never modifies its input). */
+static json_t *plain_numbers(const json_t *v, int depth) {
+  if (depth > TT_SANITIZE_MAX_DEPTH + 2)
+    return json_incref((json_t *)v); /* the sanitizer truncates it anyway */
+  if (json_is_object(v)) {
+    json_t *out = json_object();
+    const char *k;
+    json_t *m;
+    json_object_foreach((json_t *)v, k, m) {
+      if (out && json_object_set_new(out, k, plain_numbers(m, depth + 1)) != 0) {
+        json_decref(out);
+        out = NULL;
+      }
+    }
+    return out;
+  }
+  if (json_is_array(v)) {
+    json_t *out = json_array();
+    for (size_t i = 0; out && i < json_array_size(v); i++)
+      if (json_array_append_new(out, plain_numbers(json_array_get(v, i), depth + 1)) != 0) {
+        json_decref(out);
+        out = NULL;
+      }
+    return out;
+  }
+  int64_t x;
+  if (json_is_string(v) && tt_json_is_number(v) && number_int(v, &x) == 0)
+    return json_integer((json_int_t)x);
+  return json_incref((json_t *)v);
+}
+
+int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *err) {
+  *out = NULL;
+  if (in == NULL || json_is_null(in))
+    return 0;
+  static const char *const text_members[] = {"type", "code", "message"};
+  for (size_t i = 0; json_is_object(in) && i < 3; i++) {
+    const json_t *v = json_object_get(in, text_members[i]);
+    size_t len = 0;
+    const char *s = v && tt_json_is_string(v) ? tt_json_string_text(v, &len) : NULL;
+    if (v && !json_is_null(v) && (s == NULL || memchr(s, '\0', len) != NULL)) {
+      char field[32];
+      snprintf(field, sizeof(field), "error.%s", text_members[i]);
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be a string without NUL bytes",
+                          field);
+    }
+  }
+  json_t *plain = plain_numbers(in, 0);
+  if (plain == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  int rc = tt_sanitize_error_envelope(plain, out, err);
+  json_decref(plain);
+  return rc;
+}
+
+int ledger_sanitize_value(const json_t *in, json_t **out, struct tt_error *err) {
+  json_t *plain = plain_numbers(in, 0);
+  *out = plain ? tt_sanitize_json(plain) : NULL;
+  json_decref(plain);
+  return *out ? 0 : tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+/* ---- steps: ORM operations run one after another ------------------------ */
+
+struct ledger_step {
+  union {
+    struct tt_orm_ctx ctx; /* first member of each op */
+    struct tt_orm_item_op item;
+    struct tt_orm_query_op query;
+  } u;
+  struct tt_orm_result result;
+  json_t *body;
+  struct tt_ledger_op *op;
+  ledger_next_fn next;
+};
+
+static void step_done(void *arg) {
+  struct ledger_step *s = arg;
+  s->next(s->op, &s->result);
+  tt_orm_result_free(&s->result);
+  json_decref(s->body);
+  s->body = NULL;
+}
+
+/* Allocates a step bound to `model`; NULL after answering. */
+static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, json_t *body,
+                                    ledger_next_fn next) {
+  const struct tt_model *m = tt_model_registry_get(op->orm->models, model);
+  struct ledger_step *s = m ? tt_arena_alloc(op->arena, sizeof(*s)) : NULL;
+  if (s == NULL) {
+    json_decref(body);
+    if (m == NULL)
+      ledger_failf(op, TT_ERR_INTERNAL, NULL,
+                   "the built-in ledger model %s is not registered", model);
+    else
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return NULL;
+  }
+  s->body = body;
+  s->op = op;
+  s->next = next;
+  tt_buf_init(&s->result.body, 0);
+  tt_orm_ctx_init(&s->u.ctx, op->orm, op->join, op->arena, op->request_id, m, &s->result,
+                  step_done, s);
+  return s;
+}
+
+/* Appends `s` percent-encoded (all but unreserved characters), so that
+ * tt_orm_key_from_path decodes exactly `s` whatever it holds ('/', '%'). */
+static int put_encoded(struct tt_buf *b, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    unsigned char c = *p;
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.' || c == '~';
+    char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
+    if (plain ? tt_buf_append(b, &c, 1) != 0 : tt_buf_append(b, esc, 3) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
+  struct ledger_step *s = step_new(op, a->model, a->body, next);
+  if (s == NULL)
+    return;
+  struct tt_orm_item_op *it = &s->u.item;
+  it->kind = a->kind;
+  it->body = s->body;
+  it->upsert = a->upsert;
+  it->consistent = a->consistent;
+  it->expected.present = a->has_expected;
+  it->expected.version = a->expected;
+  if (a->kind != TT_ORM_OP_CREATE) {
+    struct tt_buf k;
+    tt_buf_init(&k, 0);
+    char *raw = NULL;
+    if (a->sk && put_encoded(&k, op->w.pk) == 0 && tt_buf_puts(&k, "/") == 0 && put_encoded(&k, a->sk) == 0)
+      raw = tt_arena_strndup(op->arena, k.data, k.len);
+    it->raw_key_len = k.len;
+    tt_buf_free(&k);
+    if (raw == NULL) {
+      /* Nothing started: finish the ORM context so the model ref drops. */
+      struct tt_error e;
+      tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
+      tt_orm_fail(&s->result, &e);
+      tt_orm_ctx_finish(&s->u.ctx);
+      return;
+    }
+    it->raw_key = raw;
+  }
+  tt_orm_item_start(it);
+}
+
+void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledger_next_fn next) {
+  struct ledger_step *s = step_new(op, model, body, next);
+  if (s == NULL)
+    return;
+  s->u.query.body = s->body;
+  tt_orm_query_start(&s->u.query);
+}
+
+static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    ledger_fail_result(op, r);
+    return;
+  }
+  ledger_answer(op, r->http_status, ledger_result_json(r));
+}
+
+void ledger_table_ensure(struct tt_ledger_op *op) {
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
+  if (s)
+    tt_orm_table_ensure(&s->u.ctx);
+}
+
+/* ---- jobs ---------------------------------------------------------------- */
+
+static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *out = tt_arena_alloc(op->arena, na + nb + 1);
+  if (out) {
+    memcpy(out, a, na);
+    memcpy(out + na, b, nb + 1);
+  }
+  return out;
+}
+
+/* Answers with the item of a successful result, without its storage keys. */
+static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsigned status) {
+  json_t *item = ledger_result_json(r);
+  if (item == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored item could not be read back");
+    return;
+  }
+  ledger_answer(op, status, ledger_public(item));
+}
+
+static void job_created(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0) {
+    answer_item(op, r, 201);
+    return;
+  }
+  if (r->err.code == TT_ERR_CONDITION_FAILED) {
+    ledger_failf(op, TT_ERR_ALREADY_EXISTS, "job_id", "a job with this job_id already exists");
+    return;
+  }
+  ledger_fail_result(op, r);
+}
+
+static void job_create(struct tt_ledger_op *op) {
+  static const char *const members[] = {"job_id", "tenant_id", "status", "ttl_seconds", NULL};
+  struct tt_error err;
+  const char *job_id = NULL, *tenant = NULL, *status = "PENDING";
+  size_t id_len = 0, tenant_len = 0, status_len = 0;
+  int64_t ttl_seconds = 0;
+  int has_id, has_status, has_tenant, has_ttl;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      (has_id = ledger_body_str(op->body, "job_id", &job_id, &id_len, &err)) < 0 ||
+      (has_id && tt_ledger_check_id(job_id, id_len, "job_id", &err) != 0) ||
+      (has_tenant = ledger_body_str(op->body, "tenant_id", &tenant, &tenant_len, &err)) < 0 ||
+      (!has_tenant && tt_error_set(&err, TT_ERR_VALIDATION, "tenant_id",
+                                   "tenant_id is required: the tenant the job belongs to")) ||
+      tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
+      (has_status = ledger_body_str(op->body, "status", &status, &status_len, &err)) < 0 ||
+      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
+                                 &ttl_seconds, &err)) < 0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  if (!has_status)
+    status_len = strlen(status);
+  if (!tt_ledger_job_status_valid(status) || strlen(status) != status_len) {
+    ledger_failf(op, TT_ERR_VALIDATION, "status",
+                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+    return;
+  }
+  char uuid[37];
+  if (!has_id) {
+    if (tt_ledger_uuid4(uuid) != 0) {
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "the random number generator failed");
+      return;
+    }
+    job_id = uuid;
+  }
+  op->w.pk = arena_cat(op, "JOB#", job_id);
+  json_t *item = op->w.pk ? json_object() : NULL;
+  json_object_set_new(item, "pk", ledger_str(op->w.pk));
+  json_object_set_new(item, "sk", ledger_str("META"));
+  json_object_set_new(item, "job_id", ledger_str(job_id));
+  json_object_set_new(item, "tenant_id", ledger_str(tenant));
+  json_object_set_new(item, "status", ledger_str(status));
+  json_object_set_new(item, "version", json_integer(1));
+  if (has_ttl)
+    json_object_set_new(item, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
+  if (json_object_size(item) != 6u + (has_ttl ? 1u : 0u)) {
+    json_decref(item);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_META,
+                               .body = item};
+  ledger_item(op, &a, job_created);
+}
+
+static void job_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_item(op, r, 200);
+  else if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+    ledger_failf(op, TT_ERR_JOB_NOT_FOUND, "job_id", "no job has this job_id");
+  else
+    ledger_fail_result(op, r);
+}
+
+static void read_meta(struct tt_ledger_op *op, ledger_next_fn next) {
+  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_META,
+                               .sk = "META", .consistent = true};
+  ledger_item(op, &a, next);
+}
+
+/* A failed transition condition: read the job and say which rule failed. */
+static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    job_got(op, r);
+    return;
+  }
+  json_t *job = ledger_result_json(r);
+  const char *status = ledger_item_str(job, "status");
+  int64_t version = -1;
+  ledger_item_int(job, "version", &version);
+  if (status && tt_ledger_job_status_terminal(status)) {
+    json_t *d = json_pack("{s:s}", "status", status);
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "to",
+                 "the job is in a terminal status (SUCCEEDED, FAILED or CANCELED) and cannot "
+                 "move; see details.status");
+    ledger_fail(op, &e, d);
+  } else if (version != op->w.expected || !op->w.from || !status ||
+             strcmp(status, op->w.from) == 0) {
+    json_t *d = json_pack("{s:I,s:I}", "version", (json_int_t)version, "expected_version",
+                          (json_int_t)op->w.expected);
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
+                 "the job's version is not the expected one; read it again and retry");
+    ledger_fail(op, &e, d);
+  } else {
+    json_t *d = json_pack("{s:s}", "status", status);
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "from",
+                 "the job is not in the status named by from; see details.status");
+    ledger_fail(op, &e, d);
+  }
+  json_decref(job);
+}
+
+static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_item(op, r, 200);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+    read_meta(op, transition_classify);
+  else
+    job_got(op, r);
+}
+
+static void job_transition(struct tt_ledger_op *op) {
+  static const char *const members[] = {"expected_version", "to", "from", NULL};
+  struct tt_error err;
+  const char *to = NULL, *from = NULL;
+  size_t to_len = 0, from_len = 0;
+  int has_from;
+  int has_exp;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      (has_exp = ledger_body_int(op->body, "expected_version", 0, INT64_C(9007199254740991),
+                                 &op->w.expected, &err)) < 0 ||
+      ledger_body_str(op->body, "to", &to, &to_len, &err) < 0 ||
+      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  if (!has_exp) {
+    ledger_failf(op, TT_ERR_VALIDATION, "expected_version",
+                 "expected_version is required: the version of the job you read");
+    return;
+  }
+  if (to == NULL || !tt_ledger_job_status_valid(to) || strlen(to) != to_len) {
+    ledger_failf(op, TT_ERR_VALIDATION, "to",
+                 "to must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+    return;
+  }
+  if (has_from && (!tt_ledger_job_status_valid(from) || strlen(from) != from_len)) {
+    ledger_failf(op, TT_ERR_VALIDATION, "from",
+                 "from must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+    return;
+  }
+  /* Known without reading: nothing leaves a terminal status. */
+  if (has_from && tt_ledger_job_status_terminal(from)) {
+    ledger_failf(op, TT_ERR_INVALID_TRANSITION, "from",
+                 "a job in a terminal status (SUCCEEDED, FAILED or CANCELED) cannot move");
+    return;
+  }
+  op->w.to = to;
+  op->w.from = has_from ? from : NULL;
+  /* Otherwise the condition says it: version, from, and not terminal. */
+  json_t *cond = json_pack("[{s:s,s:s,s:I},{s:s,s:s,s:[s,s]}]", "attr", "version", "op", "=",
+                           "value", (json_int_t)op->w.expected, "attr", "status", "op", "in",
+                           "value", "PENDING", "RUNNING");
+  if (cond && has_from)
+    json_array_append_new(cond, json_pack("{s:s,s:s,s:o}", "attr", "status", "op", "=", "value",
+                                          ledger_str(from)));
+  json_t *body = cond ? json_pack("{s:{s:o},s:{s:i},s:o}", "set", "status", ledger_str(to), "add",
+                                  "version", 1, "condition", cond)
+                      : NULL;
+  if (body == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_META,
+                               .sk = "META", .body = body};
+  ledger_item(op, &a, transitioned);
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+static void record_written(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_item(op, r, 200);
+  else
+    ledger_fail_result(op, r);
+}
+
+static void record_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_item(op, r, 200);
+  else if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+    ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "record_id",
+                 "no record has this record_id in this job");
+  else
+    ledger_fail_result(op, r);
+}
+
+static void record_put(struct tt_ledger_op *op, const char *sk) {
+  static const char *const members[] = {"status", "error", "ttl_seconds", NULL};
+  struct tt_error err;
+  const char *status = NULL;
+  size_t status_len = 0;
+  int64_t ttl_seconds = 0;
+  int has_ttl;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
+      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
+                                 &ttl_seconds, &err)) < 0 ||
+      ledger_sanitize_envelope(json_object_get(op->body, "error"), &op->w.error, &err) != 0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  if (status == NULL || !tt_ledger_record_status_valid(status) || strlen(status) != status_len) {
+    ledger_failf(op, TT_ERR_VALIDATION, "status",
+                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+    return;
+  }
+  /* Unconditional upsert: the identity is written once, the status and the
+   * (sanitized) error every time; no error removes a stored one. */
+  json_t *set = json_pack("{s:o}", "status", ledger_str(status));
+  json_t *keep = json_pack("{s:o,s:o}", "job_id", ledger_str(op->job_id), "record_id",
+                           ledger_str(op->record_id));
+  json_t *body = set && keep ? json_pack("{s:o,s:o}", "set", set, "set_if_not_exists", keep)
+                             : NULL;
+  if (body == NULL) {
+    json_decref(set);
+    json_decref(keep);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  if (op->w.error)
+    json_object_set(set, "error", op->w.error);
+  else
+    json_object_set_new(body, "remove", json_pack("[s]", "error"));
+  if (has_ttl)
+    json_object_set_new(set, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
+  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
+                               .sk = sk, .body = body, .upsert = true};
+  ledger_item(op, &a, record_written);
+}
+
+/* ---- lists --------------------------------------------------------------- */
+
+/* Reshapes {"items","count","scanned_count","cursor"} into {name, "cursor"}. */
+static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const char *name) {
+  if (r->status != 0) {
+    ledger_fail_result(op, r);
+    return;
+  }
+  json_t *page = ledger_result_json(r);
+  json_t *items = json_object_get(page, "items");
+  if (!json_is_array(items)) {
+    json_decref(page);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
+    return;
+  }
+  size_t i;
+  json_t *it;
+  json_array_foreach(items, i, it) ledger_public(it);
+  json_t *cursor = json_object_get(page, "cursor");
+  json_t *out = json_pack("{s:O,s:O}", name, items, "cursor", cursor ? cursor : json_null());
+  json_decref(page);
+  if (out == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  ledger_answer(op, 200, out);
+}
+
+static void jobs_listed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  answer_list(op, r, "jobs");
+}
+
+static void records_listed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  answer_list(op, r, "records");
+}
+
+/* The common members of a list query: limit, order, cursor. Returns a new
+ * body or NULL after answering. */
+static json_t *list_body(struct tt_ledger_op *op) {
+  const struct tt_ledger_list_args *l = &op->list;
+  long long limit = TT_LEDGER_DEFAULT_LIMIT;
+  if (l->limit) {
+    char *end = NULL;
+    errno = 0;
+    limit = strtoll(l->limit, &end, 10);
+    if (errno || end == l->limit || *end || l->limit[0] == '-' || l->limit[0] == '+' ||
+        limit < 1 || limit > TT_LEDGER_MAX_LIMIT) {
+      ledger_failf(op, TT_ERR_VALIDATION, "limit", "limit must be a whole number from 1 to %d",
+                   TT_LEDGER_MAX_LIMIT);
+      return NULL;
+    }
+  }
+  if (l->order && strcmp(l->order, "asc") != 0 && strcmp(l->order, "desc") != 0) {
+    ledger_failf(op, TT_ERR_VALIDATION, "order", "order must be asc or desc");
+    return NULL;
+  }
+  json_t *body = json_pack("{s:I}", "limit", (json_int_t)limit);
+  if (body && l->order)
+    json_object_set_new(body, "order", json_string(l->order));
+  if (body && l->cursor && l->cursor[0])
+    json_object_set_new(body, "cursor", ledger_str(l->cursor));
+  if (body == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  return body;
+}
+
+static json_t *eq(const char *attr, const char *value) {
+  return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", "=", "value", ledger_str(value));
+}
+
+static void job_list(struct tt_ledger_op *op) {
+  const struct tt_ledger_list_args *l = &op->list;
+  struct tt_error err;
+  if (l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
+                                         &err) != 0) {
+    ledger_fail(op, &err, NULL);
+    return;
+  }
+  if (l->status && !tt_ledger_job_status_valid(l->status)) {
+    ledger_failf(op, TT_ERR_VALIDATION, "status",
+                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+    return;
+  }
+  if (!l->tenant_id && !l->status) {
+    ledger_failf(op, TT_ERR_VALIDATION, "status",
+                 "give status or tenant_id: jobs are listed through their indexes");
+    return;
+  }
+  json_t *body = list_body(op);
+  if (body == NULL)
+    return;
+  /* Records and idempotency requests carry status and created_at too, so
+   * they share the status index: keep only the job items. */
+  json_t *filter = json_pack("[o]", eq("sk", "META"));
+  if (l->tenant_id) {
+    json_object_set_new(body, "index", json_string("tenant-created-index"));
+    json_object_set_new(body, "key", json_pack("[o]", eq("tenant_id", l->tenant_id)));
+    if (l->status)
+      json_array_append_new(filter, eq("status", l->status));
+  } else {
+    json_object_set_new(body, "index", json_string("status-created-index"));
+    json_object_set_new(body, "key", json_pack("[o]", eq("status", l->status)));
+  }
+  json_object_set_new(body, "filter", filter);
+  ledger_query(op, TT_LEDGER_MODEL_META, body, jobs_listed);
+}
+
+static void record_list(struct tt_ledger_op *op) {
+  const struct tt_ledger_list_args *l = &op->list;
+  if (l->status && !tt_ledger_record_status_valid(l->status)) {
+    ledger_failf(op, TT_ERR_VALIDATION, "status",
+                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+    return;
+  }
+  json_t *body = list_body(op);
+  if (body == NULL)
+    return;
+  json_t *key = json_pack("[o,{s:s,s:s,s:s}]", eq("pk", op->w.pk), "attr", "sk", "op",
+                          "begins_with", "value", "REC#");
+  json_object_set_new(body, "key", key);
+  if (l->status)
+    json_object_set_new(body, "filter", eq("status", l->status));
+  ledger_query(op, TT_LEDGER_MODEL_RECORD, body, records_listed);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static bool needs_job(enum tt_ledger_kind k) {
+  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
+}
+
+int tt_ledger_start(struct tt_ledger_op *op) {
+  memset(&op->w, 0, sizeof(op->w));
+  op->w.now_ns = tt_orm_now_ns(op->orm);
+  op->w.now_s = op->w.now_ns / 1000000000;
+  struct tt_error err;
+  if (needs_job(op->kind)) {
+    if (tt_ledger_check_id(op->job_id, op->job_id ? strlen(op->job_id) : 0, "job_id", &err) !=
+        0) {
+      ledger_fail(op, &err, NULL);
+      return 0;
+    }
+    op->w.pk = arena_cat(op, "JOB#", op->job_id);
+    if (op->w.pk == NULL) {
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+      return 0;
+    }
+  }
+  const char *rec_sk = NULL;
+  if (op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET) {
+    if (tt_ledger_check_id(op->record_id, op->record_id ? strlen(op->record_id) : 0, "record_id",
+                           &err) != 0) {
+      ledger_fail(op, &err, NULL);
+      return 0;
+    }
+    if ((rec_sk = arena_cat(op, "REC#", op->record_id)) == NULL) {
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+      return 0;
+    }
+  }
+  switch (op->kind) {
+  case TT_LEDGER_TABLE_ENSURE:
+    ledger_table_ensure(op);
+    break;
+  case TT_LEDGER_JOB_CREATE:
+    job_create(op);
+    break;
+  case TT_LEDGER_JOB_GET:
+    read_meta(op, job_got);
+    break;
+  case TT_LEDGER_JOB_LIST:
+    job_list(op);
+    break;
+  case TT_LEDGER_JOB_TRANSITION:
+    job_transition(op);
+    break;
+  case TT_LEDGER_RECORD_PUT:
+    record_put(op, rec_sk);
+    break;
+  case TT_LEDGER_RECORD_GET: {
+    struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_RECORD,
+                                 .sk = rec_sk, .consistent = true};
+    ledger_item(op, &a, record_got);
+    break;
+  }
+  case TT_LEDGER_RECORD_LIST:
+    record_list(op);
+    break;
+  case TT_LEDGER_LEASE_ACQUIRE:
+  case TT_LEDGER_LEASE_REFRESH:
+  case TT_LEDGER_LEASE_RELEASE:
+    ledger_lease_start(op);
+    break;
+  case TT_LEDGER_REQUEST_CREATE:
+  case TT_LEDGER_REQUEST_COMPLETE:
+    ledger_request_start(op);
+    break;
+  default:
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "unknown ledger operation");
+    break;
+  }
+  return 0;
+}

@@ -1,0 +1,807 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_ledger.c -- the job ledger on the memory backend through the ORM:
+ * built-in models, jobs, transitions, records, lists, leases on an injected
+ * clock, idempotency records, and what sanitization does to stored errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "backend/memory/memdb.h"
+#include "client/client.h"
+#include "ledger/ledger.h"
+#include "model/registry.h"
+#include "orm/orm.h"
+#include "test_memdb.h"
+#include "value/json_exact.h"
+
+#define SEC INT64_C(1000000000)
+#define T0 (INT64_C(1700000000) * SEC) /* 2023-11-14T22:13:20Z */
+
+struct lfx {
+  uv_loop_t loop;
+  struct tt_backend *b;
+  struct tt_client client;
+  struct tt_model_registry *models;
+  struct tt_orm orm;
+  int64_t now_ns;
+  int closed;
+  unsigned joins_done;
+};
+
+static struct lfx F;
+
+static int64_t fx_clock(void *arg) { return ((struct lfx *)arg)->now_ns; }
+
+static void orm_done(void *arg) { *(int *)arg = 1; }
+
+static void join_done(struct tt_join *j, void *arg) {
+  (void)j;
+  ((struct lfx *)arg)->joins_done++;
+}
+
+static void setup(void) {
+  memset(&F, 0, sizeof(F));
+  ck_assert_int_eq(uv_loop_init(&F.loop), 0);
+  ck_assert_int_eq(tt_memdb_new(&F.loop, NULL, &F.b), 0);
+  tt_client_init(&F.client, F.b, &F.loop, NULL);
+  F.models = tt_model_registry_new();
+  struct tt_error err;
+  ck_assert_int_eq(tt_ledger_register_models(F.models, NULL, &err), 0);
+  F.now_ns = T0;
+  F.orm.models = F.models;
+  F.orm.client = &F.client;
+  F.orm.now_ns = fx_clock;
+  F.orm.clock_arg = &F;
+  /* The jobs table, through the ORM path PUT /v1/jobs/table takes. */
+  struct tt_arena arena;
+  tt_arena_init(&arena);
+  struct tt_join join;
+  tt_join_init(&join, NULL, join_done, &F);
+  struct tt_orm_ctx ctx;
+  struct tt_orm_result res;
+  memset(&res, 0, sizeof(res));
+  int done = 0;
+  tt_orm_ctx_init(&ctx, &F.orm, &join, &arena, "test",
+                  tt_model_registry_get(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
+  tt_orm_table_ensure(&ctx);
+  tt_join_release(&join);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(res.status, 0);
+  ck_assert_uint_eq(res.http_status, 201);
+  tt_orm_result_free(&res);
+  tt_arena_free(&arena);
+}
+
+static void closed_cb(void *arg) { ((struct lfx *)arg)->closed = 1; }
+
+static void teardown(void) {
+  F.b->ops->close(F.b, closed_cb, &F);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(F.closed, 1);
+  F.b->ops->destroy(F.b);
+  ck_assert_int_eq(uv_loop_close(&F.loop), 0);
+  tt_model_registry_free(F.models);
+}
+
+/* ---- running one ledger operation to its answer ----------------------------- */
+
+struct answer {
+  int status; /* 0 or -1 */
+  unsigned http;
+  enum tt_err_code code;
+  char field[128];
+  json_t *body;    /* parsed answer (NULL for an empty body) */
+  json_t *details; /* error details or NULL */
+};
+
+static void answer_free(struct answer *a) {
+  json_decref(a->body);
+  json_decref(a->details);
+  memset(a, 0, sizeof(*a));
+}
+
+struct call {
+  enum tt_ledger_kind kind;
+  const char *job, *rid, *key, *owner;
+  const char *body; /* JSON with ' for " */
+  struct tt_ledger_list_args list;
+};
+
+static int op_done_count;
+static void op_done(void *arg) { (void)arg; op_done_count++; }
+
+static struct answer run(struct call c) {
+  struct tt_arena arena;
+  tt_arena_init(&arena);
+  struct tt_join join;
+  tt_join_init(&join, NULL, join_done, &F);
+  struct tt_orm_result res;
+  memset(&res, 0, sizeof(res));
+  tt_buf_init(&res.body, 0);
+  json_t *body = c.body ? fx_json(c.body) : NULL;
+  struct tt_ledger_op op;
+  memset(&op, 0, sizeof(op));
+  op.kind = c.kind;
+  op.orm = &F.orm;
+  op.join = &join;
+  op.arena = &arena;
+  op.request_id = "req-test";
+  op.job_id = c.job;
+  op.record_id = c.rid;
+  op.key = c.key;
+  op.owner = c.owner;
+  op.body = body;
+  op.list = c.list;
+  op.result = &res;
+  op.done = op_done;
+  op_done_count = 0;
+  unsigned before = F.joins_done;
+  tt_ledger_start(&op);
+  tt_join_release(&join);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(op_done_count, 1);          /* done ran exactly once */
+  ck_assert_uint_eq(F.joins_done, before + 1); /* every call was joined */
+  ck_assert_uint_eq(tt_join_pending(&join), 0);
+  struct answer a;
+  memset(&a, 0, sizeof(a));
+  a.status = res.status;
+  if (res.status != 0 && getenv("LEDGER_DEBUG"))
+    fprintf(stderr, "error %s field=%s: %s\n", tt_error_code_name(res.err.code), res.err.field, res.err.message);
+  a.http = res.http_status;
+  if (res.status != 0) {
+    a.code = res.err.code;
+    snprintf(a.field, sizeof(a.field), "%s", res.err.field);
+    a.details = res.details ? json_incref(res.details) : NULL;
+  } else if (res.body.len) {
+    struct tt_error err;
+    ck_assert_int_eq(tt_json_parse(res.body.data, res.body.len, NULL, &a.body, &err), 0);
+  }
+  tt_orm_result_free(&res);
+  json_decref(body);
+  tt_arena_free(&arena);
+  return a;
+}
+
+static void expect_error(struct answer a, enum tt_err_code code, const char *field) {
+  ck_assert_msg(a.status == -1, "expected %s, got HTTP %u", tt_error_code_name(code), a.http);
+  ck_assert_str_eq(tt_error_code_name(a.code), tt_error_code_name(code));
+  if (field)
+    ck_assert_str_eq(a.field, field);
+}
+
+static const char *str(const json_t *o, const char *name) {
+  size_t len;
+  const json_t *v = json_object_get(o, name);
+  return v ? tt_json_string_text(v, &len) : NULL;
+}
+
+static long long num(const json_t *o, const char *name) {
+  struct tt_json_numbuf nb;
+  size_t len;
+  const json_t *v = json_object_get(o, name);
+  const char *t = v ? tt_json_number_text(v, &nb, &len) : NULL;
+  ck_assert_msg(t != NULL, "%s is not a number", name);
+  return strtoll(t, NULL, 10);
+}
+
+static void create_job(const char *id, const char *tenant, const char *status) {
+  char body[256];
+  snprintf(body, sizeof(body), "{'job_id':'%s','tenant_id':'%s','status':'%s'}", id, tenant,
+           status);
+  struct answer a = run((struct call){.kind = TT_LEDGER_JOB_CREATE, .body = body});
+  ck_assert_msg(a.status == 0, "create failed: %s", tt_error_code_name(a.code));
+  ck_assert_uint_eq(a.http, 201);
+  answer_free(&a);
+}
+
+/* ---- models, identifiers ------------------------------------------------------ */
+
+START_TEST(test_models_registered_on_the_table) {
+  const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest"};
+  for (size_t i = 0; i < 4; i++) {
+    const struct tt_model *m = tt_model_registry_get(F.models, names[i]);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->table, "tabletheory-jobs");
+    ck_assert_str_eq(m->pk->name, "pk");
+    ck_assert_str_eq(m->sk->name, "sk");
+    ck_assert_str_eq(tt_model_lifecycle(m, TT_LC_TTL)->name, "ttl");
+  }
+  const struct tt_model *meta = tt_model_registry_get(F.models, "JobMeta");
+  const struct tt_model_index *ix = tt_model_index_find(meta, "status-created-index");
+  ck_assert_ptr_nonnull(ix);
+  ck_assert_str_eq(ix->partition->name, "status");
+  ck_assert_str_eq(ix->sort->name, "created_at");
+  ck_assert_int_eq(ix->projection, TT_PROJECTION_ALL);
+  ix = tt_model_index_find(meta, "tenant-created-index");
+  ck_assert_ptr_nonnull(ix);
+  ck_assert_str_eq(ix->partition->name, "tenant_id");
+  /* JobMeta's version is the ledger's (starts at 1), the others' the ORM's. */
+  ck_assert_ptr_null(tt_model_lifecycle(meta, TT_LC_VERSION));
+  ck_assert_ptr_nonnull(tt_model_lifecycle(tt_model_registry_get(F.models, "JobLock"),
+                                           TT_LC_VERSION));
+  /* Registering again is idempotent; another table name is a clash. */
+  struct tt_error err;
+  ck_assert_int_eq(tt_ledger_register_models(F.models, "tabletheory-jobs", &err), 0);
+  ck_assert_int_eq(tt_ledger_register_models(F.models, "other-jobs", &err), -1);
+  ck_assert_str_eq(err.field, "jobs-table");
+}
+END_TEST
+
+START_TEST(test_models_custom_and_bad_table) {
+  struct tt_model_registry *r = tt_model_registry_new();
+  struct tt_error err;
+  ck_assert_int_eq(tt_ledger_register_models(r, "acme_jobs", &err), 0);
+  ck_assert_str_eq(tt_model_registry_get(r, "JobRequest")->table, "acme_jobs");
+  ck_assert_uint_eq(tt_model_registry_count(r), 4);
+  tt_model_registry_free(r);
+  r = tt_model_registry_new();
+  ck_assert_int_eq(tt_ledger_register_models(r, "x", &err), -1); /* too short for DynamoDB */
+  ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
+  ck_assert_str_eq(err.field, "jobs-table");
+  ck_assert_uint_eq(tt_model_registry_count(r), 0);
+  tt_model_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_uuid4_shape) {
+  char a[37], b[37];
+  ck_assert_int_eq(tt_ledger_uuid4(a), 0);
+  ck_assert_int_eq(tt_ledger_uuid4(b), 0);
+  ck_assert_uint_eq(strlen(a), 36);
+  ck_assert_str_ne(a, b);
+  ck_assert(a[8] == '-' && a[13] == '-' && a[18] == '-' && a[23] == '-');
+  ck_assert_int_eq(a[14], '4');
+  ck_assert_ptr_nonnull(strchr("89ab", a[19]));
+  for (size_t i = 0; i < 36; i++)
+    ck_assert(a[i] == '-' || strchr("0123456789abcdef", a[i]));
+}
+END_TEST
+
+START_TEST(test_check_id) {
+  struct tt_error err;
+  ck_assert_int_eq(tt_ledger_check_id("job-1", 5, "job_id", &err), 0);
+  ck_assert_int_eq(tt_ledger_check_id("caf\xc3\xa9/a b", 8, "job_id", &err), 0);
+  ck_assert_int_eq(tt_ledger_check_id("", 0, "job_id", &err), -1);
+  ck_assert_str_eq(err.field, "job_id");
+  ck_assert_int_eq(tt_ledger_check_id("a\nb", 3, "owner", &err), -1);
+  ck_assert_str_eq(err.message, "owner must not contain control characters");
+  ck_assert_int_eq(tt_ledger_check_id("a\0b", 3, "key", &err), -1);
+  ck_assert_int_eq(tt_ledger_check_id("\xc3\x28", 2, "key", &err), -1);
+  ck_assert_str_eq(err.message, "key must be valid UTF-8");
+  ck_assert_int_eq(tt_ledger_check_id("\xed\xa0\x80", 3, "key", &err), -1); /* surrogate */
+  char big[TT_LEDGER_MAX_ID_BYTES + 2];
+  memset(big, 'a', sizeof(big));
+  ck_assert_int_eq(tt_ledger_check_id(big, TT_LEDGER_MAX_ID_BYTES, "key", &err), 0);
+  ck_assert_int_eq(tt_ledger_check_id(big, TT_LEDGER_MAX_ID_BYTES + 1, "key", &err), -1);
+  ck_assert(tt_ledger_job_status_terminal("CANCELED"));
+  ck_assert(!tt_ledger_job_status_terminal("RUNNING"));
+  ck_assert(tt_ledger_record_status_valid("SKIPPED"));
+  ck_assert(!tt_ledger_record_status_valid("RUNNING"));
+  ck_assert(!tt_ledger_job_status_valid("pending"));
+}
+END_TEST
+
+/* ---- jobs ------------------------------------------------------------------- */
+
+START_TEST(test_job_create_and_get) {
+  struct answer a = run((struct call){
+      .kind = TT_LEDGER_JOB_CREATE, .body = "{'job_id':'j1','tenant_id':'t1','ttl_seconds':60}"});
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_uint_eq(a.http, 201);
+  ck_assert_str_eq(str(a.body, "job_id"), "j1");
+  ck_assert_str_eq(str(a.body, "tenant_id"), "t1");
+  ck_assert_str_eq(str(a.body, "status"), "PENDING");
+  ck_assert_int_eq(num(a.body, "version"), 1);
+  ck_assert_int_eq(num(a.body, "ttl"), 1700000060);
+  ck_assert_str_eq(str(a.body, "created_at"), "2023-11-14T22:13:20Z");
+  ck_assert_str_eq(str(a.body, "updated_at"), "2023-11-14T22:13:20Z");
+  ck_assert_ptr_null(json_object_get(a.body, "pk")); /* storage keys are not shown */
+  ck_assert_ptr_null(json_object_get(a.body, "sk"));
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_GET, .job = "j1"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "job_id"), "j1");
+  ck_assert_int_eq(num(a.body, "version"), 1);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_CREATE,
+                        .body = "{'job_id':'j1','tenant_id':'t2'}"});
+  expect_error(a, TT_ERR_ALREADY_EXISTS, "job_id");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_GET, .job = "nope"});
+  expect_error(a, TT_ERR_JOB_NOT_FOUND, "job_id");
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_job_create_generates_uuid) {
+  struct answer a = run((struct call){.kind = TT_LEDGER_JOB_CREATE,
+                                      .body = "{'tenant_id':'t1','status':'RUNNING'}"});
+  ck_assert_uint_eq(a.http, 201);
+  const char *id = str(a.body, "job_id");
+  ck_assert_uint_eq(strlen(id), 36);
+  ck_assert_int_eq(id[14], '4');
+  ck_assert_str_eq(str(a.body, "status"), "RUNNING");
+  ck_assert_ptr_null(json_object_get(a.body, "ttl"));
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_job_create_validation) {
+  struct {
+    const char *body, *field;
+  } rows[] = {
+      {"{'job_id':'j'}", "tenant_id"},
+      {"{'tenant_id':''}", "tenant_id"},
+      {"{'tenant_id':5}", "tenant_id"},
+      {"{'tenant_id':'t','status':'DONE'}", "status"},
+      {"{'tenant_id':'t','ttl_seconds':0}", "ttl_seconds"},
+      {"{'tenant_id':'t','ttl_seconds':1.5}", "ttl_seconds"},
+      {"{'tenant_id':'t','job_id':''}", "job_id"},
+      {"{'tenant_id':'t','version':3}", "version"},
+  };
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    struct answer a = run((struct call){.kind = TT_LEDGER_JOB_CREATE, .body = rows[i].body});
+    expect_error(a, TT_ERR_VALIDATION, rows[i].field);
+    answer_free(&a);
+  }
+}
+END_TEST
+
+START_TEST(test_transition) {
+  create_job("j1", "t1", "PENDING");
+  F.now_ns += 5 * SEC;
+  struct answer a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                                      .body = "{'expected_version':1,'to':'RUNNING',"
+                                              "'from':'PENDING'}"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "status"), "RUNNING");
+  ck_assert_int_eq(num(a.body, "version"), 2);
+  ck_assert_str_eq(str(a.body, "updated_at"), "2023-11-14T22:13:25Z");
+  ck_assert_str_eq(str(a.body, "created_at"), "2023-11-14T22:13:20Z");
+  answer_free(&a);
+  /* A stale version. */
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                        .body = "{'expected_version':1,'to':'SUCCEEDED'}"});
+  expect_error(a, TT_ERR_VERSION_CONFLICT, "expected_version");
+  ck_assert_int_eq(json_integer_value(json_object_get(a.details, "version")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(a.details, "expected_version")), 1);
+  answer_free(&a);
+  /* The right version but the wrong from. */
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                        .body = "{'expected_version':2,'to':'SUCCEEDED','from':'PENDING'}"});
+  expect_error(a, TT_ERR_INVALID_TRANSITION, "from");
+  ck_assert_str_eq(json_string_value(json_object_get(a.details, "status")), "RUNNING");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                        .body = "{'expected_version':2,'to':'SUCCEEDED'}"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "version"), 3);
+  answer_free(&a);
+  /* Out of a terminal status, found by the condition (version right or not). */
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                        .body = "{'expected_version':3,'to':'RUNNING'}"});
+  expect_error(a, TT_ERR_INVALID_TRANSITION, "to");
+  ck_assert_str_eq(json_string_value(json_object_get(a.details, "status")), "SUCCEEDED");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "j1",
+                        .body = "{'expected_version':1,'to':'RUNNING'}"});
+  expect_error(a, TT_ERR_INVALID_TRANSITION, "to");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_GET, .job = "j1"});
+  ck_assert_str_eq(str(a.body, "status"), "SUCCEEDED");
+  ck_assert_int_eq(num(a.body, "version"), 3);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "ghost",
+                        .body = "{'expected_version':1,'to':'RUNNING'}"});
+  expect_error(a, TT_ERR_JOB_NOT_FOUND, "job_id");
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_transition_terminal_from_refused_before_io) {
+  /* The job does not even exist: the answer comes without reading it. */
+  struct answer a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "ghost",
+                                      .body = "{'expected_version':1,'to':'RUNNING',"
+                                              "'from':'FAILED'}"});
+  expect_error(a, TT_ERR_INVALID_TRANSITION, "from");
+  answer_free(&a);
+  const char *bad[][2] = {{"{'to':'RUNNING'}", "expected_version"},
+                          {"{'expected_version':-1,'to':'RUNNING'}", "expected_version"},
+                          {"{'expected_version':1}", "to"},
+                          {"{'expected_version':1,'to':'running'}", "to"},
+                          {"{'expected_version':1,'to':'RUNNING','from':'X'}", "from"},
+                          {"{'expected_version':1,'to':'RUNNING','force':true}", "force"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_JOB_TRANSITION, .job = "ghost", .body = bad[i][0]});
+    expect_error(a, TT_ERR_VALIDATION, bad[i][1]);
+    answer_free(&a);
+  }
+}
+END_TEST
+
+/* ---- records ----------------------------------------------------------------- */
+
+START_TEST(test_record_upsert_and_sanitized_error) {
+  create_job("j1", "t1", "RUNNING");
+  struct answer a = run((struct call){.kind = TT_LEDGER_RECORD_PUT, .job = "j1", .rid = "r/1",
+                                      .body = "{'status':'PROCESSING'}"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "job_id"), "j1");
+  ck_assert_str_eq(str(a.body, "record_id"), "r/1");
+  ck_assert_str_eq(str(a.body, "status"), "PROCESSING");
+  ck_assert_int_eq(num(a.body, "version"), 1);
+  ck_assert_str_eq(str(a.body, "created_at"), "2023-11-14T22:13:20Z");
+  answer_free(&a);
+  F.now_ns += 2 * SEC;
+  a = run((struct call){
+      .kind = TT_LEDGER_RECORD_PUT, .job = "j1", .rid = "r/1",
+      .body = "{'status':'FAILED','error':{'type':'Http','code':'E401','message':'login "
+              "failed: password=hunter2\\nAuthorization: Bearer abc.def',"
+              "'retryable':false,'fields':{'api_key':'k-123','card_number':'4111111111111111',"
+              "'ssn':123456789,'row':7}}}"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "version"), 2);
+  ck_assert_str_eq(str(a.body, "created_at"), "2023-11-14T22:13:20Z"); /* kept */
+  ck_assert_str_eq(str(a.body, "updated_at"), "2023-11-14T22:13:22Z");
+  json_t *e = json_object_get(a.body, "error");
+  ck_assert_str_eq(str(e, "type"), "Http");
+  ck_assert_str_eq(str(e, "message"),
+                   "login failed: password=[REDACTED] Authorization: Bearer [REDACTED]");
+  ck_assert(json_is_false(json_object_get(e, "retryable")));
+  json_t *f = json_object_get(e, "fields");
+  ck_assert_str_eq(str(f, "api_key"), "[REDACTED]");
+  ck_assert_str_eq(str(f, "card_number"), "411111******1111");
+  ck_assert_str_eq(str(f, "ssn"), "*****6789");
+  ck_assert_int_eq(num(f, "row"), 7);
+  answer_free(&a);
+  /* The stored copy is the sanitized one. */
+  a = run((struct call){.kind = TT_LEDGER_RECORD_GET, .job = "j1", .rid = "r/1"});
+  ck_assert_str_eq(str(json_object_get(json_object_get(a.body, "error"), "fields"), "api_key"),
+                   "[REDACTED]");
+  answer_free(&a);
+  /* No error: the stored one goes. */
+  a = run((struct call){.kind = TT_LEDGER_RECORD_PUT, .job = "j1", .rid = "r/1",
+                        .body = "{'status':'SUCCEEDED','error':null}"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_ptr_null(json_object_get(a.body, "error"));
+  ck_assert_int_eq(num(a.body, "version"), 3);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_RECORD_PUT, .job = "j1", .rid = "r/1",
+                        .body = "{'status':'SUCCEEDED','ttl_seconds':3600}"});
+  ck_assert_int_eq(num(a.body, "ttl"), 1700000002 + 3600);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_RECORD_GET, .job = "j1", .rid = "r2"});
+  expect_error(a, TT_ERR_ITEM_NOT_FOUND, "record_id");
+  answer_free(&a);
+  const char *bad[][2] = {{"{'status':'RUNNING'}", "status"},
+                          {"{}", "status"},
+                          {"{'status':'FAILED','error':'boom'}", "error"},
+                          {"{'status':'FAILED','error':{'message':5}}", "error.message"},
+                          {"{'status':'FAILED','error':{'retryable':'yes'}}", "error.retryable"},
+                          {"{'status':'FAILED','note':'x'}", "note"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_RECORD_PUT, .job = "j1", .rid = "r3",
+                          .body = bad[i][0]});
+    expect_error(a, TT_ERR_VALIDATION, bad[i][1]);
+    answer_free(&a);
+  }
+}
+END_TEST
+
+START_TEST(test_lists) {
+  create_job("a", "tA", "PENDING");
+  F.now_ns += SEC;
+  create_job("b", "tA", "RUNNING");
+  F.now_ns += SEC;
+  create_job("c", "tB", "PENDING");
+  /* Records and requests with statuses that jobs also have. */
+  for (int i = 0; i < 5; i++) {
+    char rid[16];
+    snprintf(rid, sizeof(rid), "r%d", i);
+    struct answer a =
+        run((struct call){.kind = TT_LEDGER_RECORD_PUT, .job = "a", .rid = rid,
+                          .body = i % 2 ? "{'status':'PENDING'}" : "{'status':'SUCCEEDED'}"});
+    ck_assert_uint_eq(a.http, 200);
+    answer_free(&a);
+  }
+  struct answer a = run((struct call){.kind = TT_LEDGER_JOB_LIST,
+                                      .list = {.status = "PENDING"}});
+  ck_assert_uint_eq(a.http, 200);
+  json_t *jobs = json_object_get(a.body, "jobs");
+  ck_assert_uint_eq(json_array_size(jobs), 2);
+  ck_assert_str_eq(str(json_array_get(jobs, 0), "job_id"), "a"); /* oldest first */
+  ck_assert_str_eq(str(json_array_get(jobs, 1), "job_id"), "c");
+  ck_assert(json_is_null(json_object_get(a.body, "cursor")));
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_LIST,
+                        .list = {.status = "PENDING", .order = "desc", .limit = "1"}});
+  jobs = json_object_get(a.body, "jobs");
+  ck_assert_uint_eq(json_array_size(jobs), 1);
+  ck_assert_str_eq(str(json_array_get(jobs, 0), "job_id"), "c");
+  const char *cursor = str(a.body, "cursor");
+  ck_assert_ptr_nonnull(cursor);
+  char *saved = strdup(cursor);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_LIST,
+                        .list = {.status = "PENDING", .order = "desc", .limit = "1",
+                                 .cursor = saved}});
+  jobs = json_object_get(a.body, "jobs");
+  ck_assert_uint_eq(json_array_size(jobs), 1);
+  ck_assert_str_eq(str(json_array_get(jobs, 0), "job_id"), "a");
+  answer_free(&a);
+  free(saved);
+  a = run((struct call){.kind = TT_LEDGER_JOB_LIST, .list = {.tenant_id = "tA"}});
+  ck_assert_uint_eq(json_array_size(json_object_get(a.body, "jobs")), 2);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_LIST,
+                        .list = {.tenant_id = "tA", .status = "RUNNING"}});
+  jobs = json_object_get(a.body, "jobs");
+  ck_assert_uint_eq(json_array_size(jobs), 1);
+  ck_assert_str_eq(str(json_array_get(jobs, 0), "job_id"), "b");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_RECORD_LIST, .job = "a"});
+  ck_assert_uint_eq(json_array_size(json_object_get(a.body, "records")), 5);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_RECORD_LIST, .job = "a",
+                        .list = {.status = "PENDING"}});
+  json_t *recs = json_object_get(a.body, "records");
+  ck_assert_uint_eq(json_array_size(recs), 2);
+  ck_assert_str_eq(str(json_array_get(recs, 0), "record_id"), "r1");
+  ck_assert_str_eq(str(json_array_get(recs, 1), "record_id"), "r3");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_RECORD_LIST, .job = "b"});
+  ck_assert_uint_eq(json_array_size(json_object_get(a.body, "records")), 0);
+  answer_free(&a);
+  /* Refusals before any I/O. */
+  struct {
+    struct tt_ledger_list_args l;
+    const char *field;
+  } bad[] = {{{0}, "status"},
+             {{.status = "DONE"}, "status"},
+             {{.status = "PENDING", .limit = "0"}, "limit"},
+             {{.status = "PENDING", .limit = "1001"}, "limit"},
+             {{.status = "PENDING", .limit = "2x"}, "limit"},
+             {{.status = "PENDING", .order = "up"}, "order"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_JOB_LIST, .list = bad[i].l});
+    expect_error(a, TT_ERR_VALIDATION, bad[i].field);
+    answer_free(&a);
+  }
+  a = run((struct call){.kind = TT_LEDGER_JOB_LIST,
+                        .list = {.status = "PENDING", .cursor = "bm90IGEgY3Vyc29y"}});
+  expect_error(a, TT_ERR_INVALID_CURSOR, NULL);
+  answer_free(&a);
+}
+END_TEST
+
+/* ---- leases --------------------------------------------------------------------- */
+
+static struct answer lease(enum tt_ledger_kind kind, const char *owner, int seconds) {
+  char body[128];
+  snprintf(body, sizeof(body), "{'owner':'%s','duration_seconds':%d}", owner, seconds);
+  return run((struct call){.kind = kind, .job = "j1", .body = body});
+}
+
+static struct answer release(const char *owner) {
+  return run((struct call){.kind = TT_LEDGER_LEASE_RELEASE, .job = "j1", .owner = owner});
+}
+
+START_TEST(test_lease_lifecycle) {
+  create_job("j1", "t1", "PENDING");
+  struct answer a = lease(TT_LEDGER_LEASE_ACQUIRE, "w1", 30);
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "owner"), "w1");
+  ck_assert_str_eq(str(a.body, "job_id"), "j1");
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000030);
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_ACQUIRE, "w2", 30);
+  expect_error(a, TT_ERR_LEASE_HELD, "owner");
+  answer_free(&a);
+  /* Ours again: re-acquiring extends it. */
+  F.now_ns += 10 * SEC;
+  a = lease(TT_LEDGER_LEASE_ACQUIRE, "w1", 30);
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000040);
+  answer_free(&a);
+  /* Exactly at the expiry second the lease still holds (expired means < now). */
+  F.now_ns = T0 + 40 * SEC;
+  a = lease(TT_LEDGER_LEASE_ACQUIRE, "w2", 30);
+  expect_error(a, TT_ERR_LEASE_HELD, NULL);
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_REFRESH, "w1", 5);
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000045);
+  answer_free(&a);
+  /* Expired: another owner takes it; the old owner can neither refresh nor
+   * release it any more. */
+  F.now_ns = T0 + 46 * SEC;
+  a = lease(TT_LEDGER_LEASE_REFRESH, "w1", 30);
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_ACQUIRE, "w2", 30);
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_REFRESH, "w1", 30);
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = release("w1");
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_REFRESH, "w2", 30);
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+  a = release("w2");
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_uint_eq(a.http, 204);
+  ck_assert_ptr_null(a.body);
+  answer_free(&a);
+  a = release("w2"); /* already gone */
+  ck_assert_uint_eq(a.http, 204);
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_REFRESH, "w2", 30); /* no lock at all */
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, NULL);
+  answer_free(&a);
+  a = lease(TT_LEDGER_LEASE_ACQUIRE, "w1", 30); /* free again */
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_lease_refusals) {
+  struct answer a = lease(TT_LEDGER_LEASE_ACQUIRE, "w1", 30);
+  expect_error(a, TT_ERR_JOB_NOT_FOUND, "job_id"); /* no job j1 */
+  answer_free(&a);
+  create_job("j1", "t1", "PENDING");
+  const char *bad[][2] = {{"{'duration_seconds':5}", "owner"},
+                          {"{'owner':'','duration_seconds':5}", "owner"},
+                          {"{'owner':'w'}", "duration_seconds"},
+                          {"{'owner':'w','duration_seconds':0}", "duration_seconds"},
+                          {"{'owner':'w','duration_seconds':86401}", "duration_seconds"},
+                          {"{'owner':'w','duration_seconds':5,'x':1}", "x"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_LEASE_ACQUIRE, .job = "j1", .body = bad[i][0]});
+    expect_error(a, TT_ERR_VALIDATION, bad[i][1]);
+    answer_free(&a);
+  }
+  a = run((struct call){.kind = TT_LEDGER_LEASE_RELEASE, .job = "j1"});
+  expect_error(a, TT_ERR_VALIDATION, "owner");
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_JOB_GET, .job = ""});
+  expect_error(a, TT_ERR_VALIDATION, "job_id");
+  answer_free(&a);
+}
+END_TEST
+
+/* ---- idempotency ------------------------------------------------------------------ */
+
+static struct answer request(const char *key, const char *body) {
+  return run((struct call){.kind = TT_LEDGER_REQUEST_CREATE, .job = "j1", .key = key,
+                           .body = body});
+}
+
+static struct answer complete(const char *key, const char *body) {
+  return run((struct call){.kind = TT_LEDGER_REQUEST_COMPLETE, .job = "j1", .key = key,
+                           .body = body});
+}
+
+START_TEST(test_idempotency) {
+  struct answer a = request("k1", NULL);
+  ck_assert_uint_eq(a.http, 201);
+  ck_assert_str_eq(str(a.body, "outcome"), "created");
+  answer_free(&a);
+  a = request("k1", "{}");
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "outcome"), "already_in_progress");
+  answer_free(&a);
+  a = complete("k1", "{'result':{'rows':3,'big':123456789012345678901234567890,"
+                     "'token':'abc','note':'a\\nb'}}");
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "outcome"), "completed");
+  json_t *r = json_object_get(a.body, "result");
+  ck_assert_int_eq(num(r, "rows"), 3);
+  struct tt_json_numbuf nb;
+  size_t len;
+  ck_assert_str_eq(tt_json_number_text(json_object_get(r, "big"), &nb, &len),
+                   "123456789012345678901234567890"); /* exact */
+  ck_assert_str_eq(str(r, "token"), "[REDACTED]");
+  ck_assert_str_eq(str(r, "note"), "ab");
+  ck_assert(json_is_null(json_object_get(a.body, "error")));
+  answer_free(&a);
+  /* A second completion does not replace the first. */
+  a = complete("k1", "{'result':'other','error':{'code':'X'}}");
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "outcome"), "already_completed");
+  ck_assert_int_eq(num(json_object_get(a.body, "result"), "rows"), 3);
+  ck_assert(json_is_null(json_object_get(a.body, "error")));
+  answer_free(&a);
+  a = request("k1", NULL);
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "outcome"), "already_completed");
+  ck_assert_int_eq(num(json_object_get(a.body, "result"), "rows"), 3);
+  answer_free(&a);
+  /* A completion with an error only. */
+  a = request("k2", "{'ttl_seconds':60}");
+  ck_assert_uint_eq(a.http, 201);
+  answer_free(&a);
+  a = complete("k2", "{'error':{'code':'E1','message':'secret: s3cr3t'}}");
+  ck_assert_str_eq(str(a.body, "outcome"), "completed");
+  ck_assert(json_is_null(json_object_get(a.body, "result")));
+  ck_assert_str_eq(str(json_object_get(a.body, "error"), "message"), "secret: [REDACTED]");
+  answer_free(&a);
+  a = complete("never", "{}");
+  expect_error(a, TT_ERR_ITEM_NOT_FOUND, "key");
+  answer_free(&a);
+  a = request("k3", "{'ttl_seconds':0}");
+  expect_error(a, TT_ERR_VALIDATION, "ttl_seconds");
+  answer_free(&a);
+  a = complete("k1", "{'results':1}");
+  expect_error(a, TT_ERR_VALIDATION, "results");
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_idempotency_expired_record_counts_as_absent) {
+  struct answer a = request("k1", "{'ttl_seconds':10}");
+  ck_assert_uint_eq(a.http, 201);
+  answer_free(&a);
+  a = complete("k1", "{'result':1}");
+  ck_assert_str_eq(str(a.body, "outcome"), "completed");
+  answer_free(&a);
+  F.now_ns += 10 * SEC; /* ttl == now: still valid */
+  a = request("k1", NULL);
+  ck_assert_str_eq(str(a.body, "outcome"), "already_completed");
+  answer_free(&a);
+  F.now_ns += SEC; /* expired, not yet deleted by TTL */
+  a = request("k1", NULL);
+  ck_assert_uint_eq(a.http, 201);
+  ck_assert_str_eq(str(a.body, "outcome"), "created");
+  answer_free(&a);
+  a = request("k1", NULL);
+  ck_assert_str_eq(str(a.body, "outcome"), "already_in_progress");
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_table_ensure_existing_is_200) {
+  struct answer a = run((struct call){.kind = TT_LEDGER_TABLE_ENSURE});
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_str_eq(str(a.body, "table"), "tabletheory-jobs");
+  ck_assert_uint_eq(json_array_size(json_object_get(a.body, "indexes")), 2);
+  answer_free(&a);
+}
+END_TEST
+
+static Suite *ledger_suite(void) {
+  Suite *s = suite_create("ledger");
+  TCase *tc = tcase_create("ledger");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_models_registered_on_the_table);
+  tcase_add_test(tc, test_models_custom_and_bad_table);
+  tcase_add_test(tc, test_uuid4_shape);
+  tcase_add_test(tc, test_check_id);
+  tcase_add_test(tc, test_job_create_and_get);
+  tcase_add_test(tc, test_job_create_generates_uuid);
+  tcase_add_test(tc, test_job_create_validation);
+  tcase_add_test(tc, test_transition);
+  tcase_add_test(tc, test_transition_terminal_from_refused_before_io);
+  tcase_add_test(tc, test_record_upsert_and_sanitized_error);
+  tcase_add_test(tc, test_lists);
+  tcase_add_test(tc, test_lease_lifecycle);
+  tcase_add_test(tc, test_lease_refusals);
+  tcase_add_test(tc, test_idempotency);
+  tcase_add_test(tc, test_idempotency_expired_record_counts_as_absent);
+  tcase_add_test(tc, test_table_ensure_existing_is_200);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(ledger_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
