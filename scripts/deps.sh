@@ -11,6 +11,10 @@ missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The DynamoDB test peers: dynalite (npm) and moto (PyPI, in a venv). Use the
+# machine's node/npm when it has them, else Debian's.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+/usr/bin/python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
