@@ -10,7 +10,7 @@ out="$top/_build_fuzz"
 mkdir -p "$out"
 cd "$top"
 # The library without the backends' network code: parsers are what we fuzz.
-srcs=$(ls src/util/*.c src/value/*.c src/model/*.c src/expr/*.c src/ledger/*.c 2>/dev/null)
+srcs=$(ls src/util/*.c src/value/*.c src/model/*.c src/expr/*.c src/ledger/sanitize.c 2>/dev/null)
 flags="-std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=all -Isrc -I. -Wall -Wextra -Wno-unused-parameter -Werror"
 libs="$(pkg-config --cflags --libs jansson yaml-0.1) -lm"

@@ -633,3 +633,41 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
   }
   return 0;
 }
+
+/* ---- which attributes a condition reads ---------------------------------- */
+
+static bool operand_refers(const struct xoperand *o, const char *name, size_t n) {
+  if (o == NULL)
+    return false;
+  switch (o->kind) {
+  case XOP_PATH:
+  case XOP_SIZE:
+  case XOP_IF_NOT_EXISTS:
+    if (o->path.n && o->path.segs[0].name && o->path.segs[0].name_len == n &&
+        memcmp(o->path.segs[0].name, name, n) == 0)
+      return true;
+    return o->kind == XOP_IF_NOT_EXISTS && operand_refers(o->b, name, n);
+  case XOP_LIST_APPEND:
+  case XOP_PLUS:
+  case XOP_MINUS:
+    return operand_refers(o->a, name, n) || operand_refers(o->b, name, n);
+  case XOP_VALUE:
+    break;
+  }
+  return false;
+}
+
+static bool cond_refers(const struct xcond *c, const char *name, size_t n) {
+  if (c == NULL)
+    return false;
+  if (cond_refers(c->l, name, n) || cond_refers(c->r, name, n))
+    return true;
+  for (size_t i = 0; i < c->nops; i++)
+    if (operand_refers(c->ops[i], name, n))
+      return true;
+  return false;
+}
+
+bool tt_expr_condition_refers(const struct tt_expr *e, const char *name) {
+  return e && cond_refers(e->cond, name, strlen(name));
+}

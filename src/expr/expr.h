@@ -140,6 +140,10 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
                       struct tt_expr_key_range *out, struct tt_error *err);
 
 /* Whether `word` (n bytes, any case) is one of DynamoDB's reserved words. */
+/* Whether a condition or filter reads top-level attribute `name` anywhere
+ * (Query refuses filters on key attributes). */
+bool tt_expr_condition_refers(const struct tt_expr *e, const char *name);
+
 bool tt_expr_is_reserved(const char *word, size_t n);
 
 #endif

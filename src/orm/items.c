@@ -141,7 +141,10 @@ static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
     fail_code(op, TT_ERR_CONDITION_FAILED, "key", "an item with this key already exists");
     return;
   }
-  if (current == NULL && op->kind != TT_ORM_OP_PUT) {
+  /* An upsert's condition may fail on an absent item; a backend without
+   * ReturnValuesOnConditionCheckFailure makes us read the item afterwards,
+   * when a racing writer may have deleted it: neither is "not found". */
+  if (current == NULL && op->kind != TT_ORM_OP_PUT && !op->upsert) {
     fail_code(op, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
     return;
   }

@@ -264,15 +264,69 @@ int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
   return 0;
 }
 
+/* ---- delete: DeleteTable, then wait until it is gone ------------------------ */
+
+static void delete_poll(struct tt_orm_ctx *ctx);
+
+static void gone_checked(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceNotFoundException") == 0) {
+    ctx->result->status = 0;
+    ctx->result->http_status = 204;
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  if (call->bc.status != 0) {
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  /* Still DELETING: DynamoDB removes tables asynchronously. */
+  delete_poll(ctx);
+}
+
+static void delete_wait_done(struct tt_sleep_op *s, void *arg) {
+  struct tt_orm_ctx *ctx = arg;
+  if (s->canceled) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
+                 "the request deadline passed while the table was being deleted");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+              gone_checked);
+}
+
+static void delete_poll(struct tt_orm_ctx *ctx) {
+  struct tt_sleep_op *s = NULL;
+  if (++ctx->step <= ACTIVE_MAX_POLLS)
+    s = tt_arena_alloc(ctx->arena, sizeof(*s));
+  if (s) {
+    s->on_done = delete_wait_done;
+    s->arg = ctx;
+    if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS / 5, false) == 0)
+      return;
+  }
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table was not deleted in time");
+  tt_orm_fail(ctx->result, &e);
+  tt_orm_ctx_finish(ctx);
+}
+
 static void deleted(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
     tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-  } else {
-    ctx->result->status = 0;
-    ctx->result->http_status = 204;
+    tt_orm_ctx_finish(ctx);
+    return;
   }
-  tt_orm_ctx_finish(ctx);
+  /* Answer only once the table is gone, so a following PUT .../table or a
+   * second DELETE behaves the same on every backend. */
+  ctx->step = 0;
+  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+              gone_checked);
 }
 
 int tt_orm_table_delete(struct tt_orm_ctx *ctx) {

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 peers="$here/../peers"
 : "${PYTHON3:=python3}"
 status=0
-for backend in ${TT_BACKENDS:-memory}; do
+for backend in ${TT_BACKENDS:-memory dynalite moto}; do
   echo "== integration suite on $backend"
   if [ "$backend" = memory ]; then
     TT_PEER= TT_PEER_ENDPOINT= "$PYTHON3" -m pytest -q -p no:cacheprovider "$here" || status=1

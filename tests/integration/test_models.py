@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from daemon import DAEMON
+from daemon import DAEMON, PEER, skip_on_peer
 from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
 
 FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
@@ -186,6 +186,7 @@ def test_put_model_body_not_an_object(fresh_daemon):
     assert_error(status, hdrs, body, 400, "ValidationError")
 
 
+@skip_on_peer("only the memory backend creates a model's table when the model loads (API.md)")
 def test_runtime_model_table_exists_at_once(fresh_daemon):
     d = fixture_daemon(fresh_daemon)
     status, _, _ = d.json("PUT", "/v1/models/Note", body=note_model())
@@ -206,6 +207,8 @@ def test_runtime_model_table_exists_at_once(fresh_daemon):
     assert status == 200, ensured
 
 
+@skip_on_peer("a run-time model's table does not exist before PUT .../table on DynamoDB, so "
+              "the table this test extends is not there")
 @pytest.mark.xfail(strict=True, reason="after PUT /v1/models/Note?replace=true adds a GSI to a "
                    "model whose table exists, PUT /v1/models/Note/table answers 200 without "
                    "creating the new GSI (GET table lists only the old indexes) and a query on "
@@ -254,9 +257,13 @@ def test_table_put_and_get_of_a_loaded_model(fresh_daemon):
                               body={"PK": "USER#%d" % i, "SK": "PROFILE"})
         assert status == 201
     _, _, body = d.json("GET", "/v1/models/User/table")
-    assert body["item_count"] == 3
+    if not PEER:
+        # DynamoDB refreshes ItemCount only about every six hours
+        # (DescribeTable, TableDescription.ItemCount); the memory backend's is live.
+        assert body["item_count"] == 3
 
 
+@skip_on_peer("the peer harness starts every daemon with --allow-table-delete to give it empty tables")
 def test_table_delete_forbidden_without_flag(fresh_daemon):
     d = fixture_daemon(fresh_daemon)
     status, _, _ = d.json("POST", "/v1/models/User/items", body={"PK": "U", "SK": "P"})

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from items_fixtures import assert_error, decode_cursor, mdaemon  # noqa: F401
+from daemon import skip_on  # noqa: E402
 
 EVENTS = "/v1/models/Event"
 QUERY = EVENTS + "/query"
@@ -216,6 +217,7 @@ def big(data):
     for i in range(30):
         status, _, body = data.request("POST", "/v1/models/User/items",
                                        body={"PK": "BIG", "SK": "I%02d" % i,
+                                             "emailHash": "e%02d" % i,
                                              "nickname": "x" * 100000}, conn=conn)
         assert status == 201, body
     conn.close()
@@ -230,9 +232,21 @@ def test_limit_spans_backend_pages(big):
     assert [i["SK"] for i in out["items"]] == ["I%02d" % i for i in range(25)]
     assert out["cursor"] is not None
     out = q(big, {"key": BIG_KEY, "limit": 25, "select": ["SK"],
-                  "filter": {"attr": "SK", "op": ">=", "value": "I10"}}, "/v1/models/User/query")
+                  "filter": {"attr": "emailHash", "op": ">=", "value": "e10"}},
+            "/v1/models/User/query")
     assert [i["SK"] for i in out["items"]] == ["I%02d" % i for i in range(10, 30)]
     assert out["scanned_count"] == 30
+
+
+@skip_on("moto", "moto's server accepts a filter on key attributes, which DynamoDB refuses "
+                 "(Query: 'Filter Expression can only contain non-primary key attributes')")
+def test_query_filter_on_a_queried_key_is_refused(big):
+    # DynamoDB: "Filter Expression can only contain non-primary key attributes".
+    status, hdrs, body = big.json("POST", "/v1/models/User/query",
+                                  body={"key": BIG_KEY,
+                                        "filter": {"attr": "SK", "op": ">=", "value": "I10"}})
+    assert status == 400 and body["error"]["code"] == "ValidationError"
+    assert "SK" in body["error"]["message"]
 
 
 def test_walk_without_limit_over_backend_pages(big):

@@ -124,6 +124,16 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
                                "IndexName",
                             query ? "querying" : "scanning");
   }
+  if (query && r->filter) {
+    /* DynamoDB: a Query's filter may not name the keys it queries by. */
+    const struct memdb_keydef *keys[2] = {r->ix ? &r->ix->pk : &r->t->pk,
+                                          r->ix ? &r->ix->sk : &r->t->sk};
+    for (int i = 0; i < 2; i++)
+      if (keys[i]->name && tt_expr_condition_refers(r->filter, keys[i]->name))
+        return memdb_validation(e, "Filter Expression can only contain non-primary key "
+                                   "attributes: Primary key attribute: %s",
+                                keys[i]->name);
+  }
   if (r->sel == SEL_DEFAULT)
     r->sel = r->ix ? SEL_PROJECTED : SEL_ALL;
   if (r->has_esk) {
