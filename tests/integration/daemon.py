@@ -30,7 +30,7 @@ class Daemon:
     test can read; stop() asserts a clean exit (status 0, loop closed)."""
 
     def __init__(self, *args, env=None, listen="127.0.0.1:0", pass_fds=(), wrapper=None,
-                 preexec_fn=None):
+                 preexec_fn=None, fresh=True):
         self.signaled = False
         self.log_file = tempfile.NamedTemporaryFile(prefix="ttd-log-", delete=False)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("TABLETHEORYD_")}
@@ -56,7 +56,7 @@ class Daemon:
         else:
             host, _, port = self.address.rpartition(":")
             self.host, self.port = host.strip("[]"), int(port)
-        if self.on_peer and self.host:
+        if self.on_peer and self.host and fresh:
             self.fresh_tables()
 
     def fresh_tables(self):

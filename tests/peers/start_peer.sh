@@ -28,7 +28,8 @@ workdir=$here
 if [ ! -w "$here" ]; then
   workdir=${TT_PEER_WORKDIR:-$tmp/tabletheoryd-peers}
   mkdir -p "$workdir"
-  cp "$here/package.json" "$here/package-lock.json" "$here/requirements.txt" "$workdir/"
+  cp "$here/package.json" "$here/package-lock.json" "$here/requirements.txt" \
+    "$here/requirements.lock" "$workdir/"
 fi
 
 install_dynalite() {
@@ -60,8 +61,10 @@ sys.exit(0 if moto.__version__ == sys.argv[1] else 1)
 PY
   then
     python3 -m venv "$venv" >&2 || die "python3 -m venv failed (apt-get install python3-venv)"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$workdir/requirements.txt" >&2 ||
-      die "pip install -r requirements.txt failed"
+    # requirements.lock pins every dependency (pip freeze); requirements.txt
+    # names what we ask for.
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$workdir/requirements.lock" >&2 ||
+      die "pip install -r requirements.lock failed"
   fi
   py=$venv/bin/python
 }
