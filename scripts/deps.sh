@@ -6,7 +6,7 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 DEBS=(build-essential autoconf automake libtool pkg-config
       libuv1-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libjansson-dev libyaml-dev
-      check python3 python3-pytest clang libclang-rt-14-dev systemd curl wrk)
+      check python3 python3-pytest python3-yaml clang libclang-rt-14-dev systemd curl wrk)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +21,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 # The python3 first on PATH runs the integration tests; it may not be
 # Debian's (pyenv), so make sure it has pytest.
-if ! python3 -c 'import pytest' 2>/dev/null; then
-  python3 -m pip install -q 'pytest==8.*' || python3 -m pip install -q --break-system-packages 'pytest==8.*'
-fi
+# Debian (PEP 668) may refuse a plain pip install: fall back to overriding it.
+for mod in pytest:pytest==8.* yaml:PyYAML==6.*; do
+  if ! python3 -c "import ${mod%%:*}" 2>/dev/null; then
+    python3 -m pip install -q "${mod#*:}" ||
+      python3 -m pip install -q --break-system-packages "${mod#*:}"
+  fi
+done
