@@ -473,16 +473,21 @@ def test_disconnected_batches_leave_nothing_behind(fresh_daemon):
     add_fault(d, op="BatchWriteItem", model="Line", latency_ms=3000, times=100000)
     fds_before = d.metric("process_open_fds")
     import json as _json
-    threads = []
-    for i in range(40):
-        body = _json.dumps({"put": lines(tenant(), 120)}).encode()
-        threads.append(threading.Thread(target=send_and_vanish, args=(d, body, "gone-b%d" % i)))
+    # 1,000 disconnected batches (3 chunks each): 50 clients, 20 in turn each.
+    def client(c):
+        for j in range(20):
+            body = _json.dumps({"put": lines(tenant(), 60)}).encode()
+            send_and_vanish(d, body, "gone-b%d" % (c * 20 + j))
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(50)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    d.wait_metric("tabletheoryd_inflight_operations", 0, timeout=10)
-    d.wait_metric("tabletheoryd_inflight_requests", 1, timeout=10)
+    d.wait_metric("tabletheoryd_inflight_operations", 0, timeout=30)
+    d.wait_metric("tabletheoryd_inflight_requests", 1, timeout=30)
+    gone = [l for l in d.log_lines() if str(l.get("request_id", "")).startswith("gone-b")]
+    assert len(gone) == 1000 and all(l["status"] == 499 for l in gone)
     line = d.wait_log(lambda l: l.get("request_id") == "gone-b7", timeout=5)
     assert line["status"] == 499 and line["duration_ms"] < 2500
     deadline = time.time() + 5
