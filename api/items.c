@@ -5,26 +5,10 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/orm_job.h"
 #include "orm/items.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
-
-struct item_job {
-  struct tt_orm_item_op op; /* first */
-  struct tt_orm_result result;
-  json_t *body;
-  json_t *select;
-};
-
-static void item_done(void *arg) { (void)arg; }
-
-static void item_joined(struct tt_request *req) {
-  struct item_job *job = req->handler_data;
-  tt_request_respond_result(req, &job->result);
-  tt_orm_result_free(&job->result);
-  json_decref(job->body);
-  json_decref(job->select);
-}
 
 /* Parses If-Match: "<version>" (quotes optional). Returns 0, 1 when absent,
  * -1 after answering 400. */
@@ -58,94 +42,67 @@ bad:
   return -1;
 }
 
-/* Common set-up: model, key segment, job. NULL after answering. */
-static struct item_job *item_job_new(struct tt_request *req, enum tt_orm_item_kind kind) {
-  const char *name = tt_request_param(req, "model");
-  if (name == NULL)
-    return NULL;
-  const struct tt_model *m = tt_model_registry_get(req->server->orm->models, name);
-  if (m == NULL) {
-    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
-                    "no model is called so; list them with GET /v1/models");
-    return NULL;
-  }
-  struct item_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
-  if (job == NULL) {
-    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+/* Common set-up: the model, the key segment and the job, which owns `body`
+ * (stolen; the item, the update, or GET's select list). NULL after
+ * answering. */
+static struct tt_orm_item_op *item_op(struct tt_request *req, enum tt_orm_item_kind kind,
+                                      json_t *body) {
+  const struct tt_model *m = tt_api_path_model(req);
+  struct tt_orm_item_op *op = m ? tt_api_orm_job(req, sizeof(*op), m, body) : NULL;
+  if (op == NULL) {
+    if (m == NULL)
+      json_decref(body);
     return NULL;
   }
-  tt_buf_init(&job->result.body, 0);
-  tt_orm_ctx_init(&job->op.ctx, req->server->orm, &req->join, &req->arena, req->request_id, m,
-                  &job->result, item_done, job);
-  job->op.kind = kind;
+  op->kind = kind;
   const struct tt_route_param *key = tt_route_param(&req->match, "key");
   if (key) {
-    job->op.raw_key = key->value;
-    job->op.raw_key_len = key->len;
+    op->raw_key = key->value;
+    op->raw_key_len = key->len;
   }
-  req->handler_data = job;
-  req->on_joined = item_joined;
-  return job;
+  return op;
 }
 
-/* Starts the op; the answer comes from item_joined once it is joined. */
-static void run(struct tt_request *req, struct item_job *job) {
-  /* Writes of a model with unique attributes move guard items with the
-   * item, in one transaction (orm/txn.h). */
-  if (tt_unique_model_has(job->op.ctx.model))
-    tt_orm_txn_item_start(&job->op);
+/* Writes of a model with unique attributes move guard items with the item,
+ * in one transaction (orm/txn.h). */
+static void run(struct tt_orm_item_op *op) {
+  if (tt_unique_model_has(op->ctx.model))
+    tt_orm_txn_item_start(op);
   else
-    tt_orm_item_start(&job->op);
-  (void)req;
-}
-
-/* Drops a job that failed validation in the handler itself. */
-static void abandon(struct tt_request *req, struct item_job *job) {
-  req->on_joined = NULL;
-  req->handler_data = NULL;
-  json_decref(job->body);
-  json_decref(job->select);
-  tt_orm_ctx_finish(&job->op.ctx);
-  tt_orm_result_free(&job->result);
+    tt_orm_item_start(op);
 }
 
 void tt_handle_item_create(struct tt_request *req) {
-  struct item_job *job = item_job_new(req, TT_ORM_OP_CREATE);
-  if (job == NULL)
+  json_t *body = tt_request_json_body(req, true);
+  struct tt_orm_item_op *op = body ? item_op(req, TT_ORM_OP_CREATE, body) : NULL;
+  if (op == NULL)
     return;
-  job->body = tt_request_json_body(req, true);
-  if (job->body == NULL) {
-    abandon(req, job);
-    return;
-  }
-  job->op.body = job->body;
-  run(req, job);
+  op->body = body;
+  run(op);
 }
 
 void tt_handle_item_put(struct tt_request *req) {
-  struct item_job *job = item_job_new(req, TT_ORM_OP_PUT);
-  if (job == NULL)
-    return;
   const char *inm = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "If-None-Match");
   if (inm && strcmp(inm, "*") != 0) {
     tt_request_fail(req, TT_ERR_VALIDATION, "If-None-Match", "only If-None-Match: * is supported");
-    abandon(req, job);
     return;
   }
-  job->op.if_none_match = inm != NULL;
-  if (if_match(req, &job->op.expected) < 0 ||
-      (job->body = tt_request_json_body(req, true)) == NULL) {
-    abandon(req, job);
+  struct tt_orm_expected expected = {0};
+  if (if_match(req, &expected) < 0)
     return;
-  }
-  if (job->op.if_none_match && job->op.expected.present) {
+  if (inm && expected.present) {
     tt_request_fail(req, TT_ERR_VALIDATION, "If-None-Match",
                     "If-None-Match and If-Match exclude each other");
-    abandon(req, job);
     return;
   }
-  job->op.body = job->body;
-  run(req, job);
+  json_t *body = tt_request_json_body(req, true);
+  struct tt_orm_item_op *op = body ? item_op(req, TT_ORM_OP_PUT, body) : NULL;
+  if (op == NULL)
+    return;
+  op->if_none_match = inm != NULL;
+  op->expected = expected;
+  op->body = body;
+  run(op);
 }
 
 /* ?select=a,b.c -> ["a","b.c"] */
@@ -179,52 +136,54 @@ static int bool_param(struct tt_request *req, const char *name, bool *out) {
 }
 
 void tt_handle_item_get(struct tt_request *req) {
-  struct item_job *job = item_job_new(req, TT_ORM_OP_GET);
-  if (job == NULL)
-    return;
   const char *format = tt_request_query(req, "format");
   if (format && strcmp(format, "dynamodb") != 0 && strcmp(format, "json") != 0) {
     tt_request_fail(req, TT_ERR_VALIDATION, "format", "format must be json or dynamodb");
-    abandon(req, job);
     return;
   }
-  if (bool_param(req, "consistent", &job->op.consistent) != 0) {
-    abandon(req, job);
+  bool consistent = false;
+  if (bool_param(req, "consistent", &consistent) != 0)
     return;
-  }
-  job->op.raw_format = format && strcmp(format, "dynamodb") == 0;
-  job->select = select_param(req);
-  job->op.select = job->select;
-  run(req, job);
+  json_t *select = select_param(req);
+  struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_GET, select);
+  if (op == NULL)
+    return;
+  op->consistent = consistent;
+  op->raw_format = format && strcmp(format, "dynamodb") == 0;
+  op->select = select;
+  run(op);
 }
 
 void tt_handle_item_patch(struct tt_request *req) {
-  struct item_job *job = item_job_new(req, TT_ORM_OP_UPDATE);
-  if (job == NULL)
+  struct tt_orm_expected expected = {0};
+  if (if_match(req, &expected) < 0)
     return;
-  if (if_match(req, &job->op.expected) < 0 ||
-      (job->body = tt_request_json_body(req, true)) == NULL) {
-    abandon(req, job);
+  json_t *body = tt_request_json_body(req, true);
+  if (body == NULL)
     return;
-  }
-  json_t *upsert = json_object_get(job->body, "upsert");
+  json_t *upsert = json_object_get(body, "upsert");
   if (upsert && !json_is_boolean(upsert)) {
+    json_decref(body);
     tt_request_fail(req, TT_ERR_VALIDATION, "upsert", "upsert must be true or false");
-    abandon(req, job);
     return;
   }
-  job->op.upsert = json_is_true(upsert);
-  job->op.body = job->body;
-  run(req, job);
+  bool is_upsert = json_is_true(upsert);
+  struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_UPDATE, body);
+  if (op == NULL)
+    return;
+  op->expected = expected;
+  op->upsert = is_upsert;
+  op->body = body;
+  run(op);
 }
 
 void tt_handle_item_delete(struct tt_request *req) {
-  struct item_job *job = item_job_new(req, TT_ORM_OP_DELETE);
-  if (job == NULL)
+  struct tt_orm_expected expected = {0};
+  if (if_match(req, &expected) < 0)
     return;
-  if (if_match(req, &job->op.expected) < 0) {
-    abandon(req, job);
+  struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_DELETE, NULL);
+  if (op == NULL)
     return;
-  }
-  run(req, job);
+  op->expected = expected;
+  run(op);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/orm_job.h"
 #include "model/registry.h"
 
 /* An ORM operation running for a request, with its result. */
@@ -47,18 +48,6 @@ static struct orm_job *job_new(struct tt_request *req, const struct tt_model *mo
   return job;
 }
 
-/* Finds the model named by the path; answers 404 when it does not exist. */
-static const struct tt_model *path_model(struct tt_request *req) {
-  const char *name = tt_request_param(req, "model");
-  if (name == NULL)
-    return NULL;
-  const struct tt_model *m = tt_model_registry_get(req->server->orm->models, name);
-  if (m == NULL)
-    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
-                    "no model is called so; list them with GET /v1/models");
-  return m;
-}
-
 void tt_handle_models_list(struct tt_request *req) {
   const struct tt_model_registry *r = req->server->orm->models;
   json_t *list = json_array();
@@ -70,7 +59,7 @@ void tt_handle_models_list(struct tt_request *req) {
 }
 
 void tt_handle_model_get(struct tt_request *req) {
-  const struct tt_model *m = path_model(req);
+  const struct tt_model *m = tt_api_path_model(req);
   if (m == NULL)
     return;
   json_t *out = tt_model_to_json(m);
@@ -130,21 +119,21 @@ done:
 }
 
 void tt_handle_table_put(struct tt_request *req) {
-  const struct tt_model *m = path_model(req);
+  const struct tt_model *m = tt_api_path_model(req);
   struct orm_job *job = m ? job_new(req, m) : NULL;
   if (job)
     tt_orm_table_ensure(&job->ctx);
 }
 
 void tt_handle_table_get(struct tt_request *req) {
-  const struct tt_model *m = path_model(req);
+  const struct tt_model *m = tt_api_path_model(req);
   struct orm_job *job = m ? job_new(req, m) : NULL;
   if (job)
     tt_orm_table_describe(&job->ctx);
 }
 
 void tt_handle_table_delete(struct tt_request *req) {
-  const struct tt_model *m = path_model(req);
+  const struct tt_model *m = tt_api_path_model(req);
   struct orm_job *job = m ? job_new(req, m) : NULL;
   if (job)
     tt_orm_table_delete(&job->ctx);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sleep_op.c -- a test-only timer operation registered in a join group. */
+/* sleep_op.c -- a timer as a joined operation (waits between polls; /v1/_test/sleep). */
 #include "client/sleep_op.h"
 
 #include <stddef.h>

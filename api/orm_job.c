@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* orm_job.c -- path models and ORM jobs shared by the ORM-backed handlers. */
+#include "api/orm_job.h"
+
+#include <stdalign.h>
+
+#include "model/registry.h"
+
+struct orm_job {
+  struct tt_orm_result result;
+  json_t *body;
+  alignas(max_align_t) unsigned char op[]; /* starts with a struct tt_orm_ctx */
+};
+
+const struct tt_model *tt_api_path_model(struct tt_request *req) {
+  const char *name = tt_request_param(req, "model");
+  if (name == NULL)
+    return NULL;
+  const struct tt_model *m = tt_model_registry_get(req->server->orm->models, name);
+  if (m == NULL)
+    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
+                    "no model is called so; list them with GET /v1/models");
+  return m;
+}
+
+static void job_done(void *arg) { (void)arg; }
+
+static void job_joined(struct tt_request *req) {
+  struct orm_job *job = req->handler_data;
+  tt_request_respond_result(req, &job->result);
+  tt_orm_result_free(&job->result);
+  json_decref(job->body);
+}
+
+void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_model *model,
+                     json_t *body) {
+  struct orm_job *job = tt_arena_alloc(&req->arena, sizeof(*job) + op_size);
+  if (job == NULL) {
+    json_decref(body);
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+    return NULL;
+  }
+  tt_buf_init(&job->result.body, 0);
+  job->body = body;
+  tt_orm_ctx_init((struct tt_orm_ctx *)job->op, req->server->orm, &req->join, &req->arena,
+                  req->request_id, model, &job->result, job_done, job);
+  req->handler_data = job;
+  req->on_joined = job_joined;
+  return job->op;
+}
