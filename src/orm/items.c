@@ -294,6 +294,23 @@ static json_t *table_req(struct tt_orm_item_op *op) {
   return json_pack("{s:s}", "TableName", op->ctx.model->table);
 }
 
+/* Finishes a request (steals `req`): the condition built so far (which asks
+ * for the old item on failure, so classify() need not read it again), the
+ * placeholders, and the call. Returns 0, or -1 with `req` released. */
+static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, json_t *req,
+                        const struct tt_buf *cond, tt_client_done_cb cb, struct tt_error *err) {
+  if (cond && cond->len) {
+    json_object_set_new(req, "ConditionExpression", json_string(cond->data));
+    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+  }
+  if (attach_placeholders(op, req, err) != 0) {
+    json_decref(req);
+    return -1;
+  }
+  tt_orm_call(&op->ctx, kind, req, cb);
+  return 0;
+}
+
 static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
   struct tt_buf c;
   tt_buf_init(&c, 0);
@@ -304,13 +321,7 @@ static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error 
     goto done;
   json_t *req = table_req(op);
   json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
-  json_object_set_new(req, "ConditionExpression", json_string(c.data));
-  if (attach_placeholders(op, req, err) != 0) {
-    json_decref(req);
-    goto done;
-  }
-  tt_orm_call(&op->ctx, TT_DDB_PUT_ITEM, req, written);
-  rc = 0;
+  rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
   return rc;
@@ -345,16 +356,7 @@ static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *er
   json_t *req = table_req(op);
   json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
   json_object_set_new(req, "ReturnValues", json_string("ALL_OLD"));
-  if (c.len) {
-    json_object_set_new(req, "ConditionExpression", json_string(c.data));
-    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
-  }
-  if (attach_placeholders(op, req, err) != 0) {
-    json_decref(req);
-    goto done;
-  }
-  tt_orm_call(&op->ctx, TT_DDB_PUT_ITEM, req, written);
-  rc = 0;
+  rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
   return rc;
@@ -377,13 +379,8 @@ static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
     }
     json_object_set_new(req, "ProjectionExpression", json_string(text));
     free(text);
-    if (attach_placeholders(op, req, err) != 0) {
-      json_decref(req);
-      return -1;
-    }
   }
-  tt_orm_call(&op->ctx, TT_DDB_GET_ITEM, req, got);
-  return 0;
+  return send_request(op, TT_DDB_GET_ITEM, req, NULL, got, err);
 }
 
 /* The members an update body may have (API.md "Items"). */
@@ -469,16 +466,7 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
   json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
   json_object_set_new(req, "UpdateExpression", json_string(update_text));
   json_object_set_new(req, "ReturnValues", json_string("ALL_NEW"));
-  if (c.len) {
-    json_object_set_new(req, "ConditionExpression", json_string(c.data));
-    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
-  }
-  if (attach_placeholders(op, req, err) != 0) {
-    json_decref(req);
-    goto done;
-  }
-  tt_orm_call(&op->ctx, TT_DDB_UPDATE_ITEM, req, written);
-  rc = 0;
+  rc = send_request(op, TT_DDB_UPDATE_ITEM, req, &c, written, err);
 done:
   free(update_text);
   tt_buf_free(&c);
@@ -494,14 +482,7 @@ static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
     goto done;
   json_t *req = table_req(op);
   json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
-  json_object_set_new(req, "ConditionExpression", json_string(c.data));
-  json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
-  if (attach_placeholders(op, req, err) != 0) {
-    json_decref(req);
-    goto done;
-  }
-  tt_orm_call(&op->ctx, TT_DDB_DELETE_ITEM, req, written);
-  rc = 0;
+  rc = send_request(op, TT_DDB_DELETE_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
   return rc;
