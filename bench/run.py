@@ -13,7 +13,9 @@ daemon's RSS idle and under load (VmRSS/VmHWM from /proc/<pid>/status).
 
 Numbers are for one machine and one run: compare the two servers measured
 side by side, never figures from different runs. A scenario is a few lines
-in SCENARIOS below (see bench/README.md, "Adding a scenario").
+in SCENARIOS below (see bench/README.md, "Adding a scenario"). load.py,
+peer.py and batch.py next to this file measure what a fixed-body baseline
+cannot stand for (a large store, a DynamoDB peer, batches and scans).
 """
 
 import argparse
@@ -98,9 +100,13 @@ def put_bench_item(base):
         die("setup: creating the bench item answered %d %s" % (status, body[:200]))
 
 
-# Each wrk thread has its own Lua state: a random prefix keeps keys unique.
+# Each wrk thread has its own Lua state: a random prefix keeps keys unique
+# between threads, and __NONCE__ (replaced by wrk_script with a new value for
+# every wrk run) between runs: wrk's math.random starts from the same seed in
+# every process, so without it the second run would only create duplicates
+# (409 ConditionFailed).
 POST_LUA = """
-local prefix = tostring(math.random(1, 1000000000))
+local prefix = "__NONCE__-" .. tostring(math.random(1, 1000000000))
 local n = 0
 request = function()
   n = n + 1
@@ -127,14 +133,13 @@ SCENARIOS = {
                  setup_files=write_bench_model, setup=lambda base, workdir: put_bench_item(base),
                  doc="GET of a ~1 KB item on the memory backend: routing, GetItem through "
                      "the port (suspend/resume), decoding, logical JSON"),
-        Scenario("post-item", "/v1/models/Bench/items", method="POST", body={},
+        # The body is what the one check request before the load sends (a valid
+        # item); during the load POST_LUA gives every request a new key.
+        Scenario("post-item", "/v1/models/Bench/items", method="POST",
+                 body={"PK": "CHECK#1", "SK": "A", "payload": "y" * 900, "count": 1},
                  setup_files=write_bench_model, expect_status=201, lua=POST_LUA,
                  doc="POST of a new ~1 KB item (a new key every request): validation, "
                      "lifecycle fields, conditional PutItem"),
-        # Later scenarios, once the endpoints exist, follow this shape:
-        # Scenario("get-item", "/v1/models/Bench/items/ITEM%231",
-        #          setup_files=write_bench_model, setup=put_bench_item,
-        #          doc="GET of a 1 KB item on the memory backend"),
     ]
 }
 
@@ -283,7 +288,7 @@ def wrk_script(workdir, sc, rate, connections):
     for k, v in sc.headers.items():
         lines.append("wrk.headers[%s] = %s" % (json.dumps(k), json.dumps(v)))
     if sc.lua:
-        lines.append(sc.lua)
+        lines.append(sc.lua.replace("__NONCE__", "%x" % time.time_ns()))
     if rate:
         lines.append("function delay() return %d end" % max(1, round(1000.0 * connections / rate)))
     path = os.path.join(workdir, "%s-%s.lua" % (sc.name, rate or "max"))

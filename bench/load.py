@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""load.py -- loads N items through batch-write on the memory backend, then
+measures the daemon's memory and the latency of a Query on a 1,000-item partition.
+
+    bench/load.py [./tabletheoryd] [--items 1000000] [--clients 4] [--json FILE]
+
+Steps (every one bounded: HTTP timeouts, wrk durations, --time-limit for the load):
+ 1. start the daemon (memory backend, one model of ~200-byte items, --max-body-bytes
+    large enough for 10,000 puts per call) and read its idle VmRSS;
+ 2. build the batch-write bodies first (so the client's JSON work is not timed),
+    then send them from --clients threads, each with its own keep-alive
+    connection: load rate (items/s), the daemon's CPU µs per item, VmRSS/VmHWM
+    after the load, and the table's item_count as a check;
+ 3. Query {"key": [PK = one partition], "limit": 100} with wrk, each request on
+    a random one of the N/1000 partitions (each holds 1,000 items): once with one
+    connection (latency of a lone client) and once with 16 (throughput), p50/p99
+    and CPU µs per query;
+ 4. SIGTERM, exit status must be 0.
+Exit 1 when a call failed, the count is wrong or the daemon did not exit 0.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+from benchlib import (Client, Daemon, cpu_ticks, die, fmt, item_size, lua_request, mem_kb,
+                      run_wrk_raw, warn_load, write_models, PAYLOAD, CLK_TCK)
+
+
+def build_bodies(n, batch, per_part):
+    """[(count, body bytes)] of batch-write calls covering items 0..n-1."""
+    bodies = []
+    tmpl = '{"PK":"P#%06d","SK":"S#%04d","payload":"' + PAYLOAD + '","count":%d}'
+    for start in range(0, n, batch):
+        end = min(n, start + batch)
+        puts = ",".join(tmpl % (i // per_part, i % per_part, i) for i in range(start, end))
+        bodies.append((end - start, ('{"put":[' + puts + ']}').encode()))
+    return bodies
+
+
+def load(base, model, bodies, clients, time_limit):
+    """Sends every body from `clients` threads; returns (seconds, per-call seconds, errors)."""
+    lock = threading.Lock()
+    queue = list(reversed(bodies))
+    call_s, errors = [], []
+    deadline = time.monotonic() + time_limit
+    path = "/v1/models/%s/batch-write" % model
+
+    def worker():
+        c = Client(base, timeout=120)
+        while True:
+            with lock:
+                if not queue or errors or time.monotonic() > deadline:
+                    break
+                n, body = queue.pop()
+            t = time.monotonic()
+            try:
+                status, data = c.request("POST", path, body)
+            except OSError as e:
+                with lock:
+                    errors.append("connection: %s" % e)
+                break
+            dt = time.monotonic() - t
+            ok = status == 200 and json.loads(data).get("processed") == n
+            with lock:
+                call_s.append(dt)
+                if not ok:
+                    errors.append("%d %s" % (status, data[:300]))
+        c.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    if queue and not errors:
+        errors.append("time limit of %d s reached with %d calls left" % (time_limit, len(queue)))
+    return elapsed, call_s, errors
+
+
+QUERY_LUA = """
+local parts = %d
+request = function()
+  local body = '{"key":[{"attr":"PK","op":"=","value":"P#' ..
+               string.format("%%06d", math.random(0, parts - 1)) .. '"}],"limit":%d}'
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("daemon", nargs="?", default="./tabletheoryd")
+    ap.add_argument("--items", type=int, default=1000000)
+    ap.add_argument("--per-partition", type=int, default=1000)
+    ap.add_argument("--batch", type=int, default=10000, help="puts per batch-write call (<= 10000)")
+    ap.add_argument("--clients", type=int, default=4, help="parallel batch-write clients")
+    ap.add_argument("--time-limit", type=int, default=600, help="seconds the load may take")
+    ap.add_argument("--query-limit", type=int, default=100)
+    ap.add_argument("-d", "--duration", type=int, default=10, help="seconds per wrk query run")
+    ap.add_argument("--pin", metavar="SERVER_CPU,WRK_CPU")
+    ap.add_argument("--daemon-arg", action="append", default=[])
+    ap.add_argument("--json", metavar="FILE")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    if not os.access(args.daemon, os.X_OK):
+        die("%s is not an executable" % args.daemon)
+    if shutil.which("wrk") is None:
+        die("wrk not found: apt-get install wrk")
+    srv_prefix, wrk_prefix = [], []
+    if args.pin:
+        a, b = args.pin.split(",")
+        srv_prefix, wrk_prefix = ["taskset", "-c", a], ["taskset", "-c", b]
+
+    l1 = warn_load()
+    workdir = tempfile.mkdtemp(prefix="tt-load-")
+    res = {"config": vars(args) | {"load1_before": l1, "nproc": os.cpu_count()}}
+    daemon = None
+    failed = False
+    try:
+        models = write_models(workdir, [("Load", "load")])
+        # 10,000 puts of ~170 bytes of JSON each: about 1.8 MB per call.
+        daemon = Daemon(args.daemon, ["--log-level", "warn", "--models", models,
+                                      "--max-body-bytes", str(16 << 20),
+                                      "--request-timeout-ms", "120000", *args.daemon_arg],
+                        workdir, prefix=srv_prefix)
+        time.sleep(0.5)
+        idle = mem_kb(daemon.pid)
+        print("daemon RSS idle: %d KiB (VmHWM %d KiB)" % (idle["VmRSS"], idle["VmHWM"]))
+
+        t = time.monotonic()
+        bodies = build_bodies(args.items, args.batch, args.per_partition)
+        print("built %d batch-write bodies (%.1f MB) in %.1f s"
+              % (len(bodies), sum(len(b) for _, b in bodies) / 1e6, time.monotonic() - t))
+        c0 = cpu_ticks(daemon.pid)
+        elapsed, call_s, errors = load(daemon.base, "Load", bodies, args.clients, args.time_limit)
+        c1 = cpu_ticks(daemon.pid)
+        del bodies
+        time.sleep(0.5)
+        after = mem_kb(daemon.pid)
+        c = Client(daemon.base)
+        st, data = c.request("GET", "/v1/models/Load/table")
+        count = json.loads(data).get("item_count") if st == 200 else None
+        st, data = c.request("GET", "/v1/models/Load/items/P%23000000/S%230001?format=dynamodb")
+        size = item_size(json.loads(data)) if st == 200 else None
+        call_s.sort()
+        res["load"] = {"items": args.items, "seconds": elapsed, "items_per_s": args.items / elapsed,
+                       "daemon_cpu_s": (c1 - c0) / CLK_TCK,
+                       "daemon_cpu_us_per_item": (c1 - c0) * 1e6 / CLK_TCK / args.items,
+                       "calls": len(call_s), "call_p50_s": call_s[len(call_s) // 2] if call_s else None,
+                       "call_max_s": call_s[-1] if call_s else None,
+                       "rss_idle_kb": idle["VmRSS"], "rss_after_kb": after["VmRSS"],
+                       "hwm_after_kb": after["VmHWM"], "item_count": count,
+                       "stored_item_bytes": size, "errors": errors[:5]}
+        L = res["load"]
+        print("load: %d items in %.1f s = %.0f items/s with %d clients of %d puts/call "
+              "(call p50 %.2f s, max %.2f s); daemon CPU %.1f s = %.2f us/item"
+              % (args.items, elapsed, L["items_per_s"], args.clients, args.batch,
+                 L["call_p50_s"] or 0, L["call_max_s"] or 0, L["daemon_cpu_s"],
+                 L["daemon_cpu_us_per_item"]))
+        print("      stored item %s bytes (DynamoDB size); table item_count %s" % (size, count))
+        print("daemon RSS after the load: VmRSS %d KiB (%.1f MiB), VmHWM %d KiB (%.1f MiB); "
+              "%.0f bytes/item above idle"
+              % (after["VmRSS"], after["VmRSS"] / 1024, after["VmHWM"], after["VmHWM"] / 1024,
+                 (after["VmRSS"] - idle["VmRSS"]) * 1024.0 / args.items))
+        if errors or count != args.items:
+            print("LOAD FAILED: %s (item_count %s)" % (errors[:3], count))
+            failed = True
+            return 1
+
+        parts = args.items // args.per_partition
+        qbody = {"key": [{"attr": "PK", "op": "=", "value": "P#000000"}], "limit": args.query_limit}
+        st, data = c.request("POST", "/v1/models/Load/query", qbody)
+        c.close()
+        got = json.loads(data) if st == 200 else {}
+        if st != 200 or got.get("count") != args.query_limit or not got.get("cursor"):
+            die("query check answered %d %s" % (st, data[:300]))
+        lua = lua_request(os.path.join(workdir, "query.lua"), "POST", None,
+                          {"Content-Type": "application/json"},
+                          extra=QUERY_LUA % (parts, args.query_limit))
+        url = daemon.base + "/v1/models/Load/query"
+        run_wrk_raw(url, lua, 1, 4, 1, wrk_prefix, daemon.pid)  # warm-up
+        res["query"] = {}
+        print("== query: POST /v1/models/Load/query limit %d on a random 1,000-item partition "
+              "of %d" % (args.query_limit, parts))
+        print("   %-12s %10s %9s %9s %9s %12s %7s" % ("wrk", "req/s", "p50 ms", "p90 ms", "p99 ms",
+                                                   "CPU us/req", "errors"))
+        for conns in (1, 16):
+            r = run_wrk_raw(url, lua, 1, conns, args.duration, wrk_prefix, daemon.pid)
+            r.pop("wrk_out")
+            res["query"]["c%d" % conns] = r
+            errs = r["non2xx"] + r["socket_errors"]
+            failed |= errs > 0
+            print("   %-12s %10.0f %9s %9s %9s %12s %7d" % (
+                "-t1 -c%d -d%d" % (conns, args.duration), r["rps"], fmt(r["p50_ms"], ".3f"),
+                fmt(r["p90_ms"], ".3f"), fmt(r["p99_ms"], ".3f"), fmt(r["cpu_us_per_req"], ".1f"),
+                errs))
+        m = mem_kb(daemon.pid)
+        res["rss_after_queries_kb"] = m["VmRSS"]
+        print("daemon RSS after the queries: %d KiB" % m["VmRSS"])
+    finally:
+        if daemon is not None:
+            t = time.monotonic()
+            status = daemon.stop()
+            res["exit_status"] = status
+            res["stop_seconds"] = time.monotonic() - t
+            print("daemon exit status after SIGTERM: %s (%.1f s)" % (status, res["stop_seconds"]))
+            failed |= status != 0
+        if args.keep:
+            print("kept %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
