@@ -17,28 +17,7 @@
 /* ---- expression values are typed by the model ----------------------------- */
 
 
-static json_t *names_to_json(const struct tt_av *names) {
-  json_t *o = json_object();
-  for (size_t i = 0; i < names->len; i++)
-    json_object_set_new(o, names->u.members[i].name,
-                        json_stringn(names->u.members[i].value.u.bytes,
-                                     names->u.members[i].value.len));
-  return o;
-}
 
-/* Moves the builder's names and values into the request. */
-static int attach_placeholders(struct tt_orm_item_op *op, json_t *req, struct tt_error *err) {
-  struct tt_av names, values;
-  if (tt_expr_builder_take(op->builder, &names, &values, err) != 0)
-    return -1;
-  if (names.len)
-    json_object_set_new(req, "ExpressionAttributeNames", names_to_json(&names));
-  if (values.len)
-    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
-  tt_av_free(&names);
-  tt_av_free(&values);
-  return 0;
-}
 
 /* Appends " AND " between condition parts. */
 static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
@@ -303,7 +282,7 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, json_t *
     json_object_set_new(req, "ConditionExpression", json_string(cond->data));
     json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
   }
-  if (attach_placeholders(op, req, err) != 0) {
+  if (tt_orm_attach_placeholders(op->builder, req, err) != 0) {
     json_decref(req);
     return -1;
   }

@@ -11,6 +11,7 @@
 
 #include "client/client.h"
 #include "client/join.h"
+#include "expr/build.h"
 #include "model/registry.h"
 #include "util/arena.h"
 #include "util/buf.h"
@@ -94,6 +95,10 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
  * an index) only accepts its declared type. */
 int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
                         struct tt_error *err);
+
+/* Moves an expression builder's ExpressionAttributeNames/Values into the
+ * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
+int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
 
 /* Checks that every path of a `select` list starts with a declared
  * attribute (any name when the model takes additional attributes).

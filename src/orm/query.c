@@ -272,14 +272,6 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
   return rc;
 }
 
-static json_t *names_to_json(const struct tt_av *names) {
-  json_t *o = json_object();
-  for (size_t i = 0; i < names->len; i++)
-    json_object_set_new(o, names->u.members[i].name,
-                        json_stringn(names->u.members[i].value.u.bytes,
-                                     names->u.members[i].value.len));
-  return o;
-}
 
 static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
@@ -342,15 +334,8 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
     json_object_set_new(req, "ConsistentRead", json_true());
   if (op->segments > 1)
     json_object_set_new(req, "TotalSegments", json_integer((json_int_t)op->segments));
-  struct tt_av names, values;
-  if (tt_expr_builder_take(op->builder, &names, &values, err) != 0)
+  if (tt_orm_attach_placeholders(op->builder, req, err) != 0)
     goto done;
-  if (names.len)
-    json_object_set_new(req, "ExpressionAttributeNames", names_to_json(&names));
-  if (values.len)
-    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
-  tt_av_free(&names);
-  tt_av_free(&values);
   rc = 0;
 done:
   free(text);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "orm/orm.h"
+#include "value/codec_ddb.h"
 #include "value/codec_logical.h"
 
 void tt_orm_result_free(struct tt_orm_result *r) {
@@ -169,5 +170,24 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
                           m->name);
     }
   }
+  return 0;
+}
+
+int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err) {
+  struct tt_av names, values;
+  if (tt_expr_builder_take(b, &names, &values, err) != 0)
+    return -1;
+  if (names.len) {
+    json_t *o = json_object();
+    for (size_t i = 0; i < names.len; i++)
+      json_object_set_new(o, names.u.members[i].name,
+                          json_stringn(names.u.members[i].value.u.bytes,
+                                       names.u.members[i].value.len));
+    json_object_set_new(req, "ExpressionAttributeNames", o);
+  }
+  if (values.len)
+    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
+  tt_av_free(&names);
+  tt_av_free(&values);
   return 0;
 }

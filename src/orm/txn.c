@@ -128,27 +128,7 @@ static int64_t token_time(const char *token, const json_t *body, int64_t now) {
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-static json_t *names_json(const struct tt_av *names) {
-  json_t *o = json_object();
-  for (size_t i = 0; o && i < names->len; i++)
-    json_object_set_new(o, names->u.members[i].name,
-                        json_stringn(names->u.members[i].value.u.bytes,
-                                     names->u.members[i].value.len));
-  return o;
-}
 
-static int attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err) {
-  struct tt_av names, values;
-  if (tt_expr_builder_take(b, &names, &values, err) != 0)
-    return -1;
-  if (names.len)
-    json_object_set_new(req, "ExpressionAttributeNames", names_json(&names));
-  if (values.len)
-    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
-  tt_av_free(&names);
-  tt_av_free(&values);
-  return 0;
-}
 
 static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
 
@@ -655,7 +635,7 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
       json_object_set_new(body, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
     }
   }
-  if (attach_placeholders(b, body, err) != 0)
+  if (tt_orm_attach_placeholders(b, body, err) != 0)
     goto done;
   *out = json_pack("{s:O}", wrapper, body);
   rc = *out ? 0 : oom(err);
