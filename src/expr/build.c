@@ -188,8 +188,7 @@ static int bad_path(const char *field, struct tt_error *err) {
                       field, MAX_DEPTH);
 }
 
-/* Checks REST path syntax: name ( '[' digits ']' )* ( '.' name ... )*. */
-static bool path_valid(const char *p) {
+bool tt_expr_rest_path_valid(const char *p) {
   size_t depth = 0;
   const char *s = p;
   if (*s == '\0')
@@ -223,7 +222,7 @@ static bool path_valid(const char *p) {
 static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool literal,
                          struct tt_buf *out, const char *field, struct tt_error *err) {
   int rc;
-  if (path == NULL || *path == '\0' || (!literal && !path_valid(path)))
+  if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path)))
     return bad_path(field, err);
   if (literal) {
     rc = name_ref(b, path, strlen(path), out, err);
@@ -366,7 +365,7 @@ static int build_leaf(struct tt_expr_builder *b, const json_t *c, const char *fi
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an attribute path string", f);
   }
   field_key(f, sizeof(f), field, "attr");
-  if (!path_valid(attr))
+  if (!tt_expr_rest_path_valid(attr))
     return bad_path(f, err);
   if ((jop != NULL) == (jsize != NULL)) {
     field_key(f, sizeof(f), field, "op");
@@ -667,7 +666,7 @@ static int build_projection_impl(struct tt_expr_builder *b, const json_t *select
   for (size_t i = 0; i < n; i++) {
     const char *p = str_of(json_array_get(select, i));
     field_index(f, sizeof(f), field, i);
-    if (p == NULL || !path_valid(p)) {
+    if (p == NULL || !tt_expr_rest_path_valid(p)) {
       bad_path(f, err);
       goto fail;
     }
@@ -725,7 +724,7 @@ static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_upda
     tt_error_set(err, TT_ERR_INTERNAL, field, "%s: REMOVE takes no value, the others one", field);
     goto done;
   }
-  if (path == NULL || *path == '\0' || (!literal && !path_valid(path))) {
+  if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path))) {
     bad_path(field, err);
     goto done;
   }
@@ -838,7 +837,7 @@ static int build_update_json_impl(struct tt_expr_builder *b, const json_t *body,
     json_object_foreach(j, key, v) {
       struct tt_av av = {0};
       field_key(af, sizeof(af), f, key);
-      if (!path_valid(key))
+      if (!tt_expr_rest_path_valid(key))
         return bad_path(af, err);
       if (b->encode(b->ctx, key, v, &av, err) != 0) {
         tt_av_free(&av);

@@ -95,6 +95,10 @@ int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_o
  * with a ValidationError when there is no action. Returns 0 or -1. */
 int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct tt_error *err);
 
+/* Whether `p` is a REST document path: name ('[' digits ']')* ('.' name ...)*,
+ * at most 32 levels (DynamoDB's document path depth). */
+bool tt_expr_rest_path_valid(const char *p);
+
 /* Appends the placeholder form of `path` ("#n0.#n1[2]") to out, for callers
  * that write their own expression text. REST syntax unless `literal`.
  * Returns 0 or -1 (ValidationError naming `field`, or out of memory). */

@@ -627,38 +627,6 @@ oom:
   return oom(err);
 }
 
-/* REST path syntax, as expr/build.c accepts it: name ('[' digits ']')*
- * ('.' name ...)*, at most MAX_PATH_DEPTH levels. */
-static bool path_valid(const char *p) {
-  size_t depth = 0;
-  const char *s = p;
-  if (*s == '\0')
-    return false;
-  for (;;) {
-    size_t n = strcspn(s, ".[]");
-    if (n == 0)
-      return false;
-    s += n;
-    depth++;
-    while (*s == '[') {
-      size_t d = 0;
-      s++;
-      while (s[d] >= '0' && s[d] <= '9')
-        d++;
-      if (d == 0 || d > 9 || s[d] != ']')
-        return false;
-      s += d + 1;
-      depth++;
-    }
-    if (depth > MAX_PATH_DEPTH)
-      return false;
-    if (*s == '\0')
-      return true;
-    if (*s != '.')
-      return false;
-    s++;
-  }
-}
 
 /* Checks that the caller may write attribute `a` (NULL: undeclared). */
 static int target_allowed(const struct tt_model *m, const struct tt_model_attr *a, const char *f,
@@ -826,7 +794,7 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
                            const json_t *val, const char *f, struct tt_orm_update *u,
                            struct tt_error *err) {
   struct tt_av v = {0};
-  if (!path_valid(path))
+  if (!tt_expr_rest_path_valid(path))
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s: invalid attribute path; write names separated by '.' with list "
                         "indexes like a.b[0] (at most %d levels)",
