@@ -125,7 +125,8 @@ for attempt in 1 2 3; do
         --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 </dev/null >"$log" 2>&1 &
       ;;
     moto)
-      setsid "$py" -m moto.server -H 127.0.0.1 -p "$port" </dev/null >"$log" 2>&1 &
+      # moto_server.py: moto with DynamoDB's isolation (see its header).
+      setsid "$py" "$here/moto_server.py" -H 127.0.0.1 -p "$port" </dev/null >"$log" 2>&1 &
       ;;
   esac
   pid=$!
