@@ -106,7 +106,9 @@ class Daemon:
                 out.append({"event": "non-json", "raw": raw})
         return out
 
-    def wait_log(self, predicate, timeout=5.0):
+    # Waits return as soon as their condition holds, so their limits are
+    # generous: a loaded 2-core CI machine must never fail them by chance.
+    def wait_log(self, predicate, timeout=30.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
             for line in self.log_lines():
@@ -115,7 +117,9 @@ class Daemon:
             time.sleep(0.02)
         raise AssertionError("log line not found in: %s" % self.log_text())
 
-    def connection(self, timeout=10):
+    # Longer than the daemon's default request deadline (10 s), so a slow
+    # call shows the daemon's own answer (504 Timeout), not a client timeout.
+    def connection(self, timeout=60):
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def request(self, method, path, body=None, headers=None, conn=None):
@@ -146,7 +150,7 @@ class Daemon:
                 return float(line.split()[1])
         raise AssertionError("metric %s missing" % name)
 
-    def wait_metric(self, name, value, timeout=5.0):
+    def wait_metric(self, name, value, timeout=30.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.metric(name) == value:

@@ -26,7 +26,7 @@ def test_sigterm_under_load_answers_everything(fresh_daemon):
     threads = [threading.Thread(target=slow, args=(i,)) for i in range(32)]
     for t in threads:
         t.start()
-    d.wait_metric("tabletheoryd_inflight_requests", 33, timeout=5)
+    d.wait_metric("tabletheoryd_inflight_requests", 33, timeout=30)
     d.send_signal(signal.SIGTERM)
     for t in threads:
         t.join()

@@ -74,7 +74,7 @@ def send_and_vanish(d, ops, ms):
 def test_client_disconnect_cancels_and_joins(daemon):
     send_and_vanish(daemon, 7, 5000)
     # The request is canceled well before 5 s and still fully joined.
-    line = daemon.wait_log(lambda l: l.get("request_id") == "gone-7", timeout=3)
+    line = daemon.wait_log(lambda l: l.get("request_id") == "gone-7", timeout=30)
     assert line["status"] == 499
     assert line["error_code"] in ("ClientClosed", "BackendTimeout")
     assert line["duration_ms"] < 3000
@@ -90,8 +90,8 @@ def test_many_disconnects_leave_nothing_behind(daemon):
         t.start()
     for t in threads:
         t.join()
-    daemon.wait_metric("tabletheoryd_inflight_operations", 0, timeout=10)
-    daemon.wait_metric("tabletheoryd_inflight_requests", 1, timeout=10)
+    daemon.wait_metric("tabletheoryd_inflight_operations", 0, timeout=30)
+    daemon.wait_metric("tabletheoryd_inflight_requests", 1, timeout=30)
     # Sockets of vanished clients are closed too.
     deadline = time.time() + 5
     while time.time() < deadline and daemon.metric("process_open_fds") > fds_before:
