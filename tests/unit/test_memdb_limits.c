@@ -71,6 +71,13 @@ static void ok_f(struct fx *f, enum tt_ddb_op op, char *req) {
   free(req);
 }
 
+/* GetItem on a request built by fmt: the response (freed by the caller). */
+static json_t *get_f(struct fx *f, char *req) {
+  json_t *r = fx_ok(f, TT_DDB_GET_ITEM, req);
+  free(req);
+  return r;
+}
+
 static void fail_f(struct fx *f, enum tt_ddb_op op, char *req, const char *type,
                    const char *msg) {
   fx_fail(f, op, req, type, msg);
@@ -88,7 +95,7 @@ START_TEST(key_value_sizes) {
   /* Partition key: 2048 bytes written and read back, 2049 refused on every
    * operation that takes a key. */
   ok_f(&f, TT_DDB_PUT_ITEM, fmt("{'TableName':'tbl','Item':{'pk':{'S':'%s'},'v':{'N':'1'}}}", p2048));
-  json_t *r = fx_ok(&f, TT_DDB_GET_ITEM, fmt("{'TableName':'tbl','Key':{'pk':{'S':'%s'}}}", p2048));
+  json_t *r = get_f(&f, fmt("{'TableName':'tbl','Key':{'pk':{'S':'%s'}}}", p2048));
   ck_assert_ptr_nonnull(json_object_get(r, "Item"));
   json_decref(r);
   fail_f(&f, TT_DDB_PUT_ITEM, fmt("{'TableName':'tbl','Item':{'pk':{'S':'%s'}}}", p2049),
@@ -108,7 +115,7 @@ START_TEST(key_value_sizes) {
   /* Sort key: 1024 accepted, 1025 refused. */
   ok_f(&f, TT_DDB_PUT_ITEM,
        fmt("{'TableName':'sst','Item':{'pk':{'S':'%s'},'sk':{'S':'%s'}}}", p2048, s1024));
-  r = fx_ok(&f, TT_DDB_GET_ITEM,
+  r = get_f(&f,
             fmt("{'TableName':'sst','Key':{'pk':{'S':'%s'},'sk':{'S':'%s'}}}", p2048, s1024));
   ck_assert_ptr_nonnull(json_object_get(r, "Item"));
   json_decref(r);
@@ -121,7 +128,7 @@ START_TEST(key_value_sizes) {
   char *b1024 = zeros_b64(1024), *b1025 = zeros_b64(1025);
   ok_f(&f, TT_DDB_PUT_ITEM,
        fmt("{'TableName':'bbt','Item':{'pk':{'B':'%s'},'sk':{'B':'%s'}}}", b2048, b1024));
-  r = fx_ok(&f, TT_DDB_GET_ITEM,
+  r = get_f(&f,
             fmt("{'TableName':'bbt','Key':{'pk':{'B':'%s'},'sk':{'B':'%s'}}}", b2048, b1024));
   ck_assert_ptr_nonnull(json_object_get(r, "Item"));
   json_decref(r);
@@ -397,7 +404,7 @@ START_TEST(item_size_and_transaction_size) {
     tt_buf_init(&b, 0);
     tt_buf_puts(&b, "{'TransactItems':[");
     for (int i = 0; i < 10; i++) {
-      char key[8];
+      char key[16];
       snprintf(key, sizeof(key), "k%d", i);
       tx_put(&b, key, 409595);
     }
