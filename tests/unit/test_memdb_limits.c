@@ -173,6 +173,14 @@ START_TEST(index_key_value_sizes) {
              "'SET g = :g','ExpressionAttributeValues':{':g':{'S':'%s'}}}",
              g2049),
          "ValidationException", HASH_MSG);
+  /* When the item is over 400 KB too, the size is the answer. */
+  char *huge = rep("g", 409600);
+  fail_f(&f, TT_DDB_UPDATE_ITEM,
+         fmt("{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+             "'SET g = :g','ExpressionAttributeValues':{':g':{'S':'%s'}}}",
+             huge),
+         "ValidationException", "Item size to update has exceeded the maximum allowed size");
+  free(huge);
   free(g2048), free(g2049), free(l1024), free(l1025);
   fx_teardown(&f);
 }

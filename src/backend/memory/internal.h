@@ -348,6 +348,10 @@ void memdb_wr_free(struct memdb_wr *w);
 /* An S or B key value of at most MEMDB_PK_MAX (is_hash) or MEMDB_SK_MAX
  * bytes; other types always pass. Borrows v. */
 int memdb_limit_key_value(const struct tt_av *v, bool is_hash, struct tt_backend_error *e);
+/* The key values an item gives the table's indexes, by the same rule.
+ * Borrows t and item. */
+int memdb_limit_index_keys(const struct memdb_table *t, const struct tt_av *item,
+                           struct tt_backend_error *e);
 /* Attribute names (every depth) of at most MEMDB_ATTR_NAME_MAX bytes and
  * values nested at most MEMDB_NEST_MAX levels. Borrows item (an M). */
 int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e);

@@ -26,6 +26,21 @@ int memdb_limit_key_value(const struct tt_av *v, bool is_hash, struct tt_backend
   return 0;
 }
 
+int memdb_limit_index_keys(const struct memdb_table *t, const struct tt_av *item,
+                           struct tt_backend_error *e) {
+  for (size_t x = 0; x < t->nidx; x++) {
+    const struct memdb_index *ix = &t->idx[x];
+    const struct memdb_keydef *defs[2] = {&ix->pk, &ix->sk};
+    for (int i = 0; i < 2; i++) {
+      /* An LSI's partition key is the table's, checked with the table's. */
+      const struct tt_av *v = defs[i]->name ? tt_av_map_get(item, defs[i]->name) : NULL;
+      if (v && v->type == defs[i]->type && memdb_limit_key_value(v, i == 0, e) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
 /* ---- attribute names and nesting ---- */
 
 static int name_too_large(struct tt_backend_error *e) {

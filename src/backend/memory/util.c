@@ -310,14 +310,13 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                                    "%s value. IndexName: %s, IndexKey: %s",
                                 v->type == TT_AV_B ? "binary" : "string", ix->name,
                                 idefs[i]->name);
-      /* An LSI's partition key is the table's, already checked. */
-      if (memdb_limit_key_value(v, i == 0, e) != 0)
-        return -1;
     }
   }
   if (tt_av_item_size(item) > MEMDB_ITEM_MAX)
     return memdb_validation(e, "%s", size_msg);
-  return 0;
+  /* After the size: an update that grows an index key past its limit and
+   * the item past 400 KB is refused for the size, as moto does. */
+  return memdb_limit_index_keys(t, item, e);
 }
 
 static int copy_attr(struct tt_av *out, const struct tt_av *item, const char *name) {
