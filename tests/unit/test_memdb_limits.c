@@ -24,11 +24,11 @@
   "beyond supported limit"
 
 #define SS_TABLE                                                                                   \
-  "{'TableName':'sst','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"    \
+  "{'TableName':'sst','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"   \
   "'pk','AttributeType':'S'},{'AttributeName':'sk','AttributeType':'S'}],'KeySchema':"            \
   "[{'AttributeName':'pk','KeyType':'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}]}"
 #define BB_TABLE                                                                                   \
-  "{'TableName':'bbt','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"    \
+  "{'TableName':'bbt','BillingMode':'PAY_PER_REQUEST','AttributeDefinitions':[{'AttributeName':"   \
   "'pk','AttributeType':'B'},{'AttributeName':'sk','AttributeType':'B'}],'KeySchema':"            \
   "[{'AttributeName':'pk','KeyType':'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}]}"
 
@@ -94,7 +94,8 @@ START_TEST(key_value_sizes) {
   char *s1024 = rep("s", 1024), *s1025 = rep("s", 1025);
   /* Partition key: 2048 bytes written and read back, 2049 refused on every
    * operation that takes a key. */
-  ok_f(&f, TT_DDB_PUT_ITEM, fmt("{'TableName':'tbl','Item':{'pk':{'S':'%s'},'v':{'N':'1'}}}", p2048));
+  ok_f(&f, TT_DDB_PUT_ITEM,
+       fmt("{'TableName':'tbl','Item':{'pk':{'S':'%s'},'v':{'N':'1'}}}", p2048));
   json_t *r = get_f(&f, fmt("{'TableName':'tbl','Key':{'pk':{'S':'%s'}}}", p2048));
   ck_assert_ptr_nonnull(json_object_get(r, "Item"));
   json_decref(r);
@@ -119,9 +120,11 @@ START_TEST(key_value_sizes) {
             fmt("{'TableName':'sst','Key':{'pk':{'S':'%s'},'sk':{'S':'%s'}}}", p2048, s1024));
   ck_assert_ptr_nonnull(json_object_get(r, "Item"));
   json_decref(r);
-  fail_f(&f, TT_DDB_PUT_ITEM, fmt("{'TableName':'sst','Item':{'pk':{'S':'a'},'sk':{'S':'%s'}}}", s1025),
+  fail_f(&f, TT_DDB_PUT_ITEM,
+         fmt("{'TableName':'sst','Item':{'pk':{'S':'a'},'sk':{'S':'%s'}}}", s1025),
          "ValidationException", RANGE_MSG);
-  fail_f(&f, TT_DDB_GET_ITEM, fmt("{'TableName':'sst','Key':{'pk':{'S':'a'},'sk':{'S':'%s'}}}", s1025),
+  fail_f(&f, TT_DDB_GET_ITEM,
+         fmt("{'TableName':'sst','Key':{'pk':{'S':'a'},'sk':{'S':'%s'}}}", s1025),
          "ValidationException", RANGE_MSG);
   /* Binary keys count their raw bytes. */
   char *b2048 = zeros_b64(2048), *b2049 = zeros_b64(2049);
