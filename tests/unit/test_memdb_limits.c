@@ -432,6 +432,50 @@ START_TEST(item_size_and_transaction_size) {
 }
 END_TEST
 
+/* A request of n actions: "{'<head>[<one with %d> x n]}". */
+static char *actions(const char *head, const char *one, int n) {
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_buf_puts(&b, head);
+  for (int i = 0; i < n; i++) {
+    if (i)
+      tt_buf_puts(&b, ",");
+    tt_buf_printf(&b, one, i);
+  }
+  tt_buf_puts(&b, strstr(head, "RequestItems") ? "]}}" : "]}");
+  return tt_buf_steal(&b, NULL);
+}
+
+START_TEST(request_action_counts) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  static const char bw[] = "{'RequestItems':{'tbl':[";
+  static const char bw_one[] = "{'PutRequest':{'Item':{'pk':{'S':'w%d'}}}}";
+  static const char tw[] = "{'TransactItems':[";
+  static const char tw_one[] = "{'Put':{'TableName':'tbl','Item':{'pk':{'S':'t%d'}}}}";
+  static const char tg_one[] = "{'Get':{'TableName':'tbl','Key':{'pk':{'S':'t%d'}}}}";
+  ok_f(&f, TT_DDB_BATCH_WRITE_ITEM, actions(bw, bw_one, 25));
+  fail_f(&f, TT_DDB_BATCH_WRITE_ITEM, actions(bw, bw_one, 26), "ValidationException",
+         "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: "
+         "Map value must satisfy constraint: [Member must have length less than or equal to 25, "
+         "Member must have length greater than or equal to 1]");
+  ok_f(&f, TT_DDB_TRANSACT_WRITE_ITEMS, actions(tw, tw_one, 100));
+  fail_f(&f, TT_DDB_TRANSACT_WRITE_ITEMS, actions(tw, tw_one, 101), "ValidationException",
+         "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: "
+         "Member must have length less than or equal to 100");
+  char *req = actions(tw, tg_one, 100);
+  json_t *r = fx_ok(&f, TT_DDB_TRANSACT_GET_ITEMS, req);
+  free(req);
+  ck_assert_uint_eq(json_array_size(json_object_get(r, "Responses")), 100);
+  json_decref(r);
+  fail_f(&f, TT_DDB_TRANSACT_GET_ITEMS, actions(tw, tg_one, 101), "ValidationException",
+         "1 validation error detected: Value at 'transactItems' failed to satisfy constraint: "
+         "Member must have length less than or equal to 100");
+  fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(schema_name_lengths) {
   struct fx f;
   fx_setup(&f, NULL);
@@ -486,6 +530,7 @@ int main(void) {
   tcase_add_test(tc, placeholder_limits);
   tcase_add_test(tc, expression_limits);
   tcase_add_test(tc, item_size_and_transaction_size);
+  tcase_add_test(tc, request_action_counts);
   tcase_add_test(tc, schema_name_lengths);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
