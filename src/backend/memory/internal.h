@@ -22,6 +22,15 @@
 #define MEMDB_PAGE_MAX (1024u * 1024u)
 #define MEMDB_BATCH_GET_RESPONSE_MAX (16u * 1024u * 1024u)
 #define MEMDB_TOKEN_WINDOW_S 600
+/* The rest are checked in limits.c. */
+#define MEMDB_PK_MAX 2048u               /* partition key value bytes (S, B) */
+#define MEMDB_SK_MAX 1024u               /* sort key value bytes (S, B) */
+#define MEMDB_ATTR_NAME_MAX 65535u       /* attribute name bytes, at any depth */
+#define MEMDB_KEY_NAME_MAX 255u          /* key, index key and projected names */
+#define MEMDB_NEST_MAX 32u               /* levels; a top-level attribute is 1 */
+#define MEMDB_PLACEHOLDER_MAX 255u       /* "#name" / ":value" keys, with # or : */
+#define MEMDB_EXPR_MAPS_MAX (2u * 1024u * 1024u) /* names + values of a request */
+#define MEMDB_TXN_BYTES_MAX (4u * 1024u * 1024u) /* TransactWriteItems payload */
 
 /* ---- seq.c: a sorted sequence of pointers kept in chunks of at most
  * MEMDB_CHUNK_MAX entries (a one-level B+ tree). Binary search finds a chunk
@@ -332,6 +341,33 @@ int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *
 /* Applies an evaluated write. Returns 0 or -1 (out of memory). */
 int memdb_wr_apply(struct memdb_wr *w, struct tt_backend_error *e);
 void memdb_wr_free(struct memdb_wr *w);
+
+/* ---- limits.c: DynamoDB's limits; each returns 0, or -1 with a
+ * ValidationException in e ---- */
+
+/* An S or B key value of at most MEMDB_PK_MAX (is_hash) or MEMDB_SK_MAX
+ * bytes; other types always pass. Borrows v. */
+int memdb_limit_key_value(const struct tt_av *v, bool is_hash, struct tt_backend_error *e);
+/* The key values an item gives the table's indexes, by the same rule.
+ * Borrows t and item. */
+int memdb_limit_index_keys(const struct memdb_table *t, const struct tt_av *item,
+                           struct tt_backend_error *e);
+/* Attribute names (every depth) of at most MEMDB_ATTR_NAME_MAX bytes and
+ * values nested at most MEMDB_NEST_MAX levels. Borrows item (an M). */
+int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e);
+/* The nesting limit on an attribute map still in wire JSON (before the
+ * codec, whose own bound is deeper). Borrows map. */
+int memdb_limit_json_map(const json_t *map, struct tt_backend_error *e);
+/* Placeholder keys of at most MEMDB_PLACEHOLDER_MAX bytes, names of at most
+ * MEMDB_ATTR_NAME_MAX, nested values, MEMDB_EXPR_MAPS_MAX in all. Either
+ * map may be NULL. Borrows both. */
+int memdb_limit_exprs(const struct tt_av *names, const struct tt_av *values,
+                      struct tt_backend_error *e);
+/* The aggregate size of n prepared transaction writes. Borrows w. */
+int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error *e);
+/* Key attribute and projected names of a CreateTable request of at most
+ * MEMDB_KEY_NAME_MAX bytes. Borrows req. */
+int memdb_limit_schema(const json_t *req, struct tt_backend_error *e);
 
 /* ---- operations: each returns 0 with *resp a new tree, or -1 with e set ---- */
 typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,

@@ -347,6 +347,8 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
         goto done;
       }
   }
+  if (memdb_limit_txn(w, nw, e) != 0)
+    goto done;
   /* Evaluate every action against the state before the transaction. */
   bool canceled = false;
   if ((reasons = json_array()) == NULL)

@@ -258,6 +258,8 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_validation(e, "1 validation error detected: Value at 'tableName' failed to "
                                "satisfy constraint: Member must satisfy regular expression "
                                "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
+  if (memdb_limit_schema(req, e) != 0)
+    return -1;
   const json_t *defs = json_object_get(req, "AttributeDefinitions");
   if (!json_is_array(defs))
     return memdb_validation(e, "1 validation error detected: Value null at "
@@ -448,6 +450,11 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
                                "'timeToLiveSpecification.%s' failed to satisfy constraint: "
                                "Member must not be null",
                             attr == NULL || *attr == '\0' ? "attributeName" : "enabled");
+  if (strlen(attr) > MEMDB_KEY_NAME_MAX)
+    return memdb_validation(e, "1 validation error detected: Value at "
+                               "'timeToLiveSpecification.attributeName' failed to satisfy "
+                               "constraint: Member must have length less than or equal to %u",
+                            MEMDB_KEY_NAME_MAX);
   if (memdb_req_table(m, req, &t, e) != 0)
     return -1;
   if (enabled && t->ttl_attr)

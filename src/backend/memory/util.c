@@ -112,6 +112,8 @@ int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *
   *present = false;
   if (j == NULL || json_is_null(j))
     return 0;
+  if (memdb_limit_json_map(j, e) != 0)
+    return -1;
   if (tt_ddb_item_from_json(j, key, out, &err) != 0)
     return memdb_fail_tt(e, &err);
   *present = true;
@@ -162,6 +164,8 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
       goto fail;
     }
     x->has_values = true;
+    if (memdb_limit_json_map(values, e) != 0)
+      goto fail;
     if (json_object_size(values) > 0 &&
         tt_ddb_item_from_json(values, "ExpressionAttributeValues", &x->values, &err) != 0) {
       memdb_fail_tt(e, &err);
@@ -170,6 +174,9 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
     if (json_object_size(values) == 0 && tt_av_map(&x->values, 0) != 0)
       goto oom;
   }
+  if (memdb_limit_exprs(x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
+                        e) != 0)
+    goto fail;
   if (tt_expr_check_maps(x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
                          &err) != 0) {
     memdb_fail_tt(e, &err);
@@ -249,6 +256,8 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
     return empty_key(e, a, t->pk.name);
   if (b && b->len == 0 && b->type != TT_AV_N)
     return empty_key(e, b, t->sk.name);
+  if (memdb_limit_key_value(a, true, e) != 0 || (b && memdb_limit_key_value(b, false, e) != 0))
+    return -1;
   *pk = memdb_kv_of(a);
   if (b)
     *sk = memdb_kv_of(b);
@@ -260,6 +269,8 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                      const char *size_msg, struct tt_backend_error *e) {
   const struct memdb_keydef *defs[2] = {&t->pk, &t->sk};
+  if (memdb_limit_item(item, e) != 0)
+    return -1;
   for (int i = 0; i < 2; i++) {
     if (defs[i]->name == NULL)
       continue;
@@ -275,6 +286,8 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                               tt_av_type_name(v->type));
     if (v->len == 0 && v->type != TT_AV_N)
       return empty_key(e, v, defs[i]->name);
+    if (memdb_limit_key_value(v, i == 0, e) != 0)
+      return -1;
   }
   for (size_t x = 0; x < t->nidx; x++) {
     const struct memdb_index *ix = &t->idx[x];
@@ -301,7 +314,9 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
   }
   if (tt_av_item_size(item) > MEMDB_ITEM_MAX)
     return memdb_validation(e, "%s", size_msg);
-  return 0;
+  /* After the size: an update that grows an index key past its limit and
+   * the item past 400 KB is refused for the size, as moto does. */
+  return memdb_limit_index_keys(t, item, e);
 }
 
 static int copy_attr(struct tt_av *out, const struct tt_av *item, const char *name) {

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* limits.c -- DynamoDB's documented size and shape limits (key value sizes,
+ * attribute name lengths, document nesting, placeholder maps, transaction
+ * size, key attribute names in a schema), checked in one place with the
+ * service's error texts so a test on memory fails where production would. */
+#include <string.h>
+
+#include "backend/memory/internal.h"
+
+/* ---- key values ---- */
+
+int memdb_limit_key_value(const struct tt_av *v, bool is_hash, struct tt_backend_error *e) {
+  /* Numbers are bounded by their 38 digits; only S and B count bytes (B its
+   * raw bytes, not the base64 text). */
+  if (v->type != TT_AV_S && v->type != TT_AV_B)
+    return 0;
+  /* DynamoDB's texts, the missing space of "of2048" included. */
+  if (is_hash && v->len > MEMDB_PK_MAX)
+    return memdb_validation(e, "One or more parameter values were invalid: Size of hashkey has "
+                               "exceeded the maximum size limit of%u bytes",
+                            MEMDB_PK_MAX);
+  if (!is_hash && v->len > MEMDB_SK_MAX)
+    return memdb_validation(e, "One or more parameter values were invalid: Aggregated size of "
+                               "all range keys has exceeded the size limit of %u bytes",
+                            MEMDB_SK_MAX);
+  return 0;
+}
+
+int memdb_limit_index_keys(const struct memdb_table *t, const struct tt_av *item,
+                           struct tt_backend_error *e) {
+  for (size_t x = 0; x < t->nidx; x++) {
+    const struct memdb_index *ix = &t->idx[x];
+    const struct memdb_keydef *defs[2] = {&ix->pk, &ix->sk};
+    for (int i = 0; i < 2; i++) {
+      /* An LSI's partition key is the table's, checked with the table's. */
+      const struct tt_av *v = defs[i]->name ? tt_av_map_get(item, defs[i]->name) : NULL;
+      if (v && v->type == defs[i]->type && memdb_limit_key_value(v, i == 0, e) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- attribute names and nesting ---- */
+
+static int name_too_large(struct tt_backend_error *e) {
+  return memdb_validation(e, "1 validation error detected: Attribute name is too large, must be "
+                             "less than %u bytes",
+                          MEMDB_ATTR_NAME_MAX + 1);
+}
+
+static int too_deep(struct tt_backend_error *e) {
+  return memdb_validation(e, "Nesting Levels have exceeded supported limits: Attributes in the "
+                             "item have nested levels beyond supported limit");
+}
+
+/* Walks one value at `level` (a top-level attribute is level 1). */
+static int check_value(const struct tt_av *v, unsigned level, struct tt_backend_error *e) {
+  if (level > MEMDB_NEST_MAX)
+    return too_deep(e);
+  if (v->type == TT_AV_M) {
+    for (size_t i = 0; i < v->len; i++) {
+      if (v->u.members[i].name_len > MEMDB_ATTR_NAME_MAX)
+        return name_too_large(e);
+      if (check_value(&v->u.members[i].value, level + 1, e) != 0)
+        return -1;
+    }
+  } else if (v->type == TT_AV_L) {
+    for (size_t i = 0; i < v->len; i++)
+      if (check_value(&v->u.elems[i], level + 1, e) != 0)
+        return -1;
+  }
+  return 0;
+}
+
+int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e) {
+  if (item->type != TT_AV_M)
+    return 0;
+  for (size_t i = 0; i < item->len; i++) {
+    if (item->u.members[i].name_len > MEMDB_ATTR_NAME_MAX)
+      return name_too_large(e);
+    if (check_value(&item->u.members[i].value, 1, e) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Depth of AttributeValue wire JSON, stopping past MEMDB_NEST_MAX so that a
+ * hostile document costs no more than the limit. Runs before the codec,
+ * whose own (deeper) bound would otherwise answer with another text. */
+static bool json_too_deep(const json_t *av, unsigned level) {
+  if (level > MEMDB_NEST_MAX)
+    return true;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false; /* malformed: the codec says why */
+  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
+  const char *k;
+  const json_t *v;
+  size_t i;
+  if (json_is_object(m)) {
+    json_object_foreach((json_t *)m, k, v) {
+      if (json_too_deep(v, level + 1))
+        return true;
+    }
+  } else if (json_is_array(l)) {
+    json_array_foreach(l, i, v) {
+      if (json_too_deep(v, level + 1))
+        return true;
+    }
+  }
+  return false;
+}
+
+int memdb_limit_json_map(const json_t *map, struct tt_backend_error *e) {
+  const char *k;
+  const json_t *v;
+  if (!json_is_object(map))
+    return 0;
+  json_object_foreach((json_t *)map, k, v) {
+    if (json_too_deep(v, 1))
+      return too_deep(e);
+  }
+  return 0;
+}
+
+/* ---- placeholder maps ---- */
+
+static int key_too_long(struct tt_backend_error *e, const char *map, size_t n) {
+  return memdb_validation(e, "%s contains invalid key: The expression attribute map contains a "
+                             "key that is too long; size of key: %zu",
+                          map, n);
+}
+
+int memdb_limit_exprs(const struct tt_av *names, const struct tt_av *values,
+                      struct tt_backend_error *e) {
+  size_t total = 0;
+  if (names && names->type == TT_AV_M) {
+    for (size_t i = 0; i < names->len; i++) {
+      const struct tt_av_member *mb = &names->u.members[i];
+      if (mb->name_len > MEMDB_PLACEHOLDER_MAX)
+        return key_too_long(e, "ExpressionAttributeNames", mb->name_len);
+      if (mb->value.type == TT_AV_S && mb->value.len > MEMDB_ATTR_NAME_MAX)
+        return name_too_large(e);
+      total += mb->name_len + mb->value.len;
+    }
+    if (total > MEMDB_EXPR_MAPS_MAX)
+      return memdb_validation(e, "ExpressionAttributeNames exceeds max size");
+  }
+  if (values && values->type == TT_AV_M) {
+    for (size_t i = 0; i < values->len; i++) {
+      const struct tt_av_member *mb = &values->u.members[i];
+      if (mb->name_len > MEMDB_PLACEHOLDER_MAX)
+        return key_too_long(e, "ExpressionAttributeValues", mb->name_len);
+      if (check_value(&mb->value, 1, e) != 0)
+        return -1;
+      total += tt_av_attr_size(mb->name, mb->name_len, &mb->value);
+    }
+    /* The 2 MB bound is on names and values together. */
+    if (total > MEMDB_EXPR_MAPS_MAX)
+      return memdb_validation(e, "ExpressionAttributeValues exceeds max size");
+  }
+  return 0;
+}
+
+/* ---- transactions ---- */
+
+int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error *e) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    total += tt_av_item_size(&w[i].item);
+    if (w[i].x.has_values)
+      total += tt_av_item_size(&w[i].x.values);
+  }
+  if (total > MEMDB_TXN_BYTES_MAX)
+    return memdb_validation(e, "Transaction request cannot be larger than 4 MB");
+  return 0;
+}
+
+/* ---- key attribute names of a schema ---- */
+
+static int schema_name_check(const json_t *list, const char *param, const char *field,
+                             struct tt_backend_error *e) {
+  size_t i;
+  const json_t *d;
+  json_array_foreach(list, i, d) {
+    const json_t *nj = field ? json_object_get(d, field) : d;
+    size_t len = json_is_string(nj) ? json_string_length(nj) : 0;
+    if (len > MEMDB_KEY_NAME_MAX)
+      /* The service quotes the name, but names can be 64 KB: say which one. */
+      return memdb_validation(e, "1 validation error detected: Value at '%s.%zu.member%s%s' "
+                                 "failed to satisfy constraint: Member must have length less "
+                                 "than or equal to %u",
+                              param, i + 1, field ? "." : "", field ? "attributeName" : "",
+                              MEMDB_KEY_NAME_MAX);
+  }
+  return 0;
+}
+
+int memdb_limit_schema(const json_t *req, struct tt_backend_error *e) {
+  if (schema_name_check(json_object_get(req, "AttributeDefinitions"), "attributeDefinitions",
+                        "AttributeName", e) != 0 ||
+      schema_name_check(json_object_get(req, "KeySchema"), "keySchema", "AttributeName", e) != 0)
+    return -1;
+  static const char *const kinds[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
+  for (int k = 0; k < 2; k++) {
+    size_t i;
+    const json_t *ix;
+    json_array_foreach(json_object_get(req, kinds[k]), i, ix) {
+      const json_t *nka = json_object_get(json_object_get(ix, "Projection"), "NonKeyAttributes");
+      if (schema_name_check(json_object_get(ix, "KeySchema"), "keySchema", "AttributeName", e) !=
+              0 ||
+          schema_name_check(nka, "nonKeyAttributes", NULL, e) != 0)
+        return -1;
+    }
+  }
+  return 0;
+}
