@@ -23,8 +23,8 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 one() {
   local build=$1 tag=$2 backend=$3
   local log=$out/$tag.log
-  (cd "$build" &&
-    TT_BACKENDS=$backend PYTHON3=python3 PYTEST_ADDOPTS="-rfE" sh "$top/tests/integration/run.sh" &&
+  (cd "$build" || exit 1
+    TT_BACKENDS=$backend PYTHON3=python3 PYTEST_ADDOPTS="-rfE" sh "$top/tests/integration/run.sh"
     TT_BACKENDS=$backend sh "$top/tests/conformance/run-daemon.sh") >"$log" 2>&1
   # pytest's short summary ("FAILED file::test - reason", "ERROR ...") and the
   # runner's "FAIL scenario: reason" lines; "could not start" when a peer did not.

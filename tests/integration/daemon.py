@@ -122,10 +122,10 @@ class Daemon:
     def connection(self, timeout=60):
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
-    def request(self, method, path, body=None, headers=None, conn=None):
+    def request(self, method, path, body=None, headers=None, conn=None, timeout=60):
         """Returns (status, headers dict lower-cased, body bytes)."""
         own = conn is None
-        conn = conn or self.connection()
+        conn = conn or self.connection(timeout)
         hdrs = dict(headers or {})
         if body is not None and not isinstance(body, (bytes, str)):
             body = json.dumps(body)
@@ -138,8 +138,8 @@ class Daemon:
             conn.close()
         return result
 
-    def json(self, method, path, body=None, headers=None):
-        status, hdrs, data = self.request(method, path, body, headers)
+    def json(self, method, path, body=None, headers=None, timeout=60):
+        status, hdrs, data = self.request(method, path, body, headers, timeout=timeout)
         return status, hdrs, (json.loads(data) if data else None)
 
     def metric(self, name):

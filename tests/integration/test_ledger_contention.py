@@ -34,14 +34,22 @@ class Client:
     """One keep-alive connection per worker (http.client is not thread-safe)."""
 
     def __init__(self, host, port):
-        self.conn = http.client.HTTPConnection(host, port, timeout=30)
+        self.conn = http.client.HTTPConnection(host, port, timeout=60)
+        self.used_at = None
 
     def call(self, method, path, body=None):
         data = None if body is None else json.dumps(body)
         headers = {"Content-Type": "application/json"} if data is not None else {}
+        # The daemon closes a keep-alive connection idle for its connection
+        # timeout (30 s); the setup connection idles while the workers run.
+        # Reconnect first, as HTTP client libraries do, instead of sending a
+        # request that the closed connection would lose.
+        if self.used_at is not None and time.monotonic() - self.used_at > 10:
+            self.conn.close()
         self.conn.request(method, path, body=data, headers=headers)
         resp = self.conn.getresponse()
         raw = resp.read()
+        self.used_at = time.monotonic()
         return resp.status, (json.loads(raw) if raw else None)
 
     def close(self):
