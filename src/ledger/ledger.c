@@ -391,7 +391,8 @@ static void step_done(void *arg) {
 /* Allocates a step bound to `model`; NULL after answering. */
 static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, json_t *body,
                                     ledger_next_fn next) {
-  const struct tt_model *m = tt_model_registry_get(op->orm->models, model);
+  /* Reserved models: only the ledger itself reaches them. */
+  const struct tt_model *m = tt_model_registry_get_internal(op->orm->models, model);
   struct ledger_step *s = m ? tt_arena_alloc(op->arena, sizeof(*s)) : NULL;
   if (s == NULL) {
     json_decref(body);

@@ -134,6 +134,12 @@ int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory building the ledger models");
   int rc = tt_model_registry_load_text(r, text, strlen(text), "jobs-table.json", err);
   free(text);
+  /* The ledger's invariants (versions, leases, sanitized errors) hold only
+   * if nothing else writes its items: the registry serves these models and
+   * their table to no one else (docs/ledger.md "Reserved"). */
+  if (rc == 0)
+    rc = tt_model_registry_reserve_table(r, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE,
+                                         "the job ledger", err);
   if (rc != 0) {
     struct tt_error named = *err;
     return tt_error_set(err, named.code, "jobs-table", "jobs-table: built-in ledger models: %s",

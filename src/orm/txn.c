@@ -350,10 +350,12 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
   const char *model = json_string_value(json_object_get(e, "model"));
   if (model == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must name a model", f);
-  const struct tt_model *m = tt_model_registry_get(st->ctx->orm->models, model);
-  if (m == NULL)
+  const struct tt_model *m = tt_model_registry_lookup(st->ctx->orm->models, model, f, err);
+  if (m == NULL && err->code == TT_ERR_MODEL_NOT_FOUND)
     return tt_error_set(err, TT_ERR_MODEL_NOT_FOUND, f,
                         "%s names no model; list them with GET /v1/models", f);
+  if (m == NULL)
+    return -1; /* ReservedModel */
   a->m = tt_model_ref((struct tt_model *)m);
   /* The kind. */
   if (st->get) {

@@ -64,7 +64,7 @@ static void setup(void) {
   memset(&res, 0, sizeof(res));
   int done = 0;
   tt_orm_ctx_init(&ctx, &F.orm, &join, &arena, "test",
-                  tt_model_registry_get(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
+                  tt_model_registry_get_internal(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
   tt_orm_table_ensure(&ctx);
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
@@ -202,14 +202,14 @@ static void create_job(const char *id, const char *tenant, const char *status) {
 START_TEST(test_models_registered_on_the_table) {
   const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest"};
   for (size_t i = 0; i < 4; i++) {
-    const struct tt_model *m = tt_model_registry_get(F.models, names[i]);
+    const struct tt_model *m = tt_model_registry_get_internal(F.models, names[i]);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->table, "tabletheory-jobs");
     ck_assert_str_eq(m->pk->name, "pk");
     ck_assert_str_eq(m->sk->name, "sk");
     ck_assert_str_eq(tt_model_lifecycle(m, TT_LC_TTL)->name, "ttl");
   }
-  const struct tt_model *meta = tt_model_registry_get(F.models, "JobMeta");
+  const struct tt_model *meta = tt_model_registry_get_internal(F.models, "JobMeta");
   const struct tt_model_index *ix = tt_model_index_find(meta, "status-created-index");
   ck_assert_ptr_nonnull(ix);
   ck_assert_str_eq(ix->partition->name, "status");
@@ -220,7 +220,7 @@ START_TEST(test_models_registered_on_the_table) {
   ck_assert_str_eq(ix->partition->name, "tenant_id");
   /* JobMeta's version is the ledger's (starts at 1), the others' the ORM's. */
   ck_assert_ptr_null(tt_model_lifecycle(meta, TT_LC_VERSION));
-  ck_assert_ptr_nonnull(tt_model_lifecycle(tt_model_registry_get(F.models, "JobLock"),
+  ck_assert_ptr_nonnull(tt_model_lifecycle(tt_model_registry_get_internal(F.models, "JobLock"),
                                            TT_LC_VERSION));
   /* Registering again is idempotent; another table name is a clash. */
   struct tt_error err;
@@ -234,7 +234,7 @@ START_TEST(test_models_custom_and_bad_table) {
   struct tt_model_registry *r = tt_model_registry_new();
   struct tt_error err;
   ck_assert_int_eq(tt_ledger_register_models(r, "acme_jobs", &err), 0);
-  ck_assert_str_eq(tt_model_registry_get(r, "JobRequest")->table, "acme_jobs");
+  ck_assert_str_eq(tt_model_registry_get_internal(r, "JobRequest")->table, "acme_jobs");
   ck_assert_uint_eq(tt_model_registry_count(r), 4);
   tt_model_registry_free(r);
   r = tt_model_registry_new();
