@@ -93,6 +93,14 @@ void tt_handle_model_put(struct tt_request *req) {
   }
   if (given == NULL)
     json_object_set_new(body, "name", json_string(name));
+  /* A reserved name is refused whatever the body holds (the registry would
+   * refuse a valid one too; this keeps the answer the same for both). */
+  const struct tt_model *old = tt_model_registry_get_internal(req->server->orm->models, name);
+  if (old && tt_model_registry_is_reserved(req->server->orm->models, old)) {
+    tt_model_registry_lookup(req->server->orm->models, name, "name", &err);
+    tt_request_respond_error(req, &err, NULL);
+    goto done;
+  }
   if (tt_model_from_json(body, NULL, &m, &err) != 0) {
     tt_request_respond_error(req, &err, NULL);
     goto done;

@@ -42,6 +42,8 @@ const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
   switch (kind) {
   case TT_LEDGER_TABLE_ENSURE:
     return "table.ensure";
+  case TT_LEDGER_TABLE_DELETE:
+    return "table.delete";
   case TT_LEDGER_JOB_CREATE:
     return "job.create";
   case TT_LEDGER_JOB_GET:
@@ -481,6 +483,22 @@ void ledger_table_ensure(struct tt_ledger_op *op) {
     tt_orm_table_ensure(&s->u.ctx);
 }
 
+/* The model routes refuse the reserved table, so the ledger deletes its own
+ * (still only with --allow-table-delete: the ORM checks). */
+static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    ledger_fail_result(op, r);
+    return;
+  }
+  ledger_answer(op, r->http_status, NULL);
+}
+
+static void ledger_table_delete(struct tt_ledger_op *op) {
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_deleted);
+  if (s)
+    tt_orm_table_delete(&s->u.ctx);
+}
+
 /* ---- jobs ---------------------------------------------------------------- */
 
 static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char *b) {
@@ -877,7 +895,8 @@ static void record_list(struct tt_ledger_op *op) {
 /* ---- dispatch ------------------------------------------------------------ */
 
 static bool needs_job(enum tt_ledger_kind k) {
-  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
+  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_TABLE_DELETE &&
+         k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
 }
 
 int tt_ledger_start(struct tt_ledger_op *op) {
@@ -912,6 +931,9 @@ int tt_ledger_start(struct tt_ledger_op *op) {
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
     ledger_table_ensure(op);
+    break;
+  case TT_LEDGER_TABLE_DELETE:
+    ledger_table_delete(op);
     break;
   case TT_LEDGER_JOB_CREATE:
     job_create(op);

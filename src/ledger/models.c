@@ -123,6 +123,12 @@ json_t *tt_ledger_models_doc(const char *table) {
 
 int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
                               struct tt_error *err) {
+  /* Again on the same table: nothing to do (the reservation kept anyone
+   * else from changing the models since). */
+  const struct tt_model *meta = tt_model_registry_get_internal(r, TT_LEDGER_MODEL_META);
+  if (meta && tt_model_registry_is_reserved(r, meta) &&
+      strcmp(meta->table, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE) == 0)
+    return 0;
   json_t *doc = tt_ledger_models_doc(table);
   if (doc == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory building the ledger models");
