@@ -23,6 +23,7 @@
 #include "client/client.h"
 #include "model/registry.h"
 #include "orm/orm.h"
+#include "orm/tokens.h"
 #include "daemon/config.h"
 #include "daemon/listen.h"
 #include "daemon/mhd_loop.h"
@@ -403,6 +404,7 @@ int main(int argc, char **argv) {
     tt_creds_destroy(d.creds);
   if (d.http)
     tt_http_destroy(d.http);
+  tt_orm_cleanup(&d.orm);
   tt_model_registry_free(d.models);
   tt_families_free(&d.fams);
   free(d.auth_token);
