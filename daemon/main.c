@@ -242,6 +242,11 @@ static void creds_log_cb(void *arg, enum tt_creds_log_level level, const char *m
                "message", msg, NULL);
 }
 
+/* Credential fetches run outside any request: counted apart (metrics.md). */
+static void creds_busy_cb(void *arg, int delta) {
+  tt_families_background_ops(&((struct daemon *)arg)->fams, delta);
+}
+
 static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
     if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
@@ -251,7 +256,8 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
   /* No network call here: credentials resolve on the first request. */
   if (tt_http_new(&d->loop, NULL, &d->http) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
-  struct tt_creds_chain_options co = {.region = d->cfg.region, .log = creds_log_cb};
+  struct tt_creds_chain_options co = {
+      .region = d->cfg.region, .log = creds_log_cb, .busy = creds_busy_cb, .busy_arg = d};
   if (tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err) != 0)
     return -1;
   struct tt_ddb_options o = {

@@ -28,8 +28,7 @@
  * retry). Single-threaded: only the loop touches it. */
 #define TT_ORM_TOKENS_WINDOW_NS (600ll * 1000000000ll)
 /* 131072 tokens in 10 minutes: about 218 new tokens a second sustained,
- * roughly 12 MB at the bound (docs/operations.md "Transaction client
- * tokens"). */
+ * roughly 12 MB at the bound (docs/batch.md, client_token). */
 #define TT_ORM_TOKENS_DEFAULT_LIMIT 131072u
 
 /* A stable hash of a transaction body (canonical JSON with sorted keys).
