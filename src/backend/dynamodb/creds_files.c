@@ -124,8 +124,8 @@ void creds_files_free(struct creds_files *fs) {
   free(fs);
 }
 
-int creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
-                       int *rc) {
+bool creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
+                        int *rc) {
   for (size_t i = 0; fs && i < fs->n; i++) {
     const struct creds_file *f = &fs->f[i];
     if (strcmp(f->path, path) != 0)
@@ -133,19 +133,19 @@ int creds_files_lookup(const struct creds_files *fs, const char *path, char **ou
     if (f->data == NULL) {
       errno = f->err;
       *rc = -1;
-      return 1;
+      return true;
     }
     char *copy = malloc(f->len + 1);
     if (copy == NULL) {
       errno = ENOMEM;
       *rc = -1;
-      return 1;
+      return true;
     }
     memcpy(copy, f->data, f->len + 1);
     *out = copy;
     *len = f->len;
     *rc = 0;
-    return 1;
+    return true;
   }
-  return 0;
+  return false;
 }

@@ -176,10 +176,10 @@ void creds_files_cancel(struct creds_job *job);
 /* Wipes and frees what was read. */
 void creds_files_free(struct creds_files *fs);
 
-/* 1 with a copy (or -1 errno) of `path` when `fs` read it, 0 when it did
- * not: *rc is then untouched. */
-int creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
-                       int *rc);
+/* Whether `fs` read `path`; if so, *rc is creds_read_file's answer for it
+ * (0 with a new copy in *out / *len, or -1 with errno). */
+bool creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
+                        int *rc);
 
 /* Wipes then frees n bytes at p (p may be NULL). */
 void creds_free_secret(void *p, size_t n);
