@@ -15,6 +15,7 @@ unsigned tt_api_error_status(enum tt_err_code code) {
   case TT_ERR_UNAUTHORIZED:
     return 401;
   case TT_ERR_FORBIDDEN:
+  case TT_ERR_RESERVED_MODEL:
     return 403;
   case TT_ERR_ROUTE_NOT_FOUND:
   case TT_ERR_MODEL_NOT_FOUND:

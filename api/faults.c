@@ -107,8 +107,10 @@ void tt_handle_faults_add(struct tt_request *req) {
       tt_request_fail(req, TT_ERR_VALIDATION, "table", "give model or table, not both");
       goto done;
     }
+    /* Only the table name is read: a reserved (ledger) model may be named. */
     const struct tt_model *m =
-        req->server->orm ? tt_model_registry_get(req->server->orm->models, spec.model) : NULL;
+        req->server->orm ? tt_model_registry_get_internal(req->server->orm->models, spec.model)
+                         : NULL;
     if (m == NULL) {
       tt_request_fail(req, TT_ERR_VALIDATION, "model",
                       "no model is called so; list them with GET /v1/models");

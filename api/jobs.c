@@ -74,6 +74,10 @@ void tt_handle_jobs_table_put(struct tt_request *req) {
   run(req, TT_LEDGER_TABLE_ENSURE, false);
 }
 
+void tt_handle_jobs_table_delete(struct tt_request *req) {
+  run(req, TT_LEDGER_TABLE_DELETE, false);
+}
+
 void tt_handle_job_create(struct tt_request *req) { run(req, TT_LEDGER_JOB_CREATE, true); }
 
 void tt_handle_jobs_list(struct tt_request *req) { run(req, TT_LEDGER_JOB_LIST, false); }

@@ -59,9 +59,18 @@ void tt_handle_models_list(struct tt_request *req) {
 }
 
 void tt_handle_model_get(struct tt_request *req) {
-  const struct tt_model *m = tt_api_path_model(req);
-  if (m == NULL)
+  /* Reading a definition is harmless and GET /v1/models lists the reserved
+   * ledger models anyway: this is the one route that shows them
+   * (docs/ledger.md "Reserved"). */
+  const char *name = tt_request_param(req, "model");
+  if (name == NULL)
+    return; /* answered */
+  const struct tt_model *m = tt_model_registry_get_internal(req->server->orm->models, name);
+  if (m == NULL) {
+    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
+                    "no model is called so; list them with GET /v1/models");
     return;
+  }
   json_t *out = tt_model_to_json(m);
   tt_request_respond_json(req, 200, out);
   json_decref(out);
@@ -84,6 +93,14 @@ void tt_handle_model_put(struct tt_request *req) {
   }
   if (given == NULL)
     json_object_set_new(body, "name", json_string(name));
+  /* A reserved name is refused whatever the body holds (the registry would
+   * refuse a valid one too; this keeps the answer the same for both). */
+  const struct tt_model *old = tt_model_registry_get_internal(req->server->orm->models, name);
+  if (old && tt_model_registry_is_reserved(req->server->orm->models, old)) {
+    tt_model_registry_lookup(req->server->orm->models, name, "name", &err);
+    tt_request_respond_error(req, &err, NULL);
+    goto done;
+  }
   if (tt_model_from_json(body, NULL, &m, &err) != 0) {
     tt_request_respond_error(req, &err, NULL);
     goto done;

@@ -16,10 +16,10 @@ const struct tt_model *tt_api_path_model(struct tt_request *req) {
   const char *name = tt_request_param(req, "model");
   if (name == NULL)
     return NULL;
-  const struct tt_model *m = tt_model_registry_get(req->server->orm->models, name);
+  struct tt_error err;
+  const struct tt_model *m = tt_model_registry_lookup(req->server->orm->models, name, "model", &err);
   if (m == NULL)
-    tt_request_fail(req, TT_ERR_MODEL_NOT_FOUND, "model",
-                    "no model is called so; list them with GET /v1/models");
+    tt_request_respond_error(req, &err, NULL);
   return m;
 }
 

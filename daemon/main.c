@@ -23,6 +23,7 @@
 #include "client/client.h"
 #include "model/registry.h"
 #include "orm/orm.h"
+#include "orm/tokens.h"
 #include "daemon/config.h"
 #include "daemon/listen.h"
 #include "daemon/mhd_loop.h"
@@ -241,6 +242,11 @@ static void creds_log_cb(void *arg, enum tt_creds_log_level level, const char *m
                "message", msg, NULL);
 }
 
+/* Credential fetches run outside any request: counted apart (metrics.md). */
+static void creds_busy_cb(void *arg, int delta) {
+  tt_families_background_ops(&((struct daemon *)arg)->fams, delta);
+}
+
 static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
     if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
@@ -250,7 +256,8 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
   /* No network call here: credentials resolve on the first request. */
   if (tt_http_new(&d->loop, NULL, &d->http) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
-  struct tt_creds_chain_options co = {.region = d->cfg.region, .log = creds_log_cb};
+  struct tt_creds_chain_options co = {
+      .region = d->cfg.region, .log = creds_log_cb, .busy = creds_busy_cb, .busy_arg = d};
   if (tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err) != 0)
     return -1;
   struct tt_ddb_options o = {
@@ -403,6 +410,7 @@ int main(int argc, char **argv) {
     tt_creds_destroy(d.creds);
   if (d.http)
     tt_http_destroy(d.http);
+  tt_orm_cleanup(&d.orm);
   tt_model_registry_free(d.models);
   tt_families_free(&d.fams);
   free(d.auth_token);

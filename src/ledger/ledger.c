@@ -42,6 +42,8 @@ const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
   switch (kind) {
   case TT_LEDGER_TABLE_ENSURE:
     return "table.ensure";
+  case TT_LEDGER_TABLE_DELETE:
+    return "table.delete";
   case TT_LEDGER_JOB_CREATE:
     return "job.create";
   case TT_LEDGER_JOB_GET:
@@ -391,7 +393,8 @@ static void step_done(void *arg) {
 /* Allocates a step bound to `model`; NULL after answering. */
 static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, json_t *body,
                                     ledger_next_fn next) {
-  const struct tt_model *m = tt_model_registry_get(op->orm->models, model);
+  /* Reserved models: only the ledger itself reaches them. */
+  const struct tt_model *m = tt_model_registry_get_internal(op->orm->models, model);
   struct ledger_step *s = m ? tt_arena_alloc(op->arena, sizeof(*s)) : NULL;
   if (s == NULL) {
     json_decref(body);
@@ -478,6 +481,22 @@ void ledger_table_ensure(struct tt_ledger_op *op) {
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
   if (s)
     tt_orm_table_ensure(&s->u.ctx);
+}
+
+/* The model routes refuse the reserved table, so the ledger deletes its own
+ * (still only with --allow-table-delete: the ORM checks). */
+static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    ledger_fail_result(op, r);
+    return;
+  }
+  ledger_answer(op, r->http_status, NULL);
+}
+
+static void ledger_table_delete(struct tt_ledger_op *op) {
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_deleted);
+  if (s)
+    tt_orm_table_delete(&s->u.ctx);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -876,7 +895,8 @@ static void record_list(struct tt_ledger_op *op) {
 /* ---- dispatch ------------------------------------------------------------ */
 
 static bool needs_job(enum tt_ledger_kind k) {
-  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
+  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_TABLE_DELETE &&
+         k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
 }
 
 int tt_ledger_start(struct tt_ledger_op *op) {
@@ -911,6 +931,9 @@ int tt_ledger_start(struct tt_ledger_op *op) {
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
     ledger_table_ensure(op);
+    break;
+  case TT_LEDGER_TABLE_DELETE:
+    ledger_table_delete(op);
     break;
   case TT_LEDGER_JOB_CREATE:
     job_create(op);

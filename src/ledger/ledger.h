@@ -58,6 +58,7 @@ enum tt_ledger_kind {
   TT_LEDGER_LEASE_RELEASE,    /* DELETE /v1/jobs/{id}/lease?owner= */
   TT_LEDGER_REQUEST_CREATE,   /* POST /v1/jobs/{id}/requests/{key} */
   TT_LEDGER_REQUEST_COMPLETE, /* POST /v1/jobs/{id}/requests/{key}/complete */
+  TT_LEDGER_TABLE_DELETE,     /* DELETE /v1/jobs/table (--allow-table-delete) */
 };
 
 /* The list parameters of the query string (decoded text, NULL when absent). */

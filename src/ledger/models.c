@@ -123,6 +123,12 @@ json_t *tt_ledger_models_doc(const char *table) {
 
 int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
                               struct tt_error *err) {
+  /* Again on the same table: nothing to do (the reservation kept anyone
+   * else from changing the models since). */
+  const struct tt_model *meta = tt_model_registry_get_internal(r, TT_LEDGER_MODEL_META);
+  if (meta && tt_model_registry_is_reserved(r, meta) &&
+      strcmp(meta->table, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE) == 0)
+    return 0;
   json_t *doc = tt_ledger_models_doc(table);
   if (doc == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory building the ledger models");
@@ -134,6 +140,12 @@ int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory building the ledger models");
   int rc = tt_model_registry_load_text(r, text, strlen(text), "jobs-table.json", err);
   free(text);
+  /* The ledger's invariants (versions, leases, sanitized errors) hold only
+   * if nothing else writes its items: the registry serves these models and
+   * their table to no one else (docs/ledger.md "Reserved"). */
+  if (rc == 0)
+    rc = tt_model_registry_reserve_table(r, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE,
+                                         "the job ledger", err);
   if (rc != 0) {
     struct tt_error named = *err;
     return tt_error_set(err, named.code, "jobs-table", "jobs-table: built-in ledger models: %s",

@@ -17,6 +17,10 @@
  * order (GET /v1/models answers in a stable order). */
 struct tt_model_registry {
   struct tt_model_list list;
+  /* The job ledger's table: its models are served only by their owner,
+   * and no other model may be placed on it (docs/ledger.md). */
+  char *reserved_table;
+  char *reserved_owner;
 };
 
 struct tt_model_registry *tt_model_registry_new(void) {
@@ -27,8 +31,12 @@ void tt_model_registry_free(struct tt_model_registry *r) {
   if (r == NULL)
     return;
   tt_model_list_clear(&r->list);
+  free(r->reserved_table);
+  free(r->reserved_owner);
   free(r);
 }
+
+static const char *src_of(const struct tt_model *m);
 
 /* Binary search; returns the model or NULL, and the insertion position. */
 static struct tt_model *find(const struct tt_model_registry *r, const char *name, size_t *pos) {
@@ -51,9 +59,79 @@ static struct tt_model *find(const struct tt_model_registry *r, const char *name
   return NULL;
 }
 
+bool tt_model_registry_is_reserved(const struct tt_model_registry *r, const struct tt_model *m) {
+  return r->reserved_table != NULL && m != NULL && strcmp(m->table, r->reserved_table) == 0;
+}
+
+const struct tt_model *tt_model_registry_get_internal(const struct tt_model_registry *r,
+                                                      const char *name) {
+  return find(r, name, NULL);
+}
+
 const struct tt_model *tt_model_registry_get(const struct tt_model_registry *r,
                                              const char *name) {
-  return find(r, name, NULL);
+  const struct tt_model *m = find(r, name, NULL);
+  return tt_model_registry_is_reserved(r, m) ? NULL : m;
+}
+
+static int reserved_error(const struct tt_model_registry *r, const char *name, const char *field,
+                          struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_RESERVED_MODEL, field,
+                      "model %s belongs to %s (table \"%s\"): it cannot be read or written "
+                      "through the model API; use /v1/jobs",
+                      name, r->reserved_owner, r->reserved_table);
+}
+
+const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *r,
+                                                const char *name, const char *field,
+                                                struct tt_error *err) {
+  const struct tt_model *m = find(r, name, NULL);
+  if (m == NULL) {
+    tt_error_set(err, TT_ERR_MODEL_NOT_FOUND, field,
+                 "no model is called so; list them with GET /v1/models");
+    return NULL;
+  }
+  if (tt_model_registry_is_reserved(r, m)) {
+    reserved_error(r, m->name, field, err);
+    return NULL;
+  }
+  return m;
+}
+
+int tt_model_registry_reserve_table(struct tt_model_registry *r, const char *table,
+                                    const char *owner, struct tt_error *err) {
+  if (r->reserved_table != NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "table \"%s\" is already reserved",
+                        r->reserved_table);
+  char *t = strdup(table);
+  char *o = strdup(owner);
+  if (t == NULL || o == NULL) {
+    free(t);
+    free(o);
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  r->reserved_table = t;
+  r->reserved_owner = o;
+  return 0;
+}
+
+/* Refuses a model that a client or a user file would add to the reserved
+ * table, or that would take a reserved model's name. */
+static int check_reserved(const struct tt_model_registry *r, const struct tt_model *m,
+                          struct tt_error *err) {
+  if (r->reserved_table == NULL)
+    return 0;
+  const struct tt_model *old = find(r, m->name, NULL);
+  if (tt_model_registry_is_reserved(r, old))
+    return tt_model_errorf(err, TT_ERR_RESERVED_MODEL, "name",
+                           "%s: model %s is a built-in model of %s and cannot be redefined",
+                           src_of(m), m->name, r->reserved_owner);
+  if (strcmp(m->table, r->reserved_table) == 0)
+    return tt_model_errorf(err, TT_ERR_RESERVED_MODEL, "table",
+                           "%s: model %s: table \"%s\" is reserved for %s; choose another "
+                           "table name",
+                           src_of(m), m->name, r->reserved_table, r->reserved_owner);
+  return 0;
 }
 
 size_t tt_model_registry_count(const struct tt_model_registry *r) { return r->list.n; }
@@ -161,7 +239,7 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
       }
       dup = true;
     }
-    if (check_shares(r, staged, i, m, err) != 0)
+    if (check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
       goto fail;
     if (!dup) {
       if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
@@ -302,6 +380,8 @@ int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, bool 
   int rc = -1;
   size_t pos;
   struct tt_model *old = find(r, m->name, &pos);
+  if (check_reserved(r, m, err) != 0)
+    goto out;
   if (old != NULL && tt_model_equal(old, m)) {
     *result = TT_MODEL_PUT_IDENTICAL;
     rc = 0;

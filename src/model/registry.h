@@ -48,12 +48,42 @@ int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, s
 int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, bool replace,
                           enum tt_model_put_result *result, struct tt_error *err);
 
-/* The model called `name`, or NULL. Borrowed: valid until the registry
- * changes; take tt_model_ref to keep it across a call that may yield. */
+/* The model called `name` as a client may use it: NULL when there is none
+ * or when it is reserved (tt_model_registry_reserve_table). Borrowed: valid
+ * until the registry changes; take tt_model_ref to keep it across a call
+ * that may yield. Everything that serves a client's model name goes through
+ * this or tt_model_registry_lookup, so no route can reach a reserved model. */
 const struct tt_model *tt_model_registry_get(const struct tt_model_registry *r,
                                              const char *name);
 
-/* The number of models, and the i-th in name order (borrowed, i < count).
+/* Like tt_model_registry_get, with the reason when there is no model: a
+ * ModelNotFound, or a ReservedModel (403) naming the owner of the table, in
+ * `err` (field `field`, may be NULL). Borrowed. */
+const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *r,
+                                                const char *name, const char *field,
+                                                struct tt_error *err);
+
+/* The model called `name` whether reserved or not, or NULL. Only for the
+ * owner of a reserved table (the job ledger) and for the daemon's own
+ * start-up work; never with a name a client sent. Borrowed. */
+const struct tt_model *tt_model_registry_get_internal(const struct tt_model_registry *r,
+                                                      const char *name);
+
+/* Reserves `table` (copied) for an internal owner named `owner` (copied,
+ * used in messages, e.g. "the job ledger"): every model already registered
+ * on it becomes reserved, and from now on tt_model_registry_put and the
+ * loaders refuse, with ReservedModel, a model of a reserved name or any new
+ * model on that table. One table per registry; returns 0, or -1 (out of
+ * memory, or a second table). */
+int tt_model_registry_reserve_table(struct tt_model_registry *r, const char *table,
+                                    const char *owner, struct tt_error *err);
+
+/* Whether `m` (of this registry) is reserved. */
+bool tt_model_registry_is_reserved(const struct tt_model_registry *r, const struct tt_model *m);
+
+/* The number of models, and the i-th in name order (borrowed, i < count),
+ * reserved ones included (GET /v1/models lists them; check
+ * tt_model_registry_is_reserved before using one for a client).
  * Iterate with `for (i = 0; i < count; i++)`. */
 size_t tt_model_registry_count(const struct tt_model_registry *r);
 const struct tt_model *tt_model_registry_at(const struct tt_model_registry *r, size_t i);

@@ -97,15 +97,21 @@ int tt_families_init(struct tt_families *fams) {
   fams->consumed_capacity =
       tt_metrics_family(m, TT_METRIC_COUNTER, "tabletheoryd_consumed_capacity_total",
                         "Capacity units reported by the backend.", l_table_kind, 2);
+  fams->background_ops = tt_metrics_family(
+      m, TT_METRIC_GAUGE, "tabletheoryd_background_operations",
+      "Work running outside any request: credential fetches (background refreshes, "
+      "credential_process, metadata calls) and their file reads on the thread pool.",
+      NULL, 0);
   if (!fams->http_requests || !fams->http_duration || !fams->backend_calls ||
       !fams->backend_duration || !fams->backend_retries || !fams->inflight_requests ||
-      !fams->inflight_operations || !fams->consumed_capacity) {
+      !fams->inflight_operations || !fams->consumed_capacity || !fams->background_ops) {
     tt_families_free(fams);
     return -1;
   }
   /* Gauges read 0 from the start rather than being absent. */
   tt_metric_set(fams->inflight_requests, NULL, 0);
   tt_metric_set(fams->inflight_operations, NULL, 0);
+  tt_metric_set(fams->background_ops, NULL, 0);
   tt_metrics_set_collector(m, collect_process, NULL);
   return 0;
 }
@@ -113,6 +119,11 @@ int tt_families_init(struct tt_families *fams) {
 void tt_families_free(struct tt_families *fams) {
   tt_metrics_free(fams->registry);
   memset(fams, 0, sizeof(*fams));
+}
+
+void tt_families_background_ops(struct tt_families *fams, int delta) {
+  if (fams)
+    tt_metric_add(fams->background_ops, NULL, delta);
 }
 
 void tt_families_inflight_ops(struct tt_families *fams, int delta) {

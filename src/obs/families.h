@@ -17,6 +17,7 @@ struct tt_families {
   struct tt_metric_family *inflight_requests;     /* gauge */
   struct tt_metric_family *inflight_operations;   /* gauge */
   struct tt_metric_family *consumed_capacity;     /* {table,kind} */
+  struct tt_metric_family *background_ops;        /* gauge: work outside any request */
 };
 
 /* Creates a registry with every family declared, plus the process
@@ -29,5 +30,9 @@ void tt_families_free(struct tt_families *fams);
 
 /* Adds delta to the in-flight operation gauge; `fams` may be NULL (tests). */
 void tt_families_inflight_ops(struct tt_families *fams, int delta);
+
+/* Adds delta to the background operation gauge (credential fetches and
+ * their file reads, which belong to no request); `fams` may be NULL. */
+void tt_families_background_ops(struct tt_families *fams, int delta);
 
 #endif

@@ -27,6 +27,10 @@ struct tt_orm {
   /* Wall clock in nanoseconds since the epoch; injectable for tests. */
   int64_t (*now_ns)(void *arg);
   void *clock_arg;
+  /* Client tokens of transactions (orm/tokens.h): owned, created on first
+   * use, released by tt_orm_cleanup. token_limit 0 is the default bound. */
+  struct tt_orm_tokens *tokens;
+  size_t token_limit;
 };
 
 /* What an operation produced. On success `http_status` and `body` (JSON

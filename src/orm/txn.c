@@ -14,6 +14,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "orm/key.h"
+#include "orm/tokens.h"
 #include "orm/unique.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
@@ -57,6 +58,7 @@ struct tt_orm_txn_state {
   struct action *acts;
   size_t n;
   const char *token; /* borrowed from the body */
+  uint64_t token_hash; /* of the body, for the client-token memo */
   bool retry_conflicts;
   int64_t now;
   unsigned attempts;  /* writes sent */
@@ -70,60 +72,6 @@ struct tt_orm_txn_state {
 
 static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
-/* ---- client tokens ---------------------------------------------------------- */
-
-/* DynamoDB treats a second request with the same ClientRequestToken as a
- * replay only when it is identical, but our requests carry the time of the
- * write (updated_at, created_at). A retry of the same body with the same
- * token therefore reuses the time of the first attempt. The table is
- * process-wide because a retry is another HTTP request; it holds no item
- * data (a hash of the body) and lives in static storage of fixed size, so
- * it needs no cleanup. Single-threaded: only the loop touches it. */
-#define TOKEN_SLOTS 256
-#define TOKEN_WINDOW_NS (600ll * 1000000000ll) /* DynamoDB's 10 minutes */
-
-struct token_slot {
-  char token[40];
-  uint64_t body_hash;
-  int64_t now_ns;
-};
-
-static struct token_slot token_slots[TOKEN_SLOTS];
-static unsigned token_next;
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-/* The time to write with: `now`, or the time of an earlier identical
- * request with the same token inside DynamoDB's window. */
-static int64_t token_time(const char *token, const json_t *body, int64_t now) {
-  struct tt_buf canon;
-  tt_buf_init(&canon, 0);
-  if (tt_json_dump(body, TT_JSON_SORT_KEYS, &canon) != 0) {
-    tt_buf_free(&canon);
-    return now;
-  }
-  uint64_t h = hash_bytes(canon.data, canon.len);
-  tt_buf_free(&canon);
-  for (unsigned i = 0; i < TOKEN_SLOTS; i++) {
-    struct token_slot *s = &token_slots[i];
-    if (s->token[0] && strcmp(s->token, token) == 0 && s->body_hash == h &&
-        now - s->now_ns < TOKEN_WINDOW_NS)
-      return s->now_ns;
-  }
-  struct token_slot *s = &token_slots[token_next++ % TOKEN_SLOTS];
-  snprintf(s->token, sizeof(s->token), "%s", token);
-  s->body_hash = h;
-  s->now_ns = now;
-  return now;
 }
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -350,10 +298,12 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
   const char *model = json_string_value(json_object_get(e, "model"));
   if (model == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must name a model", f);
-  const struct tt_model *m = tt_model_registry_get(st->ctx->orm->models, model);
-  if (m == NULL)
+  const struct tt_model *m = tt_model_registry_lookup(st->ctx->orm->models, model, f, err);
+  if (m == NULL && err->code == TT_ERR_MODEL_NOT_FOUND)
     return tt_error_set(err, TT_ERR_MODEL_NOT_FOUND, f,
                         "%s names no model; list them with GET /v1/models", f);
+  if (m == NULL)
+    return -1; /* ReservedModel */
   a->m = tt_model_ref((struct tt_model *)m);
   /* The kind. */
   if (st->get) {
@@ -1438,7 +1388,12 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
                    "client_token must be a string of 1 to 36 characters");
       goto bad;
     }
-    st->now = token_time(st->token, body, st->now);
+    if (tt_orm_tokens_hash(body, &st->token_hash) != 0) {
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto bad;
+    }
+    /* A retry of the same body writes the same times (orm/tokens.h). */
+    st->now = tt_orm_tokens_time(st->ctx->orm, st->token, st->token_hash, st->now);
   }
   const json_t *rcf = json_object_get(body, "retry_conflicts");
   if (rcf && !json_is_boolean(rcf)) {
@@ -1464,6 +1419,16 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
     return 0;
   }
   json_decref(req);
+  /* Remembered only once the request is valid and about to be sent: a
+   * refused body never binds its token. */
+  if (st->token) {
+    uint32_t retry_after = 0;
+    if (tt_orm_tokens_remember(st->ctx->orm, st->token, st->token_hash, st->now,
+                               tt_orm_now_ns(st->ctx->orm), &retry_after, &err) != 0) {
+      st->ctx->result->retry_after_s = retry_after;
+      goto bad;
+    }
+  }
   start_attempt(st);
   return 0;
 bad:

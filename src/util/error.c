@@ -12,6 +12,7 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_ERR_INVALID_CURSOR] = "InvalidCursor",
     [TT_ERR_UNAUTHORIZED] = "Unauthorized",
     [TT_ERR_FORBIDDEN] = "Forbidden",
+    [TT_ERR_RESERVED_MODEL] = "ReservedModel",
     [TT_ERR_ROUTE_NOT_FOUND] = "RouteNotFound",
     [TT_ERR_MODEL_NOT_FOUND] = "ModelNotFound",
     [TT_ERR_ITEM_NOT_FOUND] = "ItemNotFound",

@@ -14,6 +14,7 @@ enum tt_err_code {
   TT_ERR_INVALID_CURSOR,      /* 400 InvalidCursor */
   TT_ERR_UNAUTHORIZED,        /* 401 Unauthorized */
   TT_ERR_FORBIDDEN,           /* 403 Forbidden */
+  TT_ERR_RESERVED_MODEL,      /* 403 ReservedModel: the job ledger's models and table */
   TT_ERR_ROUTE_NOT_FOUND,     /* 404 RouteNotFound */
   TT_ERR_MODEL_NOT_FOUND,     /* 404 ModelNotFound */
   TT_ERR_ITEM_NOT_FOUND,      /* 404 ItemNotFound */

@@ -244,6 +244,10 @@ def test_eight_workers_fifty_jobs(daemons):
     assert set(ledger.finished.values()) == {1}
     assert len(ledger.effects) == JOBS * RECORDS
     assert set(ledger.effects.values()) == {1}
+    # The setup connection sat idle through the run, longer than the daemon's
+    # 30 s connection timeout on a slow peer: read back on a new one.
+    setup.close()
+    setup = Client(d.host, d.port)
     for job_id in job_ids:
         status, job = setup.call("GET", "/v1/jobs/" + q(job_id))
         assert status == 200 and job["status"] == "SUCCEEDED", job

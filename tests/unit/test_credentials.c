@@ -6,9 +6,11 @@
  * cancel, close, and that no error or log line carries a secret. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -976,6 +978,159 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
 }
 END_TEST
 
+/* ---- work outside any request: the gauge, reads off the loop ---- */
+
+struct busy_count {
+  int now, max, starts;
+};
+
+static void on_busy(void *arg, int delta) {
+  struct busy_count *b = arg;
+  b->now += delta;
+  ck_assert_int_ge(b->now, 0);
+  if (delta > 0)
+    b->starts++;
+  if (b->now > b->max)
+    b->max = b->now;
+}
+
+START_TEST(background_work_is_counted_and_returns_to_zero) {
+  struct fx f;
+  fx_init(&f);
+  fx_process_profile(&f, "ok"); /* Expiration T */
+  fx_counter(&f);
+  struct busy_count b = {0, 0, 0};
+  f.opts.busy = on_busy;
+  f.opts.busy_arg = &b;
+  fx_chain(&f);
+  const int64_t T = 1893456000;
+  f.now = T - 3600;
+  /* The first fetch: files on the thread pool, then credential_process. */
+  struct result r;
+  memset(&r, 0, sizeof(r));
+  void *h = NULL;
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(b.now, 1);
+  run_until(&f, &r.calls, 1);
+  ck_assert(r.ok);
+  ck_assert_int_eq(b.now, 0);
+  /* A background refresh: the get answers at once, the fetch is counted
+   * until it ends. */
+  f.now = T - 200;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(r.calls, 1);
+  ck_assert_int_eq(b.now, 1);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(b.now, 0);
+  ck_assert_int_eq(read_counter(&f), 2);
+  /* A fetch whose only waiter cancelled still counts until it ended. */
+  f.now = T - 10;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(b.now, 1);
+  tt_creds_cancel(f.p, h);
+  ck_assert_int_eq(b.now, 1);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(b.now, 0);
+  ck_assert_int_eq(r.calls, 0);
+  ck_assert_int_eq(b.starts, 3);
+  ck_assert_int_eq(b.max, 1);
+  fx_done(&f);
+  ck_assert_int_eq(b.now, 0);
+}
+END_TEST
+
+/* A config file that is a FIFO blocks its reader until someone writes:
+ * the loop must keep running meanwhile. */
+struct fifo_fx {
+  struct fx *f;
+  char path[400];
+  struct result *r;
+  struct busy_count *b;
+  bool close_first;
+  int fired;
+  uv_timer_t timer;
+};
+
+static void on_fifo_timer(uv_timer_t *t) {
+  struct fifo_fx *x = t->data;
+  int fd = open(x->path, O_WRONLY | O_NONBLOCK);
+  if (fd < 0) { /* ENXIO: the worker has not opened it yet; try again */
+    ck_assert_int_eq(errno, ENXIO);
+    return;
+  }
+  x->fired++;
+  uv_timer_stop(t);
+  uv_close((uv_handle_t *)t, NULL);
+  /* The loop runs while the read blocks: the get is still pending. */
+  ck_assert_int_eq(x->r->calls, 0);
+  ck_assert_int_eq(x->b->now, 1);
+  if (x->close_first) {
+    tt_creds_close(x->f->p, on_closed, x->f);
+    ck_assert_int_eq(x->r->calls, 1); /* the waiter failed at once */
+    ck_assert_int_eq(x->f->closed_calls, 0); /* the read is not joined yet */
+  }
+  /* The worker holds the read end: write the file, then end it. */
+  static const char text[] = "[profile dev]\nregion = eu-west-1\n";
+  ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+  close(fd);
+}
+
+static void fifo_case(bool close_first) {
+  struct fx f;
+  fx_init(&f);
+  struct fifo_fx x;
+  memset(&x, 0, sizeof(x));
+  x.f = &f;
+  x.close_first = close_first;
+  snprintf(x.path, sizeof(x.path), "%s/config", f.tmpdir);
+  ck_assert_int_eq(mkfifo(x.path, 0600), 0);
+  fx_env(&f, "AWS_CONFIG_FILE", x.path);
+  fx_env(&f, "AWS_SHARED_CREDENTIALS_FILE", data_path("credentials"));
+  fx_env(&f, "AWS_PROFILE", "dev");
+  fx_env(&f, "AWS_EC2_METADATA_DISABLED", "true");
+  struct busy_count b = {0, 0, 0};
+  f.opts.busy = on_busy;
+  f.opts.busy_arg = &b;
+  fx_chain(&f);
+  struct result r;
+  memset(&r, 0, sizeof(r));
+  x.r = &r;
+  x.b = &b;
+  void *h = NULL;
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(r.calls, 0);
+  ck_assert_int_eq(uv_timer_init(&f.loop, &x.timer), 0);
+  x.timer.data = &x;
+  ck_assert_int_eq(uv_timer_start(&x.timer, on_fifo_timer, 1, 1), 0);
+  if (close_first) {
+    run_until(&f, &f.closed_calls, 1);
+    ck_assert_int_eq(x.fired, 1);
+    ck_assert(!r.ok);
+    ck_assert_int_eq(b.now, 0);
+    tt_creds_destroy(f.p);
+    f.p = NULL; /* fx_done: closed and destroyed already */
+  } else {
+    run_until(&f, &r.calls, 1);
+    ck_assert_int_eq(x.fired, 1);
+    ck_assert_msg(r.ok, "%s", r.err.message);
+    ck_assert_str_eq(r.creds.access_key_id, "AKIDDEVCREDS");
+    ck_assert_int_eq(b.now, 0);
+  }
+  fx_done(&f); /* uv_loop_close must be 0: the read was joined */
+}
+
+START_TEST(profile_files_are_read_off_the_loop) {
+  fifo_case(false);
+}
+END_TEST
+
+START_TEST(close_joins_a_blocked_file_read) {
+  fifo_case(true);
+}
+END_TEST
+
 START_TEST(failed_background_refresh_keeps_current_credentials) {
   struct fx f;
   fx_init(&f);
@@ -1393,6 +1548,9 @@ static Suite *suite(void) {
   tc = tcase_create("local");
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, static_provider_answers_synchronously);
+  tcase_add_test(tc, background_work_is_counted_and_returns_to_zero);
+  tcase_add_test(tc, profile_files_are_read_off_the_loop);
+  tcase_add_test(tc, close_joins_a_blocked_file_read);
   tcase_add_test(tc, env_provider);
   tcase_add_test(tc, env_provider_partial_is_an_error);
   tcase_add_test(tc, profile_default_credentials_file_wins);

@@ -64,7 +64,7 @@ static void setup(void) {
   memset(&res, 0, sizeof(res));
   int done = 0;
   tt_orm_ctx_init(&ctx, &F.orm, &join, &arena, "test",
-                  tt_model_registry_get(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
+                  tt_model_registry_get_internal(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
   tt_orm_table_ensure(&ctx);
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
@@ -199,17 +199,77 @@ static void create_job(const char *id, const char *tenant, const char *status) {
 
 /* ---- models, identifiers ------------------------------------------------------ */
 
+static void raw_done(struct tt_backend_call *c) { *(int *)c->arg = 1; }
+
+/* The stored item (DynamoDB wire form, new reference) read through the
+ * backend port: the model routes no longer serve ledger items, so this is
+ * how the key layout and the sanitized copy are checked. NULL if absent. */
+static json_t *raw_item(const char *pk, const char *sk) {
+  json_t *req = json_pack("{s:s, s:{s:{s:s}, s:{s:s}}, s:b}", "TableName", "tabletheory-jobs",
+                          "Key", "pk", "S", pk, "sk", "S", sk, "ConsistentRead", 1);
+  struct tt_backend_call c;
+  int done = 0;
+  memset(&c, 0, sizeof(c));
+  c.op = TT_DDB_GET_ITEM;
+  c.request = req;
+  c.done = raw_done;
+  c.arg = &done;
+  ck_assert_int_eq(F.b->ops->start(F.b, &c), 0);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(c.status, 0);
+  json_t *item = json_incref(json_object_get(c.response, "Item"));
+  json_decref(c.response);
+  json_decref(req);
+  return item;
+}
+
+START_TEST(test_stored_layout) {
+  create_job("j/1", "t1", "PENDING");
+  json_t *meta = raw_item("JOB#j/1", "META");
+  ck_assert_ptr_nonnull(meta);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "version"), "N")),
+                   "1");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(meta, "job_id"), "S")),
+                   "j/1");
+  json_decref(meta);
+  struct answer a = run((struct call){
+      .kind = TT_LEDGER_RECORD_PUT, .job = "j/1", .rid = "r1",
+      .body = "{'status':'FAILED','error':{'type':'Http','code':'E1','message':'password="
+              "hunter2','retryable':false,'fields':{'api_key':'k-123'}}}"});
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+  json_t *rec = raw_item("JOB#j/1", "REC#r1");
+  ck_assert_ptr_nonnull(rec);
+  char *text = json_dumps(rec, JSON_COMPACT);
+  ck_assert_ptr_null(strstr(text, "hunter2"));
+  ck_assert_ptr_null(strstr(text, "k-123"));
+  ck_assert_ptr_nonnull(strstr(text, "[REDACTED]"));
+  free(text);
+  json_decref(rec);
+  a = run((struct call){.kind = TT_LEDGER_REQUEST_CREATE, .job = "j/1", .key = "k1",
+                        .body = "{}"});
+  ck_assert_uint_eq(a.http, 201);
+  answer_free(&a);
+  json_t *req = raw_item("JOB#j/1", "REQ#k1");
+  ck_assert_ptr_nonnull(req);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(req, "status"), "S")),
+                   "IN_PROGRESS");
+  json_decref(req);
+}
+END_TEST
+
 START_TEST(test_models_registered_on_the_table) {
   const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest"};
   for (size_t i = 0; i < 4; i++) {
-    const struct tt_model *m = tt_model_registry_get(F.models, names[i]);
+    const struct tt_model *m = tt_model_registry_get_internal(F.models, names[i]);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->table, "tabletheory-jobs");
     ck_assert_str_eq(m->pk->name, "pk");
     ck_assert_str_eq(m->sk->name, "sk");
     ck_assert_str_eq(tt_model_lifecycle(m, TT_LC_TTL)->name, "ttl");
   }
-  const struct tt_model *meta = tt_model_registry_get(F.models, "JobMeta");
+  const struct tt_model *meta = tt_model_registry_get_internal(F.models, "JobMeta");
   const struct tt_model_index *ix = tt_model_index_find(meta, "status-created-index");
   ck_assert_ptr_nonnull(ix);
   ck_assert_str_eq(ix->partition->name, "status");
@@ -220,7 +280,7 @@ START_TEST(test_models_registered_on_the_table) {
   ck_assert_str_eq(ix->partition->name, "tenant_id");
   /* JobMeta's version is the ledger's (starts at 1), the others' the ORM's. */
   ck_assert_ptr_null(tt_model_lifecycle(meta, TT_LC_VERSION));
-  ck_assert_ptr_nonnull(tt_model_lifecycle(tt_model_registry_get(F.models, "JobLock"),
+  ck_assert_ptr_nonnull(tt_model_lifecycle(tt_model_registry_get_internal(F.models, "JobLock"),
                                            TT_LC_VERSION));
   /* Registering again is idempotent; another table name is a clash. */
   struct tt_error err;
@@ -234,7 +294,7 @@ START_TEST(test_models_custom_and_bad_table) {
   struct tt_model_registry *r = tt_model_registry_new();
   struct tt_error err;
   ck_assert_int_eq(tt_ledger_register_models(r, "acme_jobs", &err), 0);
-  ck_assert_str_eq(tt_model_registry_get(r, "JobRequest")->table, "acme_jobs");
+  ck_assert_str_eq(tt_model_registry_get_internal(r, "JobRequest")->table, "acme_jobs");
   ck_assert_uint_eq(tt_model_registry_count(r), 4);
   tt_model_registry_free(r);
   r = tt_model_registry_new();
@@ -242,6 +302,59 @@ START_TEST(test_models_custom_and_bad_table) {
   ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
   ck_assert_str_eq(err.field, "jobs-table");
   ck_assert_uint_eq(tt_model_registry_count(r), 0);
+  tt_model_registry_free(r);
+}
+END_TEST
+
+/* The registry serves the ledger's models to the ledger only, and keeps
+ * every other model off its table (docs/ledger.md "Reserved models"). */
+START_TEST(test_models_reserved) {
+  struct tt_model_registry *r = tt_model_registry_new();
+  struct tt_error err;
+  ck_assert_int_eq(tt_ledger_register_models(r, "acme_jobs", &err), 0);
+  const struct tt_model *lock = tt_model_registry_get_internal(r, "JobLock");
+  ck_assert_ptr_nonnull(lock);
+  ck_assert(tt_model_registry_is_reserved(r, lock));
+  ck_assert_ptr_null(tt_model_registry_get(r, "JobLock"));
+  ck_assert_ptr_null(tt_model_registry_lookup(r, "JobLock", "model", &err));
+  ck_assert_int_eq(err.code, TT_ERR_RESERVED_MODEL);
+  ck_assert_str_eq(err.field, "model");
+  ck_assert_ptr_null(tt_model_registry_lookup(r, "Nope", "model", &err));
+  ck_assert_int_eq(err.code, TT_ERR_MODEL_NOT_FOUND);
+  /* Replacing a ledger model, even with itself. */
+  enum tt_model_put_result what;
+  struct tt_model *same = NULL;
+  json_t *lock_json = tt_model_to_json(lock);
+  ck_assert_int_eq(tt_model_from_json(lock_json, NULL, &same, &err), 0);
+  json_decref(lock_json);
+  ck_assert_int_eq(tt_model_registry_put(r, same, true, &what, &err), -1);
+  ck_assert_int_eq(err.code, TT_ERR_RESERVED_MODEL);
+  /* A new model on the reserved table, at run time or from a file. */
+  static const char spy[] =
+      "{\"dms_version\":\"0.2\",\"models\":[{\"name\":\"Spy\",\"table\":{\"name\":"
+      "\"acme_jobs\"},\"keys\":{\"partition\":{\"attribute\":\"pk\",\"type\":\"S\"},"
+      "\"sort\":{\"attribute\":\"sk\",\"type\":\"S\"}},\"attributes\":["
+      "{\"attribute\":\"pk\",\"type\":\"S\",\"required\":true,\"roles\":[\"pk\"]},"
+      "{\"attribute\":\"sk\",\"type\":\"S\",\"required\":true,\"roles\":[\"sk\"]}],"
+      "\"tags\":{\"additional_attributes\":true}}]}";
+  ck_assert_int_eq(tt_model_registry_load_text(r, spy, sizeof(spy) - 1, "spy.json", &err), -1);
+  ck_assert_int_eq(err.code, TT_ERR_RESERVED_MODEL);
+  ck_assert_str_eq(err.field, "table");
+  ck_assert_ptr_null(tt_model_registry_get_internal(r, "Spy"));
+  json_t *docs = json_loads(spy, 0, NULL);
+  json_t *obj = json_array_get(json_object_get(docs, "models"), 0);
+  struct tt_model *m = NULL;
+  ck_assert_int_eq(tt_model_from_json(obj, NULL, &m, &err), 0);
+  ck_assert_int_eq(tt_model_registry_put(r, m, false, &what, &err), -1);
+  ck_assert_int_eq(err.code, TT_ERR_RESERVED_MODEL);
+  /* Another table is fine. */
+  json_object_set_new(json_object_get(obj, "table"), "name", json_string("spy_table"));
+  ck_assert_int_eq(tt_model_from_json(obj, NULL, &m, &err), 0);
+  ck_assert_int_eq(tt_model_registry_put(r, m, false, &what, &err), 0);
+  ck_assert_int_eq(what, TT_MODEL_PUT_CREATED);
+  ck_assert_ptr_nonnull(tt_model_registry_get(r, "Spy"));
+  json_decref(docs);
+  ck_assert_uint_eq(tt_model_registry_count(r), 5);
   tt_model_registry_free(r);
 }
 END_TEST
@@ -780,6 +893,8 @@ static Suite *ledger_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_models_registered_on_the_table);
   tcase_add_test(tc, test_models_custom_and_bad_table);
+  tcase_add_test(tc, test_models_reserved);
+  tcase_add_test(tc, test_stored_layout);
   tcase_add_test(tc, test_uuid4_shape);
   tcase_add_test(tc, test_check_id);
   tcase_add_test(tc, test_job_create_and_get);

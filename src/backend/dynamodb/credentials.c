@@ -248,7 +248,17 @@ fail:
   return rc;
 }
 
-int creds_read_file(const char *path, size_t cap, char **out, size_t *len) {
+int creds_read_file(const struct creds_chain *ch, const char *path, size_t cap, char **out,
+                    size_t *len) {
+  int rc = -1;
+  if (ch->serving && creds_files_lookup(ch->serving, path, out, len, &rc))
+    return rc;
+  /* Not read beforehand: a path no provider announced. Read it here
+   * rather than fail; creds_files_start lists every path read today. */
+  return creds_read_file_now(path, cap, out, len);
+}
+
+int creds_read_file_now(const char *path, size_t cap, char **out, size_t *len) {
   int rc = -1, saved = 0;
   char *buf = NULL;
   size_t n = 0;
@@ -548,9 +558,17 @@ static void note_failure(struct creds_chain *ch, struct creds_job *job) {
   }
 }
 
+/* The background-operations gauge: a fetch counts from its start until it
+ * ended, whether or not a request still waits for it. */
+static void busy(struct creds_chain *ch, int delta) {
+  if (ch->busy)
+    ch->busy(ch->busy_arg, delta);
+}
+
 void creds_job_async_done(struct creds_job *job, int rc) {
   struct creds_chain *ch = job->ch;
   ch->job = NULL;
+  busy(ch, -1);
   if (job->cancelled) {
     job_free(job);
     maybe_closed(ch);
@@ -566,6 +584,16 @@ void creds_job_async_done(struct creds_job *job, int rc) {
   dispatch_all(ch, rc == 0 ? &ch->cur : NULL, rc == 0 ? NULL : &err);
 }
 
+void creds_job_resume(struct creds_job *job, struct creds_files *fs) {
+  struct creds_chain *ch = job->ch;
+  ch->serving = fs;
+  int rc = job_step(job);
+  ch->serving = NULL;
+  creds_files_free(fs);
+  if (rc != CREDS_ASYNC)
+    creds_job_async_done(job, rc == CREDS_DONE ? 0 : -1);
+}
+
 /* Starts a fetch. Returns CREDS_ASYNC (ch->job set), CREDS_DONE (cache
  * updated) or CREDS_FAIL (*err filled). */
 static int job_start(struct creds_chain *ch, bool background, struct tt_error *err) {
@@ -576,9 +604,21 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   }
   job->ch = ch;
   job->background = background;
-  int rc = job_step(job);
+  int rc;
+  if (ch->sticky == CREDS_SRC_ENV) {
+    rc = job_step(job); /* the environment reads no file */
+  } else {
+    /* The environment first, at once; the other providers after their
+     * files were read off the loop. */
+    rc = ch->sticky < 0 ? src_start[CREDS_SRC_ENV](job) : CREDS_SKIP;
+    if (rc == CREDS_SKIP) {
+      job->src = ch->sticky < 0 ? CREDS_SRC_ENV + 1 : ch->sticky;
+      rc = creds_files_start(job) == 0 ? CREDS_ASYNC : CREDS_FAIL;
+    }
+  }
   if (rc == CREDS_ASYNC) {
     ch->job = job;
+    busy(ch, +1);
     return rc;
   }
   if (rc == CREDS_DONE) {
@@ -670,6 +710,8 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
       creds_process_cancel(job);
     if (job->http)
       creds_http_cancel(job);
+    if (job->files)
+      creds_files_cancel(job);
   }
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
@@ -758,6 +800,8 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->imds_timeout_ms = opts->imds_timeout_ms ? opts->imds_timeout_ms : 2000;
   ch->log = opts->log;
   ch->log_arg = opts->log_arg;
+  ch->busy = opts->busy;
+  ch->busy_arg = opts->busy_arg;
   int uvrc = uv_timer_init(loop, &ch->close_timer);
   if (uvrc != 0) {
     chain_free(ch);

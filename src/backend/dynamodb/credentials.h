@@ -109,6 +109,13 @@ struct tt_creds_chain_options {
   uint32_t imds_timeout_ms;   /* each IMDS transfer; 0 = 2000 */
   tt_creds_log_fn log;        /* may be NULL */
   void *log_arg;
+  /* Called with +1 when a fetch starts running outside the get that
+   * started it (file reads on the thread pool, credential_process, HTTP:
+   * a background refresh, or a fetch that outlives its waiters) and with
+   * -1 when it ended; the daemon feeds tabletheoryd_background_operations.
+   * May be NULL. */
+  void (*busy)(void *arg, int delta);
+  void *busy_arg;
 };
 
 /* Creates the default chain on `loop`. `http` (borrowed, may be NULL: then

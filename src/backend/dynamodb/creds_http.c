@@ -12,7 +12,7 @@
 #include "backend/dynamodb/creds_internal.h"
 #include "backend/dynamodb/http.h"
 
-#define TOKEN_FILE_CAP (64u * 1024)
+#define TOKEN_FILE_CAP CREDS_TOKEN_FILE_CAP
 #define IMDS_TOKEN_TTL 21600
 
 enum op_kind { OP_STS, OP_CONTAINER, OP_IMDS };
@@ -109,11 +109,11 @@ void creds_http_cancel(struct creds_job *job) {
 
 /* Reads a token file, trimming surrounding whitespace. Returns 0 and a new
  * buffer (free with creds_free_secret(*out, *cap_out)), or -1 with *why. */
-static int read_token(const char *path, char **out, size_t *alloc_len, size_t *len,
-                      const char **why) {
+static int read_token(const struct creds_chain *ch, const char *path, char **out,
+                      size_t *alloc_len, size_t *len, const char **why) {
   char *buf = NULL;
   size_t n = 0;
-  if (creds_read_file(path, TOKEN_FILE_CAP, &buf, &n) != 0) {
+  if (creds_read_file(ch, path, TOKEN_FILE_CAP, &buf, &n) != 0) {
     *why = "cannot be read";
     return -1;
   }
@@ -241,7 +241,7 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
     creds_job_fail(job, "%s", why);
     goto fail;
   }
-  if (read_token(token_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
+  if (read_token(ch, token_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
     creds_job_fail(job, "the web identity token file %s", why);
     goto fail;
   }
@@ -522,7 +522,7 @@ int creds_container_start(struct creds_job *job) {
   const char *tok_file = creds_env(ch, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
   const char *tok_env = creds_env(ch, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
   if (tok_file) { /* the file wins: EKS rotates it */
-    if (read_token(tok_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
+    if (read_token(ch, tok_file, &tok, &tok_alloc, &tok_len, &why) != 0) {
       creds_job_fail(job, "the authorization token file %s", why);
       goto fail;
     }

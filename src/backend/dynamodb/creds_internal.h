@@ -39,6 +39,11 @@ struct creds_waiter {
 
 struct creds_process; /* creds_process.c */
 struct creds_http_op; /* creds_http.c */
+struct creds_files;   /* creds_files.c */
+
+/* Size caps of the files a fetch reads. */
+#define CREDS_PROFILE_FILE_CAP (1u << 20)
+#define CREDS_TOKEN_FILE_CAP (64u * 1024)
 
 struct creds_chain;
 
@@ -52,6 +57,7 @@ struct creds_job {
   struct tt_error err;
   struct creds_process *proc; /* running credential_process, or NULL */
   struct creds_http_op *http; /* running HTTP provider, or NULL */
+  struct creds_files *files;  /* files being read off the loop, or NULL */
 };
 
 #define CREDS_CHAIN_MAGIC 0x63726564u /* "cred" */
@@ -82,6 +88,12 @@ struct creds_chain {
   /* IMDSv2 session token, reused until shortly before it expires. */
   char imds_token[512];
   int64_t imds_token_expires;
+
+  /* While the providers run after a read off the loop: what was read
+   * (creds_read_file answers from it). Loop thread only. */
+  const struct creds_files *serving;
+  void (*busy)(void *arg, int delta); /* the background-operations gauge */
+  void *busy_arg;
 
   uv_timer_t close_timer; /* the one handle the chain owns; closed by close() */
   bool closing, close_timer_closed;
@@ -134,9 +146,40 @@ int creds_from_json(const char *data, size_t len, const char *token_field, bool 
 
 /* Reads a whole small file into a new NUL-terminated buffer (*len bytes).
  * Returns 0, -1 with errno set (ENOENT, EFBIG over `cap`, ...). Free with
- * creds_free_secret(buf, len + 1). Local, capped reads are done
- * synchronously on purpose: see docs/internals/credentials.md. */
-int creds_read_file(const char *path, size_t cap, char **out, size_t *len);
+ * creds_free_secret(buf, len + 1). Providers call it on the loop: it answers
+ * from the files a fetch read off the loop beforehand (creds_files.c), and
+ * reads directly only a path nobody could predict (none today). */
+int creds_read_file(const struct creds_chain *ch, const char *path, size_t cap, char **out,
+                    size_t *len);
+
+/* The blocking read itself; safe on any thread. Same contract. */
+int creds_read_file_now(const char *path, size_t cap, char **out, size_t *len);
+
+/* Runs the providers of a job whose files were read (creds_files.c, on
+ * the loop): answers from `fs` while they run, then frees it, and ends the
+ * job unless a provider went asynchronous. */
+void creds_job_resume(struct creds_job *job, struct creds_files *fs);
+
+/* ---- creds_files.c ---- */
+
+/* Reads, on libuv's thread pool, every file the job's providers may read:
+ * the shared config and credentials files, the profile's
+ * web_identity_token_file, AWS_WEB_IDENTITY_TOKEN_FILE and
+ * AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE; then creds_job_resume on the
+ * loop (or creds_job_async_done(job, -1) when the job was cancelled).
+ * Returns 0 (job->files set), or -1 with job->err. */
+int creds_files_start(struct creds_job *job);
+
+/* Asks a pending read to stop (uv_cancel); the completion still arrives. */
+void creds_files_cancel(struct creds_job *job);
+
+/* Wipes and frees what was read. */
+void creds_files_free(struct creds_files *fs);
+
+/* Whether `fs` read `path`; if so, *rc is creds_read_file's answer for it
+ * (0 with a new copy in *out / *len, or -1 with errno). */
+bool creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
+                        int *rc);
 
 /* Wipes then frees n bytes at p (p may be NULL). */
 void creds_free_secret(void *p, size_t n);
@@ -150,6 +193,17 @@ int creds_profile_start(struct creds_job *job);
 /* The region named by the selected profile, copied into buf ("" when
  * none). Reads the config file. */
 void creds_profile_region(const struct creds_chain *ch, char *buf, size_t n);
+
+/* Path of the shared config (config=true) or credentials file into buf;
+ * -1 when there is none to read. Reads only the chain's immutable
+ * settings: safe off the loop. */
+int creds_profile_file_path(const struct creds_chain *ch, bool config, char *buf, size_t n);
+
+/* The selected profile's web_identity_token_file (with role_arn) given the
+ * two files' texts (NULL when absent), into buf ("" when none). Pure: safe
+ * off the loop. */
+void creds_profile_token_file(const struct creds_chain *ch, const char *cfg, size_t cfg_len,
+                              const char *cred, size_t cred_len, char *buf, size_t n);
 
 /* ---- creds_process.c ---- */
 

@@ -10,7 +10,7 @@
 
 #include "backend/dynamodb/creds_internal.h"
 
-#define PROFILE_FILE_CAP (1u << 20)
+#define PROFILE_FILE_CAP CREDS_PROFILE_FILE_CAP
 
 /* The settings this provider reads from a profile. */
 enum prop {
@@ -168,7 +168,7 @@ static int expand_path(const struct creds_chain *ch, const char *path, char *buf
 
 /* Path of the config (config=true) or credentials file; -1 when there is
  * no home directory to find it in. */
-static int file_path(const struct creds_chain *ch, bool config, char *buf, size_t n) {
+int creds_profile_file_path(const struct creds_chain *ch, bool config, char *buf, size_t n) {
   const char *env = creds_env(ch, config ? "AWS_CONFIG_FILE" : "AWS_SHARED_CREDENTIALS_FILE");
   if (env)
     return expand_path(ch, env, buf, n);
@@ -187,9 +187,9 @@ static int load_file(const struct creds_chain *ch, bool config, const char *prof
   char path[4096];
   char *text = NULL;
   size_t len = 0;
-  if (file_path(ch, config, path, sizeof(path)) != 0)
+  if (creds_profile_file_path(ch, config, path, sizeof(path)) != 0)
     return 0; /* no home directory and no explicit path: nothing to read */
-  if (creds_read_file(path, PROFILE_FILE_CAP, &text, &len) != 0) {
+  if (creds_read_file(ch, path, PROFILE_FILE_CAP, &text, &len) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return 0;
     *why = errno == EFBIG ? (config ? "the shared config file is larger than 1 MiB"
@@ -213,6 +213,20 @@ static int load(const struct creds_chain *ch, const char *profile, struct props 
     return -1;
   }
   return 0;
+}
+
+void creds_profile_token_file(const struct creds_chain *ch, const char *cfg, size_t cfg_len,
+                              const char *cred, size_t cred_len, char *buf, size_t n) {
+  struct props p;
+  memset(&p, 0, sizeof(p));
+  const char *profile = profile_name(ch);
+  buf[0] = '\0';
+  /* Same order as load(): the credentials file overrides config. */
+  if ((cfg == NULL || scan(cfg, cfg_len, true, profile, &p) == 0) &&
+      (cred == NULL || scan(cred, cred_len, false, profile, &p) == 0) && p.v[P_ROLE_ARN] &&
+      p.v[P_TOKEN_FILE])
+    snprintf(buf, n, "%s", p.v[P_TOKEN_FILE]);
+  props_free(&p);
 }
 
 void creds_profile_region(const struct creds_chain *ch, char *buf, size_t n) {
