@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "util/error.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -618,7 +619,7 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
   } else {
     act->value.type = TT_AV_NULL;
   }
-  snprintf(act->field, sizeof(act->field), "%s", f);
+  tt_utf8_copy(act->field, sizeof(act->field), f);
   u->n_actions++;
   return 0;
 oom:
