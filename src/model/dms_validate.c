@@ -367,6 +367,15 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (strlen(name) > MAX_NAME_BYTES)
     return vfail(c, join(fb, sizeof(fb), path, "attribute"),
                  "attributes[%zu]: attribute name is longer than %d bytes", i, MAX_NAME_BYTES);
+  /* select, set and filter read '.' and '[...]' as steps into nested values,
+   * so an attribute named with them could be stored but never addressed. */
+  size_t bad = strcspn(name, ".[]");
+  if (name[bad] != '\0')
+    return vfail(c, join(fb, sizeof(fb), path, "attribute"),
+                 "attribute \"%s\": a name may not contain '%c' (paths use '.' and '[n]' to "
+                 "reach nested values, so the attribute could not be selected, set or "
+                 "filtered)",
+                 name, name[bad]);
   snprintf(what, sizeof(what), "attribute \"%s\": ", name);
   struct where w = {what, path};
   if (check_members(c, &w, obj, attr_members) != 0)

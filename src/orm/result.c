@@ -169,6 +169,7 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
     if (tt_model_attr_find(m, path, strcspn(path, ".[")) == NULL) {
       char where[128];
       snprintf(where, sizeof(where), "%s.%.*s", field, (int)strcspn(path, ".["), path);
+      tt_utf8_scrub(where); /* drops a character the cut split */
       return tt_error_set(err, TT_ERR_VALIDATION, where,
                           "%s names an attribute that model %s does not declare", where,
                           m->name);
