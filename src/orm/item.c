@@ -322,7 +322,7 @@ static int unknown_attr(const struct tt_model *m, const char *name, size_t len, 
   if (len == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "attribute names must not be empty");
   return tt_error_set(err, TT_ERR_VALIDATION, f, "%.*s is not an attribute of model %s",
-                      (int)(len > 100 ? 100 : len), name, m->name);
+                      tt_utf8_prefix_n(name, len, 100), name, m->name);
 }
 
 /* ---- whole items ---------------------------------------------------------- */

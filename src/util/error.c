@@ -75,8 +75,10 @@ static size_t seq_len(const unsigned char *s, size_t n, bool *cut) {
   return need;
 }
 
-int tt_utf8_prefix(const char *s, size_t max) {
-  size_t n = strlen(s), i = 0;
+int tt_utf8_prefix(const char *s, size_t max) { return tt_utf8_prefix_n(s, strlen(s), max); }
+
+int tt_utf8_prefix_n(const char *s, size_t n, size_t max) {
+  size_t i = 0;
   while (i < n) {
     bool cut;
     size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);

@@ -78,6 +78,9 @@ bool tt_error_code_retryable(enum tt_err_code code);
  * printf's "%.*s" in place of a fixed precision. */
 int tt_utf8_prefix(const char *s, size_t max);
 
+/* The same for the n bytes at s (need not be NUL-terminated). */
+int tt_utf8_prefix_n(const char *s, size_t n, size_t max);
+
 /* Copies src (borrowed; NULL reads as "") into dst (cap > 0 bytes, always
  * NUL-terminated), cut on a character boundary, then scrubbed as below.
  * Returns dst. */

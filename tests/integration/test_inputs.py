@@ -71,6 +71,7 @@ def test_select_of_non_strings_is_400_on_models_with_additional_attributes(mdaem
     ("/v1/models/Counter/scan", {"select": ["b" * 118 + "\u20ac"]}),
     ("/v1/models/Counter/items", {"n": 1, A119 + A119 + "\u00e9": 1}),
     ("/v1/models/Counter/items", {"n": 1, "c" * 126 + "\U0001f600": 1}),
+    ("/v1/models/Counter/items", {"n": 1, "d" * 99 + "\u00e9": 1}),  # a 100-byte cut
 ])
 def test_cut_texts_stay_utf8_with_request_id(mdaemon, path, body):  # noqa: F811
     status, hdrs, got = strict(mdaemon.request("POST", path, body=body))

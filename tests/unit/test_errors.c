@@ -74,6 +74,8 @@ START_TEST(utf8_prefix_never_splits_a_character) {
   ck_assert_int_eq(tt_utf8_prefix("\xf0\x9f\x98\x80x", 3), 0);
   ck_assert_int_eq(tt_utf8_prefix("\xf0\x9f\x98\x80x", 4), 4);
   ck_assert_int_eq(tt_utf8_prefix("abc", 64), 3);
+  ck_assert_int_eq(tt_utf8_prefix_n("a\xc3\xa9zzz", 3, 2), 1); /* a counted span */
+  ck_assert_int_eq(tt_utf8_prefix_n("a\xc3\xa9zzz", 3, 9), 3);
 }
 END_TEST
 
