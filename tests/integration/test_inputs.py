@@ -209,3 +209,29 @@ def test_network_listen_with_token_or_flag_starts(fresh_daemon, tmp_path):
                      listen="0.0.0.0:0")
     assert d.json("GET", "/v1/models")[0] == 401
     assert d.json("GET", "/v1/models", headers={"Authorization": "Bearer " + token})[0] == 200
+
+
+def test_socket_activation_on_the_network_is_judged_too():
+    """A socket systemd passes is checked once adopted (--listen is ignored)."""
+    import socket
+    lsock = socket.socket()
+    lsock.bind(("0.0.0.0", 0))
+    lsock.listen(4)
+    fd = lsock.fileno()
+    wrapper = ["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh"]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("TABLETHEORYD_")}
+    try:
+        p = subprocess.run(wrapper + [DAEMON], env=full_env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, pass_fds=(3,), timeout=20,
+                           preexec_fn=lambda: os.dup2(fd, 3))
+        assert p.returncode == 2, p.stderr
+        assert b"reachable from the network" in p.stderr, p.stderr
+        d = Daemon("--allow-unauthenticated-network", listen=None, pass_fds=(3,),
+                   wrapper=wrapper, preexec_fn=lambda: os.dup2(fd, 3), fresh=False)
+        try:
+            assert d.address.startswith("0.0.0.0:")
+            d.stop()
+        finally:
+            d.kill()
+    finally:
+        lsock.close()
