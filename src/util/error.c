@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* error.c -- user-facing error values: codes, names, formatting. */
+/* error.c -- user-facing error values: codes, names, formatting, UTF-8-safe cutting. */
 #include "util/error.h"
 
 #include <stdarg.h>
