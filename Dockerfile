@@ -8,7 +8,9 @@
 # The daemon listens on 127.0.0.1:8737 inside the container, which is what a
 # sidecar sharing the application's network namespace (a Kubernetes pod,
 # Compose `network_mode: service:app`) wants. To publish the port instead,
-# pass `--listen 0.0.0.0:8737` (see docs/operations.md). Not built by CI.
+# pass `--listen 0.0.0.0:8737` with `--auth-token-file` (or, when the host
+# only publishes it on loopback, `--allow-unauthenticated-network`); see
+# docs/operations.md. Not built by CI.
 
 FROM debian:12 AS build
 RUN apt-get update \

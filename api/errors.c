@@ -2,6 +2,7 @@
 /* errors.c -- HTTP statuses of error codes and the error envelope. */
 #include "api/errors.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,10 +53,26 @@ unsigned tt_api_error_status(enum tt_err_code code) {
   return 500;
 }
 
-int tt_api_error_body(struct tt_buf *out, const struct tt_error *err, const char *request_id,
+int tt_api_error_fallback(char *out, size_t cap, const char *request_id) {
+  int n = snprintf(out, cap,
+                   "{\"error\":{\"code\":\"Internal\",\"message\":\"out of memory\","
+                   "\"retryable\":false,\"details\":{}},\"request_id\":\"%.*s\"}",
+                   tt_utf8_prefix(request_id, 128), request_id);
+  return n < 0 ? 0 : (size_t)n >= cap ? (int)cap - 1 : n;
+}
+
+int tt_api_error_body(struct tt_buf *out, const struct tt_error *in, const char *request_id,
                       const json_t *extra) {
   int rc = -1;
   char *details_text = NULL;
+  /* Texts may quote what a client sent, cut anywhere: the body must still
+   * be valid UTF-8 JSON, so work on a scrubbed copy. */
+  struct tt_error copy = *in;
+  const struct tt_error *err = &copy;
+  copy.field[sizeof(copy.field) - 1] = '\0';
+  copy.message[sizeof(copy.message) - 1] = '\0';
+  tt_utf8_scrub(copy.field);
+  tt_utf8_scrub(copy.message);
   json_t *details = json_object();
   if (details == NULL)
     goto fail;

@@ -18,4 +18,10 @@ unsigned tt_api_error_status(enum tt_err_code code);
 int tt_api_error_body(struct tt_buf *out, const struct tt_error *err, const char *request_id,
                       const json_t *extra);
 
+/* Writes the fixed 500 Internal envelope carrying `request_id` (at most 128
+ * characters of [A-Za-z0-9._:-], as the server makes them) into out (cap
+ * bytes, NUL-terminated) without allocating; for when tt_api_error_body
+ * failed. Returns the length written. */
+int tt_api_error_fallback(char *out, size_t cap, const char *request_id);
+
 #endif

@@ -76,6 +76,9 @@ struct tt_request {
   struct tt_request *prev, *next; /* in server->suspended */
   /* The answer. */
   struct tt_response resp;
+  /* The error envelope when building the real one ran out of memory;
+   * lives as long as the request, which outlives the queued answer. */
+  char fallback_body[256];
   bool responded;
   enum tt_err_code error_code; /* for the log line; TT_OK on success */
 };
@@ -114,8 +117,14 @@ const char *tt_request_param(struct tt_request *req, const char *name);
  * a body), the error envelope otherwise; ETag and Retry-After when set. */
 void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r);
 
+/* Checks every parameter of the query string before the handler runs:
+ * decoded names and values must be UTF-8 without NUL or other control
+ * characters. On failure answers 400 and returns false. */
+bool tt_request_query_acceptable(struct tt_request *req);
+
 /* Copies the percent-decoded value of query parameter `name` into the
- * arena; NULL when absent. */
+ * arena; NULL when absent. The dispatcher already refused a query string
+ * that tt_request_query_acceptable would not accept. */
 const char *tt_request_query(struct tt_request *req, const char *name);
 
 #endif

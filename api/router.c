@@ -71,12 +71,44 @@ static bool match_pattern(const char *pattern, const char *path, size_t path_len
   return i == path_len;
 }
 
+/* Rank of one pattern segment: a literal is more specific than a
+ * parameter, a parameter more than a rest parameter. */
+static int segment_rank(const char *seg, size_t len) {
+  if (len >= 2 && seg[0] == '{' && seg[len - 1] == '}')
+    return seg[len - 2] == '+' ? 0 : 1;
+  return 2;
+}
+
+/* Compares the specificity of two patterns that both matched one path:
+ * segment by segment, the first difference in rank decides. > 0 when a is
+ * more specific, 0 when they have the same shape (then their literals are
+ * equal too, since both matched). */
+static int pattern_cmp(const char *a, const char *b) {
+  while (*a == '/' && *b == '/') {
+    a++;
+    b++;
+    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+    int d = segment_rank(a, la) - segment_rank(b, lb);
+    if (d != 0)
+      return d;
+    a += la;
+    b += lb;
+  }
+  return (*a == '/') - (*b == '/');
+}
+
 int tt_router_match(const struct tt_route *routes, size_t nroutes, unsigned method,
                     const char *path, size_t path_len, unsigned enabled_flags,
                     struct tt_route_match *m) {
   unsigned want = method == TT_METHOD_HEAD ? TT_METHOD_GET : method;
   m->route = NULL;
   m->allow = 0;
+  /* The most specific pattern that matches the path wins whatever the
+   * method (/v1/jobs/table is never the job "table"); among routes of that
+   * shape the method picks one, or the answer is 405 with their methods. */
+  const char *best = NULL;
+  const struct tt_route *found = NULL;
+  unsigned allow = 0;
   struct tt_route_match tmp;
   for (size_t r = 0; r < nroutes; r++) {
     const struct tt_route *route = &routes[r];
@@ -84,17 +116,29 @@ int tt_router_match(const struct tt_route *routes, size_t nroutes, unsigned meth
       continue;
     if (!match_pattern(route->pattern, path, path_len, &tmp))
       continue;
-    if (route->methods & want) {
-      *m = tmp;
-      m->route = route;
-      m->allow = 0;
-      return TT_ROUTER_FOUND;
+    int cmp = best ? pattern_cmp(route->pattern, best) : 1;
+    if (cmp < 0)
+      continue;
+    if (cmp > 0) {
+      best = route->pattern;
+      found = NULL;
+      allow = 0;
     }
-    m->allow |= route->methods;
-    if (route->methods & TT_METHOD_GET)
-      m->allow |= TT_METHOD_HEAD;
+    allow |= route->methods | (route->methods & TT_METHOD_GET ? TT_METHOD_HEAD : 0);
+    if (found == NULL && (route->methods & want)) {
+      found = route;
+      *m = tmp;
+    }
   }
-  return m->allow ? TT_ROUTER_NO_METHOD : TT_ROUTER_NO_PATH;
+  if (found) {
+    m->route = found;
+    m->allow = 0;
+    return TT_ROUTER_FOUND;
+  }
+  m->route = NULL;
+  m->nparams = 0;
+  m->allow = allow;
+  return allow ? TT_ROUTER_NO_METHOD : TT_ROUTER_NO_PATH;
 }
 
 const struct tt_route_param *tt_route_param(const struct tt_route_match *m, const char *name) {

@@ -56,11 +56,14 @@ unsigned tt_method_parse(const char *name);
  * into out (cap bytes). */
 void tt_method_allow_header(unsigned mask, char *out, size_t cap);
 
-/* Finds the route for (method, path). Returns TT_ROUTER_FOUND with m filled,
- * TT_ROUTER_NO_PATH when no pattern matches the path, or
- * TT_ROUTER_NO_METHOD with m->allow set when patterns match the path but
- * none accepts the method. Routes are tried in table order. `enabled_flags`
- * masks out routes whose TT_ROUTE_FAULTS flag is not enabled. */
+/* Finds the route for (method, path). Of the patterns that match the path
+ * only the most specific take part (compared segment by segment: literal,
+ * then {param}, then {rest+}), whatever the method. Returns TT_ROUTER_FOUND
+ * with m filled (the first such route in table order that accepts the
+ * method), TT_ROUTER_NO_PATH when no pattern matches the path, or
+ * TT_ROUTER_NO_METHOD with m->allow set to the methods of the most specific
+ * patterns when none of them accepts the method. `enabled_flags` masks out
+ * routes whose TT_ROUTE_FAULTS flag is not enabled. */
 int tt_router_match(const struct tt_route *routes, size_t nroutes, unsigned method,
                     const char *path, size_t path_len, unsigned enabled_flags,
                     struct tt_route_match *m);

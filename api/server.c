@@ -130,11 +130,13 @@ void tt_request_respond_error(struct tt_request *req, const struct tt_error *err
   tt_buf_init(&out, 0);
   req->error_code = err->code;
   if (tt_api_error_body(&out, err, req->request_id, extra) != 0) {
+    /* Only memory can fail now (texts are scrubbed to UTF-8): answer a
+     * fixed envelope that still names the request. */
     tt_buf_free(&out);
-    static const char oom[] = "{\"error\":{\"code\":\"Internal\",\"message\":\"out of memory\","
-                              "\"retryable\":true,\"details\":{}}}";
-    tt_request_respond_static(req, 500, "application/json", oom, sizeof(oom) - 1);
     req->error_code = TT_ERR_INTERNAL;
+    int n = tt_api_error_fallback(req->fallback_body, sizeof(req->fallback_body),
+                                  req->request_id);
+    tt_request_respond_static(req, 500, "application/json", req->fallback_body, (size_t)n);
     return;
   }
   size_t len;
@@ -145,11 +147,9 @@ void tt_request_respond_error(struct tt_request *req, const struct tt_error *err
 void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *field,
                      const char *fmt, ...) {
   struct tt_error err;
-  err.code = code;
-  snprintf(err.field, sizeof(err.field), "%s", field ? field : "");
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err.message, sizeof(err.message), fmt, ap);
+  tt_error_vset(&err, code, field, fmt, ap);
   va_end(ap);
   tt_request_respond_error(req, &err, NULL);
 }
@@ -197,8 +197,9 @@ static int hexval(char c) {
   return -1;
 }
 
-/* Decodes %XX and '+' of a query component into the arena. */
-static char *query_decode(struct tt_arena *a, const char *s, size_t n) {
+/* Decodes %XX and '+' of a query component into the arena; *len (when
+ * non-NULL) gets the decoded length, NUL bytes included. */
+static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
   char *out = tt_arena_alloc(a, n + 1);
   if (out == NULL)
     return NULL;
@@ -214,7 +215,47 @@ static char *query_decode(struct tt_arena *a, const char *s, size_t n) {
     }
   }
   out[o] = '\0';
+  if (len)
+    *len = o;
   return out;
+}
+
+/* Whether a decoded query part or path parameter may reach a handler: no
+ * NUL (it would cut the C string, hiding what follows from every later
+ * check), no other control character, and valid UTF-8. */
+static bool text_acceptable(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+      return false;
+  return tt_utf8_valid(s, n);
+}
+
+bool tt_request_query_acceptable(struct tt_request *req) {
+  const char *p = req->query;
+  while (p && *p) {
+    const char *amp = strchr(p, '&');
+    size_t len = amp ? (size_t)(amp - p) : strlen(p);
+    const char *eq = memchr(p, '=', len);
+    size_t klen = eq ? (size_t)(eq - p) : len;
+    size_t kn = 0, vn = 0;
+    char *key = query_decode(&req->arena, p, klen, &kn);
+    char *val = eq ? query_decode(&req->arena, eq + 1, len - klen - 1, &vn) : NULL;
+    if (key == NULL || (eq && val == NULL)) {
+      tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+      return false;
+    }
+    bool key_ok = text_acceptable(key, kn);
+    if (!key_ok || (val && !text_acceptable(val, vn))) {
+      /* Name the parameter only when its name itself is clean. */
+      tt_request_fail(req, TT_ERR_VALIDATION, key_ok ? key : "query",
+                      "query parameter %s: decoded names and values must be UTF-8 text "
+                      "without NUL or other control characters",
+                      key_ok ? key : "(name)");
+      return false;
+    }
+    p = amp ? amp + 1 : NULL;
+  }
+  return true;
 }
 
 const char *tt_request_query(struct tt_request *req, const char *name) {
@@ -225,9 +266,9 @@ const char *tt_request_query(struct tt_request *req, const char *name) {
     size_t len = amp ? (size_t)(amp - p) : strlen(p);
     const char *eq = memchr(p, '=', len);
     size_t klen = eq ? (size_t)(eq - p) : len;
-    char *key = query_decode(&req->arena, p, klen);
+    char *key = query_decode(&req->arena, p, klen, NULL);
     if (key && strlen(key) == nl && memcmp(key, name, nl) == 0)
-      return eq ? query_decode(&req->arena, eq + 1, len - klen - 1) : "";
+      return eq ? query_decode(&req->arena, eq + 1, len - klen - 1, NULL) : "";
     p = amp ? amp + 1 : NULL;
   }
   return NULL;
@@ -251,13 +292,18 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
       c = (char)(hexval(p->value[i + 1]) * 16 + hexval(p->value[i + 2]));
       i += 2;
     }
-    if (c == '\0') {
-      tt_request_fail(req, TT_ERR_VALIDATION, name, "%s may not contain NUL", name);
+    if ((unsigned char)c < 0x20 || c == 0x7f) {
+      tt_request_fail(req, TT_ERR_VALIDATION, name,
+                      "%s may not contain NUL or other control characters", name);
       return NULL;
     }
     out[o++] = c;
   }
   out[o] = '\0';
+  if (!tt_utf8_valid(out, o)) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be valid UTF-8 once decoded", name);
+    return NULL;
+  }
   return out;
 }
 
@@ -452,9 +498,12 @@ static bool authorized(struct tt_request *req) {
   if (token == NULL || !(req->match.route->flags & TT_ROUTE_AUTH))
     return true;
   const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Authorization");
-  if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
+  /* RFC 7235: the scheme is case-insensitive, then one or more spaces. */
+  if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
     return false;
   h += 7;
+  while (*h == ' ')
+    h++;
   size_t n = strlen(token);
   /* Constant time over the token; only its length can be learned. */
   return strlen(h) == n && CRYPTO_memcmp(h, token, n) == 0;
@@ -552,7 +601,8 @@ static void dispatch(struct tt_request *req) {
     req->query = "";
   tt_join_init(&req->join, req->server->fams, joined_cb, req);
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
-  fn(req);
+  if (tt_request_query_acceptable(req))
+    fn(req);
   tt_join_release(&req->join); /* may complete synchronously */
 }
 

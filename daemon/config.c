@@ -35,6 +35,8 @@ static const struct setting settings[] = {
      "NAME  job ledger table (default tabletheory-jobs)"},
     {"auth-token-file", K_STRING, F(auth_token_file), 0, 0, NULL,
      "FILE  require 'Authorization: Bearer <token>' on /v1"},
+    {"allow-unauthenticated-network", K_BOOL, F(allow_unauthenticated_network), 0, 0, NULL,
+     "  serve /v1 on a non-loopback --listen without --auth-token-file"},
     {"allow-table-delete", K_BOOL, F(allow_table_delete), 0, 0, NULL,
      "  allow DELETE /v1/models/{m}/table"},
     {"enable-fault-injection", K_BOOL, F(enable_fault_injection), 0, 0, NULL,
@@ -329,6 +331,45 @@ int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
     if (r)
       snprintf(cfg->region, sizeof(cfg->region), "%s", r);
   }
+  return 0;
+}
+
+int tt_config_read_token(const char *path, char **token, struct tt_error *err) {
+  *token = NULL;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file", "auth-token-file: %s: %s",
+                        path, strerror(errno));
+  /* One byte more than allowed tells an over-long file from a full one. */
+  char buf[TT_TOKEN_FILE_MAX + 2];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  bool read_error = ferror(f) != 0;
+  fclose(f);
+  if (read_error)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
+                        "auth-token-file: %s: could not be read", path);
+  if (n > TT_TOKEN_FILE_MAX)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
+                        "auth-token-file: %s is longer than %d bytes", path, TT_TOKEN_FILE_MAX);
+  while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r' ||
+                   buf[n - 1] == '\n'))
+    n--;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    if (c < 0x20 || c == 0x7f)
+      return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
+                          "auth-token-file: %s: the token has a control byte (0x%02x) at "
+                          "offset %zu; write it on one line of printable characters",
+                          path, c, i);
+  }
+  if (n < TT_TOKEN_MIN)
+    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
+                        "auth-token-file: %s: the token must be at least %d characters", path,
+                        TT_TOKEN_MIN);
+  buf[n] = '\0';
+  *token = strdup(buf);
+  if (*token == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "auth-token-file", "out of memory");
   return 0;
 }
 

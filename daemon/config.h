@@ -22,6 +22,7 @@ struct tt_config {
   char region[64];
   char jobs_table[256];
   char auth_token_file[512];
+  bool allow_unauthenticated_network;
   bool allow_table_delete;
   bool enable_fault_injection;
   uint64_t request_timeout_ms;
@@ -46,6 +47,17 @@ enum tt_config_action {
  * its source (exit status 2). */
 int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
                    enum tt_config_action *action, struct tt_error *err);
+
+#define TT_TOKEN_MIN 16    /* characters */
+#define TT_TOKEN_FILE_MAX 1023 /* bytes, trailing whitespace included */
+
+/* Reads the bearer token from `path`: the whole file minus trailing
+ * whitespace (space, tab, CR, LF). Refuses a file over TT_TOKEN_FILE_MAX
+ * bytes, a token with NUL or any other control byte (they would cut or
+ * hide part of it), and one shorter than TT_TOKEN_MIN. Returns 0 with
+ * *token malloc'd (the caller frees it), or -1 with err naming
+ * "auth-token-file"; the message never quotes the file's content. */
+int tt_config_read_token(const char *path, char **token, struct tt_error *err);
 
 /* The --help text. */
 const char *tt_config_usage(void);

@@ -79,6 +79,39 @@ int tt_listener_check(const char *spec, struct tt_error *err) {
   return parse_inet(spec, &ss, &len, err);
 }
 
+static bool addr_is_local(const struct sockaddr_storage *ss) {
+  if (ss->ss_family == AF_UNIX)
+    return true;
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *v4 = (const struct sockaddr_in *)ss;
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (ss->ss_family == AF_INET6) {
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(a))
+      return true;
+    return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+  }
+  return false;
+}
+
+bool tt_listener_spec_is_local(const char *spec) {
+  if (strncmp(spec, "unix:", 5) == 0)
+    return true;
+  struct sockaddr_storage ss;
+  socklen_t len;
+  return parse_inet(spec, &ss, &len, NULL) == 0 && addr_is_local(&ss);
+}
+
+bool tt_listener_is_local(const struct tt_listener *l) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  memset(&ss, 0, sizeof(ss));
+  if (l->fd < 0 || getsockname(l->fd, (struct sockaddr *)&ss, &len) != 0)
+    return false;
+  return addr_is_local(&ss);
+}
+
 static void describe(struct tt_listener *l) {
   struct sockaddr_storage ss;
   socklen_t len = sizeof(ss);

@@ -3,6 +3,7 @@
 #ifndef TT_DAEMON_LISTEN_H
 #define TT_DAEMON_LISTEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/error.h"
@@ -21,6 +22,15 @@ int tt_listener_open(struct tt_listener *l, const char *spec, struct tt_error *e
 
 /* Checks the syntax of `spec` without opening anything. */
 int tt_listener_check(const char *spec, struct tt_error *err);
+
+/* Whether the --listen spec (syntax already checked) reaches only this
+ * host: a Unix socket or a loopback address (127.0.0.0/8, ::1,
+ * ::ffff:127.0.0.0/104; "localhost" is 127.0.0.1). */
+bool tt_listener_spec_is_local(const char *spec);
+
+/* The same judgement on the open socket (getsockname), so it also covers a
+ * socket systemd passed. False when it cannot be told. */
+bool tt_listener_is_local(const struct tt_listener *l);
 
 /* Closes the socket (if still open) and removes a Unix socket we created. */
 void tt_listener_close(struct tt_listener *l);

@@ -143,22 +143,19 @@ static void watchdog_cb(uv_timer_t *t) {
   tt_sdnotify_send("WATCHDOG=1");
 }
 
-static int read_token(struct daemon *d, struct tt_error *err) {
-  FILE *f = fopen(d->cfg.auth_token_file, "r");
-  if (f == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file", "auth-token-file: %s: %s",
-                        d->cfg.auth_token_file, strerror(errno));
-  char buf[1024];
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-    n--;
-  buf[n] = '\0';
-  if (n < 16)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
-                        "auth-token-file: the token must be at least 16 characters");
-  d->auth_token = strdup(buf);
-  return d->auth_token ? 0 : -1;
+/* /v1 without a token is for loopback and Unix sockets only, unless the
+ * operator said otherwise: a sidecar put on 0.0.0.0 by accident must not
+ * serve every table to the network. `local` is what the socket (or the
+ * --listen spec, before it is opened) reaches. */
+static int check_exposure(const struct daemon *d, bool local, const char *what,
+                          struct tt_error *err) {
+  if (local || d->auth_token || d->cfg.allow_unauthenticated_network)
+    return 0;
+  return tt_error_set(err, TT_ERR_VALIDATION, "listen",
+                      "listen: %s is reachable from the network and no --auth-token-file is "
+                      "set; configure a token, or pass --allow-unauthenticated-network to "
+                      "serve /v1 without authentication",
+                      what);
 }
 
 /* Checks what can be checked without starting anything. */
@@ -186,7 +183,12 @@ static int validate(struct daemon *d, struct tt_error *err) {
       return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s", named.message);
     }
   }
-  if (d->cfg.auth_token_file[0] && read_token(d, err) != 0)
+  if (d->cfg.auth_token_file[0] &&
+      tt_config_read_token(d->cfg.auth_token_file, &d->auth_token, err) != 0)
+    return -1;
+  /* systemd's socket is judged once it is adopted (tt_listener_is_local). */
+  if (tt_sdnotify_listen_fds() < 1 &&
+      check_exposure(d, tt_listener_spec_is_local(d->cfg.listen), d->cfg.listen, err) != 0)
     return -1;
   return 0;
 }
@@ -305,6 +307,8 @@ static int start(struct daemon *d, struct tt_error *err) {
   d->server.idle = server_idle_cb;
   d->server.hook_arg = d;
   if (tt_listener_open(&d->listener, d->cfg.listen, err) != 0)
+    return -1;
+  if (check_exposure(d, tt_listener_is_local(&d->listener), d->listener.address, err) != 0)
     return -1;
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
   d->mhd = MHD_start_daemon(

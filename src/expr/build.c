@@ -266,8 +266,8 @@ static void fix_encode_error(struct tt_error *err, const char *vfield) {
   if (err->code == TT_OK)
     err->code = TT_ERR_VALIDATION;
   if (err->message[0] == '\0')
-    snprintf(err->message, sizeof(err->message), "%s: invalid value", vfield);
-  snprintf(err->field, sizeof(err->field), "%s", vfield);
+    tt_error_set(err, err->code, vfield, "%s: invalid value", vfield);
+  tt_utf8_copy(err->field, sizeof(err->field), vfield);
 }
 
 /* Encodes a JSON value through the model's callback and appends its

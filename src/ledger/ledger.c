@@ -143,8 +143,9 @@ int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_e
 
 /* ---- answers, logs ------------------------------------------------------- */
 
-/* One debug line per operation. Only names, codes and our own messages
- * reach it, and the message still goes through the free-text sanitizer. */
+/* One debug line per operation: names and codes only. The error message is
+ * left out because it may quote what the client sent (an unknown member's
+ * name, say); the client has it in the answer. */
 static void ledger_log(const struct tt_ledger_op *op) {
   if (!tt_log_enabled(TT_LOG_DEBUG))
     return;
@@ -157,11 +158,6 @@ static void ledger_log(const struct tt_ledger_op *op) {
     tt_log_int(&l, "status", r->http_status);
   } else {
     tt_log_str(&l, "error_code", tt_error_code_name(r->err.code));
-    size_t n = 0;
-    char *clean = tt_sanitize_text(r->err.message, strlen(r->err.message), &n);
-    if (clean)
-      tt_log_strn(&l, "message", clean, n);
-    free(clean);
   }
   tt_log_end(&l);
 }

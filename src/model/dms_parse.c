@@ -105,8 +105,8 @@ static int check_node_props(struct ystate *st, const yaml_event_t *ev, const yam
     return 0;
   char what[200];
   snprintf(what, sizeof(what),
-           "YAML tag \"%.80s\" is not supported in DMS files (only !!str, !!map, !!seq)",
-           (const char *)tag);
+           "YAML tag \"%.*s\" is not supported in DMS files (only !!str, !!map, !!seq)",
+           tt_utf8_prefix((const char *)tag, 80), (const char *)tag);
   return yerr(st, &ev->start_mark, what);
 }
 
@@ -138,8 +138,8 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   if (json_object_getn(top->node, top->key, top->key_len) != NULL) {
     json_decref(node);
     char what[200];
-    snprintf(what, sizeof(what), "duplicate key \"%.80s\"", top->key);
-    tt_model_utf8_trim(what);
+    snprintf(what, sizeof(what), "duplicate key \"%.*s\"", tt_utf8_prefix(top->key, 80),
+             top->key);
     return yerr(st, &ev->start_mark, what);
   }
   int rc = json_object_setn_new(top->node, top->key, top->key_len, node);

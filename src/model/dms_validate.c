@@ -81,8 +81,8 @@ static int check_members(struct vctx *c, const struct where *w, const json_t *ob
       }
     if (!ok) {
       char fb[160];
-      return vfail(c, join(fb, sizeof(fb), w->path, key), "%sunknown field \"%.64s\"", w->what,
-                   key);
+      return vfail(c, join(fb, sizeof(fb), w->path, key), "%sunknown field \"%.*s\"", w->what,
+                   tt_utf8_prefix(key, 64), key);
     }
   }
   return 0;
@@ -283,10 +283,12 @@ static int get_version(struct vctx *c, const struct where *w, const json_t *obj,
   if (!json_is_string(v))
     return vfail(c, join(fb, sizeof(fb), w->path, "dms_version"),
                  "%sdms_version must be a quoted string: \"0.1\" or \"0.2\"", w->what);
-  if (!clean_string(v) || parse_version(json_string_value(v), ver) != 0)
+  if (!clean_string(v) || parse_version(json_string_value(v), ver) != 0) {
+    const char *shown = clean_string(v) ? json_string_value(v) : "?";
     return vfail(c, join(fb, sizeof(fb), w->path, "dms_version"),
-                 "%sunsupported dms_version \"%.16s\" (this daemon reads \"0.1\" and \"0.2\")",
-                 w->what, clean_string(v) ? json_string_value(v) : "?");
+                 "%sunsupported dms_version \"%.*s\" (this daemon reads \"0.1\" and \"0.2\")",
+                 w->what, tt_utf8_prefix(shown, 16), shown);
+  }
   *text = json_string_value(v);
   return 0;
 }
@@ -365,6 +367,15 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (strlen(name) > MAX_NAME_BYTES)
     return vfail(c, join(fb, sizeof(fb), path, "attribute"),
                  "attributes[%zu]: attribute name is longer than %d bytes", i, MAX_NAME_BYTES);
+  /* select, set and filter read '.' and '[...]' as steps into nested values,
+   * so an attribute named with them could be stored but never addressed. */
+  size_t bad = strcspn(name, ".[]");
+  if (name[bad] != '\0')
+    return vfail(c, join(fb, sizeof(fb), path, "attribute"),
+                 "attribute \"%s\": a name may not contain '%c' (paths use '.' and '[n]' to "
+                 "reach nested values, so the attribute could not be selected, set or "
+                 "filtered)",
+                 name, name[bad]);
   snprintf(what, sizeof(what), "attribute \"%s\": ", name);
   struct where w = {what, path};
   if (check_members(c, &w, obj, attr_members) != 0)
@@ -382,7 +393,8 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
     return -1;
   if (tt_model_type_parse(type, &a->type) != 0)
     return vfail(c, join(fb, sizeof(fb), path, "type"),
-                 "%sunknown type \"%.16s\" (S, N, B, BOOL, NULL, SS, NS, BS, M or L)", what, type);
+                 "%sunknown type \"%.*s\" (S, N, B, BOOL, NULL, SS, NS, BS, M or L)", what,
+                 tt_utf8_prefix(type, 16), type);
 
   if (get_bool(c, &w, obj, "required", &a->required) != 0 ||
       get_bool(c, &w, obj, "optional", &a->optional) != 0 ||
@@ -414,9 +426,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (format != NULL) {
     if (parse_format(format, &a->format) != 0)
       return vfail(c, join(fb, sizeof(fb), path, "format"),
-                   "%sunknown format \"%.32s\" (rfc3339nano, unix_seconds, int or "
+                   "%sunknown format \"%.*s\" (rfc3339nano, unix_seconds, int or "
                    "decimal_string)",
-                   what, format);
+                   what, tt_utf8_prefix(format, 32), format);
     enum tt_av_type need = a->format == TT_FORMAT_RFC3339NANO ? TT_AV_S : TT_AV_N;
     if (a->type != need)
       return vfail(c, join(fb, sizeof(fb), path, "format"), "%sformat %s needs type %s, not %s",
@@ -438,11 +450,12 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       unsigned bit;
       if (strncmp(rs, "index_pk:", 9) == 0 || strncmp(rs, "index_sk:", 9) == 0) {
         if (rs[9] == '\0')
-          return vfail(c, rp, "%srole %.9s needs an index name", what, rs);
+          return vfail(c, rp, "%srole %.*s needs an index name", what, tt_utf8_prefix(rs, 9), rs);
         /* Checked against the indexes once they are loaded. */
         for (size_t k = 0; k < j; k++)
           if (json_equal(json_array_get(roles, k), r))
-            return vfail(c, rp, "%srole \"%.80s\" is listed twice", what, rs);
+            return vfail(c, rp, "%srole \"%.*s\" is listed twice", what,
+                         tt_utf8_prefix(rs, 80), rs);
         if (a->index_roles == NULL && (a->index_roles = json_array()) == NULL)
           return oom(c);
         if (json_array_append_new(a->index_roles, json_string(rs)) != 0)
@@ -451,9 +464,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       }
       if (parse_role(rs, &bit) != 0)
         return vfail(c, rp,
-                     "%sunknown role \"%.32s\" (pk, sk, created_at, updated_at, version, ttl, "
+                     "%sunknown role \"%.*s\" (pk, sk, created_at, updated_at, version, ttl, "
                      "index_pk:<index>, index_sk:<index>)",
-                     what, rs);
+                     what, tt_utf8_prefix(rs, 32), rs);
       if (a->roles & bit)
         return vfail(c, rp, "%srole %s is listed twice", what, rs);
       a->roles |= bit;
@@ -526,22 +539,26 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
     return -1;
   enum tt_av_type t;
   if (tt_model_type_parse(type, &t) != 0 || !is_key_type(t))
-    return vfail(c, join(fb, sizeof(fb), kp, "type"), "%stype must be S, N or B, not \"%.16s\"",
-                 what, type);
+    return vfail(c, join(fb, sizeof(fb), kp, "type"), "%stype must be S, N or B, not \"%.*s\"",
+                 what, tt_utf8_prefix(type, 16), type);
   const struct tt_model_attr *a = tt_model_attr_find(m, attr, strlen(attr));
   if (a == NULL)
     return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
-                 "%sattribute \"%.64s\" is not declared in attributes", what, attr);
+                 "%sattribute \"%.*s\" is not declared in attributes", what,
+                 tt_utf8_prefix(attr, 64), attr);
   if (a->type != t)
     return vfail(c, join(fb, sizeof(fb), kp, "type"),
-                 "%sattribute \"%.64s\" is declared with type %s, not %s", what, attr,
+                 "%sattribute \"%.*s\" is declared with type %s, not %s", what,
+                 tt_utf8_prefix(attr, 64), attr,
                  tt_model_type_name(a->type), tt_model_type_name(t));
   if (a->encrypted)
     return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
-                 "%sattribute \"%.64s\" is encrypted and cannot be a key", what, attr);
+                 "%sattribute \"%.*s\" is encrypted and cannot be a key", what,
+                 tt_utf8_prefix(attr, 64), attr);
   if (a->json)
     return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
-                 "%sattribute \"%.64s\" is json and cannot be a key", what, attr);
+                 "%sattribute \"%.*s\" is json and cannot be a key", what,
+                 tt_utf8_prefix(attr, 64), attr);
   *out = a;
   return 0;
 }
@@ -567,7 +584,8 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
       m->write_once = true;
     else if (strcmp(mode, "mutable") != 0)
       return vfail(c, "write_policy.mode",
-                   "write_policy: unknown mode \"%.32s\" (mutable or write_once)", mode);
+                   "write_policy: unknown mode \"%.*s\" (mutable or write_once)",
+                   tt_utf8_prefix(mode, 32), mode);
   }
   const json_t *prot;
   if (get_array(c, &ww, wp, "protected_attributes", false, &prot) != 0)
@@ -584,8 +602,8 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
       const struct tt_model_attr *a =
           tt_model_attr_find(m, json_string_value(p), json_string_length(p));
       if (a == NULL)
-        return vfail(c, pp, "write_policy: protected attribute \"%.64s\" is not declared",
-                     json_string_value(p));
+        return vfail(c, pp, "write_policy: protected attribute \"%.*s\" is not declared",
+                     tt_utf8_prefix(json_string_value(p), 64), json_string_value(p));
       /* Listing one twice is harmless; the flag is idempotent. */
       ((struct tt_model_attr *)a)->is_protected = true;
     }
@@ -642,7 +660,8 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
     ix->projection = TT_PROJECTION_INCLUDE;
   else
     return vfail(c, join(fb, sizeof(fb), pp, "type"),
-                 "%sunknown projection type \"%.32s\" (ALL, KEYS_ONLY or INCLUDE)", what, type);
+                 "%sunknown projection type \"%.*s\" (ALL, KEYS_ONLY or INCLUDE)", what,
+                 tt_utf8_prefix(type, 32), type);
   const json_t *fields;
   if (get_array(c, &wp, p, "fields", false, &fields) != 0)
     return -1;
@@ -672,10 +691,12 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
       return vfail(c, fp, "%sprojection fields must be a list of attribute names", what);
     const char *fs = json_string_value(f);
     if (!m->additional_attributes && tt_model_attr_find(m, fs, json_string_length(f)) == NULL)
-      return vfail(c, fp, "%sprojected attribute \"%.64s\" is not declared", what, fs);
+      return vfail(c, fp, "%sprojected attribute \"%.*s\" is not declared", what,
+                   tt_utf8_prefix(fs, 64), fs);
     for (size_t k = 0; k < ix->n_include; k++)
       if (strcmp(ix->include[k], fs) == 0)
-        return vfail(c, fp, "%sprojected attribute \"%.64s\" is listed twice", what, fs);
+        return vfail(c, fp, "%sprojected attribute \"%.*s\" is listed twice", what,
+                     tt_utf8_prefix(fs, 64), fs);
     ix->include[i] = dup_str(fs);
     if (ix->include[i] == NULL)
       return oom(c);
@@ -720,8 +741,8 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
   else if (strcmp(type, "LSI") == 0)
     ix->kind = TT_INDEX_LSI;
   else
-    return vfail(c, join(fb, sizeof(fb), path, "type"), "%stype must be GSI or LSI, not \"%.16s\"",
-                 what, type);
+    return vfail(c, join(fb, sizeof(fb), path, "type"), "%stype must be GSI or LSI, not \"%.*s\"",
+                 what, tt_utf8_prefix(type, 16), type);
   if (load_key(c, m, obj, "partition", path, what, true, &ix->partition) != 0 ||
       load_key(c, m, obj, "sort", path, what, false, &ix->sort) != 0)
     return -1;
@@ -839,11 +860,11 @@ static int check_roles(struct vctx *c, struct tt_model *m, const json_t *attrs_j
       snprintf(rjp, sizeof(rjp), "attributes[%zu].roles[%zu]", i, j);
       const struct tt_model_index *ix = tt_model_index_find(m, rs + 9);
       if (ix == NULL)
-        return vfail(c, rjp, "attribute \"%s\": role \"%.80s\" names an undeclared index",
-                     a->name, rs);
+        return vfail(c, rjp, "attribute \"%s\": role \"%.*s\" names an undeclared index",
+                     a->name, tt_utf8_prefix(rs, 80), rs);
       if ((ipk && ix->partition != a) || (isk && ix->sort != a))
-        return vfail(c, rjp, "attribute \"%s\": role \"%.80s\" but it is not that index's %s key",
-                     a->name, rs, ipk ? "partition" : "sort");
+        return vfail(c, rjp, "attribute \"%s\": role \"%.*s\" but it is not that index's %s key",
+                     a->name, tt_utf8_prefix(rs, 80), rs, ipk ? "partition" : "sort");
     }
   }
   return 0;
@@ -950,7 +971,8 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
       goto fail;
     } else {
       vfail(c, "naming.convention",
-            "unknown naming.convention \"%.32s\" (camelCase, snake_case or dynamorm)", conv);
+            "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
+            tt_utf8_prefix(conv, 32), conv);
       goto fail;
     }
   }

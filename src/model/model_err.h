@@ -17,8 +17,4 @@ int tt_model_errorf(struct tt_error *err, enum tt_err_code code, const char *fie
 int tt_model_verrorf(struct tt_error *err, enum tt_err_code code, const char *field,
                      const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
-/* Truncates the NUL-terminated `s` in place so that it does not end inside a
- * UTF-8 sequence. */
-void tt_model_utf8_trim(char *s);
-
 #endif

@@ -302,6 +302,8 @@ static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err)
     json_t *p;
     json_array_foreach(st->select, i, p) {
       const char *s = json_string_value(p);
+      if (s == NULL)
+        continue; /* refused by tt_orm_check_select; never NULL here */
       size_t n = strcspn(s, ".[");
       covered |= n == keys[k]->name_len && memcmp(s, keys[k]->name, n) == 0;
     }

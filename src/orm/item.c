@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "util/error.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -321,7 +322,7 @@ static int unknown_attr(const struct tt_model *m, const char *name, size_t len, 
   if (len == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "attribute names must not be empty");
   return tt_error_set(err, TT_ERR_VALIDATION, f, "%.*s is not an attribute of model %s",
-                      (int)(len > 100 ? 100 : len), name, m->name);
+                      tt_utf8_prefix_n(name, len, 100), name, m->name);
 }
 
 /* ---- whole items ---------------------------------------------------------- */
@@ -618,7 +619,7 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
   } else {
     act->value.type = TT_AV_NULL;
   }
-  snprintf(act->field, sizeof(act->field), "%s", f);
+  tt_utf8_copy(act->field, sizeof(act->field), f);
   u->n_actions++;
   return 0;
 oom:

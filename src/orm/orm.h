@@ -104,8 +104,8 @@ int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct 
  * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
 int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
 
-/* Checks that every path of a `select` list starts with a declared
- * attribute (any name when the model takes additional attributes).
+/* Checks that every element of a `select` list is a string and, unless the
+ * model takes additional attributes, starts with a declared attribute.
  * Returns 0 or -1 with a ValidationError naming `field`. */
 int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
                         struct tt_error *err);

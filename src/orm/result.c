@@ -156,15 +156,20 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
                         struct tt_error *err) {
   size_t i;
   json_t *p;
-  if (select == NULL || m->additional_attributes)
+  if (select == NULL)
     return 0;
+  /* The shape is checked for every model: only whether the first segment
+   * is declared depends on additional_attributes. */
   json_array_foreach(select, i, p) {
     const char *path = json_string_value(p);
     if (path == NULL)
       return tt_error_set(err, TT_ERR_VALIDATION, field, "%s[%zu] must be a string", field, i);
+    if (m->additional_attributes)
+      continue;
     if (tt_model_attr_find(m, path, strcspn(path, ".[")) == NULL) {
       char where[128];
       snprintf(where, sizeof(where), "%s.%.*s", field, (int)strcspn(path, ".["), path);
+      tt_utf8_scrub(where); /* drops a character the cut split */
       return tt_error_set(err, TT_ERR_VALIDATION, where,
                           "%s names an attribute that model %s does not declare", where,
                           m->name);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* error.c -- user-facing error values: codes, names, formatting. */
+/* error.c -- user-facing error values: codes, names, formatting, UTF-8-safe cutting. */
 #include "util/error.h"
 
 #include <stdarg.h>
@@ -36,33 +36,121 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_ERR_INTERNAL] = "Internal",
 };
 
-/* Cuts a truncated message back to a whole UTF-8 sequence, so it always
- * encodes as a JSON string. */
-static void utf8_trim(char *s) {
-  size_t n = strlen(s);
-  size_t i = n;
-  while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-    i--; /* continuation bytes */
-  if (i > 0 && ((unsigned char)s[i - 1] & 0x80)) {
-    unsigned char lead = (unsigned char)s[i - 1];
-    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    if (n - (i - 1) < want)
-      s[i - 1] = '\0';
+/* Length of the well-formed UTF-8 sequence at s with n bytes available
+ * (Unicode 15, table 3-7: no overlongs, no surrogates, nothing past
+ * U+10FFFF): 1-4, or 0 when ill-formed. *cut is set when the bytes are a
+ * valid beginning that runs out at n. */
+static size_t seq_len(const unsigned char *s, size_t n, bool *cut) {
+  *cut = false;
+  unsigned char c = s[0];
+  size_t need;
+  unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    need = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    need = 3;
+    if (c == 0xE0)
+      lo = 0xA0;
+    else if (c == 0xED)
+      hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 4;
+    if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F;
+  } else {
+    return 0;
   }
+  for (size_t i = 1; i < need; i++) {
+    if (i >= n) {
+      *cut = true;
+      return 0;
+    }
+    unsigned char b = s[i];
+    if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF))
+      return 0;
+  }
+  return need;
+}
+
+int tt_utf8_prefix(const char *s, size_t max) { return tt_utf8_prefix_n(s, strlen(s), max); }
+
+int tt_utf8_prefix_n(const char *s, size_t n, size_t max) {
+  size_t i = 0;
+  while (i < n) {
+    bool cut;
+    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    if (k == 0)
+      k = 1; /* an ill-formed byte is one unit; tt_utf8_scrub replaces it */
+    if (i + k > max)
+      break;
+    i += k;
+  }
+  return (int)(i > (size_t)0x7fffffff ? 0x7fffffff : i);
+}
+
+bool tt_utf8_scrub(char *s) {
+  size_t n = strlen(s);
+  bool changed = false;
+  for (size_t i = 0; i < n;) {
+    bool cut;
+    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    if (k > 0) {
+      i += k;
+    } else if (cut) {
+      s[i] = '\0';
+      return true;
+    } else {
+      s[i++] = '?';
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+bool tt_utf8_valid(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    bool cut;
+    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    if (k == 0)
+      return false;
+    i += k;
+  }
+  return true;
+}
+
+char *tt_utf8_copy(char *dst, size_t cap, const char *src) {
+  if (src == NULL)
+    src = "";
+  int n = tt_utf8_prefix(src, cap - 1);
+  memmove(dst, src, (size_t)n); /* dst may be src */
+  dst[n] = '\0';
+  tt_utf8_scrub(dst);
+  return dst;
+}
+
+int tt_error_vset(struct tt_error *err, enum tt_err_code code, const char *field,
+                  const char *fmt, va_list ap) {
+  if (err == NULL)
+    return -1;
+  err->code = code;
+  tt_utf8_copy(err->field, sizeof(err->field), field);
+  /* Format into a larger buffer, then cut on a character boundary. */
+  char text[2 * sizeof(err->message)];
+  vsnprintf(text, sizeof(text), fmt, ap);
+  tt_utf8_copy(err->message, sizeof(err->message), text);
+  return -1;
 }
 
 int tt_error_set(struct tt_error *err, enum tt_err_code code, const char *field,
                  const char *fmt, ...) {
-  if (err == NULL)
-    return -1;
-  err->code = code;
-  snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  tt_error_vset(err, code, field, fmt, ap);
   va_end(ap);
-  if (n >= (int)sizeof(err->message))
-    utf8_trim(err->message);
   return -1;
 }
 

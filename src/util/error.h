@@ -3,6 +3,7 @@
 #ifndef TT_UTIL_ERROR_H
 #define TT_UTIL_ERROR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -55,6 +56,10 @@ struct tt_error {
 int tt_error_set(struct tt_error *err, enum tt_err_code code, const char *field,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Same with a va_list. */
+int tt_error_vset(struct tt_error *err, enum tt_err_code code, const char *field,
+                  const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
 /* Clears *err to TT_OK. */
 void tt_error_clear(struct tt_error *err);
 
@@ -63,5 +68,31 @@ const char *tt_error_code_name(enum tt_err_code code);
 
 /* Whether a client may retry the same call unchanged. */
 bool tt_error_code_retryable(enum tt_err_code code);
+
+/* ---- UTF-8 safe cutting -------------------------------------------------
+ * Every message, field and log text that is cut to a size goes through
+ * these, so a cut never leaves half a character (which would make the JSON
+ * error body unencodable). */
+
+/* The length of the longest prefix of s (NUL-terminated, borrowed) of at
+ * most max bytes that does not end inside a UTF-8 sequence; for
+ * printf's "%.*s" in place of a fixed precision. */
+int tt_utf8_prefix(const char *s, size_t max);
+
+/* The same for the n bytes at s (need not be NUL-terminated). */
+int tt_utf8_prefix_n(const char *s, size_t n, size_t max);
+
+/* Copies src (borrowed; NULL reads as "") into dst (cap > 0 bytes, always
+ * NUL-terminated), cut on a character boundary, then scrubbed as below.
+ * Returns dst. */
+char *tt_utf8_copy(char *dst, size_t cap, const char *src);
+
+/* Makes s valid UTF-8 in place: an incomplete sequence at the very end (a
+ * cut) is dropped; any other byte that is not part of a well-formed
+ * sequence becomes '?'. Returns whether s was changed. */
+bool tt_utf8_scrub(char *s);
+
+/* Whether s[0..n) is well-formed UTF-8 (NUL bytes included as U+0000). */
+bool tt_utf8_valid(const char *s, size_t n);
 
 #endif

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Logs never carry bodies, item or key values, query values or credentials:
 sentinel values go through every route and must not reach the log."""
+import json
 import socket
 
 from daemon import raw_request
@@ -32,6 +33,18 @@ def test_sentinels_never_reach_the_log(fresh_daemon, tmp_path):
                                                        "traceparent": SENTINEL,
                                                        "User-Agent": SENTINEL})
     d.json("DELETE", "/healthz", headers={"Cookie": SENTINEL})
+    # Ledger operations log a debug line each (ledger.op): error messages
+    # that quote a member name the client sent must stay out of it.
+    for method, path, body in (("POST", "/v1/jobs", {SENTINEL: 1}),
+                               ("POST", "/v1/jobs", {"job_id": "j-" + SENTINEL[:8],
+                                                     "tenant_id": "t", SENTINEL: True}),
+                               ("POST", "/v1/jobs/j1/lease", {"owner": "o", SENTINEL: 1}),
+                               ("POST", "/v1/jobs/j1/transition", {SENTINEL: "x"})):
+        status, _, answer = d.json(method, path, body=body, headers=auth)
+        assert status == 400, answer
+        assert SENTINEL in json.dumps(answer)  # the client is told which member
+    d.wait_log(lambda line: line.get("event") == "ledger.op" and
+               line.get("error_code") == "ValidationError")
     # A client that vanishes mid-request.
     s = socket.create_connection((d.host, d.port))
     s.sendall(raw_request("POST", "/v1/_test/sleep",

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
+#include "daemon/listen.h"
 
 static char file_path[64];
 
@@ -141,6 +142,110 @@ START_TEST(help_and_version) {
 }
 END_TEST
 
+/* ---- the token file ------------------------------------------------------ */
+
+static void write_bytes(const char *data, size_t n) {
+  snprintf(file_path, sizeof(file_path), "/tmp/tt-token-XXXXXX");
+  int fd = mkstemp(file_path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
+  close(fd);
+}
+
+/* Reads data as a token file; returns the token (malloc'd) or NULL with
+ * err filled. */
+static char *token_of(const char *data, size_t n, struct tt_error *err) {
+  write_bytes(data, n);
+  char *tok = (char *)1;
+  int rc = tt_config_read_token(file_path, &tok, err);
+  unlink(file_path);
+  ck_assert(rc == 0 ? tok != NULL : tok == NULL);
+  return tok;
+}
+
+START_TEST(token_trims_trailing_whitespace_only) {
+  struct tt_error err;
+  char *t = token_of("  0123456789abcdef \t\r\n", 22, &err);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(t, "  0123456789abcdef"); /* leading spaces are the operator's */
+  free(t);
+  t = token_of("0123456789abcdef\t", 17, &err); /* a trailing tab used to stay */
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(t, "0123456789abcdef");
+  free(t);
+}
+END_TEST
+
+START_TEST(token_with_nul_or_control_bytes_is_refused) {
+  struct tt_error err;
+  /* NUL first: strdup used to make the token "" (any empty Bearer passed). */
+  static const char nul_first[] = "\0" "0123456789abcdef0123456789abcdef";
+  ck_assert_ptr_null(token_of(nul_first, sizeof(nul_first) - 1, &err));
+  ck_assert_str_eq(err.field, "auth-token-file");
+  ck_assert_ptr_nonnull(strstr(err.message, "control byte (0x00) at offset 0"));
+  /* "abc" then NUL: the token used to be "abc", under the minimum. */
+  static const char nul_mid[] = "abc\0" "0123456789abcdef0123456789abcdef";
+  ck_assert_ptr_null(token_of(nul_mid, sizeof(nul_mid) - 1, &err));
+  ck_assert_ptr_nonnull(strstr(err.message, "offset 3"));
+  static const char two_lines[] = "0123456789abcdef\nsecond-line-token\n";
+  ck_assert_ptr_null(token_of(two_lines, sizeof(two_lines) - 1, &err));
+  ck_assert_ptr_nonnull(strstr(err.message, "0x0a"));
+  static const char del[] = "0123456789\x7f" "abcdef";
+  ck_assert_ptr_null(token_of(del, sizeof(del) - 1, &err));
+  /* The message never quotes the token. */
+  ck_assert_ptr_null(strstr(err.message, "0123456789"));
+}
+END_TEST
+
+START_TEST(token_length_limits) {
+  struct tt_error err;
+  ck_assert_ptr_null(token_of("0123456789abcde\n", 16, &err));
+  ck_assert_ptr_nonnull(strstr(err.message, "at least 16 characters"));
+  char big[TT_TOKEN_FILE_MAX + 1];
+  memset(big, 'k', sizeof(big));
+  char *t = token_of(big, TT_TOKEN_FILE_MAX, &err); /* exactly the limit: fine */
+  ck_assert_ptr_nonnull(t);
+  ck_assert_uint_eq(strlen(t), TT_TOKEN_FILE_MAX);
+  free(t);
+  /* One byte more used to be cut silently. */
+  ck_assert_ptr_null(token_of(big, TT_TOKEN_FILE_MAX + 1, &err));
+  ck_assert_ptr_nonnull(strstr(err.message, "longer than 1023 bytes"));
+  char *missing = (char *)1;
+  ck_assert_int_eq(tt_config_read_token("/nonexistent/tt-token", &missing, &err), -1);
+  ck_assert_ptr_null(missing);
+}
+END_TEST
+
+START_TEST(unauthenticated_network_flag_and_env) {
+  struct tt_config cfg;
+  struct tt_error err;
+  char *argv[] = {"tabletheoryd", NULL};
+  char *envp[] = {NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv, envp, &err), 0);
+  ck_assert(!cfg.allow_unauthenticated_network);
+  char *a2[] = {"tabletheoryd", "--allow-unauthenticated-network", NULL};
+  ck_assert_int_eq(load(&cfg, 2, a2, envp, &err), 0);
+  ck_assert(cfg.allow_unauthenticated_network);
+  char *e2[] = {"TABLETHEORYD_ALLOW_UNAUTHENTICATED_NETWORK=true", NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv, e2, &err), 0);
+  ck_assert(cfg.allow_unauthenticated_network);
+}
+END_TEST
+
+START_TEST(listen_locality) {
+  ck_assert(tt_listener_spec_is_local("127.0.0.1:8737"));
+  ck_assert(tt_listener_spec_is_local("127.1.2.3:1"));
+  ck_assert(tt_listener_spec_is_local("localhost:1"));
+  ck_assert(tt_listener_spec_is_local("[::1]:1"));
+  ck_assert(tt_listener_spec_is_local("[::ffff:127.0.0.1]:1"));
+  ck_assert(tt_listener_spec_is_local("unix:/run/x.sock"));
+  ck_assert(!tt_listener_spec_is_local("0.0.0.0:8737"));
+  ck_assert(!tt_listener_spec_is_local("[::]:8737"));
+  ck_assert(!tt_listener_spec_is_local("10.0.0.5:8737"));
+  ck_assert(!tt_listener_spec_is_local("[::ffff:0.0.0.0]:1"));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("core");
@@ -150,6 +255,11 @@ int main(void) {
   tcase_add_test(tc, errors_name_the_setting);
   tcase_add_test(tc, file_errors);
   tcase_add_test(tc, help_and_version);
+  tcase_add_test(tc, token_trims_trailing_whitespace_only);
+  tcase_add_test(tc, token_with_nul_or_control_bytes_is_refused);
+  tcase_add_test(tc, token_length_limits);
+  tcase_add_test(tc, unauthenticated_network_flag_and_env);
+  tcase_add_test(tc, listen_locality);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

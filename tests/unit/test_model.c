@@ -286,6 +286,12 @@ static const struct {
 } bad_cases[] = {
     {"dms/bad/anchor.yml", "",
      "line 10 column 9: YAML anchors (&name) are not supported in DMS files; write the value out"},
+    {"dms/bad/attribute-bracket.yml", "models[0].attributes[2].attribute",
+     "model User: attribute \"tags[0]\": a name may not contain '[' (paths use '.' and '[n]' "
+     "to reach nested values, so the attribute could not be selected, set or filtered)"},
+    {"dms/bad/attribute-dot.yml", "models[0].attributes[2].attribute",
+     "model User: attribute \"profile.email\": a name may not contain '.' (paths use '.' and "
+     "'[n]' to reach nested values, so the attribute could not be selected, set or filtered)"},
     {"dms/bad/bad-json.json", "",
      "line 1 column 52: JSON syntax error: string or '}' expected near ','"},
     {"dms/bad/bad-version.yml", "dms_version",

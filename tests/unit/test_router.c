@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_router.c -- route matching, parameters, 404 vs 405 and Allow. */
 #include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,167 @@ START_TEST(api_table_is_well_formed) {
 }
 END_TEST
 
+START_TEST(literal_beats_parameter_for_every_method) {
+  /* PUT /v1/jobs/table exists; a GET must not fall through to the job
+   * "table", it is a 405 naming PUT. */
+  struct tt_route_match m;
+  const char *path = "/v1/jobs/table";
+  unsigned enabled = TT_ROUTE_FAULTS;
+  ck_assert_int_eq(tt_router_match(tt_api_routes, tt_api_nroutes, TT_METHOD_PUT, path,
+                                   strlen(path), enabled, &m),
+                   TT_ROUTER_FOUND);
+  ck_assert_str_eq(m.route->pattern, "/v1/jobs/table");
+  ck_assert_uint_eq(m.nparams, 0);
+  const unsigned others[] = {TT_METHOD_GET, TT_METHOD_HEAD, TT_METHOD_POST, TT_METHOD_PATCH,
+                             TT_METHOD_DELETE, TT_METHOD_OPTIONS};
+  for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+    ck_assert_int_eq(tt_router_match(tt_api_routes, tt_api_nroutes, others[i], path,
+                                     strlen(path), enabled, &m),
+                     TT_ROUTER_NO_METHOD);
+    char allow[64];
+    tt_method_allow_header(m.allow, allow, sizeof(allow));
+    ck_assert_str_eq(allow, "PUT");
+  }
+}
+END_TEST
+
+/* ---- an independent model of "the most specific pattern wins" ---------- */
+
+#define MAXSEG 12
+
+static size_t split(const char *s, char segs[MAXSEG][64]) {
+  size_t n = 0;
+  while (*s == '/' && n < MAXSEG) {
+    s++;
+    size_t len = strcspn(s, "/");
+    ck_assert_uint_lt(len, 64);
+    memcpy(segs[n], s, len);
+    segs[n][len] = '\0';
+    n++;
+    s += len;
+  }
+  return n;
+}
+
+static int seg_kind(const char *seg) {
+  size_t n = strlen(seg);
+  if (n >= 2 && seg[0] == '{' && seg[n - 1] == '}')
+    return seg[n - 2] == '+' ? 0 : 1;
+  return 2;
+}
+
+/* Fills kinds[] with the pattern's segment kinds when it matches path. */
+static bool model_match(const char *pattern, const char *path, int kinds[MAXSEG], size_t *nk) {
+  char ps[MAXSEG][64], xs[MAXSEG][64];
+  size_t np = split(pattern, ps), nx = split(path, xs);
+  *nk = np;
+  for (size_t i = 0; i < np; i++) {
+    kinds[i] = seg_kind(ps[i]);
+    if (kinds[i] == 0)
+      return nx >= np; /* the rest takes one or more segments */
+    if (i >= nx || xs[i][0] == '\0')
+      return false;
+    if (kinds[i] == 2 && strcmp(ps[i], xs[i]) != 0)
+      return false;
+  }
+  return np == nx;
+}
+
+/* The methods (with HEAD for GET) of the most specific patterns matching
+ * path; 0 when none matches. */
+static unsigned model_allow(const char *path, int best[MAXSEG], size_t *nbest_out) {
+  int k[MAXSEG];
+  size_t nbest = 0, nk;
+  bool have = false;
+  unsigned allow = 0;
+  for (size_t r = 0; r < tt_api_nroutes; r++) {
+    if (!model_match(tt_api_routes[r].pattern, path, k, &nk))
+      continue;
+    int cmp = 0;
+    for (size_t i = 0; have && cmp == 0 && (i < nk || i < nbest); i++)
+      cmp = (i < nk ? k[i] + 1 : 0) - (i < nbest ? best[i] + 1 : 0);
+    if (have && cmp < 0)
+      continue;
+    if (!have || cmp > 0) {
+      memcpy(best, k, sizeof(k));
+      nbest = nk;
+      allow = 0;
+      have = true;
+    }
+    unsigned mm = tt_api_routes[r].methods;
+    allow |= mm | (mm & TT_METHOD_GET ? TT_METHOD_HEAD : 0);
+  }
+  *nbest_out = nbest;
+  return allow;
+}
+
+START_TEST(no_literal_segment_is_shadowed) {
+  /* Every pattern of the table, with each of its parameters replaced in
+   * turn by every literal segment the table uses: for every method the
+   * router must pick one of the most specific patterns, or answer 405
+   * with exactly their methods. */
+  char literals[64][64];
+  size_t nlit = 0;
+  for (size_t r = 0; r < tt_api_nroutes; r++) {
+    char segs[MAXSEG][64];
+    size_t n = split(tt_api_routes[r].pattern, segs);
+    for (size_t i = 0; i < n; i++) {
+      bool seen = seg_kind(segs[i]) != 2;
+      for (size_t j = 0; !seen && j < nlit; j++)
+        seen = strcmp(literals[j], segs[i]) == 0;
+      if (!seen && nlit < 64)
+        memcpy(literals[nlit++], segs[i], sizeof(segs[i]));
+    }
+  }
+  ck_assert_uint_gt(nlit, 10);
+  const unsigned methods[] = {TT_METHOD_GET, TT_METHOD_HEAD, TT_METHOD_POST, TT_METHOD_PUT,
+                              TT_METHOD_PATCH, TT_METHOD_DELETE, TT_METHOD_OPTIONS};
+  size_t checked = 0;
+  for (size_t r = 0; r < tt_api_nroutes; r++) {
+    char segs[MAXSEG][64];
+    size_t n = split(tt_api_routes[r].pattern, segs);
+    for (size_t at = 0; at < n; at++) {
+      if (seg_kind(segs[at]) == 2)
+        continue;
+      for (size_t l = 0; l < nlit; l++) {
+        char path[512] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < n; i++) {
+          const char *v = i == at ? literals[l] : seg_kind(segs[i]) == 2 ? segs[i] : "x";
+          len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s", v);
+        }
+        int best[MAXSEG];
+        size_t nbest;
+        unsigned want_allow = model_allow(path, best, &nbest);
+        ck_assert_uint_ne(want_allow, 0);
+        for (size_t mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++) {
+          struct tt_route_match m;
+          int rc = tt_router_match(tt_api_routes, tt_api_nroutes, methods[mi], path, len,
+                                   TT_ROUTE_FAULTS, &m);
+          unsigned want = methods[mi] == TT_METHOD_HEAD ? TT_METHOD_GET : methods[mi];
+          checked++;
+          if (want_allow & methods[mi]) {
+            ck_assert_msg(rc == TT_ROUTER_FOUND, "%s %s", tt_api_routes[r].pattern, path);
+            ck_assert_msg(m.route->methods & want, "%s", path);
+            /* The route found has the most specific shape. */
+            int k[MAXSEG];
+            size_t nk;
+            ck_assert(model_match(m.route->pattern, path, k, &nk));
+            ck_assert_msg(nk == nbest && memcmp(k, best, nk * sizeof(k[0])) == 0,
+                          "%s answered by %s", path, m.route->pattern);
+          } else {
+            ck_assert_msg(rc == TT_ROUTER_NO_METHOD, "%s %s: rc %d (%s)", tt_api_routes[r].pattern,
+                          path, rc, rc == TT_ROUTER_FOUND ? m.route->pattern : "-");
+            ck_assert_uint_eq(m.allow, want_allow);
+          }
+        }
+      }
+    }
+  }
+  ck_assert_uint_gt(checked, 100);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("router");
   TCase *tc = tcase_create("core");
@@ -102,6 +265,8 @@ int main(void) {
   tcase_add_test(tc, head_matches_get);
   tcase_add_test(tc, fault_routes_need_the_flag);
   tcase_add_test(tc, api_table_is_well_formed);
+  tcase_add_test(tc, literal_beats_parameter_for_every_method);
+  tcase_add_test(tc, no_literal_segment_is_shadowed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

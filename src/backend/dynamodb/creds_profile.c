@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "backend/dynamodb/creds_internal.h"
+#include "util/error.h"
 
 #define PROFILE_FILE_CAP CREDS_PROFILE_FILE_CAP
 
@@ -250,9 +251,9 @@ int creds_profile_start(struct creds_job *job) {
   if (load(ch, profile, &p, &why) != 0)
     return creds_job_fail(job, "%s", why);
   if (!p.found) {
-    rc = explicit ? creds_job_fail(job, "profile '%.64s' was not found in the shared config or "
+    rc = explicit ? creds_job_fail(job, "profile '%.*s' was not found in the shared config or "
                                         "credentials file",
-                                   profile)
+                                   tt_utf8_prefix(profile, 64), profile)
                   : CREDS_SKIP;
     goto out;
   }
@@ -261,21 +262,22 @@ int creds_profile_start(struct creds_job *job) {
     goto out;
   }
   if (p.v[P_ROLE_ARN]) {
-    rc = creds_job_fail(job, "profile '%.64s': role_arn with source_profile or "
+    rc = creds_job_fail(job, "profile '%.*s': role_arn with source_profile or "
                              "credential_source (AssumeRole) is not supported; use "
                              "credential_process",
-                        profile);
+                        tt_utf8_prefix(profile, 64), profile);
     goto out;
   }
   if (p.v[P_AKID] || p.v[P_SECRET]) {
     if (!p.v[P_AKID] || !p.v[P_SECRET]) {
-      rc = creds_job_fail(job, "profile '%.64s': %s is missing", profile,
+      rc = creds_job_fail(job, "profile '%.*s': %s is missing",
+                          tt_utf8_prefix(profile, 64), profile,
                           p.v[P_AKID] ? "aws_secret_access_key" : "aws_access_key_id");
       goto out;
     }
     if (creds_fill(&job->out, p.v[P_AKID], p.len[P_AKID], p.v[P_SECRET], p.len[P_SECRET],
                    p.v[P_TOKEN], p.len[P_TOKEN], 0, "profile", &why) != 0) {
-      rc = creds_job_fail(job, "profile '%.64s': %s", profile, why);
+      rc = creds_job_fail(job, "profile '%.*s': %s", tt_utf8_prefix(profile, 64), profile, why);
       goto out;
     }
     rc = CREDS_DONE;
@@ -286,8 +288,8 @@ int creds_profile_start(struct creds_job *job) {
     goto out;
   }
   if (p.v[P_SSO_START_URL] || p.v[P_SSO_SESSION]) {
-    rc = creds_job_fail(job, "profile '%.64s': SSO is not supported; use credential_process",
-                        profile);
+    rc = creds_job_fail(job, "profile '%.*s': SSO is not supported; use credential_process",
+                        tt_utf8_prefix(profile, 64), profile);
     goto out;
   }
   /* A profile that only sets a region or other options: not ours. */
