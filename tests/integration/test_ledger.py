@@ -47,6 +47,7 @@ def stored_item(pk, sk, table="tabletheory-jobs"):
     req = urllib.request.Request(PEER_ENDPOINT + "/", data=body, headers={
         "Content-Type": "application/x-amz-json-1.0",
         "X-Amz-Target": "DynamoDB_20120810.GetItem",
+        "X-Amz-Date": "20200101T000000Z",
         "Authorization": "AWS4-HMAC-SHA256 Credential=%s/20200101/us-east-1/dynamodb/"
                          "aws4_request, SignedHeaders=content-type;host, Signature=00"
                          % PEER_ENV["AWS_ACCESS_KEY_ID"]})
