@@ -10,6 +10,7 @@ The tests that inject unprocessed items, latency and errors use POST
 import os
 import re
 import socket
+import struct
 import threading
 import time
 
@@ -464,7 +465,11 @@ def send_and_vanish(d, body, rid):
     s = socket.create_connection((d.host, d.port))
     s.sendall(raw_request("POST", "/v1/models/Line/batch-write", body=body,
                           headers={"X-Request-Id": rid}))
-    time.sleep(0.05)
+    # A reset drops what the daemon has not read yet: give it time to read.
+    time.sleep(0.5)
+    # Vanish with a reset: a FIN alone may be a half-close by a client that
+    # still reads its answer (test_slow_clients.py), so it cancels nothing.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 
 
