@@ -316,7 +316,7 @@ static int start(struct daemon *d, struct tt_error *err) {
       (size_t)32768, MHD_OPTION_END);
   if (d->mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
-  if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd) != 0)
+  if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
   uv_signal_init(&d->loop, &d->sigterm);
   uv_signal_init(&d->loop, &d->sigint);
