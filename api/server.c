@@ -811,6 +811,7 @@ void *tt_server_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn) 
      * their request line. */
     if (c->requests++ > 0)
       c->deadline = req->start_ms + s->opts.header_timeout_ms;
+    c->linger = false;
     c->req = req;
     req->tconn = c;
   }
