@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.c -- libmicrohttpd callbacks and the request lifecycle: read the
  * body, route, run the handler, suspend until every operation is joined,
- * resume, answer, log, free. */
+ * resume, answer, log, free; connection deadlines and lingering close. */
 #include "api/server.h"
 
 #include <errno.h>
