@@ -57,6 +57,12 @@ struct tt_request {
   char request_id[129];
   char traceparent[56];
   uint64_t start_ns;
+  uint64_t start_ms; /* loop time of the request line: the deadline counts from here */
+  struct tt_conn *tconn; /* the connection; NULL once it is gone */
+  bool headers_done; /* the access callback ran once */
+  bool timed_out;    /* the connection was closed at a header or body deadline */
+  bool drain_closed; /* the connection was closed at the drain timeout */
+  int watch_fd;
   enum tt_request_state state;
   /* Operations. */
   struct tt_join join;

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.c -- libmicrohttpd callbacks and the request lifecycle: read the
  * body, route, run the handler, suspend until every operation is joined,
- * resume, answer, log, free. */
+ * resume, answer, log, free; connection deadlines and lingering close. */
 #include "api/server.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api/errors.h"
 #include "api/handlers.h"
@@ -17,7 +21,43 @@
 #include "obs/log.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
+#define CONN_MAGIC 0x74746363u   /* "ttcc" */
 #define DISCARD_LIMIT (64u << 20)
+/* A keep-alive connection has this long after an answer to send the next
+ * request line (MHD's idle timeout is the same, but restarts at every byte). */
+#define KEEPALIVE_MS 30000u
+/* Lingering close after an early refusal: read and drop what the client
+ * still sends, up to these bounds, so it can read the answer (closing with
+ * unread input would reset the connection and lose it). */
+#define LINGER_BYTES (64u << 20)
+#define LINGER_MS 10000u
+#define LINGER_MAX 256u
+
+/* One client connection, from accept to close (MHD's socket context). */
+struct tt_conn {
+  uint32_t magic;
+  struct tt_server *server;
+  struct MHD_Connection *mhd;
+  int fd;
+  struct tt_request *req; /* the request on it now; NULL between requests */
+  uint64_t deadline;      /* loop ms; the header, body or keep-alive deadline */
+  unsigned requests;      /* request lines seen */
+  bool linger;            /* answered before its body was read */
+  bool killed;            /* shut down by us */
+  struct tt_conn *prev, *next;
+};
+
+/* A connection MHD closed that we keep open on a dup of its socket while
+ * its remaining input is read and dropped. */
+struct tt_linger {
+  struct tt_server *server;
+  uv_poll_t poll;
+  uv_timer_t timer;
+  int fd;
+  int open_handles;
+  size_t dropped;
+  struct tt_linger *prev, *next;
+};
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -395,14 +435,20 @@ static void joined_cb(struct tt_join *j, void *arg) {
   /* The continuation always runs: it owns the handler's state and frees it. */
   if (!req->responded && req->on_joined)
     req->on_joined(req);
-  if (req->deadline_hit) {
+  if (!req->responded && req->join.failed)
+    tt_request_respond_error(req, &req->join.first_error, NULL);
+  /* After a cancel (deadline, drain) the handler's answer stands when it
+   * says something the client needs: a success (the work was done), an
+   * error that happened first, or what was written and what not
+   * (BatchIncomplete). Only an answer that merely reports the
+   * cancellation (or none) becomes the deadline's or the drain's. */
+  bool cancel_only = !req->responded || req->error_code == TT_ERR_BACKEND_TIMEOUT;
+  if (req->deadline_hit && cancel_only) {
     tt_request_fail(req, TT_ERR_BACKEND_TIMEOUT, NULL,
                     "the request deadline of %llu ms passed before the backend answered",
                     (unsigned long long)req->server->opts.request_timeout_ms);
-  } else if (req->drain_canceled) {
+  } else if (req->drain_canceled && !req->deadline_hit && cancel_only) {
     tt_request_fail(req, TT_ERR_DRAINING, NULL, "the daemon is shutting down");
-  } else if (!req->responded && req->join.failed) {
-    tt_request_respond_error(req, &req->join.first_error, NULL);
   }
   if (!req->responded)
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "the handler produced no answer");
@@ -423,10 +469,20 @@ static void joined_cb(struct tt_join *j, void *arg) {
 
 static void watch_cb(uv_poll_t *p, int status, int events) {
   struct tt_request *req = p->data;
-  (void)events;
-  (void)status;
-  /* The client closed its side while we were working: stop watching (the
-   * event stays level-triggered), cancel, and still join everything. */
+  if (status == 0 && (events & UV_DISCONNECT)) {
+    /* A FIN alone is also what a client sends that half-closes after its
+     * request (shutdown(SHUT_WR), `nc -N`) and still reads: keep serving,
+     * and from now on watch only for errors, i.e. a reset. Only a reset (or
+     * the deadline) tells a client that is really gone. */
+    char c;
+    ssize_t n = recv(req->watch_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      uv_poll_start(p, UV_PRIORITIZED, watch_cb);
+      return;
+    }
+  }
+  /* The client reset the connection while we were working: stop watching
+   * (the event stays level-triggered), cancel, and still join everything. */
   uv_poll_stop(p);
   req->client_gone = true;
   tt_join_cancel(&req->join);
@@ -440,6 +496,7 @@ static void start_disconnect_watch(struct tt_request *req) {
       MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci && uv_poll_init(req->server->loop, &req->watch, ci->connect_fd) == 0) {
     req->watch.data = req;
+    req->watch_fd = ci->connect_fd;
     req->watch_started = true;
     req->open_handles++;
     uv_poll_start(&req->watch, UV_DISCONNECT, watch_cb);
@@ -468,13 +525,15 @@ static void deadline_cb(uv_timer_t *t) {
  * request still ends when its operations do. */
 static void start_watch(struct tt_request *req) {
   struct tt_server *s = req->server;
-  req->deadline_at = uv_now(s->loop) + s->opts.request_timeout_ms;
+  /* The deadline counts from the request line, so a slow body uses it up. */
+  req->deadline_at = req->start_ms + s->opts.request_timeout_ms;
+  uint64_t now = uv_now(s->loop);
+  uint64_t left = req->deadline_at > now ? req->deadline_at - now : 0;
   if (uv_timer_init(s->loop, &req->deadline) == 0) {
     req->deadline.data = req;
     req->deadline_started = true;
     req->open_handles++;
-    uint64_t first = s->opts.request_timeout_ms < WATCH_DELAY_MS ? s->opts.request_timeout_ms
-                                                                 : WATCH_DELAY_MS;
+    uint64_t first = left < WATCH_DELAY_MS ? left : WATCH_DELAY_MS;
     uv_timer_start(&req->deadline, deadline_cb, first, 0);
   } else {
     start_disconnect_watch(req);
@@ -509,9 +568,8 @@ static bool authorized(struct tt_request *req) {
   return strlen(h) == n && CRYPTO_memcmp(h, token, n) == 0;
 }
 
-/* First call for a request: allocate the context, route, check headers. */
-static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection *conn,
-                                      const char *url, const char *method) {
+/* The request line arrived: allocate the context; the deadline starts. */
+static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection *conn) {
   struct tt_request *req = calloc(1, sizeof(*req));
   if (req == NULL)
     return NULL;
@@ -519,17 +577,27 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   req->server = s;
   req->conn = conn;
   req->start_ns = now_ns();
-  req->method_name = method;
-  req->method = tt_method_parse(method);
+  req->start_ms = uv_now(s->loop);
   req->route_label = "unmatched";
   req->state = TT_REQ_READING;
+  req->watch_fd = -1;
   tt_arena_init(&req->arena);
   tt_buf_init(&req->body, s->opts.max_body_bytes);
   s->active++;
   tt_metric_set(s->fams->inflight_requests, NULL, (double)s->active);
-  set_ids(req);
   req->query = "";
   return req;
+}
+
+/* First call of the access callback: the headers are complete. */
+static void request_begin(struct tt_request *req, const char *method) {
+  req->headers_done = true;
+  req->method_name = method;
+  req->method = tt_method_parse(method);
+  set_ids(req);
+  struct tt_conn *c = req->tconn;
+  if (c)
+    c->deadline = req->start_ms + req->server->opts.request_timeout_ms;
 }
 
 /* Decides, before any body byte is read, whether the request is refused. */
@@ -577,33 +645,35 @@ static void precheck(struct tt_request *req, const char *url) {
   }
 }
 
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value) {
-  struct tt_buf *q = cls;
-  (void)kind;
-  if (q->len)
-    tt_buf_puts(q, "&");
-  tt_buf_puts(q, key);
-  if (value) {
-    tt_buf_puts(q, "=");
-    tt_buf_puts(q, value);
-  }
-  return MHD_YES;
-}
-
 static void dispatch(struct tt_request *req) {
-  struct tt_buf q;
-  tt_buf_init(&q, 0);
-  if (MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, collect_arg, &q) > 0 && q.data)
-    req->query = tt_arena_strndup(&req->arena, q.data, q.len);
-  tt_buf_free(&q);
-  if (req->query == NULL)
-    req->query = "";
   tt_join_init(&req->join, req->server->fams, joined_cb, req);
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
     fn(req);
   tt_join_release(&req->join); /* may complete synchronously */
+}
+
+static bool has_body(struct tt_request *req) {
+  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  return (cl && strcmp(cl, "0") != 0) || te != NULL;
+}
+
+/* A refusal decided from the headers is answered before the body is read
+ * when reading it would be wasted or unwelcome: a body over the limit, a
+ * client without the token, or one that waits for "100 Continue" (it has
+ * sent nothing yet). MHD 0.9.75 then closes the connection; a lingering
+ * close lets the client finish sending and read the answer. Other refusals
+ * read and drop the body, which keeps the connection alive. */
+static bool answer_at_once(struct tt_request *req) {
+  if (!req->responded || !has_body(req))
+    return false;
+  const char *expect = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_EXPECT);
+  return req->resp.status == 413 || req->resp.status == 401 ||
+         (expect && strcasecmp(expect, "100-continue") == 0);
 }
 
 enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, const char *url,
@@ -613,19 +683,17 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   struct tt_server *s = cls;
   struct tt_request *req = *con_cls;
   (void)version;
-  if (req == NULL) {
-    req = request_new(s, conn, url, method);
-    if (req == NULL)
-      return MHD_NO;
-    *con_cls = req;
+  if (req == NULL)
+    return MHD_NO; /* the URI callback could not allocate: close */
+  if (!req->headers_done) {
+    request_begin(req, method);
     precheck(req, url);
-    /* An early refusal with a body still on the wire is answered now (MHD
-     * then closes the connection); otherwise answer on a later call, which
-     * keeps the connection alive. */
-    if (req->responded && *upload_data_size == 0 &&
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) &&
-        req->resp.status == 413)
+    if (answer_at_once(req)) {
+      if (req->tconn)
+        req->tconn->linger = true;
       return queue_answer(req);
+    }
+    /* Otherwise answer on a later call, which keeps the connection alive. */
     return MHD_YES;
   }
   if (req->state == TT_REQ_READING && *upload_data_size > 0) {
@@ -681,12 +749,36 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   if (req == NULL)
     return;
   *con_cls = NULL;
+  struct tt_conn *c = req->tconn;
+  if (c) {
+    /* Between requests: the next request line is due within KEEPALIVE_MS. */
+    c->req = NULL;
+    c->deadline = uv_now(s->loop) + KEEPALIVE_MS;
+    req->tconn = NULL;
+  }
+  if (req->request_id[0] == '\0')
+    set_ids(req);
   double secs = (double)(now_ns() - req->start_ns) / 1e9;
   bool gone = req->client_gone || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ||
               req->state != TT_REQ_ANSWERED;
   /* 499: the client went away before the answer was delivered (nginx's
-   * convention), so dashboards can tell it from server errors. */
+   * convention), so dashboards can tell it from server errors. A
+   * connection we closed at a deadline is logged 408, at the drain timeout
+   * 503; neither client got an answer. */
   unsigned status = gone ? 499 : req->resp.status;
+  const char *closed_code = NULL;
+  if (gone && req->timed_out) {
+    status = 408;
+    closed_code = "RequestTimeout";
+  } else if (gone && req->drain_closed) {
+    status = 503;
+    closed_code = "Draining";
+  } else if (!req->headers_done && toe == MHD_REQUEST_TERMINATED_WITH_ERROR) {
+    /* MHD itself refused the request line or headers (malformed, or over
+     * its buffer) and answered 400, 414 or 431. */
+    status = 400;
+    closed_code = "BadRequest";
+  }
   char status_text[8];
   snprintf(status_text, sizeof(status_text), "%u", status);
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
@@ -701,7 +793,9 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   tt_log_str(&l, "method", labels[1]);
   tt_log_str(&l, "route", req->route_label);
   tt_log_int(&l, "status", status);
-  if (req->error_code != TT_OK)
+  if (closed_code)
+    tt_log_str(&l, "error_code", closed_code);
+  else if (req->error_code != TT_OK)
     tt_log_str(&l, "error_code", tt_error_code_name(req->error_code));
   else if (gone)
     tt_log_str(&l, "error_code", "ClientClosed");
@@ -712,6 +806,199 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
 
   req->mhd_done = true;
   request_release(req);
+}
+
+/* ---- connections: deadlines, lingering close ---------------------------- */
+
+static uint64_t sweep_interval(const struct tt_server *s) {
+  uint64_t t = s->opts.header_timeout_ms < s->opts.request_timeout_ms ? s->opts.header_timeout_ms
+                                                                      : s->opts.request_timeout_ms;
+  t /= 4;
+  return t < 10 ? 10 : t > 1000 ? 1000 : t;
+}
+
+/* Ends a connection from outside MHD: shutting the socket down makes MHD
+ * read EOF and close it through its normal path (completion callback,
+ * then the close notification). */
+static void conn_kill(struct tt_conn *c) {
+  if (c->killed)
+    return;
+  c->killed = true;
+  shutdown(c->fd, SHUT_RDWR);
+  if (c->server->wake)
+    c->server->wake(c->server->hook_arg);
+}
+
+static void sweep_cb(uv_timer_t *t) {
+  struct tt_server *s = t->data;
+  if (s->conns == NULL) {
+    uv_timer_stop(t);
+    return;
+  }
+  uint64_t now = uv_now(s->loop);
+  for (struct tt_conn *c = s->conns; c; c = c->next) {
+    /* A request past its headers is timed by its own deadline once it
+     * runs; here only reading (headers, body) and waiting between
+     * requests are bounded. */
+    if (c->killed || now < c->deadline || (c->req && c->req->state != TT_REQ_READING))
+      continue;
+    if (c->req)
+      c->req->timed_out = true;
+    conn_kill(c);
+  }
+}
+
+void *tt_server_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn) {
+  struct tt_server *s = cls;
+  struct tt_request *req = request_new(s, conn);
+  if (req == NULL)
+    return NULL;
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  struct tt_conn *c = ci ? ci->socket_context : NULL;
+  if (c && c->magic == CONN_MAGIC) {
+    /* The first request's headers are due from accept, later ones' from
+     * their request line. */
+    if (c->requests++ > 0)
+      c->deadline = req->start_ms + s->opts.header_timeout_ms;
+    c->linger = false;
+    c->req = req;
+    req->tconn = c;
+  }
+  /* Keep the raw query ourselves and hide it from MHD: MHD 0.9.75 parses
+   * every parameter into the connection's 32 KiB pool, and a few hundred of
+   * them exhaust it so that not even an error can be answered. MHD calls
+   * this callback before it parses the arguments (true up to at least
+   * 1.0), and `uri` points into its writable read buffer. */
+  char *q = strchr(uri, '?');
+  if (q) {
+    req->query = tt_arena_strndup(&req->arena, q + 1, strlen(q + 1));
+    if (req->query == NULL)
+      req->query = "";
+    q[1] = '\0';
+  }
+  return req;
+}
+
+static void linger_closed_cb(uv_handle_t *h) {
+  struct tt_linger *lg = h->data;
+  if (--lg->open_handles == 0)
+    free(lg);
+}
+
+static void linger_end(struct tt_linger *lg) {
+  struct tt_server *s = lg->server;
+  if (lg->prev)
+    lg->prev->next = lg->next;
+  else
+    s->lingering = lg->next;
+  if (lg->next)
+    lg->next->prev = lg->prev;
+  s->nlingering--;
+  uv_close((uv_handle_t *)&lg->poll, linger_closed_cb);
+  uv_close((uv_handle_t *)&lg->timer, linger_closed_cb);
+  close(lg->fd); /* the poll no longer watches it */
+}
+
+static void linger_timer_cb(uv_timer_t *t) { linger_end(t->data); }
+
+static void linger_poll_cb(uv_poll_t *p, int status, int events) {
+  struct tt_linger *lg = p->data;
+  (void)events;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = status < 0 ? -1 : recv(lg->fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      lg->dropped += (size_t)n;
+      if (lg->dropped <= LINGER_BYTES)
+        continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      return;
+    }
+    linger_end(lg); /* EOF, an error, or too much */
+    return;
+  }
+}
+
+/* Called while MHD closes a connection it answered early: keep a dup of
+ * the socket open (MHD removes its own fd from its epoll set before
+ * closing it) and drop its input until EOF or a bound. Best effort: on any
+ * failure the socket simply closes. */
+static void linger_start(struct tt_server *s, int fd) {
+  if (s->closed || s->nlingering >= LINGER_MAX)
+    return;
+  struct tt_linger *lg = calloc(1, sizeof(*lg));
+  if (lg == NULL)
+    return;
+  lg->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (lg->fd < 0) {
+    free(lg);
+    return;
+  }
+  shutdown(lg->fd, SHUT_WR); /* the answer is out: say so with a FIN */
+  lg->server = s;
+  if (uv_poll_init(s->loop, &lg->poll, lg->fd) != 0) {
+    close(lg->fd);
+    free(lg);
+    return;
+  }
+  uv_timer_init(s->loop, &lg->timer);
+  lg->poll.data = lg->timer.data = lg;
+  lg->open_handles = 2;
+  lg->next = s->lingering;
+  if (s->lingering)
+    s->lingering->prev = lg;
+  s->lingering = lg;
+  s->nlingering++;
+  uv_poll_start(&lg->poll, UV_READABLE, linger_poll_cb);
+  uv_timer_start(&lg->timer, linger_timer_cb, LINGER_MS, 0);
+}
+
+void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
+                             enum MHD_ConnectionNotificationCode toe) {
+  struct tt_server *s = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct tt_conn *c = ci ? calloc(1, sizeof(*c)) : NULL;
+    if (c == NULL)
+      return; /* untracked: only MHD's own idle timeout applies */
+    c->magic = CONN_MAGIC;
+    c->server = s;
+    c->mhd = conn;
+    c->fd = ci->connect_fd;
+    c->deadline = uv_now(s->loop) + s->opts.header_timeout_ms;
+    c->next = s->conns;
+    if (s->conns)
+      s->conns->prev = c;
+    s->conns = c;
+    *socket_context = c;
+    if (!s->sweep_open && !s->closed && uv_timer_init(s->loop, &s->sweep) == 0) {
+      s->sweep.data = s;
+      s->sweep_open = true;
+    }
+    if (s->sweep_open && !uv_is_active((uv_handle_t *)&s->sweep)) {
+      uint64_t every = sweep_interval(s);
+      uv_timer_start(&s->sweep, sweep_cb, every, every);
+    }
+    return;
+  }
+  struct tt_conn *c = *socket_context;
+  if (c == NULL || c->magic != CONN_MAGIC)
+    return;
+  *socket_context = NULL;
+  if (c->req)
+    c->req->tconn = NULL;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  if (c->linger && !c->killed)
+    linger_start(s, c->fd);
+  c->magic = 0;
+  free(c);
 }
 
 size_t tt_server_unescape_cb(void *cls, struct MHD_Connection *conn, char *s) {
@@ -738,4 +1025,24 @@ void tt_server_cancel_all(struct tt_server *s) {
       break;
     tt_join_cancel(&req->join);
   }
+  /* A request still arriving (or an answer a client does not read) would
+   * hold the drain open: close those connections. Suspended requests answer
+   * Draining once joined; idle ones close with MHD. */
+  for (struct tt_conn *c = s->conns; c; c = c->next) {
+    struct tt_request *req = c->req;
+    if (req == NULL || req->state == TT_REQ_RUNNING || req->state == TT_REQ_ANSWERING)
+      continue;
+    req->drain_closed = true;
+    conn_kill(c);
+  }
+}
+
+void tt_server_close(struct tt_server *s) {
+  s->closed = true;
+  if (s->sweep_open) {
+    uv_close((uv_handle_t *)&s->sweep, NULL);
+    s->sweep_open = false;
+  }
+  while (s->lingering)
+    linger_end(s->lingering);
 }

@@ -14,10 +14,13 @@
 #include "orm/orm.h"
 
 struct tt_request;
+struct tt_conn;
+struct tt_linger;
 
 /* What the API layer needs from the configuration; the daemon fills it. */
 struct tt_api_options {
-  uint64_t request_timeout_ms;
+  uint64_t request_timeout_ms; /* counted from the request line's arrival */
+  uint64_t header_timeout_ms;  /* from accept (or the request line) to complete headers */
   uint64_t max_body_bytes;
   bool enable_fault_injection;
   const char *auth_token; /* NULL when /v1 is open; borrowed */
@@ -38,6 +41,12 @@ struct tt_server {
   size_t active; /* request contexts alive */
   uint64_t id_state; /* request id generator (splitmix64) */
   struct tt_request *suspended; /* requests waiting on operations */
+  struct tt_conn *conns;        /* every open client connection */
+  uv_timer_t sweep;             /* closes connections past their deadline */
+  bool sweep_open;
+  struct tt_linger *lingering;  /* closed connections whose input is still drained */
+  size_t nlingering;
+  bool closed;                  /* tt_server_close ran */
   /* The daemon's hooks: `wake` makes the loop run MHD soon (after a resume);
    * `idle` is called when draining and the last request is gone. */
   void (*wake)(void *arg);
@@ -56,6 +65,12 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
                                     void **con_cls);
 void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
                             enum MHD_RequestTerminationCode toe);
+/* MHD_OPTION_URI_LOG_CALLBACK: the request line arrived; the request (and
+ * its deadline) starts here. */
+void *tt_server_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn);
+/* MHD_OPTION_NOTIFY_CONNECTION: tracks each connection for its deadlines. */
+void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
+                             enum MHD_ConnectionNotificationCode toe);
 /* Keeps raw paths and query strings: the API decodes each segment itself,
  * so "%2F" inside a key is not taken for a separator. */
 size_t tt_server_unescape_cb(void *cls, struct MHD_Connection *conn, char *s);
@@ -64,8 +79,13 @@ size_t tt_server_unescape_cb(void *cls, struct MHD_Connection *conn, char *s);
  * Calls `idle` at once if nothing is active. */
 void tt_server_drain(struct tt_server *s);
 
-/* Drain timeout: cancels every suspended request's operations; they answer
- * 503 Draining once joined. */
+/* Drain timeout: cancels every suspended request's operations (they answer
+ * 503 Draining once joined unless their work finished) and closes every
+ * connection still sending a request or receiving an answer. */
 void tt_server_cancel_all(struct tt_server *s);
+
+/* Before MHD_stop_daemon: stops the deadline sweep and ends every lingering
+ * close at once, so the loop can finish. */
+void tt_server_close(struct tt_server *s);
 
 #endif

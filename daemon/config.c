@@ -43,6 +43,8 @@ static const struct setting settings[] = {
      "  serve /v1/_faults and /v1/_test (tests only)"},
     {"request-timeout-ms", K_UINT, F(request_timeout_ms), 1, 3600000, NULL,
      "N  per-request deadline (default 10000)"},
+    {"header-timeout-ms", K_UINT, F(header_timeout_ms), 1, 3600000, NULL,
+     "N  time a client has to send a request's headers (default 10000)"},
     {"max-body-bytes", K_UINT, F(max_body_bytes), 1, 1u << 30, NULL,
      "N  largest request body (default 1048576)"},
     {"drain-timeout-ms", K_UINT, F(drain_timeout_ms), 0, 3600000, NULL,
@@ -65,6 +67,7 @@ static void defaults(struct tt_config *cfg) {
   snprintf(cfg->backend, sizeof(cfg->backend), "memory");
   snprintf(cfg->jobs_table, sizeof(cfg->jobs_table), "tabletheory-jobs");
   cfg->request_timeout_ms = 10000;
+  cfg->header_timeout_ms = 10000;
   cfg->max_body_bytes = 1048576;
   cfg->drain_timeout_ms = 10000;
   cfg->max_connections = 1024;

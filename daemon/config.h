@@ -26,6 +26,7 @@ struct tt_config {
   bool allow_table_delete;
   bool enable_fault_injection;
   uint64_t request_timeout_ms;
+  uint64_t header_timeout_ms;
   uint64_t max_body_bytes;
   uint64_t drain_timeout_ms;
   uint64_t max_connections;

@@ -85,6 +85,7 @@ static void backend_closed_cb(void *arg) {
 /* Every request is gone: stop MHD and close every handle so uv_run returns. */
 static void stop_cb(uv_timer_t *t) {
   struct daemon *d = t->data;
+  tt_server_close(&d->server);
   tt_mhd_loop_close(&d->mhd_loop);
   MHD_stop_daemon(d->mhd);
   d->mhd = NULL;
@@ -276,6 +277,7 @@ static int start(struct daemon *d, struct tt_error *err) {
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory at start-up");
   struct tt_api_options opts = {
       .request_timeout_ms = d->cfg.request_timeout_ms,
+      .header_timeout_ms = d->cfg.header_timeout_ms,
       .max_body_bytes = d->cfg.max_body_bytes,
       .enable_fault_injection = d->cfg.enable_fault_injection,
       .auth_token = d->auth_token,
@@ -315,6 +317,9 @@ static int start(struct daemon *d, struct tt_error *err) {
       flags, 0, NULL, NULL, tt_server_access_cb, &d->server, MHD_OPTION_LISTEN_SOCKET,
       (MHD_socket)d->listener.fd, MHD_OPTION_NOTIFY_COMPLETED, tt_server_completed_cb,
       &d->server, MHD_OPTION_UNESCAPE_CALLBACK, tt_server_unescape_cb, NULL,
+      /* Header and body deadlines, lingering close (api/server.c). */
+      MHD_OPTION_URI_LOG_CALLBACK, tt_server_uri_cb, &d->server, MHD_OPTION_NOTIFY_CONNECTION,
+      tt_server_connection_cb, &d->server,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
       /* MHD 0.9.75 zeroes this pool between keep-alive requests: 64 KiB
@@ -322,7 +327,7 @@ static int start(struct daemon *d, struct tt_error *err) {
       (size_t)32768, MHD_OPTION_END);
   if (d->mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
-  if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd) != 0)
+  if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
   uv_signal_init(&d->loop, &d->sigterm);
   uv_signal_init(&d->loop, &d->sigint);

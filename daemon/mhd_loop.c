@@ -25,16 +25,31 @@ static void poll_cb(uv_poll_t *p, int status, int events) {
   run_mhd(p->data);
 }
 
+static unsigned connections(struct MHD_Daemon *mhd) {
+  const union MHD_DaemonInfo *i = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+  return i ? i->num_connections : 0;
+}
+
 /* Runs MHD once, then arms the timer from MHD_get_timeout so connection
  * timeouts and resumed connections are served even without socket events. */
 static void run_mhd(struct tt_mhd_loop *ml) {
   if (ml->mhd == NULL)
     return;
+  unsigned before = ml->limit ? connections(ml->mhd) : 0;
   ml->running = true;
   MHD_run(ml->mhd);
   ml->running = false;
   if (ml->mhd == NULL)
     return;
+  /* At the connection limit MHD takes its listen socket out of its epoll
+   * set and puts it back only at the start of a later run: when this run
+   * freed a slot, run again, or clients waiting in the backlog would wait
+   * until some unrelated event. */
+  if (ml->limit && before >= ml->limit && connections(ml->mhd) < ml->limit) {
+    uv_timer_stop(&ml->timer);
+    run_soon(ml);
+    return;
+  }
   MHD_UNSIGNED_LONG_LONG timeout;
   if (MHD_get_timeout(ml->mhd, &timeout) != MHD_YES) {
     uv_timer_stop(&ml->timer);
@@ -46,9 +61,11 @@ static void run_mhd(struct tt_mhd_loop *ml) {
   }
 }
 
-int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd) {
+int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd,
+                      unsigned limit) {
   memset(ml, 0, sizeof(*ml));
   ml->mhd = mhd;
+  ml->limit = limit;
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_EPOLL_FD);
   if (info == NULL)
     return UV_EINVAL;

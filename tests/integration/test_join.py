@@ -3,6 +3,7 @@
 started finished -- on success, on the first error, at the deadline and when
 the client goes away -- and the in-flight gauges return to 0."""
 import socket
+import struct
 import threading
 import time
 
@@ -67,7 +68,11 @@ def send_and_vanish(d, ops, ms):
     s.sendall(raw_request("POST", "/v1/_test/sleep",
                           body=b'{"ops": %d, "ms": %d}' % (ops, ms),
                           headers={"X-Request-Id": "gone-%d" % ops}))
-    time.sleep(0.05)
+    # A reset drops what the daemon has not read yet: give it time to read.
+    time.sleep(0.2)
+    # Vanish with a reset: a FIN alone may be a half-close by a client that
+    # still reads its answer (test_slow_clients.py), so it cancels nothing.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 
 
