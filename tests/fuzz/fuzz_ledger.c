@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz_init();
   if (size < 1)
     return 0;
-  fz_backend_memory();
+  fz_backend_memory_table(TT_LEDGER_DEFAULT_TABLE);
   const char *p = (const char *)data, *end = p + size;
   for (int n = 0; n < MAX_OPS && p < end; n++) {
     const char *nul = memchr(p, '\0', (size_t)(end - p));

@@ -91,7 +91,9 @@ static void created_cb(struct tt_backend_call *call) {
   *(int *)call->arg = 1;
 }
 
-void fz_backend_memory(void) {
+void fz_backend_memory(void) { fz_backend_memory_table(NULL); }
+
+void fz_backend_memory_table(const char *only) {
   struct tt_memdb_options o = {.clock = fixed_s};
   struct tt_backend *b = NULL;
   if (tt_memdb_new(&FZ.loop, &o, &b) != 0)
@@ -105,7 +107,7 @@ void fz_backend_memory(void) {
     bool seen = false;
     for (size_t k = 0; k < i; k++)
       seen = seen || strcmp(fz_model(k)->table, m->table) == 0;
-    if (seen)
+    if (seen || (only && strcmp(m->table, only) != 0))
       continue;
     struct tt_backend_call call;
     int done = 0;

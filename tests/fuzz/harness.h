@@ -40,6 +40,9 @@ void fz_init(void);
  * through the ORM's PUT .../table path). */
 void fz_backend_memory(void);
 
+/* The same with only the table called `only` (NULL: all of them). */
+void fz_backend_memory_table(const char *only);
+
 /* Makes `b` (a backend on FZ.loop; ownership passes) the current backend. */
 void fz_backend_use(struct tt_backend *b);
 
