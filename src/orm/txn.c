@@ -135,10 +135,11 @@ static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") 
 static int cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *attr, bool exists,
                        struct tt_error *err) {
   if (cond_sep(c) != 0 ||
-      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0 ||
-      tt_expr_builder_path(b, attr, true, c, "key", err) != 0 || tt_buf_puts(c, ")") != 0)
+      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
+    return oom(err);
+  if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
     return -1;
-  return 0;
+  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
 }
 
 /* attr = value (value cloned). */
@@ -147,10 +148,16 @@ static int cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *
   struct tt_av v;
   if (tt_av_clone(&v, value) != 0)
     return oom(err);
-  if (cond_sep(c) != 0 || tt_expr_builder_path(b, attr, true, c, field, err) != 0 ||
-      tt_buf_puts(c, " = ") != 0) {
+  /* A buffer that cannot grow is memory (no cap): say so, the error is
+   * otherwise left unset. */
+  int rc = cond_sep(c) != 0 ? oom(err) : 0;
+  if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
+    rc = -1;
+  if (rc == 0 && tt_buf_puts(c, " = ") != 0)
+    rc = oom(err);
+  if (rc != 0) {
     tt_av_free(&v);
-    return -1;
+    return rc;
   }
   return tt_expr_builder_value(b, &v, c, err);
 }

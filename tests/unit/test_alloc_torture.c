@@ -530,6 +530,14 @@ static const struct req script[] = {
      "{\"put\":[{\"PK\":\"O#2\",\"SK\":\"c\"}],\"delete\":[{\"PK\":\"O#1\",\"SK\":\"b\"}]}"},
     {R_BGET, "Order", NULL, "{\"keys\":[{\"PK\":\"O#1\",\"SK\":\"a\"},{\"PK\":\"O#2\",\"SK\":\"c\"}]}"},
     {R_DELETE, "Order", "O%232/c", NULL},
+    {R_ENSURE, "Member", NULL, NULL},
+    {R_CREATE, "Member", NULL, "{\"id\":\"m1\",\"email\":\"a@b.c\"}"},
+    {R_PATCH, "Member", "m1", "{\"set\":{\"email\":\"d@e.f\"}}"},
+    {R_TXN, NULL, NULL,
+     "{\"items\":[{\"op\":\"put\",\"model\":\"Order\",\"item\":{\"PK\":\"O#3\",\"SK\":\"d\"}},"
+     "{\"op\":\"check\",\"model\":\"Member\",\"key\":{\"id\":\"m1\"},"
+     "\"condition\":{\"attr\":\"email\",\"op\":\"=\",\"value\":\"d@e.f\"}}]}"},
+    {R_DELETE, "Member", "m1", NULL},
 };
 
 static int s_orm(char *out, size_t cap) {
