@@ -278,8 +278,10 @@ static int merge_path_key(struct tt_orm_item_op *op, struct tt_error *err) {
     }
     struct tt_av copy;
     if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0)
+        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    }
   }
   return 0;
 }

@@ -211,8 +211,11 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     if (!u->unique || ov == NULL)
       continue;
     struct tt_av copy;
-    if (tt_av_clone(&copy, ov) != 0 || tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0)
+    if (tt_av_clone(&copy, ov) != 0 ||
+        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   for (size_t i = 0; i < a->upd.n_actions; i++) {
     const struct tt_orm_action *x = &a->upd.actions[i];
@@ -227,8 +230,10 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
       continue;
     struct tt_av copy;
     if (tt_av_clone(&copy, &x->value) != 0 ||
-        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0)
+        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   return 0;
 }
@@ -297,8 +302,10 @@ static int merge_key(struct action *a, struct tt_error *err) {
     }
     struct tt_av copy;
     if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&a->item, k->name, k->name_len, &copy) != 0)
+        tt_av_map_put(&a->item, k->name, k->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   return 0;
 }
