@@ -41,8 +41,8 @@ stage "AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 run_check _build_asan
 
-stage "fuzz targets (libFuzzer, 20 s each)"
-bash scripts/fuzz.sh 20
+stage "fuzz targets (libFuzzer, 15 s each)"
+bash scripts/fuzz.sh 15
 
 stage "openapi.yaml lint (@redocly/cli $REDOCLY_VERSION)"
 npx --yes "@redocly/cli@$REDOCLY_VERSION" lint --extends=spec openapi.yaml

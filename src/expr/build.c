@@ -2,6 +2,7 @@
 /* build.c -- REST conditions, keys, selects and updates to placeholder-only expressions. */
 #include "expr/build.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,10 @@ static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while building an expression");
 }
 
+/* After a tt_buf call failed: the text cap, or memory (buf.h's errno). */
 static int too_long(const char *field, struct tt_error *err) {
+  if (errno == ENOMEM)
+    return oom(err);
   return tt_error_set(err, TT_ERR_VALIDATION, field,
                       "%s: the expression would exceed %d bytes", field, TT_EXPR_MAX_TEXT);
 }
@@ -173,6 +177,8 @@ int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct
   }
   if (tt_buf_printf(out, ":v%zu", b->nvalues) != 0) {
     tt_av_free(value);
+    if (errno == ENOMEM)
+      return oom(err);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "the expression would exceed %d bytes",
                         TT_EXPR_MAX_TEXT);
   }

@@ -43,6 +43,12 @@ static int yerr(struct ystate *st, const yaml_mark_t *mark, const char *what) {
                          (size_t)mark->line + 1, (size_t)mark->column + 1, what);
 }
 
+/* Out of memory while building the tree: Internal, not the user's fault. */
+static int yoom(struct ystate *st) {
+  return tt_model_errorf(st->err, TT_ERR_INTERNAL, NULL, SRC_FMT "out of memory",
+                         SRC_ARGS(st->source));
+}
+
 /* Whether `s` (n bytes) is one of the spellings in the NULL-terminated list. */
 static bool is_one_of(const char *s, size_t n, const char *const *list) {
   for (; *list; list++)
@@ -126,7 +132,7 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   struct yframe *top = &st->stack[st->depth - 1];
   if (json_is_array(top->node)) {
     if (json_array_append_new(top->node, node) != 0)
-      return yerr(st, &ev->start_mark, "out of memory");
+      return yoom(st);
     return 0;
   }
   /* Mapping: a key must be pending, since keys are handled in on_scalar. */
@@ -146,8 +152,8 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   free(top->key);
   top->key = NULL;
   top->has_key = false;
-  if (rc != 0)
-    return yerr(st, &ev->start_mark, "invalid UTF-8 in a mapping key");
+  if (rc != 0) /* libyaml's reader already refused invalid UTF-8 */
+    return yoom(st);
   return 0;
 }
 
@@ -163,7 +169,7 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     struct yframe *top = &st->stack[st->depth - 1];
     top->key = malloc(len + 1);
     if (top->key == NULL)
-      return yerr(st, &ev->start_mark, "out of memory");
+      return yoom(st);
     memcpy(top->key, val, len);
     top->key[len] = '\0';
     top->key_len = len;
@@ -176,12 +182,14 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     node = resolve_plain(val, len);
   else
     node = json_stringn(val, len);
+  if (node == NULL) /* libyaml's reader already refused invalid UTF-8 */
+    return yoom(st);
   return attach(st, ev, node);
 }
 
 static int push(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   if (node == NULL)
-    return yerr(st, &ev->start_mark, "out of memory");
+    return yoom(st);
   if (st->depth >= TT_DMS_MAX_DEPTH) {
     json_decref(node);
     return yerr(st, &ev->start_mark, "nesting is too deep for a DMS document");
@@ -233,7 +241,7 @@ static int on_event(struct ystate *st, const yaml_event_t *ev) {
       st->root = json_null();
     if (json_array_append_new(st->docs, st->root) != 0) {
       st->root = NULL;
-      return yerr(st, &ev->start_mark, "out of memory");
+      return yoom(st);
     }
     st->root = NULL;
     return 0;

@@ -22,14 +22,19 @@
 /* Appends " AND " between condition parts. */
 static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
 
+/* A condition text that could not grow: memory (no cap is set on it). */
+static int cond_oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
 static int cond_key_exists(struct tt_orm_item_op *op, struct tt_buf *c, bool exists,
                            struct tt_error *err) {
   if (cond_sep(c) != 0 ||
-      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0 ||
-      tt_expr_builder_path(op->builder, op->ctx.model->pk->name, true, c, "key", err) != 0 ||
-      tt_buf_puts(c, ")") != 0)
+      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
+    return cond_oom(err);
+  if (tt_expr_builder_path(op->builder, op->ctx.model->pk->name, true, c, "key", err) != 0)
     return -1;
-  return 0;
+  return tt_buf_puts(c, ")") != 0 ? cond_oom(err) : 0;
 }
 
 static int cond_version(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_error *err) {
@@ -39,9 +44,19 @@ static int cond_version(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_e
   struct tt_av ev;
   if (tt_av_number_int(&ev, op->expected.version) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (cond_sep(c) != 0 ||
-      tt_expr_builder_path(op->builder, v->name, true, c, "expected_version", err) != 0 ||
-      tt_buf_puts(c, " = ") != 0 || tt_expr_builder_value(op->builder, &ev, c, err) != 0)
+  if (cond_sep(c) != 0) {
+    tt_av_free(&ev);
+    return cond_oom(err);
+  }
+  if (tt_expr_builder_path(op->builder, v->name, true, c, "expected_version", err) != 0) {
+    tt_av_free(&ev);
+    return -1;
+  }
+  if (tt_buf_puts(c, " = ") != 0) {
+    tt_av_free(&ev);
+    return cond_oom(err);
+  }
+  if (tt_expr_builder_value(op->builder, &ev, c, err) != 0)
     return -1;
   return 0;
 }
@@ -53,7 +68,7 @@ static int cond_user(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_erro
   char *text = NULL;
   if (tt_expr_build_condition(op->builder, cond, "condition", &text, err) != 0)
     return -1;
-  int rc = cond_sep(c) != 0 || tt_buf_printf(c, "(%s)", text) != 0 ? -1 : 0;
+  int rc = cond_sep(c) != 0 || tt_buf_printf(c, "(%s)", text) != 0 ? cond_oom(err) : 0;
   free(text);
   return rc;
 }
@@ -263,10 +278,23 @@ static int merge_path_key(struct tt_orm_item_op *op, struct tt_error *err) {
     }
     struct tt_av copy;
     if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0)
+        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    }
   }
   return 0;
+}
+
+/* Sets member `k` of *req to `v` (stolen). When memory runs out, *req is
+ * released and set to NULL, so the next sets are no-ops and send_request
+ * answers Internal: a request silently missing its condition could replace
+ * an item a create must not touch. */
+static void req_set(json_t **req, const char *k, json_t *v) {
+  if (json_object_set_new(*req, k, v) != 0) { /* NULL *req or v: v released */
+    json_decref(*req);
+    *req = NULL;
+  }
 }
 
 static json_t *table_req(struct tt_orm_item_op *op) {
@@ -279,9 +307,11 @@ static json_t *table_req(struct tt_orm_item_op *op) {
 static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, json_t *req,
                         const struct tt_buf *cond, tt_client_done_cb cb, struct tt_error *err) {
   if (cond && cond->len) {
-    json_object_set_new(req, "ConditionExpression", json_string(cond->data));
-    json_object_set_new(req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+    req_set(&req, "ConditionExpression", json_string(cond->data));
+    req_set(&req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
   }
+  if (req == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   if (tt_orm_attach_placeholders(op->builder, req, err) != 0) {
     json_decref(req);
     return -1;
@@ -299,7 +329,7 @@ static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error 
       cond_key_exists(op, &c, false, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
+  req_set(&req, "Item", tt_ddb_item_to_json(&op->item));
   rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
@@ -333,8 +363,8 @@ static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *er
       cond_version(op, &c, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  json_object_set_new(req, "Item", tt_ddb_item_to_json(&op->item));
-  json_object_set_new(req, "ReturnValues", json_string("ALL_OLD"));
+  req_set(&req, "Item", tt_ddb_item_to_json(&op->item));
+  req_set(&req, "ReturnValues", json_string("ALL_OLD"));
   rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
@@ -343,9 +373,9 @@ done:
 
 static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
   json_t *req = table_req(op);
-  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
+  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
   if (op->consistent)
-    json_object_set_new(req, "ConsistentRead", json_true());
+    req_set(&req, "ConsistentRead", json_true());
   if (op->select && json_array_size(op->select) > 0) {
     char *text = NULL;
     if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0) {
@@ -356,7 +386,7 @@ static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
       json_decref(req);
       return -1;
     }
-    json_object_set_new(req, "ProjectionExpression", json_string(text));
+    req_set(&req, "ProjectionExpression", json_string(text));
     free(text);
   }
   return send_request(op, TT_DDB_GET_ITEM, req, NULL, got, err);
@@ -442,9 +472,9 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
       cond_user(op, &c, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
-  json_object_set_new(req, "UpdateExpression", json_string(update_text));
-  json_object_set_new(req, "ReturnValues", json_string("ALL_NEW"));
+  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
+  req_set(&req, "UpdateExpression", json_string(update_text));
+  req_set(&req, "ReturnValues", json_string("ALL_NEW"));
   rc = send_request(op, TT_DDB_UPDATE_ITEM, req, &c, written, err);
 done:
   free(update_text);
@@ -460,7 +490,7 @@ static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
   if (cond_key_exists(op, &c, true, err) != 0 || cond_version(op, &c, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  json_object_set_new(req, "Key", tt_ddb_item_to_json(&op->key));
+  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
   rc = send_request(op, TT_DDB_DELETE_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);

@@ -279,23 +279,28 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   char *text = NULL;
   int rc = -1;
   op->base_request = req;
-  if (op->index)
-    json_object_set_new(req, "IndexName", json_string(op->index->name));
+  if (req == NULL)
+    goto oom;
+  if (op->index && json_object_set_new(req, "IndexName", json_string(op->index->name)) != 0)
+    goto oom;
   if (!op->scan) {
     if (tt_expr_build_key_condition(op->builder, json_object_get(op->body, "key"), "key", &text,
                                     err) != 0)
       goto done;
-    json_object_set_new(req, "KeyConditionExpression", json_string(text));
+    if (json_object_set_new(req, "KeyConditionExpression", json_string(text)) != 0)
+      goto oom;
     free(text);
     text = NULL;
     if (op->order == TT_ORDER_DESC)
-      json_object_set_new(req, "ScanIndexForward", json_false());
+      if (json_object_set_new(req, "ScanIndexForward", json_false()) != 0)
+        goto oom;
   }
   const json_t *filter = json_object_get(op->body, "filter");
   if (filter && !json_is_null(filter)) {
     if (tt_expr_build_condition(op->builder, filter, "filter", &text, err) != 0)
       goto done;
-    json_object_set_new(req, "FilterExpression", json_string(text));
+    if (json_object_set_new(req, "FilterExpression", json_string(text)) != 0)
+      goto oom;
     free(text);
     text = NULL;
   }
@@ -318,25 +323,34 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
       goto done;
     }
-    json_object_set_new(req, "FilterExpression", json_string(both.data));
+    grc = json_object_set_new(req, "FilterExpression", json_string(both.data));
     tt_buf_free(&both);
+    if (grc != 0)
+      goto oom;
   }
   if (op->count_only) {
-    json_object_set_new(req, "Select", json_string("COUNT"));
+    if (json_object_set_new(req, "Select", json_string("COUNT")) != 0)
+      goto oom;
   } else if (op->select) {
     if (tt_expr_build_projection(op->builder, op->select, "select", &text, err) != 0)
       goto done;
-    json_object_set_new(req, "ProjectionExpression", json_string(text));
+    if (json_object_set_new(req, "ProjectionExpression", json_string(text)) != 0)
+      goto oom;
     free(text);
     text = NULL;
   }
-  if (op->consistent)
-    json_object_set_new(req, "ConsistentRead", json_true());
-  if (op->segments > 1)
-    json_object_set_new(req, "TotalSegments", json_integer((json_int_t)op->segments));
+  if (op->consistent && json_object_set_new(req, "ConsistentRead", json_true()) != 0)
+    goto oom;
+  if (op->segments > 1 &&
+      json_object_set_new(req, "TotalSegments", json_integer((json_int_t)op->segments)) != 0)
+    goto oom;
   if (tt_orm_attach_placeholders(op->builder, req, err) != 0)
     goto done;
   rc = 0;
+  goto done;
+oom:
+  /* A request missing a member (a Limit, a filter) would answer wrongly. */
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
 done:
   free(text);
   return rc;
@@ -444,7 +458,8 @@ static void page_cb(struct tt_client_call *call) {
       tt_orm_fail(op->ctx.result, &err);
       break;
     }
-    if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0) ||
+    if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0 &&
+         tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory")) ||
         tt_orm_item_write(&ch->items, op->ctx.model, &item, op->select, &err) != 0) {
       tt_av_free(&item);
       op->failed = true;
@@ -456,9 +471,16 @@ static void page_cb(struct tt_client_call *call) {
   }
   tt_av_free(&ch->last_key);
   json_t *lek = json_object_get(resp, "LastEvaluatedKey");
-  if (lek == NULL || json_object_size(lek) == 0 ||
-      tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0)
+  if (lek == NULL || json_object_size(lek) == 0) {
     ch->exhausted = true;
+  } else if (tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0) {
+    /* Not "no more pages": stopping here would drop the rest silently. */
+    if (!op->failed) {
+      op->failed = true;
+      tt_orm_fail(op->ctx.result, &err);
+    }
+    ch->exhausted = true;
+  }
   if (wants_more(ch)) {
     read_page(ch);
     return;
@@ -469,12 +491,18 @@ static void page_cb(struct tt_client_call *call) {
 static void read_page(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
   json_t *req = json_deep_copy(op->base_request);
-  if (ch->last_key.type == TT_AV_M && ch->last_key.len)
-    json_object_set_new(req, "ExclusiveStartKey", tt_ddb_item_to_json(&ch->last_key));
-  if (op->has_limit)
-    json_object_set_new(req, "Limit", json_integer((json_int_t)(ch->quota - produced(op, ch))));
-  if (ch->segment >= 0)
-    json_object_set_new(req, "Segment", json_integer(ch->segment));
+  /* A page request missing its start key, Limit or Segment would read the
+   * wrong items: when memory runs out, send none (the client refuses a
+   * NULL request and the query fails with Internal). */
+  if ((ch->last_key.type == TT_AV_M && ch->last_key.len &&
+       json_object_set_new(req, "ExclusiveStartKey", tt_ddb_item_to_json(&ch->last_key)) != 0) ||
+      (op->has_limit &&
+       json_object_set_new(req, "Limit",
+                           json_integer((json_int_t)(ch->quota - produced(op, ch)))) != 0) ||
+      (ch->segment >= 0 && json_object_set_new(req, "Segment", json_integer(ch->segment)) != 0)) {
+    json_decref(req);
+    req = NULL;
+  }
   struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;

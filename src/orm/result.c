@@ -108,8 +108,13 @@ void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
   call->model = ctx->model ? ctx->model->name : NULL;
   if (tt_client_start(ctx->orm->client, ctx->join, call, op, request, cb, ctx) != 0) {
     call->bc.status = -1;
+    /* Nothing started, so this slot is free again: the step `cb` starts
+     * must take it, not the other one, whose call may still be completing
+     * (a refusal inside a completion would otherwise reuse a live slot). */
+    unsigned n = --ctx->ncalls;
     cb(call);
-    tt_backend_error_clear(&call->bc.error);
+    if (ctx->ncalls == n) /* else the slot holds the next step's call */
+      tt_backend_error_clear(&call->bc.error);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "client/sleep_op.h"
 #include "obs/log.h"
 #include "orm/orm.h"
+#include "value/json_exact.h"
 
 #define ACTIVE_POLL_MS 250
 #define ACTIVE_MAX_POLLS 240 /* a minute */
@@ -98,33 +99,52 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
 
 /* Writes {"table","status","item_count","indexes":[...]} from a
  * DescribeTable answer. */
-static void describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
+/* Writes the answer describing the table into the result body. Returns 0,
+ * or -1 when memory ran out (nothing partial is left to answer with). */
+static int describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
   json_t *t = json_object_get(desc, "Table");
+  const char *st = json_string_value(json_object_get(t, "TableStatus"));
   json_t *out = json_pack("{s:s,s:s,s:I}", "table", ctx->model->table, "status",
-                          json_string_value(json_object_get(t, "TableStatus"))
-                              ? json_string_value(json_object_get(t, "TableStatus"))
-                              : "UNKNOWN",
-                          "item_count", json_integer_value(json_object_get(t, "ItemCount")));
+                          st ? st : "UNKNOWN", "item_count",
+                          json_integer_value(json_object_get(t, "ItemCount")));
   json_t *ixs = json_array();
+  int rc = out && ixs ? 0 : -1;
   static const char *const kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 2 && rc == 0; k++) {
     size_t i;
     json_t *ix;
     json_array_foreach(json_object_get(t, kinds[k]), i, ix) {
       const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
-      json_array_append_new(ixs, json_pack("{s:s,s:s,s:s}", "name",
-                                           json_string_value(json_object_get(ix, "IndexName")),
-                                           "kind", k == 0 ? "GSI" : "LSI", "status",
-                                           status ? status : "ACTIVE"));
+      const char *name = json_string_value(json_object_get(ix, "IndexName"));
+      if (json_array_append_new(ixs, json_pack("{s:s,s:s,s:s}", "name", name ? name : "",
+                                               "kind", k == 0 ? "GSI" : "LSI", "status",
+                                               status ? status : "ACTIVE")) != 0) {
+        rc = -1;
+        break;
+      }
     }
   }
-  json_object_set_new(out, "indexes", ixs);
-  char *text = json_dumps(out, JSON_COMPACT);
+  if (rc == 0)
+    rc = json_object_set(out, "indexes", ixs);
   tt_buf_reset(&ctx->result->body);
-  if (text)
-    tt_buf_puts(&ctx->result->body, text);
-  free(text);
+  /* Our writer, not json_dumps: jansson's drops a key it failed to write. */
+  if (rc == 0)
+    rc = tt_json_dump(out, 0, &ctx->result->body);
+  json_decref(ixs);
   json_decref(out);
+  return rc;
+}
+
+/* Answers from a DescribeTable response (or Internal when out of memory). */
+static void answer_described(struct tt_orm_ctx *ctx, json_t *desc) {
+  if (describe_body(ctx, desc) != 0) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(ctx->result, &e);
+  } else {
+    ctx->result->status = 0;
+  }
+  tt_orm_ctx_finish(ctx);
 }
 
 /* ---- ensure: Describe -> (Create -> poll until ACTIVE -> TTL) ------------ */
@@ -231,9 +251,7 @@ static void ensure_described(struct tt_client_call *call) {
   }
   if (ctx->result->http_status == 0)
     ctx->result->http_status = 200;
-  describe_body(ctx, call->bc.response);
-  ctx->result->status = 0;
-  tt_orm_ctx_finish(ctx);
+  answer_described(ctx, call->bc.response);
 }
 
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
@@ -250,12 +268,11 @@ static void described(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
     tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-  } else {
-    ctx->result->status = 0;
-    ctx->result->http_status = 200;
-    describe_body(ctx, call->bc.response);
+    tt_orm_ctx_finish(ctx);
+    return;
   }
-  tt_orm_ctx_finish(ctx);
+  ctx->result->http_status = 200;
+  answer_described(ctx, call->bc.response);
 }
 
 int tt_orm_table_describe(struct tt_orm_ctx *ctx) {

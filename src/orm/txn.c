@@ -83,10 +83,11 @@ static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") 
 static int cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *attr, bool exists,
                        struct tt_error *err) {
   if (cond_sep(c) != 0 ||
-      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0 ||
-      tt_expr_builder_path(b, attr, true, c, "key", err) != 0 || tt_buf_puts(c, ")") != 0)
+      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
+    return oom(err);
+  if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
     return -1;
-  return 0;
+  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
 }
 
 /* attr = value (value cloned). */
@@ -95,10 +96,16 @@ static int cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *
   struct tt_av v;
   if (tt_av_clone(&v, value) != 0)
     return oom(err);
-  if (cond_sep(c) != 0 || tt_expr_builder_path(b, attr, true, c, field, err) != 0 ||
-      tt_buf_puts(c, " = ") != 0) {
+  /* A buffer that cannot grow is memory (no cap): say so, the error is
+   * otherwise left unset. */
+  int rc = cond_sep(c) != 0 ? oom(err) : 0;
+  if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
+    rc = -1;
+  if (rc == 0 && tt_buf_puts(c, " = ") != 0)
+    rc = oom(err);
+  if (rc != 0) {
     tt_av_free(&v);
-    return -1;
+    return rc;
   }
   return tt_expr_builder_value(b, &v, c, err);
 }
@@ -152,8 +159,11 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     if (!u->unique || ov == NULL)
       continue;
     struct tt_av copy;
-    if (tt_av_clone(&copy, ov) != 0 || tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0)
+    if (tt_av_clone(&copy, ov) != 0 ||
+        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   for (size_t i = 0; i < a->upd.n_actions; i++) {
     const struct tt_orm_action *x = &a->upd.actions[i];
@@ -168,8 +178,10 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
       continue;
     struct tt_av copy;
     if (tt_av_clone(&copy, &x->value) != 0 ||
-        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0)
+        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   return 0;
 }
@@ -238,8 +250,10 @@ static int merge_key(struct action *a, struct tt_error *err) {
     }
     struct tt_av copy;
     if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&a->item, k->name, k->name_len, &copy) != 0)
+        tt_av_map_put(&a->item, k->name, k->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
       return oom(err);
+    }
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 /* buf.c -- growable byte buffer with a hard cap. */
 #include "util/buf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +26,27 @@ void tt_buf_reset(struct tt_buf *b) {
     b->data[0] = '\0';
 }
 
+/* Sets errno so callers can tell the cap (EMSGSIZE) from memory (ENOMEM). */
 static int reserve(struct tt_buf *b, size_t extra) {
-  if (extra > (size_t)-1 - b->len - 1)
+  if (extra > (size_t)-1 - b->len - 1) {
+    errno = EMSGSIZE;
     return -1;
+  }
   size_t need = b->len + extra + 1;
-  if (b->cap && need - 1 > b->cap)
+  if (b->cap && need - 1 > b->cap) {
+    errno = EMSGSIZE;
     return -1;
+  }
   if (need <= b->alloc)
     return 0;
   size_t n = b->alloc ? b->alloc : 256;
   while (n < need)
     n *= 2;
   char *p = realloc(b->data, n);
-  if (p == NULL)
+  if (p == NULL) {
+    errno = ENOMEM;
     return -1;
+  }
   b->data = p;
   b->alloc = n;
   return 0;

@@ -25,7 +25,7 @@ void tt_buf_free(struct tt_buf *b);
 void tt_buf_reset(struct tt_buf *b);
 
 /* Appends n bytes. Returns 0, or -1 (buffer unchanged) when the cap would be
- * exceeded or memory is exhausted. */
+ * exceeded (errno EMSGSIZE) or memory is exhausted (errno ENOMEM). */
 int tt_buf_append(struct tt_buf *b, const void *p, size_t n);
 
 /* Appends a NUL-terminated string. Same errors as tt_buf_append. */

@@ -229,16 +229,27 @@ static json_t *table_desc(const struct memdb_table *t, const char *status) {
   if (d == NULL)
     return NULL;
   json_t *g = NULL, *l = NULL;
-  for (size_t i = 0; i < t->nidx; i++) {
+  int rc = 0;
+  for (size_t i = 0; i < t->nidx && rc == 0; i++) {
     json_t **arr = t->idx[i].global ? &g : &l;
     if (*arr == NULL)
       *arr = json_array();
-    json_array_append_new(*arr, index_desc(t, &t->idx[i]));
+    rc = json_array_append_new(*arr, index_desc(t, &t->idx[i]));
   }
-  if (g)
-    json_object_set_new(d, "GlobalSecondaryIndexes", g);
-  if (l)
-    json_object_set_new(d, "LocalSecondaryIndexes", l);
+  if (rc == 0 && g) {
+    rc = json_object_set_new(d, "GlobalSecondaryIndexes", g);
+    g = NULL;
+  }
+  if (rc == 0 && l) {
+    rc = json_object_set_new(d, "LocalSecondaryIndexes", l);
+    l = NULL;
+  }
+  json_decref(g);
+  json_decref(l);
+  if (rc != 0) { /* all or nothing: a description without its indexes would lie */
+    json_decref(d);
+    return NULL;
+  }
   return d;
 }
 

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fuzz_router.c -- libFuzzer target for what the API does with a request
+ * line: routing over the real route table, the percent-decoding of path
+ * parameters, query-string lookups, and item keys from the {key} segment. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/handlers.h"
+#include "api/request.h"
+#include "api/router.h"
+#include "harness.h"
+#include "orm/key.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const query_names[] = {
+    "select", "format", "consistent", "expected_version", "owner", "status",
+    "tenant_id", "limit", "cursor", "order", "a b", "",
+};
+
+/* Forgets an answer the helpers under test gave (a 400 for a bad escape). */
+static void reset_answer(struct tt_request *req) {
+  if (req->resp.body && !req->resp.body_static)
+    free(req->resp.body);
+  memset(&req->resp, 0, sizeof(req->resp));
+  req->responded = false;
+}
+
+/* The first byte is the method (bit i of enum tt_method, modulo 7) and
+ * whether fault routes are enabled (bit 7); the rest is path[?query]. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fz_init();
+  if (size < 1)
+    return 0;
+  unsigned method = 1u << (data[0] % 7);
+  unsigned enabled = data[0] & 0x80 ? TT_ROUTE_FAULTS : 0;
+  const char *url = (const char *)data + 1;
+  size_t url_len = size - 1;
+  const char *qm = memchr(url, '?', url_len);
+  size_t path_len = qm ? (size_t)(qm - url) : url_len;
+
+  struct tt_request req;
+  memset(&req, 0, sizeof(req));
+  tt_arena_init(&req.arena);
+  req.method = method;
+  req.query = qm ? tt_arena_strndup(&req.arena, qm + 1, url_len - path_len - 1) : "";
+  if (req.query == NULL)
+    abort();
+
+  int rc = tt_router_match(tt_api_routes, tt_api_nroutes, method, url, path_len, enabled,
+                           &req.match);
+  if (rc == TT_ROUTER_NO_METHOD) {
+    char allow[64];
+    if (req.match.allow == 0 || (req.match.allow & method))
+      abort();
+    tt_method_allow_header(req.match.allow, allow, sizeof(allow));
+    if (allow[0] == '\0')
+      abort();
+  } else if (rc == TT_ROUTER_FOUND) {
+    const struct tt_route *r = req.match.route;
+    if (r == NULL || !(r->methods & (method == TT_METHOD_HEAD ? TT_METHOD_GET | method : method)) ||
+        ((r->flags & TT_ROUTE_FAULTS) && !enabled) || req.match.nparams > TT_ROUTE_MAX_PARAMS)
+      abort();
+    for (size_t i = 0; i < req.match.nparams; i++) {
+      const struct tt_route_param *p = &req.match.params[i];
+      if (p->value < url || p->value + p->len > url + path_len)
+        abort(); /* a parameter points into the path */
+      char name[32];
+      if (p->name_len >= sizeof(name))
+        abort();
+      memcpy(name, p->name, p->name_len);
+      name[p->name_len] = '\0';
+      if (tt_route_param(&req.match, name) != p)
+        abort();
+      const char *dec = tt_request_param(&req, name);
+      if (dec != NULL && (strlen(dec) > p->len || req.responded))
+        abort();
+      if (dec == NULL && !req.responded)
+        abort(); /* a refusal answers 400 */
+      reset_answer(&req);
+    }
+    const char *model = tt_request_param(&req, "model");
+    reset_answer(&req);
+    const struct tt_route_param *key = tt_route_param(&req.match, "key");
+    const struct tt_model *m = model ? tt_model_registry_get(FZ.models, model) : NULL;
+    if (m && key) {
+      struct tt_av k;
+      struct tt_error err;
+      if (tt_orm_key_from_path(m, key->value, key->len, &k, &err) == 0)
+        tt_av_free(&k);
+      else if (k.type != TT_AV_NULL || err.code != TT_ERR_VALIDATION)
+        abort();
+    }
+  } else if (rc != TT_ROUTER_NO_PATH) {
+    abort();
+  }
+
+  for (size_t i = 0; i < sizeof(query_names) / sizeof(query_names[0]); i++) {
+    const char *v = tt_request_query(&req, query_names[i]);
+    if (v != NULL && strlen(v) > strlen(req.query))
+      abort();
+  }
+  reset_answer(&req);
+  tt_arena_free(&req.arena);
+  return 0;
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* harness.c -- the shared fuzz environment: models, per-input backends and
+ * running one ORM operation to its checked answer (harness.h). */
+#include "harness.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/memory/memdb.h"
+#include "ledger/ledger.h"
+#include "orm/batch.h"
+#include "orm/items.h"
+#include "orm/query.h"
+#include "orm/txn.h"
+#include "orm/unique.h"
+#include "value/json_exact.h"
+
+#ifndef FUZZ_SRCDIR
+#define FUZZ_SRCDIR "."
+#endif
+
+struct fz_env FZ;
+static int ready;
+
+/* A model with unique attributes (guard items through transactions), an
+ * undeclared-attribute tag, a json: true map, a binary and sets: the paths
+ * the example models do not take. */
+static const char MEMBER[] =
+    "{\"dms_version\":\"0.2\",\"models\":[{\"name\":\"Member\",\"table\":{\"name\":\"members\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"
+    "\"tags\":{\"additional_attributes\":true},"
+    "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\",\"required\":true},"
+    "{\"attribute\":\"email\",\"type\":\"S\",\"optional\":true,\"tags\":{\"unique\":true}},"
+    "{\"attribute\":\"num\",\"type\":\"N\",\"optional\":true,\"tags\":{\"unique\":true}},"
+    "{\"attribute\":\"raw\",\"type\":\"B\",\"optional\":true},"
+    "{\"attribute\":\"doc\",\"type\":\"S\",\"json\":true,\"optional\":true},"
+    "{\"attribute\":\"nums\",\"type\":\"NS\",\"optional\":true,\"omit_empty\":true},"
+    "{\"attribute\":\"list\",\"type\":\"L\",\"optional\":true},"
+    "{\"attribute\":\"flag\",\"type\":\"BOOL\",\"optional\":true}]}]}";
+
+static int64_t fixed_ns(void *arg) {
+  (void)arg;
+  return FZ_T0_NS;
+}
+
+static int64_t fixed_s(void *arg) {
+  (void)arg;
+  return FZ_T0_NS / 1000000000;
+}
+
+size_t fz_model_count(void) { return tt_model_registry_count(FZ.models); }
+
+const struct tt_model *fz_model(size_t i) {
+  return tt_model_registry_at(FZ.models, i % fz_model_count());
+}
+
+void fz_init(void) {
+  struct tt_error err;
+  if (ready)
+    return;
+  if (uv_loop_init(&FZ.loop) != 0)
+    abort();
+  FZ.models = tt_model_registry_new();
+  if (FZ.models == NULL || tt_ledger_register_models(FZ.models, NULL, &err) != 0 ||
+      tt_model_registry_load_path(FZ.models, FUZZ_SRCDIR "/examples/models", &err) != 0 ||
+      tt_model_registry_load_text(FZ.models, MEMBER, sizeof(MEMBER) - 1, "member.json", &err) !=
+          0) {
+    fprintf(stderr, "fuzz harness: models: %s\n", err.message);
+    abort();
+  }
+  FZ.orm.models = FZ.models;
+  FZ.orm.client = &FZ.client;
+  FZ.orm.now_ns = fixed_ns;
+  FZ.orm.batch_concurrency = 2;
+  ready = 1;
+}
+
+void fz_backend_use(struct tt_backend *b) {
+  FZ.b = b;
+  tt_client_init(&FZ.client, b, &FZ.loop, NULL);
+  /* One attempt: a retry would sleep on the loop for real milliseconds. */
+  FZ.client.retry.max_attempts = 1;
+}
+
+static void created_cb(struct tt_backend_call *call) {
+  if (call->status != 0)
+    abort();
+  json_decref(call->response);
+  *(int *)call->arg = 1;
+}
+
+void fz_backend_memory(void) { fz_backend_memory_table(NULL); }
+
+void fz_backend_memory_table(const char *only) {
+  struct tt_memdb_options o = {.clock = fixed_s};
+  struct tt_backend *b = NULL;
+  if (tt_memdb_new(&FZ.loop, &o, &b) != 0)
+    abort();
+  fz_backend_use(b);
+  FZ.orm.auto_create_tables = true;
+  /* Each table once, straight through the port: the ORM's ensure path
+   * (Describe, Create, wait, TTL per model) would cost most of an input. */
+  for (size_t i = 0; i < fz_model_count(); i++) {
+    const struct tt_model *m = fz_model(i);
+    bool seen = false;
+    for (size_t k = 0; k < i; k++)
+      seen = seen || strcmp(fz_model(k)->table, m->table) == 0;
+    if (seen || (only && strcmp(m->table, only) != 0))
+      continue;
+    struct tt_backend_call call;
+    int done = 0;
+    memset(&call, 0, sizeof(call));
+    call.op = TT_DDB_CREATE_TABLE;
+    call.request = tt_orm_create_table_request(FZ.models, m);
+    call.done = created_cb;
+    call.arg = &done;
+    if (call.request == NULL || b->ops->start(b, &call) != 0)
+      abort();
+    uv_run(&FZ.loop, UV_RUN_DEFAULT);
+    json_decref(call.request);
+    if (!done)
+      abort();
+  }
+}
+
+static void closed_cb(void *arg) { *(int *)arg = 1; }
+
+void fz_backend_close(void) {
+  int closed = 0;
+  FZ.b->ops->close(FZ.b, closed_cb, &closed);
+  uv_run(&FZ.loop, UV_RUN_DEFAULT);
+  if (!closed)
+    abort();
+  FZ.b->ops->destroy(FZ.b);
+  FZ.b = NULL;
+}
+
+void fz_run_done_cb(void *arg) { ((struct fz_run *)arg)->done++; }
+
+static void joined_cb(struct tt_join *j, void *arg) {
+  (void)j;
+  ((struct fz_run *)arg)->joined++;
+}
+
+void fz_run_prepare(struct fz_run *r) {
+  memset(r, 0, sizeof(*r));
+  tt_arena_init(&r->arena);
+  tt_join_init(&r->join, NULL, joined_cb, r);
+  tt_buf_init(&r->res.body, 0);
+}
+
+void fz_run_begin(struct fz_run *r, struct tt_orm_ctx *ctx, const struct tt_model *m) {
+  fz_run_prepare(r);
+  tt_orm_ctx_init(ctx, &FZ.orm, &r->join, &r->arena, "fuzz", m, &r->res, fz_run_done_cb, r);
+}
+
+void fz_run_end(struct fz_run *r) {
+  tt_join_release(&r->join);
+  uv_run(&FZ.loop, UV_RUN_DEFAULT);
+  if (r->done != 1 || r->joined != 1 || tt_join_pending(&r->join) != 0)
+    abort();
+  if (r->res.status == 0) {
+    if (r->res.http_status < 200 || r->res.http_status > 299)
+      abort();
+    if (r->res.body.len != 0) {
+      json_t *j = NULL;
+      struct tt_error err;
+      struct tt_json_opts o = {0, 200};
+      if (tt_json_parse(r->res.body.data, r->res.body.len, &o, &j, &err) != 0)
+        abort(); /* our answer must be JSON */
+      json_decref(j);
+    }
+  } else if (r->res.status != -1 || r->res.err.code == TT_OK ||
+             r->res.err.code >= TT_ERR__COUNT || r->res.err.message[0] == '\0') {
+    abort(); /* every failure names its code and explains itself */
+  }
+  tt_orm_result_free(&r->res);
+  tt_arena_free(&r->arena);
+}
+
+json_t *fz_body(const char *data, size_t len) {
+  struct tt_json_opts o = {.max_bytes = 0, .max_depth = 40};
+  struct tt_error err;
+  json_t *v = NULL;
+  if (len == 0)
+    return json_object();
+  if (tt_json_parse(data, len, &o, &v, &err) != 0)
+    return NULL;
+  if (!json_is_object(v)) {
+    json_decref(v);
+    return NULL;
+  }
+  return v;
+}
+
+void fz_split_line(const char *data, size_t len, const char **line, size_t *line_len,
+                   const char **rest, size_t *rest_len) {
+  const char *nl = memchr(data, '\n', len);
+  *line = data;
+  *line_len = nl ? (size_t)(nl - data) : len;
+  *rest = nl ? nl + 1 : data + len;
+  *rest_len = nl ? len - *line_len - 1 : 0;
+}
+
+enum fz_op_kind fz_op_kind_of(uint8_t c) {
+  static const char names[] = "cpgudqsGWTtED";
+  const char *p = c ? strchr(names, c) : NULL;
+  return p ? (enum fz_op_kind)(p - names) : (enum fz_op_kind)(c % FZ__COUNT);
+}
+
+void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const char *raw_key,
+           size_t raw_key_len, const json_t *body, uint64_t deadline_ns) {
+  static const enum tt_orm_item_kind item_kinds[] = {TT_ORM_OP_CREATE, TT_ORM_OP_PUT,
+                                                     TT_ORM_OP_GET, TT_ORM_OP_UPDATE,
+                                                     TT_ORM_OP_DELETE};
+  struct fz_run r;
+  json_t *empty = body ? NULL : json_object();
+  if (body == NULL)
+    body = empty;
+  switch (kind) {
+  case FZ_CREATE:
+  case FZ_PUT:
+  case FZ_GET:
+  case FZ_PATCH:
+  case FZ_DELETE: {
+    struct tt_orm_item_op op;
+    memset(&op, 0, sizeof(op));
+    fz_run_begin(&r, &op.ctx, m);
+    op.kind = item_kinds[kind];
+    op.body = kind == FZ_GET || kind == FZ_DELETE ? NULL : body;
+    if (kind != FZ_CREATE) {
+      op.raw_key = raw_key;
+      op.raw_key_len = raw_key_len;
+    }
+    const json_t *select = json_object_get(body, "select");
+    op.select = kind == FZ_GET && json_is_array(select) ? select : NULL;
+    op.consistent = flags & FZ_FLAG_CONSISTENT;
+    op.raw_format = flags & FZ_FLAG_RAW;
+    op.if_none_match = kind == FZ_PUT && (flags & FZ_FLAG_IF_NONE_MATCH);
+    op.upsert = kind == FZ_PATCH && (flags & FZ_FLAG_UPSERT);
+    if ((flags & FZ_FLAG_IF_MATCH) && !op.if_none_match && kind != FZ_CREATE && kind != FZ_GET) {
+      op.expected.present = true;
+      op.expected.version = flags >> 5;
+    }
+    if (tt_unique_model_has(m))
+      tt_orm_txn_item_start(&op);
+    else
+      tt_orm_item_start(&op);
+    fz_run_end(&r);
+    break;
+  }
+  case FZ_QUERY:
+  case FZ_SCAN: {
+    struct tt_orm_query_op op;
+    memset(&op, 0, sizeof(op));
+    fz_run_begin(&r, &op.ctx, m);
+    op.scan = kind == FZ_SCAN;
+    op.body = body;
+    tt_orm_query_start(&op);
+    fz_run_end(&r);
+    break;
+  }
+  case FZ_BATCH_GET:
+  case FZ_BATCH_WRITE: {
+    struct tt_orm_batch_op op;
+    memset(&op, 0, sizeof(op));
+    fz_run_begin(&r, &op.ctx, m);
+    op.write = kind == FZ_BATCH_WRITE;
+    op.body = body;
+    op.deadline_ns = deadline_ns;
+    tt_orm_batch_start(&op);
+    fz_run_end(&r);
+    break;
+  }
+  case FZ_TXN_WRITE:
+  case FZ_TXN_GET: {
+    struct tt_orm_txn_op op;
+    memset(&op, 0, sizeof(op));
+    fz_run_begin(&r, &op.ctx, NULL);
+    op.get = kind == FZ_TXN_GET;
+    op.body = body;
+    tt_orm_txn_start(&op);
+    fz_run_end(&r);
+    break;
+  }
+  case FZ_TABLE_ENSURE:
+  case FZ_TABLE_DESCRIBE: {
+    struct tt_orm_ctx ctx;
+    fz_run_begin(&r, &ctx, m);
+    if (kind == FZ_TABLE_ENSURE)
+      tt_orm_table_ensure(&ctx);
+    else
+      tt_orm_table_describe(&ctx);
+    fz_run_end(&r);
+    break;
+  }
+  case FZ__COUNT:
+    break;
+  }
+  json_decref(empty);
+}
