@@ -32,7 +32,7 @@ if grep -qiE 'warning|unable|could not|will not be generated' "$out/gen.log"; th
   echo "openapi-python-client warned: see above"
   exit 1
 fi
-want=$(grep -c 'operationId:' "$spec")
+want=$(grep -c '^      operationId:' "$spec")
 got=$(find "$out/pyclient/api" -name '*.py' ! -name '__init__.py' | wc -l)
 if [ "$got" -ne "$want" ]; then
   echo "openapi-python-client generated $got operations of $want"
