@@ -68,3 +68,14 @@ def test_items_routes_take_both_key_forms(mdaemon):
                                  % q("USER#oa/1/PROFILE"))
     assert status == 400 and err["error"]["code"] == "ValidationError", err
     assert err["error"]["details"]["field"] == "key"
+
+
+def test_every_error_code_is_in_the_document():
+    """A code the daemon can answer but the ErrorCode enum lacks would make
+    every answer carrying it contradict the document."""
+    with open(os.path.join(SRCDIR, "src", "util", "error.c")) as f:
+        codes = set(re.findall(r'\[TT_ERR_\w+\] = "(\w+)"', f.read()))
+    with open(os.path.join(SRCDIR, "openapi.yaml")) as f:
+        spec = yaml.safe_load(f)
+    assert len(codes) > 20
+    assert codes == set(spec["components"]["schemas"]["ErrorCode"]["enum"])
