@@ -176,6 +176,7 @@ export async function everyOperation(): Promise<void> {
 
   // The job ledger.
   await api.PUT("/v1/jobs/table");
+  await api.DELETE("/v1/jobs/table");
   const job = await api.POST("/v1/jobs", {
     body: { job_id: "job-1", tenant_id: "acme", status: "PENDING", ttl_seconds: 3600 },
   });
