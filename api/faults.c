@@ -4,6 +4,7 @@
 #include "api/handlers.h"
 #include "backend/fault.h"
 #include "model/registry.h"
+#include "value/json_exact.h"
 
 #include <string.h>
 
@@ -43,12 +44,13 @@ static int read_uint(struct tt_request *req, json_t *body, const char *name, jso
   json_t *v = json_object_get(body, name);
   if (v == NULL)
     return 0;
-  if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+  int64_t x = 0;
+  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
     tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld",
                     name, (long long)lo, (long long)hi);
     return -1;
   }
-  *out = (uint64_t)json_integer_value(v);
+  *out = (uint64_t)x;
   return 0;
 }
 

@@ -3,6 +3,7 @@
  * before the answer; exists to prove the join rule end to end. */
 #include "api/handlers.h"
 #include "client/sleep_op.h"
+#include "value/json_exact.h"
 
 #include <stdlib.h>
 
@@ -36,12 +37,13 @@ static int read_count(struct tt_request *req, json_t *body, const char *name, js
     *out = dflt;
     return 0;
   }
-  if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+  int64_t x = 0;
+  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
     tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld", name,
                     (long long)lo, (long long)hi);
     return -1;
   }
-  *out = json_integer_value(v);
+  *out = x;
   return 0;
 }
 

@@ -238,23 +238,7 @@ const char *ledger_item_str(const json_t *item, const char *name) {
 }
 
 /* Parses the whole decimal integer text of a JSON number. */
-static int number_int(const json_t *v, int64_t *out) {
-  struct tt_json_numbuf nb;
-  size_t len = 0;
-  const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
-  if (text == NULL || len == 0 || len > 20)
-    return -1;
-  char buf[24];
-  memcpy(buf, text, len);
-  buf[len] = '\0';
-  char *end = NULL;
-  errno = 0;
-  long long x = strtoll(buf, &end, 10);
-  if (errno != 0 || end != buf + len)
-    return -1;
-  *out = x;
-  return 0;
-}
+static int number_int(const json_t *v, int64_t *out) { return tt_json_integer(v, out); }
 
 int ledger_item_int(const json_t *item, const char *name, int64_t *out) {
   const json_t *v = json_object_get(item, name);

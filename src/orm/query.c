@@ -135,12 +135,8 @@ static int parse_body(struct tt_orm_query_op *op, struct tt_error *err) {
   }
   v = json_object_get(body, "limit");
   if (v && !json_is_null(v)) {
-    struct tt_json_numbuf nb;
-    size_t len;
-    const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
-    char *end = NULL;
-    long long lim = text ? strtoll(text, &end, 10) : 0;
-    if (text == NULL || end != text + len || lim < 1 || lim > MAX_LIMIT)
+    int64_t lim = 0;
+    if (tt_json_integer(v, &lim) != 0 || lim < 1 || lim > MAX_LIMIT)
       return tt_error_set(err, TT_ERR_VALIDATION, "limit",
                           "limit must be a whole number from 1 to %d", MAX_LIMIT);
     op->has_limit = true;
@@ -176,12 +172,8 @@ static int parse_body(struct tt_orm_query_op *op, struct tt_error *err) {
   op->segments = 1;
   v = json_object_get(body, "segments");
   if (v) {
-    struct tt_json_numbuf nb;
-    size_t len;
-    const char *text = tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
-    char *end = NULL;
-    long long n = text ? strtoll(text, &end, 10) : 0;
-    if (text == NULL || end != text + len || n < 1 || n > TT_ORM_MAX_SEGMENTS)
+    int64_t n = 0;
+    if (tt_json_integer(v, &n) != 0 || n < 1 || n > TT_ORM_MAX_SEGMENTS)
       return tt_error_set(err, TT_ERR_VALIDATION, "segments",
                           "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
     op->segments = (size_t)n;

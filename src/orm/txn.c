@@ -134,12 +134,8 @@ static const struct tt_model_attr *action_attr(const struct tt_model *m,
 
 static int parse_expected(const json_t *v, const char *field, struct tt_orm_expected *out,
                           struct tt_error *err) {
-  struct tt_json_numbuf nb;
-  size_t len;
-  const char *text = v && tt_json_is_number(v) ? tt_json_number_text(v, &nb, &len) : NULL;
-  char *end = NULL;
-  long long n = text ? strtoll(text, &end, 10) : -1;
-  if (text == NULL || end != text + len || n < 0)
+  int64_t n = -1;
+  if (v == NULL || tt_json_integer(v, &n) != 0 || n < 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s must be a whole number of at least 0", field);
   out->present = true;

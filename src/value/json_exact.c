@@ -603,6 +603,19 @@ const char *tt_json_number_text(const json_t *j, struct tt_json_numbuf *nb, size
   return nb->text;
 }
 
+int tt_json_integer(const json_t *j, int64_t *out) {
+  struct tt_json_numbuf nb;
+  char canon[TT_NUMBER_TEXT_MAX];
+  size_t len;
+  const char *text = tt_json_number_text(j, &nb, &len);
+  /* The canonical form of a whole number has no '.' nor exponent, so
+   * tt_number_to_int64 refuses exactly the fractions and the overflows. */
+  if (text == NULL || tt_number_canonical(text, len, canon, sizeof(canon), NULL, NULL) != 0 ||
+      tt_number_to_int64(canon, out) != 0)
+    return -1;
+  return 0;
+}
+
 json_t *tt_json_number_new(const char *text, size_t len) {
   if (!tt_json_number_syntax(text, len))
     return NULL;

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/buf.h"
 #include "util/error.h"
@@ -53,6 +54,12 @@ struct tt_json_numbuf {
  * pointer into j (borrowed, valid while j lives); for a jansson integer or
  * real, formatted into *nb. NULL when j is not a number. */
 const char *tt_json_number_text(const json_t *j, struct tt_json_numbuf *nb, size_t *len);
+
+/* The value of a number j that is a whole number, however it is spelled
+ * ("27", "27.0", "2.7e1", as JSON Schema's "integer" allows), into *out.
+ * Returns 0, or -1 when j is not a number, has a fraction (27.5) or does
+ * not fit in int64_t. */
+int tt_json_integer(const json_t *j, int64_t *out);
 
 /* A new marked number holding `text` verbatim. NULL when the text is not a
  * JSON number token or memory runs out. */

@@ -178,6 +178,26 @@ def test_create_existing_is_409(ld):
     assert jid not in body["error"]["message"]
 
 
+def test_integer_members_accept_whole_numbers_in_any_spelling(ld):
+    """ttl_seconds and duration_seconds are JSON Schema integers: 3600.0 and
+    3.6e3 are 3600; 3600.5 is refused."""
+    for text in ("3600.0", "3.6e3"):
+        status, _, out = ld.request("POST", "/v1/jobs",
+                                    body='{"tenant_id": "t-int", "ttl_seconds": %s}' % text,
+                                    headers={"Content-Type": "application/json"})
+        assert status == 201, out
+        assert abs(json.loads(out)["ttl"] - (time.time() + 3600)) < 120
+    status, hdrs, out = ld.request("POST", "/v1/jobs",
+                                   body='{"tenant_id": "t-int", "ttl_seconds": 3600.5}',
+                                   headers={"Content-Type": "application/json"})
+    assert_error(status, hdrs, json.loads(out), 400, "ValidationError", "ttl_seconds")
+    jid = create_job(ld, tenant="t-int")["job_id"]
+    status, _, out = ld.request("POST", job_path(jid, "lease"),
+                                body='{"owner": "w1", "duration_seconds": 3.0e1}',
+                                headers={"Content-Type": "application/json"})
+    assert status == 200, out
+
+
 @pytest.mark.parametrize("body,field", [
     ({}, "tenant_id"),
     ({"tenant_id": ""}, "tenant_id"),

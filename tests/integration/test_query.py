@@ -209,6 +209,27 @@ def test_query_limit_bounds(data):
         assert_error(status, hdrs, body, 400, "ValidationError", "limit")
 
 
+def test_integer_members_accept_whole_numbers_in_any_spelling(data):
+    """limit and segments are JSON Schema integers: 7.0 and 7e0 are 7, as a
+    client that serializes numbers as doubles sends them; 7.5 is not."""
+    for text in ("7.0", "7e0", "70E-1"):
+        raw = '{"key": %s, "limit": %s}' % (json.dumps(t1_key()), text)
+        status, _, out = data.request("POST", QUERY, body=raw,
+                                      headers={"Content-Type": "application/json"})
+        assert status == 200, out
+        assert json.loads(out)["count"] == 7
+    raw = '{"limit": 5.0, "segments": 4.0e0}'
+    status, _, out = data.request("POST", BULK_SCAN, body=raw,
+                                  headers={"Content-Type": "application/json"})
+    assert status == 200, out
+    assert json.loads(out)["count"] == 5
+    for body, field in (('{"limit": 7.5}', "limit"), ('{"segments": 2.5}', "segments"),
+                        ('{"segments": 1e2}', "segments")):
+        status, hdrs, out = data.request("POST", BULK_SCAN, body=body,
+                                         headers={"Content-Type": "application/json"})
+        assert_error(status, hdrs, json.loads(out), 400, "ValidationError", field)
+
+
 @pytest.fixture(scope="module")
 def big(data):
     """30 items of ~100 KB in one User partition: about 3 MB, more than one

@@ -2,6 +2,7 @@
 /* test_value_json.c -- exact JSON parsing/dumping, base64, and the DynamoDB
  * and logical JSON codecs. */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,43 @@ START_TEST(exact_numbers_round_trip) {
   ck_assert_ptr_null(tt_json_number_new("01", 2));
   ck_assert_ptr_null(tt_json_number_new("1.", 2));
   dump_is(j, 0, "[0.10,-7]");
+}
+END_TEST
+
+/* Whole numbers in any spelling are integers, as in JSON Schema; fractions,
+ * non-numbers and values past int64_t are not. */
+START_TEST(exact_integer_values) {
+  static const struct {
+    const char *text;
+    int ok;
+    int64_t want;
+  } cases[] = {
+      {"27", 1, 27},          {"27.0", 1, 27},        {"2.7e1", 1, 27},
+      {"270E-1", 1, 27},      {"-3.00", 1, -3},       {"0.0", 1, 0},
+      {"-0", 1, 0},           {"1e18", 1, 1000000000000000000LL},
+      {"9223372036854775807", 1, INT64_MAX},          {"27.5", 0, 0},
+      {"2.75e1", 0, 0},       {"1e-1", 0, 0},         {"9223372036854775808", 0, 0},
+      {"1e19", 0, 0},         {"\"27\"", 0, 0},       {"true", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    json_t *j = parse_ok(cases[i].text);
+    int64_t got = -12345;
+    int rc = tt_json_integer(j, &got);
+    ck_assert_msg((rc == 0) == cases[i].ok, "%s: rc %d", cases[i].text, rc);
+    if (cases[i].ok)
+      ck_assert_msg(got == cases[i].want, "%s: got %lld", cases[i].text, (long long)got);
+    json_decref(j);
+  }
+  /* Trees built by hand hold jansson numbers. */
+  json_t *r = json_real(27.0);
+  int64_t got = 0;
+  ck_assert_int_eq(tt_json_integer(r, &got), 0);
+  ck_assert_int_eq(got, 27);
+  json_decref(r);
+  r = json_real(27.5);
+  ck_assert_int_eq(tt_json_integer(r, &got), -1);
+  json_decref(r);
+  ck_assert_int_eq(tt_json_integer(NULL, &got), -1);
 }
 END_TEST
 
@@ -482,6 +520,7 @@ static Suite *json_suite(void) {
   Suite *s = suite_create("value_json");
   TCase *tc = tcase_create("json_exact");
   tcase_add_test(tc, exact_numbers_round_trip);
+  tcase_add_test(tc, exact_integer_values);
   tcase_add_test(tc, exact_strings);
   tcase_add_test(tc, exact_sort_keys);
   tcase_add_test(tc, exact_rejections);
