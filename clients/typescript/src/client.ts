@@ -93,7 +93,7 @@ export class Client {
    * when the daemon did not apply the request (Throttled, Draining, no connection). */
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> {
     const rid = opts.requestId ?? requestIdContext.getStore() ?? randomUUID().replaceAll("-", "");
-    const headers: Record<string, string> = { "X-Request-Id": rid, Accept: "application/json" };
+    const headers: Record<string, string> = { "X-Request-Id": rid };
     if (this.auth) headers.Authorization = this.auth;
     Object.assign(headers, opts.headers);
     let payload: string | undefined;

@@ -89,9 +89,10 @@ class Pool:
         or Broken (with .reused telling whether a pooled connection was used)."""
         conn, reused = self._get()
         t = self.timeout if timeout is None else timeout
-        conn.timeout = t
-        if conn.sock is not None:
-            conn.sock.settimeout(t)
+        if conn.timeout != t:
+            conn.timeout = t
+            if conn.sock is not None:
+                conn.sock.settimeout(t)
         try:
             if conn.sock is None:
                 try:

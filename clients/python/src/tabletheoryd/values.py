@@ -5,6 +5,7 @@ into Decimal, bytes and sets."""
 import base64
 import json
 from decimal import Decimal
+from urllib.parse import quote
 
 _encode_str = json.encoder.encode_basestring_ascii  # the C escaper json.dumps uses
 
@@ -144,6 +145,8 @@ def key_segment(value):
     """One percent-encoded path segment for a key value: str as is, numbers as decimal
     text, bytes as base64url (API.md)."""
     from urllib.parse import quote
+    if type(value) is str:  # the common case first
+        return quote(value, safe="")
     if isinstance(value, (bytes, bytearray)):
         text = base64.urlsafe_b64encode(bytes(value)).decode("ascii")
     elif isinstance(value, bool):
