@@ -395,3 +395,29 @@ def test_worker_learns_that_its_lease_was_lost(client):
     # The lost lease was not released: "fast" still holds it.
     with pytest.raises(tt.LeaseHeld):
         jobs.acquire_lease(jid, "third", 60)
+
+
+# -- models and tables ---------------------------------------------------------------------
+
+def test_models_and_tables(client):
+    name = "Note" + uuid.uuid4().hex[:8]
+    doc = {"dms_version": "0.2", "name": name, "table": {"name": name.lower() + "_t"},
+           "keys": {"partition": {"attribute": "id", "type": "S"}},
+           "attributes": [{"attribute": "id", "type": "S", "roles": ["pk"]},
+                          {"attribute": "n", "type": "N", "optional": True}]}
+    assert client.register_model(doc) is True
+    assert client.register_model(doc) is False  # identical: nothing changed
+    assert name in {m["name"] for m in client.models()}
+    notes = client.model(name)
+    assert notes.definition()["keys"]["partition"]["attribute"] == "id"
+    assert notes.ensure_table() is False  # the memory backend made it with the model
+    info = notes.table()
+    assert info["status"] == "ACTIVE" and info["item_count"] == 0
+    notes.put({"id": "a", "n": Decimal("1.50")})
+    assert notes.get("a")["n"] == Decimal("1.5")
+    changed = dict(doc, attributes=doc["attributes"] + [{"attribute": "s", "type": "S",
+                                                         "optional": True}])
+    with pytest.raises(tt.AlreadyExists):
+        client.register_model(changed)
+    with pytest.raises(tt.ModelNotFound):
+        client.model("Absent" + name).table()

@@ -67,6 +67,7 @@ export class Client {
   readonly jobs: Jobs;
   private readonly auth?: string;
   private readonly models_ = new Map<string, Promise<ModelTypes>>();
+  private readonly loaded_ = new Map<string, ModelTypes>();
 
   constructor(opts: ClientOptions = {}) {
     this.url = (opts.url ?? process.env.TABLETHEORYD_URL ?? DEFAULT_URL).replace(/\/+$/, "");
@@ -167,6 +168,7 @@ export class Client {
       ...opts, body: doc, query: { replace: opts.replace ? "true" : undefined }, idempotent: true,
     });
     this.models_.delete(doc.name);
+    this.loaded_.delete(doc.name);
     return r.status === 201;
   }
 
@@ -175,12 +177,21 @@ export class Client {
     return new Model<T>(this, name);
   }
 
+  /** @internal The model's types when already loaded (no promise to await). */
+  loadedTypes(name: string): ModelTypes | undefined {
+    return this.loaded_.get(name);
+  }
+
   /** @internal */
   types(name: string, requestId?: string): Promise<ModelTypes> {
     let p = this.models_.get(name);
     if (!p) {
       p = this.request("GET", `/v1/models/${encodeURIComponent(name)}`, { idempotent: true, requestId })
-        .then((r) => new ModelTypes(r.body));
+        .then((r) => {
+          const t = new ModelTypes(r.body);
+          this.loaded_.set(name, t);
+          return t;
+        });
       p.catch(() => this.models_.delete(name));
       this.models_.set(name, p);
     }
@@ -262,7 +273,7 @@ export class Model<T extends Item = Item> {
   async definition(): Promise<ModelDoc> { return (await this.client.types(this.name)).doc; }
 
   private async keyPath(key: KeyInput, sk: KeyValue | undefined, rid?: string): Promise<string> {
-    const t = await this.client.types(this.name, rid);
+    const t = this.client.loadedTypes(this.name) ?? await this.client.types(this.name, rid);
     let pkV: unknown, skV: unknown;
     if (key !== null && typeof key === "object" && !(key instanceof Uint8Array) && !(key instanceof Num)) {
       const k = key as Item;
@@ -282,7 +293,8 @@ export class Model<T extends Item = Item> {
   }
 
   private async decode(item: unknown): Promise<T> {
-    return (await this.client.types(this.name)).decodeItem<T>(item);
+    const t = this.client.loadedTypes(this.name) ?? await this.client.types(this.name);
+    return t.decodeItem<T>(item);
   }
 
   // -- tables ------------------------------------------------------------------------
@@ -323,9 +335,11 @@ export class Model<T extends Item = Item> {
     const path = await this.keyPath(key, sk, opts.requestId);
     const r = await this.client.request("GET", path, {
       ...opts, idempotent: true,
-      query: { select: opts.select?.join(","), consistent: opts.consistent ? "true" : undefined },
+      query: opts.select || opts.consistent
+        ? { select: opts.select?.join(","), consistent: opts.consistent ? "true" : undefined } : undefined,
     });
-    return this.decode(r.body);
+    const t = this.client.loadedTypes(this.name);
+    return t ? t.decodeItem<T>(r.body) : this.decode(r.body);
   }
 
   /** Like get, but null when the item is absent. */

@@ -356,3 +356,28 @@ describe("job ledger", () => {
     await assert.rejects(jobs.acquireLease(jid, "third", 60), tt.LeaseHeld);
   });
 });
+
+describe("models and tables", () => {
+  test("register a model, ensure and describe its table", async () => {
+    const name = `Note${randomUUID().slice(0, 8)}`;
+    const doc = {
+      dms_version: "0.2", name, table: { name: `${name.toLowerCase()}_t` },
+      keys: { partition: { attribute: "id", type: "S" } },
+      attributes: [{ attribute: "id", type: "S", roles: ["pk"] }, { attribute: "n", type: "N", optional: true }],
+    };
+    assert.equal(await client.registerModel(doc), true);
+    assert.equal(await client.registerModel(doc), false); // identical: nothing changed
+    assert.ok((await client.models()).some((m) => m.name === name));
+    const notes = client.model(name);
+    assert.equal((await notes.definition()).keys.partition.attribute, "id");
+    assert.equal(await notes.ensureTable(), false); // the memory backend made it with the model
+    const info = await notes.table();
+    assert.equal(info.status, "ACTIVE");
+    assert.equal(info.item_count, 0);
+    await notes.put({ id: "a", n: "1.50" });
+    assert.equal(Number((await notes.get("a")).n), 1.5);
+    const changed = { ...doc, attributes: [...doc.attributes, { attribute: "s", type: "S", optional: true }] };
+    await assert.rejects(client.registerModel(changed), tt.AlreadyExists);
+    await assert.rejects(client.model(`Absent${name}`).table(), tt.ModelNotFound);
+  });
+});

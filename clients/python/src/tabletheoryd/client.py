@@ -102,7 +102,8 @@ class Client:
         class of the answer's code. Retryable failures are retried with backoff when the
         call is idempotent, and always when the daemon says it did not apply the request
         (Throttled, Draining, or a connection that could not be made)."""
-        rid = request_id or _request_id.get() or os.urandom(16).hex()
+        # A request id needs to be unique, not secret: no system call per request.
+        rid = request_id or _request_id.get() or "%032x" % random.getrandbits(128)
         hdrs = {"X-Request-Id": rid}
         if self._auth:
             hdrs["Authorization"] = self._auth

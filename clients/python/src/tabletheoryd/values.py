@@ -3,6 +3,7 @@
 bytes as base64; sets as arrays. Reading turns a model's N/B/SS/NS/BS attributes back
 into Decimal, bytes and sets."""
 import base64
+import functools
 import json
 from decimal import Decimal
 from urllib.parse import quote
@@ -75,11 +76,15 @@ def _sorted_set(s):
         return list(s)
 
 
+_decoder = json.JSONDecoder(parse_float=Decimal)
+
+
 def decode(data):
-    """Parses JSON bytes with fractions as Decimal (integers are int): exact."""
+    """Parses JSON (UTF-8 bytes) with fractions as Decimal (integers are int): exact."""
     if not data:
         return None
-    return json.loads(data, parse_float=Decimal)
+    return _decoder.decode(data.decode("utf-8") if isinstance(data, (bytes, bytearray))
+                           else data)
 
 
 def to_decimal(v):
@@ -103,6 +108,8 @@ class ModelTypes:
             roles = a.get("roles") or []
             if a.get("format") in ("int", "unix_seconds") or "version" in roles or "ttl" in roles:
                 self.ints.add(a["attribute"])
+        # Only these need converting from their JSON form.
+        self.special = {k: t for k, t in self.types.items() if t in ("N", "B", "SS", "NS", "BS")}
         keys = doc["keys"]
         self.pk = keys["partition"]["attribute"]
         self.sk = keys["sort"]["attribute"] if keys.get("sort") else None
@@ -111,8 +118,9 @@ class ModelTypes:
         """Converts a wire item (parsed JSON) in place to native Python values."""
         if not isinstance(item, dict):
             return item
+        special = self.special
         for name, value in item.items():
-            t = self.types.get(name)
+            t = special.get(name)
             if t is None or value is None:
                 continue
             if t == "N":
@@ -146,7 +154,7 @@ def key_segment(value):
     text, bytes as base64url (API.md)."""
     from urllib.parse import quote
     if type(value) is str:  # the common case first
-        return quote(value, safe="")
+        return _quote_str(value)
     if isinstance(value, (bytes, bytearray)):
         text = base64.urlsafe_b64encode(bytes(value)).decode("ascii")
     elif isinstance(value, bool):
@@ -157,4 +165,10 @@ def key_segment(value):
         text = value
     else:
         raise TypeError("a key must be str, int, Decimal or bytes, not %s" % type(value).__name__)
+    return quote(text, safe="")
+
+
+@functools.lru_cache(maxsize=4096)
+def _quote_str(text):
+    # Keys repeat (the same items are read again and again): quoting is cached.
     return quote(text, safe="")
