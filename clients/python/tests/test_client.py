@@ -421,3 +421,14 @@ def test_models_and_tables(client):
         client.register_model(changed)
     with pytest.raises(tt.ModelNotFound):
         client.model("Absent" + name).table()
+
+
+def test_a_connection_closed_by_the_daemon_is_replaced(client):
+    wallets = client.model("Wallet")
+    wid = uid("w")
+    wallets.create({"id": wid})
+    for conn in client._pool._idle:  # as if the daemon had closed them while idle
+        conn.sock.shutdown(2)
+    # A create is not idempotent, but it never reached the daemon: sent again, once.
+    assert wallets.create({"id": uid("w")})["version"] == 0
+    assert wallets.get(wid)["id"] == wid

@@ -2,6 +2,7 @@
 """The client: configuration, requests with retries and request ids, models and items,
 query/scan iterators, batches and transactions."""
 import contextvars
+import http.client
 import os
 import random
 import threading
@@ -16,6 +17,11 @@ from .values import ModelTypes, decode, encode, key_segment
 
 DEFAULT_URL = "http://127.0.0.1:8737"
 _request_id = contextvars.ContextVar("tabletheoryd_request_id", default=None)
+
+# How a pooled connection that the daemon closed while it was idle fails (never a timeout,
+# which may mean the daemon is still working on the request).
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+          ConnectionAbortedError)
 
 # Codes that mean the daemon did not apply the request: any request may be resent.
 _NOT_APPLIED = frozenset(("Throttled", "Draining"))
@@ -133,7 +139,7 @@ class Client:
             except Broken as e:
                 # A pooled connection the daemon closed while idle fails at once: send
                 # again on a new connection (once; the request never reached a handler).
-                if e.reused and stale_retry:
+                if e.reused and stale_retry and isinstance(e.cause, _STALE):
                     stale_retry = False
                     continue
                 err = errors.TransportError("connection to %s failed: %s" % (self.url, e.cause),
