@@ -207,7 +207,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 			return resp, nil
 		}
 		last = err
-		if attempt >= c.attempts || !c.shouldRetry(ctx, r.class, err) {
+		if attempt >= c.attempts || !c.shouldRetry(ctx, r, err) {
 			return nil, last
 		}
 		delay := c.backoff(attempt)
@@ -299,7 +299,7 @@ func parseError(hr *http.Response, data []byte, rid string) error {
 	return e
 }
 
-func (c *Client) shouldRetry(ctx context.Context, class retryClass, err error) bool {
+func (c *Client) shouldRetry(ctx context.Context, r request, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -308,10 +308,13 @@ func (c *Client) shouldRetry(ctx context.Context, class retryClass, err error) b
 		if te.Code == ErrDraining.Code || te.Code == ErrThrottled.Code {
 			return true
 		}
-		return class == idempotent && te.Retryable
+		if te.Code == ErrBatchIncomplete.Code && strings.HasSuffix(r.path, "/batch-write") {
+			return false // BatchWrite resends only details.unprocessed itself
+		}
+		return r.class == idempotent && te.Retryable
 	}
 	// A connection failure: the request may or may not have reached the daemon.
-	return class == idempotent
+	return r.class == idempotent
 }
 
 // backoff is "full jitter": a random delay up to base*2^(attempt-1), capped.

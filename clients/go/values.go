@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -220,8 +221,10 @@ func keyText(v any) (string, error) {
 		return base64.URLEncoding.EncodeToString(k), nil
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return fmt.Sprint(k), nil
-	case float64, float32:
-		return fmt.Sprint(k), nil
+	case float64:
+		return strconv.FormatFloat(k, 'f', -1, 64), nil
+	case float32:
+		return strconv.FormatFloat(float64(k), 'f', -1, 32), nil
 	}
 	return "", fmt.Errorf("tabletheoryd: a key value of type %T", v)
 }

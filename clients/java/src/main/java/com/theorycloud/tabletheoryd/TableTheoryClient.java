@@ -320,6 +320,9 @@ public final class TableTheoryClient implements AutoCloseable {
         if (e instanceof DrainingException || e instanceof ThrottledException) {
             return true;
         }
+        if (e instanceof BatchIncompleteException && c.path().endsWith("/batch-write")) {
+            return false; // ModelClient.batchWrite resends only details.unprocessed itself
+        }
         return c.idempotent() && e.retryable();
     }
 
