@@ -684,3 +684,41 @@ func TestConfigFromEnvironmentWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestUnixSocketURL(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ttd.sock")
+	d, err := startDaemonListen("unix:" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.stop()
+	c, err := New(Config{URL: d.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	pk := uniq(t)
+	if _, err := c.Model("Counter").Create(ctx, Item{"id": pk, "value": 1}); err != nil {
+		t.Fatal(err)
+	}
+	it, err := c.Model("Counter").Get(ctx, K(pk))
+	if err != nil || it.Number("value") != "1" {
+		t.Fatalf("over the unix socket: %v %v", it, err)
+	}
+}
+
+func TestContextDeadlineBoundsTheCall(t *testing.T) {
+	c, ctx := newClient(t), ctxT(t)
+	pk := uniq(t)
+	if _, err := c.Model("Counter").Put(ctx, Item{"id": pk}); err != nil {
+		t.Fatal(err)
+	}
+	// Every GetItem of Counter takes 5 s; the caller gives the call 250 ms.
+	addFault(t, map[string]any{"op": "GetItem", "model": "Counter", "latency_ms": 5000, "times": 1})
+	short, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+	defer cancel()
+	_, err := c.Model("Counter").Get(short, K(pk))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the context's deadline, got %v", err)
+	}
+}

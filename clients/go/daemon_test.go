@@ -32,8 +32,13 @@ func daemonPath() string {
 
 // startDaemon runs the daemon on 127.0.0.1:0 and waits for its daemon.ready log line.
 func startDaemon(extra ...string) (*testDaemon, error) {
+	return startDaemonListen("127.0.0.1:0", extra...)
+}
+
+// startDaemonListen runs the daemon on listen (host:port or unix:/path).
+func startDaemonListen(listen string, extra ...string) (*testDaemon, error) {
 	models, _ := filepath.Abs("testdata/models")
-	args := append([]string{"--listen", "127.0.0.1:0", "--models", models}, extra...)
+	args := append([]string{"--listen", listen, "--models", models}, extra...)
 	logf, err := os.CreateTemp("", "ttd-go-log-")
 	if err != nil {
 		return nil, err
@@ -58,7 +63,10 @@ func startDaemon(extra ...string) (*testDaemon, error) {
 			var line map[string]any
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line["event"] == "daemon.ready" {
 				f.Close()
-				d.URL = "http://" + line["listen"].(string)
+				d.URL = line["listen"].(string)
+				if !strings.HasPrefix(d.URL, "unix:") {
+					d.URL = "http://" + d.URL
+				}
 				return d, nil
 			}
 		}

@@ -256,6 +256,9 @@ public final class TableTheoryClient implements AutoCloseable {
         HttpResponse<byte[]> resp;
         try {
             resp = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new ClientTimeoutException(new TableTheoryException.Failure(0, "ClientTimeout",
+                    "no answer within " + timeout.toMillis() + " ms", true, rid, Map.of(), Duration.ZERO, e));
         } catch (IOException e) {
             throw new ConnectionException(new TableTheoryException.Failure(0, "ConnectionError",
                     "cannot reach the daemon at " + base + ": " + e, true, rid, Map.of(), Duration.ZERO, e));

@@ -394,4 +394,45 @@ class ClientTest {
         assertEquals(0, ce.status());
         assertEquals(new HashSet<>(List.of()), new HashSet<>(ce.details().keySet()));
     }
+
+    @Test
+    void callTimeoutBoundsTheCall() throws Exception {
+        String pk = uniq("timeout");
+        client.model("Counter").put(Item.of("id", pk));
+        // Every GetItem of Counter takes 5 s; the call may take 300 ms.
+        assertEquals(201, raw("POST", "/v1/_faults", "{\"op\":\"GetItem\",\"model\":\"Counter\",\"latency_ms\":5000,\"times\":1}"));
+        TableTheoryClient quick = TableTheoryClient.builder().url(daemon.url).callTimeout(Duration.ofMillis(300)).build();
+        // Without the timeout the read would succeed after 5 s.
+        ClientTimeoutException e = assertThrows(ClientTimeoutException.class, () -> quick.model("Counter").get(Key.of(pk)));
+        assertInstanceOf(ConnectionException.class, e);
+    }
+
+    @Test
+    void batchWriteResendsOnlyTheUnprocessed() throws Exception {
+        // A daemon with a short deadline, so that a batch whose last item is
+        // never processed answers BatchIncomplete quickly; a recording proxy
+        // in front of it clears the fault after that answer.
+        try (TestDaemon d = new TestDaemon("--enable-fault-injection", "--request-timeout-ms", "1500");
+             RecordingProxy proxy = new RecordingProxy(d.url)) {
+            HttpClient http = HttpClient.newHttpClient();
+            HttpRequest add = HttpRequest.newBuilder(URI.create(d.url + "/v1/_faults"))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"op\":\"BatchWriteItem\",\"model\":\"Thing\",\"error\":\"Unprocessed\",\"unprocessed\":1,\"times\":100000}"))
+                    .build();
+            assertEquals(201, http.send(add, HttpResponse.BodyHandlers.discarding()).statusCode());
+            TableTheoryClient c = TableTheoryClient.builder().url(proxy.url()).build();
+            List<Item> puts = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                puts.add(Item.of("PK", "bw", "SK", String.format("%02d", i)));
+            }
+            assertEquals(32, c.model("Thing").batchWrite(puts, List.of(Key.of("bw", "x1"), Key.of("bw", "x2"))));
+            List<String> bodies = proxy.batchBodies();
+            assertEquals(2, bodies.size());
+            Map<String, Object> second = Json.asMap(Json.read(bodies.get(1).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            // Chunk 0 (puts 0-24) never wrote put[24]; chunk 1 (puts 25-29, deletes 0-1) never delete[1].
+            assertEquals(List.of(Map.of("PK", "bw", "SK", "24")), second.get("put"));
+            assertEquals(List.of(Map.of("PK", "bw", "SK", "x2")), second.get("delete"));
+            assertEquals(2, c.model("Thing").batchGet(List.of(Key.of("bw", "24"), Key.of("bw", "29")), true).items().size());
+        }
+    }
 }
