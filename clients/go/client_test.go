@@ -516,7 +516,9 @@ func TestWithLeaseRefreshesAndReleases(t *testing.T) {
 	if _, err := c.CreateJob(ctx, NewJob{JobID: id, TenantID: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	err := c.WithLease(ctx, id, "worker-a", time.Second, func(wctx context.Context) error {
+	// A 3 s lease, refreshed every second: a loaded machine may delay a
+	// refresh by a lot before the lease runs out.
+	err := c.WithLease(ctx, id, "worker-a", 3*time.Second, func(wctx context.Context) error {
 		if _, err := c.AcquireLease(wctx, id, "worker-b", time.Minute); !errors.Is(err, ErrLeaseHeld) {
 			return fmt.Errorf("another worker got the lease: %v", err)
 		}

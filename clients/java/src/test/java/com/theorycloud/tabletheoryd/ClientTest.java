@@ -309,7 +309,9 @@ class ClientTest {
         Ledger l = client.ledger();
         String id = uniq("lease");
         l.createJob(id, "t");
-        String out = l.withLease(id, "worker-a", Duration.ofSeconds(1), () -> {
+        // A 3 s lease, refreshed every second: a loaded machine may delay a
+        // refresh by a lot before the lease runs out.
+        String out = l.withLease(id, "worker-a", Duration.ofSeconds(3), () -> {
             assertThrows(LeaseHeldException.class, () -> l.acquireLease(id, "worker-b", Duration.ofMinutes(1)));
             long first = lockVersion(id);
             long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
