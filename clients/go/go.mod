@@ -1,0 +1,3 @@
+module github.com/theory-cloud/tabletheoryd/clients/go
+
+go 1.23

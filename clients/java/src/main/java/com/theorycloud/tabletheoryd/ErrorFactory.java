@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Maps an error code to its exception class.
+
+package com.theorycloud.tabletheoryd;
+
+final class ErrorFactory {
+    private ErrorFactory() {}
+
+    static TableTheoryException of(TableTheoryException.Failure f) {
+        return switch (f.code()) {
+            case "ValidationError" -> new ValidationException(f);
+            case "InvalidCursor" -> new InvalidCursorException(f);
+            case "Unauthorized" -> new UnauthorizedException(f);
+            case "Forbidden" -> new ForbiddenException(f);
+            case "RouteNotFound" -> new RouteNotFoundException(f);
+            case "ModelNotFound" -> new ModelNotFoundException(f);
+            case "ItemNotFound" -> new ItemNotFoundException(f);
+            case "JobNotFound" -> new JobNotFoundException(f);
+            case "TableNotFound" -> new TableNotFoundException(f);
+            case "MethodNotAllowed" -> new MethodNotAllowedException(f);
+            case "ConditionFailed" -> new ConditionFailedException(f);
+            case "VersionConflict" -> new VersionConflictException(f);
+            case "TransactionCanceled" -> new TransactionCanceledException(f);
+            case "LeaseHeld" -> new LeaseHeldException(f);
+            case "LeaseNotOwned" -> new LeaseNotOwnedException(f);
+            case "InvalidTransition" -> new InvalidTransitionException(f);
+            case "AlreadyExists" -> new AlreadyExistsException(f);
+            case "PayloadTooLarge" -> new PayloadTooLargeException(f);
+            case "UnsupportedMediaType" -> new UnsupportedMediaTypeException(f);
+            case "Throttled" -> new ThrottledException(f);
+            case "BackendUnavailable" -> new BackendUnavailableException(f);
+            case "BatchIncomplete" -> new BatchIncompleteException(f);
+            case "Draining" -> new DrainingException(f);
+            case "BackendTimeout" -> new BackendTimeoutException(f);
+            case "Internal" -> new InternalException(f);
+            case "UnexpectedResponse" -> new UnexpectedResponseException(f);
+            case "ConnectionError" -> new ConnectionException(f);
+            default -> new TableTheoryException(f);
+        };
+    }
+}
