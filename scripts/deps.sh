@@ -15,6 +15,11 @@ done
 # machine's node/npm when it has them, else Debian's.
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 /usr/bin/python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+# The Java client: JDK 17 and Maven are Debian 12's own. The Go client needs
+# Go >= 1.23, newer than Debian 12's golang-go: it uses the machine's Go when
+# there is one, else scripts/test-clients.sh reports it skipped.
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test.sh -- the whole test suite: unit + integration tests on a plain build,
-# again under AddressSanitizer + UBSan, then the openapi.yaml checks and the
-# systemd unit check. Exits non-zero on the first failing stage.
+# again under AddressSanitizer + UBSan, the fuzz targets, the openapi.yaml
+# checks, Schemathesis against the running daemon, every client's tests and
+# the cross-language test, and the systemd unit check. Exits non-zero on the
+# first failing stage.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -45,6 +47,12 @@ bash scripts/fuzz.sh 15
 
 stage "openapi.yaml: spectral, openapi-spec-validator, openapi-python-client, openapi-typescript"
 bash scripts/openapi-check.sh
+
+stage "Schemathesis: the running daemon against its openapi.yaml"
+bash scripts/schemathesis.sh "$top/_build/tabletheoryd"
+
+stage "clients (python, typescript, go, java) and the cross-language test"
+bash scripts/test-clients.sh
 
 stage "systemd unit"
 bash tests/integration/verify_systemd.sh "$top/_build/tabletheoryd"
