@@ -128,7 +128,7 @@ static void signal_cb(uv_signal_t *s, int signum) {
   if (d->draining)
     return;
   d->draining = true;
-  tt_log_event(TT_LOG_INFO, "daemon.draining", "signal", strsignal(signum), NULL);
+  tt_log_event(TT_LOG_NOTICE, "daemon.draining", "signal", strsignal(signum), NULL);
   tt_sdnotify_send("STOPPING=1");
   /* Stop accepting: MHD hands the listen socket back, we close it. */
   MHD_socket fd = MHD_quiesce_daemon(d->mhd);
@@ -396,7 +396,7 @@ int main(int argc, char **argv) {
     stop_cb(&d.stop_timer);
   } else {
     struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_INFO, "daemon.ready");
+    tt_log_begin(&l, TT_LOG_NOTICE, "daemon.ready");
     tt_log_str(&l, "listen", d.listener.address);
     tt_log_str(&l, "backend", d.cfg.backend);
     tt_log_int(&l, "models", (int64_t)tt_model_registry_count(d.models));
@@ -411,7 +411,7 @@ int main(int argc, char **argv) {
     tt_log_event(TT_LOG_ERROR, "daemon.loop_not_closed", "error", uv_strerror(close_rc), NULL);
     status = EXIT_RUNTIME;
   } else {
-    tt_log_event(TT_LOG_INFO, "daemon.stopped", NULL);
+    tt_log_event(TT_LOG_NOTICE, "daemon.stopped", NULL);
   }
   if (d.backend)
     d.backend->ops->destroy(d.backend);

@@ -169,9 +169,8 @@ func countAll(next func(cursor string) (*Page, error), cursor string) (int64, er
 	}
 }
 
-// Count counts the items matching q, over all pages. q.Limit is ignored:
-// the daemon answers a count with a limit without a cursor, so a limit would
-// cut the count short.
+// Count counts the items matching q, over all pages. q.Limit is not sent:
+// without one the daemon counts every page in one call.
 func (m *Model) Count(ctx context.Context, q Query) (int64, error) {
 	q.Count, q.Limit = true, 0
 	return countAll(func(cur string) (*Page, error) { q.Cursor = cur; return m.Query(ctx, q) }, q.Cursor)

@@ -13,7 +13,7 @@ static enum tt_log_level min_level = TT_LOG_INFO;
 static tt_log_writer_cb writer_cb;
 static void *writer_arg;
 
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
+static const char *const level_names[] = {"debug", "info", "warn", "error", "notice"};
 
 void tt_log_set_writer(tt_log_writer_cb cb, void *arg) {
   writer_cb = cb;
@@ -23,7 +23,7 @@ void tt_log_set_writer(tt_log_writer_cb cb, void *arg) {
 void tt_log_set_level(enum tt_log_level level) { min_level = level; }
 
 int tt_log_level_parse(const char *text, enum tt_log_level *out) {
-  for (int i = 0; i < 4; i++) {
+  for (int i = TT_LOG_DEBUG; i <= TT_LOG_ERROR; i++) {
     if (strcmp(text, level_names[i]) == 0) {
       *out = (enum tt_log_level)i;
       return 0;

@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum tt_log_level { TT_LOG_DEBUG = 0, TT_LOG_INFO, TT_LOG_WARN, TT_LOG_ERROR };
+/* NOTICE marks the daemon's lifecycle (ready, draining, stopped): written at
+ * every level, because supervisors and tests find the listen address in the
+ * ready line. It is not a level one can set. */
+enum tt_log_level { TT_LOG_DEBUG = 0, TT_LOG_INFO, TT_LOG_WARN, TT_LOG_ERROR, TT_LOG_NOTICE };
 
 /* A line being built. It lives on the caller's stack; text longer than the
  * buffer is cut at a field boundary and marked "truncated": true. Callers

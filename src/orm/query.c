@@ -545,8 +545,10 @@ static void finish_all(struct tt_orm_query_op *op) {
   tt_buf_reset(b);
   int rc = 0;
   if (op->count_only) {
-    rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 "}", count,
-                       scanned);
+    /* A count stopped by its limit carries a cursor, as DynamoDB's Select=COUNT
+     * answers a LastEvaluatedKey, so the caller can count on from there. */
+    rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
+                       count, scanned);
   } else {
     rc |= tt_buf_puts(b, "{\"items\":[");
     bool first = true;
@@ -559,18 +561,18 @@ static void finish_all(struct tt_orm_query_op *op) {
     }
     rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":", n_items,
                         scanned);
-    struct tt_buf cur;
-    tt_buf_init(&cur, 0);
-    for (size_t i = 0; i < op->nchains; i++) {
-      if (op->chains[i].exhausted)
-        continue;
-      if (op->nchains > 1)
-        rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
-      rc |= cursor_of(op, &op->chains[i], &cur);
-    }
-    rc |= cur.len ? tt_buf_printf(b, "\"%s\"}", cur.data) : tt_buf_puts(b, "null}");
-    tt_buf_free(&cur);
   }
+  struct tt_buf cur;
+  tt_buf_init(&cur, 0);
+  for (size_t i = 0; i < op->nchains; i++) {
+    if (op->chains[i].exhausted)
+      continue;
+    if (op->nchains > 1)
+      rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
+    rc |= cursor_of(op, &op->chains[i], &cur);
+  }
+  rc |= cur.len ? tt_buf_printf(b, "\"%s\"}", cur.data) : tt_buf_puts(b, "null}");
+  tt_buf_free(&cur);
   if (rc != 0) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_INTERNAL, NULL, "could not encode the answer");

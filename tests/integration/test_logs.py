@@ -98,3 +98,15 @@ def test_item_routes_keep_values_out_of_the_log(fresh_daemon):
     text = d.log_text()
     assert text.count("request.completed") >= 15
     assert SENTINEL not in text
+
+
+def test_lifecycle_lines_at_every_level(fresh_daemon):
+    # The ready line names the listen address (found by supervisors and by this suite
+    # with --listen 127.0.0.1:0), so it is written at every level; requests are not.
+    d = fresh_daemon("--log-level", "error")
+    assert d.request("GET", "/healthz")[0] == 200
+    d.stop()
+    events = [(x["event"], x["level"]) for x in d.log_lines()]
+    assert ("daemon.ready", "notice") in events
+    assert ("daemon.draining", "notice") in events and ("daemon.stopped", "notice") in events
+    assert all(lv in ("notice", "error") for _, lv in events), events

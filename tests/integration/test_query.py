@@ -279,7 +279,7 @@ def test_walk_without_limit_over_backend_pages(big):
 
 def test_count_spans_backend_pages(big):
     out = q(big, {"key": BIG_KEY, "count": True}, "/v1/models/User/query")
-    assert out == {"count": 30, "scanned_count": 30}
+    assert out == {"count": 30, "scanned_count": 30, "cursor": None}
 
 
 # ---- the cursor ----------------------------------------------------------------
@@ -406,13 +406,27 @@ def test_count_only(data):
     status, _, out = data.json("POST", QUERY, body={"key": t1_key(), "count": True,
                                                     "select": ["sk"]})
     assert status == 200
-    assert out == {"count": 20, "scanned_count": 20}
+    assert out == {"count": 20, "scanned_count": 20, "cursor": None}
     out = q(data, {"key": t1_key(), "count": True,
                    "filter": {"attr": "kind", "op": "=", "value": "a"}})
     assert out["count"] == 10 and out["scanned_count"] == 20 and "items" not in out
     out = q(data, {"key": t1_key({"attr": "sk", "op": "begins_with", "value": "EV#1"}),
                    "count": True})
     assert out["count"] == 10 and "items" not in out
+
+
+def test_count_with_limit_continues_from_its_cursor(data):
+    # Like DynamoDB's Select=COUNT with a Limit: the page stops at the limit and its
+    # cursor lets the caller count on; the pages' counts add up to the whole.
+    flt = {"attr": "kind", "op": "=", "value": "a"}
+    pages = walk(data, QUERY, {"key": t1_key(), "count": True, "limit": 3, "filter": flt})
+    assert len(pages) >= 4 and all("items" not in p for p in pages)
+    assert all(p["count"] == 3 for p in pages[:-1]), [p["count"] for p in pages]
+    assert sum(p["count"] for p in pages) == 10
+    assert sum(p["scanned_count"] for p in pages) >= 20
+    pages = walk(data, BULK_SCAN, {"segments": 4, "count": True, "limit": 40})
+    assert all(p["count"] == 40 for p in pages[:-1]), [p["count"] for p in pages]
+    assert sum(p["count"] for p in pages) == N_BULK
 
 
 def test_count_false_returns_items(data):

@@ -78,6 +78,22 @@ START_TEST(levels_filter) {
 }
 END_TEST
 
+START_TEST(lifecycle_notices_pass_every_level) {
+  tt_log_set_level(TT_LOG_ERROR);
+  tt_log_event(TT_LOG_WARN, "quiet", NULL);
+  ck_assert_int_eq(lines, 0);
+  tt_log_event(TT_LOG_NOTICE, "daemon.ready", "listen", "127.0.0.1:1", NULL);
+  ck_assert_int_eq(lines, 1);
+  json_t *v = json_loads(captured, 0, NULL);
+  ck_assert_ptr_nonnull(v);
+  ck_assert_str_eq(json_string_value(json_object_get(v, "level")), "notice");
+  json_decref(v);
+  /* A lifecycle notice is not a level an operator can choose. */
+  enum tt_log_level lv;
+  ck_assert_int_eq(tt_log_level_parse("notice", &lv), -1);
+}
+END_TEST
+
 START_TEST(long_lines_are_truncated_but_valid) {
   char big[5000];
   memset(big, 'x', sizeof(big) - 1);
@@ -104,6 +120,7 @@ int main(void) {
   tcase_add_test(tc, line_is_one_json_object);
   tcase_add_test(tc, control_characters_are_escaped);
   tcase_add_test(tc, levels_filter);
+  tcase_add_test(tc, lifecycle_notices_pass_every_level);
   tcase_add_test(tc, long_lines_are_truncated_but_valid);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

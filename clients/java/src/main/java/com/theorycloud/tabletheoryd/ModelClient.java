@@ -208,7 +208,7 @@ public final class ModelClient {
         return n;
     }
 
-    /** Counts the query's items over all pages (a limit is ignored: the daemon answers a limited count without a cursor). */
+    /** Counts the query's items over all pages (a limit is not sent: without one the daemon counts every page in one call). */
     public long count(Query q) {
         Query copy = q.copy();
         copy.body().put("count", true);
