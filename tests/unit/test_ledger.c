@@ -26,7 +26,6 @@ struct lfx {
   struct tt_model_registry *models;
   struct tt_orm orm;
   int64_t now_ns;
-  int closed;
   unsigned joins_done;
 };
 
@@ -75,14 +74,8 @@ static void setup(void) {
   tt_arena_free(&arena);
 }
 
-static void closed_cb(void *arg) { ((struct lfx *)arg)->closed = 1; }
-
 static void teardown(void) {
-  F.b->ops->close(F.b, closed_cb, &F);
-  uv_run(&F.loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(F.closed, 1);
-  F.b->ops->destroy(F.b);
-  ck_assert_int_eq(uv_loop_close(&F.loop), 0);
+  fx_close_backend(&F.loop, F.b);
   tt_model_registry_free(F.models);
 }
 
@@ -199,8 +192,6 @@ static void create_job(const char *id, const char *tenant, const char *status) {
 
 /* ---- models, identifiers ------------------------------------------------------ */
 
-static void raw_done(struct tt_backend_call *c) { *(int *)c->arg = 1; }
-
 /* The stored item (DynamoDB wire form, new reference) read through the
  * backend port: the model routes no longer serve ledger items, so this is
  * how the key layout and the sanitized copy are checked. NULL if absent. */
@@ -208,15 +199,7 @@ static json_t *raw_item(const char *pk, const char *sk) {
   json_t *req = json_pack("{s:s, s:{s:{s:s}, s:{s:s}}, s:b}", "TableName", "tabletheory-jobs",
                           "Key", "pk", "S", pk, "sk", "S", sk, "ConsistentRead", 1);
   struct tt_backend_call c;
-  int done = 0;
-  memset(&c, 0, sizeof(c));
-  c.op = TT_DDB_GET_ITEM;
-  c.request = req;
-  c.done = raw_done;
-  c.arg = &done;
-  ck_assert_int_eq(F.b->ops->start(F.b, &c), 0);
-  uv_run(&F.loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(done, 1);
+  fx_call(&F.loop, F.b, TT_DDB_GET_ITEM, req, &c);
   ck_assert_int_eq(c.status, 0);
   json_t *item = json_incref(json_object_get(c.response, "Item"));
   json_decref(c.response);

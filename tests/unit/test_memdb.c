@@ -473,9 +473,5 @@ int main(void) {
   tcase_add_test(tc, placeholder_rules);
   tcase_add_test(tc, ttl_hides_expired_items);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return fx_run_suite(s);
 }

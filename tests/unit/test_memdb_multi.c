@@ -259,9 +259,5 @@ int main(void) {
   tcase_add_test(tc, transact_write_all_or_nothing);
   tcase_add_test(tc, transact_write_client_token);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return fx_run_suite(s);
 }

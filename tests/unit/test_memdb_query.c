@@ -514,9 +514,5 @@ int main(void) {
   tcase_add_test(tc, paging_100k_items_exactly_once_in_order);
   tcase_add_test(tc, memory_per_item);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return fx_run_suite(s);
 }

@@ -11,6 +11,7 @@
 #include "model/registry.h"
 #include "orm/tokens.h"
 #include "orm/txn.h"
+#include "test_memdb.h"
 
 #define SEC INT64_C(1000000000)
 #define T0 (INT64_C(1700000000) * SEC)
@@ -146,7 +147,6 @@ struct tfx {
   struct tt_model_registry *models;
   struct tt_orm orm;
   int64_t now_ns;
-  int closed;
 };
 
 static struct tfx F;
@@ -223,14 +223,8 @@ static void tsetup(void) {
   tt_orm_result_free(&res);
 }
 
-static void closed_cb(void *arg) { ((struct tfx *)arg)->closed = 1; }
-
 static void tteardown(void) {
-  F.b->ops->close(F.b, closed_cb, &F);
-  uv_run(&F.loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(F.closed, 1);
-  F.b->ops->destroy(F.b);
-  ck_assert_int_eq(uv_loop_close(&F.loop), 0);
+  fx_close_backend(&F.loop, F.b);
   tt_orm_cleanup(&F.orm);
   tt_model_registry_free(F.models);
 }
@@ -247,22 +241,12 @@ static struct tt_orm_result add(const char *token, int n) {
   return res;
 }
 
-static void raw_done(struct tt_backend_call *c) { *(int *)c->arg = 1; }
-
 /* The stored n of wallet "w", read through the backend port. */
 static long long wallet_n(void) {
   json_t *req = json_pack("{s:s, s:{s:{s:s}}, s:b}", "TableName", "wallets", "Key", "id", "S", "w",
                           "ConsistentRead", 1);
   struct tt_backend_call c;
-  int done = 0;
-  memset(&c, 0, sizeof(c));
-  c.op = TT_DDB_GET_ITEM;
-  c.request = req;
-  c.done = raw_done;
-  c.arg = &done;
-  ck_assert_int_eq(F.b->ops->start(F.b, &c), 0);
-  uv_run(&F.loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(done, 1);
+  fx_call(&F.loop, F.b, TT_DDB_GET_ITEM, req, &c);
   ck_assert_int_eq(c.status, 0);
   const char *n = json_string_value(
       json_object_get(json_object_get(json_object_get(c.response, "Item"), "n"), "N"));
