@@ -270,17 +270,38 @@ static bool text_acceptable(const char *s, size_t n) {
   return tt_utf8_valid(s, n);
 }
 
+/* One name=value part of a raw query string: the still-encoded name and, when
+ * the part has an '=', the still-encoded value (val NULL otherwise). */
+struct query_part {
+  const char *key, *val;
+  size_t klen, vlen;
+};
+
+/* Splits the part at *p (a query string or NULL) into q and moves *p past its
+ * '&' (NULL after the last part). False when no part is left. */
+static bool query_next(const char **p, struct query_part *q) {
+  const char *s = *p;
+  if (s == NULL || *s == '\0')
+    return false;
+  const char *amp = strchr(s, '&');
+  size_t len = amp ? (size_t)(amp - s) : strlen(s);
+  const char *eq = memchr(s, '=', len);
+  q->key = s;
+  q->klen = eq ? (size_t)(eq - s) : len;
+  q->val = eq ? eq + 1 : NULL;
+  q->vlen = eq ? len - q->klen - 1 : 0;
+  *p = amp ? amp + 1 : NULL;
+  return true;
+}
+
 bool tt_request_query_acceptable(struct tt_request *req) {
   const char *p = req->query;
-  while (p && *p) {
-    const char *amp = strchr(p, '&');
-    size_t len = amp ? (size_t)(amp - p) : strlen(p);
-    const char *eq = memchr(p, '=', len);
-    size_t klen = eq ? (size_t)(eq - p) : len;
+  struct query_part q;
+  while (query_next(&p, &q)) {
     size_t kn = 0, vn = 0;
-    char *key = query_decode(&req->arena, p, klen, &kn);
-    char *val = eq ? query_decode(&req->arena, eq + 1, len - klen - 1, &vn) : NULL;
-    if (key == NULL || (eq && val == NULL)) {
+    char *key = query_decode(&req->arena, q.key, q.klen, &kn);
+    char *val = q.val ? query_decode(&req->arena, q.val, q.vlen, &vn) : NULL;
+    if (key == NULL || (q.val && val == NULL)) {
       tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
       return false;
     }
@@ -293,7 +314,6 @@ bool tt_request_query_acceptable(struct tt_request *req) {
                       key_ok ? key : "(name)");
       return false;
     }
-    p = amp ? amp + 1 : NULL;
   }
   return true;
 }
@@ -301,15 +321,11 @@ bool tt_request_query_acceptable(struct tt_request *req) {
 const char *tt_request_query(struct tt_request *req, const char *name) {
   size_t nl = strlen(name);
   const char *p = req->query;
-  while (p && *p) {
-    const char *amp = strchr(p, '&');
-    size_t len = amp ? (size_t)(amp - p) : strlen(p);
-    const char *eq = memchr(p, '=', len);
-    size_t klen = eq ? (size_t)(eq - p) : len;
-    char *key = query_decode(&req->arena, p, klen, NULL);
+  struct query_part q;
+  while (query_next(&p, &q)) {
+    char *key = query_decode(&req->arena, q.key, q.klen, NULL);
     if (key && strlen(key) == nl && memcmp(key, name, nl) == 0)
-      return eq ? query_decode(&req->arena, eq + 1, len - klen - 1, NULL) : "";
-    p = amp ? amp + 1 : NULL;
+      return q.val ? query_decode(&req->arena, q.val, q.vlen, NULL) : "";
   }
   return NULL;
 }
