@@ -225,13 +225,8 @@ static void run_ledger(unsigned i) {
   struct tt_ledger_op op;
   json_t *body = ledger_reqs[i].body ? fz_body(ledger_reqs[i].body, strlen(ledger_reqs[i].body))
                                      : NULL;
-  fz_run_prepare(&r);
-  memset(&op, 0, sizeof(op));
+  fz_ledger_begin(&r, &op);
   op.kind = ledger_reqs[i].kind;
-  op.orm = &FZ.orm;
-  op.join = &r.join;
-  op.arena = &r.arena;
-  op.request_id = "fuzz";
   op.job_id = "j1";
   op.record_id = "r1";
   op.key = "k1";
@@ -240,11 +235,7 @@ static void run_ledger(unsigned i) {
                                                                                      : NULL;
   op.list.limit = "2";
   op.body = body;
-  op.result = &r.res;
-  op.done = fz_run_done_cb;
-  op.arg = &r;
-  tt_ledger_start(&op);
-  fz_run_end(&r);
+  fz_ledger_end(&r, &op);
   json_decref(body);
 }
 

@@ -27,7 +27,8 @@ static void one(const char *p, size_t n) {
   json_t *body = fz_body(rest, rest_len);
   if (body == NULL)
     return;
-  fz_run_prepare(&r);
+  struct tt_ledger_op op;
+  fz_ledger_begin(&r, &op);
   for (size_t i = 0, at = 0; i < NPARAMS && at <= line_len; i++) {
     const char *bar = memchr(line + at, '|', line_len - at);
     size_t len = bar ? (size_t)(bar - line - at) : line_len - at;
@@ -36,13 +37,7 @@ static void one(const char *p, size_t n) {
       abort();
     at += len + 1;
   }
-  struct tt_ledger_op op;
-  memset(&op, 0, sizeof(op));
   op.kind = (enum tt_ledger_kind)((uint8_t)p[0] % 13 + 1);
-  op.orm = &FZ.orm;
-  op.join = &r.join;
-  op.arena = &r.arena;
-  op.request_id = "fuzz";
   op.job_id = v[0] ? v[0] : "";
   op.record_id = v[1] ? v[1] : "";
   op.key = v[2] ? v[2] : "";
@@ -53,11 +48,7 @@ static void one(const char *p, size_t n) {
   op.list.cursor = v[7] && v[7][0] ? v[7] : NULL;
   op.list.order = v[8] && v[8][0] ? v[8] : NULL;
   op.body = json_object_size(body) ? body : NULL;
-  op.result = &r.res;
-  op.done = fz_run_done_cb;
-  op.arg = &r;
-  tt_ledger_start(&op);
-  fz_run_end(&r);
+  fz_ledger_end(&r, &op);
   json_decref(body);
 }
 

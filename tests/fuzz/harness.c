@@ -137,14 +137,14 @@ void fz_backend_close(void) {
   FZ.b = NULL;
 }
 
-void fz_run_done_cb(void *arg) { ((struct fz_run *)arg)->done++; }
+static void run_done_cb(void *arg) { ((struct fz_run *)arg)->done++; }
 
 static void joined_cb(struct tt_join *j, void *arg) {
   (void)j;
   ((struct fz_run *)arg)->joined++;
 }
 
-void fz_run_prepare(struct fz_run *r) {
+static void run_prepare(struct fz_run *r) {
   memset(r, 0, sizeof(*r));
   tt_arena_init(&r->arena);
   tt_join_init(&r->join, NULL, joined_cb, r);
@@ -152,8 +152,25 @@ void fz_run_prepare(struct fz_run *r) {
 }
 
 void fz_run_begin(struct fz_run *r, struct tt_orm_ctx *ctx, const struct tt_model *m) {
-  fz_run_prepare(r);
-  tt_orm_ctx_init(ctx, &FZ.orm, &r->join, &r->arena, "fuzz", m, &r->res, fz_run_done_cb, r);
+  run_prepare(r);
+  tt_orm_ctx_init(ctx, &FZ.orm, &r->join, &r->arena, "fuzz", m, &r->res, run_done_cb, r);
+}
+
+void fz_ledger_begin(struct fz_run *r, struct tt_ledger_op *op) {
+  run_prepare(r);
+  memset(op, 0, sizeof(*op));
+  op->orm = &FZ.orm;
+  op->join = &r->join;
+  op->arena = &r->arena;
+  op->request_id = "fuzz";
+  op->result = &r->res;
+  op->done = run_done_cb;
+  op->arg = r;
+}
+
+void fz_ledger_end(struct fz_run *r, struct tt_ledger_op *op) {
+  tt_ledger_start(op);
+  fz_run_end(r);
 }
 
 void fz_run_end(struct fz_run *r) {

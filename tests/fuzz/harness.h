@@ -62,10 +62,14 @@ struct fz_run {
  * model `m` (may be NULL). */
 void fz_run_begin(struct fz_run *r, struct tt_orm_ctx *ctx, const struct tt_model *m);
 
-/* For callers that start something else than an ORM ctx (the ledger): the
- * done callback and its argument to hand over. */
-void fz_run_prepare(struct fz_run *r);
-void fz_run_done_cb(void *arg);
+/* The same for a ledger request: prepares r and zeroes `op`, then sets what
+ * ties op to r and FZ (orm, join, arena, request id, result, done). The
+ * caller sets the request's own fields and calls fz_ledger_end. */
+struct tt_ledger_op;
+void fz_ledger_begin(struct fz_run *r, struct tt_ledger_op *op);
+
+/* Starts the ledger request `op` and ends r as fz_run_end does. */
+void fz_ledger_end(struct fz_run *r, struct tt_ledger_op *op);
 
 /* Releases the join, runs the loop until everything is joined and checks
  * the answer: done ran exactly once, the join completed, a success carries
