@@ -6,18 +6,18 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from daemon import Daemon  # noqa: E402
+from daemon import Daemon, served  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon("--enable-fault-injection")
-    yield d
-    try:
-        d.wait_metric("tabletheoryd_inflight_operations", 0)
-        d.stop()
-    finally:
-        d.kill()
+    yield from served("--enable-fault-injection")
+
+
+@pytest.fixture(scope="module")
+def ld():
+    """A daemon with default flags per module, for the job ledger's tests."""
+    yield from served()
 
 
 @pytest.fixture

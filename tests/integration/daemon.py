@@ -184,6 +184,19 @@ class Daemon:
             self.proc.wait()
 
 
+def served(*args, **kw):
+    """The body of a module-scoped daemon fixture (`yield from served(...)`):
+    yields Daemon(*args, **kw); afterwards waits until no operation is in
+    flight and requires a clean stop, killing the process in any case."""
+    d = Daemon(*args, **kw)
+    yield d
+    try:
+        d.wait_metric("tabletheoryd_inflight_operations", 0)
+        d.stop()
+    finally:
+        d.kill()
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

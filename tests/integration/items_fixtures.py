@@ -11,7 +11,7 @@ import urllib.parse
 
 import pytest
 
-from daemon import SRCDIR, Daemon
+from daemon import SRCDIR, served
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MY_MODELS = os.path.join(HERE, "models")
@@ -25,13 +25,7 @@ RFC3339NANO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z")
 def mdaemon():
     """One daemon for a test module, with both model directories and table
     deletion allowed; stopped cleanly (inflight operations back to 0)."""
-    d = Daemon("--models", FIXTURE_MODELS, "--models", MY_MODELS, "--allow-table-delete")
-    yield d
-    try:
-        d.wait_metric("tabletheoryd_inflight_operations", 0)
-        d.stop()
-    finally:
-        d.kill()
+    yield from served("--models", FIXTURE_MODELS, "--models", MY_MODELS, "--allow-table-delete")
 
 
 def assert_error(status, hdrs, body, http, code, field=None):

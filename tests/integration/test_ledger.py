@@ -15,22 +15,11 @@ import uuid
 
 import pytest
 
-from daemon import DAEMON, PEER, PEER_ENDPOINT, PEER_ENV, SRCDIR, Daemon
+from daemon import DAEMON, PEER, PEER_ENDPOINT, PEER_ENV, SRCDIR
 from items_fixtures import assert_error, assert_recent
 
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 LEDGER_MODELS = {"JobMeta", "JobRecord", "JobLock", "JobRequest"}
-
-
-@pytest.fixture(scope="module")
-def ld():
-    d = Daemon()
-    yield d
-    try:
-        d.wait_metric("tabletheoryd_inflight_operations", 0)
-        d.stop()
-    finally:
-        d.kill()
 
 
 def stored_item(pk, sk, table="tabletheory-jobs"):

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from daemon import DAEMON, PEER, Daemon
+from daemon import DAEMON, PEER
 from items_fixtures import assert_error
 
 LEDGER = ["JobMeta", "JobRecord", "JobLock", "JobRequest"]
@@ -21,17 +21,6 @@ KEYS = {"JobMeta": {"pk": "JOB#j1", "sk": "META"},
         "JobRecord": {"pk": "JOB#j1", "sk": "REC#r1"},
         "JobLock": {"pk": "JOB#j1", "sk": "LOCK"},
         "JobRequest": {"pk": "JOB#j1", "sk": "REQ#k1"}}
-
-
-@pytest.fixture(scope="module")
-def ld():
-    d = Daemon()
-    yield d
-    try:
-        d.wait_metric("tabletheoryd_inflight_operations", 0)
-        d.stop()
-    finally:
-        d.kill()
 
 
 def seg(value):
