@@ -252,7 +252,8 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
                     (c.index && want_index && strcmp(c.index, want_index) == 0);
     if (c.key.type != TT_AV_M || c.key.len == 0) {
       /* An empty cursor starts at the beginning. */
-    } else if (!index_ok || c.sort != want_sort || !cursor_fits(op, &c.key)) {
+    } else if (!index_ok || !tt_cursor_sort_same(c.sort, want_sort) ||
+               !cursor_fits(op, &c.key)) {
       rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
                         "the cursor was made for another model, index or order");
     } else {

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
@@ -38,6 +39,12 @@ int tt_cursor_encode(struct tt_buf *out, const struct tt_av *last_key, const cha
 done:
   tt_buf_free(&json);
   return rc;
+}
+
+bool tt_cursor_sort_same(enum tt_cursor_sort a, enum tt_cursor_sort b) {
+  /* A query without an order reads ascending, so a cursor without "sort"
+   * continues an "asc" request and the other way round. */
+  return (a == TT_CURSOR_SORT_DESC) == (b == TT_CURSOR_SORT_DESC);
 }
 
 void tt_cursor_free(struct tt_cursor *c) {
@@ -111,9 +118,11 @@ int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct 
     } else if (strcmp(key, "sort") == 0) {
       size_t n;
       const char *s = tt_json_string_text(val, &n);
-      if (s && n == 3 && memcmp(s, "ASC", 3) == 0)
+      /* TableTheory writes the order as its caller typed it ("desc") and
+       * ignores the case when it reads one back; so do we. */
+      if (s && n == 3 && strncasecmp(s, "ASC", 3) == 0)
         c->sort = TT_CURSOR_SORT_ASC;
-      else if (s && n == 4 && memcmp(s, "DESC", 4) == 0)
+      else if (s && n == 4 && strncasecmp(s, "DESC", 4) == 0)
         c->sort = TT_CURSOR_SORT_DESC;
       else {
         invalid(err, "sort must be \"ASC\" or \"DESC\"");

@@ -4,6 +4,7 @@
 #ifndef TT_VALUE_CURSOR_H
 #define TT_VALUE_CURSOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/buf.h"
@@ -44,10 +45,17 @@ int tt_cursor_encode(struct tt_buf *out, const struct tt_av *last_key, const cha
  * token with or without '=' padding. Rejects, with InvalidCursor (field
  * "cursor"), anything that does not decode: bad base64, bad JSON, unknown
  * fields, lastKey values other than S/N/B, invalid N or B, a sort other
- * than ASC/DESC, an empty index, tokens over TT_CURSOR_MAX_LEN. Whether the
- * cursor fits the model/index/order of the request is the caller's check.
- * Returns 0 or -1. */
+ * than ASC/DESC (in any case: TableTheory ignores it, and writes "desc" when
+ * its caller did), an empty index, tokens over TT_CURSOR_MAX_LEN. Whether
+ * the cursor fits the model/index/order of the request is the caller's
+ * check (tt_cursor_sort_same for the order). Returns 0 or -1. */
 int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct tt_error *err);
+
+/* Whether two orders read in the same direction: NONE is ascending, as a
+ * DynamoDB query without ScanIndexForward is, so a TableTheory cursor
+ * without "sort" continues an "asc" request (and an "ASC" one a request
+ * without order). */
+bool tt_cursor_sort_same(enum tt_cursor_sort a, enum tt_cursor_sort b);
 
 /* Frees what *c owns and zeroes it. */
 void tt_cursor_free(struct tt_cursor *c);

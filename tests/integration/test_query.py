@@ -353,6 +353,52 @@ def test_cursor_from_another_order_is_invalid(data):
     assert_error(status, hdrs, body, 400, "InvalidCursor", "cursor")
 
 
+def tabletheory_cursor(last_key, index=None, sort=None):
+    """A cursor as TableTheory writes it: "sort" only when its caller gave an
+    order, and then exactly as typed."""
+    return base64.urlsafe_b64encode(expected_cursor_text(last_key, index, sort).encode()).decode()
+
+
+T1_EV01 = {"tenant": {"S": "T1"}, "sk": {"S": "EV#01"}}
+T1_EV18 = {"tenant": {"S": "T1"}, "sk": {"S": "EV#18"}}
+
+
+@pytest.mark.parametrize("order", [None, "asc"])
+@pytest.mark.parametrize("sort", [None, "ASC", "asc", "Asc"])
+def test_ascending_cursor_continues_any_ascending_request(data, order, sort):
+    """TableTheory leaves "sort" out when its query named no order and reads
+    it in any case: all of these are the same ascending position."""
+    body = {"key": t1_key(), "limit": 2, "cursor": tabletheory_cursor(T1_EV01, sort=sort)}
+    if order:
+        body["order"] = order
+    out = q(data, body)
+    assert [i["sk"] for i in out["items"]] == ["EV#02", "EV#03"]
+    # What the daemon writes stays TableTheory's bytes for the request's order.
+    raw, _ = decode_cursor(out["cursor"])
+    assert raw.decode() == expected_cursor_text({"tenant": {"S": "T1"}, "sk": {"S": "EV#03"}},
+                                                sort="ASC" if order else None)
+
+
+@pytest.mark.parametrize("sort", ["DESC", "desc", "Desc"])
+def test_descending_cursor_in_any_case(data, sort):
+    out = q(data, {"key": t1_key(), "order": "desc", "limit": 2,
+                   "cursor": tabletheory_cursor(T1_EV18, sort=sort)})
+    assert [i["sk"] for i in out["items"]] == ["EV#17", "EV#16"]
+    raw, _ = decode_cursor(out["cursor"])
+    assert raw.decode() == expected_cursor_text({"tenant": {"S": "T1"}, "sk": {"S": "EV#16"}},
+                                                sort="DESC")
+
+
+@pytest.mark.parametrize("sort, order", [("desc", None), ("desc", "asc"), ("asc", "desc"),
+                                         (None, "desc"), ("sideways", None)])
+def test_cursor_of_a_really_different_order_is_still_invalid(data, sort, order):
+    body = {"key": t1_key(), "cursor": tabletheory_cursor(T1_EV01, sort=sort)}
+    if order:
+        body["order"] = order
+    status, hdrs, out = data.json("POST", QUERY, body=body)
+    assert_error(status, hdrs, out, 400, "InvalidCursor", "cursor")
+
+
 def test_cursor_from_another_index_is_invalid(data):
     table = cursor_of(data, {"key": t1_key()})
     gsi_key = [{"attr": "kind", "op": "=", "value": "a"}]
@@ -691,8 +737,11 @@ def test_scan_cursor_with_other_segments_is_invalid(data):
 
 
 def test_scan_cursor_into_query_is_invalid(data):
+    # A scan's cursor has no "sort", like TableTheory's cursor of a query
+    # without an order, which an ascending query continues (nothing in the
+    # token tells the two apart); a descending query refuses it.
     cursor = cursor_of(data, {}, SCAN)
-    status, hdrs, body = data.json("POST", QUERY, body={"key": t1_key(), "order": "asc",
+    status, hdrs, body = data.json("POST", QUERY, body={"key": t1_key(), "order": "desc",
                                                         "cursor": cursor})
     assert_error(status, hdrs, body, 400, "InvalidCursor", "cursor")
 

@@ -189,6 +189,48 @@ START_TEST(decode_lenient_and_empty) {
 }
 END_TEST
 
+/* TableTheory writes "sort" as its caller typed it and reads it in any case;
+ * a cursor without "sort" is ascending. */
+START_TEST(decode_sort_any_case) {
+  static const struct {
+    const char *sort;
+    enum tt_cursor_sort want;
+  } cases[] = {{"ASC", TT_CURSOR_SORT_ASC},   {"asc", TT_CURSOR_SORT_ASC},
+               {"Asc", TT_CURSOR_SORT_ASC},   {"DESC", TT_CURSOR_SORT_DESC},
+               {"desc", TT_CURSOR_SORT_DESC}, {"dEsC", TT_CURSOR_SORT_DESC}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char json[96];
+    snprintf(json, sizeof(json), "{\"lastKey\":{\"PK\":{\"S\":\"a\"}},\"sort\":\"%s\"}",
+             cases[i].sort);
+    char *t = token_of(json);
+    struct tt_cursor c;
+    struct tt_error err;
+    ck_assert_msg(tt_cursor_decode(t, strlen(t), &c, &err) == 0, "%s: %s", cases[i].sort,
+                  err.message);
+    ck_assert_int_eq(c.sort, cases[i].want);
+    tt_cursor_free(&c);
+    free(t);
+  }
+  /* Near misses stay refused. */
+  json_fails("{\"lastKey\":{\"PK\":{\"S\":\"a\"}},\"sort\":\"ascending\"}", "sort must be");
+  json_fails("{\"lastKey\":{\"PK\":{\"S\":\"a\"}},\"sort\":\"des\"}", "sort must be");
+  json_fails("{\"lastKey\":{\"PK\":{\"S\":\"a\"}},\"sort\":\"\"}", "sort must be");
+  json_fails("{\"lastKey\":{\"PK\":{\"S\":\"a\"}},\"sort\":1}", "sort must be");
+}
+END_TEST
+
+START_TEST(sort_same_direction) {
+  /* No order reads ascending; only DESC differs. */
+  ck_assert(tt_cursor_sort_same(TT_CURSOR_SORT_NONE, TT_CURSOR_SORT_NONE));
+  ck_assert(tt_cursor_sort_same(TT_CURSOR_SORT_NONE, TT_CURSOR_SORT_ASC));
+  ck_assert(tt_cursor_sort_same(TT_CURSOR_SORT_ASC, TT_CURSOR_SORT_NONE));
+  ck_assert(tt_cursor_sort_same(TT_CURSOR_SORT_DESC, TT_CURSOR_SORT_DESC));
+  ck_assert(!tt_cursor_sort_same(TT_CURSOR_SORT_NONE, TT_CURSOR_SORT_DESC));
+  ck_assert(!tt_cursor_sort_same(TT_CURSOR_SORT_DESC, TT_CURSOR_SORT_ASC));
+  ck_assert(!tt_cursor_sort_same(TT_CURSOR_SORT_ASC, TT_CURSOR_SORT_DESC));
+}
+END_TEST
+
 START_TEST(encode_go_escaping) {
   /* Go's encoding/json escapes <, >, & and U+2028; so must we for
    * byte-identical cursors. */
@@ -230,6 +272,8 @@ static Suite *cursor_suite(void) {
   tcase_add_test(tc, decode_rejections);
   tcase_add_test(tc, decode_lenient_and_empty);
   tcase_add_test(tc, encode_go_escaping);
+  tcase_add_test(tc, decode_sort_any_case);
+  tcase_add_test(tc, sort_same_direction);
   suite_add_tcase(s, tc);
   return s;
 }
