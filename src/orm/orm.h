@@ -82,6 +82,7 @@ struct tt_orm_ctx {
   unsigned ncalls;
   unsigned step;
   bool flag; /* per-operation use */
+  void *state; /* per-operation use, in the arena */
 };
 
 /* Starts the next backend call of an operation (request stolen). On a
@@ -118,8 +119,13 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
                                     const struct tt_model *m);
 
 /* PUT /v1/models/{m}/table: DescribeTable, CreateTable when absent, wait
- * for ACTIVE, UpdateTimeToLive when the model has a ttl attribute. 201
- * when created, 200 when it existed; the body describes the table. */
+ * for ACTIVE; when the model has a ttl attribute, DescribeTimeToLive and
+ * UpdateTimeToLive unless TTL is already on that attribute (also on a
+ * table that existed: TableTheory creates tables without TTL). 201 when
+ * created, 200 when it existed; the body describes the table plus
+ * "changes" (what this call did) and "ttl_attribute". TTL on another
+ * attribute is 409 AlreadyExists (details.ttl_attribute); a peer without
+ * the TTL operations is logged and answered without "ttl_attribute". */
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx);
 
 /* GET /v1/models/{m}/table: {"table","status","item_count","indexes"}. */

@@ -97,15 +97,24 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
   return req;
 }
 
+/* What PUT .../table found and did beyond DescribeTable (ctx->state). */
+struct ensure_state {
+  bool ttl_checked; /* DescribeTimeToLive was asked (once per ensure) */
+  bool ttl_retried; /* asked again after UpdateTimeToLive failed */
+  bool ttl_on;      /* TTL is known to be on the model's ttl attribute */
+  bool ttl_enabled; /* this call turned it on */
+  struct tt_backend_error update_error; /* the failed update; body NULL */
+};
+
 /* Writes {"table","status","item_count","indexes":[...]} from a
- * DescribeTable answer. */
-/* Writes the answer describing the table into the result body. Returns 0,
- * or -1 when memory ran out (nothing partial is left to answer with). */
-static int describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
+ * DescribeTable answer, plus "changes" and "ttl_attribute" for an ensure
+ * (st non-NULL). Returns 0, or -1 when memory ran out (nothing partial is
+ * left to answer with). */
+static int describe_body(struct tt_orm_ctx *ctx, json_t *desc, const struct ensure_state *st) {
   json_t *t = json_object_get(desc, "Table");
-  const char *st = json_string_value(json_object_get(t, "TableStatus"));
+  const char *tstatus = json_string_value(json_object_get(t, "TableStatus"));
   json_t *out = json_pack("{s:s,s:s,s:I}", "table", ctx->model->table, "status",
-                          st ? st : "UNKNOWN", "item_count",
+                          tstatus ? tstatus : "UNKNOWN", "item_count",
                           json_integer_value(json_object_get(t, "ItemCount")));
   json_t *ixs = json_array();
   int rc = out && ixs ? 0 : -1;
@@ -126,6 +135,22 @@ static int describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
   }
   if (rc == 0)
     rc = json_object_set(out, "indexes", ixs);
+  if (rc == 0 && st) {
+    /* Says what the ensure changed, so a caller can tell a table made
+     * ready from one that already was (TableTheory's EnsureTable leaves TTL
+     * off: "ttl_enabled" on such a table). */
+    json_t *changes = json_array();
+    if (changes == NULL ||
+        (ctx->result->http_status == 201 &&
+         json_array_append_new(changes, json_string("table_created")) != 0) ||
+        (st->ttl_enabled && json_array_append_new(changes, json_string("ttl_enabled")) != 0) ||
+        json_object_set_new(out, "changes", changes) != 0)
+      rc = -1;
+    const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
+    if (rc == 0 && st->ttl_on && ttl &&
+        json_object_set_new(out, "ttl_attribute", json_string(ttl->name)) != 0)
+      rc = -1;
+  }
   tt_buf_reset(&ctx->result->body);
   /* Our writer, not json_dumps: jansson's drops a key it failed to write. */
   if (rc == 0)
@@ -135,9 +160,11 @@ static int describe_body(struct tt_orm_ctx *ctx, json_t *desc) {
   return rc;
 }
 
-/* Answers from a DescribeTable response (or Internal when out of memory). */
-static void answer_described(struct tt_orm_ctx *ctx, json_t *desc) {
-  if (describe_body(ctx, desc) != 0) {
+/* Answers from a DescribeTable response (or Internal when out of memory);
+ * st as for describe_body. */
+static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
+                             const struct ensure_state *st) {
+  if (describe_body(ctx, desc, st) != 0) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
     tt_orm_fail(ctx->result, &e);
@@ -147,7 +174,8 @@ static void answer_described(struct tt_orm_ctx *ctx, json_t *desc) {
   tt_orm_ctx_finish(ctx);
 }
 
-/* ---- ensure: Describe -> (Create -> poll until ACTIVE -> TTL) ------------ */
+/* ---- ensure: Describe -> (Create -> poll until ACTIVE) -> DescribeTimeToLive
+ *      -> (UpdateTimeToLive) -> Describe again, for the answer ------------ */
 
 static void ensure_described(struct tt_client_call *call);
 
@@ -187,31 +215,97 @@ static void wait_for_active(struct tt_orm_ctx *ctx) {
   tt_orm_ctx_finish(ctx);
 }
 
-static void ttl_done(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
-  if (call->bc.status != 0) {
-    /* Some DynamoDB-compatible peers lack UpdateTimeToLive: the table is
-     * usable, so warn instead of failing the ensure. */
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "table.ttl_not_enabled");
-    tt_log_str(&l, "request_id", ctx->request_id);
-    tt_log_str(&l, "model", ctx->model->name);
-    tt_log_str(&l, "error_code", call->bc.error.type);
-    tt_log_end(&l);
-  }
-  describe_again(ctx);
+/* A peer without the TTL operations (dynalite answers
+ * UnknownOperationException): the table is usable, so warn instead of
+ * failing the ensure. */
+static bool ttl_unsupported(const struct tt_backend_error *e) {
+  return strcmp(e->type, "UnknownOperationException") == 0;
 }
 
-static void enable_ttl(struct tt_orm_ctx *ctx) {
-  const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
-  ctx->flag = true; /* TTL handled */
-  if (ttl == NULL) {
+static void warn_ttl_not_enabled(struct tt_orm_ctx *ctx, const struct tt_backend_error *e) {
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "table.ttl_not_enabled");
+  tt_log_str(&l, "request_id", ctx->request_id);
+  tt_log_str(&l, "model", ctx->model->name);
+  tt_log_str(&l, "error_code", e->type);
+  tt_log_end(&l);
+}
+
+static void ttl_described(struct tt_client_call *call);
+
+static void describe_ttl(struct tt_orm_ctx *ctx) {
+  tt_orm_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
+              json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
+}
+
+static void ttl_updated(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct ensure_state *st = ctx->state;
+  if (call->bc.status == 0) {
+    st->ttl_on = st->ttl_enabled = true;
     describe_again(ctx);
+    return;
+  }
+  if (ttl_unsupported(&call->bc.error)) {
+    warn_ttl_not_enabled(ctx, &call->bc.error);
+    describe_again(ctx);
+    return;
+  }
+  /* Another ensure of the same table may have enabled it in between
+   * (models sharing a table load together): look once more before
+   * failing with this error. */
+  st->ttl_retried = true;
+  st->update_error = call->bc.error;
+  st->update_error.body = NULL; /* the call keeps and frees its own */
+  describe_ttl(ctx);
+}
+
+static void ttl_described(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct ensure_state *st = ctx->state;
+  const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
+  if (call->bc.status != 0) {
+    if (ttl_unsupported(&call->bc.error) && !st->ttl_retried) {
+      warn_ttl_not_enabled(ctx, &call->bc.error);
+      describe_again(ctx);
+      return;
+    }
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  json_t *d = json_object_get(call->bc.response, "TimeToLiveDescription");
+  const char *status = json_string_value(json_object_get(d, "TimeToLiveStatus"));
+  const char *attr = json_string_value(json_object_get(d, "AttributeName"));
+  bool on = status && (strcmp(status, "ENABLED") == 0 || strcmp(status, "ENABLING") == 0);
+  if (on && attr && strcmp(attr, ttl->name) != 0) {
+    /* DynamoDB allows one TTL attribute per table; moving it would change
+     * which items of the table's other users expire. */
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_ALREADY_EXISTS, NULL,
+                 "table %s has TTL enabled on attribute %s, not on the model's ttl attribute "
+                 "%s; DynamoDB allows one TTL attribute per table: disable it or use it in the "
+                 "model",
+                 ctx->model->table, attr, ttl->name);
+    tt_orm_fail(ctx->result, &e);
+    ctx->result->details = json_pack("{s:s,s:s}", "ttl_attribute", attr, "model_ttl_attribute",
+                                     ttl->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  if (on) {
+    st->ttl_on = true;
+    describe_again(ctx);
+    return;
+  }
+  if (st->ttl_retried) {
+    tt_orm_fail_backend(ctx->result, &st->update_error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
     return;
   }
   json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
                           "TimeToLiveSpecification", "Enabled", 1, "AttributeName", ttl->name);
-  tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_done);
+  tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
 }
 
 static void created(struct tt_client_call *call) {
@@ -245,19 +339,30 @@ static void ensure_described(struct tt_client_call *call) {
     wait_for_active(ctx);
     return;
   }
-  if (ctx->result->http_status == 201 && !ctx->flag) {
-    enable_ttl(ctx);
+  /* Created or not: a table made by TableTheory's EnsureTable has no TTL. */
+  struct ensure_state *st = ctx->state;
+  if (!st->ttl_checked && tt_model_lifecycle(ctx->model, TT_LC_TTL) != NULL) {
+    st->ttl_checked = true;
+    describe_ttl(ctx);
     return;
   }
   if (ctx->result->http_status == 0)
     ctx->result->http_status = 200;
-  answer_described(ctx, call->bc.response);
+  answer_described(ctx, call->bc.response, st);
 }
 
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
   ctx->step = 0;
-  ctx->flag = false;
   ctx->result->http_status = 0;
+  ctx->state = tt_arena_alloc(ctx->arena, sizeof(struct ensure_state));
+  if (ctx->state == NULL) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return 0;
+  }
+  memset(ctx->state, 0, sizeof(struct ensure_state));
   describe_again(ctx);
   return 0;
 }
@@ -272,7 +377,7 @@ static void described(struct tt_client_call *call) {
     return;
   }
   ctx->result->http_status = 200;
-  answer_described(ctx, call->bc.response);
+  answer_described(ctx, call->bc.response, NULL);
 }
 
 int tt_orm_table_describe(struct tt_orm_ctx *ctx) {

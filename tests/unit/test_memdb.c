@@ -417,9 +417,16 @@ START_TEST(ttl_hides_expired_items) {
   fake_now = 1700000000;
   fx_setup(&f, &o);
   fx_exec(&f, TT_DDB_CREATE_TABLE, COMPOSITE_TABLE);
+  /* DescribeTimeToLive names no attribute while TTL is off, as DynamoDB. */
+  fx_expect(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, "{'TableName':'cmp'}",
+            "{'TimeToLiveDescription':{'TimeToLiveStatus':'DISABLED'}}");
+  fx_fail(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, "{'TableName':'nope'}", "ResourceNotFoundException",
+          "Requested resource not found");
   fx_expect(&f, TT_DDB_UPDATE_TIME_TO_LIVE,
             "{'TableName':'cmp','TimeToLiveSpecification':{'AttributeName':'ttl','Enabled':true}}",
             "{'TimeToLiveSpecification':{'AttributeName':'ttl','Enabled':true}}");
+  fx_expect(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, "{'TableName':'cmp'}",
+            "{'TimeToLiveDescription':{'TimeToLiveStatus':'ENABLED','AttributeName':'ttl'}}");
   fx_fail(&f, TT_DDB_UPDATE_TIME_TO_LIVE,
           "{'TableName':'cmp','TimeToLiveSpecification':{'AttributeName':'ttl','Enabled':true}}",
           "ValidationException", "TimeToLive is already enabled");

@@ -380,6 +380,8 @@ int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
                         struct tt_backend_error *e);
+int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
 int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
                       struct tt_backend_error *e);
 int memdb_op_put_item(struct memdb *m, const json_t *req, json_t **resp,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops_table.c -- CreateTable, DescribeTable, DeleteTable, UpdateTimeToLive. */
+/* ops_table.c -- CreateTable, DescribeTable, DeleteTable, UpdateTimeToLive,
+ * DescribeTimeToLive. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,4 +487,18 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_oom(e);
   }
   return 0;
+}
+
+int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  struct memdb_table *t;
+  if (memdb_req_table(m, req, &t, e) != 0)
+    return -1;
+  /* TTL changes take effect at once here, so there is no ENABLING or
+   * DISABLING; DynamoDB names no attribute while TTL is disabled. */
+  *resp = t->ttl_attr ? json_pack("{s:{s:s, s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
+                                  "ENABLED", "AttributeName", t->ttl_attr)
+                      : json_pack("{s:{s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
+                                  "DISABLED");
+  return *resp ? 0 : memdb_oom(e);
 }
