@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "value/json_exact.h"
+
 /* At most this many names in a request's protected_attributes: a model has
  * at most 1000 attributes, so a longer list can only be a mistake. */
 #define POLICY_MAX_EXTRA 1000
@@ -78,7 +80,9 @@ static bool listed(const json_t *extra, const char *name, size_t n) {
   size_t i;
   const json_t *v;
   json_array_foreach(extra, i, v) {
-    if (json_string_length(v) == n && memcmp(json_string_value(v), name, n) == 0)
+    size_t len;
+    const char *text = tt_json_string_text(v, &len);
+    if (text && len == n && memcmp(text, name, n) == 0)
       return true;
   }
   return false;
@@ -94,7 +98,9 @@ static int check_extra(const json_t *extra, const char *field, struct tt_error *
   size_t i;
   const json_t *v;
   json_array_foreach(extra, i, v) {
-    if (!json_is_string(v) || json_string_length(v) == 0) {
+    size_t len = 0;
+    const char *text = tt_json_string_text(v, &len); /* request trees mark numbers */
+    if (text == NULL || len == 0 || memchr(text, '\0', len) != NULL) {
       char fi[192];
       snprintf(fi, sizeof(fi), "%s[%zu]", f, i);
       return tt_error_set(err, TT_ERR_VALIDATION, fi, "%s must be an attribute name", fi);
