@@ -123,12 +123,16 @@ int tt_orm_policy_check_update(const struct tt_model *m, const struct tt_orm_upd
     const struct tt_orm_action *a = &upd->actions[i];
     size_t n = root_len(a);
     const struct tt_model_attr *attr = tt_model_attr_find(m, a->path, n);
-    bool hit = (attr && attr->is_protected) || (extra && listed(extra, a->path, n));
-    if (hit)
+    if (attr && attr->is_protected)
       return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,
                           "%.*s is a protected attribute of model %s: it cannot change after "
                           "the item is created",
                           tt_utf8_prefix_n(a->path, n, 128), a->path, m->name);
+    if (extra && listed(extra, a->path, n))
+      return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,
+                          "%.*s is listed in this update's protected_attributes, so the "
+                          "update may not change it",
+                          tt_utf8_prefix_n(a->path, n, 128), a->path);
   }
   return 0;
 }

@@ -402,10 +402,11 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
     break;
   }
   case K_UPDATE: {
-    if (tt_orm_update_from_json(a->m, e, st->now, a->field, &a->upd, err) != 0 ||
-        tt_orm_policy_check_update(a->m, &a->upd, e, a->field, err) != 0)
+    if (tt_orm_update_from_json(a->m, e, st->now, a->field, &a->upd, err) != 0)
       return -1;
-    a->has_upd = true;
+    a->has_upd = true; /* state_free frees it from here on */
+    if (tt_orm_policy_check_update(a->m, &a->upd, e, a->field, err) != 0)
+      return -1;
     const json_t *up = json_object_get(e, "upsert");
     subfield(a, "upsert", f, sizeof(f));
     if (up && !json_is_boolean(up))
@@ -1527,10 +1528,11 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
       if (!update_body_member(k))
         return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
     }
-    if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0 ||
-        tt_orm_policy_check_update(a->m, &a->upd, op->body, NULL, err) != 0)
+    if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0)
       return -1;
-    a->has_upd = true;
+    a->has_upd = true; /* state_free frees it from here on */
+    if (tt_orm_policy_check_update(a->m, &a->upd, op->body, NULL, err) != 0)
+      return -1;
     if (check_update_key(a, err) != 0)
       return -1;
     a->expected = op->expected;
