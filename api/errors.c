@@ -33,6 +33,8 @@ unsigned tt_api_error_status(enum tt_err_code code) {
   case TT_ERR_LEASE_NOT_OWNED:
   case TT_ERR_INVALID_TRANSITION:
   case TT_ERR_ALREADY_EXISTS:
+  case TT_ERR_IMMUTABLE_MODEL_MUTATION:
+  case TT_ERR_PROTECTED_FIELD_MUTATION:
     return 409;
   case TT_ERR_PAYLOAD_TOO_LARGE:
     return 413;

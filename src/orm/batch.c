@@ -14,6 +14,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "orm/key.h"
+#include "orm/policy.h"
 #include "orm/unique.h"
 #include "value/codec_ddb.h"
 
@@ -366,6 +367,12 @@ static int parse_write(struct tt_orm_batch_op *op, struct tt_error *err) {
                             "endpoints",
                             m->name, m->attrs[i].name);
   }
+  /* A BatchWriteItem put has no condition: it can only ever be a blind
+   * create-or-replace, which TableTheory refuses for write_once models and
+   * models with protected attributes. */
+  if ((np > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_PUT, "put", err) != 0) ||
+      (nd > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_DELETE, "delete", err) != 0))
+    return -1;
   st->n = np + nd;
   if (keymap_init(&st->keys, st->n) != 0 ||
       (st->n && (st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL)) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "orm/policy.h"
 #include "value/codec_ddb.h"
 #include "value/codec_logical.h"
 #include "value/number.h"
@@ -396,7 +397,7 @@ static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
 static bool update_member(const char *k) {
   static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
                                       "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert"};
+                                      "expected_version", "upsert", "protected_attributes"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(k, names[i]) == 0)
       return true;
@@ -433,7 +434,8 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
       goto done;
     }
   }
-  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", &upd, err) != 0)
+  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", &upd, err) != 0 ||
+      tt_orm_policy_check_update(op->ctx.model, &upd, op->body, NULL, err) != 0)
     goto done;
   for (size_t i = 0; i < upd.key.len && upd.key.type == TT_AV_M; i++) {
     const struct tt_av_member *k = &upd.key.u.members[i];
@@ -508,8 +510,10 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;
   }
-  if (op->kind != TT_ORM_OP_CREATE &&
-      tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0) {
+  if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                &err) != 0 ||
+      (op->kind != TT_ORM_OP_CREATE &&
+       tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0)) {
     fail(op, &err);
     return 0;
   }

@@ -14,6 +14,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "orm/key.h"
+#include "orm/policy.h"
 #include "orm/tokens.h"
 #include "orm/unique.h"
 #include "value/codec_ddb.h"
@@ -272,7 +273,7 @@ static bool entry_member_ok(const char *k) {
   static const char *const names[] = {"op", "model", "item", "key", "condition",
                                       "expected_version", "upsert", "fields", "set",
                                       "set_if_not_exists", "remove", "add", "delete", "append",
-                                      "prepend", "select"};
+                                      "prepend", "select", "protected_attributes"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(k, names[i]) == 0)
       return true;
@@ -281,11 +282,30 @@ static bool entry_member_ok(const char *k) {
 
 static bool is_update_member(const char *k) {
   static const char *const names[] = {"fields", "set", "set_if_not_exists", "remove", "add",
-                                      "delete", "append", "prepend", "upsert"};
+                                      "delete", "append", "prepend", "upsert",
+                                      "protected_attributes"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(k, names[i]) == 0)
       return true;
   return false;
+}
+
+/* The write-policy kind of a transaction item. */
+static enum tt_orm_policy_write policy_kind(enum kind k) {
+  switch (k) {
+  case K_PUT:
+    return TT_ORM_POLICY_PUT;
+  case K_UPDATE:
+    return TT_ORM_POLICY_UPDATE;
+  case K_DELETE:
+    return TT_ORM_POLICY_DELETE;
+  case K_CREATE:
+    return TT_ORM_POLICY_CREATE;
+  case K_CHECK:
+  case K_GET:
+    break;
+  }
+  return TT_ORM_POLICY_CHECK;
 }
 
 /* One entry of items[] of transactions/write or /get. */
@@ -351,6 +371,8 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
                           kind_names[a->kind]);
     }
   }
+  if (tt_orm_policy_check_write(a->m, policy_kind(a->kind), a->field, err) != 0)
+    return -1;
   switch (a->kind) {
   case K_CREATE:
   case K_PUT: {
@@ -382,7 +404,9 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
   case K_UPDATE: {
     if (tt_orm_update_from_json(a->m, e, st->now, a->field, &a->upd, err) != 0)
       return -1;
-    a->has_upd = true;
+    a->has_upd = true; /* state_free frees it from here on */
+    if (tt_orm_policy_check_update(a->m, &a->upd, e, a->field, err) != 0)
+      return -1;
     const json_t *up = json_object_get(e, "upsert");
     subfield(a, "upsert", f, sizeof(f));
     if (up && !json_is_boolean(up))
@@ -1450,7 +1474,7 @@ bad:
 static bool update_body_member(const char *k) {
   static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
                                       "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert"};
+                                      "expected_version", "upsert", "protected_attributes"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(k, names[i]) == 0)
       return true;
@@ -1462,6 +1486,9 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   struct action *a = &st->acts[0];
   a->m = tt_model_ref(op->ctx.model);
   a->field[0] = '\0';
+  if (tt_orm_policy_check_write(a->m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                err) != 0)
+    return -1;
   if (op->kind != TT_ORM_OP_CREATE &&
       tt_orm_key_from_path(a->m, op->raw_key, op->raw_key_len, &a->key, err) != 0)
     return -1;
@@ -1503,7 +1530,9 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
     }
     if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0)
       return -1;
-    a->has_upd = true;
+    a->has_upd = true; /* state_free frees it from here on */
+    if (tt_orm_policy_check_update(a->m, &a->upd, op->body, NULL, err) != 0)
+      return -1;
     if (check_update_key(a, err) != 0)
       return -1;
     a->expected = op->expected;

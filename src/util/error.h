@@ -29,6 +29,8 @@ enum tt_err_code {
   TT_ERR_LEASE_NOT_OWNED,     /* 409 LeaseNotOwned */
   TT_ERR_INVALID_TRANSITION,  /* 409 InvalidTransition */
   TT_ERR_ALREADY_EXISTS,      /* 409 AlreadyExists */
+  TT_ERR_IMMUTABLE_MODEL_MUTATION, /* 409 ImmutableModelMutation: write_once model */
+  TT_ERR_PROTECTED_FIELD_MUTATION, /* 409 ProtectedFieldMutation: protected attribute */
   TT_ERR_PAYLOAD_TOO_LARGE,   /* 413 PayloadTooLarge */
   TT_ERR_UNSUPPORTED_MEDIA,   /* 415 UnsupportedMediaType */
   TT_ERR_THROTTLED,           /* 429 Throttled */

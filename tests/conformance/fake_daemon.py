@@ -99,6 +99,24 @@ class FakeModel:
             for r in spec.get("roles") or []:
                 self.roles[r] = name
         self.indexes = {ix["name"]: ix for ix in m.doc.get("indexes") or []}
+        wp = m.doc.get("write_policy") or {}
+        self.write_once = wp.get("mode") == "write_once"
+        self.protected = set(wp.get("protected_attributes") or [])
+
+    def check_policy(self, kind, field=None, body=None):
+        """The daemon's DMS write policies (src/orm/policy.c), before anything is written."""
+        if kind in ("put", "update", "delete") and self.write_once:
+            raise HttpError(409, "ImmutableModelMutation", "the model is write_once", field)
+        if kind == "put" and self.protected:
+            raise HttpError(409, "ProtectedFieldMutation", "a put could overwrite", field)
+        if kind == "update":
+            prot = self.protected | set(body.get("protected_attributes") or [])
+            touched = list(body.get("fields") or []) + [
+                p for op in ("set", "set_if_not_exists", "add", "delete", "append", "prepend")
+                for p in (body.get(op) or {})] + list(body.get("remove") or [])
+            for p in touched:
+                if p.split(".")[0].split("[")[0] in prot:
+                    raise HttpError(409, "ProtectedFieldMutation", "protected attribute", field)
 
     def spec(self, attr, field):
         s = self.m.attrs.get(attr)
@@ -344,6 +362,7 @@ class FakeState:
         return 200, m.logical(stored)
 
     def put(self, m, key, query, body):
+        m.check_policy("put")
         t = self.table(m)
         stored = m.build(body, _now())
         k = m.key_tuple(key)
@@ -352,6 +371,7 @@ class FakeState:
         return status, m.logical(stored)
 
     def delete(self, m, key, query, body):
+        m.check_policy("delete")
         t = self.table(m)
         k = m.key_tuple(key)
         if k not in t:
@@ -414,6 +434,7 @@ class FakeState:
         return Decimal(cur) == runner._to_decimal(expected)
 
     def patch(self, m, key, query, body):
+        m.check_policy("update", body=body)
         t = self.table(m)
         k = m.key_tuple(key)
         stored = t.get(k)
@@ -518,6 +539,10 @@ class FakeState:
         return 200, {"items": items, "missing": missing}
 
     def batch_write(self, m, body):
+        if body.get("put"):
+            m.check_policy("put", "put")
+        if body.get("delete"):
+            m.check_policy("delete", "delete")
         t = self.table(m)
         now = _now()
         puts = [(m.key_tuple(p, "put"), m.build(p, now, "put")) for p in body.get("put") or []]
@@ -552,6 +577,7 @@ class FakeState:
             t = self.table(m)
             op = e.get("op")
             field = "items[%d]" % i
+            m.check_policy(op, field, e)
             src = e.get("item") if op in ("create", "put") else e.get("key")
             if src is None:
                 raise HttpError(400, "ValidationError", "item or key missing", field)

@@ -164,12 +164,6 @@ def test_untranslatable_things_skip_with_reasons(tmp_path, fake):
           key: { PK: "USER#1", SK: "PROFILE" }
           condition_expression: "nickname = emailHash"
 """,
-        d=HEADER + 'name: "t.protected"\nsteps:\n' + CREATE_USER + """\
-  - op: update
-    fields: ["nickname"]
-    protected_attributes: ["nickname"]
-    item: { PK: "USER#1", SK: "PROFILE", nickname: "x", version: 0 }
-""",
         e=HEADER.replace('"0.2"', '"0.1"') + 'name: "t.version"\nsteps:\n' + CREATE_USER)
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert rc == 0
@@ -178,7 +172,6 @@ def test_untranslatable_things_skip_with_reasons(tmp_path, fake):
         "SKIP t.expect: step 1 (create): expectation item_sparkles not supported by the runner",
         "SKIP t.cond: condition expression: API.md compares an attribute with a value only "
         "(no attribute-to-attribute or value-to-value comparisons)",
-        "SKIP t.protected: step 2 (update): per-call protected_attributes have no API.md form",
         "SKIP t.version: dms_version '0.1' (the runner loads DMS 0.2 models)",
     ]
     # Nothing was sent for skipped scenarios: they are translated completely first.
@@ -331,6 +324,19 @@ def test_update_requests_and_saved_variables(tmp_path, fake):
     assert patch["item"]["version"] == 0
     assert [p for m, p, b in fake.state.requests if m == "PATCH"] == \
         ["/v1/models/User/items/U/P"]
+
+
+def test_update_protected_attributes_are_sent(tmp_path, fake):
+    sdir = write_scenarios(tmp_path, a=HEADER + 'name: "t.protected"\nsteps:\n' + CREATE_USER + """\
+  - op: update
+    fields: ["nickname"]
+    protected_attributes: ["nickname"]
+    item: { PK: "USER#1", SK: "PROFILE", nickname: "x", version: 0 }
+""")
+    run_main(["--url", fake.url, "--scenarios", sdir])
+    patch = [b for m, p, b in fake.state.requests if m == "PATCH"][0]
+    assert patch["protected_attributes"] == ["nickname"]
+    assert patch["fields"] == ["nickname"]
 
 
 def _created(fake):

@@ -380,5 +380,6 @@ def test_own_models_load(fresh_daemon):
     d = fresh_daemon("--models", MY_MODELS)
     _, _, body = d.json("GET", "/v1/models")
     assert sorted(m["name"] for m in body["models"]) == sorted(
-        ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account"] +
+        ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account",
+         "Pinned", "Entry"] +
         sorted(LEDGER_NAMES))

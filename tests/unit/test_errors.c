@@ -25,6 +25,12 @@ START_TEST(statuses_follow_the_contract) {
   ck_assert_str_eq(tt_error_code_name(TT_ERR_UNSUPPORTED_MEDIA), "UnsupportedMediaType");
   ck_assert(tt_error_code_retryable(TT_ERR_THROTTLED));
   ck_assert(!tt_error_code_retryable(TT_ERR_CONDITION_FAILED));
+  /* DMS write policies (orm/policy.h). */
+  ck_assert_uint_eq(tt_api_error_status(TT_ERR_IMMUTABLE_MODEL_MUTATION), 409);
+  ck_assert_uint_eq(tt_api_error_status(TT_ERR_PROTECTED_FIELD_MUTATION), 409);
+  ck_assert_str_eq(tt_error_code_name(TT_ERR_IMMUTABLE_MODEL_MUTATION), "ImmutableModelMutation");
+  ck_assert_str_eq(tt_error_code_name(TT_ERR_PROTECTED_FIELD_MUTATION), "ProtectedFieldMutation");
+  ck_assert(!tt_error_code_retryable(TT_ERR_PROTECTED_FIELD_MUTATION));
 }
 END_TEST
 

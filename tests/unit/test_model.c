@@ -499,6 +499,84 @@ END_TEST
 
 /* --- query target choice ------------------------------------------------------ */
 
+/* write_policy: the default, write_once, protected attributes (listed twice
+ * is harmless; the canonical form sorts them) and the refusals. */
+#define WP_MODEL(wp)                                                                          \
+  "{\"name\":\"P\",\"table\":{\"name\":\"pins\"},"                                          \
+  "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"                        \
+  "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\"},{\"attribute\":\"pin\","          \
+  "\"type\":\"S\"},{\"attribute\":\"b\",\"type\":\"S\"}]" wp "}"
+
+START_TEST(write_policy_rules) {
+  struct tt_error err = {0};
+  struct tt_model *m = model_from_text(WP_MODEL(""), &err);
+  ck_assert_ptr_nonnull(m);
+  ck_assert(!m->write_once);
+  for (size_t i = 0; i < m->n_attrs; i++)
+    ck_assert(!m->attrs[i].is_protected);
+  json_t *canon = tt_model_to_json(m);
+  char *wp = json_dumps(json_object_get(canon, "write_policy"), JSON_SORT_KEYS);
+  ck_assert_str_eq(wp, "{\"mode\": \"mutable\", \"protected_attributes\": []}");
+  free(wp);
+  json_decref(canon);
+  tt_model_unref(m);
+
+  m = model_from_text(WP_MODEL(",\"write_policy\":{\"mode\":\"write_once\","
+                               "\"protected_attributes\":[\"pin\",\"b\",\"pin\"]}"),
+                      &err);
+  ck_assert_ptr_nonnull(m);
+  ck_assert(m->write_once);
+  ck_assert(tt_model_attr_find(m, "pin", 3)->is_protected);
+  ck_assert(tt_model_attr_find(m, "b", 1)->is_protected);
+  ck_assert(!tt_model_attr_find(m, "id", 2)->is_protected);
+  canon = tt_model_to_json(m);
+  wp = json_dumps(json_object_get(canon, "write_policy"), JSON_SORT_KEYS);
+  ck_assert_str_eq(wp, "{\"mode\": \"write_once\", \"protected_attributes\": [\"b\", \"pin\"]}");
+  free(wp);
+  json_decref(canon);
+  tt_model_unref(m);
+
+  /* mode alone, and protected_attributes alone, are complete policies. */
+  m = model_from_text(WP_MODEL(",\"write_policy\":{\"protected_attributes\":[\"pin\"]}"), &err);
+  ck_assert(m != NULL && !m->write_once && tt_model_attr_find(m, "pin", 3)->is_protected);
+  tt_model_unref(m);
+  m = model_from_text(WP_MODEL(",\"write_policy\":{\"mode\":\"write_once\"}"), &err);
+  ck_assert(m != NULL && m->write_once && !tt_model_attr_find(m, "pin", 3)->is_protected);
+  tt_model_unref(m);
+
+  static const struct {
+    const char *wp, *field, *message;
+  } bad[] = {
+      {",\"write_policy\":{\"mode\":\"append_only\"}", "write_policy.mode",
+       "model P: write_policy: unknown mode \"append_only\" (mutable or write_once)"},
+      {",\"write_policy\":{\"protected_attributes\":[\"nope\"]}",
+       "write_policy.protected_attributes[0]",
+       "model P: write_policy: protected attribute \"nope\" is not declared"},
+      {",\"write_policy\":{\"protected_attributes\":[\"pin\",7]}",
+       "write_policy.protected_attributes[1]",
+       "model P: write_policy: protected_attributes must be a list of attribute names"},
+      {",\"write_policy\":{\"protected_attributes\":[\"\"]}",
+       "write_policy.protected_attributes[0]",
+       "model P: write_policy: protected_attributes must be a list of attribute names"},
+      {",\"write_policy\":{\"protected_attributes\":\"pin\"}",
+       "write_policy.protected_attributes", NULL},
+      {",\"write_policy\":{\"mode\":true}", "write_policy.mode", NULL},
+      {",\"write_policy\":{\"modes\":\"write_once\"}", "write_policy.modes", NULL},
+      {",\"write_policy\":\"write_once\"", "write_policy", NULL},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[1024];
+    snprintf(text, sizeof(text), WP_MODEL("%s"), bad[i].wp);
+    memset(&err, 0, sizeof(err));
+    ck_assert_ptr_null(model_from_text(text, &err));
+    ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
+    ck_assert_msg(strcmp(err.field, bad[i].field) == 0, "case %zu: field %s", i, err.field);
+    if (bad[i].message)
+      ck_assert_str_eq(err.message, bad[i].message);
+  }
+}
+END_TEST
+
 START_TEST(choose_index) {
   struct tt_model_registry *r = load_dir("dms/v0.2/models/order.yml");
   const struct tt_model *m = tt_model_registry_get(r, "Order");
@@ -784,6 +862,7 @@ static Suite *model_suite(void) {
   tcase_add_test(tc, bad_models_all_listed);
   tcase_add_test(tc, from_json_messages);
   tcase_add_test(tc, from_json_defaults);
+  tcase_add_test(tc, write_policy_rules);
   tcase_add_test(tc, choose_index);
   tcase_add_test(tc, registry_reload_and_conflicts);
   tcase_add_test(tc, registry_put);
