@@ -129,11 +129,16 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
 }
 
 int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err) {
+  return tt_orm_crypt_add_item_of(c, c->ctx->model, item, err);
+}
+
+int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
+                             struct tt_error *err) {
   if (item->type != TT_AV_M)
     return 0;
   for (size_t i = 0; i < item->len; i++) {
     struct tt_av_member *mb = &item->u.members[i];
-    const struct tt_model_attr *a = tt_model_attr_find(c->ctx->model, mb->name, mb->name_len);
+    const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
     if (a != NULL && a->encrypted && tt_orm_crypt_add_value(c, a, &mb->value, err) != 0)
       return -1;
   }
@@ -148,7 +153,8 @@ static void fail(struct tt_orm_crypt *c, const struct tt_error *e) {
 
 /* A KMS failure in the API's terms. The key's own problems (missing,
  * disabled, not ours) are configuration: EncryptionNotConfigured. */
-static void kms_failed(struct tt_orm_crypt *c, const struct tt_backend_error *e) {
+static void kms_failed(struct tt_orm_crypt *c, const char *s_attr,
+                       const struct tt_backend_error *e) {
   struct tt_error err;
   const char *op = c->seal ? "GenerateDataKey" : "Decrypt";
   const char *t = e->type;
@@ -162,7 +168,7 @@ static void kms_failed(struct tt_orm_crypt *c, const struct tt_backend_error *e)
     tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "KMS %s failed (%s); retry", op, t);
   else if (strcmp(t, "InvalidCiphertextException") == 0 ||
            strcmp(t, "IncorrectKeyException") == 0)
-    tt_error_set(&err, TT_ERR_INVALID_ENCRYPTED_ENVELOPE, c->ctx->model->name,
+    tt_error_set(&err, TT_ERR_INVALID_ENCRYPTED_ENVELOPE, s_attr,
                  "KMS cannot decrypt the data key of a stored envelope (%s)", t);
   else
     tt_error_set(&err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, NULL,
@@ -213,7 +219,7 @@ static void slot_done_cb(struct tt_client_call *call) {
   struct slot *s = call->arg;
   struct tt_orm_crypt *c = s->c;
   if (call->bc.status != 0)
-    kms_failed(c, &call->bc.error);
+    kms_failed(c, s->attr->name, &call->bc.error);
   else if (!c->failed)
     use_key(s, call->bc.response);
   c->running--;
@@ -239,14 +245,14 @@ static void pump(struct tt_orm_crypt *c) {
     json_t *req = c->seal ? tt_kms_generate_data_key_request(orm->kms_key_id)
                           : tt_kms_decrypt_request(orm->kms_key_id, s->parts.edk,
                                                    s->parts.edk_len);
-    s->call.model = c->ctx->model->name;
+    s->call.model = c->ctx->model ? c->ctx->model->name : NULL;
     s->call.request_id = c->ctx->request_id;
     c->running++;
     if (tt_client_start(orm->kms, c->ctx->join, &s->call, c->seal ? TT_KMS_GENERATE_DATA_KEY
                                                                   : TT_KMS_DECRYPT,
                         req, slot_done_cb, s) != 0) {
       c->running--;
-      kms_failed(c, &s->call.bc.error);
+      kms_failed(c, s->attr->name, &s->call.bc.error);
     }
   }
   c->pumping = false;
@@ -271,7 +277,9 @@ void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *a
   c->next_to_start = c->head;
   if (c->ctx->orm->kms == NULL && c->n > 0) {
     struct tt_error err;
-    tt_orm_crypt_check(c->ctx->orm, c->ctx->model, &err);
+    tt_error_set(&err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
+                 "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
+                 c->head->attr->name);
     fail(c, &err);
     finish(c);
     return;

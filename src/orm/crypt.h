@@ -50,13 +50,18 @@ struct tt_orm_crypt;
  * are then partly replaced and must not be written or answered). */
 typedef void (*tt_orm_crypt_done_cb)(void *arg, const struct tt_error *err);
 
-/* A new, empty batch of ctx's request (allocated in ctx->arena). `seal`:
+/* A new, empty batch of ctx's request (allocated in ctx->arena, like its
+ * KMS calls, which the join may look at until the request ends). `seal`:
  * encrypt; else decrypt. NULL when out of memory. */
 struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal);
 
 /* Adds every member of `item` (an M, borrowed until done ran) that is an
  * encrypted attribute of the ctx's model. Returns 0 or -1 (Internal). */
 int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err);
+
+/* Same for an item of model `m` (a transaction's items have their own). */
+int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
+                             struct tt_error *err);
 
 /* Adds one value of encrypted attribute `a` (borrowed until done ran).
  * Returns 0 or -1 (Internal). */
@@ -67,8 +72,7 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
 size_t tt_orm_crypt_count(const struct tt_orm_crypt *c);
 
 /* Runs the KMS calls and calls done(arg, err) exactly once; with nothing
- * added, done runs before this returns. The batch is released before done
- * runs. On opening, a value that is not an envelope is
+ * added, done runs before this returns. On opening, a value that is not an envelope is
  * InvalidEncryptedEnvelope before any call. */
 void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg);
 
