@@ -11,8 +11,8 @@
 
 /* Compares `want` (a CreateTable request, tt_orm_create_table_request) with
  * `table` (the "Table" of a DescribeTable answer); borrows both. Returns 0
- * with *missing a new array of the wanted GSIs the table lacks (borrowed
- * elements of want, in its order; empty when none), or -1 with a 409
+ * with *missing a new array of the wanted GSIs the table lacks (new
+ * references to elements of want, in its order; empty when none), or -1 with a 409
  * AlreadyExists in err naming the first difference that UpdateTable cannot
  * apply (key schema, an LSI, an existing index's keys or projection, an
  * attribute's type) and *details a new object {"difference", "index"?,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* table.c -- a model's table: build CreateTable from the DMS, ensure it
- * exists (waiting for ACTIVE), describe it, delete it. */
+ * exists (waiting for ACTIVE) with the GSIs its models gained, describe it,
+ * delete it. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops_table.c -- CreateTable, DescribeTable, DeleteTable, UpdateTimeToLive,
- * DescribeTimeToLive. */
+/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (one GSI Create,
+ * backfilled), DeleteTable, UpdateTimeToLive, DescribeTimeToLive. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
