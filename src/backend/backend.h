@@ -26,6 +26,7 @@ enum tt_ddb_op {
   TT_DDB_DELETE_TABLE,
   TT_DDB_UPDATE_TIME_TO_LIVE,
   TT_DDB_DESCRIBE_TIME_TO_LIVE,
+  TT_DDB_UPDATE_TABLE, /* GlobalSecondaryIndexUpdates (Create) */
   TT_DDB_OP__COUNT
 };
 
