@@ -13,7 +13,7 @@ FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateAct
                  "ReleaseStateEvent", "SnakeCaseRecord", "StructuredProfileUser", "TypeMatrix",
                  "User"}
 # The job ledger's built-in models are always registered (API.md "Job ledger").
-LEDGER_NAMES = {"JobMeta", "JobRecord", "JobLock", "JobRequest"}
+LEDGER_NAMES = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"}
 
 NOTE = {
     "dms_version": "0.2",
