@@ -20,5 +20,10 @@ void tt_handle_lease_refresh(struct tt_request *req);
 void tt_handle_lease_release(struct tt_request *req);
 void tt_handle_request_create(struct tt_request *req);
 void tt_handle_request_complete(struct tt_request *req);
+/* jobs.c: leased semaphores (docs/ledger.md "Semaphores"). */
+void tt_handle_semaphore_get(struct tt_request *req);
+void tt_handle_semaphore_acquire(struct tt_request *req);
+void tt_handle_semaphore_refresh(struct tt_request *req);
+void tt_handle_semaphore_release(struct tt_request *req);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* jobs.c -- /v1/jobs: the job ledger over HTTP (jobs, transitions, records,
- * leases, idempotency requests); the work is src/ledger's. */
+/* jobs.c -- /v1/jobs and /v1/semaphores: the job ledger over HTTP (jobs,
+ * transitions, records, leases, idempotency requests, leased semaphores);
+ * the work is src/ledger's. */
 #include <string.h>
 
 #include "api/handlers.h"
@@ -42,7 +43,8 @@ static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body
   }
   struct tt_ledger_op *op = &job->op;
   if (param(req, "id", &op->job_id) != 0 || param(req, "rid", &op->record_id) != 0 ||
-      param(req, "key", &op->key) != 0)
+      param(req, "key", &op->key) != 0 || param(req, "scope", &op->scope) != 0 ||
+      param(req, "subject", &op->subject) != 0)
     return;
   if (with_body && (job->body = tt_request_json_body(req, true)) == NULL)
     return;
@@ -63,8 +65,10 @@ static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body
     op->list.cursor = tt_request_query(req, "cursor");
     op->list.order = tt_request_query(req, "order");
   }
-  if (kind == TT_LEDGER_LEASE_RELEASE)
+  if (kind == TT_LEDGER_LEASE_RELEASE || kind == TT_LEDGER_SEM_RELEASE)
     op->owner = tt_request_query(req, "owner");
+  if (kind == TT_LEDGER_SEM_RELEASE)
+    op->slot = tt_request_query(req, "slot");
   req->handler_data = job;
   req->on_joined = ledger_joined;
   tt_ledger_start(op);
@@ -108,4 +112,18 @@ void tt_handle_request_create(struct tt_request *req) {
 
 void tt_handle_request_complete(struct tt_request *req) {
   run(req, TT_LEDGER_REQUEST_COMPLETE, true);
+}
+
+void tt_handle_semaphore_get(struct tt_request *req) { run(req, TT_LEDGER_SEM_INSPECT, false); }
+
+void tt_handle_semaphore_acquire(struct tt_request *req) {
+  run(req, TT_LEDGER_SEM_ACQUIRE, true);
+}
+
+void tt_handle_semaphore_refresh(struct tt_request *req) {
+  run(req, TT_LEDGER_SEM_REFRESH, true);
+}
+
+void tt_handle_semaphore_release(struct tt_request *req) {
+  run(req, TT_LEDGER_SEM_RELEASE, false);
 }

@@ -64,35 +64,46 @@ func (e *Error) Reasons() []Reason {
 	return out
 }
 
-func sentinel(code string) *Error { return &Error{Code: code} }
+// sentinels holds every sentinel by its code, so a test can check that each code of
+// the daemon's ErrorCode enum (openapi.yaml) has one.
+var sentinels = map[string]*Error{}
+
+func sentinel(code string) *Error {
+	e := &Error{Code: code}
+	sentinels[code] = e
+	return e
+}
 
 // Sentinels, one per error code of docs/errors.md. Match with errors.Is.
 var (
-	ErrValidation           = sentinel("ValidationError")
-	ErrInvalidCursor        = sentinel("InvalidCursor")
-	ErrUnauthorized         = sentinel("Unauthorized")
-	ErrForbidden            = sentinel("Forbidden")
-	ErrRouteNotFound        = sentinel("RouteNotFound")
-	ErrModelNotFound        = sentinel("ModelNotFound")
-	ErrItemNotFound         = sentinel("ItemNotFound")
-	ErrJobNotFound          = sentinel("JobNotFound")
-	ErrTableNotFound        = sentinel("TableNotFound")
-	ErrMethodNotAllowed     = sentinel("MethodNotAllowed")
-	ErrConditionFailed      = sentinel("ConditionFailed")
-	ErrVersionConflict      = sentinel("VersionConflict")
-	ErrTransactionCanceled  = sentinel("TransactionCanceled")
-	ErrLeaseHeld            = sentinel("LeaseHeld")
-	ErrLeaseNotOwned        = sentinel("LeaseNotOwned")
-	ErrInvalidTransition    = sentinel("InvalidTransition")
-	ErrAlreadyExists        = sentinel("AlreadyExists")
-	ErrPayloadTooLarge      = sentinel("PayloadTooLarge")
-	ErrUnsupportedMediaType = sentinel("UnsupportedMediaType")
-	ErrThrottled            = sentinel("Throttled")
-	ErrBackendUnavailable   = sentinel("BackendUnavailable")
-	ErrBatchIncomplete      = sentinel("BatchIncomplete")
-	ErrDraining             = sentinel("Draining")
-	ErrBackendTimeout       = sentinel("BackendTimeout")
-	ErrInternal             = sentinel("Internal")
+	ErrValidation             = sentinel("ValidationError")
+	ErrInvalidCursor          = sentinel("InvalidCursor")
+	ErrUnauthorized           = sentinel("Unauthorized")
+	ErrForbidden              = sentinel("Forbidden")
+	ErrReservedModel          = sentinel("ReservedModel") // a job-ledger model or table
+	ErrRouteNotFound          = sentinel("RouteNotFound")
+	ErrModelNotFound          = sentinel("ModelNotFound")
+	ErrItemNotFound           = sentinel("ItemNotFound")
+	ErrJobNotFound            = sentinel("JobNotFound")
+	ErrTableNotFound          = sentinel("TableNotFound")
+	ErrMethodNotAllowed       = sentinel("MethodNotAllowed")
+	ErrConditionFailed        = sentinel("ConditionFailed")
+	ErrVersionConflict        = sentinel("VersionConflict")
+	ErrTransactionCanceled    = sentinel("TransactionCanceled")
+	ErrLeaseHeld              = sentinel("LeaseHeld")
+	ErrLeaseNotOwned          = sentinel("LeaseNotOwned")
+	ErrInvalidTransition      = sentinel("InvalidTransition")
+	ErrAlreadyExists          = sentinel("AlreadyExists")
+	ErrImmutableModelMutation = sentinel("ImmutableModelMutation") // a write_once model
+	ErrProtectedFieldMutation = sentinel("ProtectedFieldMutation") // a protected attribute
+	ErrPayloadTooLarge        = sentinel("PayloadTooLarge")
+	ErrUnsupportedMediaType   = sentinel("UnsupportedMediaType")
+	ErrThrottled              = sentinel("Throttled")
+	ErrBackendUnavailable     = sentinel("BackendUnavailable")
+	ErrBatchIncomplete        = sentinel("BatchIncomplete")
+	ErrDraining               = sentinel("Draining")
+	ErrBackendTimeout         = sentinel("BackendTimeout")
+	ErrInternal               = sentinel("Internal")
 	// ErrUnexpectedResponse: an answer that is not the daemon's envelope
 	// (e.g. from a proxy in between).
 	ErrUnexpectedResponse = sentinel("UnexpectedResponse")

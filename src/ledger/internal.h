@@ -100,5 +100,6 @@ int ledger_body_members(const json_t *body, const char *const *names, struct tt_
 /* Operation starters of the other files. */
 void ledger_lease_start(struct tt_ledger_op *op);   /* lease.c */
 void ledger_request_start(struct tt_ledger_op *op); /* idempotency.c */
+void ledger_semaphore_start(struct tt_ledger_op *op); /* semaphore.c */
 
 #endif

@@ -2,7 +2,7 @@
 /* ledger.c -- the job ledger's core: the step runner over ORM operations,
  * answers and logs, input checks, sanitization of stored envelopes, and the
  * job, record and list operations (leases: lease.c; idempotency:
- * idempotency.c). */
+ * idempotency.c; semaphores: semaphore.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <openssl/rand.h>
@@ -68,6 +68,14 @@ const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
     return "request.create";
   case TT_LEDGER_REQUEST_COMPLETE:
     return "request.complete";
+  case TT_LEDGER_SEM_ACQUIRE:
+    return "semaphore.acquire";
+  case TT_LEDGER_SEM_REFRESH:
+    return "semaphore.refresh";
+  case TT_LEDGER_SEM_RELEASE:
+    return "semaphore.release";
+  case TT_LEDGER_SEM_INSPECT:
+    return "semaphore.inspect";
   }
   return "unknown";
 }
@@ -874,9 +882,14 @@ static void record_list(struct tt_ledger_op *op) {
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+static bool is_semaphore(enum tt_ledger_kind k) {
+  return k == TT_LEDGER_SEM_ACQUIRE || k == TT_LEDGER_SEM_REFRESH || k == TT_LEDGER_SEM_RELEASE ||
+         k == TT_LEDGER_SEM_INSPECT;
+}
+
 static bool needs_job(enum tt_ledger_kind k) {
   return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_TABLE_DELETE &&
-         k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST;
+         k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST && !is_semaphore(k);
 }
 
 int tt_ledger_start(struct tt_ledger_op *op) {
@@ -947,6 +960,12 @@ int tt_ledger_start(struct tt_ledger_op *op) {
   case TT_LEDGER_REQUEST_CREATE:
   case TT_LEDGER_REQUEST_COMPLETE:
     ledger_request_start(op);
+    break;
+  case TT_LEDGER_SEM_ACQUIRE:
+  case TT_LEDGER_SEM_REFRESH:
+  case TT_LEDGER_SEM_RELEASE:
+  case TT_LEDGER_SEM_INSPECT:
+    ledger_semaphore_start(op);
     break;
   default:
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "unknown ledger operation");

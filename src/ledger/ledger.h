@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ledger.h -- the job ledger on top of the ORM: jobs with optimistic status
- * transitions, per-record status, leases and idempotency records, all in one
- * DynamoDB table described by the built-in models JobMeta, JobRecord,
- * JobLock and JobRequest. */
+ * transitions, per-record status, leases, idempotency records and leased
+ * semaphores, all in one DynamoDB table described by the built-in models
+ * JobMeta, JobRecord, JobLock, JobRequest and SemaphoreLease. */
 #ifndef TT_LEDGER_LEDGER_H
 #define TT_LEDGER_LEDGER_H
 
@@ -21,6 +21,7 @@
 #define TT_LEDGER_MODEL_RECORD "JobRecord"
 #define TT_LEDGER_MODEL_LOCK "JobLock"
 #define TT_LEDGER_MODEL_REQUEST "JobRequest"
+#define TT_LEDGER_MODEL_SEMAPHORE "SemaphoreLease" /* AppTheory's name */
 
 /* Limits of the inputs (docs/ledger.md). */
 #define TT_LEDGER_MAX_ID_BYTES 256              /* job_id, record_id, key, owner, tenant_id */
@@ -30,6 +31,7 @@
 #define TT_LEDGER_LOCK_TTL_GRACE_SECONDS 86400  /* a lock item lingers a day after expiry */
 #define TT_LEDGER_DEFAULT_LIMIT 100
 #define TT_LEDGER_MAX_LIMIT 1000
+#define TT_LEDGER_MAX_SEM_LIMIT 256             /* slots of one semaphore (AppTheory's cap) */
 
 /* The DMS document (v0.2) of the four built-in models on `table`, as a new
  * jansson tree (caller decrefs); NULL when out of memory. */
@@ -59,6 +61,10 @@ enum tt_ledger_kind {
   TT_LEDGER_REQUEST_CREATE,   /* POST /v1/jobs/{id}/requests/{key} */
   TT_LEDGER_REQUEST_COMPLETE, /* POST /v1/jobs/{id}/requests/{key}/complete */
   TT_LEDGER_TABLE_DELETE,     /* DELETE /v1/jobs/table (--allow-table-delete) */
+  TT_LEDGER_SEM_ACQUIRE,      /* POST /v1/semaphores/{scope}/{subject}/lease */
+  TT_LEDGER_SEM_REFRESH,      /* POST /v1/semaphores/{scope}/{subject}/lease/refresh */
+  TT_LEDGER_SEM_RELEASE,      /* DELETE /v1/semaphores/{scope}/{subject}/lease?owner=&slot= */
+  TT_LEDGER_SEM_INSPECT,      /* GET /v1/semaphores/{scope}/{subject} */
 };
 
 /* The list parameters of the query string (decoded text, NULL when absent). */
@@ -84,6 +90,9 @@ struct tt_ledger_op {
   const char *record_id; /* path {rid} */
   const char *key;       /* path {key} of an idempotency request */
   const char *owner;     /* ?owner= of a release */
+  const char *scope;     /* semaphores: path {scope}, decoded */
+  const char *subject;   /* semaphores: path {subject}, decoded */
+  const char *slot;      /* ?slot= of a semaphore release (decimal text) */
   const json_t *body;    /* the JSON body (tt_json_parse tree); NULL = {} */
   struct tt_ledger_list_args list;
   struct tt_orm_result *result; /* where the answer goes */
@@ -102,6 +111,10 @@ struct tt_ledger_op {
     json_t *value;         /* sanitized result (owned) or NULL */
     bool has_value;
     unsigned attempts;     /* retried steps (idempotency, release) */
+    int64_t slot;          /* semaphore slot being written */
+    int64_t limit;         /* semaphore acquire: slots 0 .. limit-1 */
+    uint16_t *slots;       /* semaphore acquire: slots to try, in order (arena) */
+    unsigned nslots, next; /* how many, and the next one to try */
     bool finished;
   } w;
 };
@@ -111,8 +124,9 @@ struct tt_ledger_op {
  * operations of `kind`. `done` runs exactly once, when op->result holds the
  * answer: a JSON body and an HTTP status, or an error (JobNotFound,
  * ItemNotFound, AlreadyExists, VersionConflict with details
- * {version, expected_version}, InvalidTransition, LeaseHeld, LeaseNotOwned,
- * and the ORM's backend errors). It may run before this returns. Every
+ * {version, expected_version}, InvalidTransition, LeaseHeld (also for a
+ * full semaphore, with details {limit}), LeaseNotOwned, and the ORM's
+ * backend errors). It may run before this returns. Every
  * stored error envelope and result passes through src/ledger/sanitize.
  * Returns 0. */
 int tt_ledger_start(struct tt_ledger_op *op);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* models.c -- the built-in DMS models of the job ledger (JobMeta, JobRecord,
- * JobLock, JobRequest) and their registration on the configured table. */
+ * JobLock, JobRequest, SemaphoreLease) and their registration on the
+ * configured table. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,8 @@
  *
  * JobMeta's `version` is a plain integer that the ledger manages itself:
  * API.md fixes a new job's version at 1, while the DMS `version` role starts
- * at 0. JobRecord, JobLock and JobRequest use the role (every write adds 1),
+ * at 0. JobRecord, JobLock, JobRequest and SemaphoreLease use the role
+ * (every write adds 1),
  * which makes "written exactly twice" observable and guards lock deletes.
  * Only JobMeta declares the GSIs; the table gets them from it. */
 static const char ledger_dms[] =
@@ -95,6 +97,26 @@ static const char ledger_dms[] =
     "      - { attribute: \"result\", type: \"S\", json: true, optional: true }\n"
     "      - { attribute: \"error\", type: \"M\", optional: true, omit_empty: true }\n"
     "      - { attribute: \"completed_at\", type: \"S\", format: \"rfc3339nano\", optional: true, omit_empty: true }\n"
+    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
+    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
+    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"
+    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
+    /* One item per slot of a leased semaphore (AppTheory's SemaphoreLease:
+     * pk SEM#<scope>#<subject>, sk SLOT#%09d); `owner` as on JobLock. */
+    "  - name: \"SemaphoreLease\"\n"
+    "    table: { name: \"placeholder\" }\n"
+    "    naming: { convention: \"snake_case\" }\n"
+    "    keys:\n"
+    "      partition: { attribute: \"pk\", type: \"S\" }\n"
+    "      sort: { attribute: \"sk\", type: \"S\" }\n"
+    "    attributes:\n"
+    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
+    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    "      - { attribute: \"scope\", type: \"S\", required: true }\n"
+    "      - { attribute: \"subject\", type: \"S\", required: true }\n"
+    "      - { attribute: \"slot\", type: \"N\", format: \"int\", required: true }\n"
+    "      - { attribute: \"owner\", type: \"S\", required: true }\n"
+    "      - { attribute: \"lease_expires_at\", type: \"N\", format: \"unix_seconds\", required: true }\n"
     "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
     "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
     "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"

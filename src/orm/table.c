@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* table.c -- a model's table: build CreateTable from the DMS, ensure it
- * exists (waiting for ACTIVE), describe it, delete it. */
+ * exists (waiting for ACTIVE) with the GSIs its models gained, describe it,
+ * delete it. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/sleep_op.h"
 #include "obs/log.h"
+#include "orm/evolve.h"
 #include "orm/orm.h"
 #include "value/json_exact.h"
 
@@ -98,7 +100,14 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
 }
 
 /* What PUT .../table found and did beyond DescribeTable (ctx->state). */
+#define GSI_MAX 20 /* DynamoDB's GSIs per table */
+
 struct ensure_state {
+  const char *pending; /* the GSI this call is creating (arena), or NULL */
+  const char *created[GSI_MAX]; /* GSIs this call created, in order (arena) */
+  size_t n_created;
+  const char *gsi_failed; /* the GSI whose UpdateTable failed once (arena) */
+  struct tt_backend_error gsi_error; /* that failure; body NULL */
   bool ttl_checked; /* DescribeTimeToLive was asked (once per ensure) */
   bool ttl_retried; /* asked again after UpdateTimeToLive failed */
   bool ttl_on;      /* TTL is known to be on the model's ttl attribute */
@@ -142,10 +151,19 @@ static int describe_body(struct tt_orm_ctx *ctx, json_t *desc, const struct ensu
     json_t *changes = json_array();
     if (changes == NULL ||
         (ctx->result->http_status == 201 &&
-         json_array_append_new(changes, json_string("table_created")) != 0) ||
-        (st->ttl_enabled && json_array_append_new(changes, json_string("ttl_enabled")) != 0) ||
-        json_object_set_new(out, "changes", changes) != 0)
+         json_array_append_new(changes, json_string("table_created")) != 0))
       rc = -1;
+    for (size_t i = 0; rc == 0 && i < st->n_created; i++) {
+      char change[300];
+      snprintf(change, sizeof(change), "gsi_created:%s", st->created[i]);
+      rc = json_array_append_new(changes, json_string(change));
+    }
+    if (rc == 0 &&
+        ((st->ttl_enabled && json_array_append_new(changes, json_string("ttl_enabled")) != 0) ||
+         json_object_set_new(out, "changes", changes) != 0))
+      rc = -1;
+    else if (rc != 0)
+      json_decref(changes);
     const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
     if (rc == 0 && st->ttl_on && ttl &&
         json_object_set_new(out, "ttl_attribute", json_string(ttl->name)) != 0)
@@ -174,8 +192,10 @@ static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
   tt_orm_ctx_finish(ctx);
 }
 
-/* ---- ensure: Describe -> (Create -> poll until ACTIVE) -> DescribeTimeToLive
- *      -> (UpdateTimeToLive) -> Describe again, for the answer ------------ */
+/* ---- ensure: Describe -> (Create -> poll until ACTIVE) -> (UpdateTable
+ *      adding one missing GSI -> poll until the index is ACTIVE, for each)
+ *      -> DescribeTimeToLive -> (UpdateTimeToLive) -> Describe again, for
+ *      the answer ------------------------------------------------------- */
 
 static void ensure_described(struct tt_client_call *call);
 
@@ -187,9 +207,16 @@ static void describe_again(struct tt_orm_ctx *ctx) {
 static void poll_wait_done(struct tt_sleep_op *s, void *arg) {
   struct tt_orm_ctx *ctx = arg;
   if (s->canceled) {
+    const struct ensure_state *st = ctx->state;
     struct tt_error e;
-    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
-                 "the request deadline passed while the table was being created");
+    if (st->pending)
+      tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
+                   "the request deadline passed while index %s was being created (DynamoDB "
+                   "goes on backfilling it: PUT .../table again later)",
+                   st->pending);
+    else
+      tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
+                   "the request deadline passed while the table was being created");
     tt_orm_fail(ctx->result, &e);
     tt_orm_ctx_finish(ctx);
     return;
@@ -209,8 +236,15 @@ static void wait_for_active(struct tt_orm_ctx *ctx) {
     if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS, false) == 0)
       return;
   }
+  const struct ensure_state *st = ctx->state;
   struct tt_error e;
-  tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table did not become ACTIVE in time");
+  if (st->pending)
+    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
+                 "index %s did not become ACTIVE in time (DynamoDB goes on backfilling it: "
+                 "PUT .../table again later)",
+                 st->pending);
+  else
+    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table did not become ACTIVE in time");
   tt_orm_fail(ctx->result, &e);
   tt_orm_ctx_finish(ctx);
 }
@@ -308,6 +342,117 @@ static void ttl_described(struct tt_client_call *call) {
   tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
 }
 
+/* ---- evolution: one UpdateTable per missing GSI (DynamoDB takes one
+ * index creation per call), each waited for until ACTIVE ------------------ */
+
+static void gsi_updated(struct tt_client_call *call) {
+  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct ensure_state *st = ctx->state;
+  const char *name = json_string_value(json_object_get(
+      json_object_get(json_array_get(json_object_get(call->bc.request, "GlobalSecondaryIndexUpdates"),
+                                     0),
+                      "Create"),
+      "IndexName"));
+  char *copy = name ? tt_arena_strndup(ctx->arena, name, strlen(name)) : NULL;
+  if (copy == NULL) {
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  if (call->bc.status == 0) {
+    st->pending = copy;
+    ctx->step = 0; /* each index gets its own wait, within the deadline */
+    describe_again(ctx);
+    return;
+  }
+  if (st->gsi_failed && strcmp(st->gsi_failed, copy) == 0) {
+    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return;
+  }
+  /* Another ensure of this table may be adding the same index (models
+   * sharing a table): look once more before failing with this error. */
+  st->gsi_failed = copy;
+  st->gsi_error = call->bc.error;
+  st->gsi_error.body = NULL; /* the call keeps and frees its own */
+  describe_again(ctx);
+}
+
+/* The index this ensure is creating, in a DescribeTable's table: returns 1
+ * when it is ACTIVE (recorded as created), 0 while it is being built, -1
+ * (result failed) when the table does not have it: the backend accepted
+ * UpdateTable without creating it (dynalite ignores GSI creation). */
+static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
+  struct ensure_state *st = ctx->state;
+  size_t i;
+  const json_t *ix;
+  json_array_foreach(json_object_get(t, "GlobalSecondaryIndexes"), i, ix) {
+    const char *name = json_string_value(json_object_get(ix, "IndexName"));
+    if (name == NULL || strcmp(name, st->pending) != 0)
+      continue;
+    const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
+    if (status && strcmp(status, "ACTIVE") != 0)
+      return 0;
+    if (st->n_created < GSI_MAX)
+      st->created[st->n_created++] = st->pending;
+    st->pending = NULL;
+    return 1;
+  }
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_INTERNAL, NULL,
+               "the backend accepted UpdateTable adding index %s to table %s but does not "
+               "describe the index: it does not implement GSI creation",
+               st->pending, ctx->model->table);
+  tt_orm_fail(ctx->result, &e);
+  tt_orm_ctx_finish(ctx);
+  return -1;
+}
+
+/* Compares the ACTIVE table `t` with what the models want. Returns true
+ * when the ensure goes on (an UpdateTable was started, or nothing is
+ * missing: *done set), false when it answered (409 or failure). */
+static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
+  struct ensure_state *st = ctx->state;
+  json_t *want = tt_orm_create_table_request(ctx->orm->models, ctx->model);
+  json_t *missing = NULL, *details = NULL;
+  struct tt_error e;
+  *done = false;
+  if (want == NULL) {
+    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(ctx->result, &e);
+    tt_orm_ctx_finish(ctx);
+    return false;
+  }
+  if (tt_orm_table_diff(want, t, &missing, &details, &e) != 0) {
+    tt_orm_fail(ctx->result, &e);
+    ctx->result->details = details;
+    json_decref(want);
+    tt_orm_ctx_finish(ctx);
+    return false;
+  }
+  const json_t *next = json_array_get(missing, 0);
+  if (next == NULL) {
+    *done = true;
+  } else {
+    const char *name = json_string_value(json_object_get(next, "IndexName"));
+    if (st->gsi_failed && strcmp(st->gsi_failed, name) == 0) {
+      /* Still missing after its UpdateTable failed: that error stands. */
+      tt_orm_fail_backend(ctx->result, &st->gsi_error, ctx->model->name);
+      json_decref(missing);
+      json_decref(want);
+      tt_orm_ctx_finish(ctx);
+      return false;
+    }
+    json_t *req = tt_orm_add_gsi_request(want, t, next);
+    tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated);
+  }
+  json_decref(missing);
+  json_decref(want);
+  return true;
+}
+
 static void created(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceInUseException") != 0) {
@@ -339,8 +484,23 @@ static void ensure_described(struct tt_client_call *call) {
     wait_for_active(ctx);
     return;
   }
-  /* Created or not: a table made by TableTheory's EnsureTable has no TTL. */
   struct ensure_state *st = ctx->state;
+  if (st->pending) {
+    int p = pending_state(ctx, t);
+    if (p < 0)
+      return;
+    if (p == 0) {
+      wait_for_active(ctx);
+      return;
+    }
+  }
+  /* Before TTL: a table that cannot take the model is refused unchanged. */
+  if (!st->ttl_checked) {
+    bool done;
+    if (!evolve(ctx, t, &done) || !done)
+      return;
+  }
+  /* Created or not: a table made by TableTheory's EnsureTable has no TTL. */
   if (!st->ttl_checked && tt_model_lifecycle(ctx->model, TT_LC_TTL) != NULL) {
     st->ttl_checked = true;
     describe_ttl(ctx);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_ledger.c -- libFuzzer target for the job ledger's requests (jobs,
- * transitions, records, leases, idempotency records, lists) run through
+ * transitions, records, leases, idempotency records, lists, semaphores) run through
  * tt_ledger_start on the memory backend, a fresh one per input. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,12 +12,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OPS 4
-#define NPARAMS 9
+#define NPARAMS 12
 
 /* One request: <kind byte>params\n<JSON body>. The kind byte is 'A' +
- * kind - 1 (A table ensure ... M request complete), any byte modulo 13;
- * params are '|'-separated: job_id|record_id|key|owner|status|tenant_id|
- * limit|cursor|order (empty: absent, except the ids the path always has). */
+ * kind - 1 (A table ensure ... M request complete), any byte modulo 13,
+ * except 'n' to 'q': the semaphore kinds (acquire, refresh, release,
+ * inspect), kept out of the modulo so that older corpus entries keep their
+ * meaning; params are '|'-separated: job_id|record_id|key|owner|status|
+ * tenant_id|limit|cursor|order|scope|subject|slot (empty: absent, except the
+ * ids the path always has). */
 static void one(const char *p, size_t n) {
   struct fz_run r;
   const char *line, *rest;
@@ -37,7 +40,9 @@ static void one(const char *p, size_t n) {
       abort();
     at += len + 1;
   }
-  op.kind = (enum tt_ledger_kind)((uint8_t)p[0] % 13 + 1);
+  uint8_t k = (uint8_t)p[0];
+  op.kind = k >= 'n' && k <= 'q' ? (enum tt_ledger_kind)(TT_LEDGER_SEM_ACQUIRE + (k - 'n'))
+                                 : (enum tt_ledger_kind)(k % 13 + 1);
   op.job_id = v[0] ? v[0] : "";
   op.record_id = v[1] ? v[1] : "";
   op.key = v[2] ? v[2] : "";
@@ -47,6 +52,9 @@ static void one(const char *p, size_t n) {
   op.list.limit = v[6] && v[6][0] ? v[6] : NULL;
   op.list.cursor = v[7] && v[7][0] ? v[7] : NULL;
   op.list.order = v[8] && v[8][0] ? v[8] : NULL;
+  op.scope = v[9] ? v[9] : "";
+  op.subject = v[10] ? v[10] : "";
+  op.slot = v[11] && v[11][0] ? v[11] : NULL;
   op.body = json_object_size(body) ? body : NULL;
   fz_ledger_end(&r, &op);
   json_decref(body);

@@ -25,7 +25,7 @@ SRCDIR = os.environ.get("TT_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-LEDGER_MODELS = ("JobLock", "JobMeta", "JobRecord", "JobRequest")
+LEDGER_MODELS = ("JobLock", "JobMeta", "JobRecord", "JobRequest", "SemaphoreLease")
 
 
 class Daemon:

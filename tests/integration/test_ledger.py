@@ -19,7 +19,7 @@ from daemon import DAEMON, PEER, PEER_ENDPOINT, PEER_ENV, SRCDIR
 from items_fixtures import assert_error, assert_recent
 
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
-LEDGER_MODELS = {"JobMeta", "JobRecord", "JobLock", "JobRequest"}
+LEDGER_MODELS = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"}
 
 
 def stored_item(pk, sk, table="tabletheory-jobs"):

@@ -15,12 +15,13 @@ import pytest
 from daemon import DAEMON, PEER
 from items_fixtures import assert_error
 
-LEDGER = ["JobMeta", "JobRecord", "JobLock", "JobRequest"]
+LEDGER = ["JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"]
 # A key of each model in the form of the item routes (pk/sk).
 KEYS = {"JobMeta": {"pk": "JOB#j1", "sk": "META"},
         "JobRecord": {"pk": "JOB#j1", "sk": "REC#r1"},
         "JobLock": {"pk": "JOB#j1", "sk": "LOCK"},
-        "JobRequest": {"pk": "JOB#j1", "sk": "REQ#k1"}}
+        "JobRequest": {"pk": "JOB#j1", "sk": "REQ#k1"},
+        "SemaphoreLease": {"pk": "SEM#s1#t1", "sk": "SLOT#000000000"}}
 
 
 def seg(value):

@@ -210,6 +210,19 @@ export async function everyOperation(): Promise<void> {
     body: { owner: "worker-1", duration_seconds: 30 },
   });
   await api.DELETE("/v1/jobs/{id}/lease", { params: { path: id, query: { owner: "worker-1" } } });
+  const sem = { scope: "imports", subject: "acme" };
+  await api.GET("/v1/semaphores/{scope}/{subject}", { params: { path: sem } });
+  await api.POST("/v1/semaphores/{scope}/{subject}/lease", {
+    params: { path: sem },
+    body: { owner: "worker-1", limit: 4, duration_seconds: 30 },
+  });
+  await api.POST("/v1/semaphores/{scope}/{subject}/lease/refresh", {
+    params: { path: sem },
+    body: { owner: "worker-1", slot: 0, duration_seconds: 30 },
+  });
+  await api.DELETE("/v1/semaphores/{scope}/{subject}/lease", {
+    params: { path: sem, query: { owner: "worker-1", slot: 0 } },
+  });
   await api.POST("/v1/jobs/{id}/requests/{key}", {
     params: { path: { ...id, key: "charge-1" } },
     body: { ttl_seconds: 86400 },

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_ledger.c -- the job ledger on the memory backend through the ORM:
- * built-in models, jobs, transitions, records, lists, leases on an injected
- * clock, idempotency records, and what sanitization does to stored errors. */
+ * built-in models, jobs, transitions, records, lists, leases and leased
+ * semaphores on an injected clock, idempotency records, and what
+ * sanitization does to stored errors. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ static void answer_free(struct answer *a) {
 struct call {
   enum tt_ledger_kind kind;
   const char *job, *rid, *key, *owner;
+  const char *scope, *subject, *slot; /* semaphores */
   const char *body; /* JSON with ' for " */
   struct tt_ledger_list_args list;
 };
@@ -126,6 +128,9 @@ static struct answer run(struct call c) {
   op.record_id = c.rid;
   op.key = c.key;
   op.owner = c.owner;
+  op.scope = c.scope;
+  op.subject = c.subject;
+  op.slot = c.slot;
   op.body = body;
   op.list = c.list;
   op.result = &res;
@@ -243,8 +248,8 @@ START_TEST(test_stored_layout) {
 END_TEST
 
 START_TEST(test_models_registered_on_the_table) {
-  const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest"};
-  for (size_t i = 0; i < 4; i++) {
+  const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"};
+  for (size_t i = 0; i < 5; i++) {
     const struct tt_model *m = tt_model_registry_get_internal(F.models, names[i]);
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m->table, "tabletheory-jobs");
@@ -278,7 +283,7 @@ START_TEST(test_models_custom_and_bad_table) {
   struct tt_error err;
   ck_assert_int_eq(tt_ledger_register_models(r, "acme_jobs", &err), 0);
   ck_assert_str_eq(tt_model_registry_get_internal(r, "JobRequest")->table, "acme_jobs");
-  ck_assert_uint_eq(tt_model_registry_count(r), 4);
+  ck_assert_uint_eq(tt_model_registry_count(r), 5);
   tt_model_registry_free(r);
   r = tt_model_registry_new();
   ck_assert_int_eq(tt_ledger_register_models(r, "x", &err), -1); /* too short for DynamoDB */
@@ -337,7 +342,7 @@ START_TEST(test_models_reserved) {
   ck_assert_int_eq(what, TT_MODEL_PUT_CREATED);
   ck_assert_ptr_nonnull(tt_model_registry_get(r, "Spy"));
   json_decref(docs);
-  ck_assert_uint_eq(tt_model_registry_count(r), 5);
+  ck_assert_uint_eq(tt_model_registry_count(r), 6);
   tt_model_registry_free(r);
 }
 END_TEST
@@ -860,6 +865,255 @@ START_TEST(test_idempotency_expired_record_counts_as_absent) {
 }
 END_TEST
 
+/* ---- leased semaphores ------------------------------------------------------ */
+
+static struct answer sem_acquire(const char *owner, int limit, int seconds) {
+  char body[160];
+  snprintf(body, sizeof(body), "{'owner':'%s','limit':%d,'duration_seconds':%d}", owner, limit,
+           seconds);
+  return run((struct call){.kind = TT_LEDGER_SEM_ACQUIRE, .scope = "imports",
+                           .subject = "acme/1", .body = body});
+}
+
+static struct answer sem_refresh(const char *owner, long long slot, int seconds) {
+  char body[160];
+  snprintf(body, sizeof(body), "{'owner':'%s','slot':%lld,'duration_seconds':%d}", owner, slot,
+           seconds);
+  return run((struct call){.kind = TT_LEDGER_SEM_REFRESH, .scope = "imports",
+                           .subject = "acme/1", .body = body});
+}
+
+static struct answer sem_release(const char *owner, const char *slot) {
+  return run((struct call){.kind = TT_LEDGER_SEM_RELEASE, .scope = "imports",
+                           .subject = "acme/1", .owner = owner, .slot = slot});
+}
+
+static struct answer sem_inspect(void) {
+  return run((struct call){.kind = TT_LEDGER_SEM_INSPECT, .scope = "imports",
+                           .subject = "acme/1"});
+}
+
+/* The acquired slot of an answer (asserting success). */
+static long long sem_slot(struct answer *a, const char *owner) {
+  ck_assert_msg(a->status == 0, "acquire by %s failed: %s", owner, tt_error_code_name(a->code));
+  ck_assert_uint_eq(a->http, 200);
+  ck_assert_str_eq(str(a->body, "owner"), owner);
+  long long slot = num(a->body, "slot");
+  answer_free(a);
+  return slot;
+}
+
+START_TEST(test_semaphore_limit_and_idempotent_acquire) {
+  struct answer a = sem_acquire("w1", 2, 30);
+  ck_assert_str_eq(str(a.body, "scope"), "imports");
+  ck_assert_str_eq(str(a.body, "subject"), "acme/1");
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000030);
+  long long s1 = sem_slot(&a, "w1");
+  ck_assert(s1 == 0 || s1 == 1);
+  /* Again: the same slot, extended, never a second one. */
+  F.now_ns += 10 * SEC;
+  a = sem_acquire("w1", 2, 30);
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000040);
+  ck_assert_int_eq(sem_slot(&a, "w1"), s1);
+  a = sem_acquire("w2", 2, 30);
+  long long s2 = sem_slot(&a, "w2");
+  ck_assert_int_eq(s2, 1 - s1);
+  a = sem_acquire("w2", 2, 30);
+  ck_assert_int_eq(sem_slot(&a, "w2"), s2);
+  a = sem_acquire("w3", 2, 30);
+  expect_error(a, TT_ERR_LEASE_HELD, "limit");
+  ck_assert_int_eq(num(a.details, "limit"), 2);
+  answer_free(&a);
+  /* A bigger limit of another caller opens more slots. */
+  a = sem_acquire("w3", 3, 30);
+  ck_assert_int_eq(sem_slot(&a, "w3"), 2);
+  /* Inspect: the holders in slot order. */
+  a = sem_inspect();
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "count"), 3);
+  json_t *h = json_object_get(a.body, "holders");
+  ck_assert_uint_eq(json_array_size(h), 3);
+  for (size_t i = 0; i < 3; i++) {
+    json_t *x = json_array_get(h, i);
+    ck_assert_int_eq(num(x, "slot"), (long long)i);
+    ck_assert_str_eq(str(x, "owner"), i == 2 ? "w3" : (long long)i == s1 ? "w1" : "w2");
+    ck_assert_int_eq(num(x, "expires_at"), 1700000040);
+  }
+  answer_free(&a);
+  /* The stored layout: AppTheory's keys, the lease fields, version and ttl. */
+  char sk[32];
+  snprintf(sk, sizeof(sk), "SLOT#%09lld", s1);
+  json_t *item = raw_item("SEM#imports#acme/1", sk);
+  ck_assert_ptr_nonnull(item);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "owner"), "S")), "w1");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "scope"), "S")),
+                   "imports");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "subject"), "S")),
+                   "acme/1");
+  ck_assert_int_eq(atoll(json_string_value(json_object_get(json_object_get(item, "slot"), "N"))),
+                   s1);
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_object_get(item, "lease_expires_at"), "N")),
+      "1700000040");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "version"), "N")),
+                   "2"); /* written twice: acquire, acquire again */
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(item, "ttl"), "N")),
+                   "1700086440"); /* a day after expiry, as a job lock */
+  json_decref(item);
+  /* An empty semaphore inspects as no holders. */
+  a = run((struct call){.kind = TT_LEDGER_SEM_INSPECT, .scope = "imports", .subject = "none"});
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "count"), 0);
+  ck_assert_uint_eq(json_array_size(json_object_get(a.body, "holders")), 0);
+  answer_free(&a);
+}
+END_TEST
+
+START_TEST(test_semaphore_expiry_refresh_release) {
+  struct answer a = sem_acquire("w1", 1, 5);
+  ck_assert_int_eq(sem_slot(&a, "w1"), 0);
+  /* Exactly at the expiry second the slot still holds (expired means < now). */
+  F.now_ns = T0 + 5 * SEC;
+  a = sem_acquire("w2", 1, 30);
+  expect_error(a, TT_ERR_LEASE_HELD, "limit");
+  answer_free(&a);
+  a = sem_refresh("w1", 0, 5);
+  ck_assert_uint_eq(a.http, 200);
+  ck_assert_int_eq(num(a.body, "expires_at"), 1700000010);
+  ck_assert_int_eq(num(a.body, "slot"), 0);
+  answer_free(&a);
+  /* Expired: not listed, refused to its old owner's refresh, taken by w2. */
+  F.now_ns = T0 + 11 * SEC;
+  a = sem_inspect();
+  ck_assert_int_eq(num(a.body, "count"), 0);
+  answer_free(&a);
+  a = sem_refresh("w1", 0, 30);
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = sem_acquire("w2", 1, 30);
+  ck_assert_int_eq(sem_slot(&a, "w2"), 0);
+  a = sem_refresh("w1", 0, 30);
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = sem_release("w1", "0");
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = sem_refresh("w2", 0, 30);
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+  a = sem_refresh("w2", 1, 30); /* a slot nobody holds */
+  expect_error(a, TT_ERR_LEASE_NOT_OWNED, "owner");
+  answer_free(&a);
+  a = sem_release("w2", "0");
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_uint_eq(a.http, 204);
+  ck_assert_ptr_null(a.body);
+  answer_free(&a);
+  ck_assert_ptr_null(raw_item("SEM#imports#acme/1", "SLOT#000000000"));
+  a = sem_release("w2", "0"); /* already gone */
+  ck_assert_uint_eq(a.http, 204);
+  answer_free(&a);
+  a = sem_acquire("w1", 1, 30); /* free again */
+  ck_assert_int_eq(sem_slot(&a, "w1"), 0);
+}
+END_TEST
+
+START_TEST(test_semaphore_owners_spread_over_the_slots) {
+  /* Eight owners, eight slots: all get one, all different; the ninth waits. */
+  bool taken[8] = {false};
+  char owner[16];
+  for (int i = 0; i < 8; i++) {
+    snprintf(owner, sizeof(owner), "w%d", i);
+    struct answer a = sem_acquire(owner, 8, 30);
+    long long s = sem_slot(&a, owner);
+    ck_assert(s >= 0 && s < 8 && !taken[s]);
+    taken[s] = true;
+  }
+  struct answer a = sem_acquire("w8", 8, 30);
+  expect_error(a, TT_ERR_LEASE_HELD, "limit");
+  answer_free(&a);
+  /* The first attempt starts at a hash of the owner, not at slot 0. */
+  a = run((struct call){.kind = TT_LEDGER_SEM_ACQUIRE, .scope = "s", .subject = "spread",
+                        .body = "{'owner':'w1','limit':256,'duration_seconds':30}"});
+  long long s1 = sem_slot(&a, "w1");
+  a = run((struct call){.kind = TT_LEDGER_SEM_ACQUIRE, .scope = "s", .subject = "spread",
+                        .body = "{'owner':'w2','limit':256,'duration_seconds':30}"});
+  long long s2 = sem_slot(&a, "w2");
+  ck_assert(s1 != s2 && (s1 != 0 || s2 != 1));
+}
+END_TEST
+
+START_TEST(test_semaphore_validation_before_io) {
+  /* Without the table every backend call fails: a ValidationError proves
+   * that the input was refused before any I/O. */
+  json_t *req = json_pack("{s:s}", "TableName", "tabletheory-jobs");
+  struct tt_backend_call c;
+  fx_call(&F.loop, F.b, TT_DDB_DELETE_TABLE, req, &c);
+  ck_assert_int_eq(c.status, 0);
+  json_decref(c.response);
+  json_decref(req);
+  struct answer a = sem_acquire("w1", 2, 30);
+  ck_assert_int_eq(a.status, -1);
+  ck_assert_int_ne(a.code, TT_ERR_VALIDATION);
+  answer_free(&a);
+  const char *bad[][2] = {{"{'limit':2,'duration_seconds':5}", "owner"},
+                          {"{'owner':'','limit':2,'duration_seconds':5}", "owner"},
+                          {"{'owner':'w','duration_seconds':5}", "limit"},
+                          {"{'owner':'w','limit':0,'duration_seconds':5}", "limit"},
+                          {"{'owner':'w','limit':257,'duration_seconds':5}", "limit"},
+                          {"{'owner':'w','limit':'2','duration_seconds':5}", "limit"},
+                          {"{'owner':'w','limit':2}", "duration_seconds"},
+                          {"{'owner':'w','limit':2,'duration_seconds':0}", "duration_seconds"},
+                          {"{'owner':'w','limit':2,'duration_seconds':86401}", "duration_seconds"},
+                          {"{'owner':'w','limit':2,'duration_seconds':5,'slot':1}", "slot"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_SEM_ACQUIRE, .scope = "s", .subject = "t",
+                          .body = bad[i][0]});
+    expect_error(a, TT_ERR_VALIDATION, bad[i][1]);
+    answer_free(&a);
+  }
+  const char *bad_refresh[][2] = {{"{'owner':'w','duration_seconds':5}", "slot"},
+                                  {"{'owner':'w','slot':-1,'duration_seconds':5}", "slot"},
+                                  {"{'owner':'w','slot':256,'duration_seconds':5}", "slot"},
+                                  {"{'owner':'w','slot':0,'limit':2,'duration_seconds':5}",
+                                   "limit"}};
+  for (size_t i = 0; i < sizeof(bad_refresh) / sizeof(bad_refresh[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_SEM_REFRESH, .scope = "s", .subject = "t",
+                          .body = bad_refresh[i][0]});
+    expect_error(a, TT_ERR_VALIDATION, bad_refresh[i][1]);
+    answer_free(&a);
+  }
+  const char *bad_slot[] = {NULL, "", "-1", "+1", "1x", "256", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof(bad_slot) / sizeof(bad_slot[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_SEM_RELEASE, .scope = "s", .subject = "t",
+                          .owner = "w", .slot = bad_slot[i]});
+    expect_error(a, TT_ERR_VALIDATION, "slot");
+    answer_free(&a);
+  }
+  a = run((struct call){.kind = TT_LEDGER_SEM_RELEASE, .scope = "s", .subject = "t",
+                        .slot = "1"});
+  expect_error(a, TT_ERR_VALIDATION, "owner");
+  answer_free(&a);
+  /* Identifiers: as job ids, and no '#' in the scope. */
+  const char *keys[][3] = {{"", "t", "scope"},       {"s", "", "subject"},
+                           {NULL, "t", "scope"},     {"s", NULL, "subject"},
+                           {"a#b", "t", "scope"},    {"s", "\x01", "subject"},
+                           {"s", "\xff", "subject"}};
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    a = run((struct call){.kind = TT_LEDGER_SEM_INSPECT, .scope = keys[i][0],
+                          .subject = keys[i][1]});
+    expect_error(a, TT_ERR_VALIDATION, keys[i][2]);
+    answer_free(&a);
+  }
+  char longid[TT_LEDGER_MAX_ID_BYTES + 2];
+  memset(longid, 'x', sizeof(longid) - 1);
+  longid[sizeof(longid) - 1] = '\0';
+  a = run((struct call){.kind = TT_LEDGER_SEM_INSPECT, .scope = "s", .subject = longid});
+  expect_error(a, TT_ERR_VALIDATION, "subject");
+  answer_free(&a);
+}
+END_TEST
+
 START_TEST(test_table_ensure_existing_is_200) {
   struct answer a = run((struct call){.kind = TT_LEDGER_TABLE_ENSURE});
   ck_assert_int_eq(a.status, 0);
@@ -891,6 +1145,10 @@ static Suite *ledger_suite(void) {
   tcase_add_test(tc, test_lease_refusals);
   tcase_add_test(tc, test_idempotency);
   tcase_add_test(tc, test_idempotency_expired_record_counts_as_absent);
+  tcase_add_test(tc, test_semaphore_limit_and_idempotent_acquire);
+  tcase_add_test(tc, test_semaphore_expiry_refresh_release);
+  tcase_add_test(tc, test_semaphore_owners_spread_over_the_slots);
+  tcase_add_test(tc, test_semaphore_validation_before_io);
   tcase_add_test(tc, test_table_ensure_existing_is_200);
   suite_add_tcase(s, tc);
   return s;

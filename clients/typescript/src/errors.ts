@@ -58,6 +58,8 @@ export class ValidationError extends TableTheoryError { static override readonly
 export class InvalidCursor extends TableTheoryError { static override readonly code = "InvalidCursor"; }
 export class Unauthorized extends TableTheoryError { static override readonly code = "Unauthorized"; }
 export class Forbidden extends TableTheoryError { static override readonly code = "Forbidden"; }
+/** 403: a job-ledger model or table; use the jobs API. */
+export class ReservedModel extends TableTheoryError { static override readonly code = "ReservedModel"; }
 export class RouteNotFound extends NotFoundError { static override readonly code = "RouteNotFound"; }
 export class ModelNotFound extends NotFoundError { static override readonly code = "ModelNotFound"; }
 export class ItemNotFound extends NotFoundError { static override readonly code = "ItemNotFound"; }
@@ -70,6 +72,10 @@ export class LeaseHeld extends ConflictError { static override readonly code = "
 export class LeaseNotOwned extends ConflictError { static override readonly code = "LeaseNotOwned"; }
 export class InvalidTransition extends ConflictError { static override readonly code = "InvalidTransition"; }
 export class AlreadyExists extends ConflictError { static override readonly code = "AlreadyExists"; }
+/** 409: the model is write_once; its items can only be created. */
+export class ImmutableModelMutation extends ConflictError { static override readonly code = "ImmutableModelMutation"; }
+/** 409: the write sets, removes or replaces a protected attribute. */
+export class ProtectedFieldMutation extends ConflictError { static override readonly code = "ProtectedFieldMutation"; }
 export class PayloadTooLarge extends TableTheoryError { static override readonly code = "PayloadTooLarge"; }
 export class UnsupportedMediaType extends TableTheoryError { static override readonly code = "UnsupportedMediaType"; }
 export class Throttled extends RetryableError { static override readonly code = "Throttled"; }
@@ -95,10 +101,10 @@ export class TransactionCanceled extends ConflictError {
 }
 
 export const errorClasses: Record<string, typeof TableTheoryError> = Object.fromEntries(
-  [ValidationError, InvalidCursor, Unauthorized, Forbidden, RouteNotFound, ModelNotFound,
-    ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
+  [ValidationError, InvalidCursor, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
+    ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
-    AlreadyExists, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal].map((c) => [c.code, c]));
 
 /** The error for a non-2xx answer (body: the parsed JSON, or undefined). */

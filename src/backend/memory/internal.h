@@ -236,6 +236,17 @@ bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_
 int memdb_index_project(const struct memdb_table *t, const struct memdb_index *ix,
                         const struct tt_av *item, struct tt_av *out);
 
+/* Fills the store of `ix`, an index being added to `t` (not yet in t->idx),
+ * with an entry for every item of the table that has the index's keys, by
+ * the same rules as writes (sparse: an item whose key attribute is missing
+ * or of another type is left out; so is one whose key value breaks the key
+ * limits, as DynamoDB's backfill reports it as a violation and skips it).
+ * Returns 0, or -1 when memory ran out (the index store is emptied again). */
+int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix);
+
+/* Frees what an index owns (its entries, names, schema); not ix itself. */
+void memdb_index_free(struct memdb_index *ix);
+
 /* Bytes allocated for the table's data (items, entries, partitions). */
 size_t memdb_table_mem(const struct memdb_table *t);
 
@@ -365,14 +376,17 @@ int memdb_limit_exprs(const struct tt_av *names, const struct tt_av *values,
                       struct tt_backend_error *e);
 /* The aggregate size of n prepared transaction writes. Borrows w. */
 int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error *e);
-/* Key attribute and projected names of a CreateTable request of at most
- * MEMDB_KEY_NAME_MAX bytes. Borrows req. */
+/* Key attribute and projected names of a CreateTable request (or of the
+ * GlobalSecondaryIndexUpdates Create actions of an UpdateTable request) of
+ * at most MEMDB_KEY_NAME_MAX bytes. Borrows req. */
 int memdb_limit_schema(const json_t *req, struct tt_backend_error *e);
 
 /* ---- operations: each returns 0 with *resp a new tree, or -1 with e set ---- */
 typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
                            struct tt_backend_error *e);
 int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
                             struct tt_backend_error *e);

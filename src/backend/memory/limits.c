@@ -213,5 +213,15 @@ int memdb_limit_schema(const json_t *req, struct tt_backend_error *e) {
         return -1;
     }
   }
+  /* UpdateTable: the index a Create action adds. */
+  size_t i;
+  const json_t *u;
+  json_array_foreach(json_object_get(req, "GlobalSecondaryIndexUpdates"), i, u) {
+    const json_t *c = json_object_get(u, "Create");
+    const json_t *nka = json_object_get(json_object_get(c, "Projection"), "NonKeyAttributes");
+    if (schema_name_check(json_object_get(c, "KeySchema"), "keySchema", "AttributeName", e) != 0 ||
+        schema_name_check(nka, "nonKeyAttributes", NULL, e) != 0)
+      return -1;
+  }
   return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops_table.c -- CreateTable, DescribeTable, DeleteTable, UpdateTimeToLive,
- * DescribeTimeToLive. */
+/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (one GSI Create,
+ * backfilled), DeleteTable, UpdateTimeToLive, DescribeTimeToLive. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,4 +501,178 @@ int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
                       : json_pack("{s:{s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
                                   "DISABLED");
   return *resp ? 0 : memdb_oom(e);
+}
+
+/* The attribute definitions of a table after an UpdateTable adds an index:
+ * the table's own, plus the given ones the new index uses. A given
+ * definition may repeat a table's, not change its type. Returns a new array
+ * or NULL with e set. */
+static json_t *merged_definitions(const struct memdb_table *t, const json_t *given,
+                                  const struct memdb_index *ix, struct tt_backend_error *e) {
+  size_t i;
+  const json_t *d;
+  json_array_foreach(given, i, d) {
+    const char *an = json_string_value(json_object_get(d, "AttributeName"));
+    const char *at = json_string_value(json_object_get(d, "AttributeType"));
+    if (an == NULL || *an == '\0' || at == NULL ||
+        (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0)) {
+      memdb_validation(e, "1 validation error detected: Value at "
+                          "'attributeDefinitions.%zu.member' failed to satisfy constraint: "
+                          "Member must have an attributeName and an attributeType in [B, N, S]",
+                       i + 1);
+      return NULL;
+    }
+    enum tt_av_type had = def_type(t->attr_defs, an);
+    if (had != 0 && had != tt_av_type_parse(at, strlen(at))) {
+      memdb_validation(e, "One or more parameter values were invalid: Cannot change the type "
+                          "of attribute %s, which is defined as a key of the table or of an "
+                          "index",
+                       an);
+      return NULL;
+    }
+  }
+  json_t *out = json_deep_copy(t->attr_defs);
+  const struct memdb_keydef *keys[2] = {&ix->pk, &ix->sk};
+  for (int k = 0; k < 2 && out; k++) {
+    if (keys[k]->name == NULL || def_type(out, keys[k]->name) != 0)
+      continue;
+    if (json_array_append_new(out, json_pack("{s:s, s:s}", "AttributeName", keys[k]->name,
+                                             "AttributeType",
+                                             tt_av_type_name(keys[k]->type))) != 0) {
+      json_decref(out);
+      out = NULL;
+    }
+  }
+  if (out == NULL)
+    memdb_oom(e);
+  return out;
+}
+
+/* UpdateTable with one GlobalSecondaryIndexUpdates Create, as DynamoDB
+ * takes it. DynamoDB answers UPDATING and backfills the index (CREATING)
+ * in the background; here the backfill runs inside the call, so the index
+ * is ACTIVE and complete in the answer. Other updates (Update, Delete,
+ * billing, throughput, streams) are not implemented: ValidationException
+ * saying so, never a silent success. */
+int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  struct memdb_table *t;
+  struct memdb_index ix;
+  json_t *defs = NULL;
+  memset(&ix, 0, sizeof(ix));
+  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
+  const json_t *given = json_object_get(req, "AttributeDefinitions");
+  static const char *const unsupported[] = {"BillingMode", "ProvisionedThroughput",
+                                            "StreamSpecification", "SSESpecification",
+                                            "ReplicaUpdates", "TableClass"};
+  if (memdb_limit_schema(req, e) != 0)
+    return -1;
+  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
+    if (json_object_get(req, unsupported[i]))
+      return memdb_validation(e, "The memory backend's UpdateTable takes only "
+                                 "GlobalSecondaryIndexUpdates with one Create, not %s",
+                              unsupported[i]);
+  if (updates == NULL)
+    return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
+                               "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
+                               "SSESpecification or ReplicaUpdates is required");
+  if (!json_is_array(updates) || json_array_size(updates) == 0)
+    return memdb_validation(e, "1 validation error detected: Value at "
+                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
+                               "Member must have length greater than or equal to 1");
+  if (given && !json_is_array(given))
+    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
+                               "failed to satisfy constraint: Member must be a list");
+  size_t i, creates = 0;
+  const json_t *u;
+  json_array_foreach(updates, i, u) {
+    if (json_object_get(u, "Update") || json_object_get(u, "Delete"))
+      return memdb_validation(e, "The memory backend's UpdateTable takes only "
+                                 "GlobalSecondaryIndexUpdates Create actions");
+    if (!json_is_object(json_object_get(u, "Create")))
+      return memdb_validation(e, "One or more parameter values were invalid: One of "
+                                 "GlobalSecondaryIndexUpdate.Update, "
+                                 "GlobalSecondaryIndexUpdate.Create, "
+                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
+    creates++;
+  }
+  /* DynamoDB's own answer (and code) to two creates in one call. */
+  if (creates > 1)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                                                   "index can be created or deleted "
+                                                   "simultaneously per table");
+  if (memdb_req_table(m, req, &t, e) != 0)
+    return -1;
+  const json_t *create = json_object_get(json_array_get(updates, 0), "Create");
+  const char *name = json_string_value(json_object_get(create, "IndexName"));
+  for (size_t k = 0; name && k < t->nidx; k++)
+    if (strcmp(t->idx[k].name, name) == 0)
+      return memdb_validation(e, "One or more parameter values were invalid: Index with name "
+                                 "%s already exists on table %s",
+                              name, t->name);
+  size_t ngsi = 0;
+  for (size_t k = 0; k < t->nidx; k++)
+    ngsi += t->idx[k].global;
+  if (ngsi >= 20)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: the table %s "
+                                                   "already has 20 global secondary indexes",
+                      t->name);
+  const json_t *pt = json_object_get(create, "ProvisionedThroughput");
+  if (t->pay_per_request && pt)
+    return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                               "BillingMode is PAY_PER_REQUEST");
+  if (!t->pay_per_request && pt == NULL)
+    return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
+                               "is not specified for index: %s",
+                            name ? name : "");
+  /* The index's keys resolve against the table's definitions and the given
+   * ones together; undefined keys are DynamoDB's "no definition" error. */
+  json_t *all = json_deep_copy(t->attr_defs);
+  size_t gi;
+  const json_t *gd;
+  json_array_foreach(given, gi, gd) {
+    const char *an = json_string_value(json_object_get(gd, "AttributeName"));
+    if (all && an && def_type(all, an) == 0 && json_is_string(json_object_get(gd, "AttributeType")))
+      json_array_append(all, (json_t *)gd);
+  }
+  if (all == NULL)
+    return memdb_oom(e);
+  const json_t *k;
+  json_array_foreach(json_object_get(create, "KeySchema"), gi, k) {
+    const char *kn = json_string_value(json_object_get(k, "AttributeName"));
+    if (kn && *kn && def_type(all, kn) == 0) {
+      json_decref(all);
+      return memdb_validation(e, "Invalid KeySchema: Some index key attribute have no "
+                                 "definition");
+    }
+  }
+  int rc = parse_index(t, all, create, true, &ix, t->pay_per_request, e);
+  json_decref(all);
+  if (rc == 0 && !t->pay_per_request &&
+      (capacity(pt, "ReadCapacityUnits", &ix.rcu, e) != 0 ||
+       capacity(pt, "WriteCapacityUnits", &ix.wcu, e) != 0))
+    rc = -1;
+  if (rc == 0 && (defs = merged_definitions(t, given, &ix, e)) == NULL)
+    rc = -1;
+  if (rc == 0 && memdb_index_backfill(t, &ix) != 0)
+    rc = memdb_oom(e);
+  struct memdb_index *grown = NULL;
+  if (rc == 0 && (grown = realloc(t->idx, (t->nidx + 1) * sizeof(*t->idx))) == NULL)
+    rc = memdb_oom(e);
+  if (rc != 0) {
+    memdb_index_free(&ix);
+    json_decref(defs);
+    return -1;
+  }
+  /* Committed: nothing below may fail the table's state (a lost answer is
+   * an OOM error after the index exists, which DescribeTable then shows). */
+  t->idx = grown;
+  t->idx[t->nidx++] = ix;
+  json_decref(t->attr_defs);
+  t->attr_defs = defs;
+  json_t *desc = table_desc(t, "ACTIVE");
+  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+    return memdb_oom(e);
+  return 0;
 }

@@ -614,18 +614,8 @@ size_t memdb_table_mem(const struct memdb_table *t) {
 void memdb_table_free(struct memdb_table *t) {
   if (t == NULL)
     return;
-  for (size_t i = 0; i < t->nidx; i++) {
-    struct memdb_index *ix = &t->idx[i];
-    store_free(&ix->store, true);
-    free(ix->name);
-    free(ix->pk.name);
-    free(ix->sk.name);
-    for (size_t j = 0; j < ix->ninclude; j++)
-      free(ix->include[j]);
-    free(ix->include);
-    json_decref(ix->key_schema);
-    json_decref(ix->projection);
-  }
+  for (size_t i = 0; i < t->nidx; i++)
+    memdb_index_free(&t->idx[i]);
   free(t->idx);
   store_free(&t->store, true);
   free(t->name);
@@ -635,6 +625,71 @@ void memdb_table_free(struct memdb_table *t) {
   json_decref(t->attr_defs);
   json_decref(t->key_schema);
   free(t);
+}
+
+void memdb_index_free(struct memdb_index *ix) {
+  store_free(&ix->store, true);
+  free(ix->name);
+  free(ix->pk.name);
+  free(ix->sk.name);
+  for (size_t j = 0; j < ix->ninclude; j++)
+    free(ix->include[j]);
+  free(ix->include);
+  json_decref(ix->key_schema);
+  json_decref(ix->projection);
+}
+
+/* Whether an index key value may go into the index: DynamoDB's backfill
+ * skips (and reports as violations) empty and oversized S/B values, which
+ * writes to a table that already had the index would have refused. */
+static bool backfill_key_ok(const struct tt_av *v, bool is_hash) {
+  struct tt_backend_error e = {0};
+  if ((v->type == TT_AV_S || v->type == TT_AV_B) && memdb_kv_of(v).len == 0)
+    return false;
+  return memdb_limit_key_value(v, is_hash, &e) == 0;
+}
+
+int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix) {
+  const struct memdb_store *ts = &t->store;
+  for (uint32_t c = 0; c < ts->parts.nc; c++) {
+    const struct memdb_chunk *ch = ts->parts.c[c];
+    for (uint32_t i = 0; i < ch->n; i++) {
+      const struct memdb_part *pt = ch->e[i];
+      for (uint32_t d = 0; d < pt->entries.nc; d++)
+        for (uint32_t j = 0; j < pt->entries.c[d]->n; j++) {
+          struct memdb_item *it = pt->entries.c[d]->e[j];
+          struct tt_av item = {.type = TT_AV_NULL};
+          struct memdb_kv tpk, tsk, ipk, isk;
+          struct memdb_ientry *e = NULL;
+          int rc = 0;
+          if (memdb_item_decode(it, &item) != 0) {
+            rc = -1;
+          } else if (index_keys(ix, &item, &ipk, &isk) &&
+                     backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
+                     (ix->sk.name == NULL ||
+                      backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
+            memdb_item_keys(t, it, &tpk, &tsk);
+            e = ientry_new(ix, &item, it);
+            if (e == NULL ||
+                store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
+                             t->sk.name ? &tsk : NULL) != 0) {
+              free(e);
+              rc = -1;
+            }
+          }
+          tt_av_free(&item);
+          if (rc != 0) {
+            /* All or nothing: UpdateTable fails and the table keeps its
+             * indexes as they were. */
+            store_free(&ix->store, true);
+            memset(&ix->store.parts, 0, sizeof(ix->store.parts));
+            ix->store.count = 0;
+            return -1;
+          }
+        }
+    }
+  }
+  return 0;
 }
 
 bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_t now) {

@@ -59,6 +59,8 @@ ValidationError = _make("ValidationError", TableTheoryError, "400: fix details['
 InvalidCursor = _make("InvalidCursor", TableTheoryError, "400: the cursor does not fit.")
 Unauthorized = _make("Unauthorized", TableTheoryError, "401: missing or wrong token.")
 Forbidden = _make("Forbidden", TableTheoryError, "403: not allowed by configuration.")
+ReservedModel = _make("ReservedModel", TableTheoryError,
+                      "403: a job-ledger model or table; use the jobs API.")
 RouteNotFound = _make("RouteNotFound", NotFoundError, "404: no such endpoint.")
 ModelNotFound = _make("ModelNotFound", NotFoundError, "404: no such model.")
 ItemNotFound = _make("ItemNotFound", NotFoundError, "404: no item has this key.")
@@ -71,6 +73,10 @@ LeaseHeld = _make("LeaseHeld", ConflictError, "409: another owner holds the leas
 LeaseNotOwned = _make("LeaseNotOwned", ConflictError, "409: the lease is not ours (any more).")
 InvalidTransition = _make("InvalidTransition", ConflictError, "409: job status move refused.")
 AlreadyExists = _make("AlreadyExists", ConflictError, "409: the id is taken.")
+ImmutableModelMutation = _make("ImmutableModelMutation", ConflictError,
+                               "409: a write_once model's items can only be created.")
+ProtectedFieldMutation = _make("ProtectedFieldMutation", ConflictError,
+                               "409: the write changes a protected attribute.")
 PayloadTooLarge = _make("PayloadTooLarge", TableTheoryError, "413: send less.")
 UnsupportedMediaType = _make("UnsupportedMediaType", TableTheoryError, "415: not JSON.")
 Throttled = _make("Throttled", RetryableError, "429: backend throttled; see Retry-After.")
@@ -92,10 +98,10 @@ class TransactionCanceled(ConflictError):
 
 
 BY_CODE = {cls.code: cls for cls in (
-    ValidationError, InvalidCursor, Unauthorized, Forbidden, RouteNotFound, ModelNotFound,
-    ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
+    ValidationError, InvalidCursor, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
+    ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
-    AlreadyExists, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal)}
 
 

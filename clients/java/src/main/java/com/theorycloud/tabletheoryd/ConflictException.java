@@ -4,7 +4,7 @@
 
 package com.theorycloud.tabletheoryd;
 
-/** A 409 answer: the write's condition, version, lease or transition did not hold. */
+/** A 409 answer: the write's condition, version, lease, transition or write policy failed. */
 public abstract class ConflictException extends TableTheoryException {
     private static final long serialVersionUID = 1L;
 

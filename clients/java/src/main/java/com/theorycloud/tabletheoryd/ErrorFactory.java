@@ -13,6 +13,7 @@ final class ErrorFactory {
             case "InvalidCursor" -> new InvalidCursorException(f);
             case "Unauthorized" -> new UnauthorizedException(f);
             case "Forbidden" -> new ForbiddenException(f);
+            case "ReservedModel" -> new ReservedModelException(f);
             case "RouteNotFound" -> new RouteNotFoundException(f);
             case "ModelNotFound" -> new ModelNotFoundException(f);
             case "ItemNotFound" -> new ItemNotFoundException(f);
@@ -26,6 +27,8 @@ final class ErrorFactory {
             case "LeaseNotOwned" -> new LeaseNotOwnedException(f);
             case "InvalidTransition" -> new InvalidTransitionException(f);
             case "AlreadyExists" -> new AlreadyExistsException(f);
+            case "ImmutableModelMutation" -> new ImmutableModelMutationException(f);
+            case "ProtectedFieldMutation" -> new ProtectedFieldMutationException(f);
             case "PayloadTooLarge" -> new PayloadTooLargeException(f);
             case "UnsupportedMediaType" -> new UnsupportedMediaTypeException(f);
             case "Throttled" -> new ThrottledException(f);

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* semaphore.c -- leased semaphores: at most `limit` owners hold a
+ * scope/subject at once, each on one SLOT# item that it acquires, refreshes
+ * and releases under the same owner and expiry rules as a job lease
+ * (lease.c). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/internal.h"
+
+#define RELEASE_ATTEMPTS 3
+#define SLOT_SK_BYTES sizeof("SLOT#000000000")
+
+static const char *const acquire_members[] = {"owner", "limit", "duration_seconds", NULL};
+static const char *const refresh_members[] = {"owner", "slot", "duration_seconds", NULL};
+
+/* The sort key of a slot: SLOT# and nine digits, so that slots sort by
+ * number (AppTheory's SemaphoreSlotSortKey). */
+static const char *slot_sk(struct tt_ledger_op *op, int64_t slot) {
+  char *sk = tt_arena_alloc(op->arena, SLOT_SK_BYTES);
+  if (sk)
+    snprintf(sk, SLOT_SK_BYTES, "SLOT#%09d", (int)slot);
+  return sk;
+}
+
+static json_t *cond(const char *attr, const char *opname, json_t *value) {
+  if (value == NULL)
+    return json_pack("{s:s,s:s}", "attr", attr, "op", opname);
+  return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", opname, "value", value);
+}
+
+/* The lease fields every successful write sets (lease.c's, per slot). */
+static json_t *slot_set(struct tt_ledger_op *op) {
+  int64_t expires = op->w.now_s + op->w.duration;
+  return json_pack("{s:o,s:I,s:I}", "owner", ledger_str(op->owner), "lease_expires_at",
+                   (json_int_t)expires, "ttl",
+                   (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
+}
+
+static void answer_slot(struct tt_ledger_op *op) {
+  json_t *out = json_pack("{s:o,s:o,s:o,s:I,s:I}", "scope", ledger_str(op->scope), "subject",
+                          ledger_str(op->subject), "owner", ledger_str(op->owner), "slot",
+                          (json_int_t)op->w.slot, "expires_at",
+                          (json_int_t)(op->w.now_s + op->w.duration));
+  if (out == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  else
+    ledger_answer(op, 200, out);
+}
+
+/* Starts an update of the slot op->w.slot with `body` (stolen). */
+static void slot_update(struct tt_ledger_op *op, json_t *body, bool upsert, ledger_next_fn next) {
+  const char *sk = body ? slot_sk(op, op->w.slot) : NULL;
+  if (sk == NULL) {
+    json_decref(body);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_SEMAPHORE,
+                               .sk = sk, .body = body, .upsert = upsert};
+  ledger_item(op, &a, next);
+}
+
+/* A consistent query of the whole semaphore: at most 256 slot items, one
+ * page. */
+static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
+  json_t *key = json_pack("[o,o]", cond("pk", "=", ledger_str(op->w.pk)),
+                          cond("sk", "begins_with", ledger_str("SLOT#")));
+  json_t *body = key ? json_pack("{s:o,s:b,s:i}", "key", key, "consistent", 1, "limit",
+                                 TT_LEDGER_MAX_SEM_LIMIT)
+                     : NULL;
+  if (body == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, body, next);
+}
+
+/* The items of a query result (borrowed from *page, which the caller
+ * decrefs), or NULL after answering. */
+static json_t *slot_items(struct tt_ledger_op *op, struct tt_orm_result *r, json_t **page) {
+  *page = NULL;
+  if (r->status != 0) {
+    ledger_fail_result(op, r);
+    return NULL;
+  }
+  *page = ledger_result_json(r);
+  json_t *items = json_object_get(*page, "items");
+  if (!json_is_array(items)) {
+    json_decref(*page);
+    *page = NULL;
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
+    return NULL;
+  }
+  return items;
+}
+
+/* ---- acquire: read the slots, then one conditional write per candidate --- */
+/* The read only orders the attempts: every slot is taken by a conditional
+ * upsert (no item, expired, or already ours), so two owners never hold one
+ * slot whatever they read. The owner's own slot comes first, which makes a
+ * repeated acquire keep its slot instead of taking a second one; then the
+ * slots that looked free, starting at a hash of the owner so that
+ * concurrent owners spread over the slots instead of all racing for slot 0.
+ * A slot that looked held is not tried: it is free again only after a
+ * release or an expiry, and an acquire that races those may answer
+ * LeaseHeld, as a try-acquire does. */
+
+static void try_next_slot(struct tt_ledger_op *op);
+
+static void slot_acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_slot(op);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+    try_next_slot(op); /* someone took it since the read */
+  else
+    ledger_fail_result(op, r);
+}
+
+static void answer_full(struct tt_ledger_op *op) {
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_LEASE_HELD, "limit",
+               "all %" PRId64 " slots of this semaphore are held by other owners; retry after "
+               "one is released or expires",
+               op->w.limit);
+  ledger_fail(op, &e, json_pack("{s:I}", "limit", (json_int_t)op->w.limit));
+}
+
+static void try_next_slot(struct tt_ledger_op *op) {
+  if (op->w.next >= op->w.nslots) {
+    answer_full(op);
+    return;
+  }
+  op->w.slot = op->w.slots[op->w.next++];
+  json_t *c = json_pack("{s:[o,o,o]}", "or", cond("pk", "not_exists", NULL),
+                        cond("lease_expires_at", "<", json_integer((json_int_t)op->w.now_s)),
+                        cond("owner", "=", ledger_str(op->owner)));
+  json_t *set = slot_set(op);
+  json_t *keep = json_pack("{s:o,s:o,s:I}", "scope", ledger_str(op->scope), "subject",
+                           ledger_str(op->subject), "slot", (json_int_t)op->w.slot);
+  json_t *body = c && set && keep ? json_pack("{s:o,s:o,s:o}", "set", set, "set_if_not_exists",
+                                              keep, "condition", c)
+                                  : NULL;
+  if (body == NULL) {
+    if (!(c && set && keep)) {
+      json_decref(c);
+      json_decref(set);
+      json_decref(keep);
+    }
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  slot_update(op, body, true, slot_acquired);
+}
+
+/* FNV-1a: a stable spread of owners over the slots. */
+static uint32_t owner_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+enum slot_state { SLOT_FREE, SLOT_OURS, SLOT_HELD };
+
+static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  json_t *page;
+  json_t *items = slot_items(op, r, &page);
+  if (items == NULL)
+    return;
+  unsigned limit = (unsigned)op->w.limit;
+  unsigned char state[TT_LEDGER_MAX_SEM_LIMIT] = {0}; /* SLOT_FREE */
+  size_t i;
+  json_t *it;
+  json_array_foreach(items, i, it) {
+    int64_t slot, expires;
+    const char *owner = ledger_item_str(it, "owner");
+    if (ledger_item_int(it, "slot", &slot) != 0 || slot < 0 || slot >= (int64_t)limit ||
+        owner == NULL)
+      continue; /* above this call's limit: not counted (docs/ledger.md) */
+    if (strcmp(owner, op->owner) == 0)
+      state[slot] = SLOT_OURS;
+    else if (ledger_item_int(it, "lease_expires_at", &expires) == 0 && expires >= op->w.now_s)
+      state[slot] = SLOT_HELD;
+  }
+  json_decref(page);
+  op->w.slots = tt_arena_alloc(op->arena, limit * sizeof(op->w.slots[0]));
+  if (op->w.slots == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  unsigned n = 0;
+  for (unsigned s = 0; s < limit; s++)
+    if (state[s] == SLOT_OURS)
+      op->w.slots[n++] = (uint16_t)s;
+  unsigned start = owner_hash(op->owner) % limit;
+  for (unsigned k = 0; k < limit; k++) {
+    unsigned s = (start + k) % limit;
+    if (state[s] == SLOT_FREE)
+      op->w.slots[n++] = (uint16_t)s;
+  }
+  op->w.nslots = n;
+  op->w.next = 0;
+  try_next_slot(op);
+}
+
+/* ---- refresh: only the owner of an unexpired slot ------------------------ */
+
+static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0)
+    answer_slot(op);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
+                 "this owner does not hold an unexpired lease on this slot; acquire again");
+  else
+    ledger_fail_result(op, r);
+}
+
+static void refresh(struct tt_ledger_op *op) {
+  json_t *c = json_pack("[o,o]", cond("owner", "=", ledger_str(op->owner)),
+                        cond("lease_expires_at", ">=", json_integer((json_int_t)op->w.now_s)));
+  json_t *set = slot_set(op);
+  json_t *body = c && set ? json_pack("{s:o,s:o}", "set", set, "condition", c) : NULL;
+  if (body == NULL && !(c && set)) {
+    json_decref(c);
+    json_decref(set);
+  }
+  /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
+   * ItemNotFound, which is "not owned" too. */
+  slot_update(op, body, false, slot_refreshed);
+}
+
+/* ---- release: read the slot, then delete it at the version read --------- */
+/* As for a job lease (lease.c): the ORM's delete takes a version but no
+ * condition, so ownership is checked on a consistent read and any write in
+ * between makes the delete fail and the release start over. */
+
+static void release_read(struct tt_ledger_op *op);
+
+static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND) {
+    ledger_answer(op, 204, NULL);
+    return;
+  }
+  if (r->err.code == TT_ERR_VERSION_CONFLICT) {
+    if (++op->w.attempts < RELEASE_ATTEMPTS) {
+      release_read(op);
+      return;
+    }
+    ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
+                 "the slot kept changing while it was being released; retry");
+    return;
+  }
+  ledger_fail_result(op, r);
+}
+
+static void release_slot_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (r->status != 0) {
+    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+      ledger_answer(op, 204, NULL); /* already gone */
+    else
+      ledger_fail_result(op, r);
+    return;
+  }
+  json_t *item = ledger_result_json(r);
+  const char *owner = ledger_item_str(item, "owner");
+  int64_t version = 0;
+  bool ours = owner && strcmp(owner, op->owner) == 0;
+  bool versioned = ledger_item_int(item, "version", &version) == 0;
+  json_decref(item);
+  if (!ours) {
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
+                 "another owner holds this slot; only its owner can release it");
+    return;
+  }
+  if (!versioned) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the slot item has no version");
+    return;
+  }
+  const char *sk = slot_sk(op, op->w.slot);
+  if (sk == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_SEMAPHORE,
+                               .sk = sk, .has_expected = true, .expected = version};
+  ledger_item(op, &a, released);
+}
+
+static void release_read(struct tt_ledger_op *op) {
+  const char *sk = slot_sk(op, op->w.slot);
+  if (sk == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_SEMAPHORE,
+                               .sk = sk, .consistent = true};
+  ledger_item(op, &a, release_slot_read);
+}
+
+/* ---- inspect: the unexpired holders, in slot order ---------------------- */
+
+static void inspected(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  json_t *page;
+  json_t *items = slot_items(op, r, &page);
+  if (items == NULL)
+    return;
+  json_t *holders = json_array();
+  size_t i;
+  json_t *it;
+  json_array_foreach(items, i, it) {
+    int64_t slot, expires;
+    const char *owner = ledger_item_str(it, "owner");
+    if (owner == NULL || ledger_item_int(it, "slot", &slot) != 0 ||
+        ledger_item_int(it, "lease_expires_at", &expires) != 0 || expires < op->w.now_s)
+      continue; /* expired: free for the next acquire */
+    if (holders && json_array_append_new(holders, json_pack("{s:o,s:I,s:I}", "owner",
+                                                            ledger_str(owner), "slot",
+                                                            (json_int_t)slot, "expires_at",
+                                                            (json_int_t)expires)) != 0) {
+      json_decref(holders);
+      holders = NULL;
+    }
+  }
+  json_decref(page);
+  json_t *out = holders ? json_pack("{s:o,s:o,s:I,s:o}", "scope", ledger_str(op->scope),
+                                    "subject", ledger_str(op->subject), "count",
+                                    (json_int_t)json_array_size(holders), "holders", holders)
+                        : NULL;
+  if (out == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  else
+    ledger_answer(op, 200, out);
+}
+
+/* ---- inputs -------------------------------------------------------------- */
+
+/* Reads owner (required), duration_seconds (required) and the integer
+ * member `n_name` (limit or slot, required, in [n_min, n_max]) of the body
+ * into op->owner, op->w.duration and *n. Returns 0 or -1 after answering. */
+static int body_args(struct tt_ledger_op *op, const char *const *members, const char *n_name,
+                     int64_t n_min, int64_t n_max, int64_t *n, const char *n_what) {
+  struct tt_error err;
+  const char *owner = NULL;
+  size_t len = 0;
+  int has_owner, has_duration, has_n;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
+      (has_owner = ledger_body_str(op->body, "owner", &owner, &len, &err)) < 0 ||
+      (!has_owner &&
+       tt_error_set(&err, TT_ERR_VALIDATION, "owner", "owner is required: who holds the slot")) ||
+      tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
+      (has_n = ledger_body_int(op->body, n_name, n_min, n_max, n, &err)) < 0 ||
+      (!has_n && tt_error_set(&err, TT_ERR_VALIDATION, n_name, "%s is required: %s", n_name,
+                              n_what)) ||
+      (has_duration = ledger_body_int(op->body, "duration_seconds", 1,
+                                      TT_LEDGER_MAX_LEASE_SECONDS, &op->w.duration, &err)) < 0 ||
+      (!has_duration && tt_error_set(&err, TT_ERR_VALIDATION, "duration_seconds",
+                                     "duration_seconds is required: how long the lease lasts"))) {
+    ledger_fail(op, &err, NULL);
+    return -1;
+  }
+  op->owner = owner;
+  return 0;
+}
+
+/* The ?slot= of a release: decimal digits only, 0 to 255. */
+static int query_slot(struct tt_ledger_op *op) {
+  const char *t = op->slot;
+  char *end = NULL;
+  long long v = -1;
+  if (t && t[0] >= '0' && t[0] <= '9') {
+    errno = 0;
+    v = strtoll(t, &end, 10);
+    if (errno || *end)
+      v = -1;
+  }
+  if (v < 0 || v >= TT_LEDGER_MAX_SEM_LIMIT) {
+    ledger_failf(op, TT_ERR_VALIDATION, "slot",
+                 "slot is required: DELETE .../lease?owner=<who>&slot=<0 to %d, from the "
+                 "acquire>",
+                 TT_LEDGER_MAX_SEM_LIMIT - 1);
+    return -1;
+  }
+  op->w.slot = v;
+  return 0;
+}
+
+/* Checks scope and subject and builds the partition key SEM#<scope>#<subject>.
+ * A '#' in the scope would let two pairs share one partition ("a#b"/"c" and
+ * "a"/"b#c"), so the scope may not hold one; the subject may. */
+static int semaphore_key(struct tt_ledger_op *op) {
+  struct tt_error err;
+  size_t ns = op->scope ? strlen(op->scope) : 0, nj = op->subject ? strlen(op->subject) : 0;
+  if (tt_ledger_check_id(op->scope, ns, "scope", &err) != 0 ||
+      tt_ledger_check_id(op->subject, nj, "subject", &err) != 0 ||
+      (memchr(op->scope, '#', ns) &&
+       tt_error_set(&err, TT_ERR_VALIDATION, "scope", "scope must not contain '#'"))) {
+    ledger_fail(op, &err, NULL);
+    return -1;
+  }
+  char *pk = tt_arena_alloc(op->arena, 4 + ns + 1 + nj + 1);
+  if (pk == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return -1;
+  }
+  memcpy(pk, "SEM#", 4);
+  memcpy(pk + 4, op->scope, ns);
+  pk[4 + ns] = '#';
+  memcpy(pk + 5 + ns, op->subject, nj + 1);
+  op->w.pk = pk;
+  return 0;
+}
+
+void ledger_semaphore_start(struct tt_ledger_op *op) {
+  if (semaphore_key(op) != 0)
+    return;
+  switch (op->kind) {
+  case TT_LEDGER_SEM_ACQUIRE:
+    if (body_args(op, acquire_members, "limit", 1, TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
+                  "how many owners may hold the semaphore at once") == 0)
+      read_slots(op, acquire_read);
+    return;
+  case TT_LEDGER_SEM_REFRESH:
+    if (body_args(op, refresh_members, "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
+                  "the slot the acquire answered") == 0)
+      refresh(op);
+    return;
+  case TT_LEDGER_SEM_RELEASE: {
+    struct tt_error err;
+    if (op->owner == NULL) {
+      ledger_failf(op, TT_ERR_VALIDATION, "owner",
+                   "owner is required: DELETE .../lease?owner=<who holds it>&slot=<slot>");
+      return;
+    }
+    if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
+      ledger_fail(op, &err, NULL);
+      return;
+    }
+    if (query_slot(op) == 0)
+      release_read(op);
+    return;
+  }
+  case TT_LEDGER_SEM_INSPECT:
+    read_slots(op, inspected);
+    return;
+  default:
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "unknown semaphore operation");
+    return;
+  }
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_memdb_update_table.c -- the memory backend's UpdateTable: a GSI
+ * added to a table with items is backfilled by the projection rules of
+ * indexes made with the table, maintained by later writes, counted in the
+ * table's memory, and refused with DynamoDB's errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "backend/memory/internal.h"
+#include "test_memdb.h"
+
+#define ADD_GSI(name, key, proj)                                                                   \
+  "{'TableName':'cmp','AttributeDefinitions':[{'AttributeName':'" key "','AttributeType':'S'}],"   \
+  "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'" name "','KeySchema':[{"               \
+  "'AttributeName':'" key "','KeyType':'HASH'}],'Projection':" proj "}}]}"
+
+static void seed(struct fx *f) {
+  fx_exec(f, TT_DDB_CREATE_TABLE, COMPOSITE_TABLE);
+  fx_put_in(f, "cmp", "{'pk':{'S':'a'},'sk':{'N':'1'},'g':{'S':'red'},'x':{'S':'1'},'y':{'N':'1'}}");
+  fx_put_in(f, "cmp", "{'pk':{'S':'a'},'sk':{'N':'2'},'g':{'S':'red'},'x':{'S':'2'}}");
+  fx_put_in(f, "cmp", "{'pk':{'S':'b'},'sk':{'N':'1'},'g':{'S':'blue'}}");
+  /* sparse: no g, g of another type, g empty (DynamoDB skips it) */
+  fx_put_in(f, "cmp", "{'pk':{'S':'c'},'sk':{'N':'1'}}");
+  fx_put_in(f, "cmp", "{'pk':{'S':'d'},'sk':{'N':'1'},'g':{'N':'7'}}");
+  fx_put_in(f, "cmp", "{'pk':{'S':'e'},'sk':{'N':'1'},'g':{'S':''}}");
+}
+
+START_TEST(create_backfills_existing_items) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  seed(&f);
+  struct memdb_table *t = memdb_table_get(f.b->impl, "cmp");
+  size_t before = memdb_table_mem(t);
+  json_t *r = fx_ok(&f, TT_DDB_UPDATE_TABLE,
+                    ADD_GSI("byG", "g", "{'ProjectionType':'INCLUDE','NonKeyAttributes':['x']}"));
+  json_t *td = json_object_get(r, "TableDescription");
+  json_t *g = json_array_get(json_object_get(td, "GlobalSecondaryIndexes"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(g, "IndexName")), "byG");
+  ck_assert_str_eq(json_string_value(json_object_get(g, "IndexStatus")), "ACTIVE");
+  ck_assert_int_eq(json_integer_value(json_object_get(g, "ItemCount")), 3);
+  /* The definitions gained g; the table's own stay. */
+  fx_assert_json(json_object_get(td, "AttributeDefinitions"),
+                 "[{'AttributeName':'pk','AttributeType':'S'},{'AttributeName':'sk',"
+                 "'AttributeType':'N'},{'AttributeName':'g','AttributeType':'S'}]");
+  json_decref(r);
+  /* Memory accounting counts the new index's entries. */
+  ck_assert_uint_gt(memdb_table_mem(t), before);
+  /* Backfilled, projected as INCLUDE: keys, index key and x only. */
+  fx_expect(&f, TT_DDB_QUERY,
+            "{'TableName':'cmp','IndexName':'byG','KeyConditionExpression':'g = :g',"
+            "'ExpressionAttributeValues':{':g':{'S':'red'}}}",
+            "{'Items':[{'pk':{'S':'a'},'sk':{'N':'1'},'g':{'S':'red'},'x':{'S':'1'}},"
+            "{'pk':{'S':'a'},'sk':{'N':'2'},'g':{'S':'red'},'x':{'S':'2'}}],'Count':2,"
+            "'ScannedCount':2}");
+  /* Later writes maintain it: a new item, a moved one, a deleted one. */
+  fx_put_in(&f, "cmp", "{'pk':{'S':'f'},'sk':{'N':'1'},'g':{'S':'blue'}}");
+  fx_put_in(&f, "cmp", "{'pk':{'S':'a'},'sk':{'N':'2'},'g':{'S':'blue'}}");
+  fx_exec(&f, TT_DDB_DELETE_ITEM, "{'TableName':'cmp','Key':{'pk':{'S':'b'},'sk':{'N':'1'}}}");
+  json_t *q = fx_ok(&f, TT_DDB_QUERY,
+                    "{'TableName':'cmp','IndexName':'byG','KeyConditionExpression':'g = :g',"
+                    "'ExpressionAttributeValues':{':g':{'S':'blue'}},'Select':'COUNT'}");
+  ck_assert_int_eq(json_integer_value(json_object_get(q, "Count")), 2);
+  json_decref(q);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(keys_only_and_all_projections) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  seed(&f);
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byGk", "g", "{'ProjectionType':'KEYS_ONLY'}"));
+  fx_expect(&f, TT_DDB_QUERY,
+            "{'TableName':'cmp','IndexName':'byGk','KeyConditionExpression':'g = :g',"
+            "'ExpressionAttributeValues':{':g':{'S':'blue'}}}",
+            "{'Items':[{'pk':{'S':'b'},'sk':{'N':'1'},'g':{'S':'blue'}}],'Count':1,"
+            "'ScannedCount':1}");
+  /* One more, ALL: a second UpdateTable call (one create per call). */
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byX", "x", "{'ProjectionType':'ALL'}"));
+  fx_expect(&f, TT_DDB_QUERY,
+            "{'TableName':'cmp','IndexName':'byX','KeyConditionExpression':'x = :x',"
+            "'ExpressionAttributeValues':{':x':{'S':'1'}}}",
+            "{'Items':[{'pk':{'S':'a'},'sk':{'N':'1'},'g':{'S':'red'},'x':{'S':'1'},"
+            "'y':{'N':'1'}}],'Count':1,'ScannedCount':1}");
+  json_t *d = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'cmp'}");
+  ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(d, "Table"),
+                                                    "GlobalSecondaryIndexes")),
+                    2);
+  json_decref(d);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(refusals_leave_the_table_unchanged) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  seed(&f);
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byG", "g", "{'ProjectionType':'ALL'}"));
+  fx_fail(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byG", "g", "{'ProjectionType':'ALL'}"),
+          "ValidationException",
+          "One or more parameter values were invalid: Index with name byG already exists on "
+          "table cmp");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'cmp','GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byZ',"
+          "'KeySchema':[{'AttributeName':'z','KeyType':'HASH'}],'Projection':{"
+          "'ProjectionType':'ALL'}}}]}",
+          "ValidationException", "Invalid KeySchema: Some index key attribute have no definition");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'cmp','AttributeDefinitions':[{'AttributeName':'x','AttributeType':'S'},"
+          "{'AttributeName':'y','AttributeType':'N'}],'GlobalSecondaryIndexUpdates':["
+          "{'Create':{'IndexName':'byX','KeySchema':[{'AttributeName':'x','KeyType':'HASH'}],"
+          "'Projection':{'ProjectionType':'ALL'}}},{'Create':{'IndexName':'byY','KeySchema':"
+          "[{'AttributeName':'y','KeyType':'HASH'}],'Projection':{'ProjectionType':'ALL'}}}]}",
+          "LimitExceededException",
+          "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+          "simultaneously per table");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'cmp','AttributeDefinitions':[{'AttributeName':'pk','AttributeType':'N'}],"
+          "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byP','KeySchema':[{"
+          "'AttributeName':'pk','KeyType':'HASH'}],'Projection':{'ProjectionType':'ALL'}}}]}",
+          "ValidationException",
+          "One or more parameter values were invalid: Cannot change the type of attribute pk, "
+          "which is defined as a key of the table or of an index");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE, "{'TableName':'cmp'}", "ValidationException",
+          "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+          "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'cmp','GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byW',"
+          "'KeySchema':[{'AttributeName':'g','KeyType':'HASH'}],'Projection':{"
+          "'ProjectionType':'ALL'},'ProvisionedThroughput':{'ReadCapacityUnits':1,"
+          "'WriteCapacityUnits':1}}}]}",
+          "ValidationException",
+          "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+          "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'nope','AttributeDefinitions':[{'AttributeName':'g','AttributeType':'S'}],"
+          "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byG','KeySchema':[{"
+          "'AttributeName':'g','KeyType':'HASH'}],'Projection':{'ProjectionType':'ALL'}}}]}",
+          "ResourceNotFoundException", "Requested resource not found");
+  /* Still one GSI, the definitions unchanged. */
+  json_t *d = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'cmp'}");
+  json_t *t = json_object_get(d, "Table");
+  ck_assert_uint_eq(json_array_size(json_object_get(t, "GlobalSecondaryIndexes")), 1);
+  ck_assert_uint_eq(json_array_size(json_object_get(t, "AttributeDefinitions")), 3);
+  json_decref(d);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(at_most_twenty_gsis) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, COMPOSITE_TABLE);
+  char req[600];
+  for (int i = 0; i <= 20; i++) {
+    snprintf(req, sizeof(req),
+             "{'TableName':'cmp','AttributeDefinitions':[{'AttributeName':'a%02d',"
+             "'AttributeType':'S'}],'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':"
+             "'ix%02d','KeySchema':[{'AttributeName':'a%02d','KeyType':'HASH'}],'Projection':"
+             "{'ProjectionType':'KEYS_ONLY'}}}]}",
+             i, i, i);
+    if (i < 20)
+      fx_exec(&f, TT_DDB_UPDATE_TABLE, req);
+    else
+      fx_fail(&f, TT_DDB_UPDATE_TABLE, req, "LimitExceededException",
+              "Subscriber limit exceeded: the table cmp already has 20 global secondary "
+              "indexes");
+  }
+  fx_teardown(&f);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("memdb_update_table");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, create_backfills_existing_items);
+  tcase_add_test(tc, keys_only_and_all_projections);
+  tcase_add_test(tc, refusals_leave_the_table_unchanged);
+  tcase_add_test(tc, at_most_twenty_gsis);
+  suite_add_tcase(s, tc);
+  return fx_run_suite(s);
+}
