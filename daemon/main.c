@@ -329,7 +329,8 @@ static int start(struct daemon *d, struct tt_error *err) {
       .openapi_text = tt_openapi_yaml,
       .openapi_len = tt_openapi_yaml_len,
   };
-  tt_server_init(&d->server, &d->loop, &d->fams, &opts);
+  if (tt_server_init(&d->server, &d->loop, &d->fams, &opts) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the route table does not compile");
   if (make_backend(d, err) != 0 || make_kms(d, err) != 0)
     return -1;
   if (d->cfg.enable_fault_injection) {
