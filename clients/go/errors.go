@@ -76,34 +76,37 @@ func sentinel(code string) *Error {
 
 // Sentinels, one per error code of docs/errors.md. Match with errors.Is.
 var (
-	ErrValidation             = sentinel("ValidationError")
-	ErrInvalidCursor          = sentinel("InvalidCursor")
-	ErrUnauthorized           = sentinel("Unauthorized")
-	ErrForbidden              = sentinel("Forbidden")
-	ErrReservedModel          = sentinel("ReservedModel") // a job-ledger model or table
-	ErrRouteNotFound          = sentinel("RouteNotFound")
-	ErrModelNotFound          = sentinel("ModelNotFound")
-	ErrItemNotFound           = sentinel("ItemNotFound")
-	ErrJobNotFound            = sentinel("JobNotFound")
-	ErrTableNotFound          = sentinel("TableNotFound")
-	ErrMethodNotAllowed       = sentinel("MethodNotAllowed")
-	ErrConditionFailed        = sentinel("ConditionFailed")
-	ErrVersionConflict        = sentinel("VersionConflict")
-	ErrTransactionCanceled    = sentinel("TransactionCanceled")
-	ErrLeaseHeld              = sentinel("LeaseHeld")
-	ErrLeaseNotOwned          = sentinel("LeaseNotOwned")
-	ErrInvalidTransition      = sentinel("InvalidTransition")
-	ErrAlreadyExists          = sentinel("AlreadyExists")
-	ErrImmutableModelMutation = sentinel("ImmutableModelMutation") // a write_once model
-	ErrProtectedFieldMutation = sentinel("ProtectedFieldMutation") // a protected attribute
-	ErrPayloadTooLarge        = sentinel("PayloadTooLarge")
-	ErrUnsupportedMediaType   = sentinel("UnsupportedMediaType")
-	ErrThrottled              = sentinel("Throttled")
-	ErrBackendUnavailable     = sentinel("BackendUnavailable")
-	ErrBatchIncomplete        = sentinel("BatchIncomplete")
-	ErrDraining               = sentinel("Draining")
-	ErrBackendTimeout         = sentinel("BackendTimeout")
-	ErrInternal               = sentinel("Internal")
+	ErrValidation                 = sentinel("ValidationError")
+	ErrInvalidCursor              = sentinel("InvalidCursor")
+	ErrUnauthorized               = sentinel("Unauthorized")
+	ErrForbidden                  = sentinel("Forbidden")
+	ErrReservedModel              = sentinel("ReservedModel") // a job-ledger model or table
+	ErrRouteNotFound              = sentinel("RouteNotFound")
+	ErrModelNotFound              = sentinel("ModelNotFound")
+	ErrItemNotFound               = sentinel("ItemNotFound")
+	ErrJobNotFound                = sentinel("JobNotFound")
+	ErrTableNotFound              = sentinel("TableNotFound")
+	ErrMethodNotAllowed           = sentinel("MethodNotAllowed")
+	ErrConditionFailed            = sentinel("ConditionFailed")
+	ErrVersionConflict            = sentinel("VersionConflict")
+	ErrTransactionCanceled        = sentinel("TransactionCanceled")
+	ErrLeaseHeld                  = sentinel("LeaseHeld")
+	ErrLeaseNotOwned              = sentinel("LeaseNotOwned")
+	ErrInvalidTransition          = sentinel("InvalidTransition")
+	ErrAlreadyExists              = sentinel("AlreadyExists")
+	ErrImmutableModelMutation     = sentinel("ImmutableModelMutation") // a write_once model
+	ErrProtectedFieldMutation     = sentinel("ProtectedFieldMutation") // a protected attribute
+	ErrPayloadTooLarge            = sentinel("PayloadTooLarge")
+	ErrUnsupportedMediaType       = sentinel("UnsupportedMediaType")
+	ErrThrottled                  = sentinel("Throttled")
+	ErrBackendUnavailable         = sentinel("BackendUnavailable")
+	ErrBatchIncomplete            = sentinel("BatchIncomplete")
+	ErrDraining                   = sentinel("Draining")
+	ErrBackendTimeout             = sentinel("BackendTimeout")
+	ErrInternal                   = sentinel("Internal")
+	ErrEncryptedFieldNotQueryable = sentinel("EncryptedFieldNotQueryable") // an encrypted attribute in a key, condition or filter
+	ErrEncryptionNotConfigured    = sentinel("EncryptionNotConfigured")    // no KMS key configured
+	ErrInvalidEncryptedEnvelope   = sentinel("InvalidEncryptedEnvelope")   // a stored envelope is malformed
 	// ErrUnexpectedResponse: an answer that is not the daemon's envelope
 	// (e.g. from a proxy in between).
 	ErrUnexpectedResponse = sentinel("UnexpectedResponse")

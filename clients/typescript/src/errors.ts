@@ -84,6 +84,12 @@ export class BatchIncomplete extends RetryableError { static override readonly c
 export class Draining extends RetryableError { static override readonly code = "Draining"; }
 export class BackendTimeout extends RetryableError { static override readonly code = "BackendTimeout"; }
 export class Internal extends TableTheoryError { static override readonly code = "Internal"; }
+/** 400: an encrypted attribute cannot be a key, condition, filter or partial update. */
+export class EncryptedFieldNotQueryable extends TableTheoryError { static override readonly code = "EncryptedFieldNotQueryable"; }
+/** 501: the daemon has no KMS key for the model's encrypted attributes. */
+export class EncryptionNotConfigured extends TableTheoryError { static override readonly code = "EncryptionNotConfigured"; }
+/** 500: a stored encrypted value is not a valid envelope. */
+export class InvalidEncryptedEnvelope extends TableTheoryError { static override readonly code = "InvalidEncryptedEnvelope"; }
 
 export interface CancellationReason {
   index: number;
@@ -105,7 +111,8 @@ export const errorClasses: Record<string, typeof TableTheoryError> = Object.from
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
-    BatchIncomplete, Draining, BackendTimeout, Internal].map((c) => [c.code, c]));
+    BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
+    EncryptionNotConfigured, InvalidEncryptedEnvelope].map((c) => [c.code, c]));
 
 /** The error for a non-2xx answer (body: the parsed JSON, or undefined). */
 export function fromEnvelope(status: number, body: unknown, headers: Record<string, string>,

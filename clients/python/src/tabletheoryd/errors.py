@@ -86,6 +86,12 @@ BatchIncomplete = _make("BatchIncomplete", RetryableError,
 Draining = _make("Draining", RetryableError, "503: the daemon is shutting down.")
 BackendTimeout = _make("BackendTimeout", RetryableError, "504: the request deadline passed.")
 Internal = _make("Internal", TableTheoryError, "500: a daemon bug; report the request_id.")
+EncryptedFieldNotQueryable = _make("EncryptedFieldNotQueryable", TableTheoryError,
+                                    "400: an encrypted attribute cannot be a key, condition, filter or partial update.")
+EncryptionNotConfigured = _make("EncryptionNotConfigured", TableTheoryError,
+                                 "501: the daemon has no KMS key for the model's encrypted attributes.")
+InvalidEncryptedEnvelope = _make("InvalidEncryptedEnvelope", TableTheoryError,
+                                  "500: a stored encrypted value is not a valid envelope.")
 
 
 class TransactionCanceled(ConflictError):
@@ -102,7 +108,8 @@ BY_CODE = {cls.code: cls for cls in (
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
-    BatchIncomplete, Draining, BackendTimeout, Internal)}
+    BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
+    EncryptionNotConfigured, InvalidEncryptedEnvelope)}
 
 
 def from_envelope(status, body, headers, request_id):

@@ -37,6 +37,9 @@ final class ErrorFactory {
             case "Draining" -> new DrainingException(f);
             case "BackendTimeout" -> new BackendTimeoutException(f);
             case "Internal" -> new InternalException(f);
+            case "EncryptedFieldNotQueryable" -> new EncryptedFieldNotQueryableException(f);
+            case "EncryptionNotConfigured" -> new EncryptionNotConfiguredException(f);
+            case "InvalidEncryptedEnvelope" -> new InvalidEncryptedEnvelopeException(f);
             case "UnexpectedResponse" -> new UnexpectedResponseException(f);
             case "ConnectionError" -> new ConnectionException(f);
             default -> new TableTheoryException(f);
