@@ -12,6 +12,7 @@ unsigned tt_api_error_status(enum tt_err_code code) {
     return 200;
   case TT_ERR_VALIDATION:
   case TT_ERR_INVALID_CURSOR:
+  case TT_ERR_UNKNOWN_PARTNER:
     return 400;
   case TT_ERR_UNAUTHORIZED:
     return 401;
