@@ -78,6 +78,7 @@ func sentinel(code string) *Error {
 var (
 	ErrValidation             = sentinel("ValidationError")
 	ErrInvalidCursor          = sentinel("InvalidCursor")
+	ErrUnknownPartner         = sentinel("UnknownPartner") // X-TableTheory-Partner names no configured partner
 	ErrUnauthorized           = sentinel("Unauthorized")
 	ErrForbidden              = sentinel("Forbidden")
 	ErrReservedModel          = sentinel("ReservedModel") // a job-ledger model or table
