@@ -13,6 +13,7 @@ unsigned tt_api_error_status(enum tt_err_code code) {
   case TT_ERR_VALIDATION:
   case TT_ERR_INVALID_CURSOR:
   case TT_ERR_UNKNOWN_PARTNER:
+  case TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE:
     return 400;
   case TT_ERR_UNAUTHORIZED:
     return 401;
@@ -49,6 +50,9 @@ unsigned tt_api_error_status(enum tt_err_code code) {
     return 503;
   case TT_ERR_BACKEND_TIMEOUT:
     return 504;
+  case TT_ERR_ENCRYPTION_NOT_CONFIGURED:
+    return 501; /* the daemon is not set up to serve this model's attributes */
+  case TT_ERR_INVALID_ENCRYPTED_ENVELOPE: /* stored data is damaged: a server-side fault */
   case TT_ERR_INTERNAL:
   case TT_ERR__COUNT:
     break;

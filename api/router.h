@@ -4,6 +4,7 @@
 #define TT_API_ROUTER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum tt_method {
   TT_METHOD_GET = 1u << 0,
@@ -56,6 +57,40 @@ unsigned tt_method_parse(const char *name);
  * into out (cap bytes). */
 void tt_method_allow_header(unsigned mask, char *out, size_t cap);
 
+/* Capacities of a router; tt_router_init refuses a larger table. */
+#define TT_ROUTER_MAX_ROUTES 128
+#define TT_ROUTER_MAX_NODES 256
+
+/* One node of the segment trie (private to router.c; here only so that a
+ * router can be embedded without an allocation). Indexes are into the
+ * router's nodes; 0 means none (node 0 is the root, never a child). */
+struct tt_router_node {
+  const char *seg;  /* literal segment (points into a pattern); NULL otherwise */
+  size_t seg_len;
+  uint16_t child;   /* first literal child */
+  uint16_t sibling; /* next literal child of the same parent */
+  uint16_t param;   /* the {name} child: every name at this position shares it */
+  uint16_t rest;    /* the {name+} child */
+  uint16_t route;   /* first route whose pattern ends here, index + 1 */
+};
+
+/* A route table compiled into a trie of path segments. Borrows the table,
+ * which must outlive it; owns no memory (nothing to free). Read-only after
+ * tt_router_init, so one router may serve several threads. */
+struct tt_router {
+  const struct tt_route *routes;
+  size_t nroutes;
+  size_t nnodes;
+  struct tt_router_node nodes[TT_ROUTER_MAX_NODES];
+  uint16_t route_next[TT_ROUTER_MAX_ROUTES]; /* next route ending at the same node, + 1 */
+};
+
+/* Compiles `routes` (borrowed) into r. Returns 0, or -EINVAL when a pattern
+ * is malformed (does not start with '/', a rest parameter not last, more
+ * than TT_ROUTE_MAX_PARAMS parameters) or -ENOSPC when the table exceeds
+ * the capacities above. */
+int tt_router_init(struct tt_router *r, const struct tt_route *routes, size_t nroutes);
+
 /* Finds the route for (method, path). Of the patterns that match the path
  * only the most specific take part (compared segment by segment: literal,
  * then {param}, then {rest+}), whatever the method. Returns TT_ROUTER_FOUND
@@ -63,10 +98,10 @@ void tt_method_allow_header(unsigned mask, char *out, size_t cap);
  * method), TT_ROUTER_NO_PATH when no pattern matches the path, or
  * TT_ROUTER_NO_METHOD with m->allow set to the methods of the most specific
  * patterns when none of them accepts the method. `enabled_flags` masks out
- * routes whose TT_ROUTE_FAULTS flag is not enabled. */
-int tt_router_match(const struct tt_route *routes, size_t nroutes, unsigned method,
-                    const char *path, size_t path_len, unsigned enabled_flags,
-                    struct tt_route_match *m);
+ * routes whose TT_ROUTE_FAULTS flag is not enabled. Borrows everything; the
+ * parameters in m point into `path`. */
+int tt_router_match(const struct tt_router *r, unsigned method, const char *path,
+                    size_t path_len, unsigned enabled_flags, struct tt_route_match *m);
 
 /* Looks up a matched parameter by name; NULL when absent. */
 const struct tt_route_param *tt_route_param(const struct tt_route_match *m, const char *name);

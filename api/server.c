@@ -65,15 +65,19 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
-                    const struct tt_api_options *opts) {
+int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
+                   const struct tt_api_options *opts) {
   memset(s, 0, sizeof(*s));
+  int rc = tt_router_init(&s->router, tt_api_routes, tt_api_nroutes);
+  if (rc != 0)
+    return rc;
   s->magic = SERVER_MAGIC;
   s->loop = loop;
   s->fams = fams;
   s->opts = *opts;
   if (getrandom(&s->id_state, sizeof(s->id_state), 0) != (ssize_t)sizeof(s->id_state))
     s->id_state = now_ns();
+  return 0;
 }
 
 /* splitmix64: cheap, and ids only need to be unique, not secret. */
@@ -648,8 +652,7 @@ static void precheck(struct tt_request *req, const char *url) {
     return;
   }
   unsigned enabled = s->opts.enable_fault_injection ? TT_ROUTE_FAULTS : 0;
-  int rc = tt_router_match(tt_api_routes, tt_api_nroutes, req->method, url, strlen(url), enabled,
-                           &req->match);
+  int rc = tt_router_match(&s->router, req->method, url, strlen(url), enabled, &req->match);
   if (rc == TT_ROUTER_NO_PATH) {
     tt_request_fail(req, TT_ERR_ROUTE_NOT_FOUND, NULL, "no route matches this path");
     return;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "api/router.h"
 #include "obs/families.h"
 #include "orm/orm.h"
 
@@ -44,6 +45,7 @@ struct tt_server {
   uv_loop_t *loop;
   struct tt_families *fams;
   struct tt_orm *orm; /* borrowed; NULL only in tests of the system routes */
+  struct tt_router router; /* tt_api_routes, compiled once */
   bool ready;    /* models loaded */
   bool draining; /* SIGTERM seen: readyz 503, new requests refused */
   size_t active; /* request contexts alive */
@@ -62,9 +64,11 @@ struct tt_server {
   void *hook_arg;
 };
 
-/* Initializes the server; borrows loop, fams and the option strings. */
-void tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
-                    const struct tt_api_options *opts);
+/* Initializes the server; borrows loop, fams and the option strings.
+ * Returns 0, or a negative error when the route table does not compile
+ * (a programming error that test_router catches). */
+int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
+                   const struct tt_api_options *opts);
 
 /* libmicrohttpd callbacks; pass `s` as their closure. */
 enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, const char *url,

@@ -33,6 +33,8 @@ struct tt_config {
   char backend[16];
   char endpoint[512];
   char region[64];
+  char kms_key_id[2048]; /* KMS key of encrypted attributes; "" = fail closed */
+  char kms_endpoint[512];
   char jobs_table[256];
   char auth_token_file[512];
   bool allow_unauthenticated_network;

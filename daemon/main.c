@@ -19,6 +19,7 @@
 #include "backend/dynamodb/credentials.h"
 #include "backend/dynamodb/ddb.h"
 #include "backend/dynamodb/http.h"
+#include "backend/kms/kms.h"
 #include "backend/memory/memdb.h"
 #include "client/client.h"
 #include "model/registry.h"
@@ -44,14 +45,16 @@ struct daemon {
   struct tt_server server;
   struct tt_model_registry *models;
   struct tt_backend *backend;
-  struct tt_http *http;             /* dynamodb backend and credentials */
-  struct tt_creds_provider *creds;  /* dynamodb backend */
+  struct tt_http *http;             /* dynamodb backend, KMS and credentials */
+  struct tt_creds_provider *creds;  /* dynamodb backend and KMS */
+  struct tt_backend *kms;           /* with --kms-key-id: encrypted attributes */
   /* Partner accounts: AssumeRole providers signed with `creds`, and their
    * ids for the API layer (borrowed from cfg). */
   struct tt_creds_provider *partner_creds[TT_CONFIG_MAX_PARTNERS];
   const char *partner_ids[TT_CONFIG_MAX_PARTNERS];
   size_t partner_closing;
   struct tt_client client;
+  struct tt_client kms_client;
   struct tt_orm orm;
   struct tt_listener listener;
   struct MHD_Daemon *mhd;
@@ -94,7 +97,7 @@ static void partner_closed_cb(void *arg) {
     base_creds_close(d);
 }
 
-static void backend_closed_cb(void *arg) {
+static void kms_closed_cb(void *arg) {
   struct daemon *d = arg;
   size_t n = 0;
   for (size_t i = 0; i < d->cfg.npartners; i++)
@@ -108,6 +111,14 @@ static void backend_closed_cb(void *arg) {
     if (d->partner_creds[i])
       tt_creds_close(d->partner_creds[i], partner_closed_cb, d);
   partner_closed_cb(d);
+}
+
+static void backend_closed_cb(void *arg) {
+  struct daemon *d = arg;
+  if (d->kms)
+    d->kms->ops->close(d->kms, kms_closed_cb, d);
+  else
+    kms_closed_cb(d);
 }
 
 /* Every request is gone: stop MHD and close every handle so uv_run returns. */
@@ -194,6 +205,9 @@ static int validate(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "dynamodb") == 0 && d->cfg.region[0] == '\0')
     return tt_error_set(err, TT_ERR_VALIDATION, "region",
                         "region: the dynamodb backend needs --region or AWS_REGION");
+  if (d->cfg.kms_key_id[0] && d->cfg.region[0] == '\0')
+    return tt_error_set(err, TT_ERR_VALIDATION, "region",
+                        "region: --kms-key-id needs --region or AWS_REGION (KMS is regional)");
   d->models = tt_model_registry_new();
   if (d->models == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -320,6 +334,48 @@ static int make_partners(struct daemon *d, struct tt_ddb_account *accts, struct 
   return 0;
 }
 
+/* The HTTP client and credentials chain that AWS services share. No
+ * network call here: credentials resolve on the first request. */
+static int make_aws(struct daemon *d, struct tt_error *err) {
+  if (d->http)
+    return 0;
+  if (tt_http_new(&d->loop, NULL, &d->http) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
+  struct tt_creds_chain_options co = {.region = d->cfg.region,
+                                      .sts_endpoint = d->cfg.sts_endpoint[0]
+                                                          ? d->cfg.sts_endpoint
+                                                          : NULL,
+                                      .log = creds_log_cb,
+                                      .busy = creds_busy_cb,
+                                      .busy_arg = d};
+  return tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err);
+}
+
+/* KMS for encrypted attributes, on any backend (memory too: the key lives
+ * in KMS either way). Without --kms-key-id there is none and such models
+ * fail closed (EncryptionNotConfigured). */
+static int make_kms(struct daemon *d, struct tt_error *err) {
+  if (d->cfg.kms_key_id[0] == '\0')
+    return 0;
+  if (make_aws(d, err) != 0)
+    return -1;
+  struct tt_kms_options o = {
+      .region = d->cfg.region,
+      .endpoint = d->cfg.kms_endpoint[0] ? d->cfg.kms_endpoint : NULL,
+      .creds = d->creds,
+      .http = d->http,
+  };
+  if (tt_kms_backend_new(&d->loop, &o, &d->kms, err) != 0) {
+    struct tt_error e = *err;
+    return tt_error_set(err, TT_ERR_VALIDATION, "kms-endpoint", "kms-endpoint: %s", e.message);
+  }
+  tt_client_init(&d->kms_client, d->kms, &d->loop, &d->fams);
+  d->kms_client.one_account = true; /* partners' data keys come from the daemon's key */
+  d->orm.kms = &d->kms_client;
+  d->orm.kms_key_id = d->cfg.kms_key_id;
+  return 0;
+}
+
 static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
     if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
@@ -330,17 +386,7 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
                    NULL);
     return 0;
   }
-  /* No network call here: credentials resolve on the first request. */
-  if (tt_http_new(&d->loop, NULL, &d->http) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
-  struct tt_creds_chain_options co = {.region = d->cfg.region,
-                                      .sts_endpoint = d->cfg.sts_endpoint[0]
-                                                          ? d->cfg.sts_endpoint
-                                                          : NULL,
-                                      .log = creds_log_cb,
-                                      .busy = creds_busy_cb,
-                                      .busy_arg = d};
-  if (tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err) != 0)
+  if (make_aws(d, err) != 0)
     return -1;
   struct tt_ddb_account accts[TT_CONFIG_MAX_PARTNERS];
   if (make_partners(d, accts, err) != 0)
@@ -372,8 +418,9 @@ static int start(struct daemon *d, struct tt_error *err) {
   };
   for (size_t i = 0; i < d->cfg.npartners; i++)
     d->partner_ids[i] = d->cfg.partners[i].id;
-  tt_server_init(&d->server, &d->loop, &d->fams, &opts);
-  if (make_backend(d, err) != 0)
+  if (tt_server_init(&d->server, &d->loop, &d->fams, &opts) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the route table does not compile");
+  if (make_backend(d, err) != 0 || make_kms(d, err) != 0)
     return -1;
   if (d->cfg.enable_fault_injection) {
     /* Faults act at the backend port, below the client's retries, so they
@@ -503,6 +550,8 @@ int main(int argc, char **argv) {
   }
   if (d.backend)
     d.backend->ops->destroy(d.backend);
+  if (d.kms)
+    d.kms->ops->destroy(d.kms);
   for (size_t i = 0; i < d.cfg.npartners; i++)
     if (d.partner_creds[i])
       tt_creds_destroy(d.partner_creds[i]);

@@ -17,6 +17,7 @@ INTRO = {
     "src/backend": "The backend port (one async call per DynamoDB operation) and decorators.",
     "src/backend/memory": "The embedded backend with DynamoDB's semantics.",
     "src/backend/dynamodb": "The dynamodb backend: SigV4, HTTP on the loop, credentials.",
+    "src/backend/kms": "AWS KMS for encrypted attributes, on the dynamodb backend's transport.",
     "src/model": "DMS documents: loading, validation, the registry.",
     "src/value": "AttributeValues, exact numbers, JSON codecs, cursors.",
     "src/expr": "DynamoDB expressions: parser, evaluator, builder from the REST conditions.",

@@ -27,6 +27,13 @@ enum tt_ddb_op {
   TT_DDB_UPDATE_TIME_TO_LIVE,
   TT_DDB_DESCRIBE_TIME_TO_LIVE,
   TT_DDB_UPDATE_TABLE, /* GlobalSecondaryIndexUpdates (Create) */
+  /* AWS KMS (TrentService), for encrypted attributes: served only by a
+   * backend made with tt_kms_backend_new (backend/kms/kms.h), which shares
+   * the dynamodb backend's HTTP, SigV4 and credentials; the memory backend
+   * refuses them. They are port operations so that the client layer gives
+   * them the same retries, deadlines, metrics and joins. */
+  TT_KMS_GENERATE_DATA_KEY,
+  TT_KMS_DECRYPT,
   TT_DDB_OP__COUNT
 };
 

@@ -12,6 +12,7 @@
 
 #include "client/sleep_op.h"
 #include "obs/log.h"
+#include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -149,6 +150,7 @@ struct tt_orm_batch_state {
   json_t *first_details;
   uint32_t retry_after_s;
   bool gave_up; /* unprocessed work left at the deadline */
+  bool opened;  /* encrypted model: the items found were decrypted */
 };
 
 unsigned tt_orm_batch_concurrency(const struct tt_orm *orm) {
@@ -732,6 +734,8 @@ static int answer_get(struct tt_orm_batch_state *st, struct tt_error *err) {
   return 0;
 }
 
+static void found_opened_cb(void *arg, const struct tt_error *err);
+
 static void finish_all(struct tt_orm_batch_state *st) {
   struct tt_orm_batch_op *op = st->op;
   struct tt_orm_result *r = op->ctx.result;
@@ -739,10 +743,21 @@ static void finish_all(struct tt_orm_batch_state *st) {
   bool left = st->processed < st->n;
   if (!left) {
     int rc = 0;
-    if (op->write) {
+    if (!op->write && !st->opened && tt_orm_crypt_model(op->ctx.model)) {
+      /* The items found hold envelopes: open them, then come back. */
+      struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
+      rc = c == NULL ? oom(&err) : 0;
+      for (size_t i = 0; rc == 0 && i < st->n; i++)
+        if (st->found[i].type == TT_AV_M)
+          rc = tt_orm_crypt_add_item(c, &st->found[i], &err);
+      if (rc == 0) {
+        tt_orm_crypt_run(c, found_opened_cb, st);
+        return;
+      }
+    } else if (op->write) {
       tt_buf_reset(&r->body);
       rc = tt_buf_printf(&r->body, "{\"processed\":%zu}", st->processed) != 0 ? oom(&err) : 0;
-    } else {
+    } else if (rc == 0) {
       rc = answer_get(st, &err);
     }
     if (rc != 0) {
@@ -788,6 +803,56 @@ static void finish_all(struct tt_orm_batch_state *st) {
   op_finish(op);
 }
 
+/* Chunks and lanes: each lane runs chunks one after another; a lane that
+ * finishes takes the next chunk, so at most `concurrency` chunks are in
+ * flight. The extra count holds the batch open while the lanes start. */
+static void run_chunks(struct tt_orm_batch_state *st) {
+  struct tt_orm_batch_op *op = st->op;
+  struct tt_error err;
+  if (make_chunks(st, &err) != 0) {
+    fail_now(op, &err);
+    return;
+  }
+  unsigned lanes = tt_orm_batch_concurrency(op->ctx.orm);
+  st->running = 1;
+  while (st->next_chunk < st->nchunks && st->running <= lanes && !stopping(st)) {
+    st->running++;
+    start_chunk(&st->chunks[st->next_chunk++]);
+  }
+  if (--st->running == 0)
+    finish_all(st);
+}
+
+/* The puts of an encrypted model are sealed, then sized again (chunks
+ * follow DynamoDB's request size). */
+static void puts_sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_batch_state *st = arg;
+  if (err != NULL) {
+    fail_now(st->op, err);
+    return;
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    struct breq *r = &st->reqs[i];
+    struct tt_error e;
+    if (r->is_put && wire_size(&r->item, &st->scratch, &r->wire_bytes) != 0) {
+      fail_now(st->op, (oom(&e), &e));
+      return;
+    }
+  }
+  run_chunks(st);
+}
+
+static void found_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_batch_state *st = arg;
+  if (err != NULL) {
+    tt_orm_fail(st->op->ctx.result, err);
+    op_finish(st->op);
+    return;
+  }
+  st->opened = true;
+  finish_all(st);
+}
+
 int tt_orm_batch_start(struct tt_orm_batch_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
@@ -803,19 +868,27 @@ int tt_orm_batch_start(struct tt_orm_batch_op *op) {
     tt_error_set(&err, TT_ERR_VALIDATION, "body", "the body must be a JSON object");
     return fail_now(op, &err);
   }
-  int rc = op->write ? parse_write(op, &err) : parse_get(op, &err);
-  if (rc != 0 || (!op->write && build_projection(st, &err) != 0) || make_chunks(st, &err) != 0)
+  if (tt_orm_crypt_check(op->ctx.orm, op->ctx.model, &err) != 0)
     return fail_now(op, &err);
-  /* Lanes: each runs chunks one after another; a lane that finishes takes
-   * the next chunk, so at most `concurrency` chunks are in flight. The
-   * extra count holds the batch open while the lanes start. */
-  unsigned lanes = tt_orm_batch_concurrency(op->ctx.orm);
-  st->running = 1;
-  while (st->next_chunk < st->nchunks && st->running <= lanes && !stopping(st)) {
-    st->running++;
-    start_chunk(&st->chunks[st->next_chunk++]);
+  const json_t *sel = json_object_get(op->body, "select");
+  for (size_t i = 0; !op->write && json_is_array(sel) && i < json_array_size(sel); i++) {
+    const char *p = json_string_value(json_array_get(sel, i));
+    if (p != NULL && tt_orm_crypt_check_path(op->ctx.model, p, "select", &err) != 0)
+      return fail_now(op, &err);
   }
-  if (--st->running == 0)
-    finish_all(st);
+  int rc = op->write ? parse_write(op, &err) : parse_get(op, &err);
+  if (rc != 0 || (!op->write && build_projection(st, &err) != 0))
+    return fail_now(op, &err);
+  if (op->write && tt_orm_crypt_model(op->ctx.model)) {
+    struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
+    if (c == NULL)
+      return fail_now(op, (oom(&err), &err));
+    for (size_t i = 0; i < st->n; i++)
+      if (st->reqs[i].is_put && tt_orm_crypt_add_item(c, &st->reqs[i].item, &err) != 0)
+        return fail_now(op, &err);
+    tt_orm_crypt_run(c, puts_sealed_cb, st);
+    return 0;
+  }
+  run_chunks(st);
   return 0;
 }

@@ -231,12 +231,26 @@ static bool is_set_type(enum tt_av_type t) {
   return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS;
 }
 
+/* TableTheory writes an encrypted attribute whole: no add, delete, append
+ * or prepend, no nested path (its update_expression.go refuses them). */
 static int encrypted_refused(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
-  /* Fail closed (DMS v0.2): without a key provider an encrypted attribute
-   * is neither written in plain text nor read back. */
-  return tt_error_set(err, TT_ERR_VALIDATION, f,
-                      "attribute %s is encrypted and no encryption key provider is configured",
+  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, f,
+                      "attribute %s is encrypted: it is only ever written whole (set, "
+                      "set_if_not_exists or remove of the attribute itself)",
                       a->name);
+}
+
+/* Whether a stored value of encrypted attribute `a` is still an envelope:
+ * output must never carry one as if it were the value (orm/crypt.h opens
+ * envelopes before any answer is written). */
+static bool still_sealed(const struct tt_model_attr *a, const struct tt_av *v) {
+  return a != NULL && a->encrypted && v->type == TT_AV_M && tt_av_map_get(v, "edk") != NULL &&
+         tt_av_map_get(v, "ct") != NULL;
+}
+
+static int sealed_refused(const struct tt_model_attr *a, struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, a->name,
+                      "attribute %s was not decrypted before the answer", a->name);
 }
 
 static bool is_integer_text(const struct tt_av *v) {
@@ -251,8 +265,6 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
   const char *s;
   if (a == NULL)
     return tt_logical_to_av(v, TT_LOGICAL_INFER, 0, f, out, err);
-  if (a->encrypted)
-    return encrypted_refused(a, f, err);
   bool ttl = (a->roles & TT_ROLE_TTL) != 0;
   if (ttl && a->type == TT_AV_N && (s = tt_json_string_text(v, &len)) != NULL &&
       !tt_json_number_syntax(s, len)) {
@@ -534,8 +546,8 @@ int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct t
     if (!selected(select, mb->name, mb->name_len))
       continue;
     const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
-    if (a != NULL && a->encrypted)
-      return encrypted_refused(a, a->name, err);
+    if (still_sealed(a, &mb->value))
+      return sealed_refused(a, err);
     if ((!first && tt_buf_append(b, ",", 1) != 0) ||
         tt_json_write_string(b, mb->name, mb->name_len, 0) != 0 || tt_buf_append(b, ":", 1) != 0 ||
         tt_logical_write(b, &mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a)) != 0)
@@ -563,8 +575,8 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
     if (!selected(select, mb->name, mb->name_len))
       continue;
     const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
-    if (a != NULL && a->encrypted) {
-      encrypted_refused(a, a->name, err);
+    if (still_sealed(a, &mb->value)) {
+      sealed_refused(a, err);
       json_decref(obj);
       return NULL;
     }
@@ -640,8 +652,6 @@ static int target_allowed(const struct tt_model *m, const struct tt_model_attr *
                         a->name);
   if (is_lifecycle(m, a))
     return lifecycle_refused(a, f, err);
-  if (a->encrypted)
-    return encrypted_refused(a, f, err);
   return 0;
 }
 
@@ -808,6 +818,10 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
     return unknown_attr(m, path, top, f, err);
   if (target_allowed(m, a, f, err) != 0)
     return -1;
+  if (a != NULL && a->encrypted &&
+      (nested || (op != TT_EXPR_UPD_SET && op != TT_EXPR_UPD_SET_IF_NOT_EXISTS &&
+                  op != TT_EXPR_UPD_REMOVE)))
+    return encrypted_refused(a, f, err);
   if (nested && a != NULL && t != TT_AV_M && t != TT_AV_L)
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s is of type %s; only M and L attributes have nested paths", a->name,

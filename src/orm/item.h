@@ -68,7 +68,8 @@ int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec)
  *     RFC 3339 string converted to epoch seconds (fraction dropped);
  *   - format int/unix_seconds values must be integers, rfc3339nano values
  *     RFC 3339 strings;
- *   - encrypted attributes are refused (fail closed: no key provider).
+ *   - encrypted attributes are converted like any other: orm/crypt.h seals
+ *     them before the write.
  * `field` prefixes error fields (NULL or "" for a top-level body: the field is
  * then the attribute name, e.g. "nickname"; "put[3]" gives "put[3].nickname").
  * On success *out is a new M value (caller frees with tt_av_free). Errors:
@@ -92,10 +93,10 @@ int tt_orm_item_set_version(const struct tt_model *m, struct tt_av *item, int64_
  * always as a string for decimal_string), undeclared attributes inferred.
  * `select` (borrowed; NULL for all) is a JSON array of attribute paths: an
  * attribute is written when it equals a path or is a path's first segment
- * ("profile.source" keeps "profile"). Attributes of an encrypted declaration
- * are refused (fail closed). Errors: ValidationError for an encrypted
- * attribute, Internal when b's cap or memory runs out (b then holds a partial
- * text to discard). Returns 0 or -1. */
+ * ("profile.source" keeps "profile"). Encrypted attributes must have been
+ * opened (orm/crypt.h): an envelope still in their place is Internal, never
+ * written out. Errors: Internal when b's cap or memory runs out (b then
+ * holds a partial text to discard). Returns 0 or -1. */
 int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct tt_av *item,
                       const json_t *select, struct tt_error *err);
 

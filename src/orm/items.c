@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/crypt.h"
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "value/codec_ddb.h"
@@ -79,6 +80,10 @@ static int cond_user(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_erro
 static void op_finish(struct tt_orm_item_op *op) {
   tt_av_free(&op->key);
   tt_av_free(&op->item);
+  tt_av_free(&op->stored);
+  json_decref(op->pending);
+  op->pending = NULL;
+  tt_orm_update_free(&op->upd);
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
   tt_orm_ctx_finish(&op->ctx);
@@ -200,6 +205,55 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
   tt_orm_call(&op->ctx, TT_DDB_GET_ITEM, req, classified);
 }
 
+/* ---- encrypted attributes ------------------------------------------------- */
+
+static void req_set(json_t **req, const char *k, json_t *v);
+
+static void opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_item_op *op = arg;
+  if (err != NULL) {
+    fail(op, err);
+    return;
+  }
+  answer_item(op, &op->item, 200);
+  op_finish(op);
+}
+
+/* Answers op->item (a stored item) once its envelopes are opened; a raw
+ * (?format=dynamodb) read answers the envelopes themselves. */
+static void answer_opened(struct tt_orm_item_op *op) {
+  struct tt_error err;
+  if (op->raw_format || !tt_orm_crypt_model(op->ctx.model)) {
+    opened_cb(op, NULL);
+    return;
+  }
+  struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
+  if (c == NULL || tt_orm_crypt_add_item(c, &op->item, &err) != 0) {
+    if (c == NULL)
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    fail(op, &err);
+    return;
+  }
+  tt_orm_crypt_run(c, opened_cb, op);
+}
+
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_item_op *op = arg;
+  json_t *req = op->pending;
+  op->pending = NULL;
+  if (err != NULL) {
+    json_decref(req);
+    fail(op, err);
+    return;
+  }
+  req_set(&req, "Item", tt_ddb_item_to_json(&op->stored));
+  if (req == NULL) {
+    fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  tt_orm_call(&op->ctx, op->pending_op, req, op->pending_cb);
+}
+
 /* ---- the operations ---------------------------------------------------------- */
 
 static void written(struct tt_client_call *call) {
@@ -229,7 +283,11 @@ static void written(struct tt_client_call *call) {
       tt_error_set(&e, TT_ERR_INTERNAL, NULL, "the backend returned no item");
       tt_orm_fail(op->ctx.result, &e);
     } else {
-      answer_item(op, &now, 200);
+      /* The new item holds envelopes: open them before answering. */
+      tt_av_free(&op->item);
+      op->item = now;
+      answer_opened(op);
+      return;
     }
     tt_av_free(&now);
     break;
@@ -261,9 +319,9 @@ static void got(struct tt_client_call *call) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
     return;
   }
-  answer_item(op, &item, 200);
-  tt_av_free(&item);
-  op_finish(op);
+  tt_av_free(&op->item);
+  op->item = item;
+  answer_opened(op);
 }
 
 /* Puts the key from the path into the item, or checks the body's copy. */
@@ -317,8 +375,33 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, json_t *
     json_decref(req);
     return -1;
   }
+  if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
+    /* The request goes out once a sealed copy of the item is ready; the
+     * answer is made from the plain one. */
+    struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
+    if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0) {
+      json_decref(req);
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    }
+    if (tt_orm_crypt_add_item(c, &op->stored, err) != 0) {
+      json_decref(req);
+      return -1;
+    }
+    op->pending = req;
+    op->pending_op = kind;
+    op->pending_cb = cb;
+    tt_orm_crypt_run(c, sealed_cb, op);
+    return 0;
+  }
   tt_orm_call(&op->ctx, kind, req, cb);
   return 0;
+}
+
+/* The Item member of a PutItem: the plain item, or (encrypted model) none
+ * yet: sealed_cb adds the sealed copy. */
+static void set_item(struct tt_orm_item_op *op, json_t **req) {
+  if (!tt_orm_crypt_model(op->ctx.model))
+    req_set(req, "Item", tt_ddb_item_to_json(&op->item));
 }
 
 static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
@@ -330,7 +413,7 @@ static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error 
       cond_key_exists(op, &c, false, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  req_set(&req, "Item", tt_ddb_item_to_json(&op->item));
+  set_item(op, &req);
   rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
   tt_buf_free(&c);
@@ -364,7 +447,7 @@ static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *er
       cond_version(op, &c, err) != 0)
     goto done;
   json_t *req = table_req(op);
-  req_set(&req, "Item", tt_ddb_item_to_json(&op->item));
+  set_item(op, &req);
   req_set(&req, "ReturnValues", json_string("ALL_OLD"));
   rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
 done:
@@ -419,43 +502,16 @@ static int upsert_created_at(struct tt_orm_item_op *op, int64_t now, struct tt_e
                                      &v, c->name, err);
 }
 
-static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
-  struct tt_orm_update upd;
-  tt_orm_update_init(&upd);
+/* The second half of an update: its (sealed) actions, conditions and the
+ * call. */
+static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
+  struct tt_orm_update *upd = &op->upd;
   struct tt_buf c;
   tt_buf_init(&c, 0);
   char *update_text = NULL;
   int rc = -1;
-  const char *member;
-  json_t *member_value;
-  json_object_foreach((json_t *)op->body, member, member_value) {
-    if (!update_member(member)) {
-      tt_error_set(err, TT_ERR_VALIDATION, member, "%s is not part of an update body", member);
-      goto done;
-    }
-  }
-  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", &upd, err) != 0 ||
-      tt_orm_policy_check_update(op->ctx.model, &upd, op->body, NULL, err) != 0)
-    goto done;
-  for (size_t i = 0; i < upd.key.len && upd.key.type == TT_AV_M; i++) {
-    const struct tt_av_member *k = &upd.key.u.members[i];
-    const struct tt_av *want = tt_av_map_get(&op->key, k->name);
-    if (want && !tt_av_equal(want, &k->value)) {
-      tt_error_set(err, TT_ERR_VALIDATION, k->name,
-                   "%s in the body differs from the key in the path", k->name);
-      goto done;
-    }
-  }
-  if (upd.expected.present) {
-    if (op->expected.present && op->expected.version != upd.expected.version) {
-      tt_error_set(err, TT_ERR_VALIDATION, "expected_version",
-                   "the body's expected version differs from If-Match");
-      goto done;
-    }
-    op->expected = upd.expected;
-  }
-  for (size_t i = 0; i < upd.n_actions; i++) {
-    struct tt_orm_action *a = &upd.actions[i];
+  for (size_t i = 0; i < upd->n_actions; i++) {
+    struct tt_orm_action *a = &upd->actions[i];
     struct tt_av *value = NULL;
     struct tt_av moved;
     if (a->kind != TT_EXPR_UPD_REMOVE) {
@@ -467,7 +523,7 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
                                     err) != 0)
       goto done;
   }
-  if (upsert_created_at(op, now, err) != 0 ||
+  if (upsert_created_at(op, op->now, err) != 0 ||
       tt_expr_build_update_finish(op->builder, &update_text, err) != 0)
     goto done;
   if ((!op->upsert && cond_key_exists(op, &c, true, err) != 0) || cond_version(op, &c, err) != 0 ||
@@ -481,8 +537,60 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
 done:
   free(update_text);
   tt_buf_free(&c);
-  tt_orm_update_free(&upd);
   return rc;
+}
+
+static void update_sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_item_op *op = arg;
+  struct tt_error e;
+  if (err != NULL)
+    fail(op, err);
+  else if (update_send(op, &e) != 0)
+    fail(op, &e);
+}
+
+static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  struct tt_orm_update *upd = &op->upd;
+  const char *member;
+  json_t *member_value;
+  op->now = now;
+  json_object_foreach((json_t *)op->body, member, member_value) {
+    if (!update_member(member))
+      return tt_error_set(err, TT_ERR_VALIDATION, member, "%s is not part of an update body",
+                          member);
+  }
+  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", upd, err) != 0 ||
+      tt_orm_policy_check_update(op->ctx.model, upd, op->body, NULL, err) != 0)
+    return -1;
+  for (size_t i = 0; i < upd->key.len && upd->key.type == TT_AV_M; i++) {
+    const struct tt_av_member *k = &upd->key.u.members[i];
+    const struct tt_av *want = tt_av_map_get(&op->key, k->name);
+    if (want && !tt_av_equal(want, &k->value))
+      return tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                          "%s in the body differs from the key in the path", k->name);
+  }
+  if (upd->expected.present) {
+    if (op->expected.present && op->expected.version != upd->expected.version)
+      return tt_error_set(err, TT_ERR_VALIDATION, "expected_version",
+                          "the body's expected version differs from If-Match");
+    op->expected = upd->expected;
+  }
+  if (!tt_orm_crypt_model(op->ctx.model))
+    return update_send(op, err);
+  /* Values set on encrypted attributes are sealed first (item.c already
+   * refused every other action on them). */
+  struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
+  if (c == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  for (size_t i = 0; i < upd->n_actions; i++) {
+    struct tt_orm_action *a = &upd->actions[i];
+    const struct tt_model_attr *at = tt_model_attr_find(op->ctx.model, a->path, strlen(a->path));
+    if (at != NULL && at->encrypted && a->kind != TT_EXPR_UPD_REMOVE &&
+        tt_orm_crypt_add_value(c, at, &a->value, err) != 0)
+      return -1;
+  }
+  tt_orm_crypt_run(c, update_sealed_cb, op);
+  return 0;
 }
 
 static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
@@ -504,6 +612,9 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
   tt_error_clear(&err);
   memset(&op->key, 0, sizeof(op->key));
   memset(&op->item, 0, sizeof(op->item));
+  memset(&op->stored, 0, sizeof(op->stored));
+  op->pending = NULL;
+  tt_orm_update_init(&op->upd);
   const struct tt_model *m = op->ctx.model;
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
   if (op->builder == NULL) {
@@ -516,6 +627,24 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
        tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0)) {
     fail(op, &err);
     return 0;
+  }
+  /* Encrypted attributes: fail closed without a key, and never in a
+   * condition or inside a projection path (before any I/O). */
+  if (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, &err) != 0) {
+    fail(op, &err);
+    return 0;
+  }
+  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
+  if (cond != NULL && tt_orm_crypt_check_condition(m, cond, "condition", &err) != 0) {
+    fail(op, &err);
+    return 0;
+  }
+  for (size_t i = 0; op->select != NULL && i < json_array_size(op->select); i++) {
+    const char *p = json_string_value(json_array_get(op->select, i));
+    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", &err) != 0) {
+      fail(op, &err);
+      return 0;
+    }
   }
   if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL) {
     fail_code(op, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");

@@ -40,6 +40,15 @@ struct tt_orm_item_op {
   struct tt_av item;
   struct tt_expr_builder *builder;
   bool classifying; /* a GetItem that explains a failed condition */
+  /* Encrypted attributes (orm/crypt.h): a write's request waits in
+   * `pending` while the sealed copy `stored` of `item` (the answer stays
+   * plain) or the update's values get their envelopes. */
+  struct tt_av stored;
+  json_t *pending;
+  enum tt_ddb_op pending_op;
+  tt_client_done_cb pending_cb;
+  struct tt_orm_update upd;
+  int64_t now;
 };
 
 /* Validates every input (answering with a ValidationError before any I/O

@@ -21,6 +21,12 @@
 struct tt_orm {
   struct tt_model_registry *models;
   struct tt_client *client;
+  /* Encrypted attributes (orm/crypt.h): the KMS client and the key that
+   * GenerateDataKey uses, borrowed; NULL when none is configured, and then
+   * every item operation on a model with an encrypted attribute is refused
+   * (EncryptionNotConfigured: fail closed). */
+  struct tt_client *kms;
+  const char *kms_key_id;
   bool allow_table_delete;
   bool auto_create_tables; /* memory backend: a model's table exists once it loads */
   unsigned batch_concurrency; /* parallel chunks per batch call (--batch-concurrency) */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/unique.h"
 #include "value/base64.h"
@@ -128,6 +129,19 @@ static int parse_body(struct tt_orm_query_op *op, struct tt_error *err) {
   const json_t *body = op->body;
   const char *k;
   json_t *v;
+  /* Encrypted attributes: fail closed without a key; never in a key
+   * condition or filter, nor inside a select path. */
+  if (tt_orm_crypt_check(op->ctx.orm, op->ctx.model, err) != 0 ||
+      tt_orm_crypt_check_condition(op->ctx.model, json_object_get(body, "key"), "key", err) != 0 ||
+      tt_orm_crypt_check_condition(op->ctx.model, json_object_get(body, "filter"), "filter",
+                                   err) != 0)
+    return -1;
+  v = json_object_get(body, "select");
+  for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+    const char *p = json_string_value(json_array_get(v, i));
+    if (p != NULL && tt_orm_crypt_check_path(op->ctx.model, p, "select", err) != 0)
+      return -1;
+  }
   json_object_foreach((json_t *)body, k, v) {
     if (!allowed_member(k, op->scan))
       return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k,
@@ -425,6 +439,101 @@ static void chain_done(struct tt_orm_chain *ch) {
     round_over(op);
 }
 
+static void page_failed(struct tt_orm_query_op *op, const struct tt_error *err) {
+  if (op->failed)
+    return;
+  op->failed = true;
+  tt_orm_fail(op->ctx.result, err);
+}
+
+/* Appends one stored item of a page to the reader's answer. */
+static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
+  struct tt_orm_query_op *op = ch->q;
+  struct tt_error err;
+  if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0 &&
+       tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory")) ||
+      tt_orm_item_write(&ch->items, op->ctx.model, item, op->select, &err) != 0) {
+    page_failed(op, &err);
+    return -1;
+  }
+  ch->n_items++;
+  return 0;
+}
+
+/* After a page's items: where the next page starts, and whether to read it. */
+static void page_rest(struct tt_orm_chain *ch, json_t *resp) {
+  struct tt_orm_query_op *op = ch->q;
+  struct tt_error err;
+  tt_av_free(&ch->last_key);
+  json_t *lek = json_object_get(resp, "LastEvaluatedKey");
+  if (lek == NULL || json_object_size(lek) == 0) {
+    ch->exhausted = true;
+  } else if (tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0) {
+    /* Not "no more pages": stopping here would drop the rest silently. */
+    page_failed(op, &err);
+    ch->exhausted = true;
+  }
+  if (wants_more(ch)) {
+    read_page(ch);
+    return;
+  }
+  chain_done(ch);
+}
+
+static void free_page(struct tt_orm_chain *ch) {
+  for (size_t i = 0; i < ch->n_page_items; i++)
+    tt_av_free(&ch->page_items[i]);
+  free(ch->page_items);
+  ch->page_items = NULL;
+  ch->n_page_items = 0;
+}
+
+static void page_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_chain *ch = arg;
+  struct tt_orm_query_op *op = ch->q;
+  json_t *resp = ch->page;
+  ch->page = NULL;
+  if (err != NULL) {
+    page_failed(op, err);
+    tt_join_cancel(op->ctx.join); /* the other segments stop too */
+  } else {
+    for (size_t i = 0; i < ch->n_page_items && !op->failed; i++)
+      if (add_item(ch, &ch->page_items[i]) != 0)
+        break;
+  }
+  free_page(ch);
+  page_rest(ch, resp);
+  json_decref(resp);
+}
+
+/* An encrypted model's page: decode every item, open their envelopes (one
+ * KMS Decrypt per encrypted value), then answer them. */
+static void open_page(struct tt_orm_chain *ch, json_t *resp, json_t *items) {
+  struct tt_orm_query_op *op = ch->q;
+  struct tt_error err;
+  size_t n = json_array_size(items);
+  struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
+  ch->page_items = calloc(n, sizeof(*ch->page_items));
+  if (c == NULL || ch->page_items == NULL) {
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (tt_ddb_item_from_json(json_array_get(items, i), "Items", &ch->page_items[i], &err) != 0)
+      goto fail;
+    ch->n_page_items++;
+    if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
+      goto fail;
+  }
+  ch->page = json_incref(resp);
+  tt_orm_crypt_run(c, page_opened_cb, ch);
+  return;
+fail:
+  page_failed(op, &err);
+  free_page(ch);
+  page_rest(ch, resp);
+}
+
 static void page_cb(struct tt_client_call *call) {
   struct tt_orm_chain *ch = call->arg;
   struct tt_orm_query_op *op = ch->q;
@@ -442,43 +551,24 @@ static void page_cb(struct tt_client_call *call) {
   ch->count += (uint64_t)json_integer_value(json_object_get(resp, "Count"));
   ch->scanned += (uint64_t)json_integer_value(json_object_get(resp, "ScannedCount"));
   size_t i;
-  json_t *raw;
+  json_t *raw, *items = json_object_get(resp, "Items");
   struct tt_error err;
-  json_array_foreach(json_object_get(resp, "Items"), i, raw) {
-    struct tt_av item;
-    if (tt_ddb_item_from_json(raw, "Items", &item, &err) != 0) {
-      op->failed = true;
-      tt_orm_fail(op->ctx.result, &err);
-      break;
-    }
-    if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0 &&
-         tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory")) ||
-        tt_orm_item_write(&ch->items, op->ctx.model, &item, op->select, &err) != 0) {
-      tt_av_free(&item);
-      op->failed = true;
-      tt_orm_fail(op->ctx.result, &err);
-      break;
-    }
-    tt_av_free(&item);
-    ch->n_items++;
-  }
-  tt_av_free(&ch->last_key);
-  json_t *lek = json_object_get(resp, "LastEvaluatedKey");
-  if (lek == NULL || json_object_size(lek) == 0) {
-    ch->exhausted = true;
-  } else if (tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0) {
-    /* Not "no more pages": stopping here would drop the rest silently. */
-    if (!op->failed) {
-      op->failed = true;
-      tt_orm_fail(op->ctx.result, &err);
-    }
-    ch->exhausted = true;
-  }
-  if (wants_more(ch)) {
-    read_page(ch);
+  if (json_array_size(items) > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
+    open_page(ch, resp, items);
     return;
   }
-  chain_done(ch);
+  json_array_foreach(items, i, raw) {
+    struct tt_av item;
+    if (tt_ddb_item_from_json(raw, "Items", &item, &err) != 0) {
+      page_failed(op, &err);
+      break;
+    }
+    int rc = add_item(ch, &item);
+    tt_av_free(&item);
+    if (rc != 0)
+      break;
+  }
+  page_rest(ch, resp);
 }
 
 static void read_page(struct tt_orm_chain *ch) {
@@ -521,6 +611,9 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
     tt_buf_free(&op->chains[i].items);
+    free_page(&op->chains[i]);
+    json_decref(op->chains[i].page);
+    op->chains[i].page = NULL;
   }
   json_decref(op->base_request);
   op->base_request = NULL;

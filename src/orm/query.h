@@ -29,6 +29,10 @@ struct tt_orm_chain {
   size_t n_items;
   uint64_t count, scanned;
   size_t quota; /* with a limit: items (or counts) this reader may still add up to */
+  /* Encrypted models: a page waits here while its envelopes are opened. */
+  json_t *page;
+  struct tt_av *page_items;
+  size_t n_page_items;
 };
 
 struct tt_orm_query_op {

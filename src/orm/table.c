@@ -158,11 +158,12 @@ static int describe_body(struct tt_orm_ctx *ctx, json_t *desc, const struct ensu
       snprintf(change, sizeof(change), "gsi_created:%s", st->created[i]);
       rc = json_array_append_new(changes, json_string(change));
     }
-    if (rc == 0 &&
-        ((st->ttl_enabled && json_array_append_new(changes, json_string("ttl_enabled")) != 0) ||
-         json_object_set_new(out, "changes", changes) != 0))
-      rc = -1;
-    else if (rc != 0)
+    if (rc == 0 && st->ttl_enabled)
+      rc = json_array_append_new(changes, json_string("ttl_enabled"));
+    /* set_new takes `changes` even when it fails. */
+    if (rc == 0)
+      rc = json_object_set_new(out, "changes", changes);
+    else
       json_decref(changes);
     const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
     if (rc == 0 && st->ttl_on && ttl &&

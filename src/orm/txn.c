@@ -12,6 +12,7 @@
 
 #include "client/sleep_op.h"
 #include "obs/log.h"
+#include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -69,6 +70,8 @@ struct tt_orm_txn_state {
   struct tt_sleep_op sleep;
   size_t *read_of; /* read index -> action index */
   size_t n_reads;
+  bool sealing; /* a write with values of encrypted attributes */
+  struct tt_av *got; /* get: the items read, opened before the answer */
 };
 
 static int oom(struct tt_error *err) {
@@ -792,6 +795,8 @@ fail:
 static void state_free(struct tt_orm_txn_state *st) {
   for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
+    if (st->got)
+      tt_av_free(&st->got[i]);
     tt_av_free(&a->key);
     tt_av_free(&a->item);
     tt_av_free(&a->old);
@@ -1296,30 +1301,21 @@ static void start_write(struct tt_orm_txn_state *st) {
 
 /* ---- transactions/get ----------------------------------------------------------------- */
 
-static void get_cb(struct tt_client_call *c) {
-  struct tt_orm_txn_state *st = c->arg;
-  if (c->bc.status != 0) {
-    fail_backend(st, &c->bc.error);
-    return;
-  }
+/* The answer of a TransactGetItems, from st->got (opened). */
+static void answer_got(struct tt_orm_txn_state *st) {
   struct tt_orm_result *r = st->ctx->result;
   struct tt_buf *b = &r->body;
   struct tt_error err;
-  const json_t *resp = json_object_get(c->bc.response, "Responses");
+  tt_error_clear(&err);
   tt_buf_reset(b);
   int rc = tt_buf_puts(b, "{\"items\":[");
   for (size_t i = 0; rc == 0 && i < st->n; i++) {
-    struct tt_av item;
-    int found = item_of(json_array_get(resp, i), "Item", &item);
     if (i)
       rc = tt_buf_puts(b, ",");
-    if (rc == 0 && found == 0)
-      rc = tt_orm_item_write(b, st->acts[i].m, &item, st->acts[i].select, &err);
-    else if (rc == 0 && found == 1)
-      rc = tt_buf_puts(b, "null");
+    if (rc == 0 && st->got[i].type == TT_AV_M)
+      rc = tt_orm_item_write(b, st->acts[i].m, &st->got[i], st->acts[i].select, &err);
     else if (rc == 0)
-      rc = tt_error_set(&err, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
-    tt_av_free(&item);
+      rc = tt_buf_puts(b, "null");
     if (rc != 0 && err.code == TT_OK)
       oom(&err);
   }
@@ -1332,6 +1328,43 @@ static void get_cb(struct tt_client_call *c) {
   r->status = 0;
   r->http_status = 200;
   finish(st);
+}
+
+static void got_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL)
+    fail(st, err);
+  else
+    answer_got(st);
+}
+
+static void get_cb(struct tt_client_call *c) {
+  struct tt_orm_txn_state *st = c->arg;
+  if (c->bc.status != 0) {
+    fail_backend(st, &c->bc.error);
+    return;
+  }
+  struct tt_error err;
+  const json_t *resp = json_object_get(c->bc.response, "Responses");
+  struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
+  st->got = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*st->got));
+  if (cr == NULL || st->got == NULL) {
+    fail(st, (oom(&err), &err));
+    return;
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    int found = item_of(json_array_get(resp, i), "Item", &st->got[i]);
+    if (found == 1) {
+      st->got[i].type = TT_AV_NULL;
+    } else if (found != 0) {
+      fail_code(st, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
+      return;
+    } else if (tt_orm_crypt_add_item_of(cr, st->acts[i].m, &st->got[i], &err) != 0) {
+      fail(st, &err);
+      return;
+    }
+  }
+  tt_orm_crypt_run(cr, got_opened_cb, st);
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
@@ -1379,6 +1412,56 @@ static int check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err) {
   tt_buf_free(&x);
   tt_buf_free(&y);
   return rc;
+}
+
+/* Encrypted attributes in a transaction: every model's key is configured,
+ * no condition names one, no select reaches inside one; a write that seals
+ * values cannot carry a client token (a retry would send new envelopes,
+ * which DynamoDB refuses as another request under the same token). Sets
+ * st->sealing when a write has values to seal. */
+static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
+  char f[160];
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (!tt_orm_crypt_model(a->m))
+      continue;
+    if (tt_orm_crypt_check(st->ctx->orm, a->m, err) != 0) {
+      tt_utf8_copy(err->field, sizeof(err->field), a->field);
+      return -1;
+    }
+    subfield(a, "condition", f, sizeof(f));
+    if (a->condition && tt_orm_crypt_check_condition(a->m, a->condition, f, err) != 0)
+      return -1;
+    subfield(a, "select", f, sizeof(f));
+    for (size_t j = 0; a->select && j < json_array_size(a->select); j++) {
+      const char *p = json_string_value(json_array_get(a->select, j));
+      if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
+        return -1;
+    }
+    if (a->unique)
+      return tt_error_set(err, TT_ERR_VALIDATION, a->field,
+                          "%s: model %s has both unique and encrypted attributes, which "
+                          "transactions do not support yet",
+                          a->field, a->m->name);
+    if (!st->get && (a->item.type == TT_AV_M || a->has_upd))
+      st->sealing = true;
+  }
+  if (st->sealing && st->token)
+    return tt_error_set(err, TT_ERR_VALIDATION, "client_token",
+                        "client_token cannot be used with a transaction that writes encrypted "
+                        "attributes (each attempt seals them with a new data key)");
+  return 0;
+}
+
+static void txn_go(struct tt_orm_txn_state *st);
+
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    fail(st, err);
+    return;
+  }
+  txn_go(st);
 }
 
 int tt_orm_txn_start(struct tt_orm_txn_op *op) {
@@ -1441,8 +1524,39 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
     if (parse_entry(st, &st->acts[i], i, json_array_get(items, i), &err) != 0)
       goto bad;
   }
-  if (check_duplicates(st, &err) != 0)
+  if (check_duplicates(st, &err) != 0 || check_encrypted(st, &err) != 0)
     goto bad;
+  if (!st->get && st->sealing) {
+    /* Values of encrypted attributes get their envelopes first. */
+    struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
+    if (c == NULL) {
+      oom(&err);
+      goto bad;
+    }
+    for (size_t i = 0; i < st->n; i++) {
+      struct action *a = &st->acts[i];
+      if (tt_orm_crypt_add_item_of(c, a->m, &a->item, &err) != 0)
+        goto bad;
+      for (size_t j = 0; a->has_upd && j < a->upd.n_actions; j++) {
+        struct tt_orm_action *u = &a->upd.actions[j];
+        const struct tt_model_attr *at = tt_model_attr_find(a->m, u->path, strlen(u->path));
+        if (at != NULL && at->encrypted && u->kind != TT_EXPR_UPD_REMOVE &&
+            tt_orm_crypt_add_value(c, at, &u->value, &err) != 0)
+          goto bad;
+      }
+    }
+    tt_orm_crypt_run(c, sealed_cb, st);
+    return 0;
+  }
+  txn_go(st);
+  return 0;
+bad:
+  fail(st, &err);
+  return 0;
+}
+
+static void txn_go(struct tt_orm_txn_state *st) {
+  struct tt_error err;
   /* Compile everything once before any I/O, so that a bad condition or
    * update in item 57 is refused before item 0 is touched. */
   json_t *req = NULL;
@@ -1450,7 +1564,7 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
     goto bad;
   if (st->get) {
     call(st, TT_DDB_TRANSACT_GET_ITEMS, req, get_cb);
-    return 0;
+    return;
   }
   json_decref(req);
   /* Remembered only once the request is valid and about to be sent: a
@@ -1464,10 +1578,9 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
     }
   }
   start_attempt(st);
-  return 0;
+  return;
 bad:
   fail(st, &err);
-  return 0;
 }
 
 /* The members an update body may have (API.md "Items"). */
@@ -1581,6 +1694,14 @@ int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
   st->single = op;
   st->n = 1;
   json_t *req = NULL;
+  if (tt_orm_crypt_model(op->ctx.model)) {
+    tt_error_set(&err, TT_ERR_VALIDATION, NULL,
+                 "model %s has both unique and encrypted attributes, which writes do not "
+                 "support yet",
+                 op->ctx.model->name);
+    fail(st, &err);
+    return 0;
+  }
   if (parse_single(st, op, &err) != 0) {
     fail(st, &err);
     return 0;

@@ -32,6 +32,9 @@ enum tt_err_code {
   TT_ERR_ALREADY_EXISTS,      /* 409 AlreadyExists */
   TT_ERR_IMMUTABLE_MODEL_MUTATION, /* 409 ImmutableModelMutation: write_once model */
   TT_ERR_PROTECTED_FIELD_MUTATION, /* 409 ProtectedFieldMutation: protected attribute */
+  TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, /* 400 EncryptedFieldNotQueryable: key, condition, filter, add */
+  TT_ERR_INVALID_ENCRYPTED_ENVELOPE, /* 500 InvalidEncryptedEnvelope: stored value is no envelope */
+  TT_ERR_ENCRYPTION_NOT_CONFIGURED,  /* 501 EncryptionNotConfigured: no KMS key (fail closed) */
   TT_ERR_PAYLOAD_TOO_LARGE,   /* 413 PayloadTooLarge */
   TT_ERR_UNSUPPORTED_MEDIA,   /* 415 UnsupportedMediaType */
   TT_ERR_THROTTLED,           /* 429 Throttled */

@@ -102,6 +102,8 @@ class FakeModel:
         wp = m.doc.get("write_policy") or {}
         self.write_once = wp.get("mode") == "write_once"
         self.protected = set(wp.get("protected_attributes") or [])
+        # Like the daemon without --kms-key-id: encrypted models fail closed.
+        self.encrypted = any(spec.get("encryption") for spec in m.attrs.values())
 
     def check_policy(self, kind, field=None, body=None):
         """The daemon's DMS write policies (src/orm/policy.c), before anything is written."""
@@ -314,6 +316,8 @@ class FakeState:
         what = rest[2]
         if what == "table" and len(rest) == 3:
             return self.table_op(method, m)
+        if m.encrypted and not (what == "items" and method == "DELETE"):
+            raise HttpError(501, "EncryptionNotConfigured", "no KMS key is configured")
         if what == "items":
             if len(rest) == 3 and method == "POST":
                 return self.create(m, body)

@@ -81,8 +81,9 @@ def test_shared_scenarios_pass_against_the_fake(fake):
     # How many skip depends on the capabilities this build advertises.
     passed, failed, skipped = (int(w) for w in re.findall(r"\d+", lines[-1]))
     assert failed == 0 and passed + skipped == 35 and passed >= 19, lines[-1]
-    assert "SKIP p0.encryption.fail_closed: requires capabilities not advertised: " \
-           "encryption.fail_closed" in lines
+    assert "PASS p0.encryption.fail_closed" in lines
+    assert "SKIP p0.encryption.deterministic_envelope: requires capabilities not advertised: " \
+           "encryption.deterministic_interop" in lines
 
 
 def test_pass_fail_skip_lines_summary_and_exit_status(tmp_path, fake):
@@ -102,14 +103,14 @@ def test_pass_fail_skip_lines_summary_and_exit_status(tmp_path, fake):
     expect:
       item_contains: { nickname: "Bob" }
 """,
-        c_skip=HEADER + 'name: "t.skip"\nrequires_capabilities: ["encryption.fail_closed"]\n'
+        c_skip=HEADER + 'name: "t.skip"\nrequires_capabilities: ["encryption.deterministic_interop"]\n'
         'steps:\n' + CREATE_USER)
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert rc == 1
     assert lines == [
         "PASS t.pass",
         'FAIL t.fail: step 2 (get) item_contains: nickname: expected "Bob", got "Al"',
-        "SKIP t.skip: requires capabilities not advertised: encryption.fail_closed",
+        "SKIP t.skip: requires capabilities not advertised: encryption.deterministic_interop",
         "1 passed, 1 failed, 1 skipped",
     ]
 

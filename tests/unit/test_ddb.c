@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/dynamodb/ddb.h"
+#include "backend/kms/kms.h"
 #include "backend/dynamodb/sigv4.h"
 #include "http_test_server.h"
 
@@ -217,6 +218,8 @@ struct res {
   int ndone;
 };
 
+static void on_done_nop(struct tt_backend_call *call) { (void)call; }
+
 static void on_done(struct tt_backend_call *call) {
   struct res *r = call->arg;
   r->ndone++;
@@ -395,7 +398,7 @@ END_TEST
 
 START_TEST(every_operation_has_its_target) {
   char v[128], want[128];
-  for (int op = 0; op < TT_DDB_OP__COUNT; op++) {
+  for (int op = 0; op < TT_KMS_GENERATE_DATA_KEY; op++) {
     struct res r;
     run(&r, (enum tt_ddb_op)op, js("{'TableName':'t'}"));
     ck_assert_int_eq(r.call.status, 0);
@@ -403,7 +406,72 @@ START_TEST(every_operation_has_its_target) {
     ck_assert_str_eq(tts_header(&F.srv.last, "x-amz-target", v, sizeof(v)), want);
     res_free(&r);
   }
-  ck_assert_uint_eq(F.srv.requests, TT_DDB_OP__COUNT);
+  ck_assert_uint_eq(F.srv.requests, TT_KMS_GENERATE_DATA_KEY);
+  /* KMS operations belong to a KMS backend only. */
+  struct tt_backend_call c = {.op = TT_KMS_DECRYPT, .request = js("{}"), .done = on_done_nop};
+  ck_assert_int_ne(F.b->ops->start(F.b, &c), 0);
+  json_decref(c.request);
+}
+END_TEST
+
+START_TEST(kms_service_targets_and_signing) {
+  /* The same transport as KMS: JSON 1.1, TrentService, signed for "kms". */
+  struct tt_backend *k;
+  struct tt_error err;
+  struct tt_kms_options o = {.region = REGION, .endpoint = g_endpoint, .creds = &F.creds.p};
+  ck_assert_int_eq(tt_kms_backend_new(&F.loop, &o, &k, &err), 0);
+  char v[600];
+  static const enum tt_ddb_op ops[] = {TT_KMS_GENERATE_DATA_KEY, TT_KMS_DECRYPT};
+  for (size_t i = 0; i < 2; i++) {
+    struct res r;
+    memset(&r, 0, sizeof(r));
+    r.call.op = ops[i];
+    r.call.request = tt_kms_generate_data_key_request("alias/k");
+    r.call.done = on_done;
+    r.call.arg = &r;
+    ck_assert_int_eq(k->ops->start(k, &r.call), 0);
+    while (r.ndone == 0)
+      uv_run(&F.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(r.call.status, 0);
+    ck_assert_str_eq(tts_header(&F.srv.last, "x-amz-target", v, sizeof(v)),
+                     i == 0 ? "TrentService.GenerateDataKey" : "TrentService.Decrypt");
+    ck_assert_str_eq(tts_header(&F.srv.last, "content-type", v, sizeof(v)),
+                     "application/x-amz-json-1.1");
+    ck_assert_ptr_nonnull(strstr(tts_header(&F.srv.last, "authorization", v, sizeof(v)),
+                                 "/" REGION "/kms/aws4_request"));
+    res_free(&r);
+  }
+  /* DynamoDB's operations are not KMS's. */
+  struct tt_backend_call c = {.op = TT_DDB_GET_ITEM, .request = js("{}"), .done = on_done_nop};
+  ck_assert_int_ne(k->ops->start(k, &c), 0);
+  json_decref(c.request);
+  int closed = 0;
+  k->ops->close(k, on_closed, &closed);
+  while (!closed)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  k->ops->destroy(k);
+}
+END_TEST
+
+START_TEST(kms_data_key_answers) {
+  unsigned char key[32];
+  struct tt_buf edk;
+  struct tt_error err;
+  tt_buf_init(&edk, 0);
+  /* 32 bytes of 0x01 and a 3-byte blob. */
+  json_t *ok = js("{'Plaintext':'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=','CiphertextBlob':'AQID'}");
+  ck_assert_int_eq(tt_kms_data_key(ok, key, &edk, &err), 0);
+  ck_assert_uint_eq(key[0], 1);
+  ck_assert_uint_eq(key[31], 1);
+  ck_assert_uint_eq(edk.len, 3);
+  /* The key's text is wiped in the answer tree. */
+  ck_assert_ptr_null(strstr(json_string_value(json_object_get(ok, "Plaintext")), "AQEB"));
+  json_decref(ok);
+  json_t *short_key = js("{'Plaintext':'AQEB','CiphertextBlob':'AQID'}");
+  ck_assert_int_eq(tt_kms_data_key(short_key, key, NULL, &err), -1);
+  ck_assert_int_eq(err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  json_decref(short_key);
+  tt_buf_free(&edk);
 }
 END_TEST
 
@@ -978,6 +1046,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, wire_request_is_signed_json_protocol);
   tcase_add_test(tc, every_operation_has_its_target);
+  tcase_add_test(tc, kms_service_targets_and_signing);
+  tcase_add_test(tc, kms_data_key_answers);
   tcase_add_test(tc, session_token_is_sent_and_signed);
   tcase_add_test(tc, throttling_with_retry_after);
   tcase_add_test(tc, server_errors_are_transient);

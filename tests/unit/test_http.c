@@ -172,6 +172,46 @@ START_TEST(keep_alive_reuses_one_connection) {
 }
 END_TEST
 
+/* Starts one request without headers and runs the loop until it completed. */
+static void run_bare(struct res *r, const char *method, const char *path) {
+  char u[128];
+  url(u, sizeof(u), path);
+  struct tt_http_request req = {.method = method, .url = u};
+  memset(r, 0, sizeof(*r));
+  ck_assert_int_eq(tt_http_start(F.http, &r->call, &req, on_done, r), 0);
+  while (r->ndone == 0)
+    uv_run(&F.loop, UV_RUN_DEFAULT);
+}
+
+START_TEST(reused_handles_carry_nothing_over) {
+  /* Easy handles are pooled and reset between transfers: what one request
+   * set (method, body, headers, no-body for HEAD) must not reach the next,
+   * and handles of failed transfers are not reused. */
+  struct res r;
+  char v[64];
+  for (int i = 0; i < 3; i++) {
+    run1(&r, "PUT", "/echo", "body", 0);
+    ck_assert_str_eq(r.body, "PUT:body");
+    run_bare(&r, "GET", "/echo");
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+    ck_assert_str_eq(r.body, "GET:");
+    ck_assert_str_eq(F.srv.last.method, "GET");
+    ck_assert_uint_eq(F.srv.last.body_len, 0);
+    ck_assert_ptr_null(tts_header(&F.srv.last, "x-custom", v, sizeof(v)));
+    ck_assert_ptr_null(tts_header(&F.srv.last, "content-type", v, sizeof(v)));
+    run_bare(&r, "HEAD", "/hello");
+    ck_assert_int_eq(r.status, 200);
+    run_bare(&r, "GET", "/hello");
+    ck_assert_str_eq(r.body, "hello"); /* not a HEAD any more */
+    run1(&r, "GET", "/hang", NULL, 50);
+    ck_assert_int_eq(r.transport, TT_HTTP_TIMEOUT);
+    run_bare(&r, "GET", "/hello");
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+    ck_assert_str_eq(r.body, "hello");
+  }
+}
+END_TEST
+
 START_TEST(concurrent_requests_then_reuse) {
   char u[128];
   url(u, sizeof(u), "/hello");
@@ -377,6 +417,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, get_post_put);
   tcase_add_test(tc, keep_alive_reuses_one_connection);
+  tcase_add_test(tc, reused_handles_carry_nothing_over);
   tcase_add_test(tc, concurrent_requests_then_reuse);
   tcase_add_test(tc, timeout);
   tcase_add_test(tc, connection_refused);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_router.c -- route matching, parameters, 404 vs 405 and Allow. */
 #include <check.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,15 @@ static const struct tt_route routes[] = {
 };
 #define N (sizeof(routes) / sizeof(routes[0]))
 
+static struct tt_router small, api;
+
+static void setup(void) {
+  ck_assert_int_eq(tt_router_init(&small, routes, N), 0);
+  ck_assert_int_eq(tt_router_init(&api, tt_api_routes, tt_api_nroutes), 0);
+}
+
 static int match(unsigned method, const char *path, unsigned flags, struct tt_route_match *m) {
-  return tt_router_match(routes, N, method, path, strlen(path), flags, m);
+  return tt_router_match(&small, method, path, strlen(path), flags, m);
 }
 
 START_TEST(literal_and_params) {
@@ -101,19 +109,19 @@ START_TEST(literal_beats_parameter_for_every_method) {
   struct tt_route_match m;
   const char *path = "/v1/jobs/table";
   unsigned enabled = TT_ROUTE_FAULTS;
-  ck_assert_int_eq(tt_router_match(tt_api_routes, tt_api_nroutes, TT_METHOD_PUT, path,
+  ck_assert_int_eq(tt_router_match(&api, TT_METHOD_PUT, path,
                                    strlen(path), enabled, &m),
                    TT_ROUTER_FOUND);
   ck_assert_str_eq(m.route->pattern, "/v1/jobs/table");
   ck_assert_uint_eq(m.nparams, 0);
-  ck_assert_int_eq(tt_router_match(tt_api_routes, tt_api_nroutes, TT_METHOD_DELETE, path,
+  ck_assert_int_eq(tt_router_match(&api, TT_METHOD_DELETE, path,
                                    strlen(path), enabled, &m),
                    TT_ROUTER_FOUND);
   ck_assert_str_eq(m.route->pattern, "/v1/jobs/table");
   const unsigned others[] = {TT_METHOD_GET, TT_METHOD_HEAD, TT_METHOD_POST, TT_METHOD_PATCH,
                              TT_METHOD_OPTIONS};
   for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
-    ck_assert_int_eq(tt_router_match(tt_api_routes, tt_api_nroutes, others[i], path,
+    ck_assert_int_eq(tt_router_match(&api, others[i], path,
                                      strlen(path), enabled, &m),
                      TT_ROUTER_NO_METHOD);
     char allow[64];
@@ -234,7 +242,7 @@ START_TEST(no_literal_segment_is_shadowed) {
         ck_assert_uint_ne(want_allow, 0);
         for (size_t mi = 0; mi < sizeof(methods) / sizeof(methods[0]); mi++) {
           struct tt_route_match m;
-          int rc = tt_router_match(tt_api_routes, tt_api_nroutes, methods[mi], path, len,
+          int rc = tt_router_match(&api, methods[mi], path, len,
                                    TT_ROUTE_FAULTS, &m);
           unsigned want = methods[mi] == TT_METHOD_HEAD ? TT_METHOD_GET : methods[mi];
           checked++;
@@ -260,9 +268,77 @@ START_TEST(no_literal_segment_is_shadowed) {
 }
 END_TEST
 
+START_TEST(parameters_share_a_position) {
+  /* Parameters of different names at one position must not hide each
+   * other: /x/{b}/lit is more specific than /x/{a}/{y} for /x/1/lit, and the
+   * literal branch /x/lit/... backtracks to the parameter when it ends in
+   * no route. Names come from the route found. */
+  static const int A = 1, B = 2, C = 3, D = 4;
+  static const struct tt_route t[] = {
+      {TT_METHOD_GET, "/x/{a}/{y}", &A, 0},
+      {TT_METHOD_POST, "/x/{b}/lit", &B, 0},
+      {TT_METHOD_GET, "/x/lit/deep/{z}", &C, 0},
+      {TT_METHOD_GET, "/x/{c+}", &D, 0},
+  };
+  struct tt_router r;
+  struct tt_route_match m;
+  ck_assert_int_eq(tt_router_init(&r, t, 4), 0);
+  ck_assert_int_eq(tt_router_match(&r, TT_METHOD_GET, "/x/1/lit", 8, 0, &m), TT_ROUTER_NO_METHOD);
+  ck_assert_uint_eq(m.allow, TT_METHOD_POST);
+  ck_assert_uint_eq(m.nparams, 0);
+  ck_assert_int_eq(tt_router_match(&r, TT_METHOD_POST, "/x/1/lit", 8, 0, &m), TT_ROUTER_FOUND);
+  ck_assert_ptr_eq(m.route->handler, &B);
+  ck_assert_uint_eq(m.nparams, 1);
+  ck_assert_int_eq(memcmp(m.params[0].name, "b", m.params[0].name_len), 0);
+  ck_assert_int_eq(tt_router_match(&r, TT_METHOD_GET, "/x/lit/2", 8, 0, &m), TT_ROUTER_FOUND);
+  ck_assert_ptr_eq(m.route->handler, &A);
+  ck_assert_ptr_nonnull(tt_route_param(&m, "a"));
+  ck_assert_int_eq(memcmp(tt_route_param(&m, "a")->value, "lit", 3), 0);
+  ck_assert_int_eq(memcmp(tt_route_param(&m, "y")->value, "2", 1), 0);
+  ck_assert_int_eq(tt_router_match(&r, TT_METHOD_GET, "/x/lit/deep/q", 13, 0, &m),
+                   TT_ROUTER_FOUND);
+  ck_assert_ptr_eq(m.route->handler, &C);
+  ck_assert_int_eq(tt_router_match(&r, TT_METHOD_GET, "/x/lit/deep/q/r", 15, 0, &m),
+                   TT_ROUTER_FOUND);
+  ck_assert_ptr_eq(m.route->handler, &D);
+  ck_assert_uint_eq(tt_route_param(&m, "c")->len, strlen("lit/deep/q/r"));
+}
+END_TEST
+
+START_TEST(rest_keeps_the_raw_remainder) {
+  /* Empty segments and a trailing slash belong to a rest parameter; a
+   * {param} never matches an empty segment; a path need not be
+   * NUL-terminated. */
+  struct tt_route_match m;
+  ck_assert_int_eq(match(TT_METHOD_GET, "/v1/models/U/items/a//b/", 0, &m), TT_ROUTER_FOUND);
+  ck_assert_uint_eq(tt_route_param(&m, "key")->len, strlen("a//b/"));
+  ck_assert_int_eq(match(TT_METHOD_GET, "/v1/models/U/items//", 0, &m), TT_ROUTER_FOUND);
+  ck_assert_uint_eq(tt_route_param(&m, "key")->len, 1);
+  ck_assert_int_eq(match(TT_METHOD_GET, "/v1/models/", 0, &m), TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(match(TT_METHOD_GET, "healthz", 0, &m), TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(match(TT_METHOD_GET, "", 0, &m), TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(tt_router_match(&small, TT_METHOD_GET, "/healthzXYZ", 8, 0, &m),
+                   TT_ROUTER_FOUND);
+}
+END_TEST
+
+START_TEST(malformed_tables_are_refused) {
+  static const int H = 1;
+  struct tt_router r;
+  const struct tt_route no_slash[] = {{TT_METHOD_GET, "healthz", &H, 0}};
+  const struct tt_route rest_inside[] = {{TT_METHOD_GET, "/a/{b+}/c", &H, 0}};
+  const struct tt_route five[] = {{TT_METHOD_GET, "/{a}/{b}/{c}/{d}/{e}", &H, 0}};
+  ck_assert_int_eq(tt_router_init(&r, no_slash, 1), -EINVAL);
+  ck_assert_int_eq(tt_router_init(&r, rest_inside, 1), -EINVAL);
+  ck_assert_int_eq(tt_router_init(&r, five, 1), -EINVAL);
+  ck_assert_int_eq(tt_router_init(&r, routes, TT_ROUTER_MAX_ROUTES + 1), -ENOSPC);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("router");
   TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, setup, NULL);
   tcase_add_test(tc, literal_and_params);
   tcase_add_test(tc, rest_parameter_takes_composite_keys);
   tcase_add_test(tc, unknown_path_and_wrong_method);
@@ -271,6 +347,9 @@ int main(void) {
   tcase_add_test(tc, api_table_is_well_formed);
   tcase_add_test(tc, literal_beats_parameter_for_every_method);
   tcase_add_test(tc, no_literal_segment_is_shadowed);
+  tcase_add_test(tc, parameters_share_a_position);
+  tcase_add_test(tc, rest_keeps_the_raw_remainder);
+  tcase_add_test(tc, malformed_tables_are_refused);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_sigv4.c -- SigV4 known answers: AWS's test suite, botocore-made DynamoDB vectors, keys, cache. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,36 @@ START_TEST(test_derive_key_aws_doc_example) {
 }
 END_TEST
 
+/* Derives the documented key 200 times; returns how many came out wrong. */
+static void *derive_many(void *arg) {
+  static const unsigned char want[TT_SIGV4_KEY_LEN] = {
+      0xf4, 0x78, 0x0e, 0x2d, 0x9f, 0x65, 0xfa, 0x89, 0x5f, 0x9c, 0x67, 0xb3, 0x2c, 0xe1, 0xba, 0xf0,
+      0xb0, 0xd8, 0xa4, 0x35, 0x05, 0xa0, 0x00, 0xa1, 0xa9, 0xe0, 0x90, 0xd4, 0x14, 0xdb, 0x40, 0x4d};
+  size_t *wrong = arg;
+  for (int i = 0; i < 200; i++) {
+    unsigned char key[TT_SIGV4_KEY_LEN];
+    if (tt_sigv4_derive_key(SUITE_SECRET, "20120215", "us-east-1", "iam", key, NULL) != 0 ||
+        memcmp(key, want, sizeof want) != 0)
+      (*wrong)++;
+  }
+  return NULL;
+}
+
+START_TEST(test_threads_share_the_fetched_algorithms) {
+  /* The HMAC and SHA-256 implementations are fetched once per process
+   * (each test runs in a fresh fork, so these threads race on the first
+   * fetch) and shared: signing stays correct from several threads. */
+  pthread_t t[4];
+  size_t wrong[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, derive_many, &wrong[i]), 0);
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    ck_assert_uint_eq(wrong[i], 0);
+  }
+}
+END_TEST
+
 static void sign_cached(struct tt_sigv4_cache *cache, const char *secret, const char *region,
                         time_t when, char sig[TT_SIGV4_HEX_LEN + 1]) {
   struct tt_sigv4_request req = simple_req("GET", "/", NULL);
@@ -579,6 +610,7 @@ static Suite *sigv4_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("keys");
   tcase_add_test(tc, test_derive_key_aws_doc_example);
+  tcase_add_test(tc, test_threads_share_the_fetched_algorithms);
   tcase_add_test(tc, test_cache_derives_once_per_day);
   tcase_add_test(tc, test_cache_evicts_least_recently_used);
   tcase_add_test(tc, test_amz_date);

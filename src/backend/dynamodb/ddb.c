@@ -16,8 +16,21 @@
 #include "util/buf.h"
 
 #define DDB_MAGIC 0x44444231u /* "DDB1" */
-#define TARGET_PREFIX "DynamoDB_20120810."
-#define CONTENT_TYPE "application/x-amz-json-1.0"
+/* What differs between the AWS JSON services we speak. */
+struct service_def {
+  const char *name;          /* signing name and endpoint host prefix */
+  const char *target_prefix; /* X-Amz-Target before the operation name */
+  const char *content_type;
+  enum tt_ddb_op first_op, end_op; /* the ops it serves: [first, end) */
+  bool secret_answers;       /* answers carry key material: wipe them */
+};
+
+static const struct service_def services[] = {
+    [TT_DDB_SERVICE_DYNAMODB] = {"dynamodb", "DynamoDB_20120810.", "application/x-amz-json-1.0",
+                                 TT_DDB_GET_ITEM, TT_KMS_GENERATE_DATA_KEY, false},
+    [TT_DDB_SERVICE_KMS] = {"kms", "TrentService.", "application/x-amz-json-1.1",
+                            TT_KMS_GENERATE_DATA_KEY, TT_DDB_OP__COUNT, true},
+};
 #define SKEW_MIN_S 60 /* smaller differences are SigV4's 5-minute window's business */
 
 enum req_state {
@@ -56,6 +69,7 @@ struct ddb_req {
 struct ddb {
   struct tt_backend base;
   unsigned magic;
+  const struct service_def *svc;
   struct tt_http *http;
   bool own_http;
   struct ddb_account *accounts; /* [0] = default, then the partners */
@@ -180,6 +194,10 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
     if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
       adjust_skew(r, resp);
   }
+  /* A KMS answer holds a plaintext data key (base64): wipe our copy of the
+   * text; the parsed tree is the caller's to wipe (backend/kms/kms.h). */
+  if (r->d->svc->secret_answers && resp->body.data)
+    OPENSSL_cleanse(resp->body.data, resp->body.alloc);
   finish(r); /* frees r and with it r->http: http.c no longer touches it */
 }
 
@@ -190,14 +208,14 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
   struct ddb_account *a = r->a;
   struct tt_backend_call *call = r->call;
   char target[64];
-  snprintf(target, sizeof(target), TARGET_PREFIX "%s", tt_ddb_op_name(call->op));
+  snprintf(target, sizeof(target), "%s%s", d->svc->target_prefix, tt_ddb_op_name(call->op));
   struct tt_sigv4_header sh[] = {
-      {"Host", a->host}, {"Content-Type", CONTENT_TYPE}, {"X-Amz-Target", target}};
+      {"Host", a->host}, {"Content-Type", d->svc->content_type}, {"X-Amz-Target", target}};
   struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh,
                                   .n_headers = 3, .body = r->body, .body_len = r->body_len};
   struct tt_sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
                                     creds->session_token[0] ? creds->session_token : NULL};
-  struct tt_sigv4_config cfg = {a->region, "dynamodb", 0, &a->sigcache};
+  struct tt_sigv4_config cfg = {a->region, d->svc->name, 0, &a->sigcache};
   struct tt_sigv4_result sig;
   struct tt_error err;
   /* Every attempt is signed afresh: a retry needs a new X-Amz-Date. */
@@ -241,7 +259,7 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
     OPENSSL_cleanse(lines.data, lines.alloc);
   tt_buf_free(&lines);
   if (rc != 0)
-    fail(r, false, "TransportError", true, "the request to the DynamoDB endpoint could not start");
+    fail(r, false, "TransportError", true, "the request to the endpoint could not start");
 }
 
 static void on_creds(void *arg, const struct tt_creds *creds, const struct tt_error *err) {
@@ -267,8 +285,8 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   assert(d->magic == DDB_MAGIC);
   if (d->closing)
     return UV_ESHUTDOWN;
-  if ((unsigned)call->op >= TT_DDB_OP__COUNT || !json_is_object(call->request) ||
-      call->account >= d->n_accounts)
+  if (call->op < d->svc->first_op || call->op >= d->svc->end_op ||
+      !json_is_object(call->request) || call->account >= d->n_accounts)
     return UV_EINVAL;
   struct ddb_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
@@ -406,11 +424,12 @@ static bool region_ok(const char *r) {
 
 /* Splits the endpoint into the URL we post to and the Host header we sign
  * (host, plus the port when one was given and it is not the scheme's). */
-static int parse_endpoint(struct ddb_account *d, const char *endpoint, struct tt_error *err) {
+static int parse_endpoint(struct ddb_account *d, const struct service_def *svc, const char *endpoint,
+                          struct tt_error *err) {
   char def[128];
   if (endpoint == NULL || endpoint[0] == '\0') {
     /* China regions live under their own domain. */
-    snprintf(def, sizeof(def), "https://dynamodb.%s.amazonaws.com%s", d->region,
+    snprintf(def, sizeof(def), "https://%s.%s.amazonaws.com%s", svc->name, d->region,
              strncmp(d->region, "cn-", 3) == 0 ? ".cn" : "");
     endpoint = def;
   }
@@ -437,7 +456,7 @@ static int parse_endpoint(struct ddb_account *d, const char *endpoint, struct tt
   }
   if ((path && strcmp(path, "/") != 0 && path[0] != '\0') || query || user) {
     tt_error_set(err, TT_ERR_VALIDATION, "endpoint",
-                 "the endpoint must have no path, query or user part (DynamoDB is served at /)");
+                 "the endpoint must have no path, query or user part (the service is served at /)");
     goto done;
   }
   bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
@@ -470,7 +489,8 @@ done:
 
 /* Fills account `a` (zeroed) from its settings; `endpoint` NULL or "" =
  * the region's default. */
-static int account_init(struct ddb_account *a, const char *region, const char *endpoint,
+static int account_init(struct ddb_account *a, const struct service_def *svc, const char *region,
+                        const char *endpoint,
                         struct tt_creds_provider *creds, struct tt_error *err) {
   if (region == NULL || !region_ok(region))
     return tt_error_set(err, TT_ERR_VALIDATION, "region",
@@ -481,7 +501,7 @@ static int account_init(struct ddb_account *a, const char *region, const char *e
   snprintf(a->region, sizeof(a->region), "%s", region);
   a->creds = creds;
   tt_sigv4_cache_init(&a->sigcache);
-  return parse_endpoint(a, endpoint, err);
+  return parse_endpoint(a, svc, endpoint, err);
 }
 
 int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
@@ -495,20 +515,25 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
   if (d == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   d->magic = DDB_MAGIC;
+  if ((unsigned)opts->service >= sizeof(services) / sizeof(services[0])) {
+    free(d);
+    return tt_error_set(err, TT_ERR_VALIDATION, "service", "unknown AWS service");
+  }
+  d->svc = &services[opts->service];
   d->accounts = calloc(opts->n_accounts + 1, sizeof(*d->accounts));
   if (d->accounts == NULL) {
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
     goto fail;
   }
   d->n_accounts = opts->n_accounts + 1;
-  if (account_init(&d->accounts[0], opts->region, opts->endpoint, opts->creds, err) != 0)
+  if (account_init(&d->accounts[0], d->svc, opts->region, opts->endpoint, opts->creds, err) != 0)
     goto fail;
   for (size_t i = 0; i < opts->n_accounts; i++) {
     const struct tt_ddb_account *pa = &opts->accounts[i];
     /* A partner without an endpoint of its own shares an explicit one
      * (moto, DynamoDB Local), else uses its region's default. */
     const char *ep = pa->endpoint && pa->endpoint[0] ? pa->endpoint : opts->endpoint;
-    if (account_init(&d->accounts[i + 1], pa->region ? pa->region : opts->region, ep, pa->creds,
+    if (account_init(&d->accounts[i + 1], d->svc, pa->region ? pa->region : opts->region, ep, pa->creds,
                      err) != 0)
       goto fail;
   }

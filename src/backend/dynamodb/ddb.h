@@ -26,7 +26,15 @@ struct tt_ddb_account {
 /* Wall clock in unix seconds, for signing (injectable for tests). */
 typedef int64_t (*tt_ddb_clock_fn)(void *arg);
 
+/* The AWS JSON service a backend speaks. */
+enum tt_ddb_service {
+  TT_DDB_SERVICE_DYNAMODB = 0, /* JSON 1.0, DynamoDB_20120810.<Op>, the TT_DDB_* ops */
+  TT_DDB_SERVICE_KMS           /* JSON 1.1, TrentService.<Op>, the TT_KMS_* ops */
+};
+
 struct tt_ddb_options {
+  /* Which service (signing name, target prefix, default endpoint, ops). */
+  enum tt_ddb_service service;
   /* Signing region, required ("eu-west-1"). */
   const char *region;
   /* "http://127.0.0.1:8000" (DynamoDB Local, dynalite, moto, LocalStack)

@@ -11,6 +11,12 @@
 #define HTTP_MAGIC 0x48545450u /* "HTTP" */
 #define HEADERS_CAP (64u * 1024u)
 #define MAX_IDLE_CONNECTIONS 64L
+/* Idle easy handles kept for reuse. A new handle costs an allocation of
+ * libcurl's whole per-transfer state and its initialization, and freeing
+ * it again; a reset one keeps both (connections live in the multi handle's
+ * cache either way). 16 covers the usual in-flight count of one daemon
+ * (fan-outs of 4-8, a few requests); a burst beyond it frees the extras. */
+#define EASY_POOL_MAX 16
 
 enum call_state {
   CALL_IDLE = 0,
@@ -39,6 +45,8 @@ struct tt_http {
   size_t nsocks;
   struct tt_http_call *active;                /* doubly linked */
   struct tt_http_call *fin_head, *fin_tail;   /* finished, not delivered */
+  CURL *pool[EASY_POOL_MAX]; /* idle easy handles: reset, in no multi */
+  size_t npool;
   uint64_t timeout_ms, connect_timeout_ms;
   size_t max_body;
   char *ca_file;
@@ -115,12 +123,40 @@ static void fin_push(struct tt_http *h, struct tt_http_call *c) {
   h->fin_tail = c;
 }
 
-/* Detaches the easy handle of an active call; never from a curl callback. */
-static void call_release_easy(struct tt_http *h, struct tt_http_call *c) {
+/* An easy handle for a new transfer: a pooled one (reset when it was put
+ * back) or a new one; NULL when out of memory. */
+static CURL *easy_get(struct tt_http *h) {
+  if (h->npool > 0)
+    return h->pool[--h->npool];
+  return curl_easy_init();
+}
+
+/* Takes back an easy handle that is in no multi handle. Only the handle of
+ * a transfer that completed normally is kept: one that was canceled or
+ * failed is freed, so no state of a broken transfer can reach the next
+ * one. curl_easy_reset drops every option, among them the pointers to the
+ * finished call (PRIVATE, WRITEDATA, HEADERDATA, POSTFIELDS, HTTPHEADER). */
+static void easy_put(struct tt_http *h, CURL *e, bool reusable) {
+  if (reusable && h->npool < EASY_POOL_MAX && !h->closing) {
+    curl_easy_reset(e);
+    h->pool[h->npool++] = e;
+    return;
+  }
+  curl_easy_cleanup(e);
+}
+
+static void pool_free(struct tt_http *h) {
+  while (h->npool > 0)
+    curl_easy_cleanup(h->pool[--h->npool]);
+}
+
+/* Detaches the easy handle of an active call; never from a curl callback.
+ * `reusable`: the transfer completed normally (CURLE_OK). */
+static void call_release_easy(struct tt_http *h, struct tt_http_call *c, bool reusable) {
   if (c->easy) {
     if (h->multi)
       curl_multi_remove_handle(h->multi, c->easy);
-    curl_easy_cleanup(c->easy);
+    easy_put(h, c->easy, reusable && h->multi != NULL);
     c->easy = NULL;
   }
   curl_slist_free_all(c->headers);
@@ -160,7 +196,7 @@ static void transfer_done(struct tt_http *h, struct tt_http_call *c, CURLcode rc
   curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
   c->resp.transport = map_curlcode(rc, c->too_large);
   c->resp.status = c->resp.transport == TT_HTTP_OK ? status : 0;
-  call_release_easy(h, c);
+  call_release_easy(h, c, rc == CURLE_OK);
   active_unlink(h, c);
   fin_push(h, c);
 }
@@ -396,7 +432,7 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   tt_buf_init(&call->resp.body, h->max_body);
   tt_buf_init(&call->resp.headers, HEADERS_CAP);
   int rc = UV_ENOMEM;
-  CURL *e = curl_easy_init();
+  CURL *e = easy_get(h);
   if (e == NULL)
     goto fail;
   call->easy = e;
@@ -454,7 +490,8 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   h->active = call;
   return 0;
 fail:
-  curl_easy_cleanup(e);
+  if (e)
+    curl_easy_cleanup(e); /* half-configured: never back to the pool */
   call->easy = NULL;
   curl_slist_free_all(call->headers);
   call->headers = NULL;
@@ -467,7 +504,7 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call) {
   assert(h->magic == HTTP_MAGIC);
   if (call->state != CALL_ACTIVE)
     return; /* already finished: done reports what really happened */
-  call_release_easy(h, call);
+  call_release_easy(h, call, false); /* stopped mid-flight: freed, never reused */
   active_unlink(h, call);
   tt_buf_free(&call->resp.body);
   tt_buf_reset(&call->resp.headers);
@@ -517,7 +554,7 @@ void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   /* Tolerated in release builds: drop what is left without callbacks. */
   while (h->active) {
     struct tt_http_call *c = h->active;
-    call_release_easy(h, c);
+    call_release_easy(h, c, false);
     active_unlink(h, c);
     tt_buf_free(&c->resp.body);
     tt_buf_free(&c->resp.headers);
@@ -531,6 +568,7 @@ void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   /* Order matters: curl_multi_cleanup may still call the timer and socket
    * callbacks (closing cached connections), so both must be alive. */
   h->pending_closes++; /* held until every handle was asked to close */
+  pool_free(h); /* easy handles first, then the multi (DESIGN.md) */
   curl_multi_cleanup(h->multi);
   h->multi = NULL;
   for (size_t i = 0; i < h->nsocks; i++)
@@ -547,6 +585,7 @@ void tt_http_destroy(struct tt_http *h) {
     return;
   assert(h->magic == HTTP_MAGIC);
   h->magic = 0;
+  pool_free(h);
   if (h->multi) { /* never closed: only valid when the loop is gone anyway */
     curl_multi_cleanup(h->multi);
   }

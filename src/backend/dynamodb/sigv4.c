@@ -2,12 +2,15 @@
 /* sigv4.c -- AWS Signature Version 4 for DynamoDB requests. */
 #include "backend/dynamodb/sigv4.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include "util/buf.h"
 
@@ -20,8 +23,53 @@
 static const char hex_lower[] = "0123456789abcdef";
 static const char hex_upper[] = "0123456789ABCDEF";
 
-/* ---- crypto: OpenSSL 3 one-shot APIs only (HMAC_CTX and SHA256_Init are
- * deprecated there). ---- */
+/* ---- crypto: OpenSSL 3 EVP APIs only (HMAC_CTX and SHA256_Init are
+ * deprecated there). ----
+ *
+ * Why the algorithms are fetched once: EVP_Q_mac(NULL, "HMAC", ...) fetches
+ * the HMAC implementation and then SHA-256 by name on every call, and
+ * EVP_Digest with EVP_sha256() fetches SHA-256 implicitly each time; a
+ * request signs with three digests and one HMAC, and the fetches (name
+ * lookups and locks in OpenSSL's method store) cost more than the hashing.
+ * Fetched objects are immutable and may be shared between threads, so one
+ * process-wide set is enough; it is fetched under pthread_once because
+ * signing is pure and any thread may call it (today only the loop thread
+ * does: the threadpool work of the credentials chain only reads files).
+ * The HMAC context template has its digest set once; each HMAC works on a
+ * duplicate of it (a context is not shareable). Freed at exit, before
+ * OpenSSL's own cleanup (registered earlier, so run later), so leak
+ * checkers see nothing. */
+static struct {
+  EVP_MD *sha256;
+  EVP_MAC *hmac;
+  EVP_MAC_CTX *hmac_sha256; /* template: HMAC with digest SHA256, no key */
+} crypto;
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+static void crypto_free(void) {
+  EVP_MAC_CTX_free(crypto.hmac_sha256);
+  EVP_MAC_free(crypto.hmac);
+  EVP_MD_free(crypto.sha256);
+  memset(&crypto, 0, sizeof crypto);
+}
+
+static void crypto_fetch(void) {
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
+  crypto.sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+  crypto.hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+  if (crypto.hmac)
+    crypto.hmac_sha256 = EVP_MAC_CTX_new(crypto.hmac);
+  if (crypto.sha256 == NULL || crypto.hmac_sha256 == NULL ||
+      EVP_MAC_CTX_set_params(crypto.hmac_sha256, params) != 1 || atexit(crypto_free) != 0)
+    crypto_free(); /* every signature then fails with an internal error */
+}
+
+/* The fetched algorithms, or false when OpenSSL could not provide them. */
+static bool crypto_ready(void) {
+  return pthread_once(&crypto_once, crypto_fetch) == 0 && crypto.hmac_sha256 != NULL;
+}
 
 static void to_hex(const unsigned char *p, size_t n, char *out) {
   for (size_t i = 0; i < n; i++) {
@@ -34,7 +82,8 @@ static void to_hex(const unsigned char *p, size_t n, char *out) {
 static int sha256(const void *p, size_t n, unsigned char md[32]) {
   unsigned int len = 0;
   /* EVP_Digest wants a non-NULL pointer even for zero bytes. */
-  if (EVP_Digest(p ? p : "", n, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
+  if (!crypto_ready() || EVP_Digest(p ? p : "", n, md, &len, crypto.sha256, NULL) != 1 ||
+      len != 32)
     return -1;
   return 0;
 }
@@ -50,11 +99,16 @@ static int sha256_hex(const void *p, size_t n, char out[TT_SIGV4_HEX_LEN + 1]) {
 static int hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                        unsigned char out[32]) {
   size_t out_len = 0;
-  if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len,
-                (const unsigned char *)(msg ? msg : ""), msg_len, out, 32, &out_len) == NULL ||
-      out_len != 32)
+  int rc = -1;
+  EVP_MAC_CTX *ctx = crypto_ready() ? EVP_MAC_CTX_dup(crypto.hmac_sha256) : NULL;
+  if (ctx == NULL)
     return -1;
-  return 0;
+  if (EVP_MAC_init(ctx, key, key_len, NULL) == 1 &&
+      EVP_MAC_update(ctx, (const unsigned char *)(msg ? msg : ""), msg_len) == 1 &&
+      EVP_MAC_final(ctx, out, &out_len, 32) == 1 && out_len == 32)
+    rc = 0;
+  EVP_MAC_CTX_free(ctx); /* cleanses the keyed state */
+  return rc;
 }
 
 /* ---- character classes and percent-encoding ---- */

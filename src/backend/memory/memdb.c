@@ -134,7 +134,8 @@ static void arm(struct memdb *m) {
 
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   struct memdb *m = b->impl;
-  if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT)
+  if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT ||
+      op_table[c->op] == NULL) /* KMS operations are not DynamoDB's */
     return UV_EINVAL;
   c->next = NULL;
   c->canceled = false;

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* crypt.c -- encrypted attributes on the item paths: refusals before I/O and
+ * the KMS fan-out that seals values before a write and opens them after a
+ * read, joined like every other operation of the request. */
+#include "orm/crypt.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <string.h>
+
+#include "backend/kms/kms.h"
+#include "orm/envelope.h"
+
+bool tt_orm_crypt_model(const struct tt_model *m) {
+  for (size_t i = 0; i < m->n_attrs; i++)
+    if (m->attrs[i].encrypted)
+      return true;
+  return false;
+}
+
+int tt_orm_crypt_check(const struct tt_orm *orm, const struct tt_model *m, struct tt_error *err) {
+  if (orm->kms != NULL || !tt_orm_crypt_model(m))
+    return 0;
+  return tt_error_set(err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, NULL,
+                      "model %s has encrypted attributes and no KMS key is configured "
+                      "(--kms-key-id); its items are neither written nor read",
+                      m->name);
+}
+
+/* The declared attribute a REST path starts with, and whether the path goes
+ * further into it. */
+static const struct tt_model_attr *path_attr(const struct tt_model *m, const char *path,
+                                             bool *nested) {
+  size_t n = strcspn(path, ".[");
+  *nested = path[n] != '\0';
+  return tt_model_attr_find(m, path, n);
+}
+
+int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
+                            struct tt_error *err) {
+  bool nested;
+  const struct tt_model_attr *a = path_attr(m, path, &nested);
+  if (a == NULL || !a->encrypted || !nested)
+    return 0;
+  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
+                      "attribute %s is encrypted: it is only read or written whole", a->name);
+}
+
+int tt_orm_crypt_check_condition(const struct tt_model *m, const json_t *cond, const char *field,
+                                 struct tt_error *err) {
+  size_t i;
+  json_t *x;
+  if (json_is_array(cond)) {
+    json_array_foreach(cond, i, x) {
+      if (tt_orm_crypt_check_condition(m, x, field, err) != 0)
+        return -1;
+    }
+    return 0;
+  }
+  if (!json_is_object(cond))
+    return 0;
+  const json_t *attr = json_object_get(cond, "attr");
+  if (json_is_string(attr)) {
+    bool nested;
+    const struct tt_model_attr *a = path_attr(m, json_string_value(attr), &nested);
+    if (a != NULL && a->encrypted)
+      return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
+                          "attribute %s is encrypted: it cannot be used in a key, condition or "
+                          "filter",
+                          a->name);
+  }
+  static const char *const subs[] = {"and", "or", "not"};
+  for (size_t k = 0; k < 3; k++) {
+    const json_t *s = json_object_get(cond, subs[k]);
+    if (s != NULL && tt_orm_crypt_check_condition(m, s, field, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- the KMS fan-out ------------------------------------------------------ */
+
+struct slot {
+  struct tt_client_call call; /* in the arena: the join may look at it after done */
+  struct tt_orm_crypt *c;
+  const struct tt_model_attr *attr;
+  struct tt_av *value; /* replaced in place */
+  struct tt_envelope_parts parts; /* opening: parsed before any call */
+  struct slot *next;
+};
+
+struct tt_orm_crypt {
+  struct tt_orm_ctx *ctx;
+  bool seal;
+  struct slot *head, *tail, *next_to_start;
+  size_t n, running;
+  bool pumping, failed, finished;
+  struct tt_error err;
+  tt_orm_crypt_done_cb done;
+  void *arg;
+};
+
+struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal) {
+  struct tt_orm_crypt *c = tt_arena_alloc(ctx->arena, sizeof(*c));
+  if (c != NULL) {
+    c->ctx = ctx;
+    c->seal = seal;
+  }
+  return c;
+}
+
+size_t tt_orm_crypt_count(const struct tt_orm_crypt *c) { return c->n; }
+
+int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a,
+                           struct tt_av *value, struct tt_error *err) {
+  struct slot *s = tt_arena_alloc(c->ctx->arena, sizeof(*s));
+  if (s == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  s->c = c;
+  s->attr = a;
+  s->value = value;
+  if (c->tail)
+    c->tail->next = s;
+  else
+    c->head = s;
+  c->tail = s;
+  c->n++;
+  return 0;
+}
+
+int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err) {
+  return tt_orm_crypt_add_item_of(c, c->ctx->model, item, err);
+}
+
+int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
+                             struct tt_error *err) {
+  if (item->type != TT_AV_M)
+    return 0;
+  for (size_t i = 0; i < item->len; i++) {
+    struct tt_av_member *mb = &item->u.members[i];
+    const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
+    if (a != NULL && a->encrypted && tt_orm_crypt_add_value(c, a, &mb->value, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void fail(struct tt_orm_crypt *c, const struct tt_error *e) {
+  if (!c->failed)
+    c->err = *e;
+  c->failed = true;
+}
+
+/* A KMS failure in the API's terms. The key's own problems (missing,
+ * disabled, not ours) are configuration: EncryptionNotConfigured. */
+static void kms_failed(struct tt_orm_crypt *c, const char *s_attr,
+                       const struct tt_backend_error *e) {
+  struct tt_error err;
+  const char *op = c->seal ? "GenerateDataKey" : "Decrypt";
+  const char *t = e->type;
+  if (strcmp(t, "RequestCanceled") == 0)
+    tt_error_set(&err, TT_ERR_BACKEND_TIMEOUT, NULL,
+                 "the KMS call was canceled at the request deadline");
+  else if (e->throttling)
+    tt_error_set(&err, TT_ERR_THROTTLED, NULL, "KMS %s is still throttled after retries (%s)",
+                 op, t);
+  else if (e->retryable)
+    tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "KMS %s failed (%s); retry", op, t);
+  else if (strcmp(t, "InvalidCiphertextException") == 0 ||
+           strcmp(t, "IncorrectKeyException") == 0)
+    tt_error_set(&err, TT_ERR_INVALID_ENCRYPTED_ENVELOPE, s_attr,
+                 "KMS cannot decrypt the data key of a stored envelope (%s)", t);
+  else
+    tt_error_set(&err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, NULL,
+                 "KMS refused %s with the configured key (%s); check --kms-key-id and its "
+                 "permissions",
+                 op, t);
+  fail(c, &err);
+}
+
+/* Seals or opens one value with the data key of its KMS answer. */
+static void use_key(struct slot *s, json_t *resp) {
+  struct tt_orm_crypt *c = s->c;
+  unsigned char key[TT_KMS_DATA_KEY_BYTES], nonce[TT_ENVELOPE_NONCE_BYTES];
+  struct tt_buf edk;
+  struct tt_av out;
+  struct tt_error err;
+  tt_buf_init(&edk, 0);
+  if (tt_kms_data_key(resp, key, c->seal ? &edk : NULL, &err) != 0) {
+    fail(c, &err);
+    goto done;
+  }
+  int rc;
+  if (c->seal) {
+    if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "no random bytes for a nonce");
+      rc = -1;
+    } else {
+      rc = tt_envelope_seal(s->value, s->attr->name, s->attr->name_len, key, nonce, edk.data,
+                            edk.len, &out, &err);
+    }
+  } else {
+    rc = tt_envelope_open(&s->parts, s->attr->name, s->attr->name_len, key, &out, &err);
+  }
+  OPENSSL_cleanse(key, sizeof(key));
+  if (rc != 0) {
+    fail(c, &err);
+    goto done;
+  }
+  tt_av_free(s->value);
+  *s->value = out;
+done:
+  tt_buf_free(&edk);
+}
+
+static void pump(struct tt_orm_crypt *c);
+
+static void slot_done_cb(struct tt_client_call *call) {
+  struct slot *s = call->arg;
+  struct tt_orm_crypt *c = s->c;
+  if (call->bc.status != 0)
+    kms_failed(c, s->attr->name, &call->bc.error);
+  else if (!c->failed)
+    use_key(s, call->bc.response);
+  c->running--;
+  pump(c);
+}
+
+static void finish(struct tt_orm_crypt *c) {
+  c->finished = true;
+  c->done(c->arg, c->failed ? &c->err : NULL);
+}
+
+/* Starts calls up to the bound; finishes when none runs and none is left
+ * (or one failed). Re-entrant calls from a synchronous completion only
+ * count down: the outer loop goes on. */
+static void pump(struct tt_orm_crypt *c) {
+  if (c->pumping || c->finished)
+    return;
+  c->pumping = true;
+  struct tt_orm *orm = c->ctx->orm;
+  while (!c->failed && c->next_to_start != NULL && c->running < TT_ORM_CRYPT_PARALLEL) {
+    struct slot *s = c->next_to_start;
+    c->next_to_start = s->next;
+    json_t *req = c->seal ? tt_kms_generate_data_key_request(orm->kms_key_id)
+                          : tt_kms_decrypt_request(orm->kms_key_id, s->parts.edk,
+                                                   s->parts.edk_len);
+    s->call.model = c->ctx->model ? c->ctx->model->name : NULL;
+    s->call.request_id = c->ctx->request_id;
+    c->running++;
+    if (tt_client_start(orm->kms, c->ctx->join, &s->call, c->seal ? TT_KMS_GENERATE_DATA_KEY
+                                                                  : TT_KMS_DECRYPT,
+                        req, slot_done_cb, s) != 0) {
+      c->running--;
+      kms_failed(c, s->attr->name, &s->call.bc.error);
+    }
+  }
+  c->pumping = false;
+  if (c->running == 0 && (c->failed || c->next_to_start == NULL))
+    finish(c);
+}
+
+void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg) {
+  c->done = done;
+  c->arg = arg;
+  if (!c->seal) {
+    /* Every envelope is checked before the first KMS call. */
+    for (struct slot *s = c->head; s != NULL; s = s->next) {
+      struct tt_error err;
+      if (tt_envelope_parse(s->value, s->attr->name, &s->parts, &err) != 0) {
+        fail(c, &err);
+        finish(c);
+        return;
+      }
+    }
+  }
+  c->next_to_start = c->head;
+  if (c->ctx->orm->kms == NULL && c->n > 0) {
+    struct tt_error err;
+    tt_error_set(&err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
+                 "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
+                 c->head->attr->name);
+    fail(c, &err);
+    finish(c);
+    return;
+  }
+  pump(c);
+}

@@ -1,0 +1,350 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Encrypted attributes (DMS `encryption: {v: 1}`), TableTheory's envelope:
+
+- without --kms-key-id every read and write of a model with an encrypted
+  attribute is 501 EncryptionNotConfigured, before any I/O (fail closed);
+- with a key (moto's KMS), values round-trip through create, put, get,
+  update, query, scan, batch and transactions, and what is stored is the
+  envelope {v: N 1, edk: B, nonce: B, ct: B}, which this test decrypts on
+  its own (KMS Decrypt + AES-256-GCM with the attribute's AAD);
+- keys, conditions, filters, add/append and nested paths on an encrypted
+  attribute are 400 EncryptedFieldNotQueryable before any KMS call;
+- a KMS failure is an error and nothing is written;
+- no plaintext reaches the log.
+
+KMS is moto's: the suite's peer when it runs on moto, else a moto started
+here (tests/peers/start_peer.sh). Models of models/encrypted.yml."""
+import base64
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from daemon import DAEMON, PEER, PEER_ENDPOINT, SRCDIR, Daemon
+from items_fixtures import MY_MODELS, assert_error, item_path
+
+PEERS = os.path.join(SRCDIR, "tests", "peers")
+ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+       "AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1"}
+SENTINEL = "SENTINEL-plaintext-7f3a"
+
+no_txn_on_dynalite = pytest.mark.skipif(
+    PEER == "dynalite", reason="dynalite does not implement TransactWriteItems or "
+                               "TransactGetItems; these run on moto and memory")
+
+_seq = iter(range(1, 1 << 30))
+
+
+def uid(prefix="e"):
+    return "%s-%d-%d" % (prefix, os.getpid(), next(_seq))
+
+
+def kms_call(endpoint, op, body):
+    """One signed KMS call (SigV4, service kms), independent of the daemon."""
+    host = urllib.parse.urlparse(endpoint).netloc
+    data = json.dumps(body).encode()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    amz, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    target, ctype = "TrentService." + op, "application/x-amz-json-1.1"
+    canon = "content-type:%s\nhost:%s\nx-amz-date:%s\nx-amz-target:%s\n" % (ctype, host, amz,
+                                                                            target)
+    signed = "content-type;host;x-amz-date;x-amz-target"
+    creq = "\n".join(["POST", "/", "", canon, signed, hashlib.sha256(data).hexdigest()])
+    scope = "%s/us-east-1/kms/aws4_request" % day
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz, scope, hashlib.sha256(creq.encode()).hexdigest()])
+    k = b"AWS4testing"
+    for part in (day, "us-east-1", "kms", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    sig = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    req = urllib.request.Request(endpoint.rstrip("/") + "/", data=data, method="POST", headers={
+        "Content-Type": ctype, "X-Amz-Date": amz, "X-Amz-Target": target,
+        "Authorization": "AWS4-HMAC-SHA256 Credential=testing/%s, SignedHeaders=%s, Signature=%s"
+                         % (scope, signed, sig)})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+@pytest.fixture(scope="module")
+def kms():
+    """A KMS endpoint (moto) and a fresh symmetric key's ARN."""
+    proc_pid = None
+    endpoint = PEER_ENDPOINT if PEER == "moto" else None
+    if endpoint is None:
+        out = subprocess.run(["bash", os.path.join(PEERS, "start_peer.sh"), "moto"],
+                             capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            pytest.skip("moto (KMS) could not be started: %s" % out.stderr[-300:])
+        vals = dict(line.split("=", 1) for line in out.stdout.split() if "=" in line)
+        endpoint, proc_pid = vals["ENDPOINT"], vals["PID"]
+    key = kms_call(endpoint, "CreateKey", {"KeySpec": "SYMMETRIC_DEFAULT",
+                                           "KeyUsage": "ENCRYPT_DECRYPT"})["KeyMetadata"]["Arn"]
+    yield endpoint, key
+    if proc_pid:
+        subprocess.run(["bash", os.path.join(PEERS, "stop_peer.sh"), proc_pid], timeout=60)
+
+
+def start(kms_endpoint=None, key=None, extra=()):
+    args = ["--models", MY_MODELS] + list(extra)
+    if key:
+        args += ["--kms-key-id", key, "--kms-endpoint", kms_endpoint]
+    return Daemon(*args, env=ENV)
+
+
+@pytest.fixture(scope="module")
+def sd(kms):
+    """A daemon with a KMS key, on the suite's backend."""
+    d = start(*kms)
+    yield d
+    try:
+        d.wait_metric("tabletheoryd_inflight_operations", 0)
+        d.stop()
+    finally:
+        d.kill()
+
+
+def kms_calls(d, op):
+    _, _, data = d.request("GET", "/metrics")
+    total = 0.0
+    for line in data.decode().splitlines():
+        if line.startswith("tabletheoryd_backend_calls_total{") and 'op="%s"' % op in line:
+            total += float(line.split()[-1])
+    return total
+
+
+def raw(d, *key):
+    """The stored item in DynamoDB's shape (?format=dynamodb)."""
+    status, _, body = d.json("GET", item_path("Sealed", *key) + "?format=dynamodb&consistent=true")
+    assert status == 200, body
+    return body
+
+
+def decrypt_independently(endpoint, attr, env):
+    """KMS Decrypt of the edk, then AES-256-GCM with TableTheory's AAD."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    m = env["M"]
+    assert m["v"] == {"N": "1"}
+    assert set(m) == {"v", "edk", "nonce", "ct"}
+    nonce = base64.b64decode(m["nonce"]["B"])
+    assert len(nonce) == 12
+    key = base64.b64decode(kms_call(endpoint, "Decrypt",
+                                    {"CiphertextBlob": m["edk"]["B"]})["Plaintext"])
+    assert len(key) == 32
+    aad = ("theorydb:encrypted:v1|attr=%s" % attr).encode()
+    return json.loads(AESGCM(key).decrypt(nonce, base64.b64decode(m["ct"]["B"]), aad))
+
+
+# ---- fail closed -----------------------------------------------------------------------------
+
+
+def test_fail_closed_without_a_key(fresh_daemon):
+    d = fresh_daemon("--models", MY_MODELS)
+    i = uid()
+    calls = [
+        ("POST", "/v1/models/Sealed/items", {"id": i, "secret": SENTINEL}),
+        ("PUT", item_path("Sealed", i), {"id": i, "secret": SENTINEL}),
+        ("GET", item_path("Sealed", i), None),
+        ("PATCH", item_path("Sealed", i), {"set": {"note": "n"}}),
+        ("POST", "/v1/models/Sealed/query", {"key": [{"attr": "id", "op": "=", "value": i}]}),
+        ("POST", "/v1/models/Sealed/scan", {}),
+        ("POST", "/v1/models/Sealed/batch-get", {"keys": [{"id": i}]}),
+        ("POST", "/v1/models/Sealed/batch-write", {"put": [{"id": i, "secret": SENTINEL}]}),
+    ]
+    if PEER != "dynalite":
+        calls.append(("POST", "/v1/transactions/write",
+                      {"items": [{"op": "create", "model": "Sealed",
+                                  "item": {"id": i, "secret": SENTINEL}}]}))
+    for method, path, body in calls:
+        status, hdrs, out = d.json(method, path, body)
+        assert_error(status, hdrs, out, 501, "EncryptionNotConfigured")
+    # Nothing was written: the same table through the model without encryption.
+    status, _, _ = d.json("GET", item_path("SealedView", i))
+    assert status == 404
+    assert SENTINEL not in d.log_text()
+
+
+def test_kms_key_needs_a_region():
+    out = subprocess.run([DAEMON, "--check-config",
+                          "--kms-key-id", "alias/x"], capture_output=True, text=True,
+                         env=dict(os.environ, AWS_REGION="", AWS_DEFAULT_REGION=""))
+    assert out.returncode == 2, out
+    assert "kms-key-id" in out.stderr
+
+
+# ---- round trips -------------------------------------------------------------------------------
+
+
+def test_round_trip_and_envelope(sd, kms):
+    endpoint, _ = kms
+    i = uid()
+    card = {"number": SENTINEL, "exp": 12, "tags": ["a", "b"], "ok": True, "none": None}
+    before = kms_calls(sd, "GenerateDataKey")
+    status, _, body = sd.json("POST", "/v1/models/Sealed/items",
+                              {"id": i, "secret": SENTINEL, "card": card,
+                               "codes": ["x", "y"], "note": "plain"})
+    assert status == 201, body
+    assert body["secret"] == SENTINEL and body["card"] == card
+    # One GenerateDataKey per encrypted value written.
+    assert kms_calls(sd, "GenerateDataKey") - before == 3
+    before = kms_calls(sd, "Decrypt")
+    status, _, body = sd.json("GET", item_path("Sealed", i) + "?consistent=true")
+    assert status == 200, body
+    assert body["secret"] == SENTINEL and body["card"] == card
+    assert sorted(body["codes"]) == ["x", "y"] and body["note"] == "plain"
+    assert kms_calls(sd, "Decrypt") - before == 3
+    # What is stored is the envelope, and it decrypts without the daemon.
+    stored = raw(sd, i)
+    assert stored["note"] == {"S": "plain"}
+    assert decrypt_independently(endpoint, "secret", stored["secret"]) == {"t": "S",
+                                                                           "s": SENTINEL}
+    plain = decrypt_independently(endpoint, "codes", stored["codes"])
+    assert plain["t"] == "SS" and sorted(plain["ss"]) == ["x", "y"]
+    c = decrypt_independently(endpoint, "card", stored["card"])
+    assert c["t"] == "M" and c["m"]["number"] == {"t": "S", "s": SENTINEL}
+    assert SENTINEL not in json.dumps(stored)
+    # The AAD binds the attribute: another name does not authenticate.
+    from cryptography.exceptions import InvalidTag
+    with pytest.raises(InvalidTag):
+        decrypt_independently(endpoint, "note", stored["secret"])
+    # The view without encryption sees the envelope, not the value.
+    status, _, view = sd.json("GET", item_path("SealedView", i) + "?consistent=true")
+    assert status == 200 and set(view["secret"]) == {"v", "edk", "nonce", "ct"}
+
+
+def test_put_and_update(sd, kms):
+    i = uid()
+    status, _, body = sd.json("PUT", item_path("Sealed", i), {"id": i, "secret": "one"})
+    assert status == 201, body
+    status, _, body = sd.json("PATCH", item_path("Sealed", i), {"set": {"secret": SENTINEL}})
+    assert status == 200, body
+    assert body["secret"] == SENTINEL
+    status, _, body = sd.json("PATCH", item_path("Sealed", i),
+                              {"fields": ["secret"], "item": {"secret": "two"}})
+    assert status == 200 and body["secret"] == "two", body
+    status, _, body = sd.json("PATCH", item_path("Sealed", i), {"remove": ["secret"]})
+    assert status == 200 and "secret" not in body, body
+    assert decrypt_independently(kms[0], "card", _sealed_card(sd, i)) == {"t": "M"}
+
+
+def _sealed_card(d, i):
+    status, _, _ = d.json("PATCH", item_path("Sealed", i), {"set": {"card": {}}})
+    assert status == 200
+    return raw(d, i)["card"]
+
+
+def test_query_scan_and_batches(sd):
+    ids = [uid("q") for _ in range(3)]
+    status, _, body = sd.json("POST", "/v1/models/Sealed/batch-write",
+                              {"put": [{"id": x, "secret": "s-" + x} for x in ids]})
+    assert status == 200, body
+    status, _, body = sd.json("POST", "/v1/models/Sealed/batch-get",
+                              {"keys": [{"id": x} for x in ids], "consistent": True})
+    assert status == 200, body
+    assert sorted((it["id"], it["secret"]) for it in body["items"]) == sorted(
+        (x, "s-" + x) for x in ids)
+    status, _, body = sd.json("POST", "/v1/models/Sealed/query",
+                              {"key": [{"attr": "id", "op": "=", "value": ids[0]}],
+                               "consistent": True})
+    assert status == 200, body
+    assert [it["secret"] for it in body["items"]] == ["s-" + ids[0]]
+    status, _, body = sd.json("POST", "/v1/models/Sealed/scan",
+                              {"filter": {"attr": "id", "op": "begins_with", "value": "q-"},
+                               "consistent": True, "segments": 2})
+    assert status == 200, body
+    got = {it["id"]: it.get("secret") for it in body["items"]}
+    for x in ids:
+        assert got[x] == "s-" + x
+
+
+@no_txn_on_dynalite
+def test_transactions(sd, kms):
+    i, j = uid("t"), uid("t")
+    status, _, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "create", "model": "Sealed", "item": {"id": i, "secret": SENTINEL}},
+        {"op": "put", "model": "Sealed", "item": {"id": j, "secret": "b"}}]})
+    assert status == 200, body
+    status, _, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "update", "model": "Sealed", "key": {"id": j}, "set": {"secret": "c"}}]})
+    assert status == 200, body
+    status, _, body = sd.json("POST", "/v1/transactions/get", {"items": [
+        {"model": "Sealed", "key": {"id": i}}, {"model": "Sealed", "key": {"id": j}}]})
+    assert status == 200, body
+    assert [it["secret"] for it in body["items"]] == [SENTINEL, "c"]
+    assert decrypt_independently(kms[0], "secret", raw(sd, i)["secret"])["s"] == SENTINEL
+    status, hdrs, body = sd.json("POST", "/v1/transactions/write", {"client_token": "t1", "items": [
+        {"op": "put", "model": "Sealed", "item": {"id": i, "secret": "d"}}]})
+    assert_error(status, hdrs, body, 400, "ValidationError", "client_token")
+
+
+# ---- refusals --------------------------------------------------------------------------------
+
+
+def test_not_queryable_before_any_io(sd):
+    i = uid()
+    sd.json("POST", "/v1/models/Sealed/items", {"id": i, "secret": "x"})
+    before = (kms_calls(sd, "GenerateDataKey"), kms_calls(sd, "Decrypt"))
+    cases = [
+        ("PATCH", item_path("Sealed", i), {"add": {"secret": 1}}, "add.secret"),
+        ("PATCH", item_path("Sealed", i), {"append": {"secret": ["x"]}}, "append.secret"),
+        ("PATCH", item_path("Sealed", i), {"set": {"card.number": "1"}}, "set.card.number"),
+        ("PATCH", item_path("Sealed", i),
+         {"set": {"note": "n"}, "condition": {"attr": "secret", "op": "=", "value": "x"}},
+         "condition"),
+        ("POST", "/v1/models/Sealed/scan", {"filter": {"attr": "secret", "op": "exists"}},
+         "filter"),
+        ("POST", "/v1/models/Sealed/query",
+         {"key": [{"attr": "id", "op": "=", "value": i}],
+          "filter": {"not": {"attr": "card.number", "op": "=", "value": "1"}}}, "filter"),
+        ("GET", item_path("Sealed", i) + "?select=card.number", None, "select"),
+    ]
+    for method, path, body, field in cases:
+        status, hdrs, out = sd.json(method, path, body)
+        assert_error(status, hdrs, out, 400, "EncryptedFieldNotQueryable", field)
+    assert (kms_calls(sd, "GenerateDataKey"), kms_calls(sd, "Decrypt")) == before
+
+
+def test_kms_failure_writes_nothing(kms):
+    endpoint, _ = kms
+    d = start(endpoint, "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000")
+    try:
+        i = uid()
+        status, hdrs, body = d.json("POST", "/v1/models/Sealed/items", {"id": i, "secret": SENTINEL})
+        assert_error(status, hdrs, body, 501, "EncryptionNotConfigured")
+        assert "GenerateDataKey" in body["error"]["message"]
+        status, _, _ = d.json("GET", item_path("SealedView", i) + "?consistent=true")
+        assert status == 404
+        # An unreachable KMS is retried, then BackendUnavailable; still nothing written.
+        d2 = start("http://127.0.0.1:9", "alias/k", extra=("--request-timeout-ms", "20000"))
+        try:
+            status, hdrs, body = d2.json("POST", "/v1/models/Sealed/items", {"id": i, "secret": "x"})
+            assert_error(status, hdrs, body, 503, "BackendUnavailable")
+            status, _, _ = d2.json("GET", item_path("SealedView", i) + "?consistent=true")
+            assert status == 404
+            d2.wait_metric("tabletheoryd_inflight_operations", 0)
+            d2.stop()
+        finally:
+            d2.kill()
+        assert SENTINEL not in d.log_text()
+        d.wait_metric("tabletheoryd_inflight_operations", 0)
+        d.stop()
+    finally:
+        d.kill()
+
+
+def test_damaged_envelope(sd):
+    """A stored value that is not an envelope (written around the daemon's
+    encryption, through the plain view) is InvalidEncryptedEnvelope."""
+    i = uid()
+    status, _, body = sd.json("POST", "/v1/models/SealedView/items", {"id": i, "secret": "plain"})
+    assert status == 201, body
+    status, hdrs, body = sd.json("GET", item_path("Sealed", i) + "?consistent=true")
+    assert_error(status, hdrs, body, 500, "InvalidEncryptedEnvelope", "secret")
+
+
+def test_logs_carry_no_plaintext(sd):
+    assert SENTINEL not in sd.log_text()
