@@ -12,6 +12,7 @@ unsigned tt_api_error_status(enum tt_err_code code) {
     return 200;
   case TT_ERR_VALIDATION:
   case TT_ERR_INVALID_CURSOR:
+  case TT_ERR_UNKNOWN_PARTNER:
   case TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE:
     return 400;
   case TT_ERR_UNAUTHORIZED:

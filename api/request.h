@@ -50,6 +50,8 @@ struct tt_request {
   unsigned method;
   const char *method_name; /* MHD's, valid for the request's life */
   const char *route_label; /* the pattern, or "unmatched" */
+  unsigned account;        /* partner account of the request's calls; 0 = default */
+  const char *partner;     /* its id for logs (borrowed from the options), or NULL */
   struct tt_route_match match;
   const char *query; /* raw query string (without '?'), "" when none */
   struct tt_buf body;

@@ -588,6 +588,30 @@ static bool authorized(struct tt_request *req) {
   return strlen(h) == n && CRYPTO_memcmp(h, token, n) == 0;
 }
 
+/* Picks the partner account named by X-TableTheory-Partner, before any
+ * I/O. Returns 0 (req->account set; 0 without the header) or -1 after
+ * failing the request with UnknownPartner. The id is never echoed: it is
+ * the client's input and may hold anything. */
+static int select_partner(struct tt_request *req) {
+  const struct tt_api_options *o = &req->server->opts;
+  const char *h = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, TT_API_PARTNER_HEADER);
+  if (h == NULL)
+    return 0;
+  for (size_t i = 0; i < o->n_partners; i++) {
+    if (strcmp(h, o->partners[i]) == 0) {
+      req->account = (unsigned)(i + 1);
+      req->partner = o->partners[i];
+      return 0;
+    }
+  }
+  tt_request_fail(req, TT_ERR_UNKNOWN_PARTNER, TT_API_PARTNER_HEADER,
+                  o->n_partners ? "the " TT_API_PARTNER_HEADER
+                                  " header names no partner of the configuration (\"partners\")"
+                                : "the " TT_API_PARTNER_HEADER
+                                  " header was sent but no partner accounts are configured");
+  return -1;
+}
+
 /* The request line arrived: allocate the context; the deadline starts. */
 static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection *conn) {
   struct tt_request *req = calloc(1, sizeof(*req));
@@ -645,6 +669,8 @@ static void precheck(struct tt_request *req, const char *url) {
                     "send the configured token as 'Authorization: Bearer <token>'");
     return;
   }
+  if ((req->match.route->flags & TT_ROUTE_AUTH) && select_partner(req) != 0)
+    return;
   const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
                                                MHD_HTTP_HEADER_CONTENT_LENGTH);
   const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
@@ -666,6 +692,7 @@ static void precheck(struct tt_request *req, const char *url) {
 
 static void dispatch(struct tt_request *req) {
   tt_join_init(&req->join, req->server->fams, joined_cb, req);
+  req->join.account = req->account;
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
     fn(req);
@@ -811,6 +838,8 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   tt_log_str(&l, "request_id", req->request_id);
   tt_log_str(&l, "method", labels[1]);
   tt_log_str(&l, "route", req->route_label);
+  if (req->partner)
+    tt_log_str(&l, "partner", req->partner); /* an id from the configuration, not a secret */
   tt_log_int(&l, "status", status);
   if (closed_code)
     tt_log_str(&l, "error_code", closed_code);

@@ -27,7 +27,15 @@ struct tt_api_options {
   const char *auth_token; /* NULL when /v1 is open; borrowed */
   const char *openapi_text; /* borrowed, `openapi_len` bytes */
   size_t openapi_len;
+  /* Partner ids, borrowed: X-TableTheory-Partner: partners[i] runs the
+   * request's backend calls in account i + 1 (tt_join.account); any other
+   * value is refused with UnknownPartner. */
+  const char *const *partners;
+  size_t n_partners;
 };
+
+/* The request header that selects a partner account. */
+#define TT_API_PARTNER_HEADER "X-TableTheory-Partner"
 
 /* The server state shared by every request. Lives as long as the daemon;
  * borrows the loop and the metric families. */

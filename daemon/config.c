@@ -61,6 +61,8 @@ static const struct setting settings[] = {
     {"config", K_STRING, F(config_file), 0, 0, NULL, "FILE  JSON file of these settings"},
     {"check-config", K_BOOL, F(check_config), 0, 0, NULL,
      "  validate the configuration and models, then exit"},
+    {"sts-endpoint", K_STRING, F(sts_endpoint), 0, 0, NULL,
+     "URL  STS endpoint for partner AssumeRole (default $AWS_ENDPOINT_URL_STS, else regional)"},
 };
 #undef F
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -179,6 +181,138 @@ static const char *env_lookup(char **envp, const char *name) {
   return NULL;
 }
 
+/* ---- partner accounts (config file only: they are structured) ---- */
+
+static bool partner_id_ok(const char *id) {
+  size_t n = strlen(id);
+  if (n == 0 || n > TT_PARTNER_ID_MAX)
+    return false;
+  /* RoleSessionName's characters, so "theorydb-<id>" is a valid one. */
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)id[i]) && strchr("+=,.@_-", id[i]) == NULL)
+      return false;
+  return true;
+}
+
+static bool region_name_ok(const char *r) {
+  size_t n = strlen(r);
+  if (n == 0 || n >= 48)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
+      return false;
+  return true;
+}
+
+/* arn:<partition>:iam::<12 digits>:role/<path/name>. */
+static bool role_arn_ok(const char *a) {
+  const char *p = strncmp(a, "arn:", 4) == 0 ? strchr(a + 4, ':') : NULL;
+  if (p == NULL || p == a + 4 || strncmp(p, ":iam::", 6) != 0)
+    return false;
+  p += 6;
+  for (int i = 0; i < 12; i++, p++)
+    if (!isdigit((unsigned char)*p))
+      return false;
+  if (strncmp(p, ":role/", 6) != 0 || p[6] == '\0')
+    return false;
+  for (p += 6; *p; p++)
+    if (!isalnum((unsigned char)*p) && strchr("+=,.@_-/", *p) == NULL)
+      return false;
+  return true;
+}
+
+/* ExternalId: 2..1224 characters of [\w+=,.@:/-]. */
+static bool external_id_ok(const char *e) {
+  size_t n = strlen(e);
+  if (n < 2 || n > 1224)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)e[i]) && strchr("+=,.@:/_-", e[i]) == NULL)
+      return false;
+  return true;
+}
+
+#define PARTNER_FAIL(field, ...)                                                                  \
+  do {                                                                                            \
+    char f_[128];                                                                                 \
+    snprintf(f_, sizeof(f_), "partners.%.55s%s%s", id, (field)[0] ? "." : "", field);           \
+    tt_error_set(err, TT_ERR_VALIDATION, f_, "%s: partner \"%.55s\": " __VA_ARGS__);           \
+    return -1;                                                                                    \
+  } while (0)
+
+/* One entry of "partners". The messages name the partner and the field,
+ * never the external id's value. */
+static int apply_partner(struct tt_config *cfg, const char *path, const char *id, json_t *v,
+                         struct tt_error *err) {
+  if (!partner_id_ok(id)) {
+    tt_error_set(err, TT_ERR_VALIDATION, "partners",
+                 "%s: partners: a partner id must be 1 to %d characters of "
+                 "A-Z a-z 0-9 + = , . @ _ -",
+                 path, TT_PARTNER_ID_MAX);
+    return -1;
+  }
+  if (!json_is_object(v))
+    PARTNER_FAIL("", "must be an object with role_arn", path, id);
+  if (cfg->npartners >= TT_CONFIG_MAX_PARTNERS)
+    PARTNER_FAIL("", "more than %d partners", path, id, TT_CONFIG_MAX_PARTNERS);
+  struct tt_config_partner *p = &cfg->partners[cfg->npartners];
+  memset(p, 0, sizeof(*p));
+  snprintf(p->id, sizeof(p->id), "%s", id);
+  p->session_duration_s = 3600;
+  const char *key;
+  json_t *f;
+  json_object_foreach(v, key, f) {
+    if (strcmp(key, "role_arn") == 0) {
+      if (!json_is_string(f) || !role_arn_ok(json_string_value(f)) ||
+          strlen(json_string_value(f)) >= sizeof(p->role_arn))
+        PARTNER_FAIL("role_arn", "role_arn must be an IAM role ARN "
+                                 "(arn:aws:iam::123456789012:role/name)", path, id);
+      snprintf(p->role_arn, sizeof(p->role_arn), "%s", json_string_value(f));
+    } else if (strcmp(key, "external_id") == 0) {
+      if (!json_is_string(f) || !external_id_ok(json_string_value(f)))
+        PARTNER_FAIL("external_id", "external_id must be 2 to 1224 characters of "
+                                    "A-Z a-z 0-9 + = , . @ : / _ -", path, id);
+      snprintf(p->external_id, sizeof(p->external_id), "%s", json_string_value(f));
+    } else if (strcmp(key, "region") == 0) {
+      if (!json_is_string(f) || !region_name_ok(json_string_value(f)))
+        PARTNER_FAIL("region", "region must be a region name such as eu-west-1", path, id);
+      snprintf(p->region, sizeof(p->region), "%s", json_string_value(f));
+    } else if (strcmp(key, "session_duration_seconds") == 0) {
+      if (!json_is_integer(f) || json_integer_value(f) < 900 || json_integer_value(f) > 43200)
+        PARTNER_FAIL("session_duration_seconds",
+                     "session_duration_seconds must be an integer from 900 to 43200", path, id);
+      p->session_duration_s = (uint32_t)json_integer_value(f);
+    } else {
+      char k[64];
+      snprintf(k, sizeof(k), "%.63s", key);
+      PARTNER_FAIL("", "unknown field \"%s\" (role_arn, external_id, region, "
+                       "session_duration_seconds)", path, id, k);
+    }
+  }
+  if (p->role_arn[0] == '\0')
+    PARTNER_FAIL("role_arn", "role_arn is required", path, id);
+  cfg->npartners++;
+  return 0;
+}
+#undef PARTNER_FAIL
+
+static int apply_partners(struct tt_config *cfg, const char *path, json_t *v,
+                          struct tt_error *err) {
+  if (!json_is_object(v)) {
+    tt_error_set(err, TT_ERR_VALIDATION, "partners",
+                 "%s: partners: must be an object of partner id -> {role_arn, ...}", path);
+    return -1;
+  }
+  cfg->npartners = 0;
+  const char *id;
+  json_t *entry;
+  json_object_foreach(v, id, entry) {
+    if (apply_partner(cfg, path, id, entry, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 static int apply_file(struct tt_config *cfg, const char *path, struct tt_error *err) {
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -193,6 +327,11 @@ static int apply_file(struct tt_config *cfg, const char *path, struct tt_error *
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
+    if (strcmp(key, "partners") == 0) {
+      if (apply_partners(cfg, path, v, err) != 0)
+        goto fail;
+      continue;
+    }
     const struct setting *st = find_setting(key, strlen(key));
     char source[600];
     snprintf(source, sizeof(source), "%s: %s", path, key);

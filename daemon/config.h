@@ -13,6 +13,19 @@
 
 #define TT_CONFIG_MAX_MODELS 64
 
+#define TT_CONFIG_MAX_PARTNERS 32
+#define TT_PARTNER_ID_MAX 55 /* "theorydb-" + id fits STS's 64-character session name */
+
+/* A partner account (config file key "partners"): its calls run with STS
+ * AssumeRole credentials of role_arn, in region. */
+struct tt_config_partner {
+  char id[TT_PARTNER_ID_MAX + 1];
+  char role_arn[2048];
+  char external_id[1232]; /* "" = none */
+  char region[64];        /* "" = the daemon's --region */
+  uint32_t session_duration_s; /* 900..43200, default 3600 */
+};
+
 struct tt_config {
   char listen[256];
   char models[TT_CONFIG_MAX_MODELS][512];
@@ -36,6 +49,9 @@ struct tt_config {
   enum tt_log_level log_level;
   char config_file[512];
   bool check_config;
+  char sts_endpoint[512]; /* "" = AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, else regional */
+  struct tt_config_partner partners[TT_CONFIG_MAX_PARTNERS];
+  size_t npartners;
 };
 
 enum tt_config_action {

@@ -28,6 +28,7 @@
 #include "daemon/config.h"
 #include "daemon/listen.h"
 #include "daemon/mhd_loop.h"
+#include "backend/dynamodb/assume_role.h"
 #include "daemon/openapi_blob.h"
 #include "daemon/sdnotify.h"
 #include "ledger/ledger.h"
@@ -47,6 +48,11 @@ struct daemon {
   struct tt_http *http;             /* dynamodb backend, KMS and credentials */
   struct tt_creds_provider *creds;  /* dynamodb backend and KMS */
   struct tt_backend *kms;           /* with --kms-key-id: encrypted attributes */
+  /* Partner accounts: AssumeRole providers signed with `creds`, and their
+   * ids for the API layer (borrowed from cfg). */
+  struct tt_creds_provider *partner_creds[TT_CONFIG_MAX_PARTNERS];
+  const char *partner_ids[TT_CONFIG_MAX_PARTNERS];
+  size_t partner_closing;
   struct tt_client client;
   struct tt_client kms_client;
   struct tt_orm orm;
@@ -77,12 +83,34 @@ static void creds_closed_cb(void *arg) {
     tt_http_close(d->http, http_closed_cb, d);
 }
 
-static void kms_closed_cb(void *arg) {
-  struct daemon *d = arg;
+static void base_creds_close(struct daemon *d) {
   if (d->creds)
     tt_creds_close(d->creds, creds_closed_cb, d);
   else
     creds_closed_cb(d);
+}
+
+/* The partners' providers sign with the base chain: they close first. */
+static void partner_closed_cb(void *arg) {
+  struct daemon *d = arg;
+  if (--d->partner_closing == 0)
+    base_creds_close(d);
+}
+
+static void kms_closed_cb(void *arg) {
+  struct daemon *d = arg;
+  size_t n = 0;
+  for (size_t i = 0; i < d->cfg.npartners; i++)
+    n += d->partner_creds[i] != NULL;
+  if (n == 0) {
+    base_creds_close(d);
+    return;
+  }
+  d->partner_closing = n + 1; /* held until every close was asked */
+  for (size_t i = 0; i < d->cfg.npartners; i++)
+    if (d->partner_creds[i])
+      tt_creds_close(d->partner_creds[i], partner_closed_cb, d);
+  partner_closed_cb(d);
 }
 
 static void backend_closed_cb(void *arg) {
@@ -264,6 +292,48 @@ static void creds_busy_cb(void *arg, int delta) {
   tt_families_background_ops(&((struct daemon *)arg)->fams, delta);
 }
 
+/* The STS endpoint partners call: --sts-endpoint, else the SDKs' endpoint
+ * variables, else NULL (the partner region's regional endpoint). */
+static const char *sts_endpoint(const struct daemon *d) {
+  if (d->cfg.sts_endpoint[0])
+    return d->cfg.sts_endpoint;
+  const char *e = getenv("AWS_ENDPOINT_URL_STS");
+  if (e == NULL || e[0] == '\0')
+    e = getenv("AWS_ENDPOINT_URL");
+  return e && e[0] ? e : NULL;
+}
+
+/* One AssumeRole provider per partner (no network call here either). */
+static int make_partners(struct daemon *d, struct tt_ddb_account *accts, struct tt_error *err) {
+  for (size_t i = 0; i < d->cfg.npartners; i++) {
+    const struct tt_config_partner *p = &d->cfg.partners[i];
+    char session[80], label[80];
+    snprintf(session, sizeof(session), "theorydb-%s", p->id);
+    snprintf(label, sizeof(label), "partner %s", p->id);
+    const char *region = p->region[0] ? p->region : d->cfg.region;
+    struct tt_creds_assume_role_options ao = {
+        .role_arn = p->role_arn,
+        .session_name = session,
+        .external_id = p->external_id[0] ? p->external_id : NULL,
+        .duration_s = p->session_duration_s,
+        .region = region,
+        .sts_endpoint = sts_endpoint(d),
+        .label = label,
+        .log = creds_log_cb,
+        .busy = creds_busy_cb,
+        .busy_arg = d,
+    };
+    if (tt_creds_assume_role_new(&d->loop, d->http, d->creds, &ao, &d->partner_creds[i], err) !=
+        0) {
+      char msg[sizeof(err->message)];
+      snprintf(msg, sizeof(msg), "%s", err->message);
+      return tt_error_set(err, TT_ERR_VALIDATION, "partners", "partner \"%s\": %s", p->id, msg);
+    }
+    accts[i] = (struct tt_ddb_account){.region = region, .creds = d->partner_creds[i]};
+  }
+  return 0;
+}
+
 /* The HTTP client and credentials chain that AWS services share. No
  * network call here: credentials resolve on the first request. */
 static int make_aws(struct daemon *d, struct tt_error *err) {
@@ -271,8 +341,13 @@ static int make_aws(struct daemon *d, struct tt_error *err) {
     return 0;
   if (tt_http_new(&d->loop, NULL, &d->http) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
-  struct tt_creds_chain_options co = {
-      .region = d->cfg.region, .log = creds_log_cb, .busy = creds_busy_cb, .busy_arg = d};
+  struct tt_creds_chain_options co = {.region = d->cfg.region,
+                                      .sts_endpoint = d->cfg.sts_endpoint[0]
+                                                          ? d->cfg.sts_endpoint
+                                                          : NULL,
+                                      .log = creds_log_cb,
+                                      .busy = creds_busy_cb,
+                                      .busy_arg = d};
   return tt_creds_chain_new(&d->loop, d->http, &co, &d->creds, err);
 }
 
@@ -295,6 +370,7 @@ static int make_kms(struct daemon *d, struct tt_error *err) {
     return tt_error_set(err, TT_ERR_VALIDATION, "kms-endpoint", "kms-endpoint: %s", e.message);
   }
   tt_client_init(&d->kms_client, d->kms, &d->loop, &d->fams);
+  d->kms_client.one_account = true; /* partners' data keys come from the daemon's key */
   d->orm.kms = &d->kms_client;
   d->orm.kms_key_id = d->cfg.kms_key_id;
   return 0;
@@ -304,15 +380,24 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
     if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+    if (d->cfg.npartners)
+      tt_log_event(TT_LOG_WARN, "daemon.partners_shared", "message",
+                   "the memory backend has one account: every partner reads and writes it",
+                   NULL);
     return 0;
   }
   if (make_aws(d, err) != 0)
+    return -1;
+  struct tt_ddb_account accts[TT_CONFIG_MAX_PARTNERS];
+  if (make_partners(d, accts, err) != 0)
     return -1;
   struct tt_ddb_options o = {
       .region = d->cfg.region,
       .endpoint = d->cfg.endpoint[0] ? d->cfg.endpoint : NULL,
       .creds = d->creds,
       .http = d->http,
+      .accounts = accts,
+      .n_accounts = d->cfg.npartners,
   };
   return tt_ddb_backend_new(&d->loop, &o, &d->backend, err);
 }
@@ -328,7 +413,11 @@ static int start(struct daemon *d, struct tt_error *err) {
       .auth_token = d->auth_token,
       .openapi_text = tt_openapi_yaml,
       .openapi_len = tt_openapi_yaml_len,
+      .partners = d->partner_ids,
+      .n_partners = d->cfg.npartners,
   };
+  for (size_t i = 0; i < d->cfg.npartners; i++)
+    d->partner_ids[i] = d->cfg.partners[i].id;
   if (tt_server_init(&d->server, &d->loop, &d->fams, &opts) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the route table does not compile");
   if (make_backend(d, err) != 0 || make_kms(d, err) != 0)
@@ -463,6 +552,9 @@ int main(int argc, char **argv) {
     d.backend->ops->destroy(d.backend);
   if (d.kms)
     d.kms->ops->destroy(d.kms);
+  for (size_t i = 0; i < d.cfg.npartners; i++)
+    if (d.partner_creds[i])
+      tt_creds_destroy(d.partner_creds[i]);
   if (d.creds)
     tt_creds_destroy(d.creds);
   if (d.http)

@@ -103,6 +103,7 @@ var (
 	ErrBatchIncomplete            = sentinel("BatchIncomplete")
 	ErrDraining                   = sentinel("Draining")
 	ErrBackendTimeout             = sentinel("BackendTimeout")
+	ErrUnknownPartner             = sentinel("UnknownPartner") // X-TableTheory-Partner names no configured partner
 	ErrInternal                   = sentinel("Internal")
 	ErrEncryptedFieldNotQueryable = sentinel("EncryptedFieldNotQueryable") // an encrypted attribute in a key, condition or filter
 	ErrEncryptionNotConfigured    = sentinel("EncryptionNotConfigured")    // no KMS key configured

@@ -72,6 +72,11 @@ struct tt_backend_call {
   struct tt_backend_error error;
   tt_backend_done_cb done;
   void *arg;
+  /* The account the call runs in: 0 = the backend's own, n = the n-th
+   * partner account of the dynamodb backend (a start with an index it does
+   * not know fails with UV_EINVAL). The memory backend has one account and
+   * ignores it. Set by the client layer from the request's join. */
+  unsigned account;
   /* Private to the backend. */
   struct tt_backend_call *next;
   void *impl;

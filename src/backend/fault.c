@@ -356,6 +356,7 @@ static void run_inner(struct fault_call *fc, json_t *request) {
   struct tt_fault_backend *fb = fc->fb;
   memset(&fc->sub, 0, sizeof(fc->sub));
   fc->sub.op = fc->outer->op;
+  fc->sub.account = fc->outer->account;
   fc->sub.request = request;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;

@@ -209,6 +209,8 @@ int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client
   call->client = cl;
   call->bc.op = op;
   call->bc.request = request;
+  /* The request's partner account, for every call of the request. */
+  call->bc.account = cl->one_account ? 0 : join->account;
   call->done = done;
   call->arg = arg;
   call->attempt = 0;

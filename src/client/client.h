@@ -36,6 +36,9 @@ struct tt_client {
   uint64_t rng;    /* jitter */
   double (*random01)(void *arg); /* injectable for tests; NULL = internal */
   void *random_arg;
+  /* The backend has one account (KMS: the daemon's --kms-key-id lives in
+   * the daemon's own account): calls ignore the join's partner account. */
+  bool one_account;
 };
 
 struct tt_client_call;

@@ -43,6 +43,9 @@ struct tt_join {
   bool failed;
   struct tt_error first_error;
   struct tt_families *fams; /* borrowed; may be NULL */
+  /* The account every backend call of the join runs in (backend.h:
+   * tt_backend_call.account); 0 unless the request selected a partner. */
+  unsigned account;
   tt_join_done_cb done;
   void *done_arg;
 };

@@ -10,6 +10,7 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_OK] = "OK",
     [TT_ERR_VALIDATION] = "ValidationError",
     [TT_ERR_INVALID_CURSOR] = "InvalidCursor",
+    [TT_ERR_UNKNOWN_PARTNER] = "UnknownPartner",
     [TT_ERR_UNAUTHORIZED] = "Unauthorized",
     [TT_ERR_FORBIDDEN] = "Forbidden",
     [TT_ERR_RESERVED_MODEL] = "ReservedModel",

@@ -13,6 +13,7 @@ enum tt_err_code {
   TT_OK = 0,
   TT_ERR_VALIDATION,          /* 400 ValidationError */
   TT_ERR_INVALID_CURSOR,      /* 400 InvalidCursor */
+  TT_ERR_UNKNOWN_PARTNER,     /* 400 UnknownPartner: X-TableTheory-Partner names no configured partner */
   TT_ERR_UNAUTHORIZED,        /* 401 Unauthorized */
   TT_ERR_FORBIDDEN,           /* 403 Forbidden */
   TT_ERR_RESERVED_MODEL,      /* 403 ReservedModel: the job ledger's models and table */

@@ -56,6 +56,8 @@ export class RetryableError extends TableTheoryError {
 
 export class ValidationError extends TableTheoryError { static override readonly code = "ValidationError"; }
 export class InvalidCursor extends TableTheoryError { static override readonly code = "InvalidCursor"; }
+/** 400: X-TableTheory-Partner names no configured partner. */
+export class UnknownPartner extends TableTheoryError { static override readonly code = "UnknownPartner"; }
 export class Unauthorized extends TableTheoryError { static override readonly code = "Unauthorized"; }
 export class Forbidden extends TableTheoryError { static override readonly code = "Forbidden"; }
 /** 403: a job-ledger model or table; use the jobs API. */
@@ -107,7 +109,7 @@ export class TransactionCanceled extends ConflictError {
 }
 
 export const errorClasses: Record<string, typeof TableTheoryError> = Object.fromEntries(
-  [ValidationError, InvalidCursor, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
+  [ValidationError, InvalidCursor, UnknownPartner, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* creds_http.c -- the providers that fetch over HTTP on the loop: STS
  * AssumeRoleWithWebIdentity, the ECS/EKS container endpoint and EC2 IMDSv2,
- * with a minimal XML reader for the STS answer. */
+ * reading the STS answer with sts_xml.c. */
 #include <arpa/inet.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 
 #include "backend/dynamodb/creds_internal.h"
 #include "backend/dynamodb/http.h"
+#include "backend/dynamodb/sts_xml.h"
 
 #define TOKEN_FILE_CAP CREDS_TOKEN_FILE_CAP
 #define IMDS_TOKEN_TTL 21600
@@ -307,144 +308,6 @@ int creds_web_identity_start(struct creds_job *job) {
     return creds_job_fail(job, "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not");
   return creds_sts_start(job, role, creds_env(ch, "AWS_ROLE_SESSION_NAME"), file,
                          "web-identity");
-}
-
-/* Finds <tag>...</tag> inside [s, e). */
-static bool xml_find(const char *s, const char *e, const char *tag, const char **vs,
-                     const char **ve) {
-  char open[64], close[64];
-  snprintf(open, sizeof(open), "<%s>", tag);
-  snprintf(close, sizeof(close), "</%s>", tag);
-  const char *a = memmem(s, (size_t)(e - s), open, strlen(open));
-  if (a == NULL)
-    return false;
-  a += strlen(open);
-  const char *b = memmem(a, (size_t)(e - a), close, strlen(close));
-  if (b == NULL)
-    return false;
-  *vs = a;
-  *ve = b;
-  return true;
-}
-
-/* Decodes the text of an element (the five named entities and numeric
- * ASCII references) into out[n]. Returns the length or -1. */
-static long xml_text(const char *s, const char *e, char *out, size_t n) {
-  size_t w = 0;
-  while (s < e) {
-    char c = *s++;
-    if (c == '<')
-      return -1; /* nested markup: not a text value */
-    if (c == '&') {
-      const char *semi = memchr(s, ';', (size_t)(e - s));
-      if (semi == NULL || semi - s > 8)
-        return -1;
-      size_t en = (size_t)(semi - s);
-      if (en == 3 && memcmp(s, "amp", 3) == 0)
-        c = '&';
-      else if (en == 2 && memcmp(s, "lt", 2) == 0)
-        c = '<';
-      else if (en == 2 && memcmp(s, "gt", 2) == 0)
-        c = '>';
-      else if (en == 4 && memcmp(s, "quot", 4) == 0)
-        c = '"';
-      else if (en == 4 && memcmp(s, "apos", 4) == 0)
-        c = '\'';
-      else if (en >= 2 && s[0] == '#') {
-        unsigned v = 0;
-        bool hexa = s[1] == 'x' || s[1] == 'X';
-        const char *d = s + (hexa ? 2 : 1);
-        if (d == semi)
-          return -1;
-        for (; d < semi; d++) {
-          int dv;
-          if (*d >= '0' && *d <= '9')
-            dv = *d - '0';
-          else if (hexa && *d >= 'a' && *d <= 'f')
-            dv = *d - 'a' + 10;
-          else if (hexa && *d >= 'A' && *d <= 'F')
-            dv = *d - 'A' + 10;
-          else
-            return -1;
-          v = v * (hexa ? 16u : 10u) + (unsigned)dv;
-          if (v > 0x7f)
-            return -1; /* credentials are ASCII */
-        }
-        c = (char)v;
-      } else {
-        return -1;
-      }
-      s = semi + 1;
-    }
-    if (w + 1 >= n)
-      return -1;
-    out[w++] = c;
-  }
-  out[w] = '\0';
-  return (long)w;
-}
-
-static int sts_parse(struct creds_http_op *op, const char *body, size_t len) {
-  struct creds_job *job = op->job;
-  const char *cs, *ce, *vs, *ve, *why = NULL;
-  int rc = -1;
-  struct tt_creds tmp;
-  memset(&tmp, 0, sizeof(tmp));
-  char expires[64];
-  int64_t exp = 0;
-  long an, sn, tn;
-  if (!xml_find(body, body + len, "Credentials", &cs, &ce)) {
-    creds_job_fail(job, "the STS response has no Credentials element");
-    goto out;
-  }
-  if (!xml_find(cs, ce, "AccessKeyId", &vs, &ve) ||
-      (an = xml_text(vs, ve, tmp.access_key_id, sizeof(tmp.access_key_id))) <= 0) {
-    creds_job_fail(job, "the STS response has no valid AccessKeyId");
-    goto out;
-  }
-  if (!xml_find(cs, ce, "SecretAccessKey", &vs, &ve) ||
-      (sn = xml_text(vs, ve, tmp.secret_access_key, sizeof(tmp.secret_access_key))) <= 0) {
-    creds_job_fail(job, "the STS response has no valid SecretAccessKey");
-    goto out;
-  }
-  if (!xml_find(cs, ce, "SessionToken", &vs, &ve) ||
-      (tn = xml_text(vs, ve, tmp.session_token, sizeof(tmp.session_token))) <= 0) {
-    creds_job_fail(job, "the STS response has no valid SessionToken");
-    goto out;
-  }
-  long xn;
-  if (!xml_find(cs, ce, "Expiration", &vs, &ve) ||
-      (xn = xml_text(vs, ve, expires, sizeof(expires))) <= 0 ||
-      creds_parse_time(expires, (size_t)xn, &exp) != 0) {
-    creds_job_fail(job, "the STS response has no valid Expiration");
-    goto out;
-  }
-  if (creds_fill(&job->out, tmp.access_key_id, (size_t)an, tmp.secret_access_key, (size_t)sn,
-                 tmp.session_token, (size_t)tn, exp, op->source, &why) != 0) {
-    creds_job_fail(job, "the STS response: %s", why);
-    goto out;
-  }
-  rc = 0;
-out:
-  tt_creds_clear(&tmp);
-  return rc;
-}
-
-/* The STS error code (<Code>), restricted to identifier characters. */
-static void sts_error_code(const char *body, size_t len, char *out, size_t n) {
-  const char *vs, *ve;
-  out[0] = '\0';
-  if (body == NULL || !xml_find(body, body + len, "Code", &vs, &ve))
-    return;
-  size_t w = 0;
-  for (; vs < ve && w + 1 < n; vs++) {
-    char c = *vs;
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_'))
-      break;
-    out[w++] = c;
-  }
-  out[w] = '\0';
 }
 
 /* ---- container endpoint ---- */
@@ -760,11 +623,14 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   } else if (op->kind == OP_STS) {
     if (resp->status != 200) {
       char code[64];
-      sts_error_code(resp->body.data, len, code, sizeof(code));
+      tt_sts_error_code(resp->body.data, len, code, sizeof(code));
       creds_job_fail(job, "STS answered HTTP %ld%s%s%s", resp->status, code[0] ? " (" : "",
                      code, code[0] ? ")" : "");
     } else {
-      rc = sts_parse(op, body, len);
+      if (tt_sts_parse_credentials(body, len, op->source, &job->out, &why) != 0)
+        creds_job_fail(job, "%s", why);
+      else
+        rc = 0;
     }
   } else { /* OP_CONTAINER */
     if (resp->status != 200)

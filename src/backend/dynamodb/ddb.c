@@ -41,9 +41,21 @@ enum req_state {
 
 struct ddb;
 
+/* One AWS account calls can be made in: the default one (index 0) and the
+ * partner accounts (call->account 1..n), each with its own credentials,
+ * region and endpoint. */
+struct ddb_account {
+  struct tt_creds_provider *creds;
+  struct tt_sigv4_cache sigcache;
+  char region[48];
+  char *url;  /* "https://dynamodb.eu-west-1.amazonaws.com/" */
+  char *host; /* the Host header value, exactly as signed */
+};
+
 /* The backend's private state of one call (call->impl). */
 struct ddb_req {
   struct ddb *d;
+  struct ddb_account *a; /* the account the call runs in */
   struct tt_backend_call *call;
   enum req_state state;
   void *creds_handle;
@@ -60,11 +72,8 @@ struct ddb {
   const struct service_def *svc;
   struct tt_http *http;
   bool own_http;
-  struct tt_creds_provider *creds;
-  struct tt_sigv4_cache sigcache;
-  char region[48];
-  char *url;  /* "https://dynamodb.eu-west-1.amazonaws.com/" */
-  char *host; /* the Host header value, exactly as signed */
+  struct ddb_account *accounts; /* [0] = default, then the partners */
+  size_t n_accounts;
   uint64_t timeout_ms, connect_timeout_ms;
   tt_ddb_clock_fn clock;
   void *clock_arg;
@@ -196,16 +205,17 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
 
 static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
   struct ddb *d = r->d;
+  struct ddb_account *a = r->a;
   struct tt_backend_call *call = r->call;
   char target[64];
   snprintf(target, sizeof(target), "%s%s", d->svc->target_prefix, tt_ddb_op_name(call->op));
   struct tt_sigv4_header sh[] = {
-      {"Host", d->host}, {"Content-Type", d->svc->content_type}, {"X-Amz-Target", target}};
+      {"Host", a->host}, {"Content-Type", d->svc->content_type}, {"X-Amz-Target", target}};
   struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh,
                                   .n_headers = 3, .body = r->body, .body_len = r->body_len};
   struct tt_sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
                                     creds->session_token[0] ? creds->session_token : NULL};
-  struct tt_sigv4_config cfg = {d->region, d->svc->name, 0, &d->sigcache};
+  struct tt_sigv4_config cfg = {a->region, d->svc->name, 0, &a->sigcache};
   struct tt_sigv4_result sig;
   struct tt_error err;
   /* Every attempt is signed afresh: a retry needs a new X-Amz-Date. */
@@ -238,7 +248,7 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
     for (size_t i = 0; i < nl; i++)
       hdrs[i] = lines.data + offs[i];
     hdrs[nl] = NULL;
-    struct tt_http_request hreq = {.method = "POST", .url = d->url, .headers = hdrs,
+    struct tt_http_request hreq = {.method = "POST", .url = a->url, .headers = hdrs,
                                    .body = r->body, .body_len = r->body_len,
                                    .timeout_ms = d->timeout_ms,
                                    .connect_timeout_ms = d->connect_timeout_ms};
@@ -276,7 +286,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   if (d->closing)
     return UV_ESHUTDOWN;
   if (call->op < d->svc->first_op || call->op >= d->svc->end_op ||
-      !json_is_object(call->request))
+      !json_is_object(call->request) || call->account >= d->n_accounts)
     return UV_EINVAL;
   struct ddb_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
@@ -290,6 +300,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   }
   r->body_len = strlen(r->body);
   r->d = d;
+  r->a = &d->accounts[call->account];
   r->call = call;
   r->state = REQ_CREDS;
   call->impl = r;
@@ -301,7 +312,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   d->outstanding++;
   void *handle = NULL;
   d->in_start = true;
-  int rc = d->creds->ops->get(d->creds, on_creds, r, &handle);
+  int rc = r->a->creds->ops->get(r->a->creds, on_creds, r, &handle);
   d->in_start = false;
   if (rc != 0) { /* the provider promises no callback then */
     d->outstanding--;
@@ -325,7 +336,7 @@ static void ddb_cancel(struct tt_backend *b, struct tt_backend_call *call) {
   call->canceled = true;
   switch (r->state) {
   case REQ_CREDS:
-    d->creds->ops->cancel(d->creds, r->creds_handle);
+    r->a->creds->ops->cancel(r->a->creds, r->creds_handle);
     r->creds_handle = NULL;
     fail(r, true, "RequestCanceled", false, "the request was canceled");
     break;
@@ -360,6 +371,17 @@ static void ddb_close(struct tt_backend *b, void (*closed)(void *arg), void *arg
   }
 }
 
+static void accounts_free(struct ddb *d) {
+  for (size_t i = 0; i < d->n_accounts; i++) {
+    tt_sigv4_cache_clear(&d->accounts[i].sigcache);
+    free(d->accounts[i].url);
+    free(d->accounts[i].host);
+  }
+  free(d->accounts);
+  d->accounts = NULL;
+  d->n_accounts = 0;
+}
+
 static void ddb_destroy(struct tt_backend *b) {
   if (b == NULL)
     return;
@@ -368,9 +390,7 @@ static void ddb_destroy(struct tt_backend *b) {
   d->magic = 0;
   if (d->own_http)
     tt_http_destroy(d->http);
-  tt_sigv4_cache_clear(&d->sigcache);
-  free(d->url);
-  free(d->host);
+  accounts_free(d);
   free(d);
 }
 
@@ -404,11 +424,12 @@ static bool region_ok(const char *r) {
 
 /* Splits the endpoint into the URL we post to and the Host header we sign
  * (host, plus the port when one was given and it is not the scheme's). */
-static int parse_endpoint(struct ddb *d, const char *endpoint, struct tt_error *err) {
+static int parse_endpoint(struct ddb_account *d, const struct service_def *svc, const char *endpoint,
+                          struct tt_error *err) {
   char def[128];
   if (endpoint == NULL || endpoint[0] == '\0') {
     /* China regions live under their own domain. */
-    snprintf(def, sizeof(def), "https://%s.%s.amazonaws.com%s", d->svc->name, d->region,
+    snprintf(def, sizeof(def), "https://%s.%s.amazonaws.com%s", svc->name, d->region,
              strncmp(d->region, "cn-", 3) == 0 ? ".cn" : "");
     endpoint = def;
   }
@@ -466,14 +487,30 @@ done:
   return rc;
 }
 
-int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
-                       struct tt_backend **out, struct tt_error *err) {
-  if (opts == NULL || opts->region == NULL || !region_ok(opts->region))
+/* Fills account `a` (zeroed) from its settings; `endpoint` NULL or "" =
+ * the region's default. */
+static int account_init(struct ddb_account *a, const struct service_def *svc, const char *region,
+                        const char *endpoint,
+                        struct tt_creds_provider *creds, struct tt_error *err) {
+  if (region == NULL || !region_ok(region))
     return tt_error_set(err, TT_ERR_VALIDATION, "region",
                         "a region such as eu-west-1 is required for the dynamodb backend");
-  if (opts->creds == NULL || opts->creds->ops == NULL)
+  if (creds == NULL || creds->ops == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, "creds",
                         "the dynamodb backend needs a credentials provider");
+  snprintf(a->region, sizeof(a->region), "%s", region);
+  a->creds = creds;
+  tt_sigv4_cache_init(&a->sigcache);
+  return parse_endpoint(a, svc, endpoint, err);
+}
+
+int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
+                       struct tt_backend **out, struct tt_error *err) {
+  if (opts == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "region",
+                        "a region such as eu-west-1 is required for the dynamodb backend");
+  if (opts->n_accounts > 0 && opts->accounts == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "accounts", "the partner accounts are missing");
   struct ddb *d = calloc(1, sizeof(*d));
   if (d == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -483,15 +520,27 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
     return tt_error_set(err, TT_ERR_VALIDATION, "service", "unknown AWS service");
   }
   d->svc = &services[opts->service];
-  snprintf(d->region, sizeof(d->region), "%s", opts->region);
-  if (parse_endpoint(d, opts->endpoint, err) != 0)
+  d->accounts = calloc(opts->n_accounts + 1, sizeof(*d->accounts));
+  if (d->accounts == NULL) {
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
     goto fail;
-  d->creds = opts->creds;
+  }
+  d->n_accounts = opts->n_accounts + 1;
+  if (account_init(&d->accounts[0], d->svc, opts->region, opts->endpoint, opts->creds, err) != 0)
+    goto fail;
+  for (size_t i = 0; i < opts->n_accounts; i++) {
+    const struct tt_ddb_account *pa = &opts->accounts[i];
+    /* A partner without an endpoint of its own shares an explicit one
+     * (moto, DynamoDB Local), else uses its region's default. */
+    const char *ep = pa->endpoint && pa->endpoint[0] ? pa->endpoint : opts->endpoint;
+    if (account_init(&d->accounts[i + 1], d->svc, pa->region ? pa->region : opts->region, ep, pa->creds,
+                     err) != 0)
+      goto fail;
+  }
   d->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
   d->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 3000;
   d->clock = opts->clock;
   d->clock_arg = opts->clock_arg;
-  tt_sigv4_cache_init(&d->sigcache);
   if (opts->http) {
     d->http = opts->http;
   } else {
@@ -513,8 +562,7 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
   *out = &d->base;
   return 0;
 fail:
-  free(d->url);
-  free(d->host);
+  accounts_free(d);
   free(d);
   return -1;
 }

@@ -13,6 +13,16 @@
 #include "backend/dynamodb/http.h"
 #include "util/error.h"
 
+/* A further account calls can run in (a partner's), selected by
+ * tt_backend_call.account = its index + 1. Strings are copied; `creds` is
+ * borrowed like tt_ddb_options.creds. */
+struct tt_ddb_account {
+  const char *region;   /* NULL = the backend's region */
+  const char *endpoint; /* NULL or "" = the backend's --endpoint when set,
+                           else https://dynamodb.<region>.amazonaws.com */
+  struct tt_creds_provider *creds; /* required */
+};
+
 /* Wall clock in unix seconds, for signing (injectable for tests). */
 typedef int64_t (*tt_ddb_clock_fn)(void *arg);
 
@@ -34,6 +44,9 @@ struct tt_ddb_options {
   /* Credentials to sign with. Borrowed: must outlive the backend; the
    * daemon closes it after the backend closed. Required. */
   struct tt_creds_provider *creds;
+  /* Partner accounts (may be NULL when n_accounts is 0); copied. */
+  const struct tt_ddb_account *accounts;
+  size_t n_accounts;
   /* The HTTP client to use, borrowed (the daemon shares one with the
    * credentials chain); NULL = the backend makes and owns its own. */
   struct tt_http *http;

@@ -57,6 +57,8 @@ def _make(name, base, doc):
 
 ValidationError = _make("ValidationError", TableTheoryError, "400: fix details['field'].")
 InvalidCursor = _make("InvalidCursor", TableTheoryError, "400: the cursor does not fit.")
+UnknownPartner = _make("UnknownPartner", TableTheoryError,
+                       "400: X-TableTheory-Partner names no configured partner.")
 Unauthorized = _make("Unauthorized", TableTheoryError, "401: missing or wrong token.")
 Forbidden = _make("Forbidden", TableTheoryError, "403: not allowed by configuration.")
 ReservedModel = _make("ReservedModel", TableTheoryError,
@@ -104,7 +106,7 @@ class TransactionCanceled(ConflictError):
 
 
 BY_CODE = {cls.code: cls for cls in (
-    ValidationError, InvalidCursor, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
+    ValidationError, InvalidCursor, UnknownPartner, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,

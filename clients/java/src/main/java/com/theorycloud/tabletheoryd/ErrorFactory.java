@@ -11,6 +11,7 @@ final class ErrorFactory {
         return switch (f.code()) {
             case "ValidationError" -> new ValidationException(f);
             case "InvalidCursor" -> new InvalidCursorException(f);
+            case "UnknownPartner" -> new UnknownPartnerException(f);
             case "Unauthorized" -> new UnauthorizedException(f);
             case "Forbidden" -> new ForbiddenException(f);
             case "ReservedModel" -> new ReservedModelException(f);

@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* assume_role.c -- STS AssumeRole credentials for one role: one shared
+ * call in flight, cached, refreshed in the background before expiry, all
+ * on the loop (the partner accounts of the dynamodb backend). */
+#include "backend/dynamodb/assume_role.h"
+
+#include <assert.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/dynamodb/http.h"
+#include "backend/dynamodb/sigv4.h"
+#include "backend/dynamodb/sts_xml.h"
+#include "util/buf.h"
+
+#define AR_MAGIC 0x61726f6cu /* "arol" */
+#define USABLE_MARGIN_S 15   /* a request signed now must not arrive expired */
+
+struct ar_waiter {
+  struct ar_waiter *prev, *next; /* circular list with a sentinel */
+  tt_creds_cb cb;
+  void *arg;
+};
+
+struct ar;
+
+/* One AssumeRole call; at most one exists per provider. */
+struct ar_job {
+  struct ar *p;
+  bool background; /* the cached credentials are still usable */
+  bool cancelled;  /* close() asked it to stop */
+  bool starting;   /* inside job_start: failures are reported by its return */
+  bool failed_sync;
+  bool in_http;
+  void *base_handle; /* pending get on the base provider */
+  struct tt_error err;
+  struct tt_creds out;
+  char *body; /* form body; wiped (it names the external id) */
+  size_t body_len;
+  struct tt_http_call http;
+};
+
+struct ar {
+  uint32_t magic;
+  struct tt_creds_provider pub;
+  uv_loop_t *loop;
+  struct tt_http *http;
+  struct tt_creds_provider *base;
+  char *role_arn, *session_name, *external_id, *region, *label;
+  char *url, *host;
+  uint32_t duration_s, refresh_before_s, retry_refresh_s, http_timeout_ms;
+  tt_creds_clock_fn now;
+  void *now_arg;
+  tt_creds_log_fn log;
+  void *log_arg;
+  void (*busy)(void *arg, int delta);
+  void *busy_arg;
+  struct tt_sigv4_cache sigcache;
+
+  struct tt_creds cur;
+  bool have;
+  int64_t next_refresh_at;
+  uint64_t calls;
+
+  struct ar_waiter waiters, dispatch;
+  struct ar_job *job;
+  bool closing;
+  void (*closed_cb)(void *arg);
+  void *closed_arg;
+};
+
+static int64_t ar_now(const struct ar *p) {
+  return p->now ? p->now(p->now_arg) : (int64_t)time(NULL);
+}
+
+static void ar_log(const struct ar *p, enum tt_creds_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ar_log(const struct ar *p, enum tt_creds_log_level level, const char *fmt, ...) {
+  if (p->log == NULL)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  p->log(p->log_arg, level, msg);
+}
+
+/* Fills job->err with "credentials: <label>: <reason>". */
+static void job_fail(struct ar_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_fail(struct ar_job *job, const char *fmt, ...) {
+  char reason[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
+  tt_error_set(&job->err, TT_ERR_BACKEND_UNAVAILABLE, "credentials", "credentials: %s: %s",
+               job->p->label, reason);
+}
+
+/* ---- waiters ---- */
+
+static void list_init(struct ar_waiter *s) { s->prev = s->next = s; }
+static bool list_empty(const struct ar_waiter *s) { return s->next == s; }
+
+static void list_unlink(struct ar_waiter *w) {
+  w->prev->next = w->next;
+  w->next->prev = w->prev;
+  w->prev = w->next = w;
+}
+
+static void list_push(struct ar_waiter *s, struct ar_waiter *w) {
+  w->prev = s->prev;
+  w->next = s;
+  s->prev->next = w;
+  s->prev = w;
+}
+
+static void list_splice(struct ar_waiter *to, struct ar_waiter *from) {
+  if (list_empty(from))
+    return;
+  from->next->prev = to->prev;
+  to->prev->next = from->next;
+  from->prev->next = to;
+  to->prev = from->prev;
+  list_init(from);
+}
+
+/* Answers the waiters one at a time, so that a callback may cancel a later
+ * one or call close(). */
+static void dispatch_all(struct ar *p, const struct tt_creds *creds, const struct tt_error *err) {
+  while (!list_empty(&p->dispatch)) {
+    struct ar_waiter *w = p->dispatch.next;
+    list_unlink(w);
+    tt_creds_cb cb = w->cb;
+    void *arg = w->arg;
+    free(w);
+    cb(arg, creds, err);
+  }
+}
+
+/* ---- the job ---- */
+
+static void job_free(struct ar_job *job) {
+  if (job->body) {
+    OPENSSL_cleanse(job->body, job->body_len);
+    free(job->body);
+  }
+  OPENSSL_cleanse(job, sizeof(*job));
+  free(job);
+}
+
+static void maybe_closed(struct ar *p) {
+  if (p->closing && p->job == NULL && p->closed_cb) {
+    void (*cb)(void *) = p->closed_cb;
+    p->closed_cb = NULL;
+    cb(p->closed_arg);
+  }
+}
+
+static void install(struct ar *p, struct ar_job *job) {
+  int64_t now = ar_now(p);
+  tt_creds_clear(&p->cur);
+  p->cur = job->out;
+  tt_creds_clear(&job->out);
+  p->have = true;
+  p->next_refresh_at = 0;
+  int64_t left = p->cur.expires_at - now;
+  /* A short-lived answer would otherwise trigger a refresh on every get. */
+  if (left <= (int64_t)p->refresh_before_s)
+    p->next_refresh_at = now + p->retry_refresh_s;
+  ar_log(p, TT_CREDS_LOG_INFO,
+         "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
+         p->role_arn, p->session_name, (long long)left);
+}
+
+static void note_failure(struct ar *p, struct ar_job *job) {
+  if (job->background) {
+    p->next_refresh_at = ar_now(p) + p->retry_refresh_s;
+    ar_log(p, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", job->err.message);
+  } else {
+    ar_log(p, TT_CREDS_LOG_WARN, "%s", job->err.message);
+  }
+}
+
+/* Ends an asynchronous job: caches or reports, then answers the waiters. */
+static void job_end(struct ar_job *job, int rc) {
+  struct ar *p = job->p;
+  p->job = NULL;
+  if (p->busy)
+    p->busy(p->busy_arg, -1);
+  if (job->cancelled) {
+    job_free(job);
+    maybe_closed(p);
+    return;
+  }
+  struct tt_error err = job->err;
+  if (rc == 0)
+    install(p, job);
+  else
+    note_failure(p, job);
+  job_free(job);
+  list_splice(&p->dispatch, &p->waiters);
+  dispatch_all(p, rc == 0 ? &p->cur : NULL, rc == 0 ? NULL : &err);
+}
+
+/* A failure after job_start returned ends the job; during it, job_start
+ * reports it. */
+static void job_failed(struct ar_job *job) {
+  if (job->starting)
+    job->failed_sync = true;
+  else
+    job_end(job, -1);
+}
+
+static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, void *arg) {
+  (void)hc;
+  struct ar_job *job = arg;
+  struct ar *p = job->p;
+  const char *why = NULL;
+  int rc = -1;
+  job->in_http = false;
+  if (job->cancelled) {
+    rc = -1;
+  } else if (resp->transport != TT_HTTP_OK) {
+    job_fail(job, "the STS AssumeRole request failed (%s)",
+             resp->transport == TT_HTTP_TIMEOUT ? "timeout" : "transport error");
+  } else if (resp->status != 200) {
+    char code[64];
+    tt_sts_error_code(resp->body.data, resp->body.len, code, sizeof(code));
+    job_fail(job, "STS AssumeRole answered HTTP %ld%s%s%s", resp->status, code[0] ? " (" : "",
+             code, code[0] ? ")" : "");
+  } else if (tt_sts_parse_credentials(resp->body.data, resp->body.len, "assume-role", &job->out,
+                                      &why) != 0) {
+    job_fail(job, "%s", why);
+  } else if (job->out.expires_at <= ar_now(p) + USABLE_MARGIN_S) {
+    tt_creds_clear(&job->out);
+    job_fail(job, "STS AssumeRole answered credentials that are already expired");
+  } else {
+    rc = 0;
+  }
+  if (resp->body.data)
+    OPENSSL_cleanse(resp->body.data, resp->body.len);
+  job_end(job, rc);
+}
+
+static int form_append(struct tt_buf *b, const char *name, const char *v) {
+  static const char hex[] = "0123456789ABCDEF";
+  if (b->len && tt_buf_append(b, "&", 1) != 0)
+    return -1;
+  if (tt_buf_printf(b, "%s=", name) != 0)
+    return -1;
+  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+    bool plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                 (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.' || *c == '~';
+    char enc[3] = {'%', hex[*c >> 4], hex[*c & 15]};
+    if (tt_buf_append(b, plain ? (const char *)c : enc, plain ? 1 : 3) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Signs the AssumeRole call with the base credentials and starts it. */
+static void send_sts(struct ar_job *job, const struct tt_creds *base) {
+  struct ar *p = job->p;
+  struct tt_buf form, lines;
+  tt_buf_init(&form, 0);
+  tt_buf_init(&lines, 0);
+  char duration[16];
+  snprintf(duration, sizeof(duration), "%u", (unsigned)p->duration_s);
+  int bad = form_append(&form, "Action", "AssumeRole") |
+            form_append(&form, "Version", "2011-06-15") |
+            form_append(&form, "RoleArn", p->role_arn) |
+            form_append(&form, "RoleSessionName", p->session_name) |
+            form_append(&form, "DurationSeconds", duration);
+  if (p->external_id)
+    bad |= form_append(&form, "ExternalId", p->external_id);
+  if (bad) {
+    job_fail(job, "out of memory");
+    goto fail;
+  }
+  job->body_len = form.len;
+  job->body = tt_buf_steal(&form, NULL);
+  static const char ctype[] = "application/x-www-form-urlencoded; charset=utf-8";
+  struct tt_sigv4_header sh[] = {{"Host", p->host}, {"Content-Type", ctype}};
+  struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh, .n_headers = 2,
+                                  .body = job->body, .body_len = job->body_len};
+  struct tt_sigv4_credentials sc = {base->access_key_id, base->secret_access_key,
+                                    base->session_token[0] ? base->session_token : NULL};
+  struct tt_sigv4_config cfg = {p->region, "sts", 0, &p->sigcache};
+  struct tt_sigv4_result sig;
+  struct tt_error serr;
+  if (tt_sigv4_sign(&sreq, &sc, &cfg, (time_t)ar_now(p), &sig, &serr) != 0) {
+    job_fail(job, "the AssumeRole request could not be signed");
+    goto fail;
+  }
+  size_t offs[2 + TT_SIGV4_MAX_ADDED + 1];
+  size_t nl = 0;
+  for (size_t i = 0; i < 2; i++) {
+    offs[nl++] = lines.len;
+    bad |= tt_buf_printf(&lines, "%s: %s", sh[i].name, sh[i].value) != 0 ||
+           tt_buf_append(&lines, "", 1) != 0;
+  }
+  for (size_t i = 0; i < sig.n_headers; i++) {
+    offs[nl++] = lines.len;
+    bad |= tt_buf_printf(&lines, "%s: %s", sig.headers[i].name, sig.headers[i].value) != 0 ||
+           tt_buf_append(&lines, "", 1) != 0;
+  }
+  offs[nl++] = lines.len;
+  bad |= tt_buf_printf(&lines, "Accept: text/xml") != 0 || tt_buf_append(&lines, "", 1) != 0;
+  tt_sigv4_result_free(&sig);
+  if (bad) {
+    job_fail(job, "out of memory");
+    goto fail;
+  }
+  const char *hdrs[2 + TT_SIGV4_MAX_ADDED + 2];
+  for (size_t i = 0; i < nl; i++)
+    hdrs[i] = lines.data + offs[i];
+  hdrs[nl] = NULL;
+  struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
+                                 .body = job->body, .body_len = job->body_len,
+                                 .timeout_ms = p->http_timeout_ms,
+                                 .connect_timeout_ms = p->http_timeout_ms};
+  int rc = tt_http_start(p->http, &job->http, &hreq, on_sts_done, job);
+  if (rc != 0) {
+    job_fail(job, "the STS AssumeRole request could not start (%s)", uv_err_name(rc));
+    goto fail;
+  }
+  job->in_http = true;
+  p->calls++;
+  /* Header lines hold the signature and the base session token. */
+  OPENSSL_cleanse(lines.data, lines.alloc);
+  tt_buf_free(&lines);
+  return;
+fail:
+  if (lines.data)
+    OPENSSL_cleanse(lines.data, lines.alloc);
+  tt_buf_free(&lines);
+  if (form.data)
+    OPENSSL_cleanse(form.data, form.alloc);
+  tt_buf_free(&form);
+  job_failed(job);
+}
+
+static void on_base_creds(void *arg, const struct tt_creds *creds, const struct tt_error *err) {
+  struct ar_job *job = arg;
+  job->base_handle = NULL;
+  if (creds == NULL) {
+    /* The base chain's message already names its provider and reason. */
+    job_fail(job, "no base credentials to call STS with (%s)",
+             err && err->message[0] ? err->message : "none");
+    job_failed(job);
+    return;
+  }
+  send_sts(job, creds);
+}
+
+/* Starts an AssumeRole. Returns 0 (p->job set, asynchronous) or -1 with
+ * *err (nothing left running). */
+static int job_start(struct ar *p, bool background, struct tt_error *err) {
+  struct ar_job *job = calloc(1, sizeof(*job));
+  if (job == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
+  job->p = p;
+  job->background = background;
+  job->starting = true;
+  p->job = job;
+  void *h = NULL;
+  int rc = tt_creds_get(p->base, on_base_creds, job, &h);
+  if (rc != 0) {
+    job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
+    job->failed_sync = true;
+  } else if (!job->failed_sync && !job->in_http) {
+    job->base_handle = h; /* waiting for the base chain */
+  }
+  job->starting = false;
+  if (job->failed_sync) {
+    p->job = NULL;
+    note_failure(p, job);
+    *err = job->err;
+    job_free(job);
+    return -1;
+  }
+  if (p->busy)
+    p->busy(p->busy_arg, +1);
+  return 0;
+}
+
+/* ---- the provider ops ---- */
+
+static bool usable(const struct ar *p, int64_t now) {
+  return p->have && now < p->cur.expires_at - USABLE_MARGIN_S;
+}
+
+static bool wants_refresh(const struct ar *p, int64_t now) {
+  return now >= p->cur.expires_at - (int64_t)p->refresh_before_s && now >= p->next_refresh_at;
+}
+
+static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
+  struct ar *p = pub->impl;
+  assert(p->magic == AR_MAGIC);
+  if (handle)
+    *handle = NULL;
+  if (p->closing)
+    return -ESHUTDOWN;
+  int64_t now = ar_now(p);
+  if (usable(p, now)) {
+    if (p->job == NULL && wants_refresh(p, now)) {
+      struct tt_error ignored; /* logged by note_failure */
+      job_start(p, true, &ignored);
+    }
+    cb(arg, &p->cur, NULL);
+    return 0;
+  }
+  if (p->job == NULL) {
+    struct tt_error err;
+    if (job_start(p, false, &err) != 0) {
+      cb(arg, NULL, &err);
+      return 0;
+    }
+  }
+  p->job->background = false; /* someone waits for it now */
+  struct ar_waiter *w = calloc(1, sizeof(*w));
+  if (w == NULL)
+    return -ENOMEM; /* the job goes on; its result is cached */
+  w->cb = cb;
+  w->arg = arg;
+  list_push(&p->waiters, w);
+  if (handle)
+    *handle = w;
+  return 0;
+}
+
+static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
+  assert(((struct ar *)pub->impl)->magic == AR_MAGIC);
+  if (handle == NULL)
+    return;
+  struct ar_waiter *w = handle;
+  list_unlink(w);
+  free(w);
+}
+
+static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
+  struct ar *p = pub->impl;
+  assert(p->magic == AR_MAGIC);
+  if (p->closing)
+    return;
+  p->closing = true;
+  struct ar_job *job = p->job;
+  if (job) {
+    job->cancelled = true;
+    if (job->in_http) {
+      tt_http_cancel(p->http, &job->http); /* on_sts_done ends the job */
+    } else {
+      tt_creds_cancel(p->base, job->base_handle);
+      job->base_handle = NULL;
+      job_end(job, -1); /* cancelled: frees it, no dispatch */
+    }
+  }
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: %s: the provider is closing", p->label);
+  list_splice(&p->dispatch, &p->waiters);
+  dispatch_all(p, NULL, &err);
+  /* Set last: a job that ended above must not report closed early. */
+  p->closed_cb = closed;
+  p->closed_arg = arg;
+  maybe_closed(p);
+}
+
+static void free_str(char *s) {
+  if (s) {
+    OPENSSL_cleanse(s, strlen(s));
+    free(s);
+  }
+}
+
+static void ar_free(struct ar *p) {
+  free(p->role_arn);
+  free(p->session_name);
+  free_str(p->external_id);
+  free(p->region);
+  free(p->label);
+  free(p->url);
+  free(p->host);
+  tt_sigv4_cache_clear(&p->sigcache);
+  tt_creds_clear(&p->cur);
+  p->magic = 0;
+  free(p);
+}
+
+static void ar_destroy(struct tt_creds_provider *pub) {
+  struct ar *p = pub->impl;
+  assert(p->magic == AR_MAGIC);
+  if (p->job != NULL || !list_empty(&p->waiters))
+    abort(); /* close() must have finished */
+  ar_free(p);
+}
+
+static const struct tt_creds_provider_ops ar_ops = {ar_get, ar_cancel, ar_close, ar_destroy};
+
+uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
+  return ((const struct ar *)pub->impl)->calls;
+}
+
+/* ---- construction ---- */
+
+static bool region_ok(const char *r) {
+  size_t n = strlen(r);
+  if (n == 0 || n >= 48)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
+      return false;
+  return true;
+}
+
+/* The URL we post to and the Host header we sign. */
+static int parse_endpoint(struct ar *p, const char *endpoint, struct tt_error *err) {
+  char def[128];
+  if (endpoint == NULL || endpoint[0] == '\0') {
+    snprintf(def, sizeof(def), "https://sts.%s.amazonaws.com%s", p->region,
+             strncmp(p->region, "cn-", 3) == 0 ? ".cn" : "");
+    endpoint = def;
+  }
+  int rc = -1;
+  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL, *user = NULL;
+  CURLU *u = curl_url();
+  if (u == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
+  if (curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
+    tt_error_set(err, TT_ERR_VALIDATION, "sts_endpoint",
+                 "the STS endpoint must be an absolute http:// or https:// URL");
+    goto done;
+  }
+  curl_url_get(u, CURLUPART_PORT, &port, 0);
+  curl_url_get(u, CURLUPART_PATH, &path, 0);
+  curl_url_get(u, CURLUPART_QUERY, &query, 0);
+  curl_url_get(u, CURLUPART_USER, &user, 0);
+  if ((path && strcmp(path, "/") != 0 && path[0] != '\0') || query || user) {
+    tt_error_set(err, TT_ERR_VALIDATION, "sts_endpoint",
+                 "the STS endpoint must have no path, query or user part");
+    goto done;
+  }
+  bool https = strcmp(scheme, "https") == 0;
+  bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (tt_buf_printf(&b, "%s%s%s", host, default_port ? "" : ":", default_port ? "" : port) !=
+      0) {
+    tt_buf_free(&b);
+    tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
+    goto done;
+  }
+  p->host = tt_buf_steal(&b, NULL);
+  tt_buf_init(&b, 0);
+  if (tt_buf_printf(&b, "%s://%s/", scheme, p->host) != 0) {
+    tt_buf_free(&b);
+    tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
+    goto done;
+  }
+  p->url = tt_buf_steal(&b, NULL);
+  rc = 0;
+done:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_free(path);
+  curl_free(query);
+  curl_free(user);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
+                             struct tt_creds_provider *base,
+                             const struct tt_creds_assume_role_options *o,
+                             struct tt_creds_provider **out, struct tt_error *err) {
+  if (o == NULL || o->role_arn == NULL || strncmp(o->role_arn, "arn:", 4) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "role_arn", "a role ARN (arn:...) is required");
+  if (o->session_name == NULL || o->session_name[0] == '\0' || strlen(o->session_name) > 64)
+    return tt_error_set(err, TT_ERR_VALIDATION, "session_name",
+                        "a session name of 1 to 64 characters is required");
+  if (o->region == NULL || !region_ok(o->region))
+    return tt_error_set(err, TT_ERR_VALIDATION, "region", "a region such as eu-west-1 is required");
+  if (o->duration_s != 0 && (o->duration_s < 900 || o->duration_s > 43200))
+    return tt_error_set(err, TT_ERR_VALIDATION, "duration_s",
+                        "the session duration must be 900 to 43200 seconds");
+  if (http == NULL || base == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "credentials",
+                        "an HTTP client and base credentials are required");
+  struct ar *p = calloc(1, sizeof(*p));
+  if (p == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
+  p->magic = AR_MAGIC;
+  p->loop = loop;
+  p->http = http;
+  p->base = base;
+  list_init(&p->waiters);
+  list_init(&p->dispatch);
+  tt_sigv4_cache_init(&p->sigcache);
+  p->role_arn = strdup(o->role_arn);
+  p->session_name = strdup(o->session_name);
+  p->region = strdup(o->region);
+  p->label = strdup(o->label ? o->label : "assume-role");
+  if (o->external_id && o->external_id[0])
+    p->external_id = strdup(o->external_id);
+  if (!p->role_arn || !p->session_name || !p->region || !p->label ||
+      (o->external_id && o->external_id[0] && !p->external_id)) {
+    ar_free(p);
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
+  }
+  if (parse_endpoint(p, o->sts_endpoint, err) != 0) {
+    ar_free(p);
+    return -1;
+  }
+  p->duration_s = o->duration_s ? o->duration_s : 3600;
+  p->refresh_before_s = o->refresh_before_s ? o->refresh_before_s : 300;
+  p->retry_refresh_s = o->retry_refresh_s ? o->retry_refresh_s : 60;
+  p->http_timeout_ms = o->http_timeout_ms ? o->http_timeout_ms : 5000;
+  p->now = o->now;
+  p->now_arg = o->now_arg;
+  p->log = o->log;
+  p->log_arg = o->log_arg;
+  p->busy = o->busy;
+  p->busy_arg = o->busy_arg;
+  p->pub.ops = &ar_ops;
+  p->pub.impl = p;
+  *out = &p->pub;
+  return 0;
+}
