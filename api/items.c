@@ -72,12 +72,18 @@ static void run(struct tt_orm_item_op *op) {
     tt_orm_item_start(op);
 }
 
+static int bool_param(struct tt_request *req, const char *name, bool *out);
+
 void tt_handle_item_create(struct tt_request *req) {
+  bool authority = false;
+  if (bool_param(req, "deploy_authority", &authority) != 0)
+    return;
   json_t *body = tt_request_json_body(req, true);
   struct tt_orm_item_op *op = body ? item_op(req, TT_ORM_OP_CREATE, body) : NULL;
   if (op == NULL)
     return;
   op->body = body;
+  op->deploy_authority = authority;
   run(op);
 }
 
@@ -88,7 +94,8 @@ void tt_handle_item_put(struct tt_request *req) {
     return;
   }
   struct tt_orm_expected expected = {0};
-  if (if_match(req, &expected) < 0)
+  bool authority = false;
+  if (if_match(req, &expected) < 0 || bool_param(req, "deploy_authority", &authority) != 0)
     return;
   if (inm && expected.present) {
     tt_request_fail(req, TT_ERR_VALIDATION, "If-None-Match",
@@ -102,6 +109,7 @@ void tt_handle_item_put(struct tt_request *req) {
   op->if_none_match = inm != NULL;
   op->expected = expected;
   op->body = body;
+  op->deploy_authority = authority;
   run(op);
 }
 

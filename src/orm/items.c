@@ -12,6 +12,7 @@
 #include "orm/crypt.h"
 #include "orm/key.h"
 #include "orm/policy.h"
+#include "orm/provenance.h"
 #include "value/codec_ddb.h"
 #include "value/codec_logical.h"
 #include "value/number.h"
@@ -623,6 +624,7 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
   }
   if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
                                 &err) != 0 ||
+      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, &err) != 0) ||
       (op->kind != TT_ORM_OP_CREATE &&
        tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0)) {
     fail(op, &err);

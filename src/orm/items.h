@@ -34,6 +34,8 @@ struct tt_orm_item_op {
   bool raw_format;          /* GET ?format=dynamodb */
   bool if_none_match;       /* PUT If-None-Match: * */
   bool upsert;              /* UPDATE "upsert": true */
+  bool deploy_authority;    /* CREATE/PUT ?deploy_authority=true: check the item's
+                             * provenance/confidence first (orm/provenance.h) */
   struct tt_orm_expected expected; /* If-Match / expected_version */
   /* Working state. */
   struct tt_av key;

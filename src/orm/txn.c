@@ -16,6 +16,7 @@
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
+#include "orm/provenance.h"
 #include "orm/tokens.h"
 #include "orm/unique.h"
 #include "value/codec_ddb.h"
@@ -276,7 +277,8 @@ static bool entry_member_ok(const char *k) {
   static const char *const names[] = {"op", "model", "item", "key", "condition",
                                       "expected_version", "upsert", "fields", "set",
                                       "set_if_not_exists", "remove", "add", "delete", "append",
-                                      "prepend", "select", "protected_attributes"};
+                                      "prepend", "select", "protected_attributes",
+                                      "deploy_authority"};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(k, names[i]) == 0)
       return true;
@@ -368,6 +370,8 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
       bad = a->kind != K_GET;
     if (a->kind == K_CREATE && strcmp(k, "expected_version") == 0)
       bad = true;
+    if (strcmp(k, "deploy_authority") == 0)
+      bad = a->kind != K_CREATE && a->kind != K_PUT;
     if (bad) {
       subfield(a, k, f, sizeof(f));
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s has no meaning for op %s", f,
@@ -382,6 +386,15 @@ static int parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, 
     subfield(a, "item", f, sizeof(f));
     if (!json_is_object(item))
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be an item object", f);
+    /* "deploy_authority": true asks for the release-state evidence check
+     * of the item, before anything of the transaction is sent. */
+    const json_t *da = json_object_get(e, "deploy_authority");
+    if (da && !json_is_boolean(da)) {
+      subfield(a, "deploy_authority", f, sizeof(f));
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be true or false", f);
+    }
+    if (json_is_true(da) && tt_orm_provenance_check(item, f, err) != 0)
+      return -1;
     struct tt_orm_expected body_exp = {0};
     if (tt_orm_item_from_json(a->m, item, a->kind == K_CREATE ? TT_ORM_CREATE : TT_ORM_PUT,
                               st->now, f, &a->item, a->kind == K_PUT ? &body_exp : NULL,
@@ -1600,7 +1613,8 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   a->m = tt_model_ref(op->ctx.model);
   a->field[0] = '\0';
   if (tt_orm_policy_check_write(a->m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                err) != 0)
+                                err) != 0 ||
+      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0))
     return -1;
   if (op->kind != TT_ORM_OP_CREATE &&
       tt_orm_key_from_path(a->m, op->raw_key, op->raw_key_len, &a->key, err) != 0)

@@ -29,6 +29,20 @@ import run as runner  # noqa: E402  (the runner's model loader and number helper
 LIFECYCLE_ROLES = ("created_at", "updated_at", "version")
 
 
+def check_deploy_authority(item, query):
+    """?deploy_authority=true: only the refusals the scenarios observe (no evidence,
+    disagreeing evidence, confidence other than high), not the daemon's full check."""
+    if query.get("deploy_authority") != "true" or not isinstance(item, dict):
+        return
+    if "provenance" not in item and "confidence" not in item:
+        return
+    evidence = (item.get("provenance") or {}).get("evidence") or []
+    sigs = {tuple(e.get(k) for k in ("kind", "source", "ref", "digest")) for e in evidence}
+    if len(sigs) != 1 or (item.get("confidence") or {}).get("level") != "high":
+        raise HttpError(422, "RejectedDeployAuthorityEvidence",
+                        "the evidence cannot authorize a deploy", "provenance")
+
+
 class HttpError(Exception):
     def __init__(self, status, code, message, field=None, details=None):
         super().__init__(message)
@@ -320,7 +334,7 @@ class FakeState:
             raise HttpError(501, "EncryptionNotConfigured", "no KMS key is configured")
         if what == "items":
             if len(rest) == 3 and method == "POST":
-                return self.create(m, body)
+                return self.create(m, body, query)
             key = m.key_from_path(rest[3:])
             return {"GET": self.get, "PUT": self.put, "PATCH": self.patch,
                     "DELETE": self.delete}[method](m, key, query, body)
@@ -347,7 +361,8 @@ class FakeState:
 
     # -- items ------------------------------------------------------------------------------
 
-    def create(self, m, body):
+    def create(self, m, body, query):
+        check_deploy_authority(body, query)
         t = self.table(m)
         stored = m.build(body, _now())
         k = m.key_tuple(body, "item")
@@ -367,6 +382,7 @@ class FakeState:
 
     def put(self, m, key, query, body):
         m.check_policy("put")
+        check_deploy_authority(body, query)
         t = self.table(m)
         stored = m.build(body, _now())
         k = m.key_tuple(key)

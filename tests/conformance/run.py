@@ -37,9 +37,9 @@ except ImportError:  # pragma: no cover - depends on the machine
     sys.exit(2)
 
 # What this daemon build can do. A scenario whose requires_capabilities are not all listed
-# here is skipped. Edit as the daemon grows (release_state.provenance_confidence is not
-# served; encryption.deterministic_interop needs TableTheory's deterministic test provider,
-# whose key derivation is not in the fixtures: see docs/conformance.md).
+# here is skipped. Edit as the daemon grows (encryption.deterministic_interop needs
+# TableTheory's deterministic test provider, whose key derivation is not in the fixtures:
+# see docs/conformance.md).
 CAPABILITIES = [
     "crud",
     "query.basic",
@@ -57,6 +57,10 @@ CAPABILITIES = [
     # transition, which is one transaction of an update and a create.
     "release_state.write_policy",
     "release_state.transactional_transition",
+    # The deploy-authority check of provenance/confidence, asked for per write
+    # (?deploy_authority=true) as TableTheory's drivers call the helper: see
+    # DEPLOY_AUTHORITY_MODELS.
+    "release_state.provenance_confidence",
     # Encrypted attributes fail closed: the runner's daemon has no --kms-key-id.
     "encryption.fail_closed",
 ]
@@ -67,6 +71,21 @@ CAPABILITIES = [
 if os.environ.get("TT_PEER") == "dynalite":
     CAPABILITIES = [c for c in CAPABILITIES if not c.startswith("transact")
                     and c != "release_state.transactional_transition"]
+
+# TableTheory's release-state check (ValidateDeployAuthorityMetadata) is a library helper
+# that its Go and TypeScript contract drivers call themselves, on create and save of the
+# deploy-authoritative "actual" model when the item carries provenance or confidence
+# (validateReleaseStateMetadataIfPresent). The daemon's equivalent is the per-write opt-in
+# ?deploy_authority=true, which the runner sends in the same cases.
+DEPLOY_AUTHORITY_MODELS = ("ReleaseStateActual",)
+
+
+def deploy_authority_query(model, item):
+    if model.name in DEPLOY_AUTHORITY_MODELS and isinstance(item, dict) and (
+            "provenance" in item or "confidence" in item):
+        return {"deploy_authority": "true"}
+    return None
+
 
 # DMS versions of the model files we load (tests/data/dms/v0.2/models).
 SUPPORTED_DMS_VERSIONS = ("0.2",)
@@ -919,7 +938,8 @@ def compile_create(step, ctx, where):
 
     def run():
         r = StepResult()
-        _, body, r.error = _api_call(ctx, "create", "POST", path, item, ok=(201, 200))
+        _, body, r.error = _api_call(ctx, "create", "POST", path, item,
+                                     query=deploy_authority_query(model, item), ok=(201, 200))
         if not r.error:
             r.item = _dict_body(body, where, None)
         return r
@@ -933,7 +953,8 @@ def compile_save(step, ctx, where):
 
     def run():
         r = StepResult()
-        _, body, r.error = _api_call(ctx, "save", "PUT", path, item, ok=(200, 201))
+        _, body, r.error = _api_call(ctx, "save", "PUT", path, item,
+                                     query=deploy_authority_query(model, item), ok=(200, 201))
         if not r.error:
             r.item = _dict_body(body, where, None)
         return r

@@ -31,6 +31,10 @@ START_TEST(statuses_follow_the_contract) {
   ck_assert_str_eq(tt_error_code_name(TT_ERR_IMMUTABLE_MODEL_MUTATION), "ImmutableModelMutation");
   ck_assert_str_eq(tt_error_code_name(TT_ERR_PROTECTED_FIELD_MUTATION), "ProtectedFieldMutation");
   ck_assert(!tt_error_code_retryable(TT_ERR_PROTECTED_FIELD_MUTATION));
+  ck_assert_uint_eq(tt_api_error_status(TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE), 422);
+  ck_assert_str_eq(tt_error_code_name(TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE),
+                   "RejectedDeployAuthorityEvidence");
+  ck_assert(!tt_error_code_retryable(TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE));
   /* Encrypted attributes (orm/crypt.h). */
   ck_assert_uint_eq(tt_api_error_status(TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE), 400);
   ck_assert_uint_eq(tt_api_error_status(TT_ERR_ENCRYPTION_NOT_CONFIGURED), 501);

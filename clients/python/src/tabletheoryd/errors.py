@@ -79,6 +79,9 @@ ImmutableModelMutation = _make("ImmutableModelMutation", ConflictError,
                                "409: a write_once model's items can only be created.")
 ProtectedFieldMutation = _make("ProtectedFieldMutation", ConflictError,
                                "409: the write changes a protected attribute.")
+RejectedDeployAuthorityEvidence = _make(
+    "RejectedDeployAuthorityEvidence", TableTheoryError,
+    "422: the item's provenance/confidence cannot authorize a deploy (deploy_authority check).")
 PayloadTooLarge = _make("PayloadTooLarge", TableTheoryError, "413: send less.")
 UnsupportedMediaType = _make("UnsupportedMediaType", TableTheoryError, "415: not JSON.")
 Throttled = _make("Throttled", RetryableError, "429: backend throttled; see Retry-After.")
@@ -109,7 +112,8 @@ BY_CODE = {cls.code: cls for cls in (
     ValidationError, InvalidCursor, UnknownPartner, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
-    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, RejectedDeployAuthorityEvidence,
+    PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
     EncryptionNotConfigured, InvalidEncryptedEnvelope)}
 
