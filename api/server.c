@@ -664,12 +664,33 @@ static void precheck(struct tt_request *req, const char *url) {
   }
 }
 
+/* How long one request's dispatch may run the backend's ready calls before
+ * its connection is suspended and the rest completes from the loop: ample
+ * for a GET, a query page chain or a batch on the memory backend, short
+ * enough that one long scan does not hold up other connections, deadlines
+ * or the drain. */
+#define READY_SLICE_NS (5u * 1000000u)
+
 static void dispatch(struct tt_request *req) {
-  tt_join_init(&req->join, req->server->fams, joined_cb, req);
+  struct tt_server *s = req->server;
+  tt_join_init(&req->join, s->fams, joined_cb, req);
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
     fn(req);
   tt_join_release(&req->join); /* may complete synchronously */
+  if (req->state != TT_REQ_RUNNING || s->orm == NULL)
+    return;
+  /* The handler has returned, so nothing of it is on the stack: complete
+   * what the backend can answer now (backend.h: run_ready, the trampoline).
+   * When that joins the request, the access callback answers at once and
+   * the connection is never suspended. Bounded by the slice and by the
+   * request's deadline, which only a suspended request's timer enforces. */
+  uint64_t deadline = req->start_ms + s->opts.request_timeout_ms;
+  uint64_t now_ms = uv_now(s->loop);
+  if (deadline <= now_ms)
+    return;
+  uint64_t left_ns = (deadline - now_ms) * 1000000u;
+  tt_client_run_ready(s->orm->client, now_ns() + (left_ns < READY_SLICE_NS ? left_ns : READY_SLICE_NS));
 }
 
 static bool has_body(struct tt_request *req) {
@@ -746,6 +767,7 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
         if (s->suspended)
           s->suspended->prev = req;
         s->suspended = req;
+        tt_metric_add(s->fams->http_suspensions, NULL, 1);
         MHD_suspend_connection(conn);
         return MHD_YES;
       }

@@ -57,7 +57,7 @@ static void fake_cancel(struct tt_backend *b, struct tt_backend_call *c) {
   uv_timer_start(&f->timer, fake_fire, 0, 0);
 }
 
-static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, NULL, NULL};
+static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, NULL, NULL, NULL};
 
 struct fixture {
   uv_loop_t loop;

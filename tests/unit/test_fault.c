@@ -116,7 +116,7 @@ static void fake_destroy(struct tt_backend *b) {
 }
 
 static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, fake_close,
-                                               fake_destroy};
+                                               fake_destroy, NULL};
 
 /* ---- fixture ------------------------------------------------------------- */
 
