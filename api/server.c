@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.c -- libmicrohttpd callbacks and the request lifecycle: read the
- * body, route, run the handler, suspend until every operation is joined,
- * resume, answer, log, free; connection deadlines and lingering close. */
+ * body, route, run the handler and the backend's ready calls, answer at once
+ * when that joined everything or else suspend until joined and resume, log,
+ * free; connection deadlines and lingering close. */
 #include "api/server.h"
 
 #include <errno.h>
