@@ -690,8 +690,10 @@ static void dispatch(struct tt_request *req) {
   uint64_t now_ms = uv_now(s->loop);
   if (deadline <= now_ms)
     return;
-  uint64_t left_ns = (deadline - now_ms) * 1000000u;
-  tt_client_run_ready(s->orm->client, now_ns() + (left_ns < READY_SLICE_NS ? left_ns : READY_SLICE_NS));
+  uint64_t slice = (deadline - now_ms) * 1000000u;
+  if (slice > READY_SLICE_NS)
+    slice = READY_SLICE_NS;
+  tt_client_run_ready(s->orm->client, now_ns() + slice);
 }
 
 static bool has_body(struct tt_request *req) {
