@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* server.c -- libmicrohttpd callbacks and the request lifecycle: read the
- * body, route, run the handler, suspend until every operation is joined,
- * resume, answer, log, free; connection deadlines and lingering close. */
+ * body, route, run the handler and the backend's ready calls, answer at once
+ * when that joined everything or else suspend until joined and resume, log,
+ * free; connection deadlines and lingering close. */
 #include "api/server.h"
 
 #include <errno.h>
@@ -690,13 +691,36 @@ static void precheck(struct tt_request *req, const char *url) {
   }
 }
 
+/* How long one request's dispatch may run the backend's ready calls before
+ * its connection is suspended and the rest completes from the loop: ample
+ * for a GET, a query page chain or a batch on the memory backend, short
+ * enough that one long scan does not hold up other connections, deadlines
+ * or the drain. */
+#define READY_SLICE_NS (5u * 1000000u)
+
 static void dispatch(struct tt_request *req) {
-  tt_join_init(&req->join, req->server->fams, joined_cb, req);
+  struct tt_server *s = req->server;
+  tt_join_init(&req->join, s->fams, joined_cb, req);
   req->join.account = req->account;
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
     fn(req);
   tt_join_release(&req->join); /* may complete synchronously */
+  if (req->state != TT_REQ_RUNNING || s->orm == NULL)
+    return;
+  /* The handler has returned, so nothing of it is on the stack: complete
+   * what the backend can answer now (backend.h: run_ready, the trampoline).
+   * When that joins the request, the access callback answers at once and
+   * the connection is never suspended. Bounded by the slice and by the
+   * request's deadline, which only a suspended request's timer enforces. */
+  uint64_t deadline = req->start_ms + s->opts.request_timeout_ms;
+  uint64_t now_ms = uv_now(s->loop);
+  if (deadline <= now_ms)
+    return;
+  uint64_t slice = (deadline - now_ms) * 1000000u;
+  if (slice > READY_SLICE_NS)
+    slice = READY_SLICE_NS;
+  tt_client_run_ready(s->orm->client, now_ns() + slice);
 }
 
 static bool has_body(struct tt_request *req) {
@@ -773,6 +797,7 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
         if (s->suspended)
           s->suspended->prev = req;
         s->suspended = req;
+        tt_metric_add(s->fams->http_suspensions, NULL, 1);
         MHD_suspend_connection(conn);
         return MHD_YES;
       }

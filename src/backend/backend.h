@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -59,7 +60,29 @@ struct tt_backend_error {
 struct tt_backend;
 struct tt_backend_call;
 
-/* Completion of a call. Runs on the loop, never inside start(). */
+/* The calling convention of the port, stated once (libuv's):
+ *
+ * - start() either fails synchronously -- it returns a negative error and
+ *   `done` never runs -- or returns 0, and then `done` runs exactly once.
+ * - `done` never runs inside start(). Code after a successful start may
+ *   still use the call and its own state (counters, lists, the arena).
+ * - `done` runs from one of two places: a loop callback of the backend
+ *   (a socket, a timer, the memory backend's idle handle), or run_ready(),
+ *   which the owner of the stack calls once the code that started the
+ *   calls has returned: the server calls it after a request's handler, so
+ *   work a backend can answer without waiting (the memory backend without
+ *   latency_ms) is finished before the request goes back to
+ *   libmicrohttpd, and its answer needs no suspended connection. That is
+ *   the only way a call completes before the request that started it
+ *   returns to the loop.
+ * - run_ready() is a trampoline: a `done` that starts another call (the
+ *   next query page, a batch lane, a transaction step) only queues it, and
+ *   the run_ready loop runs it next, so a chain of any length completes at
+ *   constant stack depth. Retries wait on the client's timer, i.e. on the
+ *   loop, never inside run_ready.
+ * - run_ready() is not re-entrant: called while one of its completions (or
+ *   any other completion of that backend) is on the stack, it returns 0 and
+ *   the calls wait for the loop. */
 typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
 
 /* One call. The caller owns the struct (usually in a request arena) and
@@ -85,8 +108,9 @@ struct tt_backend_call {
 
 struct tt_backend_ops {
   const char *name; /* "memory", "dynamodb" */
-  /* Starts a call. Returns 0 (done runs exactly once, later, on the loop)
-   * or a negative error (done never runs). */
+  /* Starts a call. Returns 0 (done runs exactly once, never inside this
+   * function: from the loop or from run_ready) or a negative error (done
+   * never runs). */
   int (*start)(struct tt_backend *b, struct tt_backend_call *call);
   /* Asks a started call to finish early; done still runs once, with
    * error.type "RequestCanceled" unless the call already completed. */
@@ -96,6 +120,14 @@ struct tt_backend_ops {
   void (*close)(struct tt_backend *b, void (*closed)(void *arg), void *arg);
   /* Frees the backend after close completed. */
   void (*destroy)(struct tt_backend *b);
+  /* Optional (NULL: every call completes from the loop). Completes, in
+   * start order, the calls that are ready now, including those that their
+   * completions start, until none is left or CLOCK_MONOTONIC passes
+   * `until_ns` (0: no limit; checked after each completion, so a slice
+   * always makes progress). The rest complete from the loop as before.
+   * Returns the number of calls completed. Call it only from the top of
+   * the stack, never from inside a `done` (it would then return 0). */
+  size_t (*run_ready)(struct tt_backend *b, uint64_t until_ns);
 };
 
 struct tt_backend {

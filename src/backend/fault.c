@@ -547,12 +547,22 @@ static void fault_destroy(struct tt_backend *b) {
   free(fb);
 }
 
+/* Calls a rule took wait for our timer, like a real delayed or failed call;
+ * calls that passed through complete as the inner backend completes them. */
+static size_t fault_run_ready(struct tt_backend *b, uint64_t until_ns) {
+  struct tt_fault_backend *fb = fb_of(b);
+  if (fb->closing || fb->inner->ops->run_ready == NULL)
+    return 0;
+  return fb->inner->ops->run_ready(fb->inner, until_ns);
+}
+
 static const struct tt_backend_ops fault_ops = {
     .name = "fault",
     .start = fault_start,
     .cancel = fault_cancel,
     .close = fault_close,
     .destroy = fault_destroy,
+    .run_ready = fault_run_ready,
 };
 
 int tt_fault_backend_new(struct tt_backend *inner, uv_loop_t *loop, struct tt_backend **out) {

@@ -229,3 +229,8 @@ int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client
   attempt(call);
   return 0;
 }
+
+size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {
+  struct tt_backend *b = cl->backend;
+  return b->ops->run_ready ? b->ops->run_ready(b, until_ns) : 0;
+}

@@ -77,6 +77,15 @@ void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t 
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg);
 
+/* The client's side of the port's trampoline (backend.h): completes the
+ * calls the backend can answer now -- and those their completions start --
+ * until none is left or CLOCK_MONOTONIC passes `until_ns` (0: no limit).
+ * Each completion runs its `done` as from the loop; a retry still waits on
+ * its timer. Call only from the top of the stack (the server, after a
+ * handler returned), never from a `done`. Returns the number of backend
+ * calls completed; 0 on a backend that completes only from the loop. */
+size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns);
+
 /* The backoff before retry number `retry` (1-based) for an error: full
  * jitter over min(base * 2^(retry-1), cap); honours retry_after_ms.
  * Exposed for tests. */

@@ -78,6 +78,11 @@ int tt_families_init(struct tt_families *fams) {
   fams->http_duration =
       tt_metrics_family(m, TT_METRIC_HISTOGRAM, "tabletheoryd_http_request_duration_seconds",
                         "Time from request start to answer, by route pattern.", l_route, 1);
+  fams->http_suspensions = tt_metrics_family(
+      m, TT_METRIC_COUNTER, "tabletheoryd_http_suspensions_total",
+      "Requests whose connection was suspended because work was still outstanding after "
+      "the handler and the backend's ready calls ran.",
+      NULL, 0);
   fams->backend_calls =
       tt_metrics_family(m, TT_METRIC_COUNTER, "tabletheoryd_backend_calls_total",
                         "Backend (DynamoDB) calls by operation and outcome.", l_op_outcome, 2);
@@ -102,7 +107,8 @@ int tt_families_init(struct tt_families *fams) {
       "Work running outside any request: credential fetches (background refreshes, "
       "credential_process, metadata calls) and their file reads on the thread pool.",
       NULL, 0);
-  if (!fams->http_requests || !fams->http_duration || !fams->backend_calls ||
+  if (!fams->http_requests || !fams->http_duration || !fams->http_suspensions ||
+      !fams->backend_calls ||
       !fams->backend_duration || !fams->backend_retries || !fams->inflight_requests ||
       !fams->inflight_operations || !fams->consumed_capacity || !fams->background_ops) {
     tt_families_free(fams);
@@ -112,6 +118,7 @@ int tt_families_init(struct tt_families *fams) {
   tt_metric_set(fams->inflight_requests, NULL, 0);
   tt_metric_set(fams->inflight_operations, NULL, 0);
   tt_metric_set(fams->background_ops, NULL, 0);
+  tt_metric_add(fams->http_suspensions, NULL, 0); /* a counter that reads 0, not absent */
   tt_metrics_set_collector(m, collect_process, NULL);
   return 0;
 }

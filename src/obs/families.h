@@ -11,6 +11,7 @@ struct tt_families {
   struct tt_metrics *registry;
   struct tt_metric_family *http_requests;         /* {route,method,status} */
   struct tt_metric_family *http_duration;         /* histogram {route} */
+  struct tt_metric_family *http_suspensions;      /* connections parked until joined */
   struct tt_metric_family *backend_calls;         /* {op,outcome} */
   struct tt_metric_family *backend_duration;      /* histogram {op} */
   struct tt_metric_family *backend_retries;       /* {op,reason} */

@@ -135,7 +135,7 @@ static void sb_close(struct tt_backend *b, void (*closed)(void *arg), void *arg)
 static void sb_destroy(struct tt_backend *b) { free(b->impl); }
 
 static const struct tt_backend_ops sb_ops = {"scripted", sb_start, sb_cancel, sb_close,
-                                             sb_destroy};
+                                             sb_destroy, NULL};
 
 static void scripted_use(const char *p, size_t n) {
   struct scripted *s = calloc(1, sizeof(*s));

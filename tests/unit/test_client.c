@@ -57,7 +57,24 @@ static void fake_cancel(struct tt_backend *b, struct tt_backend_call *c) {
   uv_timer_start(&f->timer, fake_fire, 0, 0);
 }
 
-static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, NULL, NULL};
+static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, NULL, NULL, NULL};
+
+/* The same backend with the port's trampoline: a pending call is ready at
+ * once, as on the memory backend without latency. */
+static size_t fake_run_ready(struct tt_backend *b, uint64_t until_ns) {
+  struct fake *f = (struct fake *)b;
+  (void)until_ns;
+  size_t n = 0;
+  while (f->pending) {
+    uv_timer_stop(&f->timer);
+    fake_fire(&f->timer);
+    n++;
+  }
+  return n;
+}
+
+static const struct tt_backend_ops fake_sync_ops = {"fake-sync", fake_start, fake_cancel, NULL,
+                                                    NULL,        fake_run_ready};
 
 struct fixture {
   uv_loop_t loop;
@@ -266,6 +283,69 @@ START_TEST(cancel_in_flight_reaches_the_backend) {
 }
 END_TEST
 
+/* run_ready (backend.h): the call completes before the request goes back
+ * to the loop, once, never inside tt_client_start. */
+START_TEST(run_ready_completes_after_start_returns) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  f.fake.base.ops = &fake_sync_ops;
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  ck_assert_int_eq(tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(),
+                                   call_done, &f),
+                   0);
+  ck_assert_int_eq(f.done_calls, 0);
+  tt_join_release(&f.join);
+  ck_assert_uint_eq(tt_client_run_ready(&f.client, 0), 1);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_int_eq(f.final_status, 0);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  ck_assert_uint_eq(tt_client_run_ready(&f.client, 0), 0);
+  teardown(&f);
+  ck_assert_int_eq(f.done_calls, 1);
+}
+END_TEST
+
+/* A retry waits on the client's timer, i.e. the loop: run_ready completes
+ * the failed attempt and returns; the request would suspend. */
+START_TEST(run_ready_leaves_retries_to_the_loop) {
+  static const char *const script[] = {"InternalServerError", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  f.fake.base.ops = &fake_sync_ops;
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(), call_done, &f);
+  tt_join_release(&f.join);
+  ck_assert_uint_eq(tt_client_run_ready(&f.client, 0), 1);
+  ck_assert_int_eq(f.done_calls, 0);
+  ck_assert_int_eq(f.join_done, 0);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_int_eq(f.final_status, 0);
+  ck_assert_uint_eq(f.final_attempts, 2);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  teardown(&f);
+}
+END_TEST
+
+/* Without run_ready (the dynamodb backend) the client completes nothing. */
+START_TEST(run_ready_without_support_is_a_no_op) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(), call_done, &f);
+  tt_join_release(&f.join);
+  ck_assert_uint_eq(tt_client_run_ready(&f.client, 0), 0);
+  ck_assert_int_eq(f.done_calls, 0);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f.done_calls, 1);
+  teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("client");
   TCase *tc = tcase_create("retries");
@@ -277,6 +357,9 @@ int main(void) {
   tcase_add_test(tc, backoff_is_capped_full_jitter);
   tcase_add_test(tc, cancel_during_backoff_completes_promptly);
   tcase_add_test(tc, cancel_in_flight_reaches_the_backend);
+  tcase_add_test(tc, run_ready_completes_after_start_returns);
+  tcase_add_test(tc, run_ready_leaves_retries_to_the_loop);
+  tcase_add_test(tc, run_ready_without_support_is_a_no_op);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

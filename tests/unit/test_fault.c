@@ -115,8 +115,20 @@ static void fake_destroy(struct tt_backend *b) {
   f->last_request = NULL;
 }
 
+/* The port's trampoline: every pending call is ready now. */
+static size_t fake_run_ready(struct tt_backend *b, uint64_t until_ns) {
+  struct fake *f = (struct fake *)b;
+  (void)until_ns;
+  size_t n = f->npending;
+  if (n) {
+    uv_timer_stop(&f->timer);
+    fake_fire(&f->timer);
+  }
+  return n;
+}
+
 static const struct tt_backend_ops fake_ops = {"fake", fake_start, fake_cancel, fake_close,
-                                               fake_destroy};
+                                               fake_destroy, fake_run_ready};
 
 /* ---- fixture ------------------------------------------------------------- */
 
@@ -234,6 +246,23 @@ static const struct {
     {"ConnectionReset", 0, true, false},
     {"ConditionalCheckFailedException", 400, false, false},
 };
+
+/* run_ready reaches the calls that passed through; a call a rule took
+ * waits for the fault timer like a real failed or delayed call. */
+START_TEST(test_run_ready_passes_through_only_untaken) {
+  add_rule("PutItem", NULL, "InternalServerError", 1, 0, 0);
+  start(0, TT_DDB_PUT_ITEM, put_req("T"));
+  start(1, TT_DDB_GET_ITEM, json_pack("{s:s}", "TableName", "T"));
+  ck_assert_uint_eq(fx.b->ops->run_ready(fx.b, 0), 1);
+  ck_assert_int_eq(fx.done[1], 1);
+  ck_assert_int_eq(fx.calls[1].status, 0);
+  ck_assert_int_eq(fx.done[0], 0);
+  run_loop();
+  ck_assert_int_eq(fx.done[0], 1);
+  ck_assert_str_eq(fx.calls[0].error.type, "InternalServerError");
+  ck_assert_int_eq(fx.done[1], 1);
+}
+END_TEST
 
 START_TEST(test_error_kinds) {
   add_rule("PutItem", NULL, kinds[_i].type, 1, 0, 0);
@@ -677,6 +706,7 @@ static Suite *fault_suite(void) {
   TCase *tc = tcase_create("decorator");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_pass_through);
+  tcase_add_test(tc, test_run_ready_passes_through_only_untaken);
   tcase_add_loop_test(tc, test_error_kinds, 0, (int)(sizeof(kinds) / sizeof(kinds[0])));
   tcase_add_test(tc, test_times_then_expiry);
   tcase_add_test(tc, test_times_in_parallel);

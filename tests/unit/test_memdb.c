@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_memdb.c -- the memory backend on a real loop: asynchronous FIFO
- * completion and cancellation, tables, single-item operations and their
+/* test_memdb.c -- the memory backend on a real loop: FIFO completion (from
+ * the loop, or from run_ready: once, never inside start, flat) and
+ * cancellation, tables, single-item operations and their
  * DynamoDB errors, TTL. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uv.h>
 
 #include "backend/memory/memdb.h"
@@ -66,6 +68,167 @@ START_TEST(latency_option_delays_completion) {
   uint64_t t0 = uv_now(&f.loop);
   fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
   ck_assert_uint_ge(uv_now(&f.loop) - t0, 30);
+  fx_teardown(&f);
+}
+END_TEST
+
+/* ---- run_ready: the port's trampoline (backend.h) ------------------------ */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+START_TEST(run_ready_completes_once_after_start) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  json_t *req = fx_json("{'TableName':'tbl','Item':{'pk':{'S':'a'}}}");
+  struct tt_backend_call c;
+  int done = 0;
+  memset(&c, 0, sizeof(c));
+  c.op = TT_DDB_PUT_ITEM;
+  c.request = req;
+  c.done = fx_done;
+  c.arg = &done;
+  ck_assert_int_eq(f.b->ops->start(f.b, &c), 0);
+  ck_assert_int_eq(done, 0); /* never inside start() */
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, 0), 1);
+  ck_assert_int_eq(done, 1);
+  ck_assert_int_eq(c.status, 0);
+  /* Nothing is left for the loop: the idle handle stopped, so the loop has
+   * no active handle and would block in epoll rather than spin. */
+  ck_assert_int_eq(uv_run(&f.loop, UV_RUN_NOWAIT), 0);
+  ck_assert_int_eq(done, 1); /* exactly once */
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, 0), 0);
+  json_decref(c.response);
+  json_decref(req);
+  fx_teardown(&f);
+}
+END_TEST
+
+/* A chain: each completion starts the next GetItem, like query pages. */
+struct chain {
+  struct tt_backend *b;
+  struct tt_backend_call c;
+  json_t *req;
+  int left, completed, depth, max_depth;
+  uintptr_t lo, hi; /* addresses of a local in the callback */
+  size_t nested;    /* what run_ready answered from inside a completion */
+};
+
+static void chain_cb(struct tt_backend_call *c) {
+  struct chain *ch = c->arg;
+  int here = 0;
+  uintptr_t a = (uintptr_t)&here;
+  if (ch->lo == 0 || a < ch->lo)
+    ch->lo = a;
+  if (a > ch->hi)
+    ch->hi = a;
+  ch->depth++;
+  if (ch->depth > ch->max_depth)
+    ch->max_depth = ch->depth;
+  ck_assert_int_eq(c->status, 0);
+  json_decref(c->response);
+  c->response = NULL;
+  ch->completed++;
+  ch->nested += ch->b->ops->run_ready(ch->b, 0); /* not re-entrant: 0 */
+  if (ch->left-- > 0) {
+    memset(c, 0, sizeof(*c));
+    c->op = TT_DDB_GET_ITEM;
+    c->request = ch->req;
+    c->done = chain_cb;
+    c->arg = ch;
+    ck_assert_int_eq(ch->b->ops->start(ch->b, c), 0);
+  }
+  ch->depth--;
+}
+
+static void chain_start(struct fx *f, struct chain *ch, int length) {
+  memset(ch, 0, sizeof(*ch));
+  ch->b = f->b;
+  ch->req = fx_json("{'TableName':'tbl','Key':{'pk':{'S':'a'}}}");
+  ch->left = length - 1;
+  ch->c.op = TT_DDB_GET_ITEM;
+  ch->c.request = ch->req;
+  ch->c.done = chain_cb;
+  ch->c.arg = ch;
+  ck_assert_int_eq(f->b->ops->start(f->b, &ch->c), 0);
+}
+
+START_TEST(run_ready_runs_a_long_chain_flat) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  struct chain ch;
+  chain_start(&f, &ch, 10000);
+  /* All 10,000 calls in one run_ready, none nested in another: the stack
+   * does not grow with the chain. */
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, 0), 10000);
+  ck_assert_int_eq(ch.completed, 10000);
+  ck_assert_int_eq(ch.max_depth, 1);
+  ck_assert_uint_lt(ch.hi - ch.lo, 256);
+  ck_assert_uint_eq(ch.nested, 0);
+  ck_assert_int_eq(uv_run(&f.loop, UV_RUN_NOWAIT), 0);
+  json_decref(ch.req);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(run_ready_slice_leaves_the_rest_to_the_loop) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  struct chain ch;
+  chain_start(&f, &ch, 50);
+  /* A slice already over still makes progress: one call. */
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, mono_ns()), 1);
+  ck_assert_int_eq(ch.completed, 1);
+  /* The loop finishes the chain, one call per iteration, still flat. */
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(ch.completed, 50);
+  ck_assert_int_eq(ch.max_depth, 1);
+  ck_assert_uint_eq(ch.nested, 0);
+  json_decref(ch.req);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(run_ready_leaves_delayed_and_completes_canceled) {
+  struct fx f;
+  struct tt_memdb_options o = {.latency_ms = 20};
+  fx_setup(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  json_t *req = fx_json("{'TableName':'tbl','Key':{'pk':{'S':'a'}}}");
+  struct tt_backend_call c[2];
+  int done[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    memset(&c[i], 0, sizeof(c[i]));
+    c[i].op = TT_DDB_GET_ITEM;
+    c[i].request = req;
+    c[i].done = fx_done;
+    c[i].arg = &done[i];
+    ck_assert_int_eq(f.b->ops->start(f.b, &c[i]), 0);
+  }
+  /* latency_ms: not ready, they wait for the timer. */
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, 0), 0);
+  ck_assert_int_eq(done[0] + done[1], 0);
+  /* A canceled call is ready at once. */
+  f.b->ops->cancel(f.b, &c[1]);
+  ck_assert_uint_eq(f.b->ops->run_ready(f.b, 0), 1);
+  ck_assert_int_eq(done[1], 1);
+  ck_assert_str_eq(c[1].error.type, "RequestCanceled");
+  ck_assert_int_eq(done[0], 0);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(done[0], 1);
+  ck_assert_int_eq(done[1], 1);
+  ck_assert_int_eq(c[0].status, 0);
+  for (int i = 0; i < 2; i++) {
+    json_decref(c[i].response);
+    tt_backend_error_clear(&c[i].error);
+  }
+  json_decref(req);
   fx_teardown(&f);
 }
 END_TEST
@@ -468,6 +631,10 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, completes_async_in_order_and_cancels);
   tcase_add_test(tc, latency_option_delays_completion);
+  tcase_add_test(tc, run_ready_completes_once_after_start);
+  tcase_add_test(tc, run_ready_runs_a_long_chain_flat);
+  tcase_add_test(tc, run_ready_slice_leaves_the_rest_to_the_loop);
+  tcase_add_test(tc, run_ready_leaves_delayed_and_completes_canceled);
   tcase_add_test(tc, create_and_describe_table);
   tcase_add_test(tc, create_table_validation);
   tcase_add_test(tc, unknown_and_deleted_tables);

@@ -183,6 +183,7 @@ struct memdb {
   void (*closed)(void *);
   void *closed_arg;
   bool closing;
+  bool running; /* completing calls: run_ready must not nest */
 };
 
 /* Hash of a partition key value (FNV-1a over type and bytes). */

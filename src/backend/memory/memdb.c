@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* memdb.c -- the memory backend's port: a FIFO of started calls executed
- * and completed from a loop timer, so results arrive asynchronously and in
- * order, like network calls. */
+/* memdb.c -- the memory backend's port: a FIFO of started calls, executed
+ * and completed in order, never inside start(): from run_ready (the port's
+ * trampoline, which the server calls after a request's handler) or else
+ * from a loop idle handle or timer, like network calls. */
 #include "backend/memory/memdb.h"
 
 #include <stdlib.h>
@@ -78,37 +79,81 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
 
 static void arm(struct memdb *m);
 
+/* Takes the next call to complete: a canceled one first (they do not wait
+ * for their turn), else the oldest queued call that is due at `now`. */
+static struct tt_backend_call *take_ready(struct memdb *m, uint64_t now) {
+  struct tt_backend_call *c = m->canceled;
+  if (c) {
+    m->canceled = c->next;
+  } else if (m->head && due_of(m->head) <= now) {
+    c = m->head;
+    m->head = c->next;
+    if (m->head == NULL)
+      m->tail = NULL;
+  } else {
+    return NULL;
+  }
+  c->next = NULL;
+  return c;
+}
+
 /* Runs the calls that are due. Reached from a timer (calls delayed by
  * latency_ms) or from an idle handle (calls due now). Not a zero timer: a
  * timer re-armed at 0 from a timer callback runs again in the same timer
  * phase (libuv 1.44), so a busy server would never reach the loop's close
  * phase and closed handles -- request contexts -- would pile up. */
 static void run_due(struct memdb *m) {
-  /* Complete canceled calls first: they do not wait for their turn. */
-  while (m->canceled) {
-    struct tt_backend_call *c = m->canceled;
-    m->canceled = c->next;
-    c->next = NULL;
-    execute(m, c);
-    c->done(c);
-  }
   /* Only calls queued before this tick run now, so a completion that starts
-   * another call cannot keep this callback busy forever. */
+   * another call cannot keep this callback busy forever. Canceled calls
+   * queued meanwhile are taken too: there are at most as many as calls. */
   struct tt_backend_call *last = m->tail;
   uint64_t now = uv_now(m->base.loop);
-  while (m->head && due_of(m->head) <= now) {
-    struct tt_backend_call *c = m->head;
-    m->head = c->next;
-    if (m->head == NULL)
-      m->tail = NULL;
-    c->next = NULL;
-    bool was_last = c == last; /* done() may free c */
+  m->running = true;
+  bool reached_last = last == NULL;
+  struct tt_backend_call *c;
+  while (!reached_last && (c = take_ready(m, now)) != NULL) {
+    reached_last = c == last; /* done() may free c */
     execute(m, c);
     c->done(c);
-    if (was_last)
+  }
+  while (m->canceled && (c = take_ready(m, now)) != NULL) {
+    execute(m, c);
+    c->done(c);
+  }
+  m->running = false;
+  arm(m);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The port's trampoline (backend.h): one flat loop over the FIFO. A
+ * completion that starts the next page or lane only appends to the FIFO,
+ * and this loop takes it next, so nothing recurses however long the chain.
+ * Due times compare with the loop time of this iteration, which does not
+ * move here: calls started now are due, calls delayed by latency_ms wait
+ * for their timer. */
+static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
+  struct memdb *m = b->impl;
+  if (m->running || m->closing)
+    return 0;
+  m->running = true;
+  uint64_t now = uv_now(b->loop);
+  size_t n = 0;
+  struct tt_backend_call *c;
+  while ((c = take_ready(m, now)) != NULL) {
+    execute(m, c);
+    c->done(c); /* may free c, start calls, cancel calls */
+    n++;
+    if (until_ns && mono_ns() >= until_ns)
       break;
   }
-  arm(m);
+  m->running = false;
+  arm(m); /* nothing left: the idle handle stops, so the loop may block */
+  return n;
 }
 
 static void timer_cb(uv_timer_t *h) { run_due(h->data); }
@@ -211,6 +256,7 @@ static const struct tt_backend_ops memdb_ops = {
     .cancel = memdb_cancel,
     .close = memdb_close,
     .destroy = memdb_destroy,
+    .run_ready = memdb_run_ready,
 };
 
 int tt_memdb_new(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out) {
