@@ -502,6 +502,14 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
     wt.what = tw;
     if (get_bool(c, &wt, tags, "unique", &a->unique) != 0)
       return -1;
+    /* A unique value is kept by a guard item keyed by the value itself
+     * (docs/batch.md): the plain value of an encrypted attribute would sit
+     * in a key, and envelopes cannot be compared. */
+    if (a->unique && a->encrypted)
+      return vfail(c, join(fb, sizeof(fb), tp, "unique"),
+                   "%san encrypted attribute cannot be unique (its guard item would be keyed "
+                   "by the plain value)",
+                   what);
     if (json_object_size(tags) > 0) {
       a->tags = json_deep_copy(tags);
       if (a->tags == NULL)

@@ -608,6 +608,23 @@ done:
   return rc;
 }
 
+int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  /* Fail closed without a key, and never in a condition or inside a
+   * projection path. */
+  if (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0)
+    return -1;
+  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
+  if (cond != NULL && tt_orm_crypt_check_condition(m, cond, "condition", err) != 0)
+    return -1;
+  for (size_t i = 0; op->select != NULL && i < json_array_size(op->select); i++) {
+    const char *p = json_string_value(json_array_get(op->select, i));
+    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int tt_orm_item_start(struct tt_orm_item_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
@@ -630,23 +647,9 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
     fail(op, &err);
     return 0;
   }
-  /* Encrypted attributes: fail closed without a key, and never in a
-   * condition or inside a projection path (before any I/O). */
-  if (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, &err) != 0) {
+  if (tt_orm_item_check_encrypted(op, &err) != 0) {
     fail(op, &err);
     return 0;
-  }
-  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
-  if (cond != NULL && tt_orm_crypt_check_condition(m, cond, "condition", &err) != 0) {
-    fail(op, &err);
-    return 0;
-  }
-  for (size_t i = 0; op->select != NULL && i < json_array_size(op->select); i++) {
-    const char *p = json_string_value(json_array_get(op->select, i));
-    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", &err) != 0) {
-      fail(op, &err);
-      return 0;
-    }
   }
   if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL) {
     fail_code(op, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");

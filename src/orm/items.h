@@ -58,4 +58,12 @@ struct tt_orm_item_op {
  * when the result is filled. Returns 0; errors land in the result. */
 int tt_orm_item_start(struct tt_orm_item_op *op);
 
+/* The refusals encrypted attributes of op's model impose on an item
+ * request, before any I/O (orm/crypt.h): EncryptionNotConfigured without a
+ * KMS key (a DELETE touches no value and passes), EncryptedFieldNotQueryable
+ * for a condition naming one or a select path reaching inside one. Shared
+ * by the plain path and the unique-guard path (orm/txn.h), so that both
+ * refuse the same requests. Returns 0 or -1. */
+int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err);
+
 #endif

@@ -32,7 +32,10 @@ struct action {
   struct tt_model *m; /* one reference */
   char field[24];     /* "items[3]"; "" for a single-item write */
   struct tt_av key;   /* M */
-  struct tt_av item;  /* create/put: the whole item */
+  struct tt_av item;  /* create/put: the whole item (sealed before the write);
+                       * single update: the item read back for the answer */
+  struct tt_av plain; /* single create/put of an encrypted model: the item
+                       * before sealing, which the answer shows */
   struct tt_orm_update upd;
   bool has_upd;
   bool upsert;
@@ -812,6 +815,7 @@ static void state_free(struct tt_orm_txn_state *st) {
       tt_av_free(&st->got[i]);
     tt_av_free(&a->key);
     tt_av_free(&a->item);
+    tt_av_free(&a->plain);
     tt_av_free(&a->old);
     tt_av_free(&a->newvals);
     if (a->has_upd)
@@ -950,6 +954,16 @@ static void answer_item(struct tt_orm_txn_state *st, const struct tt_av *item, u
   r->http_status = status;
 }
 
+static void reread_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    fail(st, err);
+    return;
+  }
+  answer_item(st, &st->acts[0].item, 200);
+  finish(st);
+}
+
 static void reread_cb(struct tt_client_call *c) {
   struct tt_orm_txn_state *st = c->arg;
   if (c->bc.status != 0) {
@@ -959,9 +973,22 @@ static void reread_cb(struct tt_client_call *c) {
   struct tt_av item;
   int rc = item_of(c->bc.response, "Item", &item);
   if (rc == 0) {
-    answer_item(st, &item, 200);
-    tt_av_free(&item);
-    finish(st);
+    /* The new item holds envelopes: open them before answering (kept in
+     * the action, which the KMS calls borrow it from). */
+    struct action *a = &st->acts[0];
+    struct tt_error err;
+    tt_av_free(&a->item);
+    a->item = item;
+    struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
+    if (cr == NULL) {
+      fail(st, (oom(&err), &err));
+      return;
+    }
+    if (tt_orm_crypt_add_item_of(cr, a->m, &a->item, &err) != 0) {
+      fail(st, &err);
+      return;
+    }
+    tt_orm_crypt_run(cr, reread_opened_cb, st);
     return;
   }
   tt_av_free(&item);
@@ -986,11 +1013,12 @@ static void succeeded(struct tt_orm_txn_state *st) {
   struct action *a = &st->acts[0];
   switch (a->kind) {
   case K_CREATE:
-    answer_item(st, &a->item, 201);
+  case K_PUT: {
+    /* The item as sent, not its envelopes. */
+    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
+    answer_item(st, shown, a->kind == K_CREATE || !a->old_found ? 201 : 200);
     break;
-  case K_PUT:
-    answer_item(st, &a->item, a->old_found ? 200 : 201);
-    break;
+  }
   case K_UPDATE: {
     /* TransactWriteItems returns no item: read the new one. */
     json_t *req = json_pack("{s:s, s:o*, s:b}", "TableName", a->m->table, "Key",
@@ -1393,7 +1421,7 @@ static struct tt_orm_txn_state *state_new(struct tt_orm_ctx *ctx, size_t n) {
     return NULL;
   for (size_t i = 0; i < n; i++) {
     struct action *a = &st->acts[i];
-    a->key.type = a->item.type = a->old.type = a->newvals.type = TT_AV_NULL;
+    a->key.type = a->item.type = a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
     tt_orm_update_init(&a->upd);
   }
   st->now = tt_orm_now_ns(ctx->orm);
@@ -1451,11 +1479,6 @@ static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
       if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
         return -1;
     }
-    if (a->unique)
-      return tt_error_set(err, TT_ERR_VALIDATION, a->field,
-                          "%s: model %s has both unique and encrypted attributes, which "
-                          "transactions do not support yet",
-                          a->field, a->m->name);
     if (!st->get && (a->item.type == TT_AV_M || a->has_upd))
       st->sealing = true;
   }
@@ -1467,6 +1490,39 @@ static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
 }
 
 static void txn_go(struct tt_orm_txn_state *st);
+
+/* Starts sealing, in place, the values of encrypted attributes the actions
+ * write: the items of creates and puts, the values updates set (item.c
+ * refused every other action on such an attribute). A single create or
+ * put keeps a plain copy of its item for the answer. Unique attributes are
+ * never encrypted (the model does not load), so the guards, the snapshot
+ * conditions and the race checks, which only look at unique values, see
+ * plain values. done(st, err) runs once; returns 0, or -1 (done not
+ * called). */
+static int seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
+                        struct tt_error *err) {
+  struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
+  if (c == NULL)
+    return oom(err);
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (!tt_orm_crypt_model(a->m))
+      continue;
+    if (st->single && a->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->item) != 0)
+      return oom(err);
+    if (tt_orm_crypt_add_item_of(c, a->m, &a->item, err) != 0)
+      return -1;
+    for (size_t j = 0; a->has_upd && j < a->upd.n_actions; j++) {
+      struct tt_orm_action *u = &a->upd.actions[j];
+      const struct tt_model_attr *at = tt_model_attr_find(a->m, u->path, strlen(u->path));
+      if (at != NULL && at->encrypted && u->kind != TT_EXPR_UPD_REMOVE &&
+          tt_orm_crypt_add_value(c, at, &u->value, err) != 0)
+        return -1;
+    }
+  }
+  tt_orm_crypt_run(c, done, st);
+  return 0;
+}
 
 static void sealed_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_txn_state *st = arg;
@@ -1541,24 +1597,8 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
     goto bad;
   if (!st->get && st->sealing) {
     /* Values of encrypted attributes get their envelopes first. */
-    struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
-    if (c == NULL) {
-      oom(&err);
+    if (seal_actions(st, sealed_cb, &err) != 0)
       goto bad;
-    }
-    for (size_t i = 0; i < st->n; i++) {
-      struct action *a = &st->acts[i];
-      if (tt_orm_crypt_add_item_of(c, a->m, &a->item, &err) != 0)
-        goto bad;
-      for (size_t j = 0; a->has_upd && j < a->upd.n_actions; j++) {
-        struct tt_orm_action *u = &a->upd.actions[j];
-        const struct tt_model_attr *at = tt_model_attr_find(a->m, u->path, strlen(u->path));
-        if (at != NULL && at->encrypted && u->kind != TT_EXPR_UPD_REMOVE &&
-            tt_orm_crypt_add_value(c, at, &u->value, &err) != 0)
-          goto bad;
-      }
-    }
-    tt_orm_crypt_run(c, sealed_cb, st);
     return 0;
   }
   txn_go(st);
@@ -1618,6 +1658,9 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
     return -1;
   if (op->kind != TT_ORM_OP_CREATE &&
       tt_orm_key_from_path(a->m, op->raw_key, op->raw_key_len, &a->key, err) != 0)
+    return -1;
+  /* The same encryption refusals as the plain path, before any I/O. */
+  if (tt_orm_item_check_encrypted(op, err) != 0)
     return -1;
   if (op->expected.present && tt_model_lifecycle(a->m, TT_LC_VERSION) == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
@@ -1690,6 +1733,15 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   return 0;
 }
 
+static void single_sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    fail(st, err);
+    return;
+  }
+  start_attempt(st);
+}
+
 int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
   if (op->kind == TT_ORM_OP_GET)
     return tt_orm_item_start(op);
@@ -1708,14 +1760,6 @@ int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
   st->single = op;
   st->n = 1;
   json_t *req = NULL;
-  if (tt_orm_crypt_model(op->ctx.model)) {
-    tt_error_set(&err, TT_ERR_VALIDATION, NULL,
-                 "model %s has both unique and encrypted attributes, which writes do not "
-                 "support yet",
-                 op->ctx.model->name);
-    fail(st, &err);
-    return 0;
-  }
   if (parse_single(st, op, &err) != 0) {
     fail(st, &err);
     return 0;
@@ -1731,6 +1775,12 @@ int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
     return 0;
   }
   json_decref(req);
+  if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
+    /* Sealed once: a retry after a race sends the same envelopes. */
+    if (seal_actions(st, single_sealed_cb, &err) != 0)
+      fail(st, &err);
+    return 0;
+  }
   start_attempt(st);
   return 0;
 }

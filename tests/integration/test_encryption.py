@@ -10,7 +10,10 @@
 - keys, conditions, filters, add/append and nested paths on an encrypted
   attribute are 400 EncryptedFieldNotQueryable before any KMS call;
 - a KMS failure is an error and nothing is written;
-- no plaintext reaches the log.
+- no plaintext reaches the log;
+- a model with unique attributes (guard items moved in a transaction with
+  the item) seals its encrypted attributes on that path too, and an
+  encrypted attribute cannot itself be unique (the model does not load).
 
 KMS is moto's: the suite's peer when it runs on moto, else a moto started
 here (tests/peers/start_peer.sh). Models of models/encrypted.yml."""
@@ -37,6 +40,13 @@ SENTINEL = "SENTINEL-plaintext-7f3a"
 no_txn_on_dynalite = pytest.mark.skipif(
     PEER == "dynalite", reason="dynalite does not implement TransactWriteItems or "
                                "TransactGetItems; these run on moto and memory")
+
+# Every write of a model with unique attributes is a TransactWriteItems with
+# its guard items (docs/batch.md), single-item writes too.
+unique_path_needs_txn = pytest.mark.skipif(
+    PEER == "dynalite", reason="writes of a model with unique attributes run as "
+                               "TransactWriteItems (guard items), which dynalite does not "
+                               "implement; these run on moto and memory")
 
 _seq = iter(range(1, 1 << 30))
 
@@ -279,6 +289,195 @@ def test_transactions(sd, kms):
     status, hdrs, body = sd.json("POST", "/v1/transactions/write", {"client_token": "t1", "items": [
         {"op": "put", "model": "Sealed", "item": {"id": i, "secret": "d"}}]})
     assert_error(status, hdrs, body, 400, "ValidationError", "client_token")
+
+
+# ---- unique and encrypted attributes in one model -------------------------------------------
+
+MEMBER = "/v1/models/SealedMember/items"
+
+
+def member_raw(d, i):
+    """A SealedMember item as stored (the view has no encryption)."""
+    status, _, body = d.json("GET", item_path("SealedMemberView", i) + "?format=dynamodb"
+                             "&consistent=true")
+    return body if status == 200 else None
+
+
+def member_guard(d, email):
+    """The guard item of an email of SealedMember, or None."""
+    return member_raw(d, "UNIQUE#SealedMember#email#" + email)
+
+
+def test_unique_and_encrypted_fail_closed_without_a_key(fresh_daemon):
+    d = fresh_daemon("--models", MY_MODELS)
+    i, email = uid("m"), uid("e")
+    calls = [
+        ("POST", MEMBER, {"id": i, "email": email, "secret": SENTINEL}),
+        ("PUT", item_path("SealedMember", i), {"id": i, "email": email, "secret": SENTINEL}),
+        ("PATCH", item_path("SealedMember", i), {"set": {"email": email, "secret": SENTINEL}}),
+        ("POST", "/v1/transactions/write",
+         {"items": [{"op": "create", "model": "SealedMember",
+                     "item": {"id": i, "email": email, "secret": SENTINEL}}]}),
+    ]
+    for method, path, body in calls:
+        status, hdrs, out = d.json(method, path, body)
+        assert_error(status, hdrs, out, 501, "EncryptionNotConfigured")
+    assert member_raw(d, i) is None and member_guard(d, email) is None
+    assert SENTINEL not in d.log_text()
+
+
+def test_an_encrypted_attribute_cannot_be_unique(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("""dms_version: "0.2"
+namespace: "tabletheoryd.itest.bad"
+models:
+  - name: "Broken"
+    table: { name: "broken_itest" }
+    keys:
+      partition: { attribute: "id", type: "S" }
+    attributes:
+      - { attribute: "id", type: "S", required: true, roles: ["pk"] }
+      - { attribute: "email", type: "S", optional: true, encryption: { v: 1 },
+          tags: { unique: true } }
+""")
+    out = subprocess.run([DAEMON, "--listen", "127.0.0.1:0", "--models", str(bad)],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 2, out
+    assert ('model Broken: attribute "email": an encrypted attribute cannot be unique'
+            in out.stderr), out.stderr
+
+
+@unique_path_needs_txn
+def test_unique_and_encrypted_single_item_writes(sd, kms):
+    endpoint = kms[0]
+    a, b = uid("m"), uid("m")
+    ea, eb = uid("e") + "@example.com", uid("e") + "@example.com"
+    card = {"number": SENTINEL, "exp": 12}
+    before = kms_calls(sd, "GenerateDataKey")
+    status, _, body = sd.json("POST", MEMBER, {"id": a, "email": ea, "secret": SENTINEL,
+                                               "card": card, "note": "plain"})
+    assert status == 201, body
+    assert body["secret"] == SENTINEL and body["card"] == card and body["email"] == ea
+    assert kms_calls(sd, "GenerateDataKey") - before == 2
+    # Stored: envelopes for the encrypted attributes, the unique one plain,
+    # and its guard owned by the item.
+    stored = member_raw(sd, a)
+    assert stored["email"] == {"S": ea} and stored["note"] == {"S": "plain"}
+    assert decrypt_independently(endpoint, "secret", stored["secret"]) == {"t": "S",
+                                                                           "s": SENTINEL}
+    assert decrypt_independently(endpoint, "card", stored["card"])["m"]["number"] == {
+        "t": "S", "s": SENTINEL}
+    assert SENTINEL not in json.dumps(stored)
+    assert member_guard(sd, ea)["_tt_owner"] == {"M": {"id": {"S": a}}}
+    status, _, body = sd.json("GET", item_path("SealedMember", a) + "?consistent=true")
+    assert status == 200 and body["secret"] == SENTINEL and body["card"] == card, body
+    # A value another item holds: 409 naming the attribute, nothing written.
+    status, hdrs, body = sd.json("POST", MEMBER, {"id": b, "email": ea, "secret": "b"})
+    assert_error(status, hdrs, body, 409, "ConditionFailed", "email")
+    assert member_raw(sd, b) is None
+    status, _, body = sd.json("POST", MEMBER, {"id": b, "email": eb, "secret": "b"})
+    assert status == 201, body
+    # An update moving the unique value and setting an encrypted one.
+    ea2 = uid("e") + "@example.com"
+    status, _, body = sd.json("PATCH", item_path("SealedMember", a),
+                              {"set": {"email": ea2, "secret": "two"}})
+    assert status == 200, body
+    assert body["email"] == ea2 and body["secret"] == "two" and body["card"] == card
+    stored = member_raw(sd, a)
+    assert decrypt_independently(endpoint, "secret", stored["secret"])["s"] == "two"
+    assert member_guard(sd, ea) is None
+    assert member_guard(sd, ea2)["_tt_owner"] == {"M": {"id": {"S": a}}}
+    # The same to a taken value: 409, the encrypted value unchanged.
+    status, hdrs, body = sd.json("PATCH", item_path("SealedMember", a),
+                                 {"set": {"email": eb, "secret": "lost"}})
+    assert_error(status, hdrs, body, 409, "ConditionFailed", "email")
+    assert decrypt_independently(endpoint, "secret", member_raw(sd, a)["secret"])["s"] == "two"
+    # The TableTheory update form, also with a version.
+    status, _, body = sd.json("PATCH", item_path("SealedMember", a),
+                              {"fields": ["email", "secret"],
+                               "item": {"email": ea, "secret": "three"}})
+    assert status == 200 and body["email"] == ea and body["secret"] == "three", body
+    # A replace moves the guard and seals the new values.
+    ea3 = uid("e") + "@example.com"
+    status, _, body = sd.json("PUT", item_path("SealedMember", a),
+                              {"id": a, "email": ea3, "secret": "four"})
+    assert status == 200 and body["secret"] == "four" and "card" not in body, body
+    stored = member_raw(sd, a)
+    assert decrypt_independently(endpoint, "secret", stored["secret"])["s"] == "four"
+    assert "card" not in stored
+    assert member_guard(sd, ea) is None and member_guard(sd, ea3) is not None
+    # A PUT that creates answers 201 with the plain values.
+    c = uid("m")
+    status, _, body = sd.json("PUT", item_path("SealedMember", c),
+                              {"id": c, "email": uid("e"), "secret": SENTINEL})
+    assert status == 201 and body["secret"] == SENTINEL, body
+    assert set(member_raw(sd, c)["secret"]["M"]) == {"v", "edk", "nonce", "ct"}
+    # Refusals before any KMS call, as on the plain path.
+    before = (kms_calls(sd, "GenerateDataKey"), kms_calls(sd, "Decrypt"))
+    for patch, field in [
+            ({"set": {"email": uid("e")}, "condition": {"attr": "secret", "op": "exists"}},
+             "condition"),
+            ({"set": {"email": uid("e")}, "append": {"secret": ["x"]}}, "append.secret"),
+            ({"set": {"email": uid("e"), "card.number": "1"}}, "set.card.number")]:
+        status, hdrs, body = sd.json("PATCH", item_path("SealedMember", a), patch)
+        assert_error(status, hdrs, body, 400, "EncryptedFieldNotQueryable", field)
+    assert (kms_calls(sd, "GenerateDataKey"), kms_calls(sd, "Decrypt")) == before
+    # Delete releases the guard.
+    assert sd.json("DELETE", item_path("SealedMember", a))[0] == 204
+    assert member_raw(sd, a) is None and member_guard(sd, ea3) is None
+    assert SENTINEL not in sd.log_text()
+
+
+@unique_path_needs_txn
+def test_unique_and_encrypted_in_transactions(sd, kms):
+    endpoint = kms[0]
+    x, y, z = uid("m"), uid("m"), uid("m")
+    ex, ey, ey2 = uid("e"), uid("e"), uid("e")
+    assert sd.json("POST", MEMBER, {"id": y, "email": ey, "secret": "y1"})[0] == 201
+    status, _, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "create", "model": "SealedMember",
+         "item": {"id": x, "email": ex, "secret": SENTINEL}},
+        {"op": "update", "model": "SealedMember", "key": {"id": y},
+         "set": {"email": ey2, "secret": "y2"}}]})
+    assert status == 200, body
+    sx, sy = member_raw(sd, x), member_raw(sd, y)
+    assert decrypt_independently(endpoint, "secret", sx["secret"])["s"] == SENTINEL
+    assert decrypt_independently(endpoint, "secret", sy["secret"])["s"] == "y2"
+    assert sx["email"] == {"S": ex} and sy["email"] == {"S": ey2}
+    assert member_guard(sd, ex)["_tt_owner"] == {"M": {"id": {"S": x}}}
+    assert member_guard(sd, ey2)["_tt_owner"] == {"M": {"id": {"S": y}}}
+    assert member_guard(sd, ey) is None
+    status, _, body = sd.json("POST", "/v1/transactions/get", {"items": [
+        {"model": "SealedMember", "key": {"id": x}}, {"model": "SealedMember", "key": {"id": y}}]})
+    assert status == 200, body
+    assert [it["secret"] for it in body["items"]] == [SENTINEL, "y2"]
+    # A put in a transaction replaces, seals and moves the guard.
+    ex2 = uid("e")
+    status, _, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "put", "model": "SealedMember", "item": {"id": x, "email": ex2, "secret": "x2"}}]})
+    assert status == 200, body
+    assert decrypt_independently(endpoint, "secret", member_raw(sd, x)["secret"])["s"] == "x2"
+    assert member_guard(sd, ex) is None and member_guard(sd, ex2) is not None
+    # A value another item holds: canceled with the attribute, nothing written.
+    status, hdrs, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "create", "model": "SealedMember", "item": {"id": z, "email": ey2, "secret": "z"}},
+        {"op": "update", "model": "SealedMember", "key": {"id": y}, "set": {"secret": "y3"}}]})
+    err = assert_error(status, hdrs, body, 409, "TransactionCanceled")
+    assert err["details"]["reasons"][0]["code"] == "ConditionalCheckFailed"
+    assert err["details"]["reasons"][0]["attribute"] == "email"
+    assert member_raw(sd, z) is None
+    assert decrypt_independently(endpoint, "secret", member_raw(sd, y)["secret"])["s"] == "y2"
+    # Still no client_token with values to seal.
+    status, hdrs, body = sd.json("POST", "/v1/transactions/write", {"client_token": "u1", "items": [
+        {"op": "update", "model": "SealedMember", "key": {"id": y}, "set": {"secret": "t"}}]})
+    assert_error(status, hdrs, body, 400, "ValidationError", "client_token")
+    # Deletes release the guards.
+    status, _, body = sd.json("POST", "/v1/transactions/write", {"items": [
+        {"op": "delete", "model": "SealedMember", "key": {"id": x}},
+        {"op": "delete", "model": "SealedMember", "key": {"id": y}}]})
+    assert status == 200, body
+    assert member_raw(sd, x) is None and member_raw(sd, y) is None
+    assert member_guard(sd, ex2) is None and member_guard(sd, ey2) is None
 
 
 # ---- refusals --------------------------------------------------------------------------------

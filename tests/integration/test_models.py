@@ -375,5 +375,5 @@ def test_own_models_load(fresh_daemon):
     _, _, body = d.json("GET", "/v1/models")
     assert sorted(m["name"] for m in body["models"]) == sorted(
         ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account",
-         "Pinned", "Entry", "Sealed", "SealedView"] +
+         "Pinned", "Entry", "Sealed", "SealedView", "SealedMember", "SealedMemberView"] +
         sorted(LEDGER_NAMES))

@@ -308,6 +308,9 @@ static const struct {
      "the file is empty (expected a DMS document with dms_version and models)"},
     {"dms/bad/encrypted-key.yml", "models[0].keys.partition.attribute",
      "model User: keys.partition: attribute \"PK\" is encrypted and cannot be a key"},
+    {"dms/bad/encrypted-unique.yml", "models[0].attributes[2].tags.unique",
+     "model User: attribute \"email\": an encrypted attribute cannot be unique (its guard item "
+     "would be keyed by the plain value)"},
     {"dms/bad/encryption-version.yml", "models[0].attributes[2].encryption.v",
      "model User: attribute \"secret\": encryption.v must be 1 (the only envelope version)"},
     {"dms/bad/format-type.yml", "models[0].attributes[2].format",
