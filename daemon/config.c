@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/dynamodb/endpoint.h"
+
 enum setting_kind { K_STRING, K_UINT, K_BOOL, K_LIST, K_ENUM, K_LEVEL };
 
 struct setting {
@@ -194,16 +196,6 @@ static bool partner_id_ok(const char *id) {
   return true;
 }
 
-static bool region_name_ok(const char *r) {
-  size_t n = strlen(r);
-  if (n == 0 || n >= 48)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
-      return false;
-  return true;
-}
-
 /* arn:<partition>:iam::<12 digits>:role/<path/name>. */
 static bool role_arn_ok(const char *a) {
   const char *p = strncmp(a, "arn:", 4) == 0 ? strchr(a + 4, ':') : NULL;
@@ -274,7 +266,7 @@ static int apply_partner(struct tt_config *cfg, const char *path, const char *id
                                     "A-Z a-z 0-9 + = , . @ : / _ -", path, id);
       snprintf(p->external_id, sizeof(p->external_id), "%s", json_string_value(f));
     } else if (strcmp(key, "region") == 0) {
-      if (!json_is_string(f) || !region_name_ok(json_string_value(f)))
+      if (!json_is_string(f) || !tt_aws_region_ok(json_string_value(f)))
         PARTNER_FAIL("region", "region must be a region name such as eu-west-1", path, id);
       snprintf(p->region, sizeof(p->region), "%s", json_string_value(f));
     } else if (strcmp(key, "session_duration_seconds") == 0) {

@@ -5,7 +5,6 @@
 #include "backend/dynamodb/assume_role.h"
 
 #include <assert.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
@@ -15,19 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/dynamodb/creds_cache.h"
+#include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/http.h"
 #include "backend/dynamodb/sigv4.h"
 #include "backend/dynamodb/sts_xml.h"
 #include "util/buf.h"
 
 #define AR_MAGIC 0x61726f6cu /* "arol" */
-#define USABLE_MARGIN_S 15   /* a request signed now must not arrive expired */
-
-struct ar_waiter {
-  struct ar_waiter *prev, *next; /* circular list with a sentinel */
-  tt_creds_cb cb;
-  void *arg;
-};
 
 struct ar;
 
@@ -55,21 +49,15 @@ struct ar {
   struct tt_creds_provider *base;
   char *role_arn, *session_name, *external_id, *region, *label;
   char *url, *host;
-  uint32_t duration_s, refresh_before_s, retry_refresh_s, http_timeout_ms;
-  tt_creds_clock_fn now;
-  void *now_arg;
-  tt_creds_log_fn log;
-  void *log_arg;
+  uint32_t duration_s, http_timeout_ms;
   void (*busy)(void *arg, int delta);
   void *busy_arg;
   struct tt_sigv4_cache sigcache;
 
-  struct tt_creds cur;
-  bool have;
-  int64_t next_refresh_at;
+  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  struct creds_cache cache;
   uint64_t calls;
 
-  struct ar_waiter waiters, dispatch;
   struct ar_job *job;
   bool closing;
   void (*closed_cb)(void *arg);
@@ -77,73 +65,16 @@ struct ar {
 };
 
 static int64_t ar_now(const struct ar *p) {
-  return p->now ? p->now(p->now_arg) : (int64_t)time(NULL);
-}
-
-static void ar_log(const struct ar *p, enum tt_creds_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void ar_log(const struct ar *p, enum tt_creds_log_level level, const char *fmt, ...) {
-  if (p->log == NULL)
-    return;
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  p->log(p->log_arg, level, msg);
+  return creds_cache_now(&p->cache);
 }
 
 /* Fills job->err with "credentials: <label>: <reason>". */
 static void job_fail(struct ar_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_fail(struct ar_job *job, const char *fmt, ...) {
-  char reason[200];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(reason, sizeof(reason), fmt, ap);
+  creds_cache_vfail(&job->err, job->p->label, fmt, ap);
   va_end(ap);
-  tt_error_set(&job->err, TT_ERR_BACKEND_UNAVAILABLE, "credentials", "credentials: %s: %s",
-               job->p->label, reason);
-}
-
-/* ---- waiters ---- */
-
-static void list_init(struct ar_waiter *s) { s->prev = s->next = s; }
-static bool list_empty(const struct ar_waiter *s) { return s->next == s; }
-
-static void list_unlink(struct ar_waiter *w) {
-  w->prev->next = w->next;
-  w->next->prev = w->prev;
-  w->prev = w->next = w;
-}
-
-static void list_push(struct ar_waiter *s, struct ar_waiter *w) {
-  w->prev = s->prev;
-  w->next = s;
-  s->prev->next = w;
-  s->prev = w;
-}
-
-static void list_splice(struct ar_waiter *to, struct ar_waiter *from) {
-  if (list_empty(from))
-    return;
-  from->next->prev = to->prev;
-  to->prev->next = from->next;
-  from->prev->next = to;
-  to->prev = from->prev;
-  list_init(from);
-}
-
-/* Answers the waiters one at a time, so that a callback may cancel a later
- * one or call close(). */
-static void dispatch_all(struct ar *p, const struct tt_creds *creds, const struct tt_error *err) {
-  while (!list_empty(&p->dispatch)) {
-    struct ar_waiter *w = p->dispatch.next;
-    list_unlink(w);
-    tt_creds_cb cb = w->cb;
-    void *arg = w->arg;
-    free(w);
-    cb(arg, creds, err);
-  }
 }
 
 /* ---- the job ---- */
@@ -166,28 +97,14 @@ static void maybe_closed(struct ar *p) {
 }
 
 static void install(struct ar *p, struct ar_job *job) {
-  int64_t now = ar_now(p);
-  tt_creds_clear(&p->cur);
-  p->cur = job->out;
-  tt_creds_clear(&job->out);
-  p->have = true;
-  p->next_refresh_at = 0;
-  int64_t left = p->cur.expires_at - now;
-  /* A short-lived answer would otherwise trigger a refresh on every get. */
-  if (left <= (int64_t)p->refresh_before_s)
-    p->next_refresh_at = now + p->retry_refresh_s;
-  ar_log(p, TT_CREDS_LOG_INFO,
-         "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
-         p->role_arn, p->session_name, (long long)left);
+  int64_t left = creds_cache_install(&p->cache, &job->out);
+  creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
+                  "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
+                  p->role_arn, p->session_name, (long long)left);
 }
 
 static void note_failure(struct ar *p, struct ar_job *job) {
-  if (job->background) {
-    p->next_refresh_at = ar_now(p) + p->retry_refresh_s;
-    ar_log(p, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", job->err.message);
-  } else {
-    ar_log(p, TT_CREDS_LOG_WARN, "%s", job->err.message);
-  }
+  creds_cache_note_failure(&p->cache, job->background, job->err.message);
 }
 
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
@@ -207,8 +124,7 @@ static void job_end(struct ar_job *job, int rc) {
   else
     note_failure(p, job);
   job_free(job);
-  list_splice(&p->dispatch, &p->waiters);
-  dispatch_all(p, rc == 0 ? &p->cur : NULL, rc == 0 ? NULL : &err);
+  creds_cache_answer(&p->cache, rc == 0 ? &p->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
 
 /* A failure after job_start returned ends the job; during it, job_start
@@ -240,7 +156,7 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
   } else if (tt_sts_parse_credentials(resp->body.data, resp->body.len, "assume-role", &job->out,
                                       &why) != 0) {
     job_fail(job, "%s", why);
-  } else if (job->out.expires_at <= ar_now(p) + USABLE_MARGIN_S) {
+  } else if (job->out.expires_at <= ar_now(p) + CREDS_USABLE_MARGIN_S) {
     tt_creds_clear(&job->out);
     job_fail(job, "STS AssumeRole answered credentials that are already expired");
   } else {
@@ -395,14 +311,6 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 
 /* ---- the provider ops ---- */
 
-static bool usable(const struct ar *p, int64_t now) {
-  return p->have && now < p->cur.expires_at - USABLE_MARGIN_S;
-}
-
-static bool wants_refresh(const struct ar *p, int64_t now) {
-  return now >= p->cur.expires_at - (int64_t)p->refresh_before_s && now >= p->next_refresh_at;
-}
-
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
@@ -411,12 +319,12 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   if (p->closing)
     return -ESHUTDOWN;
   int64_t now = ar_now(p);
-  if (usable(p, now)) {
-    if (p->job == NULL && wants_refresh(p, now)) {
+  if (creds_cache_usable(&p->cache, now)) {
+    if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
       struct tt_error ignored; /* logged by note_failure */
       job_start(p, true, &ignored);
     }
-    cb(arg, &p->cur, NULL);
+    cb(arg, &p->cache.cur, NULL);
     return 0;
   }
   if (p->job == NULL) {
@@ -427,24 +335,13 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
     }
   }
   p->job->background = false; /* someone waits for it now */
-  struct ar_waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL)
-    return -ENOMEM; /* the job goes on; its result is cached */
-  w->cb = cb;
-  w->arg = arg;
-  list_push(&p->waiters, w);
-  if (handle)
-    *handle = w;
-  return 0;
+  /* On -ENOMEM the job goes on; its result is cached. */
+  return creds_cache_wait(&p->cache, cb, arg, handle);
 }
 
 static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
   assert(((struct ar *)pub->impl)->magic == AR_MAGIC);
-  if (handle == NULL)
-    return;
-  struct ar_waiter *w = handle;
-  list_unlink(w);
-  free(w);
+  creds_cache_cancel(handle);
 }
 
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
@@ -467,8 +364,7 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: %s: the provider is closing", p->label);
-  list_splice(&p->dispatch, &p->waiters);
-  dispatch_all(p, NULL, &err);
+  creds_cache_answer(&p->cache, NULL, &err);
   /* Set last: a job that ended above must not report closed early. */
   p->closed_cb = closed;
   p->closed_arg = arg;
@@ -491,7 +387,7 @@ static void ar_free(struct ar *p) {
   free(p->url);
   free(p->host);
   tt_sigv4_cache_clear(&p->sigcache);
-  tt_creds_clear(&p->cur);
+  creds_cache_clear(&p->cache);
   p->magic = 0;
   free(p);
 }
@@ -499,7 +395,7 @@ static void ar_free(struct ar *p) {
 static void ar_destroy(struct tt_creds_provider *pub) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (p->job != NULL || !list_empty(&p->waiters))
+  if (p->job != NULL || creds_cache_has_waiters(&p->cache))
     abort(); /* close() must have finished */
   ar_free(p);
 }
@@ -512,75 +408,10 @@ uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
 
 /* ---- construction ---- */
 
-static bool region_ok(const char *r) {
-  size_t n = strlen(r);
-  if (n == 0 || n >= 48)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
-      return false;
-  return true;
-}
-
-/* The URL we post to and the Host header we sign. */
-static int parse_endpoint(struct ar *p, const char *endpoint, struct tt_error *err) {
-  char def[128];
-  if (endpoint == NULL || endpoint[0] == '\0') {
-    snprintf(def, sizeof(def), "https://sts.%s.amazonaws.com%s", p->region,
-             strncmp(p->region, "cn-", 3) == 0 ? ".cn" : "");
-    endpoint = def;
-  }
-  int rc = -1;
-  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL, *user = NULL;
-  CURLU *u = curl_url();
-  if (u == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
-  if (curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-      (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-    tt_error_set(err, TT_ERR_VALIDATION, "sts_endpoint",
-                 "the STS endpoint must be an absolute http:// or https:// URL");
-    goto done;
-  }
-  curl_url_get(u, CURLUPART_PORT, &port, 0);
-  curl_url_get(u, CURLUPART_PATH, &path, 0);
-  curl_url_get(u, CURLUPART_QUERY, &query, 0);
-  curl_url_get(u, CURLUPART_USER, &user, 0);
-  if ((path && strcmp(path, "/") != 0 && path[0] != '\0') || query || user) {
-    tt_error_set(err, TT_ERR_VALIDATION, "sts_endpoint",
-                 "the STS endpoint must have no path, query or user part");
-    goto done;
-  }
-  bool https = strcmp(scheme, "https") == 0;
-  bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s%s%s", host, default_port ? "" : ":", default_port ? "" : port) !=
-      0) {
-    tt_buf_free(&b);
-    tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
-    goto done;
-  }
-  p->host = tt_buf_steal(&b, NULL);
-  tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s://%s/", scheme, p->host) != 0) {
-    tt_buf_free(&b);
-    tt_error_set(err, TT_ERR_INTERNAL, "sts_endpoint", "out of memory");
-    goto done;
-  }
-  p->url = tt_buf_steal(&b, NULL);
-  rc = 0;
-done:
-  curl_free(scheme);
-  curl_free(host);
-  curl_free(port);
-  curl_free(path);
-  curl_free(query);
-  curl_free(user);
-  curl_url_cleanup(u);
-  return rc;
-}
+static const struct tt_aws_endpoint_msgs sts_endpoint_msgs = {
+    "sts_endpoint", "the STS endpoint must be an absolute http:// or https:// URL",
+    "the STS endpoint must be an absolute http:// or https:// URL",
+    "the STS endpoint must have no path, query or user part"};
 
 int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
                              struct tt_creds_provider *base,
@@ -591,7 +422,7 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   if (o->session_name == NULL || o->session_name[0] == '\0' || strlen(o->session_name) > 64)
     return tt_error_set(err, TT_ERR_VALIDATION, "session_name",
                         "a session name of 1 to 64 characters is required");
-  if (o->region == NULL || !region_ok(o->region))
+  if (o->region == NULL || !tt_aws_region_ok(o->region))
     return tt_error_set(err, TT_ERR_VALIDATION, "region", "a region such as eu-west-1 is required");
   if (o->duration_s != 0 && (o->duration_s < 900 || o->duration_s > 43200))
     return tt_error_set(err, TT_ERR_VALIDATION, "duration_s",
@@ -606,8 +437,7 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   p->loop = loop;
   p->http = http;
   p->base = base;
-  list_init(&p->waiters);
-  list_init(&p->dispatch);
+  creds_cache_init(&p->cache);
   tt_sigv4_cache_init(&p->sigcache);
   p->role_arn = strdup(o->role_arn);
   p->session_name = strdup(o->session_name);
@@ -620,18 +450,20 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
     ar_free(p);
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
   }
-  if (parse_endpoint(p, o->sts_endpoint, err) != 0) {
+  /* The URL we post to and the Host header we sign. */
+  if (tt_aws_endpoint_parse(o->sts_endpoint, "sts", p->region, &sts_endpoint_msgs, &p->url,
+                            &p->host, err) != 0) {
     ar_free(p);
     return -1;
   }
   p->duration_s = o->duration_s ? o->duration_s : 3600;
-  p->refresh_before_s = o->refresh_before_s ? o->refresh_before_s : 300;
-  p->retry_refresh_s = o->retry_refresh_s ? o->retry_refresh_s : 60;
+  p->cache.refresh_before_s = o->refresh_before_s ? o->refresh_before_s : 300;
+  p->cache.retry_refresh_s = o->retry_refresh_s ? o->retry_refresh_s : 60;
   p->http_timeout_ms = o->http_timeout_ms ? o->http_timeout_ms : 5000;
-  p->now = o->now;
-  p->now_arg = o->now_arg;
-  p->log = o->log;
-  p->log_arg = o->log_arg;
+  p->cache.now = o->now;
+  p->cache.now_arg = o->now_arg;
+  p->cache.log = o->log;
+  p->cache.log_arg = o->log_arg;
   p->busy = o->busy;
   p->busy_arg = o->busy_arg;
   p->pub.ops = &ar_ops;

@@ -382,18 +382,14 @@ const char *creds_env(const struct creds_chain *ch, const char *name) {
 }
 
 int64_t creds_now(const struct creds_chain *ch) {
-  return ch->now ? ch->now(ch->now_arg) : (int64_t)time(NULL);
+  return creds_cache_now(&ch->cache);
 }
 
 void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
-  if (ch->log == NULL)
-    return;
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  creds_cache_vlog(&ch->cache, level, fmt, ap);
   va_end(ap);
-  ch->log(ch->log_arg, level, msg);
 }
 
 static const char *const src_names[CREDS_SRC__COUNT] = {
@@ -405,13 +401,10 @@ static const char *const src_names[CREDS_SRC__COUNT] = {
 };
 
 int creds_job_fail(struct creds_job *job, const char *fmt, ...) {
-  char reason[200];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(reason, sizeof(reason), fmt, ap);
+  creds_cache_vfail(&job->err, src_names[job->src], fmt, ap);
   va_end(ap);
-  tt_error_set(&job->err, TT_ERR_BACKEND_UNAVAILABLE, "credentials", "credentials: %s: %s",
-               src_names[job->src], reason);
   return CREDS_FAIL;
 }
 
@@ -444,54 +437,6 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
     [CREDS_SRC_CONTAINER] = creds_container_start,
     [CREDS_SRC_IMDS] = creds_imds_start,
 };
-
-/* ---- chain: waiters ---- */
-
-static void list_init(struct creds_waiter *s) {
-  s->prev = s->next = s;
-}
-
-static bool list_empty(const struct creds_waiter *s) {
-  return s->next == s;
-}
-
-static void list_unlink(struct creds_waiter *w) {
-  w->prev->next = w->next;
-  w->next->prev = w->prev;
-  w->prev = w->next = w;
-}
-
-static void list_push(struct creds_waiter *s, struct creds_waiter *w) {
-  w->prev = s->prev;
-  w->next = s;
-  s->prev->next = w;
-  s->prev = w;
-}
-
-/* Moves every waiter of `from` to the end of `to`. */
-static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
-  if (list_empty(from))
-    return;
-  from->next->prev = to->prev;
-  to->prev->next = from->next;
-  from->prev->next = to;
-  to->prev = from->prev;
-  list_init(from);
-}
-
-/* Answers every waiter in ch->dispatch, one at a time so that a callback
- * may cancel a later one or call close(). */
-static void dispatch_all(struct creds_chain *ch, const struct tt_creds *creds,
-                         const struct tt_error *err) {
-  while (!list_empty(&ch->dispatch)) {
-    struct creds_waiter *w = ch->dispatch.next;
-    list_unlink(w);
-    tt_creds_cb cb = w->cb;
-    void *arg = w->arg;
-    free(w);
-    cb(arg, creds, err);
-  }
-}
 
 /* ---- chain: jobs ---- */
 
@@ -527,35 +472,20 @@ static int job_step(struct creds_job *job) {
 
 /* Takes a successful job's credentials into the cache. */
 static void install(struct creds_chain *ch, struct creds_job *job) {
-  int64_t now = creds_now(ch);
-  tt_creds_clear(&ch->cur);
-  ch->cur = job->out;
-  tt_creds_clear(&job->out);
-  ch->have = true;
+  int64_t left = creds_cache_install(&ch->cache, &job->out);
   ch->sticky = job->src;
-  ch->next_refresh_at = 0;
-  if (ch->cur.expires_at != 0) {
-    int64_t left = ch->cur.expires_at - now;
-    /* Short-lived answers would otherwise trigger a refresh on every get. */
-    if (left <= (int64_t)ch->refresh_before_s)
-      ch->next_refresh_at = now + ch->retry_refresh_s;
+  if (ch->cache.cur.expires_at != 0)
     creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, expiring in %lld s",
-              ch->cur.source, (long long)left);
-  } else {
+              ch->cache.cur.source, (long long)left);
+  else
     creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
-              ch->cur.source);
-  }
+              ch->cache.cur.source);
 }
 
 /* A failed job: the waiters get the error; a failed background refresh
  * keeps the cached credentials and waits retry_refresh_s. */
 static void note_failure(struct creds_chain *ch, struct creds_job *job) {
-  if (job->background) {
-    ch->next_refresh_at = creds_now(ch) + ch->retry_refresh_s;
-    creds_log(ch, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", job->err.message);
-  } else {
-    creds_log(ch, TT_CREDS_LOG_WARN, "%s", job->err.message);
-  }
+  creds_cache_note_failure(&ch->cache, job->background, job->err.message);
 }
 
 /* The background-operations gauge: a fetch counts from its start until it
@@ -580,8 +510,7 @@ void creds_job_async_done(struct creds_job *job, int rc) {
   else
     note_failure(ch, job);
   job_free(job);
-  list_splice(&ch->dispatch, &ch->waiters);
-  dispatch_all(ch, rc == 0 ? &ch->cur : NULL, rc == 0 ? NULL : &err);
+  creds_cache_answer(&ch->cache, rc == 0 ? &ch->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
 
 void creds_job_resume(struct creds_job *job, struct creds_files *fs) {
@@ -631,16 +560,6 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   return rc;
 }
 
-static bool usable(const struct creds_chain *ch, int64_t now) {
-  /* Leave a margin so a request signed now does not arrive expired. */
-  return ch->have && (ch->cur.expires_at == 0 || now < ch->cur.expires_at - 15);
-}
-
-static bool wants_refresh(const struct creds_chain *ch, int64_t now) {
-  return ch->cur.expires_at != 0 && now >= ch->cur.expires_at - (int64_t)ch->refresh_before_s &&
-         now >= ch->next_refresh_at;
-}
-
 static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
@@ -649,19 +568,19 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
   if (ch->closing)
     return -ESHUTDOWN;
   int64_t now = creds_now(ch);
-  if (usable(ch, now)) {
-    if (ch->job == NULL && wants_refresh(ch, now)) {
+  if (creds_cache_usable(&ch->cache, now)) {
+    if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
       struct tt_error ignored; /* logged by note_failure */
       job_start(ch, true, &ignored);
     }
-    cb(arg, &ch->cur, NULL);
+    cb(arg, &ch->cache.cur, NULL);
     return 0;
   }
   if (ch->job == NULL) {
     struct tt_error err;
     int rc = job_start(ch, false, &err);
     if (rc == CREDS_DONE) {
-      cb(arg, &ch->cur, NULL);
+      cb(arg, &ch->cache.cur, NULL);
       return 0;
     }
     if (rc == CREDS_FAIL) {
@@ -669,24 +588,13 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
       return 0;
     }
   }
-  struct creds_waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL)
-    return -ENOMEM; /* a job may run without waiters: its result is cached */
-  w->cb = cb;
-  w->arg = arg;
-  list_push(&ch->waiters, w);
-  if (handle)
-    *handle = w;
-  return 0;
+  /* On -ENOMEM the job runs on without waiters: its result is cached. */
+  return creds_cache_wait(&ch->cache, cb, arg, handle);
 }
 
 static void chain_cancel(struct tt_creds_provider *p, void *handle) {
   assert(((struct creds_chain *)p->impl)->magic == CREDS_CHAIN_MAGIC);
-  if (handle == NULL)
-    return;
-  struct creds_waiter *w = handle;
-  list_unlink(w);
-  free(w);
+  creds_cache_cancel(handle);
 }
 
 static void on_close_timer_closed(uv_handle_t *h) {
@@ -716,8 +624,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: the provider is closing");
-  list_splice(&ch->dispatch, &ch->waiters);
-  dispatch_all(ch, NULL, &err);
+  creds_cache_answer(&ch->cache, NULL, &err);
   uv_close((uv_handle_t *)&ch->close_timer, on_close_timer_closed);
 }
 
@@ -737,7 +644,7 @@ static void chain_free(struct creds_chain *ch) {
   free(ch->sts_endpoint);
   free(ch->container_endpoint);
   free(ch->imds_endpoint);
-  tt_creds_clear(&ch->cur);
+  creds_cache_clear(&ch->cache);
   OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
   ch->magic = 0;
   free(ch);
@@ -747,7 +654,7 @@ static void chain_destroy(struct tt_creds_provider *p) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
   /* close() must have finished: no job, no waiter, timer closed. */
-  if (ch->job != NULL || !list_empty(&ch->waiters))
+  if (ch->job != NULL || creds_cache_has_waiters(&ch->cache))
     abort();
   chain_free(ch);
 }
@@ -768,8 +675,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->loop = loop;
   ch->http = http;
   ch->sticky = -1;
-  list_init(&ch->waiters);
-  list_init(&ch->dispatch);
+  creds_cache_init(&ch->cache);
   char *const *envp = opts->envp ? opts->envp : environ;
   size_t n = 0;
   while (envp && envp[n])
@@ -791,15 +697,15 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
       (opts->container_endpoint && !ch->container_endpoint) ||
       (opts->imds_endpoint && !ch->imds_endpoint))
     goto oom;
-  ch->now = opts->now;
-  ch->now_arg = opts->now_arg;
-  ch->refresh_before_s = opts->refresh_before_s ? opts->refresh_before_s : 300;
-  ch->retry_refresh_s = opts->retry_refresh_s ? opts->retry_refresh_s : 60;
+  ch->cache.now = opts->now;
+  ch->cache.now_arg = opts->now_arg;
+  ch->cache.refresh_before_s = opts->refresh_before_s ? opts->refresh_before_s : 300;
+  ch->cache.retry_refresh_s = opts->retry_refresh_s ? opts->retry_refresh_s : 60;
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
   ch->http_timeout_ms = opts->http_timeout_ms ? opts->http_timeout_ms : 5000;
   ch->imds_timeout_ms = opts->imds_timeout_ms ? opts->imds_timeout_ms : 2000;
-  ch->log = opts->log;
-  ch->log_arg = opts->log_arg;
+  ch->cache.log = opts->log;
+  ch->cache.log_arg = opts->log_arg;
   ch->busy = opts->busy;
   ch->busy_arg = opts->busy_arg;
   int uvrc = uv_timer_init(loop, &ch->close_timer);

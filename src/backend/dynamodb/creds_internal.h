@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "backend/dynamodb/credentials.h"
+#include "backend/dynamodb/creds_cache.h"
 #include "util/error.h"
 
 /* The providers, in chain order. */
@@ -29,12 +30,6 @@ enum creds_start {
   CREDS_SKIP = 0,  /* not configured: try the next provider */
   CREDS_DONE = 1,  /* answered synchronously into job->out */
   CREDS_ASYNC = 2  /* will call creds_job_async_done exactly once */
-};
-
-struct creds_waiter {
-  struct creds_waiter *prev, *next; /* circular list with a sentinel */
-  tt_creds_cb cb;
-  void *arg;
 };
 
 struct creds_process; /* creds_process.c */
@@ -69,20 +64,11 @@ struct creds_chain {
   struct tt_http *http;
   char **env; /* copied "NAME=value" strings, NULL-terminated; wiped on free */
   char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
-  tt_creds_clock_fn now;
-  void *now_arg;
-  uint32_t refresh_before_s, retry_refresh_s, process_timeout_ms, http_timeout_ms,
-      imds_timeout_ms;
-  tt_creds_log_fn log;
-  void *log_arg;
+  uint32_t process_timeout_ms, http_timeout_ms, imds_timeout_ms;
 
-  struct tt_creds cur; /* cached credentials when `have` */
-  bool have;
-  int64_t next_refresh_at; /* no background refresh before this */
-  int sticky;              /* provider that answered last, or -1 */
-
-  struct creds_waiter waiters;  /* gets waiting for the current job */
-  struct creds_waiter dispatch; /* gets being answered right now */
+  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  struct creds_cache cache;
+  int sticky; /* provider that answered last, or -1 */
   struct creds_job *job;
 
   /* IMDSv2 session token, reused until shortly before it expires. */

@@ -4,13 +4,13 @@
 #include "backend/dynamodb/ddb.h"
 
 #include <assert.h>
-#include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/errors.h"
 #include "backend/dynamodb/sigv4.h"
 #include "util/buf.h"
@@ -412,87 +412,17 @@ int64_t tt_ddb_backend_clock_skew(const struct tt_backend *b) {
 
 /* ---- construction ---- */
 
-static bool region_ok(const char *r) {
-  size_t n = strlen(r);
-  if (n == 0 || n >= 48)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') || r[i] == '-'))
-      return false;
-  return true;
-}
-
-/* Splits the endpoint into the URL we post to and the Host header we sign
- * (host, plus the port when one was given and it is not the scheme's). */
-static int parse_endpoint(struct ddb_account *d, const struct service_def *svc, const char *endpoint,
-                          struct tt_error *err) {
-  char def[128];
-  if (endpoint == NULL || endpoint[0] == '\0') {
-    /* China regions live under their own domain. */
-    snprintf(def, sizeof(def), "https://%s.%s.amazonaws.com%s", svc->name, d->region,
-             strncmp(d->region, "cn-", 3) == 0 ? ".cn" : "");
-    endpoint = def;
-  }
-  int rc = -1;
-  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL, *user = NULL;
-  CURLU *u = curl_url();
-  if (u == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
-  if (curl_url_set(u, CURLUPART_URL, endpoint, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-    tt_error_set(err, TT_ERR_VALIDATION, "endpoint",
-                 "the endpoint must be an absolute http:// or https:// URL");
-    goto done;
-  }
-  curl_url_get(u, CURLUPART_PORT, &port, 0);
-  curl_url_get(u, CURLUPART_PATH, &path, 0);
-  curl_url_get(u, CURLUPART_QUERY, &query, 0);
-  curl_url_get(u, CURLUPART_USER, &user, 0);
-  bool https = strcmp(scheme, "https") == 0;
-  if (!https && strcmp(scheme, "http") != 0) {
-    tt_error_set(err, TT_ERR_VALIDATION, "endpoint", "the endpoint's scheme must be http or https");
-    goto done;
-  }
-  if ((path && strcmp(path, "/") != 0 && path[0] != '\0') || query || user) {
-    tt_error_set(err, TT_ERR_VALIDATION, "endpoint",
-                 "the endpoint must have no path, query or user part (the service is served at /)");
-    goto done;
-  }
-  bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s%s%s", host, default_port ? "" : ":", default_port ? "" : port) != 0) {
-    tt_buf_free(&b);
-    tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
-    goto done;
-  }
-  d->host = tt_buf_steal(&b, NULL);
-  tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s://%s/", scheme, d->host) != 0) {
-    tt_buf_free(&b);
-    tt_error_set(err, TT_ERR_INTERNAL, "endpoint", "out of memory");
-    goto done;
-  }
-  d->url = tt_buf_steal(&b, NULL);
-  rc = 0;
-done:
-  curl_free(scheme);
-  curl_free(host);
-  curl_free(port);
-  curl_free(path);
-  curl_free(query);
-  curl_free(user);
-  curl_url_cleanup(u);
-  return rc;
-}
+static const struct tt_aws_endpoint_msgs endpoint_msgs = {
+    "endpoint", "the endpoint must be an absolute http:// or https:// URL",
+    "the endpoint's scheme must be http or https",
+    "the endpoint must have no path, query or user part (the service is served at /)"};
 
 /* Fills account `a` (zeroed) from its settings; `endpoint` NULL or "" =
  * the region's default. */
 static int account_init(struct ddb_account *a, const struct service_def *svc, const char *region,
                         const char *endpoint,
                         struct tt_creds_provider *creds, struct tt_error *err) {
-  if (region == NULL || !region_ok(region))
+  if (region == NULL || !tt_aws_region_ok(region))
     return tt_error_set(err, TT_ERR_VALIDATION, "region",
                         "a region such as eu-west-1 is required for the dynamodb backend");
   if (creds == NULL || creds->ops == NULL)
@@ -501,7 +431,8 @@ static int account_init(struct ddb_account *a, const struct service_def *svc, co
   snprintf(a->region, sizeof(a->region), "%s", region);
   a->creds = creds;
   tt_sigv4_cache_init(&a->sigcache);
-  return parse_endpoint(a, svc, endpoint, err);
+  return tt_aws_endpoint_parse(endpoint, svc->name, a->region, &endpoint_msgs, &a->url, &a->host,
+                               err);
 }
 
 int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,

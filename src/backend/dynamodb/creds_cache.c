@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* creds_cache.c -- the credentials cache, refresh schedule and waiter
+ * queue shared by the default chain and the AssumeRole provider. */
+#include "backend/dynamodb/creds_cache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void list_init(struct creds_waiter *s) {
+  s->prev = s->next = s;
+}
+
+static bool list_empty(const struct creds_waiter *s) {
+  return s->next == s;
+}
+
+static void list_unlink(struct creds_waiter *w) {
+  w->prev->next = w->next;
+  w->next->prev = w->prev;
+  w->prev = w->next = w;
+}
+
+static void list_push(struct creds_waiter *s, struct creds_waiter *w) {
+  w->prev = s->prev;
+  w->next = s;
+  s->prev->next = w;
+  s->prev = w;
+}
+
+/* Moves every waiter of `from` to the end of `to`. */
+static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
+  if (list_empty(from))
+    return;
+  from->next->prev = to->prev;
+  to->prev->next = from->next;
+  from->prev->next = to;
+  to->prev = from->prev;
+  list_init(from);
+}
+
+void creds_cache_init(struct creds_cache *c) {
+  list_init(&c->waiters);
+  list_init(&c->dispatch);
+}
+
+void creds_cache_clear(struct creds_cache *c) {
+  tt_creds_clear(&c->cur);
+}
+
+int64_t creds_cache_now(const struct creds_cache *c) {
+  return c->now ? c->now(c->now_arg) : (int64_t)time(NULL);
+}
+
+void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                      va_list ap) {
+  if (c->log == NULL)
+    return;
+  char msg[512];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  c->log(c->log_arg, level, msg);
+}
+
+void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                     ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  creds_cache_vlog(c, level, fmt, ap);
+  va_end(ap);
+}
+
+void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap) {
+  char reason[200];
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  tt_error_set(err, TT_ERR_BACKEND_UNAVAILABLE, "credentials", "credentials: %s: %s", label,
+               reason);
+}
+
+bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
+  return c->have &&
+         (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
+}
+
+bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now) {
+  return c->cur.expires_at != 0 && now >= c->cur.expires_at - (int64_t)c->refresh_before_s &&
+         now >= c->next_refresh_at;
+}
+
+int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
+  int64_t now = creds_cache_now(c);
+  tt_creds_clear(&c->cur);
+  c->cur = *fresh;
+  tt_creds_clear(fresh);
+  c->have = true;
+  c->next_refresh_at = 0;
+  if (c->cur.expires_at == 0)
+    return 0;
+  int64_t left = c->cur.expires_at - now;
+  /* A short-lived answer would otherwise trigger a refresh on every get. */
+  if (left <= (int64_t)c->refresh_before_s)
+    c->next_refresh_at = now + c->retry_refresh_s;
+  return left;
+}
+
+void creds_cache_note_failure(struct creds_cache *c, bool background, const char *message) {
+  if (background) {
+    c->next_refresh_at = creds_cache_now(c) + c->retry_refresh_s;
+    creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", message);
+  } else {
+    creds_cache_log(c, TT_CREDS_LOG_WARN, "%s", message);
+  }
+}
+
+int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {
+  struct creds_waiter *w = calloc(1, sizeof(*w));
+  if (w == NULL)
+    return -ENOMEM;
+  w->cb = cb;
+  w->arg = arg;
+  list_push(&c->waiters, w);
+  if (handle)
+    *handle = w;
+  return 0;
+}
+
+void creds_cache_cancel(void *handle) {
+  if (handle == NULL)
+    return;
+  struct creds_waiter *w = handle;
+  list_unlink(w);
+  free(w);
+}
+
+bool creds_cache_has_waiters(const struct creds_cache *c) {
+  return !list_empty(&c->waiters);
+}
+
+void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
+                        const struct tt_error *err) {
+  list_splice(&c->dispatch, &c->waiters);
+  while (!list_empty(&c->dispatch)) {
+    struct creds_waiter *w = c->dispatch.next;
+    list_unlink(w);
+    tt_creds_cb cb = w->cb;
+    void *arg = w->arg;
+    free(w);
+    cb(arg, creds, err);
+  }
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* creds_cache.h -- what the caching credentials providers (the default
+ * chain and AssumeRole) share: the cached credentials and their refresh
+ * schedule, the gets waiting for the one fetch in flight, the clock and log
+ * hooks. Not for use outside src/backend/dynamodb. Loop thread only. */
+#ifndef TT_BACKEND_DYNAMODB_CREDS_CACHE_H
+#define TT_BACKEND_DYNAMODB_CREDS_CACHE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/dynamodb/credentials.h"
+#include "util/error.h"
+
+/* A request signed now must not arrive with expired credentials. */
+#define CREDS_USABLE_MARGIN_S 15
+
+struct creds_waiter {
+  struct creds_waiter *prev, *next; /* circular list with a sentinel */
+  tt_creds_cb cb;
+  void *arg;
+};
+
+struct creds_cache {
+  struct tt_creds cur; /* cached credentials when `have` */
+  bool have;
+  int64_t next_refresh_at; /* no background refresh before this */
+  uint32_t refresh_before_s, retry_refresh_s;
+  tt_creds_clock_fn now;
+  void *now_arg;
+  tt_creds_log_fn log;
+  void *log_arg;
+  struct creds_waiter waiters;  /* gets waiting for the current fetch */
+  struct creds_waiter dispatch; /* gets being answered right now */
+};
+
+/* Sets up an empty cache (no credentials, no waiters); the caller then
+ * sets the refresh times and hooks. */
+void creds_cache_init(struct creds_cache *c);
+
+/* Wipes the cached credentials. */
+void creds_cache_clear(struct creds_cache *c);
+
+/* The current time (the injected clock, else time(NULL)). */
+int64_t creds_cache_now(const struct creds_cache *c);
+
+/* Sends one line to the log hook, printf-style. Callers never pass a
+ * secret. */
+void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                     ...) __attribute__((format(printf, 3, 4)));
+void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                      va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* Fills *err with "credentials: <label>: <reason>" (code
+ * TT_ERR_BACKEND_UNAVAILABLE, field "credentials"). */
+void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+/* Whether the cached credentials may sign a request at `now` (credentials
+ * with expires_at 0 never expire). */
+bool creds_cache_usable(const struct creds_cache *c, int64_t now);
+
+/* Whether a background refresh is due at `now`. */
+bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
+
+/* Takes `fresh` into the cache (steals it: *fresh is wiped) and schedules
+ * the next refresh. Returns the seconds left until expiry (0 when the
+ * credentials do not expire). */
+int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
+
+/* Logs a failed fetch whose message is `message`; a failed background
+ * refresh keeps the cached credentials and waits retry_refresh_s. */
+void creds_cache_note_failure(struct creds_cache *c, bool background, const char *message);
+
+/* Queues a get for the fetch in flight; *handle (if not NULL) is set to
+ * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
+int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle);
+
+/* Drops a queued get (handle may be NULL); its callback is never called. */
+void creds_cache_cancel(void *handle);
+
+/* Whether gets wait for the fetch in flight. */
+bool creds_cache_has_waiters(const struct creds_cache *c);
+
+/* Answers every queued get with creds (borrowed) or err, one at a time, so
+ * that a callback may cancel a later one or close the provider. */
+void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
+                        const struct tt_error *err);
+
+#endif
