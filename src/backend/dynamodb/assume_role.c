@@ -217,29 +217,13 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
     job_fail(job, "the AssumeRole request could not be signed");
     goto fail;
   }
-  size_t offs[2 + TT_SIGV4_MAX_ADDED + 1];
-  size_t nl = 0;
-  for (size_t i = 0; i < 2; i++) {
-    offs[nl++] = lines.len;
-    bad |= tt_buf_printf(&lines, "%s: %s", sh[i].name, sh[i].value) != 0 ||
-           tt_buf_append(&lines, "", 1) != 0;
-  }
-  for (size_t i = 0; i < sig.n_headers; i++) {
-    offs[nl++] = lines.len;
-    bad |= tt_buf_printf(&lines, "%s: %s", sig.headers[i].name, sig.headers[i].value) != 0 ||
-           tt_buf_append(&lines, "", 1) != 0;
-  }
-  offs[nl++] = lines.len;
-  bad |= tt_buf_printf(&lines, "Accept: text/xml") != 0 || tt_buf_append(&lines, "", 1) != 0;
+  const char *hdrs[2 + TT_SIGV4_MAX_ADDED + 2];
+  bad = tt_sigv4_header_lines(sh, 2, &sig, "Accept: text/xml", &lines, hdrs);
   tt_sigv4_result_free(&sig);
   if (bad) {
     job_fail(job, "out of memory");
     goto fail;
   }
-  const char *hdrs[2 + TT_SIGV4_MAX_ADDED + 2];
-  for (size_t i = 0; i < nl; i++)
-    hdrs[i] = lines.data + offs[i];
-  hdrs[nl] = NULL;
   struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
                                  .body = job->body, .body_len = job->body_len,
                                  .timeout_ms = p->http_timeout_ms,

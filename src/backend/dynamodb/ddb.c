@@ -228,26 +228,11 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
    * token and the signature, so the buffer is wiped after curl copied it. */
   struct tt_buf lines;
   tt_buf_init(&lines, 0);
-  size_t offs[3 + TT_SIGV4_MAX_ADDED];
-  size_t nl = 0;
-  int bad = 0;
-  for (size_t i = 0; i < 3; i++) {
-    offs[nl++] = lines.len;
-    bad |= tt_buf_printf(&lines, "%s: %s", sh[i].name, sh[i].value) != 0 ||
-           tt_buf_append(&lines, "", 1) != 0;
-  }
-  for (size_t i = 0; i < sig.n_headers; i++) {
-    offs[nl++] = lines.len;
-    bad |= tt_buf_printf(&lines, "%s: %s", sig.headers[i].name, sig.headers[i].value) != 0 ||
-           tt_buf_append(&lines, "", 1) != 0;
-  }
+  const char *hdrs[3 + TT_SIGV4_MAX_ADDED + 2];
+  int bad = tt_sigv4_header_lines(sh, 3, &sig, NULL, &lines, hdrs);
   tt_sigv4_result_free(&sig);
   int rc = -1;
   if (!bad) {
-    const char *hdrs[3 + TT_SIGV4_MAX_ADDED + 1];
-    for (size_t i = 0; i < nl; i++)
-      hdrs[i] = lines.data + offs[i];
-    hdrs[nl] = NULL;
     struct tt_http_request hreq = {.method = "POST", .url = a->url, .headers = hdrs,
                                    .body = r->body, .body_len = r->body_len,
                                    .timeout_ms = d->timeout_ms,

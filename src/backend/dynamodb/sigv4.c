@@ -775,3 +775,25 @@ fail:
     tt_sigv4_result_free(out);
   return rc;
 }
+
+int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
+                          const struct tt_sigv4_result *sig, const char *extra,
+                          struct tt_buf *lines, const char **hdrs) {
+  int bad = 0;
+  for (size_t i = 0; i < n; i++)
+    bad |= tt_buf_printf(lines, "%s: %s", sh[i].name, sh[i].value) != 0 ||
+           tt_buf_append(lines, "", 1) != 0;
+  for (size_t i = 0; i < sig->n_headers; i++)
+    bad |= tt_buf_printf(lines, "%s: %s", sig->headers[i].name, sig->headers[i].value) != 0 ||
+           tt_buf_append(lines, "", 1) != 0;
+  if (extra)
+    bad |= tt_buf_append(lines, extra, strlen(extra)) != 0 || tt_buf_append(lines, "", 1) != 0;
+  if (bad)
+    return -1;
+  /* Pointers only now: the buffer may have moved while it grew. */
+  size_t nl = 0;
+  for (size_t at = 0; at < lines->len; at += strlen(lines->data + at) + 1)
+    hdrs[nl++] = lines->data + at;
+  hdrs[nl] = NULL;
+  return 0;
+}

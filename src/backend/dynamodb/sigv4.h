@@ -136,6 +136,19 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
 /* Frees and wipes what `*out` owns and leaves it empty. Idempotent. */
 void tt_sigv4_result_free(struct tt_sigv4_result *out);
 
+struct tt_buf;
+
+/* Writes a signed request's header lines for the HTTP client into `lines`
+ * (empty on entry), each "Name: value" and NUL-terminated: the `n` signed
+ * headers `sh`, then the ones `sig` added, then `extra` (a whole line, or
+ * NULL). Then points hdrs[0..] at them and ends it with NULL: `hdrs` holds
+ * n + TT_SIGV4_MAX_ADDED + 2 entries. Borrows everything; the caller wipes
+ * and frees `lines` (it holds the signature and the session token). Returns
+ * 0, or -1 when out of memory (`hdrs` untouched). */
+int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
+                          const struct tt_sigv4_result *sig, const char *extra,
+                          struct tt_buf *lines, const char **hdrs);
+
 /* Derives kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" secret, date), region),
  * service), "aws4_request") into `key`. `date` is YYYYMMDD. Borrows all
  * inputs; intermediates are wiped. Returns 0, or -1 with `*err` set. */
