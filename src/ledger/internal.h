@@ -126,6 +126,11 @@ json_t *ledger_lease_take_body(struct tt_ledger_op *op, json_t *keep);
  * reference, or NULL when out of memory. */
 json_t *ledger_lease_refresh_body(struct tt_ledger_op *op);
 
+/* Answers the update of a refresh: `answer` after success; LeaseNotOwned
+ * with `not_owned` when the condition failed or the item is gone. */
+void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
+                            void (*answer)(struct tt_ledger_op *op), const char *not_owned);
+
 /* Checks the consistent read of a release: answers 204 when the item is
  * gone, `not_owned` when another owner holds it, Internal when the item
  * (named `item_name`) has no version. Returns 0 with *version when

@@ -97,6 +97,16 @@ json_t *ledger_lease_refresh_body(struct tt_ledger_op *op) {
   return lease_body(op, c, false, NULL);
 }
 
+void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
+                            void (*answer)(struct tt_ledger_op *op), const char *not_owned) {
+  if (r->status == 0)
+    answer(op);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
+  else
+    ledger_fail_result(op, r);
+}
+
 int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
                                const char *not_owned, const char *item_name,
                                int64_t *version) {
@@ -189,13 +199,9 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* ---- refresh: only the owner of an unexpired lease ----------------------- */
 
 static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_lease(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "this owner does not hold an unexpired lease on this job; acquire it again");
-  else
-    ledger_fail_result(op, r);
+  ledger_lease_refreshed(
+      op, r, answer_lease,
+      "this owner does not hold an unexpired lease on this job; acquire it again");
 }
 
 static void refresh(struct tt_ledger_op *op) {

@@ -180,13 +180,8 @@ static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* ---- refresh: only the owner of an unexpired slot ------------------------ */
 
 static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_slot(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "this owner does not hold an unexpired lease on this slot; acquire again");
-  else
-    ledger_fail_result(op, r);
+  ledger_lease_refreshed(op, r, answer_slot,
+                         "this owner does not hold an unexpired lease on this slot; acquire again");
 }
 
 static void refresh(struct tt_ledger_op *op) {
