@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lease.c -- job leases: one LOCK item per job, acquired, refreshed and
  * released by its owner under conditions on the daemon's clock, so that only
- * one worker processes a job at a time. */
+ * one worker processes a job at a time; the lease rules here also serve
+ * semaphore.c's slots. */
 #include <string.h>
 
 #include "ledger/internal.h"
