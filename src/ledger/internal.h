@@ -97,6 +97,54 @@ int ledger_body_str(const json_t *body, const char *name, const char **out, size
  * `names`. Returns 0 or -1 with a ValidationError naming the member. */
 int ledger_body_members(const json_t *body, const char *const *names, struct tt_error *err);
 
+/* ---- the lease rules (lease.c), shared by job leases and semaphore slots -- */
+
+/* Reads the body of an acquire or refresh: owner (required; the message
+ * names what it holds, `holds`), then, when n_name is not NULL, the integer
+ * member n_name (required, in [n_min, n_max], into *n; n_what says what it
+ * is), then duration_seconds (required). Sets op->owner (borrowed from the
+ * body) and op->w.duration. Returns 0, or -1 after answering. */
+int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const char *holds,
+                      const char *n_name, int64_t n_min, int64_t n_max, int64_t *n,
+                      const char *n_what);
+
+/* Checks the ?owner= of a release; `usage` ends the message when it is
+ * missing. Returns 0, or -1 after answering. */
+int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage);
+
+/* One ORM condition {"attr", "op"[, "value"]}; steals value (may be NULL).
+ * Returns a new reference, or NULL when out of memory. */
+json_t *ledger_cond(const char *attr, const char *opname, json_t *value);
+
+/* The update body that takes a lease for op->owner until now + duration:
+ * the lease fields, set_if_not_exists `keep` (stolen; NULL fails), under the
+ * condition "no item, expired, or already ours". Returns a new reference,
+ * or NULL when out of memory. */
+json_t *ledger_lease_take_body(struct tt_ledger_op *op, json_t *keep);
+
+/* The update body that extends op->owner's unexpired lease. Returns a new
+ * reference, or NULL when out of memory. */
+json_t *ledger_lease_refresh_body(struct tt_ledger_op *op);
+
+/* Answers the update of a refresh: `answer` after success; LeaseNotOwned
+ * with `not_owned` when the condition failed or the item is gone. */
+void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
+                            void (*answer)(struct tt_ledger_op *op), const char *not_owned);
+
+/* Checks the consistent read of a release: answers 204 when the item is
+ * gone, `not_owned` when another owner holds it, Internal when the item
+ * (named `item_name`) has no version. Returns 0 with *version when
+ * op->owner holds it, or -1 after answering. */
+int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
+                               const char *not_owned, const char *item_name,
+                               int64_t *version);
+
+/* Answers the versioned delete of a release: 204 when done or already gone;
+ * after a version conflict starts `again` (the release's read), a few times
+ * before it answers VersionConflict naming `what`. */
+void ledger_lease_released(struct tt_ledger_op *op, struct tt_orm_result *r,
+                           void (*again)(struct tt_ledger_op *op), const char *what);
+
 /* Operation starters of the other files. */
 void ledger_lease_start(struct tt_ledger_op *op);   /* lease.c */
 void ledger_request_start(struct tt_ledger_op *op); /* idempotency.c */

@@ -1,26 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lease.c -- job leases: one LOCK item per job, acquired, refreshed and
  * released by its owner under conditions on the daemon's clock, so that only
- * one worker processes a job at a time. */
+ * one worker processes a job at a time; the lease rules here also serve
+ * semaphore.c's slots. */
 #include <string.h>
 
 #include "ledger/internal.h"
 
 #define RELEASE_ATTEMPTS 3
 
-static const char *const lease_members[] = {"owner", "duration_seconds", NULL};
+/* ---- the lease rules, shared with semaphore.c's slots ------------------- */
 
-/* Reads owner and duration_seconds. Returns 0 or -1 after answering. */
-static int lease_args(struct tt_ledger_op *op) {
+int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const char *holds,
+                      const char *n_name, int64_t n_min, int64_t n_max, int64_t *n,
+                      const char *n_what) {
   struct tt_error err;
   const char *owner = NULL;
   size_t len = 0;
-  int has_owner, has_duration;
-  if (ledger_body_members(op->body, lease_members, &err) != 0 ||
+  int has_owner, has_duration, has_n = 1;
+  if (ledger_body_members(op->body, members, &err) != 0 ||
       (has_owner = ledger_body_str(op->body, "owner", &owner, &len, &err)) < 0 ||
-      (!has_owner &&
-       tt_error_set(&err, TT_ERR_VALIDATION, "owner", "owner is required: who holds the lease")) ||
+      (!has_owner && tt_error_set(&err, TT_ERR_VALIDATION, "owner",
+                                  "owner is required: who holds %s", holds)) ||
       tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
+      (n_name && (has_n = ledger_body_int(op->body, n_name, n_min, n_max, n, &err)) < 0) ||
+      (!has_n && tt_error_set(&err, TT_ERR_VALIDATION, n_name, "%s is required: %s", n_name,
+                              n_what)) ||
       (has_duration = ledger_body_int(op->body, "duration_seconds", 1,
                                       TT_LEDGER_MAX_LEASE_SECONDS, &op->w.duration, &err)) < 0 ||
       (!has_duration && tt_error_set(&err, TT_ERR_VALIDATION, "duration_seconds",
@@ -32,7 +37,20 @@ static int lease_args(struct tt_ledger_op *op) {
   return 0;
 }
 
-static json_t *cond(const char *attr, const char *opname, json_t *value) {
+int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage) {
+  struct tt_error err;
+  if (op->owner == NULL) {
+    ledger_failf(op, TT_ERR_VALIDATION, "owner", "owner is required: %s", usage);
+    return -1;
+  }
+  if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
+    ledger_fail(op, &err, NULL);
+    return -1;
+  }
+  return 0;
+}
+
+json_t *ledger_cond(const char *attr, const char *opname, json_t *value) {
   if (value == NULL)
     return json_pack("{s:s,s:s}", "attr", attr, "op", opname);
   return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", opname, "value", value);
@@ -45,6 +63,98 @@ static json_t *lease_set(struct tt_ledger_op *op) {
                    (json_int_t)expires, "ttl",
                    (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
 }
+
+/* {"set": <lease fields>, "set_if_not_exists": keep (when has_keep),
+ * "condition": c}; steals c and keep, frees them when it fails. */
+static json_t *lease_body(struct tt_ledger_op *op, json_t *c, bool has_keep, json_t *keep) {
+  json_t *set = lease_set(op);
+  bool parts = c && set && (keep || !has_keep);
+  json_t *body = NULL;
+  if (parts && has_keep)
+    body = json_pack("{s:o,s:o,s:o}", "set", set, "set_if_not_exists", keep, "condition", c);
+  else if (parts)
+    body = json_pack("{s:o,s:o}", "set", set, "condition", c);
+  if (!parts) {
+    json_decref(c);
+    json_decref(set);
+    json_decref(keep);
+  }
+  return body;
+}
+
+json_t *ledger_lease_take_body(struct tt_ledger_op *op, json_t *keep) {
+  /* Free (no item), expired, or already ours. */
+  json_t *c = json_pack("{s:[o,o,o]}", "or", ledger_cond("pk", "not_exists", NULL),
+                        ledger_cond("lease_expires_at", "<",
+                                    json_integer((json_int_t)op->w.now_s)),
+                        ledger_cond("owner", "=", ledger_str(op->owner)));
+  return lease_body(op, c, true, keep);
+}
+
+json_t *ledger_lease_refresh_body(struct tt_ledger_op *op) {
+  json_t *c =
+      json_pack("[o,o]", ledger_cond("owner", "=", ledger_str(op->owner)),
+                ledger_cond("lease_expires_at", ">=", json_integer((json_int_t)op->w.now_s)));
+  return lease_body(op, c, false, NULL);
+}
+
+void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
+                            void (*answer)(struct tt_ledger_op *op), const char *not_owned) {
+  if (r->status == 0)
+    answer(op);
+  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
+  else
+    ledger_fail_result(op, r);
+}
+
+int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
+                               const char *not_owned, const char *item_name,
+                               int64_t *version) {
+  if (r->status != 0) {
+    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
+      ledger_answer(op, 204, NULL); /* already gone */
+    else
+      ledger_fail_result(op, r);
+    return -1;
+  }
+  json_t *item = ledger_result_json(r);
+  const char *owner = ledger_item_str(item, "owner");
+  bool ours = owner && strcmp(owner, op->owner) == 0;
+  bool versioned = ledger_item_int(item, "version", version) == 0;
+  json_decref(item);
+  if (!ours) {
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
+    return -1;
+  }
+  if (!versioned) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the %s item has no version", item_name);
+    return -1;
+  }
+  return 0;
+}
+
+void ledger_lease_released(struct tt_ledger_op *op, struct tt_orm_result *r,
+                           void (*again)(struct tt_ledger_op *op), const char *what) {
+  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND) {
+    ledger_answer(op, 204, NULL);
+    return;
+  }
+  if (r->err.code == TT_ERR_VERSION_CONFLICT) {
+    if (++op->w.attempts < RELEASE_ATTEMPTS) {
+      again(op);
+      return;
+    }
+    ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
+                 "the %s kept changing while it was being released; retry", what);
+    return;
+  }
+  ledger_fail_result(op, r);
+}
+
+/* ---- job leases ---------------------------------------------------------- */
+
+static const char *const lease_members[] = {"owner", "duration_seconds", NULL};
 
 static void answer_lease(struct tt_ledger_op *op) {
   json_t *out = json_pack("{s:o,s:o,s:I}", "job_id", ledger_str(op->job_id), "owner",
@@ -76,20 +186,9 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
       ledger_fail_result(op, r);
     return;
   }
-  /* Free (no lock item), expired, or already ours. */
-  json_t *c = json_pack(
-      "{s:[o,o,o]}", "or", cond("pk", "not_exists", NULL),
-      cond("lease_expires_at", "<", json_integer((json_int_t)op->w.now_s)),
-      cond("owner", "=", ledger_str(op->owner)));
-  json_t *set = lease_set(op);
-  json_t *body = c && set ? json_pack("{s:o,s:{s:o},s:o}", "set", set, "set_if_not_exists",
-                                      "job_id", ledger_str(op->job_id), "condition", c)
-                          : NULL;
+  json_t *body =
+      ledger_lease_take_body(op, json_pack("{s:o}", "job_id", ledger_str(op->job_id)));
   if (body == NULL) {
-    if (!(c && set)) {
-      json_decref(c);
-      json_decref(set);
-    }
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
@@ -101,25 +200,14 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* ---- refresh: only the owner of an unexpired lease ----------------------- */
 
 static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_lease(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "this owner does not hold an unexpired lease on this job; acquire it again");
-  else
-    ledger_fail_result(op, r);
+  ledger_lease_refreshed(
+      op, r, answer_lease,
+      "this owner does not hold an unexpired lease on this job; acquire it again");
 }
 
 static void refresh(struct tt_ledger_op *op) {
-  json_t *c = json_pack("[o,o]", cond("owner", "=", ledger_str(op->owner)),
-                        cond("lease_expires_at", ">=", json_integer((json_int_t)op->w.now_s)));
-  json_t *set = lease_set(op);
-  json_t *body = c && set ? json_pack("{s:o,s:o}", "set", set, "condition", c) : NULL;
+  json_t *body = ledger_lease_refresh_body(op);
   if (body == NULL) {
-    if (!(c && set)) {
-      json_decref(c);
-      json_decref(set);
-    }
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
@@ -139,45 +227,15 @@ static void refresh(struct tt_ledger_op *op) {
 static void release_read(struct tt_ledger_op *op);
 
 static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND) {
-    ledger_answer(op, 204, NULL);
-    return;
-  }
-  if (r->err.code == TT_ERR_VERSION_CONFLICT) {
-    if (++op->w.attempts < RELEASE_ATTEMPTS) {
-      release_read(op);
-      return;
-    }
-    ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
-                 "the lease kept changing while it was being released; retry");
-    return;
-  }
-  ledger_fail_result(op, r);
+  ledger_lease_released(op, r, release_read, "lease");
 }
 
 static void release_lock_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      ledger_answer(op, 204, NULL); /* already gone */
-    else
-      ledger_fail_result(op, r);
-    return;
-  }
-  json_t *lock = ledger_result_json(r);
-  const char *owner = ledger_item_str(lock, "owner");
   int64_t version = 0;
-  bool ours = owner && strcmp(owner, op->owner) == 0;
-  bool versioned = ledger_item_int(lock, "version", &version) == 0;
-  json_decref(lock);
-  if (!ours) {
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "another owner holds the lease on this job; only its owner can release it");
+  if (ledger_lease_owned_version(
+          op, r, "another owner holds the lease on this job; only its owner can release it",
+          "lock", &version) != 0)
     return;
-  }
-  if (!versioned) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the lock item has no version");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_LOCK,
                                .sk = "LOCK", .has_expected = true, .expected = version};
   ledger_item(op, &a, released);
@@ -191,20 +249,11 @@ static void release_read(struct tt_ledger_op *op) {
 
 void ledger_lease_start(struct tt_ledger_op *op) {
   if (op->kind == TT_LEDGER_LEASE_RELEASE) {
-    struct tt_error err;
-    if (op->owner == NULL) {
-      ledger_failf(op, TT_ERR_VALIDATION, "owner",
-                   "owner is required: DELETE .../lease?owner=<who holds it>");
-      return;
-    }
-    if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
-    release_read(op);
+    if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>") == 0)
+      release_read(op);
     return;
   }
-  if (lease_args(op) != 0)
+  if (ledger_lease_args(op, lease_members, "the lease", NULL, 0, 0, NULL, NULL) != 0)
     return;
   if (op->kind == TT_LEDGER_LEASE_REFRESH) {
     refresh(op);

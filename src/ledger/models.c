@@ -8,6 +8,29 @@
 #include "ledger/ledger.h"
 #include "model/dms_parse.h"
 
+/* What every ledger model repeats: one model's heading (its name, the
+ * placeholder table, snake_case names, pk/sk string keys and their
+ * attributes), the timestamps, and the tail of the models whose version is
+ * the DMS role. Spliced by string-literal concatenation, so the text is one
+ * constant. */
+#define LEDGER_MODEL_HEAD(name) \
+    "  - name: \"" name "\"\n" \
+    "    table: { name: \"placeholder\" }\n" \
+    "    naming: { convention: \"snake_case\" }\n" \
+    "    keys:\n" \
+    "      partition: { attribute: \"pk\", type: \"S\" }\n" \
+    "      sort: { attribute: \"sk\", type: \"S\" }\n" \
+    "    attributes:\n" \
+    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n" \
+    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+#define LEDGER_MODEL_STAMPS \
+    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n" \
+    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
+#define LEDGER_MODEL_TAIL \
+    LEDGER_MODEL_STAMPS \
+    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n" \
+    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
+
 /* One table, pk/sk strings, TTL attribute `ttl`, snake_case attributes
  * (API.md "Job ledger"). The table name is a placeholder: it is set from
  * --jobs-table on the parsed tree, never spliced into the text.
@@ -22,21 +45,12 @@ static const char ledger_dms[] =
     "dms_version: \"0.2\"\n"
     "namespace: \"tabletheoryd.ledger\"\n"
     "models:\n"
-    "  - name: \"JobMeta\"\n"
-    "    table: { name: \"placeholder\" }\n"
-    "    naming: { convention: \"snake_case\" }\n"
-    "    keys:\n"
-    "      partition: { attribute: \"pk\", type: \"S\" }\n"
-    "      sort: { attribute: \"sk\", type: \"S\" }\n"
-    "    attributes:\n"
-    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
-    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    LEDGER_MODEL_HEAD("JobMeta")
     "      - { attribute: \"job_id\", type: \"S\", required: true }\n"
     "      - { attribute: \"tenant_id\", type: \"S\", optional: true, omit_empty: true }\n"
     "      - { attribute: \"status\", type: \"S\", required: true }\n"
     "      - { attribute: \"version\", type: \"N\", format: \"int\", required: true }\n"
-    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
-    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
+    LEDGER_MODEL_STAMPS
     "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
     "    indexes:\n"
     "      - name: \"status-created-index\"\n"
@@ -49,78 +63,34 @@ static const char ledger_dms[] =
     "        partition: { attribute: \"tenant_id\", type: \"S\" }\n"
     "        sort: { attribute: \"created_at\", type: \"S\" }\n"
     "        projection: { type: \"ALL\" }\n"
-    "  - name: \"JobRecord\"\n"
-    "    table: { name: \"placeholder\" }\n"
-    "    naming: { convention: \"snake_case\" }\n"
-    "    keys:\n"
-    "      partition: { attribute: \"pk\", type: \"S\" }\n"
-    "      sort: { attribute: \"sk\", type: \"S\" }\n"
-    "    attributes:\n"
-    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
-    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    LEDGER_MODEL_HEAD("JobRecord")
     "      - { attribute: \"job_id\", type: \"S\", required: true }\n"
     "      - { attribute: \"record_id\", type: \"S\", required: true }\n"
     "      - { attribute: \"status\", type: \"S\", required: true }\n"
     "      - { attribute: \"error\", type: \"M\", optional: true, omit_empty: true }\n"
-    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
-    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
-    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"
-    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
-    "  - name: \"JobLock\"\n"
-    "    table: { name: \"placeholder\" }\n"
-    "    naming: { convention: \"snake_case\" }\n"
-    "    keys:\n"
-    "      partition: { attribute: \"pk\", type: \"S\" }\n"
-    "      sort: { attribute: \"sk\", type: \"S\" }\n"
-    "    attributes:\n"
-    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
-    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    LEDGER_MODEL_TAIL
+    LEDGER_MODEL_HEAD("JobLock")
     "      - { attribute: \"job_id\", type: \"S\", required: true }\n"
     "      - { attribute: \"owner\", type: \"S\", required: true }\n"
     "      - { attribute: \"lease_expires_at\", type: \"N\", format: \"unix_seconds\", required: true }\n"
-    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
-    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
-    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"
-    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
-    "  - name: \"JobRequest\"\n"
-    "    table: { name: \"placeholder\" }\n"
-    "    naming: { convention: \"snake_case\" }\n"
-    "    keys:\n"
-    "      partition: { attribute: \"pk\", type: \"S\" }\n"
-    "      sort: { attribute: \"sk\", type: \"S\" }\n"
-    "    attributes:\n"
-    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
-    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    LEDGER_MODEL_TAIL
+    LEDGER_MODEL_HEAD("JobRequest")
     "      - { attribute: \"job_id\", type: \"S\", required: true }\n"
     "      - { attribute: \"idempotency_key\", type: \"S\", required: true }\n"
     "      - { attribute: \"status\", type: \"S\", required: true }\n"
     "      - { attribute: \"result\", type: \"S\", json: true, optional: true }\n"
     "      - { attribute: \"error\", type: \"M\", optional: true, omit_empty: true }\n"
     "      - { attribute: \"completed_at\", type: \"S\", format: \"rfc3339nano\", optional: true, omit_empty: true }\n"
-    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
-    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
-    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"
-    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
+    LEDGER_MODEL_TAIL
     /* One item per slot of a leased semaphore (AppTheory's SemaphoreLease:
      * pk SEM#<scope>#<subject>, sk SLOT#%09d); `owner` as on JobLock. */
-    "  - name: \"SemaphoreLease\"\n"
-    "    table: { name: \"placeholder\" }\n"
-    "    naming: { convention: \"snake_case\" }\n"
-    "    keys:\n"
-    "      partition: { attribute: \"pk\", type: \"S\" }\n"
-    "      sort: { attribute: \"sk\", type: \"S\" }\n"
-    "    attributes:\n"
-    "      - { attribute: \"pk\", type: \"S\", required: true, roles: [\"pk\"] }\n"
-    "      - { attribute: \"sk\", type: \"S\", required: true, roles: [\"sk\"] }\n"
+    LEDGER_MODEL_HEAD("SemaphoreLease")
     "      - { attribute: \"scope\", type: \"S\", required: true }\n"
     "      - { attribute: \"subject\", type: \"S\", required: true }\n"
     "      - { attribute: \"slot\", type: \"N\", format: \"int\", required: true }\n"
     "      - { attribute: \"owner\", type: \"S\", required: true }\n"
     "      - { attribute: \"lease_expires_at\", type: \"N\", format: \"unix_seconds\", required: true }\n"
-    "      - { attribute: \"created_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"created_at\"] }\n"
-    "      - { attribute: \"updated_at\", type: \"S\", format: \"rfc3339nano\", roles: [\"updated_at\"] }\n"
-    "      - { attribute: \"version\", type: \"N\", format: \"int\", roles: [\"version\"] }\n"
-    "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n";
+    LEDGER_MODEL_TAIL;
 
 json_t *tt_ledger_models_doc(const char *table) {
   if (table == NULL || table[0] == '\0')

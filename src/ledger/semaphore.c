@@ -11,7 +11,6 @@
 
 #include "ledger/internal.h"
 
-#define RELEASE_ATTEMPTS 3
 #define SLOT_SK_BYTES sizeof("SLOT#000000000")
 
 static const char *const acquire_members[] = {"owner", "limit", "duration_seconds", NULL};
@@ -24,20 +23,6 @@ static const char *slot_sk(struct tt_ledger_op *op, int64_t slot) {
   if (sk)
     snprintf(sk, SLOT_SK_BYTES, "SLOT#%09d", (int)slot);
   return sk;
-}
-
-static json_t *cond(const char *attr, const char *opname, json_t *value) {
-  if (value == NULL)
-    return json_pack("{s:s,s:s}", "attr", attr, "op", opname);
-  return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", opname, "value", value);
-}
-
-/* The lease fields every successful write sets (lease.c's, per slot). */
-static json_t *slot_set(struct tt_ledger_op *op) {
-  int64_t expires = op->w.now_s + op->w.duration;
-  return json_pack("{s:o,s:I,s:I}", "owner", ledger_str(op->owner), "lease_expires_at",
-                   (json_int_t)expires, "ttl",
-                   (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
 }
 
 static void answer_slot(struct tt_ledger_op *op) {
@@ -67,8 +52,8 @@ static void slot_update(struct tt_ledger_op *op, json_t *body, bool upsert, ledg
 /* A consistent query of the whole semaphore: at most 256 slot items, one
  * page. */
 static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
-  json_t *key = json_pack("[o,o]", cond("pk", "=", ledger_str(op->w.pk)),
-                          cond("sk", "begins_with", ledger_str("SLOT#")));
+  json_t *key = json_pack("[o,o]", ledger_cond("pk", "=", ledger_str(op->w.pk)),
+                          ledger_cond("sk", "begins_with", ledger_str("SLOT#")));
   json_t *body = key ? json_pack("{s:o,s:b,s:i}", "key", key, "consistent", 1, "limit",
                                  TT_LEDGER_MAX_SEM_LIMIT)
                      : NULL;
@@ -135,25 +120,10 @@ static void try_next_slot(struct tt_ledger_op *op) {
     return;
   }
   op->w.slot = op->w.slots[op->w.next++];
-  json_t *c = json_pack("{s:[o,o,o]}", "or", cond("pk", "not_exists", NULL),
-                        cond("lease_expires_at", "<", json_integer((json_int_t)op->w.now_s)),
-                        cond("owner", "=", ledger_str(op->owner)));
-  json_t *set = slot_set(op);
   json_t *keep = json_pack("{s:o,s:o,s:I}", "scope", ledger_str(op->scope), "subject",
                            ledger_str(op->subject), "slot", (json_int_t)op->w.slot);
-  json_t *body = c && set && keep ? json_pack("{s:o,s:o,s:o}", "set", set, "set_if_not_exists",
-                                              keep, "condition", c)
-                                  : NULL;
-  if (body == NULL) {
-    if (!(c && set && keep)) {
-      json_decref(c);
-      json_decref(set);
-      json_decref(keep);
-    }
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  slot_update(op, body, true, slot_acquired);
+  /* slot_update answers out of memory when the body is NULL. */
+  slot_update(op, ledger_lease_take_body(op, keep), true, slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -210,27 +180,14 @@ static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* ---- refresh: only the owner of an unexpired slot ------------------------ */
 
 static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_slot(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "this owner does not hold an unexpired lease on this slot; acquire again");
-  else
-    ledger_fail_result(op, r);
+  ledger_lease_refreshed(op, r, answer_slot,
+                         "this owner does not hold an unexpired lease on this slot; acquire again");
 }
 
 static void refresh(struct tt_ledger_op *op) {
-  json_t *c = json_pack("[o,o]", cond("owner", "=", ledger_str(op->owner)),
-                        cond("lease_expires_at", ">=", json_integer((json_int_t)op->w.now_s)));
-  json_t *set = slot_set(op);
-  json_t *body = c && set ? json_pack("{s:o,s:o}", "set", set, "condition", c) : NULL;
-  if (body == NULL && !(c && set)) {
-    json_decref(c);
-    json_decref(set);
-  }
   /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
    * ItemNotFound, which is "not owned" too. */
-  slot_update(op, body, false, slot_refreshed);
+  slot_update(op, ledger_lease_refresh_body(op), false, slot_refreshed);
 }
 
 /* ---- release: read the slot, then delete it at the version read --------- */
@@ -241,45 +198,15 @@ static void refresh(struct tt_ledger_op *op) {
 static void release_read(struct tt_ledger_op *op);
 
 static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND) {
-    ledger_answer(op, 204, NULL);
-    return;
-  }
-  if (r->err.code == TT_ERR_VERSION_CONFLICT) {
-    if (++op->w.attempts < RELEASE_ATTEMPTS) {
-      release_read(op);
-      return;
-    }
-    ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
-                 "the slot kept changing while it was being released; retry");
-    return;
-  }
-  ledger_fail_result(op, r);
+  ledger_lease_released(op, r, release_read, "slot");
 }
 
 static void release_slot_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      ledger_answer(op, 204, NULL); /* already gone */
-    else
-      ledger_fail_result(op, r);
-    return;
-  }
-  json_t *item = ledger_result_json(r);
-  const char *owner = ledger_item_str(item, "owner");
   int64_t version = 0;
-  bool ours = owner && strcmp(owner, op->owner) == 0;
-  bool versioned = ledger_item_int(item, "version", &version) == 0;
-  json_decref(item);
-  if (!ours) {
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner",
-                 "another owner holds this slot; only its owner can release it");
+  if (ledger_lease_owned_version(op, r,
+                                 "another owner holds this slot; only its owner can release it",
+                                 "slot", &version) != 0)
     return;
-  }
-  if (!versioned) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the slot item has no version");
-    return;
-  }
   const char *sk = slot_sk(op, op->w.slot);
   if (sk == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -338,34 +265,6 @@ static void inspected(struct tt_ledger_op *op, struct tt_orm_result *r) {
 
 /* ---- inputs -------------------------------------------------------------- */
 
-/* Reads owner (required), duration_seconds (required) and the integer
- * member `n_name` (limit or slot, required, in [n_min, n_max]) of the body
- * into op->owner, op->w.duration and *n. Returns 0 or -1 after answering. */
-static int body_args(struct tt_ledger_op *op, const char *const *members, const char *n_name,
-                     int64_t n_min, int64_t n_max, int64_t *n, const char *n_what) {
-  struct tt_error err;
-  const char *owner = NULL;
-  size_t len = 0;
-  int has_owner, has_duration, has_n;
-  if (ledger_body_members(op->body, members, &err) != 0 ||
-      (has_owner = ledger_body_str(op->body, "owner", &owner, &len, &err)) < 0 ||
-      (!has_owner &&
-       tt_error_set(&err, TT_ERR_VALIDATION, "owner", "owner is required: who holds the slot")) ||
-      tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
-      (has_n = ledger_body_int(op->body, n_name, n_min, n_max, n, &err)) < 0 ||
-      (!has_n && tt_error_set(&err, TT_ERR_VALIDATION, n_name, "%s is required: %s", n_name,
-                              n_what)) ||
-      (has_duration = ledger_body_int(op->body, "duration_seconds", 1,
-                                      TT_LEDGER_MAX_LEASE_SECONDS, &op->w.duration, &err)) < 0 ||
-      (!has_duration && tt_error_set(&err, TT_ERR_VALIDATION, "duration_seconds",
-                                     "duration_seconds is required: how long the lease lasts"))) {
-    ledger_fail(op, &err, NULL);
-    return -1;
-  }
-  op->owner = owner;
-  return 0;
-}
-
 /* The ?slot= of a release: decimal digits only, 0 to 255. */
 static int query_slot(struct tt_ledger_op *op) {
   const char *t = op->slot;
@@ -419,26 +318,18 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
     return;
   switch (op->kind) {
   case TT_LEDGER_SEM_ACQUIRE:
-    if (body_args(op, acquire_members, "limit", 1, TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
+    if (ledger_lease_args(op, acquire_members, "the slot", "limit", 1, TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
                   "how many owners may hold the semaphore at once") == 0)
       read_slots(op, acquire_read);
     return;
   case TT_LEDGER_SEM_REFRESH:
-    if (body_args(op, refresh_members, "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
+    if (ledger_lease_args(op, refresh_members, "the slot", "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
                   "the slot the acquire answered") == 0)
       refresh(op);
     return;
   case TT_LEDGER_SEM_RELEASE: {
-    struct tt_error err;
-    if (op->owner == NULL) {
-      ledger_failf(op, TT_ERR_VALIDATION, "owner",
-                   "owner is required: DELETE .../lease?owner=<who holds it>&slot=<slot>");
+    if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>&slot=<slot>") != 0)
       return;
-    }
-    if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
     if (query_slot(op) == 0)
       release_read(op);
     return;

@@ -184,17 +184,89 @@ class Daemon:
             self.proc.wait()
 
 
-def served(*args, **kw):
-    """The body of a module-scoped daemon fixture (`yield from served(...)`):
-    yields Daemon(*args, **kw); afterwards waits until no operation is in
-    flight and requires a clean stop, killing the process in any case."""
-    d = Daemon(*args, **kw)
-    yield d
+def stop_clean(d):
+    """Waits until no operation is in flight and requires a clean stop,
+    killing the process in any case."""
     try:
         d.wait_metric("tabletheoryd_inflight_operations", 0)
         d.stop()
     finally:
         d.kill()
+
+
+def served(*args, **kw):
+    """The body of a module-scoped daemon fixture (`yield from served(...)`):
+    yields Daemon(*args, **kw); afterwards stops it (stop_clean)."""
+    d = Daemon(*args, **kw)
+    yield d
+    stop_clean(d)
+
+
+def served_on_one_table():
+    """The body of a module-scoped fixture for tests that race
+    (`yield from served_on_one_table()`): yields a list of one daemon, and
+    against a DynamoDB peer a second one on the same tables, so that what the
+    test proves holds across processes, not just inside one. Afterwards stops
+    each (stop_clean)."""
+    ds = [Daemon()]
+    if PEER:
+        ds.append(Daemon(fresh=False))
+    yield ds
+    for d in ds:
+        stop_clean(d)
+
+
+class KeepAliveClient:
+    """One keep-alive connection per worker thread (http.client is not
+    thread-safe); JSON in, (status, parsed JSON or None) out."""
+
+    def __init__(self, host, port):
+        self.conn = http.client.HTTPConnection(host, port, timeout=60)
+        self.used_at = None
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body)
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        # The daemon closes a keep-alive connection idle for its connection
+        # timeout (30 s); a setup connection may idle while workers run.
+        # Reconnect first, as HTTP client libraries do, instead of sending a
+        # request that the closed connection would lose.
+        if self.used_at is not None and time.monotonic() - self.used_at > 10:
+            self.conn.close()
+        self.conn.request(method, path, body=data, headers=headers)
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        self.used_at = time.monotonic()
+        return resp.status, (json.loads(raw) if raw else None)
+
+    def close(self):
+        self.conn.close()
+
+
+def run_threads(threads, timeout):
+    """Starts the threads, joins each for at most `timeout` seconds and
+    requires that all of them finished."""
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    assert not any(t.is_alive() for t in threads)
+
+
+def broken_model(attributes):
+    """The text of a DMS file with one model, Broken (table broken_itest, a
+    string pk `id`), whose attribute list ends with `attributes` (YAML list
+    entries, verbatim): for tests that the daemon refuses it at start-up."""
+    return """dms_version: "0.2"
+namespace: "tabletheoryd.itest.bad"
+models:
+  - name: "Broken"
+    table: { name: "broken_itest" }
+    keys:
+      partition: { attribute: "id", type: "S" }
+    attributes:
+      - { attribute: "id", type: "S", required: true, roles: ["pk"] }
+""" + attributes
 
 
 def free_port():

@@ -29,7 +29,7 @@ import urllib.request
 
 import pytest
 
-from daemon import DAEMON, PEER, PEER_ENDPOINT, SRCDIR, Daemon
+from daemon import DAEMON, PEER, PEER_ENDPOINT, SRCDIR, Daemon, broken_model, served
 from items_fixtures import MY_MODELS, assert_error, item_path
 
 PEERS = os.path.join(SRCDIR, "tests", "peers")
@@ -99,23 +99,21 @@ def kms():
         subprocess.run(["bash", os.path.join(PEERS, "stop_peer.sh"), proc_pid], timeout=60)
 
 
-def start(kms_endpoint=None, key=None, extra=()):
+def start_args(kms_endpoint=None, key=None, extra=()):
     args = ["--models", MY_MODELS] + list(extra)
     if key:
         args += ["--kms-key-id", key, "--kms-endpoint", kms_endpoint]
-    return Daemon(*args, env=ENV)
+    return args
+
+
+def start(kms_endpoint=None, key=None, extra=()):
+    return Daemon(*start_args(kms_endpoint, key, extra), env=ENV)
 
 
 @pytest.fixture(scope="module")
 def sd(kms):
     """A daemon with a KMS key, on the suite's backend."""
-    d = start(*kms)
-    yield d
-    try:
-        d.wait_metric("tabletheoryd_inflight_operations", 0)
-        d.stop()
-    finally:
-        d.kill()
+    yield from served(*start_args(*kms), env=ENV)
 
 
 def kms_calls(d, op):
@@ -328,18 +326,9 @@ def test_unique_and_encrypted_fail_closed_without_a_key(fresh_daemon):
 
 def test_an_encrypted_attribute_cannot_be_unique(tmp_path):
     bad = tmp_path / "bad.yml"
-    bad.write_text("""dms_version: "0.2"
-namespace: "tabletheoryd.itest.bad"
-models:
-  - name: "Broken"
-    table: { name: "broken_itest" }
-    keys:
-      partition: { attribute: "id", type: "S" }
-    attributes:
-      - { attribute: "id", type: "S", required: true, roles: ["pk"] }
-      - { attribute: "email", type: "S", optional: true, encryption: { v: 1 },
-          tags: { unique: true } }
-""")
+    bad.write_text(broken_model(
+        '      - { attribute: "email", type: "S", optional: true, encryption: { v: 1 },\n'
+        '          tags: { unique: true } }\n'))
     out = subprocess.run([DAEMON, "--listen", "127.0.0.1:0", "--models", str(bad)],
                          capture_output=True, text=True, timeout=20)
     assert out.returncode == 2, out

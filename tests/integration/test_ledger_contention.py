@@ -7,8 +7,6 @@ every job ends SUCCEEDED. Runs on the memory backend with one daemon, and
 against a DynamoDB peer (dynalite, moto) with two daemons sharing its endpoint,
 the workers spread over both."""
 import collections
-import http.client
-import json
 import random
 import threading
 import time
@@ -17,7 +15,7 @@ import uuid
 
 import pytest
 
-from daemon import PEER, Daemon
+from daemon import PEER, KeepAliveClient as Client, run_threads, served_on_one_table
 
 WORKERS = 8
 JOBS = 50
@@ -30,46 +28,11 @@ def q(text):
     return urllib.parse.quote(text, safe="")
 
 
-class Client:
-    """One keep-alive connection per worker (http.client is not thread-safe)."""
-
-    def __init__(self, host, port):
-        self.conn = http.client.HTTPConnection(host, port, timeout=60)
-        self.used_at = None
-
-    def call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        # The daemon closes a keep-alive connection idle for its connection
-        # timeout (30 s); the setup connection idles while the workers run.
-        # Reconnect first, as HTTP client libraries do, instead of sending a
-        # request that the closed connection would lose.
-        if self.used_at is not None and time.monotonic() - self.used_at > 10:
-            self.conn.close()
-        self.conn.request(method, path, body=data, headers=headers)
-        resp = self.conn.getresponse()
-        raw = resp.read()
-        self.used_at = time.monotonic()
-        return resp.status, (json.loads(raw) if raw else None)
-
-    def close(self):
-        self.conn.close()
-
-
 @pytest.fixture(scope="module")
 def daemons():
-    ds = [Daemon()]
-    if PEER:
-        # A second daemon on the same tables: leases and idempotency records
-        # must hold across processes, not just inside one.
-        ds.append(Daemon(fresh=False))
-    yield ds
-    for d in ds:
-        try:
-            d.wait_metric("tabletheoryd_inflight_operations", 0)
-            d.stop()
-        finally:
-            d.kill()
+    # With a peer, two daemons on the same tables: leases and idempotency
+    # records must hold across processes, not just inside one.
+    yield from served_on_one_table()
 
 
 class Ledger:
@@ -226,14 +189,9 @@ def test_eight_workers_fifty_jobs(daemons):
     addrs = [(x.host, x.port) for x in daemons]
     ledger = Ledger()
     deadline = time.time() + 120
-    threads = [threading.Thread(target=worker,
-                                args=(addrs[i % len(addrs)], ledger, i, job_ids, deadline))
-               for i in range(WORKERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=150)
-    assert not any(t.is_alive() for t in threads)
+    run_threads([threading.Thread(target=worker,
+                                  args=(addrs[i % len(addrs)], ledger, i, job_ids, deadline))
+                 for i in range(WORKERS)], 150)
     assert ledger.errors == []
     assert ledger.overlaps == [], "two workers held one lease at once"
     assert ledger.lease_held > 0, "the workers never raced for a lease"

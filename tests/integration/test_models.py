@@ -6,7 +6,7 @@ import os
 import subprocess
 
 
-from daemon import DAEMON, PEER, skip_on_peer
+from daemon import DAEMON, PEER, broken_model, skip_on_peer
 from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
 
 FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
@@ -331,17 +331,7 @@ def run_daemon(*args):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
 
 
-BAD_MODEL = """dms_version: "0.2"
-namespace: "tabletheoryd.itest.bad"
-models:
-  - name: "Broken"
-    table: { name: "broken_itest" }
-    keys:
-      partition: { attribute: "id", type: "S" }
-    attributes:
-      - { attribute: "id", type: "S", required: true, roles: ["pk"] }
-      - { attribute: "weight", type: "FLOAT", optional: true }
-"""
+BAD_MODEL = broken_model('      - { attribute: "weight", type: "FLOAT", optional: true }\n')
 
 
 def test_bad_model_file_at_startup_exits_2(tmp_path):

@@ -76,6 +76,17 @@ def stored(d, item):
     return body if status == 200 else None
 
 
+def assert_refused(d, change, status_want, code, field):
+    """Posts a good item after `change` (a function that edits it) with the
+    check asked for, requires the error (status_want, code, field), and that
+    nothing was stored."""
+    item = actual()
+    change(item)
+    status, hdrs, body = d.json("POST", ITEMS + "?deploy_authority=true", body=item)
+    assert_error(status, hdrs, body, status_want, code, field)
+    assert stored(d, item) is None
+
+
 def test_accepted_evidence_is_stored(d):
     item = actual()
     status, _, body = d.json("POST", ITEMS + "?deploy_authority=true", body=item)
@@ -110,11 +121,7 @@ def test_conflicting_low_confidence_is_refused(d):
      "provenance.evidence[0]"),
 ])
 def test_evidence_that_cannot_authorize_is_refused(d, change, field):
-    item = actual()
-    change(item)
-    status, hdrs, body = d.json("POST", ITEMS + "?deploy_authority=true", body=item)
-    assert_error(status, hdrs, body, 422, "RejectedDeployAuthorityEvidence", field)
-    assert stored(d, item) is None
+    assert_refused(d, change, 422, "RejectedDeployAuthorityEvidence", field)
 
 
 @pytest.mark.parametrize("change, field", [
@@ -125,11 +132,7 @@ def test_evidence_that_cannot_authorize_is_refused(d, change, field):
      "provenance.observed_at"),
 ])
 def test_malformed_metadata_is_a_validation_error(d, change, field):
-    item = actual()
-    change(item)
-    status, hdrs, body = d.json("POST", ITEMS + "?deploy_authority=true", body=item)
-    assert_error(status, hdrs, body, 400, "ValidationError", field)
-    assert stored(d, item) is None
+    assert_refused(d, change, 400, "ValidationError", field)
 
 
 def test_query_parameter_is_a_boolean(d):

@@ -7,7 +7,6 @@ checks before any I/O, and contention: worker threads spread over two daemons
 on one peer (one daemon on memory, whose tables are per process) never hold
 more than `limit` slots, and exactly `limit` of them win when all try at
 once. Runs on memory, dynalite and moto."""
-import http.client
 import json
 import re
 import threading
@@ -17,7 +16,7 @@ import uuid
 
 import pytest
 
-from daemon import PEER, Daemon
+from daemon import PEER, KeepAliveClient as Client, run_threads, served_on_one_table
 from items_fixtures import assert_error
 from test_ledger import stored_item
 
@@ -224,38 +223,11 @@ WORKERS = 12
 ROUNDS = 6
 
 
-class Client:
-    """One keep-alive connection per worker (http.client is not thread-safe)."""
-
-    def __init__(self, host, port):
-        self.conn = http.client.HTTPConnection(host, port, timeout=60)
-
-    def call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        self.conn.request(method, path, body=data, headers=headers)
-        resp = self.conn.getresponse()
-        raw = resp.read()
-        return resp.status, (json.loads(raw) if raw else None)
-
-    def close(self):
-        self.conn.close()
-
-
 @pytest.fixture(scope="module")
 def daemons():
-    ds = [Daemon()]
-    if PEER:
-        # A second daemon on the same table: the limit must hold across
-        # processes, not just inside one.
-        ds.append(Daemon(fresh=False))
-    yield ds
-    for d in ds:
-        try:
-            d.wait_metric("tabletheoryd_inflight_operations", 0)
-            d.stop()
-        finally:
-            d.kill()
+    # With a peer, two daemons on the same table: the limit must hold across
+    # processes, not just inside one.
+    yield from served_on_one_table()
 
 
 def test_exactly_limit_win_when_all_try_at_once(daemons):
@@ -277,12 +249,7 @@ def test_exactly_limit_win_when_all_try_at_once(daemons):
         finally:
             c.close()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(WORKERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads)
+    run_threads([threading.Thread(target=run, args=(i,)) for i in range(WORKERS)], 120)
     won = [(i, body) for i, (status, body) in enumerate(results) if status == 200]
     lost = [body for status, body in results if status != 200]
     assert len(won) == LIMIT, results
@@ -352,12 +319,7 @@ def test_never_more_than_limit_holders(daemons):
         finally:
             c.close()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(WORKERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not any(t.is_alive() for t in threads)
+    run_threads([threading.Thread(target=run, args=(i,)) for i in range(WORKERS)], 300)
     assert errors == []
     assert peak[0] <= LIMIT
     assert wins[0] >= LIMIT and full[0] > 0, (wins, full)  # they did race

@@ -17,7 +17,9 @@
   "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'" name "','KeySchema':[{"               \
   "'AttributeName':'" key "','KeyType':'HASH'}],'Projection':" proj "}}]}"
 
-static void seed(struct fx *f) {
+/* A fresh fixture whose table `cmp` holds six items, some without `g`. */
+static void setup_seeded(struct fx *f) {
+  fx_setup(f, NULL);
   fx_exec(f, TT_DDB_CREATE_TABLE, COMPOSITE_TABLE);
   fx_put_in(f, "cmp", "{'pk':{'S':'a'},'sk':{'N':'1'},'g':{'S':'red'},'x':{'S':'1'},'y':{'N':'1'}}");
   fx_put_in(f, "cmp", "{'pk':{'S':'a'},'sk':{'N':'2'},'g':{'S':'red'},'x':{'S':'2'}}");
@@ -30,8 +32,7 @@ static void seed(struct fx *f) {
 
 START_TEST(create_backfills_existing_items) {
   struct fx f;
-  fx_setup(&f, NULL);
-  seed(&f);
+  setup_seeded(&f);
   struct memdb_table *t = memdb_table_get(f.b->impl, "cmp");
   size_t before = memdb_table_mem(t);
   json_t *r = fx_ok(&f, TT_DDB_UPDATE_TABLE,
@@ -70,8 +71,7 @@ END_TEST
 
 START_TEST(keys_only_and_all_projections) {
   struct fx f;
-  fx_setup(&f, NULL);
-  seed(&f);
+  setup_seeded(&f);
   fx_exec(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byGk", "g", "{'ProjectionType':'KEYS_ONLY'}"));
   fx_expect(&f, TT_DDB_QUERY,
             "{'TableName':'cmp','IndexName':'byGk','KeyConditionExpression':'g = :g',"
@@ -96,8 +96,7 @@ END_TEST
 
 START_TEST(refusals_leave_the_table_unchanged) {
   struct fx f;
-  fx_setup(&f, NULL);
-  seed(&f);
+  setup_seeded(&f);
   fx_exec(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byG", "g", "{'ProjectionType':'ALL'}"));
   fx_fail(&f, TT_DDB_UPDATE_TABLE, ADD_GSI("byG", "g", "{'ProjectionType':'ALL'}"),
           "ValidationException",
