@@ -462,16 +462,16 @@ START_TEST(test_cache_derives_once_per_day) {
   ck_assert_str_ne(a, b);
   sign_cached(NULL, SUITE_SECRET, "us-east-1", SUITE_TIME + 3600, nocache);
   ck_assert_str_eq(b, nocache);
+  /* Another region is another key, and both stay cached. */
+  sign_cached(&cache, SUITE_SECRET, "eu-west-1", SUITE_TIME, c);
+  ck_assert_uint_eq(cache.derivations, 2);
+  sign_cached(&cache, SUITE_SECRET, "us-east-1", SUITE_TIME, c);
+  ck_assert_uint_eq(cache.derivations, 2);
+  ck_assert_str_eq(a, c);
   /* A rotated secret misses even on the same day and scope. */
   sign_cached(&cache, "another-secret", "us-east-1", SUITE_TIME, c);
-  ck_assert_uint_eq(cache.derivations, 2);
+  ck_assert_uint_eq(cache.derivations, 3);
   ck_assert_str_ne(a, c);
-  /* Another region is another key. */
-  sign_cached(&cache, SUITE_SECRET, "eu-west-1", SUITE_TIME, c);
-  ck_assert_uint_eq(cache.derivations, 3);
-  sign_cached(&cache, SUITE_SECRET, "us-east-1", SUITE_TIME, c);
-  ck_assert_uint_eq(cache.derivations, 3);
-  ck_assert_str_eq(a, c);
   /* The next day derives again, and yesterday's keys are wiped. */
   sign_cached(&cache, SUITE_SECRET, "us-east-1", SUITE_TIME + 86400, c);
   ck_assert_uint_eq(cache.derivations, 4);
@@ -483,7 +483,84 @@ START_TEST(test_cache_derives_once_per_day) {
   static const struct tt_sigv4_cache_entry zero;
   for (size_t i = 0; i < TT_SIGV4_CACHE_SLOTS; i++)
     ck_assert_mem_eq(&cache.slots[i], &zero, sizeof zero);
+  ck_assert_ptr_null(cache.md);
   ck_assert_uint_eq(cache.derivations, 4);
+  /* A cleared cache is still usable: it derives and caches again. */
+  sign_cached(&cache, SUITE_SECRET, "us-east-1", SUITE_TIME, c);
+  ck_assert_str_eq(a, c);
+  ck_assert_uint_eq(cache.derivations, 5);
+  tt_sigv4_cache_clear(&cache);
+  tt_sigv4_cache_clear(&cache); /* idempotent */
+}
+END_TEST
+
+static size_t slots_used(const struct tt_sigv4_cache *cache) {
+  size_t used = 0;
+  for (size_t i = 0; i < TT_SIGV4_CACHE_SLOTS; i++)
+    used += cache->slots[i].used != 0;
+  return used;
+}
+
+START_TEST(test_cache_matches_fresh_signatures) {
+  /* Each step signs through the cache and without it (a fresh derivation
+   * and fresh contexts): the two must agree byte for byte, across a change
+   * of date, of region and of secret. `derives` says whether the step must
+   * miss the cache. */
+  static const struct {
+    const char *secret, *region;
+    time_t when;
+    int derives;
+  } steps[] = {
+      {SUITE_SECRET, "us-east-1", SUITE_TIME, 1},
+      {SUITE_SECRET, "us-east-1", SUITE_TIME + 1, 0},
+      /* 23:59:59 then 00:00:00: the date changes, the key with it. */
+      {SUITE_SECRET, "us-east-1", (time_t)1440979199, 0},
+      {SUITE_SECRET, "us-east-1", (time_t)1440979200, 1},
+      {SUITE_SECRET, "us-east-1", (time_t)1440979201, 0},
+      {SUITE_SECRET, "eu-west-1", (time_t)1440979202, 1},
+      {SUITE_SECRET, "us-east-1", (time_t)1440979203, 0},
+      /* Credentials rotate: the new secret derives its own key... */
+      {"rotated/Secret+Key0123456789EXAMPLEKEY", "us-east-1", (time_t)1440979204, 1},
+      {"rotated/Secret+Key0123456789EXAMPLEKEY", "us-east-1", (time_t)1440979205, 0},
+      /* ...and the old one is not answered from the rotated slot. */
+      {SUITE_SECRET, "us-east-1", (time_t)1440979206, 1},
+      {SUITE_SECRET, "eu-west-1", (time_t)1440979207, 0},
+  };
+  struct tt_sigv4_cache cache;
+  char cached[65], fresh[65];
+  uint64_t want = 0;
+  tt_sigv4_cache_init(&cache);
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    sign_cached(&cache, steps[i].secret, steps[i].region, steps[i].when, cached);
+    sign_cached(NULL, steps[i].secret, steps[i].region, steps[i].when, fresh);
+    ck_assert_msg(strcmp(cached, fresh) == 0, "step %zu: cached %s, fresh %s", i, cached, fresh);
+    want += (uint64_t)steps[i].derives;
+    ck_assert_msg(cache.derivations == want, "step %zu: %llu derivations, want %llu", i,
+                  (unsigned long long)cache.derivations, (unsigned long long)want);
+  }
+  /* Left: one slot per region. The rotations replaced the us-east-1 slot
+   * each time instead of keeping the old secret's key beside the new one. */
+  ck_assert_uint_eq(slots_used(&cache), 2);
+  tt_sigv4_cache_clear(&cache);
+}
+END_TEST
+
+START_TEST(test_rotated_secret_is_not_reused) {
+  /* Two secrets that differ in their last byte: a cache keyed on a prefix,
+   * a length or a pointer would hand the first key to the second. */
+  char secret[] = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+  char first[65], second[65], fresh[65];
+  struct tt_sigv4_cache cache;
+  tt_sigv4_cache_init(&cache);
+  sign_cached(&cache, secret, "us-east-1", SUITE_TIME, first);
+  secret[sizeof secret - 2] = 'Z'; /* rotated in place, same pointer and length */
+  sign_cached(&cache, secret, "us-east-1", SUITE_TIME, second);
+  sign_cached(NULL, secret, "us-east-1", SUITE_TIME, fresh);
+  ck_assert_str_ne(first, second);
+  ck_assert_str_eq(second, fresh);
+  ck_assert_uint_eq(cache.derivations, 2);
+  ck_assert_uint_eq(slots_used(&cache), 1);
+  tt_sigv4_cache_clear(&cache);
 }
 END_TEST
 
@@ -612,6 +689,8 @@ static Suite *sigv4_suite(void) {
   tcase_add_test(tc, test_derive_key_aws_doc_example);
   tcase_add_test(tc, test_threads_share_the_fetched_algorithms);
   tcase_add_test(tc, test_cache_derives_once_per_day);
+  tcase_add_test(tc, test_cache_matches_fresh_signatures);
+  tcase_add_test(tc, test_rotated_secret_is_not_reused);
   tcase_add_test(tc, test_cache_evicts_least_recently_used);
   tcase_add_test(tc, test_amz_date);
   suite_add_tcase(s, tc);

@@ -95,36 +95,57 @@ static void to_hex(const unsigned char *p, size_t n, char *out) {
   out[2 * n] = '\0';
 }
 
-static int sha256(const void *p, size_t n, unsigned char md[32]) {
+/* SHA-256 of p[0..n). With `ctx` the digest runs on that context, reused
+ * from call to call (no allocation after its first use); NULL means a
+ * one-shot EVP_Digest. Returns 0 or -1. */
+static int sha256(EVP_MD_CTX *ctx, const void *p, size_t n, unsigned char md[32]) {
   unsigned int len = 0;
-  /* EVP_Digest wants a non-NULL pointer even for zero bytes. */
-  if (!crypto_ready() || EVP_Digest(p ? p : "", n, md, &len, crypto.sha256, NULL) != 1 ||
-      len != 32)
+  /* EVP wants a non-NULL pointer even for zero bytes. */
+  const void *data = p ? p : "";
+  if (!crypto_ready())
     return -1;
-  return 0;
+  if (ctx == NULL)
+    return EVP_Digest(data, n, md, &len, crypto.sha256, NULL) == 1 && len == 32 ? 0 : -1;
+  return EVP_DigestInit_ex2(ctx, crypto.sha256, NULL) == 1 && EVP_DigestUpdate(ctx, data, n) == 1 &&
+                 EVP_DigestFinal_ex(ctx, md, &len) == 1 && len == 32
+             ? 0
+             : -1;
 }
 
-static int sha256_hex(const void *p, size_t n, char out[TT_SIGV4_HEX_LEN + 1]) {
+static int sha256_hex(EVP_MD_CTX *ctx, const void *p, size_t n, char out[TT_SIGV4_HEX_LEN + 1]) {
   unsigned char md[32];
-  if (sha256(p, n, md) != 0)
+  if (sha256(ctx, p, n, md) != 0)
     return -1;
   to_hex(md, sizeof md, out);
   return 0;
 }
 
-static int hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
-                       unsigned char out[32]) {
-  size_t out_len = 0;
-  int rc = -1;
+/* A new HMAC-SHA256 context, a duplicate of the template (so no digest
+ * fetch), keyed with key[0..n); NULL when OpenSSL fails. EVP_MAC_CTX_free
+ * releases it and cleanses the keyed state. */
+static EVP_MAC_CTX *hmac_new(const void *key, size_t n) {
   EVP_MAC_CTX *ctx = crypto_ready() ? EVP_MAC_CTX_dup(crypto.hmac_sha256) : NULL;
-  if (ctx == NULL)
-    return -1;
-  if (EVP_MAC_init(ctx, key, key_len, NULL) == 1 &&
-      EVP_MAC_update(ctx, (const unsigned char *)(msg ? msg : ""), msg_len) == 1 &&
-      EVP_MAC_final(ctx, out, &out_len, 32) == 1 && out_len == 32)
-    rc = 0;
-  EVP_MAC_CTX_free(ctx); /* cleanses the keyed state */
-  return rc;
+  if (ctx != NULL && EVP_MAC_init(ctx, key, n, NULL) != 1) {
+    EVP_MAC_CTX_free(ctx);
+    ctx = NULL;
+  }
+  return ctx;
+}
+
+/* HMAC of msg[0..n) into out. `key` non-NULL rekeys `ctx` with
+ * key[0..key_len) first; NULL reuses the key it has. Why reuse pays: HMAC
+ * keeps the hashed inner and outer key pads in the context, and
+ * EVP_MAC_init with a NULL key restarts from them ("just reinit" in
+ * OpenSSL 3's HMAC provider), where a new context would duplicate three
+ * digest states and hash both pads again. Returns 0 or -1. */
+static int hmac_with(EVP_MAC_CTX *ctx, const void *key, size_t key_len, const void *msg, size_t n,
+                     unsigned char out[32]) {
+  size_t out_len = 0;
+  return EVP_MAC_init(ctx, key, key_len, NULL) == 1 &&
+                 EVP_MAC_update(ctx, (const unsigned char *)(msg ? msg : ""), n) == 1 &&
+                 EVP_MAC_final(ctx, out, &out_len, 32) == 1 && out_len == 32
+             ? 0
+             : -1;
 }
 
 /* ---- character classes and percent-encoding ---- */
@@ -522,6 +543,7 @@ int tt_sigv4_derive_key(const char *secret, const char *date, const char *region
                         struct tt_error *err) {
   unsigned char k1[32], k2[32], k3[32];
   char *ksecret = NULL;
+  EVP_MAC_CTX *ctx = NULL;
   size_t slen = 0;
   int rc = -1;
   if (secret == NULL || *secret == '\0')
@@ -534,15 +556,18 @@ int tt_sigv4_derive_key(const char *secret, const char *date, const char *region
     return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
   memcpy(ksecret, "AWS4", 4);
   memcpy(ksecret + 4, secret, slen + 1);
-  if (hmac_sha256(ksecret, slen + 4, date, strlen(date), k1) != 0 ||
-      hmac_sha256(k1, 32, region, strlen(region), k2) != 0 ||
-      hmac_sha256(k2, 32, service, strlen(service), k3) != 0 ||
-      hmac_sha256(k3, 32, TERMINATOR, strlen(TERMINATOR), key) != 0) {
+  /* One context for the chain, rekeyed at each step. */
+  ctx = hmac_new(ksecret, slen + 4);
+  if (ctx == NULL || hmac_with(ctx, NULL, 0, date, strlen(date), k1) != 0 ||
+      hmac_with(ctx, k1, 32, region, strlen(region), k2) != 0 ||
+      hmac_with(ctx, k2, 32, service, strlen(service), k3) != 0 ||
+      hmac_with(ctx, k3, 32, TERMINATOR, strlen(TERMINATOR), key) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "HMAC-SHA256 failed");
     goto fail;
   }
   rc = 0;
 fail:
+  EVP_MAC_CTX_free(ctx);
   OPENSSL_cleanse(ksecret, slen + 5);
   free(ksecret);
   OPENSSL_cleanse(k1, sizeof k1);
@@ -557,69 +582,104 @@ void tt_sigv4_cache_init(struct tt_sigv4_cache *cache) {
   memset(cache, 0, sizeof *cache);
 }
 
-void tt_sigv4_cache_clear(struct tt_sigv4_cache *cache) {
-  uint64_t derivations = cache->derivations;
-  OPENSSL_cleanse(cache->slots, sizeof cache->slots);
-  memset(cache->slots, 0, sizeof cache->slots);
-  cache->tick = 0;
-  cache->derivations = derivations;
+/* Frees the slot's keyed context (which cleanses it) and zeroes the slot. */
+static void slot_wipe(struct tt_sigv4_cache_entry *e) {
+  EVP_MAC_CTX_free(e->mac);
+  OPENSSL_cleanse(e, sizeof *e); /* zeroes: the slot is free again */
 }
 
-/* Finds or derives the key. Entries of another day are wiped on the way:
- * the clock only moves forward, so they will not be used again and key
- * material should not outlive its use. */
-static int signing_key(struct tt_sigv4_cache *cache, const char *secret, const char *date,
-                       const char *region, const char *service,
-                       unsigned char key[TT_SIGV4_KEY_LEN], struct tt_error *err) {
-  struct tt_sigv4_cache_entry *victim = NULL;
+void tt_sigv4_cache_clear(struct tt_sigv4_cache *cache) {
+  for (size_t i = 0; i < TT_SIGV4_CACHE_SLOTS; i++)
+    slot_wipe(&cache->slots[i]);
+  EVP_MD_CTX_free(cache->md); /* cleanses the last digest state */
+  cache->md = NULL;
+  cache->tick = 0;
+}
+
+/* The cache's reusable SHA-256 context, made on first use; NULL (one-shot
+ * digests) without a cache or when that allocation fails. */
+static EVP_MD_CTX *digest_ctx(struct tt_sigv4_cache *cache) {
+  if (cache && cache->md == NULL)
+    cache->md = EVP_MD_CTX_new();
+  return cache ? cache->md : NULL;
+}
+
+/* Derives kSigning and returns a new HMAC context keyed with it (*err set
+ * and NULL on failure); the raw key is wiped at once. */
+static EVP_MAC_CTX *signing_mac_new(const char *secret, const char *date, const char *region,
+                                    const char *service, struct tt_error *err) {
+  unsigned char key[TT_SIGV4_KEY_LEN];
+  EVP_MAC_CTX *ctx = NULL;
+  if (tt_sigv4_derive_key(secret, date, region, service, key, err) == 0) {
+    ctx = hmac_new(key, sizeof key);
+    if (ctx == NULL)
+      tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "HMAC-SHA256 failed");
+  }
+  OPENSSL_cleanse(key, sizeof key);
+  return ctx;
+}
+
+/* Returns an HMAC context keyed with kSigning for (secret, date, region,
+ * service): a cache slot's, borrowed, derived on a miss; or, without a
+ * cache or for a scope too long for a slot, a new one stored in *owned for
+ * the caller to free. NULL with *err set on failure.
+ *
+ * On the way, slots of another day are wiped: the clock only moves
+ * forward, so they will not be used again and key material should not
+ * outlive its use. A slot of the same scope under another secret holds the
+ * key of rotated-out credentials: it is the one replaced, so the old key
+ * goes at once instead of lingering until evicted. */
+static EVP_MAC_CTX *signing_mac(struct tt_sigv4_cache *cache, EVP_MD_CTX *md, const char *secret,
+                               const char *date, const char *region, const char *service,
+                               EVP_MAC_CTX **owned, struct tt_error *err) {
+  struct tt_sigv4_cache_entry *victim = NULL, *rotated = NULL;
+  EVP_MAC_CTX *ctx = NULL;
   unsigned char hash[32];
-  int rc = -1;
   bool cacheable = cache && strlen(region) < sizeof cache->slots[0].region &&
                    strlen(service) < sizeof cache->slots[0].service;
   if (!cacheable) {
-    if (tt_sigv4_derive_key(secret, date, region, service, key, err) != 0)
-      return -1;
-    if (cache)
+    *owned = signing_mac_new(secret, date, region, service, err);
+    if (*owned && cache)
       cache->derivations++;
-    return 0;
+    return *owned;
   }
-  if (sha256(secret, strlen(secret), hash) != 0) {
+  if (sha256(md, secret, strlen(secret), hash) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
     goto done;
   }
   for (size_t i = 0; i < TT_SIGV4_CACHE_SLOTS; i++) {
     struct tt_sigv4_cache_entry *e = &cache->slots[i];
-    if (e->used && strcmp(e->date, date) != 0) {
-      OPENSSL_cleanse(e, sizeof *e);
-      memset(e, 0, sizeof *e);
+    if (e->used && strcmp(e->date, date) != 0)
+      slot_wipe(e);
+    if (e->used && strcmp(e->region, region) == 0 && strcmp(e->service, service) == 0) {
+      if (CRYPTO_memcmp(e->secret_hash, hash, sizeof hash) == 0) {
+        e->last_use = ++cache->tick;
+        ctx = e->mac;
+        goto done;
+      }
+      rotated = e;
     }
-    if (e->used && strcmp(e->region, region) == 0 && strcmp(e->service, service) == 0 &&
-        CRYPTO_memcmp(e->secret_hash, hash, sizeof hash) == 0) {
-      memcpy(key, e->key, TT_SIGV4_KEY_LEN);
-      e->last_use = ++cache->tick;
-      rc = 0;
-      goto done;
-    }
-    /* The replacement slot: the first free one, else the least recently used. */
+    /* Otherwise the first free slot, else the least recently used. */
     if (victim == NULL || (victim->used && (!e->used || e->last_use < victim->last_use)))
       victim = e;
   }
-  if (tt_sigv4_derive_key(secret, date, region, service, key, err) != 0)
+  if (rotated)
+    victim = rotated;
+  ctx = signing_mac_new(secret, date, region, service, err);
+  if (ctx == NULL)
     goto done;
   cache->derivations++;
-  OPENSSL_cleanse(victim, sizeof *victim);
-  memset(victim, 0, sizeof *victim);
+  slot_wipe(victim);
   victim->used = 1;
   memcpy(victim->date, date, 9);
   memcpy(victim->region, region, strlen(region) + 1);
   memcpy(victim->service, service, strlen(service) + 1);
   memcpy(victim->secret_hash, hash, sizeof hash);
-  memcpy(victim->key, key, TT_SIGV4_KEY_LEN);
+  victim->mac = ctx;
   victim->last_use = ++cache->tick;
-  rc = 0;
 done:
   OPENSSL_cleanse(hash, sizeof hash);
-  return rc;
+  return ctx;
 }
 
 /* ---- the signature ---- */
@@ -680,7 +740,9 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
                   struct tt_error *err) {
   struct header_set hs = {NULL, 0};
   struct tt_buf creq, sts, signed_hdrs, auth;
-  unsigned char key[TT_SIGV4_KEY_LEN], mac[32];
+  EVP_MAC_CTX *kmac = NULL, *owned_kmac = NULL;
+  EVP_MD_CTX *md = NULL;
+  unsigned char mac[32];
   char date[9], creq_hash[TT_SIGV4_HEX_LEN + 1];
   int rc = -1;
 
@@ -691,6 +753,7 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   tt_buf_init(&auth, CANON_CAP);
   if (check_inputs(req, creds, cfg, err) != 0)
     goto fail;
+  md = digest_ctx(cfg->cache);
   if (tt_sigv4_amz_date(now, out->amz_date) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "time", "is outside the years 1970 to 9999");
     goto fail;
@@ -700,7 +763,7 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
 
   if (req->payload_hash) {
     memcpy(out->payload_hash, req->payload_hash, strlen(req->payload_hash) + 1);
-  } else if (sha256_hex(req->body, req->body_len, out->payload_hash) != 0) {
+  } else if (sha256_hex(md, req->body, req->body_len, out->payload_hash) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
     goto fail;
   }
@@ -725,7 +788,7 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   }
 
   /* String to sign. */
-  if (sha256_hex(creq.data, creq.len, creq_hash) != 0) {
+  if (sha256_hex(md, creq.data, creq.len, creq_hash) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
     goto fail;
   }
@@ -736,10 +799,11 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   }
 
   /* Signature and Authorization. */
-  if (signing_key(cfg->cache, creds->secret_access_key, date, cfg->region, cfg->service, key,
-                  err) != 0)
+  kmac = signing_mac(cfg->cache, md, creds->secret_access_key, date, cfg->region, cfg->service,
+                     &owned_kmac, err);
+  if (kmac == NULL)
     goto fail;
-  if (hmac_sha256(key, sizeof key, sts.data, sts.len, mac) != 0) {
+  if (hmac_with(kmac, NULL, 0, sts.data, sts.len, mac) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "HMAC-SHA256 failed");
     goto fail;
   }
@@ -777,7 +841,7 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   rc = 0;
 
 fail:
-  OPENSSL_cleanse(key, sizeof key);
+  EVP_MAC_CTX_free(owned_kmac);
   OPENSSL_cleanse(mac, sizeof mac);
   header_set_free(&hs);
   buf_wipe(&creq);

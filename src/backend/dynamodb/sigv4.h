@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <openssl/types.h>
+
 #include "util/error.h"
 
 /* Lengths of the fixed-size outputs, without the terminating NUL. */
@@ -65,23 +67,36 @@ enum tt_sigv4_flags {
   TT_SIGV4_KEEP_INTERMEDIATE = 1u << 2,
 };
 
-/* A derived signing key cache. The key for (date, region, service, secret)
- * changes once a day, so deriving it (4 HMACs) on every request is waste.
- * Entries keep a SHA-256 of the secret, never the secret, so a rotated
- * secret misses. Not thread-safe: one per event loop. Holds key material:
- * release with tt_sigv4_cache_clear(), which wipes it. */
+/* The signing state one signer keeps between requests: kSigning for
+ * (date, region, service, secret) changes once a day (or when credentials
+ * rotate), so deriving it (4 HMACs) on every request is waste, and so is
+ * setting up a new HMAC and SHA-256 context per request.
+ *
+ * Ownership: each object that signs embeds and owns one (a dynamodb backend
+ * account, an AssumeRole provider) and hands it to tt_sigv4_sign in
+ * `cfg->cache`; tt_sigv4_sign borrows it. Only the owner's loop thread may
+ * use it (not thread-safe; the daemon's signing is all on the loop). It
+ * owns OpenSSL contexts holding key material, so it must not be copied, and
+ * the owner releases it with tt_sigv4_cache_clear(), which frees and wipes
+ * them. Fields are private to sigv4.c (tests read `used` and
+ * `derivations`).
+ *
+ * Each slot keeps a SHA-256 of the secret, never the secret: a rotated
+ * secret misses (compared with CRYPTO_memcmp) and replaces the slot of the
+ * same scope, wiping the old key. */
 #define TT_SIGV4_CACHE_SLOTS 4
 struct tt_sigv4_cache_entry {
   int used;
-  char date[9];     /* YYYYMMDD */
+  char date[9]; /* YYYYMMDD */
   char region[48];
   char service[48];
   unsigned char secret_hash[32];
-  unsigned char key[TT_SIGV4_KEY_LEN];
+  EVP_MAC_CTX *mac; /* HMAC-SHA256 keyed with kSigning, reinitialized per use */
   uint64_t last_use;
 };
 struct tt_sigv4_cache {
   struct tt_sigv4_cache_entry slots[TT_SIGV4_CACHE_SLOTS];
+  EVP_MD_CTX *md;       /* SHA-256 context reused by every digest; NULL until first use */
   uint64_t tick;
   uint64_t derivations; /* keys derived so far: for tests and metrics */
 };
@@ -116,11 +131,13 @@ struct tt_sigv4_result {
   size_t n_headers;
 };
 
-/* Initializes an empty cache. */
+/* Initializes an empty cache; allocates nothing (contexts come on first use). */
 void tt_sigv4_cache_init(struct tt_sigv4_cache *cache);
 
-/* Wipes every cached key (OPENSSL_cleanse) and empties the cache; the
- * `derivations` counter is kept. Safe on an initialized or cleared cache. */
+/* Frees the cache's contexts, wipes every cached key (OPENSSL_cleanse) and
+ * empties the cache; the `derivations` counter is kept. Safe on an
+ * initialized or cleared cache, which stays usable: this is both "forget
+ * the keys" and the owner's release. */
 void tt_sigv4_cache_clear(struct tt_sigv4_cache *cache);
 
 /* Signs `req` at time `now` (seconds since the Unix epoch, UTC; the clock
