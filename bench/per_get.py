@@ -13,8 +13,15 @@ over one keep-alive connection from a plain Python loop, and
                    shutdown), and prints (Ir(N) - Ir(0)) / N;
   --tool suspend   prints tabletheoryd_http_suspensions_total per GET.
 
+With --endpoint URL the daemon uses the dynamodb backend on that peer
+(dynalite or moto: tests/peers/start_peer.sh) instead, on a fresh Bench
+table. With --function NAME, --tool callgrind also prints NAME's inclusive
+instructions per GET (e.g. tt_sigv4_sign).
+
   bench/per_get.py _build/tabletheoryd --tool strace -n 2000
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 2000
+  bench/per_get.py _build/tabletheoryd --tool callgrind -n 1000 \
+      --endpoint $ENDPOINT --function tt_sigv4_sign
 """
 
 import argparse
@@ -33,12 +40,22 @@ from run import BENCH_ITEM, free_port, http, write_bench_model  # noqa: E402
 PATH = "/v1/models/Bench/items/ITEM%231/A"
 
 
-def start(daemon, workdir, wrap, port):
+# The dynamodb backend on a peer, with the credentials the peers accept.
+PEER_ARGS = ["--backend", "dynamodb", "--region", "us-east-1", "--allow-table-delete"]
+PEER_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def start(daemon, workdir, wrap, port, endpoint=None):
     argv = [daemon, "--listen", "127.0.0.1:%d" % port, "--log-level", "warn"]
     argv += write_bench_model(workdir)
+    env = dict(os.environ)
+    if endpoint:
+        argv += PEER_ARGS + ["--endpoint", endpoint]
+        env.update(PEER_ENV)
     argv = wrap + argv
     err = open(os.path.join(workdir, "daemon.err"), "w")
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
     base = "http://127.0.0.1:%d" % port
     for _ in range(600):  # valgrind starts slowly
         try:
@@ -50,7 +67,12 @@ def start(daemon, workdir, wrap, port):
     else:
         p.kill()
         sys.exit("the daemon did not become ready")
-    status, body = http("POST", base + "/v1/models/Bench/items", BENCH_ITEM)
+    if endpoint:  # a fresh table, so the item can be created
+        for method, ok in (("DELETE", (204, 404)), ("PUT", (200, 201))):
+            status, body = http(method, base + "/v1/models/Bench/table", timeout=60)
+            if status not in ok:
+                sys.exit("setup %s table answered %d %s" % (method, status, body[:200]))
+    status, body = http("POST", base + "/v1/models/Bench/items", BENCH_ITEM, timeout=60)
     if status != 201:
         sys.exit("setup PUT answered %d %s" % (status, body[:200]))
     return p
@@ -87,7 +109,7 @@ def metric(port, name):
 def run_strace(args):
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
-        p = start(args.daemon, wd, [], port)
+        p = start(args.daemon, wd, [], port, args.endpoint)
         gets(port, 50)  # warm: allocator, connection pool
         out = os.path.join(wd, "strace.txt")
         st = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(p.pid)],
@@ -109,30 +131,42 @@ def run_strace(args):
         print("%-20s %10.2f" % ("total", total / args.n))
 
 
+def inclusive_ir(cg_out, function):
+    """NAME's inclusive Ir in a callgrind output file (0 when never called)."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", cg_out],
+                          capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^\s*([\d,]+) .*:%s(?: |$)" % re.escape(function), text, re.M)
+    return int(m.group(1).replace(",", "")) if m else 0
+
+
 def callgrind_ir(args, n):
+    """(program total, --function's inclusive) Ir of a run with n GETs."""
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
         log = os.path.join(wd, "vg.log")
-        wrap = ["valgrind", "--tool=callgrind", "--log-file=" + log,
-                "--callgrind-out-file=" + os.path.join(wd, "cg.out")]
-        p = start(args.daemon, wd, wrap, port)
+        out = os.path.join(wd, "cg.out")
+        wrap = ["valgrind", "--tool=callgrind", "--log-file=" + log, "--callgrind-out-file=" + out]
+        p = start(args.daemon, wd, wrap, port, args.endpoint)
         gets(port, n)
         stop(p)
         m = re.search(r"Collected : (\d+)", open(log).read())
-        return int(m.group(1))
+        return int(m.group(1)), inclusive_ir(out, args.function) if args.function else 0
 
 
 def run_callgrind(args):
-    with_n = callgrind_ir(args, args.n)
-    none = callgrind_ir(args, 0)
+    with_n, fn_n = callgrind_ir(args, args.n)
+    none, fn_none = callgrind_ir(args, 0)
     print("Ir with %d GETs %d, with none %d: %.0f instructions per GET"
           % (args.n, with_n, none, (with_n - none) / args.n))
+    if args.function:
+        print("%s: %.0f instructions per GET (inclusive)"
+              % (args.function, (fn_n - fn_none) / args.n))
 
 
 def run_suspend(args):
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
-        p = start(args.daemon, wd, [], port)
+        p = start(args.daemon, wd, [], port, args.endpoint)
         before = metric(port, "tabletheoryd_http_suspensions_total")
         gets(port, args.n)
         after = metric(port, "tabletheoryd_http_suspensions_total")
@@ -146,6 +180,8 @@ def main():
     ap.add_argument("daemon")
     ap.add_argument("--tool", choices=["strace", "callgrind", "suspend"], default="strace")
     ap.add_argument("-n", type=int, default=2000, help="GETs (default 2000)")
+    ap.add_argument("--endpoint", help="dynamodb backend on this peer (default: memory backend)")
+    ap.add_argument("--function", help="with --tool callgrind: also this function's share")
     args = ap.parse_args()
     args.daemon = os.path.abspath(args.daemon)
     {"strace": run_strace, "callgrind": run_callgrind, "suspend": run_suspend}[args.tool](args)

@@ -51,8 +51,11 @@ __attribute__((sentinel)) static int append_strs(struct tt_buf *b, ...) {
  * process-wide set is enough; it is fetched under pthread_once because
  * signing is pure and any thread may call it (today only the loop thread
  * does: the threadpool work of the credentials chain only reads files).
- * The HMAC context template has its digest set once; each HMAC works on a
- * duplicate of it (a context is not shareable). Freed at exit, before
+ * The HMAC context template has its digest set once; every HMAC context is
+ * a duplicate of it (a context is not shareable). Contexts that carry state
+ * from one signature to the next (the keyed kSigning HMAC, a SHA-256
+ * context) belong to the caller's struct tt_sigv4_cache, not to this
+ * process-wide set, so threads never share them. Freed at exit, before
  * OpenSSL's own cleanup (registered earlier, so run later), so leak
  * checkers see nothing. */
 static struct {
@@ -533,7 +536,8 @@ static void put_digits(char *out, long long v, int n) {
 /* Arithmetic, not gmtime_r + strftime: those took ~1,350 instructions a
  * signature (glibc's time-zone lock, a format parser) for 16 characters.
  * The date is Howard Hinnant's civil_from_days (proleptic Gregorian, which
- * is what UTC timestamps use); test_amz_date checks it against gmtime_r. */
+ * is what UTC timestamps use); test_amz_date_agrees_with_gmtime checks it
+ * against gmtime_r. */
 int tt_sigv4_amz_date(time_t now, char out[TT_SIGV4_AMZ_DATE_LEN + 1]) {
   out[0] = '\0';
   /* 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59Z */

@@ -78,7 +78,7 @@ enum tt_sigv4_flags {
  * use it (not thread-safe; the daemon's signing is all on the loop). It
  * owns OpenSSL contexts holding key material, so it must not be copied, and
  * the owner releases it with tt_sigv4_cache_clear(), which frees and wipes
- * them. Fields are private to sigv4.c (tests read `used` and
+ * them. Fields are private to sigv4.c (tests read `used`, `md` and
  * `derivations`).
  *
  * Each slot keeps a SHA-256 of the secret, never the secret: a rotated
