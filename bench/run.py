@@ -280,8 +280,11 @@ def main():
     try:
         bare = None
         for n in names:
+            load_before = load_average()
+            print("-- %s: load average %.2f before" % (n, load_before))
             if n in targets.SCENARIOS:
                 res, ok = targets.SCENARIOS[n][0](args, workdir)
+                res["load1_before"] = load_before
                 res["load1_after"] = load_average()
                 results["scenarios"][n] = res
                 failed |= not ok
@@ -358,6 +361,7 @@ def main():
                 failed = True
             report(n, sc, results["scenarios"][n], args)
             results["scenarios"][n]["targets"] = report_targets(sc, rounds)
+            results["scenarios"][n]["load1_before"] = load_before
             results["scenarios"][n]["load1_after"] = load_average()
             print("   load average after: %.2f" % results["scenarios"][n]["load1_after"])
         if bare is not None:
