@@ -294,7 +294,8 @@ def grown_item_json(i):
 
 def post_probe(run, label, count):
     """`count` POSTs of new ~1 KB items, wrk -c --connections; prints and returns them."""
-    lua = lua_request(os.path.join(run.workdir, "post-%s.lua" % label), "POST", None,
+    slug = "".join(ch if ch.isalnum() else "-" for ch in label)
+    lua = lua_request(os.path.join(run.workdir, "post-%s.lua" % slug), "POST", None,
                       {"Content-Type": "application/json"},
                       extra=POST_LUA.replace("__NONCE__", "%x" % time.time_ns())
                       + COUNT_LUA % {"count": count})
