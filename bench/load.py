@@ -26,64 +26,11 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 
-from benchlib import (Client, Daemon, cpu_ticks, die, fmt, item_size, lua_request, mem_kb,
-                      run_wrk_raw, warn_load, write_models, PAYLOAD, CLK_TCK)
-
-
-def build_bodies(n, batch, per_part):
-    """[(count, body bytes)] of batch-write calls covering items 0..n-1."""
-    bodies = []
-    tmpl = '{"PK":"P#%06d","SK":"S#%04d","payload":"' + PAYLOAD + '","count":%d}'
-    for start in range(0, n, batch):
-        end = min(n, start + batch)
-        puts = ",".join(tmpl % (i // per_part, i % per_part, i) for i in range(start, end))
-        bodies.append((end - start, ('{"put":[' + puts + ']}').encode()))
-    return bodies
-
-
-def load(base, model, bodies, clients, time_limit):
-    """Sends every body from `clients` threads; returns (seconds, per-call seconds, errors)."""
-    lock = threading.Lock()
-    queue = list(reversed(bodies))
-    call_s, errors = [], []
-    deadline = time.monotonic() + time_limit
-    path = "/v1/models/%s/batch-write" % model
-
-    def worker():
-        c = Client(base, timeout=120)
-        while True:
-            with lock:
-                if not queue or errors or time.monotonic() > deadline:
-                    break
-                n, body = queue.pop()
-            t = time.monotonic()
-            try:
-                status, data = c.request("POST", path, body)
-            except OSError as e:
-                with lock:
-                    errors.append("connection: %s" % e)
-                break
-            dt = time.monotonic() - t
-            ok = status == 200 and json.loads(data).get("processed") == n
-            with lock:
-                call_s.append(dt)
-                if not ok:
-                    errors.append("%d %s" % (status, data[:300]))
-        c.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    t0 = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - t0
-    if queue and not errors:
-        errors.append("time limit of %d s reached with %d calls left" % (time_limit, len(queue)))
-    return elapsed, call_s, errors
+from benchlib import (BULK_DAEMON_ARGS, CLK_TCK, Client, Daemon, batch_bodies, bulk_load,
+                      cpu_ticks, die, fmt, item_json, item_size, lua_request, mem_kb, run_wrk_raw,
+                      warn_load, write_models)
 
 
 QUERY_LUA = """
@@ -127,21 +74,21 @@ def main():
     failed = False
     try:
         models = write_models(workdir, [("Load", "load")])
-        # 10,000 puts of ~170 bytes of JSON each: about 1.8 MB per call.
         daemon = Daemon(args.daemon, ["--log-level", "warn", "--models", models,
-                                      "--max-body-bytes", str(16 << 20),
-                                      "--request-timeout-ms", "120000", *args.daemon_arg],
+                                      *BULK_DAEMON_ARGS, *args.daemon_arg],
                         workdir, prefix=srv_prefix)
         time.sleep(0.5)
         idle = mem_kb(daemon.pid)
         print("daemon RSS idle: %d KiB (VmHWM %d KiB)" % (idle["VmRSS"], idle["VmHWM"]))
 
         t = time.monotonic()
-        bodies = build_bodies(args.items, args.batch, args.per_partition)
+        bodies = batch_bodies(args.items, args.batch,
+                              lambda i: item_json(i, args.per_partition))
         print("built %d batch-write bodies (%.1f MB) in %.1f s"
               % (len(bodies), sum(len(b) for _, b in bodies) / 1e6, time.monotonic() - t))
         c0 = cpu_ticks(daemon.pid)
-        elapsed, call_s, errors = load(daemon.base, "Load", bodies, args.clients, args.time_limit)
+        elapsed, call_s, errors = bulk_load(daemon.base, "Load", bodies, args.clients,
+                                            args.time_limit)
         c1 = cpu_ticks(daemon.pid)
         del bodies
         time.sleep(0.5)

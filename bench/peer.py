@@ -27,9 +27,8 @@ import sys
 import tempfile
 import time
 
-from benchlib import (Client, Daemon, Peer, PEER_ENV, die, fmt, lua_request, mem_kb,
-                      run_wrk_raw, warn_load, write_models)
-from run import BENCH_ITEM
+from benchlib import (BENCH_ITEM, Client, Daemon, Peer, PEER_ENV, die, fmt, lua_request, mem_kb,
+                      peer_getitem, run_wrk_raw, warn_load, write_models)
 
 GET_PATH = "/v1/models/Peer/items/ITEM%231/A"
 
@@ -114,16 +113,7 @@ def main():
         if st != 200 or json.loads(data).get("payload") != BENCH_ITEM["payload"]:
             die("GET item answered %d %s" % (st, data[:200]))
 
-        peer_headers = {"Content-Type": "application/x-amz-json-1.0",
-                        "X-Amz-Target": "DynamoDB_20120810.GetItem",
-                        # dynalite wants a date next to a SigV4 Authorization header
-                        # (it checks no signature).
-                        "X-Amz-Date": "20200101T000000Z",
-                        "Authorization": "AWS4-HMAC-SHA256 Credential=x/20200101/us-east-1/"
-                                         "dynamodb/aws4_request, SignedHeaders=content-type;host;"
-                                         "x-amz-date;x-amz-target, Signature=00"}
-        peer_body = json.dumps({"TableName": table,
-                                "Key": {"PK": {"S": "ITEM#1"}, "SK": {"S": "A"}}})
+        peer_headers, peer_body = peer_getitem(table)
         pc = Client(endpoint)
         st, data = pc.request("POST", "/", peer_body.encode(), peer_headers)
         if st != 200 or "Item" not in json.loads(data):

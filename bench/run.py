@@ -13,28 +13,38 @@ daemon's RSS idle and under load (VmRSS/VmHWM from /proc/<pid>/status).
 
 Numbers are for one machine and one run: compare the two servers measured
 side by side, never figures from different runs. A scenario is a few lines
-in SCENARIOS below (see bench/README.md, "Adding a scenario"). load.py,
-peer.py and batch.py next to this file measure what a fixed-body baseline
-cannot stand for (a large store, a DynamoDB peer, batches and scans).
+in SCENARIOS below (see bench/README.md, "Adding a scenario").
+
+The scenarios of issue 9's targets (-s query, scan, post-growth, footprint,
+peer-get; in targets.py) need no bare server: each measures its figure and
+the reference its target is stated against (a GET, an empty table, the
+item's size, dynalite) in the same run and prints the ratio next to the
+target. load.py, peer.py and batch.py next to this file measure more of what
+a fixed-body baseline cannot stand for (a large store, a DynamoDB peer,
+batches and scans).
+
+    bench/run.py ./tabletheoryd -s query -s scan -s post-growth -s footprint -s peer-get
+    bench/run.py ./tabletheoryd -s query --items 20000 -d 2 --rounds 1   # a quick check
 """
 
 import argparse
 import json
 import os
-import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, HERE)
+
+# BENCH_ITEM, free_port, http and write_bench_model stay importable from here
+# (per_get.py takes them from run).
+from benchlib import (BENCH_ITEM, CLK_TCK, MODEL_YML, POST_LUA, Server, die, fmt,  # noqa: E402,F401
+                      free_port, http, parse_wrk)
+import targets  # noqa: E402
 
 
 # ---------------------------------------------------------------- scenarios
@@ -45,11 +55,14 @@ class Scenario:
     (create a model, put an item); it is never run against the bare server,
     which answers the same fixed body whatever it is asked.
     daemon_args are extra command-line arguments the daemon needs for this
-    scenario (e.g. --models DIR, written by a setup_files hook)."""
+    scenario (e.g. --models DIR, written by a setup_files hook).
+    targets: [(key of a wrk result, op, limit)]: the median over rounds of
+    daemon/bare of that figure is printed next to `op limit` (never judged)."""
 
     def __init__(self, name, path, method="GET", body=None, headers=None,
-                 setup=None, setup_files=None, expect_status=200, doc="", lua=""):
+                 setup=None, setup_files=None, expect_status=200, doc="", lua="", targets=()):
         self.lua = lua
+        self.targets = targets
         self.name = name
         self.path = path
         self.method = method
@@ -65,25 +78,9 @@ class Scenario:
         return self.setup_files(workdir) if self.setup_files else []
 
 
-BENCH_MODEL = """dms_version: "0.2"
-models:
-  - name: "Bench"
-    table: { name: "bench" }
-    keys:
-      partition: { attribute: "PK", type: "S" }
-      sort: { attribute: "SK", type: "S" }
-    attributes:
-      - { attribute: "PK", type: "S", roles: ["pk"] }
-      - { attribute: "SK", type: "S", roles: ["sk"] }
-      - { attribute: "payload", type: "S", optional: true }
-      - { attribute: "count", type: "N", optional: true }
-      - { attribute: "createdAt", type: "S", roles: ["created_at"] }
-      - { attribute: "updatedAt", type: "S", roles: ["updated_at"] }
-      - { attribute: "version", type: "N", roles: ["version"] }
-"""
-
-# About 1 KB stored: keys, lifecycle fields and this payload.
-BENCH_ITEM = {"PK": "ITEM#1", "SK": "A", "payload": "x" * 900, "count": 42}
+# The ~1 KB item of get-item (BENCH_ITEM, in benchlib) in a model of the same
+# attributes as load.py's ~200-byte items.
+BENCH_MODEL = MODEL_YML % {"name": "Bench", "table": "bench"}
 
 
 def write_bench_model(workdir):
@@ -99,22 +96,6 @@ def put_bench_item(base):
     if status != 201:
         die("setup: creating the bench item answered %d %s" % (status, body[:200]))
 
-
-# Each wrk thread has its own Lua state: a random prefix keeps keys unique
-# between threads, and __NONCE__ (replaced by wrk_script with a new value for
-# every wrk run) between runs: wrk's math.random starts from the same seed in
-# every process, so without it the second run would only create duplicates
-# (409 ConditionFailed).
-POST_LUA = """
-local prefix = "__NONCE__-" .. tostring(math.random(1, 1000000000))
-local n = 0
-request = function()
-  n = n + 1
-  local body = '{"PK":"NEW#' .. prefix .. '-' .. n .. '","SK":"A","payload":"' ..
-               string.rep("y", 900) .. '","count":' .. n .. '}'
-  return wrk.format(nil, nil, nil, body)
-end
-"""
 
 SCENARIOS = {
     s.name: s
@@ -132,31 +113,22 @@ SCENARIOS = {
         Scenario("get-item", "/v1/models/Bench/items/ITEM%231/A",
                  setup_files=write_bench_model, setup=lambda base, workdir: put_bench_item(base),
                  doc="GET of a ~1 KB item on the memory backend: routing, GetItem through "
-                     "the port (suspend/resume), decoding, logical JSON"),
+                     "the port, decoding, logical JSON",
+                 targets=[("rps", ">=", 0.6), ("cpu_us_per_req", "<=", 2),
+                          ("p99_ms", "<=", 3)]),
         # The body is what the one check request before the load sends (a valid
         # item); during the load POST_LUA gives every request a new key.
         Scenario("post-item", "/v1/models/Bench/items", method="POST",
                  body={"PK": "CHECK#1", "SK": "A", "payload": "y" * 900, "count": 1},
                  setup_files=write_bench_model, expect_status=201, lua=POST_LUA,
                  doc="POST of a new ~1 KB item (a new key every request): validation, "
-                     "lifecycle fields, conditional PutItem"),
+                     "lifecycle fields, conditional PutItem",
+                 targets=[("rps", ">=", 0.4)]),
     ]
 }
 
 
 # ---------------------------------------------------------------- helpers
-def die(msg):
-    print("run.py: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def free_port():
-    """A loopback port that was free a moment ago (the servers bind it next)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def build_bare(workdir, cc):
     out = os.path.join(workdir, "bare_mhd")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"],
@@ -167,111 +139,6 @@ def build_bare(workdir, cc):
     if r.returncode != 0:
         die("building bare_mhd failed:\n" + " ".join(cmd) + "\n" + r.stderr)
     return out
-
-
-def http(method, url, body=None, headers=None, timeout=2.0):
-    """(status, body bytes) of one request; status 0 when nothing answered.
-
-    body: bytes, str or a JSON-able value (sent as application/json)."""
-    headers = dict(headers or {})
-    data = body
-    if body is not None and not isinstance(body, (bytes, str)):
-        data = json.dumps(body)
-    if isinstance(data, str):
-        data = data.encode()
-    if data is not None:
-        headers.setdefault("Content-Type", "application/json")
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-    except (urllib.error.URLError, OSError):
-        return 0, b""
-
-
-class Server:
-    """A server process under test, started on a free loopback port."""
-
-    def __init__(self, label, argv_for_port, workdir, ready_path="/healthz"):
-        self.label = label
-        self.port = free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
-        self.log_path = os.path.join(workdir, label + ".log")
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv_for_port(self.port), stdout=subprocess.DEVNULL,
-                                     stderr=self.log)
-        deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.log.close()
-                with open(self.log_path, "rb") as f:
-                    tail = f.read()[-2000:].decode(errors="replace")
-                die("%s exited with %d before it was ready:\n%s"
-                    % (label, self.proc.returncode, tail))
-            if http("GET", self.base + ready_path)[0] == 200:
-                return
-            time.sleep(0.05)
-        self.stop()
-        die("%s did not answer %s within 10 s" % (label, ready_path))
-
-    def cpu_ticks(self):
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            # The command name may hold spaces or parentheses: split after the last ')'.
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-
-    def mem_kb(self):
-        out = {}
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                key, _, rest = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    out[key] = int(rest.split()[0])
-        return out
-
-    def stop(self):
-        """SIGTERM, then wait; returns the exit status (a drain must end in 0)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
-
-
-UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
-
-
-def to_ms(text):
-    m = re.fullmatch(r"([0-9.]+)(us|ms|s|m|h)", text)
-    return float(m.group(1)) * UNITS[m.group(2)] if m else None
-
-
-def parse_wrk(out):
-    res = {"requests": None, "rps": None, "p50_ms": None, "p90_ms": None, "p99_ms": None,
-           "non2xx": 0, "socket_errors": 0}
-    m = re.search(r"^\s*(\d+) requests in ([0-9.]+\w+)", out, re.M)
-    if m:
-        res["requests"] = int(m.group(1))
-    m = re.search(r"^Requests/sec:\s+([0-9.]+)", out, re.M)
-    if m:
-        res["rps"] = float(m.group(1))
-    for pct, key in (("50", "p50_ms"), ("90", "p90_ms"), ("99", "p99_ms")):
-        m = re.search(r"^\s+%s%%\s+(\S+)" % pct, out, re.M)
-        if m:
-            res[key] = to_ms(m.group(1))
-    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    if m:
-        res["non2xx"] = int(m.group(1))
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    if m:
-        res["socket_errors"] = sum(int(x) for x in m.groups())
-    return res
 
 
 def wrk_script(workdir, sc, rate, connections):
@@ -318,10 +185,6 @@ def run_wrk(server, sc, args, workdir, duration, rate=None):
 
 
 # ---------------------------------------------------------------- main
-def fmt(v, spec):
-    return "-" if v is None else format(v, spec)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -330,15 +193,17 @@ def main():
     ap.add_argument("--self-test", action="store_true",
                     help="run a second bare server in the daemon's place (tests the harness)")
     ap.add_argument("-s", "--scenario", action="append",
-                    help="scenario to run (repeatable; default healthz). Known: "
-                         + ", ".join(SCENARIOS))
+                    help="scenario to run (repeatable; default healthz). Against the bare "
+                         "server: %s. Issue 9's ratio targets (targets.py): %s"
+                         % (", ".join(SCENARIOS), ", ".join(targets.SCENARIOS)))
     ap.add_argument("-d", "--duration", type=int, default=10, help="seconds per measured run")
     ap.add_argument("-c", "--connections", type=int, default=16)
     ap.add_argument("-t", "--threads", type=int, default=1, help="wrk threads")
     ap.add_argument("--warmup", type=int, default=1, help="seconds of unmeasured load first")
     ap.add_argument("--rounds", type=int, default=3,
-                    help="alternate bare/daemon this many times (default 3); the report shows "
-                         "the best round of each and the median of the per-round ratios")
+                    help="alternate bare/daemon (query, scan: reference/figure; peer-get: "
+                         "dynalite/daemon) this many times (default 3); the report shows the "
+                         "best round of each and the median of the per-round ratios")
     ap.add_argument("--pin", metavar="SERVER_CPU,WRK_CPU",
                     help="pin the servers and wrk to these CPUs with taskset (e.g. 0,1)")
     ap.add_argument("--rate", type=int, default=1000,
@@ -351,6 +216,22 @@ def main():
                     help="daemon --log-level (default warn: no access log line per request)")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the daemon (repeatable)")
+    g = ap.add_argument_group("issue 9's ratio scenarios (query, scan, post-growth, footprint, "
+                              "peer-get)")
+    g.add_argument("--items", type=int, default=300000,
+                   help="items of ~200 bytes in the query and scan table, 1,000 a partition "
+                        "(default 300000)")
+    g.add_argument("--footprint-items", type=int, default=1000000,
+                   help="items of ~200 bytes loaded by footprint (default 1000000)")
+    g.add_argument("--growth-items", type=int, default=300000,
+                   help="~1 KB items in the table of post-growth's second probe (default 300000)")
+    g.add_argument("--probe", type=int, default=30000,
+                   help="POSTs per post-growth probe (default 30000)")
+    g.add_argument("--segments", type=int, default=1, help="scan segments (default 1)")
+    g.add_argument("--clients", type=int, default=4,
+                   help="parallel keep-alive batch-write clients of a bulk load (default 4)")
+    g.add_argument("--time-limit", type=int, default=600,
+                   help="seconds a bulk load, a scan walk or a probe may take (default 600)")
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -359,8 +240,11 @@ def main():
 
     names = args.scenario or ["healthz"]
     for n in names:
-        if n not in SCENARIOS:
-            die("unknown scenario %r (known: %s)" % (n, ", ".join(SCENARIOS)))
+        if n not in SCENARIOS and n not in targets.SCENARIOS:
+            die("unknown scenario %r (known: %s)"
+                % (n, ", ".join(list(SCENARIOS) + list(targets.SCENARIOS))))
+    if args.self_test and any(n in targets.SCENARIOS for n in names):
+        die("--self-test runs only the scenarios against the bare server")
     if shutil.which("wrk") is None:
         die("wrk not found: apt-get install wrk")
     if not args.self_test and not os.access(args.daemon, os.X_OK):
@@ -373,8 +257,7 @@ def main():
             die("--pin needs SERVER_CPU,WRK_CPU and taskset (util-linux)")
         args.server_prefix = ["taskset", "-c", cpus[0]]
         args.wrk_prefix = ["taskset", "-c", cpus[1]]
-    with open("/proc/loadavg") as f:
-        load1 = float(f.read().split()[0])
+    load1 = load_average()
     if load1 > 0.5:
         print("warning: load average %.2f before the run: other work on this machine "
               "will distort the figures" % load1)
@@ -387,15 +270,30 @@ def main():
                           else os.path.abspath(args.daemon),
                           "log_level": args.log_level, "nproc": os.cpu_count(),
                           "pin": args.pin, "rounds": args.rounds, "load1_before": load1,
-                          "kernel": os.uname().release},
+                          "kernel": os.uname().release, "items": args.items,
+                          "footprint_items": args.footprint_items,
+                          "growth_items": args.growth_items, "probe": args.probe,
+                          "segments": args.segments, "clients": args.clients},
                "scenarios": {}}
     servers = []
     failed = False
     try:
-        bare_bin = build_bare(workdir, args.cc)
-        bare = Server("bare", lambda p: args.server_prefix + [bare_bin, str(p)], workdir)
-        servers.append(bare)
+        bare = None
         for n in names:
+            load_before = load_average()
+            print("-- %s: load average %.2f before" % (n, load_before))
+            if n in targets.SCENARIOS:
+                res, ok = targets.SCENARIOS[n][0](args, workdir)
+                res["load1_before"] = load_before
+                res["load1_after"] = load_average()
+                results["scenarios"][n] = res
+                failed |= not ok
+                print("   load average after: %.2f" % res["load1_after"])
+                continue
+            if bare is None:
+                bare_bin = build_bare(workdir, args.cc)
+                bare = Server("bare", lambda p: args.server_prefix + [bare_bin, str(p)], workdir)
+                servers.append(bare)
             sc = SCENARIOS[n]
             if args.self_test:
                 argv = lambda p: args.server_prefix + [bare_bin, str(p)]
@@ -419,16 +317,20 @@ def main():
                 run_wrk(daemon, sc, args, workdir, args.warmup)
             best = {"bare": None, "daemon": None}
             ratios = []
+            rounds = []
+            errors = 0
             for _ in range(args.rounds):
                 this = {}
                 for label, srv in (("bare", bare), ("daemon", daemon)):
                     res = run_wrk(srv, sc, args, workdir, args.duration)
                     if args.verbose:
                         print("--- %s %s\n%s" % (n, label, res["wrk_out"]))
-                    this[label] = res["rps"]
+                    this[label] = res
+                    errors += res["non2xx"] + res["socket_errors"]
                     if best[label] is None or res["rps"] > best[label]["rps"]:
                         best[label] = res
-                ratios.append(this["daemon"] / this["bare"])
+                ratios.append(this["daemon"]["rps"] / this["bare"]["rps"])
+                rounds.append(this)
             loaded = daemon.mem_kb()
 
             steady = None
@@ -437,6 +339,8 @@ def main():
                                        rate=args.rate)
                           for lab, srv in (("bare", bare), ("daemon", daemon))}
                 steady["daemon_mem_kb"] = daemon.mem_kb()
+                errors += sum(steady[k]["non2xx"] + steady[k]["socket_errors"]
+                              for k in ("bare", "daemon"))
 
             exit_status = daemon.stop()
             servers.remove(daemon)
@@ -451,17 +355,21 @@ def main():
                                   "after_load_rss": loaded.get("VmRSS"),
                                   "peak_hwm": loaded.get("VmHWM")},
                 "daemon_exit_status": exit_status,
+                "errors": errors,
             }
-            errors = (best["daemon"]["non2xx"] + best["daemon"]["socket_errors"]
-                      + best["bare"]["non2xx"] + best["bare"]["socket_errors"])
             if errors or exit_status != 0:
                 failed = True
             report(n, sc, results["scenarios"][n], args)
-        bare_status = bare.stop()
-        servers.remove(bare)
-        if bare_status != 0:
-            print("bare_mhd exited with %d" % bare_status)
-            failed = True
+            results["scenarios"][n]["targets"] = report_targets(sc, rounds)
+            results["scenarios"][n]["load1_before"] = load_before
+            results["scenarios"][n]["load1_after"] = load_average()
+            print("   load average after: %.2f" % results["scenarios"][n]["load1_after"])
+        if bare is not None:
+            bare_status = bare.stop()
+            servers.remove(bare)
+            if bare_status != 0:
+                print("bare_mhd exited with %d" % bare_status)
+                failed = True
     finally:
         for s in servers:
             s.stop()
@@ -474,6 +382,33 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     return 1 if failed else 0
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def report_targets(sc, rounds):
+    """Prints each target of sc as the median over rounds of daemon/bare."""
+    out = {}
+    names = {"rps": "throughput", "cpu_us_per_req": "CPU per request", "p99_ms": "p99"}
+    for key, op, limit in sc.targets:
+        pairs = [(r["daemon"][key], r["bare"][key]) for r in rounds
+                 if r["daemon"][key] is not None and r["bare"][key]]
+        if not pairs:
+            continue
+        d = statistics.median(p[0] for p in pairs)
+        b = statistics.median(p[1] for p in pairs)
+        ratio = statistics.median(p[0] / p[1] for p in pairs)
+        met = ratio >= limit if op == ">=" else ratio <= limit
+        spec = ".0f" if key == "rps" else ".3f"
+        print("   target: %s daemon/bare %.3f (median of per-round ratios; medians %s / %s)"
+              "  (target %s %g: %s)" % (names.get(key, key), ratio, format(d, spec),
+                                       format(b, spec), op, limit, "met" if met else "not met"))
+        out[key] = {"ratio": ratio, "daemon_median": d, "bare_median": b,
+                    "target": "%s %g" % (op, limit), "met": met}
+    return out
 
 
 def report(name, sc, r, args):
