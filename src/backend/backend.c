@@ -31,6 +31,11 @@ const char *tt_ddb_op_name(enum tt_ddb_op op) {
   return (unsigned)op < TT_DDB_OP__COUNT ? op_names[op] : "Unknown";
 }
 
+bool tt_ddb_op_typed(enum tt_ddb_op op) {
+  return op == TT_DDB_GET_ITEM || op == TT_DDB_PUT_ITEM || op == TT_DDB_UPDATE_ITEM ||
+         op == TT_DDB_DELETE_ITEM;
+}
+
 void tt_backend_error_clear(struct tt_backend_error *e) {
   json_decref(e->body);
   memset(e, 0, sizeof(*e));

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
- * operation, taking and giving DynamoDB's own JSON shapes, so the memory
- * backend and the dynamodb backend are interchangeable. */
+ * operation, so the memory backend and the dynamodb backend are
+ * interchangeable. Single-item operations cross it as typed values
+ * (struct tt_ddb_item_request); the others still as DynamoDB's own JSON
+ * shapes (docs/internals/typed-port.md says which and why). */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -10,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+
+#include "value/av.h"
 
 enum tt_ddb_op {
   TT_DDB_GET_ITEM,
@@ -57,6 +61,37 @@ struct tt_backend_error {
                            (CancellationReasons, Item); owned, may be NULL */
 };
 
+/* ReturnValues of a write. */
+enum tt_ddb_return_values {
+  TT_DDB_RETURN_NONE = 0,
+  TT_DDB_RETURN_ALL_OLD,
+  TT_DDB_RETURN_UPDATED_OLD,
+  TT_DDB_RETURN_ALL_NEW,
+  TT_DDB_RETURN_UPDATED_NEW
+};
+
+/* GetItem, PutItem, UpdateItem and DeleteItem as typed values: what their
+ * DynamoDB JSON would say, without the JSON. Everything is borrowed from
+ * the caller, who keeps it alive and unchanged until the call's `done`
+ * ran. Backends validate it as DynamoDB validates the JSON form (a NULL
+ * key is "Value null at 'key'", unused placeholders are refused, ...). */
+struct tt_ddb_item_request {
+  const char *table;
+  const struct tt_av *key;    /* M: GetItem, UpdateItem, DeleteItem */
+  const struct tt_av *item;   /* M: PutItem */
+  const char *condition;      /* ConditionExpression; NULL: none */
+  const char *update;         /* UpdateItem's UpdateExpression; NULL: none */
+  const char *projection;     /* GetItem's ProjectionExpression; NULL: all */
+  const struct tt_av *names;  /* ExpressionAttributeNames (M of S); NULL: none */
+  const struct tt_av *values; /* ExpressionAttributeValues (M); NULL: none */
+  enum tt_ddb_return_values return_values;
+  bool old_on_condition_failure; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
+  bool consistent_read;
+};
+
+/* Whether `op` crosses the port typed (item) or as JSON (request). */
+bool tt_ddb_op_typed(enum tt_ddb_op op);
+
 struct tt_backend;
 struct tt_backend_call;
 
@@ -89,8 +124,15 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
  * keeps it alive until `done` ran. */
 struct tt_backend_call {
   enum tt_ddb_op op;
-  json_t *request;  /* DynamoDB request JSON; borrowed by the backend */
-  json_t *response; /* on success: new reference set by the backend */
+  /* A typed operation (tt_ddb_op_typed) has `item` and no `request`; every
+   * other has `request`. Both borrowed by the backend. */
+  json_t *request;  /* DynamoDB request JSON */
+  const struct tt_ddb_item_request *item;
+  /* On success of a typed call, set by the backend: GetItem's Item or the
+   * write's Attributes (ReturnValues), TT_AV_M; type 0 when there is none.
+   * Owned by the call: whoever frees the call's results frees it. */
+  struct tt_av item_out;
+  json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;
   tt_backend_done_cb done;

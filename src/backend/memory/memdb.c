@@ -48,6 +48,11 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
     c->status = -1;
     return;
   }
+  memset(&c->item_out, 0, sizeof(c->item_out));
+  if (c->item != NULL && tt_ddb_op_typed(c->op)) {
+    c->status = memdb_op_item(m, c->op, c->item, &c->item_out, &c->error) != 0 ? -1 : 0;
+    return;
+  }
   if (!json_is_object(c->request)) {
     memdb_fail(&c->error, "SerializationException", "The request body must be a JSON object");
     c->status = -1;

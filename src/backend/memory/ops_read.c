@@ -46,7 +46,6 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
   r->m = m;
   r->query = query;
   r->esk.type = r->last.type = TT_AV_NULL;
-  r->x.names.type = r->x.values.type = TT_AV_NULL;
   if (memdb_get_str(req, "IndexName", &index, e) != 0 ||
       memdb_get_str(req, "Select", &select, e) != 0 ||
       memdb_get_bool(req, "ScanIndexForward", true, &r->forward, e) != 0 ||

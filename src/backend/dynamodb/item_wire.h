@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* item_wire.h -- the dynamodb backend's side of the typed item operations:
+ * a struct tt_ddb_item_request written as DynamoDB's request JSON straight
+ * into the body buffer, and the Item/Attributes of the answer read into a
+ * tt_av. */
+#ifndef TT_BACKEND_DYNAMODB_ITEM_WIRE_H
+#define TT_BACKEND_DYNAMODB_ITEM_WIRE_H
+
+#include <jansson.h>
+
+#include "backend/backend.h"
+#include "util/buf.h"
+
+/* Writes the request JSON of `r` for `op` (GetItem, PutItem, UpdateItem,
+ * DeleteItem) into b, which must be empty. Returns 0 or -1 (memory). */
+int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
+                              const struct tt_ddb_item_request *r);
+
+/* Reads the answer of `op`: GetItem's Item or a write's Attributes into
+ * *out (type 0 when the answer has none). Returns 0, or -1 with an
+ * InvalidResponse in e when the member is not a valid attribute map. */
+int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
+                              struct tt_backend_error *e);
+
+#endif
