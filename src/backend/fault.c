@@ -153,8 +153,9 @@ static bool rule_matches(const struct fault_rule *r, const struct tt_backend_cal
     return is_batch((int)c->op) && eligible_count(c->op, c->request, r->table) > 0;
   if (r->table == NULL)
     return true;
-  return c->item != NULL ? c->item->table != NULL && strcmp(c->item->table, r->table) == 0
-                         : touches_table(c->request, r->table);
+  const char *typed_table = c->item ? c->item->table : c->read ? c->read->table : NULL;
+  return tt_backend_call_typed(c) ? typed_table != NULL && strcmp(typed_table, r->table) == 0
+                                  : touches_table(c->request, r->table);
 }
 
 /* ---- Unprocessed: splitting a batch -------------------------------------- */
@@ -320,6 +321,7 @@ static void complete(struct fault_call *fc) {
   tt_backend_error_clear(&fc->sub.error);
   json_decref(fc->sub.response);
   tt_av_free(&fc->sub.item_out);
+  tt_ddb_read_result_free(&fc->sub.read_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -345,6 +347,8 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   sub->response = NULL;
   c->item_out = sub->item_out;
   memset(&sub->item_out, 0, sizeof(sub->item_out));
+  c->read_out = sub->read_out;
+  memset(&sub->read_out, 0, sizeof(sub->read_out));
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));
@@ -365,6 +369,7 @@ static void run_inner(struct fault_call *fc, json_t *request) {
   fc->sub.account = fc->outer->account;
   fc->sub.request = request;
   fc->sub.item = fc->outer->item;
+  fc->sub.read = fc->outer->read;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {

@@ -79,7 +79,9 @@ static void finish(struct tt_client_call *c) {
   json_decref(c->bc.response);
   c->bc.request = c->bc.response = NULL;
   c->bc.item = NULL;
+  c->bc.read = NULL;
   tt_av_free(&c->bc.item_out);
+  tt_ddb_read_result_free(&c->bc.read_out);
   tt_backend_error_clear(&c->bc.error);
   tt_op_done(&c->op, NULL); /* the caller judged the result in done */
 }
@@ -180,6 +182,7 @@ static void attempt(struct tt_client_call *c) {
   json_decref(c->bc.response);
   c->bc.response = NULL;
   tt_av_free(&c->bc.item_out);
+  tt_ddb_read_result_free(&c->bc.read_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
@@ -216,7 +219,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->arg = arg;
   call->attempt = 0;
   call->timer_open = call->in_backend = call->canceled = false;
-  if (call->bc.request == NULL && call->bc.item == NULL) {
+  if (call->bc.request == NULL && call->bc.item == NULL && call->bc.read == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return -1;
   }
@@ -245,6 +248,15 @@ int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_c
   memset(&call->bc, 0, sizeof(call->bc));
   call->bc.op = op;
   call->bc.item = item;
+  return start(cl, join, call, done, arg);
+}
+
+int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                         enum tt_ddb_op op, const struct tt_ddb_read_request *read,
+                         tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->bc.op = op;
+  call->bc.read = read;
   return start(cl, join, call, done, arg);
 }
 

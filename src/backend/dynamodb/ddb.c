@@ -12,7 +12,7 @@
 
 #include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/errors.h"
-#include "backend/dynamodb/item_wire.h"
+#include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/sigv4.h"
 #include "util/buf.h"
 
@@ -189,12 +189,16 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
   json_t *out = NULL;
   if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
     call->status = 0;
-    if (call->item == NULL)
+    if (!tt_backend_call_typed(call)) {
       call->response = out;
-    else if (tt_ddb_item_response_read(call->op, out, &call->item_out, &call->error) != 0)
+      out = NULL;
+    } else if ((call->read != NULL
+                    ? tt_ddb_read_response_read(out, &call->read_out, &call->error)
+                    : tt_ddb_item_response_read(call->op, out, &call->item_out, &call->error)) !=
+               0) {
       call->status = -1;
-    if (call->item != NULL)
-      json_decref(out);
+    }
+    json_decref(out);
   } else {
     call->status = -1;
     if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
@@ -276,7 +280,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   assert(d->magic == DDB_MAGIC);
   if (d->closing)
     return UV_ESHUTDOWN;
-  bool typed = call->item != NULL && tt_ddb_op_typed(call->op);
+  bool typed = tt_backend_call_typed(call);
   if (call->op < d->svc->first_op || call->op >= d->svc->end_op ||
       (!typed && !json_is_object(call->request)) || call->account >= d->n_accounts)
     return UV_EINVAL;
@@ -286,7 +290,8 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   if (typed) {
     struct tt_buf body;
     tt_buf_init(&body, 0);
-    if (tt_ddb_item_request_write(&body, call->op, call->item) != 0) {
+    if ((call->read != NULL ? tt_ddb_read_request_write(&body, call->read)
+                            : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
       tt_buf_free(&body);
       free(r);
       return UV_ENOMEM;
@@ -313,6 +318,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   call->status = 0;
   call->response = NULL;
   memset(&call->item_out, 0, sizeof(call->item_out));
+  memset(&call->read_out, 0, sizeof(call->read_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   void *handle = NULL;

@@ -425,6 +425,9 @@ int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
  * or Attributes (type 0 when none), or -1 with e set. */
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
                   struct tt_av *out, struct tt_backend_error *e);
+/* A typed Query (`query`) or Scan: 0 with *out the page, or -1 with e set. */
+int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e);
 int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
                    struct tt_backend_error *e);
 int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
