@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const op_names[TT_DDB_OP__COUNT] = {
@@ -29,6 +30,21 @@ static const char *const op_names[TT_DDB_OP__COUNT] = {
 
 const char *tt_ddb_op_name(enum tt_ddb_op op) {
   return (unsigned)op < TT_DDB_OP__COUNT ? op_names[op] : "Unknown";
+}
+
+bool tt_backend_call_typed(const struct tt_backend_call *c) {
+  bool item_op = c->op == TT_DDB_GET_ITEM || c->op == TT_DDB_PUT_ITEM ||
+                 c->op == TT_DDB_UPDATE_ITEM || c->op == TT_DDB_DELETE_ITEM;
+  bool read_op = c->op == TT_DDB_QUERY || c->op == TT_DDB_SCAN;
+  return (c->item != NULL && item_op) || (c->read != NULL && read_op);
+}
+
+void tt_ddb_read_result_free(struct tt_ddb_read_result *r) {
+  for (size_t i = 0; i < r->n_items; i++)
+    tt_av_free(&r->items[i]);
+  free(r->items);
+  tt_av_free(&r->last_key);
+  memset(r, 0, sizeof(*r));
 }
 
 void tt_backend_error_clear(struct tt_backend_error *e) {

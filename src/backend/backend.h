@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
- * operation, taking and giving DynamoDB's own JSON shapes, so the memory
- * backend and the dynamodb backend are interchangeable. */
+ * operation, so the memory backend and the dynamodb backend are
+ * interchangeable. Single-item operations cross it as typed values
+ * (struct tt_ddb_item_request); the others still as DynamoDB's own JSON
+ * shapes (docs/internals/typed-port.md says which and why). */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -10,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
+
+#include "value/av.h"
 
 enum tt_ddb_op {
   TT_DDB_GET_ITEM,
@@ -57,6 +61,73 @@ struct tt_backend_error {
                            (CancellationReasons, Item); owned, may be NULL */
 };
 
+/* ReturnValues of a write. */
+enum tt_ddb_return_values {
+  TT_DDB_RETURN_NONE = 0,
+  TT_DDB_RETURN_ALL_OLD,
+  TT_DDB_RETURN_UPDATED_OLD,
+  TT_DDB_RETURN_ALL_NEW,
+  TT_DDB_RETURN_UPDATED_NEW
+};
+
+/* GetItem, PutItem, UpdateItem and DeleteItem as typed values: what their
+ * DynamoDB JSON would say, without the JSON. Everything is borrowed from
+ * the caller, who keeps it alive and unchanged until the call's `done`
+ * ran. Backends validate it as DynamoDB validates the JSON form (a NULL
+ * key is "Value null at 'key'", unused placeholders are refused, ...). */
+struct tt_ddb_item_request {
+  const char *table;
+  const struct tt_av *key;    /* M: GetItem, UpdateItem, DeleteItem */
+  const struct tt_av *item;   /* M: PutItem */
+  const char *condition;      /* ConditionExpression; NULL: none */
+  const char *update;         /* UpdateItem's UpdateExpression; NULL: none */
+  const char *projection;     /* GetItem's ProjectionExpression; NULL: all */
+  const struct tt_av *names;  /* ExpressionAttributeNames (M of S); NULL: none */
+  const struct tt_av *values; /* ExpressionAttributeValues (M); NULL: none */
+  enum tt_ddb_return_values return_values;
+  bool old_on_condition_failure; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
+  bool consistent_read;
+};
+
+/* Select of a Query or Scan. */
+enum tt_ddb_select {
+  TT_DDB_SELECT_DEFAULT = 0, /* ALL_ATTRIBUTES, or ALL_PROJECTED_ATTRIBUTES on an index */
+  TT_DDB_SELECT_ALL_ATTRIBUTES,
+  TT_DDB_SELECT_ALL_PROJECTED_ATTRIBUTES,
+  TT_DDB_SELECT_SPECIFIC_ATTRIBUTES,
+  TT_DDB_SELECT_COUNT
+};
+
+/* Query and Scan as typed values; borrowed like tt_ddb_item_request. */
+struct tt_ddb_read_request {
+  const char *table;
+  const char *index;          /* IndexName; NULL: the table */
+  const char *key_condition;  /* Query's KeyConditionExpression */
+  const char *filter;         /* FilterExpression; NULL: none */
+  const char *projection;     /* ProjectionExpression; NULL: none */
+  const struct tt_av *names;  /* ExpressionAttributeNames; NULL: none */
+  const struct tt_av *values; /* ExpressionAttributeValues; NULL: none */
+  const struct tt_av *start_key; /* ExclusiveStartKey (M); NULL: from the start */
+  int64_t limit;              /* Limit; 0: none */
+  enum tt_ddb_select select;
+  bool backward;              /* Query's ScanIndexForward=false */
+  bool consistent_read;
+  int64_t segment, total_segments; /* Scan; total_segments 0: not parallel */
+};
+
+/* The page a typed Query or Scan answered. Owned by the call like
+ * item_out. */
+struct tt_ddb_read_result {
+  struct tt_av *items; /* n_items M values (none for Select=COUNT) */
+  size_t n_items;
+  uint64_t count, scanned_count;
+  struct tt_av last_key; /* LastEvaluatedKey; type 0 when the data ended */
+};
+
+/* Frees what a read result owns and zeroes it. */
+void tt_ddb_read_result_free(struct tt_ddb_read_result *r);
+
+
 struct tt_backend;
 struct tt_backend_call;
 
@@ -89,8 +160,19 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
  * keeps it alive until `done` ran. */
 struct tt_backend_call {
   enum tt_ddb_op op;
-  json_t *request;  /* DynamoDB request JSON; borrowed by the backend */
-  json_t *response; /* on success: new reference set by the backend */
+  /* A typed operation (tt_backend_call_typed) has `item` or `read` and no
+   * `request`; every other has `request`. All borrowed by the backend. The
+   * JSON form of a typed operation is accepted too (tests, and batches and
+   * transactions nest item requests as JSON). */
+  json_t *request;  /* DynamoDB request JSON */
+  const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
+  const struct tt_ddb_read_request *read; /* Query, Scan */
+  /* On success of a typed call, set by the backend: GetItem's Item or the
+   * write's Attributes (ReturnValues), TT_AV_M; type 0 when there is none.
+   * Owned by the call: whoever frees the call's results frees it. */
+  struct tt_av item_out;
+  struct tt_ddb_read_result read_out; /* the same for a typed read */
+  json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;
   tt_backend_done_cb done;
@@ -135,6 +217,10 @@ struct tt_backend {
   uv_loop_t *loop;
   void *impl;
 };
+
+/* Whether a call is in typed form: `item` for GetItem, PutItem,
+ * UpdateItem, DeleteItem; `read` for Query, Scan. Else it is JSON. */
+bool tt_backend_call_typed(const struct tt_backend_call *c);
 
 /* Clears an error and releases its body. */
 void tt_backend_error_clear(struct tt_backend_error *e);

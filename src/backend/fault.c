@@ -151,7 +151,11 @@ static bool rule_matches(const struct fault_rule *r, const struct tt_backend_cal
     return false;
   if (r->kind == FAULT_UNPROCESSED)
     return is_batch((int)c->op) && eligible_count(c->op, c->request, r->table) > 0;
-  return r->table == NULL || touches_table(c->request, r->table);
+  if (r->table == NULL)
+    return true;
+  const char *typed_table = c->item ? c->item->table : c->read ? c->read->table : NULL;
+  return tt_backend_call_typed(c) ? typed_table != NULL && strcmp(typed_table, r->table) == 0
+                                  : touches_table(c->request, r->table);
 }
 
 /* ---- Unprocessed: splitting a batch -------------------------------------- */
@@ -316,6 +320,8 @@ static void complete(struct fault_call *fc) {
   json_decref(fc->unprocessed);
   tt_backend_error_clear(&fc->sub.error);
   json_decref(fc->sub.response);
+  tt_av_free(&fc->sub.item_out);
+  tt_ddb_read_result_free(&fc->sub.read_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -339,6 +345,10 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   c->status = sub->status;
   c->response = sub->response;
   sub->response = NULL;
+  c->item_out = sub->item_out;
+  memset(&sub->item_out, 0, sizeof(sub->item_out));
+  c->read_out = sub->read_out;
+  memset(&sub->read_out, 0, sizeof(sub->read_out));
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));
@@ -358,6 +368,8 @@ static void run_inner(struct fault_call *fc, json_t *request) {
   fc->sub.op = fc->outer->op;
   fc->sub.account = fc->outer->account;
   fc->sub.request = request;
+  fc->sub.item = fc->outer->item;
+  fc->sub.read = fc->outer->read;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {

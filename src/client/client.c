@@ -78,6 +78,10 @@ static void finish(struct tt_client_call *c) {
   json_decref(c->bc.request);
   json_decref(c->bc.response);
   c->bc.request = c->bc.response = NULL;
+  c->bc.item = NULL;
+  c->bc.read = NULL;
+  tt_av_free(&c->bc.item_out);
+  tt_ddb_read_result_free(&c->bc.read_out);
   tt_backend_error_clear(&c->bc.error);
   tt_op_done(&c->op, NULL); /* the caller judged the result in done */
 }
@@ -177,6 +181,8 @@ static void attempt(struct tt_client_call *c) {
   c->attempt++;
   json_decref(c->bc.response);
   c->bc.response = NULL;
+  tt_av_free(&c->bc.item_out);
+  tt_ddb_read_result_free(&c->bc.read_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
@@ -203,23 +209,21 @@ static void cancel_cb(struct tt_op *op) {
   }
 }
 
-int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
-                    enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
-  memset(&call->bc, 0, sizeof(call->bc));
+/* Starts a call whose request (JSON or typed) is in call->bc already. */
+static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                 tt_client_done_cb done, void *arg) {
   call->client = cl;
-  call->bc.op = op;
-  call->bc.request = request;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
   call->done = done;
   call->arg = arg;
   call->attempt = 0;
   call->timer_open = call->in_backend = call->canceled = false;
-  if (request == NULL) {
+  if (call->bc.request == NULL && call->bc.item == NULL && call->bc.read == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return -1;
   }
-  tt_join_add(join, &call->op, tt_ddb_op_name(op), cancel_cb);
+  tt_join_add(join, &call->op, tt_ddb_op_name(call->bc.op), cancel_cb);
   if (call->canceled) { /* the join was already cancelled */
     call->bc.status = -1;
     tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
@@ -228,6 +232,32 @@ int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client
   }
   attempt(call);
   return 0;
+}
+
+int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                    enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->bc.op = op;
+  call->bc.request = request;
+  return start(cl, join, call, done, arg);
+}
+
+int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                         enum tt_ddb_op op, const struct tt_ddb_item_request *item,
+                         tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->bc.op = op;
+  call->bc.item = item;
+  return start(cl, join, call, done, arg);
+}
+
+int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                         enum tt_ddb_op op, const struct tt_ddb_read_request *read,
+                         tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->bc.op = op;
+  call->bc.read = read;
+  return start(cl, join, call, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

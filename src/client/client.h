@@ -77,6 +77,18 @@ void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t 
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg);
 
+/* The same for a typed operation (backend.h): `item` is borrowed and must
+ * stay unchanged until `done` ran; on success call->bc.item_out holds the
+ * Item or Attributes (move it out to keep it: it is freed after `done`). */
+int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                         enum tt_ddb_op op, const struct tt_ddb_item_request *item,
+                         tt_client_done_cb done, void *arg);
+
+/* The same for a typed Query or Scan; the page lands in call->bc.read_out. */
+int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                         enum tt_ddb_op op, const struct tt_ddb_read_request *read,
+                         tt_client_done_cb done, void *arg);
+
 /* The client's side of the port's trampoline (backend.h): completes the
  * calls the backend can answer now -- and those their completions start --
  * until none is left or CLOCK_MONOTONIC passes `until_ns` (0: no limit).

@@ -82,8 +82,12 @@ static void op_finish(struct tt_orm_item_op *op) {
   tt_av_free(&op->key);
   tt_av_free(&op->item);
   tt_av_free(&op->stored);
-  json_decref(op->pending);
-  op->pending = NULL;
+  tt_av_free(&op->names);
+  tt_av_free(&op->values);
+  tt_buf_free(&op->cond);
+  free(op->update_text);
+  free(op->projection_text);
+  op->update_text = op->projection_text = NULL;
   tt_orm_update_free(&op->upd);
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
@@ -170,6 +174,11 @@ static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
   fail_code(op, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
 }
 
+/* The Item or Attributes a typed call returned, or NULL. */
+static const struct tt_av *item_out(const struct tt_client_call *call) {
+  return call->bc.item_out.type == TT_AV_M ? &call->bc.item_out : NULL;
+}
+
 static void classified(struct tt_client_call *call) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
@@ -177,10 +186,7 @@ static void classified(struct tt_client_call *call) {
     op_finish(op);
     return;
   }
-  struct tt_av current;
-  int rc = item_of(call->bc.response, "Item", &current);
-  classify(op, rc == 0 ? &current : NULL);
-  tt_av_free(&current);
+  classify(op, item_out(call));
 }
 
 /* A ConditionalCheckFailed: use the item DynamoDB returned with it
@@ -199,16 +205,15 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
     classify(op, NULL);
     return;
   }
-  json_t *key = tt_ddb_item_to_json(&op->key);
-  json_t *req = json_pack("{s:s,s:o,s:b}", "TableName", op->ctx.model->table, "Key", key,
-                          "ConsistentRead", 1);
+  memset(&op->req, 0, sizeof(op->req));
+  op->req.table = op->ctx.model->table;
+  op->req.key = &op->key;
+  op->req.consistent_read = true;
   op->classifying = true;
-  tt_orm_call(&op->ctx, TT_DDB_GET_ITEM, req, classified);
+  tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified);
 }
 
 /* ---- encrypted attributes ------------------------------------------------- */
-
-static void req_set(json_t **req, const char *k, json_t *v);
 
 static void opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_item_op *op = arg;
@@ -240,19 +245,12 @@ static void answer_opened(struct tt_orm_item_op *op) {
 
 static void sealed_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_item_op *op = arg;
-  json_t *req = op->pending;
-  op->pending = NULL;
   if (err != NULL) {
-    json_decref(req);
     fail(op, err);
     return;
   }
-  req_set(&req, "Item", tt_ddb_item_to_json(&op->stored));
-  if (req == NULL) {
-    fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  tt_orm_call(&op->ctx, op->pending_op, req, op->pending_cb);
+  op->req.item = &op->stored;
+  tt_orm_call_item(&op->ctx, op->pending_op, &op->req, op->pending_cb);
 }
 
 /* ---- the operations ---------------------------------------------------------- */
@@ -273,26 +271,23 @@ static void written(struct tt_client_call *call) {
     answer_item(op, &op->item, 201);
     break;
   case TT_ORM_OP_PUT: {
-    bool replaced = json_object_size(json_object_get(call->bc.response, "Attributes")) > 0;
+    bool replaced = item_out(call) != NULL && item_out(call)->len > 0;
     answer_item(op, &op->item, replaced ? 200 : 201);
     break;
   }
-  case TT_ORM_OP_UPDATE: {
-    struct tt_av now;
-    if (item_of(call->bc.response, "Attributes", &now) != 0) {
+  case TT_ORM_OP_UPDATE:
+    if (item_out(call) == NULL) {
       struct tt_error e;
       tt_error_set(&e, TT_ERR_INTERNAL, NULL, "the backend returned no item");
       tt_orm_fail(op->ctx.result, &e);
-    } else {
-      /* The new item holds envelopes: open them before answering. */
-      tt_av_free(&op->item);
-      op->item = now;
-      answer_opened(op);
-      return;
+      break;
     }
-    tt_av_free(&now);
-    break;
-  }
+    /* The new item holds envelopes: open them before answering. */
+    tt_av_free(&op->item);
+    op->item = call->bc.item_out;
+    memset(&call->bc.item_out, 0, sizeof(call->bc.item_out));
+    answer_opened(op);
+    return;
   case TT_ORM_OP_DELETE:
     op->ctx.result->status = 0;
     op->ctx.result->http_status = 204;
@@ -310,18 +305,13 @@ static void got(struct tt_client_call *call) {
     op_finish(op);
     return;
   }
-  struct tt_av item;
-  int rc = item_of(call->bc.response, "Item", &item);
-  if (rc == 1) {
+  if (item_out(call) == NULL) {
     fail_code(op, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
     return;
   }
-  if (rc != 0) {
-    fail_code(op, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
-    return;
-  }
   tt_av_free(&op->item);
-  op->item = item;
+  op->item = call->bc.item_out;
+  memset(&call->bc.item_out, 0, sizeof(call->bc.item_out));
   answer_opened(op);
 }
 
@@ -346,84 +336,49 @@ static int merge_path_key(struct tt_orm_item_op *op, struct tt_error *err) {
   return 0;
 }
 
-/* Sets member `k` of *req to `v` (stolen). When memory runs out, *req is
- * released and set to NULL, so the next sets are no-ops and send_request
- * answers Internal: a request silently missing its condition could replace
- * an item a create must not touch. */
-static void req_set(json_t **req, const char *k, json_t *v) {
-  if (json_object_set_new(*req, k, v) != 0) { /* NULL *req or v: v released */
-    json_decref(*req);
-    *req = NULL;
+/* Finishes op->req: table, the condition built so far in op->cond (which
+ * asks for the old item on failure, so classify() need not read it
+ * again), the placeholders; then starts the call. An encrypted model's
+ * PutItem goes out once a sealed copy of the item is ready (the answer is
+ * made from the plain one). Returns 0 or -1. */
+static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_client_done_cb cb,
+                        struct tt_error *err) {
+  struct tt_ddb_item_request *r = &op->req;
+  r->table = op->ctx.model->table;
+  if (op->cond.len) {
+    r->condition = op->cond.data;
+    r->old_on_condition_failure = true;
   }
-}
-
-static json_t *table_req(struct tt_orm_item_op *op) {
-  return json_pack("{s:s}", "TableName", op->ctx.model->table);
-}
-
-/* Finishes a request (steals `req`): the condition built so far (which asks
- * for the old item on failure, so classify() need not read it again), the
- * placeholders, and the call. Returns 0, or -1 with `req` released. */
-static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, json_t *req,
-                        const struct tt_buf *cond, tt_client_done_cb cb, struct tt_error *err) {
-  if (cond && cond->len) {
-    req_set(&req, "ConditionExpression", json_string(cond->data));
-    req_set(&req, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
-  }
-  if (req == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (tt_orm_attach_placeholders(op->builder, req, err) != 0) {
-    json_decref(req);
+  if (tt_expr_builder_take(op->builder, &op->names, &op->values, err) != 0)
     return -1;
-  }
+  r->names = op->names.len ? &op->names : NULL;
+  r->values = op->values.len ? &op->values : NULL;
   if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
-    /* The request goes out once a sealed copy of the item is ready; the
-     * answer is made from the plain one. */
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
-    if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0) {
-      json_decref(req);
+    if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0)
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    }
-    if (tt_orm_crypt_add_item(c, &op->stored, err) != 0) {
-      json_decref(req);
+    if (tt_orm_crypt_add_item(c, &op->stored, err) != 0)
       return -1;
-    }
-    op->pending = req;
     op->pending_op = kind;
     op->pending_cb = cb;
     tt_orm_crypt_run(c, sealed_cb, op);
     return 0;
   }
-  tt_orm_call(&op->ctx, kind, req, cb);
+  tt_orm_call_item(&op->ctx, kind, r, cb);
   return 0;
 }
 
-/* The Item member of a PutItem: the plain item, or (encrypted model) none
- * yet: sealed_cb adds the sealed copy. */
-static void set_item(struct tt_orm_item_op *op, json_t **req) {
-  if (!tt_orm_crypt_model(op->ctx.model))
-    req_set(req, "Item", tt_ddb_item_to_json(&op->item));
-}
-
 static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
-  struct tt_buf c;
-  tt_buf_init(&c, 0);
-  int rc = -1;
   if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_CREATE, now, NULL, &op->item, NULL,
                             err) != 0 ||
-      cond_key_exists(op, &c, false, err) != 0)
-    goto done;
-  json_t *req = table_req(op);
-  set_item(op, &req);
-  rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
-done:
-  tt_buf_free(&c);
-  return rc;
+      cond_key_exists(op, &op->cond, false, err) != 0)
+    return -1;
+  op->req.item = &op->item;
+  return send_request(op, TT_DDB_PUT_ITEM, written, err);
 }
 
 static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
-  struct tt_buf c;
-  tt_buf_init(&c, 0);
+  struct tt_buf *c = &op->cond;
   int rc = -1;
   struct tt_orm_expected body_expected = {0};
   if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_PUT, now, NULL, &op->item,
@@ -444,37 +399,27 @@ static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *er
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
     goto done;
   }
-  if ((op->if_none_match && cond_key_exists(op, &c, false, err) != 0) ||
-      cond_version(op, &c, err) != 0)
+  if ((op->if_none_match && cond_key_exists(op, c, false, err) != 0) ||
+      cond_version(op, c, err) != 0)
     goto done;
-  json_t *req = table_req(op);
-  set_item(op, &req);
-  req_set(&req, "ReturnValues", json_string("ALL_OLD"));
-  rc = send_request(op, TT_DDB_PUT_ITEM, req, &c, written, err);
+  op->req.item = &op->item;
+  op->req.return_values = TT_DDB_RETURN_ALL_OLD;
+  rc = send_request(op, TT_DDB_PUT_ITEM, written, err);
 done:
-  tt_buf_free(&c);
   return rc;
 }
 
 static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
-  json_t *req = table_req(op);
-  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
-  if (op->consistent)
-    req_set(&req, "ConsistentRead", json_true());
+  op->req.key = &op->key;
+  op->req.consistent_read = op->consistent;
   if (op->select && json_array_size(op->select) > 0) {
-    char *text = NULL;
-    if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0) {
-      json_decref(req);
+    if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0 ||
+        tt_expr_build_projection(op->builder, op->select, "select", &op->projection_text,
+                                 err) != 0)
       return -1;
-    }
-    if (tt_expr_build_projection(op->builder, op->select, "select", &text, err) != 0) {
-      json_decref(req);
-      return -1;
-    }
-    req_set(&req, "ProjectionExpression", json_string(text));
-    free(text);
+    op->req.projection = op->projection_text;
   }
-  return send_request(op, TT_DDB_GET_ITEM, req, NULL, got, err);
+  return send_request(op, TT_DDB_GET_ITEM, got, err);
 }
 
 /* The members an update body may have (API.md "Items"). */
@@ -507,9 +452,7 @@ static int upsert_created_at(struct tt_orm_item_op *op, int64_t now, struct tt_e
  * call. */
 static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
   struct tt_orm_update *upd = &op->upd;
-  struct tt_buf c;
-  tt_buf_init(&c, 0);
-  char *update_text = NULL;
+  struct tt_buf *c = &op->cond;
   int rc = -1;
   for (size_t i = 0; i < upd->n_actions; i++) {
     struct tt_orm_action *a = &upd->actions[i];
@@ -525,19 +468,16 @@ static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
       goto done;
   }
   if (upsert_created_at(op, op->now, err) != 0 ||
-      tt_expr_build_update_finish(op->builder, &update_text, err) != 0)
+      tt_expr_build_update_finish(op->builder, &op->update_text, err) != 0)
     goto done;
-  if ((!op->upsert && cond_key_exists(op, &c, true, err) != 0) || cond_version(op, &c, err) != 0 ||
-      cond_user(op, &c, err) != 0)
+  if ((!op->upsert && cond_key_exists(op, c, true, err) != 0) || cond_version(op, c, err) != 0 ||
+      cond_user(op, c, err) != 0)
     goto done;
-  json_t *req = table_req(op);
-  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
-  req_set(&req, "UpdateExpression", json_string(update_text));
-  req_set(&req, "ReturnValues", json_string("ALL_NEW"));
-  rc = send_request(op, TT_DDB_UPDATE_ITEM, req, &c, written, err);
+  op->req.key = &op->key;
+  op->req.update = op->update_text;
+  op->req.return_values = TT_DDB_RETURN_ALL_NEW;
+  rc = send_request(op, TT_DDB_UPDATE_ITEM, written, err);
 done:
-  free(update_text);
-  tt_buf_free(&c);
   return rc;
 }
 
@@ -595,17 +535,10 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
 }
 
 static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
-  struct tt_buf c;
-  tt_buf_init(&c, 0);
-  int rc = -1;
-  if (cond_key_exists(op, &c, true, err) != 0 || cond_version(op, &c, err) != 0)
-    goto done;
-  json_t *req = table_req(op);
-  req_set(&req, "Key", tt_ddb_item_to_json(&op->key));
-  rc = send_request(op, TT_DDB_DELETE_ITEM, req, &c, written, err);
-done:
-  tt_buf_free(&c);
-  return rc;
+  if (cond_key_exists(op, &op->cond, true, err) != 0 || cond_version(op, &op->cond, err) != 0)
+    return -1;
+  op->req.key = &op->key;
+  return send_request(op, TT_DDB_DELETE_ITEM, written, err);
 }
 
 int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err) {
@@ -631,7 +564,11 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
   memset(&op->key, 0, sizeof(op->key));
   memset(&op->item, 0, sizeof(op->item));
   memset(&op->stored, 0, sizeof(op->stored));
-  op->pending = NULL;
+  memset(&op->req, 0, sizeof(op->req));
+  memset(&op->names, 0, sizeof(op->names));
+  memset(&op->values, 0, sizeof(op->values));
+  tt_buf_init(&op->cond, 0);
+  op->update_text = op->projection_text = NULL;
   tt_orm_update_init(&op->upd);
   const struct tt_model *m = op->ctx.model;
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)m);

@@ -42,11 +42,16 @@ struct tt_orm_item_op {
   struct tt_av item;
   struct tt_expr_builder *builder;
   bool classifying; /* a GetItem that explains a failed condition */
-  /* Encrypted attributes (orm/crypt.h): a write's request waits in
-   * `pending` while the sealed copy `stored` of `item` (the answer stays
+  /* The backend call's typed request, pointing into the fields below:
+   * its condition text, update and projection texts, placeholder maps. */
+  struct tt_ddb_item_request req;
+  struct tt_buf cond;
+  char *update_text, *projection_text;
+  struct tt_av names, values;
+  /* Encrypted attributes (orm/crypt.h): a PutItem waits (pending_op,
+   * pending_cb) while the sealed copy `stored` of `item` (the answer stays
    * plain) or the update's values get their envelopes. */
   struct tt_av stored;
-  json_t *pending;
   enum tt_ddb_op pending_op;
   tt_client_done_cb pending_cb;
   struct tt_orm_update upd;

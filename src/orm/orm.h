@@ -96,6 +96,10 @@ struct tt_orm_ctx {
 void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
                  tt_client_done_cb cb);
 
+/* The same for a typed operation; `item` is borrowed until `cb` ran. */
+void tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                      const struct tt_ddb_item_request *item, tt_client_done_cb cb);
+
 /* The ctx of a call started with tt_orm_call. */
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 

@@ -280,37 +280,26 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
 }
 
 
+/* Fills op->base: the expressions, placeholders and settings every page
+ * request shares. */
 static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
-  json_t *req = json_pack("{s:s}", "TableName", m->table);
+  struct tt_ddb_read_request *r = &op->base;
   char *text = NULL;
-  int rc = -1;
-  op->base_request = req;
-  if (req == NULL)
-    goto oom;
-  if (op->index && json_object_set_new(req, "IndexName", json_string(op->index->name)) != 0)
-    goto oom;
+  memset(r, 0, sizeof(*r));
+  r->table = m->table;
+  r->index = op->index ? op->index->name : NULL;
   if (!op->scan) {
-    if (tt_expr_build_key_condition(op->builder, json_object_get(op->body, "key"), "key", &text,
-                                    err) != 0)
-      goto done;
-    if (json_object_set_new(req, "KeyConditionExpression", json_string(text)) != 0)
-      goto oom;
-    free(text);
-    text = NULL;
-    if (op->order == TT_ORDER_DESC)
-      if (json_object_set_new(req, "ScanIndexForward", json_false()) != 0)
-        goto oom;
+    if (tt_expr_build_key_condition(op->builder, json_object_get(op->body, "key"), "key",
+                                    &op->key_text, err) != 0)
+      return -1;
+    r->key_condition = op->key_text;
+    r->backward = op->order == TT_ORDER_DESC;
   }
   const json_t *filter = json_object_get(op->body, "filter");
-  if (filter && !json_is_null(filter)) {
-    if (tt_expr_build_condition(op->builder, filter, "filter", &text, err) != 0)
-      goto done;
-    if (json_object_set_new(req, "FilterExpression", json_string(text)) != 0)
-      goto oom;
-    free(text);
-    text = NULL;
-  }
+  if (filter && !json_is_null(filter) &&
+      tt_expr_build_condition(op->builder, filter, "filter", &op->filter_text, err) != 0)
+    return -1;
   /* Guard items of unique attributes (orm/unique.h) are not items of the
    * model: leave them out of every query and scan. */
   json_t *guards = tt_unique_query_filter(m);
@@ -318,49 +307,34 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
     int grc = tt_expr_build_condition(op->builder, guards, "filter", &text, err);
     json_decref(guards);
     if (grc != 0)
-      goto done;
-    const char *user = json_string_value(json_object_get(req, "FilterExpression"));
+      return -1;
     struct tt_buf both;
     tt_buf_init(&both, 0);
-    grc = user ? tt_buf_printf(&both, "(%s) AND %s", user, text) : tt_buf_puts(&both, text);
+    grc = op->filter_text ? tt_buf_printf(&both, "(%s) AND %s", op->filter_text, text)
+                          : tt_buf_puts(&both, text);
     free(text);
-    text = NULL;
-    if (grc != 0) {
-      tt_buf_free(&both);
-      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-      goto done;
-    }
-    grc = json_object_set_new(req, "FilterExpression", json_string(both.data));
-    tt_buf_free(&both);
-    if (grc != 0)
-      goto oom;
+    free(op->filter_text);
+    op->filter_text = both.data; /* the buffer's text is ours now */
+    if (grc != 0 || op->filter_text == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
+  r->filter = op->filter_text;
   if (op->count_only) {
-    if (json_object_set_new(req, "Select", json_string("COUNT")) != 0)
-      goto oom;
+    r->select = TT_DDB_SELECT_COUNT;
   } else if (op->select) {
-    if (tt_expr_build_projection(op->builder, op->select, "select", &text, err) != 0)
-      goto done;
-    if (json_object_set_new(req, "ProjectionExpression", json_string(text)) != 0)
-      goto oom;
-    free(text);
-    text = NULL;
+    if (tt_expr_build_projection(op->builder, op->select, "select", &op->projection_text,
+                                 err) != 0)
+      return -1;
+    r->projection = op->projection_text;
   }
-  if (op->consistent && json_object_set_new(req, "ConsistentRead", json_true()) != 0)
-    goto oom;
-  if (op->segments > 1 &&
-      json_object_set_new(req, "TotalSegments", json_integer((json_int_t)op->segments)) != 0)
-    goto oom;
-  if (tt_orm_attach_placeholders(op->builder, req, err) != 0)
-    goto done;
-  rc = 0;
-  goto done;
-oom:
-  /* A request missing a member (a Limit, a filter) would answer wrongly. */
-  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-done:
-  free(text);
-  return rc;
+  r->consistent_read = op->consistent;
+  if (op->segments > 1)
+    r->total_segments = (int64_t)op->segments;
+  if (tt_expr_builder_take(op->builder, &op->names, &op->values, err) != 0)
+    return -1;
+  r->names = op->names.len ? &op->names : NULL;
+  r->values = op->values.len ? &op->values : NULL;
+  return 0;
 }
 
 /* ---- reading ------------------------------------------------------------------ */
@@ -461,18 +435,12 @@ static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
 }
 
 /* After a page's items: where the next page starts, and whether to read it. */
-static void page_rest(struct tt_orm_chain *ch, json_t *resp) {
-  struct tt_orm_query_op *op = ch->q;
-  struct tt_error err;
+static void page_rest(struct tt_orm_chain *ch) {
   tt_av_free(&ch->last_key);
-  json_t *lek = json_object_get(resp, "LastEvaluatedKey");
-  if (lek == NULL || json_object_size(lek) == 0) {
+  ch->last_key = ch->next_key;
+  memset(&ch->next_key, 0, sizeof(ch->next_key));
+  if (ch->last_key.type != TT_AV_M || ch->last_key.len == 0)
     ch->exhausted = true;
-  } else if (tt_ddb_item_from_json(lek, "LastEvaluatedKey", &ch->last_key, &err) != 0) {
-    /* Not "no more pages": stopping here would drop the rest silently. */
-    page_failed(op, &err);
-    ch->exhausted = true;
-  }
   if (wants_more(ch)) {
     read_page(ch);
     return;
@@ -491,8 +459,6 @@ static void free_page(struct tt_orm_chain *ch) {
 static void page_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_chain *ch = arg;
   struct tt_orm_query_op *op = ch->q;
-  json_t *resp = ch->page;
-  ch->page = NULL;
   if (err != NULL) {
     page_failed(op, err);
     tt_join_cancel(op->ctx.join); /* the other segments stop too */
@@ -502,36 +468,28 @@ static void page_opened_cb(void *arg, const struct tt_error *err) {
         break;
   }
   free_page(ch);
-  page_rest(ch, resp);
-  json_decref(resp);
+  page_rest(ch);
 }
 
-/* An encrypted model's page: decode every item, open their envelopes (one
- * KMS Decrypt per encrypted value), then answer them. */
-static void open_page(struct tt_orm_chain *ch, json_t *resp, json_t *items) {
+/* An encrypted model's page (its items moved to ch->page_items): open
+ * their envelopes (one KMS Decrypt per encrypted value), then answer them. */
+static void open_page(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
   struct tt_error err;
-  size_t n = json_array_size(items);
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
-  ch->page_items = calloc(n, sizeof(*ch->page_items));
-  if (c == NULL || ch->page_items == NULL) {
+  if (c == NULL) {
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     goto fail;
   }
-  for (size_t i = 0; i < n; i++) {
-    if (tt_ddb_item_from_json(json_array_get(items, i), "Items", &ch->page_items[i], &err) != 0)
-      goto fail;
-    ch->n_page_items++;
+  for (size_t i = 0; i < ch->n_page_items; i++)
     if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
       goto fail;
-  }
-  ch->page = json_incref(resp);
   tt_orm_crypt_run(c, page_opened_cb, ch);
   return;
 fail:
   page_failed(op, &err);
   free_page(ch);
-  page_rest(ch, resp);
+  page_rest(ch);
 }
 
 static void page_cb(struct tt_client_call *call) {
@@ -547,50 +505,40 @@ static void page_cb(struct tt_client_call *call) {
     chain_done(ch);
     return;
   }
-  json_t *resp = call->bc.response;
-  ch->count += (uint64_t)json_integer_value(json_object_get(resp, "Count"));
-  ch->scanned += (uint64_t)json_integer_value(json_object_get(resp, "ScannedCount"));
-  size_t i;
-  json_t *raw, *items = json_object_get(resp, "Items");
-  struct tt_error err;
-  if (json_array_size(items) > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
-    open_page(ch, resp, items);
+  struct tt_ddb_read_result *page = &call->bc.read_out;
+  ch->count += page->count;
+  ch->scanned += page->scanned_count;
+  tt_av_free(&ch->next_key);
+  ch->next_key = page->last_key;
+  memset(&page->last_key, 0, sizeof(page->last_key));
+  if (page->n_items > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
+    ch->page_items = page->items;
+    ch->n_page_items = page->n_items;
+    page->items = NULL;
+    page->n_items = 0;
+    open_page(ch);
     return;
   }
-  json_array_foreach(items, i, raw) {
-    struct tt_av item;
-    if (tt_ddb_item_from_json(raw, "Items", &item, &err) != 0) {
-      page_failed(op, &err);
+  for (size_t i = 0; i < page->n_items && !op->failed; i++)
+    if (add_item(ch, &page->items[i]) != 0)
       break;
-    }
-    int rc = add_item(ch, &item);
-    tt_av_free(&item);
-    if (rc != 0)
-      break;
-  }
-  page_rest(ch, resp);
+  page_rest(ch);
 }
 
 static void read_page(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
-  json_t *req = json_deep_copy(op->base_request);
-  /* A page request missing its start key, Limit or Segment would read the
-   * wrong items: when memory runs out, send none (the client refuses a
-   * NULL request and the query fails with Internal). */
-  if ((ch->last_key.type == TT_AV_M && ch->last_key.len &&
-       json_object_set_new(req, "ExclusiveStartKey", tt_ddb_item_to_json(&ch->last_key)) != 0) ||
-      (op->has_limit &&
-       json_object_set_new(req, "Limit",
-                           json_integer((json_int_t)(ch->quota - produced(op, ch)))) != 0) ||
-      (ch->segment >= 0 && json_object_set_new(req, "Segment", json_integer(ch->segment)) != 0)) {
-    json_decref(req);
-    req = NULL;
-  }
+  ch->req = op->base;
+  if (ch->last_key.type == TT_AV_M && ch->last_key.len)
+    ch->req.start_key = &ch->last_key;
+  if (op->has_limit)
+    ch->req.limit = (int64_t)(ch->quota - produced(op, ch));
+  if (ch->segment >= 0)
+    ch->req.segment = ch->segment;
   struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
-  if (tt_client_start(op->ctx.orm->client, op->ctx.join, call,
-                      op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, req, page_cb, ch) != 0) {
+  if (tt_client_start_read(op->ctx.orm->client, op->ctx.join, call,
+                           op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, &ch->req, page_cb, ch) != 0) {
     call->bc.status = -1;
     page_cb(call);
     tt_backend_error_clear(&call->bc.error);
@@ -610,13 +558,16 @@ static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct
 static void op_cleanup(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
+    tt_av_free(&op->chains[i].next_key);
     tt_buf_free(&op->chains[i].items);
     free_page(&op->chains[i]);
-    json_decref(op->chains[i].page);
-    op->chains[i].page = NULL;
   }
-  json_decref(op->base_request);
-  op->base_request = NULL;
+  free(op->key_text);
+  free(op->filter_text);
+  free(op->projection_text);
+  op->key_text = op->filter_text = op->projection_text = NULL;
+  tt_av_free(&op->names);
+  tt_av_free(&op->values);
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
 }

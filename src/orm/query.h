@@ -29,8 +29,11 @@ struct tt_orm_chain {
   size_t n_items;
   uint64_t count, scanned;
   size_t quota; /* with a limit: items (or counts) this reader may still add up to */
-  /* Encrypted models: a page waits here while its envelopes are opened. */
-  json_t *page;
+  struct tt_ddb_read_request req; /* the page being read: the op's base request
+                                   * with this reader's start key, Limit, Segment */
+  struct tt_av next_key;          /* the page's LastEvaluatedKey, until page_rest */
+  /* Encrypted models: a page's items wait here while their envelopes are
+   * opened. */
   struct tt_av *page_items;
   size_t n_page_items;
 };
@@ -48,8 +51,11 @@ struct tt_orm_query_op {
   bool consistent;
   const json_t *select;
   size_t segments;
-  /* Running. */
-  json_t *base_request;
+  /* Running: the request every page shares, and the texts and maps it
+   * points to. */
+  struct tt_ddb_read_request base;
+  char *key_text, *filter_text, *projection_text;
+  struct tt_av names, values;
   struct tt_expr_builder *builder;
   struct tt_orm_chain *chains;
   size_t nchains, running;

@@ -12,6 +12,7 @@
 
 #include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/errors.h"
+#include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/sigv4.h"
 #include "util/buf.h"
 
@@ -187,8 +188,17 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
   struct tt_backend_call *call = r->call;
   json_t *out = NULL;
   if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-    call->response = out;
     call->status = 0;
+    if (!tt_backend_call_typed(call)) {
+      call->response = out;
+      out = NULL;
+    } else if ((call->read != NULL
+                    ? tt_ddb_read_response_read(out, &call->read_out, &call->error)
+                    : tt_ddb_item_response_read(call->op, out, &call->item_out, &call->error)) !=
+               0) {
+      call->status = -1;
+    }
+    json_decref(out);
   } else {
     call->status = -1;
     if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
@@ -270,20 +280,34 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   assert(d->magic == DDB_MAGIC);
   if (d->closing)
     return UV_ESHUTDOWN;
+  bool typed = tt_backend_call_typed(call);
   if (call->op < d->svc->first_op || call->op >= d->svc->end_op ||
-      !json_is_object(call->request) || call->account >= d->n_accounts)
+      (!typed && !json_is_object(call->request)) || call->account >= d->n_accounts)
     return UV_EINVAL;
   struct ddb_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return UV_ENOMEM;
-  /* DynamoDB numbers are strings in the port's JSON, so plain compact
-   * output loses nothing. */
-  r->body = json_dumps(call->request, JSON_COMPACT);
+  if (typed) {
+    struct tt_buf body;
+    tt_buf_init(&body, 0);
+    if ((call->read != NULL ? tt_ddb_read_request_write(&body, call->read)
+                            : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
+      tt_buf_free(&body);
+      free(r);
+      return UV_ENOMEM;
+    }
+    r->body = body.data; /* the buffer's text is ours now */
+    r->body_len = body.len;
+  } else {
+    /* DynamoDB numbers are strings in the port's JSON, so plain compact
+     * output loses nothing. */
+    r->body = json_dumps(call->request, JSON_COMPACT);
+    r->body_len = r->body ? strlen(r->body) : 0;
+  }
   if (r->body == NULL) {
     free(r);
     return UV_ENOMEM;
   }
-  r->body_len = strlen(r->body);
   r->d = d;
   r->a = &d->accounts[call->account];
   r->call = call;
@@ -293,6 +317,8 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   call->canceled = false;
   call->status = 0;
   call->response = NULL;
+  memset(&call->item_out, 0, sizeof(call->item_out));
+  memset(&call->read_out, 0, sizeof(call->read_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   void *handle = NULL;

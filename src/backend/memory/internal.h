@@ -267,6 +267,9 @@ struct memdb_table *memdb_table_get(struct memdb *m, const char *name);
  * when missing, ResourceNotFoundException when unknown. */
 int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
                     struct tt_backend_error *e);
+/* The same for a table name (NULL: the "Value null" error). */
+int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
+                          struct tt_backend_error *e);
 
 /* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
@@ -283,19 +286,27 @@ int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *
 
 /* The expressions of one request share the placeholder maps. */
 struct memdb_exprs {
-  struct tt_av names, values;
-  bool has_names, has_values;
+  /* NULL when absent: the own_ maps (decoded from a JSON request) or the
+   * caller's (a typed request, borrowed). */
+  const struct tt_av *names, *values;
+  struct tt_av own_names, own_values;
   struct tt_expr *list[4];
   size_t n;
 };
 
 /* Reads ExpressionAttributeNames/Values of `obj`. On failure frees itself. */
 int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e);
+/* The same for a typed request's maps (borrowed; either may be NULL). */
+int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
+                    struct tt_backend_error *e);
 /* Parses optional expression member `key` of `obj` as `kind` into *out (NULL
  * when absent). The expression stays owned by x. */
 int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
                       enum tt_expr_kind kind, struct tt_expr **out,
                       struct tt_backend_error *e);
+/* The same for an expression's text (NULL: absent). */
+int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
+                           struct tt_expr **out, struct tt_backend_error *e);
 /* The unused-placeholder rules, after every expression was parsed. */
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e);
 void memdb_exprs_free(struct memdb_exprs *x);
@@ -332,7 +343,8 @@ enum memdb_wr_kind { MEMDB_WR_PUT = 1, MEMDB_WR_UPDATE, MEMDB_WR_DELETE, MEMDB_W
 struct memdb_wr {
   enum memdb_wr_kind kind;
   struct memdb_table *t;
-  struct tt_av item; /* PUT: the item; otherwise the Key */
+  const struct tt_av *item; /* PUT: the item; otherwise the Key (own_item or the caller's) */
+  struct tt_av own_item;    /* decoded from a JSON request */
   struct memdb_kv pk, sk;
   struct memdb_exprs x;
   struct tt_expr *cond, *update;
@@ -347,6 +359,10 @@ struct memdb_wr {
  * prepares it. On failure the write is freed. */
 int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
                      struct memdb_wr *w, struct tt_backend_error *e);
+/* The same for a typed request (borrowed until the write is freed). */
+int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
+                           const struct tt_ddb_item_request *r, struct memdb_wr *w,
+                           struct tt_backend_error *e);
 /* Reads the current item, checks the condition and computes the new item.
  * Returns 0 (ok), 1 (condition false), -1 (error in e: update or size). */
 int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *e);
@@ -405,6 +421,13 @@ int memdb_op_update_item(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e);
 int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e);
+/* A typed GetItem, PutItem, UpdateItem or DeleteItem: 0 with *out the Item
+ * or Attributes (type 0 when none), or -1 with e set. */
+int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
+                  struct tt_av *out, struct tt_backend_error *e);
+/* A typed Query (`query`) or Scan: 0 with *out the page, or -1 with e set. */
+int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e);
 int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
                    struct tt_backend_error *e);
 int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,

@@ -167,9 +167,9 @@ int memdb_limit_exprs(const struct tt_av *names, const struct tt_av *values,
 int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error *e) {
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    total += tt_av_item_size(&w[i].item);
-    if (w[i].x.has_values)
-      total += tt_av_item_size(&w[i].x.values);
+    total += tt_av_item_size(w[i].item);
+    if (w[i].x.values)
+      total += tt_av_item_size(w[i].x.values);
   }
   if (total > MEMDB_TXN_BYTES_MAX)
     return memdb_validation(e, "Transaction request cannot be larger than 4 MB");

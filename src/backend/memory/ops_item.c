@@ -6,86 +6,114 @@
 
 #include "backend/memory/internal.h"
 
-static void av_null(struct tt_av *v) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
-}
-
 void memdb_wr_free(struct memdb_wr *w) {
   memdb_exprs_free(&w->x);
-  tt_av_free(&w->item);
+  tt_av_free(&w->own_item);
   tt_av_free(&w->old);
   tt_av_free(&w->next);
+  w->item = NULL;
+}
+
+/* A write without its Item (PutItem) or Key (the others). */
+static int member_null(enum memdb_wr_kind kind, struct tt_backend_error *e) {
+  return memdb_validation(e, "1 validation error detected: Value null at '%s' failed to "
+                             "satisfy constraint: Member must not be null",
+                          kind == MEMDB_WR_PUT ? "item" : "key");
+}
+
+/* The checks and parsing of a write whose placeholder maps are in w->x. */
+static int wr_setup(struct memdb *m, enum memdb_wr_kind kind, const struct tt_ddb_item_request *r,
+                    struct memdb_wr *w, struct tt_backend_error *e) {
+  w->kind = kind;
+  w->item = kind == MEMDB_WR_PUT ? r->item : r->key;
+  if (w->item == NULL)
+    return member_null(kind, e);
+  w->all_old_on_fail = r->old_on_condition_failure;
+  if (kind == MEMDB_WR_UPDATE &&
+      memdb_exprs_parse_text(&w->x, r->update, TT_EXPR_UPDATE, &w->update, e) != 0)
+    return -1;
+  if (memdb_exprs_parse_text(&w->x, r->condition, TT_EXPR_CONDITION, &w->cond, e) != 0)
+    return -1;
+  if (kind == MEMDB_WR_CHECK && w->cond == NULL)
+    return memdb_validation(e, "1 validation error detected: Value null at "
+                               "'conditionExpression' failed to satisfy constraint: Member "
+                               "must not be null");
+  if (memdb_exprs_finish(&w->x, e) != 0 || memdb_req_table_named(m, r->table, &w->t, e) != 0)
+    return -1;
+  if (kind == MEMDB_WR_PUT) {
+    if (memdb_item_check(w->t, w->item, "Item size has exceeded the maximum allowed size", e) !=
+        0)
+      return -1;
+    w->pk = memdb_kv_of(tt_av_map_get(w->item, w->t->pk.name));
+    if (w->t->sk.name)
+      w->sk = memdb_kv_of(tt_av_map_get(w->item, w->t->sk.name));
+  } else if (memdb_key_check(w->t, w->item, &w->pk, &w->sk, e) != 0) {
+    return -1;
+  }
+  for (size_t i = 0; w->update && tt_expr_update_target(w->update, i); i++) {
+    const char *a = tt_expr_update_target(w->update, i);
+    if (strcmp(a, w->t->pk.name) == 0 || (w->t->sk.name && strcmp(a, w->t->sk.name) == 0))
+      return memdb_validation(e, "One or more parameter values were invalid: Cannot update "
+                                 "attribute %s. This attribute is part of the key",
+                              a);
+  }
+  return 0;
+}
+
+int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
+                           const struct tt_ddb_item_request *r, struct memdb_wr *w,
+                           struct tt_backend_error *e) {
+  memset(w, 0, sizeof(*w));
+  if (memdb_exprs_use(&w->x, r->names, r->values, e) != 0 || wr_setup(m, kind, r, w, e) != 0) {
+    memdb_wr_free(w);
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads the members of a JSON item request into *r, pointing into obj,
+ * *own (the decoded Item or Key) and *x (the decoded placeholder maps),
+ * which the caller frees. The first error is the one DynamoDB reports. */
+static int decode_request(const json_t *obj, enum memdb_wr_kind kind, struct tt_av *own,
+                          struct memdb_exprs *x, struct tt_ddb_item_request *r,
+                          struct tt_backend_error *e) {
+  bool present;
+  const char *rvf;
+  memset(r, 0, sizeof(*r));
+  if (memdb_get_item(obj, kind == MEMDB_WR_PUT ? "Item" : "Key", own, &present, e) != 0)
+    return -1;
+  if (!present)
+    return member_null(kind, e);
+  *(kind == MEMDB_WR_PUT ? &r->item : &r->key) = own;
+  if (memdb_get_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
+    return -1;
+  if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
+    return memdb_validation(e, "1 validation error detected: Value '%s' at "
+                               "'returnValuesOnConditionCheckFailure' failed to satisfy "
+                               "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
+                            rvf);
+  r->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
+  if (memdb_exprs_init(x, obj, e) != 0)
+    return -1;
+  r->names = x->names;
+  r->values = x->values;
+  if (memdb_get_str(obj, "UpdateExpression", &r->update, e) != 0 ||
+      memdb_get_str(obj, "ConditionExpression", &r->condition, e) != 0 ||
+      memdb_get_str(obj, "TableName", &r->table, e) != 0)
+    return -1;
+  return 0;
 }
 
 int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
                      struct memdb_wr *w, struct tt_backend_error *e) {
-  bool present;
-  const char *rvf;
+  struct tt_ddb_item_request r;
   memset(w, 0, sizeof(*w));
-  w->kind = kind;
-  av_null(&w->item);
-  av_null(&w->old);
-  av_null(&w->next);
-  av_null(&w->x.names);
-  av_null(&w->x.values);
-  if (memdb_get_item(obj, kind == MEMDB_WR_PUT ? "Item" : "Key", &w->item, &present, e) != 0)
-    goto fail;
-  if (!present) {
-    memdb_validation(e, "1 validation error detected: Value null at '%s' failed to satisfy "
-                        "constraint: Member must not be null",
-                     kind == MEMDB_WR_PUT ? "item" : "key");
-    goto fail;
-  }
-  if (memdb_get_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
-    goto fail;
-  if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0) {
-    memdb_validation(e, "1 validation error detected: Value '%s' at "
-                        "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: "
-                        "Member must satisfy enum value set: [ALL_OLD, NONE]",
-                     rvf);
-    goto fail;
-  }
-  w->all_old_on_fail = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (memdb_exprs_init(&w->x, obj, e) != 0)
-    goto fail;
-  if (kind == MEMDB_WR_UPDATE &&
-      memdb_exprs_parse(&w->x, obj, "UpdateExpression", TT_EXPR_UPDATE, &w->update, e) != 0)
-    goto fail;
-  if (memdb_exprs_parse(&w->x, obj, "ConditionExpression", TT_EXPR_CONDITION, &w->cond, e) != 0)
-    goto fail;
-  if (kind == MEMDB_WR_CHECK && w->cond == NULL) {
-    memdb_validation(e, "1 validation error detected: Value null at 'conditionExpression' "
-                        "failed to satisfy constraint: Member must not be null");
-    goto fail;
-  }
-  if (memdb_exprs_finish(&w->x, e) != 0)
-    goto fail;
-  if (memdb_req_table(m, obj, &w->t, e) != 0)
-    goto fail;
-  if (kind == MEMDB_WR_PUT) {
-    if (memdb_item_check(w->t, &w->item, "Item size has exceeded the maximum allowed size", e) !=
-        0)
-      goto fail;
-    w->pk = memdb_kv_of(tt_av_map_get(&w->item, w->t->pk.name));
-    if (w->t->sk.name)
-      w->sk = memdb_kv_of(tt_av_map_get(&w->item, w->t->sk.name));
-  } else if (memdb_key_check(w->t, &w->item, &w->pk, &w->sk, e) != 0) {
-    goto fail;
-  }
-  for (size_t i = 0; w->update && tt_expr_update_target(w->update, i); i++) {
-    const char *a = tt_expr_update_target(w->update, i);
-    if (strcmp(a, w->t->pk.name) == 0 || (w->t->sk.name && strcmp(a, w->t->sk.name) == 0)) {
-      memdb_validation(e, "One or more parameter values were invalid: Cannot update attribute "
-                          "%s. This attribute is part of the key",
-                       a);
-      goto fail;
-    }
+  if (decode_request(obj, kind, &w->own_item, &w->x, &r, e) != 0 ||
+      wr_setup(m, kind, &r, w, e) != 0) {
+    memdb_wr_free(w);
+    return -1;
   }
   return 0;
-fail:
-  memdb_wr_free(w);
-  return -1;
 }
 
 int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *e) {
@@ -99,13 +127,13 @@ int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *
     return 1;
   switch (w->kind) {
   case MEMDB_WR_PUT:
-    if (tt_av_clone(&w->next, &w->item) != 0)
+    if (tt_av_clone(&w->next, w->item) != 0)
       return memdb_oom(e);
     w->has_next = true;
     break;
   case MEMDB_WR_UPDATE: {
     /* A missing item is updated as if it held just its key (upsert). */
-    const struct tt_av *base = w->found ? &w->old : &w->item;
+    const struct tt_av *base = w->found ? &w->old : w->item;
     if (w->update) {
       if (tt_expr_apply_update(w->update, base, &w->next, &err) != 0)
         return memdb_fail_tt(e, &err);
@@ -167,23 +195,20 @@ static int attributes_resp(const struct tt_av *attrs, json_t **resp, struct tt_b
   return 0;
 }
 
-enum rv { RV_NONE, RV_ALL_OLD, RV_UPDATED_OLD, RV_ALL_NEW, RV_UPDATED_NEW };
-
-static int return_values(const json_t *req, bool update_op, enum rv *rv,
+/* ReturnValues of a JSON request. */
+static int return_values(const json_t *req, enum tt_ddb_return_values *rv,
                          struct tt_backend_error *e) {
   static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
                                       "UPDATED_NEW"};
   const char *s;
-  *rv = RV_NONE;
+  *rv = TT_DDB_RETURN_NONE;
   if (memdb_get_str(req, "ReturnValues", &s, e) != 0)
     return -1;
   if (s == NULL)
     return 0;
   for (int i = 0; i < 5; i++)
     if (strcmp(s, names[i]) == 0) {
-      *rv = (enum rv)i;
-      if (!update_op && *rv != RV_NONE && *rv != RV_ALL_OLD)
-        return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
+      *rv = (enum tt_ddb_return_values)i;
       return 0;
     }
   return memdb_validation(e, "1 validation error detected: Value '%s' at 'returnValues' failed "
@@ -192,58 +217,77 @@ static int return_values(const json_t *req, bool update_op, enum rv *rv,
                           s);
 }
 
+/* A prepared PutItem, UpdateItem or DeleteItem: evaluates and applies it,
+ * and gives the Attributes its ReturnValues asks for in *attrs (type 0
+ * when none). */
+static int write_run(struct memdb *m, struct memdb_wr *w, enum tt_ddb_return_values rv,
+                     struct tt_av *attrs, struct tt_backend_error *e) {
+  memset(attrs, 0, sizeof(*attrs));
+  int c = memdb_wr_eval(m, w, e);
+  if (c < 0)
+    return -1;
+  if (c == 1)
+    return memdb_condition_failed(e, w->all_old_on_fail && w->found ? &w->old : NULL);
+  /* Compute the answer before applying: it reads w->old / w->next. */
+  int rc = 0;
+  switch (rv) {
+  case TT_DDB_RETURN_NONE:
+    break;
+  case TT_DDB_RETURN_ALL_OLD:
+    if (w->found)
+      rc = tt_av_clone(attrs, &w->old);
+    break;
+  case TT_DDB_RETURN_UPDATED_OLD:
+    if (w->found)
+      rc = updated_attrs(w->update, &w->old, attrs);
+    break;
+  case TT_DDB_RETURN_ALL_NEW:
+    rc = tt_av_clone(attrs, &w->next);
+    break;
+  case TT_DDB_RETURN_UPDATED_NEW:
+    rc = updated_attrs(w->update, &w->next, attrs);
+    break;
+  }
+  if (rc != 0 || memdb_wr_apply(w, e) != 0) {
+    tt_av_free(attrs);
+    return memdb_oom(e);
+  }
+  if (attrs->type == TT_AV_M && attrs->len == 0)
+    tt_av_free(attrs); /* DynamoDB omits empty Attributes */
+  return 0;
+}
+
+static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
+                       const struct tt_ddb_item_request *r, struct tt_av *attrs,
+                       struct tt_backend_error *e) {
+  struct memdb_wr w;
+  memset(attrs, 0, sizeof(*attrs));
+  if (kind != MEMDB_WR_UPDATE && r->return_values != TT_DDB_RETURN_NONE &&
+      r->return_values != TT_DDB_RETURN_ALL_OLD)
+    return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
+  if (memdb_wr_prepare_typed(m, kind, r, &w, e) != 0)
+    return -1;
+  int rc = write_run(m, &w, r->return_values, attrs, e);
+  memdb_wr_free(&w);
+  return rc;
+}
+
 static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req, json_t **resp,
                     struct tt_backend_error *e) {
   struct memdb_wr w;
-  enum rv rv;
-  struct tt_av attrs = {.type = TT_AV_NULL};
-  int rc = -1;
-  if (return_values(req, kind == MEMDB_WR_UPDATE, &rv, e) != 0)
+  enum tt_ddb_return_values rv;
+  struct tt_av attrs;
+  if (return_values(req, &rv, e) != 0)
     return -1;
+  if (kind != MEMDB_WR_UPDATE && rv != TT_DDB_RETURN_NONE && rv != TT_DDB_RETURN_ALL_OLD)
+    return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
   if (memdb_wr_prepare(m, kind, req, &w, e) != 0)
     return -1;
-  int c = memdb_wr_eval(m, &w, e);
-  if (c < 0)
-    goto done;
-  if (c == 1) {
-    memdb_condition_failed(e, w.all_old_on_fail && w.found ? &w.old : NULL);
-    goto done;
-  }
-  /* Compute the answer before applying: it reads w.old / w.next. */
-  switch (rv) {
-  case RV_NONE:
-    break;
-  case RV_ALL_OLD:
-    if (w.found && tt_av_clone(&attrs, &w.old) != 0)
-      goto oom;
-    break;
-  case RV_UPDATED_OLD:
-    if (w.found && updated_attrs(w.update, &w.old, &attrs) != 0)
-      goto oom;
-    break;
-  case RV_ALL_NEW:
-    if (tt_av_clone(&attrs, &w.next) != 0)
-      goto oom;
-    break;
-  case RV_UPDATED_NEW:
-    if (updated_attrs(w.update, &w.next, &attrs) != 0)
-      goto oom;
-    break;
-  }
-  if (attributes_resp(&attrs, resp, e) != 0)
-    goto done;
-  if (memdb_wr_apply(&w, e) != 0) {
-    json_decref(*resp);
-    *resp = NULL;
-    goto done;
-  }
-  rc = 0;
-  goto done;
-oom:
-  memdb_oom(e);
-done:
-  tt_av_free(&attrs);
+  int rc = write_run(m, &w, rv, &attrs, e);
   memdb_wr_free(&w);
+  if (rc == 0 && attributes_resp(&attrs, resp, e) != 0)
+    rc = -1;
+  tt_av_free(&attrs);
   return rc;
 }
 
@@ -262,39 +306,61 @@ int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
   return write_op(m, MEMDB_WR_DELETE, req, resp, e);
 }
 
-int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
-                      struct tt_backend_error *e) {
+/* GetItem: the visible item of r->key, projected, into *out (type 0 when
+ * there is none). */
+static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struct tt_av *out,
+                     struct tt_backend_error *e) {
   struct memdb_exprs x;
   struct tt_expr *proj = NULL;
-  struct tt_av key = {.type = TT_AV_NULL}, item = {.type = TT_AV_NULL}, out = {.type = TT_AV_NULL};
+  struct tt_av item = {0};
   struct memdb_table *t;
   struct memdb_kv pk, sk;
   struct tt_error err;
-  bool present, found, consistent;
+  bool found;
   int rc = -1;
-  if (memdb_exprs_init(&x, req, e) != 0)
+  memset(out, 0, sizeof(*out));
+  if (memdb_exprs_use(&x, r->names, r->values, e) != 0)
     return -1;
-  if (memdb_get_item(req, "Key", &key, &present, e) != 0 ||
-      memdb_get_bool(req, "ConsistentRead", false, &consistent, e) != 0)
-    goto done;
-  if (!present) {
-    memdb_validation(e, "1 validation error detected: Value null at 'key' failed to satisfy "
-                        "constraint: Member must not be null");
+  if (r->key == NULL) {
+    member_null(MEMDB_WR_DELETE, e);
     goto done;
   }
-  if (memdb_exprs_parse(&x, req, "ProjectionExpression", TT_EXPR_PROJECTION, &proj, e) != 0 ||
-      memdb_exprs_finish(&x, e) != 0 || memdb_req_table(m, req, &t, e) != 0 ||
-      memdb_key_check(t, &key, &pk, &sk, e) != 0 ||
+  if (memdb_exprs_parse_text(&x, r->projection, TT_EXPR_PROJECTION, &proj, e) != 0 ||
+      memdb_exprs_finish(&x, e) != 0 || memdb_req_table_named(m, r->table, &t, e) != 0 ||
+      memdb_key_check(t, r->key, &pk, &sk, e) != 0 ||
       memdb_lookup(m, t, &pk, &sk, NULL, &item, &found, e) != 0)
     goto done;
-  if ((*resp = json_object()) == NULL)
-    goto oom;
-  if (found) {
-    if (proj && tt_expr_apply_projection(proj, &item, &out, &err) != 0) {
+  if (found && proj) {
+    if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
       memdb_fail_tt(e, &err);
       goto done;
     }
-    json_t *j = memdb_item_json(proj ? &out : &item);
+  } else if (found) {
+    *out = item;
+    memset(&item, 0, sizeof(item));
+  }
+  rc = 0;
+done:
+  tt_av_free(&item);
+  memdb_exprs_free(&x);
+  return rc;
+}
+
+int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
+                      struct tt_backend_error *e) {
+  struct tt_av own = {0}, out = {0};
+  struct memdb_exprs x = {0};
+  struct tt_ddb_item_request r;
+  int rc = -1;
+  if (decode_request(req, MEMDB_WR_DELETE, &own, &x, &r, e) != 0 ||
+      memdb_get_str(req, "ProjectionExpression", &r.projection, e) != 0 ||
+      memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0 ||
+      get_typed(m, &r, &out, e) != 0)
+    goto done;
+  if ((*resp = json_object()) == NULL)
+    goto oom;
+  if (out.type == TT_AV_M) {
+    json_t *j = memdb_item_json(&out);
     if (j == NULL || json_object_set_new(*resp, "Item", j) != 0)
       goto oom;
   }
@@ -302,14 +368,28 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
   goto done;
 oom:
   memdb_oom(e);
+  json_decref(*resp);
+  *resp = NULL;
 done:
-  if (rc != 0 && *resp) {
-    json_decref(*resp);
-    *resp = NULL;
-  }
-  tt_av_free(&key);
-  tt_av_free(&item);
+  tt_av_free(&own);
   tt_av_free(&out);
   memdb_exprs_free(&x);
   return rc;
+}
+
+int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
+                  struct tt_av *out, struct tt_backend_error *e) {
+  switch (op) {
+  case TT_DDB_GET_ITEM:
+    return get_typed(m, r, out, e);
+  case TT_DDB_PUT_ITEM:
+    return write_typed(m, MEMDB_WR_PUT, r, out, e);
+  case TT_DDB_UPDATE_ITEM:
+    return write_typed(m, MEMDB_WR_UPDATE, r, out, e);
+  case TT_DDB_DELETE_ITEM:
+    return write_typed(m, MEMDB_WR_DELETE, r, out, e);
+  default:
+    memset(out, 0, sizeof(*out));
+    return memdb_validation(e, "%s is not a typed operation", tt_ddb_op_name(op));
+  }
 }

@@ -76,7 +76,6 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
     struct bg_table *bt = &b[nb++];
     bt->name = name;
     bt->spec = spec;
-    bt->x.names.type = bt->x.values.type = TT_AV_NULL;
     const json_t *keys = json_object_get(spec, "Keys");
     if (!json_is_array(keys) || json_array_size(keys) == 0) {
       memdb_validation(e, "1 validation error detected: Value at 'requestItems.%s.member.keys' "

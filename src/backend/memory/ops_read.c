@@ -20,73 +20,113 @@ struct rd {
   enum sel sel;
   int64_t limit;
   bool has_limit, forward, consistent, query;
-  struct tt_av esk;
-  bool has_esk;
+  const struct tt_av *esk; /* ExclusiveStartKey or NULL */
   struct memdb_kv esk_pk, esk_sk, esk_tpk, esk_tsk;
   int64_t now;
   /* results */
-  json_t *items;
-  size_t count, scanned, bytes;
-  struct tt_av last;
+  struct tt_ddb_read_result *out;
+  size_t cap;
+  size_t bytes;
+  const void *last; /* the entry read last: LastEvaluatedKey when stopped */
   bool stopped;
 };
 
-static void rd_free(struct rd *r) {
-  memdb_exprs_free(&r->x);
-  tt_av_free(&r->esk);
-  tt_av_free(&r->last);
-  json_decref(r->items);
+static void rd_free(struct rd *r) { memdb_exprs_free(&r->x); }
+
+/* The JSON form of a Query or Scan, decoded: what its typed request points
+ * into. */
+struct rd_json {
+  struct tt_ddb_read_request req;
+  struct tt_av esk;
+  struct memdb_exprs x;
+};
+
+static void rd_json_free(struct rd_json *j) {
+  tt_av_free(&j->esk);
+  memdb_exprs_free(&j->x);
 }
 
-/* Common parameters of Query and Scan. */
-static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd *r,
-                      struct tt_backend_error *e) {
-  const char *index, *select;
-  memset(r, 0, sizeof(*r));
-  r->m = m;
-  r->query = query;
-  r->esk.type = r->last.type = TT_AV_NULL;
-  r->x.names.type = r->x.values.type = TT_AV_NULL;
-  if (memdb_get_str(req, "IndexName", &index, e) != 0 ||
+static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
+                          struct tt_backend_error *e) {
+  static const char *const selects[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
+                                        "SPECIFIC_ATTRIBUTES", "COUNT"};
+  struct tt_ddb_read_request *r = &j->req;
+  const char *select;
+  bool forward, has_esk, has_limit;
+  memset(j, 0, sizeof(*j));
+  if (memdb_get_str(req, "IndexName", &r->index, e) != 0 ||
       memdb_get_str(req, "Select", &select, e) != 0 ||
-      memdb_get_bool(req, "ScanIndexForward", true, &r->forward, e) != 0 ||
-      memdb_get_bool(req, "ConsistentRead", false, &r->consistent, e) != 0 ||
-      memdb_get_int(req, "Limit", &r->limit, &r->has_limit, e) != 0 ||
-      memdb_get_item(req, "ExclusiveStartKey", &r->esk, &r->has_esk, e) != 0)
+      memdb_get_bool(req, "ScanIndexForward", true, &forward, e) != 0 ||
+      memdb_get_bool(req, "ConsistentRead", false, &r->consistent_read, e) != 0 ||
+      memdb_get_int(req, "Limit", &r->limit, &has_limit, e) != 0 ||
+      memdb_get_item(req, "ExclusiveStartKey", &j->esk, &has_esk, e) != 0)
     return -1;
-  if (!query)
-    r->forward = true;
-  if (r->has_limit && r->limit < 1)
+  r->backward = query && !forward;
+  if (has_esk)
+    r->start_key = &j->esk;
+  if (has_limit && r->limit < 1)
     return memdb_validation(e, "1 validation error detected: Value '%lld' at 'limit' failed to "
                                "satisfy constraint: Member must have value greater than or "
                                "equal to 1",
                             (long long)r->limit);
   if (select) {
-    static const char *const names[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
-                                        "SPECIFIC_ATTRIBUTES", "COUNT"};
     for (int i = 0; i < 4; i++)
-      if (strcmp(select, names[i]) == 0)
-        r->sel = (enum sel)(i + 1);
-    if (r->sel == SEL_DEFAULT)
+      if (strcmp(select, selects[i]) == 0)
+        r->select = (enum tt_ddb_select)(i + 1);
+    if (r->select == TT_DDB_SELECT_DEFAULT)
       return memdb_validation(e, "1 validation error detected: Value '%s' at 'select' failed "
                                  "to satisfy constraint: Member must satisfy enum value set: "
                                  "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
                                  "ALL_PROJECTED_ATTRIBUTES]",
                               select);
   }
-  if (memdb_exprs_init(&r->x, req, e) != 0)
+  if (memdb_exprs_init(&j->x, req, e) != 0)
+    return -1;
+  r->names = j->x.names;
+  r->values = j->x.values;
+  if (memdb_get_str(req, "KeyConditionExpression", &r->key_condition, e) != 0 ||
+      memdb_get_str(req, "FilterExpression", &r->filter, e) != 0 ||
+      memdb_get_str(req, "ProjectionExpression", &r->projection, e) != 0 ||
+      memdb_get_str(req, "TableName", &r->table, e) != 0)
+    return -1;
+  return 0;
+}
+
+/* Common parameters of Query and Scan. */
+static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bool query,
+                      struct rd *r, struct tt_backend_error *e) {
+  memset(r, 0, sizeof(*r));
+  r->m = m;
+  r->query = query;
+  r->forward = !(query && req->backward);
+  r->consistent = req->consistent_read;
+  r->has_limit = req->limit != 0;
+  r->limit = req->limit;
+  r->esk = req->start_key;
+  r->sel = (enum sel)req->select;
+  const char *index = req->index;
+  if (r->has_limit && r->limit < 1)
+    return memdb_validation(e, "1 validation error detected: Value '%lld' at 'limit' failed to "
+                               "satisfy constraint: Member must have value greater than or "
+                               "equal to 1",
+                            (long long)r->limit);
+  if ((unsigned)r->sel > SEL_COUNT)
+    return memdb_validation(e, "1 validation error detected: Value at 'select' failed "
+                               "to satisfy constraint: Member must satisfy enum value set: "
+                               "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
+                               "ALL_PROJECTED_ATTRIBUTES]");
+  if (memdb_exprs_use(&r->x, req->names, req->values, e) != 0)
     return -1;
   if (query) {
-    if (json_object_get(req, "KeyConditionExpression") == NULL)
+    if (req->key_condition == NULL)
       return memdb_validation(e, "Either the KeyConditions or KeyConditionExpression parameter "
                                  "must be specified in the request.");
-    if (memdb_exprs_parse(&r->x, req, "KeyConditionExpression", TT_EXPR_KEY_CONDITION, &r->kc,
-                          e) != 0)
+    if (memdb_exprs_parse_text(&r->x, req->key_condition, TT_EXPR_KEY_CONDITION, &r->kc, e) !=
+        0)
       return -1;
   }
-  if (memdb_exprs_parse(&r->x, req, "FilterExpression", TT_EXPR_FILTER, &r->filter, e) != 0 ||
-      memdb_exprs_parse(&r->x, req, "ProjectionExpression", TT_EXPR_PROJECTION, &r->proj, e) !=
-          0 ||
+  if (memdb_exprs_parse_text(&r->x, req->filter, TT_EXPR_FILTER, &r->filter, e) != 0 ||
+      memdb_exprs_parse_text(&r->x, req->projection, TT_EXPR_PROJECTION, &r->proj, e) != 0 ||
       memdb_exprs_finish(&r->x, e) != 0)
     return -1;
   if (r->proj && r->sel != SEL_DEFAULT && r->sel != SEL_SPECIFIC) {
@@ -100,7 +140,7 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
                                "SPECIFIC_ATTRIBUTES requires a ProjectionExpression");
   if (r->proj)
     r->sel = SEL_SPECIFIC;
-  if (memdb_req_table(m, req, &r->t, e) != 0)
+  if (memdb_req_table_named(m, req->table, &r->t, e) != 0)
     return -1;
   r->s = &r->t->store;
   if (index) {
@@ -136,10 +176,10 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
   }
   if (r->sel == SEL_DEFAULT)
     r->sel = r->ix ? SEL_PROJECTED : SEL_ALL;
-  if (r->has_esk) {
+  if (r->esk) {
     /* The start key holds exactly the table keys plus the index keys. */
     const struct memdb_keydef *defs[4] = {&r->t->pk, &r->t->sk, NULL, NULL};
-    size_t want = 0, have = r->esk.len;
+    size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
     if (r->ix) {
       defs[2] = &r->ix->pk;
       defs[3] = &r->ix->sk;
@@ -152,7 +192,7 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
       for (int k = 0; k < i; k++)
         if (defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0)
           dup = true;
-      const struct tt_av *v = tt_av_map_get(&r->esk, defs[i]->name);
+      const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
       if (v == NULL || v->type != defs[i]->type)
         return memdb_validation(e, "The provided starting key is invalid: The provided key "
                                    "element does not match the schema");
@@ -169,8 +209,22 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
     }
   }
   r->now = memdb_now(m);
-  if (r->sel != SEL_COUNT && (r->items = json_array()) == NULL)
-    return memdb_oom(e);
+  return 0;
+}
+
+/* Appends a page item (moved). */
+static int rd_keep(struct rd *r, struct tt_av *item) {
+  struct tt_ddb_read_result *o = r->out;
+  if (o->n_items == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 16;
+    struct tt_av *p = realloc(o->items, cap * sizeof(*p));
+    if (p == NULL)
+      return -1;
+    o->items = p;
+    r->cap = cap;
+  }
+  o->items[o->n_items++] = *item;
+  memset(item, 0, sizeof(*item));
   return 0;
 }
 
@@ -178,8 +232,7 @@ static int rd_prepare(struct memdb *m, const json_t *req, bool query, struct rd 
  * page limit was reached), 0 to go on, -1 on error. */
 static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   const struct memdb_item *it = memdb_entry_item(r->s, entry);
-  struct tt_av full = {.type = TT_AV_NULL}, view = {.type = TT_AV_NULL},
-               out = {.type = TT_AV_NULL};
+  struct tt_av full = {0}, view = {0}, out = {0};
   struct tt_error err;
   int rc = -1;
   if (memdb_item_decode(it, &full) != 0)
@@ -191,32 +244,32 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   /* What the read sees: a GSI holds only its projection; an LSI query asking
    * for more than its projection fetches the table item, as DynamoDB does. */
   bool projected = r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
-  const struct tt_av *seen = &full;
+  struct tt_av *seen = &full;
   if (projected) {
     if (memdb_index_project(r->t, r->ix, &full, &view) != 0)
       goto oom;
     seen = &view;
   }
-  r->scanned++;
+  r->out->scanned_count++;
   r->bytes += projected ? tt_av_item_size(seen) : it->size;
-  tt_av_free(&r->last);
-  if (memdb_key_of(r->t, r->ix, &full, &r->last) != 0)
+  bool stop = (r->has_limit && r->out->scanned_count >= (uint64_t)r->limit) ||
+              r->bytes >= MEMDB_PAGE_MAX;
+  /* LastEvaluatedKey: only the entry a page stops at needs one. */
+  if (stop && memdb_key_of(r->t, r->ix, &full, &r->out->last_key) != 0)
     goto oom;
   if (r->filter == NULL || tt_expr_eval_condition(r->filter, seen)) {
-    r->count++;
+    r->out->count++;
     if (r->sel != SEL_COUNT) {
       if (r->proj && tt_expr_apply_projection(r->proj, seen, &out, &err) != 0) {
         memdb_fail_tt(e, &err);
         goto done;
       }
-      json_t *j = memdb_item_json(r->proj ? &out : seen);
-      if (j == NULL || json_array_append_new(r->items, j) != 0)
+      if (rd_keep(r, r->proj ? &out : seen) != 0)
         goto oom;
     }
   }
-  rc = ((r->has_limit && r->scanned >= (size_t)r->limit) || r->bytes >= MEMDB_PAGE_MAX) ? 1 : 0;
-  if (rc == 1)
-    r->stopped = true;
+  rc = stop ? 1 : 0;
+  r->stopped = stop;
   goto done;
 oom:
   memdb_oom(e);
@@ -227,24 +280,31 @@ done:
   return rc;
 }
 
-static int rd_answer(struct rd *r, json_t **resp, struct tt_backend_error *e) {
-  json_t *o = json_pack("{s:I, s:I}", "Count", (json_int_t)r->count, "ScannedCount",
-                        (json_int_t)r->scanned);
-  if (o == NULL)
-    return memdb_oom(e);
-  if (r->items) {
-    json_object_set_new(o, "Items", r->items);
-    r->items = NULL;
+/* A typed page as DynamoDB's JSON answer. */
+static int rd_json_answer(const struct tt_ddb_read_result *p, bool count_only, json_t **resp,
+                          struct tt_backend_error *e) {
+  json_t *o = json_pack("{s:I, s:I}", "Count", (json_int_t)p->count, "ScannedCount",
+                        (json_int_t)p->scanned_count);
+  json_t *items = count_only ? NULL : json_array();
+  if (o == NULL || (!count_only && items == NULL))
+    goto oom;
+  for (size_t i = 0; items && i < p->n_items; i++)
+    if (json_array_append_new(items, memdb_item_json(&p->items[i])) != 0)
+      goto oom;
+  if (items && json_object_set_new(o, "Items", items) != 0) {
+    items = NULL;
+    goto oom;
   }
-  if (r->stopped) {
-    json_t *k = memdb_item_json(&r->last);
-    if (k == NULL || json_object_set_new(o, "LastEvaluatedKey", k) != 0) {
-      json_decref(o);
-      return memdb_oom(e);
-    }
-  }
+  items = NULL;
+  if (p->last_key.type == TT_AV_M &&
+      json_object_set_new(o, "LastEvaluatedKey", memdb_item_json(&p->last_key)) != 0)
+    goto oom;
   *resp = o;
   return 0;
+oom:
+  json_decref(items);
+  json_decref(o);
+  return memdb_oom(e);
 }
 
 /* Sort-key predicates for memdb_seq_point. */
@@ -278,14 +338,15 @@ static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb
   return memdb_seq_point(&pt->entries, sk_pred, &p);
 }
 
-int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
-                   struct tt_backend_error *e) {
+static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
+                      struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   struct rd r;
   struct tt_error err;
   struct tt_expr_key_range kr;
   int rc = -1;
   if (rd_prepare(m, req, true, &r, e) != 0)
     goto done;
+  r.out = out;
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
@@ -304,7 +365,7 @@ int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
     goto done;
   }
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
-  if (r.has_esk && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+  if (r.esk && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
     memdb_validation(e, "The provided starting key is outside query range");
     goto done;
   }
@@ -340,7 +401,7 @@ int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
       hi = sk_point(r.s, pt, kr.lo, SK_PREFIX_END);
       break;
     }
-    if (r.has_esk) {
+    if (r.esk) {
       const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
       const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
       if (r.forward) {
@@ -374,7 +435,7 @@ int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
       }
     }
   }
-  rc = rd_answer(&r, resp, e);
+  rc = 0;
 done:
   rd_free(&r);
   return rc;
@@ -388,34 +449,24 @@ static bool hash_before(const void *entry, const void *ctx) {
   return ((const struct memdb_part *)entry)->hash < ((const struct hash_probe *)ctx)->h;
 }
 
-int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
-                  struct tt_backend_error *e) {
+static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
+                     struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   struct rd r;
-  int64_t seg = 0, total = 1;
-  bool has_seg, has_total;
+  int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
   int rc = -1;
-  if (memdb_get_int(req, "Segment", &seg, &has_seg, e) != 0 ||
-      memdb_get_int(req, "TotalSegments", &total, &has_total, e) != 0)
-    return -1;
-  if (has_seg != has_total)
-    return memdb_validation(e, has_seg ? "The TotalSegments parameter is required but was not "
-                                         "present in the request when Segment parameter is "
-                                         "present"
-                                       : "The Segment parameter is required but was not present "
-                                         "in the request when parameter TotalSegments is "
-                                         "present");
-  if (has_total && (total < 1 || total > 1000000))
+  if (total < 1 || total > 1000000)
     return memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
                                "failed to satisfy constraint: Member must have value less than "
                                "or equal to 1000000 and greater than or equal to 1",
                             (long long)total);
-  if (has_seg && (seg < 0 || seg >= total))
+  if (seg < 0 || seg >= total)
     return memdb_validation(e, "The Segment parameter is zero-based and must be less than "
                                "parameter TotalSegments: Segment: %lld is not less than "
                                "TotalSegments: %lld",
                             (long long)seg, (long long)total);
   if (rd_prepare(m, req, false, &r, e) != 0)
     goto done;
+  r.out = out;
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
@@ -425,7 +476,7 @@ int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
   struct memdb_pos pp = memdb_seq_point(parts, hash_before, &hp);
   struct memdb_pos first = {0, 0};
   bool resume = false;
-  if (r.has_esk) {
+  if (r.esk) {
     uint32_t h = memdb_hash(&r.esk_pk);
     if (h < hlo || h >= hhi) {
       memdb_validation(e, "The provided Exclusive start key does not map to the provided "
@@ -454,8 +505,61 @@ int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
     if (v > 0)
       break;
   }
-  rc = rd_answer(&r, resp, e);
+  rc = 0;
 done:
   rd_free(&r);
   return rc;
+}
+
+int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  int rc = query ? read_query(m, r, out, e) : read_scan(m, r, out, e);
+  if (rc != 0)
+    tt_ddb_read_result_free(out);
+  return rc;
+}
+
+/* The JSON forms: decoded, run typed, answered as DynamoDB's JSON. */
+static int read_json(struct memdb *m, bool query, const json_t *req, json_t **resp,
+                     struct tt_backend_error *e) {
+  struct rd_json j;
+  struct tt_ddb_read_result out;
+  memset(&out, 0, sizeof(out));
+  int rc = rd_json_decode(req, query, &j, e);
+  if (rc == 0 && !query) {
+    bool has_seg, has_total;
+    if (memdb_get_int(req, "Segment", &j.req.segment, &has_seg, e) != 0 ||
+        memdb_get_int(req, "TotalSegments", &j.req.total_segments, &has_total, e) != 0)
+      rc = -1;
+    else if (has_seg != has_total)
+      rc = memdb_validation(e, has_seg ? "The TotalSegments parameter is required but was not "
+                                         "present in the request when Segment parameter is "
+                                         "present"
+                                       : "The Segment parameter is required but was not "
+                                         "present in the request when parameter "
+                                         "TotalSegments is present");
+    else if (has_total && j.req.total_segments < 1)
+      rc = memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
+                               "failed to satisfy constraint: Member must have value less than "
+                               "or equal to 1000000 and greater than or equal to 1",
+                            (long long)j.req.total_segments);
+  }
+  if (rc == 0)
+    rc = memdb_op_read(m, query, &j.req, &out, e);
+  if (rc == 0)
+    rc = rd_json_answer(&out, j.req.select == TT_DDB_SELECT_COUNT, resp, e);
+  tt_ddb_read_result_free(&out);
+  rd_json_free(&j);
+  return rc;
+}
+
+int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
+                   struct tt_backend_error *e) {
+  return read_json(m, true, req, resp, e);
+}
+
+int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
+                  struct tt_backend_error *e) {
+  return read_json(m, false, req, resp, e);
 }

@@ -46,17 +46,22 @@ struct memdb_table *memdb_table_get(struct memdb *m, const char *name) {
   return NULL;
 }
 
-int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
-                    struct tt_backend_error *e) {
-  const char *name;
-  if (memdb_get_str(req, "TableName", &name, e) != 0)
-    return -1;
+int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
+                          struct tt_backend_error *e) {
   if (name == NULL)
     return memdb_validation(e, "1 validation error detected: Value null at 'tableName' "
                                "failed to satisfy constraint: Member must not be null");
   if ((*t = memdb_table_get(m, name)) == NULL)
     return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
   return 0;
+}
+
+int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+                    struct tt_backend_error *e) {
+  const char *name;
+  if (memdb_get_str(req, "TableName", &name, e) != 0)
+    return -1;
+  return memdb_req_table_named(m, name, t, e);
 }
 
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
@@ -124,18 +129,35 @@ json_t *memdb_item_json(const struct tt_av *item) { return tt_ddb_item_to_json(i
 
 /* ---- expressions ---- */
 
+/* The size and placeholder-map rules, once the maps are known. */
+static int exprs_check(struct memdb_exprs *x, struct tt_backend_error *e) {
+  struct tt_error err;
+  if (memdb_limit_exprs(x->names, x->values, e) != 0)
+    return -1;
+  if (tt_expr_check_maps(x->names, x->values, &err) != 0)
+    return memdb_fail_tt(e, &err);
+  return 0;
+}
+
+int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
+                    struct tt_backend_error *e) {
+  memset(x, 0, sizeof(*x));
+  x->names = names;
+  x->values = values;
+  return exprs_check(x, e);
+}
+
 int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e) {
   struct tt_error err;
   memset(x, 0, sizeof(*x));
-  x->names.type = x->values.type = TT_AV_NULL;
   const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
   if (names && !json_is_null(names)) {
     if (!json_is_object(names))
       return memdb_fail(e, "SerializationException",
                         "ExpressionAttributeNames must be an object");
-    if (tt_av_map(&x->names, json_object_size(names)) != 0)
+    if (tt_av_map(&x->own_names, json_object_size(names)) != 0)
       goto oom;
-    x->has_names = true;
+    x->names = &x->own_names;
     const char *k;
     const json_t *v;
     size_t i = 0;
@@ -147,12 +169,12 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
                    "ExpressionAttributeNames values must be strings");
         goto fail;
       }
-      struct tt_av_member *mb = &x->names.u.members[i++];
+      struct tt_av_member *mb = &x->own_names.u.members[i++];
       mb->name_len = strlen(k);
       if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
         goto oom;
     }
-    if (tt_av_map_finish(&x->names, "ExpressionAttributeNames", &err) != 0) {
+    if (tt_av_map_finish(&x->own_names, "ExpressionAttributeNames", &err) != 0) {
       memdb_fail_tt(e, &err);
       goto fail;
     }
@@ -163,25 +185,19 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
       memdb_fail(e, "SerializationException", "ExpressionAttributeValues must be an object");
       goto fail;
     }
-    x->has_values = true;
+    x->values = &x->own_values;
     if (memdb_limit_json_map(values, e) != 0)
       goto fail;
     if (json_object_size(values) > 0 &&
-        tt_ddb_item_from_json(values, "ExpressionAttributeValues", &x->values, &err) != 0) {
+        tt_ddb_item_from_json(values, "ExpressionAttributeValues", &x->own_values, &err) != 0) {
       memdb_fail_tt(e, &err);
       goto fail;
     }
-    if (json_object_size(values) == 0 && tt_av_map(&x->values, 0) != 0)
+    if (json_object_size(values) == 0 && tt_av_map(&x->own_values, 0) != 0)
       goto oom;
   }
-  if (memdb_limit_exprs(x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
-                        e) != 0)
+  if (exprs_check(x, e) != 0)
     goto fail;
-  if (tt_expr_check_maps(x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
-                         &err) != 0) {
-    memdb_fail_tt(e, &err);
-    goto fail;
-  }
   return 0;
 oom:
   memdb_oom(e);
@@ -190,38 +206,42 @@ fail:
   return -1;
 }
 
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e) {
-  const char *text;
+int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
+                           struct tt_expr **out, struct tt_backend_error *e) {
   struct tt_error err;
   *out = NULL;
-  if (memdb_get_str(obj, key, &text, e) != 0)
-    return -1;
   if (text == NULL)
     return 0;
   if (x->n == sizeof(x->list) / sizeof(x->list[0]))
     return memdb_oom(e);
-  if (tt_expr_parse(kind, text, x->has_names ? &x->names : NULL,
-                    x->has_values ? &x->values : NULL, out, &err) != 0)
+  if (tt_expr_parse(kind, text, x->names, x->values, out, &err) != 0)
     return memdb_fail_tt(e, &err);
   x->list[x->n++] = *out;
   return 0;
 }
 
+int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
+                      enum tt_expr_kind kind, struct tt_expr **out,
+                      struct tt_backend_error *e) {
+  const char *text;
+  *out = NULL;
+  if (memdb_get_str(obj, key, &text, e) != 0)
+    return -1;
+  return memdb_exprs_parse_text(x, text, kind, out, e);
+}
+
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
   struct tt_error err;
   if (x->n == 0) {
-    if (x->has_names)
+    if (x->names)
       return memdb_validation(e, "ExpressionAttributeNames can only be specified when using "
                                  "expressions");
-    if (x->has_values)
+    if (x->values)
       return memdb_validation(e, "ExpressionAttributeValues can only be specified when using "
                                  "expressions");
     return 0;
   }
-  if (tt_expr_check_unused((const struct tt_expr *const *)x->list, x->n,
-                           x->has_names ? &x->names : NULL, x->has_values ? &x->values : NULL,
+  if (tt_expr_check_unused((const struct tt_expr *const *)x->list, x->n, x->names, x->values,
                            &err) != 0)
     return memdb_fail_tt(e, &err);
   return 0;
@@ -231,8 +251,9 @@ void memdb_exprs_free(struct memdb_exprs *x) {
   for (size_t i = 0; i < x->n; i++)
     tt_expr_free(x->list[i]);
   x->n = 0;
-  tt_av_free(&x->names);
-  tt_av_free(&x->values);
+  x->names = x->values = NULL;
+  tt_av_free(&x->own_names);
+  tt_av_free(&x->own_values);
 }
 
 /* ---- keys ---- */

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* typed_wire.c -- typed requests as DynamoDB JSON, written member by member
+ * into one buffer (no tree is built), and their answers read. */
+#include "backend/dynamodb/typed_wire.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+
+/* Appends ,"name": (the first member has no comma). */
+static int member(struct tt_buf *b, const char *name) {
+  if (b->len > 1 && tt_buf_puts(b, ",") != 0)
+    return -1;
+  return tt_json_write_string(b, name, strlen(name), 0) != 0 || tt_buf_puts(b, ":") != 0 ? -1
+                                                                                          : 0;
+}
+
+static int string_member(struct tt_buf *b, const char *name, const char *value) {
+  if (value == NULL)
+    return 0;
+  return member(b, name) != 0 || tt_json_write_string(b, value, strlen(value), 0) != 0 ? -1 : 0;
+}
+
+static int map_member(struct tt_buf *b, const char *name, const struct tt_av *map) {
+  if (map == NULL)
+    return 0;
+  return member(b, name) != 0 || tt_ddb_item_write(b, map, 0) != 0 ? -1 : 0;
+}
+
+/* ExpressionAttributeNames: an M of S values written as plain strings. */
+static int names_member(struct tt_buf *b, const struct tt_av *names) {
+  if (names == NULL)
+    return 0;
+  if (member(b, "ExpressionAttributeNames") != 0 || tt_buf_puts(b, "{") != 0)
+    return -1;
+  for (size_t i = 0; i < names->len; i++) {
+    const struct tt_av_member *m = &names->u.members[i];
+    if ((i > 0 && tt_buf_puts(b, ",") != 0) ||
+        tt_json_write_string(b, m->name, m->name_len, 0) != 0 || tt_buf_puts(b, ":") != 0 ||
+        tt_json_write_string(b, m->value.u.bytes, m->value.len, 0) != 0)
+      return -1;
+  }
+  return tt_buf_puts(b, "}");
+}
+
+static const char *return_values_name(enum tt_ddb_return_values rv) {
+  static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
+                                      "UPDATED_NEW"};
+  return rv == TT_DDB_RETURN_NONE || (unsigned)rv >= 5 ? NULL : names[rv];
+}
+
+int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
+                              const struct tt_ddb_item_request *r) {
+  if (tt_buf_puts(b, "{") != 0 || string_member(b, "TableName", r->table) != 0 ||
+      map_member(b, op == TT_DDB_PUT_ITEM ? "Item" : "Key",
+                 op == TT_DDB_PUT_ITEM ? r->item : r->key) != 0 ||
+      string_member(b, "ConditionExpression", r->condition) != 0 ||
+      string_member(b, "UpdateExpression", r->update) != 0 ||
+      string_member(b, "ProjectionExpression", r->projection) != 0 ||
+      names_member(b, r->names) != 0 ||
+      map_member(b, "ExpressionAttributeValues", r->values) != 0 ||
+      string_member(b, "ReturnValues", return_values_name(r->return_values)) != 0 ||
+      string_member(b, "ReturnValuesOnConditionCheckFailure",
+                    r->old_on_condition_failure ? "ALL_OLD" : NULL) != 0)
+    return -1;
+  if (r->consistent_read && (member(b, "ConsistentRead") != 0 || tt_buf_puts(b, "true") != 0))
+    return -1;
+  return tt_buf_puts(b, "}");
+}
+
+int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
+                              struct tt_backend_error *e) {
+  struct tt_error err;
+  const char *name = op == TT_DDB_GET_ITEM ? "Item" : "Attributes";
+  const json_t *j = json_object_get(resp, name);
+  memset(out, 0, sizeof(*out));
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (tt_ddb_item_from_json(j, name, out, &err) != 0)
+    return tt_backend_error_set(e, "InvalidResponse", 200,
+                                "the DynamoDB endpoint answered an invalid %s", name);
+  return 0;
+}
+
+static const char *select_name(enum tt_ddb_select s) {
+  static const char *const names[] = {NULL, "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
+                                      "SPECIFIC_ATTRIBUTES", "COUNT"};
+  return (unsigned)s < 5 ? names[s] : NULL;
+}
+
+static int int_member(struct tt_buf *b, const char *name, int64_t v) {
+  return member(b, name) != 0 || tt_buf_printf(b, "%" PRId64, v) != 0 ? -1 : 0;
+}
+
+int tt_ddb_read_request_write(struct tt_buf *b, const struct tt_ddb_read_request *r) {
+  if (tt_buf_puts(b, "{") != 0 || string_member(b, "TableName", r->table) != 0 ||
+      string_member(b, "IndexName", r->index) != 0 ||
+      string_member(b, "KeyConditionExpression", r->key_condition) != 0 ||
+      string_member(b, "FilterExpression", r->filter) != 0 ||
+      string_member(b, "ProjectionExpression", r->projection) != 0 ||
+      names_member(b, r->names) != 0 ||
+      map_member(b, "ExpressionAttributeValues", r->values) != 0 ||
+      map_member(b, "ExclusiveStartKey", r->start_key) != 0 ||
+      string_member(b, "Select", select_name(r->select)) != 0)
+    return -1;
+  if ((r->limit != 0 && int_member(b, "Limit", r->limit) != 0) ||
+      (r->backward && (member(b, "ScanIndexForward") != 0 || tt_buf_puts(b, "false") != 0)) ||
+      (r->consistent_read && (member(b, "ConsistentRead") != 0 || tt_buf_puts(b, "true") != 0)) ||
+      (r->total_segments != 0 && (int_member(b, "Segment", r->segment) != 0 ||
+                                  int_member(b, "TotalSegments", r->total_segments) != 0)))
+    return -1;
+  return tt_buf_puts(b, "}");
+}
+
+static int invalid(struct tt_backend_error *e, const char *what) {
+  return tt_backend_error_set(e, "InvalidResponse", 200,
+                              "the DynamoDB endpoint answered an invalid %s", what);
+}
+
+static int count_of(const json_t *resp, const char *name, uint64_t *out) {
+  const json_t *j = json_object_get(resp, name);
+  *out = 0;
+  if (j == NULL)
+    return 0;
+  if (!json_is_integer(j) || json_integer_value(j) < 0)
+    return -1;
+  *out = (uint64_t)json_integer_value(j);
+  return 0;
+}
+
+int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out,
+                              struct tt_backend_error *e) {
+  struct tt_error err;
+  memset(out, 0, sizeof(*out));
+  if (count_of(resp, "Count", &out->count) != 0 ||
+      count_of(resp, "ScannedCount", &out->scanned_count) != 0)
+    return invalid(e, "Count");
+  const json_t *items = json_object_get(resp, "Items");
+  if (items != NULL && !json_is_array(items))
+    return invalid(e, "Items");
+  size_t n = json_array_size(items);
+  if (n > 0 && (out->items = calloc(n, sizeof(*out->items))) == NULL)
+    return tt_backend_error_set(e, "InternalFailure", 0, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (tt_ddb_item_from_json(json_array_get(items, i), "Items", &out->items[i], &err) != 0) {
+      tt_ddb_read_result_free(out);
+      return invalid(e, "item");
+    }
+    out->n_items++;
+  }
+  const json_t *lek = json_object_get(resp, "LastEvaluatedKey");
+  if (lek != NULL && !json_is_null(lek) && json_object_size(lek) > 0 &&
+      tt_ddb_item_from_json(lek, "LastEvaluatedKey", &out->last_key, &err) != 0) {
+    tt_ddb_read_result_free(out);
+    return invalid(e, "LastEvaluatedKey");
+  }
+  return 0;
+}
