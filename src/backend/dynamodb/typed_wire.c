@@ -79,9 +79,13 @@ int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_a
   memset(out, 0, sizeof(*out));
   if (j == NULL || json_is_null(j))
     return 0;
-  if (tt_ddb_item_from_json(j, name, out, &err) != 0)
+  if (tt_ddb_item_from_json(j, name, out, &err) != 0) {
+    /* The codec leaves a NULL-typed value; the port says type 0 (none), as
+     * the memory backend leaves it. */
+    memset(out, 0, sizeof(*out));
     return tt_backend_error_set(e, "InvalidResponse", 200,
                                 "the DynamoDB endpoint answered an invalid %s", name);
+  }
   return 0;
 }
 
@@ -151,8 +155,10 @@ int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out
     }
     out->n_items++;
   }
+  /* Absent, null or {}: the data ended. Anything else must be a key: a
+   * string or an array taken for "ended" would end a listing silently. */
   const json_t *lek = json_object_get(resp, "LastEvaluatedKey");
-  if (lek != NULL && !json_is_null(lek) && json_object_size(lek) > 0 &&
+  if (lek != NULL && !json_is_null(lek) && !(json_is_object(lek) && json_object_size(lek) == 0) &&
       tt_ddb_item_from_json(lek, "LastEvaluatedKey", &out->last_key, &err) != 0) {
     tt_ddb_read_result_free(out);
     return invalid(e, "LastEvaluatedKey");
