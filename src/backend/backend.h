@@ -74,7 +74,9 @@ enum tt_ddb_return_values {
  * DynamoDB JSON would say, without the JSON. Everything is borrowed from
  * the caller, who keeps it alive and unchanged until the call's `done`
  * ran. Backends validate it as DynamoDB validates the JSON form (a NULL
- * key is "Value null at 'key'", unused placeholders are refused, ...). */
+ * key is "Value null at 'key'", unused placeholders are refused, ...);
+ * members the operation does not have (a GetItem's condition, a write's
+ * projection) are ignored. */
 struct tt_ddb_item_request {
   const char *table;
   const struct tt_av *key;    /* M: GetItem, UpdateItem, DeleteItem */

@@ -119,15 +119,25 @@ START_TEST(wire_item_request_every_member) {
       .old_on_condition_failure = true,
       .consistent_read = true,
   };
-  /* UpdateItem writes Key, not Item; every other member as set. */
+  /* UpdateItem writes Key, not Item, and every member UpdateItem has; a
+   * GetItem's ProjectionExpression and ConsistentRead are not among them. */
   json_t *got = item_wire(TT_DDB_UPDATE_ITEM, &r);
   json_t *want = jq(
       "{'TableName':'t','Key':{'pk':{'S':'a'},'sk':{'N':'1.5'}},"
       "'ConditionExpression':'attribute_exists(#v)','UpdateExpression':'SET #w = :one, #v = :m',"
-      "'ProjectionExpression':'#v, #w','ExpressionAttributeNames':{'#v':'v','#w':'w'},"
+      "'ExpressionAttributeNames':{'#v':'v','#w':'w'},"
       "'ExpressionAttributeValues':{':one':{'N':'1'},':m':{'M':{'x':{'NS':['1','2']}}}},"
-      "'ReturnValues':'UPDATED_NEW','ReturnValuesOnConditionCheckFailure':'ALL_OLD',"
-      "'ConsistentRead':true}");
+      "'ReturnValues':'UPDATED_NEW','ReturnValuesOnConditionCheckFailure':'ALL_OLD'}");
+  assert_json_equal(got, want);
+  json_decref(got);
+  json_decref(want);
+
+  /* GetItem: Key, projection, maps and ConsistentRead; no write members. */
+  got = item_wire(TT_DDB_GET_ITEM, &r);
+  want = jq("{'TableName':'t','Key':{'pk':{'S':'a'},'sk':{'N':'1.5'}},"
+            "'ProjectionExpression':'#v, #w','ExpressionAttributeNames':{'#v':'v','#w':'w'},"
+            "'ExpressionAttributeValues':{':one':{'N':'1'},':m':{'M':{'x':{'NS':['1','2']}}}},"
+            "'ConsistentRead':true}");
   assert_json_equal(got, want);
   json_decref(got);
   json_decref(want);
@@ -216,7 +226,6 @@ START_TEST(wire_strings_needing_escapes_round_trip) {
   assert_jstr(json_object_get(got, "TableName"), "t\"\\\x03", 4);
   assert_jstr(json_object_get(got, "ConditionExpression"), NASTY, n);
   assert_jstr(json_object_get(got, "UpdateExpression"), NASTY, n);
-  assert_jstr(json_object_get(got, "ProjectionExpression"), NASTY, n);
   const json_t *k = json_object_get(got, "Key");
   ck_assert_uint_eq(json_object_size(k), 1);
   assert_jstr(json_object_get(json_object_get(k, kname), "S"), NASTY, n);

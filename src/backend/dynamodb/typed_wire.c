@@ -4,6 +4,7 @@
 #include "backend/dynamodb/typed_wire.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,19 +55,22 @@ static const char *return_values_name(enum tt_ddb_return_values rv) {
 
 int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
                               const struct tt_ddb_item_request *r) {
+  /* Only the members `op` has (backend.h: the others are ignored, as the
+   * memory backend ignores them). */
+  bool get = op == TT_DDB_GET_ITEM, put = op == TT_DDB_PUT_ITEM;
   if (tt_buf_puts(b, "{") != 0 || string_member(b, "TableName", r->table) != 0 ||
-      map_member(b, op == TT_DDB_PUT_ITEM ? "Item" : "Key",
-                 op == TT_DDB_PUT_ITEM ? r->item : r->key) != 0 ||
-      string_member(b, "ConditionExpression", r->condition) != 0 ||
-      string_member(b, "UpdateExpression", r->update) != 0 ||
-      string_member(b, "ProjectionExpression", r->projection) != 0 ||
+      map_member(b, put ? "Item" : "Key", put ? r->item : r->key) != 0 ||
+      string_member(b, "ConditionExpression", get ? NULL : r->condition) != 0 ||
+      string_member(b, "UpdateExpression", op == TT_DDB_UPDATE_ITEM ? r->update : NULL) != 0 ||
+      string_member(b, "ProjectionExpression", get ? r->projection : NULL) != 0 ||
       names_member(b, r->names) != 0 ||
       map_member(b, "ExpressionAttributeValues", r->values) != 0 ||
-      string_member(b, "ReturnValues", return_values_name(r->return_values)) != 0 ||
+      string_member(b, "ReturnValues", get ? NULL : return_values_name(r->return_values)) != 0 ||
       string_member(b, "ReturnValuesOnConditionCheckFailure",
-                    r->old_on_condition_failure ? "ALL_OLD" : NULL) != 0)
+                    !get && r->old_on_condition_failure ? "ALL_OLD" : NULL) != 0)
     return -1;
-  if (r->consistent_read && (member(b, "ConsistentRead") != 0 || tt_buf_puts(b, "true") != 0))
+  if (get && r->consistent_read &&
+      (member(b, "ConsistentRead") != 0 || tt_buf_puts(b, "true") != 0))
     return -1;
   return tt_buf_puts(b, "}");
 }

@@ -262,6 +262,10 @@ static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
                        struct tt_backend_error *e) {
   struct memdb_wr w;
   memset(attrs, 0, sizeof(*attrs));
+  if ((unsigned)r->return_values > TT_DDB_RETURN_UPDATED_NEW)
+    return memdb_validation(e, "1 validation error detected: Value at 'returnValues' failed "
+                               "to satisfy constraint: Member must satisfy enum value set: "
+                               "[ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]");
   if (kind != MEMDB_WR_UPDATE && r->return_values != TT_DDB_RETURN_NONE &&
       r->return_values != TT_DDB_RETURN_ALL_OLD)
     return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
