@@ -634,6 +634,57 @@ START_TEST(logical_number_choice) {
 }
 END_TEST
 
+/* Long strings through the parser's and tt_json_string_new's block scans:
+ * every text written comes back byte for byte, and one bad UTF-8 byte
+ * anywhere (inside a block or after it) is refused. */
+START_TEST(parse_strings_by_blocks) {
+  static const char *const pieces[] = {"a", "b", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                       "\"", "\\", "\n", "\x01", "/", "<", " ", "\xe2\x80\xa8"};
+  char text[200];
+  uint32_t seed = 99;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  for (int round = 0; round < 3000; round++) {
+    size_t len = 0, target = (size_t)round % 150;
+    while (len < target) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      const char *pc = (r % 4) ? "x" : pieces[r % (sizeof(pieces) / sizeof(pieces[0]))];
+      size_t n = strlen(pc);
+      if (len + n > target)
+        break;
+      memcpy(text + len, pc, n);
+      len += n;
+    }
+    tt_buf_reset(&b);
+    ck_assert_int_eq(tt_json_write_string(&b, text, len, (round & 1) ? TT_JSON_GO_ESCAPE : 0), 0);
+    json_t *j = NULL;
+    struct tt_error err;
+    ck_assert_int_eq(tt_json_parse(b.data, b.len, NULL, &j, &err), 0);
+    size_t got_len;
+    const char *got = tt_json_string_text(j, &got_len);
+    ck_assert_uint_eq(got_len, len);
+    ck_assert_int_eq(memcmp(got, text, len), 0);
+    json_decref(j);
+    j = tt_json_string_new(text, len);
+    ck_assert_ptr_nonnull(j);
+    json_decref(j);
+    if (len == 0)
+      continue;
+    /* The same text with one byte made invalid. */
+    size_t at = (size_t)(seed >> 8) % len;
+    text[at] = (char)0xff;
+    ck_assert_ptr_null(tt_json_string_new(text, len));
+    /* Written with 0xff raw (it needs no escape): the parser stops at it. */
+    tt_buf_reset(&b);
+    tt_json_write_string(&b, text, len, 0);
+    ck_assert_int_eq(tt_json_parse(b.data, b.len, NULL, &j, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.message, "UTF-8"));
+  }
+  tt_buf_free(&b);
+}
+END_TEST
+
 static Suite *json_suite(void) {
   Suite *s = suite_create("value_json");
   TCase *tc = tcase_create("json_exact");
@@ -645,6 +696,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, base64_vectors);
   tcase_add_test(tc, write_string_matches_reference);
   tcase_add_test(tc, write_string_cap);
+  tcase_add_test(tc, parse_strings_by_blocks);
   suite_add_tcase(s, tc);
   tc = tcase_create("codec_ddb");
   tcase_add_test(tc, ddb_round_trip);
