@@ -115,25 +115,34 @@ enum {
   STOP_GO = 2    /* <, >, & and 0xE2 (the writer's Go mode) */
 };
 
+/* 0xFF in each byte of the 16 at p that a scan stops at. */
+static inline tt_v16 stop_bytes(const unsigned char *p, unsigned stop) {
+  tt_v16 v, t;
+  memcpy(&v, p, 16);
+  t = (tt_v16)(v < 0x20) | (tt_v16)(v == '"') | (tt_v16)(v == '\\');
+  if (stop & STOP_HIGH)
+    t |= (tt_v16)(v > 0x7f);
+  if (stop & STOP_GO)
+    t |= (tt_v16)(v == '<') | (tt_v16)(v == '>') | (tt_v16)(v == '&') | (tt_v16)(v == 0xE2);
+  return t;
+}
+
+static inline bool any_byte(tt_v16 t) {
+  uint64_t half[2];
+  memcpy(half, &t, 16);
+  return (half[0] | half[1]) != 0;
+}
+
 /* Length of the prefix of u[0..len) made of whole 16-byte blocks without a
  * byte to stop at: the scans' byte loops take over after it, so long plain
- * text costs one or two instructions a byte instead of six. */
+ * text costs about one instruction a byte instead of six. Two blocks a
+ * step while they last: one test and one loop branch for 32 bytes. */
 static size_t plain_blocks(const unsigned char *u, size_t len, unsigned stop) {
   size_t i = 0;
-  while (len - i >= 16) {
-    tt_v16 v, t;
-    uint64_t half[2];
-    memcpy(&v, u + i, 16);
-    t = (tt_v16)(v < 0x20) | (tt_v16)(v == '"') | (tt_v16)(v == '\\');
-    if (stop & STOP_HIGH)
-      t |= (tt_v16)(v > 0x7f);
-    if (stop & STOP_GO)
-      t |= (tt_v16)(v == '<') | (tt_v16)(v == '>') | (tt_v16)(v == '&') | (tt_v16)(v == 0xE2);
-    memcpy(half, &t, 16);
-    if (half[0] | half[1])
-      break;
+  while (len - i >= 32 && !any_byte(stop_bytes(u + i, stop) | stop_bytes(u + i + 16, stop)))
+    i += 32;
+  while (len - i >= 16 && !any_byte(stop_bytes(u + i, stop)))
     i += 16;
-  }
   return i;
 }
 
