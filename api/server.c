@@ -15,6 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
 #include "api/errors.h"
 #include "api/handlers.h"
 #include "api/request.h"
@@ -117,14 +124,45 @@ static bool traceparent_valid(const char *v) {
   return *p == '\0';
 }
 
+/* Copies the string src into out (cap bytes), cut short to fit as snprintf
+ * "%s" would, without the format machinery (a few hundred instructions a
+ * call, several calls a request). */
+static void copy_text(char *out, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if (n > cap - 1)
+    n = cap - 1;
+  memcpy(out, src, n);
+  out[n] = '\0';
+}
+
+/* v as 16 lowercase hex digits ("%016llx"), no NUL. */
+static void put_hex64(char *out, uint64_t v) {
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 15; i >= 0; i--, v >>= 4)
+    out[i] = hex[v & 15];
+}
+
+/* v in decimal ("%u") into out, which holds 11 bytes. */
+static void put_uint(char out[static 11], unsigned v) {
+  char tmp[10];
+  size_t n = 0;
+  do
+    tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  for (size_t i = 0; i < n; i++)
+    out[i] = tmp[n - 1 - i];
+  out[n] = '\0';
+}
+
 static void set_ids(struct tt_request *req) {
   const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
   if (rid && request_id_acceptable(rid)) {
-    snprintf(req->request_id, sizeof(req->request_id), "%s", rid);
+    copy_text(req->request_id, sizeof(req->request_id), rid);
   } else {
-    uint64_t a = next_id(req->server), b = next_id(req->server);
-    snprintf(req->request_id, sizeof(req->request_id), "%016llx%016llx", (unsigned long long)a,
-             (unsigned long long)b);
+    _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
+    put_hex64(req->request_id, next_id(req->server));
+    put_hex64(req->request_id + 16, next_id(req->server));
+    req->request_id[32] = '\0';
   }
   const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
   if (tp && traceparent_valid(tp))
@@ -383,7 +421,7 @@ void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r) 
     tt_request_respond_json_text(req, r->http_status, text, len);
   }
   if (r->etag[0])
-    snprintf(req->resp.etag, sizeof(req->resp.etag), "%s", r->etag);
+    copy_text(req->resp.etag, sizeof(req->resp.etag), r->etag);
 }
 
 static enum MHD_Result queue_answer(struct tt_request *req) {
@@ -417,7 +455,14 @@ static void request_free(struct tt_request *req) {
   tt_buf_free(&req->body);
   tt_arena_free(&req->arena);
   req->magic = 0;
-  free(req);
+  if (!s->closed && s->nspare < TT_SERVER_SPARE_REQUESTS) {
+    req->next = s->spare;
+    s->spare = req;
+    s->nspare++;
+    ASAN_POISON_MEMORY_REGION(req, sizeof(*req));
+  } else {
+    free(req);
+  }
   s->active--;
   tt_metric_set(s->fams->inflight_requests, NULL, (double)s->active);
   if (s->draining && s->active == 0 && s->idle)
@@ -615,9 +660,15 @@ static int select_partner(struct tt_request *req) {
 
 /* The request line arrived: allocate the context; the deadline starts. */
 static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection *conn) {
-  struct tt_request *req = calloc(1, sizeof(*req));
-  if (req == NULL)
+  struct tt_request *req = s->spare;
+  if (req != NULL) {
+    ASAN_UNPOISON_MEMORY_REGION(req, sizeof(*req));
+    s->spare = req->next;
+    s->nspare--;
+    memset(req, 0, sizeof(*req));
+  } else if ((req = calloc(1, sizeof(*req))) == NULL) {
     return NULL;
+  }
   req->magic = TT_REQUEST_MAGIC;
   req->server = s;
   req->conn = conn;
@@ -850,8 +901,8 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     status = 400;
     closed_code = "BadRequest";
   }
-  char status_text[8];
-  snprintf(status_text, sizeof(status_text), "%u", status);
+  char status_text[11];
+  put_uint(status_text, status);
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);
@@ -1112,6 +1163,13 @@ void tt_server_cancel_all(struct tt_server *s) {
 
 void tt_server_close(struct tt_server *s) {
   s->closed = true;
+  while (s->spare) {
+    struct tt_request *req = s->spare;
+    ASAN_UNPOISON_MEMORY_REGION(req, sizeof(*req));
+    s->spare = req->next;
+    free(req);
+  }
+  s->nspare = 0;
   if (s->sweep_open) {
     uv_close((uv_handle_t *)&s->sweep, NULL);
     s->sweep_open = false;

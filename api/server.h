@@ -39,6 +39,8 @@ struct tt_api_options {
 
 /* The server state shared by every request. Lives as long as the daemon;
  * borrows the loop and the metric families. */
+#define TT_SERVER_SPARE_REQUESTS 16
+
 struct tt_server {
   uint32_t magic;
   struct tt_api_options opts;
@@ -57,6 +59,12 @@ struct tt_server {
   struct tt_linger *lingering;  /* closed connections whose input is still drained */
   size_t nlingering;
   bool closed;                  /* tt_server_close ran */
+  /* Request contexts kept for the next requests: a context (~1.8 KB) is
+   * a large request for glibc's malloc, whose calloc then sorts bins and
+   * consolidates (~3,000 instructions a request); reusing one costs its
+   * memset. Freed by tt_server_close. */
+  struct tt_request *spare;
+  size_t nspare; /* at most TT_SERVER_SPARE_REQUESTS */
   /* The daemon's hooks: `wake` makes the loop run MHD soon (after a resume);
    * `idle` is called when draining and the last request is gone. */
   void (*wake)(void *arg);

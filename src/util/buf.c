@@ -42,6 +42,10 @@ static int reserve(struct tt_buf *b, size_t extra) {
   size_t n = b->alloc ? b->alloc : 256;
   while (n < need)
     n *= 2;
+  /* Never past the cap: tt_buf_append's inline path takes room for
+   * permission. */
+  if (b->cap && n - 1 > b->cap)
+    n = b->cap + 1;
   char *p = realloc(b->data, n);
   if (p == NULL) {
     errno = ENOMEM;
@@ -52,7 +56,11 @@ static int reserve(struct tt_buf *b, size_t extra) {
   return 0;
 }
 
-int tt_buf_append(struct tt_buf *b, const void *p, size_t n) {
+int tt_buf_reserve(struct tt_buf *b, size_t extra) {
+  return reserve(b, extra);
+}
+
+int tt_buf_append_grow(struct tt_buf *b, const void *p, size_t n) {
   if (reserve(b, n) != 0)
     return -1;
   if (n)

@@ -265,8 +265,22 @@ static json_t *parse_stored_json(const struct tt_av *v) {
   return j;
 }
 
+/* Whether an N's text is an integer of at most 15 digits ("-"? digits):
+ * tt_number_json_safe says yes to every such text, and counters, versions
+ * and timestamps are the common numbers, so they skip its full parse. */
+static bool short_integer(const char *s, size_t len) {
+  size_t i = len > 0 && s[0] == '-';
+  if (len - i == 0 || len - i > 15)
+    return false;
+  for (; i < len; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  return true;
+}
+
 static int write_number(struct tt_buf *b, const struct tt_av *v, unsigned flags) {
-  if (!(flags & TT_LOGICAL_N_STRING) && tt_number_json_safe(v->u.bytes))
+  if (!(flags & TT_LOGICAL_N_STRING) &&
+      (short_integer(v->u.bytes, v->len) || tt_number_json_safe(v->u.bytes)))
     return tt_buf_append(b, v->u.bytes, v->len);
   if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_append(b, v->u.bytes, v->len) != 0)
     return -1;

@@ -34,6 +34,34 @@ START_TEST(buf_json_escape) {
 }
 END_TEST
 
+/* The inline append path never writes past the cap: the buffer's storage
+ * stops at cap + 1 bytes, and reserve keeps the contents. */
+START_TEST(buf_inline_path_keeps_cap) {
+  struct tt_buf b;
+  tt_buf_init(&b, 300);
+  for (int i = 0; i < 300; i++)
+    ck_assert_int_eq(tt_buf_append(&b, "x", 1), 0);
+  ck_assert_uint_le(b.alloc, 301);
+  ck_assert_int_eq(tt_buf_append(&b, "y", 1), -1);
+  ck_assert_uint_eq(b.len, 300);
+  ck_assert_int_eq(b.data[300], '\0');
+  tt_buf_reset(&b);
+  ck_assert_int_eq(tt_buf_reserve(&b, 301), -1); /* over the cap: unchanged */
+  ck_assert_int_eq(tt_buf_puts(&b, "ab"), 0);
+  ck_assert_int_eq(tt_buf_reserve(&b, 298), 0);
+  ck_assert_str_eq(b.data, "ab");
+  ck_assert_int_eq(tt_buf_reserve(&b, 299), -1);
+  tt_buf_free(&b);
+  tt_buf_init(&b, 0);
+  ck_assert_int_eq(tt_buf_reserve(&b, 1000), 0);
+  ck_assert_uint_ge(b.alloc, 1001);
+  ck_assert_uint_eq(b.len, 0);
+  ck_assert_int_eq(tt_buf_append(&b, NULL, 0), 0);
+  ck_assert_str_eq(b.data, "");
+  tt_buf_free(&b);
+}
+END_TEST
+
 START_TEST(arena_aligns_and_zeroes) {
   struct tt_arena a;
   tt_arena_init(&a);
@@ -56,6 +84,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, buf_appends_and_caps);
   tcase_add_test(tc, buf_json_escape);
+  tcase_add_test(tc, buf_inline_path_keeps_cap);
   tcase_add_test(tc, arena_aligns_and_zeroes);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

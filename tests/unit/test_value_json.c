@@ -2,7 +2,9 @@
 /* test_value_json.c -- exact JSON parsing/dumping, base64, and the DynamoDB
  * and logical JSON codecs. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "value/codec_ddb.h"
 #include "value/codec_logical.h"
 #include "value/json_exact.h"
+#include "value/number.h"
 
 /* -1E-130 in plain notation: 129 zeros after the point, then 1. */
 #define ZEROS64 "0000000000000000000000000000000000000000000000000000000000000000"
@@ -516,6 +519,172 @@ START_TEST(logical_json_true) {
 }
 END_TEST
 
+/* The string writer before it scanned 16 bytes at a time, byte by byte:
+ * the reference the fast writer must match exactly. */
+static void ref_write_string(struct tt_buf *b, const unsigned char *u, size_t len, bool go) {
+  static const char hex[] = "0123456789abcdef";
+  tt_buf_append(b, "\"", 1);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = u[i];
+    char esc[7] = {0};
+    if (c == '"' || c == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)c;
+    } else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') {
+      esc[0] = '\\';
+      esc[1] = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+    } else if (c < 0x20 || (go && (c == '<' || c == '>' || c == '&'))) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+    } else if (go && c == 0xE2 && i + 2 < len && u[i + 1] == 0x80 &&
+               (u[i + 2] == 0xA8 || u[i + 2] == 0xA9)) {
+      memcpy(esc, u[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+      i += 2;
+    }
+    if (esc[0])
+      tt_buf_puts(b, esc);
+    else
+      tt_buf_append(b, &c, 1);
+  }
+  tt_buf_append(b, "\"", 1);
+}
+
+/* Random strings over the bytes that matter (every escape, the U+2028
+ * lead bytes, high bytes) at every length and alignment around the
+ * 16-byte blocks: same bytes as the reference, in both modes. */
+START_TEST(write_string_matches_reference) {
+  static const unsigned char alphabet[] = {'a', 'x', ' ', '"', '\\', '/', '<', '>', '&', 0x00,
+                                           0x01, 0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x1f, 0x20,
+                                           0x7f, 0x80, 0xA8, 0xA9, 0xE2, 0xff, 'Z', '~'};
+  unsigned char text[80];
+  uint32_t seed = 12345;
+  struct tt_buf got, want;
+  tt_buf_init(&got, 0);
+  tt_buf_init(&want, 0);
+  for (int round = 0; round < 20000; round++) {
+    size_t len = (size_t)round % 70, off = (size_t)(round / 70) % 8;
+    int plain_bias = round % 3; /* mostly-plain strings exercise the long skips */
+    for (size_t i = 0; i < len; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      text[off + i] = (plain_bias && r % 8 != 0) ? 'p' : alphabet[r % sizeof(alphabet)];
+      if (r % 29 == 0 && i + 2 < len) { /* a whole U+2028 / U+2029 */
+        text[off + i] = 0xE2;
+        text[off + i + 1] = 0x80;
+        text[off + i + 2] = (r & 64) ? 0xA8 : 0xA9;
+        i += 2;
+      }
+    }
+    for (int go = 0; go < 2; go++) {
+      tt_buf_reset(&got);
+      tt_buf_reset(&want);
+      ref_write_string(&want, text + off, len, go);
+      ck_assert_int_eq(
+          tt_json_write_string(&got, (const char *)text + off, len, go ? TT_JSON_GO_ESCAPE : 0), 0);
+      ck_assert_uint_eq(got.len, want.len);
+      ck_assert_msg(memcmp(got.data, want.data, got.len) == 0, "round %d go %d: %s vs %s", round,
+                    go, got.data, want.data);
+    }
+  }
+  tt_buf_free(&got);
+  tt_buf_free(&want);
+}
+END_TEST
+
+/* A string that does not fit the cap fails and the buffer keeps a text to
+ * discard; one that just fits passes. */
+START_TEST(write_string_cap) {
+  struct tt_buf b;
+  tt_buf_init(&b, 20);
+  ck_assert_int_eq(tt_json_write_string(&b, "0123456789abcdefgh", 18, 0), 0); /* 20 bytes */
+  ck_assert_str_eq(b.data, "\"0123456789abcdefgh\"");
+  tt_buf_reset(&b);
+  ck_assert_int_eq(tt_json_write_string(&b, "0123456789abcdefghi", 19, 0), -1);
+  tt_buf_reset(&b);
+  ck_assert_int_eq(tt_json_write_string(&b, "0123456789abcdefg\n", 18, 0), -1); /* 21 */
+  tt_buf_free(&b);
+}
+END_TEST
+
+/* N texts on both sides of write_number's short-integer path: the JSON
+ * number / string choice is tt_number_json_safe's. */
+START_TEST(logical_number_choice) {
+  static const char *const texts[] = {"0", "-0", "7", "-7", "42", "007", "999999999999999",
+                                      "-999999999999999", "1000000000000000", "9007199254740992",
+                                      "9007199254740993", "-9007199254740993", "0.5", "1E+3",
+                                      "123456789012345678"};
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+    struct tt_av v;
+    ck_assert_int_eq(tt_av_string(&v, texts[i], strlen(texts[i])), 0);
+    v.type = TT_AV_N; /* the text as stored, canonical or not */
+    char want[64];
+    snprintf(want, sizeof(want), tt_number_json_safe(texts[i]) ? "%s" : "\"%s\"", texts[i]);
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    ck_assert_int_eq(tt_logical_write(&b, &v, TT_AV_N, 0), 0);
+    ck_assert_str_eq(b.data, want);
+    tt_buf_reset(&b);
+    ck_assert_int_eq(tt_logical_write(&b, &v, TT_AV_N, TT_LOGICAL_N_STRING), 0);
+    snprintf(want, sizeof(want), "\"%s\"", texts[i]);
+    ck_assert_str_eq(b.data, want);
+    tt_buf_free(&b);
+    tt_av_free(&v);
+  }
+}
+END_TEST
+
+/* Long strings through the parser's and tt_json_string_new's block scans:
+ * every text written comes back byte for byte, and one bad UTF-8 byte
+ * anywhere (inside a block or after it) is refused. */
+START_TEST(parse_strings_by_blocks) {
+  static const char *const pieces[] = {"a", "b", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                       "\"", "\\", "\n", "\x01", "/", "<", " ", "\xe2\x80\xa8"};
+  char text[200];
+  uint32_t seed = 99;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  for (int round = 0; round < 3000; round++) {
+    size_t len = 0, target = (size_t)round % 150;
+    while (len < target) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      const char *pc = (r % 4) ? "x" : pieces[r % (sizeof(pieces) / sizeof(pieces[0]))];
+      size_t n = strlen(pc);
+      if (len + n > target)
+        break;
+      memcpy(text + len, pc, n);
+      len += n;
+    }
+    tt_buf_reset(&b);
+    ck_assert_int_eq(tt_json_write_string(&b, text, len, (round & 1) ? TT_JSON_GO_ESCAPE : 0), 0);
+    json_t *j = NULL;
+    struct tt_error err;
+    ck_assert_int_eq(tt_json_parse(b.data, b.len, NULL, &j, &err), 0);
+    size_t got_len;
+    const char *got = tt_json_string_text(j, &got_len);
+    ck_assert_uint_eq(got_len, len);
+    ck_assert_int_eq(memcmp(got, text, len), 0);
+    json_decref(j);
+    j = tt_json_string_new(text, len);
+    ck_assert_ptr_nonnull(j);
+    json_decref(j);
+    if (len == 0)
+      continue;
+    /* The same text with one byte made invalid. */
+    size_t at = (size_t)(seed >> 8) % len;
+    text[at] = (char)0xff;
+    ck_assert_ptr_null(tt_json_string_new(text, len));
+    /* Written with 0xff raw (it needs no escape): the parser stops at it. */
+    tt_buf_reset(&b);
+    tt_json_write_string(&b, text, len, 0);
+    ck_assert_int_eq(tt_json_parse(b.data, b.len, NULL, &j, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.message, "UTF-8"));
+  }
+  tt_buf_free(&b);
+}
+END_TEST
+
 static Suite *json_suite(void) {
   Suite *s = suite_create("value_json");
   TCase *tc = tcase_create("json_exact");
@@ -525,6 +694,9 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, exact_sort_keys);
   tcase_add_test(tc, exact_rejections);
   tcase_add_test(tc, base64_vectors);
+  tcase_add_test(tc, write_string_matches_reference);
+  tcase_add_test(tc, write_string_cap);
+  tcase_add_test(tc, parse_strings_by_blocks);
   suite_add_tcase(s, tc);
   tc = tcase_create("codec_ddb");
   tcase_add_test(tc, ddb_round_trip);
@@ -535,6 +707,7 @@ static Suite *json_suite(void) {
   tcase_add_test(tc, logical_type_matrix);
   tcase_add_test(tc, logical_rejections);
   tcase_add_test(tc, logical_json_true);
+  tcase_add_test(tc, logical_number_choice);
   suite_add_tcase(s, tc);
   return s;
 }
