@@ -516,3 +516,15 @@ def fmt(v, spec):
 
 def now():
     return time.monotonic()
+
+
+# A Query of a random one of the table's 1,000-item partitions per request
+# (wrk Lua; format with the partition count and the limit).
+QUERY_LUA = """
+local parts = %d
+request = function()
+  local body = '{"key":[{"attr":"PK","op":"=","value":"P#' ..
+               string.format("%%06d", math.random(0, parts - 1)) .. '"}],"limit":%d}'
+  return wrk.format(nil, nil, nil, body)
+end
+"""

@@ -29,18 +29,11 @@ import tempfile
 import time
 
 from benchlib import (BULK_DAEMON_ARGS, CLK_TCK, Client, Daemon, batch_bodies, bulk_load,
-                      cpu_ticks, die, fmt, item_json, item_size, lua_request, mem_kb, run_wrk_raw,
+                      cpu_ticks, die, fmt, item_json, item_size, lua_request, mem_kb, QUERY_LUA, run_wrk_raw,
                       warn_load, write_models)
 
 
-QUERY_LUA = """
-local parts = %d
-request = function()
-  local body = '{"key":[{"attr":"PK","op":"=","value":"P#' ..
-               string.format("%%06d", math.random(0, parts - 1)) .. '"}],"limit":%d}'
-  return wrk.format(nil, nil, nil, body)
-end
-"""
+
 
 
 def main():

@@ -27,21 +27,13 @@ import time
 
 from benchlib import (BENCH_ITEM, BULK_DAEMON_ARGS, CLK_TCK, COUNT_LUA, PEER_ENV, POST_LUA,
                       Client, Daemon, Peer, batch_bodies, bulk_load, cpu_ticks, fmt, item_json,
-                      item_size, lua_request, mem_kb, peer_getitem, run_wrk_count, run_wrk_raw,
+                      item_size, lua_request, mem_kb, QUERY_LUA, peer_getitem, run_wrk_count, run_wrk_raw,
                       write_models)
 
 GET_PATH = "/v1/models/Bench/items/ITEM%231/A"
 PER_PARTITION = 1000
 
-# A random one of the table's 1,000-item partitions per request.
-QUERY_LUA = """
-local parts = %d
-request = function()
-  local body = '{"key":[{"attr":"PK","op":"=","value":"P#' ..
-               string.format("%%06d", math.random(0, parts - 1)) .. '"}],"limit":%d}'
-  return wrk.format(nil, nil, nil, body)
-end
-"""
+
 
 
 # ---------------------------------------------------------------- shared steps

@@ -209,9 +209,15 @@ static void cancel_cb(struct tt_op *op) {
   }
 }
 
-/* Starts a call whose request (JSON or typed) is in call->bc already. */
+/* Starts a call with its request in one of its forms (the others NULL). */
 static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
-                 tt_client_done_cb done, void *arg) {
+                 enum tt_ddb_op op, json_t *request, const struct tt_ddb_item_request *item,
+                 const struct tt_ddb_read_request *read, tt_client_done_cb done, void *arg) {
+  memset(&call->bc, 0, sizeof(call->bc));
+  call->bc.op = op;
+  call->bc.request = request;
+  call->bc.item = item;
+  call->bc.read = read;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -219,11 +225,11 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->arg = arg;
   call->attempt = 0;
   call->timer_open = call->in_backend = call->canceled = false;
-  if (call->bc.request == NULL && call->bc.item == NULL && call->bc.read == NULL) {
+  if (request == NULL && item == NULL && read == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return -1;
   }
-  tt_join_add(join, &call->op, tt_ddb_op_name(call->bc.op), cancel_cb);
+  tt_join_add(join, &call->op, tt_ddb_op_name(op), cancel_cb);
   if (call->canceled) { /* the join was already cancelled */
     call->bc.status = -1;
     tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
@@ -236,28 +242,19 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
 
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
-  memset(&call->bc, 0, sizeof(call->bc));
-  call->bc.op = op;
-  call->bc.request = request;
-  return start(cl, join, call, done, arg);
+  return start(cl, join, call, op, request, NULL, NULL, done, arg);
 }
 
 int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_item_request *item,
                          tt_client_done_cb done, void *arg) {
-  memset(&call->bc, 0, sizeof(call->bc));
-  call->bc.op = op;
-  call->bc.item = item;
-  return start(cl, join, call, done, arg);
+  return start(cl, join, call, op, NULL, item, NULL, done, arg);
 }
 
 int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_read_request *read,
                          tt_client_done_cb done, void *arg) {
-  memset(&call->bc, 0, sizeof(call->bc));
-  call->bc.op = op;
-  call->bc.read = read;
-  return start(cl, join, call, done, arg);
+  return start(cl, join, call, op, NULL, NULL, read, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {
