@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* seq.c -- sorted pointer sequences in bounded chunks (a one-level B+ tree):
- * O(log n) search, inserts and removals that move at most one chunk. */
+ * O(log n) search, inserts and removals that move at most one chunk (and a
+ * neighbour's slots when spilling into it). Memory comes from the table's
+ * slab; a sequence of one entry allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/memory/internal.h"
+
+/* Entries in chunk c (< nc) and entry i of it, whatever the shape. */
+static uint32_t chunk_len(const struct memdb_seq *s, uint32_t c) {
+  return s->capc ? s->u.c[c]->n : 1;
+}
+
+static void *entry_at(const struct memdb_seq *s, uint32_t c, uint32_t i) {
+  return s->capc ? s->u.c[c]->e[i] : s->u.one;
+}
+
+static size_t chunk_size(uint32_t cap) { return sizeof(struct memdb_chunk) + cap * sizeof(void *); }
 
 struct memdb_pos memdb_seq_begin(const struct memdb_seq *s) {
   (void)s;
@@ -28,11 +41,13 @@ int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b) {
 }
 
 struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx) {
+  if (s->capc == 0)
+    return s->nc && !pred(s->u.one, ctx) ? memdb_seq_begin(s) : memdb_seq_end(s);
   /* First chunk whose last entry fails pred: the point lies in it. */
   uint32_t lo = 0, hi = s->nc;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    const struct memdb_chunk *ch = s->c[mid];
+    const struct memdb_chunk *ch = s->u.c[mid];
     if (pred(ch->e[ch->n - 1], ctx))
       lo = mid + 1;
     else
@@ -40,7 +55,7 @@ struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, 
   }
   if (lo == s->nc)
     return memdb_seq_end(s);
-  const struct memdb_chunk *ch = s->c[lo];
+  const struct memdb_chunk *ch = s->u.c[lo];
   uint32_t a = 0, b = ch->n;
   while (a < b) {
     uint32_t mid = a + (b - a) / 2;
@@ -55,13 +70,17 @@ struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, 
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p) {
   if (p.c >= s->nc)
     return NULL;
-  return s->c[p.c]->e[p.i];
+  return entry_at(s, p.c, p.i);
+}
+
+void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p) {
+  return s->capc ? &s->u.c[p.c]->e[p.i] : &s->u.one;
 }
 
 void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p) {
   if (p->c >= s->nc)
     return;
-  if (++p->i >= s->c[p->c]->n) {
+  if (++p->i >= chunk_len(s, p->c)) {
     p->c++;
     p->i = 0;
   }
@@ -72,7 +91,7 @@ bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p) {
     if (s->nc == 0)
       return false;
     p->c = s->nc - 1;
-    p->i = s->c[p->c]->n - 1;
+    p->i = chunk_len(s, p->c) - 1;
     return true;
   }
   if (p->i > 0) {
@@ -82,12 +101,12 @@ bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p) {
   if (p->c == 0)
     return false;
   p->c--;
-  p->i = s->c[p->c]->n - 1;
+  p->i = chunk_len(s, p->c) - 1;
   return true;
 }
 
-static struct memdb_chunk *chunk_new(uint32_t cap) {
-  struct memdb_chunk *ch = malloc(sizeof(*ch) + cap * sizeof(void *));
+static struct memdb_chunk *chunk_new(struct memdb_slab *a, uint32_t cap) {
+  struct memdb_chunk *ch = memdb_slab_alloc(a, chunk_size(cap));
   if (ch == NULL)
     return NULL;
   ch->n = 0;
@@ -95,110 +114,193 @@ static struct memdb_chunk *chunk_new(uint32_t cap) {
   return ch;
 }
 
-/* Makes room for one more chunk pointer in s->c. */
-static int chunks_reserve(struct memdb_seq *s) {
+/* Room for `extra` more entries in chunk c (growing it up to the maximum);
+ * -1 when it is full or memory ran out (unchanged). */
+static int chunk_room(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, uint32_t extra) {
+  struct memdb_chunk *ch = s->u.c[c];
+  if (ch->n + extra <= ch->cap)
+    return 0;
+  if (ch->n + extra > MEMDB_CHUNK_MAX)
+    return -1;
+  uint32_t cap = ch->cap * 2;
+  while (cap < ch->n + extra)
+    cap *= 2;
+  if (cap > MEMDB_CHUNK_MAX)
+    cap = MEMDB_CHUNK_MAX;
+  struct memdb_chunk *g = memdb_slab_resize(a, ch, chunk_size(ch->cap), chunk_size(cap));
+  if (g == NULL)
+    return -1;
+  g->cap = cap;
+  s->u.c[c] = g;
+  return 0;
+}
+
+/* Makes room for one more chunk pointer in the chunk array. */
+static int chunks_reserve(struct memdb_slab *a, struct memdb_seq *s) {
   if (s->nc < s->capc)
     return 0;
-  uint32_t cap = s->capc ? s->capc * 2 : 1;
-  struct memdb_chunk **c = realloc(s->c, cap * sizeof(*c));
+  uint32_t cap = s->capc * 2;
+  struct memdb_chunk **c =
+      memdb_slab_resize(a, s->u.c, s->capc * sizeof(*c), cap * sizeof(*c));
   if (c == NULL)
     return -1;
-  s->c = c;
+  s->u.c = c;
   s->capc = cap;
   return 0;
 }
 
-int memdb_seq_insert(struct memdb_seq *s, struct memdb_pos p, void *e) {
-  if (s->nc == 0) {
-    /* Most partitions hold one item: start with a one-slot chunk. */
-    if (chunks_reserve(s) != 0)
-      return -1;
-    struct memdb_chunk *ch = chunk_new(1);
-    if (ch == NULL)
-      return -1;
-    ch->e[0] = e;
-    ch->n = 1;
-    s->c[0] = ch;
-    s->nc = 1;
-    s->count = 1;
-    return 0;
-  }
-  if (p.c >= s->nc) { /* the end: append to the last chunk */
-    p.c = s->nc - 1;
-    p.i = s->c[p.c]->n;
-  }
-  struct memdb_chunk *ch = s->c[p.c];
-  if (ch->n == ch->cap && ch->cap < MEMDB_CHUNK_MAX) {
-    uint32_t cap = ch->cap * 2 > MEMDB_CHUNK_MAX ? MEMDB_CHUNK_MAX : ch->cap * 2;
-    struct memdb_chunk *g = realloc(ch, sizeof(*ch) + cap * sizeof(void *));
-    if (g == NULL)
-      return -1;
-    g->cap = cap;
-    s->c[p.c] = ch = g;
-  }
-  if (ch->n == ch->cap) {
-    /* Full: split in halves, then insert into the half that holds p. */
-    if (chunks_reserve(s) != 0)
-      return -1;
-    struct memdb_chunk *right = chunk_new(MEMDB_CHUNK_MAX);
-    if (right == NULL)
-      return -1;
-    uint32_t half = ch->n / 2;
-    right->n = ch->n - half;
-    memcpy(right->e, ch->e + half, right->n * sizeof(void *));
-    ch->n = half;
-    memmove(s->c + p.c + 2, s->c + p.c + 1, (s->nc - p.c - 1) * sizeof(*s->c));
-    s->c[p.c + 1] = right;
-    s->nc++;
-    if (p.i > half) {
-      p.c++;
-      p.i -= half;
-      ch = right;
-    }
-  }
-  memmove(ch->e + p.i + 1, ch->e + p.i, (ch->n - p.i) * sizeof(void *));
-  ch->e[p.i] = e;
+/* Inserts chunk ch (already filled) at index c of the chunk array, which
+ * has room. */
+static void chunk_put(struct memdb_seq *s, uint32_t c, struct memdb_chunk *ch) {
+  memmove(s->u.c + c + 1, s->u.c + c, (s->nc - c) * sizeof(*s->u.c));
+  s->u.c[c] = ch;
+  s->nc++;
+}
+
+static void chunk_insert_at(struct memdb_chunk *ch, uint32_t i, void *e) {
+  memmove(ch->e + i + 1, ch->e + i, (ch->n - i) * sizeof(void *));
+  ch->e[i] = e;
   ch->n++;
-  s->count++;
+}
+
+/* From one entry held in place to one chunk of two. */
+static int seq_unfold(struct memdb_slab *a, struct memdb_seq *s) {
+  struct memdb_chunk **c = memdb_slab_alloc(a, sizeof(*c));
+  struct memdb_chunk *ch = chunk_new(a, 2);
+  if (c == NULL || ch == NULL) {
+    memdb_slab_free(a, c, sizeof(*c));
+    memdb_slab_free(a, ch, ch ? chunk_size(2) : 0);
+    return -1;
+  }
+  ch->e[0] = s->u.one;
+  ch->n = 1;
+  c[0] = ch;
+  s->u.c = c;
+  s->capc = 1;
   return 0;
 }
 
-void memdb_seq_remove(struct memdb_seq *s, struct memdb_pos p) {
-  struct memdb_chunk *ch = s->c[p.c];
-  memmove(ch->e + p.i, ch->e + p.i + 1, (ch->n - p.i - 1) * sizeof(void *));
-  ch->n--;
-  s->count--;
-  if (ch->n == 0) {
-    free(ch);
-    memmove(s->c + p.c, s->c + p.c + 1, (s->nc - p.c - 1) * sizeof(*s->c));
-    s->nc--;
-    if (s->nc == 0) {
-      free(s->c);
-      s->c = NULL;
-      s->capc = 0;
+/* A full chunk c (MEMDB_CHUNK_MAX entries) must take e at slot i. Spill to
+ * a neighbour with room when there is one, which keeps chunks nearly full
+ * under random inserts; start a new chunk when appending at either end of
+ * the sequence (sequential loads then fill every chunk); else split. */
+static int insert_full(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, uint32_t i,
+                       void *e) {
+  struct memdb_chunk *ch = s->u.c[c];
+  bool last = c + 1 == s->nc;
+  if ((i == ch->n && last) || (i == 0 && c == 0)) {
+    struct memdb_chunk *fresh = NULL;
+    if (chunks_reserve(a, s) != 0 || (fresh = chunk_new(a, 8)) == NULL)
+      return -1;
+    fresh->e[0] = e;
+    fresh->n = 1;
+    chunk_put(s, i == 0 ? 0 : s->nc, fresh);
+    return 0;
+  }
+  if (c > 0 && chunk_room(a, s, c - 1, 1) == 0) {
+    struct memdb_chunk *left = s->u.c[c - 1];
+    if (i == 0) {
+      left->e[left->n++] = e;
+      return 0;
     }
+    left->e[left->n++] = ch->e[0];
+    memmove(ch->e, ch->e + 1, (i - 1) * sizeof(void *));
+    ch->e[i - 1] = e;
+    return 0;
+  }
+  if (!last && chunk_room(a, s, c + 1, 1) == 0) {
+    struct memdb_chunk *right = s->u.c[c + 1];
+    if (i == ch->n) {
+      chunk_insert_at(right, 0, e);
+      return 0;
+    }
+    chunk_insert_at(right, 0, ch->e[ch->n - 1]);
+    ch->n--;
+    chunk_insert_at(ch, i, e);
+    return 0;
+  }
+  /* Both neighbours full: split in halves, then insert into the half that
+   * holds i. */
+  struct memdb_chunk *right = NULL;
+  if (chunks_reserve(a, s) != 0 || (right = chunk_new(a, MEMDB_CHUNK_MAX)) == NULL)
+    return -1;
+  uint32_t half = ch->n / 2;
+  right->n = ch->n - half;
+  memcpy(right->e, ch->e + half, right->n * sizeof(void *));
+  ch->n = half;
+  chunk_put(s, c + 1, right);
+  if (i > half)
+    chunk_insert_at(right, i - half, e);
+  else
+    chunk_insert_at(ch, i, e);
+  return 0;
+}
+
+int memdb_seq_insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, void *e) {
+  if (s->nc == 0) {
+    s->u.one = e;
+    s->nc = 1;
+    s->capc = 0;
+    return 0;
+  }
+  if (s->capc == 0 && seq_unfold(a, s) != 0)
+    return -1;
+  if (p.c >= s->nc) { /* the end: append to the last chunk */
+    p.c = s->nc - 1;
+    p.i = s->u.c[p.c]->n;
+  }
+  if (chunk_room(a, s, p.c, 1) != 0) {
+    if (s->u.c[p.c]->n < MEMDB_CHUNK_MAX)
+      return -1; /* out of memory */
+    return insert_full(a, s, p.c, p.i, e);
+  }
+  chunk_insert_at(s->u.c[p.c], p.i, e);
+  return 0;
+}
+
+/* Back from one chunk holding one entry to the entry held in place. */
+static void seq_fold(struct memdb_slab *a, struct memdb_seq *s) {
+  struct memdb_chunk *ch = s->u.c[0];
+  void *e = ch->e[0];
+  memdb_slab_free(a, ch, chunk_size(ch->cap));
+  memdb_slab_free(a, s->u.c, s->capc * sizeof(*s->u.c));
+  s->u.one = e;
+  s->capc = 0;
+}
+
+void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p) {
+  if (s->capc == 0) {
+    s->u.one = NULL;
+    s->nc = 0;
     return;
   }
-  if (ch->cap > 4 && ch->n <= ch->cap / 4) {
-    /* Give memory back to the allocator; failure to shrink is harmless. */
-    struct memdb_chunk *g = realloc(ch, sizeof(*ch) + (ch->cap / 2) * sizeof(void *));
+  struct memdb_chunk *ch = s->u.c[p.c];
+  memmove(ch->e + p.i, ch->e + p.i + 1, (ch->n - p.i - 1) * sizeof(void *));
+  ch->n--;
+  if (ch->n == 0) {
+    memdb_slab_free(a, ch, chunk_size(ch->cap));
+    memmove(s->u.c + p.c, s->u.c + p.c + 1, (s->nc - p.c - 1) * sizeof(*s->u.c));
+    s->nc--;
+  } else if (ch->cap > 8 && ch->n <= ch->cap / 4) {
+    /* Give memory back; failure to shrink is harmless. */
+    struct memdb_chunk *g =
+        memdb_slab_resize(a, ch, chunk_size(ch->cap), chunk_size(ch->cap / 2));
     if (g != NULL) {
       g->cap /= 2;
-      s->c[p.c] = g;
+      s->u.c[p.c] = g;
     }
   }
+  if (s->nc == 1 && s->u.c[0]->n == 1)
+    seq_fold(a, s);
+  else if (s->nc == 0)
+    memdb_seq_free(a, s);
 }
 
-void memdb_seq_free(struct memdb_seq *s) {
-  for (uint32_t i = 0; i < s->nc; i++)
-    free(s->c[i]);
-  free(s->c);
+void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s) {
+  if (s->capc) {
+    for (uint32_t i = 0; i < s->nc; i++)
+      memdb_slab_free(a, s->u.c[i], chunk_size(s->u.c[i]->cap));
+    memdb_slab_free(a, s->u.c, s->capc * sizeof(*s->u.c));
+  }
   memset(s, 0, sizeof(*s));
-}
-
-size_t memdb_seq_bytes(const struct memdb_seq *s) {
-  size_t n = s->capc * sizeof(*s->c);
-  for (uint32_t i = 0; i < s->nc; i++)
-    n += sizeof(struct memdb_chunk) + s->c[i]->cap * sizeof(void *);
-  return n;
 }
