@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* names.c -- a table's dictionary of top-level attribute names, so that a
- * stored item holds a small number where it would repeat "createdAt".
- *
- * Attribute names are mostly a schema (every item of a table has the same
+ * stored item holds a small number where it would repeat "createdAt". */
+
+/* Attribute names are mostly a schema (every item of a table has the same
  * dozen), and spelled out they were a fifth of an encoded item. The
  * dictionary only grows (ids are in stored items) and is bounded: names
  * longer than MEMDB_NAMES_LEN_MAX and names met after MEMDB_NAMES_MAX others

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slab.c -- the memory a table keeps between requests (items, index
  * entries, partitions, sequence chunks) in 64 KiB pages of its own, one size
- * class per page.
- *
- * Why not malloc: a table's objects live for as long as the data, a
+ * class per page. */
+
+/* Why not malloc: a table's objects live for as long as the data, a
  * request's for microseconds. From one heap the two interleave, and the
  * holes a request leaves between items stay resident after it is freed:
  * loading 1,000,000 items of 199 bytes left glibc holding 440 MB of heap for
@@ -12,7 +12,7 @@
  * size rounded to 8 bytes (malloc adds an 8-byte header and rounds to 16).
  *
  * Pages come from 1 MiB regions mapped at once (few mappings for a large
- * table) and aligned to the page size, so free() finds a slot's page by
+ * table) and aligned to the page size, so memdb_slab_free finds a slot's page by
  * masking its address; the header at the start of a page names its class.
  * A page that becomes empty is handed back to the kernel (MADV_DONTNEED,
  * all but the header's first system page) and reused for any class, unless
