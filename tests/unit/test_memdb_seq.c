@@ -98,8 +98,22 @@ END_TEST
 
 static bool before(const void *e, const void *ctx) { return K(e) < *(const uintptr_t *)ctx; }
 
+/* Keyed sequences use the top 32 bits of a 64-bit value as its key (so
+ * that many entries share a key and ties go to the predicate). */
+static uint32_t key_of(const void *e) { return (uint32_t)(K(e) >> 32); }
+
+static memdb_key_fn keyed; /* the key function of the test running (or NULL) */
+
 static struct memdb_pos point(const struct memdb_seq *s, uintptr_t k) {
-  return memdb_seq_point(s, before, &k);
+  struct memdb_pos p = memdb_seq_point(s, before, &k);
+  struct memdb_pos q = memdb_seq_point_key(s, (uint32_t)(k >> 32), before, &k);
+  if (keyed)
+    ck_assert_int_eq(memdb_pos_cmp(p, q), 0);
+  return p;
+}
+
+static int insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, uintptr_t k) {
+  return memdb_seq_insert(a, s, p, V(k), keyed);
 }
 
 /* The sequence holds exactly ref[0..n), in order, both ways. */
@@ -116,6 +130,8 @@ static void check_seq(const struct memdb_seq *s, const uintptr_t *ref, size_t n)
     ck_assert_uint_eq(K(memdb_seq_at(s, p)), ref[--i]);
   ck_assert_uint_eq(i, 0);
   ck_assert_ptr_null(memdb_seq_at(s, memdb_seq_end(s)));
+  for (uint32_t c = 0; keyed && s->capc && c < s->nc; c++) /* fences follow */
+    ck_assert_uint_eq(s->u.c[c].last, key_of(s->u.c[c].c->e[s->u.c[c].c->n - 1]));
   if (n <= 1)
     ck_assert_uint_eq(s->capc, 0); /* empty or one entry: nothing allocated */
 }
@@ -123,29 +139,30 @@ static void check_seq(const struct memdb_seq *s, const uintptr_t *ref, size_t n)
 static size_t entries_in_chunks(const struct memdb_seq *s) {
   size_t n = 0;
   for (uint32_t c = 0; c < s->nc; c++)
-    n += s->u.c[c]->n;
+    n += s->u.c[c].c->n;
   return n;
 }
 
 START_TEST(seq_shapes_one_entry_in_place) {
+  keyed = _i ? key_of : NULL; /* run 1: keyed, as a store's partitions */
   struct memdb_slab *a = memdb_slab_new();
   struct memdb_seq s = {0};
   uintptr_t ref[2] = {5, 7};
   check_seq(&s, ref, 0);
   ck_assert(memdb_seq_is_end(&s, point(&s, 3)));
-  ck_assert_int_eq(memdb_seq_insert(a, &s, point(&s, 5), V(5)), 0);
+  ck_assert_int_eq(insert(a, &s, point(&s, 5), 5), 0);
   check_seq(&s, ref, 1);
   ck_assert_uint_eq(memdb_slab_live(a), 0);
   ck_assert_uint_eq(point(&s, 5).c, 0);
   ck_assert(memdb_seq_is_end(&s, point(&s, 6)));
   *memdb_seq_slot(&s, point(&s, 5)) = V(5); /* in-place replacement */
-  ck_assert_int_eq(memdb_seq_insert(a, &s, point(&s, 7), V(7)), 0);
+  ck_assert_int_eq(insert(a, &s, point(&s, 7), 7), 0);
   check_seq(&s, ref, 2);
   ck_assert_uint_gt(s.capc, 0);
-  memdb_seq_remove(a, &s, point(&s, 5));
+  memdb_seq_remove(a, &s, point(&s, 5), keyed);
   check_seq(&s, ref + 1, 1);
   ck_assert_uint_eq(memdb_slab_live(a), 0); /* folded back */
-  memdb_seq_remove(a, &s, point(&s, 7));
+  memdb_seq_remove(a, &s, point(&s, 7), keyed);
   check_seq(&s, ref, 0);
   memdb_seq_free(a, &s);
   memdb_slab_destroy(a);
@@ -153,14 +170,15 @@ START_TEST(seq_shapes_one_entry_in_place) {
 END_TEST
 
 START_TEST(seq_sequential_loads_fill_chunks) {
+  keyed = _i ? key_of : NULL; /* run 1: keyed, as a store's partitions */
   struct memdb_slab *a = memdb_slab_new();
   enum { N = 100000 };
   uintptr_t *ref = malloc(N * sizeof(*ref));
   struct memdb_seq up = {0}, down = {0};
   for (uintptr_t k = 0; k < N; k++) {
     ref[k] = k;
-    ck_assert_int_eq(memdb_seq_insert(a, &up, memdb_seq_end(&up), V(k)), 0);
-    ck_assert_int_eq(memdb_seq_insert(a, &down, memdb_seq_begin(&down), V(N - 1 - k)), 0);
+    ck_assert_int_eq(insert(a, &up, memdb_seq_end(&up), k), 0);
+    ck_assert_int_eq(insert(a, &down, memdb_seq_begin(&down), N - 1 - k), 0);
   }
   check_seq(&up, ref, N);
   check_seq(&down, ref, N);
@@ -176,6 +194,7 @@ START_TEST(seq_sequential_loads_fill_chunks) {
 END_TEST
 
 START_TEST(seq_random_inserts_and_removals_match_a_sorted_array) {
+  keyed = _i ? key_of : NULL; /* run 1: keyed, as a store's partitions */
   struct memdb_slab *a = memdb_slab_new();
   enum { N = 60000 };
   uintptr_t *ref = malloc(N * sizeof(*ref));
@@ -188,7 +207,7 @@ START_TEST(seq_random_inserts_and_removals_match_a_sorted_array) {
       struct memdb_pos p = point(&s, k);
       if (!memdb_seq_is_end(&s, p) && K(memdb_seq_at(&s, p)) == k)
         continue;
-      ck_assert_int_eq(memdb_seq_insert(a, &s, p, V(k)), 0);
+      ck_assert_int_eq(insert(a, &s, p, k), 0);
       size_t lo = 0, hi = n;
       while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -203,7 +222,7 @@ START_TEST(seq_random_inserts_and_removals_match_a_sorted_array) {
     }
     check_seq(&s, ref, n);
     ck_assert_uint_eq(entries_in_chunks(&s), n);
-    if (round == 0)
+    if (round == 0 && !keyed)
       fprintf(stderr, "memdb_seq: %zu random inserts fill %u chunks (%.0f %% full)\n", n, s.nc,
               100.0 * (double)n / ((double)s.nc * MEMDB_CHUNK_MAX));
     /* Spilling into neighbours keeps chunks at least 3/4 full on average
@@ -214,7 +233,7 @@ START_TEST(seq_random_inserts_and_removals_match_a_sorted_array) {
       size_t i = (size_t)rand() % n;
       struct memdb_pos p = point(&s, ref[i]);
       ck_assert_uint_eq(K(memdb_seq_at(&s, p)), ref[i]);
-      memdb_seq_remove(a, &s, p);
+      memdb_seq_remove(a, &s, p, keyed);
       memmove(ref + i, ref + i + 1, (n - i - 1) * sizeof(*ref));
       n--;
       if (n % 997 == 0)
@@ -272,9 +291,9 @@ int main(void) {
   tcase_add_test(tc, slab_sizes_alignment_and_accounting);
   tcase_add_test(tc, slab_reuses_slots_and_pages);
   tcase_add_test(tc, slab_resize_moves_contents);
-  tcase_add_test(tc, seq_shapes_one_entry_in_place);
-  tcase_add_test(tc, seq_sequential_loads_fill_chunks);
-  tcase_add_test(tc, seq_random_inserts_and_removals_match_a_sorted_array);
+  tcase_add_loop_test(tc, seq_shapes_one_entry_in_place, 0, 2);
+  tcase_add_loop_test(tc, seq_sequential_loads_fill_chunks, 0, 2);
+  tcase_add_loop_test(tc, seq_random_inserts_and_removals_match_a_sorted_array, 0, 2);
   tcase_add_test(tc, names_ids_are_stable_and_bounded);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

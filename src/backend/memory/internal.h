@@ -69,15 +69,28 @@ struct memdb_chunk {
   void *e[];
 };
 
+/* A chunk and the key of its last entry (see memdb_key_fn), so that a
+ * search by key finds the chunk without reading any chunk or entry. */
+struct memdb_fence {
+  struct memdb_chunk *c;
+  uint32_t last;
+};
+
 /* Three shapes: empty (nc 0); one entry (nc 1, capc 0, `one` is the entry);
- * chunked (capc > 0). */
+ * chunked (capc > 0: `c` holds nc fences, room for capc). */
 struct memdb_seq {
   union {
-    struct memdb_chunk **c;
+    struct memdb_fence *c;
     void *one;
   } u;
   uint32_t nc, capc;
 };
+
+/* A 32-bit key of an entry that orders like the sequence does (entries with
+ * smaller keys come first; equal keys are ordered by the predicate), or
+ * NULL for a sequence searched by predicate only. The partitions of a store
+ * are keyed by their hash. */
+typedef uint32_t (*memdb_key_fn)(const void *entry);
 
 /* A position: chunk index and slot. Normalized: either c < nc and i < n of
  * that chunk, or the end position {nc, 0}. */
@@ -94,19 +107,27 @@ struct memdb_pos memdb_seq_end(const struct memdb_seq *s);
 bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p);
 /* First position whose entry fails pred (the end when none does). */
 struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx);
+/* The same in a keyed sequence, for a point whose key is `key`: chunks are
+ * found by their fences (pred only breaks ties), then the slot by pred. */
+struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, memdb_pred_fn pred,
+                                     const void *ctx);
 /* The entry at p, NULL at the end. Borrowed. */
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p);
 void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p);
 /* Steps back; false (p unchanged) at the beginning. */
 bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p);
 int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b);
-/* The slot holding the entry at p (not the end), to replace it in place. */
+/* The slot holding the entry at p (not the end), to replace it in place by
+ * an entry with the same key. */
 void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p);
-/* Inserts e before position p, allocating from a. Returns 0 or -1 (out of
+/* Inserts e before position p, allocating from a; key is the sequence's
+ * key function (NULL: none), the same on every call. Returns 0 or -1 (out of
  * memory, unchanged). */
-int memdb_seq_insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, void *e);
+int memdb_seq_insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, void *e,
+                     memdb_key_fn key);
 /* Removes the entry at p (not the end). Never fails. */
-void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p);
+void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p,
+                      memdb_key_fn key);
 /* Frees the chunks (not the entries). */
 void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s);
 

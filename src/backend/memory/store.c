@@ -386,10 +386,13 @@ static bool part_pred(const void *e, const void *ctx) {
   return memdb_kv_cmp(&pk, pp->pk) < 0;
 }
 
+/* The partitions of a store are keyed by hash (memdb_seq_point_key). */
+static uint32_t part_key(const void *e) { return ((const struct memdb_part *)e)->hash; }
+
 struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,
                                     struct memdb_pos *pos) {
   struct part_probe pp = {s, memdb_hash(pk), pk};
-  struct memdb_pos p = memdb_seq_point(&s->parts, part_pred, &pp);
+  struct memdb_pos p = memdb_seq_point_key(&s->parts, pp.hash, part_pred, &pp);
   if (pos)
     *pos = p;
   struct memdb_part *pt = memdb_seq_at(&s->parts, p);
@@ -440,15 +443,15 @@ static int store_insert(struct memdb_store *s, void *e, const struct memdb_kv *p
     memset(pt, 0, sizeof(*pt));
     pt->hash = memdb_hash(pk);
     /* Cannot fail: a one-entry sequence allocates nothing. */
-    (void)memdb_seq_insert(a, &pt->entries, memdb_seq_begin(&pt->entries), e);
-    if (memdb_seq_insert(a, &s->parts, pp, pt) != 0) {
+    (void)memdb_seq_insert(a, &pt->entries, memdb_seq_begin(&pt->entries), e, NULL);
+    if (memdb_seq_insert(a, &s->parts, pp, pt, part_key) != 0) {
       memdb_slab_free(a, pt, sizeof(*pt));
       return -1;
     }
     s->count++;
     return 0;
   }
-  if (memdb_seq_insert(a, &pt->entries, entry_pos(s, pt, sk, tpk, tsk), e) != 0)
+  if (memdb_seq_insert(a, &pt->entries, entry_pos(s, pt, sk, tpk, tsk), e, NULL) != 0)
     return -1;
   s->count++;
   return 0;
@@ -467,11 +470,11 @@ static void *store_remove(struct memdb_store *s, const struct memdb_kv *pk,
   if (e == NULL)
     return NULL;
   struct memdb_slab *a = s->table->slab;
-  memdb_seq_remove(a, &pt->entries, p);
+  memdb_seq_remove(a, &pt->entries, p, NULL);
   s->count--;
   if (pt->entries.nc == 0) {
     memdb_slab_free(a, pt, sizeof(*pt));
-    memdb_seq_remove(a, &s->parts, pp);
+    memdb_seq_remove(a, &s->parts, pp, part_key);
   }
   return e;
 }
