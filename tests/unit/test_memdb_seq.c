@@ -130,8 +130,14 @@ static void check_seq(const struct memdb_seq *s, const uintptr_t *ref, size_t n)
     ck_assert_uint_eq(K(memdb_seq_at(s, p)), ref[--i]);
   ck_assert_uint_eq(i, 0);
   ck_assert_ptr_null(memdb_seq_at(s, memdb_seq_end(s)));
-  for (uint32_t c = 0; keyed && s->capc && c < s->nc; c++) /* fences follow */
-    ck_assert_uint_eq(s->u.c[c].last, key_of(s->u.c[c].c->e[s->u.c[c].c->n - 1]));
+  for (uint32_t c = 0; keyed && s->capc && c < s->nc; c++) { /* keys and fences follow */
+    const struct memdb_chunk *ch = s->u.c[c].c;
+    const uint32_t *k = (const uint32_t *)(ch->e + ch->cap);
+    ck_assert(ch->keyed);
+    for (uint32_t j = 0; j < ch->n; j++)
+      ck_assert_uint_eq(k[j], key_of(ch->e[j]));
+    ck_assert_uint_eq(s->u.c[c].last, k[ch->n - 1]);
+  }
   if (n <= 1)
     ck_assert_uint_eq(s->capc, 0); /* empty or one entry: nothing allocated */
 }
@@ -159,10 +165,10 @@ START_TEST(seq_shapes_one_entry_in_place) {
   ck_assert_int_eq(insert(a, &s, point(&s, 7), 7), 0);
   check_seq(&s, ref, 2);
   ck_assert_uint_gt(s.capc, 0);
-  memdb_seq_remove(a, &s, point(&s, 5), keyed);
+  memdb_seq_remove(a, &s, point(&s, 5));
   check_seq(&s, ref + 1, 1);
   ck_assert_uint_eq(memdb_slab_live(a), 0); /* folded back */
-  memdb_seq_remove(a, &s, point(&s, 7), keyed);
+  memdb_seq_remove(a, &s, point(&s, 7));
   check_seq(&s, ref, 0);
   memdb_seq_free(a, &s);
   memdb_slab_destroy(a);
@@ -233,7 +239,7 @@ START_TEST(seq_random_inserts_and_removals_match_a_sorted_array) {
       size_t i = (size_t)rand() % n;
       struct memdb_pos p = point(&s, ref[i]);
       ck_assert_uint_eq(K(memdb_seq_at(&s, p)), ref[i]);
-      memdb_seq_remove(a, &s, p, keyed);
+      memdb_seq_remove(a, &s, p);
       memmove(ref + i, ref + i + 1, (n - i - 1) * sizeof(*ref));
       n--;
       if (n % 997 == 0)

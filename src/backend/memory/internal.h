@@ -64,8 +64,11 @@ size_t memdb_slab_live(const struct memdb_slab *s);
  * in place of the chunk array and allocates nothing. ---- */
 #define MEMDB_CHUNK_MAX 128
 
+/* In a keyed sequence a chunk also holds its entries' keys, after e[cap]. */
 struct memdb_chunk {
-  uint32_t n, cap;
+  uint32_t n;
+  uint16_t cap;
+  uint16_t keyed;
   void *e[];
 };
 
@@ -107,8 +110,9 @@ struct memdb_pos memdb_seq_end(const struct memdb_seq *s);
 bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p);
 /* First position whose entry fails pred (the end when none does). */
 struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx);
-/* The same in a keyed sequence, for a point whose key is `key`: chunks are
- * found by their fences (pred only breaks ties), then the slot by pred. */
+/* The same in a keyed sequence, for a point whose key is `key`: the chunk is
+ * found by the fences, the slot by the chunk's keys; pred only breaks ties,
+ * so entries are read only when keys are equal. */
 struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, memdb_pred_fn pred,
                                      const void *ctx);
 /* The entry at p, NULL at the end. Borrowed. */
@@ -121,13 +125,12 @@ int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b);
  * an entry with the same key. */
 void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p);
 /* Inserts e before position p, allocating from a; key is the sequence's
- * key function (NULL: none), the same on every call. Returns 0 or -1 (out of
- * memory, unchanged). */
+ * key function (NULL: none), the same on every insert into s. Returns 0 or
+ * -1 (out of memory, unchanged). */
 int memdb_seq_insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, void *e,
                      memdb_key_fn key);
 /* Removes the entry at p (not the end). Never fails. */
-void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p,
-                      memdb_key_fn key);
+void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p);
 /* Frees the chunks (not the entries). */
 void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s);
 

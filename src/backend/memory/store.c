@@ -470,11 +470,11 @@ static void *store_remove(struct memdb_store *s, const struct memdb_kv *pk,
   if (e == NULL)
     return NULL;
   struct memdb_slab *a = s->table->slab;
-  memdb_seq_remove(a, &pt->entries, p, NULL);
+  memdb_seq_remove(a, &pt->entries, p);
   s->count--;
   if (pt->entries.nc == 0) {
     memdb_slab_free(a, pt, sizeof(*pt));
-    memdb_seq_remove(a, &s->parts, pp, part_key);
+    memdb_seq_remove(a, &s->parts, pp);
   }
   return e;
 }
