@@ -3,6 +3,7 @@
  * O(log n) search, inserts and removals that move at most one chunk (and a
  * neighbour's slots when spilling into it). Memory comes from the table's
  * slab; a sequence of one entry allocates nothing. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,7 @@ struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, me
   if (lo == s->nc)
     return memdb_seq_end(s);
   const struct memdb_chunk *ch = s->u.c[lo].c;
+  assert(ch->keyed); /* a sequence inserted into with a key function */
   const uint32_t *k = keys(ch);
   uint32_t a = 0, b = ch->n;
   while (a < b) {
