@@ -465,6 +465,8 @@ static void request_free(struct tt_request *req) {
   }
   s->active--;
   tt_metric_set(s->fams->inflight_requests, NULL, (double)s->active);
+  if (s->active == 0 && s->quiet)
+    s->quiet(s->hook_arg);
   if (s->draining && s->active == 0 && s->idle)
     s->idle(s->hook_arg);
 }

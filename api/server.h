@@ -66,9 +66,11 @@ struct tt_server {
   struct tt_request *spare;
   size_t nspare; /* at most TT_SERVER_SPARE_REQUESTS */
   /* The daemon's hooks: `wake` makes the loop run MHD soon (after a resume);
-   * `idle` is called when draining and the last request is gone. */
+   * `idle` is called when draining and the last request is gone; `quiet`
+   * (may be NULL) whenever the last request in flight is gone. */
   void (*wake)(void *arg);
   void (*idle)(void *arg);
+  void (*quiet)(void *arg);
   void *hook_arg;
 };
 

@@ -4,6 +4,7 @@
 measures the daemon's memory and the latency of a Query on a 1,000-item partition.
 
     bench/load.py [./tabletheoryd] [--items 1000000] [--clients 4] [--json FILE]
+    bench/load.py [./tabletheoryd] --per-partition 1 --no-query   # unique partition keys
 
 Steps (every one bounded: HTTP timeouts, wrk durations, --time-limit for the load):
  1. start the daemon (memory backend, one model of ~200-byte items, --max-body-bytes
@@ -15,7 +16,8 @@ Steps (every one bounded: HTTP timeouts, wrk durations, --time-limit for the loa
  3. Query {"key": [PK = one partition], "limit": 100} with wrk, each request on
     a random one of the N/1000 partitions (each holds 1,000 items): once with one
     connection (latency of a lone client) and once with 16 (throughput), p50/p99
-    and CPU µs per query;
+    and CPU µs per query (skipped with --no-query, which a --per-partition below
+    the query limit needs);
  4. SIGTERM, exit status must be 0.
 Exit 1 when a call failed, the count is wrong or the daemon did not exit 0.
 """
@@ -45,6 +47,7 @@ def main():
     ap.add_argument("--clients", type=int, default=4, help="parallel batch-write clients")
     ap.add_argument("--time-limit", type=int, default=600, help="seconds the load may take")
     ap.add_argument("--query-limit", type=int, default=100)
+    ap.add_argument("--no-query", action="store_true", help="load and measure memory only")
     ap.add_argument("-d", "--duration", type=int, default=10, help="seconds per wrk query run")
     ap.add_argument("--pin", metavar="SERVER_CPU,WRK_CPU")
     ap.add_argument("--daemon-arg", action="append", default=[])
@@ -53,7 +56,7 @@ def main():
     args = ap.parse_args()
     if not os.access(args.daemon, os.X_OK):
         die("%s is not an executable" % args.daemon)
-    if shutil.which("wrk") is None:
+    if shutil.which("wrk") is None and not args.no_query:
         die("wrk not found: apt-get install wrk")
     srv_prefix, wrk_prefix = [], []
     if args.pin:
@@ -89,7 +92,8 @@ def main():
         c = Client(daemon.base)
         st, data = c.request("GET", "/v1/models/Load/table")
         count = json.loads(data).get("item_count") if st == 200 else None
-        st, data = c.request("GET", "/v1/models/Load/items/P%23000000/S%230001?format=dynamodb")
+        st, data = c.request("GET", "/v1/models/Load/items/P%%23%06d/S%%23%04d?format=dynamodb"
+                             % (1 // args.per_partition, 1 % args.per_partition))
         size = item_size(json.loads(data)) if st == 200 else None
         call_s.sort()
         res["load"] = {"items": args.items, "seconds": elapsed, "items_per_s": args.items / elapsed,
@@ -116,6 +120,9 @@ def main():
             failed = True
             return 1
 
+        if args.no_query:
+            c.close()
+            return 0
         parts = args.items // args.per_partition
         qbody = {"key": [{"attr": "PK", "op": "=", "value": "P#000000"}], "limit": args.query_limit}
         st, data = c.request("POST", "/v1/models/Load/query", qbody)

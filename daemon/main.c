@@ -26,6 +26,7 @@
 #include "orm/orm.h"
 #include "orm/tokens.h"
 #include "daemon/config.h"
+#include "daemon/heap_trim.h"
 #include "daemon/listen.h"
 #include "daemon/mhd_loop.h"
 #include "backend/dynamodb/assume_role.h"
@@ -63,6 +64,7 @@ struct daemon {
   uv_timer_t drain_timer;    /* drain timeout */
   uv_timer_t stop_timer;     /* runs the shutdown outside MHD callbacks */
   uv_timer_t watchdog_timer; /* WATCHDOG=1 */
+  struct tt_heap_trim heap_trim; /* gives freed memory back after a burst */
   bool draining;
   bool stopping;
   char *auth_token;
@@ -138,6 +140,7 @@ static void stop_cb(uv_timer_t *t) {
   close_handle((uv_handle_t *)&d->drain_timer);
   close_handle((uv_handle_t *)&d->stop_timer);
   close_handle((uv_handle_t *)&d->watchdog_timer);
+  tt_heap_trim_close(&d->heap_trim);
   if (d->backend)
     d->backend->ops->close(d->backend, backend_closed_cb, d);
 }
@@ -149,6 +152,11 @@ static void server_idle_cb(void *arg) {
   d->stopping = true;
   /* Called from inside MHD's completion callback: never stop MHD there. */
   uv_timer_start(&d->stop_timer, stop_cb, 0, 0);
+}
+
+static void server_quiet_cb(void *arg) {
+  struct daemon *d = arg;
+  tt_heap_trim_soon(&d->heap_trim);
 }
 
 static void server_wake_cb(void *arg) {
@@ -442,6 +450,7 @@ static int start(struct daemon *d, struct tt_error *err) {
     return -1;
   d->server.wake = server_wake_cb;
   d->server.idle = server_idle_cb;
+  d->server.quiet = server_quiet_cb;
   d->server.hook_arg = d;
   if (tt_listener_open(&d->listener, d->cfg.listen, err) != 0)
     return -1;
@@ -478,6 +487,8 @@ static int start(struct daemon *d, struct tt_error *err) {
     uv_timer_start(&d->watchdog_timer, watchdog_cb, wd, wd);
   /* The server does no background work, so an idle process stays idle. */
   uv_unref((uv_handle_t *)&d->watchdog_timer);
+  /* Without its timer the daemon just never trims. */
+  (void)tt_heap_trim_init(&d->heap_trim, &d->loop, &d->server.active);
   d->server.ready = true;
   return 0;
 }

@@ -32,22 +32,68 @@
 #define MEMDB_EXPR_MAPS_MAX (2u * 1024u * 1024u) /* names + values of a request */
 #define MEMDB_TXN_BYTES_MAX (4u * 1024u * 1024u) /* TransactWriteItems payload */
 
+/* ---- slab.c: the long-lived memory of a table and its indexes (items,
+ * index entries, partitions, chunks), in pages of its own by size class, so
+ * that it neither interleaves with the requests' short-lived memory nor pays
+ * malloc's per-object header. Objects over MEMDB_SLAB_MAX bytes go to
+ * malloc. The caller gives the size on free (it is not stored). ---- */
+#define MEMDB_SLAB_MAX 2048u
+
+struct memdb_slab;
+
+/* A new, empty slab; NULL on OOM. */
+struct memdb_slab *memdb_slab_new(void);
+/* Frees every page at once. Objects that went to malloc (over
+ * MEMDB_SLAB_MAX) must have been freed by the caller. */
+void memdb_slab_destroy(struct memdb_slab *s);
+/* n bytes, 8-aligned; NULL on OOM. */
+void *memdb_slab_alloc(struct memdb_slab *s, size_t n);
+/* Frees p (NULL: nothing), which was allocated with exactly n bytes. */
+void memdb_slab_free(struct memdb_slab *s, void *p, size_t n);
+/* Moves p (old_n bytes, may be NULL) into a new allocation of n bytes;
+ * NULL on OOM, p unchanged. */
+void *memdb_slab_resize(struct memdb_slab *s, void *p, size_t old_n, size_t n);
+/* Bytes in live objects (slots as rounded, malloc'd ones as asked). */
+size_t memdb_slab_live(const struct memdb_slab *s);
+
 /* ---- seq.c: a sorted sequence of pointers kept in chunks of at most
  * MEMDB_CHUNK_MAX entries (a one-level B+ tree). Binary search finds a chunk
  * then a slot, so lookups are O(log n) and an insert moves at most one
- * chunk's slots, even in a partition holding millions of items. ---- */
+ * chunk's slots, even in a partition holding millions of items. A sequence
+ * of one entry (most partitions, when partition keys are unique) holds it
+ * in place of the chunk array and allocates nothing. ---- */
 #define MEMDB_CHUNK_MAX 128
 
+/* In a keyed sequence a chunk also holds its entries' keys, after e[cap]. */
 struct memdb_chunk {
-  uint32_t n, cap;
+  uint32_t n;
+  uint16_t cap;
+  uint16_t keyed;
   void *e[];
 };
 
-struct memdb_seq {
-  struct memdb_chunk **c;
-  uint32_t nc, capc;
-  size_t count;
+/* A chunk and the key of its last entry (see memdb_key_fn), so that a
+ * search by key finds the chunk without reading any chunk or entry. */
+struct memdb_fence {
+  struct memdb_chunk *c;
+  uint32_t last;
 };
+
+/* Three shapes: empty (nc 0); one entry (nc 1, capc 0, `one` is the entry);
+ * chunked (capc > 0: `c` holds nc fences, room for capc). */
+struct memdb_seq {
+  union {
+    struct memdb_fence *c;
+    void *one;
+  } u;
+  uint32_t nc, capc;
+};
+
+/* A 32-bit key of an entry that orders like the sequence does (entries with
+ * smaller keys come first; equal keys are ordered by the predicate), or
+ * NULL for a sequence searched by predicate only. The partitions of a store
+ * are keyed by their hash. */
+typedef uint32_t (*memdb_key_fn)(const void *entry);
 
 /* A position: chunk index and slot. Normalized: either c < nc and i < n of
  * that chunk, or the end position {nc, 0}. */
@@ -64,20 +110,47 @@ struct memdb_pos memdb_seq_end(const struct memdb_seq *s);
 bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p);
 /* First position whose entry fails pred (the end when none does). */
 struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx);
+/* The same in a keyed sequence, for a point whose key is `key`: the chunk is
+ * found by the fences, the slot by the chunk's keys; pred only breaks ties,
+ * so entries are read only when keys are equal. */
+struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, memdb_pred_fn pred,
+                                     const void *ctx);
 /* The entry at p, NULL at the end. Borrowed. */
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p);
 void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p);
 /* Steps back; false (p unchanged) at the beginning. */
 bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p);
 int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b);
-/* Inserts e before position p. Returns 0 or -1 (out of memory, unchanged). */
-int memdb_seq_insert(struct memdb_seq *s, struct memdb_pos p, void *e);
+/* The slot holding the entry at p (not the end), to replace it in place by
+ * an entry with the same key. */
+void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p);
+/* Inserts e before position p, allocating from a; key is the sequence's
+ * key function (NULL: none), the same on every insert into s. Returns 0 or
+ * -1 (out of memory, unchanged). */
+int memdb_seq_insert(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p, void *e,
+                     memdb_key_fn key);
 /* Removes the entry at p (not the end). Never fails. */
-void memdb_seq_remove(struct memdb_seq *s, struct memdb_pos p);
+void memdb_seq_remove(struct memdb_slab *a, struct memdb_seq *s, struct memdb_pos p);
 /* Frees the chunks (not the entries). */
-void memdb_seq_free(struct memdb_seq *s);
-/* Bytes the sequence itself allocates (for memory accounting). */
-size_t memdb_seq_bytes(const struct memdb_seq *s);
+void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s);
+
+/* ---- names.c: a table's dictionary of top-level attribute names (items
+ * store an id instead of the name). Zeroed memory is an empty one. ---- */
+struct memdb_names {
+  char **name; /* by id, NUL-terminated */
+  uint32_t *len;
+  uint32_t n, cap;
+  uint32_t *slots; /* open addressing: id + 1, 0 when free */
+  uint32_t nslots;
+};
+
+/* The id of the name, added when new; -1 when it is not in the dictionary
+ * and will not be (too long, dictionary full, out of memory): the caller
+ * spells it out. */
+int64_t memdb_names_id(struct memdb_names *d, const char *name, size_t len);
+/* The name of an id the dictionary gave. Borrowed. */
+const char *memdb_names_get(const struct memdb_names *d, uint32_t id, size_t *len);
+void memdb_names_free(struct memdb_names *d);
 
 /* ---- store.c ---- */
 
@@ -90,8 +163,9 @@ struct memdb_kv {
 };
 
 /* One stored item: its key values (encoded, up front so ordering never
- * decodes the item) followed by the whole item in a compact binary form.
- * One allocation per item. */
+ * decodes the item) followed by the rest of the item in a compact binary
+ * form (names from the table's dictionary, key values not repeated). One
+ * slab allocation per item. */
 struct memdb_item {
   uint32_t blob_len; /* bytes in data */
   uint32_t size;     /* DynamoDB item size */
@@ -156,6 +230,10 @@ struct memdb_table {
   struct memdb_index *idx;
   size_t nidx;
   struct memdb_store store;
+  /* The memory of the items, entries, partitions and chunks of the table and
+   * its indexes; made by the first write (NULL while the table is empty). */
+  struct memdb_slab *slab;
+  struct memdb_names names; /* attribute names of the stored items */
   char *ttl_attr; /* NULL: TTL disabled */
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
@@ -200,11 +278,14 @@ void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_k
                       struct memdb_kv *sk);
 const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e);
 
-/* Decodes a stored item into a new M value. Returns 0 or -1 (memory). */
-int memdb_item_decode(const struct memdb_item *it, struct tt_av *out);
+/* Decodes an item stored in t into a new M value. Returns 0 or -1 (memory). */
+int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
+                      struct tt_av *out);
 
-/* Encodes a validated item (an M holding the table's keys). NULL on OOM. */
-struct memdb_item *memdb_item_encode(const struct memdb_table *t, const struct tt_av *item);
+/* Encodes a validated item (an M holding the table's keys) into t's slab
+ * (which must exist); adds its attribute names to t's dictionary. NULL on
+ * OOM. */
+struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item);
 
 /* Finds the partition of `pk`: returns it (or NULL) and its position (or the
  * insertion point). */

@@ -235,7 +235,7 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   struct tt_av full = {0}, view = {0}, out = {0};
   struct tt_error err;
   int rc = -1;
-  if (memdb_item_decode(it, &full) != 0)
+  if (memdb_item_decode(r->t, it, &full) != 0)
     goto oom;
   if (memdb_expired(r->t, &full, r->now)) {
     rc = 0; /* hidden as if already deleted: see docs/internals/memory.md */

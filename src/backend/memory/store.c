@@ -10,10 +10,15 @@
 /* ---- compact encoding ----
  * value := type byte, then S/N/B: varint length + bytes; BOOL: one byte;
  * NULL: nothing; SS/NS/BS/L: varint count + values; M: varint count +
- * (varint name length, name, value)*. An item is an M without its type
- * byte. Members stay sorted (they are encoded from sorted M values), so
- * decoding rebuilds valid tt_av maps without sorting. A key value is
- * type byte, varint length, bytes and a NUL. */
+ * (name, value)*, where a name is a varint v: v even, the name with id v/2
+ * in the table's dictionary; v odd, (v-1)/2 bytes of name follow. An item
+ * is its key values, then an M without its type byte, in which the values
+ * of the table's key attributes are the type bytes KEY_PK/KEY_SK alone (they
+ * are read from the key values). Members stay sorted (they are encoded from
+ * sorted M values), so decoding rebuilds valid tt_av maps without sorting.
+ * A key value is type byte, varint length, bytes and a NUL. */
+
+enum { KEY_PK = 0x20, KEY_SK = 0x21 };
 
 static int put_varint(struct tt_buf *b, size_t v) {
   unsigned char tmp[10];
@@ -38,16 +43,35 @@ static size_t get_varint(const unsigned char **p) {
   }
 }
 
+/* What encoding the members of the item itself needs: the dictionary and
+ * the key values to leave out. NULL for nested maps. */
+struct enc_top {
+  struct memdb_names *names;
+  const struct tt_av *pk, *sk;
+};
+
 static int enc_value(struct tt_buf *b, const struct tt_av *v);
 
-static int enc_members(struct tt_buf *b, const struct tt_av *m) {
+static int enc_members(struct tt_buf *b, const struct tt_av *m, const struct enc_top *top) {
   if (put_varint(b, m->len) != 0)
     return -1;
   for (size_t i = 0; i < m->len; i++) {
     const struct tt_av_member *mb = &m->u.members[i];
-    if (put_varint(b, mb->name_len) != 0 || tt_buf_append(b, mb->name, mb->name_len) != 0 ||
-        enc_value(b, &mb->value) != 0)
+    int64_t id = top ? memdb_names_id(top->names, mb->name, mb->name_len) : -1;
+    if (id >= 0) {
+      if (put_varint(b, (size_t)id << 1) != 0)
+        return -1;
+    } else if (put_varint(b, (mb->name_len << 1) | 1) != 0 ||
+               tt_buf_append(b, mb->name, mb->name_len) != 0) {
       return -1;
+    }
+    if (top && (&mb->value == top->pk || &mb->value == top->sk)) {
+      unsigned char t = &mb->value == top->pk ? KEY_PK : KEY_SK;
+      if (tt_buf_append(b, &t, 1) != 0)
+        return -1;
+    } else if (enc_value(b, &mb->value) != 0) {
+      return -1;
+    }
   }
   return 0;
 }
@@ -78,7 +102,7 @@ static int enc_value(struct tt_buf *b, const struct tt_av *v) {
         return -1;
     return 0;
   case TT_AV_M:
-    return enc_members(b, v);
+    return enc_members(b, v, NULL);
   }
   return -1;
 }
@@ -93,30 +117,61 @@ static int enc_key(struct tt_buf *b, const struct tt_av *v) {
 
 static struct memdb_kv dec_key(const unsigned char **p) {
   struct memdb_kv k;
-  k.type = (enum tt_av_type) * (*p)++;
+  k.type = (enum tt_av_type)(*(*p)++ & 0x7f);
   k.len = get_varint(p);
   k.p = (const char *)*p;
   *p += k.len + 1;
   return k;
 }
 
+/* What decoding the item's own members needs: the dictionary and the key
+ * values the KEY_PK/KEY_SK markers stand for. NULL for nested maps. */
+struct dec_top {
+  const struct memdb_names *names;
+  struct memdb_kv pk, sk;
+};
+
 static int dec_value(const unsigned char **p, struct tt_av *out);
 
-static int dec_members(const unsigned char **p, struct tt_av *out) {
+static int dec_bytes(struct tt_av *out, enum tt_av_type t, const void *src, size_t len) {
+  char *s = malloc(len + 1);
+  if (s == NULL)
+    return -1;
+  memcpy(s, src, len);
+  s[len] = '\0';
+  out->type = t; /* stored values are already canonical: no re-parse */
+  out->len = len;
+  out->u.bytes = s;
+  return 0;
+}
+
+static int dec_members(const unsigned char **p, struct tt_av *out, const struct dec_top *top) {
   size_t n = get_varint(p);
   if (tt_av_map(out, n) != 0)
     return -1;
   for (size_t i = 0; i < n; i++) {
     struct tt_av_member *mb = &out->u.members[i];
-    size_t len = get_varint(p);
+    size_t v = get_varint(p), len = v >> 1;
+    const char *name = (const char *)*p;
+    if (v & 1)
+      *p += len;
+    else
+      name = memdb_names_get(top->names, (uint32_t)len, &len);
     if ((mb->name = malloc(len + 1)) == NULL)
       return -1;
-    memcpy(mb->name, *p, len);
+    memcpy(mb->name, name, len);
     mb->name[len] = '\0';
     mb->name_len = len;
-    *p += len;
-    if (dec_value(p, &mb->value) != 0)
+    if (top && (**p == KEY_PK || **p == KEY_SK)) {
+      const struct memdb_kv *k = *(*p)++ == KEY_PK ? &top->pk : &top->sk;
+      memset(&mb->value, 0, sizeof(mb->value));
+      if (dec_bytes(&mb->value, k->type, k->p, k->len) != 0) {
+        mb->value.type = TT_AV_NULL;
+        return -1;
+      }
+    } else if (dec_value(p, &mb->value) != 0) {
       return -1;
+    }
   }
   return 0;
 }
@@ -130,15 +185,9 @@ static int dec_value(const unsigned char **p, struct tt_av *out) {
   case TT_AV_N:
   case TT_AV_B: {
     size_t len = get_varint(p);
-    char *s = malloc(len + 1);
-    if (s == NULL)
+    if (dec_bytes(out, t, *p, len) != 0)
       return -1;
-    memcpy(s, *p, len);
-    s[len] = '\0';
     *p += len;
-    out->type = t; /* stored values are already canonical: no re-parse */
-    out->len = len;
-    out->u.bytes = s;
     return 0;
   }
   case TT_AV_BOOL:
@@ -159,45 +208,46 @@ static int dec_value(const unsigned char **p, struct tt_av *out) {
     return 0;
   }
   case TT_AV_M:
-    return dec_members(p, out);
+    return dec_members(p, out, NULL);
   }
   return -1;
 }
 
-/* Skips the key section of an item to reach its blob. The type byte of the
- * first key carries 0x80 when a sort key follows. */
-static const unsigned char *item_blob(const struct memdb_item *it) {
+int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
+                      struct tt_av *out) {
+  struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
-  (void)dec_key(&p);
+  top.pk = dec_key(&p);
   if (has_sk)
-    (void)dec_key(&p);
-  return p;
-}
-
-int memdb_item_decode(const struct memdb_item *it, struct tt_av *out) {
-  const unsigned char *p = item_blob(it);
-  if (dec_members(&p, out) != 0) {
+    top.sk = dec_key(&p);
+  if (dec_members(&p, out, &top) != 0) {
     tt_av_free(out);
     return -1;
   }
   return 0;
 }
 
-struct memdb_item *memdb_item_encode(const struct memdb_table *t, const struct tt_av *item) {
+static size_t item_alloc_size(const struct memdb_item *it) {
+  return sizeof(*it) + it->blob_len;
+}
+
+struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item) {
   struct tt_buf b;
   struct memdb_item *it = NULL;
+  struct enc_top top = {&t->names, tt_av_map_get(item, t->pk.name), NULL};
   tt_buf_init(&b, 0);
-  if (enc_key(&b, tt_av_map_get(item, t->pk.name)) != 0)
+  if (enc_key(&b, top.pk) != 0)
     goto fail;
   if (t->sk.name) {
     b.data[0] |= (char)0x80; /* flag: a sort key follows */
-    if (enc_key(&b, tt_av_map_get(item, t->sk.name)) != 0)
+    top.sk = tt_av_map_get(item, t->sk.name);
+    if (enc_key(&b, top.sk) != 0)
       goto fail;
   }
-  if (enc_members(&b, item) != 0)
+  if (enc_members(&b, item, &top) != 0)
     goto fail;
-  if ((it = malloc(sizeof(*it) + b.len)) == NULL)
+  if ((it = memdb_slab_alloc(t->slab, sizeof(*it) + b.len)) == NULL)
     goto fail;
   it->blob_len = (uint32_t)b.len;
   it->size = (uint32_t)tt_av_item_size(item);
@@ -211,7 +261,6 @@ void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
                      struct memdb_kv *pk, struct memdb_kv *sk) {
   const unsigned char *p = it->data;
   *pk = dec_key(&p);
-  pk->type = (enum tt_av_type)(it->data[0] & 0x7f);
   if (t->sk.name && sk)
     *sk = dec_key(&p);
   else if (sk)
@@ -234,6 +283,22 @@ void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_k
 
 const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e) {
   return s->is_index ? ((const struct memdb_ientry *)e)->item : e;
+}
+
+/* Bytes an entry of s was allocated with (the slab needs them to free it). */
+static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
+  if (!s->is_index)
+    return item_alloc_size(e);
+  const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
+  (void)dec_key(&p);
+  if (s->has_sk)
+    (void)dec_key(&p);
+  return sizeof(struct memdb_ientry) + (size_t)(p - ((const struct memdb_ientry *)e)->keys);
+}
+
+static void entry_free(const struct memdb_store *s, void *e) {
+  if (e)
+    memdb_slab_free(s->table->slab, e, entry_alloc_size(s, e));
 }
 
 /* ---- ordering ---- */
@@ -321,10 +386,13 @@ static bool part_pred(const void *e, const void *ctx) {
   return memdb_kv_cmp(&pk, pp->pk) < 0;
 }
 
+/* The partitions of a store are keyed by hash (memdb_seq_point_key). */
+static uint32_t part_key(const void *e) { return ((const struct memdb_part *)e)->hash; }
+
 struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,
                                     struct memdb_pos *pos) {
   struct part_probe pp = {s, memdb_hash(pk), pk};
-  struct memdb_pos p = memdb_seq_point(&s->parts, part_pred, &pp);
+  struct memdb_pos p = memdb_seq_point_key(&s->parts, pp.hash, part_pred, &pp);
   if (pos)
     *pos = p;
   struct memdb_part *pt = memdb_seq_at(&s->parts, p);
@@ -366,25 +434,24 @@ struct memdb_item *memdb_table_find(const struct memdb_table *t, const struct me
 static int store_insert(struct memdb_store *s, void *e, const struct memdb_kv *pk,
                         const struct memdb_kv *sk, const struct memdb_kv *tpk,
                         const struct memdb_kv *tsk) {
+  struct memdb_slab *a = s->table->slab;
   struct memdb_pos pp;
   struct memdb_part *pt = memdb_store_part(s, pk, &pp);
   if (pt == NULL) {
-    if ((pt = calloc(1, sizeof(*pt))) == NULL)
+    if ((pt = memdb_slab_alloc(a, sizeof(*pt))) == NULL)
       return -1;
+    memset(pt, 0, sizeof(*pt));
     pt->hash = memdb_hash(pk);
-    if (memdb_seq_insert(&pt->entries, memdb_seq_begin(&pt->entries), e) != 0) {
-      free(pt);
-      return -1;
-    }
-    if (memdb_seq_insert(&s->parts, pp, pt) != 0) {
-      memdb_seq_free(&pt->entries);
-      free(pt);
+    /* Cannot fail: a one-entry sequence allocates nothing. */
+    (void)memdb_seq_insert(a, &pt->entries, memdb_seq_begin(&pt->entries), e, NULL);
+    if (memdb_seq_insert(a, &s->parts, pp, pt, part_key) != 0) {
+      memdb_slab_free(a, pt, sizeof(*pt));
       return -1;
     }
     s->count++;
     return 0;
   }
-  if (memdb_seq_insert(&pt->entries, entry_pos(s, pt, sk, tpk, tsk), e) != 0)
+  if (memdb_seq_insert(a, &pt->entries, entry_pos(s, pt, sk, tpk, tsk), e, NULL) != 0)
     return -1;
   s->count++;
   return 0;
@@ -402,12 +469,12 @@ static void *store_remove(struct memdb_store *s, const struct memdb_kv *pk,
   void *e = memdb_seq_at(&pt->entries, p);
   if (e == NULL)
     return NULL;
-  memdb_seq_remove(&pt->entries, p);
+  struct memdb_slab *a = s->table->slab;
+  memdb_seq_remove(a, &pt->entries, p);
   s->count--;
-  if (pt->entries.count == 0) {
-    memdb_seq_free(&pt->entries);
-    free(pt);
-    memdb_seq_remove(&s->parts, pp);
+  if (pt->entries.nc == 0) {
+    memdb_slab_free(a, pt, sizeof(*pt));
+    memdb_seq_remove(a, &s->parts, pp);
   }
   return e;
 }
@@ -422,7 +489,7 @@ static void **store_slot(struct memdb_store *s, const struct memdb_kv *pk,
   struct memdb_pos p = entry_pos(s, pt, sk, tpk, tsk);
   if (memdb_seq_is_end(&pt->entries, p))
     return NULL;
-  return &pt->entries.c[p.c]->e[p.i];
+  return memdb_seq_slot(&pt->entries, p);
 }
 
 /* Index key values of an item: false when the item is not in the index
@@ -452,7 +519,7 @@ static struct memdb_ientry *ientry_new(const struct memdb_index *ix, const struc
     goto fail;
   if (ix->sk.name && enc_key(&b, tt_av_map_get(item, ix->sk.name)) != 0)
     goto fail;
-  if ((e = malloc(sizeof(*e) + b.len)) == NULL)
+  if ((e = memdb_slab_alloc(ix->store.table->slab, sizeof(*e) + b.len)) == NULL)
     goto fail;
   e->item = it;
   memcpy(e->keys, b.data, b.len);
@@ -469,6 +536,8 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
   size_t inserted = 0; /* fresh entries already in their index */
   int rc = -1;
   struct memdb_kv tpk, tsk;
+  if (t->slab == NULL && (t->slab = memdb_slab_new()) == NULL)
+    return -1;
   if (item) {
     if ((it = memdb_item_encode(t, item)) == NULL)
       goto fail;
@@ -477,7 +546,7 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
     memdb_item_keys(t, old, &tpk, &tsk);
   }
   const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
-  if (old && t->nidx && memdb_item_decode(old, &oldav) != 0)
+  if (old && t->nidx && memdb_item_decode(t, old, &oldav) != 0)
     goto fail;
   /* Phase 1, may fail: allocate the index entries whose keys change. */
   if (t->nidx && (fresh = calloc(t->nidx, sizeof(*fresh))) == NULL)
@@ -523,7 +592,8 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
     } else {
       /* The old entry sorts by the old index keys; the fresh one (if any)
        * by different keys, so the lookup finds the old one. */
-      free(store_remove(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp));
+      entry_free(&ix->store,
+                 store_remove(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp));
     }
   }
   if (old) {
@@ -535,7 +605,7 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
       store_remove(&t->store, &tpk, tskp, NULL, NULL);
     }
     t->bytes -= old->size;
-    free(old);
+    entry_free(&t->store, old);
   }
   if (it)
     t->bytes += it->size;
@@ -556,60 +626,32 @@ fail:
       store_remove(&t->store, &tpk, t->sk.name ? &tsk : NULL, NULL, NULL);
   }
   for (size_t i = 0; fresh && i < t->nidx; i++)
-    free(fresh[i]);
+    entry_free(&t->idx[i].store, fresh[i]);
   free(fresh);
-  free(it);
+  entry_free(&t->store, it);
   tt_av_free(&oldav);
   return rc;
 }
 
+/* Frees the entries (when asked), partitions and sequences of s. */
 static void store_free(struct memdb_store *s, bool free_entries) {
-  for (uint32_t c = 0; c < s->parts.nc; c++) {
-    struct memdb_chunk *ch = s->parts.c[c];
-    for (uint32_t i = 0; i < ch->n; i++) {
-      struct memdb_part *pt = ch->e[i];
-      for (uint32_t d = 0; free_entries && d < pt->entries.nc; d++)
-        for (uint32_t j = 0; j < pt->entries.c[d]->n; j++)
-          free(pt->entries.c[d]->e[j]);
-      memdb_seq_free(&pt->entries);
-      free(pt);
-    }
+  struct memdb_slab *a = s->table ? s->table->slab : NULL;
+  if (a == NULL)
+    return; /* nothing was ever allocated */
+  for (struct memdb_pos pp = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, pp);
+       memdb_seq_next(&s->parts, &pp)) {
+    struct memdb_part *pt = memdb_seq_at(&s->parts, pp);
+    for (struct memdb_pos p = memdb_seq_begin(&pt->entries);
+         free_entries && !memdb_seq_is_end(&pt->entries, p); memdb_seq_next(&pt->entries, &p))
+      entry_free(s, memdb_seq_at(&pt->entries, p));
+    memdb_seq_free(a, &pt->entries);
+    memdb_slab_free(a, pt, sizeof(*pt));
   }
-  memdb_seq_free(&s->parts);
+  memdb_seq_free(a, &s->parts);
+  s->count = 0;
 }
 
-static size_t store_mem(const struct memdb_store *s) {
-  size_t n = memdb_seq_bytes(&s->parts);
-  for (uint32_t c = 0; c < s->parts.nc; c++) {
-    struct memdb_chunk *ch = s->parts.c[c];
-    for (uint32_t i = 0; i < ch->n; i++) {
-      struct memdb_part *pt = ch->e[i];
-      n += sizeof(*pt) + memdb_seq_bytes(&pt->entries);
-      for (uint32_t d = 0; d < pt->entries.nc; d++)
-        for (uint32_t j = 0; j < pt->entries.c[d]->n; j++) {
-          const void *e = pt->entries.c[d]->e[j];
-          if (s->is_index) {
-            const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
-            (void)dec_key(&p);
-            if (s->has_sk)
-              (void)dec_key(&p);
-            n += sizeof(struct memdb_ientry) +
-                 (size_t)(p - ((const struct memdb_ientry *)e)->keys);
-          } else {
-            n += sizeof(struct memdb_item) + ((const struct memdb_item *)e)->blob_len;
-          }
-        }
-    }
-  }
-  return n;
-}
-
-size_t memdb_table_mem(const struct memdb_table *t) {
-  size_t n = store_mem(&t->store);
-  for (size_t i = 0; i < t->nidx; i++)
-    n += store_mem(&t->idx[i].store);
-  return n;
-}
+size_t memdb_table_mem(const struct memdb_table *t) { return memdb_slab_live(t->slab); }
 
 void memdb_table_free(struct memdb_table *t) {
   if (t == NULL)
@@ -618,6 +660,8 @@ void memdb_table_free(struct memdb_table *t) {
     memdb_index_free(&t->idx[i]);
   free(t->idx);
   store_free(&t->store, true);
+  memdb_slab_destroy(t->slab);
+  memdb_names_free(&t->names);
   free(t->name);
   free(t->pk.name);
   free(t->sk.name);
@@ -650,43 +694,40 @@ static bool backfill_key_ok(const struct tt_av *v, bool is_hash) {
 }
 
 int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix) {
+  /* Entries come from the table's slab, which exists once the table has
+   * held an item; an empty table has nothing to backfill. */
   const struct memdb_store *ts = &t->store;
-  for (uint32_t c = 0; c < ts->parts.nc; c++) {
-    const struct memdb_chunk *ch = ts->parts.c[c];
-    for (uint32_t i = 0; i < ch->n; i++) {
-      const struct memdb_part *pt = ch->e[i];
-      for (uint32_t d = 0; d < pt->entries.nc; d++)
-        for (uint32_t j = 0; j < pt->entries.c[d]->n; j++) {
-          struct memdb_item *it = pt->entries.c[d]->e[j];
-          struct tt_av item = {.type = TT_AV_NULL};
-          struct memdb_kv tpk, tsk, ipk, isk;
-          struct memdb_ientry *e = NULL;
-          int rc = 0;
-          if (memdb_item_decode(it, &item) != 0) {
-            rc = -1;
-          } else if (index_keys(ix, &item, &ipk, &isk) &&
-                     backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
-                     (ix->sk.name == NULL ||
-                      backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
-            memdb_item_keys(t, it, &tpk, &tsk);
-            e = ientry_new(ix, &item, it);
-            if (e == NULL ||
-                store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
-                             t->sk.name ? &tsk : NULL) != 0) {
-              free(e);
-              rc = -1;
-            }
-          }
-          tt_av_free(&item);
-          if (rc != 0) {
-            /* All or nothing: UpdateTable fails and the table keeps its
-             * indexes as they were. */
-            store_free(&ix->store, true);
-            memset(&ix->store.parts, 0, sizeof(ix->store.parts));
-            ix->store.count = 0;
-            return -1;
-          }
+  for (struct memdb_pos pp = memdb_seq_begin(&ts->parts); !memdb_seq_is_end(&ts->parts, pp);
+       memdb_seq_next(&ts->parts, &pp)) {
+    const struct memdb_part *pt = memdb_seq_at(&ts->parts, pp);
+    for (struct memdb_pos p = memdb_seq_begin(&pt->entries); !memdb_seq_is_end(&pt->entries, p);
+         memdb_seq_next(&pt->entries, &p)) {
+      struct memdb_item *it = memdb_seq_at(&pt->entries, p);
+      struct tt_av item = {.type = TT_AV_NULL};
+      struct memdb_kv tpk, tsk, ipk, isk;
+      struct memdb_ientry *e = NULL;
+      int rc = 0;
+      if (memdb_item_decode(t, it, &item) != 0) {
+        rc = -1;
+      } else if (index_keys(ix, &item, &ipk, &isk) &&
+                 backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
+                 (ix->sk.name == NULL ||
+                  backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
+        memdb_item_keys(t, it, &tpk, &tsk);
+        e = ientry_new(ix, &item, it);
+        if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
+                                      t->sk.name ? &tsk : NULL) != 0) {
+          entry_free(&ix->store, e);
+          rc = -1;
         }
+      }
+      tt_av_free(&item);
+      if (rc != 0) {
+        /* All or nothing: UpdateTable fails and the table keeps its
+         * indexes as they were. */
+        store_free(&ix->store, true);
+        return -1;
+      }
     }
   }
   return 0;
