@@ -473,7 +473,9 @@ static int fault_start(struct tt_backend *b, struct tt_backend_call *c) {
   c->canceled = false;
   c->next = NULL;
   fc->seq = ++fb->seq;
-  fc->due = uv_now(fb->base.loop) + r->latency_ms;
+  /* +1: the loop's clock is truncated to whole milliseconds, so a delay of
+   * latency_ms could otherwise end up to 1 ms of real time early. */
+  fc->due = uv_now(fb->base.loop) + r->latency_ms + (r->latency_ms ? 1 : 0);
   fc->next = fb->live;
   if (fb->live)
     fb->live->prev = fc;

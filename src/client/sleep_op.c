@@ -45,7 +45,9 @@ int tt_sleep_op_start(struct tt_sleep_op *s, uv_loop_t *loop, struct tt_join *jo
   if (rc != 0)
     return rc;
   s->timer.data = s;
-  rc = uv_timer_start(&s->timer, fired_cb, ms, 0);
+  /* libuv's clock is whole milliseconds, truncated: a timer of `ms` can
+   * fire up to 1 ms of real time early. The op promises at least `ms`. */
+  rc = uv_timer_start(&s->timer, fired_cb, ms + 1, 0);
   if (rc != 0) {
     /* Not registered: close without completing anything. The handle
      * memory must outlive the close, which the caller's arena ensures. */

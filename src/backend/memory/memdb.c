@@ -194,7 +194,10 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   c->canceled = false;
   c->status = 0;
   c->response = NULL;
-  c->impl = (void *)(uintptr_t)(uv_now(b->loop) + m->opts.latency_ms);
+  /* +1 with a latency: the loop's clock is truncated to whole ms, so a
+   * call could otherwise complete up to 1 ms of real time early. */
+  c->impl = (void *)(uintptr_t)(uv_now(b->loop) + m->opts.latency_ms +
+                                (m->opts.latency_ms ? 1 : 0));
   if (m->tail)
     m->tail->next = c;
   else
