@@ -39,6 +39,18 @@ bool tt_backend_call_typed(const struct tt_backend_call *c) {
   return (c->item != NULL && item_op) || (c->read != NULL && read_op);
 }
 
+const char *tt_ddb_return_values_name(enum tt_ddb_return_values rv) {
+  static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
+                                      "UPDATED_NEW"};
+  return (unsigned)rv < sizeof(names) / sizeof(names[0]) ? names[rv] : NULL;
+}
+
+const char *tt_ddb_select_name(enum tt_ddb_select s) {
+  static const char *const names[] = {NULL, "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
+                                      "SPECIFIC_ATTRIBUTES", "COUNT"};
+  return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : NULL;
+}
+
 void tt_ddb_read_result_free(struct tt_ddb_read_result *r) {
   for (size_t i = 0; i < r->n_items; i++)
     tt_av_free(&r->items[i]);

@@ -126,6 +126,12 @@ struct tt_ddb_read_result {
   struct tt_av last_key; /* LastEvaluatedKey; type 0 when the data ended */
 };
 
+/* DynamoDB's names of the two enums ("ALL_OLD", "COUNT"): NULL out of
+ * range and for TT_DDB_SELECT_DEFAULT. One table, used both to write the
+ * wire form and to read it. */
+const char *tt_ddb_return_values_name(enum tt_ddb_return_values rv);
+const char *tt_ddb_select_name(enum tt_ddb_select s);
+
 /* Frees what a read result owns and zeroes it. */
 void tt_ddb_read_result_free(struct tt_ddb_read_result *r);
 

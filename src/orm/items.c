@@ -349,10 +349,9 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
     r->condition = op->cond.data;
     r->old_on_condition_failure = true;
   }
-  if (tt_expr_builder_take(op->builder, &op->names, &op->values, err) != 0)
+  if (tt_orm_take_placeholders(op->builder, &op->names, &op->values, &r->names, &r->values,
+                               err) != 0)
     return -1;
-  r->names = op->names.len ? &op->names : NULL;
-  r->values = op->values.len ? &op->values : NULL;
   if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0)

@@ -115,6 +115,13 @@ int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct 
  * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
 int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
 
+/* The same for a typed request: the maps move into *names and *values
+ * (the caller's, freed by it) and *names_ref / *values_ref point at them,
+ * or are NULL when a map is empty. Returns 0 or -1. */
+int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,
+                             const struct tt_av **names_ref, const struct tt_av **values_ref,
+                             struct tt_error *err);
+
 /* Checks that every element of a `select` list is a string and, unless the
  * model takes additional attributes, starts with a declared attribute.
  * Returns 0 or -1 with a ValidationError naming `field`. */

@@ -330,11 +330,8 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->consistent_read = op->consistent;
   if (op->segments > 1)
     r->total_segments = (int64_t)op->segments;
-  if (tt_expr_builder_take(op->builder, &op->names, &op->values, err) != 0)
-    return -1;
-  r->names = op->names.len ? &op->names : NULL;
-  r->values = op->values.len ? &op->values : NULL;
-  return 0;
+  return tt_orm_take_placeholders(op->builder, &op->names, &op->values, &r->names, &r->values,
+                                  err);
 }
 
 /* ---- reading ------------------------------------------------------------------ */

@@ -196,6 +196,16 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
   return 0;
 }
 
+int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,
+                             const struct tt_av **names_ref, const struct tt_av **values_ref,
+                             struct tt_error *err) {
+  if (tt_expr_builder_take(b, names, values, err) != 0)
+    return -1;
+  *names_ref = names->len ? names : NULL;
+  *values_ref = values->len ? values : NULL;
+  return 0;
+}
+
 int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err) {
   struct tt_av names, values;
   if (tt_expr_builder_take(b, &names, &values, err) != 0)

@@ -47,12 +47,6 @@ static int names_member(struct tt_buf *b, const struct tt_av *names) {
   return tt_buf_puts(b, "}");
 }
 
-static const char *return_values_name(enum tt_ddb_return_values rv) {
-  static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
-                                      "UPDATED_NEW"};
-  return rv == TT_DDB_RETURN_NONE || (unsigned)rv >= 5 ? NULL : names[rv];
-}
-
 int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
                               const struct tt_ddb_item_request *r) {
   /* Only the members `op` has (backend.h: the others are ignored, as the
@@ -65,7 +59,9 @@ int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
       string_member(b, "ProjectionExpression", get ? r->projection : NULL) != 0 ||
       names_member(b, r->names) != 0 ||
       map_member(b, "ExpressionAttributeValues", r->values) != 0 ||
-      string_member(b, "ReturnValues", get ? NULL : return_values_name(r->return_values)) != 0 ||
+      string_member(b, "ReturnValues", get || r->return_values == TT_DDB_RETURN_NONE
+                                           ? NULL
+                                           : tt_ddb_return_values_name(r->return_values)) != 0 ||
       string_member(b, "ReturnValuesOnConditionCheckFailure",
                     !get && r->old_on_condition_failure ? "ALL_OLD" : NULL) != 0)
     return -1;
@@ -93,12 +89,6 @@ int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_a
   return 0;
 }
 
-static const char *select_name(enum tt_ddb_select s) {
-  static const char *const names[] = {NULL, "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
-                                      "SPECIFIC_ATTRIBUTES", "COUNT"};
-  return (unsigned)s < 5 ? names[s] : NULL;
-}
-
 static int int_member(struct tt_buf *b, const char *name, int64_t v) {
   return member(b, name) != 0 || tt_buf_printf(b, "%" PRId64, v) != 0 ? -1 : 0;
 }
@@ -112,7 +102,7 @@ int tt_ddb_read_request_write(struct tt_buf *b, const struct tt_ddb_read_request
       names_member(b, r->names) != 0 ||
       map_member(b, "ExpressionAttributeValues", r->values) != 0 ||
       map_member(b, "ExclusiveStartKey", r->start_key) != 0 ||
-      string_member(b, "Select", select_name(r->select)) != 0)
+      string_member(b, "Select", tt_ddb_select_name(r->select)) != 0)
     return -1;
   if ((r->limit != 0 && int_member(b, "Limit", r->limit) != 0) ||
       (r->backward && (member(b, "ScanIndexForward") != 0 || tt_buf_puts(b, "false") != 0)) ||

@@ -198,16 +198,14 @@ static int attributes_resp(const struct tt_av *attrs, json_t **resp, struct tt_b
 /* ReturnValues of a JSON request. */
 static int return_values(const json_t *req, enum tt_ddb_return_values *rv,
                          struct tt_backend_error *e) {
-  static const char *const names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
-                                      "UPDATED_NEW"};
-  const char *s;
+  const char *s, *name;
   *rv = TT_DDB_RETURN_NONE;
   if (memdb_get_str(req, "ReturnValues", &s, e) != 0)
     return -1;
   if (s == NULL)
     return 0;
-  for (int i = 0; i < 5; i++)
-    if (strcmp(s, names[i]) == 0) {
+  for (int i = 0; (name = tt_ddb_return_values_name((enum tt_ddb_return_values)i)); i++)
+    if (strcmp(s, name) == 0) {
       *rv = (enum tt_ddb_return_values)i;
       return 0;
     }

@@ -27,8 +27,6 @@ struct rd {
   struct tt_ddb_read_result *out;
   size_t cap;
   size_t bytes;
-  const void *last; /* the entry read last: LastEvaluatedKey when stopped */
-  bool stopped;
 };
 
 static void rd_free(struct rd *r) { memdb_exprs_free(&r->x); }
@@ -48,8 +46,6 @@ static void rd_json_free(struct rd_json *j) {
 
 static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
                           struct tt_backend_error *e) {
-  static const char *const selects[] = {"ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES",
-                                        "SPECIFIC_ATTRIBUTES", "COUNT"};
   struct tt_ddb_read_request *r = &j->req;
   const char *select;
   bool forward, has_esk, has_limit;
@@ -70,9 +66,9 @@ static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
                                "equal to 1",
                             (long long)r->limit);
   if (select) {
-    for (int i = 0; i < 4; i++)
-      if (strcmp(select, selects[i]) == 0)
-        r->select = (enum tt_ddb_select)(i + 1);
+    for (int i = 1; tt_ddb_select_name((enum tt_ddb_select)i); i++)
+      if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
+        r->select = (enum tt_ddb_select)i;
     if (r->select == TT_DDB_SELECT_DEFAULT)
       return memdb_validation(e, "1 validation error detected: Value '%s' at 'select' failed "
                                  "to satisfy constraint: Member must satisfy enum value set: "
@@ -269,7 +265,6 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
     }
   }
   rc = stop ? 1 : 0;
-  r->stopped = stop;
   goto done;
 oom:
   memdb_oom(e);
