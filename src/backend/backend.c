@@ -52,11 +52,32 @@ const char *tt_ddb_select_name(enum tt_ddb_select s) {
 }
 
 void tt_ddb_read_result_free(struct tt_ddb_read_result *r) {
-  for (size_t i = 0; i < r->n_items; i++)
+  for (size_t i = 0; !r->items_in_arena && i < r->n_items; i++)
     tt_av_free(&r->items[i]);
+  tt_arena_free(&r->arena);
   free(r->items);
   tt_av_free(&r->last_key);
   memset(r, 0, sizeof(*r));
+}
+
+int tt_ddb_read_result_own_items(struct tt_ddb_read_result *r) {
+  if (!r->items_in_arena)
+    return 0;
+  struct tt_av *own = r->n_items ? calloc(r->n_items, sizeof(*own)) : NULL;
+  if (r->n_items && own == NULL)
+    return -1;
+  for (size_t i = 0; i < r->n_items; i++)
+    if (tt_av_clone(&own[i], &r->items[i]) != 0) {
+      while (i-- > 0)
+        tt_av_free(&own[i]);
+      free(own);
+      return -1;
+    }
+  free(r->items);
+  r->items = own;
+  r->items_in_arena = false;
+  tt_arena_free(&r->arena);
+  return 0;
 }
 
 void tt_backend_error_clear(struct tt_backend_error *e) {

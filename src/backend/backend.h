@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "util/arena.h"
 #include "value/av.h"
 
 enum tt_ddb_op {
@@ -124,6 +125,12 @@ struct tt_ddb_read_result {
   size_t n_items;
   uint64_t count, scanned_count;
   struct tt_av last_key; /* LastEvaluatedKey; type 0 when the data ended */
+  /* When items_in_arena, every part of every item lives in `arena` (a
+   * backend may decode a page there: one malloc per chunk, not per value):
+   * read them, or tt_av_clone one to keep or change it, but never
+   * tt_av_free them. The items array and last_key are malloc'd either way. */
+  bool items_in_arena;
+  struct tt_arena arena;
 };
 
 /* DynamoDB's names of the two enums ("ALL_OLD", "COUNT"): NULL out of
@@ -134,6 +141,11 @@ const char *tt_ddb_select_name(enum tt_ddb_select s);
 
 /* Frees what a read result owns and zeroes it. */
 void tt_ddb_read_result_free(struct tt_ddb_read_result *r);
+
+/* Makes every item of r individually owned (cloned out of the arena), for
+ * a caller that changes or keeps them. Returns 0, or -1 (memory; r is
+ * unchanged). */
+int tt_ddb_read_result_own_items(struct tt_ddb_read_result *r);
 
 
 struct tt_backend;

@@ -509,6 +509,14 @@ static void page_cb(struct tt_client_call *call) {
   ch->next_key = page->last_key;
   memset(&page->last_key, 0, sizeof(page->last_key));
   if (page->n_items > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
+    /* Opening envelopes replaces values in place: the items must be ours. */
+    if (tt_ddb_read_result_own_items(page) != 0) {
+      struct tt_error err;
+      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+      page_failed(op, &err);
+      page_rest(ch);
+      return;
+    }
     ch->page_items = page->items;
     ch->n_page_items = page->n_items;
     page->items = NULL;

@@ -9,8 +9,16 @@ struct tt_arena_chunk;
 
 /* Owns every block handed out by tt_arena_alloc until tt_arena_free. A
  * request context embeds one, so nothing a request allocates can outlive
- * it. */
+ * it. A zeroed struct is an empty arena. */
 struct tt_arena {
+  struct tt_arena_chunk *chunks;
+  char *cur;
+  size_t left;
+  size_t grown; /* bytes of chunks taken so far: the next chunk doubles it */
+};
+
+/* Where an arena stood, to give back what was allocated after it. */
+struct tt_arena_mark {
   struct tt_arena_chunk *chunks;
   char *cur;
   size_t left;
@@ -25,6 +33,17 @@ void *tt_arena_alloc(struct tt_arena *a, size_t n);
 
 /* Copies n bytes plus a terminating NUL into the arena; NULL on OOM. */
 char *tt_arena_strndup(struct tt_arena *a, const char *s, size_t n);
+
+/* Returns n bytes with no alignment and not zeroed (text), or NULL when
+ * out of memory. */
+char *tt_arena_bytes(struct tt_arena *a, size_t n);
+
+/* The arena's current position. */
+struct tt_arena_mark tt_arena_mark(const struct tt_arena *a);
+
+/* Gives back every block allocated since `m` (chunks taken since are
+ * freed); blocks from before stay valid. */
+void tt_arena_release(struct tt_arena *a, struct tt_arena_mark m);
 
 /* Releases every block. The arena may be reused afterwards. */
 void tt_arena_free(struct tt_arena *a);

@@ -282,6 +282,13 @@ const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const voi
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
                       struct tt_av *out);
 
+/* The same with every part of the value in arena `a` (NULL: malloc, as
+ * above): the value then lives as long as the arena and must not be passed
+ * to tt_av_free. On failure *out is zeroed (release the arena to a mark to
+ * reclaim the part decoded). */
+int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
+                         struct tt_av *out, struct tt_arena *a);
+
 /* Encodes a validated item (an M holding the table's keys) into t's slab
  * (which must exist); adds its attribute names to t's dictionary. NULL on
  * OOM. */

@@ -208,6 +208,20 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
   return 0;
 }
 
+/* Whether the read sees an index's projection of each item rather than the
+ * item: a GSI holds only its projection; an LSI query asking for more than
+ * its projection fetches the table item, as DynamoDB does. */
+static bool rd_projected(const struct rd *r) {
+  return r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
+}
+
+/* Points the read at its result. A page that keeps the items as stored (no
+ * projection) decodes them into the result's arena. */
+static void rd_start(struct rd *r, struct tt_ddb_read_result *out) {
+  r->out = out;
+  out->items_in_arena = !rd_projected(r) && r->proj == NULL;
+}
+
 /* Appends a page item (moved). */
 static int rd_keep(struct rd *r, struct tt_av *item) {
   struct tt_ddb_read_result *o = r->out;
@@ -229,17 +243,20 @@ static int rd_keep(struct rd *r, struct tt_av *item) {
 static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   const struct memdb_item *it = memdb_entry_item(r->s, entry);
   struct tt_av full = {0}, view = {0}, out = {0};
+  struct tt_arena *a = r->out->items_in_arena ? &r->out->arena : NULL;
+  struct tt_arena_mark mark = {0};
   struct tt_error err;
+  bool kept = false;
   int rc = -1;
-  if (memdb_item_decode(r->t, it, &full) != 0)
+  if (a)
+    mark = tt_arena_mark(a);
+  if (memdb_item_decode_in(r->t, it, &full, a) != 0)
     goto oom;
   if (memdb_expired(r->t, &full, r->now)) {
     rc = 0; /* hidden as if already deleted: see docs/internals/memory.md */
     goto done;
   }
-  /* What the read sees: a GSI holds only its projection; an LSI query asking
-   * for more than its projection fetches the table item, as DynamoDB does. */
-  bool projected = r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
+  bool projected = rd_projected(r);
   struct tt_av *seen = &full;
   if (projected) {
     if (memdb_index_project(r->t, r->ix, &full, &view) != 0)
@@ -262,6 +279,7 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
       }
       if (rd_keep(r, r->proj ? &out : seen) != 0)
         goto oom;
+      kept = true;
     }
   }
   rc = stop ? 1 : 0;
@@ -269,7 +287,10 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
 oom:
   memdb_oom(e);
 done:
-  tt_av_free(&full);
+  if (a == NULL)
+    tt_av_free(&full);
+  else if (!kept)
+    tt_arena_release(a, mark); /* an entry filtered out costs no memory */
   tt_av_free(&view);
   tt_av_free(&out);
   return rc;
@@ -341,7 +362,7 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   int rc = -1;
   if (rd_prepare(m, req, true, &r, e) != 0)
     goto done;
-  r.out = out;
+  rd_start(&r, out);
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
@@ -461,7 +482,7 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
                             (long long)seg, (long long)total);
   if (rd_prepare(m, req, false, &r, e) != 0)
     goto done;
-  r.out = out;
+  rd_start(&r, out);
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;

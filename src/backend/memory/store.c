@@ -131,52 +131,69 @@ struct dec_top {
   struct memdb_kv pk, sk;
 };
 
-static int dec_value(const unsigned char **p, struct tt_av *out);
+/* Where decoded values get their memory: malloc (each node owned, freed by
+ * tt_av_free) or an arena (freed with it: a read page decodes thousands of
+ * items and would otherwise spend more in malloc and free than in reading
+ * them). */
+static void *dec_alloc(struct tt_arena *a, size_t n) {
+  return a ? tt_arena_alloc(a, n) : calloc(1, n);
+}
 
-static int dec_bytes(struct tt_av *out, enum tt_av_type t, const void *src, size_t len) {
-  char *s = malloc(len + 1);
+static char *dec_text(struct tt_arena *a, const void *src, size_t len) {
+  char *s = a ? tt_arena_bytes(a, len + 1) : malloc(len + 1);
+  if (s) {
+    memcpy(s, src, len);
+    s[len] = '\0';
+  }
+  return s;
+}
+
+static int dec_value(const unsigned char **p, struct tt_av *out, struct tt_arena *a);
+
+static int dec_bytes(struct tt_av *out, enum tt_av_type t, const void *src, size_t len,
+                     struct tt_arena *a) {
+  char *s = dec_text(a, src, len);
   if (s == NULL)
     return -1;
-  memcpy(s, src, len);
-  s[len] = '\0';
   out->type = t; /* stored values are already canonical: no re-parse */
   out->len = len;
   out->u.bytes = s;
   return 0;
 }
 
-static int dec_members(const unsigned char **p, struct tt_av *out, const struct dec_top *top) {
+static int dec_members(const unsigned char **p, struct tt_av *out, const struct dec_top *top,
+                       struct tt_arena *a) {
   size_t n = get_varint(p);
-  if (tt_av_map(out, n) != 0)
+  memset(out, 0, sizeof(*out));
+  out->type = TT_AV_NULL;
+  if (n && (out->u.members = dec_alloc(a, n * sizeof(*out->u.members))) == NULL)
     return -1;
+  out->type = TT_AV_M;
+  out->len = n;
   for (size_t i = 0; i < n; i++) {
     struct tt_av_member *mb = &out->u.members[i];
     size_t v = get_varint(p), len = v >> 1;
     const char *name = (const char *)*p;
+    mb->value.type = TT_AV_NULL;
     if (v & 1)
       *p += len;
     else
       name = memdb_names_get(top->names, (uint32_t)len, &len);
-    if ((mb->name = malloc(len + 1)) == NULL)
+    if ((mb->name = dec_text(a, name, len)) == NULL)
       return -1;
-    memcpy(mb->name, name, len);
-    mb->name[len] = '\0';
     mb->name_len = len;
     if (top && (**p == KEY_PK || **p == KEY_SK)) {
       const struct memdb_kv *k = *(*p)++ == KEY_PK ? &top->pk : &top->sk;
-      memset(&mb->value, 0, sizeof(mb->value));
-      if (dec_bytes(&mb->value, k->type, k->p, k->len) != 0) {
-        mb->value.type = TT_AV_NULL;
+      if (dec_bytes(&mb->value, k->type, k->p, k->len, a) != 0)
         return -1;
-      }
-    } else if (dec_value(p, &mb->value) != 0) {
+    } else if (dec_value(p, &mb->value, a) != 0) {
       return -1;
     }
   }
   return 0;
 }
 
-static int dec_value(const unsigned char **p, struct tt_av *out) {
+static int dec_value(const unsigned char **p, struct tt_av *out, struct tt_arena *a) {
   enum tt_av_type t = (enum tt_av_type) * (*p)++;
   memset(out, 0, sizeof(*out));
   out->type = TT_AV_NULL;
@@ -185,7 +202,7 @@ static int dec_value(const unsigned char **p, struct tt_av *out) {
   case TT_AV_N:
   case TT_AV_B: {
     size_t len = get_varint(p);
-    if (dec_bytes(out, t, *p, len) != 0)
+    if (dec_bytes(out, t, *p, len, a) != 0)
       return -1;
     *p += len;
     return 0;
@@ -200,32 +217,43 @@ static int dec_value(const unsigned char **p, struct tt_av *out) {
   case TT_AV_BS:
   case TT_AV_L: {
     size_t n = get_varint(p);
-    if (tt_av_list(out, t, n) != 0)
+    if (n && (out->u.elems = dec_alloc(a, n * sizeof(*out->u.elems))) == NULL)
       return -1;
+    out->type = t;
+    out->len = n;
     for (size_t i = 0; i < n; i++)
-      if (dec_value(p, &out->u.elems[i]) != 0)
+      out->u.elems[i].type = TT_AV_NULL;
+    for (size_t i = 0; i < n; i++)
+      if (dec_value(p, &out->u.elems[i], a) != 0)
         return -1;
     return 0;
   }
   case TT_AV_M:
-    return dec_members(p, out, NULL);
+    return dec_members(p, out, NULL, a);
   }
   return -1;
 }
 
-int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
-                      struct tt_av *out) {
+int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
+                         struct tt_av *out, struct tt_arena *a) {
   struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
   top.pk = dec_key(&p);
   if (has_sk)
     top.sk = dec_key(&p);
-  if (dec_members(&p, out, &top) != 0) {
-    tt_av_free(out);
+  if (dec_members(&p, out, &top, a) != 0) {
+    if (a == NULL)
+      tt_av_free(out);
+    memset(out, 0, sizeof(*out));
     return -1;
   }
   return 0;
+}
+
+int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
+                      struct tt_av *out) {
+  return memdb_item_decode_in(t, it, out, NULL);
 }
 
 static size_t item_alloc_size(const struct memdb_item *it) {
