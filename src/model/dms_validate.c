@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "model/model_err.h"
 #include "model/model_priv.h"
+#include "value/json_exact.h"
 
 /* Limits: DynamoDB's own (20 GSIs, 5 LSIs, 100 projected non-key attributes
  * over all indexes, 255-byte key attribute names) and sane bounds for the
@@ -387,6 +388,13 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (a->name == NULL)
     return oom(c);
   a->name_len = strlen(name);
+  struct tt_buf key;
+  tt_buf_init(&key, 0);
+  if (tt_json_write_string(&key, a->name, a->name_len, 0) != 0 || tt_buf_append(&key, ":", 1) != 0) {
+    tt_buf_free(&key);
+    return oom(c);
+  }
+  a->json_key = tt_buf_steal(&key, &a->json_key_len);
 
   const char *type;
   if (get_string(c, &w, obj, "type", true, &type) != 0)

@@ -53,6 +53,7 @@ struct tt_model *tt_model_priv_alloc(void) {
 static void model_free(struct tt_model *m) {
   for (size_t i = 0; i < m->n_attrs; i++) {
     free(m->attrs[i].name);
+    free(m->attrs[i].json_key);
     json_decref(m->attrs[i].tags);
     json_decref(m->attrs[i].index_roles);
   }
@@ -165,6 +166,30 @@ const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const c
       lo = mid + 1;
     else
       hi = mid;
+  }
+  return NULL;
+}
+
+const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const char *name,
+                                               size_t n, size_t *pos) {
+  CHECK_MODEL(m);
+  const unsigned char first = n ? (unsigned char)name[0] : 0;
+  for (; *pos < m->n_attrs; ++*pos) {
+    const struct tt_model_attr *a = &m->attrs[m->by_name[*pos]];
+    /* The first byte settles most steps without a call to memcmp. */
+    int c = (int)(unsigned char)a->name[0] - (int)first;
+    if (c == 0 && n) {
+      size_t k = a->name_len < n ? a->name_len : n;
+      c = memcmp(a->name, name, k);
+      if (c == 0)
+        c = a->name_len < n ? -1 : (a->name_len > n ? 1 : 0);
+    } else if (c == 0) {
+      c = a->name_len > 0 ? 1 : 0;
+    }
+    if (c == 0)
+      return a;
+    if (c > 0)
+      return NULL;
   }
   return NULL;
 }

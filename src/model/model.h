@@ -70,6 +70,8 @@ enum tt_model_projection {
 struct tt_model_attr {
   char *name;
   size_t name_len;
+  char *json_key; /* the name as a JSON object key: quoted, escaped, then ':' */
+  size_t json_key_len;
   enum tt_av_type type;
   unsigned roles; /* TT_ROLE_* bits */
   enum tt_model_format format;
@@ -182,6 +184,12 @@ const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const c
 
 /* The partition-key attribute (never NULL) and the sort-key attribute (NULL
  * when the table has none). */
+/* tt_model_attr_find for names visited in ascending byte order (an M
+ * value's members): a merge walk from *pos (start at 0), which it leaves at
+ * the first attribute not below `name`. */
+const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const char *name,
+                                               size_t n, size_t *pos);
+
 const struct tt_model_attr *tt_model_pk(const struct tt_model *m);
 const struct tt_model_attr *tt_model_sk(const struct tt_model *m);
 

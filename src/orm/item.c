@@ -554,6 +554,14 @@ static size_t answer_size_hint(const struct tt_av *item) {
   return n;
 }
 
+/* `"name":` -- a model attribute's is written once, when the model loads. */
+static int write_key(struct tt_buf *b, const struct tt_model_attr *a,
+                     const struct tt_av_member *mb) {
+  if (a)
+    return tt_buf_append(b, a->json_key, a->json_key_len);
+  return tt_json_write_string(b, mb->name, mb->name_len, 0) != 0 ? -1 : tt_buf_append(b, ":", 1);
+}
+
 int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct tt_av *item,
                       const json_t *select, struct tt_error *err) {
   bool first = true;
@@ -567,15 +575,15 @@ int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct t
     (void)tt_buf_reserve(b, answer_size_hint(item));
   if (tt_buf_append(b, "{", 1) != 0)
     return write_failed(err);
+  size_t pos = 0; /* members come in name order: a merge walk finds their attributes */
   for (size_t i = 0; i < item->len; i++) {
     const struct tt_av_member *mb = &item->u.members[i];
     if (!selected(select, mb->name, mb->name_len))
       continue;
-    const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
+    const struct tt_model_attr *a = tt_model_attr_seek(m, mb->name, mb->name_len, &pos);
     if (still_sealed(a, &mb->value))
       return sealed_refused(a, err);
-    if ((!first && tt_buf_append(b, ",", 1) != 0) ||
-        tt_json_write_string(b, mb->name, mb->name_len, 0) != 0 || tt_buf_append(b, ":", 1) != 0 ||
+    if ((!first && tt_buf_append(b, ",", 1) != 0) || write_key(b, a, mb) != 0 ||
         tt_logical_write(b, &mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a)) != 0)
       return write_failed(err);
     first = false;
