@@ -170,22 +170,22 @@ const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const c
   return NULL;
 }
 
+/* Byte order of two names, shorter first on a tie: a loop, since names
+ * are short and most steps of a merge walk settle on their first bytes. */
+static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+  size_t k = an < bn ? an : bn;
+  for (size_t i = 0; i < k; i++)
+    if (a[i] != b[i])
+      return (int)(unsigned char)a[i] - (int)(unsigned char)b[i];
+  return an < bn ? -1 : (an > bn ? 1 : 0);
+}
+
 const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const char *name,
                                                size_t n, size_t *pos) {
   CHECK_MODEL(m);
-  const unsigned char first = n ? (unsigned char)name[0] : 0;
   for (; *pos < m->n_attrs; ++*pos) {
     const struct tt_model_attr *a = &m->attrs[m->by_name[*pos]];
-    /* The first byte settles most steps without a call to memcmp. */
-    int c = (int)(unsigned char)a->name[0] - (int)first;
-    if (c == 0 && n) {
-      size_t k = a->name_len < n ? a->name_len : n;
-      c = memcmp(a->name, name, k);
-      if (c == 0)
-        c = a->name_len < n ? -1 : (a->name_len > n ? 1 : 0);
-    } else if (c == 0) {
-      c = a->name_len > 0 ? 1 : 0;
-    }
+    int c = name_cmp(a->name, a->name_len, name, n);
     if (c == 0)
       return a;
     if (c > 0)
