@@ -124,6 +124,30 @@ START_TEST(fixture_order_details) {
   ck_assert_ptr_null(tt_model_attr_find(m, "PKX", 3));
   ck_assert_ptr_null(tt_model_attr_find(m, "nickname", 8));
 
+  /* The merge walk finds what the binary search finds, for every sorted
+   * subset of the names and near misses around them. */
+  const char *probes[] = {"",       "A",         "P",          "PK",     "PKX",
+                          "S",      "SK",        "a",          "am",     "amount",
+                          "c",      "createdAt", "createdAtX", "status", "tta",
+                          "ttl",    "updatedAt", "version",    "zz"}; /* in byte order */
+  size_t np = sizeof(probes) / sizeof(probes[0]);
+  for (unsigned mask = 0; mask < (1u << 10); mask++) {
+    size_t pos = 0;
+    unsigned bits = mask * 2654435761u; /* spread the subsets over all probes */
+    for (size_t i = 0; i < np; i++) {
+      if (i > 0)
+        ck_assert_int_lt(strcmp(probes[i - 1], probes[i]), 0);
+      if (!((bits >> (i % 32)) & 1))
+        continue;
+      size_t n = strlen(probes[i]);
+      const struct tt_model_attr *want = tt_model_attr_find(m, probes[i], n);
+      ck_assert_ptr_eq(tt_model_attr_seek(m, probes[i], n, &pos), want);
+    }
+  }
+  /* Each attribute's JSON key is its quoted name and a colon. */
+  ck_assert_uint_eq(pk->json_key_len, 5);
+  ck_assert_int_eq(memcmp(pk->json_key, "\"PK\":", 5), 0);
+
   const struct tt_model_index *ix = tt_model_index_find(m, "gsi-status");
   ck_assert_ptr_nonnull(ix);
   ck_assert_ptr_null(tt_model_index_find(m, "gsi-email"));

@@ -966,6 +966,46 @@ START_TEST(memdb_typed_query_pages) {
 }
 END_TEST
 
+/* A page the store keeps whole is decoded into the result's arena; a
+ * projected one is not; own_items turns arena items into owned clones. */
+START_TEST(memdb_typed_page_in_arena) {
+  struct fx f;
+  setup_query(&f);
+  struct tt_av vals = av_map("{':p':{'S':'p'},':one':{'N':'1'}}");
+  struct tt_ddb_read_request q = {.table = "cmp", .key_condition = "pk = :p", .values = &vals,
+                                  .filter = "v = :one", .limit = 6};
+  struct tt_backend_call c;
+  ck_assert_int_eq(typed_call(&f, TT_DDB_QUERY, NULL, &q, &c), 0);
+  /* The filter dropped three of six: their memory went back to the arena. */
+  ck_assert(c.read_out.items_in_arena);
+  ck_assert_ptr_nonnull(c.read_out.arena.chunks);
+  ck_assert_uint_eq(c.read_out.n_items, 3);
+  ck_assert_uint_eq(c.read_out.scanned_count, 6);
+  assert_av(&c.read_out.items[1], "{'pk':{'S':'p'},'sk':{'N':'3'},'v':{'N':'1'}}");
+  ck_assert_int_eq(tt_ddb_read_result_own_items(&c.read_out), 0);
+  ck_assert(!c.read_out.items_in_arena);
+  ck_assert_ptr_null(c.read_out.arena.chunks);
+  for (size_t i = 0; i < 3; i++) {
+    char want[96];
+    snprintf(want, sizeof(want), "{'pk':{'S':'p'},'sk':{'N':'%zu'},'v':{'N':'1'}}", 2 * i + 1);
+    assert_av(&c.read_out.items[i], want);
+  }
+  /* Owned items may be changed and freed one by one. */
+  tt_av_free(&c.read_out.items[0]);
+  ck_assert_int_eq(tt_av_clone(&c.read_out.items[0], &c.read_out.items[2]), 0);
+  tt_ddb_read_result_free(&c.read_out);
+
+  q.projection = "sk";
+  ck_assert_int_eq(typed_call(&f, TT_DDB_QUERY, NULL, &q, &c), 0);
+  ck_assert(!c.read_out.items_in_arena);
+  ck_assert_uint_eq(c.read_out.n_items, 3);
+  assert_av(&c.read_out.items[0], "{'sk':{'N':'1'}}");
+  tt_ddb_read_result_free(&c.read_out);
+  tt_av_free(&vals);
+  fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(memdb_typed_query_filter_and_errors) {
   struct fx f;
   setup_query(&f);
@@ -1311,6 +1351,7 @@ static Suite *suite(void) {
   tcase_add_test(m, memdb_typed_condition_failure);
   tcase_add_test(m, memdb_typed_validation_errors_match_json);
   tcase_add_test(m, memdb_typed_query_pages);
+  tcase_add_test(m, memdb_typed_page_in_arena);
   tcase_add_test(m, memdb_typed_query_filter_and_errors);
   tcase_add_test(m, memdb_typed_scan_segments);
   tcase_add_test(m, memdb_typed_select_count);
