@@ -151,51 +151,24 @@ static int url_parse(const char *url, struct wire_url *u) {
 
 /* ---- the request head ---- */
 
+static bool is_tchar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
+    return true;
+  return c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL;
+}
+
 static bool is_token(const char *s, size_t n) {
   if (n == 0)
     return false;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL)))
+  for (size_t i = 0; i < n; i++)
+    if (!is_tchar((unsigned char)s[i]))
       return false;
-  }
   return true;
 }
 
-/* Splits a caller's "Name: value" line. Returns 0, or UV_EINVAL for a line
- * that is not one header (no colon, a bad name, CR/LF/NUL in the value). */
-static int header_split(const char *h, size_t *nlen, const char **v, size_t *vlen) {
-  const char *colon = strchr(h, ':');
-  if (colon == NULL || !is_token(h, (size_t)(colon - h)))
-    return UV_EINVAL;
-  *nlen = (size_t)(colon - h);
-  const char *s = colon + 1;
-  while (*s == ' ' || *s == '\t')
-    s++;
-  size_t n = strlen(s);
-  for (size_t i = 0; i < n; i++)
-    if (s[i] == '\r' || s[i] == '\n')
-      return UV_EINVAL;
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-    n--;
-  *v = s;
-  *vlen = n;
-  return 0;
-}
-
-static bool name_is(const char *h, size_t nlen, const char *lname) {
-  return strlen(lname) == nlen && strncasecmp(h, lname, nlen) == 0;
-}
-
-static int headers_check(const struct tt_http_request *req) {
-  for (const char *const *p = req->headers; p && *p; p++) {
-    size_t nlen, vlen;
-    const char *v;
-    if (header_split(*p, &nlen, &v, &vlen) != 0 || name_is(*p, nlen, "transfer-encoding"))
-      return UV_EINVAL; /* we frame the body ourselves */
-  }
-  return 0;
+/* Whether header line `h` is named `lname` (lower case, with its colon). */
+static bool named(const char *h, const char *lname, size_t len) {
+  return strncasecmp(h, lname, len) == 0;
 }
 
 static int put_u64(struct tt_buf *b, uint64_t x) {
@@ -213,22 +186,35 @@ static int put_u64(struct tt_buf *b, uint64_t x) {
  * them, the caller's headers in order, Content-Length for a body or a
  * POST/PUT. A caller header with an empty value is not sent and suppresses
  * our default of that name (libcurl's "Name:" rule); a caller's
- * Content-Length is replaced by ours. */
+ * Content-Length is replaced by ours. Returns 0, UV_EINVAL for a caller
+ * line that is not one header (no colon, a bad name, CR or LF in the value:
+ * what would split the request; Transfer-Encoding: we frame the body), or
+ * UV_ENOMEM. One pass over each value: they hold long signatures and
+ * tokens. */
 static int head_build(struct tt_buf *b, const char *method, const struct wire_url *u,
                       const struct tt_http_request *req) {
   bool has_host = false, has_ua = false, has_accept = false;
   for (const char *const *p = req->headers; p && *p; p++) {
-    size_t nlen = strcspn(*p, ":");
-    has_host |= name_is(*p, nlen, "host");
-    has_ua |= name_is(*p, nlen, "user-agent");
-    has_accept |= name_is(*p, nlen, "accept");
+    switch ((*p)[0] | 0x20) { /* the first letter, lower case */
+    case 'h':
+      has_host |= named(*p, "host:", 5);
+      break;
+    case 'u':
+      has_ua |= named(*p, "user-agent:", 11);
+      break;
+    case 'a':
+      has_accept |= named(*p, "accept:", 7);
+      break;
+    default:
+      break;
+    }
   }
   tt_buf_reset(b);
   int bad = tt_buf_puts(b, method) | tt_buf_append(b, " ", 1);
   if (u->path_len == 0 || u->path[0] == '?')
     bad |= tt_buf_append(b, "/", 1);
   bad |= tt_buf_append(b, u->path, u->path_len) | tt_buf_puts(b, " HTTP/1.1\r\n");
-  if (!has_host) {
+  if (!has_host) { /* first, as RFC 9112 asks */
     bad |= tt_buf_puts(b, "Host: ");
     if (u->v6)
       bad |= tt_buf_append(b, "[", 1);
@@ -239,19 +225,30 @@ static int head_build(struct tt_buf *b, const char *method, const struct wire_ur
       bad |= tt_buf_append(b, ":", 1) | put_u64(b, u->port);
     bad |= tt_buf_append(b, "\r\n", 2);
   }
+  for (const char *const *p = req->headers; p && *p; p++) {
+    const char *h = *p;
+    size_t nlen = 0;
+    while (h[nlen] != ':' && is_tchar((unsigned char)h[nlen]))
+      nlen++;
+    if (nlen == 0 || h[nlen] != ':')
+      return UV_EINVAL;
+    const char *v = h + nlen + 1;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    size_t vlen = strcspn(v, "\r\n");
+    if (v[vlen] != '\0' || (nlen == 17 && named(h, "transfer-encoding:", 18)))
+      return UV_EINVAL;
+    while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+      vlen--;
+    if (vlen == 0 || (nlen == 14 && named(h, "content-length:", 15)))
+      continue;
+    bad |= tt_buf_append(b, h, nlen) | tt_buf_append(b, ": ", 2) | tt_buf_append(b, v, vlen) |
+           tt_buf_append(b, "\r\n", 2);
+  }
   if (!has_ua)
     bad |= tt_buf_puts(b, "User-Agent: tabletheoryd\r\n");
   if (!has_accept)
     bad |= tt_buf_puts(b, "Accept: */*\r\n");
-  for (const char *const *p = req->headers; p && *p; p++) {
-    size_t nlen, vlen;
-    const char *v;
-    header_split(*p, &nlen, &v, &vlen); /* checked by headers_check */
-    if (vlen == 0 || name_is(*p, nlen, "content-length"))
-      continue;
-    bad |= tt_buf_append(b, *p, nlen) | tt_buf_append(b, ": ", 2) | tt_buf_append(b, v, vlen) |
-           tt_buf_append(b, "\r\n", 2);
-  }
   if (req->body != NULL || req->body_len > 0 || strcmp(method, "POST") == 0 ||
       strcmp(method, "PUT") == 0)
     bad |= tt_buf_puts(b, "Content-Length: ") | put_u64(b, req->body_len) |
@@ -414,12 +411,32 @@ static void conn_fail(struct wire_conn *cn, enum tt_http_transport t) {
     tt_http_finish(c, t, 0);
 }
 
+/* Sends the request: head and body in one system call when the socket
+ * takes them (the usual case: no write request, no callback), the rest
+ * with one uv_write. A completed write must not wait for its callback: the
+ * answer can arrive in the same loop turn (a request sent from an idle
+ * callback runs after that turn's pending callbacks), and a connection
+ * with a write in flight cannot go back to the pool. */
 static int conn_send(struct wire_conn *cn) {
   struct tt_http_call *c = cn->call;
   uv_buf_t bufs[2] = {uv_buf_init(cn->head.data, (unsigned)cn->head.len),
                       uv_buf_init((char *)(uintptr_t)c->body, (unsigned)c->body_len)};
-  int rc = uv_write(&cn->write, (uv_stream_t *)&cn->tcp, bufs, c->body_len > 0 ? 2 : 1,
-                    on_written);
+  unsigned n = c->body_len > 0 ? 2 : 1;
+  int rc = uv_try_write((uv_stream_t *)&cn->tcp, bufs, n);
+  if (rc < 0 && rc != UV_EAGAIN)
+    return rc;
+  size_t sent = rc > 0 ? (size_t)rc : 0;
+  uv_buf_t *first = bufs;
+  while (n > 0 && sent >= first->len) {
+    sent -= first->len;
+    first++;
+    n--;
+  }
+  if (n == 0)
+    return 0;
+  first->base += sent;
+  first->len -= sent;
+  rc = uv_write(&cn->write, (uv_stream_t *)&cn->tcp, first, n, on_written);
   cn->writing = rc == 0;
   return rc;
 }
@@ -671,19 +688,17 @@ int tt_http_wire_start(struct tt_http_wire *w, struct tt_http_call *c,
   size_t mlen = strlen(method);
   if (w->closing || url_parse(req->url, &u) != 0 || mlen > METHOD_MAX || !is_token(method, mlen))
     return UV_ENOTSUP;
-  int rc = headers_check(req);
-  if (rc != 0)
-    return rc;
   struct wire_conn *cn = idle_take(w, &u);
   bool fresh = cn == NULL;
   if (fresh && (cn = conn_new(w, u.host, u.host_len, u.port)) == NULL)
     return UV_ENOMEM;
-  if (head_build(&cn->head, method, &u, req) != 0) {
+  int rc = head_build(&cn->head, method, &u, req);
+  if (rc != 0) {
     if (fresh)
       conn_close(cn);
     else
       idle_put(w, cn);
-    return UV_ENOMEM;
+    return rc;
   }
   c->wire = true;
   c->body = req->body;
