@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http_wire.c -- our HTTP/1.1 client engine for http:// URLs on the libuv
  * loop: a bounded keep-alive pool per host and port, one request per
- * connection at a time, one uv_write per request, a timer per call. */
+ * connection at a time, one write per request, the call's timer on its
+ * connection. */
 #include "backend/dynamodb/http_wire.h"
 
 #include <assert.h>
