@@ -178,10 +178,11 @@ static void handle(struct tts_conn *c, const struct tts_request *r) {
   case TTS_CLOSE:
     conn_close(c, false);
     return;
-  case TTS_RAW: {
+  case TTS_RAW:
+  case TTS_RAW_KEEP: {
     char *d = malloc(blen + 1);
     memcpy(d, resp.body, blen);
-    conn_write(c, d, blen, true);
+    conn_write(c, d, blen, resp.action == TTS_RAW);
     return;
   }
   case TTS_RESPOND:

@@ -25,6 +25,7 @@ enum tts_action {
   TTS_RESET,   /* close with RST at once */
   TTS_CLOSE,   /* close gracefully without answering */
   TTS_RAW,     /* write `body` verbatim, then close */
+  TTS_RAW_KEEP, /* write `body` verbatim and keep the connection */
 };
 
 struct tts_response {

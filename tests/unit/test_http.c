@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_http.c -- the libcurl-on-libuv HTTP client against a tiny server on
- * the same loop: methods, keep-alive reuse, timeouts, refused and reset
- * connections, cancellation, the body cap, and a clean shutdown. */
+/* test_http.c -- the HTTP client against a tiny server on the same loop
+ * (http:// goes through our engine, https:// through libcurl): methods,
+ * keep-alive reuse, timeouts, refused and reset connections, cancellation,
+ * the body cap, chunked and close-delimited bodies, the retry of a dead
+ * pooled connection, a clean shutdown; and the response parser alone. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +11,82 @@
 #include <uv.h>
 
 #include "backend/dynamodb/http.h"
+#include "backend/dynamodb/http_parse.h"
 #include "http_test_server.h"
 
 static char big_body[5000];
+/* The next `drop_next` requests are answered by closing the connection
+ * (with RST when drop_reset): what a server that closed an idle
+ * keep-alive connection looks like to the client. */
+static int drop_next;
+static bool drop_reset;
+
+static const char chunked_resp[] =
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Test: chunk\r\n\r\n"
+    "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n";
 
 static void handler(void *arg, const struct tts_request *r, struct tts_response *resp) {
   static char echo[256];
+  static char wire[20000];
   (void)arg;
-  if (strcmp(r->path, "/hello") == 0) {
+  if (drop_next > 0) {
+    drop_next--;
+    resp->action = drop_reset ? TTS_RESET : TTS_CLOSE;
+    return;
+  }
+  if (strcmp(r->path, "/chunked") == 0) {
+    resp->action = TTS_RAW_KEEP;
+    resp->body = chunked_resp;
+  } else if (strcmp(r->path, "/chunkbig") == 0) {
+    /* Chunks of 600 bytes: the second one crosses the 1000-byte cap. */
+    size_t n = (size_t)snprintf(wire, sizeof(wire),
+                                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+    for (int i = 0; i < 3; i++) {
+      n += (size_t)snprintf(wire + n, sizeof(wire) - n, "258\r\n");
+      memset(wire + n, 'c', 600);
+      n += 600;
+      n += (size_t)snprintf(wire + n, sizeof(wire) - n, "\r\n");
+    }
+    n += (size_t)snprintf(wire + n, sizeof(wire) - n, "0\r\n\r\n");
+    resp->action = TTS_RAW_KEEP;
+    resp->body = wire;
+    resp->body_len = n;
+  } else if (strcmp(r->path, "/connclose") == 0) {
+    resp->headers = "Connection: close\r\n";
+    resp->body = "bye";
+  } else if (strcmp(r->path, "/http10") == 0) {
+    resp->action = TTS_RAW_KEEP;
+    resp->body = "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  } else if (strcmp(r->path, "/continue") == 0) {
+    resp->action = TTS_RAW_KEEP;
+    resp->body = "HTTP/1.1 100 Continue\r\nX-Test: early\r\n\r\n"
+                 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  } else if (strcmp(r->path, "/untilclose") == 0) {
+    resp->action = TTS_RAW;
+    resp->body = "HTTP/1.1 200 OK\r\nX-Test: eof\r\n\r\nabc";
+  } else if (strcmp(r->path, "/cut") == 0) {
+    resp->action = TTS_RAW;
+    resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
+  } else if (strcmp(r->path, "/garbage") == 0) {
+    resp->action = TTS_RAW_KEEP;
+    resp->body = "SSH-2.0-OpenSSH_9.2\r\n\r\n";
+  } else if (strcmp(r->path, "/manyheaders") == 0) {
+    size_t n = (size_t)snprintf(wire, sizeof(wire), "HTTP/1.1 200 OK\r\n");
+    for (int i = 0; i < 200; i++)
+      n += (size_t)snprintf(wire + n, sizeof(wire) - n, "X-H%d: v\r\n", i);
+    n += (size_t)snprintf(wire + n, sizeof(wire) - n, "Content-Length: 0\r\n\r\n");
+    resp->action = TTS_RAW_KEEP;
+    resp->body = wire;
+    resp->body_len = n;
+  } else if (strcmp(r->path, "/longline") == 0) {
+    size_t n = (size_t)snprintf(wire, sizeof(wire), "HTTP/1.1 200 OK\r\nX-Long: ");
+    memset(wire + n, 'l', 9000);
+    n += 9000;
+    n += (size_t)snprintf(wire + n, sizeof(wire) - n, "\r\nContent-Length: 0\r\n\r\n");
+    resp->action = TTS_RAW_KEEP;
+    resp->body = wire;
+    resp->body_len = n;
+  } else if (strcmp(r->path, "/hello") == 0) {
     resp->headers = "X-Test: Yes\r\nX-Amzn-RequestId: abc123\r\n";
     resp->body = "hello";
   } else if (strcmp(r->path, "/echo") == 0) {
@@ -90,6 +160,8 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
 
 static void setup_with(size_t max_body) {
   memset(&F, 0, sizeof(F));
+  drop_next = 0;
+  drop_reset = false;
   memset(big_body, 'b', sizeof(big_body));
   ck_assert_int_eq(uv_loop_init(&F.loop), 0);
   ck_assert_int_eq(tts_start(&F.srv, &F.loop, handler, NULL), 0);
@@ -410,6 +482,417 @@ START_TEST(response_header_lookup) {
 }
 END_TEST
 
+
+/* ---- our engine (http://) ---- */
+
+static int count_lines(const char *headers, const char *lname) {
+  int n = 0;
+  size_t l = strlen(lname);
+  for (const char *p = headers; p && (p = strstr(p, lname)) != NULL; p += l)
+    if ((p == headers || p[-1] == '\n') && p[l] == ':')
+      n++;
+  return n;
+}
+
+START_TEST(request_head_on_the_wire) {
+  /* What libcurl sent: Host with the port, User-Agent, Accept, the caller's
+   * headers, Content-Length for a body; no Expect. */
+  struct res r;
+  char v[128], want[64];
+  run1(&r, "POST", "/echo", "abc", 0);
+  ck_assert_str_eq(r.body, "POST:abc");
+  snprintf(want, sizeof(want), "127.0.0.1:%d", F.srv.port);
+  ck_assert_str_eq(tts_header(&F.srv.last, "host", v, sizeof(v)), want);
+  ck_assert_str_eq(tts_header(&F.srv.last, "user-agent", v, sizeof(v)), "tabletheoryd");
+  ck_assert_str_eq(tts_header(&F.srv.last, "accept", v, sizeof(v)), "*/*");
+  ck_assert_str_eq(tts_header(&F.srv.last, "content-length", v, sizeof(v)), "3");
+  ck_assert_str_eq(tts_header(&F.srv.last, "content-type", v, sizeof(v)), "text/plain");
+  ck_assert_ptr_null(tts_header(&F.srv.last, "expect", v, sizeof(v)));
+  ck_assert_ptr_null(tts_header(&F.srv.last, "transfer-encoding", v, sizeof(v)));
+  run_bare(&r, "GET", "/echo?x=1#frag");
+  ck_assert_str_eq(F.srv.last.path, "/echo?x=1");
+  ck_assert_ptr_null(tts_header(&F.srv.last, "content-length", v, sizeof(v)));
+  run_bare(&r, "PUT", "/echo"); /* PUT without a body: Content-Length: 0 */
+  ck_assert_str_eq(tts_header(&F.srv.last, "content-length", v, sizeof(v)), "0");
+
+  /* The caller's Host (the signed one) and Accept replace ours; an empty
+   * value removes a header; a caller's Content-Length is replaced. */
+  char u[128];
+  url(u, sizeof(u), "/echo");
+  static const char *const hdrs[] = {"Host: signed.example:8000", "Accept: text/xml",
+                                     "X-Empty:", "Content-Length: 99", NULL};
+  struct tt_http_request req = {.method = "POST", .url = u, .headers = hdrs, .body = "xy",
+                                .body_len = 2};
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+  while (r.ndone == 0)
+    uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_str_eq(r.body, "POST:xy");
+  ck_assert_str_eq(tts_header(&F.srv.last, "host", v, sizeof(v)), "signed.example:8000");
+  ck_assert_int_eq(count_lines(F.srv.last.headers, "host"), 1);
+  ck_assert_int_eq(count_lines(F.srv.last.headers, "accept"), 1);
+  ck_assert_str_eq(tts_header(&F.srv.last, "accept", v, sizeof(v)), "text/xml");
+  ck_assert_ptr_null(tts_header(&F.srv.last, "x-empty", v, sizeof(v)));
+  ck_assert_str_eq(tts_header(&F.srv.last, "content-length", v, sizeof(v)), "2");
+
+  /* A header that would split the request is refused; done never runs. */
+  static const char *const evil[] = {"X-A: 1\r\nX-B: 2", NULL};
+  req.headers = evil;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), UV_EINVAL);
+  uv_run(&F.loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(r.ndone, 0);
+}
+END_TEST
+
+START_TEST(chunked_bodies) {
+  struct res r;
+  run1(&r, "GET", "/chunked", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "hello world");
+  ck_assert_str_eq(r.xtest, "chunk");
+  run1(&r, "GET", "/chunked", NULL, 0);
+  ck_assert_str_eq(r.body, "hello world");
+  ck_assert_uint_eq(F.srv.connections, 1); /* a complete chunked body keeps it */
+  run1(&r, "GET", "/chunkbig", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TOO_LARGE);
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(connection_close_and_http10) {
+  struct res r;
+  run1(&r, "GET", "/connclose", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "bye");
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_uint_eq(F.srv.connections, 2); /* not reused after Connection: close */
+  run1(&r, "GET", "/http10", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "ok");
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_uint_eq(F.srv.connections, 3); /* nor after an HTTP/1.0 answer */
+  run1(&r, "GET", "/untilclose", NULL, 0); /* no length: the body ends at close */
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "abc");
+  ck_assert_str_eq(r.xtest, "eof");
+  run1(&r, "GET", "/cut", NULL, 0); /* closed before Content-Length bytes */
+  ck_assert_int_eq(r.transport, TT_HTTP_RESET);
+  run1(&r, "GET", "/continue", NULL, 0); /* 100 Continue skipped, its headers too */
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(r.body, "ok");
+  ck_assert_str_eq(r.xtest, "");
+}
+END_TEST
+
+START_TEST(idle_closed_connection_retried_once) {
+  struct res r;
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_uint_eq(F.srv.connections, 1);
+  /* The server closes the pooled connection as the request arrives: sent
+   * again, once, on a fresh connection; the caller sees only the answer. */
+  drop_next = 1;
+  run1(&r, "POST", "/echo", "abc", 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "POST:abc");
+  ck_assert_uint_eq(F.srv.connections, 2);
+  ck_assert_uint_eq(F.srv.requests, 3);
+  drop_next = 1; /* the same with a reset */
+  drop_reset = true;
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.connections, 3);
+  ck_assert_uint_eq(F.srv.requests, 5);
+  /* The fresh connection dies too: no second retry. */
+  drop_next = 2;
+  drop_reset = false;
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_RESET);
+  ck_assert_uint_eq(F.srv.requests, 7);
+  /* A fresh connection that dies is not retried at all. */
+  drop_next = 1;
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_RESET);
+  ck_assert_uint_eq(F.srv.requests, 8);
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(header_limits) {
+  struct res r;
+  run1(&r, "GET", "/manyheaders", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OTHER);
+  run1(&r, "GET", "/longline", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OTHER);
+  run1(&r, "GET", "/garbage", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OTHER);
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(resolved_name) {
+  /* "localhost" goes through getaddrinfo (and on to the next address when
+   * ::1 refuses). */
+  char u[128];
+  snprintf(u, sizeof(u), "http://localhost:%d/hello", F.srv.port);
+  struct tt_http_request req = {.method = "GET", .url = u};
+  for (int i = 0; i < 2; i++) {
+    struct res r;
+    memset(&r, 0, sizeof(r));
+    ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+    while (r.ndone == 0)
+      uv_run(&F.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+    ck_assert_str_eq(r.body, "hello");
+  }
+  ck_assert_uint_eq(F.srv.connections, 1);
+}
+END_TEST
+
+START_TEST(cancel_while_connecting_or_resolving) {
+  char u1[128], u2[128];
+  snprintf(u1, sizeof(u1), "http://127.0.0.1:%d/hello", F.srv.port);
+  snprintf(u2, sizeof(u2), "http://localhost:%d/hello", F.srv.port);
+  struct tt_http_request q1 = {.method = "GET", .url = u1};
+  struct tt_http_request q2 = {.method = "GET", .url = u2};
+  struct res r1, r2;
+  memset(&r1, 0, sizeof(r1));
+  memset(&r2, 0, sizeof(r2));
+  ck_assert_int_eq(tt_http_start(F.http, &r1.call, &q1, on_done, &r1), 0); /* connecting */
+  ck_assert_int_eq(tt_http_start(F.http, &r2.call, &q2, on_done, &r2), 0); /* resolving */
+  tt_http_cancel(F.http, &r1.call);
+  tt_http_cancel(F.http, &r2.call);
+  ck_assert_int_eq(r1.ndone + r2.ndone, 0);
+  while (r1.ndone == 0 || r2.ndone == 0)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  ck_assert_int_eq(r1.transport, TT_HTTP_CANCELED);
+  ck_assert_int_eq(r2.transport, TT_HTTP_CANCELED);
+  ck_assert_uint_eq(F.srv.requests, 0);
+  /* teardown closes at once: a getaddrinfo still running is joined too */
+}
+END_TEST
+
+START_TEST(close_with_pooled_connections) {
+  char u[128];
+  url(u, sizeof(u), "/hello");
+  struct tt_http_request req = {.method = "GET", .url = u};
+  struct res r[3];
+  memset(r, 0, sizeof(r));
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(tt_http_start(F.http, &r[i].call, &req, on_done, &r[i]), 0);
+  while (r[0].ndone + r[1].ndone + r[2].ndone < 3)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  ck_assert_uint_eq(F.srv.connections, 3);
+  /* teardown: three idle connections in the pool, closed with the client;
+   * uv_loop_close must return 0 */
+}
+END_TEST
+
+/* ---- the response parser alone ---- */
+
+struct parsed {
+  int rc;
+  long status;
+  bool keep_alive;
+  struct tt_buf headers, body;
+  size_t used;
+};
+
+/* Feeds `in` in pieces of `step` bytes (0: at once), then EOF when `eof`. */
+static void parse_in(struct parsed *o, const char *in, size_t len, size_t step, bool head,
+                     size_t cap, bool eof) {
+  struct tt_http_parse p;
+  memset(&p, 0, sizeof(p));
+  memset(o, 0, sizeof(*o));
+  tt_buf_init(&o->headers, 64 * 1024);
+  tt_buf_init(&o->body, cap);
+  tt_http_parse_init(&p, head, &o->headers, &o->body);
+  size_t off = 0;
+  o->rc = TT_HTTP_PARSE_MORE;
+  while (off < len && o->rc == TT_HTTP_PARSE_MORE) {
+    size_t n = step && len - off > step ? step : len - off;
+    size_t used = 0;
+    o->rc = tt_http_parse_feed(&p, in + off, n, &used);
+    ck_assert_uint_le(used, n);
+    off += used;
+  }
+  o->used = off;
+  if (o->rc == TT_HTTP_PARSE_MORE && eof)
+    o->rc = tt_http_parse_eof(&p);
+  o->status = p.status;
+  o->keep_alive = p.keep_alive;
+  tt_http_parse_free(&p);
+}
+
+static void parsed_free(struct parsed *o) {
+  tt_buf_free(&o->headers);
+  tt_buf_free(&o->body);
+}
+
+START_TEST(parse_pieces) {
+  /* Every split of a response gives the same result. */
+  static const char *const cases[] = {
+      "HTTP/1.1 200 OK\r\nContent-Type: a/b\r\nContent-Length: 5\r\n\r\nhello",
+      chunked_resp,
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nX-A:  v  \r\nContent-Length: 2\r\n"
+      "\r\nok",
+      "HTTP/1.1 200 OK\nContent-Length: 2\n\nok", /* bare LF, as curl accepts */
+  };
+  static const char *const bodies[] = {"hello", "hello world", "ok", "ok"};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    for (size_t step = 0; step < 8; step++) {
+      struct parsed o;
+      parse_in(&o, cases[c], strlen(cases[c]), step, false, 1000, false);
+      ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+      ck_assert_uint_eq(o.used, strlen(cases[c]));
+      ck_assert_str_eq(o.body.data, bodies[c]);
+      ck_assert(o.keep_alive);
+      parsed_free(&o);
+    }
+  }
+  struct parsed o;
+  parse_in(&o, cases[2], strlen(cases[2]), 1, false, 1000, false);
+  ck_assert_int_eq(o.status, 201);
+  ck_assert_str_eq(o.headers.data, "x-a: v\r\ncontent-length: 2\r\n");
+  parsed_free(&o);
+  parse_in(&o, cases[0], strlen(cases[0]), 0, false, 1000, false);
+  ck_assert_str_eq(o.headers.data, "content-type: a/b\r\ncontent-length: 5\r\n");
+  parsed_free(&o);
+}
+END_TEST
+
+START_TEST(parse_framing) {
+  struct parsed o;
+  const char *s;
+  /* HEAD, 204 and 304 have no body whatever Content-Length says. */
+  s = "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, true, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  parsed_free(&o);
+  s = "HTTP/1.1 204 No Content\r\nContent-Length: 50\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  parsed_free(&o);
+  /* Bytes past the end are not part of the response. */
+  s = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  ck_assert_uint_eq(o.used, strlen(s) - 5);
+  parsed_free(&o);
+  /* Connection: close among other tokens; HTTP/1.0. */
+  s = "HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  ck_assert(!o.keep_alive);
+  parsed_free(&o);
+  s = "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert(!o.keep_alive);
+  parsed_free(&o);
+  /* Until close: DONE only at EOF, never reusable. */
+  s = "HTTP/1.1 200 OK\r\n\r\nabc";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_MORE);
+  parsed_free(&o);
+  parse_in(&o, s, strlen(s), 0, false, 1000, true);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  ck_assert(!o.keep_alive);
+  ck_assert_str_eq(o.body.data, "abc");
+  parsed_free(&o);
+  /* Cut short: EOF is an error. */
+  s = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab";
+  parse_in(&o, s, strlen(s), 0, false, 1000, true);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
+  parsed_free(&o);
+  /* Transfer-Encoding wins over Content-Length; a non-chunked coding is
+   * close-delimited. */
+  s = "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  ck_assert_str_eq(o.body.data, "ok");
+  parsed_free(&o);
+  s = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz";
+  parse_in(&o, s, strlen(s), 0, false, 1000, true);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
+  ck_assert(!o.keep_alive);
+  parsed_free(&o);
+  /* The cap: by Content-Length at once, by chunks, by a close-delimited body. */
+  s = "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 10, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
+  parsed_free(&o);
+  s = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n";
+  parse_in(&o, s, strlen(s), 0, false, 10, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
+  parsed_free(&o);
+  s = "HTTP/1.1 200 OK\r\n\r\n12345678901";
+  parse_in(&o, s, strlen(s), 3, false, 10, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
+  parsed_free(&o);
+}
+END_TEST
+
+START_TEST(parse_refuses) {
+  static const char *const bad[] = {
+      "HTTP/2 200\r\n\r\n",
+      "HTTP/1.1 20 OK\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nX-A\r\n\r\n",                      /* no colon */
+      "HTTP/1.1 200 OK\r\nX A: b\r\n\r\n",                   /* space in a name */
+      "HTTP/1.1 200 OK\r\nX-A: b\r\n folded\r\n\r\n",        /* obs-fold */
+      "HTTP/1.1 200 OK\r\nX-A: b\rc\r\n\r\n",                /* CR in a value */
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n",
+      "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct parsed o;
+    parse_in(&o, bad[i], strlen(bad[i]), 0, false, 1000, false);
+    ck_assert_msg(o.rc == TT_HTTP_PARSE_ERROR, "case %zu gave %d", i, o.rc);
+    parsed_free(&o);
+  }
+  /* Limits: header count, line length, head size (1xx heads count too). */
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_buf_puts(&b, "HTTP/1.1 200 OK\r\n");
+  for (int i = 0; i < TT_HTTP_HEADERS_MAX + 1; i++)
+    tt_buf_printf(&b, "X-%d: v\r\n", i);
+  tt_buf_puts(&b, "\r\n");
+  struct parsed o;
+  parse_in(&o, b.data, b.len, 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
+  parsed_free(&o);
+  tt_buf_reset(&b);
+  tt_buf_puts(&b, "HTTP/1.1 200 OK\r\nX-L: ");
+  for (int i = 0; i < TT_HTTP_LINE_MAX; i++)
+    tt_buf_append(&b, "l", 1);
+  tt_buf_puts(&b, "\r\n\r\n");
+  for (size_t step = 0; step < 2; step++) { /* in one piece and split */
+    parse_in(&o, b.data, b.len, step ? 1000 : 0, false, 1000, false);
+    ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
+    parsed_free(&o);
+  }
+  tt_buf_reset(&b);
+  for (int k = 0; k < 20; k++) {
+    tt_buf_puts(&b, "HTTP/1.1 100 Continue\r\n");
+    for (int i = 0; i < 100; i++)
+      tt_buf_printf(&b, "X-%d: %040d\r\n", i, i);
+    tt_buf_puts(&b, "\r\n");
+  }
+  parse_in(&o, b.data, b.len, 0, false, 1000, false);
+  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
+  parsed_free(&o);
+  tt_buf_free(&b);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("http");
   TCase *tc = tcase_create("client");
@@ -428,7 +911,20 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_start_runs_nothing);
   tcase_add_test(tc, start_from_done_and_free_call);
   tcase_add_test(tc, response_header_lookup);
+  tcase_add_test(tc, request_head_on_the_wire);
+  tcase_add_test(tc, chunked_bodies);
+  tcase_add_test(tc, connection_close_and_http10);
+  tcase_add_test(tc, idle_closed_connection_retried_once);
+  tcase_add_test(tc, header_limits);
+  tcase_add_test(tc, resolved_name);
+  tcase_add_test(tc, cancel_while_connecting_or_resolving);
+  tcase_add_test(tc, close_with_pooled_connections);
   suite_add_tcase(s, tc);
+  TCase *tp = tcase_create("parse");
+  tcase_add_test(tp, parse_pieces);
+  tcase_add_test(tp, parse_framing);
+  tcase_add_test(tp, parse_refuses);
+  suite_add_tcase(s, tp);
   return s;
 }
 

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http.c -- outbound HTTP(S) on the libuv loop: one libcurl multi handle
- * driven by uv_poll_t/uv_timer_t, completions delivered from loop callbacks. */
+/* http.c -- outbound HTTP(S) on the libuv loop: the interface, the choice
+ * of engine per URL, the one delivery path of completions, and the libcurl
+ * engine (one multi handle driven by uv_poll_t/uv_timer_t) for https. */
 #include "backend/dynamodb/http.h"
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "backend/dynamodb/http_wire.h"
 
 #define HTTP_MAGIC 0x48545450u /* "HTTP" */
 #define HEADERS_CAP (64u * 1024u)
-#define MAX_IDLE_CONNECTIONS 64L
+#define MAX_IDLE_CONNECTIONS ((long)TT_HTTP_MAX_IDLE)
 /* Idle easy handles kept for reuse. A new handle costs an allocation of
  * libcurl's whole per-transfer state and its initialization, and freeing
  * it again; a reset one keeps both (connections live in the multi handle's
@@ -37,6 +42,7 @@ struct tt_http {
   unsigned magic;
   uv_loop_t *loop;
   CURLM *multi;
+  struct tt_http_wire *wire; /* our engine for http://; NULL: libcurl for all */
   uv_timer_t timer;   /* curl's own timeout (CURLMOPT_TIMERFUNCTION) */
   uv_timer_t deliver; /* delivers completions made outside curl (cancel) */
   /* Watched sockets indexed by fd. Our own table instead of
@@ -101,6 +107,15 @@ static enum tt_http_transport map_curlcode(CURLcode rc, bool too_large) {
 }
 
 /* ---- lists ---- */
+
+static void active_push(struct tt_http *h, struct tt_http_call *c) {
+  c->state = CALL_ACTIVE;
+  c->prev = NULL;
+  c->next = h->active;
+  if (h->active)
+    h->active->prev = c;
+  h->active = c;
+}
 
 static void active_unlink(struct tt_http *h, struct tt_http_call *c) {
   if (c->prev)
@@ -189,6 +204,25 @@ static void deliver_all(struct tt_http *h) {
 }
 
 static void on_deliver(uv_timer_t *t) { deliver_all(t->data); }
+
+void tt_http_finish(struct tt_http_call *c, enum tt_http_transport t, long status) {
+  struct tt_http *h = c->h;
+  c->resp.transport = t;
+  c->resp.status = t == TT_HTTP_OK ? status : 0;
+  if (t != TT_HTTP_OK) { /* what arrived of a failed answer means nothing */
+    tt_buf_free(&c->resp.body);
+    tt_buf_reset(&c->resp.headers);
+  }
+  active_unlink(h, c);
+  fin_push(h, c);
+}
+
+void tt_http_deliver(struct tt_http *h, bool now) {
+  if (now)
+    deliver_all(h);
+  else
+    uv_timer_start(&h->deliver, on_deliver, 0, 0);
+}
 
 /* Moves a transfer that curl reported done to the finished list. */
 static void transfer_done(struct tt_http *h, struct tt_http_call *c, CURLcode rc) {
@@ -360,6 +394,17 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
 
 /* ---- public ---- */
 
+static bool env_set(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && v[0] != '\0';
+}
+
+static bool proxy_configured(void) {
+  /* libcurl reads http_proxy only in lower case for http (a CGI program's
+   * HTTP_PROXY could come from a request header); all_proxy in both. */
+  return env_set("http_proxy") || env_set("all_proxy") || env_set("ALL_PROXY");
+}
+
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out) {
   struct tt_http *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -390,6 +435,14 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   /* Idle keep-alive connections to keep; curl's default (4 per added
    * handle) shrinks to a handful once a burst is over. */
   curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, MAX_IDLE_CONNECTIONS);
+  /* libcurl sends http:// through a proxy named by these variables (and
+   * honours no_proxy); our engine does not speak to proxies, so with one
+   * configured every URL keeps libcurl's behaviour. */
+  if (!proxy_configured() && tt_http_wire_new(loop, h, &h->wire) != 0) {
+    curl_multi_cleanup(h->multi);
+    curl_global_cleanup();
+    goto fail;
+  }
   uv_timer_init(loop, &h->timer);
   uv_timer_init(loop, &h->deliver);
   h->timer.data = h;
@@ -431,7 +484,26 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   call->arg = arg;
   tt_buf_init(&call->resp.body, h->max_body);
   tt_buf_init(&call->resp.headers, HEADERS_CAP);
-  int rc = UV_ENOMEM;
+  uint64_t timeout = req->timeout_ms ? req->timeout_ms : h->timeout_ms;
+  uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
+  int rc;
+  if (h->wire && strncasecmp(req->url, "http://", 7) == 0) {
+    /* On the active list first: the engine may finish the call at once
+     * (delivered later from the delivery timer). */
+    active_push(h, call);
+    rc = tt_http_wire_start(h->wire, call, req, timeout, ctimeout);
+    if (rc == 0)
+      return 0;
+    active_unlink(h, call);
+    call->state = CALL_IDLE;
+    call->wire = false;
+    if (rc != UV_ENOTSUP) {
+      tt_buf_free(&call->resp.body);
+      tt_buf_free(&call->resp.headers);
+      return rc;
+    }
+  }
+  rc = UV_ENOMEM;
   CURL *e = easy_get(h);
   if (e == NULL)
     goto fail;
@@ -450,8 +522,6 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
       goto fail;
     sl = call->headers = t;
   }
-  uint64_t timeout = req->timeout_ms ? req->timeout_ms : h->timeout_ms;
-  uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
   rc = UV_EINVAL;
   if (curl_easy_setopt(e, CURLOPT_URL, req->url) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)call) != CURLE_OK ||
@@ -483,11 +553,7 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
     rc = UV_ENOMEM;
     goto fail;
   }
-  call->state = CALL_ACTIVE;
-  call->next = h->active;
-  if (h->active)
-    h->active->prev = call;
-  h->active = call;
+  active_push(h, call);
   return 0;
 fail:
   if (e)
@@ -504,7 +570,10 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call) {
   assert(h->magic == HTTP_MAGIC);
   if (call->state != CALL_ACTIVE)
     return; /* already finished: done reports what really happened */
-  call_release_easy(h, call, false); /* stopped mid-flight: freed, never reused */
+  if (call->wire)
+    tt_http_wire_detach(h->wire, call); /* its connection is closed */
+  else
+    call_release_easy(h, call, false); /* stopped mid-flight: freed, never reused */
   active_unlink(h, call);
   tt_buf_free(&call->resp.body);
   tt_buf_reset(&call->resp.headers);
@@ -537,10 +606,22 @@ const char *tt_http_response_header(const struct tt_http_response *resp, const c
   return found;
 }
 
-const char *tt_http_version(void) { return curl_version_info(CURLVERSION_NOW)->version; }
+const char *tt_http_version(void) {
+  static char v[96];
+  if (v[0] == '\0')
+    snprintf(v, sizeof(v), "tabletheoryd-http/1.1, libcurl/%s",
+             curl_version_info(CURLVERSION_NOW)->version);
+  return v;
+}
 
 static void on_handle_closed(uv_handle_t *handle) {
   struct tt_http *h = handle->data;
+  if (--h->pending_closes == 0 && h->closed)
+    h->closed(h->closed_arg);
+}
+
+static void on_wire_closed(void *arg) {
+  struct tt_http *h = arg;
   if (--h->pending_closes == 0 && h->closed)
     h->closed(h->closed_arg);
 }
@@ -554,7 +635,10 @@ void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   /* Tolerated in release builds: drop what is left without callbacks. */
   while (h->active) {
     struct tt_http_call *c = h->active;
-    call_release_easy(h, c, false);
+    if (c->wire)
+      tt_http_wire_detach(h->wire, c);
+    else
+      call_release_easy(h, c, false);
     active_unlink(h, c);
     tt_buf_free(&c->resp.body);
     tt_buf_free(&c->resp.headers);
@@ -577,6 +661,10 @@ void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   h->pending_closes += 2;
   uv_close((uv_handle_t *)&h->timer, on_handle_closed);
   uv_close((uv_handle_t *)&h->deliver, on_handle_closed);
+  if (h->wire) { /* pooled connections, their timers, getaddrinfo requests */
+    h->pending_closes++;
+    tt_http_wire_close(h->wire, on_wire_closed, h);
+  }
   h->pending_closes--; /* cannot reach 0 here: the timers are still closing */
 }
 
@@ -585,6 +673,7 @@ void tt_http_destroy(struct tt_http *h) {
     return;
   assert(h->magic == HTTP_MAGIC);
   h->magic = 0;
+  tt_http_wire_destroy(h->wire);
   pool_free(h);
   if (h->multi) { /* never closed: only valid when the loop is gone anyway */
     curl_multi_cleanup(h->multi);

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http.h -- outbound HTTP(S) on the libuv loop: one libcurl multi handle
- * driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, keep-alive reuse, TLS
- * peer verification always on. Used by the dynamodb backend and by the
- * credential providers (STS, ECS/EKS, IMDS). */
+/* http.h -- outbound HTTP(S) on the libuv loop, one interface over two
+ * engines: http:// URLs go through our own HTTP/1.1 client (http_wire.c:
+ * keep-alive pool, no libcurl on the hot path of a local endpoint),
+ * https:// (and any URL that engine leaves alone) through one libcurl multi
+ * handle driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, TLS peer
+ * verification always on. Both map their failures to the same transport
+ * outcomes. Used by the dynamodb backend, KMS and the credential providers
+ * (STS, ECS/EKS, IMDS). docs/internals/http.md says why and how. */
 #ifndef TT_BACKEND_DYNAMODB_HTTP_H
 #define TT_BACKEND_DYNAMODB_HTTP_H
 
@@ -16,7 +20,8 @@
 struct tt_http;
 struct tt_http_call;
 
-/* Transport outcome, mapped once from CURLcode. */
+/* Transport outcome, mapped once per engine (from CURLcode in http.c, from
+ * libuv and parser errors in http_wire.c). */
 enum tt_http_transport {
   TT_HTTP_OK = 0,       /* a response arrived (any status) */
   TT_HTTP_TIMEOUT,      /* connect or transfer timeout */
@@ -50,19 +55,29 @@ typedef void (*tt_http_done_cb)(struct tt_http_call *call, struct tt_http_respon
                                 void *arg);
 
 /* One request in flight. The caller allocates it (zeroing is not needed)
- * and keeps it alive until `done` ran; every field is private to http.c.
- * After `done` returned, http.c never touches the struct again, so `done`
- * may free or reuse it. */
+ * and keeps it alive until `done` ran; every field is private to http.c and
+ * http_wire.c. After `done` returned, neither touches the struct again, so
+ * `done` may free or reuse it. */
 struct tt_http_call {
   struct tt_http *h;
-  void *easy; /* CURL * */
-  void *headers; /* struct curl_slist * */
   tt_http_done_cb done;
   void *arg;
   struct tt_http_response resp;
   struct tt_http_call *prev, *next; /* in h's active or finished list */
   int state;                        /* private: started, finished, delivered */
-  bool too_large;                   /* the write callback hit the body cap */
+  bool wire;                        /* on our engine (else libcurl) */
+  /* libcurl engine */
+  void *easy;     /* CURL * */
+  void *headers;  /* struct curl_slist * */
+  bool too_large; /* the write callback hit the body cap */
+  /* our engine (http_wire.c) */
+  void *conn;                  /* struct wire_conn * while on a connection */
+  const char *body;            /* borrowed from the request until done */
+  size_t body_len;
+  uint64_t deadline;           /* loop time (ms) the whole transfer ends */
+  uint64_t connect_timeout_ms; /* for the retry on a fresh connection */
+  bool head;                   /* a HEAD request: the answer has no body */
+  bool retried;                /* already sent again after a dead pooled connection */
 };
 
 struct tt_http_options {
@@ -94,7 +109,8 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
 const char *tt_http_response_header(const struct tt_http_response *resp, const char *lname,
                                     size_t *len);
 
-/* The libcurl version string, for the startup log. */
+/* The engines' versions ("tabletheoryd-http/1.1, libcurl/x.y.z"), for the
+ * startup log. */
 const char *tt_http_version(void);
 
 

@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* http_wire.c -- our HTTP/1.1 client engine for http:// URLs on the libuv
+ * loop: a bounded keep-alive pool per host and port, one request per
+ * connection at a time, one write per request, the call's timer on its
+ * connection. */
+#include "backend/dynamodb/http_wire.h"
+
+#include <assert.h>
+#include <netdb.h>
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend/dynamodb/http_parse.h"
+
+#define WIRE_MAGIC 0x57495245u /* "WIRE" */
+/* curl's CURLOPT_MAXAGE_CONN default: an idle connection older than this
+ * is not reused (servers drop idle ones; node's default is 5 s, which the
+ * read on idle connections notices first). */
+#define IDLE_MAX_AGE_MS 118000
+/* One read buffer for every connection: the loop is single-threaded and
+ * each read callback consumes its bytes before it returns. */
+#define READ_BUF_SIZE (64u * 1024u)
+#define HOST_MAX 255
+#define METHOD_MAX 16
+
+enum conn_state {
+  C_RESOLVING = 1, /* getaddrinfo outstanding */
+  C_CONNECTING,    /* uv_tcp_connect outstanding */
+  C_BUSY,          /* a request on it: writing and/or reading */
+  C_IDLE,          /* in the pool */
+  C_CLOSED,        /* uv_close called: waiting for close callbacks (and getaddrinfo) */
+};
+
+/* One TCP connection; at most one call on it at a time. Its timer is the
+ * call's (connect, then whole-transfer timeout): a connection's life is
+ * longer than a call's, so a call never waits for a handle to close. */
+struct wire_conn {
+  uv_tcp_t tcp;
+  uv_timer_t timer;
+  uv_connect_t connect;
+  uv_write_t write;
+  uv_getaddrinfo_t gai;
+  struct tt_http_wire *w;
+  struct wire_conn *prev, *next;   /* every connection not yet freed */
+  struct wire_conn *iprev, *inext; /* the idle pool, most recent first */
+  struct tt_http_call *call;
+  enum conn_state state;
+  int closes;        /* close callbacks still to come */
+  bool gai_pending;  /* on_resolved still to come */
+  bool writing;      /* on_written still to come */
+  bool reused;       /* taken from the pool: a dead peer is retried once */
+  bool tcp_used;     /* uv_tcp_connect was called on tcp */
+  uint64_t idle_since;
+  uint64_t connect_deadline; /* loop time */
+  struct addrinfo *ai;       /* owned: a name's addresses while connecting */
+  struct addrinfo *ai_next;  /* the next one to try */
+  struct tt_http_parse parse;
+  struct tt_buf head; /* the current request's line and headers */
+  uint16_t port;
+  char host[HOST_MAX + 1]; /* as in the URL, without brackets */
+};
+
+struct tt_http_wire {
+  unsigned magic;
+  uv_loop_t *loop;
+  struct tt_http *h;
+  struct wire_conn *conns;
+  struct wire_conn *idle_head, *idle_tail;
+  size_t nidle;
+  size_t nconns; /* allocated, not yet freed */
+  char *rbuf;
+  bool closing;
+  void (*closed)(void *arg);
+  void *closed_arg;
+};
+
+/* ---- URL ---- */
+
+struct wire_url {
+  const char *host;
+  size_t host_len;
+  bool v6;
+  uint16_t port;
+  const char *path; /* from '/' or '?', fragment excluded; "" means "/" */
+  size_t path_len;
+};
+
+static bool host_char(char c, bool v6) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+      c == '-')
+    return true;
+  return v6 ? c == ':' : c == '_';
+}
+
+/* Splits an http:// URL. UV_ENOTSUP for anything this engine leaves to
+ * libcurl: other schemes, user info, IPv6 zones, bytes libcurl would
+ * encode or refuse. */
+static int url_parse(const char *url, struct wire_url *u) {
+  if (strncasecmp(url, "http://", 7) != 0)
+    return UV_ENOTSUP;
+  const char *a = url + 7;
+  size_t alen = strcspn(a, "/?#");
+  const char *ae = a + alen;
+  if (memchr(a, '@', alen) != NULL)
+    return UV_ENOTSUP;
+  const char *p = a;
+  memset(u, 0, sizeof(*u));
+  if (*p == '[') {
+    const char *close = memchr(p, ']', alen);
+    if (close == NULL)
+      return UV_ENOTSUP;
+    u->v6 = true;
+    u->host = p + 1;
+    u->host_len = (size_t)(close - p - 1);
+    p = close + 1;
+  } else {
+    u->host = p;
+    while (p < ae && *p != ':')
+      p++;
+    u->host_len = (size_t)(p - u->host);
+  }
+  if (u->host_len == 0 || u->host_len > HOST_MAX)
+    return UV_ENOTSUP;
+  for (size_t i = 0; i < u->host_len; i++)
+    if (!host_char(u->host[i], u->v6))
+      return UV_ENOTSUP;
+  unsigned long port = 80;
+  if (p < ae) {
+    if (*p != ':' || p + 1 == ae || ae - p > 6)
+      return UV_ENOTSUP;
+    port = 0;
+    for (p++; p < ae; p++) {
+      if (*p < '0' || *p > '9')
+        return UV_ENOTSUP;
+      port = port * 10 + (unsigned long)(*p - '0');
+    }
+    if (port == 0 || port > 65535)
+      return UV_ENOTSUP;
+  }
+  u->port = (uint16_t)port;
+  u->path = ae;
+  u->path_len = strcspn(ae, "#");
+  for (size_t i = 0; i < u->path_len; i++) {
+    unsigned char c = (unsigned char)ae[i];
+    if (c <= 0x20 || c >= 0x7f)
+      return UV_ENOTSUP;
+  }
+  return 0;
+}
+
+/* ---- the request head ---- */
+
+static bool is_tchar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')
+    return true;
+  return c != '\0' && strchr("!#$%&'*+.^_`|~", c) != NULL;
+}
+
+static bool is_token(const char *s, size_t n) {
+  if (n == 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!is_tchar((unsigned char)s[i]))
+      return false;
+  return true;
+}
+
+/* Whether header line `h` is named `lname` (lower case, with its colon). */
+static bool named(const char *h, const char *lname, size_t len) {
+  return strncasecmp(h, lname, len) == 0;
+}
+
+static int put_u64(struct tt_buf *b, uint64_t x) {
+  char d[24];
+  size_t i = sizeof(d);
+  do {
+    d[--i] = (char)('0' + x % 10);
+    x /= 10;
+  } while (x);
+  return tt_buf_append(b, d + i, sizeof(d) - i);
+}
+
+/* The request line and headers, as libcurl sent them: Host (host[:port],
+ * the port only when not 80), User-Agent and Accept unless the caller set
+ * them, the caller's headers in order, Content-Length for a body or a
+ * POST/PUT. A caller header with an empty value is not sent and suppresses
+ * our default of that name (libcurl's "Name:" rule); a caller's
+ * Content-Length is replaced by ours. Returns 0, UV_EINVAL for a caller
+ * line that is not one header (no colon, a bad name, CR or LF in the value:
+ * what would split the request; Transfer-Encoding: we frame the body), or
+ * UV_ENOMEM. One pass over each value: they hold long signatures and
+ * tokens. */
+static int head_build(struct tt_buf *b, const char *method, const struct wire_url *u,
+                      const struct tt_http_request *req) {
+  bool has_host = false, has_ua = false, has_accept = false;
+  for (const char *const *p = req->headers; p && *p; p++) {
+    switch ((*p)[0] | 0x20) { /* the first letter, lower case */
+    case 'h':
+      has_host |= named(*p, "host:", 5);
+      break;
+    case 'u':
+      has_ua |= named(*p, "user-agent:", 11);
+      break;
+    case 'a':
+      has_accept |= named(*p, "accept:", 7);
+      break;
+    default:
+      break;
+    }
+  }
+  tt_buf_reset(b);
+  int bad = tt_buf_puts(b, method) | tt_buf_append(b, " ", 1);
+  if (u->path_len == 0 || u->path[0] == '?')
+    bad |= tt_buf_append(b, "/", 1);
+  bad |= tt_buf_append(b, u->path, u->path_len) | tt_buf_puts(b, " HTTP/1.1\r\n");
+  if (!has_host) { /* first, as RFC 9112 asks */
+    bad |= tt_buf_puts(b, "Host: ");
+    if (u->v6)
+      bad |= tt_buf_append(b, "[", 1);
+    bad |= tt_buf_append(b, u->host, u->host_len);
+    if (u->v6)
+      bad |= tt_buf_append(b, "]", 1);
+    if (u->port != 80)
+      bad |= tt_buf_append(b, ":", 1) | put_u64(b, u->port);
+    bad |= tt_buf_append(b, "\r\n", 2);
+  }
+  for (const char *const *p = req->headers; p && *p; p++) {
+    const char *h = *p;
+    size_t nlen = 0;
+    while (h[nlen] != ':' && is_tchar((unsigned char)h[nlen]))
+      nlen++;
+    if (nlen == 0 || h[nlen] != ':')
+      return UV_EINVAL;
+    const char *v = h + nlen + 1;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    size_t vlen = strcspn(v, "\r\n");
+    if (v[vlen] != '\0' || (nlen == 17 && named(h, "transfer-encoding:", 18)))
+      return UV_EINVAL;
+    while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+      vlen--;
+    if (vlen == 0 || (nlen == 14 && named(h, "content-length:", 15)))
+      continue;
+    bad |= tt_buf_append(b, h, nlen) | tt_buf_append(b, ": ", 2) | tt_buf_append(b, v, vlen) |
+           tt_buf_append(b, "\r\n", 2);
+  }
+  if (!has_ua)
+    bad |= tt_buf_puts(b, "User-Agent: tabletheoryd\r\n");
+  if (!has_accept)
+    bad |= tt_buf_puts(b, "Accept: */*\r\n");
+  if (req->body != NULL || req->body_len > 0 || strcmp(method, "POST") == 0 ||
+      strcmp(method, "PUT") == 0)
+    bad |= tt_buf_puts(b, "Content-Length: ") | put_u64(b, req->body_len) |
+           tt_buf_append(b, "\r\n", 2);
+  bad |= tt_buf_append(b, "\r\n", 2);
+  return bad ? UV_ENOMEM : 0;
+}
+
+/* ---- connections ---- */
+
+static void on_timer(uv_timer_t *t);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_written(uv_write_t *req, int status);
+static int conn_open(struct wire_conn *cn);
+
+static uint64_t left_ms(struct tt_http_wire *w, uint64_t deadline) {
+  uint64_t now = uv_now(w->loop);
+  return deadline > now ? deadline - now : 0;
+}
+
+static void idle_unlink(struct tt_http_wire *w, struct wire_conn *cn) {
+  if (cn->iprev)
+    cn->iprev->inext = cn->inext;
+  else
+    w->idle_head = cn->inext;
+  if (cn->inext)
+    cn->inext->iprev = cn->iprev;
+  else
+    w->idle_tail = cn->iprev;
+  cn->iprev = cn->inext = NULL;
+  w->nidle--;
+}
+
+static void conn_maybe_free(struct wire_conn *cn) {
+  if (cn->closes > 0 || cn->gai_pending)
+    return;
+  struct tt_http_wire *w = cn->w;
+  if (cn->prev)
+    cn->prev->next = cn->next;
+  else
+    w->conns = cn->next;
+  if (cn->next)
+    cn->next->prev = cn->prev;
+  if (cn->ai)
+    uv_freeaddrinfo(cn->ai);
+  if (cn->head.data) /* it held the signature and maybe a session token */
+    OPENSSL_cleanse(cn->head.data, cn->head.alloc);
+  tt_buf_free(&cn->head);
+  tt_http_parse_free(&cn->parse);
+  free(cn);
+  if (--w->nconns == 0 && w->closing && w->closed)
+    w->closed(w->closed_arg);
+}
+
+static void on_conn_handle_closed(uv_handle_t *hd) {
+  struct wire_conn *cn = hd->data;
+  cn->closes--;
+  conn_maybe_free(cn);
+}
+
+/* Closes a connection that carries no call (detach it first). */
+static void conn_close(struct wire_conn *cn) {
+  if (cn->state == C_CLOSED)
+    return;
+  assert(cn->call == NULL);
+  if (cn->state == C_IDLE)
+    idle_unlink(cn->w, cn);
+  cn->state = C_CLOSED;
+  if (cn->gai_pending)
+    uv_cancel((uv_req_t *)&cn->gai); /* may fail when already running: on_resolved frees */
+  cn->closes = 2;
+  uv_close((uv_handle_t *)&cn->tcp, on_conn_handle_closed);
+  uv_close((uv_handle_t *)&cn->timer, on_conn_handle_closed);
+}
+
+static struct wire_conn *conn_new(struct tt_http_wire *w, const char *host, size_t host_len,
+                                  uint16_t port) {
+  struct wire_conn *cn = calloc(1, sizeof(*cn));
+  if (cn == NULL)
+    return NULL;
+  if (uv_tcp_init(w->loop, &cn->tcp) != 0) {
+    free(cn);
+    return NULL;
+  }
+  uv_timer_init(w->loop, &cn->timer);
+  cn->w = w;
+  cn->tcp.data = cn;
+  cn->timer.data = cn;
+  cn->connect.data = cn;
+  cn->write.data = cn;
+  cn->gai.data = cn;
+  cn->port = port;
+  memcpy(cn->host, host, host_len);
+  cn->host[host_len] = '\0';
+  tt_buf_init(&cn->head, 0);
+  cn->next = w->conns;
+  if (w->conns)
+    w->conns->prev = cn;
+  w->conns = cn;
+  w->nconns++;
+  return cn;
+}
+
+/* Puts a connection whose call completed into the pool (the newest first);
+ * over the bound, the oldest idle one is closed. */
+static void idle_put(struct tt_http_wire *w, struct wire_conn *cn) {
+  cn->state = C_IDLE;
+  cn->idle_since = uv_now(w->loop);
+  cn->iprev = NULL;
+  cn->inext = w->idle_head;
+  if (w->idle_head)
+    w->idle_head->iprev = cn;
+  else
+    w->idle_tail = cn;
+  w->idle_head = cn;
+  w->nidle++;
+  if (w->nidle > TT_HTTP_MAX_IDLE)
+    conn_close(w->idle_tail);
+}
+
+/* The most recently used idle connection to host:port, or NULL. */
+static struct wire_conn *idle_take(struct tt_http_wire *w, const struct wire_url *u) {
+  uint64_t now = uv_now(w->loop);
+  struct wire_conn *cn = w->idle_head;
+  while (cn) {
+    struct wire_conn *next = cn->inext;
+    if (now - cn->idle_since > IDLE_MAX_AGE_MS) {
+      conn_close(cn);
+    } else if (cn->port == u->port && strlen(cn->host) == u->host_len &&
+               memcmp(cn->host, u->host, u->host_len) == 0) {
+      idle_unlink(w, cn);
+      return cn;
+    }
+    cn = next;
+  }
+  return NULL;
+}
+
+static void conn_attach(struct wire_conn *cn, struct tt_http_call *c) {
+  cn->call = c;
+  c->conn = cn;
+  tt_http_parse_init(&cn->parse, c->head, &c->resp.headers, &c->resp.body);
+}
+
+static struct tt_http_call *conn_detach(struct wire_conn *cn) {
+  struct tt_http_call *c = cn->call;
+  if (c) {
+    c->conn = NULL;
+    cn->call = NULL;
+  }
+  uv_timer_stop(&cn->timer);
+  return c;
+}
+
+/* Ends the call on `cn` with outcome `t` and closes the connection. */
+static void conn_fail(struct wire_conn *cn, enum tt_http_transport t) {
+  struct tt_http_call *c = conn_detach(cn);
+  conn_close(cn);
+  if (c)
+    tt_http_finish(c, t, 0);
+}
+
+/* Sends the request: head and body in one system call when the socket
+ * takes them (the usual case: no write request, no callback), the rest
+ * with one uv_write. A completed write must not wait for its callback: the
+ * answer can arrive in the same loop turn (a request sent from an idle
+ * callback runs after that turn's pending callbacks), and a connection
+ * with a write in flight cannot go back to the pool. */
+static int conn_send(struct wire_conn *cn) {
+  struct tt_http_call *c = cn->call;
+  uv_buf_t bufs[2] = {uv_buf_init(cn->head.data, (unsigned)cn->head.len),
+                      uv_buf_init((char *)(uintptr_t)c->body, (unsigned)c->body_len)};
+  unsigned n = c->body_len > 0 ? 2 : 1;
+  int rc = uv_try_write((uv_stream_t *)&cn->tcp, bufs, n);
+  if (rc < 0 && rc != UV_EAGAIN)
+    return rc;
+  size_t sent = rc > 0 ? (size_t)rc : 0;
+  uv_buf_t *first = bufs;
+  while (n > 0 && sent >= first->len) {
+    sent -= first->len;
+    first++;
+    n--;
+  }
+  if (n == 0)
+    return 0;
+  first->base += sent;
+  first->len -= sent;
+  rc = uv_write(&cn->write, (uv_stream_t *)&cn->tcp, first, n, on_written);
+  cn->writing = rc == 0;
+  return rc;
+}
+
+/* The peer closed or reset `cn` before its response was complete. A
+ * connection from the pool that died before any response byte was most
+ * likely closed by the server while idle: the request goes once more on a
+ * fresh connection, as libcurl does. Otherwise TT_HTTP_RESET. */
+static void conn_died(struct wire_conn *cn) {
+  struct tt_http_call *c = cn->call;
+  struct tt_http_wire *w = cn->w;
+  if (c == NULL || !cn->reused || cn->parse.any_byte || c->retried || w->closing) {
+    conn_fail(cn, TT_HTTP_RESET);
+    return;
+  }
+  struct wire_conn *fresh = conn_new(w, cn->host, strlen(cn->host), cn->port);
+  if (fresh == NULL) {
+    conn_fail(cn, TT_HTTP_RESET);
+    return;
+  }
+  c->retried = true;
+  conn_detach(cn);
+  struct tt_buf t = fresh->head; /* the request head moves along */
+  fresh->head = cn->head;
+  cn->head = t;
+  conn_close(cn);
+  conn_attach(fresh, c);
+  uint64_t now = uv_now(w->loop);
+  fresh->connect_deadline = now + c->connect_timeout_ms;
+  if (fresh->connect_deadline > c->deadline)
+    fresh->connect_deadline = c->deadline;
+  uv_timer_start(&fresh->timer, on_timer, left_ms(w, fresh->connect_deadline), 0);
+  if (conn_open(fresh) != 0)
+    conn_fail(fresh, TT_HTTP_CONNECT);
+}
+
+/* ---- loop callbacks: each ends by delivering what finished ---- */
+
+static void on_timer(uv_timer_t *t) {
+  struct wire_conn *cn = t->data;
+  struct tt_http_wire *w = cn->w;
+  conn_fail(cn, TT_HTTP_TIMEOUT);
+  tt_http_deliver(w->h, true);
+}
+
+static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf) {
+  (void)suggested;
+  struct wire_conn *cn = hd->data;
+  buf->base = cn->w->rbuf;
+  buf->len = READ_BUF_SIZE;
+}
+
+/* The response is complete: the call finishes, the connection goes back to
+ * the pool when it can carry another request. */
+static void conn_complete(struct wire_conn *cn, bool reusable) {
+  struct tt_http_wire *w = cn->w;
+  long status = cn->parse.status;
+  struct tt_http_call *c = conn_detach(cn);
+  if (reusable && !cn->writing && !w->closing)
+    idle_put(w, cn);
+  else
+    conn_close(cn);
+  tt_http_finish(c, TT_HTTP_OK, status);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  struct wire_conn *cn = s->data;
+  struct tt_http_wire *w = cn->w;
+  if (nread == 0 || cn->state == C_CLOSED)
+    return;
+  if (cn->call == NULL) { /* idle: the server closed it, or sent what nobody asked */
+    conn_close(cn);
+    return;
+  }
+  if (nread < 0) {
+    if (nread == UV_EOF && tt_http_parse_eof(&cn->parse) == TT_HTTP_PARSE_DONE)
+      conn_complete(cn, false);
+    else
+      conn_died(cn);
+  } else {
+    size_t used;
+    int rc = tt_http_parse_feed(&cn->parse, buf->base, (size_t)nread, &used);
+    if (rc == TT_HTTP_PARSE_MORE)
+      return;
+    if (rc == TT_HTTP_PARSE_DONE)
+      /* Bytes past the response were never asked for: not reusable. */
+      conn_complete(cn, cn->parse.keep_alive && used == (size_t)nread);
+    else
+      conn_fail(cn, rc == TT_HTTP_PARSE_TOO_LARGE ? TT_HTTP_TOO_LARGE : TT_HTTP_OTHER);
+  }
+  tt_http_deliver(w->h, true);
+}
+
+static void on_written(uv_write_t *req, int status) {
+  struct wire_conn *cn = req->data;
+  cn->writing = false;
+  if (cn->state == C_CLOSED)
+    return; /* closed under the write (UV_ECANCELED) */
+  if (status < 0 && cn->call && !cn->parse.any_byte) {
+    /* No answer yet: the connection is dead. With bytes of an answer, the
+     * read side finishes the call (a server may answer before reading a
+     * whole body, e.g. 413, then close). */
+    conn_died(cn);
+    tt_http_deliver(cn->w->h, true);
+  }
+}
+
+/* Connected: the request goes out; the timer now guards the whole transfer. */
+static void conn_ready(struct wire_conn *cn) {
+  struct tt_http_wire *w = cn->w;
+  if (cn->ai) {
+    uv_freeaddrinfo(cn->ai);
+    cn->ai = cn->ai_next = NULL;
+  }
+  cn->state = C_BUSY;
+  uv_tcp_nodelay(&cn->tcp, 1);
+  uv_tcp_keepalive(&cn->tcp, 1, 60); /* as CURLOPT_TCP_KEEPALIVE */
+  uv_timer_start(&cn->timer, on_timer, left_ms(w, cn->call->deadline), 0);
+  if (uv_read_start((uv_stream_t *)&cn->tcp, on_alloc, on_read) != 0 || conn_send(cn) != 0)
+    conn_fail(cn, TT_HTTP_RESET);
+}
+
+static void on_connected(uv_connect_t *req, int status);
+
+/* Connects to the next address of a name: on `cn` itself while its handle
+ * never tried one, else on a new connection (a uv_tcp_t that failed to
+ * connect cannot be reused), which takes the call, the head and the
+ * addresses while `cn` is closed. Returns 0, or UV_ENOENT when no address
+ * is left (UV_ENOMEM when out of memory). */
+static int conn_next_address(struct wire_conn *cn) {
+  struct tt_http_wire *w = cn->w;
+  while (cn->ai_next) {
+    struct addrinfo *ai = cn->ai_next;
+    cn->ai_next = ai->ai_next;
+    if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+        ai->ai_addrlen > sizeof(struct sockaddr_storage))
+      continue;
+    struct wire_conn *nx = cn;
+    if (cn->tcp_used && (nx = conn_new(w, cn->host, strlen(cn->host), cn->port)) == NULL)
+      return UV_ENOMEM;
+    struct sockaddr_storage sa;
+    memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+    if (ai->ai_family == AF_INET)
+      ((struct sockaddr_in *)&sa)->sin_port = htons(cn->port);
+    else
+      ((struct sockaddr_in6 *)&sa)->sin6_port = htons(cn->port);
+    int rc = uv_tcp_connect(&nx->connect, &nx->tcp, (struct sockaddr *)&sa, on_connected);
+    nx->tcp_used = true;
+    if (rc != 0) {
+      if (nx != cn)
+        conn_close(nx);
+      continue;
+    }
+    nx->state = C_CONNECTING;
+    if (nx == cn)
+      return 0;
+    struct tt_http_call *c = conn_detach(cn);
+    nx->connect_deadline = cn->connect_deadline;
+    nx->ai = cn->ai;
+    nx->ai_next = cn->ai_next;
+    cn->ai = cn->ai_next = NULL;
+    struct tt_buf t = nx->head;
+    nx->head = cn->head;
+    cn->head = t;
+    conn_close(cn);
+    conn_attach(nx, c);
+    uv_timer_start(&nx->timer, on_timer, left_ms(w, nx->connect_deadline), 0);
+    return 0;
+  }
+  return UV_ENOENT;
+}
+
+static void on_connected(uv_connect_t *req, int status) {
+  struct wire_conn *cn = req->data;
+  struct tt_http_wire *w = cn->w;
+  if (cn->state == C_CLOSED)
+    return; /* canceled or timed out while connecting */
+  if (status == 0)
+    conn_ready(cn);
+  else if (conn_next_address(cn) != 0)
+    conn_fail(cn, TT_HTTP_CONNECT);
+  tt_http_deliver(w->h, true);
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
+  struct wire_conn *cn = req->data;
+  struct tt_http_wire *w = cn->w;
+  cn->gai_pending = false;
+  if (cn->state == C_CLOSED) {
+    if (res)
+      uv_freeaddrinfo(res);
+    conn_maybe_free(cn);
+    return;
+  }
+  if (status != 0) {
+    conn_fail(cn, TT_HTTP_CONNECT);
+  } else {
+    cn->ai = cn->ai_next = res;
+    if (conn_next_address(cn) != 0)
+      conn_fail(cn, TT_HTTP_CONNECT);
+  }
+  tt_http_deliver(w->h, true);
+}
+
+/* Starts connecting: a numeric address at once, a name through
+ * getaddrinfo (joined like everything else: canceled on close). */
+static int conn_open(struct wire_conn *cn) {
+  struct tt_http_wire *w = cn->w;
+  struct sockaddr_storage sa;
+  if (uv_ip4_addr(cn->host, cn->port, (struct sockaddr_in *)&sa) == 0 ||
+      uv_ip6_addr(cn->host, cn->port, (struct sockaddr_in6 *)&sa) == 0) {
+    cn->state = C_CONNECTING;
+    cn->tcp_used = true;
+    return uv_tcp_connect(&cn->connect, &cn->tcp, (struct sockaddr *)&sa, on_connected);
+  }
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  int rc = uv_getaddrinfo(w->loop, &cn->gai, on_resolved, cn->host, NULL, &hints);
+  if (rc == 0) {
+    cn->state = C_RESOLVING;
+    cn->gai_pending = true;
+  }
+  return rc;
+}
+
+/* ---- the engine ---- */
+
+int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, struct tt_http_wire **out) {
+  struct tt_http_wire *w = calloc(1, sizeof(*w));
+  if (w == NULL || (w->rbuf = malloc(READ_BUF_SIZE)) == NULL) {
+    free(w);
+    return UV_ENOMEM;
+  }
+  w->magic = WIRE_MAGIC;
+  w->loop = loop;
+  w->h = h;
+  *out = w;
+  return 0;
+}
+
+int tt_http_wire_start(struct tt_http_wire *w, struct tt_http_call *c,
+                       const struct tt_http_request *req, uint64_t timeout_ms,
+                       uint64_t connect_timeout_ms) {
+  assert(w->magic == WIRE_MAGIC);
+  struct wire_url u;
+  const char *method = req->method ? req->method : "GET";
+  size_t mlen = strlen(method);
+  if (w->closing || url_parse(req->url, &u) != 0 || mlen > METHOD_MAX || !is_token(method, mlen))
+    return UV_ENOTSUP;
+  struct wire_conn *cn = idle_take(w, &u);
+  bool fresh = cn == NULL;
+  if (fresh && (cn = conn_new(w, u.host, u.host_len, u.port)) == NULL)
+    return UV_ENOMEM;
+  int rc = head_build(&cn->head, method, &u, req);
+  if (rc != 0) {
+    if (fresh)
+      conn_close(cn);
+    else
+      idle_put(w, cn);
+    return rc;
+  }
+  c->wire = true;
+  c->body = req->body;
+  c->body_len = req->body_len;
+  c->head = strcmp(method, "HEAD") == 0;
+  c->retried = false;
+  c->connect_timeout_ms = connect_timeout_ms;
+  uint64_t now = uv_now(w->loop);
+  c->deadline = now + timeout_ms;
+  conn_attach(cn, c);
+  if (!fresh) {
+    cn->state = C_BUSY;
+    cn->reused = true;
+    uv_timer_start(&cn->timer, on_timer, timeout_ms, 0);
+    if (conn_send(cn) != 0)
+      conn_died(cn);
+  } else {
+    cn->connect_deadline = now + (connect_timeout_ms < timeout_ms ? connect_timeout_ms : timeout_ms);
+    uv_timer_start(&cn->timer, on_timer, left_ms(w, cn->connect_deadline), 0);
+    if (conn_open(cn) != 0)
+      conn_fail(cn, TT_HTTP_CONNECT);
+  }
+  if (c->conn == NULL) /* failed at once: done still runs later, on the loop */
+    tt_http_deliver(w->h, false);
+  return 0;
+}
+
+void tt_http_wire_detach(struct tt_http_wire *w, struct tt_http_call *c) {
+  assert(w->magic == WIRE_MAGIC);
+  struct wire_conn *cn = c->conn;
+  if (cn == NULL)
+    return;
+  conn_detach(cn);
+  conn_close(cn);
+}
+
+void tt_http_wire_close(struct tt_http_wire *w, void (*closed)(void *arg), void *arg) {
+  assert(w->magic == WIRE_MAGIC);
+  w->closing = true;
+  w->closed = closed;
+  w->closed_arg = arg;
+  for (struct wire_conn *cn = w->conns; cn; cn = cn->next) {
+    if (cn->call)
+      tt_http_wire_detach(w, cn->call);
+    else
+      conn_close(cn);
+  }
+  if (w->nconns == 0 && closed)
+    closed(arg);
+}
+
+void tt_http_wire_destroy(struct tt_http_wire *w) {
+  if (w == NULL)
+    return;
+  assert(w->magic == WIRE_MAGIC);
+  w->magic = 0;
+  /* Only connections of a loop that is gone can be left: free their memory. */
+  while (w->conns) {
+    struct wire_conn *cn = w->conns;
+    w->conns = cn->next;
+    if (cn->ai)
+      uv_freeaddrinfo(cn->ai);
+    tt_buf_free(&cn->head);
+    tt_http_parse_free(&cn->parse);
+    free(cn);
+  }
+  free(w->rbuf);
+  free(w);
+}
