@@ -154,6 +154,33 @@ START_TEST(edge_cases_agree) {
 }
 END_TEST
 
+/* jansson loses one NUL byte right after a number or a word (it puts the
+ * byte back into a buffer where NUL means "empty"); the reader follows. */
+#define T(lit) lit, sizeof(lit) - 1 /* a literal and its length, NUL bytes included */
+START_TEST(nul_after_a_token_agrees) {
+  static const struct {
+    const char *text;
+    size_t len;
+    int item, read;
+  } cases[] = {
+      {T("{\"Count\":2\0,\"Items\":[]}"), 0, 0},
+      {T("{\"Count\":2\0\0,\"Items\":[]}"), NOT_OBJ, NOT_OBJ},
+      {T("{\"X\":true\0}"), 0, 0},
+      {T("{\"X\":-1.5e3\0}\0"), NOT_OBJ, NOT_OBJ},
+      {T("{\"X\":-1.5e3\0}"), 0, 0},
+      {T("{\"X\":\"s\"\0}"), NOT_OBJ, NOT_OBJ},
+      {T("{\"X\":1}\0"), NOT_OBJ, NOT_OBJ},
+      {T("{\"X\":\0 1}"), NOT_OBJ, NOT_OBJ},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    int rc[2];
+    check_body(cases[i].text, cases[i].len, rc);
+    ck_assert_msg(rc[0] == cases[i].item && rc[1] == cases[i].read, "case %zu: %d %d", i,
+                  rc[0], rc[1]);
+  }
+}
+END_TEST
+
 /* Builds `prefix` + n times `open` + `mid` + n times `close` + `suffix`. */
 static char *nested(const char *prefix, const char *open, size_t n, const char *mid,
                     const char *close, const char *suffix) {
@@ -527,6 +554,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 120);
   tcase_add_test(t, edge_cases_agree);
   tcase_add_test(t, nesting_limits_agree);
+  tcase_add_test(t, nul_after_a_token_agrees);
   tcase_add_test(t, strings_starting_with_nul_are_kept);
   tcase_add_test(t, read_answer_values);
   tcase_add_test(t, random_bodies_agree);

@@ -260,6 +260,14 @@ static bool real_overflows(const unsigned char *s, size_t n) {
   return over;
 }
 
+/* jansson reads one character past a number or a word and puts it back;
+ * a NUL byte put back is lost (its stream buffer takes NUL for "empty"), so
+ * "2\0," reads as "2,". The same here, to accept what it accepts. */
+static void token_end(struct rd *r) {
+  if (r->p < r->end && *r->p == '\0')
+    r->p++;
+}
+
 /* Reads the number token at r->p: an integer must fit json_int_t (long
  * long), a real must not overflow. *is_int and *ival tell an integer. */
 static int scan_number(struct rd *r, bool *is_int, long long *ival) {
@@ -288,6 +296,7 @@ static int scan_number(struct rd *r, bool *is_int, long long *ival) {
     *is_int = true;
     *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
     r->p = p;
+    token_end(r);
     return OK;
   }
   if (*p == '.') {
@@ -308,6 +317,7 @@ static int scan_number(struct rd *r, bool *is_int, long long *ival) {
     return SYNTAX;
   *is_int = false;
   r->p = p;
+  token_end(r);
   return OK;
 }
 
@@ -318,13 +328,13 @@ static int scan_word(struct rd *r) {
   while (r->p < r->end && is_alpha(*r->p))
     r->p++;
   size_t n = (size_t)(r->p - p);
-  if (n == 4 && memcmp(p, "true", 4) == 0)
-    return 't';
-  if (n == 5 && memcmp(p, "false", 5) == 0)
-    return 'f';
-  if (n == 4 && memcmp(p, "null", 4) == 0)
-    return 'n';
-  return SYNTAX;
+  int w = n == 4 && memcmp(p, "true", 4) == 0    ? 't'
+          : n == 5 && memcmp(p, "false", 5) == 0 ? 'f'
+          : n == 4 && memcmp(p, "null", 4) == 0  ? 'n'
+                                                 : SYNTAX;
+  if (w != SYNTAX)
+    token_end(r);
+  return w;
 }
 
 /* ---- containers ---- */
