@@ -1277,6 +1277,20 @@ START_TEST(ddb_typed_get_item_over_the_wire) {
   ck_assert_int_eq(c.status, -1);
   ck_assert_str_eq(c.error.type, "InvalidResponse");
   ck_assert_int_eq(c.item_out.type, 0);
+  ck_assert_str_eq(c.error.message, "the DynamoDB endpoint answered an invalid Item");
+  tt_backend_error_clear(&c.error);
+
+  /* A 200 that is not a JSON object: the classify path's error, with the
+   * status and the request id (wire_reader.c reads the text, errors.c
+   * words the answer). */
+  g_answer = "{\"Item\":{\"pk\":{\"S\":\"a\"}}";
+  d_run(&d, TT_DDB_GET_ITEM, &r, NULL, &c);
+  ck_assert_int_eq(c.status, -1);
+  ck_assert_str_eq(c.error.type, "InvalidResponse");
+  ck_assert_str_eq(c.error.message, "the DynamoDB endpoint answered 200 without a JSON object");
+  ck_assert_str_eq(c.error.request_id, "TYPED1");
+  ck_assert_uint_eq(c.error.http_status, 200);
+  ck_assert_int_eq(c.item_out.type, 0);
   tt_backend_error_clear(&c.error);
 
   /* A PutItem's Attributes. */

@@ -13,6 +13,7 @@
 #include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/errors.h"
 #include "backend/dynamodb/typed_wire.h"
+#include "backend/dynamodb/wire_reader.h"
 #include "backend/dynamodb/sigv4.h"
 #include "util/buf.h"
 
@@ -187,18 +188,22 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
   struct ddb_req *r = arg;
   struct tt_backend_call *call = r->call;
   json_t *out = NULL;
-  if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-    call->status = 0;
-    if (!tt_backend_call_typed(call)) {
-      call->response = out;
-      out = NULL;
-    } else if ((call->read != NULL
-                    ? tt_ddb_read_response_read(out, &call->read_out, &call->error)
-                    : tt_ddb_item_response_read(call->op, out, &call->item_out, &call->error)) !=
-               0) {
-      call->status = -1;
-    }
-    json_decref(out);
+  if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
+    /* A typed answer is read from the text straight into typed values:
+     * no jansson tree (wire_reader.h). Errors keep the classify path. */
+    const char *text = resp->body.data;
+    size_t len = resp->body.len;
+    tt_backend_error_clear(&call->error);
+    int rc = call->read != NULL
+                 ? tt_ddb_read_response_parse(text, len, &call->read_out, &call->error)
+                 : tt_ddb_item_response_parse(call->op, text, len, &call->item_out,
+                                              &call->error);
+    if (rc == TT_DDB_WIRE_NOT_OBJECT)
+      tt_ddb_response_not_object(resp, &call->error);
+    call->status = rc == 0 ? 0 : -1;
+  } else if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
+    call->status = 0; /* a JSON call: a typed one's 2xx answer never gets here */
+    call->response = out;
   } else {
     call->status = -1;
     if (resp->transport == TT_HTTP_OK && skew_error(&call->error))

@@ -142,6 +142,27 @@ static uint32_t parse_retry_after(const char *v, size_t n) {
   return i == n ? (uint32_t)ms : 0; /* not a plain integer: ignored */
 }
 
+static unsigned status_of(const struct tt_http_response *resp) {
+  return resp->status > 0 && resp->status < 1000 ? (unsigned)resp->status : 0;
+}
+
+bool tt_ddb_response_ok(const struct tt_http_response *resp) {
+  unsigned status = status_of(resp);
+  return resp->transport == TT_HTTP_OK && status >= 200 && status < 300;
+}
+
+int tt_ddb_response_not_object(const struct tt_http_response *resp,
+                               struct tt_backend_error *e) {
+  unsigned status = status_of(resp);
+  size_t n = 0;
+  const char *v = tt_http_response_header(resp, "x-amzn-requestid", &n);
+  tt_backend_error_set(e, "InvalidResponse", status,
+                       "the DynamoDB endpoint answered %u without a JSON object", status);
+  if (v != NULL)
+    copy_token(e->request_id, sizeof(e->request_id), v, n);
+  return -1;
+}
+
 int tt_ddb_response_classify(const struct tt_http_response *resp, json_t **out,
                              struct tt_backend_error *e) {
   *out = NULL;
@@ -168,14 +189,10 @@ int tt_ddb_response_classify(const struct tt_http_response *resp, json_t **out,
       j = NULL;
     }
   }
-  unsigned status = resp->status > 0 && resp->status < 1000 ? (unsigned)resp->status : 0;
+  unsigned status = status_of(resp);
   if (status >= 200 && status < 300) {
-    if (j == NULL) {
-      tt_backend_error_set(e, "InvalidResponse", status,
-                           "the DynamoDB endpoint answered %u without a JSON object", status);
-      snprintf(e->request_id, sizeof(e->request_id), "%s", request_id);
-      return -1;
-    }
+    if (j == NULL)
+      return tt_ddb_response_not_object(resp, e);
     *out = j;
     return 0;
   }

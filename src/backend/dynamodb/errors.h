@@ -25,6 +25,16 @@
 int tt_ddb_response_classify(const struct tt_http_response *resp, json_t **out,
                              struct tt_backend_error *e);
 
+/* Whether resp is a 2xx answer that arrived: the typed operations read its
+ * body with wire_reader.h instead of tt_ddb_response_classify. */
+bool tt_ddb_response_ok(const struct tt_http_response *resp);
+
+/* Fills *e (cleared first) as tt_ddb_response_classify does for a 2xx
+ * answer whose body is not a JSON object: InvalidResponse with the status
+ * and x-amzn-RequestId. Returns -1. */
+int tt_ddb_response_not_object(const struct tt_http_response *resp,
+                               struct tt_backend_error *e);
+
 /* The error type a transport outcome maps to ("Timeout", ...); NULL for
  * TT_HTTP_OK. */
 const char *tt_ddb_transport_error_type(enum tt_http_transport t);

@@ -1,0 +1,961 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* wire_reader.c -- DynamoDB's answers to the typed operations read from the
+ * body text into tt_av values in one pass, without a jansson tree. */
+
+/* Why: parsing a GetItem answer into a tree, walking the tree into tt_av
+ * and freeing it cost more than anything else the daemon does per request.
+ * Here each string is decoded straight into the buffer its value keeps.
+ *
+ * The reader must accept and refuse exactly what the jansson path
+ * (tt_ddb_response_classify + typed_wire.c + codec_ddb.c) does, so it keeps
+ * two kinds of failure apart: text that is not JSON (jansson refuses the
+ * whole body: SYNTAX) and JSON that is not a valid value (the codec refuses
+ * one member: BAD). A BAD value is still read to its end, because a later
+ * member of the same name replaces it (jansson keeps a repeated key's last
+ * value) and because text after it may still be malformed. */
+#include "backend/dynamodb/wire_reader.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/base64.h"
+#include "value/codec_ddb.h"
+
+#define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
+
+/* What reading one value gave. */
+enum {
+  OK = 0,      /* read */
+  BAD = 1,     /* well-formed JSON, not a valid value here: consumed, nothing kept */
+  SYNTAX = -1, /* not JSON: stop */
+  NOMEM = -2,  /* out of memory: stop */
+};
+
+struct rd {
+  const unsigned char *p, *end;
+  int open; /* containers open around the read position */
+};
+
+/* ---- JSON tokens, checked as jansson checks them ---- */
+
+static int peek(struct rd *r) {
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+    r->p++;
+  return r->p < r->end ? *r->p : -1;
+}
+
+static bool eat(struct rd *r, int c) {
+  if (peek(r) != c)
+    return false;
+  r->p++;
+  return true;
+}
+
+static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+static int hex4(const unsigned char *p) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c = p[i], d;
+    if (is_digit(c))
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return -1;
+    v = v << 4 | d;
+  }
+  return v;
+}
+
+/* The length of the UTF-8 sequence at p (a byte >= 0x80), 0 when it is not
+ * one: strict UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF), as jansson's utf.c. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  size_t n;
+  uint32_t v;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2, v = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, v = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, v = c & 0x07;
+  else
+    return 0;
+  if ((size_t)(end - p) < n)
+    return 0;
+  for (size_t i = 1; i < n; i++) {
+    if (p[i] < 0x80 || p[i] > 0xBF)
+      return 0;
+    v = v << 6 | (p[i] & 0x3F);
+  }
+  if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
+      (n == 4 && v < 0x10000))
+    return 0;
+  return n;
+}
+
+/* A checked string token: its raw text between the quotes. */
+struct str {
+  const unsigned char *raw;
+  size_t raw_len; /* the decoded text is never longer */
+  bool escaped;   /* holds a backslash: decode before use */
+  bool nul;       /* decodes to text holding U+0000 */
+};
+
+/* Reads the string token at r->p (a '"'): no control characters, valid
+ * escapes, \u surrogates in pairs, valid UTF-8. */
+static int scan_string(struct rd *r, struct str *s) {
+  const unsigned char *p = r->p + 1, *end = r->end;
+  s->raw = p;
+  s->escaped = s->nul = false;
+  for (;;) {
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+      p++;
+    if (p >= end)
+      return SYNTAX;
+    unsigned c = *p;
+    if (c == '"')
+      break;
+    if (c < 0x20)
+      return SYNTAX;
+    if (c == '\\') {
+      s->escaped = true;
+      if (end - p < 2)
+        return SYNTAX;
+      c = p[1];
+      if (c != 'u') {
+        if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' &&
+            c != 'r' && c != 't')
+          return SYNTAX;
+        p += 2;
+        continue;
+      }
+      int v = end - p >= 6 ? hex4(p + 2) : -1;
+      if (v < 0)
+        return SYNTAX;
+      p += 6;
+      if (v >= 0xD800 && v <= 0xDBFF) {
+        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : -1;
+        if (lo < 0xDC00 || lo > 0xDFFF)
+          return SYNTAX;
+        p += 6;
+      } else if (v >= 0xDC00 && v <= 0xDFFF) {
+        return SYNTAX;
+      } else if (v == 0) {
+        s->nul = true;
+      }
+      continue;
+    }
+    size_t n = utf8_seq(p, end);
+    if (n == 0)
+      return SYNTAX;
+    p += n;
+  }
+  s->raw_len = (size_t)(p - s->raw);
+  r->p = p + 1;
+  return OK;
+}
+
+static size_t utf8_put(char *t, uint32_t v) {
+  if (v < 0x80) {
+    t[0] = (char)v;
+    return 1;
+  }
+  if (v < 0x800) {
+    t[0] = (char)(0xC0 | v >> 6);
+    t[1] = (char)(0x80 | (v & 0x3F));
+    return 2;
+  }
+  if (v < 0x10000) {
+    t[0] = (char)(0xE0 | v >> 12);
+    t[1] = (char)(0x80 | (v >> 6 & 0x3F));
+    t[2] = (char)(0x80 | (v & 0x3F));
+    return 3;
+  }
+  t[0] = (char)(0xF0 | v >> 18);
+  t[1] = (char)(0x80 | (v >> 12 & 0x3F));
+  t[2] = (char)(0x80 | (v >> 6 & 0x3F));
+  t[3] = (char)(0x80 | (v & 0x3F));
+  return 4;
+}
+
+/* Writes the text of s (checked by scan_string) to dst, which has room
+ * for s->raw_len bytes. Returns its length. */
+static size_t decode(const struct str *s, char *dst) {
+  if (!s->escaped) {
+    memcpy(dst, s->raw, s->raw_len);
+    return s->raw_len;
+  }
+  const unsigned char *p = s->raw, *end = p + s->raw_len;
+  char *t = dst;
+  while (p < end) {
+    const unsigned char *q = memchr(p, '\\', (size_t)(end - p));
+    size_t run = (size_t)((q ? q : end) - p);
+    memcpy(t, p, run);
+    t += run;
+    p += run;
+    if (q == NULL)
+      break;
+    if (p[1] == 'u') {
+      uint32_t v = (uint32_t)hex4(p + 2);
+      p += 6;
+      if (v >= 0xD800 && v <= 0xDBFF) {
+        v = ((v - 0xD800) << 10) + ((uint32_t)hex4(p + 2) - 0xDC00) + 0x10000;
+        p += 6;
+      }
+      t += utf8_put(t, v);
+      continue;
+    }
+    switch (p[1]) {
+    case 'b':
+      *t = '\b';
+      break;
+    case 'f':
+      *t = '\f';
+      break;
+    case 'n':
+      *t = '\n';
+      break;
+    case 'r':
+      *t = '\r';
+      break;
+    case 't':
+      *t = '\t';
+      break;
+    default: /* " \ / */
+      *t = (char)p[1];
+      break;
+    }
+    t++;
+    p += 2;
+  }
+  return (size_t)(t - dst);
+}
+
+/* Whether a real number token overflows a double, which jansson refuses
+ * (underflow it accepts). Most tokens are too short to need strtod. */
+static bool real_overflows(const unsigned char *s, size_t n) {
+  if (memchr(s, 'e', n) == NULL && memchr(s, 'E', n) == NULL && n < 300)
+    return false; /* under 1e300 */
+  char small[64], *buf = n < sizeof(small) ? small : malloc(n + 1);
+  if (buf == NULL)
+    return true;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  errno = 0;
+  double d = strtod(buf, NULL); /* the daemon never changes LC_NUMERIC */
+  bool over = (d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE;
+  if (buf != small)
+    free(buf);
+  return over;
+}
+
+/* jansson reads one character past a number or a word and puts it back;
+ * a NUL byte put back is lost (its stream buffer takes NUL for "empty"), so
+ * "2\0," reads as "2,". The same here, to accept what it accepts. */
+static void token_end(struct rd *r) {
+  if (r->p < r->end && *r->p == '\0')
+    r->p++;
+}
+
+/* Reads the number token at r->p: an integer must fit json_int_t (long
+ * long), a real must not overflow. *is_int and *ival tell an integer. */
+static int scan_number(struct rd *r, bool *is_int, long long *ival) {
+  const unsigned char *p = r->p, *end = r->end, *start = p;
+  bool neg = p < end && *p == '-';
+  if (neg)
+    p++;
+  if (p >= end || !is_digit(*p))
+    return SYNTAX;
+  const unsigned char *digits = p;
+  if (*p == '0') {
+    if (++p < end && is_digit(*p))
+      return SYNTAX;
+  } else {
+    while (p < end && is_digit(*p))
+      p++;
+  }
+  if (p >= end || (*p != '.' && *p != 'e' && *p != 'E')) {
+    unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+    for (const unsigned char *d = digits; d < p; d++) {
+      unsigned digit = (unsigned)(*d - '0');
+      if (v > (limit - digit) / 10)
+        return SYNTAX; /* jansson: too big integer */
+      v = v * 10 + digit;
+    }
+    *is_int = true;
+    *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+    r->p = p;
+    token_end(r);
+    return OK;
+  }
+  if (*p == '.') {
+    if (++p >= end || !is_digit(*p))
+      return SYNTAX;
+    while (p < end && is_digit(*p))
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    if (++p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (p >= end || !is_digit(*p))
+      return SYNTAX;
+    while (p < end && is_digit(*p))
+      p++;
+  }
+  if (real_overflows(start, (size_t)(p - start)))
+    return SYNTAX;
+  *is_int = false;
+  r->p = p;
+  token_end(r);
+  return OK;
+}
+
+/* Reads a bare word (jansson takes every letter) and tells which literal
+ * it is: 't', 'f' or 'n'. */
+static int scan_word(struct rd *r) {
+  const unsigned char *p = r->p;
+  while (r->p < r->end && is_alpha(*r->p))
+    r->p++;
+  size_t n = (size_t)(r->p - p);
+  int w = n == 4 && memcmp(p, "true", 4) == 0    ? 't'
+          : n == 5 && memcmp(p, "false", 5) == 0 ? 'f'
+          : n == 4 && memcmp(p, "null", 4) == 0  ? 'n'
+                                                 : SYNTAX;
+  if (w != SYNTAX)
+    token_end(r);
+  return w;
+}
+
+/* ---- containers ---- */
+
+/* Opens the container at r->p (its '{' or '[' was peeked). Returns 1 when
+ * a member or element follows, 0 when it closed at once, or SYNTAX. */
+static int open_container(struct rd *r, int close) {
+  if (r->open >= MAX_NESTING)
+    return SYNTAX;
+  r->p++;
+  r->open++;
+  if (eat(r, close)) {
+    r->open--;
+    return 0;
+  }
+  return 1;
+}
+
+/* After a member or element: 1 when another follows, 0 when the container
+ * closed, or SYNTAX. */
+static int next_in(struct rd *r, int close) {
+  if (eat(r, ','))
+    return 1;
+  if (eat(r, close)) {
+    r->open--;
+    return 0;
+  }
+  return SYNTAX;
+}
+
+/* Reads a member name and its ':'. jansson refuses names holding NUL. */
+static int member_name(struct rd *r, struct str *k) {
+  if (peek(r) != '"' || scan_string(r, k) != OK || k->nul || !eat(r, ':'))
+    return SYNTAX;
+  return OK;
+}
+
+/* Whether member name k is `name`. */
+static bool name_is(const struct str *k, const char *name) {
+  size_t n = strlen(name);
+  if (!k->escaped)
+    return k->raw_len == n && memcmp(k->raw, name, n) == 0;
+  char buf[128];
+  if (k->raw_len > sizeof(buf))
+    return false; /* escapes shrink at most sixfold: too long for any name we ask */
+  return decode(k, buf) == n && memcmp(buf, name, n) == 0;
+}
+
+/* Checks and passes over one value of any kind. */
+static int skip(struct rd *r) {
+  int c = peek(r);
+  bool is_int;
+  long long ival;
+  if (r->open >= MAX_NESTING)
+    return SYNTAX;
+  if (c == '"') {
+    struct str s;
+    return scan_string(r, &s);
+  }
+  if (c == '-' || is_digit(c))
+    return scan_number(r, &is_int, &ival);
+  if (is_alpha(c))
+    return scan_word(r) < 0 ? SYNTAX : OK;
+  if (c != '{' && c != '[')
+    return SYNTAX;
+  int close = c == '{' ? '}' : ']';
+  int more = open_container(r, close);
+  while (more == 1) {
+    struct str k;
+    if ((close == '}' && member_name(r, &k) != OK) || skip(r) != OK)
+      return SYNTAX;
+    more = next_in(r, close);
+  }
+  return more;
+}
+
+/* A value of the wrong kind for where it stands: checked, passed over,
+ * BAD. */
+static int reject(struct rd *r) {
+  int rc = skip(r);
+  return rc == OK ? BAD : rc;
+}
+
+/* ---- attribute values (codec_ddb.c's rules) ---- */
+
+static int read_value(struct rd *r, int depth, struct tt_av *out);
+
+/* S, N or B from a string token. */
+static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
+  struct str s;
+  if (peek(r) != '"')
+    return reject(r);
+  if (r->open >= MAX_NESTING || scan_string(r, &s) != OK)
+    return SYNTAX;
+  if (type == TT_AV_S) { /* decoded straight into the value's own buffer */
+    char *b = malloc(s.raw_len + 1);
+    if (b == NULL)
+      return NOMEM;
+    out->len = decode(&s, b);
+    b[out->len] = '\0';
+    out->type = TT_AV_S;
+    out->u.bytes = b;
+    return OK;
+  }
+  const char *t = (const char *)s.raw;
+  size_t n = s.raw_len;
+  char small[64], *heap = NULL;
+  if (s.escaped) { /* rare: the number or base64 text is decoded first */
+    char *d = n <= sizeof(small) ? small : (heap = malloc(n));
+    if (d == NULL)
+      return NOMEM;
+    n = decode(&s, d);
+    t = d;
+  }
+  int rc;
+  if (type == TT_AV_N) {
+    struct tt_error err;
+    rc = OK;
+    if (tt_av_number_text(out, t, n, "N", &err) != 0) {
+      rc = err.code == TT_ERR_INTERNAL ? NOMEM : BAD;
+      memset(out, 0, sizeof(*out));
+    }
+  } else {
+    size_t m;
+    unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(n) + 1);
+    if (bytes == NULL) {
+      rc = NOMEM;
+    } else if (tt_base64_decode(t, n, TT_BASE64_STD, 0, bytes, &m) != 0) {
+      free(bytes);
+      rc = BAD;
+    } else {
+      bytes[m] = '\0';
+      out->type = TT_AV_B;
+      out->len = m;
+      out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
+      rc = OK;
+    }
+  }
+  free(heap);
+  return rc;
+}
+
+/* BOOL (true or false) or NULL (only true). */
+static int read_literal(struct rd *r, enum tt_av_type type, struct tt_av *out) {
+  if (!is_alpha(peek(r)))
+    return reject(r);
+  if (r->open >= MAX_NESTING)
+    return SYNTAX;
+  int w = scan_word(r);
+  if (w < 0)
+    return SYNTAX;
+  if (type == TT_AV_NULL) {
+    if (w != 't')
+      return BAD;
+    tt_av_null(out);
+  } else {
+    if (w == 'n')
+      return BAD;
+    tt_av_bool(out, w == 't');
+  }
+  return OK;
+}
+
+/* The array `a` of *cap slots of `size` bytes, grown to twice as many;
+ * NULL when out of memory (a is unchanged then). */
+static void *more_room(void *a, size_t *cap, size_t size) {
+  size_t c = *cap ? *cap * 2 : 4;
+  void *b = realloc(a, c * size);
+  if (b != NULL)
+    *cap = c;
+  return b;
+}
+
+static void free_values(struct tt_av *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    tt_av_free(&v[i]);
+  free(v);
+}
+
+/* SS, NS, BS (non-empty, no duplicates, kept sorted) or L. */
+static int read_array(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
+  if (peek(r) != '[')
+    return reject(r);
+  enum tt_av_type elem = type == TT_AV_SS ? TT_AV_S : type == TT_AV_NS ? TT_AV_N : TT_AV_B;
+  struct tt_av *v = NULL;
+  size_t n = 0, cap = 0;
+  bool bad = false;
+  int rc = OK, more = open_container(r, ']');
+  while (more == 1) {
+    struct tt_av *g = v;
+    if (bad) {
+      rc = skip(r);
+    } else if (n == cap && (g = more_room(v, &cap, sizeof(*v))) == NULL) {
+      rc = NOMEM;
+    } else {
+      v = g;
+      memset(&v[n], 0, sizeof(v[n]));
+      rc = type == TT_AV_L ? read_value(r, depth, &v[n]) : read_scalar(r, elem, &v[n]);
+      if (rc == OK)
+        n++;
+      else if (rc == BAD)
+        bad = true, rc = OK;
+    }
+    if (rc != OK)
+      goto fail;
+    more = next_in(r, ']');
+  }
+  if ((rc = more) < 0)
+    goto fail;
+  if (bad || (type != TT_AV_L && n == 0)) {
+    rc = BAD;
+    goto fail;
+  }
+  out->type = type;
+  out->len = n;
+  out->u.elems = n ? v : NULL;
+  if (n == 0)
+    free(v);
+  struct tt_error err;
+  if (type != TT_AV_L && tt_av_set_finish(out, "", &err) != 0) {
+    tt_av_free(out);
+    memset(out, 0, sizeof(*out));
+    return BAD;
+  }
+  return OK;
+fail:
+  free_values(v, n);
+  return rc;
+}
+
+static int name_cmp(const struct tt_av_member *a, const struct tt_av_member *b) {
+  size_t m = a->name_len < b->name_len ? a->name_len : b->name_len;
+  int c = m ? memcmp(a->name, b->name, m) : 0;
+  if (c != 0)
+    return c;
+  return (a->name_len > b->name_len) - (a->name_len < b->name_len);
+}
+
+/* Stable merge sort by name (equal names keep their order in the text). */
+static void sort_members(struct tt_av_member *m, size_t n, struct tt_av_member *tmp) {
+  if (n < 12) {
+    for (size_t i = 1; i < n; i++) {
+      struct tt_av_member x = m[i];
+      size_t j = i;
+      for (; j > 0 && name_cmp(&m[j - 1], &x) > 0; j--)
+        m[j] = m[j - 1];
+      m[j] = x;
+    }
+    return;
+  }
+  size_t h = n / 2, i = 0, j = h, k = 0;
+  sort_members(m, h, tmp);
+  sort_members(m + h, n - h, tmp);
+  while (i < h && j < n)
+    tmp[k++] = name_cmp(&m[j], &m[i]) < 0 ? m[j++] : m[i++];
+  while (i < h)
+    tmp[k++] = m[i++];
+  memcpy(m, tmp, k * sizeof(*m)); /* m[j..n) are in place already */
+}
+
+/* Sorts the members by name and keeps the last of each repeated name, as
+ * jansson keeps a repeated key's last value. BAD when a kept member holds
+ * no value (type 0: it was BAD). */
+static int members_finish(struct tt_av_member *m, size_t *np) {
+  size_t n = *np;
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; i++)
+    sorted = name_cmp(&m[i - 1], &m[i]) < 0;
+  if (!sorted) {
+    struct tt_av_member small[12], *tmp = n <= 12 ? small : malloc(n * sizeof(*tmp));
+    if (tmp == NULL)
+      return NOMEM;
+    sort_members(m, n, tmp);
+    if (tmp != small)
+      free(tmp);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (i + 1 < n && name_cmp(&m[i], &m[i + 1]) == 0) {
+        free(m[i].name);
+        tt_av_free(&m[i].value);
+        continue;
+      }
+      m[w++] = m[i];
+    }
+    *np = n = w;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (m[i].value.type == 0)
+      return BAD;
+  return OK;
+}
+
+/* An attribute map: an item (`item`: names non-empty) or an M's object. */
+static int read_map(struct rd *r, int depth, bool item, struct tt_av *out) {
+  if (peek(r) != '{')
+    return reject(r);
+  struct tt_av_member *m = NULL;
+  size_t n = 0, cap = 0;
+  int rc = OK, more = open_container(r, '}');
+  while (more == 1) {
+    struct str k;
+    if ((rc = member_name(r, &k)) != OK)
+      goto fail;
+    if (n == cap) {
+      struct tt_av_member *g = more_room(m, &cap, sizeof(*m));
+      if (g == NULL) {
+        rc = NOMEM;
+        goto fail;
+      }
+      m = g;
+    }
+    struct tt_av_member *mm = &m[n];
+    memset(mm, 0, sizeof(*mm));
+    if ((mm->name = malloc(k.raw_len + 1)) == NULL) {
+      rc = NOMEM;
+      goto fail;
+    }
+    mm->name_len = decode(&k, mm->name);
+    mm->name[mm->name_len] = '\0';
+    n++;
+    /* A BAD value stays as a member of type 0: a later member of the same
+     * name may replace it. */
+    rc = item && mm->name_len == 0 ? skip(r) : read_value(r, depth, &mm->value);
+    if (rc == BAD)
+      rc = OK;
+    if (rc != OK)
+      goto fail;
+    more = next_in(r, '}');
+  }
+  if ((rc = more) < 0 || (rc = members_finish(m, &n)) != OK)
+    goto fail;
+  out->type = TT_AV_M;
+  out->len = n;
+  out->u.members = n ? m : NULL;
+  if (n == 0)
+    free(m);
+  return OK;
+fail:
+  for (size_t i = 0; i < n; i++) {
+    free(m[i].name);
+    tt_av_free(&m[i].value);
+  }
+  free(m);
+  return rc;
+}
+
+/* The value of type key `type` at nesting `depth` (documents: <= 32). */
+static int read_typed(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
+  switch (type) {
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B:
+    return read_scalar(r, type, out);
+  case TT_AV_BOOL:
+  case TT_AV_NULL:
+    return read_literal(r, type, out);
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+    return read_array(r, type, depth, out);
+  case TT_AV_M:
+  case TT_AV_L:
+    if (depth + 1 > TT_DDB_MAX_DEPTH)
+      return reject(r);
+    return type == TT_AV_M ? read_map(r, depth + 1, false, out)
+                           : read_array(r, TT_AV_L, depth + 1, out);
+  default:
+    return reject(r);
+  }
+}
+
+/* The type a type key names, 0 for none (tt_av_type_parse, without its
+ * ten string compares per value). */
+static enum tt_av_type type_of(const char *s, size_t n) {
+  switch (n) {
+  case 1:
+    return s[0] == 'S'   ? TT_AV_S
+           : s[0] == 'N' ? TT_AV_N
+           : s[0] == 'B' ? TT_AV_B
+           : s[0] == 'M' ? TT_AV_M
+           : s[0] == 'L' ? TT_AV_L
+                         : 0;
+  case 2:
+    if (s[1] != 'S')
+      return 0;
+    return s[0] == 'S' ? TT_AV_SS : s[0] == 'N' ? TT_AV_NS : s[0] == 'B' ? TT_AV_BS : 0;
+  case 4:
+    return memcmp(s, "BOOL", 4) == 0 ? TT_AV_BOOL : memcmp(s, "NULL", 4) == 0 ? TT_AV_NULL : 0;
+  default:
+    return 0;
+  }
+}
+
+/* One AttributeValue: an object with exactly one type key. A repeated type
+ * key keeps its last value; a second, different key makes it BAD. */
+static int read_value(struct rd *r, int depth, struct tt_av *out) {
+  memset(out, 0, sizeof(*out));
+  if (peek(r) != '{')
+    return reject(r);
+  enum tt_av_type type = 0;
+  bool bad = false, first = true;
+  int rc = OK, more = open_container(r, '}');
+  if (more == 0)
+    return BAD; /* {}: no type */
+  while (more == 1) {
+    struct str k;
+    if ((rc = member_name(r, &k)) != OK)
+      goto fail;
+    if (!bad) {
+      char buf[32];
+      enum tt_av_type t = 0;
+      if (!k.escaped)
+        t = type_of((const char *)k.raw, k.raw_len);
+      else if (k.raw_len <= sizeof(buf))
+        t = type_of(buf, decode(&k, buf));
+      if (first)
+        type = t;
+      bad = t == 0 || t != type;
+      first = false;
+    }
+    tt_av_free(out);
+    memset(out, 0, sizeof(*out));
+    rc = bad ? skip(r) : read_typed(r, type, depth, out);
+    if (rc == BAD)
+      rc = OK; /* out stays type 0: BAD unless a later value replaces it */
+    if (rc != OK)
+      goto fail;
+    more = next_in(r, '}');
+  }
+  if ((rc = more) < 0)
+    goto fail;
+  if (bad || out->type == 0) {
+    rc = BAD;
+    goto fail;
+  }
+  return OK;
+fail:
+  tt_av_free(out);
+  memset(out, 0, sizeof(*out));
+  return rc;
+}
+
+/* ---- the answers ---- */
+
+static int invalid(struct tt_backend_error *e, const char *what) {
+  return tt_backend_error_set(e, "InvalidResponse", 200,
+                              "the DynamoDB endpoint answered an invalid %s", what);
+}
+
+static int stop(int rc, struct tt_backend_error *e) {
+  if (rc == NOMEM)
+    return tt_backend_error_set(e, "InternalFailure", 0, "out of memory");
+  return TT_DDB_WIRE_NOT_OBJECT;
+}
+
+/* Opens the body's top-level object. */
+static int open_body(struct rd *r, const char *text, size_t len) {
+  r->p = (const unsigned char *)text;
+  r->end = r->p + (text ? len : 0);
+  r->open = 0;
+  if (peek(r) != '{')
+    return SYNTAX; /* an array is JSON, but not an object: the same answer */
+  return open_container(r, '}');
+}
+
+/* After the top-level object only whitespace may follow. */
+static bool at_end(struct rd *r) { return peek(r) < 0; }
+
+/* An item member: null (none), an attribute map, or BAD. */
+static int read_item_member(struct rd *r, struct tt_av *out) {
+  memset(out, 0, sizeof(*out));
+  if (peek(r) == 'n')
+    return skip(r); /* null, or not JSON */
+  return read_map(r, 0, true, out);
+}
+
+int tt_ddb_item_response_parse(enum tt_ddb_op op, const char *text, size_t len,
+                               struct tt_av *out, struct tt_backend_error *e) {
+  const char *name = op == TT_DDB_GET_ITEM ? "Item" : "Attributes";
+  struct rd r;
+  bool bad = false;
+  memset(out, 0, sizeof(*out));
+  int rc = OK, more = open_body(&r, text, len);
+  while (more == 1) {
+    struct str k;
+    if ((rc = member_name(&r, &k)) != OK)
+      goto fail;
+    if (name_is(&k, name)) {
+      tt_av_free(out); /* a repeated member: the last one counts */
+      rc = read_item_member(&r, out);
+      bad = rc == BAD;
+      if (bad)
+        rc = OK;
+    } else {
+      rc = skip(&r);
+    }
+    if (rc != OK)
+      goto fail;
+    more = next_in(&r, '}');
+  }
+  if ((rc = more) < 0 || (rc = at_end(&r) ? OK : SYNTAX) != OK)
+    goto fail;
+  if (bad)
+    return invalid(e, name);
+  return 0;
+fail:
+  tt_av_free(out);
+  memset(out, 0, sizeof(*out));
+  return stop(rc, e);
+}
+
+/* Count or ScannedCount: a non-negative integer, else BAD. */
+static int read_count(struct rd *r, uint64_t *out) {
+  int c = peek(r);
+  bool is_int;
+  long long v;
+  *out = 0;
+  if (c != '-' && !is_digit(c))
+    return reject(r);
+  if (r->open >= MAX_NESTING || scan_number(r, &is_int, &v) != OK)
+    return SYNTAX;
+  if (!is_int || v < 0)
+    return BAD;
+  *out = (uint64_t)v;
+  return OK;
+}
+
+/* Items: an array of attribute maps. BAD when it is no array; *bad_item
+ * when it is one but an element is not a valid map. */
+static int read_items(struct rd *r, struct tt_ddb_read_result *out, bool *bad_item) {
+  size_t cap = 0;
+  *bad_item = false;
+  if (peek(r) != '[')
+    return reject(r);
+  int rc = OK, more = open_container(r, ']');
+  while (more == 1) {
+    struct tt_av *g = out->items;
+    if (*bad_item) {
+      rc = skip(r);
+    } else if (out->n_items == cap && (g = more_room(g, &cap, sizeof(*g))) == NULL) {
+      rc = NOMEM;
+    } else {
+      out->items = g;
+      rc = read_map(r, 0, true, &out->items[out->n_items]);
+      if (rc == OK)
+        out->n_items++;
+      else if (rc == BAD)
+        *bad_item = true, rc = OK;
+    }
+    if (rc != OK)
+      return rc;
+    more = next_in(r, ']');
+  }
+  if (out->n_items == 0) {
+    free(out->items);
+    out->items = NULL;
+  }
+  return more;
+}
+
+/* Drops the items read so far (a repeated Items member replaces them). */
+static void drop_items(struct tt_ddb_read_result *out) {
+  free_values(out->items, out->n_items);
+  out->items = NULL;
+  out->n_items = 0;
+}
+
+int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_result *out,
+                               struct tt_backend_error *e) {
+  struct rd r;
+  bool bad_count = false, bad_scanned = false, bad_items = false, bad_item = false,
+       bad_key = false;
+  memset(out, 0, sizeof(*out));
+  int rc = OK, more = open_body(&r, text, len);
+  while (more == 1) {
+    struct str k;
+    if ((rc = member_name(&r, &k)) != OK)
+      goto fail;
+    /* Each member read again replaces what the last one of its name gave. */
+    if (name_is(&k, "Items")) {
+      drop_items(out);
+      rc = read_items(&r, out, &bad_item);
+      bad_items = rc == BAD;
+    } else if (name_is(&k, "Count")) {
+      rc = read_count(&r, &out->count);
+      bad_count = rc == BAD;
+    } else if (name_is(&k, "ScannedCount")) {
+      rc = read_count(&r, &out->scanned_count);
+      bad_scanned = rc == BAD;
+    } else if (name_is(&k, "LastEvaluatedKey")) {
+      tt_av_free(&out->last_key);
+      rc = read_item_member(&r, &out->last_key);
+      bad_key = rc == BAD;
+      if (out->last_key.type == TT_AV_M && out->last_key.len == 0)
+        tt_av_free(&out->last_key); /* {}: the data ended, as for null */
+      if (out->last_key.type != TT_AV_M)
+        memset(&out->last_key, 0, sizeof(out->last_key));
+    } else {
+      rc = skip(&r);
+    }
+    if (rc == BAD)
+      rc = OK;
+    if (rc != OK)
+      goto fail;
+    more = next_in(&r, '}');
+  }
+  if ((rc = more) < 0 || (rc = at_end(&r) ? OK : SYNTAX) != OK)
+    goto fail;
+  /* The jansson path's order of checks, so each answer names the same
+   * member. */
+  const char *what = bad_count || bad_scanned ? "Count"
+                     : bad_items              ? "Items"
+                     : bad_item               ? "item"
+                     : bad_key                ? "LastEvaluatedKey"
+                                              : NULL;
+  if (what != NULL) {
+    tt_ddb_read_result_free(out);
+    return invalid(e, what);
+  }
+  return 0;
+fail:
+  tt_ddb_read_result_free(out);
+  return stop(rc, e);
+}
