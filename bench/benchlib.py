@@ -269,10 +269,11 @@ class Client:
             self.conn = None
 
 
-def cpu_ticks(pid):
+def cpu_ticks(pid, sys_only=False):
+    """utime + stime of pid in clock ticks (stime alone: the kernel's share)."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[12]) + (0 if sys_only else int(fields[11]))
 
 
 def mem_kb(pid):
@@ -335,8 +336,10 @@ def run_wrk_raw(url, lua_path, threads, connections, duration, prefix=None, pid=
                             "--latency", "-s", lua_path, url]
     pids = ([pid] if pid else []) + list(other_pids)
     t0 = {p: cpu_ticks(p) for p in pids}
+    s0 = cpu_ticks(pid, sys_only=True) if pid else 0
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
     t1 = {p: cpu_ticks(p) for p in pids}
+    s1 = cpu_ticks(pid, sys_only=True) if pid else 0
     if r.returncode != 0:
         die("wrk failed: %s\n%s" % (" ".join(cmd), r.stderr))
     res = parse_wrk(r.stdout)
@@ -345,6 +348,9 @@ def run_wrk_raw(url, lua_path, threads, connections, duration, prefix=None, pid=
     per = {p: ((t1[p] - t0[p]) * 1e6 / CLK_TCK / res["requests"] if res["requests"] else None)
            for p in pids}
     res["cpu_us_per_req"] = per.get(pid) if pid else None
+    # The kernel's part of it (stime): TCP, epoll; what no user-space change removes.
+    res["sys_us_per_req"] = ((s1 - s0) * 1e6 / CLK_TCK / res["requests"]
+                             if pid and res["requests"] else None)
     res["cpu_us_per_req_of"] = {p: per[p] for p in other_pids}
     res["wrk_cmd"] = " ".join(cmd)
     res["wrk_out"] = r.stdout

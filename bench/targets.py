@@ -418,8 +418,9 @@ def peer_get(args, workdir):
         for label in ("peer", "daemon"):  # warm-up: dynalite's JIT, the daemon's connections
             one(label, 4, 2)
         runs = {}
-        print("   %-20s %9s %9s %9s %12s %12s %7s" % ("run", "req/s", "p50 ms", "p99 ms",
-                                                    "daemon us", "dynalite us", "errors"))
+        print("   %-20s %9s %9s %9s %12s %12s %12s %7s" % (
+            "run", "req/s", "p50 ms", "p99 ms", "daemon us", "(kernel us)", "dynalite us",
+            "errors"))
         for conns in (8, 1):
             rows = []
             for i in range(a.rounds):
@@ -428,10 +429,11 @@ def peer_get(args, workdir):
                     r = one(label, conns, a.duration)
                     rr[label] = r
                     errs = r["non2xx"] + r["socket_errors"]
-                    print("   %-20s %9.0f %9s %9s %12s %12s %7d" % (
+                    print("   %-20s %9.0f %9s %9s %12s %12s %12s %7d" % (
                         "%s -c%d (round %d)" % (label, conns, i + 1), r["rps"],
                         fmt(r["p50_ms"], ".3f"), fmt(r["p99_ms"], ".3f"),
                         fmt(r["daemon_cpu_us"], ".1f") if label == "daemon" else "",
+                        fmt(r["sys_us_per_req"], ".1f") if label == "daemon" else "",
                         fmt(r["peer_cpu_us"], ".1f"), errs))
                     sys.stdout.flush()
                     if errs:
@@ -441,6 +443,11 @@ def peer_get(args, workdir):
         c8 = [r["daemon"] for r in runs["c8"]]
         c1 = runs["c1"]
         run.res["runs"] = runs
+        kernel = median_of(c8, "sys_us_per_req")
+        print("   -c8: of the daemon's CPU per GET, the kernel's (stime): %s us = %s x dynalite's"
+              % (fmt(kernel, ".1f"), fmt(kernel / median_of(c8, "peer_cpu_us")
+                                          if kernel is not None else None, ".3f")))
+        run.res["kernel_us_c8"] = kernel
         run.res["target_cpu"] = ratio_line(
             "-c8: daemon CPU / dynalite CPU per GET (daemon runs, medians)",
             median_of(c8, "daemon_cpu_us"), median_of(c8, "peer_cpu_us"), "<=", 0.25, " us")
