@@ -146,6 +146,10 @@ static size_t plain_blocks(const unsigned char *u, size_t len, unsigned stop) {
   return i;
 }
 
+size_t tt_json_plain_run(const char *s, size_t len) {
+  return plain_blocks((const unsigned char *)s, len, STOP_HIGH);
+}
+
 /* Length of a valid UTF-8 sequence at s (first byte >= 0x80), or 0. */
 static size_t utf8_seq(const unsigned char *s, const unsigned char *end) {
   unsigned char c = s[0];
@@ -731,6 +735,41 @@ json_t *tt_json_string_new(const char *s, size_t len) {
   json_t *j = json_stringn_nocheck(buf, len + 2);
   free(buf);
   return j;
+}
+
+/* Marks one string of a plain tree in place when it begins with NUL. */
+static int mark_string(json_t *j) {
+  size_t len = json_string_length(j);
+  const char *s = json_string_value(j);
+  if (len == 0 || s[0] != '\0')
+    return 0;
+  char *buf = malloc(len + 2);
+  if (buf == NULL)
+    return -1;
+  buf[0] = '\0';
+  buf[1] = 'S';
+  memcpy(buf + 2, s, len);
+  int rc = json_string_setn_nocheck(j, buf, len + 2);
+  free(buf);
+  return rc;
+}
+
+int tt_json_mark_plain_strings(json_t *j) {
+  if (json_is_string(j))
+    return mark_string(j);
+  if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++)
+      if (tt_json_mark_plain_strings(json_array_get(j, i)) != 0)
+        return -1;
+  } else if (json_is_object(j)) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+      if (tt_json_mark_plain_strings(v) != 0)
+        return -1;
+    }
+  }
+  return 0;
 }
 
 /* ---- writer ---- */

@@ -38,6 +38,11 @@ struct tt_json_opts {
 int tt_json_parse(const char *text, size_t len, const struct tt_json_opts *opts, json_t **out,
                   struct tt_error *err);
 
+/* Length of a prefix of s[0..len), in whole 16-byte blocks, holding no
+ * quote, backslash, control or non-ASCII byte: inside a JSON string, text a
+ * scanner may skip (vector compares, about a byte an instruction). */
+size_t tt_json_plain_run(const char *s, size_t len);
+
 /* Whether `len` bytes are exactly one JSON number token. */
 bool tt_json_number_syntax(const char *s, size_t len);
 
@@ -64,6 +69,14 @@ int tt_json_integer(const json_t *j, int64_t *out);
 /* A new marked number holding `text` verbatim. NULL when the text is not a
  * JSON number token or memory runs out. */
 json_t *tt_json_number_new(const char *text, size_t len);
+
+/* Makes a plain jansson tree (json_loadb, JSON_ALLOW_NUL) readable by the
+ * helpers here: every string value that begins with NUL gets the "\0S"
+ * marker, so that one beginning with NUL 'N' is not taken for a number and
+ * one beginning with NUL 'S' keeps its first two bytes. Object keys are
+ * left alone. Recursive: for trees from json_loadb, whose parser refuses
+ * nesting deeper than 2048. Returns 0, or -1 (out of memory). */
+int tt_json_mark_plain_strings(json_t *j);
 
 /* Whether j is a real string (a jansson string that is not a number). */
 bool tt_json_is_string(const json_t *j);

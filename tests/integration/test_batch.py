@@ -182,6 +182,23 @@ def test_get_composite_s_keys_and_b_values(mdaemon):
     assert body["items"][0]["blob"] == b64(b"\x00\xff")
 
 
+def test_get_strings_beginning_with_nul(mdaemon):
+    # U+0000 may begin a DynamoDB string; "\0S" and "\0N" are how our JSON
+    # trees mark strings and numbers internally, so a backend answer holding
+    # them must still come back byte for byte (it did not on the dynamodb
+    # backend: batch answers lost two bytes or failed).
+    t = tenant()
+    labels = ["\x00Sabc", "\x00N12", "\x00", "\x00\x00S"]
+    put = [{"tenant": t, "n": i, "label": v} for i, v in enumerate(labels)]
+    assert write(mdaemon, "Line", put=put)[0] == 200
+    status, _, body = get(mdaemon, "Line", [{"tenant": t, "n": i} for i in range(len(labels))])
+    assert status == 200, body
+    assert sorted((it["n"], it["label"]) for it in body["items"]) == list(enumerate(labels))
+    for i, v in enumerate(labels):
+        status, _, one = mdaemon.json("GET", "/v1/models/Line/items/%s/%d" % (t, i))
+        assert status == 200 and one["label"] == v
+
+
 # ---- batch-write ---------------------------------------------------------------
 
 def test_write_puts_apply_lifecycle_and_omit_empty(mdaemon):

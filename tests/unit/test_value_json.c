@@ -685,6 +685,40 @@ START_TEST(parse_strings_by_blocks) {
 }
 END_TEST
 
+/* A plain jansson tree (a DynamoDB answer) read by the codec: strings
+ * beginning with NUL are data, not markers, once marked. */
+START_TEST(plain_tree_strings_beginning_with_nul) {
+  static const char text[] =
+      "{\"Items\":[{\"a\":{\"S\":\"\\u0000Sabc\"},\"b\":{\"S\":\"\\u0000N12\"},"
+      "\"c\":{\"SS\":[\"\\u0000\",\"x\"]},\"d\":{\"S\":\"plain\"},\"e\":{\"N\":\"7\"}}],"
+      "\"Count\":1}";
+  json_error_t jerr;
+  json_t *j = json_loadb(text, sizeof(text) - 1, JSON_ALLOW_NUL, &jerr);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_int_eq(tt_json_mark_plain_strings(j), 0);
+  /* Numbers of the plain tree stay jansson numbers. */
+  ck_assert(json_is_integer(json_object_get(j, "Count")));
+  struct tt_av item;
+  struct tt_error err;
+  ck_assert_int_eq(
+      tt_ddb_item_from_json(json_array_get(json_object_get(j, "Items"), 0), "Item", &item, &err),
+      0);
+  const struct tt_av *a = tt_av_map_get(&item, "a"), *b = tt_av_map_get(&item, "b");
+  const struct tt_av *c = tt_av_map_get(&item, "c"), *d = tt_av_map_get(&item, "d");
+  ck_assert_uint_eq(a->len, 5);
+  ck_assert_int_eq(memcmp(a->u.bytes, "\0Sabc", 5), 0);
+  ck_assert_int_eq(b->type, TT_AV_S);
+  ck_assert_uint_eq(b->len, 4);
+  ck_assert_int_eq(memcmp(b->u.bytes, "\0N12", 4), 0);
+  ck_assert_uint_eq(c->len, 2);
+  ck_assert_uint_eq(c->u.elems[0].len, 1);
+  ck_assert_str_eq(d->u.bytes, "plain");
+  ck_assert_str_eq(tt_av_map_get(&item, "e")->u.bytes, "7");
+  tt_av_free(&item);
+  json_decref(j);
+}
+END_TEST
+
 static Suite *json_suite(void) {
   Suite *s = suite_create("value_json");
   TCase *tc = tcase_create("json_exact");
@@ -701,6 +735,7 @@ static Suite *json_suite(void) {
   tc = tcase_create("codec_ddb");
   tcase_add_test(tc, ddb_round_trip);
   tcase_add_test(tc, ddb_rejections);
+  tcase_add_test(tc, plain_tree_strings_beginning_with_nul);
   suite_add_tcase(s, tc);
   tc = tcase_create("codec_logical");
   tcase_add_test(tc, logical_numbers_exact);

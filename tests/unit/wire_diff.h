@@ -5,12 +5,9 @@
  * (tt_ddb_response_classify, then typed_wire.c's readers), which must give
  * the same values in the same order, or the same error.
  *
- * One known difference is taken out of the oracle: codec_ddb.c reads
- * strings with tt_json_string_text, made for tt_json_parse's marked trees,
- * so on a plain jansson tree a DynamoDB string starting with U+0000 'N' is
- * refused and one starting with U+0000 'S' loses those two bytes. The
- * reader keeps such strings whole; the oracle marks them first ("\0S" +
- * text), as tt_json_parse would, so it means what the jansson path meant.
+ * Strings beginning with U+0000: classify marks them ("\0S" + text,
+ * tt_json_mark_plain_strings) so that codec_ddb.c's readers, made for
+ * tt_json_parse's marked trees, read them whole, as the reader does.
  * Static functions only: the fuzz build compiles this into its target. */
 #ifndef TT_TESTS_WIRE_DIFF_H
 #define TT_TESTS_WIRE_DIFF_H
@@ -25,32 +22,6 @@
 #include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/wire_reader.h"
 #include "value/codec_ddb.h"
-
-/* Marks every string of j that begins with NUL as tt_json_parse does. */
-static void wd_mark_nul_strings(json_t *j) {
-  if (json_is_string(j)) {
-    size_t n = json_string_length(j);
-    const char *s = json_string_value(j);
-    if (n > 0 && s[0] == '\0') {
-      char *m = malloc(n + 2);
-      if (m == NULL)
-        abort();
-      m[0] = '\0';
-      m[1] = 'S';
-      memcpy(m + 2, s, n);
-      if (json_string_setn_nocheck(j, m, n + 2) != 0)
-        abort();
-      free(m);
-    }
-  } else if (json_is_array(j)) {
-    for (size_t i = 0; i < json_array_size(j); i++)
-      wd_mark_nul_strings(json_array_get(j, i));
-  } else if (json_is_object(j)) {
-    const char *k;
-    json_t *v;
-    json_object_foreach(j, k, v) wd_mark_nul_strings(v);
-  }
-}
 
 /* The jansson path: 0, -1 with e, or TT_DDB_WIRE_NOT_OBJECT when classify
  * refused the body (its error text is not compared: the backend rewrites
@@ -74,7 +45,6 @@ static int wd_old(bool read, enum tt_ddb_op op, const char *text, size_t len, st
     memset(item, 0, sizeof(*item));
   if (rc != 0)
     return TT_DDB_WIRE_NOT_OBJECT;
-  wd_mark_nul_strings(j);
   rc = read ? tt_ddb_read_response_read(j, rr, e) : tt_ddb_item_response_read(op, j, item, e);
   json_decref(j);
   return rc;

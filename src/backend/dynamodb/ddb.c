@@ -2,6 +2,7 @@
 /* ddb.c -- the dynamodb backend: each port call becomes one signed
  * `POST /` of DynamoDB's JSON protocol on the shared HTTP client. */
 #include "backend/dynamodb/ddb.h"
+#include "value/json_exact.h"
 
 #include <assert.h>
 #include <openssl/crypto.h>
@@ -304,10 +305,18 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
     r->body = body.data; /* the buffer's text is ours now */
     r->body_len = body.len;
   } else {
-    /* DynamoDB numbers are strings in the port's JSON, so plain compact
-     * output loses nothing. */
-    r->body = json_dumps(call->request, JSON_COMPACT);
-    r->body_len = r->body ? strlen(r->body) : 0;
+    /* tt_json_dump, not json_dumps: the port's trees mark a string that
+     * begins with U+0000 ("\0S" + text, json_exact.h), which json_dumps
+     * would send as part of the value. */
+    struct tt_buf body;
+    tt_buf_init(&body, 0);
+    if (tt_json_dump(call->request, 0, &body) != 0) {
+      tt_buf_free(&body);
+      free(r);
+      return UV_ENOMEM;
+    }
+    r->body = body.data;
+    r->body_len = body.len;
   }
   if (r->body == NULL) {
     free(r);

@@ -2,6 +2,7 @@
 /* errors.c -- DynamoDB responses and transport failures classified once into
  * the backend port's result or error. */
 #include "backend/dynamodb/errors.h"
+#include "value/json_exact.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -184,6 +185,13 @@ int tt_ddb_response_classify(const struct tt_http_response *resp, json_t **out,
     json_error_t jerr;
     /* DynamoDB strings may hold U+0000, which jansson refuses by default. */
     j = json_loadb(resp->body.data, resp->body.len, JSON_ALLOW_NUL, &jerr);
+    /* Our readers of DynamoDB JSON take strings beginning with NUL for marked
+     * ones (json_exact.h): mark them, when the text can hold one at all. */
+    if (j && memmem(resp->body.data, resp->body.len, "\\u0000", 6) != NULL &&
+        tt_json_mark_plain_strings(j) != 0) {
+      json_decref(j);
+      j = NULL;
+    }
     if (j && !json_is_object(j)) {
       json_decref(j);
       j = NULL;

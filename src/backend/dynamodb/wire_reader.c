@@ -14,6 +14,7 @@
  * member of the same name replaces it (jansson keeps a repeated key's last
  * value) and because text after it may still be malformed. */
 #include "backend/dynamodb/wire_reader.h"
+#include "value/json_exact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -119,6 +120,7 @@ static int scan_string(struct rd *r, struct str *s) {
   s->raw = p;
   s->escaped = s->nul = false;
   for (;;) {
+    p += tt_json_plain_run((const char *)p, (size_t)(end - p));
     while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
       p++;
     if (p >= end)
