@@ -1012,7 +1012,8 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   }
   m->attrs = calloc(n, sizeof(*m->attrs));
   m->by_name = calloc(n, sizeof(*m->by_name));
-  if (m->attrs == NULL || m->by_name == NULL)
+  m->by_name_key8 = calloc(n, sizeof(*m->by_name_key8));
+  if (m->attrs == NULL || m->by_name == NULL || m->by_name_key8 == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
     m->n_attrs = i + 1;

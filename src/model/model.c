@@ -59,6 +59,7 @@ static void model_free(struct tt_model *m) {
   }
   free(m->attrs);
   free(m->by_name);
+  free(m->by_name_key8);
   for (size_t i = 0; i < m->n_indexes; i++) {
     free(m->indexes[i].name);
     for (size_t k = 0; k < m->indexes[i].n_include; k++)
@@ -134,10 +135,24 @@ static int cmp_pos(const void *a, const void *b, void *ctx) {
   return strcmp(m->attrs[*(const size_t *)a].name, m->attrs[*(const size_t *)b].name);
 }
 
+/* A name's first 8 bytes as a big-endian number, zero-padded: since names
+ * hold no NUL, two names compare as these numbers do unless both are equal,
+ * and equal numbers of names no longer than 8 bytes mean equal names. */
+static uint64_t key8(const char *name, size_t n) {
+  uint64_t k = 0;
+  for (size_t i = 0; i < 8; i++)
+    k = k << 8 | (i < n ? (unsigned char)name[i] : 0);
+  return k;
+}
+
 int tt_model_priv_index_names(struct tt_model *m, size_t *dup_a, size_t *dup_b) {
   for (size_t i = 0; i < m->n_attrs; i++)
     m->by_name[i] = i;
   qsort_r(m->by_name, m->n_attrs, sizeof(size_t), cmp_pos, m);
+  for (size_t i = 0; i < m->n_attrs; i++) {
+    const struct tt_model_attr *a = &m->attrs[m->by_name[i]];
+    m->by_name_key8[i] = key8(a->name, a->name_len);
+  }
   for (size_t i = 1; i < m->n_attrs; i++) {
     size_t x = m->by_name[i - 1], y = m->by_name[i];
     if (strcmp(m->attrs[x].name, m->attrs[y].name) == 0) {
@@ -183,9 +198,18 @@ static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
 const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const char *name,
                                                size_t n, size_t *pos) {
   CHECK_MODEL(m);
+  /* Most steps settle on the 8-byte keys, which sit together in one or two
+   * cache lines; the names themselves are read only on a tie. */
+  const uint64_t k = key8(name, n);
   for (; *pos < m->n_attrs; ++*pos) {
+    uint64_t ak = m->by_name_key8[*pos];
+    if (ak != k) {
+      if (ak > k)
+        return NULL;
+      continue;
+    }
     const struct tt_model_attr *a = &m->attrs[m->by_name[*pos]];
-    int c = name_cmp(a->name, a->name_len, name, n);
+    int c = n <= 8 && a->name_len <= 8 ? 0 : name_cmp(a->name, a->name_len, name, n);
     if (c == 0)
       return a;
     if (c > 0)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -115,6 +116,7 @@ struct tt_model {
   struct tt_model_attr *attrs; /* in declared order */
   size_t n_attrs;
   size_t *by_name;             /* indexes into attrs, sorted by name bytes */
+  uint64_t *by_name_key8;      /* their first 8 bytes, big-endian, 0-padded */
   const struct tt_model_attr *pk;
   const struct tt_model_attr *sk; /* NULL for a partition-key-only table */
   const struct tt_model_attr *lifecycle[TT_LC__COUNT];

@@ -417,18 +417,50 @@ static void page_failed(struct tt_orm_query_op *op, const struct tt_error *err) 
   tt_orm_fail(op->ctx.result, err);
 }
 
+#define ITEMS_OPEN "{\"items\":["
+
 /* Appends one stored item of a page to the reader's answer. */
 static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
   struct tt_orm_query_op *op = ch->q;
   struct tt_error err;
-  if ((ch->n_items && tt_buf_puts(&ch->items, ",") != 0 &&
-       tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory")) ||
-      tt_orm_item_write(&ch->items, op->ctx.model, item, op->select, &err) != 0) {
+  int rc = 0;
+  if (ch->n_items > 0)
+    rc = tt_buf_append(&ch->items, ",", 1);
+  else if (op->nchains == 1 && !ch->opened) {
+    rc = tt_buf_puts(&ch->items, ITEMS_OPEN);
+    ch->opened = rc == 0;
+  }
+  if (rc != 0) {
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    page_failed(op, &err);
+    return -1;
+  }
+  if (tt_orm_item_write(&ch->items, op->ctx.model, item, op->select, &err) != 0) {
     page_failed(op, &err);
     return -1;
   }
   ch->n_items++;
   return 0;
+}
+
+/* Makes room for a page's items once its first is written, from that
+ * item's length: a 1 MB scan page no longer doubles its buffer (and copies
+ * it) a dozen times. Only a hint: the appends still decide. */
+static void reserve_page(struct tt_orm_chain *ch, size_t before, size_t n_items) {
+  size_t first = ch->items.len - before;
+  if (n_items > 1 && first > 0 && first < ((size_t)-1 / 2) / n_items)
+    (void)tt_buf_reserve(&ch->items, first + first / 8 * n_items + first * (n_items - 1));
+}
+
+/* Appends a page's items (read only). */
+static void add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_t n) {
+  for (size_t i = 0; i < n && !ch->q->failed; i++) {
+    size_t before = ch->items.len;
+    if (add_item(ch, &items[i]) != 0)
+      break;
+    if (i == 0)
+      reserve_page(ch, before, n);
+  }
 }
 
 /* After a page's items: where the next page starts, and whether to read it. */
@@ -460,9 +492,7 @@ static void page_opened_cb(void *arg, const struct tt_error *err) {
     page_failed(op, err);
     tt_join_cancel(op->ctx.join); /* the other segments stop too */
   } else {
-    for (size_t i = 0; i < ch->n_page_items && !op->failed; i++)
-      if (add_item(ch, &ch->page_items[i]) != 0)
-        break;
+    add_page(ch, ch->page_items, ch->n_page_items);
   }
   free_page(ch);
   page_rest(ch);
@@ -524,9 +554,7 @@ static void page_cb(struct tt_client_call *call) {
     open_page(ch);
     return;
   }
-  for (size_t i = 0; i < page->n_items && !op->failed; i++)
-    if (add_item(ch, &page->items[i]) != 0)
-      break;
+  add_page(ch, page->items, page->n_items);
   page_rest(ch);
 }
 
@@ -599,8 +627,15 @@ static void finish_all(struct tt_orm_query_op *op) {
      * answers a LastEvaluatedKey, so the caller can count on from there. */
     rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
                        count, scanned);
+  } else if (op->nchains == 1 && op->chains[0].opened) {
+    /* The reader's buffer already begins the answer: it becomes the body. */
+    tt_buf_free(b);
+    *b = op->chains[0].items;
+    tt_buf_init(&op->chains[0].items, 0);
+    rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":",
+                        n_items, scanned);
   } else {
-    rc |= tt_buf_puts(b, "{\"items\":[");
+    rc |= tt_buf_puts(b, ITEMS_OPEN);
     bool first = true;
     for (size_t i = 0; i < op->nchains; i++) {
       if (op->chains[i].n_items == 0)

@@ -25,7 +25,10 @@ struct tt_orm_chain {
   struct tt_av last_key; /* where the next page starts (M), NULL-typed at the start */
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;
-  struct tt_buf items;   /* comma-separated logical items */
+  struct tt_buf items;   /* comma-separated logical items; when `opened`, after
+                          * the answer's opening text (a single reader's
+                          * buffer becomes the answer without a copy) */
+  bool opened;
   size_t n_items;
   uint64_t count, scanned;
   size_t quota; /* with a limit: items (or counts) this reader may still add up to */
