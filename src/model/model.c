@@ -3,6 +3,7 @@
 #include "model/model.h"
 
 #include <assert.h>
+#include <endian.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,8 @@ static int cmp_pos(const void *a, const void *b, void *ctx) {
  * and equal numbers of names no longer than 8 bytes mean equal names. */
 static uint64_t key8(const char *name, size_t n) {
   uint64_t k = 0;
-  for (size_t i = 0; i < 8; i++)
-    k = k << 8 | (i < n ? (unsigned char)name[i] : 0);
-  return k;
+  memcpy(&k, name, n < 8 ? n : 8); /* one copy: a byte loop here mispredicted */
+  return be64toh(k);
 }
 
 int tt_model_priv_index_names(struct tt_model *m, size_t *dup_a, size_t *dup_b) {
