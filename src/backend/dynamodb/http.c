@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http.c -- outbound HTTP(S) on the libuv loop: the interface, the choice
  * of engine per URL, the one delivery path of completions, and the libcurl
- * engine (one multi handle driven by uv_poll_t/uv_timer_t) for https. */
+ * engine (one multi handle driven by uv_poll_t/uv_timer_t) for what our
+ * engine declines (proxies, unusual URLs). */
 #include "backend/dynamodb/http.h"
 
 #include <assert.h>
@@ -42,7 +43,8 @@ struct tt_http {
   unsigned magic;
   uv_loop_t *loop;
   CURLM *multi;
-  struct tt_http_wire *wire; /* our engine for http://; NULL: libcurl for all */
+  struct tt_http_wire *wire; /* our engine; NULL: libcurl for all */
+  bool wire_http, wire_https; /* which schemes go to it (no proxy for them) */
   uv_timer_t timer;   /* curl's own timeout (CURLMOPT_TIMERFUNCTION) */
   uv_timer_t deliver; /* delivers completions made outside curl (cancel) */
   /* Watched sockets indexed by fd. Our own table instead of
@@ -399,10 +401,14 @@ static bool env_set(const char *name) {
   return v != NULL && v[0] != '\0';
 }
 
-static bool proxy_configured(void) {
-  /* libcurl reads http_proxy only in lower case for http (a CGI program's
-   * HTTP_PROXY could come from a request header); all_proxy in both. */
-  return env_set("http_proxy") || env_set("all_proxy") || env_set("ALL_PROXY");
+/* Whether libcurl would send URLs of this scheme through a proxy named in
+ * the environment. It reads http_proxy only in lower case (a CGI program's
+ * HTTP_PROXY could come from a request header); https_proxy and all_proxy
+ * in both cases. */
+static bool proxy_configured(bool https) {
+  if (env_set("all_proxy") || env_set("ALL_PROXY"))
+    return true;
+  return https ? env_set("https_proxy") || env_set("HTTPS_PROXY") : env_set("http_proxy");
 }
 
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out) {
@@ -435,10 +441,12 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   /* Idle keep-alive connections to keep; curl's default (4 per added
    * handle) shrinks to a handful once a burst is over. */
   curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, MAX_IDLE_CONNECTIONS);
-  /* libcurl sends http:// through a proxy named by these variables (and
+  /* libcurl sends URLs through a proxy named by these variables (and
    * honours no_proxy); our engine does not speak to proxies, so with one
-   * configured every URL keeps libcurl's behaviour. */
-  if (!proxy_configured() && tt_http_wire_new(loop, h, &h->wire) != 0) {
+   * configured for a scheme its URLs keep libcurl's behaviour. */
+  h->wire_http = !proxy_configured(false);
+  h->wire_https = !proxy_configured(true);
+  if ((h->wire_http || h->wire_https) && tt_http_wire_new(loop, h, h->ca_file, &h->wire) != 0) {
     curl_multi_cleanup(h->multi);
     curl_global_cleanup();
     goto fail;
@@ -487,7 +495,8 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   uint64_t timeout = req->timeout_ms ? req->timeout_ms : h->timeout_ms;
   uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
   int rc;
-  if (h->wire && strncasecmp(req->url, "http://", 7) == 0) {
+  bool plain = strncasecmp(req->url, "http://", 7) == 0;
+  if ((plain && h->wire_http) || (!plain && h->wire_https && strncasecmp(req->url, "https://", 8) == 0)) {
     /* On the active list first: the engine may finish the call at once
      * (delivered later from the delivery timer). */
     active_push(h, call);

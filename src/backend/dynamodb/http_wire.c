@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http_wire.c -- our HTTP/1.1 client engine for http:// URLs on the libuv
- * loop: a bounded keep-alive pool per host and port, one request per
- * connection at a time, one write per request, the call's timer on its
- * connection. */
+/* http_wire.c -- our HTTP/1.1 client engine for http:// and https:// URLs
+ * on the libuv loop: a bounded keep-alive pool per scheme, host and port,
+ * one request per connection at a time, one write per request, the call's
+ * timer on its connection; TLS (http_tls.c) between the socket and the
+ * parser for https. */
 #include "backend/dynamodb/http_wire.h"
 
 #include <assert.h>
@@ -13,6 +14,7 @@
 #include <strings.h>
 
 #include "backend/dynamodb/http_parse.h"
+#include "backend/dynamodb/http_tls.h"
 
 #define WIRE_MAGIC 0x57495245u /* "WIRE" */
 /* curl's CURLOPT_MAXAGE_CONN default: an idle connection older than this
@@ -22,12 +24,15 @@
 /* One read buffer for every connection: the loop is single-threaded and
  * each read callback consumes its bytes before it returns. */
 #define READ_BUF_SIZE (64u * 1024u)
+/* Decrypted bytes: one TLS record holds at most 16 KiB. */
+#define PLAIN_BUF_SIZE (16u * 1024u)
 #define HOST_MAX 255
 #define METHOD_MAX 16
 
 enum conn_state {
   C_RESOLVING = 1, /* getaddrinfo outstanding */
   C_CONNECTING,    /* uv_tcp_connect outstanding */
+  C_HANDSHAKE,     /* https: connected, TLS handshake running */
   C_BUSY,          /* a request on it: writing and/or reading */
   C_IDLE,          /* in the pool */
   C_CLOSED,        /* uv_close called: waiting for close callbacks (and getaddrinfo) */
@@ -52,12 +57,15 @@ struct wire_conn {
   bool writing;      /* on_written still to come */
   bool reused;       /* taken from the pool: a dead peer is retried once */
   bool tcp_used;     /* uv_tcp_connect was called on tcp */
+  bool secure;       /* https: TLS on this connection (part of the pool key) */
   uint64_t idle_since;
   uint64_t connect_deadline; /* loop time */
   struct addrinfo *ai;       /* owned: a name's addresses while connecting */
   struct addrinfo *ai_next;  /* the next one to try */
   struct tt_http_parse parse;
   struct tt_buf head; /* the current request's line and headers */
+  struct tt_http_tls tls; /* https, from the handshake on */
+  struct tt_buf out;      /* https: encrypted bytes being written */
   uint16_t port;
   char host[HOST_MAX + 1]; /* as in the URL, without brackets */
 };
@@ -71,6 +79,8 @@ struct tt_http_wire {
   size_t nidle;
   size_t nconns; /* allocated, not yet freed */
   char *rbuf;
+  char *pbuf;       /* decrypted bytes, as rbuf (allocated with the context) */
+  SSL_CTX *ssl_ctx; /* https; NULL: the CA could not be loaded */
   bool closing;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -82,6 +92,7 @@ struct wire_url {
   const char *host;
   size_t host_len;
   bool v6;
+  bool secure; /* https */
   uint16_t port;
   const char *path; /* from '/' or '?', fragment excluded; "" means "/" */
   size_t path_len;
@@ -94,19 +105,26 @@ static bool host_char(char c, bool v6) {
   return v6 ? c == ':' : c == '_';
 }
 
-/* Splits an http:// URL. UV_ENOTSUP for anything this engine leaves to
- * libcurl: other schemes, user info, IPv6 zones, bytes libcurl would
- * encode or refuse. */
+/* Splits an http:// or https:// URL. UV_ENOTSUP for anything this engine
+ * leaves to libcurl: other schemes, user info, IPv6 zones, bytes libcurl
+ * would encode or refuse, an https host with a trailing dot (libcurl
+ * strips it for SNI and the certificate check). */
 static int url_parse(const char *url, struct wire_url *u) {
-  if (strncasecmp(url, "http://", 7) != 0)
+  memset(u, 0, sizeof(*u));
+  const char *a;
+  if (strncasecmp(url, "http://", 7) == 0) {
+    a = url + 7;
+  } else if (strncasecmp(url, "https://", 8) == 0) {
+    a = url + 8;
+    u->secure = true;
+  } else {
     return UV_ENOTSUP;
-  const char *a = url + 7;
+  }
   size_t alen = strcspn(a, "/?#");
   const char *ae = a + alen;
   if (memchr(a, '@', alen) != NULL)
     return UV_ENOTSUP;
   const char *p = a;
-  memset(u, 0, sizeof(*u));
   if (*p == '[') {
     const char *close = memchr(p, ']', alen);
     if (close == NULL)
@@ -126,7 +144,9 @@ static int url_parse(const char *url, struct wire_url *u) {
   for (size_t i = 0; i < u->host_len; i++)
     if (!host_char(u->host[i], u->v6))
       return UV_ENOTSUP;
-  unsigned long port = 80;
+  if (u->secure && u->host[u->host_len - 1] == '.')
+    return UV_ENOTSUP;
+  unsigned long port = u->secure ? 443 : 80;
   if (p < ae) {
     if (*p != ':' || p + 1 == ae || ae - p > 6)
       return UV_ENOTSUP;
@@ -183,7 +203,7 @@ static int put_u64(struct tt_buf *b, uint64_t x) {
 }
 
 /* The request line and headers, as libcurl sent them: Host (host[:port],
- * the port only when not 80), User-Agent and Accept unless the caller set
+ * the port only when not the scheme's, 80 or 443), User-Agent and Accept unless the caller set
  * them, the caller's headers in order, Content-Length for a body or a
  * POST/PUT. A caller header with an empty value is not sent and suppresses
  * our default of that name (libcurl's "Name:" rule); a caller's
@@ -222,7 +242,7 @@ static int head_build(struct tt_buf *b, const char *method, const struct wire_ur
     bad |= tt_buf_append(b, u->host, u->host_len);
     if (u->v6)
       bad |= tt_buf_append(b, "]", 1);
-    if (u->port != 80)
+    if (u->port != (u->secure ? 443 : 80))
       bad |= tt_buf_append(b, ":", 1) | put_u64(b, u->port);
     bad |= tt_buf_append(b, "\r\n", 2);
   }
@@ -264,6 +284,7 @@ static void on_timer(uv_timer_t *t);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_written(uv_write_t *req, int status);
 static int conn_open(struct wire_conn *cn);
+static int conn_flush(struct wire_conn *cn);
 
 static uint64_t left_ms(struct tt_http_wire *w, uint64_t deadline) {
   uint64_t now = uv_now(w->loop);
@@ -298,6 +319,8 @@ static void conn_maybe_free(struct wire_conn *cn) {
   if (cn->head.data) /* it held the signature and maybe a session token */
     OPENSSL_cleanse(cn->head.data, cn->head.alloc);
   tt_buf_free(&cn->head);
+  tt_buf_free(&cn->out);
+  tt_http_tls_free(&cn->tls); /* no close_notify: the socket is gone */
   tt_http_parse_free(&cn->parse);
   free(cn);
   if (--w->nconns == 0 && w->closing && w->closed)
@@ -325,8 +348,8 @@ static void conn_close(struct wire_conn *cn) {
   uv_close((uv_handle_t *)&cn->timer, on_conn_handle_closed);
 }
 
-static struct wire_conn *conn_new(struct tt_http_wire *w, const char *host, size_t host_len,
-                                  uint16_t port) {
+static struct wire_conn *conn_new(struct tt_http_wire *w, bool secure, const char *host,
+                                  size_t host_len, uint16_t port) {
   struct wire_conn *cn = calloc(1, sizeof(*cn));
   if (cn == NULL)
     return NULL;
@@ -342,9 +365,11 @@ static struct wire_conn *conn_new(struct tt_http_wire *w, const char *host, size
   cn->write.data = cn;
   cn->gai.data = cn;
   cn->port = port;
+  cn->secure = secure;
   memcpy(cn->host, host, host_len);
   cn->host[host_len] = '\0';
   tt_buf_init(&cn->head, 0);
+  tt_buf_init(&cn->out, 0);
   cn->next = w->conns;
   if (w->conns)
     w->conns->prev = cn;
@@ -370,7 +395,7 @@ static void idle_put(struct tt_http_wire *w, struct wire_conn *cn) {
     conn_close(w->idle_tail);
 }
 
-/* The most recently used idle connection to host:port, or NULL. */
+/* The most recently used idle connection to scheme://host:port, or NULL. */
 static struct wire_conn *idle_take(struct tt_http_wire *w, const struct wire_url *u) {
   uint64_t now = uv_now(w->loop);
   struct wire_conn *cn = w->idle_head;
@@ -378,7 +403,7 @@ static struct wire_conn *idle_take(struct tt_http_wire *w, const struct wire_url
     struct wire_conn *next = cn->inext;
     if (now - cn->idle_since > IDLE_MAX_AGE_MS) {
       conn_close(cn);
-    } else if (cn->port == u->port && strlen(cn->host) == u->host_len &&
+    } else if (cn->port == u->port && cn->secure == u->secure && strlen(cn->host) == u->host_len &&
                memcmp(cn->host, u->host, u->host_len) == 0) {
       idle_unlink(w, cn);
       return cn;
@@ -420,6 +445,12 @@ static void conn_fail(struct wire_conn *cn, enum tt_http_transport t) {
  * with a write in flight cannot go back to the pool. */
 static int conn_send(struct wire_conn *cn) {
   struct tt_http_call *c = cn->call;
+  if (cn->secure) {
+    if (tt_http_tls_write(&cn->tls, cn->head.data, cn->head.len) != 0 ||
+        tt_http_tls_write(&cn->tls, c->body, c->body_len) != 0)
+      return UV_EIO;
+    return conn_flush(cn);
+  }
   uv_buf_t bufs[2] = {uv_buf_init(cn->head.data, (unsigned)cn->head.len),
                       uv_buf_init((char *)(uintptr_t)c->body, (unsigned)c->body_len)};
   unsigned n = c->body_len > 0 ? 2 : 1;
@@ -442,6 +473,34 @@ static int conn_send(struct wire_conn *cn) {
   return rc;
 }
 
+/* https: writes what OpenSSL produced for the peer, as conn_send does:
+ * what the socket takes at once, the rest with one uv_write from cn->out,
+ * which stays untouched until on_written; what OpenSSL produces meanwhile
+ * waits in its memory BIO until then. */
+static int conn_flush(struct wire_conn *cn) {
+  if (cn->writing)
+    return 0;
+  tt_buf_reset(&cn->out);
+  ssize_t n = tt_http_tls_take_out(&cn->tls, &cn->out);
+  if (n <= 0) {
+    if (cn->out.alloc > READ_BUF_SIZE) /* a big body passed: do not keep its size */
+      tt_buf_free(&cn->out);
+    return n == 0 ? 0 : UV_ENOMEM;
+  }
+  uv_buf_t b = uv_buf_init(cn->out.data, (unsigned)cn->out.len);
+  int rc = uv_try_write((uv_stream_t *)&cn->tcp, &b, 1);
+  if (rc < 0 && rc != UV_EAGAIN)
+    return rc;
+  size_t sent = rc > 0 ? (size_t)rc : 0;
+  if (sent == b.len)
+    return 0;
+  b.base += sent;
+  b.len -= sent;
+  rc = uv_write(&cn->write, (uv_stream_t *)&cn->tcp, &b, 1, on_written);
+  cn->writing = rc == 0;
+  return rc;
+}
+
 /* The peer closed or reset `cn` before its response was complete. A
  * connection from the pool that died before any response byte was most
  * likely closed by the server while idle: the request goes once more on a
@@ -453,7 +512,7 @@ static void conn_died(struct wire_conn *cn) {
     conn_fail(cn, TT_HTTP_RESET);
     return;
   }
-  struct wire_conn *fresh = conn_new(w, cn->host, strlen(cn->host), cn->port);
+  struct wire_conn *fresh = conn_new(w, cn->secure, cn->host, strlen(cn->host), cn->port);
   if (fresh == NULL) {
     conn_fail(cn, TT_HTTP_RESET);
     return;
@@ -503,30 +562,109 @@ static void conn_complete(struct wire_conn *cn, bool reusable) {
   tt_http_finish(c, TT_HTTP_OK, status);
 }
 
+/* Response bytes (plain, or decrypted) for the call on `cn`. */
+static void conn_feed(struct wire_conn *cn, const char *data, size_t len) {
+  size_t used;
+  int rc = tt_http_parse_feed(&cn->parse, data, len, &used);
+  if (rc == TT_HTTP_PARSE_MORE)
+    return;
+  if (rc == TT_HTTP_PARSE_DONE)
+    /* Bytes past the response were never asked for: not reusable. */
+    conn_complete(cn, cn->parse.keep_alive && used == len);
+  else
+    conn_fail(cn, rc == TT_HTTP_PARSE_TOO_LARGE ? TT_HTTP_TOO_LARGE : TT_HTTP_OTHER);
+}
+
+/* The peer ended the stream (EOF, or TLS close_notify) while a call is on
+ * `cn`: a close-delimited body is complete, anything else died. */
+static void conn_eof(struct wire_conn *cn) {
+  if (tt_http_parse_eof(&cn->parse) == TT_HTTP_PARSE_DONE)
+    conn_complete(cn, false);
+  else
+    conn_died(cn);
+}
+
+/* Connected (and, for https, the handshake done): the request goes out;
+ * the timer now guards the whole transfer. */
+static void conn_request(struct wire_conn *cn) {
+  cn->state = C_BUSY;
+  uv_timer_start(&cn->timer, on_timer, left_ms(cn->w, cn->call->deadline), 0);
+  if (conn_send(cn) != 0)
+    conn_fail(cn, TT_HTTP_RESET);
+}
+
+/* https: advances the handshake and writes what it produced; once done,
+ * the request goes out. Any failure on the way is TT_HTTP_TLS, as libcurl
+ * reports a handshake cut by the peer (CURLE_SSL_CONNECT_ERROR). */
+static void conn_handshake(struct wire_conn *cn) {
+  int rc = tt_http_tls_handshake(&cn->tls);
+  int wrc = conn_flush(cn); /* also a failure's alert, best effort */
+  if (rc == TT_HTTP_TLS_FAIL || wrc != 0)
+    conn_fail(cn, TT_HTTP_TLS);
+  else if (rc == 0)
+    conn_request(cn);
+}
+
+/* https: encrypted bytes from the peer. During the handshake they advance
+ * it; then each decrypted piece goes to the parser. Decrypted bytes on an
+ * idle connection (or after the response) close it as on plain http;
+ * records without data (TLS 1.3 session tickets) do not. */
+static void conn_decrypt(struct wire_conn *cn, const char *data, size_t len) {
+  struct tt_http_wire *w = cn->w;
+  if (tt_http_tls_feed(&cn->tls, data, len) != 0) {
+    if (cn->call)
+      conn_fail(cn, TT_HTTP_OTHER);
+    else
+      conn_close(cn);
+    return;
+  }
+  if (cn->state == C_HANDSHAKE) {
+    conn_handshake(cn);
+    if (cn->state != C_BUSY)
+      return; /* still handshaking, or failed */
+  }
+  while (cn->state != C_CLOSED) {
+    ssize_t n = tt_http_tls_read(&cn->tls, w->pbuf, PLAIN_BUF_SIZE);
+    if (n == TT_HTTP_TLS_AGAIN)
+      break;
+    if (cn->call == NULL) /* idle: data, close_notify or garbage */
+      conn_close(cn);
+    else if (n > 0)
+      conn_feed(cn, w->pbuf, (size_t)n);
+    else if (n == TT_HTTP_TLS_EOF)
+      conn_eof(cn);
+    else /* a bad record: what libcurl reports as CURLE_RECV_ERROR */
+      conn_fail(cn, TT_HTTP_RESET);
+  }
+  if (cn->state != C_CLOSED && conn_flush(cn) != 0) { /* e.g. a KeyUpdate answer */
+    if (cn->call && !cn->parse.any_byte)
+      conn_died(cn);
+    else if (cn->call == NULL)
+      conn_close(cn);
+  }
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   struct wire_conn *cn = s->data;
   struct tt_http_wire *w = cn->w;
   if (nread == 0 || cn->state == C_CLOSED)
     return;
-  if (cn->call == NULL) { /* idle: the server closed it, or sent what nobody asked */
+  if (cn->call == NULL && (nread < 0 || !cn->secure)) {
+    /* idle: the server closed it, or sent what nobody asked */
     conn_close(cn);
     return;
   }
   if (nread < 0) {
-    if (nread == UV_EOF && tt_http_parse_eof(&cn->parse) == TT_HTTP_PARSE_DONE)
-      conn_complete(cn, false);
+    if (cn->state == C_HANDSHAKE)
+      conn_fail(cn, TT_HTTP_TLS); /* cut in the handshake: CURLE_SSL_CONNECT_ERROR */
+    else if (nread == UV_EOF)
+      conn_eof(cn);
     else
       conn_died(cn);
+  } else if (cn->secure) {
+    conn_decrypt(cn, buf->base, (size_t)nread);
   } else {
-    size_t used;
-    int rc = tt_http_parse_feed(&cn->parse, buf->base, (size_t)nread, &used);
-    if (rc == TT_HTTP_PARSE_MORE)
-      return;
-    if (rc == TT_HTTP_PARSE_DONE)
-      /* Bytes past the response were never asked for: not reusable. */
-      conn_complete(cn, cn->parse.keep_alive && used == (size_t)nread);
-    else
-      conn_fail(cn, rc == TT_HTTP_PARSE_TOO_LARGE ? TT_HTTP_TOO_LARGE : TT_HTTP_OTHER);
+    conn_feed(cn, buf->base, (size_t)nread);
   }
   tt_http_deliver(w->h, true);
 }
@@ -536,28 +674,49 @@ static void on_written(uv_write_t *req, int status) {
   cn->writing = false;
   if (cn->state == C_CLOSED)
     return; /* closed under the write (UV_ECANCELED) */
-  if (status < 0 && cn->call && !cn->parse.any_byte) {
+  if (status == 0 && cn->secure)
+    status = conn_flush(cn); /* what OpenSSL produced while this write ran */
+  if (status == 0)
+    return;
+  if (cn->state == C_HANDSHAKE)
+    conn_fail(cn, TT_HTTP_TLS);
+  else if (cn->call == NULL)
+    conn_close(cn);
+  else if (!cn->parse.any_byte)
     /* No answer yet: the connection is dead. With bytes of an answer, the
      * read side finishes the call (a server may answer before reading a
      * whole body, e.g. 413, then close). */
     conn_died(cn);
-    tt_http_deliver(cn->w->h, true);
-  }
+  else
+    return;
+  tt_http_deliver(cn->w->h, true);
 }
 
-/* Connected: the request goes out; the timer now guards the whole transfer. */
+/* Connected: plain http sends the request; https starts the handshake,
+ * which stays under the connect deadline (libcurl's connect timeout covers
+ * it too). */
 static void conn_ready(struct wire_conn *cn) {
   struct tt_http_wire *w = cn->w;
   if (cn->ai) {
     uv_freeaddrinfo(cn->ai);
     cn->ai = cn->ai_next = NULL;
   }
-  cn->state = C_BUSY;
+  cn->state = cn->secure ? C_HANDSHAKE : C_BUSY;
   uv_tcp_nodelay(&cn->tcp, 1);
   uv_tcp_keepalive(&cn->tcp, 1, 60); /* as CURLOPT_TCP_KEEPALIVE */
-  uv_timer_start(&cn->timer, on_timer, left_ms(w, cn->call->deadline), 0);
-  if (uv_read_start((uv_stream_t *)&cn->tcp, on_alloc, on_read) != 0 || conn_send(cn) != 0)
+  if (uv_read_start((uv_stream_t *)&cn->tcp, on_alloc, on_read) != 0) {
     conn_fail(cn, TT_HTTP_RESET);
+    return;
+  }
+  if (!cn->secure) {
+    conn_request(cn);
+    return;
+  }
+  int rc = tt_http_tls_begin(&cn->tls, w->ssl_ctx, cn->host);
+  if (rc != 0)
+    conn_fail(cn, rc == TT_HTTP_TLS_NOMEM ? TT_HTTP_OTHER : TT_HTTP_TLS);
+  else
+    conn_handshake(cn);
 }
 
 static void on_connected(uv_connect_t *req, int status);
@@ -576,7 +735,7 @@ static int conn_next_address(struct wire_conn *cn) {
         ai->ai_addrlen > sizeof(struct sockaddr_storage))
       continue;
     struct wire_conn *nx = cn;
-    if (cn->tcp_used && (nx = conn_new(w, cn->host, strlen(cn->host), cn->port)) == NULL)
+    if (cn->tcp_used && (nx = conn_new(w, cn->secure, cn->host, strlen(cn->host), cn->port)) == NULL)
       return UV_ENOMEM;
     struct sockaddr_storage sa;
     memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
@@ -667,9 +826,21 @@ static int conn_open(struct wire_conn *cn) {
 
 /* ---- the engine ---- */
 
-int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, struct tt_http_wire **out) {
+int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, const char *ca_file,
+                     struct tt_http_wire **out) {
   struct tt_http_wire *w = calloc(1, sizeof(*w));
-  if (w == NULL || (w->rbuf = malloc(READ_BUF_SIZE)) == NULL) {
+  if (w == NULL || (w->rbuf = malloc(READ_BUF_SIZE)) == NULL ||
+      (w->pbuf = malloc(PLAIN_BUF_SIZE)) == NULL) {
+    if (w)
+      free(w->rbuf);
+    free(w);
+    return UV_ENOMEM;
+  }
+  /* A CA file that does not load fails each https call with TT_HTTP_TLS,
+   * as libcurl's CURLE_SSL_CACERT_BADFILE did; http is unaffected. */
+  if (tt_http_tls_ctx_new(ca_file, &w->ssl_ctx) == UV_ENOMEM) {
+    free(w->pbuf);
+    free(w->rbuf);
     free(w);
     return UV_ENOMEM;
   }
@@ -689,9 +860,15 @@ int tt_http_wire_start(struct tt_http_wire *w, struct tt_http_call *c,
   size_t mlen = strlen(method);
   if (w->closing || url_parse(req->url, &u) != 0 || mlen > METHOD_MAX || !is_token(method, mlen))
     return UV_ENOTSUP;
+  if (u.secure && w->ssl_ctx == NULL) {
+    c->wire = true;
+    tt_http_finish(c, TT_HTTP_TLS, 0);
+    tt_http_deliver(w->h, false);
+    return 0;
+  }
   struct wire_conn *cn = idle_take(w, &u);
   bool fresh = cn == NULL;
-  if (fresh && (cn = conn_new(w, u.host, u.host_len, u.port)) == NULL)
+  if (fresh && (cn = conn_new(w, u.secure, u.host, u.host_len, u.port)) == NULL)
     return UV_ENOMEM;
   int rc = head_build(&cn->head, method, &u, req);
   if (rc != 0) {
@@ -763,9 +940,13 @@ void tt_http_wire_destroy(struct tt_http_wire *w) {
     if (cn->ai)
       uv_freeaddrinfo(cn->ai);
     tt_buf_free(&cn->head);
+    tt_buf_free(&cn->out);
+    tt_http_tls_free(&cn->tls);
     tt_http_parse_free(&cn->parse);
     free(cn);
   }
+  SSL_CTX_free(w->ssl_ctx);
+  free(w->pbuf);
   free(w->rbuf);
   free(w);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http_wire.h -- private to http.c and http_wire.c: our HTTP/1.1 engine for
- * http:// URLs, and the two functions of http.c it finishes calls with. */
+ * http:// and https:// URLs, and the two functions of http.c it finishes
+ * calls with. */
 #ifndef TT_BACKEND_DYNAMODB_HTTP_WIRE_H
 #define TT_BACKEND_DYNAMODB_HTTP_WIRE_H
 
@@ -14,14 +15,17 @@
 
 struct tt_http_wire;
 
-/* An engine on `loop` finishing calls of `h`. Returns 0 and *out or
- * UV_ENOMEM. */
-int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, struct tt_http_wire **out);
+/* An engine on `loop` finishing calls of `h`, with one TLS context whose
+ * trust anchors come from `ca_file` (borrowed; NULL = OpenSSL's default
+ * paths). A CA file that does not load is not an error here: each https
+ * call then fails with TT_HTTP_TLS. Returns 0 and *out or UV_ENOMEM. */
+int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, const char *ca_file,
+                     struct tt_http_wire **out);
 
 /* Starts `c` (already on h's active list, resp buffers initialized).
  * Returns 0: the call completes through tt_http_finish, never inside this
- * function; UV_ENOTSUP: the URL is not one this engine takes (https, user
- * info, unusual forms), nothing changed, use libcurl; another negative
+ * function; UV_ENOTSUP: the URL is not one this engine takes (user info,
+ * IPv6 zones, unusual forms), nothing changed, use libcurl; another negative
  * error: nothing started. Header strings and the request line are copied;
  * the body is borrowed until completion. */
 int tt_http_wire_start(struct tt_http_wire *w, struct tt_http_call *c,
