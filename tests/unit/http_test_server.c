@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http_test_server.c -- a tiny HTTP/1.1 server on 127.0.0.1 for unit tests. */
+/* http_test_server.c -- a tiny HTTP/1.1 server on 127.0.0.1 for unit tests,
+ * plain or over TLS. */
 #include "http_test_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,9 @@ struct tts_conn {
   char *in;
   size_t in_len, in_alloc;
   bool closing;
+  SSL *ssl; /* TLS: owns the two memory BIOs */
+  BIO *rbio, *wbio;
+  bool handshaken;
   struct tts_conn *next;
 };
 
@@ -35,6 +43,7 @@ static void conn_closed(uv_handle_t *h) {
       break;
     }
   free(c->in);
+  SSL_free(c->ssl);
   free(c);
 }
 
@@ -56,7 +65,27 @@ static void on_written(uv_write_t *w, int status) {
   free(wr);
 }
 
+/* TLS: encrypts `data` (freed) and returns what goes on the wire,
+ * including anything OpenSSL had waiting (handshake records). */
+static char *tls_wrap(struct tts_conn *c, char *data, size_t *len) {
+  if (*len > 0)
+    SSL_write(c->ssl, data, (int)*len);
+  free(data);
+  size_t n = (size_t)BIO_ctrl_pending(c->wbio);
+  char *out = malloc(n + 1);
+  *len = n > 0 ? (size_t)BIO_read(c->wbio, out, (int)n) : 0;
+  return out;
+}
+
 static void conn_write(struct tts_conn *c, char *data, size_t len, bool close_after) {
+  if (c->ssl)
+    data = tls_wrap(c, data, &len);
+  if (len == 0) { /* nothing to send (a TLS handshake step without output) */
+    free(data);
+    if (close_after)
+      conn_close(c, false);
+    return;
+  }
   struct tts_write *wr = calloc(1, sizeof(*wr));
   wr->data = data;
   wr->close_after = close_after;
@@ -215,10 +244,44 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     c->in_alloc = (c->in_len + (size_t)nread + 1) * 2;
     c->in = realloc(c->in, c->in_alloc);
   }
-  memcpy(c->in + c->in_len, buf->base, (size_t)nread);
-  c->in_len += (size_t)nread;
-  free(buf->base);
-  if (c->in_len > 0 && (unsigned char)c->in[0] == 0x16) { /* a TLS ClientHello */
+  if (c->ssl) {
+    struct tts_server *s = c->s;
+    if (!s->tls_stall)
+      BIO_write(c->rbio, buf->base, (int)nread);
+    free(buf->base);
+    if (s->tls_stall)
+      return;
+    if (!c->handshaken) {
+      int rc = SSL_do_handshake(c->ssl);
+      if (rc == 1) {
+        c->handshaken = true;
+        s->handshakes++;
+        const char *sni = SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
+        snprintf(s->sni, sizeof(s->sni), "%s", sni ? sni : "");
+      }
+      bool failed = rc != 1 && SSL_get_error(c->ssl, rc) != SSL_ERROR_WANT_READ;
+      ERR_clear_error();
+      conn_write(c, malloc(1), 0, failed); /* the handshake's records, or an alert */
+      if (failed || !c->handshaken)
+        return;
+    }
+    char plain[16384];
+    int n;
+    while ((n = SSL_read(c->ssl, plain, sizeof(plain))) > 0) {
+      if (c->in_len + (size_t)n + 1 > c->in_alloc) {
+        c->in_alloc = (c->in_len + (size_t)n + 1) * 2;
+        c->in = realloc(c->in, c->in_alloc);
+      }
+      memcpy(c->in + c->in_len, plain, (size_t)n);
+      c->in_len += (size_t)n;
+    }
+    ERR_clear_error();
+  } else {
+    memcpy(c->in + c->in_len, buf->base, (size_t)nread);
+    c->in_len += (size_t)nread;
+    free(buf->base);
+  }
+  if (c->ssl == NULL && c->in_len > 0 && (unsigned char)c->in[0] == 0x16) { /* a TLS ClientHello */
     char *d = strdup("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
     conn_write(c, d, strlen(d), true);
     c->in_len = 0;
@@ -257,11 +320,26 @@ static void on_connection(uv_stream_t *server, int status) {
   c->no = ++s->connections;
   c->next = s->conns;
   s->conns = c;
+  if (s->tls) {
+    c->ssl = SSL_new(s->tls);
+    c->rbio = BIO_new(BIO_s_mem());
+    c->wbio = BIO_new(BIO_s_mem());
+    BIO_set_mem_eof_return(c->rbio, -1);
+    SSL_set_bio(c->ssl, c->rbio, c->wbio);
+    SSL_set_accept_state(c->ssl);
+  }
   uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
 int tts_start(struct tts_server *s, uv_loop_t *loop, tts_handler handler, void *arg) {
+  return tts_start_tls(s, loop, handler, arg, NULL);
+}
+
+int tts_start_tls(struct tts_server *s, uv_loop_t *loop, tts_handler handler, void *arg,
+                  SSL_CTX *ctx) {
   memset(s, 0, sizeof(*s));
+  if (ctx && SSL_CTX_up_ref(ctx) == 1)
+    s->tls = ctx;
   s->loop = loop;
   s->handler = handler;
   s->arg = arg;
@@ -286,6 +364,85 @@ void tts_close(struct tts_server *s) {
   for (struct tts_conn *c = s->conns; c; c = c->next)
     conn_close(c, false);
   request_free(&s->last);
+  SSL_CTX_free(s->tls); /* connections keep theirs through their SSL */
+  s->tls = NULL;
+}
+
+/* A certificate for `key`, named `cn`, signed by `ikey` as `issuer` (self
+ * when NULL), with the extensions in `ext` (NID, value pairs). */
+static X509 *cert_make(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *ikey,
+                       const char *const *ext) {
+  static long serial = 1;
+  X509 *x = X509_new();
+  X509_set_version(x, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+  X509_NAME *name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+  X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
+  X509_set_pubkey(x, key);
+  X509V3_CTX v3;
+  X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
+  for (const char *const *e = ext; e[0]; e += 2) {
+    X509_EXTENSION *ex = X509V3_EXT_conf(NULL, &v3, e[0], e[1]);
+    if (ex == NULL) {
+      X509_free(x);
+      return NULL;
+    }
+    X509_add_ext(x, ex, -1);
+    X509_EXTENSION_free(ex);
+  }
+  if (X509_sign(x, ikey ? ikey : key, EVP_sha256()) == 0) {
+    X509_free(x);
+    return NULL;
+  }
+  return x;
+}
+
+int tts_tls_make(const char *san, char *ca_path, size_t cap, SSL_CTX **ctx) {
+  int rc = -1;
+  EVP_PKEY *cakey = EVP_EC_gen("P-256");
+  EVP_PKEY *key = EVP_EC_gen("P-256");
+  X509 *ca = NULL, *crt = NULL;
+  SSL_CTX *sctx = NULL;
+  const char *const ca_ext[] = {"basicConstraints", "critical,CA:TRUE", "keyUsage",
+                                "critical,keyCertSign,cRLSign", "subjectKeyIdentifier", "hash",
+                                NULL};
+  const char *const srv_ext[] = {"basicConstraints", "critical,CA:FALSE", "keyUsage",
+                                 "critical,digitalSignature", "extendedKeyUsage", "serverAuth",
+                                 "subjectAltName", san, "authorityKeyIdentifier", "keyid",
+                                 NULL};
+  if (cakey == NULL || key == NULL ||
+      (ca = cert_make(cakey, "tts throwaway CA", NULL, NULL, ca_ext)) == NULL ||
+      (crt = cert_make(key, "tts server", ca, cakey, srv_ext)) == NULL)
+    goto out;
+  snprintf(ca_path, cap, "/tmp/tts-ca-XXXXXX");
+  int fd = mkstemp(ca_path);
+  if (fd < 0)
+    goto out;
+  FILE *f = fdopen(fd, "w");
+  if (f == NULL || PEM_write_X509(f, ca) != 1) {
+    if (f)
+      fclose(f);
+    goto out;
+  }
+  fclose(f);
+  sctx = SSL_CTX_new(TLS_server_method());
+  if (sctx == NULL || SSL_CTX_use_certificate(sctx, crt) != 1 ||
+      SSL_CTX_use_PrivateKey(sctx, key) != 1)
+    goto out;
+  *ctx = sctx;
+  sctx = NULL;
+  rc = 0;
+out:
+  ERR_clear_error();
+  SSL_CTX_free(sctx);
+  X509_free(ca);
+  X509_free(crt);
+  EVP_PKEY_free(cakey);
+  EVP_PKEY_free(key);
+  return rc;
 }
 
 int tts_unused_port(void) {

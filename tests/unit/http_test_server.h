@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http_test_server.h -- a tiny HTTP/1.1 server on 127.0.0.1 for unit tests,
  * running on the test's own libuv loop: canned answers, hangs, resets, and
- * a record of what the client sent. */
+ * a record of what the client sent; optionally over TLS (OpenSSL memory
+ * BIOs) with a throwaway CA made at test time. */
 #ifndef TT_TEST_HTTP_TEST_SERVER_H
 #define TT_TEST_HTTP_TEST_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <openssl/ssl.h>
 #include <uv.h>
 
 /* One request as the server parsed it. */
@@ -50,10 +52,25 @@ struct tts_server {
   unsigned requests;    /* parsed so far */
   struct tts_request last; /* copy of the last request */
   struct tts_conn *conns;
+  SSL_CTX *tls;           /* TLS server context (a reference of ours), or NULL */
+  bool tls_stall;         /* TLS: read the client's handshake, never answer it */
+  unsigned handshakes;    /* TLS handshakes completed */
+  char sni[256];          /* TLS: the server name the client sent last ("" = none) */
 };
 
 /* Listens on 127.0.0.1 at a free port (s->port). Returns 0 or a libuv error. */
 int tts_start(struct tts_server *s, uv_loop_t *loop, tts_handler handler, void *arg);
+
+/* As tts_start, speaking TLS with `ctx` (the server takes a reference). */
+int tts_start_tls(struct tts_server *s, uv_loop_t *loop, tts_handler handler, void *arg,
+                  SSL_CTX *ctx);
+
+/* Makes a throwaway CA (EC P-256, valid for an hour) and a server
+ * certificate for `san` ("DNS:localhost,IP:127.0.0.1") signed by it. The
+ * CA's certificate goes to a new file whose path is written to `ca_path`
+ * (the caller unlinks it), the server's context to *ctx (the caller frees
+ * it). Returns 0 or -1. */
+int tts_tls_make(const char *san, char *ca_path, size_t cap, SSL_CTX **ctx);
 
 /* Closes the listener and every connection; run the loop afterwards. */
 void tts_close(struct tts_server *s);

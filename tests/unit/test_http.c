@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_http.c -- the HTTP client against a tiny server on the same loop
- * (http:// goes through our engine, https:// through libcurl): methods,
- * keep-alive reuse, timeouts, refused and reset connections, cancellation,
- * the body cap, chunked and close-delimited bodies, the retry of a dead
- * pooled connection, a clean shutdown; and the response parser alone. */
+/* test_http.c -- the HTTP client against a tiny server on the same loop,
+ * every client case twice: over http:// and over https:// (a throwaway CA
+ * made at test time): methods, keep-alive reuse, timeouts, refused and
+ * reset connections, cancellation, the body cap, chunked and
+ * close-delimited bodies, the retry of a dead pooled connection, a clean
+ * shutdown; TLS alone: one handshake per kept-alive connection, SNI,
+ * verification failures, a stalled handshake; and the response parser. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "backend/dynamodb/http.h"
@@ -92,6 +95,14 @@ static void handler(void *arg, const struct tts_request *r, struct tts_response 
   } else if (strcmp(r->path, "/echo") == 0) {
     snprintf(echo, sizeof(echo), "%s:%s", r->method, r->body);
     resp->body = echo;
+  } else if (strcmp(r->path, "/len") == 0) {
+    snprintf(echo, sizeof(echo), "%zu", r->body_len);
+    resp->body = echo;
+  } else if (strcmp(r->path, "/huge") == 0) {
+    static char huge[100000];
+    memset(huge, 'h', sizeof(huge));
+    resp->body = huge;
+    resp->body_len = sizeof(huge);
   } else if (strcmp(r->path, "/status") == 0) {
     resp->status = 503;
     resp->body = "{}";
@@ -125,9 +136,14 @@ struct fx {
   struct tts_server srv;
   struct tt_http *http;
   int closed;
+  bool tls;          /* the server speaks TLS, URLs are https:// */
+  char ca[64];       /* the throwaway CA that signed the server's certificate */
+  SSL_CTX *srv_ctx;  /* the server's certificate: localhost and 127.0.0.1 */
 };
 
 static struct fx F;
+
+static const char *scheme(void) { return F.tls ? "https" : "http"; }
 
 struct res {
   struct tt_http_call call;
@@ -135,7 +151,9 @@ struct res {
   enum tt_http_transport transport;
   long status;
   char body[8192];
-  size_t body_len;
+  size_t body_len;   /* of what body holds */
+  size_t total_len;  /* of the whole response body */
+  bool wire;         /* our engine carried it (not libcurl) */
   char xtest[64];
 };
 
@@ -146,6 +164,8 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   uv_stop(&F.loop); /* wake the test's uv_run even when nothing else is pending */
   r->transport = resp->transport;
   r->status = resp->status;
+  r->total_len = resp->body.len;
+  r->wire = call->wire; /* private, read here only to prove which engine ran */
   r->body_len = resp->body.len < sizeof(r->body) - 1 ? resp->body.len : sizeof(r->body) - 1;
   if (resp->body.data)
     memcpy(r->body, resp->body.data, r->body_len);
@@ -158,18 +178,27 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   }
 }
 
-static void setup_with(size_t max_body) {
+static void setup_with(size_t max_body, bool tls) {
   memset(&F, 0, sizeof(F));
   drop_next = 0;
   drop_reset = false;
   memset(big_body, 'b', sizeof(big_body));
   ck_assert_int_eq(uv_loop_init(&F.loop), 0);
-  ck_assert_int_eq(tts_start(&F.srv, &F.loop, handler, NULL), 0);
-  struct tt_http_options o = {.max_body_bytes = max_body, .default_timeout_ms = 5000};
+  F.tls = tls;
+  if (tls) {
+    ck_assert_int_eq(tts_tls_make("DNS:localhost,IP:127.0.0.1", F.ca, sizeof(F.ca), &F.srv_ctx),
+                     0);
+    ck_assert_int_eq(tts_start_tls(&F.srv, &F.loop, handler, NULL, F.srv_ctx), 0);
+  } else {
+    ck_assert_int_eq(tts_start(&F.srv, &F.loop, handler, NULL), 0);
+  }
+  struct tt_http_options o = {.max_body_bytes = max_body, .default_timeout_ms = 5000,
+                              .ca_file = tls ? F.ca : NULL};
   ck_assert_int_eq(tt_http_new(&F.loop, &o, &F.http), 0);
 }
 
-static void setup(void) { setup_with(1000); }
+static void setup(void) { setup_with(1000, false); }
+static void setup_tls(void) { setup_with(1000, true); }
 
 static void on_closed(void *arg) { *(int *)arg = 1; }
 
@@ -180,10 +209,14 @@ static void teardown(void) {
   ck_assert_int_eq(F.closed, 1);
   tt_http_destroy(F.http);
   ck_assert_int_eq(uv_loop_close(&F.loop), 0);
+  if (F.tls) {
+    SSL_CTX_free(F.srv_ctx);
+    unlink(F.ca);
+  }
 }
 
 static void url(char *out, size_t cap, const char *path) {
-  snprintf(out, cap, "http://127.0.0.1:%d%s", F.srv.port, path);
+  snprintf(out, cap, "%s://127.0.0.1:%d%s", scheme(), F.srv.port, path);
 }
 
 /* Starts one request and runs the loop until it completed. */
@@ -326,7 +359,7 @@ END_TEST
 
 START_TEST(connection_refused) {
   char u[128];
-  snprintf(u, sizeof(u), "http://127.0.0.1:%d/", tts_unused_port());
+  snprintf(u, sizeof(u), "%s://127.0.0.1:%d/", scheme(), tts_unused_port());
   struct tt_http_request req = {.method = "GET", .url = u};
   struct res r;
   memset(&r, 0, sizeof(r));
@@ -638,7 +671,7 @@ START_TEST(resolved_name) {
   /* "localhost" goes through getaddrinfo (and on to the next address when
    * ::1 refuses). */
   char u[128];
-  snprintf(u, sizeof(u), "http://localhost:%d/hello", F.srv.port);
+  snprintf(u, sizeof(u), "%s://localhost:%d/hello", scheme(), F.srv.port);
   struct tt_http_request req = {.method = "GET", .url = u};
   for (int i = 0; i < 2; i++) {
     struct res r;
@@ -655,8 +688,8 @@ END_TEST
 
 START_TEST(cancel_while_connecting_or_resolving) {
   char u1[128], u2[128];
-  snprintf(u1, sizeof(u1), "http://127.0.0.1:%d/hello", F.srv.port);
-  snprintf(u2, sizeof(u2), "http://localhost:%d/hello", F.srv.port);
+  snprintf(u1, sizeof(u1), "%s://127.0.0.1:%d/hello", scheme(), F.srv.port);
+  snprintf(u2, sizeof(u2), "%s://localhost:%d/hello", scheme(), F.srv.port);
   struct tt_http_request q1 = {.method = "GET", .url = u1};
   struct tt_http_request q2 = {.method = "GET", .url = u2};
   struct res r1, r2;
@@ -893,11 +926,188 @@ START_TEST(parse_refuses) {
 }
 END_TEST
 
-static Suite *suite(void) {
-  Suite *s = suite_create("http");
-  TCase *tc = tcase_create("client");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 20);
+/* ---- TLS: our engine for https:// ---- */
+
+/* A second client on the fixture's loop. */
+static struct tt_http *client_with(const char *ca_file, size_t max_body) {
+  struct tt_http *h = NULL;
+  struct tt_http_options o = {.max_body_bytes = max_body, .default_timeout_ms = 5000,
+                              .ca_file = ca_file};
+  ck_assert_int_eq(tt_http_new(&F.loop, &o, &h), 0);
+  return h;
+}
+
+static void client_close(struct tt_http *h) {
+  int closed = 0;
+  tt_http_close(h, on_closed, &closed);
+  while (!closed)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  tt_http_destroy(h);
+}
+
+static void run_on(struct tt_http *h, struct res *r, const char *u, const char *body,
+                   uint64_t timeout_ms, uint64_t connect_timeout_ms) {
+  struct tt_http_request req = {.method = body ? "POST" : "GET", .url = u, .body = body,
+                                .body_len = body ? strlen(body) : 0, .timeout_ms = timeout_ms,
+                                .connect_timeout_ms = connect_timeout_ms};
+  memset(r, 0, sizeof(*r));
+  ck_assert_int_eq(tt_http_start(h, &r->call, &req, on_done, r), 0);
+  ck_assert_int_eq(r->ndone, 0);
+  while (r->ndone == 0)
+    uv_run(&F.loop, UV_RUN_DEFAULT);
+}
+
+START_TEST(tls_one_handshake_per_connection) {
+  struct res r;
+  for (int i = 0; i < 4; i++) {
+    run1(&r, i % 2 ? "POST" : "GET", i % 2 ? "/echo" : "/hello", i % 2 ? "x" : NULL, 0);
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  }
+  ck_assert(r.wire); /* https on our engine, not libcurl */
+  ck_assert_uint_eq(F.srv.connections, 1);
+  ck_assert_uint_eq(F.srv.handshakes, 1);
+  ck_assert_str_eq(F.srv.sni, ""); /* no SNI for an address */
+  /* A name: SNI, the certificate's DNS name; its own pooled connection. */
+  char u[128];
+  snprintf(u, sizeof(u), "https://localhost:%d/hello", F.srv.port);
+  for (int i = 0; i < 3; i++) {
+    run_on(F.http, &r, u, NULL, 0, 0);
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+    ck_assert_str_eq(r.body, "hello");
+    ck_assert(r.wire);
+  }
+  ck_assert_str_eq(F.srv.sni, "localhost");
+  ck_assert_uint_eq(F.srv.connections, 2);
+  ck_assert_uint_eq(F.srv.handshakes, 2);
+  /* http:// to the same port is another pool entry (and not TLS). */
+  snprintf(u, sizeof(u), "http://127.0.0.1:%d/hello", F.srv.port);
+  run_on(F.http, &r, u, NULL, 1000, 0);
+  ck_assert_int_ne(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(tls_big_bodies) {
+  /* Many records each way: a 200 kB request body, a 100 kB answer. */
+  struct tt_http *h = client_with(F.ca, 1 << 20);
+  char *big = malloc(200001);
+  memset(big, 'q', 200000);
+  big[200000] = '\0';
+  char u[128];
+  struct res r;
+  url(u, sizeof(u), "/len");
+  run_on(h, &r, u, big, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "200000");
+  url(u, sizeof(u), "/huge");
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(r.total_len, 100000);
+  ck_assert_uint_eq(F.srv.handshakes, 1);
+  free(big);
+  client_close(h);
+}
+END_TEST
+
+START_TEST(tls_verification_failures) {
+  char u[128];
+  struct res r;
+  url(u, sizeof(u), "/hello");
+  /* A CA that did not sign the server's certificate. */
+  char other_ca[64];
+  SSL_CTX *other_ctx = NULL;
+  ck_assert_int_eq(tts_tls_make("DNS:other.example", other_ca, sizeof(other_ca), &other_ctx), 0);
+  struct tt_http *h = client_with(other_ca, 0);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TLS);
+  client_close(h);
+  /* The system's trust store does not know the throwaway CA either. */
+  h = client_with(NULL, 0);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TLS);
+  client_close(h);
+  /* A CA file that does not load fails https calls, not the client. */
+  h = client_with("/nonexistent/ca.pem", 0);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TLS);
+  client_close(h);
+  ck_assert_uint_eq(F.srv.handshakes, 0);
+  ck_assert_uint_eq(F.srv.requests, 0);
+  /* A certificate for another name, from a trusted CA: neither the address
+   * nor "localhost" matches "other.example". */
+  struct tts_server srv2;
+  ck_assert_int_eq(tts_start_tls(&srv2, &F.loop, handler, NULL, other_ctx), 0);
+  h = client_with(other_ca, 0);
+  snprintf(u, sizeof(u), "https://127.0.0.1:%d/hello", srv2.port);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TLS);
+  snprintf(u, sizeof(u), "https://localhost:%d/hello", srv2.port);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TLS);
+  ck_assert_str_eq(srv2.sni, "");
+  ck_assert_uint_eq(srv2.handshakes, 0);
+  ck_assert_uint_eq(srv2.requests, 0);
+  client_close(h);
+  tts_close(&srv2);
+  SSL_CTX_free(other_ctx);
+  unlink(other_ca);
+  /* The fixture's client, with the right CA, still works. */
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(tls_handshake_stall) {
+  /* The server reads the ClientHello and never answers: the handshake is
+   * under the connect timeout, and under the whole one. */
+  F.srv.tls_stall = true;
+  char u[128];
+  struct res r;
+  url(u, sizeof(u), "/hello");
+  uv_update_time(&F.loop);
+  uint64_t t0 = uv_now(&F.loop);
+  run_on(F.http, &r, u, NULL, 5000, 200);
+  ck_assert_int_eq(r.transport, TT_HTTP_TIMEOUT);
+  uv_update_time(&F.loop);
+  ck_assert_uint_ge(uv_now(&F.loop) - t0, 190);
+  ck_assert_uint_lt(uv_now(&F.loop) - t0, 3000);
+  t0 = uv_now(&F.loop);
+  run_on(F.http, &r, u, NULL, 250, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_TIMEOUT);
+  uv_update_time(&F.loop);
+  ck_assert_uint_ge(uv_now(&F.loop) - t0, 240);
+  ck_assert_uint_eq(F.srv.connections, 2);
+  ck_assert_uint_eq(F.srv.handshakes, 0);
+}
+END_TEST
+
+START_TEST(tls_cancel_in_handshake) {
+  F.srv.tls_stall = true;
+  char u[128];
+  url(u, sizeof(u), "/hello");
+  struct tt_http_request req = {.method = "GET", .url = u};
+  struct res r;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+  while (F.srv.connections == 0) /* connected: the ClientHello is out */
+    uv_run(&F.loop, UV_RUN_ONCE);
+  for (int i = 0; i < 3; i++)
+    uv_run(&F.loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(r.ndone, 0);
+  tt_http_cancel(F.http, &r.call);
+  ck_assert_int_eq(r.ndone, 0);
+  while (r.ndone == 0)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  ck_assert_int_eq(r.transport, TT_HTTP_CANCELED);
+  F.srv.tls_stall = false;
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.connections, 2);
+  ck_assert_uint_eq(F.srv.handshakes, 1);
+}
+END_TEST
+
+/* Every client case, on http:// or (tls) https://. */
+static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, get_post_put);
   tcase_add_test(tc, keep_alive_reuses_one_connection);
   tcase_add_test(tc, reused_handles_carry_nothing_over);
@@ -907,7 +1117,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, reset_and_close);
   tcase_add_test(tc, cancel);
   tcase_add_test(tc, body_cap);
-  tcase_add_test(tc, tls_to_plain_server);
+  if (!tls)
+    tcase_add_test(tc, tls_to_plain_server);
   tcase_add_test(tc, bad_start_runs_nothing);
   tcase_add_test(tc, start_from_done_and_free_call);
   tcase_add_test(tc, response_header_lookup);
@@ -919,7 +1130,25 @@ static Suite *suite(void) {
   tcase_add_test(tc, resolved_name);
   tcase_add_test(tc, cancel_while_connecting_or_resolving);
   tcase_add_test(tc, close_with_pooled_connections);
+}
+
+static Suite *suite(void) {
+  Suite *s = suite_create("http");
+  TCase *tc = tcase_create("client");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 20);
+  add_client_tests(tc, false);
   suite_add_tcase(s, tc);
+  TCase *tt = tcase_create("client_tls");
+  tcase_add_checked_fixture(tt, setup_tls, teardown);
+  tcase_set_timeout(tt, 30);
+  add_client_tests(tt, true);
+  tcase_add_test(tt, tls_one_handshake_per_connection);
+  tcase_add_test(tt, tls_big_bodies);
+  tcase_add_test(tt, tls_verification_failures);
+  tcase_add_test(tt, tls_handshake_stall);
+  tcase_add_test(tt, tls_cancel_in_handshake);
+  suite_add_tcase(s, tt);
   TCase *tp = tcase_create("parse");
   tcase_add_test(tp, parse_pieces);
   tcase_add_test(tp, parse_framing);
