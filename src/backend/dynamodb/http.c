@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,10 +617,10 @@ const char *tt_http_response_header(const struct tt_http_response *resp, const c
 }
 
 const char *tt_http_version(void) {
-  static char v[96];
+  static char v[128];
   if (v[0] == '\0')
-    snprintf(v, sizeof(v), "tabletheoryd-http/1.1, libcurl/%s",
-             curl_version_info(CURLVERSION_NOW)->version);
+    snprintf(v, sizeof(v), "tabletheoryd-http/1.1 OpenSSL/%s, libcurl/%s",
+             OpenSSL_version(OPENSSL_VERSION_STRING), curl_version_info(CURLVERSION_NOW)->version);
   return v;
 }
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* http.h -- outbound HTTP(S) on the libuv loop, one interface over two
- * engines: http:// URLs go through our own HTTP/1.1 client (http_wire.c:
- * keep-alive pool, no libcurl on the hot path of a local endpoint),
- * https:// (and any URL that engine leaves alone) through one libcurl multi
- * handle driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, TLS peer
- * verification always on. Both map their failures to the same transport
+ * engines: http:// and https:// URLs go through our own HTTP/1.1 client
+ * (http_wire.c: keep-alive pool; TLS through OpenSSL memory BIOs in
+ * http_tls.c, peer and host verification always on; no libcurl on the hot
+ * path), and only what that engine declines (a proxy named in the
+ * environment, user info, IPv6 zones, unusual URLs) through one libcurl
+ * multi handle driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, with the
+ * same verification. Both map their failures to the same transport
  * outcomes. Used by the dynamodb backend, KMS and the credential providers
  * (STS, ECS/EKS, IMDS). docs/internals/http.md says why and how. */
 #ifndef TT_BACKEND_DYNAMODB_HTTP_H
@@ -21,7 +23,7 @@ struct tt_http;
 struct tt_http_call;
 
 /* Transport outcome, mapped once per engine (from CURLcode in http.c, from
- * libuv and parser errors in http_wire.c). */
+ * libuv, OpenSSL and parser errors in http_wire.c). */
 enum tt_http_transport {
   TT_HTTP_OK = 0,       /* a response arrived (any status) */
   TT_HTTP_TIMEOUT,      /* connect or transfer timeout */
@@ -84,11 +86,15 @@ struct tt_http_options {
   uint64_t default_timeout_ms;         /* 0 = 10000 */
   uint64_t default_connect_timeout_ms; /* 0 = 3000 */
   size_t max_body_bytes;               /* response cap; 0 = 64 MiB */
-  const char *ca_file;                 /* NULL = system bundle */
+  const char *ca_file;                 /* trust anchors (PEM); NULL = system bundle
+                                          (OpenSSL's default paths); one that does
+                                          not load fails https calls with
+                                          TT_HTTP_TLS */
 };
 
-/* A client on `loop` (opts copied; may be NULL). Returns 0 and *out, or a
- * negative error. */
+/* A client on `loop` (opts copied; may be NULL), with its TLS context
+ * (trust anchors loaded once, at the first https call). Returns 0 and
+ * *out, or a negative error. */
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out);
 
 /* Starts a request. The call struct is the caller's and must stay alive
@@ -109,8 +115,8 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
 const char *tt_http_response_header(const struct tt_http_response *resp, const char *lname,
                                     size_t *len);
 
-/* The engines' versions ("tabletheoryd-http/1.1, libcurl/x.y.z"), for the
- * startup log. */
+/* The engines' versions ("tabletheoryd-http/1.1 OpenSSL/x.y.z,
+ * libcurl/x.y.z"), for the startup log. */
 const char *tt_http_version(void);
 
 

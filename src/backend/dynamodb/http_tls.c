@@ -9,30 +9,28 @@
 #include <string.h>
 #include <uv.h>
 
-int tt_http_tls_ctx_new(const char *ca_file, SSL_CTX **out) {
+int tt_http_tls_ctx_new(SSL_CTX **out) {
   *out = NULL;
   SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-  if (ctx == NULL)
-    return UV_ENOMEM;
-  int rc = UV_ENOMEM;
   /* ALPN http/1.1, as libcurl offers with CURL_HTTP_VERSION_1_1: a server
    * that can speak h2 must not pick it. */
   static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-      SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn)) != 0)
-    goto fail;
+  if (ctx == NULL || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn)) != 0) {
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return UV_ENOMEM;
+  }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-  rc = UV_EINVAL;
-  if (ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1
-              : SSL_CTX_set_default_verify_paths(ctx) != 1)
-    goto fail;
-  ERR_clear_error();
   *out = ctx;
   return 0;
-fail:
+}
+
+int tt_http_tls_ctx_load(SSL_CTX *ctx, const char *ca_file) {
+  int ok = ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL)
+                   : SSL_CTX_set_default_verify_paths(ctx);
   ERR_clear_error();
-  SSL_CTX_free(ctx);
-  return rc;
+  return ok == 1 ? 0 : UV_EINVAL;
 }
 
 int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host) {

@@ -29,12 +29,19 @@ struct tt_http_tls {
 };
 
 /* The client context shared by every connection of one engine: TLS 1.2 at
- * least, peer verification always on, trust anchors from `ca_file` when not
- * NULL, else OpenSSL's default paths (SSL_CERT_FILE/SSL_CERT_DIR or the
- * system bundle): libcurl's VERIFYPEER=1, VERIFYHOST=2, CAINFO. Returns 0
- * and a new context in *out, UV_ENOMEM, or UV_EINVAL when `ca_file` could
- * not be loaded (*out NULL). */
-int tt_http_tls_ctx_new(const char *ca_file, SSL_CTX **out);
+ * least, ALPN http/1.1, peer verification always on (libcurl's
+ * VERIFYPEER=1; the host check is per connection). No trust anchors yet:
+ * see tt_http_tls_ctx_load. Returns 0 and a new context in *out, or
+ * UV_ENOMEM. */
+int tt_http_tls_ctx_new(SSL_CTX **out);
+
+/* Loads the trust anchors into `ctx`: `ca_file` (PEM) when not NULL, else
+ * OpenSSL's default paths (SSL_CERT_FILE/SSL_CERT_DIR, or the system
+ * bundle), as libcurl's CAINFO. Loading the system bundle costs about
+ * 30 ms of CPU, so the engine does it at its first https connection, not
+ * when made. Returns 0, or UV_EINVAL when it could not be loaded (what did
+ * load stays; calling again is fine). */
+int tt_http_tls_ctx_load(SSL_CTX *ctx, const char *ca_file);
 
 /* Starts the client side for `host` (a name or an IP literal without
  * brackets; the certificate must match it; SNI for names only), ready for

@@ -80,7 +80,9 @@ struct tt_http_wire {
   size_t nconns; /* allocated, not yet freed */
   char *rbuf;
   char *pbuf;       /* decrypted bytes, as rbuf (allocated with the context) */
-  SSL_CTX *ssl_ctx; /* https; NULL: the CA could not be loaded */
+  SSL_CTX *ssl_ctx; /* https */
+  const char *ca_file; /* borrowed from the client; NULL = default paths */
+  bool anchors;        /* ssl_ctx's trust anchors loaded */
   bool closing;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -836,15 +838,14 @@ int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, const char *ca_file,
     free(w);
     return UV_ENOMEM;
   }
-  /* A CA file that does not load fails each https call with TT_HTTP_TLS,
-   * as libcurl's CURLE_SSL_CACERT_BADFILE did; http is unaffected. */
-  if (tt_http_tls_ctx_new(ca_file, &w->ssl_ctx) == UV_ENOMEM) {
+  if (tt_http_tls_ctx_new(&w->ssl_ctx) != 0) {
     free(w->pbuf);
     free(w->rbuf);
     free(w);
     return UV_ENOMEM;
   }
   w->magic = WIRE_MAGIC;
+  w->ca_file = ca_file;
   w->loop = loop;
   w->h = h;
   *out = w;
@@ -860,7 +861,14 @@ int tt_http_wire_start(struct tt_http_wire *w, struct tt_http_call *c,
   size_t mlen = strlen(method);
   if (w->closing || url_parse(req->url, &u) != 0 || mlen > METHOD_MAX || !is_token(method, mlen))
     return UV_ENOTSUP;
-  if (u.secure && w->ssl_ctx == NULL) {
+  /* Trust anchors at the first https call (the system bundle costs ~30 ms:
+   * a client that only speaks http never pays it; libcurl loaded them at
+   * its first https connection too). One that does not load fails the call
+   * with TT_HTTP_TLS, as libcurl's CURLE_SSL_CACERT_BADFILE did, and is
+   * tried again by the next call; http is unaffected. */
+  if (u.secure && !w->anchors)
+    w->anchors = tt_http_tls_ctx_load(w->ssl_ctx, w->ca_file) == 0;
+  if (u.secure && !w->anchors) {
     c->wire = true;
     tt_http_finish(c, TT_HTTP_TLS, 0);
     tt_http_deliver(w->h, false);

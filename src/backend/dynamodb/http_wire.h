@@ -16,9 +16,10 @@
 struct tt_http_wire;
 
 /* An engine on `loop` finishing calls of `h`, with one TLS context whose
- * trust anchors come from `ca_file` (borrowed; NULL = OpenSSL's default
- * paths). A CA file that does not load is not an error here: each https
- * call then fails with TT_HTTP_TLS. Returns 0 and *out or UV_ENOMEM. */
+ * trust anchors come from `ca_file` (borrowed for the engine's life; NULL =
+ * OpenSSL's default paths), loaded at the first https call. A CA file that
+ * does not load is not an error here: each https call then fails with
+ * TT_HTTP_TLS. Returns 0 and *out or UV_ENOMEM. */
 int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, const char *ca_file,
                      struct tt_http_wire **out);
 
