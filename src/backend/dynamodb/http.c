@@ -497,7 +497,8 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
   int rc;
   bool plain = strncasecmp(req->url, "http://", 7) == 0;
-  if ((plain && h->wire_http) || (!plain && h->wire_https && strncasecmp(req->url, "https://", 8) == 0)) {
+  bool secure = !plain && strncasecmp(req->url, "https://", 8) == 0;
+  if ((plain && h->wire_http) || (secure && h->wire_https)) {
     /* On the active list first: the engine may finish the call at once
      * (delivered later from the delivery timer). */
     active_push(h, call);

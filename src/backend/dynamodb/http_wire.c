@@ -205,9 +205,9 @@ static int put_u64(struct tt_buf *b, uint64_t x) {
 }
 
 /* The request line and headers, as libcurl sent them: Host (host[:port],
- * the port only when not the scheme's, 80 or 443), User-Agent and Accept unless the caller set
- * them, the caller's headers in order, Content-Length for a body or a
- * POST/PUT. A caller header with an empty value is not sent and suppresses
+ * the port only when not the scheme's, 80 or 443), User-Agent and Accept
+ * unless the caller set them, the caller's headers in order,
+ * Content-Length for a body or a POST/PUT. A caller header with an empty value is not sent and suppresses
  * our default of that name (libcurl's "Name:" rule); a caller's
  * Content-Length is replaced by ours. Returns 0, UV_EINVAL for a caller
  * line that is not one header (no colon, a bad name, CR or LF in the value:
@@ -737,7 +737,8 @@ static int conn_next_address(struct wire_conn *cn) {
         ai->ai_addrlen > sizeof(struct sockaddr_storage))
       continue;
     struct wire_conn *nx = cn;
-    if (cn->tcp_used && (nx = conn_new(w, cn->secure, cn->host, strlen(cn->host), cn->port)) == NULL)
+    if (cn->tcp_used &&
+        (nx = conn_new(w, cn->secure, cn->host, strlen(cn->host), cn->port)) == NULL)
       return UV_ENOMEM;
     struct sockaddr_storage sa;
     memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
