@@ -256,6 +256,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
       if (rc == 1) {
         c->handshaken = true;
         s->handshakes++;
+        s->resumed += SSL_session_reused(c->ssl) == 1;
         const char *sni = SSL_get_servername(c->ssl, TLSEXT_NAMETYPE_host_name);
         snprintf(s->sni, sizeof(s->sni), "%s", sni ? sni : "");
       }

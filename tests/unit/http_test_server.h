@@ -55,6 +55,7 @@ struct tts_server {
   SSL_CTX *tls;           /* TLS server context (a reference of ours), or NULL */
   bool tls_stall;         /* TLS: read the client's handshake, never answer it */
   unsigned handshakes;    /* TLS handshakes completed */
+  unsigned resumed;       /* of which resumed a session */
   char sni[256];          /* TLS: the server name the client sent last ("" = none) */
 };
 

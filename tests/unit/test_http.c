@@ -986,6 +986,28 @@ START_TEST(tls_one_handshake_per_connection) {
 }
 END_TEST
 
+START_TEST(tls_session_resumed) {
+  /* A new connection to the same peer resumes the last session (no
+   * certificate exchange); another peer key does not. */
+  struct res r;
+  run1(&r, "GET", "/connclose", NULL, 0); /* the server ends the connection */
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  run1(&r, "GET", "/connclose", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  run1(&r, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.connections, 3);
+  ck_assert_uint_eq(F.srv.handshakes, 3);
+  ck_assert_uint_eq(F.srv.resumed, 2);
+  char u[128];
+  snprintf(u, sizeof(u), "https://localhost:%d/hello", F.srv.port);
+  run_on(F.http, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.handshakes, 4);
+  ck_assert_uint_eq(F.srv.resumed, 2); /* "localhost" is not "127.0.0.1" */
+}
+END_TEST
+
 START_TEST(tls_big_bodies) {
   /* Many records each way: a 200 kB request body, a 100 kB answer. */
   struct tt_http *h = client_with(F.ca, 1 << 20);
@@ -1144,6 +1166,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tt, 30);
   add_client_tests(tt, true);
   tcase_add_test(tt, tls_one_handshake_per_connection);
+  tcase_add_test(tt, tls_session_resumed);
   tcase_add_test(tt, tls_big_bodies);
   tcase_add_test(tt, tls_verification_failures);
   tcase_add_test(tt, tls_handshake_stall);

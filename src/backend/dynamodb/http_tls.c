@@ -6,10 +6,39 @@
 #include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+#include <stdio.h>
 #include <string.h>
 #include <uv.h>
 
-int tt_http_tls_ctx_new(SSL_CTX **out) {
+/* A new session of a verified handshake (TLS 1.3: one per ticket, the
+ * last wins). Returns 1: the reference is ours. */
+static int on_new_session(SSL *ssl, SSL_SESSION *session) {
+  struct tt_http_tls_cache *cache = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+  const struct tt_http_tls *t = SSL_get_app_data(ssl);
+  if (cache == NULL || t == NULL || !SSL_SESSION_is_resumable(session))
+    return 0;
+  unsigned slot = TT_HTTP_TLS_SESSIONS;
+  for (unsigned i = 0; i < TT_HTTP_TLS_SESSIONS && slot == TT_HTTP_TLS_SESSIONS; i++)
+    if (cache->e[i].session && strcmp(cache->e[i].peer, t->peer) == 0)
+      slot = i;
+  if (slot == TT_HTTP_TLS_SESSIONS) {
+    slot = cache->next;
+    cache->next = (cache->next + 1) % TT_HTTP_TLS_SESSIONS;
+  }
+  SSL_SESSION_free(cache->e[slot].session);
+  cache->e[slot].session = session;
+  memcpy(cache->e[slot].peer, t->peer, sizeof(t->peer));
+  return 1;
+}
+
+void tt_http_tls_cache_free(struct tt_http_tls_cache *cache) {
+  for (unsigned i = 0; i < TT_HTTP_TLS_SESSIONS; i++) {
+    SSL_SESSION_free(cache->e[i].session);
+    cache->e[i].session = NULL;
+  }
+}
+
+int tt_http_tls_ctx_new(struct tt_http_tls_cache *cache, SSL_CTX **out) {
   *out = NULL;
   SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
   /* ALPN http/1.1, as libcurl offers with CURL_HTTP_VERSION_1_1: a server
@@ -22,6 +51,11 @@ int tt_http_tls_ctx_new(SSL_CTX **out) {
     return UV_ENOMEM;
   }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+  /* Our own cache (keyed by host and port); OpenSSL's internal one is a
+   * server's, keyed by session id. */
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx, on_new_session);
+  SSL_CTX_set_app_data(ctx, cache);
   *out = ctx;
   return 0;
 }
@@ -33,8 +67,20 @@ int tt_http_tls_ctx_load(SSL_CTX *ctx, const char *ca_file) {
   return ok == 1 ? 0 : UV_EINVAL;
 }
 
-int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host) {
+/* The cached session of t->peer, or NULL (borrowed). */
+static SSL_SESSION *cached_session(SSL_CTX *ctx, const struct tt_http_tls *t) {
+  struct tt_http_tls_cache *cache = SSL_CTX_get_app_data(ctx);
+  for (unsigned i = 0; cache && i < TT_HTTP_TLS_SESSIONS; i++)
+    if (cache->e[i].session && strcmp(cache->e[i].peer, t->peer) == 0)
+      return cache->e[i].session;
+  return NULL;
+}
+
+int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host, unsigned port) {
   memset(t, 0, sizeof(*t));
+  int plen = snprintf(t->peer, sizeof(t->peer), "%s:%u", host, port);
+  if (plen < 0 || (size_t)plen >= sizeof(t->peer))
+    return TT_HTTP_TLS_FAIL;
   SSL *ssl = SSL_new(ctx);
   BIO *in = BIO_new(BIO_s_mem());
   BIO *out = BIO_new(BIO_s_mem());
@@ -43,6 +89,7 @@ int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host) {
     BIO_free(in);
     BIO_free(out);
     ERR_clear_error();
+    memset(t, 0, sizeof(*t));
     return TT_HTTP_TLS_NOMEM;
   }
   /* An empty input BIO means "wait for the network", not end of file. */
@@ -60,9 +107,12 @@ int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host) {
     SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     ok = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
   }
-  if (ok != 1) {
+  SSL_SESSION *session = cached_session(ctx, t);
+  if (ok != 1 || SSL_set_app_data(ssl, t) != 1 ||
+      (session && SSL_set_session(ssl, session) != 1)) {
     SSL_free(ssl);
     ERR_clear_error();
+    memset(t, 0, sizeof(*t));
     return TT_HTTP_TLS_FAIL;
   }
   t->ssl = ssl;
@@ -143,6 +193,12 @@ ssize_t tt_http_tls_take_out(struct tt_http_tls *t, struct tt_buf *b) {
 }
 
 void tt_http_tls_free(struct tt_http_tls *t) {
+  /* Without close_notify OpenSSL would call the connection "not shut down"
+   * and mark its session not resumable, taking it from our cache too. An
+   * HTTP/1.1 connection we close needs no close_notify (the framing says
+   * where the answer ends); a fatal error already marked the session. */
+  if (t->ssl)
+    SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN);
   SSL_free(t->ssl); /* frees both BIOs */
   memset(t, 0, sizeof(*t));
 }

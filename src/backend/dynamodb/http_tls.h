@@ -21,19 +21,41 @@ enum {
   TT_HTTP_TLS_NOMEM = -4,
 };
 
+/* Longest "host:port" of a session cache entry. */
+#define TT_HTTP_TLS_PEER_MAX 262
+/* Peers whose last session is kept for resumption. */
+#define TT_HTTP_TLS_SESSIONS 16
+
 /* One connection's TLS state; zeroed means "no TLS". */
 struct tt_http_tls {
   SSL *ssl;
   BIO *in;  /* encrypted bytes from the peer, read by OpenSSL (owned by ssl) */
   BIO *out; /* encrypted bytes for the peer, written by OpenSSL (owned by ssl) */
+  char peer[TT_HTTP_TLS_PEER_MAX + 1]; /* "host:port": the session cache key */
+};
+
+/* The last session of up to TT_HTTP_TLS_SESSIONS peers, so that a new
+ * connection to a peer resumes instead of a full handshake (libcurl keeps
+ * such a cache too). Sessions come only from handshakes that verified the
+ * peer as "host:port", and are offered only to that same key. */
+struct tt_http_tls_cache {
+  struct {
+    char peer[TT_HTTP_TLS_PEER_MAX + 1];
+    SSL_SESSION *session; /* a reference of ours */
+  } e[TT_HTTP_TLS_SESSIONS];
+  unsigned next; /* the slot a new peer takes (round robin) */
 };
 
 /* The client context shared by every connection of one engine: TLS 1.2 at
  * least, ALPN http/1.1, peer verification always on (libcurl's
- * VERIFYPEER=1; the host check is per connection). No trust anchors yet:
- * see tt_http_tls_ctx_load. Returns 0 and a new context in *out, or
- * UV_ENOMEM. */
-int tt_http_tls_ctx_new(SSL_CTX **out);
+ * VERIFYPEER=1; the host check is per connection), sessions kept in
+ * `cache` (borrowed: it must outlive the context; zeroed by the caller).
+ * No trust anchors yet: see tt_http_tls_ctx_load. Returns 0 and a new
+ * context in *out, or UV_ENOMEM. */
+int tt_http_tls_ctx_new(struct tt_http_tls_cache *cache, SSL_CTX **out);
+
+/* Drops the cache's sessions. */
+void tt_http_tls_cache_free(struct tt_http_tls_cache *cache);
 
 /* Loads the trust anchors into `ctx`: `ca_file` (PEM) when not NULL, else
  * OpenSSL's default paths (SSL_CERT_FILE/SSL_CERT_DIR, or the system
@@ -44,10 +66,12 @@ int tt_http_tls_ctx_new(SSL_CTX **out);
 int tt_http_tls_ctx_load(SSL_CTX *ctx, const char *ca_file);
 
 /* Starts the client side for `host` (a name or an IP literal without
- * brackets; the certificate must match it; SNI for names only), ready for
- * tt_http_tls_handshake. Returns 0 or TT_HTTP_TLS_NOMEM / TT_HTTP_TLS_FAIL
- * (t stays zeroed). */
-int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host);
+ * brackets; the certificate must match it; SNI for names only) at `port`,
+ * offering the cached session of host:port, ready for
+ * tt_http_tls_handshake. `t` must not move until freed (OpenSSL points at
+ * it). Returns 0 or TT_HTTP_TLS_NOMEM / TT_HTTP_TLS_FAIL (t stays
+ * zeroed). */
+int tt_http_tls_begin(struct tt_http_tls *t, SSL_CTX *ctx, const char *host, unsigned port);
 
 /* Advances the handshake. Returns 0 when it completed (the peer verified),
  * TT_HTTP_TLS_AGAIN, or TT_HTTP_TLS_FAIL. Either way output may be waiting

@@ -81,6 +81,7 @@ struct tt_http_wire {
   char *rbuf;
   char *pbuf;       /* decrypted bytes, as rbuf (allocated with the context) */
   SSL_CTX *ssl_ctx; /* https */
+  struct tt_http_tls_cache sessions; /* ssl_ctx's, for resumption */
   const char *ca_file; /* borrowed from the client; NULL = default paths */
   bool anchors;        /* ssl_ctx's trust anchors loaded */
   bool closing;
@@ -714,7 +715,7 @@ static void conn_ready(struct wire_conn *cn) {
     conn_request(cn);
     return;
   }
-  int rc = tt_http_tls_begin(&cn->tls, w->ssl_ctx, cn->host);
+  int rc = tt_http_tls_begin(&cn->tls, w->ssl_ctx, cn->host, cn->port);
   if (rc != 0)
     conn_fail(cn, rc == TT_HTTP_TLS_NOMEM ? TT_HTTP_OTHER : TT_HTTP_TLS);
   else
@@ -839,7 +840,7 @@ int tt_http_wire_new(uv_loop_t *loop, struct tt_http *h, const char *ca_file,
     free(w);
     return UV_ENOMEM;
   }
-  if (tt_http_tls_ctx_new(&w->ssl_ctx) != 0) {
+  if (tt_http_tls_ctx_new(&w->sessions, &w->ssl_ctx) != 0) {
     free(w->pbuf);
     free(w->rbuf);
     free(w);
@@ -955,6 +956,7 @@ void tt_http_wire_destroy(struct tt_http_wire *w) {
     free(cn);
   }
   SSL_CTX_free(w->ssl_ctx);
+  tt_http_tls_cache_free(&w->sessions);
   free(w->pbuf);
   free(w->rbuf);
   free(w);
