@@ -15,7 +15,7 @@ mkdir -p "$out/obj"
 cd "$top"
 cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -fno-sanitize-recover=all -Isrc -I. -Wall -Wextra
         -Wno-unused-parameter -Werror $(pkg-config --cflags libuv libmicrohttpd libcurl jansson yaml-0.1)"
-libs="$(pkg-config --libs libuv libmicrohttpd libcurl libcrypto jansson yaml-0.1) -lm"
+libs="$(pkg-config --libs libuv libmicrohttpd libcurl libssl libcrypto jansson yaml-0.1) -lm"
 # The library: every source a request can reach (no daemon/main.c). Objects
 # are rebuilt each run (headers change too); two at a time.
 srcs=$(ls src/*/*.c src/backend/*/*.c api/*.c)
