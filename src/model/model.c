@@ -164,6 +164,17 @@ int tt_model_priv_index_names(struct tt_model *m, size_t *dup_a, size_t *dup_b) 
   return 0;
 }
 
+/* Byte order of two names, shorter first on a tie (by_name's order): a
+ * loop, since names are short and most comparisons settle on their first
+ * bytes. */
+static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
+  size_t k = an < bn ? an : bn;
+  for (size_t i = 0; i < k; i++)
+    if (a[i] != b[i])
+      return (int)(unsigned char)a[i] - (int)(unsigned char)b[i];
+  return an < bn ? -1 : (an > bn ? 1 : 0);
+}
+
 const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const char *name,
                                                size_t n) {
   CHECK_MODEL(m);
@@ -171,10 +182,7 @@ const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const c
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct tt_model_attr *a = &m->attrs[m->by_name[mid]];
-    size_t k = a->name_len < n ? a->name_len : n;
-    int c = memcmp(a->name, name, k);
-    if (c == 0)
-      c = a->name_len < n ? -1 : (a->name_len > n ? 1 : 0);
+    int c = name_cmp(a->name, a->name_len, name, n);
     if (c == 0)
       return a;
     if (c < 0)
@@ -183,16 +191,6 @@ const struct tt_model_attr *tt_model_attr_find(const struct tt_model *m, const c
       hi = mid;
   }
   return NULL;
-}
-
-/* Byte order of two names, shorter first on a tie: a loop, since names
- * are short and most steps of a merge walk settle on their first bytes. */
-static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
-  size_t k = an < bn ? an : bn;
-  for (size_t i = 0; i < k; i++)
-    if (a[i] != b[i])
-      return (int)(unsigned char)a[i] - (int)(unsigned char)b[i];
-  return an < bn ? -1 : (an > bn ? 1 : 0);
 }
 
 const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const char *name,

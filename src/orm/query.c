@@ -449,7 +449,7 @@ static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
 static void reserve_page(struct tt_orm_chain *ch, size_t before, size_t n_items) {
   size_t first = ch->items.len - before;
   if (n_items > 1 && first > 0 && first < ((size_t)-1 / 2) / n_items)
-    (void)tt_buf_reserve(&ch->items, first + first / 8 * n_items + first * (n_items - 1));
+    (void)tt_buf_reserve(&ch->items, first * n_items + first * n_items / 8);
 }
 
 /* Appends a page's items (read only). */
@@ -627,22 +627,22 @@ static void finish_all(struct tt_orm_query_op *op) {
      * answers a LastEvaluatedKey, so the caller can count on from there. */
     rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
                        count, scanned);
-  } else if (op->nchains == 1 && op->chains[0].opened) {
-    /* The reader's buffer already begins the answer: it becomes the body. */
-    tt_buf_free(b);
-    *b = op->chains[0].items;
-    tt_buf_init(&op->chains[0].items, 0);
-    rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":",
-                        n_items, scanned);
   } else {
-    rc |= tt_buf_puts(b, ITEMS_OPEN);
-    bool first = true;
-    for (size_t i = 0; i < op->nchains; i++) {
-      if (op->chains[i].n_items == 0)
-        continue;
-      rc |= first ? 0 : tt_buf_puts(b, ",");
-      rc |= tt_buf_append(b, op->chains[i].items.data, op->chains[i].items.len);
-      first = false;
+    if (op->nchains == 1 && op->chains[0].opened) {
+      /* The reader's buffer already begins the answer: it becomes the body. */
+      tt_buf_free(b);
+      *b = op->chains[0].items;
+      tt_buf_init(&op->chains[0].items, 0);
+    } else {
+      rc |= tt_buf_puts(b, ITEMS_OPEN);
+      bool first = true;
+      for (size_t i = 0; i < op->nchains; i++) {
+        if (op->chains[i].n_items == 0)
+          continue;
+        rc |= first ? 0 : tt_buf_puts(b, ",");
+        rc |= tt_buf_append(b, op->chains[i].items.data, op->chains[i].items.len);
+        first = false;
+      }
     }
     rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":", n_items,
                         scanned);

@@ -721,18 +721,25 @@ static bool utf8_valid(const char *s, size_t len) {
   return true;
 }
 
+/* "\0S" + the len bytes at s, in a new buffer the caller frees; NULL when
+ * out of memory. */
+static char *with_marker(const char *s, size_t len) {
+  char *buf = malloc(len + 2);
+  if (buf) {
+    buf[0] = '\0';
+    buf[1] = 'S';
+    memcpy(buf + 2, s, len);
+  }
+  return buf;
+}
+
 json_t *tt_json_string_new(const char *s, size_t len) {
   if (!utf8_valid(s, len))
     return NULL;
   if (len == 0 || s[0] != '\0')
     return json_stringn_nocheck(s, len);
-  char *buf = malloc(len + 2);
-  if (buf == NULL)
-    return NULL;
-  buf[0] = '\0';
-  buf[1] = 'S';
-  memcpy(buf + 2, s, len);
-  json_t *j = json_stringn_nocheck(buf, len + 2);
+  char *buf = with_marker(s, len);
+  json_t *j = buf ? json_stringn_nocheck(buf, len + 2) : NULL;
   free(buf);
   return j;
 }
@@ -743,13 +750,8 @@ static int mark_string(json_t *j) {
   const char *s = json_string_value(j);
   if (len == 0 || s[0] != '\0')
     return 0;
-  char *buf = malloc(len + 2);
-  if (buf == NULL)
-    return -1;
-  buf[0] = '\0';
-  buf[1] = 'S';
-  memcpy(buf + 2, s, len);
-  int rc = json_string_setn_nocheck(j, buf, len + 2);
+  char *buf = with_marker(s, len);
+  int rc = buf ? json_string_setn_nocheck(j, buf, len + 2) : -1;
   free(buf);
   return rc;
 }
