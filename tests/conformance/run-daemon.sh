@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the TableTheory contract scenarios against the daemon `make` built, on
 # the memory backend and on the dynamodb backend against dynalite and moto
-# (TT_BACKENDS narrows the list). Scenarios come from $TT_SHARED or ../shared.
+# (TT_BACKENDS narrows the list). Scenarios come from tests/data/tabletheory.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 peers="$here/../peers"

@@ -1714,20 +1714,11 @@ class DaemonProcess:
 
 
 def default_scenarios_dir():
-    cands = []
-    if os.environ.get("TT_SHARED"):
-        cands.append(os.path.join(os.environ["TT_SHARED"], "conformance", "tabletheory",
-                                  "scenarios"))
-    cands.append(os.path.join(REPO_ROOT, "..", "shared", "conformance", "tabletheory",
-                              "scenarios"))
-    for c in cands:
-        if os.path.isdir(c):
-            return os.path.abspath(c)
-    return None
+    return os.path.join(REPO_ROOT, "tests", "data", "tabletheory", "scenarios")
 
 
 def default_models_dir():
-    return os.path.join(REPO_ROOT, "tests", "data", "dms", "v0.2", "models")
+    return os.path.join(REPO_ROOT, "tests", "data", "tabletheory", "dms", "v0.2", "models")
 
 
 def parse_args(argv):
@@ -1737,10 +1728,10 @@ def parse_args(argv):
     g.add_argument("--daemon", help="path of the tabletheoryd binary to start (env TT_DAEMON)")
     g.add_argument("--url", help="URL of a running daemon, e.g. http://127.0.0.1:8737 "
                                  "(env TT_URL)")
-    p.add_argument("--scenarios", help="scenario directory (default: "
-                                       "$TT_SHARED/conformance/tabletheory/scenarios, then "
-                                       "../shared/... next to the repository)")
-    p.add_argument("--models", help="DMS model directory (default tests/data/dms/v0.2/models)")
+    p.add_argument("--scenarios", help="scenario directory (default: the vendored "
+                                       "tests/data/tabletheory/scenarios)")
+    p.add_argument("--models", help="DMS model directory (default: "
+                                    "tests/data/tabletheory/dms/v0.2/models)")
     p.add_argument("-k", dest="select", help="run only scenarios whose name or file contains "
                                              "this substring")
     p.add_argument("--interop", choices=("seed", "read", "skip"), default=DEFAULT_INTEROP_MODE,
@@ -1765,8 +1756,9 @@ def main(argv=None, out=None):
         sys.stderr.write("run.py: give --daemon PATH or --url URL (or TT_DAEMON / TT_URL)\n")
         return 2
     scenarios_dir = args.scenarios or default_scenarios_dir()
-    if not scenarios_dir or not os.path.isdir(scenarios_dir):
-        sys.stderr.write("run.py: no scenario directory (give --scenarios or set TT_SHARED)\n")
+    if not os.path.isdir(scenarios_dir):
+        sys.stderr.write("run.py: scenario directory %s does not exist (give --scenarios)\n"
+                         % scenarios_dir)
         return 2
     models_dir = os.path.abspath(args.models or default_models_dir())
     if not os.path.isdir(models_dir):

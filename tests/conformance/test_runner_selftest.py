@@ -71,10 +71,9 @@ CREATE_USER = """\
 
 # ---- whole runs -----------------------------------------------------------------------------
 
-def test_shared_scenarios_pass_against_the_fake(fake):
+def test_vendored_scenarios_pass_against_the_fake(fake):
     sdir = run.default_scenarios_dir()
-    if not sdir:
-        pytest.skip("no shared TableTheory scenarios next to the repository")
+    assert os.path.isdir(sdir), sdir
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert [ln for ln in lines if ln.startswith("FAIL")] == []
     assert rc == 0
