@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """internals-map.py -- regenerates docs/internals.md from the one-sentence
-purpose comment at the top of every source file."""
+purpose comment at the top of every source file, keeping the jobs the page already has."""
 import os
 import re
 import subprocess
@@ -27,13 +27,54 @@ INTRO = {
 ORDER = list(INTRO)
 
 
+MAP = "docs/internals.md"
+HEADER = """# Source map
+
+Every file of the daemon's source tree (`src/`, `api/`, `daemon/`: `.c`, `.h`, `.inc` and the
+`.am` automake fragments), one table row each. Data flows one way:
+`daemon` -> `api` -> `orm`/`ledger` -> `client` -> `backend`; lower layers never include upper
+ones, and `src/` never includes libmicrohttpd (docs/design.md). Notes per module:
+`docs/internals/<module>.md`.
+
+Format, checked by `tests/repo/check_internals_map.py` in `make check`: a section per
+directory headed ``## `dir/` `` and, under it, one row ``| `file` | job |`` per file of that
+directory (the file name only). The check fails when a file of the tree has no row or a row
+names a file that does not exist. A new file gets one row in its directory's table (keep
+rows sorted); `scripts/internals-map.py` regenerates the page from the purpose comment at
+the top of each file, keeping the jobs already written here.
+"""
+
+
 def purpose(path):
     with open(path, errors="replace") as f:
         text = f.read(2000)
     m = re.search(r"/\*\s*[\w./-]+\s+--\s+(.*?)\*/", text, re.S)
-    if not m:
-        return ""
-    return " ".join(line.strip(" *") for line in m.group(1).splitlines()).strip()
+    if m:
+        return " ".join(line.strip(" *") for line in m.group(1).splitlines()).strip()
+    if path.endswith(".am"):
+        m = re.search(r"^# [\w/]+: (.*)$", text, re.M)
+        if m:
+            return "automake fragment: " + m.group(1).strip()
+        return "automake fragment: the sources and unit tests of this directory."
+    return ""
+
+
+def known_jobs():
+    """The jobs already written in the map, by path."""
+    jobs = {}
+    if not os.path.exists(MAP):
+        return jobs
+    section = None
+    with open(MAP) as f:
+        for line in f:
+            m = re.match(r"^## `([^`]+)/`", line)
+            if m:
+                section = m.group(1)
+                continue
+            m = re.match(r"^\| `([^`]+)` \| (.*) \|\s*$", line)
+            if m and section:
+                jobs[section + "/" + m.group(1)] = m.group(2)
+    return jobs
 
 
 def main():
@@ -41,16 +82,13 @@ def main():
     os.chdir(top)
     files = subprocess.run(["git", "ls-files", "src", "api", "daemon"], capture_output=True,
                            text=True, check=True).stdout.split()
+    jobs = known_jobs()
     groups = {}
     for f in files:
-        if f.endswith(".c"):
-            groups.setdefault(os.path.dirname(f), []).append((os.path.basename(f), purpose(f)))
-    out = ["# Source map", "",
-           "One line per source file (headers declare what the file of the same name "
-           "implements). Data flows one way:",
-           "`daemon` -> `api` -> `orm`/`ledger` -> `client` -> `backend`; lower layers never "
-           "include upper ones, and `src/` never includes libmicrohttpd. Notes per module: "
-           "`docs/internals/<module>.md`. Regenerate with `scripts/internals-map.py`.", ""]
+        if f.endswith((".c", ".h", ".inc", ".am")):
+            job = jobs.get(f) or purpose(f).replace("|", "\\|")
+            groups.setdefault(os.path.dirname(f), []).append((os.path.basename(f), job))
+    out = [HEADER]
     for d in ORDER + sorted(g for g in groups if g not in ORDER):
         if d not in groups:
             continue
@@ -58,9 +96,9 @@ def main():
         if d in INTRO:
             out += [INTRO[d], ""]
         out += ["| file | job |", "|---|---|"]
-        out += ["| `%s` | %s |" % (n, p.replace("|", "\\|")) for n, p in sorted(groups[d])]
+        out += ["| `%s` | %s |" % (n, p) for n, p in sorted(groups[d])]
         out.append("")
-    with open("docs/internals.md", "w") as f:
+    with open(MAP, "w") as f:
         f.write("\n".join(out))
 
 
