@@ -8,7 +8,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-/* The HTTP status API.md assigns to a code. */
+/* The HTTP status docs/errors.md assigns to a code. */
 unsigned tt_api_error_status(enum tt_err_code code);
 
 /* Appends the error envelope

@@ -5,7 +5,7 @@
 
 struct tt_request;
 
-/* jobs.c: the job ledger (API.md "Job ledger"). */
+/* jobs.c: the job ledger (docs/ledger.md). */
 void tt_handle_jobs_table_put(struct tt_request *req);
 void tt_handle_jobs_table_delete(struct tt_request *req);
 void tt_handle_job_create(struct tt_request *req);

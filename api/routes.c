@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* routes.c -- the route table of the HTTP API (API.md). */
+/* routes.c -- the route table of the HTTP API (docs/api.md). */
 #include "api/handlers.h"
 
 const struct tt_route tt_api_routes[] = {

@@ -13,7 +13,7 @@ import (
 	"strconv"
 )
 
-// Cond is one condition of the daemon's condition language (API.md "Conditions").
+// Cond is one condition of the daemon's condition language (docs/api.md "Conditions").
 type Cond map[string]any
 
 // C is the comparison {"attr": attr, "op": op, "value": v}; op is one of

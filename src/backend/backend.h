@@ -48,7 +48,7 @@ const char *tt_ddb_op_name(enum tt_ddb_op op);
 
 /* A classified backend failure, filled once where it is detected (the
  * memory backend, or the dynamodb backend's response parser). `message` is
- * DynamoDB's text: it is returned to clients where API.md allows it but is
+ * DynamoDB's text: it is returned to clients where docs/errors.md allows it but is
  * never logged, since DynamoDB may quote request content in it. */
 struct tt_backend_error {
   char type[64];      /* short __type: "ConditionalCheckFailedException" */

@@ -23,7 +23,7 @@ struct tt_client_retry_policy {
   unsigned timeout_retry_cost; /* 10 */
 };
 
-/* The defaults of DESIGN.md (AWS standard retry mode for DynamoDB). */
+/* The defaults of docs/design.md, "Retries" (AWS standard retry mode for DynamoDB). */
 extern const struct tt_client_retry_policy tt_client_default_retry;
 
 /* Shared by every request: borrows the backend, loop and families. */

@@ -38,7 +38,7 @@ struct tt_expr_builder *tt_expr_builder_new(tt_expr_encode_cb encode, void *ctx)
 void tt_expr_builder_free(struct tt_expr_builder *b);
 
 /* Builds a ConditionExpression/FilterExpression from the REST condition
- * language (API.md "Conditions"): {"attr","op","value"}, {"attr","size",
+ * language (docs/api.md "Conditions"): {"attr","op","value"}, {"attr","size",
  * "value"}, {"and": [...]}, {"or": [...]}, {"not": c}, a bare array = AND.
  * `cond` is borrowed (a tree from tt_json_parse or plain jansson). `field`
  * names it in errors ("condition" gives "condition.and[1].op"). On success
@@ -61,7 +61,7 @@ int tt_expr_build_key_condition(struct tt_expr_builder *b, const json_t *key, co
 int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
                              char **text, struct tt_error *err);
 
-/* Operators of the API.md update form. */
+/* Operators of the docs/api.md update form. */
 enum tt_expr_update_op {
   TT_EXPR_UPD_SET = 1,           /* SET p = v */
   TT_EXPR_UPD_SET_IF_NOT_EXISTS, /* SET p = if_not_exists(p, v) */
@@ -72,7 +72,7 @@ enum tt_expr_update_op {
   TT_EXPR_UPD_PREPEND            /* SET p = list_append(v, if_not_exists(p, [])) */
 };
 
-/* Adds the actions of an API.md operator-form update body: the members
+/* Adds the actions of a docs/api.md operator-form update body: the members
  * "set", "set_if_not_exists", "add", "delete", "append", "prepend" (objects
  * path -> value) and "remove" (array of paths). Other members are ignored
  * (they belong to the caller). `field` prefixes error fields ("" for the

@@ -16,7 +16,7 @@
 
 #define TT_LEDGER_DEFAULT_TABLE "tabletheory-jobs"
 
-/* The built-in model names (API.md "Job ledger"). */
+/* The built-in model names (docs/ledger.md). */
 #define TT_LEDGER_MODEL_META "JobMeta"
 #define TT_LEDGER_MODEL_RECORD "JobRecord"
 #define TT_LEDGER_MODEL_LOCK "JobLock"

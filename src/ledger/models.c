@@ -32,11 +32,11 @@
     "      - { attribute: \"ttl\", type: \"N\", format: \"unix_seconds\", optional: true, omit_empty: true, roles: [\"ttl\"] }\n"
 
 /* One table, pk/sk strings, TTL attribute `ttl`, snake_case attributes
- * (API.md "Job ledger"). The table name is a placeholder: it is set from
+ * (docs/ledger.md). The table name is a placeholder: it is set from
  * --jobs-table on the parsed tree, never spliced into the text.
  *
  * JobMeta's `version` is a plain integer that the ledger manages itself:
- * API.md fixes a new job's version at 1, while the DMS `version` role starts
+ * docs/ledger.md fixes a new job's version at 1, while the DMS `version` role starts
  * at 0. JobRecord, JobLock, JobRequest and SemaphoreLease use the role
  * (every write adds 1),
  * which makes "written exactly twice" observable and guards lock deletes.

@@ -13,7 +13,7 @@
 #define TT_SANITIZE_TRUNCATED "[TRUNCATED]"
 
 /* Containers nested deeper than this (the root container is level 1) are
- * replaced by TT_SANITIZE_TRUNCATED; DESIGN.md's nesting limit. */
+ * replaced by TT_SANITIZE_TRUNCATED; docs/design.md's nesting limit. */
 #define TT_SANITIZE_MAX_DEPTH 32
 
 /* How the value under a map key is treated. Keys are compared after ASCII

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* families.h -- the metric families tabletheoryd exports (DESIGN.md). */
+/* families.h -- the metric families tabletheoryd exports (docs/metrics.md). */
 #ifndef TT_OBS_FAMILIES_H
 #define TT_OBS_FAMILIES_H
 

@@ -11,7 +11,7 @@
 
 #include "orm/orm.h"
 
-/* API.md: at most this many keys (batch-get) or requests (batch-write). */
+/* docs/batch.md: at most this many keys (batch-get) or requests (batch-write). */
 #define TT_ORM_BATCH_MAX 10000
 /* DynamoDB's limits per call. */
 #define TT_ORM_BATCH_GET_CHUNK 100

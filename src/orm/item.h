@@ -137,7 +137,7 @@ void tt_orm_update_init(struct tt_orm_update *u);
 /* Frees every action and the key; leaves *u initialized and empty. */
 void tt_orm_update_free(struct tt_orm_update *u);
 
-/* Parses an update body (API.md "Items") for model `m` into *out (which must
+/* Parses an update body (docs/api.md "Items") for model `m` into *out (which must
  * be initialized and empty). Two forms:
  *   - TableTheory form {"fields": [...]?, "item": {...}}: with `fields`,
  *     exactly those attributes of `item` are written, and a listed

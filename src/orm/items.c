@@ -421,7 +421,7 @@ static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
   return send_request(op, TT_DDB_GET_ITEM, got, err);
 }
 
-/* The members an update body may have (API.md "Items"). */
+/* The members an update body may have (docs/api.md "Items"). */
 static bool update_member(const char *k) {
   static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
                                       "add", "delete", "append", "prepend", "condition",

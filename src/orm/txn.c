@@ -1212,7 +1212,7 @@ static json_t *reason_json(const struct action *a, size_t index, const struct re
   return o;
 }
 
-/* Every retry is a metric and a log line (DESIGN.md); no values. */
+/* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
 static void note_retry(struct tt_orm_txn_state *st, const char *reason) {
   struct tt_families *fams = st->ctx->orm->client->fams;
   if (fams) {
@@ -1636,7 +1636,7 @@ bad:
   fail(st, &err);
 }
 
-/* The members an update body may have (API.md "Items"). */
+/* The members an update body may have (docs/api.md "Items"). */
 static bool update_body_member(const char *k) {
   static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
                                       "add", "delete", "append", "prepend", "condition",

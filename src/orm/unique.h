@@ -82,7 +82,7 @@ int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_
  * that). */
 size_t tt_unique_count(const struct tt_model *m);
 
-/* The condition (API.md language) that leaves guard items out of a query or
+/* The condition (docs/api.md "Conditions") that leaves guard items out of a query or
  * scan of a model with unique attributes: {"attr": "_tt_unique", "op":
  * "not_exists"}. New reference, or NULL for a model without unique
  * attributes. Query/scan AND it with the caller's filter (docs/batch.md). */

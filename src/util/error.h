@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Error codes as API.md names them. The HTTP status of each lives in
+/* Error codes as docs/errors.md names them. The HTTP status of each lives in
  * api/errors.c; lower layers only pick the code. */
 enum tt_err_code {
   TT_OK = 0,
@@ -70,7 +70,7 @@ int tt_error_vset(struct tt_error *err, enum tt_err_code code, const char *field
 /* Clears *err to TT_OK. */
 void tt_error_clear(struct tt_error *err);
 
-/* The API.md name of a code ("ValidationError"), never NULL. */
+/* The docs/errors.md name of a code ("ValidationError"), never NULL. */
 const char *tt_error_code_name(enum tt_err_code code);
 
 /* Whether a client may retry the same call unchanged. */

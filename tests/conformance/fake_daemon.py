@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """fake_daemon.py -- a small in-memory stand-in for tabletheoryd, used only by the runner's
-self-test (test_runner_selftest.py). It serves the API.md subset the TableTheory scenarios
+self-test (test_runner_selftest.py). It serves the subset of docs/api.md the TableTheory scenarios
 need: tables, items (create/put/get/patch/delete, ?format=dynamodb), query/scan/count with
 cursors, batch get/write and transactions. It is deliberately simple (one lock, no backend
 semantics beyond what the scenarios observe) and is NOT a reference implementation.
@@ -253,7 +253,7 @@ def _compare(a, op, b):
 
 
 def evaluate(cond, item):
-    """API.md conditions on a logical item."""
+    """docs/api.md conditions on a logical item."""
     if cond is None:
         return True
     if isinstance(cond, list):

@@ -7,7 +7,7 @@ Usage:
                                    [--models DIR] [-k SUBSTRING] [-v]
 
 Each scenario is first translated completely (every step into its HTTP request and every
-`expect` key into a check); anything the runner or API.md cannot express makes the scenario
+`expect` key into a check); anything the runner or the HTTP API cannot express makes the scenario
 SKIP with the reason. Then the tables of the models it uses are recreated and the steps run.
 One line per scenario (PASS/FAIL/SKIP), then `N passed, N failed, N skipped`; exit 1 if any
 failed, 2 on a usage or start-up error. See docs/conformance.md.
@@ -65,7 +65,7 @@ CAPABILITIES = [
     "encryption.fail_closed",
 ]
 
-# dynalite implements neither TransactWriteItems nor TransactGetItems (DESIGN.md,
+# dynalite implements neither TransactWriteItems nor TransactGetItems (docs/design.md,
 # known pitfalls): against it, the transaction scenarios are skipped; they run
 # on memory and moto. The release-state transition is one such transaction.
 if os.environ.get("TT_PEER") == "dynalite":
@@ -91,7 +91,7 @@ def deploy_authority_query(model, item):
 SUPPORTED_DMS_VERSIONS = ("0.2",)
 
 # How a transact_write `update` action with `set` is sent: "operator" -> {"op": "update",
-# "key", "set": {...}} (API.md operator form); "fields" -> the TableTheory form
+# "key", "set": {...}} (docs/api.md operator form); "fields" -> the TableTheory form
 # {"op": "update", "fields": [...], "item": {key + set}}.
 TRANSACT_UPDATE_FORM = "operator"
 
@@ -113,7 +113,7 @@ SET_TYPES = ("SS", "NS", "BS")
 
 
 class Unsupported(Exception):
-    """The runner or API.md cannot express this: the scenario is skipped."""
+    """The runner or the HTTP API cannot express this: the scenario is skipped."""
 
 
 class StepFailure(Exception):
@@ -157,7 +157,7 @@ def load_yaml(path):
 # --------------------------------------------------------------------------------------------
 # Error mapping (docs/conformance.md has the table)
 
-# API.md code -> TableTheory codes it satisfies. Besides this table, a daemon code `X`
+# Daemon code -> TableTheory codes it satisfies. Besides this table, a daemon code `X`
 # always satisfies `ErrX` (so a daemon that grows ImmutableModelMutation, ProtectedFieldMutation,
 # EncryptionNotConfigured... is mapped without editing the runner).
 ERROR_MAP = {
@@ -475,7 +475,7 @@ def match_value(expected, actual, typ, path):
             return bad
         if _is_number(actual) and not _double_exact(da):
             return ("%s: %s came back as a JSON number, which a double cannot carry exactly "
-                    "(API.md: return it as a string)" % (path, _short(actual)))
+                    "(docs/api.md: return it as a string)" % (path, _short(actual)))
         return None
     if typ in SET_TYPES:
         if not isinstance(expected, list) or not isinstance(actual, list):
@@ -591,7 +591,7 @@ def values_same(a, b):
 
 
 # --------------------------------------------------------------------------------------------
-# Conditions: fixture operators and condition expressions -> API.md's condition language
+# Conditions: fixture operators and condition expressions -> the condition language of docs/api.md
 
 OPERATORS = {
     "=": "=", "==": "=", "eq": "=",
@@ -617,7 +617,7 @@ def fixture_condition(c, where):
     raw_op = str(c.get("operator", "=")).strip()
     op = OPERATORS.get(raw_op.lower())
     if op is None:
-        raise Unsupported("%s: operator %r has no API.md form" % (where, raw_op))
+        raise Unsupported("%s: operator %r has no HTTP API form" % (where, raw_op))
     out = {"attr": c["attribute"], "op": op}
     if op in ("exists", "not_exists"):
         return out
@@ -806,7 +806,7 @@ class ConditionExpression:
             return self._cmp(left, op, right[1])
         if left[0] == "value" and right[0] != "value":
             return self._cmp(right, _FLIP[op], left[1])
-        raise Unsupported("condition expression: API.md compares an attribute with a value "
+        raise Unsupported("condition expression: the HTTP API compares an attribute with a value "
                           "only (no attribute-to-attribute or value-to-value comparisons)")
 
     @staticmethod
@@ -1191,7 +1191,7 @@ def compile_transact_get(step, ctx, where):
             if len(items) != len(entries):
                 raise StepFailure("%s: %d answers for %d requested items"
                                   % (where, len(items), len(entries)))
-            # TableTheory leaves missing keys out of the result; API.md answers null.
+            # TableTheory leaves missing keys out of the result; the HTTP API answers null.
             r.items = [x for x in items if x is not None]
         return r
     return run
@@ -1253,7 +1253,7 @@ def transact_action(a, ctx, step, where):
         if a.get("if_not_exists"):
             raise Unsupported("%s: if_not_exists on a delete" % where)
     else:
-        raise Unsupported("%s: transact_write action kind %r has no API.md form" % (where, kind))
+        raise Unsupported("%s: transact_write action kind %r has no HTTP API form" % (where, kind))
     if cond is not None:
         entry["condition"] = cond
     if a.get("expected_version") is not None:
@@ -1581,7 +1581,7 @@ def plan(sc, ctx, interop_mode):
     model = ctx.model(doc["model"])
     tname = (doc.get("table") or {}).get("name")
     if tname and model.table and tname != model.table:
-        raise Unsupported("table %s differs from model %s's table %s; API.md cannot bind a "
+        raise Unsupported("table %s differs from model %s's table %s; the HTTP API cannot bind a "
                           "model to another table" % (tname, model.name, model.table))
     compiled = []
     for i, (group, step) in enumerate(steps):
@@ -1590,7 +1590,7 @@ def plan(sc, ctx, interop_mode):
         where = "step %d (%s)" % (i + 1, step["op"])
         comp = COMPILERS.get(step["op"])
         if comp is None:
-            raise Unsupported("%s: op %s has no API.md mapping" % (where, step["op"]))
+            raise Unsupported("%s: op %s has no HTTP API mapping" % (where, step["op"]))
         run = comp(step, ctx, where)
         check = compile_expect(step, ctx, where)
         compiled.append((where, run, check))

@@ -168,9 +168,9 @@ def test_untranslatable_things_skip_with_reasons(tmp_path, fake):
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert rc == 0
     assert lines[:-1] == [
-        "SKIP t.op: step 1 (validate_provenance): op validate_provenance has no API.md mapping",
+        "SKIP t.op: step 1 (validate_provenance): op validate_provenance has no HTTP API mapping",
         "SKIP t.expect: step 1 (create): expectation item_sparkles not supported by the runner",
-        "SKIP t.cond: condition expression: API.md compares an attribute with a value only "
+        "SKIP t.cond: condition expression: the HTTP API compares an attribute with a value only "
         "(no attribute-to-attribute or value-to-value comparisons)",
         "SKIP t.version: dms_version '0.1' (the runner loads DMS 0.2 models)",
     ]
@@ -245,7 +245,7 @@ def test_lossy_json_number_fails_precision(tmp_path, fake):
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert lines[0] == ("FAIL t.num: step 2 (get) item_contains: largeInteger: 9007199254740993 "
                         "came back as a JSON number, which a double cannot carry exactly "
-                        "(API.md: return it as a string)")
+                        "(docs/api.md: return it as a string)")
     fake.state.tamper = None
     rc, lines = run_main(["--url", fake.url, "--scenarios", sdir])
     assert lines[0] == "PASS t.num"

@@ -29,7 +29,7 @@ def mdaemon():
 
 
 def assert_error(status, hdrs, body, http, code, field=None):
-    """The error envelope of API.md, with the exact status, code and
+    """The error envelope of docs/errors.md, with the exact status, code and
     (when given) details.field; the request id of the body is the header's."""
     assert status == http, (status, body)
     assert isinstance(body, dict) and set(body) >= {"error", "request_id"}, body

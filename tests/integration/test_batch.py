@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Batches over HTTP (API.md, Batch): batch-get and batch-write of up to
+"""Batches over HTTP (docs/batch.md): batch-get and batch-write of up to
 10,000 keys/requests, validated before any I/O, split into DynamoDB chunks
 (100 keys / 25 writes), run in parallel with a bound, unprocessed work
 retried until done or the deadline, and the join rule for the chunk workers

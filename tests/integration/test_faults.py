@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fault injection over HTTP (API.md, Fault injection; DESIGN.md, Retries):
+"""Fault injection over HTTP (docs/api.md, Fault injection; docs/design.md, Retries):
 the /v1/_faults endpoints, and what injected backend faults do to real
 requests: retries by reason, the retry budget, Throttled with Retry-After,
 deadlines that cancel a delayed call, and errors that are never retried.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Single items over HTTP (API.md, Items and Values): create, get, put,
+"""Single items over HTTP (docs/api.md, Items and Values): create, get, put,
 patch in both forms, delete, key encoding in paths, value encodings,
 lifecycle fields and the error answers."""
 import base64

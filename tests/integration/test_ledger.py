@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The job ledger over HTTP (API.md "Job ledger"): the jobs table and its
+"""The job ledger over HTTP (docs/ledger.md): the jobs table and its
 built-in models, jobs and optimistic transitions, per-record status with
 sanitized errors, lists through the GSIs, leases, idempotency records, and
 logs that carry none of the values."""
@@ -144,7 +144,7 @@ def test_create_and_get_job(ld):
     assert "pk" not in job and "sk" not in job
     status, _, got = ld.json("GET", job_path(jid))
     assert status == 200 and got == job
-    # What is stored: the key layout of API.md.
+    # What is stored: the key layout of docs/ledger.md.
     raw = stored_item("JOB#" + jid, "META")
     if raw is not None:
         assert raw["pk"] == {"S": "JOB#" + jid} and raw["sk"] == {"S": "META"}

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Models and their tables over HTTP (API.md, Models): listing, registration
+"""Models and their tables over HTTP (docs/api.md, Models and tables): listing, registration
 at run time, the table endpoints, and bad models at start-up."""
 import copy
 import os
@@ -12,7 +12,7 @@ from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
 FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
                  "ReleaseStateEvent", "SnakeCaseRecord", "StructuredProfileUser", "TypeMatrix",
                  "User"}
-# The job ledger's built-in models are always registered (API.md "Job ledger").
+# The job ledger's built-in models are always registered (docs/ledger.md).
 LEDGER_NAMES = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"}
 
 NOTE = {
@@ -185,7 +185,7 @@ def test_put_model_body_not_an_object(fresh_daemon):
     assert_error(status, hdrs, body, 400, "ValidationError")
 
 
-@skip_on_peer("only the memory backend creates a model's table when the model loads (API.md)")
+@skip_on_peer("only the memory backend creates a model's table when the model loads (docs/api.md)")
 def test_runtime_model_table_exists_at_once(fresh_daemon):
     d = fixture_daemon(fresh_daemon)
     status, _, _ = d.json("PUT", "/v1/models/Note", body=note_model())

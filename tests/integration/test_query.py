@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Query, scan and count over HTTP (API.md, Query/scan and Conditions): key
+"""Query, scan and count over HTTP (docs/api.md, Query and scan, Conditions): key
 conditions on the table and on GSIs, the automatic index choice, order,
 filter, select, limit, the DMS cursor, counts, consistent reads and
 parallel scan segments. Uses the Event and Bulk models of models/itest.yml

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""System endpoints and the conventions every answer follows (API.md)."""
+"""System endpoints and the conventions every answer follows (docs/api.md, Conventions)."""
 import json
 import re
 import socket

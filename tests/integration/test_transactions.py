@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Transactions over HTTP (API.md, Transactions): transactions/write with
+"""Transactions over HTTP (docs/batch.md, Transactions): transactions/write with
 create/put/update/delete/check across models, all or nothing, per-item
 cancellation reasons, version checks and lifecycle fields, client tokens;
 transactions/get in request order with null for missing items. Everything
@@ -15,7 +15,7 @@ import pytest
 from items_fixtures import assert_error, item_path, mdaemon  # noqa: F401
 from daemon import skip_on  # noqa: E402
 
-pytestmark = skip_on("dynalite", "dynalite does not implement TransactWriteItems or TransactGetItems (DESIGN.md, known pitfalls); these run on moto and memory")
+pytestmark = skip_on("dynalite", "dynalite does not implement TransactWriteItems or TransactGetItems (docs/design.md, Peers); these run on moto and memory")
 
 WRITE = "/v1/transactions/write"
 GET = "/v1/transactions/get"

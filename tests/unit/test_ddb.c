@@ -999,7 +999,7 @@ PEER_TEST_BEGIN(peer_transactions_and_ttl)
 struct res r;
 if (strcmp(P->kind, "dynalite") == 0) {
   /* dynalite implements neither transactions nor UpdateTimeToLive (see
-   * DESIGN.md); it must say so in a classified way, then we stop here. */
+   * docs/design.md, "Peers"); it must say so in a classified way, then we stop here. */
   run(&r, TT_DDB_TRANSACT_WRITE_ITEMS, js("{'TransactItems':[]}"));
   ck_assert_int_eq(r.call.status, -1);
   ck_assert_str_eq(r.call.error.type, "UnknownOperationException");

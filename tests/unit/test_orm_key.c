@@ -79,7 +79,7 @@ static void expect_path_error(const struct tt_model *m, const char *raw, const c
 
 START_TEST(path_string_keys) {
   const struct tt_model *u = model("User");
-  /* API.md's example: USER%231/PROFILE. */
+  /* docs/api.md's example: USER%231/PROFILE. */
   expect_path(u, "USER%231/PROFILE", "{\"PK\":{\"S\":\"USER#1\"},\"SK\":{\"S\":\"PROFILE\"}}");
   /* %2F inside a value is data, not a separator; '+' stays '+'. */
   expect_path(u, "A%2FB%2f/C+D", "{\"PK\":{\"S\":\"A/B/\"},\"SK\":{\"S\":\"C+D\"}}");

@@ -193,7 +193,7 @@ END_TEST
 START_TEST(test_get_vanilla_signature) {
   struct tt_sigv4_result out;
   check_case("get-vanilla", SUITE_AKID, SUITE_SECRET, NULL, "us-east-1", "service", 0, &out);
-  /* DESIGN.md's anchor: get-vanilla's signature starts 5fa00fa3. */
+  /* the AWS SigV4 test suite's get-vanilla: signature starts 5fa00fa3. */
   ck_assert_int_eq(strncmp(out.signature, "5fa00fa3", 8), 0);
   ck_assert_str_eq(out.signed_headers, "host;x-amz-date");
   ck_assert_str_eq(out.payload_hash, EMPTY_SHA256);

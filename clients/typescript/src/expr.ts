@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Builders for the daemon's condition language and operator-form updates (API.md).
+// Builders for the daemon's condition language and operator-form updates (docs/api.md).
 // Values are sent as values; the daemon binds them as placeholders.
 
 export type CondJson = Record<string, unknown> | CondJson[];

@@ -144,7 +144,7 @@ export type Item = Record<string, unknown>;
 export type KeyValue = string | number | bigint | Num | Uint8Array;
 
 /** One percent-encoded path segment: strings as they are, numbers as decimal text,
- * binaries as base64url (API.md). */
+ * binaries as base64url (docs/api.md). */
 export function keySegment(v: unknown): string {
   let text: string;
   if (typeof v === "string") text = v;

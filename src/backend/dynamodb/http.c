@@ -663,7 +663,7 @@ void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   /* Order matters: curl_multi_cleanup may still call the timer and socket
    * callbacks (closing cached connections), so both must be alive. */
   h->pending_closes++; /* held until every handle was asked to close */
-  pool_free(h); /* easy handles first, then the multi (DESIGN.md) */
+  pool_free(h); /* easy handles first, then the multi (docs/design.md, "Shutdown") */
   curl_multi_cleanup(h->multi);
   h->multi = NULL;
   for (size_t i = 0; i < h->nsocks; i++)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command xlang is the Go side of the cross-language client test (/work/xlang-spec.md):
+// Command xlang is the Go side of the cross-language client test (clients/XLANG.md):
 // write, read and lease through the Go client.
 package main
 

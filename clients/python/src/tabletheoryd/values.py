@@ -151,7 +151,7 @@ class ModelTypes:
 
 def key_segment(value):
     """One percent-encoded path segment for a key value: str as is, numbers as decimal
-    text, bytes as base64url (API.md)."""
+    text, bytes as base64url (docs/api.md)."""
     from urllib.parse import quote
     if type(value) is str:  # the common case first
         return _quote_str(value)

@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A condition (API.md "Conditions"); values are always bound, never spliced. */
+/** A condition (docs/api.md "Conditions"); values are always bound, never spliced. */
 public final class Cond extends LinkedHashMap<String, Object> {
     private static final long serialVersionUID = 1L;
 

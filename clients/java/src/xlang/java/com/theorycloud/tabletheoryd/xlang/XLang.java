@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// The Java side of the cross-language client test (/work/xlang-spec.md): write, read and lease.
+// The Java side of the cross-language client test (clients/XLANG.md): write, read and lease.
 
 package com.theorycloud.tabletheoryd.xlang;
 
