@@ -26,7 +26,7 @@ run_check() {
   grep -h -E "^[0-9]+ passed" "$dir"/tests/integration/run.sh.log "$dir"/tests/conformance/run-daemon.sh.log || true
 }
 
-stage "banned functions (STYLE.md)"
+stage "banned functions (CONTRIBUTING.md)"
 if grep -rnE '(^|[^a-z_])(sprintf|strcpy|strcat|strtok|atoi|gets)\(' \
     src api daemon tests/unit tests/fuzz --include='*.c' --include='*.h'; then
   echo "use snprintf, memcpy with a length, strtol, ... instead"
