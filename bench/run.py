@@ -15,7 +15,7 @@ Numbers are for one machine and one run: compare the two servers measured
 side by side, never figures from different runs. A scenario is a few lines
 in SCENARIOS below (see bench/README.md, "Adding a scenario").
 
-The scenarios of issue 9's targets (-s query, scan, post-growth, footprint,
+The ratio scenarios (-s query, scan, post-growth, footprint,
 peer-get; in targets.py) need no bare server: each measures its figure and
 the reference its target is stated against (a GET, an empty table, the
 item's size, dynalite) in the same run and prints the ratio next to the
@@ -194,7 +194,7 @@ def main():
                     help="run a second bare server in the daemon's place (tests the harness)")
     ap.add_argument("-s", "--scenario", action="append",
                     help="scenario to run (repeatable; default healthz). Against the bare "
-                         "server: %s. Issue 9's ratio targets (targets.py): %s"
+                         "server: %s. Ratio targets (targets.py): %s"
                          % (", ".join(SCENARIOS), ", ".join(targets.SCENARIOS)))
     ap.add_argument("-d", "--duration", type=int, default=10, help="seconds per measured run")
     ap.add_argument("-c", "--connections", type=int, default=16)
@@ -216,7 +216,7 @@ def main():
                     help="daemon --log-level (default warn: no access log line per request)")
     ap.add_argument("--daemon-arg", action="append", default=[],
                     help="extra argument for the daemon (repeatable)")
-    g = ap.add_argument_group("issue 9's ratio scenarios (query, scan, post-growth, footprint, "
+    g = ap.add_argument_group("ratio scenarios (query, scan, post-growth, footprint, "
                               "peer-get)")
     g.add_argument("--items", type=int, default=300000,
                    help="items of ~200 bytes in the query and scan table, 1,000 a partition "

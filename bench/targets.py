@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""targets.py -- run.py's scenarios for issue 9's targets: each measures its
+"""targets.py -- run.py's ratio scenarios: each measures its
 figure and the reference the target is stated against in the same run, and
 prints the ratio next to the target.
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Answers without suspending (issue 9, item 2; backend.h run_ready): on the
+"""Answers without suspending (backend.h run_ready; docs/internals/completions.md): on the
 memory backend a request whose work the backend can finish at once is
 answered inside the access callback, its connection never suspended
 (tabletheoryd_http_suspensions_total stays put); work that waits -- an

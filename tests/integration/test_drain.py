@@ -83,7 +83,7 @@ def test_sigint_also_drains(fresh_daemon):
     d.stop(sig=signal.SIGINT)
 
 
-# ---- drain under load, and connections that would hold it open (issue 10) ----
+# ---- drain under load, and connections that would hold it open ----
 
 def _write_one(d, tenant_id, n):
     return d.json("POST", "/v1/models/Line/batch-write",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Hostile inputs (issue 10): select lists of the wrong shape, texts whose cut
+"""Hostile inputs: select lists of the wrong shape, texts whose cut
 would split a UTF-8 character, NUL and control characters in query strings
 and path parameters, literal routes shadowed by parameters, the bearer
 scheme, the token file and a network --listen without a token."""

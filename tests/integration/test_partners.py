@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Partner accounts (issue 12, TableTheory's NewMultiAccount): the config
+"""Partner accounts (TableTheory's NewMultiAccount): the config
 file's "partners" map, the X-TableTheory-Partner header that runs a request's
 backend calls with STS AssumeRole credentials of the partner's role (session
 theorydb-<partner>), UnknownPartner before any I/O, exit 2 on a bad entry,

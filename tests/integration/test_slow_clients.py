@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Clients that are slow, half-closed or oversized (issue 10): the header
+"""Clients that are slow, half-closed or oversized: the header
 deadline (--header-timeout-ms) and the request deadline counted from the
 request line close a dribbling client, so they cannot hold every connection
 slot; a half-closed client still gets its answer; oversized requests get

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """PUT /v1/models/{m}/table on a table that exists and lacks a GSI of its
-model (issue 12, table evolution): the daemon adds it with UpdateTable (one
+model (table evolution): the daemon adds it with UpdateTable (one
 index per call, waiting until ACTIVE), the index holds the items written
 before (backfill) and after, and the answer's `changes` says
 "gsi_created:<name>". A change DynamoDB cannot make after creation (the

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""PUT /v1/models/{m}/table on a table that TableTheory made (issue 12,
-"Tables shared with TableTheory services"): its EnsureTable creates tables
+"""PUT /v1/models/{m}/table on a table that TableTheory made
+(docs/api.md, Models and tables): its EnsureTable creates tables
 without TTL, so ensuring the table of a model with a `ttl` attribute turns
 TTL on, says so in `changes`, and refuses (409) a table whose TTL is on
 another attribute. dynalite has no TTL API: there the table is still

@@ -47,7 +47,7 @@ struct key_row {
 #define N TT_SANITIZE_RULE_NONE
 
 static const struct key_row key_rows[] = {
-    /* the redacted names */
+    /* the redacted names of docs/ledger.md */
     {"password", 0, R}, {"secret", 0, R}, {"token", 0, R}, {"access_token", 0, R},
     {"refresh_token", 0, R}, {"id_token", 0, R}, {"client_secret", 0, R}, {"api_key", 0, R},
     {"api_token", 0, R}, {"private_key", 0, R}, {"authorization", 0, R}, {"cvv", 0, R},
