@@ -40,7 +40,20 @@ def listed(text):
     return out
 
 
+def git_toplevel_is(root):
+    """True when `root` is the top of a git work tree (not a folder inside another one,
+    as a distcheck tree inside a clone is)."""
+    try:
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return os.path.realpath(top) == os.path.realpath(root)
+
+
 def check(root):
+    if not git_toplevel_is(root):
+        return None
     try:
         files = subprocess.run(["git", "-C", root, "ls-files", "--"] + list(DIRS),
                                capture_output=True, text=True, check=True).stdout.split()
@@ -97,7 +110,7 @@ def main():
         return 1
     problems = check(args.root)
     if problems is None:
-        print("not a git checkout: nothing to check")
+        print("not the top of a git checkout (a dist tree?): nothing to check")
         return 77
     for line in problems:
         print(line)

@@ -52,7 +52,20 @@ DOTDOT = re.compile(r"(?<!\.)\.\./")
 DIR_PREFIX = re.compile(r"^(?:-?\$\{?\w+\}?|\$\(dirname \"?\$0\"?\)|__dir(?:name)?__|\)+)/")
 
 
+def git_toplevel_is(root):
+    """True when `root` is the top of a git work tree (not a folder inside another one,
+    as a distcheck tree inside a clone is)."""
+    try:
+        top = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return os.path.realpath(top) == os.path.realpath(root)
+
+
 def tracked_files(root):
+    if not git_toplevel_is(root):
+        return None
     try:
         out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
                              check=True).stdout
@@ -173,7 +186,7 @@ def main():
         return 1
     problems = check(args.root)
     if problems is None:
-        print("not a git checkout: nothing to check")
+        print("not the top of a git checkout (a dist tree?): nothing to check")
         return 77
     for line in problems:
         print(line)
