@@ -127,6 +127,20 @@ static bool should_retry(struct tt_client_call *c) {
   return true;
 }
 
+/* Whether waiting `wait` ms and trying again can still help: not when
+ * the wait would end after the request's deadline (the request would be
+ * canceled while waiting), nor when the backend advises a wait
+ * (x-amz-retry-after) longer than the longest backoff. Then the call fails
+ * at once with the error that asked for the wait, and a throttling error
+ * tells the client when to come back (Retry-After). */
+static bool retry_fits(const struct tt_client_call *c, uint64_t wait) {
+  const struct tt_client *cl = c->client;
+  if (c->bc.error.retry_after_ms > cl->retry.max_backoff_ms)
+    return false;
+  uint64_t deadline = c->op.join ? c->op.join->deadline_ms : 0;
+  return deadline == 0 || uv_now(cl->loop) + wait < deadline;
+}
+
 static void backend_done_cb(struct tt_backend_call *bc) {
   struct tt_client_call *c = bc->arg;
   struct tt_client *cl = c->client;
@@ -151,6 +165,10 @@ static void backend_done_cb(struct tt_backend_call *bc) {
     return;
   }
   uint64_t wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
+  if (!retry_fits(c, wait)) {
+    complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
+    return;
+  }
   const char *reason = bc->error.throttling ? "throttled" : "transient";
   if (cl->fams) {
     const char *l2[2] = {op, reason};

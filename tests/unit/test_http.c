@@ -67,6 +67,11 @@ static void handler(void *arg, const struct tts_request *r, struct tts_response 
   } else if (strcmp(r->path, "/untilclose") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nX-Test: eof\r\n\r\nabc";
+  } else if (strcmp(r->path, "/early413") == 0) {
+    /* Answered before the body was read, then the connection ends with
+     * the answer's own body cut short. */
+    resp->action = TTS_RAW;
+    resp->body = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 100\r\n\r\ntoo";
   } else if (strcmp(r->path, "/cut") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
@@ -379,6 +384,29 @@ START_TEST(reset_and_close) {
   /* The client recovers on a new connection. */
   run1(&r, "GET", "/hello", NULL, 0);
   ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+/* A 413 whose connection ends before its body did is still the 413 (not
+ * a reset to retry), on both engines (the URL with user info goes through
+ * libcurl). A 200 cut the same way stays a reset. */
+static void run_on(struct tt_http *h, struct res *r, const char *u, const char *body,
+                   uint64_t timeout_ms, uint64_t connect_timeout_ms);
+
+START_TEST(early_413_is_an_answer) {
+  struct res r;
+  run1(&r, "POST", "/early413", "{}", 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 413);
+  ck_assert(r.wire);
+  char u[128];
+  snprintf(u, sizeof(u), "%s://u@127.0.0.1:%d/early413", scheme(), F.srv.port);
+  run_on(F.http, &r, u, "{}", 0, 0);
+  ck_assert(!r.wire);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 413);
+  run1(&r, "GET", "/cut", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_RESET);
 }
 END_TEST
 
@@ -1197,6 +1225,7 @@ static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, timeout);
   tcase_add_test(tc, connection_refused);
   tcase_add_test(tc, reset_and_close);
+  tcase_add_test(tc, early_413_is_an_answer);
   tcase_add_test(tc, cancel);
   tcase_add_test(tc, body_cap);
   if (!tls)

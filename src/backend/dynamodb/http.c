@@ -237,6 +237,10 @@ static void transfer_done(struct tt_http *h, struct tt_http_call *c, CURLcode rc
   long status = 0;
   curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
   c->resp.transport = map_curlcode(rc, c->too_large);
+  /* A 413 answered before the whole body was sent, then the connection
+   * reset: the answer stands, as on our engine. */
+  if (status == 413 && c->resp.transport == TT_HTTP_RESET)
+    c->resp.transport = TT_HTTP_OK;
   c->resp.status = c->resp.transport == TT_HTTP_OK ? status : 0;
   call_release_easy(h, c, rc == CURLE_OK);
   active_unlink(h, c);
