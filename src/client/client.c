@@ -108,6 +108,11 @@ static void retry_timer_cb(uv_timer_t *t) {
   attempt(c);
 }
 
+/* The quota a retry of a non-throttling error spends. */
+static unsigned retry_cost(const struct tt_client *cl, const struct tt_backend_error *e) {
+  return strstr(e->type, "Timeout") ? cl->retry.timeout_retry_cost : cl->retry.retry_cost;
+}
+
 static bool should_retry(struct tt_client_call *c) {
   const struct tt_backend_error *e = &c->bc.error;
   struct tt_client *cl = c->client;
@@ -118,8 +123,7 @@ static bool should_retry(struct tt_client_call *c) {
     return false;
   /* Throttling retries are free in standard mode; others spend quota. */
   if (!e->throttling) {
-    unsigned cost = strstr(e->type, "Timeout") ? cl->retry.timeout_retry_cost
-                                               : cl->retry.retry_cost;
+    unsigned cost = retry_cost(cl, e);
     if (cl->tokens < cost)
       return false;
     cl->tokens -= cost;
@@ -166,6 +170,8 @@ static void backend_done_cb(struct tt_backend_call *bc) {
   }
   uint64_t wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
   if (!retry_fits(c, wait)) {
+    if (!bc->error.throttling) /* no retry made: give back what should_retry spent */
+      cl->tokens += retry_cost(cl, &bc->error);
     complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
     return;
   }

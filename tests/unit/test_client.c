@@ -297,6 +297,17 @@ START_TEST(backoff_past_the_deadline_fails_at_once) {
   ck_assert_str_eq(f.final_type, "ThrottlingException");
   ck_assert_int_eq(f.join_done, 1);
   teardown(&f);
+  /* A transient error's retry not made spends no quota. */
+  static const char *const transient[] = {"InternalServerError", NULL};
+  setup(&f, transient, 2);
+  f.client.random01 = one;
+  f.client.retry.transient_base_ms = 1000;
+  f.deadline_in_ms = 200;
+  unsigned tokens = f.client.tokens;
+  run_one(&f);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_uint_eq(f.client.tokens, tokens);
+  teardown(&f);
 }
 END_TEST
 
