@@ -35,6 +35,8 @@ static json_t *rule_json(const struct tt_fault_rule_info *r) {
     json_object_set_new(o, "table", json_string(r->table));
   if (r->unprocessed)
     json_object_set_new(o, "unprocessed", json_integer((json_int_t)r->unprocessed));
+  if (r->retry_after_ms)
+    json_object_set_new(o, "retry_after_ms", json_integer((json_int_t)r->retry_after_ms));
   return o;
 }
 
@@ -74,8 +76,8 @@ void tt_handle_faults_add(struct tt_request *req) {
   json_t *body = tt_request_json_body(req, false);
   if (body == NULL)
     return;
-  static const char *const known[] = {"op",    "model",      "table",      "error",
-                                      "times", "latency_ms", "unprocessed"};
+  static const char *const known[] = {"op",    "model",      "table",       "error",
+                                      "times", "latency_ms", "unprocessed", "retry_after_ms"};
   const char *name;
   json_t *v;
   json_object_foreach(body, name, v) {
@@ -86,12 +88,12 @@ void tt_handle_faults_add(struct tt_request *req) {
       /* A misspelt field would silently make a different fault. */
       tt_request_fail(req, TT_ERR_VALIDATION, name,
                       "unknown field; a fault takes op, model, table, error, times, "
-                      "latency_ms and unprocessed");
+                      "latency_ms, unprocessed and retry_after_ms");
       goto done;
     }
   }
   struct tt_fault_spec spec = {0};
-  uint64_t times = 1, latency = 0, unprocessed = 0;
+  uint64_t times = 1, latency = 0, unprocessed = 0, retry_after = 0;
   if (!json_is_string(json_object_get(body, "op"))) {
     tt_request_fail(req, TT_ERR_VALIDATION, "op",
                     "op is required: a DynamoDB operation name such as PutItem, or \"*\"");
@@ -102,7 +104,8 @@ void tt_handle_faults_add(struct tt_request *req) {
       read_str(req, body, "error", &spec.error) != 0 ||
       read_uint(req, body, "times", 1, TT_FAULT_MAX_TIMES, &times) != 0 ||
       read_uint(req, body, "latency_ms", 0, TT_FAULT_MAX_LATENCY_MS, &latency) != 0 ||
-      read_uint(req, body, "unprocessed", 1, TT_FAULT_MAX_UNPROCESSED, &unprocessed) != 0)
+      read_uint(req, body, "unprocessed", 1, TT_FAULT_MAX_UNPROCESSED, &unprocessed) != 0 ||
+      read_uint(req, body, "retry_after_ms", 1, TT_FAULT_MAX_RETRY_AFTER_MS, &retry_after) != 0)
     goto done;
   if (spec.model != NULL) {
     if (spec.table != NULL) {
@@ -123,6 +126,7 @@ void tt_handle_faults_add(struct tt_request *req) {
   spec.times = (unsigned)times;
   spec.latency_ms = latency;
   spec.unprocessed = (unsigned)unprocessed;
+  spec.retry_after_ms = (uint32_t)retry_after;
   struct tt_error err;
   unsigned id;
   if (tt_fault_add(fb, &spec, &id, &err) != 0) {

@@ -755,6 +755,7 @@ static void dispatch(struct tt_request *req) {
   struct tt_server *s = req->server;
   tt_join_init(&req->join, s->fams, joined_cb, req);
   req->join.account = req->account;
+  req->join.deadline_ms = req->start_ms + s->opts.request_timeout_ms;
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
     fn(req);

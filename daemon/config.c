@@ -65,6 +65,9 @@ static const struct setting settings[] = {
      "  validate the configuration and models, then exit"},
     {"sts-endpoint", K_STRING, F(sts_endpoint), 0, 0, NULL,
      "URL  STS endpoint for partner AssumeRole (default $AWS_ENDPOINT_URL_STS, else regional)"},
+    {"ca-file", K_STRING, F(ca_file), 0, 0, NULL,
+     "FILE  PEM CA certificates trusted by every outbound TLS connection (default $SSL_CERT_FILE, "
+     "else the system bundle)"},
 };
 #undef F
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -234,6 +234,10 @@ static int validate(struct daemon *d, struct tt_error *err) {
       return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s", named.message);
     }
   }
+  char why[128];
+  if (d->cfg.ca_file[0] && tt_http_ca_file_check(d->cfg.ca_file, why, sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "ca-file", "ca-file: %s: %s", d->cfg.ca_file,
+                        why);
   if (d->cfg.auth_token_file[0] &&
       tt_config_read_token(d->cfg.auth_token_file, &d->auth_token, err) != 0)
     return -1;
@@ -347,7 +351,10 @@ static int make_partners(struct daemon *d, struct tt_ddb_account *accts, struct 
 static int make_aws(struct daemon *d, struct tt_error *err) {
   if (d->http)
     return 0;
-  if (tt_http_new(&d->loop, NULL, &d->http) != 0)
+  /* Every TLS connection of the daemon (DynamoDB, KMS, STS, the
+   * credential endpoints) goes through this one client and its CA. */
+  struct tt_http_options ho = {.ca_file = d->cfg.ca_file[0] ? d->cfg.ca_file : NULL};
+  if (tt_http_new(&d->loop, &ho, &d->http) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the HTTP client");
   struct tt_creds_chain_options co = {.region = d->cfg.region,
                                       .sts_endpoint = d->cfg.sts_endpoint[0]

@@ -121,5 +121,7 @@ int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned 
   va_end(ap);
   e->throttling = tt_backend_error_type_throttling(type);
   e->retryable = e->throttling || tt_backend_error_type_transient(type, http_status);
+  if (http_status == 413) /* too large, whatever the __type says: it would only repeat */
+    e->retryable = e->throttling = false;
   return -1;
 }

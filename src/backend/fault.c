@@ -31,6 +31,7 @@ static const struct {
     {"Timeout", 0},         /* transport: no HTTP answer */
     {"ConnectionReset", 0}, /* transport: no HTTP answer */
     {"ConditionalCheckFailedException", 400},
+    {"RequestEntityTooLarge", 413}, /* what answers a body too large for the endpoint */
 };
 static const char unprocessed_name[] = "Unprocessed";
 
@@ -46,6 +47,7 @@ struct fault_rule {
   unsigned times, fired;
   uint64_t latency_ms;
   unsigned unprocessed;
+  uint32_t retry_after_ms; /* x-amz-retry-after of the injected error; 0 = none */
 };
 
 /* A call a rule took over, from start() until the caller's done. */
@@ -56,6 +58,7 @@ struct fault_call {
   enum fault_kind kind;
   const char *error; /* static */
   unsigned http_status;
+  uint32_t retry_after_ms;
   json_t *processed;   /* Unprocessed: the request without the left-out items; NULL = none left */
   json_t *unprocessed; /* Unprocessed: the UnprocessedItems/Keys object */
   uint64_t due, seq;
@@ -329,6 +332,7 @@ static void complete(struct fault_call *fc) {
 static void fail_call(struct fault_call *fc, const char *type, unsigned status, const char *msg) {
   struct tt_backend_call *c = fc->outer;
   tt_backend_error_set(&c->error, type, status, "%s", msg);
+  c->error.retry_after_ms = fc->canceled ? 0 : fc->retry_after_ms;
   snprintf(c->error.request_id, sizeof(c->error.request_id), "tt-fault-%llu",
            (unsigned long long)fc->seq);
   c->status = -1;
@@ -455,6 +459,7 @@ static int fault_start(struct tt_backend *b, struct tt_backend_call *c) {
   fc->kind = r->kind;
   fc->error = r->error;
   fc->http_status = r->http_status;
+  fc->retry_after_ms = r->retry_after_ms;
   if (r->kind == FAULT_UNPROCESSED) {
     /* Split now: the rule may be cleared while the call waits. */
     size_t n = eligible_count(c->op, c->request, r->table);
@@ -646,7 +651,8 @@ int tt_fault_add(struct tt_fault_backend *fb, const struct tt_fault_spec *spec, 
         return tt_error_set(err, TT_ERR_VALIDATION, "error",
                             "error must be one of ProvisionedThroughputExceededException, "
                             "InternalServerError, ServiceUnavailable, Timeout, "
-                            "ConnectionReset, ConditionalCheckFailedException, Unprocessed");
+                            "ConnectionReset, ConditionalCheckFailedException, "
+                            "RequestEntityTooLarge, Unprocessed");
     }
   }
   if (spec->times < 1 || spec->times > TT_FAULT_MAX_TIMES)
@@ -664,6 +670,13 @@ int tt_fault_add(struct tt_fault_backend *fb, const struct tt_fault_spec *spec, 
   if (spec->unprocessed > TT_FAULT_MAX_UNPROCESSED)
     return tt_error_set(err, TT_ERR_VALIDATION, "unprocessed",
                         "unprocessed must be an integer from 1 to %u", TT_FAULT_MAX_UNPROCESSED);
+  if (spec->retry_after_ms > TT_FAULT_MAX_RETRY_AFTER_MS)
+    return tt_error_set(err, TT_ERR_VALIDATION, "retry_after_ms",
+                        "retry_after_ms must be an integer from 1 to %u",
+                        TT_FAULT_MAX_RETRY_AFTER_MS);
+  if (spec->retry_after_ms > 0 && r.kind != FAULT_ERROR)
+    return tt_error_set(err, TT_ERR_VALIDATION, "retry_after_ms",
+                        "retry_after_ms applies only to an injected error");
   if (spec->table != NULL && (spec->table[0] == '\0' || strlen(spec->table) > 255))
     return tt_error_set(err, TT_ERR_VALIDATION, "table",
                         "table must be a table name of 1 to 255 characters");
@@ -684,6 +697,7 @@ int tt_fault_add(struct tt_fault_backend *fb, const struct tt_fault_spec *spec, 
   r.times = spec->times;
   r.latency_ms = spec->latency_ms;
   r.unprocessed = spec->unprocessed;
+  r.retry_after_ms = spec->retry_after_ms;
   r.table = spec->table ? strdup(spec->table) : NULL;
   r.model = spec->model ? strdup(spec->model) : NULL;
   if ((spec->table && r.table == NULL) || (spec->model && r.model == NULL)) {
@@ -719,6 +733,7 @@ int tt_fault_rule_get(const struct tt_fault_backend *fb, size_t i, struct tt_fau
       .fired = r->fired,
       .latency_ms = r->latency_ms,
       .unprocessed = r->unprocessed,
+      .retry_after_ms = r->retry_after_ms,
   };
   return 0;
 }

@@ -17,6 +17,7 @@
 #define TT_FAULT_MAX_TIMES 1000000u
 #define TT_FAULT_MAX_LATENCY_MS 600000u
 #define TT_FAULT_MAX_UNPROCESSED 100000u
+#define TT_FAULT_MAX_RETRY_AFTER_MS 3600000u
 
 struct tt_fault_backend;
 
@@ -25,6 +26,7 @@ struct tt_fault_backend;
  *   "InternalServerError" (500), "ServiceUnavailable" (503),
  *   "Timeout" (transport timeout, status 0), "ConnectionReset" (status 0),
  *   "ConditionalCheckFailedException" (400, never retried),
+ *   "RequestEntityTooLarge" (413, never retried: the body is too large),
  *   "Unprocessed" (BatchWriteItem/BatchGetItem only: part of the items are
  *   returned in UnprocessedItems/UnprocessedKeys and not executed),
  * or NULL for a latency-only rule. */
@@ -36,6 +38,7 @@ struct tt_fault_spec {
   unsigned times;       /* calls affected before the rule expires, >= 1 */
   uint64_t latency_ms;  /* delay before the call runs or fails */
   unsigned unprocessed; /* "Unprocessed": items left out per call; 0 = half (rounded up) */
+  uint32_t retry_after_ms; /* an error's x-amz-retry-after (ms); 0 = none */
 };
 
 /* A rule as reported back: strings borrowed from the backend, valid until
@@ -50,6 +53,7 @@ struct tt_fault_rule_info {
   unsigned fired; /* matching calls so far; the rule expired when fired == times */
   uint64_t latency_ms;
   unsigned unprocessed;
+  uint32_t retry_after_ms;
 };
 
 /* Wraps `inner` (stolen on success: close and destroy of the decorator

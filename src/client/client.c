@@ -108,6 +108,11 @@ static void retry_timer_cb(uv_timer_t *t) {
   attempt(c);
 }
 
+/* The quota a retry of a non-throttling error spends. */
+static unsigned retry_cost(const struct tt_client *cl, const struct tt_backend_error *e) {
+  return strstr(e->type, "Timeout") ? cl->retry.timeout_retry_cost : cl->retry.retry_cost;
+}
+
 static bool should_retry(struct tt_client_call *c) {
   const struct tt_backend_error *e = &c->bc.error;
   struct tt_client *cl = c->client;
@@ -118,13 +123,26 @@ static bool should_retry(struct tt_client_call *c) {
     return false;
   /* Throttling retries are free in standard mode; others spend quota. */
   if (!e->throttling) {
-    unsigned cost = strstr(e->type, "Timeout") ? cl->retry.timeout_retry_cost
-                                               : cl->retry.retry_cost;
+    unsigned cost = retry_cost(cl, e);
     if (cl->tokens < cost)
       return false;
     cl->tokens -= cost;
   }
   return true;
+}
+
+/* Whether waiting `wait` ms and trying again can still help: not when
+ * the wait would end after the request's deadline (the request would be
+ * canceled while waiting), nor when the backend advises a wait
+ * (x-amz-retry-after) longer than the longest backoff. Then the call fails
+ * at once with the error that asked for the wait, and a throttling error
+ * tells the client when to come back (Retry-After). */
+static bool retry_fits(const struct tt_client_call *c, uint64_t wait) {
+  const struct tt_client *cl = c->client;
+  if (c->bc.error.retry_after_ms > cl->retry.max_backoff_ms)
+    return false;
+  uint64_t deadline = c->op.join ? c->op.join->deadline_ms : 0;
+  return deadline == 0 || uv_now(cl->loop) + wait < deadline;
 }
 
 static void backend_done_cb(struct tt_backend_call *bc) {
@@ -151,6 +169,12 @@ static void backend_done_cb(struct tt_backend_call *bc) {
     return;
   }
   uint64_t wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
+  if (!retry_fits(c, wait)) {
+    if (!bc->error.throttling) /* no retry made: give back what should_retry spent */
+      cl->tokens += retry_cost(cl, &bc->error);
+    complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
+    return;
+  }
   const char *reason = bc->error.throttling ? "throttled" : "transient";
   if (cl->fams) {
     const char *l2[2] = {op, reason};

@@ -100,7 +100,10 @@ size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns);
 
 /* The backoff before retry number `retry` (1-based) for an error: full
  * jitter over min(base * 2^(retry-1), cap); honours retry_after_ms.
- * Exposed for tests. */
+ * A retry is not made when this wait would end after the join's
+ * deadline_ms, or when retry_after_ms exceeds max_backoff_ms: the call then
+ * completes at once with the error (a throttling one becomes 429 Throttled
+ * with Retry-After). Exposed for tests. */
 uint64_t tt_client_backoff_ms(struct tt_client *cl, const struct tt_backend_error *e,
                               unsigned retry);
 

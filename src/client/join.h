@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "obs/families.h"
 #include "util/error.h"
@@ -46,6 +47,9 @@ struct tt_join {
   /* The account every backend call of the join runs in (backend.h:
    * tt_backend_call.account); 0 unless the request selected a partner. */
   unsigned account;
+  /* The loop time (uv_now, ms) of the request's deadline, 0 = none: a
+   * retry whose wait would end after it is not made (client.h). */
+  uint64_t deadline_ms;
   tt_join_done_cb done;
   void *done_arg;
 };

@@ -161,6 +161,10 @@ static void kms_failed(struct tt_orm_crypt *c, const char *s_attr,
   if (strcmp(t, "RequestCanceled") == 0)
     tt_error_set(&err, TT_ERR_BACKEND_TIMEOUT, NULL,
                  "the KMS call was canceled at the request deadline");
+  else if (strcmp(t, "CredentialsRefused") == 0) /* as result.c: the provider's message */
+    tt_error_set(&err, TT_ERR_FORBIDDEN, NULL, "%s", e->message);
+  else if (strcmp(t, "CredentialsUnavailable") == 0)
+    tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "%s", e->message);
   else if (e->throttling)
     tt_error_set(&err, TT_ERR_THROTTLED, NULL, "KMS %s is still throttled after retries (%s)",
                  op, t);

@@ -37,6 +37,18 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
   } else if (strcmp(t, "RequestCanceled") == 0) {
     tt_error_set(&r->err, TT_ERR_BACKEND_TIMEOUT, NULL,
                  "the backend call was canceled at the request deadline");
+  } else if (e->http_status == 413 || strcmp(t, "RequestEntityTooLarge") == 0) {
+    /* The endpoint (or a proxy before it) refused the body as too large,
+     * possibly before reading it: sending it again cannot help. */
+    tt_error_set(&r->err, TT_ERR_PAYLOAD_TOO_LARGE, NULL,
+                 "the backend refused the request as too large (HTTP 413)");
+  } else if (strcmp(t, "CredentialsRefused") == 0) {
+    /* AWS refused the credentials for good (STS AccessDenied, ...): a
+     * configuration problem. The message names the source (the partner)
+     * and AWS's error code, never a secret (credentials.h). */
+    tt_error_set(&r->err, TT_ERR_FORBIDDEN, NULL, "%s", e->message);
+  } else if (strcmp(t, "CredentialsUnavailable") == 0) {
+    tt_error_set(&r->err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "%s", e->message);
   } else if (e->throttling) {
     tt_error_set(&r->err, TT_ERR_THROTTLED, NULL,
                  "the backend is still throttling after the retry budget (%s); retry later", t);

@@ -34,6 +34,8 @@ def test_bad_settings_exit_2_naming_the_setting(tmp_path):
         ([], {"TABLETHEORYD_LOG_LEVEL": "loud"}, "TABLETHEORYD_LOG_LEVEL"),
         (["--models", str(tmp_path / "missing.yml")], {}, "models"),
         (["--auth-token-file", str(tmp_path / "none")], {}, "auth-token-file"),
+        (["--ca-file", str(tmp_path / "none.pem")], {}, "ca-file"),
+        ([], {"TABLETHEORYD_CA_FILE": str(tmp_path / "none.pem")}, "ca-file"),
     ]
     for args, env, name in cases:
         r = run(*args, "--check-config", env=env)
@@ -58,6 +60,27 @@ def test_check_config_ok_and_precedence(tmp_path):
     assert "configuration OK" in r.stdout
     # And a flag overrides a bad environment value.
     r = run("--check-config", "--listen", "127.0.0.1:9", env={"TABLETHEORYD_LISTEN": "bad"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_ca_file_checked_at_start(tmp_path):
+    """--ca-file must name a readable file of PEM certificates: anything else
+    stops the start (exit 2) before any I/O, naming the setting and why."""
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    r = run("--ca-file", str(bad), "--check-config")
+    assert r.returncode == 2
+    assert "ca-file: %s: holds no PEM certificate" % bad in r.stderr, r.stderr
+    r = run("--ca-file", str(tmp_path / "missing.pem"), "--check-config")
+    assert r.returncode == 2
+    assert "No such file or directory" in r.stderr, r.stderr
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=Test CA", "-days", "1",
+                    "-keyout", str(tmp_path / "ca.key"), "-out", str(tmp_path / "ca.pem")],
+                   check=True, capture_output=True)
+    conf = tmp_path / "c.json"
+    conf.write_text(json.dumps({"ca-file": str(tmp_path / "ca.pem")}))
+    r = run("--config", str(conf), "--check-config")
     assert r.returncode == 0, r.stderr
 
 

@@ -194,6 +194,64 @@ def test_throttled_past_the_budget_is_429(fdaemon):
     assert status == 404
 
 
+def test_huge_retry_after_fails_at_once_with_retry_after(fdaemon):
+    """An x-amz-retry-after beyond the longest backoff (20 s) is not waited
+    out: 429 at once, with the advice as Retry-After (seconds, rounded up)."""
+    before = retries(fdaemon, "PutItem", "throttled")
+    rule = add_fault(fdaemon, op="PutItem", model="Wallet",
+                     error="ProvisionedThroughputExceededException", times=10,
+                     retry_after_ms=3599001)
+    assert rule["retry_after_ms"] == 3599001
+    status, hdrs, got = fdaemon.json("POST", WALLETS, body={"id": new_key()})
+    err = assert_error(status, hdrs, got, 429, "Throttled")
+    assert err["retryable"] is True
+    assert hdrs["retry-after"] == "3600"
+    assert fired(fdaemon, rule["id"]) == 1
+    assert retries(fdaemon, "PutItem", "throttled") == before
+
+
+def test_retry_after_past_the_deadline_fails_at_once(tmp_path):
+    """A wait the backend advises that would end after the request's
+    deadline is not started: 429 with Retry-After at once, not at the
+    deadline."""
+    d = Daemon("--enable-fault-injection", "--models", MY_MODELS, "--request-timeout-ms", "3000")
+    try:
+        rule = add_fault(d, op="PutItem", model="Wallet",
+                         error="ProvisionedThroughputExceededException", times=10,
+                         retry_after_ms=4500)
+        status, hdrs, got = d.json("POST", WALLETS, body={"id": new_key()})
+        err = assert_error(status, hdrs, got, 429, "Throttled")
+        assert err["retryable"] is True
+        assert hdrs["retry-after"] == "5"
+        assert fired(d, rule["id"]) == 1  # one attempt, no wait
+        # Advice that fits the deadline is followed.
+        d.json("DELETE", FAULTS)
+        rule = add_fault(d, op="PutItem", model="Wallet",
+                         error="ProvisionedThroughputExceededException", times=1,
+                         retry_after_ms=50)
+        status, _, got = d.json("POST", WALLETS, body={"id": new_key()})
+        assert status == 201, got
+        assert fired(d, rule["id"]) == 1
+        d.json("DELETE", FAULTS)
+        d.wait_metric("tabletheoryd_inflight_operations", 0)
+        d.stop()
+    finally:
+        d.kill()
+
+
+def test_backend_413_is_not_retried(fdaemon):
+    """A 413 from the backend (the body is too large for it, possibly said
+    before it read the body) would only repeat: not retried, 413."""
+    before = retries(fdaemon, "PutItem", "transient")
+    rule = add_fault(fdaemon, op="PutItem", model="Wallet", error="RequestEntityTooLarge",
+                     times=5)
+    status, hdrs, got = fdaemon.json("POST", WALLETS, body={"id": new_key()})
+    err = assert_error(status, hdrs, got, 413, "PayloadTooLarge")
+    assert err["retryable"] is False
+    assert fired(fdaemon, rule["id"]) == 1
+    assert retries(fdaemon, "PutItem", "transient") == before
+
+
 @pytest.mark.parametrize("error", ["InternalServerError", "ServiceUnavailable", "Timeout",
                                    "ConnectionReset"])
 def test_transient_errors_are_retried(fdaemon, error):

@@ -219,3 +219,98 @@ def test_good_partners_pass_check_config(tmp_path):
     r = run("--config", two_partners(tmp_path), "--check-config")
     assert r.returncode == 0, r.stderr
     assert EXTERNAL_ID not in r.stdout + r.stderr
+
+
+class FakeSts:
+    """A local STS that answers every AssumeRole with `status` and an
+    ErrorResponse of `code`, counting the calls."""
+
+    def __init__(self, status, code):
+        import http.server
+        import threading
+        fake = self
+        self.calls = 0
+        self.status, self.code = status, code
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                fake.calls += 1
+                body = ("<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code>"
+                        "<Message>not allowed</Message></Error></ErrorResponse>"
+                        % fake.code).encode()
+                self.send_response(fake.status)
+                self.send_header("Content-Type", "text/xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake_sts():
+    made = []
+
+    def make(status, code):
+        s = FakeSts(status, code)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def start_with_sts(fresh_daemon, tmp_path, sts):
+    # The dynamodb backend at an endpoint nobody serves: the credentials
+    # fail before any DynamoDB call would be made.
+    return fresh_daemon("--config", config(tmp_path, {"acme": {"role_arn": ACME_ROLE}}),
+                        "--backend", "dynamodb", "--endpoint", "http://127.0.0.1:1",
+                        "--region", "us-east-1", "--sts-endpoint", sts.url,
+                        env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                             "AWS_EC2_METADATA_DISABLED": "true"})
+
+
+@pytest.mark.skipif(bool(PEER), reason="runs its own daemon and STS; once is enough")
+def test_assume_role_refusal_is_explained_and_not_retried(fresh_daemon, tmp_path, fake_sts):
+    sts = fake_sts(403, "AccessDenied")
+    d = start_with_sts(fresh_daemon, tmp_path, sts)
+    name = "Deny" + uuid.uuid4().hex[:8]
+    status, _, body = d.json("PUT", "/v1/models/" + name, body=model(name))
+    assert status in (200, 201), body
+    for _ in range(10):
+        status, hdrs, body = d.json("GET", item_path(name, "a"), headers=as_partner("acme"))
+        err = assert_error(status, hdrs, body, 403, "Forbidden")
+        assert err["retryable"] is False, body
+        assert "partner acme" in err["message"] and "AccessDenied" in err["message"], body
+    # Ten requests, not ten AssumeRole calls: the refusal is answered again
+    # during a back-off of 1 s doubling to 60 s (at most one call per
+    # doubling however slow this machine is), and logged once.
+    assert 1 <= sts.calls <= 4, sts.calls
+    warned = [line for line in d.log_lines() if line.get("event") == "credentials"
+              and "(AccessDenied)" in line.get("message", "")]
+    assert len(warned) == 1, d.log_text()
+
+
+@pytest.mark.skipif(bool(PEER), reason="runs its own daemon and STS; once is enough")
+def test_assume_role_outage_is_retryable(fresh_daemon, tmp_path, fake_sts):
+    sts = fake_sts(503, "ServiceUnavailable")
+    d = start_with_sts(fresh_daemon, tmp_path, sts)
+    name = "Down" + uuid.uuid4().hex[:8]
+    status, _, body = d.json("PUT", "/v1/models/" + name, body=model(name))
+    assert status in (200, 201), body
+    status, hdrs, body = d.json("GET", item_path(name, "a"), headers=as_partner("acme"))
+    err = assert_error(status, hdrs, body, 503, "BackendUnavailable")
+    assert err["retryable"] is True, body
+    assert "partner acme" in err["message"] and "ServiceUnavailable" in err["message"], body

@@ -29,7 +29,16 @@ static struct {
   char url[64];
   int busy;
   int p_closed; /* a test closed the provider itself */
+  const char *code; /* STS's error code when status != 200; NULL = AccessDenied */
+  int warnings;     /* WARN lines the provider logged */
 } F;
+
+static void log_cb(void *arg, enum tt_creds_log_level level, const char *msg) {
+  (void)arg;
+  (void)msg;
+  if (level == TT_CREDS_LOG_WARN)
+    F.warnings++;
+}
 
 static int64_t clock_cb(void *arg) {
   (void)arg;
@@ -51,8 +60,9 @@ static void sts(void *arg, const struct tts_request *req, struct tts_response *r
   resp->status = F.status;
   if (F.status != 200) {
     snprintf(F.body, sizeof(F.body),
-             "<ErrorResponse><Error><Code>AccessDenied</Code><Message>no</Message></Error>"
-             "</ErrorResponse>");
+             "<ErrorResponse><Error><Code>%s</Code><Message>no</Message></Error>"
+             "</ErrorResponse>",
+             F.code ? F.code : "AccessDenied");
   } else {
     time_t exp = (time_t)(F.now + F.lifetime);
     struct tm tm;
@@ -90,6 +100,7 @@ static void setup(void) {
       .label = "partner acme",
       .now = clock_cb,
       .busy = busy_cb,
+      .log = log_cb,
   };
   ck_assert_int_eq(tt_creds_assume_role_new(&F.loop, F.http, F.base, &o, &F.p, &err), 0);
 }
@@ -243,9 +254,117 @@ START_TEST(sts_error_is_reported_without_secrets) {
   get(&g, NULL);
   wait_for(&g);
   ck_assert(!g.ok);
-  ck_assert_int_eq(g.err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  /* AccessDenied will not change by retrying: a refusal, not an outage */
+  ck_assert_int_eq(g.err.code, TT_ERR_FORBIDDEN);
   ck_assert_str_eq(g.err.message,
                    "credentials: partner acme: STS AssumeRole answered HTTP 403 (AccessDenied)");
+}
+END_TEST
+
+/* Which STS answers are refusals for good (not retryable) and which are
+ * transient. */
+START_TEST(permanent_and_transient_sts_errors) {
+  static const struct {
+    int status;
+    const char *code;
+    int want;
+  } cases[] = {
+      {403, "AccessDenied", TT_ERR_FORBIDDEN},
+      {403, "InvalidClientTokenId", TT_ERR_FORBIDDEN},
+      {403, "RegionDisabledException", TT_ERR_FORBIDDEN},
+      {400, "MalformedPolicyDocument", TT_ERR_FORBIDDEN},
+      {400, "ValidationError", TT_ERR_FORBIDDEN},
+      {400, "ExpiredToken", TT_ERR_BACKEND_UNAVAILABLE},
+      {400, "Throttling", TT_ERR_BACKEND_UNAVAILABLE},
+      {500, "InternalFailure", TT_ERR_BACKEND_UNAVAILABLE},
+      {503, "ServiceUnavailable", TT_ERR_BACKEND_UNAVAILABLE},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    F.status = cases[i].status;
+    F.code = cases[i].code;
+    F.now += 3600; /* past any back-off of the case before */
+    struct got g;
+    get(&g, NULL);
+    wait_for(&g);
+    ck_assert(!g.ok);
+    ck_assert_msg(g.err.code == (enum tt_err_code)cases[i].want, "%s", cases[i].code);
+    char want[160];
+    snprintf(want, sizeof(want), "credentials: partner acme: STS AssumeRole answered HTTP %d (%s)",
+             cases[i].status, cases[i].code);
+    ck_assert_str_eq(g.err.message, want);
+  }
+}
+END_TEST
+
+/* A failing AssumeRole is not called again on every get: the failure is
+ * answered during a back-off of 1 s doubling to 60 s, logged once, and a
+ * success ends it. */
+START_TEST(failures_back_off_and_log_once) {
+  F.status = 403;
+  struct got g;
+  get(&g, NULL);
+  wait_for(&g);
+  ck_assert_int_eq(g.err.code, TT_ERR_FORBIDDEN);
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
+  for (int i = 0; i < 10; i++) { /* ten requests within the first second */
+    get(&g, NULL);
+    ck_assert_int_eq(g.n, 1); /* answered at once, without STS */
+    ck_assert_int_eq(g.err.code, TT_ERR_FORBIDDEN);
+    ck_assert_ptr_nonnull(strstr(g.err.message, "(AccessDenied)"));
+  }
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
+  /* The waits double: 1, 2, 4, 8, ... 60, 60 s after each failure. */
+  static const int waits[] = {1, 2, 4, 8, 16, 32, 60, 60};
+  for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+    F.now += waits[i] - 1;
+    get(&g, NULL);
+    ck_assert_int_eq(g.n, 1); /* still backing off */
+    ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), i + 1);
+    F.now += 1;
+    get(&g, NULL);
+    wait_for(&g);
+    ck_assert(!g.ok);
+    ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), i + 2);
+  }
+  ck_assert_int_eq(F.warnings, 1); /* one line for the whole run of equal failures */
+  /* Another failure is logged; a success ends the back-off. */
+  F.code = "Throttling";
+  F.status = 400;
+  F.now += 60;
+  get(&g, NULL);
+  wait_for(&g);
+  ck_assert_int_eq(g.err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  ck_assert_int_eq(F.warnings, 2);
+  F.status = 200;
+  F.now += 60;
+  get(&g, NULL);
+  wait_for(&g);
+  ck_assert(g.ok);
+  F.now += 900; /* expired: fetched again at once, no back-off left */
+  get(&g, NULL);
+  wait_for(&g);
+  ck_assert(g.ok);
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 12);
+}
+END_TEST
+
+/* Credentials STS answers already expired are refused and backed off
+ * from like any failure. */
+START_TEST(expired_answers_are_refused_and_backed_off) {
+  F.lifetime = -818025749;
+  struct got g;
+  get(&g, NULL);
+  wait_for(&g);
+  ck_assert(!g.ok);
+  ck_assert_int_eq(g.err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  ck_assert_ptr_nonnull(strstr(g.err.message, "already expired"));
+  for (int i = 0; i < 10; i++) {
+    get(&g, NULL);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert(!g.ok);
+  }
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
+  ck_assert_int_eq(F.warnings, 1);
 }
 END_TEST
 
@@ -325,6 +444,9 @@ int main(void) {
   tcase_add_test(tc, failed_refresh_keeps_the_cache_and_backs_off);
   tcase_add_test(tc, sts_error_is_reported_without_secrets);
   tcase_add_test(tc, short_lived_answer_is_refused);
+  tcase_add_test(tc, permanent_and_transient_sts_errors);
+  tcase_add_test(tc, failures_back_off_and_log_once);
+  tcase_add_test(tc, expired_answers_are_refused_and_backed_off);
   tcase_add_test(tc, cancelled_get_never_calls_back_but_the_call_is_cached);
   tcase_add_test(tc, close_fails_waiters_and_stops_the_call);
   tcase_add_test(tc, options_are_validated);

@@ -18,6 +18,7 @@ struct fake {
   const char *const *script; /* error types; NULL entry = success */
   size_t nscript, next;
   unsigned starts;
+  uint32_t retry_after_ms; /* x-amz-retry-after of every scripted error */
 };
 
 static void fake_fire(uv_timer_t *t) {
@@ -33,6 +34,7 @@ static void fake_fire(uv_timer_t *t) {
     if (type) {
       c->status = -1;
       tt_backend_error_set(&c->error, type, strstr(type, "Internal") ? 500 : 400, "scripted");
+      c->error.retry_after_ms = f->retry_after_ms;
     } else {
       c->status = 0;
       c->response = json_object();
@@ -87,6 +89,8 @@ struct fixture {
   int final_status;
   char final_type[64];
   unsigned final_attempts;
+  uint32_t final_retry_after_ms;
+  uint64_t deadline_in_ms; /* the join's deadline from the start; 0 = none */
   int join_done;
 };
 
@@ -122,6 +126,7 @@ static void call_done(struct tt_client_call *c) {
   f->final_status = c->bc.status;
   snprintf(f->final_type, sizeof(f->final_type), "%s", c->bc.error.type);
   f->final_attempts = c->attempt;
+  f->final_retry_after_ms = c->bc.error.retry_after_ms;
 }
 
 static void join_done(struct tt_join *j, void *arg) {
@@ -131,6 +136,8 @@ static void join_done(struct tt_join *j, void *arg) {
 
 static void run_one(struct fixture *f) {
   tt_join_init(&f->join, &f->fams, join_done, f);
+  if (f->deadline_in_ms)
+    f->join.deadline_ms = uv_now(&f->loop) + f->deadline_in_ms;
   ck_assert_int_eq(tt_client_start(&f->client, &f->join, &f->call, TT_DDB_GET_ITEM,
                                    json_object(), call_done, f),
                    0);
@@ -237,6 +244,69 @@ START_TEST(backoff_is_capped_full_jitter) {
   e.retry_after_ms = 1500;
   ck_assert_uint_eq(tt_client_backoff_ms(&f.client, &e, 1), 1500);
   tt_backend_error_clear(&e);
+  teardown(&f);
+}
+END_TEST
+
+/* An advised wait (x-amz-retry-after) longer than the time left before
+ * the deadline is not waited out: the call fails at once with the
+ * throttling error, which keeps the advice for Retry-After. */
+START_TEST(retry_after_past_the_deadline_fails_at_once) {
+  static const char *const script[] = {"ThrottlingException", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  f.fake.retry_after_ms = 5000;
+  f.deadline_in_ms = 1000;
+  run_one(&f);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_uint_eq(f.final_attempts, 1);
+  ck_assert_str_eq(f.final_type, "ThrottlingException");
+  ck_assert_uint_eq(f.final_retry_after_ms, 5000);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_retries, "GetItem", "throttled"), 0);
+  teardown(&f);
+  /* Advice that fits the deadline is followed. */
+  setup(&f, script, 2);
+  f.fake.retry_after_ms = 10;
+  f.deadline_in_ms = 1000;
+  run_one(&f);
+  ck_assert_int_eq(f.final_status, 0);
+  ck_assert_uint_eq(f.fake.starts, 2);
+  teardown(&f);
+  /* Without a deadline, advice beyond the longest backoff (20 s) is not
+   * waited out either. */
+  setup(&f, script, 2);
+  f.fake.retry_after_ms = 3600000;
+  run_one(&f);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_uint_eq(f.final_retry_after_ms, 3600000);
+  teardown(&f);
+}
+END_TEST
+
+/* The same for the client's own backoff: a wait that would end after the
+ * deadline is not started. */
+START_TEST(backoff_past_the_deadline_fails_at_once) {
+  static const char *const script[] = {"ThrottlingException", NULL};
+  struct fixture f;
+  setup(&f, script, 2);
+  f.client.random01 = one; /* ~1 s */
+  f.deadline_in_ms = 200;
+  run_one(&f);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_str_eq(f.final_type, "ThrottlingException");
+  ck_assert_int_eq(f.join_done, 1);
+  teardown(&f);
+  /* A transient error's retry not made spends no quota. */
+  static const char *const transient[] = {"InternalServerError", NULL};
+  setup(&f, transient, 2);
+  f.client.random01 = one;
+  f.client.retry.transient_base_ms = 1000;
+  f.deadline_in_ms = 200;
+  unsigned tokens = f.client.tokens;
+  run_one(&f);
+  ck_assert_uint_eq(f.fake.starts, 1);
+  ck_assert_uint_eq(f.client.tokens, tokens);
   teardown(&f);
 }
 END_TEST
@@ -350,6 +420,8 @@ int main(void) {
   Suite *s = suite_create("client");
   TCase *tc = tcase_create("retries");
   tcase_add_test(tc, success_after_throttling_and_transient);
+  tcase_add_test(tc, retry_after_past_the_deadline_fails_at_once);
+  tcase_add_test(tc, backoff_past_the_deadline_fails_at_once);
   tcase_add_test(tc, gives_up_after_four_attempts);
   tcase_add_test(tc, conditional_failures_are_never_retried);
   tcase_add_test(tc, transaction_conflicts_retry_only_when_asked);

@@ -142,6 +142,30 @@ START_TEST(help_and_version) {
 }
 END_TEST
 
+START_TEST(ca_file_flag_env_and_key) {
+  struct tt_config cfg;
+  struct tt_error err;
+  char *argv0[] = {"tabletheoryd", NULL};
+  char *none[] = {NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, none, &err), 0);
+  ck_assert_str_eq(cfg.ca_file, ""); /* default: SSL_CERT_FILE or the system bundle */
+  write_file("{\"ca-file\": \"/from/file.pem\"}");
+  char cfgarg[80];
+  snprintf(cfgarg, sizeof(cfgarg), "--config=%s", file_path);
+  char *a1[] = {"tabletheoryd", cfgarg, NULL};
+  ck_assert_int_eq(load(&cfg, 2, a1, none, &err), 0);
+  ck_assert_str_eq(cfg.ca_file, "/from/file.pem");
+  char *env[] = {"TABLETHEORYD_CA_FILE=/from/env.pem", NULL};
+  ck_assert_int_eq(load(&cfg, 2, a1, env, &err), 0);
+  ck_assert_str_eq(cfg.ca_file, "/from/env.pem");
+  char *a2[] = {"tabletheoryd", cfgarg, "--ca-file", "/from/flag.pem", NULL};
+  ck_assert_int_eq(load(&cfg, 4, a2, env, &err), 0);
+  ck_assert_str_eq(cfg.ca_file, "/from/flag.pem");
+  unlink(file_path);
+  ck_assert_ptr_nonnull(strstr(tt_config_usage(), "--ca-file FILE"));
+}
+END_TEST
+
 /* ---- the token file ------------------------------------------------------ */
 
 static void write_bytes(const char *data, size_t n) {
@@ -255,6 +279,7 @@ int main(void) {
   tcase_add_test(tc, errors_name_the_setting);
   tcase_add_test(tc, file_errors);
   tcase_add_test(tc, help_and_version);
+  tcase_add_test(tc, ca_file_flag_env_and_key);
   tcase_add_test(tc, token_trims_trailing_whitespace_only);
   tcase_add_test(tc, token_with_nul_or_control_bytes_is_refused);
   tcase_add_test(tc, token_length_limits);

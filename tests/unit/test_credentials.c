@@ -965,14 +965,17 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 3);
 
-  /* 10 s left: too close to use; the get waits for a fetch */
+  /* 10 s left: too close to use; the get waits for a fetch, whose answer
+   * expires as soon (at T): refused, not used to sign */
   f.now = T - 10;
   memset(&s, 0, sizeof(s));
   ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
   ck_assert_int_eq(s.calls, 0);
   run_until(&f, &s.calls, 1);
-  ck_assert(s.ok);
-  ck_assert_str_eq(s.creds.access_key_id, "AKIDPROC4");
+  ck_assert(!s.ok);
+  ck_assert_int_eq(s.err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  ck_assert_str_eq(s.err.message, "credentials: profile: the credentials it answered expire in "
+                                  "10 s, too soon to sign with");
   ck_assert_int_eq(read_counter(&f), 4);
   fx_done(&f);
 }
@@ -1366,6 +1369,56 @@ START_TEST(container_error_status) {
 }
 END_TEST
 
+/* Credentials the container endpoint answers already expired are refused
+ * (never used to sign), logged once, and not fetched again on every get:
+ * the failure is answered during a back-off of 1 s doubling to 60 s. */
+START_TEST(container_expired_credentials_refused_and_backed_off) {
+  static const char expired_json[] =
+      "{\"AccessKeyId\":\"ASIACONTAINER\",\"SecretAccessKey\":\"SECRETCONTAINER\","
+      "\"Token\":\"TOKENCONTAINER\",\"Expiration\":\"2004-01-31T00:00:00Z\"}";
+  static const struct route routes[] = {
+      {"GET", "/v2/credentials/old", 200, expired_json, NULL, NULL, 0},
+  };
+  struct fx f;
+  fx_init(&f);
+  fx_http(&f, routes, 1);
+  f.opts.container_endpoint = fx_server_url(&f, "");
+  fx_env(&f, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/old");
+  fx_chain(&f);
+  struct result r = fx_get(&f);
+  ck_assert(!r.ok);
+  ck_assert_int_eq(r.err.code, TT_ERR_BACKEND_UNAVAILABLE);
+  ck_assert_str_eq(r.err.message,
+                   "credentials: container: the credentials it answered expired 817945200 s ago");
+  for (int i = 0; i < 10; i++) { /* ten requests in the same second */
+    struct result q;
+    memset(&q, 0, sizeof(q));
+    void *h;
+    ck_assert_int_eq(tt_creds_get(f.p, on_creds, &q, &h), 0);
+    ck_assert_int_eq(q.calls, 1); /* answered at once, without a fetch */
+    ck_assert(!q.ok);
+    ck_assert_str_eq(q.err.message, r.err.message);
+  }
+  ck_assert_uint_eq(f.srv.n_seen, 1);
+  f.now += 1; /* the first back-off (1 s) is over: one fetch */
+  r = fx_get(&f);
+  ck_assert(!r.ok);
+  ck_assert_uint_eq(f.srv.n_seen, 2);
+  f.now += 1; /* the second is 2 s */
+  r = fx_get(&f);
+  ck_assert_uint_eq(f.srv.n_seen, 2);
+  f.now += 1;
+  r = fx_get(&f);
+  ck_assert_uint_eq(f.srv.n_seen, 3);
+  /* One log line for the run of equal failures, none saying "resolved". */
+  const char *first = strstr(f.log, "expired 817945200 s ago");
+  ck_assert_ptr_nonnull(first);
+  ck_assert_ptr_null(strstr(first + 1, "expired 8180"));
+  ck_assert_ptr_null(strstr(f.log, "resolved"));
+  fx_done(&f);
+}
+END_TEST
+
 START_TEST(close_cancels_an_http_fetch) {
   struct fx f;
   fx_init(&f);
@@ -1580,6 +1633,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, container_full_uri_with_token_file_and_env);
   tcase_add_test(tc, container_full_uri_host_rules);
   tcase_add_test(tc, container_error_status);
+  tcase_add_test(tc, container_expired_credentials_refused_and_backed_off);
   tcase_add_test(tc, close_cancels_an_http_fetch);
   tcase_add_test(tc, web_identity_assume_role);
   tcase_add_test(tc, web_identity_from_profile);

@@ -67,6 +67,11 @@ static void handler(void *arg, const struct tts_request *r, struct tts_response 
   } else if (strcmp(r->path, "/untilclose") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nX-Test: eof\r\n\r\nabc";
+  } else if (strcmp(r->path, "/early413") == 0) {
+    /* Answered before the body was read, then the connection ends with
+     * the answer's own body cut short. */
+    resp->action = TTS_RAW;
+    resp->body = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 100\r\n\r\ntoo";
   } else if (strcmp(r->path, "/cut") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
@@ -379,6 +384,29 @@ START_TEST(reset_and_close) {
   /* The client recovers on a new connection. */
   run1(&r, "GET", "/hello", NULL, 0);
   ck_assert_int_eq(r.transport, TT_HTTP_OK);
+}
+END_TEST
+
+/* A 413 whose connection ends before its body did is still the 413 (not
+ * a reset to retry), on both engines (the URL with user info goes through
+ * libcurl). A 200 cut the same way stays a reset. */
+static void run_on(struct tt_http *h, struct res *r, const char *u, const char *body,
+                   uint64_t timeout_ms, uint64_t connect_timeout_ms);
+
+START_TEST(early_413_is_an_answer) {
+  struct res r;
+  run1(&r, "POST", "/early413", "{}", 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 413);
+  ck_assert(r.wire);
+  char u[128];
+  snprintf(u, sizeof(u), "%s://u@127.0.0.1:%d/early413", scheme(), F.srv.port);
+  run_on(F.http, &r, u, "{}", 0, 0);
+  ck_assert(!r.wire);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 413);
+  run1(&r, "GET", "/cut", NULL, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_RESET);
 }
 END_TEST
 
@@ -1078,6 +1106,66 @@ START_TEST(tls_verification_failures) {
 }
 END_TEST
 
+/* The configured CA is the trust store of both engines: our own (https
+ * URLs it takes) and libcurl (here a URL with user info, which our engine
+ * declines; a proxy takes the same path). SSL_CERT_FILE applies to both
+ * when no CA is configured; a configured CA wins over it. */
+static void both_engines(struct tt_http *h, enum tt_http_transport want) {
+  char u[128];
+  struct res r;
+  url(u, sizeof(u), "/hello");
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, want);
+  ck_assert(r.wire);
+  snprintf(u, sizeof(u), "https://u@127.0.0.1:%d/hello", F.srv.port);
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, want);
+  ck_assert(!r.wire);
+  if (want == TT_HTTP_OK)
+    ck_assert_str_eq(r.body, "hello");
+}
+
+START_TEST(tls_ca_file_on_both_engines) {
+  unsetenv("SSL_CERT_FILE");
+  unsetenv("SSL_CERT_DIR");
+  struct tt_http *h = client_with(F.ca, 0);
+  both_engines(h, TT_HTTP_OK);
+  client_close(h);
+  h = client_with(NULL, 0); /* the system bundle knows no throwaway CA */
+  both_engines(h, TT_HTTP_TLS);
+  client_close(h);
+  char other_ca[64];
+  SSL_CTX *other_ctx = NULL;
+  ck_assert_int_eq(tts_tls_make("DNS:other.example", other_ca, sizeof(other_ca), &other_ctx), 0);
+  ck_assert_int_eq(setenv("SSL_CERT_FILE", F.ca, 1), 0);
+  h = client_with(NULL, 0);
+  both_engines(h, TT_HTTP_OK);
+  client_close(h);
+  h = client_with(other_ca, 0); /* the configured CA wins over SSL_CERT_FILE */
+  both_engines(h, TT_HTTP_TLS);
+  client_close(h);
+  unsetenv("SSL_CERT_FILE");
+  SSL_CTX_free(other_ctx);
+  unlink(other_ca);
+}
+END_TEST
+
+START_TEST(ca_file_check) {
+  char why[128];
+  ck_assert_int_eq(tt_http_ca_file_check(F.ca, why, sizeof(why)), 0);
+  ck_assert_int_eq(tt_http_ca_file_check("/nonexistent/ca.pem", why, sizeof(why)), -1);
+  ck_assert_str_eq(why, "No such file or directory");
+  char path[] = "/tmp/tt-ca-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, "not a certificate\n", 18), 18);
+  close(fd);
+  ck_assert_int_eq(tt_http_ca_file_check(path, why, sizeof(why)), -1);
+  ck_assert_str_eq(why, "holds no PEM certificate");
+  unlink(path);
+}
+END_TEST
+
 START_TEST(tls_handshake_stall) {
   /* The server reads the ClientHello and never answers: the handshake is
    * under the connect timeout, and under the whole one. */
@@ -1137,6 +1225,7 @@ static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, timeout);
   tcase_add_test(tc, connection_refused);
   tcase_add_test(tc, reset_and_close);
+  tcase_add_test(tc, early_413_is_an_answer);
   tcase_add_test(tc, cancel);
   tcase_add_test(tc, body_cap);
   if (!tls)
@@ -1169,6 +1258,8 @@ static Suite *suite(void) {
   tcase_add_test(tt, tls_session_resumed);
   tcase_add_test(tt, tls_big_bodies);
   tcase_add_test(tt, tls_verification_failures);
+  tcase_add_test(tt, tls_ca_file_on_both_engines);
+  tcase_add_test(tt, ca_file_check);
   tcase_add_test(tt, tls_handshake_stall);
   tcase_add_test(tt, tls_cancel_in_handshake);
   suite_add_tcase(s, tt);

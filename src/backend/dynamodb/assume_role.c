@@ -104,7 +104,7 @@ static void install(struct ar *p, struct ar_job *job) {
 }
 
 static void note_failure(struct ar *p, struct ar_job *job) {
-  creds_cache_note_failure(&p->cache, job->background, job->err.message);
+  creds_cache_note_failure(&p->cache, job->background, &job->err);
 }
 
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
@@ -136,6 +136,27 @@ static void job_failed(struct ar_job *job) {
     job_end(job, -1);
 }
 
+/* Whether STS refused the call for a reason that retrying will not
+ * change: its 4xx answers (AccessDenied, InvalidClientTokenId,
+ * SignatureDoesNotMatch, MalformedPolicyDocument, PackedPolicyTooLarge,
+ * RegionDisabledException, ValidationError, ...) need a change of the
+ * role's trust policy, the base credentials or the configuration.
+ * Throttling, an expired base session token (the base chain renews it),
+ * a request that expired in transit and every 5xx are transient. */
+static bool sts_refusal_permanent(long status, const char *code) {
+  static const char *const transient[] = {
+      "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
+      "ExpiredToken", "ExpiredTokenException", "RequestExpired", "IDPCommunicationError",
+      "ServiceUnavailable", "InternalFailure",
+  };
+  if (status < 400 || status >= 500 || status == 408 || status == 429)
+    return false;
+  for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+    if (strcmp(code, transient[i]) == 0)
+      return false;
+  return true;
+}
+
 static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, void *arg) {
   (void)hc;
   struct ar_job *job = arg;
@@ -153,6 +174,8 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
     tt_sts_error_code(resp->body.data, resp->body.len, code, sizeof(code));
     job_fail(job, "STS AssumeRole answered HTTP %ld%s%s%s", resp->status, code[0] ? " (" : "",
              code, code[0] ? ")" : "");
+    if (sts_refusal_permanent(resp->status, code))
+      job->err.code = TT_ERR_FORBIDDEN; /* credentials.h: a refusal, not an outage */
   } else if (tt_sts_parse_credentials(resp->body.data, resp->body.len, "assume-role", &job->out,
                                       &why) != 0) {
     job_fail(job, "%s", why);
@@ -313,6 +336,10 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   }
   if (p->job == NULL) {
     struct tt_error err;
+    if (creds_cache_backing_off(&p->cache, now, &err)) {
+      cb(arg, NULL, &err); /* the last failure, without calling STS again */
+      return 0;
+    }
     if (job_start(p, false, &err) != 0) {
       cb(arg, NULL, &err);
       return 0;

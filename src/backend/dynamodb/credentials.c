@@ -485,7 +485,23 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
 /* A failed job: the waiters get the error; a failed background refresh
  * keeps the cached credentials and waits retry_refresh_s. */
 static void note_failure(struct creds_chain *ch, struct creds_job *job) {
-  creds_cache_note_failure(&ch->cache, job->background, job->err.message);
+  creds_cache_note_failure(&ch->cache, job->background, &job->err);
+}
+
+/* Refuses credentials that a provider answered already expired (or about
+ * to, within CREDS_USABLE_MARGIN_S), as DynamoDB would refuse a request
+ * signed with them: the job fails instead. Returns 0 or -1. */
+static int check_fresh(struct creds_chain *ch, struct creds_job *job) {
+  int64_t exp = job->out.expires_at, now = creds_now(ch);
+  if (exp == 0 || exp > now + CREDS_USABLE_MARGIN_S)
+    return 0;
+  tt_creds_clear(&job->out);
+  if (exp <= now)
+    creds_job_fail(job, "the credentials it answered expired %lld s ago", (long long)(now - exp));
+  else
+    creds_job_fail(job, "the credentials it answered expire in %lld s, too soon to sign with",
+                   (long long)(exp - now));
+  return -1;
 }
 
 /* The background-operations gauge: a fetch counts from its start until it
@@ -504,6 +520,8 @@ void creds_job_async_done(struct creds_job *job, int rc) {
     maybe_closed(ch);
     return;
   }
+  if (rc == 0 && check_fresh(ch, job) != 0)
+    rc = -1;
   struct tt_error err = job->err;
   if (rc == 0)
     install(ch, job);
@@ -550,6 +568,8 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
     busy(ch, +1);
     return rc;
   }
+  if (rc == CREDS_DONE && check_fresh(ch, job) != 0)
+    rc = CREDS_FAIL;
   if (rc == CREDS_DONE) {
     install(ch, job);
   } else {
@@ -578,6 +598,10 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
   }
   if (ch->job == NULL) {
     struct tt_error err;
+    if (creds_cache_backing_off(&ch->cache, now, &err)) {
+      cb(arg, NULL, &err); /* the last failure, without fetching again */
+      return 0;
+    }
     int rc = job_start(ch, false, &err);
     if (rc == CREDS_DONE) {
       cb(arg, &ch->cache.cur, NULL);

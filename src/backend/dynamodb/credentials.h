@@ -30,7 +30,14 @@ void tt_creds_clear(struct tt_creds *c);
 struct tt_creds_provider;
 
 /* Completion of a credentials request: `creds` (borrowed for the callback)
- * on success, else `err` (never containing a secret). Runs on the loop. */
+ * on success, else `err` (never containing a secret). err->code is
+ * TT_ERR_FORBIDDEN when the source refused for good (STS AccessDenied and
+ * other 4xx refusals: retrying will not help), else
+ * TT_ERR_BACKEND_UNAVAILABLE (or TT_ERR_INTERNAL). Credentials a source
+ * answered already expired are refused, as DynamoDB would refuse them.
+ * After a failed fetch the caching providers answer that failure again,
+ * without fetching, for a back-off of 1 s doubling to 60 s
+ * (creds_cache.h). Runs on the loop. */
 typedef void (*tt_creds_cb)(void *arg, const struct tt_creds *creds, const struct tt_error *err);
 
 /* The interface a provider implements. get() answers from the cache when it

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void list_init(struct creds_waiter *s) {
@@ -94,6 +95,12 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
   tt_creds_clear(fresh);
   c->have = true;
   c->next_refresh_at = 0;
+  if (c->failing)
+    creds_cache_log(c, TT_CREDS_LOG_INFO, "%s: credentials are available again",
+                    c->failure.message);
+  c->failing = false;
+  c->backoff_s = 0;
+  c->failure.message[0] = '\0';
   if (c->cur.expires_at == 0)
     return 0;
   int64_t left = c->cur.expires_at - now;
@@ -103,13 +110,31 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
   return left;
 }
 
-void creds_cache_note_failure(struct creds_cache *c, bool background, const char *message) {
+void creds_cache_note_failure(struct creds_cache *c, bool background, const struct tt_error *err) {
+  int64_t now = creds_cache_now(c);
+  bool repeated = strcmp(c->failure.message, err->message) == 0;
+  c->failure = *err;
   if (background) {
-    c->next_refresh_at = creds_cache_now(c) + c->retry_refresh_s;
-    creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)", message);
-  } else {
-    creds_cache_log(c, TT_CREDS_LOG_WARN, "%s", message);
+    c->next_refresh_at = now + c->retry_refresh_s;
+    if (!repeated)
+      creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)",
+                      err->message);
+    return;
   }
+  c->backoff_s = c->backoff_s ? c->backoff_s : CREDS_BACKOFF_MIN_S;
+  c->failing = true;
+  c->retry_at = now + c->backoff_s;
+  if (!repeated)
+    creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (fetching again in %u s at the earliest)",
+                    err->message, (unsigned)c->backoff_s);
+  c->backoff_s = c->backoff_s * 2 > CREDS_BACKOFF_MAX_S ? CREDS_BACKOFF_MAX_S : c->backoff_s * 2;
+}
+
+bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err) {
+  if (!c->failing || now >= c->retry_at)
+    return false;
+  *err = c->failure;
+  return true;
 }
 
 int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {

@@ -16,6 +16,12 @@
 /* A request signed now must not arrive with expired credentials. */
 #define CREDS_USABLE_MARGIN_S 15
 
+/* After a failed fetch that a request waited for, gets answer that
+ * failure without fetching again for a while: 1 s after the first, then
+ * doubling up to CREDS_BACKOFF_MAX_S, until a fetch succeeds. */
+#define CREDS_BACKOFF_MIN_S 1
+#define CREDS_BACKOFF_MAX_S 60
+
 struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
   tt_creds_cb cb;
@@ -31,6 +37,11 @@ struct creds_cache {
   void *now_arg;
   tt_creds_log_fn log;
   void *log_arg;
+  /* The last fetch failed: gets before retry_at answer `failure`. */
+  bool failing;
+  int64_t retry_at;
+  uint32_t backoff_s; /* the wait after the next failure: doubles to the max */
+  struct tt_error failure;
   struct creds_waiter waiters;  /* gets waiting for the current fetch */
   struct creds_waiter dispatch; /* gets being answered right now */
 };
@@ -69,9 +80,16 @@ bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
  * credentials do not expire). */
 int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
 
-/* Logs a failed fetch whose message is `message`; a failed background
- * refresh keeps the cached credentials and waits retry_refresh_s. */
-void creds_cache_note_failure(struct creds_cache *c, bool background, const char *message);
+/* Notes a failed fetch. A failed background refresh keeps the cached
+ * credentials and waits retry_refresh_s. Any other failure starts or
+ * lengthens the back-off (see CREDS_BACKOFF_MIN_S) and is kept for the
+ * gets until it ends. A failure is logged when its message differs from
+ * the last one's: once per run of equal failures, not once per request. */
+void creds_cache_note_failure(struct creds_cache *c, bool background, const struct tt_error *err);
+
+/* Whether the back-off of the last failure still runs at `now`: then *err
+ * is that failure and no fetch should start. */
+bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err);
 
 /* Queues a get for the fetch in flight; *handle (if not NULL) is set to
  * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */

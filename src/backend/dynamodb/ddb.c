@@ -273,7 +273,11 @@ static void on_creds(void *arg, const struct tt_creds *creds, const struct tt_er
     char msg[300];
     snprintf(msg, sizeof(msg), "no AWS credentials: %s",
              err && err->message[0] ? err->message : "the provider gave none");
-    fail(r, false, "CredentialsUnavailable", false, msg);
+    /* A refusal (STS AccessDenied, ...) is not retryable; an outage is
+     * left to the caller: the provider backs off, so retrying at once
+     * would only get the same answer. */
+    bool refused = err && err->code == TT_ERR_FORBIDDEN;
+    fail(r, false, refused ? "CredentialsRefused" : "CredentialsUnavailable", false, msg);
     return;
   }
   send_signed(r, creds);

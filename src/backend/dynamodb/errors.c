@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RETRY_AFTER_MAX_MS 20000u /* the backoff cap of the client layer */
+/* x-amz-retry-after is kept up to an hour: the client layer waits it
+ * out only when it fits the request's deadline and its backoff cap, and
+ * otherwise passes it on as Retry-After. */
+#define RETRY_AFTER_MAX_MS 3600000u
 
 const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
   switch (t) {

@@ -7,7 +7,10 @@
 
 #include <assert.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +61,9 @@ struct tt_http {
   size_t npool;
   uint64_t timeout_ms, connect_timeout_ms;
   size_t max_body;
-  char *ca_file;
+  char *ca_file;     /* --ca-file: both engines, and an https proxy */
+  char *curl_cainfo; /* libcurl's CAINFO: ca_file, else SSL_CERT_FILE; NULL = its default */
+  char *curl_capath; /* libcurl's CAPATH: SSL_CERT_DIR without ca_file; NULL = its default */
   bool delivering;
   bool closing;
   int pending_closes;
@@ -232,6 +237,10 @@ static void transfer_done(struct tt_http *h, struct tt_http_call *c, CURLcode rc
   long status = 0;
   curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
   c->resp.transport = map_curlcode(rc, c->too_large);
+  /* A 413 answered before the whole body was sent, then the connection
+   * reset: the answer stands, as on our engine. */
+  if (status == 413 && c->resp.transport == TT_HTTP_RESET)
+    c->resp.transport = TT_HTTP_OK;
   c->resp.status = c->resp.transport == TT_HTTP_OK ? status : 0;
   call_release_easy(h, c, rc == CURLE_OK);
   active_unlink(h, c);
@@ -425,6 +434,17 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   h->max_body = opts && opts->max_body_bytes ? opts->max_body_bytes : (size_t)64 << 20;
   if (opts && opts->ca_file && (h->ca_file = strdup(opts->ca_file)) == NULL)
     goto fail;
+  /* Our engine reads SSL_CERT_FILE/SSL_CERT_DIR through OpenSSL's default
+   * paths; libcurl ignores them (it uses its built-in bundle), so they are
+   * handed to it here: one trust store for both engines. */
+  const char *env_file = getenv("SSL_CERT_FILE"), *env_dir = getenv("SSL_CERT_DIR");
+  if (h->ca_file == NULL && env_file && env_file[0] &&
+      (h->curl_cainfo = strdup(env_file)) == NULL)
+    goto fail;
+  if (h->ca_file == NULL && env_dir && env_dir[0] && (h->curl_capath = strdup(env_dir)) == NULL)
+    goto fail;
+  if (h->ca_file && (h->curl_cainfo = strdup(h->ca_file)) == NULL)
+    goto fail;
   /* Reference-counted by libcurl; thread-safe in the versions we accept. */
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
     rc = UV_EIO;
@@ -460,6 +480,8 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   return 0;
 fail:
   free(h->ca_file);
+  free(h->curl_cainfo);
+  free(h->curl_capath);
   free(h);
   return rc;
 }
@@ -546,7 +568,15 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
       curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-      (h->ca_file && curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file) != CURLE_OK) ||
+      (h->curl_cainfo && curl_easy_setopt(e, CURLOPT_CAINFO, h->curl_cainfo) != CURLE_OK) ||
+      (h->curl_capath && curl_easy_setopt(e, CURLOPT_CAPATH, h->curl_capath) != CURLE_OK) ||
+#if LIBCURL_VERSION_NUM >= 0x073400
+      /* An https:// proxy (a TLS-inspecting one) is verified the same way. */
+      (h->curl_cainfo &&
+       curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, h->curl_cainfo) != CURLE_OK) ||
+      (h->curl_capath &&
+       curl_easy_setopt(e, CURLOPT_PROXY_CAPATH, h->curl_capath) != CURLE_OK) ||
+#endif
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body) != CURLE_OK ||
@@ -615,6 +645,25 @@ const char *tt_http_response_header(const struct tt_http_response *resp, const c
     p = eol + 2;
   }
   return found;
+}
+
+int tt_http_ca_file_check(const char *path, char *why, size_t cap) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    snprintf(why, cap, "%s", strerror(errno));
+    return -1;
+  }
+  fclose(f);
+  X509_STORE *st = X509_STORE_new();
+  X509_LOOKUP *lk = st ? X509_STORE_add_lookup(st, X509_LOOKUP_file()) : NULL;
+  int n = lk ? X509_load_cert_file(lk, path, X509_FILETYPE_PEM) : 0;
+  ERR_clear_error();
+  X509_STORE_free(st);
+  if (n <= 0) {
+    snprintf(why, cap, "%s", lk ? "holds no PEM certificate" : "out of memory");
+    return -1;
+  }
+  return 0;
 }
 
 const char *tt_http_version(void) {
@@ -691,6 +740,8 @@ void tt_http_destroy(struct tt_http *h) {
   }
   free(h->socks);
   free(h->ca_file);
+  free(h->curl_cainfo);
+  free(h->curl_capath);
   free(h);
   curl_global_cleanup();
 }

@@ -86,11 +86,18 @@ struct tt_http_options {
   uint64_t default_timeout_ms;         /* 0 = 10000 */
   uint64_t default_connect_timeout_ms; /* 0 = 3000 */
   size_t max_body_bytes;               /* response cap; 0 = 64 MiB */
-  const char *ca_file;                 /* trust anchors (PEM); NULL = system bundle
-                                          (OpenSSL's default paths); one that does
-                                          not load fails https calls with
-                                          TT_HTTP_TLS */
+  /* Trust anchors (PEM) of every https call and of an https proxy, on
+   * both engines: the one place the CA setting lives. NULL = SSL_CERT_FILE
+   * (and SSL_CERT_DIR) when set, else the system bundle, on both engines
+   * too. One that does not load fails https calls with TT_HTTP_TLS (check
+   * it first with tt_http_ca_file_check). */
+  const char *ca_file;
 };
+
+/* Whether `path` holds at least one PEM certificate OpenSSL can load as a
+ * trust anchor. Returns 0, or -1 with a reason ("No such file or
+ * directory", "holds no PEM certificate") in why. No network I/O. */
+int tt_http_ca_file_check(const char *path, char *why, size_t cap);
 
 /* A client on `loop` (opts copied; may be NULL), with its TLS context
  * (trust anchors loaded once, at the first https call). Returns 0 and

@@ -34,6 +34,10 @@ void tt_http_parse_init(struct tt_http_parse *p, bool head_request, struct tt_bu
 
 void tt_http_parse_free(struct tt_http_parse *p) { tt_buf_free(&p->line); }
 
+long tt_http_parse_head_status(const struct tt_http_parse *p) {
+  return p->state > P_HEADER && p->state <= P_DONE ? p->status : 0;
+}
+
 static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
 
 /* RFC 9110 tchar: what a header name may hold. */

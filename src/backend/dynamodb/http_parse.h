@@ -58,6 +58,11 @@ int tt_http_parse_feed(struct tt_http_parse *p, const char *data, size_t len, si
  * response (a close-delimited body), else ERROR (the response was cut). */
 int tt_http_parse_eof(struct tt_http_parse *p);
 
+/* The status of the final response once its head (status line and
+ * headers) was parsed, else 0: what a connection that dies in the body
+ * had already answered. */
+long tt_http_parse_head_status(const struct tt_http_parse *p);
+
 /* Frees the line buffer's storage. */
 void tt_http_parse_free(struct tt_http_parse *p);
 

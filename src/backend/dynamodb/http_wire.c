@@ -508,9 +508,18 @@ static int conn_flush(struct wire_conn *cn) {
  * connection from the pool that died before any response byte was most
  * likely closed by the server while idle: the request goes once more on a
  * fresh connection, as libcurl does. Otherwise TT_HTTP_RESET. */
+static void conn_complete(struct wire_conn *cn, bool reusable);
+
 static void conn_died(struct wire_conn *cn) {
   struct tt_http_call *c = cn->call;
   struct tt_http_wire *w = cn->w;
+  if (c && tt_http_parse_head_status(&cn->parse) == 413) {
+    /* A server may answer 413 before reading a whole body and then reset
+     * the connection: the answer stands (what arrived of its body too),
+     * it is not a transport failure to retry. */
+    conn_complete(cn, false);
+    return;
+  }
   if (c == NULL || !cn->reused || cn->parse.any_byte || c->retried || w->closing) {
     conn_fail(cn, TT_HTTP_RESET);
     return;
@@ -581,8 +590,9 @@ static void conn_feed(struct wire_conn *cn, const char *data, size_t len) {
 /* The peer ended the stream (EOF, or TLS close_notify) while a call is on
  * `cn`: a close-delimited body is complete, anything else died. */
 static void conn_eof(struct wire_conn *cn) {
-  if (tt_http_parse_eof(&cn->parse) == TT_HTTP_PARSE_DONE)
-    conn_complete(cn, false);
+  long head = tt_http_parse_head_status(&cn->parse);
+  if (tt_http_parse_eof(&cn->parse) == TT_HTTP_PARSE_DONE || head == 413)
+    conn_complete(cn, false); /* a 413 cut short: see conn_died */
   else
     conn_died(cn);
 }
