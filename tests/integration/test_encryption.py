@@ -572,6 +572,11 @@ def test_replace_cannot_remove_encryption(kms):
             err = assert_error(status, hdrs, body, 409, "UnsafeModelChange",
                                "attributes." + attr)
             assert '"%s"' % attr in err["message"], err
+            if edit is unencrypt:  # the text of docs/models.md "Replacing a model"
+                assert err["message"] == (
+                    'replacing model Sealed removes the encryption of attribute "secret" (new '
+                    'values in plaintext, stored envelopes read as maps); use a new model name, '
+                    'or ?replace=true&allow_unsafe=true'), err
             _, _, now = d.json("GET", "/v1/models/Sealed")
             assert now == model, edit.__name__
         # Old items still decrypt; new writes are still sealed.
