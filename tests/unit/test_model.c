@@ -764,7 +764,8 @@ static struct tt_model *secret_model(const char *pk_type, const char *extra, con
   return m;
 }
 
-#define ENC_SECRET "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true,\"encryption\":{\"v\":1}}"
+#define ENC_SECRET                                                                               \
+  "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true,\"encryption\":{\"v\":1}}"
 #define PLAIN_SECRET "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true}"
 #define PLAIN_STATUS "{\"attribute\":\"status\",\"type\":\"S\",\"optional\":true}"
 #define STATUS_INDEX "\"indexes\":[{\"name\":\"by-status\",\"type\":\"GSI\"," \
@@ -788,7 +789,8 @@ static const struct {
      "replacing model Secret drops the encrypted attribute \"secret\" (stored envelopes read "
      "as maps); use a new model name, or ?replace=true&allow_unsafe=true"},
     /* Retyping: the encrypted attribute, a plain one (also through json). */
-    {"S", "{\"attribute\":\"secret\",\"type\":\"N\",\"optional\":true,\"encryption\":{}}," PLAIN_STATUS,
+    {"S",
+     "{\"attribute\":\"secret\",\"type\":\"N\",\"optional\":true,\"encryption\":{}}," PLAIN_STATUS,
      STATUS_INDEX, "attributes.secret",
      "replacing model Secret changes the type of attribute \"secret\", which stored items keep; "
      "use a new model name, or ?replace=true&allow_unsafe=true"},
@@ -821,7 +823,8 @@ static const struct {
           "\"encryption\":{\"v\":1}}",
      STATUS_INDEX, "", ""},
     {"S", ENC_SECRET "," PLAIN_STATUS, "", "", ""},
-    {"S", "{\"attribute\":\"secret\",\"type\":\"S\",\"required\":true,\"encryption\":{\"v\":1}}", "",
+    {"S", "{\"attribute\":\"secret\",\"type\":\"S\",\"required\":true,\"encryption\":{\"v\":1}}",
+     "",
      "", ""},
 };
 

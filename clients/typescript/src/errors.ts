@@ -117,7 +117,8 @@ export const errorClasses: Record<string, typeof TableTheoryError> = Object.from
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, UnsafeModelChange,
-    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled,
+    BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
     EncryptionNotConfigured, InvalidEncryptedEnvelope].map((c) => [c.code, c]));
 

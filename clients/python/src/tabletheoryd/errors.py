@@ -116,7 +116,8 @@ BY_CODE = {cls.code: cls for cls in (
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
     AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, UnsafeModelChange,
-    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled,
+    BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
     EncryptionNotConfigured, InvalidEncryptedEnvelope)}
 
