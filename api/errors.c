@@ -37,6 +37,7 @@ unsigned tt_api_error_status(enum tt_err_code code) {
   case TT_ERR_ALREADY_EXISTS:
   case TT_ERR_IMMUTABLE_MODEL_MUTATION:
   case TT_ERR_PROTECTED_FIELD_MUTATION:
+  case TT_ERR_UNSAFE_MODEL_CHANGE:
     return 409;
   case TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE:
     return 422; /* well-formed, but the evidence cannot authorize: not about stored state */

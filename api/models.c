@@ -7,24 +7,80 @@
 #include "api/handlers.h"
 #include "api/orm_job.h"
 #include "model/registry.h"
+#include "obs/log.h"
 
 /* An ORM operation running for a request, with its result. */
 struct orm_job {
   struct tt_orm_ctx ctx;
   struct tt_orm_result result;
-  struct tt_model *registered; /* PUT /v1/models: answer with this model */
-  unsigned registered_status;
+  struct tt_model *registered; /* PUT /v1/models: register and answer with this model */
+  unsigned put_flags;           /* its TT_MODEL_PUT_* */
 };
 
 static void job_done(void *arg) { (void)arg; }
 
+/* Logs a replace that ?allow_unsafe=true let through: names only (the
+ * model, the attributes, the indexes), never values. */
+static void log_unsafe(struct tt_request *req, const struct tt_model *old,
+                       const struct tt_model *m) {
+  struct tt_model_change c[8];
+  size_t n = tt_model_unsafe_changes(old, m, c, sizeof(c) / sizeof(c[0]));
+  if (n == 0)
+    return;
+  char list[512];
+  size_t len = 0;
+  list[0] = '\0';
+  for (size_t i = 0; i < n && i < sizeof(c) / sizeof(c[0]); i++) {
+    int w = snprintf(list + len, sizeof(list) - len, "%s%s%s%s", i ? "," : "",
+                     tt_model_change_label(c[i].kind), c[i].name ? ":" : "",
+                     c[i].name ? c[i].name : "");
+    if (w < 0 || (size_t)w >= sizeof(list) - len)
+      break; /* the count says there is more */
+    len += (size_t)w;
+  }
+  tt_utf8_scrub(list);
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "model.unsafe_replace");
+  tt_log_str(&l, "request_id", req->request_id);
+  tt_log_str(&l, "model", m->name);
+  tt_log_int(&l, "count", (int64_t)n);
+  tt_log_str(&l, "changes", list);
+  tt_log_end(&l);
+}
+
+/* Registers `m` (borrowed) after its checks and, on the memory backend, its
+ * table passed: the registry checks again, as another PUT may have come
+ * in between. Returns 0 with the answer's status in *status, or -1 after
+ * answering the error. */
+static int register_model(struct tt_request *req, struct tt_model *m, unsigned flags,
+                          unsigned *status) {
+  struct tt_model_registry *r = req->server->orm->models;
+  struct tt_error err;
+  enum tt_model_put_result what;
+  const struct tt_model *cur = tt_model_registry_get_internal(r, m->name);
+  struct tt_model *old = cur ? tt_model_ref((struct tt_model *)cur) : NULL;
+  if (tt_model_registry_put(r, tt_model_ref(m), flags, &what, &err) != 0) {
+    tt_model_unref(old);
+    tt_request_respond_error(req, &err, NULL);
+    return -1;
+  }
+  if (what == TT_MODEL_PUT_REPLACED && (flags & TT_MODEL_PUT_ALLOW_UNSAFE))
+    log_unsafe(req, old, m);
+  tt_model_unref(old);
+  *status = what == TT_MODEL_PUT_CREATED ? 201 : 200;
+  return 0;
+}
+
 static void job_joined(struct tt_request *req) {
   struct orm_job *job = req->handler_data;
+  unsigned status;
   if (job->registered && job->result.status == 0) {
-    /* The table is there: answer with the model itself. */
-    json_t *m = tt_model_to_json(job->registered);
-    tt_request_respond_json(req, job->registered_status, m);
-    json_decref(m);
+    /* The table is there: register the model and answer with it. */
+    if (register_model(req, job->registered, job->put_flags, &status) == 0) {
+      json_t *m = tt_model_to_json(job->registered);
+      tt_request_respond_json(req, status, m);
+      json_decref(m);
+    }
   } else {
     tt_request_respond_result(req, &job->result);
   }
@@ -105,31 +161,45 @@ void tt_handle_model_put(struct tt_request *req) {
     tt_request_respond_error(req, &err, NULL);
     goto done;
   }
+  unsigned flags = 0;
   const char *replace = tt_request_query(req, "replace");
-  bool allow_replace = replace && strcmp(replace, "true") == 0;
+  if (replace && strcmp(replace, "true") == 0)
+    flags |= TT_MODEL_PUT_REPLACE;
+  const char *unsafe = tt_request_query(req, "allow_unsafe");
+  if (unsafe && strcmp(unsafe, "true") == 0)
+    flags |= TT_MODEL_PUT_ALLOW_UNSAFE;
+  else if (unsafe && strcmp(unsafe, "false") != 0) {
+    tt_model_unref(m);
+    tt_request_fail(req, TT_ERR_VALIDATION, "allow_unsafe", "allow_unsafe must be true or false");
+    goto done;
+  }
+  /* Every check before anything changes: a refused PUT leaves the registry
+   * (and, on the memory backend, the tables) as they were. */
   enum tt_model_put_result what;
-  tt_model_ref(m); /* one for the registry (stolen), one for the answer */
-  if (tt_model_registry_put(req->server->orm->models, m, allow_replace, &what, &err) != 0) {
+  if (tt_model_registry_check(req->server->orm->models, m, flags, &what, &err) != 0) {
     tt_model_unref(m);
     tt_request_respond_error(req, &err, NULL);
     goto done;
   }
-  unsigned status = what == TT_MODEL_PUT_CREATED ? 201 : 200;
   if (!req->server->orm->auto_create_tables || what == TT_MODEL_PUT_IDENTICAL) {
-    json_t *out = tt_model_to_json(m);
-    tt_request_respond_json(req, status, out);
-    json_decref(out);
+    unsigned status = 200;
+    if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0) {
+      json_t *out = tt_model_to_json(m);
+      tt_request_respond_json(req, status, out);
+      json_decref(out);
+    }
     tt_model_unref(m);
     goto done;
   }
-  /* The memory backend keeps every model's table: create it now. */
+  /* The memory backend keeps every model's table: ensure it with the new
+   * model first, register it only when that worked. */
   struct orm_job *job = job_new(req, m);
   if (job == NULL) {
     tt_model_unref(m);
     goto done;
   }
   job->registered = m;
-  job->registered_status = status;
+  job->put_flags = flags;
   tt_orm_table_ensure(&job->ctx);
 done:
   json_decref(body);

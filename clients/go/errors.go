@@ -96,6 +96,7 @@ var (
 	ErrAlreadyExists                   = sentinel("AlreadyExists")
 	ErrImmutableModelMutation          = sentinel("ImmutableModelMutation")          // a write_once model
 	ErrProtectedFieldMutation          = sentinel("ProtectedFieldMutation")          // a protected attribute
+	ErrUnsafeModelChange               = sentinel("UnsafeModelChange")               // a model replace stored items would not survive
 	ErrRejectedDeployAuthorityEvidence = sentinel("RejectedDeployAuthorityEvidence") // provenance cannot authorize a deploy
 	ErrPayloadTooLarge                 = sentinel("PayloadTooLarge")
 	ErrUnsupportedMediaType            = sentinel("UnsupportedMediaType")

@@ -375,40 +375,181 @@ int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, s
   return commit_staged(r, &staged, err);
 }
 
-int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, bool replace,
-                          enum tt_model_put_result *result, struct tt_error *err) {
-  int rc = -1;
-  size_t pos;
-  struct tt_model *old = find(r, m->name, &pos);
+/* ---- replaces: what stored items do not survive ------------------------- */
+
+static bool same_attr_type(const struct tt_model_attr *a, const struct tt_model_attr *b) {
+  if (a == NULL || b == NULL)
+    return a == b;
+  return a->name_len == b->name_len && memcmp(a->name, b->name, a->name_len) == 0 &&
+         a->type == b->type;
+}
+
+static size_t note(struct tt_model_change *out, size_t cap, size_t n,
+                   enum tt_model_change_kind kind, const char *name) {
+  if (n < cap) {
+    out[n].kind = kind;
+    out[n].name = name;
+  }
+  return n + 1;
+}
+
+size_t tt_model_unsafe_changes(const struct tt_model *old, const struct tt_model *m,
+                               struct tt_model_change *out, size_t cap) {
+  size_t n = 0;
+  if (!same_attr_type(old->pk, m->pk) || !same_attr_type(old->sk, m->sk))
+    n = note(out, cap, n, TT_MODEL_CHANGE_KEYS, NULL);
+  for (size_t i = 0; i < old->n_attrs; i++) {
+    const struct tt_model_attr *a = &old->attrs[old->by_name[i]];
+    const struct tt_model_attr *b = tt_model_attr_find(m, a->name, a->name_len);
+    if (b == NULL) {
+      /* A plain attribute left out is read as an undeclared one; an
+       * encrypted one would show its envelopes. */
+      if (a->encrypted)
+        n = note(out, cap, n, TT_MODEL_CHANGE_ENCRYPTED_DROPPED, a->name);
+    } else if (a->encrypted && !b->encrypted) {
+      n = note(out, cap, n, TT_MODEL_CHANGE_ENCRYPTION_REMOVED, a->name);
+    } else if (!a->encrypted && b->encrypted) {
+      n = note(out, cap, n, TT_MODEL_CHANGE_ENCRYPTION_ADDED, a->name);
+    } else if (a->type != b->type || a->json != b->json) {
+      n = note(out, cap, n, TT_MODEL_CHANGE_TYPE, a->name);
+    }
+  }
+  /* A new encrypted attribute is safe unless items may already hold it:
+   * with additional attributes they may, in plaintext. */
+  for (size_t i = 0; old->additional_attributes && i < m->n_attrs; i++) {
+    const struct tt_model_attr *b = &m->attrs[m->by_name[i]];
+    if (b->encrypted && tt_model_attr_find(old, b->name, b->name_len) == NULL)
+      n = note(out, cap, n, TT_MODEL_CHANGE_ENCRYPTION_ADDED, b->name);
+  }
+  for (size_t i = 0; i < old->n_indexes; i++) {
+    const struct tt_model_index *x = &old->indexes[i];
+    const struct tt_model_index *y = tt_model_index_find(m, x->name);
+    if (y != NULL && (x->kind != y->kind || !same_attr_type(x->partition, y->partition) ||
+                      !same_attr_type(x->sort, y->sort)))
+      n = note(out, cap, n, TT_MODEL_CHANGE_INDEX_KEYS, x->name);
+  }
+  return n;
+}
+
+const char *tt_model_change_label(enum tt_model_change_kind kind) {
+  switch (kind) {
+  case TT_MODEL_CHANGE_KEYS:
+    return "keys_changed";
+  case TT_MODEL_CHANGE_INDEX_KEYS:
+    return "index_keys_changed";
+  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
+    return "encryption_removed";
+  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
+    return "encrypted_attribute_dropped";
+  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
+    return "encryption_added";
+  case TT_MODEL_CHANGE_TYPE:
+    return "type_changed";
+  }
+  return "?";
+}
+
+/* The UnsafeModelChange error for the first of `n` unsafe changes. */
+static int unsafe_error(const struct tt_model *m, const struct tt_model_change *c, size_t n,
+                        struct tt_error *err) {
+  char field[128], what[160];
+  switch (c->kind) {
+  case TT_MODEL_CHANGE_KEYS:
+    snprintf(field, sizeof(field), "keys");
+    snprintf(what, sizeof(what), "changes the table's keys, which stored items keep");
+    break;
+  case TT_MODEL_CHANGE_INDEX_KEYS:
+    snprintf(field, sizeof(field), "indexes.%s", c->name);
+    snprintf(what, sizeof(what), "changes the keys of index \"%s\"", c->name);
+    break;
+  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
+    snprintf(field, sizeof(field), "attributes.%s", c->name);
+    snprintf(what, sizeof(what),
+             "removes the encryption of attribute \"%s\" (new values in plaintext, stored "
+             "envelopes read as maps)",
+             c->name);
+    break;
+  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
+    snprintf(field, sizeof(field), "attributes.%s", c->name);
+    snprintf(what, sizeof(what),
+             "drops the encrypted attribute \"%s\" (stored envelopes read as maps)", c->name);
+    break;
+  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
+    snprintf(field, sizeof(field), "attributes.%s", c->name);
+    snprintf(what, sizeof(what),
+             "encrypts attribute \"%s\", which stored items may hold in plaintext", c->name);
+    break;
+  case TT_MODEL_CHANGE_TYPE:
+    snprintf(field, sizeof(field), "attributes.%s", c->name);
+    snprintf(what, sizeof(what), "changes the type of attribute \"%s\", which stored items keep",
+             c->name);
+    break;
+  }
+  tt_utf8_scrub(field); /* drops a character a cut split */
+  tt_utf8_scrub(what);
+  char more[48] = "";
+  if (n > 1)
+    snprintf(more, sizeof(more), " (and %zu more unsafe change%s)", n - 1, n > 2 ? "s" : "");
+  return tt_model_errorf(err, TT_ERR_UNSAFE_MODEL_CHANGE, field,
+                         "replacing model %s %s%s; use a new model name, or "
+                         "?replace=true&allow_unsafe=true",
+                         m->name, what, more);
+}
+
+int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_model *m,
+                            unsigned flags, enum tt_model_put_result *result,
+                            struct tt_error *err) {
+  const struct tt_model *old = find(r, m->name, NULL);
   if (check_reserved(r, m, err) != 0)
-    goto out;
+    return -1;
   if (old != NULL && tt_model_equal(old, m)) {
     *result = TT_MODEL_PUT_IDENTICAL;
-    rc = 0;
-    goto out;
-  }
-  if (old != NULL && !replace) {
-    tt_model_errorf(err, TT_ERR_ALREADY_EXISTS, "name",
-                    "model %s already exists with a different definition; use ?replace=true "
-                    "to replace it",
-                    m->name);
-    goto out;
-  }
-  if (check_shares(r, NULL, 0, m, err) != 0)
-    goto out;
-  if (old != NULL) {
-    r->list.items[pos] = m;
-    tt_model_unref(old);
-    *result = TT_MODEL_PUT_REPLACED;
     return 0;
   }
-  if (insert(r, m) != 0) {
-    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
-    goto out;
+  if (old != NULL && !(flags & TT_MODEL_PUT_REPLACE))
+    return tt_model_errorf(err, TT_ERR_ALREADY_EXISTS, "name",
+                           "model %s already exists with a different definition; use "
+                           "?replace=true to replace it",
+                           m->name);
+  if (old != NULL && !(flags & TT_MODEL_PUT_ALLOW_UNSAFE)) {
+    struct tt_model_change first;
+    size_t n = tt_model_unsafe_changes(old, m, &first, 1);
+    if (n > 0)
+      return unsafe_error(m, &first, n, err);
   }
-  *result = TT_MODEL_PUT_CREATED;
+  if (check_shares(r, NULL, 0, m, err) != 0)
+    return -1;
+  *result = old != NULL ? TT_MODEL_PUT_REPLACED : TT_MODEL_PUT_CREATED;
+  return 0;
+}
+
+int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, unsigned flags,
+                          enum tt_model_put_result *result, struct tt_error *err) {
+  enum tt_model_put_result what;
+  size_t pos;
+  /* Validate everything, then change the registry: a refusal leaves it as
+   * it was. */
+  if (tt_model_registry_check(r, m, flags, &what, err) != 0)
+    goto out;
+  if (what == TT_MODEL_PUT_REPLACED) {
+    struct tt_model *old = find(r, m->name, &pos);
+    r->list.items[pos] = m;
+    tt_model_unref(old);
+    *result = what;
+    return 0;
+  }
+  if (what == TT_MODEL_PUT_CREATED) {
+    if (insert(r, m) != 0) {
+      tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
+      goto out;
+    }
+    *result = what;
+    return 0;
+  }
+  *result = what;
+  tt_model_unref(m);
   return 0;
 out:
   tt_model_unref(m);
-  return rc;
+  return -1;
 }

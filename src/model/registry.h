@@ -41,12 +41,57 @@ int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
 int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, size_t len,
                                 const char *source, struct tt_error *err);
 
+/* Flags of tt_model_registry_put and tt_model_registry_check. */
+enum {
+  TT_MODEL_PUT_REPLACE = 1u << 0,     /* a different model may replace one of its name */
+  TT_MODEL_PUT_ALLOW_UNSAFE = 1u << 1 /* ...even with changes stored items do not survive */
+};
+
 /* Adds or replaces one model (PUT /v1/models/{m}); steals the caller's
- * reference in every case. A different model under the same name is an
- * AlreadyExists error unless `replace`. Table-sharing conflicts are
- * ValidationErrors. Returns 0 with *result set, or -1. */
-int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, bool replace,
+ * reference in every case. `flags` is a set of TT_MODEL_PUT_* (a bool
+ * `true` is TT_MODEL_PUT_REPLACE). A different model under the same name is
+ * an AlreadyExists error unless TT_MODEL_PUT_REPLACE; a replace with an
+ * unsafe change (tt_model_unsafe_changes) is an UnsafeModelChange error
+ * naming the first one unless TT_MODEL_PUT_ALLOW_UNSAFE too. Table-sharing
+ * conflicts are ValidationErrors. Validates first, then changes the
+ * registry: on -1 it is unchanged. Returns 0 with *result set, or -1. */
+int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, unsigned flags,
                           enum tt_model_put_result *result, struct tt_error *err);
+
+/* What tt_model_registry_put would answer, without changing anything or
+ * taking `m`'s reference: 0 with *result set, or -1 with its error. */
+int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_model *m,
+                            unsigned flags, enum tt_model_put_result *result,
+                            struct tt_error *err);
+
+/* A change from one model to the next of its name that the items stored
+ * under the old one do not survive (docs/models.md "Replacing a model"). */
+enum tt_model_change_kind {
+  TT_MODEL_CHANGE_KEYS = 1,           /* the table's key attributes or their types */
+  TT_MODEL_CHANGE_INDEX_KEYS,         /* a kept index's kind, keys or their types */
+  TT_MODEL_CHANGE_ENCRYPTION_REMOVED, /* a kept attribute loses its encryption */
+  TT_MODEL_CHANGE_ENCRYPTED_DROPPED,  /* an encrypted attribute is no longer declared */
+  TT_MODEL_CHANGE_ENCRYPTION_ADDED,   /* an attribute stored items may hold in plaintext
+                                       * becomes encrypted */
+  TT_MODEL_CHANGE_TYPE                /* a kept attribute's type or `json` flag */
+};
+
+struct tt_model_change {
+  enum tt_model_change_kind kind;
+  const char *name; /* the attribute or index (borrowed from a model); NULL for the keys */
+};
+
+/* The unsafe changes from `old` to `m`: stores up to `cap` of them in
+ * `out` (the table's keys first, then attributes in name order, then
+ * indexes in `old`'s order; at most one per attribute) and returns how
+ * many there are. */
+size_t tt_model_unsafe_changes(const struct tt_model *old, const struct tt_model *m,
+                               struct tt_model_change *out, size_t cap);
+
+/* A change's stable label for logs: "keys_changed", "index_keys_changed",
+ * "encryption_removed", "encrypted_attribute_dropped", "encryption_added",
+ * "type_changed". */
+const char *tt_model_change_label(enum tt_model_change_kind kind);
 
 /* The model called `name` as a client may use it: NULL when there is none
  * or when it is reserved (tt_model_registry_reserve_table). Borrowed: valid

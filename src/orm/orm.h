@@ -131,7 +131,9 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
 /* ---- tables (table.c) ---------------------------------------------------- */
 
 /* Builds the CreateTable request for a model's table (keys, every index of
- * every model that shares the table, pay-per-request). New reference. */
+ * every model that shares the table, pay-per-request). `m` need not be
+ * registered: it then stands in for the registered model of its name (PUT
+ * /v1/models ensures a table before it registers). New reference. */
 json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
                                     const struct tt_model *m);
 

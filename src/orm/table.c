@@ -74,6 +74,9 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
     const struct tt_model *o = k < n ? tt_model_registry_at(models, k) : m;
     if (strcmp(o->table, m->table) != 0)
       continue;
+    /* A model about to replace its registered version stands for its name. */
+    if (o != m && strcmp(o->name, m->name) == 0)
+      continue;
     for (size_t i = 0; i < o->n_indexes; i++) {
       const struct tt_model_index *ix = &o->indexes[i];
       json_t *list = ix->kind == TT_INDEX_GSI ? gsis : lsis;

@@ -29,6 +29,7 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_ERR_ALREADY_EXISTS] = "AlreadyExists",
     [TT_ERR_IMMUTABLE_MODEL_MUTATION] = "ImmutableModelMutation",
     [TT_ERR_PROTECTED_FIELD_MUTATION] = "ProtectedFieldMutation",
+    [TT_ERR_UNSAFE_MODEL_CHANGE] = "UnsafeModelChange",
     [TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE] = "RejectedDeployAuthorityEvidence",
     [TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE] = "EncryptedFieldNotQueryable",
     [TT_ERR_INVALID_ENCRYPTED_ENVELOPE] = "InvalidEncryptedEnvelope",

@@ -32,6 +32,7 @@ enum tt_err_code {
   TT_ERR_ALREADY_EXISTS,      /* 409 AlreadyExists */
   TT_ERR_IMMUTABLE_MODEL_MUTATION, /* 409 ImmutableModelMutation: write_once model */
   TT_ERR_PROTECTED_FIELD_MUTATION, /* 409 ProtectedFieldMutation: protected attribute */
+  TT_ERR_UNSAFE_MODEL_CHANGE, /* 409 UnsafeModelChange: a replace stored items would not survive */
   TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE, /* 422 RejectedDeployAuthorityEvidence: provenance */
   TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, /* 400 EncryptedFieldNotQueryable: key, condition, filter, add */
   TT_ERR_INVALID_ENCRYPTED_ENVELOPE, /* 500 InvalidEncryptedEnvelope: stored value is no envelope */

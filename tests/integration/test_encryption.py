@@ -534,5 +534,75 @@ def test_damaged_envelope(sd):
     assert_error(status, hdrs, body, 500, "InvalidEncryptedEnvelope", "secret")
 
 
+# ---- replacing an encrypted model --------------------------------------------------------------
+
+
+def test_replace_cannot_remove_encryption(kms):
+    """GET the model, take `encryption` off an attribute, PUT ?replace=true: 409
+    UnsafeModelChange naming the attribute, and the model, its stored items and
+    new writes stay encrypted; likewise for dropping the encrypted attribute and
+    for encrypting a plain one. Only ?allow_unsafe=true replaces, logged at warn
+    with names, never values. Sealed is loaded from --models."""
+    d = start(*kms)
+    try:
+        i = uid()
+        status, _, body = d.json("POST", "/v1/models/Sealed/items", {"id": i, "secret": SENTINEL})
+        assert status == 201, body
+        status, _, model = d.json("GET", "/v1/models/Sealed")
+        assert status == 200, model
+
+        def edited(edit):
+            m = json.loads(json.dumps(model))
+            attrs = {a["attribute"]: a for a in m["attributes"]}
+            edit(m, attrs)
+            return m
+
+        def unencrypt(m, attrs):
+            del attrs["secret"]["encryption"]
+
+        def drop(m, attrs):
+            m["attributes"] = [a for a in m["attributes"] if a["attribute"] != "secret"]
+            m["tags"] = {"additional_attributes": True}
+
+        def encrypt_note(m, attrs):
+            attrs["note"]["encryption"] = {"v": 1}
+
+        for edit, attr in ((unencrypt, "secret"), (drop, "secret"), (encrypt_note, "note")):
+            status, hdrs, body = d.json("PUT", "/v1/models/Sealed?replace=true", edited(edit))
+            err = assert_error(status, hdrs, body, 409, "UnsafeModelChange",
+                               "attributes." + attr)
+            assert '"%s"' % attr in err["message"], err
+            if edit is unencrypt:  # the text of docs/models.md "Replacing a model"
+                assert err["message"] == (
+                    'replacing model Sealed removes the encryption of attribute "secret" (new '
+                    'values in plaintext, stored envelopes read as maps); use a new model name, '
+                    'or ?replace=true&allow_unsafe=true'), err
+            _, _, now = d.json("GET", "/v1/models/Sealed")
+            assert now == model, edit.__name__
+        # Old items still decrypt; new writes are still sealed.
+        status, _, body = d.json("GET", item_path("Sealed", i) + "?consistent=true")
+        assert status == 200 and body["secret"] == SENTINEL, body
+        j = uid()
+        status, _, body = d.json("PUT", item_path("Sealed", j), {"id": j, "secret": SENTINEL})
+        assert status in (200, 201), body
+        assert "M" in raw(d, j)["secret"]
+        assert not [ln for ln in d.log_lines() if ln.get("event") == "model.unsafe_replace"]
+
+        # Explicitly allowed: replaced, one warn line with names only.
+        status, _, body = d.json("PUT", "/v1/models/Sealed?replace=true&allow_unsafe=true",
+                                 edited(unencrypt))
+        assert status == 200, body
+        assert "encryption" not in {a["attribute"]: a for a in body["attributes"]}["secret"]
+        lines = [ln for ln in d.log_lines() if ln.get("event") == "model.unsafe_replace"]
+        assert len(lines) == 1, lines
+        assert lines[0]["level"] == "warn" and lines[0]["model"] == "Sealed", lines
+        assert lines[0]["changes"] == "encryption_removed:secret", lines
+        assert SENTINEL not in d.log_text()
+        d.wait_metric("tabletheoryd_inflight_operations", 0)
+        d.stop()
+    finally:
+        d.kill()
+
+
 def test_logs_carry_no_plaintext(sd):
     assert SENTINEL not in sd.log_text()

@@ -232,6 +232,109 @@ def test_replaced_model_with_new_gsi_gets_its_index(fresh_daemon):
     assert body["items"] == [{"id": "n", "at": 1, "text": "t"}]
 
 
+def test_replace_that_changes_keys_or_types_is_refused(fresh_daemon):
+    """A replace whose change stored items do not survive is 409 UnsafeModelChange
+    naming the attribute, index or keys, and the registry keeps the old model."""
+    d = fixture_daemon(fresh_daemon)
+    status, _, first = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 201, first
+
+    def changed(edit):
+        m = note_model()
+        edit(m)
+        return m
+
+    def retype_text(m):
+        m["attributes"][2]["type"] = "N"
+
+    def json_text(m):
+        m["attributes"][2]["json"] = True
+
+    def sort_key_s(m):
+        m["keys"]["sort"]["type"] = "S"
+        m["attributes"][1]["type"] = "S"
+
+    def index_on_text(m):
+        m["indexes"][0]["partition"] = {"attribute": "text", "type": "S"}
+
+    def encrypt_text(m):
+        m["attributes"][2]["encryption"] = {"v": 1}
+
+    cases = [(retype_text, "attributes.text"), (json_text, "attributes.text"),
+             (sort_key_s, "keys"), (index_on_text, "indexes.gsi-owner"),
+             (encrypt_text, "attributes.text")]
+    for edit, field in cases:
+        status, hdrs, body = d.json("PUT", "/v1/models/Note?replace=true", body=changed(edit))
+        err = assert_error(status, hdrs, body, 409, "UnsafeModelChange", field)
+        assert "allow_unsafe=true" in err["message"], err
+        name = field.split(".", 1)[-1]
+        assert ('"%s"' % name if "." in field else "keys") in err["message"], err
+        _, _, now = d.json("GET", "/v1/models/Note")
+        assert now == first, edit.__name__
+
+    # A bad flag value is refused before anything changes.
+    status, hdrs, body = d.json("PUT", "/v1/models/Note?replace=true&allow_unsafe=yes",
+                                body=changed(retype_text))
+    assert_error(status, hdrs, body, 400, "ValidationError", "allow_unsafe")
+    # The flag without replace=true replaces nothing.
+    status, hdrs, body = d.json("PUT", "/v1/models/Note?allow_unsafe=true",
+                                body=changed(retype_text))
+    assert_error(status, hdrs, body, 409, "AlreadyExists")
+
+    # Explicitly allowed: replaced, and logged at warn with names only.
+    status, _, body = d.json("PUT", "/v1/models/Note?replace=true&allow_unsafe=true",
+                             body=changed(retype_text))
+    assert status == 200, body
+    assert {a["attribute"]: a for a in body["attributes"]}["text"]["type"] == "N"
+    lines = [ln for ln in d.log_lines() if ln.get("event") == "model.unsafe_replace"]
+    assert len(lines) == 1, lines
+    assert lines[0]["level"] == "warn" and lines[0]["model"] == "Note", lines
+    assert lines[0]["changes"] == "type_changed:text" and lines[0]["count"] == 1, lines
+
+    # Safe changes replace without the flag: a new attribute, a dropped plain one.
+    def add_and_drop(m):
+        retype_text(m)
+        m["attributes"].append({"attribute": "extra", "type": "N", "optional": True})
+        del m["attributes"][3]  # owner: its index goes too
+        del m["indexes"]
+    status, _, body = d.json("PUT", "/v1/models/Note?replace=true", body=changed(add_and_drop))
+    assert status == 200, body
+    assert sorted(a["attribute"] for a in body["attributes"]) == ["at", "extra", "id", "text"]
+    assert len([ln for ln in d.log_lines() if ln.get("event") == "model.unsafe_replace"]) == 1
+
+
+@skip_on_peer("only the memory backend ensures a model's table when the model registers")
+def test_refused_table_leaves_the_registry_unchanged(fresh_daemon):
+    """allow_unsafe lets a key change through the registry's rule, but the memory
+    backend's table cannot take it: 409 from the table ensure, and the model that
+    was registered stays (the new one is registered only after its table)."""
+    d = fixture_daemon(fresh_daemon)
+    status, _, first = d.json("PUT", "/v1/models/Note", body=note_model())
+    assert status == 201, first
+    other = note_model()
+    other["keys"]["sort"]["type"] = "S"
+    other["attributes"][1]["type"] = "S"
+    status, hdrs, body = d.json("PUT", "/v1/models/Note?replace=true&allow_unsafe=true",
+                                body=other)
+    err = assert_error(status, hdrs, body, 409, "AlreadyExists")
+    assert err["details"]["difference"] == "key_schema", body
+    _, _, now = d.json("GET", "/v1/models/Note")
+    assert now == first
+    assert not [ln for ln in d.log_lines() if ln.get("event") == "model.unsafe_replace"]
+    # A new model whose table cannot be made is not registered either.
+    stray = note_model(name="Stray")
+    stray["keys"]["sort"]["type"] = "S"
+    stray["attributes"][1]["type"] = "S"
+    # Move Note away from its table, then put Stray on it with other keys.
+    status, _, _ = d.json("PUT", "/v1/models/Note?replace=true",
+                          body=note_model(table="notes_moved_itest"))
+    assert status == 200
+    status, hdrs, body = d.json("PUT", "/v1/models/Stray", body=stray)
+    assert_error(status, hdrs, body, 409, "AlreadyExists")
+    status, hdrs, body = d.json("GET", "/v1/models/Stray")
+    assert_error(status, hdrs, body, 404, "ModelNotFound")
+
+
 # ---- tables ------------------------------------------------------------------
 
 def test_table_put_and_get_of_a_loaded_model(fresh_daemon):

@@ -415,6 +415,75 @@ START_TEST(dms_loading) {
 }
 END_TEST
 
+/* ---- model registration: replaces ------------------------------------------- */
+
+static const char SECRET_V1[] =
+    "{\"name\":\"Secret\",\"table\":{\"name\":\"secrets\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"
+    "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\",\"required\":true},"
+    "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true,\"encryption\":{\"v\":1}}]}";
+static const char SECRET_V2[] = /* the encryption removed */
+    "{\"name\":\"Secret\",\"table\":{\"name\":\"secrets\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"
+    "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\",\"required\":true},"
+    "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true}]}";
+static const char OTHER[] =
+    "{\"name\":\"Other\",\"table\":{\"name\":\"secrets\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"
+    "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\",\"required\":true}]}";
+
+/* Puts one model (JSON text) and writes "<result> " or "<code> " to out.
+ * A refusal must leave the registry as it was. Returns 0, or -1 after an
+ * out-of-memory failure it checked. */
+static int reg_put(struct tt_model_registry *r, const char *text, unsigned flags, char *out,
+                   size_t cap) {
+  struct tt_error err;
+  json_t *obj = json_loads(text, 0, NULL);
+  if (obj == NULL)
+    return -1;
+  struct tt_model *m = NULL;
+  int rc = tt_model_from_json(obj, NULL, &m, &err);
+  json_decref(obj);
+  if (rc != 0)
+    return clean(&err, true);
+  size_t n = tt_model_registry_count(r);
+  const struct tt_model *first = n ? tt_model_registry_at(r, 0) : NULL;
+  enum tt_model_put_result res;
+  if (tt_model_registry_put(r, m, flags, &res, &err) != 0) {
+    CHECK(tt_model_registry_count(r) == n && (n == 0 || tt_model_registry_at(r, 0) == first),
+          "a refused put changed the registry");
+    if (err.code == TT_ERR_INTERNAL)
+      return clean(&err, true);
+    snprintf(out + strlen(out), cap - strlen(out), "%s ", tt_error_code_name(err.code));
+    return 0;
+  }
+  snprintf(out + strlen(out), cap - strlen(out), "%d ", (int)res);
+  return 0;
+}
+
+static int s_registry(char *out, size_t cap) {
+  struct tt_model_registry *r = tt_model_registry_new();
+  if (r == NULL)
+    return -1;
+  int rc = -1;
+  out[0] = '\0';
+  if (reg_put(r, SECRET_V1, 0, out, cap) != 0 ||
+      reg_put(r, SECRET_V1, TT_MODEL_PUT_REPLACE, out, cap) != 0 ||
+      reg_put(r, SECRET_V2, TT_MODEL_PUT_REPLACE, out, cap) != 0 ||
+      reg_put(r, OTHER, 0, out, cap) != 0 ||
+      reg_put(r, SECRET_V2, TT_MODEL_PUT_REPLACE | TT_MODEL_PUT_ALLOW_UNSAFE, out, cap) != 0)
+    goto done;
+  CHECK(tt_model_registry_count(r) == 2, "two models");
+  CHECK(!tt_model_registry_get(r, "Secret")->attrs[1].encrypted, "the unsafe replace happened");
+  rc = 0;
+done:
+  tt_model_registry_free(r);
+  return rc;
+}
+
+START_TEST(registry_replaces) { torture("registry replaces", s_registry); }
+END_TEST
+
 /* ---- ORM requests on the memory backend -------------------------------------- */
 
 static const char MEMBER[] =
@@ -618,7 +687,8 @@ int main(void) {
     const char *name;
     const TTest *test;
   } cases[] = {{"value", value_codecs}, {"ddb", ddb_codec}, {"expr", expressions},
-               {"dms", dms_loading},    {"orm", orm_requests}};
+               {"dms", dms_loading},    {"registry", registry_replaces},
+               {"orm", orm_requests}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     TCase *tc = tcase_create(cases[i].name);
     tcase_set_timeout(tc, 600);

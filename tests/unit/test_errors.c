@@ -31,6 +31,10 @@ START_TEST(statuses_follow_the_contract) {
   ck_assert_str_eq(tt_error_code_name(TT_ERR_IMMUTABLE_MODEL_MUTATION), "ImmutableModelMutation");
   ck_assert_str_eq(tt_error_code_name(TT_ERR_PROTECTED_FIELD_MUTATION), "ProtectedFieldMutation");
   ck_assert(!tt_error_code_retryable(TT_ERR_PROTECTED_FIELD_MUTATION));
+  /* Model replaces (model/registry.h). */
+  ck_assert_uint_eq(tt_api_error_status(TT_ERR_UNSAFE_MODEL_CHANGE), 409);
+  ck_assert_str_eq(tt_error_code_name(TT_ERR_UNSAFE_MODEL_CHANGE), "UnsafeModelChange");
+  ck_assert(!tt_error_code_retryable(TT_ERR_UNSAFE_MODEL_CHANGE));
   ck_assert_uint_eq(tt_api_error_status(TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE), 422);
   ck_assert_str_eq(tt_error_code_name(TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE),
                    "RejectedDeployAuthorityEvidence");

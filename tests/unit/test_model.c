@@ -3,6 +3,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -743,6 +744,470 @@ START_TEST(registry_put) {
 }
 END_TEST
 
+/* --- replaces: what stored items must survive ------------------------------------ */
+
+/* A model Secret on table "secrets" with keys PK (S) and SK (S), plus
+ * `extra` (a JSON array text of further attribute objects, may be "") and
+ * `tail` (further members of the model object, may be ""). */
+static struct tt_model *secret_model(const char *pk_type, const char *extra, const char *tail) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"name\":\"Secret\",\"table\":{\"name\":\"secrets\"},"
+           "\"keys\":{\"partition\":{\"attribute\":\"PK\",\"type\":\"%s\"},"
+           "\"sort\":{\"attribute\":\"SK\",\"type\":\"S\"}},"
+           "\"attributes\":[{\"attribute\":\"PK\",\"type\":\"%s\",\"roles\":[\"pk\"]},"
+           "{\"attribute\":\"SK\",\"type\":\"S\",\"roles\":[\"sk\"]}%s%s]%s%s}",
+           pk_type, pk_type, extra[0] ? "," : "", extra, tail[0] ? "," : "", tail);
+  struct tt_error err = {0};
+  struct tt_model *m = model_from_text(text, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  return m;
+}
+
+#define ENC_SECRET                                                                               \
+  "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true,\"encryption\":{\"v\":1}}"
+#define PLAIN_SECRET "{\"attribute\":\"secret\",\"type\":\"S\",\"optional\":true}"
+#define PLAIN_STATUS "{\"attribute\":\"status\",\"type\":\"S\",\"optional\":true}"
+#define STATUS_INDEX "\"indexes\":[{\"name\":\"by-status\",\"type\":\"GSI\"," \
+                     "\"partition\":{\"attribute\":\"status\",\"type\":\"S\"}}]"
+
+static const struct {
+  const char *pk_type, *extra, *tail; /* the replacement */
+  const char *field, *message;        /* "" when the replace is safe */
+} replace_cases[] = {
+    /* Removing the encryption (the attribute kept as a plain S). */
+    {"S", PLAIN_SECRET "," PLAIN_STATUS, STATUS_INDEX, "attributes.secret",
+     "replacing model Secret removes the encryption of attribute \"secret\" (new values in "
+     "plaintext, stored envelopes read as maps); use a new model name, or "
+     "?replace=true&allow_unsafe=true"},
+    /* Dropping the encrypted attribute, with or without additional attributes. */
+    {"S", PLAIN_STATUS, STATUS_INDEX ",\"tags\":{\"additional_attributes\":true}",
+     "attributes.secret",
+     "replacing model Secret drops the encrypted attribute \"secret\" (stored envelopes read "
+     "as maps); use a new model name, or ?replace=true&allow_unsafe=true"},
+    {"S", PLAIN_STATUS, STATUS_INDEX, "attributes.secret",
+     "replacing model Secret drops the encrypted attribute \"secret\" (stored envelopes read "
+     "as maps); use a new model name, or ?replace=true&allow_unsafe=true"},
+    /* Retyping: the encrypted attribute, a plain one (also through json). */
+    {"S",
+     "{\"attribute\":\"secret\",\"type\":\"N\",\"optional\":true,\"encryption\":{}}," PLAIN_STATUS,
+     STATUS_INDEX, "attributes.secret",
+     "replacing model Secret changes the type of attribute \"secret\", which stored items keep; "
+     "use a new model name, or ?replace=true&allow_unsafe=true"},
+    {"S", ENC_SECRET ",{\"attribute\":\"status\",\"type\":\"S\",\"optional\":true,\"json\":true}",
+     "", "attributes.status",
+     "replacing model Secret changes the type of attribute \"status\", which stored items keep; "
+     "use a new model name, or ?replace=true&allow_unsafe=true"},
+    /* Encrypting a plain attribute that items hold in plaintext. */
+    {"S", ENC_SECRET ",{\"attribute\":\"status\",\"type\":\"S\",\"optional\":true,"
+          "\"encryption\":{\"v\":1}}",
+     "", "attributes.status",
+     "replacing model Secret encrypts attribute \"status\", which stored items may hold in "
+     "plaintext; use a new model name, or ?replace=true&allow_unsafe=true"},
+    /* The table's keys and an index's keys (with two changes: the count). */
+    {"N", ENC_SECRET "," PLAIN_STATUS, STATUS_INDEX, "keys",
+     "replacing model Secret changes the table's keys, which stored items keep (and 1 more "
+     "unsafe change); use a new model name, or ?replace=true&allow_unsafe=true"},
+    {"S", ENC_SECRET "," PLAIN_STATUS ",{\"attribute\":\"when\",\"type\":\"S\",\"optional\":true}",
+     "\"indexes\":[{\"name\":\"by-status\",\"type\":\"GSI\",\"partition\":{\"attribute\":"
+     "\"status\",\"type\":\"S\"},\"sort\":{\"attribute\":\"when\",\"type\":\"S\"}}]",
+     "indexes.by-status",
+     "replacing model Secret changes the keys of index \"by-status\"; use a new model name, or "
+     "?replace=true&allow_unsafe=true"},
+    {"N", PLAIN_SECRET "," PLAIN_STATUS, STATUS_INDEX, "keys",
+     "replacing model Secret changes the table's keys, which stored items keep (and 2 more "
+     "unsafe changes); use a new model name, or ?replace=true&allow_unsafe=true"},
+    /* Safe: a new plain or encrypted attribute, a new index, a dropped index,
+     * a dropped plain attribute, optional/required flags. */
+    {"S", ENC_SECRET "," PLAIN_STATUS ",{\"attribute\":\"note\",\"type\":\"S\",\"optional\":true,"
+          "\"encryption\":{\"v\":1}}",
+     STATUS_INDEX, "", ""},
+    {"S", ENC_SECRET "," PLAIN_STATUS, "", "", ""},
+    {"S", "{\"attribute\":\"secret\",\"type\":\"S\",\"required\":true,\"encryption\":{\"v\":1}}",
+     "",
+     "", ""},
+};
+
+START_TEST(registry_replace_rules) {
+  int i = _i;
+  struct tt_model_registry *r = tt_model_registry_new();
+  struct tt_error err = {0};
+  enum tt_model_put_result res = 0;
+  struct tt_model *v1 = secret_model("S", ENC_SECRET "," PLAIN_STATUS, STATUS_INDEX);
+  ck_assert_int_eq(tt_model_registry_put(r, v1, 0, &res, &err), 0);
+  ck_assert_int_eq(res, TT_MODEL_PUT_CREATED);
+  const struct tt_model *before = tt_model_registry_get(r, "Secret");
+  struct tt_model *v2 =
+      secret_model(replace_cases[i].pk_type, replace_cases[i].extra, replace_cases[i].tail);
+  bool unsafe = replace_cases[i].field[0] != '\0';
+  struct tt_model_change c[4];
+  ck_assert_uint_eq(tt_model_unsafe_changes(before, v2, c, 4) > 0, unsafe);
+  /* check and put agree; a refusal changes nothing. */
+  int rc = tt_model_registry_check(r, v2, TT_MODEL_PUT_REPLACE, &res, &err);
+  ck_assert_int_eq(tt_model_registry_put(r, tt_model_ref(v2), TT_MODEL_PUT_REPLACE, &res, &err),
+                   rc);
+  if (unsafe) {
+    ck_assert_int_eq(rc, -1);
+    ck_assert_int_eq(err.code, TT_ERR_UNSAFE_MODEL_CHANGE);
+    ck_assert_str_eq(err.field, replace_cases[i].field);
+    ck_assert_str_eq(err.message, replace_cases[i].message);
+    ck_assert_ptr_eq(tt_model_registry_get(r, "Secret"), before);
+    ck_assert_uint_eq(tt_model_registry_count(r), 1);
+    /* Allowed explicitly: replaced. */
+    ck_assert_int_eq(tt_model_registry_put(r, tt_model_ref(v2),
+                                           TT_MODEL_PUT_REPLACE | TT_MODEL_PUT_ALLOW_UNSAFE, &res,
+                                           &err),
+                     0);
+  } else {
+    ck_assert_msg(rc == 0, "%s", err.message);
+  }
+  ck_assert_int_eq(res, TT_MODEL_PUT_REPLACED);
+  ck_assert_ptr_eq(tt_model_registry_get(r, "Secret"), v2);
+  /* The flag alone does not replace. */
+  struct tt_model *v3 = secret_model("S", ENC_SECRET, "");
+  ck_assert_int_eq(tt_model_registry_put(r, v3, TT_MODEL_PUT_ALLOW_UNSAFE, &res, &err), -1);
+  ck_assert_int_eq(err.code, TT_ERR_ALREADY_EXISTS);
+  ck_assert_ptr_eq(tt_model_registry_get(r, "Secret"), v2);
+  tt_model_unref(v2);
+  tt_model_registry_free(r);
+}
+END_TEST
+
+START_TEST(registry_unsafe_change_list) {
+  /* Everything at once: listed keys first, attributes by name, then indexes. */
+  struct tt_model *a = secret_model(
+      "S", ENC_SECRET "," PLAIN_STATUS ",{\"attribute\":\"n\",\"type\":\"N\",\"optional\":true}",
+      STATUS_INDEX ",\"tags\":{\"additional_attributes\":true}");
+  struct tt_model *b = secret_model(
+      "N",
+      "{\"attribute\":\"n\",\"type\":\"S\",\"optional\":true},"
+      "{\"attribute\":\"extra\",\"type\":\"S\",\"optional\":true,\"encryption\":{\"v\":1}},"
+      "{\"attribute\":\"status\",\"type\":\"N\",\"optional\":true}",
+      "\"indexes\":[{\"name\":\"by-status\",\"type\":\"GSI\",\"partition\":{\"attribute\":"
+      "\"status\",\"type\":\"N\"}}]");
+  struct tt_model_change c[8];
+  size_t n = tt_model_unsafe_changes(a, b, c, 8);
+  static const char *const want[][2] = {{"keys_changed", NULL},
+                                        {"type_changed", "PK"},
+                                        {"type_changed", "n"},
+                                        {"encrypted_attribute_dropped", "secret"},
+                                        {"type_changed", "status"},
+                                        {"encryption_added", "extra"},
+                                        {"index_keys_changed", "by-status"}};
+  ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(tt_model_change_label(c[i].kind), want[i][0]);
+    if (want[i][1])
+      ck_assert_str_eq(c[i].name, want[i][1]);
+    else
+      ck_assert_ptr_null(c[i].name);
+  }
+  /* A short list still counts them all; the way back is as unsafe. */
+  ck_assert_uint_eq(tt_model_unsafe_changes(a, b, c, 1), n);
+  ck_assert_str_eq(tt_model_change_label(c[0].kind), "keys_changed");
+  ck_assert_uint_gt(tt_model_unsafe_changes(b, a, NULL, 0), 0);
+  ck_assert_uint_eq(tt_model_unsafe_changes(a, a, NULL, 0), 0);
+  tt_model_unref(a);
+  tt_model_unref(b);
+}
+END_TEST
+
+/* The property: whatever sequence of registrations, replaces and loads, an
+ * attribute encrypted in a registered model never becomes plain, dropped or
+ * retyped, and keys never change, without TT_MODEL_PUT_ALLOW_UNSAFE; a
+ * refused operation leaves the registry exactly as it was. The model space
+ * is small (3 names, 3 tables, one reserved, 4 attributes in 6 states,
+ * 4 index shapes) so that names, tables and attributes collide often. */
+
+static uint64_t prop_state;
+
+static unsigned prop_rand(unsigned n) {
+  /* xorshift64*: deterministic across platforms. */
+  prop_state ^= prop_state >> 12;
+  prop_state ^= prop_state << 25;
+  prop_state ^= prop_state >> 27;
+  return (unsigned)((prop_state * 0x2545F4914F6CDD1DULL) >> 33) % n;
+}
+
+static json_t *prop_attr(const char *name, const char *type, bool enc, bool json) {
+  json_t *a = json_pack("{s:s,s:s,s:b}", "attribute", name, "type", type, "optional", 1);
+  if (enc)
+    json_object_set_new(a, "encryption", json_pack("{s:i}", "v", 1));
+  if (json)
+    json_object_set_new(a, "json", json_true());
+  return a;
+}
+
+/* A random valid model object called `name`. */
+static json_t *prop_model(const char *name) {
+  static const char *const tables[] = {"tbl1", "tbl1", "tbl2", "jobs"};
+  const char *pk_type = prop_rand(4) ? "S" : "N";
+  bool has_sk = prop_rand(3) != 0;
+  json_t *m = json_pack("{s:s,s:{s:s}}", "name", name, "table", "name",
+                        tables[prop_rand(prop_rand(8) ? 3 : 4)]);
+  json_t *keys = json_pack("{s:{s:s,s:s}}", "partition", "attribute", "PK", "type", pk_type);
+  json_t *attrs = json_array();
+  json_array_append_new(attrs, json_pack("{s:s,s:s,s:[s]}", "attribute", "PK", "type", pk_type,
+                                         "roles", "pk"));
+  if (has_sk) {
+    json_object_set_new(keys, "sort", json_pack("{s:s,s:s}", "attribute", "SK", "type", "S"));
+    json_array_append_new(attrs, json_pack("{s:s,s:s,s:[s]}", "attribute", "SK", "type", "S",
+                                           "roles", "sk"));
+  }
+  json_object_set_new(m, "keys", keys);
+  /* Attribute states: 0 absent, 1 S, 2 N, 3 S encrypted, 4 N encrypted, 5 S json. */
+  static const char *const names[] = {"a", "b", "c", "d"};
+  unsigned st[4];
+  for (size_t i = 0; i < 4; i++) {
+    st[i] = prop_rand(6);
+    if (st[i] != 0)
+      json_array_append_new(attrs, prop_attr(names[i], st[i] == 2 || st[i] == 4 ? "N" : "S",
+                                             st[i] == 3 || st[i] == 4, st[i] == 5));
+  }
+  json_object_set_new(m, "attributes", attrs);
+  /* Index shapes: none, a GSI on a, a GSI on b (both when plain S/N), an
+   * LSI on (PK, a) when there is a sort key. */
+  unsigned ix = prop_rand(4);
+  if ((ix == 1 || ix == 2) && (st[ix - 1] == 1 || st[ix - 1] == 2))
+    json_object_set_new(m, "indexes",
+                        json_pack("[{s:s,s:s,s:{s:s,s:s}}]", "name", "ix1", "type", "GSI",
+                                  "partition", "attribute", names[ix - 1], "type",
+                                  st[ix - 1] == 2 ? "N" : "S"));
+  else if (ix == 3 && has_sk && (st[0] == 1 || st[0] == 2))
+    json_object_set_new(m, "indexes",
+                        json_pack("[{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s}}]", "name", "ix1", "type",
+                                  "LSI", "partition", "attribute", "PK", "type", pk_type, "sort",
+                                  "attribute", "a", "type", st[0] == 2 ? "N" : "S"));
+  if (prop_rand(4) == 0)
+    json_object_set_new(m, "tags", json_pack("{s:b}", "additional_attributes", 1));
+  return m;
+}
+
+static const json_t *prop_find(const json_t *list, const char *member, const char *name) {
+  size_t i;
+  const json_t *x;
+  json_array_foreach(list, i, x) {
+    if (strcmp(json_string_value(json_object_get(x, member)), name) == 0)
+      return x;
+  }
+  return NULL;
+}
+
+/* json_equal, with two absent members equal. */
+static bool prop_eq(const json_t *a, const json_t *b) {
+  return a == NULL ? b == NULL : json_equal(a, b);
+}
+
+/* The oracle, written on the canonical forms rather than the structs: does
+ * replacing `old` by `m` break what stored items hold? */
+static bool prop_unsafe(const struct tt_model *old, const struct tt_model *m) {
+  json_t *a = tt_model_to_json(old), *b = tt_model_to_json(m);
+  bool bad = !prop_eq(json_object_get(a, "keys"), json_object_get(b, "keys"));
+  size_t i;
+  const json_t *x;
+  json_array_foreach(json_object_get(a, "attributes"), i, x) {
+    const json_t *y =
+        prop_find(json_object_get(b, "attributes"), "attribute",
+                  json_string_value(json_object_get(x, "attribute")));
+    bool xe = json_object_get(x, "encryption") != NULL;
+    if (y == NULL) {
+      bad |= xe;
+      continue;
+    }
+    bad |= xe != (json_object_get(y, "encryption") != NULL);
+    bad |= !prop_eq(json_object_get(x, "type"), json_object_get(y, "type"));
+    bad |= (json_object_get(x, "json") != NULL) != (json_object_get(y, "json") != NULL);
+  }
+  if (json_is_true(json_object_get(json_object_get(a, "tags"), "additional_attributes")))
+    json_array_foreach(json_object_get(b, "attributes"), i, x) {
+      if (json_object_get(x, "encryption") != NULL &&
+          prop_find(json_object_get(a, "attributes"), "attribute",
+                    json_string_value(json_object_get(x, "attribute"))) == NULL)
+        bad = true;
+    }
+  json_array_foreach(json_object_get(a, "indexes"), i, x) {
+    const json_t *y = prop_find(json_object_get(b, "indexes"), "name",
+                                json_string_value(json_object_get(x, "name")));
+    if (y != NULL)
+      bad |= !prop_eq(json_object_get(x, "type"), json_object_get(y, "type")) ||
+             !prop_eq(json_object_get(x, "partition"), json_object_get(y, "partition")) ||
+             !prop_eq(json_object_get(x, "sort"), json_object_get(y, "sort"));
+  }
+  json_decref(a);
+  json_decref(b);
+  return bad;
+}
+
+/* The registry's models, in order, with a reference each. */
+struct prop_snap {
+  struct tt_model *m[8];
+  size_t n;
+};
+
+static void prop_take(const struct tt_model_registry *r, struct prop_snap *s) {
+  s->n = tt_model_registry_count(r);
+  ck_assert_uint_le(s->n, 8);
+  for (size_t i = 0; i < s->n; i++)
+    s->m[i] = tt_model_ref((struct tt_model *)tt_model_registry_at(r, i));
+}
+
+static void prop_drop(struct prop_snap *s) {
+  for (size_t i = 0; i < s->n; i++)
+    tt_model_unref(s->m[i]);
+  s->n = 0;
+}
+
+static bool prop_same(const struct tt_model_registry *r, const struct prop_snap *s) {
+  if (tt_model_registry_count(r) != s->n)
+    return false;
+  for (size_t i = 0; i < s->n; i++)
+    if (tt_model_registry_at(r, i) != s->m[i])
+      return false;
+  return true;
+}
+
+static const struct tt_model *prop_old(const struct prop_snap *s, const char *name) {
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->m[i]->name, name) == 0)
+      return s->m[i];
+  return NULL;
+}
+
+START_TEST(registry_replace_property) {
+  static const char *const names[] = {"A", "B", "C"};
+  static const unsigned flag_sets[] = {0, TT_MODEL_PUT_REPLACE, TT_MODEL_PUT_REPLACE,
+                                       TT_MODEL_PUT_REPLACE | TT_MODEL_PUT_ALLOW_UNSAFE,
+                                       TT_MODEL_PUT_ALLOW_UNSAFE};
+  unsigned invalid = 0;
+  unsigned seen[8] = {0}; /* outcomes, so a generator that stops reaching one fails */
+  enum { CREATED, REPLACED_SAFE, REPLACED_UNSAFE, IDENTICAL, REFUSED_UNSAFE, REFUSED_EXISTS,
+         REFUSED_SHARE, REFUSED_RESERVED };
+  prop_state = 0x9E3779B97F4A7C15ULL + (uint64_t)_i * 0x5851F42D4C957F2DULL;
+  struct tt_model_registry *r = tt_model_registry_new();
+  struct tt_error err = {0};
+  ck_assert_int_eq(tt_model_registry_reserve_table(r, "jobs", "the job ledger", &err), 0);
+  for (unsigned step = 0; step < 3000; step++) {
+    struct prop_snap before;
+    prop_take(r, &before);
+    const char *name = names[prop_rand(3)];
+    json_t *obj = prop_model(name);
+    /* Sometimes the registered model again, or with one change only. */
+    const struct tt_model *cur = prop_old(&before, name);
+    if (cur != NULL && prop_rand(4) == 0) {
+      json_decref(obj);
+      obj = tt_model_to_json(cur);
+      json_t *attrs = json_object_get(obj, "attributes");
+      json_t *x = json_array_get(attrs, prop_rand((unsigned)json_array_size(attrs)));
+      switch (prop_rand(5)) {
+      case 0: /* toggle one attribute's encryption */
+        if (json_object_get(x, "roles") == NULL && json_object_get(x, "encryption") != NULL)
+          json_object_del(x, "encryption");
+        else if (json_object_get(x, "roles") == NULL)
+          json_object_set_new(x, "encryption", json_pack("{s:i}", "v", 1));
+        break;
+      case 1: /* a new attribute, plain or encrypted */
+      case 2:
+        json_array_append_new(attrs, prop_attr("e", "S", prop_rand(2), false));
+        break;
+      case 3: /* no index */
+        json_object_del(obj, "indexes");
+        break;
+      default: /* identical */
+        break;
+      }
+    }
+    struct tt_model *m = NULL;
+    int vrc = tt_model_from_json(obj, NULL, &m, &err);
+    ck_assert_msg(vrc == 0 || err.code == TT_ERR_VALIDATION, "%s", err.message);
+    if (vrc != 0) { /* an index on an attribute that became encrypted */
+      ck_assert_uint_lt(++invalid, 400);
+      json_decref(obj);
+      prop_drop(&before);
+      continue;
+    }
+    unsigned flags = flag_sets[prop_rand(5)];
+    enum tt_model_put_result res = 0, checked = 0;
+    int crc = tt_model_registry_check(r, m, flags, &checked, &err);
+    int rc;
+    if (prop_rand(5) == 0) {
+      /* Through the loader: a name it already has is accepted only identical. */
+      json_t *doc = json_pack("{s:s,s:[O]}", "dms_version", "0.2", "models", obj);
+      char *text = json_dumps(doc, JSON_COMPACT);
+      rc = tt_model_registry_load_text(r, text, strlen(text), "prop.json", &err);
+      free(text);
+      json_decref(doc);
+      if (rc == 0 && cur != NULL)
+        ck_assert(tt_model_equal(cur, m));
+      res = cur != NULL ? TT_MODEL_PUT_IDENTICAL : TT_MODEL_PUT_CREATED;
+      tt_model_unref(m);
+      m = NULL;
+    } else {
+      rc = tt_model_registry_put(r, tt_model_ref(m), flags, &res, &err);
+      ck_assert_int_eq(rc, crc);
+      if (rc == 0)
+        ck_assert_int_eq(res, checked);
+    }
+    if (rc != 0) {
+      ck_assert_msg(prop_same(r, &before), "step %u: a refused operation changed the registry",
+                    step);
+      switch (err.code) {
+      case TT_ERR_UNSAFE_MODEL_CHANGE:
+        ck_assert(cur != NULL && m != NULL && !(flags & TT_MODEL_PUT_ALLOW_UNSAFE));
+        ck_assert_msg(prop_unsafe(cur, m), "step %u: refused a safe replace: %s", step,
+                      err.message);
+        seen[REFUSED_UNSAFE]++;
+        break;
+      case TT_ERR_ALREADY_EXISTS:
+        ck_assert(cur != NULL && !(flags & TT_MODEL_PUT_REPLACE));
+        seen[REFUSED_EXISTS]++;
+        break;
+      case TT_ERR_VALIDATION:
+        seen[REFUSED_SHARE]++;
+        break;
+      case TT_ERR_RESERVED_MODEL:
+        seen[REFUSED_RESERVED]++;
+        break;
+      default:
+        ck_abort_msg("step %u: unexpected %s: %s", step, tt_error_code_name(err.code),
+                     err.message);
+      }
+    } else {
+      const struct tt_model *now = tt_model_registry_get(r, name);
+      ck_assert_ptr_nonnull(now);
+      if (res == TT_MODEL_PUT_IDENTICAL) {
+        ck_assert(prop_same(r, &before));
+        seen[IDENTICAL]++;
+      } else if (res == TT_MODEL_PUT_CREATED) {
+        ck_assert_ptr_null(cur);
+        ck_assert_uint_eq(tt_model_registry_count(r), before.n + 1);
+        seen[CREATED]++;
+      } else {
+        ck_assert_ptr_nonnull(cur);
+        ck_assert_ptr_eq(now, m);
+        ck_assert_uint_eq(tt_model_registry_count(r), before.n);
+        bool unsafe = prop_unsafe(cur, now);
+        /* The invariant: only the flag lets an unsafe replace through. */
+        ck_assert_msg(!unsafe || (flags & TT_MODEL_PUT_ALLOW_UNSAFE),
+                      "step %u: model %s changed unsafely without allow_unsafe", step, name);
+        ck_assert_uint_eq(tt_model_unsafe_changes(cur, now, NULL, 0) > 0, unsafe);
+        seen[unsafe ? REPLACED_UNSAFE : REPLACED_SAFE]++;
+      }
+      /* Other names are untouched. */
+      for (size_t i = 0; i < before.n; i++)
+        if (strcmp(before.m[i]->name, name) != 0)
+          ck_assert_ptr_eq(tt_model_registry_get_internal(r, before.m[i]->name), before.m[i]);
+    }
+    tt_model_unref(m);
+    json_decref(obj);
+    prop_drop(&before);
+  }
+  for (size_t i = 0; i < 8; i++)
+    ck_assert_msg(seen[i] > 0, "outcome %zu never happened (%u %u %u %u %u %u %u %u)", i,
+                  seen[0], seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7]);
+  tt_model_registry_free(r);
+}
+END_TEST
+
 /* --- YAML subset ---------------------------------------------------------------- */
 
 START_TEST(yaml_scalars) {
@@ -893,6 +1358,10 @@ static Suite *model_suite(void) {
   tcase_add_test(tc, choose_index);
   tcase_add_test(tc, registry_reload_and_conflicts);
   tcase_add_test(tc, registry_put);
+  tcase_add_loop_test(tc, registry_replace_rules, 0,
+                      (int)(sizeof(replace_cases) / sizeof(replace_cases[0])));
+  tcase_add_test(tc, registry_unsafe_change_list);
+  tcase_add_loop_test(tc, registry_replace_property, 0, 3); /* three seeds */
   tcase_add_test(tc, yaml_scalars);
   tcase_add_test(tc, yaml_limits);
   tcase_add_test(tc, naming_rules);

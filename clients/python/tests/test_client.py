@@ -419,6 +419,13 @@ def test_models_and_tables(client):
                                                          "optional": True}])
     with pytest.raises(tt.AlreadyExists):
         client.register_model(changed)
+    retyped = dict(doc, attributes=[doc["attributes"][0],
+                                    {"attribute": "n", "type": "S", "optional": True}])
+    with pytest.raises(tt.UnsafeModelChange) as e:
+        client.register_model(retyped, replace=True)
+    assert e.value.details["field"] == "attributes.n"
+    assert client.register_model(retyped, replace=True, allow_unsafe=True) is False
+    assert notes.definition()["attributes"][1]["type"] == "S"
     with pytest.raises(tt.ModelNotFound):
         client.model("Absent" + name).table()
 

@@ -162,10 +162,15 @@ export class Client {
     return (await this.request("GET", "/v1/models", { ...opts, idempotent: true })).body.models;
   }
 
-  /** PUT a DMS model; true when it was new or replaced, false when identical. */
-  async registerModel(doc: ModelDoc, opts: CallOptions & { replace?: boolean } = {}): Promise<boolean> {
+  /** PUT a DMS model; true when it was new or replaced, false when identical. allowUnsafe
+   * (with replace) lets through a replace that stored items do not survive
+   * (UnsafeModelChange otherwise; docs/models.md "Replacing a model"). */
+  async registerModel(
+    doc: ModelDoc, opts: CallOptions & { replace?: boolean; allowUnsafe?: boolean } = {},
+  ): Promise<boolean> {
     const r = await this.request("PUT", `/v1/models/${encodeURIComponent(doc.name)}`, {
-      ...opts, body: doc, query: { replace: opts.replace ? "true" : undefined }, idempotent: true,
+      ...opts, body: doc, idempotent: true,
+      query: { replace: opts.replace ? "true" : undefined, allow_unsafe: opts.allowUnsafe ? "true" : undefined },
     });
     this.models_.delete(doc.name);
     this.loaded_.delete(doc.name);

@@ -78,6 +78,8 @@ export class AlreadyExists extends ConflictError { static override readonly code
 export class ImmutableModelMutation extends ConflictError { static override readonly code = "ImmutableModelMutation"; }
 /** 409: the write sets, removes or replaces a protected attribute. */
 export class ProtectedFieldMutation extends ConflictError { static override readonly code = "ProtectedFieldMutation"; }
+/** 409: a model replace that stored items would not survive; details.field names it. */
+export class UnsafeModelChange extends ConflictError { static override readonly code = "UnsafeModelChange"; }
 /** 422: the item's provenance/confidence cannot authorize a deploy (deploy_authority check). */
 export class RejectedDeployAuthorityEvidence extends TableTheoryError { static override readonly code = "RejectedDeployAuthorityEvidence"; }
 export class PayloadTooLarge extends TableTheoryError { static override readonly code = "PayloadTooLarge"; }
@@ -114,8 +116,9 @@ export const errorClasses: Record<string, typeof TableTheoryError> = Object.from
   [ValidationError, InvalidCursor, UnknownPartner, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
-    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, RejectedDeployAuthorityEvidence,
-    PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, UnsafeModelChange,
+    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled,
+    BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
     EncryptionNotConfigured, InvalidEncryptedEnvelope].map((c) => [c.code, c]));
 

@@ -378,6 +378,10 @@ describe("models and tables", () => {
     assert.equal(Number((await notes.get("a")).n), 1.5);
     const changed = { ...doc, attributes: [...doc.attributes, { attribute: "s", type: "S", optional: true }] };
     await assert.rejects(client.registerModel(changed), tt.AlreadyExists);
+    const retyped = { ...doc, attributes: [doc.attributes[0], { attribute: "n", type: "S", optional: true }] };
+    await assert.rejects(client.registerModel(retyped, { replace: true }), tt.UnsafeModelChange);
+    assert.equal(await client.registerModel(retyped, { replace: true, allowUnsafe: true }), false);
+    assert.equal((await notes.definition()).attributes[1].type, "S");
     await assert.rejects(client.model(`Absent${name}`).table(), tt.ModelNotFound);
   });
 });

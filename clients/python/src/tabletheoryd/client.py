@@ -190,10 +190,13 @@ class Client:
         """Every registered model (normalized DMS documents)."""
         return self.request("GET", "/v1/models", idempotent=True)[2]["models"]
 
-    def register_model(self, doc, replace=False):
-        """PUT a DMS model; returns True when it was new or replaced, False if identical."""
+    def register_model(self, doc, replace=False, allow_unsafe=False):
+        """PUT a DMS model; returns True when it was new or replaced, False if identical.
+        allow_unsafe=True (with replace) lets through a replace that stored items do not
+        survive (UnsafeModelChange otherwise; docs/models.md "Replacing a model")."""
         status, _, _ = self.request("PUT", "/v1/models/" + quote(doc["name"], safe=""), doc,
-                                    query={"replace": "true" if replace else None},
+                                    query={"replace": "true" if replace else None,
+                                           "allow_unsafe": "true" if allow_unsafe else None},
                                     idempotent=True)
         self._models.pop(doc["name"], None)
         return status == 201

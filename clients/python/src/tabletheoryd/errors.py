@@ -79,6 +79,9 @@ ImmutableModelMutation = _make("ImmutableModelMutation", ConflictError,
                                "409: a write_once model's items can only be created.")
 ProtectedFieldMutation = _make("ProtectedFieldMutation", ConflictError,
                                "409: the write changes a protected attribute.")
+UnsafeModelChange = _make("UnsafeModelChange", ConflictError,
+                          "409: a model replace that stored items would not survive; "
+                          "details['field'] names it.")
 RejectedDeployAuthorityEvidence = _make(
     "RejectedDeployAuthorityEvidence", TableTheoryError,
     "422: the item's provenance/confidence cannot authorize a deploy (deploy_authority check).")
@@ -112,8 +115,9 @@ BY_CODE = {cls.code: cls for cls in (
     ValidationError, InvalidCursor, UnknownPartner, Unauthorized, Forbidden, ReservedModel, RouteNotFound,
     ModelNotFound, ItemNotFound, JobNotFound, TableNotFound, MethodNotAllowed, ConditionFailed,
     VersionConflict, TransactionCanceled, LeaseHeld, LeaseNotOwned, InvalidTransition,
-    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, RejectedDeployAuthorityEvidence,
-    PayloadTooLarge, UnsupportedMediaType, Throttled, BackendUnavailable,
+    AlreadyExists, ImmutableModelMutation, ProtectedFieldMutation, UnsafeModelChange,
+    RejectedDeployAuthorityEvidence, PayloadTooLarge, UnsupportedMediaType, Throttled,
+    BackendUnavailable,
     BatchIncomplete, Draining, BackendTimeout, Internal, EncryptedFieldNotQueryable,
     EncryptionNotConfigured, InvalidEncryptedEnvelope)}
 

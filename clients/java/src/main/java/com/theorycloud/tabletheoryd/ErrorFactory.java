@@ -30,6 +30,7 @@ final class ErrorFactory {
             case "AlreadyExists" -> new AlreadyExistsException(f);
             case "ImmutableModelMutation" -> new ImmutableModelMutationException(f);
             case "ProtectedFieldMutation" -> new ProtectedFieldMutationException(f);
+            case "UnsafeModelChange" -> new UnsafeModelChangeException(f);
             case "RejectedDeployAuthorityEvidence" -> new RejectedDeployAuthorityEvidenceException(f);
             case "PayloadTooLarge" -> new PayloadTooLargeException(f);
             case "UnsupportedMediaType" -> new UnsupportedMediaTypeException(f);
