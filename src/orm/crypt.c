@@ -31,9 +31,10 @@ int tt_orm_crypt_check(const struct tt_orm *orm, const struct tt_model *m, struc
  * further into it. */
 static const struct tt_model_attr *path_attr(const struct tt_model *m, const char *path,
                                              bool *nested) {
-  size_t n = strcspn(path, ".[");
-  *nested = path[n] != '\0';
-  return tt_model_attr_find(m, path, n);
+  const char *name;
+  size_t n;
+  *nested = path[tt_expr_rest_path_head(path, &name, &n)] != '\0';
+  return tt_model_attr_find(m, name, n);
 }
 
 int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
