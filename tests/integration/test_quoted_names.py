@@ -37,6 +37,13 @@ def test_a_dotted_name_is_filtered_and_selected(mdaemon):
     assert sorted((it["id"], it["a.b"]) for it in items) == [("q-dot-1", "flat"),
                                                              ("q-dot-2", "other")]
     assert all(set(it) == {"id", "a.b"} for it in items), items
+    # docs/api.md's example, as written there.
+    status, _, got = mdaemon.json("POST", "/v1/models/Loose/scan",
+                                  {"filter": {"attr": "`a.b`", "op": "=", "value": "flat"},
+                                   "select": ["id", "`a.b`"]})
+    assert status == 200, got
+    assert got["items"] == [{"a.b": "flat", "id": "q-dot-1"}] and got["count"] == 1, got
+    assert got["cursor"] is None, got
     # A nested path under a quoted name, and the quoted name of a plain one.
     items = scan(mdaemon, {"filter": [only, {"attr": "`a`.`b`", "op": "=", "value": "nested"}],
                            "select": ["`a`.b", "`id`"]})
