@@ -59,6 +59,8 @@ static const struct setting settings[] = {
      "N  concurrent client connections (default 1024)"},
     {"batch-concurrency", K_UINT, F(batch_concurrency), 1, 64, NULL,
      "N  parallel chunks per batch call (default 4)"},
+    {"max-response-bytes", K_UINT, F(max_response_bytes), 1024, 1u << 30, NULL,
+     "N  bytes of items in one query or scan answer; more ends it with a cursor (default 4194304)"},
     {"log-level", K_LEVEL, F(log_level), 0, 0, NULL, "L  debug | info | warn | error"},
     {"config", K_STRING, F(config_file), 0, 0, NULL, "FILE  JSON file of these settings"},
     {"check-config", K_BOOL, F(check_config), 0, 0, NULL,
@@ -83,6 +85,7 @@ static void defaults(struct tt_config *cfg) {
   cfg->drain_timeout_ms = 10000;
   cfg->max_connections = 1024;
   cfg->batch_concurrency = 4;
+  cfg->max_response_bytes = 4194304;
   cfg->log_level = TT_LOG_INFO;
 }
 

@@ -46,6 +46,7 @@ struct tt_config {
   uint64_t drain_timeout_ms;
   uint64_t max_connections;
   uint64_t batch_concurrency;
+  uint64_t max_response_bytes;
   enum tt_log_level log_level;
   char config_file[512];
   bool check_config;

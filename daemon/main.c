@@ -451,6 +451,7 @@ static int start(struct daemon *d, struct tt_error *err) {
   d->orm.client = &d->client;
   d->orm.allow_table_delete = d->cfg.allow_table_delete;
   d->orm.batch_concurrency = (unsigned)d->cfg.batch_concurrency;
+  d->orm.max_response_bytes = (size_t)d->cfg.max_response_bytes;
   d->orm.auto_create_tables = strcmp(d->cfg.backend, "memory") == 0;
   d->server.orm = &d->orm;
   if (d->orm.auto_create_tables && create_tables(d, err) != 0)

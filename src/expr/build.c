@@ -190,8 +190,34 @@ int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct
 static int bad_path(const char *field, struct tt_error *err) {
   return tt_error_set(err, TT_ERR_VALIDATION, field,
                       "%s: invalid attribute path; write names separated by '.' with list "
-                      "indexes like a.b[0] (at most %d levels)",
+                      "indexes like a.b[0] (at most %d levels), a name holding '.', '[' or ']' "
+                      "in backticks: `a.b`",
                       field, MAX_DEPTH);
+}
+
+size_t tt_expr_rest_path_head(const char *p, const char **name, size_t *len) {
+  if (p[0] == '`') {
+    const char *close = strchr(p + 1, '`');
+    if (close != NULL) {
+      *name = p + 1;
+      *len = (size_t)(close - p - 1);
+      return *len + 2;
+    }
+  }
+  *name = p;
+  *len = strcspn(p, ".[");
+  return *len;
+}
+
+/* One name of a REST path at s: a quoted `name` (no backtick inside) or
+ * text up to '.', '[' or ']' that does not start with a backtick. Returns
+ * the length as written, 0 when there is no valid name. */
+static size_t name_span(const char *s) {
+  if (*s == '`') {
+    const char *close = strchr(s + 1, '`');
+    return close != NULL && close > s + 1 ? (size_t)(close - s) + 1 : 0;
+  }
+  return strcspn(s, ".[]");
 }
 
 bool tt_expr_rest_path_valid(const char *p) {
@@ -200,7 +226,7 @@ bool tt_expr_rest_path_valid(const char *p) {
   if (*s == '\0')
     return false;
   for (;;) {
-    size_t n = strcspn(s, ".[]");
+    size_t n = name_span(s);
     if (n == 0)
       return false;
     s += n;
@@ -236,10 +262,11 @@ static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool l
   }
   const char *s = path;
   for (;;) {
-    size_t n = strcspn(s, ".[");
-    if ((rc = name_ref(b, s, n, out, err)) != 0)
+    const char *name;
+    size_t n;
+    s += tt_expr_rest_path_head(s, &name, &n);
+    if ((rc = name_ref(b, name, n, out, err)) != 0)
       return rc == -2 ? too_long(field, err) : rc;
-    s += n;
     while (*s == '[') {
       size_t d = strcspn(s, "]") + 1; /* "[12]" */
       if (tt_buf_append(out, s, d) != 0)
@@ -648,14 +675,29 @@ int tt_expr_build_key_condition(struct tt_expr_builder *b, const json_t *key, co
 /* ---- projections ------------------------------------------------------- */
 
 /* Whether REST path a equals b or one contains the other ("a" and "a.b",
- * "l" and "l[0]"). */
+ * "l" and "l[0]", "`a`" and "a"), walked name by name. */
 static bool paths_overlap(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  const char *s = la < lb ? a : b, *l = la < lb ? b : a;
-  size_t ls = la < lb ? la : lb;
-  if (memcmp(s, l, ls) != 0)
-    return false;
-  return l[ls] == '\0' || l[ls] == '.' || l[ls] == '[';
+  for (;;) {
+    const char *na, *nb;
+    size_t la, lb;
+    a += tt_expr_rest_path_head(a, &na, &la);
+    b += tt_expr_rest_path_head(b, &nb, &lb);
+    if (la != lb || memcmp(na, nb, la) != 0)
+      return false;
+    while (*a == '[' && *b == '[') {
+      size_t da = strcspn(a, "]"), db = strcspn(b, "]");
+      if (da != db || a[da] != ']' || memcmp(a, b, da) != 0)
+        return false;
+      a += da + 1;
+      b += db + 1;
+    }
+    if (*a == '\0' || *b == '\0')
+      return true;
+    if (*a != '.' || *b != '.')
+      return false;
+    a++;
+    b++;
+  }
 }
 
 static int build_projection_impl(struct tt_expr_builder *b, const json_t *select, const char *field,

@@ -96,8 +96,17 @@ int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_o
 int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct tt_error *err);
 
 /* Whether `p` is a REST document path: name ('[' digits ']')* ('.' name ...)*,
- * at most 32 levels (DynamoDB's document path depth). */
+ * at most 32 levels (DynamoDB's document path depth). A name is text without
+ * '.', '[' and ']' that does not start with a backtick, or any non-empty
+ * text without a backtick between backticks (`a.b` is the one attribute
+ * named "a.b"). */
 bool tt_expr_rest_path_valid(const char *p);
+
+/* The first attribute name of REST path `p` (checked or not): *name points
+ * at it inside p (without the backticks of a quoted name) and *len is its
+ * length. Returns the length of that name as written (backticks included):
+ * in a valid path p[ret] is '\0', '.' or '['. */
+size_t tt_expr_rest_path_head(const char *p, const char **name, size_t *len);
 
 /* Appends the placeholder form of `path` ("#n0.#n1[2]") to out, for callers
  * that write their own expression text. REST syntax unless `literal`.

@@ -307,8 +307,10 @@ static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err)
       const char *s = json_string_value(p);
       if (s == NULL)
         continue; /* refused by tt_orm_check_select; never NULL here */
-      size_t n = strcspn(s, ".[");
-      covered |= n == keys[k]->name_len && memcmp(s, keys[k]->name, n) == 0;
+      const char *name;
+      size_t n;
+      tt_expr_rest_path_head(s, &name, &n);
+      covered |= n == keys[k]->name_len && memcmp(name, keys[k]->name, n) == 0;
     }
     if (!covered && json_array_append_new(paths, json_string(keys[k]->name)) != 0) {
       oom(err);

@@ -5,11 +5,15 @@
 #include "orm/crypt.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/kms/kms.h"
+#include "obs/log.h"
 #include "orm/envelope.h"
+#include "value/codec_ddb.h"
 
 bool tt_orm_crypt_model(const struct tt_model *m) {
   for (size_t i = 0; i < m->n_attrs; i++)
@@ -31,9 +35,10 @@ int tt_orm_crypt_check(const struct tt_orm *orm, const struct tt_model *m, struc
  * further into it. */
 static const struct tt_model_attr *path_attr(const struct tt_model *m, const char *path,
                                              bool *nested) {
-  size_t n = strcspn(path, ".[");
-  *nested = path[n] != '\0';
-  return tt_model_attr_find(m, path, n);
+  const char *name;
+  size_t n;
+  *nested = path[tt_expr_rest_path_head(path, &name, &n)] != '\0';
+  return tt_model_attr_find(m, name, n);
 }
 
 int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
@@ -85,6 +90,8 @@ struct slot {
   struct tt_orm_crypt *c;
   const struct tt_model_attr *attr;
   struct tt_av *value; /* replaced in place */
+  const struct tt_model *model; /* of `item`; NULL for a value added alone */
+  const struct tt_av *item;     /* the item holding `value`, to name it on failure */
   struct tt_envelope_parts parts; /* opening: parsed before any call */
   struct slot *next;
 };
@@ -96,6 +103,7 @@ struct tt_orm_crypt {
   size_t n, running;
   bool pumping, failed, finished;
   struct tt_error err;
+  const struct slot *failed_slot; /* the value the first failure is about */
   tt_orm_crypt_done_cb done;
   void *arg;
 };
@@ -139,22 +147,109 @@ int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, s
   for (size_t i = 0; i < item->len; i++) {
     struct tt_av_member *mb = &item->u.members[i];
     const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
-    if (a != NULL && a->encrypted && tt_orm_crypt_add_value(c, a, &mb->value, err) != 0)
-      return -1;
+    if (a != NULL && a->encrypted) {
+      if (tt_orm_crypt_add_value(c, a, &mb->value, err) != 0)
+        return -1;
+      c->tail->model = m;
+      c->tail->item = item;
+    }
   }
   return 0;
 }
 
-static void fail(struct tt_orm_crypt *c, const struct tt_error *e) {
-  if (!c->failed)
+static void fail_at(struct tt_orm_crypt *c, const struct slot *s, const struct tt_error *e) {
+  if (!c->failed) {
     c->err = *e;
+    c->failed_slot = s;
+  }
   c->failed = true;
+}
+
+static void fail(struct tt_orm_crypt *c, const struct tt_error *e) { fail_at(c, NULL, e); }
+
+int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
+                            char out[TT_ORM_KEY_SHA256_HEX + 1]) {
+  struct tt_av key;
+  struct tt_buf text;
+  const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  int rc = -1;
+  if (tt_av_map(&key, 0) != 0)
+    return -1;
+  tt_buf_init(&text, 0);
+  for (size_t k = 0; k < 2; k++) {
+    if (keys[k] == NULL)
+      continue;
+    const struct tt_av *v = tt_av_map_getn(item, keys[k]->name, keys[k]->name_len);
+    struct tt_av copy;
+    if (v == NULL || tt_av_clone(&copy, v) != 0)
+      goto done;
+    if (tt_av_map_put(&key, keys[k]->name, keys[k]->name_len, &copy) != 0) {
+      tt_av_free(&copy);
+      goto done;
+    }
+  }
+  if (tt_ddb_item_write(&text, &key, 0) != 0 ||
+      EVP_Digest(text.data, text.len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+      mdlen * 2 < TT_ORM_KEY_SHA256_HEX)
+    goto done;
+  for (size_t i = 0; i < TT_ORM_KEY_SHA256_HEX / 2; i++)
+    snprintf(out + 2 * i, 3, "%02x", md[i]);
+  rc = 0;
+done:
+  if (text.data)
+    OPENSSL_cleanse(text.data, text.len); /* it held key values */
+  tt_buf_free(&text);
+  tt_av_free(&key);
+  return rc;
+}
+
+/* An envelope of a stored item failed to open: the error, the request's
+ * details and a log line name the item by its key attribute names and the
+ * SHA-256 prefix of its key (docs/errors.md), never by the key's values. */
+static void name_item(struct tt_orm_crypt *c) {
+  const struct slot *s = c->failed_slot;
+  char hash[TT_ORM_KEY_SHA256_HEX + 1];
+  if (c->seal || s == NULL || s->item == NULL ||
+      c->err.code != TT_ERR_INVALID_ENCRYPTED_ENVELOPE ||
+      tt_orm_crypt_key_sha256(s->model, s->item, hash) != 0)
+    return;
+  const struct tt_model *m = s->model;
+  struct tt_orm_result *r = c->ctx->result;
+  if (r != NULL && r->status == 0 && r->details == NULL) {
+    json_t *names = json_array(), *d = json_object();
+    if (names == NULL || d == NULL || json_array_append_new(names, json_string(m->pk->name)) ||
+        (m->sk && json_array_append_new(names, json_string(m->sk->name))) ||
+        json_object_set_new(d, "model", json_string(m->name)) ||
+        json_object_set_new(d, "key_sha256", json_string(hash)) ||
+        json_object_set(d, "key_attributes", names)) {
+      json_decref(d); /* best effort: no details when out of memory */
+      d = NULL;
+    }
+    json_decref(names);
+    r->details = d;
+  }
+  size_t len = strlen(c->err.message);
+  snprintf(c->err.message + len, sizeof(c->err.message) - len, " (item with key sha256 %s)",
+           hash);
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "crypt.envelope_invalid");
+  tt_log_str(&l, "request_id", c->ctx->request_id);
+  tt_log_str(&l, "model", m->name);
+  tt_log_str(&l, "attribute", s->attr->name);
+  tt_log_str(&l, "key_attributes", m->pk->name);
+  if (m->sk)
+    tt_log_str(&l, "sort_key_attribute", m->sk->name);
+  tt_log_str(&l, "key_sha256", hash);
+  tt_log_end(&l);
 }
 
 /* A KMS failure in the API's terms. The key's own problems (missing,
  * disabled, not ours) are configuration: EncryptionNotConfigured. */
-static void kms_failed(struct tt_orm_crypt *c, const char *s_attr,
+static void kms_failed(struct tt_orm_crypt *c, const struct slot *s,
                        const struct tt_backend_error *e) {
+  const char *s_attr = s->attr->name;
   struct tt_error err;
   const char *op = c->seal ? "GenerateDataKey" : "Decrypt";
   const char *t = e->type;
@@ -179,7 +274,7 @@ static void kms_failed(struct tt_orm_crypt *c, const char *s_attr,
                  "KMS refused %s with the configured key (%s); check --kms-key-id and its "
                  "permissions",
                  op, t);
-  fail(c, &err);
+  fail_at(c, s, &err);
 }
 
 /* Seals or opens one value with the data key of its KMS answer. */
@@ -208,7 +303,7 @@ static void use_key(struct slot *s, json_t *resp) {
   }
   OPENSSL_cleanse(key, sizeof(key));
   if (rc != 0) {
-    fail(c, &err);
+    fail_at(c, s, &err);
     goto done;
   }
   tt_av_free(s->value);
@@ -223,7 +318,7 @@ static void slot_done_cb(struct tt_client_call *call) {
   struct slot *s = call->arg;
   struct tt_orm_crypt *c = s->c;
   if (call->bc.status != 0)
-    kms_failed(c, s->attr->name, &call->bc.error);
+    kms_failed(c, s, &call->bc.error);
   else if (!c->failed)
     use_key(s, call->bc.response);
   c->running--;
@@ -232,6 +327,8 @@ static void slot_done_cb(struct tt_client_call *call) {
 
 static void finish(struct tt_orm_crypt *c) {
   c->finished = true;
+  if (c->failed)
+    name_item(c);
   c->done(c->arg, c->failed ? &c->err : NULL);
 }
 
@@ -256,7 +353,7 @@ static void pump(struct tt_orm_crypt *c) {
                                                                   : TT_KMS_DECRYPT,
                         req, slot_done_cb, s) != 0) {
       c->running--;
-      kms_failed(c, s->attr->name, &s->call.bc.error);
+      kms_failed(c, s, &s->call.bc.error);
     }
   }
   c->pumping = false;
@@ -272,7 +369,7 @@ void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *a
     for (struct slot *s = c->head; s != NULL; s = s->next) {
       struct tt_error err;
       if (tt_envelope_parse(s->value, s->attr->name, &s->parts, &err) != 0) {
-        fail(c, &err);
+        fail_at(c, s, &err);
         finish(c);
         return;
       }

@@ -71,9 +71,25 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
 /* Values added so far. */
 size_t tt_orm_crypt_count(const struct tt_orm_crypt *c);
 
+/* Hex digits of the key hash that names an item whose envelope failed. */
+#define TT_ORM_KEY_SHA256_HEX 16
+
+/* The first TT_ORM_KEY_SHA256_HEX hex digits of SHA-256 over the item's key
+ * (model m's partition and sort attributes) written as DynamoDB JSON,
+ * compact, names in byte order, e.g. {"PK":{"S":"USER#1"},"SK":{"S":"P"}}:
+ * what Python's json.dumps(key, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False) writes. Returns 0, or -1 (a key attribute missing,
+ * memory). */
+int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
+                            char out[TT_ORM_KEY_SHA256_HEX + 1]);
+
 /* Runs the KMS calls and calls done(arg, err) exactly once; with nothing
  * added, done runs before this returns. On opening, a value that is not an envelope is
- * InvalidEncryptedEnvelope before any call. */
+ * InvalidEncryptedEnvelope before any call. An InvalidEncryptedEnvelope of
+ * a value added with its item names that item without its key values: the
+ * message and a crypt.envelope_invalid log line carry the key hash
+ * (tt_orm_crypt_key_sha256), and the ctx's result, when not failed yet and
+ * without details, gets details {"model", "key_attributes", "key_sha256"}. */
 void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg);
 
 #endif

@@ -514,17 +514,16 @@ int tt_orm_item_set_version(const struct tt_model *m, struct tt_av *item, int64_
 /* ---- reading ---------------------------------------------------------------- */
 
 /* Whether attribute `name` is kept by a projection list (NULL keeps all):
- * a path equal to it or starting with it as its first segment. */
+ * a path whose first name is it ("a", "a.b", "`a`"). */
 static bool selected(const json_t *select, const char *name, size_t len) {
   size_t i;
   json_t *p;
   if (select == NULL || json_is_null(select))
     return true;
   json_array_foreach(select, i, p) {
-    size_t pl;
-    const char *s = tt_json_string_text(p, &pl);
-    if (s != NULL && pl >= len && memcmp(s, name, len) == 0 &&
-        (pl == len || s[len] == '.' || s[len] == '['))
+    size_t pl, hl;
+    const char *s = tt_json_string_text(p, &pl), *h;
+    if (s != NULL && (tt_expr_rest_path_head(s, &h, &hl), hl == len) && memcmp(h, name, len) == 0)
       return true;
   }
   return false;
@@ -842,14 +841,16 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
   if (!tt_expr_rest_path_valid(path))
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s: invalid attribute path; write names separated by '.' with list "
-                        "indexes like a.b[0] (at most %d levels)",
+                        "indexes like a.b[0] (at most %d levels), a name holding '.', '[' or "
+                        "']' in backticks: `a.b`",
                         f, MAX_PATH_DEPTH);
-  size_t top = strcspn(path, ".[");
-  bool nested = path[top] != '\0';
-  const struct tt_model_attr *a = tt_model_attr_find(m, path, top);
+  const char *top_name;
+  size_t top;
+  bool nested = path[tt_expr_rest_path_head(path, &top_name, &top)] != '\0';
+  const struct tt_model_attr *a = tt_model_attr_find(m, top_name, top);
   enum tt_av_type t = a ? a->type : TT_LOGICAL_INFER;
   if (a == NULL && !m->additional_attributes)
-    return unknown_attr(m, path, top, f, err);
+    return unknown_attr(m, top_name, top, f, err);
   if (target_allowed(m, a, f, err) != 0)
     return -1;
   if (a != NULL && a->encrypted &&

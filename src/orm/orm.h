@@ -30,6 +30,9 @@ struct tt_orm {
   bool allow_table_delete;
   bool auto_create_tables; /* memory backend: a model's table exists once it loads */
   unsigned batch_concurrency; /* parallel chunks per batch call (--batch-concurrency) */
+  /* Bytes of items one query or scan answer holds before it ends early with
+   * a cursor (--max-response-bytes); 0 is the default, 4 MiB. */
+  size_t max_response_bytes;
   /* Wall clock in nanoseconds since the epoch; injectable for tests. */
   int64_t (*now_ns)(void *arg);
   void *clock_arg;

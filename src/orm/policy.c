@@ -69,10 +69,14 @@ enum tt_orm_policy_write tt_orm_policy_item_kind(enum tt_orm_item_kind kind, boo
   return TT_ORM_POLICY_CHECK; /* a read: nothing to refuse */
 }
 
-/* The top-level attribute an action writes: its path up to the first '.'
- * or '[' (a literal path is one attribute name). */
-static size_t root_len(const struct tt_orm_action *a) {
-  return a->literal ? strlen(a->path) : strcspn(a->path, ".[");
+/* The top-level attribute an action writes: its path's first name (a
+ * literal path is one attribute name). Sets *name; returns its length. */
+static size_t root_len(const struct tt_orm_action *a, const char **name) {
+  size_t n = strlen(a->path);
+  *name = a->path;
+  if (!a->literal)
+    tt_expr_rest_path_head(a->path, name, &n);
+  return n;
 }
 
 /* Whether `name` (n bytes) is listed in the request's `extra` array. */
@@ -121,18 +125,19 @@ int tt_orm_policy_check_update(const struct tt_model *m, const struct tt_orm_upd
    * them makes the model's items unchangeable by update. */
   for (size_t i = 0; i < upd->n_actions; i++) {
     const struct tt_orm_action *a = &upd->actions[i];
-    size_t n = root_len(a);
-    const struct tt_model_attr *attr = tt_model_attr_find(m, a->path, n);
+    const char *root;
+    size_t n = root_len(a, &root);
+    const struct tt_model_attr *attr = tt_model_attr_find(m, root, n);
     if (attr && attr->is_protected)
       return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,
                           "%.*s is a protected attribute of model %s: it cannot change after "
                           "the item is created",
-                          tt_utf8_prefix_n(a->path, n, 128), a->path, m->name);
-    if (extra && listed(extra, a->path, n))
+                          tt_utf8_prefix_n(root, n, 128), root, m->name);
+    if (extra && listed(extra, root, n))
       return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,
                           "%.*s is listed in this update's protected_attributes, so the "
                           "update may not change it",
-                          tt_utf8_prefix_n(a->path, n, 128), a->path);
+                          tt_utf8_prefix_n(root, n, 128), root);
   }
   return 0;
 }

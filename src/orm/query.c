@@ -101,22 +101,29 @@ static int choose_target(struct tt_orm_query_op *op, const json_t *key, struct t
                       "key needs an equality (op \"=\") on a partition key");
 }
 
-/* The attribute names a LastEvaluatedKey of this target holds. */
-static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
+/* The attribute names a LastEvaluatedKey of this target holds (the
+ * table's keys and the index's, each once). Returns how many. */
+static size_t key_names(const struct tt_orm_query_op *op, const char *out[4]) {
   const struct tt_model *m = op->ctx.model;
   const char *names[4] = {m->pk->name, m->sk ? m->sk->name : NULL,
                           op->index ? op->index->partition->name : NULL,
                           op->index && op->index->sort ? op->index->sort->name : NULL};
-  size_t want = 0;
+  size_t n = 0;
   for (size_t i = 0; i < 4; i++) {
-    if (names[i] == NULL)
-      continue;
-    bool dup = false;
-    for (size_t j = 0; j < i; j++)
-      dup |= names[j] && strcmp(names[j], names[i]) == 0;
-    if (dup)
-      continue;
-    want++;
+    bool dup = names[i] == NULL;
+    for (size_t j = 0; j < n && !dup; j++)
+      dup = strcmp(out[j], names[i]) == 0;
+    if (!dup)
+      out[n++] = names[i];
+  }
+  return n;
+}
+
+static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
+  const struct tt_model *m = op->ctx.model;
+  const char *names[4];
+  size_t want = key_names(op, names);
+  for (size_t i = 0; i < want; i++) {
     const struct tt_av *v = tt_av_map_get(key, names[i]);
     const struct tt_model_attr *a = tt_model_attr_find(m, names[i], strlen(names[i]));
     if (v == NULL || a == NULL || v->type != a->type)
@@ -280,6 +287,47 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
 }
 
 
+/* The ProjectionExpression of `select` plus the key attributes it leaves
+ * out: an answer that ends inside a page needs the last item's key for its
+ * cursor (tt_orm_item_write answers only what `select` names). A path into
+ * a key attribute ("PK.x") selects nothing of a scalar and would hide the
+ * key: refused. */
+static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
+  const char *keys[4];
+  size_t nkeys = key_names(op, keys);
+  json_t *paths = json_copy((json_t *)op->select);
+  int rc = -1;
+  if (paths == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  for (size_t k = 0; k < nkeys; k++) {
+    bool covered = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(op->select, i, p) {
+      const char *text = json_string_value(p), *name;
+      size_t n, written = text ? tt_expr_rest_path_head(text, &name, &n) : 0;
+      if (text == NULL || n != strlen(keys[k]) || memcmp(name, keys[k], n) != 0)
+        continue;
+      if (text[written] != '\0') {
+        tt_error_set(err, TT_ERR_VALIDATION, "select",
+                     "select[%zu]: key attribute %s holds a scalar: select it whole", i,
+                     keys[k]);
+        goto done;
+      }
+      covered = true;
+    }
+    /* Declared names hold no '.', '[' or ']': a path as they are. */
+    if (!covered && json_array_append_new(paths, json_string(keys[k])) != 0) {
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto done;
+    }
+  }
+  rc = tt_expr_build_projection(op->builder, paths, "select", &op->projection_text, err);
+done:
+  json_decref(paths);
+  return rc;
+}
+
 /* Fills op->base: the expressions, placeholders and settings every page
  * request shares. */
 static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
@@ -322,8 +370,7 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   if (op->count_only) {
     r->select = TT_DDB_SELECT_COUNT;
   } else if (op->select) {
-    if (tt_expr_build_projection(op->builder, op->select, "select", &op->projection_text,
-                                 err) != 0)
+    if (build_projection(op, err) != 0)
       return -1;
     r->projection = op->projection_text;
   }
@@ -345,7 +392,7 @@ static size_t produced(const struct tt_orm_query_op *op, const struct tt_orm_cha
 
 static bool wants_more(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
-  if (ch->exhausted || op->failed)
+  if (ch->exhausted || op->failed || op->full)
     return false;
   if (op->has_limit)
     return produced(op, ch) < ch->quota;
@@ -379,35 +426,65 @@ static size_t share_limit(struct tt_orm_query_op *op) {
   return started;
 }
 
+static bool can_read(const struct tt_orm_chain *ch) {
+  const struct tt_orm_query_op *op = ch->q;
+  return !ch->busy && !ch->finished && !ch->exhausted && !op->failed && !op->full;
+}
+
+/* Whether one more reader may start a page: the pages being read (each up
+ * to TT_ORM_PAGE_BYTES) must fit what is left of the budget, so parallel
+ * segments neither hold nor read much more than the answer can take. One
+ * page may always be read. Counts buffer no items. */
+static bool may_start(const struct tt_orm_query_op *op) {
+  if (op->inflight == 0 || op->count_only)
+    return true;
+  size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
+  return op->inflight + 1 <= room / TT_ORM_PAGE_BYTES;
+}
+
 static void round_over(struct tt_orm_query_op *op);
 
-/* Starts every reader that has a share. The round holds itself open while
- * starting, so a reader that completes at once cannot end it early. */
-static void start_round(struct tt_orm_query_op *op) {
-  op->running = 1;
-  for (size_t i = 0; i < op->nchains; i++) {
-    if (op->chains[i].exhausted || op->chains[i].finished)
-      continue;
-    op->running++;
-    read_page(&op->chains[i]);
+/* Starts pages of the readers that want one, as far as may_start allows;
+ * when no page is being read and none may start, the round is over. A
+ * reader that completes at once re-enters: the outer call goes on. */
+static void pump(struct tt_orm_query_op *op) {
+  if (op->pumping) {
+    op->repump = true;
+    return;
   }
-  if (--op->running == 0)
+  op->pumping = true;
+  do {
+    op->repump = false;
+    for (size_t i = 0; i < op->nchains && may_start(op); i++) {
+      struct tt_orm_chain *ch = &op->chains[i];
+      if (!can_read(ch))
+        continue;
+      ch->busy = true;
+      op->inflight++;
+      read_page(ch);
+    }
+  } while (op->repump);
+  op->pumping = false;
+  if (op->inflight == 0)
     round_over(op);
 }
 
 static void round_over(struct tt_orm_query_op *op) {
-  if (!op->failed && op->nchains > 1 && share_limit(op) > 0) {
-    start_round(op);
+  if (!op->failed && !op->full && op->nchains > 1 && share_limit(op) > 0) {
+    pump(op);
     return;
   }
   finish_all(op);
 }
 
+/* A reader stops for this round: it has what it wanted, or the data ended,
+ * or the answer is full. */
 static void chain_done(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
   ch->finished = true;
-  if (--op->running == 0)
-    round_over(op);
+  ch->busy = false;
+  op->inflight--;
+  pump(op);
 }
 
 static void page_failed(struct tt_orm_query_op *op, const struct tt_error *err) {
@@ -445,22 +522,88 @@ static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
 
 /* Makes room for a page's items once its first is written, from that
  * item's length: a 1 MB scan page no longer doubles its buffer (and copies
- * it) a dozen times. Only a hint: the appends still decide. */
+ * it) a dozen times. Never more than the budget leaves. Only a hint: the
+ * appends still decide. */
 static void reserve_page(struct tt_orm_chain *ch, size_t before, size_t n_items) {
+  const struct tt_orm_query_op *op = ch->q;
   size_t first = ch->items.len - before;
-  if (n_items > 1 && first > 0 && first < ((size_t)-1 / 2) / n_items)
-    (void)tt_buf_reserve(&ch->items, first * n_items + first * n_items / 8);
+  size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
+  if (n_items > 1 && first > 0 && first < ((size_t)-1 / 2) / n_items) {
+    size_t want = first * n_items + first * n_items / 8;
+    (void)tt_buf_reserve(&ch->items, want < room ? want : room);
+  }
 }
 
-/* Appends a page's items (read only). */
-static void add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_t n) {
-  for (size_t i = 0; i < n && !ch->q->failed; i++) {
+/* Appends a page's items (read only) while they fit the budget. Returns how
+ * many were answered (all of them unless the budget or a failure ended the
+ * page). O(1) per item beyond writing it: an item that does not fit is
+ * taken back by cutting the buffer to where it began. */
+static size_t add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_t n) {
+  struct tt_orm_query_op *op = ch->q;
+  for (size_t i = 0; i < n; i++) {
     size_t before = ch->items.len;
-    if (add_item(ch, &items[i]) != 0)
-      break;
+    bool opened = ch->opened;
+    if (op->failed || add_item(ch, &items[i]) != 0)
+      return i;
+    size_t size = ch->items.len - before;
+    if (op->answered > 0 && size > (op->budget > op->bytes ? op->budget - op->bytes : 0)) {
+      ch->items.len = before;
+      ch->items.data[before] = '\0';
+      ch->opened = opened;
+      ch->n_items--;
+      return i;
+    }
+    op->bytes += size;
+    op->answered++;
     if (i == 0)
       reserve_page(ch, before, n);
   }
+  return n;
+}
+
+/* The key of a stored item as a LastEvaluatedKey of this target. */
+static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct tt_av *out,
+                  struct tt_error *err) {
+  const char *names[4];
+  size_t n = key_names(op, names);
+  if (tt_av_map(out, 0) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const struct tt_av *v = tt_av_map_get(item, names[i]);
+    struct tt_av copy;
+    if (v == NULL) {
+      tt_av_free(out);
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL,
+                          "an answered item lacks key attribute %s", names[i]);
+    }
+    if (tt_av_clone(&copy, v) != 0 || tt_av_map_put(out, names[i], strlen(names[i]), &copy) != 0) {
+      tt_av_free(&copy);
+      tt_av_free(out);
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    }
+  }
+  return 0;
+}
+
+/* The budget ended the answer inside a page after its first `k` items: the
+ * reader stops right after the last of them (or, when none was answered,
+ * where the page began, to read it again next time), never at the page's
+ * LastEvaluatedKey, and is not exhausted even when the page was the last. */
+static void cut(struct tt_orm_chain *ch, const struct tt_av *items, size_t k) {
+  struct tt_orm_query_op *op = ch->q;
+  op->full = true;
+  tt_av_free(&ch->next_key);
+  if (k > 0) {
+    struct tt_av key;
+    struct tt_error err;
+    if (key_of(op, &items[k - 1], &key, &err) != 0) {
+      page_failed(op, &err);
+    } else {
+      tt_av_free(&ch->last_key);
+      ch->last_key = key;
+    }
+  }
+  chain_done(ch);
 }
 
 /* After a page's items: where the next page starts, and whether to read it. */
@@ -477,6 +620,16 @@ static void page_rest(struct tt_orm_chain *ch) {
   chain_done(ch);
 }
 
+/* Answers a page's items, then goes on (page_rest) or, when the budget
+ * ended the answer inside the page, stops there (cut). */
+static void answer_page(struct tt_orm_chain *ch, const struct tt_av *items, size_t n) {
+  size_t k = add_page(ch, items, n);
+  if (k < n && !ch->q->failed)
+    cut(ch, items, k);
+  else
+    page_rest(ch);
+}
+
 static void free_page(struct tt_orm_chain *ch) {
   for (size_t i = 0; i < ch->n_page_items; i++)
     tt_av_free(&ch->page_items[i]);
@@ -488,14 +641,21 @@ static void free_page(struct tt_orm_chain *ch) {
 static void page_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_chain *ch = arg;
   struct tt_orm_query_op *op = ch->q;
+  /* The items are ours until answered: answering may finish the request,
+   * which frees the readers. */
+  struct tt_av *items = ch->page_items;
+  size_t total = ch->n_page_items, n = total;
+  ch->page_items = NULL;
+  ch->n_page_items = 0;
   if (err != NULL) {
     page_failed(op, err);
     tt_join_cancel(op->ctx.join); /* the other segments stop too */
-  } else {
-    add_page(ch, ch->page_items, ch->n_page_items);
+    n = 0;
   }
-  free_page(ch);
-  page_rest(ch);
+  answer_page(ch, items, n);
+  for (size_t i = 0; i < total; i++)
+    tt_av_free(&items[i]);
+  free(items);
 }
 
 /* An encrypted model's page (its items moved to ch->page_items): open
@@ -538,6 +698,12 @@ static void page_cb(struct tt_client_call *call) {
   tt_av_free(&ch->next_key);
   ch->next_key = page->last_key;
   memset(&page->last_key, 0, sizeof(page->last_key));
+  if (page->n_items > 0 && op->full && !op->failed) {
+    /* Another segment filled the answer while this page was read: none of
+     * it is answered (nor decrypted); it is read again next time. */
+    cut(ch, page->items, 0);
+    return;
+  }
   if (page->n_items > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
     /* Opening envelopes replaces values in place: the items must be ours. */
     if (tt_ddb_read_result_own_items(page) != 0) {
@@ -554,8 +720,7 @@ static void page_cb(struct tt_client_call *call) {
     open_page(ch);
     return;
   }
-  add_page(ch, page->items, page->n_items);
-  page_rest(ch);
+  answer_page(ch, page->items, page->n_items);
 }
 
 static void read_page(struct tt_orm_chain *ch) {
@@ -634,6 +799,12 @@ static void finish_all(struct tt_orm_query_op *op) {
       *b = op->chains[0].items;
       tt_buf_init(&op->chains[0].items, 0);
     } else {
+      /* Each reader's text is released once copied: the copy never holds
+       * much more than one answer. */
+      size_t total = sizeof(ITEMS_OPEN) + op->nchains;
+      for (size_t i = 0; i < op->nchains; i++)
+        total += op->chains[i].items.len;
+      rc |= tt_buf_reserve(b, total + 96);
       rc |= tt_buf_puts(b, ITEMS_OPEN);
       bool first = true;
       for (size_t i = 0; i < op->nchains; i++) {
@@ -641,6 +812,7 @@ static void finish_all(struct tt_orm_query_op *op) {
           continue;
         rc |= first ? 0 : tt_buf_puts(b, ",");
         rc |= tt_buf_append(b, op->chains[i].items.data, op->chains[i].items.len);
+        tt_buf_free(&op->chains[i].items);
         first = false;
       }
     }
@@ -685,6 +857,8 @@ int tt_orm_query_start(struct tt_orm_query_op *op) {
     return fail_now(op, op->builder ? &err
                                     : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),
                                        &err));
+  op->budget = op->ctx.orm->max_response_bytes ? op->ctx.orm->max_response_bytes
+                                                : TT_ORM_DEFAULT_RESPONSE_BYTES;
   op->nchains = op->scan ? op->segments : 1;
   op->chains = tt_arena_alloc(op->ctx.arena, op->nchains * sizeof(*op->chains));
   if (op->chains == NULL) {
@@ -703,6 +877,6 @@ int tt_orm_query_start(struct tt_orm_query_op *op) {
     op->chains[i].quota = op->has_limit ? 0 : SIZE_MAX;
   if (op->has_limit)
     share_limit(op);
-  start_round(op);
+  pump(op);
   return 0;
 }

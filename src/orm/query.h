@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* query.h -- Query and Scan of a model: index choice, key/filter/select
- * expressions, reading pages until `limit` items are found, the DMS cursor,
- * counts, and parallel scan segments that are all joined. */
+ * expressions, reading pages until `limit` items are found or the answer
+ * reaches its byte budget, the DMS cursor, counts, and parallel scan
+ * segments that are all joined. */
 #ifndef TT_ORM_QUERY_H
 #define TT_ORM_QUERY_H
 
@@ -13,6 +14,11 @@
 #include "value/av.h"
 
 #define TT_ORM_MAX_SEGMENTS 64
+/* Default of struct tt_orm's max_response_bytes (--max-response-bytes). */
+#define TT_ORM_DEFAULT_RESPONSE_BYTES (4u << 20)
+/* What one backend page may hold (DynamoDB's 1 MB): pages are started only
+ * while the ones being read would fit what is left of the budget. */
+#define TT_ORM_PAGE_BYTES (1u << 20)
 
 struct tt_orm_query_op;
 
@@ -25,6 +31,7 @@ struct tt_orm_chain {
   struct tt_av last_key; /* where the next page starts (M), NULL-typed at the start */
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;
+  bool busy;             /* a page of this reader is being read */
   struct tt_buf items;   /* comma-separated logical items; when `opened`, after
                           * the answer's opening text (a single reader's
                           * buffer becomes the answer without a copy) */
@@ -61,14 +68,27 @@ struct tt_orm_query_op {
   struct tt_av names, values;
   struct tt_expr_builder *builder;
   struct tt_orm_chain *chains;
-  size_t nchains, running;
+  size_t nchains;
   bool failed;
+  /* The byte budget of the answer's items (orm->max_response_bytes): an
+   * item that would pass it ends the answer before it, with a cursor right
+   * after the last item answered; the first item is always answered. */
+  size_t budget;
+  size_t bytes;    /* item text answered so far, every reader */
+  size_t answered; /* items answered so far, every reader */
+  size_t inflight; /* pages being read */
+  bool full;       /* the budget ended the answer: no page starts */
+  bool pumping, repump;
 };
 
 /* Validates the body (before any I/O: every error answers 400 and nothing
  * is read), then reads. The ctx's done runs once with the result:
  * {"items": [...], "count", "scanned_count", "cursor"}, or only the counts
- * with "count": true. Returns 0; errors land in the result. */
+ * with "count": true. An answer that reaches the byte budget ends early
+ * (also inside a backend page, and across parallel segments: each
+ * segment's cursor then points right after the last item it answered), so
+ * paging with the cursor returns every item exactly once. Returns 0;
+ * errors land in the result. */
 int tt_orm_query_start(struct tt_orm_query_op *op);
 
 #endif

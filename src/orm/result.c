@@ -157,9 +157,11 @@ static bool is_any_key(const struct tt_model *m, const struct tt_model_attr *a) 
 int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
                         struct tt_error *err) {
   const struct tt_model *m = ctx;
-  size_t n = strcspn(attr_path, ".[");
-  const struct tt_model_attr *a = tt_model_attr_find(m, attr_path, n);
-  if (a && attr_path[n] == '\0') {
+  const char *name;
+  size_t n;
+  bool whole = attr_path[tt_expr_rest_path_head(attr_path, &name, &n)] == '\0';
+  const struct tt_model_attr *a = tt_model_attr_find(m, name, n);
+  if (a && whole) {
     enum tt_av_type t = a->type;
     /* contains/not_contains on a set compare one member. */
     if (!json_is_array(value)) {
@@ -196,9 +198,12 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
       return tt_error_set(err, TT_ERR_VALIDATION, field, "%s[%zu] must be a string", field, i);
     if (m->additional_attributes)
       continue;
-    if (tt_model_attr_find(m, path, strcspn(path, ".[")) == NULL) {
+    const char *name;
+    size_t n;
+    tt_expr_rest_path_head(path, &name, &n);
+    if (tt_model_attr_find(m, name, n) == NULL) {
       char where[128];
-      snprintf(where, sizeof(where), "%s.%.*s", field, (int)strcspn(path, ".["), path);
+      snprintf(where, sizeof(where), "%s.%.*s", field, (int)(n < 120 ? n : 120), name);
       tt_utf8_scrub(where); /* drops a character the cut split */
       return tt_error_set(err, TT_ERR_VALIDATION, where,
                           "%s names an attribute that model %s does not declare", where,

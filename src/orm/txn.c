@@ -134,8 +134,11 @@ static void subfield(const struct action *a, const char *name, char *out, size_t
 /* The top-level attribute an update action targets. */
 static const struct tt_model_attr *action_attr(const struct tt_model *m,
                                                const struct tt_orm_action *x) {
-  size_t n = x->literal ? strlen(x->path) : strcspn(x->path, ".[");
-  return tt_model_attr_find(m, x->path, n);
+  const char *name = x->path;
+  size_t n = strlen(x->path);
+  if (!x->literal)
+    tt_expr_rest_path_head(x->path, &name, &n);
+  return tt_model_attr_find(m, name, n);
 }
 
 /* ---- parsing ------------------------------------------------------------------ */

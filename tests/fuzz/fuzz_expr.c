@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fuzz_expr.c -- libFuzzer target: expression parser and evaluator, and the REST builders. */
+/* fuzz_expr.c -- libFuzzer target: expression parser and evaluator, and the REST builders
+ * (paths with backtick-quoted names too). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,6 +125,17 @@ static void fuzz_builder(const uint8_t *data, size_t size) {
   char *text;
   if (tt_json_parse((const char *)data, size, NULL, &j, &err) != 0)
     return;
+  const char *path = json_string_value(j);
+  if (path != NULL && tt_expr_rest_path_valid(path)) {
+    /* A valid path starts with a non-empty name that ends where the next
+     * step ('.', '[') or the end begins; a quoted one without backticks. */
+    const char *name;
+    size_t len, written = tt_expr_rest_path_head(path, &name, &len);
+    if (len == 0 || name < path || name + len > path + written ||
+        (path[written] != '\0' && path[written] != '.' && path[written] != '[') ||
+        (path[0] == '`' && (written != len + 2 || memchr(name, '`', len) != NULL)))
+      abort();
+  }
   struct tt_expr_builder *b = tt_expr_builder_new(encode, NULL);
   if (b == NULL)
     abort();

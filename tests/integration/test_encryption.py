@@ -604,5 +604,54 @@ def test_replace_cannot_remove_encryption(kms):
         d.kill()
 
 
+def key_sha256(key):
+    """docs/errors.md: SHA-256 of the item's key as compact DynamoDB JSON,
+    names sorted, first 16 hex digits."""
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_damaged_envelope_in_a_scan_names_the_item(sd):
+    """One damaged envelope fails the whole answer (nothing is answered in
+    its place), and the error names the item by its key attribute names and
+    key hash, never by the key's value; the operator finds it with a scan
+    that selects only the key and repairs it by rewriting the attribute."""
+    prefix = uid("dmg") + "-"
+    ids = [prefix + "%d\u00e9\"/x" % k for k in range(4)]
+    for x in ids[:3]:
+        status, _, body = sd.json("POST", "/v1/models/Sealed/items", {"id": x, "secret": "ok"})
+        assert status == 201, body
+    bad = ids[3]
+    status, _, body = sd.json("POST", "/v1/models/SealedView/items", {"id": bad, "secret": "plain"})
+    assert status == 201, body
+    only = {"attr": "id", "op": "begins_with", "value": prefix}
+    for req in ({"filter": only, "consistent": True},
+                {"filter": only, "consistent": True, "segments": 3}):
+        status, hdrs, body = sd.json("POST", "/v1/models/Sealed/scan", req)
+        err = assert_error(status, hdrs, body, 500, "InvalidEncryptedEnvelope", "secret")
+        assert err["details"]["key_attributes"] == ["id"], body
+        assert err["details"]["model"] == "Sealed", body
+        assert err["details"]["key_sha256"] == key_sha256({"id": {"S": bad}}), body
+        assert err["details"]["key_sha256"] in err["message"], body
+        assert prefix not in json.dumps(body, ensure_ascii=False), body
+    line = sd.wait_log(lambda ln: ln.get("event") == "crypt.envelope_invalid"
+                       and ln.get("key_sha256") == key_sha256({"id": {"S": bad}}))
+    assert line["model"] == "Sealed" and line["attribute"] == "secret", line
+    assert line["key_attributes"] == "id", line
+    assert prefix not in sd.log_text()
+    # docs/errors.md: a scan of the key alone opens no envelope; hash each key.
+    status, _, body = sd.json("POST", "/v1/models/Sealed/scan",
+                              {"filter": only, "select": ["id"], "consistent": True})
+    assert status == 200, body
+    found = [it["id"] for it in body["items"]
+             if key_sha256({"id": {"S": it["id"]}}) == err["details"]["key_sha256"]]
+    assert found == [bad]
+    status, _, body = sd.json("PATCH", item_path("Sealed", bad), {"set": {"secret": "fixed"}})
+    assert status == 200 and body["secret"] == "fixed", body
+    status, _, body = sd.json("POST", "/v1/models/Sealed/scan", {"filter": only,
+                                                                 "consistent": True})
+    assert status == 200 and len(body["items"]) == 4, body
+
+
 def test_logs_carry_no_plaintext(sd):
     assert SENTINEL not in sd.log_text()

@@ -64,6 +64,33 @@ START_TEST(flags_beat_env_beat_file) {
 }
 END_TEST
 
+START_TEST(max_response_bytes_from_each_source) {
+  struct tt_config cfg;
+  struct tt_error err;
+  char *argv0[] = {"tabletheoryd", NULL};
+  char *none[] = {NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, none, &err), 0);
+  ck_assert_uint_eq(cfg.max_response_bytes, 4194304);
+  write_file("{\"max-response-bytes\": 65536}");
+  char cfgarg[80];
+  snprintf(cfgarg, sizeof(cfgarg), "--config=%s", file_path);
+  char *argv1[] = {"tabletheoryd", cfgarg, NULL};
+  ck_assert_int_eq(load(&cfg, 2, argv1, none, &err), 0);
+  ck_assert_uint_eq(cfg.max_response_bytes, 65536);
+  char *env[] = {"TABLETHEORYD_MAX_RESPONSE_BYTES=131072", NULL};
+  ck_assert_int_eq(load(&cfg, 2, argv1, env, &err), 0);
+  ck_assert_uint_eq(cfg.max_response_bytes, 131072);
+  char *argv2[] = {"tabletheoryd", cfgarg, "--max-response-bytes", "2048", NULL};
+  ck_assert_int_eq(load(&cfg, 4, argv2, env, &err), 0);
+  ck_assert_uint_eq(cfg.max_response_bytes, 2048);
+  unlink(file_path);
+  char *small[] = {"tabletheoryd", "--max-response-bytes=1023", NULL};
+  ck_assert_int_eq(load(&cfg, 2, small, none, &err), -1);
+  ck_assert_str_eq(err.field, "max-response-bytes");
+  ck_assert_ptr_nonnull(strstr(err.message, "1024 to 1073741824"));
+}
+END_TEST
+
 START_TEST(repeated_flags_append_models) {
   char *argv[] = {"tabletheoryd", "--models", "/m1", "--models=/m2", NULL};
   char *envp[] = {"TABLETHEORYD_MODELS=/env", NULL};
@@ -285,6 +312,7 @@ int main(void) {
   tcase_add_test(tc, token_length_limits);
   tcase_add_test(tc, unauthenticated_network_flag_and_env);
   tcase_add_test(tc, listen_locality);
+  tcase_add_test(tc, max_response_bytes_from_each_source);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

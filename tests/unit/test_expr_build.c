@@ -361,6 +361,59 @@ START_TEST(test_projection) {
 }
 END_TEST
 
+START_TEST(test_quoted_names) {
+  /* `a.b` is the one attribute named "a.b": one placeholder, not two. */
+  struct tt_expr_builder *b = new_builder();
+  char *text;
+  struct tt_error err;
+  json_t *j = js("[\"`a.b`\", \"a.b\", \"`x[0]`[1].`c]`\"]");
+  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), 0);
+  ck_assert_str_eq(text, "#n0, #n1.#n2, #n3[1].#n4");
+  free(text);
+  json_decref(j);
+  struct tt_av names, values;
+  ck_assert_int_eq(tt_expr_builder_take(b, &names, &values, &err), 0);
+  ck_assert_str_eq(tt_av_map_get(&names, "#n0")->u.bytes, "a.b");
+  ck_assert_str_eq(tt_av_map_get(&names, "#n1")->u.bytes, "a");
+  ck_assert_str_eq(tt_av_map_get(&names, "#n3")->u.bytes, "x[0]");
+  ck_assert_str_eq(tt_av_map_get(&names, "#n4")->u.bytes, "c]");
+  tt_av_free(&names);
+  tt_av_free(&values);
+  /* A quoted name and the same name unquoted overlap. */
+  j = js("[\"a\", \"`a`.b\"]");
+  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), -1);
+  ck_assert_str_eq(err.field, "select[1]");
+  json_decref(j);
+  j = js("[\"`a.b`\", \"a\"]");
+  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), 0);
+  free(text);
+  json_decref(j);
+  tt_expr_builder_free(b);
+  static const char *const bad[] = {"`", "``", "`a", "`a`b", "a.`b", "`a`[x]", "`a`."};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    ck_assert_msg(!tt_expr_rest_path_valid(bad[i]), "%s is not a path", bad[i]);
+  static const char *const good[] = {"`a`", "`.`", "a`b", "`a`.b", "`[`[0]", "a.`b.c`.d", "a`.b`"};
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+    ck_assert_msg(tt_expr_rest_path_valid(good[i]), "%s is a path", good[i]);
+  const char *name;
+  size_t len;
+  ck_assert_uint_eq(tt_expr_rest_path_head("`a.b`.c", &name, &len), 5);
+  ck_assert_uint_eq(len, 3);
+  ck_assert_int_eq(memcmp(name, "a.b", 3), 0);
+  ck_assert_uint_eq(tt_expr_rest_path_head("ab[2].c", &name, &len), 2);
+  ck_assert_uint_eq(len, 2);
+  /* An update may not name the same attribute quoted and not. */
+  b = new_builder();
+  expect_cond(b, "{\"attr\": \"`a.b`\", \"op\": \"exists\"}", "attribute_exists(#n0)");
+  tt_expr_builder_free(b);
+  b = new_builder();
+  j = js("{\"set\": {\"`n`\": 1}, \"add\": {\"n\": 2}}");
+  ck_assert_int_eq(tt_expr_build_update_json(b, j, "", &err), -1);
+  json_decref(j);
+  tt_expr_builder_free(b);
+}
+END_TEST
+
 START_TEST(test_update_operators) {
   struct tt_expr_builder *b = new_builder();
   char *text, *cond;
@@ -454,6 +507,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_round_trip);
   tcase_add_test(tc, test_key_conditions);
   tcase_add_test(tc, test_projection);
+  tcase_add_test(tc, test_quoted_names);
   tcase_add_test(tc, test_update_operators);
   suite_add_tcase(s, tc);
   return s;
