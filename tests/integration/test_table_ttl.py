@@ -112,8 +112,15 @@ def test_ttl_on_another_attribute_is_a_conflict(fresh_daemon):
         assert status == 201, body
     status, body = register(d, model("Expiring", table, ttl="ttl"))
     if not PEER:
-        # The memory backend ensures the table as the model registers.
+        # The memory backend ensures the table as the model registers, and a
+        # registration whose table cannot be ensured leaves no model behind.
         assert status == 409, body
+        err = body["error"]
+        assert err["code"] == "AlreadyExists", err
+        assert "expires" in err["message"] and table in err["message"], err
+        status, hdrs, body = d.json("GET", "/v1/models/Expiring")
+        assert_error(status, hdrs, body, 404, "ModelNotFound")
+        return
     status, hdrs, body = d.json("PUT", "/v1/models/Expiring/table")
     err = assert_error(status, hdrs, body, 409, "AlreadyExists")
     assert "expires" in err["message"] and table in err["message"], err
