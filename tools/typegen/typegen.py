@@ -314,8 +314,6 @@ def gen_typescript(models, opts):
         out.append("  definition: %s," % canonical(m.doc))
         out.append("  fromWire(d: Record<string, any>): %s {" % n)
         out.append("    const o: %s = {" % n)
-        for a in m.required_first():
-            pass
         for a in m.ordered:
             if not a.required:
                 continue
@@ -364,7 +362,6 @@ def gen_typescript(models, opts):
     return "\n".join(out) + "\n"
 
 
-Model.required_first = lambda self: [a for a in self.ordered if a.required]
 
 # -- Go -----------------------------------------------------------------------------------
 
@@ -395,39 +392,38 @@ def gen_go(models, opts):
         lo = n[:1].lower() + n[1:]
         out += ["", "// %s is model %s (table %s)." % (n, n, m.doc["table"]["name"]),
                 "type %s struct {" % n]
-        for a in m.ordered:
-            tag = a.name if a.required else a.name + ",omitempty"
-            out.append("\t%s %s `json:%s`" % (go_field(a.name), go_type(a, not a.required),
-                                              json.dumps(tag)))
+        out += go_align([(go_field(a.name), go_type(a, not a.required),
+                          "`json:%s`" % json.dumps(a.name if a.required else a.name + ",omitempty"))
+                         for a in m.ordered])
         out += ["}", "", "// %sKey is the key of one %s." % (n, n), "type %sKey struct {" % n]
-        for a in m.key_attrs():
-            out.append("\t%s %s `json:%s`" % (go_field(a.name), GO_TYPES[a.kind],
-                                              json.dumps(a.name)))
+        out += go_align([(go_field(a.name), GO_TYPES[a.kind], "`json:%s`" % json.dumps(a.name))
+                         for a in m.key_attrs()])
         out += ["}", "",
                 "// %sPatch holds the attributes an update of one %s may set (nil: unchanged)." % (n, n),
                 "type %sPatch struct {" % n]
         patch = [a for a in m.attrs if a.patchable]
-        for a in patch:
-            t = GO_TYPES[a.kind]
-            t = "*" + t if a.kind in GO_PTR else t
-            out.append("\t%s %s `json:%s`" % (go_field(a.name), t, json.dumps(a.name + ",omitempty")))
+        out += go_align([(go_field(a.name), ("*" if a.kind in GO_PTR else "") + GO_TYPES[a.kind],
+                          "`json:%s`" % json.dumps(a.name + ",omitempty")) for a in patch])
         out += ["}", "", "// The attribute names of %s." % n, "const ("]
-        for a in m.attrs:
-            out.append("\t%sAttr%s = %s" % (n, go_field(a.name), json.dumps(a.name)))
+        out += go_align([("%sAttr%s" % (n, go_field(a.name)), "= " + json.dumps(a.name))
+                         for a in m.attrs])
         out += [")", "", "// The table's key and the indexes of %s, with their key types." % n,
                 "var ("]
+        rows = []
         for cname, iname, p, s in m.indexes:
             pt = GO_TYPES[m.by_name[p].kind]
             st = GO_TYPES[m.by_name[s].kind] if s else "tabletheoryd.NoSort"
-            out.append("\t%sIndex%s = tabletheoryd.Index[%s, %s, %s]{Name: %s, Partition: %s, Sort: %s}" % (
-                n, camel(cname.lower()), n, pt, st, json.dumps(iname or ""), json.dumps(p),
-                json.dumps(s or "")))
+            rows.append(("%sIndex%s" % (n, camel(cname.lower())),
+                         "= tabletheoryd.Index[%s, %s, %s]{Name: %s, Partition: %s, Sort: %s}" % (
+                             n, pt, st, json.dumps(iname or ""), json.dumps(p), json.dumps(s or ""))))
+        out += go_align(rows)
         out += [")", ""]
         ka = m.key_attrs()
         out += ["// %sModel describes %s to the typed client (tabletheoryd.Typed)." % (n, n),
                 "var %sModel = tabletheoryd.Spec[%s, %sKey, %sPatch]{" % (n, n, n, n),
                 "\tName:       %s," % json.dumps(n),
                 "\tDefinition: %s," % go_raw(canonical(m.doc)),
+                "\tKeyNames:   []string{%s}," % ", ".join(json.dumps(a.name) for a in ka),
                 "\tKeyParts:   func(k *%sKey) []any { return []any{%s} }," % (
                     n, ", ".join("k." + go_field(a.name) for a in ka)),
                 "\tKeyOf:      func(o *%s) %sKey { return %sKey{%s} }," % (
@@ -436,6 +432,14 @@ def gen_go(models, opts):
                 "}"]
         del lo
     return "\n".join(out) + "\n"
+
+
+def go_align(rows):
+    """Rows of columns, aligned as gofmt aligns them (the last column is not padded)."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return ["\t" + " ".join([c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]) for r in rows]
 
 
 def go_raw(s):
