@@ -501,6 +501,20 @@ def gen_java(models, opts):
         for a in m.ordered:
             out.append("            Typed.put(m, %s, %s);" % (java_str(a.name), java_ident(a.name)))
         out += ["            return m;", "        }", "",
+                "        /** A builder: one setter per attribute, by its name. */",
+                "        public static Builder builder() { return new Builder(); }", "",
+                "        /** Builds a %s attribute by attribute. */" % n,
+                "        public static final class Builder {"]
+        for a in m.ordered:
+            out.append("            private %s %s;" % (JAVA_TYPES[a.kind], java_ident(a.name)))
+        out.append("")
+        for a in m.ordered:
+            out.append("            public Builder %s(%s v) { this.%s = v; return this; }" % (
+                java_ident(a.name), JAVA_TYPES[a.kind], java_ident(a.name)))
+        out += ["",
+                "            public %s build() { return new %s(%s); }" % (
+                    n, n, ", ".join(java_ident(a.name) for a in m.ordered)),
+                "        }", "",
                 "        /** This item's key. */",
                 "        public %sKey key() { return new %sKey(%s); }" % (
                     n, n, ", ".join(java_ident(a.name) for a in ka)),
