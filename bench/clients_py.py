@@ -107,7 +107,7 @@ def main():
                             ("typed .get(UserKey) -> User ", "typed")):
             print("  %s %8.1f  %8.1f" % (label, statistics.median(per[name]), q[name][0]))
         for name in ("client", "typed"):
-            print("  %-30s %8.2f  %8.2f  (target <= 1.3)" % (
+            print("  %-29s%8.2f  %8.2f  (target <= 1.3)" % (
                 "ratio %s/raw" % name, statistics.median(per[name]) / statistics.median(per["raw"]),
                 q[name][0] / q["raw"][0]))
         client.close()
