@@ -56,6 +56,32 @@ func TestTypedGeneratedModelsAreUpToDate(t *testing.T) {
 	}
 }
 
+func TestTypedEveryModelOfTheTestsGeneratesGoThatVets(t *testing.T) {
+	dir := examplesDir(t)
+	pkg := filepath.Join(dir, "_allgen")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(pkg)
+	root := filepath.Join(dir, "..", "..")
+	args := []string{filepath.Join(root, "tools", "typegen", "typegen.py"), "--daemon", daemonPath()}
+	for _, m := range []string{"examples/models", "tests/integration/models/itest.yml", "tests/clients/models"} {
+		args = append(args, "--models", filepath.Join(root, m))
+	}
+	args = append(args, "--lang", "go", "--go-package", "allgen", "--out", filepath.Join(pkg, "models_gen.go"))
+	if b, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
+		t.Fatalf("typegen: %v\n%s", err, b)
+	}
+	if b, err := exec.Command("gofmt", "-l", pkg).CombinedOutput(); err != nil || len(b) > 0 {
+		t.Fatalf("the generated Go is not gofmt'ed: %v\n%s", err, b)
+	}
+	cmd := exec.Command("go", "vet", "./_allgen")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, b)
+	}
+}
+
 func TestTypedMisspeltAttributeOrWrongTypeDoesNotCompile(t *testing.T) {
 	bad := []struct{ name, code string }{
 		{"Nickame", `users.Create(ctx, &models.User{PK: "a", SK: "b", Nickame: ptr("x")})`},

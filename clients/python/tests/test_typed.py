@@ -89,3 +89,68 @@ def test_mypy_strict_rejects_misspelt_names_and_wrong_types(name):
         os.unlink(f.name)
     assert r.returncode != 0, r.stdout
     assert name in r.stdout, r.stdout
+
+
+def generate_all(tmp_path):
+    """Every model the client tests load (every value type, N and B keys, snake_case
+    names) generated as one module; returns its directory."""
+    from conftest import MODELS
+    cmd = [sys.executable, TYPEGEN, "--daemon", DAEMON, "--lang", "python",
+           "--out", str(tmp_path / "all_gen.py")]
+    for m in MODELS:
+        cmd += ["--models", m]
+    subprocess.run(cmd, check=True)
+    return tmp_path
+
+
+def test_every_generated_model_type_checks_strictly(tmp_path):
+    d = generate_all(tmp_path)
+    with tempfile.TemporaryDirectory() as c:
+        ini = os.path.join(c, "mypy.ini")
+        with open(ini, "w") as f:
+            f.write(MYPY_INI)
+        env = dict(os.environ, MYPYPATH=os.path.join(CLIENT_DIR, "src"))
+        r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", ini, "--cache-dir",
+                            os.path.join(c, "cache"), "all_gen.py"], capture_output=True,
+                           text=True, env=env, cwd=str(d))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_every_value_type_and_key_type_round_trips(tmp_path, daemon):
+    from decimal import Decimal
+
+    from tabletheoryd.typed import TypedClient
+    sys.path.insert(0, str(generate_all(tmp_path)))
+    try:
+        import all_gen as g
+    finally:
+        sys.path.pop(0)
+    with TypedClient(daemon.url) as tt:
+        xs = tt.model(g.XITEM)
+        xs.ensure_table()
+        item = g.XItem(id="typed-all", n_big=Decimal("123456789012345678901234567890.5"),
+                       n_frac=Decimal("0.1"), n_neg_small=Decimal("-1E-10"), tags={"a", "b"},
+                       nums={Decimal("1"), Decimal("2.5")}, bins={b"\x00\x01", b"\xff"},
+                       blob=b"\x00bytes\xff", flag=False, list=[1, "two", None],
+                       map={"k": Decimal("1.5"), "nested": {"x": [True]}})
+        created = xs.create(item)
+        got = xs.get(g.XItemKey(id="typed-all"))
+        assert got == created
+        assert got.n_big == item.n_big and got.nums == item.nums and got.bins == item.bins
+        assert got.blob == item.blob and got.tags == item.tags and got.map == item.map
+        assert got.flag is False and got.version == 0 and isinstance(got.created_at, str)
+        got = xs.update(g.XItemKey(id="typed-all"), {"n_frac": Decimal("0.25")},
+                        expected_version=0, remove=["tags"])
+        assert got.n_frac == Decimal("0.25") and got.tags is None and got.version == 1
+
+        counters = tt.model(g.COUNTER)
+        counters.ensure_table()
+        counters.put(g.Counter(n=Decimal("42.5"), label="n"))
+        assert counters.get(g.CounterKey(n=Decimal("42.5"))) == g.Counter(n=Decimal("42.5"),
+                                                                           label="n")
+        blobs = tt.model(g.BLOB)
+        blobs.ensure_table()
+        blobs.put(g.Blob(bid=b"\x00/+\xff", label="b"))
+        assert blobs.get(g.BlobKey(bid=b"\x00/+\xff")) == g.Blob(bid=b"\x00/+\xff", label="b")
+        found, missing = blobs.batch_get([g.BlobKey(bid=b"\x00/+\xff"), g.BlobKey(bid=b"no")])
+        assert [b.label for b in found] == ["b"] and missing == [g.BlobKey(bid=b"no")]

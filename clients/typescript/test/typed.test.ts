@@ -56,6 +56,25 @@ test("the quickstart compiles with tsc --strict and runs against the daemon", ()
   assert.match(r.stdout, /job RUNNING/);
 });
 
+test("every model of the client tests generates TypeScript that compiles under --strict", () => {
+  const dir = mkdtempSync(join(EXAMPLE, ".all-"));
+  try {
+    const models = ["examples/models", "tests/integration/models/itest.yml", "tests/clients/models"]
+      .flatMap((m) => ["--models", join(ROOT, m)]);
+    const out = join(dir, "all_gen.ts");
+    const r = spawnSync("python3", [join(ROOT, "tools", "typegen", "typegen.py"),
+      "--daemon", process.env.TT_DAEMON ?? join(ROOT, "_build", "tabletheoryd"), ...models,
+      "--lang", "typescript", "--out", out], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const c = tsc("--noEmit", "--strict", "--target", "ES2022", "--module", "NodeNext",
+      "--moduleResolution", "NodeNext", "--types", "node", "--typeRoots", join(CLIENT, "node_modules", "@types"),
+      "--skipLibCheck", out);
+    assert.equal(c.status, 0, c.out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // Each snippet must not compile, with an error that names what is wrong.
 const BAD: [string, string][] = [
   ["nickame", `await users.create({ PK: "a", SK: "b", nickame: "x" });`],

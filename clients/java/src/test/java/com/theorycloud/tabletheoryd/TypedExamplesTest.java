@@ -90,6 +90,25 @@ class TypedExamplesTest {
     }
 
     @Test
+    void everyModelOfTheTestsGeneratesJavaThatCompilesStrictly() throws Exception {
+        Path dir = Files.createTempDirectory("tt-allgen");
+        Path out = dir.resolve("AllModels.java");
+        List<String> cmd = new ArrayList<>(List.of("python3", ROOT.resolve("tools/typegen/typegen.py").toString(),
+                "--daemon", TestDaemon.binary()));
+        for (String m : List.of("examples/models", "tests/integration/models/itest.yml", "tests/clients/models")) {
+            cmd.add("--models");
+            cmd.add(ROOT.resolve(m).toString());
+        }
+        cmd.addAll(List.of("--lang", "java", "--java-package", "allgen", "--java-class", "AllModels",
+                "--out", out.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), text);
+        var r = javac(dir.resolve("classes"), out);
+        assertEquals(0, r.getKey(), r.getValue());
+    }
+
+    @Test
     void misspeltAttributesAndWrongTypesDoNotCompile() throws Exception {
         String[][] bad = {
             {"nickame", "User.builder().PK(\"a\").SK(\"b\").nickame(\"x\").build();"},
