@@ -70,6 +70,8 @@ BAD = {
     '"nickname"': 'users.update(UserKey(PK="a", SK="b"), {"nickname": 5})',
     # A sort condition of the wrong type, a removal of a key attribute.
     '"query"': 'list(users.query(UserIndex.TABLE, "a", eq(5)))',
+    # Another model's index.
+    '"Index[Order': 'list(users.query(OrderIndex.TABLE, "a"))',
     "Literal['PK']": 'users.update(UserKey(PK="a", SK="b"), {}, remove=["PK"])',
 }
 
@@ -77,7 +79,7 @@ BAD = {
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_mypy_strict_rejects_misspelt_names_and_wrong_types(name):
     src = ("from tabletheoryd.typed import TypedClient, eq\n"
-           "from models_gen import ORDER, USER, User, UserKey, UserIndex, OrderKey\n"
+           "from models_gen import ORDER, USER, User, UserKey, UserIndex, OrderKey, OrderIndex\n"
            "tt = TypedClient()\n"
            "users = tt.model(USER)\n"
            "ORDERS = tt.model(ORDER)\n" + BAD[name] + "\n")
