@@ -10,8 +10,9 @@ for byte. A copied block is announced by a comment line just before its fence:
 
 Every file named must exist and equal the block; every examples/*/ quickstart must be
 copied somewhere. Exit 0 when all agree, 1 with one line per difference otherwise.
+--fix copies the files into the blocks instead.
 
-    python3 scripts/check-doc-examples.py [ROOT]
+    python3 scripts/check-doc-examples.py [--fix] [ROOT]
 """
 import os
 import re
@@ -41,7 +42,32 @@ def blocks(path):
         i += 1
 
 
-def main(root):
+def fix(path):
+    """Replaces every announced block of a Markdown file with its file's content."""
+    root = os.path.dirname(os.path.dirname(path))
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = MARK.match(lines[i])
+        if m and i + 1 < len(lines) and lines[i + 1].startswith("```"):
+            fence = re.match(r"^(`{3,})", lines[i + 1]).group(1)
+            j = i + 2
+            while j < len(lines) and lines[j] != fence:
+                j += 1
+            with open(os.path.join(root, m.group(1)), encoding="utf-8") as f:
+                body = f.read()
+            out.append(lines[i + 1])
+            out.extend(body[:-1].split("\n") if body.endswith("\n") else body.split("\n"))
+            out.append(fence)
+            i = j
+        i += 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+
+
+def main(root, do_fix=False):
     problems = []
     seen = set()
     docs = os.path.join(root, "docs")
@@ -49,6 +75,8 @@ def main(root):
         if not name.endswith(".md"):
             continue
         path = os.path.join(docs, name)
+        if do_fix:
+            fix(path)
         for example, text, line in blocks(path):
             where = "docs/%s:%d" % (name, line)
             seen.add(example)
@@ -72,5 +100,8 @@ def main(root):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    argv = sys.argv[1:]
+    do_fix = "--fix" in argv
+    argv = [a for a in argv if a != "--fix"]
+    sys.exit(main(argv[0] if argv else
+                  os.path.dirname(os.path.dirname(os.path.abspath(__file__))), do_fix))

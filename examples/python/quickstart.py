@@ -1,9 +1,11 @@
 """Quickstart: the typed Python client with models generated from examples/models.
 
-Generate the types:  python3 tools/typegen/typegen.py --models examples/models \\
-                         --lang python --out examples/python/models_gen.py
-Run (a daemon started with --models examples/models):
-                     TABLETHEORYD_URL=http://127.0.0.1:8737 python3 quickstart.py
+Generate the types (from the repository's root):
+    python3 tools/typegen/typegen.py --models examples/models \\
+        --lang python --out examples/python/models_gen.py
+Run it from examples/python, with the client installed (pip install ./clients/python),
+against a daemon started with --models examples/models:
+    TABLETHEORYD_URL=http://127.0.0.1:8737 python3 quickstart.py
 """
 import uuid
 from decimal import Decimal

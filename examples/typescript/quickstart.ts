@@ -1,9 +1,12 @@
 // Quickstart: the typed TypeScript client with models generated from examples/models.
 //
-// Generate the types:  python3 tools/typegen/typegen.py --models examples/models \
-//                          --lang typescript --out examples/typescript/models_gen.ts
-// Run (a daemon started with --models examples/models), after tsc:
-//                      TABLETHEORYD_URL=http://127.0.0.1:8737 node dist/quickstart.js
+// Generate the types (from the repository's root):
+//   python3 tools/typegen/typegen.py --models examples/models \
+//       --lang typescript --out examples/typescript/models_gen.ts
+// Build and run it from examples/typescript, with the client installed
+// (npm install ../../clients/typescript, built by its test.sh or npm run build), against
+// a daemon started with --models examples/models:
+//   npx tsc -p tsconfig.json && TABLETHEORYD_URL=http://127.0.0.1:8737 node dist/quickstart.js
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 
