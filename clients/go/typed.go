@@ -26,6 +26,9 @@ type Spec[T, K, P any] struct {
 	KeyNames   []string // the partition key's attribute, then the sort key's
 	KeyParts   func(k *K) []any
 	KeyOf      func(o *T) K
+	// ToWire is what a write sends of an item: all but the attributes the
+	// daemon owns (created_at, updated_at, version), which it refuses.
+	ToWire func(o *T) any
 }
 
 // NoSort is the sort-key type of an index without a sort key.
@@ -133,7 +136,7 @@ func (m *Typed[T, K, P]) Get(ctx context.Context, key K, opts ...Option) (*T, er
 // Create creates the item (ErrConditionFailed when its key exists) and
 // returns it as stored, lifecycle attributes filled.
 func (m *Typed[T, K, P]) Create(ctx context.Context, item *T) (*T, error) {
-	resp, err := m.c.do(ctx, request{method: "POST", path: m.base + "/items", body: item})
+	resp, err := m.c.do(ctx, request{method: "POST", path: m.base + "/items", body: m.spec.ToWire(item)})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +150,7 @@ func (m *Typed[T, K, P]) Put(ctx context.Context, item *T, expectedVersion ...in
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: "PUT", path: p, body: item, class: idempotent}
+	r := request{method: "PUT", path: p, body: m.spec.ToWire(item), class: idempotent}
 	if len(expectedVersion) > 0 {
 		r.header = http.Header{"If-Match": {`"` + strconv.FormatInt(expectedVersion[0], 10) + `"`}}
 		r.class = notIdempotent
@@ -366,7 +369,7 @@ func toItem(v any) (Item, error) {
 
 // Put adds a put of the whole item.
 func (b *WriteBatch[T, K, P]) Put(item *T) *WriteBatch[T, K, P] {
-	it, err := toItem(item)
+	it, err := toItem(b.m.spec.ToWire(item))
 	if err != nil && b.err == nil {
 		b.err = err
 	}
@@ -422,12 +425,12 @@ func keyObjectOf[T, K, P any](spec *Spec[T, K, P], k *K) map[string]any {
 
 // TxCreate adds a create of item (its key must not exist).
 func TxCreate[T, K, P any](t *TypedTx, spec *Spec[T, K, P], item *T) *TypedTx {
-	return t.add(map[string]any{"op": "create", "model": spec.Name, "item": item}, nil)
+	return t.add(map[string]any{"op": "create", "model": spec.Name, "item": spec.ToWire(item)}, nil)
 }
 
 // TxPut adds a create-or-replace; expectedVersion makes it conditional.
 func TxPut[T, K, P any](t *TypedTx, spec *Spec[T, K, P], item *T, expectedVersion ...int64) *TypedTx {
-	return t.add(map[string]any{"op": "put", "model": spec.Name, "item": item}, expectedVersion)
+	return t.add(map[string]any{"op": "put", "model": spec.Name, "item": spec.ToWire(item)}, expectedVersion)
 }
 
 // TxUpdate adds an update setting the members of changes that are not nil.

@@ -42,6 +42,7 @@ var thingModel = Spec[thing, thingKey, thingPatch]{
 	KeyNames: []string{"PK", "SK"},
 	KeyParts: func(k *thingKey) []any { return []any{k.PK, k.SK} },
 	KeyOf:    func(o *thing) thingKey { return thingKey{PK: o.PK, SK: o.SK} },
+	ToWire:   func(o *thing) any { return o },
 }
 
 // BenchmarkGetTyped is BenchmarkGetClient through the typed layer (a struct

@@ -70,16 +70,10 @@ def _order_to_wire(o: Order) -> Dict[str, Any]:
     d: Dict[str, Any] = {'PK': o.PK, 'SK': o.SK}
     if o.amount is not None:
         d['amount'] = o.amount
-    if o.createdAt is not None:
-        d['createdAt'] = o.createdAt
     if o.status is not None:
         d['status'] = o.status
     if o.ttl is not None:
         d['ttl'] = o.ttl
-    if o.updatedAt is not None:
-        d['updatedAt'] = o.updatedAt
-    if o.version is not None:
-        d['version'] = o.version
     return d
 
 
@@ -283,8 +277,6 @@ def _user_from_wire(d: Dict[str, Any]) -> User:
 
 def _user_to_wire(o: User) -> Dict[str, Any]:
     d: Dict[str, Any] = {'PK': o.PK, 'SK': o.SK}
-    if o.createdAt is not None:
-        d['createdAt'] = o.createdAt
     if o.emailHash is not None:
         d['emailHash'] = o.emailHash
     if o.nickname is not None:
@@ -295,10 +287,6 @@ def _user_to_wire(o: User) -> Dict[str, Any]:
         d['tags'] = o.tags
     if o.ttl is not None:
         d['ttl'] = o.ttl
-    if o.updatedAt is not None:
-        d['updatedAt'] = o.updatedAt
-    if o.version is not None:
-        d['version'] = o.version
     return d
 
 

@@ -68,11 +68,8 @@ export const ORDER: ModelSpec<Order, OrderKey, OrderPatch, OrderRemovable> = {
     d["PK"] = o.PK;
     d["SK"] = o.SK;
     if (o.amount !== undefined) d["amount"] = wire.decOut(o.amount);
-    if (o.createdAt !== undefined) d["createdAt"] = o.createdAt;
     if (o.status !== undefined) d["status"] = o.status;
     if (o.ttl !== undefined) d["ttl"] = o.ttl;
-    if (o.updatedAt !== undefined) d["updatedAt"] = o.updatedAt;
-    if (o.version !== undefined) d["version"] = o.version;
     return d;
   },
   keyParts(k: OrderKey): unknown[] { return [k.PK, k.SK]; },
@@ -160,14 +157,11 @@ export const USER: ModelSpec<User, UserKey, UserPatch, UserRemovable> = {
     const d: Record<string, unknown> = {};
     d["PK"] = o.PK;
     d["SK"] = o.SK;
-    if (o.createdAt !== undefined) d["createdAt"] = o.createdAt;
     if (o.emailHash !== undefined) d["emailHash"] = o.emailHash;
     if (o.nickname !== undefined) d["nickname"] = o.nickname;
     if (o.profile !== undefined) d["profile"] = o.profile;
     if (o.tags !== undefined) d["tags"] = o.tags;
     if (o.ttl !== undefined) d["ttl"] = o.ttl;
-    if (o.updatedAt !== undefined) d["updatedAt"] = o.updatedAt;
-    if (o.version !== undefined) d["version"] = o.version;
     return d;
   },
   keyParts(k: UserKey): unknown[] { return [k.PK, k.SK]; },

@@ -79,9 +79,10 @@ class Attr:
         self.required = self.is_key or bool(a.get("required"))
         self.lifecycle = bool(set(roles) & {"created_at", "updated_at", "version", "ttl"})
         self.format = fmt
-        # The daemon owns created_at, updated_at and version: an update cannot set them.
-        self.patchable = not self.is_key and not (
-            set(roles) & {"created_at", "updated_at", "version"})
+        # The daemon owns created_at, updated_at and version: a write leaves them out
+        # (the daemon refuses them) and an update cannot set them.
+        self.owned = bool(set(roles) & {"created_at", "updated_at", "version"})
+        self.patchable = not self.is_key and not self.owned
 
 
 class Model:
@@ -218,7 +219,7 @@ def gen_python(models, opts):
         req = ", ".join("%r: o.%s" % (a.name, py_field(a)) for a in m.ordered if a.required)
         out.append("    d: Dict[str, Any] = {%s}" % req)
         for a in m.ordered:
-            if not a.required:
+            if not a.required and not a.owned:
                 out.append("    if o.%s is not None:" % py_field(a))
                 out.append("        d[%r] = o.%s" % (a.name, py_field(a)))
         out += ["    return d", "", ""]
@@ -331,7 +332,7 @@ def gen_typescript(models, opts):
         out += ["    return o;", "  },"]
         out.append("  toWire(o: %s): Record<string, unknown> {" % n)
         out.append("    const d: Record<string, unknown> = {};")
-        for a in m.ordered:
+        for a in [a for a in m.ordered if not a.owned]:
             g = ts_get("o", a.name)
             conv = TS_TO.get(a.kind)
             val = "%s(%s)" % (conv, g) if conv else g
@@ -395,6 +396,14 @@ def gen_go(models, opts):
         out += go_align([(go_field(a.name), go_type(a, not a.required),
                           "`json:%s`" % json.dumps(a.name if a.required else a.name + ",omitempty"))
                          for a in m.ordered])
+        writable = [a for a in m.ordered if not a.owned]
+        out += ["}", "",
+                "// %sWrite is what a write of one %s sends: every attribute but those the" % (lo, n),
+                "// daemon owns (created_at, updated_at, version).",
+                "type %sWrite struct {" % lo]
+        out += go_align([(go_field(a.name), go_type(a, not a.required),
+                          "`json:%s`" % json.dumps(a.name if a.required else a.name + ",omitempty"))
+                         for a in writable])
         out += ["}", "", "// %sKey is the key of one %s." % (n, n), "type %sKey struct {" % n]
         out += go_align([(go_field(a.name), GO_TYPES[a.kind], "`json:%s`" % json.dumps(a.name))
                          for a in m.key_attrs()])
@@ -429,8 +438,12 @@ def gen_go(models, opts):
                 "\tKeyOf:      func(o *%s) %sKey { return %sKey{%s} }," % (
                     n, n, n, ", ".join("%s: o.%s" % (go_field(a.name), go_field(a.name))
                                        for a in ka)),
+                "\tToWire: func(o *%s) any {" % n,
+                "\t\treturn &%sWrite{%s}" % (lo, ", ".join(
+                    "%s: o.%s" % (go_field(a.name), go_field(a.name))
+                    for a in m.ordered if not a.owned)),
+                "\t},",
                 "}"]
-        del lo
     return "\n".join(out) + "\n"
 
 
@@ -498,7 +511,7 @@ def gen_java(models, opts):
                 "        }", "",
                 "        Map<String, Object> toMap() {",
                 "            Map<String, Object> m = new LinkedHashMap<>();"]
-        for a in m.ordered:
+        for a in [a for a in m.ordered if not a.owned]:
             out.append("            Typed.put(m, %s, %s);" % (java_str(a.name), java_ident(a.name)))
         out += ["            return m;", "        }", "",
                 "        /** A builder: one setter per attribute, by its name. */",

@@ -144,6 +144,15 @@ def test_every_value_type_and_key_type_round_trips(tmp_path, daemon):
         got = xs.update(g.XItemKey(id="typed-all"), {"n_frac": Decimal("0.25")},
                         expected_version=0, remove=["tags"])
         assert got.n_frac == Decimal("0.25") and got.tags is None and got.version == 1
+        # An item as read (lifecycle attributes filled) writes back: the daemon's own
+        # attributes are not sent.
+        got.flag = True
+        got = xs.put(got, expected_version=got.version)
+        assert got.flag is True and got.version == 2
+        tx = tt.transaction()
+        tx.put(g.XITEM, got, expected_version=2)
+        tx.commit()
+        assert xs.get(g.XItemKey(id="typed-all")).version == 3
 
         counters = tt.model(g.COUNTER)
         counters.ensure_table()

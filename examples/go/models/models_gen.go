@@ -22,6 +22,16 @@ type Order struct {
 	Version   *int64      `json:"version,omitempty"`
 }
 
+// orderWrite is what a write of one Order sends: every attribute but those the
+// daemon owns (created_at, updated_at, version).
+type orderWrite struct {
+	PK     string      `json:"PK"`
+	SK     string      `json:"SK"`
+	Amount json.Number `json:"amount,omitempty"`
+	Status *string     `json:"status,omitempty"`
+	Ttl    *int64      `json:"ttl,omitempty"`
+}
+
 // OrderKey is the key of one Order.
 type OrderKey struct {
 	PK string `json:"PK"`
@@ -60,6 +70,9 @@ var OrderModel = tabletheoryd.Spec[Order, OrderKey, OrderPatch]{
 	KeyNames:   []string{"PK", "SK"},
 	KeyParts:   func(k *OrderKey) []any { return []any{k.PK, k.SK} },
 	KeyOf:      func(o *Order) OrderKey { return OrderKey{PK: o.PK, SK: o.SK} },
+	ToWire: func(o *Order) any {
+		return &orderWrite{PK: o.PK, SK: o.SK, Amount: o.Amount, Status: o.Status, Ttl: o.Ttl}
+	},
 }
 
 // User is model User (table users_contract).
@@ -74,6 +87,18 @@ type User struct {
 	Ttl       *int64                 `json:"ttl,omitempty"`
 	UpdatedAt *string                `json:"updatedAt,omitempty"`
 	Version   *int64                 `json:"version,omitempty"`
+}
+
+// userWrite is what a write of one User sends: every attribute but those the
+// daemon owns (created_at, updated_at, version).
+type userWrite struct {
+	PK        string                 `json:"PK"`
+	SK        string                 `json:"SK"`
+	EmailHash *string                `json:"emailHash,omitempty"`
+	Nickname  *string                `json:"nickname,omitempty"`
+	Profile   map[string]any         `json:"profile,omitempty"`
+	Tags      tabletheoryd.StringSet `json:"tags,omitempty"`
+	Ttl       *int64                 `json:"ttl,omitempty"`
 }
 
 // UserKey is the key of one User.
@@ -118,4 +143,7 @@ var UserModel = tabletheoryd.Spec[User, UserKey, UserPatch]{
 	KeyNames:   []string{"PK", "SK"},
 	KeyParts:   func(k *UserKey) []any { return []any{k.PK, k.SK} },
 	KeyOf:      func(o *User) UserKey { return UserKey{PK: o.PK, SK: o.SK} },
+	ToWire: func(o *User) any {
+		return &userWrite{PK: o.PK, SK: o.SK, EmailHash: o.EmailHash, Nickname: o.Nickname, Profile: o.Profile, Tags: o.Tags, Ttl: o.Ttl}
+	},
 }

@@ -28,11 +28,8 @@ public final class Models {
             Typed.put(m, "PK", PK);
             Typed.put(m, "SK", SK);
             Typed.put(m, "amount", amount);
-            Typed.put(m, "createdAt", createdAt);
             Typed.put(m, "status", status);
             Typed.put(m, "ttl", ttl);
-            Typed.put(m, "updatedAt", updatedAt);
-            Typed.put(m, "version", version);
             return m;
         }
 
@@ -123,14 +120,11 @@ public final class Models {
             Map<String, Object> m = new LinkedHashMap<>();
             Typed.put(m, "PK", PK);
             Typed.put(m, "SK", SK);
-            Typed.put(m, "createdAt", createdAt);
             Typed.put(m, "emailHash", emailHash);
             Typed.put(m, "nickname", nickname);
             Typed.put(m, "profile", profile);
             Typed.put(m, "tags", tags);
             Typed.put(m, "ttl", ttl);
-            Typed.put(m, "updatedAt", updatedAt);
-            Typed.put(m, "version", version);
             return m;
         }
 
