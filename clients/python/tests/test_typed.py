@@ -165,3 +165,11 @@ def test_every_value_type_and_key_type_round_trips(tmp_path, daemon):
         assert blobs.get(g.BlobKey(bid=b"\x00/+\xff")) == g.Blob(bid=b"\x00/+\xff", label="b")
         found, missing = blobs.batch_get([g.BlobKey(bid=b"\x00/+\xff"), g.BlobKey(bid=b"no")])
         assert [b.label for b in found] == ["b"] and missing == [g.BlobKey(bid=b"no")]
+
+
+def test_a_running_daemons_models_generate_the_same_code(tmp_path, daemon):
+    out = tmp_path / "models_gen.py"
+    subprocess.run([sys.executable, TYPEGEN, "--url", daemon.url, "--only", "User", "--only",
+                    "Order", "--lang", "python", "--out", str(out)], check=True)
+    with open(os.path.join(EXAMPLE, "models_gen.py")) as f:
+        assert out.read_text() == f.read()
