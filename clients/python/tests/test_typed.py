@@ -173,3 +173,34 @@ def test_a_running_daemons_models_generate_the_same_code(tmp_path, daemon):
                     "Order", "--lang", "python", "--out", str(out)], check=True)
     with open(os.path.join(EXAMPLE, "models_gen.py")) as f:
         assert out.read_text() == f.read()
+
+
+def test_mypy_strict_on_the_installed_package_needs_no_configuration(tmp_path):
+    """As a user has it: the package in site-packages (with py.typed), mypy --strict
+    without any configuration on the quickstart. Without py.typed this stops at
+    import-untyped."""
+    import shutil
+    import venv
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(str(env_dir))
+    py = env_dir / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    shutil.copytree(os.path.join(CLIENT_DIR, "src", "tabletheoryd"),
+                    os.path.join(site, "tabletheoryd"))
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("quickstart.py", "models_gen.py"):
+        shutil.copy(os.path.join(EXAMPLE, name), work / name)
+
+    def check():
+        return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--python-executable",
+                               str(py), "--cache-dir", str(tmp_path / "cache"),
+                               "--no-incremental", "quickstart.py", "models_gen.py"],
+                              capture_output=True, text=True, cwd=str(work),
+                              env={k: v for k, v in os.environ.items() if k != "MYPYPATH"})
+    r = check()
+    assert r.returncode == 0, r.stdout + r.stderr
+    os.unlink(os.path.join(site, "tabletheoryd", "py.typed"))
+    r = check()
+    assert r.returncode != 0 and "import-untyped" in r.stdout, r.stdout
