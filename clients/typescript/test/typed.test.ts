@@ -84,6 +84,9 @@ const BAD: [string, string][] = [
   // N is an exact decimal string: a float does not compile.
   ["'number' is not assignable to type 'string'", `await orders.update({ PK: "a", SK: "b" }, { amount: 1.5 });`],
   ["SortCond<number>", `users.query(UserIndex.TABLE, "a", eq(5));`],
+  // The same in a transaction.
+  ["nickame", `tt.transaction().update(USER, { PK: "a", SK: "b" }, { nickame: "x" });`],
+  ["nickame", `tt.transaction().create(USER, { PK: "a", SK: "b", nickame: "x" });`],
   ['"PK"', `await users.update({ PK: "a", SK: "b" }, {}, undefined, { remove: ["PK"] });`],
 ];
 
