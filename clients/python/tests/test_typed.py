@@ -70,6 +70,8 @@ BAD = {
     '"nickname"': 'users.update(UserKey(PK="a", SK="b"), {"nickname": 5})',
     # A sort condition of the wrong type, a removal of a key attribute.
     '"query"': 'list(users.query(UserIndex.TABLE, "a", eq(5)))',
+    # The same in a transaction.
+    '"nicknamx"': 'tt.transaction().on(USER).update(UserKey(PK="a", SK="b"), {"nicknamx": "x"})',
     # Another model's index.
     '"Index[Order': 'list(users.query(OrderIndex.TABLE, "a"))',
     "Literal['PK']": 'users.update(UserKey(PK="a", SK="b"), {}, remove=["PK"])',
