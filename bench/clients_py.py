@@ -4,8 +4,10 @@
 Starts a daemon on the memory backend, stores one User item, then times N GETs of it
 through raw http.client (one keep-alive connection, json.loads of the body) and N through
 tabletheoryd.Client.model("User").get() (which adds the request id, retries, error
-mapping and the Decimal/set decoding), alternating call by call; prints the median and
-10th percentile time per call of each and their ratios (target <= 1.3).
+mapping and the Decimal/set decoding) and N through the typed layer
+(TypedClient.model(USER).get(UserKey(...)) -> User, with examples/python/models_gen.py),
+alternating call by call; prints the median and 10th percentile time per call of each
+and their ratios (target <= 1.3).
 
     python3 bench/clients_py.py [--calls N] [--daemon PATH]
 """
@@ -22,7 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
 import tabletheoryd  # noqa: E402
+from models_gen import USER, UserKey  # noqa: E402
+from tabletheoryd.typed import TypedClient  # noqa: E402
 
 
 def start(binary):
@@ -71,16 +76,24 @@ def main():
             item = users.get("USER#1", "PROFILE")
             assert item["nickname"] == "al"
 
-        for fn in (raw, typed):  # warm up both paths
+        tt = TypedClient("http://" + listen)
+        gen_users = tt.model(USER)
+        gen_key = UserKey(PK="USER#1", SK="PROFILE")
+
+        def generated():
+            item = gen_users.get(gen_key)
+            assert item is not None and item.nickname == "al"
+
+        for fn in (raw, typed, generated):  # warm up both paths
             for _ in range(200):
                 fn()
         # One call of each, alternately (the order swapped every time), each timed alone:
         # the machine's load changes both sides alike, and the medians ignore outliers.
-        per = {"raw": [], "client": []}
+        per = {"raw": [], "client": [], "typed": []}
         clock = time.perf_counter_ns
         for i in range(args.calls):
-            order = ((("raw", raw), ("client", typed)) if i % 2 else
-                     (("client", typed), ("raw", raw)))
+            order = ((("raw", raw), ("client", typed), ("typed", generated)) if i % 2 else
+                     (("typed", generated), ("client", typed), ("raw", raw)))
             for name, fn in order:
                 t0 = clock()
                 fn()
@@ -90,12 +103,15 @@ def main():
         print("                                 median       p10   (us/call)")
         q = {n: statistics.quantiles(v, n=10) for n, v in per.items()}
         for label, name in (("raw http.client + json.loads", "raw"),
-                            ("tabletheoryd client .get()  ", "client")):
+                            ("tabletheoryd client .get()  ", "client"),
+                            ("typed .get(UserKey) -> User ", "typed")):
             print("  %s %8.1f  %8.1f" % (label, statistics.median(per[name]), q[name][0]))
-        print("  ratio client/raw             %8.2f  %8.2f  (target <= 1.3)" % (
-            statistics.median(per["client"]) / statistics.median(per["raw"]),
-            q["client"][0] / q["raw"][0]))
+        for name in ("client", "typed"):
+            print("  %-29s%8.2f  %8.2f  (target <= 1.3)" % (
+                "ratio %s/raw" % name, statistics.median(per[name]) / statistics.median(per["raw"]),
+                q[name][0] / q["raw"][0]))
         client.close()
+        tt.close()
         conn.close()
     finally:
         proc.terminate()

@@ -65,6 +65,8 @@ static const struct setting settings[] = {
     {"config", K_STRING, F(config_file), 0, 0, NULL, "FILE  JSON file of these settings"},
     {"check-config", K_BOOL, F(check_config), 0, 0, NULL,
      "  validate the configuration and models, then exit"},
+    {"print-models", K_BOOL, F(print_models), 0, 0, NULL,
+     "  validate, print the loaded models as JSON (as GET /v1/models), then exit"},
     {"sts-endpoint", K_STRING, F(sts_endpoint), 0, 0, NULL,
      "URL  STS endpoint for partner AssumeRole (default $AWS_ENDPOINT_URL_STS, else regional)"},
     {"ca-file", K_STRING, F(ca_file), 0, 0, NULL,

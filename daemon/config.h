@@ -50,6 +50,7 @@ struct tt_config {
   enum tt_log_level log_level;
   char config_file[512];
   bool check_config;
+  bool print_models; /* print the loaded models as JSON and exit */
   char sts_endpoint[512]; /* "" = AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL, else regional */
   char ca_file[512];      /* trust anchors of every TLS connection; "" = SSL_CERT_FILE or system */
   struct tt_config_partner partners[TT_CONFIG_MAX_PARTNERS];

@@ -501,6 +501,38 @@ static int start(struct daemon *d, struct tt_error *err) {
   return 0;
 }
 
+/* --print-models: the models loaded from --models, in the canonical form
+ * GET /v1/models answers with ({"models": [...]}, tt_model_to_json), keys
+ * sorted, for tools that generate typed code from them. The job ledger's
+ * reserved models are left out: they are not the caller's. */
+static int print_models(const struct tt_model_registry *r) {
+  json_t *list = json_array();
+  json_t *out = json_pack("{s:o}", "models", list);
+  if (out == NULL) {
+    fprintf(stderr, "tabletheoryd: out of memory\n");
+    return EXIT_RUNTIME;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < tt_model_registry_count(r) && rc == 0; i++) {
+    const struct tt_model *m = tt_model_registry_at(r, i);
+    if (tt_model_registry_is_reserved(r, m))
+      continue;
+    json_t *mj = tt_model_to_json(m);
+    if (mj == NULL || json_array_append_new(list, mj) != 0)
+      rc = -1;
+  }
+  if (rc == 0 && json_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+    rc = -1;
+  json_decref(out);
+  if (rc == 0 && (fputc('\n', stdout) == EOF || fflush(stdout) != 0))
+    rc = -1;
+  if (rc != 0) {
+    fprintf(stderr, "tabletheoryd: cannot print the models\n");
+    return EXIT_RUNTIME;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   extern char **environ;
   static struct daemon d;
@@ -525,6 +557,12 @@ int main(int argc, char **argv) {
     tt_model_registry_free(d.models);
     free(d.auth_token);
     return EXIT_CONFIG;
+  }
+  if (d.cfg.print_models) {
+    int rc = print_models(d.models);
+    tt_model_registry_free(d.models);
+    free(d.auth_token);
+    return rc;
   }
   if (d.cfg.check_config) {
     printf("tabletheoryd: configuration OK (%zu models)\n", tt_model_registry_count(d.models));

@@ -14,6 +14,8 @@ if [ ! -x "$TT_DAEMON" ]; then
 fi
 go mod download
 go vet ./...
+# The examples (a module of their own, using this client): vetted, run by typed_test.go.
+(cd ../../examples/go && gofmt -l . | grep . && exit 1; go vet ./...)
 mkdir -p .build
 go build -o .build/xlang ./cmd/xlang
 # -count=1: always run against the daemon, never from the test cache.

@@ -29,4 +29,5 @@ rm -rf target/xlang
 mkdir -p target/xlang
 javac -Xlint:all -Werror --release 17 -d target/xlang -cp "target/classes:target/lib/*" \
     src/xlang/java/com/theorycloud/tabletheoryd/xlang/XLang.java \
-    src/bench/java/com/theorycloud/tabletheoryd/bench/Bench.java
+    src/bench/java/com/theorycloud/tabletheoryd/bench/Bench.java \
+    ../../examples/java/models/Models.java

@@ -5,3 +5,4 @@ export * from "./errors.js";
 export * from "./expr.js";
 export * from "./ledger.js";
 export * from "./values.js";
+export * from "./typed.js";

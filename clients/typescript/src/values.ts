@@ -89,7 +89,7 @@ export function decimalText(v: unknown): string {
 export interface ModelDoc {
   name: string;
   keys: { partition: { attribute: string; type: string }; sort?: { attribute: string; type: string } };
-  attributes: { attribute: string; type: string; format?: string; roles?: string[] }[];
+  attributes: { attribute: string; type: string; format?: string; roles?: string[]; [k: string]: unknown }[];
   [k: string]: unknown;
 }
 

@@ -9,16 +9,19 @@ import com.theorycloud.tabletheoryd.Item;
 import com.theorycloud.tabletheoryd.Key;
 import com.theorycloud.tabletheoryd.ModelClient;
 import com.theorycloud.tabletheoryd.TableTheoryClient;
+import com.theorycloud.tabletheoryd.Typed;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import models.Models;
 
 /**
  * Usage: TABLETHEORYD_URL=http://127.0.0.1:PORT java -cp ... Bench [N]
  * against a daemon started with --models examples/models (model User).
  * Both sides do the same work per call: one GET on a kept-alive connection
- * and a JSON parse of the answer (numbers exact).
+ * and a JSON parse of the answer (numbers exact). A third side is the typed
+ * layer with the generated examples/java/models/Models.java (a User record).
  */
 public final class Bench {
     private Bench() {}
@@ -36,6 +39,13 @@ public final class Bench {
         HttpRequest req = HttpRequest.newBuilder(URI.create(url + "/v1/models/User/items/USER%23bench/PROFILE")).GET().build();
 
         Runnable viaClient = () -> users.get(key);
+        Typed.Model<Models.User, Models.UserKey, Models.UserPatch> typedUsers = Typed.model(client, Models.USER);
+        Models.UserKey typedKey = new Models.UserKey("USER#bench", "PROFILE");
+        Runnable viaTyped = () -> {
+            if (!"bench".equals(typedUsers.get(typedKey).nickname())) {
+                throw new IllegalStateException("bad answer");
+            }
+        };
         Runnable viaRaw = () -> {
             try {
                 HttpResponse<byte[]> r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
@@ -50,17 +60,23 @@ public final class Bench {
         // Warm both up (JIT), then alternate rounds so drift hits both alike.
         time(viaClient, n / 2);
         time(viaRaw, n / 2);
+        time(viaTyped, n / 2);
         double client1 = 0;
         double raw1 = 0;
+        double typed1 = 0;
         int rounds = 5;
         for (int i = 0; i < rounds; i++) {
             raw1 += time(viaRaw, n / rounds);
             client1 += time(viaClient, n / rounds);
+            typed1 += time(viaTyped, n / rounds);
         }
         double c = client1 / rounds;
         double r = raw1 / rounds;
         System.out.printf("java GET one item: client %.1f us/op, raw java.net.http %.1f us/op, ratio %.2f (n=%d)%n",
                 c / 1000, r / 1000, c / r, n);
+        double t = typed1 / rounds;
+        System.out.printf("java GET one item: typed %.1f us/op, raw java.net.http %.1f us/op, ratio %.2f (n=%d)%n",
+                t / 1000, r / 1000, t / r, n);
     }
 
     private static double time(Runnable op, int n) {
