@@ -4,7 +4,7 @@
 //   python3 tools/typegen/typegen.py --models examples/models \
 //       --lang typescript --out examples/typescript/models_gen.ts
 // Build and run it from examples/typescript, with the client installed
-// (npm install ../../clients/typescript, built by its test.sh or npm run build), against
+// (npm install of clients/typescript, built by its test.sh or npm run build), against
 // a daemon started with --models examples/models:
 //   npx tsc -p tsconfig.json && TABLETHEORYD_URL=http://127.0.0.1:8737 node dist/quickstart.js
 import assert from "node:assert/strict";
