@@ -155,11 +155,12 @@ bool tt_framing_field(struct tt_framing *f, const char *name, size_t name_len, c
   return true;
 }
 
-bool tt_framing_end(struct tt_framing *f, bool http10) {
+bool tt_framing_end(struct tt_framing *f, bool http10, const char *section_end) {
   if (f->bad)
     return false;
   /* The empty line that ends the section: CR LF, both NUL now. */
-  if (f->expect && (f->expect[0] != '\0' || f->expect[1] != '\0'))
+  if (f->expect &&
+      (f->expect + 2 != section_end || f->expect[0] != '\0' || f->expect[1] != '\0'))
     return refuse(f, NULL, "the header section must end with an empty line (CRLF)");
   if (tt_framing_has(f, TT_FRAMING_TRANSFER_ENCODING)) {
     if (tt_framing_has(f, TT_FRAMING_CONTENT_LENGTH))

@@ -10,9 +10,10 @@
  * With libmicrohttpd 0.9.75 the fields are NUL-terminated in place in its
  * read buffer, CR and LF of each line end replaced by NUL, and an obs-fold
  * continuation copied elsewhere. When the caller passes where the request
- * line ends (tt_framing_begin's line_end), each field must also sit where
- * the previous line ended, after a CRLF: that refuses bare LF line ends, a
- * NUL inside a name or value (which would cut it short), and obs-fold. */
+ * line ends (tt_framing_begin's line_end) and where the section ends, each
+ * field must also sit where the previous line ended, after a CRLF, and the
+ * empty line must end the section: that refuses bare LF line ends, a NUL
+ * inside a name or value (which would cut it short), and obs-fold. */
 #ifndef TT_API_FRAMING_H
 #define TT_API_FRAMING_H
 
@@ -59,8 +60,11 @@ bool tt_framing_field(struct tt_framing *f, const char *name, size_t name_len, c
                       size_t value_len);
 
 /* After the last field: the checks across fields. http10 for an HTTP/1.0
- * request. Returns false (f->bad set) to refuse. */
-bool tt_framing_end(struct tt_framing *f, bool http10);
+ * request; section_end (with the layout checks) is where the header
+ * section ends, just past its empty line: the last field's line end and
+ * that CRLF must reach exactly there, so no NUL hides at a value's end.
+ * Returns false (f->bad set) to refuse. */
+bool tt_framing_end(struct tt_framing *f, bool http10, const char *section_end);
 
 /* Whether the scan saw the header (enum tt_framing_single). */
 static inline bool tt_framing_has(const struct tt_framing *f, enum tt_framing_single h) {

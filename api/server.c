@@ -728,7 +728,8 @@ static bool target_acceptable(const char *s) {
 /* The framing checks (api/framing.h), in one pass over the headers, before
  * anything else: false after failing the request, which is then answered at
  * once and its connection closed (RFC 9112 6.3: its length is unknown). */
-static bool framing_acceptable(struct tt_request *req, const char *url, const char *version) {
+static bool framing_acceptable(struct tt_request *req, const char *method, const char *url,
+                               const char *version) {
   struct tt_framing f = {0};
   size_t vlen = strlen(version);
   bool http10 = vlen == 8 && memcmp(version, "HTTP/1.0", 8) == 0;
@@ -743,10 +744,18 @@ static bool framing_acceptable(struct tt_request *req, const char *url, const ch
     f.why = "the request line must end with an HTTP version and CRLF";
     ok = false;
   } else {
+    /* The section runs from the request line (`method` is its start) over
+     * the size MHD counted. */
+    const char *section_end = NULL;
+    if (FIELDS_IN_PLACE) {
+      const union MHD_ConnectionInfo *ci =
+          MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+      section_end = ci ? method + ci->header_size : method;
+    }
     ok = tt_framing_begin(&f, line_end);
     if (ok) {
       MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_field_cb, &f);
-      ok = tt_framing_end(&f, http10);
+      ok = tt_framing_end(&f, http10, section_end);
     }
   }
   if (ok)
@@ -870,7 +879,7 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
     return MHD_NO; /* the URI callback could not allocate: close */
   if (!req->headers_done) {
     request_begin(req, method);
-    if (!framing_acceptable(req, url, version)) {
+    if (!framing_acceptable(req, method, url, version)) {
       /* Unread bytes may follow (a hidden body): linger so the client
        * still reads the answer. */
       if (req->tconn)
