@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* framing.c -- the header section checks of framing.h, in one pass. */
+/* framing.c -- refuses request framing two HTTP parsers could read differently:
+ * one pass over a request's header fields (framing.h). */
 #include "api/framing.h"
 
 #include <strings.h>

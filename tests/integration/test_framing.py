@@ -195,6 +195,10 @@ def test_nul_in_the_partner_is_refused(d):
     refused(d, req(MODELS + AUTH + b"X-TableTheory-Partner: acme\0evil\r\n"))
 
 
+def test_a_field_line_without_a_colon_is_refused(d):
+    refused_by_http_layer(d, req(GET + b"X-No-Colon\r\n") + SMUGGLED)
+
+
 def test_nul_in_a_header_name_is_refused(d):
     # The HTTP layer finds no colon before the NUL: its own 400.
     refused_by_http_layer(d, req(GET + b"X-A\0B: 1\r\n") + SMUGGLED)
