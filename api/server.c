@@ -725,6 +725,21 @@ static bool target_acceptable(const char *s) {
   return true;
 }
 
+/* With MHD 0.9.75 the request line is split in place: method, target and
+ * version each NUL-terminated where a space was, the '?' (and, through
+ * tt_server_uri_cb, the query's first byte) NUL too. Each part must end
+ * where the next begins, so no NUL hides inside one and no second space
+ * separates them. */
+static bool request_line_in_place(const struct tt_request *req, const char *method,
+                                  const char *url, const char *version) {
+  if (strlen(version) != 8 || method + strlen(method) + 1 != url)
+    return false;
+  const char *e = url + strlen(url);
+  if (e + 1 != version)
+    e += 1 + strlen(req->query);
+  return e + 1 == version;
+}
+
 /* The framing checks (api/framing.h), in one pass over the headers, before
  * anything else: false after failing the request, which is then answered at
  * once and its connection closed (RFC 9112 6.3: its length is unknown). */
@@ -739,9 +754,10 @@ static bool framing_acceptable(struct tt_request *req, const char *method, const
     f.field = NULL;
     f.why = "the request target may not contain spaces or control characters";
     ok = false;
-  } else if (FIELDS_IN_PLACE && vlen != 8) {
+  } else if (FIELDS_IN_PLACE && !request_line_in_place(req, method, url, version)) {
     f.field = NULL;
-    f.why = "the request line must end with an HTTP version and CRLF";
+    f.why = "the request line must be a method, a request target and an HTTP version, "
+            "separated by single spaces, without NUL bytes";
     ok = false;
   } else {
     /* The section runs from the request line (`method` is its start) over

@@ -225,6 +225,21 @@ def test_bare_lf_line_ends_are_refused(d):
     refused(d, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\n" + SMUGGLED)
 
 
+@pytest.mark.parametrize("line", [b"GET  /healthz HTTP/1.1", b"GET /healthz\0x HTTP/1.1",
+                                  b"GET /healthz?a=1\0x HTTP/1.1", b"GE\0T /healthz HTTP/1.1",
+                                  b"GET /healthz?a\tb HTTP/1.1"])
+def test_a_malformed_request_line_is_refused(d, line):
+    replies, closed = exchange(d, line + b"\r\nHost: x\r\n\r\n" + SMUGGLED)
+    assert [r[0] for r in replies] == [400] and closed, replies
+
+
+def test_a_query_is_still_served(d):
+    replies, _ = exchange(d, b"GET /healthz?a=1&b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert [r[0] for r in replies] == [200], replies
+    replies, _ = exchange(d, b"GET /healthz? HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert [r[0] for r in replies] == [200], replies
+
+
 def test_a_missing_host_is_refused(d):
     replies, closed = exchange(d, b"GET /healthz HTTP/1.1\r\n\r\n" + SMUGGLED)
     assert [r[0] for r in replies] == [400] and closed, replies

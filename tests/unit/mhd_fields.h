@@ -30,16 +30,18 @@ struct mhd_fields {
 
 /* The next line of buf[*pos..len), its line end replaced by NUL (CRLF or a
  * bare LF, as MHD 0.9.75 takes either); NULL when no line end is left. */
-static char *mhd_next_line(char *buf, size_t len, size_t *pos) {
+static char *mhd_next_line(char *buf, size_t len, size_t *pos, size_t *line_len) {
   for (size_t i = *pos; i < len; i++) {
     if (buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n') {
       char *line = buf + *pos;
+      *line_len = i - *pos;
       buf[i] = buf[i + 1] = '\0';
       *pos = i + 2;
       return line;
     }
     if (buf[i] == '\n') {
       char *line = buf + *pos;
+      *line_len = i - *pos;
       buf[i] = '\0';
       *pos = i + 1;
       return line;
@@ -54,21 +56,25 @@ static int mhd_fields_parse(char *buf, size_t len, struct mhd_fields *m) {
   size_t pos = 0;
   m->n = 0;
   m->fold_used = 0;
-  char *line = mhd_next_line(buf, len, &pos);
+  size_t line_len;
+  char *line = mhd_next_line(buf, len, &pos, &line_len);
   if (line == NULL)
     return -1;
-  char *sp = strrchr(line, ' ');
-  if (sp == NULL || sp == line)
+  /* The version is what follows the last space; MHD wants exactly 8 bytes. */
+  char *sp = NULL;
+  for (size_t i = line_len; i > 0 && sp == NULL; i--)
+    if (line[i - 1] == ' ')
+      sp = line + i - 1;
+  if (sp == NULL || sp == line || line + line_len - (sp + 1) != 8)
     return -1;
   *sp = '\0';
   m->version = sp + 1;
-  m->version_end = sp + 1 + strlen(sp + 1);
-  if (strlen(m->version) != 8 || strncmp(m->version, "HTTP/1.", 7) != 0 ||
-      (m->version[7] != '0' && m->version[7] != '1'))
+  m->version_end = sp + 9;
+  if (memcmp(m->version, "HTTP/1.", 7) != 0 || (m->version[7] != '0' && m->version[7] != '1'))
     return -1;
   char *last = NULL, *colon = NULL;
   for (;;) {
-    line = mhd_next_line(buf, len, &pos);
+    line = mhd_next_line(buf, len, &pos, &line_len);
     if (line == NULL)
       return -1;
     if (last && (line[0] == ' ' || line[0] == '\t')) {
