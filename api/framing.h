@@ -13,7 +13,11 @@
  * line ends (tt_framing_begin's line_end) and where the section ends, each
  * field must also sit where the previous line ended, after a CRLF, and the
  * empty line must end the section: that refuses bare LF line ends, a NUL
- * inside a name or value (which would cut it short), and obs-fold. */
+ * inside a name or value (which would cut it short), and obs-fold. What a
+ * replaced line end and a NUL byte look like is the same, so NUL bytes at
+ * the very end of a value can pass when the line ends around them are bare
+ * LFs in the right number ("v\0\n" reads as "v\r\n"); no other byte can
+ * hide behind them. */
 #ifndef TT_API_FRAMING_H
 #define TT_API_FRAMING_H
 

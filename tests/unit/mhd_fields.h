@@ -136,7 +136,8 @@ static bool ref_tchar(unsigned char c) {
 
 /* Whether raw (len bytes: request line, fields, empty line, then anything)
  * has a request line ending in CRLF and a header section tt_framing must
- * accept. (The request target's own checks are api/server.c's.) */
+ * accept. (The request target's own checks are api/server.c's.) Exact for
+ * inputs without NUL bytes; with them, see fuzz_framing.c. */
 static bool ref_accepts(const char *raw, size_t len) {
   const char *lf = memchr(raw, '\n', len);
   if (lf == NULL || lf == raw || lf[-1] != '\r')
