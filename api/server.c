@@ -993,7 +993,11 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     c->req = NULL;
     c->deadline = uv_now(s->loop) + KEEPALIVE_MS;
     req->tconn = NULL;
-    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !c->answered && !c->killed)
+    /* A client that half-closes mostly does so after its first request:
+     * check that one at once (tt_server_after_run); later ones cost no
+     * system call per request, the sweep checks idle connections. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->requests == 1 && !c->answered &&
+        !c->killed)
       answered_push(s, c);
   }
   if (req->request_id[0] == '\0')
@@ -1071,18 +1075,23 @@ static void conn_kill(struct tt_conn *c) {
     c->server->wake(c->server->hook_arg);
 }
 
+/* Closes c, answered and now between requests, when its client has
+ * half-closed: a pipelined request MHD had buffered is already under way
+ * (c->req); otherwise the kernel holds the next request's bytes, nothing
+ * yet, or only the client's FIN, which recv reports as 0. */
+static void close_if_half_closed(struct tt_conn *c) {
+  if (c->req || c->killed)
+    return;
+  char b;
+  if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+    conn_kill(c);
+}
+
 void tt_server_after_run(struct tt_server *s) {
   while (s->answered) {
     struct tt_conn *c = s->answered;
     answered_unlink(s, c);
-    /* A pipelined request MHD had buffered is already under way (c->req);
-     * otherwise the kernel holds the next request's bytes, nothing yet,
-     * or only the client's FIN, which recv reports as 0. */
-    if (c->req || c->killed)
-      continue;
-    char b;
-    if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-      conn_kill(c);
+    close_if_half_closed(c);
   }
 }
 
@@ -1097,8 +1106,13 @@ static void sweep_cb(uv_timer_t *t) {
     /* A request past its headers is timed by its own deadline once it
      * runs; here only reading (headers, body) and waiting between
      * requests are bounded. */
-    if (c->killed || now < c->deadline || (c->req && c->req->state != TT_REQ_READING))
+    if (c->killed || (c->req && c->req->state != TT_REQ_READING))
       continue;
+    if (now < c->deadline) {
+      if (c->req == NULL && c->requests > 0)
+        close_if_half_closed(c); /* idle after an answer */
+      continue;
+    }
     if (c->req)
       c->req->timed_out = true;
     conn_kill(c);

@@ -107,12 +107,14 @@ void tt_server_drain(struct tt_server *s);
  * connection still sending a request or receiving an answer. */
 void tt_server_cancel_all(struct tt_server *s);
 
-/* After every MHD_run: closes each connection answered in that run that
- * now waits for its next request while the client has half-closed it (a
- * FIN after the request, shutdown(SHUT_WR)). libmicrohttpd 0.9.75 reads a
- * request and the FIN behind it with one recv and, its epoll set being
- * edge-triggered, never reads the FIN; the connection would wait for its
- * idle timeout. One recv(MSG_PEEK) per answered keep-alive connection. */
+/* After every MHD_run: closes each connection whose first request was
+ * answered in that run and that now waits for its next request while the
+ * client has half-closed it (a FIN after the request, shutdown(SHUT_WR)).
+ * libmicrohttpd 0.9.75 reads a request and the FIN behind it with one recv
+ * and, its epoll set being edge-triggered, never reads the FIN; the
+ * connection would wait for its idle timeout. One recv(MSG_PEEK) per
+ * connection; after later requests the deadline sweep makes the same check
+ * on idle connections (at most a second later). */
 void tt_server_after_run(struct tt_server *s);
 
 /* Before MHD_stop_daemon: stops the deadline sweep and ends every lingering

@@ -373,3 +373,33 @@ def test_half_closed_client_of_a_refused_request_is_closed(d):
     replies, closed = exchange(d, req(POST + b"Content-Length: 2\r\n", b"{}"), shut_wr=True)
     assert [r[0] for r in replies] == [405] and closed, replies
 
+
+
+def test_half_close_after_a_later_request_is_closed(d):
+    # After the first request the check runs on the idle connection (the
+    # deadline sweep, at most a second later): still well inside LIMIT.
+    s = socket.create_connection((d.host, d.port))
+    s.settimeout(LIMIT)
+    s.sendall(req(GET + b"X-Request-Id: first\r\n"))
+    first = b""
+    while b"\r\n\r\n" not in first or not first.endswith(b"}"):
+        chunk = s.recv(65536)
+        assert chunk, first
+        first += chunk
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+    s.sendall(req(GET + b"X-Request-Id: second\r\n"))
+    s.shutdown(socket.SHUT_WR)
+    raw, closed = b"", False
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            raw += chunk
+    except socket.timeout:
+        pass
+    s.close()
+    replies = parse_replies(first + raw)
+    assert [(r[0], r[1]["x-request-id"]) for r in replies] == [(200, "first"), (200, "second")]
+    assert closed, "the daemon kept a half-closed connection open"
