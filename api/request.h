@@ -88,6 +88,7 @@ struct tt_request {
    * lives as long as the request, which outlives the queued answer. */
   char fallback_body[256];
   bool responded;
+  bool must_close; /* refused for its framing: answer with Connection: close */
   enum tt_err_code error_code; /* for the log line; TT_OK on success */
 };
 

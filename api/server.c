@@ -23,6 +23,7 @@
 #endif
 
 #include "api/errors.h"
+#include "api/framing.h"
 #include "api/handlers.h"
 #include "api/request.h"
 #include "value/json_exact.h"
@@ -52,7 +53,9 @@ struct tt_conn {
   unsigned requests;      /* request lines seen */
   bool linger;            /* answered before its body was read */
   bool killed;            /* shut down by us */
+  bool answered;          /* on server->answered */
   struct tt_conn *prev, *next;
+  struct tt_conn *aprev, *anext; /* server->answered */
 };
 
 /* A connection MHD closed that we keep open on a dup of its socket while
@@ -439,7 +442,7 @@ static enum MHD_Result queue_answer(struct tt_request *req) {
     MHD_add_response_header(mr, MHD_HTTP_HEADER_ETAG, r->etag);
   if (r->retry_after[0])
     MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, r->retry_after);
-  if (req->server->draining)
+  if (req->server->draining || req->must_close)
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result rc = MHD_queue_response(req->conn, r->status, mr);
   MHD_destroy_response(mr);
@@ -698,6 +701,89 @@ static void request_begin(struct tt_request *req, const char *method) {
     c->deadline = req->start_ms + req->server->opts.request_timeout_ms;
 }
 
+/* libmicrohttpd 0.9.75 leaves the header fields NUL-terminated in place in
+ * its read buffer, in order, after the request line (api/framing.h): the
+ * layout checks rely on exactly that parser, so they are on for it only. */
+#if MHD_VERSION >= 0x00097500 && MHD_VERSION < 0x00097600
+#define FIELDS_IN_PLACE 1
+#else
+#define FIELDS_IN_PLACE 0
+#endif
+
+static enum MHD_Result framing_field_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                        size_t key_size, const char *value, size_t value_size) {
+  (void)kind;
+  return tt_framing_field(cls, key, key_size, value, value_size) ? MHD_YES : MHD_NO;
+}
+
+/* Whether the request target has a byte no request line may carry there
+ * (a space would make the line read differently by another parser). */
+static bool target_acceptable(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s <= 0x20 || *s == 0x7f)
+      return false;
+  return true;
+}
+
+/* With MHD 0.9.75 the request line is split in place: method, target and
+ * version each NUL-terminated where a space was, the '?' (and, through
+ * tt_server_uri_cb, the query's first byte) NUL too. Each part must end
+ * where the next begins, so no NUL hides inside one and no second space
+ * separates them. */
+static bool request_line_in_place(const struct tt_request *req, const char *method,
+                                  const char *url, const char *version) {
+  if (strlen(version) != 8 || method + strlen(method) + 1 != url)
+    return false;
+  const char *e = url + strlen(url);
+  if (e + 1 != version)
+    e += 1 + strlen(req->query);
+  return e + 1 == version;
+}
+
+/* The framing checks (api/framing.h), in one pass over the headers, before
+ * anything else: false after failing the request, which is then answered at
+ * once and its connection closed (RFC 9112 6.3: its length is unknown). */
+static bool framing_acceptable(struct tt_request *req, const char *method, const char *url,
+                               const char *version) {
+  struct tt_framing f = {0};
+  size_t vlen = strlen(version);
+  bool http10 = vlen == 8 && memcmp(version, "HTTP/1.0", 8) == 0;
+  const char *line_end = FIELDS_IN_PLACE ? version + vlen : NULL;
+  bool ok;
+  if (!target_acceptable(url) || !target_acceptable(req->query)) {
+    f.field = NULL;
+    f.why = "the request target may not contain spaces or control characters";
+    ok = false;
+  } else if (FIELDS_IN_PLACE && !request_line_in_place(req, method, url, version)) {
+    f.field = NULL;
+    f.why = "the request line must be a method, a request target and an HTTP version, "
+            "separated by single spaces, without NUL bytes";
+    ok = false;
+  } else {
+    /* The section runs from the request line (`method` is its start) over
+     * the size MHD counted. */
+    const char *section_end = NULL;
+    if (FIELDS_IN_PLACE) {
+      const union MHD_ConnectionInfo *ci =
+          MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+      section_end = ci ? method + ci->header_size : method;
+    }
+    ok = tt_framing_begin(&f, line_end);
+    if (ok) {
+      MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_field_cb, &f);
+      ok = tt_framing_end(&f, http10, section_end);
+    }
+  }
+  if (ok)
+    return true;
+  const char *field = f.field;
+  if (field == NULL && f.name && f.name_len <= 64)
+    field = tt_arena_strndup(&req->arena, f.name, f.name_len);
+  tt_request_fail(req, TT_ERR_VALIDATION, field, "malformed request: %s", f.why);
+  req->must_close = true;
+  return false;
+}
+
 /* Decides, before any body byte is read, whether the request is refused. */
 static void precheck(struct tt_request *req, const char *url) {
   struct tt_server *s = req->server;
@@ -806,11 +892,17 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
                                     void **con_cls) {
   struct tt_server *s = cls;
   struct tt_request *req = *con_cls;
-  (void)version;
   if (req == NULL)
     return MHD_NO; /* the URI callback could not allocate: close */
   if (!req->headers_done) {
     request_begin(req, method);
+    if (!framing_acceptable(req, method, url, version)) {
+      /* Unread bytes may follow (a hidden body): linger so the client
+       * still reads the answer. */
+      if (req->tconn)
+        req->tconn->linger = true;
+      return queue_answer(req);
+    }
     precheck(req, url);
     if (answer_at_once(req)) {
       if (req->tconn)
@@ -866,6 +958,28 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   return MHD_YES;
 }
 
+static void answered_push(struct tt_server *s, struct tt_conn *c) {
+  c->answered = true;
+  c->aprev = NULL;
+  c->anext = s->answered;
+  if (s->answered)
+    s->answered->aprev = c;
+  s->answered = c;
+}
+
+static void answered_unlink(struct tt_server *s, struct tt_conn *c) {
+  if (!c->answered)
+    return;
+  if (c->aprev)
+    c->aprev->anext = c->anext;
+  else
+    s->answered = c->anext;
+  if (c->anext)
+    c->anext->aprev = c->aprev;
+  c->aprev = c->anext = NULL;
+  c->answered = false;
+}
+
 void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
                             enum MHD_RequestTerminationCode toe) {
   struct tt_server *s = cls;
@@ -880,6 +994,12 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     c->req = NULL;
     c->deadline = uv_now(s->loop) + KEEPALIVE_MS;
     req->tconn = NULL;
+    /* A client that half-closes mostly does so after its first request:
+     * check that one at once (tt_server_after_run); later ones cost no
+     * system call per request, the sweep checks idle connections. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->requests == 1 && !c->answered &&
+        !c->killed)
+      answered_push(s, c);
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
@@ -956,6 +1076,26 @@ static void conn_kill(struct tt_conn *c) {
     c->server->wake(c->server->hook_arg);
 }
 
+/* Closes c, answered and now between requests, when its client has
+ * half-closed: a pipelined request MHD had buffered is already under way
+ * (c->req); otherwise the kernel holds the next request's bytes, nothing
+ * yet, or only the client's FIN, which recv reports as 0. */
+static void close_if_half_closed(struct tt_conn *c) {
+  if (c->req || c->killed)
+    return;
+  char b;
+  if (recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+    conn_kill(c);
+}
+
+void tt_server_after_run(struct tt_server *s) {
+  while (s->answered) {
+    struct tt_conn *c = s->answered;
+    answered_unlink(s, c);
+    close_if_half_closed(c);
+  }
+}
+
 static void sweep_cb(uv_timer_t *t) {
   struct tt_server *s = t->data;
   if (s->conns == NULL) {
@@ -967,8 +1107,13 @@ static void sweep_cb(uv_timer_t *t) {
     /* A request past its headers is timed by its own deadline once it
      * runs; here only reading (headers, body) and waiting between
      * requests are bounded. */
-    if (c->killed || now < c->deadline || (c->req && c->req->state != TT_REQ_READING))
+    if (c->killed || (c->req && c->req->state != TT_REQ_READING))
       continue;
+    if (now < c->deadline) {
+      if (c->req == NULL && c->requests > 0)
+        close_if_half_closed(c); /* idle after an answer */
+      continue;
+    }
     if (c->req)
       c->req->timed_out = true;
     conn_kill(c);
@@ -1114,6 +1259,7 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
   if (c == NULL || c->magic != CONN_MAGIC)
     return;
   *socket_context = NULL;
+  answered_unlink(s, c);
   if (c->req)
     c->req->tconn = NULL;
   if (c->prev)

@@ -54,6 +54,7 @@ struct tt_server {
   uint64_t id_state; /* request id generator (splitmix64) */
   struct tt_request *suspended; /* requests waiting on operations */
   struct tt_conn *conns;        /* every open client connection */
+  struct tt_conn *answered;     /* answered since the last tt_server_after_run */
   uv_timer_t sweep;             /* closes connections past their deadline */
   bool sweep_open;
   struct tt_linger *lingering;  /* closed connections whose input is still drained */
@@ -105,6 +106,16 @@ void tt_server_drain(struct tt_server *s);
  * 503 Draining once joined unless their work finished) and closes every
  * connection still sending a request or receiving an answer. */
 void tt_server_cancel_all(struct tt_server *s);
+
+/* After every MHD_run: closes each connection whose first request was
+ * answered in that run and that now waits for its next request while the
+ * client has half-closed it (a FIN after the request, shutdown(SHUT_WR)).
+ * libmicrohttpd 0.9.75 reads a request and the FIN behind it with one recv
+ * and, its epoll set being edge-triggered, never reads the FIN; the
+ * connection would wait for its idle timeout. One recv(MSG_PEEK) per
+ * connection; after later requests the deadline sweep makes the same check
+ * on idle connections (at most a second later). */
+void tt_server_after_run(struct tt_server *s);
 
 /* Before MHD_stop_daemon: stops the deadline sweep and ends every lingering
  * close at once, so the loop can finish. */

@@ -164,6 +164,11 @@ static void server_wake_cb(void *arg) {
   tt_mhd_loop_wake(&d->mhd_loop);
 }
 
+static void mhd_ran_cb(void *arg) {
+  struct daemon *d = arg;
+  tt_server_after_run(&d->server);
+}
+
 static void drain_timeout_cb(uv_timer_t *t) {
   struct daemon *d = t->data;
   tt_log_event(TT_LOG_WARN, "daemon.drain_timeout", NULL);
@@ -465,6 +470,13 @@ static int start(struct daemon *d, struct tt_error *err) {
   if (check_exposure(d, tt_listener_is_local(&d->listener), d->listener.address, err) != 0)
     return -1;
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+  /* MHD_OPTION_STRICT_FOR_CLIENT stays at 0. In 0.9.75 level 1 only adds a
+   * Host check and refuses spaces in the request target (api/server.c
+   * makes both checks, answering the API's error envelope, and MHD's own
+   * refusal there writes its header block twice); level -1 refuses
+   * whitespace before a colon but is otherwise the tolerant level. The
+   * framing checks are api/framing.c's (docs/operations.md, "Behind a
+   * proxy"). */
   d->mhd = MHD_start_daemon(
       flags, 0, NULL, NULL, tt_server_access_cb, &d->server, MHD_OPTION_LISTEN_SOCKET,
       (MHD_socket)d->listener.fd, MHD_OPTION_NOTIFY_COMPLETED, tt_server_completed_cb,
@@ -481,6 +493,7 @@ static int start(struct daemon *d, struct tt_error *err) {
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
   if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
+  tt_mhd_loop_on_run(&d->mhd_loop, mhd_ran_cb, d);
   uv_signal_init(&d->loop, &d->sigterm);
   uv_signal_init(&d->loop, &d->sigint);
   d->sigterm.data = d->sigint.data = d;

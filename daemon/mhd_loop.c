@@ -53,6 +53,8 @@ static void run_mhd(struct tt_mhd_loop *ml) {
   ml->running = false;
   if (ml->mhd == NULL)
     return;
+  if (ml->after_run)
+    ml->after_run(ml->after_run_arg);
   /* At the connection limit MHD takes its listen socket out of its epoll
    * set and puts it back only at the start of a later run: when this run
    * freed a slot, run again, or clients waiting in the backlog would wait
@@ -102,6 +104,11 @@ int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon
     return rc;
   run_soon(ml);
   return 0;
+}
+
+void tt_mhd_loop_on_run(struct tt_mhd_loop *ml, void (*fn)(void *arg), void *arg) {
+  ml->after_run = fn;
+  ml->after_run_arg = arg;
 }
 
 void tt_mhd_loop_wake(struct tt_mhd_loop *ml) {
