@@ -10,12 +10,11 @@ every row must name a file that exists.
 Usage: check_internals_map.py [--root DIR] [--no-selftest]
 Exit 0 when they agree, 1 with one line per difference, 77 (skip) outside a git checkout.
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
-import tempfile
+import repocheck
 
 DIRS = ("src", "api", "daemon")
 EXTS = (".c", ".h", ".inc", ".am")
@@ -72,54 +71,20 @@ def check(root):
     return problems
 
 
-def selftest():
+def selftest_cases():
     page = ("# Source map\n\n## `src/util/`\n\n| file | job |\n|---|---|\n"
             "| `buf.c` | buffers. |\n| `buf.h` | buffers. |\n")
     cases = [
-        ({"src/util/buf.c": "", "src/util/buf.h": ""}, page, 0),
-        ({"src/util/buf.c": "", "src/util/buf.h": "", "src/util/new.c": ""}, page, 1),
-        ({"src/util/buf.c": ""}, page, 1),
-        ({"src/util/buf.c": "", "src/util/buf.h": "", "api/x.inc": "", "README": ""}, page, 1),
+        ({"src/util/buf.c": "", "src/util/buf.h": ""}, 0),
+        ({"src/util/buf.c": "", "src/util/buf.h": "", "src/util/new.c": ""}, 1),
+        ({"src/util/buf.c": ""}, 1),
+        ({"src/util/buf.c": "", "src/util/buf.h": "", "api/x.inc": "", "README": ""}, 1),
     ]
-    ok = True
-    for files, text, want in cases:
-        with tempfile.TemporaryDirectory() as d:
-            files = dict(files, **{MAP: text})
-            for rel, body in files.items():
-                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
-                with open(os.path.join(d, rel), "w") as f:
-                    f.write(body)
-            subprocess.run(["git", "init", "-q", d], check=True)
-            subprocess.run(["git", "-C", d, "add", "-A"], check=True)
-            got = check(d)
-            if got is None or len(got) != want:
-                ok = False
-                print("selftest: %s: want %d difference(s), got %r" % (sorted(files), want, got))
-    return ok
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    here = os.path.dirname(os.path.abspath(__file__))
-    p.add_argument("--root", default=os.environ.get("TT_SRCDIR") or
-                   os.path.join(here, "..", ".."))
-    p.add_argument("--no-selftest", dest="selftest", action="store_false",
-                   help="skip the self-test on throwaway trees")
-    args = p.parse_args()
-    if args.selftest and not selftest():
-        return 1
-    problems = check(args.root)
-    if problems is None:
-        print("not the top of a git checkout (a dist tree?): nothing to check")
-        return 77
-    for line in problems:
-        print(line)
-    if problems:
-        print("%d difference(s) between %s and the tree" % (len(problems), MAP))
-        return 1
-    print("%s lists every source file of src/, api/ and daemon/" % MAP)
-    return 0
+    return [(dict(files, **{MAP: page}), want) for files, want in cases]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(repocheck.main(
+        __doc__, check, selftest_cases(),
+        lambda n: "%d difference(s) between %s and the tree" % (n, MAP),
+        "%s lists every source file of src/, api/ and daemon/" % MAP))

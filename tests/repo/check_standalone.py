@@ -19,12 +19,11 @@ Usage: check_standalone.py [--root DIR] [--no-selftest]
                  rule catches a violation
 Exit 0 when clean, 1 with one line per violation, 77 (skip) outside a git checkout.
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
-import tempfile
+import repocheck
 
 # Words no file may contain. They are built from pieces so that this file does not
 # contain them itself.
@@ -143,7 +142,7 @@ def check(root):
     return problems
 
 
-def selftest():
+def selftest_cases():
     """Each rule catches a planted violation, and legitimate paths pass."""
     cases = [
         ("tests/x/run.sh", 'peers="$here/../peers"\n', 0),
@@ -159,43 +158,11 @@ def selftest():
         ("bench/README.md", "TT_DAEMON=$PWD/../_build/tabletheoryd\n", 0),
         ("bench/README.md", "TT_DAEMON=$PWD/../../_build/tabletheoryd\n", 1),
     ]
-    failed = 0
-    for rel, text, want in cases:
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
-            with open(os.path.join(d, rel), "w") as f:
-                f.write(text)
-            subprocess.run(["git", "init", "-q", d], check=True)
-            subprocess.run(["git", "-C", d, "add", "-A"], check=True)
-            got = check(d)
-            if got is None or len(got) != want:
-                failed += 1
-                print("selftest: %s %r: want %d problem(s), got %r" % (rel, text, want, got))
-    return failed == 0
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    here = os.path.dirname(os.path.abspath(__file__))
-    p.add_argument("--root", default=os.environ.get("TT_SRCDIR") or
-                   os.path.join(here, "..", ".."))
-    p.add_argument("--no-selftest", dest="selftest", action="store_false",
-                   help="skip the self-test on throwaway trees")
-    args = p.parse_args()
-    if args.selftest and not selftest():
-        return 1
-    problems = check(args.root)
-    if problems is None:
-        print("not the top of a git checkout (a dist tree?): nothing to check")
-        return 77
-    for line in problems:
-        print(line)
-    if problems:
-        print("%d reference(s) outside the repository" % len(problems))
-        return 1
-    print("standalone: no file reaches outside the repository")
-    return 0
+    return [({rel: text}, want) for rel, text, want in cases]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(repocheck.main(
+        __doc__, check, selftest_cases(),
+        lambda n: "%d reference(s) outside the repository" % n,
+        "standalone: no file reaches outside the repository"))
