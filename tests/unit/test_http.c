@@ -1017,6 +1017,34 @@ START_TEST(tls_cancel_in_handshake) {
 }
 END_TEST
 
+/* The proxy variables are read when the client is made: http_proxy sends
+ * http:// URLs to the proxy in absolute form; no_proxy bypasses it. */
+START_TEST(proxy_from_environment) {
+  char proxy[64], u[128];
+  struct res r;
+  snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", F.srv.port);
+  ck_assert_int_eq(setenv("http_proxy", proxy, 1), 0);
+  struct tt_http *h = client_with(NULL, 0);
+  unsetenv("http_proxy");
+  run_on(h, &r, "http://proxied.invalid/hello", NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 404); /* the test server knows no absolute path */
+  ck_assert_str_eq(F.srv.last.path, "http://proxied.invalid/hello");
+  client_close(h);
+  ck_assert_int_eq(setenv("http_proxy", "http://127.0.0.1:1", 1), 0);
+  ck_assert_int_eq(setenv("no_proxy", "127.0.0.1", 1), 0);
+  h = client_with(NULL, 0);
+  unsetenv("http_proxy");
+  unsetenv("no_proxy");
+  url(u, sizeof(u), "/hello");
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "hello");
+  ck_assert_str_eq(F.srv.last.path, "/hello");
+  client_close(h);
+}
+END_TEST
+
 /* Every client case, on http:// or (tls) https://. */
 static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, get_post_put);
@@ -1050,6 +1078,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 20);
   add_client_tests(tc, false);
+  tcase_add_test(tc, proxy_from_environment);
   suite_add_tcase(s, tc);
   TCase *tt = tcase_create("client_tls");
   tcase_add_checked_fixture(tt, setup_tls, teardown);

@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
 #include <stdio.h>
@@ -59,7 +60,7 @@ struct easy_slot {
   CURL *e;
   struct tt_http_call *call; /* the transfer on it; NULL while pooled */
   char *text;
-  size_t text_cap;
+  size_t text_cap, text_len;
   struct curl_slist *nodes;
   size_t nodes_cap;
 };
@@ -83,6 +84,10 @@ struct tt_http {
   size_t max_body;
   char *cainfo; /* CAINFO: ca_file, else SSL_CERT_FILE; NULL = libcurl's default */
   char *capath; /* CAPATH: SSL_CERT_DIR without ca_file; NULL = libcurl's default */
+  /* The proxy settings of the environment, read once (libcurl would read
+   * five variables per transfer): the proxy of http:// and of https:// URLs
+   * ("" = none) and the hosts that bypass it. */
+  char *proxy_http, *proxy_https, *no_proxy;
   bool delivering;
   bool closing;
   int pending_closes;
@@ -238,6 +243,7 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       (h->capath && curl_easy_setopt(e, CURLOPT_PROXY_CAPATH, h->capath) != CURLE_OK) ||
 #endif
       curl_easy_setopt(e, CURLOPT_SHARE, h->share) != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_NOPROXY, h->no_proxy) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
@@ -257,7 +263,17 @@ static struct easy_slot *easy_new(struct tt_http *h) {
   return s;
 }
 
+/* The copied headers carry a signature and maybe a session token: wiped
+ * once the transfer no longer needs them. */
+static void easy_wipe(struct easy_slot *s) {
+  if (s->text_len) {
+    OPENSSL_cleanse(s->text, s->text_len);
+    s->text_len = 0;
+  }
+}
+
 static void easy_free(struct easy_slot *s) {
+  easy_wipe(s);
   curl_easy_cleanup(s->e);
   free(s->text);
   free(s->nodes);
@@ -279,6 +295,7 @@ static struct easy_slot *easy_get(struct tt_http *h) {
  * differs between transfers (URL, method, body, headers, timeouts). */
 static void easy_put(struct tt_http *h, struct easy_slot *s, bool reusable) {
   s->call = NULL;
+  easy_wipe(s);
   if (reusable && h->npool < EASY_POOL_MAX && !h->closing) {
     h->pool[h->npool++] = s;
     return;
@@ -485,6 +502,14 @@ static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
 
 /* ---- public ---- */
 
+/* The first of two environment variables that is set and not empty. */
+static const char *env_first(const char *a, const char *b) {
+  const char *v = getenv(a);
+  if ((v == NULL || v[0] == '\0') && b != NULL)
+    v = getenv(b);
+  return v && v[0] ? v : NULL;
+}
+
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out) {
   struct tt_http *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -508,6 +533,16 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
     if (env_dir && env_dir[0] && (h->capath = strdup(env_dir)) == NULL)
       goto fail;
   }
+  /* The proxy variables as libcurl reads them: http_proxy only in lower
+   * case (a CGI program's HTTP_PROXY could come from a request header),
+   * https_proxy, all_proxy and no_proxy in both. */
+  const char *all = env_first("all_proxy", "ALL_PROXY");
+  const char *ph = env_first("http_proxy", NULL), *ps = env_first("https_proxy", "HTTPS_PROXY");
+  const char *np = env_first("no_proxy", "NO_PROXY");
+  if ((h->proxy_http = strdup(ph ? ph : all ? all : "")) == NULL ||
+      (h->proxy_https = strdup(ps ? ps : all ? all : "")) == NULL ||
+      (h->no_proxy = strdup(np ? np : "")) == NULL)
+    goto fail;
   /* Reference-counted by libcurl; thread-safe in the versions we accept. */
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
     rc = UV_EIO;
@@ -545,6 +580,9 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
 fail:
   free(h->cainfo);
   free(h->capath);
+  free(h->proxy_http);
+  free(h->proxy_https);
+  free(h->no_proxy);
   free(h);
   return rc;
 }
@@ -627,6 +665,7 @@ static int set_headers(struct easy_slot *s, const struct tt_http_request *req,
     if (header_is(*p, (size_t)(colon - *p), "content-length"))
       continue;
     memcpy(s->text + off, *p, len + 1);
+    s->text_len = off + len + 1;
     s->nodes[i].data = s->text + off;
     s->nodes[i].next = &s->nodes[i + 1];
     off += len + 1;
@@ -660,7 +699,9 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   uint64_t timeout = req->timeout_ms ? req->timeout_ms : h->timeout_ms;
   uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
   CURL *e = s->e;
+  bool https = strncasecmp(req->url, "https:", 6) == 0;
   if (curl_easy_setopt(e, CURLOPT_URL, req->url) != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_PROXY, https ? h->proxy_https : h->proxy_http) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_HTTPHEADER, sl) != CURLE_OK || set_method(e, req) != 0) {
@@ -814,6 +855,9 @@ void tt_http_destroy(struct tt_http *h) {
   free(h->socks);
   free(h->cainfo);
   free(h->capath);
+  free(h->proxy_http);
+  free(h->proxy_https);
+  free(h->no_proxy);
   free(h);
   curl_global_cleanup();
 }
