@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define HTTP_MAGIC 0x48545450u /* "HTTP" */
 #define HEADERS_CAP (64u * 1024u)
@@ -50,6 +52,7 @@ struct http_sock {
   struct tt_http *h;
   curl_socket_t fd;
   int events; /* UV_READABLE/UV_WRITABLE curl asked for */
+  bool owned; /* opened by on_open_socket: closed only by on_close_socket */
 };
 
 /* An easy handle with the options every transfer shares already set, and
@@ -217,6 +220,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
 
 /* ---- easy handles ---- */
 
+static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
+                                    struct curl_sockaddr *a);
+static int on_close_socket(void *clientp, curl_socket_t fd);
+
 /* A new easy handle with every option that does not change between
  * transfers; NULL when out of memory or an option is refused. */
 static struct easy_slot *easy_new(struct tt_http *h) {
@@ -250,6 +257,10 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 60L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 60L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_USERAGENT, "tabletheoryd") != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket) != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, (void *)h) != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK ||
+      curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, (void *)h) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)s) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_WRITEDATA, (void *)s) != CURLE_OK ||
@@ -435,42 +446,62 @@ static void on_poll(uv_poll_t *p, int status, int events) {
 }
 
 /* CURLMOPT_SOCKETFUNCTION: watch, change or stop watching one socket. */
+/* The handle of `fd`, made (not started) when there is none; NULL when out
+ * of memory. */
+static struct http_sock *sock_get(struct tt_http *h, curl_socket_t fd) {
+  struct http_sock *s = (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
+  if (s)
+    return s;
+  if ((size_t)fd >= h->nsocks) {
+    size_t n = h->nsocks ? h->nsocks : 64;
+    while (n <= (size_t)fd)
+      n *= 2;
+    struct http_sock **a = realloc(h->socks, n * sizeof(*a));
+    if (a == NULL)
+      return NULL;
+    memset(a + h->nsocks, 0, (n - h->nsocks) * sizeof(*a));
+    h->socks = a;
+    h->nsocks = n;
+  }
+  s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return NULL;
+  if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
+    free(s);
+    return NULL;
+  }
+  s->h = h;
+  s->fd = fd;
+  s->poll.data = s;
+  h->socks[fd] = s;
+  return s;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: watch, change or stop watching one socket. A
+ * connection's socket (owned) keeps its handle when curl stops watching
+ * it between transfers on a kept-alive connection: the watch is stopped
+ * (out of epoll), and the handle is closed when curl closes the socket
+ * (on_close_socket). Other sockets (the threaded resolver's) lose their
+ * handle at once: curl closes them right after this callback. */
 static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp) {
   (void)easy;
   (void)socketp;
   struct tt_http *h = userp;
   if (fd < 0)
     return -1;
-  struct http_sock *s = (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
   if (what == CURL_POLL_REMOVE) {
-    if (s)
+    struct http_sock *s = (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
+    if (s && s->owned) {
+      s->events = 0;
+      uv_poll_stop(&s->poll);
+    } else if (s) {
       sock_close(h, s);
+    }
     return 0;
   }
-  if (s == NULL) {
-    if ((size_t)fd >= h->nsocks) {
-      size_t n = h->nsocks ? h->nsocks : 64;
-      while (n <= (size_t)fd)
-        n *= 2;
-      struct http_sock **a = realloc(h->socks, n * sizeof(*a));
-      if (a == NULL)
-        return -1;
-      memset(a + h->nsocks, 0, (n - h->nsocks) * sizeof(*a));
-      h->socks = a;
-      h->nsocks = n;
-    }
-    s = calloc(1, sizeof(*s));
-    if (s == NULL)
-      return -1;
-    if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
-      free(s);
-      return -1;
-    }
-    s->h = h;
-    s->fd = fd;
-    s->poll.data = s;
-    h->socks[fd] = s;
-  }
+  struct http_sock *s = sock_get(h, fd);
+  if (s == NULL)
+    return -1;
   int events = 0;
   if (what & CURL_POLL_IN)
     events |= UV_READABLE;
@@ -480,6 +511,35 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, v
   if (uv_poll_start(&s->poll, events, on_poll) != 0)
     return -1;
   return 0;
+}
+
+/* CURLOPT_OPENSOCKETFUNCTION: a connection's socket, with its poll handle
+ * made at once (so it is made once per connection, not per transfer). */
+static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
+                                    struct curl_sockaddr *a) {
+  struct tt_http *h = clientp;
+  if (purpose != CURLSOCKTYPE_IPCXN)
+    return CURL_SOCKET_BAD;
+  curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+  if (fd < 0)
+    return CURL_SOCKET_BAD;
+  struct http_sock *s = sock_get(h, fd);
+  if (s == NULL) {
+    close(fd);
+    return CURL_SOCKET_BAD;
+  }
+  s->owned = true;
+  return fd;
+}
+
+/* CURLOPT_CLOSESOCKETFUNCTION: the handle is closed (out of epoll) while
+ * the descriptor is still open, then the descriptor. */
+static int on_close_socket(void *clientp, curl_socket_t fd) {
+  struct tt_http *h = clientp;
+  struct http_sock *s = fd >= 0 && (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
+  if (s)
+    sock_close(h, s);
+  return close(fd);
 }
 
 static void on_timer(uv_timer_t *t) {
