@@ -72,6 +72,10 @@ static void handler(void *arg, const struct tts_request *r, struct tts_response 
      * the answer's own body cut short. */
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 100\r\n\r\ntoo";
+  } else if (strcmp(r->path, "/partial") == 0) {
+    /* A head and part of the body, then nothing: the rest never comes. */
+    resp->action = TTS_RAW_KEEP;
+    resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nX-Test: part\r\n\r\nabc";
   } else if (strcmp(r->path, "/cut") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
@@ -453,6 +457,30 @@ START_TEST(cancel) {
   struct res ok;
   run1(&ok, "GET", "/hello", NULL, 0);
   ck_assert_int_eq(ok.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(cancel_mid_body) {
+  /* The head and 3 of 100 body bytes have arrived when the cancel comes. */
+  char u[128];
+  url(u, sizeof(u), "/partial");
+  struct tt_http_request req = {.method = "GET", .url = u};
+  struct res r;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+  uv_timer_t t;
+  uv_timer_init(&F.loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, cancel_later, 50, 0);
+  while (r.ndone == 0)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  ck_assert_int_eq(r.transport, TT_HTTP_CANCELED);
+  ck_assert_uint_eq(r.total_len, 0); /* what arrived is not handed over */
+  uv_close((uv_handle_t *)&t, NULL);
+  struct res ok;
+  run1(&ok, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(ok.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.connections, 2); /* the canceled one was closed */
 }
 END_TEST
 
@@ -1056,6 +1084,7 @@ static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, reset_and_close);
   tcase_add_test(tc, early_413_is_an_answer);
   tcase_add_test(tc, cancel);
+  tcase_add_test(tc, cancel_mid_body);
   tcase_add_test(tc, body_cap);
   if (!tls)
     tcase_add_test(tc, tls_to_plain_server);
