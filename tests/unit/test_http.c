@@ -450,6 +450,8 @@ START_TEST(cancel) {
   ck_assert_int_eq(r2.transport, TT_HTTP_CANCELED);
   uv_close((uv_handle_t *)&t, NULL);
   /* A second cancel after completion is harmless and runs nothing. */
+  tt_http_cancel(F.http, &r.call);
+  tt_http_cancel(F.http, &r2.call);
   uv_run(&F.loop, UV_RUN_NOWAIT);
   ck_assert_int_eq(r.ndone, 1);
   ck_assert_int_eq(r2.ndone, 1);

@@ -445,7 +445,6 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   drain(h);
 }
 
-/* CURLMOPT_SOCKETFUNCTION: watch, change or stop watching one socket. */
 /* The handle of `fd`, made (not started) when there is none; NULL when out
  * of memory. */
 static struct http_sock *sock_get(struct tt_http *h, curl_socket_t fd) {
