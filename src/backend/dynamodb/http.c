@@ -93,6 +93,7 @@ struct tt_http {
   char *proxy_http, *proxy_https, *no_proxy;
   bool delivering;
   bool closing;
+  bool loop_gone; /* tt_http_destroy without tt_http_close: no uv_* calls */
   int pending_closes;
   void (*closed)(void *arg);
   void *closed_arg;
@@ -486,8 +487,8 @@ static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, v
   (void)easy;
   (void)socketp;
   struct tt_http *h = userp;
-  if (fd < 0)
-    return -1;
+  if (fd < 0 || h->loop_gone)
+    return h->loop_gone ? 0 : -1;
   if (what == CURL_POLL_REMOVE) {
     struct http_sock *s = (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
     if (s && s->owned) {
@@ -536,7 +537,7 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
 static int on_close_socket(void *clientp, curl_socket_t fd) {
   struct tt_http *h = clientp;
   struct http_sock *s = fd >= 0 && (size_t)fd < h->nsocks ? h->socks[fd] : NULL;
-  if (s)
+  if (s && !h->loop_gone)
     sock_close(h, s);
   return close(fd);
 }
@@ -552,6 +553,8 @@ static void on_timer(uv_timer_t *t) {
 static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
   (void)multi;
   struct tt_http *h = userp;
+  if (h->loop_gone)
+    return 0;
   if (timeout_ms < 0)
     uv_timer_stop(&h->timer);
   else /* also for 0: curl must not be re-entered from its own callback */
@@ -907,8 +910,12 @@ void tt_http_destroy(struct tt_http *h) {
   assert(h->magic == HTTP_MAGIC);
   h->magic = 0;
   pool_free(h);
-  if (h->multi) /* never closed: only valid when the loop is gone anyway */
+  if (h->multi) { /* never closed: only valid when the loop is gone anyway */
+    h->loop_gone = true; /* the callbacks below touch no handle */
     curl_multi_cleanup(h->multi);
+    for (size_t i = 0; i < h->nsocks; i++)
+      free(h->socks[i]);
+  }
   if (h->share)
     curl_share_cleanup(h->share);
   free(h->socks);
