@@ -22,12 +22,15 @@ instructions per GET (e.g. tt_sigv4_sign).
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 2000
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 1000 \
       --endpoint $ENDPOINT --function tt_sigv4_sign
+  bench/per_get.py _build/tabletheoryd --tool callgrind -n 1000 \
+      --endpoint $ENDPOINT --callgrind-out /tmp/cg.out   # keeps both profiles
 """
 
 import argparse
 import http.client as httpclient
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -139,8 +142,9 @@ def inclusive_ir(cg_out, function):
     return int(m.group(1).replace(",", "")) if m else 0
 
 
-def callgrind_ir(args, n):
-    """(program total, --function's inclusive) Ir of a run with n GETs."""
+def callgrind_ir(args, n, keep=None):
+    """(program total, --function's inclusive) Ir of a run with n GETs;
+    the profile is copied to `keep` when given."""
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
         log = os.path.join(wd, "vg.log")
@@ -149,13 +153,16 @@ def callgrind_ir(args, n):
         p = start(args.daemon, wd, wrap, port, args.endpoint)
         gets(port, n)
         stop(p)
+        if keep:
+            shutil.copyfile(out, keep)
         m = re.search(r"Collected : (\d+)", open(log).read())
         return int(m.group(1)), inclusive_ir(out, args.function) if args.function else 0
 
 
 def run_callgrind(args):
-    with_n, fn_n = callgrind_ir(args, args.n)
-    none, fn_none = callgrind_ir(args, 0)
+    keep = args.callgrind_out
+    with_n, fn_n = callgrind_ir(args, args.n, keep)
+    none, fn_none = callgrind_ir(args, 0, keep + ".0" if keep else None)
     print("Ir with %d GETs %d, with none %d: %.0f instructions per GET"
           % (args.n, with_n, none, (with_n - none) / args.n))
     if args.function:
@@ -182,6 +189,8 @@ def main():
     ap.add_argument("-n", type=int, default=2000, help="GETs (default 2000)")
     ap.add_argument("--endpoint", help="dynamodb backend on this peer (default: memory backend)")
     ap.add_argument("--function", help="with --tool callgrind: also this function's share")
+    ap.add_argument("--callgrind-out", metavar="FILE",
+                    help="with --tool callgrind: keep the profiles (FILE: N GETs, FILE.0: none)")
     args = ap.parse_args()
     args.daemon = os.path.abspath(args.daemon)
     {"strace": run_strace, "callgrind": run_callgrind, "suspend": run_suspend}[args.tool](args)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_http.c -- the HTTP client against a tiny server on the same loop,
- * every client case twice: over http:// and over https:// (a throwaway CA
- * made at test time): methods, keep-alive reuse, timeouts, refused and
- * reset connections, cancellation, the body cap, chunked and
- * close-delimited bodies, the retry of a dead pooled connection, a clean
- * shutdown; TLS alone: one handshake per kept-alive connection, SNI,
- * verification failures, a stalled handshake; and the response parser. */
+/* test_http.c -- the HTTP client (libcurl on the loop) against a tiny
+ * server on the same loop, every client case twice: over http:// and over
+ * https:// (a throwaway CA made at test time): methods, keep-alive reuse,
+ * timeouts, refused and reset connections, cancellation, the body cap,
+ * chunked and close-delimited bodies, the retry of a dead pooled
+ * connection, a clean shutdown; TLS alone: one handshake per kept-alive
+ * connection, SNI, session resumption, verification failures, the trust
+ * store's precedence, a stalled handshake. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 #include <uv.h>
 
 #include "backend/dynamodb/http.h"
-#include "backend/dynamodb/http_parse.h"
 #include "http_test_server.h"
 
 static char big_body[5000];
@@ -72,6 +72,10 @@ static void handler(void *arg, const struct tts_request *r, struct tts_response 
      * the answer's own body cut short. */
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 100\r\n\r\ntoo";
+  } else if (strcmp(r->path, "/partial") == 0) {
+    /* A head and part of the body, then nothing: the rest never comes. */
+    resp->action = TTS_RAW_KEEP;
+    resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nX-Test: part\r\n\r\nabc";
   } else if (strcmp(r->path, "/cut") == 0) {
     resp->action = TTS_RAW;
     resp->body = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
@@ -158,7 +162,6 @@ struct res {
   char body[8192];
   size_t body_len;   /* of what body holds */
   size_t total_len;  /* of the whole response body */
-  bool wire;         /* our engine carried it (not libcurl) */
   char xtest[64];
 };
 
@@ -170,7 +173,6 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   r->transport = resp->transport;
   r->status = resp->status;
   r->total_len = resp->body.len;
-  r->wire = call->wire; /* private, read here only to prove which engine ran */
   r->body_len = resp->body.len < sizeof(r->body) - 1 ? resp->body.len : sizeof(r->body) - 1;
   if (resp->body.data)
     memcpy(r->body, resp->body.data, r->body_len);
@@ -264,6 +266,17 @@ START_TEST(get_post_put) {
   ck_assert_int_eq(r.transport, TT_HTTP_OK);
   ck_assert_int_eq(r.status, 503);
   ck_assert_str_eq(r.body, "{}");
+
+  /* Over 1 MiB libcurl would ask for 100-continue (and wait for it). */
+  size_t n = (size_t)1200 * 1024;
+  char *big = malloc(n + 1);
+  memset(big, 'e', n);
+  big[n] = '\0';
+  run1(&r, "POST", "/len", big, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "1228800");
+  ck_assert_ptr_null(tts_header(&F.srv.last, "expect", v, sizeof(v)));
+  free(big);
 }
 END_TEST
 
@@ -388,8 +401,8 @@ START_TEST(reset_and_close) {
 END_TEST
 
 /* A 413 whose connection ends before its body did is still the 413 (not
- * a reset to retry), on both engines (the URL with user info goes through
- * libcurl). A 200 cut the same way stays a reset. */
+ * a reset to retry), also for a URL with user info. A 200 cut the same
+ * way stays a reset. */
 static void run_on(struct tt_http *h, struct res *r, const char *u, const char *body,
                    uint64_t timeout_ms, uint64_t connect_timeout_ms);
 
@@ -398,11 +411,9 @@ START_TEST(early_413_is_an_answer) {
   run1(&r, "POST", "/early413", "{}", 0);
   ck_assert_int_eq(r.transport, TT_HTTP_OK);
   ck_assert_int_eq(r.status, 413);
-  ck_assert(r.wire);
   char u[128];
   snprintf(u, sizeof(u), "%s://u@127.0.0.1:%d/early413", scheme(), F.srv.port);
   run_on(F.http, &r, u, "{}", 0, 0);
-  ck_assert(!r.wire);
   ck_assert_int_eq(r.transport, TT_HTTP_OK);
   ck_assert_int_eq(r.status, 413);
   run1(&r, "GET", "/cut", NULL, 0);
@@ -439,6 +450,8 @@ START_TEST(cancel) {
   ck_assert_int_eq(r2.transport, TT_HTTP_CANCELED);
   uv_close((uv_handle_t *)&t, NULL);
   /* A second cancel after completion is harmless and runs nothing. */
+  tt_http_cancel(F.http, &r.call);
+  tt_http_cancel(F.http, &r2.call);
   uv_run(&F.loop, UV_RUN_NOWAIT);
   ck_assert_int_eq(r.ndone, 1);
   ck_assert_int_eq(r2.ndone, 1);
@@ -446,6 +459,30 @@ START_TEST(cancel) {
   struct res ok;
   run1(&ok, "GET", "/hello", NULL, 0);
   ck_assert_int_eq(ok.transport, TT_HTTP_OK);
+}
+END_TEST
+
+START_TEST(cancel_mid_body) {
+  /* The head and 3 of 100 body bytes have arrived when the cancel comes. */
+  char u[128];
+  url(u, sizeof(u), "/partial");
+  struct tt_http_request req = {.method = "GET", .url = u};
+  struct res r;
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+  uv_timer_t t;
+  uv_timer_init(&F.loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, cancel_later, 50, 0);
+  while (r.ndone == 0)
+    uv_run(&F.loop, UV_RUN_ONCE);
+  ck_assert_int_eq(r.transport, TT_HTTP_CANCELED);
+  ck_assert_uint_eq(r.total_len, 0); /* what arrived is not handed over */
+  uv_close((uv_handle_t *)&t, NULL);
+  struct res ok;
+  run1(&ok, "GET", "/hello", NULL, 0);
+  ck_assert_int_eq(ok.transport, TT_HTTP_OK);
+  ck_assert_uint_eq(F.srv.connections, 2); /* the canceled one was closed */
 }
 END_TEST
 
@@ -543,8 +580,7 @@ START_TEST(response_header_lookup) {
 }
 END_TEST
 
-
-/* ---- our engine (http://) ---- */
+/* ---- what goes out and what is accepted ---- */
 
 static int count_lines(const char *headers, const char *lname) {
   int n = 0;
@@ -753,208 +789,7 @@ START_TEST(close_with_pooled_connections) {
 }
 END_TEST
 
-/* ---- the response parser alone ---- */
-
-struct parsed {
-  int rc;
-  long status;
-  bool keep_alive;
-  struct tt_buf headers, body;
-  size_t used;
-};
-
-/* Feeds `in` in pieces of `step` bytes (0: at once), then EOF when `eof`. */
-static void parse_in(struct parsed *o, const char *in, size_t len, size_t step, bool head,
-                     size_t cap, bool eof) {
-  struct tt_http_parse p;
-  memset(&p, 0, sizeof(p));
-  memset(o, 0, sizeof(*o));
-  tt_buf_init(&o->headers, 64 * 1024);
-  tt_buf_init(&o->body, cap);
-  tt_http_parse_init(&p, head, &o->headers, &o->body);
-  size_t off = 0;
-  o->rc = TT_HTTP_PARSE_MORE;
-  while (off < len && o->rc == TT_HTTP_PARSE_MORE) {
-    size_t n = step && len - off > step ? step : len - off;
-    size_t used = 0;
-    o->rc = tt_http_parse_feed(&p, in + off, n, &used);
-    ck_assert_uint_le(used, n);
-    off += used;
-  }
-  o->used = off;
-  if (o->rc == TT_HTTP_PARSE_MORE && eof)
-    o->rc = tt_http_parse_eof(&p);
-  o->status = p.status;
-  o->keep_alive = p.keep_alive;
-  tt_http_parse_free(&p);
-}
-
-static void parsed_free(struct parsed *o) {
-  tt_buf_free(&o->headers);
-  tt_buf_free(&o->body);
-}
-
-START_TEST(parse_pieces) {
-  /* Every split of a response gives the same result. */
-  static const char *const cases[] = {
-      "HTTP/1.1 200 OK\r\nContent-Type: a/b\r\nContent-Length: 5\r\n\r\nhello",
-      chunked_resp,
-      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nX-A:  v  \r\nContent-Length: 2\r\n"
-      "\r\nok",
-      "HTTP/1.1 200 OK\nContent-Length: 2\n\nok", /* bare LF, as curl accepts */
-  };
-  static const char *const bodies[] = {"hello", "hello world", "ok", "ok"};
-  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-    for (size_t step = 0; step < 8; step++) {
-      struct parsed o;
-      parse_in(&o, cases[c], strlen(cases[c]), step, false, 1000, false);
-      ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-      ck_assert_uint_eq(o.used, strlen(cases[c]));
-      ck_assert_str_eq(o.body.data, bodies[c]);
-      ck_assert(o.keep_alive);
-      parsed_free(&o);
-    }
-  }
-  struct parsed o;
-  parse_in(&o, cases[2], strlen(cases[2]), 1, false, 1000, false);
-  ck_assert_int_eq(o.status, 201);
-  ck_assert_str_eq(o.headers.data, "x-a: v\r\ncontent-length: 2\r\n");
-  parsed_free(&o);
-  parse_in(&o, cases[0], strlen(cases[0]), 0, false, 1000, false);
-  ck_assert_str_eq(o.headers.data, "content-type: a/b\r\ncontent-length: 5\r\n");
-  parsed_free(&o);
-}
-END_TEST
-
-START_TEST(parse_framing) {
-  struct parsed o;
-  const char *s;
-  /* HEAD, 204 and 304 have no body whatever Content-Length says. */
-  s = "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, true, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  parsed_free(&o);
-  s = "HTTP/1.1 204 No Content\r\nContent-Length: 50\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  parsed_free(&o);
-  /* Bytes past the end are not part of the response. */
-  s = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  ck_assert_uint_eq(o.used, strlen(s) - 5);
-  parsed_free(&o);
-  /* Connection: close among other tokens; HTTP/1.0. */
-  s = "HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  ck_assert(!o.keep_alive);
-  parsed_free(&o);
-  s = "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert(!o.keep_alive);
-  parsed_free(&o);
-  /* Until close: DONE only at EOF, never reusable. */
-  s = "HTTP/1.1 200 OK\r\n\r\nabc";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_MORE);
-  parsed_free(&o);
-  parse_in(&o, s, strlen(s), 0, false, 1000, true);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  ck_assert(!o.keep_alive);
-  ck_assert_str_eq(o.body.data, "abc");
-  parsed_free(&o);
-  /* Cut short: EOF is an error. */
-  s = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab";
-  parse_in(&o, s, strlen(s), 0, false, 1000, true);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
-  parsed_free(&o);
-  /* Transfer-Encoding wins over Content-Length; a non-chunked coding is
-   * close-delimited. */
-  s = "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  ck_assert_str_eq(o.body.data, "ok");
-  parsed_free(&o);
-  s = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz";
-  parse_in(&o, s, strlen(s), 0, false, 1000, true);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_DONE);
-  ck_assert(!o.keep_alive);
-  parsed_free(&o);
-  /* The cap: by Content-Length at once, by chunks, by a close-delimited body. */
-  s = "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 10, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
-  parsed_free(&o);
-  s = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n";
-  parse_in(&o, s, strlen(s), 0, false, 10, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
-  parsed_free(&o);
-  s = "HTTP/1.1 200 OK\r\n\r\n12345678901";
-  parse_in(&o, s, strlen(s), 3, false, 10, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_TOO_LARGE);
-  parsed_free(&o);
-}
-END_TEST
-
-START_TEST(parse_refuses) {
-  static const char *const bad[] = {
-      "HTTP/2 200\r\n\r\n",
-      "HTTP/1.1 20 OK\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nX-A\r\n\r\n",                      /* no colon */
-      "HTTP/1.1 200 OK\r\nX A: b\r\n\r\n",                   /* space in a name */
-      "HTTP/1.1 200 OK\r\nX-A: b\r\n folded\r\n\r\n",        /* obs-fold */
-      "HTTP/1.1 200 OK\r\nX-A: b\rc\r\n\r\n",                /* CR in a value */
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000\r\n",
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n",
-      "HTTP/1.1 101 Switching Protocols\r\n\r\n",
-  };
-  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    struct parsed o;
-    parse_in(&o, bad[i], strlen(bad[i]), 0, false, 1000, false);
-    ck_assert_msg(o.rc == TT_HTTP_PARSE_ERROR, "case %zu gave %d", i, o.rc);
-    parsed_free(&o);
-  }
-  /* Limits: header count, line length, head size (1xx heads count too). */
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  tt_buf_puts(&b, "HTTP/1.1 200 OK\r\n");
-  for (int i = 0; i < TT_HTTP_HEADERS_MAX + 1; i++)
-    tt_buf_printf(&b, "X-%d: v\r\n", i);
-  tt_buf_puts(&b, "\r\n");
-  struct parsed o;
-  parse_in(&o, b.data, b.len, 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
-  parsed_free(&o);
-  tt_buf_reset(&b);
-  tt_buf_puts(&b, "HTTP/1.1 200 OK\r\nX-L: ");
-  for (int i = 0; i < TT_HTTP_LINE_MAX; i++)
-    tt_buf_append(&b, "l", 1);
-  tt_buf_puts(&b, "\r\n\r\n");
-  for (size_t step = 0; step < 2; step++) { /* in one piece and split */
-    parse_in(&o, b.data, b.len, step ? 1000 : 0, false, 1000, false);
-    ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
-    parsed_free(&o);
-  }
-  tt_buf_reset(&b);
-  for (int k = 0; k < 20; k++) {
-    tt_buf_puts(&b, "HTTP/1.1 100 Continue\r\n");
-    for (int i = 0; i < 100; i++)
-      tt_buf_printf(&b, "X-%d: %040d\r\n", i, i);
-    tt_buf_puts(&b, "\r\n");
-  }
-  parse_in(&o, b.data, b.len, 0, false, 1000, false);
-  ck_assert_int_eq(o.rc, TT_HTTP_PARSE_ERROR);
-  parsed_free(&o);
-  tt_buf_free(&b);
-}
-END_TEST
-
-/* ---- TLS: our engine for https:// ---- */
+/* ---- TLS ---- */
 
 /* A second client on the fixture's loop. */
 static struct tt_http *client_with(const char *ca_file, size_t max_body) {
@@ -991,7 +826,6 @@ START_TEST(tls_one_handshake_per_connection) {
     run1(&r, i % 2 ? "POST" : "GET", i % 2 ? "/echo" : "/hello", i % 2 ? "x" : NULL, 0);
     ck_assert_int_eq(r.transport, TT_HTTP_OK);
   }
-  ck_assert(r.wire); /* https on our engine, not libcurl */
   ck_assert_uint_eq(F.srv.connections, 1);
   ck_assert_uint_eq(F.srv.handshakes, 1);
   ck_assert_str_eq(F.srv.sni, ""); /* no SNI for an address */
@@ -1002,7 +836,6 @@ START_TEST(tls_one_handshake_per_connection) {
     run_on(F.http, &r, u, NULL, 0, 0);
     ck_assert_int_eq(r.transport, TT_HTTP_OK);
     ck_assert_str_eq(r.body, "hello");
-    ck_assert(r.wire);
   }
   ck_assert_str_eq(F.srv.sni, "localhost");
   ck_assert_uint_eq(F.srv.connections, 2);
@@ -1093,8 +926,9 @@ START_TEST(tls_verification_failures) {
   snprintf(u, sizeof(u), "https://localhost:%d/hello", srv2.port);
   run_on(h, &r, u, NULL, 0, 0);
   ck_assert_int_eq(r.transport, TT_HTTP_TLS);
-  ck_assert_str_eq(srv2.sni, "");
-  ck_assert_uint_eq(srv2.handshakes, 0);
+  /* libcurl checks the name once the handshake is over (the server may
+   * count it), and closes before a byte of the request. */
+  ck_assert_uint_le(srv2.handshakes, 2);
   ck_assert_uint_eq(srv2.requests, 0);
   client_close(h);
   tts_close(&srv2);
@@ -1106,43 +940,40 @@ START_TEST(tls_verification_failures) {
 }
 END_TEST
 
-/* The configured CA is the trust store of both engines: our own (https
- * URLs it takes) and libcurl (here a URL with user info, which our engine
- * declines; a proxy takes the same path). SSL_CERT_FILE applies to both
- * when no CA is configured; a configured CA wins over it. */
-static void both_engines(struct tt_http *h, enum tt_http_transport want) {
+/* The configured CA is the trust store of every https call, also of a URL
+ * with user info; SSL_CERT_FILE applies when no CA is configured; a
+ * configured CA wins over it. */
+static void trusts(struct tt_http *h, enum tt_http_transport want) {
   char u[128];
   struct res r;
   url(u, sizeof(u), "/hello");
   run_on(h, &r, u, NULL, 0, 0);
   ck_assert_int_eq(r.transport, want);
-  ck_assert(r.wire);
   snprintf(u, sizeof(u), "https://u@127.0.0.1:%d/hello", F.srv.port);
   run_on(h, &r, u, NULL, 0, 0);
   ck_assert_int_eq(r.transport, want);
-  ck_assert(!r.wire);
   if (want == TT_HTTP_OK)
     ck_assert_str_eq(r.body, "hello");
 }
 
-START_TEST(tls_ca_file_on_both_engines) {
+START_TEST(tls_ca_file_and_environment) {
   unsetenv("SSL_CERT_FILE");
   unsetenv("SSL_CERT_DIR");
   struct tt_http *h = client_with(F.ca, 0);
-  both_engines(h, TT_HTTP_OK);
+  trusts(h, TT_HTTP_OK);
   client_close(h);
   h = client_with(NULL, 0); /* the system bundle knows no throwaway CA */
-  both_engines(h, TT_HTTP_TLS);
+  trusts(h, TT_HTTP_TLS);
   client_close(h);
   char other_ca[64];
   SSL_CTX *other_ctx = NULL;
   ck_assert_int_eq(tts_tls_make("DNS:other.example", other_ca, sizeof(other_ca), &other_ctx), 0);
   ck_assert_int_eq(setenv("SSL_CERT_FILE", F.ca, 1), 0);
   h = client_with(NULL, 0);
-  both_engines(h, TT_HTTP_OK);
+  trusts(h, TT_HTTP_OK);
   client_close(h);
   h = client_with(other_ca, 0); /* the configured CA wins over SSL_CERT_FILE */
-  both_engines(h, TT_HTTP_TLS);
+  trusts(h, TT_HTTP_TLS);
   client_close(h);
   unsetenv("SSL_CERT_FILE");
   SSL_CTX_free(other_ctx);
@@ -1216,6 +1047,34 @@ START_TEST(tls_cancel_in_handshake) {
 }
 END_TEST
 
+/* The proxy variables are read when the client is made: http_proxy sends
+ * http:// URLs to the proxy in absolute form; no_proxy bypasses it. */
+START_TEST(proxy_from_environment) {
+  char proxy[64], u[128];
+  struct res r;
+  snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", F.srv.port);
+  ck_assert_int_eq(setenv("http_proxy", proxy, 1), 0);
+  struct tt_http *h = client_with(NULL, 0);
+  unsetenv("http_proxy");
+  run_on(h, &r, "http://proxied.invalid/hello", NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_int_eq(r.status, 404); /* the test server knows no absolute path */
+  ck_assert_str_eq(F.srv.last.path, "http://proxied.invalid/hello");
+  client_close(h);
+  ck_assert_int_eq(setenv("http_proxy", "http://127.0.0.1:1", 1), 0);
+  ck_assert_int_eq(setenv("no_proxy", "127.0.0.1", 1), 0);
+  h = client_with(NULL, 0);
+  unsetenv("http_proxy");
+  unsetenv("no_proxy");
+  url(u, sizeof(u), "/hello");
+  run_on(h, &r, u, NULL, 0, 0);
+  ck_assert_int_eq(r.transport, TT_HTTP_OK);
+  ck_assert_str_eq(r.body, "hello");
+  ck_assert_str_eq(F.srv.last.path, "/hello");
+  client_close(h);
+}
+END_TEST
+
 /* Every client case, on http:// or (tls) https://. */
 static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, get_post_put);
@@ -1227,6 +1086,7 @@ static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, reset_and_close);
   tcase_add_test(tc, early_413_is_an_answer);
   tcase_add_test(tc, cancel);
+  tcase_add_test(tc, cancel_mid_body);
   tcase_add_test(tc, body_cap);
   if (!tls)
     tcase_add_test(tc, tls_to_plain_server);
@@ -1249,6 +1109,7 @@ static Suite *suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 20);
   add_client_tests(tc, false);
+  tcase_add_test(tc, proxy_from_environment);
   suite_add_tcase(s, tc);
   TCase *tt = tcase_create("client_tls");
   tcase_add_checked_fixture(tt, setup_tls, teardown);
@@ -1258,16 +1119,11 @@ static Suite *suite(void) {
   tcase_add_test(tt, tls_session_resumed);
   tcase_add_test(tt, tls_big_bodies);
   tcase_add_test(tt, tls_verification_failures);
-  tcase_add_test(tt, tls_ca_file_on_both_engines);
+  tcase_add_test(tt, tls_ca_file_and_environment);
   tcase_add_test(tt, ca_file_check);
   tcase_add_test(tt, tls_handshake_stall);
   tcase_add_test(tt, tls_cancel_in_handshake);
   suite_add_tcase(s, tt);
-  TCase *tp = tcase_create("parse");
-  tcase_add_test(tp, parse_pieces);
-  tcase_add_test(tp, parse_framing);
-  tcase_add_test(tp, parse_refuses);
-  suite_add_tcase(s, tp);
   return s;
 }
 

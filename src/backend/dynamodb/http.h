@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* http.h -- outbound HTTP(S) on the libuv loop, one interface over two
- * engines: http:// and https:// URLs go through our own HTTP/1.1 client
- * (http_wire.c: keep-alive pool; TLS through OpenSSL memory BIOs in
- * http_tls.c, peer and host verification always on; no libcurl on the hot
- * path), and only what that engine declines (a proxy named in the
- * environment, user info, IPv6 zones, unusual URLs) through one libcurl
- * multi handle driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION, with the
- * same verification. Both map their failures to the same transport
- * outcomes. Used by the dynamodb backend, KMS and the credential providers
- * (STS, ECS/EKS, IMDS). docs/internals/http.md says why and how. */
+/* http.h -- outbound HTTP(S) on the libuv loop through libcurl: one multi
+ * handle driven by CURLMOPT_SOCKETFUNCTION/TIMERFUNCTION (uv_poll_t per
+ * socket, one uv_timer_t), its connection and DNS caches, TLS sessions
+ * shared through a CURLSH, pooled easy handles that keep their options
+ * between transfers. Failures map to a few transport outcomes. Used by the
+ * dynamodb backend, KMS and the credential providers (STS, ECS/EKS, IMDS).
+ * docs/internals/http.md says how. */
 #ifndef TT_BACKEND_DYNAMODB_HTTP_H
 #define TT_BACKEND_DYNAMODB_HTTP_H
 
@@ -22,8 +19,7 @@
 struct tt_http;
 struct tt_http_call;
 
-/* Transport outcome, mapped once per engine (from CURLcode in http.c, from
- * libuv, OpenSSL and parser errors in http_wire.c). */
+/* Transport outcome, mapped once from libcurl's CURLcode (http.c). */
 enum tt_http_transport {
   TT_HTTP_OK = 0,       /* a response arrived (any status) */
   TT_HTTP_TIMEOUT,      /* connect or transfer timeout */
@@ -57,9 +53,9 @@ typedef void (*tt_http_done_cb)(struct tt_http_call *call, struct tt_http_respon
                                 void *arg);
 
 /* One request in flight. The caller allocates it (zeroing is not needed)
- * and keeps it alive until `done` ran; every field is private to http.c and
- * http_wire.c. After `done` returned, neither touches the struct again, so
- * `done` may free or reuse it. */
+ * and keeps it alive until `done` ran; every field is private to http.c.
+ * After `done` returned, http.c never touches the struct again, so `done`
+ * may free or reuse it. */
 struct tt_http_call {
   struct tt_http *h;
   tt_http_done_cb done;
@@ -67,30 +63,20 @@ struct tt_http_call {
   struct tt_http_response resp;
   struct tt_http_call *prev, *next; /* in h's active or finished list */
   int state;                        /* private: started, finished, delivered */
-  bool wire;                        /* on our engine (else libcurl) */
-  /* libcurl engine */
-  void *easy;     /* CURL * */
-  void *headers;  /* struct curl_slist * */
-  bool too_large; /* the write callback hit the body cap */
-  /* our engine (http_wire.c) */
-  void *conn;                  /* struct wire_conn * while on a connection */
-  const char *body;            /* borrowed from the request until done */
-  size_t body_len;
-  uint64_t deadline;           /* loop time (ms) the whole transfer ends */
-  uint64_t connect_timeout_ms; /* for the retry on a fresh connection */
-  bool head;                   /* a HEAD request: the answer has no body */
-  bool retried;                /* already sent again after a dead pooled connection */
+  void *slot;                       /* the pooled easy handle carrying it */
+  unsigned head_lines;              /* header lines received (a limit) */
+  bool too_large;                   /* the write callback hit the body cap */
 };
 
 struct tt_http_options {
   uint64_t default_timeout_ms;         /* 0 = 10000 */
   uint64_t default_connect_timeout_ms; /* 0 = 3000 */
   size_t max_body_bytes;               /* response cap; 0 = 64 MiB */
-  /* Trust anchors (PEM) of every https call and of an https proxy, on
-   * both engines: the one place the CA setting lives. NULL = SSL_CERT_FILE
-   * (and SSL_CERT_DIR) when set, else the system bundle, on both engines
-   * too. One that does not load fails https calls with TT_HTTP_TLS (check
-   * it first with tt_http_ca_file_check). */
+  /* Trust anchors (PEM) of every https call and of an https proxy: the
+   * one place the CA setting lives. NULL = SSL_CERT_FILE (and
+   * SSL_CERT_DIR) when set, else libcurl's default (the system bundle).
+   * One that does not load fails https calls with TT_HTTP_TLS (check it
+   * first with tt_http_ca_file_check). */
   const char *ca_file;
 };
 
@@ -99,14 +85,16 @@ struct tt_http_options {
  * directory", "holds no PEM certificate") in why. No network I/O. */
 int tt_http_ca_file_check(const char *path, char *why, size_t cap);
 
-/* A client on `loop` (opts copied; may be NULL), with its TLS context
- * (trust anchors loaded once, at the first https call). Returns 0 and
- * *out, or a negative error. */
+/* A client on `loop` (opts copied; may be NULL): a multi handle and its
+ * share of TLS sessions. Returns 0 and *out, or a negative error. */
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out);
 
 /* Starts a request. The call struct is the caller's and must stay alive
  * until `done` ran. Returns 0 (done runs exactly once, later, on the loop,
- * never inside this call) or a negative error (done never runs). */
+ * never inside this call) or a negative error (done never runs):
+ * UV_EINVAL for a header with CR or LF, without a name and colon, or
+ * Transfer-Encoding (a caller's Content-Length is dropped: libcurl sends
+ * the body's). */
 int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_http_request *req,
                   tt_http_done_cb done, void *arg);
 
@@ -122,8 +110,8 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
 const char *tt_http_response_header(const struct tt_http_response *resp, const char *lname,
                                     size_t *len);
 
-/* The engines' versions ("tabletheoryd-http/1.1 OpenSSL/x.y.z,
- * libcurl/x.y.z"), for the startup log. */
+/* The client's libraries ("libcurl/x.y.z OpenSSL/x.y.z"), for the
+ * startup log. */
 const char *tt_http_version(void);
 
 
