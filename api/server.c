@@ -1022,10 +1022,10 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     tt_log_strn(&l, "model", model, mlen);
   tt_log_end(&l);
   trace_end(req, labels[1], status,
-            closed_code                   ? closed_code
-            : req->error_code != TT_OK    ? tt_error_code_name(req->error_code)
-            : gone                        ? "ClientClosed"
-                                          : NULL);
+            closed_code                ? closed_code
+            : gone                     ? "ClientClosed"
+            : req->error_code != TT_OK ? tt_error_code_name(req->error_code)
+                                       : NULL);
 
   req->mhd_done = true;
   request_release(req);

@@ -7,6 +7,7 @@ or failing costs requests nothing."""
 import json
 import os
 import socket
+import struct
 import time
 
 import pytest
@@ -163,3 +164,173 @@ def test_sentinels_never_reach_a_span(fresh_daemon, receiver, tmp_path):
     assert SENTINEL.encode() not in raw
     assert token.encode() not in raw
     assert b"testing" not in raw  # the peer's credentials, when on a peer
+
+
+# ---- fan-out, retries, cancellation ---------------------------------------------
+
+
+def fault(d, **rule):
+    status, _, body = d.json("POST", "/v1/_faults", body=rule)
+    assert status == 201, body
+    return body
+
+
+def server_tree(receiver, name):
+    """The server span called `name` and every span under it, once they all
+    arrived (the server span ends last but one: its calls may end after)."""
+    spans = receiver.wait_spans(has_server(name))
+    root = by_name(spans, name)[0]
+    return root, [s for s in receiver.wait_spans(lambda sp: True)
+                  if s.trace_id == root.trace_id]
+
+
+def test_query_pages_are_attempts_under_the_request(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver)
+    for i in range(6):
+        assert d.json("POST", "/v1/models/Wallet/items",
+                      body={"id": "q%d" % i, "owner": "o"})[0] == 201
+    # Nothing matches the filter: with limit 1 every page asks for one item,
+    # so the whole table is read a page at a time.
+    status, _, body = d.json("POST", "/v1/models/Wallet/scan", body={
+        "limit": 1, "filter": {"attr": "owner", "op": "=", "value": "nobody"}})
+    assert status == 200 and body["items"] == [], body
+    root, tree = server_tree(receiver, "POST /v1/models/{model}/scan")
+    scans = [s for s in tree if s.name == "DynamoDB.Scan"]
+    assert len(scans) >= 6, [s.name for s in tree]
+    assert all(s.parent_span_id == root.span_id for s in scans)
+    assert all(attrs(s)["tabletheoryd.attempt"] == 1 for s in scans)
+    assert attrs(root)["tabletheoryd.model"] == "Wallet"
+    # A parallel scan: one span per segment, its pages inside.
+    status, _, body = d.json("POST", "/v1/models/Wallet/scan", body={"segments": 3})
+    assert status == 200, body
+    segs = receiver.wait_spans(lambda sp: len(by_name(sp, "scan segment")) >= 3)
+    segs = by_name(segs, "scan segment")
+    assert sorted(attrs(s)["tabletheoryd.scan.segment"] for s in segs) == [0, 1, 2]
+    spans = receiver.wait_spans(lambda sp: all(children(sp, s) for s in segs))
+    for seg in segs:
+        (page,) = children(spans, seg)
+        assert page.name == "DynamoDB.Scan" and page.kind == CLIENT
+
+
+def test_batch_write_chunks_and_unprocessed_retry(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver, "--enable-fault-injection")
+    fault(d, op="BatchWriteItem", model="Wallet", error="Unprocessed", times=1)
+    items = [{"id": "b%02d" % i} for i in range(30)]  # two chunks of 25 and 5
+    status, _, body = d.json("POST", "/v1/models/Wallet/batch-write", body={"put": items})
+    assert status == 200, body
+    name = "POST /v1/models/{model}/batch-write"
+    receiver.wait_spans(has_server(name))
+    spans = receiver.wait_spans(lambda sp: len(by_name(sp, "batch-write chunk")) == 2 and
+                                len(by_name(sp, "DynamoDB.BatchWriteItem")) >= 3)
+    root = by_name(spans, name)[0]
+    chunks = by_name(spans, "batch-write chunk")
+    assert all(c.parent_span_id == root.span_id for c in chunks)
+    assert sorted(attrs(c)["tabletheoryd.batch.requests"] for c in chunks) == [5, 25]
+    calls = {c.span_id: children(spans, c) for c in chunks}
+    rounds = sorted(len(v) for v in calls.values())
+    assert rounds == [1, 2], rounds  # the unprocessed chunk was sent again
+    retried = [c for c in chunks if len(calls[c.span_id]) == 2][0]
+    assert attrs(retried)["tabletheoryd.batch.unprocessed_rounds"] == 1
+
+
+def test_transaction_attempt_span(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver)
+    body = {"items": [{"op": "create", "model": "Wallet", "item": {"id": "t1"}},
+                      {"op": "create", "model": "Wallet", "item": {"id": "t2"}}]}
+    status, _, answer = d.json("POST", "/v1/transactions/write", body=body)
+    if status == 400 and PEER == "dynalite":
+        pytest.skip("dynalite has no transactions")
+    assert status == 200, answer
+    name = "POST /v1/transactions/write"
+    spans = receiver.wait_spans(lambda sp: by_name(sp, name) and
+                                by_name(sp, "DynamoDB.TransactWriteItems"))
+    root = by_name(spans, name)[0]
+    (attempt,) = by_name(spans, "transaction attempt")
+    assert attempt.parent_span_id == root.span_id
+    assert attrs(attempt)["tabletheoryd.txn.actions"] == 2
+    (write,) = by_name(spans, "DynamoDB.TransactWriteItems")
+    assert write.parent_span_id == attempt.span_id
+
+
+def test_throttled_call_retried_twice(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver, "--enable-fault-injection")
+    fault(d, op="GetItem", model="Wallet", error="ProvisionedThroughputExceededException", times=2)
+    status, _, body = d.json("GET", "/v1/models/Wallet/items/nobody")
+    assert status == 404, body
+    name = "GET /v1/models/{model}/items/{key+}"
+    spans = receiver.wait_spans(lambda sp: len(by_name(sp, "DynamoDB.GetItem")) >= 3 and
+                                by_name(sp, name))
+    root = by_name(spans, name)[0]
+    gets = sorted(by_name(spans, "DynamoDB.GetItem"), key=lambda s: attrs(s)["tabletheoryd.attempt"])
+    assert [attrs(s)["tabletheoryd.attempt"] for s in gets] == [1, 2, 3]
+    assert all(s.parent_span_id == root.span_id for s in gets)
+    for s in gets[:2]:
+        a = attrs(s)
+        assert s.status.code == STATUS_ERROR
+        assert a["error.type"] == "ProvisionedThroughputExceededException"
+        assert a["tabletheoryd.throttled"] is True
+        assert a["tabletheoryd.retry.reason"] == "throttled"
+        assert a["tabletheoryd.retry.backoff_ms"] >= 0
+    assert gets[2].status.code != STATUS_ERROR
+    assert "tabletheoryd.retry.reason" not in attrs(gets[2])
+    assert gets[1].start_time_unix_nano >= gets[0].end_time_unix_nano
+
+
+def test_client_disconnect_ends_spans_with_a_status(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver, "--enable-fault-injection")
+    fault(d, op="GetItem", model="Wallet", error="InternalServerError", latency_ms=3000, times=1)
+    s = socket.create_connection((d.host, d.port))
+    s.sendall(raw_request("GET", "/v1/models/Wallet/items/gone"))
+    d.wait_metric("tabletheoryd_inflight_operations", 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()  # a reset: the daemon notices at once
+    d.wait_metric("tabletheoryd_inflight_operations", 0)
+    name = "GET /v1/models/{model}/items/{key+}"
+    spans = receiver.wait_spans(lambda sp: by_name(sp, name) and by_name(sp, "DynamoDB.GetItem"))
+    root = by_name(spans, name)[0]
+    assert attrs(root)["http.response.status_code"] == 499
+    assert root.status.code == STATUS_ERROR and root.status.message == "ClientClosed"
+    (call,) = by_name(spans, "DynamoDB.GetItem")
+    assert call.status.code == STATUS_ERROR
+    assert attrs(call)["error.type"] == "RequestCanceled"
+
+
+# ---- the collector costs requests nothing -----------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["down", "fail", "slow"])
+def test_collector_trouble_costs_requests_nothing(fresh_daemon, mode):
+    r = Receiver(mode="fail" if mode == "fail" else "slow", delay=30.0)
+    url = r.url
+    if mode == "down":
+        r.close()
+    try:
+        d = fresh_daemon("--models", MODELS, "--otlp-endpoint", url,
+                         "--otlp-schedule-delay-ms", "20", "--otlp-timeout-ms", "500",
+                         "--drain-timeout-ms", "1000")
+        for i in range(40):
+            status, _, body = d.json("POST", "/v1/models/Wallet/items", body={"id": "c%d" % i})
+            assert status == 201, body
+            assert d.json("GET", "/v1/models/Wallet/items/c%d" % i)[0] == 200
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            _, _, data = d.request("GET", "/metrics")
+            text = data.decode()
+            if 'tabletheoryd_trace_spans_dropped_total{reason="export_failed"}' in text:
+                break
+            time.sleep(0.05)
+        assert 'tabletheoryd_trace_spans_dropped_total{reason="export_failed"}' in text, text
+        d.stop()  # the drain ends within its timeout: the export is joined
+    finally:
+        if mode != "down":
+            r.close()
+
+
+def test_drain_flushes_what_is_queued(fresh_daemon, receiver):
+    d = fresh_daemon("--models", MODELS, "--otlp-endpoint", receiver.url,
+                     "--otlp-schedule-delay-ms", "600000")
+    assert d.json("GET", "/healthz")[0] == 200
+    time.sleep(0.05)
+    assert not receiver.spans()  # nothing sent before the drain
+    d.stop()
+    assert by_name([s for s, _ in receiver.spans()], "GET /healthz")
