@@ -16,6 +16,7 @@ pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
 
 from daemon import PEER, raw_request  # noqa: E402
 from otlp_receiver import Receiver, attrs  # noqa: E402
+from test_encryption import kms  # noqa: E402,F401 (the moto KMS fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
@@ -233,13 +234,12 @@ def test_batch_write_chunks_and_unprocessed_retry(fresh_daemon, receiver):
     assert attrs(retried)["tabletheoryd.batch.unprocessed_rounds"] == 1
 
 
+@pytest.mark.skipif(PEER == "dynalite", reason="dynalite does not implement transactions")
 def test_transaction_attempt_span(fresh_daemon, receiver):
     d = traced(fresh_daemon, receiver)
     body = {"items": [{"op": "create", "model": "Wallet", "item": {"id": "t1"}},
                       {"op": "create", "model": "Wallet", "item": {"id": "t2"}}]}
     status, _, answer = d.json("POST", "/v1/transactions/write", body=body)
-    if status == 400 and PEER == "dynalite":
-        pytest.skip("dynalite has no transactions")
     assert status == 200, answer
     name = "POST /v1/transactions/write"
     spans = receiver.wait_spans(lambda sp: by_name(sp, name) and
@@ -334,3 +334,29 @@ def test_drain_flushes_what_is_queued(fresh_daemon, receiver):
     assert not receiver.spans()  # nothing sent before the drain
     d.stop()
     assert by_name([s for s, _ in receiver.spans()], "GET /healthz")
+
+
+# ---- KMS -----------------------------------------------------------------------------
+
+
+def test_kms_encrypted_write_has_kms_client_spans(fresh_daemon, receiver, request):
+    kms = request.getfixturevalue("kms")  # test_encryption's moto KMS (skips without moto)
+    endpoint, key = kms
+    from test_encryption import ENV
+    d = traced(fresh_daemon, receiver, "--kms-key-id", key, "--kms-endpoint", endpoint,
+               env=ENV)
+    status, _, body = d.json("POST", "/v1/models/Sealed/items",
+                             body={"id": "k1", "secret": SENTINEL})
+    assert status == 201, body
+    name = "POST /v1/models/{model}/items"
+    spans = receiver.wait_spans(lambda sp: by_name(sp, name) and
+                                by_name(sp, "KMS.GenerateDataKey"))
+    root = by_name(spans, name)[0]
+    (gdk,) = by_name(spans, "KMS.GenerateDataKey")
+    assert gdk.kind == CLIENT and gdk.trace_id == root.trace_id
+    a = attrs(gdk)
+    assert a["rpc.service"] == "KMS" and a["rpc.method"] == "GenerateDataKey"
+    assert "db.system" not in a
+    d.stop()
+    assert SENTINEL.encode() not in receiver.raw()
+    assert key.encode() not in receiver.raw()
