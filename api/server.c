@@ -989,7 +989,16 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);
-  tt_metric_observe(s->fams->http_duration, labels, secs);
+  if (req->trace.valid && (req->trace.flags & TT_TRACE_FLAG_SAMPLED) && tt_tracer_on()) {
+    /* The exemplar points at a trace that was exported. */
+    char tid[33], sid[17];
+    tt_trace_hex(req->trace.trace_id, 16, tid);
+    tt_trace_hex(req->trace.span_id, 8, sid);
+    tid[32] = sid[16] = '\0';
+    tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, tid, sid);
+  } else {
+    tt_metric_observe(s->fams->http_duration, labels, secs);
+  }
 
   struct tt_log_line l;
   tt_log_begin(&l, status >= 500 && status != 503 ? TT_LOG_ERROR : TT_LOG_INFO,

@@ -360,3 +360,43 @@ def test_kms_encrypted_write_has_kms_client_spans(fresh_daemon, receiver, reques
     d.stop()
     assert SENTINEL.encode() not in receiver.raw()
     assert key.encode() not in receiver.raw()
+
+
+# ---- metrics joined to traces ------------------------------------------------------
+
+
+def test_openmetrics_exemplars_name_exported_traces(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver)
+    tp = "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN)
+    status, hdrs, _ = d.json("GET", "/healthz", headers={"traceparent": tp})
+    assert status == 200
+    span_id = hdrs["traceresponse"].split("-")[2]
+    status, mh, data = d.request("GET", "/metrics",
+                                 headers={"Accept": "application/openmetrics-text"})
+    assert status == 200
+    assert mh["content-type"].startswith("application/openmetrics-text; version=1.0.0")
+    text = data.decode()
+    assert text.endswith("# EOF\n")
+    assert "# TYPE tabletheoryd_http_requests counter" in text
+    assert "# TYPE process_cpu_seconds counter" in text
+    ex = [line for line in text.splitlines() if line.startswith("tabletheoryd_http_request_")
+          and 'route="/healthz"' in line and "# {" in line]
+    assert ex, text
+    assert 'trace_id="%s",span_id="%s"' % (CALLER_TRACE, span_id) in ex[0]
+    # The Prometheus format is unchanged, without exemplars.
+    _, ph, plain = d.request("GET", "/metrics")
+    assert ph["content-type"].startswith("text/plain; version=0.0.4")
+    assert b"# {" not in plain and b"# EOF" not in plain
+    receiver.wait_spans(has_server("GET /healthz"))
+
+
+def test_log_line_ids_without_tracing(fresh_daemon):
+    d = fresh_daemon("--models", MODELS)
+    tp = "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN)
+    status, hdrs, _ = d.json("GET", "/v1/models/Wallet/items/none", headers={"traceparent": tp})
+    assert status == 404
+    assert "traceresponse" not in hdrs  # tracing is off
+    line = d.wait_log(lambda l: l.get("event") == "request.completed" and l.get("status") == 404)
+    assert line["trace_id"] == CALLER_TRACE
+    assert len(line["span_id"]) == 16 and line["span_id"] != CALLER_SPAN
+    assert line["model"] == "Wallet"
