@@ -203,13 +203,18 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
     return;
   req->span = NULL;
   char name[128];
-  snprintf(name, sizeof(name), "%s %s", method, req->route_label);
+  size_t mn = strlen(method), rn = strlen(req->route_label);
+  if (mn + 1 + rn >= sizeof(name))
+    rn = sizeof(name) - mn - 2;
+  memcpy(name, method, mn);
+  name[mn] = ' ';
+  memcpy(name + mn + 1, req->route_label, rn);
+  name[mn + 1 + rn] = '\0';
   tt_span_set_name(s, name);
   tt_span_str(s, "http.request.method", method);
   if (req->match.route)
     tt_span_str(s, "http.route", req->route_label);
   tt_span_int(s, "http.response.status_code", status);
-  tt_span_str(s, "url.scheme", "http");
   tt_span_str(s, "tabletheoryd.request_id", req->request_id);
   const char *model;
   size_t mlen;
@@ -1018,7 +1023,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   tt_log_ms(&l, "duration_ms", secs * 1000.0);
   if (req->traceparent[0])
     tt_log_str(&l, "traceparent", req->traceparent);
-  if (req->trace.valid) {
+  if (l.enabled && req->trace.valid) {
     char ids[48];
     tt_trace_hex(req->trace.trace_id, 16, ids);
     tt_trace_hex(req->trace.span_id, 8, ids + 32);
@@ -1027,7 +1032,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   }
   const char *model;
   size_t mlen;
-  if (route_model(req, &model, &mlen))
+  if (l.enabled && route_model(req, &model, &mlen))
     tt_log_strn(&l, "model", model, mlen);
   tt_log_end(&l);
   trace_end(req, labels[1], status,

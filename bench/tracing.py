@@ -17,7 +17,12 @@ the report is the median over rounds of on/off and down/off requests/s (target
 >= 0.9 each) and of daemon CPU per request. Every daemon is stopped with
 SIGTERM and must exit 0; any failed request makes the script exit 1.
 
+With --tool callgrind the same three daemons run under valgrind instead and
+the figure is instructions per GET (N GETs minus none, as bench/per_get.py
+counts them), which the machine's load does not move:
+
   bench/tracing.py _build/tabletheoryd -d 5 --rounds 3
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 2000
 """
 
 import argparse
@@ -33,6 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import die, free_port, http, lua_request, run_wrk_raw, warn_load  # noqa: E402
 from run import put_bench_item, write_bench_model  # noqa: E402
+import per_get  # noqa: E402
 
 PATH = "/v1/models/Bench/items/ITEM%231/A"
 
@@ -94,6 +100,32 @@ def start(daemon, workdir, name, extra):
     return p, base
 
 
+def instructions(args):
+    """Instructions per GET of the three daemons (callgrind)."""
+    receiver = DropReceiver()
+    down = "http://127.0.0.1:%d/v1/traces" % free_port()
+    args.endpoint = None
+    configs = {"off": [], "on": ["--otlp-endpoint", receiver.url, "--otlp-schedule-delay-ms",
+                                 "100"],
+               "down": ["--otlp-endpoint", down, "--otlp-schedule-delay-ms", "100"]}
+    per = {}
+    try:
+        for name, extra in configs.items():
+            with_n, _ = per_get.callgrind_ir(args, args.n, extra)
+            none, _ = per_get.callgrind_ir(args, 0, extra)
+            per[name] = (with_n - none) / args.n
+            print("%-5s %.0f instructions per GET" % (name, per[name]))
+    finally:
+        receiver.close()
+    for k in ("on", "down"):
+        print("tracing %-4s / off: instructions per GET %.3f (the req/s ratio is about its "
+              "inverse: target >= 0.9)" % (k, per[k] / per["off"]))
+    print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(per, f, indent=2)
+
+
 def median(values):
     v = sorted(x for x in values if x is not None)
     return v[len(v) // 2] if v else None
@@ -106,7 +138,12 @@ def main():
     ap.add_argument("-c", "--connections", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--tool", choices=["wrk", "callgrind"], default="wrk")
+    ap.add_argument("-n", type=int, default=2000, help="with --tool callgrind: GETs")
     args = ap.parse_args()
+    if args.tool == "callgrind":
+        instructions(args)
+        return
     warn_load()
     workdir = tempfile.mkdtemp(prefix="ttd-bench-tracing-")
     receiver = DropReceiver()

@@ -169,8 +169,15 @@ static void attempt_span_start(struct tt_client_call *c) {
     return;
   bool kms = c->bc.op >= TT_KMS_GENERATE_DATA_KEY;
   const char *op = tt_ddb_op_name(c->bc.op);
+  /* "DynamoDB.GetItem": the service and the operation (no printf on this path). */
   char name[64];
-  snprintf(name, sizeof(name), "%s.%s", kms ? "KMS" : "DynamoDB", op);
+  const char *svc = kms ? "KMS." : "DynamoDB.";
+  size_t sn = strlen(svc), on = strlen(op);
+  if (sn + on >= sizeof(name))
+    on = sizeof(name) - sn - 1;
+  memcpy(name, svc, sn);
+  memcpy(name + sn, op, on);
+  name[sn + on] = '\0';
   struct tt_span *s = tt_span_start(&c->parent, name, TT_SPAN_CLIENT);
   if (s == NULL)
     return;
@@ -186,9 +193,7 @@ static void attempt_span_start(struct tt_client_call *c) {
   tt_span_int(s, "tabletheoryd.attempt", c->attempt);
   if (c->attempt > 1)
     tt_span_int(s, "http.request.resend_count", c->attempt - 1);
-  tt_span_str(s, "tabletheoryd.request_id", c->request_id);
-  tt_span_str(s, "tabletheoryd.model", c->model);
-  c->span = s;
+  c->span = s; /* the request id and the model are on the server span */
 }
 
 /* Ends the attempt's span with its outcome; `backoff_ms` >= 0 when a
@@ -211,7 +216,6 @@ static void attempt_span_end(struct tt_client_call *c, int64_t backoff_ms) {
     tt_span_bool(s, "tabletheoryd.throttled", bc->error.throttling);
     tt_span_status(s, TT_SPAN_ERROR, bc->error.type);
   }
-  tt_span_str(s, "tabletheoryd.outcome", outcome_of(bc));
   if (backoff_ms >= 0) {
     tt_span_str(s, "tabletheoryd.retry.reason", bc->error.throttling ? "throttled" : "transient");
     tt_span_int(s, "tabletheoryd.retry.backoff_ms", backoff_ms);

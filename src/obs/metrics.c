@@ -188,10 +188,11 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
     s->value = v;
 }
 
-void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
+static struct series *observe(struct tt_metric_family *f, const char *const *labels,
+                              double v) {
   struct series *s = lookup(f, labels);
   if (s == NULL)
-    return;
+    return NULL;
   s->value += v;
   s->count++;
   for (size_t i = 0; i < NBUCKETS; i++) {
@@ -200,12 +201,16 @@ void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, do
       break;
     }
   }
+  return s;
+}
+
+void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
+  observe(f, labels, v);
 }
 
 void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
                                 const char *trace_id, const char *span_id) {
-  tt_metric_observe(f, labels, v);
-  struct series *s = lookup(f, labels);
+  struct series *s = observe(f, labels, v);
   if (s == NULL || trace_id == NULL || span_id == NULL || strlen(trace_id) != 32 ||
       strlen(span_id) != 16)
     return;

@@ -20,7 +20,7 @@ static int hexval(char c) {
 }
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape, a
- * decoded NUL or no memory. */
+ * decoded NUL, a raw control byte or no memory. */
 static char *decode(const char *s, size_t n) {
   char *out = malloc(n + 1);
   if (out == NULL)
@@ -40,6 +40,9 @@ static char *decode(const char *s, size_t n) {
       }
       out[o++] = (char)(h << 4 | l);
       i += 2;
+    } else if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+      free(out); /* a raw control byte (NUL included) */
+      return NULL;
     } else {
       out[o++] = s[i];
     }
@@ -166,20 +169,68 @@ fail:
 
 /* ---- encoding ---- */
 
+/* Appends a string literal without measuring it. */
+#define PUT_LIT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
+
+/* A JSON string. Most are names and codes with nothing to escape: they
+ * are copied in one piece. */
 static int put_string(struct tt_buf *b, const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+    i++;
+  if (i == n) {
+    if (tt_buf_reserve(b, n + 2) != 0)
+      return -1;
+    char *o = b->data + b->len;
+    o[0] = '"';
+    memcpy(o + 1, s, n);
+    o[n + 1] = '"';
+    b->len += n + 2;
+    b->data[b->len] = '\0';
+    return 0;
+  }
   if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_json_escape(b, s, n) != 0)
     return -1;
   return tt_buf_append(b, "\"", 1);
+}
+
+/* `{"key":"<key>","value":` for a key of the code's own (a literal:
+ * nothing to escape). */
+static int put_key(struct tt_buf *b, bool first, const char *key) {
+  static const char head[] = ",{\"key\":\"", tail[] = "\",\"value\":";
+  size_t n = strlen(key);
+  size_t hn = sizeof(head) - 1 - (first ? 1 : 0), tn = sizeof(tail) - 1;
+  if (tt_buf_reserve(b, hn + n + tn) != 0)
+    return -1;
+  char *o = b->data + b->len;
+  memcpy(o, head + (first ? 1 : 0), hn);
+  memcpy(o + hn, key, n);
+  memcpy(o + hn + n, tail, tn);
+  b->len += hn + n + tn;
+  b->data[b->len] = '\0';
+  return 0;
 }
 
 static int put_kv_string(struct tt_buf *b, bool first, const char *key, const char *v,
                          size_t n) {
   int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
   rc |= put_string(b, key, strlen(key));
-  rc |= tt_buf_puts(b, ",\"value\":{\"stringValue\":");
+  rc |= PUT_LIT(b, ",\"value\":{\"stringValue\":");
   rc |= put_string(b, v, n);
-  rc |= tt_buf_puts(b, "}}");
+  rc |= PUT_LIT(b, "}}");
   return rc ? -1 : 0;
+}
+
+/* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers. */
+static int put_u64_string(struct tt_buf *b, uint64_t v) {
+  char tmp[24];
+  size_t n = sizeof(tmp);
+  tmp[--n] = '"';
+  do
+    tmp[--n] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  tmp[--n] = '"';
+  return tt_buf_append(b, tmp + n, sizeof(tmp) - n);
 }
 
 static int put_hex(struct tt_buf *b, const uint8_t *id, size_t n) {
@@ -192,24 +243,27 @@ static int put_hex(struct tt_buf *b, const uint8_t *id, size_t n) {
 
 static int put_attr(struct tt_buf *b, bool first, const struct tt_span *s,
                     const struct tt_span_attr *a) {
-  int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
-  rc |= put_string(b, a->key, strlen(a->key));
-  rc |= tt_buf_puts(b, ",\"value\":");
+  int rc = put_key(b, first, a->key);
   size_t n = 0;
   const char *str = tt_span_attr_str(s, a, &n);
   switch (a->type) {
   case TT_ATTR_STR:
-    rc |= tt_buf_puts(b, "{\"stringValue\":");
+    rc |= PUT_LIT(b, "{\"stringValue\":");
     rc |= put_string(b, str, n);
-    rc |= tt_buf_puts(b, "}");
+    rc |= PUT_LIT(b, "}");
     break;
   case TT_ATTR_STR_ARRAY:
-    rc |= tt_buf_puts(b, "{\"arrayValue\":{\"values\":[{\"stringValue\":");
+    rc |= PUT_LIT(b, "{\"arrayValue\":{\"values\":[{\"stringValue\":");
     rc |= put_string(b, str, n);
-    rc |= tt_buf_puts(b, "}]}}");
+    rc |= PUT_LIT(b, "}]}}");
     break;
   case TT_ATTR_INT:
-    rc |= tt_buf_printf(b, "{\"intValue\":\"%" PRId64 "\"}", a->v.i);
+    rc |= PUT_LIT(b, "{\"intValue\":");
+    if (a->v.i < 0)
+      rc |= tt_buf_printf(b, "\"%" PRId64 "\"", a->v.i);
+    else
+      rc |= put_u64_string(b, (uint64_t)a->v.i);
+    rc |= PUT_LIT(b, "}");
     break;
   case TT_ATTR_DOUBLE:
     rc |= tt_buf_printf(b, "{\"doubleValue\":%.17g}", a->v.d);
@@ -218,39 +272,45 @@ static int put_attr(struct tt_buf *b, bool first, const struct tt_span *s,
     rc |= tt_buf_puts(b, a->v.b ? "{\"boolValue\":true}" : "{\"boolValue\":false}");
     break;
   }
-  rc |= tt_buf_puts(b, "}");
+  rc |= PUT_LIT(b, "}");
   return rc ? -1 : 0;
 }
 
 static int put_span(struct tt_buf *b, const struct tt_span *s) {
-  int rc = tt_buf_puts(b, "{\"traceId\":");
+  int rc = PUT_LIT(b, "{\"traceId\":");
   rc |= put_hex(b, s->ctx.trace_id, 16);
-  rc |= tt_buf_puts(b, ",\"spanId\":");
+  rc |= PUT_LIT(b, ",\"spanId\":");
   rc |= put_hex(b, s->ctx.span_id, 8);
   if (s->has_parent) {
-    rc |= tt_buf_puts(b, ",\"parentSpanId\":");
+    rc |= PUT_LIT(b, ",\"parentSpanId\":");
     rc |= put_hex(b, s->parent_id, 8);
   }
   if (s->tracestate[0]) {
-    rc |= tt_buf_puts(b, ",\"traceState\":");
+    rc |= PUT_LIT(b, ",\"traceState\":");
     rc |= put_string(b, s->tracestate, strlen(s->tracestate));
   }
-  rc |= tt_buf_puts(b, ",\"name\":");
+  rc |= PUT_LIT(b, ",\"name\":");
   rc |= put_string(b, s->name, strlen(s->name));
-  rc |= tt_buf_printf(b, ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRIu64
-                         "\",\"endTimeUnixNano\":\"%" PRIu64 "\",\"attributes\":[",
-                      (int)s->kind, s->start_unix_ns, s->end_unix_ns);
+  char kind[] = ",\"kind\":0,\"startTimeUnixNano\":";
+  kind[8] = (char)('0' + (int)s->kind);
+  rc |= tt_buf_puts(b, kind);
+  rc |= put_u64_string(b, s->start_unix_ns);
+  rc |= PUT_LIT(b, ",\"endTimeUnixNano\":");
+  rc |= put_u64_string(b, s->end_unix_ns);
+  rc |= PUT_LIT(b, ",\"attributes\":[");
   for (size_t i = 0; i < s->nattrs; i++)
     rc |= put_attr(b, i == 0, s, &s->attrs[i]);
-  rc |= tt_buf_puts(b, "]");
+  rc |= PUT_LIT(b, "]");
   if (s->dropped_attrs)
     rc |= tt_buf_printf(b, ",\"droppedAttributesCount\":%u", (unsigned)s->dropped_attrs);
-  rc |= tt_buf_printf(b, ",\"status\":{\"code\":%d", (int)s->status);
+  char status[] = ",\"status\":{\"code\":0";
+  status[sizeof(status) - 2] = (char)('0' + (int)s->status);
+  rc |= tt_buf_puts(b, status);
   if (s->status_message[0]) {
-    rc |= tt_buf_puts(b, ",\"message\":");
+    rc |= PUT_LIT(b, ",\"message\":");
     rc |= put_string(b, s->status_message, strlen(s->status_message));
   }
-  rc |= tt_buf_puts(b, "}}");
+  rc |= PUT_LIT(b, "}}");
   return rc ? -1 : 0;
 }
 
@@ -258,7 +318,7 @@ int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *sp
                    struct tt_buf *out) {
   const char *name = res && res->service_name ? res->service_name : "tabletheoryd";
   const char *version = res ? res->service_version : NULL;
-  int rc = tt_buf_puts(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+  int rc = PUT_LIT(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
   rc |= put_kv_string(out, true, "service.name", name, strlen(name));
   if (version)
     rc |= put_kv_string(out, false, "service.version", version, strlen(version));
@@ -271,17 +331,17 @@ int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *sp
         continue; /* said above */
       rc |= put_kv_string(out, false, kv->key, kv->value, strlen(kv->value));
     }
-  rc |= tt_buf_puts(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"tabletheoryd\"");
+  rc |= PUT_LIT(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"tabletheoryd\"");
   if (version) {
-    rc |= tt_buf_puts(out, ",\"version\":");
+    rc |= PUT_LIT(out, ",\"version\":");
     rc |= put_string(out, version, strlen(version));
   }
-  rc |= tt_buf_puts(out, "},\"spans\":[");
+  rc |= PUT_LIT(out, "},\"spans\":[");
   for (size_t i = 0; i < n; i++) {
     if (i)
-      rc |= tt_buf_puts(out, ",");
+      rc |= PUT_LIT(out, ",");
     rc |= put_span(out, spans[i]);
   }
-  rc |= tt_buf_puts(out, "]}]}]}");
+  rc |= PUT_LIT(out, "]}]}]}");
   return rc ? -1 : 0;
 }

@@ -16,7 +16,21 @@ static struct {
   uint64_t rng;
   bool seeded;
   size_t live;
+  /* Released spans kept for reuse: a span is ~2.5 KB, two a request. */
+  struct tt_span *spare;
+  size_t nspare;
 } tracer;
+
+#define SPARE_SPANS 256
+
+/* Copies src into out (cap bytes), cut short to fit. */
+static void copy_text(char *out, size_t cap, const char *src) {
+  size_t n = src ? strlen(src) : 0;
+  if (n > cap - 1)
+    n = cap - 1;
+  memcpy(out, src ? src : "", n);
+  out[n] = '\0';
+}
 
 /* ---- trace context ---- */
 
@@ -265,6 +279,14 @@ void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void 
     tracer.sampler = *sampler;
   else
     tracer.sampler.kind = TT_SAMPLER_PARENTBASED_ALWAYS_ON;
+  if (sink == NULL) {
+    while (tracer.spare) {
+      struct tt_span *s = tracer.spare;
+      tracer.spare = s->next;
+      free(s);
+    }
+    tracer.nspare = 0;
+  }
 }
 
 bool tt_tracer_on(void) { return tracer.on; }
@@ -272,12 +294,24 @@ bool tt_tracer_on(void) { return tracer.on; }
 size_t tt_span_live(void) { return tracer.live; }
 
 static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
-  struct tt_span *s = malloc(sizeof(*s));
-  if (s == NULL)
+  struct tt_span *s = tracer.spare;
+  if (s != NULL) {
+    tracer.spare = s->next;
+    tracer.nspare--;
+  } else if ((s = malloc(sizeof(*s))) == NULL) {
     return NULL;
-  /* Only the header is cleared: the attribute and string areas are
-   * written before they are read. */
-  memset(s, 0, offsetof(struct tt_span, attrs));
+  }
+  /* Only what is read before it is written is set: the text buffers,
+   * the attributes and their strings are filled as they are used. */
+  s->next = NULL;
+  memset(&s->ctx, 0, sizeof(s->ctx));
+  s->has_parent = false;
+  s->status = TT_SPAN_UNSET;
+  s->status_message[0] = '\0';
+  s->tracestate[0] = '\0';
+  s->end_unix_ns = 0;
+  s->nattrs = 0;
+  s->dropped_attrs = 0;
   s->strs_len = 0;
   s->kind = kind;
   tt_span_set_name(s, name);
@@ -313,7 +347,7 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
     s->has_parent = true;
   }
   if (tracestate && tracestate[0])
-    snprintf(s->tracestate, sizeof(s->tracestate), "%s", tracestate);
+    copy_text(s->tracestate, sizeof(s->tracestate), tracestate);
   return s;
 }
 
@@ -340,7 +374,7 @@ const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
 
 void tt_span_set_name(struct tt_span *span, const char *name) {
   if (span)
-    snprintf(span->name, sizeof(span->name), "%s", name ? name : "");
+    copy_text(span->name, sizeof(span->name), name);
 }
 
 static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
@@ -416,8 +450,8 @@ void tt_span_status(struct tt_span *span, enum tt_span_status status, const char
   if (span == NULL)
     return;
   span->status = status;
-  snprintf(span->status_message, sizeof(span->status_message), "%s",
-           message && status == TT_SPAN_ERROR ? message : "");
+  copy_text(span->status_message, sizeof(span->status_message),
+            message && status == TT_SPAN_ERROR ? message : "");
 }
 
 const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,
@@ -432,10 +466,20 @@ void tt_span_free(struct tt_span *span) {
   if (span == NULL)
     return;
   tracer.live--;
-  free(span);
+  tt_span_release(span);
 }
 
-void tt_span_release(struct tt_span *span) { free(span); }
+void tt_span_release(struct tt_span *span) {
+  if (span == NULL)
+    return;
+  if (tracer.nspare < SPARE_SPANS) {
+    span->next = tracer.spare;
+    tracer.spare = span;
+    tracer.nspare++;
+    return;
+  }
+  free(span);
+}
 
 void tt_span_end(struct tt_span *span) {
   if (span == NULL)

@@ -190,6 +190,9 @@ START_TEST(kv_lists) {
                   "%s", bad[i]);
     ck_assert_ptr_null(strstr(why, "zz"));
   }
+  /* A raw NUL or control byte is refused, not cut short. */
+  ck_assert_int_eq(tt_otlp_kv_parse("a\0b=c", 5, false, &kv, why, sizeof(why)), -1);
+  ck_assert_int_eq(tt_otlp_kv_parse("ab=c\x01", 5, false, &kv, why, sizeof(why)), -1);
   /* Resource attribute keys may hold characters a header name may not. */
   ck_assert_int_eq(tt_otlp_kv_parse("a b=c", 5, false, &kv, why, sizeof(why)), 0);
   tt_otlp_kvs_free(&kv);
