@@ -368,6 +368,24 @@ struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *nam
   return s;
 }
 
+struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
+  if (!tracer.on)
+    return NULL;
+  struct tt_trace_ctx ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  random_id(ctx.trace_id, 16);
+  if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
+    return NULL;
+  struct tt_span *s = span_new(name, kind);
+  if (s == NULL)
+    return NULL;
+  s->ctx = ctx;
+  random_id(s->ctx.span_id, 8);
+  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
+  s->ctx.valid = true;
+  return s;
+}
+
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
   return span ? &span->ctx : NULL;
 }

@@ -136,6 +136,11 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
 struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
                               enum tt_span_kind kind);
 
+/* Starts a span of a new trace that belongs to no request (a credential
+ * fetch): the sampler decides as for a request without traceparent.
+ * NULL when the tracer is off or the trace is not sampled. */
+struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind);
+
 /* The position of `span` for its children; NULL for NULL. */
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
 

@@ -127,7 +127,8 @@ def test_ratio_sampler(fresh_daemon, receiver):
     assert d.json("GET", "/v1/models", headers={"traceparent": high})[2] is not None
     assert d.json("GET", "/healthz", headers={"traceparent": low})[0] == 200
     spans = receiver.wait_spans(has_server("GET /healthz"))
-    assert not by_name(spans, "GET /v1/models")
+    assert any(s.trace_id.hex() == "a" * 16 + "0" * 16 for s in spans)
+    assert not any(s.trace_id.hex() == "b" * 16 + "f" * 16 for s in spans)
 
 
 def test_sentinels_never_reach_a_span(fresh_daemon, receiver, tmp_path):
@@ -400,3 +401,24 @@ def test_log_line_ids_without_tracing(fresh_daemon):
     assert line["trace_id"] == CALLER_TRACE
     assert len(line["span_id"]) == 16 and line["span_id"] != CALLER_SPAN
     assert line["model"] == "Wallet"
+
+
+# ---- STS -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(PEER != "moto", reason="needs STS AssumeRole (moto only)")
+def test_sts_assume_role_has_a_client_span(fresh_daemon, receiver, tmp_path):
+    import test_partners as tp
+    d = traced(fresh_daemon, receiver, "--config", tp.two_partners(tmp_path),
+               "--sts-endpoint", tp.PEER_ENDPOINT)
+    name = "Tr" + os.urandom(4).hex()
+    tp.register(d, name, ["acme"])
+    spans = receiver.wait_spans(lambda sp: by_name(sp, "STS.AssumeRole"))
+    (sts,) = by_name(spans, "STS.AssumeRole")
+    a = attrs(sts)
+    assert sts.kind == CLIENT and not sts.parent_span_id  # a fetch of no request
+    assert a["rpc.service"] == "STS" and a["rpc.method"] == "AssumeRole"
+    assert sts.status.code != STATUS_ERROR
+    d.stop()
+    raw = receiver.raw()
+    assert tp.EXTERNAL_ID.encode() not in raw and tp.ACME_ROLE.encode() not in raw
