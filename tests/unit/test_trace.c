@@ -7,6 +7,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "daemon/config.h"
 #include "daemon/otlp.h"
 #include "obs/otlp.h"
 #include "obs/trace.h"
@@ -272,6 +273,51 @@ START_TEST(batch_processor_drops_and_counts) {
 }
 END_TEST
 
+static int load(struct tt_config *cfg, int argc, char **argv, char **envp, struct tt_error *err) {
+  enum tt_config_action action;
+  return tt_config_load(cfg, argc, argv, envp, &action, err);
+}
+
+/* The tracing settings: off by default, on with an endpoint, the OTEL_*
+ * variables under the daemon's own, and checks that never quote a value. */
+START_TEST(tracing_settings) {
+  static struct tt_config cfg;
+  struct tt_error err;
+  char *argv0[] = {"tabletheoryd", NULL};
+  char *none[] = {NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, none, &err), 0);
+  ck_assert(!cfg.tracing);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://localhost:4318/v1/traces");
+  char *otel[] = {"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318/",
+                  "OTEL_SERVICE_NAME=orders", "OTEL_TRACES_SAMPLER=traceidratio",
+                  "OTEL_TRACES_SAMPLER_ARG=0.25", "OTEL_BSP_SCHEDULE_DELAY=200",
+                  "OTEL_EXPORTER_OTLP_HEADERS=api-key=abc", NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, otel, &err), 0);
+  ck_assert(!cfg.tracing); /* the variables alone do not turn it on */
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://collector:4318/v1/traces");
+  ck_assert_str_eq(cfg.service_name, "orders");
+  ck_assert_str_eq(cfg.traces_sampler, "traceidratio");
+  ck_assert_uint_eq(cfg.otlp_schedule_delay_ms, 200);
+  char *argv1[] = {"tabletheoryd", "--otlp-endpoint", "http://127.0.0.1:9/v1/traces", NULL};
+  char *traces[] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://t:1/x", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, traces, &err), 0);
+  ck_assert(cfg.tracing);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://127.0.0.1:9/v1/traces");
+  ck_assert_int_eq(load(&cfg, 1, argv0, traces, &err), 0);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://t:1/x");
+  char *argv2[] = {"tabletheoryd", "--tracing", "--traces-sampler", "sometimes", NULL};
+  ck_assert_int_eq(load(&cfg, 4, argv2, none, &err), -1);
+  ck_assert_str_eq(err.field, "traces-sampler");
+  char *bad_headers[] = {"OTEL_EXPORTER_OTLP_HEADERS=api-key=SECRET%zz", NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, bad_headers, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-headers");
+  ck_assert_ptr_null(strstr(err.message, "SECRET"));
+  char *argv3[] = {"tabletheoryd", "--otlp-endpoint", "ftp://x/v1/traces", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv3, none, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-endpoint");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("trace");
   TCase *tc = tcase_create("core");
@@ -283,6 +329,7 @@ int main(void) {
   tcase_add_test(tc, spans_continue_and_nest);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
+  tcase_add_test(tc, tracing_settings);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
