@@ -223,12 +223,25 @@ static int put_kv_string(struct tt_buf *b, bool first, const char *key, const ch
 
 /* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers. */
 static int put_u64_string(struct tt_buf *b, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                              "31323334353637383940414243444546474849505152535455565758596061"
+                              "62636465666768697071727374757677787980818283848586878889909192"
+                              "93949596979899";
   char tmp[24];
   size_t n = sizeof(tmp);
   tmp[--n] = '"';
-  do
-    tmp[--n] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
+  while (v >= 100) { /* two digits a division: timestamps have 19 */
+    unsigned d = (unsigned)(v % 100);
+    v /= 100;
+    tmp[--n] = pairs[2 * d + 1];
+    tmp[--n] = pairs[2 * d];
+  }
+  if (v >= 10) {
+    tmp[--n] = pairs[2 * v + 1];
+    tmp[--n] = pairs[2 * v];
+  } else {
+    tmp[--n] = (char)('0' + v);
+  }
   tmp[--n] = '"';
   return tt_buf_append(b, tmp + n, sizeof(tmp) - n);
 }

@@ -397,7 +397,7 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
 
 static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
   for (size_t i = 0; i < span->nattrs; i++)
-    if (strcmp(span->attrs[i].key, key) == 0)
+    if (span->attrs[i].key == key || strcmp(span->attrs[i].key, key) == 0)
       return &span->attrs[i]; /* the last value wins */
   if (span->nattrs == TT_SPAN_MAX_ATTRS) {
     span->dropped_attrs++;
@@ -490,7 +490,7 @@ void tt_span_free(struct tt_span *span) {
 void tt_span_release(struct tt_span *span) {
   if (span == NULL)
     return;
-  if (tracer.nspare < SPARE_SPANS) {
+  if (tracer.on && tracer.nspare < SPARE_SPANS) {
     span->next = tracer.spare;
     tracer.spare = span;
     tracer.nspare++;

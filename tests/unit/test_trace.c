@@ -167,6 +167,9 @@ START_TEST(spans_continue_and_nest) {
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a1, "value"), "intValue")),
                    "2");
   ck_assert(json_is_string(json_object_get(c, "startTimeUnixNano")));
+  char ns[24];
+  snprintf(ns, sizeof(ns), "%llu", (unsigned long long)sunk[0]->start_unix_ns);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "startTimeUnixNano")), ns);
   json_decref(v);
   tt_buf_free(&out);
   tt_otlp_kvs_free(&attrs);
