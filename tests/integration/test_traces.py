@@ -422,3 +422,22 @@ def test_sts_assume_role_has_a_client_span(fresh_daemon, receiver, tmp_path):
     d.stop()
     raw = receiver.raw()
     assert tp.EXTERNAL_ID.encode() not in raw and tp.ACME_ROLE.encode() not in raw
+
+
+# ---- the job ledger ------------------------------------------------------------------
+
+
+def test_ledger_steps_nest_their_calls(fresh_daemon, receiver):
+    d = traced(fresh_daemon, receiver)
+    status, _, job = d.json("POST", "/v1/jobs", body={"tenant_id": "acme"})
+    assert status == 201, job
+    name = "POST /v1/jobs"
+    spans = receiver.wait_spans(lambda sp: by_name(sp, name) and by_name(sp, "ledger step"))
+    root = by_name(spans, name)[0]
+    steps = [s for s in by_name(spans, "ledger step") if s.trace_id == root.trace_id]
+    assert steps and all(s.parent_span_id == root.span_id for s in steps)
+    spans = receiver.wait_spans(lambda sp: all(children(sp, s) for s in steps))
+    for step in steps:
+        calls = children(spans, step)
+        assert all(c.kind in (CLIENT, INTERNAL) for c in calls)
+        assert attrs(step)["tabletheoryd.model"].startswith("Job")
