@@ -13,6 +13,7 @@
 #include "api/router.h"
 #include "api/server.h"
 #include "client/join.h"
+#include "obs/trace.h"
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -58,6 +59,8 @@ struct tt_request {
   size_t discarded; /* body bytes dropped after an early refusal */
   char request_id[129];
   char traceparent[56];
+  struct tt_trace_ctx trace; /* the request's position in its trace (log lines, answer) */
+  struct tt_span *span;      /* its server span; NULL when not recorded */
   uint64_t start_ns;
   uint64_t start_ms; /* loop time of the request line: the deadline counts from here */
   struct tt_conn *tconn; /* the connection; NULL once it is gone */

@@ -28,6 +28,8 @@
 #include "api/request.h"
 #include "value/json_exact.h"
 #include "obs/log.h"
+#include "obs/trace.h"
+#include "model/registry.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
 #define CONN_MAGIC 0x74746363u   /* "ttcc" */
@@ -157,6 +159,80 @@ static void put_uint(char out[static 11], unsigned v) {
   out[n] = '\0';
 }
 
+/* The request's server span: it continues the caller's traceparent (and
+ * passes its tracestate on) or starts a trace. Named and ended in the
+ * completion callback, when the route and status are known. */
+static void trace_begin(struct tt_request *req, const char *tp) {
+  struct tt_trace_ctx remote;
+  if (tp == NULL || tt_traceparent_parse(tp, strlen(tp), &remote) != 0)
+    remote.valid = false;
+  const char *ts = remote.valid && tt_tracer_on()
+                       ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "tracestate")
+                       : NULL;
+  if (ts && !tt_tracestate_valid(ts, strlen(ts)))
+    ts = NULL;
+  req->span = tt_span_start_server(&remote, ts, &req->trace);
+}
+
+/* The model a route names, when it is a registered model (a model's name
+ * is configuration; any other path segment is what a client sent, and may
+ * be a value). */
+static bool route_model(const struct tt_request *req, const char **out, size_t *len) {
+  if (req->match.route == NULL || req->server->orm == NULL)
+    return false;
+  const struct tt_route_param *p = tt_route_param(&req->match, "model");
+  char name[129];
+  if (p == NULL || p->len == 0 || p->len >= sizeof(name))
+    return false;
+  for (size_t i = 0; i < p->len; i++) {
+    char c = p->value[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '-' || c == '.'))
+      return false;
+  }
+  memcpy(name, p->value, p->len);
+  name[p->len] = '\0';
+  if (tt_model_registry_get(req->server->orm->models, name) == NULL)
+    return false;
+  *out = p->value;
+  *len = p->len;
+  return true;
+}
+
+static void trace_end(struct tt_request *req, const char *method, unsigned status,
+                      const char *error_code) {
+  struct tt_span *s = req->span;
+  if (s == NULL)
+    return;
+  req->span = NULL;
+  char name[128];
+  size_t mn = strlen(method), rn = strlen(req->route_label);
+  if (mn + 1 + rn >= sizeof(name))
+    rn = sizeof(name) - mn - 2;
+  memcpy(name, method, mn);
+  name[mn] = ' ';
+  memcpy(name + mn + 1, req->route_label, rn);
+  name[mn + 1 + rn] = '\0';
+  tt_span_set_name(s, name);
+  tt_span_str(s, "http.request.method", method);
+  if (req->match.route)
+    tt_span_str(s, "http.route", req->route_label);
+  tt_span_int(s, "http.response.status_code", status);
+  tt_span_str(s, "tabletheoryd.request_id", req->request_id);
+  const char *model;
+  size_t mlen;
+  if (route_model(req, &model, &mlen))
+    tt_span_strn(s, "tabletheoryd.model", model, mlen);
+  if (req->partner)
+    tt_span_str(s, "tabletheoryd.partner", req->partner);
+  if (error_code)
+    tt_span_str(s, "error.type", error_code);
+  /* Server spans: 5xx and requests that got no answer are errors. */
+  if (status >= 500 || status == 499 || status == 408)
+    tt_span_status(s, TT_SPAN_ERROR, error_code ? error_code : "ServerError");
+  tt_span_end(s);
+}
+
 static void set_ids(struct tt_request *req) {
   const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
   if (rid && request_id_acceptable(rid)) {
@@ -170,6 +246,7 @@ static void set_ids(struct tt_request *req) {
   const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
   if (tp && traceparent_valid(tp))
     snprintf(req->traceparent, sizeof(req->traceparent), "%s", tp);
+  trace_begin(req, tp);
 }
 
 /* ---- answering ---------------------------------------------------------- */
@@ -436,6 +513,11 @@ static enum MHD_Result queue_answer(struct tt_request *req) {
   r->body = NULL; /* MHD owns it now */
   MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
   MHD_add_response_header(mr, "X-Request-Id", req->request_id);
+  if (tt_tracer_on() && req->trace.valid) {
+    char tr[TT_TRACEPARENT_LEN + 1];
+    tt_traceparent_format(&req->trace, tr);
+    MHD_add_response_header(mr, "traceresponse", tr);
+  }
   if (r->allow[0])
     MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, r->allow);
   if (r->etag[0])
@@ -457,6 +539,7 @@ static void request_free(struct tt_request *req) {
   response_clear(&req->resp);
   tt_buf_free(&req->body);
   tt_arena_free(&req->arena);
+  tt_span_free(req->span);
   req->magic = 0;
   if (!s->closed && s->nspare < TT_SERVER_SPARE_REQUESTS) {
     req->next = s->spare;
@@ -841,6 +924,8 @@ static void dispatch(struct tt_request *req) {
   struct tt_server *s = req->server;
   tt_join_init(&req->join, s->fams, joined_cb, req);
   req->join.account = req->account;
+  if (req->span)
+    req->join.trace = req->span->ctx;
   req->join.deadline_ms = req->start_ms + s->opts.request_timeout_ms;
   tt_handler_fn fn = (tt_handler_fn)req->match.route->handler;
   if (tt_request_query_acceptable(req))
@@ -1029,7 +1114,16 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);
-  tt_metric_observe(s->fams->http_duration, labels, secs);
+  if (req->trace.valid && (req->trace.flags & TT_TRACE_FLAG_SAMPLED) && tt_tracer_on()) {
+    /* The exemplar points at a trace that was exported. */
+    char tid[33], sid[17];
+    tt_trace_hex(req->trace.trace_id, 16, tid);
+    tt_trace_hex(req->trace.span_id, 8, sid);
+    tid[32] = sid[16] = '\0';
+    tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, tid, sid);
+  } else {
+    tt_metric_observe(s->fams->http_duration, labels, secs);
+  }
 
   struct tt_log_line l;
   tt_log_begin(&l, status >= 500 && status != 503 ? TT_LOG_ERROR : TT_LOG_INFO,
@@ -1049,7 +1143,23 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   tt_log_ms(&l, "duration_ms", secs * 1000.0);
   if (req->traceparent[0])
     tt_log_str(&l, "traceparent", req->traceparent);
+  if (l.enabled && req->trace.valid) {
+    char ids[48];
+    tt_trace_hex(req->trace.trace_id, 16, ids);
+    tt_trace_hex(req->trace.span_id, 8, ids + 32);
+    tt_log_strn(&l, "trace_id", ids, 32);
+    tt_log_strn(&l, "span_id", ids + 32, 16);
+  }
+  const char *model;
+  size_t mlen;
+  if (l.enabled && route_model(req, &model, &mlen))
+    tt_log_strn(&l, "model", model, mlen);
   tt_log_end(&l);
+  trace_end(req, labels[1], status,
+            closed_code                ? closed_code
+            : gone                     ? "ClientClosed"
+            : req->error_code != TT_OK ? tt_error_code_name(req->error_code)
+                                       : NULL);
 
   req->mhd_done = true;
   request_release(req);

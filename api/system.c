@@ -25,7 +25,12 @@ void tt_handle_readyz(struct tt_request *req) {
 void tt_handle_metrics(struct tt_request *req) {
   struct tt_buf out;
   tt_buf_init(&out, 16u << 20);
-  if (tt_metrics_render(req->server->fams->registry, &out) != 0) {
+  /* OpenMetrics (with exemplars: the trace ids of request latencies) when
+   * the scraper asks for it, else the Prometheus text format. */
+  const char *accept = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Accept");
+  bool om = accept && strstr(accept, "application/openmetrics-text") != NULL;
+  if ((om ? tt_metrics_render_openmetrics(req->server->fams->registry, &out)
+          : tt_metrics_render(req->server->fams->registry, &out)) != 0) {
     tt_buf_free(&out);
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "metrics exposition exceeded its buffer");
     return;
@@ -33,7 +38,8 @@ void tt_handle_metrics(struct tt_request *req) {
   size_t len;
   char *text = tt_buf_steal(&out, &len);
   tt_request_respond_json_text(req, 200, text, len);
-  req->resp.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  req->resp.content_type = om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                              : "text/plain; version=0.0.4; charset=utf-8";
 }
 
 void tt_handle_openapi(struct tt_request *req) {

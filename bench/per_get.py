@@ -49,9 +49,9 @@ PEER_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_EC2_METADATA_DISABLED": "true"}
 
 
-def start(daemon, workdir, wrap, port, endpoint=None):
+def start(daemon, workdir, wrap, port, endpoint=None, extra=()):
     argv = [daemon, "--listen", "127.0.0.1:%d" % port, "--log-level", "warn"]
-    argv += write_bench_model(workdir)
+    argv += write_bench_model(workdir) + list(extra)
     env = dict(os.environ)
     if endpoint:
         argv += PEER_ARGS + ["--endpoint", endpoint]
@@ -142,21 +142,22 @@ def inclusive_ir(cg_out, function):
     return int(m.group(1).replace(",", "")) if m else 0
 
 
-def callgrind_ir(args, n, keep=None):
+def callgrind_ir(args, n, keep=None, extra=()):
     """(program total, --function's inclusive) Ir of a run with n GETs;
-    the profile is copied to `keep` when given."""
+    the profile is copied to `keep` when given; `extra` are more daemon flags
+    (bench/tracing.py)."""
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
         log = os.path.join(wd, "vg.log")
         out = os.path.join(wd, "cg.out")
         wrap = ["valgrind", "--tool=callgrind", "--log-file=" + log, "--callgrind-out-file=" + out]
-        p = start(args.daemon, wd, wrap, port, args.endpoint)
+        p = start(args.daemon, wd, wrap, port, args.endpoint, extra)
         gets(port, n)
         stop(p)
         if keep:
             shutil.copyfile(out, keep)
         m = re.search(r"Collected : (\d+)", open(log).read())
-        return int(m.group(1)), inclusive_ir(out, args.function) if args.function else 0
+        return int(m.group(1)), inclusive_ir(out, args.function) if getattr(args, "function", None) else 0
 
 
 def run_callgrind(args):

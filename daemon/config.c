@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "backend/dynamodb/endpoint.h"
+#include "obs/otlp.h"
+#include "obs/trace.h"
 
 enum setting_kind { K_STRING, K_UINT, K_BOOL, K_LIST, K_ENUM, K_LEVEL };
 
@@ -72,6 +74,26 @@ static const struct setting settings[] = {
     {"ca-file", K_STRING, F(ca_file), 0, 0, NULL,
      "FILE  PEM CA certificates trusted by every outbound TLS connection (default $SSL_CERT_FILE, "
      "else the system bundle)"},
+    {"tracing", K_BOOL, F(tracing), 0, 0, NULL,
+     "  export OpenTelemetry spans over OTLP/HTTP (also on when --otlp-endpoint is set)"},
+    {"otlp-endpoint", K_STRING, F(otlp_endpoint), 0, 0, NULL,
+     "URL  OTLP traces URL; turns tracing on (default $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, "
+     "$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, else http://localhost:4318/v1/traces)"},
+    {"otlp-headers", K_STRING, F(otlp_headers), 0, 0, NULL,
+     "LIST  k=v,... headers of every export (default $OTEL_EXPORTER_OTLP_HEADERS)"},
+    {"otlp-timeout-ms", K_UINT, F(otlp_timeout_ms), 1, 600000, NULL,
+     "MS  one export attempt's deadline (default $OTEL_EXPORTER_OTLP_TIMEOUT, else 10000)"},
+    {"otlp-schedule-delay-ms", K_UINT, F(otlp_schedule_delay_ms), 1, 600000, NULL,
+     "MS  how often queued spans are exported (default $OTEL_BSP_SCHEDULE_DELAY, else 5000)"},
+    {"service-name", K_STRING, F(service_name), 0, 0, NULL,
+     "NAME  service.name of the spans (default $OTEL_SERVICE_NAME, else tabletheoryd)"},
+    {"resource-attributes", K_STRING, F(resource_attributes), 0, 0, NULL,
+     "LIST  k=v,... resource attributes (default $OTEL_RESOURCE_ATTRIBUTES)"},
+    {"traces-sampler", K_STRING, F(traces_sampler), 0, 0, NULL,
+     "NAME  always_on | always_off | traceidratio | parentbased_always_on | "
+     "parentbased_traceidratio | ... (default $OTEL_TRACES_SAMPLER, else parentbased_always_on)"},
+    {"traces-sampler-arg", K_STRING, F(traces_sampler_arg), 0, 0, NULL,
+     "RATIO  the ratio samplers' argument, 0..1 (default $OTEL_TRACES_SAMPLER_ARG, else 1)"},
 };
 #undef F
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -451,6 +473,81 @@ static int apply_args(struct tt_config *cfg, int argc, char **argv, bool only_co
   return 0;
 }
 
+/* Fills an empty tracing setting from OpenTelemetry's standard variable
+ * `var`; fails when it does not fit. */
+static int otel_default(char *field, size_t size, char **envp, const char *var,
+                        const char *suffix, struct tt_error *err) {
+  const char *v = env_lookup(envp, var);
+  if (field[0] || v == NULL || v[0] == '\0')
+    return 0;
+  size_t n = strlen(v);
+  while (suffix && n > 0 && v[n - 1] == '/')
+    n--;
+  if ((size_t)snprintf(field, size, "%.*s%s", (int)n, v, suffix ? suffix : "") >= size)
+    return tt_error_set(err, TT_ERR_VALIDATION, var, "%s: value is too long (max %zu)", var,
+                        size - 1);
+  return 0;
+}
+
+/* The OTEL_* variables under the daemon's own settings, then the checks
+ * that need no I/O: the sampler, its ratio, the two k=v lists. */
+static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error *err) {
+  if (cfg->otlp_endpoint[0])
+    cfg->tracing = true;
+  if (otel_default(cfg->otlp_endpoint, sizeof(cfg->otlp_endpoint), envp,
+                   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", NULL, err) != 0 ||
+      otel_default(cfg->otlp_endpoint, sizeof(cfg->otlp_endpoint), envp,
+                   "OTEL_EXPORTER_OTLP_ENDPOINT", "/v1/traces", err) != 0 ||
+      otel_default(cfg->otlp_headers, sizeof(cfg->otlp_headers), envp,
+                   "OTEL_EXPORTER_OTLP_TRACES_HEADERS", NULL, err) != 0 ||
+      otel_default(cfg->otlp_headers, sizeof(cfg->otlp_headers), envp,
+                   "OTEL_EXPORTER_OTLP_HEADERS", NULL, err) != 0 ||
+      otel_default(cfg->service_name, sizeof(cfg->service_name), envp, "OTEL_SERVICE_NAME",
+                   NULL, err) != 0 ||
+      otel_default(cfg->resource_attributes, sizeof(cfg->resource_attributes), envp,
+                   "OTEL_RESOURCE_ATTRIBUTES", NULL, err) != 0 ||
+      otel_default(cfg->traces_sampler, sizeof(cfg->traces_sampler), envp,
+                   "OTEL_TRACES_SAMPLER", NULL, err) != 0 ||
+      otel_default(cfg->traces_sampler_arg, sizeof(cfg->traces_sampler_arg), envp,
+                   "OTEL_TRACES_SAMPLER_ARG", NULL, err) != 0)
+    return -1;
+  if (cfg->otlp_timeout_ms == 0) {
+    const char *t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
+    if (t == NULL)
+      t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TIMEOUT");
+    if (t && apply(cfg, find_setting("otlp-timeout-ms", 15), t, "OTEL_EXPORTER_OTLP_TIMEOUT",
+                   false, err) != 0)
+      return -1;
+  }
+  const char *bsp = env_lookup(envp, "OTEL_BSP_SCHEDULE_DELAY");
+  if (cfg->otlp_schedule_delay_ms == 0 && bsp &&
+      apply(cfg, find_setting("otlp-schedule-delay-ms", 22), bsp, "OTEL_BSP_SCHEDULE_DELAY",
+            false, err) != 0)
+    return -1;
+  if (cfg->otlp_endpoint[0] == '\0')
+    snprintf(cfg->otlp_endpoint, sizeof(cfg->otlp_endpoint), "http://localhost:4318/v1/traces");
+  if (strncmp(cfg->otlp_endpoint, "http://", 7) != 0 &&
+      strncmp(cfg->otlp_endpoint, "https://", 8) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-endpoint",
+                        "otlp-endpoint: must be an http:// or https:// URL");
+  char why[160];
+  struct tt_sampler sampler;
+  if (tt_sampler_parse(cfg->traces_sampler, cfg->traces_sampler_arg, &sampler, why,
+                       sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "traces-sampler", "traces-sampler: %s", why);
+  struct tt_otlp_kvs kvs;
+  if (tt_otlp_kv_parse(cfg->otlp_headers, strlen(cfg->otlp_headers), true, &kvs, why,
+                       sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-headers", "otlp-headers: %s", why);
+  tt_otlp_kvs_free(&kvs);
+  if (tt_otlp_kv_parse(cfg->resource_attributes, strlen(cfg->resource_attributes), false, &kvs,
+                       why, sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "resource-attributes",
+                        "resource-attributes: %s", why);
+  tt_otlp_kvs_free(&kvs);
+  return 0;
+}
+
 int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
                    enum tt_config_action *action, struct tt_error *err) {
   defaults(cfg);
@@ -477,7 +574,7 @@ int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
     if (r)
       snprintf(cfg->region, sizeof(cfg->region), "%s", r);
   }
-  return 0;
+  return tracing_settings(cfg, envp, err);
 }
 
 int tt_config_read_token(const char *path, char **token, struct tt_error *err) {
@@ -520,7 +617,7 @@ int tt_config_read_token(const char *path, char **token, struct tt_error *err) {
 }
 
 const char *tt_config_usage(void) {
-  static char text[4096];
+  static char text[8192];
   if (text[0])
     return text;
   size_t n = (size_t)snprintf(text, sizeof(text),

@@ -55,6 +55,17 @@ struct tt_config {
   char ca_file[512];      /* trust anchors of every TLS connection; "" = SSL_CERT_FILE or system */
   struct tt_config_partner partners[TT_CONFIG_MAX_PARTNERS];
   size_t npartners;
+  /* Tracing (docs/operations.md, "Traces"): on with --tracing or an
+   * endpoint; the OTEL_* variables fill what is not set here. */
+  bool tracing;
+  char otlp_endpoint[512];     /* the traces URL; "" = OTEL_*, else localhost:4318 */
+  char otlp_headers[2048];     /* "k=v,..." (OTEL_EXPORTER_OTLP_HEADERS) */
+  uint64_t otlp_timeout_ms;    /* one export attempt */
+  uint64_t otlp_schedule_delay_ms; /* periodic export (OTEL_BSP_SCHEDULE_DELAY) */
+  char service_name[256];      /* OTEL_SERVICE_NAME; default tabletheoryd */
+  char resource_attributes[2048]; /* OTEL_RESOURCE_ATTRIBUTES */
+  char traces_sampler[32];     /* OTEL_TRACES_SAMPLER; default parentbased_always_on */
+  char traces_sampler_arg[32]; /* OTEL_TRACES_SAMPLER_ARG */
 };
 
 enum tt_config_action {

@@ -31,6 +31,7 @@
 #include "daemon/mhd_loop.h"
 #include "backend/dynamodb/assume_role.h"
 #include "daemon/openapi_blob.h"
+#include "daemon/otlp.h"
 #include "daemon/sdnotify.h"
 #include "ledger/ledger.h"
 #include "obs/families.h"
@@ -68,6 +69,8 @@ struct daemon {
   bool draining;
   bool stopping;
   char *auth_token;
+  struct tt_otlp_exporter *otlp; /* with tracing on */
+  uint64_t drain_started_ms;
 };
 
 static void close_handle(uv_handle_t *h) {
@@ -123,6 +126,65 @@ static void backend_closed_cb(void *arg) {
     kms_closed_cb(d);
 }
 
+static void otlp_closed_cb(void *arg) { (void)arg; }
+
+/* Every request has ended: the exporter sends what is queued within what
+ * is left of the drain timeout (its own timeout when not draining), then
+ * closes. No span is recorded after this. */
+static void otlp_close(struct daemon *d) {
+  tt_tracer_set(NULL, NULL, NULL);
+  uint64_t budget = d->cfg.otlp_timeout_ms ? d->cfg.otlp_timeout_ms : 10000;
+  if (d->draining) {
+    uint64_t spent = uv_now(&d->loop) - d->drain_started_ms;
+    uint64_t left = spent < d->cfg.drain_timeout_ms ? d->cfg.drain_timeout_ms - spent : 0;
+    if (left < budget)
+      budget = left;
+  }
+  tt_otlp_exporter_close(d->otlp, budget, otlp_closed_cb, d);
+}
+
+/* Tracing on: the exporter, and the tracer that feeds it. */
+static int make_tracing(struct daemon *d, struct tt_error *err) {
+  if (!d->cfg.tracing)
+    return 0;
+  char why[160];
+  struct tt_sampler sampler;
+  struct tt_otlp_kvs headers, attrs;
+  /* Checked by the configuration already. */
+  if (tt_sampler_parse(d->cfg.traces_sampler, d->cfg.traces_sampler_arg, &sampler, why,
+                       sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "traces-sampler", "traces-sampler: %s", why);
+  if (tt_otlp_kv_parse(d->cfg.otlp_headers, strlen(d->cfg.otlp_headers), true, &headers, why,
+                       sizeof(why)) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-headers", "otlp-headers: %s", why);
+  if (tt_otlp_kv_parse(d->cfg.resource_attributes, strlen(d->cfg.resource_attributes), false,
+                       &attrs, why, sizeof(why)) != 0) {
+    tt_otlp_kvs_free(&headers);
+    return tt_error_set(err, TT_ERR_VALIDATION, "resource-attributes", "resource-attributes: %s",
+                        why);
+  }
+  const char *name = d->cfg.service_name[0] ? d->cfg.service_name
+                                              : tt_otlp_kvs_get(&attrs, "service.name");
+  struct tt_otlp_exporter_options o = {
+      .url = d->cfg.otlp_endpoint,
+      .headers = &headers,
+      .resource = {.service_name = name ? name : "tabletheoryd",
+                   .service_version = PACKAGE_VERSION,
+                   .attrs = &attrs},
+      .timeout_ms = d->cfg.otlp_timeout_ms,
+      .schedule_delay_ms = d->cfg.otlp_schedule_delay_ms,
+      .ca_file = d->cfg.ca_file[0] ? d->cfg.ca_file : NULL,
+      .metrics = d->fams.registry,
+  };
+  int rc = tt_otlp_exporter_new(&d->loop, &o, &d->otlp, err);
+  tt_otlp_kvs_free(&headers);
+  tt_otlp_kvs_free(&attrs);
+  if (rc != 0)
+    return -1;
+  tt_tracer_set(&sampler, tt_otlp_exporter_sink, d->otlp);
+  return 0;
+}
+
 /* Every request is gone: stop MHD and close every handle so uv_run returns. */
 static void stop_cb(uv_timer_t *t) {
   struct daemon *d = t->data;
@@ -141,6 +203,8 @@ static void stop_cb(uv_timer_t *t) {
   close_handle((uv_handle_t *)&d->stop_timer);
   close_handle((uv_handle_t *)&d->watchdog_timer);
   tt_heap_trim_close(&d->heap_trim);
+  if (d->otlp)
+    otlp_close(d);
   if (d->backend)
     d->backend->ops->close(d->backend, backend_closed_cb, d);
 }
@@ -180,6 +244,7 @@ static void signal_cb(uv_signal_t *s, int signum) {
   if (d->draining)
     return;
   d->draining = true;
+  d->drain_started_ms = uv_now(&d->loop);
   tt_log_event(TT_LOG_NOTICE, "daemon.draining", "signal", strsignal(signum), NULL);
   tt_sdnotify_send("STOPPING=1");
   /* Stop accepting: MHD hands the listen socket back, we close it. */
@@ -440,7 +505,7 @@ static int start(struct daemon *d, struct tt_error *err) {
     d->partner_ids[i] = d->cfg.partners[i].id;
   if (tt_server_init(&d->server, &d->loop, &d->fams, &opts) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the route table does not compile");
-  if (make_backend(d, err) != 0 || make_kms(d, err) != 0)
+  if (make_backend(d, err) != 0 || make_kms(d, err) != 0 || make_tracing(d, err) != 0)
     return -1;
   if (d->cfg.enable_fault_injection) {
     /* Faults act at the backend port, below the client's retries, so they
@@ -629,6 +694,7 @@ int main(int argc, char **argv) {
     tt_creds_destroy(d.creds);
   if (d.http)
     tt_http_destroy(d.http);
+  tt_otlp_exporter_destroy(d.otlp);
   tt_orm_cleanup(&d.orm);
   tt_model_registry_free(d.models);
   tt_families_free(&d.fams);

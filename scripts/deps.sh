@@ -27,7 +27,8 @@ fi
 # The python3 first on PATH runs the integration tests; it may not be
 # Debian's (pyenv), so make sure it has pytest.
 # Debian (PEP 668) may refuse a plain pip install: fall back to overriding it.
-for mod in pytest:pytest==8.* yaml:PyYAML==6.*; do
+# opentelemetry-proto: the trace tests decode the daemon's OTLP exports with it.
+for mod in pytest:pytest==8.* yaml:PyYAML==6.* opentelemetry.proto:opentelemetry-proto==1.27.0; do
   if ! python3 -c "import ${mod%%:*}" 2>/dev/null; then
     python3 -m pip install -q "${mod#*:}" ||
       python3 -m pip install -q --break-system-packages "${mod#*:}"

@@ -3,11 +3,13 @@
 #include "client/client.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
 #include "obs/log.h"
+#include "obs/trace.h"
 
 const struct tt_client_retry_policy tt_client_default_retry = {
     .max_attempts = 4,
@@ -145,6 +147,82 @@ static bool retry_fits(const struct tt_client_call *c, uint64_t wait) {
   return deadline == 0 || uv_now(cl->loop) + wait < deadline;
 }
 
+/* The table an attempt addresses: a name from the model, never a value. */
+static const char *table_of(const struct tt_backend_call *bc) {
+  if (bc->item)
+    return bc->item->table;
+  if (bc->read)
+    return bc->read->table;
+  json_t *t = json_is_object(bc->request) ? json_object_get(bc->request, "TableName") : NULL;
+  if (json_is_string(t))
+    return json_string_value(t);
+  json_t *ri = json_is_object(bc->request) ? json_object_get(bc->request, "RequestItems") : NULL;
+  if (json_is_object(ri) && json_object_size(ri) > 0)
+    return json_object_iter_key(json_object_iter(ri));
+  return NULL;
+}
+
+/* One client span per attempt (OpenTelemetry's aws-api conventions). */
+static void attempt_span_start(struct tt_client_call *c) {
+  c->span = NULL;
+  if (!c->parent.valid || !tt_tracer_on())
+    return;
+  bool kms = c->bc.op >= TT_KMS_GENERATE_DATA_KEY;
+  const char *op = tt_ddb_op_name(c->bc.op);
+  /* "DynamoDB.GetItem": the service and the operation (no printf on this path). */
+  char name[64];
+  const char *svc = kms ? "KMS." : "DynamoDB.";
+  size_t sn = strlen(svc), on = strlen(op);
+  if (sn + on >= sizeof(name))
+    on = sizeof(name) - sn - 1;
+  memcpy(name, svc, sn);
+  memcpy(name + sn, op, on);
+  name[sn + on] = '\0';
+  struct tt_span *s = tt_span_start(&c->parent, name, TT_SPAN_CLIENT);
+  if (s == NULL)
+    return;
+  tt_span_str(s, "rpc.system", "aws-api");
+  tt_span_str(s, "rpc.service", kms ? "KMS" : "DynamoDB");
+  tt_span_str(s, "rpc.method", op);
+  if (!kms) {
+    tt_span_str(s, "db.system", "dynamodb");
+    const char *table = table_of(&c->bc);
+    if (table)
+      tt_span_str_array1(s, "aws.dynamodb.table_names", table);
+  }
+  tt_span_int(s, "tabletheoryd.attempt", c->attempt);
+  if (c->attempt > 1)
+    tt_span_int(s, "http.request.resend_count", c->attempt - 1);
+  c->span = s; /* the request id and the model are on the server span */
+}
+
+/* Ends the attempt's span with its outcome; `backoff_ms` >= 0 when a
+ * retry follows. Only the error's type is recorded: DynamoDB's message
+ * may quote request content. */
+static void attempt_span_end(struct tt_client_call *c, int64_t backoff_ms) {
+  struct tt_span *s = c->span;
+  if (s == NULL)
+    return;
+  c->span = NULL;
+  const struct tt_backend_call *bc = &c->bc;
+  if (bc->error.request_id[0])
+    tt_span_str(s, "aws.request_id", bc->error.request_id);
+  if (bc->status == 0) {
+    tt_span_status(s, TT_SPAN_UNSET, NULL);
+  } else {
+    tt_span_str(s, "error.type", bc->error.type);
+    if (bc->error.http_status)
+      tt_span_int(s, "http.response.status_code", bc->error.http_status);
+    tt_span_bool(s, "tabletheoryd.throttled", bc->error.throttling);
+    tt_span_status(s, TT_SPAN_ERROR, bc->error.type);
+  }
+  if (backoff_ms >= 0) {
+    tt_span_str(s, "tabletheoryd.retry.reason", bc->error.throttling ? "throttled" : "transient");
+    tt_span_int(s, "tabletheoryd.retry.backoff_ms", backoff_ms);
+  }
+  tt_span_end(s);
+}
+
 static void backend_done_cb(struct tt_backend_call *bc) {
   struct tt_client_call *c = bc->arg;
   struct tt_client *cl = c->client;
@@ -161,10 +239,12 @@ static void backend_done_cb(struct tt_backend_call *bc) {
       cl->tokens += c->attempt > 1 ? cl->retry.retry_cost : 1;
     if (cl->tokens > cl->retry.quota)
       cl->tokens = cl->retry.quota;
+    attempt_span_end(c, -1);
     complete(c);
     return;
   }
   if (!should_retry(c)) {
+    attempt_span_end(c, -1);
     complete(c);
     return;
   }
@@ -172,9 +252,11 @@ static void backend_done_cb(struct tt_backend_call *bc) {
   if (!retry_fits(c, wait)) {
     if (!bc->error.throttling) /* no retry made: give back what should_retry spent */
       cl->tokens += retry_cost(cl, &bc->error);
+    attempt_span_end(c, -1);
     complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
     return;
   }
+  attempt_span_end(c, (int64_t)wait);
   const char *reason = bc->error.throttling ? "throttled" : "transient";
   if (cl->fams) {
     const char *l2[2] = {op, reason};
@@ -212,9 +294,11 @@ static void attempt(struct tt_client_call *c) {
   c->bc.done = backend_done_cb;
   c->bc.arg = c;
   c->started_ns = now_ns();
+  attempt_span_start(c);
   if (cl->backend->ops->start(cl->backend, &c->bc) != 0) {
     c->bc.status = -1;
     tt_backend_error_set(&c->bc.error, "InternalFailure", 0, "the backend refused the call");
+    attempt_span_end(c, -1);
     complete(c);
     return;
   }
@@ -249,6 +333,8 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->arg = arg;
   call->attempt = 0;
   call->timer_open = call->in_backend = call->canceled = false;
+  call->parent = join->trace;
+  call->span = NULL;
   if (request == NULL && item == NULL && read == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return -1;

@@ -58,6 +58,8 @@ struct tt_client_call {
   bool in_backend;
   bool canceled;
   bool retry_conflicts; /* TransactionConflict is retried only when asked */
+  struct tt_trace_ctx parent; /* the join's trace position at the start */
+  struct tt_span *span;       /* the attempt's client span; NULL when not traced */
   uint64_t started_ns;
   tt_client_done_cb done;
   void *arg;

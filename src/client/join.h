@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "obs/families.h"
+#include "obs/trace.h"
 #include "util/error.h"
 
 struct tt_op;
@@ -50,6 +51,11 @@ struct tt_join {
   /* The loop time (uv_now, ms) of the request's deadline, 0 = none: a
    * retry whose wait would end after it is not made (client.h). */
   uint64_t deadline_ms;
+  /* The span operations started now are children of (obs/trace.h):
+   * the request's server span, or a fan-out span (a batch chunk, a scan
+   * segment) that its code sets around the starts and restores. Copied by
+   * each call at its start; invalid = no spans. */
+  struct tt_trace_ctx trace;
   tt_join_done_cb done;
   void *done_arg;
 };

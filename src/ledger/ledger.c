@@ -368,10 +368,22 @@ struct ledger_step {
   json_t *body;
   struct tt_ledger_op *op;
   ledger_next_fn next;
+  /* The step's span: the join's calls nest in it while it runs (steps run
+   * one after another), then the join's position is restored. */
+  struct tt_span *span;
+  struct tt_trace_ctx outer;
 };
 
 static void step_done(void *arg) {
   struct ledger_step *s = arg;
+  if (s->span) {
+    s->op->join->trace = s->outer;
+    tt_span_int(s->span, "http.response.status_code", s->result.http_status);
+    if (s->result.status != 0)
+      tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(s->result.err.code));
+    tt_span_end(s->span);
+    s->span = NULL;
+  }
   s->next(s->op, &s->result);
   tt_orm_result_free(&s->result);
   json_decref(s->body);
@@ -396,6 +408,12 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
   s->body = body;
   s->op = op;
   s->next = next;
+  s->span = tt_span_start(&op->join->trace, "ledger step", TT_SPAN_INTERNAL);
+  if (s->span) {
+    tt_span_str(s->span, "tabletheoryd.model", model);
+    s->outer = op->join->trace;
+    op->join->trace = s->span->ctx;
+  }
   tt_buf_init(&s->result.body, 0);
   tt_orm_ctx_init(&s->u.ctx, op->orm, op->join, op->arena, op->request_id, m, &s->result,
                   step_done, s);

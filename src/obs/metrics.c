@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_LABELS 4
 
@@ -24,6 +25,13 @@ struct series {
   double value;         /* counter/gauge value; histogram sum */
   uint64_t count;       /* histogram count */
   uint64_t *buckets;    /* histogram, cumulative at render time only */
+  struct exemplar *exemplars; /* histogram, per bucket and +Inf; NULL until the first */
+};
+
+struct exemplar {
+  char trace_id[33], span_id[17]; /* "" = none */
+  double value;
+  double unix_s;
 };
 
 struct tt_metric_family {
@@ -51,6 +59,7 @@ static void series_free(struct series *s, size_t nlabels) {
   for (size_t i = 0; i < nlabels; i++)
     free(s->labels[i]);
   free(s->buckets);
+  free(s->exemplars);
   free(s);
 }
 
@@ -179,10 +188,11 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
     s->value = v;
 }
 
-void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
+static struct series *observe(struct tt_metric_family *f, const char *const *labels,
+                              double v) {
   struct series *s = lookup(f, labels);
   if (s == NULL)
-    return;
+    return NULL;
   s->value += v;
   s->count++;
   for (size_t i = 0; i < NBUCKETS; i++) {
@@ -191,6 +201,31 @@ void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, do
       break;
     }
   }
+  return s;
+}
+
+void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
+  observe(f, labels, v);
+}
+
+void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
+                                const char *trace_id, const char *span_id) {
+  struct series *s = observe(f, labels, v);
+  if (s == NULL || trace_id == NULL || span_id == NULL || strlen(trace_id) != 32 ||
+      strlen(span_id) != 16)
+    return;
+  if (s->exemplars == NULL && (s->exemplars = calloc(NBUCKETS + 1, sizeof(*s->exemplars))) == NULL)
+    return;
+  size_t i = 0;
+  while (i < NBUCKETS && v > latency_buckets[i])
+    i++;
+  struct exemplar *e = &s->exemplars[i];
+  memcpy(e->trace_id, trace_id, 33);
+  memcpy(e->span_id, span_id, 17);
+  e->value = v;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  e->unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels) {
@@ -250,10 +285,24 @@ static int put_number(struct tt_buf *out, double v) {
   return tt_buf_printf(out, " %.9g\n", v);
 }
 
-static int render_family(struct tt_buf *out, const struct tt_metric_family *f) {
+/* A bucket's exemplar, OpenMetrics style, before the line's newline. */
+static int put_exemplar(struct tt_buf *out, const struct exemplar *e) {
+  if (out->len == 0 || out->data[out->len - 1] != '\n')
+    return -1;
+  out->len--; /* put_number ended the line */
+  return tt_buf_printf(out, " # {trace_id=\"%s\",span_id=\"%s\"} %.9g %.3f\n", e->trace_id,
+                       e->span_id, e->value, e->unix_s);
+}
+
+static int render_family(struct tt_buf *out, const struct tt_metric_family *f, bool om) {
   static const char *const kinds[] = {"counter", "gauge", "histogram"};
-  if (tt_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name,
-                    kinds[f->kind]) != 0)
+  /* OpenMetrics names a counter family without the _total its samples carry. */
+  int namelen = (int)strlen(f->name);
+  if (om && f->kind == TT_METRIC_COUNTER && namelen > 6 &&
+      strcmp(f->name + namelen - 6, "_total") == 0)
+    namelen -= 6;
+  if (tt_buf_printf(out, "# HELP %.*s %s\n# TYPE %.*s %s\n", namelen, f->name, f->help, namelen,
+                    f->name, kinds[f->kind]) != 0)
     return -1;
   for (const struct series *s = f->first; s; s = s->order) {
     if (f->kind != TT_METRIC_HISTOGRAM) {
@@ -275,6 +324,9 @@ static int render_family(struct tt_buf *out, const struct tt_metric_family *f) {
       if (tt_buf_printf(out, "%s_bucket", f->name) != 0 ||
           put_labels(out, f, s, "le", le) != 0 || put_number(out, (double)cumulative) != 0)
         return -1;
+      if (om && s->exemplars && s->exemplars[i].trace_id[0] &&
+          put_exemplar(out, &s->exemplars[i]) != 0)
+        return -1;
     }
     if (tt_buf_printf(out, "%s_sum", f->name) != 0 || put_labels(out, f, s, NULL, NULL) != 0 ||
         put_number(out, s->value) != 0 || tt_buf_printf(out, "%s_count", f->name) != 0 ||
@@ -286,9 +338,39 @@ static int render_family(struct tt_buf *out, const struct tt_metric_family *f) {
 
 int tt_metrics_render(struct tt_metrics *m, struct tt_buf *out) {
   for (const struct tt_metric_family *f = m->first; f; f = f->next)
-    if (render_family(out, f) != 0)
+    if (render_family(out, f, false) != 0)
       return -1;
   if (m->collect)
     m->collect(out, m->collect_arg);
   return 0;
+}
+
+int tt_metrics_render_openmetrics(struct tt_metrics *m, struct tt_buf *out) {
+  for (const struct tt_metric_family *f = m->first; f; f = f->next)
+    if (render_family(out, f, true) != 0)
+      return -1;
+  if (m->collect) {
+    /* The collector writes the 0.0.4 format: rename its counter families. */
+    struct tt_buf text;
+    tt_buf_init(&text, 0);
+    m->collect(&text, m->collect_arg);
+    const char *p = text.data, *end = text.data + text.len;
+    while (p && p < end) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+      const char *total = n > 2 && p[0] == '#' ? strstr(p, "_total ") : NULL;
+      bool family_line = total && total < p + n && (strncmp(p, "# HELP ", 7) == 0 ||
+                                                    strncmp(p, "# TYPE ", 7) == 0);
+      int rc = family_line ? tt_buf_append(out, p, (size_t)(total - p)) ||
+                                 tt_buf_append(out, total + 6, n - (size_t)(total + 6 - p))
+                           : tt_buf_append(out, p, n);
+      if (rc != 0) {
+        tt_buf_free(&text);
+        return -1;
+      }
+      p += n;
+    }
+    tt_buf_free(&text);
+  }
+  return tt_buf_puts(out, "# EOF\n");
 }

@@ -36,6 +36,12 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
 /* Records one observation in a histogram series. */
 void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v);
 
+/* The same, remembering (trace_id, span_id) -- 32 and 16 lowercase hex
+ * digits -- as the exemplar of the bucket the value falls in (the latest
+ * one wins), for the OpenMetrics exposition. */
+void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
+                                const char *trace_id, const char *span_id);
+
 /* Current value of a counter or gauge series (0 when it does not exist). */
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels);
 
@@ -47,5 +53,11 @@ void tt_metrics_set_collector(struct tt_metrics *m, tt_metrics_collect_cb cb, vo
 /* Renders every family (HELP, TYPE, samples; families without samples
  * still show HELP and TYPE) into out. Returns 0 or -1 (buffer cap). */
 int tt_metrics_render(struct tt_metrics *m, struct tt_buf *out);
+
+/* The same in the OpenMetrics 1.0 text format (application/openmetrics-text):
+ * counter families named without their _total suffix, histogram buckets
+ * with their exemplars ({trace_id, span_id} value timestamp), and the
+ * closing "# EOF". Returns 0 or -1 (buffer cap). */
+int tt_metrics_render_openmetrics(struct tt_metrics *m, struct tt_buf *out);
 
 #endif

@@ -126,6 +126,7 @@ struct chunk {
   struct tt_client_call calls[2];
   unsigned ncalls;
   struct tt_sleep_op sleep;
+  struct tt_span *span; /* the chunk's span, over its rounds; NULL when not traced */
 };
 
 struct tt_orm_batch_state {
@@ -456,6 +457,15 @@ static bool stopping(const struct tt_orm_batch_state *st) {
 /* A chunk finished (done, failed or gave up): its lane takes the next one. */
 static void chunk_done(struct chunk *ch) {
   struct tt_orm_batch_state *st = ch->st;
+  if (ch->span) {
+    tt_span_int(ch->span, "tabletheoryd.batch.unprocessed_rounds", ch->round);
+    tt_span_int(ch->span, "tabletheoryd.batch.left", (int64_t)ch->npending);
+    if (st->failed || st->op->ctx.join->canceled)
+      tt_span_status(ch->span, TT_SPAN_ERROR,
+                     st->op->ctx.join->canceled && !st->failed ? "RequestCanceled" : "Failed");
+    tt_span_end(ch->span);
+    ch->span = NULL;
+  }
   if (!stopping(st) && st->next_chunk < st->nchunks) {
     start_chunk(&st->chunks[st->next_chunk++]);
     return;
@@ -511,7 +521,21 @@ static void start_chunk(struct chunk *ch) {
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
   enum tt_ddb_op dop = op->write ? TT_DDB_BATCH_WRITE_ITEM : TT_DDB_BATCH_GET_ITEM;
-  if (tt_client_start(op->ctx.orm->client, op->ctx.join, call, dop, req, chunk_cb, ch) != 0) {
+  struct tt_join *join = op->ctx.join;
+  if (ch->span == NULL && ch->round == 0) {
+    /* One span per chunk, over its unprocessed rounds: the attempts nest in it. */
+    ch->span = tt_span_start(&join->trace, op->write ? "batch-write chunk" : "batch-get chunk",
+                             TT_SPAN_INTERNAL);
+    tt_span_int(ch->span, "tabletheoryd.batch.chunk", (int64_t)(ch - st->chunks));
+    tt_span_int(ch->span, "tabletheoryd.batch.requests", (int64_t)ch->npending);
+    tt_span_str(ch->span, "tabletheoryd.model", op->ctx.model->name);
+  }
+  struct tt_trace_ctx outer = join->trace;
+  if (ch->span)
+    join->trace = ch->span->ctx;
+  int started = tt_client_start(op->ctx.orm->client, join, call, dop, req, chunk_cb, ch);
+  join->trace = outer;
+  if (started != 0) {
     call->bc.status = -1;
     chunk_cb(call);
     tt_backend_error_clear(&call->bc.error);

@@ -482,6 +482,14 @@ static void round_over(struct tt_orm_query_op *op) {
 static void chain_done(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
   ch->finished = true;
+  if (ch->span) {
+    tt_span_int(ch->span, "tabletheoryd.scan.items", (int64_t)ch->n_items);
+    tt_span_int(ch->span, "tabletheoryd.scan.scanned_count", (int64_t)ch->scanned);
+    if (op->failed || op->ctx.join->canceled)
+      tt_span_status(ch->span, TT_SPAN_ERROR, op->failed ? "Failed" : "RequestCanceled");
+    tt_span_end(ch->span);
+    ch->span = NULL;
+  }
   ch->busy = false;
   op->inflight--;
   pump(op);
@@ -735,8 +743,22 @@ static void read_page(struct tt_orm_chain *ch) {
   struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
-  if (tt_client_start_read(op->ctx.orm->client, op->ctx.join, call,
-                           op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, &ch->req, page_cb, ch) != 0) {
+  struct tt_join *join = op->ctx.join;
+  if (ch->segment >= 0 && ch->span == NULL) {
+    /* A parallel scan's segment: its pages nest in one span. */
+    ch->span = tt_span_start(&join->trace, "scan segment", TT_SPAN_INTERNAL);
+    tt_span_int(ch->span, "tabletheoryd.scan.segment", ch->segment);
+    tt_span_int(ch->span, "tabletheoryd.scan.total_segments", (int64_t)op->nchains);
+    tt_span_str(ch->span, "tabletheoryd.model", op->ctx.model->name);
+  }
+  struct tt_trace_ctx outer = join->trace;
+  if (ch->span)
+    join->trace = ch->span->ctx;
+  int started = tt_client_start_read(op->ctx.orm->client, join, call,
+                                     op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, &ch->req, page_cb,
+                                     ch);
+  join->trace = outer;
+  if (started != 0) {
     call->bc.status = -1;
     page_cb(call);
     tt_backend_error_clear(&call->bc.error);

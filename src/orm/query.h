@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "expr/build.h"
+#include "obs/trace.h"
 #include "orm/orm.h"
 #include "value/av.h"
 
@@ -46,6 +47,7 @@ struct tt_orm_chain {
    * opened. */
   struct tt_av *page_items;
   size_t n_page_items;
+  struct tt_span *span; /* a parallel scan segment's span; NULL otherwise */
 };
 
 struct tt_orm_query_op {

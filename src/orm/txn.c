@@ -76,6 +76,7 @@ struct tt_orm_txn_state {
   size_t n_reads;
   bool sealing; /* a write with values of encrypted attributes */
   struct tt_av *got; /* get: the items read, opened before the answer */
+  struct tt_span *span; /* the attempt's span (read, then write); NULL when not traced */
 };
 
 static int oom(struct tt_error *err) {
@@ -830,7 +831,20 @@ static void state_free(struct tt_orm_txn_state *st) {
   st->n = 0;
 }
 
+/* Ends the span of the attempt that ran, if any. */
+static void attempt_span_end(struct tt_orm_txn_state *st, const char *retry_reason) {
+  if (st->span == NULL)
+    return;
+  if (retry_reason)
+    tt_span_str(st->span, "tabletheoryd.txn.retry_reason", retry_reason);
+  else if (st->ctx->join->canceled)
+    tt_span_status(st->span, TT_SPAN_ERROR, "RequestCanceled");
+  tt_span_end(st->span);
+  st->span = NULL;
+}
+
 static void finish(struct tt_orm_txn_state *st) {
+  attempt_span_end(st, NULL);
   state_free(st);
   tt_orm_ctx_finish(st->ctx);
 }
@@ -870,7 +884,13 @@ static void call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
   c->retry_conflicts = st->retry_conflicts;
-  if (tt_client_start(st->ctx->orm->client, st->ctx->join, c, op, req, cb, st) != 0) {
+  struct tt_join *join = st->ctx->join;
+  struct tt_trace_ctx outer = join->trace;
+  if (st->span)
+    join->trace = st->span->ctx;
+  int started = tt_client_start(st->ctx->orm->client, join, c, op, req, cb, st);
+  join->trace = outer;
+  if (started != 0) {
     c->bc.status = -1;
     cb(c);
     tt_backend_error_clear(&c->bc.error);
@@ -917,6 +937,13 @@ static void read_cb(struct tt_client_call *c) {
 /* Reads what the items that move guards hold now, then writes. */
 static void start_attempt(struct tt_orm_txn_state *st) {
   st->n_reads = 0;
+  /* One span per attempt: its guard reads and its write nest in it. */
+  attempt_span_end(st, NULL);
+  st->span = tt_span_start(&st->ctx->join->trace, "transaction attempt", TT_SPAN_INTERNAL);
+  tt_span_int(st->span, "tabletheoryd.txn.attempt", (int64_t)st->attempts + 1);
+  tt_span_int(st->span, "tabletheoryd.txn.actions", (int64_t)st->n);
+  if (st->n)
+    tt_span_str(st->span, "tabletheoryd.model", st->acts[0].m->name);
   json_t *items = json_array();
   for (size_t i = 0; items && i < st->n; i++) {
     struct action *a = &st->acts[i];
@@ -1217,6 +1244,7 @@ static json_t *reason_json(const struct action *a, size_t index, const struct re
 
 /* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
 static void note_retry(struct tt_orm_txn_state *st, const char *reason) {
+  attempt_span_end(st, reason);
   struct tt_families *fams = st->ctx->orm->client->fams;
   if (fams) {
     const char *labels[2] = {"TransactWriteItems", reason};

@@ -88,6 +88,38 @@ START_TEST(many_series_survive_rehash) {
 }
 END_TEST
 
+START_TEST(openmetrics_with_exemplars) {
+  struct tt_metrics *m = tt_metrics_new();
+  static const char *const names[] = {"route"};
+  struct tt_metric_family *c =
+      tt_metrics_family(m, TT_METRIC_COUNTER, "x_requests_total", "Requests.", names, 1);
+  struct tt_metric_family *h =
+      tt_metrics_family(m, TT_METRIC_HISTOGRAM, "x_seconds", "Latency.", names, 1);
+  const char *l[1] = {"/a"};
+  tt_metric_add(c, l, 2);
+  tt_metric_observe_exemplar(h, l, 0.003, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+  tt_metric_observe_exemplar(h, l, 0.004, "short", "00f067aa0ba902b7"); /* ignored as exemplar */
+  tt_metric_observe(h, l, 100);
+  struct tt_buf out;
+  tt_buf_init(&out, 0);
+  ck_assert_int_eq(tt_metrics_render_openmetrics(m, &out), 0);
+  const char *t = out.data;
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE x_requests counter\n"));
+  ck_assert_ptr_nonnull(strstr(t, "x_requests_total{route=\"/a\"} 2\n"));
+  ck_assert_ptr_nonnull(strstr(t, "x_seconds_bucket{route=\"/a\",le=\"0.005\"} 2 # "
+                                  "{trace_id=\"4bf92f3577b34da6a3ce929d0e0e4736\","
+                                  "span_id=\"00f067aa0ba902b7\"} 0.003 "));
+  ck_assert_ptr_nonnull(strstr(t, "x_seconds_bucket{route=\"/a\",le=\"+Inf\"} 3\n"));
+  ck_assert_str_eq(t + out.len - 6, "# EOF\n");
+  tt_buf_reset(&out);
+  ck_assert_int_eq(tt_metrics_render(m, &out), 0);
+  ck_assert_ptr_null(strstr(out.data, "# {"));
+  ck_assert_ptr_nonnull(strstr(out.data, "# TYPE x_requests_total counter\n"));
+  tt_buf_free(&out);
+  tt_metrics_free(m);
+}
+END_TEST
+
 START_TEST(daemon_families_render) {
   struct tt_families fams;
   ck_assert_int_eq(tt_families_init(&fams), 0);
@@ -124,6 +156,7 @@ int main(void) {
   tcase_add_test(tc, histogram_buckets_are_cumulative);
   tcase_add_test(tc, many_series_survive_rehash);
   tcase_add_test(tc, daemon_families_render);
+  tcase_add_test(tc, openmetrics_with_exemplars);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -3,6 +3,7 @@
  * call in flight, cached, refreshed in the background before expiry, all
  * on the loop (the partner accounts of the dynamodb backend). */
 #include "backend/dynamodb/assume_role.h"
+#include "obs/trace.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -39,6 +40,7 @@ struct ar_job {
   char *body; /* form body; wiped (it names the external id) */
   size_t body_len;
   struct tt_http_call http;
+  struct tt_span *span; /* the STS call's client span (obs/trace.h); NULL when not traced */
 };
 
 struct ar {
@@ -164,14 +166,22 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
   const char *why = NULL;
   int rc = -1;
   job->in_http = false;
+  struct tt_span *span = job->span;
+  job->span = NULL;
   if (job->cancelled) {
     rc = -1;
+    tt_span_status(span, TT_SPAN_ERROR, "RequestCanceled");
   } else if (resp->transport != TT_HTTP_OK) {
+    tt_span_status(span, TT_SPAN_ERROR, resp->transport == TT_HTTP_TIMEOUT ? "Timeout"
+                                                                           : "TransportError");
     job_fail(job, "the STS AssumeRole request failed (%s)",
              resp->transport == TT_HTTP_TIMEOUT ? "timeout" : "transport error");
   } else if (resp->status != 200) {
     char code[64];
     tt_sts_error_code(resp->body.data, resp->body.len, code, sizeof(code));
+    tt_span_int(span, "http.response.status_code", resp->status);
+    tt_span_str(span, "error.type", code[0] ? code : "HttpError");
+    tt_span_status(span, TT_SPAN_ERROR, code[0] ? code : "HttpError");
     job_fail(job, "STS AssumeRole answered HTTP %ld%s%s%s", resp->status, code[0] ? " (" : "",
              code, code[0] ? ")" : "");
     if (sts_refusal_permanent(resp->status, code))
@@ -187,6 +197,7 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
   }
   if (resp->body.data)
     OPENSSL_cleanse(resp->body.data, resp->body.len);
+  tt_span_end(span);
   job_end(job, rc);
 }
 
@@ -251,8 +262,17 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
                                  .body = job->body, .body_len = job->body_len,
                                  .timeout_ms = p->http_timeout_ms,
                                  .connect_timeout_ms = p->http_timeout_ms};
+  /* A client span of its own trace: the fetch belongs to no request. No
+   * role, session or credential is recorded. */
+  job->span = tt_span_start_root("STS.AssumeRole", TT_SPAN_CLIENT);
+  tt_span_str(job->span, "rpc.system", "aws-api");
+  tt_span_str(job->span, "rpc.service", "STS");
+  tt_span_str(job->span, "rpc.method", "AssumeRole");
+  tt_span_bool(job->span, "tabletheoryd.background", job->background);
   int rc = tt_http_start(p->http, &job->http, &hreq, on_sts_done, job);
   if (rc != 0) {
+    tt_span_free(job->span);
+    job->span = NULL;
     job_fail(job, "the STS AssumeRole request could not start (%s)", uv_err_name(rc));
     goto fail;
   }

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""tracing.py -- what tracing costs a GET, as ratios measured in one run.
+
+Three daemons serve run.py's get-item request (the ~1 KB item, memory
+backend) side by side:
+
+  off   tracing off (the default);
+  on    --otlp-endpoint at a local OTLP/HTTP receiver that reads every
+        export and drops it (answers 200), so the daemon pays for recording,
+        encoding and sending its spans;
+  down  --otlp-endpoint at a loopback port nobody listens on: every export
+        fails (connection refused, retried, then dropped and counted).
+
+wrk drives each in turn (-t1 -c16 -d, --rounds alternations after a warm-up);
+the report is the median over rounds of on/off and down/off requests/s (target
+>= 0.9 each) and of daemon CPU per request. Every daemon is stopped with
+SIGTERM and must exit 0; any failed request makes the script exit 1.
+
+With --tool callgrind the same three daemons run under valgrind instead and
+the figure is instructions per GET (N GETs minus none, as bench/per_get.py
+counts them), which the machine's load does not move:
+
+  bench/tracing.py _build/tabletheoryd -d 5 --rounds 3
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 2000
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import die, free_port, http, lua_request, run_wrk_raw, warn_load  # noqa: E402
+from run import put_bench_item, write_bench_model  # noqa: E402
+import per_get  # noqa: E402
+
+PATH = "/v1/models/Bench/items/ITEM%231/A"
+
+
+class DropReceiver:
+    """An OTLP/HTTP endpoint that reads each body and keeps nothing."""
+
+    def __init__(self):
+        outer = self
+        self.posts = 0
+        self.bytes = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(n)
+                outer.posts += 1
+                outer.bytes += n
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d/v1/traces" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def start(daemon, workdir, name, extra):
+    port = free_port()
+    argv = [daemon, "--listen", "127.0.0.1:%d" % port, "--log-level", "warn"]
+    argv += write_bench_model(workdir) + extra
+    err = open(os.path.join(workdir, name + ".err"), "w")
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+    base = "http://127.0.0.1:%d" % port
+    for _ in range(200):
+        try:
+            if http("GET", base + "/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        if p.poll() is not None:
+            die("%s: the daemon exited at start (see %s)" % (name, err.name))
+        threading.Event().wait(0.05)
+    else:
+        die("%s: the daemon did not become ready" % name)
+    put_bench_item(base)
+    return p, base
+
+
+def instructions(args):
+    """Instructions per GET of the three daemons (callgrind)."""
+    receiver = DropReceiver()
+    down = "http://127.0.0.1:%d/v1/traces" % free_port()
+    args.endpoint = None
+    configs = {"off": [], "on": ["--otlp-endpoint", receiver.url, "--otlp-schedule-delay-ms",
+                                 "100"],
+               "down": ["--otlp-endpoint", down, "--otlp-schedule-delay-ms", "100"]}
+    per = {}
+    try:
+        for name, extra in configs.items():
+            with_n, _ = per_get.callgrind_ir(args, args.n, extra)
+            none, _ = per_get.callgrind_ir(args, 0, extra)
+            per[name] = (with_n - none) / args.n
+            print("%-5s %.0f instructions per GET" % (name, per[name]))
+    finally:
+        receiver.close()
+    for k in ("on", "down"):
+        print("tracing %-4s / off: instructions per GET %.3f (the req/s ratio is about its "
+              "inverse: target >= 0.9)" % (k, per[k] / per["off"]))
+    print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(per, f, indent=2)
+
+
+def median(values):
+    v = sorted(x for x in values if x is not None)
+    return v[len(v) // 2] if v else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("daemon")
+    ap.add_argument("-d", "--duration", type=int, default=5, help="seconds per wrk run")
+    ap.add_argument("-c", "--connections", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--tool", choices=["wrk", "callgrind"], default="wrk")
+    ap.add_argument("-n", type=int, default=2000, help="with --tool callgrind: GETs")
+    args = ap.parse_args()
+    if args.tool == "callgrind":
+        instructions(args)
+        return
+    warn_load()
+    workdir = tempfile.mkdtemp(prefix="ttd-bench-tracing-")
+    receiver = DropReceiver()
+    down = "http://127.0.0.1:%d/v1/traces" % free_port()  # nobody listens there
+    servers = {}
+    try:
+        servers["off"] = start(args.daemon, workdir, "off", [])
+        servers["on"] = start(args.daemon, workdir, "on", ["--otlp-endpoint", receiver.url])
+        servers["down"] = start(args.daemon, workdir, "down", ["--otlp-endpoint", down])
+        lua = lua_request(os.path.join(workdir, "get.lua"), "GET", None, {})
+        runs = {k: [] for k in servers}
+        for name, (p, base) in servers.items():  # warm-up
+            run_wrk_raw(base + PATH, lua, 1, args.connections, 1, pid=p.pid)
+        for _ in range(args.rounds):
+            for name, (p, base) in servers.items():
+                r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid)
+                if r["non2xx"] or r["socket_errors"]:
+                    die("%s: %d non-2xx answers, %d socket errors" %
+                        (name, r["non2xx"], r["socket_errors"]))
+                runs[name].append(r)
+        out = {"rounds": {k: [{"rps": r["rps"], "cpu_us_per_req": r["cpu_us_per_req"],
+                               "p99_ms": r["p99_ms"]} for r in v] for k, v in runs.items()}}
+        for k in ("on", "down"):
+            out["%s_off_rps" % k] = median(a["rps"] / b["rps"]
+                                           for a, b in zip(runs[k], runs["off"]))
+            out["%s_off_cpu" % k] = median(a["cpu_us_per_req"] / b["cpu_us_per_req"]
+                                           for a, b in zip(runs[k], runs["off"])
+                                           if a["cpu_us_per_req"] and b["cpu_us_per_req"])
+        for name in servers:
+            print("%-5s req/s %s   CPU/req %s us   p99 %s ms" % (
+                name, " ".join("%.0f" % r["rps"] for r in runs[name]),
+                " ".join("%.1f" % (r["cpu_us_per_req"] or 0) for r in runs[name]),
+                " ".join("%.2f" % (r["p99_ms"] or 0) for r in runs[name])))
+        for k in ("on", "down"):
+            ratio = out["%s_off_rps" % k]
+            print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f" % (
+                k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0))
+        print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=2)
+    finally:
+        status = 0
+        for name, (p, _) in servers.items():
+            p.send_signal(signal.SIGTERM)
+            try:
+                rc = p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = -1
+            if rc != 0:
+                print("%s: the daemon exited %d" % (name, rc))
+                status = 1
+        receiver.close()
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* otlp.c -- the batch span processor and OTLP/HTTP exporter. */
+#include "daemon/otlp.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/dynamodb/http.h"
+#include "obs/log.h"
+#include "util/buf.h"
+
+struct tt_otlp_exporter {
+  uv_loop_t *loop;
+  struct tt_http *http;
+  char *url;
+  char **header_lines; /* "Name: value", NULL-terminated */
+  size_t n_header_lines;
+  char *service_name, *service_version;
+  struct tt_otlp_kvs attrs;
+  uint64_t timeout_ms, schedule_delay_ms, retry_base_ms;
+  size_t max_queue, max_batch;
+  unsigned max_attempts;
+  /* The queue. */
+  struct tt_span *head, *tail;
+  size_t queued;
+  /* The export in flight (at most one). */
+  struct tt_http_call call;
+  struct tt_buf body;
+  size_t batch_n;
+  unsigned attempt;
+  bool in_flight;
+  bool waiting_retry;
+  uv_timer_t tick;  /* periodic flush */
+  uv_timer_t retry; /* back-off between attempts */
+  /* Shutdown. */
+  bool closing;
+  uint64_t flush_deadline; /* loop time */
+  int pending_closes;
+  void (*closed)(void *arg);
+  void *closed_arg;
+  struct tt_otlp_exporter_stats stats;
+  struct tt_metric_family *m_exported, *m_dropped, *m_exports, *m_queue;
+};
+
+static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t n) {
+  if (n == 0)
+    return;
+  if (strcmp(reason, "queue_full") == 0)
+    e->stats.dropped_queue += n;
+  else if (strcmp(reason, "export_failed") == 0)
+    e->stats.dropped_export += n;
+  else
+    e->stats.dropped_shutdown += n;
+  if (e->m_dropped) {
+    const char *l[1] = {reason};
+    tt_metric_add(e->m_dropped, l, (double)n);
+  }
+}
+
+static void queue_gauge(struct tt_otlp_exporter *e) {
+  e->stats.queued = e->queued;
+  if (e->m_queue)
+    tt_metric_set(e->m_queue, NULL, (double)e->queued);
+}
+
+static void maybe_finish_close(struct tt_otlp_exporter *e);
+static void export_start(struct tt_otlp_exporter *e);
+static void send_batch(struct tt_otlp_exporter *e);
+
+static void batch_done(struct tt_otlp_exporter *e, bool ok) {
+  if (ok) {
+    e->stats.exported += e->batch_n;
+    e->stats.exports_ok++;
+    if (e->m_exported)
+      tt_metric_add(e->m_exported, NULL, (double)e->batch_n);
+  } else {
+    e->stats.exports_failed++;
+    count_dropped(e, "export_failed", e->batch_n);
+  }
+  if (e->m_exports) {
+    const char *l[1] = {ok ? "success" : "failure"};
+    tt_metric_add(e->m_exports, l, 1);
+  }
+  e->batch_n = 0;
+  e->in_flight = false;
+  e->stats.in_flight = false;
+  tt_buf_reset(&e->body);
+  if (e->closing || e->queued >= e->max_batch)
+    export_start(e);
+  maybe_finish_close(e);
+}
+
+static void retry_cb(uv_timer_t *t) {
+  struct tt_otlp_exporter *e = t->data;
+  e->waiting_retry = false;
+  send_batch(e);
+}
+
+static void on_export_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
+  (void)call;
+  struct tt_otlp_exporter *e = arg;
+  bool ok = resp->transport == TT_HTTP_OK && resp->status >= 200 && resp->status < 300;
+  if (ok) {
+    batch_done(e, true);
+    return;
+  }
+  /* OTLP/HTTP: 429, 502, 503 and 504 and transport failures may be retried;
+   * anything else is final. */
+  bool retryable = resp->transport != TT_HTTP_OK || resp->status == 429 ||
+                   resp->status == 502 || resp->status == 503 || resp->status == 504;
+  if (retryable && !e->closing && e->attempt < e->max_attempts) {
+    uint64_t wait = e->retry_base_ms << (e->attempt - 1);
+    e->stats.retries++;
+    e->waiting_retry = true;
+    uv_timer_start(&e->retry, retry_cb, wait, 0);
+    return;
+  }
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_DEBUG, "trace.export_failed");
+  tt_log_int(&l, "status", resp->transport == TT_HTTP_OK ? resp->status : 0);
+  tt_log_int(&l, "transport", (int64_t)resp->transport);
+  tt_log_int(&l, "spans", (int64_t)e->batch_n);
+  tt_log_end(&l);
+  batch_done(e, false);
+}
+
+static void send_batch(struct tt_otlp_exporter *e) {
+  uint64_t timeout = e->timeout_ms;
+  if (e->closing) {
+    uint64_t now = uv_now(e->loop);
+    if (now >= e->flush_deadline) {
+      batch_done(e, false);
+      return;
+    }
+    if (e->flush_deadline - now < timeout)
+      timeout = e->flush_deadline - now;
+  }
+  e->attempt++;
+  struct tt_http_request req = {.method = "POST",
+                                .url = e->url,
+                                .headers = (const char *const *)e->header_lines,
+                                .body = e->body.data,
+                                .body_len = e->body.len,
+                                .timeout_ms = timeout,
+                                .connect_timeout_ms = timeout < 3000 ? timeout : 3000};
+  if (tt_http_start(e->http, &e->call, &req, on_export_done, e) != 0)
+    batch_done(e, false);
+}
+
+static void export_start(struct tt_otlp_exporter *e) {
+  if (e->in_flight || e->queued == 0)
+    return;
+  struct tt_span *batch[512];
+  size_t cap = e->max_batch < 512 ? e->max_batch : 512;
+  size_t n = 0;
+  while (n < cap && e->head) {
+    struct tt_span *s = e->head;
+    e->head = s->next;
+    s->next = NULL;
+    batch[n++] = s;
+  }
+  if (e->head == NULL)
+    e->tail = NULL;
+  e->queued -= n;
+  queue_gauge(e);
+  tt_buf_reset(&e->body);
+  struct tt_otlp_resource res = {e->service_name, e->service_version, &e->attrs};
+  int rc = tt_otlp_encode(&res, batch, n, &e->body);
+  for (size_t i = 0; i < n; i++)
+    tt_span_release(batch[i]);
+  e->batch_n = n;
+  e->attempt = 0;
+  e->in_flight = true;
+  e->stats.in_flight = true;
+  if (rc != 0) {
+    batch_done(e, false);
+    return;
+  }
+  send_batch(e);
+}
+
+static void tick_cb(uv_timer_t *t) { export_start(t->data); }
+
+void tt_otlp_exporter_flush(struct tt_otlp_exporter *e) { export_start(e); }
+
+void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
+  struct tt_otlp_exporter *e = arg;
+  if (e->closing || e->queued >= e->max_queue) {
+    tt_span_release(span);
+    count_dropped(e, e->closing ? "shutdown" : "queue_full", 1);
+    return;
+  }
+  span->next = NULL;
+  if (e->tail)
+    e->tail->next = span;
+  else
+    e->head = span;
+  e->tail = span;
+  e->queued++;
+  queue_gauge(e);
+  if (e->queued >= e->max_batch)
+    export_start(e);
+}
+
+void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exporter_stats *out) {
+  *out = e->stats;
+  out->queued = e->queued;
+  out->in_flight = e->in_flight;
+}
+
+/* ---- shutdown ---- */
+
+static void one_closed(struct tt_otlp_exporter *e) {
+  if (--e->pending_closes == 0 && e->closed)
+    e->closed(e->closed_arg);
+}
+
+static void handle_closed(uv_handle_t *h) { one_closed(h->data); }
+static void http_closed(void *arg) { one_closed(arg); }
+
+static void maybe_finish_close(struct tt_otlp_exporter *e) {
+  if (!e->closing || e->in_flight || e->pending_closes != 0)
+    return;
+  /* What is still queued could not be sent in time. */
+  size_t left = e->queued;
+  while (e->head) {
+    struct tt_span *s = e->head;
+    e->head = s->next;
+    tt_span_release(s);
+  }
+  e->tail = NULL;
+  e->queued = 0;
+  queue_gauge(e);
+  count_dropped(e, "shutdown", left);
+  e->pending_closes = 3;
+  uv_close((uv_handle_t *)&e->tick, handle_closed);
+  uv_close((uv_handle_t *)&e->retry, handle_closed);
+  tt_http_close(e->http, http_closed, e);
+}
+
+void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
+                            void (*closed)(void *arg), void *arg) {
+  e->closing = true;
+  e->closed = closed;
+  e->closed_arg = arg;
+  e->flush_deadline = uv_now(e->loop) + flush_ms;
+  uv_timer_stop(&e->tick);
+  if (e->waiting_retry) {
+    uv_timer_stop(&e->retry);
+    e->waiting_retry = false;
+    send_batch(e); /* one last attempt within the flush time */
+  } else {
+    export_start(e);
+  }
+  maybe_finish_close(e);
+}
+
+void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
+  if (e == NULL)
+    return;
+  if (e->http)
+    tt_http_destroy(e->http);
+  for (size_t i = 0; i < e->n_header_lines; i++) {
+    OPENSSL_cleanse(e->header_lines[i], strlen(e->header_lines[i]));
+    free(e->header_lines[i]);
+  }
+  free(e->header_lines);
+  free(e->url);
+  free(e->service_name);
+  free(e->service_version);
+  tt_otlp_kvs_free(&e->attrs);
+  tt_buf_free(&e->body);
+  free(e);
+}
+
+/* ---- construction ---- */
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options *o,
+                         struct tt_otlp_exporter **out, struct tt_error *err) {
+  *out = NULL;
+  if (o->url == NULL ||
+      (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0))
+    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-endpoint",
+                        "the OTLP endpoint must be an http:// or https:// URL");
+  struct tt_otlp_exporter *e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  e->loop = loop;
+  e->timeout_ms = o->timeout_ms ? o->timeout_ms : 10000;
+  e->schedule_delay_ms = o->schedule_delay_ms ? o->schedule_delay_ms : 5000;
+  e->max_queue = o->max_queue ? o->max_queue : 2048;
+  e->max_batch = o->max_batch ? o->max_batch : 512;
+  if (e->max_batch > 512)
+    e->max_batch = 512;
+  e->max_attempts = o->max_attempts ? o->max_attempts : 3;
+  e->retry_base_ms = o->retry_base_ms ? o->retry_base_ms : 100;
+  tt_buf_init(&e->body, 0);
+  size_t nh = o->headers ? o->headers->n : 0;
+  e->header_lines = calloc(nh + 2, sizeof(char *));
+  e->url = strdup(o->url);
+  e->service_name = dup_or_null(o->resource.service_name);
+  e->service_version = dup_or_null(o->resource.service_version);
+  bool ok = e->header_lines && e->url && (e->service_name || !o->resource.service_name) &&
+            (e->service_version || !o->resource.service_version);
+  if (ok) {
+    e->header_lines[e->n_header_lines++] = strdup("Content-Type: application/json");
+    for (size_t i = 0; i < nh && ok; i++) {
+      const struct tt_otlp_kv *kv = &o->headers->items[i];
+      size_t len = strlen(kv->key) + strlen(kv->value) + 3;
+      char *line = malloc(len);
+      if (line)
+        snprintf(line, len, "%s: %s", kv->key, kv->value);
+      e->header_lines[e->n_header_lines++] = line;
+    }
+    for (size_t i = 0; i < e->n_header_lines; i++)
+      ok = ok && e->header_lines[i] != NULL;
+  }
+  if (ok && o->resource.attrs) {
+    for (size_t i = 0; i < o->resource.attrs->n && ok; i++) {
+      struct tt_otlp_kv *items = realloc(e->attrs.items, (e->attrs.n + 1) * sizeof(*items));
+      if (items == NULL) {
+        ok = false;
+        break;
+      }
+      e->attrs.items = items;
+      items[e->attrs.n].key = strdup(o->resource.attrs->items[i].key);
+      items[e->attrs.n].value = strdup(o->resource.attrs->items[i].value);
+      e->attrs.n++;
+      ok = items[e->attrs.n - 1].key && items[e->attrs.n - 1].value;
+    }
+  }
+  struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,
+                               .max_body_bytes = 1u << 20,
+                               .ca_file = o->ca_file};
+  if (!ok || tt_http_new(loop, &ho, &e->http) != 0) {
+    tt_otlp_exporter_destroy(e);
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the OTLP exporter could not be created");
+  }
+  if (o->metrics) {
+    static const char *const reason[] = {"reason"};
+    static const char *const outcome[] = {"outcome"};
+    e->m_exported = tt_metrics_family(o->metrics, TT_METRIC_COUNTER,
+                                      "tabletheoryd_trace_spans_exported_total",
+                                      "Spans the OTLP collector accepted.", NULL, 0);
+    e->m_dropped = tt_metrics_family(
+        o->metrics, TT_METRIC_COUNTER, "tabletheoryd_trace_spans_dropped_total",
+        "Spans dropped: queue_full, export_failed (every attempt failed), shutdown.", reason, 1);
+    e->m_exports = tt_metrics_family(o->metrics, TT_METRIC_COUNTER,
+                                     "tabletheoryd_trace_exports_total",
+                                     "OTLP export requests by outcome (success, failure).",
+                                     outcome, 1);
+    e->m_queue = tt_metrics_family(o->metrics, TT_METRIC_GAUGE, "tabletheoryd_trace_queue_spans",
+                                   "Ended spans waiting for export.", NULL, 0);
+  }
+  uv_timer_init(loop, &e->tick);
+  uv_timer_init(loop, &e->retry);
+  e->tick.data = e->retry.data = e;
+  uv_timer_start(&e->tick, tick_cb, e->schedule_delay_ms, e->schedule_delay_ms);
+  /* The periodic flush alone must not keep the loop alive. */
+  uv_unref((uv_handle_t *)&e->tick);
+  *out = e;
+  return 0;
+}

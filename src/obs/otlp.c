@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* otlp.c -- OTLP/JSON encoding and the OTEL_* list parsers (obs/otlp.h). */
+#include "obs/otlp.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- key=value lists ---- */
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Percent-decodes s[0..n) into a new string; NULL on a bad escape, a
+ * decoded NUL, a raw control byte or no memory. */
+static char *decode(const char *s, size_t n) {
+  char *out = malloc(n + 1);
+  if (out == NULL)
+    return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '%') {
+      /* Both digits must be there. */
+      if (i + 2 >= n) {
+        free(out);
+        return NULL;
+      }
+      int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+      if (h < 0 || l < 0 || (h == 0 && l == 0)) {
+        free(out);
+        return NULL;
+      }
+      out[o++] = (char)(h << 4 | l);
+      i += 2;
+    } else if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+      free(out); /* a raw control byte (NUL included) */
+      return NULL;
+    } else {
+      out[o++] = s[i];
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
+static bool token_char(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static bool has_control(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+      return true;
+  return false;
+}
+
+void tt_otlp_kvs_free(struct tt_otlp_kvs *kvs) {
+  if (kvs == NULL)
+    return;
+  for (size_t i = 0; i < kvs->n; i++) {
+    free(kvs->items[i].key);
+    if (kvs->items[i].value) {
+      /* Header values may be credentials. */
+      volatile char *v = kvs->items[i].value;
+      for (size_t j = 0; v[j]; j++)
+        v[j] = 0;
+      free(kvs->items[i].value);
+    }
+  }
+  free(kvs->items);
+  kvs->items = NULL;
+  kvs->n = 0;
+}
+
+const char *tt_otlp_kvs_get(const struct tt_otlp_kvs *kvs, const char *key) {
+  if (kvs == NULL)
+    return NULL;
+  const char *v = NULL;
+  for (size_t i = 0; i < kvs->n; i++)
+    if (strcmp(kvs->items[i].key, key) == 0)
+      v = kvs->items[i].value;
+  return v;
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t'; }
+
+int tt_otlp_kv_parse(const char *text, size_t n, bool header, struct tt_otlp_kvs *out, char *why,
+                     size_t cap) {
+  memset(out, 0, sizeof(*out));
+  if (text == NULL || n == 0)
+    return 0;
+  if (n > TT_OTLP_KV_TEXT_MAX) {
+    snprintf(why, cap, "the list is longer than %d bytes", TT_OTLP_KV_TEXT_MAX);
+    return -1;
+  }
+  size_t i = 0, member = 0;
+  while (i <= n) {
+    size_t end = i;
+    while (end < n && text[end] != ',')
+      end++;
+    member++;
+    size_t a = i, b = end;
+    while (a < b && blank(text[a]))
+      a++;
+    while (b > a && blank(text[b - 1]))
+      b--;
+    i = end + 1;
+    if (a == b)
+      continue;
+    const char *eq = memchr(text + a, '=', b - a);
+    if (eq == NULL) {
+      snprintf(why, cap, "member %zu is not key=value", member);
+      goto fail;
+    }
+    size_t ka = a, kb = (size_t)(eq - text), va = kb + 1, vb = b;
+    while (kb > ka && blank(text[kb - 1]))
+      kb--;
+    while (va < vb && blank(text[va]))
+      va++;
+    if (kb == ka) {
+      snprintf(why, cap, "member %zu has an empty key", member);
+      goto fail;
+    }
+    if (out->n == TT_OTLP_KV_MAX) {
+      snprintf(why, cap, "more than %d members", TT_OTLP_KV_MAX);
+      goto fail;
+    }
+    char *key = decode(text + ka, kb - ka);
+    char *value = key ? decode(text + va, vb - va) : NULL;
+    bool ok = key != NULL && value != NULL && !has_control(key) && !has_control(value);
+    if (ok && header)
+      for (const char *k = key; *k; k++)
+        if (!token_char((unsigned char)*k))
+          ok = false;
+    if (!ok) {
+      free(key);
+      if (value)
+        memset(value, 0, strlen(value));
+      free(value);
+      snprintf(why, cap, "member %zu has a malformed key or value", member);
+      goto fail;
+    }
+    struct tt_otlp_kv *items = realloc(out->items, (out->n + 1) * sizeof(*items));
+    if (items == NULL) {
+      free(key);
+      free(value);
+      snprintf(why, cap, "out of memory");
+      goto fail;
+    }
+    out->items = items;
+    out->items[out->n].key = key;
+    out->items[out->n].value = value;
+    out->n++;
+  }
+  return 0;
+fail:
+  tt_otlp_kvs_free(out);
+  return -1;
+}
+
+/* ---- encoding ---- */
+
+/* Appends a string literal without measuring it. */
+#define PUT_LIT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
+
+/* A JSON string. Most are names and codes with nothing to escape: they
+ * are copied in one piece. */
+static int put_string(struct tt_buf *b, const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+    i++;
+  if (i == n) {
+    if (tt_buf_reserve(b, n + 2) != 0)
+      return -1;
+    char *o = b->data + b->len;
+    o[0] = '"';
+    memcpy(o + 1, s, n);
+    o[n + 1] = '"';
+    b->len += n + 2;
+    b->data[b->len] = '\0';
+    return 0;
+  }
+  if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_json_escape(b, s, n) != 0)
+    return -1;
+  return tt_buf_append(b, "\"", 1);
+}
+
+/* `{"key":"<key>","value":` for a key of the code's own (a literal:
+ * nothing to escape). */
+static int put_key(struct tt_buf *b, bool first, const char *key) {
+  static const char head[] = ",{\"key\":\"", tail[] = "\",\"value\":";
+  size_t n = strlen(key);
+  size_t hn = sizeof(head) - 1 - (first ? 1 : 0), tn = sizeof(tail) - 1;
+  if (tt_buf_reserve(b, hn + n + tn) != 0)
+    return -1;
+  char *o = b->data + b->len;
+  memcpy(o, head + (first ? 1 : 0), hn);
+  memcpy(o + hn, key, n);
+  memcpy(o + hn + n, tail, tn);
+  b->len += hn + n + tn;
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+static int put_kv_string(struct tt_buf *b, bool first, const char *key, const char *v,
+                         size_t n) {
+  int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
+  rc |= put_string(b, key, strlen(key));
+  rc |= PUT_LIT(b, ",\"value\":{\"stringValue\":");
+  rc |= put_string(b, v, n);
+  rc |= PUT_LIT(b, "}}");
+  return rc ? -1 : 0;
+}
+
+/* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers. */
+static int put_u64_string(struct tt_buf *b, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                              "31323334353637383940414243444546474849505152535455565758596061"
+                              "62636465666768697071727374757677787980818283848586878889909192"
+                              "93949596979899";
+  char tmp[24];
+  size_t n = sizeof(tmp);
+  tmp[--n] = '"';
+  while (v >= 100) { /* two digits a division: timestamps have 19 */
+    unsigned d = (unsigned)(v % 100);
+    v /= 100;
+    tmp[--n] = pairs[2 * d + 1];
+    tmp[--n] = pairs[2 * d];
+  }
+  if (v >= 10) {
+    tmp[--n] = pairs[2 * v + 1];
+    tmp[--n] = pairs[2 * v];
+  } else {
+    tmp[--n] = (char)('0' + v);
+  }
+  tmp[--n] = '"';
+  return tt_buf_append(b, tmp + n, sizeof(tmp) - n);
+}
+
+static int put_hex(struct tt_buf *b, const uint8_t *id, size_t n) {
+  char hex[33];
+  tt_trace_hex(id, n, hex);
+  if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_append(b, hex, 2 * n) != 0)
+    return -1;
+  return tt_buf_append(b, "\"", 1);
+}
+
+static int put_attr(struct tt_buf *b, bool first, const struct tt_span *s,
+                    const struct tt_span_attr *a) {
+  int rc = put_key(b, first, a->key);
+  size_t n = 0;
+  const char *str = tt_span_attr_str(s, a, &n);
+  switch (a->type) {
+  case TT_ATTR_STR:
+    rc |= PUT_LIT(b, "{\"stringValue\":");
+    rc |= put_string(b, str, n);
+    rc |= PUT_LIT(b, "}");
+    break;
+  case TT_ATTR_STR_ARRAY:
+    rc |= PUT_LIT(b, "{\"arrayValue\":{\"values\":[{\"stringValue\":");
+    rc |= put_string(b, str, n);
+    rc |= PUT_LIT(b, "}]}}");
+    break;
+  case TT_ATTR_INT:
+    rc |= PUT_LIT(b, "{\"intValue\":");
+    if (a->v.i < 0)
+      rc |= tt_buf_printf(b, "\"%" PRId64 "\"", a->v.i);
+    else
+      rc |= put_u64_string(b, (uint64_t)a->v.i);
+    rc |= PUT_LIT(b, "}");
+    break;
+  case TT_ATTR_DOUBLE:
+    rc |= tt_buf_printf(b, "{\"doubleValue\":%.17g}", a->v.d);
+    break;
+  case TT_ATTR_BOOL:
+    rc |= tt_buf_puts(b, a->v.b ? "{\"boolValue\":true}" : "{\"boolValue\":false}");
+    break;
+  }
+  rc |= PUT_LIT(b, "}");
+  return rc ? -1 : 0;
+}
+
+static int put_span(struct tt_buf *b, const struct tt_span *s) {
+  int rc = PUT_LIT(b, "{\"traceId\":");
+  rc |= put_hex(b, s->ctx.trace_id, 16);
+  rc |= PUT_LIT(b, ",\"spanId\":");
+  rc |= put_hex(b, s->ctx.span_id, 8);
+  if (s->has_parent) {
+    rc |= PUT_LIT(b, ",\"parentSpanId\":");
+    rc |= put_hex(b, s->parent_id, 8);
+  }
+  if (s->tracestate[0]) {
+    rc |= PUT_LIT(b, ",\"traceState\":");
+    rc |= put_string(b, s->tracestate, strlen(s->tracestate));
+  }
+  rc |= PUT_LIT(b, ",\"name\":");
+  rc |= put_string(b, s->name, strlen(s->name));
+  char kind[] = ",\"kind\":0,\"startTimeUnixNano\":";
+  kind[8] = (char)('0' + (int)s->kind);
+  rc |= tt_buf_puts(b, kind);
+  rc |= put_u64_string(b, s->start_unix_ns);
+  rc |= PUT_LIT(b, ",\"endTimeUnixNano\":");
+  rc |= put_u64_string(b, s->end_unix_ns);
+  rc |= PUT_LIT(b, ",\"attributes\":[");
+  for (size_t i = 0; i < s->nattrs; i++)
+    rc |= put_attr(b, i == 0, s, &s->attrs[i]);
+  rc |= PUT_LIT(b, "]");
+  if (s->dropped_attrs)
+    rc |= tt_buf_printf(b, ",\"droppedAttributesCount\":%u", (unsigned)s->dropped_attrs);
+  char status[] = ",\"status\":{\"code\":0";
+  status[sizeof(status) - 2] = (char)('0' + (int)s->status);
+  rc |= tt_buf_puts(b, status);
+  if (s->status_message[0]) {
+    rc |= PUT_LIT(b, ",\"message\":");
+    rc |= put_string(b, s->status_message, strlen(s->status_message));
+  }
+  rc |= PUT_LIT(b, "}}");
+  return rc ? -1 : 0;
+}
+
+int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
+                   struct tt_buf *out) {
+  const char *name = res && res->service_name ? res->service_name : "tabletheoryd";
+  const char *version = res ? res->service_version : NULL;
+  int rc = PUT_LIT(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
+  rc |= put_kv_string(out, true, "service.name", name, strlen(name));
+  if (version)
+    rc |= put_kv_string(out, false, "service.version", version, strlen(version));
+  rc |= put_kv_string(out, false, "telemetry.sdk.name", "tabletheoryd", 12);
+  rc |= put_kv_string(out, false, "telemetry.sdk.language", "cpp", 3);
+  if (res && res->attrs)
+    for (size_t i = 0; i < res->attrs->n; i++) {
+      const struct tt_otlp_kv *kv = &res->attrs->items[i];
+      if (strcmp(kv->key, "service.name") == 0 || strcmp(kv->key, "service.version") == 0)
+        continue; /* said above */
+      rc |= put_kv_string(out, false, kv->key, kv->value, strlen(kv->value));
+    }
+  rc |= PUT_LIT(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"tabletheoryd\"");
+  if (version) {
+    rc |= PUT_LIT(out, ",\"version\":");
+    rc |= put_string(out, version, strlen(version));
+  }
+  rc |= PUT_LIT(out, "},\"spans\":[");
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      rc |= PUT_LIT(out, ",");
+    rc |= put_span(out, spans[i]);
+  }
+  rc |= PUT_LIT(out, "]}]}]}");
+  return rc ? -1 : 0;
+}

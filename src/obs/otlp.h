@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* otlp.h -- OTLP/JSON: spans as an ExportTraceServiceRequest (the OTLP
+ * JSON encoding: hex ids, integers of 64 bits as strings, enums as
+ * numbers), and the parsers of the "k=v,k2=v2" lists of
+ * OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES. No I/O; the
+ * batch processor and exporter are daemon/otlp.h. */
+#ifndef TT_OBS_OTLP_H
+#define TT_OBS_OTLP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "obs/trace.h"
+#include "util/buf.h"
+
+struct tt_otlp_kv {
+  char *key;
+  char *value;
+};
+
+struct tt_otlp_kvs {
+  struct tt_otlp_kv *items;
+  size_t n;
+};
+
+#define TT_OTLP_KV_MAX 64       /* pairs */
+#define TT_OTLP_KV_TEXT_MAX 8192 /* bytes of the whole list */
+
+/* Parses a comma-separated list of key=value pairs of n bytes: blanks
+ * around keys and values are dropped, values (and keys) are
+ * percent-decoded, empty members are skipped. With `header` every key
+ * must be an HTTP header name (a token) and no value may hold a control
+ * byte; otherwise a key is any non-empty text without control bytes and a
+ * value any text without control bytes. Returns 0 with *out (free it with
+ * tt_otlp_kvs_free), or -1 with a reason in why that never quotes a value
+ * (header values are often credentials). */
+int tt_otlp_kv_parse(const char *text, size_t n, bool header, struct tt_otlp_kvs *out, char *why,
+                     size_t cap);
+
+void tt_otlp_kvs_free(struct tt_otlp_kvs *kvs);
+
+/* The value of `key` in kvs, or NULL. */
+const char *tt_otlp_kvs_get(const struct tt_otlp_kvs *kvs, const char *key);
+
+/* The resource and scope every export carries. */
+struct tt_otlp_resource {
+  const char *service_name;        /* service.name */
+  const char *service_version;     /* service.version and the scope's version; may be NULL */
+  const struct tt_otlp_kvs *attrs; /* OTEL_RESOURCE_ATTRIBUTES; may be NULL */
+};
+
+/* Appends one ExportTraceServiceRequest holding the n spans to out.
+ * Returns 0 or -1 (the buffer's cap). */
+int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
+                   struct tt_buf *out);
+
+#endif

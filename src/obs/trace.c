@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* trace.c -- trace context, samplers and spans (obs/trace.h). */
+#include "obs/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+static struct {
+  bool on;
+  struct tt_sampler sampler;
+  tt_span_sink_fn sink;
+  void *arg;
+  uint64_t rng;
+  bool seeded;
+  size_t live;
+  /* Released spans kept for reuse: a span is ~2.5 KB, two a request. */
+  struct tt_span *spare;
+  size_t nspare;
+} tracer;
+
+#define SPARE_SPANS 256
+
+/* Copies src into out (cap bytes), cut short to fit. */
+static void copy_text(char *out, size_t cap, const char *src) {
+  size_t n = src ? strlen(src) : 0;
+  if (n > cap - 1)
+    n = cap - 1;
+  memcpy(out, src ? src : "", n);
+  out[n] = '\0';
+}
+
+/* ---- trace context ---- */
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1; /* upper case is refused, as the recommendation says */
+}
+
+static int hex_bytes(const char *s, size_t nbytes, uint8_t *out) {
+  for (size_t i = 0; i < nbytes; i++) {
+    int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return -1;
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  return 0;
+}
+
+static bool all_zero(const uint8_t *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (b[i])
+      return false;
+  return true;
+}
+
+int tt_traceparent_parse(const char *s, size_t n, struct tt_trace_ctx *out) {
+  memset(out, 0, sizeof(*out));
+  if (s == NULL || n < TT_TRACEPARENT_LEN)
+    return -1;
+  uint8_t version;
+  if (hex_bytes(s, 1, &version) != 0 || version == 0xff)
+    return -1;
+  if (version == 0 ? n != TT_TRACEPARENT_LEN : (n > TT_TRACEPARENT_LEN && s[55] != '-'))
+    return -1;
+  if (s[2] != '-' || s[35] != '-' || s[52] != '-')
+    return -1;
+  struct tt_trace_ctx c;
+  memset(&c, 0, sizeof(c));
+  if (hex_bytes(s + 3, 16, c.trace_id) != 0 || hex_bytes(s + 36, 8, c.span_id) != 0 ||
+      hex_bytes(s + 53, 1, &c.flags) != 0)
+    return -1;
+  if (all_zero(c.trace_id, 16) || all_zero(c.span_id, 8))
+    return -1;
+  c.valid = true;
+  *out = c;
+  return 0;
+}
+
+void tt_trace_hex(const uint8_t *b, size_t n, char *out) {
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = hex[b[i] >> 4];
+    out[2 * i + 1] = hex[b[i] & 15];
+  }
+}
+
+void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]) {
+  memcpy(out, "00-", 3);
+  tt_trace_hex(c->trace_id, 16, out + 3);
+  out[35] = '-';
+  tt_trace_hex(c->span_id, 8, out + 36);
+  out[52] = '-';
+  uint8_t f = c->flags & TT_TRACE_FLAG_SAMPLED;
+  tt_trace_hex(&f, 1, out + 53);
+  out[55] = '\0';
+}
+
+static bool key_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' ||
+         c == '/';
+}
+
+/* One "key=value" member of n bytes, without surrounding whitespace. */
+static bool member_valid(const char *s, size_t n) {
+  const char *eq = memchr(s, '=', n);
+  if (eq == NULL)
+    return false;
+  size_t klen = (size_t)(eq - s), vlen = n - klen - 1;
+  if (klen == 0 || klen > 256 || vlen == 0 || vlen > 256)
+    return false;
+  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+    return false;
+  size_t at = 0, nat = 0;
+  for (size_t i = 0; i < klen; i++) {
+    if (s[i] == '@') {
+      at = i;
+      nat++;
+    } else if (!key_char(s[i])) {
+      return false;
+    }
+  }
+  if (nat > 1 || (nat == 1 && (at == 0 || at > 241 || klen - at - 1 == 0 ||
+                                klen - at - 1 > 14 || !(s[at + 1] >= 'a' && s[at + 1] <= 'z'))))
+    return false;
+  for (size_t i = 0; i < vlen; i++) {
+    unsigned char c = (unsigned char)eq[1 + i];
+    if (c < 0x20 || c > 0x7e || c == ',' || c == '=')
+      return false;
+  }
+  return eq[vlen] != ' ';
+}
+
+bool tt_tracestate_valid(const char *s, size_t n) {
+  if (s == NULL || n > TT_TRACESTATE_MAX)
+    return false;
+  size_t members = 0, i = 0;
+  while (i <= n) {
+    size_t end = i;
+    while (end < n && s[end] != ',')
+      end++;
+    size_t a = i, b = end;
+    while (a < b && (s[a] == ' ' || s[a] == '\t'))
+      a++;
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+      b--;
+    if (b > a) {
+      if (!member_valid(s + a, b - a) || ++members > 32)
+        return false;
+    }
+    i = end + 1;
+  }
+  return true;
+}
+
+/* ---- samplers ---- */
+
+static const struct {
+  const char *name;
+  enum tt_sampler_kind kind;
+} samplers[] = {
+    {"always_on", TT_SAMPLER_ALWAYS_ON},
+    {"always_off", TT_SAMPLER_ALWAYS_OFF},
+    {"traceidratio", TT_SAMPLER_TRACEIDRATIO},
+    {"parentbased_always_on", TT_SAMPLER_PARENTBASED_ALWAYS_ON},
+    {"parentbased_always_off", TT_SAMPLER_PARENTBASED_ALWAYS_OFF},
+    {"parentbased_traceidratio", TT_SAMPLER_PARENTBASED_TRACEIDRATIO},
+};
+
+int tt_sampler_parse(const char *name, const char *arg, struct tt_sampler *out, char *why,
+                     size_t cap) {
+  memset(out, 0, sizeof(*out));
+  out->kind = TT_SAMPLER_PARENTBASED_ALWAYS_ON;
+  out->ratio = 1.0;
+  if (name != NULL && name[0]) {
+    size_t i = 0, n = sizeof(samplers) / sizeof(samplers[0]);
+    while (i < n && strcmp(samplers[i].name, name) != 0)
+      i++;
+    if (i == n) {
+      snprintf(why, cap,
+               "the sampler must be always_on, always_off, traceidratio, "
+               "parentbased_always_on, parentbased_always_off or parentbased_traceidratio");
+      return -1;
+    }
+    out->kind = samplers[i].kind;
+  }
+  if (arg != NULL && arg[0]) {
+    char *end = NULL;
+    double r = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !(r >= 0.0 && r <= 1.0)) {
+      snprintf(why, cap, "the sampler argument must be a ratio from 0 to 1");
+      return -1;
+    }
+    out->ratio = r;
+  }
+  return 0;
+}
+
+static bool ratio_sample(double ratio, const uint8_t trace_id[16]) {
+  if (ratio >= 1.0)
+    return true;
+  if (ratio <= 0.0)
+    return false;
+  uint64_t x = 0;
+  for (int i = 8; i < 16; i++)
+    x = x << 8 | trace_id[i];
+  /* 2^64 * ratio, below 2^64 since ratio < 1. */
+  uint64_t bound = (uint64_t)(ratio * 18446744073709551616.0);
+  return x < bound;
+}
+
+bool tt_sampler_should_sample(const struct tt_sampler *s, const struct tt_trace_ctx *parent,
+                              const uint8_t trace_id[16]) {
+  bool has_parent = parent != NULL && parent->valid;
+  switch (s->kind) {
+  case TT_SAMPLER_ALWAYS_ON:
+    return true;
+  case TT_SAMPLER_ALWAYS_OFF:
+    return false;
+  case TT_SAMPLER_TRACEIDRATIO:
+    return ratio_sample(s->ratio, trace_id);
+  case TT_SAMPLER_PARENTBASED_ALWAYS_ON:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0 : true;
+  case TT_SAMPLER_PARENTBASED_ALWAYS_OFF:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0 : false;
+  case TT_SAMPLER_PARENTBASED_TRACEIDRATIO:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0
+                      : ratio_sample(s->ratio, trace_id);
+  }
+  return false;
+}
+
+/* ---- ids ---- */
+
+static uint64_t next_random(void) {
+  if (!tracer.seeded) {
+    if (getrandom(&tracer.rng, sizeof(tracer.rng), 0) != (ssize_t)sizeof(tracer.rng)) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      tracer.rng = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32);
+    }
+    tracer.seeded = true;
+  }
+  /* splitmix64: ids need spread and uniqueness, not secrecy. */
+  uint64_t z = (tracer.rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void random_id(uint8_t *out, size_t n) {
+  do {
+    for (size_t i = 0; i < n; i += 8) {
+      uint64_t r = next_random();
+      for (size_t j = 0; j < 8 && i + j < n; j++, r >>= 8)
+        out[i + j] = (uint8_t)r;
+    }
+  } while (all_zero(out, n));
+}
+
+static uint64_t unix_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the tracer and spans ---- */
+
+void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void *arg) {
+  tracer.on = sink != NULL;
+  tracer.sink = sink;
+  tracer.arg = arg;
+  if (sampler)
+    tracer.sampler = *sampler;
+  else
+    tracer.sampler.kind = TT_SAMPLER_PARENTBASED_ALWAYS_ON;
+  if (sink == NULL) {
+    while (tracer.spare) {
+      struct tt_span *s = tracer.spare;
+      tracer.spare = s->next;
+      free(s);
+    }
+    tracer.nspare = 0;
+  }
+}
+
+bool tt_tracer_on(void) { return tracer.on; }
+
+size_t tt_span_live(void) { return tracer.live; }
+
+static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
+  struct tt_span *s = tracer.spare;
+  if (s != NULL) {
+    tracer.spare = s->next;
+    tracer.nspare--;
+  } else if ((s = malloc(sizeof(*s))) == NULL) {
+    return NULL;
+  }
+  /* Only what is read before it is written is set: the text buffers,
+   * the attributes and their strings are filled as they are used. */
+  s->next = NULL;
+  memset(&s->ctx, 0, sizeof(s->ctx));
+  s->has_parent = false;
+  s->status = TT_SPAN_UNSET;
+  s->status_message[0] = '\0';
+  s->tracestate[0] = '\0';
+  s->end_unix_ns = 0;
+  s->nattrs = 0;
+  s->dropped_attrs = 0;
+  s->strs_len = 0;
+  s->kind = kind;
+  tt_span_set_name(s, name);
+  s->start_unix_ns = unix_ns();
+  tracer.live++;
+  return s;
+}
+
+struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
+                                     struct tt_trace_ctx *ctx) {
+  memset(ctx, 0, sizeof(*ctx));
+  bool has_parent = remote != NULL && remote->valid;
+  if (has_parent)
+    memcpy(ctx->trace_id, remote->trace_id, 16);
+  else
+    random_id(ctx->trace_id, 16);
+  random_id(ctx->span_id, 8);
+  ctx->valid = true;
+  if (!tracer.on) {
+    ctx->flags = has_parent ? remote->flags & TT_TRACE_FLAG_SAMPLED : 0;
+    return NULL;
+  }
+  bool sampled = tt_sampler_should_sample(&tracer.sampler, remote, ctx->trace_id);
+  ctx->flags = sampled ? TT_TRACE_FLAG_SAMPLED : 0;
+  if (!sampled)
+    return NULL;
+  struct tt_span *s = span_new("", TT_SPAN_SERVER);
+  if (s == NULL)
+    return NULL;
+  s->ctx = *ctx;
+  if (has_parent) {
+    memcpy(s->parent_id, remote->span_id, 8);
+    s->has_parent = true;
+  }
+  if (tracestate && tracestate[0])
+    copy_text(s->tracestate, sizeof(s->tracestate), tracestate);
+  return s;
+}
+
+struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
+                              enum tt_span_kind kind) {
+  if (!tracer.on || parent == NULL || !parent->valid ||
+      !(parent->flags & TT_TRACE_FLAG_SAMPLED))
+    return NULL;
+  struct tt_span *s = span_new(name, kind);
+  if (s == NULL)
+    return NULL;
+  memcpy(s->ctx.trace_id, parent->trace_id, 16);
+  random_id(s->ctx.span_id, 8);
+  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
+  s->ctx.valid = true;
+  memcpy(s->parent_id, parent->span_id, 8);
+  s->has_parent = true;
+  return s;
+}
+
+struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
+  if (!tracer.on)
+    return NULL;
+  struct tt_trace_ctx ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  random_id(ctx.trace_id, 16);
+  if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
+    return NULL;
+  struct tt_span *s = span_new(name, kind);
+  if (s == NULL)
+    return NULL;
+  s->ctx = ctx;
+  random_id(s->ctx.span_id, 8);
+  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
+  s->ctx.valid = true;
+  return s;
+}
+
+const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
+  return span ? &span->ctx : NULL;
+}
+
+void tt_span_set_name(struct tt_span *span, const char *name) {
+  if (span)
+    copy_text(span->name, sizeof(span->name), name);
+}
+
+static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
+  for (size_t i = 0; i < span->nattrs; i++)
+    if (span->attrs[i].key == key || strcmp(span->attrs[i].key, key) == 0)
+      return &span->attrs[i]; /* the last value wins */
+  if (span->nattrs == TT_SPAN_MAX_ATTRS) {
+    span->dropped_attrs++;
+    return NULL;
+  }
+  struct tt_span_attr *a = &span->attrs[span->nattrs++];
+  a->key = key;
+  return a;
+}
+
+static void put_str(struct tt_span *span, const char *key, const char *value, size_t n,
+                    enum tt_attr_type type) {
+  if (span == NULL || value == NULL)
+    return;
+  if (span->strs_len + n > TT_SPAN_STRS) {
+    span->dropped_attrs++;
+    return;
+  }
+  struct tt_span_attr *a = attr_slot(span, key);
+  if (a == NULL)
+    return;
+  memcpy(span->strs + span->strs_len, value, n);
+  a->type = type;
+  a->v.s.off = (uint16_t)span->strs_len;
+  a->v.s.len = (uint16_t)n;
+  span->strs_len += n;
+}
+
+void tt_span_str(struct tt_span *span, const char *key, const char *value) {
+  if (value)
+    put_str(span, key, value, strlen(value), TT_ATTR_STR);
+}
+
+void tt_span_strn(struct tt_span *span, const char *key, const char *value, size_t n) {
+  put_str(span, key, value, n, TT_ATTR_STR);
+}
+
+void tt_span_str_array1(struct tt_span *span, const char *key, const char *value) {
+  if (value)
+    put_str(span, key, value, strlen(value), TT_ATTR_STR_ARRAY);
+}
+
+void tt_span_int(struct tt_span *span, const char *key, int64_t value) {
+  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
+  if (a) {
+    a->type = TT_ATTR_INT;
+    a->v.i = value;
+  }
+}
+
+void tt_span_double(struct tt_span *span, const char *key, double value) {
+  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
+  if (a) {
+    a->type = TT_ATTR_DOUBLE;
+    a->v.d = value;
+  }
+}
+
+void tt_span_bool(struct tt_span *span, const char *key, bool value) {
+  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
+  if (a) {
+    a->type = TT_ATTR_BOOL;
+    a->v.b = value;
+  }
+}
+
+void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message) {
+  if (span == NULL)
+    return;
+  span->status = status;
+  copy_text(span->status_message, sizeof(span->status_message),
+            message && status == TT_SPAN_ERROR ? message : "");
+}
+
+const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,
+                             size_t *len) {
+  if (a->type != TT_ATTR_STR && a->type != TT_ATTR_STR_ARRAY)
+    return NULL;
+  *len = a->v.s.len;
+  return span->strs + a->v.s.off;
+}
+
+void tt_span_free(struct tt_span *span) {
+  if (span == NULL)
+    return;
+  tracer.live--;
+  tt_span_release(span);
+}
+
+void tt_span_release(struct tt_span *span) {
+  if (span == NULL)
+    return;
+  if (tracer.on && tracer.nspare < SPARE_SPANS) {
+    span->next = tracer.spare;
+    tracer.spare = span;
+    tracer.nspare++;
+    return;
+  }
+  free(span);
+}
+
+void tt_span_end(struct tt_span *span) {
+  if (span == NULL)
+    return;
+  span->end_unix_ns = unix_ns();
+  if (span->end_unix_ns < span->start_unix_ns)
+    span->end_unix_ns = span->start_unix_ns;
+  if (!tracer.on) {
+    tt_span_free(span);
+    return;
+  }
+  tracer.live--; /* the sink's now */
+  tracer.sink(span, tracer.arg);
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* trace.h -- spans: W3C trace context (traceparent, tracestate), the
+ * OpenTelemetry samplers, and spans recorded on the loop thread and handed
+ * to a sink (the OTLP exporter, obs/otlp.h and daemon/otlp.h). Like the
+ * logger, the tracer is process-wide; it is off until tt_tracer_set.
+ *
+ * Attributes carry names, codes and numbers only: never an item, a key,
+ * a condition value, a body or a credential (the rule of obs/log.h). */
+#ifndef TT_OBS_TRACE_H
+#define TT_OBS_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TT_TRACE_FLAG_SAMPLED 0x01
+
+/* One position in a trace: the ids of a span and its flags. */
+struct tt_trace_ctx {
+  uint8_t trace_id[16];
+  uint8_t span_id[8];
+  uint8_t flags;
+  bool valid;
+};
+
+/* "00-<32 hex>-<16 hex>-<2 hex>" and its NUL. */
+#define TT_TRACEPARENT_LEN 55
+
+/* Parses a traceparent header value of n bytes (W3C Trace Context level 1):
+ * lowercase hex, version ff refused, version 00 exactly 55 characters,
+ * later versions 55 characters or more with a '-' after the flags; an
+ * all-zero trace id or parent id is refused. Returns 0 with *out (valid),
+ * or -1 (*out cleared). */
+int tt_traceparent_parse(const char *s, size_t n, struct tt_trace_ctx *out);
+
+/* Writes "00-traceid-spanid-flags" and a NUL into out. */
+void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]);
+
+#define TT_TRACESTATE_MAX 512
+
+/* Whether a tracestate header value of n bytes is one the daemon passes
+ * on: at most 512 characters and 32 list members, each "key=value" with
+ * the W3C key and value grammar (empty members between commas allowed). */
+bool tt_tracestate_valid(const char *s, size_t n);
+
+/* n bytes as 2n lowercase hex digits (no NUL). */
+void tt_trace_hex(const uint8_t *b, size_t n, char *out);
+
+enum tt_sampler_kind {
+  TT_SAMPLER_ALWAYS_ON = 0,
+  TT_SAMPLER_ALWAYS_OFF,
+  TT_SAMPLER_TRACEIDRATIO,
+  TT_SAMPLER_PARENTBASED_ALWAYS_ON,
+  TT_SAMPLER_PARENTBASED_ALWAYS_OFF,
+  TT_SAMPLER_PARENTBASED_TRACEIDRATIO,
+};
+
+struct tt_sampler {
+  enum tt_sampler_kind kind;
+  double ratio; /* traceidratio: 0..1 */
+};
+
+/* Parses OTEL_TRACES_SAMPLER's names and OTEL_TRACES_SAMPLER_ARG (NULL or
+ * "" = 1.0). Returns 0, or -1 with a reason in why. */
+int tt_sampler_parse(const char *name, const char *arg, struct tt_sampler *out, char *why,
+                     size_t cap);
+
+/* The sampling decision of a new server span in trace `trace_id`, whose
+ * remote parent is `parent` (NULL or !valid: a root). The ratio samplers
+ * compare the trace id's last 8 bytes (big-endian) with ratio * 2^64, so
+ * every service with the same ratio decides the same. */
+bool tt_sampler_should_sample(const struct tt_sampler *s, const struct tt_trace_ctx *parent,
+                              const uint8_t trace_id[16]);
+
+enum tt_span_kind { TT_SPAN_INTERNAL = 1, TT_SPAN_SERVER = 2, TT_SPAN_CLIENT = 3 };
+enum tt_span_status { TT_SPAN_UNSET = 0, TT_SPAN_OK = 1, TT_SPAN_ERROR = 2 };
+enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_DOUBLE, TT_ATTR_BOOL, TT_ATTR_STR_ARRAY };
+
+#define TT_SPAN_MAX_ATTRS 24
+#define TT_SPAN_STRS 1024
+
+struct tt_span_attr {
+  const char *key; /* a string literal */
+  enum tt_attr_type type;
+  union {
+    int64_t i;
+    double d;
+    bool b;
+    struct {
+      uint16_t off, len; /* in the span's strs */
+    } s;
+  } v;
+};
+
+/* A recorded span. Strings are copied into it; one past the room is
+ * dropped and counted in dropped_attrs. */
+struct tt_span {
+  struct tt_span *next; /* the sink's queue */
+  struct tt_trace_ctx ctx;
+  uint8_t parent_id[8];
+  bool has_parent;
+  enum tt_span_kind kind;
+  enum tt_span_status status;
+  char name[128];
+  char status_message[96];
+  char tracestate[TT_TRACESTATE_MAX + 1];
+  uint64_t start_unix_ns, end_unix_ns;
+  size_t nattrs;
+  uint32_t dropped_attrs;
+  struct tt_span_attr attrs[TT_SPAN_MAX_ATTRS];
+  size_t strs_len;
+  char strs[TT_SPAN_STRS];
+};
+
+/* Takes an ended, sampled span (the sink owns it: tt_span_release). */
+typedef void (*tt_span_sink_fn)(struct tt_span *span, void *arg);
+
+/* Turns the tracer on with this sampler and sink, or off (sink NULL). */
+void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void *arg);
+
+/* Whether spans are recorded at all. */
+bool tt_tracer_on(void);
+
+/* Starts a request's server span. Fills *ctx with the request's position
+ * in its trace: the remote parent's trace id (or a new one), a new span
+ * id, and the sampling flag (the sampler's decision when the tracer is on,
+ * else the parent's flag). Returns the span when it is recorded, else
+ * NULL. `tracestate` (may be NULL) is kept on the span. Ids are made even
+ * with the tracer off: log lines carry them. */
+struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
+                                     struct tt_trace_ctx *ctx);
+
+/* Starts a child of the span at `parent` (NULL, invalid or not sampled: no
+ * span, returns NULL). Every tt_span_* function accepts NULL and does
+ * nothing then. */
+struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
+                              enum tt_span_kind kind);
+
+/* Starts a span of a new trace that belongs to no request (a credential
+ * fetch): the sampler decides as for a request without traceparent.
+ * NULL when the tracer is off or the trace is not sampled. */
+struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind);
+
+/* The position of `span` for its children; NULL for NULL. */
+const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
+
+void tt_span_set_name(struct tt_span *span, const char *name);
+void tt_span_str(struct tt_span *span, const char *key, const char *value);
+void tt_span_strn(struct tt_span *span, const char *key, const char *value, size_t n);
+/* A string array of one element (aws.dynamodb.table_names). */
+void tt_span_str_array1(struct tt_span *span, const char *key, const char *value);
+void tt_span_int(struct tt_span *span, const char *key, int64_t value);
+void tt_span_double(struct tt_span *span, const char *key, double value);
+void tt_span_bool(struct tt_span *span, const char *key, bool value);
+
+/* Sets the status; `message` (may be NULL) is a code, never free text
+ * from a backend. */
+void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message);
+
+/* The string value of an attribute of type STR or STR_ARRAY, and its
+ * length, or NULL. */
+const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,
+                             size_t *len);
+
+/* Ends the span now and hands it to the sink (or frees it when the tracer
+ * was turned off meanwhile). */
+void tt_span_end(struct tt_span *span);
+
+/* Frees a span that was started and not ended, without exporting it. */
+void tt_span_free(struct tt_span *span);
+
+/* Frees an ended span a sink took. */
+void tt_span_release(struct tt_span *span);
+
+/* Spans started and not yet ended or freed (tests: nothing leaks). */
+size_t tt_span_live(void);
+
+#endif

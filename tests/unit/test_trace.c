@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_trace.c -- traceparent and tracestate parsing, samplers, spans, the
+ * OTLP/JSON encoder, the OTEL_* list parsers and the batch processor. */
+#include <check.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "daemon/config.h"
+#include "daemon/otlp.h"
+#include "obs/otlp.h"
+#include "obs/trace.h"
+
+static const char *TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+START_TEST(traceparent_valid_and_formatted) {
+  struct tt_trace_ctx c;
+  ck_assert_int_eq(tt_traceparent_parse(TP, strlen(TP), &c), 0);
+  ck_assert(c.valid);
+  ck_assert_uint_eq(c.trace_id[0], 0x4b);
+  ck_assert_uint_eq(c.span_id[7], 0xb7);
+  ck_assert_uint_eq(c.flags, 1);
+  char out[TT_TRACEPARENT_LEN + 1];
+  tt_traceparent_format(&c, out);
+  ck_assert_str_eq(out, TP);
+  /* A later version may carry more after the flags. */
+  const char *v1 = "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-extra";
+  ck_assert_int_eq(tt_traceparent_parse(v1, strlen(v1), &c), 0);
+  ck_assert_uint_eq(c.flags, 0);
+}
+END_TEST
+
+START_TEST(traceparent_refusals) {
+  static const char *bad[] = {
+      "",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+      "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+      "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+      "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",
+      "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct tt_trace_ctx c;
+    ck_assert_msg(tt_traceparent_parse(bad[i], strlen(bad[i]), &c) == -1, "%s", bad[i]);
+    ck_assert(!c.valid);
+  }
+}
+END_TEST
+
+START_TEST(tracestate_grammar) {
+  static const char *good[] = {"", "a=b", "vendor=abc, other@sys=x y,,", "k_1-*/x=v!~"};
+  static const char *bad[] = {"=b", "A=b", "a", "a=b,c", "a=", "a=b ,=c", "a=b\x01",
+                              "a@=x", "@a=x", "a=x=y"};
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+    ck_assert_msg(tt_tracestate_valid(good[i], strlen(good[i])), "%s", good[i]);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    ck_assert_msg(!tt_tracestate_valid(bad[i], strlen(bad[i])), "%s", bad[i]);
+  char many[600];
+  size_t n = 0;
+  for (int i = 0; i < 33; i++)
+    n += (size_t)snprintf(many + n, sizeof(many) - n, "%sk%d=v", i ? "," : "", i);
+  ck_assert(!tt_tracestate_valid(many, n)); /* 33 members */
+}
+END_TEST
+
+START_TEST(samplers) {
+  struct tt_sampler s;
+  char why[128];
+  ck_assert_int_eq(tt_sampler_parse(NULL, NULL, &s, why, sizeof(why)), 0);
+  ck_assert_int_eq(s.kind, TT_SAMPLER_PARENTBASED_ALWAYS_ON);
+  ck_assert_int_eq(tt_sampler_parse("nope", NULL, &s, why, sizeof(why)), -1);
+  ck_assert_int_eq(tt_sampler_parse("traceidratio", "1.5", &s, why, sizeof(why)), -1);
+  ck_assert_int_eq(tt_sampler_parse("traceidratio", "x", &s, why, sizeof(why)), -1);
+  ck_assert_int_eq(tt_sampler_parse("traceidratio", "0.5", &s, why, sizeof(why)), 0);
+  uint8_t low[16] = {0xff, 0, 0, 0, 0, 0, 0, 0, 0x10}, high[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x90};
+  ck_assert(tt_sampler_should_sample(&s, NULL, low));
+  ck_assert(!tt_sampler_should_sample(&s, NULL, high));
+  struct tt_trace_ctx parent;
+  tt_traceparent_parse(TP, strlen(TP), &parent);
+  ck_assert(!tt_sampler_should_sample(&s, &parent, high)); /* not parent-based */
+  ck_assert_int_eq(tt_sampler_parse("parentbased_traceidratio", "0", &s, why, sizeof(why)), 0);
+  ck_assert(tt_sampler_should_sample(&s, &parent, high)); /* the parent sampled */
+  parent.flags = 0;
+  ck_assert(!tt_sampler_should_sample(&s, &parent, low));
+  ck_assert(!tt_sampler_should_sample(&s, NULL, low)); /* ratio 0 */
+  ck_assert_int_eq(tt_sampler_parse("always_off", NULL, &s, why, sizeof(why)), 0);
+  parent.flags = 1;
+  ck_assert(!tt_sampler_should_sample(&s, &parent, low));
+}
+END_TEST
+
+static struct tt_span *sunk[16];
+static size_t nsunk;
+static void sink(struct tt_span *span, void *arg) {
+  (void)arg;
+  ck_assert_uint_lt(nsunk, 16);
+  sunk[nsunk++] = span;
+}
+
+START_TEST(spans_continue_and_nest) {
+  nsunk = 0;
+  struct tt_sampler s = {TT_SAMPLER_PARENTBASED_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, sink, NULL);
+  struct tt_trace_ctx remote, ctx;
+  tt_traceparent_parse(TP, strlen(TP), &remote);
+  struct tt_span *server = tt_span_start_server(&remote, "k=v", &ctx);
+  ck_assert_ptr_nonnull(server);
+  ck_assert_mem_eq(ctx.trace_id, remote.trace_id, 16);
+  ck_assert(memcmp(ctx.span_id, remote.span_id, 8) != 0);
+  struct tt_span *child = tt_span_start(tt_span_ctx(server), "DynamoDB.GetItem", TT_SPAN_CLIENT);
+  ck_assert_ptr_nonnull(child);
+  ck_assert_mem_eq(child->parent_id, ctx.span_id, 8);
+  tt_span_str(child, "rpc.method", "GetItem");
+  tt_span_int(child, "tabletheoryd.attempt", 2);
+  tt_span_str(child, "rpc.method", "PutItem"); /* the last value wins */
+  for (int i = 0; i < TT_SPAN_MAX_ATTRS + 3; i++)
+    tt_span_bool(child, i % 2 ? "x.odd" : "x.even", true);
+  tt_span_status(child, TT_SPAN_ERROR, "ThrottlingException");
+  tt_span_end(child);
+  tt_span_set_name(server, "GET /healthz");
+  tt_span_end(server);
+  ck_assert_uint_eq(nsunk, 2);
+  ck_assert_uint_eq(tt_span_live(), 0);
+  /* An unsampled parent has no recorded children. */
+  remote.flags = 0;
+  ck_assert_ptr_null(tt_span_start_server(&remote, NULL, &ctx));
+  ck_assert_uint_eq(ctx.flags, 0);
+  ck_assert_ptr_null(tt_span_start(&ctx, "x", TT_SPAN_INTERNAL));
+
+  /* The encoder's JSON, read back. */
+  struct tt_otlp_kvs attrs;
+  char why[128];
+  ck_assert_int_eq(tt_otlp_kv_parse("deployment.environment=prod", 27, false, &attrs, why,
+                                    sizeof(why)), 0);
+  struct tt_otlp_resource res = {"svc", "1.2.3", &attrs};
+  struct tt_buf out;
+  tt_buf_init(&out, 0);
+  ck_assert_int_eq(tt_otlp_encode(&res, sunk, nsunk, &out), 0);
+  json_error_t jerr;
+  json_t *v = json_loadb(out.data, out.len, 0, &jerr);
+  ck_assert_msg(v != NULL, "%s", jerr.text);
+  json_t *rs = json_array_get(json_object_get(v, "resourceSpans"), 0);
+  json_t *spans = json_object_get(json_array_get(json_object_get(rs, "scopeSpans"), 0), "spans");
+  ck_assert_uint_eq(json_array_size(spans), 2);
+  json_t *c = json_array_get(spans, 0), *sv = json_array_get(spans, 1);
+  ck_assert_str_eq(json_string_value(json_object_get(sv, "traceId")),
+                   "4bf92f3577b34da6a3ce929d0e0e4736");
+  ck_assert_str_eq(json_string_value(json_object_get(sv, "parentSpanId")), "00f067aa0ba902b7");
+  ck_assert_str_eq(json_string_value(json_object_get(sv, "traceState")), "k=v");
+  ck_assert_int_eq(json_integer_value(json_object_get(sv, "kind")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(c, "kind")), 3);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "parentSpanId")),
+                   json_string_value(json_object_get(sv, "spanId")));
+  json_t *status = json_object_get(c, "status");
+  ck_assert_int_eq(json_integer_value(json_object_get(status, "code")), 2);
+  ck_assert_str_eq(json_string_value(json_object_get(status, "message")), "ThrottlingException");
+  json_t *a0 = json_array_get(json_object_get(c, "attributes"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(a0, "key")), "rpc.method");
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_object_get(a0, "value"), "stringValue")), "PutItem");
+  json_t *a1 = json_array_get(json_object_get(c, "attributes"), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a1, "value"), "intValue")),
+                   "2");
+  ck_assert(json_is_string(json_object_get(c, "startTimeUnixNano")));
+  char ns[24];
+  snprintf(ns, sizeof(ns), "%llu", (unsigned long long)sunk[0]->start_unix_ns);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "startTimeUnixNano")), ns);
+  json_decref(v);
+  tt_buf_free(&out);
+  tt_otlp_kvs_free(&attrs);
+  for (size_t i = 0; i < nsunk; i++)
+    tt_span_release(sunk[i]);
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
+START_TEST(kv_lists) {
+  struct tt_otlp_kvs kv;
+  char why[128];
+  const char *t = " api-key = s%3Dcret ,, x-b=1%2C2 ";
+  ck_assert_int_eq(tt_otlp_kv_parse(t, strlen(t), true, &kv, why, sizeof(why)), 0);
+  ck_assert_uint_eq(kv.n, 2);
+  ck_assert_str_eq(tt_otlp_kvs_get(&kv, "api-key"), "s=cret");
+  ck_assert_str_eq(tt_otlp_kvs_get(&kv, "x-b"), "1,2");
+  tt_otlp_kvs_free(&kv);
+  static const char *bad[] = {"novalue", "=v", "a b=c", "k=%zz", "k=%0", "k=a%0Ab", "k=%00"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    ck_assert_msg(tt_otlp_kv_parse(bad[i], strlen(bad[i]), true, &kv, why, sizeof(why)) == -1,
+                  "%s", bad[i]);
+    ck_assert_ptr_null(strstr(why, "zz"));
+  }
+  /* A raw NUL or control byte is refused, not cut short. */
+  ck_assert_int_eq(tt_otlp_kv_parse("a\0b=c", 5, false, &kv, why, sizeof(why)), -1);
+  ck_assert_int_eq(tt_otlp_kv_parse("ab=c\x01", 5, false, &kv, why, sizeof(why)), -1);
+  /* Resource attribute keys may hold characters a header name may not. */
+  ck_assert_int_eq(tt_otlp_kv_parse("a b=c", 5, false, &kv, why, sizeof(why)), 0);
+  tt_otlp_kvs_free(&kv);
+}
+END_TEST
+
+static int closed_calls;
+static void closed_cb(void *arg) {
+  (void)arg;
+  closed_calls++;
+}
+
+static void stop_timer_cb(uv_timer_t *t) { uv_stop(t->loop); }
+
+/* A collector that is down: every batch fails after its retries, every
+ * span is counted once, and the queue's bound holds. */
+START_TEST(batch_processor_drops_and_counts) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  struct tt_metrics *m = tt_metrics_new();
+  struct tt_otlp_exporter_options o = {.url = "http://127.0.0.1:1/v1/traces",
+                                       .max_queue = 4,
+                                       .max_batch = 2,
+                                       .max_attempts = 2,
+                                       .retry_base_ms = 1,
+                                       .timeout_ms = 2000,
+                                       .metrics = m};
+  struct tt_otlp_exporter *e;
+  struct tt_error err;
+  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
+  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_trace_ctx ctx;
+  /* Two spans fill a batch: its export starts, the queue is empty again;
+   * four more fill the queue, two more are dropped. */
+  for (int i = 0; i < 8; i++)
+    tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  struct tt_otlp_exporter_stats st;
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert(st.in_flight);
+  ck_assert_uint_eq(st.queued, 4);
+  ck_assert_uint_eq(st.dropped_queue, 2);
+  uv_timer_t stop;
+  uv_timer_init(&loop, &stop);
+  while (1) {
+    tt_otlp_exporter_stats(e, &st);
+    if (st.dropped_export >= 6 && !st.in_flight)
+      break;
+    uv_timer_start(&stop, stop_timer_cb, 5, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  ck_assert_uint_eq(st.dropped_export, 6);
+  ck_assert_uint_eq(st.exported, 0);
+  ck_assert_uint_eq(st.exports_failed, 3);
+  ck_assert_uint_eq(st.retries, 3);
+  struct tt_buf text;
+  tt_buf_init(&text, 0);
+  ck_assert_int_eq(tt_metrics_render(m, &text), 0);
+  ck_assert_ptr_nonnull(
+      strstr(text.data, "tabletheoryd_trace_spans_dropped_total{reason=\"export_failed\"} 6"));
+  ck_assert_ptr_nonnull(
+      strstr(text.data, "tabletheoryd_trace_spans_dropped_total{reason=\"queue_full\"} 2"));
+  tt_buf_free(&text);
+  /* Shutdown: one more span, then close with no time left. */
+  tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  tt_tracer_set(NULL, NULL, NULL);
+  tt_otlp_exporter_close(e, 0, closed_cb, NULL);
+  uv_close((uv_handle_t *)&stop, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(closed_calls, 1);
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.dropped_export + st.dropped_shutdown, 7);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  tt_otlp_exporter_destroy(e);
+  tt_metrics_free(m);
+  ck_assert_uint_eq(tt_span_live(), 0);
+}
+END_TEST
+
+static int load(struct tt_config *cfg, int argc, char **argv, char **envp, struct tt_error *err) {
+  enum tt_config_action action;
+  return tt_config_load(cfg, argc, argv, envp, &action, err);
+}
+
+/* The tracing settings: off by default, on with an endpoint, the OTEL_*
+ * variables under the daemon's own, and checks that never quote a value. */
+START_TEST(tracing_settings) {
+  static struct tt_config cfg;
+  struct tt_error err;
+  char *argv0[] = {"tabletheoryd", NULL};
+  char *none[] = {NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, none, &err), 0);
+  ck_assert(!cfg.tracing);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://localhost:4318/v1/traces");
+  char *otel[] = {"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318/",
+                  "OTEL_SERVICE_NAME=orders", "OTEL_TRACES_SAMPLER=traceidratio",
+                  "OTEL_TRACES_SAMPLER_ARG=0.25", "OTEL_BSP_SCHEDULE_DELAY=200",
+                  "OTEL_EXPORTER_OTLP_HEADERS=api-key=abc", NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, otel, &err), 0);
+  ck_assert(!cfg.tracing); /* the variables alone do not turn it on */
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://collector:4318/v1/traces");
+  ck_assert_str_eq(cfg.service_name, "orders");
+  ck_assert_str_eq(cfg.traces_sampler, "traceidratio");
+  ck_assert_uint_eq(cfg.otlp_schedule_delay_ms, 200);
+  char *argv1[] = {"tabletheoryd", "--otlp-endpoint", "http://127.0.0.1:9/v1/traces", NULL};
+  char *traces[] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://t:1/x", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, traces, &err), 0);
+  ck_assert(cfg.tracing);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://127.0.0.1:9/v1/traces");
+  ck_assert_int_eq(load(&cfg, 1, argv0, traces, &err), 0);
+  ck_assert_str_eq(cfg.otlp_endpoint, "http://t:1/x");
+  char *argv2[] = {"tabletheoryd", "--tracing", "--traces-sampler", "sometimes", NULL};
+  ck_assert_int_eq(load(&cfg, 4, argv2, none, &err), -1);
+  ck_assert_str_eq(err.field, "traces-sampler");
+  char *bad_headers[] = {"OTEL_EXPORTER_OTLP_HEADERS=api-key=SECRET%zz", NULL};
+  ck_assert_int_eq(load(&cfg, 1, argv0, bad_headers, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-headers");
+  ck_assert_ptr_null(strstr(err.message, "SECRET"));
+  char *argv3[] = {"tabletheoryd", "--otlp-endpoint", "ftp://x/v1/traces", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv3, none, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-endpoint");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("trace");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, traceparent_valid_and_formatted);
+  tcase_add_test(tc, traceparent_refusals);
+  tcase_add_test(tc, tracestate_grammar);
+  tcase_add_test(tc, samplers);
+  tcase_add_test(tc, spans_continue_and_nest);
+  tcase_add_test(tc, kv_lists);
+  tcase_add_test(tc, batch_processor_drops_and_counts);
+  tcase_add_test(tc, tracing_settings);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
