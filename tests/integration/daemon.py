@@ -154,6 +154,20 @@ class Daemon:
                 return float(line.split()[1])
         raise AssertionError("metric %s missing" % name)
 
+    def clock(self):
+        """The clock of a daemon started with --test-clock: (now_s, now_ns).
+        It is frozen; only advance_clock() moves it."""
+        status, _, body = self.json("GET", "/v1/_test/clock")
+        assert status == 200, body
+        return body["now_s"], body["now_ns"]
+
+    def advance_clock(self, ms):
+        """Moves a --test-clock daemon's clock `ms` milliseconds forward:
+        how tests let leases and records expire without sleeping."""
+        status, _, body = self.json("POST", "/v1/_test/clock", body={"advance_ms": ms})
+        assert status == 200, body
+        return body["now_s"], body["now_ns"]
+
     def wait_metric(self, name, value, timeout=30.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -202,15 +216,15 @@ def served(*args, **kw):
     stop_clean(d)
 
 
-def served_on_one_table():
+def served_on_one_table(*args):
     """The body of a module-scoped fixture for tests that race
     (`yield from served_on_one_table()`): yields a list of one daemon, and
     against a DynamoDB peer a second one on the same tables, so that what the
-    test proves holds across processes, not just inside one. Afterwards stops
-    each (stop_clean)."""
-    ds = [Daemon()]
+    test proves holds across processes, not just inside one; each started
+    with `args`. Afterwards stops each (stop_clean)."""
+    ds = [Daemon(*args)]
     if PEER:
-        ds.append(Daemon(fresh=False))
+        ds.append(Daemon(*args, fresh=False))
     yield ds
     for d in ds:
         stop_clean(d)
