@@ -40,6 +40,7 @@ void tt_handle_scan(struct tt_request *req);
 #include "api/handlers_batch.h"
 #include "api/handlers_faults.h"
 #include "api/handlers_jobs.h"
+#include "api/test_clock.h"
 
 /* test_ops.c (only with --enable-fault-injection) */
 void tt_handle_test_sleep(struct tt_request *req);

@@ -139,7 +139,7 @@ int tt_router_init(struct tt_router *r, const struct tt_route *routes, size_t nr
 static bool ends_here(const struct tt_router *r, const struct tt_router_node *n,
                       unsigned enabled) {
   for (uint16_t x = n->route; x; x = r->route_next[x - 1])
-    if (!(r->routes[x - 1].flags & TT_ROUTE_FAULTS) || (enabled & TT_ROUTE_FAULTS))
+    if (!(r->routes[x - 1].flags & TT_ROUTE_GATES & ~enabled))
       return true;
   return false;
 }
@@ -224,7 +224,7 @@ int tt_router_match(const struct tt_router *r, unsigned method, const char *path
   unsigned allow = 0;
   for (uint16_t x = r->nodes[n].route; x; x = r->route_next[x - 1]) {
     const struct tt_route *route = &r->routes[x - 1];
-    if ((route->flags & TT_ROUTE_FAULTS) && !(enabled_flags & TT_ROUTE_FAULTS))
+    if (route->flags & TT_ROUTE_GATES & ~enabled_flags)
       continue;
     allow |= route->methods | (route->methods & TT_METHOD_GET ? TT_METHOD_HEAD : 0);
     if (found == NULL && (route->methods & want))

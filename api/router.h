@@ -19,6 +19,9 @@ enum tt_method {
 /* Route flags. */
 #define TT_ROUTE_FAULTS 1u /* served only with --enable-fault-injection */
 #define TT_ROUTE_AUTH 2u   /* guarded by the bearer token when one is configured */
+#define TT_ROUTE_TEST_CLOCK 4u /* served only with --test-clock */
+/* The flags that gate a route: it is served only when all of its are enabled. */
+#define TT_ROUTE_GATES (TT_ROUTE_FAULTS | TT_ROUTE_TEST_CLOCK)
 
 /* One route. `pattern` segments are literals, `{name}` (one segment) or
  * `{name+}` (the rest of the path, one or more segments; last only).

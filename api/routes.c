@@ -24,6 +24,7 @@ const struct tt_route tt_api_routes[] = {
 #include "api/routes_batch.inc"
 #include "api/routes_jobs.inc"
 #include "api/routes_faults.inc"
+#include "api/routes_clock.inc"
     {TT_METHOD_POST, "/v1/_test/sleep", tt_handle_test_sleep, TT_ROUTE_FAULTS | TT_ROUTE_AUTH},
 };
 

@@ -874,7 +874,8 @@ static void precheck(struct tt_request *req, const char *url) {
     tt_request_fail(req, TT_ERR_DRAINING, NULL, "the daemon is shutting down; retry elsewhere");
     return;
   }
-  unsigned enabled = s->opts.enable_fault_injection ? TT_ROUTE_FAULTS : 0;
+  unsigned enabled = (s->opts.enable_fault_injection ? TT_ROUTE_FAULTS : 0) |
+                     (s->opts.enable_test_clock ? TT_ROUTE_TEST_CLOCK : 0);
   int rc = tt_router_match(&s->router, req->method, url, strlen(url), enabled, &req->match);
   if (rc == TT_ROUTER_NO_PATH) {
     tt_request_fail(req, TT_ERR_ROUTE_NOT_FOUND, NULL, "no route matches this path");

@@ -24,6 +24,7 @@ struct tt_api_options {
   uint64_t header_timeout_ms;  /* from accept (or the request line) to complete headers */
   uint64_t max_body_bytes;
   bool enable_fault_injection;
+  bool enable_test_clock; /* serve /v1/_test/clock (--test-clock) */
   const char *auth_token; /* NULL when /v1 is open; borrowed */
   const char *openapi_text; /* borrowed, `openapi_len` bytes */
   size_t openapi_len;

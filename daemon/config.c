@@ -444,6 +444,12 @@ static int apply_args(struct tt_config *cfg, int argc, char **argv, bool only_co
     }
     if (strncmp(a, "--", 2) != 0)
       return tt_error_set(err, TT_ERR_VALIDATION, a, "unexpected argument '%s' (see --help)", a);
+    if (strcmp(a, "--test-clock") == 0) {
+      /* Flag only (no environment variable, no file key), so that a
+       * deployment's settings cannot turn it on. */
+      cfg->test_clock = true;
+      continue;
+    }
     const char *name = a + 2;
     const char *eq = strchr(name, '=');
     size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -633,9 +639,10 @@ const char *tt_config_usage(void) {
   }
   if (n < sizeof(text))
     snprintf(text + n, sizeof(text) - n,
-             "  %-32s %s\n  %-32s %s\n\nEvery option also reads TABLETHEORYD_<OPTION> "
-             "(e.g. TABLETHEORYD_BACKEND) and the --config file;\nflags win over the "
-             "environment, the environment over the file.\n",
+             "  %-32s %s\n  %-32s %s\n  %-32s %s\n\nEvery option but --test-clock also reads "
+             "TABLETHEORYD_<OPTION>\n(e.g. TABLETHEORYD_BACKEND) and the --config file; flags "
+             "win over the\nenvironment, the environment over the file.\n",
+             "--test-clock", "freeze the clock; POST /v1/_test/clock moves it (tests only)",
              "--version", "print the version", "--help", "print this text");
   return text;
 }

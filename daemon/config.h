@@ -40,6 +40,7 @@ struct tt_config {
   bool allow_unauthenticated_network;
   bool allow_table_delete;
   bool enable_fault_injection;
+  bool test_clock; /* --test-clock only: a frozen clock that tests move (loopback only) */
   uint64_t request_timeout_ms;
   uint64_t header_timeout_ms;
   uint64_t max_body_bytes;

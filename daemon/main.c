@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "api/handlers_faults.h"
 #include "api/server.h"
+#include "api/test_clock.h"
 #include "backend/fault.h"
 #include "backend/dynamodb/credentials.h"
 #include "backend/dynamodb/ddb.h"
@@ -58,6 +60,7 @@ struct daemon {
   struct tt_client client;
   struct tt_client kms_client;
   struct tt_orm orm;
+  struct tt_test_clock test_clock; /* --test-clock: the ORM's frozen clock */
   struct tt_listener listener;
   struct MHD_Daemon *mhd;
   struct tt_mhd_loop mhd_loop;
@@ -267,6 +270,13 @@ static void watchdog_cb(uv_timer_t *t) {
  * --listen spec, before it is opened) reaches. */
 static int check_exposure(const struct daemon *d, bool local, const char *what,
                           struct tt_error *err) {
+  /* A clock that any caller can move would let a caller expire every lease
+   * and semaphore: tests only, and never beyond loopback. */
+  if (!local && d->cfg.test_clock)
+    return tt_error_set(err, TT_ERR_VALIDATION, "test-clock",
+                        "test-clock: %s is reachable from the network; --test-clock is for tests "
+                        "and serves only a loopback or unix: address",
+                        what);
   if (local || d->auth_token || d->cfg.allow_unauthenticated_network)
     return 0;
   return tt_error_set(err, TT_ERR_VALIDATION, "listen",
@@ -495,6 +505,7 @@ static int start(struct daemon *d, struct tt_error *err) {
       .header_timeout_ms = d->cfg.header_timeout_ms,
       .max_body_bytes = d->cfg.max_body_bytes,
       .enable_fault_injection = d->cfg.enable_fault_injection,
+      .enable_test_clock = d->cfg.test_clock,
       .auth_token = d->auth_token,
       .openapi_text = tt_openapi_yaml,
       .openapi_len = tt_openapi_yaml_len,
@@ -523,6 +534,18 @@ static int start(struct daemon *d, struct tt_error *err) {
   d->orm.batch_concurrency = (unsigned)d->cfg.batch_concurrency;
   d->orm.max_response_bytes = (size_t)d->cfg.max_response_bytes;
   d->orm.auto_create_tables = strcmp(d->cfg.backend, "memory") == 0;
+  if (d->cfg.test_clock) {
+    /* The ORM's and the ledger's clock only: the backends keep theirs (the
+     * memory backend's TTL, like DynamoDB's, runs on real time). */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    tt_test_clock_init(&d->test_clock, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    d->orm.now_ns = tt_test_clock_now;
+    d->orm.clock_arg = &d->test_clock;
+    tt_log_event(TT_LOG_WARN, "daemon.test_clock", "message",
+                 "--test-clock: the clock is frozen and POST /v1/_test/clock moves it (tests only)",
+                 NULL);
+  }
   d->server.orm = &d->orm;
   if (d->orm.auto_create_tables && create_tables(d, err) != 0)
     return -1;

@@ -6,6 +6,7 @@
 # (default 20) on a scratch copy of its seed corpus. Fails on any crash.
 # FUZZ_RUNS=N runs N inputs per target instead of a time limit (the long run
 # of docs/fuzzing.md); TARGET names (e.g. fuzz_item) pick some targets only.
+# FUZZ_JOBS=N runs N targets at once (default: the number of cores).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-20}
@@ -28,15 +29,17 @@ if [ -z "${FUZZ_REUSE_LIB:-}" ] || [ ! -f "$out/libfuzz.a" ]; then
        -o "$2/obj/$(echo "$1" | tr / _).o"' _ {} "$out"
   ar rcs "$out/libfuzz.a" "$out"/obj/*.o
 fi
-status=0
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=($(ls tests/fuzz/fuzz_*.c | xargs -n1 basename | sed 's/\.c$//'))
-for name in "${targets[@]}"; do
-  corpus_name=${name#fuzz_}
+
+# Builds and runs one target; prints one line when it ends (and the log's
+# tail when it failed). Exit 1 on a crash.
+run_target() {
+  local name=$1 corpus_name=${1#fuzz_} limit start
   # shellcheck disable=SC2086
   clang $cflags -DFUZZ_SRCDIR="\"$top\"" -fsanitize=fuzzer,address,undefined "tests/fuzz/$name.c" tests/fuzz/harness.c \
-    "$out/libfuzz.a" $libs -o "$out/$name"
-  work="$out/corpus-$corpus_name"
+    "$out/libfuzz.a" $libs -o "$out/$name" || { echo "fuzz $name: FAILED to build"; return 1; }
+  local work="$out/corpus-$corpus_name"
   rm -rf "$work"
   mkdir -p "$work"
   [ -d "tests/fuzz/corpus/$corpus_name" ] && cp -r "tests/fuzz/corpus/$corpus_name/." "$work/"
@@ -53,7 +56,25 @@ for name in "${targets[@]}"; do
   else
     echo "fuzz $name: FAILED (see $out/$name.log)"
     tail -n 40 "$out/$name.log"
-    status=1
+    return 1
   fi
+}
+
+# FUZZ_JOBS targets at once (default: one per core); each prints its line
+# as it ends.
+jobs=${FUZZ_JOBS:-$(nproc)}
+status=0
+running=0
+for name in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  run_target "$name" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -16,8 +16,10 @@ def daemon():
 
 @pytest.fixture(scope="module")
 def ld():
-    """A daemon with default flags per module, for the job ledger's tests."""
-    yield from served()
+    """A daemon per module for the job ledger's tests, on the test clock:
+    expiry is tested by moving the clock (Daemon.advance_clock), and times
+    the daemon writes are known exactly (Daemon.clock)."""
+    yield from served("--test-clock")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """daemon.py -- starts a real tabletheoryd process for integration tests and
 speaks HTTP to it with the standard library only."""
+import concurrent.futures
 import http.client
 import json
 import os
@@ -73,7 +74,8 @@ class Daemon:
         tables = {}
         for m in body["models"]:
             tables.setdefault(m["table"]["name"], m["name"])
-        for model in tables.values():
+
+        def renew(model):
             # The ledger's table is reserved: only /v1/jobs/table reaches it.
             path = "/v1/jobs/table" if model in LEDGER_MODELS else "/v1/models/%s/table" % model
             for method, ok in (("DELETE", (204, 404)), ("PUT", (200, 201))):
@@ -85,6 +87,11 @@ class Daemon:
                         break
                     time.sleep(0.1)
                 assert status in ok, (method, model, body)
+
+        # Every table at once: a daemon start costs one table's delete and
+        # create, not the sum over all models. map() raises what a table raised.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(renew, tables.values()))
 
     def _wait_ready(self, timeout=10.0):
         deadline = time.time() + timeout
@@ -154,6 +161,20 @@ class Daemon:
                 return float(line.split()[1])
         raise AssertionError("metric %s missing" % name)
 
+    def clock(self):
+        """The clock of a daemon started with --test-clock: (now_s, now_ns).
+        It is frozen; only advance_clock() moves it."""
+        status, _, body = self.json("GET", "/v1/_test/clock")
+        assert status == 200, body
+        return body["now_s"], body["now_ns"]
+
+    def advance_clock(self, ms):
+        """Moves a --test-clock daemon's clock `ms` milliseconds forward:
+        how tests let leases and records expire without sleeping."""
+        status, _, body = self.json("POST", "/v1/_test/clock", body={"advance_ms": ms})
+        assert status == 200, body
+        return body["now_s"], body["now_ns"]
+
     def wait_metric(self, name, value, timeout=30.0):
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -202,15 +223,15 @@ def served(*args, **kw):
     stop_clean(d)
 
 
-def served_on_one_table():
+def served_on_one_table(*args):
     """The body of a module-scoped fixture for tests that race
     (`yield from served_on_one_table()`): yields a list of one daemon, and
     against a DynamoDB peer a second one on the same tables, so that what the
-    test proves holds across processes, not just inside one. Afterwards stops
-    each (stop_clean)."""
-    ds = [Daemon()]
+    test proves holds across processes, not just inside one; each started
+    with `args`. Afterwards stops each (stop_clean)."""
+    ds = [Daemon(*args)]
     if PEER:
-        ds.append(Daemon(fresh=False))
+        ds.append(Daemon(*args, fresh=False))
     yield ds
     for d in ds:
         stop_clean(d)

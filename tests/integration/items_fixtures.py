@@ -24,8 +24,10 @@ RFC3339NANO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{0,8}[1-9])?Z")
 @pytest.fixture(scope="module")
 def mdaemon():
     """One daemon for a test module, with both model directories and table
-    deletion allowed; stopped cleanly (inflight operations back to 0)."""
-    yield from served("--models", FIXTURE_MODELS, "--models", MY_MODELS, "--allow-table-delete")
+    deletion allowed, on the test clock (Daemon.clock, Daemon.advance_clock);
+    stopped cleanly (inflight operations back to 0)."""
+    yield from served("--models", FIXTURE_MODELS, "--models", MY_MODELS, "--allow-table-delete",
+                      "--test-clock")
 
 
 def assert_error(status, hdrs, body, http, code, field=None):
@@ -67,10 +69,10 @@ def time_key(text):
     return (int(dt.timestamp()), ns)
 
 
-def assert_recent(text, slack_s=120):
-    dt, _ = parse_time(text)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    assert abs((now - dt).total_seconds()) < slack_s, (text, now)
+def assert_now(d, text):
+    """`text` (RFC3339Nano) is the time of `d`'s test clock, exactly."""
+    now_s, now_ns = d.clock()
+    assert time_key(text) == (now_s, now_ns % 10**9), (text, now_ns)
 
 
 def exact_json(data):

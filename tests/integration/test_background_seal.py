@@ -61,8 +61,11 @@ def test_credential_process_counts_until_it_ends(fresh_daemon):
 def test_shutdown_joins_a_running_fetch(fresh_daemon):
     with tempfile.TemporaryDirectory() as tmp:
         _, env = setup_profile(tmp)  # the flag never appears
+        # A short drain: the request waiting for the fetch is canceled at
+        # once, and the stop then has the fetch itself to end.
         d = fresh_daemon("--backend", "dynamodb", "--endpoint", "http://127.0.0.1:9",
-                         "--region", "us-east-1", "--request-timeout-ms", "20000", env=env)
+                         "--region", "us-east-1", "--request-timeout-ms", "20000",
+                         "--drain-timeout-ms", "100", env=env)
         def waiting_request():
             try:
                 d.request("GET", "/v1/jobs/j1")

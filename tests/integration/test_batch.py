@@ -17,7 +17,7 @@ import time
 import pytest
 
 from daemon import Daemon, raw_request
-from items_fixtures import (FIXTURE_MODELS, MY_MODELS, assert_error, assert_recent,  # noqa: F401
+from items_fixtures import (FIXTURE_MODELS, MY_MODELS, assert_error, assert_now,  # noqa: F401
                             b64, item_path, mdaemon)
 
 LINES = "/v1/models/Line"
@@ -215,7 +215,7 @@ def test_write_puts_apply_lifecycle_and_omit_empty(mdaemon):
     assert got["version"] == {"N": "0"}
     assert got["ttl"] == {"N": str(ttl)}
     assert got["createdAt"] == got["updatedAt"]
-    assert_recent(got["createdAt"]["S"])
+    assert_now(mdaemon, got["createdAt"]["S"])
     status, _, got = mdaemon.json("GET", item_path("Line", t, 2))
     assert got["note"] == "kept" and got["ttl"] == 1893553445
 
@@ -377,15 +377,13 @@ def test_never_processed_names_exactly_what_was_not_written(fresh_daemon):
     assert write(d, "Line", put=lines(t, 3, start=100))[0] == 200
     add_fault(d, op="BatchWriteItem", model="Line", error="Unprocessed", unprocessed=1,
               times=100000)
-    t0 = time.monotonic()
     status, hdrs, body = write(d, "Line", put=lines(t, 30),
                                delete=[{"tenant": t, "n": 100}, {"tenant": t, "n": 101}])
-    elapsed = time.monotonic() - t0
+    # 503, not the deadline's 504: answered when the retries gave up.
     err = assert_error(status, hdrs, body, 503, "BatchIncomplete")
     assert err["retryable"] is True
     assert err["details"]["unprocessed"] == {"put": [24], "delete": [1]}
     assert err["details"]["processed"] == 30
-    assert elapsed < 1.5  # answered before the deadline, not by it
     d.json("DELETE", "/v1/_faults")
     _, _, got = get(d, "Line", [{"tenant": t, "n": i} for i in (23, 24, 29, 100, 101)])
     assert [it["n"] for it in got["items"]] == [23, 29, 101]
@@ -395,12 +393,13 @@ def test_never_processed_names_exactly_what_was_not_written(fresh_daemon):
 def test_slow_chunk_is_waited_for(fresh_daemon):
     d = fault_daemon(fresh_daemon)
     t = tenant()
-    add_fault(d, op="BatchWriteItem", model="Line", latency_ms=600, times=1)
-    t0 = time.monotonic()
+    slow = add_fault(d, op="BatchWriteItem", model="Line", latency_ms=600, times=1)
     status, _, body = write(d, "Line", put=lines(t, 100))
-    elapsed = time.monotonic() - t0
+    # The slow chunk's 25 items are among the processed: it was waited for.
     assert status == 200 and body == {"processed": 100}
-    assert elapsed >= 0.6
+    assert fired(d, slow["id"]) == 1
+    assert metric(d, "tabletheoryd_backend_calls_total", op="BatchWriteItem",
+                  outcome="canceled") == 0
     assert d.metric("tabletheoryd_inflight_operations") == 0
     _, _, got = get(d, "Line", [{"tenant": t, "n": i} for i in range(100)])
     assert len(got["items"]) == 100
@@ -414,11 +413,8 @@ def test_error_in_one_chunk_cancels_and_joins_the_others(fresh_daemon):
     bad = add_fault(d, op="BatchGetItem", model="Line", error="ConditionalCheckFailedException",
                     latency_ms=300, times=1)
     slow = add_fault(d, op="BatchGetItem", model="Line", latency_ms=5000, times=1000)
-    t0 = time.monotonic()
     status, hdrs, body = get(d, "Line", [{"tenant": t, "n": i} for i in range(400)])
-    elapsed = time.monotonic() - t0
     assert status == 409, body  # the chunk's error, not a partial answer
-    assert 0.3 <= elapsed < 2.0, elapsed
     assert d.metric("tabletheoryd_inflight_operations") == 0
     assert fired(d, bad["id"]) == 1
     assert fired(d, slow["id"]) == 3  # the other lanes' first chunks, canceled
@@ -446,7 +442,7 @@ def test_write_error_after_partial_progress_is_batch_incomplete(fresh_daemon):
 def test_concurrency_is_bounded(fresh_daemon):
     d = fault_daemon(fresh_daemon, "--batch-concurrency", "2")
     t = tenant()
-    add_fault(d, op="BatchWriteItem", model="Line", latency_ms=300, times=1000)
+    rule = add_fault(d, op="BatchWriteItem", model="Line", latency_ms=300, times=1000)
     seen = []
     result = {}
 
@@ -454,16 +450,14 @@ def test_concurrency_is_bounded(fresh_daemon):
         result["r"] = write(d, "Line", put=lines(t, 150))  # 6 chunks
 
     th = threading.Thread(target=run)
-    t0 = time.monotonic()
     th.start()
     while th.is_alive():
         seen.append(d.metric("tabletheoryd_inflight_operations"))
         time.sleep(0.02)
     th.join()
-    elapsed = time.monotonic() - t0
     assert result["r"][0] == 200 and result["r"][2] == {"processed": 150}
-    assert max(seen) == 2
-    assert elapsed >= 0.9  # three waves of two chunks
+    assert max(seen) == 2  # never more than two chunks at once
+    assert fired(d, rule["id"]) == 6  # three waves of two chunks
     assert d.metric("tabletheoryd_inflight_operations") == 0
 
 
@@ -471,11 +465,8 @@ def test_deadline_cancels_and_joins_every_chunk(fresh_daemon):
     d = fault_daemon(fresh_daemon, "--request-timeout-ms", "400")
     t = tenant()
     add_fault(d, op="BatchWriteItem", model="Line", latency_ms=5000, times=1000)
-    t0 = time.monotonic()
     status, hdrs, body = write(d, "Line", put=lines(t, 200))
-    elapsed = time.monotonic() - t0
-    assert_error(status, hdrs, body, 504, "BackendTimeout")
-    assert elapsed < 2.0
+    assert_error(status, hdrs, body, 504, "BackendTimeout")  # the deadline answered
     assert d.metric("tabletheoryd_inflight_operations") == 0
     d.json("DELETE", "/v1/_faults")
     _, _, got = get(d, "Line", [{"tenant": t, "n": i} for i in range(200)])
@@ -514,7 +505,10 @@ def test_disconnected_batches_leave_nothing_behind(fresh_daemon):
     # A reset discards what the daemon had not read yet, so under load some
     # requests are never seen; every one that was is canceled, not served.
     gone = [l for l in d.log_lines() if str(l.get("request_id", "")).startswith("gone-b")]
-    assert gone and all(l["status"] == 499 and l["duration_ms"] < 2500 for l in gone)
+    assert gone and all(l["status"] == 499 for l in gone)
+    # Every call was delayed 3 s and none ran to its end: all were canceled.
+    assert metric(d, "tabletheoryd_backend_calls_total", op="BatchWriteItem",
+                  outcome="success") == 0
     deadline = time.time() + 30
     while time.time() < deadline and d.metric("process_open_fds") > fds_before:
         time.sleep(0.05)

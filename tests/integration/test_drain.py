@@ -68,13 +68,13 @@ def test_drain_timeout_cancels_and_joins(fresh_daemon):
         "r", d.json("POST", "/v1/_test/sleep", body={"ops": 3, "ms": 20000})))
     t.start()
     d.wait_metric("tabletheoryd_inflight_operations", 3)
-    t0 = time.monotonic()
     d.send_signal(signal.SIGTERM)
     t.join()
+    # Draining, not the 10 s request deadline's 504 nor the timers' 200: the
+    # drain timeout canceled the operations.
     assert result["r"][0] == 503
     assert result["r"][2]["error"]["code"] == "Draining"
     d.stop()
-    assert time.monotonic() - t0 < 5
     assert '"event":"daemon.drain_timeout"' in d.log_text()
 
 

@@ -9,7 +9,7 @@ use few `times`: the slowest test (4 throttled attempts) waits at most
 1 + 2 + 4 s and about half that on average."""
 import os
 import re
-import time
+import threading
 
 import pytest
 
@@ -340,11 +340,19 @@ def test_delete_clears(fdaemon):
 # ---- latency and the deadline ------------------------------------------------
 
 def test_latency_delays_a_call(fdaemon):
-    add_fault(fdaemon, op="PutItem", latency_ms=200, times=1)
-    t0 = time.monotonic()
-    status, _, got = fdaemon.json("POST", WALLETS, body={"id": new_key()})
+    rule = add_fault(fdaemon, op="PutItem", latency_ms=1000, times=1)
+    key = new_key()
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault(
+        "r", fdaemon.json("POST", WALLETS, body={"id": key})))
+    t.start()
+    # The delayed call is in flight and has not written yet.
+    fdaemon.wait_metric("tabletheoryd_inflight_operations", 1)
+    assert fired(fdaemon, rule["id"]) == 1
+    t.join()
+    status, _, got = result["r"]
     assert status == 201, got
-    assert time.monotonic() - t0 >= 0.2
+    assert fdaemon.json("GET", WALLETS + "/" + key)[0] == 200
 
 
 def test_latency_past_the_deadline_is_504(fresh_daemon):
@@ -352,14 +360,11 @@ def test_latency_past_the_deadline_is_504(fresh_daemon):
                      "--request-timeout-ms", "100")
     rule = add_fault(d, op="PutItem", model="Wallet", latency_ms=300, times=1)
     key = new_key()
-    t0 = time.monotonic()
     status, hdrs, got = d.json("POST", WALLETS, body={"id": key})
-    elapsed = time.monotonic() - t0
     err = assert_error(status, hdrs, got, 504, "BackendTimeout")
     assert err["retryable"] is True
     # Answered at the deadline, not after the delay: the delayed call was
-    # cancelled and joined, and never ran.
-    assert elapsed < 0.3, elapsed
+    # cancelled and joined, and never ran (below).
     d.wait_metric("tabletheoryd_inflight_operations", 0)
     assert fired(d, rule["id"]) == 1
     status, _, got = d.json("GET", WALLETS + "/" + key)

@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -16,7 +15,7 @@ import uuid
 import pytest
 
 from daemon import DAEMON, PEER, PEER_ENDPOINT, PEER_ENV, SRCDIR
-from items_fixtures import assert_error, assert_recent
+from items_fixtures import assert_error, time_key
 
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 LEDGER_MODELS = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"}
@@ -135,11 +134,12 @@ def test_bad_jobs_table_exits_2():
 
 def test_create_and_get_job(ld):
     jid = new_id()
+    now_s, now_ns = ld.clock()
     job = create_job(ld, jid, tenant="t-create", ttl_seconds=3600)
     assert job["job_id"] == jid and job["tenant_id"] == "t-create"
     assert job["status"] == "PENDING" and job["version"] == 1
-    assert abs(job["ttl"] - (time.time() + 3600)) < 120
-    assert_recent(job["created_at"])
+    assert job["ttl"] == now_s + 3600
+    assert time_key(job["created_at"]) == (now_s, now_ns % 10**9)
     assert job["created_at"] == job["updated_at"]
     assert "pk" not in job and "sk" not in job
     status, _, got = ld.json("GET", job_path(jid))
@@ -175,7 +175,7 @@ def test_integer_members_accept_whole_numbers_in_any_spelling(ld):
                                     body='{"tenant_id": "t-int", "ttl_seconds": %s}' % text,
                                     headers={"Content-Type": "application/json"})
         assert status == 201, out
-        assert abs(json.loads(out)["ttl"] - (time.time() + 3600)) < 120
+        assert json.loads(out)["ttl"] == ld.clock()[0] + 3600
     status, hdrs, out = ld.request("POST", "/v1/jobs",
                                    body='{"tenant_id": "t-int", "ttl_seconds": 3600.5}',
                                    headers={"Content-Type": "application/json"})
@@ -347,7 +347,7 @@ def test_jobs_by_status_and_tenant(ld):
         ids.append(jid)
         # Records carry the same statuses: they must not show up as jobs.
         ld.json("PUT", job_path(jid, "records", "x"), body={"status": "PENDING"})
-        time.sleep(0.002)
+        ld.advance_clock(1)  # the lists sort by created_at
     status, _, page = ld.json("GET", "/v1/jobs?tenant_id=" + seg(tenant))
     assert status == 200, page
     assert [j["job_id"] for j in page["jobs"]] == ids and page["cursor"] is None
@@ -387,17 +387,18 @@ def test_job_list_refusals(ld, query, field, code):
 def test_lease_acquire_refresh_release(ld):
     jid = new_id()
     create_job(ld, jid)
+    now = ld.clock()[0]
     status, _, body = lease(ld, jid, "w1", 30)
     assert status == 200, body
     assert body["owner"] == "w1" and body["job_id"] == jid
-    assert abs(body["expires_at"] - (time.time() + 30)) < 5
+    assert body["expires_at"] == now + 30
     status, hdrs, body = lease(ld, jid, "w2", 30)
     assert_error(status, hdrs, body, 409, "LeaseHeld", "owner")
     assert "w1" not in body["error"]["message"]
     status, _, body = lease(ld, jid, "w1", 60)  # already ours
-    assert status == 200 and abs(body["expires_at"] - (time.time() + 60)) < 5
+    assert status == 200 and body["expires_at"] == now + 60
     status, _, body = lease(ld, jid, "w1", 90, refresh=True)
-    assert status == 200 and abs(body["expires_at"] - (time.time() + 90)) < 5
+    assert status == 200 and body["expires_at"] == now + 90
     status, hdrs, body = lease(ld, jid, "w2", 30, refresh=True)
     assert_error(status, hdrs, body, 409, "LeaseNotOwned", "owner")
     status, hdrs, data = release(ld, jid, "w2")
@@ -415,7 +416,10 @@ def test_expired_lease_moves_and_cannot_be_refreshed(ld):
     create_job(ld, jid)
     status, _, _ = lease(ld, jid, "slow", 1)
     assert status == 200
-    time.sleep(2.2)  # the daemon's clock: expired means expires_at < now
+    ld.advance_clock(1000)  # expires_at == now: still held
+    status, hdrs, body = lease(ld, jid, "fast", 30)
+    assert_error(status, hdrs, body, 409, "LeaseHeld", "owner")
+    ld.advance_clock(1000)  # expired means expires_at < now
     status, _, body = lease(ld, jid, "fast", 30)
     assert status == 200, body
     status, hdrs, body = lease(ld, jid, "slow", 30, refresh=True)
@@ -428,7 +432,7 @@ def test_expired_lease_without_taker_cannot_be_refreshed(ld):
     jid = new_id()
     create_job(ld, jid)
     assert lease(ld, jid, "w", 1)[0] == 200
-    time.sleep(2.2)
+    ld.advance_clock(2000)
     status, hdrs, body = lease(ld, jid, "w", 30, refresh=True)
     assert_error(status, hdrs, body, 409, "LeaseNotOwned")
     assert lease(ld, jid, "w", 30)[0] == 200  # acquiring again works
@@ -477,8 +481,9 @@ def test_idempotency_records(ld):
     raw = stored_item("JOB#" + jid, "REQ#" + key)
     if raw is not None:
         assert raw["status"] == {"S": "COMPLETED"} and raw["idempotency_key"] == {"S": key}
-        assert abs(int(raw["ttl"]["N"]) - (time.time() + 86400)) < 120  # 24 h by default
-        assert_recent(raw["completed_at"]["S"])
+        now_s, now_ns = ld.clock()
+        assert int(raw["ttl"]["N"]) == now_s + 86400  # 24 h by default
+        assert time_key(raw["completed_at"]["S"]) == (now_s, now_ns % 10**9)
 
 
 def test_idempotency_error_completion_and_unknown_key(ld):
@@ -505,7 +510,9 @@ def test_idempotency_expired_record_is_created_again(ld):
     path = job_path(jid, "requests", "k")
     assert ld.json("POST", path, body={"ttl_seconds": 1})[0] == 201
     assert ld.json("POST", path + "/complete", body={"result": 1})[0] == 200
-    time.sleep(2.2)  # expired; DynamoDB would still return it until TTL deletes it
+    ld.advance_clock(1000)  # ttl == now: not yet expired
+    assert ld.json("POST", path)[2]["outcome"] == "already_completed"
+    ld.advance_clock(1000)  # expired; DynamoDB would still return it until TTL deletes it
     status, _, body = ld.json("POST", path)
     assert status == 201 and body == {"outcome": "created"}, body
 

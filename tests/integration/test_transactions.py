@@ -64,6 +64,7 @@ def test_write_across_models_all_kinds(mdaemon):
     create(mdaemon, "User", {"PK": pk, "SK": "A", "nickname": "a"})
     create(mdaemon, "User", {"PK": pk, "SK": "D", "nickname": "d"})
     create(mdaemon, "Line", {"tenant": t, "n": 1, "label": "check-me"})
+    mdaemon.advance_clock(1)  # the update's updatedAt follows A's createdAt
     status, _, body = tx(mdaemon, [
         {"op": "create", "model": "User", "item": {"PK": pk, "SK": "B", "nickname": "b"}},
         {"op": "put", "model": "Line", "item": {"tenant": t, "n": 2, "label": "put"}},

@@ -82,6 +82,27 @@ START_TEST(fault_routes_need_the_flag) {
 }
 END_TEST
 
+START_TEST(test_clock_route_needs_its_own_flag) {
+  /* Each gate is separate: fault injection does not serve the clock. */
+  struct tt_route_match m;
+  unsigned both = TT_ROUTE_FAULTS | TT_ROUTE_TEST_CLOCK;
+  size_t len = strlen("/v1/_test/clock");
+  ck_assert_int_eq(tt_router_match(&api, TT_METHOD_POST, "/v1/_test/clock", len, 0, &m),
+                   TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(
+      tt_router_match(&api, TT_METHOD_POST, "/v1/_test/clock", len, TT_ROUTE_FAULTS, &m),
+      TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(
+      tt_router_match(&api, TT_METHOD_POST, "/v1/_test/clock", len, TT_ROUTE_TEST_CLOCK, &m),
+      TT_ROUTER_FOUND);
+  ck_assert_int_eq(tt_router_match(&api, TT_METHOD_POST, "/v1/_test/sleep",
+                                   strlen("/v1/_test/sleep"), TT_ROUTE_TEST_CLOCK, &m),
+                   TT_ROUTER_NO_PATH);
+  ck_assert_int_eq(tt_router_match(&api, TT_METHOD_GET, "/v1/_test/clock", len, both, &m),
+                   TT_ROUTER_FOUND);
+}
+END_TEST
+
 START_TEST(api_table_is_well_formed) {
   /* Every pattern of the real table starts with '/', has balanced braces
    * and at most one rest parameter, placed last. */
@@ -344,6 +365,7 @@ int main(void) {
   tcase_add_test(tc, unknown_path_and_wrong_method);
   tcase_add_test(tc, head_matches_get);
   tcase_add_test(tc, fault_routes_need_the_flag);
+  tcase_add_test(tc, test_clock_route_needs_its_own_flag);
   tcase_add_test(tc, api_table_is_well_formed);
   tcase_add_test(tc, literal_beats_parameter_for_every_method);
   tcase_add_test(tc, parameters_share_a_position);

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import pytest
 
@@ -61,10 +62,19 @@ class Daemon:
                 self.proc.wait()
         os.unlink(self.log.name)
 
+    def advance_clock(self, ms):
+        """Moves the frozen clock of a --test-clock daemon `ms` ms forward."""
+        req = urllib.request.Request(self.url + "/v1/_test/clock", method="POST",
+                                     data=json.dumps({"advance_ms": ms}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            assert resp.status == 200
+
 
 @pytest.fixture(scope="session")
 def daemon():
-    d = Daemon("--enable-fault-injection")
+    # --test-clock: the lease tests move the daemon's clock instead of waiting.
+    d = Daemon("--enable-fault-injection", "--test-clock")
     yield d
     d.stop()
 

@@ -294,7 +294,7 @@ def test_batch_write_resends_unprocessed(client):
 
 # -- job ledger ----------------------------------------------------------------------------
 
-def test_jobs_records_and_idempotency(client):
+def test_jobs_records_and_idempotency(client, daemon):
     jobs = client.jobs
     tenant = uid("tenant")
     job = jobs.create(tenant, job_id=uid("job"))
@@ -303,6 +303,7 @@ def test_jobs_records_and_idempotency(client):
         jobs.create(tenant, job_id=job["job_id"])
     with pytest.raises(tt.JobNotFound):
         jobs.get(uid("nojob"))
+    daemon.advance_clock(1)  # the list is in created_at order; the clock is frozen
     other = jobs.create(tenant)
     assert [j["job_id"] for j in jobs.list(tenant_id=tenant, page_size=1)] == [
         job["job_id"], other["job_id"]]
@@ -350,15 +351,16 @@ def test_leases(client):
     assert jobs.acquire_lease(jid, "b", 60)["owner"] == "b"
 
 
-def test_worker_holds_refreshes_and_releases_the_lease(client):
+def test_worker_holds_refreshes_and_releases_the_lease(client, daemon):
     jobs = client.jobs
     jid = jobs.create("t", job_id=uid("job"))["job_id"]
 
     def work(lease):
         first = lease.expires_at
+        daemon.advance_clock(1000)  # the next refresh moves the expiry a second on
         deadline = time.time() + 20
         while lease.expires_at == first and time.time() < deadline:
-            time.sleep(0.05)  # the daemon's clock has whole seconds
+            time.sleep(0.05)
         assert lease.expires_at > first, "the background refresh never ran"
         with pytest.raises(tt.LeaseHeld):
             jobs.acquire_lease(jid, "other", 60)
@@ -370,17 +372,12 @@ def test_worker_holds_refreshes_and_releases_the_lease(client):
     assert jobs.acquire_lease(jid, "other", 60)["owner"] == "other"  # released at the end
 
 
-def test_worker_learns_that_its_lease_was_lost(client):
+def test_worker_learns_that_its_lease_was_lost(client, daemon):
     jobs = client.jobs
     jid = jobs.create("t", job_id=uid("job"))["job_id"]
     with jobs.lease(jid, owner="slow", duration_seconds=1, refresh_every=3600) as lease:
-        deadline = time.time() + 20
-        while time.time() < deadline:  # wait until the lease expired on the daemon's clock
-            try:
-                jobs.acquire_lease(jid, "fast", 60)
-                break
-            except tt.LeaseHeld:
-                time.sleep(0.2)
+        daemon.advance_clock(2000)  # past the lease's expiry on the daemon's clock
+        jobs.acquire_lease(jid, "fast", 60)
         with pytest.raises(tt.LeaseNotOwned):
             lease.refresh()
         lease.refresh_every = 0.05

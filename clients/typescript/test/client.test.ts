@@ -16,7 +16,8 @@ let daemon: Daemon;
 let client: Client;
 
 before(async () => {
-  daemon = await Daemon.start("--enable-fault-injection");
+  // --test-clock: the lease tests move the daemon's clock instead of waiting.
+  daemon = await Daemon.start("--enable-fault-injection", "--test-clock");
   process.env.TABLETHEORYD_URL = daemon.url;
   delete process.env.TABLETHEORYD_TOKEN_FILE;
   client = Client.fromEnv({ backoffMs: [10, 200] });
@@ -275,6 +276,7 @@ describe("job ledger", () => {
     assert.equal(job.version, 1);
     await assert.rejects(jobs.create({ tenant_id: tenant, job_id: job.job_id }), tt.AlreadyExists);
     await assert.rejects(jobs.get(uid("nojob")), tt.JobNotFound);
+    await daemon.advanceClock(1); // the list is in created_at order; the clock is frozen
     const other = await jobs.create({ tenant_id: tenant });
     const listed = [];
     for await (const j of jobs.list({ tenant_id: tenant, pageSize: 1 })) listed.push(j.job_id);
@@ -304,7 +306,8 @@ describe("job ledger", () => {
     const jid = (await jobs.create({ tenant_id: "t", job_id: uid("job") })).job_id;
     const got = await jobs.acquireLease(jid, "a", 60);
     assert.equal(got.owner, "a");
-    assert.ok(got.expires_at > Date.now() / 1000);
+    const again = await jobs.acquireLease(jid, "a", 90); // the clock is frozen: exactly 30 s more
+    assert.equal(again.expires_at, got.expires_at + 30);
     assert.equal((await jobs.acquireLease(jid, "a", 60)).owner, "a");
     await assert.rejects(jobs.acquireLease(jid, "b", 60), tt.LeaseHeld);
     await assert.rejects(jobs.refreshLease(jid, "b", 60), tt.LeaseNotOwned);
@@ -320,6 +323,7 @@ describe("job ledger", () => {
     const jid = (await jobs.create({ tenant_id: "t", job_id: uid("job") })).job_id;
     const out = await jobs.withLease(jid, async (lease) => {
       const first = lease.expiresAt;
+      await daemon.advanceClock(1000); // the next refresh moves the expiry a second on
       const deadline = Date.now() + 20000;
       while (lease.expiresAt === first && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.ok(lease.expiresAt > first, "the background refresh never ran");
@@ -336,13 +340,8 @@ describe("job ledger", () => {
     const jid = (await jobs.create({ tenant_id: "t", job_id: uid("job") })).job_id;
     await jobs.withLease(jid, async (lease) => {
       lease.refreshEveryMs = 3_600_000;
-      const deadline = Date.now() + 20000;
-      for (;;) { // wait until the 1 s lease expired on the daemon's clock and someone took it
-        try { await jobs.acquireLease(jid, "fast", 60); break; } catch (e) {
-          if (!(e instanceof tt.LeaseHeld) || Date.now() > deadline) throw e;
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
+      await daemon.advanceClock(2000); // past the 1 s lease's expiry on the daemon's clock
+      await jobs.acquireLease(jid, "fast", 60);
       await assert.rejects(lease.refresh(), tt.LeaseNotOwned);
       lease.refreshEveryMs = 50;
       if (!lease.signal.aborted) {

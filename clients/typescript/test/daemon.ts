@@ -44,6 +44,15 @@ export class Daemon {
     return d;
   }
 
+  /** Moves the frozen clock of a --test-clock daemon `ms` ms forward. */
+  async advanceClock(ms: number): Promise<void> {
+    const r = await fetch(this.url + "/v1/_test/clock", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ advance_ms: ms }),
+    });
+    if (r.status !== 200) throw new Error(`POST /v1/_test/clock: ${r.status} ${await r.text()}`);
+  }
+
   async stop(): Promise<void> {
     if (this.proc.exitCode !== null) return;
     const exited = once(this.proc, "exit");

@@ -66,6 +66,20 @@ class ClientTest {
         return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
+    /** Lease refreshes the daemon answered so far. */
+    static double refreshesAnswered() throws Exception {
+        HttpRequest req = HttpRequest.newBuilder(URI.create(daemon.url + "/metrics")).GET().build();
+        String text = HttpClient.newHttpClient().send(req, HttpResponse.BodyHandlers.ofString()).body();
+        double n = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith("tabletheoryd_http_requests_total{")
+                    && line.contains("route=\"/v1/jobs/{id}/lease/refresh\"")) {
+                n += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return n;
+    }
+
     @Test
     void itemRoundTripKeepsExactValues() {
         ModelClient things = client.model("Thing");
@@ -309,10 +323,18 @@ class ClientTest {
         // refresh by a lot before the lease runs out.
         String out = l.withLease(id, "worker-a", Duration.ofSeconds(3), () -> {
             assertThrows(LeaseHeldException.class, () -> l.acquireLease(id, "worker-b", Duration.ofMinutes(1)));
-            // Outlive the 3 s lease more than twice: only the helper's refreshes keep it
-            // held (the ledger's tables are sealed from the model API, so the lease is
-            // observed as another worker sees it).
-            Thread.sleep(7000);
+            // The daemon's clock is frozen (--test-clock). Move it 2 s on, wait for two
+            // refreshes answered after that (the second one sent after the move), and move
+            // it 2 s more: past the 3 s lease, which only the helper's refresh keeps held
+            // (the ledger's tables are sealed from the model API, so the lease is observed
+            // as another worker sees it).
+            assertEquals(200, raw("POST", "/v1/_test/clock", "{\"advance_ms\":2000}"));
+            double before = refreshesAnswered();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (refreshesAnswered() < before + 2 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(200, raw("POST", "/v1/_test/clock", "{\"advance_ms\":2000}"));
             try {
                 l.acquireLease(id, "worker-b", Duration.ofMinutes(1));
                 return "not refreshed";

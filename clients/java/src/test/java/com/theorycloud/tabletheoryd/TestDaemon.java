@@ -82,10 +82,10 @@ final class TestDaemon implements AutoCloseable {
 
     private static TestDaemon shared;
 
-    /** One daemon (with fault injection) for the whole test run. */
+    /** One daemon (with fault injection, on the test clock) for the whole test run. */
     static synchronized TestDaemon shared() throws IOException, InterruptedException {
         if (shared == null) {
-            shared = new TestDaemon("--enable-fault-injection");
+            shared = new TestDaemon("--enable-fault-injection", "--test-clock");
             TestDaemon d = shared;
             Runtime.getRuntime().addShutdownHook(new Thread(d::close));
         }
