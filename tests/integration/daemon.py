@@ -25,8 +25,6 @@ SRCDIR = os.environ.get("TT_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-LEDGER_MODELS = ("JobLock", "JobMeta", "JobRecord", "JobRequest", "SemaphoreLease")
-
 
 class Daemon:
     """One daemon process. Its stderr (the JSON log) goes to a file that the
@@ -72,10 +70,10 @@ class Daemon:
         assert status == 200, body
         tables = {}
         for m in body["models"]:
-            tables.setdefault(m["table"]["name"], m["name"])
-        for model in tables.values():
-            # The ledger's table is reserved: only /v1/jobs/table reaches it.
-            path = "/v1/jobs/table" if model in LEDGER_MODELS else "/v1/models/%s/table" % model
+            tables.setdefault(m["table"]["name"], "/v1/models/%s/table" % m["name"])
+        # GET /v1/models lists the user's models only; the ledger's table is
+        # reserved, and only /v1/jobs/table reaches it.
+        for path in list(tables.values()) + ["/v1/jobs/table"]:
             for method, ok in (("DELETE", (204, 404)), ("PUT", (200, 201))):
                 # A daemon started with a short --request-timeout-ms may time
                 # out waiting for the peer; the table operation goes on, so ask again.
@@ -84,7 +82,7 @@ class Daemon:
                     if status not in (503, 504):
                         break
                     time.sleep(0.1)
-                assert status in ok, (method, model, body)
+                assert status in ok, (method, path, body)
 
     def _wait_ready(self, timeout=10.0):
         deadline = time.time() + timeout
