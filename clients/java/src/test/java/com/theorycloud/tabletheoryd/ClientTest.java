@@ -260,13 +260,13 @@ class ClientTest {
         Ledger l = client.ledger();
         String id = "job/" + uniq("ledger");
         String tenant = "tenant-" + uniq("t");
-        Ledger.Job job = l.createJob(id, tenant);
+        Ledger.Job job = l.createJob(tenant, id);
         assertEquals(1, job.version());
         assertEquals("PENDING", job.status());
-        assertThrows(AlreadyExistsException.class, () -> l.createJob(id, tenant));
+        assertThrows(AlreadyExistsException.class, () -> l.createJob(tenant, id));
         assertThrows(JobNotFoundException.class, () -> l.getJob(id + "-none"));
         for (int i = 0; i < 3; i++) {
-            l.createJob(null, tenant);
+            l.createJob(tenant, null);
         }
         assertEquals(4, l.listJobs(null, tenant, false, 1).peek(j -> assertEquals(tenant, j.tenantId())).count());
         job = l.transition(id, 1, "PENDING", "RUNNING");
@@ -305,7 +305,7 @@ class ClientTest {
     void withLeaseRefreshesAndReleases() {
         Ledger l = client.ledger();
         String id = uniq("lease");
-        l.createJob(id, "t");
+        l.createJob("t", id);
         // A 3 s lease, refreshed every second: a loaded machine may delay a
         // refresh by a lot before the lease runs out.
         String out = l.withLease(id, "worker-a", Duration.ofSeconds(3), () -> {
@@ -332,7 +332,7 @@ class ClientTest {
     void withLeaseInterruptsWorkWhenTheLeaseIsLost() {
         Ledger l = client.ledger();
         String id = uniq("lost");
-        l.createJob(id, "t");
+        l.createJob("t", id);
         LeaseLostException e = assertThrows(LeaseLostException.class, () -> l.withLease(id, "worker-a", Duration.ofSeconds(1), () -> {
             l.releaseLease(id, "worker-a");
             l.acquireLease(id, "worker-b", Duration.ofMinutes(1));
