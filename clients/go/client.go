@@ -183,8 +183,18 @@ type response struct {
 }
 
 // do runs one call with its retries and returns the 2xx answer, or an *Error,
-// or a transport/context error.
+// or a transport/context error. Once ctx is done, the error wraps ctx.Err()
+// too (errors.Is(err, context.DeadlineExceeded) holds after the caller's
+// deadline, whatever the daemon or the transport answered meanwhile).
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
+	resp, err := c.doAttempts(ctx, r)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("tabletheoryd: %w (%w)", ctx.Err(), err)
+	}
+	return resp, err
+}
+
+func (c *Client) doAttempts(ctx context.Context, r request) (*response, error) {
 	var payload []byte
 	if r.body != nil {
 		var err error
