@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Packaging test: npm pack gives a tarball (compiled ESM and its .d.ts) that installs into
-# a fresh project; a file importing it compiles with tsc --strict and runs, making a call
-# to a daemon ($TT_DAEMON) started for the purpose. Offline: the package has no
+# Packaging test: npm pack gives a tarball (ESM and CommonJS, each with its .d.ts) that
+# installs into a fresh project; a file importing it compiles with tsc --strict and runs,
+# making a call to a daemon ($TT_DAEMON) started for the purpose, and a CommonJS file
+# that requires it compiles and runs too. Offline: the package has no
 # dependencies, and tsc and @types/node come from this directory's node_modules.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,8 +31,14 @@ try {
 }
 console.log(JSON.stringify({ health, models: models.length }));
 TS
+cat > check.cts <<'TS'
+import tt = require("tabletheoryd-client");
+const c: tt.Client = new tt.Client({ url: "http://127.0.0.1:9" });
+console.log(typeof c.model("User").get === "function" && new tt.ItemNotFound("x") instanceof tt.TableTheoryError);
+TS
 "$here/node_modules/.bin/tsc" --strict --target ES2022 --module NodeNext --moduleResolution NodeNext \
-    --typeRoots "$here/node_modules/@types" --types node --skipLibCheck false main.ts
+    --typeRoots "$here/node_modules/@types" --types node --skipLibCheck false main.ts check.cts
+[ "$(node check.cjs)" = true ]
 "$TT_DAEMON" --listen 127.0.0.1:0 --backend memory 2> daemon.log &
 daemon_pid=$!
 url=""
