@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Install test: a fresh module uses the client with exactly the lines docs/clients.md
-# gives (with /path/to/tabletheoryd replaced by this checkout), then go build and go vet,
+# gives (with /path/to/tabletheoryd replaced by this checkout), then go build and go vet;
+# then the same with the documented `go work init` line instead;
 # offline (GOPROXY=off: the client needs nothing but the standard library).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,4 +48,17 @@ func main() {
 GO
 go build -o app ./...
 go vet ./...
-echo "install-test: a fresh module builds with the documented go mod edit lines"
+# The workspace form the docs give instead.
+line="go work init . /path/to/tabletheoryd/clients/go"
+if ! grep -qF "$line" "$root/docs/clients.md"; then
+    echo "install-test: docs/clients.md does not give: $line" >&2
+    exit 1
+fi
+mkdir "$work/ws"
+cp main.go "$work/ws/"
+cd "$work/ws"
+go mod init example.com/ws > /dev/null 2>&1
+sh -c "$(printf '%s\n' "$line" | sed "s#/path/to/tabletheoryd#$root#")"
+go build -o app ./...
+go vet ./...
+echo "install-test: fresh modules build with the documented go mod edit lines and go work line"
