@@ -128,6 +128,8 @@ def test_request_ids_and_system_calls(daemon):
         with pytest.raises(tt.ItemNotFound) as e:
             await c.model("Wallet").get(uid("none"), request_id="rid-given-aio")
         assert e.value.request_id == "rid-given-aio"
+        with pytest.raises(ValueError):
+            await c.request("GET", "/healthz", request_id="a\r\nX-Evil: 1")
     run(daemon, body)
 
 

@@ -133,6 +133,14 @@ class _AsyncPool:
 
     async def send(self, method, path, body, headers, timeout=None):
         t = self.timeout if timeout is None else timeout
+        head = ["%s %s HTTP/1.1" % (method, self.base_path + path),
+                "Host: " + self.host_header, "Connection: keep-alive",
+                "Content-Length: %d" % (len(body) if body else 0)]
+        for k, v in headers.items():
+            if any(c in str(k) + str(v) for c in "\r\n\0"):
+                raise ValueError("invalid header %r" % (k,))  # as http.client refuses it
+            head.append("%s: %s" % (k, v))
+        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
         reused = bool(self._idle)
         if reused:
             conn = self._idle.pop()
@@ -141,11 +149,6 @@ class _AsyncPool:
                 conn = await asyncio.wait_for(self._new(), t)
             except (OSError, asyncio.TimeoutError) as e:
                 raise _NotSent(e) from e
-        head = ["%s %s HTTP/1.1" % (method, self.base_path + path),
-                "Host: " + self.host_header, "Connection: keep-alive",
-                "Content-Length: %d" % (len(body) if body else 0)]
-        head += ["%s: %s" % kv for kv in headers.items()]
-        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b"")
         try:
             conn.writer.write(data)
             await asyncio.wait_for(conn.writer.drain(), t)
