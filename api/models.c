@@ -107,17 +107,22 @@ static struct orm_job *job_new(struct tt_request *req, const struct tt_model *mo
 void tt_handle_models_list(struct tt_request *req) {
   const struct tt_model_registry *r = req->server->orm->models;
   json_t *list = json_array();
-  for (size_t i = 0; i < tt_model_registry_count(r); i++)
-    json_array_append_new(list, tt_model_to_json(tt_model_registry_at(r, i)));
+  /* The user's models only: the job ledger's are its own (docs/ledger.md
+   * "Reserved models"), readable one by one with GET /v1/models/{model}. */
+  for (size_t i = 0; i < tt_model_registry_count(r); i++) {
+    const struct tt_model *m = tt_model_registry_at(r, i);
+    if (!tt_model_registry_is_reserved(r, m))
+      json_array_append_new(list, tt_model_to_json(m));
+  }
   json_t *out = json_pack("{s:o}", "models", list);
   tt_request_respond_json(req, 200, out);
   json_decref(out);
 }
 
 void tt_handle_model_get(struct tt_request *req) {
-  /* Reading a definition is harmless and GET /v1/models lists the reserved
-   * ledger models anyway: this is the one route that shows them
-   * (docs/ledger.md "Reserved"). */
+  /* Reading a definition is harmless: this is the one route that shows the
+   * reserved ledger models, which GET /v1/models does not list
+   * (docs/ledger.md "Reserved models"). */
   const char *name = tt_request_param(req, "model");
   if (name == NULL)
     return; /* answered */

@@ -666,7 +666,8 @@ int main(int argc, char **argv) {
     return rc;
   }
   if (d.cfg.check_config) {
-    printf("tabletheoryd: configuration OK (%zu models)\n", tt_model_registry_count(d.models));
+    printf("tabletheoryd: configuration OK (%zu models)\n",
+           tt_model_registry_count_user(d.models));
     tt_model_registry_free(d.models);
     free(d.auth_token);
     return 0;
@@ -692,7 +693,7 @@ int main(int argc, char **argv) {
     tt_log_begin(&l, TT_LOG_NOTICE, "daemon.ready");
     tt_log_str(&l, "listen", d.listener.address);
     tt_log_str(&l, "backend", d.cfg.backend);
-    tt_log_int(&l, "models", (int64_t)tt_model_registry_count(d.models));
+    tt_log_int(&l, "models", (int64_t)tt_model_registry_count_user(d.models));
     tt_log_str(&l, "version", PACKAGE_VERSION);
     tt_log_end(&l);
     tt_sdnotify_send("READY=1\nSTATUS=serving");

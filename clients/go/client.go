@@ -183,8 +183,33 @@ type response struct {
 }
 
 // do runs one call with its retries and returns the 2xx answer, or an *Error,
-// or a transport/context error.
+// or a transport/context error. Once ctx is done, the error wraps ctx.Err()
+// too (errors.Is(err, context.DeadlineExceeded) holds after the caller's
+// deadline, whatever the daemon or the transport answered meanwhile).
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
+	resp, err := c.doAttempts(ctx, r)
+	if err != nil {
+		if cerr := ctxDone(ctx); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("tabletheoryd: %w (%w)", cerr, err)
+		}
+	}
+	return resp, err
+}
+
+// ctxDone is ctx.Err(), or DeadlineExceeded once the deadline has passed even
+// if the context's timer has not fired yet (an answer that arrived at the
+// deadline, such as the daemon's own 504).
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *Client) doAttempts(ctx context.Context, r request) (*response, error) {
 	var payload []byte
 	if r.body != nil {
 		var err error

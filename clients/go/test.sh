@@ -22,4 +22,5 @@ go build -o .build/xlang ./cmd/xlang
 go test -count=1 -v ./... > .build/test.log 2>&1 && rc=0 || rc=$?
 grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|_test.go:[0-9]+:' .build/test.log || true
 echo "clients/go: $(grep -c '^--- PASS' .build/test.log) passed, $(grep -c '^--- FAIL' .build/test.log) failed"
+[ $rc -ne 0 ] || sh "$here/install-test.sh" || rc=1
 exit $rc

@@ -20,4 +20,5 @@ if [ "$(cat .venv/.tt-requirements 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
     echo "$want" > .venv/.tt-requirements
 fi
-exec .venv/bin/python -m pytest -p no:cacheprovider tests "$@"
+.venv/bin/python -m pytest -p no:cacheprovider tests "$@"
+sh install-test.sh

@@ -20,4 +20,5 @@ if [ ! -d node_modules ] || [ "$(cat node_modules/.tt-lock 2>/dev/null)" != "$wa
 fi
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
-exec node --test dist/test/*.test.js
+node --test dist/test/*.test.js
+sh install-test.sh

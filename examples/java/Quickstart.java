@@ -74,7 +74,7 @@ public final class Quickstart {
             // A job with a lease: only its holder works on the job.
             Ledger jobs = c.ledger();
             jobs.ensureTable();
-            Ledger.Job job = jobs.createJob("import-" + run, "tenant-" + run);
+            Ledger.Job job = jobs.createJob("tenant-" + run, "import-" + run);
             jobs.withLease(job.jobId(), "quickstart-" + run, Duration.ofSeconds(30),
                     () -> jobs.transition(job.jobId(), job.version(), null, "RUNNING"));
             System.out.println("job " + jobs.getJob(job.jobId()).status());

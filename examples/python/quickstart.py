@@ -60,7 +60,7 @@ def main() -> None:
         job = tt.jobs.create("tenant-" + run, job_id="import-" + run)
         with tt.jobs.lease(job["job_id"], duration_seconds=30) as lease:
             lease.check()
-            tt.jobs.transition(job["job_id"], job["version"], "RUNNING")
+            tt.jobs.transition(job["job_id"], job["version"], None, "RUNNING")
         print("job", tt.jobs.get(job["job_id"])["status"])
 
 

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const job = await tt.jobs.create({ tenant_id: `tenant-${run}`, job_id: `import-${run}` });
   await tt.jobs.withLease(job.job_id, async (lease) => {
     lease.check();
-    await tt.jobs.transition(job.job_id, job.version, "RUNNING");
+    await tt.jobs.transition(job.job_id, job.version, null, "RUNNING");
   }, { durationSeconds: 30 });
   console.log("job", (await tt.jobs.get(job.job_id)).status);
 }

@@ -140,6 +140,14 @@ const struct tt_model *tt_model_registry_at(const struct tt_model_registry *r, s
   return i < r->list.n ? r->list.items[i] : NULL;
 }
 
+size_t tt_model_registry_count_user(const struct tt_model_registry *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->list.n; i++)
+    if (!tt_model_registry_is_reserved(r, r->list.items[i]))
+      n++;
+  return n;
+}
+
 static const char *src_of(const struct tt_model *m) {
   return m->source ? m->source : "(registered at run time)";
 }

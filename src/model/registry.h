@@ -127,10 +127,14 @@ int tt_model_registry_reserve_table(struct tt_model_registry *r, const char *tab
 bool tt_model_registry_is_reserved(const struct tt_model_registry *r, const struct tt_model *m);
 
 /* The number of models, and the i-th in name order (borrowed, i < count),
- * reserved ones included (GET /v1/models lists them; check
- * tt_model_registry_is_reserved before using one for a client).
+ * reserved ones included (check tt_model_registry_is_reserved before showing
+ * or using one for a client: GET /v1/models skips them).
  * Iterate with `for (i = 0; i < count; i++)`. */
 size_t tt_model_registry_count(const struct tt_model_registry *r);
 const struct tt_model *tt_model_registry_at(const struct tt_model_registry *r, size_t i);
+
+/* The number of models that are not reserved: the user's own, as
+ * GET /v1/models lists them and --check-config counts them. */
+size_t tt_model_registry_count_user(const struct tt_model_registry *r);
 
 #endif

@@ -26,8 +26,6 @@ SRCDIR = os.environ.get("TT_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-LEDGER_MODELS = ("JobLock", "JobMeta", "JobRecord", "JobRequest", "SemaphoreLease")
-
 
 class Daemon:
     """One daemon process. Its stderr (the JSON log) goes to a file that the
@@ -73,11 +71,11 @@ class Daemon:
         assert status == 200, body
         tables = {}
         for m in body["models"]:
-            tables.setdefault(m["table"]["name"], m["name"])
+            tables.setdefault(m["table"]["name"], "/v1/models/%s/table" % m["name"])
 
-        def renew(model):
-            # The ledger's table is reserved: only /v1/jobs/table reaches it.
-            path = "/v1/jobs/table" if model in LEDGER_MODELS else "/v1/models/%s/table" % model
+        # GET /v1/models lists the user's models only; the ledger's table is
+        # reserved, and only /v1/jobs/table reaches it.
+        def renew(path):
             for method, ok in (("DELETE", (204, 404)), ("PUT", (200, 201))):
                 # A daemon started with a short --request-timeout-ms may time
                 # out waiting for the peer; the table operation goes on, so ask again.
@@ -86,12 +84,12 @@ class Daemon:
                     if status not in (503, 504):
                         break
                     time.sleep(0.1)
-                assert status in ok, (method, model, body)
+                assert status in ok, (method, path, body)
 
         # Every table at once: a daemon start costs one table's delete and
         # create, not the sum over all models. map() raises what a table raised.
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(renew, tables.values()))
+            list(pool.map(renew, list(tables.values()) + ["/v1/jobs/table"]))
 
     def _wait_ready(self, timeout=10.0):
         deadline = time.time() + timeout

@@ -12,7 +12,8 @@ from items_fixtures import FIXTURE_MODELS, MY_MODELS, assert_error, item_path
 FIXTURE_NAMES = {"EncryptedRecord", "NumberPrecision", "Order", "ReleaseStateActual",
                  "ReleaseStateEvent", "SnakeCaseRecord", "StructuredProfileUser", "TypeMatrix",
                  "User"}
-# The job ledger's built-in models are always registered (docs/ledger.md).
+# The job ledger's built-in models are always registered, but they are the
+# ledger's: GET /v1/models does not list them (docs/ledger.md "Reserved models").
 LEDGER_NAMES = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"}
 
 NOTE = {
@@ -54,7 +55,29 @@ def test_list_models_names_every_loaded_model(fresh_daemon):
     assert hdrs["content-type"] == "application/json"
     assert list(body) == ["models"]
     names = [m["name"] for m in body["models"]]
-    assert sorted(names) == sorted(FIXTURE_NAMES | LEDGER_NAMES)
+    assert sorted(names) == sorted(FIXTURE_NAMES)
+
+
+def test_list_models_leaves_out_the_ledgers_but_get_shows_them(fresh_daemon):
+    d = fixture_daemon(fresh_daemon)
+    _, _, body = d.json("GET", "/v1/models")
+    assert not LEDGER_NAMES & {m["name"] for m in body["models"]}
+    assert all(m["table"]["name"] != "tabletheory-jobs" for m in body["models"])
+    for name in sorted(LEDGER_NAMES):
+        status, _, got = d.json("GET", "/v1/models/" + name)
+        assert status == 200 and got["name"] == name
+        assert got["table"]["name"] == "tabletheory-jobs"
+
+
+def test_check_config_counts_the_users_models_only():
+    # FIXTURE_MODELS holds len(FIXTURE_NAMES) models; the ledger's five are not counted.
+    r = subprocess.run([DAEMON, "--models", FIXTURE_MODELS, "--check-config"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "tabletheoryd: configuration OK (%d models)" % len(FIXTURE_NAMES)
+    r = subprocess.run([DAEMON, "--check-config"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "tabletheoryd: configuration OK (0 models)"
 
 
 def test_list_models_is_normalized_dms(fresh_daemon):
@@ -115,7 +138,7 @@ def test_put_model_new_identical_different_replace(fresh_daemon):
     assert status == 200 and got == body
     _, _, listing = d.json("GET", "/v1/models")
     assert sorted(m["name"] for m in listing["models"]) == sorted(
-        FIXTURE_NAMES | LEDGER_NAMES | {"Note"})
+        FIXTURE_NAMES | {"Note"})
 
     # The same model again: 200, nothing changes.
     status, _, again = d.json("PUT", "/v1/models/Note", body=note_model())
@@ -468,5 +491,4 @@ def test_own_models_load(fresh_daemon):
     _, _, body = d.json("GET", "/v1/models")
     assert sorted(m["name"] for m in body["models"]) == sorted(
         ["Wallet", "Counter", "Blob", "Loose", "Event", "Bulk", "Line", "Member", "Account",
-         "Pinned", "Entry", "Sealed", "SealedView", "SealedMember", "SealedMemberView"] +
-        sorted(LEDGER_NAMES))
+         "Pinned", "Entry", "Sealed", "SealedView", "SealedMember", "SealedMemberView"])

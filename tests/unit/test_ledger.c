@@ -304,6 +304,9 @@ START_TEST(test_models_reserved) {
   ck_assert_ptr_nonnull(lock);
   ck_assert(tt_model_registry_is_reserved(r, lock));
   ck_assert_ptr_null(tt_model_registry_get(r, "JobLock"));
+  /* The five ledger models are there, but none of them is the user's. */
+  ck_assert_uint_eq(tt_model_registry_count(r), 5);
+  ck_assert_uint_eq(tt_model_registry_count_user(r), 0);
   ck_assert_ptr_null(tt_model_registry_lookup(r, "JobLock", "model", &err));
   ck_assert_int_eq(err.code, TT_ERR_RESERVED_MODEL);
   ck_assert_str_eq(err.field, "model");

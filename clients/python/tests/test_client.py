@@ -210,6 +210,36 @@ def test_batch_get_and_write(client):
     assert len(items) == 3 and len(missing) == 2
 
 
+def test_batch_get_takes_every_key_form_of_get(client):
+    users, wallets = client.model("User"), client.model("Wallet")
+    pk = "USER#" + uid()
+    stored = [users.create({"PK": pk, "SK": sk, "nickname": sk}) for sk in "ABCD"]
+    # A key dict, a whole item, a (pk, sk) tuple and a list: each form get accepts.
+    items, missing = users.batch_get([{"PK": pk, "SK": "A"}, stored[1], (pk, "C"), [pk, "D"],
+                                      (pk, "absent")])
+    assert [i["nickname"] for i in items] == ["A", "B", "C", "D"]
+    assert missing == [{"PK": pk, "SK": "absent"}]
+    assert users.get(pk, "C") == users.get(stored[2]) == items[2]
+    # A model without a sort key also takes the bare partition key value.
+    wids = [uid("w") for _ in range(3)]
+    for n, wid in enumerate(wids):
+        wallets.create({"id": wid, "balance": n})
+    items, missing = wallets.batch_get([wids[0], (wids[1],), {"id": wids[2]}])
+    assert [i["balance"] for i in items] == [0, 1, 2] and missing == []
+    with pytest.raises(ValueError):
+        users.batch_get([pk])  # no sort key
+    with pytest.raises(ValueError):
+        users.batch_get([{"SK": "P"}])
+
+
+def test_item_and_job_versions_start_where_documented(client):
+    # Items start at version 0 (a DMS version attribute), jobs at version 1.
+    item = client.model("Wallet").create({"id": uid("v"), "balance": 1})
+    assert item["version"] == 0
+    client.jobs.ensure_table()
+    assert client.jobs.create("t", job_id=uid("job"))["version"] == 1
+
+
 def test_transactions(client):
     wid, pk = uid("w"), "USER#" + uid()
     tx = client.transaction()
@@ -307,10 +337,10 @@ def test_jobs_records_and_idempotency(client, daemon):
     other = jobs.create(tenant)
     assert [j["job_id"] for j in jobs.list(tenant_id=tenant, page_size=1)] == [
         job["job_id"], other["job_id"]]
-    running = jobs.transition(job["job_id"], 1, "RUNNING", from_="PENDING")
+    running = jobs.transition(job["job_id"], 1, "PENDING", "RUNNING")
     assert running["version"] == 2
     with pytest.raises(tt.VersionConflict):
-        jobs.transition(job["job_id"], 1, "SUCCEEDED")
+        jobs.transition(job["job_id"], 1, None, "SUCCEEDED")
     for i in range(5):
         jobs.put_record(job["job_id"], "r%d" % i, "PENDING")
     rec = jobs.put_record(job["job_id"], "r1", "FAILED",
@@ -328,9 +358,9 @@ def test_jobs_records_and_idempotency(client, daemon):
     assert done.result == {"amount": Decimal("12345678901234567890.5")}
     again = jobs.begin_request(job["job_id"], "charge-1")
     assert again.outcome == "already_completed" and again.result == done.result
-    done = jobs.transition(job["job_id"], 2, "SUCCEEDED")
+    done = jobs.transition(job["job_id"], 2, None, "SUCCEEDED")
     with pytest.raises(tt.InvalidTransition):
-        jobs.transition(job["job_id"], done["version"], "RUNNING")
+        jobs.transition(job["job_id"], done["version"], None, "RUNNING")
 
 
 def test_leases(client):

@@ -484,11 +484,33 @@ export class Model<T extends Item = Item> {
 
   // -- batches -----------------------------------------------------------------------
 
-  /** The found items in the order of keys, and the missing keys. */
-  async batchGet(keys: Item[], opts: CallOptions & { select?: string[]; consistent?: boolean } = {}): Promise<{ items: T[]; missing: Item[] }> {
+  /** The found items in the order of keys, and the missing keys. A key takes any form
+   * get accepts: an object (a key, or an item whose key attributes are used), a
+   * [pk, sk] pair, or the partition key value of a model without a sort key. */
+  async batchGet(keys: (KeyInput | [KeyValue, KeyValue?])[], opts: CallOptions & { select?: string[]; consistent?: boolean } = {}): Promise<{ items: T[]; missing: Item[] }> {
     const items: T[] = [];
     const missing: Item[] = [];
     const t = await this.client.types(this.name, opts.requestId);
+    keys = keys.map((k) => {
+      let pkV: unknown, skV: unknown;
+      if (Array.isArray(k)) {
+        if (k.length !== (t.sk ? 2 : 1)) throw new TypeError(`a key of ${this.name} is [${[t.pk, t.sk].filter(Boolean).join(", ")}]`);
+        [pkV, skV] = k;
+      } else if (k !== null && typeof k === "object" && !(k instanceof Uint8Array) && !(k instanceof Num)) {
+        const o = k as Item;
+        if (o[t.pk] === undefined) throw new TypeError(`the key of ${this.name} needs ${t.pk}`);
+        pkV = o[t.pk];
+        skV = t.sk ? o[t.sk] : undefined;
+      } else {
+        pkV = k;
+      }
+      const out: Item = { [t.pk]: pkV };
+      if (t.sk) {
+        if (skV === undefined) throw new TypeError(`model ${this.name} needs a sort key (${t.sk})`);
+        out[t.sk] = skV;
+      }
+      return out;
+    });
     for (let i = 0; i < keys.length || i === 0; i += 10000) {
       const body: Record<string, unknown> = { keys: keys.slice(i, i + 10000) };
       if (opts.select) body.select = opts.select;

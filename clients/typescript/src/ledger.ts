@@ -72,10 +72,12 @@ export class Jobs {
     }
   }
 
-  /** Moves the job to `to`; VersionConflict, InvalidTransition. */
-  transition(jobId: string, expectedVersion: number, to: JobStatus, opts: CallOptions & { from?: JobStatus } = {}): Promise<Job> {
+  /** Moves the job from `from` (null: from any status) to `to` when its version is
+   * expectedVersion; VersionConflict, InvalidTransition. */
+  transition(jobId: string, expectedVersion: number, from: JobStatus | null, to: JobStatus, opts: CallOptions = {}): Promise<Job> {
+    if (typeof to !== "string") throw new TypeError("transition(jobId, expectedVersion, from, to): to is required");
     const body: Record<string, unknown> = { expected_version: expectedVersion, to };
-    if (opts.from) body.from = opts.from;
+    if (from) body.from = from;
     return this.r("POST", `/${q(jobId)}/transition`, body, opts);
   }
 

@@ -197,6 +197,21 @@ describe("batches and transactions", () => {
     assert.equal(r.missing.length, 2);
   });
 
+  test("batchGet takes every key form of get", async () => {
+    const users = client.model("User");
+    const pk = `USER#${uid()}`;
+    const stored = [];
+    for (const sk of ["A", "B", "C"]) stored.push(await users.create({ PK: pk, SK: sk, nickname: sk }));
+    const { items, missing } = await users.batchGet([{ PK: pk, SK: "A" }, stored[1], [pk, "C"], [pk, "absent"]]);
+    assert.deepEqual(items.map((i) => i.nickname), ["A", "B", "C"]);
+    assert.deepEqual(missing, [{ PK: pk, SK: "absent" }]);
+    const wid = uid("w");
+    await client.model("Wallet").create({ id: wid, balance: 4 });
+    const w = await client.model("Wallet").batchGet([wid]);
+    assert.equal(w.items[0].balance, "4");
+    await assert.rejects(users.batchGet([pk]), TypeError);
+  });
+
   test("transactions", async () => {
     const wid = uid("w");
     const pk = `USER#${uid()}`;
@@ -281,8 +296,8 @@ describe("job ledger", () => {
     const listed = [];
     for await (const j of jobs.list({ tenant_id: tenant, pageSize: 1 })) listed.push(j.job_id);
     assert.deepEqual(listed, [job.job_id, other.job_id]);
-    assert.equal((await jobs.transition(job.job_id, 1, "RUNNING", { from: "PENDING" })).version, 2);
-    await assert.rejects(jobs.transition(job.job_id, 1, "SUCCEEDED"), tt.VersionConflict);
+    assert.equal((await jobs.transition(job.job_id, 1, "PENDING", "RUNNING")).version, 2);
+    await assert.rejects(jobs.transition(job.job_id, 1, null, "SUCCEEDED"), tt.VersionConflict);
     for (let i = 0; i < 5; i++) await jobs.putRecord(job.job_id, `r${i}`, "PENDING");
     const rec = await jobs.putRecord(job.job_id, "r1", "FAILED", { error: { type: "E", message: "password=hunter2", retryable: false } });
     assert.ok(!JSON.stringify(rec.error).includes("hunter2"));
@@ -297,8 +312,8 @@ describe("job ledger", () => {
     const again = await jobs.beginRequest(job.job_id, "charge-1");
     assert.equal(again.outcome, "already_completed");
     assert.deepEqual(again.result, done.result);
-    const fin = await jobs.transition(job.job_id, 2, "SUCCEEDED");
-    await assert.rejects(jobs.transition(job.job_id, fin.version, "RUNNING"), tt.InvalidTransition);
+    const fin = await jobs.transition(job.job_id, 2, null, "SUCCEEDED");
+    await assert.rejects(jobs.transition(job.job_id, fin.version, null, "RUNNING"), tt.InvalidTransition);
   });
 
   test("leases", async () => {

@@ -275,6 +275,29 @@ class Model:
             path += "/" + key_segment(sk_v)
         return path
 
+    def _key_object(self, key, request_id=None):
+        """A key in any form that get accepts -- a dict (a key or a whole item: its key
+        attributes are used), a (pk, sk) tuple or list, or the partition key value of a
+        model without a sort key -- as the key object that batch-get takes."""
+        t = self.client._types(self.name, request_id)
+        if isinstance(key, dict):
+            if t.pk not in key:
+                raise ValueError("the key of %s needs %s" % (self.name, t.pk))
+            pk_v, sk_v = key[t.pk], key.get(t.sk) if t.sk else None
+        elif isinstance(key, (tuple, list)):
+            if len(key) != (2 if t.sk else 1):
+                raise ValueError("a key of %s is (%s)" % (self.name, ", ".join(
+                    n for n in (t.pk, t.sk) if n)))
+            pk_v, sk_v = key[0], key[1] if t.sk else None
+        else:
+            pk_v, sk_v = key, None
+        out = {t.pk: pk_v}
+        if t.sk is not None:
+            if sk_v is None:
+                raise ValueError("model %s needs a sort key (%s)" % (self.name, t.sk))
+            out[t.sk] = sk_v
+        return out
+
     def _decode(self, item):
         return self.types.decode_item(item)
 
@@ -464,9 +487,11 @@ class Model:
     # -- batches -----------------------------------------------------------------------
 
     def batch_get(self, keys, *, select=None, consistent=False, request_id=None):
-        """Returns (items found in the order of keys, missing keys)."""
+        """Returns (items found in the order of keys, missing keys). A key takes any form
+        get accepts: a dict (a key, or an item whose key attributes are used), a (pk, sk)
+        tuple, or the partition key value of a model without a sort key."""
         items, missing = [], []
-        keys = list(keys)
+        keys = [self._key_object(k, request_id) for k in keys]
         for i in range(0, len(keys), 10000):
             body = {"keys": keys[i:i + 10000]}
             if select is not None:

@@ -76,8 +76,9 @@ class Jobs:
             if not cursor:
                 return
 
-    def transition(self, job_id, expected_version, to, from_=None, request_id=None):
-        """Moves the job to `to`; VersionConflict, InvalidTransition. Returns the job."""
+    def transition(self, job_id, expected_version, from_, to, request_id=None):
+        """Moves the job from `from_` (None: from any status) to `to` when its version is
+        expected_version; VersionConflict, InvalidTransition. Returns the job."""
         body = {"expected_version": expected_version, "to": to}
         if from_ is not None:
             body["from"] = from_

@@ -445,8 +445,9 @@ class TypedJobs:
         return dict(self._c.request("GET", "/v1/jobs/" + quote(job_id, safe=""),
                                     idempotent=True)[2])
 
-    def transition(self, job_id: str, expected_version: int, to: str,
-                   from_: Optional[str] = None) -> Dict[str, Any]:
+    def transition(self, job_id: str, expected_version: int, from_: Optional[str],
+                   to: str) -> Dict[str, Any]:
+        """from_ None: any current status (the untyped client's order)."""
         body: Dict[str, Any] = {"expected_version": expected_version, "to": to}
         if from_ is not None:
             body["from"] = from_

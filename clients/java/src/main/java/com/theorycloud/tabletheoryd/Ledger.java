@@ -78,10 +78,13 @@ public final class Ledger {
     /** Creates the ledger's table when missing (PUT /v1/jobs/table). */
     public void ensureTable() { c.send(new Call("PUT", "/v1/jobs/table", null, true)); }
 
-    /** Creates a job (version 1); jobId null lets the daemon generate one. AlreadyExistsException if taken. */
-    public Job createJob(String jobId, String tenantId) { return createJob(jobId, tenantId, null, null); }
+    /**
+     * Creates a job (version 1) of tenantId; jobId null lets the daemon generate one.
+     * AlreadyExistsException if taken. The tenant comes first, as in every client.
+     */
+    public Job createJob(String tenantId, String jobId) { return createJob(tenantId, jobId, null, null); }
 
-    public Job createJob(String jobId, String tenantId, String status, Duration ttl) {
+    public Job createJob(String tenantId, String jobId, String status, Duration ttl) {
         Map<String, Object> body = new LinkedHashMap<>();
         if (jobId != null) {
             body.put("job_id", jobId);

@@ -20,8 +20,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A client of one tabletheoryd daemon. Thread-safe; it keeps its connections
@@ -196,7 +200,7 @@ public final class TableTheoryClient implements AutoCloseable {
         return HexFormat.of().formatHex(b);
     }
 
-    Answer send(Call c) {
+    private URI uri(Call c) {
         StringBuilder url = new StringBuilder(base).append(c.path());
         if (c.query() != null && !c.query().isEmpty()) {
             char sep = '?';
@@ -205,7 +209,11 @@ public final class TableTheoryClient implements AutoCloseable {
                 sep = '&';
             }
         }
-        URI uri = URI.create(url.toString());
+        return URI.create(url.toString());
+    }
+
+    Answer send(Call c) {
+        URI uri = uri(c);
         byte[] payload = c.body() == null ? null : Json.write(c.body());
         String rid = requestId != null ? requestId : newId();
         long deadline = System.nanoTime() + callTimeout.toNanos();
@@ -236,9 +244,81 @@ public final class TableTheoryClient implements AutoCloseable {
         }
     }
 
-    private Answer once(Call c, URI uri, byte[] payload, String rid, long deadline) {
+    /**
+     * send on HttpClient.sendAsync: the same retries, waiting on
+     * CompletableFuture.delayedExecutor (no thread blocks), and the same
+     * exceptions, as the cause of the future's ExecutionException or
+     * CompletionException.
+     */
+    CompletableFuture<Answer> sendAsync(Call c) {
+        URI uri;
+        byte[] payload;
+        try {
+            uri = uri(c);
+            payload = c.body() == null ? null : Json.write(c.body());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String rid = requestId != null ? requestId : newId();
+        long deadline = System.nanoTime() + callTimeout.toNanos();
+        return attemptAsync(c, uri, payload, rid, deadline, 1);
+    }
+
+    private CompletableFuture<Answer> attemptAsync(Call c, URI uri, byte[] payload, String rid, long deadline,
+                                                   int attempt) {
+        Duration timeout = attemptTimeout(deadline);
+        CompletableFuture<Answer> one;
+        try {
+            one = http.sendAsync(request(c, uri, payload, rid, timeout), HttpResponse.BodyHandlers.ofByteArray())
+                    .handle((resp, thrown) -> {
+                        if (thrown != null) {
+                            Throwable t = thrown instanceof CompletionException && thrown.getCause() != null
+                                    ? thrown.getCause() : thrown;
+                            throw transportFailure(t, rid, timeout);
+                        }
+                        return answer(resp, rid);
+                    });
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return one.handle((a, thrown) -> {
+            if (thrown == null) {
+                return CompletableFuture.completedFuture(a);
+            }
+            Throwable t = thrown instanceof CompletionException && thrown.getCause() != null
+                    ? thrown.getCause() : thrown;
+            if (!(t instanceof TableTheoryException err) || attempt >= maxAttempts || !shouldRetry(c, err)) {
+                return CompletableFuture.<Answer>failedFuture(t);
+            }
+            long delay = Math.max(backoff(attempt), err.retryAfter().toMillis());
+            if (System.nanoTime() + delay * 1_000_000L >= deadline) {
+                return CompletableFuture.<Answer>failedFuture(t);
+            }
+            Executor later = CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS);
+            return CompletableFuture.supplyAsync(() -> null, later)
+                    .thenCompose(x -> attemptAsync(c, uri, payload, rid, deadline, attempt + 1));
+        }).thenCompose(f -> f);
+    }
+
+    private Duration attemptTimeout(long deadline) {
         long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000L);
-        Duration timeout = Duration.ofMillis(Math.min(left, attemptTimeout.toMillis()));
+        return Duration.ofMillis(Math.min(left, attemptTimeout.toMillis()));
+    }
+
+    private TableTheoryException transportFailure(Throwable e, String rid, Duration timeout) {
+        if (e instanceof TableTheoryException te) {
+            return te;
+        }
+        if (e instanceof java.net.http.HttpTimeoutException) {
+            return new ClientTimeoutException(new TableTheoryException.Failure(0, "ClientTimeout",
+                    "no answer within " + timeout.toMillis() + " ms", true, rid, Map.of(), Duration.ZERO, e));
+        }
+        return new ConnectionException(new TableTheoryException.Failure(0, "ConnectionError",
+                "cannot reach the daemon at " + base + ": " + e, e instanceof IOException, rid, Map.of(),
+                Duration.ZERO, e));
+    }
+
+    private HttpRequest request(Call c, URI uri, byte[] payload, String rid, Duration timeout) {
         HttpRequest.Builder rb = HttpRequest.newBuilder(uri).timeout(timeout)
                 .header("Accept", "application/json")
                 .header("X-Request-Id", rid)
@@ -253,9 +333,15 @@ public final class TableTheoryClient implements AutoCloseable {
         if (c.headers() != null) {
             c.headers().forEach(rb::header);
         }
+        return rb.build();
+    }
+
+    private Answer once(Call c, URI uri, byte[] payload, String rid, long deadline) {
+        Duration timeout = attemptTimeout(deadline);
+        HttpRequest req = request(c, uri, payload, rid, timeout);
         HttpResponse<byte[]> resp;
         try {
-            resp = http.send(rb.build(), HttpResponse.BodyHandlers.ofByteArray());
+            resp = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
         } catch (java.net.http.HttpTimeoutException e) {
             throw new ClientTimeoutException(new TableTheoryException.Failure(0, "ClientTimeout",
                     "no answer within " + timeout.toMillis() + " ms", true, rid, Map.of(), Duration.ZERO, e));
@@ -267,6 +353,10 @@ public final class TableTheoryClient implements AutoCloseable {
             throw new ConnectionException(new TableTheoryException.Failure(0, "ConnectionError",
                     "interrupted", false, rid, Map.of(), Duration.ZERO, e));
         }
+        return answer(resp, rid);
+    }
+
+    private Answer answer(HttpResponse<byte[]> resp, String rid) {
         int st = resp.statusCode();
         Object body;
         try {
@@ -383,6 +473,15 @@ public final class TableTheoryClient implements AutoCloseable {
         return a.status() == 201;
     }
 
+    ModelInfo cachedModel(String name) {
+        return models.get(name);
+    }
+
+    ModelInfo cacheModel(String name, ModelInfo m) {
+        models.put(name, m);
+        return m;
+    }
+
     ModelInfo schema(String name) {
         ModelInfo m = models.get(name);
         return m != null ? m : describeModel(name);
@@ -391,6 +490,11 @@ public final class TableTheoryClient implements AutoCloseable {
     /** The handle of one model's endpoints. */
     public ModelClient model(String name) {
         return new ModelClient(this, name);
+    }
+
+    /** The asynchronous view of this client: the same calls, as CompletableFutures. */
+    public AsyncClient async() {
+        return new AsyncClient(this);
     }
 
     /** The job ledger's endpoints. */
