@@ -171,7 +171,8 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
     (*gens)[(*n)++] = strtoull(s + 4, NULL, 16);
   }
   closedir(d);
-  qsort(*gens, *n, sizeof(**gens), cmp_u64);
+  if (*n > 1)
+    qsort(*gens, *n, sizeof(**gens), cmp_u64);
   return 0;
 }
 
