@@ -4,8 +4,9 @@
  * by record (length, CRC32C) and each good record replayed; 1: the rest is
  * one record's payload, replayed as it is (so the entries are reached
  * without a matching checksum). Replay goes into a fresh memory backend
- * holding one table with a sort key and a global index. */
+ * holding one table (tbl) with a sort key and a global index. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -17,11 +18,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char TABLE[] =
-    "{\"TableName\":\"t\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
+    "{\"TableName\":\"tbl\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":["
     "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\","
     "\"AttributeType\":\"N\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],\"KeySchema\":"
     "[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":"
-    "\"RANGE\"}],\"GlobalSecondaryIndexes\":[{\"IndexName\":\"gi\",\"KeySchema\":[{"
+    "\"RANGE\"}],\"GlobalSecondaryIndexes\":[{\"IndexName\":\"gsi\",\"KeySchema\":[{"
     "\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}";
 
 static void closed(void *arg) { *(int *)arg = 1; }
@@ -44,8 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tt_buf_init(&pl, 0);
   if (memdb_wal_put_create(&pl, 1.5, TABLE, strlen(TABLE)) != 0 ||
       memdb_wal_apply(m, (const unsigned char *)pl.data, pl.len, NULL, NULL, msg, sizeof(msg)) !=
-          0)
+          0) {
+    fprintf(stderr, "fuzz_wal: the fixed table: %s\n", msg);
     abort();
+  }
   tt_buf_free(&pl);
   const unsigned char *p = data + 1;
   size_t n = size - 1;

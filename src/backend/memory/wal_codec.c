@@ -386,13 +386,10 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
   }
   json_decref(req);
   json_decref(resp);
-  bool oom = rc != 0 && strcmp(e.type, "InternalServerError") == 0;
-  tt_backend_error_clear(&e);
   if (rc != 0)
-    return bad(msg, msgsz, "%s",
-               oom ? "out of memory replaying a table record"
-                   : "a table record that its table's state does not accept");
-  return 0;
+    snprintf(msg, msgsz, "a table record that the tables do not accept (%s)", e.type);
+  tt_backend_error_clear(&e);
+  return rc != 0 ? -1 : 0;
 }
 
 int memdb_wal_apply(struct memdb *m, const unsigned char *p, size_t n, uint64_t *header_gen,
