@@ -190,6 +190,38 @@ START_TEST(test_snapshot_then_log) {
 }
 END_TEST
 
+START_TEST(test_compaction_at_start) {
+  struct tt_memdb_options o = opts();
+  struct fx f;
+  open_fx(&f, &o);
+  workload(&f, 40);
+  char *live = state(&f);
+  fx_teardown(&f);
+  char path[300];
+  struct stat sb;
+  snprintf(path, sizeof(path), "%s/snapshot", dir);
+  ck_assert_int_ne(stat(path, &sb), 0); /* under the bound: logs only */
+  o.snapshot_min_bytes = 1024;          /* the logs now pass it */
+  open_fx(&f, &o);
+  struct tt_memdb_wal_stats st;
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_uint_eq(st.snapshots, 1);
+  ck_assert_int_eq(stat(path, &sb), 0);
+  snprintf(path, sizeof(path), "%s/log.0000000000000001", dir);
+  ck_assert_int_ne(stat(path, &sb), 0); /* covered by the snapshot: deleted */
+  char *back = state(&f);
+  ck_assert_str_eq(back, live);
+  free(back);
+  fx_put(&f, "{'pk':{'S':'after'}}");
+  fx_teardown(&f);
+  open_fx(&f, &o);
+  fx_expect(&f, TT_DDB_GET_ITEM, "{'TableName':'tbl','Key':{'pk':{'S':'after'}}}",
+            "{'Item':{'pk':{'S':'after'}}}");
+  fx_teardown(&f);
+  free(live);
+}
+END_TEST
+
 static char *log_path(char *out, size_t n) {
   snprintf(out, n, "%s/log.0000000000000001", dir);
   return out;
@@ -475,6 +507,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_codec_round_trip);
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);
+  tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_corruption_refused);
   tcase_add_test(tc, test_lock_refuses_second);

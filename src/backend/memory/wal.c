@@ -59,6 +59,7 @@ struct memdb_wal {
   int snap_err;
   uint64_t last_snap;
   uint64_t snap_min;
+  uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
   /* everysec */
   uv_timer_t timer;
   bool timer_open;
@@ -80,7 +81,7 @@ static long do_pwrite(struct memdb_wal *w, int fd, const void *p, size_t n, uint
 }
 
 static int do_fsync(struct memdb_wal *w, int fd) {
-  w->st.fsyncs++;
+  __atomic_add_fetch(&w->st.fsyncs, 1, __ATOMIC_RELAXED); /* both workers */
   if (w->m->opts.fsync_hook)
     return w->m->opts.fsync_hook(fd, w->m->opts.hook_arg);
   return fdatasync(fd);
@@ -376,6 +377,8 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
     }
     cur = gens[i];
     any = true;
+    if (!reload)
+      w->loaded_log_bytes += size;
     if (reload && gens[i] == w->fd_gen)
       break;
   }
@@ -404,6 +407,7 @@ static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
 }
 
 static void timer_cb(uv_timer_t *h);
+static int compact_at_start(struct memdb_wal *w);
 
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   const struct tt_memdb_options *o = &m->opts;
@@ -445,6 +449,15 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   if (rc != LOAD_OK) {
     free_tables(m);
     return UV_EIO;
+  }
+  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+  if (w->loaded_log_bytes >= bound && compact_at_start(w) != 0) {
+    /* Not fatal: the logs still hold everything. */
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", strerror(errno));
+    tt_log_end(&l);
   }
   if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
@@ -843,6 +856,55 @@ done:
   return rc;
 }
 
+/* At start-up, when the logs replayed passed the snapshot bound: a snapshot
+ * of what was loaded, written before the daemon serves (nothing else runs
+ * yet), so the next start reads it instead of the logs. */
+static int compact_at_start(struct memdb_wal *w) {
+  uint64_t gen = w->gen + 1;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (serialize(w->m, gen, &b) != 0) {
+    tt_buf_free(&b);
+    errno = ENOMEM;
+    return -1;
+  }
+  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int rc = fd < 0 || write_all(w, fd, b.data, b.len, 0) != 0 || do_fsync(w, fd) != 0 ? -1 : 0;
+  int e = errno;
+  if (fd >= 0 && close(fd) != 0 && rc == 0) {
+    rc = -1;
+    e = errno;
+  }
+  if (rc == 0 && (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 ||
+                  fsync(w->dirfd) != 0)) {
+    rc = -1;
+    e = errno;
+  }
+  if (rc != 0) {
+    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    tt_buf_free(&b);
+    errno = e;
+    return -1;
+  }
+  uint64_t *gens;
+  size_t n;
+  if (list_logs(w, &gens, &n) == 0) {
+    for (size_t i = 0; i < n; i++)
+      if (gens[i] < gen) {
+        char name[32];
+        log_file_name(name, sizeof(name), gens[i]);
+        unlinkat(w->dirfd, name, 0);
+      }
+    free(gens);
+  }
+  w->gen = w->fd_gen = gen;
+  w->durable = 0;
+  w->last_snap = b.len;
+  w->st.snapshots++;
+  tt_buf_free(&b);
+  return 0;
+}
+
 /* Called before a batch leaves: when the log has grown past the bound, the
  * state (which includes every record of this batch) is serialized now, on
  * the loop, and later records go to a new generation. */
@@ -871,11 +933,11 @@ static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
   w->snap_err = 0;
   int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0 ||
-      close(fd) != 0) {
+  if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
     w->snap_err = errno ? errno : EIO;
-    if (fd >= 0)
-      close(fd);
+  if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
+    w->snap_err = errno ? errno : EIO;
+  if (w->snap_err) {
     unlinkat(w->dirfd, "snapshot.tmp", 0);
     return;
   }
