@@ -404,7 +404,7 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
     }
     if (tt_memdb_open(&d->loop, &mo, &d->backend, msg, sizeof(msg)) != 0) {
       tt_log_event(TT_LOG_ERROR, "daemon.data_dir_failed", "message", msg, NULL);
-      return tt_error_set(err, TT_ERR_INTERNAL, "data-dir", "could not start the memory backend: %s",
+      return tt_error_set(err, TT_ERR_INTERNAL, "data-dir", "%s",
                           msg);
     }
     if (d->cfg.data_dir[0])

@@ -12,13 +12,14 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
 
 import pytest
 
-from daemon import PEER, Daemon
+from daemon import DAEMON, PEER, Daemon
 from items_fixtures import MY_MODELS, item_path
 
 pytestmark = pytest.mark.skipif(
@@ -190,6 +191,51 @@ def test_clean_stop_and_restart_keep_the_tables():
         try:
             status, _, body = d.json("GET", item_path("Line", "s", 1))
             assert status == 200 and body["label"] == "kept", body
+            d.stop()
+        finally:
+            d.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_corrupt_log_stops_the_start_and_recover_truncate_keeps_the_rest():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    try:
+        d = start(data)
+        try:
+            for n in (1, 2, 3):
+                status, _, _ = d.json("POST", "/v1/models/Line/items",
+                                      body={"tenant": "c", "n": n, "label": "x"})
+                assert status == 201
+            d.stop()
+        finally:
+            d.kill()
+        log = os.path.join(data, "log.0000000000000001")
+        with open(log, "rb") as f:
+            raw = bytearray(f.read())
+        # The records of the tables come first; flip a byte of the second to
+        # last record (the put of n=2): a record follows it, so it is no torn tail.
+        offs, off = [], 0
+        while off < len(raw):
+            offs.append(off)
+            off += 8 + int.from_bytes(raw[off:off + 4], "little")
+        bad = offs[-2]
+        raw[bad + 12] ^= 0x20
+        with open(log, "wb") as f:
+            f.write(raw)
+        r = subprocess.run([DAEMON, "--listen", "127.0.0.1:0", "--models", MY_MODELS,
+                            "--data-dir", data], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert "at offset %d of log.0000000000000001" % bad in r.stderr, r.stderr
+        assert "--data-dir-recover truncate" in r.stderr, r.stderr
+        d = start(data, "--data-dir-recover", "truncate")
+        try:
+            assert any(line.get("event") == "memdb.log_recovered" and line.get("offset") == bad
+                       for line in d.log_lines()), d.log_text()
+            assert d.json("GET", item_path("Line", "c", 1))[0] == 200
+            assert d.json("GET", item_path("Line", "c", 2))[0] == 404
+            assert d.json("GET", item_path("Line", "c", 3))[0] == 404
             d.stop()
         finally:
             d.kill()

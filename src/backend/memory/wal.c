@@ -263,8 +263,7 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
         break;
       }
       snprintf(why, sizeof(why), "%s",
-               s == MEMDB_WAL_SHORT ? "a record cut short before the end of the log"
-                                    : "a record whose checksum does not match");
+               s == MEMDB_WAL_SHORT ? "a record cut short" : "a bad checksum");
     }
     /* Corruption. */
     if (fix && w->m->opts.recover_truncate) {
@@ -286,9 +285,8 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
       break;
     }
     snprintf(msg, msgsz,
-             "the data dir %s: %s at offset %zu of %s; refusing to start rather than serve "
-             "wrong data (to keep the records before it and lose the rest, start once with "
-             "--data-dir-recover truncate, or truncate the file at that offset)",
+             "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
+             "before it: --data-dir-recover truncate)",
              w->dir, why, off, name);
     free(data);
     return LOAD_FAIL;
@@ -321,12 +319,12 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
       if (s != MEMDB_WAL_OK || end ||
           memdb_wal_apply(m, p, n, off == 0 ? &snap_gen : NULL, &end, why, sizeof(why)) != 0) {
         if (s == MEMDB_WAL_END)
-          snprintf(why, sizeof(why), "the snapshot ends before its end record");
+          snprintf(why, sizeof(why), "no end record");
         else if (s != MEMDB_WAL_OK)
-          snprintf(why, sizeof(why), "a record whose checksum does not match");
+          snprintf(why, sizeof(why), "a bad checksum");
         snprintf(msg, msgsz,
-                 "the data dir %s: %s at offset %zu of snapshot; refusing to start rather than "
-                 "serve wrong data (restore the data dir from a backup)",
+                 "data dir %s: %s at offset %zu of snapshot; not serving wrong data (restore "
+                 "the data dir from a backup)",
                  w->dir, why, off);
         free(data);
         return LOAD_FAIL;
@@ -436,9 +434,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     return UV_EIO;
   }
   if (flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
-    snprintf(msg, msgsz,
-             "the data dir %s is in use by another process (its LOCK file is locked): one "
-             "daemon per data dir",
+    snprintf(msg, msgsz, "data dir %s is in use by another process (its LOCK is held)",
              w->dir);
     return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
   }

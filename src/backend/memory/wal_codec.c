@@ -326,12 +326,12 @@ static int replay_item(struct memdb *m, bool put, struct cur *c, char *msg, size
   struct tt_av v;
   struct tt_backend_error e = {0};
   if (get_str(c, &tn, &tl) != 0 || tl == 0 || tl >= sizeof(name) || memchr(tn, 0, tl))
-    return bad(msg, msgsz, "%s", "an item record with a bad table name");
+    return bad(msg, msgsz, "%s", "an item with a bad table name");
   memcpy(name, tn, tl);
   name[tl] = '\0';
   struct memdb_table *t = memdb_table_get(m, name);
   if (t == NULL)
-    return bad(msg, msgsz, "%s", "an item record of a table that does not exist");
+    return bad(msg, msgsz, "%s", "an item of a table that does not exist");
   if (get_av(c, &v, 1) != 0 || v.type != TT_AV_M)
     goto fail;
   struct memdb_kv pk, sk = {0};
@@ -356,7 +356,7 @@ static int replay_item(struct memdb *m, bool put, struct cur *c, char *msg, size
 fail:
   tt_av_free(&v);
   tt_backend_error_clear(&e);
-  return bad(msg, msgsz, "%s", "an item record that is not a valid item of its table");
+  return bad(msg, msgsz, "%s", "an item that does not fit its table");
 }
 
 static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t created_ms,
@@ -387,7 +387,7 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
   json_decref(req);
   json_decref(resp);
   if (rc != 0)
-    snprintf(msg, msgsz, "a table record that the tables do not accept (%s)", e.type);
+    snprintf(msg, msgsz, "a table change that does not apply (%s)", e.type);
   tt_backend_error_clear(&e);
   return rc != 0 ? -1 : 0;
 }
