@@ -419,7 +419,8 @@ START_TEST(test_io_error_applies_nothing) {
   fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
   fx_put(&f, "{'pk':{'S':'a'},'v':{'N':'1'}}");
   hk.fail_write = ENOSPC;
-  expect_unavailable(&f, TT_DDB_PUT_ITEM, "{'TableName':'tbl','Item':{'pk':{'S':'a'},'v':{'N':'2'}}}");
+  expect_unavailable(&f, TT_DDB_PUT_ITEM,
+                     "{'TableName':'tbl','Item':{'pk':{'S':'a'},'v':{'N':'2'}}}");
   ck_assert_ptr_nonnull(strstr(f.err.message, "No space left on device"));
   expect_unavailable(&f, TT_DDB_TRANSACT_WRITE_ITEMS,
                      "{'TransactItems':[{'Put':{'TableName':'tbl','Item':{'pk':{'S':'t'}}}}]}");

@@ -29,8 +29,9 @@ struct tt_memdb_options {
   bool hide_expired;
   /* Durability (docs/local-dynamodb.md#durability): with a data dir every
    * write is logged and answered once its record is on disk (per
-   * fsync_mode), and tt_memdb_new loads the tables found there. NULL: the
-   * tables live in memory only. */
+   * fsync_mode), and tt_memdb_new loads the tables found there. A write
+   * then completes after calls started later that changed nothing (their
+   * answers need no disk). NULL: the tables live in memory only. */
   const char *data_dir;
   enum tt_memdb_fsync { TT_MEMDB_FSYNC_ALWAYS = 0, TT_MEMDB_FSYNC_EVERYSEC, TT_MEMDB_FSYNC_NO }
       fsync_mode;
