@@ -1005,6 +1005,14 @@ static void close_step(struct memdb_wal *w) {
       close(w->fd);
     w->fd = -1;
     w->closing = false;
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_NOTICE, "memdb.data_dir_closed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_int(&l, "records", (int64_t)w->st.records);
+    tt_log_int(&l, "batches", (int64_t)w->st.batches);
+    tt_log_int(&l, "fsyncs", (int64_t)w->st.fsyncs);
+    tt_log_int(&l, "snapshots", (int64_t)w->st.snapshots);
+    tt_log_end(&l);
     memdb_handle_closed(w->m);
     return;
   }
