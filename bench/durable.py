@@ -58,6 +58,7 @@ def main():
     ap.add_argument("--items", type=int, default=100000)
     ap.add_argument("--skip-post", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
     args = ap.parse_args()
     warn_load()
     work = tempfile.mkdtemp(prefix="ttd-bench-durable-")
@@ -98,7 +99,7 @@ def main():
                           % (conns, mode, statistics.median(rs), len(rs)))
 
         data = os.path.join(work, "data")
-        argv = ["--models", models, "--log-level", "warn", "--data-dir", data] + BULK_DAEMON_ARGS
+        argv = ["--models", models, "--log-level", "info", "--data-dir", data] + BULK_DAEMON_ARGS
         bodies = batch_bodies(args.items, 25)
         live = Daemon(args.daemon, argv, work, label="live")
         idle = mem_kb(live.pid)["VmRSS"]
@@ -118,10 +119,11 @@ def main():
             starts.append(time.monotonic() - t0)
             back_rss = mem_kb(back.pid)["VmRSS"]
             c = Client(back.base)
-            st, _ = c.request("GET", "/v1/models/Load/items/P%23000000/S%230000")
+            st, got = c.request("GET", "/v1/models/Load/items/P%23000000/S%230000")
             c.close()
             if st != 200:
-                sys.exit("an item is missing after the restart")
+                back.stop()
+                sys.exit("an item is missing after the restart: %d %s" % (st, got[:300]))
             if back.stop() != 0:
                 sys.exit("the restarted daemon did not exit 0")
         loaded = [json.loads(line) for line in open(os.path.join(work, "restarted.log"))
@@ -146,7 +148,10 @@ def main():
             with open(args.json, "w") as f:
                 json.dump(out, f, indent=1)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print("kept", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ struct memdb_wal {
   uint64_t last_snap;
   uint64_t snap_min;
   uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
+  double snap_ms;            /* time the last snapshot took to serialize, on the loop */
   /* everysec */
   uv_timer_t timer;
   bool timer_open;
@@ -913,7 +914,10 @@ static void maybe_snapshot(struct memdb_wal *w) {
     return;
   uint64_t gen = w->gen + 1;
   tt_buf_reset(&w->snap);
-  if (serialize(w->m, gen, &w->snap) != 0) {
+  uint64_t t0 = uv_hrtime();
+  int rc = serialize(w->m, gen, &w->snap);
+  w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
+  if (rc != 0) {
     tt_buf_free(&w->snap);
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
@@ -962,6 +966,12 @@ static void snap_after_cb(uv_work_t *req, int status) {
     w->last_snap = w->snap.len;
     w->st.snapshots++;
     w->st.snapshot_bytes = w->snap.len;
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_INFO, "memdb.snapshot_written");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_int(&l, "bytes", (int64_t)w->snap.len);
+    tt_log_ms(&l, "serialize_ms", w->snap_ms);
+    tt_log_end(&l);
   } else {
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
