@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The memory backend's data dir (docs/local-dynamodb.md, Durability): writers
 on threads (single items, conditional updates with versions, transactions,
-batches) against a daemon started with --data-dir, `kill -9` at a seeded
-random moment, a restart on the same data dir: every acknowledged write is
+batches) against a daemon started with --data-dir, `kill -9` after a
+seeded random number of answers, a restart on the same data dir: every acknowledged write is
 there with its acknowledged content and version, and no transaction is half
 applied. TT_DURABILITY_ROUNDS (default 3) sets the number of rounds,
 TT_DURABILITY_SEED the seed (docs/testing.md).
@@ -38,9 +38,11 @@ class Ledger:
         self.lock = threading.Lock()
         self.items = {}      # (tenant, n) -> (version, label), the last acknowledged
         self.tx = {}         # tx tenant -> acknowledged?
+        self.acks = 0        # answers received, to pick the moment of the kill
 
     def ack(self, key, version, label):
         with self.lock:
+            self.acks += 1
             old = self.items.get(key)
             if old is None or version >= old[0]:
                 self.items[key] = (version, label)
@@ -87,6 +89,7 @@ def writer(d, ledger, wid, stop, rnd):
                 if status == 200:
                     with ledger.lock:
                         ledger.tx[t] = True
+                        ledger.acks += 1
             else:
                 t = "b-%d-%d" % (wid, i)
                 put = [{"tenant": t, "n": k, "label": "batch"} for k in range(5)]
@@ -140,7 +143,13 @@ def test_kill9_keeps_every_acknowledged_write(mode):
                            for w in range(6)]
                 for t in threads:
                     t.start()
-                time.sleep(0.2 + rnd.random() * 0.8)
+                # The kill comes after a seeded number of answers: a moment in
+                # the middle of the writes, whatever the machine's speed.
+                target = ledger.acks + rnd.randint(50, 1000)
+                give_up = time.monotonic() + 60  # a stuck daemon is killed all the same
+                while ledger.acks < target and d.proc.poll() is None and \
+                        time.monotonic() < give_up:
+                    time.sleep(0.01)
                 d.proc.send_signal(signal.SIGKILL)
                 d.proc.wait()
                 stop.set()
