@@ -26,6 +26,8 @@ struct setting {
 };
 
 static const char *const backends[] = {"memory", "dynamodb", NULL};
+static const char *const fsync_modes[] = {"always", "everysec", "no", NULL};
+static const char *const recover_modes[] = {"none", "truncate", NULL};
 
 #define F(field) offsetof(struct tt_config, field), sizeof(((struct tt_config *)0)->field)
 static const struct setting settings[] = {
@@ -33,6 +35,12 @@ static const struct setting settings[] = {
      "ADDR  host:port, [v6]:port or unix:/path (default 127.0.0.1:8737)"},
     {"models", K_LIST, F(models), 0, 0, NULL, "PATH  DMS file or directory; repeatable"},
     {"backend", K_ENUM, F(backend), 0, 0, backends, "NAME  memory | dynamodb (default memory)"},
+    {"data-dir", K_STRING, F(data_dir), 0, 0, NULL,
+     "DIR  keep the memory backend's tables in DIR across restarts (default: memory only)"},
+    {"fsync", K_ENUM, F(fsync), 0, 0, fsync_modes,
+     "MODE  always | everysec | no: when a write to --data-dir is acknowledged (default always)"},
+    {"data-dir-recover", K_ENUM, F(data_dir_recover), 0, 0, recover_modes,
+     "MODE  none | truncate: truncate the log at a corrupt record (default none: refuse)"},
     {"endpoint", K_STRING, F(endpoint), 0, 0, NULL, "URL  DynamoDB-compatible endpoint"},
     {"region", K_STRING, F(region), 0, 0, NULL, "R  AWS region (default $AWS_REGION)"},
     {"kms-key-id", K_STRING, F(kms_key_id), 0, 0, NULL,
@@ -102,6 +110,8 @@ static void defaults(struct tt_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8737");
   snprintf(cfg->backend, sizeof(cfg->backend), "memory");
+  snprintf(cfg->fsync, sizeof(cfg->fsync), "always");
+  snprintf(cfg->data_dir_recover, sizeof(cfg->data_dir_recover), "none");
   snprintf(cfg->jobs_table, sizeof(cfg->jobs_table), "tabletheory-jobs");
   cfg->request_timeout_ms = 10000;
   cfg->header_timeout_ms = 10000;
@@ -152,9 +162,15 @@ static int apply(struct tt_config *cfg, const struct setting *st, const char *va
       bool ok = false;
       for (const char *const *c = st->choices; *c; c++)
         ok |= strcmp(*c, value) == 0;
-      if (!ok)
-        return tt_error_set(err, TT_ERR_VALIDATION, st->name,
-                            "%s: must be one of memory, dynamodb", source);
+      if (!ok) {
+        char list[128] = "";
+        size_t n = 0;
+        for (const char *const *c = st->choices; *c; c++)
+          n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+                                c == st->choices ? "" : ", ", *c);
+        return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: must be one of %s", source,
+                            list);
+      }
     }
     snprintf(field, st->size, "%s", value);
     return 0;

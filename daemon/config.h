@@ -31,6 +31,9 @@ struct tt_config {
   char models[TT_CONFIG_MAX_MODELS][512];
   size_t nmodels;
   char backend[16];
+  char data_dir[512];         /* memory backend's data dir; "" = memory only */
+  char fsync[16];             /* always | everysec | no */
+  char data_dir_recover[16];  /* none | truncate */
   char endpoint[512];
   char region[64];
   char kms_key_id[2048]; /* KMS key of encrypted attributes; "" = fail closed */

@@ -473,14 +473,32 @@ static int make_kms(struct daemon *d, struct tt_error *err) {
 
 static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
-    if (tt_memdb_new(&d->loop, NULL, &d->backend) != 0)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not start the memory backend");
+    struct tt_memdb_options mo = {0};
+    char msg[768];
+    if (d->cfg.data_dir[0]) {
+      mo.data_dir = d->cfg.data_dir;
+      mo.fsync_mode = strcmp(d->cfg.fsync, "everysec") == 0 ? TT_MEMDB_FSYNC_EVERYSEC
+                      : strcmp(d->cfg.fsync, "no") == 0     ? TT_MEMDB_FSYNC_NO
+                                                            : TT_MEMDB_FSYNC_ALWAYS;
+      mo.recover_truncate = strcmp(d->cfg.data_dir_recover, "truncate") == 0;
+    }
+    if (tt_memdb_open(&d->loop, &mo, &d->backend, msg, sizeof(msg)) != 0) {
+      tt_log_event(TT_LOG_ERROR, "daemon.data_dir_failed", "message", msg, NULL);
+      return tt_error_set(err, TT_ERR_INTERNAL, "data-dir", "%s",
+                          msg);
+    }
+    if (d->cfg.data_dir[0])
+      tt_log_event(TT_LOG_NOTICE, "daemon.data_dir", "data_dir", d->cfg.data_dir, "fsync",
+                   d->cfg.fsync, NULL);
     if (d->cfg.npartners)
       tt_log_event(TT_LOG_WARN, "daemon.partners_shared", "message",
                    "the memory backend has one account: every partner reads and writes it",
                    NULL);
     return 0;
   }
+  if (d->cfg.data_dir[0])
+    return tt_error_set(err, TT_ERR_VALIDATION, "data-dir",
+                        "data-dir: only the memory backend keeps a data dir");
   if (make_aws(d, err) != 0)
     return -1;
   struct tt_ddb_account accts[TT_CONFIG_MAX_PARTNERS];

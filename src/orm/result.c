@@ -55,6 +55,10 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
     r->retry_after_s = e->retry_after_ms ? (e->retry_after_ms + 999) / 1000 : 1;
   } else if (strstr(t, "Timeout") != NULL) {
     tt_error_set(&r->err, TT_ERR_BACKEND_TIMEOUT, NULL, "the backend timed out (%s)", t);
+  } else if (strcmp(t, "DataDirUnavailable") == 0) {
+    /* The memory backend's data dir failed (disk full, I/O error): the
+     * message names the dir and the error, never an item. */
+    tt_error_set(&r->err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "%s", e->message);
   } else if (e->retryable) {
     tt_error_set(&r->err, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend failed (%s); retry", t);
   } else if (strcmp(t, "ValidationException") == 0 && strstr(e->message, "Item size") != NULL) {

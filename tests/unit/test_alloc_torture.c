@@ -11,12 +11,14 @@
  * -Wl,--wrap, so src/ needs no hook), jansson (json_set_alloc_funcs) and
  * libuv (uv_replace_allocator). */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "backend/memory/memdb.h"
@@ -667,6 +669,93 @@ static int s_orm(char *out, size_t cap) {
   return rc;
 }
 
+/* The same requests on a backend with a data dir (fsync no: nothing waits
+ * for a disk), then a restart on it and a scan: an allocation refused
+ * while a write is logged fails that write and every later call cleanly
+ * (the backend cannot keep memory and log in step), and the restart loads
+ * exactly what was logged. */
+static char data_dir[256];
+
+static void empty_data_dir(void) {
+  DIR *d = opendir(data_dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (de->d_name[0] != '.')
+      unlinkat(dirfd(d), de->d_name, 0);
+  closedir(d);
+}
+
+static int open_durable(struct tt_backend **b, struct tt_client *client, struct tt_orm *orm) {
+  struct tt_memdb_options o = {.clock = fixed_s, .data_dir = data_dir,
+                               .fsync_mode = TT_MEMDB_FSYNC_NO};
+  char msg[512];
+  if (tt_memdb_open(&loop, &o, b, msg, sizeof(msg)) != 0) {
+    CHECK(msg[0] != '\0', "a data dir refused without a message");
+    return -1;
+  }
+  tt_client_init(client, *b, &loop, NULL);
+  client->retry.max_attempts = 1;
+  memset(orm, 0, sizeof(*orm));
+  orm->models = models;
+  orm->client = client;
+  orm->now_ns = fixed_ns;
+  return 0;
+}
+
+static void close_durable(struct tt_backend *b) {
+  int closed = 0;
+  b->ops->close(b, closed_cb, &closed);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(closed == 1, "the backend closed");
+  b->ops->destroy(b);
+}
+
+static int s_orm_durable(char *out, size_t cap) {
+  struct tt_backend *b = NULL;
+  struct tt_client client;
+  struct tt_orm orm;
+  out[0] = '\0';
+  empty_data_dir();
+  if (open_durable(&b, &client, &orm) != 0)
+    return -1;
+  int rc = 0;
+  for (size_t i = 0; i < sizeof(script) / sizeof(script[0]); i++)
+    if (run_req(&orm, &script[i], out, cap) != 0)
+      rc = -1;
+  close_durable(b);
+  if (open_durable(&b, &client, &orm) != 0)
+    return -1;
+  static const struct req again = {R_SCAN, "Order", NULL, "{}"};
+  if (run_req(&orm, &again, out, cap) != 0)
+    rc = -1;
+  close_durable(b);
+  return rc;
+}
+
+START_TEST(orm_durable) {
+  struct tt_error err;
+  const char *top = getenv("TT_SRCDIR");
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/examples/models/order.yml", top ? top : "..");
+  snprintf(data_dir, sizeof(data_dir), "%s/ttd-torture-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(data_dir));
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  models = tt_model_registry_new();
+  ck_assert_msg(tt_model_registry_load_path(models, path, &err) == 0, "%s", err.message);
+  ck_assert_msg(tt_model_registry_load_text(models, MEMBER, sizeof(MEMBER) - 1, "member.json",
+                                            &err) == 0,
+                "%s", err.message);
+  torture("ORM requests on a data dir", s_orm_durable);
+  tt_model_registry_free(models);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  empty_data_dir();
+  rmdir(data_dir);
+}
+END_TEST
+
 START_TEST(orm_requests) {
   struct tt_error err;
   const char *top = getenv("TT_SRCDIR");
@@ -695,7 +784,7 @@ int main(void) {
     const TTest *test;
   } cases[] = {{"value", value_codecs}, {"ddb", ddb_codec}, {"expr", expressions},
                {"dms", dms_loading},    {"registry", registry_replaces},
-               {"orm", orm_requests}};
+               {"orm", orm_requests}, {"durable", orm_durable}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     TCase *tc = tcase_create(cases[i].name);
     tcase_set_timeout(tc, 600);

@@ -258,6 +258,7 @@ struct memdb {
   struct tt_backend_call *canceled;    /* canceled, to complete */
   struct memdb_table *tables;
   struct memdb_token *tokens;
+  struct memdb_wal *wal; /* the data dir (wal.c); NULL: memory only */
   void (*closed)(void *);
   void *closed_arg;
   bool closing;
@@ -350,6 +351,11 @@ int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
 int64_t memdb_now(const struct memdb *m);
+/* Re-arms the idle handle or timer after calls were completed outside
+ * memdb.c (the log's completions). */
+void memdb_arm(struct memdb *m);
+/* One of the backend's handles (or the log) finished closing. */
+void memdb_handle_closed(struct memdb *m);
 struct memdb_table *memdb_table_get(struct memdb *m, const char *name);
 /* Reads TableName (or `field`) and finds the table: ValidationException
  * when missing, ResourceNotFoundException when unknown. */
@@ -429,6 +435,7 @@ int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_i
 enum memdb_wr_kind { MEMDB_WR_PUT = 1, MEMDB_WR_UPDATE, MEMDB_WR_DELETE, MEMDB_WR_CHECK };
 
 struct memdb_wr {
+  struct memdb *m;
   enum memdb_wr_kind kind;
   struct memdb_table *t;
   const struct tt_av *item; /* PUT: the item; otherwise the Key (own_item or the caller's) */

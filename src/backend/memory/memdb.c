@@ -5,11 +5,13 @@
  * from a loop idle handle or timer, like network calls. */
 #include "backend/memory/memdb.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backend/memory/internal.h"
+#include "backend/memory/wal.h"
 
 static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_GET_ITEM] = memdb_op_get_item,
@@ -43,6 +45,11 @@ static uint64_t due_of(const struct tt_backend_call *c) {
 static void execute(struct memdb *m, struct tt_backend_call *c) {
   tt_backend_error_clear(&c->error);
   c->response = NULL;
+  memdb_wal_begin(m);
+  if (memdb_wal_refuse(m, &c->error)) {
+    c->status = -1;
+    return;
+  }
   if (c->canceled) {
     tt_backend_error_set(&c->error, "RequestCanceled", 0, "Request canceled");
     c->status = -1;
@@ -83,6 +90,9 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   }
   c->response = resp;
   c->status = 0;
+  if (c->op == TT_DDB_CREATE_TABLE || c->op == TT_DDB_DELETE_TABLE ||
+      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE)
+    memdb_wal_note_table(m, c->op, c->request);
 }
 
 static void arm(struct memdb *m);
@@ -122,11 +132,13 @@ static void run_due(struct memdb *m) {
   while (!reached_last && (c = take_ready(m, now)) != NULL) {
     reached_last = c == last; /* done() may free c */
     execute(m, c);
-    c->done(c);
+    if (!memdb_wal_hold(m, c))
+      c->done(c);
   }
   while (m->canceled && (c = take_ready(m, now)) != NULL) {
     execute(m, c);
-    c->done(c);
+    if (!memdb_wal_hold(m, c))
+      c->done(c);
   }
   m->running = false;
   arm(m);
@@ -154,7 +166,8 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
   struct tt_backend_call *c;
   while ((c = take_ready(m, now)) != NULL) {
     execute(m, c);
-    c->done(c); /* may free c, start calls, cancel calls */
+    if (!memdb_wal_hold(m, c)) /* with a data dir, a write waits for its log */
+      c->done(c);                /* may free c, start calls, cancel calls */
     n++;
     if (until_ns && mono_ns() >= until_ns)
       break;
@@ -165,6 +178,8 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
 }
 
 static void timer_cb(uv_timer_t *h) { run_due(h->data); }
+
+void memdb_arm(struct memdb *m) { arm(m); }
 
 static void idle_cb(uv_idle_t *h) { run_due(h->data); }
 
@@ -229,11 +244,12 @@ static void memdb_cancel(struct tt_backend *b, struct tt_backend_call *c) {
   arm(m);
 }
 
-static void closed_cb(uv_handle_t *h) {
-  struct memdb *m = h->data;
+void memdb_handle_closed(struct memdb *m) {
   if (--m->open_handles == 0 && m->closed)
     m->closed(m->closed_arg);
 }
+
+static void closed_cb(uv_handle_t *h) { memdb_handle_closed(h->data); }
 
 static void memdb_close(struct tt_backend *b, void (*closed)(void *arg), void *arg) {
   struct memdb *m = b->impl;
@@ -242,6 +258,7 @@ static void memdb_close(struct tt_backend *b, void (*closed)(void *arg), void *a
   m->closed_arg = arg;
   uv_close((uv_handle_t *)&m->timer, closed_cb);
   uv_close((uv_handle_t *)&m->idle, closed_cb);
+  memdb_wal_close(m); /* flush, sync and close the log, if any */
 }
 
 static void memdb_destroy(struct tt_backend *b) {
@@ -258,6 +275,7 @@ static void memdb_destroy(struct tt_backend *b) {
     free(k->request);
     free(k);
   }
+  memdb_wal_free(m);
   free(m);
 }
 
@@ -271,14 +289,33 @@ static const struct tt_backend_ops memdb_ops = {
 };
 
 int tt_memdb_new(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out) {
+  char msg[512];
+  return tt_memdb_open(loop, opts, out, msg, sizeof(msg));
+}
+
+int tt_memdb_open(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out,
+                  char *msg, size_t msgsz) {
   struct memdb *m = calloc(1, sizeof(*m));
-  if (m == NULL)
+  if (msgsz)
+    msg[0] = '\0';
+  if (m == NULL) {
+    snprintf(msg, msgsz, "out of memory");
     return UV_ENOMEM;
+  }
   if (opts)
     m->opts = *opts;
-  int rc = uv_timer_init(loop, &m->timer);
-  if (rc != 0) {
+  m->base.loop = loop;
+  m->base.impl = m;
+  int rc;
+  if (m->opts.data_dir && (rc = memdb_wal_open(m, msg, msgsz)) != 0) {
+    memdb_wal_free(m);
     free(m);
+    return rc;
+  }
+  rc = uv_timer_init(loop, &m->timer);
+  if (rc != 0) {
+    snprintf(msg, msgsz, "%s", uv_strerror(rc));
+    memdb_destroy(&m->base);
     return rc;
   }
   m->timer.data = m;

@@ -27,6 +27,24 @@ struct tt_memdb_options {
    * and returns them from reads until then, so a read right after expiry
    * still sees the item (the TTL contract scenario relies on it). */
   bool hide_expired;
+  /* Durability (docs/local-dynamodb.md#durability): with a data dir every
+   * write is logged and answered once its record is on disk (per
+   * fsync_mode), and tt_memdb_new loads the tables found there. A write
+   * then completes after calls started later that changed nothing (their
+   * answers need no disk). NULL: the tables live in memory only. */
+  const char *data_dir;
+  enum tt_memdb_fsync { TT_MEMDB_FSYNC_ALWAYS = 0, TT_MEMDB_FSYNC_EVERYSEC, TT_MEMDB_FSYNC_NO }
+      fsync_mode;
+  /* A corrupt record (not a torn tail) stops the start-up; with this the
+   * log is truncated before it instead (the records after it are lost). */
+  bool recover_truncate;
+  /* A snapshot is written when the log passes max(this, twice the last
+   * snapshot); 0: 64 MiB. */
+  uint64_t snapshot_min_bytes;
+  /* Test hooks, called on the thread pool (NULL: pwrite(2), fdatasync(2)). */
+  long (*pwrite_hook)(int fd, const void *p, size_t n, int64_t off, void *arg);
+  int (*fsync_hook)(int fd, void *arg);
+  void *hook_arg;
 };
 
 /* Creates a memory backend bound to `loop`. `opts` may be NULL (defaults)
@@ -35,5 +53,11 @@ struct tt_memdb_options {
  * and every table. Returns 0, or UV_ENOMEM / a libuv error (nothing to
  * free). */
 int tt_memdb_new(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out);
+
+/* The same, with the reason of a failure in msg (the data dir is locked by
+ * another process: UV_EBUSY; a file is corrupt: UV_EIO, naming the file
+ * and the offset). */
+int tt_memdb_open(uv_loop_t *loop, const struct tt_memdb_options *opts, struct tt_backend **out,
+                  char *msg, size_t msgsz);
 
 #endif

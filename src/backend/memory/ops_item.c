@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "backend/memory/wal.h"
 
 void memdb_wr_free(struct memdb_wr *w) {
   memdb_exprs_free(&w->x);
@@ -64,6 +65,7 @@ int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
                            const struct tt_ddb_item_request *r, struct memdb_wr *w,
                            struct tt_backend_error *e) {
   memset(w, 0, sizeof(*w));
+  w->m = m;
   if (memdb_exprs_use(&w->x, r->names, r->values, e) != 0 || wr_setup(m, kind, r, w, e) != 0) {
     memdb_wr_free(w);
     return -1;
@@ -108,6 +110,7 @@ int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj
                      struct memdb_wr *w, struct tt_backend_error *e) {
   struct tt_ddb_item_request r;
   memset(w, 0, sizeof(*w));
+  w->m = m;
   if (decode_request(obj, kind, &w->own_item, &w->x, &r, e) != 0 ||
       wr_setup(m, kind, &r, w, e) != 0) {
     memdb_wr_free(w);
@@ -161,6 +164,8 @@ int memdb_wr_apply(struct memdb_wr *w, struct tt_backend_error *e) {
   if (memdb_table_write(w->t, w->phys, w->has_next ? &w->next : NULL) != 0)
     return memdb_oom(e);
   w->phys = NULL; /* freed or replaced by the write */
+  if (w->m && w->m->wal) /* the image for the data dir's log (wal.c) */
+    memdb_wal_note_item(w->m, w->has_next, w->t->name, w->has_next ? &w->next : w->item);
   return 0;
 }
 

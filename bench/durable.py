@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""durable.py -- what --data-dir costs the memory backend (docs/local-dynamodb.md).
+
+Figures, each against its anchor measured in the same run:
+
+  post       POST of a new ~1 KB item (run.py's post-item request), wrk -c16 and -c1:
+             --fsync everysec and --fsync always, against the memory backend without a
+             data dir; --rounds alternations, medians of the per-round ratios.
+  startup    N (--items, 100,000) 199-byte items (load.py's) through batch-write from 4
+             clients into a daemon with --data-dir; then SIGTERM, and a new daemon on the
+             same data dir: its time from exec to answering /healthz, against the time the
+             load took (this start also compacts the logs into a snapshot when they passed
+             64 MiB); then once more (from the snapshot).
+  rss        VmRSS of the second restarted daemon after its load, against the live daemon's after
+             the batch-write load.
+  size       bytes of the data dir after the restarts (the logs as written, or the snapshot
+             and an empty log once they were compacted), against N x the items' DynamoDB
+             size.
+
+  bench/durable.py _build/tabletheoryd
+  bench/durable.py _build/tabletheoryd --items 1000000 -d 5 --rounds 3
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (BULK_DAEMON_ARGS, POST_LUA, Client, Daemon, batch_bodies,  # noqa: E402
+                      bulk_load, http, item_size, mem_kb, run_wrk_raw, warn_load,
+                      write_models)
+
+
+def post_script(workdir, nonce):
+    path = os.path.join(workdir, "post-%d.lua" % nonce)
+    with open(path, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
+        f.write(POST_LUA.replace("__NONCE__", "n%d" % nonce))
+    return path
+
+
+def dir_bytes(path):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("daemon")
+    ap.add_argument("-d", type=int, default=5, help="seconds per wrk run")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--items", type=int, default=100000)
+    ap.add_argument("--skip-post", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs)")
+    args = ap.parse_args()
+    warn_load()
+    work = tempfile.mkdtemp(prefix="ttd-bench-durable-")
+    models = write_models(work, [("Bench", "bench"), ("Load", "load")])
+    out = {}
+    nonce = [0]
+
+    def post_run(extra, conns):
+        nonce[0] += 1
+        data = os.path.join(work, "post-data-%d" % nonce[0])
+        argv = ["--models", models, "--log-level", "warn"] + \
+            (["--data-dir", data] + extra if extra is not None else [])
+        d = Daemon(args.daemon, argv, work, label="post-%d" % nonce[0])
+        try:
+            res = run_wrk_raw(d.base + "/v1/models/Bench/items", post_script(work, nonce[0]), 1,
+                              conns, args.d, pid=d.pid)
+        finally:
+            d.stop()
+        shutil.rmtree(data, ignore_errors=True)
+        bad = res["non2xx"] + res["socket_errors"]
+        if bad:
+            print("warning: %d failed requests in %s" % (bad, res["wrk_cmd"]))
+        return res["rps"]
+
+    try:
+        if not args.skip_post:
+            for conns in (16, 1):
+                ratios = {"everysec": [], "always": []}
+                for r in range(args.rounds):
+                    base = post_run(None, conns)
+                    for mode in ratios:
+                        ratios[mode].append(post_run(["--fsync", mode], conns) / base)
+                    print("post -c%d round %d: memory %.0f req/s, everysec %.3f x, always %.3f x"
+                          % (conns, r + 1, base, ratios["everysec"][-1], ratios["always"][-1]))
+                for mode, rs in ratios.items():
+                    out["post_c%d_%s" % (conns, mode)] = statistics.median(rs)
+                    print("POST -c%d --fsync %s / memory without a data dir: %.3f (median of %d)"
+                          % (conns, mode, statistics.median(rs), len(rs)))
+
+        data = os.path.join(work, "data")
+        argv = ["--models", models, "--log-level", "info", "--data-dir", data] + BULK_DAEMON_ARGS
+        bodies = batch_bodies(args.items, 25)
+        live = Daemon(args.daemon, argv, work, label="live")
+        idle = mem_kb(live.pid)["VmRSS"]
+        secs, _, errors = bulk_load(live.base, "Load", bodies, 4, 3600)
+        if errors:
+            sys.exit("load failed: %s" % errors[:3])
+        live_rss = mem_kb(live.pid)["VmRSS"]
+        status, body = http("GET", live.base + "/v1/models/Load/items/P%23000000/S%230000"
+                            "?format=dynamodb")
+        size = item_size(json.loads(body))
+        if live.stop() != 0:
+            sys.exit("the live daemon did not exit 0")
+        starts = []
+        for label in ("restarted", "restarted-again"):
+            t0 = time.monotonic()
+            back = Daemon(args.daemon, argv, work, label=label)
+            starts.append(time.monotonic() - t0)
+            back_rss = mem_kb(back.pid)["VmRSS"]
+            c = Client(back.base)
+            st, got = c.request("GET", "/v1/models/Load/items/P%23000000/S%230000")
+            c.close()
+            if st != 200:
+                back.stop()
+                sys.exit("an item is missing after the restart: %d %s" % (st, got[:300]))
+            if back.stop() != 0:
+                sys.exit("the restarted daemon did not exit 0")
+        loaded = [json.loads(line) for line in open(os.path.join(work, "restarted.log"))
+                  if "memdb.data_dir_loaded" in line][0]
+        disk = dir_bytes(data)
+        start_s = starts[0]
+        out.update(items=args.items, load_s=secs, startup_s=start_s, startup_again_s=starts[1],
+                   startup_ratio=start_s / secs, rss_live_kb=live_rss, rss_loaded_kb=back_rss,
+                   rss_idle_kb=idle, rss_ratio=back_rss / live_rss, item_size=size,
+                   disk_bytes=disk, size_ratio=disk / (args.items * size),
+                   first_load=loaded)
+        print("load of %d items through batch-write: %.2f s; start-up from the data dir: "
+              "%.2f s (log %d bytes, snapshot %d bytes; compacted at this start when the log "
+              "passed 64 MiB), then %.2f s; ratio %.3f (target <= 0.5)"
+              % (args.items, secs, start_s, loaded["log_bytes"], loaded["snapshot_bytes"],
+                 starts[1], start_s / secs))
+        print("RSS after the load: live %d KiB, restarted %d KiB; ratio %.3f (target <= 1.1)"
+              % (live_rss, back_rss, back_rss / live_rss))
+        print("data dir %d bytes for %d items of %d bytes: ratio %.3f (target <= 1.5)"
+              % (disk, args.items, size, disk / (args.items * size)))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=1)
+    finally:
+        if args.keep:
+            print("kept", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

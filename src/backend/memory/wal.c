@@ -1,0 +1,1091 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* wal.c -- the data dir of the memory backend: a lock, a write-ahead log of
+ * whole operations appended and synced on libuv's thread pool with group
+ * commit (one fdatasync covers every record written since the last), the
+ * answers released once their record is durable, snapshots that bound the
+ * log, and the start-up load (torn tail dropped, corruption refused). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/memory/internal.h"
+#include "backend/memory/wal.h"
+#include "obs/log.h"
+
+#define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
+#define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
+
+struct memdb_wal {
+  struct memdb *m;
+  char *dir;
+  int dirfd, lockfd;
+  enum tt_memdb_fsync mode;
+  /* The log file: touched by the worker while `busy`, by the loop else. */
+  int fd;
+  uint64_t fd_gen;   /* generation of fd */
+  uint64_t durable;  /* bytes of log fd_gen written (and synced per mode) */
+  bool need_trunc;   /* a write failed: cut the file back to `durable` first */
+  uint64_t gen;      /* generation new records go to */
+  /* Records waiting for the next batch, and their calls. */
+  struct tt_buf pend;
+  struct tt_backend_call *pend_head, *pend_tail;
+  uint64_t pend_records;
+  bool sync_wanted;  /* everysec: the timer asked for an fsync */
+  bool unsynced;     /* bytes were written since the last fsync */
+  /* The batch in flight. */
+  uv_work_t work;
+  bool busy;
+  struct tt_buf fly;
+  struct tt_backend_call *fly_head;
+  uint64_t fly_gen;
+  bool fly_sync, fly_final;
+  int fly_err;
+  const char *fly_what;
+  /* The record of the running call. */
+  struct tt_buf rec;
+  bool rec_bad;
+  /* Snapshots. */
+  uv_work_t snap_work;
+  struct tt_buf snap;
+  uint64_t snap_gen; /* > 0: a snapshot of the logs before it, waiting or in flight */
+  bool snap_busy;
+  int snap_err;
+  uint64_t last_snap;
+  uint64_t snap_min;
+  uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
+  double snap_ms;            /* time the last snapshot took to serialize, on the loop */
+  /* everysec */
+  uv_timer_t timer;
+  bool timer_open;
+  /* A failed reload: every call is refused until a restart. */
+  bool broken;
+  char broken_msg[256];
+  bool closing, closed;
+  struct tt_memdb_wal_stats st;
+};
+
+static void log_file_name(char *out, size_t n, uint64_t gen) {
+  snprintf(out, n, "log.%016" PRIx64, gen);
+}
+
+static long do_pwrite(struct memdb_wal *w, int fd, const void *p, size_t n, uint64_t off) {
+  if (w->m->opts.pwrite_hook)
+    return w->m->opts.pwrite_hook(fd, p, n, (int64_t)off, w->m->opts.hook_arg);
+  return (long)pwrite(fd, p, n, (off_t)off);
+}
+
+static int do_fsync(struct memdb_wal *w, int fd) {
+  __atomic_add_fetch(&w->st.fsyncs, 1, __ATOMIC_RELAXED); /* both workers */
+  if (w->m->opts.fsync_hook)
+    return w->m->opts.fsync_hook(fd, w->m->opts.hook_arg);
+  return fdatasync(fd);
+}
+
+static int write_all(struct memdb_wal *w, int fd, const char *p, size_t n, uint64_t off) {
+  while (n > 0) {
+    long r = do_pwrite(w, fd, p, n, off);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      if (r == 0)
+        errno = EIO;
+      return -1;
+    }
+    p += r;
+    n -= (size_t)r;
+    off += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* ---- the start-up load ---- */
+
+static int read_file(int dirfd, const char *name, unsigned char **data, size_t *len) {
+  *data = NULL;
+  *len = 0;
+  int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    close(fd);
+    return -1;
+  }
+  size_t n = (size_t)sb.st_size, got = 0;
+  unsigned char *p = malloc(n ? n : 1);
+  if (p == NULL) {
+    close(fd);
+    errno = ENOMEM;
+    return -1;
+  }
+  while (got < n) {
+    ssize_t r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  *data = p;
+  *len = got;
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The generations of the log files, sorted. */
+static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
+  *gens = NULL;
+  *n = 0;
+  DIR *d = opendir(w->dir);
+  if (d == NULL)
+    return -1;
+  size_t cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    const char *s = de->d_name;
+    if (strncmp(s, "log.", 4) != 0 || strlen(s) != 20 || strspn(s + 4, "0123456789abcdef") != 16)
+      continue;
+    if (*n == cap) {
+      size_t nc = cap ? cap * 2 : 8;
+      uint64_t *g = realloc(*gens, nc * sizeof(*g));
+      if (g == NULL) {
+        closedir(d);
+        free(*gens);
+        *gens = NULL;
+        errno = ENOMEM;
+        return -1;
+      }
+      *gens = g;
+      cap = nc;
+    }
+    (*gens)[(*n)++] = strtoull(s + 4, NULL, 16);
+  }
+  closedir(d);
+  if (*n > 1)
+    qsort(*gens, *n, sizeof(**gens), cmp_u64);
+  return 0;
+}
+
+static void free_tables(struct memdb *m) {
+  while (m->tables) {
+    struct memdb_table *t = m->tables;
+    m->tables = t->next;
+    memdb_table_free(t);
+  }
+  while (m->tokens) {
+    struct memdb_token *k = m->tokens;
+    m->tokens = k->next;
+    free(k->token);
+    free(k->request);
+    free(k);
+  }
+}
+
+static void notice(const char *event, const char *dir, const char *file, uint64_t off,
+                   const char *message) {
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_NOTICE, event);
+  tt_log_str(&l, "data_dir", dir);
+  tt_log_str(&l, "file", file);
+  tt_log_int(&l, "offset", (int64_t)off);
+  tt_log_str(&l, "message", message);
+  tt_log_end(&l);
+}
+
+enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
+
+/* Replays one log file. `last`: the newest file, whose torn tail is
+ * dropped. `limit`: bytes to read at most (a reload reads the open log only
+ * as far as it is durable). `fix`: truncate files (start-up, not reload). */
+static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit, bool fix,
+                    uint64_t *size, char *msg, size_t msgsz) {
+  char name[32], why[160];
+  log_file_name(name, sizeof(name), gen);
+  unsigned char *data;
+  size_t len;
+  if (read_file(w->dirfd, name, &data, &len) != 0) {
+    snprintf(msg, msgsz, "the data dir %s: cannot read %s: %s", w->dir, name, strerror(errno));
+    return LOAD_FAIL;
+  }
+  if (len > limit)
+    len = (size_t)limit;
+  size_t off = 0;
+  int rc = LOAD_OK;
+  for (;;) {
+    const unsigned char *p;
+    size_t n;
+    enum memdb_wal_scan s = memdb_wal_next(data, len, off, &p, &n);
+    if (s == MEMDB_WAL_END)
+      break;
+    if (s == MEMDB_WAL_OK) {
+      if (memdb_wal_apply(w->m, p, n, NULL, NULL, why, sizeof(why)) == 0) {
+        off += MEMDB_WAL_HEADER + n;
+        w->st.records++;
+        continue;
+      }
+    } else {
+      bool zeros = true;
+      for (size_t i = off; i < len && zeros; i++)
+        zeros = data[i] == 0;
+      uint32_t rl = (uint32_t)data[off] | (uint32_t)data[off + 1] << 8 |
+                    (uint32_t)data[off + 2] << 16 | (uint32_t)data[off + 3] << 24;
+      bool at_tail = s == MEMDB_WAL_SHORT || zeros ||
+                     (len - off >= MEMDB_WAL_HEADER && len - off - MEMDB_WAL_HEADER == rl);
+      if (last && at_tail) {
+        if (fix) {
+          char path[64];
+          snprintf(path, sizeof(path), "%s", name);
+          int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+          if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+            snprintf(msg, msgsz, "the data dir %s: cannot truncate the torn tail of %s: %s",
+                     w->dir, name, strerror(errno));
+            if (fd >= 0)
+              close(fd);
+            free(data);
+            return LOAD_FAIL;
+          }
+          close(fd);
+          notice("memdb.log_torn_tail", w->dir, path, off,
+                 "dropped an incomplete last record (a crash during its append)");
+        }
+        len = off;
+        break;
+      }
+      snprintf(why, sizeof(why), "%s",
+               s == MEMDB_WAL_SHORT ? "a record cut short" : "a bad checksum");
+    }
+    /* Corruption. */
+    if (fix && w->m->opts.recover_truncate) {
+      int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+        snprintf(msg, msgsz, "the data dir %s: cannot truncate %s: %s", w->dir, name,
+                 strerror(errno));
+        if (fd >= 0)
+          close(fd);
+        free(data);
+        return LOAD_FAIL;
+      }
+      close(fd);
+      notice("memdb.log_recovered", w->dir, name, off,
+             "truncated the log at a corrupt record (--data-dir-recover truncate): the "
+             "records from there on are lost");
+      rc = LOAD_AGAIN;
+      len = off;
+      break;
+    }
+    snprintf(msg, msgsz,
+             "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
+             "before it: --data-dir-recover truncate)",
+             w->dir, why, off, name);
+    free(data);
+    return LOAD_FAIL;
+  }
+  free(data);
+  *size = len;
+  return rc;
+}
+
+/* Rebuilds m's tables from the snapshot and the logs. `reload`: the backend
+ * runs (an I/O error happened); the open log is read up to `durable` only
+ * and nothing on disk changes. */
+static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
+  struct memdb *m = w->m;
+  char why[160];
+  unsigned char *data;
+  size_t len;
+  uint64_t snap_gen = 0;
+  free_tables(m);
+  w->st.records = 0;
+  if (read_file(w->dirfd, "snapshot", &data, &len) == 0) {
+    bool end = false;
+    size_t off = 0;
+    for (;;) {
+      const unsigned char *p;
+      size_t n;
+      enum memdb_wal_scan s = memdb_wal_next(data, len, off, &p, &n);
+      if (s == MEMDB_WAL_END && end)
+        break;
+      if (s != MEMDB_WAL_OK || end ||
+          memdb_wal_apply(m, p, n, off == 0 ? &snap_gen : NULL, &end, why, sizeof(why)) != 0) {
+        if (s == MEMDB_WAL_END)
+          snprintf(why, sizeof(why), "no end record");
+        else if (s != MEMDB_WAL_OK)
+          snprintf(why, sizeof(why), "a bad checksum");
+        snprintf(msg, msgsz,
+                 "data dir %s: %s at offset %zu of snapshot; not serving wrong data (restore "
+                 "the data dir from a backup)",
+                 w->dir, why, off);
+        free(data);
+        return LOAD_FAIL;
+      }
+      off += MEMDB_WAL_HEADER + n;
+    }
+    free(data);
+    if (!reload)
+      w->last_snap = len;
+  } else if (errno != ENOENT) {
+    snprintf(msg, msgsz, "the data dir %s: cannot read snapshot: %s", w->dir, strerror(errno));
+    return LOAD_FAIL;
+  }
+  uint64_t *gens;
+  size_t ng;
+  if (list_logs(w, &gens, &ng) != 0) {
+    snprintf(msg, msgsz, "the data dir %s: cannot list it: %s", w->dir, strerror(errno));
+    return LOAD_FAIL;
+  }
+  uint64_t cur = snap_gen ? snap_gen : 1, size = 0;
+  bool any = false;
+  for (size_t i = 0; i < ng; i++) {
+    if (gens[i] < snap_gen) {
+      if (!reload) {
+        char name[32];
+        log_file_name(name, sizeof(name), gens[i]);
+        unlinkat(w->dirfd, name, 0); /* covered by the snapshot */
+      }
+      continue;
+    }
+    bool last = i + 1 == ng;
+    uint64_t limit = reload && gens[i] == w->fd_gen ? w->durable : UINT64_MAX;
+    if (reload && gens[i] > w->fd_gen)
+      break; /* not written yet */
+    int rc = load_log(w, gens[i], last, limit, !reload, &size, msg, msgsz);
+    if (rc == LOAD_AGAIN) {
+      for (size_t k = i + 1; k < ng; k++) {
+        char name[32];
+        log_file_name(name, sizeof(name), gens[k]);
+        unlinkat(w->dirfd, name, 0);
+      }
+      free(gens);
+      return LOAD_AGAIN;
+    }
+    if (rc != LOAD_OK) {
+      free(gens);
+      return LOAD_FAIL;
+    }
+    cur = gens[i];
+    any = true;
+    if (!reload)
+      w->loaded_log_bytes += size;
+    if (reload && gens[i] == w->fd_gen)
+      break;
+  }
+  free(gens);
+  if (!reload) {
+    w->gen = w->fd_gen = cur;
+    w->durable = any ? size : 0;
+  }
+  return LOAD_OK;
+}
+
+static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
+  char name[32];
+  log_file_name(name, sizeof(name), gen);
+  int fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -1;
+  /* Anything past `size` is a tail the load dropped or a failed append. */
+  if (ftruncate(fd, (off_t)size) != 0 || fsync(w->dirfd) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+static void timer_cb(uv_timer_t *h);
+static int compact_at_start(struct memdb_wal *w);
+
+int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
+  const struct tt_memdb_options *o = &m->opts;
+  struct memdb_wal *w = calloc(1, sizeof(*w));
+  if (w == NULL || (w->dir = strdup(o->data_dir)) == NULL) {
+    free(w);
+    snprintf(msg, msgsz, "out of memory");
+    return UV_ENOMEM;
+  }
+  w->m = m;
+  w->mode = o->fsync_mode;
+  w->snap_min = o->snapshot_min_bytes ? o->snapshot_min_bytes : SNAP_DEFAULT_MIN;
+  w->fd = w->dirfd = w->lockfd = -1;
+  m->wal = w;
+  if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
+    snprintf(msg, msgsz, "the data dir %s cannot be made: %s", w->dir, strerror(errno));
+    return UV_EIO;
+  }
+  if ((w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    snprintf(msg, msgsz, "the data dir %s cannot be opened: %s", w->dir, strerror(errno));
+    return UV_EIO;
+  }
+  if ((w->lockfd = openat(w->dirfd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+    snprintf(msg, msgsz, "the data dir %s: cannot open its LOCK file: %s", w->dir,
+             strerror(errno));
+    return UV_EIO;
+  }
+  if (flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(msg, msgsz, "data dir %s is in use by another process (its LOCK is held)",
+             w->dir);
+    return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
+  }
+  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  int rc;
+  while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
+    ;
+  if (rc != LOAD_OK) {
+    free_tables(m);
+    return UV_EIO;
+  }
+  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+  if (w->loaded_log_bytes >= bound && compact_at_start(w) != 0) {
+    /* Not fatal: the logs still hold everything. */
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", strerror(errno));
+    tt_log_end(&l);
+  }
+  if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
+    snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
+    free_tables(m);
+    return UV_EIO;
+  }
+  tt_buf_init(&w->pend, 0);
+  tt_buf_init(&w->fly, 0);
+  tt_buf_init(&w->rec, 0);
+  tt_buf_init(&w->snap, 0);
+  if (w->mode == TT_MEMDB_FSYNC_EVERYSEC) {
+    uv_timer_init(m->base.loop, &w->timer);
+    w->timer.data = w;
+    w->timer_open = true;
+    uv_timer_start(&w->timer, timer_cb, 1000, 1000);
+    uv_unref((uv_handle_t *)&w->timer);
+  }
+  w->st.log_bytes = w->durable;
+  w->st.snapshot_bytes = w->last_snap;
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_NOTICE, "memdb.data_dir_loaded");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_int(&l, "records", (int64_t)w->st.records);
+  tt_log_int(&l, "log_bytes", (int64_t)w->durable);
+  tt_log_int(&l, "snapshot_bytes", (int64_t)w->last_snap);
+  tt_log_end(&l);
+  return 0;
+}
+
+/* ---- records of the running call ---- */
+
+void memdb_wal_begin(struct memdb *m) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL)
+    return;
+  tt_buf_reset(&w->rec);
+  w->rec_bad = false;
+}
+
+void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const struct tt_av *v) {
+  struct memdb_wal *w = m->wal;
+  if (w && memdb_wal_put_item(&w->rec, put, table, v) != 0)
+    w->rec_bad = true;
+}
+
+void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL)
+    return;
+  char *js = json_dumps(req, JSON_COMPACT);
+  if (js == NULL) {
+    w->rec_bad = true;
+    return;
+  }
+  int rc;
+  if (op == TT_DDB_CREATE_TABLE) {
+    const struct memdb_table *t =
+        memdb_table_get(m, json_string_value(json_object_get(req, "TableName")));
+    rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
+  } else {
+    rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
+  }
+  free(js);
+  if (rc != 0)
+    w->rec_bad = true;
+}
+
+bool memdb_wal_refuse(struct memdb *m, struct tt_backend_error *e) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL || !w->broken)
+    return false;
+  tt_backend_error_set(e, "DataDirUnavailable", 503, "%s", w->broken_msg);
+  return true;
+}
+
+static void set_broken(struct memdb_wal *w, const char *why) {
+  w->broken = true;
+  snprintf(w->broken_msg, sizeof(w->broken_msg),
+           "the data dir %s: %s; restart the daemon to load it again", w->dir, why);
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_ERROR, "memdb.data_dir_broken");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, "message", why);
+  tt_log_end(&l);
+}
+
+static void kick(struct memdb_wal *w);
+
+bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL || (w->rec.len == 0 && !w->rec_bad))
+    return false;
+  if (w->rec_bad || memdb_wal_frame(&w->pend, w->rec.data, w->rec.len) != 0) {
+    /* The memory holds a change the log cannot: nothing is consistent. */
+    tt_buf_reset(&w->rec);
+    w->rec_bad = false;
+    set_broken(w, "out of memory while logging a write");
+    json_decref(c->response);
+    c->response = NULL;
+    tt_av_free(&c->item_out);
+    tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", w->broken_msg);
+    c->status = -1;
+    return false;
+  }
+  tt_buf_reset(&w->rec);
+  c->next = NULL;
+  if (w->pend_tail)
+    w->pend_tail->next = c;
+  else
+    w->pend_head = c;
+  w->pend_tail = c;
+  w->pend_records++;
+  kick(w);
+  return true;
+}
+
+/* ---- the log lane: one batch in flight at a time ---- */
+
+static void work_cb(uv_work_t *req) {
+  struct memdb_wal *w = req->data;
+  w->fly_err = 0;
+  w->fly_what = NULL;
+  if (w->need_trunc) {
+    if (ftruncate(w->fd, (off_t)w->durable) != 0) {
+      w->fly_err = errno;
+      w->fly_what = "truncating the log after a failed write";
+      return;
+    }
+    w->need_trunc = false;
+  }
+  if (w->fly_gen != w->fd_gen) {
+    /* A new generation: the old file is complete and synced first. */
+    char name[32];
+    log_file_name(name, sizeof(name), w->fly_gen);
+    if (do_fsync(w, w->fd) != 0) {
+      w->fly_err = errno;
+      w->fly_what = "syncing the log";
+      return;
+    }
+    int fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fsync(w->dirfd) != 0) {
+      w->fly_err = errno;
+      w->fly_what = "starting a new log file";
+      if (fd >= 0)
+        close(fd);
+      return;
+    }
+    close(w->fd);
+    w->fd = fd;
+    w->fd_gen = w->fly_gen;
+    w->durable = 0;
+  }
+  if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0) {
+    w->fly_err = errno;
+    w->fly_what = "writing the log";
+    return;
+  }
+  if (w->fly_sync && do_fsync(w, w->fd) != 0) {
+    w->fly_err = errno;
+    w->fly_what = "syncing the log";
+    return;
+  }
+  if (w->fly_final) {
+    close(w->fd);
+    w->fd = -1;
+  }
+}
+
+static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg) {
+  struct memdb *m = w->m;
+  bool was = m->running;
+  m->running = true;
+  while (c) {
+    struct tt_backend_call *next = c->next;
+    c->next = NULL;
+    if (fail) {
+      json_decref(c->response);
+      c->response = NULL;
+      tt_av_free(&c->item_out);
+      tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
+      c->status = -1;
+    }
+    c->done(c);
+    c = next;
+  }
+  m->running = was;
+  memdb_arm(m);
+}
+
+static void snap_start(struct memdb_wal *w);
+static void close_step(struct memdb_wal *w);
+
+static void after_cb(uv_work_t *req, int status) {
+  struct memdb_wal *w = req->data;
+  w->busy = false;
+  struct tt_backend_call *calls = w->fly_head;
+  w->fly_head = NULL;
+  if (status != 0 && w->fly_err == 0) {
+    w->fly_err = EIO;
+    w->fly_what = "running the log work";
+  }
+  if (w->fly_err) {
+    w->need_trunc = true;
+    char msg[400];
+    snprintf(msg, sizeof(msg),
+             "the data dir %s: %s failed (%s); the write was not applied, retry once the "
+             "disk has room or the error is fixed",
+             w->dir, w->fly_what ? w->fly_what : "the log", strerror(w->fly_err));
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_ERROR, "memdb.log_write_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "step", w->fly_what);
+    tt_log_str(&l, "error", strerror(w->fly_err));
+    tt_log_end(&l);
+    /* Every record not durable fails: those in flight and those waiting
+     * (they may build on them). The memory is rebuilt from the disk. */
+    struct tt_backend_call *waiting = w->pend_head;
+    w->pend_head = w->pend_tail = NULL;
+    tt_buf_reset(&w->pend);
+    tt_buf_reset(&w->fly);
+    w->pend_records = 0;
+    if (w->fly_final) { /* the last batch: give up, the daemon is stopping */
+      w->fly_final = false;
+      w->closed = true;
+    }
+    if (w->snap_gen && !w->snap_busy) {
+      tt_buf_free(&w->snap); /* it held the failed records */
+      w->snap_gen = 0;
+    }
+    char why[400];
+    if (load(w, true, why, sizeof(why)) != LOAD_OK)
+      set_broken(w, "the state could not be reloaded after a failed log write");
+    release(w, calls, true, msg);
+    release(w, waiting, true, msg);
+    if (w->closing)
+      close_step(w);
+    return;
+  }
+  w->durable += w->fly.len;
+  w->st.log_bytes = w->durable;
+  w->st.batches++;
+  if (w->fly.len)
+    w->unsynced = true;
+  if (w->fly_sync)
+    w->unsynced = false;
+  tt_buf_reset(&w->fly);
+  if (w->fly_final) {
+    w->fly_final = false;
+    w->closed = true;
+  }
+  release(w, calls, false, NULL);
+  /* A snapshot waits until every record of the generations it covers is
+   * on disk. */
+  if (w->snap_gen && !w->snap_busy && w->fly_gen + 1 == w->snap_gen)
+    snap_start(w);
+  kick(w);
+  if (w->closing)
+    close_step(w);
+}
+
+static void maybe_snapshot(struct memdb_wal *w);
+
+static void kick(struct memdb_wal *w) {
+  if (w->busy || w->closed)
+    return;
+  if (w->pend.len == 0 && !w->sync_wanted)
+    return;
+  maybe_snapshot(w);
+  struct tt_buf t = w->fly;
+  w->fly = w->pend;
+  w->pend = t;
+  w->fly_head = w->pend_head;
+  w->pend_head = w->pend_tail = NULL;
+  w->st.records += w->pend_records;
+  w->pend_records = 0;
+  w->fly_gen = w->gen;
+  w->fly_sync = w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted;
+  w->sync_wanted = false;
+  if (w->snap_gen && w->snap_gen > w->gen)
+    w->gen = w->snap_gen; /* later records go to the new generation */
+  w->busy = true;
+  w->work.data = w;
+  int rc = uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb);
+  if (rc != 0) {
+    /* Cannot happen with a valid loop; fail the batch like an I/O error. */
+    w->busy = false;
+    w->fly_err = EIO;
+    w->fly_what = "queueing the log work";
+    after_cb(&w->work, rc);
+  }
+}
+
+static void timer_cb(uv_timer_t *h) {
+  struct memdb_wal *w = h->data;
+  if (w->unsynced || w->busy) {
+    w->sync_wanted = true;
+    kick(w);
+  }
+}
+
+/* ---- snapshots ---- */
+
+/* A CreateTable request that makes a table like t (without its items). */
+static json_t *create_request(const struct memdb_table *t) {
+  json_t *r = json_pack("{s:s, s:O, s:O, s:s}", "TableName", t->name, "AttributeDefinitions",
+                        t->attr_defs, "KeySchema", t->key_schema, "BillingMode",
+                        t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED");
+  if (r == NULL)
+    return NULL;
+  if (!t->pay_per_request)
+    json_object_set_new(r, "ProvisionedThroughput",
+                        json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)t->rcu,
+                                  "WriteCapacityUnits", (json_int_t)t->wcu));
+  json_t *g = json_array(), *l = json_array();
+  for (size_t i = 0; i < t->nidx; i++) {
+    const struct memdb_index *ix = &t->idx[i];
+    json_t *d = json_pack("{s:s, s:O, s:O}", "IndexName", ix->name, "KeySchema", ix->key_schema,
+                          "Projection", ix->projection);
+    if (d && ix->global && !t->pay_per_request)
+      json_object_set_new(d, "ProvisionedThroughput",
+                          json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)ix->rcu,
+                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
+    json_array_append_new(ix->global ? g : l, d);
+  }
+  if (json_array_size(g))
+    json_object_set(r, "GlobalSecondaryIndexes", g);
+  if (json_array_size(l))
+    json_object_set(r, "LocalSecondaryIndexes", l);
+  json_decref(g);
+  json_decref(l);
+  return r;
+}
+
+/* Closes the payload being built in `pl` into a record of out. */
+static int flush_payload(struct tt_buf *out, struct tt_buf *pl) {
+  if (pl->len == 0)
+    return 0;
+  int rc = memdb_wal_frame(out, pl->data, pl->len);
+  tt_buf_reset(pl);
+  return rc;
+}
+
+/* Serializes every table into out: header, per table its definition, TTL
+ * and items in records of about SNAP_CHUNK bytes, end. */
+static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
+  struct tt_buf pl;
+  tt_buf_init(&pl, 0);
+  int rc = -1;
+  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl) != 0)
+    goto done;
+  for (const struct memdb_table *t = m->tables; t; t = t->next) {
+    json_t *req = create_request(t);
+    char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
+    json_decref(req);
+    int r = js ? memdb_wal_put_create(&pl, t->created, js, strlen(js)) : -1;
+    free(js);
+    if (r != 0)
+      goto done;
+    if (t->ttl_attr) {
+      json_t *ttl = json_pack("{s:s, s:{s:b, s:s}}", "TableName", t->name,
+                              "TimeToLiveSpecification", "Enabled", 1, "AttributeName",
+                              t->ttl_attr);
+      js = ttl ? json_dumps(ttl, JSON_COMPACT) : NULL;
+      json_decref(ttl);
+      r = js ? memdb_wal_put_request(&pl, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
+      free(js);
+      if (r != 0)
+        goto done;
+    }
+    if (flush_payload(out, &pl) != 0)
+      goto done;
+    const struct memdb_store *s = &t->store;
+    for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
+         memdb_seq_next(&s->parts, &p)) {
+      const struct memdb_part *pt = memdb_seq_at(&s->parts, p);
+      for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
+           !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
+        const struct memdb_item *it = memdb_entry_item(s, memdb_seq_at(&pt->entries, q));
+        struct tt_av v;
+        if (memdb_item_decode(t, it, &v) != 0)
+          goto done;
+        r = memdb_wal_put_item(&pl, true, t->name, &v);
+        tt_av_free(&v);
+        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl) != 0))
+          goto done;
+      }
+    }
+    if (flush_payload(out, &pl) != 0)
+      goto done;
+  }
+  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl) != 0)
+    goto done;
+  rc = 0;
+done:
+  tt_buf_free(&pl);
+  return rc;
+}
+
+/* At start-up, when the logs replayed passed the snapshot bound: a snapshot
+ * of what was loaded, written before the daemon serves (nothing else runs
+ * yet), so the next start reads it instead of the logs. */
+static int compact_at_start(struct memdb_wal *w) {
+  uint64_t gen = w->gen + 1;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (serialize(w->m, gen, &b) != 0) {
+    tt_buf_free(&b);
+    errno = ENOMEM;
+    return -1;
+  }
+  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int rc = fd < 0 || write_all(w, fd, b.data, b.len, 0) != 0 || do_fsync(w, fd) != 0 ? -1 : 0;
+  int e = errno;
+  if (fd >= 0 && close(fd) != 0 && rc == 0) {
+    rc = -1;
+    e = errno;
+  }
+  if (rc == 0 && (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 ||
+                  fsync(w->dirfd) != 0)) {
+    rc = -1;
+    e = errno;
+  }
+  if (rc != 0) {
+    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    tt_buf_free(&b);
+    errno = e;
+    return -1;
+  }
+  uint64_t *gens;
+  size_t n;
+  if (list_logs(w, &gens, &n) == 0) {
+    for (size_t i = 0; i < n; i++)
+      if (gens[i] < gen) {
+        char name[32];
+        log_file_name(name, sizeof(name), gens[i]);
+        unlinkat(w->dirfd, name, 0);
+      }
+    free(gens);
+  }
+  w->gen = w->fd_gen = gen;
+  w->durable = 0;
+  w->last_snap = b.len;
+  w->st.snapshots++;
+  tt_buf_free(&b);
+  return 0;
+}
+
+/* Called before a batch leaves: when the log has grown past the bound, the
+ * state (which includes every record of this batch) is serialized now, on
+ * the loop, and later records go to a new generation. */
+static void maybe_snapshot(struct memdb_wal *w) {
+  if (w->snap_gen || w->closing || w->broken)
+    return;
+  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+  uint64_t size = w->fd_gen == w->gen ? w->durable + w->pend.len : w->pend.len;
+  if (size < bound)
+    return;
+  uint64_t gen = w->gen + 1;
+  tt_buf_reset(&w->snap);
+  uint64_t t0 = uv_hrtime();
+  int rc = serialize(w->m, gen, &w->snap);
+  w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
+  if (rc != 0) {
+    tt_buf_free(&w->snap);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", "out of memory serializing the tables");
+    tt_log_end(&l);
+    return;
+  }
+  w->snap_gen = gen;
+}
+
+static void snap_work_cb(uv_work_t *req) {
+  struct memdb_wal *w = req->data;
+  w->snap_err = 0;
+  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
+    w->snap_err = errno ? errno : EIO;
+  if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
+    w->snap_err = errno ? errno : EIO;
+  if (w->snap_err) {
+    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    return;
+  }
+  if (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
+    w->snap_err = errno;
+    return;
+  }
+}
+
+static void snap_after_cb(uv_work_t *req, int status) {
+  struct memdb_wal *w = req->data;
+  w->snap_busy = false;
+  if (status == 0 && w->snap_err == 0) {
+    /* The logs it covers are no longer needed. */
+    uint64_t *gens;
+    size_t n;
+    if (list_logs(w, &gens, &n) == 0) {
+      for (size_t i = 0; i < n; i++)
+        if (gens[i] < w->snap_gen) {
+          char name[32];
+          log_file_name(name, sizeof(name), gens[i]);
+          unlinkat(w->dirfd, name, 0);
+        }
+      free(gens);
+    }
+    w->last_snap = w->snap.len;
+    w->st.snapshots++;
+    w->st.snapshot_bytes = w->snap.len;
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_INFO, "memdb.snapshot_written");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_int(&l, "bytes", (int64_t)w->snap.len);
+    tt_log_ms(&l, "serialize_ms", w->snap_ms);
+    tt_log_end(&l);
+  } else {
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", strerror(w->snap_err ? w->snap_err : EIO));
+    tt_log_end(&l);
+  }
+  tt_buf_free(&w->snap);
+  w->snap_gen = 0;
+  if (w->closing)
+    close_step(w);
+}
+
+static void snap_start(struct memdb_wal *w) {
+  w->snap_busy = true;
+  w->snap_work.data = w;
+  if (uv_queue_work(w->m->base.loop, &w->snap_work, snap_work_cb, snap_after_cb) != 0) {
+    w->snap_busy = false;
+    tt_buf_free(&w->snap);
+    w->snap_gen = 0;
+  }
+}
+
+/* ---- shutdown ---- */
+
+static void timer_closed(uv_handle_t *h) {
+  struct memdb_wal *w = h->data;
+  memdb_handle_closed(w->m);
+}
+
+/* Waits for the lanes, then a last batch syncs and closes the log. */
+static void close_step(struct memdb_wal *w) {
+  if (w->busy || w->snap_busy)
+    return;
+  if (w->snap_gen) { /* serialized, never started: the logs still hold it */
+    tt_buf_free(&w->snap);
+    w->snap_gen = 0;
+  }
+  if (w->closed) {
+    if (w->fd >= 0)
+      close(w->fd);
+    w->fd = -1;
+    w->closing = false;
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_NOTICE, "memdb.data_dir_closed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_int(&l, "records", (int64_t)w->st.records);
+    tt_log_int(&l, "batches", (int64_t)w->st.batches);
+    tt_log_int(&l, "fsyncs", (int64_t)w->st.fsyncs);
+    tt_log_int(&l, "snapshots", (int64_t)w->st.snapshots);
+    tt_log_end(&l);
+    memdb_handle_closed(w->m);
+    return;
+  }
+  if (w->fd < 0) {
+    w->closed = true;
+    close_step(w);
+    return;
+  }
+  w->fly_final = true;
+  w->sync_wanted = true;
+  w->fly_gen = w->gen;
+  struct tt_buf t = w->fly;
+  w->fly = w->pend;
+  w->pend = t;
+  w->fly_head = w->pend_head;
+  w->pend_head = w->pend_tail = NULL;
+  w->fly_sync = true;
+  w->fly_gen = w->fd_gen;
+  w->busy = true;
+  w->work.data = w;
+  if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
+    w->busy = false;
+    w->closed = true;
+    close_step(w);
+  }
+}
+
+void memdb_wal_close(struct memdb *m) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL)
+    return;
+  if (w->timer_open) {
+    m->open_handles++;
+    uv_close((uv_handle_t *)&w->timer, timer_closed);
+    w->timer_open = false;
+  }
+  m->open_handles++; /* released by close_step */
+  w->closing = true;
+  close_step(w);
+}
+
+void memdb_wal_free(struct memdb *m) {
+  struct memdb_wal *w = m->wal;
+  if (w == NULL)
+    return;
+  if (w->fd >= 0)
+    close(w->fd);
+  if (w->lockfd >= 0)
+    close(w->lockfd); /* releases the lock */
+  if (w->dirfd >= 0)
+    close(w->dirfd);
+  tt_buf_free(&w->pend);
+  tt_buf_free(&w->fly);
+  tt_buf_free(&w->rec);
+  tt_buf_free(&w->snap);
+  free(w->dir);
+  free(w);
+  m->wal = NULL;
+}
+
+void tt_memdb_wal_stats(struct tt_backend *b, struct tt_memdb_wal_stats *out) {
+  struct memdb *m = b->impl;
+  memset(out, 0, sizeof(*out));
+  if (m->wal)
+    *out = m->wal->st;
+}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* wal_codec.c -- the records of the data dir (the write-ahead log and the
+ * snapshot): framing (length + CRC32C + payload), the binary form of item
+ * images, and their replay into a memory backend. A record is one logical
+ * operation at the store level (an item's new image or deletion, a table
+ * definition), so replay is deterministic: no condition or clock is
+ * evaluated again. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/memory/internal.h"
+#include "backend/memory/wal.h"
+
+/* ---- CRC32C (Castagnoli), table-driven, slicing by 8 ---- */
+static uint32_t crc_tab[8][256];
+static bool crc_ready;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc_tab[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int s = 1; s < 8; s++)
+      crc_tab[s][i] = (crc_tab[s - 1][i] >> 8) ^ crc_tab[0][crc_tab[s - 1][i] & 0xff];
+  crc_ready = true;
+}
+
+uint32_t memdb_crc32c(const void *data, size_t n) {
+  if (!crc_ready)
+    crc_init();
+  const unsigned char *p = data;
+  uint32_t c = 0xffffffffu;
+  while (n >= 8) {
+    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                       (uint32_t)p[3] << 24);
+    c = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^ crc_tab[5][(lo >> 16) & 0xff] ^
+        crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^
+        crc_tab[0][p[7]];
+    p += 8;
+    n -= 8;
+  }
+  while (n--)
+    c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
+  return c ^ 0xffffffffu;
+}
+
+/* ---- writing ---- */
+static int put_u8(struct tt_buf *b, unsigned v) {
+  unsigned char c = (unsigned char)v;
+  return tt_buf_append(b, &c, 1);
+}
+
+static int put_varint(struct tt_buf *b, uint64_t v) {
+  unsigned char tmp[10];
+  size_t n = 0;
+  do {
+    tmp[n] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v)
+      tmp[n] |= 0x80;
+    n++;
+  } while (v);
+  return tt_buf_append(b, tmp, n);
+}
+
+static int put_str(struct tt_buf *b, const char *s, size_t n) {
+  return put_varint(b, n) != 0 || tt_buf_append(b, s, n) != 0 ? -1 : 0;
+}
+
+int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
+  if (put_u8(b, (unsigned)v->type) != 0)
+    return -1;
+  switch (v->type) {
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B:
+    return put_str(b, v->u.bytes, v->len);
+  case TT_AV_BOOL:
+    return put_u8(b, v->u.boolean ? 1 : 0);
+  case TT_AV_NULL:
+    return 0;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+    if (put_varint(b, v->len) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++)
+      if (put_str(b, v->u.elems[i].u.bytes, v->u.elems[i].len) != 0)
+        return -1;
+    return 0;
+  case TT_AV_L:
+    if (put_varint(b, v->len) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++)
+      if (memdb_wal_put_av(b, &v->u.elems[i]) != 0)
+        return -1;
+    return 0;
+  case TT_AV_M:
+    if (put_varint(b, v->len) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++)
+      if (put_str(b, v->u.members[i].name, v->u.members[i].name_len) != 0 ||
+          memdb_wal_put_av(b, &v->u.members[i].value) != 0)
+        return -1;
+    return 0;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const struct tt_av *v) {
+  size_t mark = b->len;
+  if (put_u8(b, put ? 'P' : 'D') != 0 || put_str(b, table, strlen(table)) != 0 ||
+      memdb_wal_put_av(b, v) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_wal_put_create(struct tt_buf *b, double created, const char *json, size_t n) {
+  size_t mark = b->len;
+  uint64_t ms = created > 0 ? (uint64_t)(created * 1000.0 + 0.5) : 0;
+  if (put_u8(b, 'C') != 0 || put_varint(b, ms) != 0 || put_str(b, json, n) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_wal_put_request(struct tt_buf *b, enum tt_ddb_op op, const char *json, size_t n) {
+  size_t mark = b->len;
+  if (put_u8(b, 'R') != 0 || put_u8(b, (unsigned)op) != 0 || put_str(b, json, n) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_wal_put_header(struct tt_buf *b, uint64_t gen) {
+  return put_u8(b, 'H') != 0 || put_varint(b, gen) != 0 ? -1 : 0;
+}
+
+int memdb_wal_put_end(struct tt_buf *b) { return put_u8(b, 'Z'); }
+
+static void le32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16);
+  p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t rd32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int memdb_wal_frame(struct tt_buf *out, const void *payload, size_t n) {
+  if (n == 0 || n > MEMDB_WAL_RECORD_MAX) {
+    errno = EMSGSIZE;
+    return -1;
+  }
+  unsigned char h[MEMDB_WAL_HEADER];
+  le32(h, (uint32_t)n);
+  le32(h + 4, memdb_crc32c(payload, n));
+  if (tt_buf_reserve(out, sizeof(h) + n) != 0)
+    return -1;
+  tt_buf_append(out, h, sizeof(h));
+  tt_buf_append(out, payload, n);
+  return 0;
+}
+
+enum memdb_wal_scan memdb_wal_next(const unsigned char *data, size_t len, size_t off,
+                                   const unsigned char **payload, size_t *n) {
+  if (off == len)
+    return MEMDB_WAL_END;
+  if (len - off < MEMDB_WAL_HEADER)
+    return MEMDB_WAL_SHORT;
+  uint32_t rl = rd32(data + off), crc = rd32(data + off + 4);
+  if (rl == 0 || rl > MEMDB_WAL_RECORD_MAX)
+    return len - off - MEMDB_WAL_HEADER < rl ? MEMDB_WAL_SHORT : MEMDB_WAL_BAD;
+  if (len - off - MEMDB_WAL_HEADER < rl)
+    return MEMDB_WAL_SHORT;
+  if (memdb_crc32c(data + off + MEMDB_WAL_HEADER, rl) != crc)
+    return MEMDB_WAL_BAD;
+  *payload = data + off + MEMDB_WAL_HEADER;
+  *n = rl;
+  return MEMDB_WAL_OK;
+}
+
+/* ---- reading ---- */
+struct cur {
+  const unsigned char *p;
+  size_t n;
+};
+
+static int get_u8(struct cur *c, unsigned *v) {
+  if (c->n < 1)
+    return -1;
+  *v = *c->p++;
+  c->n--;
+  return 0;
+}
+
+static int get_varint(struct cur *c, uint64_t *v) {
+  uint64_t r = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    unsigned b;
+    if (get_u8(c, &b) != 0)
+      return -1;
+    r |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = r;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static int get_str(struct cur *c, const char **s, size_t *n) {
+  uint64_t l;
+  if (get_varint(c, &l) != 0 || l > c->n)
+    return -1;
+  *s = (const char *)c->p;
+  *n = (size_t)l;
+  c->p += l;
+  c->n -= l;
+  return 0;
+}
+
+static int get_av(struct cur *c, struct tt_av *v, unsigned depth) {
+  unsigned t;
+  const char *s;
+  size_t n;
+  uint64_t cnt;
+  struct tt_error err;
+  memset(v, 0, sizeof(*v));
+  if (depth > MEMDB_NEST_MAX + 1 || get_u8(c, &t) != 0)
+    return -1;
+  switch ((enum tt_av_type)t) {
+  case TT_AV_S:
+    return get_str(c, &s, &n) != 0 || tt_av_string(v, s, n) != 0 ? -1 : 0;
+  case TT_AV_B:
+    return get_str(c, &s, &n) != 0 || tt_av_binary(v, s, n) != 0 ? -1 : 0;
+  case TT_AV_N:
+    return get_str(c, &s, &n) != 0 || tt_av_number_text(v, s, n, "N", &err) != 0 ? -1 : 0;
+  case TT_AV_BOOL:
+    if (get_u8(c, &t) != 0 || t > 1)
+      return -1;
+    tt_av_bool(v, t == 1);
+    return 0;
+  case TT_AV_NULL:
+    tt_av_null(v);
+    return 0;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS:
+  case TT_AV_L: {
+    enum tt_av_type type = (enum tt_av_type)t;
+    /* every element takes at least one byte: a count over the rest is bad */
+    if (get_varint(c, &cnt) != 0 || cnt > c->n || tt_av_list(v, type, (size_t)cnt) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++) {
+      int rc;
+      if (type == TT_AV_L) {
+        rc = get_av(c, &v->u.elems[i], depth + 1);
+      } else if (get_str(c, &s, &n) != 0) {
+        rc = -1;
+      } else {
+        rc = type == TT_AV_SS   ? tt_av_string(&v->u.elems[i], s, n)
+             : type == TT_AV_BS ? tt_av_binary(&v->u.elems[i], s, n)
+                                : tt_av_number_text(&v->u.elems[i], s, n, "NS", &err);
+      }
+      if (rc != 0) {
+        tt_av_free(v);
+        return -1;
+      }
+    }
+    if (type != TT_AV_L && tt_av_set_finish(v, "set", &err) != 0) {
+      tt_av_free(v);
+      return -1;
+    }
+    return 0;
+  }
+  case TT_AV_M:
+    if (get_varint(c, &cnt) != 0 || cnt > c->n || tt_av_map(v, (size_t)cnt) != 0)
+      return -1;
+    for (size_t i = 0; i < v->len; i++) {
+      struct tt_av_member *mb = &v->u.members[i];
+      if (get_str(c, &s, &n) != 0 || memchr(s, '\0', n) != NULL ||
+          (mb->name = malloc(n + 1)) == NULL) {
+        tt_av_free(v);
+        return -1;
+      }
+      memcpy(mb->name, s, n);
+      mb->name[n] = '\0';
+      mb->name_len = n;
+      if (get_av(c, &mb->value, depth + 1) != 0) {
+        tt_av_free(v);
+        return -1;
+      }
+    }
+    if (tt_av_map_finish(v, "item", &err) != 0) {
+      tt_av_free(v);
+      return -1;
+    }
+    return 0;
+  }
+  return -1;
+}
+
+/* ---- replay ---- */
+static int bad(char *msg, size_t msgsz, const char *fmt, const char *what) {
+  snprintf(msg, msgsz, fmt, what);
+  return -1;
+}
+
+static int replay_item(struct memdb *m, bool put, struct cur *c, char *msg, size_t msgsz) {
+  const char *tn;
+  size_t tl;
+  char name[256];
+  struct tt_av v;
+  struct tt_backend_error e = {0};
+  if (get_str(c, &tn, &tl) != 0 || tl == 0 || tl >= sizeof(name) || memchr(tn, 0, tl))
+    return bad(msg, msgsz, "%s", "an item with a bad table name");
+  memcpy(name, tn, tl);
+  name[tl] = '\0';
+  struct memdb_table *t = memdb_table_get(m, name);
+  if (t == NULL)
+    return bad(msg, msgsz, "%s", "an item of a table that does not exist");
+  if (get_av(c, &v, 1) != 0 || v.type != TT_AV_M)
+    goto fail;
+  struct memdb_kv pk, sk = {0};
+  if (put) {
+    if (memdb_item_check(t, &v, "Item size has exceeded the maximum allowed size", &e) != 0)
+      goto fail;
+    pk = memdb_kv_of(tt_av_map_get(&v, t->pk.name));
+    if (t->sk.name)
+      sk = memdb_kv_of(tt_av_map_get(&v, t->sk.name));
+  } else if (memdb_key_check(t, &v, &pk, &sk, &e) != 0) {
+    goto fail;
+  }
+  struct memdb_item *old = memdb_table_find(t, &pk, t->sk.name ? &sk : NULL);
+  int rc = 0;
+  if (put || old)
+    rc = memdb_table_write(t, old, put ? &v : NULL);
+  tt_av_free(&v);
+  tt_backend_error_clear(&e);
+  if (rc != 0)
+    return bad(msg, msgsz, "%s", "out of memory replaying an item");
+  return 0;
+fail:
+  tt_av_free(&v);
+  tt_backend_error_clear(&e);
+  return bad(msg, msgsz, "%s", "an item that does not fit its table");
+}
+
+static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t created_ms,
+                       const char *js, size_t jl, char *msg, size_t msgsz) {
+  json_error_t jerr;
+  json_t *req = json_loadb(js, jl, 0, &jerr), *resp = NULL;
+  struct tt_backend_error e = {0};
+  if (!json_is_object(req)) {
+    json_decref(req);
+    return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
+  }
+  int rc;
+  if (op == 'C') {
+    rc = memdb_op_create_table(m, req, &resp, &e);
+    const char *name = json_string_value(json_object_get(req, "TableName"));
+    struct memdb_table *t = rc == 0 && name ? memdb_table_get(m, name) : NULL;
+    if (t && created_ms)
+      t->created = (double)created_ms / 1000.0;
+  } else if (dop == TT_DDB_UPDATE_TABLE) {
+    rc = memdb_op_update_table(m, req, &resp, &e);
+  } else if (dop == TT_DDB_DELETE_TABLE) {
+    rc = memdb_op_delete_table(m, req, &resp, &e);
+  } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
+    rc = memdb_op_update_ttl(m, req, &resp, &e);
+  } else {
+    rc = -1;
+  }
+  json_decref(req);
+  json_decref(resp);
+  if (rc != 0)
+    snprintf(msg, msgsz, "a table change that does not apply (%s)", e.type);
+  tt_backend_error_clear(&e);
+  return rc != 0 ? -1 : 0;
+}
+
+int memdb_wal_apply(struct memdb *m, const unsigned char *p, size_t n, uint64_t *header_gen,
+                    bool *end, char *msg, size_t msgsz) {
+  struct cur c = {p, n};
+  msg[0] = '\0';
+  while (c.n > 0) {
+    unsigned op, dop;
+    uint64_t v;
+    const char *s;
+    size_t sl;
+    if (get_u8(&c, &op) != 0)
+      return bad(msg, msgsz, "%s", "a truncated record");
+    switch (op) {
+    case 'P':
+    case 'D':
+      if (replay_item(m, op == 'P', &c, msg, msgsz) != 0)
+        return -1;
+      break;
+    case 'C':
+      if (get_varint(&c, &v) != 0 || get_str(&c, &s, &sl) != 0 ||
+          replay_json(m, 'C', TT_DDB_CREATE_TABLE, v, s, sl, msg, msgsz) != 0)
+        return msg[0] ? -1 : bad(msg, msgsz, "%s", "a truncated table record");
+      break;
+    case 'R':
+      if (get_u8(&c, &dop) != 0 || get_str(&c, &s, &sl) != 0 ||
+          replay_json(m, 'R', (enum tt_ddb_op)dop, 0, s, sl, msg, msgsz) != 0)
+        return msg[0] ? -1 : bad(msg, msgsz, "%s", "a truncated table record");
+      break;
+    case 'H':
+      if (header_gen == NULL || get_varint(&c, &v) != 0)
+        return bad(msg, msgsz, "%s", "a misplaced snapshot header");
+      *header_gen = v;
+      break;
+    case 'Z':
+      if (end == NULL || c.n != 0)
+        return bad(msg, msgsz, "%s", "a misplaced snapshot end");
+      *end = true;
+      break;
+    default:
+      return bad(msg, msgsz, "%s", "an unknown record type");
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The memory backend's data dir (docs/local-dynamodb.md, Durability): writers
+on threads (single items, conditional updates with versions, transactions,
+batches) against a daemon started with --data-dir, `kill -9` after a
+seeded random number of answers, a restart on the same data dir: every acknowledged write is
+there with its acknowledged content and version, and no transaction is half
+applied. TT_DURABILITY_ROUNDS (default 3) sets the number of rounds,
+TT_DURABILITY_SEED the seed (docs/testing.md).
+
+It is the memory backend's feature: skipped on the DynamoDB peers."""
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from daemon import DAEMON, PEER, Daemon
+from items_fixtures import MY_MODELS, item_path
+
+pytestmark = pytest.mark.skipif(
+    bool(PEER), reason="--data-dir is the memory backend's feature; a DynamoDB peer keeps "
+                       "its own data")
+
+ROUNDS = int(os.environ.get("TT_DURABILITY_ROUNDS", "3"))
+SEED = int(os.environ.get("TT_DURABILITY_SEED", "20261204"))
+
+
+class Ledger:
+    """What the writers were told: acknowledged items and attempted
+    transactions."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.items = {}      # (tenant, n) -> (version, label), the last acknowledged
+        self.tx = {}         # tx tenant -> acknowledged?
+        self.acks = 0        # answers received, to pick the moment of the kill
+
+    def ack(self, key, version, label):
+        with self.lock:
+            self.acks += 1
+            old = self.items.get(key)
+            if old is None or version >= old[0]:
+                self.items[key] = (version, label)
+
+
+def writer(d, ledger, wid, stop, rnd):
+    conn = None
+    i = 0
+    while not stop.is_set():
+        i += 1
+        tenant = "w%d" % wid
+        kind = rnd.random()
+        try:
+            if kind < 0.4:
+                label = "c%d" % i
+                status, _, body = d.json("POST", "/v1/models/Line/items",
+                                         body={"tenant": tenant, "n": i, "label": label},
+                                         timeout=10)
+                if status == 201:
+                    ledger.ack((tenant, i), body["version"], label)
+            elif kind < 0.7:
+                with ledger.lock:
+                    mine = [k for k in ledger.items if k[0] == tenant]
+                if not mine:
+                    continue
+                key = rnd.choice(mine)
+                with ledger.lock:
+                    version, _ = ledger.items[key]
+                label = "u%d" % i
+                status, _, body = d.json(
+                    "PUT", item_path("Line", key[0], key[1]),
+                    body={"tenant": key[0], "n": key[1], "label": label},
+                    headers={"If-Match": '"%d"' % version}, timeout=10)
+                if status == 200:
+                    ledger.ack(key, body["version"], label)
+            elif kind < 0.85:
+                t = "tx-%d-%d" % (wid, i)
+                with ledger.lock:
+                    ledger.tx[t] = False
+                status, _, _ = d.json("POST", "/v1/transactions/write", body={"items": [
+                    {"op": "put", "model": "Line", "item": {"tenant": t, "n": 1, "label": "a"}},
+                    {"op": "put", "model": "Line", "item": {"tenant": t, "n": 2, "label": "b"}},
+                ]}, timeout=10)
+                if status == 200:
+                    with ledger.lock:
+                        ledger.tx[t] = True
+                        ledger.acks += 1
+            else:
+                t = "b-%d-%d" % (wid, i)
+                put = [{"tenant": t, "n": k, "label": "batch"} for k in range(5)]
+                status, _, body = d.json("POST", "/v1/models/Line/batch-write",
+                                         body={"put": put}, timeout=10)
+                if status == 200 and not body.get("unprocessed"):
+                    for k in range(5):
+                        ledger.ack((t, k), 0, "batch")
+        except (OSError, ValueError):
+            # The daemon was killed: this write is not acknowledged.
+            time.sleep(0.01)
+    del conn
+
+
+def start(data, *extra):
+    return Daemon("--models", MY_MODELS, "--data-dir", data, *extra)
+
+
+def check(d, ledger):
+    for (tenant, n), (version, label) in sorted(ledger.items.items()):
+        status, _, body = d.json("GET", item_path("Line", tenant, n))
+        assert status == 200, ("acknowledged item lost", tenant, n, body)
+        # A write applied after the last answer may be there (the crash came
+        # after its record was durable, before its answer).
+        assert body["version"] >= version, (tenant, n, body, version)
+        if body["version"] == version:
+            assert body["label"] == label, (tenant, n, body, label)
+    for t, acked in sorted(ledger.tx.items()):
+        got = [d.json("GET", item_path("Line", t, k))[0] for k in (1, 2)]
+        if acked:
+            assert got == [200, 200], ("acknowledged transaction lost", t, got)
+        else:
+            assert got in ([200, 200], [404, 404]), ("transaction half applied", t, got)
+
+
+@pytest.mark.parametrize("mode", ["always", "everysec"])
+def test_kill9_keeps_every_acknowledged_write(mode):
+    rnd = random.Random("%d-%s" % (SEED, mode))
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    try:
+        ledger = Ledger()
+        for rnd_i in range(ROUNDS):
+            d = start(data, "--fsync", mode)
+            try:
+                if rnd_i:
+                    check(d, ledger)  # what the last round acknowledged
+                stop = threading.Event()
+                threads = [threading.Thread(target=writer,
+                                            args=(d, ledger, w, stop, random.Random(rnd.random())))
+                           for w in range(6)]
+                for t in threads:
+                    t.start()
+                # The kill comes after a seeded number of answers: a moment in
+                # the middle of the writes, whatever the machine's speed.
+                target = ledger.acks + rnd.randint(50, 1000)
+                give_up = time.monotonic() + 60  # a stuck daemon is killed all the same
+                while ledger.acks < target and d.proc.poll() is None and \
+                        time.monotonic() < give_up:
+                    time.sleep(0.01)
+                d.proc.send_signal(signal.SIGKILL)
+                d.proc.wait()
+                stop.set()
+                for t in threads:
+                    t.join()
+            finally:
+                d.kill()
+        assert ledger.items, "no write was acknowledged"
+        d = start(data, "--fsync", mode)
+        try:
+            check(d, ledger)
+            d.stop()
+        finally:
+            d.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_second_daemon_on_a_data_dir_is_refused():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    try:
+        d = start(data)
+        try:
+            with pytest.raises(AssertionError) as e:
+                start(data)
+            assert "in use by another process" in str(e.value)
+        finally:
+            d.stop()
+            d.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_clean_stop_and_restart_keep_the_tables():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    try:
+        d = start(data, "--fsync", "no")
+        try:
+            status, _, _ = d.json("POST", "/v1/models/Line/items",
+                                  body={"tenant": "s", "n": 1, "label": "kept"})
+            assert status == 201
+            d.stop()  # the drain syncs and closes the log
+        finally:
+            d.kill()
+        d = start(data)
+        try:
+            status, _, body = d.json("GET", item_path("Line", "s", 1))
+            assert status == 200 and body["label"] == "kept", body
+            d.stop()
+        finally:
+            d.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_corrupt_log_stops_the_start_and_recover_truncate_keeps_the_rest():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    try:
+        d = start(data)
+        try:
+            for n in (1, 2, 3):
+                status, _, _ = d.json("POST", "/v1/models/Line/items",
+                                      body={"tenant": "c", "n": n, "label": "x"})
+                assert status == 201
+            d.stop()
+        finally:
+            d.kill()
+        log = os.path.join(data, "log.0000000000000001")
+        with open(log, "rb") as f:
+            raw = bytearray(f.read())
+        # The records of the tables come first; flip a byte of the second to
+        # last record (the put of n=2): a record follows it, so it is no torn tail.
+        offs, off = [], 0
+        while off < len(raw):
+            offs.append(off)
+            off += 8 + int.from_bytes(raw[off:off + 4], "little")
+        bad = offs[-2]
+        raw[bad + 12] ^= 0x20
+        with open(log, "wb") as f:
+            f.write(raw)
+        r = subprocess.run([DAEMON, "--listen", "127.0.0.1:0", "--models", MY_MODELS,
+                            "--data-dir", data], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert "at offset %d of log.0000000000000001" % bad in r.stderr, r.stderr
+        assert "--data-dir-recover truncate" in r.stderr, r.stderr
+        d = start(data, "--data-dir-recover", "truncate")
+        try:
+            assert any(line.get("event") == "memdb.log_recovered" and line.get("offset") == bad
+                       for line in d.log_lines()), d.log_text()
+            assert d.json("GET", item_path("Line", "c", 1))[0] == 200
+            assert d.json("GET", item_path("Line", "c", 2))[0] == 404
+            assert d.json("GET", item_path("Line", "c", 3))[0] == 404
+            d.stop()
+        finally:
+            d.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
