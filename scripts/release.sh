@@ -21,11 +21,6 @@ cd "$top"
 step() { printf '== %s\n' "$*"; }
 
 step "daemon source tarball"
-# distcheck runs the conformance scenarios too: they come from $TT_SHARED (../shared).
-if [ -z "${TT_SHARED:-}" ] && [ -d "$top/../shared" ]; then
-  TT_SHARED=$(cd "$top/../shared" && pwd)
-  export TT_SHARED
-fi
 bash scripts/build.sh
 if [ $quick = 1 ]; then
   make -C _build dist >/dev/null
