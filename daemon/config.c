@@ -24,6 +24,7 @@ struct setting {
 };
 
 static const char *const backends[] = {"memory", "dynamodb", NULL};
+static const char *const ddb_auths[] = {"accept", "verify", NULL};
 
 #define F(field) offsetof(struct tt_config, field), sizeof(((struct tt_config *)0)->field)
 static const struct setting settings[] = {
@@ -31,6 +32,14 @@ static const struct setting settings[] = {
      "ADDR  host:port, [v6]:port or unix:/path (default 127.0.0.1:8737)"},
     {"models", K_LIST, F(models), 0, 0, NULL, "PATH  DMS file or directory; repeatable"},
     {"backend", K_ENUM, F(backend), 0, 0, backends, "NAME  memory | dynamodb (default memory)"},
+    {"dynamodb-listen", K_STRING, F(dynamodb_listen), 0, 0, NULL,
+     "ADDR  also serve DynamoDB's wire protocol on host:port (default: off)"},
+    {"dynamodb-auth", K_ENUM, F(dynamodb_auth), 0, 0, ddb_auths,
+     "MODE  accept | verify: SigV4 of the DynamoDB listener (default accept)"},
+    {"dynamodb-access-key-id", K_STRING, F(dynamodb_access_key_id), 0, 0, NULL,
+     "ID  access key verify accepts (default $AWS_ACCESS_KEY_ID)"},
+    {"dynamodb-secret-access-key", K_STRING, F(dynamodb_secret_access_key), 0, 0, NULL,
+     "KEY  its secret (default $AWS_SECRET_ACCESS_KEY; prefer the variable)"},
     {"endpoint", K_STRING, F(endpoint), 0, 0, NULL, "URL  DynamoDB-compatible endpoint"},
     {"region", K_STRING, F(region), 0, 0, NULL, "R  AWS region (default $AWS_REGION)"},
     {"kms-key-id", K_STRING, F(kms_key_id), 0, 0, NULL,
@@ -80,6 +89,7 @@ static void defaults(struct tt_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
   snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8737");
   snprintf(cfg->backend, sizeof(cfg->backend), "memory");
+  snprintf(cfg->dynamodb_auth, sizeof(cfg->dynamodb_auth), "accept");
   snprintf(cfg->jobs_table, sizeof(cfg->jobs_table), "tabletheory-jobs");
   cfg->request_timeout_ms = 10000;
   cfg->header_timeout_ms = 10000;
@@ -131,8 +141,8 @@ static int apply(struct tt_config *cfg, const struct setting *st, const char *va
       for (const char *const *c = st->choices; *c; c++)
         ok |= strcmp(*c, value) == 0;
       if (!ok)
-        return tt_error_set(err, TT_ERR_VALIDATION, st->name,
-                            "%s: must be one of memory, dynamodb", source);
+        return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: must be one of %s, %s",
+                            source, st->choices[0], st->choices[1]);
     }
     snprintf(field, st->size, "%s", value);
     return 0;

@@ -31,6 +31,10 @@ struct tt_config {
   char models[TT_CONFIG_MAX_MODELS][512];
   size_t nmodels;
   char backend[16];
+  char dynamodb_listen[256];  /* "" = no DynamoDB listener */
+  char dynamodb_auth[16];     /* "accept" | "verify" */
+  char dynamodb_access_key_id[128];
+  char dynamodb_secret_access_key[128];
   char endpoint[512];
   char region[64];
   char kms_key_id[2048]; /* KMS key of encrypted attributes; "" = fail closed */
