@@ -243,9 +243,15 @@ json_t *tt_ddbw_error_body(const char *full_type, const char *message, const jso
         goto fail;
     }
   }
-  if (message && message[0] &&
-      json_object_set_new(o, "message", json_stringn_nocheck(message, strlen(message))) != 0)
-    goto fail;
+  if (message && message[0]) {
+    /* A message may quote the request (the Authorization header): one
+     * that is not UTF-8 is replaced, never sent as invalid JSON. */
+    json_t *m = json_stringn(message, strlen(message));
+    if (m == NULL)
+      m = json_string("The request is malformed");
+    if (json_object_set_new(o, "message", m) != 0)
+      goto fail;
+  }
   return o;
 fail:
   json_decref(o);
