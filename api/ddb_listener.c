@@ -365,7 +365,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   struct tt_ddbw_request req;
   struct tt_ddbw_error err;
   bool not_json;
-  r->json_1_0 = true;
+  /* The answer's type follows the request's, as DynamoDB's does:
+   * application/x-amz-json-1.0 when asked, else application/json. */
+  r->json_1_0 = tt_ddbw_is_json_1_0(in.content_type);
   if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
     r->xml = not_json;
     if (tt_ddbw_target(in.target, &r->op) == 0)
@@ -373,7 +375,6 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     answer_error(r, err.status, err.type, err.message, NULL);
     return;
   }
-  r->json_1_0 = req.json_1_0;
   r->op = req.op;
   r->op_known = true;
   if (l->opts.verify && in.authorization && verify_signature(r, url, &req.auth) != 0) {

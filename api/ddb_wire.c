@@ -174,6 +174,10 @@ static bool type_is(const char *ct, const char *want) {
   return n == strlen(want) && strncasecmp(ct, want, n) == 0;
 }
 
+bool tt_ddbw_is_json_1_0(const char *content_type) {
+  return type_is(content_type, "application/x-amz-json-1.0");
+}
+
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
   memset(out, 0, sizeof(*out));

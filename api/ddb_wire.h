@@ -65,6 +65,9 @@ struct tt_ddbw_request {
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json);
 
+/* Whether a Content-Type is application/x-amz-json-1.0 (parameters aside). */
+bool tt_ddbw_is_json_1_0(const char *content_type);
+
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.GetItem");
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);

@@ -361,3 +361,16 @@ def test_drain_finishes_and_stops(fresh_daemon):
     c = client(d)
     c.list_tables()  # a keep-alive connection stays open
     d.stop(signal.SIGTERM)
+
+
+def test_documented_examples_run(dd):
+    """docs/local-dynamodb.md copies tests/ddb_compat/boto3_quickstart.py
+    (scripts/check-doc-examples.py keeps them equal): it must run."""
+    import subprocess
+    import sys
+    from daemon import SRCDIR
+    script = os.path.join(SRCDIR, "tests", "ddb_compat", "boto3_quickstart.py")
+    p = subprocess.run([sys.executable, script], env={**os.environ, "DDB_ENDPOINT": dd.ddb_url},
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "Ada" in p.stdout
