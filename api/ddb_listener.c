@@ -381,6 +381,11 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  if (tt_ddbw_legacy(req.op, req.body, &err) != 0) {
+    answer_error(r, err.status, err.type, err.message, NULL);
+    json_decref(req.body);
+    return;
+  }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;

@@ -72,6 +72,16 @@ bool tt_ddbw_is_json_1_0(const char *content_type);
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
 
+/* Rewrites DynamoDB's legacy parameters of `body` in place as expressions
+ * (api/ddb_legacy.c): AttributesToGet as ProjectionExpression, Expected as
+ * ConditionExpression, KeyConditions as KeyConditionExpression,
+ * QueryFilter/ScanFilter as FilterExpression, AttributeUpdates as
+ * UpdateExpression, joined by ConditionalOperator; placeholders #lN and :lN.
+ * A request that mixes both forms, or whose legacy parameters break
+ * DynamoDB's rules, is refused (ValidationException). Returns 0 or -1 with
+ * *err. */
+int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
 /* DynamoDB's full __type for a backend's short error type:
  * com.amazon.coral.validate#ValidationException,
  * com.amazon.coral.service#SerializationException, ...,
