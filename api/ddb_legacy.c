@@ -61,35 +61,82 @@ static const struct {
 };
 
 /* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
+static const char *av_type(json_t *v) {
+  void *it = json_is_object(v) ? json_object_iter(v) : NULL;
+  return it ? json_object_iter_key(it) : "";
+}
+
+/* The AttributeValue types each operator compares (DynamoDB's table). */
+static bool type_allowed(const char *op, const char *t) {
+  static const char *const any[] = {"EQ", "NE"};
+  static const char *const sb[] = {"BEGINS_WITH"};
+  for (size_t i = 0; i < 2; i++)
+    if (strcmp(op, any[i]) == 0)
+      return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0 ||
+             strcmp(t, "SS") == 0 || strcmp(t, "NS") == 0 || strcmp(t, "BS") == 0;
+  if (strcmp(op, sb[0]) == 0)
+    return strcmp(t, "S") == 0 || strcmp(t, "B") == 0;
+  return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0;
+}
+
 static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct tt_buf *out) {
   json_t *opj = json_object_get(c, "ComparisonOperator");
   json_t *list = json_object_get(c, "AttributeValueList");
+  json_t *single = NULL;
+  if (list == NULL && json_object_get(c, "Value")) { /* Expected's {ComparisonOperator, Value} */
+    single = json_array();
+    json_array_append(single, json_object_get(c, "Value"));
+    list = single;
+  }
+  int result = -1;
   const char *op = json_string_value(opj);
-  if (op == NULL)
-    return invalid(w->err, "1 validation error detected: Value null at '%s' failed to satisfy "
-                           "constraint: Member must not be null",
-                   "comparisonOperator");
+  if (op == NULL) {
+    invalid(w->err, "1 validation error detected: Value null at 'comparisonOperator' failed to "
+                    "satisfy constraint: Member must not be null");
+    goto out;
+  }
   size_t i;
   for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
     if (strcmp(ops[i].op, op) == 0)
       break;
-  if (i == sizeof(ops) / sizeof(ops[0]))
-    return invalid(w->err, "1 validation error detected: Value '%s' at 'comparisonOperator' "
-                           "failed to satisfy constraint: Member must satisfy enum value set: "
-                           "[IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, "
-                           "BEGINS_WITH, GE, CONTAINS]",
-                   op);
+  if (i == sizeof(ops) / sizeof(ops[0])) {
+    invalid(w->err, "1 validation error detected: Value '%s' at 'comparisonOperator' failed to "
+                    "satisfy constraint: Member must satisfy enum value set: [IN, NULL, "
+                    "BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, "
+                    "CONTAINS]",
+            op);
+    goto out;
+  }
+  if (list && !json_is_array(list)) {
+    invalid(w->err, "AttributeValueList must be a list");
+    goto out;
+  }
   size_t n = list ? json_array_size(list) : 0;
-  if (list && !json_is_array(list))
-    return invalid(w->err, "AttributeValueList must be a list");
-  if ((ops[i].nargs >= 0 && n != (size_t)ops[i].nargs) || (ops[i].nargs < 0 && n == 0))
-    return invalid(w->err,
-                   "One or more parameter values were invalid: Invalid number of argument(s) "
-                   "for the %s ComparisonOperator",
-                   op);
+  if ((ops[i].nargs >= 0 && n != (size_t)ops[i].nargs) || (ops[i].nargs < 0 && n == 0)) {
+    invalid(w->err,
+            "One or more parameter values were invalid: Invalid number of argument(s) for the "
+            "%s ComparisonOperator",
+            op);
+    goto out;
+  }
+  for (size_t k = 1; k < n; k++)
+    if (strcmp(av_type(json_array_get(list, k)), av_type(json_array_get(list, 0))) != 0) {
+      invalid(w->err, "One or more parameter values were invalid: AttributeValues inside "
+                      "AttributeValueList must be of same type");
+      goto out;
+    }
+  for (size_t k = 0; k < n; k++)
+    if (!type_allowed(op, av_type(json_array_get(list, k)))) {
+      invalid(w->err, "One or more parameter values were invalid: ComparisonOperator %s is not "
+                      "valid for %s AttributeValue type",
+              op, av_type(json_array_get(list, k)));
+      goto out;
+    }
   if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
-      strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN"))
-    return invalid(w->err, "Attempted conditional constraint is not an indexable operation");
+      strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
+    invalid(w->err, "Attempted conditional constraint is not an indexable operation");
+    goto out;
+  }
   struct tt_buf nm;
   tt_buf_init(&nm, 0);
   int rc = name_ph(w, attr, &nm);
@@ -132,7 +179,10 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
   }
 done:
   tt_buf_free(&nm);
-  return rc < 0 ? -1 : 0;
+  result = rc < 0 ? -1 : 0;
+out:
+  json_decref(single);
+  return result;
 }
 
 /* Expected's entries: {Value}, {Exists, Value}, or a condition. */
@@ -141,24 +191,33 @@ static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf
     return invalid(w->err, "Expected.%s must be a map", attr);
   json_t *exists = json_object_get(e, "Exists");
   json_t *value = json_object_get(e, "Value");
+  json_t *list = json_object_get(e, "AttributeValueList");
   json_t *cmp = json_object_get(e, "ComparisonOperator");
+  const char *pre = "One or more parameter values were invalid: ";
+  if (list && value)
+    return invalid(w->err, "%sValue and AttributeValueList cannot be used together for "
+                           "Attribute: %s", pre, attr);
   if (cmp) {
-    if (value || exists)
-      return invalid(w->err, "One or more parameter values were invalid: %s cannot be used "
-                             "with ComparisonOperator",
-                     value ? "Value" : "Exists");
+    const char *op = json_string_value(cmp);
+    if (exists)
+      return invalid(w->err, "%sExists and ComparisonOperator cannot be used together for "
+                             "Attribute: %s", pre, attr);
+    if (op && strcmp(op, "NULL") && strcmp(op, "NOT_NULL") && !list && !value)
+      return invalid(w->err, "%sValue or AttributeValueList must be used with "
+                             "ComparisonOperator: %s for Attribute: %s", pre, op, attr);
     return condition(w, attr, e, false, out);
   }
+  if (list)
+    return invalid(w->err, "%sAttributeValueList can only be used with a ComparisonOperator "
+                           "for Attribute: %s", pre, attr);
   if (exists && !json_is_boolean(exists))
     return invalid(w->err, "Exists must be a boolean");
   bool ex = exists == NULL || json_is_true(exists);
   if (ex && value == NULL)
-    return invalid(w->err, "One or more parameter values were invalid: Value must be provided "
-                           "when Exists is %s for Attribute: %s",
+    return invalid(w->err, "%sValue must be provided when Exists is %s for Attribute: %s", pre,
                    exists ? "true" : "null", attr);
   if (!ex && value)
-    return invalid(w->err, "One or more parameter values were invalid: Value cannot be used "
-                           "when Exists is false for Attribute: %s",
+    return invalid(w->err, "%sValue cannot be used when Exists is false for Attribute: %s", pre,
                    attr);
   struct tt_buf nm;
   tt_buf_init(&nm, 0);
@@ -314,30 +373,97 @@ static int attribute_updates(struct rw *w, json_t *req) {
 static const char *const legacy_params[] = {"AttributesToGet", "Expected", "KeyConditions",
                                             "QueryFilter", "ScanFilter", "AttributeUpdates",
                                             "ConditionalOperator"};
-static const char *const expr_params[] = {"ProjectionExpression", "ConditionExpression",
-                                          "KeyConditionExpression", "FilterExpression",
-                                          "UpdateExpression", "ExpressionAttributeNames",
-                                          "ExpressionAttributeValues"};
+
+/* DynamoDB's expression and non-expression parameters of each operation,
+ * in the order its messages list them. */
+struct params {
+  const char *expr[4];
+  const char *legacy[5];
+};
+
+static const struct params *params_of(enum tt_ddb_op op) {
+  static const struct params get = {{"ProjectionExpression"}, {"AttributesToGet"}};
+  static const struct params write = {{"ConditionExpression"}, {"Expected"}};
+  static const struct params update = {{"UpdateExpression", "ConditionExpression"},
+                                       {"AttributeUpdates", "Expected"}};
+  static const struct params query = {
+      {"ProjectionExpression", "FilterExpression", "KeyConditionExpression"},
+      {"AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions"}};
+  static const struct params scan = {{"ProjectionExpression", "FilterExpression"},
+                                     {"AttributesToGet", "ScanFilter", "ConditionalOperator"}};
+  switch (op) {
+  case TT_DDB_GET_ITEM:
+  case TT_DDB_BATCH_GET_ITEM:
+    return &get;
+  case TT_DDB_PUT_ITEM:
+  case TT_DDB_DELETE_ITEM:
+    return &write;
+  case TT_DDB_UPDATE_ITEM:
+    return &update;
+  case TT_DDB_QUERY:
+    return &query;
+  case TT_DDB_SCAN:
+    return &scan;
+  default:
+    return NULL;
+  }
+}
+
+static void add_list(char *buf, size_t n, const char *item) {
+  size_t len = strlen(buf);
+  snprintf(buf + len, n - len, "%s%s", len ? ", " : "", item);
+}
+
+/* DynamoDB's rules on mixing the two forms, and on names and values
+ * without an expression. */
+static int expression_params(json_t *req, const struct params *p, struct tt_ddbw_error *err) {
+  char ex[200] = "", lg[200] = "";
+  for (size_t i = 0; i < 4 && p->expr[i]; i++)
+    if (json_object_get(req, p->expr[i]) && !json_is_null(json_object_get(req, p->expr[i])))
+      add_list(ex, sizeof(ex), p->expr[i]);
+  if (ex[0]) {
+    bool key_conditions_alone = json_object_get(req, "KeyConditions") &&
+                                !json_object_get(req, "KeyConditionExpression");
+    for (size_t i = 0; i < 5 && p->legacy[i]; i++)
+      if (json_object_get(req, p->legacy[i]) && !json_is_null(json_object_get(req, p->legacy[i])) &&
+          !(key_conditions_alone && strcmp(p->legacy[i], "KeyConditions") == 0))
+        add_list(lg, sizeof(lg), p->legacy[i]);
+    if (lg[0])
+      return invalid(err, "Can not use both expression and non-expression parameters in the "
+                          "same request: Non-expression parameters: {%s} Expression "
+                          "parameters: {%s}",
+                     lg, ex);
+  }
+  if (json_object_get(req, "ExpressionAttributeNames") && ex[0] == '\0')
+    return invalid(err, "ExpressionAttributeNames can only be specified when using expressions");
+  char vals[200] = "";
+  size_t nvals = 0;
+  bool any = false;
+  for (size_t i = 0; i < 4 && p->expr[i]; i++)
+    if (strcmp(p->expr[i], "ProjectionExpression") != 0) {
+      snprintf(vals + strlen(vals), sizeof(vals) - strlen(vals), "%s%s", nvals ? " and " : "",
+               p->expr[i]);
+      nvals++;
+      any = any || json_object_get(req, p->expr[i]) != NULL;
+    }
+  if (nvals && json_object_get(req, "ExpressionAttributeValues") && !any)
+    return invalid(err, "ExpressionAttributeValues can only be specified when using "
+                        "expressions: %s %s null",
+                   vals, nvals > 1 ? "are" : "is");
+  return 0;
+}
 
 /* Rewrites one request object (an item request, a Query or a Scan, or a
  * BatchGetItem table entry). */
-static int rewrite(json_t *req, struct tt_ddbw_error *err) {
-  char legacy[160] = "", expr[200] = "";
+static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
+  const struct params *p = params_of(op);
+  if (p && expression_params(req, p, err) != 0)
+    return -1;
+  bool legacy = false;
   for (size_t i = 0; i < sizeof(legacy_params) / sizeof(legacy_params[0]); i++)
-    if (json_object_get(req, legacy_params[i]))
-      snprintf(legacy + strlen(legacy), sizeof(legacy) - strlen(legacy), "%s%s",
-               legacy[0] ? ", " : "", legacy_params[i]);
-  if (legacy[0] == '\0')
+    legacy = legacy || json_object_get(req, legacy_params[i]) != NULL;
+  if (!legacy)
     return 0;
-  for (size_t i = 0; i < sizeof(expr_params) / sizeof(expr_params[0]); i++)
-    if (json_object_get(req, expr_params[i]))
-      snprintf(expr + strlen(expr), sizeof(expr) - strlen(expr), "%s%s", expr[0] ? ", " : "",
-               expr_params[i]);
-  if (expr[0])
-    return invalid(err, "Can not use both expression and non-expression parameters in the "
-                        "same request: Non-expression parameters: {%s} Expression parameters: "
-                        "{%s}",
-                   legacy, expr);
   json_t *co = json_object_get(req, "ConditionalOperator");
   const char *joiner = "AND";
   if (co) {
@@ -353,10 +479,6 @@ static int rewrite(json_t *req, struct tt_ddbw_error *err) {
   int rc = 0;
   if (w.names == NULL || w.values == NULL)
     rc = invalid(err, "out of memory");
-  if (rc == 0 && co && !json_object_get(req, "Expected") && !json_object_get(req, "QueryFilter") &&
-      !json_object_get(req, "ScanFilter"))
-    rc = invalid(err, "One or more parameter values were invalid: ConditionalOperator can only "
-                      "be used when Filter or Expected has two or more elements");
   if (rc == 0)
     rc = attributes_to_get(&w, req);
   if (rc == 0)
@@ -371,12 +493,18 @@ static int rewrite(json_t *req, struct tt_ddbw_error *err) {
     rc = attribute_updates(&w, req);
   if (rc == 0) {
     json_object_del(req, "ConditionalOperator");
-    if (json_object_size(w.names) &&
-        json_object_set(req, "ExpressionAttributeNames", w.names) != 0)
-      rc = invalid(err, "out of memory");
-    if (rc == 0 && json_object_size(w.values) &&
-        json_object_set(req, "ExpressionAttributeValues", w.values) != 0)
-      rc = invalid(err, "out of memory");
+    /* Merged with the request's own (a Query may pair KeyConditions with
+     * a ProjectionExpression): #lN and :lN are new keys. */
+    static const char *const dst[2] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+    json_t *src[2] = {w.names, w.values};
+    for (int k = 0; k < 2 && rc == 0; k++) {
+      if (json_object_size(src[k]) == 0)
+        continue;
+      json_t *have = json_object_get(req, dst[k]);
+      if (json_is_object(have) ? json_object_update_missing(have, src[k]) != 0
+                               : json_object_set(req, dst[k], src[k]) != 0)
+        rc = invalid(err, "out of memory");
+    }
   }
   json_decref(w.names);
   json_decref(w.values);
@@ -391,14 +519,14 @@ int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
   case TT_DDB_DELETE_ITEM:
   case TT_DDB_QUERY:
   case TT_DDB_SCAN:
-    return rewrite(body, err);
+    return rewrite(body, op, err);
   case TT_DDB_BATCH_GET_ITEM: {
     json_t *ri = json_object_get(body, "RequestItems");
     const char *t;
     json_t *entry;
     if (json_is_object(ri))
       json_object_foreach(ri, t, entry) {
-        if (json_is_object(entry) && rewrite(entry, err) != 0)
+        if (json_is_object(entry) && rewrite(entry, op, err) != 0)
           return -1;
       }
     return 0;

@@ -5,7 +5,8 @@
  * the body. Invariants: an accepted request has a known operation and an
  * object body; a refused one has a full __type, a 400 or 404 status and a
  * message that is a C string; the error body renders; nothing reads past
- * the input (ASan). */
+ * the input (ASan). The legacy rewrite (api/ddb_legacy.c) runs on every
+ * accepted body. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (tt_ddbw_parse(&in, &req, &err, &not_json) == 0) {
     if (!json_is_object(req.body) || (unsigned)req.op >= TT_DDB_OP__COUNT)
       abort();
+    /* The legacy rewrite either refuses with a ValidationException or
+     * leaves no legacy parameter behind. */
+    struct tt_ddbw_error lerr;
+    if (tt_ddbw_legacy(req.op, req.body, &lerr) == 0) {
+      if (req.op != TT_DDB_BATCH_GET_ITEM && req.op != TT_DDB_TRANSACT_WRITE_ITEMS &&
+          req.op != TT_DDB_TRANSACT_GET_ITEMS && req.op != TT_DDB_BATCH_WRITE_ITEM &&
+          req.op < TT_DDB_CREATE_TABLE &&
+          (json_object_get(req.body, "Expected") || json_object_get(req.body, "QueryFilter") ||
+           json_object_get(req.body, "AttributeUpdates")))
+        abort();
+    } else if (lerr.status != 400 || strchr(lerr.type, '#') == NULL) {
+      abort();
+    }
     json_decref(req.body);
   } else {
     if (err.type == NULL || strchr(err.type, '#') == NULL ||

@@ -374,3 +374,37 @@ def test_documented_examples_run(dd):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "Ada" in p.stdout
+
+
+def test_legacy_parameters_become_expressions(ddb):
+    make_table(ddb, "ddbl_legacy")
+    key = {"pk": {"S": "l"}, "sk": {"N": "1"}}
+    ddb.put_item(TableName="ddbl_legacy", Item={**key, "v": {"N": "1"}, "w": {"S": "x"}},
+                 Expected={"pk": {"Exists": False}})
+    with pytest.raises(ClientError) as e:
+        ddb.put_item(TableName="ddbl_legacy", Item=key, Expected={"pk": {"Exists": False}})
+    assert code(e) == "ConditionalCheckFailedException"
+    ddb.update_item(TableName="ddbl_legacy", Key=key, AttributeUpdates={
+        "v": {"Action": "ADD", "Value": {"N": "2"}}, "w": {"Action": "DELETE"}},
+        Expected={"v": {"ComparisonOperator": "EQ", "AttributeValueList": [{"N": "1"}]}})
+    got = ddb.get_item(TableName="ddbl_legacy", Key=key, AttributesToGet=["v", "w"])["Item"]
+    assert got == {"v": {"N": "3"}}
+    q = ddb.query(TableName="ddbl_legacy", KeyConditions={
+        "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "l"}]},
+        "sk": {"ComparisonOperator": "BETWEEN", "AttributeValueList": [{"N": "0"}, {"N": "5"}]}},
+        QueryFilter={"v": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "2"}]}})
+    assert q["Count"] == 1
+    s = ddb.scan(TableName="ddbl_legacy", ScanFilter={
+        "v": {"ComparisonOperator": "IN", "AttributeValueList": [{"N": "7"}, {"N": "8"}]}},
+        ConditionalOperator="OR")
+    assert s["Count"] == 0 and s["ScannedCount"] == 1
+    with pytest.raises(ClientError) as e:
+        ddb.get_item(TableName="ddbl_legacy", Key=key, AttributesToGet=["v"],
+                     ProjectionExpression="v")
+    assert code(e) == "ValidationException"
+    assert e.value.response["Error"]["Message"].startswith(
+        "Can not use both expression and non-expression parameters")
+    with pytest.raises(ClientError) as e:
+        ddb.delete_item(TableName="ddbl_legacy", Key=key,
+                        Expected={"v": {"ComparisonOperator": "EQ"}})
+    assert "Value or AttributeValueList must be used" in e.value.response["Error"]["Message"]
