@@ -72,6 +72,10 @@ bool tt_ddbw_is_json_1_0(const char *content_type);
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
 
+/* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
+ * before the table is looked up, with its messages. Returns 0 or -1. */
+int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
 /* Rewrites DynamoDB's legacy parameters of `body` in place as expressions
  * (api/ddb_legacy.c): AttributesToGet as ProjectionExpression, Expected as
  * ConditionExpression, KeyConditions as KeyConditionExpression,
