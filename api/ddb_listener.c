@@ -219,6 +219,15 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
                  "Date must be in ISO-8601 'basic format'.", NULL);
     return -1;
   }
+  /* DynamoDB refuses a signature more than 15 minutes from its clock. */
+  time_t now = time(NULL);
+  if (when < now - 15 * 60 || when > now + 15 * 60) {
+    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                 "Signature expired: the request's X-Amz-Date is more than 15 minutes from the "
+                 "server's time",
+                 NULL);
+    return -1;
+  }
   struct tt_sigv4_header hs[MAX_SIGNED];
   size_t n = 0;
   char names[sizeof(a->signed_headers)];
@@ -377,7 +386,14 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   }
   r->op = req.op;
   r->op_known = true;
-  if (l->opts.verify && in.authorization && verify_signature(r, url, &req.auth) != 0) {
+  if (l->opts.verify && in.authorization == NULL) {
+    /* Presigned (query-string) requests are not verified: refuse them. */
+    answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
+                 "Request is missing Authentication Token", NULL);
+    json_decref(req.body);
+    return;
+  }
+  if (l->opts.verify && verify_signature(r, url, &req.auth) != 0) {
     json_decref(req.body);
     return;
   }

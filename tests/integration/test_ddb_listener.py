@@ -408,3 +408,22 @@ def test_legacy_parameters_become_expressions(ddb):
         ddb.delete_item(TableName="ddbl_legacy", Key=key,
                         Expected={"v": {"ComparisonOperator": "EQ"}})
     assert "Value or AttributeValueList must be used" in e.value.response["Error"]["Message"]
+
+
+def test_verify_mode_refuses_unsigned_and_stale(fresh_daemon):
+    d = fresh_daemon("--dynamodb-listen", "127.0.0.1:0", "--dynamodb-auth", "verify",
+                     env={"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "s3cr3t"})
+    d.ddb_url = "http://" + d.wait_log(
+        lambda l: l.get("event") == "daemon.ready")["dynamodb_listen"]
+    # A well-formed header with a made-up signature, dated 2026-01-01.
+    st, _, body = raw(d, "DynamoDB_20120810.ListTables", b"{}",
+                      {"Authorization": "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/"
+                       "us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, "
+                       "Signature=" + "0" * 64})
+    assert st == 400 and body["__type"] == "com.amazon.coral.service#InvalidSignatureException"
+    req = urllib.request.Request(d.ddb_url + "/?X-Amz-Algorithm=AWS4-HMAC-SHA256", data=b"{}",
+                                 headers={"Content-Type": "application/x-amz-json-1.0",
+                                          "X-Amz-Target": "DynamoDB_20120810.ListTables"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req)
+    assert json.loads(e.value.read())["__type"].endswith("MissingAuthenticationTokenException")
