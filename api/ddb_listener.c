@@ -17,6 +17,7 @@
 #include "api/ddb_wire.h"
 #include "obs/log.h"
 #include "util/buf.h"
+#include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
 #define T_SERVICE "com.amazon.coral.service#"
@@ -32,7 +33,7 @@ static const char *const l_op[] = {"operation"};
 struct tt_ddb_req {
   struct tt_ddb_listener *l;
   struct MHD_Connection *conn;
-  struct tt_buf body;
+  struct tt_buf body_buf;
   bool too_large;
   uint64_t start_ns, start_ms;
   enum tt_ddb_op op;
@@ -54,6 +55,11 @@ struct tt_ddb_req {
   bool json_1_0, xml;
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
+  /* A plain GetItem crosses the port typed (no JSON trees either way):
+   * the request borrows TableName from `body`, which the request holds. */
+  struct tt_ddb_item_request item;
+  struct tt_av key;
+  json_t *body;
   struct tt_ddb_req *prev, *next;
 };
 
@@ -310,8 +316,8 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
                                 .path = url,
                                 .headers = hs,
                                 .n_headers = n,
-                                .body = r->body.data,
-                                .body_len = r->body.len};
+                                .body = r->body_buf.data,
+                                .body_len = r->body_buf.len};
   struct tt_sigv4_credentials cr = {o->access_key_id, o->secret_access_key, token};
   struct tt_sigv4_config cfg = {.region = a->region, .service = a->service, .cache = &r->l->sigv4};
   struct tt_sigv4_result res;
@@ -335,7 +341,9 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
 
 static void req_free(struct tt_ddb_req *r) {
   struct tt_ddb_listener *l = r->l;
-  tt_buf_free(&r->body);
+  tt_av_free(&r->key);
+  json_decref(r->body);
+  tt_buf_free(&r->body_buf);
   free(r->out);
   free(r);
   l->active--;
@@ -370,6 +378,62 @@ static void call_done(struct tt_client_call *c) {
     answer_json(r, 200, json_incref(c->bc.response ? c->bc.response : json_object()));
   else
     answer_backend_error(r, &c->bc.error);
+}
+
+/* A typed GetItem's answer: {"Item": ...} or {}. */
+static void item_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status != 0) {
+    answer_backend_error(r, &c->bc.error);
+    return;
+  }
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  int rc = c->bc.item_out.type == 0
+               ? tt_buf_append(&b, "{}", 2)
+               : (tt_buf_append(&b, "{\"Item\":", 8) != 0 ||
+                  tt_ddb_item_write(&b, &c->bc.item_out, 0) != 0 || tt_buf_append(&b, "}", 1));
+  if (rc == 0 && tt_buf_append(&b, "", 1) == 0) {
+    free(r->out);
+    r->out_len = b.len - 1;
+    r->out = tt_buf_steal(&b, NULL);
+    r->status = 200;
+    r->answered = true;
+  } else {
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  }
+  tt_buf_free(&b);
+}
+
+/* Whether a GetItem can cross the port typed: only the members the typed
+ * form carries as they are (Key decoded here; anything else, and any Key
+ * the codec refuses, takes the JSON form, whose validation and messages are
+ * the backend's). */
+static bool typed_get(struct tt_ddb_req *r, json_t *body) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(body, k, v) {
+    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
+        : strcmp(k, "Key") == 0     ? !json_is_object(v)
+        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
+        : strcmp(k, "ReturnConsumedCapacity") != 0)
+      return false;
+  }
+  const char *table = json_string_value(json_object_get(body, "TableName"));
+  json_t *key = json_object_get(body, "Key");
+  struct tt_error err;
+  if (table == NULL || key == NULL || tt_ddb_item_from_json(key, "Key", &r->key, &err) != 0) {
+    tt_av_free(&r->key);
+    memset(&r->key, 0, sizeof(r->key));
+    return false;
+  }
+  r->item = (struct tt_ddb_item_request){
+      .table = table,
+      .key = &r->key,
+      .consistent_read = json_is_true(json_object_get(body, "ConsistentRead")),
+  };
+  r->body = body; /* holds TableName */
+  return true;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -423,8 +487,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       .date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date"),
       .query_auth = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "X-Amz-Algorithm") !=
                     NULL,
-      .body = r->body.data,
-      .body_len = r->body.len,
+      .body = r->body_buf.data,
+      .body_len = r->body_buf.len,
   };
   struct tt_ddbw_request req;
   struct tt_ddbw_error err;
@@ -465,7 +529,12 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   if (l->running)
     l->running->prev = r;
   l->running = r;
-  if (tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done, r) != 0)
+  int started = req.op == TT_DDB_GET_ITEM && typed_get(r, req.body)
+                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->item,
+                                           item_done, r)
+                    : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
+                                      r);
+  if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */
   if (r->joined)
@@ -494,16 +563,16 @@ enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn
     r->conn = conn;
     r->start_ns = now_ns();
     r->start_ms = uv_now(l->loop);
-    tt_buf_init(&r->body, l->opts.max_body_bytes);
+    tt_buf_init(&r->body_buf, l->opts.max_body_bytes);
     set_request_id(r);
     l->active++;
     *con_cls = r;
     return MHD_YES;
   }
   if (*upload_data_size > 0) {
-    if (!r->too_large && tt_buf_append(&r->body, upload_data, *upload_data_size) != 0) {
+    if (!r->too_large && tt_buf_append(&r->body_buf, upload_data, *upload_data_size) != 0) {
       r->too_large = true;
-      tt_buf_free(&r->body);
+      tt_buf_free(&r->body_buf);
     }
     *upload_data_size = 0;
     return MHD_YES;
