@@ -60,7 +60,8 @@ struct tt_ddb_req {
   struct tt_ddb_item_request item;
   struct tt_av key;
   json_t *body;
-  struct tt_ddb_req *prev, *next;
+  struct tt_ddb_req *prev, *next;   /* the listener's running requests */
+  struct tt_ddb_req *aprev, *anext; /* every live request context */
 };
 
 static uint64_t now_ns(void) {
@@ -341,6 +342,12 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
 
 static void req_free(struct tt_ddb_req *r) {
   struct tt_ddb_listener *l = r->l;
+  if (r->aprev)
+    r->aprev->anext = r->anext;
+  else if (l->all == r)
+    l->all = r->anext;
+  if (r->anext)
+    r->anext->aprev = r->aprev;
   tt_av_free(&r->key);
   json_decref(r->body);
   tt_buf_free(&r->body_buf);
@@ -566,6 +573,10 @@ enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn
     tt_buf_init(&r->body_buf, l->opts.max_body_bytes);
     set_request_id(r);
     l->active++;
+    r->anext = l->all;
+    if (l->all)
+      l->all->aprev = r;
+    l->all = r;
     *con_cls = r;
     return MHD_YES;
   }
@@ -643,6 +654,13 @@ void tt_ddb_listener_drain(struct tt_ddb_listener *l) {
 }
 
 void tt_ddb_listener_cancel_all(struct tt_ddb_listener *l) {
+  /* A client still sending its request (or not reading its answer) gets
+   * one second more, then libmicrohttpd closes its connection. */
+  for (struct tt_ddb_req *r = l->all; r; r = r->anext)
+    if ((!r->running || r->joined) && !r->mhd_done)
+      MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 1u);
+  if (l->all && l->wake)
+    l->wake(l->hook_arg); /* MHD's next timeout changed */
   /* A cancel may join synchronously and unlink the request: restart. */
   bool again = true;
   while (again) {

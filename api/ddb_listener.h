@@ -37,6 +37,7 @@ struct tt_ddb_listener {
   struct tt_metric_family *requests; /* tabletheoryd_dynamodb_requests_total{operation,status} */
   struct tt_metric_family *duration; /* tabletheoryd_dynamodb_request_duration_seconds{operation} */
   struct tt_ddb_req *running;        /* requests waiting for their backend call */
+  struct tt_ddb_req *all;            /* every request context alive */
   size_t active;                     /* request contexts alive */
   bool draining;
   uint64_t id_state;
@@ -65,8 +66,9 @@ void tt_ddb_listener_completed_cb(void *cls, struct MHD_Connection *conn, void *
  * last request is gone (at once when none is). */
 void tt_ddb_listener_drain(struct tt_ddb_listener *l);
 
-/* Drain timeout: cancels every running request's backend call; each still
- * answers once its call completed. */
+/* Drain timeout: cancels every running request's backend call (each still
+ * answers once its call completed) and gives connections still sending a
+ * request one second before they are closed. */
 void tt_ddb_listener_cancel_all(struct tt_ddb_listener *l);
 
 /* Releases what init made (the SigV4 cache); after the MHD daemon stopped. */

@@ -427,3 +427,19 @@ def test_verify_mode_refuses_unsigned_and_stale(fresh_daemon):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(req)
     assert json.loads(e.value.read())["__type"].endswith("MissingAuthenticationTokenException")
+
+
+def test_drain_closes_a_stalled_request(fresh_daemon):
+    """A client that stops sending mid-body cannot hold the drain open past
+    the drain timeout (plus the listener's one-second grace)."""
+    import socket
+    d = fresh_daemon("--dynamodb-listen", "127.0.0.1:0", "--drain-timeout-ms", "100")
+    host, _, port = d.wait_log(
+        lambda l: l.get("event") == "daemon.ready")["dynamodb_listen"].rpartition(":")
+    s = socket.create_connection((host, int(port)))
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+              b"X-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100\r\n\r\n{")
+    try:
+        d.stop(timeout=15)  # MHD's own idle timeout (30 s) would exceed this
+    finally:
+        s.close()
