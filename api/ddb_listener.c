@@ -26,6 +26,7 @@
 /* How long a request may run the backend's ready calls before it is
  * suspended and completes from the loop (as api/server.c). */
 #define READY_SLICE_NS (5u * 1000000u)
+#define DISCARD_LIMIT (16u << 20) /* bytes of an oversized body read before closing */
 
 static const char *const l_op_status[] = {"operation", "status"};
 static const char *const l_op[] = {"operation"};
@@ -35,6 +36,7 @@ struct tt_ddb_req {
   struct MHD_Connection *conn;
   struct tt_buf body_buf;
   bool too_large;
+  uint64_t discarded; /* bytes of an oversized body dropped */
   uint64_t start_ns, start_ms;
   enum tt_ddb_op op;
   bool op_known;
@@ -585,6 +587,11 @@ enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn
       r->too_large = true;
       tt_buf_free(&r->body_buf);
     }
+    /* An oversized body is read and dropped so that the 413 can be sent
+     * (libmicrohttpd 0.9.75 answers only after the upload), up to a bound:
+     * past it the connection is closed. */
+    if (r->too_large && (r->discarded += *upload_data_size) > DISCARD_LIMIT)
+      return MHD_NO;
     *upload_data_size = 0;
     return MHD_YES;
   }

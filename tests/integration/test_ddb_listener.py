@@ -443,3 +443,22 @@ def test_drain_closes_a_stalled_request(fresh_daemon):
         d.stop(timeout=15)  # MHD's own idle timeout (30 s) would exceed this
     finally:
         s.close()
+
+
+def test_endless_oversized_body_is_cut_off(fresh_daemon):
+    """An oversized body is dropped up to 16 MiB, then the connection closes."""
+    import socket
+    d = fresh_daemon("--dynamodb-listen", "127.0.0.1:0", "--max-body-bytes", "1024")
+    host, _, port = d.wait_log(
+        lambda l: l.get("event") == "daemon.ready")["dynamodb_listen"].rpartition(":")
+    s = socket.create_connection((host, int(port)), timeout=30)
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+              b"X-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100000000\r\n\r\n")
+    chunk = b"a" * (1 << 20)
+    sent = 0
+    with pytest.raises(OSError):
+        for _ in range(100):
+            s.sendall(chunk)
+            sent += len(chunk)
+    s.close()
+    assert 16 << 20 <= sent < 100 << 20
