@@ -55,6 +55,7 @@ struct tt_ddb_req {
   char *out; /* answer body, malloc'd */
   size_t out_len;
   bool json_1_0, xml;
+  bool health; /* GET: DynamoDB's health answer */
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
   /* A plain GetItem crosses the port typed (no JSON trees either way):
@@ -211,23 +212,28 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
 }
 
 static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
+  /* Fixed answers: a request that is not a POST of JSON, and DynamoDB's
+   * answer to a GET (load balancers' health checks; the space is its). */
   static const char xml[] = "<UnknownOperationException/>\n";
+  static const char health[] = "healthy: dynamodb.us-east-1.amazonaws.com ";
   r->queued = true;
-  const char *data = r->xml ? xml : r->out;
-  size_t len = r->xml ? sizeof(xml) - 1 : r->out_len;
+  const char *fixed = r->health ? health : r->xml ? xml : NULL;
+  const char *data = fixed ? fixed : r->out;
+  size_t len = fixed ? strlen(fixed) : r->out_len;
   char crc[16];
   snprintf(crc, sizeof(crc), "%u", tt_ddbw_crc32(data, len));
   struct MHD_Response *mr =
-      r->xml ? MHD_create_response_from_buffer(len, (void *)xml, MHD_RESPMEM_PERSISTENT)
-             : MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
+      fixed ? MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
   if (mr == NULL)
     return MHD_NO;
-  if (!r->xml)
+  if (!fixed)
     r->out = NULL; /* MHD frees it */
   MHD_add_response_header(mr, "x-amzn-RequestId", r->request_id);
   MHD_add_response_header(mr, "x-amz-crc32", crc);
   MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          r->xml ? "application/xml"
+                          r->health ? "text/plain"
+                          : r->xml  ? "application/xml"
                           : r->json_1_0 ? "application/x-amz-json-1.0"
                                         : "application/json");
   if (r->l->draining)
@@ -484,6 +490,12 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     snprintf(msg, sizeof(msg), "Request size exceeds %llu bytes",
              (unsigned long long)l->opts.max_body_bytes);
     answer_error(r, 413, "com.amazon.coral.validate#ValidationException", msg, NULL);
+    return;
+  }
+  if (strcmp(method, "GET") == 0) {
+    r->health = true;
+    r->status = 200;
+    r->answered = true;
     return;
   }
   struct MHD_Connection *c = r->conn;

@@ -253,7 +253,10 @@ json_t *tt_ddbw_error_body(const char *full_type, const char *message, const jso
     json_t *m = json_stringn(message, strlen(message));
     if (m == NULL)
       m = json_string("The request is malformed");
-    if (json_object_set_new(o, "message", m) != 0)
+    /* coral's SerializationException spells it "Message". */
+    size_t tl = strlen(full_type);
+    bool capital = tl >= 23 && strcmp(full_type + tl - 23, "#SerializationException") == 0;
+    if (json_object_set_new(o, capital ? "Message" : "message", m) != 0)
       goto fail;
   }
   return o;

@@ -462,3 +462,10 @@ def test_endless_oversized_body_is_cut_off(fresh_daemon):
             sent += len(chunk)
     s.close()
     assert 16 << 20 <= sent < 100 << 20
+
+
+def test_get_is_a_health_check(dd):
+    with urllib.request.urlopen(dd.ddb_url + "/") as r:
+        assert r.status == 200
+        assert r.read() == b"healthy: dynamodb.us-east-1.amazonaws.com "
+        assert r.headers["x-amz-crc32"] == "3128867991"  # DynamoDB's, for this text
