@@ -95,7 +95,9 @@ START_TEST(full_types) {
   /* Messages that are not UTF-8 never make invalid JSON. */
   json_t *b = tt_ddbw_error_body("x#Y", "bad \xff byte", NULL);
   char *text = json_dumps(b, 0);
-  ck_assert_ptr_nonnull(json_loads(text, 0, NULL));
+  json_t *back = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(back);
+  json_decref(back);
   free(text);
   json_decref(b);
 }
