@@ -12,6 +12,9 @@ prints the ratio next to the target.
   footprint    VmRSS above idle per stored item / the item's DynamoDB size
   peer-get     dynamodb backend on dynalite: daemon CPU per GetItem / dynalite's
                CPU in the same requests (-c8); added p50 at -c1
+  ddb-get      GetItem over the DynamoDB listener (--dynamodb-listen): CPU per
+               request / a REST GET's in the same daemon, / dynalite's; req/s
+               / dynalite's (-c16)
 
 The ratios are printed, never judged: timing on a shared machine is not a
 test. A scenario fails (run.py exits 1) only when a request failed, a check
@@ -26,7 +29,7 @@ import sys
 import time
 
 from benchlib import (BENCH_ITEM, BULK_DAEMON_ARGS, CLK_TCK, COUNT_LUA, PEER_ENV, POST_LUA,
-                      Client, Daemon, Peer, batch_bodies, bulk_load, cpu_ticks, fmt, item_json,
+                      Client, Daemon, Peer, batch_bodies, free_port, bulk_load, cpu_ticks, fmt, item_json,
                       item_size, lua_request, mem_kb, QUERY_LUA, peer_getitem, run_wrk_count, run_wrk_raw,
                       write_models)
 
@@ -469,10 +472,89 @@ def peer_get(args, workdir):
             peer.stop()
 
 
+# ---------------------------------------------------------------- ddb-get
+def ddb_get(args, workdir):
+    """GetItem over the DynamoDB listener against a REST GET of the same item
+    in the same daemon and against dynalite's own GetItem, alternated."""
+    run = Run(args, workdir, "ddb-get")
+    a = args
+    table = "bench-ddb-get"
+    port = free_port()
+    print("== ddb-get: GetItem on --dynamodb-listen against GET %s (same daemon) and dynalite's "
+          "GetItem; wrk -t1 -c%d -d%ds, %d rounds alternating"
+          % (GET_PATH, a.connections, a.duration, a.rounds))
+    peer = None
+    try:
+        peer = Peer("dynalite")
+        models = write_models(os.path.join(workdir, "ddb-get"), [("Bench", table)])
+        run.start(["--models", models, "--dynamodb-listen", "127.0.0.1:%d" % port])
+        put_bench_item(run)
+        # The same item in dynalite, through a daemon of the dynamodb backend
+        # started for the purpose and stopped before measuring.
+        loader = Daemon(a.daemon, ["--log-level", "warn", "--backend", "dynamodb", "--endpoint",
+                                   peer.endpoint, "--region", "us-east-1", "--models", models,
+                                   "--allow-table-delete"], workdir, label="ddb-get-loader",
+                        env=dict(os.environ, **PEER_ENV))
+        c = Client(loader.base)
+        for method, path, body in (("PUT", "/v1/models/Bench/table", None),
+                                   ("PUT", GET_PATH, BENCH_ITEM)):
+            st, data = c.request(method, path, body)
+            if st not in (200, 201):
+                run.error("%s %s on dynalite answered %d %s" % (method, path, st, data[:300]))
+        c.close()
+        loader.stop()
+        headers, body = peer_getitem(table)
+        ddb_url = "http://127.0.0.1:%d/" % port
+        for url in (ddb_url, peer.endpoint + "/"):
+            st, data = request(url.rstrip("/"), "POST", "/", body.encode(), headers)
+            if st != 200 or "Item" not in json.loads(data):
+                run.error("GetItem at %s answered %d %s" % (url, st, data[:300]))
+        if not run.ok:
+            return run.close()
+        lua = lua_request(os.path.join(workdir, "ddb-get.lua"), "POST", body, headers)
+
+        def one(label):
+            if label == "rest":
+                return get_run(run, a.duration)
+            url, pid = (ddb_url, run.daemon.pid) if label == "listener" else \
+                (peer.endpoint + "/", peer.pid)
+            r = run_wrk_raw(url, lua, 1, a.connections, a.duration, pid=pid)
+            r.pop("wrk_out")
+            return r
+
+        run_wrk_raw(peer.endpoint + "/", lua, 1, 4, 2, pid=peer.pid)  # warm-up: dynalite's JIT
+        rows = {"rest": [], "listener": [], "dynalite": []}
+        print(WRK_HEADER)
+        for i in range(a.rounds):
+            for label in ("rest", "listener", "dynalite"):
+                r = one(label)
+                rows[label].append(r)
+                if wrk_line("%s (round %d)" % (label, i + 1), r):
+                    run.error("failed requests")
+        run.res["runs"] = rows
+        cpu = {k: median_of(v, "cpu_us_per_req") for k, v in rows.items()}
+        rps = {k: median_of(v, "rps") for k, v in rows.items()}
+        run.res["target_cpu_vs_rest"] = ratio_line(
+            "listener CPU per GetItem / REST GET CPU", cpu["listener"], cpu["rest"], "<=", 1.5,
+            " us")
+        run.res["target_cpu_vs_dynalite"] = ratio_line(
+            "listener CPU per GetItem / dynalite's", cpu["listener"], cpu["dynalite"], "<=", 0.3,
+            " us")
+        run.res["target_rps_vs_dynalite"] = ratio_line(
+            "listener req/s / dynalite's", rps["listener"], rps["dynalite"], ">=", 3.0)
+        return run.close()
+    finally:
+        run.close()
+        if peer is not None:
+            peer.stop()
+
+
 SCENARIOS = {
     "query": (query, "Query limit 100 on a 1,000-item partition: CPU per query / CPU per GET"),
     "scan": (scan, "the whole table through POST .../scan: CPU per item / CPU per GET"),
     "post-growth": (post_growth, "CPU per POST of a ~1 KB item at --growth-items / empty table"),
     "footprint": (footprint, "VmRSS above idle per stored item / its DynamoDB size"),
     "peer-get": (peer_get, "dynamodb backend on dynalite: CPU per GET / dynalite's; added p50"),
+    "ddb-get": (ddb_get, "GetItem on the DynamoDB listener: CPU / REST GET's and dynalite's; "
+                "req/s / dynalite's"),
 }

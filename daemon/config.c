@@ -28,6 +28,7 @@ struct setting {
 static const char *const backends[] = {"memory", "dynamodb", NULL};
 static const char *const fsync_modes[] = {"always", "everysec", "no", NULL};
 static const char *const recover_modes[] = {"none", "truncate", NULL};
+static const char *const ddb_auths[] = {"accept", "verify", NULL};
 
 #define F(field) offsetof(struct tt_config, field), sizeof(((struct tt_config *)0)->field)
 static const struct setting settings[] = {
@@ -41,6 +42,14 @@ static const struct setting settings[] = {
      "MODE  always | everysec | no: when a write to --data-dir is acknowledged (default always)"},
     {"data-dir-recover", K_ENUM, F(data_dir_recover), 0, 0, recover_modes,
      "MODE  none | truncate: truncate the log at a corrupt record (default none: refuse)"},
+    {"dynamodb-listen", K_STRING, F(dynamodb_listen), 0, 0, NULL,
+     "ADDR  also serve DynamoDB's wire protocol on host:port (default: off)"},
+    {"dynamodb-auth", K_ENUM, F(dynamodb_auth), 0, 0, ddb_auths,
+     "MODE  accept | verify: SigV4 of the DynamoDB listener (default accept)"},
+    {"dynamodb-access-key-id", K_STRING, F(dynamodb_access_key_id), 0, 0, NULL,
+     "ID  access key verify accepts (default $AWS_ACCESS_KEY_ID)"},
+    {"dynamodb-secret-access-key", K_STRING, F(dynamodb_secret_access_key), 0, 0, NULL,
+     "KEY  its secret (default $AWS_SECRET_ACCESS_KEY; prefer the variable)"},
     {"endpoint", K_STRING, F(endpoint), 0, 0, NULL, "URL  DynamoDB-compatible endpoint"},
     {"region", K_STRING, F(region), 0, 0, NULL, "R  AWS region (default $AWS_REGION)"},
     {"kms-key-id", K_STRING, F(kms_key_id), 0, 0, NULL,
@@ -112,6 +121,7 @@ static void defaults(struct tt_config *cfg) {
   snprintf(cfg->backend, sizeof(cfg->backend), "memory");
   snprintf(cfg->fsync, sizeof(cfg->fsync), "always");
   snprintf(cfg->data_dir_recover, sizeof(cfg->data_dir_recover), "none");
+  snprintf(cfg->dynamodb_auth, sizeof(cfg->dynamodb_auth), "accept");
   snprintf(cfg->jobs_table, sizeof(cfg->jobs_table), "tabletheory-jobs");
   cfg->request_timeout_ms = 10000;
   cfg->header_timeout_ms = 10000;

@@ -34,6 +34,10 @@ struct tt_config {
   char data_dir[512];         /* memory backend's data dir; "" = memory only */
   char fsync[16];             /* always | everysec | no */
   char data_dir_recover[16];  /* none | truncate */
+  char dynamodb_listen[256];  /* "" = no DynamoDB listener */
+  char dynamodb_auth[16];     /* "accept" | "verify" */
+  char dynamodb_access_key_id[128];
+  char dynamodb_secret_access_key[128];
   char endpoint[512];
   char region[64];
   char kms_key_id[2048]; /* KMS key of encrypted attributes; "" = fail closed */

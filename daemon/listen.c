@@ -142,6 +142,12 @@ int tt_listener_open(struct tt_listener *l, const char *spec, struct tt_error *e
     describe(l);
     return 0;
   }
+  return tt_listener_bind(l, spec, err);
+}
+
+int tt_listener_bind(struct tt_listener *l, const char *spec, struct tt_error *err) {
+  memset(l, 0, sizeof(*l));
+  l->fd = -1;
   if (tt_listener_check(spec, err) != 0)
     return -1;
   struct sockaddr_storage ss;

@@ -20,6 +20,10 @@ struct tt_listener {
  * Returns 0, or -1 with err naming the "listen" setting. */
 int tt_listener_open(struct tt_listener *l, const char *spec, struct tt_error *err);
 
+/* The same without adopting systemd's socket: always binds `spec` (a
+ * second listener, such as --dynamodb-listen). */
+int tt_listener_bind(struct tt_listener *l, const char *spec, struct tt_error *err);
+
 /* Checks the syntax of `spec` without opening anything. */
 int tt_listener_check(const char *spec, struct tt_error *err);
 

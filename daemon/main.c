@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/ddb_listener.h"
 #include "api/handlers_faults.h"
 #include "api/server.h"
 #include "api/test_clock.h"
@@ -64,6 +65,12 @@ struct daemon {
   struct tt_listener listener;
   struct MHD_Daemon *mhd;
   struct tt_mhd_loop mhd_loop;
+  /* --dynamodb-listen: DynamoDB's wire protocol on a second MHD daemon. */
+  struct tt_ddb_listener ddb;
+  struct tt_listener ddb_listener;
+  struct MHD_Daemon *ddb_mhd;
+  struct tt_mhd_loop ddb_mhd_loop;
+  bool ddb_on;
   uv_signal_t sigterm, sigint;
   uv_timer_t drain_timer;    /* drain timeout */
   uv_timer_t stop_timer;     /* runs the shutdown outside MHD callbacks */
@@ -196,6 +203,16 @@ static void stop_cb(uv_timer_t *t) {
   MHD_stop_daemon(d->mhd);
   d->mhd = NULL;
   tt_listener_close(&d->listener);
+  if (d->ddb_mhd) {
+    tt_mhd_loop_close(&d->ddb_mhd_loop);
+    MHD_stop_daemon(d->ddb_mhd);
+    d->ddb_mhd = NULL;
+  }
+  if (d->ddb_on) {
+    tt_listener_close(&d->ddb_listener);
+    tt_ddb_listener_close(&d->ddb);
+    d->ddb_on = false;
+  }
   close_handle((uv_handle_t *)&d->sigterm);
   close_handle((uv_handle_t *)&d->sigint);
   /* Closing restored the default action; a repeated SIGTERM from a
@@ -216,6 +233,9 @@ static void server_idle_cb(void *arg) {
   struct daemon *d = arg;
   if (d->stopping)
     return;
+  /* Both listeners drain: the last one to go idle stops the daemon. */
+  if (d->server.active > 0 || (d->ddb_on && d->ddb.active > 0))
+    return;
   d->stopping = true;
   /* Called from inside MHD's completion callback: never stop MHD there. */
   uv_timer_start(&d->stop_timer, stop_cb, 0, 0);
@@ -231,6 +251,11 @@ static void server_wake_cb(void *arg) {
   tt_mhd_loop_wake(&d->mhd_loop);
 }
 
+static void ddb_wake_cb(void *arg) {
+  struct daemon *d = arg;
+  tt_mhd_loop_wake(&d->ddb_mhd_loop);
+}
+
 static void mhd_ran_cb(void *arg) {
   struct daemon *d = arg;
   tt_server_after_run(&d->server);
@@ -240,6 +265,8 @@ static void drain_timeout_cb(uv_timer_t *t) {
   struct daemon *d = t->data;
   tt_log_event(TT_LOG_WARN, "daemon.drain_timeout", NULL);
   tt_server_cancel_all(&d->server);
+  if (d->ddb_on)
+    tt_ddb_listener_cancel_all(&d->ddb);
 }
 
 static void signal_cb(uv_signal_t *s, int signum) {
@@ -255,6 +282,13 @@ static void signal_cb(uv_signal_t *s, int signum) {
   if (fd != MHD_INVALID_SOCKET && fd == d->listener.fd)
     tt_listener_close(&d->listener);
   uv_timer_start(&d->drain_timer, drain_timeout_cb, d->cfg.drain_timeout_ms, 0);
+  if (d->ddb_on) {
+    MHD_socket dfd = MHD_quiesce_daemon(d->ddb_mhd);
+    if (dfd != MHD_INVALID_SOCKET && dfd == d->ddb_listener.fd)
+      tt_listener_close(&d->ddb_listener);
+    tt_ddb_listener_drain(&d->ddb);
+    tt_mhd_loop_wake(&d->ddb_mhd_loop);
+  }
   tt_server_drain(&d->server);
   tt_mhd_loop_wake(&d->mhd_loop);
 }
@@ -321,6 +355,39 @@ static int validate(struct daemon *d, struct tt_error *err) {
   if (d->cfg.auth_token_file[0] &&
       tt_config_read_token(d->cfg.auth_token_file, &d->auth_token, err) != 0)
     return -1;
+  if (d->cfg.dynamodb_listen[0]) {
+    if (tt_listener_check(d->cfg.dynamodb_listen, err) != 0) {
+      struct tt_error e = *err;
+      return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen", "dynamodb-listen: %s",
+                          e.message);
+    }
+    if (strcmp(d->cfg.backend, "memory") != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen",
+                          "dynamodb-listen: the DynamoDB listener serves the memory backend "
+                          "only (--backend memory)");
+    bool verify = strcmp(d->cfg.dynamodb_auth, "verify") == 0;
+    if (!tt_listener_spec_is_local(d->cfg.dynamodb_listen) && !verify &&
+        !d->cfg.allow_unauthenticated_network)
+      return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen",
+                          "dynamodb-listen: %s is reachable from the network and "
+                          "--dynamodb-auth is not verify; verify signatures, or pass "
+                          "--allow-unauthenticated-network",
+                          d->cfg.dynamodb_listen);
+    if (verify) {
+      const char *id = getenv("AWS_ACCESS_KEY_ID"), *key = getenv("AWS_SECRET_ACCESS_KEY");
+      if (d->cfg.dynamodb_access_key_id[0] == '\0' && id)
+        snprintf(d->cfg.dynamodb_access_key_id, sizeof(d->cfg.dynamodb_access_key_id), "%s",
+                 id);
+      if (d->cfg.dynamodb_secret_access_key[0] == '\0' && key)
+        snprintf(d->cfg.dynamodb_secret_access_key, sizeof(d->cfg.dynamodb_secret_access_key),
+                 "%s", key);
+      if (d->cfg.dynamodb_access_key_id[0] == '\0' || d->cfg.dynamodb_secret_access_key[0] == '\0')
+        return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-auth",
+                            "dynamodb-auth: verify needs --dynamodb-access-key-id and "
+                            "--dynamodb-secret-access-key (or AWS_ACCESS_KEY_ID and "
+                            "AWS_SECRET_ACCESS_KEY)");
+    }
+  }
   /* systemd's socket is judged once it is adopted (tt_listener_is_local). */
   if (tt_sdnotify_listen_fds() < 1 &&
       check_exposure(d, tt_listener_spec_is_local(d->cfg.listen), d->cfg.listen, err) != 0)
@@ -515,6 +582,44 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
   return tt_ddb_backend_new(&d->loop, &o, &d->backend, err);
 }
 
+/* The DynamoDB listener: its own socket and MHD daemon on the same loop,
+ * sharing the client (retries, deadlines, metrics) and so the tables. */
+static int start_ddb(struct daemon *d, struct tt_error *err) {
+  struct tt_ddb_listener_options o = {
+      .request_timeout_ms = d->cfg.request_timeout_ms,
+      .max_body_bytes = d->cfg.max_body_bytes,
+      .verify = strcmp(d->cfg.dynamodb_auth, "verify") == 0,
+      .access_key_id = d->cfg.dynamodb_access_key_id,
+      .secret_access_key = d->cfg.dynamodb_secret_access_key,
+  };
+  if (tt_ddb_listener_init(&d->ddb, &d->loop, &d->fams, &d->client, &o) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory at start-up");
+  d->ddb.wake = ddb_wake_cb;
+  d->ddb.idle = server_idle_cb;
+  d->ddb.hook_arg = d;
+  if (tt_listener_bind(&d->ddb_listener, d->cfg.dynamodb_listen, err) != 0) {
+    struct tt_error e = *err;
+    tt_ddb_listener_close(&d->ddb);
+    return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen", "dynamodb-listen: %s",
+                        e.message);
+  }
+  d->ddb_on = true;
+  d->ddb_mhd = MHD_start_daemon(
+      MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, tt_ddb_listener_access_cb,
+      &d->ddb, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)d->ddb_listener.fd,
+      MHD_OPTION_NOTIFY_COMPLETED, tt_ddb_listener_completed_cb, &d->ddb,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      (size_t)32768, MHD_OPTION_END);
+  if (d->ddb_mhd == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "dynamodb-listen",
+                        "could not start the DynamoDB listener");
+  if (tt_mhd_loop_start(&d->ddb_mhd_loop, &d->loop, d->ddb_mhd,
+                        (unsigned)d->cfg.max_connections) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the DynamoDB listener");
+  return 0;
+}
+
 static int start(struct daemon *d, struct tt_error *err) {
   if (uv_loop_init(&d->loop) != 0 || tt_families_init(&d->fams) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory at start-up");
@@ -600,6 +705,8 @@ static int start(struct daemon *d, struct tt_error *err) {
   if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
   tt_mhd_loop_on_run(&d->mhd_loop, mhd_ran_cb, d);
+  if (d->cfg.dynamodb_listen[0] && start_ddb(d, err) != 0)
+    return -1;
   uv_signal_init(&d->loop, &d->sigterm);
   uv_signal_init(&d->loop, &d->sigint);
   d->sigterm.data = d->sigint.data = d;
@@ -710,6 +817,8 @@ int main(int argc, char **argv) {
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_NOTICE, "daemon.ready");
     tt_log_str(&l, "listen", d.listener.address);
+    if (d.ddb_on)
+      tt_log_str(&l, "dynamodb_listen", d.ddb_listener.address);
     tt_log_str(&l, "backend", d.cfg.backend);
     tt_log_int(&l, "models", (int64_t)tt_model_registry_count_user(d.models));
     tt_log_str(&l, "version", PACKAGE_VERSION);

@@ -28,7 +28,9 @@ fi
 # Debian's (pyenv), so make sure it has pytest.
 # Debian (PEP 668) may refuse a plain pip install: fall back to overriding it.
 # opentelemetry-proto: the trace tests decode the daemon's OTLP exports with it.
-for mod in pytest:pytest==8.* yaml:PyYAML==6.* opentelemetry.proto:opentelemetry-proto==1.27.0; do
+# boto3 drives the DynamoDB listener's tests (tests/integration/test_ddb_listener.py).
+for mod in pytest:pytest==8.* yaml:PyYAML==6.* opentelemetry.proto:opentelemetry-proto==1.27.0 \
+    boto3:boto3==1.43.11; do
   if ! python3 -c "import ${mod%%:*}" 2>/dev/null; then
     python3 -m pip install -q "${mod#*:}" ||
       python3 -m pip install -q --break-system-packages "${mod#*:}"

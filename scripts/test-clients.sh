@@ -3,6 +3,7 @@
 # Runs every client's own tests (clients/*/test.sh) against the daemon binary $TT_DAEMON
 # (default _build/tabletheoryd), then the cross-language test (tests/clients). A client
 # whose toolchain is missing is reported and skipped; any failure makes the exit non-zero.
+# Also runs the AWS SDK smoke tests of the DynamoDB listener (tests/ddb_compat/run_sdk_smoke.sh).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 : "${TT_DAEMON:=$root/_build/tabletheoryd}"
@@ -32,6 +33,10 @@ for t in "$root"/clients/*/test.sh; do
         failed="$failed $lang"
     fi
 done
+echo "== AWS SDKs against the DynamoDB listener (tests/ddb_compat)"
+if ! bash "$root/tests/ddb_compat/run_sdk_smoke.sh"; then
+    failed="$failed ddb-sdks"
+fi
 echo "== cross-language test"
 if ! "${PYTHON3:-python3}" -m pytest -p no:cacheprovider -rs "$root/tests/clients"; then
     failed="$failed cross-language"

@@ -498,6 +498,8 @@ typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
                            struct tt_backend_error *e);
 int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
+int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
+                         struct tt_backend_error *e);
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,

@@ -30,6 +30,7 @@ static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_UPDATE_TIME_TO_LIVE] = memdb_op_update_ttl,
     [TT_DDB_DESCRIBE_TIME_TO_LIVE] = memdb_op_describe_ttl,
     [TT_DDB_UPDATE_TABLE] = memdb_op_update_table,
+    [TT_DDB_LIST_TABLES] = memdb_op_list_tables,
 };
 
 int64_t memdb_now(const struct memdb *m) {

@@ -676,3 +676,66 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_oom(e);
   return 0;
 }
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ListTables: names in byte order, Limit 1..100 (default 100), resuming
+ * after ExclusiveStartTableName; LastEvaluatedTableName when cut short. */
+int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
+                         struct tt_backend_error *e) {
+  json_t *lim = json_object_get(req, "Limit");
+  json_int_t limit = 100;
+  if (lim != NULL) {
+    if (!json_is_integer(lim))
+      return memdb_fail(e, "SerializationException", "Limit must be a number");
+    limit = json_integer_value(lim);
+    if (limit < 1 || limit > 100)
+      return memdb_validation(e,
+                              "1 validation error detected: Value '%lld' at 'limit' failed to "
+                              "satisfy constraint: Member must have value %s",
+                              (long long)limit,
+                              limit < 1 ? "greater than or equal to 1"
+                                        : "less than or equal to 100");
+  }
+  json_t *start = json_object_get(req, "ExclusiveStartTableName");
+  if (start != NULL && !json_is_string(start))
+    return memdb_fail(e, "SerializationException", "ExclusiveStartTableName must be a string");
+  size_t n = 0;
+  for (const struct memdb_table *t = m->tables; t; t = t->next)
+    n++;
+  const char **names = calloc(n ? n : 1, sizeof(*names));
+  if (names == NULL)
+    return memdb_oom(e);
+  n = 0;
+  for (const struct memdb_table *t = m->tables; t; t = t->next)
+    names[n++] = t->name;
+  qsort(names, n, sizeof(*names), cmp_names);
+  json_t *list = json_array();
+  *resp = json_pack("{s:o}", "TableNames", list);
+  if (*resp == NULL) {
+    free(names);
+    return memdb_oom(e);
+  }
+  json_int_t taken = 0;
+  const char *last = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (start && strcmp(names[i], json_string_value(start)) <= 0)
+      continue;
+    if (taken == limit) {
+      if (json_object_set_new(*resp, "LastEvaluatedTableName", json_string(last)) != 0)
+        goto oom;
+      break;
+    }
+    if (json_array_append_new(list, json_string(names[i])) != 0)
+      goto oom;
+    last = names[i];
+    taken++;
+  }
+  free(names);
+  return 0;
+oom:
+  free(names);
+  return memdb_oom(e);
+}

@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_legacy.c -- DynamoDB's legacy (pre-expression) parameters rewritten as
+ * expressions for the backend (ddb_wire.h: tt_ddbw_legacy): AttributesToGet,
+ * Expected, KeyConditions, QueryFilter, ScanFilter, AttributeUpdates and
+ * ConditionalOperator, with DynamoDB's own checks of them. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/ddb_wire.h"
+#include "util/buf.h"
+
+#define T_VALIDATE "com.amazon.coral.validate#ValidationException"
+
+static int invalid(struct tt_ddbw_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
+  err->type = T_VALIDATE;
+  err->status = 400;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* The rewrite's state: placeholders are #lN and :lN, new names and values
+ * collected in two objects merged into the request at the end. */
+struct rw {
+  json_t *names, *values;
+  unsigned n;
+  struct tt_ddbw_error *err;
+};
+
+static int name_ph(struct rw *w, const char *attr, struct tt_buf *out) {
+  char ph[24];
+  snprintf(ph, sizeof(ph), "#l%u", w->n++);
+  if (json_object_set_new(w->names, ph, json_string(attr)) != 0)
+    return invalid(w->err, "out of memory");
+  return tt_buf_printf(out, "%s", ph);
+}
+
+static int value_ph(struct rw *w, json_t *v, struct tt_buf *out) {
+  char ph[24];
+  snprintf(ph, sizeof(ph), ":l%u", w->n++);
+  if (json_object_set(w->values, ph, v) != 0)
+    return invalid(w->err, "out of memory");
+  return tt_buf_printf(out, "%s", ph);
+}
+
+static const struct {
+  const char *op;
+  int nargs; /* -1: one or more (IN) */
+  const char *fmt; /* %1$s name, values follow */
+} ops[] = {
+    {"EQ", 1, "="},          {"NE", 1, "<>"},        {"LE", 1, "<="},
+    {"LT", 1, "<"},          {"GE", 1, ">="},        {"GT", 1, ">"},
+    {"NOT_NULL", 0, NULL},   {"NULL", 0, NULL},      {"CONTAINS", 1, NULL},
+    {"NOT_CONTAINS", 1, NULL}, {"BEGINS_WITH", 1, NULL}, {"IN", -1, NULL},
+    {"BETWEEN", 2, NULL},
+};
+
+/* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
+static const char *av_type(json_t *v) {
+  void *it = json_is_object(v) ? json_object_iter(v) : NULL;
+  return it ? json_object_iter_key(it) : "";
+}
+
+/* The AttributeValue types each operator compares (DynamoDB's table). */
+static bool type_allowed(const char *op, const char *t) {
+  static const char *const any[] = {"EQ", "NE"};
+  static const char *const sb[] = {"BEGINS_WITH"};
+  for (size_t i = 0; i < 2; i++)
+    if (strcmp(op, any[i]) == 0)
+      return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0 ||
+             strcmp(t, "SS") == 0 || strcmp(t, "NS") == 0 || strcmp(t, "BS") == 0;
+  if (strcmp(op, sb[0]) == 0)
+    return strcmp(t, "S") == 0 || strcmp(t, "B") == 0;
+  return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0;
+}
+
+static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct tt_buf *out) {
+  json_t *opj = json_object_get(c, "ComparisonOperator");
+  json_t *list = json_object_get(c, "AttributeValueList");
+  json_t *single = NULL;
+  if (list == NULL && json_object_get(c, "Value")) { /* Expected's {ComparisonOperator, Value} */
+    single = json_array();
+    json_array_append(single, json_object_get(c, "Value"));
+    list = single;
+  }
+  int result = -1;
+  const char *op = json_string_value(opj);
+  if (op == NULL) {
+    invalid(w->err, "1 validation error detected: Value null at 'comparisonOperator' failed to "
+                    "satisfy constraint: Member must not be null");
+    goto out;
+  }
+  size_t i;
+  for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+    if (strcmp(ops[i].op, op) == 0)
+      break;
+  if (i == sizeof(ops) / sizeof(ops[0])) {
+    invalid(w->err, "1 validation error detected: Value '%s' at 'comparisonOperator' failed to "
+                    "satisfy constraint: Member must satisfy enum value set: [IN, NULL, "
+                    "BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, "
+                    "CONTAINS]",
+            op);
+    goto out;
+  }
+  if (list && !json_is_array(list)) {
+    invalid(w->err, "AttributeValueList must be a list");
+    goto out;
+  }
+  size_t n = list ? json_array_size(list) : 0;
+  if ((ops[i].nargs >= 0 && n != (size_t)ops[i].nargs) || (ops[i].nargs < 0 && n == 0)) {
+    invalid(w->err,
+            "One or more parameter values were invalid: Invalid number of argument(s) for the "
+            "%s ComparisonOperator",
+            op);
+    goto out;
+  }
+  for (size_t k = 1; k < n; k++)
+    if (strcmp(av_type(json_array_get(list, k)), av_type(json_array_get(list, 0))) != 0) {
+      invalid(w->err, "One or more parameter values were invalid: AttributeValues inside "
+                      "AttributeValueList must be of same type");
+      goto out;
+    }
+  for (size_t k = 0; k < n; k++)
+    if (!type_allowed(op, av_type(json_array_get(list, k)))) {
+      invalid(w->err, "One or more parameter values were invalid: ComparisonOperator %s is not "
+                      "valid for %s AttributeValue type",
+              op, av_type(json_array_get(list, k)));
+      goto out;
+    }
+  if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
+      strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
+    invalid(w->err, "Attempted conditional constraint is not an indexable operation");
+    goto out;
+  }
+  struct tt_buf nm;
+  tt_buf_init(&nm, 0);
+  int rc = name_ph(w, attr, &nm);
+  const char *a = nm.data;
+  if (rc < 0)
+    goto done;
+  if (ops[i].fmt) {
+    rc = tt_buf_printf(out, "%s %s ", a, ops[i].fmt);
+    if (rc >= 0)
+      rc = value_ph(w, json_array_get(list, 0), out);
+  } else if (strcmp(op, "NOT_NULL") == 0 || strcmp(op, "NULL") == 0) {
+    rc = tt_buf_printf(out, "attribute_%sexists(%s)", op[0] == 'N' && op[1] == 'U' ? "not_" : "",
+                       a);
+  } else if (strcmp(op, "CONTAINS") == 0 || strcmp(op, "NOT_CONTAINS") == 0 ||
+             strcmp(op, "BEGINS_WITH") == 0) {
+    rc = tt_buf_printf(out, "%s%s(%s, ", op[0] == 'N' ? "NOT " : "",
+                       op[0] == 'B' ? "begins_with" : "contains", a);
+    if (rc >= 0)
+      rc = value_ph(w, json_array_get(list, 0), out);
+    if (rc >= 0)
+      rc = tt_buf_printf(out, ")");
+  } else if (strcmp(op, "BETWEEN") == 0) {
+    rc = tt_buf_printf(out, "%s BETWEEN ", a);
+    if (rc >= 0)
+      rc = value_ph(w, json_array_get(list, 0), out);
+    if (rc >= 0)
+      rc = tt_buf_printf(out, " AND ");
+    if (rc >= 0)
+      rc = value_ph(w, json_array_get(list, 1), out);
+  } else { /* IN */
+    rc = tt_buf_printf(out, "%s IN (", a);
+    for (size_t k = 0; k < n && rc >= 0; k++) {
+      if (k)
+        rc = tt_buf_printf(out, ", ");
+      if (rc >= 0)
+        rc = value_ph(w, json_array_get(list, k), out);
+    }
+    if (rc >= 0)
+      rc = tt_buf_printf(out, ")");
+  }
+done:
+  tt_buf_free(&nm);
+  result = rc < 0 ? -1 : 0;
+out:
+  json_decref(single);
+  return result;
+}
+
+/* Expected's entries: {Value}, {Exists, Value}, or a condition. */
+static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf *out) {
+  if (!json_is_object(e))
+    return invalid(w->err, "Expected.%s must be a map", attr);
+  json_t *exists = json_object_get(e, "Exists");
+  json_t *value = json_object_get(e, "Value");
+  json_t *list = json_object_get(e, "AttributeValueList");
+  json_t *cmp = json_object_get(e, "ComparisonOperator");
+  const char *pre = "One or more parameter values were invalid: ";
+  if (list && value)
+    return invalid(w->err, "%sValue and AttributeValueList cannot be used together for "
+                           "Attribute: %s", pre, attr);
+  if (cmp) {
+    const char *op = json_string_value(cmp);
+    if (exists)
+      return invalid(w->err, "%sExists and ComparisonOperator cannot be used together for "
+                             "Attribute: %s", pre, attr);
+    if (op && strcmp(op, "NULL") && strcmp(op, "NOT_NULL") && !list && !value)
+      return invalid(w->err, "%sValue or AttributeValueList must be used with "
+                             "ComparisonOperator: %s for Attribute: %s", pre, op, attr);
+    return condition(w, attr, e, false, out);
+  }
+  if (list)
+    return invalid(w->err, "%sAttributeValueList can only be used with a ComparisonOperator "
+                           "for Attribute: %s", pre, attr);
+  if (exists && !json_is_boolean(exists))
+    return invalid(w->err, "Exists must be a boolean");
+  bool ex = exists == NULL || json_is_true(exists);
+  if (ex && value == NULL)
+    return invalid(w->err, "%sValue must be provided when Exists is %s for Attribute: %s", pre,
+                   exists ? "true" : "null", attr);
+  if (!ex && value)
+    return invalid(w->err, "%sValue cannot be used when Exists is false for Attribute: %s", pre,
+                   attr);
+  struct tt_buf nm;
+  tt_buf_init(&nm, 0);
+  int rc = name_ph(w, attr, &nm);
+  if (rc >= 0 && ex) {
+    rc = tt_buf_printf(out, "%s = ", nm.data);
+    if (rc >= 0)
+      rc = value_ph(w, value, out);
+  } else if (rc >= 0) {
+    rc = tt_buf_printf(out, "attribute_not_exists(%s)", nm.data);
+  }
+  tt_buf_free(&nm);
+  return rc < 0 ? -1 : 0;
+}
+
+/* A map of conditions joined with AND or OR into `expr` of `req`. */
+static int conditions(struct rw *w, json_t *req, const char *param, const char *expr,
+                      const char *joiner, bool key) {
+  json_t *m = json_object_get(req, param);
+  if (m == NULL)
+    return 0;
+  if (!json_is_object(m))
+    return invalid(w->err, "%s must be a map", param);
+  struct tt_buf out;
+  tt_buf_init(&out, 0);
+  const char *attr;
+  json_t *c;
+  int rc = 0;
+  size_t k = 0;
+  json_object_foreach(m, attr, c) {
+    if (k++ && tt_buf_printf(&out, " %s ", joiner) < 0)
+      rc = -1;
+    if (rc == 0 && !json_is_object(c))
+      rc = invalid(w->err, "%s.%s must be a map", param, attr);
+    if (rc == 0)
+      rc = strcmp(param, "Expected") == 0 ? expected_one(w, attr, c, &out)
+                                          : condition(w, attr, c, key, &out);
+    if (rc != 0)
+      break;
+  }
+  if (rc == 0 && k > 0 &&
+      json_object_set_new(req, expr, json_stringn(out.data, out.len)) != 0)
+    rc = invalid(w->err, "out of memory");
+  tt_buf_free(&out);
+  if (rc == 0)
+    json_object_del(req, param);
+  return rc;
+}
+
+static int attributes_to_get(struct rw *w, json_t *req) {
+  json_t *a = json_object_get(req, "AttributesToGet");
+  if (a == NULL)
+    return 0;
+  if (!json_is_array(a) || json_array_size(a) == 0)
+    return invalid(w->err, "1 validation error detected: Value '[]' at 'attributesToGet' failed "
+                           "to satisfy constraint: Member must have length greater than or "
+                           "equal to 1");
+  struct tt_buf out;
+  tt_buf_init(&out, 0);
+  int rc = 0;
+  for (size_t i = 0; i < json_array_size(a) && rc == 0; i++) {
+    const char *s = json_string_value(json_array_get(a, i));
+    for (size_t j = 0; j < i && s; j++)
+      if (strcmp(s, json_string_value(json_array_get(a, j)) ?: "") == 0)
+        return tt_buf_free(&out),
+               invalid(w->err, "One or more parameter values were invalid: Duplicate value in "
+                               "attribute name: %s",
+                       s);
+    if (s == NULL)
+      rc = invalid(w->err, "AttributesToGet must hold strings");
+    else if ((i && tt_buf_printf(&out, ", ") < 0) || name_ph(w, s, &out) < 0)
+      rc = -1;
+  }
+  if (rc == 0 &&
+      json_object_set_new(req, "ProjectionExpression", json_stringn(out.data, out.len)) != 0)
+    rc = invalid(w->err, "out of memory");
+  tt_buf_free(&out);
+  if (rc == 0)
+    json_object_del(req, "AttributesToGet");
+  return rc;
+}
+
+static int attribute_updates(struct rw *w, json_t *req) {
+  json_t *m = json_object_get(req, "AttributeUpdates");
+  if (m == NULL)
+    return 0;
+  if (!json_is_object(m))
+    return invalid(w->err, "AttributeUpdates must be a map");
+  struct tt_buf part[4]; /* SET, REMOVE, ADD, DELETE */
+  static const char *const kw[4] = {"SET", "REMOVE", "ADD", "DELETE"};
+  for (int i = 0; i < 4; i++)
+    tt_buf_init(&part[i], 0);
+  const char *attr;
+  json_t *u;
+  int rc = 0;
+  json_object_foreach(m, attr, u) {
+    json_t *actj = json_object_get(u, "Action"), *v = json_object_get(u, "Value");
+    const char *act = actj ? json_string_value(actj) : "PUT";
+    int which;
+    if (act == NULL || !json_is_object(u)) {
+      rc = invalid(w->err, "AttributeUpdates.%s must be a map with a string Action", attr);
+      break;
+    }
+    if (strcmp(act, "PUT") == 0)
+      which = 0;
+    else if (strcmp(act, "DELETE") == 0)
+      which = v ? 3 : 1;
+    else if (strcmp(act, "ADD") == 0)
+      which = 2;
+    else {
+      rc = invalid(w->err, "1 validation error detected: Value '%s' at "
+                           "'attributeUpdates.%s.member.action' failed to satisfy constraint: "
+                           "Member must satisfy enum value set: [ADD, PUT, DELETE]",
+                   act, attr);
+      break;
+    }
+    if (which != 1 && v == NULL) {
+      rc = invalid(w->err, "One or more parameter values were invalid: Only DELETE action is "
+                           "allowed when no attribute value is specified");
+      break;
+    }
+    struct tt_buf *b = &part[which];
+    if ((b->len && tt_buf_printf(b, ", ") < 0) || name_ph(w, attr, b) < 0) {
+      rc = -1;
+      break;
+    }
+    if (which == 0 && tt_buf_printf(b, " = ") < 0)
+      rc = -1;
+    else if ((which == 2 || which == 3) && tt_buf_printf(b, " ") < 0)
+      rc = -1;
+    if (rc == 0 && which != 1 && value_ph(w, v, b) < 0)
+      rc = -1;
+    if (rc)
+      break;
+  }
+  struct tt_buf all;
+  tt_buf_init(&all, 0);
+  for (int i = 0; i < 4 && rc == 0; i++)
+    if (part[i].len && tt_buf_printf(&all, "%s%s %.*s", all.len ? " " : "", kw[i],
+                                     (int)part[i].len, part[i].data) < 0)
+      rc = -1;
+  if (rc == 0 && all.len &&
+      json_object_set_new(req, "UpdateExpression", json_stringn(all.data, all.len)) != 0)
+    rc = invalid(w->err, "out of memory");
+  for (int i = 0; i < 4; i++)
+    tt_buf_free(&part[i]);
+  tt_buf_free(&all);
+  if (rc == 0)
+    json_object_del(req, "AttributeUpdates");
+  return rc;
+}
+
+static const char *const legacy_params[] = {"AttributesToGet", "Expected", "KeyConditions",
+                                            "QueryFilter", "ScanFilter", "AttributeUpdates",
+                                            "ConditionalOperator"};
+
+/* DynamoDB's expression and non-expression parameters of each operation,
+ * in the order its messages list them. */
+struct params {
+  const char *expr[4];
+  const char *legacy[5];
+};
+
+static const struct params *params_of(enum tt_ddb_op op) {
+  static const struct params get = {{"ProjectionExpression"}, {"AttributesToGet"}};
+  static const struct params write = {{"ConditionExpression"}, {"Expected"}};
+  static const struct params update = {{"UpdateExpression", "ConditionExpression"},
+                                       {"AttributeUpdates", "Expected"}};
+  static const struct params query = {
+      {"ProjectionExpression", "FilterExpression", "KeyConditionExpression"},
+      {"AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions"}};
+  static const struct params scan = {{"ProjectionExpression", "FilterExpression"},
+                                     {"AttributesToGet", "ScanFilter", "ConditionalOperator"}};
+  switch (op) {
+  case TT_DDB_GET_ITEM:
+  case TT_DDB_BATCH_GET_ITEM:
+    return &get;
+  case TT_DDB_PUT_ITEM:
+  case TT_DDB_DELETE_ITEM:
+    return &write;
+  case TT_DDB_UPDATE_ITEM:
+    return &update;
+  case TT_DDB_QUERY:
+    return &query;
+  case TT_DDB_SCAN:
+    return &scan;
+  default:
+    return NULL;
+  }
+}
+
+static void add_list(char *buf, size_t n, const char *item) {
+  size_t len = strlen(buf);
+  snprintf(buf + len, n - len, "%s%s", len ? ", " : "", item);
+}
+
+/* DynamoDB's rules on mixing the two forms, and on names and values
+ * without an expression. */
+static int expression_params(json_t *req, const struct params *p, struct tt_ddbw_error *err) {
+  char ex[200] = "", lg[200] = "";
+  for (size_t i = 0; i < 4 && p->expr[i]; i++)
+    if (json_object_get(req, p->expr[i]) && !json_is_null(json_object_get(req, p->expr[i])))
+      add_list(ex, sizeof(ex), p->expr[i]);
+  if (ex[0]) {
+    bool key_conditions_alone = json_object_get(req, "KeyConditions") &&
+                                !json_object_get(req, "KeyConditionExpression");
+    for (size_t i = 0; i < 5 && p->legacy[i]; i++)
+      if (json_object_get(req, p->legacy[i]) && !json_is_null(json_object_get(req, p->legacy[i])) &&
+          !(key_conditions_alone && strcmp(p->legacy[i], "KeyConditions") == 0))
+        add_list(lg, sizeof(lg), p->legacy[i]);
+    if (lg[0])
+      return invalid(err, "Can not use both expression and non-expression parameters in the "
+                          "same request: Non-expression parameters: {%s} Expression "
+                          "parameters: {%s}",
+                     lg, ex);
+  }
+  if (json_object_get(req, "ExpressionAttributeNames") && ex[0] == '\0')
+    return invalid(err, "ExpressionAttributeNames can only be specified when using expressions");
+  char vals[200] = "";
+  size_t nvals = 0;
+  bool any = false;
+  for (size_t i = 0; i < 4 && p->expr[i]; i++)
+    if (strcmp(p->expr[i], "ProjectionExpression") != 0) {
+      snprintf(vals + strlen(vals), sizeof(vals) - strlen(vals), "%s%s", nvals ? " and " : "",
+               p->expr[i]);
+      nvals++;
+      any = any || json_object_get(req, p->expr[i]) != NULL;
+    }
+  if (nvals && json_object_get(req, "ExpressionAttributeValues") && !any)
+    return invalid(err, "ExpressionAttributeValues can only be specified when using "
+                        "expressions: %s %s null",
+                   vals, nvals > 1 ? "are" : "is");
+  return 0;
+}
+
+/* Rewrites one request object (an item request, a Query or a Scan, or a
+ * BatchGetItem table entry). */
+static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
+  const struct params *p = params_of(op);
+  if (p && expression_params(req, p, err) != 0)
+    return -1;
+  bool legacy = false;
+  for (size_t i = 0; i < sizeof(legacy_params) / sizeof(legacy_params[0]); i++)
+    legacy = legacy || json_object_get(req, legacy_params[i]) != NULL;
+  if (!legacy)
+    return 0;
+  json_t *co = json_object_get(req, "ConditionalOperator");
+  const char *joiner = "AND";
+  if (co) {
+    const char *s = json_string_value(co);
+    if (s == NULL || (strcmp(s, "AND") && strcmp(s, "OR")))
+      return invalid(err, "1 validation error detected: Value '%s' at 'conditionalOperator' "
+                          "failed to satisfy constraint: Member must satisfy enum value set: "
+                          "[OR, AND]",
+                     s ? s : "");
+    joiner = s;
+  }
+  struct rw w = {json_object(), json_object(), 0, err};
+  int rc = 0;
+  if (w.names == NULL || w.values == NULL)
+    rc = invalid(err, "out of memory");
+  if (rc == 0)
+    rc = attributes_to_get(&w, req);
+  if (rc == 0)
+    rc = conditions(&w, req, "Expected", "ConditionExpression", joiner, false);
+  if (rc == 0)
+    rc = conditions(&w, req, "KeyConditions", "KeyConditionExpression", "AND", true);
+  if (rc == 0)
+    rc = conditions(&w, req, "QueryFilter", "FilterExpression", joiner, false);
+  if (rc == 0)
+    rc = conditions(&w, req, "ScanFilter", "FilterExpression", joiner, false);
+  if (rc == 0)
+    rc = attribute_updates(&w, req);
+  if (rc == 0) {
+    json_object_del(req, "ConditionalOperator");
+    /* Merged with the request's own (a Query may pair KeyConditions with
+     * a ProjectionExpression): #lN and :lN are new keys. */
+    static const char *const dst[2] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+    json_t *src[2] = {w.names, w.values};
+    for (int k = 0; k < 2 && rc == 0; k++) {
+      if (json_object_size(src[k]) == 0)
+        continue;
+      json_t *have = json_object_get(req, dst[k]);
+      if (json_is_object(have) ? json_object_update_missing(have, src[k]) != 0
+                               : json_object_set(req, dst[k], src[k]) != 0)
+        rc = invalid(err, "out of memory");
+    }
+  }
+  json_decref(w.names);
+  json_decref(w.values);
+  return rc;
+}
+
+int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  switch (op) {
+  case TT_DDB_GET_ITEM:
+  case TT_DDB_PUT_ITEM:
+  case TT_DDB_UPDATE_ITEM:
+  case TT_DDB_DELETE_ITEM:
+  case TT_DDB_QUERY:
+  case TT_DDB_SCAN:
+    return rewrite(body, op, err);
+  case TT_DDB_BATCH_GET_ITEM: {
+    json_t *ri = json_object_get(body, "RequestItems");
+    const char *t;
+    json_t *entry;
+    if (json_is_object(ri))
+      json_object_foreach(ri, t, entry) {
+        if (json_is_object(entry) && rewrite(entry, op, err) != 0)
+          return -1;
+      }
+    return 0;
+  }
+  default:
+    return 0;
+  }
+}

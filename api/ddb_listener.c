@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_listener.c -- DynamoDB's wire protocol on a second libmicrohttpd
+ * daemon (ddb_listener.h): read the body, parse it (ddb_wire.c), make one
+ * backend call through the client layer, answer as DynamoDB does. A request
+ * answers only once its call has joined; the deadline cancels and still
+ * joins. Logs carry the operation, status and error type, never a body, a
+ * key or a credential. */
+#include "api/ddb_listener.h"
+
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "api/ddb_wire.h"
+#include "obs/log.h"
+#include "util/buf.h"
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+
+#define T_SERVICE "com.amazon.coral.service#"
+#define T_DDB "com.amazonaws.dynamodb.v20120810#"
+
+/* How long a request may run the backend's ready calls before it is
+ * suspended and completes from the loop (as api/server.c). */
+#define READY_SLICE_NS (5u * 1000000u)
+#define DISCARD_LIMIT (16u << 20) /* bytes of an oversized body read before closing */
+
+static const char *const l_op_status[] = {"operation", "status"};
+static const char *const l_op[] = {"operation"};
+
+struct tt_ddb_req {
+  struct tt_ddb_listener *l;
+  struct MHD_Connection *conn;
+  struct tt_buf body_buf;
+  bool too_large;
+  uint64_t discarded; /* bytes of an oversized body dropped */
+  uint64_t start_ns, start_ms;
+  enum tt_ddb_op op;
+  bool op_known;
+  struct tt_join join;
+  struct tt_client_call call;
+  bool running;  /* the call was started */
+  bool joined;   /* ... and has joined */
+  bool answered; /* an answer is ready (status, out) */
+  bool queued;
+  bool suspended;
+  bool deadline_hit, drain_canceled;
+  bool mhd_done;
+  uv_timer_t timer;
+  bool timer_open;
+  unsigned status;
+  char *out; /* answer body, malloc'd */
+  size_t out_len;
+  bool json_1_0, xml;
+  bool health; /* GET: DynamoDB's health answer */
+  char request_id[53];
+  char error_type[96]; /* short __type, for the log and metrics */
+  /* A plain GetItem crosses the port typed (no JSON trees either way):
+   * the request borrows TableName from `body`, which the request holds. */
+  struct tt_ddb_item_request item;
+  struct tt_av key;
+  json_t *body;
+  struct tt_ddb_req *prev, *next;   /* the listener's running requests */
+  struct tt_ddb_req *aprev, *anext; /* every live request context */
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t next_id(struct tt_ddb_listener *l) {
+  uint64_t z = (l->id_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+int tt_ddb_listener_init(struct tt_ddb_listener *l, uv_loop_t *loop, struct tt_families *fams,
+                         struct tt_client *client, const struct tt_ddb_listener_options *opts) {
+  memset(l, 0, sizeof(*l));
+  l->loop = loop;
+  l->fams = fams;
+  l->client = client;
+  l->opts = *opts;
+  l->id_state = now_ns();
+  tt_sigv4_cache_init(&l->sigv4);
+  if (fams) {
+    l->requests = tt_metrics_family(fams->registry, TT_METRIC_COUNTER,
+                                    "tabletheoryd_dynamodb_requests_total",
+                                    "Requests answered by the DynamoDB listener.", l_op_status, 2);
+    l->duration = tt_metrics_family(fams->registry, TT_METRIC_HISTOGRAM,
+                                    "tabletheoryd_dynamodb_request_duration_seconds",
+                                    "Time from request start to answer on the DynamoDB listener.",
+                                    l_op, 1);
+    if (l->requests == NULL || l->duration == NULL)
+      return -1;
+  }
+  return 0;
+}
+
+void tt_ddb_listener_close(struct tt_ddb_listener *l) { tt_sigv4_cache_clear(&l->sigv4); }
+
+/* DynamoDB's request ids: 52 characters of [0-9A-Z]. */
+static void set_request_id(struct tt_ddb_req *r) {
+  static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  uint64_t v = 0;
+  for (size_t i = 0; i < 52; i++) {
+    if (i % 12 == 0)
+      v = next_id(r->l);
+    r->request_id[i] = alphabet[v % 36];
+    v /= 36;
+  }
+  r->request_id[52] = '\0';
+}
+
+/* ---- answers ------------------------------------------------------------ */
+
+/* Compact JSON of a plain jansson tree (the backend's answers), as
+ * json_dumps writes it but with the daemon's string writer, which copies
+ * runs of plain characters at once (json_dumps looks at every byte through
+ * a callback: most of a GetItem's CPU). */
+static int dump(const json_t *j, struct tt_buf *b) {
+  switch (json_typeof(j)) {
+  case JSON_OBJECT: {
+    const char *key;
+    size_t key_len, i = 0;
+    json_t *val;
+    if (tt_buf_append(b, "{", 1) != 0)
+      return -1;
+    json_object_keylen_foreach((json_t *)j, key, key_len, val) {
+      if ((i++ && tt_buf_append(b, ",", 1) != 0) || tt_json_write_string(b, key, key_len, 0) != 0 ||
+          tt_buf_append(b, ":", 1) != 0 || dump(val, b) != 0)
+        return -1;
+    }
+    return tt_buf_append(b, "}", 1);
+  }
+  case JSON_ARRAY:
+    if (tt_buf_append(b, "[", 1) != 0)
+      return -1;
+    for (size_t i = 0; i < json_array_size(j); i++)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || dump(json_array_get(j, i), b) != 0)
+        return -1;
+    return tt_buf_append(b, "]", 1);
+  case JSON_STRING:
+    return tt_json_write_string(b, json_string_value(j), json_string_length(j), 0);
+  case JSON_INTEGER:
+    return tt_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j)) < 0 ? -1 : 0;
+  case JSON_REAL: {
+    char tmp[40];
+    int n = snprintf(tmp, sizeof(tmp), "%.17g", json_real_value(j));
+    if (n < 0 || (size_t)n >= sizeof(tmp) || tt_buf_append(b, tmp, (size_t)n) != 0)
+      return -1;
+    return strpbrk(tmp, ".eEn") == NULL ? tt_buf_append(b, ".0", 2) : 0;
+  }
+  case JSON_TRUE:
+    return tt_buf_append(b, "true", 4);
+  case JSON_FALSE:
+    return tt_buf_append(b, "false", 5);
+  case JSON_NULL:
+    return tt_buf_append(b, "null", 4);
+  }
+  return -1;
+}
+
+static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
+  free(r->out);
+  r->out = NULL;
+  if (body) {
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    if (dump(body, &b) == 0 && tt_buf_append(&b, "", 1) == 0)
+      r->out = tt_buf_steal(&b, NULL);
+    tt_buf_free(&b);
+  }
+  json_decref(body);
+  if (r->out == NULL) {
+    static const char oom[] = "{\"__type\":\"" T_DDB "InternalServerError\"}";
+    r->out = strdup(oom);
+    status = 500;
+    snprintf(r->error_type, sizeof(r->error_type), "InternalServerError");
+  }
+  r->out_len = r->out ? strlen(r->out) : 0;
+  r->status = status;
+  r->answered = true;
+}
+
+static void answer_error(struct tt_ddb_req *r, unsigned status, const char *full_type,
+                         const char *message, const json_t *extra) {
+  const char *hash = strchr(full_type, '#');
+  snprintf(r->error_type, sizeof(r->error_type), "%s", hash ? hash + 1 : full_type);
+  answer_json(r, status, tt_ddbw_error_body(full_type, message, extra));
+}
+
+static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_error *e) {
+  if (strcmp(e->type, "RequestCanceled") == 0 || e->type[0] == '\0') {
+    if (r->deadline_hit)
+      answer_error(r, 500, T_DDB "InternalServerError",
+                   "The request deadline passed before the backend answered", NULL);
+    else
+      answer_error(r, 503, T_DDB "ServiceUnavailable", "The server is shutting down", NULL);
+    return;
+  }
+  char buf[160];
+  const char *full = tt_ddbw_full_type(e->type, buf, sizeof(buf));
+  unsigned status = e->http_status >= 400 && e->http_status < 600 ? e->http_status : 500;
+  answer_error(r, status, full, e->message, e->body);
+}
+
+static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
+  /* Fixed answers: a request that is not a POST of JSON, and DynamoDB's
+   * answer to a GET (load balancers' health checks; the space is its). */
+  static const char xml[] = "<UnknownOperationException/>\n";
+  static const char health[] = "healthy: dynamodb.us-east-1.amazonaws.com ";
+  r->queued = true;
+  const char *fixed = r->health ? health : r->xml ? xml : NULL;
+  const char *data = fixed ? fixed : r->out;
+  size_t len = fixed ? strlen(fixed) : r->out_len;
+  char crc[16];
+  snprintf(crc, sizeof(crc), "%u", tt_ddbw_crc32(data, len));
+  struct MHD_Response *mr =
+      fixed ? MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT)
+            : MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
+  if (mr == NULL)
+    return MHD_NO;
+  if (!fixed)
+    r->out = NULL; /* MHD frees it */
+  MHD_add_response_header(mr, "x-amzn-RequestId", r->request_id);
+  MHD_add_response_header(mr, "x-amz-crc32", crc);
+  MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          r->health ? "text/plain"
+                          : r->xml  ? "application/xml"
+                          : r->json_1_0 ? "application/x-amz-json-1.0"
+                                        : "application/json");
+  if (r->l->draining)
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+  enum MHD_Result rc = MHD_queue_response(r->conn, r->status, mr);
+  MHD_destroy_response(mr);
+  return rc;
+}
+
+/* ---- SigV4 verification (--dynamodb-auth verify) ------------------------ */
+
+/* Parses X-Amz-Date ("20150830T123600Z"); -1 when malformed. */
+static int parse_amz_date(const char *s, time_t *out) {
+  struct tm tm;
+  memset(&tm, 0, sizeof(tm));
+  if (s == NULL || strlen(s) != 16 || s[8] != 'T' || s[15] != 'Z')
+    return -1;
+  for (int i = 0; i < 15; i++)
+    if (i != 8 && (s[i] < '0' || s[i] > '9'))
+      return -1;
+  char buf[5];
+  memcpy(buf, s, 4), buf[4] = '\0';
+  tm.tm_year = (int)strtol(buf, NULL, 10) - 1900;
+  memcpy(buf, s + 4, 2), buf[2] = '\0';
+  tm.tm_mon = (int)strtol(buf, NULL, 10) - 1;
+  memcpy(buf, s + 6, 2);
+  tm.tm_mday = (int)strtol(buf, NULL, 10);
+  memcpy(buf, s + 9, 2);
+  tm.tm_hour = (int)strtol(buf, NULL, 10);
+  memcpy(buf, s + 11, 2);
+  tm.tm_min = (int)strtol(buf, NULL, 10);
+  memcpy(buf, s + 13, 2);
+  tm.tm_sec = (int)strtol(buf, NULL, 10);
+  *out = timegm(&tm);
+  return 0;
+}
+
+#define MAX_SIGNED 32
+
+/* Recomputes the request's signature with the configured secret and
+ * compares (constant time). Returns 0, or -1 after answering the error. */
+static int verify_signature(struct tt_ddb_req *r, const char *url, const struct tt_ddbw_auth *a) {
+  const struct tt_ddb_listener_options *o = &r->l->opts;
+  if (strcmp(a->access_key, o->access_key_id) != 0) {
+    answer_error(r, 400, T_SERVICE "UnrecognizedClientException",
+                 "The security token included in the request is invalid.", NULL);
+    return -1;
+  }
+  const char *amz_date = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Date");
+  time_t when;
+  if (parse_amz_date(amz_date, &when) != 0) {
+    answer_error(r, 400, T_SERVICE "IncompleteSignatureException",
+                 "Date must be in ISO-8601 'basic format'.", NULL);
+    return -1;
+  }
+  /* DynamoDB refuses a signature more than 15 minutes from its clock. */
+  time_t now = time(NULL);
+  if (when < now - 15 * 60 || when > now + 15 * 60) {
+    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                 "Signature expired: the request's X-Amz-Date is more than 15 minutes from the "
+                 "server's time",
+                 NULL);
+    return -1;
+  }
+  struct tt_sigv4_header hs[MAX_SIGNED];
+  size_t n = 0;
+  char names[sizeof(a->signed_headers)];
+  snprintf(names, sizeof(names), "%s", a->signed_headers);
+  bool host = false;
+  for (char *p = names; *p && n < MAX_SIGNED;) {
+    size_t len = strcspn(p, ";");
+    bool last = p[len] == '\0';
+    p[len] = '\0';
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, p);
+    host = host || strcasecmp(p, "host") == 0;
+    hs[n++] = (struct tt_sigv4_header){p, v ? v : ""};
+    if (last)
+      break;
+    p += len + 1;
+  }
+  if (!host) {
+    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                 "'Host' must be a 'SignedHeader' in the AWS Authorization.", NULL);
+    return -1;
+  }
+  const char *token =
+      MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Security-Token");
+  struct tt_sigv4_request sr = {.method = "POST",
+                                .path = url,
+                                .headers = hs,
+                                .n_headers = n,
+                                .body = r->body_buf.data,
+                                .body_len = r->body_buf.len};
+  struct tt_sigv4_credentials cr = {o->access_key_id, o->secret_access_key, token};
+  struct tt_sigv4_config cfg = {.region = a->region, .service = a->service, .cache = &r->l->sigv4};
+  struct tt_sigv4_result res;
+  struct tt_error err;
+  int rc = tt_sigv4_sign(&sr, &cr, &cfg, when, &res, &err);
+  bool ok = rc == 0 && strlen(a->signature) == TT_SIGV4_HEX_LEN &&
+            CRYPTO_memcmp(res.signature, a->signature, TT_SIGV4_HEX_LEN) == 0;
+  tt_sigv4_result_free(&res);
+  if (!ok) {
+    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                 "The request signature we calculated does not match the signature you "
+                 "provided. Check your AWS Secret Access Key and signing method. Consult the "
+                 "service documentation for details.",
+                 NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the request's call ------------------------------------------------- */
+
+static void req_free(struct tt_ddb_req *r) {
+  struct tt_ddb_listener *l = r->l;
+  if (r->aprev)
+    r->aprev->anext = r->anext;
+  else if (l->all == r)
+    l->all = r->anext;
+  if (r->anext)
+    r->anext->aprev = r->aprev;
+  tt_av_free(&r->key);
+  json_decref(r->body);
+  tt_buf_free(&r->body_buf);
+  free(r->out);
+  free(r);
+  l->active--;
+  if (l->draining && l->active == 0 && l->idle)
+    l->idle(l->hook_arg);
+}
+
+static void maybe_free(struct tt_ddb_req *r) {
+  if (r->mhd_done && !r->timer_open && (!r->running || r->joined))
+    req_free(r);
+}
+
+static void timer_closed_cb(uv_handle_t *h) {
+  struct tt_ddb_req *r = h->data;
+  r->timer_open = false;
+  maybe_free(r);
+}
+
+static void unlink_running(struct tt_ddb_req *r) {
+  if (r->prev)
+    r->prev->next = r->next;
+  else if (r->l->running == r)
+    r->l->running = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  r->prev = r->next = NULL;
+}
+
+static void call_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status == 0)
+    answer_json(r, 200, json_incref(c->bc.response ? c->bc.response : json_object()));
+  else
+    answer_backend_error(r, &c->bc.error);
+}
+
+/* A typed GetItem's answer: {"Item": ...} or {}. */
+static void item_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status != 0) {
+    answer_backend_error(r, &c->bc.error);
+    return;
+  }
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  int rc = c->bc.item_out.type == 0
+               ? tt_buf_append(&b, "{}", 2)
+               : (tt_buf_append(&b, "{\"Item\":", 8) != 0 ||
+                  tt_ddb_item_write(&b, &c->bc.item_out, 0) != 0 || tt_buf_append(&b, "}", 1));
+  if (rc == 0 && tt_buf_append(&b, "", 1) == 0) {
+    free(r->out);
+    r->out_len = b.len - 1;
+    r->out = tt_buf_steal(&b, NULL);
+    r->status = 200;
+    r->answered = true;
+  } else {
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  }
+  tt_buf_free(&b);
+}
+
+/* Whether a GetItem can cross the port typed: only the members the typed
+ * form carries as they are (Key decoded here; anything else, and any Key
+ * the codec refuses, takes the JSON form, whose validation and messages are
+ * the backend's). */
+static bool typed_get(struct tt_ddb_req *r, json_t *body) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(body, k, v) {
+    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
+        : strcmp(k, "Key") == 0     ? !json_is_object(v)
+        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
+        : strcmp(k, "ReturnConsumedCapacity") != 0)
+      return false;
+  }
+  const char *table = json_string_value(json_object_get(body, "TableName"));
+  json_t *key = json_object_get(body, "Key");
+  struct tt_error err;
+  if (table == NULL || key == NULL || tt_ddb_item_from_json(key, "Key", &r->key, &err) != 0) {
+    tt_av_free(&r->key);
+    memset(&r->key, 0, sizeof(r->key));
+    return false;
+  }
+  r->item = (struct tt_ddb_item_request){
+      .table = table,
+      .key = &r->key,
+      .consistent_read = json_is_true(json_object_get(body, "ConsistentRead")),
+  };
+  r->body = body; /* holds TableName */
+  return true;
+}
+
+static void joined_cb(struct tt_join *j, void *arg) {
+  struct tt_ddb_req *r = arg;
+  (void)j;
+  r->joined = true;
+  unlink_running(r);
+  if (!r->answered)
+    answer_error(r, 500, T_DDB "InternalServerError", "The call produced no answer", NULL);
+  if (r->timer_open && !uv_is_closing((uv_handle_t *)&r->timer))
+    uv_close((uv_handle_t *)&r->timer, timer_closed_cb);
+  if (r->mhd_done) { /* the connection is gone: nobody to answer */
+    maybe_free(r);
+    return;
+  }
+  if (r->suspended) {
+    r->suspended = false;
+    MHD_resume_connection(r->conn);
+    if (r->l->wake)
+      r->l->wake(r->l->hook_arg);
+  }
+}
+
+static void deadline_cb(uv_timer_t *t) {
+  struct tt_ddb_req *r = t->data;
+  r->deadline_hit = true;
+  tt_join_cancel(&r->join);
+}
+
+/* Parses the request and starts its call, or answers at once. */
+static void process(struct tt_ddb_req *r, const char *url, const char *method) {
+  struct tt_ddb_listener *l = r->l;
+  if (l->draining) {
+    answer_error(r, 503, T_DDB "ServiceUnavailable", "The server is shutting down", NULL);
+    return;
+  }
+  if (r->too_large) {
+    char msg[128];
+    snprintf(msg, sizeof(msg), "Request size exceeds %llu bytes",
+             (unsigned long long)l->opts.max_body_bytes);
+    answer_error(r, 413, "com.amazon.coral.validate#ValidationException", msg, NULL);
+    return;
+  }
+  if (strcmp(method, "GET") == 0) {
+    r->health = true;
+    r->status = 200;
+    r->answered = true;
+    return;
+  }
+  struct MHD_Connection *c = r->conn;
+  struct tt_ddbw_input in = {
+      .method = method,
+      .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
+      .target = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Target"),
+      .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
+      .amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date"),
+      .date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date"),
+      .query_auth = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "X-Amz-Algorithm") !=
+                    NULL,
+      .body = r->body_buf.data,
+      .body_len = r->body_buf.len,
+  };
+  struct tt_ddbw_request req;
+  struct tt_ddbw_error err;
+  bool not_json;
+  /* The answer's type follows the request's, as DynamoDB's does:
+   * application/x-amz-json-1.0 when asked, else application/json. */
+  r->json_1_0 = tt_ddbw_is_json_1_0(in.content_type);
+  if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
+    r->xml = not_json;
+    if (tt_ddbw_target(in.target, &r->op) == 0)
+      r->op_known = true;
+    answer_error(r, err.status, err.type, err.message, NULL);
+    return;
+  }
+  r->op = req.op;
+  r->op_known = true;
+  if (l->opts.verify && in.authorization == NULL) {
+    /* Presigned (query-string) requests are not verified: refuse them. */
+    answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
+                 "Request is missing Authentication Token", NULL);
+    json_decref(req.body);
+    return;
+  }
+  if (l->opts.verify && verify_signature(r, url, &req.auth) != 0) {
+    json_decref(req.body);
+    return;
+  }
+  if (tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
+      tt_ddbw_legacy(req.op, req.body, &err) != 0) {
+    answer_error(r, err.status, err.type, err.message, NULL);
+    json_decref(req.body);
+    return;
+  }
+  tt_join_init(&r->join, l->fams, joined_cb, r);
+  r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
+  r->running = true;
+  r->next = l->running;
+  if (l->running)
+    l->running->prev = r;
+  l->running = r;
+  int started = req.op == TT_DDB_GET_ITEM && typed_get(r, req.body)
+                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->item,
+                                           item_done, r)
+                    : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
+                                      r);
+  if (started != 0)
+    answer_backend_error(r, &r->call.bc.error);
+  tt_join_release(&r->join); /* may join at once */
+  if (r->joined)
+    return;
+  uint64_t now_ms = uv_now(l->loop);
+  if (r->join.deadline_ms > now_ms) {
+    uint64_t slice = (r->join.deadline_ms - now_ms) * 1000000u;
+    tt_client_run_ready(l->client, now_ns() + (slice < READY_SLICE_NS ? slice : READY_SLICE_NS));
+  }
+}
+
+/* ---- libmicrohttpd callbacks -------------------------------------------- */
+
+enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn,
+                                          const char *url, const char *method,
+                                          const char *version, const char *upload_data,
+                                          size_t *upload_data_size, void **con_cls) {
+  struct tt_ddb_listener *l = cls;
+  struct tt_ddb_req *r = *con_cls;
+  (void)version;
+  if (r == NULL) {
+    r = calloc(1, sizeof(*r));
+    if (r == NULL)
+      return MHD_NO;
+    r->l = l;
+    r->conn = conn;
+    r->start_ns = now_ns();
+    r->start_ms = uv_now(l->loop);
+    tt_buf_init(&r->body_buf, l->opts.max_body_bytes);
+    set_request_id(r);
+    l->active++;
+    r->anext = l->all;
+    if (l->all)
+      l->all->aprev = r;
+    l->all = r;
+    *con_cls = r;
+    return MHD_YES;
+  }
+  if (*upload_data_size > 0) {
+    if (!r->too_large && tt_buf_append(&r->body_buf, upload_data, *upload_data_size) != 0) {
+      r->too_large = true;
+      tt_buf_free(&r->body_buf);
+    }
+    /* An oversized body is read and dropped so that the 413 can be sent
+     * (libmicrohttpd 0.9.75 answers only after the upload), up to a bound:
+     * past it the connection is closed. */
+    if (r->too_large && (r->discarded += *upload_data_size) > DISCARD_LIMIT)
+      return MHD_NO;
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (r->queued)
+    return MHD_YES;
+  if (!r->answered && !r->running) {
+    process(r, url, method);
+    if (r->running && !r->joined) {
+      r->suspended = true;
+      if (uv_timer_init(l->loop, &r->timer) == 0) {
+        r->timer.data = r;
+        r->timer_open = true;
+        uint64_t now = uv_now(l->loop);
+        uint64_t dl = r->join.deadline_ms;
+        uv_timer_start(&r->timer, deadline_cb, dl > now ? dl - now : 0, 0);
+      }
+      MHD_suspend_connection(conn);
+      return MHD_YES;
+    }
+  }
+  if (!r->answered)
+    return MHD_YES;
+  return queue_answer(r);
+}
+
+void tt_ddb_listener_completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                                  enum MHD_RequestTerminationCode toe) {
+  struct tt_ddb_listener *l = cls;
+  struct tt_ddb_req *r = *con_cls;
+  (void)conn;
+  if (r == NULL)
+    return;
+  *con_cls = NULL;
+  bool gone = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || !r->queued;
+  unsigned status = gone ? 499 : r->status;
+  char status_text[12];
+  snprintf(status_text, sizeof(status_text), "%u", status);
+  const char *op = r->op_known ? tt_ddb_op_name(r->op) : "Unknown";
+  const char *labels[2] = {op, status_text};
+  double secs = (double)(now_ns() - r->start_ns) / 1e9;
+  if (l->requests) {
+    tt_metric_add(l->requests, labels, 1);
+    tt_metric_observe(l->duration, labels, secs);
+  }
+  struct tt_log_line ln;
+  tt_log_begin(&ln, status >= 500 && status != 503 ? TT_LOG_ERROR : TT_LOG_INFO,
+               "dynamodb.request");
+  tt_log_str(&ln, "request_id", r->request_id);
+  tt_log_str(&ln, "operation", op);
+  tt_log_int(&ln, "status", status);
+  if (r->error_type[0])
+    tt_log_str(&ln, "error_type", r->error_type);
+  else if (gone)
+    tt_log_str(&ln, "error_type", "ClientClosed");
+  tt_log_ms(&ln, "duration_ms", secs * 1000.0);
+  tt_log_end(&ln);
+  r->mhd_done = true;
+  if (r->running && !r->joined)
+    tt_join_cancel(&r->join);
+  maybe_free(r);
+}
+
+void tt_ddb_listener_drain(struct tt_ddb_listener *l) {
+  l->draining = true;
+  if (l->active == 0 && l->idle)
+    l->idle(l->hook_arg);
+}
+
+void tt_ddb_listener_cancel_all(struct tt_ddb_listener *l) {
+  /* A client still sending its request (or not reading its answer) gets
+   * one second more, then libmicrohttpd closes its connection. */
+  for (struct tt_ddb_req *r = l->all; r; r = r->anext)
+    if ((!r->running || r->joined) && !r->mhd_done)
+      MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 1u);
+  if (l->all && l->wake)
+    l->wake(l->hook_arg); /* MHD's next timeout changed */
+  /* A cancel may join synchronously and unlink the request: restart. */
+  bool again = true;
+  while (again) {
+    again = false;
+    for (struct tt_ddb_req *r = l->running; r; r = r->next)
+      if (!r->drain_canceled) {
+        r->drain_canceled = true;
+        tt_join_cancel(&r->join);
+        again = true;
+        break;
+      }
+  }
+}

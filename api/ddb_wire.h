@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_wire.h -- the DynamoDB listener's request parsing, free of any I/O:
+ * X-Amz-Target, the Authorization header's shape (dynalite's and
+ * DynamoDB's checks, in their order), the JSON body, DynamoDB's full error
+ * __types and the x-amz-crc32 checksum. api/ddb_listener.c hosts it. */
+#ifndef TT_API_DDB_WIRE_H
+#define TT_API_DDB_WIRE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* A refusal decided before any backend call: DynamoDB's full __type,
+ * its message ("" for none: the body then has no "message") and status. */
+struct tt_ddbw_error {
+  const char *type;
+  char message[512];
+  unsigned status;
+};
+
+/* What a well-formed Authorization header says (SigV4). */
+struct tt_ddbw_auth {
+  char access_key[128];
+  char scope[160];       /* date/region/service/aws4_request */
+  char date[9];          /* YYYYMMDD of the scope */
+  char region[64];
+  char service[32];
+  char signed_headers[512];
+  char signature[129];
+};
+
+/* The request headers and body the parser looks at; all borrowed, each
+ * NULL when absent. */
+struct tt_ddbw_input {
+  const char *method;
+  const char *content_type;
+  const char *target;        /* X-Amz-Target */
+  const char *authorization;
+  const char *amz_date;      /* X-Amz-Date */
+  const char *date;          /* Date */
+  bool query_auth;           /* X-Amz-Algorithm in the query string */
+  const char *body;
+  size_t body_len;
+};
+
+/* A parsed request: the operation, its JSON body (new reference) and the
+ * Authorization header's parts. */
+struct tt_ddbw_request {
+  enum tt_ddb_op op;
+  json_t *body;
+  bool json_1_0; /* Content-Type application/x-amz-json-1.0 (else application/json) */
+  struct tt_ddbw_auth auth;
+};
+
+/* Parses a request in dynalite's order: method and Content-Type (404
+ * UnknownOperationException, `*not_json` set: the answer is XML), body JSON
+ * (SerializationException), X-Amz-Target (UnknownOperationException),
+ * Authorization (MissingAuthenticationTokenException,
+ * IncompleteSignatureException, InvalidSignatureException), an empty body
+ * (SerializationException), a body that is not an object
+ * (SerializationException). Returns 0 with *out filled, or -1 with *err. */
+int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
+                  struct tt_ddbw_error *err, bool *not_json);
+
+/* Whether a Content-Type is application/x-amz-json-1.0 (parameters aside). */
+bool tt_ddbw_is_json_1_0(const char *content_type);
+
+/* The operation named by an X-Amz-Target value ("DynamoDB_20120810.GetItem");
+ * -1 when it is not one the listener serves. */
+int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
+
+/* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
+ * before the table is looked up, with its messages. Returns 0 or -1. */
+int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
+/* Rewrites DynamoDB's legacy parameters of `body` in place as expressions
+ * (api/ddb_legacy.c): AttributesToGet as ProjectionExpression, Expected as
+ * ConditionExpression, KeyConditions as KeyConditionExpression,
+ * QueryFilter/ScanFilter as FilterExpression, AttributeUpdates as
+ * UpdateExpression, joined by ConditionalOperator; placeholders #lN and :lN.
+ * A request that mixes both forms, or whose legacy parameters break
+ * DynamoDB's rules, is refused (ValidationException). Returns 0 or -1 with
+ * *err. */
+int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's full __type for a backend's short error type:
+ * com.amazon.coral.validate#ValidationException,
+ * com.amazon.coral.service#SerializationException, ...,
+ * com.amazonaws.dynamodb.v20120810#<type> for the rest. */
+const char *tt_ddbw_full_type(const char *short_type, char *buf, size_t n);
+
+/* The error body DynamoDB sends: {"__type": ..., "message": ...} plus the
+ * backend's extra members (CancellationReasons, Item). New reference or NULL. */
+json_t *tt_ddbw_error_body(const char *full_type, const char *message, const json_t *extra);
+
+/* CRC32 (IEEE 802.3, as zlib's crc32) of a buffer: x-amz-crc32. */
+uint32_t tt_ddbw_crc32(const void *p, size_t n);
+
+#endif

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_ddb_wire.c -- the DynamoDB listener's request parser (api/ddb_wire.c)
+ * and legacy-parameter rewrite (api/ddb_legacy.c). */
+#include <check.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ddb_wire.h"
+
+#define AUTH                                                                                  \
+  "AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-3/dynamodb/aws4_request, "               \
+  "SignedHeaders=host;x-amz-date, Signature=abcd"
+
+static struct tt_ddbw_input input(const char *target, const char *auth, const char *body) {
+  return (struct tt_ddbw_input){.method = "POST",
+                                .content_type = "application/x-amz-json-1.0",
+                                .target = target,
+                                .authorization = auth,
+                                .amz_date = "20260101T000000Z",
+                                .body = body,
+                                .body_len = body ? strlen(body) : 0};
+}
+
+START_TEST(crc32_is_zlibs) {
+  ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
+  ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
+}
+END_TEST
+
+START_TEST(a_good_request_parses) {
+  struct tt_ddbw_input in = input("DynamoDB_20120810.GetItem", AUTH, "{\"TableName\":\"abc\"}");
+  struct tt_ddbw_request req;
+  struct tt_ddbw_error err;
+  bool xml;
+  ck_assert_int_eq(tt_ddbw_parse(&in, &req, &err, &xml), 0);
+  ck_assert_int_eq(req.op, TT_DDB_GET_ITEM);
+  ck_assert(req.json_1_0);
+  ck_assert_str_eq(req.auth.access_key, "AKID");
+  ck_assert_str_eq(req.auth.region, "eu-west-3");
+  ck_assert_str_eq(req.auth.service, "dynamodb");
+  ck_assert_str_eq(req.auth.signed_headers, "host;x-amz-date");
+  ck_assert_str_eq(req.auth.signature, "abcd");
+  json_decref(req.body);
+}
+END_TEST
+
+static const char *refusal(struct tt_ddbw_input in, unsigned *status) {
+  static struct tt_ddbw_error err;
+  struct tt_ddbw_request req;
+  bool xml;
+  ck_assert_int_eq(tt_ddbw_parse(&in, &req, &err, &xml), -1);
+  *status = err.status;
+  return err.type;
+}
+
+START_TEST(refusals_in_dynalites_order) {
+  unsigned st;
+  struct tt_ddbw_input in = input("DynamoDB_20120810.Nope", AUTH, "{}");
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#UnknownOperationException");
+  ck_assert_uint_eq(st, 400);
+  /* The body is parsed before the target is looked at. */
+  in = input("DynamoDB_20120810.Nope", AUTH, "{oops");
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#SerializationException");
+  in = input("DynamoDB_20120810.ListTables", NULL, "{}");
+  ck_assert_str_eq(refusal(in, &st),
+                   "com.amazon.coral.service#MissingAuthenticationTokenException");
+  in = input("DynamoDB_20120810.ListTables", "Bearer x", "{}");
+  ck_assert_str_eq(refusal(in, &st),
+                   "com.amazon.coral.service#MissingAuthenticationTokenException");
+  in = input("DynamoDB_20120810.ListTables", "AWS4-HMAC-SHA256 Signature=x", "{}");
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#IncompleteSignatureException");
+  in = input("DynamoDB_20120810.ListTables",
+             "AWS4-HMAC-SHA256 Credential=a/b/c, SignedHeaders=host, Signature=x", "{}");
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#IncompleteSignatureException");
+  in = input("DynamoDB_20120810.ListTables", AUTH, NULL);
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#SerializationException");
+  in = input("DynamoDB_20120810.ListTables", AUTH, "[1]");
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#SerializationException");
+  in = input("DynamoDB_20120810.ListTables", AUTH, "{}");
+  in.method = "GET";
+  ck_assert_str_eq(refusal(in, &st), "com.amazon.coral.service#UnknownOperationException");
+  ck_assert_uint_eq(st, 404);
+}
+END_TEST
+
+START_TEST(full_types) {
+  char buf[160];
+  ck_assert_str_eq(tt_ddbw_full_type("ValidationException", buf, sizeof(buf)),
+                   "com.amazon.coral.validate#ValidationException");
+  ck_assert_str_eq(tt_ddbw_full_type("ConditionalCheckFailedException", buf, sizeof(buf)),
+                   "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException");
+  ck_assert_str_eq(tt_ddbw_full_type("SerializationException", buf, sizeof(buf)),
+                   "com.amazon.coral.service#SerializationException");
+  /* Messages that are not UTF-8 never make invalid JSON. */
+  json_t *b = tt_ddbw_error_body("x#Y", "bad \xff byte", NULL);
+  char *text = json_dumps(b, 0);
+  json_t *back = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(back);
+  json_decref(back);
+  free(text);
+  json_decref(b);
+}
+END_TEST
+
+static json_t *rewritten(enum tt_ddb_op op, const char *body, struct tt_ddbw_error *err,
+                         int want) {
+  json_t *j = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_int_eq(tt_ddbw_legacy(op, j, err), want);
+  return j;
+}
+
+START_TEST(legacy_becomes_expressions) {
+  struct tt_ddbw_error err;
+  json_t *j = rewritten(TT_DDB_PUT_ITEM,
+                        "{\"Expected\":{\"a\":{\"Exists\":false},"
+                        "\"b\":{\"ComparisonOperator\":\"BETWEEN\","
+                        "\"AttributeValueList\":[{\"N\":\"1\"},{\"N\":\"2\"}]}},"
+                        "\"ConditionalOperator\":\"OR\"}",
+                        &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "ConditionExpression")),
+                   "attribute_not_exists(#l0) OR #l1 BETWEEN :l2 AND :l3");
+  ck_assert_ptr_null(json_object_get(j, "Expected"));
+  ck_assert_ptr_null(json_object_get(j, "ConditionalOperator"));
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j,
+                                                                     "ExpressionAttributeNames"),
+                                                     "#l1")),
+                   "b");
+  json_decref(j);
+  j = rewritten(TT_DDB_UPDATE_ITEM,
+                "{\"AttributeUpdates\":{\"a\":{\"Value\":{\"S\":\"x\"}},"
+                "\"b\":{\"Action\":\"DELETE\"},\"c\":{\"Action\":\"ADD\",\"Value\":{\"N\":\"1\"}}}}",
+                &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
+                   "SET #l0 = :l1 REMOVE #l2 ADD #l3 :l4");
+  json_decref(j);
+  j = rewritten(TT_DDB_GET_ITEM, "{\"AttributesToGet\":[\"a\",\"b\"]}", &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "ProjectionExpression")), "#l0, #l1");
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(legacy_refusals) {
+  struct tt_ddbw_error err;
+  json_decref(rewritten(TT_DDB_GET_ITEM,
+                        "{\"AttributesToGet\":[\"a\"],\"ProjectionExpression\":\"a\"}", &err, -1));
+  ck_assert_str_eq(err.message,
+                   "Can not use both expression and non-expression parameters in the same "
+                   "request: Non-expression parameters: {AttributesToGet} Expression "
+                   "parameters: {ProjectionExpression}");
+  json_decref(rewritten(TT_DDB_DELETE_ITEM, "{\"Expected\":{\"a\":{\"Exists\":true}}}", &err, -1));
+  ck_assert_str_eq(err.message, "One or more parameter values were invalid: Value must be "
+                                "provided when Exists is true for Attribute: a");
+  json_decref(rewritten(TT_DDB_SCAN,
+                        "{\"ScanFilter\":{\"a\":{\"ComparisonOperator\":\"EQ\"}}}", &err, -1));
+  ck_assert_str_eq(err.message, "One or more parameter values were invalid: Invalid number of "
+                                "argument(s) for the EQ ComparisonOperator");
+  json_decref(rewritten(TT_DDB_GET_ITEM, "{\"ExpressionAttributeNames\":{\"#a\":\"a\"}}", &err,
+                        -1));
+  ck_assert_str_eq(err.message,
+                   "ExpressionAttributeNames can only be specified when using expressions");
+  ck_assert_str_eq(err.type, "com.amazon.coral.validate#ValidationException");
+}
+END_TEST
+
+START_TEST(table_names) {
+  struct tt_ddbw_error err;
+  json_t *j = json_pack("{s:s}", "TableName", "a;");
+  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_DESCRIBE_TABLE, j, &err), -1);
+  ck_assert_str_eq(err.message,
+                   "TableName must be at least 3 characters long and at most 255 characters long");
+  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_SCAN, j, &err), -1);
+  ck_assert_str_eq(err.message,
+                   "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy "
+                   "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
+                   "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
+                   "length greater than or equal to 3");
+  json_decref(j);
+  j = json_pack("{s:s}", "TableName", "good.name-1");
+  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_SCAN, j, &err), 0);
+  json_decref(j);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ddb_wire");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, crc32_is_zlibs);
+  tcase_add_test(tc, a_good_request_parses);
+  tcase_add_test(tc, refusals_in_dynalites_order);
+  tcase_add_test(tc, full_types);
+  tcase_add_test(tc, legacy_becomes_expressions);
+  tcase_add_test(tc, legacy_refusals);
+  tcase_add_test(tc, table_names);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
