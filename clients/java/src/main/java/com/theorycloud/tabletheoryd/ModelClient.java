@@ -230,6 +230,11 @@ public final class ModelClient {
     /** Reads up to 10,000 items by key. */
     public BatchGetResult batchGet(List<Key> keys, boolean consistent, String... select) {
         ModelInfo info = c.schema(name);
+        Answer a = c.send(new Call("POST", path + "/batch-get", batchGetBody(info, keys, consistent, select), true));
+        return batchGetResult(info, a.body());
+    }
+
+    static Map<String, Object> batchGetBody(ModelInfo info, List<Key> keys, boolean consistent, String... select) {
         List<Object> objs = new ArrayList<>();
         for (Key k : keys) {
             objs.add(info.keyObject(k));
@@ -242,7 +247,11 @@ public final class ModelClient {
         if (consistent) {
             body.put("consistent", true);
         }
-        Map<String, Object> m = Json.asMap(c.send(new Call("POST", path + "/batch-get", body, true)).body());
+        return body;
+    }
+
+    static BatchGetResult batchGetResult(ModelInfo info, Object body) {
+        Map<String, Object> m = Json.asMap(body);
         List<Item> items = new ArrayList<>();
         for (Object raw : Json.asList(m.get("items"))) {
             items.add(info.typed(raw));
@@ -296,7 +305,7 @@ public final class ModelClient {
         }
     }
 
-    private static List<Object> pick(List<Object> from, Object indexes) {
+    static List<Object> pick(List<Object> from, Object indexes) {
         List<Object> out = new ArrayList<>();
         for (Object i : Json.asList(indexes)) {
             int n = i instanceof BigDecimal b ? b.intValue() : Integer.parseInt(i.toString());
