@@ -197,6 +197,12 @@ public final class AsyncClient {
             return item(info -> new Call("PATCH", itemPath(info, key), u.body(), false));
         }
 
+        /** As {@link ModelClient#updateFields}. */
+        public CompletableFuture<Item> updateFields(Map<String, Object> item, String... fields) {
+            return item(info -> new Call("PATCH", itemPath(info, info.keyOf(item)),
+                    ModelClient.updateFieldsBody(item, fields), false));
+        }
+
         /** As {@link ModelClient#delete(Key)}. */
         public CompletableFuture<Void> delete(Key key) {
             return schema(name).thenCompose(info -> c.sendAsync(new Call("DELETE", itemPath(info, key), null, false)))

@@ -65,8 +65,13 @@ class AsyncClientTest {
         assertEquals(new BigDecimal("12345678901234567890.5"), got.getNumber("n"));
         Item patched = await(things.patch(Key.of(pk, "a"), Update.create().set("note", "x")));
         assertEquals(1, patched.version());
+        assertInstanceOf(VersionConflictException.class,
+                failure(things.updateFields(Map.of("PK", pk, "SK", "a", "note", "w", "version", 0), "note")));
+        Item fields = await(things.updateFields(Map.of("PK", pk, "SK", "a", "note", "w", "version", 1), "note"));
+        assertEquals("w", fields.getString("note"));
+        assertEquals(2, fields.version());
         assertInstanceOf(VersionConflictException.class, failure(things.delete(Key.of(pk, "a"), 0)));
-        await(things.putIfVersion(Map.of("PK", pk, "SK", "a", "note", "y"), 1));
+        await(things.putIfVersion(Map.of("PK", pk, "SK", "a", "note", "y"), 2));
         assertEquals("y", await(things.find(Key.of(pk, "a"))).orElseThrow().getString("note"));
         await(things.delete(Key.of(pk, "a")));
         assertTrue(await(things.find(Key.of(pk, "a"))).isEmpty());
