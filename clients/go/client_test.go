@@ -205,6 +205,33 @@ func TestPatchUpdateBuilder(t *testing.T) {
 	}
 }
 
+func TestUpdateFieldsWritesOnlyTheListedFields(t *testing.T) {
+	c, ctx := newClient(t), ctxT(t)
+	things := c.Model("Thing")
+	pk := uniq(t)
+	if _, err := things.Create(ctx, Item{"PK": pk, "SK": "a", "note": "x", "status": "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	it, err := things.UpdateFields(ctx, Item{"PK": pk, "SK": "a", "note": "y", "status": "s2", "version": 0}, "note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.String("note") != "y" || it.String("status") != "s1" || it.Version() != 1 {
+		t.Fatalf("updated: %v", it)
+	}
+	_, err = things.UpdateFields(ctx, Item{"PK": pk, "SK": "a", "note": "z", "version": 0})
+	if !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("stale version: %v", err)
+	}
+	it, err = things.UpdateFields(ctx, Item{"PK": pk, "SK": "a", "note": "z", "status": "s3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.String("note") != "z" || it.String("status") != "s3" || it.Version() != 2 {
+		t.Fatalf("every field: %v", it)
+	}
+}
+
 func TestQueryScanIteratorsAndCounts(t *testing.T) {
 	c, ctx := newClient(t), ctxT(t)
 	things := c.Model("Thing")

@@ -340,6 +340,30 @@ func (m *Model) Patch(ctx context.Context, key Key, u *Update) (Item, error) {
 	return m.itemAnswer(info, resp)
 }
 
+// UpdateFields is the TableTheory form of an update: it writes fields (none
+// given: every non-key attribute present) from item, whose key attributes name
+// the item; a version in item is the expected version (ErrVersionConflict
+// otherwise). Not retried after an ambiguous failure.
+func (m *Model) UpdateFields(ctx context.Context, item Item, fields ...string) (Item, error) {
+	info, err := m.c.schema(ctx, m.name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := m.itemPath(info, keyOf(info, item))
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{"item": item}
+	if len(fields) > 0 {
+		body["fields"] = fields
+	}
+	resp, err := m.c.do(ctx, request{method: "PATCH", path: p, body: body, class: notIdempotent})
+	if err != nil {
+		return nil, err
+	}
+	return m.itemAnswer(info, resp)
+}
+
 // Delete deletes an item; ErrItemNotFound if absent. IfMatch(v) makes it conditional.
 func (m *Model) Delete(ctx context.Context, key Key, opts ...Option) error {
 	info, err := m.c.schema(ctx, m.name)

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 import {
-  BatchIncomplete, ItemNotFound, TransportError, fromEnvelope,
+  BatchIncomplete, ItemNotFound, TableTheoryError, TransportError, fromEnvelope,
 } from "./errors.js";
 import { Cond, CondJson, Update, condJson } from "./expr.js";
 import { Jobs } from "./ledger.js";
@@ -155,6 +155,18 @@ export class Client {
 
   async health(): Promise<unknown> {
     return (await this.request("GET", "/healthz", { idempotent: true })).body;
+  }
+
+  /** GET /readyz: true when the daemon is ready for traffic, false when it answers 503
+   * (models not loaded yet, or draining). Other failures are thrown. */
+  async ready(opts: CallOptions = {}): Promise<boolean> {
+    try {
+      await this.request("GET", "/readyz", { ...opts, idempotent: false });
+      return true;
+    } catch (e) {
+      if (e instanceof TableTheoryError && e.status === 503) return false;
+      throw e;
+    }
   }
 
   /** Every registered model (normalized DMS documents). */
@@ -311,6 +323,11 @@ export class Model<T extends Item = Item> {
 
   async table(opts: CallOptions = {}): Promise<Record<string, unknown>> {
     return (await this.client.request("GET", `${this.base}/table`, { ...opts, idempotent: true })).body;
+  }
+
+  /** Deletes the table (Forbidden unless the daemon runs with --allow-table-delete). */
+  async deleteTable(opts: CallOptions = {}): Promise<void> {
+    await this.client.request("DELETE", `${this.base}/table`, { ...opts });
   }
 
   // -- items -------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 // The TypeScript client against a real daemon on the memory backend.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,6 +50,24 @@ describe("configuration", () => {
     } finally {
       await d.stop();
     }
+  });
+
+  test("ready() is true on a ready daemon, false on a 503, and throws without a daemon", async () => {
+    assert.equal(await client.ready(), true);
+    const notReady = createServer((_req, res) => {
+      res.writeHead(503, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "BackendUnavailable", message: "models not loaded", retryable: true } }));
+    });
+    notReady.listen(0, "127.0.0.1");
+    await once(notReady, "listening");
+    try {
+      const { port } = notReady.address() as AddressInfo;
+      assert.equal(await new Client({ url: `http://127.0.0.1:${port}`, backoffMs: [1, 1] }).ready(), false);
+    } finally {
+      notReady.close();
+    }
+    const gone = new Client({ url: "http://127.0.0.1:9", maxAttempts: 1 });
+    await assert.rejects(gone.ready(), tt.TransportError);
   });
 
   test("an unreachable daemon is a retryable transport error", async () => {
@@ -397,5 +418,27 @@ describe("models and tables", () => {
     assert.equal(await client.registerModel(retyped, { replace: true, allowUnsafe: true }), false);
     assert.equal((await notes.definition()).attributes[1].type, "S");
     await assert.rejects(client.model(`Absent${name}`).table(), tt.ModelNotFound);
+  });
+
+  test("deleteTable: Forbidden by default, deletes with --allow-table-delete", async () => {
+    await assert.rejects(client.model("User").deleteTable(), tt.Forbidden);
+    const d = await Daemon.start("--allow-table-delete");
+    try {
+      const c = new Client({ url: d.url });
+      const name = `Gone${randomUUID().slice(0, 8)}`;
+      await c.registerModel({
+        dms_version: "0.2", name, table: { name: `${name.toLowerCase()}_t` },
+        keys: { partition: { attribute: "id", type: "S" } },
+        attributes: [{ attribute: "id", type: "S", roles: ["pk"] }],
+      });
+      const m = c.model(name);
+      await m.ensureTable();
+      await m.put({ id: "a" });
+      assert.equal((await m.table()).item_count, 1);
+      assert.equal(await m.deleteTable(), undefined);
+      await assert.rejects(m.table(), tt.TableNotFound);
+    } finally {
+      await d.stop();
+    }
   });
 });

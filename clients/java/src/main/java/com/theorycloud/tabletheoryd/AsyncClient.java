@@ -11,11 +11,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The asynchronous view of a {@link TableTheoryClient} ({@code client.async()}): the calls of
  * the client, its models and its ledger, with the same arguments in the same order, each
- * returning a {@link CompletableFuture} sent with {@code HttpClient.sendAsync}. Retries wait
+ * returning a {@link CompletableFuture} sent with {@code HttpClient.sendAsync}. A list call
+ * (listJobs, listRecords) follows every cursor and completes with all the pages' items in one
+ * {@link List}, where the blocking call returns a lazy {@code Stream}. Retries wait
  * on {@code CompletableFuture.delayedExecutor}, so no thread blocks. A failed future holds
  * the same {@link TableTheoryException} the synchronous call throws (as the cause of the
  * ExecutionException or CompletionException). Shares the client's connections and model
@@ -51,6 +55,48 @@ public final class AsyncClient {
     CompletableFuture<ModelInfo> schema(String name) {
         ModelInfo m = c.cachedModel(name);
         return m != null ? CompletableFuture.completedFuture(m) : describeModel(name);
+    }
+
+    /** As {@link TableTheoryClient#transactWrite}: the same client token rule, retried alike. */
+    public CompletableFuture<Void> transactWrite(Tx tx) {
+        List<String> keyed = new ArrayList<>();
+        for (Tx.Op op : tx.ops()) {
+            if (op.key() != null) {
+                keyed.add(op.model());
+            }
+        }
+        return schemas(keyed).thenCompose(infos -> c.sendAsync(new Call("POST", "/v1/transactions/write",
+                TableTheoryClient.transactWriteBody(tx, infos::get), true))).thenApply(a -> null);
+    }
+
+    /** As {@link TableTheoryClient#transactGet}: a missing item is null. */
+    public CompletableFuture<List<Item>> transactGet(List<TableTheoryClient.TxGet> gets) {
+        List<String> names = new ArrayList<>();
+        for (TableTheoryClient.TxGet g : gets) {
+            names.add(g.model());
+        }
+        return schemas(names).thenCompose(byName -> {
+            List<ModelInfo> infos = new ArrayList<>();
+            for (TableTheoryClient.TxGet g : gets) {
+                infos.add(byName.get(g.model()));
+            }
+            return c.sendAsync(new Call("POST", "/v1/transactions/get",
+                    TableTheoryClient.transactGetBody(gets, infos), true))
+                    .thenApply(a -> TableTheoryClient.transactGetResult(a.body(), infos));
+        });
+    }
+
+    /** The models of these names, each described once when not cached. */
+    private CompletableFuture<Map<String, ModelInfo>> schemas(List<String> names) {
+        Map<String, CompletableFuture<ModelInfo>> each = new LinkedHashMap<>();
+        for (String n : names) {
+            each.computeIfAbsent(n, this::schema);
+        }
+        return CompletableFuture.allOf(each.values().toArray(new CompletableFuture<?>[0])).thenApply(x -> {
+            Map<String, ModelInfo> out = new LinkedHashMap<>();
+            each.forEach((n, f) -> out.put(n, f.join()));
+            return out;
+        });
     }
 
     /** The asynchronous endpoints of one model. */
@@ -151,6 +197,12 @@ public final class AsyncClient {
             return item(info -> new Call("PATCH", itemPath(info, key), u.body(), false));
         }
 
+        /** As {@link ModelClient#updateFields}. */
+        public CompletableFuture<Item> updateFields(Map<String, Object> item, String... fields) {
+            return item(info -> new Call("PATCH", itemPath(info, info.keyOf(item)),
+                    ModelClient.updateFieldsBody(item, fields), false));
+        }
+
         /** As {@link ModelClient#delete(Key)}. */
         public CompletableFuture<Void> delete(Key key) {
             return schema(name).thenCompose(info -> c.sendAsync(new Call("DELETE", itemPath(info, key), null, false)))
@@ -196,6 +248,71 @@ public final class AsyncClient {
                     ? CompletableFuture.completedFuture(sofar + p.count())
                     : countFrom(q.cursor(p.cursor()), sofar + p.count()));
         }
+
+        /** As {@link ModelClient#scanCount}: counts the scan's items over all pages. */
+        public CompletableFuture<Long> scanCount(Scan s) {
+            Scan copy = s.copy();
+            copy.body().put("count", true);
+            copy.body().remove("limit");
+            return scanCountFrom(copy, 0L);
+        }
+
+        private CompletableFuture<Long> scanCountFrom(Scan s, long sofar) {
+            return scan(s).thenCompose(p -> p.cursor() == null
+                    ? CompletableFuture.completedFuture(sofar + p.count())
+                    : scanCountFrom(s.cursor(p.cursor()), sofar + p.count()));
+        }
+
+        /** As {@link ModelClient#batchGet(List)}. */
+        public CompletableFuture<ModelClient.BatchGetResult> batchGet(List<Key> keys) {
+            return batchGet(keys, false);
+        }
+
+        /** As {@link ModelClient#batchGet(List, boolean, String...)}: the found items in key order, and the missing keys. */
+        public CompletableFuture<ModelClient.BatchGetResult> batchGet(List<Key> keys, boolean consistent,
+                                                                      String... select) {
+            return schema(name).thenCompose(info -> c.sendAsync(new Call("POST", path + "/batch-get",
+                    ModelClient.batchGetBody(info, keys, consistent, select), true))
+                    .thenApply(a -> ModelClient.batchGetResult(info, a.body())));
+        }
+
+        /**
+         * As {@link ModelClient#batchWrite}: how many puts and deletes were processed. On
+         * BatchIncomplete exactly the unprocessed requests are sent again after a backoff on
+         * {@code CompletableFuture.delayedExecutor}, within the client's attempts.
+         */
+        public CompletableFuture<Integer> batchWrite(List<? extends Map<String, Object>> puts, List<Key> deletes) {
+            return schema(name).thenCompose(info -> {
+                List<Object> p = new ArrayList<>(puts == null ? List.of() : puts);
+                List<Object> d = new ArrayList<>();
+                for (Key k : deletes == null ? List.<Key>of() : deletes) {
+                    d.add(info.keyObject(k));
+                }
+                return batchWriteFrom(p, d, 0, 1);
+            });
+        }
+
+        private CompletableFuture<Integer> batchWriteFrom(List<Object> p, List<Object> d, int done, int attempt) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("put", p);
+            body.put("delete", d);
+            return c.sendAsync(new Call("POST", path + "/batch-write", body, true)).handle((a, t) -> {
+                if (t == null) {
+                    return CompletableFuture.completedFuture(done + (int) Json.num(Json.asMap(a.body()).get("processed")));
+                }
+                Throwable cause = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+                if (!(cause instanceof BatchIncompleteException e) || attempt >= c.maxAttempts()) {
+                    return CompletableFuture.<Integer>failedFuture(cause);
+                }
+                Map<String, Object> un = Json.asMap(e.details().get("unprocessed"));
+                List<Object> np = ModelClient.pick(p, un.get("put"));
+                List<Object> nd = ModelClient.pick(d, un.get("delete"));
+                int now = done + p.size() + d.size() - np.size() - nd.size();
+                Executor later = CompletableFuture.delayedExecutor(c.backoff(attempt), TimeUnit.MILLISECONDS);
+                return CompletableFuture.supplyAsync(() -> null, later)
+                        .thenCompose(x -> batchWriteFrom(np, nd, now, attempt + 1));
+            }).thenCompose(f -> f);
+        }
     }
 
     /** {@link Ledger}'s calls, asynchronous, with the same arguments in the same order. */
@@ -206,13 +323,29 @@ public final class AsyncClient {
             return c.sendAsync(call).thenApply((Answer a) -> of.apply(a.body()));
         }
 
+        /** As {@link Ledger#ensureTable}. */
+        public CompletableFuture<Void> ensureTable() {
+            return call(new Call("PUT", "/v1/jobs/table", null, true), b -> null);
+        }
+
         /** As {@link Ledger#createJob(String, String)}: tenant first, jobId null = generated. */
         public CompletableFuture<Ledger.Job> createJob(String tenantId, String jobId) {
+            return createJob(tenantId, jobId, null, null);
+        }
+
+        /** As {@link Ledger#createJob(String, String, String, Duration)}. */
+        public CompletableFuture<Ledger.Job> createJob(String tenantId, String jobId, String status, Duration ttl) {
             Map<String, Object> body = new LinkedHashMap<>();
             if (jobId != null) {
                 body.put("job_id", jobId);
             }
             body.put("tenant_id", tenantId);
+            if (status != null) {
+                body.put("status", status);
+            }
+            if (ttl != null) {
+                body.put("ttl_seconds", ttl.toSeconds());
+            }
             return call(new Call("POST", "/v1/jobs", body, false), Ledger.Job::of);
         }
 
@@ -245,6 +378,56 @@ public final class AsyncClient {
         public CompletableFuture<Ledger.JobRecord> getRecord(String jobId, String recordId) {
             return call(new Call("GET", job(jobId) + "/records/" + TableTheoryClient.seg(recordId), null, true),
                     Ledger.JobRecord::of);
+        }
+
+        /** Follows the cursors of a list endpoint, one page after the other, and gathers its member. */
+        private <T> CompletableFuture<List<T>> pages(String path, Map<String, String> query, String member,
+                                                    java.util.function.Function<Object, T> conv, String cursor,
+                                                    List<T> sofar) {
+            Map<String, String> q = new LinkedHashMap<>(query);
+            if (cursor != null) {
+                q.put("cursor", cursor);
+            }
+            return c.sendAsync(new Call("GET", path, q, null, null, true)).thenCompose(a -> {
+                Map<String, Object> page = Json.asMap(a.body());
+                for (Object raw : Json.asList(page.get(member))) {
+                    sofar.add(conv.apply(raw));
+                }
+                Object cv = page.get("cursor");
+                return cv == null || cv.toString().isEmpty() ? CompletableFuture.completedFuture(sofar)
+                        : pages(path, query, member, conv, cv.toString(), sofar);
+            });
+        }
+
+        /**
+         * As {@link Ledger#listJobs}, with the same arguments: every job of a status and/or
+         * tenant, all pages (pageSize jobs per request) gathered into one list.
+         */
+        public CompletableFuture<List<Ledger.Job>> listJobs(String status, String tenantId, boolean desc,
+                                                            int pageSize) {
+            Map<String, String> q = new LinkedHashMap<>();
+            if (status != null) {
+                q.put("status", status);
+            }
+            if (tenantId != null) {
+                q.put("tenant_id", tenantId);
+            }
+            if (desc) {
+                q.put("order", "desc");
+            }
+            if (pageSize > 0) {
+                q.put("limit", Integer.toString(pageSize));
+            }
+            return pages("/v1/jobs", q, "jobs", Ledger.Job::of, null, new ArrayList<>());
+        }
+
+        /** As {@link Ledger#listRecords}: a job's records (of one status when not null), in record_id order, all pages. */
+        public CompletableFuture<List<Ledger.JobRecord>> listRecords(String jobId, String status) {
+            Map<String, String> q = new LinkedHashMap<>();
+            if (status != null) {
+                q.put("status", status);
+            }
+            return pages(job(jobId) + "/records", q, "records", Ledger.JobRecord::of, null, new ArrayList<>());
         }
 
         private static Map<String, Object> leaseBody(String owner, Duration d) {

@@ -124,6 +124,26 @@ public final class ModelClient {
         return info.typed(c.send(new Call("PATCH", itemPath(info, key), u.body(), false)).body());
     }
 
+    /**
+     * The TableTheory form of an update: writes fields (none given: every non-key attribute
+     * present) from item, whose key attributes name the item; a version in item is the
+     * expected version (VersionConflictException otherwise). Not retried when ambiguous.
+     */
+    public Item updateFields(Map<String, Object> item, String... fields) {
+        ModelInfo info = c.schema(name);
+        return info.typed(c.send(new Call("PATCH", itemPath(info, info.keyOf(item)), updateFieldsBody(item, fields),
+                false)).body());
+    }
+
+    static Map<String, Object> updateFieldsBody(Map<String, Object> item, String... fields) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("item", item);
+        if (fields.length > 0) {
+            body.put("fields", List.of(fields));
+        }
+        return body;
+    }
+
     /** Deletes an item; ItemNotFoundException when absent. */
     public void delete(Key key) {
         ModelInfo info = c.schema(name);
@@ -230,6 +250,11 @@ public final class ModelClient {
     /** Reads up to 10,000 items by key. */
     public BatchGetResult batchGet(List<Key> keys, boolean consistent, String... select) {
         ModelInfo info = c.schema(name);
+        Answer a = c.send(new Call("POST", path + "/batch-get", batchGetBody(info, keys, consistent, select), true));
+        return batchGetResult(info, a.body());
+    }
+
+    static Map<String, Object> batchGetBody(ModelInfo info, List<Key> keys, boolean consistent, String... select) {
         List<Object> objs = new ArrayList<>();
         for (Key k : keys) {
             objs.add(info.keyObject(k));
@@ -242,7 +267,11 @@ public final class ModelClient {
         if (consistent) {
             body.put("consistent", true);
         }
-        Map<String, Object> m = Json.asMap(c.send(new Call("POST", path + "/batch-get", body, true)).body());
+        return body;
+    }
+
+    static BatchGetResult batchGetResult(ModelInfo info, Object body) {
+        Map<String, Object> m = Json.asMap(body);
         List<Item> items = new ArrayList<>();
         for (Object raw : Json.asList(m.get("items"))) {
             items.add(info.typed(raw));
@@ -296,7 +325,7 @@ public final class ModelClient {
         }
     }
 
-    private static List<Object> pick(List<Object> from, Object indexes) {
+    static List<Object> pick(List<Object> from, Object indexes) {
         List<Object> out = new ArrayList<>();
         for (Object i : Json.asList(indexes)) {
             int n = i instanceof BigDecimal b ? b.intValue() : Integer.parseInt(i.toString());

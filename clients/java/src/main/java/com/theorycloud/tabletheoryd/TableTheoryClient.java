@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A client of one tabletheoryd daemon. Thread-safe; it keeps its connections
@@ -508,6 +509,11 @@ public final class TableTheoryClient implements AutoCloseable {
      * when not set), so the call is retried as an idempotent one.
      */
     public void transactWrite(Tx tx) {
+        send(new Call("POST", "/v1/transactions/write", transactWriteBody(tx, this::schema), true));
+    }
+
+    /** The body of a write transaction; schemas gives the models of the ops with a key. */
+    static Map<String, Object> transactWriteBody(Tx tx, Function<String, ModelInfo> schemas) {
         List<Object> items = new ArrayList<>();
         for (Tx.Op op : tx.ops()) {
             Map<String, Object> o = new LinkedHashMap<>();
@@ -520,7 +526,7 @@ public final class TableTheoryClient implements AutoCloseable {
                 o.put("item", op.item());
             }
             if (op.key() != null) {
-                o.put("key", schema(op.model()).keyObject(op.key()));
+                o.put("key", schemas.apply(op.model()).keyObject(op.key()));
             }
             if (op.condition() != null) {
                 o.put("condition", op.condition());
@@ -536,7 +542,7 @@ public final class TableTheoryClient implements AutoCloseable {
             body.put("retry_conflicts", true);
         }
         body.put("items", items);
-        send(new Call("POST", "/v1/transactions/write", body, true));
+        return body;
     }
 
     /** One item of a transactGet. */
@@ -548,21 +554,32 @@ public final class TableTheoryClient implements AutoCloseable {
 
     /** Reads up to 100 items at one point in time; a missing item is null. */
     public List<Item> transactGet(List<TxGet> gets) {
-        List<Object> items = new ArrayList<>();
         List<ModelInfo> infos = new ArrayList<>();
         for (TxGet g : gets) {
-            ModelInfo info = schema(g.model());
-            infos.add(info);
+            infos.add(schema(g.model()));
+        }
+        Answer a = send(new Call("POST", "/v1/transactions/get", transactGetBody(gets, infos), true));
+        return transactGetResult(a.body(), infos);
+    }
+
+    /** The body of a read transaction; infos holds the model of each get, in order. */
+    static Map<String, Object> transactGetBody(List<TxGet> gets, List<ModelInfo> infos) {
+        List<Object> items = new ArrayList<>();
+        for (int i = 0; i < gets.size(); i++) {
+            TxGet g = gets.get(i);
             Map<String, Object> o = new LinkedHashMap<>();
             o.put("model", g.model());
-            o.put("key", info.keyObject(g.key()));
+            o.put("key", infos.get(i).keyObject(g.key()));
             if (g.select() != null && !g.select().isEmpty()) {
                 o.put("select", g.select());
             }
             items.add(o);
         }
-        Answer a = send(new Call("POST", "/v1/transactions/get", Map.of("items", items), true));
-        List<Object> got = Json.asList(Json.asMap(a.body()).get("items"));
+        return Map.of("items", items);
+    }
+
+    static List<Item> transactGetResult(Object body, List<ModelInfo> infos) {
+        List<Object> got = Json.asList(Json.asMap(body).get("items"));
         List<Item> out = new ArrayList<>();
         for (int i = 0; i < got.size(); i++) {
             out.add(i < infos.size() ? infos.get(i).typed(got.get(i)) : null);

@@ -209,6 +209,23 @@ class ClientTest {
     }
 
     @Test
+    void updateFieldsWritesOnlyTheListedFields() {
+        ModelClient things = client.model("Thing");
+        String pk = uniq("uf");
+        things.create(Item.of("PK", pk, "SK", "a", "note", "x", "status", "s1"));
+        Item u = things.updateFields(Item.of("PK", pk, "SK", "a", "note", "y", "status", "s2", "version", 0), "note");
+        assertEquals("y", u.getString("note"));
+        assertEquals("s1", u.getString("status"));
+        assertEquals(1, u.version());
+        assertThrows(VersionConflictException.class,
+                () -> things.updateFields(Item.of("PK", pk, "SK", "a", "note", "z", "version", 0)));
+        u = things.updateFields(Item.of("PK", pk, "SK", "a", "note", "z", "status", "s3"));
+        assertEquals("z", u.getString("note"));
+        assertEquals("s3", u.getString("status"));
+        assertEquals(2, u.version());
+    }
+
+    @Test
     void batchGetAndDelete() {
         ModelClient things = client.model("Thing");
         String pk = uniq("batch");
