@@ -174,7 +174,8 @@ def test_jobs_transition_records_and_worker(daemon):
 
         async def work(lease):
             first = lease.expires_at
-            for _ in range(400):  # the daemon's clock has whole seconds
+            daemon.advance_clock(1000)  # the next refresh moves the expiry a second on
+            for _ in range(400):  # polls; the refresh runs every 0.1 s
                 if lease.expires_at != first:
                     break
                 await asyncio.sleep(0.05)
