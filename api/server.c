@@ -30,6 +30,7 @@
 #include "obs/log.h"
 #include "obs/trace.h"
 #include "model/registry.h"
+#include "util/hex.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
 #define CONN_MAGIC 0x74746363u   /* "ttcc" */
@@ -350,16 +351,6 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact) {
   return v;
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Decodes %XX and '+' of a query component into the arena; *len (when
  * non-NULL) gets the decoded length, NUL bytes included. */
 static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
@@ -368,8 +359,10 @@ static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *l
     return NULL;
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-      out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+    int hi = s[i] == '%' && i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+    if (lo >= 0) {
+      out[o++] = (char)(hi * 16 + lo);
       i += 2;
     } else if (s[i] == '+') {
       out[o++] = ' ';
@@ -464,11 +457,13 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   for (size_t i = 0; i < p->len; i++) {
     char c = p->value[i];
     if (c == '%') {
-      if (i + 2 >= p->len || hexval(p->value[i + 1]) < 0 || hexval(p->value[i + 2]) < 0) {
+      int hi = i + 2 < p->len ? tt_hex_digit((unsigned char)p->value[i + 1]) : -1;
+      int lo = hi >= 0 ? tt_hex_digit((unsigned char)p->value[i + 2]) : -1;
+      if (lo < 0) {
         tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
         return NULL;
       }
-      c = (char)(hexval(p->value[i + 1]) * 16 + hexval(p->value[i + 2]));
+      c = (char)(hi * 16 + lo);
       i += 2;
     }
     if ((unsigned char)c < 0x20 || c == 0x7f) {

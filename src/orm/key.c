@@ -9,6 +9,7 @@
 
 #include "value/base64.h"
 #include "value/codec_logical.h"
+#include "util/hex.h"
 
 /* "prefix.name", or "name" alone when there is no prefix; truncated to fit
  * like every error field. */
@@ -39,16 +40,6 @@ int tt_orm_key_check_value(const struct tt_model_attr *a, const struct tt_av *v,
 
 /* ---- URL parts ----------------------------------------------------------- */
 
-static int hexval(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Decodes %XX escapes of `len` bytes into out (room for len + 1 bytes).
  * Returns the decoded length, or -1 on a malformed escape. */
 static long percent_decode(const char *s, size_t len, char *out) {
@@ -58,8 +49,8 @@ static long percent_decode(const char *s, size_t len, char *out) {
       out[o++] = s[i];
       continue;
     }
-    int hi = i + 2 < len ? hexval((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? hexval((unsigned char)s[i + 2]) : -1;
+    int hi = i + 2 < len ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
     if (hi < 0 || lo < 0)
       return -1;
     out[o++] = (char)(hi << 4 | lo);

@@ -14,6 +14,7 @@
 #include <openssl/params.h>
 
 #include "util/buf.h"
+#include "util/hex.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 #define TERMINATOR "aws4_request"
@@ -196,16 +197,6 @@ static bool is_scope_part(const char *s) {
   return true;
 }
 
-static int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Appends s[0..n) percent-encoded as SigV4 wants: unreserved bytes as they
  * are, '/' as is when keep_slash, every other byte as %XX (upper case). */
 static int append_encoded(struct tt_buf *b, const char *s, size_t n, bool keep_slash) {
@@ -230,8 +221,8 @@ static size_t percent_decode(const char *s, size_t n, char *out) {
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
     int hi, lo;
-    if (s[i] == '%' && i + 2 < n && (hi = hex_value(s[i + 1])) >= 0 &&
-        (lo = hex_value(s[i + 2])) >= 0) {
+    if (s[i] == '%' && i + 2 < n && (hi = tt_hex_digit((unsigned char)s[i + 1])) >= 0 &&
+        (lo = tt_hex_digit((unsigned char)s[i + 2])) >= 0) {
       out[o++] = (char)(hi << 4 | lo);
       i += 2;
     } else {

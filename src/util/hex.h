@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hex.h -- the value of one hexadecimal digit, for the percent-decoders and
+ * the id parsers of every layer. */
+#ifndef TT_UTIL_HEX_H
+#define TT_UTIL_HEX_H
+
+/* 0-15 for 0-9, a-f, A-F; -1 for any other byte. */
+static inline int tt_hex_digit(unsigned char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+#endif
