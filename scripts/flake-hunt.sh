@@ -18,14 +18,20 @@ mkdir -p "$out"
 bash scripts/build.sh >/dev/null || exit 1
 bash scripts/build.sh asan >/dev/null || exit 1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# The data dir's crash test (test_durability.py, memory backend) kills and
+# restarts the daemon 20 times a pass, each pass with its own seed (in the log).
+export TT_DURABILITY_ROUNDS=${TT_DURABILITY_ROUNDS:-20}
 
 # one BUILD TAG BACKEND: one pass of both suites; failures go to $out/TAG.failures
 one() {
   local build=$1 tag=$2 backend=$3
   local log=$out/$tag.log
+  local seed=${TT_DURABILITY_SEED:-$RANDOM$RANDOM}
+  echo "TT_DURABILITY_SEED=$seed" >"$log"
   (cd "$build" || exit 1
+    export TT_DURABILITY_SEED=$seed
     TT_BACKENDS=$backend PYTHON3=python3 PYTEST_ADDOPTS="-rfE" sh "$top/tests/integration/run.sh"
-    TT_BACKENDS=$backend sh "$top/tests/conformance/run-daemon.sh") >"$log" 2>&1
+    TT_BACKENDS=$backend sh "$top/tests/conformance/run-daemon.sh") >>"$log" 2>&1
   # pytest's short summary ("FAILED file::test - reason", "ERROR ...") and the
   # runner's "FAIL scenario: reason" lines; "could not start" when a peer did not.
   grep -E '^(FAILED|ERROR) |^FAIL |could not start' "$log" |
