@@ -111,8 +111,8 @@ def instructions(args):
     per = {}
     try:
         for name, extra in configs.items():
-            with_n, _ = per_get.callgrind_ir(args, args.n, extra)
-            none, _ = per_get.callgrind_ir(args, 0, extra)
+            with_n, _ = per_get.callgrind_ir(args, args.n, extra=extra)
+            none, _ = per_get.callgrind_ir(args, 0, extra=extra)
             per[name] = (with_n - none) / args.n
             print("%-5s %.0f instructions per GET" % (name, per[name]))
     finally:
