@@ -281,17 +281,30 @@ static char *w_u64_string(char *o, uint64_t v) {
   char tmp[24];
   size_t n = sizeof(tmp);
   tmp[--n] = '"';
-  while (v >= 100) { /* two digits a division: timestamps have 19 */
-    unsigned d = (unsigned)(v % 100);
-    v /= 100;
+  /* Eight digits a 64-bit division (timestamps have 19), then 32-bit
+   * arithmetic, two digits at a time. */
+  while (v >= 100000000) {
+    uint32_t lo = (uint32_t)(v % 100000000);
+    v /= 100000000;
+    for (int k = 0; k < 4; k++) {
+      uint32_t d = lo % 100;
+      lo /= 100;
+      tmp[--n] = pairs[2 * d + 1];
+      tmp[--n] = pairs[2 * d];
+    }
+  }
+  uint32_t w = (uint32_t)v;
+  while (w >= 100) {
+    uint32_t d = w % 100;
+    w /= 100;
     tmp[--n] = pairs[2 * d + 1];
     tmp[--n] = pairs[2 * d];
   }
-  if (v >= 10) {
-    tmp[--n] = pairs[2 * v + 1];
-    tmp[--n] = pairs[2 * v];
+  if (w >= 10) {
+    tmp[--n] = pairs[2 * w + 1];
+    tmp[--n] = pairs[2 * w];
   } else {
-    tmp[--n] = (char)('0' + v);
+    tmp[--n] = (char)('0' + w);
   }
   tmp[--n] = '"';
   memcpy(o, tmp + n, sizeof(tmp) - n);
@@ -326,9 +339,8 @@ static char *w_attr(char *o, bool first, const struct tt_span *s, const struct t
   if (!first)
     *o++ = ',';
   W_LIT(o, "{\"key\":\"");
-  size_t kn = strlen(a->key); /* a literal of the code's own: nothing to escape */
-  memcpy(o, a->key, kn);
-  o += kn;
+  memcpy(o, a->key, a->key_len); /* a literal of the code's own: nothing to escape */
+  o += a->key_len;
   W_LIT(o, "\",\"value\":");
   size_t n = 0;
   const char *str = tt_span_attr_str(s, a, &n);
@@ -369,7 +381,7 @@ static char *w_attr(char *o, bool first, const struct tt_span *s, const struct t
 static size_t span_room(const struct tt_span *s, size_t name_n, size_t ts_n, size_t msg_n) {
   size_t room = 512 + STR_ROOM(name_n) + STR_ROOM(ts_n) + STR_ROOM(msg_n);
   for (size_t i = 0; i < s->nattrs; i++) {
-    room += ATTR_ROOM + strlen(s->attrs[i].key);
+    room += ATTR_ROOM + s->attrs[i].key_len;
     if (s->attrs[i].type == TT_ATTR_STR || s->attrs[i].type == TT_ATTR_STR_ARRAY)
       room += STR_ROOM((size_t)s->attrs[i].v.s.len);
   }

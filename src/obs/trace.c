@@ -404,15 +404,19 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
 }
 
 static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
-  for (size_t i = 0; i < span->nattrs; i++)
-    if (span->attrs[i].key == key || strcmp(span->attrs[i].key, key) == 0)
+  size_t n = strlen(key);
+  for (size_t i = 0; i < span->nattrs; i++) {
+    const struct tt_span_attr *a = &span->attrs[i];
+    if (a->key_len == n && (a->key == key || memcmp(a->key, key, n) == 0))
       return &span->attrs[i]; /* the last value wins */
+  }
   if (span->nattrs == TT_SPAN_MAX_ATTRS) {
     span->dropped_attrs++;
     return NULL;
   }
   struct tt_span_attr *a = &span->attrs[span->nattrs++];
   a->key = key;
+  a->key_len = n;
   return a;
 }
 

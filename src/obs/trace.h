@@ -81,6 +81,7 @@ enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_DOUBLE, TT_ATTR_BOOL, 
 
 struct tt_span_attr {
   const char *key; /* a string literal */
+  size_t key_len;
   enum tt_attr_type type;
   union {
     int64_t i;
