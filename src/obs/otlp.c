@@ -210,10 +210,15 @@ static int put_kv_string(struct tt_buf *b, bool first, const char *key, const ch
 /* Copies a string literal at o and moves o past it. */
 #define W_LIT(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) += sizeof(lit) - 1)
 
-/* How many leading bytes of s[0..n) JSON takes as they are (no control
- * byte, quote or backslash): eight at a time, then one at a time. */
-static size_t clean_len(const char *s, size_t n) {
+/* Room a JSON string of n bytes may take: every byte \u00XX, and quotes. */
+#define STR_ROOM(n) (6 * (n) + 2)
+
+/* A JSON string, escaped as tt_buf_json_escape does. The room (STR_ROOM)
+ * is there, so clean bytes are stored eight at a time as they are scanned. */
+static char *w_string(char *o, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
   const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  *o++ = '"';
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t x, q, bs;
@@ -223,29 +228,15 @@ static size_t clean_len(const char *s, size_t n) {
     /* A high bit for a byte below 0x20 or equal to '"' or '\\'. */
     if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high)
       break;
+    memcpy(o, &x, 8);
+    o += 8;
   }
-  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-    i++;
-  return i;
-}
-
-/* Room a JSON string of n bytes may take: every byte \u00XX, and quotes. */
-#define STR_ROOM(n) (6 * (n) + 2)
-
-/* A JSON string, escaped as tt_buf_json_escape does. */
-static char *w_string(char *o, const char *s, size_t n) {
-  static const char hex[] = "0123456789abcdef";
-  *o++ = '"';
-  for (;;) {
-    size_t k = clean_len(s, n);
-    memcpy(o, s, k);
-    o += k;
-    s += k;
-    n -= k;
-    if (n == 0)
-      break;
-    unsigned char c = (unsigned char)*s++;
-    n--;
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      *o++ = (char)c;
+      continue;
+    }
     *o++ = '\\';
     switch (c) {
     case '"':
