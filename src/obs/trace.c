@@ -86,7 +86,7 @@ int tt_traceparent_parse(const char *s, size_t n, struct tt_trace_ctx *out) {
 }
 
 /* Every byte's two hex digits: one load a byte. */
-static const char hex_pairs[513] =
+const char tt_hex_pairs[513] =
   "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
   "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
   "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
@@ -95,11 +95,6 @@ static const char hex_pairs[513] =
   "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
   "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
   "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-void tt_trace_hex(const uint8_t *b, size_t n, char *out) {
-  for (size_t i = 0; i < n; i++)
-    memcpy(out + 2 * i, hex_pairs + 2 * b[i], 2);
-}
 
 void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]) {
   memcpy(out, "00-", 3);
