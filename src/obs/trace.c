@@ -259,14 +259,23 @@ static uint64_t next_random(void) {
   return z ^ (z >> 31);
 }
 
+/* n (8 or 16) random bytes, not all zero: each 8 are a draw's bytes from
+ * the lowest up. */
 static void random_id(uint8_t *out, size_t n) {
+  uint64_t any;
   do {
+    any = 0;
     for (size_t i = 0; i < n; i += 8) {
       uint64_t r = next_random();
-      for (size_t j = 0; j < 8 && i + j < n; j++, r >>= 8)
+      any |= r;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      memcpy(out + i, &r, 8);
+#else
+      for (size_t j = 0; j < 8; j++, r >>= 8)
         out[i + j] = (uint8_t)r;
+#endif
     }
-  } while (all_zero(out, n));
+  } while (any == 0);
 }
 
 static uint64_t unix_ns(void) {
