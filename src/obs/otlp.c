@@ -3,6 +3,7 @@
 #include "obs/otlp.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,23 +195,6 @@ static int put_string(struct tt_buf *b, const char *s, size_t n) {
   return tt_buf_append(b, "\"", 1);
 }
 
-/* `{"key":"<key>","value":` for a key of the code's own (a literal:
- * nothing to escape). */
-static int put_key(struct tt_buf *b, bool first, const char *key) {
-  static const char head[] = ",{\"key\":\"", tail[] = "\",\"value\":";
-  size_t n = strlen(key);
-  size_t hn = sizeof(head) - 1 - (first ? 1 : 0), tn = sizeof(tail) - 1;
-  if (tt_buf_reserve(b, hn + n + tn) != 0)
-    return -1;
-  char *o = b->data + b->len;
-  memcpy(o, head + (first ? 1 : 0), hn);
-  memcpy(o + hn, key, n);
-  memcpy(o + hn + n, tail, tn);
-  b->len += hn + n + tn;
-  b->data[b->len] = '\0';
-  return 0;
-}
-
 static int put_kv_string(struct tt_buf *b, bool first, const char *key, const char *v,
                          size_t n) {
   int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
@@ -221,8 +205,66 @@ static int put_kv_string(struct tt_buf *b, bool first, const char *key, const ch
   return rc ? -1 : 0;
 }
 
-/* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers. */
-static int put_u64_string(struct tt_buf *b, uint64_t v) {
+/* ---- one span, written at a cursor into room reserved up front ---- */
+
+/* Copies a string literal at o and moves o past it. */
+#define W_LIT(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) += sizeof(lit) - 1)
+
+/* Room a JSON string of n bytes may take: every byte \u00XX, and quotes. */
+#define STR_ROOM(n) (6 * (n) + 2)
+
+/* A JSON string, escaped as tt_buf_json_escape does. The room (STR_ROOM)
+ * is there, so clean bytes are stored eight at a time as they are scanned. */
+static char *w_string(char *o, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  *o++ = '"';
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, q, bs;
+    memcpy(&x, s + i, 8);
+    q = x ^ (ones * '"');
+    bs = x ^ (ones * '\\');
+    /* A high bit for a byte below 0x20 or equal to '"' or '\\'. */
+    if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high)
+      break;
+    memcpy(o, &x, 8);
+    o += 8;
+  }
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      *o++ = (char)c;
+      continue;
+    }
+    *o++ = '\\';
+    switch (c) {
+    case '"':
+    case '\\':
+      *o++ = (char)c;
+      break;
+    case '\n':
+      *o++ = 'n';
+      break;
+    case '\r':
+      *o++ = 'r';
+      break;
+    case '\t':
+      *o++ = 't';
+      break;
+    default:
+      W_LIT(o, "u00");
+      *o++ = hex[c >> 4];
+      *o++ = hex[c & 15];
+    }
+  }
+  *o++ = '"';
+  return o;
+}
+
+/* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers (at most 22
+ * bytes). */
+static char *w_u64_string(char *o, uint64_t v) {
   static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
                               "31323334353637383940414243444546474849505152535455565758596061"
                               "62636465666768697071727374757677787980818283848586878889909192"
@@ -230,101 +272,156 @@ static int put_u64_string(struct tt_buf *b, uint64_t v) {
   char tmp[24];
   size_t n = sizeof(tmp);
   tmp[--n] = '"';
-  while (v >= 100) { /* two digits a division: timestamps have 19 */
-    unsigned d = (unsigned)(v % 100);
-    v /= 100;
+  /* Eight digits a 64-bit division (timestamps have 19), then 32-bit
+   * arithmetic, two digits at a time. */
+  while (v >= 100000000) {
+    uint32_t lo = (uint32_t)(v % 100000000);
+    v /= 100000000;
+    for (int k = 0; k < 4; k++) {
+      uint32_t d = lo % 100;
+      lo /= 100;
+      tmp[--n] = pairs[2 * d + 1];
+      tmp[--n] = pairs[2 * d];
+    }
+  }
+  uint32_t w = (uint32_t)v;
+  while (w >= 100) {
+    uint32_t d = w % 100;
+    w /= 100;
     tmp[--n] = pairs[2 * d + 1];
     tmp[--n] = pairs[2 * d];
   }
-  if (v >= 10) {
-    tmp[--n] = pairs[2 * v + 1];
-    tmp[--n] = pairs[2 * v];
+  if (w >= 10) {
+    tmp[--n] = pairs[2 * w + 1];
+    tmp[--n] = pairs[2 * w];
   } else {
-    tmp[--n] = (char)('0' + v);
+    tmp[--n] = (char)('0' + w);
   }
   tmp[--n] = '"';
-  return tt_buf_append(b, tmp + n, sizeof(tmp) - n);
+  memcpy(o, tmp + n, sizeof(tmp) - n);
+  return o + (sizeof(tmp) - n);
 }
 
-static int put_hex(struct tt_buf *b, const uint8_t *id, size_t n) {
-  char hex[33];
-  tt_trace_hex(id, n, hex);
-  if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_append(b, hex, 2 * n) != 0)
-    return -1;
-  return tt_buf_append(b, "\"", 1);
+/* An id as quoted lowercase hex. */
+static char *w_hex(char *o, const uint8_t *id, size_t n) {
+  *o++ = '"';
+  tt_trace_hex(id, n, o);
+  o += 2 * n;
+  *o++ = '"';
+  return o;
 }
 
-static int put_attr(struct tt_buf *b, bool first, const struct tt_span *s,
-                    const struct tt_span_attr *a) {
-  int rc = put_key(b, first, a->key);
+/* snprintf's text copied at o (numbers the fast paths leave out; `cap`
+ * bytes of room at most). */
+static char *w_printf(char *o, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static char *w_printf(char *o, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(o, cap, fmt, ap);
+  va_end(ap);
+  return o + (k < 0 ? 0 : (size_t)k < cap ? (size_t)k : cap - 1);
+}
+
+/* Room for one attribute but its key and string value. */
+#define ATTR_ROOM 96
+
+static char *w_attr(char *o, bool first, const struct tt_span *s, const struct tt_span_attr *a) {
+  if (!first)
+    *o++ = ',';
+  W_LIT(o, "{\"key\":\"");
+  memcpy(o, a->key, a->key_len); /* a literal of the code's own: nothing to escape */
+  o += a->key_len;
+  W_LIT(o, "\",\"value\":");
   size_t n = 0;
   const char *str = tt_span_attr_str(s, a, &n);
   switch (a->type) {
   case TT_ATTR_STR:
-    rc |= PUT_LIT(b, "{\"stringValue\":");
-    rc |= put_string(b, str, n);
-    rc |= PUT_LIT(b, "}");
+    W_LIT(o, "{\"stringValue\":");
+    o = w_string(o, str, n);
+    *o++ = '}';
     break;
   case TT_ATTR_STR_ARRAY:
-    rc |= PUT_LIT(b, "{\"arrayValue\":{\"values\":[{\"stringValue\":");
-    rc |= put_string(b, str, n);
-    rc |= PUT_LIT(b, "}]}}");
+    W_LIT(o, "{\"arrayValue\":{\"values\":[{\"stringValue\":");
+    o = w_string(o, str, n);
+    W_LIT(o, "}]}}");
     break;
   case TT_ATTR_INT:
-    rc |= PUT_LIT(b, "{\"intValue\":");
+    W_LIT(o, "{\"intValue\":");
     if (a->v.i < 0)
-      rc |= tt_buf_printf(b, "\"%" PRId64 "\"", a->v.i);
+      o = w_printf(o, 32, "\"%" PRId64 "\"", a->v.i);
     else
-      rc |= put_u64_string(b, (uint64_t)a->v.i);
-    rc |= PUT_LIT(b, "}");
+      o = w_u64_string(o, (uint64_t)a->v.i);
+    *o++ = '}';
     break;
   case TT_ATTR_DOUBLE:
-    rc |= tt_buf_printf(b, "{\"doubleValue\":%.17g}", a->v.d);
+    o = w_printf(o, 48, "{\"doubleValue\":%.17g}", a->v.d);
     break;
   case TT_ATTR_BOOL:
-    rc |= tt_buf_puts(b, a->v.b ? "{\"boolValue\":true}" : "{\"boolValue\":false}");
+    if (a->v.b)
+      W_LIT(o, "{\"boolValue\":true}");
+    else
+      W_LIT(o, "{\"boolValue\":false}");
     break;
   }
-  rc |= PUT_LIT(b, "}");
-  return rc ? -1 : 0;
+  *o++ = '}';
+  return o;
+}
+
+/* The most bytes put_span may write for s. */
+static size_t span_room(const struct tt_span *s, size_t name_n, size_t ts_n, size_t msg_n) {
+  size_t room = 512 + STR_ROOM(name_n) + STR_ROOM(ts_n) + STR_ROOM(msg_n);
+  for (size_t i = 0; i < s->nattrs; i++) {
+    room += ATTR_ROOM + s->attrs[i].key_len;
+    if (s->attrs[i].type == TT_ATTR_STR || s->attrs[i].type == TT_ATTR_STR_ARRAY)
+      room += STR_ROOM((size_t)s->attrs[i].v.s.len);
+  }
+  return room;
 }
 
 static int put_span(struct tt_buf *b, const struct tt_span *s) {
-  int rc = PUT_LIT(b, "{\"traceId\":");
-  rc |= put_hex(b, s->ctx.trace_id, 16);
-  rc |= PUT_LIT(b, ",\"spanId\":");
-  rc |= put_hex(b, s->ctx.span_id, 8);
+  size_t name_n = strlen(s->name), ts_n = strlen(s->tracestate),
+         msg_n = strlen(s->status_message);
+  size_t room = span_room(s, name_n, ts_n, msg_n);
+  if (tt_buf_reserve(b, room) != 0)
+    return -1;
+  char *o = b->data + b->len;
+  W_LIT(o, "{\"traceId\":");
+  o = w_hex(o, s->ctx.trace_id, 16);
+  W_LIT(o, ",\"spanId\":");
+  o = w_hex(o, s->ctx.span_id, 8);
   if (s->has_parent) {
-    rc |= PUT_LIT(b, ",\"parentSpanId\":");
-    rc |= put_hex(b, s->parent_id, 8);
+    W_LIT(o, ",\"parentSpanId\":");
+    o = w_hex(o, s->parent_id, 8);
   }
-  if (s->tracestate[0]) {
-    rc |= PUT_LIT(b, ",\"traceState\":");
-    rc |= put_string(b, s->tracestate, strlen(s->tracestate));
+  if (ts_n) {
+    W_LIT(o, ",\"traceState\":");
+    o = w_string(o, s->tracestate, ts_n);
   }
-  rc |= PUT_LIT(b, ",\"name\":");
-  rc |= put_string(b, s->name, strlen(s->name));
-  char kind[] = ",\"kind\":0,\"startTimeUnixNano\":";
-  kind[8] = (char)('0' + (int)s->kind);
-  rc |= tt_buf_puts(b, kind);
-  rc |= put_u64_string(b, s->start_unix_ns);
-  rc |= PUT_LIT(b, ",\"endTimeUnixNano\":");
-  rc |= put_u64_string(b, s->end_unix_ns);
-  rc |= PUT_LIT(b, ",\"attributes\":[");
+  W_LIT(o, ",\"name\":");
+  o = w_string(o, s->name, name_n);
+  W_LIT(o, ",\"kind\":");
+  *o++ = (char)('0' + (int)s->kind);
+  W_LIT(o, ",\"startTimeUnixNano\":");
+  o = w_u64_string(o, s->start_unix_ns);
+  W_LIT(o, ",\"endTimeUnixNano\":");
+  o = w_u64_string(o, s->end_unix_ns);
+  W_LIT(o, ",\"attributes\":[");
   for (size_t i = 0; i < s->nattrs; i++)
-    rc |= put_attr(b, i == 0, s, &s->attrs[i]);
-  rc |= PUT_LIT(b, "]");
+    o = w_attr(o, i == 0, s, &s->attrs[i]);
+  *o++ = ']';
   if (s->dropped_attrs)
-    rc |= tt_buf_printf(b, ",\"droppedAttributesCount\":%u", (unsigned)s->dropped_attrs);
-  char status[] = ",\"status\":{\"code\":0";
-  status[sizeof(status) - 2] = (char)('0' + (int)s->status);
-  rc |= tt_buf_puts(b, status);
-  if (s->status_message[0]) {
-    rc |= PUT_LIT(b, ",\"message\":");
-    rc |= put_string(b, s->status_message, strlen(s->status_message));
+    o = w_printf(o, 48, ",\"droppedAttributesCount\":%u", (unsigned)s->dropped_attrs);
+  W_LIT(o, ",\"status\":{\"code\":");
+  *o++ = (char)('0' + (int)s->status);
+  if (msg_n) {
+    W_LIT(o, ",\"message\":");
+    o = w_string(o, s->status_message, msg_n);
   }
-  rc |= PUT_LIT(b, "}}");
-  return rc ? -1 : 0;
+  W_LIT(o, "}}");
+  b->len = (size_t)(o - b->data);
+  b->data[b->len] = '\0';
+  return 0;
 }
 
 int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,

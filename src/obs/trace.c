@@ -16,12 +16,15 @@ static struct {
   uint64_t rng;
   bool seeded;
   size_t live;
-  /* Released spans kept for reuse: a span is ~2.5 KB, two a request. */
+  /* Released spans kept for reuse: a span is ~2.5 KB, two a request; a
+   * 2.5 KB malloc and free cost ~1,000 instructions each (past tcache). */
   struct tt_span *spare;
   size_t nspare;
 } tracer;
 
-#define SPARE_SPANS 256
+/* An exported batch (at most 512 spans) and as many queued behind it come
+ * back whole: at most ~2.5 MB kept while tracing is on. */
+#define SPARE_SPANS 1024
 
 /* Copies src into out (cap bytes), cut short to fit. */
 static void copy_text(char *out, size_t cap, const char *src) {
@@ -82,13 +85,16 @@ int tt_traceparent_parse(const char *s, size_t n, struct tt_trace_ctx *out) {
   return 0;
 }
 
-void tt_trace_hex(const uint8_t *b, size_t n, char *out) {
-  static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < n; i++) {
-    out[2 * i] = hex[b[i] >> 4];
-    out[2 * i + 1] = hex[b[i] & 15];
-  }
-}
+/* Every byte's two hex digits: one load a byte. */
+const char tt_hex_pairs[513] =
+  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]) {
   memcpy(out, "00-", 3);
@@ -253,14 +259,23 @@ static uint64_t next_random(void) {
   return z ^ (z >> 31);
 }
 
+/* n (8 or 16) random bytes, not all zero: each 8 are a draw's bytes from
+ * the lowest up. */
 static void random_id(uint8_t *out, size_t n) {
+  uint64_t any;
   do {
+    any = 0;
     for (size_t i = 0; i < n; i += 8) {
       uint64_t r = next_random();
-      for (size_t j = 0; j < 8 && i + j < n; j++, r >>= 8)
+      any |= r;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      memcpy(out + i, &r, 8);
+#else
+      for (size_t j = 0; j < 8; j++, r >>= 8)
         out[i + j] = (uint8_t)r;
+#endif
     }
-  } while (all_zero(out, n));
+  } while (any == 0);
 }
 
 static uint64_t unix_ns(void) {
@@ -396,15 +411,19 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
 }
 
 static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
-  for (size_t i = 0; i < span->nattrs; i++)
-    if (span->attrs[i].key == key || strcmp(span->attrs[i].key, key) == 0)
+  size_t n = strlen(key);
+  for (size_t i = 0; i < span->nattrs; i++) {
+    const struct tt_span_attr *a = &span->attrs[i];
+    if (a->key_len == n && (a->key == key || memcmp(a->key, key, n) == 0))
       return &span->attrs[i]; /* the last value wins */
+  }
   if (span->nattrs == TT_SPAN_MAX_ATTRS) {
     span->dropped_attrs++;
     return NULL;
   }
   struct tt_span_attr *a = &span->attrs[span->nattrs++];
   a->key = key;
+  a->key_len = n;
   return a;
 }
 

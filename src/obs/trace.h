@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TT_TRACE_FLAG_SAMPLED 0x01
 
@@ -43,8 +44,15 @@ void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT
  * the W3C key and value grammar (empty members between commas allowed). */
 bool tt_tracestate_valid(const char *s, size_t n);
 
-/* n bytes as 2n lowercase hex digits (no NUL). */
-void tt_trace_hex(const uint8_t *b, size_t n, char *out);
+/* Every byte's two lowercase hex digits, "000102...ff". */
+extern const char tt_hex_pairs[513];
+
+/* n bytes as 2n lowercase hex digits (no NUL). Inline: the callers pass
+ * 16 or 8, and the loop unrolls to a load and a store a byte. */
+static inline void tt_trace_hex(const uint8_t *b, size_t n, char *out) {
+  for (size_t i = 0; i < n; i++)
+    memcpy(out + 2 * i, tt_hex_pairs + 2 * b[i], 2);
+}
 
 enum tt_sampler_kind {
   TT_SAMPLER_ALWAYS_ON = 0,
@@ -81,6 +89,7 @@ enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_DOUBLE, TT_ATTR_BOOL, 
 
 struct tt_span_attr {
   const char *key; /* a string literal */
+  size_t key_len;
   enum tt_attr_type type;
   union {
     int64_t i;
