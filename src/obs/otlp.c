@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.c -- OTLP/JSON encoding and the OTEL_* list parsers (obs/otlp.h). */
 #include "obs/otlp.h"
+#include "util/hex.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,16 +10,6 @@
 #include <string.h>
 
 /* ---- key=value lists ---- */
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 /* Percent-decodes s[0..n) into a new string; NULL on a bad escape, a
  * decoded NUL, a raw control byte or no memory. */
@@ -34,7 +25,7 @@ static char *decode(const char *s, size_t n) {
         free(out);
         return NULL;
       }
-      int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+      int h = tt_hex_digit((unsigned char)s[i + 1]), l = tt_hex_digit((unsigned char)s[i + 2]);
       if (h < 0 || l < 0 || (h == 0 && l == 0)) {
         free(out);
         return NULL;
