@@ -338,3 +338,358 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
     return 0;
   }
 }
+
+/* ---- member types ------------------------------------------------------ */
+
+/* DynamoDB's member types of each request, checked before any validation
+ * (SerializationException, coral's Java-flavoured messages). A node is a
+ * type name or [type, children]; a struct's children are its members, in
+ * the order DynamoDB checks them. "AttrStruct<X>" is an AttributeValue
+ * shaped as X. */
+static const struct {
+  enum tt_ddb_op op;
+  const char *schema;
+} schemas[] = {
+    {TT_DDB_BATCH_GET_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"RequestItems\":[\"Map<KeysAndAttributes>\",[\"ValueStruc"
+     "t<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"ParameterizedMap\",\"AttrStruct<ValueStruct>\"]],\"A"
+     "ttributesToGet\":[\"List\",\"String\"],\"ConsistentRead\":\"Boolean\",\"ProjectionExpression\":\"Str"
+     "ing\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}]]}"},
+    {TT_DDB_BATCH_WRITE_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"ReturnItemCollectionMetrics\":\"String\",\"RequestItems\""
+     ":[\"Map<java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedLi"
+     "st\",[\"ValueStruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":["
+     "\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}],\"PutRequest\":[\"FieldStruct<PutRequest"
+     ">\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}]}]]]}"},
+    {TT_DDB_CREATE_TABLE,
+     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":\"St"
+     "ring\",\"AttributeType\":\"String\"}]],\"TableName\":\"String\",\"BillingMode\":\"String\",\"Provision"
+     "edThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":\"Long\",\"ReadCa"
+     "pacityUnits\":\"Long\"}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeNa"
+     "me\":\"String\",\"KeyType\":\"String\"}]],\"LocalSecondaryIndexes\":[\"List\",[\"ValueStruct<LocalSe"
+     "condaryIndex>\",{\"IndexName\":\"String\",\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement>"
+     "\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]],\"Projection\":[\"FieldStruct<Projection>"
+     "\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\"List\",\"String\"]}]}]],\"GlobalSecondaryI"
+     "ndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\",{\"IndexName\":\"String\",\"KeySchema\":["
+     "\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]],"
+     "\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\""
+     "List\",\"String\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteC"
+     "apacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}]}]]}"},
+    {TT_DDB_DELETE_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"ReturnValues\":\"String\",\"ReturnI"
+     "temCollectionMetrics\":\"String\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
+     "ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<Ex"
+     "pectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"Compari"
+     "sonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Condition"
+     "Expression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<Valu"
+     "eStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_DELETE_TABLE,
+     "{\"TableName\":\"String\"}"},
+    {TT_DDB_DESCRIBE_TABLE,
+     "{\"TableName\":\"String\"}"},
+    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
+     "{\"TableName\":\"String\"}"},
+    {TT_DDB_GET_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"AttributesToGet\":[\"List\",\"String\"],\"TableName\":\"Stri"
+     "ng\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\""
+     "ProjectionExpression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"Stri"
+     "ng\"]}"},
+    {TT_DDB_LIST_TABLES,
+     "{\"Limit\":\"Integer\",\"ExclusiveStartTableName\":\"String\"}"},
+    {TT_DDB_PUT_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"Item\":[\"Map<AttributeValue>\",\"A"
+     "ttrStruct<ValueStruct>\"],\"ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttribu"
+     "teValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStru"
+     "ct<ValueStruct>\"],\"ComparisonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<F"
+     "ieldStruct>\"}]],\"ReturnValues\":\"String\",\"ReturnItemCollectionMetrics\":\"String\",\"Conditio"
+     "nExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<Val"
+     "ueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_QUERY,
+     "{\"Select\":\"String\",\"IndexName\":\"String\",\"ReturnConsumedCapacity\":\"String\",\"QueryFilter\":"
+     "[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<Va"
+     "lueStruct>\"],\"ComparisonOperator\":\"String\"}]],\"TableName\":\"String\",\"ConditionalOperator\""
+     ":\"String\",\"AttributesToGet\":[\"List\",\"String\"],\"Limit\":\"Integer\",\"KeyConditions\":[\"Map<Co"
+     "ndition>\",[\"ValueStruct<Condition>\",{\"ComparisonOperator\":\"String\",\"AttributeValueList\":"
+     "[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStartKey\":[\"Map<AttributeValue>\",\"AttrSt"
+     "ruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanIndexForward\":\"Boolean\",\"KeyConditio"
+     "nExpression\":\"String\",\"FilterExpression\":\"String\",\"ProjectionExpression\":\"String\",\"Expre"
+     "ssionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ExpressionAttri"
+     "buteNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_SCAN,
+     "{\"Select\":\"String\",\"IndexName\":\"String\",\"TotalSegments\":\"Integer\",\"ReturnConsumedCapacit"
+     "y\":\"String\",\"TableName\":\"String\",\"ConditionalOperator\":\"String\",\"ScanFilter\":[\"Map<Condi"
+     "tion>\",[\"ValueStruct<Condition>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\""
+     "],\"ComparisonOperator\":\"String\"}]],\"Segment\":\"Integer\",\"Limit\":\"Integer\",\"AttributesToGe"
+     "t\":[\"List\",\"String\"],\"ExclusiveStartKey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>"
+     "\"],\"FilterExpression\":\"String\",\"ProjectionExpression\":\"String\",\"ExpressionAttributeValue"
+     "s\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<ja"
+     "va.lang.String>\",\"String\"]}"},
+    {TT_DDB_UPDATE_ITEM,
+     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"ReturnItemCollectionMetrics\":\"S"
+     "tring\",\"ReturnValues\":\"String\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
+     "ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<Ex"
+     "pectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"Compari"
+     "sonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Attribute"
+     "Updates\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"St"
+     "ring\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpress"
+     "ion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct"
+     ">\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_UPDATE_TABLE,
+     "{\"TableName\":\"String\",\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"Wr"
+     "iteCapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}],\"BillingMode\":\"String\",\"GlobalSeco"
+     "ndaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecondaryIndexUpdate>\",{\"Update\":[\"FieldS"
+     "truct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName\":\"String\",\"ProvisionedThroughput\":["
+     "\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"L"
+     "ong\"}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Field"
+     "Struct<Projection>\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\"List\",\"String\"]}],\"I"
+     "ndexName\":\"String\",\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"Write"
+     "CapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}],\"KeySchema\":[\"List\",[\"ValueStruct<Key"
+     "SchemaElement>\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]]}],\"Delete\":[\"FieldStruct"
+     "<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":\"String\"}]}]]}"},
+};
+
+static const char attr_members[] =
+    "{\"S\":\"String\",\"B\":\"Blob\",\"N\":\"String\",\"BOOL\":\"Boolean\",\"NULL\":\"Boolean\","
+    "\"BS\":[\"List\",\"Blob\"],\"NS\":[\"List\",\"String\"],\"SS\":[\"List\",\"String\"],"
+    "\"L\":[\"List\",\"AttrStruct<ValueStruct>\"],"
+    "\"M\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}";
+
+#define T_SER T_SERVICE "SerializationException"
+#define CAST_MSG                                                                                 \
+  "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class "  \
+  "java.lang.Class (sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and "           \
+  "java.lang.Class are in module java.base of loader 'bootstrap')"
+
+struct tctx {
+  json_t *attr; /* attr_members, parsed */
+  struct tt_ddbw_error *err;
+  int depth;
+};
+
+static int ser(struct tctx *c, const char *fmt, const char *a, const char *b)
+    __attribute__((format(printf, 2, 0)));
+static int ser(struct tctx *c, const char *fmt, const char *a, const char *b) {
+  c->err->type = T_SER;
+  c->err->status = 400;
+  snprintf(c->err->message, sizeof(c->err->message), fmt, a, b);
+  return -1;
+}
+
+static bool is_whole(const json_t *v) {
+  if (json_is_integer(v))
+    return true;
+  double d = json_real_value(v);
+  return d == (double)(long long)d;
+}
+
+/* Canonical base64 (what decoding then encoding again gives back). */
+static bool base64_canonical(const char *s, size_t n) {
+  static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t pad = 0;
+  while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+    pad++;
+  size_t m = n - pad;
+  unsigned last = 0;
+  for (size_t i = 0; i < m; i++) {
+    const char *p = s[i] ? strchr(al, s[i]) : NULL;
+    if (p == NULL)
+      return false;
+    last = (unsigned)(p - al);
+  }
+  if (m % 4 == 1)
+    return false;
+  if (pad == 1)
+    return (last & 0x3) == 0;
+  if (pad == 2)
+    return m % 4 == 2 && (last & 0xF) == 0;
+  return true;
+}
+
+static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **repl);
+
+static int check_struct(struct tctx *c, json_t *val, const json_t *members) {
+  const char *k;
+  json_t *m;
+  json_object_foreach((json_t *)members, k, m) {
+    json_t *v = json_object_get(val, k);
+    if (v == NULL)
+      continue;
+    if (json_is_null(v)) {
+      json_object_del(val, k); /* null is absent */
+      continue;
+    }
+    json_t *r = NULL;
+    if (check_node(c, v, m, &r) != 0)
+      return -1;
+    if (r)
+      json_object_set_new(val, k, r);
+  }
+  return 0;
+}
+
+static int check_as(struct tctx *c, json_t *val, const char *base, const char *sub,
+                    const json_t *children, json_t **repl) {
+  bool num = json_is_number(val), str = json_is_string(val), arr = json_is_array(val),
+       obj = json_is_object(val), boo = json_is_boolean(val);
+  const char *numv = num ? (is_whole(val) ? "NUMBER_VALUE" : "DECIMAL_VALUE") : "";
+  const char *boov = json_is_true(val) ? "TRUE_VALUE" : "FALSE_VALUE";
+  if (strcmp(base, "Boolean") == 0) {
+    if (num)
+      return ser(c, "%s cannot be converted to %s", numv, base);
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if (str) {
+      const char *s = json_string_value(val);
+      if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
+        *repl = json_true();
+      else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
+        *repl = json_false();
+      else
+        return ser(c, "%s%s", "Unexpected token received from parser", "");
+    }
+    return 0;
+  }
+  if (strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 || strcmp(base, "Long") == 0 ||
+      strcmp(base, "Double") == 0) {
+    if (boo)
+      return ser(c, "%s cannot be converted to %s", boov, base);
+    if (str)
+      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    return 0;
+  }
+  if (strcmp(base, "String") == 0) {
+    if (boo)
+      return ser(c, "%s cannot be converted to %s", boov, base);
+    if (num)
+      return ser(c, "%s cannot be converted to %s", numv, base);
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    return 0;
+  }
+  if (strcmp(base, "Blob") == 0) {
+    if (boo || num)
+      return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
+    if (arr)
+      return ser(c, "%s%s", "Unrecognized collection type class java.nio.ByteBuffer", "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    size_t n = json_string_length(val);
+    if (n % 4) {
+      char len[32];
+      snprintf(len, sizeof(len), "%zu", n);
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s%s",
+                 len, "");
+    }
+    if (!base64_canonical(json_string_value(val), n))
+      return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
+    return 0;
+  }
+  bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
+  if (strcmp(base, "List") == 0 || plist) {
+    if (boo || num || str)
+      return ser(c, "%s%s", plist ? CAST_MSG : "Unexpected field type", "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    size_t i;
+    json_t *e;
+    json_array_foreach(val, i, e) {
+      json_t *r = NULL;
+      if (check_node(c, e, children, &r) != 0)
+        return -1;
+      if (r)
+        json_array_set_new(val, i, r);
+    }
+    return 0;
+  }
+  if (strcmp(base, "Map") == 0 || pmap) {
+    if (boo || num || str)
+      return ser(c, "%s%s", pmap ? CAST_MSG : "Unexpected field type", "");
+    if (arr) {
+      if (pmap || sub == NULL)
+        return ser(c, "%s%s",
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "com.amazonaws.dynamodb.v20120810.AttributeValue>",
+                   "");
+      return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
+                 strchr(sub, '.') ? "" : "com.amazonaws.dynamodb.v20120810.", sub);
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(val, k, v) {
+      json_t *r = NULL;
+      if (check_node(c, v, children, &r) != 0)
+        return -1;
+      if (r)
+        json_object_set_new(val, k, r);
+    }
+    return 0;
+  }
+  bool vs = strcmp(base, "ValueStruct") == 0;
+  if (vs || strcmp(base, "FieldStruct") == 0) {
+    if (boo || num || str)
+      return ser(c, "%s%s", vs ? "Unexpected value type in payload" : "Unexpected field type", "");
+    if (arr)
+      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s%s",
+                 sub ? sub : "", "");
+    return json_is_object(children) ? check_struct(c, val, children) : 0;
+  }
+  return 0; /* a type this table does not know: not checked */
+}
+
+static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **repl) {
+  if (val == NULL || json_is_null(val))
+    return 0;
+  if (c->depth > 64)
+    return 0; /* the parser bounds the depth; the check stops there too */
+  const char *type = json_is_string(node) ? json_string_value(node)
+                                          : json_string_value(json_array_get(node, 0));
+  const json_t *children = json_is_array(node) ? json_array_get(node, 1) : NULL;
+  if (type == NULL)
+    return 0;
+  char base[48], sub[96];
+  sub[0] = '\0';
+  size_t bl = strcspn(type, "<");
+  snprintf(base, sizeof(base), "%.*s", (int)bl, type);
+  if (type[bl] == '<') {
+    size_t sl = strlen(type + bl + 1);
+    if (sl > 0 && type[bl + sl] == '>')
+      sl--;
+    snprintf(sub, sizeof(sub), "%.*s", (int)sl, type + bl + 1);
+  }
+  c->depth++;
+  int rc;
+  if (strcmp(base, "AttrStruct") == 0) {
+    char t[128];
+    snprintf(t, sizeof(t), "%s", sub);
+    rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
+  } else {
+    rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
+  }
+  c->depth--;
+  return rc;
+}
+
+int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  const char *src = NULL;
+  for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
+    if (schemas[i].op == op)
+      src = schemas[i].schema;
+  if (src == NULL || !json_is_object(body))
+    return 0;
+  json_t *schema = json_loads(src, 0, NULL);
+  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  int rc = 0;
+  if (schema && c.attr)
+    rc = check_struct(&c, body, schema);
+  json_decref(schema);
+  json_decref(c.attr);
+  return rc;
+}

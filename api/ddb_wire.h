@@ -72,6 +72,15 @@ bool tt_ddbw_is_json_1_0(const char *content_type);
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
 
+/* DynamoDB's member types of the request (one table per operation, as
+ * coral's deserializer has them), checked before any validation:
+ * SerializationException with coral's messages ("NUMBER_VALUE cannot be
+ * converted to String", ...). Members are checked in the table's order;
+ * null members are dropped (null is absent) and Boolean members given as
+ * "true"/"false"/"1"/"0"/"yes"/"no" become booleans. Members the table
+ * does not list pass unchecked. Returns 0 or -1 with *err. */
+int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);

@@ -22,6 +22,70 @@ static struct tt_ddbw_input input(const char *target, const char *auth, const ch
                                 .body_len = body ? strlen(body) : 0};
 }
 
+/* The message of the type check of `body` for `op`, "" when it passes. */
+static const char *type_refusal(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_check_types(op, b, &err);
+  json_decref(b);
+  if (rc == 0)
+    return "";
+  ck_assert_str_eq(err.type, "com.amazon.coral.service#SerializationException");
+  ck_assert_uint_eq(err.status, 400);
+  return err.message;
+}
+
+START_TEST(member_types) {
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":23}"),
+                   "NUMBER_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":34.56}"),
+                   "DECIMAL_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":true}"),
+                   "TRUE_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":[]}"),
+                   "Unrecognized collection type class java.lang.String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":{}}"),
+                   "Start of structure or map found where not expected");
+  ck_assert_str_eq(type_refusal(TT_DDB_GET_ITEM, "{\"ConsistentRead\":\"23\"}"),
+                   "Unexpected token received from parser");
+  ck_assert_str_eq(type_refusal(TT_DDB_GET_ITEM, "{\"ConsistentRead\":\"yes\"}"), "");
+  ck_assert_str_eq(type_refusal(TT_DDB_QUERY, "{\"Limit\":\"23\"}"),
+                   "STRING_VALUE cannot be converted to Integer");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":[]}"),
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "com.amazonaws.dynamodb.v20120810.AttributeValue>");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":23}}"),
+                   "Unexpected value type in payload");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"B\":\"23456\"}}}"),
+                   "Base64 encoded length is expected a multiple of 4 bytes but found: 5");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"B\":\"+/+=\"}}}"),
+                   "Invalid last non-pad Base64 character dectected");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"L\":[{\"BS\":[\"AQ==\"]}]}}}"),
+                   "");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"M\":{\"b\":{\"SS\":5}}}}}"),
+                   "Unexpected field type");
+  ck_assert_str_eq(type_refusal(TT_DDB_CREATE_TABLE, "{\"KeySchema\":[\"a\"]}"),
+                   "Unexpected value type in payload");
+  ck_assert_str_eq(type_refusal(TT_DDB_CREATE_TABLE, "{\"ProvisionedThroughput\":[]}"),
+                   "Unrecognized collection type class "
+                   "com.amazonaws.dynamodb.v20120810.ProvisionedThroughput");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"ExpressionAttributeNames\":[]}"),
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "java.lang.String>");
+  /* The table's order decides which member is reported. */
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":1,\"ReturnConsumedCapacity\":true}"),
+                   "TRUE_VALUE cannot be converted to String");
+  /* A Boolean given as a string becomes a boolean; nulls are dropped. */
+  json_t *b = json_loads("{\"ConsistentRead\":\"TRUE\",\"TableName\":null}", 0, NULL);
+  struct tt_ddbw_error err;
+  ck_assert_int_eq(tt_ddbw_check_types(TT_DDB_GET_ITEM, b, &err), 0);
+  ck_assert(json_is_true(json_object_get(b, "ConsistentRead")));
+  ck_assert_ptr_null(json_object_get(b, "TableName"));
+  json_decref(b);
+}
+END_TEST
+
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
@@ -193,6 +257,7 @@ int main(void) {
   tcase_add_test(tc, legacy_becomes_expressions);
   tcase_add_test(tc, legacy_refusals);
   tcase_add_test(tc, table_names);
+  tcase_add_test(tc, member_types);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
