@@ -2,8 +2,10 @@
 /* ddb_wire.c -- parsing of the DynamoDB listener's requests (ddb_wire.h). */
 #include "api/ddb_wire.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -345,107 +347,180 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
  * (SerializationException, coral's Java-flavoured messages). A node is a
  * type name or [type, children]; a struct's children are its members, in
  * the order DynamoDB checks them. "AttrStruct<X>" is an AttributeValue
- * shaped as X. */
+ * shaped as X. A third element lists the member's constraints, in the order
+ * DynamoDB reports them ("children": where its children's are checked). */
 static const struct {
   enum tt_ddb_op op;
   const char *schema;
 } schemas[] = {
     {TT_DDB_BATCH_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"RequestItems\":[\"Map<KeysAndAttributes>\",[\"ValueStruc"
-     "t<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"ParameterizedMap\",\"AttrStruct<ValueStruct>\"]],\"A"
-     "ttributesToGet\":[\"List\",\"String\"],\"ConsistentRead\":\"Boolean\",\"ProjectionExpression\":\"Str"
-     "ing\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}]]}"},
-    {TT_DDB_BATCH_WRITE_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"ReturnItemCollectionMetrics\":\"String\",\"RequestItems\""
-     ":[\"Map<java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedLi"
-     "st\",[\"ValueStruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":["
-     "\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}],\"PutRequest\":[\"FieldStruct<PutRequest"
-     ">\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}]}]]]}"},
-    {TT_DDB_CREATE_TABLE,
-     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":\"St"
-     "ring\",\"AttributeType\":\"String\"}]],\"TableName\":\"String\",\"BillingMode\":\"String\",\"Provision"
-     "edThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":\"Long\",\"ReadCa"
-     "pacityUnits\":\"Long\"}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeNa"
-     "me\":\"String\",\"KeyType\":\"String\"}]],\"LocalSecondaryIndexes\":[\"List\",[\"ValueStruct<LocalSe"
-     "condaryIndex>\",{\"IndexName\":\"String\",\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement>"
-     "\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]],\"Projection\":[\"FieldStruct<Projection>"
-     "\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\"List\",\"String\"]}]}]],\"GlobalSecondaryI"
-     "ndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\",{\"IndexName\":\"String\",\"KeySchema\":["
-     "\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]],"
-     "\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\""
-     "List\",\"String\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteC"
-     "apacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}]}]]}"},
-    {TT_DDB_DELETE_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"ReturnValues\":\"String\",\"ReturnI"
-     "temCollectionMetrics\":\"String\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
-     "ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<Ex"
-     "pectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"Compari"
-     "sonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Condition"
-     "Expression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<Valu"
-     "eStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
-    {TT_DDB_DELETE_TABLE,
-     "{\"TableName\":\"String\"}"},
-    {TT_DDB_DESCRIBE_TABLE,
-     "{\"TableName\":\"String\"}"},
-    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
-     "{\"TableName\":\"String\"}"},
-    {TT_DDB_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"AttributesToGet\":[\"List\",\"String\"],\"TableName\":\"Stri"
-     "ng\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\""
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"RequestIt"
+     "ems\":[\"Map<KeysAndAttributes>\",[\"ValueStruct<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"Param"
+     "eterizedMap\",\"AttrStruct<ValueStruct>\"],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"le"
+     "ngthLessThanOrEqual\":100,\"children\":1}],\"AttributesToGet\":[\"List\",\"String\",{\"lengthGreat"
+     "erThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ConsistentRead\":\"Boolean\",\""
      "ProjectionExpression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"Stri"
-     "ng\"]}"},
+     "ng\"]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLessThanOrEqual\":255,"
+     "\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"children\":1}]}"},
+    {TT_DDB_BATCH_WRITE_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"ReturnIte"
+     "mCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"RequestItems\":[\"Map<java.u"
+     "til.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedList\",[\"ValueSt"
+     "ruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":[\"Map<Attribut"
+     "eValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":true,\"children\":1}]}],\"PutRequest\":[\"Field"
+     "Struct<PutRequest>\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}]}]}]],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLes"
+     "sThanOrEqual\":255,\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"values\":{\"len"
+     "gthLessThanOrEqual\":25,\"lengthGreaterThanOrEqual\":1},\"children\":1}]}"},
+    {TT_DDB_CREATE_TABLE,
+     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":[\"S"
+     "tring\",null,{\"notNull\":true}],\"AttributeType\":[\"String\",null,{\"notNull\":true,\"enum\":[\"B\""
+     ",\"N\",\"S\"]}]}],{\"notNull\":true,\"children\":1}],\"TableName\":[\"String\",null,{\"required\":true"
+     ",\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PRO"
+     "VISIONED\",\"PAY_PER_REQUEST\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughp"
+     "ut>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCa"
+     "pacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]}],\"KeySchema\":[\"List\""
+     ",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"Key"
+     "Type\":[\"String\",null,{\"notNull\":true,\"enum\":[\"HASH\",\"RANGE\"]}]}],{\"notNull\":true,\"length"
+     "GreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"LocalSecondaryIndexes\":["
+     "\"List\",[\"ValueStruct<LocalSecondaryIndex>\",{\"IndexName\":[\"String\",null,{\"notNull\":true,\""
+     "regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key"
+     "Schema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNu"
+     "ll\":true}],\"KeyType\":[\"String\",null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterTh"
+     "anOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"Projection\":[\"FieldStruct<Project"
+     "ion>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAt"
+     "tributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]},{\"notNull\":true"
+     ",\"children\":1}]}]],\"GlobalSecondaryIndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\""
+     ",{\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterTha"
+     "nOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaEle"
+     "ment>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notN"
+     "ull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"ch"
+     "ildren\":1}],\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"e"
+     "num\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreater"
+     "ThanOrEqual\":1,\"children\":1}]},{\"notNull\":true,\"children\":1}],\"ProvisionedThroughput\":[\""
+     "FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\""
+     "greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrE"
+     "qual\":1}]}]}]]}"},
+    {TT_DDB_DELETE_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_"
+     "OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"en"
+     "um\":[\"SIZE\",\"NONE\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
+     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
+     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
+     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
+     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpre"
+     "ssion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStru"
+     "ct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_DELETE_TABLE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_DESCRIBE_TABLE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_GET_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"Attribute"
+     "sToGet\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"chil"
+     "dren\":1}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGr"
+     "eaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key\":[\"Map<AttributeValue>\",\"AttrStru"
+     "ct<ValueStruct>\",{\"notNull\":true,\"children\":1}],\"ConsistentRead\":\"Boolean\",\"ProjectionEx"
+     "pression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
     {TT_DDB_LIST_TABLES,
-     "{\"Limit\":\"Integer\",\"ExclusiveStartTableName\":\"String\"}"},
+     "{\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1,\"lessThanOrEqual\":100}],\"ExclusiveStart"
+     "TableName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengt"
+     "hLessThanOrEqual\":255}]}"},
     {TT_DDB_PUT_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"Item\":[\"Map<AttributeValue>\",\"A"
-     "ttrStruct<ValueStruct>\"],\"ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttribu"
-     "teValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStru"
-     "ct<ValueStruct>\"],\"ComparisonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<F"
-     "ieldStruct>\"}]],\"ReturnValues\":\"String\",\"ReturnItemCollectionMetrics\":\"String\",\"Conditio"
-     "nExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<Val"
-     "ueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\""
+     "notNull\":true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}]"
+     ",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"Attr"
+     "ibuteValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{"
+     "\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS"
+     "_WITH\",\"GE\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Retur"
+     "nValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]"
+     "}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"ConditionExpr"
+     "ession\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStr"
+     "uct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
     {TT_DDB_QUERY,
-     "{\"Select\":\"String\",\"IndexName\":\"String\",\"ReturnConsumedCapacity\":\"String\",\"QueryFilter\":"
-     "[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<Va"
-     "lueStruct>\"],\"ComparisonOperator\":\"String\"}]],\"TableName\":\"String\",\"ConditionalOperator\""
-     ":\"String\",\"AttributesToGet\":[\"List\",\"String\"],\"Limit\":\"Integer\",\"KeyConditions\":[\"Map<Co"
-     "ndition>\",[\"ValueStruct<Condition>\",{\"ComparisonOperator\":\"String\",\"AttributeValueList\":"
-     "[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStartKey\":[\"Map<AttributeValue>\",\"AttrSt"
-     "ruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanIndexForward\":\"Boolean\",\"KeyConditio"
-     "nExpression\":\"String\",\"FilterExpression\":\"String\",\"ProjectionExpression\":\"String\",\"Expre"
-     "ssionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ExpressionAttri"
-     "buteNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
+     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
+     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ReturnConsumedCapacity\":[\"String\",null,"
+     "{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"QueryFilter\":[\"Map<Condition>\",[\"ValueStruct<Condi"
+     "tion>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"S"
+     "tring\",null,{\"notNull\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\","
+     "\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"TableName\":[\"String\",null,{\"no"
+     "tNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqua"
+     "l\":255}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"AttributesToGet\":["
+     "\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}]"
+     ",\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"KeyConditions\":[\"Map<Condition>\",[\"V"
+     "alueStruct<Condition>\",{\"ComparisonOperator\":[\"String\",null,{\"notNull\":true,\"enum\":[\"IN\""
+     ",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\","
+     "\"CONTAINS\"]}],\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStart"
+     "Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanI"
+     "ndexForward\":\"Boolean\",\"KeyConditionExpression\":\"String\",\"FilterExpression\":\"String\",\"Pr"
+     "ojectionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStr"
+     "uct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
     {TT_DDB_SCAN,
-     "{\"Select\":\"String\",\"IndexName\":\"String\",\"TotalSegments\":\"Integer\",\"ReturnConsumedCapacit"
-     "y\":\"String\",\"TableName\":\"String\",\"ConditionalOperator\":\"String\",\"ScanFilter\":[\"Map<Condi"
-     "tion>\",[\"ValueStruct<Condition>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\""
-     "],\"ComparisonOperator\":\"String\"}]],\"Segment\":\"Integer\",\"Limit\":\"Integer\",\"AttributesToGe"
-     "t\":[\"List\",\"String\"],\"ExclusiveStartKey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>"
-     "\"],\"FilterExpression\":\"String\",\"ProjectionExpression\":\"String\",\"ExpressionAttributeValue"
-     "s\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<ja"
-     "va.lang.String>\",\"String\"]}"},
+     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
+     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
+     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"TotalSegments\":[\"Integer\",null,{\"greate"
+     "rThanOrEqual\":1}],\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NO"
+     "NE\"]}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreat"
+     "erThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ConditionalOperator\":[\"String\",null,{\"en"
+     "um\":[\"OR\",\"AND\"]}],\"ScanFilter\":[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeV"
+     "alueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"notNu"
+     "ll\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE"
+     "\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"Segment\":[\"Integer\",null,{\"greaterThanOrEqual\":0}"
+     "],\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"AttributesToGet\":[\"List\",\"String\",{"
+     "\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ExclusiveStartK"
+     "ey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"FilterExpression\":\"String\",\"Proje"
+     "ctionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct"
+     "<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
     {TT_DDB_UPDATE_ITEM,
-     "{\"ReturnConsumedCapacity\":\"String\",\"TableName\":\"String\",\"ReturnItemCollectionMetrics\":\"S"
-     "tring\",\"ReturnValues\":\"String\",\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
-     "ConditionalOperator\":\"String\",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<Ex"
-     "pectedAttributeValue>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"Compari"
-     "sonOperator\":\"String\",\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Attribute"
-     "Updates\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"St"
-     "ring\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpress"
-     "ion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct"
-     ">\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZ"
+     "E\",\"NONE\"]}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"N"
+     "ONE\",\"UPDATED_NEW\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
+     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
+     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
+     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
+     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"AttributeUpdat"
+     "es\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"String\""
+     ",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpression\":"
+     "\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
+     "ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
     {TT_DDB_UPDATE_TABLE,
-     "{\"TableName\":\"String\",\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"Wr"
-     "iteCapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}],\"BillingMode\":\"String\",\"GlobalSeco"
-     "ndaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecondaryIndexUpdate>\",{\"Update\":[\"FieldS"
-     "truct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName\":\"String\",\"ProvisionedThroughput\":["
-     "\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"L"
-     "ong\"}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Field"
-     "Struct<Projection>\",{\"ProjectionType\":\"String\",\"NonKeyAttributes\":[\"List\",\"String\"]}],\"I"
-     "ndexName\":\"String\",\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"Write"
-     "CapacityUnits\":\"Long\",\"ReadCapacityUnits\":\"Long\"}],\"KeySchema\":[\"List\",[\"ValueStruct<Key"
-     "SchemaElement>\",{\"AttributeName\":\"String\",\"KeyType\":\"String\"}]]}],\"Delete\":[\"FieldStruct"
-     "<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":\"String\"}]}]]}"},
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\""
+     "Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"n"
+     "otNull\":true,\"greaterThanOrEqual\":1}]}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PROVISION"
+     "ED\",\"PAY_PER_REQUEST\"]}],\"GlobalSecondaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecon"
+     "daryIndexUpdate>\",{\"Update\":[\"FieldStruct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughpu"
+     "t>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCap"
+     "acityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]},{\"notNull\":true,\"chil"
+     "dren\":1}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Fi"
+     "eldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_O"
+     "NLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]"
+     "},{\"notNull\":true,\"children\":1}],\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-"
+     "zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ProvisionedThr"
+     "oughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notN"
+     "ull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"gre"
+     "aterThanOrEqual\":1}]},{\"notNull\":true,\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<K"
+     "eySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\","
+     "null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrE"
+     "qual\":2,\"children\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"Ind"
+     "exName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqu"
+     "al\":3,\"lengthLessThanOrEqual\":255}]}]}]]}"},
 };
 
 static const char attr_members[] =
@@ -561,6 +636,11 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
       return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
     if (obj)
       return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if (json_is_real(val) && strcmp(base, "Double") != 0) {
+      double d = floor(json_real_value(val));
+      if (d > -9.2e18 && d < 9.2e18)
+        *repl = json_integer((json_int_t)d);
+    }
     return 0;
   }
   if (strcmp(base, "String") == 0) {
@@ -691,5 +771,275 @@ int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *e
     rc = check_struct(&c, body, schema);
   json_decref(schema);
   json_decref(c.attr);
+  return rc;
+}
+
+/* ---- member constraints ------------------------------------------------ */
+
+struct vctx {
+  char msg[2048];
+  int errors;
+};
+
+/* DynamoDB's rendering of a value in a constraint message. */
+static void value_str(const json_t *v, char *out, size_t n) {
+  if (v == NULL || json_is_null(v)) {
+    snprintf(out, n, "null");
+  } else if (json_is_array(v)) {
+    size_t i, len;
+    json_t *e;
+    snprintf(out, n, "[");
+    json_array_foreach(v, i, e) {
+      len = strlen(out);
+      if (i && len + 2 < n)
+        snprintf(out + len, n - len, ", ");
+      len = strlen(out);
+      value_str(e, out + len, n - len);
+    }
+    len = strlen(out);
+    if (len + 1 < n)
+      snprintf(out + len, n - len, "]");
+  } else if (json_is_object(v)) {
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    snprintf(out, n, "%s", s ? s : "");
+    free(s);
+  } else if (json_is_string(v)) {
+    snprintf(out, n, "%s", json_string_value(v));
+  } else if (json_is_integer(v)) {
+    snprintf(out, n, "%lld", (long long)json_integer_value(v));
+  } else if (json_is_real(v)) {
+    snprintf(out, n, "%.15g", json_real_value(v));
+    if (strtod(out, NULL) != json_real_value(v))
+      snprintf(out, n, "%.17g", json_real_value(v));
+  } else {
+    snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+  }
+}
+
+static void lower_first(const char *s, char *out, size_t n) {
+  snprintf(out, n, "%s", s);
+  if (out[0] >= 'A' && out[0] <= 'Z')
+    out[0] = (char)(out[0] - 'A' + 'a');
+}
+
+static void violation(struct vctx *c, const json_t *data, const char *path, const char *what) {
+  char value[600];
+  value_str(data, value, sizeof(value) - 2);
+  size_t len = strlen(c->msg);
+  bool null = data == NULL || json_is_null(data);
+  snprintf(c->msg + len, sizeof(c->msg) - len, "%sValue %s%s%s at '%s' failed to satisfy constraint: %s",
+           c->errors ? "; " : "", null ? "" : "'", value, null ? "" : "'", path, what);
+  c->errors++;
+}
+
+/* A string's length as DynamoDB counts it (UTF-16 code units). */
+static size_t js_length(const json_t *v) {
+  if (json_is_object(v))
+    return json_object_size(v);
+  if (json_is_array(v))
+    return json_array_size(v);
+  const unsigned char *s = (const unsigned char *)json_string_value(v);
+  size_t n = 0, len = json_string_length(v);
+  for (size_t i = 0; s && i < len; i++)
+    if ((s[i] & 0xC0) != 0x80)
+      n += s[i] >= 0xF0 ? 2 : 1;
+  return n;
+}
+
+static double num_of(const json_t *v) { return json_number_value(v); }
+
+static bool name_pattern(const json_t *v) {
+  const char *s = json_string_value(v);
+  size_t n = json_string_length(v);
+  return s && n > 0 &&
+         strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+/* One constraint `name` (argument `arg`) of `data`; false when broken,
+ * with `what` its message. */
+static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
+                       size_t n) {
+  long long a = (long long)json_number_value(arg);
+  if (strcmp(name, "notNull") == 0) {
+    snprintf(what, n, "Member must not be null");
+    return data != NULL && !json_is_null(data);
+  }
+  if (strcmp(name, "greaterThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have value greater than or equal to %lld", a);
+    return !json_is_number(data) || num_of(data) >= (double)a;
+  }
+  if (strcmp(name, "lessThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have value less than or equal to %lld", a);
+    return !json_is_number(data) || num_of(data) <= (double)a;
+  }
+  if (strcmp(name, "regex") == 0) {
+    snprintf(what, n, "Member must satisfy regular expression pattern: %s", json_string_value(arg));
+    return !json_is_string(data) || name_pattern(data);
+  }
+  if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have length greater than or equal to %lld", a);
+    return js_length(data) >= (size_t)a;
+  }
+  if (strcmp(name, "lengthLessThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have length less than or equal to %lld", a);
+    return js_length(data) <= (size_t)a;
+  }
+  if (strcmp(name, "enum") == 0) {
+    size_t i, len;
+    json_t *e;
+    bool in = false;
+    snprintf(what, n, "Member must satisfy enum value set: [");
+    json_array_foreach(arg, i, e) {
+      len = strlen(what);
+      snprintf(what + len, n - len, "%s%s", i ? ", " : "", json_string_value(e));
+      if (json_is_string(data) && json_equal(e, (json_t *)data))
+        in = true;
+    }
+    len = strlen(what);
+    snprintf(what + len, n - len, "]");
+    return in;
+  }
+  return true;
+}
+
+/* keys/values: every map key (or value) meets all of `set`, else one
+ * message listing them. */
+static void map_constraint(struct vctx *c, const char *kind, const json_t *set, const json_t *data,
+                           const char *path) {
+  if (!json_is_object(data))
+    return;
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)data, k, v) {
+    json_t *subject = strcmp(kind, "keys") == 0 ? json_string(k) : json_incref(v);
+    bool ok = true;
+    const char *cn;
+    json_t *ca;
+    char what[512];
+    json_object_foreach((json_t *)set, cn, ca) {
+      if (!constraint(cn, ca, subject, what, sizeof(what)))
+        ok = false;
+    }
+    json_decref(subject);
+    if (ok || c->errors >= 10)
+      continue;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "Map %s must satisfy constraint: [",
+             strcmp(kind, "keys") == 0 ? "keys" : "value");
+    size_t i = 0;
+    json_object_foreach((json_t *)set, cn, ca) {
+      constraint(cn, ca, NULL, what, sizeof(what));
+      add(msg, sizeof(msg), i++ ? ", " : "");
+      add(msg, sizeof(msg), what);
+    }
+    add(msg, sizeof(msg), "]");
+    violation(c, data, path, msg);
+  }
+}
+
+static void validate_members(struct vctx *c, const json_t *data, const json_t *members,
+                             const char *parent);
+
+static void validate_one(struct vctx *c, const char *attr, const json_t *data, const json_t *node,
+                         const char *parent) {
+  const json_t *rules = json_is_array(node) ? json_array_get(node, 2) : NULL;
+  if (!json_is_object(rules))
+    return;
+  const char *type = json_string_value(json_array_get(node, 0));
+  const json_t *children = json_array_get(node, 1);
+  char path[512], la[256];
+  lower_first(attr, la, sizeof(la));
+  snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);
+  const char *rn;
+  json_t *ra;
+  json_object_foreach((json_t *)rules, rn, ra) {
+    if (c->errors >= 10)
+      return;
+    if (strcmp(rn, "required") == 0 || strcmp(rn, "tableName") == 0)
+      continue;
+    bool null = data == NULL || json_is_null(data);
+    if (strcmp(rn, "notNull") != 0 && null)
+      continue;
+    if (strcmp(rn, "children") == 0) {
+      size_t tl = type ? strlen(type) : 0;
+      if (tl >= 4 && strcmp(type + tl - 4, "List") == 0 && json_is_array(data)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(data, i, e) {
+          char p[600];
+          snprintf(p, sizeof(p), "%s.%zu", path, i + 1);
+          validate_one(c, "member", e, children, p);
+        }
+      } else if (type && strstr(type, "Map") && json_is_object(data)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)data, k, v) {
+          char p[600];
+          snprintf(p, sizeof(p), "%s.%s", path, k);
+          validate_one(c, "member", v, children, p);
+        }
+      } else if (json_is_object(children) && json_is_object(data)) {
+        validate_members(c, data, children, path);
+      }
+      continue;
+    }
+    if (strcmp(rn, "keys") == 0 || strcmp(rn, "values") == 0) {
+      map_constraint(c, rn, ra, data, path);
+      continue;
+    }
+    char what[512];
+    if (!constraint(rn, ra, data, what, sizeof(what)))
+      violation(c, data, path, what);
+  }
+}
+
+static void validate_members(struct vctx *c, const json_t *data, const json_t *members,
+                             const char *parent) {
+  const char *k;
+  json_t *node;
+  json_object_foreach((json_t *)members, k, node) {
+    validate_one(c, k, json_object_get(data, k), node, parent);
+  }
+}
+
+int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  const char *src = NULL;
+  for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
+    if (schemas[i].op == op)
+      src = schemas[i].schema;
+  if (src == NULL || !json_is_object(body))
+    return 0;
+  json_t *schema = json_loads(src, 0, NULL);
+  if (schema == NULL)
+    return 0;
+  int rc = 0;
+  const char *k;
+  json_t *node;
+  json_object_foreach(schema, k, node) {
+    const json_t *rules = json_array_get(node, 2);
+    const json_t *v = json_object_get(body, k);
+    bool absent = v == NULL || json_is_null(v);
+    if (json_is_true(json_object_get(rules, "required")) && absent) {
+      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+                "The parameter '%s' is required but was not present in the request", k);
+      goto done;
+    }
+    if (json_is_true(json_object_get(rules, "tableName")) && json_is_string(v) &&
+        (js_length(v) < 3 || js_length(v) > 255)) {
+      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+                "%s must be at least 3 characters long and at most 255 characters long", k);
+      goto done;
+    }
+  }
+  struct vctx *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    goto done;
+  validate_members(c, body, schema, "");
+  if (c->errors)
+    rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+              "%d validation error%s detected: %s", c->errors, c->errors > 1 ? "s" : "", c->msg);
+  free(c);
+done:
+  json_decref(schema);
   return rc;
 }

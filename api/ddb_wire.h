@@ -17,7 +17,7 @@
  * its message ("" for none: the body then has no "message") and status. */
 struct tt_ddbw_error {
   const char *type;
-  char message[512];
+  char message[2304];
   unsigned status;
 };
 
@@ -80,6 +80,14 @@ int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
  * "true"/"false"/"1"/"0"/"yes"/"no" become booleans. Members the table
  * does not list pass unchecked. Returns 0 or -1 with *err. */
 int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's constraints on the members of a type-checked request (the
+ * same per-operation table): a missing required member or a TableName of
+ * the wrong length first, then up to 10 violations of notNull, length,
+ * value bounds, patterns and enum sets in one ValidationException ("2
+ * validation errors detected: Value 'x' at 'tableName' failed to satisfy
+ * constraint: ..."). Returns 0 or -1 with *err. */
+int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */

@@ -59,6 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     } else if (tt_ddbw_check_types(req.op, req.body, &lerr) != 0) {
       abort();
+    } else if (tt_ddbw_validate(req.op, req.body, &lerr) != 0 &&
+               (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL ||
+                memchr(lerr.message, '\0', sizeof(lerr.message)) == NULL)) {
+      abort();
     }
     if (tt_ddbw_check_table_name(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strchr(lerr.type, '#') == NULL))

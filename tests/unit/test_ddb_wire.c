@@ -86,6 +86,45 @@ START_TEST(member_types) {
 }
 END_TEST
 
+/* The message of the constraint check of `body` for `op`, "" when it passes. */
+static const char *validation(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_validate(op, b, &err);
+  json_decref(b);
+  if (rc == 0)
+    return "";
+  ck_assert_str_eq(err.type, "com.amazon.coral.validate#ValidationException");
+  return err.message;
+}
+
+START_TEST(member_constraints) {
+  ck_assert_str_eq(validation(TT_DDB_DESCRIBE_TABLE, "{}"),
+                   "The parameter 'TableName' is required but was not present in the request");
+  ck_assert_str_eq(validation(TT_DDB_DESCRIBE_TABLE, "{\"TableName\":\"ab\"}"),
+                   "TableName must be at least 3 characters long and at most 255 characters long");
+  ck_assert_str_eq(validation(TT_DDB_GET_ITEM, "{\"TableName\":\"abc\",\"Key\":{}}"), "");
+  ck_assert_str_eq(
+      validation(TT_DDB_GET_ITEM, "{\"TableName\":\"a;\",\"ReturnConsumedCapacity\":\"hi\"}"),
+      "4 validation errors detected: Value 'hi' at 'returnConsumedCapacity' failed to satisfy "
+      "constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; Value 'a;' at "
+      "'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+      "[a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
+      "length greater than or equal to 3; Value null at 'key' failed to satisfy constraint: "
+      "Member must not be null");
+  ck_assert_str_eq(validation(TT_DDB_LIST_TABLES, "{\"Limit\":0}"),
+                   "1 validation error detected: Value '0' at 'limit' failed to satisfy "
+                   "constraint: Member must have value greater than or equal to 1");
+  ck_assert_str_eq(
+      validation(TT_DDB_BATCH_WRITE_ITEM, "{\"RequestItems\":{\"ab\":[{}]}}"),
+      "1 validation error detected: Value '{\"ab\":[{}]}' at 'requestItems' failed to satisfy "
+      "constraint: Map keys must satisfy constraint: [Member must have length less than or equal "
+      "to 255, Member must have length greater than or equal to 3, Member must satisfy regular "
+      "expression pattern: [a-zA-Z0-9_.-]+]");
+}
+END_TEST
+
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
@@ -258,6 +297,7 @@ int main(void) {
   tcase_add_test(tc, legacy_refusals);
   tcase_add_test(tc, table_names);
   tcase_add_test(tc, member_types);
+  tcase_add_test(tc, member_constraints);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
