@@ -1043,3 +1043,328 @@ done:
   json_decref(schema);
   return rc;
 }
+
+/* ---- attribute values ---------------------------------------------------- */
+
+#define T_VAL "com.amazon.coral.validate#ValidationException"
+#define MAX_ITEM_BYTES 409600
+
+/* A DynamoDB number's significant digits and the exponent of its first
+ * one; -1 when the text is not a number. */
+static int parse_number(const char *s, int *digits, long *exp, bool *neg) {
+  const char *p = s;
+  *neg = *p == '-';
+  if (*neg)
+    p++;
+  size_t il = strspn(p, "0123456789");
+  const char *ip = p;
+  p += il;
+  const char *fp = p;
+  size_t fl = 0;
+  if (*p == '.') {
+    fp = ++p;
+    fl = strspn(p, "0123456789");
+    p += fl;
+  }
+  if (il + fl == 0)
+    return -1;
+  long e10 = 0;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    bool eneg = *p == '-';
+    if (*p == '-' || *p == '+')
+      p++;
+    size_t el = strspn(p, "0123456789");
+    if (el == 0)
+      return -1;
+    for (size_t i = 0; i < el; i++)
+      if (e10 < 100000000)
+        e10 = e10 * 10 + (p[i] - '0');
+    p += el;
+    if (eneg)
+      e10 = -e10;
+  }
+  if (*p)
+    return -1;
+  /* position of the first and last non-zero digit in int||frac */
+  long first = -1, last = -1, n = (long)(il + fl);
+  for (long i = 0; i < n; i++) {
+    char d = i < (long)il ? ip[i] : fp[i - (long)il];
+    if (d != '0') {
+      if (first < 0)
+        first = i;
+      last = i;
+    }
+  }
+  if (first < 0) {
+    *digits = 1;
+    *exp = 0;
+    return 0;
+  }
+  *digits = (int)(last - first + 1);
+  *exp = (long)il - 1 - first + e10;
+  return 0;
+}
+
+static const char *check_num(const char *s, char *buf, size_t n) {
+  int digits;
+  long e;
+  bool neg;
+  if (s == NULL || s[0] == '\0')
+    return "The parameter cannot be converted to a numeric value";
+  if (parse_number(s, &digits, &e, &neg) != 0) {
+    snprintf(buf, n, "The parameter cannot be converted to a numeric value: %s", s);
+    return buf;
+  }
+  if (e > 125)
+    return "Number overflow. Attempting to store a number with magnitude larger than supported "
+           "range";
+  if (e < -130)
+    return "Number underflow. Attempting to store a number with magnitude smaller than supported "
+           "range";
+  if (digits > 38)
+    return "Attempting to store more than 38 significant digits in a Number";
+  return NULL;
+}
+
+static bool av_type(const char *k) {
+  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"};
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+    if (strcmp(k, t[i]) == 0)
+      return true;
+  return false;
+}
+
+static bool has_duplicate(const json_t *arr) {
+  size_t n = json_array_size(arr);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (json_equal(json_array_get(arr, i), json_array_get(arr, j)))
+        return true;
+  return false;
+}
+
+/* DynamoDB's checks of one AttributeValue; NULL when it passes. */
+static const char *check_av(const json_t *v, char *buf, size_t n, int depth) {
+  if (!json_is_object(v) || depth > 64)
+    return NULL;
+  size_t types = 0;
+  const char *k;
+  json_t *x;
+  json_object_foreach((json_t *)v, k, x) {
+    if (av_type(k) && !json_is_null(x))
+      types++;
+  }
+  if (types == 0)
+    return "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes";
+  json_object_foreach((json_t *)v, k, x) {
+    const char *m;
+    if (!av_type(k) || json_is_null(x))
+      continue;
+    if (strcmp(k, "N") == 0 && (m = check_num(json_string_value(x), buf, n)) != NULL)
+      return m;
+    if (strcmp(k, "NULL") == 0 && !json_is_true(x))
+      return "One or more parameter values were invalid: Null attribute value types must have "
+             "the value of true";
+    if (strcmp(k, "SS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: An string set  may not be empty";
+    if (strcmp(k, "NS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: An number set  may not be empty";
+    if (strcmp(k, "BS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: Binary sets should not be empty";
+    if (strcmp(k, "NS") == 0) {
+      size_t i;
+      json_t *e;
+      json_array_foreach(x, i, e) {
+        if ((m = check_num(json_string_value(e), buf, n)) != NULL)
+          return m;
+      }
+    }
+    if ((strcmp(k, "SS") == 0 || strcmp(k, "BS") == 0) && has_duplicate(x)) {
+      char list[400];
+      value_str(x, list, sizeof(list));
+      snprintf(buf, n, "One or more parameter values were invalid: Input collection %s%s contains "
+               "duplicates.", list, k[0] == 'B' ? "of type BS" : "");
+      return buf;
+    }
+    if (strcmp(k, "NS") == 0 && has_duplicate(x))
+      return "Input collection contains duplicates";
+    if (strcmp(k, "M") == 0) {
+      const char *mk;
+      json_t *mv;
+      json_object_foreach(x, mk, mv) {
+        if ((m = check_av(mv, buf, n, depth + 1)) != NULL)
+          return m;
+      }
+    }
+    if (strcmp(k, "L") == 0) {
+      size_t i;
+      json_t *e;
+      json_array_foreach(x, i, e) {
+        if ((m = check_av(e, buf, n, depth + 1)) != NULL)
+          return m;
+      }
+    }
+  }
+  if (types > 1)
+    return "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
+           "the supported datatypes";
+  return NULL;
+}
+
+static size_t b64_len(const char *s) {
+  size_t n = s ? strlen(s) : 0, pad = 0;
+  while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+    pad++;
+  return n / 4 * 3 - (n % 4 == 0 ? pad : 0);
+}
+
+static size_t item_bytes(const json_t *item, int depth);
+
+static size_t num_bytes(const char *s) {
+  int d;
+  long e;
+  bool neg;
+  if (s == NULL || parse_number(s, &d, &e, &neg) != 0)
+    return 0;
+  if (d == 1 && strspn(s, "-0.") == strcspn(s, "eE"))
+    return 1; /* zero */
+  return 1 + (size_t)(d + 1) / 2 + (d % 2 || e % 2 ? 0 : 1) + (neg ? 1 : 0);
+}
+
+/* DynamoDB's size of an AttributeValue. */
+static size_t av_bytes(const json_t *v, int depth) {
+  const char *k;
+  json_t *x;
+  size_t size = 0, i;
+  json_t *e;
+  if (depth > 64)
+    return 0;
+  json_object_foreach((json_t *)v, k, x) {
+    if (strcmp(k, "S") == 0)
+      return json_string_length(x);
+    if (strcmp(k, "B") == 0)
+      return b64_len(json_string_value(x));
+    if (strcmp(k, "N") == 0)
+      return num_bytes(json_string_value(x));
+    if (strcmp(k, "NULL") == 0 || strcmp(k, "BOOL") == 0)
+      return 1;
+    if (strcmp(k, "SS") == 0 || strcmp(k, "BS") == 0 || strcmp(k, "NS") == 0) {
+      json_array_foreach(x, i, e) {
+        size += k[0] == 'S' ? json_string_length(e)
+                : k[0] == 'B' ? b64_len(json_string_value(e))
+                              : num_bytes(json_string_value(e));
+      }
+      return size;
+    }
+    if (strcmp(k, "L") == 0) {
+      json_array_foreach(x, i, e) {
+        size += 1 + av_bytes(e, depth + 1);
+      }
+      return 3 + size;
+    }
+    if (strcmp(k, "M") == 0)
+      return 3 + json_object_size(x) + item_bytes(x, depth + 1);
+  }
+  return 0;
+}
+
+static size_t item_bytes(const json_t *item, int depth) {
+  const char *k;
+  json_t *v;
+  size_t size = 0;
+  json_object_foreach((json_t *)item, k, v) {
+    size += av_bytes(v, depth) + strlen(k);
+  }
+  return size;
+}
+
+/* Every AttributeValue of a map (an item or a key). */
+static int check_avs(const json_t *map, struct tt_ddbw_error *err) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)map, k, v) {
+    const char *m = check_av(v, err->message, sizeof(err->message), 0);
+    if (m != NULL) {
+      if (m != err->message)
+        snprintf(err->message, sizeof(err->message), "%s", m);
+      err->type = T_VAL;
+      err->status = 400;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int check_item(const json_t *item, struct tt_ddbw_error *err) {
+  if (check_avs(item, err) != 0)
+    return -1;
+  if (json_is_object(item) && item_bytes(item, 0) > MAX_ITEM_BYTES)
+    return fail(err, T_VAL, 400, "Item size has exceeded the maximum allowed size");
+  return 0;
+}
+
+int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  const char *k;
+  json_t *v;
+  size_t i;
+  json_t *e;
+  switch (op) {
+  case TT_DDB_PUT_ITEM:
+    return check_item(json_object_get(body, "Item"), err);
+  case TT_DDB_GET_ITEM:
+  case TT_DDB_DELETE_ITEM:
+    return check_avs(json_object_get(body, "Key"), err);
+  case TT_DDB_UPDATE_ITEM:
+    if (check_avs(json_object_get(body, "Key"), err) != 0)
+      return -1;
+    json_object_foreach(json_object_get(body, "AttributeUpdates"), k, v) {
+      json_t *value = json_object_get(v, "Value");
+      if (value && !json_is_null(value)) {
+        json_t *one = json_pack("{sO}", "v", value);
+        int rc = one ? check_avs(one, err) : 0;
+        json_decref(one);
+        if (rc != 0)
+          return -1;
+      }
+    }
+    return 0;
+  case TT_DDB_BATCH_GET_ITEM:
+    json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
+      json_array_foreach(json_object_get(v, "Keys"), i, e) {
+        if (check_avs(e, err) != 0)
+          return -1;
+      }
+    }
+    return 0;
+  case TT_DDB_BATCH_WRITE_ITEM:
+    json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
+      json_array_foreach(v, i, e) {
+        json_t *put = json_object_get(json_object_get(e, "PutRequest"), "Item");
+        if (put && check_item(put, err) != 0)
+          return -1;
+        if (check_avs(json_object_get(json_object_get(e, "DeleteRequest"), "Key"), err) != 0)
+          return -1;
+      }
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  if (op != TT_DDB_QUERY && op != TT_DDB_SCAN)
+    return 0;
+  if (check_avs(json_object_get(body, "ExclusiveStartKey"), err) == 0)
+    return 0;
+  /* DynamoDB names the starting key in most of these messages. */
+  static const char *const bare[] = {"contains duplicates", "number set", "numeric value",
+                                     "significant digits", "number with magnitude"};
+  for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++)
+    if (strstr(err->message, bare[i]))
+      return -1;
+  char m[sizeof(err->message)];
+  snprintf(m, sizeof(m), "%s", err->message);
+  return fail(err, T_VAL, 400, "The provided starting key is invalid: %.2200s", m);
+}

@@ -89,6 +89,24 @@ int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *e
  * constraint: ..."). Returns 0 or -1 with *err. */
 int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
+/* DynamoDB's rules on mixing expression and legacy parameters, and on
+ * ExpressionAttributeNames/Values without an expression (the first checks
+ * of tt_ddbw_legacy, made before the AttributeValues are). Returns 0 or -1
+ * with *err. */
+int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's checks of the AttributeValues of a request before any table
+ * is looked up (items, keys, AttributeUpdates values):
+ * exactly one datatype, numbers (digits, magnitude), NULL true, sets not
+ * empty nor with duplicates, and an item's size within 400 KB. Returns 0
+ * or -1 with *err. */
+int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
+/* The same checks of a Query's or Scan's ExclusiveStartKey, made after its
+ * conditions are (most messages prefixed "The provided starting key is
+ * invalid: "). Returns 0 or -1 with *err. */
+int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);

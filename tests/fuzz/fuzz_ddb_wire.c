@@ -64,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 memchr(lerr.message, '\0', sizeof(lerr.message)) == NULL)) {
       abort();
     }
+    if ((tt_ddbw_check_values(req.op, req.body, &lerr) != 0 ||
+         tt_ddbw_check_start_key(req.op, req.body, &lerr) != 0) &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
+    if (tt_ddbw_expression_params(req.op, req.body, &lerr) != 0 &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
     if (tt_ddbw_check_table_name(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strchr(lerr.type, '#') == NULL))
       abort();

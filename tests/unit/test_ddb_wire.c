@@ -125,6 +125,61 @@ START_TEST(member_constraints) {
 }
 END_TEST
 
+/* The message of the AttributeValue checks of `body` for `op`, "" when
+ * they pass. */
+static const char *value_refusal(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_check_values(op, b, &err);
+  if (rc == 0)
+    rc = tt_ddbw_check_start_key(op, b, &err);
+  json_decref(b);
+  return rc == 0 ? "" : err.message;
+}
+
+START_TEST(attribute_values) {
+  ck_assert_str_eq(value_refusal(TT_DDB_GET_ITEM, "{\"Key\":{\"a\":{}}}"),
+                   "Supplied AttributeValue is empty, must contain exactly one of the supported "
+                   "datatypes");
+  ck_assert_str_eq(value_refusal(TT_DDB_GET_ITEM, "{\"Key\":{\"a\":{\"S\":\"x\",\"N\":\"1\"}}}"),
+                   "Supplied AttributeValue has more than one datatypes set, must contain exactly "
+                   "one of the supported datatypes");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"1e126\"}}}"),
+                   "Number overflow. Attempting to store a number with magnitude larger than "
+                   "supported range");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"1e-131\"}}}"),
+                   "Number underflow. Attempting to store a number with magnitude smaller than "
+                   "supported range");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"0.0001e126\"}}}"), "");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"12x\"}}}"),
+                   "The parameter cannot be converted to a numeric value: 12x");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"SS\":[\"x\",\"x\"]}}}"),
+                   "One or more parameter values were invalid: Input collection [x, x] contains "
+                   "duplicates.");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"NULL\":false}}}"),
+                   "One or more parameter values were invalid: Null attribute value types must "
+                   "have the value of true");
+  ck_assert_str_eq(value_refusal(TT_DDB_SCAN, "{\"ExclusiveStartKey\":{\"a\":{\"SS\":[]}}}"),
+                   "The provided starting key is invalid: One or more parameter values were "
+                   "invalid: An string set  may not be empty");
+  ck_assert_str_eq(value_refusal(TT_DDB_SCAN, "{\"ExclusiveStartKey\":{\"a\":{\"NS\":[]}}}"),
+                   "One or more parameter values were invalid: An number set  may not be empty");
+  /* 400 KB: an attribute name counts, its value's UTF-8 bytes too. */
+  size_t big = 409600 - 1 - 1;
+  char *body = malloc(big + 64);
+  ck_assert_ptr_nonnull(body);
+  int n = snprintf(body, 64, "{\"Item\":{\"a\":{\"S\":\"x\"},\"b\":{\"S\":\"");
+  memset(body + n, 'y', big - 1);
+  memcpy(body + n + big - 1, "\"}}}", 5);
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, body), "");
+  memcpy(body + n + big - 1, "y\"}}}", 6);
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, body),
+                   "Item size has exceeded the maximum allowed size");
+  free(body);
+}
+END_TEST
+
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
@@ -298,6 +353,7 @@ int main(void) {
   tcase_add_test(tc, table_names);
   tcase_add_test(tc, member_types);
   tcase_add_test(tc, member_constraints);
+  tcase_add_test(tc, attribute_values);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
