@@ -180,6 +180,8 @@ bool tt_ddbw_is_json_1_0(const char *content_type) {
   return type_is(content_type, "application/x-amz-json-1.0");
 }
 
+static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
+
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
   memset(out, 0, sizeof(*out));
@@ -201,6 +203,17 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
+    /* The tag operations are not served, but a malformed one gets
+     * DynamoDB's refusal first. */
+    static const char prefix[] = "DynamoDB_20120810.";
+    const char *name = in->target && strncmp(in->target, prefix, sizeof(prefix) - 1) == 0
+                           ? in->target + sizeof(prefix) - 1
+                           : "";
+    if ((strcmp(name, "TagResource") == 0 || strcmp(name, "UntagResource") == 0 ||
+         strcmp(name, "ListTagsOfResource") == 0) &&
+        check_auth(in, &out->auth, err) == 0 && json_is_object(body) &&
+        check_tags(name, body, err) != 0)
+      goto done;
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
@@ -255,9 +268,11 @@ json_t *tt_ddbw_error_body(const char *full_type, const char *message, const jso
     json_t *m = json_stringn(message, strlen(message));
     if (m == NULL)
       m = json_string("The request is malformed");
-    /* coral's SerializationException spells it "Message". */
+    /* coral's SerializationException and AccessDeniedException spell it
+     * "Message". */
     size_t tl = strlen(full_type);
-    bool capital = tl >= 23 && strcmp(full_type + tl - 23, "#SerializationException") == 0;
+    bool capital = (tl >= 23 && strcmp(full_type + tl - 23, "#SerializationException") == 0) ||
+                   (tl >= 22 && strcmp(full_type + tl - 22, "#AccessDeniedException") == 0);
     if (json_object_set_new(o, capital ? "Message" : "message", m) != 0)
       goto fail;
   }
@@ -1367,4 +1382,73 @@ int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddb
   char m[sizeof(err->message)];
   snprintf(m, sizeof(m), "%s", err->message);
   return fail(err, T_VAL, 400, "The provided starting key is invalid: %.2200s", m);
+}
+
+/* ---- tag operations ------------------------------------------------------ */
+
+/* Whether an ARN has six colon-separated parts and a slash after them. */
+static bool arn_shaped(const char *a) {
+  int colons = 0;
+  const char *p = a;
+  for (; *p && colons < 5; p++)
+    if (*p == ':' && p != a && p[-1] != ':')
+      colons++;
+  return colons == 5 && p[0] && p[0] != '/' && strchr(p, '/') && strchr(p, '/')[1];
+}
+
+/* arn:aws:dynamodb:<region>:<digits>:table/<name of 3+ without '/'> */
+static bool table_arn(const char *a) {
+  static const char pre[] = "arn:aws:dynamodb:";
+  if (strncmp(a, pre, sizeof(pre) - 1) != 0)
+    return false;
+  const char *region = a + sizeof(pre) - 1;
+  for (const char *t = strstr(region, ":table/"); t; t = strstr(t + 1, ":table/")) {
+    const char *d = t;
+    while (d > region && d[-1] >= '0' && d[-1] <= '9')
+      d--;
+    const char *name = t + 7;
+    if (d < t && d - 1 > region && d[-1] == ':' && strlen(name) >= 3 && !strchr(name, '/'))
+      return true;
+  }
+  return false;
+}
+
+static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
+  static const char *const schema_tag = "{\"ResourceArn\":\"String\",\"Tags\":[\"List\","
+                                        "[\"ValueStruct<Tag>\",{\"Key\":\"String\","
+                                        "\"Value\":\"String\"}]]}";
+  static const char *const schema_untag =
+      "{\"ResourceArn\":\"String\",\"TagKeys\":[\"List\",\"String\"]}";
+  static const char *const schema_list = "{\"ResourceArn\":\"String\"}";
+  bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
+  json_t *schema = json_loads(tag ? schema_tag : untag ? schema_untag : schema_list, 0, NULL);
+  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  int rc = schema && c.attr ? check_struct(&c, body, schema) : 0;
+  json_decref(schema);
+  json_decref(c.attr);
+  if (rc != 0)
+    return -1;
+  const char *arn = json_string_value(json_object_get(body, "ResourceArn"));
+  if (arn == NULL)
+    return fail(err, T_VAL, 400, "Invalid TableArn");
+  if (!arn_shaped(arn))
+    return fail(err, T_SERVICE "AccessDeniedException", 400,
+                "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                "dynamodb:%s on resource: %s",
+                name, arn[0] ? arn : "*");
+  const char *list = tag ? "Tags" : "TagKeys";
+  json_t *l = json_object_get(body, list);
+  if ((tag || untag) && l == NULL)
+    return fail(err, T_VAL, 400,
+                "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+                "Member must not be null",
+                tag ? "tags" : "tagKeys");
+  if (!table_arn(arn))
+    return fail(err, T_VAL, 400, "Invalid TableArn: Invalid ResourceArn provided as input %s",
+                arn);
+  if ((tag || untag) && json_array_size(l) == 0)
+    return fail(err, T_VAL, 400, "%s",
+                tag ? "Atleast one Tag needs to be provided as Input."
+                    : "Atleast one Tag Key needs to be provided as Input.");
+  return 0;
 }

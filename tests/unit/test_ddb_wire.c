@@ -3,6 +3,7 @@
  * and legacy-parameter rewrite (api/ddb_legacy.c). */
 #include <check.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,49 @@ START_TEST(attribute_values) {
 }
 END_TEST
 
+/* The tag operations are not served, but DynamoDB's refusals of malformed
+ * ones come first. */
+static const char *tag_refusal(const char *op, const char *body, const char **type) {
+  static struct tt_ddbw_error err;
+  char target[64];
+  snprintf(target, sizeof(target), "DynamoDB_20120810.%s", op);
+  struct tt_ddbw_input in = input(target, AUTH, body);
+  struct tt_ddbw_request req;
+  bool xml;
+  ck_assert_int_eq(tt_ddbw_parse(&in, &req, &err, &xml), -1);
+  *type = err.type;
+  return err.message;
+}
+
+START_TEST(tag_operations) {
+  const char *type;
+  ck_assert_str_eq(tag_refusal("TagResource", "{\"Tags\":5}", &type), "Unexpected field type");
+  ck_assert_str_eq(type, "com.amazon.coral.service#SerializationException");
+  ck_assert_str_eq(tag_refusal("UntagResource", "{}", &type), "Invalid TableArn");
+  ck_assert_str_eq(tag_refusal("ListTagsOfResource", "{\"ResourceArn\":\"abcd\"}", &type),
+                   "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                   "dynamodb:ListTagsOfResource on resource: abcd");
+  ck_assert_str_eq(type, "com.amazon.coral.service#AccessDeniedException");
+  ck_assert_str_eq(tag_refusal("TagResource", "{\"ResourceArn\":\"a:b:c:d:e:f/g\"}", &type),
+                   "1 validation error detected: Value null at 'tags' failed to satisfy "
+                   "constraint: Member must not be null");
+  ck_assert_str_eq(
+      tag_refusal("TagResource", "{\"ResourceArn\":\"a:b:c:d:e:f/g\",\"Tags\":[]}", &type),
+      "Invalid TableArn: Invalid ResourceArn provided as input a:b:c:d:e:f/g");
+  ck_assert_str_eq(tag_refusal("TagResource",
+                               "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\","
+                               "\"Tags\":[]}",
+                               &type),
+                   "Atleast one Tag needs to be provided as Input.");
+  /* A well-formed one: the operation is not served. */
+  ck_assert_str_eq(tag_refusal("ListTagsOfResource",
+                               "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\"}",
+                               &type),
+                   "");
+  ck_assert_str_eq(type, "com.amazon.coral.service#UnknownOperationException");
+}
+END_TEST
+
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
@@ -354,6 +398,7 @@ int main(void) {
   tcase_add_test(tc, member_types);
   tcase_add_test(tc, member_constraints);
   tcase_add_test(tc, attribute_values);
+  tcase_add_test(tc, tag_operations);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
