@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_wire.h -- the DynamoDB listener's request parsing, free of any I/O:
  * X-Amz-Target, the Authorization header's shape (dynalite's and
- * DynamoDB's checks, in their order), the JSON body, DynamoDB's full error
- * __types and the x-amz-crc32 checksum. api/ddb_listener.c hosts it. */
+ * DynamoDB's checks, in their order), the JSON body, the member types and
+ * constraints DynamoDB checks before any table is looked up, DynamoDB's
+ * full error __types and the x-amz-crc32 checksum. api/ddb_listener.c hosts it. */
 #ifndef TT_API_DDB_WIRE_H
 #define TT_API_DDB_WIRE_H
 
@@ -61,7 +62,9 @@ struct tt_ddbw_request {
  * Authorization (MissingAuthenticationTokenException,
  * IncompleteSignatureException, InvalidSignatureException), an empty body
  * (SerializationException), a body that is not an object
- * (SerializationException). Returns 0 with *out filled, or -1 with *err. */
+ * (SerializationException). A tag operation (not served) is refused with
+ * DynamoDB's checks of its members and ResourceArn, else
+ * UnknownOperationException. Returns 0 with *out filled, or -1 with *err. */
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json);
 
