@@ -363,7 +363,9 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
  * type name or [type, children]; a struct's children are its members, in
  * the order DynamoDB checks them. "AttrStruct<X>" is an AttributeValue
  * shaped as X. A third element lists the member's constraints, in the order
- * DynamoDB reports them ("children": where its children's are checked). */
+ * DynamoDB reports them ("children": where its children's are checked).
+ * An index created by UpdateTable needs no ProvisionedThroughput (an
+ * on-demand table's does not have one). */
 static const struct {
   enum tt_ddb_op op;
   const char *schema;
@@ -530,12 +532,12 @@ static const struct {
      "zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ProvisionedThr"
      "oughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notN"
      "ull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"gre"
-     "aterThanOrEqual\":1}]},{\"notNull\":true,\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<K"
-     "eySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\","
-     "null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrE"
-     "qual\":2,\"children\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"Ind"
-     "exName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqu"
-     "al\":3,\"lengthLessThanOrEqual\":255}]}]}]]}"},
+     "aterThanOrEqual\":1}]},{\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement"
+     ">\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notNull\""
+     ":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"childr"
+     "en\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":[\"Strin"
+     "g\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLe"
+     "ssThanOrEqual\":255}]}]}]]}"},
 };
 
 static const char attr_members[] =
@@ -958,10 +960,22 @@ static void validate_members(struct vctx *c, const json_t *data, const json_t *m
 static void validate_one(struct vctx *c, const char *attr, const json_t *data, const json_t *node,
                          const char *parent) {
   const json_t *rules = json_is_array(node) ? json_array_get(node, 2) : NULL;
-  if (!json_is_object(rules))
-    return;
   const char *type = json_string_value(json_array_get(node, 0));
   const json_t *children = json_array_get(node, 1);
+  if (!json_is_object(rules)) {
+    /* No constraints of its own: its children's still apply. */
+    if (!json_is_object(children) && !json_is_array(children))
+      return;
+    json_t *only = json_pack("{si}", "children", 1);
+    if (only == NULL)
+      return;
+    json_t *n2 = json_pack("[sOO]", type ? type : "", (json_t *)children, only);
+    json_decref(only);
+    if (n2 != NULL)
+      validate_one(c, attr, data, n2, parent);
+    json_decref(n2);
+    return;
+  }
   char path[512], la[256];
   lower_first(attr, la, sizeof(la));
   snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);

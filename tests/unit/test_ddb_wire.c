@@ -114,6 +114,23 @@ START_TEST(member_constraints) {
       "[a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
       "length greater than or equal to 3; Value null at 'key' failed to satisfy constraint: "
       "Member must not be null");
+  /* Every operation's table parses (a broken one would check nothing). */
+  ck_assert_str_ne(validation(TT_DDB_UPDATE_TABLE, "{\"TableName\":\"abc\","
+                                                   "\"GlobalSecondaryIndexUpdates\":[{\"Create\":{}}]}"),
+                   "");
+  ck_assert_str_ne(validation(TT_DDB_CREATE_TABLE, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_QUERY, "{\"TableName\":\"abc\",\"Limit\":0}"), "");
+  ck_assert_str_ne(validation(TT_DDB_SCAN, "{\"TableName\":\"abc\",\"Limit\":0}"), "");
+  ck_assert_str_ne(validation(TT_DDB_UPDATE_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DELETE_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_PUT_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_BATCH_WRITE_ITEM, "{}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DELETE_TABLE, "{}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DESCRIBE_TIME_TO_LIVE, "{}"), "");
+  /* A member without constraints of its own still has its children's. */
+  ck_assert_str_eq(validation(TT_DDB_BATCH_GET_ITEM, "{\"RequestItems\":{\"abc\":{}}}"),
+                   "1 validation error detected: Value null at 'requestItems.abc.member.keys' "
+                   "failed to satisfy constraint: Member must not be null");
   ck_assert_str_eq(validation(TT_DDB_LIST_TABLES, "{\"Limit\":0}"),
                    "1 validation error detected: Value '0' at 'limit' failed to satisfy "
                    "constraint: Member must have value greater than or equal to 1");
