@@ -511,6 +511,21 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   return rc;
 }
 
+int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  const struct params *p = params_of(op);
+  if (p == NULL)
+    return 0;
+  if (op != TT_DDB_BATCH_GET_ITEM)
+    return expression_params(body, p, err);
+  const char *t;
+  json_t *entry;
+  json_object_foreach(json_object_get(body, "RequestItems"), t, entry) {
+    if (json_is_object(entry) && expression_params(entry, p, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
   switch (op) {
   case TT_DDB_GET_ITEM:

@@ -2,8 +2,10 @@
 /* ddb_wire.c -- parsing of the DynamoDB listener's requests (ddb_wire.h). */
 #include "api/ddb_wire.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -178,6 +180,8 @@ bool tt_ddbw_is_json_1_0(const char *content_type) {
   return type_is(content_type, "application/x-amz-json-1.0");
 }
 
+static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
+
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
   memset(out, 0, sizeof(*out));
@@ -199,6 +203,17 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
+    /* The tag operations are not served, but a malformed one gets
+     * DynamoDB's refusal first. */
+    static const char prefix[] = "DynamoDB_20120810.";
+    const char *name = in->target && strncmp(in->target, prefix, sizeof(prefix) - 1) == 0
+                           ? in->target + sizeof(prefix) - 1
+                           : "";
+    if ((strcmp(name, "TagResource") == 0 || strcmp(name, "UntagResource") == 0 ||
+         strcmp(name, "ListTagsOfResource") == 0) &&
+        check_auth(in, &out->auth, err) == 0 && json_is_object(body) &&
+        check_tags(name, body, err) != 0)
+      goto done;
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
@@ -253,9 +268,11 @@ json_t *tt_ddbw_error_body(const char *full_type, const char *message, const jso
     json_t *m = json_stringn(message, strlen(message));
     if (m == NULL)
       m = json_string("The request is malformed");
-    /* coral's SerializationException spells it "Message". */
+    /* coral's SerializationException and AccessDeniedException spell it
+     * "Message". */
     size_t tl = strlen(full_type);
-    bool capital = tl >= 23 && strcmp(full_type + tl - 23, "#SerializationException") == 0;
+    bool capital = (tl >= 23 && strcmp(full_type + tl - 23, "#SerializationException") == 0) ||
+                   (tl >= 22 && strcmp(full_type + tl - 22, "#AccessDeniedException") == 0);
     if (json_object_set_new(o, capital ? "Message" : "message", m) != 0)
       goto fail;
   }
@@ -337,4 +354,1115 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
   default:
     return 0;
   }
+}
+
+/* ---- member types ------------------------------------------------------ */
+
+/* DynamoDB's member types of each request, checked before any validation
+ * (SerializationException, coral's Java-flavoured messages). A node is a
+ * type name or [type, children]; a struct's children are its members, in
+ * the order DynamoDB checks them. "AttrStruct<X>" is an AttributeValue
+ * shaped as X. A third element lists the member's constraints, in the order
+ * DynamoDB reports them ("children": where its children's are checked).
+ * An index created by UpdateTable needs no ProvisionedThroughput (an
+ * on-demand table's does not have one). */
+static const struct {
+  enum tt_ddb_op op;
+  const char *schema;
+} schemas[] = {
+    {TT_DDB_BATCH_GET_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"RequestIt"
+     "ems\":[\"Map<KeysAndAttributes>\",[\"ValueStruct<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"Param"
+     "eterizedMap\",\"AttrStruct<ValueStruct>\"],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"le"
+     "ngthLessThanOrEqual\":100,\"children\":1}],\"AttributesToGet\":[\"List\",\"String\",{\"lengthGreat"
+     "erThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ConsistentRead\":\"Boolean\",\""
+     "ProjectionExpression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"Stri"
+     "ng\"]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLessThanOrEqual\":255,"
+     "\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"children\":1}]}"},
+    {TT_DDB_BATCH_WRITE_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"ReturnIte"
+     "mCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"RequestItems\":[\"Map<java.u"
+     "til.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedList\",[\"ValueSt"
+     "ruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":[\"Map<Attribut"
+     "eValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":true,\"children\":1}]}],\"PutRequest\":[\"Field"
+     "Struct<PutRequest>\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}]}]}]],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLes"
+     "sThanOrEqual\":255,\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"values\":{\"len"
+     "gthLessThanOrEqual\":25,\"lengthGreaterThanOrEqual\":1},\"children\":1}]}"},
+    {TT_DDB_CREATE_TABLE,
+     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":[\"S"
+     "tring\",null,{\"notNull\":true}],\"AttributeType\":[\"String\",null,{\"notNull\":true,\"enum\":[\"B\""
+     ",\"N\",\"S\"]}]}],{\"notNull\":true,\"children\":1}],\"TableName\":[\"String\",null,{\"required\":true"
+     ",\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PRO"
+     "VISIONED\",\"PAY_PER_REQUEST\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughp"
+     "ut>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCa"
+     "pacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]}],\"KeySchema\":[\"List\""
+     ",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"Key"
+     "Type\":[\"String\",null,{\"notNull\":true,\"enum\":[\"HASH\",\"RANGE\"]}]}],{\"notNull\":true,\"length"
+     "GreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"LocalSecondaryIndexes\":["
+     "\"List\",[\"ValueStruct<LocalSecondaryIndex>\",{\"IndexName\":[\"String\",null,{\"notNull\":true,\""
+     "regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key"
+     "Schema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNu"
+     "ll\":true}],\"KeyType\":[\"String\",null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterTh"
+     "anOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"Projection\":[\"FieldStruct<Project"
+     "ion>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAt"
+     "tributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]},{\"notNull\":true"
+     ",\"children\":1}]}]],\"GlobalSecondaryIndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\""
+     ",{\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterTha"
+     "nOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaEle"
+     "ment>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notN"
+     "ull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"ch"
+     "ildren\":1}],\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"e"
+     "num\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreater"
+     "ThanOrEqual\":1,\"children\":1}]},{\"notNull\":true,\"children\":1}],\"ProvisionedThroughput\":[\""
+     "FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\""
+     "greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrE"
+     "qual\":1}]}]}]]}"},
+    {TT_DDB_DELETE_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_"
+     "OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"en"
+     "um\":[\"SIZE\",\"NONE\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
+     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
+     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
+     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
+     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpre"
+     "ssion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStru"
+     "ct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_DELETE_TABLE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_DESCRIBE_TABLE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "]}"},
+    {TT_DDB_GET_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"Attribute"
+     "sToGet\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"chil"
+     "dren\":1}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGr"
+     "eaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key\":[\"Map<AttributeValue>\",\"AttrStru"
+     "ct<ValueStruct>\",{\"notNull\":true,\"children\":1}],\"ConsistentRead\":\"Boolean\",\"ProjectionEx"
+     "pression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_LIST_TABLES,
+     "{\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1,\"lessThanOrEqual\":100}],\"ExclusiveStart"
+     "TableName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengt"
+     "hLessThanOrEqual\":255}]}"},
+    {TT_DDB_PUT_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\""
+     "notNull\":true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}]"
+     ",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"Attr"
+     "ibuteValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{"
+     "\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS"
+     "_WITH\",\"GE\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Retur"
+     "nValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]"
+     "}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"ConditionExpr"
+     "ession\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStr"
+     "uct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_QUERY,
+     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
+     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
+     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ReturnConsumedCapacity\":[\"String\",null,"
+     "{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"QueryFilter\":[\"Map<Condition>\",[\"ValueStruct<Condi"
+     "tion>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"S"
+     "tring\",null,{\"notNull\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\","
+     "\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"TableName\":[\"String\",null,{\"no"
+     "tNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqua"
+     "l\":255}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"AttributesToGet\":["
+     "\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}]"
+     ",\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"KeyConditions\":[\"Map<Condition>\",[\"V"
+     "alueStruct<Condition>\",{\"ComparisonOperator\":[\"String\",null,{\"notNull\":true,\"enum\":[\"IN\""
+     ",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\","
+     "\"CONTAINS\"]}],\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStart"
+     "Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanI"
+     "ndexForward\":\"Boolean\",\"KeyConditionExpression\":\"String\",\"FilterExpression\":\"String\",\"Pr"
+     "ojectionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStr"
+     "uct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_SCAN,
+     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
+     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
+     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"TotalSegments\":[\"Integer\",null,{\"greate"
+     "rThanOrEqual\":1}],\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NO"
+     "NE\"]}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreat"
+     "erThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ConditionalOperator\":[\"String\",null,{\"en"
+     "um\":[\"OR\",\"AND\"]}],\"ScanFilter\":[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeV"
+     "alueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"notNu"
+     "ll\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE"
+     "\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"Segment\":[\"Integer\",null,{\"greaterThanOrEqual\":0}"
+     "],\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"AttributesToGet\":[\"List\",\"String\",{"
+     "\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ExclusiveStartK"
+     "ey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"FilterExpression\":\"String\",\"Proje"
+     "ctionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct"
+     "<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_UPDATE_ITEM,
+     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZ"
+     "E\",\"NONE\"]}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"N"
+     "ONE\",\"UPDATED_NEW\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
+     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
+     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
+     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
+     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
+     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"AttributeUpdat"
+     "es\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"String\""
+     ",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpression\":"
+     "\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
+     "ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+    {TT_DDB_UPDATE_TABLE,
+     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
+     "],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\""
+     "Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"n"
+     "otNull\":true,\"greaterThanOrEqual\":1}]}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PROVISION"
+     "ED\",\"PAY_PER_REQUEST\"]}],\"GlobalSecondaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecon"
+     "daryIndexUpdate>\",{\"Update\":[\"FieldStruct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName"
+     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
+     "\"lengthLessThanOrEqual\":255}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughpu"
+     "t>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCap"
+     "acityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]},{\"notNull\":true,\"chil"
+     "dren\":1}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Fi"
+     "eldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_O"
+     "NLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]"
+     "},{\"notNull\":true,\"children\":1}],\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-"
+     "zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ProvisionedThr"
+     "oughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notN"
+     "ull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"gre"
+     "aterThanOrEqual\":1}]},{\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement"
+     ">\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notNull\""
+     ":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"childr"
+     "en\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":[\"Strin"
+     "g\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLe"
+     "ssThanOrEqual\":255}]}]}]]}"},
+};
+
+static const char attr_members[] =
+    "{\"S\":\"String\",\"B\":\"Blob\",\"N\":\"String\",\"BOOL\":\"Boolean\",\"NULL\":\"Boolean\","
+    "\"BS\":[\"List\",\"Blob\"],\"NS\":[\"List\",\"String\"],\"SS\":[\"List\",\"String\"],"
+    "\"L\":[\"List\",\"AttrStruct<ValueStruct>\"],"
+    "\"M\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}";
+
+#define T_SER T_SERVICE "SerializationException"
+#define CAST_MSG                                                                                 \
+  "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class "  \
+  "java.lang.Class (sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and "           \
+  "java.lang.Class are in module java.base of loader 'bootstrap')"
+
+struct tctx {
+  json_t *attr; /* attr_members, parsed */
+  struct tt_ddbw_error *err;
+  int depth;
+};
+
+static int ser(struct tctx *c, const char *fmt, const char *a, const char *b)
+    __attribute__((format(printf, 2, 0)));
+static int ser(struct tctx *c, const char *fmt, const char *a, const char *b) {
+  c->err->type = T_SER;
+  c->err->status = 400;
+  snprintf(c->err->message, sizeof(c->err->message), fmt, a, b);
+  return -1;
+}
+
+static bool is_whole(const json_t *v) {
+  if (json_is_integer(v))
+    return true;
+  double d = json_real_value(v);
+  return d == (double)(long long)d;
+}
+
+/* Canonical base64 (what decoding then encoding again gives back). */
+static bool base64_canonical(const char *s, size_t n) {
+  static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t pad = 0;
+  while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+    pad++;
+  size_t m = n - pad;
+  unsigned last = 0;
+  for (size_t i = 0; i < m; i++) {
+    const char *p = s[i] ? strchr(al, s[i]) : NULL;
+    if (p == NULL)
+      return false;
+    last = (unsigned)(p - al);
+  }
+  if (m % 4 == 1)
+    return false;
+  if (pad == 1)
+    return (last & 0x3) == 0;
+  if (pad == 2)
+    return m % 4 == 2 && (last & 0xF) == 0;
+  return true;
+}
+
+static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **repl);
+
+static int check_struct(struct tctx *c, json_t *val, const json_t *members) {
+  const char *k;
+  json_t *m;
+  json_object_foreach((json_t *)members, k, m) {
+    json_t *v = json_object_get(val, k);
+    if (v == NULL)
+      continue;
+    if (json_is_null(v)) {
+      json_object_del(val, k); /* null is absent */
+      continue;
+    }
+    json_t *r = NULL;
+    if (check_node(c, v, m, &r) != 0)
+      return -1;
+    if (r)
+      json_object_set_new(val, k, r);
+  }
+  return 0;
+}
+
+static int check_as(struct tctx *c, json_t *val, const char *base, const char *sub,
+                    const json_t *children, json_t **repl) {
+  bool num = json_is_number(val), str = json_is_string(val), arr = json_is_array(val),
+       obj = json_is_object(val), boo = json_is_boolean(val);
+  const char *numv = num ? (is_whole(val) ? "NUMBER_VALUE" : "DECIMAL_VALUE") : "";
+  const char *boov = json_is_true(val) ? "TRUE_VALUE" : "FALSE_VALUE";
+  if (strcmp(base, "Boolean") == 0) {
+    if (num)
+      return ser(c, "%s cannot be converted to %s", numv, base);
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if (str) {
+      const char *s = json_string_value(val);
+      if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
+        *repl = json_true();
+      else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
+        *repl = json_false();
+      else
+        return ser(c, "%s%s", "Unexpected token received from parser", "");
+    }
+    return 0;
+  }
+  if (strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 || strcmp(base, "Long") == 0 ||
+      strcmp(base, "Double") == 0) {
+    if (boo)
+      return ser(c, "%s cannot be converted to %s", boov, base);
+    if (str)
+      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if (json_is_real(val) && strcmp(base, "Double") != 0) {
+      double d = floor(json_real_value(val));
+      if (d > -9.2e18 && d < 9.2e18)
+        *repl = json_integer((json_int_t)d);
+    }
+    return 0;
+  }
+  if (strcmp(base, "String") == 0) {
+    if (boo)
+      return ser(c, "%s cannot be converted to %s", boov, base);
+    if (num)
+      return ser(c, "%s cannot be converted to %s", numv, base);
+    if (arr)
+      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    return 0;
+  }
+  if (strcmp(base, "Blob") == 0) {
+    if (boo || num)
+      return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
+    if (arr)
+      return ser(c, "%s%s", "Unrecognized collection type class java.nio.ByteBuffer", "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    size_t n = json_string_length(val);
+    if (n % 4) {
+      char len[32];
+      snprintf(len, sizeof(len), "%zu", n);
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s%s",
+                 len, "");
+    }
+    if (!base64_canonical(json_string_value(val), n))
+      return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
+    return 0;
+  }
+  bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
+  if (strcmp(base, "List") == 0 || plist) {
+    if (boo || num || str)
+      return ser(c, "%s%s", plist ? CAST_MSG : "Unexpected field type", "");
+    if (obj)
+      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    size_t i;
+    json_t *e;
+    json_array_foreach(val, i, e) {
+      json_t *r = NULL;
+      if (check_node(c, e, children, &r) != 0)
+        return -1;
+      if (r)
+        json_array_set_new(val, i, r);
+    }
+    return 0;
+  }
+  if (strcmp(base, "Map") == 0 || pmap) {
+    if (boo || num || str)
+      return ser(c, "%s%s", pmap ? CAST_MSG : "Unexpected field type", "");
+    if (arr) {
+      if (pmap || sub == NULL)
+        return ser(c, "%s%s",
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "com.amazonaws.dynamodb.v20120810.AttributeValue>",
+                   "");
+      return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
+                 strchr(sub, '.') ? "" : "com.amazonaws.dynamodb.v20120810.", sub);
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(val, k, v) {
+      json_t *r = NULL;
+      if (check_node(c, v, children, &r) != 0)
+        return -1;
+      if (r)
+        json_object_set_new(val, k, r);
+    }
+    return 0;
+  }
+  bool vs = strcmp(base, "ValueStruct") == 0;
+  if (vs || strcmp(base, "FieldStruct") == 0) {
+    if (boo || num || str)
+      return ser(c, "%s%s", vs ? "Unexpected value type in payload" : "Unexpected field type", "");
+    if (arr)
+      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s%s",
+                 sub ? sub : "", "");
+    return json_is_object(children) ? check_struct(c, val, children) : 0;
+  }
+  return 0; /* a type this table does not know: not checked */
+}
+
+static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **repl) {
+  if (val == NULL || json_is_null(val))
+    return 0;
+  if (c->depth > 64)
+    return 0; /* the parser bounds the depth; the check stops there too */
+  const char *type = json_is_string(node) ? json_string_value(node)
+                                          : json_string_value(json_array_get(node, 0));
+  const json_t *children = json_is_array(node) ? json_array_get(node, 1) : NULL;
+  if (type == NULL)
+    return 0;
+  char base[48], sub[96];
+  sub[0] = '\0';
+  size_t bl = strcspn(type, "<");
+  snprintf(base, sizeof(base), "%.*s", (int)bl, type);
+  if (type[bl] == '<') {
+    size_t sl = strlen(type + bl + 1);
+    if (sl > 0 && type[bl + sl] == '>')
+      sl--;
+    snprintf(sub, sizeof(sub), "%.*s", (int)sl, type + bl + 1);
+  }
+  c->depth++;
+  int rc;
+  if (strcmp(base, "AttrStruct") == 0) {
+    char t[128];
+    snprintf(t, sizeof(t), "%s", sub);
+    rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
+  } else {
+    rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
+  }
+  c->depth--;
+  return rc;
+}
+
+int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  const char *src = NULL;
+  for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
+    if (schemas[i].op == op)
+      src = schemas[i].schema;
+  if (src == NULL || !json_is_object(body))
+    return 0;
+  json_t *schema = json_loads(src, 0, NULL);
+  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  int rc = 0;
+  if (schema && c.attr)
+    rc = check_struct(&c, body, schema);
+  json_decref(schema);
+  json_decref(c.attr);
+  return rc;
+}
+
+/* ---- member constraints ------------------------------------------------ */
+
+struct vctx {
+  char msg[2048];
+  int errors;
+};
+
+/* DynamoDB's rendering of a value in a constraint message. */
+static void value_str(const json_t *v, char *out, size_t n) {
+  if (v == NULL || json_is_null(v)) {
+    snprintf(out, n, "null");
+  } else if (json_is_array(v)) {
+    size_t i, len;
+    json_t *e;
+    snprintf(out, n, "[");
+    json_array_foreach(v, i, e) {
+      len = strlen(out);
+      if (i && len + 2 < n)
+        snprintf(out + len, n - len, ", ");
+      len = strlen(out);
+      value_str(e, out + len, n - len);
+    }
+    len = strlen(out);
+    if (len + 1 < n)
+      snprintf(out + len, n - len, "]");
+  } else if (json_is_object(v)) {
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    snprintf(out, n, "%s", s ? s : "");
+    free(s);
+  } else if (json_is_string(v)) {
+    snprintf(out, n, "%s", json_string_value(v));
+  } else if (json_is_integer(v)) {
+    snprintf(out, n, "%lld", (long long)json_integer_value(v));
+  } else if (json_is_real(v)) {
+    snprintf(out, n, "%.15g", json_real_value(v));
+    if (strtod(out, NULL) != json_real_value(v))
+      snprintf(out, n, "%.17g", json_real_value(v));
+  } else {
+    snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+  }
+}
+
+static void lower_first(const char *s, char *out, size_t n) {
+  snprintf(out, n, "%s", s);
+  if (out[0] >= 'A' && out[0] <= 'Z')
+    out[0] = (char)(out[0] - 'A' + 'a');
+}
+
+static void violation(struct vctx *c, const json_t *data, const char *path, const char *what) {
+  char value[600];
+  value_str(data, value, sizeof(value) - 2);
+  size_t len = strlen(c->msg);
+  bool null = data == NULL || json_is_null(data);
+  snprintf(c->msg + len, sizeof(c->msg) - len, "%sValue %s%s%s at '%s' failed to satisfy constraint: %s",
+           c->errors ? "; " : "", null ? "" : "'", value, null ? "" : "'", path, what);
+  c->errors++;
+}
+
+/* A string's length as DynamoDB counts it (UTF-16 code units). */
+static size_t js_length(const json_t *v) {
+  if (json_is_object(v))
+    return json_object_size(v);
+  if (json_is_array(v))
+    return json_array_size(v);
+  const unsigned char *s = (const unsigned char *)json_string_value(v);
+  size_t n = 0, len = json_string_length(v);
+  for (size_t i = 0; s && i < len; i++)
+    if ((s[i] & 0xC0) != 0x80)
+      n += s[i] >= 0xF0 ? 2 : 1;
+  return n;
+}
+
+static double num_of(const json_t *v) { return json_number_value(v); }
+
+static bool name_pattern(const json_t *v) {
+  const char *s = json_string_value(v);
+  size_t n = json_string_length(v);
+  return s && n > 0 &&
+         strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+/* One constraint `name` (argument `arg`) of `data`; false when broken,
+ * with `what` its message. */
+static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
+                       size_t n) {
+  long long a = (long long)json_number_value(arg);
+  if (strcmp(name, "notNull") == 0) {
+    snprintf(what, n, "Member must not be null");
+    return data != NULL && !json_is_null(data);
+  }
+  if (strcmp(name, "greaterThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have value greater than or equal to %lld", a);
+    return !json_is_number(data) || num_of(data) >= (double)a;
+  }
+  if (strcmp(name, "lessThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have value less than or equal to %lld", a);
+    return !json_is_number(data) || num_of(data) <= (double)a;
+  }
+  if (strcmp(name, "regex") == 0) {
+    snprintf(what, n, "Member must satisfy regular expression pattern: %s", json_string_value(arg));
+    return !json_is_string(data) || name_pattern(data);
+  }
+  if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have length greater than or equal to %lld", a);
+    return js_length(data) >= (size_t)a;
+  }
+  if (strcmp(name, "lengthLessThanOrEqual") == 0) {
+    snprintf(what, n, "Member must have length less than or equal to %lld", a);
+    return js_length(data) <= (size_t)a;
+  }
+  if (strcmp(name, "enum") == 0) {
+    size_t i, len;
+    json_t *e;
+    bool in = false;
+    snprintf(what, n, "Member must satisfy enum value set: [");
+    json_array_foreach(arg, i, e) {
+      len = strlen(what);
+      snprintf(what + len, n - len, "%s%s", i ? ", " : "", json_string_value(e));
+      if (json_is_string(data) && json_equal(e, (json_t *)data))
+        in = true;
+    }
+    len = strlen(what);
+    snprintf(what + len, n - len, "]");
+    return in;
+  }
+  return true;
+}
+
+/* keys/values: every map key (or value) meets all of `set`, else one
+ * message listing them. */
+static void map_constraint(struct vctx *c, const char *kind, const json_t *set, const json_t *data,
+                           const char *path) {
+  if (!json_is_object(data))
+    return;
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)data, k, v) {
+    json_t *subject = strcmp(kind, "keys") == 0 ? json_string(k) : json_incref(v);
+    bool ok = true;
+    const char *cn;
+    json_t *ca;
+    char what[512];
+    json_object_foreach((json_t *)set, cn, ca) {
+      if (!constraint(cn, ca, subject, what, sizeof(what)))
+        ok = false;
+    }
+    json_decref(subject);
+    if (ok || c->errors >= 10)
+      continue;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "Map %s must satisfy constraint: [",
+             strcmp(kind, "keys") == 0 ? "keys" : "value");
+    size_t i = 0;
+    json_object_foreach((json_t *)set, cn, ca) {
+      constraint(cn, ca, NULL, what, sizeof(what));
+      add(msg, sizeof(msg), i++ ? ", " : "");
+      add(msg, sizeof(msg), what);
+    }
+    add(msg, sizeof(msg), "]");
+    violation(c, data, path, msg);
+  }
+}
+
+static void validate_members(struct vctx *c, const json_t *data, const json_t *members,
+                             const char *parent);
+
+static void validate_one(struct vctx *c, const char *attr, const json_t *data, const json_t *node,
+                         const char *parent) {
+  const json_t *rules = json_is_array(node) ? json_array_get(node, 2) : NULL;
+  const char *type = json_string_value(json_array_get(node, 0));
+  const json_t *children = json_array_get(node, 1);
+  if (!json_is_object(rules)) {
+    /* No constraints of its own: its children's still apply. */
+    if (!json_is_object(children) && !json_is_array(children))
+      return;
+    json_t *only = json_pack("{si}", "children", 1);
+    if (only == NULL)
+      return;
+    json_t *n2 = json_pack("[sOO]", type ? type : "", (json_t *)children, only);
+    json_decref(only);
+    if (n2 != NULL)
+      validate_one(c, attr, data, n2, parent);
+    json_decref(n2);
+    return;
+  }
+  char path[512], la[256];
+  lower_first(attr, la, sizeof(la));
+  snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);
+  const char *rn;
+  json_t *ra;
+  json_object_foreach((json_t *)rules, rn, ra) {
+    if (c->errors >= 10)
+      return;
+    if (strcmp(rn, "required") == 0 || strcmp(rn, "tableName") == 0)
+      continue;
+    bool null = data == NULL || json_is_null(data);
+    if (strcmp(rn, "notNull") != 0 && null)
+      continue;
+    if (strcmp(rn, "children") == 0) {
+      size_t tl = type ? strlen(type) : 0;
+      if (tl >= 4 && strcmp(type + tl - 4, "List") == 0 && json_is_array(data)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(data, i, e) {
+          char p[600];
+          snprintf(p, sizeof(p), "%s.%zu", path, i + 1);
+          validate_one(c, "member", e, children, p);
+        }
+      } else if (type && strstr(type, "Map") && json_is_object(data)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)data, k, v) {
+          char p[600];
+          snprintf(p, sizeof(p), "%s.%s", path, k);
+          validate_one(c, "member", v, children, p);
+        }
+      } else if (json_is_object(children) && json_is_object(data)) {
+        validate_members(c, data, children, path);
+      }
+      continue;
+    }
+    if (strcmp(rn, "keys") == 0 || strcmp(rn, "values") == 0) {
+      map_constraint(c, rn, ra, data, path);
+      continue;
+    }
+    char what[512];
+    if (!constraint(rn, ra, data, what, sizeof(what)))
+      violation(c, data, path, what);
+  }
+}
+
+static void validate_members(struct vctx *c, const json_t *data, const json_t *members,
+                             const char *parent) {
+  const char *k;
+  json_t *node;
+  json_object_foreach((json_t *)members, k, node) {
+    validate_one(c, k, json_object_get(data, k), node, parent);
+  }
+}
+
+int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  const char *src = NULL;
+  for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
+    if (schemas[i].op == op)
+      src = schemas[i].schema;
+  if (src == NULL || !json_is_object(body))
+    return 0;
+  json_t *schema = json_loads(src, 0, NULL);
+  if (schema == NULL)
+    return 0;
+  int rc = 0;
+  const char *k;
+  json_t *node;
+  json_object_foreach(schema, k, node) {
+    const json_t *rules = json_array_get(node, 2);
+    const json_t *v = json_object_get(body, k);
+    bool absent = v == NULL || json_is_null(v);
+    if (json_is_true(json_object_get(rules, "required")) && absent) {
+      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+                "The parameter '%s' is required but was not present in the request", k);
+      goto done;
+    }
+    if (json_is_true(json_object_get(rules, "tableName")) && json_is_string(v) &&
+        (js_length(v) < 3 || js_length(v) > 255)) {
+      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+                "%s must be at least 3 characters long and at most 255 characters long", k);
+      goto done;
+    }
+  }
+  struct vctx *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    goto done;
+  validate_members(c, body, schema, "");
+  if (c->errors)
+    rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
+              "%d validation error%s detected: %s", c->errors, c->errors > 1 ? "s" : "", c->msg);
+  free(c);
+done:
+  json_decref(schema);
+  return rc;
+}
+
+/* ---- attribute values ---------------------------------------------------- */
+
+#define T_VAL "com.amazon.coral.validate#ValidationException"
+#define MAX_ITEM_BYTES 409600
+
+/* A DynamoDB number's significant digits and the exponent of its first
+ * one; -1 when the text is not a number. */
+static int parse_number(const char *s, int *digits, long *exp, bool *neg) {
+  const char *p = s;
+  *neg = *p == '-';
+  if (*neg)
+    p++;
+  size_t il = strspn(p, "0123456789");
+  const char *ip = p;
+  p += il;
+  const char *fp = p;
+  size_t fl = 0;
+  if (*p == '.') {
+    fp = ++p;
+    fl = strspn(p, "0123456789");
+    p += fl;
+  }
+  if (il + fl == 0)
+    return -1;
+  long e10 = 0;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    bool eneg = *p == '-';
+    if (*p == '-' || *p == '+')
+      p++;
+    size_t el = strspn(p, "0123456789");
+    if (el == 0)
+      return -1;
+    for (size_t i = 0; i < el; i++)
+      if (e10 < 100000000)
+        e10 = e10 * 10 + (p[i] - '0');
+    p += el;
+    if (eneg)
+      e10 = -e10;
+  }
+  if (*p)
+    return -1;
+  /* position of the first and last non-zero digit in int||frac */
+  long first = -1, last = -1, n = (long)(il + fl);
+  for (long i = 0; i < n; i++) {
+    char d = i < (long)il ? ip[i] : fp[i - (long)il];
+    if (d != '0') {
+      if (first < 0)
+        first = i;
+      last = i;
+    }
+  }
+  if (first < 0) {
+    *digits = 1;
+    *exp = 0;
+    return 0;
+  }
+  *digits = (int)(last - first + 1);
+  *exp = (long)il - 1 - first + e10;
+  return 0;
+}
+
+static const char *check_num(const char *s, char *buf, size_t n) {
+  int digits;
+  long e;
+  bool neg;
+  if (s == NULL || s[0] == '\0')
+    return "The parameter cannot be converted to a numeric value";
+  if (parse_number(s, &digits, &e, &neg) != 0) {
+    snprintf(buf, n, "The parameter cannot be converted to a numeric value: %s", s);
+    return buf;
+  }
+  if (e > 125)
+    return "Number overflow. Attempting to store a number with magnitude larger than supported "
+           "range";
+  if (e < -130)
+    return "Number underflow. Attempting to store a number with magnitude smaller than supported "
+           "range";
+  if (digits > 38)
+    return "Attempting to store more than 38 significant digits in a Number";
+  return NULL;
+}
+
+static bool av_type(const char *k) {
+  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"};
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+    if (strcmp(k, t[i]) == 0)
+      return true;
+  return false;
+}
+
+static bool has_duplicate(const json_t *arr) {
+  size_t n = json_array_size(arr);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (json_equal(json_array_get(arr, i), json_array_get(arr, j)))
+        return true;
+  return false;
+}
+
+/* DynamoDB's checks of one AttributeValue; NULL when it passes. */
+static const char *check_av(const json_t *v, char *buf, size_t n, int depth) {
+  if (!json_is_object(v) || depth > 64)
+    return NULL;
+  size_t types = 0;
+  const char *k;
+  json_t *x;
+  json_object_foreach((json_t *)v, k, x) {
+    if (av_type(k) && !json_is_null(x))
+      types++;
+  }
+  if (types == 0)
+    return "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes";
+  json_object_foreach((json_t *)v, k, x) {
+    const char *m;
+    if (!av_type(k) || json_is_null(x))
+      continue;
+    if (strcmp(k, "N") == 0 && (m = check_num(json_string_value(x), buf, n)) != NULL)
+      return m;
+    if (strcmp(k, "NULL") == 0 && !json_is_true(x))
+      return "One or more parameter values were invalid: Null attribute value types must have "
+             "the value of true";
+    if (strcmp(k, "SS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: An string set  may not be empty";
+    if (strcmp(k, "NS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: An number set  may not be empty";
+    if (strcmp(k, "BS") == 0 && json_array_size(x) == 0)
+      return "One or more parameter values were invalid: Binary sets should not be empty";
+    if (strcmp(k, "NS") == 0) {
+      size_t i;
+      json_t *e;
+      json_array_foreach(x, i, e) {
+        if ((m = check_num(json_string_value(e), buf, n)) != NULL)
+          return m;
+      }
+    }
+    if ((strcmp(k, "SS") == 0 || strcmp(k, "BS") == 0) && has_duplicate(x)) {
+      char list[400];
+      value_str(x, list, sizeof(list));
+      snprintf(buf, n, "One or more parameter values were invalid: Input collection %s%s contains "
+               "duplicates.", list, k[0] == 'B' ? "of type BS" : "");
+      return buf;
+    }
+    if (strcmp(k, "NS") == 0 && has_duplicate(x))
+      return "Input collection contains duplicates";
+    if (strcmp(k, "M") == 0) {
+      const char *mk;
+      json_t *mv;
+      json_object_foreach(x, mk, mv) {
+        if ((m = check_av(mv, buf, n, depth + 1)) != NULL)
+          return m;
+      }
+    }
+    if (strcmp(k, "L") == 0) {
+      size_t i;
+      json_t *e;
+      json_array_foreach(x, i, e) {
+        if ((m = check_av(e, buf, n, depth + 1)) != NULL)
+          return m;
+      }
+    }
+  }
+  if (types > 1)
+    return "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
+           "the supported datatypes";
+  return NULL;
+}
+
+static size_t b64_len(const char *s) {
+  size_t n = s ? strlen(s) : 0, pad = 0;
+  while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+    pad++;
+  return n / 4 * 3 - (n % 4 == 0 ? pad : 0);
+}
+
+static size_t item_bytes(const json_t *item, int depth);
+
+static size_t num_bytes(const char *s) {
+  int d;
+  long e;
+  bool neg;
+  if (s == NULL || parse_number(s, &d, &e, &neg) != 0)
+    return 0;
+  if (d == 1 && strspn(s, "-0.") == strcspn(s, "eE"))
+    return 1; /* zero */
+  return 1 + (size_t)(d + 1) / 2 + (d % 2 || e % 2 ? 0 : 1) + (neg ? 1 : 0);
+}
+
+/* DynamoDB's size of an AttributeValue. */
+static size_t av_bytes(const json_t *v, int depth) {
+  const char *k;
+  json_t *x;
+  size_t size = 0, i;
+  json_t *e;
+  if (depth > 64)
+    return 0;
+  json_object_foreach((json_t *)v, k, x) {
+    if (strcmp(k, "S") == 0)
+      return json_string_length(x);
+    if (strcmp(k, "B") == 0)
+      return b64_len(json_string_value(x));
+    if (strcmp(k, "N") == 0)
+      return num_bytes(json_string_value(x));
+    if (strcmp(k, "NULL") == 0 || strcmp(k, "BOOL") == 0)
+      return 1;
+    if (strcmp(k, "SS") == 0 || strcmp(k, "BS") == 0 || strcmp(k, "NS") == 0) {
+      json_array_foreach(x, i, e) {
+        size += k[0] == 'S' ? json_string_length(e)
+                : k[0] == 'B' ? b64_len(json_string_value(e))
+                              : num_bytes(json_string_value(e));
+      }
+      return size;
+    }
+    if (strcmp(k, "L") == 0) {
+      json_array_foreach(x, i, e) {
+        size += 1 + av_bytes(e, depth + 1);
+      }
+      return 3 + size;
+    }
+    if (strcmp(k, "M") == 0)
+      return 3 + json_object_size(x) + item_bytes(x, depth + 1);
+  }
+  return 0;
+}
+
+static size_t item_bytes(const json_t *item, int depth) {
+  const char *k;
+  json_t *v;
+  size_t size = 0;
+  json_object_foreach((json_t *)item, k, v) {
+    size += av_bytes(v, depth) + strlen(k);
+  }
+  return size;
+}
+
+/* Every AttributeValue of a map (an item or a key). */
+static int check_avs(const json_t *map, struct tt_ddbw_error *err) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)map, k, v) {
+    const char *m = check_av(v, err->message, sizeof(err->message), 0);
+    if (m != NULL) {
+      if (m != err->message)
+        snprintf(err->message, sizeof(err->message), "%s", m);
+      err->type = T_VAL;
+      err->status = 400;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int check_item(const json_t *item, struct tt_ddbw_error *err) {
+  if (check_avs(item, err) != 0)
+    return -1;
+  if (json_is_object(item) && item_bytes(item, 0) > MAX_ITEM_BYTES)
+    return fail(err, T_VAL, 400, "Item size has exceeded the maximum allowed size");
+  return 0;
+}
+
+int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  const char *k;
+  json_t *v;
+  size_t i;
+  json_t *e;
+  switch (op) {
+  case TT_DDB_PUT_ITEM:
+    return check_item(json_object_get(body, "Item"), err);
+  case TT_DDB_GET_ITEM:
+  case TT_DDB_DELETE_ITEM:
+    return check_avs(json_object_get(body, "Key"), err);
+  case TT_DDB_UPDATE_ITEM:
+    if (check_avs(json_object_get(body, "Key"), err) != 0)
+      return -1;
+    json_object_foreach(json_object_get(body, "AttributeUpdates"), k, v) {
+      json_t *value = json_object_get(v, "Value");
+      if (value && !json_is_null(value)) {
+        json_t *one = json_pack("{sO}", "v", value);
+        int rc = one ? check_avs(one, err) : 0;
+        json_decref(one);
+        if (rc != 0)
+          return -1;
+      }
+    }
+    return 0;
+  case TT_DDB_BATCH_GET_ITEM:
+    json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
+      json_array_foreach(json_object_get(v, "Keys"), i, e) {
+        if (check_avs(e, err) != 0)
+          return -1;
+      }
+    }
+    return 0;
+  case TT_DDB_BATCH_WRITE_ITEM:
+    json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
+      json_array_foreach(v, i, e) {
+        json_t *put = json_object_get(json_object_get(e, "PutRequest"), "Item");
+        if (put && check_item(put, err) != 0)
+          return -1;
+        if (check_avs(json_object_get(json_object_get(e, "DeleteRequest"), "Key"), err) != 0)
+          return -1;
+      }
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  if (op != TT_DDB_QUERY && op != TT_DDB_SCAN)
+    return 0;
+  if (check_avs(json_object_get(body, "ExclusiveStartKey"), err) == 0)
+    return 0;
+  /* DynamoDB names the starting key in most of these messages. */
+  static const char *const bare[] = {"contains duplicates", "number set", "numeric value",
+                                     "significant digits", "number with magnitude"};
+  for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++)
+    if (strstr(err->message, bare[i]))
+      return -1;
+  char m[sizeof(err->message)];
+  snprintf(m, sizeof(m), "%s", err->message);
+  return fail(err, T_VAL, 400, "The provided starting key is invalid: %.2200s", m);
+}
+
+/* ---- tag operations ------------------------------------------------------ */
+
+/* Whether an ARN has six colon-separated parts and a slash after them. */
+static bool arn_shaped(const char *a) {
+  int colons = 0;
+  const char *p = a;
+  for (; *p && colons < 5; p++)
+    if (*p == ':' && p != a && p[-1] != ':')
+      colons++;
+  return colons == 5 && p[0] && p[0] != '/' && strchr(p, '/') && strchr(p, '/')[1];
+}
+
+/* arn:aws:dynamodb:<region>:<digits>:table/<name of 3+ without '/'> */
+static bool table_arn(const char *a) {
+  static const char pre[] = "arn:aws:dynamodb:";
+  if (strncmp(a, pre, sizeof(pre) - 1) != 0)
+    return false;
+  const char *region = a + sizeof(pre) - 1;
+  for (const char *t = strstr(region, ":table/"); t; t = strstr(t + 1, ":table/")) {
+    const char *d = t;
+    while (d > region && d[-1] >= '0' && d[-1] <= '9')
+      d--;
+    const char *name = t + 7;
+    if (d < t && d - 1 > region && d[-1] == ':' && strlen(name) >= 3 && !strchr(name, '/'))
+      return true;
+  }
+  return false;
+}
+
+static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
+  static const char *const schema_tag = "{\"ResourceArn\":\"String\",\"Tags\":[\"List\","
+                                        "[\"ValueStruct<Tag>\",{\"Key\":\"String\","
+                                        "\"Value\":\"String\"}]]}";
+  static const char *const schema_untag =
+      "{\"ResourceArn\":\"String\",\"TagKeys\":[\"List\",\"String\"]}";
+  static const char *const schema_list = "{\"ResourceArn\":\"String\"}";
+  bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
+  json_t *schema = json_loads(tag ? schema_tag : untag ? schema_untag : schema_list, 0, NULL);
+  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  int rc = schema && c.attr ? check_struct(&c, body, schema) : 0;
+  json_decref(schema);
+  json_decref(c.attr);
+  if (rc != 0)
+    return -1;
+  const char *arn = json_string_value(json_object_get(body, "ResourceArn"));
+  if (arn == NULL)
+    return fail(err, T_VAL, 400, "Invalid TableArn");
+  if (!arn_shaped(arn))
+    return fail(err, T_SERVICE "AccessDeniedException", 400,
+                "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                "dynamodb:%s on resource: %s",
+                name, arn[0] ? arn : "*");
+  const char *list = tag ? "Tags" : "TagKeys";
+  json_t *l = json_object_get(body, list);
+  if ((tag || untag) && l == NULL)
+    return fail(err, T_VAL, 400,
+                "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
+                "Member must not be null",
+                tag ? "tags" : "tagKeys");
+  if (!table_arn(arn))
+    return fail(err, T_VAL, 400, "Invalid TableArn: Invalid ResourceArn provided as input %s",
+                arn);
+  if ((tag || untag) && json_array_size(l) == 0)
+    return fail(err, T_VAL, 400, "%s",
+                tag ? "Atleast one Tag needs to be provided as Input."
+                    : "Atleast one Tag Key needs to be provided as Input.");
+  return 0;
 }

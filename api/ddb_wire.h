@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_wire.h -- the DynamoDB listener's request parsing, free of any I/O:
  * X-Amz-Target, the Authorization header's shape (dynalite's and
- * DynamoDB's checks, in their order), the JSON body, DynamoDB's full error
- * __types and the x-amz-crc32 checksum. api/ddb_listener.c hosts it. */
+ * DynamoDB's checks, in their order), the JSON body, the member types and
+ * constraints DynamoDB checks before any table is looked up, DynamoDB's
+ * full error __types and the x-amz-crc32 checksum. api/ddb_listener.c hosts it. */
 #ifndef TT_API_DDB_WIRE_H
 #define TT_API_DDB_WIRE_H
 
@@ -17,7 +18,7 @@
  * its message ("" for none: the body then has no "message") and status. */
 struct tt_ddbw_error {
   const char *type;
-  char message[512];
+  char message[2304];
   unsigned status;
 };
 
@@ -61,7 +62,9 @@ struct tt_ddbw_request {
  * Authorization (MissingAuthenticationTokenException,
  * IncompleteSignatureException, InvalidSignatureException), an empty body
  * (SerializationException), a body that is not an object
- * (SerializationException). Returns 0 with *out filled, or -1 with *err. */
+ * (SerializationException). A tag operation (not served) is refused with
+ * DynamoDB's checks of its members and ResourceArn, else
+ * UnknownOperationException. Returns 0 with *out filled, or -1 with *err. */
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json);
 
@@ -71,6 +74,41 @@ bool tt_ddbw_is_json_1_0(const char *content_type);
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.GetItem");
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);
+
+/* DynamoDB's member types of the request (one table per operation, as
+ * coral's deserializer has them), checked before any validation:
+ * SerializationException with coral's messages ("NUMBER_VALUE cannot be
+ * converted to String", ...). Members are checked in the table's order;
+ * null members are dropped (null is absent) and Boolean members given as
+ * "true"/"false"/"1"/"0"/"yes"/"no" become booleans. Members the table
+ * does not list pass unchecked. Returns 0 or -1 with *err. */
+int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's constraints on the members of a type-checked request (the
+ * same per-operation table): a missing required member or a TableName of
+ * the wrong length first, then up to 10 violations of notNull, length,
+ * value bounds, patterns and enum sets in one ValidationException ("2
+ * validation errors detected: Value 'x' at 'tableName' failed to satisfy
+ * constraint: ..."). Returns 0 or -1 with *err. */
+int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's rules on mixing expression and legacy parameters, and on
+ * ExpressionAttributeNames/Values without an expression (the first checks
+ * of tt_ddbw_legacy, made before the AttributeValues are). Returns 0 or -1
+ * with *err. */
+int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
+
+/* DynamoDB's checks of the AttributeValues of a request before any table
+ * is looked up (items, keys, AttributeUpdates values):
+ * exactly one datatype, numbers (digits, magnitude), NULL true, sets not
+ * empty nor with duplicates, and an item's size within 400 KB. Returns 0
+ * or -1 with *err. */
+int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
+/* The same checks of a Query's or Scan's ExclusiveStartKey, made after its
+ * conditions are (most messages prefixed "The provided starting key is
+ * invalid: "). Returns 0 or -1 with *err. */
+int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */

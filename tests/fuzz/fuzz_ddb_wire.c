@@ -52,6 +52,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The legacy rewrite either refuses with a ValidationException or
      * leaves no legacy parameter behind. */
     struct tt_ddbw_error lerr;
+    /* The type check refuses with a SerializationException, or passes and
+     * leaves a body that passes it again (its conversions are final). */
+    if (tt_ddbw_check_types(req.op, req.body, &lerr) != 0) {
+      if (lerr.status != 400 || strstr(lerr.type, "#SerializationException") == NULL)
+        abort();
+    } else if (tt_ddbw_check_types(req.op, req.body, &lerr) != 0) {
+      abort();
+    } else if (tt_ddbw_validate(req.op, req.body, &lerr) != 0 &&
+               (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL ||
+                memchr(lerr.message, '\0', sizeof(lerr.message)) == NULL)) {
+      abort();
+    }
+    if ((tt_ddbw_check_values(req.op, req.body, &lerr) != 0 ||
+         tt_ddbw_check_start_key(req.op, req.body, &lerr) != 0) &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
+    if (tt_ddbw_expression_params(req.op, req.body, &lerr) != 0 &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
     if (tt_ddbw_check_table_name(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strchr(lerr.type, '#') == NULL))
       abort();

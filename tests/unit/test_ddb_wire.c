@@ -3,6 +3,7 @@
  * and legacy-parameter rewrite (api/ddb_legacy.c). */
 #include <check.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,224 @@ static struct tt_ddbw_input input(const char *target, const char *auth, const ch
                                 .body = body,
                                 .body_len = body ? strlen(body) : 0};
 }
+
+/* The message of the type check of `body` for `op`, "" when it passes. */
+static const char *type_refusal(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_check_types(op, b, &err);
+  json_decref(b);
+  if (rc == 0)
+    return "";
+  ck_assert_str_eq(err.type, "com.amazon.coral.service#SerializationException");
+  ck_assert_uint_eq(err.status, 400);
+  return err.message;
+}
+
+START_TEST(member_types) {
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":23}"),
+                   "NUMBER_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":34.56}"),
+                   "DECIMAL_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":true}"),
+                   "TRUE_VALUE cannot be converted to String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":[]}"),
+                   "Unrecognized collection type class java.lang.String");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":{}}"),
+                   "Start of structure or map found where not expected");
+  ck_assert_str_eq(type_refusal(TT_DDB_GET_ITEM, "{\"ConsistentRead\":\"23\"}"),
+                   "Unexpected token received from parser");
+  ck_assert_str_eq(type_refusal(TT_DDB_GET_ITEM, "{\"ConsistentRead\":\"yes\"}"), "");
+  ck_assert_str_eq(type_refusal(TT_DDB_QUERY, "{\"Limit\":\"23\"}"),
+                   "STRING_VALUE cannot be converted to Integer");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":[]}"),
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "com.amazonaws.dynamodb.v20120810.AttributeValue>");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":23}}"),
+                   "Unexpected value type in payload");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"B\":\"23456\"}}}"),
+                   "Base64 encoded length is expected a multiple of 4 bytes but found: 5");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"B\":\"+/+=\"}}}"),
+                   "Invalid last non-pad Base64 character dectected");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"L\":[{\"BS\":[\"AQ==\"]}]}}}"),
+                   "");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"M\":{\"b\":{\"SS\":5}}}}}"),
+                   "Unexpected field type");
+  ck_assert_str_eq(type_refusal(TT_DDB_CREATE_TABLE, "{\"KeySchema\":[\"a\"]}"),
+                   "Unexpected value type in payload");
+  ck_assert_str_eq(type_refusal(TT_DDB_CREATE_TABLE, "{\"ProvisionedThroughput\":[]}"),
+                   "Unrecognized collection type class "
+                   "com.amazonaws.dynamodb.v20120810.ProvisionedThroughput");
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"ExpressionAttributeNames\":[]}"),
+                   "Unrecognized collection type java.util.Map<java.lang.String, "
+                   "java.lang.String>");
+  /* The table's order decides which member is reported. */
+  ck_assert_str_eq(type_refusal(TT_DDB_PUT_ITEM, "{\"TableName\":1,\"ReturnConsumedCapacity\":true}"),
+                   "TRUE_VALUE cannot be converted to String");
+  /* A Boolean given as a string becomes a boolean; nulls are dropped. */
+  json_t *b = json_loads("{\"ConsistentRead\":\"TRUE\",\"TableName\":null}", 0, NULL);
+  struct tt_ddbw_error err;
+  ck_assert_int_eq(tt_ddbw_check_types(TT_DDB_GET_ITEM, b, &err), 0);
+  ck_assert(json_is_true(json_object_get(b, "ConsistentRead")));
+  ck_assert_ptr_null(json_object_get(b, "TableName"));
+  json_decref(b);
+}
+END_TEST
+
+/* The message of the constraint check of `body` for `op`, "" when it passes. */
+static const char *validation(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_validate(op, b, &err);
+  json_decref(b);
+  if (rc == 0)
+    return "";
+  ck_assert_str_eq(err.type, "com.amazon.coral.validate#ValidationException");
+  return err.message;
+}
+
+START_TEST(member_constraints) {
+  ck_assert_str_eq(validation(TT_DDB_DESCRIBE_TABLE, "{}"),
+                   "The parameter 'TableName' is required but was not present in the request");
+  ck_assert_str_eq(validation(TT_DDB_DESCRIBE_TABLE, "{\"TableName\":\"ab\"}"),
+                   "TableName must be at least 3 characters long and at most 255 characters long");
+  ck_assert_str_eq(validation(TT_DDB_GET_ITEM, "{\"TableName\":\"abc\",\"Key\":{}}"), "");
+  ck_assert_str_eq(
+      validation(TT_DDB_GET_ITEM, "{\"TableName\":\"a;\",\"ReturnConsumedCapacity\":\"hi\"}"),
+      "4 validation errors detected: Value 'hi' at 'returnConsumedCapacity' failed to satisfy "
+      "constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; Value 'a;' at "
+      "'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+      "[a-zA-Z0-9_.-]+; Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
+      "length greater than or equal to 3; Value null at 'key' failed to satisfy constraint: "
+      "Member must not be null");
+  /* Every operation's table parses (a broken one would check nothing). */
+  ck_assert_str_ne(validation(TT_DDB_UPDATE_TABLE, "{\"TableName\":\"abc\","
+                                                   "\"GlobalSecondaryIndexUpdates\":[{\"Create\":{}}]}"),
+                   "");
+  ck_assert_str_ne(validation(TT_DDB_CREATE_TABLE, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_QUERY, "{\"TableName\":\"abc\",\"Limit\":0}"), "");
+  ck_assert_str_ne(validation(TT_DDB_SCAN, "{\"TableName\":\"abc\",\"Limit\":0}"), "");
+  ck_assert_str_ne(validation(TT_DDB_UPDATE_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DELETE_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_PUT_ITEM, "{\"TableName\":\"abc\"}"), "");
+  ck_assert_str_ne(validation(TT_DDB_BATCH_WRITE_ITEM, "{}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DELETE_TABLE, "{}"), "");
+  ck_assert_str_ne(validation(TT_DDB_DESCRIBE_TIME_TO_LIVE, "{}"), "");
+  /* A member without constraints of its own still has its children's. */
+  ck_assert_str_eq(validation(TT_DDB_BATCH_GET_ITEM, "{\"RequestItems\":{\"abc\":{}}}"),
+                   "1 validation error detected: Value null at 'requestItems.abc.member.keys' "
+                   "failed to satisfy constraint: Member must not be null");
+  ck_assert_str_eq(validation(TT_DDB_LIST_TABLES, "{\"Limit\":0}"),
+                   "1 validation error detected: Value '0' at 'limit' failed to satisfy "
+                   "constraint: Member must have value greater than or equal to 1");
+  ck_assert_str_eq(
+      validation(TT_DDB_BATCH_WRITE_ITEM, "{\"RequestItems\":{\"ab\":[{}]}}"),
+      "1 validation error detected: Value '{\"ab\":[{}]}' at 'requestItems' failed to satisfy "
+      "constraint: Map keys must satisfy constraint: [Member must have length less than or equal "
+      "to 255, Member must have length greater than or equal to 3, Member must satisfy regular "
+      "expression pattern: [a-zA-Z0-9_.-]+]");
+}
+END_TEST
+
+/* The message of the AttributeValue checks of `body` for `op`, "" when
+ * they pass. */
+static const char *value_refusal(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_check_values(op, b, &err);
+  if (rc == 0)
+    rc = tt_ddbw_check_start_key(op, b, &err);
+  json_decref(b);
+  return rc == 0 ? "" : err.message;
+}
+
+START_TEST(attribute_values) {
+  ck_assert_str_eq(value_refusal(TT_DDB_GET_ITEM, "{\"Key\":{\"a\":{}}}"),
+                   "Supplied AttributeValue is empty, must contain exactly one of the supported "
+                   "datatypes");
+  ck_assert_str_eq(value_refusal(TT_DDB_GET_ITEM, "{\"Key\":{\"a\":{\"S\":\"x\",\"N\":\"1\"}}}"),
+                   "Supplied AttributeValue has more than one datatypes set, must contain exactly "
+                   "one of the supported datatypes");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"1e126\"}}}"),
+                   "Number overflow. Attempting to store a number with magnitude larger than "
+                   "supported range");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"1e-131\"}}}"),
+                   "Number underflow. Attempting to store a number with magnitude smaller than "
+                   "supported range");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"0.0001e126\"}}}"), "");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"N\":\"12x\"}}}"),
+                   "The parameter cannot be converted to a numeric value: 12x");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"SS\":[\"x\",\"x\"]}}}"),
+                   "One or more parameter values were invalid: Input collection [x, x] contains "
+                   "duplicates.");
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{\"a\":{\"NULL\":false}}}"),
+                   "One or more parameter values were invalid: Null attribute value types must "
+                   "have the value of true");
+  ck_assert_str_eq(value_refusal(TT_DDB_SCAN, "{\"ExclusiveStartKey\":{\"a\":{\"SS\":[]}}}"),
+                   "The provided starting key is invalid: One or more parameter values were "
+                   "invalid: An string set  may not be empty");
+  ck_assert_str_eq(value_refusal(TT_DDB_SCAN, "{\"ExclusiveStartKey\":{\"a\":{\"NS\":[]}}}"),
+                   "One or more parameter values were invalid: An number set  may not be empty");
+  /* 400 KB: an attribute name counts, its value's UTF-8 bytes too. */
+  size_t big = 409600 - 1 - 1;
+  char *body = malloc(big + 64);
+  ck_assert_ptr_nonnull(body);
+  int n = snprintf(body, 64, "{\"Item\":{\"a\":{\"S\":\"x\"},\"b\":{\"S\":\"");
+  memset(body + n, 'y', big - 1);
+  memcpy(body + n + big - 1, "\"}}}", 5);
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, body), "");
+  memcpy(body + n + big - 1, "y\"}}}", 6);
+  ck_assert_str_eq(value_refusal(TT_DDB_PUT_ITEM, body),
+                   "Item size has exceeded the maximum allowed size");
+  free(body);
+}
+END_TEST
+
+/* The tag operations are not served, but DynamoDB's refusals of malformed
+ * ones come first. */
+static const char *tag_refusal(const char *op, const char *body, const char **type) {
+  static struct tt_ddbw_error err;
+  char target[64];
+  snprintf(target, sizeof(target), "DynamoDB_20120810.%s", op);
+  struct tt_ddbw_input in = input(target, AUTH, body);
+  struct tt_ddbw_request req;
+  bool xml;
+  ck_assert_int_eq(tt_ddbw_parse(&in, &req, &err, &xml), -1);
+  *type = err.type;
+  return err.message;
+}
+
+START_TEST(tag_operations) {
+  const char *type;
+  ck_assert_str_eq(tag_refusal("TagResource", "{\"Tags\":5}", &type), "Unexpected field type");
+  ck_assert_str_eq(type, "com.amazon.coral.service#SerializationException");
+  ck_assert_str_eq(tag_refusal("UntagResource", "{}", &type), "Invalid TableArn");
+  ck_assert_str_eq(tag_refusal("ListTagsOfResource", "{\"ResourceArn\":\"abcd\"}", &type),
+                   "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                   "dynamodb:ListTagsOfResource on resource: abcd");
+  ck_assert_str_eq(type, "com.amazon.coral.service#AccessDeniedException");
+  ck_assert_str_eq(tag_refusal("TagResource", "{\"ResourceArn\":\"a:b:c:d:e:f/g\"}", &type),
+                   "1 validation error detected: Value null at 'tags' failed to satisfy "
+                   "constraint: Member must not be null");
+  ck_assert_str_eq(
+      tag_refusal("TagResource", "{\"ResourceArn\":\"a:b:c:d:e:f/g\",\"Tags\":[]}", &type),
+      "Invalid TableArn: Invalid ResourceArn provided as input a:b:c:d:e:f/g");
+  ck_assert_str_eq(tag_refusal("TagResource",
+                               "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\","
+                               "\"Tags\":[]}",
+                               &type),
+                   "Atleast one Tag needs to be provided as Input.");
+  /* A well-formed one: the operation is not served. */
+  ck_assert_str_eq(tag_refusal("ListTagsOfResource",
+                               "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\"}",
+                               &type),
+                   "");
+  ck_assert_str_eq(type, "com.amazon.coral.service#UnknownOperationException");
+}
+END_TEST
 
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
@@ -193,6 +412,10 @@ int main(void) {
   tcase_add_test(tc, legacy_becomes_expressions);
   tcase_add_test(tc, legacy_refusals);
   tcase_add_test(tc, table_names);
+  tcase_add_test(tc, member_types);
+  tcase_add_test(tc, member_constraints);
+  tcase_add_test(tc, attribute_values);
+  tcase_add_test(tc, tag_operations);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
