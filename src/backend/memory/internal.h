@@ -318,6 +318,9 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
 
 /* Frees a table and everything in it. */
 void memdb_table_free(struct memdb_table *t);
+/* Frees every table and client token of the backend (at close, and before
+ * the data dir is loaded again). */
+void memdb_free_tables(struct memdb *m);
 
 /* Whether an item is hidden as expired by TTL at time `now`. */
 bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_t now);

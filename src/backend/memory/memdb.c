@@ -262,8 +262,7 @@ static void memdb_close(struct tt_backend *b, void (*closed)(void *arg), void *a
   memdb_wal_close(m); /* flush, sync and close the log, if any */
 }
 
-static void memdb_destroy(struct tt_backend *b) {
-  struct memdb *m = b->impl;
+void memdb_free_tables(struct memdb *m) {
   while (m->tables) {
     struct memdb_table *t = m->tables;
     m->tables = t->next;
@@ -276,6 +275,11 @@ static void memdb_destroy(struct tt_backend *b) {
     free(k->request);
     free(k);
   }
+}
+
+static void memdb_destroy(struct tt_backend *b) {
+  struct memdb *m = b->impl;
+  memdb_free_tables(m);
   memdb_wal_free(m);
   free(m);
 }

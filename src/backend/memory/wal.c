@@ -178,21 +178,6 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
   return 0;
 }
 
-static void free_tables(struct memdb *m) {
-  while (m->tables) {
-    struct memdb_table *t = m->tables;
-    m->tables = t->next;
-    memdb_table_free(t);
-  }
-  while (m->tokens) {
-    struct memdb_token *k = m->tokens;
-    m->tokens = k->next;
-    free(k->token);
-    free(k->request);
-    free(k);
-  }
-}
-
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
                    const char *message) {
   struct tt_log_line l;
@@ -306,7 +291,7 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
   unsigned char *data;
   size_t len;
   uint64_t snap_gen = 0;
-  free_tables(m);
+  memdb_free_tables(m);
   w->st.records = 0;
   if (read_file(w->dirfd, "snapshot", &data, &len) == 0) {
     bool end = false;
@@ -444,7 +429,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
   if (rc != LOAD_OK) {
-    free_tables(m);
+    memdb_free_tables(m);
     return UV_EIO;
   }
   uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
@@ -458,7 +443,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   }
   if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
-    free_tables(m);
+    memdb_free_tables(m);
     return UV_EIO;
   }
   tt_buf_init(&w->pend, 0);
