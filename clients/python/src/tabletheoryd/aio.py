@@ -9,16 +9,16 @@ streams (standard library only) with a small pool of HTTP/1.1 keep-alive connect
             ...
 """
 import asyncio
-import random
 import ssl as _ssl
 import uuid
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlsplit
 
 from . import errors
-from .client import _NOT_APPLIED, DEFAULT_URL, Model, Page, Transaction, _request_id
+from .client import (_NOT_APPLIED, DEFAULT_URL, Model, Page, Transaction, _answer_error,
+                     _backoff_delay, _prepare)
 from .expr import Update, _cond_json
 from .ledger import Outcome, _q, default_owner
-from .values import ModelTypes, decode, encode
+from .values import ModelTypes, decode
 
 __all__ = ["AsyncClient", "AsyncModel", "AsyncTransaction", "AsyncJobs", "AsyncLease"]
 
@@ -213,20 +213,7 @@ class AsyncClient:
     async def request(self, method, path, body=None, *, query=None, headers=None,
                       idempotent=False, request_id=None, timeout=None):
         """As Client.request: (status, headers, parsed body), with the same retries."""
-        rid = request_id or _request_id.get() or "%032x" % random.getrandbits(128)
-        hdrs = {"X-Request-Id": rid}
-        if self._auth:
-            hdrs["Authorization"] = self._auth
-        if headers:
-            hdrs.update(headers)
-        payload = None
-        if body is not None:
-            payload = encode(body).encode("utf-8")
-            hdrs["Content-Type"] = "application/json"
-        if query:
-            q = {k: v for k, v in query.items() if v is not None}
-            if q:
-                path += "?" + urlencode(q, quote_via=quote)
+        rid, path, payload, hdrs = _prepare(self._auth, path, body, query, headers, request_id)
         attempt = 1
         stale_retry = True
         while True:
@@ -253,11 +240,7 @@ class AsyncClient:
                 raise err from e.cause
             if status < 300:
                 return status, rh, (decode(data) if data else None)
-            try:
-                parsed = decode(data)
-            except ValueError:
-                parsed = None
-            err = errors.from_envelope(status, parsed, rh, rid)
+            err = _answer_error(status, rh, data, rid)
             if err.retryable and attempt < self.max_attempts and (
                     idempotent or err.code in _NOT_APPLIED):
                 await self._sleep(attempt, rh.get("retry-after"))
@@ -266,14 +249,7 @@ class AsyncClient:
             raise err
 
     async def _sleep(self, attempt, retry_after):
-        base, cap = self.backoff
-        delay = random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
-        if retry_after:
-            try:
-                delay = max(delay, min(float(retry_after), 30.0))
-            except ValueError:
-                pass
-        await asyncio.sleep(delay)
+        await asyncio.sleep(_backoff_delay(self.backoff, attempt, retry_after))
 
     # -- system and models -------------------------------------------------------------
 

@@ -27,6 +27,49 @@ _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
 _NOT_APPLIED = frozenset(("Throttled", "Draining"))
 
 
+def _prepare(auth, path, body, query, headers, request_id):
+    """What every try of one call sends: (request id, path with its query, body bytes or
+    None, headers). Shared by Client and the asyncio client."""
+    # A request id needs to be unique, not secret: no system call per request.
+    rid = request_id or _request_id.get() or "%032x" % random.getrandbits(128)
+    hdrs = {"X-Request-Id": rid}
+    if auth:
+        hdrs["Authorization"] = auth
+    if headers:
+        hdrs.update(headers)
+    payload = None
+    if body is not None:
+        payload = encode(body).encode("utf-8")
+        hdrs["Content-Type"] = "application/json"
+    if query:
+        q = {k: v for k, v in query.items() if v is not None}
+        if q:
+            path += "?" + urlencode(q, quote_via=quote)
+    return rid, path, payload, hdrs
+
+
+def _answer_error(status, rh, data, rid):
+    """The error class of a non-2xx answer, from its envelope (None when it is no JSON)."""
+    try:
+        parsed = decode(data)
+    except ValueError:
+        parsed = None
+    return errors.from_envelope(status, parsed, rh, rid)
+
+
+def _backoff_delay(backoff, attempt, retry_after):
+    """Full-jitter delay before try `attempt + 1`, at least the daemon's Retry-After
+    (capped at 30 s)."""
+    base, cap = backoff
+    delay = random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
+    if retry_after:
+        try:
+            delay = max(delay, min(float(retry_after), 30.0))
+        except ValueError:
+            pass
+    return delay
+
+
 class request_id:  # noqa: N801 -- used as `with request_id("abc"):`
     """Context manager: every request made inside it (in this thread or task) carries
     this X-Request-Id, e.g. the id of the request your service is handling."""
@@ -108,21 +151,7 @@ class Client:
         class of the answer's code. Retryable failures are retried with backoff when the
         call is idempotent, and always when the daemon says it did not apply the request
         (Throttled, Draining, or a connection that could not be made)."""
-        # A request id needs to be unique, not secret: no system call per request.
-        rid = request_id or _request_id.get() or "%032x" % random.getrandbits(128)
-        hdrs = {"X-Request-Id": rid}
-        if self._auth:
-            hdrs["Authorization"] = self._auth
-        if headers:
-            hdrs.update(headers)
-        payload = None
-        if body is not None:
-            payload = encode(body).encode("utf-8")
-            hdrs["Content-Type"] = "application/json"
-        if query:
-            q = {k: v for k, v in query.items() if v is not None}
-            if q:
-                path += "?" + urlencode(q, quote_via=quote)
+        rid, path, payload, hdrs = _prepare(self._auth, path, body, query, headers, request_id)
         attempt = 1
         stale_retry = True
         while True:
@@ -151,11 +180,7 @@ class Client:
                 raise err from e.cause
             if status < 300:
                 return status, rh, (decode(data) if data else None)
-            try:
-                parsed = decode(data)
-            except ValueError:
-                parsed = None
-            err = errors.from_envelope(status, parsed, rh, rid)
+            err = _answer_error(status, rh, data, rid)
             if err.retryable and attempt < self.max_attempts and (
                     idempotent or err.code in _NOT_APPLIED):
                 self._sleep(attempt, rh.get("retry-after"))
@@ -164,14 +189,7 @@ class Client:
             raise err
 
     def _sleep(self, attempt, retry_after):
-        base, cap = self.backoff
-        delay = random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
-        if retry_after:
-            try:
-                delay = max(delay, min(float(retry_after), 30.0))
-            except ValueError:
-                pass
-        time.sleep(delay)
+        time.sleep(_backoff_delay(self.backoff, attempt, retry_after))
 
     # -- system and models -------------------------------------------------------------
 
