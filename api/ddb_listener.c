@@ -120,60 +120,13 @@ static void set_request_id(struct tt_ddb_req *r) {
 
 /* ---- answers ------------------------------------------------------------ */
 
-/* Compact JSON of a plain jansson tree (the backend's answers), as
- * json_dumps writes it but with the daemon's string writer, which copies
- * runs of plain characters at once (json_dumps looks at every byte through
- * a callback: most of a GetItem's CPU). */
-static int dump(const json_t *j, struct tt_buf *b) {
-  switch (json_typeof(j)) {
-  case JSON_OBJECT: {
-    const char *key;
-    size_t key_len, i = 0;
-    json_t *val;
-    if (tt_buf_append(b, "{", 1) != 0)
-      return -1;
-    json_object_keylen_foreach((json_t *)j, key, key_len, val) {
-      if ((i++ && tt_buf_append(b, ",", 1) != 0) || tt_json_write_string(b, key, key_len, 0) != 0 ||
-          tt_buf_append(b, ":", 1) != 0 || dump(val, b) != 0)
-        return -1;
-    }
-    return tt_buf_append(b, "}", 1);
-  }
-  case JSON_ARRAY:
-    if (tt_buf_append(b, "[", 1) != 0)
-      return -1;
-    for (size_t i = 0; i < json_array_size(j); i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || dump(json_array_get(j, i), b) != 0)
-        return -1;
-    return tt_buf_append(b, "]", 1);
-  case JSON_STRING:
-    return tt_json_write_string(b, json_string_value(j), json_string_length(j), 0);
-  case JSON_INTEGER:
-    return tt_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j)) < 0 ? -1 : 0;
-  case JSON_REAL: {
-    char tmp[40];
-    int n = snprintf(tmp, sizeof(tmp), "%.17g", json_real_value(j));
-    if (n < 0 || (size_t)n >= sizeof(tmp) || tt_buf_append(b, tmp, (size_t)n) != 0)
-      return -1;
-    return strpbrk(tmp, ".eEn") == NULL ? tt_buf_append(b, ".0", 2) : 0;
-  }
-  case JSON_TRUE:
-    return tt_buf_append(b, "true", 4);
-  case JSON_FALSE:
-    return tt_buf_append(b, "false", 5);
-  case JSON_NULL:
-    return tt_buf_append(b, "null", 4);
-  }
-  return -1;
-}
-
 static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   free(r->out);
   r->out = NULL;
   if (body) {
     struct tt_buf b;
     tt_buf_init(&b, 0);
-    if (dump(body, &b) == 0 && tt_buf_append(&b, "", 1) == 0)
+    if (tt_json_dump(body, TT_JSON_PLAIN, &b) == 0 && tt_buf_append(&b, "", 1) == 0)
       r->out = tt_buf_steal(&b, NULL);
     tt_buf_free(&b);
   }
