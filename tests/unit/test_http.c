@@ -612,12 +612,14 @@ START_TEST(request_head_on_the_wire) {
   run_bare(&r, "PUT", "/echo"); /* PUT without a body: Content-Length: 0 */
   ck_assert_str_eq(tts_header(&F.srv.last, "content-length", v, sizeof(v)), "0");
 
-  /* The caller's Host (the signed one) and Accept replace ours; an empty
-   * value removes a header; a caller's Content-Length is replaced. */
+  /* The caller's Host (the signed one), Accept and User-Agent replace
+   * ours; an empty value removes a header; a caller's Content-Length is
+   * replaced. */
   char u[128];
   url(u, sizeof(u), "/echo");
   static const char *const hdrs[] = {"Host: signed.example:8000", "Accept: text/xml",
-                                     "X-Empty:", "Content-Length: 99", NULL};
+                                     "X-Empty:", "Content-Length: 99",
+                                     "user-agent: signer/1", NULL};
   struct tt_http_request req = {.method = "POST", .url = u, .headers = hdrs, .body = "xy",
                                 .body_len = 2};
   memset(&r, 0, sizeof(r));
@@ -629,6 +631,8 @@ START_TEST(request_head_on_the_wire) {
   ck_assert_int_eq(count_lines(F.srv.last.headers, "host"), 1);
   ck_assert_int_eq(count_lines(F.srv.last.headers, "accept"), 1);
   ck_assert_str_eq(tts_header(&F.srv.last, "accept", v, sizeof(v)), "text/xml");
+  ck_assert_int_eq(count_lines(F.srv.last.headers, "user-agent"), 1);
+  ck_assert_str_eq(tts_header(&F.srv.last, "user-agent", v, sizeof(v)), "signer/1");
   ck_assert_ptr_null(tts_header(&F.srv.last, "x-empty", v, sizeof(v)));
   ck_assert_str_eq(tts_header(&F.srv.last, "content-length", v, sizeof(v)), "2");
 
@@ -747,6 +751,46 @@ START_TEST(resolved_name) {
     ck_assert_str_eq(r.body, "hello");
   }
   ck_assert_uint_eq(F.srv.connections, 1);
+}
+END_TEST
+
+START_TEST(pooled_handle_follows_the_url) {
+  /* One pooled handle keeps its parsed URL: the same URL again, another
+   * path, a query, another host name, a URL the parser refuses (which fails
+   * that transfer alone) and back: every request goes where its URL says. */
+  char u[128];
+  snprintf(u, sizeof(u), "%s://localhost:%d/hello", scheme(), F.srv.port);
+  static const char *const paths[] = {"/hello", "/hello", "/echo", "/echo?q=1", NULL, "/hello"};
+  for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+    struct res r;
+    if (paths[i] == NULL) {
+      char bad[128];
+      snprintf(bad, sizeof(bad), "%s://127.0.0.1:99999/hello", scheme());
+      struct tt_http_request req = {.method = "GET", .url = bad};
+      memset(&r, 0, sizeof(r));
+      ck_assert_int_eq(tt_http_start(F.http, &r.call, &req, on_done, &r), 0);
+      while (r.ndone == 0)
+        uv_run(&F.loop, UV_RUN_DEFAULT);
+      ck_assert_int_eq(r.transport, TT_HTTP_OTHER);
+      /* A name instead of the address, on a handle parsed for the address. */
+      struct tt_http_request named = {.method = "GET", .url = u};
+      memset(&r, 0, sizeof(r));
+      ck_assert_int_eq(tt_http_start(F.http, &r.call, &named, on_done, &r), 0);
+      while (r.ndone == 0)
+        uv_run(&F.loop, UV_RUN_DEFAULT);
+      ck_assert_int_eq(r.transport, TT_HTTP_OK);
+      ck_assert_str_eq(r.body, "hello");
+      ck_assert_str_eq(F.srv.last.path, "/hello");
+      continue;
+    }
+    run_bare(&r, "GET", paths[i]);
+    ck_assert_int_eq(r.transport, TT_HTTP_OK);
+    ck_assert_str_eq(F.srv.last.path, paths[i]);
+    if (strcmp(paths[i], "/hello") == 0)
+      ck_assert_str_eq(r.body, "hello");
+    else if (strcmp(paths[i], "/echo") == 0)
+      ck_assert_str_eq(r.body, "GET:");
+  }
 }
 END_TEST
 
@@ -1099,6 +1143,7 @@ static void add_client_tests(TCase *tc, bool tls) {
   tcase_add_test(tc, idle_closed_connection_retried_once);
   tcase_add_test(tc, header_limits);
   tcase_add_test(tc, resolved_name);
+  tcase_add_test(tc, pooled_handle_follows_the_url);
   tcase_add_test(tc, cancel_while_connecting_or_resolving);
   tcase_add_test(tc, close_with_pooled_connections);
 }

@@ -35,6 +35,8 @@
  * cache either way). 16 covers the usual in-flight count of one daemon
  * (fan-outs of 4-8, a few requests); a burst beyond it frees the extras. */
 #define EASY_POOL_MAX 16
+/* The User-Agent of every request without one of its own. */
+#define HTTP_USER_AGENT "tabletheoryd"
 /* Bodies from this size on are sent with an empty "Expect:" header. */
 #define EXPECT_MIN (64u * 1024u)
 
@@ -62,6 +64,16 @@ struct http_sock {
 struct easy_slot {
   CURL *e;
   struct tt_http_call *call; /* the transfer on it; NULL while pooled */
+  /* The URL of the last transfer, parsed once (CURLOPT_CURLU): libcurl
+   * copies the parsed parts for each transfer instead of parsing the URL
+   * string and formatting it back. `url` is its text, NULL after a URL
+   * libcurl's parser refused (the handle then has CURLOPT_URL instead). */
+  CURLU *uh;
+  char *url;
+  /* The proxy and the timeouts set on the handle (options a transfer sets
+   * only when they differ from its last one's). */
+  const char *proxy;
+  long timeout_ms, connect_timeout_ms;
   char *text;
   size_t text_cap, text_len;
   struct curl_slist *nodes;
@@ -208,14 +220,19 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   const char *v = colon + 1;
   while (v < p + end && (*v == ' ' || *v == '\t'))
     v++;
+  size_t vlen = (size_t)(p + end - v);
+  /* One reservation, then the line written in place. */
   struct tt_buf *b = &c->resp.headers;
-  size_t start = b->len;
-  if (tt_buf_append(b, p, nlen) != 0 || tt_buf_append(b, ": ", 2) != 0 ||
-      tt_buf_append(b, v, (size_t)(p + end - v)) != 0 || tt_buf_append(b, "\r\n", 2) != 0)
+  if (tt_buf_reserve(b, nlen + 2 + vlen + 2) != 0)
     return 0; /* over HEADERS_CAP */
-  for (size_t i = start; i < start + nlen; i++)
-    if (b->data[i] >= 'A' && b->data[i] <= 'Z')
-      b->data[i] = (char)(b->data[i] - 'A' + 'a');
+  char *o = b->data + b->len;
+  for (size_t i = 0; i < nlen; i++)
+    o[i] = p[i] >= 'A' && p[i] <= 'Z' ? (char)(p[i] - 'A' + 'a') : p[i];
+  o[nlen] = ':';
+  o[nlen + 1] = ' ';
+  memcpy(o + nlen + 2, v, vlen);
+  memcpy(o + nlen + 2 + vlen, "\r\n", 3); /* and the buffer's NUL */
+  b->len += nlen + 2 + vlen + 2;
   return len;
 }
 
@@ -257,11 +274,11 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 60L) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 60L) != CURLE_OK ||
-      curl_easy_setopt(e, CURLOPT_USERAGENT, "tabletheoryd") != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, (void *)h) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, (void *)h) != CURLE_OK ||
+      (s->uh = curl_url()) == NULL ||
       curl_easy_setopt(e, CURLOPT_PRIVATE, (void *)s) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_WRITEDATA, (void *)s) != CURLE_OK ||
@@ -269,6 +286,7 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       curl_easy_setopt(e, CURLOPT_HEADERDATA, (void *)s) != CURLE_OK) {
     if (e)
       curl_easy_cleanup(e);
+    curl_url_cleanup(s->uh);
     free(s);
     return NULL;
   }
@@ -287,6 +305,8 @@ static void easy_wipe(struct easy_slot *s) {
 static void easy_free(struct easy_slot *s) {
   easy_wipe(s);
   curl_easy_cleanup(s->e);
+  curl_url_cleanup(s->uh);
+  free(s->url);
   free(s->text);
   free(s->nodes);
   free(s);
@@ -677,15 +697,20 @@ static bool header_is(const char *hd, size_t nlen, const char *name) {
 }
 
 /* The caller's headers, checked and copied into the slot (its text buffer
- * and list nodes are reused from transfer to transfer), plus an empty
- * "Expect:" for a large body: libcurl asks for 100-continue above 1 MiB,
- * a round trip we never want; below EXPECT_MIN the entry would only cost
- * a compare in each of libcurl's header lookups. Returns the list (NULL
- * for none) in *out, or UV_EINVAL / UV_ENOMEM. */
+ * and list nodes are reused from transfer to transfer), then the
+ * User-Agent unless the caller gave one: libcurl formats every header byte
+ * it writes through its printf engine, and CURLOPT_USERAGENT's value twice
+ * (into a string per transfer, then into the head), a line of the list
+ * once. A large body adds an empty "Expect:": libcurl asks for
+ * 100-continue above 1 MiB, a round trip we never want; below EXPECT_MIN
+ * the entry would only cost a compare in each of libcurl's header lookups
+ * (an empty "Accept:" would cost more than libcurl's default Accept saves).
+ * Returns the list in *out, or UV_EINVAL / UV_ENOMEM. */
 static int set_headers(struct easy_slot *s, const struct tt_http_request *req,
                        struct curl_slist **out) {
-  static char no_expect[] = "Expect:";
+  static char no_expect[] = "Expect:", user_agent[] = "User-Agent: " HTTP_USER_AGENT;
   size_t text = 0, count = 0;
+  bool has_agent = false;
   for (const char *const *p = req->headers; p && *p; p++) {
     const char *hd = *p;
     size_t len = strcspn(hd, "\r\n");
@@ -697,15 +722,12 @@ static int set_headers(struct easy_slot *s, const struct tt_http_request *req,
       return UV_EINVAL;
     if (header_is(hd, nlen, "content-length"))
       continue;
+    has_agent = has_agent || header_is(hd, nlen, "user-agent");
     text += len + 1;
     count++;
   }
   bool expect = req->body_len >= EXPECT_MIN;
-  if (expect)
-    count++;
-  *out = NULL;
-  if (count == 0)
-    return 0;
+  count += (size_t)expect + (size_t)!has_agent;
   if (text > s->text_cap) {
     char *t = realloc(s->text, text);
     if (t == NULL)
@@ -728,18 +750,42 @@ static int set_headers(struct easy_slot *s, const struct tt_http_request *req,
       continue;
     memcpy(s->text + off, *p, len + 1);
     s->text_len = off + len + 1;
-    s->nodes[i].data = s->text + off;
-    s->nodes[i].next = &s->nodes[i + 1];
+    s->nodes[i++].data = s->text + off;
     off += len + 1;
-    i++;
   }
-  if (expect) {
-    s->nodes[i].data = no_expect;
-    s->nodes[i].next = NULL;
-    i++;
-  }
+  if (!has_agent)
+    s->nodes[i++].data = user_agent;
+  if (expect)
+    s->nodes[i++].data = no_expect;
+  for (size_t j = 0; j + 1 < i; j++)
+    s->nodes[j].next = &s->nodes[j + 1];
   s->nodes[i - 1].next = NULL;
   *out = s->nodes;
+  return 0;
+}
+
+/* The URL of a transfer. The same URL as the handle's last one costs
+ * nothing; a new one is parsed into the handle's CURLU, with the flags
+ * libcurl itself parses a CURLOPT_URL string with. CURLOPT_URL is cleared
+ * so that libcurl takes the URL's text from the CURLU again (it keeps the
+ * text of the first transfer otherwise). A URL the parser refuses goes to
+ * CURLOPT_URL as it is, so the transfer fails just as it would without
+ * the CURLU. */
+static int set_url(struct easy_slot *s, const char *url) {
+  if (s->url && strcmp(s->url, url) == 0)
+    return 0;
+  free(s->url);
+  s->url = NULL;
+  if (curl_url_set(s->uh, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) !=
+      CURLUE_OK)
+    return curl_easy_setopt(s->e, CURLOPT_CURLU, (CURLU *)NULL) != CURLE_OK ||
+                   curl_easy_setopt(s->e, CURLOPT_URL, url) != CURLE_OK
+               ? -1
+               : 0;
+  if ((s->url = strdup(url)) == NULL ||
+      curl_easy_setopt(s->e, CURLOPT_URL, (char *)NULL) != CURLE_OK ||
+      curl_easy_setopt(s->e, CURLOPT_CURLU, s->uh) != CURLE_OK)
+    return -1;
   return 0;
 }
 
@@ -762,14 +808,20 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   uint64_t ctimeout = req->connect_timeout_ms ? req->connect_timeout_ms : h->connect_timeout_ms;
   CURL *e = s->e;
   bool https = strncasecmp(req->url, "https:", 6) == 0;
-  if (curl_easy_setopt(e, CURLOPT_URL, req->url) != CURLE_OK ||
-      curl_easy_setopt(e, CURLOPT_PROXY, https ? h->proxy_https : h->proxy_http) != CURLE_OK ||
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout) != CURLE_OK ||
-      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout) != CURLE_OK ||
+  const char *proxy = https ? h->proxy_https : h->proxy_http;
+  if (set_url(s, req->url) != 0 ||
+      (s->proxy != proxy && curl_easy_setopt(e, CURLOPT_PROXY, proxy) != CURLE_OK) ||
+      (s->timeout_ms != (long)timeout &&
+       curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout) != CURLE_OK) ||
+      (s->connect_timeout_ms != (long)ctimeout &&
+       curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout) != CURLE_OK) ||
       curl_easy_setopt(e, CURLOPT_HTTPHEADER, sl) != CURLE_OK || set_method(e, req) != 0) {
     easy_put(h, s, false); /* half-configured: never back to the pool */
     return UV_EINVAL;
   }
+  s->proxy = proxy;
+  s->timeout_ms = (long)timeout;
+  s->connect_timeout_ms = (long)ctimeout;
   call->h = h;
   call->done = done;
   call->arg = arg;
