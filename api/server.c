@@ -1244,7 +1244,7 @@ void *tt_server_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn) 
     req->tconn = c;
   }
   /* Keep the raw query ourselves and hide it from MHD: MHD 0.9.75 parses
-   * every parameter into the connection's 32 KiB pool, and a few hundred of
+   * every parameter into the connection's pool, and a few hundred of
    * them exhaust it so that not even an error can be answered. MHD calls
    * this callback before it parses the arguments (true up to at least
    * 1.0), and `uri` points into its writable read buffer. */

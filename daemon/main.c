@@ -43,6 +43,13 @@
 #define EXIT_CONFIG 2
 #define EXIT_RUNTIME 1
 
+/* Bytes of libmicrohttpd's per-connection pool, which holds a request's
+ * line, headers and read buffer (larger ones get 414/431). libmicrohttpd
+ * zeroes the whole pool between keep-alive requests, so its size is paid
+ * on every request: 16 KiB costs ~24,000 instructions fewer per request
+ * than 32 KiB (bench/README.md, "Counts per request"). */
+#define TT_MHD_CONNECTION_POOL 16384
+
 struct daemon {
   struct tt_config cfg;
   uv_loop_t loop;
@@ -610,7 +617,7 @@ static int start_ddb(struct daemon *d, struct tt_error *err) {
       MHD_OPTION_NOTIFY_COMPLETED, tt_ddb_listener_completed_cb, &d->ddb,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      (size_t)32768, MHD_OPTION_END);
+      (size_t)TT_MHD_CONNECTION_POOL, MHD_OPTION_END);
   if (d->ddb_mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "dynamodb-listen",
                         "could not start the DynamoDB listener");
@@ -697,9 +704,7 @@ static int start(struct daemon *d, struct tt_error *err) {
       tt_server_connection_cb, &d->server,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      /* MHD 0.9.75 zeroes this pool between keep-alive requests: 64 KiB
-       * cost ~1 us per request in bench/, 32 KiB still holds large headers. */
-      (size_t)32768, MHD_OPTION_END);
+      (size_t)TT_MHD_CONNECTION_POOL, MHD_OPTION_END);
   if (d->mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
   if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
