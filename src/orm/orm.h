@@ -85,23 +85,25 @@ struct tt_orm_ctx {
   struct tt_orm_result *result;
   tt_orm_done_cb done;
   void *arg;
-  /* Steps run one after another; a step's completion starts the next
-   * before its own call is released, so two slots alternate. */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  /* The operation's one backend call: steps run one after another, and a
+   * step's completion starts the next on the same struct
+   * (docs/internals/completions.md). */
+  struct tt_client_call call;
   unsigned step;
   bool flag; /* per-operation use */
   void *state; /* per-operation use, in the arena */
 };
 
-/* Starts the next backend call of an operation (request stolen). On a
- * synchronous refusal the result is failed and `cb` still runs. */
-void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
-                 tt_client_done_cb cb);
+/* Starts the next backend call of an operation (request stolen) on
+ * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
+ * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
+ * and ctx->call.bc.error says why, for the caller to finish with. */
+int tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+                tt_client_done_cb cb);
 
 /* The same for a typed operation; `item` is borrowed until `cb` ran. */
-void tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
-                      const struct tt_ddb_item_request *item, tt_client_done_cb cb);
+int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                     const struct tt_ddb_item_request *item, tt_client_done_cb cb);
 
 /* The ctx of a call started with tt_orm_call. */
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);

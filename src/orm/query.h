@@ -27,8 +27,7 @@ struct tt_orm_query_op;
 struct tt_orm_chain {
   struct tt_orm_query_op *q;
   int segment; /* -1 for a query or an unsegmented scan */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  struct tt_client_call call; /* its pages, one after another */
   struct tt_av last_key; /* where the next page starts (M), NULL-typed at the start */
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;

@@ -11,6 +11,13 @@
 #include "orm/orm.h"
 #include "value/json_exact.h"
 
+/* Starts ctx's next call; a refused start fails as its completion would. */
+static void start_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *req,
+                       tt_client_done_cb cb) {
+  if (tt_orm_call(ctx, op, req, cb) != 0)
+    cb(&ctx->call);
+}
+
 #define ACTIVE_POLL_MS 250
 #define ACTIVE_MAX_POLLS 240 /* a minute */
 
@@ -205,7 +212,7 @@ static void ensure_described(struct tt_client_call *call);
 
 static void describe_again(struct tt_orm_ctx *ctx) {
   json_t *req = json_pack("{s:s}", "TableName", ctx->model->table);
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
 }
 
 static void poll_wait_done(struct tt_sleep_op *s, void *arg) {
@@ -272,8 +279,8 @@ static void warn_ttl_not_enabled(struct tt_orm_ctx *ctx, const struct tt_backend
 static void ttl_described(struct tt_client_call *call);
 
 static void describe_ttl(struct tt_orm_ctx *ctx) {
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
-              json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
+             json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
 }
 
 static void ttl_updated(struct tt_client_call *call) {
@@ -343,7 +350,7 @@ static void ttl_described(struct tt_client_call *call) {
   }
   json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
                           "TimeToLiveSpecification", "Enabled", 1, "AttributeName", ttl->name);
-  tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
+  start_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
 }
 
 /* ---- evolution: one UpdateTable per missing GSI (DynamoDB takes one
@@ -450,7 +457,14 @@ static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
       return false;
     }
     json_t *req = tt_orm_add_gsi_request(want, t, next);
-    tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated);
+    if (tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
+      /* Refused (gsi_updated would need the request, which is released). */
+      tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
+      json_decref(missing);
+      json_decref(want);
+      tt_orm_ctx_finish(ctx);
+      return false;
+    }
   }
   json_decref(missing);
   json_decref(want);
@@ -475,7 +489,7 @@ static void ensure_described(struct tt_client_call *call) {
     if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 &&
         ctx->result->http_status == 0) {
       json_t *req = tt_orm_create_table_request(ctx->orm->models, ctx->model);
-      tt_orm_call(ctx, TT_DDB_CREATE_TABLE, req, created);
+      start_call(ctx, TT_DDB_CREATE_TABLE, req, created);
       return;
     }
     tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
@@ -545,8 +559,8 @@ static void described(struct tt_client_call *call) {
 }
 
 int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              described);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             described);
   return 0;
 }
 
@@ -581,8 +595,8 @@ static void delete_wait_done(struct tt_sleep_op *s, void *arg) {
     tt_orm_ctx_finish(ctx);
     return;
   }
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             gone_checked);
 }
 
 static void delete_poll(struct tt_orm_ctx *ctx) {
@@ -611,8 +625,8 @@ static void deleted(struct tt_client_call *call) {
   /* Answer only once the table is gone, so a following PUT .../table or a
    * second DELETE behaves the same on every backend. */
   ctx->step = 0;
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             gone_checked);
 }
 
 int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
@@ -624,7 +638,7 @@ int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
     tt_orm_ctx_finish(ctx);
     return 0;
   }
-  tt_orm_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              deleted);
+  start_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             deleted);
   return 0;
 }

@@ -69,8 +69,7 @@ struct tt_orm_txn_state {
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  struct tt_client_call call; /* its steps, one after another */
   struct tt_sleep_op sleep;
   size_t *read_of; /* read index -> action index */
   size_t n_reads;
@@ -880,7 +879,7 @@ static void start_attempt(struct tt_orm_txn_state *st);
 
 static void call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
                  tt_client_done_cb cb) {
-  struct tt_client_call *c = &st->calls[st->ncalls++ % 2];
+  struct tt_client_call *c = &st->call;
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
   c->retry_conflicts = st->retry_conflicts;
@@ -890,11 +889,8 @@ static void call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
     join->trace = st->span->ctx;
   int started = tt_client_start(st->ctx->orm->client, join, c, op, req, cb, st);
   join->trace = outer;
-  if (started != 0) {
-    c->bc.status = -1;
-    cb(c);
-    tt_backend_error_clear(&c->bc.error);
-  }
+  if (started != 0)
+    cb(c); /* refused: the step fails as its completion would */
 }
 
 static int item_of(const json_t *holder, const char *member, struct tt_av *out) {
@@ -1018,7 +1014,10 @@ static void reread_cb(struct tt_client_call *c) {
       fail(st, &err);
       return;
     }
-    tt_orm_crypt_run(cr, reread_opened_cb, st);
+    struct tt_error cerr;
+    int crc = tt_orm_crypt_run(cr, reread_opened_cb, st, &cerr);
+    if (crc != 0) /* settled at once: go on as its completion would */
+      reread_opened_cb(st, crc < 0 ? &cerr : NULL);
     return;
   }
   tt_av_free(&item);
@@ -1436,7 +1435,10 @@ static void get_cb(struct tt_client_call *c) {
       return;
     }
   }
-  tt_orm_crypt_run(cr, got_opened_cb, st);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(cr, got_opened_cb, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    got_opened_cb(st, crc < 0 ? &cerr : NULL);
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
@@ -1551,7 +1553,10 @@ static int seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
         return -1;
     }
   }
-  tt_orm_crypt_run(c, done, st);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, done, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    done(st, crc < 0 ? &cerr : NULL);
   return 0;
 }
 
