@@ -569,7 +569,15 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
   return 0;
 }
 
+static int item_start_run(struct tt_orm_item_op *op);
+
 int tt_orm_item_start(struct tt_orm_item_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  item_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int item_start_run(struct tt_orm_item_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   memset(&op->key, 0, sizeof(op->key));

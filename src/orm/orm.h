@@ -72,8 +72,12 @@ int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
 /* Current time from the injectable clock. */
 int64_t tt_orm_now_ns(const struct tt_orm *orm);
 
-/* Completion of an operation (runs once; the result is filled). */
-typedef void (*tt_orm_done_cb)(void *arg);
+struct tt_orm_ctx;
+
+/* Completion of an operation: runs once, never inside the function that
+ * started it, with ctx->result filled; ctx->arg is the caller's
+ * (docs/internals/completions.md). */
+typedef void (*tt_orm_done_cb)(struct tt_orm_ctx *ctx);
 
 /* Common state of a running operation; embedded first in each op. */
 struct tt_orm_ctx {
@@ -92,7 +96,19 @@ struct tt_orm_ctx {
   unsigned step;
   bool flag; /* per-operation use */
   void *state; /* per-operation use, in the arena */
+  /* Inside the operation's start (a depth: a start may start a nested
+   * one on the same ctx); finishing there only marks it `settled`. */
+  unsigned starting;
+  bool settled;
 };
+
+/* Every public start of an operation (tt_orm_item_start, query, batch,
+ * transactions, tables) keeps the contract through these: enter before
+ * its work, and return what leave says -- 0 (done runs later, exactly
+ * once) or -1 (the operation finished inside its start: the result is
+ * filled and done never runs). */
+void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
+int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
 
 /* Starts the next backend call of an operation (request stolen) on
  * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
@@ -164,7 +180,8 @@ void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join 
                      const struct tt_model *model, struct tt_orm_result *result,
                      tt_orm_done_cb done, void *arg);
 
-/* Finishes: drops the model reference and calls done. */
+/* Finishes: drops the model reference and calls done (unless inside the
+ * start: see tt_orm_ctx_leave). */
 void tt_orm_ctx_finish(struct tt_orm_ctx *ctx);
 
 #endif

@@ -871,7 +871,15 @@ static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   return 0;
 }
 
+static int query_start_run(struct tt_orm_query_op *op);
+
 int tt_orm_query_start(struct tt_orm_query_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  query_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int query_start_run(struct tt_orm_query_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);

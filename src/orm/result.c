@@ -113,8 +113,20 @@ void tt_orm_ctx_finish(struct tt_orm_ctx *ctx) {
   if (ctx->model)
     tt_model_unref(ctx->model);
   ctx->model = NULL;
+  if (ctx->starting > 0) {
+    ctx->settled = true; /* the start returns -1 instead */
+    return;
+  }
   if (ctx->done)
-    ctx->done(ctx->arg);
+    ctx->done(ctx);
+}
+
+void tt_orm_ctx_enter(struct tt_orm_ctx *ctx) { ctx->starting++; }
+
+int tt_orm_ctx_leave(struct tt_orm_ctx *ctx) {
+  if (--ctx->starting > 0)
+    return 0; /* a nested start: the outer one answers */
+  return ctx->settled ? -1 : 0;
 }
 
 /* Starts ctx->call; see tt_orm_call. */

@@ -529,7 +529,15 @@ static void ensure_described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, st);
 }
 
+static int table_ensure_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
+  tt_orm_ctx_enter(ctx);
+  table_ensure_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_ensure_run(struct tt_orm_ctx *ctx) {
   ctx->step = 0;
   ctx->result->http_status = 0;
   ctx->state = tt_arena_alloc(ctx->arena, sizeof(struct ensure_state));
@@ -558,7 +566,15 @@ static void described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, NULL);
 }
 
+static int table_describe_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
+  tt_orm_ctx_enter(ctx);
+  table_describe_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_describe_run(struct tt_orm_ctx *ctx) {
   start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
              described);
   return 0;
@@ -629,7 +645,15 @@ static void deleted(struct tt_client_call *call) {
              gone_checked);
 }
 
+static int table_delete_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
+  tt_orm_ctx_enter(ctx);
+  table_delete_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_delete_run(struct tt_orm_ctx *ctx) {
   if (!ctx->orm->allow_table_delete) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_FORBIDDEN, NULL,

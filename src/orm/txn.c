@@ -1569,7 +1569,15 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
   txn_go(st);
 }
 
+static int txn_start_run(struct tt_orm_txn_op *op);
+
 int tt_orm_txn_start(struct tt_orm_txn_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  txn_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int txn_start_run(struct tt_orm_txn_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   const json_t *body = op->body;
@@ -1778,7 +1786,15 @@ static void single_sealed_cb(void *arg, const struct tt_error *err) {
   start_attempt(st);
 }
 
+static int txn_item_start_run(struct tt_orm_item_op *op);
+
 int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  txn_item_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int txn_item_start_run(struct tt_orm_item_op *op) {
   if (op->kind == TT_ORM_OP_GET)
     return tt_orm_item_start(op);
   struct tt_error err;
