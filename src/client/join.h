@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* join.h -- join groups: every asynchronous operation a request starts is
- * counted, can be cancelled, and is waited for before the request answers. */
+ * counted, can be cancelled, and is waited for before the request answers
+ * (the join rule of docs/internals/completions.md). */
 #ifndef TT_CLIENT_JOIN_H
 #define TT_CLIENT_JOIN_H
 

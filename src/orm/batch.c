@@ -627,8 +627,8 @@ done:
   return rc;
 }
 
-static void sleep_done(struct tt_sleep_op *s, void *arg) {
-  struct chunk *ch = arg;
+static void sleep_done(struct tt_sleep_op *s) {
+  struct chunk *ch = s->arg;
   if (s->canceled || stopping(ch->st)) {
     chunk_done(ch);
     return;

@@ -215,8 +215,8 @@ static void describe_again(struct tt_orm_ctx *ctx) {
   start_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
 }
 
-static void poll_wait_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_ctx *ctx = arg;
+static void poll_wait_done(struct tt_sleep_op *s) {
+  struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
     const struct ensure_state *st = ctx->state;
     struct tt_error e;
@@ -601,8 +601,8 @@ static void gone_checked(struct tt_client_call *call) {
   delete_poll(ctx);
 }
 
-static void delete_wait_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_ctx *ctx = arg;
+static void delete_wait_done(struct tt_sleep_op *s) {
+  struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,

@@ -1259,8 +1259,8 @@ static void note_retry(struct tt_orm_txn_state *st, const char *reason) {
   tt_log_end(&l);
 }
 
-static void retry_sleep_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_txn_state *st = arg;
+static void retry_sleep_done(struct tt_sleep_op *s) {
+  struct tt_orm_txn_state *st = s->arg;
   if (s->canceled || st->ctx->join->canceled) {
     fail_code(st, TT_ERR_BACKEND_TIMEOUT, NULL,
               "the request ended while waiting to retry a conflicting transaction");
