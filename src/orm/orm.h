@@ -151,6 +151,9 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
 
 /* ---- tables (table.c) ---------------------------------------------------- */
 
+/* Each returns 0 (done runs later) or -1 (it finished inside the call:
+ * result filled, done never runs), as every operation start does. */
+
 /* Builds the CreateTable request for a model's table (keys, every index of
  * every model that shares the table, pay-per-request). `m` need not be
  * registered: it then stands in for the registered model of its name (PUT

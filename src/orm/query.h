@@ -88,8 +88,9 @@ struct tt_orm_query_op {
  * with "count": true. An answer that reaches the byte budget ends early
  * (also inside a backend page, and across parallel segments: each
  * segment's cursor then points right after the last item it answered), so
- * paging with the cursor returns every item exactly once. Returns 0;
- * errors land in the result. */
+ * paging with the cursor returns every item exactly once. Errors land in
+ * the result. Returns 0 (done runs later) or -1 (it finished inside this
+ * call: done never runs; docs/internals/completions.md). */
 int tt_orm_query_start(struct tt_orm_query_op *op);
 
 #endif
