@@ -162,7 +162,10 @@ struct tt_backend_call;
  *   ready now and those their completions start, at constant stack depth;
  *   it is not re-entrant (from inside a completion it returns 0).
  * - Retries wait on the client's timer, i.e. on the loop, never inside
- *   run_ready. */
+ *   run_ready.
+ * - A backend takes a call off its lists before `done` and never touches
+ *   it afterwards: `done` may start the same struct again (the client does,
+ *   for a query's next page). */
 typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
 
 /* One call. The caller owns the struct (usually in a request arena) and
