@@ -13,7 +13,7 @@ struct ledger_job {
   json_t *body;
 };
 
-static void ledger_done(void *arg) { (void)arg; }
+static void ledger_done(struct tt_ledger_op *op) { (void)op; }
 
 static void ledger_joined(struct tt_request *req) {
   struct ledger_job *job = req->handler_data;

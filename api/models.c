@@ -17,7 +17,7 @@ struct orm_job {
   unsigned put_flags;           /* its TT_MODEL_PUT_* */
 };
 
-static void job_done(void *arg) { (void)arg; }
+static void job_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 /* Logs a replace that ?allow_unsafe=true let through: names only (the
  * model, the attributes, the indexes), never values. */

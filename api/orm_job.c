@@ -23,7 +23,7 @@ const struct tt_model *tt_api_path_model(struct tt_request *req) {
   return m;
 }
 
-static void job_done(void *arg) { (void)arg; }
+static void job_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 static void job_joined(struct tt_request *req) {
   struct orm_job *job = req->handler_data;

@@ -409,7 +409,7 @@ struct startup {
   struct tt_orm_result result;
 };
 
-static void startup_done(void *arg) { (void)arg; }
+static void startup_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 static int create_tables(struct daemon *d, struct tt_error *err) {
   size_t n = tt_model_registry_count(d->models);

@@ -152,29 +152,20 @@ int tt_ddb_read_result_own_items(struct tt_ddb_read_result *r);
 struct tt_backend;
 struct tt_backend_call;
 
-/* The calling convention of the port, stated once (libuv's):
- *
- * - start() either fails synchronously -- it returns a negative error and
- *   `done` never runs -- or returns 0, and then `done` runs exactly once.
- * - `done` never runs inside start(). Code after a successful start may
- *   still use the call and its own state (counters, lists, the arena).
- * - `done` runs from one of two places: a loop callback of the backend
- *   (a socket, a timer, the memory backend's idle handle), or run_ready(),
- *   which the owner of the stack calls once the code that started the
- *   calls has returned: the server calls it after a request's handler, so
- *   work a backend can answer without waiting (the memory backend without
- *   latency_ms) is finished before the request goes back to
- *   libmicrohttpd, and its answer needs no suspended connection. That is
- *   the only way a call completes before the request that started it
- *   returns to the loop.
- * - run_ready() is a trampoline: a `done` that starts another call (the
- *   next query page, a batch lane, a transaction step) only queues it, and
- *   the run_ready loop runs it next, so a chain of any length completes at
- *   constant stack depth. Retries wait on the client's timer, i.e. on the
- *   loop, never inside run_ready.
- * - run_ready() is not re-entrant: called while one of its completions (or
- *   any other completion of that backend) is on the stack, it returns 0 and
- *   the calls wait for the loop. */
+/* The calling convention of the port is the daemon's one completion
+ * contract (docs/internals/completions.md): start() refuses with a negative
+ * error and `done` never runs, or returns 0 and `done` runs exactly once,
+ * never inside start(), from a loop callback of the backend or from
+ * run_ready(). Particular to the port:
+ * - run_ready() is its trampoline: the owner of the stack (the server,
+ *   after a handler returned) calls it, and it completes the calls that are
+ *   ready now and those their completions start, at constant stack depth;
+ *   it is not re-entrant (from inside a completion it returns 0).
+ * - Retries wait on the client's timer, i.e. on the loop, never inside
+ *   run_ready.
+ * - A backend takes a call off its lists before `done` and never touches
+ *   it afterwards: `done` may start the same struct again (the client does,
+ *   for a query's next page). */
 typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
 
 /* One call. The caller owns the struct (usually in a request arena) and
@@ -211,9 +202,7 @@ struct tt_backend_call {
 
 struct tt_backend_ops {
   const char *name; /* "memory", "dynamodb" */
-  /* Starts a call. Returns 0 (done runs exactly once, never inside this
-   * function: from the loop or from run_ready) or a negative error (done
-   * never runs). */
+  /* Starts a call: 0, or a negative error (completions.md). */
   int (*start)(struct tt_backend *b, struct tt_backend_call *call);
   /* Asks a started call to finish early; done still runs once, with
    * error.type "RequestCanceled" unless the call already completed. */

@@ -75,17 +75,63 @@ static const char *outcome_of(const struct tt_backend_call *bc) {
   return "error";
 }
 
+/* What a call owns once an attempt ended: the request, the results, the
+ * error's body. */
+static void release_results(struct tt_backend_call *bc) {
+  json_decref(bc->request);
+  json_decref(bc->response);
+  bc->request = bc->response = NULL;
+  bc->item = NULL;
+  bc->read = NULL;
+  tt_av_free(&bc->item_out);
+  tt_ddb_read_result_free(&bc->read_out);
+  tt_backend_error_clear(&bc->error);
+}
+
+/* A call whose `done` is running. A `done` may start the same call again:
+ * the start then moves the finished call's results here, and they are
+ * released when `done` returns (so what `done` read before the start stays
+ * valid until it returns). A stack, since a completion may run inside
+ * another one's `done` (a cancel). */
+struct finishing {
+  struct tt_client_call *call;
+  struct finishing *up;
+  bool restarted;
+  struct tt_backend_call old;
+};
+static struct finishing *finishing_top;
+
+/* Ends the call: it leaves the join (held meanwhile, so the group cannot
+ * complete under `done`), its timer is already closed, and nothing of the
+ * client refers to it any more; then `done` runs, and may start it again. */
 static void finish(struct tt_client_call *c) {
+  struct tt_join *j = c->op.join;
+  tt_join_ref(j);
+  tt_op_done(&c->op, NULL); /* the caller judges the result in done */
+  struct finishing f; /* `old` is written only by a restart */
+  f.call = c;
+  f.up = finishing_top;
+  f.restarted = false;
+  finishing_top = &f;
   c->done(c);
-  json_decref(c->bc.request);
-  json_decref(c->bc.response);
-  c->bc.request = c->bc.response = NULL;
-  c->bc.item = NULL;
-  c->bc.read = NULL;
-  tt_av_free(&c->bc.item_out);
-  tt_ddb_read_result_free(&c->bc.read_out);
-  tt_backend_error_clear(&c->bc.error);
-  tt_op_done(&c->op, NULL); /* the caller judged the result in done */
+  finishing_top = f.up;
+  release_results(f.restarted ? &f.old : &c->bc);
+  tt_join_unref(j);
+}
+
+/* A start of a call whose `done` is running: its results move aside. */
+static void adopt_finished(struct tt_client_call *call) {
+  for (struct finishing *f = finishing_top; f != NULL; f = f->up) {
+    if (f->call == call) {
+      if (!f->restarted) {
+        f->old = call->bc;
+        f->restarted = true;
+      } else {
+        release_results(&call->bc); /* a refused start's leftovers */
+      }
+      return;
+    }
+  }
 }
 
 static void timer_closed_cb(uv_handle_t *h) {
@@ -103,11 +149,12 @@ static void complete(struct tt_client_call *c) {
     finish(c);
 }
 
-static void attempt(struct tt_client_call *c);
+static int attempt(struct tt_client_call *c);
 
 static void retry_timer_cb(uv_timer_t *t) {
   struct tt_client_call *c = t->data;
-  attempt(c);
+  if (attempt(c) != 0)
+    complete(c); /* from the loop: the refusal is this call's answer */
 }
 
 /* The quota a retry of a non-throttling error spends. */
@@ -282,7 +329,9 @@ static void backend_done_cb(struct tt_backend_call *bc) {
   uv_timer_start(&c->retry_timer, retry_timer_cb, wait, 0);
 }
 
-static void attempt(struct tt_client_call *c) {
+/* Starts an attempt. Returns 0, or the backend's negative error (the
+ * call's error says why; its span has ended). */
+static int attempt(struct tt_client_call *c) {
   struct tt_client *cl = c->client;
   c->attempt++;
   json_decref(c->bc.response);
@@ -295,14 +344,15 @@ static void attempt(struct tt_client_call *c) {
   c->bc.arg = c;
   c->started_ns = now_ns();
   attempt_span_start(c);
-  if (cl->backend->ops->start(cl->backend, &c->bc) != 0) {
+  int rc = cl->backend->ops->start(cl->backend, &c->bc);
+  if (rc != 0) {
     c->bc.status = -1;
     tt_backend_error_set(&c->bc.error, "InternalFailure", 0, "the backend refused the call");
     attempt_span_end(c, -1);
-    complete(c);
-    return;
+    return rc < 0 ? rc : UV_EINVAL;
   }
   c->in_backend = true;
+  return 0;
 }
 
 static void cancel_cb(struct tt_op *op) {
@@ -317,10 +367,26 @@ static void cancel_cb(struct tt_op *op) {
   }
 }
 
+/* A start that did not happen: the call leaves the join (which someone
+ * else holds, as it did before the start), the request is released, and
+ * the error stays in call->bc.error (without a body). */
+static int refuse(struct tt_client_call *call, int rc) {
+  if (call->op.join != NULL)
+    tt_op_done(&call->op, NULL);
+  json_decref(call->bc.request);
+  call->bc.request = NULL;
+  call->bc.item = NULL;
+  call->bc.read = NULL;
+  call->bc.status = -1;
+  return rc;
+}
+
 /* Starts a call with its request in one of its forms (the others NULL). */
 static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                  enum tt_ddb_op op, json_t *request, const struct tt_ddb_item_request *item,
                  const struct tt_ddb_read_request *read, tt_client_done_cb done, void *arg) {
+  if (finishing_top != NULL)
+    adopt_finished(call);
   memset(&call->bc, 0, sizeof(call->bc));
   call->bc.op = op;
   call->bc.request = request;
@@ -335,18 +401,19 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->timer_open = call->in_backend = call->canceled = false;
   call->parent = join->trace;
   call->span = NULL;
+  call->op.join = NULL;
   if (request == NULL && item == NULL && read == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
-    return -1;
+    return refuse(call, UV_ENOMEM);
+  }
+  if (join->canceled) {
+    tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
+    return refuse(call, UV_ECANCELED);
   }
   tt_join_add(join, &call->op, tt_ddb_op_name(op), cancel_cb);
-  if (call->canceled) { /* the join was already cancelled */
-    call->bc.status = -1;
-    tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
-    complete(call);
-    return 0;
-  }
-  attempt(call);
+  int rc = attempt(call);
+  if (rc != 0)
+    return refuse(call, rc);
   return 0;
 }
 

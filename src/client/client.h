@@ -69,13 +69,19 @@ struct tt_client_call {
 void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t *loop,
                     struct tt_families *fams);
 
-/* Starts `op` with `request` (stolen: released after `done` returns) and
- * registers the call in `join`. `done` runs exactly once when the last
- * attempt finished (call->bc.status / .response / .error hold the result;
- * take a reference to keep the response), after which the call leaves the
- * join. `done` runs before this returns when the join is already cancelled
- * or the backend refuses the call outright. Returns 0, or -1 when nothing could be started (done never runs,
- * request released, call->bc.error says why). */
+/* Starts `op` with `request` (stolen) and registers the call in `join`,
+ * under the completion contract of docs/internals/completions.md: returns
+ * 0, and then `done` runs exactly once, never inside this function (from
+ * the loop or from tt_client_run_ready), when the last attempt finished;
+ * or returns a negative libuv error -- the join was already cancelled
+ * (UV_ECANCELED), the backend refused the call, no request (UV_ENOMEM) --
+ * and `done` never runs: the request is released and call->bc.error says
+ * why (RequestCanceled, InternalFailure; no body). In `done`,
+ * call->bc.status / .response / .error / .item_out / .read_out hold the
+ * result (take a reference, or move a value out, to keep it); the call has
+ * already left the join and the client no longer refers to it, so `done`
+ * may start the same struct again (what it read stays valid until it
+ * returns; the results are released then). */
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg);
 

@@ -74,6 +74,17 @@ void tt_join_release(struct tt_join *j) {
   maybe_finish(j);
 }
 
+void tt_join_ref(struct tt_join *j) {
+  assert(j->outstanding > 0);
+  j->outstanding++;
+}
+
+void tt_join_unref(struct tt_join *j) {
+  assert(j->outstanding > 0);
+  j->outstanding--;
+  maybe_finish(j);
+}
+
 void tt_join_cancel(struct tt_join *j) {
   if (j->outstanding == 0)
     return; /* already complete: nothing left to cancel */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* join.h -- join groups: every asynchronous operation a request starts is
- * counted, can be cancelled, and is waited for before the request answers. */
+ * counted, can be cancelled, and is waited for before the request answers
+ * (the join rule of docs/internals/completions.md). */
 #ifndef TT_CLIENT_JOIN_H
 #define TT_CLIENT_JOIN_H
 
@@ -77,6 +78,12 @@ void tt_op_done(struct tt_op *op, const struct tt_error *err);
 /* Drops the caller's hold. The completion runs now if nothing is
  * outstanding, else when the last operation completes. */
 void tt_join_release(struct tt_join *j);
+
+/* A transient hold, for a completion that leaves the join before it calls
+ * back (client.c): while held, the group cannot complete. tt_join_unref
+ * drops it, and the completion runs then if nothing else is outstanding. */
+void tt_join_ref(struct tt_join *j);
+void tt_join_unref(struct tt_join *j);
 
 /* Requests cancellation of every outstanding operation (deadline, client
  * gone, drain timeout, first error). Completion still waits for all. */

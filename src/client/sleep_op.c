@@ -4,11 +4,13 @@
 
 #include <stddef.h>
 
+/* The op leaves the join (held meanwhile, so the group cannot complete
+ * under on_done), then on_done runs and may start the same op again. */
 static void closed_cb(uv_handle_t *h) {
   struct tt_sleep_op *s = h->data;
+  struct tt_join *j = s->op.join;
   struct tt_error err;
-  if (s->on_done)
-    s->on_done(s, s->arg);
+  tt_join_ref(j);
   if (s->canceled) {
     tt_error_set(&err, TT_ERR_BACKEND_TIMEOUT, NULL, "operation canceled");
     tt_op_done(&s->op, &err);
@@ -18,6 +20,9 @@ static void closed_cb(uv_handle_t *h) {
   } else {
     tt_op_done(&s->op, NULL);
   }
+  if (s->on_done)
+    s->on_done(s);
+  tt_join_unref(j);
 }
 
 static void fired_cb(uv_timer_t *t) {

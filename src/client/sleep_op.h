@@ -10,17 +10,18 @@
 
 #include "client/join.h"
 
-/* One timer operation. The caller owns the struct (normally in a request
- * arena) and must keep it alive until the join completes. */
+/* One timer operation, under the completion contract of
+ * docs/internals/completions.md. The caller owns the struct (normally in a
+ * request arena) and must keep it alive until the join completes. */
 struct tt_sleep_op {
   struct tt_op op;
   uv_timer_t timer;
   bool fail;     /* complete with BackendUnavailable instead of success */
   bool canceled; /* cancel arrived before the timer fired */
   bool fired;
-  /* Called (when set) just before the op completes, so a continuation can
-   * register its next operation while this one still holds the join. */
-  void (*on_done)(struct tt_sleep_op *s, void *arg);
+  /* Called (when set) once the op left the join, which is held until it
+   * returns: a continuation may start its next operation, or this one. */
+  void (*on_done)(struct tt_sleep_op *s); /* s->arg is the caller's */
   void *arg;
 };
 

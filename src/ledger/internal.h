@@ -29,7 +29,10 @@ struct ledger_item_args {
   int64_t expected;
 };
 
-/* Starts one ORM item operation as the op's next step. */
+/* Starts one ORM item operation as the op's next step. These step helpers
+ * sit in tail position of a step (or of tt_ledger_start): when the ORM
+ * operation finishes inside its start, they go on to `next` before they
+ * return, as the step's completion would (docs/internals/completions.md). */
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next);
 
 /* Starts one ORM query on `model` with the query body `body` (stolen). */

@@ -178,8 +178,8 @@ static void finish(struct tt_ledger_op *op) {
   json_decref(op->w.value);
   op->w.error = op->w.value = NULL;
   ledger_log(op);
-  if (op->done)
-    op->done(op->arg);
+  if (op->done && !op->w.starting)
+    op->done(op);
 }
 
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value) {
@@ -374,8 +374,8 @@ struct ledger_step {
   struct tt_trace_ctx outer;
 };
 
-static void step_done(void *arg) {
-  struct ledger_step *s = arg;
+static void step_done(struct tt_orm_ctx *ctx) {
+  struct ledger_step *s = ctx->arg;
   if (s->span) {
     s->op->join->trace = s->outer;
     tt_span_int(s->span, "http.response.status_code", s->result.http_status);
@@ -464,7 +464,8 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
     }
     it->raw_key = raw;
   }
-  tt_orm_item_start(it);
+  if (tt_orm_item_start(it) != 0)
+    step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
 void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledger_next_fn next) {
@@ -472,7 +473,8 @@ void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledg
   if (s == NULL)
     return;
   s->u.query.body = s->body;
-  tt_orm_query_start(&s->u.query);
+  if (tt_orm_query_start(&s->u.query) != 0)
+    step_done(&s->u.ctx);
 }
 
 static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -485,8 +487,8 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
 
 void ledger_table_ensure(struct tt_ledger_op *op) {
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
-  if (s)
-    tt_orm_table_ensure(&s->u.ctx);
+  if (s && tt_orm_table_ensure(&s->u.ctx) != 0)
+    step_done(&s->u.ctx);
 }
 
 /* The model routes refuse the reserved table, so the ledger deletes its own
@@ -501,8 +503,8 @@ static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
 
 static void ledger_table_delete(struct tt_ledger_op *op) {
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_deleted);
-  if (s)
-    tt_orm_table_delete(&s->u.ctx);
+  if (s && tt_orm_table_delete(&s->u.ctx) != 0)
+    step_done(&s->u.ctx);
 }
 
 /* ---- jobs ---------------------------------------------------------------- */
@@ -910,8 +912,17 @@ static bool needs_job(enum tt_ledger_kind k) {
          k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST && !is_semaphore(k);
 }
 
+static void start_kind(struct tt_ledger_op *op);
+
 int tt_ledger_start(struct tt_ledger_op *op) {
   memset(&op->w, 0, sizeof(op->w));
+  op->w.starting = true;
+  start_kind(op);
+  op->w.starting = false;
+  return op->w.finished ? -1 : 0;
+}
+
+static void start_kind(struct tt_ledger_op *op) {
   op->w.now_ns = tt_orm_now_ns(op->orm);
   op->w.now_s = op->w.now_ns / 1000000000;
   struct tt_error err;
@@ -919,12 +930,12 @@ int tt_ledger_start(struct tt_ledger_op *op) {
     if (tt_ledger_check_id(op->job_id, op->job_id ? strlen(op->job_id) : 0, "job_id", &err) !=
         0) {
       ledger_fail(op, &err, NULL);
-      return 0;
+      return;
     }
     op->w.pk = arena_cat(op, "JOB#", op->job_id);
     if (op->w.pk == NULL) {
       ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return 0;
+      return;
     }
   }
   const char *rec_sk = NULL;
@@ -932,11 +943,11 @@ int tt_ledger_start(struct tt_ledger_op *op) {
     if (tt_ledger_check_id(op->record_id, op->record_id ? strlen(op->record_id) : 0, "record_id",
                            &err) != 0) {
       ledger_fail(op, &err, NULL);
-      return 0;
+      return;
     }
     if ((rec_sk = arena_cat(op, "REC#", op->record_id)) == NULL) {
       ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return 0;
+      return;
     }
   }
   switch (op->kind) {
@@ -989,5 +1000,4 @@ int tt_ledger_start(struct tt_ledger_op *op) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "unknown ledger operation");
     break;
   }
-  return 0;
 }

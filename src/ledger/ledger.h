@@ -76,6 +76,13 @@ struct tt_ledger_list_args {
   const char *order;
 };
 
+struct tt_ledger_op;
+
+/* Completion of a ledger operation: runs once, never inside
+ * tt_ledger_start, with op->result filled; op->arg is the caller's
+ * (docs/internals/completions.md). */
+typedef void (*tt_ledger_done_cb)(struct tt_ledger_op *op);
+
 /* One ledger operation of a request. Fill the inputs, then tt_ledger_start.
  * Everything is borrowed until `done` ran; the working state lives in the
  * arena and in the ORM operations the ledger starts in `join`. */
@@ -96,7 +103,7 @@ struct tt_ledger_op {
   const json_t *body;    /* the JSON body (tt_json_parse tree); NULL = {} */
   struct tt_ledger_list_args list;
   struct tt_orm_result *result; /* where the answer goes */
-  tt_orm_done_cb done;
+  tt_ledger_done_cb done;
   void *arg;
   /* Working state (tt_ledger_start zeroes it). */
   struct tt_ledger_work {
@@ -116,6 +123,7 @@ struct tt_ledger_op {
     uint16_t *slots;       /* semaphore acquire: slots to try, in order (arena) */
     unsigned nslots, next; /* how many, and the next one to try */
     bool finished;
+    bool starting; /* inside tt_ledger_start: finishing there does not call done */
   } w;
 };
 
@@ -126,9 +134,10 @@ struct tt_ledger_op {
  * ItemNotFound, AlreadyExists, VersionConflict with details
  * {version, expected_version}, InvalidTransition, LeaseHeld (also for a
  * full semaphore, with details {limit}), LeaseNotOwned, and the ORM's
- * backend errors). It may run before this returns. Every
- * stored error envelope and result passes through src/ledger/sanitize.
- * Returns 0. */
+ * backend errors). Every stored error envelope and result passes through
+ * src/ledger/sanitize. Returns 0 (done runs later), or -1 when the
+ * operation finished inside this call (op->result holds the answer; done
+ * never runs). */
 int tt_ledger_start(struct tt_ledger_op *op);
 
 /* The name of a kind for logs ("job.create"); never NULL. */

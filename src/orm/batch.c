@@ -123,8 +123,7 @@ struct chunk {
   size_t *pending; /* request indexes not yet done */
   size_t npending;
   unsigned round; /* unprocessed retries so far */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  struct tt_client_call call; /* its rounds, one after another */
   struct tt_sleep_op sleep;
   struct tt_span *span; /* the chunk's span, over its rounds; NULL when not traced */
 };
@@ -517,7 +516,7 @@ static void start_chunk(struct chunk *ch) {
   struct tt_orm_batch_state *st = ch->st;
   struct tt_orm_batch_op *op = st->op;
   json_t *req = chunk_request(ch);
-  struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
+  struct tt_client_call *call = &ch->call;
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
   enum tt_ddb_op dop = op->write ? TT_DDB_BATCH_WRITE_ITEM : TT_DDB_BATCH_GET_ITEM;
@@ -535,11 +534,8 @@ static void start_chunk(struct chunk *ch) {
     join->trace = ch->span->ctx;
   int started = tt_client_start(op->ctx.orm->client, join, call, dop, req, chunk_cb, ch);
   join->trace = outer;
-  if (started != 0) {
-    call->bc.status = -1;
-    chunk_cb(call);
-    tt_backend_error_clear(&call->bc.error);
-  }
+  if (started != 0)
+    chunk_cb(call); /* refused: the chunk fails as its completion would */
 }
 
 /* Records the first backend failure and stops the other chunks. */
@@ -631,8 +627,8 @@ done:
   return rc;
 }
 
-static void sleep_done(struct tt_sleep_op *s, void *arg) {
-  struct chunk *ch = arg;
+static void sleep_done(struct tt_sleep_op *s) {
+  struct chunk *ch = s->arg;
   if (s->canceled || stopping(ch->st)) {
     chunk_done(ch);
     return;
@@ -777,7 +773,10 @@ static void finish_all(struct tt_orm_batch_state *st) {
         if (st->found[i].type == TT_AV_M)
           rc = tt_orm_crypt_add_item(c, &st->found[i], &err);
       if (rc == 0) {
-        tt_orm_crypt_run(c, found_opened_cb, st);
+        struct tt_error cerr;
+        int crc = tt_orm_crypt_run(c, found_opened_cb, st, &cerr);
+        if (crc != 0) /* settled at once: go on as its completion would */
+          found_opened_cb(st, crc < 0 ? &cerr : NULL);
         return;
       }
     } else if (op->write) {
@@ -879,7 +878,15 @@ static void found_opened_cb(void *arg, const struct tt_error *err) {
   finish_all(st);
 }
 
+static int batch_start_run(struct tt_orm_batch_op *op);
+
 int tt_orm_batch_start(struct tt_orm_batch_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  batch_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int batch_start_run(struct tt_orm_batch_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
@@ -912,7 +919,10 @@ int tt_orm_batch_start(struct tt_orm_batch_op *op) {
     for (size_t i = 0; i < st->n; i++)
       if (st->reqs[i].is_put && tt_orm_crypt_add_item(c, &st->reqs[i].item, &err) != 0)
         return fail_now(op, &err);
-    tt_orm_crypt_run(c, puts_sealed_cb, st);
+    struct tt_error cerr;
+    int crc = tt_orm_crypt_run(c, puts_sealed_cb, st, &cerr);
+    if (crc != 0) /* settled at once: go on as its completion would */
+      puts_sealed_cb(st, crc < 0 ? &cerr : NULL);
     return 0;
   }
   run_chunks(st);

@@ -52,7 +52,8 @@ unsigned tt_orm_batch_concurrency(const struct tt_orm *orm);
  *   before anything was written answers that error (with the same details
  *   for batch-write).
  * A backend error cancels the other chunks, which are still joined. The
- * ctx's done runs once; returns 0. */
+ * ctx's done runs once later (0), or it finished inside this call (-1,
+ * result filled, done never runs; docs/internals/completions.md). */
 int tt_orm_batch_start(struct tt_orm_batch_op *op);
 
 #endif

@@ -102,6 +102,7 @@ struct tt_orm_crypt {
   struct slot *head, *tail, *next_to_start;
   size_t n, running;
   bool pumping, failed, finished;
+  bool starting; /* inside tt_orm_crypt_run */
   struct tt_error err;
   const struct slot *failed_slot; /* the value the first failure is about */
   tt_orm_crypt_done_cb done;
@@ -332,9 +333,14 @@ static void finish(struct tt_orm_crypt *c) {
   c->done(c->arg, c->failed ? &c->err : NULL);
 }
 
-/* Starts calls up to the bound; finishes when none runs and none is left
- * (or one failed). Re-entrant calls from a synchronous completion only
- * count down: the outer loop goes on. */
+/* Nothing runs and nothing is left to start (or one failed). */
+static bool settled(const struct tt_orm_crypt *c) {
+  return c->running == 0 && (c->failed || c->next_to_start == NULL);
+}
+
+/* Starts calls up to the bound; finishes when it settled, unless
+ * tt_orm_crypt_run is still starting (it then answers for itself).
+ * Re-entrant calls only count down: the outer loop goes on. */
 static void pump(struct tt_orm_crypt *c) {
   if (c->pumping || c->finished)
     return;
@@ -357,33 +363,46 @@ static void pump(struct tt_orm_crypt *c) {
     }
   }
   c->pumping = false;
-  if (c->running == 0 && (c->failed || c->next_to_start == NULL))
+  if (!c->starting && settled(c))
     finish(c);
 }
 
-void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg) {
+/* Ends a run that settled inside tt_orm_crypt_run: 1 (success), or -1 with
+ * the failure in *err. `done` does not run. */
+static int settle_now(struct tt_orm_crypt *c, struct tt_error *err) {
+  c->finished = true;
+  if (!c->failed)
+    return 1;
+  name_item(c);
+  *err = c->err;
+  return -1;
+}
+
+int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg,
+                     struct tt_error *err) {
   c->done = done;
   c->arg = arg;
   if (!c->seal) {
     /* Every envelope is checked before the first KMS call. */
     for (struct slot *s = c->head; s != NULL; s = s->next) {
-      struct tt_error err;
-      if (tt_envelope_parse(s->value, s->attr->name, &s->parts, &err) != 0) {
-        fail_at(c, s, &err);
-        finish(c);
-        return;
+      struct tt_error e;
+      if (tt_envelope_parse(s->value, s->attr->name, &s->parts, &e) != 0) {
+        fail_at(c, s, &e);
+        return settle_now(c, err);
       }
     }
   }
   c->next_to_start = c->head;
   if (c->ctx->orm->kms == NULL && c->n > 0) {
-    struct tt_error err;
-    tt_error_set(&err, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
+    struct tt_error e;
+    tt_error_set(&e, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
                  "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
                  c->head->attr->name);
-    fail(c, &err);
-    finish(c);
-    return;
+    fail(c, &e);
+    return settle_now(c, err);
   }
+  c->starting = true;
   pump(c);
+  c->starting = false;
+  return settled(c) ? settle_now(c, err) : 0;
 }

@@ -83,13 +83,18 @@ size_t tt_orm_crypt_count(const struct tt_orm_crypt *c);
 int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
                             char out[TT_ORM_KEY_SHA256_HEX + 1]);
 
-/* Runs the KMS calls and calls done(arg, err) exactly once; with nothing
- * added, done runs before this returns. On opening, a value that is not an envelope is
+/* Runs the KMS calls, under the completion contract of
+ * docs/internals/completions.md: returns 0, and done(arg, err) runs exactly
+ * once, never inside this function; or settles at once and `done` never
+ * runs -- 1 when there was nothing to do (no value added), -1 with the
+ * failure in *err (an envelope that does not parse, no KMS configured, the
+ * KMS calls refused). On opening, a value that is not an envelope is
  * InvalidEncryptedEnvelope before any call. An InvalidEncryptedEnvelope of
  * a value added with its item names that item without its key values: the
  * message and a crypt.envelope_invalid log line carry the key hash
  * (tt_orm_crypt_key_sha256), and the ctx's result, when not failed yet and
  * without details, gets details {"model", "key_attributes", "key_sha256"}. */
-void tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg);
+int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg,
+                     struct tt_error *err);
 
 #endif

@@ -210,7 +210,8 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
   op->req.key = &op->key;
   op->req.consistent_read = true;
   op->classifying = true;
-  tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified);
+  if (tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified) != 0)
+    classified(&op->ctx.call); /* refused: fails as a completion would */
 }
 
 /* ---- encrypted attributes ------------------------------------------------- */
@@ -240,7 +241,10 @@ static void answer_opened(struct tt_orm_item_op *op) {
     fail(op, &err);
     return;
   }
-  tt_orm_crypt_run(c, opened_cb, op);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, opened_cb, op, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    opened_cb(op, crc < 0 ? &cerr : NULL);
 }
 
 static void sealed_cb(void *arg, const struct tt_error *err) {
@@ -250,7 +254,8 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
     return;
   }
   op->req.item = &op->stored;
-  tt_orm_call_item(&op->ctx, op->pending_op, &op->req, op->pending_cb);
+  if (tt_orm_call_item(&op->ctx, op->pending_op, &op->req, op->pending_cb) != 0)
+    op->pending_cb(&op->ctx.call);
 }
 
 /* ---- the operations ---------------------------------------------------------- */
@@ -360,10 +365,14 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
       return -1;
     op->pending_op = kind;
     op->pending_cb = cb;
-    tt_orm_crypt_run(c, sealed_cb, op);
+    struct tt_error cerr;
+    int crc = tt_orm_crypt_run(c, sealed_cb, op, &cerr);
+    if (crc != 0) /* settled at once: go on as its completion would */
+      sealed_cb(op, crc < 0 ? &cerr : NULL);
     return 0;
   }
-  tt_orm_call_item(&op->ctx, kind, r, cb);
+  if (tt_orm_call_item(&op->ctx, kind, r, cb) != 0)
+    cb(&op->ctx.call);
   return 0;
 }
 
@@ -529,7 +538,10 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
         tt_orm_crypt_add_value(c, at, &a->value, err) != 0)
       return -1;
   }
-  tt_orm_crypt_run(c, update_sealed_cb, op);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, update_sealed_cb, op, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    update_sealed_cb(op, crc < 0 ? &cerr : NULL);
   return 0;
 }
 
@@ -557,7 +569,15 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
   return 0;
 }
 
+static int item_start_run(struct tt_orm_item_op *op);
+
 int tt_orm_item_start(struct tt_orm_item_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  item_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int item_start_run(struct tt_orm_item_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   memset(&op->key, 0, sizeof(op->key));

@@ -59,8 +59,10 @@ struct tt_orm_item_op {
 };
 
 /* Validates every input (answering with a ValidationError before any I/O
- * when one is wrong) and starts the backend calls. The ctx's done runs once
- * when the result is filled. Returns 0; errors land in the result. */
+ * when one is wrong) and starts the backend calls. Returns 0, and the ctx's
+ * done runs once later with the result filled, or -1: it finished inside
+ * this call (result filled, done never runs; docs/internals/completions.md).
+ * Errors land in the result either way. */
 int tt_orm_item_start(struct tt_orm_item_op *op);
 
 /* The refusals encrypted attributes of op's model impose on an item

@@ -72,8 +72,12 @@ int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
 /* Current time from the injectable clock. */
 int64_t tt_orm_now_ns(const struct tt_orm *orm);
 
-/* Completion of an operation (runs once; the result is filled). */
-typedef void (*tt_orm_done_cb)(void *arg);
+struct tt_orm_ctx;
+
+/* Completion of an operation: runs once, never inside the function that
+ * started it, with ctx->result filled; ctx->arg is the caller's
+ * (docs/internals/completions.md). */
+typedef void (*tt_orm_done_cb)(struct tt_orm_ctx *ctx);
 
 /* Common state of a running operation; embedded first in each op. */
 struct tt_orm_ctx {
@@ -85,23 +89,37 @@ struct tt_orm_ctx {
   struct tt_orm_result *result;
   tt_orm_done_cb done;
   void *arg;
-  /* Steps run one after another; a step's completion starts the next
-   * before its own call is released, so two slots alternate. */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  /* The operation's one backend call: steps run one after another, and a
+   * step's completion starts the next on the same struct
+   * (docs/internals/completions.md). */
+  struct tt_client_call call;
   unsigned step;
   bool flag; /* per-operation use */
   void *state; /* per-operation use, in the arena */
+  /* Inside the operation's start (a depth: a start may start a nested
+   * one on the same ctx); finishing there only marks it `settled`. */
+  unsigned starting;
+  bool settled;
 };
 
-/* Starts the next backend call of an operation (request stolen). On a
- * synchronous refusal the result is failed and `cb` still runs. */
-void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
-                 tt_client_done_cb cb);
+/* Every public start of an operation (tt_orm_item_start, query, batch,
+ * transactions, tables) keeps the contract through these: enter before
+ * its work, and return what leave says -- 0 (done runs later, exactly
+ * once) or -1 (the operation finished inside its start: the result is
+ * filled and done never runs). */
+void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
+int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
+
+/* Starts the next backend call of an operation (request stolen) on
+ * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
+ * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
+ * and ctx->call.bc.error says why, for the caller to finish with. */
+int tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+                tt_client_done_cb cb);
 
 /* The same for a typed operation; `item` is borrowed until `cb` ran. */
-void tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
-                      const struct tt_ddb_item_request *item, tt_client_done_cb cb);
+int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                     const struct tt_ddb_item_request *item, tt_client_done_cb cb);
 
 /* The ctx of a call started with tt_orm_call. */
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
@@ -133,6 +151,9 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
 
 /* ---- tables (table.c) ---------------------------------------------------- */
 
+/* Each returns 0 (done runs later) or -1 (it finished inside the call:
+ * result filled, done never runs), as every operation start does. */
+
 /* Builds the CreateTable request for a model's table (keys, every index of
  * every model that shares the table, pay-per-request). `m` need not be
  * registered: it then stands in for the registered model of its name (PUT
@@ -162,7 +183,8 @@ void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join 
                      const struct tt_model *model, struct tt_orm_result *result,
                      tt_orm_done_cb done, void *arg);
 
-/* Finishes: drops the model reference and calls done. */
+/* Finishes: drops the model reference and calls done (unless inside the
+ * start: see tt_orm_ctx_leave). */
 void tt_orm_ctx_finish(struct tt_orm_ctx *ctx);
 
 #endif

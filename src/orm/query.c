@@ -679,7 +679,10 @@ static void open_page(struct tt_orm_chain *ch) {
   for (size_t i = 0; i < ch->n_page_items; i++)
     if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
       goto fail;
-  tt_orm_crypt_run(c, page_opened_cb, ch);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, page_opened_cb, ch, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    page_opened_cb(ch, crc < 0 ? &cerr : NULL);
   return;
 fail:
   page_failed(op, &err);
@@ -740,7 +743,7 @@ static void read_page(struct tt_orm_chain *ch) {
     ch->req.limit = (int64_t)(ch->quota - produced(op, ch));
   if (ch->segment >= 0)
     ch->req.segment = ch->segment;
-  struct tt_client_call *call = &ch->calls[ch->ncalls++ % 2];
+  struct tt_client_call *call = &ch->call;
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
   struct tt_join *join = op->ctx.join;
@@ -758,11 +761,8 @@ static void read_page(struct tt_orm_chain *ch) {
                                      op->scan ? TT_DDB_SCAN : TT_DDB_QUERY, &ch->req, page_cb,
                                      ch);
   join->trace = outer;
-  if (started != 0) {
-    call->bc.status = -1;
-    page_cb(call);
-    tt_backend_error_clear(&call->bc.error);
-  }
+  if (started != 0)
+    page_cb(call); /* refused: the reader fails as its completion would */
 }
 
 /* Encodes where a reader stopped; nothing when it is exhausted. */
@@ -871,7 +871,15 @@ static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   return 0;
 }
 
+static int query_start_run(struct tt_orm_query_op *op);
+
 int tt_orm_query_start(struct tt_orm_query_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  query_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int query_start_run(struct tt_orm_query_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);

@@ -27,8 +27,7 @@ struct tt_orm_query_op;
 struct tt_orm_chain {
   struct tt_orm_query_op *q;
   int segment; /* -1 for a query or an unsegmented scan */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  struct tt_client_call call; /* its pages, one after another */
   struct tt_av last_key; /* where the next page starts (M), NULL-typed at the start */
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;
@@ -89,8 +88,9 @@ struct tt_orm_query_op {
  * with "count": true. An answer that reaches the byte budget ends early
  * (also inside a backend page, and across parallel segments: each
  * segment's cursor then points right after the last item it answered), so
- * paging with the cursor returns every item exactly once. Returns 0;
- * errors land in the result. */
+ * paging with the cursor returns every item exactly once. Errors land in
+ * the result. Returns 0 (done runs later) or -1 (it finished inside this
+ * call: done never runs; docs/internals/completions.md). */
 int tt_orm_query_start(struct tt_orm_query_op *op);
 
 #endif

@@ -113,38 +113,41 @@ void tt_orm_ctx_finish(struct tt_orm_ctx *ctx) {
   if (ctx->model)
     tt_model_unref(ctx->model);
   ctx->model = NULL;
+  if (ctx->starting > 0) {
+    ctx->settled = true; /* the start returns -1 instead */
+    return;
+  }
   if (ctx->done)
-    ctx->done(ctx->arg);
+    ctx->done(ctx);
 }
 
-/* Takes the next call slot and starts it with `start_call`; see tt_orm_call. */
-static void call_slot(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+void tt_orm_ctx_enter(struct tt_orm_ctx *ctx) { ctx->starting++; }
+
+int tt_orm_ctx_leave(struct tt_orm_ctx *ctx) {
+  if (--ctx->starting > 0)
+    return 0; /* a nested start: the outer one answers */
+  return ctx->settled ? -1 : 0;
+}
+
+/* Starts ctx->call; see tt_orm_call. */
+static int call_start(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
                       const struct tt_ddb_item_request *item, tt_client_done_cb cb) {
-  struct tt_client_call *call = &ctx->calls[ctx->ncalls++ % 2];
+  struct tt_client_call *call = &ctx->call;
   call->request_id = ctx->request_id;
   call->model = ctx->model ? ctx->model->name : NULL;
   int rc = item ? tt_client_start_item(ctx->orm->client, ctx->join, call, op, item, cb, ctx)
                 : tt_client_start(ctx->orm->client, ctx->join, call, op, request, cb, ctx);
-  if (rc != 0) {
-    call->bc.status = -1;
-    /* Nothing started, so this slot is free again: the step `cb` starts
-     * must take it, not the other one, whose call may still be completing
-     * (a refusal inside a completion would otherwise reuse a live slot). */
-    unsigned n = --ctx->ncalls;
-    cb(call);
-    if (ctx->ncalls == n) /* else the slot holds the next step's call */
-      tt_backend_error_clear(&call->bc.error);
-  }
+  return rc == 0 ? 0 : -1;
 }
 
-void tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
-                 tt_client_done_cb cb) {
-  call_slot(ctx, op, request, NULL, cb);
+int tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+                tt_client_done_cb cb) {
+  return call_start(ctx, op, request, NULL, cb);
 }
 
-void tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
-                      const struct tt_ddb_item_request *item, tt_client_done_cb cb) {
-  call_slot(ctx, op, NULL, item, cb);
+int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                     const struct tt_ddb_item_request *item, tt_client_done_cb cb) {
+  return call_start(ctx, op, NULL, item, cb);
 }
 
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call) { return call->arg; }

@@ -11,6 +11,13 @@
 #include "orm/orm.h"
 #include "value/json_exact.h"
 
+/* Starts ctx's next call; a refused start fails as its completion would. */
+static void start_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *req,
+                       tt_client_done_cb cb) {
+  if (tt_orm_call(ctx, op, req, cb) != 0)
+    cb(&ctx->call);
+}
+
 #define ACTIVE_POLL_MS 250
 #define ACTIVE_MAX_POLLS 240 /* a minute */
 
@@ -205,11 +212,11 @@ static void ensure_described(struct tt_client_call *call);
 
 static void describe_again(struct tt_orm_ctx *ctx) {
   json_t *req = json_pack("{s:s}", "TableName", ctx->model->table);
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
 }
 
-static void poll_wait_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_ctx *ctx = arg;
+static void poll_wait_done(struct tt_sleep_op *s) {
+  struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
     const struct ensure_state *st = ctx->state;
     struct tt_error e;
@@ -272,8 +279,8 @@ static void warn_ttl_not_enabled(struct tt_orm_ctx *ctx, const struct tt_backend
 static void ttl_described(struct tt_client_call *call);
 
 static void describe_ttl(struct tt_orm_ctx *ctx) {
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
-              json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
+             json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
 }
 
 static void ttl_updated(struct tt_client_call *call) {
@@ -343,7 +350,7 @@ static void ttl_described(struct tt_client_call *call) {
   }
   json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
                           "TimeToLiveSpecification", "Enabled", 1, "AttributeName", ttl->name);
-  tt_orm_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
+  start_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
 }
 
 /* ---- evolution: one UpdateTable per missing GSI (DynamoDB takes one
@@ -450,7 +457,14 @@ static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
       return false;
     }
     json_t *req = tt_orm_add_gsi_request(want, t, next);
-    tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated);
+    if (tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
+      /* Refused (gsi_updated would need the request, which is released). */
+      tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
+      json_decref(missing);
+      json_decref(want);
+      tt_orm_ctx_finish(ctx);
+      return false;
+    }
   }
   json_decref(missing);
   json_decref(want);
@@ -475,7 +489,7 @@ static void ensure_described(struct tt_client_call *call) {
     if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 &&
         ctx->result->http_status == 0) {
       json_t *req = tt_orm_create_table_request(ctx->orm->models, ctx->model);
-      tt_orm_call(ctx, TT_DDB_CREATE_TABLE, req, created);
+      start_call(ctx, TT_DDB_CREATE_TABLE, req, created);
       return;
     }
     tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
@@ -515,7 +529,15 @@ static void ensure_described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, st);
 }
 
+static int table_ensure_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
+  tt_orm_ctx_enter(ctx);
+  table_ensure_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_ensure_run(struct tt_orm_ctx *ctx) {
   ctx->step = 0;
   ctx->result->http_status = 0;
   ctx->state = tt_arena_alloc(ctx->arena, sizeof(struct ensure_state));
@@ -544,9 +566,17 @@ static void described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, NULL);
 }
 
+static int table_describe_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              described);
+  tt_orm_ctx_enter(ctx);
+  table_describe_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_describe_run(struct tt_orm_ctx *ctx) {
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             described);
   return 0;
 }
 
@@ -571,8 +601,8 @@ static void gone_checked(struct tt_client_call *call) {
   delete_poll(ctx);
 }
 
-static void delete_wait_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_ctx *ctx = arg;
+static void delete_wait_done(struct tt_sleep_op *s) {
+  struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
@@ -581,8 +611,8 @@ static void delete_wait_done(struct tt_sleep_op *s, void *arg) {
     tt_orm_ctx_finish(ctx);
     return;
   }
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             gone_checked);
 }
 
 static void delete_poll(struct tt_orm_ctx *ctx) {
@@ -611,11 +641,19 @@ static void deleted(struct tt_client_call *call) {
   /* Answer only once the table is gone, so a following PUT .../table or a
    * second DELETE behaves the same on every backend. */
   ctx->step = 0;
-  tt_orm_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             gone_checked);
 }
 
+static int table_delete_run(struct tt_orm_ctx *ctx);
+
 int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
+  tt_orm_ctx_enter(ctx);
+  table_delete_run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
+static int table_delete_run(struct tt_orm_ctx *ctx) {
   if (!ctx->orm->allow_table_delete) {
     struct tt_error e;
     tt_error_set(&e, TT_ERR_FORBIDDEN, NULL,
@@ -624,7 +662,7 @@ int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
     tt_orm_ctx_finish(ctx);
     return 0;
   }
-  tt_orm_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-              deleted);
+  start_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
+             deleted);
   return 0;
 }

@@ -69,8 +69,7 @@ struct tt_orm_txn_state {
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */
-  struct tt_client_call calls[2];
-  unsigned ncalls;
+  struct tt_client_call call; /* its steps, one after another */
   struct tt_sleep_op sleep;
   size_t *read_of; /* read index -> action index */
   size_t n_reads;
@@ -880,7 +879,7 @@ static void start_attempt(struct tt_orm_txn_state *st);
 
 static void call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
                  tt_client_done_cb cb) {
-  struct tt_client_call *c = &st->calls[st->ncalls++ % 2];
+  struct tt_client_call *c = &st->call;
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
   c->retry_conflicts = st->retry_conflicts;
@@ -890,11 +889,8 @@ static void call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
     join->trace = st->span->ctx;
   int started = tt_client_start(st->ctx->orm->client, join, c, op, req, cb, st);
   join->trace = outer;
-  if (started != 0) {
-    c->bc.status = -1;
-    cb(c);
-    tt_backend_error_clear(&c->bc.error);
-  }
+  if (started != 0)
+    cb(c); /* refused: the step fails as its completion would */
 }
 
 static int item_of(const json_t *holder, const char *member, struct tt_av *out) {
@@ -1018,7 +1014,10 @@ static void reread_cb(struct tt_client_call *c) {
       fail(st, &err);
       return;
     }
-    tt_orm_crypt_run(cr, reread_opened_cb, st);
+    struct tt_error cerr;
+    int crc = tt_orm_crypt_run(cr, reread_opened_cb, st, &cerr);
+    if (crc != 0) /* settled at once: go on as its completion would */
+      reread_opened_cb(st, crc < 0 ? &cerr : NULL);
     return;
   }
   tt_av_free(&item);
@@ -1260,8 +1259,8 @@ static void note_retry(struct tt_orm_txn_state *st, const char *reason) {
   tt_log_end(&l);
 }
 
-static void retry_sleep_done(struct tt_sleep_op *s, void *arg) {
-  struct tt_orm_txn_state *st = arg;
+static void retry_sleep_done(struct tt_sleep_op *s) {
+  struct tt_orm_txn_state *st = s->arg;
   if (s->canceled || st->ctx->join->canceled) {
     fail_code(st, TT_ERR_BACKEND_TIMEOUT, NULL,
               "the request ended while waiting to retry a conflicting transaction");
@@ -1436,7 +1435,10 @@ static void get_cb(struct tt_client_call *c) {
       return;
     }
   }
-  tt_orm_crypt_run(cr, got_opened_cb, st);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(cr, got_opened_cb, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    got_opened_cb(st, crc < 0 ? &cerr : NULL);
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
@@ -1551,7 +1553,10 @@ static int seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
         return -1;
     }
   }
-  tt_orm_crypt_run(c, done, st);
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, done, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    done(st, crc < 0 ? &cerr : NULL);
   return 0;
 }
 
@@ -1564,7 +1569,15 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
   txn_go(st);
 }
 
+static int txn_start_run(struct tt_orm_txn_op *op);
+
 int tt_orm_txn_start(struct tt_orm_txn_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  txn_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int txn_start_run(struct tt_orm_txn_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
   const json_t *body = op->body;
@@ -1773,7 +1786,15 @@ static void single_sealed_cb(void *arg, const struct tt_error *err) {
   start_attempt(st);
 }
 
+static int txn_item_start_run(struct tt_orm_item_op *op);
+
 int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  txn_item_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int txn_item_start_run(struct tt_orm_item_op *op) {
   if (op->kind == TT_ORM_OP_GET)
     return tt_orm_item_start(op);
   struct tt_error err;

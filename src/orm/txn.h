@@ -44,7 +44,8 @@ struct tt_orm_txn_op {
  *     "retry_conflicts": true.
  *   get: one TransactGetItems; 200 {"items": [item | null, ...]} in request
  *     order.
- * The ctx's done runs once; returns 0. */
+ * The ctx's done runs once later (0), or it finished inside this call (-1,
+ * result filled, done never runs; docs/internals/completions.md). */
 int tt_orm_txn_start(struct tt_orm_txn_op *op);
 
 /* Runs a create, put, update or delete of one item of a model with unique
@@ -52,7 +53,7 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op);
  * releases the item's guard items; same inputs and answers as
  * tt_orm_item_start (items.h), plus 409 ConditionFailed with details.field
  * naming the unique attribute whose value another item holds. A GET is
- * handed to tt_orm_item_start. The ctx's done runs once; returns 0. */
+ * handed to tt_orm_item_start. Returns as tt_orm_txn_start. */
 int tt_orm_txn_item_start(struct tt_orm_item_op *op);
 
 #endif

@@ -137,7 +137,17 @@ void fz_backend_close(void) {
   FZ.b = NULL;
 }
 
-static void run_done_cb(void *arg) { ((struct fz_run *)arg)->done++; }
+static void run_done_cb(struct tt_orm_ctx *ctx) { ((struct fz_run *)ctx->arg)->done++; }
+static void ledger_done_cb(struct tt_ledger_op *op) { ((struct fz_run *)op->arg)->done++; }
+
+/* What a start returned: done never runs inside it, and never at all when
+ * the operation finished there (-1). */
+static void run_started(struct fz_run *r, int rc) {
+  if (r->done != 0)
+    abort();
+  if (rc != 0)
+    r->done++;
+}
 
 static void joined_cb(struct tt_join *j, void *arg) {
   (void)j;
@@ -164,12 +174,12 @@ void fz_ledger_begin(struct fz_run *r, struct tt_ledger_op *op) {
   op->arena = &r->arena;
   op->request_id = "fuzz";
   op->result = &r->res;
-  op->done = run_done_cb;
+  op->done = ledger_done_cb;
   op->arg = r;
 }
 
 void fz_ledger_end(struct fz_run *r, struct tt_ledger_op *op) {
-  tt_ledger_start(op);
+  run_started(r, tt_ledger_start(op));
   fz_run_end(r);
 }
 
@@ -262,9 +272,9 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
       op.expected.version = flags >> 5;
     }
     if (tt_unique_model_has(m))
-      tt_orm_txn_item_start(&op);
+      run_started(&r, tt_orm_txn_item_start(&op));
     else
-      tt_orm_item_start(&op);
+      run_started(&r, tt_orm_item_start(&op));
     fz_run_end(&r);
     break;
   }
@@ -275,7 +285,7 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     fz_run_begin(&r, &op.ctx, m);
     op.scan = kind == FZ_SCAN;
     op.body = body;
-    tt_orm_query_start(&op);
+    run_started(&r, tt_orm_query_start(&op));
     fz_run_end(&r);
     break;
   }
@@ -287,7 +297,7 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     op.write = kind == FZ_BATCH_WRITE;
     op.body = body;
     op.deadline_ns = deadline_ns;
-    tt_orm_batch_start(&op);
+    run_started(&r, tt_orm_batch_start(&op));
     fz_run_end(&r);
     break;
   }
@@ -298,7 +308,7 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     fz_run_begin(&r, &op.ctx, NULL);
     op.get = kind == FZ_TXN_GET;
     op.body = body;
-    tt_orm_txn_start(&op);
+    run_started(&r, tt_orm_txn_start(&op));
     fz_run_end(&r);
     break;
   }
@@ -307,9 +317,9 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     struct tt_orm_ctx ctx;
     fz_run_begin(&r, &ctx, m);
     if (kind == FZ_TABLE_ENSURE)
-      tt_orm_table_ensure(&ctx);
+      run_started(&r, tt_orm_table_ensure(&ctx));
     else
-      tt_orm_table_describe(&ctx);
+      run_started(&r, tt_orm_table_describe(&ctx));
     fz_run_end(&r);
     break;
   }

@@ -508,7 +508,7 @@ static int64_t fixed_s(void *arg) {
   return INT64_C(1700000000);
 }
 
-static void done_cb(void *arg) { ++*(int *)arg; }
+static void done_cb(struct tt_orm_ctx *ctx) { ++*(int *)ctx->arg; }
 static void joined_cb(struct tt_join *j, void *arg) {
   (void)j;
   ++*(int *)arg;
@@ -554,9 +554,10 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   } op;
   memset(&op, 0, sizeof(op));
   tt_orm_ctx_init(&op.ctx, orm, &join, &arena, "torture", m, &res, done_cb, &done);
+  int settled = 0; /* -1: it finished inside its start */
   switch (q->kind) {
   case R_ENSURE:
-    tt_orm_table_ensure(&op.ctx);
+    settled = tt_orm_table_ensure(&op.ctx);
     break;
   case R_CREATE:
   case R_PUT:
@@ -572,27 +573,30 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     op.item.raw_key = q->key;
     op.item.raw_key_len = q->key ? strlen(q->key) : 0;
     if (tt_unique_model_has(m))
-      tt_orm_txn_item_start(&op.item);
+      settled = tt_orm_txn_item_start(&op.item);
     else
-      tt_orm_item_start(&op.item);
+      settled = tt_orm_item_start(&op.item);
     break;
   case R_QUERY:
   case R_SCAN:
     op.query.scan = q->kind == R_SCAN;
     op.query.body = body;
-    tt_orm_query_start(&op.query);
+    settled = tt_orm_query_start(&op.query);
     break;
   case R_BGET:
   case R_BWRITE:
     op.batch.write = q->kind == R_BWRITE;
     op.batch.body = body;
-    tt_orm_batch_start(&op.batch);
+    settled = tt_orm_batch_start(&op.batch);
     break;
   case R_TXN:
     op.txn.body = body;
-    tt_orm_txn_start(&op.txn);
+    settled = tt_orm_txn_start(&op.txn);
     break;
   }
+  CHECK(done == 0, "%s: done ran inside the start", q->model ? q->model : "transaction");
+  if (settled != 0)
+    done++; /* done never runs for it: the result is filled */
   tt_join_release(&join);
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(done == 1 && joined == 1, "%s: done ran %d times, the join completed %d times",

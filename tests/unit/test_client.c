@@ -416,6 +416,164 @@ START_TEST(run_ready_without_support_is_a_no_op) {
 }
 END_TEST
 
+/* ---- the completion contract (docs/internals/completions.md) ------------- */
+
+/* A done that starts the same call again, `restarts` times; each start
+ * gets a fresh response, which done reads before and after restarting. */
+struct reuse {
+  struct fixture *f;
+  int restarts;
+  int dones;
+  int refused;
+  bool cancel_on_last;
+};
+
+static void reuse_done(struct tt_client_call *c) {
+  struct reuse *r = c->arg;
+  struct fixture *f = r->f;
+  r->dones++;
+  ck_assert_int_eq(c->bc.status, 0);
+  json_t *resp = c->bc.response; /* borrowed: valid until this returns */
+  ck_assert_ptr_nonnull(resp);
+  ck_assert_int_eq(json_object_set_new(resp, "seen", json_true()), 0);
+  if (r->dones > r->restarts)
+    return;
+  if (r->cancel_on_last && r->dones == r->restarts)
+    tt_join_cancel(&f->join);
+  int rc = tt_client_start(&f->client, &f->join, c, TT_DDB_GET_ITEM, json_object(), reuse_done,
+                           r);
+  if (rc != 0) {
+    /* Refused: done never runs for it, and the error says why. */
+    r->refused++;
+    ck_assert_int_eq(rc, UV_ECANCELED);
+    ck_assert_int_eq(c->bc.status, -1);
+    ck_assert_str_eq(c->bc.error.type, "RequestCanceled");
+  }
+  /* What done read is still there after the start. */
+  ck_assert_ptr_eq(json_object_get(resp, "seen"), json_true());
+}
+
+/* On the trampoline: every restart is queued and completed by the same
+ * run_ready, at constant depth, with no other slot. */
+START_TEST(a_call_is_reusable_from_its_own_done_on_run_ready) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  f.fake.base.ops = &fake_sync_ops;
+  struct reuse r = {.f = &f, .restarts = 100};
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  ck_assert_int_eq(
+      tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(), reuse_done, &r),
+      0);
+  ck_assert_int_eq(r.dones, 0); /* never inside start */
+  tt_join_release(&f.join);
+  ck_assert_int_eq(f.join_done, 0);
+  ck_assert_uint_eq(tt_client_run_ready(&f.client, 0), 101);
+  ck_assert_int_eq(r.dones, 101);
+  ck_assert_int_eq(f.join_done, 1); /* once, after the last */
+  ck_assert_uint_eq(f.fake.starts, 101);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  ck_assert_double_eq(metric2(&f, f.fams.backend_calls, "GetItem", "success"), 101);
+  teardown(&f);
+}
+END_TEST
+
+/* From the loop, with the join released before the first completion: the
+ * join stays open across each done that starts the call again. */
+START_TEST(a_call_is_reusable_from_its_own_done_on_the_loop) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  struct reuse r = {.f = &f, .restarts = 5};
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  ck_assert_int_eq(
+      tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(), reuse_done, &r),
+      0);
+  tt_join_release(&f.join);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(r.dones, 6);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  teardown(&f);
+}
+END_TEST
+
+/* A restart refused inside done (the join was cancelled): negative, done
+ * never runs for it, nothing leaks, and the join still completes once. */
+START_TEST(a_restart_refused_inside_done_never_calls_done) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  f.fake.base.ops = &fake_sync_ops;
+  struct reuse r = {.f = &f, .restarts = 3, .cancel_on_last = true};
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  ck_assert_int_eq(
+      tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(), reuse_done, &r),
+      0);
+  tt_join_release(&f.join);
+  tt_client_run_ready(&f.client, 0);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(r.dones, 3);
+  ck_assert_int_eq(r.refused, 1);
+  ck_assert_int_eq(f.join_done, 1);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  teardown(&f);
+}
+END_TEST
+
+/* A start on a cancelled join fails synchronously: done never runs. */
+START_TEST(a_start_on_a_cancelled_join_is_refused_synchronously) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  tt_join_cancel(&f.join);
+  ck_assert_int_eq(tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(),
+                                   call_done, &f),
+                   UV_ECANCELED);
+  ck_assert_str_eq(f.call.bc.error.type, "RequestCanceled");
+  ck_assert_uint_eq(tt_join_pending(&f.join), 0);
+  ck_assert_uint_eq(f.fake.starts, 0);
+  tt_join_release(&f.join);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f.done_calls, 0);
+  ck_assert_int_eq(f.join_done, 1);
+  teardown(&f);
+}
+END_TEST
+
+static int refusing_start(struct tt_backend *b, struct tt_backend_call *c) {
+  (void)b;
+  (void)c;
+  return UV_EINVAL;
+}
+
+static const struct tt_backend_ops refusing_ops = {"refusing", refusing_start, fake_cancel,
+                                                   NULL,       NULL,           NULL};
+
+/* A backend that refuses a call: the client's start returns its error and
+ * done never runs; the call left the join. */
+START_TEST(a_backend_refusal_is_returned_not_called_back) {
+  static const char *const script[] = {NULL};
+  struct fixture f;
+  setup(&f, script, 1);
+  f.fake.base.ops = &refusing_ops;
+  tt_join_init(&f.join, &f.fams, join_done, &f);
+  ck_assert_int_eq(tt_client_start(&f.client, &f.join, &f.call, TT_DDB_GET_ITEM, json_object(),
+                                   call_done, &f),
+                   UV_EINVAL);
+  ck_assert_int_eq(f.call.bc.status, -1);
+  ck_assert_str_eq(f.call.bc.error.type, "InternalFailure");
+  ck_assert_uint_eq(tt_join_pending(&f.join), 0);
+  ck_assert_double_eq(tt_metric_value(f.fams.inflight_operations, NULL), 0);
+  tt_join_release(&f.join);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(f.done_calls, 0);
+  ck_assert_int_eq(f.join_done, 1);
+  teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("client");
   TCase *tc = tcase_create("retries");
@@ -432,6 +590,11 @@ int main(void) {
   tcase_add_test(tc, run_ready_completes_after_start_returns);
   tcase_add_test(tc, run_ready_leaves_retries_to_the_loop);
   tcase_add_test(tc, run_ready_without_support_is_a_no_op);
+  tcase_add_test(tc, a_call_is_reusable_from_its_own_done_on_run_ready);
+  tcase_add_test(tc, a_call_is_reusable_from_its_own_done_on_the_loop);
+  tcase_add_test(tc, a_restart_refused_inside_done_never_calls_done);
+  tcase_add_test(tc, a_start_on_a_cancelled_join_is_refused_synchronously);
+  tcase_add_test(tc, a_backend_refusal_is_returned_not_called_back);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

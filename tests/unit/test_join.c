@@ -138,6 +138,39 @@ START_TEST(cancel_while_held_then_release) {
 }
 END_TEST
 
+/* A timer operation started again from its own on_done (the completion
+ * contract: it left the join first, and the join is held meanwhile, so the
+ * group completes once, after the last). */
+static int restarts_left;
+static int on_done_calls;
+
+static void restart_on_done(struct tt_sleep_op *s) {
+  struct fixture *f = s->arg;
+  on_done_calls++;
+  ck_assert_int_eq(f->done_calls, 0);
+  ck_assert_ptr_null(f->join.ops); /* it left the join */
+  if (restarts_left-- > 0)
+    ck_assert_int_eq(tt_sleep_op_start(s, &f->loop, &f->join, 1, false), 0);
+}
+
+START_TEST(a_timer_op_is_reusable_from_its_own_on_done) {
+  struct fixture f;
+  setup(&f);
+  restarts_left = 3;
+  on_done_calls = 0;
+  f.ops[0].on_done = restart_on_done;
+  f.ops[0].arg = &f;
+  ck_assert_int_eq(tt_sleep_op_start(&f.ops[0], &f.loop, &f.join, 1, false), 0);
+  tt_join_release(&f.join);
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(on_done_calls, 4);
+  ck_assert_int_eq(f.done_calls, 1);
+  ck_assert_uint_eq(f.pending_at_done, 0);
+  ck_assert_double_eq(inflight(&f), 0);
+  teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("join");
   TCase *tc = tcase_create("loop");
@@ -146,6 +179,7 @@ int main(void) {
   tcase_add_test(tc, first_error_cancels_the_rest_and_still_joins);
   tcase_add_test(tc, cancel_waits_for_every_operation);
   tcase_add_test(tc, cancel_while_held_then_release);
+  tcase_add_test(tc, a_timer_op_is_reusable_from_its_own_on_done);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -34,7 +34,7 @@ static struct lfx F;
 
 static int64_t fx_clock(void *arg) { return ((struct lfx *)arg)->now_ns; }
 
-static void orm_done(void *arg) { *(int *)arg = 1; }
+static void orm_done(struct tt_orm_ctx *ctx) { *(int *)ctx->arg = 1; }
 
 static void join_done(struct tt_join *j, void *arg) {
   (void)j;
@@ -65,7 +65,8 @@ static void setup(void) {
   int done = 0;
   tt_orm_ctx_init(&ctx, &F.orm, &join, &arena, "test",
                   tt_model_registry_get_internal(F.models, TT_LEDGER_MODEL_META), &res, orm_done, &done);
-  tt_orm_table_ensure(&ctx);
+  ck_assert_int_eq(tt_orm_table_ensure(&ctx), 0);
+  ck_assert_int_eq(done, 0); /* never inside the start */
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
@@ -106,7 +107,7 @@ struct call {
 };
 
 static int op_done_count;
-static void op_done(void *arg) { (void)arg; op_done_count++; }
+static void op_done(struct tt_ledger_op *op) { (void)op; op_done_count++; }
 
 static struct answer run(struct call c) {
   struct tt_arena arena;
@@ -137,7 +138,10 @@ static struct answer run(struct call c) {
   op.done = op_done;
   op_done_count = 0;
   unsigned before = F.joins_done;
-  tt_ledger_start(&op);
+  if (tt_ledger_start(&op) != 0)
+    op_done_count++; /* finished inside its start: done never runs */
+  else
+    ck_assert_int_eq(op_done_count, 0); /* never inside the start */
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(op_done_count, 1);          /* done ran exactly once */

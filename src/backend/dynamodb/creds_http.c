@@ -20,10 +20,9 @@ enum op_kind { OP_STS, OP_CONTAINER, OP_IMDS };
 enum imds_step { IMDS_TOKEN, IMDS_ROLE, IMDS_CREDS };
 
 struct creds_http_op {
-  /* Two calls, alternating: a step starts the next request from the
-   * previous one's done callback. */
-  struct tt_http_call calls[2];
-  int cur;
+  /* A step starts the next request on the same call from the previous
+   * one's done callback (docs/internals/completions.md). */
+  struct tt_http_call call;
   bool in_flight;
   struct creds_job *job;
   enum op_kind kind;
@@ -86,8 +85,7 @@ static int op_send(struct creds_http_op *op, const char *method, const char *url
       .timeout_ms = timeout_ms,
       .connect_timeout_ms = timeout_ms,
   };
-  op->cur ^= 1;
-  int rc = tt_http_start(op->job->ch->http, &op->calls[op->cur], &req, on_done, op);
+  int rc = tt_http_start(op->job->ch->http, &op->call, &req, on_done, op);
   op->in_flight = rc == 0;
   return rc;
 }
@@ -105,7 +103,7 @@ static struct creds_http_op *op_new(struct creds_job *job, enum op_kind kind, co
 void creds_http_cancel(struct creds_job *job) {
   struct creds_http_op *op = job->http;
   if (op && op->in_flight)
-    tt_http_cancel(job->ch->http, &op->calls[op->cur]);
+    tt_http_cancel(job->ch->http, &op->call);
 }
 
 /* Reads a token file, trimming surrounding whitespace. Returns 0 and a new
