@@ -3,13 +3,16 @@
 # integration.sh [BUILD_DIR] -- the integration tier: the integration suite
 # (tests/integration, the built daemon over HTTP) then the conformance
 # scenarios (tests/conformance/run.py), on the memory backend and on the
-# dynamodb backend against dynalite and against moto, each peer started on a
-# free loopback port and stopped after. The three backends run at once; every
+# dynamodb backend against dynalite, against moto and against ddb-listener (a
+# second tabletheoryd, the same binary, serving its memory backend with
+# --dynamodb-listen), each peer started on a free loopback port and stopped
+# after. The four backends run at once; every
 # line they print is prefixed with the backend ("[moto] ..."), and each
 # backend's whole output is kept in $TT_INTEGRATION_LOGS/<backend>.log.
 #
 # BUILD_DIR defaults to _build (its tabletheoryd; TT_DAEMON overrides it).
-# Env: TT_BACKENDS         backends to run (default "memory dynalite moto")
+# Env: TT_BACKENDS         backends to run (default
+#                          "memory dynalite moto ddb-listener")
 #      TT_SERIAL=1         one backend after another instead of at once
 #      TT_PYTEST_ARGS      more pytest arguments (e.g. "-k ledger -x")
 #      TT_INTEGRATION_LOGS where the logs go (default a new temporary directory)
@@ -26,7 +29,7 @@ export PYTHONUNBUFFERED=1
 : "${PYTHON3:=python3}"
 logs=${TT_INTEGRATION_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/tt-integration.XXXXXX")}
 mkdir -p "$logs"
-backends=${TT_BACKENDS:-memory dynalite moto}
+backends=${TT_BACKENDS:-memory dynalite moto ddb-listener}
 
 # One backend: its peer, the suite, the scenarios. Prints a last line
 # "<backend>: ..." with the counts and the time taken.

@@ -9,7 +9,7 @@ case "$pid" in ''|*[!0-9]*) echo "usage: stop_peer.sh PID" >&2; exit 2 ;; esac
 [ -r "/proc/$pid/cmdline" ] || exit 0 # already gone
 cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline")
 case "$cmd" in
-  *dynalite*|*moto_server.py*) ;;
+  *dynalite*|*moto_server.py*|*tabletheoryd*--dynamodb-listen*) ;;
   *) echo "stop_peer.sh: $pid is not a test peer" >&2; exit 1 ;;
 esac
 kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
