@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # stop_peer.sh -- stops a peer that start_peer.sh started: TERM to its process
-# group, KILL after 5 s. Refuses a PID that is not a dynalite or moto server.
+# group, KILL after 5 s. Refuses a PID that is not a dynalite or moto server
+# or a tabletheoryd serving --dynamodb-listen (ddb-listener).
 # Usage: stop_peer.sh PID
 set -euo pipefail
 pid=${1:-}
