@@ -126,7 +126,9 @@ static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   if (body) {
     struct tt_buf b;
     tt_buf_init(&b, 0);
-    if (tt_json_dump(body, TT_JSON_PLAIN, &b) == 0 && tt_buf_append(&b, "", 1) == 0)
+    /* The backend's trees mark strings that begin with U+0000, as
+     * process() marks the request's; the listener's own hold none. */
+    if (tt_json_dump(body, 0, &b) == 0 && tt_buf_append(&b, "", 1) == 0)
       r->out = tt_buf_steal(&b, NULL);
     tt_buf_free(&b);
   }
@@ -498,6 +500,16 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_legacy(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_start_key(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
+    json_decref(req.body);
+    return;
+  }
+  /* The backend reads strings through json_exact.h, where one that begins
+   * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
+   * them, after the checks above have measured them as sent. JSON spells
+   * U+0000 only as \u0000, so a body without it needs no walk. */
+  if (memmem(in.body, in.body_len, "\\u0000", 6) != NULL &&
+      tt_json_mark_plain_strings(req.body) != 0) {
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
     json_decref(req.body);
     return;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # flake-hunt.sh [K] -- runs the integration suite and the conformance runner K
-# times (default 5) on every backend (memory, dynalite, moto) against the
+# times (default 5) on every backend (memory, dynalite, moto, ddb-listener) against the
 # plain build, then once more on every backend against the ASan+UBSan build,
 # and reports every test that failed at least once, with its failure. A test
 # that fails by chance is a bug (in the test, the daemon or the peer): this
@@ -39,7 +39,7 @@ one() {
   printf '%-28s %s\n' "$tag" "$(grep -hE '^[0-9]+ passed|passed|failed' "$log" | grep -E '(passed|failed)' | tail -n 3 | tr '\n' ' ')"
 }
 
-for backend in ${TT_BACKENDS:-memory dynalite moto}; do
+for backend in ${TT_BACKENDS:-memory dynalite moto ddb-listener}; do
   for i in $(seq "$runs"); do
     one _build "plain-$backend-$i" "$backend"
   done

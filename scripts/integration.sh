@@ -3,13 +3,16 @@
 # integration.sh [BUILD_DIR] -- the integration tier: the integration suite
 # (tests/integration, the built daemon over HTTP) then the conformance
 # scenarios (tests/conformance/run.py), on the memory backend and on the
-# dynamodb backend against dynalite and against moto, each peer started on a
-# free loopback port and stopped after. The three backends run at once; every
+# dynamodb backend against dynalite, against moto and against ddb-listener (a
+# second tabletheoryd, the same binary, serving its memory backend with
+# --dynamodb-listen), each peer started on a free loopback port and stopped
+# after. The four backends run at once; every
 # line they print is prefixed with the backend ("[moto] ..."), and each
 # backend's whole output is kept in $TT_INTEGRATION_LOGS/<backend>.log.
 #
 # BUILD_DIR defaults to _build (its tabletheoryd; TT_DAEMON overrides it).
-# Env: TT_BACKENDS         backends to run (default "memory dynalite moto")
+# Env: TT_BACKENDS         backends to run (default
+#                          "memory dynalite moto ddb-listener")
 #      TT_SERIAL=1         one backend after another instead of at once
 #      TT_PYTEST_ARGS      more pytest arguments (e.g. "-k ledger -x")
 #      TT_INTEGRATION_LOGS where the logs go (default a new temporary directory)
@@ -26,12 +29,12 @@ export PYTHONUNBUFFERED=1
 : "${PYTHON3:=python3}"
 logs=${TT_INTEGRATION_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/tt-integration.XXXXXX")}
 mkdir -p "$logs"
-backends=${TT_BACKENDS:-memory dynalite moto}
+backends=${TT_BACKENDS:-memory dynalite moto ddb-listener}
 
 # One backend: its peer, the suite, the scenarios. Prints a last line
 # "<backend>: ..." with the counts and the time taken.
 run_backend() {
-  local b=$1 t0=$SECONDS status=0 endpoint="" pid="" out summary
+  local b=$1 t0=$SECONDS status=0 endpoint="" pid="" peer_log="" out summary
   if [ "$b" != memory ]; then
     if ! out=$(bash "$top/tests/peers/start_peer.sh" "$b" 2>&1); then
       echo "$out"
@@ -40,6 +43,7 @@ run_backend() {
     fi
     endpoint=$(echo "$out" | sed -n 's/^ENDPOINT=//p')
     pid=$(echo "$out" | sed -n 's/^PID=//p')
+    peer_log=$(echo "$out" | sed -n 's/^LOG=//p')
     trap 'bash "$top/tests/peers/stop_peer.sh" '"$pid"' >/dev/null 2>&1' EXIT
     echo "peer $b at $endpoint (started in $((SECONDS - t0)) s)"
   fi
@@ -52,6 +56,17 @@ run_backend() {
   echo "conformance scenarios"
   TT_PEER=$peer TT_PEER_ENDPOINT=$endpoint "$PYTHON3" "$top/tests/conformance/run.py" \
     --daemon "$TT_DAEMON" || status=1
+  # ddb-listener is the daemon under test too (the same build): stopped
+  # here, its log must hold no sanitizer report and its clean stop.
+  if [ "$b" = ddb-listener ]; then
+    bash "$top/tests/peers/stop_peer.sh" "$pid" >/dev/null 2>&1
+    if grep -qE 'Sanitizer|runtime error' "$peer_log" ||
+       ! grep -q '"event":"daemon.stopped"' "$peer_log"; then
+      echo "the ddb-listener peer did not stop cleanly; its log ($peer_log):"
+      tail -n 40 "$peer_log"
+      status=1
+    fi
+  fi
   # The suite's and the scenarios' last count lines ("N passed, ... in Ts").
   summary=$(grep -hE '^(=+ )?[0-9]+ (passed|failed)' "$logs/$b.log" 2>/dev/null | tail -n 2 |
             tr -d '=' | sed 's/^ *//; s/ *$//' | paste -sd ';' | sed 's/;/; scenarios: /')

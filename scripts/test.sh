@@ -4,7 +4,8 @@
 # build with `make check` (unit tests, the in-process ORM and ledger suites,
 # the conformance runner's self-test) and the integration tier
 # (scripts/integration.sh: the integration suite and the conformance scenarios
-# on memory, dynalite and moto at once); the same under AddressSanitizer +
+# on memory, dynalite, moto and ddb-listener at once); the same under
+# AddressSanitizer +
 # UBSan; the fuzz targets; the openapi.yaml checks; Schemathesis against the
 # running daemon; every client's tests and the cross-language test; the
 # systemd unit check.
@@ -60,7 +61,7 @@ integration() {
 lane_plain() {
   stage "plain: build (-Wall -Wextra -Werror)" bash scripts/build.sh &&
   stage "plain: make check" make_check _build &&
-  stage "plain: integration tier (3 backends)" integration _build &&
+  stage "plain: integration tier (4 backends)" integration _build &&
   stage "openapi.yaml: spectral, validator, generators" bash scripts/openapi-check.sh &&
   stage "Schemathesis against the running daemon" \
     bash scripts/schemathesis.sh "$top/_build/tabletheoryd" &&
@@ -71,7 +72,7 @@ lane_plain() {
 lane_asan() {
   stage "ASan+UBSan: build" bash scripts/build.sh asan &&
   stage "ASan+UBSan: make check" make_check _build_asan &&
-  stage "ASan+UBSan: integration tier (3 backends)" integration _build_asan &&
+  stage "ASan+UBSan: integration tier (4 backends)" integration _build_asan &&
   stage "fuzz targets (libFuzzer, 15 s each)" bash scripts/fuzz.sh 15
 }
 

@@ -3,8 +3,9 @@
 # run_sdk_smoke.sh -- starts $TT_DAEMON (default _build/tabletheoryd) with
 # --dynamodb-listen on a free port and runs, against it, the smoke tests of
 # the AWS SDK for JavaScript v3 (js/, npm), aws-sdk-go-v2 (go/, the Go module
-# proxy) and the AWS CLI (`aws`, pip's awscli) -- each skipped with a note when
-# its toolchain is missing. Exit 1 when any that ran failed.
+# proxy), the AWS SDK for Java v2 (java/, Maven; skipped as well when Maven
+# cannot resolve it) and the AWS CLI (`aws`, pip's awscli) -- each skipped
+# with a note when its toolchain is missing. Exit 1 when any that ran failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -34,6 +35,9 @@ if command -v go >/dev/null 2>&1; then
 else
   echo "== aws-sdk-go-v2: SKIPPED (go is not installed)"
 fi
+echo "== AWS SDK for Java v2"
+bash "$here/java/run.sh"
+case $? in 0|77) ;; *) failed="$failed java" ;; esac
 if command -v aws >/dev/null 2>&1; then
   echo "== AWS CLI"
   (

@@ -13,10 +13,11 @@ import tempfile
 import time
 
 DAEMON = os.environ.get("TT_DAEMON") or os.path.join(os.getcwd(), "tabletheoryd")
-# When run.sh runs the suite against a DynamoDB peer (dynalite or moto), every
-# daemon uses the dynamodb backend on it, and starts from empty tables the way
-# the memory backend does.
-PEER = os.environ.get("TT_PEER")  # "dynalite" | "moto" | None (memory)
+# When run.sh runs the suite against a DynamoDB peer (dynalite, moto, or
+# ddb-listener: a second tabletheoryd serving --dynamodb-listen), every daemon
+# uses the dynamodb backend on it, and starts from empty tables the way the
+# memory backend does.
+PEER = os.environ.get("TT_PEER")  # "dynalite" | "moto" | "ddb-listener" | None (memory)
 PEER_ENDPOINT = os.environ.get("TT_PEER_ENDPOINT")
 PEER_ARGS = ["--backend", "dynamodb", "--endpoint", PEER_ENDPOINT or "", "--region", "us-east-1",
              "--allow-table-delete"]

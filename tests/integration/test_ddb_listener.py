@@ -176,6 +176,33 @@ def test_batch_write_and_get(ddb):
     assert ddb.scan(TableName="ddbl_batch", Select="COUNT")["Count"] == 24
 
 
+def test_strings_beginning_with_nul_come_back_whole(ddb):
+    # U+0000 may begin a string; the daemon's trees mark such strings
+    # internally ("\0S", and "\0N" for numbers), so "\0N12" must neither be
+    # refused as no string nor "\0Sabc" lose its first two bytes.
+    make_table(ddb, "ddbl_nul")
+    labels = ["\x00Sabc", "\x00N12", "\x00", "\x00\x00S"]
+    for i, v in enumerate(labels):
+        ddb.put_item(TableName="ddbl_nul", Item={
+            "pk": {"S": v}, "sk": {"N": str(i)}, "label": {"S": v}, "ss": {"SS": [v]}})
+    for i, v in enumerate(labels):
+        key = {"pk": {"S": v}, "sk": {"N": str(i)}}
+        got = ddb.get_item(TableName="ddbl_nul", Key=key)["Item"]
+        assert got == dict(key, label={"S": v}, ss={"SS": [v]})
+        got = ddb.get_item(TableName="ddbl_nul", Key=key, ProjectionExpression="label")["Item"]
+        assert got == {"label": {"S": v}}
+    keys = [{"pk": {"S": v}, "sk": {"N": str(i)}} for i, v in enumerate(labels)]
+    got = ddb.batch_get_item(RequestItems={"ddbl_nul": {"Keys": keys}})["Responses"]["ddbl_nul"]
+    assert sorted((i["sk"]["N"], i["label"]["S"]) for i in got) == \
+        [(str(i), v) for i, v in enumerate(labels)]
+    with pytest.raises(ClientError) as e:
+        ddb.put_item(TableName="ddbl_nul", Item=keys[1], ConditionExpression="attribute_not_exists(pk)",
+                     ReturnValuesOnConditionCheckFailure="ALL_OLD")
+    assert e.value.response["Item"]["label"] == {"S": labels[1]}
+    got = ddb.query(TableName="ddbl_nul", KeyConditionExpression="pk = :p",
+                    ExpressionAttributeValues={":p": {"S": labels[0]}})["Items"]
+    assert [i["label"]["S"] for i in got] == [labels[0]]
+
 def test_transactions_and_cancellation_reasons(ddb):
     make_table(ddb, "ddbl_txn")
     a = {"pk": {"S": "t"}, "sk": {"N": "1"}}

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# start_peer.sh -- starts a DynamoDB-compatible test peer (dynalite or moto)
+# start_peer.sh -- starts a DynamoDB-compatible test peer (dynalite, moto, or
+# ddb-listener: tabletheoryd's own DynamoDB listener on its memory backend)
 # on 127.0.0.1 at a free port, installing it first when missing (npm ci from
 # package-lock.json / pip install -r requirements.txt into a venv), waits
 # until it answers, and prints ENDPOINT=http://127.0.0.1:PORT, PID=... and
 # LOG=... . Stop it with stop_peer.sh PID. Exit 1 (reason on stderr) when the
 # peer cannot be installed or started.
 #
-# Usage: start_peer.sh dynalite|moto
-# Env:   TT_PEER_WORKDIR  where to install when this directory is read-only
+# Usage: start_peer.sh dynalite|moto|ddb-listener
+# Env:   TT_DAEMON        the tabletheoryd that ddb-listener runs
+#                         (default _build/tabletheoryd)
+#        TT_PEER_WORKDIR  where to install when this directory is read-only
 #                         (default: $TMPDIR/tabletheoryd-peers)
 #        TT_PEER_TIMEOUT  seconds to wait for the peer to answer (default 60)
 set -euo pipefail
@@ -108,10 +111,42 @@ sys.exit(1)
 PY
 }
 
+# ddb-listener: a second tabletheoryd, memory backend, serving DynamoDB's
+# wire protocol on a port of its choosing (--dynamodb-listen 127.0.0.1:0);
+# its daemon.ready log line names the port ("dynamodb_listen":"HOST:PORT").
+start_listener() {
+  local daemon=${TT_DAEMON:-$here/../../_build/tabletheoryd}
+  [ -x "$daemon" ] || die "no tabletheoryd at $daemon (bash scripts/build.sh, or set TT_DAEMON)"
+  log=$(mktemp "$tmp/tabletheoryd-peer-ddb-listener.XXXXXX")
+  # Settings from the environment (TABLETHEORYD_*) are the daemon under
+  # test's, not the peer's.
+  local unset=()
+  while IFS= read -r v; do unset+=(-u "$v"); done < <(env | sed -n 's/^\(TABLETHEORYD_[A-Za-z0-9_]*\)=.*/\1/p')
+  setsid env "${unset[@]}" "$daemon" --listen 127.0.0.1:0 --dynamodb-listen 127.0.0.1:0 \
+    --log-level warn </dev/null 2>"$log" >/dev/null &
+  pid=$!
+  local addr="" deadline=$((SECONDS + wait_s))
+  while [ $SECONDS -lt "$deadline" ] && kill -0 "$pid" 2>/dev/null; do
+    addr=$(sed -n 's/.*"dynamodb_listen":"\([^"]*\)".*/\1/p' "$log" | head -1)
+    [ -n "$addr" ] && break
+    sleep 0.05
+  done
+  if [ -z "$addr" ] || ! wait_ready "${addr##*:}" "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    die "ddb-listener did not start; log: $log"
+  fi
+  echo "ENDPOINT=http://$addr"
+  echo "PID=$pid"
+  echo "LOG=$log"
+  exit 0
+}
+
 case "$kind" in
   dynalite) install_dynalite ;;
   moto) install_moto ;;
-  *) die "usage: start_peer.sh dynalite|moto" ;;
+  ddb-listener) start_listener ;;
+  *) die "usage: start_peer.sh dynalite|moto|ddb-listener" ;;
 esac
 
 for attempt in 1 2 3; do
