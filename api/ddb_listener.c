@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "obs/log.h"
 #include "util/buf.h"
@@ -495,6 +496,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
+      tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
       tt_ddbw_legacy(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_start_key(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
