@@ -414,10 +414,21 @@ fail:
   return -1;
 }
 
+/* The table a table-level operation names; DynamoDB's ResourceNotFound
+ * for these names the table. */
+static int req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+                     struct tt_backend_error *e) {
+  const char *name = json_string_value(json_object_get(req, "TableName"));
+  if (name && (*t = memdb_table_get(m, name)) == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: Table: %s not found", name);
+  return memdb_req_table(m, req, t, e);
+}
+
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
                             struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
   json_t *desc = table_desc(t, "ACTIVE");
   if (desc == NULL)
@@ -430,7 +441,7 @@ int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
   json_t *desc = table_desc(t, "DELETING");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
@@ -492,7 +503,7 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
   /* TTL changes take effect at once here, so there is no ENABLING or
    * DISABLING; DynamoDB names no attribute while TTL is disabled. */
@@ -601,7 +612,7 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
                                                    "index can be created or deleted "
                                                    "simultaneously per table");
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
   const json_t *create = json_object_get(json_array_get(updates, 0), "Create");
   const char *name = json_string_value(json_object_get(create, "IndexName"));
