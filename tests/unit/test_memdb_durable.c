@@ -157,7 +157,7 @@ START_TEST(test_restart_equals_live) {
   char *back = state(&f);
   ck_assert_str_eq(back, live);
   fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'gone'}", "ResourceNotFoundException",
-          "Requested resource not found");
+          "Requested resource not found: Table: gone not found");
   f.err.http_status = 0;
   free(back);
   free(live);

@@ -138,7 +138,7 @@ START_TEST(refusals_leave_the_table_unchanged) {
           "{'TableName':'nope','AttributeDefinitions':[{'AttributeName':'g','AttributeType':'S'}],"
           "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byG','KeySchema':[{"
           "'AttributeName':'g','KeyType':'HASH'}],'Projection':{'ProjectionType':'ALL'}}}]}",
-          "ResourceNotFoundException", "Requested resource not found");
+          "ResourceNotFoundException", "Requested resource not found: Table: nope not found");
   /* Still one GSI, the definitions unchanged. */
   json_t *d = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'cmp'}");
   json_t *t = json_object_get(d, "Table");

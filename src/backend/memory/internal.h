@@ -225,8 +225,13 @@ struct memdb_table {
   json_t *attr_defs; /* as given (normalized), for DescribeTable */
   json_t *key_schema;
   bool pay_per_request;
+  bool billing_given; /* BillingMode was set (DescribeTable shows BillingModeSummary) */
   int64_t rcu, wcu;
   double created;
+  /* UpdateTable's throughput changes: when (0: never) and the decreases
+   * of the UTC day decrease_day (days since the epoch). */
+  double last_increase, last_decrease;
+  int64_t decreases_today, decrease_day;
   struct memdb_index *idx;
   size_t nidx;
   struct memdb_store store;

@@ -216,19 +216,57 @@ static json_t *index_desc(const struct memdb_table *t, const struct memdb_index 
   return d;
 }
 
+/* A table's TableId: a version 4 UUID made from its name and creation
+ * time, so that it stays the same across reloads of the data dir. */
+static void table_id(const struct memdb_table *t, char out[37]) {
+  uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
+  char seed[320];
+  int n = snprintf(seed, sizeof(seed), "%s/%.3f", t->name, t->created);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < n && i < (int)sizeof(seed); i++) {
+      h[k] ^= (unsigned char)seed[i];
+      h[k] *= 0x100000001b3ULL;
+      h[k] ^= h[k] >> 29;
+    }
+  unsigned char b[16];
+  for (int i = 0; i < 16; i++)
+    b[i] = (unsigned char)(h[i / 8] >> (8 * (i % 8)));
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+           b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
+}
+
 static json_t *table_desc(const struct memdb_table *t, const char *status) {
-  char arn[400];
+  char arn[400], id[37];
   snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+  table_id(t, id);
   json_t *d = json_pack(
-      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:f, s:{s:s}, s:{s:i, s:I, s:I}}", "TableName",
-      t->name, "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions",
-      t->attr_defs, "ItemCount", (json_int_t)t->store.count, "TableSizeBytes",
-      (json_int_t)t->bytes, "TableArn", arn, "CreationDateTime", t->created,
-      "BillingModeSummary", "BillingMode", t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED",
-      "ProvisionedThroughput", "NumberOfDecreasesToday", 0, "ReadCapacityUnits",
+      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:s, s:f, s:{s:I, s:I, s:I}}", "TableName", t->name,
+      "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions", t->attr_defs,
+      "ItemCount", (json_int_t)t->store.count, "TableSizeBytes", (json_int_t)t->bytes,
+      "TableArn", arn, "TableId", id, "CreationDateTime", t->created, "ProvisionedThroughput",
+      "NumberOfDecreasesToday", (json_int_t)t->decreases_today, "ReadCapacityUnits",
       (json_int_t)t->rcu, "WriteCapacityUnits", (json_int_t)t->wcu);
   if (d == NULL)
     return NULL;
+  json_t *pt = json_object_get(d, "ProvisionedThroughput");
+  if ((t->last_increase > 0 &&
+       json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
+      (t->last_decrease > 0 &&
+       json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0) ||
+      ((t->billing_given || t->pay_per_request) &&
+       json_object_set_new(d, "BillingModeSummary",
+                           json_pack("{s:s}", "BillingMode",
+                                     t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED")) !=
+           0) ||
+      (t->pay_per_request &&
+       json_object_set_new(d, "TableThroughputModeSummary",
+                           json_pack("{s:s}", "TableThroughputMode", "PAY_PER_REQUEST")) != 0)) {
+    json_decref(d);
+    return NULL;
+  }
   json_t *g = NULL, *l = NULL;
   int rc = 0;
   for (size_t i = 0; i < t->nidx && rc == 0; i++) {
@@ -318,6 +356,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_oom(e);
   t->store.table = t;
   t->pay_per_request = ppr;
+  t->billing_given = billing != NULL;
   t->hide_expired = m->opts.hide_expired;
   if (!ppr && (capacity(pt, "ReadCapacityUnits", &t->rcu, e) != 0 ||
                capacity(pt, "WriteCapacityUnits", &t->wcu, e) != 0))
@@ -559,62 +598,21 @@ static json_t *merged_definitions(const struct memdb_table *t, const json_t *giv
   return out;
 }
 
-/* UpdateTable with one GlobalSecondaryIndexUpdates Create, as DynamoDB
- * takes it. DynamoDB answers UPDATING and backfills the index (CREATING)
- * in the background; here the backfill runs inside the call, so the index
- * is ACTIVE and complete in the answer. Other updates (Update, Delete,
- * billing, throughput, streams) are not implemented: ValidationException
- * saying so, never a silent success. */
-int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  struct memdb_table *t;
+/* UpdateTable's one GlobalSecondaryIndexUpdates Create. DynamoDB
+ * backfills the index (CREATING) in the background; here the backfill runs
+ * inside the call, so the index is ACTIVE and complete in the answer. */
+static int create_index(struct memdb_table *t, const json_t *updates, const json_t *given,
+                        struct tt_backend_error *e) {
   struct memdb_index ix;
   json_t *defs = NULL;
   memset(&ix, 0, sizeof(ix));
-  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
-  const json_t *given = json_object_get(req, "AttributeDefinitions");
-  static const char *const unsupported[] = {"BillingMode", "ProvisionedThroughput",
-                                            "StreamSpecification", "SSESpecification",
-                                            "ReplicaUpdates", "TableClass"};
-  if (memdb_limit_schema(req, e) != 0)
-    return -1;
-  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-    if (json_object_get(req, unsupported[i]))
-      return memdb_validation(e, "The memory backend's UpdateTable takes only "
-                                 "GlobalSecondaryIndexUpdates with one Create, not %s",
-                              unsupported[i]);
-  if (updates == NULL)
-    return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
-                               "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
-                               "SSESpecification or ReplicaUpdates is required");
-  if (!json_is_array(updates) || json_array_size(updates) == 0)
-    return memdb_validation(e, "1 validation error detected: Value at "
-                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
-                               "Member must have length greater than or equal to 1");
-  if (given && !json_is_array(given))
-    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
-                               "failed to satisfy constraint: Member must be a list");
-  size_t i, creates = 0;
-  const json_t *u;
-  json_array_foreach(updates, i, u) {
-    if (json_object_get(u, "Update") || json_object_get(u, "Delete"))
-      return memdb_validation(e, "The memory backend's UpdateTable takes only "
-                                 "GlobalSecondaryIndexUpdates Create actions");
-    if (!json_is_object(json_object_get(u, "Create")))
-      return memdb_validation(e, "One or more parameter values were invalid: One of "
-                                 "GlobalSecondaryIndexUpdate.Update, "
-                                 "GlobalSecondaryIndexUpdate.Create, "
-                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
-    creates++;
+  const json_t *create = NULL;
+  size_t ui;
+  const json_t *uu;
+  json_array_foreach(updates, ui, uu) {
+    if (json_object_get(uu, "Create"))
+      create = json_object_get(uu, "Create");
   }
-  /* DynamoDB's own answer (and code) to two creates in one call. */
-  if (creates > 1)
-    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
-                                                   "index can be created or deleted "
-                                                   "simultaneously per table");
-  if (req_table(m, req, &t, e) != 0)
-    return -1;
-  const json_t *create = json_object_get(json_array_get(updates, 0), "Create");
   const char *name = json_string_value(json_object_get(create, "IndexName"));
   for (size_t k = 0; name && k < t->nidx; k++)
     if (strcmp(t->idx[k].name, name) == 0)
@@ -682,6 +680,211 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
   t->idx[t->nidx++] = ix;
   json_decref(t->attr_defs);
   t->attr_defs = defs;
+  return 0;
+}
+
+
+/* The UTC day of a time (days since the epoch). */
+static int64_t utc_day(int64_t secs) { return secs >= 0 ? secs / 86400 : (secs - 86399) / 86400; }
+
+/* DynamoDB's quota on throughput decreases: four at any time in a UTC day,
+ * then one an hour (the first hour after the last decrease), 27 at most. */
+static int decrease_allowed(const struct memdb_table *t, int64_t now,
+                            struct tt_backend_error *e) {
+  int64_t n = t->decrease_day == utc_day(now) ? t->decreases_today : 0;
+  if (n < 4 || (n < 27 && (double)now - t->last_decrease >= 3600.0))
+    return 0;
+  return memdb_fail(e, "LimitExceededException",
+                    "Subscriber limit exceeded: Provisioned throughput decreases are limited "
+                    "within a given UTC day. After the first 4 decreases, each subsequent "
+                    "decrease in the same UTC day can be performed at most once every 3600 "
+                    "seconds. Number of decreases today: %lld",
+                    (long long)n);
+}
+
+/* Records a throughput change of the table at `now`. */
+static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, int64_t now) {
+  if (rcu > t->rcu || wcu > t->wcu)
+    t->last_increase = (double)now;
+  if (rcu < t->rcu || wcu < t->wcu) {
+    if (t->decrease_day != utc_day(now)) {
+      t->decrease_day = utc_day(now);
+      t->decreases_today = 0;
+    }
+    t->decreases_today++;
+    t->last_decrease = (double)now;
+  }
+  t->rcu = rcu;
+  t->wcu = wcu;
+}
+
+/* UpdateTable: BillingMode, the table's ProvisionedThroughput, a global
+ * index's ProvisionedThroughput (Update) and one index Create. DynamoDB
+ * answers UPDATING and applies the change (or backfills the index) in the
+ * background; here the change is made inside the call, so the answer
+ * shows the table ACTIVE with its new settings. Other updates (index
+ * Delete, streams, SSE, replicas, table class) are not implemented:
+ * ValidationException saying so, never a silent success. */
+int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  struct memdb_table *t;
+  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
+  const json_t *given = json_object_get(req, "AttributeDefinitions");
+  const json_t *tpt = json_object_get(req, "ProvisionedThroughput");
+  const char *billing;
+  static const char *const unsupported[] = {"StreamSpecification", "SSESpecification",
+                                            "ReplicaUpdates", "TableClass"};
+  if (memdb_limit_schema(req, e) != 0 || memdb_get_str(req, "BillingMode", &billing, e) != 0)
+    return -1;
+  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
+    if (json_object_get(req, unsupported[i]))
+      return memdb_validation(e, "The memory backend's UpdateTable does not take %s",
+                              unsupported[i]);
+  if (billing && strcmp(billing, "PROVISIONED") != 0 && strcmp(billing, "PAY_PER_REQUEST") != 0)
+    return memdb_validation(e, "1 validation error detected: Value '%s' at 'billingMode' failed "
+                               "to satisfy constraint: Member must satisfy enum value set: "
+                               "[PROVISIONED, PAY_PER_REQUEST]",
+                            billing);
+  if (updates && !json_is_array(updates))
+    return memdb_validation(e, "1 validation error detected: Value at "
+                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
+                               "Member must be a list");
+  if (tpt == NULL && billing == NULL && json_array_size(updates) == 0)
+    return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
+                               "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
+                               "SSESpecification or ReplicaUpdates is required");
+  if (billing && strcmp(billing, "PROVISIONED") == 0 && tpt == NULL)
+    return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
+                               "must be specified when BillingMode is PROVISIONED");
+  if (given && !json_is_array(given))
+    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
+                               "failed to satisfy constraint: Member must be a list");
+  if (req_table(m, req, &t, e) != 0)
+    return -1;
+  bool ppr = billing ? strcmp(billing, "PAY_PER_REQUEST") == 0 : t->pay_per_request;
+  if (tpt && ppr)
+    return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                               "BillingMode is PAY_PER_REQUEST");
+  if (json_array_size(updates) > 5)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                                                   "index can be created or deleted "
+                                                   "simultaneously per table");
+  size_t i, creates = 0;
+  const json_t *u;
+  json_array_foreach(updates, i, u) {
+    const json_t *upd = json_object_get(u, "Update");
+    if (json_object_get(u, "Delete"))
+      return memdb_validation(e, "The memory backend's UpdateTable does not take "
+                                 "GlobalSecondaryIndexUpdates Delete actions");
+    if (upd) {
+      int64_t r = 0, w = 0;
+      const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
+      const char *iname = json_string_value(json_object_get(upd, "IndexName"));
+      if (capacity(ipt, "ReadCapacityUnits", &r, e) != 0 ||
+          capacity(ipt, "WriteCapacityUnits", &w, e) != 0)
+        return -1;
+      if (r > 1000000000000 || w > 1000000000000)
+        return memdb_validation(e, "This operation cannot be performed with given input "
+                                   "values. Please contact DynamoDB service team for more "
+                                   "info: Action Blocked: IndexUpdate");
+      const struct memdb_index *found = NULL;
+      for (size_t k = 0; iname && k < t->nidx; k++)
+        if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0)
+          found = &t->idx[k];
+      if (found == NULL)
+        return memdb_fail(e, "ResourceNotFoundException",
+                          "Requested resource not found: Index: %s not found",
+                          iname ? iname : "null");
+      if (ppr)
+        return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                                   "ReadCapacityUnits nor WriteCapacityUnits can be specified "
+                                   "when BillingMode is PAY_PER_REQUEST");
+      continue;
+    }
+    if (!json_is_object(json_object_get(u, "Create")))
+      return memdb_validation(e, "One or more parameter values were invalid: One of "
+                                 "GlobalSecondaryIndexUpdate.Update, "
+                                 "GlobalSecondaryIndexUpdate.Create, "
+                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
+    creates++;
+  }
+  /* DynamoDB's own answer (and code) to two creates in one call. */
+  if (creates > 1)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                                                   "index can be created or deleted "
+                                                   "simultaneously per table");
+  if (!ppr && t->pay_per_request) {
+    /* Back to PROVISIONED: every global index needs its throughput. */
+    char missing[512] = "";
+    for (size_t k = 0; k < t->nidx; k++) {
+      bool given_pt = false;
+      json_array_foreach(updates, i, u) {
+        const char *iname =
+            json_string_value(json_object_get(json_object_get(u, "Update"), "IndexName"));
+        given_pt = given_pt || (iname && strcmp(iname, t->idx[k].name) == 0);
+      }
+      if (t->idx[k].global && !given_pt) {
+        size_t len = strlen(missing);
+        snprintf(missing + len, sizeof(missing) - len, "%s%s", len ? "," : "",
+                 t->idx[k].name);
+      }
+    }
+    if (missing[0])
+      return memdb_validation(e, "One or more parameter values were invalid: "
+                                 "ProvisionedThroughput must be specified for index: %s",
+                              missing);
+  }
+  int64_t now = memdb_now(m), rcu = 0, wcu = 0;
+  if (tpt) {
+    if (capacity(tpt, "ReadCapacityUnits", &rcu, e) != 0 ||
+        capacity(tpt, "WriteCapacityUnits", &wcu, e) != 0)
+      return -1;
+    if (!t->pay_per_request && rcu == t->rcu && wcu == t->wcu)
+      return memdb_validation(
+          e, "The provisioned throughput for the table will not change. The requested value "
+             "equals the current value. Current ReadCapacityUnits provisioned for the table: "
+             "%lld. Requested ReadCapacityUnits: %lld. Current WriteCapacityUnits provisioned "
+             "for the table: %lld. Requested WriteCapacityUnits: %lld. Refer to the Amazon "
+             "DynamoDB Developer Guide for current limits and how to request higher limits.",
+          (long long)t->rcu, (long long)rcu, (long long)t->wcu, (long long)wcu);
+    if (!t->pay_per_request && (rcu < t->rcu || wcu < t->wcu) &&
+        decrease_allowed(t, now, e) != 0)
+      return -1;
+  }
+  if (creates == 1) {
+    /* The new index takes the billing mode the table is given. */
+    bool was = t->pay_per_request;
+    t->pay_per_request = ppr;
+    int rc = create_index(t, updates, given, e);
+    t->pay_per_request = was;
+    if (rc != 0)
+      return -1;
+  }
+  /* Committed: the billing and throughput changes cannot fail. */
+  t->billing_given = t->billing_given || billing != NULL;
+  if (ppr && !t->pay_per_request) {
+    t->pay_per_request = true;
+    t->rcu = t->wcu = 0;
+    for (size_t k = 0; k < t->nidx; k++)
+      t->idx[k].rcu = t->idx[k].wcu = 0;
+  } else if (tpt && t->pay_per_request) {
+    t->pay_per_request = false;
+    t->rcu = rcu;
+    t->wcu = wcu;
+  } else if (tpt) {
+    note_change(t, rcu, wcu, now);
+  }
+  json_array_foreach(updates, i, u) {
+    const json_t *upd = json_object_get(u, "Update");
+    const char *iname = json_string_value(json_object_get(upd, "IndexName"));
+    for (size_t k = 0; upd && iname && k < t->nidx; k++)
+      if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0) {
+        const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
+        capacity(ipt, "ReadCapacityUnits", &t->idx[k].rcu, e);
+        capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
+      }
+  }
   json_t *desc = table_desc(t, "ACTIVE");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);

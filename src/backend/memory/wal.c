@@ -744,11 +744,13 @@ static void timer_cb(uv_timer_t *h) {
 
 /* A CreateTable request that makes a table like t (without its items). */
 static json_t *create_request(const struct memdb_table *t) {
-  json_t *r = json_pack("{s:s, s:O, s:O, s:s}", "TableName", t->name, "AttributeDefinitions",
-                        t->attr_defs, "KeySchema", t->key_schema, "BillingMode",
-                        t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED");
+  json_t *r = json_pack("{s:s, s:O, s:O}", "TableName", t->name, "AttributeDefinitions",
+                        t->attr_defs, "KeySchema", t->key_schema);
   if (r == NULL)
     return NULL;
+  if (t->billing_given || t->pay_per_request)
+    json_object_set_new(r, "BillingMode",
+                        json_string(t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED"));
   if (!t->pay_per_request)
     json_object_set_new(r, "ProvisionedThroughput",
                         json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)t->rcu,
