@@ -33,6 +33,9 @@ static const struct {
     {"DescribeTimeToLive", TT_DDB_DESCRIBE_TIME_TO_LIVE},
     {"UpdateTable", TT_DDB_UPDATE_TABLE},
     {"ListTables", TT_DDB_LIST_TABLES},
+    {"TagResource", TT_DDB_TAG_RESOURCE},
+    {"UntagResource", TT_DDB_UNTAG_RESOURCE},
+    {"ListTagsOfResource", TT_DDB_LIST_TAGS_OF_RESOURCE},
 };
 
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
@@ -203,17 +206,6 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
-    /* The tag operations are not served, but a malformed one gets
-     * DynamoDB's refusal first. */
-    static const char prefix[] = "DynamoDB_20120810.";
-    const char *name = in->target && strncmp(in->target, prefix, sizeof(prefix) - 1) == 0
-                           ? in->target + sizeof(prefix) - 1
-                           : "";
-    if ((strcmp(name, "TagResource") == 0 || strcmp(name, "UntagResource") == 0 ||
-         strcmp(name, "ListTagsOfResource") == 0) &&
-        check_auth(in, &out->auth, err) == 0 && json_is_object(body) &&
-        check_tags(name, body, err) != 0)
-      goto done;
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
@@ -224,6 +216,12 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
          body == NULL ? "" : "Start of structure or map found where not expected.");
     goto done;
   }
+  /* The tag operations' members and ResourceArn are checked here, in
+   * DynamoDB's order (before the tables of member types). */
+  if ((out->op == TT_DDB_TAG_RESOURCE || out->op == TT_DDB_UNTAG_RESOURCE ||
+       out->op == TT_DDB_LIST_TAGS_OF_RESOURCE) &&
+      check_tags(tt_ddb_op_name(out->op), body, err) != 0)
+    goto done;
   out->body = body;
   body = NULL;
   rc = 0;

@@ -240,6 +240,7 @@ struct memdb_table {
   struct memdb_slab *slab;
   struct memdb_names names; /* attribute names of the stored items */
   char *ttl_attr; /* NULL: TTL disabled */
+  json_t *tags;   /* {key: value} in the order they were added; NULL: none */
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
   struct memdb_table *next;
@@ -268,6 +269,7 @@ struct memdb {
   void *closed_arg;
   bool closing;
   bool running; /* completing calls: run_ready must not nest */
+  bool replaying; /* applying the data dir's records: no quotas of the clock */
 };
 
 /* Hash of a partition key value (FNV-1a over type and bytes). */
@@ -508,6 +510,12 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e);
+int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e);
+int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
+                       struct tt_backend_error *e);
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,

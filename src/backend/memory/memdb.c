@@ -31,6 +31,9 @@ static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_DESCRIBE_TIME_TO_LIVE] = memdb_op_describe_ttl,
     [TT_DDB_UPDATE_TABLE] = memdb_op_update_table,
     [TT_DDB_LIST_TABLES] = memdb_op_list_tables,
+    [TT_DDB_TAG_RESOURCE] = memdb_op_tag_resource,
+    [TT_DDB_UNTAG_RESOURCE] = memdb_op_untag_resource,
+    [TT_DDB_LIST_TAGS_OF_RESOURCE] = memdb_op_list_tags,
 };
 
 int64_t memdb_now(const struct memdb *m) {
@@ -92,7 +95,8 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   c->response = resp;
   c->status = 0;
   if (c->op == TT_DDB_CREATE_TABLE || c->op == TT_DDB_DELETE_TABLE ||
-      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE)
+      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE ||
+      c->op == TT_DDB_TAG_RESOURCE || c->op == TT_DDB_UNTAG_RESOURCE)
     memdb_wal_note_table(m, c->op, c->request);
 }
 

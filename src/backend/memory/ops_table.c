@@ -848,7 +848,7 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
              "for the table: %lld. Requested WriteCapacityUnits: %lld. Refer to the Amazon "
              "DynamoDB Developer Guide for current limits and how to request higher limits.",
           (long long)t->rcu, (long long)rcu, (long long)t->wcu, (long long)wcu);
-    if (!t->pay_per_request && (rcu < t->rcu || wcu < t->wcu) &&
+    if (!t->pay_per_request && (rcu < t->rcu || wcu < t->wcu) && !m->replaying &&
         decrease_allowed(t, now, e) != 0)
       return -1;
   }
@@ -952,4 +952,128 @@ int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
 oom:
   free(names);
   return memdb_oom(e);
+}
+
+/* ---- tags ---------------------------------------------------------------- */
+
+/* The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:table/
+ * <name>; region and account are not compared: one local store), NULL when
+ * there is none. */
+static struct memdb_table *arn_table(struct memdb *m, const char *arn) {
+  const char *p = arn ? strstr(arn, ":table/") : NULL;
+  if (p == NULL)
+    return NULL;
+  for (const char *q; (q = strstr(p + 1, ":table/")) != NULL;)
+    p = q;
+  return memdb_table_get(m, p + 7);
+}
+
+/* DynamoDB's limits on one tag: key 1..128 characters, value 0..256. */
+static size_t utf8_chars(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  const json_t *tags = json_object_get(req, "Tags");
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  if (!json_is_array(tags) || json_array_size(tags) == 0)
+    return memdb_validation(e, "Atleast one Tag needs to be provided as Input.");
+  size_t i;
+  const json_t *tag;
+  json_array_foreach(tags, i, tag) {
+    const char *k = json_string_value(json_object_get(tag, "Key"));
+    const char *v = json_string_value(json_object_get(tag, "Value"));
+    if (k == NULL || v == NULL)
+      return memdb_validation(e, "1 validation error detected: Value null at 'tags.%zu.member."
+                                 "%s' failed to satisfy constraint: Member must not be null",
+                              i + 1, k == NULL ? "key" : "value");
+    if (*k == '\0' || utf8_chars(k) > 128 || utf8_chars(v) > 256)
+      return memdb_validation(e, "1 validation error detected: Value '%s' at 'tags.%zu.member."
+                                 "%s' failed to satisfy constraint: Member must have length %s",
+                              *k == '\0' || utf8_chars(k) > 128 ? k : v, i + 1,
+                              *k == '\0' || utf8_chars(k) > 128 ? "key" : "value",
+                              *k == '\0'              ? "greater than or equal to 1"
+                              : utf8_chars(k) > 128 ? "less than or equal to 128"
+                                                    : "less than or equal to 256");
+  }
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: ResourcArn: %s not found", arn);
+  json_t *next = t->tags ? json_copy(t->tags) : json_object();
+  if (next == NULL)
+    return memdb_oom(e);
+  json_array_foreach(tags, i, tag) {
+    if (json_object_set(next, json_string_value(json_object_get(tag, "Key")),
+                        json_object_get(tag, "Value")) != 0) {
+      json_decref(next);
+      return memdb_oom(e);
+    }
+  }
+  if (json_object_size(next) > 50) {
+    json_decref(next);
+    return memdb_fail(e, "ValidationException",
+                      "One or more parameter values were invalid: The number of tags on the "
+                      "resource exceeds the limit of 50");
+  }
+  if ((*resp = json_object()) == NULL) {
+    json_decref(next);
+    return memdb_oom(e);
+  }
+  json_decref(t->tags);
+  t->tags = next;
+  return 0;
+}
+
+int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  const json_t *keys = json_object_get(req, "TagKeys");
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  if (!json_is_array(keys) || json_array_size(keys) == 0)
+    return memdb_validation(e, "Atleast one Tag Key needs to be provided as Input.");
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
+  if ((*resp = json_object()) == NULL)
+    return memdb_oom(e);
+  size_t i;
+  const json_t *k;
+  json_array_foreach(keys, i, k) {
+    if (t->tags && json_is_string(k))
+      json_object_del(t->tags, json_string_value(k));
+  }
+  return 0;
+}
+
+/* ListTagsOfResource: every tag in one answer (at most 50 per table). */
+int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
+                       struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: ResourcArn: %s not found", arn);
+  json_t *list = json_array();
+  if (list == NULL || (*resp = json_pack("{s:o}", "Tags", list)) == NULL)
+    return memdb_oom(e);
+  const char *k;
+  json_t *v;
+  json_object_foreach(t->tags, k, v) {
+    if (json_array_append_new(list, json_pack("{s:s, s:O}", "Key", k, "Value", v)) != 0) {
+      json_decref(*resp);
+      *resp = NULL;
+      return memdb_oom(e);
+    }
+  }
+  return 0;
 }

@@ -811,6 +811,22 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
       if (r != 0)
         goto done;
     }
+    if (json_object_size(t->tags) > 0) {
+      json_t *tags = json_array(), *v;
+      const char *k;
+      json_object_foreach(t->tags, k, v) {
+        json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+      }
+      char arn[400];
+      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+      json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
+      js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
+      json_decref(tr);
+      r = js ? memdb_wal_put_request(&pl, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
+      free(js);
+      if (r != 0)
+        goto done;
+    }
     if (flush_payload(out, &pl) != 0)
       goto done;
     const struct memdb_store *s = &t->store;

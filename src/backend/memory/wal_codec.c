@@ -376,11 +376,17 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     if (t && created_ms)
       t->created = (double)created_ms / 1000.0;
   } else if (dop == TT_DDB_UPDATE_TABLE) {
+    m->replaying = true;
     rc = memdb_op_update_table(m, req, &resp, &e);
+    m->replaying = false;
   } else if (dop == TT_DDB_DELETE_TABLE) {
     rc = memdb_op_delete_table(m, req, &resp, &e);
   } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
     rc = memdb_op_update_ttl(m, req, &resp, &e);
+  } else if (dop == TT_DDB_TAG_RESOURCE) {
+    rc = memdb_op_tag_resource(m, req, &resp, &e);
+  } else if (dop == TT_DDB_UNTAG_RESOURCE) {
+    rc = memdb_op_untag_resource(m, req, &resp, &e);
   } else {
     rc = -1;
   }
