@@ -18,6 +18,7 @@
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
 #include "obs/log.h"
+#include "value/json_exact.h"
 
 #define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
 #define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
@@ -485,11 +486,44 @@ void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const str
     w->rec_bad = true;
 }
 
+/* Turns the marked whole numbers of a request tree (value/json_exact.h:
+ * ProvisionedThroughput's capacities) into jansson integers, so that
+ * json_dumps writes them as numbers. 0, or -1 when memory ran out. */
+static int plain_numbers(json_t *j) {
+  if (json_is_object(j)) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+      int64_t n;
+      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
+        if (json_object_set_new(j, k, json_integer((json_int_t)n)) != 0)
+          return -1;
+      } else if (plain_numbers(v) != 0) {
+        return -1;
+      }
+    }
+  } else if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++) {
+      json_t *v = json_array_get(j, i);
+      int64_t n;
+      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
+        if (json_array_set_new(j, i, json_integer((json_int_t)n)) != 0)
+          return -1;
+      } else if (plain_numbers(v) != 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
-  char *js = json_dumps(req, JSON_COMPACT);
+  json_t *copy = json_deep_copy(req);
+  char *js = copy && plain_numbers(copy) == 0 ? json_dumps(copy, JSON_COMPACT) : NULL;
+  json_decref(copy);
   if (js == NULL) {
     w->rec_bad = true;
     return;
