@@ -141,8 +141,23 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
   if ((h == NULL && !in->query_auth) || (h && strncmp(h, "AWS4-", 5) != 0))
     return fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
                 "Request is missing Authentication Token");
-  if (h == NULL)
-    return 0; /* presigned: the query string carries the signature */
+  if (h == NULL) { /* presigned: the query string carries the signature */
+    static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
+                                         "X-Amz-Signature", "X-Amz-SignedHeaders",
+                                         "X-Amz-Date"};
+    char msg[sizeof(err->message)] = "";
+    for (int i = 0; i < 5; i++)
+      if (in->query[i] == NULL || in->query[i][0] == '\0') {
+        add(msg, sizeof(msg), "AWS query-string parameters must include '");
+        add(msg, sizeof(msg), names[i]);
+        add(msg, sizeof(msg), "'. ");
+      }
+    if (msg[0]) {
+      add(msg, sizeof(msg), "Re-examine the query-string parameters.");
+      return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+    }
+    return 0;
+  }
   const char *params = h + strcspn(h, " ,");
   char cred[256], sh[sizeof(a->signed_headers)], sig[sizeof(a->signature)];
   auth_param(params, "Credential", cred, sizeof(cred));

@@ -43,6 +43,9 @@ struct tt_ddbw_input {
   const char *amz_date;      /* X-Amz-Date */
   const char *date;          /* Date */
   bool query_auth;           /* X-Amz-Algorithm in the query string */
+  /* The presigned request's query parameters X-Amz-Algorithm,
+   * -Credential, -Signature, -SignedHeaders, -Date ("" when given empty). */
+  const char *query[5];
   const char *body;
   size_t body_len;
 };

@@ -587,7 +587,7 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
 static int start_ddb(struct daemon *d, struct tt_error *err) {
   struct tt_ddb_listener_options o = {
       .request_timeout_ms = d->cfg.request_timeout_ms,
-      .max_body_bytes = d->cfg.max_body_bytes,
+      .max_body_bytes = d->cfg.dynamodb_max_body_bytes,
       .verify = strcmp(d->cfg.dynamodb_auth, "verify") == 0,
       .access_key_id = d->cfg.dynamodb_access_key_id,
       .secret_access_key = d->cfg.dynamodb_secret_access_key,
