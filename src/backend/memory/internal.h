@@ -360,6 +360,8 @@ int memdb_validation(struct tt_backend_error *e, const char *fmt, ...)
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
+/* The region of ARNs (tt_memdb_options.region, else "ddblocal"). */
+const char *memdb_region(const struct memdb *m);
 int64_t memdb_now(const struct memdb *m);
 /* Re-arms the idle handle or timer after calls were completed outside
  * memdb.c (the log's completions). */

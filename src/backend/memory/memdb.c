@@ -36,6 +36,10 @@ static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_LIST_TAGS_OF_RESOURCE] = memdb_op_list_tags,
 };
 
+const char *memdb_region(const struct memdb *m) {
+  return m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal";
+}
+
 int64_t memdb_now(const struct memdb *m) {
   return m->opts.clock ? m->opts.clock(m->opts.clock_arg) : (int64_t)time(NULL);
 }

@@ -27,6 +27,9 @@ struct tt_memdb_options {
    * and returns them from reads until then, so a read right after expiry
    * still sees the item (the TTL contract scenario relies on it). */
   bool hide_expired;
+  /* The region in the ARNs of tables and indexes (DynamoDB's own); NULL or
+   * "": "ddblocal". */
+  const char *region;
   /* Durability (docs/local-dynamodb.md#durability): with a data dir every
    * write is logged and answered once its record is on disk (per
    * fsync_mode), and tt_memdb_new loads the tables found there. A write

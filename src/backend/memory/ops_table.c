@@ -189,10 +189,11 @@ static void mark_used(const char **used, size_t *n, const char *name) {
     used[(*n)++] = name;
 }
 
-static json_t *index_desc(const struct memdb_table *t, const struct memdb_index *ix) {
+static json_t *index_desc(const struct memdb *m, const struct memdb_table *t,
+                          const struct memdb_index *ix) {
   char arn[600];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s/index/%s",
-           t->name, ix->name);
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s/index/%s",
+           memdb_region(m), t->name, ix->name);
   json_t *d = json_pack("{s:s, s:O, s:O, s:I, s:I, s:s}", "IndexName", ix->name, "KeySchema",
                         ix->key_schema, "Projection", ix->projection, "ItemCount",
                         (json_int_t)ix->store.count, "IndexSizeBytes", (json_int_t)0,
@@ -238,9 +239,11 @@ static void table_id(const struct memdb_table *t, char out[37]) {
            b[15]);
 }
 
-static json_t *table_desc(const struct memdb_table *t, const char *status) {
+static json_t *table_desc(const struct memdb *m, const struct memdb_table *t,
+                          const char *status) {
   char arn[400], id[37];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+           t->name);
   table_id(t, id);
   json_t *d = json_pack(
       "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:s, s:f, s:{s:I, s:I, s:I}}", "TableName", t->name,
@@ -273,7 +276,7 @@ static json_t *table_desc(const struct memdb_table *t, const char *status) {
     json_t **arr = t->idx[i].global ? &g : &l;
     if (*arr == NULL)
       *arr = json_array();
-    rc = json_array_append_new(*arr, index_desc(t, &t->idx[i]));
+    rc = json_array_append_new(*arr, index_desc(m, t, &t->idx[i]));
   }
   if (rc == 0 && g) {
     rc = json_object_set_new(d, "GlobalSecondaryIndexes", g);
@@ -440,7 +443,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
   gettimeofday(&tv, NULL);
   t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
   /* DynamoDB answers CREATING and turns ACTIVE later; ours is usable now. */
-  json_t *desc = table_desc(t, "ACTIVE");
+  json_t *desc = table_desc(m, t, "ACTIVE");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     goto oom;
   t->next = m->tables;
@@ -469,7 +472,7 @@ int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(t, "ACTIVE");
+  json_t *desc = table_desc(m, t, "ACTIVE");
   if (desc == NULL)
     return memdb_oom(e);
   if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
@@ -482,7 +485,7 @@ int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(t, "DELETING");
+  json_t *desc = table_desc(m, t, "DELETING");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
   for (struct memdb_table **pp = &m->tables; *pp; pp = &(*pp)->next)
@@ -885,7 +888,7 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
         capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
       }
   }
-  json_t *desc = table_desc(t, "ACTIVE");
+  json_t *desc = table_desc(m, t, "ACTIVE");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
   return 0;

@@ -852,7 +852,8 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
         json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
       }
       char arn[400];
-      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+               t->name);
       json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
       js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
       json_decref(tr);
