@@ -46,6 +46,8 @@ static const struct setting settings[] = {
      "ADDR  also serve DynamoDB's wire protocol on host:port (default: off)"},
     {"dynamodb-auth", K_ENUM, F(dynamodb_auth), 0, 0, ddb_auths,
      "MODE  accept | verify: SigV4 of the DynamoDB listener (default accept)"},
+    {"table-transition-ms", K_UINT, F(table_transition_ms), 0, 3600000, NULL,
+     "N  memory backend: how long tables stay CREATING, UPDATING, DELETING (default 0)"},
     {"dynamodb-max-body-bytes", K_UINT, F(dynamodb_max_body_bytes), 1, 1u << 30, NULL,
      "N  largest request body of the DynamoDB listener (default 16777216, DynamoDB's)"},
     {"dynamodb-access-key-id", K_STRING, F(dynamodb_access_key_id), 0, 0, NULL,

@@ -543,6 +543,7 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
     struct tt_memdb_options mo = {0};
     char msg[768];
     mo.region = d->cfg.region;
+    mo.transition_ms = d->cfg.table_transition_ms;
     if (d->cfg.data_dir[0]) {
       mo.data_dir = d->cfg.data_dir;
       mo.fsync_mode = strcmp(d->cfg.fsync, "everysec") == 0 ? TT_MEMDB_FSYNC_EVERYSEC

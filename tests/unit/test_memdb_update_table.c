@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "backend/memory/internal.h"
@@ -275,6 +276,58 @@ START_TEST(throughput_and_billing_mode) {
 }
 END_TEST
 
+START_TEST(table_transitions) {
+  struct fx f;
+  struct tt_memdb_options o = {.transition_ms = 3600000};
+  fx_setup(&f, &o);
+  json_t *r = fx_ok(&f, TT_DDB_CREATE_TABLE, PROV_TABLE);
+  json_t *d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "CREATING");
+  ck_assert_str_eq(json_string_value(json_object_get(
+                       json_array_get(json_object_get(d, "GlobalSecondaryIndexes"), 0),
+                       "IndexStatus")),
+                   "CREATING");
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "Table"), "TableStatus")),
+                   "CREATING");
+  json_decref(r);
+  /* A CREATING table is not found by item operations, nor deleted. */
+  fx_fail(&f, TT_DDB_GET_ITEM, "{'TableName':'prv','Key':{'pk':{'S':'a'}}}",
+          "ResourceNotFoundException", "Requested resource not found");
+  fx_fail(&f, TT_DDB_DELETE_TABLE, "{'TableName':'prv'}", "ResourceInUseException",
+          "Attempt to change a resource which is still in use: Table is being created: prv");
+  fx_teardown(&f);
+
+  /* A short transition: ACTIVE once it passed; UPDATING shows the old
+   * throughput, then the new one; DELETING, then gone. */
+  o.transition_ms = 1;
+  fx_setup(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, PROV_TABLE);
+  usleep(3000);
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE, SET_PT(9, 9));
+  d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "UPDATING");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 5);
+  json_decref(r);
+  usleep(3000);
+  r = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}");
+  d = json_object_get(r, "Table");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "ACTIVE");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 9);
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_DELETE_TABLE, "{'TableName':'prv'}");
+  d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "DELETING");
+  ck_assert_ptr_null(json_object_get(d, "GlobalSecondaryIndexes"));
+  json_decref(r);
+  usleep(3000);
+  fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}", "ResourceNotFoundException",
+          "Requested resource not found: Table: prv not found");
+  fx_teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("memdb_update_table");
   TCase *tc = tcase_create("core");
@@ -283,6 +336,7 @@ int main(void) {
   tcase_add_test(tc, refusals_leave_the_table_unchanged);
   tcase_add_test(tc, at_most_twenty_gsis);
   tcase_add_test(tc, throughput_and_billing_mode);
+  tcase_add_test(tc, table_transitions);
   suite_add_tcase(s, tc);
   return fx_run_suite(s);
 }

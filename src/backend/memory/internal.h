@@ -240,6 +240,12 @@ struct memdb_table {
   struct memdb_slab *slab;
   struct memdb_names names; /* attribute names of the stored items */
   char *ttl_attr; /* NULL: TTL disabled */
+  /* tt_memdb_options.transition_ms: a status other than ACTIVE until
+   * transition_at_ms (wall clock); UPDATING's throughput waits in
+   * pending_rcu/pending_wcu. */
+  enum memdb_status { MEMDB_ACTIVE = 0, MEMDB_CREATING, MEMDB_UPDATING, MEMDB_DELETING } status;
+  int64_t transition_at_ms;
+  int64_t pending_rcu, pending_wcu;
   json_t *tags;   /* {key: value} in the order they were added; NULL: none */
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
@@ -270,6 +276,7 @@ struct memdb {
   bool closing;
   bool running; /* completing calls: run_ready must not nest */
   bool replaying; /* applying the data dir's records: no quotas of the clock */
+  unsigned transitions; /* tables whose status is not ACTIVE */
 };
 
 /* Hash of a partition key value (FNV-1a over type and bytes). */
@@ -360,6 +367,13 @@ int memdb_validation(struct tt_backend_error *e, const char *fmt, ...)
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
+/* Ends the status transitions whose time came (tt_memdb_options.
+ * transition_ms): CREATING and UPDATING tables become ACTIVE (with their
+ * new throughput), DELETING ones are removed. */
+void memdb_tables_settle(struct memdb *m);
+/* A table by name whatever its status (memdb_table_get hides CREATING and
+ * DELETING tables, as DynamoDB's item operations do). */
+struct memdb_table *memdb_table_get_any(struct memdb *m, const char *name);
 /* The region of ARNs (tt_memdb_options.region, else "ddblocal"). */
 const char *memdb_region(const struct memdb *m);
 int64_t memdb_now(const struct memdb *m);

@@ -20,6 +20,17 @@ static bool valid_name(const char *s, size_t min) {
   return true;
 }
 
+static int64_t wall_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static const char *status_name(const struct memdb_table *t) {
+  static const char *const names[] = {"ACTIVE", "CREATING", "UPDATING", "DELETING"};
+  return names[t->status];
+}
+
 /* Looks up the type of an attribute in AttributeDefinitions (0: absent). */
 static enum tt_av_type def_type(const json_t *defs, const char *name) {
   size_t i;
@@ -203,7 +214,8 @@ static json_t *index_desc(const struct memdb *m, const struct memdb_table *t,
   /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
    * refreshes it only about every six hours anyway). */
   if (ix->global) {
-    json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
+    json_object_set_new(d, "IndexStatus",
+                        json_string(t->status == MEMDB_CREATING ? "CREATING" : "ACTIVE"));
     if (t->pay_per_request)
       json_object_set_new(d, "ProvisionedThroughput",
                           json_pack("{s:i, s:i, s:i}", "NumberOfDecreasesToday", 0,
@@ -420,7 +432,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
                         "AttributeDefinitions");
     goto fail;
   }
-  if (memdb_table_get(m, name) != NULL) {
+  if (memdb_table_get_any(m, name) != NULL) {
     memdb_fail(e, "ResourceInUseException", "Table already exists: %s", name);
     goto fail;
   }
@@ -442,12 +454,18 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
   struct timeval tv;
   gettimeofday(&tv, NULL);
   t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
-  /* DynamoDB answers CREATING and turns ACTIVE later; ours is usable now. */
-  json_t *desc = table_desc(m, t, "ACTIVE");
+  /* DynamoDB answers CREATING and turns ACTIVE later; with no
+   * transition_ms ours is ACTIVE and usable at once. */
+  if (m->opts.transition_ms && !m->replaying) {
+    t->status = MEMDB_CREATING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+  }
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     goto oom;
   t->next = m->tables;
   m->tables = t;
+  m->transitions += t->status != MEMDB_ACTIVE;
   return 0;
 oom:
   memdb_oom(e);
@@ -461,10 +479,24 @@ fail:
 static int req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
                      struct tt_backend_error *e) {
   const char *name = json_string_value(json_object_get(req, "TableName"));
-  if (name && (*t = memdb_table_get(m, name)) == NULL)
+  if (name == NULL)
+    return memdb_req_table(m, req, t, e);
+  if ((*t = memdb_table_get_any(m, name)) == NULL)
     return memdb_fail(e, "ResourceNotFoundException",
                       "Requested resource not found: Table: %s not found", name);
-  return memdb_req_table(m, req, t, e);
+  return 0;
+}
+
+/* DynamoDB's refusal to change a table in transition. */
+static int in_use(const struct memdb_table *t, struct tt_backend_error *e) {
+  if (t->status == MEMDB_ACTIVE)
+    return 0;
+  return memdb_fail(e, "ResourceInUseException",
+                    "Attempt to change a resource which is still in use: Table is being %s: %s",
+                    t->status == MEMDB_CREATING   ? "created"
+                    : t->status == MEMDB_UPDATING ? "updated"
+                                                  : "deleted",
+                    t->name);
 }
 
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
@@ -472,7 +504,7 @@ int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(m, t, "ACTIVE");
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL)
     return memdb_oom(e);
   if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
@@ -483,11 +515,20 @@ int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
+  /* DynamoDB's answer: DELETING, without the global secondary indexes. */
   json_t *desc = table_desc(m, t, "DELETING");
+  if (desc)
+    json_object_del(desc, "GlobalSecondaryIndexes");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
+  if (m->opts.transition_ms && !m->replaying) {
+    t->status = MEMDB_DELETING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+    m->transitions++;
+    return 0;
+  }
   for (struct memdb_table **pp = &m->tables; *pp; pp = &(*pp)->next)
     if (*pp == t) {
       *pp = t->next;
@@ -705,17 +746,18 @@ static int decrease_allowed(const struct memdb_table *t, int64_t now,
                     (long long)n);
 }
 
-/* Records a throughput change of the table at `now`. */
-static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, int64_t now) {
+/* Records a throughput change of the table made at `at` (epoch seconds);
+ * `now` (memdb_now) dates the day of a decrease. */
+static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, double at, int64_t now) {
   if (rcu > t->rcu || wcu > t->wcu)
-    t->last_increase = (double)now;
+    t->last_increase = at;
   if (rcu < t->rcu || wcu < t->wcu) {
     if (t->decrease_day != utc_day(now)) {
       t->decrease_day = utc_day(now);
       t->decreases_today = 0;
     }
     t->decreases_today++;
-    t->last_decrease = (double)now;
+    t->last_decrease = at;
   }
   t->rcu = rcu;
   t->wcu = wcu;
@@ -762,7 +804,7 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
   if (given && !json_is_array(given))
     return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
                                "failed to satisfy constraint: Member must be a list");
-  if (req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
   bool ppr = billing ? strcmp(billing, "PAY_PER_REQUEST") == 0 : t->pay_per_request;
   if (tpt && ppr)
@@ -875,8 +917,21 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
     t->pay_per_request = false;
     t->rcu = rcu;
     t->wcu = wcu;
+  } else if (tpt && m->opts.transition_ms && !m->replaying) {
+    /* UPDATING: the answer shows the old throughput, the change is made
+     * when the time passed (memdb_tables_settle). */
+    double at = (double)wall_ms() / 1000.0;
+    if (rcu > t->rcu || wcu > t->wcu)
+      t->last_increase = at;
+    if (rcu < t->rcu || wcu < t->wcu)
+      t->last_decrease = at;
+    t->status = MEMDB_UPDATING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+    t->pending_rcu = rcu;
+    t->pending_wcu = wcu;
+    m->transitions++;
   } else if (tpt) {
-    note_change(t, rcu, wcu, now);
+    note_change(t, rcu, wcu, (double)now, now);
   }
   json_array_foreach(updates, i, u) {
     const json_t *upd = json_object_get(u, "Update");
@@ -888,10 +943,32 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
         capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
       }
   }
-  json_t *desc = table_desc(m, t, "ACTIVE");
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
   return 0;
+}
+
+void memdb_tables_settle(struct memdb *m) {
+  int64_t now = wall_ms();
+  for (struct memdb_table **pp = &m->tables; *pp;) {
+    struct memdb_table *t = *pp;
+    if (t->status == MEMDB_ACTIVE || now < t->transition_at_ms) {
+      pp = &t->next;
+      continue;
+    }
+    m->transitions--;
+    if (t->status == MEMDB_DELETING) {
+      *pp = t->next;
+      memdb_table_free(t);
+      continue;
+    }
+    if (t->status == MEMDB_UPDATING)
+      note_change(t, t->pending_rcu, t->pending_wcu, (double)t->transition_at_ms / 1000.0,
+                  memdb_now(m));
+    t->status = MEMDB_ACTIVE;
+    pp = &t->next;
+  }
 }
 
 static int cmp_names(const void *a, const void *b) {
@@ -919,6 +996,8 @@ int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
   json_t *start = json_object_get(req, "ExclusiveStartTableName");
   if (start != NULL && !json_is_string(start))
     return memdb_fail(e, "SerializationException", "ExclusiveStartTableName must be a string");
+  if (m->transitions)
+    memdb_tables_settle(m);
   size_t n = 0;
   for (const struct memdb_table *t = m->tables; t; t = t->next)
     n++;
@@ -968,7 +1047,7 @@ static struct memdb_table *arn_table(struct memdb *m, const char *arn) {
     return NULL;
   for (const char *q; (q = strstr(p + 1, ":table/")) != NULL;)
     p = q;
-  return memdb_table_get(m, p + 7);
+  return memdb_table_get_any(m, p + 7);
 }
 
 /* DynamoDB's limits on one tag: key 1..128 characters, value 0..256. */

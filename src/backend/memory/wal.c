@@ -531,7 +531,7 @@ void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req)
   int rc;
   if (op == TT_DDB_CREATE_TABLE) {
     const struct memdb_table *t =
-        memdb_table_get(m, json_string_value(json_object_get(req, "TableName")));
+        memdb_table_get_any(m, json_string_value(json_object_get(req, "TableName")));
     rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
   } else {
     rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
@@ -785,10 +785,14 @@ static json_t *create_request(const struct memdb_table *t) {
   if (t->billing_given || t->pay_per_request)
     json_object_set_new(r, "BillingMode",
                         json_string(t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED"));
+  /* An UPDATING table's change was logged before: it is written done. */
+  bool updating = t->status == MEMDB_UPDATING;
   if (!t->pay_per_request)
-    json_object_set_new(r, "ProvisionedThroughput",
-                        json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)t->rcu,
-                                  "WriteCapacityUnits", (json_int_t)t->wcu));
+    json_object_set_new(
+        r, "ProvisionedThroughput",
+        json_pack("{s:I, s:I}", "ReadCapacityUnits",
+                  (json_int_t)(updating ? t->pending_rcu : t->rcu), "WriteCapacityUnits",
+                  (json_int_t)(updating ? t->pending_wcu : t->wcu)));
   json_t *g = json_array(), *l = json_array();
   for (size_t i = 0; i < t->nidx; i++) {
     const struct memdb_index *ix = &t->idx[i];
@@ -827,6 +831,8 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
   if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl) != 0)
     goto done;
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
+    if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
+      continue;
     json_t *req = create_request(t);
     char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);

@@ -369,16 +369,15 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
   }
   int rc;
+  m->replaying = true; /* changes made at once, no quotas of the clock */
   if (op == 'C') {
     rc = memdb_op_create_table(m, req, &resp, &e);
     const char *name = json_string_value(json_object_get(req, "TableName"));
-    struct memdb_table *t = rc == 0 && name ? memdb_table_get(m, name) : NULL;
+    struct memdb_table *t = rc == 0 && name ? memdb_table_get_any(m, name) : NULL;
     if (t && created_ms)
       t->created = (double)created_ms / 1000.0;
   } else if (dop == TT_DDB_UPDATE_TABLE) {
-    m->replaying = true;
     rc = memdb_op_update_table(m, req, &resp, &e);
-    m->replaying = false;
   } else if (dop == TT_DDB_DELETE_TABLE) {
     rc = memdb_op_delete_table(m, req, &resp, &e);
   } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
@@ -390,6 +389,7 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
   } else {
     rc = -1;
   }
+  m->replaying = false;
   json_decref(req);
   json_decref(resp);
   if (rc != 0)
