@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (one GSI Create,
- * backfilled), DeleteTable, UpdateTimeToLive, DescribeTimeToLive. */
+/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (billing mode,
+ * throughput, one GSI Create, backfilled), DeleteTable, UpdateTimeToLive,
+ * DescribeTimeToLive, ListTables, the tag operations, and the CREATING/
+ * UPDATING/DELETING transitions of tt_memdb_options.transition_ms. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
