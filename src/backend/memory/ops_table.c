@@ -769,9 +769,11 @@ static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, double 
  * index's ProvisionedThroughput (Update) and one index Create. DynamoDB
  * answers UPDATING and applies the change (or backfills the index) in the
  * background; here the change is made inside the call, so the answer
- * shows the table ACTIVE with its new settings. Other updates (index
- * Delete, streams, SSE, replicas, table class) are not implemented:
- * ValidationException saying so, never a silent success. */
+ * shows the table ACTIVE with its new settings, except a throughput change
+ * with transition_ms, which answers UPDATING and is made when that time
+ * passed. Other updates (index Delete, streams, SSE, replicas, table
+ * class) are not implemented: ValidationException saying so, never a
+ * silent success. */
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
