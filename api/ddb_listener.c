@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "obs/log.h"
 #include "util/buf.h"
@@ -56,6 +57,8 @@ struct tt_ddb_req {
   size_t out_len;
   bool json_1_0, xml;
   bool health; /* GET: DynamoDB's health answer */
+  bool cors;      /* the request has an Origin header */
+  bool preflight; /* ... and is an OPTIONS: CORS's empty answer */
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
   /* A plain GetItem crosses the port typed (no JSON trees either way):
@@ -166,25 +169,88 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
   answer_error(r, status, full, e->message, e->body);
 }
 
+/* A body sent with chunked transfer encoding: DynamoDB's 413. */
+struct chunked {
+  size_t len, pos;
+  char *data;
+};
+
+static ssize_t chunked_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  struct chunked *ch = cls;
+  (void)pos;
+  if (ch->pos >= ch->len)
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  size_t n = ch->len - ch->pos < max ? ch->len - ch->pos : max;
+  memcpy(buf, ch->data + ch->pos, n);
+  ch->pos += n;
+  return (ssize_t)n;
+}
+
+static void chunked_free(void *cls) {
+  struct chunked *ch = cls;
+  free(ch->data);
+  free(ch);
+}
+
+/* CORS's preflight answer: no body, the asked headers and method allowed. */
+static enum MHD_Result queue_preflight(struct tt_ddb_req *r) {
+  static const char empty[] = "";
+  struct MHD_Response *mr =
+      MHD_create_response_from_buffer(0, (void *)empty, MHD_RESPMEM_PERSISTENT);
+  if (mr == NULL)
+    return MHD_NO;
+  const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                              "Access-Control-Request-Headers");
+  const char *m = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                              "Access-Control-Request-Method");
+  MHD_add_response_header(mr, "x-amzn-RequestId", r->request_id);
+  MHD_add_response_header(mr, "Access-Control-Allow-Origin", "*");
+  if (h)
+    MHD_add_response_header(mr, "Access-Control-Allow-Headers", h);
+  if (m)
+    MHD_add_response_header(mr, "Access-Control-Allow-Methods", m);
+  MHD_add_response_header(mr, "Access-Control-Max-Age", "172800");
+  enum MHD_Result rc = MHD_queue_response(r->conn, 200, mr);
+  MHD_destroy_response(mr);
+  return rc;
+}
+
 static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
   /* Fixed answers: a request that is not a POST of JSON, and DynamoDB's
    * answer to a GET (load balancers' health checks; the space is its). */
   static const char xml[] = "<UnknownOperationException/>\n";
   static const char health[] = "healthy: dynamodb.us-east-1.amazonaws.com ";
   r->queued = true;
+  if (r->preflight)
+    return queue_preflight(r);
   const char *fixed = r->health ? health : r->xml ? xml : NULL;
   const char *data = fixed ? fixed : r->out;
   size_t len = fixed ? strlen(fixed) : r->out_len;
   char crc[16];
   snprintf(crc, sizeof(crc), "%u", tt_ddbw_crc32(data, len));
-  struct MHD_Response *mr =
-      fixed ? MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT)
-            : MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
+  struct MHD_Response *mr = NULL;
+  if (fixed) {
+    mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
+  } else if (r->status == 413) {
+    /* DynamoDB answers a request over its size limit chunked. */
+    struct chunked *ch = calloc(1, sizeof(*ch));
+    if (ch == NULL)
+      return MHD_NO;
+    *ch = (struct chunked){.len = len, .data = r->out};
+    mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, chunked_read, ch,
+                                           chunked_free);
+    if (mr == NULL)
+      free(ch);
+  } else {
+    mr = MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
+  }
   if (mr == NULL)
     return MHD_NO;
   if (!fixed)
     r->out = NULL; /* MHD frees it */
   MHD_add_response_header(mr, "x-amzn-RequestId", r->request_id);
+  if (r->cors)
+    MHD_add_response_header(mr, "Access-Control-Allow-Origin", "*");
   MHD_add_response_header(mr, "x-amz-crc32", crc);
   MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE,
                           r->health ? "text/plain"
@@ -433,6 +499,27 @@ static void deadline_cb(uv_timer_t *t) {
   tt_join_cancel(&r->join);
 }
 
+/* The presigned-request parameters of the query string; a parameter given
+ * without a value ("?X-Amz-Algorithm") is present and empty. */
+struct query_args {
+  bool algorithm;
+  const char *v[5];
+};
+
+static enum MHD_Result query_arg_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+  static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
+                                       "X-Amz-SignedHeaders", "X-Amz-Date"};
+  struct query_args *qa = cls;
+  (void)kind;
+  for (int i = 0; i < 5; i++)
+    if (key && strcmp(key, names[i]) == 0 && qa->v[i] == NULL) {
+      qa->v[i] = value ? value : "";
+      qa->algorithm = qa->algorithm || i == 0;
+    }
+  return MHD_YES;
+}
+
 /* Parses the request and starts its call, or answers at once. */
 static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   struct tt_ddb_listener *l = r->l;
@@ -447,6 +534,13 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     answer_error(r, 413, "com.amazon.coral.validate#ValidationException", msg, NULL);
     return;
   }
+  r->cors = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin") != NULL;
+  if (r->cors && strcmp(method, "OPTIONS") == 0) {
+    r->preflight = true;
+    r->status = 200;
+    r->answered = true;
+    return;
+  }
   if (strcmp(method, "GET") == 0) {
     r->health = true;
     r->status = 200;
@@ -454,6 +548,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   struct MHD_Connection *c = r->conn;
+  struct query_args qa;
+  memset(&qa, 0, sizeof(qa));
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg_cb, &qa);
   struct tt_ddbw_input in = {
       .method = method,
       .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
@@ -461,8 +558,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
       .amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date"),
       .date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date"),
-      .query_auth = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "X-Amz-Algorithm") !=
-                    NULL,
+      .query_auth = qa.algorithm,
+      .query = {qa.v[0], qa.v[1], qa.v[2], qa.v[3], qa.v[4]},
       .body = r->body_buf.data,
       .body_len = r->body_buf.len,
   };
@@ -497,6 +594,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
+      tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
       tt_ddbw_legacy(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_start_key(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);

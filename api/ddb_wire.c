@@ -33,6 +33,9 @@ static const struct {
     {"DescribeTimeToLive", TT_DDB_DESCRIBE_TIME_TO_LIVE},
     {"UpdateTable", TT_DDB_UPDATE_TABLE},
     {"ListTables", TT_DDB_LIST_TABLES},
+    {"TagResource", TT_DDB_TAG_RESOURCE},
+    {"UntagResource", TT_DDB_UNTAG_RESOURCE},
+    {"ListTagsOfResource", TT_DDB_LIST_TAGS_OF_RESOURCE},
 };
 
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
@@ -138,8 +141,23 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
   if ((h == NULL && !in->query_auth) || (h && strncmp(h, "AWS4-", 5) != 0))
     return fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
                 "Request is missing Authentication Token");
-  if (h == NULL)
-    return 0; /* presigned: the query string carries the signature */
+  if (h == NULL) { /* presigned: the query string carries the signature */
+    static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
+                                         "X-Amz-Signature", "X-Amz-SignedHeaders",
+                                         "X-Amz-Date"};
+    char msg[sizeof(err->message)] = "";
+    for (int i = 0; i < 5; i++)
+      if (in->query[i] == NULL || in->query[i][0] == '\0') {
+        add(msg, sizeof(msg), "AWS query-string parameters must include '");
+        add(msg, sizeof(msg), names[i]);
+        add(msg, sizeof(msg), "'. ");
+      }
+    if (msg[0]) {
+      add(msg, sizeof(msg), "Re-examine the query-string parameters.");
+      return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+    }
+    return 0;
+  }
   const char *params = h + strcspn(h, " ,");
   char cred[256], sh[sizeof(a->signed_headers)], sig[sizeof(a->signature)];
   auth_param(params, "Credential", cred, sizeof(cred));
@@ -203,17 +221,6 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
-    /* The tag operations are not served, but a malformed one gets
-     * DynamoDB's refusal first. */
-    static const char prefix[] = "DynamoDB_20120810.";
-    const char *name = in->target && strncmp(in->target, prefix, sizeof(prefix) - 1) == 0
-                           ? in->target + sizeof(prefix) - 1
-                           : "";
-    if ((strcmp(name, "TagResource") == 0 || strcmp(name, "UntagResource") == 0 ||
-         strcmp(name, "ListTagsOfResource") == 0) &&
-        check_auth(in, &out->auth, err) == 0 && json_is_object(body) &&
-        check_tags(name, body, err) != 0)
-      goto done;
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
@@ -224,6 +231,12 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
          body == NULL ? "" : "Start of structure or map found where not expected.");
     goto done;
   }
+  /* The tag operations' members and ResourceArn are checked here, in
+   * DynamoDB's order (before the tables of member types). */
+  if ((out->op == TT_DDB_TAG_RESOURCE || out->op == TT_DDB_UNTAG_RESOURCE ||
+       out->op == TT_DDB_LIST_TAGS_OF_RESOURCE) &&
+      check_tags(tt_ddb_op_name(out->op), body, err) != 0)
+    goto done;
   out->body = body;
   body = NULL;
   rc = 0;

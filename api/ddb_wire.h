@@ -43,6 +43,9 @@ struct tt_ddbw_input {
   const char *amz_date;      /* X-Amz-Date */
   const char *date;          /* Date */
   bool query_auth;           /* X-Amz-Algorithm in the query string */
+  /* The presigned request's query parameters X-Amz-Algorithm,
+   * -Credential, -Signature, -SignedHeaders, -Date ("" when given empty). */
+  const char *query[5];
   const char *body;
   size_t body_len;
 };
@@ -62,9 +65,8 @@ struct tt_ddbw_request {
  * Authorization (MissingAuthenticationTokenException,
  * IncompleteSignatureException, InvalidSignatureException), an empty body
  * (SerializationException), a body that is not an object
- * (SerializationException). A tag operation (not served) is refused with
- * DynamoDB's checks of its members and ResourceArn, else
- * UnknownOperationException. Returns 0 with *out filled, or -1 with *err. */
+ * (SerializationException), and for a tag operation DynamoDB's checks of
+ * its members and ResourceArn. Returns 0 with *out filled, or -1 with *err. */
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json);
 

@@ -46,6 +46,10 @@ static const struct setting settings[] = {
      "ADDR  also serve DynamoDB's wire protocol on host:port (default: off)"},
     {"dynamodb-auth", K_ENUM, F(dynamodb_auth), 0, 0, ddb_auths,
      "MODE  accept | verify: SigV4 of the DynamoDB listener (default accept)"},
+    {"table-transition-ms", K_UINT, F(table_transition_ms), 0, 3600000, NULL,
+     "N  memory backend: how long tables stay CREATING, UPDATING, DELETING (default 0)"},
+    {"dynamodb-max-body-bytes", K_UINT, F(dynamodb_max_body_bytes), 1, 1u << 30, NULL,
+     "N  largest request body of the DynamoDB listener (default 16777216, DynamoDB's)"},
     {"dynamodb-access-key-id", K_STRING, F(dynamodb_access_key_id), 0, 0, NULL,
      "ID  access key verify accepts (default $AWS_ACCESS_KEY_ID)"},
     {"dynamodb-secret-access-key", K_STRING, F(dynamodb_secret_access_key), 0, 0, NULL,
@@ -126,6 +130,7 @@ static void defaults(struct tt_config *cfg) {
   cfg->request_timeout_ms = 10000;
   cfg->header_timeout_ms = 10000;
   cfg->max_body_bytes = 1048576;
+  cfg->dynamodb_max_body_bytes = 16777216;
   cfg->drain_timeout_ms = 10000;
   cfg->max_connections = 1024;
   cfg->batch_concurrency = 4;

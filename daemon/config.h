@@ -51,6 +51,8 @@ struct tt_config {
   uint64_t request_timeout_ms;
   uint64_t header_timeout_ms;
   uint64_t max_body_bytes;
+  uint64_t table_transition_ms;     /* memory backend: CREATING/UPDATING/DELETING time */
+  uint64_t dynamodb_max_body_bytes; /* the DynamoDB listener's (DynamoDB's 16 MiB) */
   uint64_t drain_timeout_ms;
   uint64_t max_connections;
   uint64_t batch_concurrency;

@@ -549,6 +549,8 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
   if (strcmp(d->cfg.backend, "memory") == 0) {
     struct tt_memdb_options mo = {0};
     char msg[768];
+    mo.region = d->cfg.region;
+    mo.transition_ms = d->cfg.table_transition_ms;
     if (d->cfg.data_dir[0]) {
       mo.data_dir = d->cfg.data_dir;
       mo.fsync_mode = strcmp(d->cfg.fsync, "everysec") == 0 ? TT_MEMDB_FSYNC_EVERYSEC
@@ -594,7 +596,7 @@ static int make_backend(struct daemon *d, struct tt_error *err) {
 static int start_ddb(struct daemon *d, struct tt_error *err) {
   struct tt_ddb_listener_options o = {
       .request_timeout_ms = d->cfg.request_timeout_ms,
-      .max_body_bytes = d->cfg.max_body_bytes,
+      .max_body_bytes = d->cfg.dynamodb_max_body_bytes,
       .verify = strcmp(d->cfg.dynamodb_auth, "verify") == 0,
       .access_key_id = d->cfg.dynamodb_access_key_id,
       .secret_access_key = d->cfg.dynamodb_secret_access_key,

@@ -25,6 +25,9 @@ static const char *const op_names[TT_DDB_OP__COUNT] = {
     [TT_DDB_DESCRIBE_TIME_TO_LIVE] = "DescribeTimeToLive",
     [TT_DDB_UPDATE_TABLE] = "UpdateTable",
     [TT_DDB_LIST_TABLES] = "ListTables",
+    [TT_DDB_TAG_RESOURCE] = "TagResource",
+    [TT_DDB_UNTAG_RESOURCE] = "UntagResource",
+    [TT_DDB_LIST_TAGS_OF_RESOURCE] = "ListTagsOfResource",
     [TT_KMS_GENERATE_DATA_KEY] = "GenerateDataKey",
     [TT_KMS_DECRYPT] = "Decrypt",
 };

@@ -34,6 +34,9 @@ enum tt_ddb_op {
   TT_DDB_DESCRIBE_TIME_TO_LIVE,
   TT_DDB_UPDATE_TABLE, /* GlobalSecondaryIndexUpdates (Create) */
   TT_DDB_LIST_TABLES,  /* the DynamoDB listener's ListTables (api/ddb_listener.c) */
+  TT_DDB_TAG_RESOURCE, /* tags of a table (the DynamoDB listener's) */
+  TT_DDB_UNTAG_RESOURCE,
+  TT_DDB_LIST_TAGS_OF_RESOURCE,
   /* AWS KMS (TrentService), for encrypted attributes: served only by a
    * backend made with tt_kms_backend_new (backend/kms/kms.h), which shares
    * the dynamodb backend's HTTP, SigV4 and credentials; the memory backend

@@ -34,7 +34,7 @@ sed -i "s|{ host: 'dynamodb.' + [a-zA-Z.]*awsRegion + '.amazonaws.com', method: 
 ! grep -q "'.amazonaws.com', method" test/helpers.js || { echo "run_dynalite_suite.sh: test/helpers.js changed upstream; adapt the patch" >&2; exit 1; }
 [ -d node_modules ] || npm install --no-audit --no-fund --ignore-scripts >/dev/null 2>&1 ||
   { echo "run_dynalite_suite.sh: npm install failed" >&2; exit 1; }
-"$TT_DAEMON" --listen 127.0.0.1:0 --dynamodb-listen 127.0.0.1:0 --log-level warn 2>"$log" &
+"$TT_DAEMON" --listen 127.0.0.1:0 --dynamodb-listen 127.0.0.1:0 --region us-east-1 --table-transition-ms 1000 --log-level warn 2>"$log" &
 pid=$!
 for _ in $(seq 200); do
   addr=$(sed -n 's/.*"dynamodb_listen":"\([^"]*\)".*/\1/p' "$log" | head -1)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -70,6 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
     if (tt_ddbw_expression_params(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
+    /* The table parameters' checks take any body: a refusal is a
+     * ValidationException with a message. */
+    if (tt_ddbw_check_table(req.op, req.body, &lerr) != 0 &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL ||
+         lerr.message[0] == '\0' || memchr(lerr.message, '\0', sizeof(lerr.message)) == NULL))
       abort();
     if (tt_ddbw_check_table_name(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strchr(lerr.type, '#') == NULL))

@@ -198,8 +198,7 @@ START_TEST(attribute_values) {
 }
 END_TEST
 
-/* The tag operations are not served, but DynamoDB's refusals of malformed
- * ones come first. */
+/* DynamoDB's refusals of malformed tag operations. */
 static const char *tag_refusal(const char *op, const char *body, const char **type) {
   static struct tt_ddbw_error err;
   char target[64];
@@ -232,12 +231,15 @@ START_TEST(tag_operations) {
                                "\"Tags\":[]}",
                                &type),
                    "Atleast one Tag needs to be provided as Input.");
-  /* A well-formed one: the operation is not served. */
-  ck_assert_str_eq(tag_refusal("ListTagsOfResource",
-                               "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\"}",
-                               &type),
-                   "");
-  ck_assert_str_eq(type, "com.amazon.coral.service#UnknownOperationException");
+  /* A well-formed one parses. */
+  struct tt_ddbw_error err;
+  struct tt_ddbw_input in = input("DynamoDB_20120810.ListTagsOfResource", AUTH,
+                                  "{\"ResourceArn\":\"arn:aws:dynamodb:us-east-1:1:table/abc\"}");
+  struct tt_ddbw_request req;
+  bool xml;
+  ck_assert_int_eq(tt_ddbw_parse(&in, &req, &err, &xml), 0);
+  ck_assert_int_eq(req.op, TT_DDB_LIST_TAGS_OF_RESOURCE);
+  json_decref(req.body);
 }
 END_TEST
 

@@ -318,7 +318,7 @@ START_TEST(unknown_and_deleted_tables) {
   struct fx f;
   fx_setup(&f, NULL);
   fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'nope'}", "ResourceNotFoundException",
-          "Requested resource not found");
+          "Requested resource not found: Table: nope not found");
   fx_fail(&f, TT_DDB_GET_ITEM, "{'TableName':'nope','Key':{'pk':{'S':'a'}}}",
           "ResourceNotFoundException", "Requested resource not found");
   fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
@@ -584,7 +584,7 @@ START_TEST(ttl_hides_expired_items) {
   fx_expect(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, "{'TableName':'cmp'}",
             "{'TimeToLiveDescription':{'TimeToLiveStatus':'DISABLED'}}");
   fx_fail(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, "{'TableName':'nope'}", "ResourceNotFoundException",
-          "Requested resource not found");
+          "Requested resource not found: Table: nope not found");
   fx_expect(&f, TT_DDB_UPDATE_TIME_TO_LIVE,
             "{'TableName':'cmp','TimeToLiveSpecification':{'AttributeName':'ttl','Enabled':true}}",
             "{'TimeToLiveSpecification':{'AttributeName':'ttl','Enabled':true}}");

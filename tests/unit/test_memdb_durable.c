@@ -90,16 +90,19 @@ static char *dump_of(struct fx *f, enum tt_ddb_op op, const char *req) {
 
 #define SCAN_FULL "{'TableName':'full'}"
 #define SCAN_TBL "{'TableName':'tbl'}"
+#define TBL_ARN "{'ResourceArn':'arn:aws:dynamodb:ddblocal:000000000000:table/tbl'}"
 
 /* What a restart must give back. */
 static char *state(struct fx *f) {
-  char *parts[5] = {dump_of(f, TT_DDB_SCAN, SCAN_FULL), dump_of(f, TT_DDB_SCAN, SCAN_TBL),
+  char *parts[7] = {dump_of(f, TT_DDB_SCAN, SCAN_FULL), dump_of(f, TT_DDB_SCAN, SCAN_TBL),
                     dump_of(f, TT_DDB_DESCRIBE_TABLE, SCAN_FULL),
                     dump_of(f, TT_DDB_DESCRIBE_TIME_TO_LIVE, SCAN_TBL),
-                    dump_of(f, TT_DDB_SCAN, "{'TableName':'full','IndexName':'gsi2'}")};
+                    dump_of(f, TT_DDB_SCAN, "{'TableName':'full','IndexName':'gsi2'}"),
+                    dump_of(f, TT_DDB_DESCRIBE_TABLE, SCAN_TBL),
+                    dump_of(f, TT_DDB_LIST_TAGS_OF_RESOURCE, TBL_ARN)};
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 7; i++) {
     tt_buf_puts(&b, parts[i]);
     tt_buf_puts(&b, "\n");
     free(parts[i]);
@@ -133,6 +136,18 @@ static void workload(struct fx *f, int n) {
   fx_exec(f, TT_DDB_BATCH_WRITE_ITEM,
           "{'RequestItems':{'tbl':[{'PutRequest':{'Item':{'pk':{'S':'b1'}}}},"
           "{'DeleteRequest':{'Key':{'pk':{'S':'k4'}}}}]}}");
+  /* tags, and a billing mode change */
+  fx_exec(f, TT_DDB_TAG_RESOURCE,
+          "{'ResourceArn':'arn:aws:dynamodb:us-east-1:1:table/tbl','Tags':[{'Key':'a',"
+          "'Value':'1'},{'Key':'b','Value':'2'},{'Key':'c','Value':''}]}");
+  fx_exec(f, TT_DDB_UNTAG_RESOURCE,
+          "{'ResourceArn':'arn:aws:dynamodb:us-east-1:1:table/tbl','TagKeys':['b']}");
+  fx_exec(f, TT_DDB_TAG_RESOURCE,
+          "{'ResourceArn':'arn:aws:dynamodb:us-east-1:1:table/tbl','Tags':[{'Key':'a',"
+          "'Value':'3'}]}");
+  fx_exec(f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'tbl','BillingMode':'PROVISIONED','ProvisionedThroughput':{"
+          "'ReadCapacityUnits':3,'WriteCapacityUnits':4}}");
   /* an index added later is backfilled on replay too */
   fx_exec(f, TT_DDB_UPDATE_TABLE,
           "{'TableName':'full','AttributeDefinitions':[{'AttributeName':'l','AttributeType':'S'}],"
@@ -157,7 +172,7 @@ START_TEST(test_restart_equals_live) {
   char *back = state(&f);
   ck_assert_str_eq(back, live);
   fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'gone'}", "ResourceNotFoundException",
-          "Requested resource not found");
+          "Requested resource not found: Table: gone not found");
   f.err.http_status = 0;
   free(back);
   free(live);

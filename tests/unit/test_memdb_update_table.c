@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "backend/memory/internal.h"
@@ -138,7 +139,7 @@ START_TEST(refusals_leave_the_table_unchanged) {
           "{'TableName':'nope','AttributeDefinitions':[{'AttributeName':'g','AttributeType':'S'}],"
           "'GlobalSecondaryIndexUpdates':[{'Create':{'IndexName':'byG','KeySchema':[{"
           "'AttributeName':'g','KeyType':'HASH'}],'Projection':{'ProjectionType':'ALL'}}}]}",
-          "ResourceNotFoundException", "Requested resource not found");
+          "ResourceNotFoundException", "Requested resource not found: Table: nope not found");
   /* Still one GSI, the definitions unchanged. */
   json_t *d = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'cmp'}");
   json_t *t = json_object_get(d, "Table");
@@ -172,6 +173,161 @@ START_TEST(at_most_twenty_gsis) {
 }
 END_TEST
 
+static int64_t test_now;
+static int64_t test_clock(void *arg) {
+  (void)arg;
+  return test_now;
+}
+
+#define PROV_TABLE                                                                                 \
+  "{'TableName':'prv','AttributeDefinitions':[{'AttributeName':'pk','AttributeType':'S'},"        \
+  "{'AttributeName':'g','AttributeType':'S'}],'KeySchema':[{'AttributeName':'pk','KeyType':"      \
+  "'HASH'}],'ProvisionedThroughput':{'ReadCapacityUnits':5,'WriteCapacityUnits':5},"              \
+  "'GlobalSecondaryIndexes':[{'IndexName':'byG','KeySchema':[{'AttributeName':'g','KeyType':"     \
+  "'HASH'}],'Projection':{'ProjectionType':'ALL'},'ProvisionedThroughput':{'ReadCapacityUnits':" \
+  "2,'WriteCapacityUnits':2}}]}"
+#define SET_PT(r, w)                                                                               \
+  "{'TableName':'prv','ProvisionedThroughput':{'ReadCapacityUnits':" #r ",'WriteCapacityUnits':" \
+  #w "}}"
+
+static int64_t pt_of(json_t *desc, const char *member) {
+  return json_integer_value(
+      json_object_get(json_object_get(desc, "ProvisionedThroughput"), member));
+}
+
+START_TEST(throughput_and_billing_mode) {
+  struct fx f;
+  struct tt_memdb_options o = {.clock = test_clock};
+  test_now = 1700000000; /* 2023-11-14T22:13:20Z */
+  fx_setup(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, PROV_TABLE);
+  /* Created without BillingMode: no BillingModeSummary, as DynamoDB. */
+  json_t *r = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}");
+  ck_assert_ptr_null(json_object_get(json_object_get(r, "Table"), "BillingModeSummary"));
+  json_decref(r);
+  fx_fail(&f, TT_DDB_UPDATE_TABLE, SET_PT(5, 5), "ValidationException",
+          "The provisioned throughput for the table will not change. The requested value equals "
+          "the current value. Current ReadCapacityUnits provisioned for the table: 5. Requested "
+          "ReadCapacityUnits: 5. Current WriteCapacityUnits provisioned for the table: 5. "
+          "Requested WriteCapacityUnits: 5. Refer to the Amazon DynamoDB Developer Guide for "
+          "current limits and how to request higher limits.");
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE, SET_PT(15, 15));
+  json_t *d = json_object_get(r, "TableDescription");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 15);
+  ck_assert(json_real_value(json_object_get(json_object_get(d, "ProvisionedThroughput"),
+                                            "LastIncreaseDateTime")) == 1700000000.0);
+  json_decref(r);
+  /* Four decreases at any time in a UTC day, then one an hour. */
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, SET_PT(14, 14));
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, SET_PT(13, 14));
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, SET_PT(13, 12));
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, SET_PT(12, 12));
+  fx_exec(&f, TT_DDB_UPDATE_TABLE, SET_PT(20, 20)); /* increases are not limited */
+  fx_fail(&f, TT_DDB_UPDATE_TABLE, SET_PT(10, 10), "LimitExceededException",
+          "Subscriber limit exceeded: Provisioned throughput decreases are limited within a "
+          "given UTC day. After the first 4 decreases, each subsequent decrease in the same UTC "
+          "day can be performed at most once every 3600 seconds. Number of decreases today: 4");
+  test_now += 3600;
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE, SET_PT(10, 10));
+  ck_assert_int_eq(pt_of(json_object_get(r, "TableDescription"), "NumberOfDecreasesToday"), 5);
+  json_decref(r);
+  /* A global index's throughput; an unknown index is not found. */
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE,
+            "{'TableName':'prv','GlobalSecondaryIndexUpdates':[{'Update':{'IndexName':'byG',"
+            "'ProvisionedThroughput':{'ReadCapacityUnits':7,'WriteCapacityUnits':8}}}]}");
+  json_t *gsi = json_array_get(
+      json_object_get(json_object_get(r, "TableDescription"), "GlobalSecondaryIndexes"), 0);
+  ck_assert_int_eq(pt_of(gsi, "WriteCapacityUnits"), 8);
+  json_decref(r);
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'prv','GlobalSecondaryIndexUpdates':[{'Update':{'IndexName':'nope',"
+          "'ProvisionedThroughput':{'ReadCapacityUnits':7,'WriteCapacityUnits':8}}}]}",
+          "ResourceNotFoundException", "Requested resource not found: Index: nope not found");
+  /* To PAY_PER_REQUEST: throughput 0, and no throughput may be given. */
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE, "{'TableName':'prv','BillingMode':'PAY_PER_REQUEST'}");
+  d = json_object_get(r, "TableDescription");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(
+                       json_object_get(d, "TableThroughputModeSummary"), "TableThroughputMode")),
+                   "PAY_PER_REQUEST");
+  json_decref(r);
+  fx_fail(&f, TT_DDB_UPDATE_TABLE, SET_PT(3, 3), "ValidationException",
+          "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+          "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+  /* Back to PROVISIONED: every global index needs its throughput. */
+  fx_fail(&f, TT_DDB_UPDATE_TABLE,
+          "{'TableName':'prv','BillingMode':'PROVISIONED','ProvisionedThroughput':{"
+          "'ReadCapacityUnits':3,'WriteCapacityUnits':3}}",
+          "ValidationException",
+          "One or more parameter values were invalid: ProvisionedThroughput must be specified "
+          "for index: byG");
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE,
+            "{'TableName':'prv','BillingMode':'PROVISIONED','ProvisionedThroughput':{"
+            "'ReadCapacityUnits':3,'WriteCapacityUnits':4},'GlobalSecondaryIndexUpdates':[{"
+            "'Update':{'IndexName':'byG','ProvisionedThroughput':{'ReadCapacityUnits':1,"
+            "'WriteCapacityUnits':1}}}]}");
+  d = json_object_get(r, "TableDescription");
+  ck_assert_int_eq(pt_of(d, "WriteCapacityUnits"), 4);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "BillingModeSummary"),
+                                                     "BillingMode")),
+                   "PROVISIONED");
+  json_decref(r);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(table_transitions) {
+  struct fx f;
+  struct tt_memdb_options o = {.transition_ms = 3600000};
+  fx_setup(&f, &o);
+  json_t *r = fx_ok(&f, TT_DDB_CREATE_TABLE, PROV_TABLE);
+  json_t *d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "CREATING");
+  ck_assert_str_eq(json_string_value(json_object_get(
+                       json_array_get(json_object_get(d, "GlobalSecondaryIndexes"), 0),
+                       "IndexStatus")),
+                   "CREATING");
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "Table"), "TableStatus")),
+                   "CREATING");
+  json_decref(r);
+  /* A CREATING table is not found by item operations, nor deleted. */
+  fx_fail(&f, TT_DDB_GET_ITEM, "{'TableName':'prv','Key':{'pk':{'S':'a'}}}",
+          "ResourceNotFoundException", "Requested resource not found");
+  fx_fail(&f, TT_DDB_DELETE_TABLE, "{'TableName':'prv'}", "ResourceInUseException",
+          "Attempt to change a resource which is still in use: Table is being created: prv");
+  fx_teardown(&f);
+
+  /* A short transition: ACTIVE once it passed; UPDATING shows the old
+   * throughput, then the new one; DELETING, then gone. */
+  o.transition_ms = 1;
+  fx_setup(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, PROV_TABLE);
+  usleep(3000);
+  r = fx_ok(&f, TT_DDB_UPDATE_TABLE, SET_PT(9, 9));
+  d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "UPDATING");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 5);
+  json_decref(r);
+  usleep(3000);
+  r = fx_ok(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}");
+  d = json_object_get(r, "Table");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "ACTIVE");
+  ck_assert_int_eq(pt_of(d, "ReadCapacityUnits"), 9);
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_DELETE_TABLE, "{'TableName':'prv'}");
+  d = json_object_get(r, "TableDescription");
+  ck_assert_str_eq(json_string_value(json_object_get(d, "TableStatus")), "DELETING");
+  ck_assert_ptr_null(json_object_get(d, "GlobalSecondaryIndexes"));
+  json_decref(r);
+  usleep(3000);
+  fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'prv'}", "ResourceNotFoundException",
+          "Requested resource not found: Table: prv not found");
+  fx_teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("memdb_update_table");
   TCase *tc = tcase_create("core");
@@ -179,6 +335,8 @@ int main(void) {
   tcase_add_test(tc, keys_only_and_all_projections);
   tcase_add_test(tc, refusals_leave_the_table_unchanged);
   tcase_add_test(tc, at_most_twenty_gsis);
+  tcase_add_test(tc, throughput_and_billing_mode);
+  tcase_add_test(tc, table_transitions);
   suite_add_tcase(s, tc);
   return fx_run_suite(s);
 }

@@ -225,8 +225,13 @@ struct memdb_table {
   json_t *attr_defs; /* as given (normalized), for DescribeTable */
   json_t *key_schema;
   bool pay_per_request;
+  bool billing_given; /* BillingMode was set (DescribeTable shows BillingModeSummary) */
   int64_t rcu, wcu;
   double created;
+  /* UpdateTable's throughput changes: when (0: never) and the decreases
+   * of the UTC day decrease_day (days since the epoch). */
+  double last_increase, last_decrease;
+  int64_t decreases_today, decrease_day;
   struct memdb_index *idx;
   size_t nidx;
   struct memdb_store store;
@@ -235,6 +240,13 @@ struct memdb_table {
   struct memdb_slab *slab;
   struct memdb_names names; /* attribute names of the stored items */
   char *ttl_attr; /* NULL: TTL disabled */
+  /* tt_memdb_options.transition_ms: a status other than ACTIVE until
+   * transition_at_ms (wall clock); UPDATING's throughput waits in
+   * pending_rcu/pending_wcu. */
+  enum memdb_status { MEMDB_ACTIVE = 0, MEMDB_CREATING, MEMDB_UPDATING, MEMDB_DELETING } status;
+  int64_t transition_at_ms;
+  int64_t pending_rcu, pending_wcu;
+  json_t *tags;   /* {key: value} in the order they were added; NULL: none */
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
   struct memdb_table *next;
@@ -263,6 +275,8 @@ struct memdb {
   void *closed_arg;
   bool closing;
   bool running; /* completing calls: run_ready must not nest */
+  bool replaying; /* applying the data dir's records: no quotas of the clock */
+  unsigned transitions; /* tables whose status is not ACTIVE */
 };
 
 /* Hash of a partition key value (FNV-1a over type and bytes). */
@@ -353,6 +367,15 @@ int memdb_validation(struct tt_backend_error *e, const char *fmt, ...)
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
+/* Ends the status transitions whose time came (tt_memdb_options.
+ * transition_ms): CREATING and UPDATING tables become ACTIVE (with their
+ * new throughput), DELETING ones are removed. */
+void memdb_tables_settle(struct memdb *m);
+/* A table by name whatever its status (memdb_table_get hides CREATING and
+ * DELETING tables, as DynamoDB's item operations do). */
+struct memdb_table *memdb_table_get_any(struct memdb *m, const char *name);
+/* The region of ARNs (tt_memdb_options.region, else "ddblocal"). */
+const char *memdb_region(const struct memdb *m);
 int64_t memdb_now(const struct memdb *m);
 /* Re-arms the idle handle or timer after calls were completed outside
  * memdb.c (the log's completions). */
@@ -503,6 +526,12 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e);
+int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e);
+int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e);
+int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
+                       struct tt_backend_error *e);
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,

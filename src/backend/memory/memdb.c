@@ -31,7 +31,14 @@ static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_DESCRIBE_TIME_TO_LIVE] = memdb_op_describe_ttl,
     [TT_DDB_UPDATE_TABLE] = memdb_op_update_table,
     [TT_DDB_LIST_TABLES] = memdb_op_list_tables,
+    [TT_DDB_TAG_RESOURCE] = memdb_op_tag_resource,
+    [TT_DDB_UNTAG_RESOURCE] = memdb_op_untag_resource,
+    [TT_DDB_LIST_TAGS_OF_RESOURCE] = memdb_op_list_tags,
 };
+
+const char *memdb_region(const struct memdb *m) {
+  return m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal";
+}
 
 int64_t memdb_now(const struct memdb *m) {
   return m->opts.clock ? m->opts.clock(m->opts.clock_arg) : (int64_t)time(NULL);
@@ -92,7 +99,8 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   c->response = resp;
   c->status = 0;
   if (c->op == TT_DDB_CREATE_TABLE || c->op == TT_DDB_DELETE_TABLE ||
-      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE)
+      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE ||
+      c->op == TT_DDB_TAG_RESOURCE || c->op == TT_DDB_UNTAG_RESOURCE)
     memdb_wal_note_table(m, c->op, c->request);
 }
 

@@ -27,6 +27,16 @@ struct tt_memdb_options {
    * and returns them from reads until then, so a read right after expiry
    * still sees the item (the TTL contract scenario relies on it). */
   bool hide_expired;
+  /* How long a table stays CREATING after CreateTable, UPDATING after an
+   * UpdateTable of its throughput and DELETING after DeleteTable, in
+   * wall-clock milliseconds, as DynamoDB's tables do (0: the change is made
+   * at once and the table stays ACTIVE). A CREATING or DELETING table is
+   * not found by item operations; an UPDATING one keeps its old throughput
+   * until the time passed. */
+  uint64_t transition_ms;
+  /* The region in the ARNs of tables and indexes (DynamoDB's own); NULL or
+   * "": "ddblocal". */
+  const char *region;
   /* Durability (docs/local-dynamodb.md#durability): with a data dir every
    * write is logged and answered once its record is on disk (per
    * fsync_mode), and tt_memdb_new loads the tables found there. A write

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (one GSI Create,
- * backfilled), DeleteTable, UpdateTimeToLive, DescribeTimeToLive. */
+/* ops_table.c -- CreateTable, DescribeTable, UpdateTable (billing mode,
+ * throughput, one GSI Create, backfilled), DeleteTable, UpdateTimeToLive,
+ * DescribeTimeToLive, ListTables, the tag operations, and the CREATING/
+ * UPDATING/DELETING transitions of tt_memdb_options.transition_ms. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,17 @@ static bool valid_name(const char *s, size_t min) {
     if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' && s[i] != '.')
       return false;
   return true;
+}
+
+static int64_t wall_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static const char *status_name(const struct memdb_table *t) {
+  static const char *const names[] = {"ACTIVE", "CREATING", "UPDATING", "DELETING"};
+  return names[t->status];
 }
 
 /* Looks up the type of an attribute in AttributeDefinitions (0: absent). */
@@ -189,10 +202,11 @@ static void mark_used(const char **used, size_t *n, const char *name) {
     used[(*n)++] = name;
 }
 
-static json_t *index_desc(const struct memdb_table *t, const struct memdb_index *ix) {
+static json_t *index_desc(const struct memdb *m, const struct memdb_table *t,
+                          const struct memdb_index *ix) {
   char arn[600];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s/index/%s",
-           t->name, ix->name);
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s/index/%s",
+           memdb_region(m), t->name, ix->name);
   json_t *d = json_pack("{s:s, s:O, s:O, s:I, s:I, s:s}", "IndexName", ix->name, "KeySchema",
                         ix->key_schema, "Projection", ix->projection, "ItemCount",
                         (json_int_t)ix->store.count, "IndexSizeBytes", (json_int_t)0,
@@ -202,7 +216,8 @@ static json_t *index_desc(const struct memdb_table *t, const struct memdb_index 
   /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
    * refreshes it only about every six hours anyway). */
   if (ix->global) {
-    json_object_set_new(d, "IndexStatus", json_string("ACTIVE"));
+    json_object_set_new(d, "IndexStatus",
+                        json_string(t->status == MEMDB_CREATING ? "CREATING" : "ACTIVE"));
     if (t->pay_per_request)
       json_object_set_new(d, "ProvisionedThroughput",
                           json_pack("{s:i, s:i, s:i}", "NumberOfDecreasesToday", 0,
@@ -216,26 +231,66 @@ static json_t *index_desc(const struct memdb_table *t, const struct memdb_index 
   return d;
 }
 
-static json_t *table_desc(const struct memdb_table *t, const char *status) {
-  char arn[400];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+/* A table's TableId: a version 4 UUID made from its name and creation
+ * time, so that it stays the same across reloads of the data dir. */
+static void table_id(const struct memdb_table *t, char out[37]) {
+  uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
+  char seed[320];
+  int n = snprintf(seed, sizeof(seed), "%s/%.3f", t->name, t->created);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < n && i < (int)sizeof(seed); i++) {
+      h[k] ^= (unsigned char)seed[i];
+      h[k] *= 0x100000001b3ULL;
+      h[k] ^= h[k] >> 29;
+    }
+  unsigned char b[16];
+  for (int i = 0; i < 16; i++)
+    b[i] = (unsigned char)(h[i / 8] >> (8 * (i % 8)));
+  b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+  b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+           b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
+}
+
+static json_t *table_desc(const struct memdb *m, const struct memdb_table *t,
+                          const char *status) {
+  char arn[400], id[37];
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+           t->name);
+  table_id(t, id);
   json_t *d = json_pack(
-      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:f, s:{s:s}, s:{s:i, s:I, s:I}}", "TableName",
-      t->name, "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions",
-      t->attr_defs, "ItemCount", (json_int_t)t->store.count, "TableSizeBytes",
-      (json_int_t)t->bytes, "TableArn", arn, "CreationDateTime", t->created,
-      "BillingModeSummary", "BillingMode", t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED",
-      "ProvisionedThroughput", "NumberOfDecreasesToday", 0, "ReadCapacityUnits",
+      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:s, s:f, s:{s:I, s:I, s:I}}", "TableName", t->name,
+      "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions", t->attr_defs,
+      "ItemCount", (json_int_t)t->store.count, "TableSizeBytes", (json_int_t)t->bytes,
+      "TableArn", arn, "TableId", id, "CreationDateTime", t->created, "ProvisionedThroughput",
+      "NumberOfDecreasesToday", (json_int_t)t->decreases_today, "ReadCapacityUnits",
       (json_int_t)t->rcu, "WriteCapacityUnits", (json_int_t)t->wcu);
   if (d == NULL)
     return NULL;
+  json_t *pt = json_object_get(d, "ProvisionedThroughput");
+  if ((t->last_increase > 0 &&
+       json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
+      (t->last_decrease > 0 &&
+       json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0) ||
+      ((t->billing_given || t->pay_per_request) &&
+       json_object_set_new(d, "BillingModeSummary",
+                           json_pack("{s:s}", "BillingMode",
+                                     t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED")) !=
+           0) ||
+      (t->pay_per_request &&
+       json_object_set_new(d, "TableThroughputModeSummary",
+                           json_pack("{s:s}", "TableThroughputMode", "PAY_PER_REQUEST")) != 0)) {
+    json_decref(d);
+    return NULL;
+  }
   json_t *g = NULL, *l = NULL;
   int rc = 0;
   for (size_t i = 0; i < t->nidx && rc == 0; i++) {
     json_t **arr = t->idx[i].global ? &g : &l;
     if (*arr == NULL)
       *arr = json_array();
-    rc = json_array_append_new(*arr, index_desc(t, &t->idx[i]));
+    rc = json_array_append_new(*arr, index_desc(m, t, &t->idx[i]));
   }
   if (rc == 0 && g) {
     rc = json_object_set_new(d, "GlobalSecondaryIndexes", g);
@@ -318,6 +373,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_oom(e);
   t->store.table = t;
   t->pay_per_request = ppr;
+  t->billing_given = billing != NULL;
   t->hide_expired = m->opts.hide_expired;
   if (!ppr && (capacity(pt, "ReadCapacityUnits", &t->rcu, e) != 0 ||
                capacity(pt, "WriteCapacityUnits", &t->wcu, e) != 0))
@@ -378,7 +434,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
                         "AttributeDefinitions");
     goto fail;
   }
-  if (memdb_table_get(m, name) != NULL) {
+  if (memdb_table_get_any(m, name) != NULL) {
     memdb_fail(e, "ResourceInUseException", "Table already exists: %s", name);
     goto fail;
   }
@@ -400,12 +456,18 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
   struct timeval tv;
   gettimeofday(&tv, NULL);
   t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
-  /* DynamoDB answers CREATING and turns ACTIVE later; ours is usable now. */
-  json_t *desc = table_desc(t, "ACTIVE");
+  /* DynamoDB answers CREATING and turns ACTIVE later; with no
+   * transition_ms ours is ACTIVE and usable at once. */
+  if (m->opts.transition_ms && !m->replaying) {
+    t->status = MEMDB_CREATING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+  }
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     goto oom;
   t->next = m->tables;
   m->tables = t;
+  m->transitions += t->status != MEMDB_ACTIVE;
   return 0;
 oom:
   memdb_oom(e);
@@ -414,12 +476,37 @@ fail:
   return -1;
 }
 
+/* The table a table-level operation names; DynamoDB's ResourceNotFound
+ * for these names the table. */
+static int req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+                     struct tt_backend_error *e) {
+  const char *name = json_string_value(json_object_get(req, "TableName"));
+  if (name == NULL)
+    return memdb_req_table(m, req, t, e);
+  if ((*t = memdb_table_get_any(m, name)) == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: Table: %s not found", name);
+  return 0;
+}
+
+/* DynamoDB's refusal to change a table in transition. */
+static int in_use(const struct memdb_table *t, struct tt_backend_error *e) {
+  if (t->status == MEMDB_ACTIVE)
+    return 0;
+  return memdb_fail(e, "ResourceInUseException",
+                    "Attempt to change a resource which is still in use: Table is being %s: %s",
+                    t->status == MEMDB_CREATING   ? "created"
+                    : t->status == MEMDB_UPDATING ? "updated"
+                                                  : "deleted",
+                    t->name);
+}
+
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
                             struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(t, "ACTIVE");
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL)
     return memdb_oom(e);
   if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
@@ -430,11 +517,20 @@ int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
-  json_t *desc = table_desc(t, "DELETING");
+  /* DynamoDB's answer: DELETING, without the global secondary indexes. */
+  json_t *desc = table_desc(m, t, "DELETING");
+  if (desc)
+    json_object_del(desc, "GlobalSecondaryIndexes");
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
+  if (m->opts.transition_ms && !m->replaying) {
+    t->status = MEMDB_DELETING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+    m->transitions++;
+    return 0;
+  }
   for (struct memdb_table **pp = &m->tables; *pp; pp = &(*pp)->next)
     if (*pp == t) {
       *pp = t->next;
@@ -492,7 +588,7 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (req_table(m, req, &t, e) != 0)
     return -1;
   /* TTL changes take effect at once here, so there is no ENABLING or
    * DISABLING; DynamoDB names no attribute while TTL is disabled. */
@@ -548,62 +644,21 @@ static json_t *merged_definitions(const struct memdb_table *t, const json_t *giv
   return out;
 }
 
-/* UpdateTable with one GlobalSecondaryIndexUpdates Create, as DynamoDB
- * takes it. DynamoDB answers UPDATING and backfills the index (CREATING)
- * in the background; here the backfill runs inside the call, so the index
- * is ACTIVE and complete in the answer. Other updates (Update, Delete,
- * billing, throughput, streams) are not implemented: ValidationException
- * saying so, never a silent success. */
-int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  struct memdb_table *t;
+/* UpdateTable's one GlobalSecondaryIndexUpdates Create. DynamoDB
+ * backfills the index (CREATING) in the background; here the backfill runs
+ * inside the call, so the index is ACTIVE and complete in the answer. */
+static int create_index(struct memdb_table *t, const json_t *updates, const json_t *given,
+                        struct tt_backend_error *e) {
   struct memdb_index ix;
   json_t *defs = NULL;
   memset(&ix, 0, sizeof(ix));
-  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
-  const json_t *given = json_object_get(req, "AttributeDefinitions");
-  static const char *const unsupported[] = {"BillingMode", "ProvisionedThroughput",
-                                            "StreamSpecification", "SSESpecification",
-                                            "ReplicaUpdates", "TableClass"};
-  if (memdb_limit_schema(req, e) != 0)
-    return -1;
-  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-    if (json_object_get(req, unsupported[i]))
-      return memdb_validation(e, "The memory backend's UpdateTable takes only "
-                                 "GlobalSecondaryIndexUpdates with one Create, not %s",
-                              unsupported[i]);
-  if (updates == NULL)
-    return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
-                               "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
-                               "SSESpecification or ReplicaUpdates is required");
-  if (!json_is_array(updates) || json_array_size(updates) == 0)
-    return memdb_validation(e, "1 validation error detected: Value at "
-                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
-                               "Member must have length greater than or equal to 1");
-  if (given && !json_is_array(given))
-    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
-                               "failed to satisfy constraint: Member must be a list");
-  size_t i, creates = 0;
-  const json_t *u;
-  json_array_foreach(updates, i, u) {
-    if (json_object_get(u, "Update") || json_object_get(u, "Delete"))
-      return memdb_validation(e, "The memory backend's UpdateTable takes only "
-                                 "GlobalSecondaryIndexUpdates Create actions");
-    if (!json_is_object(json_object_get(u, "Create")))
-      return memdb_validation(e, "One or more parameter values were invalid: One of "
-                                 "GlobalSecondaryIndexUpdate.Update, "
-                                 "GlobalSecondaryIndexUpdate.Create, "
-                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
-    creates++;
+  const json_t *create = NULL;
+  size_t ui;
+  const json_t *uu;
+  json_array_foreach(updates, ui, uu) {
+    if (json_object_get(uu, "Create"))
+      create = json_object_get(uu, "Create");
   }
-  /* DynamoDB's own answer (and code) to two creates in one call. */
-  if (creates > 1)
-    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
-                                                   "index can be created or deleted "
-                                                   "simultaneously per table");
-  if (memdb_req_table(m, req, &t, e) != 0)
-    return -1;
-  const json_t *create = json_object_get(json_array_get(updates, 0), "Create");
   const char *name = json_string_value(json_object_get(create, "IndexName"));
   for (size_t k = 0; name && k < t->nidx; k++)
     if (strcmp(t->idx[k].name, name) == 0)
@@ -671,10 +726,253 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
   t->idx[t->nidx++] = ix;
   json_decref(t->attr_defs);
   t->attr_defs = defs;
-  json_t *desc = table_desc(t, "ACTIVE");
+  return 0;
+}
+
+
+/* The UTC day of a time (days since the epoch). */
+static int64_t utc_day(int64_t secs) { return secs >= 0 ? secs / 86400 : (secs - 86399) / 86400; }
+
+/* DynamoDB's quota on throughput decreases: four at any time in a UTC day,
+ * then one an hour (the first hour after the last decrease), 27 at most. */
+static int decrease_allowed(const struct memdb_table *t, int64_t now,
+                            struct tt_backend_error *e) {
+  int64_t n = t->decrease_day == utc_day(now) ? t->decreases_today : 0;
+  if (n < 4 || (n < 27 && (double)now - t->last_decrease >= 3600.0))
+    return 0;
+  return memdb_fail(e, "LimitExceededException",
+                    "Subscriber limit exceeded: Provisioned throughput decreases are limited "
+                    "within a given UTC day. After the first 4 decreases, each subsequent "
+                    "decrease in the same UTC day can be performed at most once every 3600 "
+                    "seconds. Number of decreases today: %lld",
+                    (long long)n);
+}
+
+/* Records a throughput change of the table made at `at` (epoch seconds);
+ * `now` (memdb_now) dates the day of a decrease. */
+static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, double at, int64_t now) {
+  if (rcu > t->rcu || wcu > t->wcu)
+    t->last_increase = at;
+  if (rcu < t->rcu || wcu < t->wcu) {
+    if (t->decrease_day != utc_day(now)) {
+      t->decrease_day = utc_day(now);
+      t->decreases_today = 0;
+    }
+    t->decreases_today++;
+    t->last_decrease = at;
+  }
+  t->rcu = rcu;
+  t->wcu = wcu;
+}
+
+/* UpdateTable: BillingMode, the table's ProvisionedThroughput, a global
+ * index's ProvisionedThroughput (Update) and one index Create. DynamoDB
+ * answers UPDATING and applies the change (or backfills the index) in the
+ * background; here the change is made inside the call, so the answer
+ * shows the table ACTIVE with its new settings, except a throughput change
+ * with transition_ms, which answers UPDATING and is made when that time
+ * passed. Other updates (index Delete, streams, SSE, replicas, table
+ * class) are not implemented: ValidationException saying so, never a
+ * silent success. */
+int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  struct memdb_table *t;
+  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
+  const json_t *given = json_object_get(req, "AttributeDefinitions");
+  const json_t *tpt = json_object_get(req, "ProvisionedThroughput");
+  const char *billing;
+  static const char *const unsupported[] = {"StreamSpecification", "SSESpecification",
+                                            "ReplicaUpdates", "TableClass"};
+  if (memdb_limit_schema(req, e) != 0 || memdb_get_str(req, "BillingMode", &billing, e) != 0)
+    return -1;
+  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
+    if (json_object_get(req, unsupported[i]))
+      return memdb_validation(e, "The memory backend's UpdateTable does not take %s",
+                              unsupported[i]);
+  if (billing && strcmp(billing, "PROVISIONED") != 0 && strcmp(billing, "PAY_PER_REQUEST") != 0)
+    return memdb_validation(e, "1 validation error detected: Value '%s' at 'billingMode' failed "
+                               "to satisfy constraint: Member must satisfy enum value set: "
+                               "[PROVISIONED, PAY_PER_REQUEST]",
+                            billing);
+  if (updates && !json_is_array(updates))
+    return memdb_validation(e, "1 validation error detected: Value at "
+                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
+                               "Member must be a list");
+  if (tpt == NULL && billing == NULL && json_array_size(updates) == 0)
+    return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
+                               "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
+                               "SSESpecification or ReplicaUpdates is required");
+  if (billing && strcmp(billing, "PROVISIONED") == 0 && tpt == NULL)
+    return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
+                               "must be specified when BillingMode is PROVISIONED");
+  if (given && !json_is_array(given))
+    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
+                               "failed to satisfy constraint: Member must be a list");
+  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
+    return -1;
+  bool ppr = billing ? strcmp(billing, "PAY_PER_REQUEST") == 0 : t->pay_per_request;
+  if (tpt && ppr)
+    return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                               "BillingMode is PAY_PER_REQUEST");
+  if (json_array_size(updates) > 5)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                                                   "index can be created or deleted "
+                                                   "simultaneously per table");
+  size_t i, creates = 0;
+  const json_t *u;
+  json_array_foreach(updates, i, u) {
+    const json_t *upd = json_object_get(u, "Update");
+    if (json_object_get(u, "Delete"))
+      return memdb_validation(e, "The memory backend's UpdateTable does not take "
+                                 "GlobalSecondaryIndexUpdates Delete actions");
+    if (upd) {
+      int64_t r = 0, w = 0;
+      const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
+      const char *iname = json_string_value(json_object_get(upd, "IndexName"));
+      if (capacity(ipt, "ReadCapacityUnits", &r, e) != 0 ||
+          capacity(ipt, "WriteCapacityUnits", &w, e) != 0)
+        return -1;
+      if (r > 1000000000000 || w > 1000000000000)
+        return memdb_validation(e, "This operation cannot be performed with given input "
+                                   "values. Please contact DynamoDB service team for more "
+                                   "info: Action Blocked: IndexUpdate");
+      const struct memdb_index *found = NULL;
+      for (size_t k = 0; iname && k < t->nidx; k++)
+        if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0)
+          found = &t->idx[k];
+      if (found == NULL)
+        return memdb_fail(e, "ResourceNotFoundException",
+                          "Requested resource not found: Index: %s not found",
+                          iname ? iname : "null");
+      if (ppr)
+        return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                                   "ReadCapacityUnits nor WriteCapacityUnits can be specified "
+                                   "when BillingMode is PAY_PER_REQUEST");
+      continue;
+    }
+    if (!json_is_object(json_object_get(u, "Create")))
+      return memdb_validation(e, "One or more parameter values were invalid: One of "
+                                 "GlobalSecondaryIndexUpdate.Update, "
+                                 "GlobalSecondaryIndexUpdate.Create, "
+                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
+    creates++;
+  }
+  /* DynamoDB's own answer (and code) to two creates in one call. */
+  if (creates > 1)
+    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                                                   "index can be created or deleted "
+                                                   "simultaneously per table");
+  if (!ppr && t->pay_per_request) {
+    /* Back to PROVISIONED: every global index needs its throughput. */
+    char missing[512] = "";
+    for (size_t k = 0; k < t->nidx; k++) {
+      bool given_pt = false;
+      json_array_foreach(updates, i, u) {
+        const char *iname =
+            json_string_value(json_object_get(json_object_get(u, "Update"), "IndexName"));
+        given_pt = given_pt || (iname && strcmp(iname, t->idx[k].name) == 0);
+      }
+      if (t->idx[k].global && !given_pt) {
+        size_t len = strlen(missing);
+        snprintf(missing + len, sizeof(missing) - len, "%s%s", len ? "," : "",
+                 t->idx[k].name);
+      }
+    }
+    if (missing[0])
+      return memdb_validation(e, "One or more parameter values were invalid: "
+                                 "ProvisionedThroughput must be specified for index: %s",
+                              missing);
+  }
+  int64_t now = memdb_now(m), rcu = 0, wcu = 0;
+  if (tpt) {
+    if (capacity(tpt, "ReadCapacityUnits", &rcu, e) != 0 ||
+        capacity(tpt, "WriteCapacityUnits", &wcu, e) != 0)
+      return -1;
+    if (!t->pay_per_request && rcu == t->rcu && wcu == t->wcu)
+      return memdb_validation(
+          e, "The provisioned throughput for the table will not change. The requested value "
+             "equals the current value. Current ReadCapacityUnits provisioned for the table: "
+             "%lld. Requested ReadCapacityUnits: %lld. Current WriteCapacityUnits provisioned "
+             "for the table: %lld. Requested WriteCapacityUnits: %lld. Refer to the Amazon "
+             "DynamoDB Developer Guide for current limits and how to request higher limits.",
+          (long long)t->rcu, (long long)rcu, (long long)t->wcu, (long long)wcu);
+    if (!t->pay_per_request && (rcu < t->rcu || wcu < t->wcu) && !m->replaying &&
+        decrease_allowed(t, now, e) != 0)
+      return -1;
+  }
+  if (creates == 1) {
+    /* The new index takes the billing mode the table is given. */
+    bool was = t->pay_per_request;
+    t->pay_per_request = ppr;
+    int rc = create_index(t, updates, given, e);
+    t->pay_per_request = was;
+    if (rc != 0)
+      return -1;
+  }
+  /* Committed: the billing and throughput changes cannot fail. */
+  t->billing_given = t->billing_given || billing != NULL;
+  if (ppr && !t->pay_per_request) {
+    t->pay_per_request = true;
+    t->rcu = t->wcu = 0;
+    for (size_t k = 0; k < t->nidx; k++)
+      t->idx[k].rcu = t->idx[k].wcu = 0;
+  } else if (tpt && t->pay_per_request) {
+    t->pay_per_request = false;
+    t->rcu = rcu;
+    t->wcu = wcu;
+  } else if (tpt && m->opts.transition_ms && !m->replaying) {
+    /* UPDATING: the answer shows the old throughput, the change is made
+     * when the time passed (memdb_tables_settle). */
+    double at = (double)wall_ms() / 1000.0;
+    if (rcu > t->rcu || wcu > t->wcu)
+      t->last_increase = at;
+    if (rcu < t->rcu || wcu < t->wcu)
+      t->last_decrease = at;
+    t->status = MEMDB_UPDATING;
+    t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
+    t->pending_rcu = rcu;
+    t->pending_wcu = wcu;
+    m->transitions++;
+  } else if (tpt) {
+    note_change(t, rcu, wcu, (double)now, now);
+  }
+  json_array_foreach(updates, i, u) {
+    const json_t *upd = json_object_get(u, "Update");
+    const char *iname = json_string_value(json_object_get(upd, "IndexName"));
+    for (size_t k = 0; upd && iname && k < t->nidx; k++)
+      if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0) {
+        const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
+        capacity(ipt, "ReadCapacityUnits", &t->idx[k].rcu, e);
+        capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
+      }
+  }
+  json_t *desc = table_desc(m, t, status_name(t));
   if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
     return memdb_oom(e);
   return 0;
+}
+
+void memdb_tables_settle(struct memdb *m) {
+  int64_t now = wall_ms();
+  for (struct memdb_table **pp = &m->tables; *pp;) {
+    struct memdb_table *t = *pp;
+    if (t->status == MEMDB_ACTIVE || now < t->transition_at_ms) {
+      pp = &t->next;
+      continue;
+    }
+    m->transitions--;
+    if (t->status == MEMDB_DELETING) {
+      *pp = t->next;
+      memdb_table_free(t);
+      continue;
+    }
+    if (t->status == MEMDB_UPDATING)
+      note_change(t, t->pending_rcu, t->pending_wcu, (double)t->transition_at_ms / 1000.0,
+                  memdb_now(m));
+    t->status = MEMDB_ACTIVE;
+    pp = &t->next;
+  }
 }
 
 static int cmp_names(const void *a, const void *b) {
@@ -702,6 +1000,8 @@ int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
   json_t *start = json_object_get(req, "ExclusiveStartTableName");
   if (start != NULL && !json_is_string(start))
     return memdb_fail(e, "SerializationException", "ExclusiveStartTableName must be a string");
+  if (m->transitions)
+    memdb_tables_settle(m);
   size_t n = 0;
   for (const struct memdb_table *t = m->tables; t; t = t->next)
     n++;
@@ -738,4 +1038,128 @@ int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
 oom:
   free(names);
   return memdb_oom(e);
+}
+
+/* ---- tags ---------------------------------------------------------------- */
+
+/* The table a ResourceArn names (arn:aws:dynamodb:<region>:<account>:table/
+ * <name>; region and account are not compared: one local store), NULL when
+ * there is none. */
+static struct memdb_table *arn_table(struct memdb *m, const char *arn) {
+  const char *p = arn ? strstr(arn, ":table/") : NULL;
+  if (p == NULL)
+    return NULL;
+  for (const char *q; (q = strstr(p + 1, ":table/")) != NULL;)
+    p = q;
+  return memdb_table_get_any(m, p + 7);
+}
+
+/* DynamoDB's limits on one tag: key 1..128 characters, value 0..256. */
+static size_t utf8_chars(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                          struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  const json_t *tags = json_object_get(req, "Tags");
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  if (!json_is_array(tags) || json_array_size(tags) == 0)
+    return memdb_validation(e, "Atleast one Tag needs to be provided as Input.");
+  size_t i;
+  const json_t *tag;
+  json_array_foreach(tags, i, tag) {
+    const char *k = json_string_value(json_object_get(tag, "Key"));
+    const char *v = json_string_value(json_object_get(tag, "Value"));
+    if (k == NULL || v == NULL)
+      return memdb_validation(e, "1 validation error detected: Value null at 'tags.%zu.member."
+                                 "%s' failed to satisfy constraint: Member must not be null",
+                              i + 1, k == NULL ? "key" : "value");
+    if (*k == '\0' || utf8_chars(k) > 128 || utf8_chars(v) > 256)
+      return memdb_validation(e, "1 validation error detected: Value '%s' at 'tags.%zu.member."
+                                 "%s' failed to satisfy constraint: Member must have length %s",
+                              *k == '\0' || utf8_chars(k) > 128 ? k : v, i + 1,
+                              *k == '\0' || utf8_chars(k) > 128 ? "key" : "value",
+                              *k == '\0'              ? "greater than or equal to 1"
+                              : utf8_chars(k) > 128 ? "less than or equal to 128"
+                                                    : "less than or equal to 256");
+  }
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: ResourcArn: %s not found", arn);
+  json_t *next = t->tags ? json_copy(t->tags) : json_object();
+  if (next == NULL)
+    return memdb_oom(e);
+  json_array_foreach(tags, i, tag) {
+    if (json_object_set(next, json_string_value(json_object_get(tag, "Key")),
+                        json_object_get(tag, "Value")) != 0) {
+      json_decref(next);
+      return memdb_oom(e);
+    }
+  }
+  if (json_object_size(next) > 50) {
+    json_decref(next);
+    return memdb_fail(e, "ValidationException",
+                      "One or more parameter values were invalid: The number of tags on the "
+                      "resource exceeds the limit of 50");
+  }
+  if ((*resp = json_object()) == NULL) {
+    json_decref(next);
+    return memdb_oom(e);
+  }
+  json_decref(t->tags);
+  t->tags = next;
+  return 0;
+}
+
+int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
+                            struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  const json_t *keys = json_object_get(req, "TagKeys");
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  if (!json_is_array(keys) || json_array_size(keys) == 0)
+    return memdb_validation(e, "Atleast one Tag Key needs to be provided as Input.");
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
+  if ((*resp = json_object()) == NULL)
+    return memdb_oom(e);
+  size_t i;
+  const json_t *k;
+  json_array_foreach(keys, i, k) {
+    if (t->tags && json_is_string(k))
+      json_object_del(t->tags, json_string_value(k));
+  }
+  return 0;
+}
+
+/* ListTagsOfResource: every tag in one answer (at most 50 per table). */
+int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
+                       struct tt_backend_error *e) {
+  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
+  if (arn == NULL)
+    return memdb_validation(e, "Invalid TableArn");
+  struct memdb_table *t = arn_table(m, arn);
+  if (t == NULL)
+    return memdb_fail(e, "ResourceNotFoundException",
+                      "Requested resource not found: ResourcArn: %s not found", arn);
+  json_t *list = json_array();
+  if (list == NULL || (*resp = json_pack("{s:o}", "Tags", list)) == NULL)
+    return memdb_oom(e);
+  const char *k;
+  json_t *v;
+  json_object_foreach(t->tags, k, v) {
+    if (json_array_append_new(list, json_pack("{s:s, s:O}", "Key", k, "Value", v)) != 0) {
+      json_decref(*resp);
+      *resp = NULL;
+      return memdb_oom(e);
+    }
+  }
+  return 0;
 }

@@ -694,6 +694,7 @@ void memdb_table_free(struct memdb_table *t) {
   free(t->pk.name);
   free(t->sk.name);
   free(t->ttl_attr);
+  json_decref(t->tags);
   json_decref(t->attr_defs);
   json_decref(t->key_schema);
   free(t);

@@ -39,11 +39,18 @@ int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err) {
   return memdb_validation(e, "%s", err->message);
 }
 
-struct memdb_table *memdb_table_get(struct memdb *m, const char *name) {
+struct memdb_table *memdb_table_get_any(struct memdb *m, const char *name) {
+  if (m->transitions)
+    memdb_tables_settle(m);
   for (struct memdb_table *t = m->tables; t; t = t->next)
     if (strcmp(t->name, name) == 0)
       return t;
   return NULL;
+}
+
+struct memdb_table *memdb_table_get(struct memdb *m, const char *name) {
+  struct memdb_table *t = memdb_table_get_any(m, name);
+  return t && (t->status == MEMDB_CREATING || t->status == MEMDB_DELETING) ? NULL : t;
 }
 
 int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,

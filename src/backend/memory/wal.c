@@ -18,6 +18,7 @@
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
 #include "obs/log.h"
+#include "value/json_exact.h"
 
 #define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
 #define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
@@ -485,11 +486,44 @@ void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const str
     w->rec_bad = true;
 }
 
+/* Turns the marked whole numbers of a request tree (value/json_exact.h:
+ * ProvisionedThroughput's capacities) into jansson integers, so that
+ * json_dumps writes them as numbers. 0, or -1 when memory ran out. */
+static int plain_numbers(json_t *j) {
+  if (json_is_object(j)) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(j, k, v) {
+      int64_t n;
+      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
+        if (json_object_set_new(j, k, json_integer((json_int_t)n)) != 0)
+          return -1;
+      } else if (plain_numbers(v) != 0) {
+        return -1;
+      }
+    }
+  } else if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++) {
+      json_t *v = json_array_get(j, i);
+      int64_t n;
+      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
+        if (json_array_set_new(j, i, json_integer((json_int_t)n)) != 0)
+          return -1;
+      } else if (plain_numbers(v) != 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
-  char *js = json_dumps(req, JSON_COMPACT);
+  json_t *copy = json_deep_copy(req);
+  char *js = copy && plain_numbers(copy) == 0 ? json_dumps(copy, JSON_COMPACT) : NULL;
+  json_decref(copy);
   if (js == NULL) {
     w->rec_bad = true;
     return;
@@ -497,7 +531,7 @@ void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req)
   int rc;
   if (op == TT_DDB_CREATE_TABLE) {
     const struct memdb_table *t =
-        memdb_table_get(m, json_string_value(json_object_get(req, "TableName")));
+        memdb_table_get_any(m, json_string_value(json_object_get(req, "TableName")));
     rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
   } else {
     rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
@@ -744,15 +778,21 @@ static void timer_cb(uv_timer_t *h) {
 
 /* A CreateTable request that makes a table like t (without its items). */
 static json_t *create_request(const struct memdb_table *t) {
-  json_t *r = json_pack("{s:s, s:O, s:O, s:s}", "TableName", t->name, "AttributeDefinitions",
-                        t->attr_defs, "KeySchema", t->key_schema, "BillingMode",
-                        t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED");
+  json_t *r = json_pack("{s:s, s:O, s:O}", "TableName", t->name, "AttributeDefinitions",
+                        t->attr_defs, "KeySchema", t->key_schema);
   if (r == NULL)
     return NULL;
+  if (t->billing_given || t->pay_per_request)
+    json_object_set_new(r, "BillingMode",
+                        json_string(t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED"));
+  /* An UPDATING table's change was logged before: it is written done. */
+  bool updating = t->status == MEMDB_UPDATING;
   if (!t->pay_per_request)
-    json_object_set_new(r, "ProvisionedThroughput",
-                        json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)t->rcu,
-                                  "WriteCapacityUnits", (json_int_t)t->wcu));
+    json_object_set_new(
+        r, "ProvisionedThroughput",
+        json_pack("{s:I, s:I}", "ReadCapacityUnits",
+                  (json_int_t)(updating ? t->pending_rcu : t->rcu), "WriteCapacityUnits",
+                  (json_int_t)(updating ? t->pending_wcu : t->wcu)));
   json_t *g = json_array(), *l = json_array();
   for (size_t i = 0; i < t->nidx; i++) {
     const struct memdb_index *ix = &t->idx[i];
@@ -791,6 +831,8 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
   if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl) != 0)
     goto done;
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
+    if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
+      continue;
     json_t *req = create_request(t);
     char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
@@ -805,6 +847,23 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
       js = ttl ? json_dumps(ttl, JSON_COMPACT) : NULL;
       json_decref(ttl);
       r = js ? memdb_wal_put_request(&pl, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
+      free(js);
+      if (r != 0)
+        goto done;
+    }
+    if (json_object_size(t->tags) > 0) {
+      json_t *tags = json_array(), *v;
+      const char *k;
+      json_object_foreach(t->tags, k, v) {
+        json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+      }
+      char arn[400];
+      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+               t->name);
+      json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
+      js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
+      json_decref(tr);
+      r = js ? memdb_wal_put_request(&pl, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
       free(js);
       if (r != 0)
         goto done;

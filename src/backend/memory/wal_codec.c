@@ -369,10 +369,11 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
   }
   int rc;
+  m->replaying = true; /* changes made at once, no quotas of the clock */
   if (op == 'C') {
     rc = memdb_op_create_table(m, req, &resp, &e);
     const char *name = json_string_value(json_object_get(req, "TableName"));
-    struct memdb_table *t = rc == 0 && name ? memdb_table_get(m, name) : NULL;
+    struct memdb_table *t = rc == 0 && name ? memdb_table_get_any(m, name) : NULL;
     if (t && created_ms)
       t->created = (double)created_ms / 1000.0;
   } else if (dop == TT_DDB_UPDATE_TABLE) {
@@ -381,9 +382,14 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     rc = memdb_op_delete_table(m, req, &resp, &e);
   } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
     rc = memdb_op_update_ttl(m, req, &resp, &e);
+  } else if (dop == TT_DDB_TAG_RESOURCE) {
+    rc = memdb_op_tag_resource(m, req, &resp, &e);
+  } else if (dop == TT_DDB_UNTAG_RESOURCE) {
+    rc = memdb_op_untag_resource(m, req, &resp, &e);
   } else {
     rc = -1;
   }
+  m->replaying = false;
   json_decref(req);
   json_decref(resp);
   if (rc != 0)
