@@ -888,6 +888,18 @@ START_TEST(cancel_all_keeps_the_fetch) {
 }
 END_TEST
 
+static void find_process(uv_handle_t *h, void *arg) {
+  if (h->type == UV_PROCESS && uv_is_active(h))
+    *(bool *)arg = true;
+}
+
+/* Whether a child process runs on the loop. */
+static bool child_running(uv_loop_t *loop) {
+  bool found = false;
+  uv_walk(loop, find_process, &found);
+  return found;
+}
+
 START_TEST(close_fails_pending_gets_and_kills_the_process) {
   struct fx f;
   fx_init(&f);
@@ -897,7 +909,9 @@ START_TEST(close_fails_pending_gets_and_kills_the_process) {
   memset(&a, 0, sizeof(a));
   void *ha;
   ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
-  uv_run(&f.loop, UV_RUN_NOWAIT);
+  for (int i = 0; i < 100000 && !child_running(&f.loop); i++)
+    uv_run(&f.loop, UV_RUN_ONCE);
+  ck_assert(child_running(&f.loop)); /* the profile was read: the child runs */
   tt_creds_close(f.p, on_closed, &f);
   ck_assert_int_eq(a.calls, 1);
   ck_assert(!a.ok);
