@@ -54,10 +54,6 @@ class HttpError(Exception):
             self.details["field"] = field
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def _num_out(text):
     d = Decimal(text)
     if not runner._double_exact(d):
@@ -300,6 +296,22 @@ class FakeState:
         self.lock = threading.Lock()
         self.tamper = None  # callable(method, path, status, body) -> (status, body)
         self.requests = []  # (method, path, body) of every request, for the self-test
+        self.clock = None  # --test-clock: the frozen time (a datetime); None = the real clock
+
+    def now(self):
+        t = self.clock or datetime.datetime.now(datetime.timezone.utc)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def test_clock(self, method, body):
+        """GET and POST /v1/_test/clock, as the daemon serves them under --test-clock."""
+        if method == "POST":
+            ms = body.get("advance_ms") if isinstance(body, dict) else None
+            if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
+                raise HttpError(400, "ValidationError", "advance_ms must be an integer >= 0",
+                                "advance_ms")
+            self.clock += datetime.timedelta(milliseconds=ms)
+        ns = int(self.clock.timestamp()) * 1000000000 + self.clock.microsecond * 1000
+        return 200, {"now_ns": ns, "now_s": ns // 1000000000}
 
     def model(self, name):
         m = self.models.get(name)
@@ -322,6 +334,8 @@ class FakeState:
                 return 200, {"status": "ok"}
             raise HttpError(404, "RouteNotFound", "no route matches this path")
         rest = parts[1:]
+        if rest == ["_test", "clock"] and self.clock is not None and method in ("GET", "POST"):
+            return self.test_clock(method, body)
         if rest[:1] == ["transactions"] and len(rest) == 2 and method == "POST":
             return self.tx_get(body) if rest[1] == "get" else self.tx_write(body)
         if rest[:1] != ["models"] or len(rest) < 3:
@@ -364,7 +378,7 @@ class FakeState:
     def create(self, m, body, query):
         check_deploy_authority(body, query)
         t = self.table(m)
-        stored = m.build(body, _now())
+        stored = m.build(body, self.now())
         k = m.key_tuple(body, "item")
         if k in t:
             raise HttpError(409, "ConditionFailed", "an item with this key exists")
@@ -384,7 +398,7 @@ class FakeState:
         m.check_policy("put")
         check_deploy_authority(body, query)
         t = self.table(m)
-        stored = m.build(body, _now())
+        stored = m.build(body, self.now())
         k = m.key_tuple(key)
         status = 200 if k in t else 201
         t[k] = stored
@@ -464,7 +478,7 @@ class FakeState:
             raise HttpError(409, "VersionConflict", "the item's version is not the expected one")
         if not evaluate(body.get("condition"), m.logical(stored)):
             raise HttpError(409, "ConditionFailed", "the condition is false")
-        t[k] = self.apply_update(m, stored, body, "body", _now())
+        t[k] = self.apply_update(m, stored, body, "body", self.now())
         return 200, m.logical(t[k])
 
     # -- query / scan -----------------------------------------------------------------------
@@ -564,7 +578,7 @@ class FakeState:
         if body.get("delete"):
             m.check_policy("delete", "delete")
         t = self.table(m)
-        now = _now()
+        now = self.now()
         puts = [(m.key_tuple(p, "put"), m.build(p, now, "put")) for p in body.get("put") or []]
         dels = [m.key_tuple(k, "delete") for k in body.get("delete") or []]
         for k, stored in puts:
@@ -590,7 +604,7 @@ class FakeState:
         entries = body.get("items") or []
         if len(entries) > 100:
             raise HttpError(400, "ValidationError", "at most 100 items", "items")
-        now = _now()
+        now = self.now()
         writes, reasons, failed = [], [], False
         for i, e in enumerate(entries):
             m = self.model(e.get("model"))
@@ -682,8 +696,10 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeDaemon:
     """In-process fake: `with FakeDaemon(models_dir) as f: f.url`."""
 
-    def __init__(self, models_dir, host="127.0.0.1", port=0):
+    def __init__(self, models_dir, host="127.0.0.1", port=0, test_clock=False):
         self.state = FakeState(models_dir)
+        if test_clock:
+            self.state.clock = datetime.datetime.now(datetime.timezone.utc)
         self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
         self.server.state = self.state
@@ -710,9 +726,10 @@ def main(argv=None):
     p.add_argument("--models", required=True)
     p.add_argument("--allow-table-delete", action="store_true")
     p.add_argument("--enable-fault-injection", action="store_true")
+    p.add_argument("--test-clock", action="store_true")
     args = p.parse_args(argv)
     host, _, port = args.listen.rpartition(":")
-    fake = FakeDaemon(args.models, host, int(port))
+    fake = FakeDaemon(args.models, host, int(port), test_clock=args.test_clock)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     with fake:

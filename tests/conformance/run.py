@@ -19,6 +19,7 @@ import base64
 import binascii
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -329,6 +330,7 @@ class Client:
         self.token = token
         self.verbose = verbose
         self.conn = None
+        self.test_clock = None  # whether GET /v1/_test/clock answers; None = not asked yet
 
     def _connect(self):
         if self.conn is None:
@@ -1032,9 +1034,28 @@ def compile_sleep(step, ctx, where):
         raise StepFailure("%s: ms must be a non-negative number" % where)
 
     def run():
-        time.sleep(float(ms) / 1000.0)
+        if not _advance_test_clock(ctx.client, ms, where):
+            time.sleep(float(ms) / 1000.0)
         return StepResult()
     return run
+
+
+def _advance_test_clock(client, ms, where):
+    """Moves the frozen clock of a daemon run with --test-clock, which dates `createdAt` and
+    `updatedAt`, `ms` forward (rounded up to whole ms). False when the daemon has no such
+    clock: the caller waits instead."""
+    if client.test_clock is None:
+        status, _ = client.call("GET", "/v1/_test/clock")
+        client.test_clock = status == 200
+    if not client.test_clock:
+        return False
+    advance = math.ceil(ms)
+    if advance > 0:
+        status, body = client.call("POST", "/v1/_test/clock", {"advance_ms": advance})
+        if status != 200:
+            raise StepFailure("%s: POST /v1/_test/clock answered %d: %s"
+                              % (where, status, _short(body)))
+    return True
 
 
 def read_request(req, where, kind):
@@ -1651,7 +1672,7 @@ class DaemonProcess:
         self.log = tempfile.NamedTemporaryFile(prefix="tt-conformance-", suffix=".log",
                                                delete=False)
         argv = [path, "--listen", "127.0.0.1:0", "--models", models_dir,
-                "--allow-table-delete", "--enable-fault-injection"]
+                "--allow-table-delete", "--enable-fault-injection", "--test-clock"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("TABLETHEORYD_")}
         # tests/integration/run.sh and run-daemon.sh point us at a DynamoDB
         # peer (dynalite, moto) this way; tables are reset per scenario anyway.

@@ -425,6 +425,37 @@ read_steps:
 
 # ---- the daemon process ---------------------------------------------------------------------
 
+CLOCK_SCENARIO = HEADER + 'name: "t.c"\nsteps:\n' + """\
+  - op: create
+    item: { PK: "U", SK: "P", nickname: "one" }
+  - op: get
+    key: { PK: "U", SK: "P" }
+    save: { u0: "updatedAt" }
+  - op: sleep
+    ms: 25
+  - op: update
+    item: { PK: "U", SK: "P", nickname: "two", version: 0 }
+  - op: get
+    key: { PK: "U", SK: "P" }
+    expect:
+      item_field_not_equals_var: { updatedAt: "u0" }
+"""
+
+
+def test_sleep_moves_the_test_clock(tmp_path):
+    # The daemon's clock is frozen: only the sleep step, which moves it, changes updatedAt.
+    sdir = write_scenarios(tmp_path, a=CLOCK_SCENARIO)
+    with fake_daemon.FakeDaemon(MODELS, test_clock=True) as f:
+        rc, lines = run_main(["--url", f.url, "--scenarios", sdir])
+        assert (rc, lines) == (0, ["PASS t.c", "1 passed, 0 failed, 0 skipped"])
+        assert [(m, p, b) for m, p, b in f.state.requests if p == "/v1/_test/clock"] == [
+            ("GET", "/v1/_test/clock", {}), ("POST", "/v1/_test/clock", {"advance_ms": 25})]
+    sdir = write_scenarios(tmp_path, a=CLOCK_SCENARIO.replace("ms: 25", "ms: 0"))
+    with fake_daemon.FakeDaemon(MODELS, test_clock=True) as f:
+        rc, lines = run_main(["--url", f.url, "--scenarios", sdir])
+        assert rc == 1 and lines[0].startswith("FAIL t.c: step 5 (get) item_field_not_equals_var")
+
+
 def test_daemon_is_started_and_stopped(tmp_path, monkeypatch, fake_exe):
     sdir = write_scenarios(tmp_path, a=HEADER + 'name: "t.d"\nsteps:\n' + CREATE_USER)
     rc, lines = run_main(["--daemon", fake_exe, "--scenarios", sdir])

@@ -794,11 +794,10 @@ START_TEST(process_failures) {
   r = process_fails("big", 0);
   ck_assert_str_eq(r.err.message,
                    "credentials: profile: credential_process printed more than 65536 bytes");
-  uint64_t t0 = uv_hrtime();
+  /* The child sleeps for an hour: the fetch ends only if the timeout kills it. */
   r = process_fails("sleep", 300);
   ck_assert_str_eq(r.err.message,
                    "credentials: profile: credential_process did not finish within 300 ms");
-  ck_assert_uint_lt((uv_hrtime() - t0) / 1000000, 3000); /* killed, not waited for */
 }
 END_TEST
 
@@ -889,6 +888,18 @@ START_TEST(cancel_all_keeps_the_fetch) {
 }
 END_TEST
 
+static void find_process(uv_handle_t *h, void *arg) {
+  if (h->type == UV_PROCESS && uv_is_active(h))
+    *(bool *)arg = true;
+}
+
+/* Whether a child process runs on the loop. */
+static bool child_running(uv_loop_t *loop) {
+  bool found = false;
+  uv_walk(loop, find_process, &found);
+  return found;
+}
+
 START_TEST(close_fails_pending_gets_and_kills_the_process) {
   struct fx f;
   fx_init(&f);
@@ -898,8 +909,9 @@ START_TEST(close_fails_pending_gets_and_kills_the_process) {
   memset(&a, 0, sizeof(a));
   void *ha;
   ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
-  uv_run(&f.loop, UV_RUN_NOWAIT);
-  uint64_t t0 = uv_hrtime();
+  for (int i = 0; i < 100000 && !child_running(&f.loop); i++)
+    uv_run(&f.loop, UV_RUN_ONCE);
+  ck_assert(child_running(&f.loop)); /* the profile was read: the child runs */
   tt_creds_close(f.p, on_closed, &f);
   ck_assert_int_eq(a.calls, 1);
   ck_assert(!a.ok);
@@ -908,8 +920,7 @@ START_TEST(close_fails_pending_gets_and_kills_the_process) {
   struct result late;
   void *hl;
   ck_assert_int_eq(tt_creds_get(f.p, on_creds, &late, &hl), -ESHUTDOWN);
-  run_until(&f, &f.closed_calls, 1);
-  ck_assert_uint_lt((uv_hrtime() - t0) / 1000000, 2000);
+  run_until(&f, &f.closed_calls, 1); /* the child sleeps for an hour unless killed */
   tt_creds_destroy(f.p);
   f.p = NULL;
   fx_done(&f);
@@ -1275,7 +1286,7 @@ static const char container_json[] =
 static const struct route container_routes[] = {
     {"GET", "/v2/credentials/6f1c-uuid", 200, container_json, NULL, NULL, 0},
     {"GET", "/pod-creds", 200, container_json, NULL, NULL, 0},
-    {"GET", "/slow", 200, container_json, NULL, NULL, 3000},
+    {"GET", "/slow", 200, container_json, NULL, NULL, 3600000},
 };
 
 START_TEST(container_relative_uri) {
@@ -1436,13 +1447,11 @@ START_TEST(close_cancels_an_http_fetch) {
     uv_run(&f.loop, UV_RUN_ONCE);
   ck_assert_uint_eq(f.srv.n_seen, 1); /* the request reached the server */
   tt_creds_cancel(f.p, ha);
-  uint64_t t0 = uv_hrtime();
   tt_creds_close(f.p, on_closed, &f);
   ck_assert_int_eq(a.calls, 0);
   ck_assert_int_eq(b.calls, 1);
   ck_assert_str_eq(b.err.message, "credentials: the provider is closing");
-  run_until(&f, &f.closed_calls, 1);
-  ck_assert_uint_lt((uv_hrtime() - t0) / 1000000, 1000); /* not the 3 s the server waits */
+  run_until(&f, &f.closed_calls, 1); /* the server answers after an hour: canceled */
   tt_creds_destroy(f.p);
   f.p = NULL;
   fx_done(&f);

@@ -62,6 +62,11 @@ class Daemon:
                 self.proc.wait()
         os.unlink(self.log.name)
 
+    def now_s(self):
+        """The frozen clock of a --test-clock daemon, in whole seconds."""
+        with urllib.request.urlopen(self.url + "/v1/_test/clock", timeout=30) as resp:
+            return json.loads(resp.read())["now_s"]
+
     def advance_clock(self, ms):
         """Moves the frozen clock of a --test-clock daemon `ms` ms forward."""
         req = urllib.request.Request(self.url + "/v1/_test/clock", method="POST",

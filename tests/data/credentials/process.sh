@@ -23,7 +23,7 @@ case "$mode" in
     echo "SECRETPROCFAIL must not reach any message" >&2
     exit 3 ;;
   sleep)
-    exec sleep 5 ;;
+    exec sleep 3600 ;; # only a kill ends it
   big)
     i=0
     while [ $i -lt 3000 ]; do
