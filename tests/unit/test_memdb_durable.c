@@ -2,8 +2,9 @@
 /* test_memdb_durable.c -- the memory backend's data dir: record codec,
  * restart equals live state (tables, indexes, TTL, items), snapshots, torn
  * tail dropped, corruption refused with file and offset, the lock, group
- * commit, answers after the fsync, I/O errors failing the write with
- * nothing applied and recovery afterwards. */
+ * commit, answers after the fsync (always) or the write (everysec, no),
+ * I/O errors failing the write with nothing applied and recovery
+ * afterwards. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -400,6 +401,66 @@ START_TEST(test_everysec_answers_before_fsync) {
 }
 END_TEST
 
+/* The size of the first log file, -1 when absent. */
+static long long log_size(void) {
+  char p[320];
+  snprintf(p, sizeof(p), "%s/log.%016x", dir, 1u);
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+struct at_answer {
+  long long size;
+  int fsyncs, done;
+};
+
+static void at_answer_done(struct tt_backend_call *c) {
+  struct at_answer *a = c->arg;
+  ck_assert_int_eq(c->status, 0);
+  a->size = log_size();
+  a->fsyncs = __atomic_load_n(&hk.fsyncs, __ATOMIC_SEQ_CST);
+  a->done++;
+  json_decref(c->response);
+}
+
+/* In every mode the record is in the file (the kernel has it) when the
+ * answer is sent; under always an fdatasync has covered it too. */
+START_TEST(test_record_written_before_answer) {
+  static const enum tt_memdb_fsync modes[] = {TT_MEMDB_FSYNC_EVERYSEC, TT_MEMDB_FSYNC_ALWAYS,
+                                              TT_MEMDB_FSYNC_NO};
+  for (int i = 0; i < 3; i++) {
+    struct tt_memdb_options o = opts();
+    o.fsync_mode = modes[i];
+    struct fx f;
+    open_fx(&f, &o);
+    if (i == 0)
+      fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+    long long before = log_size();
+    int fsyncs = __atomic_load_n(&hk.fsyncs, __ATOMIC_SEQ_CST);
+    char t[128];
+    snprintf(t, sizeof(t), "{'TableName':'tbl','Item':{'pk':{'S':'w%d'}}}", i);
+    json_t *req = fx_json(t);
+    struct tt_backend_call c;
+    memset(&c, 0, sizeof(c));
+    struct at_answer a = {0};
+    c.op = TT_DDB_PUT_ITEM;
+    c.request = req;
+    c.done = at_answer_done;
+    c.arg = &a;
+    ck_assert_int_eq(f.b->ops->start(f.b, &c), 0);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(a.done, 1);
+    ck_assert_int_gt(a.size, before);
+    if (modes[i] == TT_MEMDB_FSYNC_ALWAYS)
+      ck_assert_int_gt(a.fsyncs, fsyncs);
+    else
+      ck_assert_int_eq(a.fsyncs, fsyncs);
+    json_decref(req);
+    fx_teardown(&f);
+  }
+}
+END_TEST
+
 static void expect_unavailable(struct fx *f, enum tt_ddb_op op, const char *req) {
   json_t *j = fx_json(req), *resp = NULL;
   ck_assert_int_eq(fx_run(f, op, j, &resp), -1);
@@ -514,6 +575,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lock_refuses_second);
   tcase_add_test(tc, test_group_commit);
   tcase_add_test(tc, test_everysec_answers_before_fsync);
+  tcase_add_test(tc, test_record_written_before_answer);
   tcase_add_test(tc, test_io_error_applies_nothing);
   suite_add_tcase(s, tc);
   return s;
