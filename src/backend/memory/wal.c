@@ -67,8 +67,9 @@ struct memdb_wal {
   uint64_t fly_cover; /* a sync job: the bytes it covers */
   int fly_err;
   const char *fly_what;
-  /* The record of the running call, and its frame on the direct path. */
-  struct tt_buf rec, out;
+  /* The record of the running call: room for its header, then its payload
+   * (framed in place on the direct path). */
+  struct tt_buf rec;
   bool rec_bad;
   /* Snapshots. */
   uv_work_t snap_work;
@@ -468,7 +469,11 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   tt_buf_init(&w->pend, 0);
   tt_buf_init(&w->fly, 0);
   tt_buf_init(&w->rec, 0);
-  tt_buf_init(&w->out, 0);
+  if (tt_buf_reserve(&w->rec, 4096) != 0) { /* the header's room never fails after */
+    snprintf(msg, msgsz, "out of memory");
+    memdb_free_tables(m);
+    return UV_ENOMEM;
+  }
   tt_buf_init(&w->snap, 0);
   w->synced = w->durable;
   uv_prepare_init(m->base.loop, &w->prepare);
@@ -495,12 +500,14 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
 
 /* ---- records of the running call ---- */
 
+static const unsigned char no_header[MEMDB_WAL_HEADER];
+
 void memdb_wal_begin(struct memdb *m) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
   tt_buf_reset(&w->rec);
-  w->rec_bad = false;
+  w->rec_bad = tt_buf_append(&w->rec, no_header, sizeof(no_header)) != 0;
 }
 
 void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const struct tt_av *v) {
@@ -626,15 +633,17 @@ static struct tt_backend_call *held_take(struct memdb_wal *w, uint64_t cover) {
  * the call is held (always); false with c failed when the append failed. */
 static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
   bool always = w->mode == TT_MEMDB_FSYNC_ALWAYS;
-  tt_buf_reset(&w->out);
-  int rc = memdb_wal_frame(&w->out, w->rec.data, w->rec.len);
-  tt_buf_reset(&w->rec);
+  size_t n = w->rec.len;
+  int rc = memdb_wal_seal((unsigned char *)w->rec.data, n - MEMDB_WAL_HEADER);
   if (rc != 0 || (always && held_reserve(w) != 0)) {
+    tt_buf_reset(&w->rec);
     set_broken(w, "out of memory while logging a write");
     fail_call(c, w->broken_msg);
     return false;
   }
-  if (write_all(w, w->fd, w->out.data, w->out.len, w->durable) != 0) {
+  rc = write_all(w, w->fd, w->rec.data, n, w->durable);
+  tt_buf_reset(&w->rec);
+  if (rc != 0) {
     int err = errno;
     char msg[400];
     write_failed(w, "writing the log", err, msg, sizeof(msg));
@@ -648,7 +657,7 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
     fail_call(c, msg);
     return false;
   }
-  __atomic_store_n(&w->durable, w->durable + w->out.len, __ATOMIC_RELEASE);
+  __atomic_store_n(&w->durable, w->durable + n, __ATOMIC_RELEASE);
   w->st.log_bytes = w->durable;
   w->st.records++;
   w->st.batches++;
@@ -670,11 +679,12 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
 
 bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
   struct memdb_wal *w = m->wal;
-  if (w == NULL || (w->rec.len == 0 && !w->rec_bad))
+  if (w == NULL || (w->rec.len <= MEMDB_WAL_HEADER && !w->rec_bad))
     return false;
-  if (!w->rec_bad && direct_ok(w, MEMDB_WAL_HEADER + w->rec.len))
+  if (!w->rec_bad && direct_ok(w, w->rec.len))
     return append_direct(w, c);
-  if (w->rec_bad || memdb_wal_frame(&w->pend, w->rec.data, w->rec.len) != 0) {
+  if (w->rec_bad || memdb_wal_frame(&w->pend, w->rec.data + MEMDB_WAL_HEADER,
+                                    w->rec.len - MEMDB_WAL_HEADER) != 0) {
     /* The memory holds a change the log cannot: nothing is consistent. */
     tt_buf_reset(&w->rec);
     w->rec_bad = false;
@@ -1254,7 +1264,6 @@ void memdb_wal_free(struct memdb *m) {
   tt_buf_free(&w->pend);
   tt_buf_free(&w->fly);
   tt_buf_free(&w->rec);
-  tt_buf_free(&w->out);
   tt_buf_free(&w->snap);
   free(w->held_end);
   free(w->dir);
