@@ -6,7 +6,13 @@ Figures, each against its anchor measured in the same run:
 
   post       POST of a new ~1 KB item (run.py's post-item request), wrk -c16 and -c1:
              --fsync everysec and --fsync always, against the memory backend without a
-             data dir; --rounds alternations, medians of the per-round ratios.
+             data dir; --rounds rounds, each a daemon without a data dir (the anchor)
+             and then every variant, in an order rotated from round to round; medians of
+             the per-round ratios of req/s, and of daemon CPU per request (the anchor's /
+             the variant's: steadier than req/s on a loaded machine, and what bounds a
+             CPU-bound -c16), the load average at each round's start, and records per
+             fdatasync under always (from memdb.data_dir_closed). --before DAEMON measures
+             a second build's variants in the same rounds, against the same anchors.
   startup    N (--items, 100,000) 199-byte items (load.py's) through batch-write from 4
              clients into a daemon with --data-dir; then SIGTERM, and a new daemon on the
              same data dir: its time from exec to answering /healthz, against the time the
@@ -20,6 +26,7 @@ Figures, each against its anchor measured in the same run:
 
   bench/durable.py _build/tabletheoryd
   bench/durable.py _build/tabletheoryd --items 1000000 -d 5 --rounds 3
+  bench/durable.py /tmp/ttd-new --before /tmp/ttd-old -d 3 --rounds 7 --skip-startup
 """
 
 import argparse
@@ -92,7 +99,7 @@ def main():
                 if "memdb.data_dir_closed" in line:
                     st = json.loads(line)
                     per_sync = st["records"] / max(st["fsyncs"], 1)
-        return res["rps"], per_sync
+        return res["rps"], res["cpu_us_per_req"], per_sync
 
     # The builds and modes measured: (label, binary, --fsync mode).
     variants = [("", args.daemon, "everysec"), ("", args.daemon, "always")]
@@ -103,17 +110,19 @@ def main():
         if not args.skip_post:
             for conns in (16, 1):
                 ratios = {v: [] for v in variants}
+                cpu = {v: [] for v in variants}
                 syncs = {v: [] for v in variants}
                 for r in range(args.rounds):
                     # One round: the anchor, then every variant, in an order that
                     # rotates from round to round (a burst of load on the machine
                     # does not always hit the same variant).
                     load = load1()
-                    base, _ = post_run(args.daemon, None, conns)
+                    base, base_cpu, _ = post_run(args.daemon, None, conns)
                     k = r % len(variants)
                     for v in variants[k:] + variants[:k]:
-                        rps, per_sync = post_run(v[1], ["--fsync", v[2]], conns)
+                        rps, cpu_us, per_sync = post_run(v[1], ["--fsync", v[2]], conns)
                         ratios[v].append(rps / base)
+                        cpu[v].append(base_cpu / cpu_us)
                         if per_sync is not None:
                             syncs[v].append(per_sync)
                     print("post -c%d round %d (load average %.2f): memory %.0f req/s, %s"
@@ -126,15 +135,17 @@ def main():
                     key = "post_c%d_%s%s" % (conns, "before_" if v[0] else "", v[2])
                     out[key] = med
                     out[key + "_rounds"] = rs
+                    out[key + "_cpu"] = statistics.median(cpu[v])
                     sync_txt = ""
                     if v[2] == "always" and syncs[v]:
                         out[key + "_records_per_fsync"] = statistics.median(syncs[v])
                         sync_txt = ", %.1f records per fdatasync" % statistics.median(syncs[v])
                     target = {(16, "everysec"): 0.8, (16, "always"): 0.3}.get((conns, v[2]))
                     print("POST -c%d %s--fsync %s / memory without a data dir: %.3f (median of %d:"
-                          " %s)%s%s"
+                          " %s)%s%s; daemon CPU per request, memory / this: %.3f"
                           % (conns, v[0], v[2], med, len(rs), ", ".join("%.2f" % x for x in rs),
-                             sync_txt, " target >= %.1f" % target if target else ""))
+                             sync_txt, " target >= %.1f" % target if target else "",
+                             statistics.median(cpu[v])))
             print("load average after the POST rounds: %.2f" % load1())
         if args.skip_startup:
             if args.json:
