@@ -10,7 +10,9 @@
  * libuv's thread pool covers it. One sync is in flight at a time and covers
  * every record written before it started (group commit); the records written
  * meanwhile wait for the next, started once the loop has handled what was
- * ready (a prepare handle). Records around a snapshot's generation switch,
+ * ready (a prepare handle) and, when fewer records wait than writers were
+ * seen at the last sync, after a wait of at most a millisecond for the
+ * others (a commit delay). Records around a snapshot's generation switch,
  * and after a failed write, take the "batch" path instead: appended and
  * synced on the thread pool, in order, while the direct path waits. */
 #include <dirent.h>
@@ -56,6 +58,11 @@ struct memdb_wal {
   size_t held_n, held_cap;
   uv_prepare_t prepare;
   bool prepare_open;
+  /* always: the writers seen at the last sync's end (the calls it released
+   * and those that had appended meanwhile), and whether the wait for them
+   * is over. */
+  size_t writers;
+  bool wait_over;
   /* The batch in flight. */
   uv_work_t work;
   bool busy;
@@ -81,7 +88,7 @@ struct memdb_wal {
   uint64_t snap_min;
   uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
   double snap_ms;            /* time the last snapshot took to serialize, on the loop */
-  /* everysec */
+  /* everysec: the sync every second; always: the wait for writers */
   uv_timer_t timer;
   bool timer_open;
   /* A failed reload: every call is refused until a restart. */
@@ -479,10 +486,12 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   uv_prepare_init(m->base.loop, &w->prepare);
   w->prepare.data = w;
   w->prepare_open = true;
-  if (w->mode == TT_MEMDB_FSYNC_EVERYSEC) {
+  if (w->mode != TT_MEMDB_FSYNC_NO) { /* everysec: the sync; always: the wait for writers */
     uv_timer_init(m->base.loop, &w->timer);
     w->timer.data = w;
     w->timer_open = true;
+  }
+  if (w->mode == TT_MEMDB_FSYNC_EVERYSEC) {
     uv_timer_start(&w->timer, timer_cb, 1000, 1000);
     uv_unref((uv_handle_t *)&w->timer);
   }
@@ -843,7 +852,10 @@ static void after_cb(uv_work_t *req, int status) {
     /* Records appended since it started wait for the next. */
     w->synced = w->fly_cover;
     w->unsynced = w->durable != w->synced;
-    release(w, held_take(w, w->fly_cover), false, NULL);
+    size_t n = w->held_n;
+    struct tt_backend_call *done = held_take(w, w->fly_cover);
+    w->writers = n; /* those released now, and those appended since it started */
+    release(w, done, false, NULL);
     kick(w);
     if (w->closing)
       close_step(w);
@@ -879,11 +891,30 @@ static void after_cb(uv_work_t *req, int status) {
 
 static void maybe_snapshot(struct memdb_wal *w);
 
+static void wait_cb(uv_timer_t *h) {
+  struct memdb_wal *w = h->data;
+  w->wait_over = true;
+  kick(w);
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
   if (w->pend.len == 0 && (w->held_n || w->sync_wanted) && !w->need_trunc &&
       w->gen == w->fd_gen && w->fd >= 0) {
+    if (w->mode == TT_MEMDB_FSYNC_ALWAYS && !w->sync_wanted && !w->closing &&
+        !w->wait_over && w->held_n < w->writers) {
+      /* Fewer records than writers at the last sync: the writers it
+       * answered are likely sending their next write now. One sync for all
+       * of them rather than one for those here and one for the rest (a
+       * commit delay); a millisecond at most, for writers that stopped. */
+      if (!uv_is_active((uv_handle_t *)&w->timer))
+        uv_timer_start(&w->timer, wait_cb, 1, 0);
+      return;
+    }
+    if (w->mode == TT_MEMDB_FSYNC_ALWAYS)
+      uv_timer_stop(&w->timer);
+    w->wait_over = false;
     /* Only a sync: the direct path goes on appending meanwhile. */
     w->fly_sync_only = true;
     w->fly_sync = true;
