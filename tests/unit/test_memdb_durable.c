@@ -166,8 +166,9 @@ START_TEST(test_restart_equals_live) {
 }
 END_TEST
 
-START_TEST(test_snapshot_then_log) {
+static void snapshot_then_log(enum tt_memdb_fsync mode) {
   struct tt_memdb_options o = opts();
+  o.fsync_mode = mode;
   o.snapshot_min_bytes = 4096; /* a snapshot every few records */
   struct fx f;
   open_fx(&f, &o);
@@ -189,6 +190,12 @@ START_TEST(test_snapshot_then_log) {
   free(live);
   fx_teardown(&f);
 }
+
+START_TEST(test_snapshot_then_log) { snapshot_then_log(TT_MEMDB_FSYNC_ALWAYS); }
+END_TEST
+
+/* The same with the records appended from the loop and answered at once. */
+START_TEST(test_snapshot_then_log_everysec) { snapshot_then_log(TT_MEMDB_FSYNC_EVERYSEC); }
 END_TEST
 
 START_TEST(test_compaction_at_start) {
@@ -574,6 +581,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_codec_round_trip);
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);
+  tcase_add_test(tc, test_snapshot_then_log_everysec);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_corruption_refused);
