@@ -29,6 +29,7 @@ of the last to the first.
 
   bench/per_post.py _build/tabletheoryd --tool callgrind -n 2000
   bench/per_post.py _build/tabletheoryd --tool cpu -n 20000 --preload 0,300000
+  bench/per_post.py _build/tabletheoryd --preload 0 --fsync everysec   # with a data dir
 """
 
 import argparse
@@ -42,19 +43,21 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Client, CLK_TCK, PAYLOAD, die, free_port, http, write_models  # noqa: E402
-from load import build_bodies, load  # noqa: E402
+from benchlib import (Client, CLK_TCK, PAYLOAD, batch_bodies, bulk_load, die,  # noqa: E402
+                      free_port, http, item_json, write_models)
 
 VALGRIND = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--cache-sim=yes",
             "--LL=8388608,16,64"]
 POST_TMPL = '{"PK":"Q#%%07d","SK":"S#0000","payload":"%s","count":%%d}' % PAYLOAD
 
 
-def start(daemon, workdir, wrap):
+def start(daemon, workdir, wrap, fsync=None):
     port = free_port()
     argv = wrap + [daemon, "--listen", "127.0.0.1:%d" % port, "--log-level", "warn",
                    "--models", write_models(workdir, [("Load", "load")]),
                    "--max-body-bytes", str(16 << 20), "--request-timeout-ms", "600000"]
+    if fsync:
+        argv += ["--data-dir", os.path.join(workdir, "data"), "--fsync", fsync]
     err = open(os.path.join(workdir, "daemon.err"), "w")
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     base = "http://127.0.0.1:%d" % port
@@ -70,7 +73,8 @@ def start(daemon, workdir, wrap):
 
 def preload(base, n, per_partition):
     if n:
-        _, _, errors = load(base, "Load", build_bodies(n, 10000, per_partition), 4, 3600)
+        bodies = batch_bodies(n, 25, lambda i: item_json(i, per_partition))
+        _, _, errors = bulk_load(base, "Load", bodies, 4, 3600)
         if errors:
             die("preload failed: %s" % errors[:2])
 
@@ -98,7 +102,7 @@ def stop(p):
 def run_callgrind(args, n_preload):
     with tempfile.TemporaryDirectory() as wd:
         out = os.path.join(wd, "cg.out")
-        p, base = start(args.daemon, wd, VALGRIND + ["--callgrind-out-file=" + out])
+        p, base = start(args.daemon, wd, VALGRIND + ["--callgrind-out-file=" + out], args.fsync)
         preload(base, n_preload, args.per_partition)
         c = Client(base, timeout=600)
         posts(c, 9000000, 20)  # warm-up, not counted
@@ -139,7 +143,7 @@ def run_callgrind(args, n_preload):
 
 def run_cpu(args, n_preload):
     with tempfile.TemporaryDirectory() as wd:
-        p, base = start(args.daemon, wd, [])
+        p, base = start(args.daemon, wd, [], args.fsync)
         preload(base, n_preload, args.per_partition)
         c = Client(base)
         posts(c, 9000000, 200)  # warm-up
@@ -164,6 +168,8 @@ def main():
     ap.add_argument("-n", type=int, default=2000, help="POSTs measured (default 2000)")
     ap.add_argument("--preload", default="0,300000", help="items already stored, comma-separated")
     ap.add_argument("--per-partition", type=int, default=1)
+    ap.add_argument("--fsync", choices=["always", "everysec", "no"],
+                    help="with a data dir (in the temporary directory) and this --fsync")
     ap.add_argument("--keep", action="store_true", help="keep the callgrind dumps here")
     args = ap.parse_args()
     args.daemon = os.path.abspath(args.daemon)

@@ -2,8 +2,9 @@
 /* test_memdb_durable.c -- the memory backend's data dir: record codec,
  * restart equals live state (tables, indexes, TTL, items), snapshots, torn
  * tail dropped, corruption refused with file and offset, the lock, group
- * commit, answers after the fsync, I/O errors failing the write with
- * nothing applied and recovery afterwards. */
+ * commit, answers after the fsync (always) or the write (everysec, no),
+ * I/O errors failing the write with nothing applied and recovery
+ * afterwards. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -180,8 +181,9 @@ START_TEST(test_restart_equals_live) {
 }
 END_TEST
 
-START_TEST(test_snapshot_then_log) {
+static void snapshot_then_log(enum tt_memdb_fsync mode) {
   struct tt_memdb_options o = opts();
+  o.fsync_mode = mode;
   o.snapshot_min_bytes = 4096; /* a snapshot every few records */
   struct fx f;
   open_fx(&f, &o);
@@ -203,6 +205,12 @@ START_TEST(test_snapshot_then_log) {
   free(live);
   fx_teardown(&f);
 }
+
+START_TEST(test_snapshot_then_log) { snapshot_then_log(TT_MEMDB_FSYNC_ALWAYS); }
+END_TEST
+
+/* The same with the records appended from the loop and answered at once. */
+START_TEST(test_snapshot_then_log_everysec) { snapshot_then_log(TT_MEMDB_FSYNC_EVERYSEC); }
 END_TEST
 
 START_TEST(test_compaction_at_start) {
@@ -393,6 +401,11 @@ START_TEST(test_group_commit) {
   for (int i = 0; i < N; i++)
     json_decref(reqs[i]);
   hk.sleep_us = 0;
+  /* Fewer writers than the last sync saw: the sync waits for the others
+   * a bounded time, then covers the lone write. */
+  int lone = hk.fsyncs;
+  fx_put(&f, "{'pk':{'S':'lone'}}");
+  ck_assert_int_eq(hk.fsyncs, lone + 1);
   fx_teardown(&f);
 }
 END_TEST
@@ -412,6 +425,66 @@ START_TEST(test_everysec_answers_before_fsync) {
   fx_expect(&f, TT_DDB_SCAN, SCAN_TBL,
             "{'Items':[{'pk':{'S':'a'}}],'Count':1,'ScannedCount':1}");
   fx_teardown(&f);
+}
+END_TEST
+
+/* The size of the first log file, -1 when absent. */
+static long long log_size(void) {
+  char p[320];
+  snprintf(p, sizeof(p), "%s/log.%016x", dir, 1u);
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+struct at_answer {
+  long long size;
+  int fsyncs, done;
+};
+
+static void at_answer_done(struct tt_backend_call *c) {
+  struct at_answer *a = c->arg;
+  ck_assert_int_eq(c->status, 0);
+  a->size = log_size();
+  a->fsyncs = __atomic_load_n(&hk.fsyncs, __ATOMIC_SEQ_CST);
+  a->done++;
+  json_decref(c->response);
+}
+
+/* In every mode the record is in the file (the kernel has it) when the
+ * answer is sent; under always an fdatasync has covered it too. */
+START_TEST(test_record_written_before_answer) {
+  static const enum tt_memdb_fsync modes[] = {TT_MEMDB_FSYNC_EVERYSEC, TT_MEMDB_FSYNC_ALWAYS,
+                                              TT_MEMDB_FSYNC_NO};
+  for (int i = 0; i < 3; i++) {
+    struct tt_memdb_options o = opts();
+    o.fsync_mode = modes[i];
+    struct fx f;
+    open_fx(&f, &o);
+    if (i == 0)
+      fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+    long long before = log_size();
+    int fsyncs = __atomic_load_n(&hk.fsyncs, __ATOMIC_SEQ_CST);
+    char t[128];
+    snprintf(t, sizeof(t), "{'TableName':'tbl','Item':{'pk':{'S':'w%d'}}}", i);
+    json_t *req = fx_json(t);
+    struct tt_backend_call c;
+    memset(&c, 0, sizeof(c));
+    struct at_answer a = {0};
+    c.op = TT_DDB_PUT_ITEM;
+    c.request = req;
+    c.done = at_answer_done;
+    c.arg = &a;
+    ck_assert_int_eq(f.b->ops->start(f.b, &c), 0);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(a.done, 1);
+    ck_assert_int_gt(a.size, before);
+    if (modes[i] == TT_MEMDB_FSYNC_ALWAYS)
+      ck_assert_int_gt(a.fsyncs, fsyncs);
+    else
+      ck_assert_int_eq(a.fsyncs, fsyncs);
+    json_decref(req);
+    fx_teardown(&f);
+  }
 }
 END_TEST
 
@@ -523,12 +596,14 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_codec_round_trip);
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);
+  tcase_add_test(tc, test_snapshot_then_log_everysec);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_corruption_refused);
   tcase_add_test(tc, test_lock_refuses_second);
   tcase_add_test(tc, test_group_commit);
   tcase_add_test(tc, test_everysec_answers_before_fsync);
+  tcase_add_test(tc, test_record_written_before_answer);
   tcase_add_test(tc, test_io_error_applies_nothing);
   suite_add_tcase(s, tc);
   return s;

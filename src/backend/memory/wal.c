@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* wal.c -- the data dir of the memory backend: a lock, a write-ahead log of
- * whole operations appended and synced on libuv's thread pool with group
- * commit (one fdatasync covers every record written since the last), the
- * answers released once their record is durable, snapshots that bound the
- * log, and the start-up load (torn tail dropped, corruption refused). */
+ * whole operations, the answers released once their record is durable,
+ * snapshots that bound the log, and the start-up load (torn tail dropped,
+ * corruption refused).
+ *
+ * A record is appended with one pwrite from the loop as its call ends (the
+ * "direct" path): under everysec and no the call is answered then (the
+ * record is in the kernel), under always it is held until an fdatasync on
+ * libuv's thread pool covers it. One sync is in flight at a time and covers
+ * every record written before it started (group commit); the records written
+ * meanwhile wait for the next, started once the loop has handled what was
+ * ready (a prepare handle) and, when fewer records wait than writers were
+ * seen at the last sync, after a wait of at most a millisecond for the
+ * others (a commit delay). Records around a snapshot's generation switch,
+ * and after a failed write, take the "batch" path instead: appended and
+ * synced on the thread pool, in order, while the direct path waits. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +42,8 @@ struct memdb_wal {
   /* The log file: touched by the worker while `busy`, by the loop else. */
   int fd;
   uint64_t fd_gen;   /* generation of fd */
-  uint64_t durable;  /* bytes of log fd_gen written (and synced per mode) */
+  uint64_t durable;  /* bytes of log fd_gen written (read by a sync job: atomic) */
+  uint64_t synced;   /* of them, bytes known to be on disk */
   bool need_trunc;   /* a write failed: cut the file back to `durable` first */
   uint64_t gen;      /* generation new records go to */
   /* Records waiting for the next batch, and their calls. */
@@ -40,6 +52,18 @@ struct memdb_wal {
   uint64_t pend_records;
   bool sync_wanted;  /* everysec: the timer asked for an fsync */
   bool unsynced;     /* bytes were written since the last fsync */
+  /* always: calls whose record was written directly, waiting for a sync;
+   * held_end[i] is where the record of the i-th one ends in log fd_gen. */
+  struct tt_backend_call *held_head, *held_tail;
+  uint64_t *held_end;
+  size_t held_n, held_cap;
+  uv_prepare_t prepare;
+  bool prepare_open;
+  /* always: the writers seen at the last sync's end (the calls it released
+   * and those that had appended meanwhile), and whether the wait for them
+   * is over. */
+  size_t writers;
+  bool wait_over;
   /* The batch in flight. */
   uv_work_t work;
   bool busy;
@@ -47,9 +71,12 @@ struct memdb_wal {
   struct tt_backend_call *fly_head;
   uint64_t fly_gen;
   bool fly_sync, fly_final;
+  bool fly_sync_only; /* only an fdatasync: the loop may append meanwhile */
+  uint64_t fly_cover; /* a sync job: the bytes it covers */
   int fly_err;
   const char *fly_what;
-  /* The record of the running call. */
+  /* The record of the running call: room for its header, then its payload
+   * (framed in place on the direct path). */
   struct tt_buf rec;
   bool rec_bad;
   /* Snapshots. */
@@ -62,7 +89,7 @@ struct memdb_wal {
   uint64_t snap_min;
   uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
   double snap_ms;            /* time the last snapshot took to serialize, on the loop */
-  /* everysec */
+  /* everysec: the sync every second; always: the wait for writers */
   uv_timer_t timer;
   bool timer_open;
   /* A failed reload: every call is refused until a restart. */
@@ -450,11 +477,22 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   tt_buf_init(&w->pend, 0);
   tt_buf_init(&w->fly, 0);
   tt_buf_init(&w->rec, 0);
+  if (tt_buf_reserve(&w->rec, 4096) != 0) { /* the header's room never fails after */
+    snprintf(msg, msgsz, "out of memory");
+    memdb_free_tables(m);
+    return UV_ENOMEM;
+  }
   tt_buf_init(&w->snap, 0);
-  if (w->mode == TT_MEMDB_FSYNC_EVERYSEC) {
+  w->synced = w->durable;
+  uv_prepare_init(m->base.loop, &w->prepare);
+  w->prepare.data = w;
+  w->prepare_open = true;
+  if (w->mode != TT_MEMDB_FSYNC_NO) { /* everysec: the sync; always: the wait for writers */
     uv_timer_init(m->base.loop, &w->timer);
     w->timer.data = w;
     w->timer_open = true;
+  }
+  if (w->mode == TT_MEMDB_FSYNC_EVERYSEC) {
     uv_timer_start(&w->timer, timer_cb, 1000, 1000);
     uv_unref((uv_handle_t *)&w->timer);
   }
@@ -472,12 +510,14 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
 
 /* ---- records of the running call ---- */
 
+static const unsigned char no_header[MEMDB_WAL_HEADER];
+
 void memdb_wal_begin(struct memdb *m) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
   tt_buf_reset(&w->rec);
-  w->rec_bad = false;
+  w->rec_bad = tt_buf_append(&w->rec, no_header, sizeof(no_header)) != 0;
 }
 
 void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const struct tt_av *v) {
@@ -561,21 +601,138 @@ static void set_broken(struct memdb_wal *w, const char *why) {
 }
 
 static void kick(struct memdb_wal *w);
+static void prepare_cb(uv_prepare_t *h);
+static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg);
+
+static uint64_t snap_bound(const struct memdb_wal *w) {
+  return w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+}
+
+/* Whether a record of n bytes may be appended from the loop now: nothing
+ * waits before it, no generation switch or repair is due, and the thread
+ * pool does at most an fdatasync of the same file meanwhile. */
+static bool direct_ok(const struct memdb_wal *w, size_t n) {
+  if (w->closing || w->closed || w->broken || w->need_trunc || w->fd < 0 || w->pend.len ||
+      w->gen != w->fd_gen || (w->busy && !w->fly_sync_only))
+    return false;
+  return w->durable + n < snap_bound(w); /* else a snapshot is due: the batch path */
+}
+
+/* The failure message of a write that did not reach the log. */
+static void write_failed(struct memdb_wal *w, const char *what, int err, char *msg,
+                         size_t msgsz) {
+  snprintf(msg, msgsz,
+           "the data dir %s: %s failed (%s); the write was not applied, retry once the "
+           "disk has room or the error is fixed",
+           w->dir, what, strerror(err));
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_ERROR, "memdb.log_write_failed");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, "step", what);
+  tt_log_str(&l, "error", strerror(err));
+  tt_log_end(&l);
+}
+
+static void fail_call(struct tt_backend_call *c, const char *msg) {
+  json_decref(c->response);
+  c->response = NULL;
+  tt_av_free(&c->item_out);
+  tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
+  c->status = -1;
+}
+
+/* Room for one more held call. */
+static int held_reserve(struct memdb_wal *w) {
+  if (w->held_n < w->held_cap)
+    return 0;
+  size_t nc = w->held_cap ? w->held_cap * 2 : 64;
+  uint64_t *e = realloc(w->held_end, nc * sizeof(*e));
+  if (e == NULL)
+    return -1;
+  w->held_end = e;
+  w->held_cap = nc;
+  return 0;
+}
+
+/* The held calls whose record ends at or before `cover` (all: UINT64_MAX),
+ * unlinked, oldest first. */
+static struct tt_backend_call *held_take(struct memdb_wal *w, uint64_t cover) {
+  size_t k = 0;
+  struct tt_backend_call *head = w->held_head, *last = NULL;
+  for (struct tt_backend_call *c = head; c && w->held_end[k] <= cover; c = c->next, k++)
+    last = c;
+  if (k == 0)
+    return NULL;
+  w->held_head = last->next;
+  last->next = NULL;
+  if (w->held_head == NULL)
+    w->held_tail = NULL;
+  w->held_n -= k;
+  memmove(w->held_end, w->held_end + k, w->held_n * sizeof(*w->held_end));
+  return head;
+}
+
+/* The direct path: the record appended now, from the loop. Returns whether
+ * the call is held (always); false with c failed when the append failed. */
+static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
+  bool always = w->mode == TT_MEMDB_FSYNC_ALWAYS;
+  size_t n = w->rec.len;
+  int rc = memdb_wal_seal((unsigned char *)w->rec.data, n - MEMDB_WAL_HEADER);
+  if (rc != 0 || (always && held_reserve(w) != 0)) {
+    tt_buf_reset(&w->rec);
+    set_broken(w, "out of memory while logging a write");
+    fail_call(c, w->broken_msg);
+    return false;
+  }
+  rc = write_all(w, w->fd, w->rec.data, n, w->durable);
+  tt_buf_reset(&w->rec);
+  if (rc != 0) {
+    int err = errno;
+    char msg[400];
+    write_failed(w, "writing the log", err, msg, sizeof(msg));
+    /* The file may hold part of the record: cut it back (or before the
+     * next append, on the batch path), and rebuild the memory from it. */
+    if (ftruncate(w->fd, (off_t)w->durable) != 0)
+      w->need_trunc = true;
+    char why[400];
+    if (load(w, true, why, sizeof(why)) != LOAD_OK)
+      set_broken(w, "the state could not be reloaded after a failed log write");
+    fail_call(c, msg);
+    return false;
+  }
+  __atomic_store_n(&w->durable, w->durable + n, __ATOMIC_RELEASE);
+  w->st.log_bytes = w->durable;
+  w->st.records++;
+  w->st.batches++;
+  w->unsynced = true;
+  if (!always)
+    return false; /* in the kernel: answered now, synced by the timer or never */
+  c->next = NULL;
+  if (w->held_tail)
+    w->held_tail->next = c;
+  else
+    w->held_head = c;
+  w->held_tail = c;
+  w->held_end[w->held_n++] = w->durable;
+  /* The sync starts once the loop has handled what is ready now, so the
+   * records of this turn share it. */
+  uv_prepare_start(&w->prepare, prepare_cb);
+  return true;
+}
 
 bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
   struct memdb_wal *w = m->wal;
-  if (w == NULL || (w->rec.len == 0 && !w->rec_bad))
+  if (w == NULL || (w->rec.len <= MEMDB_WAL_HEADER && !w->rec_bad))
     return false;
-  if (w->rec_bad || memdb_wal_frame(&w->pend, w->rec.data, w->rec.len) != 0) {
+  if (!w->rec_bad && direct_ok(w, w->rec.len))
+    return append_direct(w, c);
+  if (w->rec_bad || memdb_wal_frame(&w->pend, w->rec.data + MEMDB_WAL_HEADER,
+                                    w->rec.len - MEMDB_WAL_HEADER) != 0) {
     /* The memory holds a change the log cannot: nothing is consistent. */
     tt_buf_reset(&w->rec);
     w->rec_bad = false;
     set_broken(w, "out of memory while logging a write");
-    json_decref(c->response);
-    c->response = NULL;
-    tt_av_free(&c->item_out);
-    tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", w->broken_msg);
-    c->status = -1;
+    fail_call(c, w->broken_msg);
     return false;
   }
   tt_buf_reset(&w->rec);
@@ -590,12 +747,31 @@ bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
   return true;
 }
 
+static void prepare_cb(uv_prepare_t *h) {
+  struct memdb_wal *w = h->data;
+  if (w->held_n == 0) {
+    uv_prepare_stop(h);
+    return;
+  }
+  kick(w);
+}
+
 /* ---- the log lane: one batch in flight at a time ---- */
 
 static void work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
   w->fly_err = 0;
   w->fly_what = NULL;
+  if (w->fly_sync_only) {
+    /* The loop may append meanwhile: what was written before this point is
+     * covered, what comes later waits for the next sync. */
+    w->fly_cover = __atomic_load_n(&w->durable, __ATOMIC_ACQUIRE);
+    if (do_fsync(w, w->fd) != 0) {
+      w->fly_err = errno;
+      w->fly_what = "syncing the log";
+    }
+    return;
+  }
   if (w->need_trunc) {
     if (ftruncate(w->fd, (off_t)w->durable) != 0) {
       w->fly_err = errno;
@@ -624,7 +800,7 @@ static void work_cb(uv_work_t *req) {
     close(w->fd);
     w->fd = fd;
     w->fd_gen = w->fly_gen;
-    w->durable = 0;
+    w->durable = w->synced = 0;
   }
   if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0) {
     w->fly_err = errno;
@@ -649,13 +825,8 @@ static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, c
   while (c) {
     struct tt_backend_call *next = c->next;
     c->next = NULL;
-    if (fail) {
-      json_decref(c->response);
-      c->response = NULL;
-      tt_av_free(&c->item_out);
-      tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
-      c->status = -1;
-    }
+    if (fail)
+      fail_call(c, msg);
     c->done(c);
     c = next;
   }
@@ -669,27 +840,25 @@ static void close_step(struct memdb_wal *w);
 static void after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->busy = false;
+  bool sync_only = w->fly_sync_only;
   struct tt_backend_call *calls = w->fly_head;
   w->fly_head = NULL;
   if (status != 0 && w->fly_err == 0) {
     w->fly_err = EIO;
     w->fly_what = "running the log work";
   }
+  w->fly_sync_only = false;
   if (w->fly_err) {
     w->need_trunc = true;
     char msg[400];
-    snprintf(msg, sizeof(msg),
-             "the data dir %s: %s failed (%s); the write was not applied, retry once the "
-             "disk has room or the error is fixed",
-             w->dir, w->fly_what ? w->fly_what : "the log", strerror(w->fly_err));
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_ERROR, "memdb.log_write_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "step", w->fly_what);
-    tt_log_str(&l, "error", strerror(w->fly_err));
-    tt_log_end(&l);
-    /* Every record not durable fails: those in flight and those waiting
-     * (they may build on them). The memory is rebuilt from the disk. */
+    write_failed(w, w->fly_what ? w->fly_what : "the log", w->fly_err, msg, sizeof(msg));
+    /* Every record not durable fails: those in flight, those written and
+     * held for a sync (always), and those waiting (they may build on
+     * them). The log is cut back to what is durable and the memory is
+     * rebuilt from it. */
+    if (w->mode == TT_MEMDB_FSYNC_ALWAYS)
+      w->durable = w->synced;
+    struct tt_backend_call *held = held_take(w, UINT64_MAX);
     struct tt_backend_call *waiting = w->pend_head;
     w->pend_head = w->pend_tail = NULL;
     tt_buf_reset(&w->pend);
@@ -707,7 +876,21 @@ static void after_cb(uv_work_t *req, int status) {
     if (load(w, true, why, sizeof(why)) != LOAD_OK)
       set_broken(w, "the state could not be reloaded after a failed log write");
     release(w, calls, true, msg);
+    release(w, held, true, msg);
     release(w, waiting, true, msg);
+    if (w->closing)
+      close_step(w);
+    return;
+  }
+  if (sync_only) {
+    /* Records appended since it started wait for the next. */
+    w->synced = w->fly_cover;
+    w->unsynced = w->durable != w->synced;
+    size_t n = w->held_n;
+    struct tt_backend_call *done = held_take(w, w->fly_cover);
+    w->writers = n; /* those released now, and those appended since it started */
+    release(w, done, false, NULL);
+    kick(w);
     if (w->closing)
       close_step(w);
     return;
@@ -717,13 +900,19 @@ static void after_cb(uv_work_t *req, int status) {
   w->st.batches++;
   if (w->fly.len)
     w->unsynced = true;
-  if (w->fly_sync)
+  struct tt_backend_call *held = NULL;
+  if (w->fly_sync) {
+    /* It synced every record written before it, the held ones too. */
     w->unsynced = false;
+    w->synced = w->durable;
+    held = held_take(w, UINT64_MAX);
+  }
   tt_buf_reset(&w->fly);
   if (w->fly_final) {
     w->fly_final = false;
     w->closed = true;
   }
+  release(w, held, false, NULL);
   release(w, calls, false, NULL);
   /* A snapshot waits until every record of the generations it covers is
    * on disk. */
@@ -736,10 +925,47 @@ static void after_cb(uv_work_t *req, int status) {
 
 static void maybe_snapshot(struct memdb_wal *w);
 
+static void wait_cb(uv_timer_t *h) {
+  struct memdb_wal *w = h->data;
+  w->wait_over = true;
+  kick(w);
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
-  if (w->pend.len == 0 && !w->sync_wanted)
+  if (w->pend.len == 0 && (w->held_n || w->sync_wanted) && !w->need_trunc &&
+      w->gen == w->fd_gen && w->fd >= 0) {
+    if (w->mode == TT_MEMDB_FSYNC_ALWAYS && !w->sync_wanted && !w->closing &&
+        !w->wait_over && w->held_n < w->writers) {
+      /* Fewer records than writers at the last sync: the writers it
+       * answered are likely sending their next write now. One sync for all
+       * of them rather than one for those here and one for the rest (a
+       * commit delay); a millisecond at most, for writers that stopped. */
+      if (!uv_is_active((uv_handle_t *)&w->timer))
+        uv_timer_start(&w->timer, wait_cb, 1, 0);
+      return;
+    }
+    if (w->mode == TT_MEMDB_FSYNC_ALWAYS)
+      uv_timer_stop(&w->timer);
+    w->wait_over = false;
+    /* Only a sync: the direct path goes on appending meanwhile. */
+    w->fly_sync_only = true;
+    w->fly_sync = true;
+    w->fly_head = NULL;
+    w->fly_gen = w->fd_gen;
+    w->sync_wanted = false;
+    w->busy = true;
+    w->work.data = w;
+    if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
+      w->busy = false;
+      w->fly_err = EIO;
+      w->fly_what = "queueing the log work";
+      after_cb(&w->work, UV_EIO);
+    }
+    return;
+  }
+  if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
     return;
   maybe_snapshot(w);
   struct tt_buf t = w->fly;
@@ -750,6 +976,7 @@ static void kick(struct memdb_wal *w) {
   w->st.records += w->pend_records;
   w->pend_records = 0;
   w->fly_gen = w->gen;
+  w->fly_sync_only = false;
   w->fly_sync = w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted;
   w->sync_wanted = false;
   if (w->snap_gen && w->snap_gen > w->gen)
@@ -952,7 +1179,7 @@ static int compact_at_start(struct memdb_wal *w) {
 static void maybe_snapshot(struct memdb_wal *w) {
   if (w->snap_gen || w->closing || w->broken)
     return;
-  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+  uint64_t bound = snap_bound(w);
   uint64_t size = w->fd_gen == w->gen ? w->durable + w->pend.len : w->pend.len;
   if (size < bound)
     return;
@@ -1041,7 +1268,7 @@ static void snap_start(struct memdb_wal *w) {
 
 /* ---- shutdown ---- */
 
-static void timer_closed(uv_handle_t *h) {
+static void wal_handle_closed(uv_handle_t *h) {
   struct memdb_wal *w = h->data;
   memdb_handle_closed(w->m);
 }
@@ -1084,6 +1311,7 @@ static void close_step(struct memdb_wal *w) {
   w->fly_head = w->pend_head;
   w->pend_head = w->pend_tail = NULL;
   w->fly_sync = true;
+  w->fly_sync_only = false;
   w->fly_gen = w->fd_gen;
   w->busy = true;
   w->work.data = w;
@@ -1100,8 +1328,13 @@ void memdb_wal_close(struct memdb *m) {
     return;
   if (w->timer_open) {
     m->open_handles++;
-    uv_close((uv_handle_t *)&w->timer, timer_closed);
+    uv_close((uv_handle_t *)&w->timer, wal_handle_closed);
     w->timer_open = false;
+  }
+  if (w->prepare_open) {
+    m->open_handles++;
+    uv_close((uv_handle_t *)&w->prepare, wal_handle_closed);
+    w->prepare_open = false;
   }
   m->open_handles++; /* released by close_step */
   w->closing = true;
@@ -1122,6 +1355,7 @@ void memdb_wal_free(struct memdb *m) {
   tt_buf_free(&w->fly);
   tt_buf_free(&w->rec);
   tt_buf_free(&w->snap);
+  free(w->held_end);
   free(w->dir);
   free(w);
   m->wal = NULL;

@@ -39,6 +39,9 @@ int memdb_wal_put_end(struct tt_buf *b);
 /* Appends the framed record of payload (n bytes, 1..MEMDB_WAL_RECORD_MAX).
  * Returns 0 or -1 (memory, or a payload too large: errno EMSGSIZE). */
 int memdb_wal_frame(struct tt_buf *out, const void *payload, size_t n);
+/* Frames in place the record at rec: its payload (n bytes) follows the
+ * MEMDB_WAL_HEADER bytes the header goes to. Returns 0 or -1 (EMSGSIZE). */
+int memdb_wal_seal(unsigned char *rec, size_t n);
 
 enum memdb_wal_scan {
   MEMDB_WAL_OK,    /* a whole record with a good checksum */

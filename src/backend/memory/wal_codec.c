@@ -174,6 +174,16 @@ int memdb_wal_frame(struct tt_buf *out, const void *payload, size_t n) {
   return 0;
 }
 
+int memdb_wal_seal(unsigned char *rec, size_t n) {
+  if (n == 0 || n > MEMDB_WAL_RECORD_MAX) {
+    errno = EMSGSIZE;
+    return -1;
+  }
+  le32(rec, (uint32_t)n);
+  le32(rec + 4, memdb_crc32c(rec + MEMDB_WAL_HEADER, n));
+  return 0;
+}
+
 enum memdb_wal_scan memdb_wal_next(const unsigned char *data, size_t len, size_t off,
                                    const unsigned char **payload, size_t *n) {
   if (off == len)
