@@ -4,38 +4,6 @@
  * actions of unique attributes, and the limits of one transaction. */
 #include "orm/txn_internal.h"
 
-static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
-
-static int cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *attr, bool exists,
-                       struct tt_error *err) {
-  if (cond_sep(c) != 0 ||
-      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
-    return oom(err);
-  if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
-    return -1;
-  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
-}
-
-/* attr = value (value cloned). */
-static int cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *attr,
-                       const struct tt_av *value, const char *field, struct tt_error *err) {
-  struct tt_av v;
-  if (tt_av_clone(&v, value) != 0)
-    return oom(err);
-  /* A buffer that cannot grow is memory (no cap): say so, the error is
-   * otherwise left unset. */
-  int rc = cond_sep(c) != 0 ? oom(err) : 0;
-  if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
-    rc = -1;
-  if (rc == 0 && tt_buf_puts(c, " = ") != 0)
-    rc = oom(err);
-  if (rc != 0) {
-    tt_av_free(&v);
-    return rc;
-  }
-  return tt_expr_builder_value(b, &v, c, err);
-}
-
 /* The unique values of an update's item after it, from the values before
  * (`old`, may be NULL) and the update's actions on unique attributes. */
 static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_error *err) {
@@ -75,50 +43,12 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
   return 0;
 }
 
-static int upsert_created_at(struct action *a, struct tt_expr_builder *b, int64_t now,
-                             struct tt_error *err) {
-  const struct tt_model_attr *c = tt_model_lifecycle(a->m, TT_LC_CREATED_AT);
-  if (!a->upsert || c == NULL)
-    return 0;
-  char text[TT_ORM_TIME_MAX];
-  struct tt_av v;
-  if (tt_orm_format_rfc3339nano(now, text, sizeof(text)) < 0 ||
-      tt_av_string(&v, text, strlen(text)) != 0)
-    return oom(err);
-  return tt_expr_build_update_action(b, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true, &v, c->name,
-                                     err);
-}
-
-static int build_update_text(struct action *a, struct tt_expr_builder *b, int64_t now,
-                             char **text, struct tt_error *err) {
-  for (size_t i = 0; i < a->upd.n_actions; i++) {
-    const struct tt_orm_action *x = &a->upd.actions[i];
-    struct tt_av copy, *value = NULL;
-    if (x->kind != TT_EXPR_UPD_REMOVE) {
-      if (tt_av_clone(&copy, &x->value) != 0)
-        return oom(err);
-      value = &copy;
-    }
-    char f[200];
-    if (a->field[0])
-      snprintf(f, sizeof(f), "%s.%s", a->field, x->field);
-    else
-      snprintf(f, sizeof(f), "%s", x->field);
-    if (tt_expr_build_update_action(b, x->kind, x->path, x->literal, value, f, err) != 0)
-      return -1;
-  }
-  if (upsert_created_at(a, b, now, err) != 0)
-    return -1;
-  return tt_expr_build_update_finish(b, text, err);
-}
-
 /* The conditions of an item's own action. `snapshot` adds what the read
  * before the write saw (existence and unique values), so that guards moved
  * on the strength of that read cannot go stale. */
 static int build_condition(struct action *a, struct tt_expr_builder *b, struct tt_buf *c,
                            bool snapshot, struct tt_error *err) {
   bool exists = false, absent = false;
-  char f[160];
   if (a->kind == K_CREATE || a->create_only)
     absent = true;
   if ((a->kind == K_UPDATE && !a->upsert) || (a->kind == K_DELETE && a->must_exist))
@@ -129,38 +59,21 @@ static int build_condition(struct action *a, struct tt_expr_builder *b, struct t
     else if (a->old_found && !absent)
       exists = true;
   }
-  if ((absent && cond_exists(b, c, pk_name(a), false, err) != 0) ||
-      (exists && cond_exists(b, c, pk_name(a), true, err) != 0))
+  const struct tt_orm_write_cond w = {.absent = absent,
+                                      .exists = exists,
+                                      .expected = a->expected,
+                                      .condition = a->condition,
+                                      .field = a->field};
+  if (tt_orm_write_condition(a->m, b, &w, c, err) != 0)
     return -1;
-  const struct tt_model_attr *v = tt_model_lifecycle(a->m, TT_LC_VERSION);
-  if (a->expected.present && v) {
-    struct tt_av ev;
-    if (tt_av_number_int(&ev, a->expected.version) != 0)
-      return oom(err);
-    subfield(a, "expected_version", f, sizeof(f));
-    int rc = cond_equals(b, c, v->name, &ev, f, err);
-    tt_av_free(&ev);
-    if (rc != 0)
-      return -1;
-  }
-  if (a->condition) {
-    char *text = NULL;
-    subfield(a, "condition", f, sizeof(f));
-    if (tt_expr_build_condition(b, a->condition, f, &text, err) != 0)
-      return -1;
-    int rc = cond_sep(c) != 0 || tt_buf_printf(c, "(%s)", text) != 0 ? oom(err) : 0;
-    free(text);
-    if (rc != 0)
-      return -1;
-  }
   if (snapshot && a->needs_old && a->old_found) {
     for (size_t i = 0; i < a->m->n_attrs; i++) {
       const struct tt_model_attr *u = &a->m->attrs[i];
       if (!u->unique)
         continue;
       const struct tt_av *ov = tt_av_map_get(&a->old, u->name);
-      if ((ov && cond_equals(b, c, u->name, ov, u->name, err) != 0) ||
-          (!ov && cond_exists(b, c, u->name, false, err) != 0))
+      if ((ov && tt_orm_cond_equals(b, c, u->name, ov, u->name, err) != 0) ||
+          (!ov && tt_orm_cond_exists(b, c, u->name, false, err) != 0))
         return -1;
     }
   }
@@ -188,7 +101,7 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
     break;
   case K_UPDATE:
     wrapper = "Update";
-    if (build_update_text(a, b, st->now, &upd, err) != 0)
+    if (tt_orm_update_expression(a->m, b, &a->upd, a->upsert, st->now, a->field, &upd, err) != 0)
       goto done;
     json_object_set_new(body, "Key", tt_ddb_item_to_json(&a->key));
     json_object_set_new(body, "UpdateExpression", json_string(upd));

@@ -122,8 +122,6 @@ int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err);
  * and decides what must be read first. */
 int txn_prepare_unique(struct action *a, struct tt_error *err);
 int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
-/* Puts the path's key into the item, or checks the item's copy. */
-int txn_merge_key(struct action *a, struct tt_error *err);
 /* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err);
 

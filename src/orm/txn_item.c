@@ -4,34 +4,14 @@
  * delete run as a transaction that moves its guard items with it. */
 #include "orm/txn_internal.h"
 
-/* The members an update body may have (docs/api.md "Items"). */
-static bool update_body_member(const char *k) {
-  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
-                                      "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert", "protected_attributes"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(k, names[i]) == 0)
-      return true;
-  return false;
-}
-
 static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
                         struct tt_error *err) {
   struct action *a = &st->acts[0];
   a->m = tt_model_ref(op->ctx.model);
   a->field[0] = '\0';
-  if (tt_orm_policy_check_write(a->m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                err) != 0 ||
-      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0))
+  /* The same refusals as the plain path, before any I/O. */
+  if (tt_orm_item_check_request(op, &a->key, err) != 0)
     return -1;
-  if (op->kind != TT_ORM_OP_CREATE &&
-      tt_orm_key_from_path(a->m, op->raw_key, op->raw_key_len, &a->key, err) != 0)
-    return -1;
-  /* The same encryption refusals as the plain path, before any I/O. */
-  if (tt_orm_item_check_encrypted(op, err) != 0)
-    return -1;
-  if (op->expected.present && tt_model_lifecycle(a->m, TT_LC_VERSION) == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
     a->kind = K_CREATE;
@@ -40,32 +20,19 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
         tt_orm_key_of_item(a->m, &a->item, NULL, &a->key, err) != 0)
       return -1;
     break;
-  case TT_ORM_OP_PUT: {
+  case TT_ORM_OP_PUT:
     a->kind = K_PUT;
     a->create_only = op->if_none_match;
-    struct tt_orm_expected body_exp = {0};
-    if (tt_orm_item_from_json(a->m, op->body, TT_ORM_PUT, st->now, NULL, &a->item, &body_exp,
-                              err) != 0 ||
-        txn_merge_key(a, err) != 0)
-      return -1;
     a->expected = op->expected;
-    if (body_exp.present) {
-      if (op->expected.present && op->expected.version != body_exp.version)
-        return tt_error_set(err, TT_ERR_VALIDATION, "version",
-                            "the body's version differs from If-Match");
-      a->expected = body_exp;
-    }
+    if (tt_orm_item_put_from_json(a->m, op->body, st->now, &a->key, &a->item, &a->expected,
+                                  err) != 0)
+      return -1;
     break;
-  }
   case TT_ORM_OP_UPDATE: {
     a->kind = K_UPDATE;
     a->upsert = op->upsert;
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)op->body, k, v) {
-      if (!update_body_member(k))
-        return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
-    }
+    if (tt_orm_update_check_members(op->body, err) != 0)
+      return -1;
     if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0)
       return -1;
     a->has_upd = true; /* state_free frees it from here on */
@@ -74,12 +41,9 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
     if (txn_check_update_key(a, err) != 0)
       return -1;
     a->expected = op->expected;
-    if (a->upd.expected.present) {
-      if (op->expected.present && op->expected.version != a->upd.expected.version)
-        return tt_error_set(err, TT_ERR_VALIDATION, "expected_version",
-                            "the body's expected version differs from If-Match");
-      a->expected = a->upd.expected;
-    }
+    if (tt_orm_expected_merge(&a->expected, &a->upd.expected, "expected_version",
+                              "the body's expected version differs from If-Match", err) != 0)
+      return -1;
     a->condition = json_object_get(op->body, "condition");
     if (a->condition && json_is_null(a->condition))
       a->condition = NULL;
@@ -93,9 +57,6 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   case TT_ORM_OP_GET:
     break;
   }
-  if (a->kind == K_PUT && a->expected.present &&
-      tt_orm_item_set_version(a->m, &a->item, a->expected.version + 1) != 0)
-    return oom(err);
   if (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0)
     return -1;
   return 0;

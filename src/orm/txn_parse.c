@@ -68,27 +68,6 @@ int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_er
   return a->guards ? 0 : oom(err);
 }
 
-/* Puts the path's key into the item, or checks the item's copy. */
-int txn_merge_key(struct action *a, struct tt_error *err) {
-  for (size_t i = 0; i < a->key.len; i++) {
-    const struct tt_av_member *k = &a->key.u.members[i];
-    const struct tt_av *given = tt_av_map_get(&a->item, k->name);
-    if (given) {
-      if (!tt_av_equal(given, &k->value))
-        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
-                            "%s in the body differs from the key in the path", k->name);
-      continue;
-    }
-    struct tt_av copy;
-    if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&a->item, k->name, k->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
-      return oom(err);
-    }
-  }
-  return 0;
-}
-
 /* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err) {
   for (size_t i = 0; a->upd.key.type == TT_AV_M && i < a->upd.key.len; i++) {

@@ -175,30 +175,13 @@ void txn_start_attempt(struct tt_orm_txn_state *st) {
   txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, json_pack("{s:o}", "TransactItems", items), read_cb);
 }
 
-static void answer_item(struct tt_orm_txn_state *st, const struct tt_av *item, unsigned status) {
-  struct tt_orm_result *r = st->ctx->result;
-  const struct tt_model *m = st->acts[0].m;
-  struct tt_error err;
-  tt_buf_reset(&r->body);
-  if (tt_orm_item_write(&r->body, m, item, NULL, &err) != 0) {
-    tt_orm_fail(r, &err);
-    return;
-  }
-  const struct tt_model_attr *v = tt_model_lifecycle(m, TT_LC_VERSION);
-  const struct tt_av *ver = v ? tt_av_map_get(item, v->name) : NULL;
-  if (ver && ver->type == TT_AV_N)
-    snprintf(r->etag, sizeof(r->etag), "\"%s\"", ver->u.bytes);
-  r->status = 0;
-  r->http_status = status;
-}
-
 static void reread_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_txn_state *st = arg;
   if (err != NULL) {
     txn_fail(st, err);
     return;
   }
-  answer_item(st, &st->acts[0].item, 200);
+  tt_orm_item_answer(st->single, &st->acts[0].item, 200);
   finish(st);
 }
 
@@ -257,7 +240,7 @@ static void succeeded(struct tt_orm_txn_state *st) {
   case K_PUT: {
     /* The item as sent, not its envelopes. */
     const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
-    answer_item(st, shown, a->kind == K_CREATE || !a->old_found ? 201 : 200);
+    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found ? 201 : 200);
     break;
   }
   case K_UPDATE: {
@@ -676,13 +659,8 @@ int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
       return oom(err);
     if (tt_orm_crypt_add_item_of(c, a->m, &a->item, err) != 0)
       return -1;
-    for (size_t j = 0; a->has_upd && j < a->upd.n_actions; j++) {
-      struct tt_orm_action *u = &a->upd.actions[j];
-      const struct tt_model_attr *at = tt_model_attr_find(a->m, u->path, strlen(u->path));
-      if (at != NULL && at->encrypted && u->kind != TT_EXPR_UPD_REMOVE &&
-          tt_orm_crypt_add_value(c, at, &u->value, err) != 0)
-        return -1;
-    }
+    if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
+      return -1;
   }
   struct tt_error cerr;
   int crc = tt_orm_crypt_run(c, done, st, &cerr);
