@@ -137,6 +137,18 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
   return 0;
 }
 
+int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
+                            struct tt_orm_update *u, struct tt_error *err) {
+  for (size_t i = 0; i < u->n_actions; i++) {
+    struct tt_orm_action *a = &u->actions[i];
+    const struct tt_model_attr *at = tt_model_attr_find(m, a->path, strlen(a->path));
+    if (at != NULL && at->encrypted && a->kind != TT_EXPR_UPD_REMOVE &&
+        tt_orm_crypt_add_value(c, at, &a->value, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err) {
   return tt_orm_crypt_add_item_of(c, c->ctx->model, item, err);
 }

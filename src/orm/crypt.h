@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "model/model.h"
+#include "orm/item.h"
 #include "orm/orm.h"
 #include "util/error.h"
 #include "value/av.h"
@@ -67,6 +68,12 @@ int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, s
  * Returns 0 or -1 (Internal). */
 int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a,
                            struct tt_av *value, struct tt_error *err);
+
+/* Adds the values the actions of update `u` (of model `m`, borrowed until
+ * done ran) set on encrypted attributes: item.c refused every other action
+ * on such an attribute. Returns 0 or -1 (Internal). */
+int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
+                            struct tt_orm_update *u, struct tt_error *err);
 
 /* Values added so far. */
 size_t tt_orm_crypt_count(const struct tt_orm_crypt *c);

@@ -1043,3 +1043,159 @@ fail:
     tt_orm_update_free(out);
   return rc;
 }
+
+/* ---- the single-item write: conditions, update expressions, items ------------ */
+
+int tt_orm_cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *attr, bool exists,
+                       struct tt_error *err) {
+  if ((c->len && tt_buf_puts(c, " AND ") != 0) ||
+      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
+    return oom(err);
+  if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
+    return -1;
+  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
+}
+
+int tt_orm_cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *attr,
+                       const struct tt_av *value, const char *field, struct tt_error *err) {
+  struct tt_av v;
+  if (tt_av_clone(&v, value) != 0)
+    return oom(err);
+  /* A buffer that cannot grow is memory (no cap): say so, the error is
+   * otherwise left unset. */
+  int rc = c->len && tt_buf_puts(c, " AND ") != 0 ? oom(err) : 0;
+  if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
+    rc = -1;
+  if (rc == 0 && tt_buf_puts(c, " = ") != 0)
+    rc = oom(err);
+  if (rc != 0) {
+    tt_av_free(&v);
+    return rc;
+  }
+  return tt_expr_builder_value(b, &v, c, err);
+}
+
+int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
+                           const struct tt_orm_write_cond *w, struct tt_buf *c,
+                           struct tt_error *err) {
+  char f[160];
+  if ((w->absent && tt_orm_cond_exists(b, c, m->pk->name, false, err) != 0) ||
+      (w->exists && tt_orm_cond_exists(b, c, m->pk->name, true, err) != 0))
+    return -1;
+  const struct tt_model_attr *v = tt_model_lifecycle(m, TT_LC_VERSION);
+  if (w->expected.present && v) {
+    struct tt_av ev;
+    if (tt_av_number_int(&ev, w->expected.version) != 0)
+      return oom(err);
+    field_join(f, sizeof(f), w->field, "expected_version");
+    int rc = tt_orm_cond_equals(b, c, v->name, &ev, f, err);
+    tt_av_free(&ev);
+    if (rc != 0)
+      return -1;
+  }
+  if (w->condition && !json_is_null(w->condition)) {
+    char *text = NULL;
+    field_join(f, sizeof(f), w->field, "condition");
+    if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)
+      return -1;
+    int rc = (c->len && tt_buf_puts(c, " AND ") != 0) || tt_buf_printf(c, "(%s)", text) != 0
+                 ? oom(err)
+                 : 0;
+    free(text);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b,
+                             const struct tt_orm_update *u, bool upsert, int64_t now_ns,
+                             const char *field, char **text, struct tt_error *err) {
+  for (size_t i = 0; i < u->n_actions; i++) {
+    const struct tt_orm_action *x = &u->actions[i];
+    struct tt_av copy, *value = NULL;
+    if (x->kind != TT_EXPR_UPD_REMOVE) {
+      if (tt_av_clone(&copy, &x->value) != 0)
+        return oom(err);
+      value = &copy;
+    }
+    char f[200];
+    field_join(f, sizeof(f), field, x->field);
+    if (tt_expr_build_update_action(b, x->kind, x->path, x->literal, value, f, err) != 0)
+      return -1;
+  }
+  /* An upsert may create the item: give it the creation time it would have
+   * had from POST (if_not_exists keeps an existing one). */
+  const struct tt_model_attr *c = tt_model_lifecycle(m, TT_LC_CREATED_AT);
+  if (upsert && c != NULL) {
+    char t[TT_ORM_TIME_MAX];
+    struct tt_av v;
+    if (tt_orm_format_rfc3339nano(now_ns, t, sizeof(t)) < 0 || tt_av_string(&v, t, strlen(t)) != 0)
+      return oom(err);
+    if (tt_expr_build_update_action(b, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true, &v, c->name,
+                                    err) != 0)
+      return -1;
+  }
+  return tt_expr_build_update_finish(b, text, err);
+}
+
+int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err) {
+  for (size_t i = 0; i < key->len; i++) {
+    const struct tt_av_member *k = &key->u.members[i];
+    const struct tt_av *given = tt_av_map_get(item, k->name);
+    if (given) {
+      if (!tt_av_equal(given, &k->value))
+        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                            "%s in the body differs from the key in the path", k->name);
+      continue;
+    }
+    struct tt_av copy;
+    if (tt_av_clone(&copy, &k->value) != 0 ||
+        tt_av_map_put(item, k->name, k->name_len, &copy) != 0) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
+      return oom(err);
+    }
+  }
+  return 0;
+}
+
+int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_expected *body,
+                          const char *field, const char *msg, struct tt_error *err) {
+  if (!body->present)
+    return 0;
+  if (expected->present && expected->version != body->version)
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s", msg);
+  *expected = *body;
+  return 0;
+}
+
+int tt_orm_item_put_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
+                              const struct tt_av *key, struct tt_av *item,
+                              struct tt_orm_expected *expected, struct tt_error *err) {
+  struct tt_orm_expected body_expected = {0};
+  if (tt_orm_item_from_json(m, body, TT_ORM_PUT, now_ns, NULL, item, &body_expected, err) != 0 ||
+      tt_orm_item_merge_key(item, key, err) != 0 ||
+      tt_orm_expected_merge(expected, &body_expected, "version",
+                            "the body's version differs from If-Match", err) != 0)
+    return -1;
+  /* The caller refused If-Match on a model without a version. */
+  if (expected->present && tt_orm_item_set_version(m, item, expected->version + 1) != 0)
+    return oom(err);
+  return 0;
+}
+
+int tt_orm_update_check_members(const json_t *body, struct tt_error *err) {
+  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
+                                      "add", "delete", "append", "prepend", "condition",
+                                      "expected_version", "upsert", "protected_attributes"};
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    bool known = false;
+    for (size_t i = 0; !known && i < sizeof(names) / sizeof(names[0]); i++)
+      known = strcmp(k, names[i]) == 0;
+    if (!known)
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
+  }
+  return 0;
+}

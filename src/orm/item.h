@@ -172,4 +172,66 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
  * the rule of an update without `fields`. */
 bool tt_orm_value_is_empty(const json_t *v, enum tt_av_type declared, bool deep);
 
+/* ---- the single-item write ---------------------------------------------------
+ * One set of builders for the Put/Update/Delete of one item, used by the item
+ * operations (items.c), by every write step of a transaction and by the
+ * unique-guard path (txn_build.c, txn_item.c). Conditions are appended to a
+ * text joined with " AND "; values and names go to the builder's
+ * placeholders. All return 0, or -1 with *err set (ValidationError from the
+ * expression builder naming `field`, Internal when out of memory). */
+
+/* Appends attribute_exists(attr) (or attribute_not_exists) to c; errors
+ * name the field "key". */
+int tt_orm_cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *attr, bool exists,
+                       struct tt_error *err);
+
+/* Appends attr = value (value cloned) to c. */
+int tt_orm_cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *attr,
+                       const struct tt_av *value, const char *field, struct tt_error *err);
+
+/* What the condition of a single-item write says, in this order. */
+struct tt_orm_write_cond {
+  bool absent;                     /* no item has the key (create, If-None-Match) */
+  bool exists;                     /* the item exists (update without upsert, delete) */
+  struct tt_orm_expected expected; /* its version is this one (models with a version) */
+  const json_t *condition;         /* the caller's condition (borrowed); NULL or null: none */
+  const char *field;               /* prefix of error fields ("items[2]"); NULL or "" */
+};
+
+/* Appends the condition `w` describes for an item of `m` to c. */
+int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
+                           const struct tt_orm_write_cond *w, struct tt_buf *c,
+                           struct tt_error *err);
+
+/* Builds the UpdateExpression of the parsed update `u` (its values cloned,
+ * `u` unchanged), plus SET if_not_exists of created_at = now_ns when
+ * `upsert` (the creation time a POST would have given); `field` prefixes the
+ * actions' error fields. *text is malloc'd (caller frees). */
+int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b,
+                             const struct tt_orm_update *u, bool upsert, int64_t now_ns,
+                             const char *field, char **text, struct tt_error *err);
+
+/* Puts the attributes of `key` (an M from the path) into `item`, or checks
+ * the item's copy: ValidationError naming the attribute when it differs. */
+int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err);
+
+/* Reconciles the version a body carries (`body`) with the one of If-Match
+ * (*expected): ValidationError(field, msg) when both are given and differ;
+ * else *expected becomes the body's when it has one. */
+int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_expected *body,
+                          const char *field, const char *msg, struct tt_error *err);
+
+/* The item of a PUT of one item: converted (TT_ORM_PUT), the path's key
+ * merged into it, the body's version reconciled with If-Match (*expected in:
+ * the header's; out: the one to check), and then the new version set to
+ * expected + 1. *item is a new M on success (the caller frees it either
+ * way). */
+int tt_orm_item_put_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
+                              const struct tt_av *key, struct tt_av *item,
+                              struct tt_orm_expected *expected, struct tt_error *err);
+
+/* Refuses a member an update body may not have (docs/api.md "Items"):
+ * ValidationError naming it. */
+int tt_orm_update_check_members(const json_t *body, struct tt_error *err);
+
 #endif

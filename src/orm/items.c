@@ -17,65 +17,6 @@
 #include "value/codec_logical.h"
 #include "value/number.h"
 
-/* ---- expression values are typed by the model ----------------------------- */
-
-
-
-
-/* Appends " AND " between condition parts. */
-static int cond_sep(struct tt_buf *c) { return c->len ? tt_buf_puts(c, " AND ") : 0; }
-
-/* A condition text that could not grow: memory (no cap is set on it). */
-static int cond_oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
-static int cond_key_exists(struct tt_orm_item_op *op, struct tt_buf *c, bool exists,
-                           struct tt_error *err) {
-  if (cond_sep(c) != 0 ||
-      tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
-    return cond_oom(err);
-  if (tt_expr_builder_path(op->builder, op->ctx.model->pk->name, true, c, "key", err) != 0)
-    return -1;
-  return tt_buf_puts(c, ")") != 0 ? cond_oom(err) : 0;
-}
-
-static int cond_version(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_error *err) {
-  const struct tt_model_attr *v = tt_model_lifecycle(op->ctx.model, TT_LC_VERSION);
-  if (!op->expected.present || v == NULL)
-    return 0;
-  struct tt_av ev;
-  if (tt_av_number_int(&ev, op->expected.version) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (cond_sep(c) != 0) {
-    tt_av_free(&ev);
-    return cond_oom(err);
-  }
-  if (tt_expr_builder_path(op->builder, v->name, true, c, "expected_version", err) != 0) {
-    tt_av_free(&ev);
-    return -1;
-  }
-  if (tt_buf_puts(c, " = ") != 0) {
-    tt_av_free(&ev);
-    return cond_oom(err);
-  }
-  if (tt_expr_builder_value(op->builder, &ev, c, err) != 0)
-    return -1;
-  return 0;
-}
-
-static int cond_user(struct tt_orm_item_op *op, struct tt_buf *c, struct tt_error *err) {
-  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
-  if (cond == NULL || json_is_null(cond))
-    return 0;
-  char *text = NULL;
-  if (tt_expr_build_condition(op->builder, cond, "condition", &text, err) != 0)
-    return -1;
-  int rc = cond_sep(c) != 0 || tt_buf_printf(c, "(%s)", text) != 0 ? cond_oom(err) : 0;
-  free(text);
-  return rc;
-}
-
 /* ---- finishing ----------------------------------------------------------- */
 
 static void op_finish(struct tt_orm_item_op *op) {
@@ -108,7 +49,7 @@ static void fail_code(struct tt_orm_item_op *op, enum tt_err_code code, const ch
 
 /* Writes the item as the answer body (logical JSON, or DynamoDB's own
  * shape), with the ETag of its version. */
-static int answer_item(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status) {
+int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status) {
   struct tt_orm_result *r = op->ctx.result;
   struct tt_error err;
   tt_buf_reset(&r->body);
@@ -222,7 +163,7 @@ static void opened_cb(void *arg, const struct tt_error *err) {
     fail(op, err);
     return;
   }
-  answer_item(op, &op->item, 200);
+  tt_orm_item_answer(op, &op->item, 200);
   op_finish(op);
 }
 
@@ -273,11 +214,11 @@ static void written(struct tt_client_call *call) {
   }
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
-    answer_item(op, &op->item, 201);
+    tt_orm_item_answer(op, &op->item, 201);
     break;
   case TT_ORM_OP_PUT: {
     bool replaced = item_out(call) != NULL && item_out(call)->len > 0;
-    answer_item(op, &op->item, replaced ? 200 : 201);
+    tt_orm_item_answer(op, &op->item, replaced ? 200 : 201);
     break;
   }
   case TT_ORM_OP_UPDATE:
@@ -320,27 +261,6 @@ static void got(struct tt_client_call *call) {
   answer_opened(op);
 }
 
-/* Puts the key from the path into the item, or checks the body's copy. */
-static int merge_path_key(struct tt_orm_item_op *op, struct tt_error *err) {
-  for (size_t i = 0; i < op->key.len; i++) {
-    const struct tt_av_member *k = &op->key.u.members[i];
-    const struct tt_av *given = tt_av_map_get(&op->item, k->name);
-    if (given) {
-      if (!tt_av_equal(given, &k->value))
-        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
-                            "%s in the body differs from the key in the path", k->name);
-      continue;
-    }
-    struct tt_av copy;
-    if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(&op->item, k->name, k->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    }
-  }
-  return 0;
-}
-
 /* Finishes op->req: table, the condition built so far in op->cond (which
  * asks for the old item on failure, so classify() need not read it
  * again), the placeholders; then starts the call. An encrypted model's
@@ -377,44 +297,26 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
 }
 
 static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+  const struct tt_orm_write_cond w = {.absent = true};
   if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_CREATE, now, NULL, &op->item, NULL,
                             err) != 0 ||
-      cond_key_exists(op, &op->cond, false, err) != 0)
+      tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
     return -1;
   op->req.item = &op->item;
   return send_request(op, TT_DDB_PUT_ITEM, written, err);
 }
 
 static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
-  struct tt_buf *c = &op->cond;
-  int rc = -1;
-  struct tt_orm_expected body_expected = {0};
-  if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_PUT, now, NULL, &op->item,
-                            &body_expected, err) != 0 ||
-      merge_path_key(op, err) != 0)
-    goto done;
-  if (body_expected.present) {
-    if (op->expected.present && op->expected.version != body_expected.version) {
-      tt_error_set(err, TT_ERR_VALIDATION, "version",
-                   "the body's version differs from If-Match");
-      goto done;
-    }
-    op->expected = body_expected;
-  }
   /* tt_orm_item_start refused If-Match on a model without a version. */
-  if (op->expected.present &&
-      tt_orm_item_set_version(op->ctx.model, &op->item, op->expected.version + 1) != 0) {
-    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    goto done;
-  }
-  if ((op->if_none_match && cond_key_exists(op, c, false, err) != 0) ||
-      cond_version(op, c, err) != 0)
-    goto done;
+  if (tt_orm_item_put_from_json(op->ctx.model, op->body, now, &op->key, &op->item, &op->expected,
+                                err) != 0)
+    return -1;
+  const struct tt_orm_write_cond w = {.absent = op->if_none_match, .expected = op->expected};
+  if (tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
+    return -1;
   op->req.item = &op->item;
   op->req.return_values = TT_DDB_RETURN_ALL_OLD;
-  rc = send_request(op, TT_DDB_PUT_ITEM, written, err);
-done:
-  return rc;
+  return send_request(op, TT_DDB_PUT_ITEM, written, err);
 }
 
 static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
@@ -430,63 +332,22 @@ static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
   return send_request(op, TT_DDB_GET_ITEM, got, err);
 }
 
-/* The members an update body may have (docs/api.md "Items"). */
-static bool update_member(const char *k) {
-  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
-                                      "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert", "protected_attributes"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(k, names[i]) == 0)
-      return true;
-  return false;
-}
-
-/* An upsert may create the item: give it the creation time it would have
- * had from POST (if_not_exists keeps an existing one). */
-static int upsert_created_at(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
-  const struct tt_model_attr *c = tt_model_lifecycle(op->ctx.model, TT_LC_CREATED_AT);
-  if (!op->upsert || c == NULL)
-    return 0;
-  char text[TT_ORM_TIME_MAX];
-  struct tt_av v;
-  if (tt_orm_format_rfc3339nano(now, text, sizeof(text)) < 0 ||
-      tt_av_string(&v, text, strlen(text)) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  return tt_expr_build_update_action(op->builder, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true,
-                                     &v, c->name, err);
-}
-
 /* The second half of an update: its (sealed) actions, conditions and the
  * call. */
 static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
-  struct tt_orm_update *upd = &op->upd;
-  struct tt_buf *c = &op->cond;
-  int rc = -1;
-  for (size_t i = 0; i < upd->n_actions; i++) {
-    struct tt_orm_action *a = &upd->actions[i];
-    struct tt_av *value = NULL;
-    struct tt_av moved;
-    if (a->kind != TT_EXPR_UPD_REMOVE) {
-      moved = a->value;
-      memset(&a->value, 0, sizeof(a->value));
-      value = &moved;
-    }
-    if (tt_expr_build_update_action(op->builder, a->kind, a->path, a->literal, value, a->field,
-                                    err) != 0)
-      goto done;
-  }
-  if (upsert_created_at(op, op->now, err) != 0 ||
-      tt_expr_build_update_finish(op->builder, &op->update_text, err) != 0)
-    goto done;
-  if ((!op->upsert && cond_key_exists(op, c, true, err) != 0) || cond_version(op, c, err) != 0 ||
-      cond_user(op, c, err) != 0)
-    goto done;
+  const struct tt_orm_write_cond w = {
+      .exists = !op->upsert,
+      .expected = op->expected,
+      .condition = op->body ? json_object_get(op->body, "condition") : NULL,
+  };
+  if (tt_orm_update_expression(op->ctx.model, op->builder, &op->upd, op->upsert, op->now, NULL,
+                               &op->update_text, err) != 0 ||
+      tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
+    return -1;
   op->req.key = &op->key;
   op->req.update = op->update_text;
   op->req.return_values = TT_DDB_RETURN_ALL_NEW;
-  rc = send_request(op, TT_DDB_UPDATE_ITEM, written, err);
-done:
-  return rc;
+  return send_request(op, TT_DDB_UPDATE_ITEM, written, err);
 }
 
 static void update_sealed_cb(void *arg, const struct tt_error *err) {
@@ -500,15 +361,9 @@ static void update_sealed_cb(void *arg, const struct tt_error *err) {
 
 static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
   struct tt_orm_update *upd = &op->upd;
-  const char *member;
-  json_t *member_value;
   op->now = now;
-  json_object_foreach((json_t *)op->body, member, member_value) {
-    if (!update_member(member))
-      return tt_error_set(err, TT_ERR_VALIDATION, member, "%s is not part of an update body",
-                          member);
-  }
-  if (tt_orm_update_from_json(op->ctx.model, op->body, now, "", upd, err) != 0 ||
+  if (tt_orm_update_check_members(op->body, err) != 0 ||
+      tt_orm_update_from_json(op->ctx.model, op->body, now, "", upd, err) != 0 ||
       tt_orm_policy_check_update(op->ctx.model, upd, op->body, NULL, err) != 0)
     return -1;
   for (size_t i = 0; i < upd->key.len && upd->key.type == TT_AV_M; i++) {
@@ -518,26 +373,17 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
       return tt_error_set(err, TT_ERR_VALIDATION, k->name,
                           "%s in the body differs from the key in the path", k->name);
   }
-  if (upd->expected.present) {
-    if (op->expected.present && op->expected.version != upd->expected.version)
-      return tt_error_set(err, TT_ERR_VALIDATION, "expected_version",
-                          "the body's expected version differs from If-Match");
-    op->expected = upd->expected;
-  }
+  if (tt_orm_expected_merge(&op->expected, &upd->expected, "expected_version",
+                            "the body's expected version differs from If-Match", err) != 0)
+    return -1;
   if (!tt_orm_crypt_model(op->ctx.model))
     return update_send(op, err);
-  /* Values set on encrypted attributes are sealed first (item.c already
-   * refused every other action on them). */
+  /* Values set on encrypted attributes are sealed first. */
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
   if (c == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  for (size_t i = 0; i < upd->n_actions; i++) {
-    struct tt_orm_action *a = &upd->actions[i];
-    const struct tt_model_attr *at = tt_model_attr_find(op->ctx.model, a->path, strlen(a->path));
-    if (at != NULL && at->encrypted && a->kind != TT_EXPR_UPD_REMOVE &&
-        tt_orm_crypt_add_value(c, at, &a->value, err) != 0)
-      return -1;
-  }
+  if (tt_orm_crypt_add_update(c, op->ctx.model, upd, err) != 0)
+    return -1;
   struct tt_error cerr;
   int crc = tt_orm_crypt_run(c, update_sealed_cb, op, &cerr);
   if (crc != 0) /* settled at once: go on as its completion would */
@@ -546,7 +392,8 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
 }
 
 static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
-  if (cond_key_exists(op, &op->cond, true, err) != 0 || cond_version(op, &op->cond, err) != 0)
+  const struct tt_orm_write_cond w = {.exists = true, .expected = op->expected};
+  if (tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
     return -1;
   op->req.key = &op->key;
   return send_request(op, TT_DDB_DELETE_ITEM, written, err);
@@ -566,6 +413,21 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
     if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
       return -1;
   }
+  return 0;
+}
+
+int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
+                              struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                err) != 0 ||
+      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0) ||
+      (op->kind != TT_ORM_OP_CREATE &&
+       tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, key, err) != 0) ||
+      tt_orm_item_check_encrypted(op, err) != 0)
+    return -1;
+  if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
   return 0;
 }
 
@@ -595,20 +457,8 @@ static int item_start_run(struct tt_orm_item_op *op) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;
   }
-  if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                &err) != 0 ||
-      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, &err) != 0) ||
-      (op->kind != TT_ORM_OP_CREATE &&
-       tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, &op->key, &err) != 0)) {
+  if (tt_orm_item_check_request(op, &op->key, &err) != 0) {
     fail(op, &err);
-    return 0;
-  }
-  if (tt_orm_item_check_encrypted(op, &err) != 0) {
-    fail(op, &err);
-    return 0;
-  }
-  if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL) {
-    fail_code(op, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
     return 0;
   }
   int64_t now = tt_orm_now_ns(op->ctx.orm);

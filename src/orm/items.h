@@ -73,4 +73,18 @@ int tt_orm_item_start(struct tt_orm_item_op *op);
  * refuse the same requests. Returns 0 or -1. */
 int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err);
 
+/* The refusals of a single-item request before any I/O, in this order: the
+ * model's write policy (orm/policy.h), the deploy-authority check of the
+ * body when asked for (orm/provenance.h), the key in the path (all but
+ * CREATE; typed into *key), tt_orm_item_check_encrypted, and If-Match on a
+ * model without a version. Shared by the plain path and the unique-guard
+ * path. Returns 0 or -1. */
+int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
+                              struct tt_error *err);
+
+/* Writes `item` (a stored M) as op's answer body (logical JSON, or
+ * DynamoDB's own shape with ?format=dynamodb) with the ETag of its version
+ * and HTTP status `status`. Returns 0, or -1 with the result failed. */
+int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status);
+
 #endif

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* txn_internal.h -- what the files of transactions share (not an API):
+ * the plan of a transaction (its typed actions) and the steps between
+ * files: txn_parse.c turns a body into actions, txn_build.c turns actions
+ * into TransactItems, txn_run.c runs, retries and answers them, txn.c is
+ * POST /v1/transactions and txn_item.c the unique-guard single-item write. */
+#ifndef TT_ORM_TXN_INTERNAL_H
+#define TT_ORM_TXN_INTERNAL_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/sleep_op.h"
+#include "obs/log.h"
+#include "orm/crypt.h"
+#include "orm/item.h"
+#include "orm/key.h"
+#include "orm/policy.h"
+#include "orm/provenance.h"
+#include "orm/tokens.h"
+#include "orm/txn.h"
+#include "orm/unique.h"
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+
+enum kind { K_CREATE = 1, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };
+
+/* One item of the transaction. */
+struct action {
+  enum kind kind;
+  struct tt_model *m; /* one reference */
+  char field[24];     /* "items[3]"; "" for a single-item write */
+  struct tt_av key;   /* M */
+  struct tt_av item;  /* create/put: the whole item (sealed before the write);
+                       * single update: the item read back for the answer */
+  struct tt_av plain; /* single create/put of an encrypted model: the item
+                       * before sealing, which the answer shows */
+  struct tt_orm_update upd;
+  bool has_upd;
+  bool upsert;
+  bool must_exist;  /* single delete: 404 when absent */
+  bool create_only; /* put with If-None-Match: * */
+  struct tt_orm_expected expected;
+  const json_t *condition; /* borrowed */
+  const json_t *select;    /* get: borrowed */
+  bool unique;             /* the model keeps unique attributes */
+  bool needs_old;          /* read the item before writing */
+  bool touches_unique;     /* update: changes a unique attribute */
+  struct tt_av old;        /* read before the write */
+  bool old_found;
+  struct tt_av newvals; /* update touching unique: their values after it */
+  size_t main_at;       /* index of its own action in TransactItems */
+  size_t guard_at, n_guards;
+  struct tt_unique_guard *guards;
+  bool raced; /* the last write lost a race with another writer */
+};
+
+struct tt_orm_txn_state {
+  struct tt_orm_ctx *ctx;
+  struct tt_orm_item_op *single; /* single-item write, else NULL */
+  struct tt_orm_txn_op *op;      /* /v1/transactions/..., else NULL */
+  bool get;
+  struct action *acts;
+  size_t n;
+  const char *token; /* borrowed from the body */
+  uint64_t token_hash; /* of the body, for the client-token memo */
+  bool retry_conflicts;
+  int64_t now;
+  unsigned attempts;  /* writes sent */
+  unsigned conflicts; /* conflict retries done */
+  struct tt_client_call call; /* its steps, one after another */
+  struct tt_sleep_op sleep;
+  size_t *read_of; /* read index -> action index */
+  size_t n_reads;
+  bool sealing; /* a write with values of encrypted attributes */
+  struct tt_av *got; /* get: the items read, opened before the answer */
+  struct tt_span *span; /* the attempt's span (read, then write); NULL when not traced */
+};
+
+static inline int oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+static inline const char *pk_name(const struct action *a) { return a->m->pk->name; }
+
+/* "items[3].x" or "x" for a single item. */
+
+static inline void subfield(const struct action *a, const char *name, char *out, size_t cap) {
+  /* A longer path is cut: a field only points at the place. */
+  size_t o = 0;
+  const char *parts[3] = {a->field, a->field[0] ? "." : "", name};
+  for (size_t p = 0; p < 3; p++)
+    for (const char *c = parts[p]; *c && o + 1 < cap; c++)
+      out[o++] = *c;
+  out[o] = '\0';
+}
+
+/* The top-level attribute an update action targets. */
+
+static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
+                                                      const struct tt_orm_action *x) {
+  const char *name = x->path;
+  size_t n = strlen(x->path);
+  if (!x->literal)
+    tt_expr_rest_path_head(x->path, &name, &n);
+  return tt_model_attr_find(m, name, n);
+}
+
+/* ---- txn_parse.c: request body -> actions --------------------------------------- */
+
+/* One entry of items[] of transactions/write or /get. */
+int txn_parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, const json_t *e,
+                    struct tt_error *err);
+/* Two actions on one item of the caller, before any I/O. */
+int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err);
+/* Encrypted attributes in a transaction (sets st->sealing). */
+int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err);
+/* Checks the model and key of an action of a model with unique attributes
+ * and decides what must be read first. */
+int txn_prepare_unique(struct action *a, struct tt_error *err);
+int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
+/* Compares the update's key attributes (TableTheory form) with the key. */
+int txn_check_update_key(struct action *a, struct tt_error *err);
+
+/* ---- txn_build.c: actions -> TransactWriteItems / TransactGetItems -------------- */
+
+/* Builds the whole TransactWriteItems (or TransactGetItems) request.
+ * `snapshot`: the reads of needs_old actions are in. */
+int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, json_t **out,
+                      struct tt_error *err);
+
+/* ---- txn_run.c: running, cancellation reasons, retries, answers ----------------- */
+
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n);
+void txn_state_free(struct tt_orm_txn_state *st);
+/* Fails the request with err and finishes it. */
+void txn_fail(struct tt_orm_txn_state *st, const struct tt_error *err);
+/* Starts one backend step on st->call; a refused start completes as cb. */
+void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req, tt_client_done_cb cb);
+/* Reads what the items that move guards hold now, then writes. */
+void txn_start_attempt(struct tt_orm_txn_state *st);
+/* The completion of a TransactGetItems of transactions/get. */
+void txn_get_cb(struct tt_client_call *c);
+/* Seals the values of encrypted attributes the actions write; done(st, err)
+ * runs once; returns 0, or -1 (done not called). */
+int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
+                     struct tt_error *err);
+
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* txn_item.c -- the single-item writes of models with unique
+ * attributes (the unique-guard path): one item's create, put, update or
+ * delete run as a transaction that moves its guard items with it. */
+#include "orm/txn_internal.h"
+
+static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
+                        struct tt_error *err) {
+  struct action *a = &st->acts[0];
+  a->m = tt_model_ref(op->ctx.model);
+  a->field[0] = '\0';
+  /* The same refusals as the plain path, before any I/O. */
+  if (tt_orm_item_check_request(op, &a->key, err) != 0)
+    return -1;
+  switch (op->kind) {
+  case TT_ORM_OP_CREATE:
+    a->kind = K_CREATE;
+    if (tt_orm_item_from_json(a->m, op->body, TT_ORM_CREATE, st->now, NULL, &a->item, NULL,
+                              err) != 0 ||
+        tt_orm_key_of_item(a->m, &a->item, NULL, &a->key, err) != 0)
+      return -1;
+    break;
+  case TT_ORM_OP_PUT:
+    a->kind = K_PUT;
+    a->create_only = op->if_none_match;
+    a->expected = op->expected;
+    if (tt_orm_item_put_from_json(a->m, op->body, st->now, &a->key, &a->item, &a->expected,
+                                  err) != 0)
+      return -1;
+    break;
+  case TT_ORM_OP_UPDATE: {
+    a->kind = K_UPDATE;
+    a->upsert = op->upsert;
+    if (tt_orm_update_check_members(op->body, err) != 0)
+      return -1;
+    if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0)
+      return -1;
+    a->has_upd = true; /* state_free frees it from here on */
+    if (tt_orm_policy_check_update(a->m, &a->upd, op->body, NULL, err) != 0)
+      return -1;
+    if (txn_check_update_key(a, err) != 0)
+      return -1;
+    a->expected = op->expected;
+    if (tt_orm_expected_merge(&a->expected, &a->upd.expected, "expected_version",
+                              "the body's expected version differs from If-Match", err) != 0)
+      return -1;
+    a->condition = json_object_get(op->body, "condition");
+    if (a->condition && json_is_null(a->condition))
+      a->condition = NULL;
+    break;
+  }
+  case TT_ORM_OP_DELETE:
+    a->kind = K_DELETE;
+    a->must_exist = true;
+    a->expected = op->expected;
+    break;
+  case TT_ORM_OP_GET:
+    break;
+  }
+  if (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0)
+    return -1;
+  return 0;
+}
+
+static void single_sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    txn_fail(st, err);
+    return;
+  }
+  txn_start_attempt(st);
+}
+
+static int txn_item_start_run(struct tt_orm_item_op *op);
+
+int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
+  tt_orm_ctx_enter(&op->ctx);
+  txn_item_start_run(op);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
+static int txn_item_start_run(struct tt_orm_item_op *op) {
+  if (op->kind == TT_ORM_OP_GET)
+    return tt_orm_item_start(op);
+  struct tt_error err;
+  tt_error_clear(&err);
+  memset(&op->key, 0, sizeof(op->key));
+  memset(&op->item, 0, sizeof(op->item));
+  op->builder = NULL;
+  struct tt_orm_txn_state *st = txn_state_new(&op->ctx, 1);
+  if (st == NULL) {
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(op->ctx.result, &err);
+    tt_orm_ctx_finish(&op->ctx);
+    return 0;
+  }
+  st->single = op;
+  st->n = 1;
+  json_t *req = NULL;
+  if (parse_single(st, op, &err) != 0) {
+    txn_fail(st, &err);
+    return 0;
+  }
+  if (st->acts[0].kind == K_UPDATE && !st->acts[0].touches_unique) {
+    /* No guard moves: the plain UpdateItem (ALL_NEW, one call) is enough.
+     * The key was checked above (never a guard's). */
+    txn_state_free(st);
+    return tt_orm_item_start(op);
+  }
+  if (txn_build_request(st, false, &req, &err) != 0) {
+    txn_fail(st, &err);
+    return 0;
+  }
+  json_decref(req);
+  if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
+    /* Sealed once: a retry after a race sends the same envelopes. */
+    if (txn_seal_actions(st, single_sealed_cb, &err) != 0)
+      txn_fail(st, &err);
+    return 0;
+  }
+  txn_start_attempt(st);
+  return 0;
+}

@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* txn_run.c -- running a transaction: the reads before the write,
+ * TransactWriteItems/TransactGetItems calls, cancellation reasons mapped
+ * per item, retries of races and conflicts, and the answers. */
+#include "orm/txn_internal.h"
+
+/* ---- finishing ------------------------------------------------------------------- */
+
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n) {
+  struct tt_orm_txn_state *st = tt_arena_alloc(ctx->arena, sizeof(*st));
+  if (st == NULL)
+    return NULL;
+  st->ctx = ctx;
+  st->acts = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*st->acts));
+  st->read_of = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*st->read_of));
+  if (st->acts == NULL || st->read_of == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    struct action *a = &st->acts[i];
+    a->key.type = a->item.type = a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
+    tt_orm_update_init(&a->upd);
+  }
+  st->now = tt_orm_now_ns(ctx->orm);
+  return st;
+}
+
+void txn_state_free(struct tt_orm_txn_state *st) {
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (st->got)
+      tt_av_free(&st->got[i]);
+    tt_av_free(&a->key);
+    tt_av_free(&a->item);
+    tt_av_free(&a->plain);
+    tt_av_free(&a->old);
+    tt_av_free(&a->newvals);
+    if (a->has_upd)
+      tt_orm_update_free(&a->upd);
+    if (a->m)
+      tt_model_unref(a->m);
+    a->m = NULL;
+  }
+  st->n = 0;
+}
+
+/* Ends the span of the attempt that ran, if any. */
+static void attempt_span_end(struct tt_orm_txn_state *st, const char *retry_reason) {
+  if (st->span == NULL)
+    return;
+  if (retry_reason)
+    tt_span_str(st->span, "tabletheoryd.txn.retry_reason", retry_reason);
+  else if (st->ctx->join->canceled)
+    tt_span_status(st->span, TT_SPAN_ERROR, "RequestCanceled");
+  tt_span_end(st->span);
+  st->span = NULL;
+}
+
+static void finish(struct tt_orm_txn_state *st) {
+  attempt_span_end(st, NULL);
+  txn_state_free(st);
+  tt_orm_ctx_finish(st->ctx);
+}
+
+void txn_fail(struct tt_orm_txn_state *st, const struct tt_error *err) {
+  tt_orm_fail(st->ctx->result, err);
+  finish(st);
+}
+
+static void fail_code(struct tt_orm_txn_state *st, enum tt_err_code code, const char *field,
+                      const char *msg) {
+  struct tt_error e;
+  tt_error_set(&e, code, field, "%s", msg);
+  txn_fail(st, &e);
+}
+
+static void fail_backend(struct tt_orm_txn_state *st, const struct tt_backend_error *e) {
+  if (strcmp(e->type, "IdempotentParameterMismatchException") == 0) {
+    fail_code(st, TT_ERR_VALIDATION, "client_token",
+              "client_token was used in the last 10 minutes for a different request; use a "
+              "new token for a new request");
+    return;
+  }
+  const char *model = st->n == 1 ? st->acts[0].m->name : NULL;
+  tt_orm_fail_backend(st->ctx->result, e, model);
+  finish(st);
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+static void start_write(struct tt_orm_txn_state *st);
+
+void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
+                 tt_client_done_cb cb) {
+  struct tt_client_call *c = &st->call;
+  c->request_id = st->ctx->request_id;
+  c->model = st->n ? st->acts[0].m->name : NULL;
+  c->retry_conflicts = st->retry_conflicts;
+  struct tt_join *join = st->ctx->join;
+  struct tt_trace_ctx outer = join->trace;
+  if (st->span)
+    join->trace = st->span->ctx;
+  int started = tt_client_start(st->ctx->orm->client, join, c, op, req, cb, st);
+  join->trace = outer;
+  if (started != 0)
+    cb(c); /* refused: the step fails as its completion would */
+}
+
+static int item_of(const json_t *holder, const char *member, struct tt_av *out) {
+  struct tt_error err;
+  const json_t *j = json_object_get(holder, member);
+  memset(out, 0, sizeof(*out));
+  out->type = TT_AV_NULL;
+  if (j == NULL || !json_is_object(j))
+    return 1;
+  return tt_ddb_item_from_json(j, member, out, &err) == 0 ? 0 : -1;
+}
+
+static void read_cb(struct tt_client_call *c) {
+  struct tt_orm_txn_state *st = c->arg;
+  if (c->bc.status != 0) {
+    fail_backend(st, &c->bc.error);
+    return;
+  }
+  const json_t *resp = json_object_get(c->bc.response, "Responses");
+  for (size_t r = 0; r < st->n_reads; r++) {
+    struct action *a = &st->acts[st->read_of[r]];
+    tt_av_free(&a->old);
+    int rc = item_of(json_array_get(resp, r), "Item", &a->old);
+    if (rc < 0) {
+      fail_code(st, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
+      return;
+    }
+    a->old_found = rc == 0;
+  }
+  if (st->single) {
+    struct action *a = &st->acts[0];
+    if (!a->old_found && ((a->kind == K_UPDATE && !a->upsert) || a->kind == K_DELETE)) {
+      fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
+      return;
+    }
+  }
+  start_write(st);
+}
+
+/* Reads what the items that move guards hold now, then writes. */
+void txn_start_attempt(struct tt_orm_txn_state *st) {
+  st->n_reads = 0;
+  /* One span per attempt: its guard reads and its write nest in it. */
+  attempt_span_end(st, NULL);
+  st->span = tt_span_start(&st->ctx->join->trace, "transaction attempt", TT_SPAN_INTERNAL);
+  tt_span_int(st->span, "tabletheoryd.txn.attempt", (int64_t)st->attempts + 1);
+  tt_span_int(st->span, "tabletheoryd.txn.actions", (int64_t)st->n);
+  if (st->n)
+    tt_span_str(st->span, "tabletheoryd.model", st->acts[0].m->name);
+  json_t *items = json_array();
+  for (size_t i = 0; items && i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (!a->needs_old)
+      continue;
+    json_t *g = json_pack("{s:{s:s, s:o*}}", "Get", "TableName", a->m->table, "Key",
+                          tt_ddb_item_to_json(&a->key));
+    if (g == NULL || json_array_append_new(items, g) != 0)
+      break;
+    st->read_of[st->n_reads++] = i;
+  }
+  if (items == NULL) {
+    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  if (st->n_reads == 0) {
+    json_decref(items);
+    start_write(st);
+    return;
+  }
+  txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, json_pack("{s:o}", "TransactItems", items), read_cb);
+}
+
+static void reread_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    txn_fail(st, err);
+    return;
+  }
+  tt_orm_item_answer(st->single, &st->acts[0].item, 200);
+  finish(st);
+}
+
+static void reread_cb(struct tt_client_call *c) {
+  struct tt_orm_txn_state *st = c->arg;
+  if (c->bc.status != 0) {
+    fail_backend(st, &c->bc.error);
+    return;
+  }
+  struct tt_av item;
+  int rc = item_of(c->bc.response, "Item", &item);
+  if (rc == 0) {
+    /* The new item holds envelopes: open them before answering (kept in
+     * the action, which the KMS calls borrow it from). */
+    struct action *a = &st->acts[0];
+    struct tt_error err;
+    tt_av_free(&a->item);
+    a->item = item;
+    struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
+    if (cr == NULL) {
+      txn_fail(st, (oom(&err), &err));
+      return;
+    }
+    if (tt_orm_crypt_add_item_of(cr, a->m, &a->item, &err) != 0) {
+      txn_fail(st, &err);
+      return;
+    }
+    struct tt_error cerr;
+    int crc = tt_orm_crypt_run(cr, reread_opened_cb, st, &cerr);
+    if (crc != 0) /* settled at once: go on as its completion would */
+      reread_opened_cb(st, crc < 0 ? &cerr : NULL);
+    return;
+  }
+  tt_av_free(&item);
+  fail_code(st, rc == 1 ? TT_ERR_ITEM_NOT_FOUND : TT_ERR_INTERNAL, "key",
+            rc == 1 ? "the item was deleted right after the update"
+                    : "the backend returned an undecodable item");
+}
+
+static void succeeded(struct tt_orm_txn_state *st) {
+  struct tt_orm_result *r = st->ctx->result;
+  if (st->single == NULL) {
+    tt_buf_reset(&r->body);
+    if (tt_buf_puts(&r->body, "{\"ok\":true}") != 0) {
+      fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+      return;
+    }
+    r->status = 0;
+    r->http_status = 200;
+    finish(st);
+    return;
+  }
+  struct action *a = &st->acts[0];
+  switch (a->kind) {
+  case K_CREATE:
+  case K_PUT: {
+    /* The item as sent, not its envelopes. */
+    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
+    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found ? 201 : 200);
+    break;
+  }
+  case K_UPDATE: {
+    /* TransactWriteItems returns no item: read the new one. */
+    json_t *req = json_pack("{s:s, s:o*, s:b}", "TableName", a->m->table, "Key",
+                            tt_ddb_item_to_json(&a->key), "ConsistentRead", 1);
+    txn_call(st, TT_DDB_GET_ITEM, req, reread_cb);
+    return;
+  }
+  default:
+    r->status = 0;
+    r->http_status = 204;
+    break;
+  }
+  finish(st);
+}
+
+/* ---- cancellation ------------------------------------------------------------------ */
+
+/* Whether the item DynamoDB found differs from what the read saw in what
+ * the guards depend on (a concurrent writer came in between). */
+static bool raced(const struct action *a, const json_t *reason) {
+  if (!a->needs_old)
+    return false;
+  struct tt_av cur;
+  int rc = item_of(reason, "Item", &cur);
+  bool found = rc == 0;
+  bool differs = found != a->old_found;
+  for (size_t i = 0; !differs && found && i < a->m->n_attrs; i++) {
+    const struct tt_model_attr *u = &a->m->attrs[i];
+    if (!u->unique)
+      continue;
+    const struct tt_av *x = tt_av_map_get(&cur, u->name), *y = tt_av_map_get(&a->old, u->name);
+    differs = (x == NULL) != (y == NULL) || (x && !tt_av_equal(x, y));
+  }
+  tt_av_free(&cur);
+  return differs;
+}
+
+enum verdict { V_NONE, V_EXISTS, V_MISSING, V_VERSION, V_CONDITION, V_UNIQUE, V_OTHER };
+
+struct reason {
+  enum verdict v;
+  const char *code; /* DynamoDB's, for V_OTHER */
+  const char *message;
+  const struct tt_model_attr *attr; /* V_UNIQUE */
+  bool has_version;
+  int64_t version; /* V_VERSION: what is stored */
+};
+
+static void judge(const struct action *a, const json_t *main, const json_t *guards_reasons,
+                  size_t guard0, struct reason *out) {
+  memset(out, 0, sizeof(*out));
+  const char *code = json_string_value(json_object_get(main, "Code"));
+  if (code && strcmp(code, "ConditionalCheckFailed") == 0) {
+    struct tt_av cur;
+    bool current = item_of(main, "Item", &cur) == 0;
+    const struct tt_model_attr *v = tt_model_lifecycle(a->m, TT_LC_VERSION);
+    const struct tt_av *have = current && v ? tt_av_map_get(&cur, v->name) : NULL;
+    if (have && have->type == TT_AV_N) {
+      out->has_version = true;
+      out->version = strtoll(have->u.bytes, NULL, 10);
+    }
+    tt_av_free(&cur);
+    if (a->kind == K_CREATE || (a->create_only && current))
+      out->v = V_EXISTS;
+    else if (a->expected.present && v &&
+             (!out->has_version || out->version != a->expected.version))
+      out->v = V_VERSION;
+    else if (!current && ((a->kind == K_UPDATE && !a->upsert) ||
+                          (a->kind == K_DELETE && a->must_exist)))
+      out->v = V_MISSING; /* the existence the action implies */
+    else
+      out->v = V_CONDITION;
+    return;
+  }
+  if (code && strcmp(code, "None") != 0) {
+    out->v = V_OTHER;
+    out->code = code;
+    out->message = json_string_value(json_object_get(main, "Message"));
+    return;
+  }
+  for (size_t g = 0; g < a->n_guards; g++) {
+    const json_t *gr = json_array_get(guards_reasons, guard0 + g);
+    const char *gc = json_string_value(json_object_get(gr, "Code"));
+    if (gc && strcmp(gc, "ConditionalCheckFailed") == 0 && a->guards[g].claim) {
+      out->v = V_UNIQUE;
+      out->attr = a->guards[g].attr;
+      return;
+    }
+    if (gc && strcmp(gc, "None") != 0) {
+      out->v = V_OTHER;
+      out->code = gc;
+      out->message = json_string_value(json_object_get(gr, "Message"));
+      return;
+    }
+  }
+  out->v = V_NONE;
+}
+
+/* The single-item answer of a failed write. */
+static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
+  struct action *a = &st->acts[0];
+  struct tt_error e;
+  switch (r->v) {
+  case V_EXISTS:
+    fail_code(st, TT_ERR_CONDITION_FAILED, "key", "an item with this key already exists");
+    return;
+  case V_MISSING:
+    fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
+    return;
+  case V_VERSION:
+    tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
+                 "the item's version is not the expected one; read it again and retry");
+    tt_orm_fail(st->ctx->result, &e);
+    st->ctx->result->details =
+        json_pack("{s:I}", "expected_version", (json_int_t)a->expected.version);
+    if (r->has_version)
+      json_object_set_new(st->ctx->result->details, "version",
+                          json_integer((json_int_t)r->version));
+    finish(st);
+    return;
+  case V_UNIQUE:
+    tt_error_set(&e, TT_ERR_CONDITION_FAILED, r->attr->name,
+                 "another item already has this value of unique attribute %s", r->attr->name);
+    txn_fail(st, &e);
+    return;
+  case V_OTHER:
+    if (strcmp(r->code, "TransactionConflict") == 0) {
+      fail_code(st, TT_ERR_BACKEND_UNAVAILABLE, NULL,
+                "another transaction changed the item at the same time; retry");
+      return;
+    }
+    if (strcmp(r->code, "ValidationError") == 0) {
+      tt_error_set(&e, TT_ERR_VALIDATION, NULL, "%s",
+                   r->message ? r->message : "the backend refused the write");
+      txn_fail(st, &e);
+      return;
+    }
+    tt_error_set(&e, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend canceled the write (%s)",
+                 r->code);
+    txn_fail(st, &e);
+    return;
+  default:
+    break;
+  }
+  fail_code(st, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
+}
+
+static json_t *reason_json(const struct action *a, size_t index, const struct reason *r) {
+  const char *code = "None";
+  const char *msg = NULL;
+  switch (r->v) {
+  case V_NONE:
+    break;
+  case V_EXISTS:
+    code = "ConditionalCheckFailed";
+    msg = "an item with this key already exists";
+    break;
+  case V_MISSING:
+    code = "ConditionalCheckFailed";
+    msg = "no item has this key";
+    break;
+  case V_VERSION:
+    code = "VersionConflict";
+    msg = "the item's version is not the expected one";
+    break;
+  case V_CONDITION:
+    code = "ConditionalCheckFailed";
+    msg = "the condition evaluated to false";
+    break;
+  case V_UNIQUE:
+    code = "ConditionalCheckFailed";
+    msg = "another item already has this value of a unique attribute";
+    break;
+  case V_OTHER:
+    code = r->code;
+    msg = r->message;
+    break;
+  }
+  json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)index, "code", code);
+  if (o == NULL)
+    return NULL;
+  if (msg)
+    json_object_set_new(o, "message", json_string(msg));
+  if (r->v == V_UNIQUE)
+    json_object_set_new(o, "attribute", json_string(r->attr->name));
+  if (r->v == V_VERSION) {
+    json_object_set_new(o, "expected_version", json_integer((json_int_t)a->expected.version));
+    if (r->has_version)
+      json_object_set_new(o, "version", json_integer((json_int_t)r->version));
+  }
+  return o;
+}
+
+/* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
+static void note_retry(struct tt_orm_txn_state *st, const char *reason) {
+  attempt_span_end(st, reason);
+  struct tt_families *fams = st->ctx->orm->client->fams;
+  if (fams) {
+    const char *labels[2] = {"TransactWriteItems", reason};
+    tt_metric_add(fams->backend_retries, labels, 1);
+  }
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "txn.retry");
+  tt_log_str(&l, "request_id", st->ctx->request_id);
+  tt_log_str(&l, "op", "TransactWriteItems");
+  tt_log_str(&l, "model", st->n ? st->acts[0].m->name : NULL);
+  tt_log_str(&l, "reason", reason);
+  tt_log_int(&l, "attempt", (int64_t)st->attempts + 1);
+  tt_log_end(&l);
+}
+
+static void retry_sleep_done(struct tt_sleep_op *s) {
+  struct tt_orm_txn_state *st = s->arg;
+  if (s->canceled || st->ctx->join->canceled) {
+    fail_code(st, TT_ERR_BACKEND_TIMEOUT, NULL,
+              "the request ended while waiting to retry a conflicting transaction");
+    return;
+  }
+  txn_start_attempt(st);
+}
+
+static void canceled(struct tt_orm_txn_state *st, const struct tt_backend_error *e) {
+  const json_t *reasons = e->body ? json_object_get(e->body, "CancellationReasons") : NULL;
+  /* A race with another writer between our read and our write: read again. */
+  bool race = false, conflict_only = true, any = false;
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    const json_t *mr = json_array_get(reasons, a->main_at);
+    const char *code = json_string_value(json_object_get(mr, "Code"));
+    a->raced = code && strcmp(code, "ConditionalCheckFailed") == 0 && raced(a, mr);
+    race |= a->raced;
+  }
+  if (race && st->attempts < TT_ORM_TXN_MAX_ATTEMPTS) {
+    note_retry(st, "race");
+    txn_start_attempt(st);
+    return;
+  }
+  struct reason *rs = calloc(st->n ? st->n : 1, sizeof(*rs));
+  if (rs == NULL) {
+    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    judge(a, json_array_get(reasons, a->main_at), reasons, a->guard_at, &rs[i]);
+    if (a->raced) {
+      /* Still racing after every attempt: as DynamoDB says of conflicts. */
+      rs[i].v = V_OTHER;
+      rs[i].code = "TransactionConflict";
+      rs[i].message = "another writer kept changing the item; retry";
+    }
+    if (rs[i].v == V_NONE)
+      continue;
+    any = true;
+    if (rs[i].v != V_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
+      conflict_only = false;
+  }
+  if (any && conflict_only && st->retry_conflicts &&
+      st->conflicts + 1 < st->ctx->orm->client->retry.max_attempts) {
+    free(rs);
+    struct tt_backend_error synthetic;
+    memset(&synthetic, 0, sizeof(synthetic));
+    uint64_t wait = tt_client_backoff_ms(st->ctx->orm->client, &synthetic, ++st->conflicts);
+    note_retry(st, "conflict");
+    st->sleep.on_done = retry_sleep_done;
+    st->sleep.arg = st;
+    if (tt_sleep_op_start(&st->sleep, st->ctx->orm->client->loop, st->ctx->join, wait, false) !=
+        0)
+      fail_code(st, TT_ERR_INTERNAL, NULL, "could not arm the retry timer");
+    return;
+  }
+  if (st->single) {
+    struct reason r = rs[0];
+    free(rs);
+    fail_single(st, &r);
+    return;
+  }
+  json_t *list = json_array();
+  for (size_t i = 0; list && i < st->n; i++) {
+    json_t *o = reason_json(&st->acts[i], i, &rs[i]);
+    if (o == NULL || json_array_append_new(list, o) != 0) {
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  free(rs);
+  if (list == NULL) {
+    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_TRANSACTION_CANCELED, NULL,
+               "the transaction was canceled and nothing was written; see details.reasons");
+  tt_orm_fail(st->ctx->result, &err);
+  st->ctx->result->details = json_pack("{s:o}", "reasons", list);
+  finish(st);
+}
+
+static void write_cb(struct tt_client_call *c) {
+  struct tt_orm_txn_state *st = c->arg;
+  if (c->bc.status == 0) {
+    succeeded(st);
+    return;
+  }
+  if (strcmp(c->bc.error.type, "TransactionCanceledException") == 0) {
+    canceled(st, &c->bc.error);
+    return;
+  }
+  fail_backend(st, &c->bc.error);
+}
+
+static void start_write(struct tt_orm_txn_state *st) {
+  struct tt_error err;
+  json_t *req = NULL;
+  if (txn_build_request(st, true, &req, &err) != 0) {
+    txn_fail(st, &err);
+    return;
+  }
+  st->attempts++;
+  txn_call(st, TT_DDB_TRANSACT_WRITE_ITEMS, req, write_cb);
+}
+
+/* ---- transactions/get ----------------------------------------------------------------- */
+
+/* The answer of a TransactGetItems, from st->got (opened). */
+static void answer_got(struct tt_orm_txn_state *st) {
+  struct tt_orm_result *r = st->ctx->result;
+  struct tt_buf *b = &r->body;
+  struct tt_error err;
+  tt_error_clear(&err);
+  tt_buf_reset(b);
+  int rc = tt_buf_puts(b, "{\"items\":[");
+  for (size_t i = 0; rc == 0 && i < st->n; i++) {
+    if (i)
+      rc = tt_buf_puts(b, ",");
+    if (rc == 0 && st->got[i].type == TT_AV_M)
+      rc = tt_orm_item_write(b, st->acts[i].m, &st->got[i], st->acts[i].select, &err);
+    else if (rc == 0)
+      rc = tt_buf_puts(b, "null");
+    if (rc != 0 && err.code == TT_OK)
+      oom(&err);
+  }
+  if (rc == 0 && tt_buf_puts(b, "]}") != 0)
+    rc = oom(&err);
+  if (rc != 0) {
+    txn_fail(st, &err);
+    return;
+  }
+  r->status = 0;
+  r->http_status = 200;
+  finish(st);
+}
+
+static void got_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL)
+    txn_fail(st, err);
+  else
+    answer_got(st);
+}
+
+void txn_get_cb(struct tt_client_call *c) {
+  struct tt_orm_txn_state *st = c->arg;
+  if (c->bc.status != 0) {
+    fail_backend(st, &c->bc.error);
+    return;
+  }
+  struct tt_error err;
+  const json_t *resp = json_object_get(c->bc.response, "Responses");
+  struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
+  st->got = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*st->got));
+  if (cr == NULL || st->got == NULL) {
+    txn_fail(st, (oom(&err), &err));
+    return;
+  }
+  for (size_t i = 0; i < st->n; i++) {
+    int found = item_of(json_array_get(resp, i), "Item", &st->got[i]);
+    if (found == 1) {
+      st->got[i].type = TT_AV_NULL;
+    } else if (found != 0) {
+      fail_code(st, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
+      return;
+    } else if (tt_orm_crypt_add_item_of(cr, st->acts[i].m, &st->got[i], &err) != 0) {
+      txn_fail(st, &err);
+      return;
+    }
+  }
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(cr, got_opened_cb, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    got_opened_cb(st, crc < 0 ? &cerr : NULL);
+}
+
+/* ---- sealing ------------------------------------------------------------------------- */
+
+/* Starts sealing, in place, the values of encrypted attributes the actions
+ * write: the items of creates and puts, the values updates set (item.c
+ * refused every other action on such an attribute). A single create or
+ * put keeps a plain copy of its item for the answer. Unique attributes are
+ * never encrypted (the model does not load), so the guards, the snapshot
+ * conditions and the race checks, which only look at unique values, see
+ * plain values. done(st, err) runs once; returns 0, or -1 (done not
+ * called). */
+int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
+                        struct tt_error *err) {
+  struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
+  if (c == NULL)
+    return oom(err);
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (!tt_orm_crypt_model(a->m))
+      continue;
+    if (st->single && a->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->item) != 0)
+      return oom(err);
+    if (tt_orm_crypt_add_item_of(c, a->m, &a->item, err) != 0)
+      return -1;
+    if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
+      return -1;
+  }
+  struct tt_error cerr;
+  int crc = tt_orm_crypt_run(c, done, st, &cerr);
+  if (crc != 0) /* settled at once: go on as its completion would */
+    done(st, crc < 0 ? &cerr : NULL);
+  return 0;
+}
