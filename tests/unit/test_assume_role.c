@@ -89,7 +89,8 @@ static void setup(void) {
   snprintf(F.url, sizeof(F.url), "http://127.0.0.1:%d", F.srv.port);
   ck_assert_int_eq(tt_http_new(&F.loop, NULL, &F.http), 0);
   struct tt_error err;
-  ck_assert_int_eq(tt_creds_static_new("AKIDBASE", "BASESECRET", NULL, &F.base, &err), 0);
+  ck_assert_int_eq(tt_creds_static_new(&F.loop, "AKIDBASE", "BASESECRET", NULL, &F.base, &err),
+                   0);
   struct tt_creds_assume_role_options o = {
       .role_arn = "arn:aws:iam::111111111111:role/acme",
       .session_name = "theorydb-acme",
@@ -115,12 +116,12 @@ static void teardown(void) {
     uv_run(&F.loop, UV_RUN_ONCE);
   tt_creds_destroy(F.p);
   tt_creds_close(F.base, NULL, NULL);
-  tt_creds_destroy(F.base);
   tt_http_close(F.http, NULL, NULL);
   tts_close(&F.srv);
   /* A callback's uv_stop may end one run early: run until nothing is left. */
   while (uv_run(&F.loop, UV_RUN_DEFAULT) != 0) {
   }
+  tt_creds_destroy(F.base);
   tt_http_destroy(F.http);
   ck_assert_int_eq(F.busy, 0);
   ck_assert_int_eq(uv_loop_close(&F.loop), 0);
@@ -144,9 +145,33 @@ static void got_cb(void *arg, const struct tt_creds *c, const struct tt_error *e
   uv_stop(&F.loop);
 }
 
+/* What a signer does: peek at the cache (answered here, synchronously),
+ * get only on a miss (answered later on the loop). */
 static void get(struct got *g, void **h) {
   memset(g, 0, sizeof(*g));
+  const struct tt_creds *c = NULL;
+  struct tt_error err;
+  int pk = tt_creds_peek(F.p, &c, &err);
+  if (pk == 0) {
+    g->n = 1;
+    g->ok = true;
+    g->creds = *c;
+    return;
+  }
+  if (pk == TT_CREDS_PEEK_FAILED) {
+    g->n = 1;
+    g->err = err;
+    return;
+  }
+  ck_assert_int_eq(pk, TT_CREDS_PEEK_MISS);
   ck_assert_int_eq(tt_creds_get(F.p, got_cb, g, h), 0);
+}
+
+/* Only tt_creds_get: never answered inside it. */
+static void get_only(struct got *g, void **h) {
+  memset(g, 0, sizeof(*g));
+  ck_assert_int_eq(tt_creds_get(F.p, got_cb, g, h), 0);
+  ck_assert_int_eq(g->n, 0);
 }
 
 static void wait_for(struct got *g) {
@@ -179,6 +204,36 @@ START_TEST(sends_signed_assume_role_and_caches) {
   ck_assert_str_eq(g.creds.access_key_id, "ASIA1");
   ck_assert_uint_eq(F.srv.requests, 1);
   ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
+}
+END_TEST
+
+/* get keeps the completion contract also when the cache or the back-off
+ * answers: the callback runs later on the loop, exactly once. */
+START_TEST(get_never_answers_inside_itself) {
+  struct got g;
+  get_only(&g, NULL); /* a miss: the AssumeRole call */
+  wait_for(&g);
+  ck_assert(g.ok);
+  void *h = NULL;
+  get_only(&g, &h); /* a hit */
+  ck_assert_ptr_nonnull(h);
+  wait_for(&g);
+  ck_assert_str_eq(g.creds.access_key_id, "ASIA1");
+  get_only(&g, &h); /* a cancelled hit never calls back */
+  tt_creds_cancel(F.p, h);
+  uv_run(&F.loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(g.n, 0);
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
+  /* The back-off: a failure answered later, without STS. */
+  F.status = 403;
+  F.now += 900;
+  get_only(&g, NULL);
+  wait_for(&g);
+  ck_assert(!g.ok);
+  get_only(&g, NULL);
+  wait_for(&g);
+  ck_assert_int_eq(g.err.code, TT_ERR_FORBIDDEN);
+  ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 2);
 }
 END_TEST
 
@@ -438,6 +493,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, sends_signed_assume_role_and_caches);
+  tcase_add_test(tc, get_never_answers_inside_itself);
   tcase_add_test(tc, concurrent_gets_share_one_call);
   tcase_add_test(tc, refreshes_before_expiry);
   tcase_add_test(tc, expired_credentials_are_fetched_again);

@@ -385,12 +385,29 @@ static void run_until(struct fx *f, const int *calls, int want) {
   ck_assert_int_ge(*calls, want);
 }
 
+/* What a signer does: peek at the cache (answered here, synchronously)
+ * and get only on a miss (answered later on the loop). Returns 0 when peek
+ * answered (*h = NULL), else what tt_creds_get returned. */
+static int ask(struct tt_creds_provider *p, struct result *r, void **h) {
+  const struct tt_creds *c = NULL;
+  struct tt_error err;
+  int pk = tt_creds_peek(p, &c, &err);
+  if (pk == 0 || pk == TT_CREDS_PEEK_FAILED) {
+    if (h)
+      *h = NULL;
+    on_creds(r, pk == 0 ? c : NULL, pk == 0 ? NULL : &err);
+    return 0;
+  }
+  ck_assert_int_eq(pk, TT_CREDS_PEEK_MISS);
+  return tt_creds_get(p, on_creds, r, h);
+}
+
 /* get + wait; returns the result. */
 static struct result fx_get(struct fx *f) {
   struct result r;
   memset(&r, 0, sizeof(r));
   void *h = NULL;
-  ck_assert_int_eq(tt_creds_get(f->p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f->p, &r, &h), 0);
   run_until(f, &r.calls, 1);
   ck_assert_int_eq(r.calls, 1);
   return r;
@@ -525,33 +542,92 @@ static void count_closed(void *arg) {
   (*(int *)arg)++;
 }
 
-START_TEST(static_provider_answers_synchronously) {
+/* peek answers synchronously; get answers later on the loop, once, and
+ * may be called again from its own callback. */
+struct regetter {
+  struct tt_creds_provider *p;
+  int calls, again;
+  bool inside; /* true while tt_creds_get runs */
+  bool called_inside;
+  struct tt_creds creds;
+};
+
+static void reget_cb(void *arg, const struct tt_creds *c, const struct tt_error *err) {
+  struct regetter *g = arg;
+  ck_assert_ptr_null(err);
+  g->called_inside |= g->inside;
+  g->calls++;
+  g->creds = *c;
+  if (g->again > 0) {
+    g->again--;
+    g->inside = true;
+    ck_assert_int_eq(tt_creds_get(g->p, reget_cb, g, NULL), 0);
+    g->inside = false;
+  }
+}
+
+START_TEST(static_provider_peeks_synchronously_and_gets_later) {
+  uv_loop_t loop;
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
   struct tt_creds_provider *p = NULL;
   struct tt_error err;
-  ck_assert_int_eq(tt_creds_static_new("AKIDSTATIC", "SECRETENV", NULL, &p, &err), 0);
+  ck_assert_int_eq(tt_creds_static_new(&loop, "AKIDSTATIC", "SECRETENV", NULL, &p, &err), 0);
+  const struct tt_creds *c = NULL;
+  ck_assert_int_eq(tt_creds_peek(p, &c, &err), 0);
+  ck_assert_str_eq(c->access_key_id, "AKIDSTATIC");
+  ck_assert_str_eq(c->secret_access_key, "SECRETENV");
+  ck_assert_str_eq(c->session_token, "");
+  ck_assert_int_eq(c->expires_at, 0);
+  ck_assert_str_eq(c->source, "static");
+  struct regetter g = {.p = p, .again = 3};
+  void *h = NULL;
+  g.inside = true;
+  ck_assert_int_eq(tt_creds_get(p, reget_cb, &g, &h), 0);
+  g.inside = false;
+  ck_assert_int_eq(g.calls, 0); /* never inside get */
+  ck_assert_ptr_nonnull(h);
+  for (int i = 0; i < 100 && g.calls < 4; i++)
+    uv_run(&loop, UV_RUN_ONCE);
+  ck_assert_int_eq(g.calls, 4); /* once per get */
+  ck_assert(!g.called_inside);
+  ck_assert_str_eq(g.creds.access_key_id, "AKIDSTATIC");
+  /* A cancelled get never calls back. */
   struct result r;
   memset(&r, 0, sizeof(r));
-  void *h = (void *)1;
   ck_assert_int_eq(tt_creds_get(p, on_creds, &r, &h), 0);
-  ck_assert_int_eq(r.calls, 1);
-  ck_assert_ptr_null(h);
-  ck_assert_str_eq(r.creds.access_key_id, "AKIDSTATIC");
-  ck_assert_str_eq(r.creds.secret_access_key, "SECRETENV");
-  ck_assert_str_eq(r.creds.session_token, "");
-  ck_assert_int_eq(r.creds.expires_at, 0);
-  ck_assert_str_eq(r.creds.source, "static");
+  tt_creds_cancel(p, h);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(r.calls, 0);
+  /* close fails a pending get at once and says closed later. */
+  ck_assert_int_eq(tt_creds_get(p, on_creds, &r, &h), 0);
   int closed = 0;
   tt_creds_close(p, count_closed, &closed);
+  ck_assert_int_eq(r.calls, 1);
+  ck_assert(!r.ok);
+  ck_assert_int_eq(closed, 0);
+  ck_assert_int_eq(tt_creds_get(p, on_creds, &r, &h), -ESHUTDOWN);
+  ck_assert_int_eq(tt_creds_peek(p, &c, &err), TT_CREDS_PEEK_MISS);
+  uv_run(&loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(closed, 1);
+  ck_assert_int_eq(r.calls, 1);
   tt_creds_destroy(p);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
 
-  ck_assert_int_eq(tt_creds_static_new("AKID", "", NULL, &p, &err), -1);
+START_TEST(static_provider_validates) {
+  uv_loop_t loop;
+  ck_assert_int_eq(uv_loop_init(&loop), 0);
+  struct tt_creds_provider *p = NULL;
+  struct tt_error err;
+  ck_assert_int_eq(tt_creds_static_new(&loop, "AKID", "", NULL, &p, &err), -1);
   ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
   ck_assert_str_eq(err.message, "static credentials: SecretAccessKey is missing");
-  ck_assert_int_eq(tt_creds_static_new("AKID", "SECRET ENV", NULL, &p, &err), -1);
+  ck_assert_int_eq(tt_creds_static_new(&loop, "AKID", "SECRET ENV", NULL, &p, &err), -1);
   ck_assert_str_eq(err.message,
                    "static credentials: SecretAccessKey is too long or has invalid characters");
   assert_no_secret(err.message);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
 }
 END_TEST
 
@@ -566,10 +642,14 @@ START_TEST(env_provider) {
   fx_chain(&f);
   struct result r;
   memset(&r, 0, sizeof(r));
-  void *h = (void *)1;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
-  ck_assert_int_eq(r.calls, 1); /* no I/O: answered before get returned */
-  ck_assert_ptr_null(h);
+  void *h = NULL;
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
+  /* No I/O, but nothing was cached: get resolved it and answers on the
+   * loop, never before it returned. */
+  ck_assert_int_eq(r.calls, 0);
+  ck_assert_ptr_nonnull(h);
+  run_until(&f, &r.calls, 1);
+  ck_assert_int_eq(r.calls, 1);
   ck_assert(r.ok);
   ck_assert_str_eq(r.creds.access_key_id, "AKIDENV");
   ck_assert_str_eq(r.creds.secret_access_key, "SECRETENV");
@@ -577,6 +657,75 @@ START_TEST(env_provider) {
   ck_assert_int_eq(r.creds.expires_at, 0);
   ck_assert_str_eq(r.creds.source, "environment");
   ck_assert_ptr_nonnull(strstr(f.log, "resolved from environment"));
+  fx_done(&f);
+}
+END_TEST
+
+/* On a cache hit peek answers the cached credentials synchronously, and
+ * get still answers later on the loop, exactly once: never inside itself,
+ * also when called from its own callback. */
+struct chain_regetter {
+  struct fx *f;
+  int calls, again;
+  bool inside;
+  bool called_inside;
+};
+
+static void chain_reget_cb(void *arg, const struct tt_creds *c, const struct tt_error *err) {
+  struct chain_regetter *g = arg;
+  ck_assert_ptr_null(err);
+  ck_assert_str_eq(c->access_key_id, "AKIDENV");
+  g->called_inside |= g->inside;
+  g->calls++;
+  if (g->again > 0) {
+    g->again--;
+    g->inside = true;
+    ck_assert_int_eq(tt_creds_get(g->f->p, chain_reget_cb, g, NULL), 0);
+    g->inside = false;
+  }
+}
+
+START_TEST(cache_hit_peek_is_synchronous_get_is_not) {
+  struct fx f;
+  fx_init(&f);
+  fx_env(&f, "AWS_ACCESS_KEY_ID", "AKIDENV");
+  fx_env(&f, "AWS_SECRET_ACCESS_KEY", "SECRETENV");
+  fx_chain(&f);
+  const struct tt_creds *c = NULL;
+  struct tt_error err;
+  ck_assert_int_eq(tt_creds_peek(f.p, &c, &err), TT_CREDS_PEEK_MISS); /* nothing cached */
+  struct result r = fx_get(&f);
+  ck_assert(r.ok);
+  ck_assert_int_eq(tt_creds_peek(f.p, &c, &err), 0);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_str_eq(c->access_key_id, "AKIDENV");
+  ck_assert_str_eq(c->secret_access_key, "SECRETENV");
+  struct chain_regetter g = {.f = &f, .again = 2};
+  void *h = NULL;
+  g.inside = true;
+  ck_assert_int_eq(tt_creds_get(f.p, chain_reget_cb, &g, &h), 0);
+  g.inside = false;
+  ck_assert_int_eq(g.calls, 0); /* a cache hit, still not inside get */
+  ck_assert_ptr_nonnull(h);
+  run_until(&f, &g.calls, 3);
+  ck_assert_int_eq(g.calls, 3);
+  ck_assert(!g.called_inside);
+  /* A cancelled hit never calls back. */
+  memset(&r, 0, sizeof(r));
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  tt_creds_cancel(f.p, h);
+  uv_run(&f.loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(r.calls, 0);
+  /* close fails a posted get at once; peek then misses. */
+  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  tt_creds_close(f.p, on_closed, &f);
+  ck_assert_int_eq(r.calls, 1);
+  ck_assert(!r.ok);
+  ck_assert_int_eq(tt_creds_peek(f.p, &c, &err), TT_CREDS_PEEK_MISS);
+  run_until(&f, &f.closed_calls, 1);
+  ck_assert_int_eq(r.calls, 1);
+  tt_creds_destroy(f.p);
+  f.p = NULL;
   fx_done(&f);
 }
 END_TEST
@@ -737,7 +886,7 @@ START_TEST(process_ok) {
   struct result r;
   memset(&r, 0, sizeof(r));
   void *h = NULL;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
   ck_assert_int_eq(r.calls, 0); /* runs on the loop */
   ck_assert_ptr_nonnull(h);
   run_until(&f, &r.calls, 1);
@@ -750,7 +899,7 @@ START_TEST(process_ok) {
   /* cached: the next get is synchronous and runs nothing */
   struct result r2;
   memset(&r2, 0, sizeof(r2));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r2, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r2, &h), 0);
   ck_assert_int_eq(r2.calls, 1);
   ck_assert_str_eq(r2.creds.access_key_id, "AKIDPROC1");
   ck_assert_int_eq(read_counter(&f), 1);
@@ -829,7 +978,7 @@ START_TEST(concurrent_gets_share_one_fetch) {
   memset(r, 0, sizeof(r));
   void *h[3];
   for (int i = 0; i < 3; i++)
-    ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r[i], &h[i]), 0);
+    ck_assert_int_eq(ask(f.p, &r[i], &h[i]), 0);
   run_until(&f, &r[2].calls, 1);
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(r[i].calls, 1);
@@ -851,8 +1000,8 @@ START_TEST(cancel_withdraws_one_get) {
   memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
   void *ha, *hb;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &b, &hb), 0);
+  ck_assert_int_eq(ask(f.p, &a, &ha), 0);
+  ck_assert_int_eq(ask(f.p, &b, &hb), 0);
   tt_creds_cancel(f.p, ha);
   run_until(&f, &b.calls, 1);
   ck_assert_int_eq(a.calls, 0);
@@ -872,14 +1021,14 @@ START_TEST(cancel_all_keeps_the_fetch) {
   struct result a;
   memset(&a, 0, sizeof(a));
   void *ha;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
+  ck_assert_int_eq(ask(f.p, &a, &ha), 0);
   tt_creds_cancel(f.p, ha);
   uv_run(&f.loop, UV_RUN_DEFAULT); /* the process ends; nothing else keeps the loop */
   ck_assert_int_eq(a.calls, 0);
   struct result b;
   memset(&b, 0, sizeof(b));
   void *hb = (void *)1;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &b, &hb), 0);
+  ck_assert_int_eq(ask(f.p, &b, &hb), 0);
   ck_assert_int_eq(b.calls, 1); /* from the cache */
   ck_assert_ptr_null(hb);
   ck_assert_str_eq(b.creds.access_key_id, "AKIDPROC1");
@@ -908,7 +1057,7 @@ START_TEST(close_fails_pending_gets_and_kills_the_process) {
   struct result a;
   memset(&a, 0, sizeof(a));
   void *ha;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
+  ck_assert_int_eq(ask(f.p, &a, &ha), 0);
   for (int i = 0; i < 100000 && !child_running(&f.loop); i++)
     uv_run(&f.loop, UV_RUN_ONCE);
   ck_assert(child_running(&f.loop)); /* the profile was read: the child runs */
@@ -919,7 +1068,7 @@ START_TEST(close_fails_pending_gets_and_kills_the_process) {
   ck_assert_int_eq(f.closed_calls, 0); /* later, once the child is reaped */
   struct result late;
   void *hl;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &late, &hl), -ESHUTDOWN);
+  ck_assert_int_eq(ask(f.p, &late, &hl), -ESHUTDOWN);
   run_until(&f, &f.closed_calls, 1); /* the child sleeps for an hour unless killed */
   tt_creds_destroy(f.p);
   f.p = NULL;
@@ -944,7 +1093,7 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
   struct result s;
   memset(&s, 0, sizeof(s));
   void *h;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert_int_eq(s.calls, 1);
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 1);
@@ -953,13 +1102,13 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
    * at once and a refresh runs in the background */
   f.now = T - 200;
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert_int_eq(s.calls, 1);
   ck_assert_str_eq(s.creds.access_key_id, "AKIDPROC1");
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 2);
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert_int_eq(s.calls, 1);
   ck_assert_str_eq(s.creds.access_key_id, "AKIDPROC2");
 
@@ -967,12 +1116,12 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
    * the next attempt waits retry_refresh_s (60 s). */
   f.now = T - 170;
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 2);
   f.now = T - 139;
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 3);
 
@@ -980,7 +1129,7 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
    * expires as soon (at T): refused, not used to sign */
   f.now = T - 10;
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert_int_eq(s.calls, 0);
   run_until(&f, &s.calls, 1);
   ck_assert(!s.ok);
@@ -1023,7 +1172,7 @@ START_TEST(background_work_is_counted_and_returns_to_zero) {
   struct result r;
   memset(&r, 0, sizeof(r));
   void *h = NULL;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
   ck_assert_int_eq(b.now, 1);
   run_until(&f, &r.calls, 1);
   ck_assert(r.ok);
@@ -1032,7 +1181,7 @@ START_TEST(background_work_is_counted_and_returns_to_zero) {
    * until it ends. */
   f.now = T - 200;
   memset(&r, 0, sizeof(r));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
   ck_assert_int_eq(r.calls, 1);
   ck_assert_int_eq(b.now, 1);
   uv_run(&f.loop, UV_RUN_DEFAULT);
@@ -1041,7 +1190,7 @@ START_TEST(background_work_is_counted_and_returns_to_zero) {
   /* A fetch whose only waiter cancelled still counts until it ended. */
   f.now = T - 10;
   memset(&r, 0, sizeof(r));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
   ck_assert_int_eq(b.now, 1);
   tt_creds_cancel(f.p, h);
   ck_assert_int_eq(b.now, 1);
@@ -1113,7 +1262,7 @@ static void fifo_case(bool close_first) {
   x.r = &r;
   x.b = &b;
   void *h = NULL;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &r, &h), 0);
+  ck_assert_int_eq(ask(f.p, &r, &h), 0);
   ck_assert_int_eq(r.calls, 0);
   ck_assert_int_eq(uv_timer_init(&f.loop, &x.timer), 0);
   x.timer.data = &x;
@@ -1164,13 +1313,13 @@ START_TEST(failed_background_refresh_keeps_current_credentials) {
   struct result s;
   memset(&s, 0, sizeof(s));
   void *h;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert(s.ok);
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_ptr_nonnull(strstr(f.log, "credential_process exited with status 3 (keeping the "
                                       "current credentials)"));
   memset(&s, 0, sizeof(s));
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert_int_eq(s.calls, 1);
   ck_assert(s.ok);
   ck_assert_str_eq(s.creds.access_key_id, "AKIDPROC1");
@@ -1226,7 +1375,7 @@ START_TEST(imds_v2_flow) {
   struct result s;
   memset(&s, 0, sizeof(s));
   void *h;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &s, &h), 0);
+  ck_assert_int_eq(ask(f.p, &s, &h), 0);
   ck_assert(s.ok);
   for (int i = 0; i < 1000 && f.srv.n_seen < 5; i++)
     uv_run(&f.loop, UV_RUN_ONCE);
@@ -1405,7 +1554,7 @@ START_TEST(container_expired_credentials_refused_and_backed_off) {
     struct result q;
     memset(&q, 0, sizeof(q));
     void *h;
-    ck_assert_int_eq(tt_creds_get(f.p, on_creds, &q, &h), 0);
+    ck_assert_int_eq(ask(f.p, &q, &h), 0);
     ck_assert_int_eq(q.calls, 1); /* answered at once, without a fetch */
     ck_assert(!q.ok);
     ck_assert_str_eq(q.err.message, r.err.message);
@@ -1441,8 +1590,8 @@ START_TEST(close_cancels_an_http_fetch) {
   memset(&a, 0, sizeof(a));
   memset(&b, 0, sizeof(b));
   void *ha, *hb;
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &a, &ha), 0);
-  ck_assert_int_eq(tt_creds_get(f.p, on_creds, &b, &hb), 0);
+  ck_assert_int_eq(ask(f.p, &a, &ha), 0);
+  ck_assert_int_eq(ask(f.p, &b, &hb), 0);
   for (int i = 0; i < 1000 && f.srv.n_seen < 1; i++)
     uv_run(&f.loop, UV_RUN_ONCE);
   ck_assert_uint_eq(f.srv.n_seen, 1); /* the request reached the server */
@@ -1609,11 +1758,13 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("local");
   tcase_set_timeout(tc, 20);
-  tcase_add_test(tc, static_provider_answers_synchronously);
+  tcase_add_test(tc, static_provider_peeks_synchronously_and_gets_later);
+  tcase_add_test(tc, static_provider_validates);
   tcase_add_test(tc, background_work_is_counted_and_returns_to_zero);
   tcase_add_test(tc, profile_files_are_read_off_the_loop);
   tcase_add_test(tc, close_joins_a_blocked_file_read);
   tcase_add_test(tc, env_provider);
+  tcase_add_test(tc, cache_hit_peek_is_synchronous_get_is_not);
   tcase_add_test(tc, env_provider_partial_is_an_error);
   tcase_add_test(tc, profile_default_credentials_file_wins);
   tcase_add_test(tc, profile_named_sections);

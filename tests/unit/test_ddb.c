@@ -29,9 +29,9 @@ struct tcreds {
   struct tt_creds_provider p;
   struct tt_creds c;
   uv_timer_t timer;
-  uint64_t delay_ms; /* 0: answer inside get */
+  uint64_t delay_ms; /* 0: peek answers (a cache hit); else peek misses and get answers then */
   bool fail;
-  int gets, cancels, answered;
+  int peeks, gets, cancels, answered;
   tt_creds_cb pending_cb;
   void *pending_arg;
 };
@@ -55,19 +55,29 @@ static void tcreds_fire(uv_timer_t *timer) {
     tcreds_answer(t, cb, t->pending_arg);
 }
 
+static int tcreds_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                       struct tt_error *err) {
+  struct tcreds *t = p->impl;
+  t->peeks++;
+  if (t->delay_ms != 0)
+    return TT_CREDS_PEEK_MISS;
+  t->answered++;
+  if (t->fail) {
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "test provider: no credentials configured");
+    return TT_CREDS_PEEK_FAILED;
+  }
+  *creds = &t->c;
+  return 0;
+}
+
 static int tcreds_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct tcreds *t = p->impl;
   t->gets++;
-  *handle = NULL;
-  if (t->delay_ms == 0) {
-    tcreds_answer(t, cb, arg);
-    return 0;
-  }
   ck_assert_ptr_null(t->pending_cb); /* one pending get is all these tests need */
   t->pending_cb = cb;
   t->pending_arg = arg;
   *handle = t;
-  uv_timer_start(&t->timer, tcreds_fire, t->delay_ms, 0);
+  uv_timer_start(&t->timer, tcreds_fire, t->delay_ms, 0); /* never inside get */
   return 0;
 }
 
@@ -89,8 +99,8 @@ static void tcreds_close(struct tt_creds_provider *p, void (*closed)(void *arg),
 
 static void tcreds_destroy(struct tt_creds_provider *p) { (void)p; }
 
-static const struct tt_creds_provider_ops tcreds_ops = {tcreds_get, tcreds_cancel, tcreds_close,
-                                                        tcreds_destroy};
+static const struct tt_creds_provider_ops tcreds_ops = {tcreds_peek, tcreds_get, tcreds_cancel,
+                                                        tcreds_close, tcreds_destroy};
 
 static void tcreds_init(struct tcreds *t, uv_loop_t *loop, const char *token) {
   memset(t, 0, sizeof(*t));
@@ -714,8 +724,33 @@ START_TEST(cancel_while_waiting_for_credentials) {
 }
 END_TEST
 
+/* A cache hit signs inside start (peek, no get); a miss gets, and the
+ * answer signs later on the loop; a failure a get answers fails the call. */
+START_TEST(peek_first_get_on_a_miss) {
+  struct res r;
+  run(&r, TT_DDB_GET_ITEM, js("{'TableName':'t'}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_int_eq(F.creds.peeks, 1);
+  ck_assert_int_eq(F.creds.gets, 0);
+  res_free(&r);
+  F.creds.delay_ms = 1;
+  run(&r, TT_DDB_GET_ITEM, js("{'TableName':'t'}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_int_eq(F.creds.peeks, 2);
+  ck_assert_int_eq(F.creds.gets, 1);
+  ck_assert_uint_eq(F.srv.requests, 2);
+  res_free(&r);
+  F.creds.fail = true;
+  run(&r, TT_DDB_GET_ITEM, js("{'TableName':'t'}"));
+  ck_assert_str_eq(r.call.error.type, "CredentialsUnavailable");
+  ck_assert_int_eq(F.creds.gets, 2);
+  ck_assert_uint_eq(F.srv.requests, 2);
+  res_free(&r);
+}
+END_TEST
+
 START_TEST(credentials_failure) {
-  F.creds.fail = true; /* answered inside get, so inside start */
+  F.creds.fail = true; /* peek answers the failure inside start: done runs later */
   struct res r;
   run(&r, TT_DDB_GET_ITEM, js("{'TableName':'t'}"));
   ck_assert_str_eq(r.call.error.type, "CredentialsUnavailable");
@@ -1052,6 +1087,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, transport_timeout_reset_refused);
   tcase_add_test(tc, cancel_in_flight);
   tcase_add_test(tc, cancel_while_waiting_for_credentials);
+  tcase_add_test(tc, peek_first_get_on_a_miss);
   tcase_add_test(tc, credentials_failure);
   tcase_add_test(tc, start_refuses_bad_calls);
   tcase_add_test(tc, options_are_validated);

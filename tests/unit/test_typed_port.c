@@ -1185,8 +1185,8 @@ static void dfx_setup(struct dfx *d) {
   ck_assert_int_eq(uv_loop_init(&d->loop), 0);
   ck_assert_int_eq(tts_start(&d->srv, &d->loop, canned, NULL), 0);
   snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", d->srv.port);
-  ck_assert_int_eq(tt_creds_static_new("AKIDTESTONLY", "secret/TESTONLY", NULL, &d->creds, &err),
-                   0);
+  ck_assert_int_eq(
+      tt_creds_static_new(&d->loop, "AKIDTESTONLY", "secret/TESTONLY", NULL, &d->creds, &err), 0);
   struct tt_ddb_options o = {.region = "us-east-1", .endpoint = endpoint, .creds = d->creds,
                              .timeout_ms = 5000};
   ck_assert_msg(tt_ddb_backend_new(&d->loop, &o, &d->b, &err) == 0, "backend: %s", err.message);

@@ -91,7 +91,7 @@ static void job_free(struct ar_job *job) {
 }
 
 static void maybe_closed(struct ar *p) {
-  if (p->closing && p->job == NULL && p->closed_cb) {
+  if (p->closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
     void (*cb)(void *) = p->closed_cb;
     p->closed_cb = NULL;
     cb(p->closed_arg);
@@ -305,8 +305,9 @@ static void on_base_creds(void *arg, const struct tt_creds *creds, const struct 
   send_sts(job, creds);
 }
 
-/* Starts an AssumeRole. Returns 0 (p->job set, asynchronous) or -1 with
- * *err (nothing left running). */
+/* Starts an AssumeRole: signed at once when the base provider has
+ * credentials cached (peek), else once its get answered. Returns 0 (p->job
+ * set, asynchronous) or -1 with *err (nothing left running). */
 static int job_start(struct ar *p, bool background, struct tt_error *err) {
   struct ar_job *job = calloc(1, sizeof(*job));
   if (job == NULL)
@@ -315,13 +316,22 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
   job->background = background;
   job->starting = true;
   p->job = job;
-  void *h = NULL;
-  int rc = tt_creds_get(p->base, on_base_creds, job, &h);
-  if (rc != 0) {
-    job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
-    job->failed_sync = true;
-  } else if (!job->failed_sync && !job->in_http) {
-    job->base_handle = h; /* waiting for the base chain */
+  const struct tt_creds *base = NULL;
+  struct tt_error berr;
+  int pk = tt_creds_peek(p->base, &base, &berr);
+  if (pk == 0) {
+    send_sts(job, base); /* a failure sets failed_sync */
+  } else if (pk == TT_CREDS_PEEK_FAILED) {
+    on_base_creds(job, NULL, &berr);
+  } else {
+    void *h = NULL;
+    int rc = tt_creds_get(p->base, on_base_creds, job, &h);
+    if (rc != 0) {
+      job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
+      job->failed_sync = true;
+    } else {
+      job->base_handle = h; /* on_base_creds runs later on the loop */
+    }
   }
   job->starting = false;
   if (job->failed_sync) {
@@ -338,6 +348,31 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 
 /* ---- the provider ops ---- */
 
+/* Starts the background refresh the cached credentials are due for. */
+static void maybe_refresh(struct ar *p, int64_t now) {
+  if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
+    struct tt_error ignored; /* logged by note_failure */
+    job_start(p, true, &ignored);
+  }
+}
+
+static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
+                   struct tt_error *err) {
+  struct ar *p = pub->impl;
+  assert(p->magic == AR_MAGIC);
+  if (p->closing)
+    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
+  int64_t now = ar_now(p);
+  if (creds_cache_usable(&p->cache, now)) {
+    maybe_refresh(p, now);
+    *creds = &p->cache.cur;
+    return 0;
+  }
+  if (p->job == NULL && creds_cache_backing_off(&p->cache, now, err))
+    return TT_CREDS_PEEK_FAILED;
+  return TT_CREDS_PEEK_MISS;
+}
+
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
@@ -347,23 +382,15 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
     return -ESHUTDOWN;
   int64_t now = ar_now(p);
   if (creds_cache_usable(&p->cache, now)) {
-    if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
-      struct tt_error ignored; /* logged by note_failure */
-      job_start(p, true, &ignored);
-    }
-    cb(arg, &p->cache.cur, NULL);
-    return 0;
+    maybe_refresh(p, now);
+    return creds_cache_post(&p->cache, cb, arg, NULL, handle);
   }
   if (p->job == NULL) {
     struct tt_error err;
-    if (creds_cache_backing_off(&p->cache, now, &err)) {
-      cb(arg, NULL, &err); /* the last failure, without calling STS again */
-      return 0;
-    }
-    if (job_start(p, false, &err) != 0) {
-      cb(arg, NULL, &err);
-      return 0;
-    }
+    if (creds_cache_backing_off(&p->cache, now, &err)) /* without calling STS again */
+      return creds_cache_post(&p->cache, cb, arg, &err, handle);
+    if (job_start(p, false, &err) != 0)
+      return creds_cache_post(&p->cache, cb, arg, &err, handle);
   }
   p->job->background = false; /* someone waits for it now */
   /* On -ENOMEM the job goes on; its result is cached. */
@@ -373,6 +400,10 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
 static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
   assert(((struct ar *)pub->impl)->magic == AR_MAGIC);
   creds_cache_cancel(handle);
+}
+
+static void on_timer_closed(void *owner) {
+  maybe_closed(owner);
 }
 
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
@@ -395,11 +426,10 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: %s: the provider is closing", p->label);
-  creds_cache_answer(&p->cache, NULL, &err);
-  /* Set last: a job that ended above must not report closed early. */
+  creds_cache_answer_all(&p->cache, &err);
   p->closed_cb = closed;
   p->closed_arg = arg;
-  maybe_closed(p);
+  creds_cache_close(&p->cache, on_timer_closed, p); /* maybe_closed once it is closed */
 }
 
 static void free_str(char *s) {
@@ -431,7 +461,8 @@ static void ar_destroy(struct tt_creds_provider *pub) {
   ar_free(p);
 }
 
-static const struct tt_creds_provider_ops ar_ops = {ar_get, ar_cancel, ar_close, ar_destroy};
+static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, ar_cancel, ar_close,
+                                                    ar_destroy};
 
 uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
   return ((const struct ar *)pub->impl)->calls;
@@ -497,6 +528,12 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   p->cache.log_arg = o->log_arg;
   p->busy = o->busy;
   p->busy_arg = o->busy_arg;
+  int uvrc = creds_cache_open(&p->cache, loop); /* last: nothing fails after it */
+  if (uvrc != 0) {
+    ar_free(p);
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
+                        uv_strerror(uvrc));
+  }
   p->pub.ops = &ar_ops;
   p->pub.impl = p;
   *out = &p->pub;

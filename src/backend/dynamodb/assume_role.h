@@ -2,7 +2,8 @@
 /* assume_role.h -- a credentials provider that answers STS AssumeRole
  * credentials for one role (a partner account), signed with a base
  * provider's credentials, cached and refreshed before expiry on the loop.
- * It follows the calling convention of credentials.h. */
+ * It follows the calling convention of credentials.h (peek, then get on a
+ * miss). */
 #ifndef TT_BACKEND_DYNAMODB_ASSUME_ROLE_H
 #define TT_BACKEND_DYNAMODB_ASSUME_ROLE_H
 
@@ -38,9 +39,11 @@ struct tt_creds_assume_role_options {
 
 /* Creates the provider. `http` and `base` are borrowed and must outlive it
  * (close it before closing `base`); `opts` strings are copied. No call is
- * made here: the first get() assumes the role. close() runs `closed` before
- * it returns when no AssumeRole is in flight, else later on the loop once
- * the transfer ended. Returns 0 and *out (new; close then destroy), or -1
+ * made here: the first get() (or a peek that finds nothing cached followed
+ * by a get) assumes the role, signed with the base provider's cached
+ * credentials when it has some (peek), else once its get answered.
+ * close() runs `closed` later on the loop, once the provider's timer closed
+ * and the AssumeRole in flight, if any, ended. Returns 0 and *out (new; close then destroy), or -1
  * with *err: TT_ERR_VALIDATION naming the option (role_arn, session_name,
  * region, sts_endpoint, duration_s), TT_ERR_INTERNAL on allocation
  * failure. */

@@ -39,6 +39,11 @@ static char *dup_or_null(const char *s) {
 
 /* ---- wrappers ---- */
 
+int tt_creds_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                  struct tt_error *err) {
+  return p->ops->peek(p, creds, err);
+}
+
 int tt_creds_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   return p->ops->get(p, cb, arg, handle);
 }
@@ -316,53 +321,93 @@ fail:
 
 /* ---- static provider ---- */
 
+/* A cache that is always full: gets are posted to its timer. */
 struct static_provider {
   struct tt_creds_provider pub;
-  struct tt_creds creds;
+  struct creds_cache cache;
+  bool closing;
+  void (*closed_cb)(void *arg);
+  void *closed_arg;
 };
+
+static int static_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                       struct tt_error *err) {
+  struct static_provider *sp = p->impl;
+  (void)err;
+  if (sp->closing)
+    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
+  *creds = &sp->cache.cur;
+  return 0;
+}
 
 static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct static_provider *sp = p->impl;
   if (handle)
     *handle = NULL;
-  cb(arg, &sp->creds, NULL);
-  return 0;
+  if (sp->closing)
+    return -ESHUTDOWN;
+  return creds_cache_post(&sp->cache, cb, arg, NULL, handle);
 }
 
 static void static_cancel(struct tt_creds_provider *p, void *handle) {
   (void)p;
-  (void)handle; /* answers are always synchronous: nothing is ever pending */
+  creds_cache_cancel(handle);
+}
+
+static void static_timer_closed(void *owner) {
+  struct static_provider *sp = owner;
+  if (sp->closed_cb)
+    sp->closed_cb(sp->closed_arg);
 }
 
 static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
-  (void)p;
-  if (closed)
-    closed(arg);
+  struct static_provider *sp = p->impl;
+  if (sp->closing)
+    return;
+  sp->closing = true;
+  sp->closed_cb = closed;
+  sp->closed_arg = arg;
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: static: the provider is closing");
+  creds_cache_answer_all(&sp->cache, &err);
+  creds_cache_close(&sp->cache, static_timer_closed, sp);
 }
 
 static void static_destroy(struct tt_creds_provider *p) {
   struct static_provider *sp = p->impl;
-  tt_creds_clear(&sp->creds);
+  if (creds_cache_has_waiters(&sp->cache))
+    abort(); /* close() must have finished */
+  creds_cache_clear(&sp->cache);
   free(sp);
 }
 
 static const struct tt_creds_provider_ops static_ops = {
-    static_get, static_cancel, static_close, static_destroy};
+    static_peek, static_get, static_cancel, static_close, static_destroy};
 
-int tt_creds_static_new(const char *access_key_id, const char *secret_access_key,
-                        const char *session_token, struct tt_creds_provider **out,
-                        struct tt_error *err) {
+int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
+                        const char *secret_access_key, const char *session_token,
+                        struct tt_creds_provider **out, struct tt_error *err) {
   const char *why = NULL;
   struct static_provider *sp = calloc(1, sizeof(*sp));
   if (sp == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (creds_fill(&sp->creds, access_key_id, access_key_id ? strlen(access_key_id) : 0,
+  creds_cache_init(&sp->cache);
+  if (creds_fill(&sp->cache.cur, access_key_id, access_key_id ? strlen(access_key_id) : 0,
                  secret_access_key, secret_access_key ? strlen(secret_access_key) : 0,
                  session_token, session_token ? strlen(session_token) : 0, 0, "static",
                  &why) != 0) {
-    tt_creds_clear(&sp->creds);
+    creds_cache_clear(&sp->cache);
     free(sp);
     return tt_error_set(err, TT_ERR_VALIDATION, "credentials", "static credentials: %s", why);
+  }
+  sp->cache.have = true;
+  int uvrc = creds_cache_open(&sp->cache, loop);
+  if (uvrc != 0) {
+    creds_cache_clear(&sp->cache);
+    free(sp);
+    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
+                        uv_strerror(uvrc));
   }
   sp->pub.ops = &static_ops;
   sp->pub.impl = sp;
@@ -441,7 +486,7 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
 /* ---- chain: jobs ---- */
 
 static void maybe_closed(struct creds_chain *ch) {
-  if (ch->closing && ch->close_timer_closed && ch->job == NULL && ch->closed_cb) {
+  if (ch->closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
     void (*cb)(void *) = ch->closed_cb;
     ch->closed_cb = NULL;
     cb(ch->closed_arg);
@@ -580,6 +625,31 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   return rc;
 }
 
+/* Starts the background refresh the cached credentials are due for. */
+static void maybe_refresh(struct creds_chain *ch, int64_t now) {
+  if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
+    struct tt_error ignored; /* logged by note_failure */
+    job_start(ch, true, &ignored);
+  }
+}
+
+static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                      struct tt_error *err) {
+  struct creds_chain *ch = p->impl;
+  assert(ch->magic == CREDS_CHAIN_MAGIC);
+  if (ch->closing)
+    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
+  int64_t now = creds_now(ch);
+  if (creds_cache_usable(&ch->cache, now)) {
+    maybe_refresh(ch, now);
+    *creds = &ch->cache.cur;
+    return 0;
+  }
+  if (ch->job == NULL && creds_cache_backing_off(&ch->cache, now, err))
+    return TT_CREDS_PEEK_FAILED;
+  return TT_CREDS_PEEK_MISS;
+}
+
 static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
@@ -589,28 +659,18 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
     return -ESHUTDOWN;
   int64_t now = creds_now(ch);
   if (creds_cache_usable(&ch->cache, now)) {
-    if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
-      struct tt_error ignored; /* logged by note_failure */
-      job_start(ch, true, &ignored);
-    }
-    cb(arg, &ch->cache.cur, NULL);
-    return 0;
+    maybe_refresh(ch, now);
+    return creds_cache_post(&ch->cache, cb, arg, NULL, handle);
   }
   if (ch->job == NULL) {
     struct tt_error err;
-    if (creds_cache_backing_off(&ch->cache, now, &err)) {
-      cb(arg, NULL, &err); /* the last failure, without fetching again */
-      return 0;
-    }
+    if (creds_cache_backing_off(&ch->cache, now, &err)) /* without fetching again */
+      return creds_cache_post(&ch->cache, cb, arg, &err, handle);
     int rc = job_start(ch, false, &err);
-    if (rc == CREDS_DONE) {
-      cb(arg, &ch->cache.cur, NULL);
-      return 0;
-    }
-    if (rc == CREDS_FAIL) {
-      cb(arg, NULL, &err);
-      return 0;
-    }
+    if (rc == CREDS_DONE)
+      return creds_cache_post(&ch->cache, cb, arg, NULL, handle);
+    if (rc == CREDS_FAIL)
+      return creds_cache_post(&ch->cache, cb, arg, &err, handle);
   }
   /* On -ENOMEM the job runs on without waiters: its result is cached. */
   return creds_cache_wait(&ch->cache, cb, arg, handle);
@@ -621,10 +681,8 @@ static void chain_cancel(struct tt_creds_provider *p, void *handle) {
   creds_cache_cancel(handle);
 }
 
-static void on_close_timer_closed(uv_handle_t *h) {
-  struct creds_chain *ch = h->data;
-  ch->close_timer_closed = true;
-  maybe_closed(ch);
+static void on_timer_closed(void *owner) {
+  maybe_closed(owner);
 }
 
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
@@ -648,8 +706,8 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: the provider is closing");
-  creds_cache_answer(&ch->cache, NULL, &err);
-  uv_close((uv_handle_t *)&ch->close_timer, on_close_timer_closed);
+  creds_cache_answer_all(&ch->cache, &err);
+  creds_cache_close(&ch->cache, on_timer_closed, ch);
 }
 
 static void free_str(char *s) {
@@ -683,8 +741,8 @@ static void chain_destroy(struct tt_creds_provider *p) {
   chain_free(ch);
 }
 
-static const struct tt_creds_provider_ops chain_ops = {chain_get, chain_cancel, chain_close,
-                                                       chain_destroy};
+static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, chain_cancel,
+                                                       chain_close, chain_destroy};
 
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        const struct tt_creds_chain_options *opts,
@@ -732,13 +790,12 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->cache.log_arg = opts->log_arg;
   ch->busy = opts->busy;
   ch->busy_arg = opts->busy_arg;
-  int uvrc = uv_timer_init(loop, &ch->close_timer);
+  int uvrc = creds_cache_open(&ch->cache, loop);
   if (uvrc != 0) {
     chain_free(ch);
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
                         uv_strerror(uvrc));
   }
-  ch->close_timer.data = ch;
   ch->pub.ops = &chain_ops;
   ch->pub.impl = ch;
   *out = &ch->pub;

@@ -2,7 +2,9 @@
 /* credentials.h -- AWS credentials for signing: the provider interface the
  * dynamodb backend signs with, and the default chain (environment, shared
  * files and credential_process, web identity, ECS/EKS container endpoint,
- * EC2 IMDSv2), cached and refreshed before expiry on the loop. */
+ * EC2 IMDSv2), cached and refreshed before expiry on the loop. Signers
+ * peek at the cache synchronously and get (asynchronously) only on a
+ * miss. */
 #ifndef TT_BACKEND_DYNAMODB_CREDENTIALS_H
 #define TT_BACKEND_DYNAMODB_CREDENTIALS_H
 
@@ -37,14 +39,20 @@ struct tt_creds_provider;
  * answered already expired are refused, as DynamoDB would refuse them.
  * After a failed fetch the caching providers answer that failure again,
  * without fetching, for a back-off of 1 s doubling to 60 s
- * (creds_cache.h). Runs on the loop. */
+ * (creds_cache.h). Runs on the loop, never inside get. */
 typedef void (*tt_creds_cb)(void *arg, const struct tt_creds *creds, const struct tt_error *err);
 
-/* The interface a provider implements. get() answers from the cache when it
- * is fresh (the callback may then run before get returns), otherwise it
- * fetches on the loop; concurrent gets share one fetch. cancel() withdraws
- * a pending get (its callback then never runs). */
+/* What peek answers besides 0 (the cached credentials). */
+enum {
+  TT_CREDS_PEEK_FAILED = -1, /* the last fetch failed and its back-off runs: *err */
+  TT_CREDS_PEEK_MISS = 1,    /* nothing usable is cached: get() fetches */
+};
+
+/* The interface a provider implements: peek() is the synchronous fast path
+ * (the cache), get() the asynchronous one (a fetch; concurrent gets share
+ * one). cancel() withdraws a pending get (its callback then never runs). */
 struct tt_creds_provider_ops {
+  int (*peek)(struct tt_creds_provider *p, const struct tt_creds **creds, struct tt_error *err);
   int (*get)(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle);
   void (*cancel)(struct tt_creds_provider *p, void *handle);
   void (*close)(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg);
@@ -56,27 +64,38 @@ struct tt_creds_provider {
   void *impl;
 };
 
-/* Calling convention of the ops, spelled out once:
+/* Calling convention of the ops, spelled out once. get keeps the one
+ * completion contract of the daemon (docs/internals/completions.md);
+ * peek is how a signer avoids a loop turn per request:
  *
- * get: returns 0 and then calls `cb` exactly once (synchronously, before get
- *   returns, when the cache answers; *handle is then NULL), or returns a
- *   negative errno-style code (-ENOMEM, -ESHUTDOWN after close) and never
- *   calls `cb`. While the callback is pending, *handle identifies the get
- *   for cancel().
+ * peek: synchronous, never calls back. Returns 0 and *creds, the cached
+ *   credentials when they may sign a request now (borrowed: valid until
+ *   the caller returns to the loop or calls the provider again); or
+ *   TT_CREDS_PEEK_FAILED and *err, the failure a get would answer during
+ *   the back-off of the last failed fetch; or TT_CREDS_PEEK_MISS (also
+ *   after close): then call get. A peek that finds the credentials due
+ *   for refresh starts the background refresh, as a get would.
+ * get: returns 0 and then calls `cb` exactly once, always later on the
+ *   loop -- also when the cache or the back-off answers at once -- or
+ *   returns a negative errno-style code (-ENOMEM, -ESHUTDOWN after close)
+ *   and never calls `cb`. While the callback is pending, *handle
+ *   identifies the get for cancel(). A caller may get again from inside
+ *   the callback.
  * cancel: `handle` must be a pending get's handle (NULL is ignored); its
  *   callback never runs. The shared fetch itself goes on (its result is
  *   cached for the next get); only close() stops it.
- * close: fails pending gets (their callbacks run with an error), stops any
- *   fetch (HTTP transfer cancelled, credential_process killed) and runs
- *   `closed` (may be NULL) once every handle is closed -- for the chain,
- *   always later on the loop; for the static provider, before close
- *   returns. close may be called from inside a get callback; destroy may
- *   not.
- * destroy: frees the provider once `closed` ran (the chain owns a loop
- *   handle, so it must always be closed first). Wipes every secret it
- *   held. */
+ * close: fails pending gets (their callbacks run with an error, inside
+ *   close), stops any fetch (HTTP transfer cancelled, credential_process
+ *   killed) and runs `closed` (may be NULL) once every handle is closed,
+ *   always later on the loop. close may be called from inside a get
+ *   callback; destroy may not.
+ * destroy: frees the provider once `closed` ran (every provider owns a
+ *   loop handle, so it must always be closed first). Wipes every secret
+ *   it held. */
 
 /* Convenience wrappers over the ops (borrow `p`). */
+int tt_creds_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                  struct tt_error *err);
 int tt_creds_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle);
 void tt_creds_cancel(struct tt_creds_provider *p, void *handle);
 void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg);
@@ -136,12 +155,13 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        struct tt_creds_provider **out, struct tt_error *err);
 
 /* A provider that always answers the given credentials (copied; the
- * caller may wipe its copies). `session_token` may be NULL. Returns 0 and
- * *out (new), or -1 with *err: TT_ERR_VALIDATION when a key is missing or
+ * caller may wipe its copies): peek always answers them; get on `loop`.
+ * `session_token` may be NULL. Returns 0 and *out (new; close then
+ * destroy it), or -1 with *err: TT_ERR_VALIDATION when a key is missing or
  * too long (the message names the field, never the value), TT_ERR_INTERNAL
- * on allocation failure. */
-int tt_creds_static_new(const char *access_key_id, const char *secret_access_key,
-                        const char *session_token, struct tt_creds_provider **out,
-                        struct tt_error *err);
+ * on allocation failure or a handle init error. */
+int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
+                        const char *secret_access_key, const char *session_token,
+                        struct tt_creds_provider **out, struct tt_error *err);
 
 #endif

@@ -43,7 +43,88 @@ static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
 
 void creds_cache_init(struct creds_cache *c) {
   list_init(&c->waiters);
+  list_init(&c->posted);
   list_init(&c->dispatch);
+}
+
+/* Answers the gets in `dispatch`, one at a time: posted ones with their own
+ * answers, the others with creds or err. A callback may cancel a later get
+ * or close the provider (which answers the rest at once). */
+static void dispatch(struct creds_cache *c, const struct tt_creds *creds,
+                     const struct tt_error *err) {
+  while (!list_empty(&c->dispatch)) {
+    struct creds_waiter *w = c->dispatch.next;
+    list_unlink(w);
+    tt_creds_cb cb = w->cb;
+    void *arg = w->arg;
+    struct tt_error own;
+    const struct tt_creds *wc = creds;
+    const struct tt_error *we = err;
+    if (w->posted) {
+      own = w->err;
+      wc = w->failed ? NULL : &c->cur;
+      we = w->failed ? &own : NULL;
+    }
+    free(w);
+    cb(arg, wc, we);
+  }
+}
+
+static void on_timer(uv_timer_t *t) {
+  struct creds_cache *c = t->data;
+  /* Only what was posted before this callback: a callback that gets again
+   * is answered on the next one. */
+  list_splice(&c->dispatch, &c->posted);
+  dispatch(c, NULL, NULL);
+}
+
+int creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
+  int rc = uv_timer_init(loop, &c->timer);
+  if (rc != 0)
+    return rc;
+  c->timer.data = c;
+  c->timer_open = true;
+  return 0;
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+  struct creds_cache *c = h->data;
+  c->timer_closed = true;
+  if (c->on_closed)
+    c->on_closed(c->owner);
+}
+
+void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner) {
+  c->on_closed = on_closed;
+  c->owner = owner;
+  if (!c->timer_open) {
+    c->timer_closed = true;
+    if (on_closed)
+      on_closed(owner);
+    return;
+  }
+  c->timer_open = false;
+  uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
+int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
+                     void **handle) {
+  struct creds_waiter *w = calloc(1, sizeof(*w));
+  if (w == NULL)
+    return -ENOMEM;
+  w->cb = cb;
+  w->arg = arg;
+  w->posted = true;
+  if (err) {
+    w->failed = true;
+    w->err = *err;
+  }
+  list_push(&c->posted, w);
+  if (handle)
+    *handle = w;
+  if (c->timer_open)
+    uv_timer_start(&c->timer, on_timer, 0, 0);
+  return 0;
 }
 
 void creds_cache_clear(struct creds_cache *c) {
@@ -158,18 +239,22 @@ void creds_cache_cancel(void *handle) {
 }
 
 bool creds_cache_has_waiters(const struct creds_cache *c) {
-  return !list_empty(&c->waiters);
+  return !list_empty(&c->waiters) || !list_empty(&c->posted);
 }
 
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err) {
   list_splice(&c->dispatch, &c->waiters);
-  while (!list_empty(&c->dispatch)) {
-    struct creds_waiter *w = c->dispatch.next;
-    list_unlink(w);
-    tt_creds_cb cb = w->cb;
-    void *arg = w->arg;
-    free(w);
-    cb(arg, creds, err);
-  }
+  dispatch(c, creds, err);
+}
+
+void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err) {
+  /* Gets being answered right now (a callback closes) get `err` too. */
+  for (struct creds_waiter *w = c->dispatch.next; w != &c->dispatch; w = w->next)
+    w->posted = false;
+  for (struct creds_waiter *w = c->posted.next; w != &c->posted; w = w->next)
+    w->posted = false;
+  list_splice(&c->dispatch, &c->waiters);
+  list_splice(&c->dispatch, &c->posted);
+  dispatch(c, NULL, err);
 }

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <uv.h>
 
 #include "backend/dynamodb/credentials.h"
 #include "util/error.h"
@@ -26,6 +27,10 @@ struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
   tt_creds_cb cb;
   void *arg;
+  /* A get answered from what the cache knew when it was asked
+   * (creds_cache_post): the cached credentials, or `err` when `failed`. */
+  bool posted, failed;
+  struct tt_error err;
 };
 
 struct creds_cache {
@@ -43,12 +48,31 @@ struct creds_cache {
   uint32_t backoff_s; /* the wait after the next failure: doubles to the max */
   struct tt_error failure;
   struct creds_waiter waiters;  /* gets waiting for the current fetch */
+  struct creds_waiter posted;   /* gets answered on the next timer callback */
   struct creds_waiter dispatch; /* gets being answered right now */
+  /* Delivers the posted gets, so that get never calls back inside itself;
+   * the one handle of a provider. Open from creds_cache_open to
+   * creds_cache_close. */
+  uv_timer_t timer;
+  bool timer_open, timer_closed;
+  void (*on_closed)(void *owner);
+  void *owner;
 };
 
 /* Sets up an empty cache (no credentials, no waiters); the caller then
  * sets the refresh times and hooks. */
 void creds_cache_init(struct creds_cache *c);
+
+/* Opens the timer that delivers posted gets, on `loop`: the provider's
+ * last construction step (a provider with an open timer must be closed
+ * before it is freed). Returns 0 or a libuv error. */
+int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
+
+/* Closes the timer; `on_closed(owner)` runs later on the loop once it is
+ * closed (at once when it was never opened). Posted gets that were not
+ * answered yet are not delivered any more: answer them first
+ * (creds_cache_answer_all). */
+void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner);
 
 /* Wipes the cached credentials. */
 void creds_cache_clear(struct creds_cache *c);
@@ -95,15 +119,27 @@ bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt
  * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
 int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle);
 
-/* Drops a queued get (handle may be NULL); its callback is never called. */
+/* Queues a get whose answer is known now -- the cached credentials when
+ * `err` is NULL, else `err` (copied) -- for the next timer callback, so
+ * that it is never delivered inside the get. *handle (if not NULL) is set
+ * to what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
+int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
+                     void **handle);
+
+/* Drops a queued or posted get (handle may be NULL); its callback is never
+ * called. */
 void creds_cache_cancel(void *handle);
 
-/* Whether gets wait for the fetch in flight. */
+/* Whether gets wait for the fetch in flight or for their posted answer. */
 bool creds_cache_has_waiters(const struct creds_cache *c);
 
 /* Answers every queued get with creds (borrowed) or err, one at a time, so
- * that a callback may cancel a later one or close the provider. */
+ * that a callback may cancel a later one or close the provider. Posted gets
+ * keep their own answers. */
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err);
+
+/* Answers every get, queued or posted, with `err` (close). */
+void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err);
 
 #endif

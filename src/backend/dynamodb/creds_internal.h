@@ -81,8 +81,7 @@ struct creds_chain {
   void (*busy)(void *arg, int delta); /* the background-operations gauge */
   void *busy_arg;
 
-  uv_timer_t close_timer; /* the one handle the chain owns; closed by close() */
-  bool closing, close_timer_closed;
+  bool closing; /* the chain's one handle is cache.timer, closed by close() */
   void (*closed_cb)(void *arg);
   void *closed_arg;
 };

@@ -263,21 +263,26 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
     fail(r, false, "TransportError", true, "the request to the endpoint could not start");
 }
 
+/* The provider had no credentials to sign with. */
+static void creds_failed(struct ddb_req *r, const struct tt_error *err) {
+  /* The provider's messages never carry a secret (credentials.h). */
+  char msg[300];
+  snprintf(msg, sizeof(msg), "no AWS credentials: %s",
+           err && err->message[0] ? err->message : "the provider gave none");
+  /* A refusal (STS AccessDenied, ...) is not retryable; an outage is
+   * left to the caller: the provider backs off, so retrying at once
+   * would only get the same answer. */
+  bool refused = err && err->code == TT_ERR_FORBIDDEN;
+  fail(r, false, refused ? "CredentialsRefused" : "CredentialsUnavailable", false, msg);
+}
+
 static void on_creds(void *arg, const struct tt_creds *creds, const struct tt_error *err) {
   struct ddb_req *r = arg;
   r->creds_handle = NULL;
   if (r->state != REQ_CREDS)
     return; /* canceled: the provider should not call, but be safe */
   if (creds == NULL || err != NULL) {
-    /* The provider's messages never carry a secret (credentials.h). */
-    char msg[300];
-    snprintf(msg, sizeof(msg), "no AWS credentials: %s",
-             err && err->message[0] ? err->message : "the provider gave none");
-    /* A refusal (STS AccessDenied, ...) is not retryable; an outage is
-     * left to the caller: the provider backs off, so retrying at once
-     * would only get the same answer. */
-    bool refused = err && err->code == TT_ERR_FORBIDDEN;
-    fail(r, false, refused ? "CredentialsRefused" : "CredentialsUnavailable", false, msg);
+    creds_failed(r, err);
     return;
   }
   send_signed(r, creds);
@@ -339,19 +344,31 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   memset(&call->read_out, 0, sizeof(call->read_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
-  void *handle = NULL;
+  /* The cached credentials sign at once, inside start; only a miss waits
+   * for the provider's get, on the loop. What fails here completes from
+   * the defer timer (in_start). */
+  const struct tt_creds *creds = NULL;
+  struct tt_error cerr;
   d->in_start = true;
-  int rc = r->a->creds->ops->get(r->a->creds, on_creds, r, &handle);
-  d->in_start = false;
-  if (rc != 0) { /* the provider promises no callback then */
-    d->outstanding--;
-    call->impl = NULL;
-    free(r->body);
-    free(r);
-    return rc < 0 ? rc : UV_EIO;
+  int pk = tt_creds_peek(r->a->creds, &creds, &cerr);
+  if (pk == 0) {
+    send_signed(r, creds);
+  } else if (pk == TT_CREDS_PEEK_FAILED) {
+    creds_failed(r, &cerr);
+  } else {
+    void *handle = NULL;
+    int rc = tt_creds_get(r->a->creds, on_creds, r, &handle);
+    if (rc != 0) { /* the provider promises no callback then */
+      d->in_start = false;
+      d->outstanding--;
+      call->impl = NULL;
+      free(r->body);
+      free(r);
+      return rc < 0 ? rc : UV_EIO;
+    }
+    r->creds_handle = handle; /* on_creds runs later on the loop */
   }
-  if (r->state == REQ_CREDS)
-    r->creds_handle = handle;
+  d->in_start = false;
   return 0;
 }
 
@@ -365,7 +382,7 @@ static void ddb_cancel(struct tt_backend *b, struct tt_backend_call *call) {
   call->canceled = true;
   switch (r->state) {
   case REQ_CREDS:
-    r->a->creds->ops->cancel(r->a->creds, r->creds_handle);
+    tt_creds_cancel(r->a->creds, r->creds_handle);
     r->creds_handle = NULL;
     fail(r, true, "RequestCanceled", false, "the request was canceled");
     break;
