@@ -198,7 +198,7 @@ START_TEST(sends_signed_assume_role_and_caches) {
   char auth[512];
   ck_assert_ptr_nonnull(tts_header(r, "authorization", auth, sizeof(auth)));
   ck_assert_ptr_nonnull(strstr(auth, "Credential=AKIDBASE/20260102/us-east-1/sts/aws4_request"));
-  /* Cached: answered at once, no second call. */
+  /* Cached: peek answers at once, no second call. */
   get(&g, NULL);
   ck_assert_int_eq(g.n, 1);
   ck_assert_str_eq(g.creds.access_key_id, "ASIA1");
@@ -363,7 +363,7 @@ START_TEST(failures_back_off_and_log_once) {
   ck_assert_uint_eq(tt_creds_assume_role_calls(F.p), 1);
   for (int i = 0; i < 10; i++) { /* ten requests within the first second */
     get(&g, NULL);
-    ck_assert_int_eq(g.n, 1); /* answered at once, without STS */
+    ck_assert_int_eq(g.n, 1); /* peek answers the failure, without STS */
     ck_assert_int_eq(g.err.code, TT_ERR_FORBIDDEN);
     ck_assert_ptr_nonnull(strstr(g.err.message, "(AccessDenied)"));
   }

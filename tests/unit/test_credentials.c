@@ -896,7 +896,7 @@ START_TEST(process_ok) {
   ck_assert_str_eq(r.creds.session_token, "TOKENPROC1");
   ck_assert_int_eq(r.creds.expires_at, 1893456000);
   ck_assert_str_eq(r.creds.source, "process");
-  /* cached: the next get is synchronous and runs nothing */
+  /* cached: peek answers synchronously and runs nothing */
   struct result r2;
   memset(&r2, 0, sizeof(r2));
   ck_assert_int_eq(ask(f.p, &r2, &h), 0);
@@ -1098,8 +1098,8 @@ START_TEST(refresh_before_expiry_with_injected_clock) {
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(read_counter(&f), 1);
 
-  /* 200 s left (inside the 300 s window): the current credentials answer
-   * at once and a refresh runs in the background */
+  /* 200 s left (inside the 300 s window): peek answers the current
+   * credentials and a refresh runs in the background */
   f.now = T - 200;
   memset(&s, 0, sizeof(s));
   ck_assert_int_eq(ask(f.p, &s, &h), 0);
@@ -1177,7 +1177,7 @@ START_TEST(background_work_is_counted_and_returns_to_zero) {
   run_until(&f, &r.calls, 1);
   ck_assert(r.ok);
   ck_assert_int_eq(b.now, 0);
-  /* A background refresh: the get answers at once, the fetch is counted
+  /* A background refresh: peek answers at once, the fetch is counted
    * until it ends. */
   f.now = T - 200;
   memset(&r, 0, sizeof(r));
@@ -1555,7 +1555,7 @@ START_TEST(container_expired_credentials_refused_and_backed_off) {
     memset(&q, 0, sizeof(q));
     void *h;
     ck_assert_int_eq(ask(f.p, &q, &h), 0);
-    ck_assert_int_eq(q.calls, 1); /* answered at once, without a fetch */
+    ck_assert_int_eq(q.calls, 1); /* peek answers the failure, without a fetch */
     ck_assert(!q.ok);
     ck_assert_str_eq(q.err.message, r.err.message);
   }
