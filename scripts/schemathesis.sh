@@ -41,12 +41,12 @@ env -u TABLETHEORYD_BACKEND "$daemon" --listen 127.0.0.1:0 --backend memory \
   --models examples/models --log-level info 2>"$work/daemon.log" &
 pid=$!
 addr=
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1500); do
   addr=$(sed -n 's/.*"event":"daemon.ready","listen":"\([^"]*\)".*/\1/p' "$work/daemon.log" \
          2>/dev/null | head -n 1 || true)
   [ -n "$addr" ] && break
   kill -0 "$pid" 2>/dev/null || { cat "$work/daemon.log"; exit 1; }
-  sleep 0.05
+  sleep 0.02
 done
 [ -n "$addr" ] || { echo "daemon not ready"; cat "$work/daemon.log"; exit 1; }
 base=http://$addr

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -529,25 +530,80 @@ func TestLedger(t *testing.T) {
 	}
 }
 
+// refreshCounter counts the lease refreshes that the daemon answered 200.
+type refreshCounter struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (r *refreshCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == 200 && strings.HasSuffix(req.URL.Path, "/lease/refresh") {
+		r.n.Add(1)
+	}
+	return resp, err
+}
+
 func TestWithLeaseRefreshesAndReleases(t *testing.T) {
-	c, ctx := newClient(t), ctxT(t)
+	// A daemon with a frozen clock that only the test moves (--test-clock):
+	// the lease expires when the test says, not when a loaded machine is slow.
+	d, err := startDaemon("--test-clock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.stop()
+	refreshes := &refreshCounter{next: http.DefaultTransport}
+	c, err := New(Config{URL: d.URL, HTTPClient: &http.Client{Transport: refreshes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	advance := func(ms int) error {
+		resp, err := http.Post(d.URL+"/v1/_test/clock", "application/json",
+			strings.NewReader(fmt.Sprintf(`{"advance_ms": %d}`, ms)))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("POST /v1/_test/clock: HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}
 	id := uniq(t)
 	if _, err := c.CreateJob(ctx, NewJob{JobID: id, TenantID: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	// A 3 s lease, refreshed every second: a loaded machine may delay a
-	// refresh by a lot before the lease runs out.
-	err := c.WithLease(ctx, id, "worker-a", 3*time.Second, func(wctx context.Context) error {
+	// A 2 s lease on the clock S.123: expires_at S+2, expired once the clock
+	// reads S+3 (expires_at < now, in seconds). Refreshed every 2/3 s.
+	err = c.WithLease(ctx, id, "worker-a", 2*time.Second, func(wctx context.Context) error {
 		if _, err := c.AcquireLease(wctx, id, "worker-b", time.Minute); !errors.Is(err, ErrLeaseHeld) {
 			return fmt.Errorf("another worker got the lease: %v", err)
 		}
-		// Outlive the 3 s lease more than twice: only the helper's refreshes keep it
-		// held (the ledger's tables are sealed from the model API, so the lease is
-		// observed as another worker sees it).
-		select {
-		case <-time.After(7 * time.Second):
-		case <-wctx.Done():
-			return fmt.Errorf("the lease was lost: %w", wctx.Err())
+		// 1.5 s on (S+1.623), then wait for a refresh made since: the second
+		// answer from now, as one may have been on its way. It moves
+		// expires_at to S+3.
+		if err := advance(1500); err != nil {
+			return err
+		}
+		seen := refreshes.n.Load()
+		deadline := time.Now().Add(30 * time.Second)
+		for refreshes.n.Load() < seen+2 {
+			if time.Now().After(deadline) {
+				return errors.New("the helper never refreshed the lease")
+			}
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-wctx.Done():
+				return fmt.Errorf("the lease was lost: %w", wctx.Err())
+			}
+		}
+		// At S+3.123 the first expiry has passed: only the refresh keeps the
+		// lease held (the ledger's tables are sealed from the model API, so
+		// the lease is observed as another worker sees it).
+		if err := advance(1500); err != nil {
+			return err
 		}
 		if _, err := c.AcquireLease(wctx, id, "worker-b", time.Minute); !errors.Is(err, ErrLeaseHeld) {
 			return fmt.Errorf("the lease was not refreshed: worker-b acquire gave %v", err)

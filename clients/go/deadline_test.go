@@ -58,27 +58,38 @@ func TestDeadlineDuringABackoffKeepsTheAnswer(t *testing.T) {
 	}
 }
 
+// uncancelable sends a request whatever its context says, as a transport
+// that sees the caller's deadline only after the answer came.
+type uncancelable struct{ rt http.RoundTripper }
+
+func (u uncancelable) RoundTrip(r *http.Request) (*http.Response, error) {
+	return u.rt.RoundTrip(r.WithContext(context.WithoutCancel(r.Context())))
+}
+
 func TestDeadlineAnsweredAsAnHTTPError(t *testing.T) {
 	// The daemon answers 504 BackendTimeout once the caller's deadline has
-	// passed: whichever the transport sees first, the error says the
-	// deadline expired.
-	deadline := time.Now().Add(100 * time.Millisecond)
+	// passed, and the transport hands that answer over: the error still says
+	// the deadline expired.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(time.Until(deadline))
+		<-ctx.Done() // the caller's deadline has passed
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(504)
 		_, _ = w.Write([]byte(`{"error":{"code":"BackendTimeout","message":"deadline","retryable":true},"request_id":"r"}`))
 	}))
 	defer srv.Close()
-	c, err := New(Config{URL: srv.URL, MaxAttempts: 1})
+	c, err := New(Config{URL: srv.URL, MaxAttempts: 1,
+		HTTPClient: &http.Client{Transport: uncancelable{srv.Client().Transport}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
 	_, err = c.Models(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want context.DeadlineExceeded, got %v", err)
+	}
+	if !errors.Is(err, ErrBackendTimeout) {
+		t.Fatalf("the daemon's answer is lost: %v", err)
 	}
 }

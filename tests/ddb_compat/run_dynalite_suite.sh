@@ -36,10 +36,10 @@ sed -i "s|{ host: 'dynamodb.' + [a-zA-Z.]*awsRegion + '.amazonaws.com', method: 
   { echo "run_dynalite_suite.sh: npm install failed" >&2; exit 1; }
 "$TT_DAEMON" --listen 127.0.0.1:0 --dynamodb-listen 127.0.0.1:0 --region us-east-1 --table-transition-ms 1000 --log-level warn 2>"$log" &
 pid=$!
-for _ in $(seq 200); do
+for _ in $(seq 1500); do
   addr=$(sed -n 's/.*"dynamodb_listen":"\([^"]*\)".*/\1/p' "$log" | head -1)
   [ -n "$addr" ] && break
-  sleep 0.05
+  sleep 0.02
 done
 [ -n "$addr" ] || { echo "run_dynalite_suite.sh: the daemon did not start" >&2; exit 1; }
 export DDB_PORT=${addr##*:} REMOTE=1 AWS_ACCESS_KEY_ID=dummy AWS_SECRET_ACCESS_KEY=dummy \

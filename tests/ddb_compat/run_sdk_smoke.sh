@@ -14,10 +14,10 @@ log=$(mktemp)
 "$TT_DAEMON" --listen 127.0.0.1:0 --dynamodb-listen 127.0.0.1:0 2>"$log" &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT
-for _ in $(seq 200); do
+for _ in $(seq 1500); do
   addr=$(sed -n 's/.*"dynamodb_listen":"\([^"]*\)".*/\1/p' "$log" | head -1)
   [ -n "$addr" ] && break
-  sleep 0.05
+  sleep 0.02
 done
 [ -n "$addr" ] || { echo "run_sdk_smoke.sh: the daemon did not start:" >&2; cat "$log" >&2; exit 1; }
 export DDB_ENDPOINT="http://$addr"

@@ -12,7 +12,7 @@ import threading
 SCRIPT = """#!/bin/sh
 # Waits (at most 30 s) until the test creates the flag file.
 i=0
-while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+while [ ! -e "$1" ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done
 echo '{"Version": 1, "AccessKeyId": "AKIDBG", "SecretAccessKey": "SECRETBG"}'
 """
 

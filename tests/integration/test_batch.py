@@ -473,11 +473,14 @@ def test_deadline_cancels_and_joins_every_chunk(fresh_daemon):
     assert got["items"] == []  # the delayed calls were canceled before they ran
 
 
-def send_and_vanish(d, body, rid):
+def send_batch(d, body, rid):
     s = socket.create_connection((d.host, d.port))
     s.sendall(raw_request("POST", "/v1/models/Line/batch-write", body=body,
                           headers={"X-Request-Id": rid}))
-    time.sleep(0.05)
+    return s
+
+
+def vanish(s):
     # Vanish with a reset: a FIN alone may be a half-close by a client that
     # still reads its answer (test_slow_clients.py), so it cancels nothing.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -485,33 +488,61 @@ def send_and_vanish(d, body, rid):
 
 
 def test_disconnected_batches_leave_nothing_behind(fresh_daemon):
-    d = fault_daemon(fresh_daemon)
-    add_fault(d, op="BatchWriteItem", model="Line", latency_ms=3000, times=100000)
+    # Calls delayed for a minute, within the request deadline: only the
+    # cancel that a client's reset triggers ends them early.
+    d = fault_daemon(fresh_daemon, "--request-timeout-ms", "120000")
+    rule = add_fault(d, op="BatchWriteItem", model="Line", latency_ms=60000, times=100000)
     fds_before = d.metric("process_open_fds")
     import json as _json
-    # 1,000 disconnected batches (3 chunks each): 50 clients, 20 in turn each.
-    def client(c):
-        for j in range(20):
-            body = _json.dumps({"put": lines(tenant(), 60)}).encode()
-            send_and_vanish(d, body, "gone-b%d" % (c * 20 + j))
+    # 1,000 disconnected batches (3 chunks each, all started at once under the
+    # default --batch-concurrency 4): 50 clients, 20 rounds. In each round every
+    # client sends its batch, and all of them vanish once the daemon has
+    # started the chunks of every batch sent so far (the rule's fired count):
+    # each reset then cuts a batch in flight.
+    clients, rounds, chunks = 50, 20, 3
+    socks = [None] * clients
+    sent = [0]
 
-    threads = [threading.Thread(target=client, args=(c,)) for c in range(50)]
+    def all_in_flight():
+        sent[0] += clients
+        deadline = time.time() + 30
+        while time.time() < deadline and fired(d, rule["id"]) < chunks * sent[0]:
+            time.sleep(0.02)
+        assert fired(d, rule["id"]) == chunks * sent[0]
+
+    barrier = threading.Barrier(clients, action=all_in_flight, timeout=60)
+    failed = []
+
+    def client(c):
+        try:
+            for j in range(rounds):
+                body = _json.dumps({"put": lines(tenant(), 60)}).encode()
+                socks[c] = send_batch(d, body, "gone-b%d" % (j * clients + c))
+                barrier.wait()
+                vanish(socks[c])
+        except Exception as e:  # a failed wait breaks the barrier for all
+            failed.append(e)
+            barrier.abort()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
+    assert not failed, failed[:3]
     d.wait_metric("tabletheoryd_inflight_operations", 0, timeout=30)
     d.wait_metric("tabletheoryd_inflight_requests", 1, timeout=30)
-    # A reset discards what the daemon had not read yet, so under load some
-    # requests are never seen; every one that was is canceled, not served.
+    # Every batch was in flight when its client vanished: each is canceled
+    # (499 in the access log), none served.
     gone = [l for l in d.log_lines() if str(l.get("request_id", "")).startswith("gone-b")]
-    assert gone and all(l["status"] == 499 for l in gone)
-    # Every call was delayed 3 s and none ran to its end: all were canceled.
+    assert len(gone) == clients * rounds
+    assert all(l["status"] == 499 for l in gone)
+    # No delayed call ran to its end: all were canceled.
     assert metric(d, "tabletheoryd_backend_calls_total", op="BatchWriteItem",
                   outcome="success") == 0
     deadline = time.time() + 30
     while time.time() < deadline and d.metric("process_open_fds") > fds_before:
-        time.sleep(0.05)
+        time.sleep(0.02)
     assert d.metric("process_open_fds") <= fds_before
     d.json("DELETE", "/v1/_faults")
     status, _, _ = d.json("GET", "/healthz")

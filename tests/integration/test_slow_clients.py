@@ -179,7 +179,7 @@ def test_slow_clients_do_not_lock_out_the_others(fresh_daemon):
         try:
             answered = d.json("GET", "/healthz")[0]
         except (OSError, http.client.HTTPException):
-            time.sleep(0.1)
+            time.sleep(0.02)
     for t in threads:
         t.join()
     assert answered == 200

@@ -106,7 +106,7 @@ while time.time() < deadline:
             pass
     except Exception:
         pass
-    time.sleep(0.2)
+    time.sleep(0.02)
 sys.exit(1)
 PY
 }
@@ -129,7 +129,7 @@ start_listener() {
   while [ $SECONDS -lt "$deadline" ] && kill -0 "$pid" 2>/dev/null; do
     addr=$(sed -n 's/.*"dynamodb_listen":"\([^"]*\)".*/\1/p' "$log" | head -1)
     [ -n "$addr" ] && break
-    sleep 0.05
+    sleep 0.02
   done
   if [ -z "$addr" ] || ! wait_ready "${addr##*:}" "$pid"; then
     kill -TERM "$pid" 2>/dev/null || true

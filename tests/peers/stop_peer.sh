@@ -14,8 +14,8 @@ case "$cmd" in
   *) echo "stop_peer.sh: $pid is not a test peer" >&2; exit 1 ;;
 esac
 kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-for _ in $(seq 50); do
+for _ in $(seq 250); do
   kill -0 "$pid" 2>/dev/null || exit 0
-  sleep 0.1
+  sleep 0.02
 done
 kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true

@@ -360,8 +360,8 @@ describe("job ledger", () => {
     const out = await jobs.withLease(jid, async (lease) => {
       const first = lease.expiresAt;
       await daemon.advanceClock(1000); // the next refresh moves the expiry a second on
-      const deadline = Date.now() + 20000;
-      while (lease.expiresAt === first && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const deadline = Date.now() + 30000;
+      while (lease.expiresAt === first && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       assert.ok(lease.expiresAt > first, "the background refresh never ran");
       await assert.rejects(jobs.acquireLease(jid, "other", 60), tt.LeaseHeld);
       lease.check();
