@@ -55,6 +55,21 @@ struct parser {
   struct tt_error *err;
   int operators;
   int nesting;
+  /* DynamoDB reports a syntax error before anything else, and then one
+   * error by category: redundant parentheses, unknown function, misused
+   * function, reserved word, undefined placeholder, then the rest. The
+   * categories found while parsing are kept here (the first of the best
+   * rank) and reported once the text has parsed. */
+  int pend_rank;
+  char pend[256];
+};
+
+enum {
+  R_SYNTAX = 0,
+  R_FUNC_NAME = 2,
+  R_RESERVED = 4,
+  R_PLACEHOLDER = 5,
+  R_OTHER = 9
 };
 
 /* ---- errors ------------------------------------------------------------ */
@@ -73,13 +88,48 @@ static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(struct parser *p, const char *fmt, ...) {
+static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap) {
   char msg[256];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  if (p->pend_rank != 0 && p->pend_rank < rank)
+    return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, p->pend);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+}
+
+static int fail(struct parser *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = vfail_rank(p, R_OTHER, fmt, ap);
   va_end(ap);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+  return rc;
+}
+
+static int fail_syntax(struct parser *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int fail_syntax(struct parser *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vfail_rank(p, R_SYNTAX, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Keeps an error of a category for the end of the parse (see pend). */
+static void defer(struct parser *p, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void defer(struct parser *p, int rank, const char *fmt, ...) {
+  if (p->pend_rank != 0 && p->pend_rank <= rank)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->pend, sizeof(p->pend), fmt, ap);
+  va_end(ap);
+  p->pend_rank = rank;
 }
 
 static int fail_oom(struct parser *p) {
@@ -96,7 +146,7 @@ static int syntax_error(struct parser *p, size_t i) {
     snprintf(tok, sizeof(tok), "<EOF>");
     if (i == 0) {
       near[0] = '\0';
-      return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+      return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
     }
     start = p->toks[i - 1].off;
     end = p->toks[i - 1].off + p->toks[i - 1].len;
@@ -108,7 +158,7 @@ static int syntax_error(struct parser *p, size_t i) {
       end = p->toks[i + 1].off + p->toks[i + 1].len;
   }
   safe_copy(near, sizeof(near), p->text + start, end - start);
-  return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+  return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
 }
 
 /* ---- tokenizer --------------------------------------------------------- */
@@ -285,7 +335,7 @@ static int path_name(struct parser *p, const struct token *t, struct xseg *seg) 
     if (tt_expr_is_reserved(s, t->len)) {
       char w[32];
       safe_copy(w, sizeof(w), s, t->len);
-      return fail(p, "Attribute name is a reserved keyword; reserved keyword: %s", w);
+      defer(p, R_RESERVED, "Attribute name is a reserved keyword; reserved keyword: %s", w);
     }
     seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
     seg->name_len = t->len;
@@ -294,10 +344,13 @@ static int path_name(struct parser *p, const struct token *t, struct xseg *seg) 
     if (i < 0) {
       char w[64];
       safe_copy(w, sizeof(w), s, t->len);
-      return fail(p,
-                  "An expression attribute name used in the document path is not defined; "
-                  "attribute name: %s",
-                  w);
+      defer(p, R_PLACEHOLDER,
+            "An expression attribute name used in the document path is not defined; "
+            "attribute name: %s",
+            w);
+      seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
+      seg->name_len = t->len;
+      return seg->name == NULL ? fail_oom(p) : 0;
     }
     const struct tt_av *v = &p->names->u.members[i].value;
     if (v->type != TT_AV_S)
@@ -373,11 +426,21 @@ static struct xoperand *parse_value_ref(struct parser *p) {
   const char *s = p->text + t->off;
   long i = map_find(p->values, s, t->len);
   if (i < 0) {
+    /* Parsing goes on with a NULL in its place. */
+    static const struct tt_av missing = {.type = TT_AV_NULL};
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
-    fail(p, "An expression attribute value used in expression is not defined; attribute value: %s",
-         w);
-    return NULL;
+    defer(p, R_PLACEHOLDER,
+          "An expression attribute value used in expression is not defined; attribute value: %s",
+          w);
+    struct xoperand *o = new_operand(p, XOP_VALUE);
+    if (o == NULL || (o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
+      fail_oom(p);
+      return NULL;
+    }
+    o->value = &missing;
+    p->pos++;
+    return o;
   }
   struct xoperand *o = new_operand(p, XOP_VALUE);
   if (o == NULL)
@@ -439,8 +502,11 @@ static int check_function(struct parser *p, enum func *out) {
   enum func f = func_lookup(p, t);
   char w[64];
   safe_copy(w, sizeof(w), p->text + t->off, t->len);
-  if (f == F_UNKNOWN)
-    return fail(p, "Invalid function name; function: %s", w);
+  if (f == F_UNKNOWN) {
+    defer(p, R_FUNC_NAME, "Invalid function name; function: %s", w);
+    *out = f;
+    return 0;
+  }
   if (is_update(p) && (f != F_LIST_APPEND && f != F_IF_NOT_EXISTS))
     return fail(p, "The function is not allowed in an update expression; function: %s", w);
   if (!is_update(p) && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS))
@@ -1209,6 +1275,10 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     break;
   default:
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
+    goto fail;
+  }
+  if (p.pend_rank != 0) {
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, p.pend);
     goto fail;
   }
   free(p.toks);
