@@ -1333,6 +1333,49 @@ static int check_item(const json_t *item, struct tt_ddbw_error *err) {
   return 0;
 }
 
+/* Whether a placeholder is the lead character and one or more of
+ * [0-9A-Za-z_]. */
+static bool placeholder_ok(const char *s, char lead) {
+  if (s[0] != lead || s[1] == '\0')
+    return false;
+  for (s++; *s; s++)
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          *s == '_'))
+      return false;
+  return true;
+}
+
+/* ExpressionAttributeNames and ExpressionAttributeValues, as DynamoDB checks
+ * them before it parses the expressions: not empty, keys of placeholder
+ * form, then each value. */
+static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
+  static const char *const maps[] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+  for (size_t i = 0; i < 2; i++) {
+    const json_t *map = json_object_get(body, maps[i]);
+    const char *k;
+    json_t *v;
+    if (!json_is_object(map))
+      continue;
+    if (json_object_size(map) == 0)
+      return fail(err, T_VAL, 400, "%s must not be empty", maps[i]);
+    json_object_foreach((json_t *)map, k, v) {
+      if (!placeholder_ok(k, i == 0 ? '#' : ':'))
+        return fail(err, T_VAL, 400, "%s contains invalid key: Syntax error; key: \"%.200s\"",
+                    maps[i], k);
+    }
+    if (i == 0)
+      continue;
+    json_object_foreach((json_t *)map, k, v) {
+      char buf[sizeof(err->message) - 300];
+      const char *m = check_av(v, buf, sizeof(buf), 0);
+      if (m != NULL)
+        return fail(err, T_VAL, 400, "%s contains invalid value: %s for key %.200s", maps[i], m,
+                    k);
+    }
+  }
+  return 0;
+}
+
 int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
   const char *k;
   json_t *v;
@@ -1340,10 +1383,14 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   json_t *e;
   switch (op) {
   case TT_DDB_PUT_ITEM:
-    return check_item(json_object_get(body, "Item"), err);
+    if (check_item(json_object_get(body, "Item"), err) != 0)
+      return -1;
+    return check_expr_maps(body, err);
   case TT_DDB_GET_ITEM:
   case TT_DDB_DELETE_ITEM:
-    return check_avs(json_object_get(body, "Key"), err);
+    if (check_avs(json_object_get(body, "Key"), err) != 0)
+      return -1;
+    return check_expr_maps(body, err);
   case TT_DDB_UPDATE_ITEM:
     if (check_avs(json_object_get(body, "Key"), err) != 0)
       return -1;
@@ -1357,7 +1404,7 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
           return -1;
       }
     }
-    return 0;
+    return check_expr_maps(body, err);
   case TT_DDB_BATCH_GET_ITEM:
     json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
       json_array_foreach(json_object_get(v, "Keys"), i, e) {
@@ -1380,6 +1427,33 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   default:
     return 0;
   }
+}
+
+int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  if (op == TT_DDB_SCAN) {
+    json_t *seg = json_object_get(body, "Segment"), *total = json_object_get(body, "TotalSegments");
+    json_int_t s = json_integer_value(seg), t = json_integer_value(total);
+    if (s != 0 && (total == NULL || json_is_null(total)))
+      return fail(err, T_VAL, 400, "The TotalSegments parameter is required but was not present "
+                                   "in the request when Segment parameter is present");
+    if (t != 0 && (seg == NULL || json_is_null(seg)))
+      return fail(err, T_VAL, 400, "The Segment parameter is required but was not present in "
+                                   "the request when parameter TotalSegments is present");
+    if (t != 0 && s >= t)
+      return fail(err, T_VAL, 400,
+                  "The Segment parameter is zero-based and must be less than parameter "
+                  "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+                  (long long)s, (long long)t);
+  } else if (op == TT_DDB_QUERY) {
+    json_t *kc = json_object_get(body, "KeyConditions");
+    json_t *kce = json_object_get(body, "KeyConditionExpression");
+    if ((kc == NULL || json_is_null(kc)) && (kce == NULL || json_is_null(kce)))
+      return fail(err, T_VAL, 400, "Either the KeyConditions or KeyConditionExpression "
+                                   "parameter must be specified in the request.");
+  } else {
+    return 0;
+  }
+  return check_expr_maps(body, err);
 }
 
 int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {

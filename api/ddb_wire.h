@@ -109,6 +109,10 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
  * conditions are (most messages prefixed "The provided starting key is
  * invalid: "). Returns 0 or -1 with *err. */
 int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+/* Query and Scan, after the starting key: Scan's Segment and
+ * TotalSegments, Query's key conditions present, then the expression
+ * attribute maps. */
+int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */
