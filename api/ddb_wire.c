@@ -1396,13 +1396,34 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
       return -1;
     json_object_foreach(json_object_get(body, "AttributeUpdates"), k, v) {
       json_t *value = json_object_get(v, "Value");
+      const char *act = json_string_value(json_object_get(v, "Action"));
+      bool del = act && strcmp(act, "DELETE") == 0, add = act && strcmp(act, "ADD") == 0;
       if (value && !json_is_null(value)) {
         json_t *one = json_pack("{sO}", "v", value);
         int rc = one ? check_avs(one, err) : 0;
         json_decref(one);
         if (rc != 0)
           return -1;
+      } else if (!del) {
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Only DELETE "
+                                     "action is allowed when no attribute value is specified");
+      } else {
+        continue;
       }
+      const char *type = NULL;
+      json_t *tv;
+      json_object_foreach(value, type, tv) {
+        if (av_type(type) && !json_is_null(tv))
+          break;
+      }
+      bool set = type && (strcmp(type, "SS") == 0 || strcmp(type, "NS") == 0 ||
+                          strcmp(type, "BS") == 0);
+      if (del && !set)
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: DELETE action "
+                                     "with value is not supported for the type %s", type);
+      if (add && !set && strcmp(type, "N") != 0 && strcmp(type, "L") != 0)
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: ADD action is "
+                                     "not supported for the type %s", type);
     }
     return check_expr_maps(body, err);
   case TT_DDB_BATCH_GET_ITEM:
