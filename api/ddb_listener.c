@@ -497,9 +497,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
-      tt_ddbw_legacy(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_start_key(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_read(req.op, req.body, &err) != 0) {
+      tt_ddbw_check_read(req.op, req.body, &err) != 0 ||
+      tt_ddbw_legacy(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
     json_decref(req.body);
     return;
