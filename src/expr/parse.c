@@ -917,19 +917,33 @@ static struct xcond *parse_or(struct parser *p) {
 
 /* ---- key conditions ---------------------------------------------------- */
 
+/* DynamoDB reports what it finds wrong in a parsed key condition without
+ * the "Invalid KeyConditionExpression: " prefix. */
+static int key_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int key_error(struct parser *p, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s", msg);
+}
+
 static int key_operator_error(struct parser *p, const char *op) {
-  return fail(p, "Invalid operator used in KeyConditionExpression: %s", op);
+  return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
 }
 
 /* Collects the leaves of a key condition: at most two, joined by AND, each a
- * comparison of one attribute with values. */
-static int collect_key_leaves(struct parser *p, struct xcond *c) {
+ * comparison of one top-level attribute with values; checked leaf by leaf,
+ * operand by operand, as DynamoDB does. *extra counts leaves past two. */
+static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) {
   static const char *const func_of[] = {
       [XC_EXISTS] = "attribute_exists", [XC_NOT_EXISTS] = "attribute_not_exists",
       [XC_TYPE] = "attribute_type", [XC_CONTAINS] = "contains"};
   switch (c->kind) {
   case XC_AND:
-    return collect_key_leaves(p, c->l) != 0 ? -1 : collect_key_leaves(p, c->r);
+    return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
   case XC_OR:
     return key_operator_error(p, "OR");
   case XC_NOT:
@@ -944,35 +958,49 @@ static int collect_key_leaves(struct parser *p, struct xcond *c) {
   case XC_CMP:
     if (c->cmp == XCMP_NE)
       return key_operator_error(p, "<>");
-    /* ":v = pk" means "pk = :v": put the attribute first. */
-    if (c->ops[0]->kind == XOP_VALUE && c->ops[1]->kind == XOP_PATH) {
-      static const enum xcmp flip[] = {0, XCMP_EQ, XCMP_NE, XCMP_GT, XCMP_GE, XCMP_LT, XCMP_LE};
-      struct xoperand *o = c->ops[0];
-      c->ops[0] = c->ops[1];
-      c->ops[1] = o;
-      c->cmp = flip[c->cmp];
-    }
     break;
   case XC_BETWEEN:
   case XC_BEGINS_WITH:
+    if (c->ops[0]->kind != XOP_PATH)
+      return key_error(p,
+                       "Invalid condition in KeyConditionExpression: %s operator must have the "
+                       "key attribute as its first operand",
+                       c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
     break;
   }
-  for (size_t i = 0; i < c->nops; i++)
-    if (c->ops[i]->kind == XOP_SIZE)
-      return key_operator_error(p, "size");
-  if (c->ops[0]->kind != XOP_PATH)
-    return fail(p, "Invalid condition in KeyConditionExpression: The first operand must be "
-                   "an attribute name");
-  for (size_t i = 1; i < c->nops; i++)
-    if (c->ops[i]->kind != XOP_VALUE)
-      return fail(p, "Invalid condition in KeyConditionExpression: Multiple attribute names "
-                     "used in one condition");
+  const struct xoperand *attr = NULL;
+  size_t attr_ix = 0;
+  for (size_t i = 0; i < c->nops; i++) {
+    if (c->ops[i]->kind == XOP_PATH) {
+      if (attr)
+        return key_error(p, "Invalid condition in KeyConditionExpression: Multiple attribute "
+                            "names used in one condition");
+      if (c->ops[i]->path.n > 1)
+        return key_error(p, "KeyConditionExpressions cannot have conditions on nested "
+                            "attributes");
+      attr = c->ops[i];
+      attr_ix = i;
+    } else if (c->ops[i]->kind != XOP_VALUE) {
+      return key_error(p, "KeyConditionExpressions cannot contain nested operations");
+    }
+  }
+  if (attr == NULL)
+    return key_error(p, "Invalid condition in KeyConditionExpression: No key attribute "
+                        "specified");
+  for (size_t i = 0; i < p->e->nkey_leaves; i++)
+    if (same_path(&p->e->key_leaves[i]->ops[0]->path, &attr->path))
+      return key_error(p, "KeyConditionExpressions must only contain one condition per key");
+  if (attr_ix != 0) { /* ":v = pk" means "pk = :v": put the attribute first. */
+    static const enum xcmp flip[] = {0, XCMP_EQ, XCMP_NE, XCMP_GT, XCMP_GE, XCMP_LT, XCMP_LE};
+    struct xoperand *o = c->ops[0];
+    c->ops[0] = c->ops[1];
+    c->ops[1] = o;
+    c->cmp = flip[c->cmp];
+  }
   if (p->e->nkey_leaves == 2)
-    return fail(p, "Conditions can be of length 1 or 2 only");
-  p->e->key_leaves[p->e->nkey_leaves++] = c;
-  if (p->e->nkey_leaves == 2 &&
-      same_path(&p->e->key_leaves[0]->ops[0]->path, &c->ops[0]->path))
-    return fail(p, "KeyConditionExpressions must only contain one condition per key");
+    (*extra)++;
+  else
+    p->e->key_leaves[p->e->nkey_leaves++] = c;
   return 0;
 }
 
@@ -1259,8 +1287,15 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
       syntax_error(&p, p.pos);
       goto fail;
     }
-    if (kind == TT_EXPR_KEY_CONDITION && collect_key_leaves(&p, e->cond) != 0)
-      goto fail;
+    if (kind == TT_EXPR_KEY_CONDITION && p.pend_rank == 0) {
+      size_t extra = 0;
+      if (collect_key_leaves(&p, e->cond, &extra) != 0)
+        goto fail;
+      if (extra) {
+        key_error(&p, "Conditions can be of length 1 or 2 only");
+        goto fail;
+      }
+    }
     break;
   case TT_EXPR_UPDATE:
     if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
