@@ -354,6 +354,33 @@ static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb
   return memdb_seq_point(&pt->entries, sk_pred, &p);
 }
 
+/* Whether a sort key value satisfies the query's sort-key condition. */
+static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
+  struct memdb_kv lo = memdb_kv_of(kr->lo);
+  int c = memdb_kv_cmp(sk, &lo);
+  switch (kr->op) {
+  case TT_EXPR_KEY_NONE:
+    return true;
+  case TT_EXPR_KEY_EQ:
+    return c == 0;
+  case TT_EXPR_KEY_LT:
+    return c < 0;
+  case TT_EXPR_KEY_LE:
+    return c <= 0;
+  case TT_EXPR_KEY_GT:
+    return c > 0;
+  case TT_EXPR_KEY_GE:
+    return c >= 0;
+  case TT_EXPR_KEY_BETWEEN: {
+    struct memdb_kv hi = memdb_kv_of(kr->hi);
+    return c >= 0 && memdb_kv_cmp(sk, &hi) <= 0;
+  }
+  case TT_EXPR_KEY_BEGINS_WITH:
+    return sk->len >= lo.len && memcmp(sk->p, lo.p, lo.len) == 0;
+  }
+  return false;
+}
+
 static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
                       struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   struct rd r;
@@ -381,9 +408,20 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
     goto done;
   }
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
-  if (r.esk && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-    memdb_validation(e, "The provided starting key is outside query range");
+  if (r.esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+    memdb_validation(e, "The provided starting key is outside query boundaries based on "
+                        "provided conditions");
     goto done;
+  }
+  if (r.esk && kr.op != TT_EXPR_KEY_NONE) {
+    if (!sk_matches(&r.esk_sk, &kr)) {
+      memdb_validation(e, "The provided starting key does not match the range key predicate");
+      goto done;
+    }
+    if (memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+      memdb_validation(e, "The query can return at most one row and cannot be restarted");
+      goto done;
+    }
   }
   struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
   if (pt) {
