@@ -64,12 +64,20 @@ struct parser {
   char pend[256];
 };
 
+/* Ranks of the categories (lower is reported first). In a condition the
+ * undefined placeholders and non-distinct operands share one rank: the
+ * first found is reported. An update expression reports reserved words
+ * before unknown functions, and undefined names before undefined values. */
 enum {
   R_SYNTAX = 0,
-  R_FUNC_NAME = 2,
-  R_RESERVED = 4,
-  R_PLACEHOLDER = 5,
-  R_OTHER = 9
+  R_PARENS = 10,
+  R_FUNC_NAME = 20,
+  R_RESERVED = 40,
+  R_UPDATE_FUNC_NAME = 45,
+  R_PLACEHOLDER = 50,
+  R_DISTINCT = 50,
+  R_UPDATE_VALUE = 52,
+  R_OTHER = 90
 };
 
 /* ---- errors ------------------------------------------------------------ */
@@ -332,6 +340,11 @@ static const char *av_type_long(enum tt_av_type t) {
 static int path_name(struct parser *p, const struct token *t, struct xseg *seg) {
   const char *s = p->text + t->off;
   if (t->t == T_IDENT) {
+    /* The words of the grammar are no attribute names. */
+    static const char *const grammar[] = {"AND", "OR", "NOT", "BETWEEN", "IN"};
+    for (size_t i = 0; i < sizeof(grammar) / sizeof(grammar[0]); i++)
+      if (tok_is_word(p, t, grammar[i]))
+        return syntax_error(p, (size_t)(t - p->toks));
     if (tt_expr_is_reserved(s, t->len)) {
       char w[32];
       safe_copy(w, sizeof(w), s, t->len);
@@ -421,16 +434,19 @@ static struct xoperand *new_operand(struct parser *p, enum xop_kind k) {
   return o;
 }
 
+/* What an undefined :value stands for while the parse goes on (never
+ * evaluated: the parse fails). Type checks skip it. */
+static const struct tt_av missing = {.type = TT_AV_NULL};
+
 static struct xoperand *parse_value_ref(struct parser *p) {
   const struct token *t = peek(p);
   const char *s = p->text + t->off;
   long i = map_find(p->values, s, t->len);
   if (i < 0) {
     /* Parsing goes on with a NULL in its place. */
-    static const struct tt_av missing = {.type = TT_AV_NULL};
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
-    defer(p, R_PLACEHOLDER,
+    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_VALUE : R_PLACEHOLDER,
           "An expression attribute value used in expression is not defined; attribute value: %s",
           w);
     struct xoperand *o = new_operand(p, XOP_VALUE);
@@ -503,7 +519,8 @@ static int check_function(struct parser *p, enum func *out) {
   char w[64];
   safe_copy(w, sizeof(w), p->text + t->off, t->len);
   if (f == F_UNKNOWN) {
-    defer(p, R_FUNC_NAME, "Invalid function name; function: %s", w);
+    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_FUNC_NAME : R_FUNC_NAME,
+          "Invalid function name; function: %s", w);
     *out = f;
     return 0;
   }
@@ -741,16 +758,16 @@ static struct xcond *parse_comparison(struct parser *p) {
     if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
       char buf[128];
       format_path(buf, sizeof(buf), &lhs->path);
-      fail(p,
-           "The first operand must be distinct from the remaining operands for this operator "
-           "or function; operator: %s, first operand: %s",
-           cmp_text(cmp), buf);
-      return NULL;
+      defer(p, R_DISTINCT,
+            "The first operand must be distinct from the remaining operands for this operator "
+            "or function; operator: %s, first operand: %s",
+            cmp_text(cmp), buf);
     }
     if (cmp != XCMP_EQ && cmp != XCMP_NE) {
       const struct xoperand *o[2] = {lhs, rhs};
       for (size_t i = 0; i < 2; i++)
-        if (o[i]->kind == XOP_VALUE && !is_scalar(o[i]->value->type)) {
+        if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
+            !is_scalar(o[i]->value->type)) {
           operand_type_error(p, cmp_text(cmp), o[i]);
           return NULL;
         }
@@ -781,7 +798,8 @@ static struct xcond *parse_comparison(struct parser *p) {
     if ((c->ops[2] = parse_operand(p)) == NULL)
       return NULL;
     for (size_t i = 0; i < 3; i++)
-      if (c->ops[i]->kind == XOP_VALUE && !is_scalar(c->ops[i]->value->type)) {
+      if (c->ops[i]->kind == XOP_VALUE && c->ops[i]->value != &missing &&
+          !is_scalar(c->ops[i]->value->type)) {
         operand_type_error(p, "BETWEEN", c->ops[i]);
         return NULL;
       }
@@ -839,9 +857,24 @@ static struct xcond *parse_comparison(struct parser *p) {
   return NULL;
 }
 
+/* Whether the '(' at token `open` is closed by the ')' at token `close`. */
+static bool parens_match(const struct parser *p, size_t open, size_t close) {
+  if (open >= close || p->toks[open].t != T_LP || p->toks[close].t != T_RP)
+    return false;
+  size_t depth = 0;
+  for (size_t i = open; i <= close; i++) {
+    if (p->toks[i].t == T_LP)
+      depth++;
+    else if (p->toks[i].t == T_RP && --depth == 0)
+      return i == close;
+  }
+  return false;
+}
+
 static struct xcond *parse_primary(struct parser *p) {
   const struct token *t = peek(p);
   if (t->t == T_LP) {
+    size_t open = p->pos;
     p->pos++;
     if (++p->nesting > MAX_NESTING) {
       fail(p, "The expression is nested too deeply");
@@ -851,6 +884,8 @@ static struct xcond *parse_primary(struct parser *p) {
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
+    if (parens_match(p, open + 1, p->pos - 2)) /* ((condition)) */
+      defer(p, R_PARENS, "The expression has redundant parentheses;");
     return c;
   }
   if (t->t == T_IDENT && peek2(p)->t == T_LP) {
