@@ -235,6 +235,14 @@ int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
         goto oom;
       int prc = memdb_wr_prepare(m, put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, obj, &w[nw], e);
       json_decref(obj);
+      /* A PutRequest's item without the table's key attributes, or with
+       * another type, is refused as a key would be. */
+      static const char *const key_msgs[] = {
+          "One or more parameter values were invalid: Missing the key ",
+          "One or more parameter values were invalid: Type mismatch for key "};
+      for (size_t k = 0; prc != 0 && put && k < 2; k++)
+        if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
+          memdb_validation(e, "The provided key element does not match the schema");
       if (prc != 0)
         goto done;
       nw++;
