@@ -133,8 +133,7 @@ START_TEST(batch_write_rules_and_effects) {
   fx_fail(&f, TT_DDB_BATCH_WRITE_ITEM,
           "{'RequestItems':{'tbl':[{'PutRequest':{'Item':{'pk':{'S':'ok'}}}},"
           "{'PutRequest':{'Item':{'v':{'S':'no key'}}}}]}}",
-          "ValidationException",
-          "One or more parameter values were invalid: Missing the key pk in the item");
+          "ValidationException", "The provided key element does not match the schema");
   fx_expect(&f, TT_DDB_GET_ITEM, "{'TableName':'tbl','Key':{'pk':{'S':'ok'}}}", "{}");
   fx_teardown(&f);
 }
