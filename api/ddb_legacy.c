@@ -339,6 +339,11 @@ static int attribute_updates(struct rw *w, json_t *req) {
                            "allowed when no attribute value is specified");
       break;
     }
+    /* ADD of a list appends to it (an absent attribute is an empty list):
+     * the expression form is SET with list_append. */
+    bool add_list = which == 2 && json_object_get(v, "L") != NULL;
+    if (add_list)
+      which = 0;
     struct tt_buf *b = &part[which];
     if ((b->len && tt_buf_printf(b, ", ") < 0) || name_ph(w, attr, b) < 0) {
       rc = -1;
@@ -348,7 +353,17 @@ static int attribute_updates(struct rw *w, json_t *req) {
       rc = -1;
     else if ((which == 2 || which == 3) && tt_buf_printf(b, " ") < 0)
       rc = -1;
+    if (rc == 0 && add_list) {
+      json_t *empty = json_pack("{s:[]}", "L");
+      if (empty == NULL || tt_buf_printf(b, "list_append(if_not_exists(") < 0 ||
+          name_ph(w, attr, b) < 0 || tt_buf_printf(b, ", ") < 0 || value_ph(w, empty, b) < 0 ||
+          tt_buf_printf(b, "), ") < 0)
+        rc = -1;
+      json_decref(empty);
+    }
     if (rc == 0 && which != 1 && value_ph(w, v, b) < 0)
+      rc = -1;
+    if (rc == 0 && add_list && tt_buf_printf(b, ")") < 0)
       rc = -1;
     if (rc)
       break;
