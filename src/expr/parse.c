@@ -1041,8 +1041,26 @@ static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) 
 
 /* ---- update expressions ------------------------------------------------ */
 
+static int parse_set_value(struct parser *p, struct xoperand **out);
+
+/* An operand of a SET value, or a parenthesized SET value. */
+static struct xoperand *parse_update_operand(struct parser *p) {
+  if (peek(p)->t != T_LP)
+    return parse_operand(p);
+  p->pos++;
+  if (++p->nesting > MAX_NESTING) {
+    fail(p, "The expression is nested too deeply");
+    return NULL;
+  }
+  struct xoperand *o;
+  if (parse_set_value(p, &o) != 0 || expect(p, T_RP) != 0)
+    return NULL;
+  p->nesting--;
+  return o;
+}
+
 static int parse_set_value(struct parser *p, struct xoperand **out) {
-  struct xoperand *a = parse_operand(p);
+  struct xoperand *a = parse_update_operand(p);
   if (a == NULL)
     return -1;
   enum tok t = peek(p)->t;
@@ -1053,12 +1071,12 @@ static int parse_set_value(struct parser *p, struct xoperand **out) {
   p->pos++;
   if (count_operator(p) != 0)
     return -1;
-  struct xoperand *b = parse_operand(p);
+  struct xoperand *b = parse_update_operand(p);
   if (b == NULL)
     return -1;
   const struct xoperand *o[2] = {a, b};
   for (size_t i = 0; i < 2; i++)
-    if (o[i]->kind == XOP_VALUE && o[i]->value->type != TT_AV_N)
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && o[i]->value->type != TT_AV_N)
       return operand_type_error(p, t == T_PLUS ? "+" : "-", o[i]);
   struct xoperand *r = new_operand(p, t == T_PLUS ? XOP_PLUS : XOP_MINUS);
   if (r == NULL)
