@@ -433,6 +433,13 @@ START_TEST(legacy_becomes_expressions) {
   ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
                    "SET #l0 = :l1 REMOVE #l2 ADD #l3 :l4");
   json_decref(j);
+  /* ADD of a list appends to it, the attribute absent or not. */
+  j = rewritten(TT_DDB_UPDATE_ITEM,
+                "{\"AttributeUpdates\":{\"f\":{\"Action\":\"ADD\",\"Value\":{\"L\":[{\"N\":\"1\"}]}}}}",
+                &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
+                   "SET #l0 = list_append(if_not_exists(#l1, :l2), :l3)");
+  json_decref(j);
   j = rewritten(TT_DDB_GET_ITEM, "{\"AttributesToGet\":[\"a\",\"b\"]}", &err, 0);
   ck_assert_str_eq(json_string_value(json_object_get(j, "ProjectionExpression")), "#l0, #l1");
   json_decref(j);

@@ -350,6 +350,11 @@ START_TEST(test_key_condition_rules) {
                "is not defined; attribute value: :zz");
   expect_error(TT_EXPR_CONDITION, "a = :zz AND whatever(a)", NULL, &vals,
                "Invalid ConditionExpression: Invalid function name; function: whatever");
+  tt_expr_free(expect_ok(TT_EXPR_UPDATE, "SET a = ((b) + (:n)), c = (:n)", NULL, &vals));
+  expect_error(TT_EXPR_CONDITION, "((a = :p))", NULL, &vals,
+               "Invalid ConditionExpression: The expression has redundant parentheses;");
+  expect_error(TT_EXPR_CONDITION, "a > between", NULL, &vals,
+               "Invalid ConditionExpression: Syntax error; token: \"between\", near: \"> between\"");
 
   struct tt_expr *e = expect_ok(TT_EXPR_KEY_CONDITION, "(pk = :p) AND (begins_with(sk, :s))",
                                 NULL, &vals);
