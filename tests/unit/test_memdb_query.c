@@ -225,10 +225,16 @@ START_TEST(query_limit_counts_before_filter) {
   /* A start key that does not exist any more still positions the page. */
   snprintf(buf, sizeof(buf), page2, "8.5");
   expect_sks(&f, buf, "9");
+  /* A Query's start key of the wrong size, or without one of the keys it
+   * reads by, is invalid; one of another type does not match the schema. */
   fx_fail(&f, TT_DDB_QUERY, Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'}}"),
-          "ValidationException",
-          "The provided starting key is invalid: The provided key element does not match the "
-          "schema");
+          "ValidationException", "The provided starting key is invalid");
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'x':{'N':'1'}}"),
+          "ValidationException", "The provided starting key is invalid");
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'sk':{'S':'1'}}"),
+          "ValidationException", "The provided key element does not match the schema");
   json_t *r = fx_ok(&f, TT_DDB_QUERY, Q0("pk = :p", ",'Select':'COUNT','Limit':10"));
   /* Limit reached exactly: DynamoDB still returns LastEvaluatedKey. */
   fx_assert_json(r, "{'Count':10,'ScannedCount':10,'LastEvaluatedKey':{'pk':{'S':'a'},'sk':"

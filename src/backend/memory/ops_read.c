@@ -149,11 +149,6 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
     if (r->ix->global && r->consistent)
       return memdb_validation(e, "Consistent reads are not supported on global secondary "
                                  "indexes");
-    if (r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
-      return memdb_validation(e, "One or more parameter values were invalid: Select type "
-                                 "ALL_ATTRIBUTES is not supported for global secondary index %s "
-                                 "because its projection type is not ALL",
-                              r->ix->name);
   } else if (r->sel == SEL_PROJECTED) {
     return memdb_validation(e, "One or more parameter values were invalid: Select type "
                                "ALL_PROJECTED_ATTRIBUTES is not supported when %s without an "
@@ -173,37 +168,58 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
   if (r->sel == SEL_DEFAULT)
     r->sel = r->ix ? SEL_PROJECTED : SEL_ALL;
   if (r->esk) {
-    /* The start key holds exactly the table keys plus the index keys. */
+    /* The start key holds exactly the table keys plus the index keys.
+     * DynamoDB checks its size, then the keys of what is read (the
+     * index's, or a Query's table keys) one by one, then the table keys. */
     const struct memdb_keydef *defs[4] = {&r->t->pk, &r->t->sk, NULL, NULL};
     size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
     if (r->ix) {
       defs[2] = &r->ix->pk;
       defs[3] = &r->ix->sk;
     }
+    for (int i = 0; i < 4; i++) {
+      bool dup = false;
+      for (int k = 0; k < i; k++)
+        if (defs[k] && defs[k]->name && defs[i] && defs[i]->name &&
+            strcmp(defs[k]->name, defs[i]->name) == 0)
+          dup = true;
+      if (defs[i] && defs[i]->name && !dup)
+        want++;
+    }
+    static const char invalid[] = "The provided starting key is invalid";
+    static const char schema[] = "The provided key element does not match the schema";
+    if (want != have)
+      return memdb_validation(e, "%s%s%s", invalid, query || r->ix ? "" : ": ",
+                              query || r->ix ? "" : schema);
     struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
+    int first = r->ix ? 2 : 0;
+    for (int i = first; (query || r->ix) && i < first + 2; i++) {
+      if (defs[i]->name == NULL)
+        continue;
+      const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
+      if (v == NULL)
+        return memdb_validation(e, "%s", invalid);
+      if (v->type != defs[i]->type)
+        return memdb_validation(e, "%s", schema);
+    }
     for (int i = 0; i < 4; i++) {
       if (defs[i] == NULL || defs[i]->name == NULL)
         continue;
-      bool dup = false;
-      for (int k = 0; k < i; k++)
-        if (defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0)
-          dup = true;
       const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
       if (v == NULL || v->type != defs[i]->type)
-        return memdb_validation(e, "The provided starting key is invalid: The provided key "
-                                   "element does not match the schema");
+        return memdb_validation(e, "%s: %s", invalid, schema);
       *outs[i] = memdb_kv_of(v);
-      if (!dup)
-        want++;
     }
-    if (want != have)
-      return memdb_validation(e, "The provided starting key is invalid: The provided key "
-                                 "element does not match the schema");
     if (r->ix == NULL) {
       r->esk_pk = r->esk_tpk;
       r->esk_sk = r->esk_tsk;
     }
   }
+  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+    return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                               "ALL_ATTRIBUTES is not supported for global secondary index %s "
+                               "because its projection type is not ALL",
+                            r->ix->name);
   r->now = memdb_now(m);
   return 0;
 }
