@@ -134,7 +134,18 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     }
   if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
       strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
-    invalid(w->err, "Attempted conditional constraint is not an indexable operation");
+    /* DynamoDB refuses it once it knows the table's keys, after the
+     * index and the starting key: the key condition carries it as an
+     * equality with a :l_ni placeholder (tt_expr_key_range). */
+    char ph[32];
+    snprintf(ph, sizeof(ph), ":l_ni%u", w->n++);
+    json_t *null = json_pack("{s:b}", "NULL", 1);
+    int rc = null && json_object_set_new(w->values, ph, null) == 0 ? 0 : -1;
+    if (rc == 0)
+      rc = name_ph(w, attr, out);
+    if (rc >= 0)
+      rc = tt_buf_printf(out, " = %s", ph);
+    result = rc < 0 ? -1 : 0;
     goto out;
   }
   struct tt_buf nm;
