@@ -433,6 +433,13 @@ START_TEST(legacy_becomes_expressions) {
   ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
                    "SET #l0 = :l1 REMOVE #l2 ADD #l3 :l4");
   json_decref(j);
+  /* A KeyConditions operator no key is queried by becomes an equality
+   * with a :l_ni placeholder, refused once the keys are known. */
+  j = rewritten(TT_DDB_QUERY, "{\"KeyConditions\":{\"z\":{\"ComparisonOperator\":\"NULL\"}}}",
+                &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "KeyConditionExpression")),
+                   "#l1 = :l_ni0");
+  json_decref(j);
   /* ADD of a list appends to it, the attribute absent or not. */
   j = rewritten(TT_DDB_UPDATE_ITEM,
                 "{\"AttributeUpdates\":{\"f\":{\"Action\":\"ADD\",\"Value\":{\"L\":[{\"N\":\"1\"}]}}}}",

@@ -371,6 +371,18 @@ START_TEST(test_key_condition_rules) {
   ck_assert_str_eq(err.message, "Query key condition not supported");
   tt_expr_free(e);
 
+  /* A legacy operator no key is queried by (":l_ni" placeholder) is refused
+   * when it names a key, and a condition on another attribute misses the
+   * key. */
+  struct tt_av ni = item_of("{\":p\": {\"S\": \"x\"}, \":l_ni0\": {\"NULL\": true}}");
+  e = expect_ok(TT_EXPR_KEY_CONDITION, "pk = :p AND sk = :l_ni0", NULL, &ni);
+  ck_assert_int_eq(tt_expr_key_range(e, "pk", "sk", &r, &err), -1);
+  ck_assert_str_eq(err.message, "Attempted conditional constraint is not an indexable operation");
+  ck_assert_int_eq(tt_expr_key_range(e, "pk", "other", &r, &err), -1);
+  ck_assert_str_eq(err.message, "Query condition missed key schema element: other");
+  tt_expr_free(e);
+  tt_av_free(&ni);
+
   /* The value may come first; the operator is mirrored. */
   e = expect_ok(TT_EXPR_KEY_CONDITION, ":p = pk and :n > sk", NULL, &vals);
   ck_assert_int_eq(tt_expr_key_range(e, "pk", "sk", &r, &err), 0);
