@@ -88,6 +88,60 @@ static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
   return 0;
 }
 
+static const char esk_invalid[] = "The provided starting key is invalid";
+static const char esk_schema[] = "The provided key element does not match the schema";
+
+/* The table's keys, then the index's (NULL when none). */
+static void esk_defs(const struct rd *r, const struct memdb_keydef *defs[4]) {
+  defs[0] = &r->t->pk;
+  defs[1] = &r->t->sk;
+  defs[2] = r->ix ? &r->ix->pk : NULL;
+  defs[3] = r->ix ? &r->ix->sk : NULL;
+}
+
+/* One key of what is read, in the start key: there, and of its type. */
+static int esk_piece(const struct rd *r, const struct memdb_keydef *d,
+                     struct tt_backend_error *e) {
+  if (d == NULL || d->name == NULL)
+    return 0;
+  const struct tt_av *v = tt_av_map_get(r->esk, d->name);
+  if (v == NULL)
+    return memdb_validation(e, "%s", esk_invalid);
+  if (v->type != d->type)
+    return memdb_validation(e, "%s", esk_schema);
+  return 0;
+}
+
+/* The start key against all the keys, and its positions. */
+static int esk_finish(struct rd *r, struct tt_backend_error *e) {
+  const struct memdb_keydef *defs[4];
+  esk_defs(r, defs);
+  struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
+  for (int i = 0; i < 4; i++) {
+    if (defs[i] == NULL || defs[i]->name == NULL)
+      continue;
+    const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
+    if (v == NULL || v->type != defs[i]->type)
+      return memdb_validation(e, "%s: %s", esk_invalid, esk_schema);
+    *outs[i] = memdb_kv_of(v);
+  }
+  if (r->ix == NULL) {
+    r->esk_pk = r->esk_tpk;
+    r->esk_sk = r->esk_tsk;
+  }
+  return 0;
+}
+
+/* ALL_ATTRIBUTES of a global index that does not project them all. */
+static int select_check(const struct rd *r, struct tt_backend_error *e) {
+  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+    return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                               "ALL_ATTRIBUTES is not supported for global secondary index %s "
+                               "because its projection type is not ALL",
+                            r->ix->name);
+  return 0;
+}
+
 /* Common parameters of Query and Scan. */
 static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bool query,
                       struct rd *r, struct tt_backend_error *e) {
@@ -170,13 +224,12 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
   if (r->esk) {
     /* The start key holds exactly the table keys plus the index keys.
      * DynamoDB checks its size, then the keys of what is read (the
-     * index's, or a Query's table keys) one by one, then the table keys. */
-    const struct memdb_keydef *defs[4] = {&r->t->pk, &r->t->sk, NULL, NULL};
+     * index's, or a Query's table keys) one by one (a Query's each with
+     * its key condition: the sort key's after the partition key's
+     * condition, esk_finish), then the table keys. */
+    const struct memdb_keydef *defs[4];
+    esk_defs(r, defs);
     size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
-    if (r->ix) {
-      defs[2] = &r->ix->pk;
-      defs[3] = &r->ix->sk;
-    }
     for (int i = 0; i < 4; i++) {
       bool dup = false;
       for (int k = 0; k < i; k++)
@@ -186,40 +239,19 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
       if (defs[i] && defs[i]->name && !dup)
         want++;
     }
-    static const char invalid[] = "The provided starting key is invalid";
-    static const char schema[] = "The provided key element does not match the schema";
     if (want != have)
-      return memdb_validation(e, "%s%s%s", invalid, query || r->ix ? "" : ": ",
-                              query || r->ix ? "" : schema);
-    struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
+      return memdb_validation(e, "%s%s%s", esk_invalid, query || r->ix ? "" : ": ",
+                              query || r->ix ? "" : esk_schema);
     int first = r->ix ? 2 : 0;
-    for (int i = first; (query || r->ix) && i < first + 2; i++) {
-      if (defs[i]->name == NULL)
-        continue;
-      const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
-      if (v == NULL)
-        return memdb_validation(e, "%s", invalid);
-      if (v->type != defs[i]->type)
-        return memdb_validation(e, "%s", schema);
-    }
-    for (int i = 0; i < 4; i++) {
-      if (defs[i] == NULL || defs[i]->name == NULL)
-        continue;
-      const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
-      if (v == NULL || v->type != defs[i]->type)
-        return memdb_validation(e, "%s: %s", invalid, schema);
-      *outs[i] = memdb_kv_of(v);
-    }
-    if (r->ix == NULL) {
-      r->esk_pk = r->esk_tpk;
-      r->esk_sk = r->esk_tsk;
-    }
+    if ((query || r->ix) && esk_piece(r, defs[first], e) != 0)
+      return -1;
+    if (!query && r->ix && esk_piece(r, defs[first + 1], e) != 0)
+      return -1;
+    if (!query && esk_finish(r, e) != 0)
+      return -1;
   }
-  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
-    return memdb_validation(e, "One or more parameter values were invalid: Select type "
-                               "ALL_ATTRIBUTES is not supported for global secondary index %s "
-                               "because its projection type is not ALL",
-                            r->ix->name);
+  if (!query && select_check(r, e) != 0)
+    return -1;
   r->now = memdb_now(m);
   return 0;
 }
@@ -412,6 +444,8 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
     memdb_fail_tt(e, &err);
     goto done;
   }
+  if (r.esk && esk_piece(&r, skd, e) != 0)
+    goto done;
   if (kr.pk->type != pkd->type || (kr.lo && kr.lo->type != skd->type) ||
       (kr.hi && kr.hi->type != skd->type)) {
     memdb_validation(e, "One or more parameter values were invalid: Condition parameter type "
@@ -423,6 +457,8 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
                         "function; operator or function: begins_with, operand type: N");
     goto done;
   }
+  if (r.esk && esk_finish(&r, e) != 0)
+    goto done;
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
   if (r.esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
     memdb_validation(e, "The provided starting key is outside query boundaries based on "
@@ -439,6 +475,8 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
       goto done;
     }
   }
+  if (select_check(&r, e) != 0)
+    goto done;
   struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
   if (pt) {
     const struct memdb_seq *q = &pt->entries;
