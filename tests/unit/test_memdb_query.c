@@ -235,6 +235,11 @@ START_TEST(query_limit_counts_before_filter) {
   fx_fail(&f, TT_DDB_QUERY,
           Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'sk':{'S':'1'}}"),
           "ValidationException", "The provided key element does not match the schema");
+  /* The partition key's condition is checked before the sort key's place
+   * in the start key. */
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("zz = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'sk':{'S':'1'}}"),
+          "ValidationException", "Query condition missed key schema element: pk");
   json_t *r = fx_ok(&f, TT_DDB_QUERY, Q0("pk = :p", ",'Select':'COUNT','Limit':10"));
   /* Limit reached exactly: DynamoDB still returns LastEvaluatedKey. */
   fx_assert_json(r, "{'Count':10,'ScannedCount':10,'LastEvaluatedKey':{'pk':{'S':'a'},'sk':"
