@@ -616,9 +616,9 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
   if (not_indexable(pk))
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         "Attempted conditional constraint is not an indexable operation");
+  out->pk = pk->ops[1]->kind == XOP_VALUE ? pk->ops[1]->value : NULL;
   if (pk->kind != XC_CMP || pk->cmp != XCMP_EQ)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
-  out->pk = pk->ops[1]->value;
   if (sk == NULL) {
     if (e->nkey_leaves > 1)
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,

@@ -135,7 +135,9 @@ struct tt_expr_key_range {
  * table or index without sort key) and fills *out. Fails with DynamoDB's
  * messages ("Query condition missed key schema element: pk", "Query key
  * condition not supported"). Checking value types against the schema is
- * left to the caller, which knows them. Borrows everything. */
+ * left to the caller, which knows them: out->pk is set when the partition
+ * key's condition was found, even when its operator is then refused.
+ * Borrows everything. */
 int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *sk_name,
                       struct tt_expr_key_range *out, struct tt_error *err);
 

@@ -157,6 +157,13 @@ START_TEST(query_begins_with_and_errors) {
           "{'TableName':'cmp','KeyConditionExpression':'zz = :p',"
           "'ExpressionAttributeValues':{':p':{'S':'a'}}}",
           "ValidationException", "Query condition missed key schema element: pk");
+  /* The partition key value's type is checked before its operator. */
+  fx_fail(&f, TT_DDB_QUERY,
+          "{'TableName':'cmp','KeyConditionExpression':':n < pk',"
+          "'ExpressionAttributeValues':{':n':{'N':'1'}}}",
+          "ValidationException",
+          "One or more parameter values were invalid: Condition parameter type does not match "
+          "schema type");
   fx_fail(&f, TT_DDB_QUERY, "{'TableName':'cmp'}", "ValidationException",
           "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
           "request.");

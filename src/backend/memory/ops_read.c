@@ -441,7 +441,12 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
-    memdb_fail_tt(e, &err);
+    /* DynamoDB checks the partition key value's type before its operator. */
+    if (kr.pk && kr.pk->type != pkd->type)
+      memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
+                          "type does not match schema type");
+    else
+      memdb_fail_tt(e, &err);
     goto done;
   }
   if (r.esk && esk_piece(&r, skd, e) != 0)
