@@ -685,3 +685,49 @@ static bool cond_refers(const struct xcond *c, const char *name, size_t n) {
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name) {
   return e && cond_refers(e->cond, name, strlen(name));
 }
+
+/* Whether a path starts with (name, n) and goes further. */
+static bool path_nested(const struct xpath *p, const char *name, size_t n) {
+  return p->n > 1 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+static bool operand_nested(const struct xoperand *o, const char *name, size_t n) {
+  if (o == NULL)
+    return false;
+  switch (o->kind) {
+  case XOP_PATH:
+  case XOP_SIZE:
+  case XOP_IF_NOT_EXISTS:
+    return path_nested(&o->path, name, n) ||
+           (o->kind == XOP_IF_NOT_EXISTS && operand_nested(o->b, name, n));
+  case XOP_LIST_APPEND:
+  case XOP_PLUS:
+  case XOP_MINUS:
+    return operand_nested(o->a, name, n) || operand_nested(o->b, name, n);
+  case XOP_VALUE:
+    break;
+  }
+  return false;
+}
+
+static bool cond_nested(const struct xcond *c, const char *name, size_t n) {
+  if (c == NULL)
+    return false;
+  if (cond_nested(c->l, name, n) || cond_nested(c->r, name, n))
+    return true;
+  for (size_t i = 0; i < c->nops; i++)
+    if (operand_nested(c->ops[i], name, n))
+      return true;
+  return false;
+}
+
+bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
+  if (e == NULL || name == NULL)
+    return false;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < e->npaths; i++)
+    if (path_nested(&e->paths[i], name, n))
+      return true;
+  return cond_nested(e->cond, name, n);
+}

@@ -145,6 +145,9 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 /* Whether a condition or filter reads top-level attribute `name` anywhere
  * (Query refuses filters on key attributes). */
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name);
+/* Whether a projection's paths or a condition's operands go into the
+ * top-level attribute `name` (a map lookup or a list index under it). */
+bool tt_expr_nested_under(const struct tt_expr *e, const char *name);
 
 bool tt_expr_is_reserved(const char *word, size_t n);
 

@@ -157,6 +157,16 @@ START_TEST(query_begins_with_and_errors) {
           "{'TableName':'cmp','KeyConditionExpression':'zz = :p',"
           "'ExpressionAttributeValues':{':p':{'S':'a'}}}",
           "ValidationException", "Query condition missed key schema element: pk");
+  /* No path may go into a key attribute. */
+  fx_fail(&f, TT_DDB_QUERY, Q0("pk = :p", ",'ProjectionExpression':'pk.x'"),
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: Key: pk");
+  fx_fail(&f, TT_DDB_SCAN, "{'TableName':'cmp','FilterExpression':'sk[0] = :p',"
+                           "'ExpressionAttributeValues':{':p':{'S':'a'}}}",
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: Key: sk");
   /* The partition key value's type is checked before its operator. */
   fx_fail(&f, TT_DDB_QUERY,
           "{'TableName':'cmp','KeyConditionExpression':':n < pk',"

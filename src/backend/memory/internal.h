@@ -368,6 +368,11 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
 int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
                           struct tt_backend_error *e);
 
+/* A path of `x` into a key attribute of the table or of one of its
+ * indexes: "Key attributes must be scalars; ... Key: a" (IndexKey for an
+ * index's). x may be NULL. */
+int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
+                          struct tt_backend_error *e);
 /* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
  * 2 (INDEXES). */
 int memdb_capacity_mode(const json_t *req);

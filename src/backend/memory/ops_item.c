@@ -341,7 +341,7 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
   }
   if (memdb_exprs_parse_text(&x, r->projection, TT_EXPR_PROJECTION, &proj, e) != 0 ||
       memdb_exprs_finish(&x, e) != 0 || memdb_req_table_named(m, r->table, &t, e) != 0 ||
-      memdb_key_check(t, r->key, &pk, &sk, e) != 0 ||
+      memdb_key_check(t, r->key, &pk, &sk, e) != 0 || memdb_key_paths_check(t, proj, e) != 0 ||
       memdb_lookup(m, t, &pk, &sk, NULL, &item, &found, e) != 0)
     goto done;
   if (units)

@@ -250,7 +250,8 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
     if (!query && esk_finish(r, e) != 0)
       return -1;
   }
-  if (!query && select_check(r, e) != 0)
+  if (!query && (select_check(r, e) != 0 || memdb_key_paths_check(r->t, r->proj, e) != 0 ||
+                 memdb_key_paths_check(r->t, r->filter, e) != 0))
     return -1;
   r->now = memdb_now(m);
   return 0;
@@ -480,7 +481,8 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
       goto done;
     }
   }
-  if (select_check(&r, e) != 0)
+  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || select_check(&r, e) != 0 ||
+      memdb_key_paths_check(r.t, r.filter, e) != 0)
     goto done;
   struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
   if (pt) {

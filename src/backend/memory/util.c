@@ -323,6 +323,23 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
   return 0;
 }
 
+int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
+                          struct tt_backend_error *e) {
+  static const char msg[] = "Key attributes must be scalars; list random access '[]' and map "
+                            "lookup '.' are not allowed: ";
+  const char *keys[2] = {t->pk.name, t->sk.name};
+  for (int i = 0; x && i < 2; i++)
+    if (keys[i] && tt_expr_nested_under(x, keys[i]))
+      return memdb_validation(e, "%sKey: %s", msg, keys[i]);
+  for (size_t k = 0; x && k < t->nidx; k++) {
+    const char *ik[2] = {t->idx[k].pk.name, t->idx[k].sk.name};
+    for (int i = 0; i < 2; i++)
+      if (ik[i] && tt_expr_nested_under(x, ik[i]))
+        return memdb_validation(e, "%sIndexKey: %s", msg, ik[i]);
+  }
+  return 0;
+}
+
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                      const char *size_msg, struct tt_backend_error *e) {
   const struct memdb_keydef *defs[2] = {&t->pk, &t->sk};
