@@ -134,7 +134,18 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     }
   if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
       strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
-    invalid(w->err, "Attempted conditional constraint is not an indexable operation");
+    /* DynamoDB refuses it once it knows the table's keys, after the
+     * index and the starting key: the key condition carries it as an
+     * equality with a :l_ni placeholder (tt_expr_key_range). */
+    char ph[32];
+    snprintf(ph, sizeof(ph), ":l_ni%u", w->n++);
+    json_t *null = json_pack("{s:b}", "NULL", 1);
+    int rc = null && json_object_set_new(w->values, ph, null) == 0 ? 0 : -1;
+    if (rc == 0)
+      rc = name_ph(w, attr, out);
+    if (rc >= 0)
+      rc = tt_buf_printf(out, " = %s", ph);
+    result = rc < 0 ? -1 : 0;
     goto out;
   }
   struct tt_buf nm;
@@ -339,6 +350,11 @@ static int attribute_updates(struct rw *w, json_t *req) {
                            "allowed when no attribute value is specified");
       break;
     }
+    /* ADD of a list appends to it (an absent attribute is an empty list):
+     * the expression form is SET with list_append. */
+    bool add_list = which == 2 && json_object_get(v, "L") != NULL;
+    if (add_list)
+      which = 0;
     struct tt_buf *b = &part[which];
     if ((b->len && tt_buf_printf(b, ", ") < 0) || name_ph(w, attr, b) < 0) {
       rc = -1;
@@ -348,7 +364,17 @@ static int attribute_updates(struct rw *w, json_t *req) {
       rc = -1;
     else if ((which == 2 || which == 3) && tt_buf_printf(b, " ") < 0)
       rc = -1;
+    if (rc == 0 && add_list) {
+      json_t *empty = json_pack("{s:[]}", "L");
+      if (empty == NULL || tt_buf_printf(b, "list_append(if_not_exists(") < 0 ||
+          name_ph(w, attr, b) < 0 || tt_buf_printf(b, ", ") < 0 || value_ph(w, empty, b) < 0 ||
+          tt_buf_printf(b, "), ") < 0)
+        rc = -1;
+      json_decref(empty);
+    }
     if (rc == 0 && which != 1 && value_ph(w, v, b) < 0)
+      rc = -1;
+    if (rc == 0 && add_list && tt_buf_printf(b, ")") < 0)
       rc = -1;
     if (rc)
       break;

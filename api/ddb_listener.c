@@ -452,8 +452,10 @@ static bool typed_get(struct tt_ddb_req *r, json_t *body) {
     if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
         : strcmp(k, "Key") == 0     ? !json_is_object(v)
         : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
-        : strcmp(k, "ReturnConsumedCapacity") != 0)
-      return false;
+        : strcmp(k, "ReturnConsumedCapacity") == 0
+            ? json_is_string(v) && strcmp(json_string_value(v), "NONE") != 0
+            : true)
+      return false; /* ConsumedCapacity is answered by the JSON form */
   }
   const char *table = json_string_value(json_object_get(body, "TableName"));
   json_t *key = json_object_get(body, "Key");
@@ -595,8 +597,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
-      tt_ddbw_legacy(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_start_key(req.op, req.body, &err) != 0) {
+      tt_ddbw_check_read(req.op, req.body, &err) != 0 ||
+      tt_ddbw_legacy(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
     json_decref(req.body);
     return;

@@ -1346,6 +1346,49 @@ static int check_item(const json_t *item, struct tt_ddbw_error *err) {
   return 0;
 }
 
+/* Whether a placeholder is the lead character and one or more of
+ * [0-9A-Za-z_]. */
+static bool placeholder_ok(const char *s, char lead) {
+  if (s[0] != lead || s[1] == '\0')
+    return false;
+  for (s++; *s; s++)
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          *s == '_'))
+      return false;
+  return true;
+}
+
+/* ExpressionAttributeNames and ExpressionAttributeValues, as DynamoDB checks
+ * them before it parses the expressions: not empty, keys of placeholder
+ * form, then each value. */
+static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
+  static const char *const maps[] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+  for (size_t i = 0; i < 2; i++) {
+    const json_t *map = json_object_get(body, maps[i]);
+    const char *k;
+    json_t *v;
+    if (!json_is_object(map))
+      continue;
+    if (json_object_size(map) == 0)
+      return fail(err, T_VAL, 400, "%s must not be empty", maps[i]);
+    json_object_foreach((json_t *)map, k, v) {
+      if (!placeholder_ok(k, i == 0 ? '#' : ':'))
+        return fail(err, T_VAL, 400, "%s contains invalid key: Syntax error; key: \"%.200s\"",
+                    maps[i], k);
+    }
+    if (i == 0)
+      continue;
+    json_object_foreach((json_t *)map, k, v) {
+      char buf[sizeof(err->message) - 300];
+      const char *m = check_av(v, buf, sizeof(buf), 0);
+      if (m != NULL)
+        return fail(err, T_VAL, 400, "%s contains invalid value: %s for key %.200s", maps[i], m,
+                    k);
+    }
+  }
+  return 0;
+}
+
 int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
   const char *k;
   json_t *v;
@@ -1353,24 +1396,50 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   json_t *e;
   switch (op) {
   case TT_DDB_PUT_ITEM:
-    return check_item(json_object_get(body, "Item"), err);
+    if (check_item(json_object_get(body, "Item"), err) != 0)
+      return -1;
+    return check_expr_maps(body, err);
   case TT_DDB_GET_ITEM:
   case TT_DDB_DELETE_ITEM:
-    return check_avs(json_object_get(body, "Key"), err);
+    if (check_avs(json_object_get(body, "Key"), err) != 0)
+      return -1;
+    return check_expr_maps(body, err);
   case TT_DDB_UPDATE_ITEM:
     if (check_avs(json_object_get(body, "Key"), err) != 0)
       return -1;
     json_object_foreach(json_object_get(body, "AttributeUpdates"), k, v) {
       json_t *value = json_object_get(v, "Value");
+      const char *act = json_string_value(json_object_get(v, "Action"));
+      bool del = act && strcmp(act, "DELETE") == 0, add = act && strcmp(act, "ADD") == 0;
       if (value && !json_is_null(value)) {
         json_t *one = json_pack("{sO}", "v", value);
         int rc = one ? check_avs(one, err) : 0;
         json_decref(one);
         if (rc != 0)
           return -1;
+      } else if (!del) {
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Only DELETE "
+                                     "action is allowed when no attribute value is specified");
+      } else {
+        continue;
       }
+      const char *type = NULL;
+      json_t *tv;
+      json_object_foreach(value, type, tv) {
+        if (av_type(type) && !json_is_null(tv))
+          break;
+      }
+      if (type == NULL)
+        continue;
+      bool set = strcmp(type, "SS") == 0 || strcmp(type, "NS") == 0 || strcmp(type, "BS") == 0;
+      if (del && !set)
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: DELETE action "
+                                     "with value is not supported for the type %s", type);
+      if (add && !set && strcmp(type, "N") != 0 && strcmp(type, "L") != 0)
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: ADD action is "
+                                     "not supported for the type %s", type);
     }
-    return 0;
+    return check_expr_maps(body, err);
   case TT_DDB_BATCH_GET_ITEM:
     json_object_foreach(json_object_get(body, "RequestItems"), k, v) {
       json_array_foreach(json_object_get(v, "Keys"), i, e) {
@@ -1393,6 +1462,120 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   default:
     return 0;
   }
+}
+
+/* The first type key of an AttributeValue ("" when none). */
+static const char *first_type(const json_t *v) {
+  void *it = json_is_object(v) ? json_object_iter((json_t *)v) : NULL;
+  return it ? json_object_iter_key(it) : "";
+}
+
+static bool type_in(const char *t, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(t, *list) == 0)
+      return true;
+  return false;
+}
+
+/* DynamoDB's checks of legacy conditions (KeyConditions, QueryFilter,
+ * ScanFilter), made before the table lookup: each AttributeValue, the
+ * number of arguments, one type for all, and the types the operator
+ * compares. */
+static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
+  static const char *const any[] = {"S", "N", "B", "SS", "NS", "BS", NULL};
+  static const char *const snb[] = {"S", "N", "B", NULL};
+  static const char *const sb[] = {"S", "B", NULL};
+  const char *k;
+  json_t *c;
+  json_object_foreach((json_t *)conds, k, c) {
+    const char *op = json_string_value(json_object_get(c, "ComparisonOperator"));
+    const json_t *list = json_object_get(c, "AttributeValueList");
+    size_t i, n = json_array_size(list);
+    json_t *v;
+    json_array_foreach(list, i, v) {
+      char buf[sizeof(err->message) - 64];
+      const char *m = check_av(v, buf, sizeof(buf), 0);
+      if (m != NULL)
+        return fail(err, T_VAL, 400, "%s", m);
+    }
+    if (op == NULL)
+      continue;
+    bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
+    bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
+    if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
+      return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
+                                   "of argument(s) for the %s ComparisonOperator", op);
+    for (i = 1; i < n; i++)
+      if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                     "AttributeValues inside AttributeValueList must be of "
+                                     "same type");
+    const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
+                                 : strcmp(op, "BEGINS_WITH") == 0              ? sb
+                                 : none                                        ? NULL
+                                                                               : snb;
+    for (i = 0; allowed && i < n; i++) {
+      const char *t = first_type(json_array_get(list, i));
+      if (!type_in(t, allowed))
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                     "ComparisonOperator %s is not valid for %s AttributeValue "
+                                     "type", op, t);
+    }
+  }
+  return 0;
+}
+
+/* AttributesToGet naming one attribute twice. */
+static int check_attributes_to_get(const json_t *body, struct tt_ddbw_error *err) {
+  const json_t *a = json_object_get(body, "AttributesToGet");
+  size_t n = json_array_size(a);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (json_equal(json_array_get(a, i), json_array_get(a, j)) &&
+          json_is_string(json_array_get(a, i)))
+        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Duplicate "
+                                     "value in attribute name: %.200s",
+                    json_string_value(json_array_get(a, i)));
+  return 0;
+}
+
+static bool absent(const json_t *v) { return v == NULL || json_is_null(v); }
+
+int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  if (op == TT_DDB_SCAN) {
+    json_t *seg = json_object_get(body, "Segment"), *total = json_object_get(body, "TotalSegments");
+    json_int_t s = json_integer_value(seg), t = json_integer_value(total);
+    if (check_attributes_to_get(body, err) != 0 ||
+        check_conditions(json_object_get(body, "ScanFilter"), err) != 0 ||
+        tt_ddbw_check_start_key(op, body, err) != 0)
+      return -1;
+    if (s != 0 && absent(total))
+      return fail(err, T_VAL, 400, "The TotalSegments parameter is required but was not present "
+                                   "in the request when Segment parameter is present");
+    if (t != 0 && absent(seg))
+      return fail(err, T_VAL, 400, "The Segment parameter is required but was not present in "
+                                   "the request when parameter TotalSegments is present");
+    if (t != 0 && s >= t)
+      return fail(err, T_VAL, 400,
+                  "The Segment parameter is zero-based and must be less than parameter "
+                  "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+                  (long long)s, (long long)t);
+    return check_expr_maps(body, err);
+  }
+  if (op != TT_DDB_QUERY)
+    return 0;
+  const json_t *kc = json_object_get(body, "KeyConditions");
+  if (check_conditions(json_object_get(body, "QueryFilter"), err) != 0 ||
+      check_attributes_to_get(body, err) != 0 || tt_ddbw_check_start_key(op, body, err) != 0)
+    return -1;
+  if (absent(kc) && absent(json_object_get(body, "KeyConditionExpression")))
+    return fail(err, T_VAL, 400, "Either the KeyConditions or KeyConditionExpression "
+                                 "parameter must be specified in the request.");
+  if (check_expr_maps(body, err) != 0 || check_conditions(kc, err) != 0)
+    return -1;
+  if (json_is_object(kc) && (json_object_size(kc) < 1 || json_object_size(kc) > 2))
+    return fail(err, T_VAL, 400, "Conditions can be of length 1 or 2 only");
+  return 0;
 }
 
 int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {

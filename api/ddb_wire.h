@@ -111,6 +111,12 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
  * conditions are (most messages prefixed "The provided starting key is
  * invalid: "). Returns 0 or -1 with *err. */
 int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+/* Query's and Scan's checks before the table lookup, in DynamoDB's order:
+ * legacy conditions (each AttributeValue, argument count and types),
+ * AttributesToGet duplicates, the starting key (tt_ddbw_check_start_key),
+ * Scan's Segment and TotalSegments, Query's key conditions present, the
+ * expression attribute maps. Returns 0 or -1 with *err. */
+int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
  * before the table is looked up, with its messages. Returns 0 or -1. */

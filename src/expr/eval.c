@@ -586,6 +586,15 @@ static bool leaf_names(const struct xcond *c, const char *name) {
          memcmp(name, p->segs[0].name, p->segs[0].name_len) == 0;
 }
 
+/* A legacy KeyConditions operator that no key can be queried by (the
+ * listener's rewrite: an equality with a :l_ni placeholder). */
+static bool not_indexable(const struct xcond *c) {
+  return c->kind == XC_CMP && c->ops[1]->kind == XOP_VALUE && c->ops[1]->value_name &&
+         strncmp(c->ops[1]->value_name, ":l_ni", 5) == 0;
+}
+
+/* DynamoDB's order: per key attribute, hash first, whether a condition
+ * names it, whether its operator can be queried by, then the operator. */
 int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *sk_name,
                       struct tt_expr_key_range *out, struct tt_error *err) {
   const struct xcond *pk = NULL, *sk = NULL;
@@ -594,26 +603,31 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not a key condition expression");
   for (size_t i = 0; i < e->nkey_leaves; i++) {
     const struct xcond *c = e->key_leaves[i];
-    if (c->ops[0]->path.n != 1)
-      return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
     if (pk == NULL && leaf_names(c, pk_name))
       pk = c;
-    else
+    else if (sk == NULL && sk_name && leaf_names(c, sk_name))
       sk = c;
   }
+  if (sk_name == NULL && e->nkey_leaves > 1)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
   if (pk == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         "Query condition missed key schema element: %s", pk_name);
+  if (not_indexable(pk))
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        "Attempted conditional constraint is not an indexable operation");
+  out->pk = pk->ops[1]->kind == XOP_VALUE ? pk->ops[1]->value : NULL;
   if (pk->kind != XC_CMP || pk->cmp != XCMP_EQ)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
-  out->pk = pk->ops[1]->value;
-  if (sk == NULL)
+  if (sk == NULL) {
+    if (e->nkey_leaves > 1)
+      return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                          "Query condition missed key schema element: %s", sk_name);
     return 0;
-  if (sk_name == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "Query key condition not supported");
-  if (!leaf_names(sk, sk_name))
+  }
+  if (not_indexable(sk))
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                        "Query condition missed key schema element: %s", sk_name);
+                        "Attempted conditional constraint is not an indexable operation");
   out->lo = sk->ops[1]->value;
   switch (sk->kind) {
   case XC_BETWEEN:
@@ -670,4 +684,50 @@ static bool cond_refers(const struct xcond *c, const char *name, size_t n) {
 
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name) {
   return e && cond_refers(e->cond, name, strlen(name));
+}
+
+/* Whether a path starts with (name, n) and goes further. */
+static bool path_nested(const struct xpath *p, const char *name, size_t n) {
+  return p->n > 1 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+static bool operand_nested(const struct xoperand *o, const char *name, size_t n) {
+  if (o == NULL)
+    return false;
+  switch (o->kind) {
+  case XOP_PATH:
+  case XOP_SIZE:
+  case XOP_IF_NOT_EXISTS:
+    return path_nested(&o->path, name, n) ||
+           (o->kind == XOP_IF_NOT_EXISTS && operand_nested(o->b, name, n));
+  case XOP_LIST_APPEND:
+  case XOP_PLUS:
+  case XOP_MINUS:
+    return operand_nested(o->a, name, n) || operand_nested(o->b, name, n);
+  case XOP_VALUE:
+    break;
+  }
+  return false;
+}
+
+static bool cond_nested(const struct xcond *c, const char *name, size_t n) {
+  if (c == NULL)
+    return false;
+  if (cond_nested(c->l, name, n) || cond_nested(c->r, name, n))
+    return true;
+  for (size_t i = 0; i < c->nops; i++)
+    if (operand_nested(c->ops[i], name, n))
+      return true;
+  return false;
+}
+
+bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
+  if (e == NULL || name == NULL)
+    return false;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < e->npaths; i++)
+    if (path_nested(&e->paths[i], name, n))
+      return true;
+  return cond_nested(e->cond, name, n);
 }

@@ -135,7 +135,9 @@ struct tt_expr_key_range {
  * table or index without sort key) and fills *out. Fails with DynamoDB's
  * messages ("Query condition missed key schema element: pk", "Query key
  * condition not supported"). Checking value types against the schema is
- * left to the caller, which knows them. Borrows everything. */
+ * left to the caller, which knows them: out->pk is set when the partition
+ * key's condition was found, even when its operator is then refused.
+ * Borrows everything. */
 int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *sk_name,
                       struct tt_expr_key_range *out, struct tt_error *err);
 
@@ -143,6 +145,9 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 /* Whether a condition or filter reads top-level attribute `name` anywhere
  * (Query refuses filters on key attributes). */
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name);
+/* Whether a projection's paths or a condition's operands go into the
+ * top-level attribute `name` (a map lookup or a list index under it). */
+bool tt_expr_nested_under(const struct tt_expr *e, const char *name);
 
 bool tt_expr_is_reserved(const char *word, size_t n);
 

@@ -55,6 +55,29 @@ struct parser {
   struct tt_error *err;
   int operators;
   int nesting;
+  /* DynamoDB reports a syntax error before anything else, and then one
+   * error by category: redundant parentheses, unknown function, misused
+   * function, reserved word, undefined placeholder, then the rest. The
+   * categories found while parsing are kept here (the first of the best
+   * rank) and reported once the text has parsed. */
+  int pend_rank;
+  char pend[256];
+};
+
+/* Ranks of the categories (lower is reported first). In a condition the
+ * undefined placeholders and non-distinct operands share one rank: the
+ * first found is reported. An update expression reports reserved words
+ * before unknown functions, and undefined names before undefined values. */
+enum {
+  R_SYNTAX = 0,
+  R_PARENS = 10,
+  R_FUNC_NAME = 20,
+  R_RESERVED = 40,
+  R_UPDATE_FUNC_NAME = 45,
+  R_PLACEHOLDER = 50,
+  R_DISTINCT = 50,
+  R_UPDATE_VALUE = 52,
+  R_OTHER = 90
 };
 
 /* ---- errors ------------------------------------------------------------ */
@@ -73,13 +96,48 @@ static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(struct parser *p, const char *fmt, ...) {
+static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap) {
   char msg[256];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  if (p->pend_rank != 0 && p->pend_rank < rank)
+    return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, p->pend);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+}
+
+static int fail(struct parser *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = vfail_rank(p, R_OTHER, fmt, ap);
   va_end(ap);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+  return rc;
+}
+
+static int fail_syntax(struct parser *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int fail_syntax(struct parser *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vfail_rank(p, R_SYNTAX, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* Keeps an error of a category for the end of the parse (see pend). */
+static void defer(struct parser *p, int rank, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void defer(struct parser *p, int rank, const char *fmt, ...) {
+  if (p->pend_rank != 0 && p->pend_rank <= rank)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->pend, sizeof(p->pend), fmt, ap);
+  va_end(ap);
+  p->pend_rank = rank;
 }
 
 static int fail_oom(struct parser *p) {
@@ -96,7 +154,7 @@ static int syntax_error(struct parser *p, size_t i) {
     snprintf(tok, sizeof(tok), "<EOF>");
     if (i == 0) {
       near[0] = '\0';
-      return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+      return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
     }
     start = p->toks[i - 1].off;
     end = p->toks[i - 1].off + p->toks[i - 1].len;
@@ -108,7 +166,7 @@ static int syntax_error(struct parser *p, size_t i) {
       end = p->toks[i + 1].off + p->toks[i + 1].len;
   }
   safe_copy(near, sizeof(near), p->text + start, end - start);
-  return fail(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+  return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
 }
 
 /* ---- tokenizer --------------------------------------------------------- */
@@ -282,10 +340,15 @@ static const char *av_type_long(enum tt_av_type t) {
 static int path_name(struct parser *p, const struct token *t, struct xseg *seg) {
   const char *s = p->text + t->off;
   if (t->t == T_IDENT) {
+    /* The words of the grammar are no attribute names. */
+    static const char *const grammar[] = {"AND", "OR", "NOT", "BETWEEN", "IN"};
+    for (size_t i = 0; i < sizeof(grammar) / sizeof(grammar[0]); i++)
+      if (tok_is_word(p, t, grammar[i]))
+        return syntax_error(p, (size_t)(t - p->toks));
     if (tt_expr_is_reserved(s, t->len)) {
       char w[32];
       safe_copy(w, sizeof(w), s, t->len);
-      return fail(p, "Attribute name is a reserved keyword; reserved keyword: %s", w);
+      defer(p, R_RESERVED, "Attribute name is a reserved keyword; reserved keyword: %s", w);
     }
     seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
     seg->name_len = t->len;
@@ -294,10 +357,13 @@ static int path_name(struct parser *p, const struct token *t, struct xseg *seg) 
     if (i < 0) {
       char w[64];
       safe_copy(w, sizeof(w), s, t->len);
-      return fail(p,
-                  "An expression attribute name used in the document path is not defined; "
-                  "attribute name: %s",
-                  w);
+      defer(p, R_PLACEHOLDER,
+            "An expression attribute name used in the document path is not defined; "
+            "attribute name: %s",
+            w);
+      seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
+      seg->name_len = t->len;
+      return seg->name == NULL ? fail_oom(p) : 0;
     }
     const struct tt_av *v = &p->names->u.members[i].value;
     if (v->type != TT_AV_S)
@@ -368,16 +434,29 @@ static struct xoperand *new_operand(struct parser *p, enum xop_kind k) {
   return o;
 }
 
+/* What an undefined :value stands for while the parse goes on (never
+ * evaluated: the parse fails). Type checks skip it. */
+static const struct tt_av missing = {.type = TT_AV_NULL};
+
 static struct xoperand *parse_value_ref(struct parser *p) {
   const struct token *t = peek(p);
   const char *s = p->text + t->off;
   long i = map_find(p->values, s, t->len);
   if (i < 0) {
+    /* Parsing goes on with a NULL in its place. */
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
-    fail(p, "An expression attribute value used in expression is not defined; attribute value: %s",
-         w);
-    return NULL;
+    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_VALUE : R_PLACEHOLDER,
+          "An expression attribute value used in expression is not defined; attribute value: %s",
+          w);
+    struct xoperand *o = new_operand(p, XOP_VALUE);
+    if (o == NULL || (o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
+      fail_oom(p);
+      return NULL;
+    }
+    o->value = &missing;
+    p->pos++;
+    return o;
   }
   struct xoperand *o = new_operand(p, XOP_VALUE);
   if (o == NULL)
@@ -439,8 +518,12 @@ static int check_function(struct parser *p, enum func *out) {
   enum func f = func_lookup(p, t);
   char w[64];
   safe_copy(w, sizeof(w), p->text + t->off, t->len);
-  if (f == F_UNKNOWN)
-    return fail(p, "Invalid function name; function: %s", w);
+  if (f == F_UNKNOWN) {
+    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_FUNC_NAME : R_FUNC_NAME,
+          "Invalid function name; function: %s", w);
+    *out = f;
+    return 0;
+  }
   if (is_update(p) && (f != F_LIST_APPEND && f != F_IF_NOT_EXISTS))
     return fail(p, "The function is not allowed in an update expression; function: %s", w);
   if (!is_update(p) && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS))
@@ -675,16 +758,16 @@ static struct xcond *parse_comparison(struct parser *p) {
     if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
       char buf[128];
       format_path(buf, sizeof(buf), &lhs->path);
-      fail(p,
-           "The first operand must be distinct from the remaining operands for this operator "
-           "or function; operator: %s, first operand: %s",
-           cmp_text(cmp), buf);
-      return NULL;
+      defer(p, R_DISTINCT,
+            "The first operand must be distinct from the remaining operands for this operator "
+            "or function; operator: %s, first operand: %s",
+            cmp_text(cmp), buf);
     }
     if (cmp != XCMP_EQ && cmp != XCMP_NE) {
       const struct xoperand *o[2] = {lhs, rhs};
       for (size_t i = 0; i < 2; i++)
-        if (o[i]->kind == XOP_VALUE && !is_scalar(o[i]->value->type)) {
+        if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
+            !is_scalar(o[i]->value->type)) {
           operand_type_error(p, cmp_text(cmp), o[i]);
           return NULL;
         }
@@ -715,7 +798,8 @@ static struct xcond *parse_comparison(struct parser *p) {
     if ((c->ops[2] = parse_operand(p)) == NULL)
       return NULL;
     for (size_t i = 0; i < 3; i++)
-      if (c->ops[i]->kind == XOP_VALUE && !is_scalar(c->ops[i]->value->type)) {
+      if (c->ops[i]->kind == XOP_VALUE && c->ops[i]->value != &missing &&
+          !is_scalar(c->ops[i]->value->type)) {
         operand_type_error(p, "BETWEEN", c->ops[i]);
         return NULL;
       }
@@ -773,9 +857,24 @@ static struct xcond *parse_comparison(struct parser *p) {
   return NULL;
 }
 
+/* Whether the '(' at token `open` is closed by the ')' at token `close`. */
+static bool parens_match(const struct parser *p, size_t open, size_t close) {
+  if (open >= close || p->toks[open].t != T_LP || p->toks[close].t != T_RP)
+    return false;
+  size_t depth = 0;
+  for (size_t i = open; i <= close; i++) {
+    if (p->toks[i].t == T_LP)
+      depth++;
+    else if (p->toks[i].t == T_RP && --depth == 0)
+      return i == close;
+  }
+  return false;
+}
+
 static struct xcond *parse_primary(struct parser *p) {
   const struct token *t = peek(p);
   if (t->t == T_LP) {
+    size_t open = p->pos;
     p->pos++;
     if (++p->nesting > MAX_NESTING) {
       fail(p, "The expression is nested too deeply");
@@ -785,6 +884,8 @@ static struct xcond *parse_primary(struct parser *p) {
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
+    if (parens_match(p, open + 1, p->pos - 2)) /* ((condition)) */
+      defer(p, R_PARENS, "The expression has redundant parentheses;");
     return c;
   }
   if (t->t == T_IDENT && peek2(p)->t == T_LP) {
@@ -851,19 +952,33 @@ static struct xcond *parse_or(struct parser *p) {
 
 /* ---- key conditions ---------------------------------------------------- */
 
+/* DynamoDB reports what it finds wrong in a parsed key condition without
+ * the "Invalid KeyConditionExpression: " prefix. */
+static int key_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int key_error(struct parser *p, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s", msg);
+}
+
 static int key_operator_error(struct parser *p, const char *op) {
-  return fail(p, "Invalid operator used in KeyConditionExpression: %s", op);
+  return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
 }
 
 /* Collects the leaves of a key condition: at most two, joined by AND, each a
- * comparison of one attribute with values. */
-static int collect_key_leaves(struct parser *p, struct xcond *c) {
+ * comparison of one top-level attribute with values; checked leaf by leaf,
+ * operand by operand, as DynamoDB does. *extra counts leaves past two. */
+static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) {
   static const char *const func_of[] = {
       [XC_EXISTS] = "attribute_exists", [XC_NOT_EXISTS] = "attribute_not_exists",
       [XC_TYPE] = "attribute_type", [XC_CONTAINS] = "contains"};
   switch (c->kind) {
   case XC_AND:
-    return collect_key_leaves(p, c->l) != 0 ? -1 : collect_key_leaves(p, c->r);
+    return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
   case XC_OR:
     return key_operator_error(p, "OR");
   case XC_NOT:
@@ -878,42 +993,74 @@ static int collect_key_leaves(struct parser *p, struct xcond *c) {
   case XC_CMP:
     if (c->cmp == XCMP_NE)
       return key_operator_error(p, "<>");
-    /* ":v = pk" means "pk = :v": put the attribute first. */
-    if (c->ops[0]->kind == XOP_VALUE && c->ops[1]->kind == XOP_PATH) {
-      static const enum xcmp flip[] = {0, XCMP_EQ, XCMP_NE, XCMP_GT, XCMP_GE, XCMP_LT, XCMP_LE};
-      struct xoperand *o = c->ops[0];
-      c->ops[0] = c->ops[1];
-      c->ops[1] = o;
-      c->cmp = flip[c->cmp];
-    }
     break;
   case XC_BETWEEN:
   case XC_BEGINS_WITH:
+    if (c->ops[0]->kind != XOP_PATH)
+      return key_error(p,
+                       "Invalid condition in KeyConditionExpression: %s operator must have the "
+                       "key attribute as its first operand",
+                       c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
     break;
   }
-  for (size_t i = 0; i < c->nops; i++)
-    if (c->ops[i]->kind == XOP_SIZE)
-      return key_operator_error(p, "size");
-  if (c->ops[0]->kind != XOP_PATH)
-    return fail(p, "Invalid condition in KeyConditionExpression: The first operand must be "
-                   "an attribute name");
-  for (size_t i = 1; i < c->nops; i++)
-    if (c->ops[i]->kind != XOP_VALUE)
-      return fail(p, "Invalid condition in KeyConditionExpression: Multiple attribute names "
-                     "used in one condition");
+  const struct xoperand *attr = NULL;
+  size_t attr_ix = 0;
+  for (size_t i = 0; i < c->nops; i++) {
+    if (c->ops[i]->kind == XOP_PATH) {
+      if (attr)
+        return key_error(p, "Invalid condition in KeyConditionExpression: Multiple attribute "
+                            "names used in one condition");
+      if (c->ops[i]->path.n > 1)
+        return key_error(p, "KeyConditionExpressions cannot have conditions on nested "
+                            "attributes");
+      attr = c->ops[i];
+      attr_ix = i;
+    } else if (c->ops[i]->kind != XOP_VALUE) {
+      return key_error(p, "KeyConditionExpressions cannot contain nested operations");
+    }
+  }
+  if (attr == NULL)
+    return key_error(p, "Invalid condition in KeyConditionExpression: No key attribute "
+                        "specified");
+  for (size_t i = 0; i < p->e->nkey_leaves; i++)
+    if (same_path(&p->e->key_leaves[i]->ops[0]->path, &attr->path))
+      return key_error(p, "KeyConditionExpressions must only contain one condition per key");
+  if (attr_ix != 0) { /* ":v = pk" means "pk = :v": put the attribute first. */
+    static const enum xcmp flip[] = {0, XCMP_EQ, XCMP_NE, XCMP_GT, XCMP_GE, XCMP_LT, XCMP_LE};
+    struct xoperand *o = c->ops[0];
+    c->ops[0] = c->ops[1];
+    c->ops[1] = o;
+    c->cmp = flip[c->cmp];
+  }
   if (p->e->nkey_leaves == 2)
-    return fail(p, "Conditions can be of length 1 or 2 only");
-  p->e->key_leaves[p->e->nkey_leaves++] = c;
-  if (p->e->nkey_leaves == 2 &&
-      same_path(&p->e->key_leaves[0]->ops[0]->path, &c->ops[0]->path))
-    return fail(p, "KeyConditionExpressions must only contain one condition per key");
+    (*extra)++;
+  else
+    p->e->key_leaves[p->e->nkey_leaves++] = c;
   return 0;
 }
 
 /* ---- update expressions ------------------------------------------------ */
 
+static int parse_set_value(struct parser *p, struct xoperand **out);
+
+/* An operand of a SET value, or a parenthesized SET value. */
+static struct xoperand *parse_update_operand(struct parser *p) {
+  if (peek(p)->t != T_LP)
+    return parse_operand(p);
+  p->pos++;
+  if (++p->nesting > MAX_NESTING) {
+    fail(p, "The expression is nested too deeply");
+    return NULL;
+  }
+  struct xoperand *o;
+  if (parse_set_value(p, &o) != 0 || expect(p, T_RP) != 0)
+    return NULL;
+  p->nesting--;
+  return o;
+}
+
 static int parse_set_value(struct parser *p, struct xoperand **out) {
-  struct xoperand *a = parse_operand(p);
+  struct xoperand *a = parse_update_operand(p);
   if (a == NULL)
     return -1;
   enum tok t = peek(p)->t;
@@ -924,12 +1071,12 @@ static int parse_set_value(struct parser *p, struct xoperand **out) {
   p->pos++;
   if (count_operator(p) != 0)
     return -1;
-  struct xoperand *b = parse_operand(p);
+  struct xoperand *b = parse_update_operand(p);
   if (b == NULL)
     return -1;
   const struct xoperand *o[2] = {a, b};
   for (size_t i = 0; i < 2; i++)
-    if (o[i]->kind == XOP_VALUE && o[i]->value->type != TT_AV_N)
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && o[i]->value->type != TT_AV_N)
       return operand_type_error(p, t == T_PLUS ? "+" : "-", o[i]);
   struct xoperand *r = new_operand(p, t == T_PLUS ? XOP_PLUS : XOP_MINUS);
   if (r == NULL)
@@ -1193,8 +1340,15 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
       syntax_error(&p, p.pos);
       goto fail;
     }
-    if (kind == TT_EXPR_KEY_CONDITION && collect_key_leaves(&p, e->cond) != 0)
-      goto fail;
+    if (kind == TT_EXPR_KEY_CONDITION && p.pend_rank == 0) {
+      size_t extra = 0;
+      if (collect_key_leaves(&p, e->cond, &extra) != 0)
+        goto fail;
+      if (extra) {
+        key_error(&p, "Conditions can be of length 1 or 2 only");
+        goto fail;
+      }
+    }
     break;
   case TT_EXPR_UPDATE:
     if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
@@ -1209,6 +1363,10 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     break;
   default:
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
+    goto fail;
+  }
+  if (p.pend_rank != 0) {
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, p.pend);
     goto fail;
   }
   free(p.toks);

@@ -81,6 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (tt_ddbw_check_table_name(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strchr(lerr.type, '#') == NULL))
       abort();
+    if (tt_ddbw_check_read(req.op, req.body, &lerr) != 0 &&
+        (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
+      abort();
     if (tt_ddbw_legacy(req.op, req.body, &lerr) == 0) {
       if (req.op != TT_DDB_BATCH_GET_ITEM && req.op != TT_DDB_TRANSACT_WRITE_ITEMS &&
           req.op != TT_DDB_TRANSACT_GET_ITEMS && req.op != TT_DDB_BATCH_WRITE_ITEM &&

@@ -156,6 +156,85 @@ static const char *value_refusal(enum tt_ddb_op op, const char *body) {
   return rc == 0 ? "" : err.message;
 }
 
+/* The message of the checks made before the table lookup (values, then
+ * Query's and Scan's in DynamoDB's order), "" when they pass. */
+static const char *read_refusal(enum tt_ddb_op op, const char *body) {
+  static struct tt_ddbw_error err;
+  json_t *b = json_loads(body, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  int rc = tt_ddbw_check_values(op, b, &err);
+  if (rc == 0)
+    rc = tt_ddbw_check_read(op, b, &err);
+  json_decref(b);
+  return rc == 0 ? "" : err.message;
+}
+
+START_TEST(checks_before_lookup) {
+  /* Expression attribute maps: keys first, then values, named. */
+  ck_assert_str_eq(read_refusal(TT_DDB_DELETE_ITEM, "{\"Key\":{},\"ExpressionAttributeValues\":"
+                                                    "{\":b\":{\"a\":\"\"},\"b\":{\"S\":\"a\"}}}"),
+                   "ExpressionAttributeValues contains invalid key: Syntax error; key: \"b\"");
+  ck_assert_str_eq(read_refusal(TT_DDB_GET_ITEM,
+                                "{\"Key\":{},\"ExpressionAttributeValues\":{\":b\":{\"NULL\":false}}}"),
+                   "ExpressionAttributeValues contains invalid value: One or more parameter values "
+                   "were invalid: Null attribute value types must have the value of true for key :b");
+  ck_assert_str_eq(read_refusal(TT_DDB_PUT_ITEM, "{\"Item\":{},\"ExpressionAttributeNames\":{},"
+                                                 "\"ExpressionAttributeValues\":{}}"),
+                   "ExpressionAttributeNames must not be empty");
+  /* AttributeUpdates: a value unless DELETE; DELETE of sets only; ADD of
+   * numbers, sets and lists. */
+  ck_assert_str_eq(read_refusal(TT_DDB_UPDATE_ITEM, "{\"Key\":{},\"AttributeUpdates\":"
+                                                    "{\"a\":{\"x\":\"y\"}}}"),
+                   "One or more parameter values were invalid: Only DELETE action is allowed when "
+                   "no attribute value is specified");
+  ck_assert_str_eq(read_refusal(TT_DDB_UPDATE_ITEM, "{\"Key\":{},\"AttributeUpdates\":{\"a\":"
+                                                    "{\"Action\":\"DELETE\",\"Value\":{\"S\":\"1\"}}}}"),
+                   "One or more parameter values were invalid: DELETE action with value is not "
+                   "supported for the type S");
+  ck_assert_str_eq(read_refusal(TT_DDB_UPDATE_ITEM, "{\"Key\":{},\"AttributeUpdates\":{\"a\":"
+                                                    "{\"Action\":\"ADD\",\"Value\":{\"B\":\"Yg==\"}}}}"),
+                   "One or more parameter values were invalid: ADD action is not supported for "
+                   "the type B");
+  ck_assert_str_eq(read_refusal(TT_DDB_UPDATE_ITEM, "{\"Key\":{},\"AttributeUpdates\":{\"a\":"
+                                                    "{\"Action\":\"ADD\",\"Value\":{\"L\":[]}}}}"),
+                   "");
+  /* Query: QueryFilter's values before AttributesToGet, before the
+   * starting key, before the key conditions. */
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY,
+                                "{\"ExclusiveStartKey\":{\"a\":{}},\"AttributesToGet\":[\"a\",\"a\"],"
+                                "\"KeyConditions\":{\"a\":{\"ComparisonOperator\":\"EQ\","
+                                "\"AttributeValueList\":[{}]}},\"QueryFilter\":{\"a\":{"
+                                "\"ComparisonOperator\":\"EQ\",\"AttributeValueList\":[{\"S\":\"a\"},"
+                                "{\"S\":\"b\"}]}}}"),
+                   "One or more parameter values were invalid: Invalid number of argument(s) for "
+                   "the EQ ComparisonOperator");
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY,
+                                "{\"ExclusiveStartKey\":{\"a\":{}},\"AttributesToGet\":[\"a\",\"a\"]}"),
+                   "One or more parameter values were invalid: Duplicate value in attribute name: a");
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY, "{\"ExclusiveStartKey\":{\"a\":{}}}"),
+                   "The provided starting key is invalid: Supplied AttributeValue is empty, must "
+                   "contain exactly one of the supported datatypes");
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY, "{\"ExpressionAttributeValues\":{}}"),
+                   "Either the KeyConditions or KeyConditionExpression parameter must be "
+                   "specified in the request.");
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY, "{\"KeyConditions\":{}}"),
+                   "Conditions can be of length 1 or 2 only");
+  ck_assert_str_eq(read_refusal(TT_DDB_QUERY,
+                                "{\"KeyConditions\":{\"a\":{\"ComparisonOperator\":\"BEGINS_WITH\","
+                                "\"AttributeValueList\":[{\"N\":\"1\"}]}}}"),
+                   "One or more parameter values were invalid: ComparisonOperator BEGINS_WITH is "
+                   "not valid for N AttributeValue type");
+  /* Scan: segments before the expression maps. */
+  ck_assert_str_eq(read_refusal(TT_DDB_SCAN, "{\"Segment\":1,\"ExpressionAttributeNames\":{}}"),
+                   "The TotalSegments parameter is required but was not present in the request "
+                   "when Segment parameter is present");
+  ck_assert_str_eq(read_refusal(TT_DDB_SCAN, "{\"Segment\":1,\"TotalSegments\":1}"),
+                   "The Segment parameter is zero-based and must be less than parameter "
+                   "TotalSegments: Segment: 1 is not less than TotalSegments: 1");
+  ck_assert_str_eq(read_refusal(TT_DDB_SCAN, "{\"Segment\":0,\"TotalSegments\":2}"), "");
+}
+END_TEST
+
 START_TEST(attribute_values) {
   ck_assert_str_eq(value_refusal(TT_DDB_GET_ITEM, "{\"Key\":{\"a\":{}}}"),
                    "Supplied AttributeValue is empty, must contain exactly one of the supported "
@@ -356,6 +435,20 @@ START_TEST(legacy_becomes_expressions) {
   ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
                    "SET #l0 = :l1 REMOVE #l2 ADD #l3 :l4");
   json_decref(j);
+  /* A KeyConditions operator no key is queried by becomes an equality
+   * with a :l_ni placeholder, refused once the keys are known. */
+  j = rewritten(TT_DDB_QUERY, "{\"KeyConditions\":{\"z\":{\"ComparisonOperator\":\"NULL\"}}}",
+                &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "KeyConditionExpression")),
+                   "#l1 = :l_ni0");
+  json_decref(j);
+  /* ADD of a list appends to it, the attribute absent or not. */
+  j = rewritten(TT_DDB_UPDATE_ITEM,
+                "{\"AttributeUpdates\":{\"f\":{\"Action\":\"ADD\",\"Value\":{\"L\":[{\"N\":\"1\"}]}}}}",
+                &err, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "UpdateExpression")),
+                   "SET #l0 = list_append(if_not_exists(#l1, :l2), :l3)");
+  json_decref(j);
   j = rewritten(TT_DDB_GET_ITEM, "{\"AttributesToGet\":[\"a\",\"b\"]}", &err, 0);
   ck_assert_str_eq(json_string_value(json_object_get(j, "ProjectionExpression")), "#l0, #l1");
   json_decref(j);
@@ -417,6 +510,7 @@ int main(void) {
   tcase_add_test(tc, member_types);
   tcase_add_test(tc, member_constraints);
   tcase_add_test(tc, attribute_values);
+  tcase_add_test(tc, checks_before_lookup);
   tcase_add_test(tc, tag_operations);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

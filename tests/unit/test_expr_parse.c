@@ -315,20 +315,46 @@ START_TEST(test_key_condition_rules) {
   struct tt_av vals = item_of("{\":p\": {\"S\": \"x\"}, \":s\": {\"S\": \"y\"}, "
                               "\":n\": {\"N\": \"3\"}}");
   struct tt_error err;
+  /* What is wrong in a parsed key condition comes without the prefix. */
   expect_error(TT_EXPR_KEY_CONDITION, "pk = :p OR sk = :s", NULL, &vals,
-               "Invalid KeyConditionExpression: Invalid operator used in "
-               "KeyConditionExpression: OR");
+               "Invalid operator used in KeyConditionExpression: OR");
   expect_error(TT_EXPR_KEY_CONDITION, "pk = :p AND sk <> :s", NULL, &vals,
-               "Invalid KeyConditionExpression: Invalid operator used in "
-               "KeyConditionExpression: <>");
+               "Invalid operator used in KeyConditionExpression: <>");
   expect_error(TT_EXPR_KEY_CONDITION, "pk = :p AND contains(sk, :s)", NULL, &vals,
-               "Invalid KeyConditionExpression: Invalid operator used in "
-               "KeyConditionExpression: contains");
+               "Invalid operator used in KeyConditionExpression: contains");
   expect_error(TT_EXPR_KEY_CONDITION, "pk = :p AND sk = :s AND x = :n", NULL, &vals,
-               "Invalid KeyConditionExpression: Conditions can be of length 1 or 2 only");
+               "Conditions can be of length 1 or 2 only");
   expect_error(TT_EXPR_KEY_CONDITION, "pk = :p AND pk = :s", NULL, &vals,
-               "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
-               "condition per key");
+               "KeyConditionExpressions must only contain one condition per key");
+  expect_error(TT_EXPR_KEY_CONDITION, "pk = :p AND size(sk) = :n", NULL, &vals,
+               "KeyConditionExpressions cannot contain nested operations");
+  expect_error(TT_EXPR_KEY_CONDITION, "pk.x = :p", NULL, &vals,
+               "KeyConditionExpressions cannot have conditions on nested attributes");
+  expect_error(TT_EXPR_KEY_CONDITION, ":p BETWEEN sk AND :s", NULL, &vals,
+               "Invalid condition in KeyConditionExpression: BETWEEN operator must have the key "
+               "attribute as its first operand");
+  expect_error(TT_EXPR_KEY_CONDITION, ":p = :s", NULL, &vals,
+               "Invalid condition in KeyConditionExpression: No key attribute specified");
+  expect_error(TT_EXPR_KEY_CONDITION, "pk = sk", NULL, &vals,
+               "Invalid condition in KeyConditionExpression: Multiple attribute names used in "
+               "one condition");
+  /* A syntax error comes first, then reserved words, then undefined
+   * placeholders, whatever their order in the text. */
+  expect_error(TT_EXPR_CONDITION, "abort = :p AND", NULL, &vals,
+               "Invalid ConditionExpression: Syntax error; token: \"<EOF>\", near: \"AND\"");
+  expect_error(TT_EXPR_CONDITION, "#a = :p AND abort = :p", NULL, &vals,
+               "Invalid ConditionExpression: Attribute name is a reserved keyword; reserved "
+               "keyword: abort");
+  expect_error(TT_EXPR_CONDITION, ":zz = a AND #a = :p", NULL, &vals,
+               "Invalid ConditionExpression: An expression attribute value used in expression "
+               "is not defined; attribute value: :zz");
+  expect_error(TT_EXPR_CONDITION, "a = :zz AND whatever(a)", NULL, &vals,
+               "Invalid ConditionExpression: Invalid function name; function: whatever");
+  tt_expr_free(expect_ok(TT_EXPR_UPDATE, "SET a = ((b) + (:n)), c = (:n)", NULL, &vals));
+  expect_error(TT_EXPR_CONDITION, "((a = :p))", NULL, &vals,
+               "Invalid ConditionExpression: The expression has redundant parentheses;");
+  expect_error(TT_EXPR_CONDITION, "a > between", NULL, &vals,
+               "Invalid ConditionExpression: Syntax error; token: \"between\", near: \"> between\"");
 
   struct tt_expr *e = expect_ok(TT_EXPR_KEY_CONDITION, "(pk = :p) AND (begins_with(sk, :s))",
                                 NULL, &vals);
@@ -344,6 +370,18 @@ START_TEST(test_key_condition_rules) {
   ck_assert_int_eq(tt_expr_key_range(e, "pk", NULL, &r, &err), -1);
   ck_assert_str_eq(err.message, "Query key condition not supported");
   tt_expr_free(e);
+
+  /* A legacy operator no key is queried by (":l_ni" placeholder) is refused
+   * when it names a key, and a condition on another attribute misses the
+   * key. */
+  struct tt_av ni = item_of("{\":p\": {\"S\": \"x\"}, \":l_ni0\": {\"NULL\": true}}");
+  e = expect_ok(TT_EXPR_KEY_CONDITION, "pk = :p AND sk = :l_ni0", NULL, &ni);
+  ck_assert_int_eq(tt_expr_key_range(e, "pk", "sk", &r, &err), -1);
+  ck_assert_str_eq(err.message, "Attempted conditional constraint is not an indexable operation");
+  ck_assert_int_eq(tt_expr_key_range(e, "pk", "other", &r, &err), -1);
+  ck_assert_str_eq(err.message, "Query condition missed key schema element: other");
+  tt_expr_free(e);
+  tt_av_free(&ni);
 
   /* The value may come first; the operator is mirrored. */
   e = expect_ok(TT_EXPR_KEY_CONDITION, ":p = pk and :n > sk", NULL, &vals);

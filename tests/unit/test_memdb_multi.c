@@ -133,8 +133,7 @@ START_TEST(batch_write_rules_and_effects) {
   fx_fail(&f, TT_DDB_BATCH_WRITE_ITEM,
           "{'RequestItems':{'tbl':[{'PutRequest':{'Item':{'pk':{'S':'ok'}}}},"
           "{'PutRequest':{'Item':{'v':{'S':'no key'}}}}]}}",
-          "ValidationException",
-          "One or more parameter values were invalid: Missing the key pk in the item");
+          "ValidationException", "The provided key element does not match the schema");
   fx_expect(&f, TT_DDB_GET_ITEM, "{'TableName':'tbl','Key':{'pk':{'S':'ok'}}}", "{}");
   fx_teardown(&f);
 }
@@ -249,6 +248,82 @@ START_TEST(transact_write_client_token) {
 }
 END_TEST
 
+/* The ConsumedCapacity of `op` on `text`, dumped. */
+static char *capacity_of(struct fx *f, enum tt_ddb_op op, const char *text) {
+  json_t *r = fx_ok(f, op, text);
+  char *d = fx_dump(json_object_get(r, "ConsumedCapacity"));
+  json_decref(r);
+  return d;
+}
+
+#define ASSERT_CAPACITY(f, op, text, want)                                                        \
+  do {                                                                                           \
+    char *got_ = capacity_of(f, op, text);                                                       \
+    json_t *w_ = fx_json(want);                                                                  \
+    char *want_ = fx_dump(w_);                                                                   \
+    ck_assert_str_eq(got_, want_);                                                               \
+    free(got_);                                                                                  \
+    free(want_);                                                                                 \
+    json_decref(w_);                                                                             \
+  } while (0)
+
+START_TEST(consumed_capacity) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  /* A 5,004-byte item: 'pk' + 'a' is 3 bytes, 'v' + 5,000 bytes. */
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_buf_puts(&b, "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','Item':{'pk':{'S':'a'},"
+                  "'v':{'S':'");
+  for (int i = 0; i < 5000; i++)
+    tt_buf_puts(&b, "x");
+  tt_buf_puts(&b, "'}}}");
+  /* Writes count 1 KB units of the larger of the old and new item. */
+  ASSERT_CAPACITY(&f, TT_DDB_PUT_ITEM, b.data, "{'CapacityUnits':5.0,'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_PUT_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'INDEXES',"
+                  "'Item':{'pk':{'S':'a'}}}",
+                  "{'CapacityUnits':5.0,'Table':{'CapacityUnits':5.0},'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_UPDATE_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','Key':{'pk':{'S':'a'}},"
+                  "'UpdateExpression':'SET n = :n','ExpressionAttributeValues':{':n':{'N':'1'}}}",
+                  "{'CapacityUnits':1.0,'TableName':'tbl'}");
+  /* Reads count 4 KB units, halved unless consistent; a missing item
+   * counts as one. */
+  ASSERT_CAPACITY(&f, TT_DDB_PUT_ITEM, b.data, "{'CapacityUnits':5.0,'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_GET_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','Key':{'pk':{'S':'a'}}}",
+                  "{'CapacityUnits':1.0,'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_GET_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','ConsistentRead':true,"
+                  "'Key':{'pk':{'S':'a'}}}",
+                  "{'CapacityUnits':2.0,'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_GET_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','Key':{'pk':{'S':'no'}}}",
+                  "{'CapacityUnits':0.5,'TableName':'tbl'}");
+  ASSERT_CAPACITY(&f, TT_DDB_BATCH_GET_ITEM,
+                  "{'ReturnConsumedCapacity':'TOTAL','RequestItems':{'tbl':{'Keys':["
+                  "{'pk':{'S':'a'}},{'pk':{'S':'no'}}]}}}",
+                  "[{'CapacityUnits':1.5,'TableName':'tbl'}]");
+  ASSERT_CAPACITY(&f, TT_DDB_BATCH_WRITE_ITEM,
+                  "{'ReturnConsumedCapacity':'TOTAL','RequestItems':{'tbl':["
+                  "{'DeleteRequest':{'Key':{'pk':{'S':'a'}}}},"
+                  "{'PutRequest':{'Item':{'pk':{'S':'c'}}}}]}}",
+                  "[{'CapacityUnits':6.0,'TableName':'tbl'}]");
+  ASSERT_CAPACITY(&f, TT_DDB_DELETE_ITEM,
+                  "{'TableName':'tbl','ReturnConsumedCapacity':'TOTAL','Key':{'pk':{'S':'c'}}}",
+                  "{'CapacityUnits':1.0,'TableName':'tbl'}");
+  /* NONE, or no member: no ConsumedCapacity. */
+  json_t *r = fx_ok(&f, TT_DDB_GET_ITEM,
+                    "{'TableName':'tbl','ReturnConsumedCapacity':'NONE','Key':{'pk':{'S':'a'}}}");
+  ck_assert_ptr_null(json_object_get(r, "ConsumedCapacity"));
+  json_decref(r);
+  tt_buf_free(&b);
+  fx_teardown(&f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("memdb_multi");
   TCase *tc = tcase_create("core");
@@ -258,6 +333,7 @@ int main(void) {
   tcase_add_test(tc, batch_write_rules_and_effects);
   tcase_add_test(tc, transact_write_all_or_nothing);
   tcase_add_test(tc, transact_write_client_token);
+  tcase_add_test(tc, consumed_capacity);
   suite_add_tcase(s, tc);
   return fx_run_suite(s);
 }

@@ -157,6 +157,23 @@ START_TEST(query_begins_with_and_errors) {
           "{'TableName':'cmp','KeyConditionExpression':'zz = :p',"
           "'ExpressionAttributeValues':{':p':{'S':'a'}}}",
           "ValidationException", "Query condition missed key schema element: pk");
+  /* No path may go into a key attribute. */
+  fx_fail(&f, TT_DDB_QUERY, Q0("pk = :p", ",'ProjectionExpression':'pk.x'"),
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: Key: pk");
+  fx_fail(&f, TT_DDB_SCAN, "{'TableName':'cmp','FilterExpression':'sk[0] = :p',"
+                           "'ExpressionAttributeValues':{':p':{'S':'a'}}}",
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: Key: sk");
+  /* The partition key value's type is checked before its operator. */
+  fx_fail(&f, TT_DDB_QUERY,
+          "{'TableName':'cmp','KeyConditionExpression':':n < pk',"
+          "'ExpressionAttributeValues':{':n':{'N':'1'}}}",
+          "ValidationException",
+          "One or more parameter values were invalid: Condition parameter type does not match "
+          "schema type");
   fx_fail(&f, TT_DDB_QUERY, "{'TableName':'cmp'}", "ValidationException",
           "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
           "request.");
@@ -225,10 +242,21 @@ START_TEST(query_limit_counts_before_filter) {
   /* A start key that does not exist any more still positions the page. */
   snprintf(buf, sizeof(buf), page2, "8.5");
   expect_sks(&f, buf, "9");
+  /* A Query's start key of the wrong size, or without one of the keys it
+   * reads by, is invalid; one of another type does not match the schema. */
   fx_fail(&f, TT_DDB_QUERY, Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'}}"),
-          "ValidationException",
-          "The provided starting key is invalid: The provided key element does not match the "
-          "schema");
+          "ValidationException", "The provided starting key is invalid");
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'x':{'N':'1'}}"),
+          "ValidationException", "The provided starting key is invalid");
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("pk = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'sk':{'S':'1'}}"),
+          "ValidationException", "The provided key element does not match the schema");
+  /* The partition key's condition is checked before the sort key's place
+   * in the start key. */
+  fx_fail(&f, TT_DDB_QUERY,
+          Q0("zz = :p", ",'ExclusiveStartKey':{'pk':{'S':'a'},'sk':{'S':'1'}}"),
+          "ValidationException", "Query condition missed key schema element: pk");
   json_t *r = fx_ok(&f, TT_DDB_QUERY, Q0("pk = :p", ",'Select':'COUNT','Limit':10"));
   /* Limit reached exactly: DynamoDB still returns LastEvaluatedKey. */
   fx_assert_json(r, "{'Count':10,'ScannedCount':10,'LastEvaluatedKey':{'pk':{'S':'a'},'sk':"

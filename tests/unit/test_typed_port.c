@@ -1050,7 +1050,8 @@ START_TEST(memdb_typed_query_filter_and_errors) {
                                         .filter = "v = :one", .values = &vals,
                                         .start_key = &other};
   ck_assert_int_eq(typed_call(&f, TT_DDB_QUERY, NULL, &outside, &c), -1);
-  ck_assert_str_eq(f.err.message, "The provided starting key is outside query range");
+  ck_assert_str_eq(f.err.message, "The provided starting key is outside query boundaries based "
+                                  "on provided conditions");
   struct tt_ddb_read_request unused = {.table = "cmp", .key_condition = "pk = :p",
                                        .values = &vals};
   ck_assert_int_eq(typed_call(&f, TT_DDB_QUERY, NULL, &unused, &c), -1);

@@ -391,6 +391,22 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
 int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
                           struct tt_backend_error *e);
 
+/* A path of `x` into a key attribute of the table or of one of its
+ * indexes: "Key attributes must be scalars; ... Key: a" (IndexKey for an
+ * index's). x may be NULL. */
+int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
+                          struct tt_backend_error *e);
+/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
+ * 2 (INDEXES). */
+int memdb_capacity_mode(const json_t *req);
+/* Capacity units of one item read (4 KB units, halved unless consistent)
+ * or written (1 KB units; the larger of the old and new item); an item
+ * not there counts as one unit. Either item may be NULL. */
+double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
+                            bool consistent);
+/* {"CapacityUnits", "TableName"[, "Table"]} for mode 1 or 2 (NULL on OOM). */
+json_t *memdb_capacity_json(int mode, const char *table, double units);
+
 /* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e);

@@ -291,9 +291,16 @@ static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req,
   if (memdb_wr_prepare(m, kind, req, &w, e) != 0)
     return -1;
   int rc = write_run(m, &w, rv, &attrs, e);
-  memdb_wr_free(&w);
+  double units = memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,
+                                      false, true);
   if (rc == 0 && attributes_resp(&attrs, resp, e) != 0)
     rc = -1;
+  int mode = memdb_capacity_mode(req);
+  if (rc == 0 && mode != 0 &&
+      json_object_set_new(*resp, "ConsumedCapacity",
+                          memdb_capacity_json(mode, w.t->name, units)) != 0)
+    rc = memdb_oom(e);
+  memdb_wr_free(&w);
   tt_av_free(&attrs);
   return rc;
 }
@@ -316,7 +323,7 @@ int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
 /* GetItem: the visible item of r->key, projected, into *out (type 0 when
  * there is none). */
 static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struct tt_av *out,
-                     struct tt_backend_error *e) {
+                     double *units, struct tt_backend_error *e) {
   struct memdb_exprs x;
   struct tt_expr *proj = NULL;
   struct tt_av item = {0};
@@ -334,9 +341,11 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
   }
   if (memdb_exprs_parse_text(&x, r->projection, TT_EXPR_PROJECTION, &proj, e) != 0 ||
       memdb_exprs_finish(&x, e) != 0 || memdb_req_table_named(m, r->table, &t, e) != 0 ||
-      memdb_key_check(t, r->key, &pk, &sk, e) != 0 ||
+      memdb_key_check(t, r->key, &pk, &sk, e) != 0 || memdb_key_paths_check(t, proj, e) != 0 ||
       memdb_lookup(m, t, &pk, &sk, NULL, &item, &found, e) != 0)
     goto done;
+  if (units)
+    *units = memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read);
   if (found && proj) {
     if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
       memdb_fail_tt(e, &err);
@@ -358,13 +367,18 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
   struct tt_av own = {0}, out = {0};
   struct memdb_exprs x = {0};
   struct tt_ddb_item_request r;
+  double units = 0;
   int rc = -1;
   if (decode_request(req, MEMDB_WR_DELETE, &own, &x, &r, e) != 0 ||
       memdb_get_str(req, "ProjectionExpression", &r.projection, e) != 0 ||
       memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0 ||
-      get_typed(m, &r, &out, e) != 0)
+      get_typed(m, &r, &out, &units, e) != 0)
     goto done;
   if ((*resp = json_object()) == NULL)
+    goto oom;
+  int mode = memdb_capacity_mode(req);
+  if (mode != 0 && json_object_set_new(*resp, "ConsumedCapacity",
+                                       memdb_capacity_json(mode, r.table, units)) != 0)
     goto oom;
   if (out.type == TT_AV_M) {
     json_t *j = memdb_item_json(&out);
@@ -388,7 +402,7 @@ int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_r
                   struct tt_av *out, struct tt_backend_error *e) {
   switch (op) {
   case TT_DDB_GET_ITEM:
-    return get_typed(m, r, out, e);
+    return get_typed(m, r, out, NULL, e);
   case TT_DDB_PUT_ITEM:
     return write_typed(m, MEMDB_WR_PUT, r, out, e);
   case TT_DDB_UPDATE_ITEM:

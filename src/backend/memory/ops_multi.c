@@ -30,6 +30,8 @@ struct bg_table {
   struct tt_av *keys;
   struct memdb_kv *pks, *sks;
   size_t n;
+  bool consistent;
+  double units; /* capacity units read */
 };
 
 static void bg_free(struct bg_table *b, size_t n) {
@@ -89,8 +91,7 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
                           e) != 0 ||
         memdb_exprs_finish(&bt->x, e) != 0)
       goto done;
-    bool consistent;
-    if (memdb_get_bool(spec, "ConsistentRead", false, &consistent, e) != 0)
+    if (memdb_get_bool(spec, "ConsistentRead", false, &bt->consistent, e) != 0)
       goto done;
     if ((bt->t = memdb_table_get(m, name)) == NULL) {
       memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
@@ -150,6 +151,7 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
       struct tt_error err;
       if (memdb_lookup(m, bt->t, &bt->pks[k], &bt->sks[k], NULL, &item, &found, e) != 0)
         goto done;
+      bt->units += memdb_capacity_units(found ? &item : NULL, NULL, true, bt->consistent);
       if (!found)
         continue;
       bytes += tt_av_item_size(&item);
@@ -164,6 +166,15 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
       if (j == NULL || json_array_append_new(arr, j) != 0)
         goto oom;
     }
+  }
+  int mode = memdb_capacity_mode(req);
+  if (mode != 0) {
+    json_t *cc = json_array();
+    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
+      goto oom;
+    for (size_t i = 0; i < nb; i++)
+      if (json_array_append_new(cc, memdb_capacity_json(mode, b[i].name, b[i].units)) != 0)
+        goto oom;
   }
   *resp = out;
   out = NULL;
@@ -183,6 +194,7 @@ int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e) {
   const json_t *ri;
   struct memdb_wr *w = NULL;
+  json_t *out = NULL;
   size_t nw = 0, total = 0;
   int rc = -1;
   if (request_items(req, &ri, e) != 0)
@@ -223,6 +235,14 @@ int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
         goto oom;
       int prc = memdb_wr_prepare(m, put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, obj, &w[nw], e);
       json_decref(obj);
+      /* A PutRequest's item without the table's key attributes, or with
+       * another type, is refused as a key would be. */
+      static const char *const key_msgs[] = {
+          "One or more parameter values were invalid: Missing the key ",
+          "One or more parameter values were invalid: Type mismatch for key "};
+      for (size_t k = 0; prc != 0 && put && k < 2; k++)
+        if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
+          memdb_validation(e, "The provided key element does not match the schema");
       if (prc != 0)
         goto done;
       nw++;
@@ -239,13 +259,37 @@ int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
   for (size_t i = 0; i < nw; i++)
     if (memdb_wr_eval(m, &w[i], e) != 0 || memdb_wr_apply(&w[i], e) != 0)
       goto done;
-  if ((*resp = json_pack("{s:{}}", "UnprocessedItems")) == NULL)
+  if ((out = json_pack("{s:{}}", "UnprocessedItems")) == NULL)
     goto oom;
+  int mode = memdb_capacity_mode(req);
+  if (mode != 0) {
+    /* One entry a table, in the request's order. */
+    json_t *cc = json_array();
+    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
+      goto oom;
+    for (size_t i = 0; i < nw; i++) {
+      bool seen = false;
+      for (size_t k = 0; k < i && !seen; k++)
+        seen = w[k].t == w[i].t;
+      if (seen)
+        continue;
+      double units = 0;
+      for (size_t k = i; k < nw; k++)
+        if (w[k].t == w[i].t)
+          units += memdb_capacity_units(w[k].found ? &w[k].old : NULL,
+                                        w[k].has_next ? &w[k].next : NULL, false, true);
+      if (json_array_append_new(cc, memdb_capacity_json(mode, w[i].t->name, units)) != 0)
+        goto oom;
+    }
+  }
+  *resp = out;
+  out = NULL;
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
+  json_decref(out);
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   free(w);

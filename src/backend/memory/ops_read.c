@@ -88,6 +88,60 @@ static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
   return 0;
 }
 
+static const char esk_invalid[] = "The provided starting key is invalid";
+static const char esk_schema[] = "The provided key element does not match the schema";
+
+/* The table's keys, then the index's (NULL when none). */
+static void esk_defs(const struct rd *r, const struct memdb_keydef *defs[4]) {
+  defs[0] = &r->t->pk;
+  defs[1] = &r->t->sk;
+  defs[2] = r->ix ? &r->ix->pk : NULL;
+  defs[3] = r->ix ? &r->ix->sk : NULL;
+}
+
+/* One key of what is read, in the start key: there, and of its type. */
+static int esk_piece(const struct rd *r, const struct memdb_keydef *d,
+                     struct tt_backend_error *e) {
+  if (d == NULL || d->name == NULL)
+    return 0;
+  const struct tt_av *v = tt_av_map_get(r->esk, d->name);
+  if (v == NULL)
+    return memdb_validation(e, "%s", esk_invalid);
+  if (v->type != d->type)
+    return memdb_validation(e, "%s", esk_schema);
+  return 0;
+}
+
+/* The start key against all the keys, and its positions. */
+static int esk_finish(struct rd *r, struct tt_backend_error *e) {
+  const struct memdb_keydef *defs[4];
+  esk_defs(r, defs);
+  struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
+  for (int i = 0; i < 4; i++) {
+    if (defs[i] == NULL || defs[i]->name == NULL)
+      continue;
+    const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
+    if (v == NULL || v->type != defs[i]->type)
+      return memdb_validation(e, "%s: %s", esk_invalid, esk_schema);
+    *outs[i] = memdb_kv_of(v);
+  }
+  if (r->ix == NULL) {
+    r->esk_pk = r->esk_tpk;
+    r->esk_sk = r->esk_tsk;
+  }
+  return 0;
+}
+
+/* ALL_ATTRIBUTES of a global index that does not project them all. */
+static int select_check(const struct rd *r, struct tt_backend_error *e) {
+  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+    return memdb_validation(e, "One or more parameter values were invalid: Select type "
+                               "ALL_ATTRIBUTES is not supported for global secondary index %s "
+                               "because its projection type is not ALL",
+                            r->ix->name);
+  return 0;
+}
+
 /* Common parameters of Query and Scan. */
 static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bool query,
                       struct rd *r, struct tt_backend_error *e) {
@@ -149,11 +203,6 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
     if (r->ix->global && r->consistent)
       return memdb_validation(e, "Consistent reads are not supported on global secondary "
                                  "indexes");
-    if (r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
-      return memdb_validation(e, "One or more parameter values were invalid: Select type "
-                                 "ALL_ATTRIBUTES is not supported for global secondary index %s "
-                                 "because its projection type is not ALL",
-                              r->ix->name);
   } else if (r->sel == SEL_PROJECTED) {
     return memdb_validation(e, "One or more parameter values were invalid: Select type "
                                "ALL_PROJECTED_ATTRIBUTES is not supported when %s without an "
@@ -173,37 +222,37 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
   if (r->sel == SEL_DEFAULT)
     r->sel = r->ix ? SEL_PROJECTED : SEL_ALL;
   if (r->esk) {
-    /* The start key holds exactly the table keys plus the index keys. */
-    const struct memdb_keydef *defs[4] = {&r->t->pk, &r->t->sk, NULL, NULL};
+    /* The start key holds exactly the table keys plus the index keys.
+     * DynamoDB checks its size, then the keys of what is read (the
+     * index's, or a Query's table keys) one by one (a Query's each with
+     * its key condition: the sort key's after the partition key's
+     * condition, esk_finish), then the table keys. */
+    const struct memdb_keydef *defs[4];
+    esk_defs(r, defs);
     size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
-    if (r->ix) {
-      defs[2] = &r->ix->pk;
-      defs[3] = &r->ix->sk;
-    }
-    struct memdb_kv *outs[4] = {&r->esk_tpk, &r->esk_tsk, &r->esk_pk, &r->esk_sk};
     for (int i = 0; i < 4; i++) {
-      if (defs[i] == NULL || defs[i]->name == NULL)
-        continue;
       bool dup = false;
       for (int k = 0; k < i; k++)
-        if (defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0)
+        if (defs[k] && defs[k]->name && defs[i] && defs[i]->name &&
+            strcmp(defs[k]->name, defs[i]->name) == 0)
           dup = true;
-      const struct tt_av *v = tt_av_map_get(r->esk, defs[i]->name);
-      if (v == NULL || v->type != defs[i]->type)
-        return memdb_validation(e, "The provided starting key is invalid: The provided key "
-                                   "element does not match the schema");
-      *outs[i] = memdb_kv_of(v);
-      if (!dup)
+      if (defs[i] && defs[i]->name && !dup)
         want++;
     }
     if (want != have)
-      return memdb_validation(e, "The provided starting key is invalid: The provided key "
-                                 "element does not match the schema");
-    if (r->ix == NULL) {
-      r->esk_pk = r->esk_tpk;
-      r->esk_sk = r->esk_tsk;
-    }
+      return memdb_validation(e, "%s%s%s", esk_invalid, query || r->ix ? "" : ": ",
+                              query || r->ix ? "" : esk_schema);
+    int first = r->ix ? 2 : 0;
+    if ((query || r->ix) && esk_piece(r, defs[first], e) != 0)
+      return -1;
+    if (!query && r->ix && esk_piece(r, defs[first + 1], e) != 0)
+      return -1;
+    if (!query && esk_finish(r, e) != 0)
+      return -1;
   }
+  if (!query && (select_check(r, e) != 0 || memdb_key_paths_check(r->t, r->proj, e) != 0 ||
+                 memdb_key_paths_check(r->t, r->filter, e) != 0))
+    return -1;
   r->now = memdb_now(m);
   return 0;
 }
@@ -354,6 +403,33 @@ static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb
   return memdb_seq_point(&pt->entries, sk_pred, &p);
 }
 
+/* Whether a sort key value satisfies the query's sort-key condition. */
+static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
+  struct memdb_kv lo = memdb_kv_of(kr->lo);
+  int c = memdb_kv_cmp(sk, &lo);
+  switch (kr->op) {
+  case TT_EXPR_KEY_NONE:
+    return true;
+  case TT_EXPR_KEY_EQ:
+    return c == 0;
+  case TT_EXPR_KEY_LT:
+    return c < 0;
+  case TT_EXPR_KEY_LE:
+    return c <= 0;
+  case TT_EXPR_KEY_GT:
+    return c > 0;
+  case TT_EXPR_KEY_GE:
+    return c >= 0;
+  case TT_EXPR_KEY_BETWEEN: {
+    struct memdb_kv hi = memdb_kv_of(kr->hi);
+    return c >= 0 && memdb_kv_cmp(sk, &hi) <= 0;
+  }
+  case TT_EXPR_KEY_BEGINS_WITH:
+    return sk->len >= lo.len && memcmp(sk->p, lo.p, lo.len) == 0;
+  }
+  return false;
+}
+
 static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
                       struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   struct rd r;
@@ -366,9 +442,16 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
-    memdb_fail_tt(e, &err);
+    /* DynamoDB checks the partition key value's type before its operator. */
+    if (kr.pk && kr.pk->type != pkd->type)
+      memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
+                          "type does not match schema type");
+    else
+      memdb_fail_tt(e, &err);
     goto done;
   }
+  if (r.esk && esk_piece(&r, skd, e) != 0)
+    goto done;
   if (kr.pk->type != pkd->type || (kr.lo && kr.lo->type != skd->type) ||
       (kr.hi && kr.hi->type != skd->type)) {
     memdb_validation(e, "One or more parameter values were invalid: Condition parameter type "
@@ -380,11 +463,27 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
                         "function; operator or function: begins_with, operand type: N");
     goto done;
   }
+  if (r.esk && esk_finish(&r, e) != 0)
+    goto done;
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
-  if (r.esk && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-    memdb_validation(e, "The provided starting key is outside query range");
+  if (r.esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+    memdb_validation(e, "The provided starting key is outside query boundaries based on "
+                        "provided conditions");
     goto done;
   }
+  if (r.esk && kr.op != TT_EXPR_KEY_NONE) {
+    if (!sk_matches(&r.esk_sk, &kr)) {
+      memdb_validation(e, "The provided starting key does not match the range key predicate");
+      goto done;
+    }
+    if (memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
+      memdb_validation(e, "The query can return at most one row and cannot be restarted");
+      goto done;
+    }
+  }
+  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || select_check(&r, e) != 0 ||
+      memdb_key_paths_check(r.t, r.filter, e) != 0)
+    goto done;
   struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
   if (pt) {
     const struct memdb_seq *q = &pt->entries;

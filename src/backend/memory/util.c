@@ -71,6 +71,42 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
   return memdb_req_table_named(m, name, t, e);
 }
 
+int memdb_capacity_mode(const json_t *req) {
+  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
+  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
+}
+
+/* "Capacity unit consumption" of the DynamoDB Developer Guide: a read
+ * rounds the item up to 4 KB, a write to 1 KB; an eventually consistent
+ * read costs half. */
+static double item_units(const struct tt_av *item, bool read) {
+  if (item == NULL || item->type != TT_AV_M)
+    return 1;
+  size_t unit = read ? 4096 : 1024;
+  return (double)((tt_av_item_size(item) + unit - 1) / unit);
+}
+
+double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
+                            bool consistent) {
+  double u = item_units(a, read);
+  if (b != NULL && b->type == TT_AV_M) {
+    double v = item_units(b, read);
+    if (a == NULL || a->type != TT_AV_M || v > u)
+      u = v;
+  }
+  return read && !consistent ? u / 2 : u;
+}
+
+json_t *memdb_capacity_json(int mode, const char *table, double units) {
+  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
+  if (c != NULL && mode == 2 &&
+      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
+    json_decref(c);
+    return NULL;
+  }
+  return c;
+}
+
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e) {
   const json_t *j = json_object_get(obj, key);
@@ -291,6 +327,23 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
     *sk = memdb_kv_of(b);
   else
     memset(sk, 0, sizeof(*sk));
+  return 0;
+}
+
+int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
+                          struct tt_backend_error *e) {
+  static const char msg[] = "Key attributes must be scalars; list random access '[]' and map "
+                            "lookup '.' are not allowed: ";
+  const char *keys[2] = {t->pk.name, t->sk.name};
+  for (int i = 0; x && i < 2; i++)
+    if (keys[i] && tt_expr_nested_under(x, keys[i]))
+      return memdb_validation(e, "%sKey: %s", msg, keys[i]);
+  for (size_t k = 0; x && k < t->nidx; k++) {
+    const char *ik[2] = {t->idx[k].pk.name, t->idx[k].sk.name};
+    for (int i = 0; i < 2; i++)
+      if (ik[i] && tt_expr_nested_under(x, ik[i]))
+        return memdb_validation(e, "%sIndexKey: %s", msg, ik[i]);
+  }
   return 0;
 }
 
