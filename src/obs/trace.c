@@ -10,6 +10,8 @@
 
 static struct {
   bool on;
+  bool paused;          /* tt_tracer_pause */
+  uint64_t paused_spans; /* counted, not recorded, while paused */
   struct tt_sampler sampler;
   tt_span_sink_fn sink;
   void *arg;
@@ -288,6 +290,7 @@ static uint64_t unix_ns(void) {
 
 void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void *arg) {
   tracer.on = sink != NULL;
+  tracer.paused = false;
   tracer.sink = sink;
   tracer.arg = arg;
   if (sampler)
@@ -305,6 +308,16 @@ void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void 
 }
 
 bool tt_tracer_on(void) { return tracer.on; }
+
+void tt_tracer_pause(bool paused) { tracer.paused = paused; }
+
+uint64_t tt_tracer_take_paused(void) {
+  uint64_t n = tracer.paused_spans;
+  tracer.paused_spans = 0;
+  return n;
+}
+
+uint64_t tt_tracer_paused_count(void) { return tracer.paused_spans; }
 
 size_t tt_span_live(void) { return tracer.live; }
 
@@ -353,6 +366,10 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
   ctx->flags = sampled ? TT_TRACE_FLAG_SAMPLED : 0;
   if (!sampled)
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new("", TT_SPAN_SERVER);
   if (s == NULL)
     return NULL;
@@ -371,6 +388,10 @@ struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *nam
   if (!tracer.on || parent == NULL || !parent->valid ||
       !(parent->flags & TT_TRACE_FLAG_SAMPLED))
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new(name, kind);
   if (s == NULL)
     return NULL;
@@ -391,6 +412,10 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   random_id(ctx.trace_id, 16);
   if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new(name, kind);
   if (s == NULL)
     return NULL;

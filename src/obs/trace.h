@@ -130,6 +130,19 @@ void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void 
 /* Whether spans are recorded at all. */
 bool tt_tracer_on(void);
 
+/* Pauses recording or resumes it (the exporter pauses it while it backs
+ * off from a collector that failed). Paused, ids and sampling decisions
+ * are made as usual -- traceparent and traceresponse do not change --
+ * but a span that would be recorded is only counted: the start functions
+ * return NULL. tt_tracer_set resumes. */
+void tt_tracer_pause(bool paused);
+
+/* Spans counted while paused since the last take; the count restarts. */
+uint64_t tt_tracer_take_paused(void);
+
+/* The same count, left as it is. */
+uint64_t tt_tracer_paused_count(void);
+
 /* Starts a request's server span. Fills *ctx with the request's position
  * in its trace: the remote parent's trace id (or a new one), a new span
  * id, and the sampling flag (the sampler's decision when the tracer is on,

@@ -171,6 +171,22 @@ START_TEST(spans_continue_and_nest) {
   snprintf(ns, sizeof(ns), "%llu", (unsigned long long)sunk[0]->start_unix_ns);
   ck_assert_str_eq(json_string_value(json_object_get(c, "startTimeUnixNano")), ns);
   json_decref(v);
+  /* The protobuf encoding: one resource_spans field whose length is the
+   * rest, holding the ids as raw bytes. */
+  tt_buf_reset(&out);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, sunk, nsunk, &out), 0);
+  ck_assert_int_eq((unsigned char)out.data[0], 0x0a);
+  size_t len = 0, at = 1;
+  for (int shift = 0;; shift += 7) {
+    unsigned char byte = (unsigned char)out.data[at++];
+    len |= (size_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      break;
+  }
+  ck_assert_uint_eq(len, out.len - at);
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, sunk[1]->ctx.trace_id, 16));
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, "ThrottlingException", 19));
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, "deployment.environment", 22));
   tt_buf_free(&out);
   tt_otlp_kvs_free(&attrs);
   for (size_t i = 0; i < nsunk; i++)
@@ -222,6 +238,7 @@ START_TEST(batch_processor_drops_and_counts) {
                                        .max_batch = 2,
                                        .max_attempts = 2,
                                        .retry_base_ms = 1,
+                                       .pause_base_ms = 100,
                                        .timeout_ms = 2000,
                                        .metrics = m};
   struct tt_otlp_exporter *e;
@@ -260,15 +277,24 @@ START_TEST(batch_processor_drops_and_counts) {
   ck_assert_ptr_nonnull(
       strstr(text.data, "tabletheoryd_trace_spans_dropped_total{reason=\"queue_full\"} 2"));
   tt_buf_free(&text);
-  /* Shutdown: one more span, then close with no time left. */
-  tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  /* Each failed batch paused the tracer; the last pause is on: a span is
+   * counted, not recorded, and its ids and sampling are as ever. */
+  ck_assert(st.paused);
+  ck_assert_ptr_null(tt_span_start_server(NULL, NULL, &ctx));
+  ck_assert(ctx.valid && (ctx.flags & TT_TRACE_FLAG_SAMPLED));
+  ck_assert_ptr_null(tt_span_start(&ctx, "child", TT_SPAN_CLIENT));
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.dropped_paused, 2);
+  ck_assert_uint_eq(tt_span_live(), 0);
+  /* Shutdown: close with no time left. */
   tt_tracer_set(NULL, NULL, NULL);
   tt_otlp_exporter_close(e, 0, closed_cb, NULL);
   uv_close((uv_handle_t *)&stop, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(closed_calls, 1);
   tt_otlp_exporter_stats(e, &st);
-  ck_assert_uint_eq(st.dropped_export + st.dropped_shutdown, 7);
+  ck_assert_uint_eq(st.dropped_export + st.dropped_shutdown, 6);
+  ck_assert_uint_eq(st.dropped_paused, 2);
   ck_assert_int_eq(uv_loop_close(&loop), 0);
   tt_otlp_exporter_destroy(e);
   tt_metrics_free(m);
