@@ -497,19 +497,18 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
 /* Every field number is below 16: a tag is one byte. */
 #define TAG(field, wt) ((char)((field) << 3 | (wt)))
 
-static size_t pb_varint_len(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
+/* Bytes of v as a varint: 1 + (index of its highest bit) / 7. */
+static inline size_t pb_varint_len(uint64_t v) {
+  return (size_t)(((63 - __builtin_clzll(v | 1)) * 9 + 73) / 64);
 }
 
-/* A length-delimited field of n bytes: tag, length, bytes. */
-static size_t pb_len_field(size_t n) { return 1 + pb_varint_len(n) + n; }
+/* A length-delimited field of n bytes: tag, length, bytes. Most are
+ * shorter than 128 bytes: one byte of length. */
+static inline size_t pb_len_field(size_t n) {
+  return n + (n < 0x80 ? 2 : 1 + pb_varint_len(n));
+}
 
-static char *pb_varint(char *o, uint64_t v) {
+static inline char *pb_varint(char *o, uint64_t v) {
   while (v >= 0x80) {
     *o++ = (char)(v | 0x80);
     v >>= 7;
@@ -518,26 +517,35 @@ static char *pb_varint(char *o, uint64_t v) {
   return o;
 }
 
-static char *pb_head(char *o, int field, size_t n) {
+static inline char *pb_head(char *o, int field, size_t n) {
   *o++ = TAG(field, WT_LEN);
+  if (n < 0x80) {
+    *o++ = (char)n;
+    return o;
+  }
   return pb_varint(o, n);
 }
 
-static char *pb_bytes(char *o, int field, const void *p, size_t n) {
+static inline char *pb_bytes(char *o, int field, const void *p, size_t n) {
   o = pb_head(o, field, n);
   memcpy(o, p, n);
   return o + n;
 }
 
-static char *pb_fixed64(char *o, int field, uint64_t v) {
+static inline char *pb_fixed64(char *o, int field, uint64_t v) {
   *o++ = TAG(field, WT_I64);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(o, &v, 8);
+  return o + 8;
+#else
   for (int i = 0; i < 8; i++, v >>= 8)
     *o++ = (char)(v & 0xff);
   return o;
+#endif
 }
 
 /* AnyValue of an attribute. */
-static size_t pb_any_size(const struct tt_span_attr *a) {
+static inline size_t pb_any_size(const struct tt_span_attr *a) {
   switch (a->type) {
   case TT_ATTR_STR:
     return pb_len_field(a->v.s.len);
@@ -553,7 +561,7 @@ static size_t pb_any_size(const struct tt_span_attr *a) {
   return 0;
 }
 
-static size_t pb_kv_size(const struct tt_span_attr *a) {
+static inline size_t pb_kv_size(const struct tt_span_attr *a) {
   return pb_len_field(a->key_len) + pb_len_field(pb_any_size(a));
 }
 
@@ -562,8 +570,8 @@ static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr
   o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
   o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
   o = pb_head(o, F_KV_VALUE, any);
-  size_t n = 0;
-  const char *str = tt_span_attr_str(s, a, &n);
+  size_t n = a->v.s.len; /* read for the string types only */
+  const char *str = s->strs + a->v.s.off;
   switch (a->type) {
   case TT_ATTR_STR:
     o = pb_bytes(o, F_ANY_STRING, str, n);
@@ -691,10 +699,12 @@ int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *
     resource += pb_len_field(pb_str_kv_size(kv[i].key, kv[i].value));
   const char *version = res ? res->service_version : NULL;
   size_t scope = pb_len_field(12) + (version ? pb_len_field(strlen(version)) : 0);
+  /* Each span's sizes are computed once when the batch fits here (the
+   * exporter's always does), twice otherwise. */
+  struct pb_span_lens local[512], l;
   size_t spans_len = 0;
-  struct pb_span_lens l;
   for (size_t i = 0; i < n; i++)
-    spans_len += pb_len_field(pb_span_size(spans[i], &l));
+    spans_len += pb_len_field(pb_span_size(spans[i], i < 512 ? &local[i] : &l));
   size_t scope_spans = pb_len_field(scope) + spans_len;
   size_t resource_spans = pb_len_field(resource) + pb_len_field(scope_spans);
   size_t total = pb_len_field(resource_spans);
@@ -711,8 +721,9 @@ int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *
   if (version)
     o = pb_bytes(o, F_SCOPE_VERSION, version, strlen(version));
   for (size_t i = 0; i < n; i++) {
-    pb_span_size(spans[i], &l);
-    o = pb_span(o, spans[i], &l);
+    if (i >= 512)
+      pb_span_size(spans[i], &l);
+    o = pb_span(o, spans[i], i < 512 ? &local[i] : &l);
   }
   if ((size_t)(o - start) != total)
     return -1; /* cannot happen: every size above is what is written */

@@ -57,9 +57,10 @@ def decode(body, content_type="application/json"):
 
 class Receiver:
     """mode: "ok" (200), "fail" (500), "slow" (answers after `delay` s),
-    "drop" (200, keeps nothing: the bench's sink)."""
+    "drop" (200, keeps nothing: the bench's sink). `port` 0 picks a free
+    one."""
 
-    def __init__(self, mode="ok", delay=5.0):
+    def __init__(self, mode="ok", delay=5.0, port=0):
         self.mode = mode
         self.delay = delay
         self.bodies = []
@@ -95,7 +96,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.url = "http://127.0.0.1:%d/v1/traces" % self.port

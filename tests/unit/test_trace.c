@@ -341,6 +341,18 @@ START_TEST(tracing_settings) {
   ck_assert_int_eq(load(&cfg, 1, argv0, bad_headers, &err), -1);
   ck_assert_str_eq(err.field, "otlp-headers");
   ck_assert_ptr_null(strstr(err.message, "SECRET"));
+  /* The encoding: protobuf by default, JSON on request, grpc refused when
+   * tracing is on and not read when it is off. */
+  ck_assert_int_eq(load(&cfg, 3, argv1, none, &err), 0);
+  ck_assert_str_eq(cfg.otlp_protocol, "http/protobuf");
+  char *json_env[] = {"OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+                      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, json_env, &err), 0);
+  ck_assert_str_eq(cfg.otlp_protocol, "http/json");
+  char *grpc[] = {"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, grpc, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-protocol");
+  ck_assert_int_eq(load(&cfg, 1, argv0, grpc, &err), 0);
   char *argv3[] = {"tabletheoryd", "--otlp-endpoint", "ftp://x/v1/traces", NULL};
   ck_assert_int_eq(load(&cfg, 3, argv3, none, &err), -1);
   ck_assert_str_eq(err.field, "otlp-endpoint");
