@@ -570,16 +570,15 @@ static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr
   o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
   o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
   o = pb_head(o, F_KV_VALUE, any);
-  size_t n = a->v.s.len; /* read for the string types only */
-  const char *str = s->strs + a->v.s.off;
+  size_t n = a->v.s.len;
   switch (a->type) {
   case TT_ATTR_STR:
-    o = pb_bytes(o, F_ANY_STRING, str, n);
+    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
     break;
   case TT_ATTR_STR_ARRAY:
     o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(n)));
     o = pb_head(o, F_ARRAY_VALUES, pb_len_field(n));
-    o = pb_bytes(o, F_ANY_STRING, str, n);
+    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
     break;
   case TT_ATTR_INT:
     *o++ = TAG(F_ANY_INT, WT_VARINT);

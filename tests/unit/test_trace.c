@@ -195,6 +195,35 @@ START_TEST(spans_continue_and_nest) {
 }
 END_TEST
 
+/* Span text is UTF-8 whatever it was given: protobuf strings and JSON
+ * text must be. */
+START_TEST(span_text_kept_utf8) {
+  nsunk = 0;
+  struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&on, sink, NULL);
+  struct tt_trace_ctx ctx;
+  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  ck_assert_ptr_nonnull(s);
+  tt_span_str(s, "ok", "caf\xc3\xa9");
+  tt_span_str(s, "bad", "Throttl\xff\xfeing");
+  tt_span_status(s, TT_SPAN_ERROR, "E\xc3");
+  tt_span_set_name(s, "GET \x80");
+  tt_span_end(s);
+  ck_assert_uint_eq(nsunk, 1);
+  size_t n;
+  ck_assert_str_eq(sunk[0]->name, "GET ?");
+  ck_assert_str_eq(sunk[0]->status_message, "E?");
+  const char *v = tt_span_attr_str(sunk[0], &sunk[0]->attrs[0], &n);
+  ck_assert_uint_eq(n, 5);
+  ck_assert(memcmp(v, "caf\xc3\xa9", 5) == 0);
+  v = tt_span_attr_str(sunk[0], &sunk[0]->attrs[1], &n);
+  ck_assert(n == 12 && memcmp(v, "Throttl??ing", 12) == 0);
+  tt_span_release(sunk[0]);
+  nsunk = 0;
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(kv_lists) {
   struct tt_otlp_kvs kv;
   char why[128];
@@ -368,6 +397,7 @@ int main(void) {
   tcase_add_test(tc, tracestate_grammar);
   tcase_add_test(tc, samplers);
   tcase_add_test(tc, spans_continue_and_nest);
+  tcase_add_test(tc, span_text_kept_utf8);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
   tcase_add_test(tc, tracing_settings);
