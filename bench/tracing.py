@@ -24,7 +24,8 @@ http/json or http/protobuf (the daemon's default) to the traced daemons.
 
 With --tool callgrind the same three daemons run under valgrind instead and
 the figure is instructions per GET (N GETs minus none, as bench/per_get.py
-counts them), which the machine's load does not move -- but for the export
+counts them; --warmup W counts N+W minus W, the steady state of a daemon that
+has run a while), which the machine's load does not move -- but for the export
 timer: --schedule-delay-ms (default 100) fires every ~10-30 GETs at valgrind's
 pace, each tick one HTTP POST, where the wrk runs (the daemon's default 5 s)
 export when a batch of 512 spans fills; 5000 counts the exports as they are
@@ -33,6 +34,8 @@ paid there:
   bench/tracing.py _build/tabletheoryd -d 3 --rounds 7
   bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000
   bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000 --schedule-delay-ms 5000
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000 --schedule-delay-ms 5000 \
+      --warmup 500
 """
 
 import argparse
@@ -121,8 +124,8 @@ def instructions(args):
     per = {}
     try:
         for name, extra in configs.items():
-            with_n, _ = per_get.callgrind_ir(args, args.n, extra=extra)
-            none, _ = per_get.callgrind_ir(args, 0, extra=extra)
+            with_n, _ = per_get.callgrind_ir(args, args.warmup + args.n, extra=extra)
+            none, _ = per_get.callgrind_ir(args, args.warmup, extra=extra)
             per[name] = (with_n - none) / args.n
             print("%-5s %.0f instructions per GET" % (name, per[name]))
     finally:
@@ -156,6 +159,10 @@ def main():
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--tool", choices=["wrk", "callgrind"], default="wrk")
     ap.add_argument("-n", type=int, default=2000, help="with --tool callgrind: GETs")
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="with --tool callgrind: GETs before the N counted ones, in both runs "
+                    "(the count is N+W GETs minus W): what a running daemon has paid already "
+                    "-- the spans kept for reuse (a batch's worth), the first back-off")
     ap.add_argument("--schedule-delay-ms", type=int, default=100,
                     help="with --tool callgrind: the daemons' --otlp-schedule-delay-ms; "
                     "exports come on this timer at valgrind's pace, where wrk's GET rate "

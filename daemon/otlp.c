@@ -37,8 +37,10 @@ struct tt_otlp_exporter {
   bool waiting_retry;
   uv_timer_t tick;  /* periodic flush */
   uv_timer_t retry; /* back-off between attempts */
-  uv_timer_t pause; /* back-off after a failed batch: the tracer is paused */
-  bool paused;
+  uv_timer_t pause; /* back-off after a failed batch */
+  bool backing_off;  /* the pause timer runs: nothing is exported */
+  bool paused;       /* the tracer is paused, until an export succeeds */
+  bool probe;        /* the next export goes out even with nothing queued */
   /* Shutdown. */
   bool closing;
   uint64_t flush_deadline; /* loop time */
@@ -81,10 +83,11 @@ static void maybe_finish_close(struct tt_otlp_exporter *e);
 static void export_start(struct tt_otlp_exporter *e);
 static void send_batch(struct tt_otlp_exporter *e);
 
-static void pause_end(struct tt_otlp_exporter *e) {
+/* An export succeeded: the tracer records again. */
+static void resume(struct tt_otlp_exporter *e) {
+  e->pause_ms = 0;
   if (!e->paused)
     return;
-  uv_timer_stop(&e->pause);
   e->paused = false;
   e->stats.paused = false;
   count_paused(e);
@@ -92,10 +95,14 @@ static void pause_end(struct tt_otlp_exporter *e) {
     tt_tracer_pause(false);
 }
 
-/* The back-off is over: what is queued tells whether the collector is back. */
+/* The back-off is over: one export tells whether the collector is back --
+ * what is queued, or a request without spans -- and the tracer stays
+ * paused until it succeeds. */
 static void pause_cb(uv_timer_t *t) {
   struct tt_otlp_exporter *e = t->data;
-  pause_end(e);
+  e->backing_off = false;
+  count_paused(e);
+  e->probe = true;
   export_start(e);
 }
 
@@ -105,7 +112,7 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
     e->stats.exports_ok++;
     if (e->m_exported)
       tt_metric_add(e->m_exported, NULL, (double)e->batch_n);
-    e->pause_ms = 0;
+    resume(e);
   } else {
     e->stats.exports_failed++;
     count_dropped(e, "export_failed", e->batch_n);
@@ -123,6 +130,7 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
     e->pause_ms = e->pause_ms == 0 ? e->pause_base_ms
                   : e->pause_ms >= e->pause_max_ms / 2 ? e->pause_max_ms
                                                        : 2 * e->pause_ms;
+    e->backing_off = true;
     e->paused = true;
     e->stats.paused = true;
     tt_tracer_pause(true);
@@ -192,8 +200,9 @@ static void send_batch(struct tt_otlp_exporter *e) {
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
-  if (e->in_flight || e->queued == 0 || (e->paused && !e->closing))
+  if (e->in_flight || (e->queued == 0 && !e->probe) || (e->backing_off && !e->closing))
     return;
+  e->probe = false;
   struct tt_span *batch[512];
   size_t cap = e->max_batch < 512 ? e->max_batch : 512;
   size_t n = 0;
@@ -296,7 +305,9 @@ void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
   e->closed_arg = arg;
   e->flush_deadline = uv_now(e->loop) + flush_ms;
   uv_timer_stop(&e->tick);
-  pause_end(e);
+  uv_timer_stop(&e->pause);
+  e->backing_off = false;
+  count_paused(e);
   if (e->waiting_retry) {
     uv_timer_stop(&e->retry);
     e->waiting_retry = false;

@@ -8,8 +8,9 @@
  * every attempt, the exporter backs off (pause_base_ms, doubled at each
  * failure in a row up to pause_max_ms) and pauses the tracer meanwhile:
  * spans are counted (reason "paused") instead of recorded and encoded.
- * When the pause ends, what is queued is exported at once; its success
- * ends the back-off. */
+ * When the back-off ends, one export probes the collector (what is queued,
+ * or a request without spans); the tracer records again once an export
+ * succeeds. */
 #ifndef TT_DAEMON_OTLP_H
 #define TT_DAEMON_OTLP_H
 

@@ -42,15 +42,25 @@ static size_t copy_text(char *out, size_t cap, const char *src) {
 /* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
  * text that is not (a backend's error type is whatever it sent) has its
  * bytes above 0x7f replaced by '?'. ASCII, the usual case, costs a scan. */
-static void keep_utf8(char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && (unsigned char)s[i] < 0x80)
-    i++;
-  if (i == n || tt_utf8_valid(s + i, n - i))
+static void scrub_utf8(char *s, size_t n) {
+  if (tt_utf8_valid(s, n))
     return;
-  for (; i < n; i++)
+  for (size_t i = 0; i < n; i++)
     if ((unsigned char)s[i] >= 0x80)
       s[i] = '?';
+}
+
+static inline void keep_utf8(char *s, size_t n) {
+  uint64_t any = 0, x;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&x, s + i, 8);
+    any |= x;
+  }
+  for (; i < n; i++)
+    any |= (unsigned char)s[i];
+  if (any & 0x8080808080808080ULL)
+    scrub_utf8(s, n);
 }
 
 /* ---- trace context ---- */
