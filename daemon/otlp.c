@@ -372,6 +372,11 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   e->service_version = dup_or_null(o->resource.service_version);
   bool ok = e->header_lines && e->url && (e->service_name || !o->resource.service_name) &&
             (e->service_version || !o->resource.service_version);
+  /* Protobuf strings and JSON text are UTF-8 only. */
+  if (e->service_name)
+    tt_utf8_scrub(e->service_name);
+  if (e->service_version)
+    tt_utf8_scrub(e->service_version);
   if (ok) {
     e->header_lines[e->n_header_lines++] = strdup(e->protocol == TT_OTLP_JSON
                                                       ? "Content-Type: application/json"
@@ -399,6 +404,10 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
       items[e->attrs.n].value = strdup(o->resource.attrs->items[i].value);
       e->attrs.n++;
       ok = items[e->attrs.n - 1].key && items[e->attrs.n - 1].value;
+      if (ok) {
+        tt_utf8_scrub(items[e->attrs.n - 1].key);
+        tt_utf8_scrub(items[e->attrs.n - 1].value);
+      }
     }
   }
   struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,

@@ -42,7 +42,8 @@ void tt_otlp_kvs_free(struct tt_otlp_kvs *kvs);
 /* The value of `key` in kvs, or NULL. */
 const char *tt_otlp_kvs_get(const struct tt_otlp_kvs *kvs, const char *key);
 
-/* The resource and scope every export carries. */
+/* The resource and scope every export carries; its strings are UTF-8
+ * (the exporter makes them so). */
 struct tt_otlp_resource {
   const char *service_name;        /* service.name */
   const char *service_version;     /* service.version and the scope's version; may be NULL */

@@ -127,14 +127,17 @@ static void encode_span(const char *buf, size_t size) {
   tt_span_end(s);
   if (sunk == NULL)
     abort();
-  struct tt_otlp_resource res = {name, NULL, NULL};
+  char rname[129];
+  memcpy(rname, name, nn + 1);
+  tt_utf8_scrub(rname); /* the exporter's contract: the resource is UTF-8 */
+  struct tt_otlp_resource res = {rname, NULL, NULL};
   struct tt_span *one[1] = {sunk};
   struct tt_buf out;
   tt_buf_init(&out, 0);
   if (tt_otlp_encode(&res, one, 1, &out) != 0)
     abort();
   json_error_t jerr;
-  json_t *v = json_loadb(out.data, out.len, 0, &jerr);
+  json_t *v = json_loadb(out.data, out.len, JSON_ALLOW_NUL, &jerr);
   if (v == NULL)
     abort();
   json_decref(v);
