@@ -160,7 +160,9 @@ static void on_export_done(struct tt_http_call *call, struct tt_http_response *r
    * anything else is final. */
   bool retryable = resp->transport != TT_HTTP_OK || resp->status == 429 ||
                    resp->status == 502 || resp->status == 503 || resp->status == 504;
-  if (retryable && !e->closing && e->attempt < e->max_attempts) {
+  /* While the tracer is paused the export is a probe: one attempt, and
+   * the next back-off if it fails. */
+  if (retryable && !e->closing && !e->paused && e->attempt < e->max_attempts) {
     uint64_t wait = e->retry_base_ms << (e->attempt - 1);
     e->stats.retries++;
     e->waiting_retry = true;
