@@ -526,9 +526,35 @@ static inline char *pb_head(char *o, int field, size_t n) {
   return pb_varint(o, n);
 }
 
+/* n bytes from p to o. Keys and values are mostly 4 to 32 bytes: two
+ * or four overlapping word moves, no call. */
+static inline void pb_copy(char *o, const char *p, size_t n) {
+  if (n >= 8 && n <= 32) {
+    uint64_t a, b, c, d;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + n - 8, 8);
+    if (n > 16) {
+      memcpy(&c, p + 8, 8);
+      memcpy(&d, p + n - 16, 8);
+      memcpy(o + 8, &c, 8);
+      memcpy(o + n - 16, &d, 8);
+    }
+    memcpy(o, &a, 8);
+    memcpy(o + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    memcpy(o, &a, 4);
+    memcpy(o + n - 4, &b, 4);
+  } else {
+    memcpy(o, p, n);
+  }
+}
+
 static inline char *pb_bytes(char *o, int field, const void *p, size_t n) {
   o = pb_head(o, field, n);
-  memcpy(o, p, n);
+  pb_copy(o, p, n);
   return o + n;
 }
 
