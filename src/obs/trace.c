@@ -345,6 +345,8 @@ uint64_t tt_tracer_take_paused(void) {
 
 uint64_t tt_tracer_paused_count(void) { return tracer.paused_spans; }
 
+bool tt_tracer_recording(void) { return tracer.on && !tracer.paused; }
+
 size_t tt_span_live(void) { return tracer.live; }
 
 static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {

@@ -143,6 +143,9 @@ uint64_t tt_tracer_take_paused(void);
 /* The same count, left as it is. */
 uint64_t tt_tracer_paused_count(void);
 
+/* Whether a sampled span started now would be recorded: on, not paused. */
+bool tt_tracer_recording(void);
+
 /* Starts a request's server span. Fills *ctx with the request's position
  * in its trace: the remote parent's trace id (or a new one), a new span
  * id, and the sampling flag (the sampler's decision when the tracer is on,
