@@ -21,8 +21,12 @@ ID_FIELDS = ("traceId", "spanId", "parentSpanId")
 
 def _no_unknown_fields(msg):
     """Fails on a field number the official definitions do not have."""
-    from google.protobuf import unknown_fields
-    assert not len(unknown_fields.UnknownFieldSet(msg)), "unknown protobuf fields"
+    try:
+        from google.protobuf import unknown_fields  # protobuf >= 4.22
+        unknown = len(unknown_fields.UnknownFieldSet(msg))
+    except ImportError:  # older protobuf: the message's own accessor
+        unknown = len(msg.UnknownFields())
+    assert not unknown, "unknown protobuf fields"
     for fd, value in msg.ListFields():
         if fd.type == fd.TYPE_MESSAGE:
             for v in (value if fd.label == fd.LABEL_REPEATED else [value]):
