@@ -1110,8 +1110,9 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);
-  if (req->trace.valid && (req->trace.flags & TT_TRACE_FLAG_SAMPLED) && tt_tracer_on()) {
-    /* The exemplar points at a trace that was exported. */
+  if (req->trace.valid && (req->trace.flags & TT_TRACE_FLAG_SAMPLED) && tt_tracer_recording()) {
+    /* The exemplar points at a trace that was exported (not one whose
+     * spans a paused tracer counted instead). */
     char tid[33], sid[17];
     tt_trace_hex(req->trace.trace_id, 16, tid);
     tt_trace_hex(req->trace.span_id, 8, sid);

@@ -12,22 +12,30 @@ backend) side by side:
   down  --otlp-endpoint at a loopback port nobody listens on: every export
         fails (connection refused, retried, then dropped and counted).
 
-wrk drives each in turn (-t1 -c16 -d, --rounds alternations after a warm-up);
-the report is the median over rounds of on/off and down/off requests/s (target
->= 0.9 each) and of daemon CPU per request. Every daemon is stopped with
-SIGTERM and must exit 0; any failed request makes the script exit 1.
+wrk drives each in turn (-t1 -c16 -d, --rounds alternations after a warm-up,
+the order rotated every round so that none always runs first); the report is
+the median over rounds of the on/off and down/off ratios of requests/s (target
+>= 0.9 each) and of daemon CPU per request, each round's ratio against the
+same round's off run, with the spread of the off runs and the load average
+before and after: on a shared machine the ratios are only as good as the
+spread says. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+exit 0; any failed request makes the script exit 1. --otlp-protocol passes
+http/json or http/protobuf (the daemon's default) to the traced daemons.
 
 With --tool callgrind the same three daemons run under valgrind instead and
 the figure is instructions per GET (N GETs minus none, as bench/per_get.py
-counts them), which the machine's load does not move -- but for the export
+counts them; --warmup W counts N+W minus W, the steady state of a daemon that
+has run a while), which the machine's load does not move -- but for the export
 timer: --schedule-delay-ms (default 100) fires every ~10-30 GETs at valgrind's
 pace, each tick one HTTP POST, where the wrk runs (the daemon's default 5 s)
 export when a batch of 512 spans fills; 5000 counts the exports as they are
 paid there:
 
-  bench/tracing.py _build/tabletheoryd -d 5 --rounds 3
-  bench/tracing.py _build/tabletheoryd --tool callgrind -n 2000
-  bench/tracing.py _build/tabletheoryd --tool callgrind -n 2000 --schedule-delay-ms 5000
+  bench/tracing.py _build/tabletheoryd -d 3 --rounds 7
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000 --schedule-delay-ms 5000
+  bench/tracing.py _build/tabletheoryd --tool callgrind -n 1000 --schedule-delay-ms 5000 \
+      --warmup 500
 """
 
 import argparse
@@ -110,15 +118,14 @@ def instructions(args):
     receiver = DropReceiver()
     down = "http://127.0.0.1:%d/v1/traces" % free_port()
     args.endpoint = None
-    delay = str(args.schedule_delay_ms)
-    configs = {"off": [], "on": ["--otlp-endpoint", receiver.url, "--otlp-schedule-delay-ms",
-                                 delay],
-               "down": ["--otlp-endpoint", down, "--otlp-schedule-delay-ms", delay]}
+    delay = ["--otlp-schedule-delay-ms", str(args.schedule_delay_ms)] + protocol_flags(args)
+    configs = {"off": [], "on": ["--otlp-endpoint", receiver.url] + delay,
+               "down": ["--otlp-endpoint", down] + delay}
     per = {}
     try:
         for name, extra in configs.items():
-            with_n, _ = per_get.callgrind_ir(args, args.n, extra=extra)
-            none, _ = per_get.callgrind_ir(args, 0, extra=extra)
+            with_n, _ = per_get.callgrind_ir(args, args.warmup + args.n, extra=extra)
+            none, _ = per_get.callgrind_ir(args, args.warmup, extra=extra)
             per[name] = (with_n - none) / args.n
             print("%-5s %.0f instructions per GET" % (name, per[name]))
     finally:
@@ -132,6 +139,10 @@ def instructions(args):
             json.dump(per, f, indent=2)
 
 
+def protocol_flags(args):
+    return ["--otlp-protocol", args.otlp_protocol] if args.otlp_protocol else []
+
+
 def median(values):
     v = sorted(x for x in values if x is not None)
     return v[len(v) // 2] if v else None
@@ -140,12 +151,18 @@ def median(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("daemon")
-    ap.add_argument("-d", "--duration", type=int, default=5, help="seconds per wrk run")
+    ap.add_argument("-d", "--duration", type=int, default=3, help="seconds per wrk run")
     ap.add_argument("-c", "--connections", type=int, default=16)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--otlp-protocol", choices=["http/protobuf", "http/json"],
+                    help="the traced daemons' --otlp-protocol (default: theirs, protobuf)")
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--tool", choices=["wrk", "callgrind"], default="wrk")
     ap.add_argument("-n", type=int, default=2000, help="with --tool callgrind: GETs")
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="with --tool callgrind: GETs before the N counted ones, in both runs "
+                    "(the count is N+W GETs minus W): what a running daemon has paid already "
+                    "-- the spans kept for reuse (a batch's worth), the first back-off")
     ap.add_argument("--schedule-delay-ms", type=int, default=100,
                     help="with --tool callgrind: the daemons' --otlp-schedule-delay-ms; "
                     "exports come on this timer at valgrind's pace, where wrk's GET rate "
@@ -155,6 +172,7 @@ def main():
     if args.tool == "callgrind":
         instructions(args)
         return
+    load_before = os.getloadavg()
     warn_load()
     workdir = tempfile.mkdtemp(prefix="ttd-bench-tracing-")
     receiver = DropReceiver()
@@ -162,20 +180,28 @@ def main():
     servers = {}
     try:
         servers["off"] = start(args.daemon, workdir, "off", [])
-        servers["on"] = start(args.daemon, workdir, "on", ["--otlp-endpoint", receiver.url])
-        servers["down"] = start(args.daemon, workdir, "down", ["--otlp-endpoint", down])
+        servers["on"] = start(args.daemon, workdir, "on",
+                              ["--otlp-endpoint", receiver.url] + protocol_flags(args))
+        servers["down"] = start(args.daemon, workdir, "down",
+                                ["--otlp-endpoint", down] + protocol_flags(args))
         lua = lua_request(os.path.join(workdir, "get.lua"), "GET", None, {})
         runs = {k: [] for k in servers}
         for name, (p, base) in servers.items():  # warm-up
             run_wrk_raw(base + PATH, lua, 1, args.connections, 1, pid=p.pid)
-        for _ in range(args.rounds):
-            for name, (p, base) in servers.items():
+        names = list(servers)
+        for rnd in range(args.rounds):
+            for name in names[rnd % 3:] + names[:rnd % 3]:
+                p, base = servers[name]
                 r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid)
                 if r["non2xx"] or r["socket_errors"]:
                     die("%s: %d non-2xx answers, %d socket errors" %
                         (name, r["non2xx"], r["socket_errors"]))
                 runs[name].append(r)
-        out = {"rounds": {k: [{"rps": r["rps"], "cpu_us_per_req": r["cpu_us_per_req"],
+        load_after = os.getloadavg()
+        off_rps = [r["rps"] for r in runs["off"]]
+        out = {"load_before": load_before, "load_after": load_after,
+               "off_rps_spread": [min(off_rps), max(off_rps)],
+               "rounds": {k: [{"rps": r["rps"], "cpu_us_per_req": r["cpu_us_per_req"],
                                "p99_ms": r["p99_ms"]} for r in v] for k, v in runs.items()}}
         for k in ("on", "down"):
             out["%s_off_rps" % k] = median(a["rps"] / b["rps"]
@@ -193,6 +219,10 @@ def main():
             print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f" % (
                 k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0))
         print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
+        print("off req/s spread %.0f-%.0f (%.0f%%); load average before %.2f %.2f %.2f, "
+              "after %.2f %.2f %.2f" % (min(off_rps), max(off_rps),
+                                        100.0 * (max(off_rps) - min(off_rps)) / max(off_rps),
+                                        *load_before, *load_after))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(out, f, indent=2)

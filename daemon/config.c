@@ -104,6 +104,9 @@ static const struct setting settings[] = {
      "LIST  k=v,... headers of every export (default $OTEL_EXPORTER_OTLP_HEADERS)"},
     {"otlp-timeout-ms", K_UINT, F(otlp_timeout_ms), 1, 600000, NULL,
      "MS  one export attempt's deadline (default $OTEL_EXPORTER_OTLP_TIMEOUT, else 10000)"},
+    {"otlp-protocol", K_STRING, F(otlp_protocol), 0, 0, NULL,
+     "PROTO  http/protobuf | http/json, the exports' encoding (default "
+     "$OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)"},
     {"otlp-schedule-delay-ms", K_UINT, F(otlp_schedule_delay_ms), 1, 600000, NULL,
      "MS  how often queued spans are exported (default $OTEL_BSP_SCHEDULE_DELAY, else 5000)"},
     {"service-name", K_STRING, F(service_name), 0, 0, NULL,
@@ -539,6 +542,10 @@ static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error 
                    "OTEL_EXPORTER_OTLP_TRACES_HEADERS", NULL, err) != 0 ||
       otel_default(cfg->otlp_headers, sizeof(cfg->otlp_headers), envp,
                    "OTEL_EXPORTER_OTLP_HEADERS", NULL, err) != 0 ||
+      otel_default(cfg->otlp_protocol, sizeof(cfg->otlp_protocol), envp,
+                   "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", NULL, err) != 0 ||
+      otel_default(cfg->otlp_protocol, sizeof(cfg->otlp_protocol), envp,
+                   "OTEL_EXPORTER_OTLP_PROTOCOL", NULL, err) != 0 ||
       otel_default(cfg->service_name, sizeof(cfg->service_name), envp, "OTEL_SERVICE_NAME",
                    NULL, err) != 0 ||
       otel_default(cfg->resource_attributes, sizeof(cfg->resource_attributes), envp,
@@ -567,6 +574,14 @@ static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error 
       strncmp(cfg->otlp_endpoint, "https://", 8) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, "otlp-endpoint",
                         "otlp-endpoint: must be an http:// or https:// URL");
+  /* Another exporter's protocol in the environment (grpc) does not stop a
+   * daemon that does not trace. */
+  if (cfg->otlp_protocol[0] == '\0' || !cfg->tracing)
+    snprintf(cfg->otlp_protocol, sizeof(cfg->otlp_protocol), "http/protobuf");
+  enum tt_otlp_protocol protocol;
+  if (tt_otlp_protocol_parse(cfg->otlp_protocol, &protocol) != 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-protocol",
+                        "otlp-protocol: must be http/protobuf or http/json");
   char why[160];
   struct tt_sampler sampler;
   if (tt_sampler_parse(cfg->traces_sampler, cfg->traces_sampler_arg, &sampler, why,

@@ -70,6 +70,7 @@ struct tt_config {
   bool tracing;
   char otlp_endpoint[512];     /* the traces URL; "" = OTEL_*, else localhost:4318 */
   char otlp_headers[2048];     /* "k=v,..." (OTEL_EXPORTER_OTLP_HEADERS) */
+  char otlp_protocol[16];      /* http/protobuf (default) or http/json */
   uint64_t otlp_timeout_ms;    /* one export attempt */
   uint64_t otlp_schedule_delay_ms; /* periodic export (OTEL_BSP_SCHEDULE_DELAY) */
   char service_name[256];      /* OTEL_SERVICE_NAME; default tabletheoryd */

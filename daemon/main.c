@@ -190,6 +190,8 @@ static int make_tracing(struct daemon *d, struct tt_error *err) {
                    .attrs = &attrs},
       .timeout_ms = d->cfg.otlp_timeout_ms,
       .schedule_delay_ms = d->cfg.otlp_schedule_delay_ms,
+      .protocol = strcmp(d->cfg.otlp_protocol, "http/json") == 0 ? TT_OTLP_JSON
+                                                                 : TT_OTLP_PROTOBUF,
       .ca_file = d->cfg.ca_file[0] ? d->cfg.ca_file : NULL,
       .metrics = d->fams.registry,
   };

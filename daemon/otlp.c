@@ -20,6 +20,9 @@ struct tt_otlp_exporter {
   char *service_name, *service_version;
   struct tt_otlp_kvs attrs;
   uint64_t timeout_ms, schedule_delay_ms, retry_base_ms;
+  uint64_t pause_base_ms, pause_max_ms;
+  uint64_t pause_ms; /* the current back-off; 0 after a success */
+  enum tt_otlp_protocol protocol;
   size_t max_queue, max_batch;
   unsigned max_attempts;
   /* The queue. */
@@ -34,6 +37,10 @@ struct tt_otlp_exporter {
   bool waiting_retry;
   uv_timer_t tick;  /* periodic flush */
   uv_timer_t retry; /* back-off between attempts */
+  uv_timer_t pause; /* back-off after a failed batch */
+  bool backing_off;  /* the pause timer runs: nothing is exported */
+  bool paused;       /* the tracer is paused, until an export succeeds */
+  bool probe;        /* the next export goes out even with nothing queued */
   /* Shutdown. */
   bool closing;
   uint64_t flush_deadline; /* loop time */
@@ -51,6 +58,8 @@ static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t
     e->stats.dropped_queue += n;
   else if (strcmp(reason, "export_failed") == 0)
     e->stats.dropped_export += n;
+  else if (strcmp(reason, "paused") == 0)
+    e->stats.dropped_paused += n;
   else
     e->stats.dropped_shutdown += n;
   if (e->m_dropped) {
@@ -65,9 +74,37 @@ static void queue_gauge(struct tt_otlp_exporter *e) {
     tt_metric_set(e->m_queue, NULL, (double)e->queued);
 }
 
+/* Counts the spans the paused tracer did not record. */
+static void count_paused(struct tt_otlp_exporter *e) {
+  count_dropped(e, "paused", (size_t)tt_tracer_take_paused());
+}
+
 static void maybe_finish_close(struct tt_otlp_exporter *e);
 static void export_start(struct tt_otlp_exporter *e);
 static void send_batch(struct tt_otlp_exporter *e);
+
+/* An export succeeded: the tracer records again. */
+static void resume(struct tt_otlp_exporter *e) {
+  e->pause_ms = 0;
+  if (!e->paused)
+    return;
+  e->paused = false;
+  e->stats.paused = false;
+  count_paused(e);
+  if (!e->closing)
+    tt_tracer_pause(false);
+}
+
+/* The back-off is over: one export tells whether the collector is back --
+ * what is queued, or a request without spans -- and the tracer stays
+ * paused until it succeeds. */
+static void pause_cb(uv_timer_t *t) {
+  struct tt_otlp_exporter *e = t->data;
+  e->backing_off = false;
+  count_paused(e);
+  e->probe = true;
+  export_start(e);
+}
 
 static void batch_done(struct tt_otlp_exporter *e, bool ok) {
   if (ok) {
@@ -75,6 +112,7 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
     e->stats.exports_ok++;
     if (e->m_exported)
       tt_metric_add(e->m_exported, NULL, (double)e->batch_n);
+    resume(e);
   } else {
     e->stats.exports_failed++;
     count_dropped(e, "export_failed", e->batch_n);
@@ -87,6 +125,18 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
   e->in_flight = false;
   e->stats.in_flight = false;
   tt_buf_reset(&e->body);
+  if (!ok && !e->closing) {
+    /* Nobody is listening, or not well: record nothing for a while. */
+    e->pause_ms = e->pause_ms == 0 ? e->pause_base_ms
+                  : e->pause_ms >= e->pause_max_ms / 2 ? e->pause_max_ms
+                                                       : 2 * e->pause_ms;
+    e->backing_off = true;
+    e->paused = true;
+    e->stats.paused = true;
+    tt_tracer_pause(true);
+    uv_timer_start(&e->pause, pause_cb, e->pause_ms, 0);
+    return;
+  }
   if (e->closing || e->queued >= e->max_batch)
     export_start(e);
   maybe_finish_close(e);
@@ -110,7 +160,9 @@ static void on_export_done(struct tt_http_call *call, struct tt_http_response *r
    * anything else is final. */
   bool retryable = resp->transport != TT_HTTP_OK || resp->status == 429 ||
                    resp->status == 502 || resp->status == 503 || resp->status == 504;
-  if (retryable && !e->closing && e->attempt < e->max_attempts) {
+  /* While the tracer is paused the export is a probe: one attempt, and
+   * the next back-off if it fails. */
+  if (retryable && !e->closing && !e->paused && e->attempt < e->max_attempts) {
     uint64_t wait = e->retry_base_ms << (e->attempt - 1);
     e->stats.retries++;
     e->waiting_retry = true;
@@ -150,8 +202,9 @@ static void send_batch(struct tt_otlp_exporter *e) {
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
-  if (e->in_flight || e->queued == 0)
+  if (e->in_flight || (e->queued == 0 && !e->probe) || (e->backing_off && !e->closing))
     return;
+  e->probe = false;
   struct tt_span *batch[512];
   size_t cap = e->max_batch < 512 ? e->max_batch : 512;
   size_t n = 0;
@@ -167,7 +220,8 @@ static void export_start(struct tt_otlp_exporter *e) {
   queue_gauge(e);
   tt_buf_reset(&e->body);
   struct tt_otlp_resource res = {e->service_name, e->service_version, &e->attrs};
-  int rc = tt_otlp_encode(&res, batch, n, &e->body);
+  int rc = e->protocol == TT_OTLP_JSON ? tt_otlp_encode(&res, batch, n, &e->body)
+                                       : tt_otlp_encode_protobuf(&res, batch, n, &e->body);
   for (size_t i = 0; i < n; i++)
     tt_span_release(batch[i]);
   e->batch_n = n;
@@ -181,7 +235,10 @@ static void export_start(struct tt_otlp_exporter *e) {
   send_batch(e);
 }
 
-static void tick_cb(uv_timer_t *t) { export_start(t->data); }
+static void tick_cb(uv_timer_t *t) {
+  count_paused(t->data);
+  export_start(t->data);
+}
 
 void tt_otlp_exporter_flush(struct tt_otlp_exporter *e) { export_start(e); }
 
@@ -206,6 +263,7 @@ void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
 
 void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exporter_stats *out) {
   *out = e->stats;
+  out->dropped_paused += tt_tracer_paused_count();
   out->queued = e->queued;
   out->in_flight = e->in_flight;
 }
@@ -234,9 +292,11 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   e->queued = 0;
   queue_gauge(e);
   count_dropped(e, "shutdown", left);
-  e->pending_closes = 3;
+  count_paused(e);
+  e->pending_closes = 4;
   uv_close((uv_handle_t *)&e->tick, handle_closed);
   uv_close((uv_handle_t *)&e->retry, handle_closed);
+  uv_close((uv_handle_t *)&e->pause, handle_closed);
   tt_http_close(e->http, http_closed, e);
 }
 
@@ -247,6 +307,9 @@ void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
   e->closed_arg = arg;
   e->flush_deadline = uv_now(e->loop) + flush_ms;
   uv_timer_stop(&e->tick);
+  uv_timer_stop(&e->pause);
+  e->backing_off = false;
+  count_paused(e);
   if (e->waiting_retry) {
     uv_timer_stop(&e->retry);
     e->waiting_retry = false;
@@ -298,6 +361,11 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
     e->max_batch = 512;
   e->max_attempts = o->max_attempts ? o->max_attempts : 3;
   e->retry_base_ms = o->retry_base_ms ? o->retry_base_ms : 100;
+  e->pause_base_ms = o->pause_base_ms ? o->pause_base_ms : 1000;
+  e->pause_max_ms = o->pause_max_ms ? o->pause_max_ms : 30000;
+  if (e->pause_max_ms < e->pause_base_ms)
+    e->pause_max_ms = e->pause_base_ms;
+  e->protocol = o->protocol;
   tt_buf_init(&e->body, 0);
   size_t nh = o->headers ? o->headers->n : 0;
   e->header_lines = calloc(nh + 2, sizeof(char *));
@@ -306,8 +374,15 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   e->service_version = dup_or_null(o->resource.service_version);
   bool ok = e->header_lines && e->url && (e->service_name || !o->resource.service_name) &&
             (e->service_version || !o->resource.service_version);
+  /* Protobuf strings and JSON text are UTF-8 only. */
+  if (e->service_name)
+    tt_utf8_scrub(e->service_name);
+  if (e->service_version)
+    tt_utf8_scrub(e->service_version);
   if (ok) {
-    e->header_lines[e->n_header_lines++] = strdup("Content-Type: application/json");
+    e->header_lines[e->n_header_lines++] = strdup(e->protocol == TT_OTLP_JSON
+                                                      ? "Content-Type: application/json"
+                                                      : "Content-Type: application/x-protobuf");
     for (size_t i = 0; i < nh && ok; i++) {
       const struct tt_otlp_kv *kv = &o->headers->items[i];
       size_t len = strlen(kv->key) + strlen(kv->value) + 3;
@@ -331,6 +406,10 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
       items[e->attrs.n].value = strdup(o->resource.attrs->items[i].value);
       e->attrs.n++;
       ok = items[e->attrs.n - 1].key && items[e->attrs.n - 1].value;
+      if (ok) {
+        tt_utf8_scrub(items[e->attrs.n - 1].key);
+        tt_utf8_scrub(items[e->attrs.n - 1].value);
+      }
     }
   }
   struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,
@@ -348,7 +427,9 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
                                       "Spans the OTLP collector accepted.", NULL, 0);
     e->m_dropped = tt_metrics_family(
         o->metrics, TT_METRIC_COUNTER, "tabletheoryd_trace_spans_dropped_total",
-        "Spans dropped: queue_full, export_failed (every attempt failed), shutdown.", reason, 1);
+        "Spans dropped: queue_full, export_failed (every attempt failed), paused (not "
+        "recorded while backing off from a failed collector), shutdown.",
+        reason, 1);
     e->m_exports = tt_metrics_family(o->metrics, TT_METRIC_COUNTER,
                                      "tabletheoryd_trace_exports_total",
                                      "OTLP export requests by outcome (success, failure).",
@@ -358,7 +439,9 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   }
   uv_timer_init(loop, &e->tick);
   uv_timer_init(loop, &e->retry);
-  e->tick.data = e->retry.data = e;
+  uv_timer_init(loop, &e->pause);
+  e->tick.data = e->retry.data = e->pause.data = e;
+  uv_unref((uv_handle_t *)&e->pause);
   uv_timer_start(&e->tick, tick_cb, e->schedule_delay_ms, e->schedule_delay_ms);
   /* The periodic flush alone must not keep the loop alive. */
   uv_unref((uv_handle_t *)&e->tick);

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.h -- the span exporter: a batch processor on the loop (bounded
- * queue, periodic and size-triggered flush) that POSTs OTLP/JSON to a
+ * queue, periodic and size-triggered flush) that POSTs OTLP (protobuf or JSON) to a
  * collector through tt_http, with a deadline and bounded retries. Spans
  * that cannot be queued or delivered are dropped and counted
  * (tabletheoryd_trace_spans_dropped_total{reason}); nothing here ever
- * waits for the collector on a request's behalf. */
+ * waits for the collector on a request's behalf. After a batch fails
+ * every attempt, the exporter backs off (pause_base_ms, doubled at each
+ * failure in a row up to pause_max_ms) and pauses the tracer meanwhile:
+ * spans are counted (reason "paused") instead of recorded and encoded.
+ * When the back-off ends, one export probes the collector (what is queued,
+ * or a request without spans); the tracer records again once an export
+ * succeeds. */
 #ifndef TT_DAEMON_OTLP_H
 #define TT_DAEMON_OTLP_H
 
@@ -29,6 +35,9 @@ struct tt_otlp_exporter_options {
   size_t max_batch;           /* spans per export; 0 = 512 */
   unsigned max_attempts;      /* per batch; 0 = 3 */
   uint64_t retry_base_ms;     /* first back-off; 0 = 100 */
+  uint64_t pause_base_ms;     /* recording paused after a failed batch; 0 = 1000 */
+  uint64_t pause_max_ms;      /* doubled at each failure in a row up to this; 0 = 30000 */
+  enum tt_otlp_protocol protocol; /* the body's encoding (protobuf by default) */
   const char *ca_file;        /* https trust anchors; NULL = the system's */
   struct tt_metrics *metrics; /* the registry to count in; may be NULL */
 };
@@ -38,9 +47,11 @@ struct tt_otlp_exporter_stats {
   uint64_t dropped_queue;    /* queue full */
   uint64_t dropped_export;   /* the batch failed every attempt */
   uint64_t dropped_shutdown; /* still queued when the flush time ran out */
+  uint64_t dropped_paused;   /* not recorded while the exporter backed off */
   uint64_t exports_ok, exports_failed, retries;
   size_t queued;
   bool in_flight;
+  bool paused; /* backing off: the tracer records nothing */
 };
 
 /* Makes an exporter on `loop`. Returns 0 and *out, or -1 with err (the

@@ -446,3 +446,313 @@ int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *sp
   rc |= PUT_LIT(out, "]}]}]}");
   return rc ? -1 : 0;
 }
+
+int tt_otlp_protocol_parse(const char *s, enum tt_otlp_protocol *out) {
+  if (s != NULL && strcmp(s, "http/protobuf") == 0)
+    *out = TT_OTLP_PROTOBUF;
+  else if (s != NULL && strcmp(s, "http/json") == 0)
+    *out = TT_OTLP_JSON;
+  else
+    return -1;
+  return 0;
+}
+
+/* ---- protobuf ---- */
+
+/* Field numbers of opentelemetry/proto/{collector/trace,trace,common,resource}/v1. */
+enum {
+  F_REQ_RESOURCE_SPANS = 1,
+  F_RS_RESOURCE = 1,
+  F_RS_SCOPE_SPANS = 2,
+  F_RES_ATTRIBUTES = 1,
+  F_SS_SCOPE = 1,
+  F_SS_SPANS = 2,
+  F_SCOPE_NAME = 1,
+  F_SCOPE_VERSION = 2,
+  F_SPAN_TRACE_ID = 1,
+  F_SPAN_SPAN_ID = 2,
+  F_SPAN_TRACE_STATE = 3,
+  F_SPAN_PARENT_SPAN_ID = 4,
+  F_SPAN_NAME = 5,
+  F_SPAN_KIND = 6,
+  F_SPAN_START = 7,
+  F_SPAN_END = 8,
+  F_SPAN_ATTRIBUTES = 9,
+  F_SPAN_DROPPED_ATTRIBUTES = 10,
+  F_SPAN_STATUS = 15,
+  F_STATUS_MESSAGE = 2,
+  F_STATUS_CODE = 3,
+  F_KV_KEY = 1,
+  F_KV_VALUE = 2,
+  F_ANY_STRING = 1,
+  F_ANY_BOOL = 2,
+  F_ANY_INT = 3,
+  F_ANY_DOUBLE = 4,
+  F_ANY_ARRAY = 5,
+  F_ARRAY_VALUES = 1,
+};
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
+
+/* Every field number is below 16: a tag is one byte. */
+#define TAG(field, wt) ((char)((field) << 3 | (wt)))
+
+/* Bytes of v as a varint: 1 + (index of its highest bit) / 7. */
+static inline size_t pb_varint_len(uint64_t v) {
+  return (size_t)(((63 - __builtin_clzll(v | 1)) * 9 + 73) / 64);
+}
+
+/* A length-delimited field of n bytes: tag, length, bytes. Most are
+ * shorter than 128 bytes: one byte of length. */
+static inline size_t pb_len_field(size_t n) {
+  return n + (n < 0x80 ? 2 : 1 + pb_varint_len(n));
+}
+
+static inline char *pb_varint(char *o, uint64_t v) {
+  while (v >= 0x80) {
+    *o++ = (char)(v | 0x80);
+    v >>= 7;
+  }
+  *o++ = (char)v;
+  return o;
+}
+
+static inline char *pb_head(char *o, int field, size_t n) {
+  *o++ = TAG(field, WT_LEN);
+  if (n < 0x80) {
+    *o++ = (char)n;
+    return o;
+  }
+  return pb_varint(o, n);
+}
+
+/* n bytes from p to o. Keys and values are mostly 4 to 32 bytes: two
+ * or four overlapping word moves, no call. */
+static inline void pb_copy(char *o, const char *p, size_t n) {
+  if (n >= 8 && n <= 32) {
+    uint64_t a, b, c, d;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + n - 8, 8);
+    if (n > 16) {
+      memcpy(&c, p + 8, 8);
+      memcpy(&d, p + n - 16, 8);
+      memcpy(o + 8, &c, 8);
+      memcpy(o + n - 16, &d, 8);
+    }
+    memcpy(o, &a, 8);
+    memcpy(o + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    memcpy(o, &a, 4);
+    memcpy(o + n - 4, &b, 4);
+  } else {
+    memcpy(o, p, n);
+  }
+}
+
+static inline char *pb_bytes(char *o, int field, const void *p, size_t n) {
+  o = pb_head(o, field, n);
+  pb_copy(o, p, n);
+  return o + n;
+}
+
+static inline char *pb_fixed64(char *o, int field, uint64_t v) {
+  *o++ = TAG(field, WT_I64);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(o, &v, 8);
+  return o + 8;
+#else
+  for (int i = 0; i < 8; i++, v >>= 8)
+    *o++ = (char)(v & 0xff);
+  return o;
+#endif
+}
+
+/* AnyValue of an attribute. */
+static inline size_t pb_any_size(const struct tt_span_attr *a) {
+  switch (a->type) {
+  case TT_ATTR_STR:
+    return pb_len_field(a->v.s.len);
+  case TT_ATTR_STR_ARRAY:
+    return pb_len_field(pb_len_field(pb_len_field(a->v.s.len)));
+  case TT_ATTR_INT:
+    return 1 + pb_varint_len((uint64_t)a->v.i);
+  case TT_ATTR_DOUBLE:
+    return 9;
+  case TT_ATTR_BOOL:
+    return 2;
+  }
+  return 0;
+}
+
+static inline size_t pb_kv_size(const struct tt_span_attr *a) {
+  return pb_len_field(a->key_len) + pb_len_field(pb_any_size(a));
+}
+
+static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr *a) {
+  size_t any = pb_any_size(a);
+  o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
+  o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
+  o = pb_head(o, F_KV_VALUE, any);
+  size_t n = a->v.s.len;
+  switch (a->type) {
+  case TT_ATTR_STR:
+    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
+    break;
+  case TT_ATTR_STR_ARRAY:
+    o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(n)));
+    o = pb_head(o, F_ARRAY_VALUES, pb_len_field(n));
+    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
+    break;
+  case TT_ATTR_INT:
+    *o++ = TAG(F_ANY_INT, WT_VARINT);
+    o = pb_varint(o, (uint64_t)a->v.i);
+    break;
+  case TT_ATTR_DOUBLE: {
+    uint64_t bits;
+    memcpy(&bits, &a->v.d, 8);
+    o = pb_fixed64(o, F_ANY_DOUBLE, bits);
+    break;
+  }
+  case TT_ATTR_BOOL:
+    *o++ = TAG(F_ANY_BOOL, WT_VARINT);
+    *o++ = a->v.b ? 1 : 0;
+    break;
+  }
+  return o;
+}
+
+struct pb_span_lens {
+  size_t name, ts, msg, status, total;
+};
+
+/* The Span message's size (without its own tag and length). */
+static size_t pb_span_size(const struct tt_span *s, struct pb_span_lens *l) {
+  l->name = strlen(s->name);
+  l->ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
+  l->msg = s->status_message[0] ? strlen(s->status_message) : 0;
+  size_t n = pb_len_field(16) + pb_len_field(8) + pb_len_field(l->name) + 2 + 9 + 9;
+  if (l->ts)
+    n += pb_len_field(l->ts);
+  if (s->has_parent)
+    n += pb_len_field(8);
+  for (size_t i = 0; i < s->nattrs; i++)
+    n += pb_len_field(pb_kv_size(&s->attrs[i]));
+  if (s->dropped_attrs)
+    n += 1 + pb_varint_len(s->dropped_attrs);
+  l->status = (l->msg ? pb_len_field(l->msg) : 0) + (s->status ? 2 : 0);
+  n += pb_len_field(l->status);
+  l->total = n;
+  return n;
+}
+
+static char *pb_span(char *o, const struct tt_span *s, const struct pb_span_lens *l) {
+  o = pb_head(o, F_SS_SPANS, l->total);
+  o = pb_bytes(o, F_SPAN_TRACE_ID, s->ctx.trace_id, 16);
+  o = pb_bytes(o, F_SPAN_SPAN_ID, s->ctx.span_id, 8);
+  if (l->ts)
+    o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, l->ts);
+  if (s->has_parent)
+    o = pb_bytes(o, F_SPAN_PARENT_SPAN_ID, s->parent_id, 8);
+  o = pb_bytes(o, F_SPAN_NAME, s->name, l->name);
+  *o++ = TAG(F_SPAN_KIND, WT_VARINT);
+  *o++ = (char)s->kind;
+  o = pb_fixed64(o, F_SPAN_START, s->start_unix_ns);
+  o = pb_fixed64(o, F_SPAN_END, s->end_unix_ns);
+  for (size_t i = 0; i < s->nattrs; i++)
+    o = pb_attr(o, s, &s->attrs[i]);
+  if (s->dropped_attrs) {
+    *o++ = TAG(F_SPAN_DROPPED_ATTRIBUTES, WT_VARINT);
+    o = pb_varint(o, s->dropped_attrs);
+  }
+  o = pb_head(o, F_SPAN_STATUS, l->status);
+  if (l->msg)
+    o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, l->msg);
+  if (s->status) {
+    *o++ = TAG(F_STATUS_CODE, WT_VARINT);
+    *o++ = (char)s->status;
+  }
+  return o;
+}
+
+/* The resource's attributes: service.name, service.version, the SDK's,
+ * then OTEL_RESOURCE_ATTRIBUTES but the two service ones. */
+struct pb_res_kv {
+  const char *key, *value;
+};
+
+#define PB_RES_MAX (4 + TT_OTLP_KV_MAX)
+
+static size_t pb_res_kvs(const struct tt_otlp_resource *res, struct pb_res_kv *kv) {
+  size_t n = 0;
+  kv[n++] = (struct pb_res_kv){"service.name",
+                               res && res->service_name ? res->service_name : "tabletheoryd"};
+  if (res && res->service_version)
+    kv[n++] = (struct pb_res_kv){"service.version", res->service_version};
+  kv[n++] = (struct pb_res_kv){"telemetry.sdk.name", "tabletheoryd"};
+  kv[n++] = (struct pb_res_kv){"telemetry.sdk.language", "cpp"};
+  if (res && res->attrs)
+    for (size_t i = 0; i < res->attrs->n && n < PB_RES_MAX; i++) {
+      const struct tt_otlp_kv *a = &res->attrs->items[i];
+      if (strcmp(a->key, "service.name") != 0 && strcmp(a->key, "service.version") != 0)
+        kv[n++] = (struct pb_res_kv){a->key, a->value};
+    }
+  return n;
+}
+
+/* KeyValue{key, AnyValue{string_value}}'s size. */
+static size_t pb_str_kv_size(const char *key, const char *value) {
+  return pb_len_field(strlen(key)) + pb_len_field(pb_len_field(strlen(value)));
+}
+
+static char *pb_str_kv(char *o, int field, const char *key, const char *value) {
+  size_t vn = strlen(value);
+  o = pb_head(o, field, pb_str_kv_size(key, value));
+  o = pb_bytes(o, F_KV_KEY, key, strlen(key));
+  o = pb_head(o, F_KV_VALUE, pb_len_field(vn));
+  return pb_bytes(o, F_ANY_STRING, value, vn);
+}
+
+int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
+                            size_t n, struct tt_buf *out) {
+  struct pb_res_kv kv[PB_RES_MAX];
+  size_t nkv = pb_res_kvs(res, kv);
+  size_t resource = 0;
+  for (size_t i = 0; i < nkv; i++)
+    resource += pb_len_field(pb_str_kv_size(kv[i].key, kv[i].value));
+  const char *version = res ? res->service_version : NULL;
+  size_t scope = pb_len_field(12) + (version ? pb_len_field(strlen(version)) : 0);
+  /* Each span's sizes are computed once when the batch fits here (the
+   * exporter's always does), twice otherwise. */
+  struct pb_span_lens local[512], l;
+  size_t spans_len = 0;
+  for (size_t i = 0; i < n; i++)
+    spans_len += pb_len_field(pb_span_size(spans[i], i < 512 ? &local[i] : &l));
+  size_t scope_spans = pb_len_field(scope) + spans_len;
+  size_t resource_spans = pb_len_field(resource) + pb_len_field(scope_spans);
+  size_t total = pb_len_field(resource_spans);
+  if (tt_buf_reserve(out, total) != 0)
+    return -1;
+  char *start = out->data + out->len, *o = start;
+  o = pb_head(o, F_REQ_RESOURCE_SPANS, resource_spans);
+  o = pb_head(o, F_RS_RESOURCE, resource);
+  for (size_t i = 0; i < nkv; i++)
+    o = pb_str_kv(o, F_RES_ATTRIBUTES, kv[i].key, kv[i].value);
+  o = pb_head(o, F_RS_SCOPE_SPANS, scope_spans);
+  o = pb_head(o, F_SS_SCOPE, scope);
+  o = pb_bytes(o, F_SCOPE_NAME, "tabletheoryd", 12);
+  if (version)
+    o = pb_bytes(o, F_SCOPE_VERSION, version, strlen(version));
+  for (size_t i = 0; i < n; i++) {
+    if (i >= 512)
+      pb_span_size(spans[i], &l);
+    o = pb_span(o, spans[i], i < 512 ? &local[i] : &l);
+  }
+  if ((size_t)(o - start) != total)
+    return -1; /* cannot happen: every size above is what is written */
+  out->len += total;
+  out->data[out->len] = '\0';
+  return 0;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* otlp.h -- OTLP/JSON: spans as an ExportTraceServiceRequest (the OTLP
- * JSON encoding: hex ids, integers of 64 bits as strings, enums as
- * numbers), and the parsers of the "k=v,k2=v2" lists of
+/* otlp.h -- spans as an ExportTraceServiceRequest, in the OTLP protobuf
+ * encoding or the OTLP JSON one (hex ids, integers of 64 bits as strings,
+ * enums as numbers), and the parsers of the "k=v,k2=v2" lists of
  * OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES. No I/O; the
  * batch processor and exporter are daemon/otlp.h. */
 #ifndef TT_OBS_OTLP_H
@@ -42,16 +42,29 @@ void tt_otlp_kvs_free(struct tt_otlp_kvs *kvs);
 /* The value of `key` in kvs, or NULL. */
 const char *tt_otlp_kvs_get(const struct tt_otlp_kvs *kvs, const char *key);
 
-/* The resource and scope every export carries. */
+/* The resource and scope every export carries; its strings are UTF-8
+ * (the exporter makes them so). */
 struct tt_otlp_resource {
   const char *service_name;        /* service.name */
   const char *service_version;     /* service.version and the scope's version; may be NULL */
   const struct tt_otlp_kvs *attrs; /* OTEL_RESOURCE_ATTRIBUTES; may be NULL */
 };
 
-/* Appends one ExportTraceServiceRequest holding the n spans to out.
- * Returns 0 or -1 (the buffer's cap). */
+/* OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf (the default) or http/json. */
+enum tt_otlp_protocol { TT_OTLP_PROTOBUF = 0, TT_OTLP_JSON };
+
+/* "http/protobuf" or "http/json" as *out; -1 for anything else
+ * (grpc included: the exporter speaks OTLP/HTTP only). */
+int tt_otlp_protocol_parse(const char *s, enum tt_otlp_protocol *out);
+
+/* Appends one ExportTraceServiceRequest holding the n spans to out, as
+ * OTLP/JSON. Returns 0 or -1 (the buffer's cap). */
 int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
                    struct tt_buf *out);
+
+/* The same request as protobuf (application/x-protobuf): ids as raw
+ * bytes, times as fixed64, every length computed before it is written. */
+int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
+                            size_t n, struct tt_buf *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* trace.c -- trace context, samplers and spans (obs/trace.h). */
 #include "obs/trace.h"
+#include "util/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 static struct {
   bool on;
+  bool paused;          /* tt_tracer_pause */
+  uint64_t paused_spans; /* counted, not recorded, while paused */
   struct tt_sampler sampler;
   tt_span_sink_fn sink;
   void *arg;
@@ -26,13 +29,38 @@ static struct {
  * back whole: at most ~2.5 MB kept while tracing is on. */
 #define SPARE_SPANS 1024
 
-/* Copies src into out (cap bytes), cut short to fit. */
-static void copy_text(char *out, size_t cap, const char *src) {
+/* Copies src into out (cap bytes), cut short to fit; returns its length. */
+static size_t copy_text(char *out, size_t cap, const char *src) {
   size_t n = src ? strlen(src) : 0;
   if (n > cap - 1)
     n = cap - 1;
   memcpy(out, src ? src : "", n);
   out[n] = '\0';
+  return n;
+}
+
+/* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
+ * text that is not (a backend's error type is whatever it sent) has its
+ * bytes above 0x7f replaced by '?'. ASCII, the usual case, costs a scan. */
+static void scrub_utf8(char *s, size_t n) {
+  if (tt_utf8_valid(s, n))
+    return;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] >= 0x80)
+      s[i] = '?';
+}
+
+static inline void keep_utf8(char *s, size_t n) {
+  uint64_t any = 0, x;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&x, s + i, 8);
+    any |= x;
+  }
+  for (; i < n; i++)
+    any |= (unsigned char)s[i];
+  if (any & 0x8080808080808080ULL)
+    scrub_utf8(s, n);
 }
 
 /* ---- trace context ---- */
@@ -288,6 +316,7 @@ static uint64_t unix_ns(void) {
 
 void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void *arg) {
   tracer.on = sink != NULL;
+  tracer.paused = false;
   tracer.sink = sink;
   tracer.arg = arg;
   if (sampler)
@@ -305,6 +334,18 @@ void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void 
 }
 
 bool tt_tracer_on(void) { return tracer.on; }
+
+void tt_tracer_pause(bool paused) { tracer.paused = paused; }
+
+uint64_t tt_tracer_take_paused(void) {
+  uint64_t n = tracer.paused_spans;
+  tracer.paused_spans = 0;
+  return n;
+}
+
+uint64_t tt_tracer_paused_count(void) { return tracer.paused_spans; }
+
+bool tt_tracer_recording(void) { return tracer.on && !tracer.paused; }
 
 size_t tt_span_live(void) { return tracer.live; }
 
@@ -353,6 +394,10 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
   ctx->flags = sampled ? TT_TRACE_FLAG_SAMPLED : 0;
   if (!sampled)
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new("", TT_SPAN_SERVER);
   if (s == NULL)
     return NULL;
@@ -371,6 +416,10 @@ struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *nam
   if (!tracer.on || parent == NULL || !parent->valid ||
       !(parent->flags & TT_TRACE_FLAG_SAMPLED))
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new(name, kind);
   if (s == NULL)
     return NULL;
@@ -391,6 +440,10 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   random_id(ctx.trace_id, 16);
   if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
     return NULL;
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
   struct tt_span *s = span_new(name, kind);
   if (s == NULL)
     return NULL;
@@ -406,15 +459,15 @@ const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
 }
 
 void tt_span_set_name(struct tt_span *span, const char *name) {
-  if (span)
-    copy_text(span->name, sizeof(span->name), name);
+  if (span) {
+    keep_utf8(span->name, copy_text(span->name, sizeof(span->name), name));
+  }
 }
 
-static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
-  size_t n = strlen(key);
+struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t n) {
   for (size_t i = 0; i < span->nattrs; i++) {
     const struct tt_span_attr *a = &span->attrs[i];
-    if (a->key_len == n && (a->key == key || memcmp(a->key, key, n) == 0))
+    if (a->key == key || (a->key_len == n && memcmp(a->key, key, n) == 0))
       return &span->attrs[i]; /* the last value wins */
   }
   if (span->nattrs == TT_SPAN_MAX_ATTRS) {
@@ -427,68 +480,32 @@ static struct tt_span_attr *attr_slot(struct tt_span *span, const char *key) {
   return a;
 }
 
-static void put_str(struct tt_span *span, const char *key, const char *value, size_t n,
-                    enum tt_attr_type type) {
+void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,
+                     size_t n, enum tt_attr_type type) {
   if (span == NULL || value == NULL)
     return;
   if (span->strs_len + n > TT_SPAN_STRS) {
     span->dropped_attrs++;
     return;
   }
-  struct tt_span_attr *a = attr_slot(span, key);
+  struct tt_span_attr *a = tt_span_attr_slot(span, key, key_len);
   if (a == NULL)
     return;
   memcpy(span->strs + span->strs_len, value, n);
+  keep_utf8(span->strs + span->strs_len, n);
   a->type = type;
   a->v.s.off = (uint16_t)span->strs_len;
   a->v.s.len = (uint16_t)n;
   span->strs_len += n;
 }
 
-void tt_span_str(struct tt_span *span, const char *key, const char *value) {
-  if (value)
-    put_str(span, key, value, strlen(value), TT_ATTR_STR);
-}
-
-void tt_span_strn(struct tt_span *span, const char *key, const char *value, size_t n) {
-  put_str(span, key, value, n, TT_ATTR_STR);
-}
-
-void tt_span_str_array1(struct tt_span *span, const char *key, const char *value) {
-  if (value)
-    put_str(span, key, value, strlen(value), TT_ATTR_STR_ARRAY);
-}
-
-void tt_span_int(struct tt_span *span, const char *key, int64_t value) {
-  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
-  if (a) {
-    a->type = TT_ATTR_INT;
-    a->v.i = value;
-  }
-}
-
-void tt_span_double(struct tt_span *span, const char *key, double value) {
-  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
-  if (a) {
-    a->type = TT_ATTR_DOUBLE;
-    a->v.d = value;
-  }
-}
-
-void tt_span_bool(struct tt_span *span, const char *key, bool value) {
-  struct tt_span_attr *a = span ? attr_slot(span, key) : NULL;
-  if (a) {
-    a->type = TT_ATTR_BOOL;
-    a->v.b = value;
-  }
-}
-
 void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message) {
   if (span == NULL)
     return;
   span->status = status;
-  copy_text(span->status_message, sizeof(span->status_message),
-            message && status == TT_SPAN_ERROR ? message : "");
+  keep_utf8(span->status_message,
+            copy_text(span->status_message, sizeof(span->status_message),
+                      message && status == TT_SPAN_ERROR ? message : ""));
 }
 
 const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,

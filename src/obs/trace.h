@@ -130,6 +130,22 @@ void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void 
 /* Whether spans are recorded at all. */
 bool tt_tracer_on(void);
 
+/* Pauses recording or resumes it (the exporter pauses it while it backs
+ * off from a collector that failed). Paused, ids and sampling decisions
+ * are made as usual -- traceparent and traceresponse do not change --
+ * but a span that would be recorded is only counted: the start functions
+ * return NULL. tt_tracer_set resumes. */
+void tt_tracer_pause(bool paused);
+
+/* Spans counted while paused since the last take; the count restarts. */
+uint64_t tt_tracer_take_paused(void);
+
+/* The same count, left as it is. */
+uint64_t tt_tracer_paused_count(void);
+
+/* Whether a sampled span started now would be recorded: on, not paused. */
+bool tt_tracer_recording(void);
+
 /* Starts a request's server span. Fills *ctx with the request's position
  * in its trace: the remote parent's trace id (or a new one), a new span
  * id, and the sampling flag (the sampler's decision when the tracer is on,
@@ -154,13 +170,57 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind);
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
 
 void tt_span_set_name(struct tt_span *span, const char *name);
-void tt_span_str(struct tt_span *span, const char *key, const char *value);
-void tt_span_strn(struct tt_span *span, const char *key, const char *value, size_t n);
+
+/* The attribute `key` (key_len bytes) of span, new or to overwrite (the
+ * last value wins); NULL when the span has no room left (counted). */
+struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t key_len);
+
+/* A string value of n bytes, copied into the span. */
+void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,
+                     size_t n, enum tt_attr_type type);
+
+/* The setters: inline, so that a literal key's length is a constant and a
+ * NULL span (not recorded) costs one test. */
+static inline void tt_span_str(struct tt_span *span, const char *key, const char *value) {
+  if (span && value)
+    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR);
+}
+
+static inline void tt_span_strn(struct tt_span *span, const char *key, const char *value,
+                                size_t n) {
+  if (span && value)
+    tt_span_put_str(span, key, strlen(key), value, n, TT_ATTR_STR);
+}
+
 /* A string array of one element (aws.dynamodb.table_names). */
-void tt_span_str_array1(struct tt_span *span, const char *key, const char *value);
-void tt_span_int(struct tt_span *span, const char *key, int64_t value);
-void tt_span_double(struct tt_span *span, const char *key, double value);
-void tt_span_bool(struct tt_span *span, const char *key, bool value);
+static inline void tt_span_str_array1(struct tt_span *span, const char *key, const char *value) {
+  if (span && value)
+    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR_ARRAY);
+}
+
+static inline void tt_span_int(struct tt_span *span, const char *key, int64_t value) {
+  struct tt_span_attr *a = span ? tt_span_attr_slot(span, key, strlen(key)) : NULL;
+  if (a) {
+    a->type = TT_ATTR_INT;
+    a->v.i = value;
+  }
+}
+
+static inline void tt_span_double(struct tt_span *span, const char *key, double value) {
+  struct tt_span_attr *a = span ? tt_span_attr_slot(span, key, strlen(key)) : NULL;
+  if (a) {
+    a->type = TT_ATTR_DOUBLE;
+    a->v.d = value;
+  }
+}
+
+static inline void tt_span_bool(struct tt_span *span, const char *key, bool value) {
+  struct tt_span_attr *a = span ? tt_span_attr_slot(span, key, strlen(key)) : NULL;
+  if (a) {
+    a->type = TT_ATTR_BOOL;
+    a->v.b = value;
+  }
+}
 
 /* Sets the status; `message` (may be NULL) is a code, never free text
  * from a backend. */

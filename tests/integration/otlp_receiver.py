@@ -2,9 +2,11 @@
 """otlp_receiver.py -- a small OTLP/HTTP collector for the trace tests: it
 listens on a free loopback port, keeps the raw body of every POST to
 /v1/traces, and decodes it with the official opentelemetry-proto
-definitions. OTLP/JSON writes trace and span ids as hex, where protobuf's
-JSON mapping expects base64 for bytes fields: ids are converted before
-json_format.Parse, as the OTLP specification tells receivers to."""
+definitions, as its Content-Type says: application/x-protobuf (the
+daemon's default) with ParseFromString, application/json with
+json_format.Parse. OTLP/JSON writes trace and span ids as hex, where
+protobuf's JSON mapping expects base64 for bytes fields: ids are converted
+before json_format.Parse, as the OTLP specification tells receivers to."""
 import base64
 import json
 import threading
@@ -15,6 +17,20 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+def _no_unknown_fields(msg):
+    """Fails on a field number the official definitions do not have."""
+    try:
+        from google.protobuf import unknown_fields  # protobuf >= 4.22
+        unknown = len(unknown_fields.UnknownFieldSet(msg))
+    except ImportError:  # older protobuf: the message's own accessor
+        unknown = len(msg.UnknownFields())
+    assert not unknown, "unknown protobuf fields"
+    for fd, value in msg.ListFields():
+        if fd.type == fd.TYPE_MESSAGE:
+            for v in (value if fd.label == fd.LABEL_REPEATED else [value]):
+                _no_unknown_fields(v)
 
 
 def _hex_ids_to_base64(node):
@@ -29,9 +45,15 @@ def _hex_ids_to_base64(node):
             _hex_ids_to_base64(v)
 
 
-def decode(body):
-    """An OTLP/JSON body as an ExportTraceServiceRequest (ignoring no field:
-    an unknown one fails the test)."""
+def decode(body, content_type="application/json"):
+    """An OTLP body as an ExportTraceServiceRequest. JSON ignores no field
+    (an unknown one fails the test); protobuf must leave no unknown field
+    either."""
+    if content_type.split(";")[0].strip() == "application/x-protobuf":
+        req = ExportTraceServiceRequest()
+        req.ParseFromString(body)
+        _no_unknown_fields(req)
+        return req
     tree = json.loads(body)
     _hex_ids_to_base64(tree)
     return json_format.Parse(json.dumps(tree), ExportTraceServiceRequest())
@@ -39,9 +61,10 @@ def decode(body):
 
 class Receiver:
     """mode: "ok" (200), "fail" (500), "slow" (answers after `delay` s),
-    "drop" (200, keeps nothing: the bench's sink)."""
+    "drop" (200, keeps nothing: the bench's sink). `port` 0 picks a free
+    one."""
 
-    def __init__(self, mode="ok", delay=5.0):
+    def __init__(self, mode="ok", delay=5.0, port=0):
         self.mode = mode
         self.delay = delay
         self.bodies = []
@@ -77,7 +100,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.url = "http://127.0.0.1:%d/v1/traces" % self.port
@@ -96,9 +119,10 @@ class Receiver:
         """Every span received so far, as (span, resource attributes dict)."""
         with self.lock:
             bodies = list(self.bodies)
+            types = [h.get("Content-Type", "application/json") for h in self.headers]
         out = []
-        for body in bodies:
-            req = decode(body)
+        for body, ctype in zip(bodies, types):
+            req = decode(body, ctype)
             for rs in req.resource_spans:
                 res = {a.key: attr_value(a.value) for a in rs.resource.attributes}
                 for ss in rs.scope_spans:

@@ -327,6 +327,76 @@ def test_collector_trouble_costs_requests_nothing(fresh_daemon, mode):
             r.close()
 
 
+def dropped(d, reason):
+    _, _, data = d.request("GET", "/metrics")
+    for line in data.decode().splitlines():
+        if line.startswith('tabletheoryd_trace_spans_dropped_total{reason="%s"} ' % reason):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_recording_paused_while_the_collector_is_down(fresh_daemon):
+    """A failed batch pauses recording: requests keep their trace context
+    and the spans are only counted; when the collector is back, spans
+    arrive again."""
+    r = Receiver()
+    port = r.port
+    r.close()  # down
+    d = fresh_daemon("--models", MODELS, "--otlp-endpoint",
+                     "http://127.0.0.1:%d/v1/traces" % port, "--otlp-schedule-delay-ms", "20",
+                     "--otlp-timeout-ms", "500")
+    deadline = time.time() + 30
+    while dropped(d, "export_failed") == 0 and time.time() < deadline:
+        assert d.json("GET", "/healthz")[0] == 200
+        time.sleep(0.05)
+    assert dropped(d, "export_failed") > 0
+    status, hdrs, _ = d.json("GET", "/healthz", headers={
+        "traceparent": "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN)})
+    assert status == 200
+    assert hdrs["traceresponse"].startswith("00-%s-" % CALLER_TRACE)
+    assert hdrs["traceresponse"].endswith("-01")
+    while dropped(d, "paused") == 0 and time.time() < deadline:
+        assert d.json("GET", "/healthz")[0] == 200
+        time.sleep(0.05)
+    assert dropped(d, "paused") > 0
+    back = Receiver(port=port)
+    try:
+        deadline = time.time() + 60
+        while not any(s.name == "GET /healthz" for s, _ in back.spans()):
+            assert time.time() < deadline, "no span after the collector came back"
+            assert d.json("GET", "/healthz")[0] == 200
+            time.sleep(0.05)
+        d.stop()
+    finally:
+        back.close()
+
+
+@pytest.mark.parametrize("protocol", ["http/json", "http/protobuf"])
+def test_otlp_protocol(fresh_daemon, receiver, protocol):
+    """OTEL_EXPORTER_OTLP_PROTOCOL picks the encoding; protobuf is the
+    default. Both decode to the same spans with the official definitions."""
+    env = dict(os.environ, OTEL_EXPORTER_OTLP_PROTOCOL=protocol)
+    if protocol == "http/protobuf":
+        env.pop("OTEL_EXPORTER_OTLP_PROTOCOL")
+    d = traced(fresh_daemon, receiver, env=env)
+    tp = "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN)
+    status, hdrs, _ = d.json("GET", "/healthz?x=1", headers={"traceparent": tp,
+                                                             "tracestate": "k=v"})
+    assert status == 200
+    spans = receiver.wait_spans(has_server("GET /healthz"))
+    s = by_name(spans, "GET /healthz")[0]
+    assert s.trace_id.hex() == CALLER_TRACE and s.parent_span_id.hex() == CALLER_SPAN
+    assert s.span_id.hex() == hdrs["traceresponse"].split("-")[2]
+    assert s.trace_state == "k=v" and s.kind == SERVER
+    assert s.end_time_unix_nano >= s.start_time_unix_nano > 1_600_000_000 * 10**9
+    assert attrs(s)["http.response.status_code"] == 200
+    ctype = receiver.headers[0]["Content-Type"]
+    assert ctype == ("application/json" if protocol == "http/json" else
+                     "application/x-protobuf")
+    if protocol == "http/json":
+        json.loads(receiver.bodies[0])
+
+
 def test_drain_flushes_what_is_queued(fresh_daemon, receiver):
     d = fresh_daemon("--models", MODELS, "--otlp-endpoint", receiver.url,
                      "--otlp-schedule-delay-ms", "600000")

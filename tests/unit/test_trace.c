@@ -171,10 +171,55 @@ START_TEST(spans_continue_and_nest) {
   snprintf(ns, sizeof(ns), "%llu", (unsigned long long)sunk[0]->start_unix_ns);
   ck_assert_str_eq(json_string_value(json_object_get(c, "startTimeUnixNano")), ns);
   json_decref(v);
+  /* The protobuf encoding: one resource_spans field whose length is the
+   * rest, holding the ids as raw bytes. */
+  tt_buf_reset(&out);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, sunk, nsunk, &out), 0);
+  ck_assert_int_eq((unsigned char)out.data[0], 0x0a);
+  size_t len = 0, at = 1;
+  for (int shift = 0;; shift += 7) {
+    unsigned char byte = (unsigned char)out.data[at++];
+    len |= (size_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      break;
+  }
+  ck_assert_uint_eq(len, out.len - at);
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, sunk[1]->ctx.trace_id, 16));
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, "ThrottlingException", 19));
+  ck_assert_ptr_nonnull(memmem(out.data, out.len, "deployment.environment", 22));
   tt_buf_free(&out);
   tt_otlp_kvs_free(&attrs);
   for (size_t i = 0; i < nsunk; i++)
     tt_span_release(sunk[i]);
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
+/* Span text is UTF-8 whatever it was given: protobuf strings and JSON
+ * text must be. */
+START_TEST(span_text_kept_utf8) {
+  nsunk = 0;
+  struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&on, sink, NULL);
+  struct tt_trace_ctx ctx;
+  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  ck_assert_ptr_nonnull(s);
+  tt_span_str(s, "ok", "caf\xc3\xa9");
+  tt_span_str(s, "bad", "Throttl\xff\xfeing");
+  tt_span_status(s, TT_SPAN_ERROR, "E\xc3");
+  tt_span_set_name(s, "GET \x80");
+  tt_span_end(s);
+  ck_assert_uint_eq(nsunk, 1);
+  size_t n;
+  ck_assert_str_eq(sunk[0]->name, "GET ?");
+  ck_assert_str_eq(sunk[0]->status_message, "E?");
+  const char *v = tt_span_attr_str(sunk[0], &sunk[0]->attrs[0], &n);
+  ck_assert_uint_eq(n, 5);
+  ck_assert(memcmp(v, "caf\xc3\xa9", 5) == 0);
+  v = tt_span_attr_str(sunk[0], &sunk[0]->attrs[1], &n);
+  ck_assert(n == 12 && memcmp(v, "Throttl??ing", 12) == 0);
+  tt_span_release(sunk[0]);
+  nsunk = 0;
   tt_tracer_set(NULL, NULL, NULL);
 }
 END_TEST
@@ -222,6 +267,7 @@ START_TEST(batch_processor_drops_and_counts) {
                                        .max_batch = 2,
                                        .max_attempts = 2,
                                        .retry_base_ms = 1,
+                                       .pause_base_ms = 100,
                                        .timeout_ms = 2000,
                                        .metrics = m};
   struct tt_otlp_exporter *e;
@@ -251,7 +297,9 @@ START_TEST(batch_processor_drops_and_counts) {
   ck_assert_uint_eq(st.dropped_export, 6);
   ck_assert_uint_eq(st.exported, 0);
   ck_assert_uint_eq(st.exports_failed, 3);
-  ck_assert_uint_eq(st.retries, 3);
+  /* The first batch is retried; the two after it went out as probes of a
+   * paused tracer, one attempt each. */
+  ck_assert_uint_eq(st.retries, 1);
   struct tt_buf text;
   tt_buf_init(&text, 0);
   ck_assert_int_eq(tt_metrics_render(m, &text), 0);
@@ -260,15 +308,24 @@ START_TEST(batch_processor_drops_and_counts) {
   ck_assert_ptr_nonnull(
       strstr(text.data, "tabletheoryd_trace_spans_dropped_total{reason=\"queue_full\"} 2"));
   tt_buf_free(&text);
-  /* Shutdown: one more span, then close with no time left. */
-  tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  /* Each failed batch paused the tracer; the last pause is on: a span is
+   * counted, not recorded, and its ids and sampling are as ever. */
+  ck_assert(st.paused);
+  ck_assert_ptr_null(tt_span_start_server(NULL, NULL, &ctx));
+  ck_assert(ctx.valid && (ctx.flags & TT_TRACE_FLAG_SAMPLED));
+  ck_assert_ptr_null(tt_span_start(&ctx, "child", TT_SPAN_CLIENT));
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.dropped_paused, 2);
+  ck_assert_uint_eq(tt_span_live(), 0);
+  /* Shutdown: close with no time left. */
   tt_tracer_set(NULL, NULL, NULL);
   tt_otlp_exporter_close(e, 0, closed_cb, NULL);
   uv_close((uv_handle_t *)&stop, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(closed_calls, 1);
   tt_otlp_exporter_stats(e, &st);
-  ck_assert_uint_eq(st.dropped_export + st.dropped_shutdown, 7);
+  ck_assert_uint_eq(st.dropped_export + st.dropped_shutdown, 6);
+  ck_assert_uint_eq(st.dropped_paused, 2);
   ck_assert_int_eq(uv_loop_close(&loop), 0);
   tt_otlp_exporter_destroy(e);
   tt_metrics_free(m);
@@ -315,6 +372,18 @@ START_TEST(tracing_settings) {
   ck_assert_int_eq(load(&cfg, 1, argv0, bad_headers, &err), -1);
   ck_assert_str_eq(err.field, "otlp-headers");
   ck_assert_ptr_null(strstr(err.message, "SECRET"));
+  /* The encoding: protobuf by default, JSON on request, grpc refused when
+   * tracing is on and not read when it is off. */
+  ck_assert_int_eq(load(&cfg, 3, argv1, none, &err), 0);
+  ck_assert_str_eq(cfg.otlp_protocol, "http/protobuf");
+  char *json_env[] = {"OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+                      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, json_env, &err), 0);
+  ck_assert_str_eq(cfg.otlp_protocol, "http/json");
+  char *grpc[] = {"OTEL_EXPORTER_OTLP_PROTOCOL=grpc", NULL};
+  ck_assert_int_eq(load(&cfg, 3, argv1, grpc, &err), -1);
+  ck_assert_str_eq(err.field, "otlp-protocol");
+  ck_assert_int_eq(load(&cfg, 1, argv0, grpc, &err), 0);
   char *argv3[] = {"tabletheoryd", "--otlp-endpoint", "ftp://x/v1/traces", NULL};
   ck_assert_int_eq(load(&cfg, 3, argv3, none, &err), -1);
   ck_assert_str_eq(err.field, "otlp-endpoint");
@@ -330,6 +399,7 @@ int main(void) {
   tcase_add_test(tc, tracestate_grammar);
   tcase_add_test(tc, samplers);
   tcase_add_test(tc, spans_continue_and_nest);
+  tcase_add_test(tc, span_text_kept_utf8);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
   tcase_add_test(tc, tracing_settings);
