@@ -231,10 +231,66 @@ static struct tt_av *walk_mut(struct tt_av *root, const struct xpath *p, size_t 
   return cur;
 }
 
+/* Elements written past the end of a list, held until every action ran:
+ * DynamoDB appends them in the order of their indexes, whatever the order
+ * of the actions. */
+struct xappend {
+  const struct xpath *path;
+  struct tt_av v;
+};
+
+struct xappends {
+  struct xappend *a;
+  size_t n;
+};
+
+static int seg_cmp(const struct xseg *x, const struct xseg *y) {
+  if (seg_is_index(x) && seg_is_index(y))
+    return x->index < y->index ? -1 : x->index > y->index;
+  if (!seg_is_index(x) && !seg_is_index(y))
+    return name_cmp(x->name, x->name_len, y->name, y->name_len);
+  return seg_is_index(x) ? 1 : -1;
+}
+
+/* Orders appends by list (their paths but the last step), then index. */
+static int append_order(const void *pa, const void *pb) {
+  const struct xpath *a = ((const struct xappend *)pa)->path;
+  const struct xpath *b = ((const struct xappend *)pb)->path;
+  size_t n = a->n < b->n ? a->n : b->n;
+  for (size_t i = 0; i < n; i++) {
+    int c = seg_cmp(&a->segs[i], &b->segs[i]);
+    if (c != 0)
+      return c;
+  }
+  return a->n < b->n ? -1 : a->n > b->n;
+}
+
+static void appends_free(struct xappends *q) {
+  for (size_t i = 0; i < q->n; i++)
+    tt_av_free(&q->a[i].v);
+  free(q->a);
+  q->a = NULL;
+  q->n = 0;
+}
+
+/* Appends the held elements to their lists, in index order. */
+static int appends_flush(struct tt_av *root, struct xappends *q, struct tt_error *err) {
+  if (q->n > 1)
+    qsort(q->a, q->n, sizeof(*q->a), append_order);
+  for (size_t i = 0; i < q->n; i++) {
+    struct tt_av *parent = walk_mut(root, q->a[i].path, q->a[i].path->n - 1);
+    if (parent == NULL || parent->type != TT_AV_L)
+      return err_path(err);
+    if (elems_push(parent, &q->a[i].v) != 0)
+      return err_oom(err);
+  }
+  return 0;
+}
+
 /* Writes *v (stolen, freed on failure) at path p. An index past the end of
- * a list appends, as DynamoDB does. */
+ * a list appends (held in q until appends_flush), as DynamoDB does. */
 static int set_path(struct tt_av *root, const struct xpath *p, struct tt_av *v,
-                    struct tt_error *err) {
+                    struct xappends *q, struct tt_error *err) {
   struct tt_av *parent = walk_mut(root, p, p->n - 1);
   const struct xseg *last = &p->segs[p->n - 1];
   int rc = 0;
@@ -247,8 +303,16 @@ static int set_path(struct tt_av *root, const struct xpath *p, struct tt_av *v,
     tt_av_free(&parent->u.elems[last->index]);
     parent->u.elems[last->index] = *v;
     memset(v, 0, sizeof(*v));
-  } else if (elems_push(parent, v) != 0) {
-    rc = err_oom(err);
+  } else {
+    struct xappend *na = realloc(q->a, (q->n + 1) * sizeof(*na));
+    if (na == NULL) {
+      rc = err_oom(err);
+    } else {
+      q->a = na;
+      q->a[q->n].path = p;
+      q->a[q->n++].v = *v;
+      memset(v, 0, sizeof(*v));
+    }
   }
   tt_av_free(v);
   return rc;
@@ -349,14 +413,15 @@ done:
 }
 
 /* ADD: numbers are summed, sets are joined; a missing attribute is set. */
-static int apply_add(struct tt_av *root, const struct xaction *act, struct tt_error *err) {
+static int apply_add(struct tt_av *root, const struct xaction *act, struct xappends *q,
+                     struct tt_error *err) {
   const struct tt_av *val = act->value->value;
   struct tt_av *target = walk_mut(root, &act->path, act->path.n);
   struct tt_av tmp;
   if (target == NULL) {
     if (tt_av_clone(&tmp, val) != 0)
       return err_oom(err);
-    return set_path(root, &act->path, &tmp, err);
+    return set_path(root, &act->path, &tmp, q, err);
   }
   if (target->type == TT_AV_N && val->type == TT_AV_N) {
     char sum[TT_NUMBER_TEXT_MAX];
@@ -394,6 +459,11 @@ static int apply_add(struct tt_av *root, const struct xaction *act, struct tt_er
 /* DELETE: removes elements from a set; an emptied set is removed. */
 static int apply_delete(struct tt_av *root, const struct xaction *act, struct tt_error *err) {
   const struct tt_av *val = act->value->value;
+  struct tt_av *parent = walk_mut(root, &act->path, act->path.n - 1);
+  if (parent == NULL || parent->type != (seg_is_index(&act->path.segs[act->path.n - 1])
+                                              ? TT_AV_L
+                                              : TT_AV_M))
+    return err_path(err);
   struct tt_av *target = walk_mut(root, &act->path, act->path.n);
   if (target == NULL)
     return 0;
@@ -436,6 +506,7 @@ int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
                          struct tt_av *new_item, struct tt_error *err) {
   const struct xaction **removes = NULL;
   size_t nremoves = 0;
+  struct xappends q = {0};
   memset(new_item, 0, sizeof(*new_item));
   if (e == NULL || e->kind != TT_EXPR_UPDATE)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not an update expression");
@@ -455,18 +526,21 @@ int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
       continue;
     struct tt_av v;
     if (update_operand(a->value, old_item, &v, err) != 0 ||
-        set_path(new_item, &a->path, &v, err) != 0)
+        set_path(new_item, &a->path, &v, &q, err) != 0)
       goto fail;
   }
   for (size_t i = 0; i < e->nactions; i++) {
     const struct xaction *a = &e->actions[i];
-    if (a->kind == XA_ADD && apply_add(new_item, a, err) != 0)
+    if (a->kind == XA_ADD && apply_add(new_item, a, &q, err) != 0)
       goto fail;
     if (a->kind == XA_DELETE && apply_delete(new_item, a, err) != 0)
       goto fail;
     if (a->kind == XA_REMOVE)
       nremoves++;
   }
+  if (appends_flush(new_item, &q, err) != 0)
+    goto fail;
+  appends_free(&q);
   if (nremoves) {
     removes = malloc(nremoves * sizeof(*removes));
     if (removes == NULL) {
@@ -486,6 +560,7 @@ int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
   return 0;
 fail:
   free(removes);
+  appends_free(&q);
   tt_av_free(new_item);
   memset(new_item, 0, sizeof(*new_item));
   return -1;
@@ -566,7 +641,7 @@ int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
                              struct tt_av *out, struct tt_error *err) {
   bool have;
   memset(out, 0, sizeof(*out));
-  if (e == NULL || e->kind != TT_EXPR_PROJECTION)
+  if (e == NULL || (e->kind != TT_EXPR_PROJECTION && e->kind != TT_EXPR_UPDATE))
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "not a projection expression");
   if (item && proj_copy(&e->proj, item, out, &have) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while projecting");
@@ -729,5 +804,57 @@ bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
   for (size_t i = 0; i < e->npaths; i++)
     if (path_nested(&e->paths[i], name, n))
       return true;
+  for (size_t i = 0; i < e->nactions; i++)
+    if (path_nested(&e->actions[i].path, name, n) ||
+        operand_nested(e->actions[i].value, name, n))
+      return true;
   return cond_nested(e->cond, name, n);
+}
+
+/* Whether a path is just the top-level attribute (name, n). */
+static bool path_is(const struct xpath *p, const char *name, size_t n) {
+  return p->n == 1 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+/* The type an update operand has whatever the item: a value's, N for + and
+ * -, L for list_append, if_not_exists's default's; 0 for a path. */
+static int operand_static_type(const struct xoperand *o) {
+  if (o == NULL)
+    return 0;
+  switch (o->kind) {
+  case XOP_VALUE:
+    return (int)o->value->type;
+  case XOP_PLUS:
+  case XOP_MINUS:
+    return TT_AV_N;
+  case XOP_LIST_APPEND:
+    return TT_AV_L;
+  case XOP_IF_NOT_EXISTS:
+    return operand_static_type(o->b);
+  case XOP_PATH:
+  case XOP_SIZE:
+    break;
+  }
+  return 0;
+}
+
+int tt_expr_update_static_type(const struct tt_expr *e, const char *name) {
+  if (e == NULL || name == NULL || e->kind != TT_EXPR_UPDATE)
+    return 0;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < e->nactions; i++)
+    if (path_is(&e->actions[i].path, name, n))
+      return e->actions[i].kind == XA_REMOVE ? 0 : operand_static_type(e->actions[i].value);
+  return 0;
+}
+
+bool tt_expr_update_sets(const struct tt_expr *e, const char *name) {
+  if (e == NULL || name == NULL || e->kind != TT_EXPR_UPDATE)
+    return false;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < e->nactions; i++)
+    if (e->actions[i].kind == XA_SET && path_is(&e->actions[i].path, name, n))
+      return true;
+  return false;
 }

@@ -104,8 +104,9 @@ int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
 const char *tt_expr_update_target(const struct tt_expr *e, size_t i);
 
 /* Copies the projected parts of `item` (an M) into *out (a new M the caller
- * frees). A list index keeps that element in a shorter list; missing paths
- * are skipped. Borrows e and item. Returns 0 or -1 (out of memory:
+ * frees); for an update expression, the parts its actions' paths name (the
+ * UPDATED_OLD and UPDATED_NEW of DynamoDB). A list index keeps that element
+ * in a shorter list; missing paths are skipped. Borrows e and item. Returns 0 or -1 (out of memory:
  * TT_ERR_INTERNAL; *out zeroed). */
 int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
                              struct tt_av *out, struct tt_error *err);
@@ -145,9 +146,22 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 /* Whether a condition or filter reads top-level attribute `name` anywhere
  * (Query refuses filters on key attributes). */
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name);
-/* Whether a projection's paths or a condition's operands go into the
- * top-level attribute `name` (a map lookup or a list index under it). */
+/* Whether a projection's paths, a condition's operands or an update's
+ * paths and operands go into the top-level attribute `name` (a map lookup
+ * or a list index under it). */
 bool tt_expr_nested_under(const struct tt_expr *e, const char *name);
+
+/* The type an update expression writes to the top-level attribute `name`
+ * as far as its text tells, from the first action whose path is just
+ * `name`: the value's type for a value, ADD and DELETE, N for + and -, L
+ * for list_append, if_not_exists's default's; 0 when a path decides it,
+ * for REMOVE, or when no action writes `name` itself. DynamoDB checks
+ * index key types with it before reading the item. */
+int tt_expr_update_static_type(const struct tt_expr *e, const char *name);
+
+/* Whether a SET action of an update expression writes the whole top-level
+ * attribute `name`. */
+bool tt_expr_update_sets(const struct tt_expr *e, const char *name);
 
 bool tt_expr_is_reserved(const char *word, size_t n);
 

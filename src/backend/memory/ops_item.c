@@ -22,6 +22,67 @@ static int member_null(enum memdb_wr_kind kind, struct tt_backend_error *e) {
                           kind == MEMDB_WR_PUT ? "item" : "key");
 }
 
+/* Calls fn on each index key attribute of t in DynamoDB's order (global
+ * indexes, then the sort keys of local ones) until it returns nonzero. */
+static int each_index_key(const struct memdb_table *t,
+                          int (*fn)(const struct memdb_index *, const struct memdb_keydef *,
+                                    const struct tt_expr *, const struct tt_av *,
+                                    struct tt_backend_error *),
+                          const struct tt_expr *u, const struct tt_av *item,
+                          struct tt_backend_error *e) {
+  for (int global = 1; global >= 0; global--)
+    for (size_t x = 0; x < t->nidx; x++) {
+      const struct memdb_index *ix = &t->idx[x];
+      if (ix->global != (global == 1))
+        continue;
+      if (ix->global && fn(ix, &ix->pk, u, item, e) != 0)
+        return -1;
+      if (ix->sk.name && fn(ix, &ix->sk, u, item, e) != 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int static_type_check(const struct memdb_index *ix, const struct memdb_keydef *k,
+                             const struct tt_expr *u, const struct tt_av *item,
+                             struct tt_backend_error *e) {
+  (void)item;
+  int type = tt_expr_update_static_type(u, k->name);
+  if (type == 0 || type == (int)k->type)
+    return 0;
+  return memdb_validation(e, "One or more parameter values were invalid: Type mismatch for "
+                             "Index Key %s Expected: %s Actual: %s IndexName: %s",
+                          k->name, tt_av_type_name(k->type),
+                          tt_av_type_name((enum tt_av_type)type), ix->name);
+}
+
+/* An update whose text gives an index key attribute a value of another
+ * type is refused before the item is read, as DynamoDB does. */
+static int update_index_types(const struct memdb_table *t, const struct tt_expr *u,
+                              struct tt_backend_error *e) {
+  return each_index_key(t, static_type_check, u, NULL, e);
+}
+
+static int set_type_check(const struct memdb_index *ix, const struct memdb_keydef *k,
+                          const struct tt_expr *u, const struct tt_av *item,
+                          struct tt_backend_error *e) {
+  (void)ix;
+  if (!tt_expr_update_sets(u, k->name))
+    return 0;
+  const struct tt_av *v = tt_av_map_get(item, k->name);
+  if (v == NULL || v->type == k->type)
+    return 0;
+  return memdb_validation(e, "The update expression attempted to update the secondary index "
+                             "key to unsupported type");
+}
+
+/* A SET of an index key attribute whose value, read from the item, has
+ * another type than the index's. */
+static int update_index_sets(const struct memdb_table *t, const struct tt_expr *u,
+                             const struct tt_av *next, struct tt_backend_error *e) {
+  return each_index_key(t, set_type_check, u, next, e);
+}
+
 /* The checks and parsing of a write whose placeholder maps are in w->x. */
 static int wr_setup(struct memdb *m, enum memdb_wr_kind kind, const struct tt_ddb_item_request *r,
                     struct memdb_wr *w, struct tt_backend_error *e) {
@@ -58,6 +119,9 @@ static int wr_setup(struct memdb *m, enum memdb_wr_kind kind, const struct tt_dd
                                  "attribute %s. This attribute is part of the key",
                               a);
   }
+  if (w->update && (update_index_types(w->t, w->update, e) != 0 ||
+                    memdb_key_paths_check(w->t, w->update, e) != 0))
+    return -1;
   return 0;
 }
 
@@ -144,6 +208,8 @@ int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *
       return memdb_oom(e);
     }
     w->has_next = true;
+    if (update_index_sets(w->t, w->update, &w->next, e) != 0)
+      return -1;
     if (memdb_item_check(w->t, &w->next,
                          "Item size to update has exceeded the maximum allowed size", e) != 0)
       return -1;
@@ -169,23 +235,12 @@ int memdb_wr_apply(struct memdb_wr *w, struct tt_backend_error *e) {
   return 0;
 }
 
-/* The attributes of `item` that an update expression wrote (top-level). */
+/* The parts of `item` that an update expression's paths name. */
 static int updated_attrs(const struct tt_expr *u, const struct tt_av *item, struct tt_av *out) {
-  if (tt_av_map(out, 0) != 0)
-    return -1;
-  for (size_t i = 0; u && tt_expr_update_target(u, i); i++) {
-    const char *a = tt_expr_update_target(u, i);
-    const struct tt_av *v = tt_av_map_get(item, a);
-    if (v == NULL || tt_av_map_get(out, a))
-      continue;
-    struct tt_av c;
-    if (tt_av_clone(&c, v) != 0 || tt_av_map_put(out, a, strlen(a), &c) != 0) {
-      tt_av_free(&c);
-      tt_av_free(out);
-      return -1;
-    }
-  }
-  return 0;
+  struct tt_error err;
+  if (u == NULL)
+    return tt_av_map(out, 0);
+  return tt_expr_apply_projection(u, item, out, &err);
 }
 
 /* Builds {"Attributes": ...} (omitted when empty) into *resp. */
