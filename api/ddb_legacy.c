@@ -79,6 +79,25 @@ static bool type_allowed(const char *op, const char *t) {
   return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0;
 }
 
+/* An IN's AttributeValueList has no length limit of its own in DynamoDB,
+ * where an expression's IN takes 100 operands and 4 KB of text: the
+ * rewrite leaves out repeated values (which change nothing), looking back
+ * over the first IN_DISTINCT_MAX distinct ones. Whether list[k] repeats
+ * one of those; else it is noted in kept. */
+#define IN_DISTINCT_MAX 100
+
+static bool in_repeated(json_t *list, size_t *kept, size_t *nkept, size_t k) {
+  json_t *v = json_array_get(list, k);
+  for (size_t i = 0; i < *nkept && i < IN_DISTINCT_MAX; i++)
+    if (json_equal(json_array_get(list, kept[i]), v))
+      return true;
+  if (*nkept <= IN_DISTINCT_MAX)
+    kept[*nkept] = k;
+  if (*nkept < IN_DISTINCT_MAX + 1)
+    (*nkept)++;
+  return false;
+}
+
 static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct tt_buf *out) {
   json_t *opj = json_object_get(c, "ComparisonOperator");
   json_t *list = json_object_get(c, "AttributeValueList");
@@ -179,8 +198,11 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
       rc = value_ph(w, json_array_get(list, 1), out);
   } else { /* IN */
     rc = tt_buf_printf(out, "%s IN (", a);
+    size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
     for (size_t k = 0; k < n && rc >= 0; k++) {
-      if (k)
+      if (in_repeated(list, kept, &nkept, k))
+        continue;
+      if (nkept > 1)
         rc = tt_buf_printf(out, ", ");
       if (rc >= 0)
         rc = value_ph(w, json_array_get(list, k), out);
@@ -394,6 +416,13 @@ static int attribute_updates(struct rw *w, json_t *req) {
   if (rc == 0)
     json_object_del(req, "AttributeUpdates");
   return rc;
+}
+
+const char *tt_ddbw_legacy_message(const char *message) {
+  if (message && strcmp(message, "An operand in the update expression has an incorrect data "
+                                 "type") == 0)
+    return "Type mismatch for attribute to update";
+  return message;
 }
 
 static const char *const legacy_params[] = {"AttributesToGet", "Expected", "KeyConditions",

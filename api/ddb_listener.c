@@ -56,6 +56,7 @@ struct tt_ddb_req {
   char *out; /* answer body, malloc'd */
   size_t out_len;
   bool json_1_0, xml;
+  bool attribute_updates; /* an UpdateItem's update came as AttributeUpdates */
   bool health; /* GET: DynamoDB's health answer */
   bool cors;      /* the request has an Origin header */
   bool preflight; /* ... and is an OPTIONS: CORS's empty answer */
@@ -166,7 +167,8 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
   char buf[160];
   const char *full = tt_ddbw_full_type(e->type, buf, sizeof(buf));
   unsigned status = e->http_status >= 400 && e->http_status < 600 ? e->http_status : 500;
-  answer_error(r, status, full, e->message, e->body);
+  answer_error(r, status, full,
+               r->attribute_updates ? tt_ddbw_legacy_message(e->message) : e->message, e->body);
 }
 
 /* A body sent with chunked transfer encoding: DynamoDB's 413. */
@@ -591,6 +593,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  r->attribute_updates = json_object_get(req.body, "AttributeUpdates") != NULL;
   if (tt_ddbw_check_types(req.op, req.body, &err) != 0 ||
       tt_ddbw_validate(req.op, req.body, &err) != 0 ||
       tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||

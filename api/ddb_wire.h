@@ -132,6 +132,12 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
  * *err. */
 int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
 
+/* The message DynamoDB gives for a backend's `message` when the request's
+ * update came as AttributeUpdates (rewritten by tt_ddbw_legacy): an ADD or
+ * DELETE of a value of another type than the attribute's is "Type mismatch
+ * for attribute to update" there. Other messages are returned as given. */
+const char *tt_ddbw_legacy_message(const char *message);
+
 /* DynamoDB's full __type for a backend's short error type:
  * com.amazon.coral.validate#ValidationException,
  * com.amazon.coral.service#SerializationException, ...,

@@ -57,7 +57,17 @@ static const struct tt_av *cond_operand(const struct xoperand *o, const struct t
   default:
     return NULL;
   }
-  int n = snprintf(ov->num, sizeof(ov->num), "%zu", v->len);
+  size_t len = v->len;
+  if (v->type == TT_AV_S) {
+    /* A string's size is its length in UTF-16 code units, as DynamoDB
+     * counts it ("abÿ" is 3), not in bytes: a character of 2 or 3 bytes
+     * is one unit, one of 4 bytes two. */
+    const unsigned char *c = (const unsigned char *)v->u.bytes;
+    len = 0;
+    for (size_t i = 0; i < v->len; i++)
+      len += (c[i] & 0xC0) != 0x80 ? (c[i] >= 0xF0 ? 2 : 1) : 0;
+  }
+  int n = snprintf(ov->num, sizeof(ov->num), "%zu", len);
   ov->tmp.type = TT_AV_N;
   ov->tmp.len = (size_t)n;
   ov->tmp.u.bytes = ov->num; /* not owned: never passed to tt_av_free */
