@@ -807,7 +807,7 @@ int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *e
 /* ---- member constraints ------------------------------------------------ */
 
 struct vctx {
-  char msg[2048];
+  char msg[8192]; /* a list of 100 keys or 25 writes fits whole */
   int errors;
 };
 
@@ -853,7 +853,7 @@ static void lower_first(const char *s, char *out, size_t n) {
 }
 
 static void violation(struct vctx *c, const json_t *data, const char *path, const char *what) {
-  char value[600];
+  char value[8000];
   value_str(data, value, sizeof(value) - 2);
   size_t len = strlen(c->msg);
   bool null = data == NULL || json_is_null(data);

@@ -18,7 +18,7 @@
  * its message ("" for none: the body then has no "message") and status. */
 struct tt_ddbw_error {
   const char *type;
-  char message[2304];
+  char message[8448];
   unsigned status;
 };
 

@@ -394,7 +394,7 @@ START_TEST(key_must_match_schema) {
           "The provided key element does not match the schema");
   fx_fail(&f, TT_DDB_GET_ITEM, "{'TableName':'cmp','Key':{'pk':{'S':''},'sk':{'N':'1'}}}",
           "ValidationException",
-          "One or more parameter values are not valid. The AttributeValue for a key attribute "
+          "One or more parameter values were invalid: The AttributeValue for a key attribute "
           "cannot contain an empty string value. Key: pk");
   fx_teardown(&f);
 }

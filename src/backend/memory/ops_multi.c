@@ -93,15 +93,12 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
       goto done;
     if (memdb_get_bool(spec, "ConsistentRead", false, &bt->consistent, e) != 0)
       goto done;
-    if ((bt->t = memdb_table_get(m, name)) == NULL) {
-      memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
-      goto done;
-    }
     size_t n = json_array_size(keys);
     if ((bt->keys = calloc(n, sizeof(*bt->keys))) == NULL ||
         (bt->pks = calloc(n, sizeof(*bt->pks))) == NULL ||
         (bt->sks = calloc(n, sizeof(*bt->sks))) == NULL)
       goto oom;
+    /* Repeated keys are refused before the table is looked up. */
     for (size_t i = 0; i < n; i++) {
       struct tt_error err;
       bt->keys[i].type = TT_AV_NULL;
@@ -110,6 +107,17 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
         memdb_fail_tt(e, &err);
         goto done;
       }
+      for (size_t k = 0; k < i; k++)
+        if (tt_av_equal(&bt->keys[k], &bt->keys[i])) {
+          memdb_validation(e, "Provided list of item keys contains duplicates");
+          goto done;
+        }
+    }
+    if ((bt->t = memdb_table_get(m, name)) == NULL) {
+      memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
+      goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
       if (memdb_key_check(bt->t, &bt->keys[i], &bt->pks[i], &bt->sks[i], e) != 0)
         goto done;
       for (size_t k = 0; k < i; k++)

@@ -301,10 +301,14 @@ void memdb_exprs_free(struct memdb_exprs *x) {
 
 /* ---- keys ---- */
 
-static int empty_key(struct tt_backend_error *e, const struct tt_av *v, const char *name) {
+/* An empty S or B key value: DynamoDB words it "are not valid." in an
+ * Item and "were invalid:" in a Key parameter. */
+static int empty_key(struct tt_backend_error *e, const struct tt_av *v, const char *name,
+                     bool in_key) {
   return memdb_validation(e,
-                          "One or more parameter values are not valid. The AttributeValue for "
-                          "a key attribute cannot contain an empty %s value. Key: %s",
+                          "One or more parameter values %s The AttributeValue for a key "
+                          "attribute cannot contain an empty %s value. Key: %s",
+                          in_key ? "were invalid:" : "are not valid.",
                           v->type == TT_AV_B ? "binary" : "string", name);
 }
 
@@ -317,9 +321,9 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
       (t->sk.name && (b == NULL || b->type != t->sk.type)))
     return memdb_validation(e, "The provided key element does not match the schema");
   if (a->len == 0 && a->type != TT_AV_N)
-    return empty_key(e, a, t->pk.name);
+    return empty_key(e, a, t->pk.name, true);
   if (b && b->len == 0 && b->type != TT_AV_N)
-    return empty_key(e, b, t->sk.name);
+    return empty_key(e, b, t->sk.name, true);
   if (memdb_limit_key_value(a, true, e) != 0 || (b && memdb_limit_key_value(b, false, e) != 0))
     return -1;
   *pk = memdb_kv_of(a);
@@ -366,7 +370,7 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                               defs[i]->name, tt_av_type_name(defs[i]->type),
                               tt_av_type_name(v->type));
     if (v->len == 0 && v->type != TT_AV_N)
-      return empty_key(e, v, defs[i]->name);
+      return empty_key(e, v, defs[i]->name, false);
     if (memdb_limit_key_value(v, i == 0, e) != 0)
       return -1;
   }
