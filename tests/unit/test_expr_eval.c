@@ -349,6 +349,67 @@ START_TEST(test_update_errors) {
 }
 END_TEST
 
+/* DynamoDB's answers recorded by dynalite's suite: elements set past the
+ * end of a list are appended in the order of their indexes; UPDATED_NEW
+ * names the written paths; size counts a string's characters. */
+START_TEST(test_update_against_items) {
+  const char *before = "{\"b\": {\"M\": {\"a\": {\"N\": \"1\"}, \"b\": {\"N\": \"2\"}, \"c\": {\"N\": "
+                       "\"3\"}}}, \"c\": {\"L\": [{\"N\": \"1\"}, {\"N\": \"3\"}]}}";
+  const char *text = "set b.c=((c[1])+(b.a)),b.a = :k,c[1] = :k, c[4] = b.a - b.b, c[2] = b.c "
+                     "add c[8] :b, c[6] :a";
+  const char *vals = "{\":a\": {\"N\": \"2\"}, \":b\": {\"SS\": [\"a\"]}, \":k\": {\"S\": \"k\"}}";
+  check_update(before, text, NULL, vals,
+               "{\"b\": {\"M\": {\"a\": {\"S\": \"k\"}, \"b\": {\"N\": \"2\"}, \"c\": {\"N\": "
+               "\"4\"}}}, \"c\": {\"L\": [{\"N\": \"1\"}, {\"S\": \"k\"}, {\"N\": \"3\"}, {\"N\": "
+               "\"-1\"}, {\"N\": \"2\"}, {\"SS\": [\"a\"]}]}}");
+  struct tt_av old = item_of(before), v = item_of(vals), out, attrs;
+  struct tt_expr *e;
+  struct tt_error err;
+  ck_assert_int_eq(tt_expr_parse_update(text, NULL, &v, &e, &err), 0);
+  ck_assert_int_eq(tt_expr_apply_update(e, &old, &out, &err), 0);
+  ck_assert_int_eq(tt_expr_apply_projection(e, &out, &attrs, &err), 0);
+  struct tt_av want = item_of("{\"b\": {\"M\": {\"a\": {\"S\": \"k\"}, \"c\": {\"N\": \"4\"}}}, "
+                              "\"c\": {\"L\": [{\"S\": \"k\"}, {\"N\": \"3\"}, {\"N\": \"2\"}]}}");
+  char *got_text = wire_of(&attrs), *want_text = wire_of(&want);
+  ck_assert_str_eq(got_text, want_text);
+  free(got_text);
+  free(want_text);
+  /* What the text tells of the written types, and nested paths. */
+  ck_assert_int_eq(tt_expr_update_static_type(e, "b"), 0);
+  ck_assert(tt_expr_nested_under(e, "c"));
+  ck_assert(!tt_expr_update_sets(e, "c"));
+  tt_expr_free(e);
+  ck_assert_int_eq(tt_expr_parse_update("set x = :a + y, z = if_not_exists(q, :k) remove w "
+                                        "add s :b",
+                                        NULL, &v, &e, &err),
+                   0);
+  ck_assert_int_eq(tt_expr_update_static_type(e, "x"), TT_AV_N);
+  ck_assert_int_eq(tt_expr_update_static_type(e, "z"), TT_AV_S);
+  ck_assert_int_eq(tt_expr_update_static_type(e, "w"), 0);
+  ck_assert_int_eq(tt_expr_update_static_type(e, "s"), TT_AV_SS);
+  ck_assert(tt_expr_update_sets(e, "x") && !tt_expr_update_sets(e, "s"));
+  ck_assert(!tt_expr_nested_under(e, "x"));
+  tt_expr_free(e);
+  tt_av_free(&want);
+  tt_av_free(&attrs);
+  tt_av_free(&out);
+  tt_av_free(&old);
+  tt_av_free(&v);
+  /* A DELETE under a missing or scalar attribute names a bad path. */
+  check_update_error("{\"b\": {\"S\": \"x\"}}", "DELETE b.a :s", "{\":s\": {\"SS\": [\"x\"]}}",
+                     "The document path provided in the update expression is invalid for update");
+  check_update_error("{\"b\": {\"S\": \"x\"}}", "DELETE y[1] :s", "{\":s\": {\"SS\": [\"x\"]}}",
+                     "The document path provided in the update expression is invalid for update");
+  /* size: characters, not bytes ("ab" then U+00FF; U+1F600 is two units). */
+  struct tt_av item = item_of("{\"s\": {\"S\": \"ab\xc3\xbf\"}, \"e\": {\"S\": \"\xf0\x9f\x98\x80\"}}");
+  struct tt_av three = item_of("{\":n\": {\"N\": \"3\"}, \":t\": {\"N\": \"2\"}}");
+  ck_assert(cond("size(s) = :n", &item, NULL, &three));
+  ck_assert(cond("size(e) = :t", &item, NULL, &three));
+  tt_av_free(&item);
+  tt_av_free(&three);
+}
+END_TEST
+
 static void check_projection(const char *item_json, const char *text, const char *after) {
   struct tt_av item = item_of(item_json), out, want = item_of(after);
   struct tt_expr *e;
@@ -390,6 +451,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_precedence);
   tcase_add_test(tc, test_guide_updates);
   tcase_add_test(tc, test_update_errors);
+  tcase_add_test(tc, test_update_against_items);
   tcase_add_test(tc, test_projections);
   suite_add_tcase(s, tc);
   return s;

@@ -400,6 +400,51 @@ START_TEST(key_must_match_schema) {
 }
 END_TEST
 
+/* UpdateItem and the table's index keys, as DynamoDB checks them: the
+ * types the expression's text gives before the item is read, nested paths
+ * into key attributes, then the types a SET copies from the item. */
+START_TEST(update_checks_index_keys) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, FULL_TABLE);
+  fx_fail(&f, TT_DDB_UPDATE_ITEM,
+          "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+          "'SET x.y = pk ADD g :n','ExpressionAttributeValues':{':n':{'N':'1'}}}",
+          "ValidationException",
+          "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
+          "Actual: N IndexName: gsi");
+  fx_fail(&f, TT_DDB_UPDATE_ITEM,
+          "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+          "'SET l = x + :n','ExpressionAttributeValues':{':n':{'N':'1'}}}",
+          "ValidationException",
+          "One or more parameter values were invalid: Type mismatch for Index Key l Expected: S "
+          "Actual: N IndexName: lsi");
+  fx_fail(&f, TT_DDB_UPDATE_ITEM,
+          "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+          "'SET x = g[1]'}",
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: IndexKey: g");
+  fx_fail(&f, TT_DDB_UPDATE_ITEM,
+          "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+          "'SET x = pk.y'}",
+          "ValidationException",
+          "Key attributes must be scalars; list random access '[]' and map lookup '.' are not "
+          "allowed: Key: pk");
+  fx_put_in(&f, "full", "{'pk':{'S':'a'},'sk':{'N':'1'},'n':{'N':'5'},'s':{'S':'v'}}");
+  fx_fail(&f, TT_DDB_UPDATE_ITEM,
+          "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},'UpdateExpression':"
+          "'SET g = n'}",
+          "ValidationException",
+          "The update expression attempted to update the secondary index key to unsupported "
+          "type");
+  json_decref(fx_ok(&f, TT_DDB_UPDATE_ITEM,
+                    "{'TableName':'full','Key':{'pk':{'S':'a'},'sk':{'N':'1'}},"
+                    "'UpdateExpression':'SET g = s'}"));
+  fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(put_validates_keys_and_size) {
   struct fx f;
   fx_setup(&f, NULL);
@@ -664,6 +709,7 @@ int main(void) {
   tcase_add_test(tc, put_get_roundtrip_and_projection);
   tcase_add_test(tc, key_must_match_schema);
   tcase_add_test(tc, put_validates_keys_and_size);
+  tcase_add_test(tc, update_checks_index_keys);
   tcase_add_test(tc, condition_failed_with_all_old);
   tcase_add_test(tc, return_values);
   tcase_add_test(tc, update_upserts_and_protects_keys);

@@ -56,6 +56,12 @@ START_TEST(batch_get_rules_and_responses) {
   free(req);
   fx_fail(&f, TT_DDB_BATCH_GET_ITEM, "{'RequestItems':{'nope':{'Keys':[{'pk':{'S':'a'}}]}}}",
           "ResourceNotFoundException", "Requested resource not found");
+  /* Repeated keys are refused before the table is looked up; the order of
+   * a key's attributes does not matter. */
+  fx_fail(&f, TT_DDB_BATCH_GET_ITEM,
+          "{'RequestItems':{'nope':{'Keys':[{'a':{'S':'x'},'b':{'N':'1'}},"
+          "{'b':{'N':'1.0'},'a':{'S':'x'}}]}}}",
+          "ValidationException", "Provided list of item keys contains duplicates");
   fx_fail(&f, TT_DDB_BATCH_GET_ITEM, "{'RequestItems':{'tbl':{'Keys':[{'id':{'S':'a'}}]}}}",
           "ValidationException", "The provided key element does not match the schema");
   fx_teardown(&f);
