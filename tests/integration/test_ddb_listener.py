@@ -483,6 +483,28 @@ def test_legacy_parameters_become_expressions(ddb):
         ddb.delete_item(TableName="ddbl_legacy", Key=key,
                         Expected={"v": {"ComparisonOperator": "EQ"}})
     assert "Value or AttributeValueList must be used" in e.value.response["Error"]["Message"]
+    # An ADD or DELETE of another type than the attribute's is worded as
+    # DynamoDB words it for AttributeUpdates, not as for an expression.
+    with pytest.raises(ClientError) as e:
+        ddb.update_item(TableName="ddbl_legacy", Key=key,
+                        AttributeUpdates={"v": {"Action": "ADD", "Value": {"NS": ["1"]}}})
+    assert e.value.response["Error"]["Message"] == "Type mismatch for attribute to update"
+    with pytest.raises(ClientError) as e:
+        ddb.update_item(TableName="ddbl_legacy", Key=key, UpdateExpression="ADD v :s",
+                        ExpressionAttributeValues={":s": {"NS": ["1"]}})
+    assert e.value.response["Error"]["Message"] == (
+        "An operand in the update expression has an incorrect data type")
+    # A legacy IN has no operand limit of its own: repeated values are fine.
+    s = ddb.scan(TableName="ddbl_legacy", ScanFilter={
+        "v": {"ComparisonOperator": "IN", "AttributeValueList": [{"N": "3"}] * 27500}})
+    assert s["Count"] == 1
+    # A member-constraint message shows the whole value of a long list.
+    writes = [{"PutRequest": {"Item": {"pk": {"S": str(i)}, "sk": {"N": "1"}}}}
+              for i in range(26)]
+    with pytest.raises(ClientError) as e:
+        ddb.batch_write_item(RequestItems={"ddbl_legacy": writes})
+    msg = e.value.response["Error"]["Message"]
+    assert '{"PutRequest":{"Item":{"pk":{"S":"25"},"sk":{"N":"1"}}}}]}\' at \'requestItems\'' in msg
 
 
 def test_verify_mode_refuses_unsigned_and_stale(fresh_daemon):
