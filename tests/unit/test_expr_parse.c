@@ -210,7 +210,8 @@ START_TEST(test_function_errors) {
                "Invalid ConditionExpression: The function is not allowed to be used this way in "
                "an expression; function: size");
   expect_error(TT_EXPR_CONDITION, "attribute_exists(a) = :v", NULL, &vals,
-               "Invalid ConditionExpression: Syntax error; token: \"=\", near: \") = :v\"");
+               "Invalid ConditionExpression: The function is not allowed to be used this way in "
+               "an expression; function: attribute_exists");
   expect_error(TT_EXPR_CONDITION, "a = attribute_exists(b)", NULL, &vals,
                "Invalid ConditionExpression: The function is not allowed to be used this way in "
                "an expression; function: attribute_exists");
