@@ -70,7 +70,7 @@ struct tt_ddb_req {
    * BETWEEN or attribute_type (see echo_values), and whether the
    * conditions came as legacy parameters. */
   json_t *values;
-  bool legacy;
+  bool legacy, query_filter;
   struct tt_ddb_req *prev, *next;   /* the listener's running requests */
   struct tt_ddb_req *aprev, *anext; /* every live request context */
 };
@@ -189,18 +189,22 @@ static bool echo_operand(const struct tt_ddb_req *r, const char **s, struct tt_b
  * placeholders instead, as its messages also reach the REST API. The
  * listener, which logs no message (only its type), puts the values back
  * into the answer; a BETWEEN from legacy parameters gets DynamoDB's legacy
- * message. Returns a malloc'd message, or NULL to keep msg. */
+ * message, a key attribute in a QueryFilter names the QueryFilter. Returns a malloc'd message, or NULL to keep msg. */
 static char *echo_values(const struct tt_ddb_req *r, const char *msg) {
   static const char lower[] = "lower bound operand: ", upper[] = ", upper bound operand: ";
   static const char type[] = "Invalid attribute type name found; type: ";
   static const char types[] = ", valid types: { B; NULL; SS; BOOL; L; BS; N; NS; S; M }";
   if (r->values == NULL && !r->legacy)
     return NULL;
+  static const char filter_keys[] = "Filter Expression can only contain non-primary key";
   const char *lo = strstr(msg, lower), *ty = strstr(msg, type);
   struct tt_buf out;
   tt_buf_init(&out, 0);
   bool ok = false;
-  if (lo != NULL && strstr(msg, "The BETWEEN operator requires ") != NULL) {
+  if (r->query_filter && strncmp(msg, filter_keys, sizeof(filter_keys) - 1) == 0) {
+    /* The legacy QueryFilter names itself. */
+    ok = tt_buf_printf(&out, "QueryFilter%s", msg + strlen("Filter Expression")) == 0;
+  } else if (lo != NULL && strstr(msg, "The BETWEEN operator requires ") != NULL) {
     const char *s = lo + sizeof(lower) - 1;
     if (r->legacy && strstr(msg, "upper bound to be greater") != NULL) {
       ok = tt_buf_printf(&out, "The BETWEEN condition was provided a range where the lower bound "
@@ -456,6 +460,7 @@ static int keep_values(struct tt_ddb_req *r, const json_t *body) {
   for (size_t i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
     if (json_object_get(body, legacy[i]) != NULL)
       r->legacy = want = true;
+  r->query_filter = json_object_get(body, "QueryFilter") != NULL;
   for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]) && !want; i++) {
     const char *t = json_string_value(json_object_get(body, exprs[i]));
     want = t && (strcasestr(t, "between") != NULL || strstr(t, "attribute_type") != NULL);
