@@ -817,8 +817,7 @@ static int parse_call(struct parser *p, struct call *c) {
   if (expect(p, T_RP) != 0)
     return -1;
   p->nesting--;
-  if (n > sizeof(tmp) / sizeof(tmp[0]))
-    n = sizeof(tmp) / sizeof(tmp[0]) + 1; /* only counted */
+  /* Operands past tmp's size are only counted (a wrong number anyway). */
   size_t keep = n < sizeof(tmp) / sizeof(tmp[0]) ? n : sizeof(tmp) / sizeof(tmp[0]);
   c->args = alloc(p, keep * sizeof(*c->args));
   if (c->args == NULL)

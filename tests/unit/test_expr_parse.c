@@ -466,6 +466,9 @@ START_TEST(test_error_precedence) {
   expect_error(TT_EXPR_CONDITION, "a BETWEEN :n AND :s", NULL, &vals,
                "Invalid ConditionExpression: The BETWEEN operator requires same data type for "
                "lower and upper bounds; lower bound operand: :n, upper bound operand: :s");
+  expect_error(TT_EXPR_FILTER, "contains(a, b, c, d, e, f, g, h, i, j)", NULL, &vals,
+               "Invalid FilterExpression: Incorrect number of operands for operator or "
+               "function; operator or function: contains, number of operands: 10");
   /* Update expressions: reserved words, unknown functions, sections,
    * undefined names, undefined values, overlaps, conflicts, ADD/DELETE
    * operands, then functions. */
