@@ -67,6 +67,11 @@ struct tt_ddb_req {
   struct tt_ddb_item_request item;
   struct tt_av key;
   json_t *body;
+  /* A copy of ExpressionAttributeValues when an expression may fail on a
+   * BETWEEN or attribute_type (see echo_values), and whether the
+   * conditions came as legacy parameters. */
+  json_t *values;
+  bool legacy, query_filter;
   struct tt_ddb_req *prev, *next;   /* the listener's running requests */
   struct tt_ddb_req *aprev, *anext; /* every live request context */
 };
@@ -155,6 +160,81 @@ static void answer_error(struct tt_ddb_req *r, unsigned status, const char *full
   answer_json(r, status, tt_ddbw_error_body(full_type, message, extra));
 }
 
+/* "AttributeValue: {T:v}" for the placeholder at *s (up to a ',' or the
+ * end), as DynamoDB prints an operand; false unless it names a string,
+ * number or binary of r->values. */
+static bool echo_operand(const struct tt_ddb_req *r, const char **s, struct tt_buf *out) {
+  size_t n = strcspn(*s, ",");
+  char ph[64];
+  if (n == 0 || n >= sizeof(ph))
+    return false;
+  memcpy(ph, *s, n);
+  ph[n] = '\0';
+  *s += n;
+  const json_t *av = json_object_get(r->values, ph);
+  const char *t;
+  json_t *v;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false;
+  json_object_foreach((json_t *)av, t, v) {
+    if ((strcmp(t, "S") != 0 && strcmp(t, "N") != 0 && strcmp(t, "B") != 0) ||
+        !json_is_string(v))
+      return false;
+    return tt_buf_printf(out, "AttributeValue: {%s:%s}", t, json_string_value(v)) == 0;
+  }
+  return false;
+}
+
+/* DynamoDB prints the values of a BETWEEN's bounds and of attribute_type's
+ * type name in its messages; the expression parser names their
+ * placeholders instead, as its messages also reach the REST API. The
+ * listener, which logs no message (only its type), puts the values back
+ * into the answer; a BETWEEN from legacy parameters gets DynamoDB's legacy
+ * message, a key attribute in a QueryFilter names the QueryFilter. Returns a malloc'd message, or NULL to keep msg. */
+static char *echo_values(const struct tt_ddb_req *r, const char *msg) {
+  static const char lower[] = "lower bound operand: ", upper[] = ", upper bound operand: ";
+  static const char type[] = "Invalid attribute type name found; type: ";
+  static const char types[] = ", valid types: { B; NULL; SS; BOOL; L; BS; N; NS; S; M }";
+  if (r->values == NULL && !r->legacy)
+    return NULL;
+  static const char filter_keys[] = "Filter Expression can only contain non-primary key";
+  const char *lo = strstr(msg, lower), *ty = strstr(msg, type);
+  struct tt_buf out;
+  tt_buf_init(&out, 0);
+  bool ok = false;
+  if (r->query_filter && strncmp(msg, filter_keys, sizeof(filter_keys) - 1) == 0) {
+    /* The legacy QueryFilter names itself. */
+    ok = tt_buf_printf(&out, "QueryFilter%s", msg + strlen("Filter Expression")) == 0;
+  } else if (lo != NULL && strstr(msg, "The BETWEEN operator requires ") != NULL) {
+    const char *s = lo + sizeof(lower) - 1;
+    if (r->legacy && strstr(msg, "upper bound to be greater") != NULL) {
+      ok = tt_buf_printf(&out, "The BETWEEN condition was provided a range where the lower bound "
+                               "is greater than the upper bound") == 0;
+    } else {
+      ok = tt_buf_append(&out, msg, (size_t)(s - msg)) == 0 && echo_operand(r, &s, &out) &&
+           strncmp(s, upper, sizeof(upper) - 1) == 0 &&
+           tt_buf_append(&out, upper, sizeof(upper) - 1) == 0 &&
+           (s += sizeof(upper) - 1, echo_operand(r, &s, &out)) && *s == '\0';
+    }
+  } else if (ty != NULL) {
+    const char *s = ty + sizeof(type) - 1;
+    size_t n = strcspn(s, ",");
+    char ph[64];
+    const json_t *str = NULL;
+    if (n > 0 && n < sizeof(ph) && strcmp(s + n, types) == 0) {
+      memcpy(ph, s, n);
+      ph[n] = '\0';
+      str = json_object_get(json_object_get(r->values, ph), "S");
+    }
+    ok = json_is_string(str) && tt_buf_append(&out, msg, (size_t)(s - msg)) == 0 &&
+         tt_buf_printf(&out, "%s, valid types: {B,NULL,SS,BOOL,L,BS,N,NS,S,M}",
+                       json_string_value(str)) == 0;
+  }
+  char *res = ok && tt_buf_append(&out, "", 1) == 0 ? tt_buf_steal(&out, NULL) : NULL;
+  tt_buf_free(&out);
+  return res;
+}
+
 static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_error *e) {
   if (strcmp(e->type, "RequestCanceled") == 0 || e->type[0] == '\0') {
     if (r->deadline_hit)
@@ -167,8 +247,10 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
   char buf[160];
   const char *full = tt_ddbw_full_type(e->type, buf, sizeof(buf));
   unsigned status = e->http_status >= 400 && e->http_status < 600 ? e->http_status : 500;
-  answer_error(r, status, full,
-               r->attribute_updates ? tt_ddbw_legacy_message(e->message) : e->message, e->body);
+  const char *msg = r->attribute_updates ? tt_ddbw_legacy_message(e->message) : e->message;
+  char *echoed = status == 400 ? echo_values(r, msg) : NULL;
+  answer_error(r, status, full, echoed ? echoed : msg, e->body);
+  free(echoed);
 }
 
 /* A body sent with chunked transfer encoding: DynamoDB's 413. */
@@ -369,6 +451,28 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
   return 0;
 }
 
+/* Keeps what echo_values needs when the request has a condition that can
+ * fail on a BETWEEN or attribute_type (a copy: the backend reads the body
+ * meanwhile). Runs before the legacy parameters are rewritten. */
+static int keep_values(struct tt_ddb_req *r, const json_t *body) {
+  static const char *const legacy[] = {"Expected", "KeyConditions", "QueryFilter", "ScanFilter"};
+  static const char *const exprs[] = {"ConditionExpression", "FilterExpression",
+                                      "KeyConditionExpression"};
+  bool want = false;
+  for (size_t i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
+    if (json_object_get(body, legacy[i]) != NULL)
+      r->legacy = want = true;
+  r->query_filter = json_object_get(body, "QueryFilter") != NULL;
+  for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]) && !want; i++) {
+    const char *t = json_string_value(json_object_get(body, exprs[i]));
+    want = t && (strcasestr(t, "between") != NULL || strstr(t, "attribute_type") != NULL);
+  }
+  const json_t *values = json_object_get(body, "ExpressionAttributeValues");
+  if (want && r->values == NULL && json_is_object(values))
+    r->values = json_deep_copy(values);
+  return 0;
+}
+
 /* ---- the request's call ------------------------------------------------- */
 
 static void req_free(struct tt_ddb_req *r) {
@@ -381,6 +485,7 @@ static void req_free(struct tt_ddb_req *r) {
     r->anext->aprev = r->aprev;
   tt_av_free(&r->key);
   json_decref(r->body);
+  json_decref(r->values);
   tt_buf_free(&r->body_buf);
   free(r->out);
   free(r);
@@ -601,7 +706,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
       tt_ddbw_check_read(req.op, req.body, &err) != 0 ||
-      tt_ddbw_legacy(req.op, req.body, &err) != 0) {
+      keep_values(r, req.body) != 0 || tt_ddbw_legacy(req.op, req.body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
     json_decref(req.body);
     return;

@@ -45,9 +45,34 @@ struct token {
   size_t off, len;
 };
 
+/* The categories of error DynamoDB reports after parsing the whole text
+ * (a syntax error anywhere wins over all of them). Each keeps the first
+ * error found in it; which category is reported depends on the kind of
+ * expression (see report_order). */
+enum cat {
+  K_PARENS = 0, /* redundant parentheses */
+  K_FUNC_NAME,  /* unknown function, or one not allowed in this kind */
+  K_MISUSED,    /* a function used where it cannot be */
+  K_RESERVED,   /* reserved word as an attribute name */
+  K_SECTION,    /* an update section used twice */
+  K_NAME,       /* undefined #name (in a condition: or :value) */
+  K_VALUE,      /* undefined :value in an update expression */
+  K_OVERLAP,    /* two paths overlap */
+  K_CONFLICT,   /* two paths conflict */
+  K_OPERAND,    /* ADD / DELETE operand type */
+  K_COUNT,      /* number of operands of a condition function */
+  K_DISTINCT,   /* non-distinct operands */
+  K_FUNCTION,   /* operand types and kinds of operators and functions */
+  K_SIZE_PATH,  /* size() of something else than a path */
+  K_CONDITION,  /* condition: the first of NAME, COUNT, DISTINCT, FUNCTION
+                 * present when the first comparison or function is read */
+  K_NCAT
+};
+
 struct parser {
   const char *text;
   struct token *toks;
+  size_t *match; /* per token: the index of the matching ')' of a '(' */
   size_t ntok, pos;
   struct tt_expr *e;
   const char *prefix; /* "Invalid ConditionExpression: " */
@@ -55,30 +80,53 @@ struct parser {
   struct tt_error *err;
   int operators;
   int nesting;
-  /* DynamoDB reports a syntax error before anything else, and then one
-   * error by category: redundant parentheses, unknown function, misused
-   * function, reserved word, undefined placeholder, then the rest. The
-   * categories found while parsing are kept here (the first of the best
-   * rank) and reported once the text has parsed. */
-  int pend_rank;
-  char pend[256];
+  unsigned cats; /* bit per enum cat found so far */
+  char msgs[K_NCAT][200];
 };
 
-/* Ranks of the categories (lower is reported first). In a condition the
- * undefined placeholders and non-distinct operands share one rank: the
- * first found is reported. An update expression reports reserved words
- * before unknown functions, and undefined names before undefined values. */
-enum {
-  R_SYNTAX = 0,
-  R_PARENS = 10,
-  R_FUNC_NAME = 20,
-  R_RESERVED = 40,
-  R_UPDATE_FUNC_NAME = 45,
-  R_PLACEHOLDER = 50,
-  R_DISTINCT = 50,
-  R_UPDATE_VALUE = 52,
-  R_OTHER = 90
-};
+#define NO_MATCH SIZE_MAX
+
+static bool is_update(struct parser *p) { return p->e->kind == TT_EXPR_UPDATE; }
+
+static bool is_cond_kind(enum tt_expr_kind k) {
+  return k == TT_EXPR_CONDITION || k == TT_EXPR_FILTER || k == TT_EXPR_KEY_CONDITION;
+}
+
+/* The order in which categories are reported, per kind of expression; the
+ * categories a kind does not list come after, in enum order. */
+static const enum cat *report_order(enum tt_expr_kind k, size_t *n) {
+  static const enum cat cond[] = {K_PARENS, K_FUNC_NAME, K_MISUSED,  K_RESERVED,
+                                  K_CONDITION, K_NAME,   K_COUNT,    K_DISTINCT,
+                                  K_FUNCTION,  K_SIZE_PATH};
+  static const enum cat upd[] = {K_RESERVED, K_FUNC_NAME, K_SECTION, K_NAME,     K_VALUE,
+                                 K_OVERLAP,  K_CONFLICT,  K_OPERAND, K_FUNCTION, K_SIZE_PATH};
+  static const enum cat proj[] = {K_RESERVED, K_NAME, K_OVERLAP, K_CONFLICT};
+  if (k == TT_EXPR_UPDATE) {
+    *n = sizeof(upd) / sizeof(upd[0]);
+    return upd;
+  }
+  if (k == TT_EXPR_PROJECTION) {
+    *n = sizeof(proj) / sizeof(proj[0]);
+    return proj;
+  }
+  *n = sizeof(cond) / sizeof(cond[0]);
+  return cond;
+}
+
+/* The message of the category to report, or NULL when none was found. */
+static const char *pending(const struct parser *p) {
+  if (p->cats == 0)
+    return NULL;
+  size_t n;
+  const enum cat *order = report_order(p->e ? p->e->kind : TT_EXPR_CONDITION, &n);
+  for (size_t i = 0; i < n; i++)
+    if (p->cats & (1u << order[i]))
+      return p->msgs[order[i]];
+  for (int c = 0; c < K_NCAT; c++)
+    if (p->cats & (1u << c))
+      return p->msgs[c];
+  return NULL;
+}
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -96,21 +144,22 @@ static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap)
+/* An error that stops the parse (limits, syntax): a syntax error is
+ * reported as is, anything else loses to a category already found. */
+static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
-static int vfail_rank(struct parser *p, int rank, const char *fmt, va_list ap) {
+static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap) {
   char msg[256];
   vsnprintf(msg, sizeof(msg), fmt, ap);
-  if (p->pend_rank != 0 && p->pend_rank < rank)
-    return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, p->pend);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, msg);
+  const char *pend = syntax ? NULL : pending(p);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, pend ? pend : msg);
 }
 
 static int fail(struct parser *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int rc = vfail_rank(p, R_OTHER, fmt, ap);
+  int rc = vfail(p, false, fmt, ap);
   va_end(ap);
   return rc;
 }
@@ -121,23 +170,37 @@ static int fail_syntax(struct parser *p, const char *fmt, ...)
 static int fail_syntax(struct parser *p, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int rc = vfail_rank(p, R_SYNTAX, fmt, ap);
+  int rc = vfail(p, true, fmt, ap);
   va_end(ap);
   return rc;
 }
 
-/* Keeps an error of a category for the end of the parse (see pend). */
-static void defer(struct parser *p, int rank, const char *fmt, ...)
+/* Keeps the first error of a category for the end of the parse. */
+static void defer(struct parser *p, enum cat c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void defer(struct parser *p, int rank, const char *fmt, ...) {
-  if (p->pend_rank != 0 && p->pend_rank <= rank)
+static void defer(struct parser *p, enum cat c, const char *fmt, ...) {
+  if (p->cats & (1u << c))
     return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(p->pend, sizeof(p->pend), fmt, ap);
+  vsnprintf(p->msgs[c], sizeof(p->msgs[c]), fmt, ap);
   va_end(ap);
-  p->pend_rank = rank;
+  p->cats |= 1u << c;
+}
+
+/* At the end of a comparison or function condition: the first one read
+ * with an error of these categories fixes the one a condition reports. */
+static void snap_condition(struct parser *p) {
+  static const enum cat order[] = {K_NAME, K_COUNT, K_DISTINCT, K_FUNCTION};
+  if (p->cats & (1u << K_CONDITION))
+    return;
+  for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+    if (p->cats & (1u << order[i])) {
+      memcpy(p->msgs[K_CONDITION], p->msgs[order[i]], sizeof(p->msgs[0]));
+      p->cats |= 1u << K_CONDITION;
+      return;
+    }
 }
 
 static int fail_oom(struct parser *p) {
@@ -266,6 +329,26 @@ static int tokenize(struct parser *p) {
   }
 }
 
+/* Pairs each '(' with its ')' (NO_MATCH when it has none). */
+static int match_parens(struct parser *p) {
+  size_t *stack = malloc(p->ntok * sizeof(*stack));
+  p->match = malloc(p->ntok * sizeof(*p->match));
+  if (stack == NULL || p->match == NULL) {
+    free(stack);
+    return fail_oom(p);
+  }
+  size_t depth = 0;
+  for (size_t i = 0; i < p->ntok; i++) {
+    p->match[i] = NO_MATCH;
+    if (p->toks[i].t == T_LP)
+      stack[depth++] = i;
+    else if (p->toks[i].t == T_RP && depth > 0)
+      p->match[stack[--depth]] = i;
+  }
+  free(stack);
+  return 0;
+}
+
 /* ---- helpers ----------------------------------------------------------- */
 
 static const struct token *peek(struct parser *p) { return &p->toks[p->pos]; }
@@ -336,19 +419,29 @@ static const char *av_type_long(enum tt_av_type t) {
 
 /* ---- paths and operands ------------------------------------------------ */
 
+/* Whether the identifier t is a word of the grammar, never an attribute
+ * name, in this kind of expression. */
+static bool is_grammar_word(struct parser *p, const struct token *t) {
+  static const char *const cond[] = {"AND", "OR", "NOT", "BETWEEN", "IN"};
+  static const char *const upd[] = {"SET", "REMOVE", "ADD", "DELETE"};
+  bool u = is_update(p);
+  size_t n = u ? sizeof(upd) / sizeof(upd[0]) : sizeof(cond) / sizeof(cond[0]);
+  for (size_t i = 0; i < n; i++)
+    if (tok_is_word(p, t, u ? upd[i] : cond[i]))
+      return true;
+  return false;
+}
+
 /* Appends one name segment from an identifier or a #placeholder token. */
 static int path_name(struct parser *p, const struct token *t, struct xseg *seg) {
   const char *s = p->text + t->off;
   if (t->t == T_IDENT) {
-    /* The words of the grammar are no attribute names. */
-    static const char *const grammar[] = {"AND", "OR", "NOT", "BETWEEN", "IN"};
-    for (size_t i = 0; i < sizeof(grammar) / sizeof(grammar[0]); i++)
-      if (tok_is_word(p, t, grammar[i]))
-        return syntax_error(p, (size_t)(t - p->toks));
+    if (is_grammar_word(p, t))
+      return syntax_error(p, (size_t)(t - p->toks));
     if (tt_expr_is_reserved(s, t->len)) {
       char w[32];
       safe_copy(w, sizeof(w), s, t->len);
-      defer(p, R_RESERVED, "Attribute name is a reserved keyword; reserved keyword: %s", w);
+      defer(p, K_RESERVED, "Attribute name is a reserved keyword; reserved keyword: %s", w);
     }
     seg->name = tt_arena_strndup(&p->e->arena, s, t->len);
     seg->name_len = t->len;
@@ -357,7 +450,7 @@ static int path_name(struct parser *p, const struct token *t, struct xseg *seg) 
     if (i < 0) {
       char w[64];
       safe_copy(w, sizeof(w), s, t->len);
-      defer(p, R_PLACEHOLDER,
+      defer(p, K_NAME,
             "An expression attribute name used in the document path is not defined; "
             "attribute name: %s",
             w);
@@ -377,17 +470,52 @@ static int path_name(struct parser *p, const struct token *t, struct xseg *seg) 
   return 0;
 }
 
-static int parse_path(struct parser *p, struct xpath *out) {
-  struct xseg segs[MAX_PATH_DEPTH + 1];
-  size_t n = 0;
+/* Whether the '(' at token i and the one after it close at neighbouring
+ * tokens: "((x))". */
+static bool double_parens(const struct parser *p, size_t i) {
+  return p->toks[i].t == T_LP && p->toks[i + 1].t == T_LP && p->match[i] != NO_MATCH &&
+         p->match[i + 1] != NO_MATCH && p->match[i + 1] + 1 == p->match[i];
+}
+
+static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np);
+
+/* The head of a path: a name, or in a condition a parenthesized path
+ * ("(a.b).c"). */
+static int parse_path_head(struct parser *p, struct xseg *segs, size_t *np) {
   const struct token *t = peek(p);
+  if (t->t == T_LP && is_cond_kind(p->e->kind)) {
+    size_t opens = 1;
+    if (double_parens(p, p->pos)) {
+      defer(p, K_PARENS, "The expression has redundant parentheses;");
+      opens = 2;
+    }
+    if (++p->nesting > MAX_NESTING)
+      return fail(p, "The expression is nested too deeply");
+    p->pos += opens;
+    if (parse_path_segs(p, segs, np) != 0)
+      return -1;
+    for (size_t i = 0; i < opens; i++)
+      if (expect(p, T_RP) != 0)
+        return -1;
+    p->nesting--;
+    return 0;
+  }
   if (t->t != T_IDENT && t->t != T_NAME)
     return syntax_error(p, p->pos);
-  if (path_name(p, t, &segs[n++]) != 0)
+  if (path_name(p, t, &segs[0]) != 0)
     return -1;
   p->pos++;
+  *np = 1;
+  return 0;
+}
+
+/* segs holds MAX_PATH_DEPTH + 1 entries. */
+static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np) {
+  size_t n = 0;
+  if (parse_path_head(p, segs, &n) != 0)
+    return -1;
   for (;;) {
-    t = peek(p);
+    const struct token *t = peek(p);
     if (t->t != T_DOT && t->t != T_LB)
       break;
     if (n == MAX_PATH_DEPTH)
@@ -419,6 +547,15 @@ static int parse_path(struct parser *p, struct xpath *out) {
     }
     n++;
   }
+  *np = n;
+  return 0;
+}
+
+static int parse_path(struct parser *p, struct xpath *out) {
+  struct xseg segs[MAX_PATH_DEPTH + 1];
+  size_t n = 0;
+  if (parse_path_segs(p, segs, &n) != 0)
+    return -1;
   out->segs = alloc(p, n * sizeof(*segs));
   if (out->segs == NULL)
     return -1;
@@ -434,9 +571,19 @@ static struct xoperand *new_operand(struct parser *p, enum xop_kind k) {
   return o;
 }
 
-/* What an undefined :value stands for while the parse goes on (never
- * evaluated: the parse fails). Type checks skip it. */
+/* What an undefined :value, or an operand found wrong, stands for while
+ * the parse goes on (never evaluated: the parse fails). Type checks skip
+ * it. */
 static const struct tt_av missing = {.type = TT_AV_NULL};
+
+static struct xoperand *dummy_operand(struct parser *p) {
+  struct xoperand *o = new_operand(p, XOP_VALUE);
+  if (o) {
+    o->value = &missing;
+    o->value_name = "";
+  }
+  return o;
+}
 
 static struct xoperand *parse_value_ref(struct parser *p) {
   const struct token *t = peek(p);
@@ -446,7 +593,7 @@ static struct xoperand *parse_value_ref(struct parser *p) {
     /* Parsing goes on with a NULL in its place. */
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
-    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_VALUE : R_PLACEHOLDER,
+    defer(p, is_update(p) ? K_VALUE : K_NAME,
           "An expression attribute value used in expression is not defined; attribute value: %s",
           w);
     struct xoperand *o = new_operand(p, XOP_VALUE);
@@ -504,40 +651,151 @@ static enum func func_lookup(struct parser *p, const struct token *t) {
   return F_UNKNOWN;
 }
 
-static bool is_update(struct parser *p) { return p->e->kind == TT_EXPR_UPDATE; }
-
 static bool is_condition_func(enum func f) {
   return f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
          f == F_BEGINS_WITH || f == F_CONTAINS;
 }
 
-/* Fails unless the function name token at p->pos names a function allowed in
- * this kind of expression; returns it. */
-static int check_function(struct parser *p, enum func *out) {
-  const struct token *t = peek(p);
-  enum func f = func_lookup(p, t);
-  char w[64];
-  safe_copy(w, sizeof(w), p->text + t->off, t->len);
-  if (f == F_UNKNOWN) {
-    defer(p, p->e->kind == TT_EXPR_UPDATE ? R_UPDATE_FUNC_NAME : R_FUNC_NAME,
-          "Invalid function name; function: %s", w);
-    *out = f;
-    return 0;
+/* The type an operand is known to have before evaluation (a value, or the
+ * result of a function), else 0. */
+static enum tt_av_type operand_type(const struct xoperand *o) {
+  switch (o->kind) {
+  case XOP_VALUE: return o->value == &missing ? 0 : o->value->type;
+  case XOP_SIZE:
+  case XOP_PLUS:
+  case XOP_MINUS: return TT_AV_N;
+  case XOP_LIST_APPEND: return TT_AV_L;
+  case XOP_IF_NOT_EXISTS: return operand_type(o->b);
+  case XOP_PATH: return 0;
   }
-  if (is_update(p) && (f != F_LIST_APPEND && f != F_IF_NOT_EXISTS))
-    return fail(p, "The function is not allowed in an update expression; function: %s", w);
-  if (!is_update(p) && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS))
-    return fail(p, "The function is not allowed in a condition expression; function: %s", w);
-  *out = f;
   return 0;
 }
 
-static struct xoperand *parse_operand(struct parser *p);
+static void operand_type_error(struct parser *p, const char *what, enum tt_av_type t) {
+  defer(p, K_FUNCTION,
+        "Incorrect operand type for operator or function; operator or function: %s, "
+        "operand type: %s",
+        what, tt_av_type_name(t));
+}
 
-/* Parses "name ( operand, ... )" into args; p->pos is at the name. */
-static int parse_call(struct parser *p, enum func f, struct xoperand ***args, size_t *nargs) {
+/* A function call as read: the operands of a known function, checked as
+ * DynamoDB checks them (names, number of operands, distinct operands,
+ * types). */
+struct call {
+  enum func f;
+  struct xoperand **args;
+  size_t nargs;
+  bool ok; /* known here, right operand count and kinds */
+};
+
+static struct xoperand *parse_operand(struct parser *p);
+static struct xoperand *parse_operand_parens(struct parser *p);
+static bool same_path(const struct xpath *a, const struct xpath *b);
+static int format_path(char *buf, size_t cap, const struct xpath *path);
+
+static void check_call(struct parser *p, struct call *c, const char *name) {
+  enum func f = c->f;
+  bool upd = is_update(p);
+  c->ok = false;
+  if (f == F_UNKNOWN) {
+    defer(p, K_FUNC_NAME, "Invalid function name; function: %s", name);
+    return;
+  }
+  if (upd && f != F_LIST_APPEND && f != F_IF_NOT_EXISTS) {
+    defer(p, K_FUNC_NAME, "The function is not allowed in an update expression; function: %s",
+          name);
+    return;
+  }
+  if (!upd && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS)) {
+    defer(p, K_FUNC_NAME, "The function is not allowed in a condition expression; function: %s",
+          name);
+    return;
+  }
+  size_t want = (f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE) ? 1 : 2;
+  if (c->nargs != want) {
+    defer(p, upd ? K_FUNCTION : K_COUNT,
+          "Incorrect number of operands for operator or function; operator or function: "
+          "%s, number of operands: %zu",
+          func_names[f], c->nargs);
+    return;
+  }
+  struct xoperand **a = c->args;
+  if (want == 2 && !upd && a[0]->kind == XOP_PATH && a[1]->kind == XOP_PATH &&
+      same_path(&a[0]->path, &a[1]->path)) {
+    char buf[128];
+    format_path(buf, sizeof(buf), &a[0]->path);
+    defer(p, K_DISTINCT,
+          "The first operand must be distinct from the remaining operands for this operator "
+          "or function; operator: %s, first operand: %s",
+          func_names[f], buf);
+  }
+  enum tt_av_type t;
+  switch (f) {
+  case F_ATTRIBUTE_EXISTS:
+  case F_ATTRIBUTE_NOT_EXISTS:
+  case F_IF_NOT_EXISTS:
+    if (a[0]->kind != XOP_PATH) {
+      defer(p, K_FUNCTION,
+            "Operator or function requires a document path; operator or function: %s",
+            func_names[f]);
+      return;
+    }
+    break;
+  case F_BEGINS_WITH:
+    for (size_t i = 0; i < 2; i++)
+      if ((t = operand_type(a[i])) != 0 && t != TT_AV_S && t != TT_AV_B) {
+        operand_type_error(p, "begins_with", t);
+        return;
+      }
+    break;
+  case F_ATTRIBUTE_TYPE:
+    if (a[0]->kind != XOP_PATH) {
+      defer(p, K_FUNCTION,
+            "Operator or function requires a document path; operator or function: %s",
+            func_names[f]);
+      return;
+    }
+    if ((t = operand_type(a[1])) != TT_AV_S) {
+      if (t != 0)
+        operand_type_error(p, "attribute_type", t);
+      else if (a[1]->kind == XOP_PATH)
+        defer(p, K_FUNCTION, "Incorrect operand type for operator or function; operator or "
+                             "function: attribute_type, operand type: document path");
+      return;
+    }
+    break;
+  case F_SIZE:
+    if ((t = operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
+      operand_type_error(p, "size", t);
+      return;
+    }
+    if (a[0]->kind != XOP_PATH) {
+      defer(p, K_SIZE_PATH,
+            "Operator or function requires a document path; operator or function: size");
+      return;
+    }
+    break;
+  case F_LIST_APPEND:
+    for (size_t i = 0; i < 2; i++)
+      if (a[i]->kind == XOP_VALUE && (t = operand_type(a[i])) != 0 && t != TT_AV_L) {
+        operand_type_error(p, "list_append", t);
+        return;
+      }
+    break;
+  default:
+    break;
+  }
+  c->ok = true;
+}
+
+/* Parses "name ( operand, ... )"; p->pos is at the name. */
+static int parse_call(struct parser *p, struct call *c) {
   struct xoperand *tmp[8];
   size_t n = 0;
+  const struct token *t = peek(p);
+  char name[64];
+  safe_copy(name, sizeof(name), p->text + t->off, t->len);
+  c->f = func_lookup(p, t);
   if (count_operator(p) != 0)
     return -1;
   if (++p->nesting > MAX_NESTING)
@@ -546,7 +804,7 @@ static int parse_call(struct parser *p, enum func f, struct xoperand ***args, si
   if (expect(p, T_LP) != 0)
     return -1;
   for (;;) {
-    struct xoperand *o = parse_operand(p);
+    struct xoperand *o = is_update(p) ? parse_operand(p) : parse_operand_parens(p);
     if (o == NULL)
       return -1;
     if (n < sizeof(tmp) / sizeof(tmp[0]))
@@ -559,78 +817,68 @@ static int parse_call(struct parser *p, enum func f, struct xoperand ***args, si
   if (expect(p, T_RP) != 0)
     return -1;
   p->nesting--;
-  size_t want = (f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE) ? 1 : 2;
-  if (n != want)
-    return fail(p,
-                "Incorrect number of operands for operator or function; operator or function: "
-                "%s, number of operands: %zu",
-                func_names[f], n);
-  *args = alloc(p, n * sizeof(**args));
-  if (*args == NULL)
+  /* Operands past tmp's size are only counted (a wrong number anyway). */
+  size_t keep = n < sizeof(tmp) / sizeof(tmp[0]) ? n : sizeof(tmp) / sizeof(tmp[0]);
+  c->args = alloc(p, keep * sizeof(*c->args));
+  if (c->args == NULL)
     return -1;
-  memcpy(*args, tmp, n * sizeof(**args));
-  *nargs = n;
-  if ((f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
-       f == F_SIZE || f == F_IF_NOT_EXISTS) &&
-      tmp[0]->kind != XOP_PATH)
-    return fail(p,
-                "Operator or function requires a document path; operator or function: %s",
-                func_names[f]);
+  memcpy(c->args, tmp, keep * sizeof(*c->args));
+  c->nargs = n;
+  check_call(p, c, name);
   return 0;
 }
 
-static int operand_type_error(struct parser *p, const char *what, const struct xoperand *o) {
-  return fail(p,
-              "Incorrect operand type for operator or function; operator or function: %s, "
-              "operand type: %s",
-              what, tt_av_type_name(o->value->type));
+/* The operand a function call gives (a dummy when it is wrong or not one
+ * that gives a value). */
+static struct xoperand *call_operand(struct parser *p, const struct call *c) {
+  struct xoperand *o;
+  if (!c->ok)
+    return dummy_operand(p);
+  switch (c->f) {
+  case F_SIZE:
+    o = new_operand(p, XOP_SIZE);
+    if (o)
+      o->path = c->args[0]->path;
+    return o;
+  case F_IF_NOT_EXISTS:
+    o = new_operand(p, XOP_IF_NOT_EXISTS);
+    if (o) {
+      o->path = c->args[0]->path;
+      o->b = c->args[1];
+    }
+    return o;
+  case F_LIST_APPEND:
+    o = new_operand(p, XOP_LIST_APPEND);
+    if (o) {
+      o->a = c->args[0];
+      o->b = c->args[1];
+    }
+    return o;
+  default:
+    return dummy_operand(p);
+  }
 }
 
-/* path | :value | size(path) in conditions; path | :value | list_append(..) |
- * if_not_exists(..) in updates. */
+/* path | :value | function(...). In a condition, a function other than
+ * size() is misused here. */
 static struct xoperand *parse_operand(struct parser *p) {
   const struct token *t = peek(p);
   if (t->t == T_VALUE)
     return parse_value_ref(p);
   if (t->t == T_IDENT && peek2(p)->t == T_LP) {
-    enum func f;
-    struct xoperand **args;
-    size_t nargs;
-    if (check_function(p, &f) != 0)
+    struct call c;
+    if (parse_call(p, &c) != 0)
       return NULL;
-    if (is_condition_func(f)) {
-      fail(p, "The function is not allowed to be used this way in an expression; function: %s",
-           func_names[f]);
-      return NULL;
+    if (!is_update(p) && c.f != F_SIZE) {
+      char name[64];
+      safe_copy(name, sizeof(name), p->text + t->off, t->len);
+      defer(p, K_MISUSED,
+            "The function is not allowed to be used this way in an expression; function: %s",
+            name);
     }
-    if (parse_call(p, f, &args, &nargs) != 0)
-      return NULL;
-    struct xoperand *o;
-    if (f == F_SIZE) {
-      o = new_operand(p, XOP_SIZE);
-      if (o)
-        o->path = args[0]->path;
-    } else if (f == F_IF_NOT_EXISTS) {
-      o = new_operand(p, XOP_IF_NOT_EXISTS);
-      if (o) {
-        o->path = args[0]->path;
-        o->b = args[1];
-      }
-    } else {
-      for (size_t i = 0; i < 2; i++)
-        if (args[i]->kind == XOP_VALUE && args[i]->value->type != TT_AV_L) {
-          operand_type_error(p, "list_append", args[i]);
-          return NULL;
-        }
-      o = new_operand(p, XOP_LIST_APPEND);
-      if (o) {
-        o->a = args[0];
-        o->b = args[1];
-      }
-    }
-    return o;
+    return call_operand(p, &c);
   }
-  if (t->t == T_IDENT || t->t == T_NAME) {
+  if (t->t == T_IDENT || t->t == T_NAME || (t->t == T_LP && is_cond_kind(p->e->kind))) {
     struct xoperand *o = new_operand(p, XOP_PATH);
     if (o == NULL || parse_path(p, &o->path) != 0)
       return NULL;
@@ -638,6 +886,35 @@ static struct xoperand *parse_operand(struct parser *p) {
   }
   syntax_error(p, p->pos);
   return NULL;
+}
+
+/* A condition's operand, in parentheses or not: "(a)", "((a))" (redundant)
+ * or a path whose head is parenthesized, "(a.b).c". */
+static struct xoperand *parse_operand_parens(struct parser *p) {
+  size_t i = p->pos;
+  if (p->toks[i].t != T_LP)
+    return parse_operand(p);
+  size_t close = p->match[i];
+  if (close != NO_MATCH && (p->toks[close + 1].t == T_DOT || p->toks[close + 1].t == T_LB))
+    return parse_operand(p); /* a path */
+  size_t opens = 1;
+  if (double_parens(p, i)) {
+    defer(p, K_PARENS, "The expression has redundant parentheses;");
+    opens = 2;
+  }
+  if (++p->nesting > MAX_NESTING) {
+    fail(p, "The expression is nested too deeply");
+    return NULL;
+  }
+  p->pos += opens;
+  struct xoperand *o = parse_operand(p);
+  if (o == NULL)
+    return NULL;
+  for (size_t k = 0; k < opens; k++)
+    if (expect(p, T_RP) != 0)
+      return NULL;
+  p->nesting--;
+  return o;
 }
 
 /* ---- conditions -------------------------------------------------------- */
@@ -657,8 +934,6 @@ static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) 
 }
 
 static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
-
-static int format_path(char *buf, size_t cap, const struct xpath *path);
 
 static bool same_path(const struct xpath *a, const struct xpath *b) {
   if (a->n != b->n)
@@ -681,11 +956,19 @@ static const char *cmp_text(enum xcmp c) {
 
 static struct xcond *parse_or(struct parser *p);
 
-static struct xcond *parse_function_cond(struct parser *p, enum func f) {
-  struct xoperand **args;
-  size_t nargs;
-  if (parse_call(p, f, &args, &nargs) != 0)
-    return NULL;
+/* The condition a function call stands for at the place of a condition. */
+static struct xcond *call_cond(struct parser *p, const struct call *call) {
+  if (call->f == F_SIZE)
+    defer(p, K_MISUSED,
+          "The function is not allowed to be used this way in an expression; function: size");
+  if (!call->ok || !is_condition_func(call->f)) {
+    /* Wrong: an error is pending and the tree is never evaluated. */
+    struct xcond *c = new_cond(p, XC_EXISTS, 1);
+    if (c && (c->ops[0] = dummy_operand(p)) == NULL)
+      return NULL;
+    return c;
+  }
+  enum func f = call->f;
   enum xcond_kind k = f == F_ATTRIBUTE_EXISTS       ? XC_EXISTS
                       : f == F_ATTRIBUTE_NOT_EXISTS ? XC_NOT_EXISTS
                       : f == F_ATTRIBUTE_TYPE       ? XC_TYPE
@@ -694,49 +977,34 @@ static struct xcond *parse_function_cond(struct parser *p, enum func f) {
   struct xcond *c = new_cond(p, k, 0);
   if (c == NULL)
     return NULL;
-  c->ops = args;
-  c->nops = nargs;
+  c->ops = call->args;
+  c->nops = call->nargs;
   if (k == XC_TYPE) {
     static const char *const codes[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "M", "L"};
     static const enum tt_av_type types[] = {TT_AV_S,  TT_AV_N,  TT_AV_B,  TT_AV_BOOL, TT_AV_NULL,
                                             TT_AV_SS, TT_AV_NS, TT_AV_BS, TT_AV_M,    TT_AV_L};
-    const struct xoperand *o = args[1];
-    if (o->kind != XOP_VALUE || o->value->type != TT_AV_S) {
-      if (o->kind == XOP_VALUE)
-        operand_type_error(p, "attribute_type", o);
-      else
-        fail(p, "Incorrect operand type for operator or function; operator or function: "
-                "attribute_type, operand type: document path");
-      return NULL;
-    }
+    const struct xoperand *o = c->ops[1];
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
       if (strlen(codes[i]) == o->value->len &&
           memcmp(codes[i], o->value->u.bytes, o->value->len) == 0)
         c->type = types[i];
-    if (c->type == 0) {
+    if (c->type == 0)
       /* DynamoDB echoes the bad type name; we name the placeholder so no
        * request value reaches a message. */
-      fail(p, "Invalid attribute type name found; type: %s, valid types: "
-              "{ B; NULL; SS; BOOL; L; BS; N; NS; S; M }",
-           o->value_name);
-      return NULL;
-    }
-  } else if (k == XC_BEGINS_WITH) {
-    for (size_t i = 0; i < 2; i++)
-      if (args[i]->kind == XOP_VALUE && args[i]->value->type != TT_AV_S &&
-          args[i]->value->type != TT_AV_B) {
-        operand_type_error(p, "begins_with", args[i]);
-        return NULL;
-      }
+      defer(p, K_FUNCTION,
+            "Invalid attribute type name found; type: %s, valid types: "
+            "{ B; NULL; SS; BOOL; L; BS; N; NS; S; M }",
+            o->value_name);
   }
   return c;
 }
 
-/* operand comparator operand | operand BETWEEN a AND b | operand IN (...) */
-static struct xcond *parse_comparison(struct parser *p) {
-  struct xoperand *lhs = parse_operand(p);
-  if (lhs == NULL)
-    return NULL;
+static bool is_comparator(enum tok t) {
+  return t == T_EQ || t == T_NE || t == T_LT || t == T_LE || t == T_GT || t == T_GE;
+}
+
+/* lhs comparator operand | lhs BETWEEN a AND b | lhs IN (...) */
+static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lhs) {
   const struct token *t = peek(p);
   enum xcmp cmp = 0;
   switch (t->t) {
@@ -752,13 +1020,13 @@ static struct xcond *parse_comparison(struct parser *p) {
     p->pos++;
     if (count_operator(p) != 0)
       return NULL;
-    struct xoperand *rhs = parse_operand(p);
+    struct xoperand *rhs = parse_operand_parens(p);
     if (rhs == NULL)
       return NULL;
     if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
       char buf[128];
       format_path(buf, sizeof(buf), &lhs->path);
-      defer(p, R_DISTINCT,
+      defer(p, K_DISTINCT,
             "The first operand must be distinct from the remaining operands for this operator "
             "or function; operator: %s, first operand: %s",
             cmp_text(cmp), buf);
@@ -768,8 +1036,8 @@ static struct xcond *parse_comparison(struct parser *p) {
       for (size_t i = 0; i < 2; i++)
         if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
             !is_scalar(o[i]->value->type)) {
-          operand_type_error(p, cmp_text(cmp), o[i]);
-          return NULL;
+          operand_type_error(p, cmp_text(cmp), o[i]->value->type);
+          break;
         }
     }
     struct xcond *c = new_cond(p, XC_CMP, 2);
@@ -778,6 +1046,7 @@ static struct xcond *parse_comparison(struct parser *p) {
     c->cmp = cmp;
     c->ops[0] = lhs;
     c->ops[1] = rhs;
+    snap_condition(p);
     return c;
   }
   if (tok_is_word(p, t, "BETWEEN")) {
@@ -788,32 +1057,39 @@ static struct xcond *parse_comparison(struct parser *p) {
     if (c == NULL)
       return NULL;
     c->ops[0] = lhs;
-    if ((c->ops[1] = parse_operand(p)) == NULL)
+    if ((c->ops[1] = parse_operand_parens(p)) == NULL)
       return NULL;
     if (!tok_is_word(p, peek(p), "AND")) {
       syntax_error(p, p->pos);
       return NULL;
     }
     p->pos++;
-    if ((c->ops[2] = parse_operand(p)) == NULL)
+    if ((c->ops[2] = parse_operand_parens(p)) == NULL)
       return NULL;
-    for (size_t i = 0; i < 3; i++)
+    bool typed = true;
+    for (size_t i = 0; i < 3 && typed; i++)
       if (c->ops[i]->kind == XOP_VALUE && c->ops[i]->value != &missing &&
           !is_scalar(c->ops[i]->value->type)) {
-        operand_type_error(p, "BETWEEN", c->ops[i]);
-        return NULL;
+        operand_type_error(p, "BETWEEN", c->ops[i]->value->type);
+        typed = false;
       }
     const struct xoperand *lo = c->ops[1], *hi = c->ops[2];
-    if (lo->kind == XOP_VALUE && hi->kind == XOP_VALUE && lo->value->type == hi->value->type &&
-        tt_av_compare(lo->value, hi->value) > 0) {
+    if (typed && lo->kind == XOP_VALUE && hi->kind == XOP_VALUE && lo->value != &missing &&
+        hi->value != &missing) {
       /* DynamoDB prints both bounds; we print their placeholders so no
        * request value reaches a message. */
-      fail(p,
-           "The BETWEEN operator requires upper bound to be greater than or equal to lower "
-           "bound; lower bound operand: %s, upper bound operand: %s",
-           lo->value_name, hi->value_name);
-      return NULL;
+      if (lo->value->type != hi->value->type)
+        defer(p, K_FUNCTION,
+              "The BETWEEN operator requires same data type for lower and upper bounds; lower "
+              "bound operand: %s, upper bound operand: %s",
+              lo->value_name, hi->value_name);
+      else if (tt_av_compare(lo->value, hi->value) > 0)
+        defer(p, K_FUNCTION,
+              "The BETWEEN operator requires upper bound to be greater than or equal to lower "
+              "bound; lower bound operand: %s, upper bound operand: %s",
+              lo->value_name, hi->value_name);
     }
+    snap_condition(p);
     return c;
   }
   if (tok_is_word(p, t, "IN")) {
@@ -826,7 +1102,7 @@ static struct xcond *parse_comparison(struct parser *p) {
       return NULL;
     tmp[n++] = lhs;
     for (;;) {
-      struct xoperand *o = parse_operand(p);
+      struct xoperand *o = parse_operand_parens(p);
       if (o == NULL)
         return NULL;
       if (n < sizeof(tmp) / sizeof(tmp[0]))
@@ -847,33 +1123,32 @@ static struct xcond *parse_comparison(struct parser *p) {
     if (c == NULL)
       return NULL;
     memcpy(c->ops, tmp, n * sizeof(*tmp));
+    snap_condition(p);
     return c;
-  }
-  if (lhs->kind == XOP_SIZE) {
-    fail(p, "The function is not allowed to be used this way in an expression; function: size");
-    return NULL;
   }
   syntax_error(p, p->pos);
   return NULL;
 }
 
+/* Whether the parenthesized text starting at token i is an operand (what
+ * follows its ')' makes it one) rather than a condition. */
+static bool parens_are_operand(const struct parser *p, size_t i) {
+  size_t close = p->match[i];
+  if (close == NO_MATCH)
+    return false;
+  const struct token *t = &p->toks[close + 1];
+  return is_comparator(t->t) || t->t == T_DOT || t->t == T_LB ||
+         tok_is_word((struct parser *)p, t, "BETWEEN") || tok_is_word((struct parser *)p, t, "IN");
+}
+
 /* Whether the '(' at token `open` is closed by the ')' at token `close`. */
 static bool parens_match(const struct parser *p, size_t open, size_t close) {
-  if (open >= close || p->toks[open].t != T_LP || p->toks[close].t != T_RP)
-    return false;
-  size_t depth = 0;
-  for (size_t i = open; i <= close; i++) {
-    if (p->toks[i].t == T_LP)
-      depth++;
-    else if (p->toks[i].t == T_RP && --depth == 0)
-      return i == close;
-  }
-  return false;
+  return open < close && p->toks[open].t == T_LP && p->match[open] == close;
 }
 
 static struct xcond *parse_primary(struct parser *p) {
   const struct token *t = peek(p);
-  if (t->t == T_LP) {
+  if (t->t == T_LP && !parens_are_operand(p, p->pos)) {
     size_t open = p->pos;
     p->pos++;
     if (++p->nesting > MAX_NESTING) {
@@ -885,17 +1160,31 @@ static struct xcond *parse_primary(struct parser *p) {
       return NULL;
     p->nesting--;
     if (parens_match(p, open + 1, p->pos - 2)) /* ((condition)) */
-      defer(p, R_PARENS, "The expression has redundant parentheses;");
+      defer(p, K_PARENS, "The expression has redundant parentheses;");
     return c;
   }
   if (t->t == T_IDENT && peek2(p)->t == T_LP) {
-    enum func f;
-    if (check_function(p, &f) != 0)
+    struct call call;
+    if (parse_call(p, &call) != 0)
       return NULL;
-    if (is_condition_func(f))
-      return parse_function_cond(p, f);
+    const struct token *n = peek(p);
+    if (is_comparator(n->t) || tok_is_word(p, n, "BETWEEN") || tok_is_word(p, n, "IN")) {
+      if (call.f != F_SIZE) {
+        char name[64];
+        safe_copy(name, sizeof(name), p->text + t->off, t->len);
+        defer(p, K_MISUSED,
+              "The function is not allowed to be used this way in an expression; function: %s",
+              name);
+      }
+      struct xoperand *lhs = call_operand(p, &call);
+      return lhs ? parse_comparison_rest(p, lhs) : NULL;
+    }
+    struct xcond *c = call_cond(p, &call);
+    snap_condition(p);
+    return c;
   }
-  return parse_comparison(p);
+  struct xoperand *lhs = parse_operand_parens(p);
+  return lhs ? parse_comparison_rest(p, lhs) : NULL;
 }
 
 static struct xcond *parse_not(struct parser *p) {
@@ -1076,8 +1365,10 @@ static int parse_set_value(struct parser *p, struct xoperand **out) {
     return -1;
   const struct xoperand *o[2] = {a, b};
   for (size_t i = 0; i < 2; i++)
-    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && o[i]->value->type != TT_AV_N)
-      return operand_type_error(p, t == T_PLUS ? "+" : "-", o[i]);
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && o[i]->value->type != TT_AV_N) {
+      operand_type_error(p, t == T_PLUS ? "+" : "-", o[i]->value->type);
+      break;
+    }
   struct xoperand *r = new_operand(p, t == T_PLUS ? XOP_PLUS : XOP_MINUS);
   if (r == NULL)
     return -1;
@@ -1123,8 +1414,8 @@ static int parse_update(struct parser *p) {
     if (k == 0)
       return syntax_error(p, p->pos);
     if (seen[k])
-      return fail(p, "The \"%s\" section can only be used once in an update expression;",
-                  clause_names[k]);
+      defer(p, K_SECTION, "The \"%s\" section can only be used once in an update expression;",
+            clause_names[k]);
     seen[k] = true;
     p->pos++;
     for (;;) {
@@ -1142,12 +1433,12 @@ static int parse_update(struct parser *p) {
         enum tt_av_type vt = a.value->value->type;
         bool ok = vt == TT_AV_SS || vt == TT_AV_NS || vt == TT_AV_BS ||
                   (k == XA_ADD && vt == TT_AV_N);
-        if (!ok)
-          return fail(p,
-                      "Incorrect operand type for operator or function; operator: %s, operand "
-                      "type: %s, typeSet: %s",
-                      clause_names[k], av_type_long(vt),
-                      k == XA_ADD ? "ALLOWED_FOR_ADD_OPERAND" : "ALLOWED_FOR_DELETE_OPERAND");
+        if (!ok && a.value->value != &missing)
+          defer(p, K_OPERAND,
+                "Incorrect operand type for operator or function; operator: %s, operand "
+                "type: %s, typeSet: %s",
+                clause_names[k], av_type_long(vt),
+                k == XA_ADD ? "ALLOWED_FOR_ADD_OPERAND" : "ALLOWED_FOR_DELETE_OPERAND");
       }
       if (count_operator(p) != 0 || add_action(p, &cap, &a) != 0)
         return -1;
@@ -1198,19 +1489,23 @@ static int path_relation(const struct xpath *a, const struct xpath *b) {
   return 1;
 }
 
+/* Each path against the ones before it, as DynamoDB does: the first
+ * overlap found is reported, else the first conflict. */
 static int check_overlaps(struct parser *p, const struct xpath *const *paths, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = i + 1; j < n; j++) {
+  for (size_t j = 1; j < n; j++)
+    for (size_t i = 0; i < j; i++) {
       int r = path_relation(paths[i], paths[j]);
       if (r == 0)
         continue;
       char one[96], two[96];
       format_path(one, sizeof(one), paths[i]);
       format_path(two, sizeof(two), paths[j]);
-      return fail(p,
-                  "Two document paths %s with each other; must remove or rewrite one of these "
-                  "paths; path one: %s, path two: %s",
-                  r == 1 ? "overlap" : "conflict", one, two);
+      defer(p, r == 1 ? K_OVERLAP : K_CONFLICT,
+            "Two document paths %s with each other; must remove or rewrite one of these "
+            "paths; path one: %s, path two: %s",
+            r == 1 ? "overlap" : "conflict", one, two);
+      if (r == 1)
+        return 0;
     }
   return 0;
 }
@@ -1328,7 +1623,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   if (values && values->type == TT_AV_M && values->len &&
       (e->values_used = alloc(&p, values->len * sizeof(bool))) == NULL)
     goto fail;
-  if (tokenize(&p) != 0)
+  if (tokenize(&p) != 0 || match_parens(&p) != 0)
     goto fail;
   switch (kind) {
   case TT_EXPR_CONDITION:
@@ -1340,7 +1635,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
       syntax_error(&p, p.pos);
       goto fail;
     }
-    if (kind == TT_EXPR_KEY_CONDITION && p.pend_rank == 0) {
+    if (kind == TT_EXPR_KEY_CONDITION && p.cats == 0) {
       size_t extra = 0;
       if (collect_key_leaves(&p, e->cond, &extra) != 0)
         goto fail;
@@ -1368,15 +1663,17 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
     goto fail;
   }
-  if (p.pend_rank != 0) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, p.pend);
+  if (p.cats != 0) {
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, pending(&p));
     goto fail;
   }
   free(p.toks);
+  free(p.match);
   *out = e;
   return 0;
 fail:
   free(p.toks);
+  free(p.match);
   tt_expr_free(e);
   return -1;
 }

@@ -573,3 +573,45 @@ def test_get_is_a_health_check(dd):
         assert r.status == 200
         assert r.read() == b"healthy: dynamodb.us-east-1.amazonaws.com "
         assert r.headers["x-amz-crc32"] == "3128867991"  # DynamoDB's, for this text
+
+
+def test_expression_errors_as_dynamodb_words_them(dd, ddb):
+    """BETWEEN bounds and attribute_type's type name are printed as values
+    in the answer (never in the log); legacy parameters get their own
+    wording; the key-condition rules come after the other expressions
+    parse."""
+    make_table(ddb, "ddbl_exprerr")
+    key = {"pk": {"S": "k"}, "sk": {"N": "1"}}
+
+    def message(call, **kw):
+        with pytest.raises(ClientError) as e:
+            call(TableName="ddbl_exprerr", **kw)
+        assert code(e) == "ValidationException"
+        return e.value.response["Error"]["Message"]
+
+    assert message(ddb.delete_item, Key=key, ConditionExpression="v between :b and :a",
+                   ExpressionAttributeValues={":a": {"S": "sekrit-a"}, ":b": {"N": "1"}}) == (
+        "Invalid ConditionExpression: The BETWEEN operator requires same data type for lower "
+        "and upper bounds; lower bound operand: AttributeValue: {N:1}, upper bound operand: "
+        "AttributeValue: {S:sekrit-a}")
+    assert message(ddb.query, KeyConditionExpression="pk = :a and sk between :b and :a",
+                   ExpressionAttributeValues={":a": {"N": "1"}, ":b": {"N": "2"}}) == (
+        "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be "
+        "greater than or equal to lower bound; lower bound operand: AttributeValue: {N:2}, "
+        "upper bound operand: AttributeValue: {N:1}")
+    assert message(ddb.scan, FilterExpression="attribute_type(v, :t)",
+                   ExpressionAttributeValues={":t": {"S": "X"}}) == (
+        "Invalid FilterExpression: Invalid attribute type name found; type: X, valid types: "
+        "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}")
+    assert message(ddb.delete_item, Key=key, Expected={"v": {
+        "ComparisonOperator": "BETWEEN", "AttributeValueList": [{"S": "b"}, {"S": "a"}]}}) == (
+        "The BETWEEN condition was provided a range where the lower bound is greater than the "
+        "upper bound")
+    assert message(ddb.query, KeyConditions={
+        "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "k"}]}},
+        QueryFilter={"sk": {"ComparisonOperator": "NOT_NULL"}}) == (
+        "QueryFilter can only contain non-primary key attributes: Primary key attribute: sk")
+    assert message(ddb.query, KeyConditionExpression="attribute_exists(pk)",
+                   FilterExpression=" ") == (
+        "Invalid FilterExpression: The expression can not be empty;")
+    assert "sekrit-a" not in dd.log_text()

@@ -210,7 +210,8 @@ START_TEST(test_function_errors) {
                "Invalid ConditionExpression: The function is not allowed to be used this way in "
                "an expression; function: size");
   expect_error(TT_EXPR_CONDITION, "attribute_exists(a) = :v", NULL, &vals,
-               "Invalid ConditionExpression: Syntax error; token: \"=\", near: \") = :v\"");
+               "Invalid ConditionExpression: The function is not allowed to be used this way in "
+               "an expression; function: attribute_exists");
   expect_error(TT_EXPR_CONDITION, "a = attribute_exists(b)", NULL, &vals,
                "Invalid ConditionExpression: The function is not allowed to be used this way in "
                "an expression; function: attribute_exists");
@@ -422,6 +423,83 @@ START_TEST(test_projection_rules) {
 }
 END_TEST
 
+/* DynamoDB reads the whole text and then reports one error by category:
+ * a syntax error anywhere first, then (conditions) redundant parentheses,
+ * unknown functions, misused functions, reserved words, then the first
+ * condition read with an undefined placeholder, a wrong operand count,
+ * non-distinct operands or a wrong operand type. */
+START_TEST(test_error_precedence) {
+  struct tt_av names = names_of("{\"#a\": \"a\", \"#d\": \"[3]\"}");
+  struct tt_av vals = item_of("{\":n\": {\"N\": \"1\"}, \":s\": {\"S\": \"x\"}}");
+  /* A syntax error found after an error of another category wins. */
+  expect_error(TT_EXPR_FILTER, "(size(a)).b > a", NULL, &vals,
+               "Invalid FilterExpression: Syntax error; token: \"(\", near: \"size(a\"");
+  expect_error(TT_EXPR_FILTER, "size(a) AND b > ", NULL, &vals,
+               "Invalid FilterExpression: Syntax error; token: \"<EOF>\", near: \">\"");
+  /* Parenthesized operands; doubled ones are redundant. */
+  struct tt_expr *e = expect_ok(TT_EXPR_FILTER, "(a) BETWEEN (b.c) AND (:n)", NULL, &vals);
+  tt_expr_free(e);
+  e = expect_ok(TT_EXPR_FILTER, "(b.c).d > :n AND (size(a)) < :n", NULL, &vals);
+  tt_expr_free(e);
+  expect_error(TT_EXPR_FILTER, "(a)between(((b.c)).d)and(c)", NULL, &vals,
+               "Invalid FilterExpression: The expression has redundant parentheses;");
+  expect_error(TT_EXPR_FILTER, "a > whatever((:s), ((a)))", NULL, &vals,
+               "Invalid FilterExpression: The expression has redundant parentheses;");
+  expect_error(TT_EXPR_FILTER, "a=a and whatever((:s)) > a", NULL, &vals,
+               "Invalid FilterExpression: Invalid function name; function: whatever");
+  expect_error(TT_EXPR_FILTER, "a=a and attribute_exists((v), (#x)) > b", NULL, &vals,
+               "Invalid FilterExpression: The function is not allowed to be used this way in "
+               "an expression; function: attribute_exists");
+  expect_error(TT_EXPR_FILTER, "attribute_type(a, size(a)) and a=a", NULL, &vals,
+               "Invalid FilterExpression: Incorrect operand type for operator or function; "
+               "operator or function: attribute_type, operand type: N");
+  expect_error(TT_EXPR_FILTER, "attribute_not_exists(size(:s))", NULL, &vals,
+               "Invalid FilterExpression: Operator or function requires a document path; "
+               "operator or function: attribute_not_exists");
+  expect_error(TT_EXPR_FILTER, "size(:n) > a", NULL, &vals,
+               "Invalid FilterExpression: Incorrect operand type for operator or function; "
+               "operator or function: size, operand type: N");
+  expect_error(TT_EXPR_FILTER, "a = a AND #a = b AND :x > a", &names, &vals,
+               "Invalid FilterExpression: The first operand must be distinct from the "
+               "remaining operands for this operator or function; operator: =, first operand: "
+               "[a]");
+  expect_error(TT_EXPR_CONDITION, "a BETWEEN :n AND :s", NULL, &vals,
+               "Invalid ConditionExpression: The BETWEEN operator requires same data type for "
+               "lower and upper bounds; lower bound operand: :n, upper bound operand: :s");
+  expect_error(TT_EXPR_FILTER, "contains(a, b, c, d, e, f, g, h, i, j)", NULL, &vals,
+               "Invalid FilterExpression: Incorrect number of operands for operator or "
+               "function; operator or function: contains, number of operands: 10");
+  /* Update expressions: reserved words, unknown functions, sections,
+   * undefined names, undefined values, overlaps, conflicts, ADD/DELETE
+   * operands, then functions. */
+  expect_error(TT_EXPR_UPDATE, "set #c = :c set abOrt = :s", &names, &vals,
+               "Invalid UpdateExpression: Attribute name is a reserved keyword; reserved "
+               "keyword: abOrt");
+  expect_error(TT_EXPR_UPDATE, "set a = #c set c = :d", &names, &vals,
+               "Invalid UpdateExpression: The \"SET\" section can only be used once in an "
+               "update expression;");
+  expect_error(TT_EXPR_UPDATE, "set a=set", NULL, &vals,
+               "Invalid UpdateExpression: Syntax error; token: \"set\", near: \"=set\"");
+  expect_error(TT_EXPR_UPDATE, "set d[1] = b, d.b = b, a[1].c = b, #a = if_not_exists(b)",
+               &names, &vals,
+               "Invalid UpdateExpression: Two document paths overlap with each other; must "
+               "remove or rewrite one of these paths; path one: [a, [1], c], path two: [a]");
+  expect_error(TT_EXPR_UPDATE, "set #a[3].#d = b, #a.#d[3] = if_not_exists(b)", &names, &vals,
+               "Invalid UpdateExpression: Two document paths conflict with each other; must "
+               "remove or rewrite one of these paths; path one: [a, [3], [3]], path two: [a, "
+               "[3], [3]]");
+  expect_error(TT_EXPR_UPDATE, "set b = list_append(:s, a) add a.b :s", NULL, &vals,
+               "Invalid UpdateExpression: Incorrect operand type for operator or function; "
+               "operator: ADD, operand type: STRING, typeSet: ALLOWED_FOR_ADD_OPERAND");
+  /* Projections: the first overlap, each path against the ones before it. */
+  expect_error(TT_EXPR_PROJECTION, "b[1], b.a, #a.b, a", &names, NULL,
+               "Invalid ProjectionExpression: Two document paths overlap with each other; must "
+               "remove or rewrite one of these paths; path one: [a, b], path two: [a]");
+  tt_av_free(&vals);
+  tt_av_free(&names);
+}
+END_TEST
+
 START_TEST(test_limits) {
   struct tt_av vals = item_of("{\":v\": {\"N\": \"1\"}}");
   char text[4096];
@@ -456,6 +534,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_update_rules);
   tcase_add_test(tc, test_key_condition_rules);
   tcase_add_test(tc, test_projection_rules);
+  tcase_add_test(tc, test_error_precedence);
   tcase_add_test(tc, test_limits);
   suite_add_tcase(s, tc);
   return s;

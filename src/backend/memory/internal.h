@@ -428,6 +428,10 @@ struct memdb_exprs {
   struct tt_av own_names, own_values;
   struct tt_expr *list[4];
   size_t n;
+  /* A key condition that parsed but breaks a key-condition rule: DynamoDB
+   * reports it after the request's other expressions have parsed. */
+  bool key_failed;
+  struct tt_error key_err;
 };
 
 /* Reads ExpressionAttributeNames/Values of `obj`. On failure frees itself. */

@@ -257,8 +257,17 @@ int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr
     return 0;
   if (x->n == sizeof(x->list) / sizeof(x->list[0]))
     return memdb_oom(e);
-  if (tt_expr_parse(kind, text, x->names, x->values, out, &err) != 0)
+  if (tt_expr_parse(kind, text, x->names, x->values, out, &err) != 0) {
+    /* The key-condition rules' messages are the ones without the prefix. */
+    static const char prefix[] = "Invalid KeyConditionExpression: ";
+    if (kind == TT_EXPR_KEY_CONDITION && err.code == TT_ERR_VALIDATION && !x->key_failed &&
+        strncmp(err.message, prefix, sizeof(prefix) - 1) != 0) {
+      x->key_failed = true;
+      x->key_err = err;
+      return 0;
+    }
     return memdb_fail_tt(e, &err);
+  }
   x->list[x->n++] = *out;
   return 0;
 }
@@ -275,6 +284,8 @@ int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
 
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
   struct tt_error err;
+  if (x->key_failed)
+    return memdb_fail_tt(e, &x->key_err);
   if (x->n == 0) {
     if (x->names)
       return memdb_validation(e, "ExpressionAttributeNames can only be specified when using "
