@@ -1648,7 +1648,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   case TT_EXPR_UPDATE:
     if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
       goto fail;
-    for (size_t i = 0; p.pend_rank == 0 && i < e->nactions; i++)
+    for (size_t i = 0; p.cats == 0 && i < e->nactions; i++)
       if (proj_insert(&p, &e->proj, &e->actions[i].path) != 0)
         goto fail;
     break;
