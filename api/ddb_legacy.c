@@ -3,26 +3,11 @@
  * expressions for the backend (ddb_wire.h: tt_ddbw_legacy): AttributesToGet,
  * Expected, KeyConditions, QueryFilter, ScanFilter, AttributeUpdates and
  * ConditionalOperator, with DynamoDB's own checks of them. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/ddb_wire.h"
 #include "util/buf.h"
-
-#define T_VALIDATE "com.amazon.coral.validate#ValidationException"
-
-static int invalid(struct tt_ddbw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
-  err->type = T_VALIDATE;
-  err->status = 400;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* The rewrite's state: placeholders are #lN and :lN, new names and values
  * collected in two objects merged into the request at the end. */
@@ -36,7 +21,7 @@ static int name_ph(struct rw *w, const char *attr, struct tt_buf *out) {
   char ph[24];
   snprintf(ph, sizeof(ph), "#l%u", w->n++);
   if (json_object_set_new(w->names, ph, json_string(attr)) != 0)
-    return invalid(w->err, "out of memory");
+    return tt_ddbw_invalid(w->err, "out of memory");
   return tt_buf_printf(out, "%s", ph);
 }
 
@@ -44,7 +29,7 @@ static int value_ph(struct rw *w, json_t *v, struct tt_buf *out) {
   char ph[24];
   snprintf(ph, sizeof(ph), ":l%u", w->n++);
   if (json_object_set(w->values, ph, v) != 0)
-    return invalid(w->err, "out of memory");
+    return tt_ddbw_invalid(w->err, "out of memory");
   return tt_buf_printf(out, "%s", ph);
 }
 
@@ -110,7 +95,8 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
   int result = -1;
   const char *op = json_string_value(opj);
   if (op == NULL) {
-    invalid(w->err, "1 validation error detected: Value null at 'comparisonOperator' failed to "
+    tt_ddbw_invalid(w->err,
+                    "1 validation error detected: Value null at 'comparisonOperator' failed to "
                     "satisfy constraint: Member must not be null");
     goto out;
   }
@@ -119,20 +105,21 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     if (strcmp(ops[i].op, op) == 0)
       break;
   if (i == sizeof(ops) / sizeof(ops[0])) {
-    invalid(w->err, "1 validation error detected: Value '%s' at 'comparisonOperator' failed to "
+    tt_ddbw_invalid(w->err,
+                    "1 validation error detected: Value '%s' at 'comparisonOperator' failed to "
                     "satisfy constraint: Member must satisfy enum value set: [IN, NULL, "
                     "BETWEEN, LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, "
                     "CONTAINS]",
-            op);
+                    op);
     goto out;
   }
   if (list && !json_is_array(list)) {
-    invalid(w->err, "AttributeValueList must be a list");
+    tt_ddbw_invalid(w->err, "AttributeValueList must be a list");
     goto out;
   }
   size_t n = list ? json_array_size(list) : 0;
   if ((ops[i].nargs >= 0 && n != (size_t)ops[i].nargs) || (ops[i].nargs < 0 && n == 0)) {
-    invalid(w->err,
+    tt_ddbw_invalid(w->err,
             "One or more parameter values were invalid: Invalid number of argument(s) for the "
             "%s ComparisonOperator",
             op);
@@ -140,15 +127,16 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
   }
   for (size_t k = 1; k < n; k++)
     if (strcmp(av_type(json_array_get(list, k)), av_type(json_array_get(list, 0))) != 0) {
-      invalid(w->err, "One or more parameter values were invalid: AttributeValues inside "
+      tt_ddbw_invalid(w->err, "One or more parameter values were invalid: AttributeValues inside "
                       "AttributeValueList must be of same type");
       goto out;
     }
   for (size_t k = 0; k < n; k++)
     if (!type_allowed(op, av_type(json_array_get(list, k)))) {
-      invalid(w->err, "One or more parameter values were invalid: ComparisonOperator %s is not "
+      tt_ddbw_invalid(w->err,
+                      "One or more parameter values were invalid: ComparisonOperator %s is not "
                       "valid for %s AttributeValue type",
-              op, av_type(json_array_get(list, k)));
+                      op, av_type(json_array_get(list, k)));
       goto out;
     }
   if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
@@ -221,37 +209,40 @@ out:
 /* Expected's entries: {Value}, {Exists, Value}, or a condition. */
 static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf *out) {
   if (!json_is_object(e))
-    return invalid(w->err, "Expected.%s must be a map", attr);
+    return tt_ddbw_invalid(w->err, "Expected.%s must be a map", attr);
   json_t *exists = json_object_get(e, "Exists");
   json_t *value = json_object_get(e, "Value");
   json_t *list = json_object_get(e, "AttributeValueList");
   json_t *cmp = json_object_get(e, "ComparisonOperator");
   const char *pre = "One or more parameter values were invalid: ";
   if (list && value)
-    return invalid(w->err, "%sValue and AttributeValueList cannot be used together for "
+    return tt_ddbw_invalid(w->err, "%sValue and AttributeValueList cannot be used together for "
                            "Attribute: %s", pre, attr);
   if (cmp) {
     const char *op = json_string_value(cmp);
     if (exists)
-      return invalid(w->err, "%sExists and ComparisonOperator cannot be used together for "
+      return tt_ddbw_invalid(w->err, "%sExists and ComparisonOperator cannot be used together for "
                              "Attribute: %s", pre, attr);
     if (op && strcmp(op, "NULL") && strcmp(op, "NOT_NULL") && !list && !value)
-      return invalid(w->err, "%sValue or AttributeValueList must be used with "
+      return tt_ddbw_invalid(w->err, "%sValue or AttributeValueList must be used with "
                              "ComparisonOperator: %s for Attribute: %s", pre, op, attr);
     return condition(w, attr, e, false, out);
   }
   if (list)
-    return invalid(w->err, "%sAttributeValueList can only be used with a ComparisonOperator "
+    return tt_ddbw_invalid(w->err,
+                           "%sAttributeValueList can only be used with a ComparisonOperator "
                            "for Attribute: %s", pre, attr);
   if (exists && !json_is_boolean(exists))
-    return invalid(w->err, "Exists must be a boolean");
+    return tt_ddbw_invalid(w->err, "Exists must be a boolean");
   bool ex = exists == NULL || json_is_true(exists);
   if (ex && value == NULL)
-    return invalid(w->err, "%sValue must be provided when Exists is %s for Attribute: %s", pre,
-                   exists ? "true" : "null", attr);
+    return tt_ddbw_invalid(w->err,
+                           "%sValue must be provided when Exists is %s for Attribute: %s", pre,
+                           exists ? "true" : "null", attr);
   if (!ex && value)
-    return invalid(w->err, "%sValue cannot be used when Exists is false for Attribute: %s", pre,
-                   attr);
+    return tt_ddbw_invalid(w->err,
+                           "%sValue cannot be used when Exists is false for Attribute: %s", pre,
+                           attr);
   struct tt_buf nm;
   tt_buf_init(&nm, 0);
   int rc = name_ph(w, attr, &nm);
@@ -273,7 +264,7 @@ static int conditions(struct rw *w, json_t *req, const char *param, const char *
   if (m == NULL)
     return 0;
   if (!json_is_object(m))
-    return invalid(w->err, "%s must be a map", param);
+    return tt_ddbw_invalid(w->err, "%s must be a map", param);
   struct tt_buf out;
   tt_buf_init(&out, 0);
   const char *attr;
@@ -284,7 +275,7 @@ static int conditions(struct rw *w, json_t *req, const char *param, const char *
     if (k++ && tt_buf_printf(&out, " %s ", joiner) < 0)
       rc = -1;
     if (rc == 0 && !json_is_object(c))
-      rc = invalid(w->err, "%s.%s must be a map", param, attr);
+      rc = tt_ddbw_invalid(w->err, "%s.%s must be a map", param, attr);
     if (rc == 0)
       rc = strcmp(param, "Expected") == 0 ? expected_one(w, attr, c, &out)
                                           : condition(w, attr, c, key, &out);
@@ -293,7 +284,7 @@ static int conditions(struct rw *w, json_t *req, const char *param, const char *
   }
   if (rc == 0 && k > 0 &&
       json_object_set_new(req, expr, json_stringn(out.data, out.len)) != 0)
-    rc = invalid(w->err, "out of memory");
+    rc = tt_ddbw_invalid(w->err, "out of memory");
   tt_buf_free(&out);
   if (rc == 0)
     json_object_del(req, param);
@@ -305,7 +296,8 @@ static int attributes_to_get(struct rw *w, json_t *req) {
   if (a == NULL)
     return 0;
   if (!json_is_array(a) || json_array_size(a) == 0)
-    return invalid(w->err, "1 validation error detected: Value '[]' at 'attributesToGet' failed "
+    return tt_ddbw_invalid(w->err,
+                           "1 validation error detected: Value '[]' at 'attributesToGet' failed "
                            "to satisfy constraint: Member must have length greater than or "
                            "equal to 1");
   struct tt_buf out;
@@ -316,17 +308,18 @@ static int attributes_to_get(struct rw *w, json_t *req) {
     for (size_t j = 0; j < i && s; j++)
       if (strcmp(s, json_string_value(json_array_get(a, j)) ?: "") == 0)
         return tt_buf_free(&out),
-               invalid(w->err, "One or more parameter values were invalid: Duplicate value in "
+               tt_ddbw_invalid(w->err,
+                               "One or more parameter values were invalid: Duplicate value in "
                                "attribute name: %s",
-                       s);
+                               s);
     if (s == NULL)
-      rc = invalid(w->err, "AttributesToGet must hold strings");
+      rc = tt_ddbw_invalid(w->err, "AttributesToGet must hold strings");
     else if ((i && tt_buf_printf(&out, ", ") < 0) || name_ph(w, s, &out) < 0)
       rc = -1;
   }
   if (rc == 0 &&
       json_object_set_new(req, "ProjectionExpression", json_stringn(out.data, out.len)) != 0)
-    rc = invalid(w->err, "out of memory");
+    rc = tt_ddbw_invalid(w->err, "out of memory");
   tt_buf_free(&out);
   if (rc == 0)
     json_object_del(req, "AttributesToGet");
@@ -338,7 +331,7 @@ static int attribute_updates(struct rw *w, json_t *req) {
   if (m == NULL)
     return 0;
   if (!json_is_object(m))
-    return invalid(w->err, "AttributeUpdates must be a map");
+    return tt_ddbw_invalid(w->err, "AttributeUpdates must be a map");
   struct tt_buf part[4]; /* SET, REMOVE, ADD, DELETE */
   static const char *const kw[4] = {"SET", "REMOVE", "ADD", "DELETE"};
   for (int i = 0; i < 4; i++)
@@ -351,7 +344,7 @@ static int attribute_updates(struct rw *w, json_t *req) {
     const char *act = actj ? json_string_value(actj) : "PUT";
     int which;
     if (act == NULL || !json_is_object(u)) {
-      rc = invalid(w->err, "AttributeUpdates.%s must be a map with a string Action", attr);
+      rc = tt_ddbw_invalid(w->err, "AttributeUpdates.%s must be a map with a string Action", attr);
       break;
     }
     if (strcmp(act, "PUT") == 0)
@@ -361,14 +354,15 @@ static int attribute_updates(struct rw *w, json_t *req) {
     else if (strcmp(act, "ADD") == 0)
       which = 2;
     else {
-      rc = invalid(w->err, "1 validation error detected: Value '%s' at "
+      rc = tt_ddbw_invalid(w->err, "1 validation error detected: Value '%s' at "
                            "'attributeUpdates.%s.member.action' failed to satisfy constraint: "
                            "Member must satisfy enum value set: [ADD, PUT, DELETE]",
                    act, attr);
       break;
     }
     if (which != 1 && v == NULL) {
-      rc = invalid(w->err, "One or more parameter values were invalid: Only DELETE action is "
+      rc = tt_ddbw_invalid(w->err,
+                           "One or more parameter values were invalid: Only DELETE action is "
                            "allowed when no attribute value is specified");
       break;
     }
@@ -409,7 +403,7 @@ static int attribute_updates(struct rw *w, json_t *req) {
       rc = -1;
   if (rc == 0 && all.len &&
       json_object_set_new(req, "UpdateExpression", json_stringn(all.data, all.len)) != 0)
-    rc = invalid(w->err, "out of memory");
+    rc = tt_ddbw_invalid(w->err, "out of memory");
   for (int i = 0; i < 4; i++)
     tt_buf_free(&part[i]);
   tt_buf_free(&all);
@@ -484,13 +478,15 @@ static int expression_params(json_t *req, const struct params *p, struct tt_ddbw
           !(key_conditions_alone && strcmp(p->legacy[i], "KeyConditions") == 0))
         add_list(lg, sizeof(lg), p->legacy[i]);
     if (lg[0])
-      return invalid(err, "Can not use both expression and non-expression parameters in the "
-                          "same request: Non-expression parameters: {%s} Expression "
-                          "parameters: {%s}",
-                     lg, ex);
+      return tt_ddbw_invalid(err,
+                             "Can not use both expression and non-expression parameters in the "
+                             "same request: Non-expression parameters: {%s} Expression "
+                             "parameters: {%s}",
+                             lg, ex);
   }
   if (json_object_get(req, "ExpressionAttributeNames") && ex[0] == '\0')
-    return invalid(err, "ExpressionAttributeNames can only be specified when using expressions");
+    return tt_ddbw_invalid(err,
+                           "ExpressionAttributeNames can only be specified when using expressions");
   char vals[200] = "";
   size_t nvals = 0;
   bool any = false;
@@ -502,7 +498,7 @@ static int expression_params(json_t *req, const struct params *p, struct tt_ddbw
       any = any || json_object_get(req, p->expr[i]) != NULL;
     }
   if (nvals && json_object_get(req, "ExpressionAttributeValues") && !any)
-    return invalid(err, "ExpressionAttributeValues can only be specified when using "
+    return tt_ddbw_invalid(err, "ExpressionAttributeValues can only be specified when using "
                         "expressions: %s %s null",
                    vals, nvals > 1 ? "are" : "is");
   return 0;
@@ -524,16 +520,17 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   if (co) {
     const char *s = json_string_value(co);
     if (s == NULL || (strcmp(s, "AND") && strcmp(s, "OR")))
-      return invalid(err, "1 validation error detected: Value '%s' at 'conditionalOperator' "
-                          "failed to satisfy constraint: Member must satisfy enum value set: "
-                          "[OR, AND]",
-                     s ? s : "");
+      return tt_ddbw_invalid(err,
+                             "1 validation error detected: Value '%s' at 'conditionalOperator' "
+                             "failed to satisfy constraint: Member must satisfy enum value set: "
+                             "[OR, AND]",
+                             s ? s : "");
     joiner = s;
   }
   struct rw w = {json_object(), json_object(), 0, err};
   int rc = 0;
   if (w.names == NULL || w.values == NULL)
-    rc = invalid(err, "out of memory");
+    rc = tt_ddbw_invalid(err, "out of memory");
   if (rc == 0)
     rc = attributes_to_get(&w, req);
   if (rc == 0)
@@ -558,7 +555,7 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
       json_t *have = json_object_get(req, dst[k]);
       if (json_is_object(have) ? json_object_update_missing(have, src[k]) != 0
                                : json_object_set(req, dst[k], src[k]) != 0)
-        rc = invalid(err, "out of memory");
+        rc = tt_ddbw_invalid(err, "out of memory");
     }
   }
   json_decref(w.names);

@@ -5,27 +5,13 @@
  * order and with its messages. */
 #include "api/ddb_table_check.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "value/json_exact.h"
 
-#define T_VALIDATION "com.amazon.coral.validate#ValidationException"
 #define INVALID "One or more parameter values were invalid: "
-
-static int refuse(struct tt_ddbw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int refuse(struct tt_ddbw_error *err, const char *fmt, ...) {
-  err->type = T_VALIDATION;
-  err->status = 400;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* A capacity number's value and its text as given. */
 static double capacity(const json_t *pt, const char *key, char *text, size_t n) {
@@ -46,7 +32,7 @@ static int capacity_bounds(const json_t *pt, struct tt_ddbw_error *err) {
   for (int i = 0; i < 2; i++) {
     char text[64];
     if (capacity(pt, keys[i], text, sizeof(text)) > 1e12)
-      return refuse(err, "Given value %s for %s is out of bounds", text, keys[i]);
+      return tt_ddbw_invalid(err, "Given value %s for %s is out of bounds", text, keys[i]);
   }
   return 0;
 }
@@ -80,6 +66,24 @@ static bool defined(const json_t *defs, const char *name) {
   return false;
 }
 
+/* Every attribute of a KeySchema `ks` is in AttributeDefinitions `defs`. */
+static int check_keys_defined(const json_t *ks, const json_t *defs, struct tt_ddbw_error *err) {
+  size_t i;
+  const json_t *k;
+  json_array_foreach(ks, i, k) {
+    if (!defined(defs, str(k, "AttributeName"))) {
+      char keys[1024], dn[1024];
+      names(ks, keys, sizeof(keys));
+      names(defs, dn, sizeof(dn));
+      return tt_ddbw_invalid(err,
+                             INVALID "Some index key attributes are not defined in "
+                                     "AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
+                             keys, dn);
+    }
+  }
+  return 0;
+}
+
 static bool same(const char *a, const char *b) {
   return a == b || (a && b && strcmp(a, b) == 0);
 }
@@ -90,46 +94,44 @@ static int check_index(const json_t *ix, const json_t *defs, bool local, const c
   const char *name = str(ix, "IndexName");
   const json_t *ks = json_object_get(ix, "KeySchema");
   const json_t *k0 = json_array_get(ks, 0), *k1 = json_array_get(ks, 1);
-  size_t i;
-  const json_t *k;
-  json_array_foreach(ks, i, k) {
-    if (!defined(defs, str(k, "AttributeName"))) {
-      char keys[1024], dn[1024];
-      names(ks, keys, sizeof(keys));
-      names(defs, dn, sizeof(dn));
-      return refuse(err, INVALID "Some index key attributes are not defined in "
-                             "AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                    keys, dn);
-    }
-  }
+  if (check_keys_defined(ks, defs, err) != 0)
+    return -1;
   if (k1 && same(str(k0, "AttributeName"), str(k1, "AttributeName")))
-    return refuse(err, "Both the Hash Key and the Range Key element in the KeySchema have the "
-                       "same name");
+    return tt_ddbw_invalid(err,
+                           "Both the Hash Key and the Range Key element in the KeySchema have the "
+                           "same name");
   if (!same(str(k0, "KeyType"), "HASH"))
-    return refuse(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+    return tt_ddbw_invalid(err,
+                           "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
   if (k1 && !same(str(k1, "KeyType"), "RANGE"))
-    return refuse(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+    return tt_ddbw_invalid(err,
+                           "Invalid KeySchema: The second KeySchemaElement is not a RANGE key "
+                           "type");
   if (local) {
     if (json_array_size(ks) != 2)
-      return refuse(err, INVALID "Index KeySchema does not have a range key for index: %s",
+      return tt_ddbw_invalid(err, INVALID "Index KeySchema does not have a range key for index: %s",
                     name ? name : "null");
     const char *h = str(k0, "AttributeName");
     if (!same(h, table_hash))
-      return refuse(err, INVALID "Index KeySchema does not have the same leading hash key as "
-                                 "table KeySchema for index: %s. index hash key: %s, table "
-                                 "hash key: %s",
-                    name ? name : "null", h ? h : "null", table_hash ? table_hash : "null");
+      return tt_ddbw_invalid(err,
+                             INVALID "Index KeySchema does not have the same leading hash key as "
+                             "table KeySchema for index: %s. index hash key: %s, table "
+                             "hash key: %s",
+                             name ? name : "null", h ? h : "null",
+                             table_hash ? table_hash : "null");
   }
   const json_t *proj = json_object_get(ix, "Projection");
   const char *pt = str(proj, "ProjectionType");
   if (pt == NULL)
-    return refuse(err, INVALID "Unknown ProjectionType: null");
+    return tt_ddbw_invalid(err, INVALID "Unknown ProjectionType: null");
   if (json_object_get(proj, "NonKeyAttributes") && strcmp(pt, "INCLUDE") != 0)
-    return refuse(err, INVALID "ProjectionType is %s, but NonKeyAttributes is specified", pt);
+    return tt_ddbw_invalid(err,
+                           INVALID "ProjectionType is %s, but NonKeyAttributes is specified", pt);
   if (!local && ppr && json_object_get(ix, "ProvisionedThroughput"))
-    return refuse(err, INVALID "ProvisionedThroughput should not be specified for index: %s "
-                               "when BillingMode is PAY_PER_REQUEST",
-                  name ? name : "null");
+    return tt_ddbw_invalid(err,
+                           INVALID "ProvisionedThroughput should not be specified for index: %s "
+                           "when BillingMode is PAY_PER_REQUEST",
+                           name ? name : "null");
   return 0;
 }
 
@@ -142,7 +144,7 @@ static int check_duplicate(const json_t *ix, const json_t *seen, struct tt_ddbw_
     if (s == ix)
       break;
     if (same(str(s, "IndexName"), name))
-      return refuse(err, INVALID "Duplicate index name: %s", name ? name : "null");
+      return tt_ddbw_invalid(err, INVALID "Duplicate index name: %s", name ? name : "null");
   }
   return 0;
 }
@@ -153,13 +155,13 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
   const json_t *pt = json_object_get(body, "ProvisionedThroughput");
   if (ppr) {
     if (pt)
-      return refuse(err, INVALID "Neither ReadCapacityUnits nor WriteCapacityUnits can be "
+      return tt_ddbw_invalid(err, INVALID "Neither ReadCapacityUnits nor WriteCapacityUnits can be "
                                  "specified when BillingMode is PAY_PER_REQUEST");
   } else {
     char text[64];
     if (pt == NULL || capacity(pt, "ReadCapacityUnits", text, sizeof(text)) == 0 ||
         capacity(pt, "WriteCapacityUnits", text, sizeof(text)) == 0)
-      return refuse(err, INVALID "ReadCapacityUnits and WriteCapacityUnits must both be "
+      return tt_ddbw_invalid(err, INVALID "ReadCapacityUnits and WriteCapacityUnits must both be "
                                  "specified when BillingMode is PROVISIONED");
     if (capacity_bounds(pt, err) != 0)
       return -1;
@@ -167,45 +169,42 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
   const json_t *defs = json_object_get(body, "AttributeDefinitions");
   const json_t *ks = json_object_get(body, "KeySchema");
   if (json_array_size(ks) > json_array_size(defs))
-    return refuse(err, "Invalid KeySchema: Some index key attribute have no definition");
+    return tt_ddbw_invalid(err, "Invalid KeySchema: Some index key attribute have no definition");
+  if (check_keys_defined(ks, defs, err) != 0)
+    return -1;
   size_t i;
-  const json_t *k;
-  json_array_foreach(ks, i, k) {
-    if (!defined(defs, str(k, "AttributeName"))) {
-      char keys[1024], dn[1024];
-      names(ks, keys, sizeof(keys));
-      names(defs, dn, sizeof(dn));
-      return refuse(err, INVALID "Some index key attributes are not defined in "
-                                 "AttributeDefinitions. Keys: [%s], AttributeDefinitions: [%s]",
-                    keys, dn);
-    }
-  }
   const json_t *k0 = json_array_get(ks, 0), *k1 = json_array_get(ks, 1);
   if (k1 && same(str(k0, "AttributeName"), str(k1, "AttributeName")))
-    return refuse(err, "Both the Hash Key and the Range Key element in the KeySchema have the "
-                       "same name");
+    return tt_ddbw_invalid(err,
+                           "Both the Hash Key and the Range Key element in the KeySchema have the "
+                           "same name");
   if (!same(str(k0, "KeyType"), "HASH"))
-    return refuse(err, "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+    return tt_ddbw_invalid(err,
+                           "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
   if (k1 && !same(str(k1, "KeyType"), "RANGE"))
-    return refuse(err, "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+    return tt_ddbw_invalid(err,
+                           "Invalid KeySchema: The second KeySchemaElement is not a RANGE key "
+                           "type");
   const json_t *lsis = json_object_get(body, "LocalSecondaryIndexes");
   const json_t *gsis = json_object_get(body, "GlobalSecondaryIndexes");
   if (lsis == NULL && gsis == NULL && json_array_size(ks) != json_array_size(defs))
-    return refuse(err, INVALID "Number of attributes in KeySchema does not exactly match number "
-                               "of attributes defined in AttributeDefinitions");
+    return tt_ddbw_invalid(err,
+                           INVALID "Number of attributes in KeySchema does not exactly match "
+                           "number of attributes defined in AttributeDefinitions");
   json_t *seen = json_array(); /* borrowed index objects, LSIs then GSIs */
   if (seen == NULL)
-    return refuse(err, "out of memory");
+    return tt_ddbw_invalid(err, "out of memory");
   int rc = 0;
   const json_t *ix;
   if (lsis) {
     if (json_array_size(lsis) == 0) {
-      rc = refuse(err, INVALID "List of LocalSecondaryIndexes is empty");
+      rc = tt_ddbw_invalid(err, INVALID "List of LocalSecondaryIndexes is empty");
       goto done;
     }
     if (json_array_size(ks) != 2) {
-      rc = refuse(err, INVALID "Table KeySchema does not have a range key, which is required "
-                               "when specifying a LocalSecondaryIndex");
+      rc = tt_ddbw_invalid(err,
+                           INVALID "Table KeySchema does not have a range key, which is required "
+                           "when specifying a LocalSecondaryIndex");
       goto done;
     }
     json_array_foreach(lsis, i, ix) {
@@ -215,13 +214,14 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
         goto done;
     }
     if (json_array_size(lsis) > 5) {
-      rc = refuse(err, INVALID "Number of LocalSecondaryIndexes exceeds per-table limit of 5");
+      rc = tt_ddbw_invalid(err,
+                           INVALID "Number of LocalSecondaryIndexes exceeds per-table limit of 5");
       goto done;
     }
   }
   if (gsis) {
     if (json_array_size(gsis) == 0) {
-      rc = refuse(err, INVALID "List of GlobalSecondaryIndexes is empty");
+      rc = tt_ddbw_invalid(err, INVALID "List of GlobalSecondaryIndexes is empty");
       goto done;
     }
     json_array_foreach(gsis, i, ix) {
@@ -231,7 +231,8 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
         goto done;
     }
     if (json_array_size(gsis) > 20) {
-      rc = refuse(err, INVALID "GlobalSecondaryIndex count exceeds the per-table limit of 20");
+      rc = tt_ddbw_invalid(err,
+                           INVALID "GlobalSecondaryIndex count exceeds the per-table limit of 20");
       goto done;
     }
   }
@@ -248,12 +249,13 @@ static int check_update(const json_t *body, struct tt_ddbw_error *err) {
   if (pt == NULL && billing == NULL && json_object_get(stream, "StreamEnabled") == NULL &&
       json_array_size(updates) == 0 && json_object_get(body, "SSESpecification") == NULL &&
       json_object_get(body, "ReplicaUpdates") == NULL)
-    return refuse(err, "At least one of ProvisionedThroughput, BillingMode, "
+    return tt_ddbw_invalid(err, "At least one of ProvisionedThroughput, BillingMode, "
                        "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification "
                        "or ReplicaUpdates is required");
   if (same(billing, "PROVISIONED") && pt == NULL)
-    return refuse(err, INVALID "ProvisionedThroughput must be specified when BillingMode is "
-                               "PROVISIONED");
+    return tt_ddbw_invalid(err,
+                           INVALID "ProvisionedThroughput must be specified when BillingMode is "
+                           "PROVISIONED");
   if (pt && capacity_bounds(pt, err) != 0)
     return -1;
   size_t i;
@@ -265,7 +267,7 @@ static int check_update(const json_t *body, struct tt_ddbw_error *err) {
     if (action == NULL)
       action = json_object_get(u, "Delete");
     if (action == NULL)
-      return refuse(err, INVALID "One of GlobalSecondaryIndexUpdate.Update, "
+      return tt_ddbw_invalid(err, INVALID "One of GlobalSecondaryIndexUpdate.Update, "
                                  "GlobalSecondaryIndexUpdate.Create, "
                                  "GlobalSecondaryIndexUpdate.Delete must not be null");
     const char *name = str(action, "IndexName");
@@ -276,7 +278,7 @@ static int check_update(const json_t *body, struct tt_ddbw_error *err) {
       if (pa == NULL)
         pa = json_object_get(p, "Delete");
       if (same(str(pa, "IndexName"), name))
-        return refuse(err, INVALID "Only one global secondary index update per index is "
+        return tt_ddbw_invalid(err, INVALID "Only one global secondary index update per index is "
                                    "allowed simultaneously. Index: %s",
                       name ? name : "null");
     }

@@ -64,6 +64,16 @@ static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, co
   return -1;
 }
 
+int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
+  err->type = "com.amazon.coral.validate#ValidationException";
+  err->status = 400;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 /* Appends to a message buffer, truncating. */
 static void add(char *buf, size_t n, const char *text) {
   size_t len = strlen(buf);

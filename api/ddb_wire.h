@@ -107,6 +107,11 @@ int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_er
  * or -1 with *err. */
 int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
+/* Sets *err to a ValidationException (400) with the formatted message, the
+ * refusal of most parameter checks. Returns -1. */
+int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* The same checks of a Query's or Scan's ExclusiveStartKey, made after its
  * conditions are (most messages prefixed "The provided starting key is
  * invalid: "). Returns 0 or -1 with *err. */
