@@ -66,8 +66,14 @@ static bool defined(const json_t *defs, const char *name) {
   return false;
 }
 
-/* Every attribute of a KeySchema `ks` is in AttributeDefinitions `defs`. */
-static int check_keys_defined(const json_t *ks, const json_t *defs, struct tt_ddbw_error *err) {
+
+static bool same(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* A table's or an index's KeySchema `ks`: every attribute in AttributeDefinitions
+ * `defs`, two distinct names, HASH then RANGE. */
+static int check_key_schema(const json_t *ks, const json_t *defs, struct tt_ddbw_error *err) {
   size_t i;
   const json_t *k;
   json_array_foreach(ks, i, k) {
@@ -81,21 +87,7 @@ static int check_keys_defined(const json_t *ks, const json_t *defs, struct tt_dd
                              keys, dn);
     }
   }
-  return 0;
-}
-
-static bool same(const char *a, const char *b) {
-  return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* The checks of one secondary index's KeySchema and Projection. */
-static int check_index(const json_t *ix, const json_t *defs, bool local, const char *table_hash,
-                       bool ppr, struct tt_ddbw_error *err) {
-  const char *name = str(ix, "IndexName");
-  const json_t *ks = json_object_get(ix, "KeySchema");
   const json_t *k0 = json_array_get(ks, 0), *k1 = json_array_get(ks, 1);
-  if (check_keys_defined(ks, defs, err) != 0)
-    return -1;
   if (k1 && same(str(k0, "AttributeName"), str(k1, "AttributeName")))
     return tt_ddbw_invalid(err,
                            "Both the Hash Key and the Range Key element in the KeySchema have the "
@@ -107,6 +99,17 @@ static int check_index(const json_t *ix, const json_t *defs, bool local, const c
     return tt_ddbw_invalid(err,
                            "Invalid KeySchema: The second KeySchemaElement is not a RANGE key "
                            "type");
+  return 0;
+}
+
+/* The checks of one secondary index's KeySchema and Projection. */
+static int check_index(const json_t *ix, const json_t *defs, bool local, const char *table_hash,
+                       bool ppr, struct tt_ddbw_error *err) {
+  const char *name = str(ix, "IndexName");
+  const json_t *ks = json_object_get(ix, "KeySchema");
+  const json_t *k0 = json_array_get(ks, 0);
+  if (check_key_schema(ks, defs, err) != 0)
+    return -1;
   if (local) {
     if (json_array_size(ks) != 2)
       return tt_ddbw_invalid(err, INVALID "Index KeySchema does not have a range key for index: %s",
@@ -170,21 +173,10 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
   const json_t *ks = json_object_get(body, "KeySchema");
   if (json_array_size(ks) > json_array_size(defs))
     return tt_ddbw_invalid(err, "Invalid KeySchema: Some index key attribute have no definition");
-  if (check_keys_defined(ks, defs, err) != 0)
+  if (check_key_schema(ks, defs, err) != 0)
     return -1;
   size_t i;
-  const json_t *k0 = json_array_get(ks, 0), *k1 = json_array_get(ks, 1);
-  if (k1 && same(str(k0, "AttributeName"), str(k1, "AttributeName")))
-    return tt_ddbw_invalid(err,
-                           "Both the Hash Key and the Range Key element in the KeySchema have the "
-                           "same name");
-  if (!same(str(k0, "KeyType"), "HASH"))
-    return tt_ddbw_invalid(err,
-                           "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
-  if (k1 && !same(str(k1, "KeyType"), "RANGE"))
-    return tt_ddbw_invalid(err,
-                           "Invalid KeySchema: The second KeySchemaElement is not a RANGE key "
-                           "type");
+  const json_t *k0 = json_array_get(ks, 0);
   const json_t *lsis = json_object_get(body, "LocalSecondaryIndexes");
   const json_t *gsis = json_object_get(body, "GlobalSecondaryIndexes");
   if (lsis == NULL && gsis == NULL && json_array_size(ks) != json_array_size(defs))
