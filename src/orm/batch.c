@@ -773,10 +773,7 @@ static void finish_all(struct tt_orm_batch_state *st) {
         if (st->found[i].type == TT_AV_M)
           rc = tt_orm_crypt_add_item(c, &st->found[i], &err);
       if (rc == 0) {
-        struct tt_error cerr;
-        int crc = tt_orm_crypt_run(c, found_opened_cb, st, &cerr);
-        if (crc != 0) /* settled at once: go on as its completion would */
-          found_opened_cb(st, crc < 0 ? &cerr : NULL);
+        tt_orm_crypt_run_then(c, found_opened_cb, st);
         return;
       }
     } else if (op->write) {
@@ -919,10 +916,7 @@ static int batch_start_run(struct tt_orm_batch_op *op) {
     for (size_t i = 0; i < st->n; i++)
       if (st->reqs[i].is_put && tt_orm_crypt_add_item(c, &st->reqs[i].item, &err) != 0)
         return fail_now(op, &err);
-    struct tt_error cerr;
-    int crc = tt_orm_crypt_run(c, puts_sealed_cb, st, &cerr);
-    if (crc != 0) /* settled at once: go on as its completion would */
-      puts_sealed_cb(st, crc < 0 ? &cerr : NULL);
+    tt_orm_crypt_run_then(c, puts_sealed_cb, st);
     return 0;
   }
   run_chunks(st);

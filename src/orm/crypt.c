@@ -418,3 +418,10 @@ int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *ar
   c->starting = false;
   return settled(c) ? settle_now(c, err) : 0;
 }
+
+void tt_orm_crypt_run_then(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg) {
+  struct tt_error err;
+  int rc = tt_orm_crypt_run(c, done, arg, &err);
+  if (rc != 0)
+    done(arg, rc < 0 ? &err : NULL);
+}

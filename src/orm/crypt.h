@@ -104,4 +104,10 @@ int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
 int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg,
                      struct tt_error *err);
 
+/* tt_orm_crypt_run for a caller whose next step is `done` either way: when
+ * the run settles at once, done(arg, NULL or the failure) is called here,
+ * in the caller's frame, as the step that follows the start (the caller's
+ * continuation; docs/internals/completions.md). */
+void tt_orm_crypt_run_then(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg);
+
 #endif

@@ -182,10 +182,7 @@ static void answer_opened(struct tt_orm_item_op *op) {
     fail(op, &err);
     return;
   }
-  struct tt_error cerr;
-  int crc = tt_orm_crypt_run(c, opened_cb, op, &cerr);
-  if (crc != 0) /* settled at once: go on as its completion would */
-    opened_cb(op, crc < 0 ? &cerr : NULL);
+  tt_orm_crypt_run_then(c, opened_cb, op);
 }
 
 static void sealed_cb(void *arg, const struct tt_error *err) {
@@ -285,10 +282,7 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
       return -1;
     op->pending_op = kind;
     op->pending_cb = cb;
-    struct tt_error cerr;
-    int crc = tt_orm_crypt_run(c, sealed_cb, op, &cerr);
-    if (crc != 0) /* settled at once: go on as its completion would */
-      sealed_cb(op, crc < 0 ? &cerr : NULL);
+    tt_orm_crypt_run_then(c, sealed_cb, op);
     return 0;
   }
   if (tt_orm_call_item(&op->ctx, kind, r, cb) != 0)
@@ -384,10 +378,7 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   if (tt_orm_crypt_add_update(c, op->ctx.model, upd, err) != 0)
     return -1;
-  struct tt_error cerr;
-  int crc = tt_orm_crypt_run(c, update_sealed_cb, op, &cerr);
-  if (crc != 0) /* settled at once: go on as its completion would */
-    update_sealed_cb(op, crc < 0 ? &cerr : NULL);
+  tt_orm_crypt_run_then(c, update_sealed_cb, op);
   return 0;
 }
 

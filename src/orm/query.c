@@ -679,10 +679,7 @@ static void open_page(struct tt_orm_chain *ch) {
   for (size_t i = 0; i < ch->n_page_items; i++)
     if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
       goto fail;
-  struct tt_error cerr;
-  int crc = tt_orm_crypt_run(c, page_opened_cb, ch, &cerr);
-  if (crc != 0) /* settled at once: go on as its completion would */
-    page_opened_cb(ch, crc < 0 ? &cerr : NULL);
+  tt_orm_crypt_run_then(c, page_opened_cb, ch);
   return;
 fail:
   page_failed(op, &err);

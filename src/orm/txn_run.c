@@ -209,10 +209,7 @@ static void reread_cb(struct tt_client_call *c) {
       txn_fail(st, &err);
       return;
     }
-    struct tt_error cerr;
-    int crc = tt_orm_crypt_run(cr, reread_opened_cb, st, &cerr);
-    if (crc != 0) /* settled at once: go on as its completion would */
-      reread_opened_cb(st, crc < 0 ? &cerr : NULL);
+    tt_orm_crypt_run_then(cr, reread_opened_cb, st);
     return;
   }
   tt_av_free(&item);
@@ -630,10 +627,7 @@ void txn_get_cb(struct tt_client_call *c) {
       return;
     }
   }
-  struct tt_error cerr;
-  int crc = tt_orm_crypt_run(cr, got_opened_cb, st, &cerr);
-  if (crc != 0) /* settled at once: go on as its completion would */
-    got_opened_cb(st, crc < 0 ? &cerr : NULL);
+  tt_orm_crypt_run_then(cr, got_opened_cb, st);
 }
 
 /* ---- sealing ------------------------------------------------------------------------- */
@@ -662,9 +656,6 @@ int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
     if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
       return -1;
   }
-  struct tt_error cerr;
-  int crc = tt_orm_crypt_run(c, done, st, &cerr);
-  if (crc != 0) /* settled at once: go on as its completion would */
-    done(st, crc < 0 ? &cerr : NULL);
+  tt_orm_crypt_run_then(c, done, st);
   return 0;
 }
