@@ -735,76 +735,45 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 
 /* ---- which attributes a condition reads ---------------------------------- */
 
-static bool operand_refers(const struct xoperand *o, const char *name, size_t n) {
+/* Whether a path starts with the attribute (name, n) and has at least
+ * `depth` segments (1: the attribute or inside it; 2: inside it). */
+static bool path_under(const struct xpath *p, const char *name, size_t n, size_t depth) {
+  return p->n >= depth && p->n > 0 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+static bool operand_reads(const struct xoperand *o, const char *name, size_t n, size_t depth) {
   if (o == NULL)
     return false;
   switch (o->kind) {
   case XOP_PATH:
   case XOP_SIZE:
   case XOP_IF_NOT_EXISTS:
-    if (o->path.n && o->path.segs[0].name && o->path.segs[0].name_len == n &&
-        memcmp(o->path.segs[0].name, name, n) == 0)
-      return true;
-    return o->kind == XOP_IF_NOT_EXISTS && operand_refers(o->b, name, n);
+    return path_under(&o->path, name, n, depth) ||
+           (o->kind == XOP_IF_NOT_EXISTS && operand_reads(o->b, name, n, depth));
   case XOP_LIST_APPEND:
   case XOP_PLUS:
   case XOP_MINUS:
-    return operand_refers(o->a, name, n) || operand_refers(o->b, name, n);
+    return operand_reads(o->a, name, n, depth) || operand_reads(o->b, name, n, depth);
   case XOP_VALUE:
     break;
   }
   return false;
 }
 
-static bool cond_refers(const struct xcond *c, const char *name, size_t n) {
+static bool cond_reads(const struct xcond *c, const char *name, size_t n, size_t depth) {
   if (c == NULL)
     return false;
-  if (cond_refers(c->l, name, n) || cond_refers(c->r, name, n))
+  if (cond_reads(c->l, name, n, depth) || cond_reads(c->r, name, n, depth))
     return true;
   for (size_t i = 0; i < c->nops; i++)
-    if (operand_refers(c->ops[i], name, n))
+    if (operand_reads(c->ops[i], name, n, depth))
       return true;
   return false;
 }
 
 bool tt_expr_condition_refers(const struct tt_expr *e, const char *name) {
-  return e && cond_refers(e->cond, name, strlen(name));
-}
-
-/* Whether a path starts with (name, n) and goes further. */
-static bool path_nested(const struct xpath *p, const char *name, size_t n) {
-  return p->n > 1 && p->segs[0].name && p->segs[0].name_len == n &&
-         memcmp(p->segs[0].name, name, n) == 0;
-}
-
-static bool operand_nested(const struct xoperand *o, const char *name, size_t n) {
-  if (o == NULL)
-    return false;
-  switch (o->kind) {
-  case XOP_PATH:
-  case XOP_SIZE:
-  case XOP_IF_NOT_EXISTS:
-    return path_nested(&o->path, name, n) ||
-           (o->kind == XOP_IF_NOT_EXISTS && operand_nested(o->b, name, n));
-  case XOP_LIST_APPEND:
-  case XOP_PLUS:
-  case XOP_MINUS:
-    return operand_nested(o->a, name, n) || operand_nested(o->b, name, n);
-  case XOP_VALUE:
-    break;
-  }
-  return false;
-}
-
-static bool cond_nested(const struct xcond *c, const char *name, size_t n) {
-  if (c == NULL)
-    return false;
-  if (cond_nested(c->l, name, n) || cond_nested(c->r, name, n))
-    return true;
-  for (size_t i = 0; i < c->nops; i++)
-    if (operand_nested(c->ops[i], name, n))
-      return true;
-  return false;
+  return e && cond_reads(e->cond, name, strlen(name), 1);
 }
 
 bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
@@ -812,13 +781,13 @@ bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
     return false;
   size_t n = strlen(name);
   for (size_t i = 0; i < e->npaths; i++)
-    if (path_nested(&e->paths[i], name, n))
+    if (path_under(&e->paths[i], name, n, 2))
       return true;
   for (size_t i = 0; i < e->nactions; i++)
-    if (path_nested(&e->actions[i].path, name, n) ||
-        operand_nested(e->actions[i].value, name, n))
+    if (path_under(&e->actions[i].path, name, n, 2) ||
+        operand_reads(e->actions[i].value, name, n, 2))
       return true;
-  return cond_nested(e->cond, name, n);
+  return cond_reads(e->cond, name, n, 2);
 }
 
 /* Whether a path is just the top-level attribute (name, n). */
