@@ -13,31 +13,15 @@
 
 /* ---- MD5 (RFC 1321) ---- */
 
-struct md5 {
-  uint32_t h[4];
-  uint64_t len;
-  unsigned char buf[64];
-  size_t n;
-};
-
-#define ROTL(x, c) (((x) << (c)) | ((x) >> (32 - (c))))
-
-static const uint32_t md5_k[64] = {
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
-    0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
-    0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
-    0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
-    0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122,
-    0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa,
-    0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244,
-    0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
-    0xeb86d391};
-static const unsigned char md5_r[64] = {7,  12, 17, 22, 7,  12, 17, 22, 7,  12, 17, 22, 7,
-                                        12, 17, 22, 5,  9,  14, 20, 5,  9,  14, 20, 5,  9,
-                                        14, 20, 5,  9,  14, 20, 4,  11, 16, 23, 4,  11, 16,
-                                        23, 4,  11, 16, 23, 4,  11, 16, 23, 6,  10, 15, 21,
-                                        6,  10, 15, 21, 6,  10, 15, 21, 6,  10, 15, 21};
+#define MD5_F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
+#define MD5_G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
+#define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
+#define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
+#define MD5_STEP(f, a, b, c, d, x, k, r)                                                           \
+  do {                                                                                             \
+    (a) += f((b), (c), (d)) + (x) + (k);                                                           \
+    (a) = ((a) << (r) | (a) >> (32 - (r))) + (b);                                                 \
+  } while (0)
 
 static void md5_block(uint32_t h[4], const unsigned char *p) {
   uint32_t w[16];
@@ -45,72 +29,125 @@ static void md5_block(uint32_t h[4], const unsigned char *p) {
     w[i] = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
            (uint32_t)p[4 * i + 3] << 24;
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-  for (int i = 0; i < 64; i++) {
-    uint32_t f;
-    int g;
-    if (i < 16) {
-      f = (b & c) | (~b & d);
-      g = i;
-    } else if (i < 32) {
-      f = (d & b) | (~d & c);
-      g = (5 * i + 1) & 15;
-    } else if (i < 48) {
-      f = b ^ c ^ d;
-      g = (3 * i + 5) & 15;
-    } else {
-      f = c ^ (b | ~d);
-      g = (7 * i) & 15;
-    }
-    uint32_t t = d;
-    d = c;
-    c = b;
-    uint32_t x = a + f + md5_k[i] + w[g];
-    b = b + ROTL(x, md5_r[i]);
-    a = t;
-  }
+  MD5_STEP(MD5_F, a, b, c, d, w[0], 0xd76aa478, 7);
+  MD5_STEP(MD5_F, d, a, b, c, w[1], 0xe8c7b756, 12);
+  MD5_STEP(MD5_F, c, d, a, b, w[2], 0x242070db, 17);
+  MD5_STEP(MD5_F, b, c, d, a, w[3], 0xc1bdceee, 22);
+  MD5_STEP(MD5_F, a, b, c, d, w[4], 0xf57c0faf, 7);
+  MD5_STEP(MD5_F, d, a, b, c, w[5], 0x4787c62a, 12);
+  MD5_STEP(MD5_F, c, d, a, b, w[6], 0xa8304613, 17);
+  MD5_STEP(MD5_F, b, c, d, a, w[7], 0xfd469501, 22);
+  MD5_STEP(MD5_F, a, b, c, d, w[8], 0x698098d8, 7);
+  MD5_STEP(MD5_F, d, a, b, c, w[9], 0x8b44f7af, 12);
+  MD5_STEP(MD5_F, c, d, a, b, w[10], 0xffff5bb1, 17);
+  MD5_STEP(MD5_F, b, c, d, a, w[11], 0x895cd7be, 22);
+  MD5_STEP(MD5_F, a, b, c, d, w[12], 0x6b901122, 7);
+  MD5_STEP(MD5_F, d, a, b, c, w[13], 0xfd987193, 12);
+  MD5_STEP(MD5_F, c, d, a, b, w[14], 0xa679438e, 17);
+  MD5_STEP(MD5_F, b, c, d, a, w[15], 0x49b40821, 22);
+  MD5_STEP(MD5_G, a, b, c, d, w[1], 0xf61e2562, 5);
+  MD5_STEP(MD5_G, d, a, b, c, w[6], 0xc040b340, 9);
+  MD5_STEP(MD5_G, c, d, a, b, w[11], 0x265e5a51, 14);
+  MD5_STEP(MD5_G, b, c, d, a, w[0], 0xe9b6c7aa, 20);
+  MD5_STEP(MD5_G, a, b, c, d, w[5], 0xd62f105d, 5);
+  MD5_STEP(MD5_G, d, a, b, c, w[10], 0x02441453, 9);
+  MD5_STEP(MD5_G, c, d, a, b, w[15], 0xd8a1e681, 14);
+  MD5_STEP(MD5_G, b, c, d, a, w[4], 0xe7d3fbc8, 20);
+  MD5_STEP(MD5_G, a, b, c, d, w[9], 0x21e1cde6, 5);
+  MD5_STEP(MD5_G, d, a, b, c, w[14], 0xc33707d6, 9);
+  MD5_STEP(MD5_G, c, d, a, b, w[3], 0xf4d50d87, 14);
+  MD5_STEP(MD5_G, b, c, d, a, w[8], 0x455a14ed, 20);
+  MD5_STEP(MD5_G, a, b, c, d, w[13], 0xa9e3e905, 5);
+  MD5_STEP(MD5_G, d, a, b, c, w[2], 0xfcefa3f8, 9);
+  MD5_STEP(MD5_G, c, d, a, b, w[7], 0x676f02d9, 14);
+  MD5_STEP(MD5_G, b, c, d, a, w[12], 0x8d2a4c8a, 20);
+  MD5_STEP(MD5_H, a, b, c, d, w[5], 0xfffa3942, 4);
+  MD5_STEP(MD5_H, d, a, b, c, w[8], 0x8771f681, 11);
+  MD5_STEP(MD5_H, c, d, a, b, w[11], 0x6d9d6122, 16);
+  MD5_STEP(MD5_H, b, c, d, a, w[14], 0xfde5380c, 23);
+  MD5_STEP(MD5_H, a, b, c, d, w[1], 0xa4beea44, 4);
+  MD5_STEP(MD5_H, d, a, b, c, w[4], 0x4bdecfa9, 11);
+  MD5_STEP(MD5_H, c, d, a, b, w[7], 0xf6bb4b60, 16);
+  MD5_STEP(MD5_H, b, c, d, a, w[10], 0xbebfbc70, 23);
+  MD5_STEP(MD5_H, a, b, c, d, w[13], 0x289b7ec6, 4);
+  MD5_STEP(MD5_H, d, a, b, c, w[0], 0xeaa127fa, 11);
+  MD5_STEP(MD5_H, c, d, a, b, w[3], 0xd4ef3085, 16);
+  MD5_STEP(MD5_H, b, c, d, a, w[6], 0x04881d05, 23);
+  MD5_STEP(MD5_H, a, b, c, d, w[9], 0xd9d4d039, 4);
+  MD5_STEP(MD5_H, d, a, b, c, w[12], 0xe6db99e5, 11);
+  MD5_STEP(MD5_H, c, d, a, b, w[15], 0x1fa27cf8, 16);
+  MD5_STEP(MD5_H, b, c, d, a, w[2], 0xc4ac5665, 23);
+  MD5_STEP(MD5_I, a, b, c, d, w[0], 0xf4292244, 6);
+  MD5_STEP(MD5_I, d, a, b, c, w[7], 0x432aff97, 10);
+  MD5_STEP(MD5_I, c, d, a, b, w[14], 0xab9423a7, 15);
+  MD5_STEP(MD5_I, b, c, d, a, w[5], 0xfc93a039, 21);
+  MD5_STEP(MD5_I, a, b, c, d, w[12], 0x655b59c3, 6);
+  MD5_STEP(MD5_I, d, a, b, c, w[3], 0x8f0ccc92, 10);
+  MD5_STEP(MD5_I, c, d, a, b, w[10], 0xffeff47d, 15);
+  MD5_STEP(MD5_I, b, c, d, a, w[1], 0x85845dd1, 21);
+  MD5_STEP(MD5_I, a, b, c, d, w[8], 0x6fa87e4f, 6);
+  MD5_STEP(MD5_I, d, a, b, c, w[15], 0xfe2ce6e0, 10);
+  MD5_STEP(MD5_I, c, d, a, b, w[6], 0xa3014314, 15);
+  MD5_STEP(MD5_I, b, c, d, a, w[13], 0x4e0811a1, 21);
+  MD5_STEP(MD5_I, a, b, c, d, w[4], 0xf7537e82, 6);
+  MD5_STEP(MD5_I, d, a, b, c, w[11], 0xbd3af235, 10);
+  MD5_STEP(MD5_I, c, d, a, b, w[2], 0x2ad7d2bb, 15);
+  MD5_STEP(MD5_I, b, c, d, a, w[9], 0xeb86d391, 21);
   h[0] += a;
   h[1] += b;
   h[2] += c;
   h[3] += d;
 }
 
-static void md5_init(struct md5 *m) {
-  m->h[0] = 0x67452301;
-  m->h[1] = 0xefcdab89;
-  m->h[2] = 0x98badcfe;
-  m->h[3] = 0x10325476;
-  m->len = 0;
-  m->n = 0;
-}
+struct md5 {
+  uint32_t h[4];
+  unsigned char blk[64];
+  size_t n; /* bytes waiting in blk */
+  uint64_t len;
+};
 
-static void md5_update(struct md5 *m, const void *data, size_t len) {
-  const unsigned char *p = data;
+static void md5_add(struct md5 *m, const unsigned char *p, size_t len) {
+  if (len == 0)
+    return;
   m->len += len;
-  while (len) {
+  if (m->n) {
     size_t k = 64 - m->n < len ? 64 - m->n : len;
-    memcpy(m->buf + m->n, p, k);
+    memcpy(m->blk + m->n, p, k);
     m->n += k;
     p += k;
     len -= k;
-    if (m->n == 64) {
-      md5_block(m->h, m->buf);
-      m->n = 0;
-    }
+    if (m->n < 64)
+      return;
+    md5_block(m->h, m->blk);
+    m->n = 0;
   }
+  for (; len >= 64; p += 64, len -= 64)
+    md5_block(m->h, p);
+  if (len)
+    memcpy(m->blk, p, len);
+  m->n = len;
 }
 
-/* The first 32 bits of the digest, big-endian (the order of its hex text). */
-static uint32_t md5_top32(struct md5 *m) {
-  uint64_t bits = m->len * 8;
-  unsigned char pad = 0x80, zero = 0, lenb[8];
-  md5_update(m, &pad, 1);
-  while (m->n != 56)
-    md5_update(m, &zero, 1);
+/* The first 32 bits (big-endian: the order of the digest's hex text) of
+ * MD5("Outliers" + a + b). */
+static uint32_t md5_top32(const unsigned char *a, size_t na, const unsigned char *b, size_t nb) {
+  struct md5 m = {{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476}, {0}, 0, 0};
+  md5_add(&m, (const unsigned char *)"Outliers", 8);
+  md5_add(&m, a, na);
+  md5_add(&m, b, nb);
+  uint64_t bits = m.len * 8;
+  m.blk[m.n++] = 0x80;
+  if (m.n > 56) {
+    memset(m.blk + m.n, 0, 64 - m.n);
+    md5_block(m.h, m.blk);
+    m.n = 0;
+  }
+  memset(m.blk + m.n, 0, 56 - m.n);
   for (int i = 0; i < 8; i++)
-    lenb[i] = (unsigned char)(bits >> (8 * i));
-  md5_update(m, lenb, 8);
-  uint32_t a = m->h[0];
-  return (a & 0xff) << 24 | (a & 0xff00) << 8 | (a >> 8 & 0xff00) | a >> 24;
+    m.blk[56 + i] = (unsigned char)(bits >> (8 * i));
+  md5_block(m.h, m.blk);
+  uint32_t x = m.h[0];
+  return (x & 0xff) << 24 | (x & 0xff00) << 8 | (x >> 8 & 0xff00) | x >> 24;
 }
 
 /* ---- the bytes a key value is hashed as ---- */
@@ -177,18 +214,12 @@ size_t memdb_key_bytes(const struct memdb_kv *k, unsigned char out[MEMDB_NUM_BYT
 }
 
 uint32_t memdb_hash2(const struct memdb_kv *a, const struct memdb_kv *b) {
-  unsigned char nb[MEMDB_NUM_BYTES_MAX];
-  const unsigned char *bytes;
-  struct md5 m;
-  md5_init(&m);
-  md5_update(&m, "Outliers", 8);
-  size_t n = memdb_key_bytes(a, nb, &bytes);
-  md5_update(&m, bytes, n);
-  if (b) {
-    n = memdb_key_bytes(b, nb, &bytes);
-    md5_update(&m, bytes, n);
-  }
-  return md5_top32(&m);
+  unsigned char na[MEMDB_NUM_BYTES_MAX], nb[MEMDB_NUM_BYTES_MAX];
+  const unsigned char *pa, *pb = NULL;
+  size_t la = memdb_key_bytes(a, na, &pa), lb = 0;
+  if (b)
+    lb = memdb_key_bytes(b, nb, &pb);
+  return md5_top32(pa, la, pb, lb);
 }
 
 uint32_t memdb_hash(const struct memdb_kv *k) { return memdb_hash2(k, NULL); }
