@@ -285,6 +285,79 @@ START_TEST(query_one_megabyte_pages) {
 }
 END_TEST
 
+/* A Query's or Scan's ConsumedCapacity, by path ("Table", or
+ * "LocalSecondaryIndexes.lsi"'s CapacityUnits). */
+static double cap_units(json_t *resp, const char *group, const char *index) {
+  json_t *c = json_object_get(resp, "ConsumedCapacity");
+  ck_assert_ptr_nonnull(c);
+  if (group)
+    c = json_object_get(c, group);
+  if (index)
+    c = json_object_get(c, index);
+  ck_assert_ptr_nonnull(c);
+  return json_number_value(json_object_get(c, "CapacityUnits"));
+}
+
+START_TEST(query_and_scan_consumed_capacity) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, FULL_TABLE);
+  char big[5200], buf[6000];
+  memset(big, 'z', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  snprintf(buf, sizeof(buf), "{'pk':{'S':'p'},'sk':{'N':'1'},'l':{'S':'m'},'a':{'S':'A'},"
+                             "'z':{'S':'%s'}}", big);
+  fx_put(&f, buf);
+  fx_put(&f, "{'pk':{'S':'p'},'sk':{'N':'2'},'l':{'S':'n'}}");
+  /* About 5.2 KB read: two 4 KB units, halved unless consistent. */
+  json_t *r = fx_ok(&f, TT_DDB_QUERY,
+                    "{'TableName':'full','KeyConditionExpression':'pk = :p','ExpressionAttributeValues':"
+                    "{':p':{'S':'p'}},'ReturnConsumedCapacity':'TOTAL','ConsistentRead':true}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 2.0);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "ConsumedCapacity"),
+                                                     "TableName")),
+                   "full");
+  ck_assert_ptr_null(json_object_get(json_object_get(r, "ConsumedCapacity"), "Table"));
+  json_decref(r);
+  /* The filter does not change what was read. */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','KeyConditionExpression':'pk = :p','FilterExpression':'a = :n',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'},':n':{'S':'none'}},"
+            "'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 1.0);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 1.0);
+  json_decref(r);
+  /* A local index read for ALL_ATTRIBUTES: its projections (one unit) and
+   * the items fetched from the table (two). */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','IndexName':'lsi','KeyConditionExpression':'pk = :p',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'}},'Select':'ALL_ATTRIBUTES',"
+            "'ConsistentRead':true,'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 3.0);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 2.0);
+  ck_assert_double_eq(cap_units(r, "LocalSecondaryIndexes", "lsi"), 1.0);
+  json_decref(r);
+  /* Projected attributes only: the index alone. */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','IndexName':'lsi','KeyConditionExpression':'pk = :p',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'}},'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 0.5);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 0.0);
+  ck_assert_double_eq(cap_units(r, "LocalSecondaryIndexes", "lsi"), 0.5);
+  json_decref(r);
+  /* Nothing read still counts one unit; a global index by its name. */
+  r = fx_ok(&f, TT_DDB_SCAN,
+            "{'TableName':'full','IndexName':'gsi','ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 0.5);
+  ck_assert_double_eq(cap_units(r, "GlobalSecondaryIndexes", "gsi"), 0.5);
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_SCAN, "{'TableName':'full','ReturnConsumedCapacity':'NONE'}");
+  ck_assert_ptr_null(json_object_get(r, "ConsumedCapacity"));
+  json_decref(r);
+  fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(gsi_sparse_keys_only) {
   struct fx f;
   fx_setup(&f, NULL);
@@ -542,6 +615,7 @@ int main(void) {
   tcase_add_test(tc, query_limit_counts_before_filter);
   tcase_add_test(tc, query_one_megabyte_pages);
   tcase_add_test(tc, gsi_sparse_keys_only);
+  tcase_add_test(tc, query_and_scan_consumed_capacity);
   tcase_add_test(tc, lsi_projection_and_fetch);
   tcase_add_test(tc, scan_segments_partition_the_table);
   tcase_add_test(tc, paging_100k_items_exactly_once_in_order);
