@@ -311,8 +311,9 @@ START_TEST(query_and_scan_consumed_capacity) {
   fx_put(&f, "{'pk':{'S':'p'},'sk':{'N':'2'},'l':{'S':'n'}}");
   /* About 5.2 KB read: two 4 KB units, halved unless consistent. */
   json_t *r = fx_ok(&f, TT_DDB_QUERY,
-                    "{'TableName':'full','KeyConditionExpression':'pk = :p','ExpressionAttributeValues':"
-                    "{':p':{'S':'p'}},'ReturnConsumedCapacity':'TOTAL','ConsistentRead':true}");
+                    "{'TableName':'full','KeyConditionExpression':'pk = :p',"
+                    "'ExpressionAttributeValues':{':p':{'S':'p'}},"
+                    "'ReturnConsumedCapacity':'TOTAL','ConsistentRead':true}");
   ck_assert_double_eq(cap_units(r, NULL, NULL), 2.0);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "ConsumedCapacity"),
                                                      "TableName")),
@@ -493,6 +494,19 @@ START_TEST(scan_segments_partition_the_table) {
   for (int i = 0; i < 50 * 20; i++)
     ck_assert_int_eq(seen[i], i % 2 == 0 ? 1 : 0);
   free(seen);
+  /* A start key from segment 1 of 2 in segment 0: refused, before the
+   * key-path check of the filter. */
+  json_t *one =
+      fx_ok(&f, TT_DDB_SCAN, "{'TableName':'cmp','Segment':1,'TotalSegments':2,'Limit':1}");
+  json_t *req = fx_json("{'TableName':'cmp','Segment':0,'TotalSegments':2,"
+                        "'FilterExpression':'attribute_exists(pk.x)'}"), *resp = NULL;
+  json_object_set(req, "ExclusiveStartKey", json_object_get(one, "LastEvaluatedKey"));
+  ck_assert_int_eq(fx_run(&f, TT_DDB_SCAN, req, &resp), -1);
+  ck_assert_str_eq(f.err.message, "The provided starting key is invalid: Invalid "
+                                  "ExclusiveStartKey. Please use ExclusiveStartKey with correct "
+                                  "Segment. TotalSegments: 2 Segment: 0");
+  json_decref(req);
+  json_decref(one);
   fx_fail(&f, TT_DDB_SCAN, "{'TableName':'cmp','Segment':1}", "ValidationException",
           "The TotalSegments parameter is required but was not present in the request when "
           "Segment parameter is present");
