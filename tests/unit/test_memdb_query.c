@@ -285,6 +285,80 @@ START_TEST(query_one_megabyte_pages) {
 }
 END_TEST
 
+/* A Query's or Scan's ConsumedCapacity, by path ("Table", or
+ * "LocalSecondaryIndexes.lsi"'s CapacityUnits). */
+static double cap_units(json_t *resp, const char *group, const char *index) {
+  json_t *c = json_object_get(resp, "ConsumedCapacity");
+  ck_assert_ptr_nonnull(c);
+  if (group)
+    c = json_object_get(c, group);
+  if (index)
+    c = json_object_get(c, index);
+  ck_assert_ptr_nonnull(c);
+  return json_number_value(json_object_get(c, "CapacityUnits"));
+}
+
+START_TEST(query_and_scan_consumed_capacity) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, FULL_TABLE);
+  char big[5200], buf[6000];
+  memset(big, 'z', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  snprintf(buf, sizeof(buf), "{'pk':{'S':'p'},'sk':{'N':'1'},'l':{'S':'m'},'a':{'S':'A'},"
+                             "'z':{'S':'%s'}}", big);
+  fx_put(&f, buf);
+  fx_put(&f, "{'pk':{'S':'p'},'sk':{'N':'2'},'l':{'S':'n'}}");
+  /* About 5.2 KB read: two 4 KB units, halved unless consistent. */
+  json_t *r = fx_ok(&f, TT_DDB_QUERY,
+                    "{'TableName':'full','KeyConditionExpression':'pk = :p',"
+                    "'ExpressionAttributeValues':{':p':{'S':'p'}},"
+                    "'ReturnConsumedCapacity':'TOTAL','ConsistentRead':true}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 2.0);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "ConsumedCapacity"),
+                                                     "TableName")),
+                   "full");
+  ck_assert_ptr_null(json_object_get(json_object_get(r, "ConsumedCapacity"), "Table"));
+  json_decref(r);
+  /* The filter does not change what was read. */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','KeyConditionExpression':'pk = :p','FilterExpression':'a = :n',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'},':n':{'S':'none'}},"
+            "'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 1.0);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 1.0);
+  json_decref(r);
+  /* A local index read for ALL_ATTRIBUTES: its projections (one unit) and
+   * the items fetched from the table (two). */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','IndexName':'lsi','KeyConditionExpression':'pk = :p',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'}},'Select':'ALL_ATTRIBUTES',"
+            "'ConsistentRead':true,'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 3.0);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 2.0);
+  ck_assert_double_eq(cap_units(r, "LocalSecondaryIndexes", "lsi"), 1.0);
+  json_decref(r);
+  /* Projected attributes only: the index alone. */
+  r = fx_ok(&f, TT_DDB_QUERY,
+            "{'TableName':'full','IndexName':'lsi','KeyConditionExpression':'pk = :p',"
+            "'ExpressionAttributeValues':{':p':{'S':'p'}},'ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 0.5);
+  ck_assert_double_eq(cap_units(r, "Table", NULL), 0.0);
+  ck_assert_double_eq(cap_units(r, "LocalSecondaryIndexes", "lsi"), 0.5);
+  json_decref(r);
+  /* Nothing read still counts one unit; a global index by its name. */
+  r = fx_ok(&f, TT_DDB_SCAN,
+            "{'TableName':'full','IndexName':'gsi','ReturnConsumedCapacity':'INDEXES'}");
+  ck_assert_double_eq(cap_units(r, NULL, NULL), 0.5);
+  ck_assert_double_eq(cap_units(r, "GlobalSecondaryIndexes", "gsi"), 0.5);
+  json_decref(r);
+  r = fx_ok(&f, TT_DDB_SCAN, "{'TableName':'full','ReturnConsumedCapacity':'NONE'}");
+  ck_assert_ptr_null(json_object_get(r, "ConsumedCapacity"));
+  json_decref(r);
+  fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(gsi_sparse_keys_only) {
   struct fx f;
   fx_setup(&f, NULL);
@@ -296,17 +370,19 @@ START_TEST(gsi_sparse_keys_only) {
   json_t *r = fx_ok(&f, TT_DDB_QUERY,
                     "{'TableName':'full','IndexName':'gsi','KeyConditionExpression':'g = :g',"
                     "'ExpressionAttributeValues':{':g':{'S':'x'}},'Limit':1}");
-  fx_assert_json(r, "{'Count':1,'ScannedCount':1,'Items':[{'g':{'S':'x'},'pk':{'S':'p1'},'sk':"
-                    "{'N':'1'}}],'LastEvaluatedKey':{'g':{'S':'x'},'pk':{'S':'p1'},'sk':{'N':"
-                    "'1'}}}");
+  /* Equal index keys: ordered by the hash of the table keys, as DynamoDB
+   * orders them (p2/2 hashes below p1/1). */
+  fx_assert_json(r, "{'Count':1,'ScannedCount':1,'Items':[{'g':{'S':'x'},'pk':{'S':'p2'},'sk':"
+                    "{'N':'2'}}],'LastEvaluatedKey':{'g':{'S':'x'},'pk':{'S':'p2'},'sk':{'N':"
+                    "'2'}}}");
   json_t *req = fx_json("{'TableName':'full','IndexName':'gsi','KeyConditionExpression':'g = :g',"
                         "'ExpressionAttributeValues':{':g':{'S':'x'}}}");
   json_object_set(req, "ExclusiveStartKey", json_object_get(r, "LastEvaluatedKey"));
   json_decref(r);
   json_t *resp;
   ck_assert_int_eq(fx_run(&f, TT_DDB_QUERY, req, &resp), 0);
-  fx_assert_json(resp, "{'Count':1,'ScannedCount':1,'Items':[{'g':{'S':'x'},'pk':{'S':'p2'},"
-                       "'sk':{'N':'2'}}]}");
+  fx_assert_json(resp, "{'Count':1,'ScannedCount':1,'Items':[{'g':{'S':'x'},'pk':{'S':'p1'},"
+                       "'sk':{'N':'1'}}]}");
   json_decref(resp);
   json_decref(req);
   r = fx_ok(&f, TT_DDB_SCAN, "{'TableName':'full','IndexName':'gsi','Select':'COUNT'}");
@@ -332,7 +408,8 @@ START_TEST(gsi_sparse_keys_only) {
   r = fx_ok(&f, TT_DDB_QUERY,
             "{'TableName':'full','IndexName':'gsi','KeyConditionExpression':'g = :g',"
             "'ExpressionAttributeValues':{':g':{'S':'y'}},'ProjectionExpression':'pk'}");
-  fx_assert_json(r, "{'Count':2,'ScannedCount':2,'Items':[{'pk':{'S':'p1'}},{'pk':{'S':'p4'}}]}");
+  /* p4/4 hashes below p1/1. */
+  fx_assert_json(r, "{'Count':2,'ScannedCount':2,'Items':[{'pk':{'S':'p4'}},{'pk':{'S':'p1'}}]}");
   json_decref(r);
   r = fx_ok(&f, TT_DDB_QUERY,
             "{'TableName':'full','IndexName':'gsi','KeyConditionExpression':'g = :g',"
@@ -417,6 +494,19 @@ START_TEST(scan_segments_partition_the_table) {
   for (int i = 0; i < 50 * 20; i++)
     ck_assert_int_eq(seen[i], i % 2 == 0 ? 1 : 0);
   free(seen);
+  /* A start key from segment 1 of 2 in segment 0: refused, before the
+   * key-path check of the filter. */
+  json_t *one =
+      fx_ok(&f, TT_DDB_SCAN, "{'TableName':'cmp','Segment':1,'TotalSegments':2,'Limit':1}");
+  json_t *req = fx_json("{'TableName':'cmp','Segment':0,'TotalSegments':2,"
+                        "'FilterExpression':'attribute_exists(pk.x)'}"), *resp = NULL;
+  json_object_set(req, "ExclusiveStartKey", json_object_get(one, "LastEvaluatedKey"));
+  ck_assert_int_eq(fx_run(&f, TT_DDB_SCAN, req, &resp), -1);
+  ck_assert_str_eq(f.err.message, "The provided starting key is invalid: Invalid "
+                                  "ExclusiveStartKey. Please use ExclusiveStartKey with correct "
+                                  "Segment. TotalSegments: 2 Segment: 0");
+  json_decref(req);
+  json_decref(one);
   fx_fail(&f, TT_DDB_SCAN, "{'TableName':'cmp','Segment':1}", "ValidationException",
           "The TotalSegments parameter is required but was not present in the request when "
           "Segment parameter is present");
@@ -539,6 +629,7 @@ int main(void) {
   tcase_add_test(tc, query_limit_counts_before_filter);
   tcase_add_test(tc, query_one_megabyte_pages);
   tcase_add_test(tc, gsi_sparse_keys_only);
+  tcase_add_test(tc, query_and_scan_consumed_capacity);
   tcase_add_test(tc, lsi_projection_and_fetch);
   tcase_add_test(tc, scan_segments_partition_the_table);
   tcase_add_test(tc, paging_100k_items_exactly_once_in_order);

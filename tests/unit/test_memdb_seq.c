@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_memdb_seq.c -- the memory backend's storage building blocks: the
  * slab (slab.c), sorted chunk sequences and their three shapes (seq.c), and
- * a table's attribute-name dictionary (names.c). */
+ * a table's attribute-name dictionary (names.c), DynamoDB's partition hash
+ * (keyhash.c). */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -299,6 +300,56 @@ START_TEST(names_ids_are_stable_and_bounded) {
 }
 END_TEST
 
+/* ---- keyhash ---- */
+
+static uint32_t kh(enum tt_av_type type, const char *p, size_t len) {
+  struct memdb_kv k = {type, p, len};
+  return memdb_ddb_hash(&k);
+}
+
+START_TEST(keyhash_is_dynamodb_partition_hash) {
+  /* First 32 bits of MD5("Outliers" + bytes), as DynamoDB orders a Scan. */
+  ck_assert_uint_eq(kh(TT_AV_S, "2", 1), 0x29cbed30u);
+  ck_assert_uint_eq(kh(TT_AV_S, "hello", 5), 0x8f051e55u);
+  ck_assert_uint_eq(kh(TT_AV_S, "\xc3\xa4\xc3\xa1\xc3\xb6\xc3\xbc", 8), 0xafc23a43u);
+  ck_assert_uint_eq(kh(TT_AV_B, "\x00\x01\x02\xff", 4), 0xa1231954u);
+  char big[100];
+  memset(big, 'x', sizeof(big)); /* two MD5 blocks */
+  ck_assert_uint_eq(kh(TT_AV_S, big, sizeof(big)), 0x6f0d4a13u);
+  /* Numbers in DynamoDB's base-100 form. */
+  static const struct {
+    const char *n, *bytes;
+    size_t nbytes;
+    uint32_t hash;
+  } nums[] = {
+      {"0", "\x80", 1, 0xce212d75u},
+      {"7", "\xc1\x08", 2, 0x0275cc14u},
+      {"-999.9", "\x3d\x5c\x02\x0b\x66", 5, 0x68b143a8u},
+      {"0.012345", "\xc0\x02\x18\x2e", 4, 0xcf6f3ae9u},
+      {"999.9", "\xc2\x0a\x64\x5b", 4, 0x0c9cee4bu},
+      {"-0.09", "\x3f\x5c\x66", 3, 0x8c55317bu},
+      {"-1", "\x3e\x64\x66", 3, 0x0267df4cu},
+      {"12345678901234567890123456789012345678",
+       "\xd3\x0d\x23\x39\x4f\x5b\x0d\x23\x39\x4f\x5b\x0d\x23\x39\x4f\x5b\x0d\x23\x39\x4f", 20,
+       0xb50a4cbdu},
+  };
+  for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+    struct memdb_kv k = {TT_AV_N, nums[i].n, strlen(nums[i].n)};
+    unsigned char buf[MEMDB_NUM_BYTES_MAX];
+    const unsigned char *bytes;
+    size_t n = memdb_key_bytes(&k, buf, &bytes);
+    ck_assert_uint_eq(n, nums[i].nbytes);
+    ck_assert_mem_eq(bytes, nums[i].bytes, n);
+    ck_assert_uint_eq(memdb_ddb_hash(&k), nums[i].hash);
+  }
+  /* A table key's hash covers both key values. */
+  struct memdb_kv a = {TT_AV_S, "a", 1}, n5 = {TT_AV_N, "5", 1}, x = {TT_AV_S, "x", 1};
+  ck_assert_uint_eq(memdb_hash2(&a, &a), 0x2a0bba27u);
+  ck_assert_uint_eq(memdb_hash2(&x, &n5), 0x3e7bc665u);
+  ck_assert_uint_eq(memdb_hash2(&a, NULL), memdb_ddb_hash(&a));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("memdb_seq");
   TCase *tc = tcase_create("core");
@@ -310,6 +361,7 @@ int main(void) {
   tcase_add_loop_test(tc, seq_sequential_loads_fill_chunks, 0, 2);
   tcase_add_loop_test(tc, seq_random_inserts_and_removals_match_a_sorted_array, 0, 2);
   tcase_add_test(tc, names_ids_are_stable_and_bounded);
+  tcase_add_test(tc, keyhash_is_dynamodb_partition_hash);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

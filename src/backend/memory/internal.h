@@ -176,11 +176,13 @@ struct memdb_item {
  * table, never copied) and the index key values, encoded. */
 struct memdb_ientry {
   struct memdb_item *item;
+  uint32_t thash; /* memdb_hash2 of the item's table keys */
   unsigned char keys[];
 };
 
 /* All entries of one partition key, ordered by sort key (then, in an index,
- * by the table's keys so that every entry has a unique position). */
+ * by the hash of the table's keys and by the table's keys, as DynamoDB
+ * orders equal index keys, so that every entry has a unique position). */
 struct memdb_part {
   uint32_t hash;
   struct memdb_seq entries;
@@ -279,7 +281,27 @@ struct memdb {
   unsigned transitions; /* tables whose status is not ACTIVE */
 };
 
-/* Hash of a partition key value (FNV-1a over type and bytes). */
+/* ---- keyhash.c: DynamoDB's partition hash ---- */
+
+/* Room for an N value in DynamoDB's internal number form. */
+#define MEMDB_NUM_BYTES_MAX 24u
+
+/* The bytes a key value is hashed as: S and B values as they are (*bytes
+ * points into k), an N value in DynamoDB's number form, written to out. */
+size_t memdb_key_bytes(const struct memdb_kv *k, unsigned char out[MEMDB_NUM_BYTES_MAX],
+                       const unsigned char **bytes);
+/* The first 32 bits (big-endian) of MD5("Outliers" + key bytes):
+ * DynamoDB's partition hash, by which it orders a Scan. */
+uint32_t memdb_ddb_hash(const struct memdb_kv *k);
+/* The same over two key values (b may be NULL): a table key's hash, which
+ * orders the entries of an index whose index keys are equal. */
+uint32_t memdb_hash2(const struct memdb_kv *a, const struct memdb_kv *b);
+
+/* ---- store.c (continued) ---- */
+
+/* Hash of a partition key value (FNV-1a over type and bytes, then
+ * MurmurHash3's finalizer): the order of a store's partitions, hence of a
+ * Scan, and each partition's parallel-scan segment. */
 uint32_t memdb_hash(const struct memdb_kv *k);
 /* Orders two key values of one type: N numerically, S/B by bytes. */
 int memdb_kv_cmp(const struct memdb_kv *a, const struct memdb_kv *b);

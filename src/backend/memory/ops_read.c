@@ -10,6 +10,13 @@
 
 enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
 
+/* ReturnConsumedCapacity of a JSON Query or Scan: the bytes it read from
+ * the table (items, or an LSI's fetches) and from the index. */
+struct rd_cap {
+  int mode; /* memdb_capacity_mode: 0 none, 1 TOTAL, 2 INDEXES */
+  uint64_t table_bytes, index_bytes;
+};
+
 struct rd {
   struct memdb *m;
   struct memdb_table *t;
@@ -21,6 +28,7 @@ struct rd {
   int64_t limit;
   bool has_limit, forward, consistent, query;
   const struct tt_av *esk; /* ExclusiveStartKey or NULL */
+  struct rd_cap *units;    /* NULL: ConsumedCapacity not asked */
   struct memdb_kv esk_pk, esk_sk, esk_tpk, esk_tsk;
   int64_t now;
   /* results */
@@ -247,11 +255,12 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
       return -1;
     if (!query && r->ix && esk_piece(r, defs[first + 1], e) != 0)
       return -1;
-    if (!query && esk_finish(r, e) != 0)
+    /* A Scan's Select is checked between the index's keys and the table's;
+     * its segment (read_scan) before the key paths. */
+    if (!query && (select_check(r, e) != 0 || esk_finish(r, e) != 0))
       return -1;
   }
-  if (!query && (select_check(r, e) != 0 || memdb_key_paths_check(r->t, r->proj, e) != 0 ||
-                 memdb_key_paths_check(r->t, r->filter, e) != 0))
+  if (!query && select_check(r, e) != 0)
     return -1;
   r->now = memdb_now(m);
   return 0;
@@ -287,6 +296,32 @@ static int rd_keep(struct rd *r, struct tt_av *item) {
   return 0;
 }
 
+/* Adds an entry read to the capacity: the item's size for the table; for
+ * an index the size of its projection, and the table item's when an LSI
+ * read fetched what its projection lacks. */
+static int rd_cap_count(struct rd *r, const struct memdb_item *it, bool projected,
+                        const struct tt_av *seen, const struct tt_av *full) {
+  if (r->ix == NULL) {
+    r->units->table_bytes += it->size;
+    return 0;
+  }
+  if (r->ix->proj == MEMDB_PROJ_ALL) {
+    r->units->index_bytes += it->size;
+    return 0;
+  }
+  if (projected) {
+    r->units->index_bytes += tt_av_item_size(seen);
+    return 0;
+  }
+  struct tt_av view = {0};
+  if (memdb_index_project(r->t, r->ix, full, &view) != 0)
+    return -1;
+  r->units->index_bytes += tt_av_item_size(&view);
+  r->units->table_bytes += it->size;
+  tt_av_free(&view);
+  return 0;
+}
+
 /* Reads one entry: counts it, filters it, keeps it. Returns 1 to stop (a
  * page limit was reached), 0 to go on, -1 on error. */
 static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
@@ -314,6 +349,8 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   }
   r->out->scanned_count++;
   r->bytes += projected ? tt_av_item_size(seen) : it->size;
+  if (r->units && rd_cap_count(r, it, projected, seen, &full) != 0)
+    goto oom;
   bool stop = (r->has_limit && r->out->scanned_count >= (uint64_t)r->limit) ||
               r->bytes >= MEMDB_PAGE_MAX;
   /* LastEvaluatedKey: only the entry a page stops at needs one. */
@@ -431,7 +468,8 @@ static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range
 }
 
 static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
-                      struct tt_ddb_read_result *out, struct tt_backend_error *e) {
+                      struct tt_ddb_read_result *out, struct rd_cap *cap,
+                      struct tt_backend_error *e) {
   struct rd r;
   struct tt_error err;
   struct tt_expr_key_range kr;
@@ -439,6 +477,7 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   if (rd_prepare(m, req, true, &r, e) != 0)
     goto done;
   rd_start(&r, out);
+  r.units = cap;
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
@@ -565,7 +604,8 @@ static bool hash_before(const void *entry, const void *ctx) {
 }
 
 static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
-                     struct tt_ddb_read_result *out, struct tt_backend_error *e) {
+                     struct tt_ddb_read_result *out, struct rd_cap *cap,
+                     struct tt_backend_error *e) {
   struct rd r;
   int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
   int rc = -1;
@@ -582,6 +622,7 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
   if (rd_prepare(m, req, false, &r, e) != 0)
     goto done;
   rd_start(&r, out);
+  r.units = cap;
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
@@ -594,8 +635,9 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
   if (r.esk) {
     uint32_t h = memdb_hash(&r.esk_pk);
     if (h < hlo || h >= hhi) {
-      memdb_validation(e, "The provided Exclusive start key does not map to the provided "
-                          "segment");
+      memdb_validation(e, "%s: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with "
+                          "correct Segment. TotalSegments: %lld Segment: %lld",
+                       esk_invalid, (long long)total, (long long)seg);
       goto done;
     }
     struct memdb_part *pt = memdb_store_part(r.s, &r.esk_pk, &pp);
@@ -605,6 +647,8 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
       resume = true;
     }
   }
+  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || memdb_key_paths_check(r.t, r.filter, e) != 0)
+    goto done;
   for (; !memdb_seq_is_end(parts, pp); memdb_seq_next(parts, &pp)) {
     const struct memdb_part *pt = memdb_seq_at(parts, pp);
     if (pt->hash >= hhi)
@@ -626,13 +670,53 @@ done:
   return rc;
 }
 
-int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                  struct tt_ddb_read_result *out, struct tt_backend_error *e) {
+static int read_run(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                    struct tt_ddb_read_result *out, struct rd_cap *cap,
+                    struct tt_backend_error *e) {
   memset(out, 0, sizeof(*out));
-  int rc = query ? read_query(m, r, out, e) : read_scan(m, r, out, e);
+  int rc = query ? read_query(m, r, out, cap, e) : read_scan(m, r, out, cap, e);
   if (rc != 0)
     tt_ddb_read_result_free(out);
   return rc;
+}
+
+int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e) {
+  return read_run(m, query, r, out, NULL, e);
+}
+
+/* Read units of `bytes` read at once: the total rounded up to 4 KB (a
+ * Query or Scan is one read of all it read), halved unless consistent. */
+static double rd_units(uint64_t bytes, bool consistent) {
+  return (double)((bytes + 4095) / 4096) * (consistent ? 1.0 : 0.5);
+}
+
+/* ConsumedCapacity of a Query or Scan: the part read (the table, or the
+ * index) counts at least one unit, as a read of nothing does; an index
+ * read answers Table (its LSI fetches) and the index by name. */
+static json_t *rd_cap_json(struct memdb *m, const struct tt_ddb_read_request *req,
+                           const struct rd_cap *cap) {
+  struct memdb_table *t = memdb_table_get(m, req->table);
+  const struct memdb_index *ix = NULL;
+  for (size_t i = 0; t && req->index && i < t->nidx; i++)
+    if (strcmp(t->idx[i].name, req->index) == 0)
+      ix = &t->idx[i];
+  bool c = req->consistent_read;
+  uint64_t main_bytes = ix ? cap->index_bytes : cap->table_bytes;
+  double main = rd_units(main_bytes ? main_bytes : 1, c);
+  double table = ix ? rd_units(cap->table_bytes, c) : main;
+  json_t *o = json_pack("{s:f, s:s}", "CapacityUnits", ix ? main + table : main, "TableName",
+                        req->table);
+  if (o == NULL || cap->mode != 2)
+    return o;
+  if (json_object_set_new(o, "Table", json_pack("{s:f}", "CapacityUnits", table)) != 0 ||
+      (ix && json_object_set_new(o, ix->global ? "GlobalSecondaryIndexes"
+                                               : "LocalSecondaryIndexes",
+                                 json_pack("{s:{s:f}}", ix->name, "CapacityUnits", main)) != 0)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 /* The JSON forms: decoded, run typed, answered as DynamoDB's JSON. */
@@ -660,10 +744,19 @@ static int read_json(struct memdb *m, bool query, const json_t *req, json_t **re
                                "or equal to 1000000 and greater than or equal to 1",
                             (long long)j.req.total_segments);
   }
+  struct rd_cap cap = {memdb_capacity_mode(req), 0, 0};
   if (rc == 0)
-    rc = memdb_op_read(m, query, &j.req, &out, e);
+    rc = read_run(m, query, &j.req, &out, cap.mode ? &cap : NULL, e);
   if (rc == 0)
     rc = rd_json_answer(&out, j.req.select == TT_DDB_SELECT_COUNT, resp, e);
+  if (rc == 0 && cap.mode) {
+    json_t *cc = rd_cap_json(m, &j.req, &cap);
+    if (cc == NULL || json_object_set_new(*resp, "ConsumedCapacity", cc) != 0) {
+      json_decref(*resp);
+      *resp = NULL;
+      rc = memdb_oom(e);
+    }
+  }
   tt_ddb_read_result_free(&out);
   rd_json_free(&j);
   return rc;

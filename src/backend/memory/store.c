@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store.c -- items as compact blobs, partitions ordered by sort key, and the
  * table/index maintenance done on every write. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,7 +322,8 @@ static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
   (void)dec_key(&p);
   if (s->has_sk)
     (void)dec_key(&p);
-  return sizeof(struct memdb_ientry) + (size_t)(p - ((const struct memdb_ientry *)e)->keys);
+  return offsetof(struct memdb_ientry, keys) +
+         (size_t)(p - ((const struct memdb_ientry *)e)->keys);
 }
 
 static void entry_free(const struct memdb_store *s, void *e) {
@@ -367,7 +369,8 @@ struct memdb_kv memdb_kv_of(const struct tt_av *v) {
 struct probe {
   const struct memdb_store *s;
   const struct memdb_kv *sk, *tpk, *tsk;
-  bool upper; /* pred is entry <= probe, else entry < probe */
+  bool upper;     /* pred is entry <= probe, else entry < probe */
+  uint32_t thash; /* memdb_hash2(tpk, tsk) when tpk is set in an index */
 };
 
 static int entry_cmp(const void *e, const struct probe *pr) {
@@ -383,6 +386,9 @@ static int entry_cmp(const void *e, const struct probe *pr) {
   }
   if (!s->is_index || pr->tpk == NULL)
     return 0;
+  uint32_t th = ((const struct memdb_ientry *)e)->thash;
+  if (th != pr->thash)
+    return th < pr->thash ? -1 : 1;
   struct memdb_kv tpk, tsk;
   memdb_item_keys(s->table, ((const struct memdb_ientry *)e)->item, &tpk, &tsk);
   if ((c = memdb_kv_cmp(&tpk, pr->tpk)) != 0)
@@ -417,9 +423,10 @@ static bool part_pred(const void *e, const void *ctx) {
 /* The partitions of a store are keyed by hash (memdb_seq_point_key). */
 static uint32_t part_key(const void *e) { return ((const struct memdb_part *)e)->hash; }
 
-struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,
-                                    struct memdb_pos *pos) {
-  struct part_probe pp = {s, memdb_hash(pk), pk};
+/* memdb_store_part for a key whose hash is known. */
+static struct memdb_part *store_part_h(const struct memdb_store *s, const struct memdb_kv *pk,
+                                       uint32_t hash, struct memdb_pos *pos) {
+  struct part_probe pp = {s, hash, pk};
   struct memdb_pos p = memdb_seq_point_key(&s->parts, pp.hash, part_pred, &pp);
   if (pos)
     *pos = p;
@@ -431,11 +438,17 @@ struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct me
   return memdb_kv_cmp(&k, pk) == 0 ? pt : NULL;
 }
 
-/* Position of the entry with exactly these keys (or where it would go). */
+struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,
+                                    struct memdb_pos *pos) {
+  return store_part_h(s, pk, memdb_hash(pk), pos);
+}
+
+/* Position of the entry with exactly these keys (or where it would go);
+ * th is memdb_hash2(tpk, tsk) in an index. */
 static struct memdb_pos entry_pos(const struct memdb_store *s, const struct memdb_part *pt,
                                   const struct memdb_kv *sk, const struct memdb_kv *tpk,
-                                  const struct memdb_kv *tsk) {
-  struct probe pr = {s, sk, tpk, tsk, false};
+                                  const struct memdb_kv *tsk, uint32_t th) {
+  struct probe pr = {s, sk, tpk, tsk, false, th};
   return memdb_seq_point(&pt->entries, probe_pred, &pr);
 }
 
@@ -445,7 +458,7 @@ struct memdb_item *memdb_table_find(const struct memdb_table *t, const struct me
   struct memdb_part *pt = memdb_store_part(s, pk, NULL);
   if (pt == NULL)
     return NULL;
-  struct memdb_pos p = entry_pos(s, pt, sk, NULL, NULL);
+  struct memdb_pos p = entry_pos(s, pt, sk, NULL, NULL, 0);
   struct memdb_item *it = memdb_seq_at(&pt->entries, p);
   if (it == NULL)
     return NULL;
@@ -458,18 +471,20 @@ struct memdb_item *memdb_table_find(const struct memdb_table *t, const struct me
   return it;
 }
 
-/* Inserts an entry whose keys are pk/sk (table keys tpk/tsk for indexes). */
+/* Inserts an entry whose keys are pk/sk (table keys tpk/tsk for indexes,
+ * whose entries hold the hash of tpk/tsk). */
 static int store_insert(struct memdb_store *s, void *e, const struct memdb_kv *pk,
                         const struct memdb_kv *sk, const struct memdb_kv *tpk,
                         const struct memdb_kv *tsk) {
   struct memdb_slab *a = s->table->slab;
   struct memdb_pos pp;
-  struct memdb_part *pt = memdb_store_part(s, pk, &pp);
+  uint32_t h = memdb_hash(pk);
+  struct memdb_part *pt = store_part_h(s, pk, h, &pp);
   if (pt == NULL) {
     if ((pt = memdb_slab_alloc(a, sizeof(*pt))) == NULL)
       return -1;
     memset(pt, 0, sizeof(*pt));
-    pt->hash = memdb_hash(pk);
+    pt->hash = h;
     /* Cannot fail: a one-entry sequence allocates nothing. */
     (void)memdb_seq_insert(a, &pt->entries, memdb_seq_begin(&pt->entries), e, NULL);
     if (memdb_seq_insert(a, &s->parts, pp, pt, part_key) != 0) {
@@ -479,7 +494,8 @@ static int store_insert(struct memdb_store *s, void *e, const struct memdb_kv *p
     s->count++;
     return 0;
   }
-  if (memdb_seq_insert(a, &pt->entries, entry_pos(s, pt, sk, tpk, tsk), e, NULL) != 0)
+  uint32_t th = s->is_index ? ((const struct memdb_ientry *)e)->thash : 0;
+  if (memdb_seq_insert(a, &pt->entries, entry_pos(s, pt, sk, tpk, tsk, th), e, NULL) != 0)
     return -1;
   s->count++;
   return 0;
@@ -488,12 +504,12 @@ static int store_insert(struct memdb_store *s, void *e, const struct memdb_kv *p
 /* Removes the entry with these keys; returns it (NULL when absent). */
 static void *store_remove(struct memdb_store *s, const struct memdb_kv *pk,
                           const struct memdb_kv *sk, const struct memdb_kv *tpk,
-                          const struct memdb_kv *tsk) {
+                          const struct memdb_kv *tsk, uint32_t th) {
   struct memdb_pos pp;
   struct memdb_part *pt = memdb_store_part(s, pk, &pp);
   if (pt == NULL)
     return NULL;
-  struct memdb_pos p = entry_pos(s, pt, sk, tpk, tsk);
+  struct memdb_pos p = entry_pos(s, pt, sk, tpk, tsk, th);
   void *e = memdb_seq_at(&pt->entries, p);
   if (e == NULL)
     return NULL;
@@ -510,11 +526,11 @@ static void *store_remove(struct memdb_store *s, const struct memdb_kv *pk,
 /* The slot holding the entry with these keys, for replacement in place. */
 static void **store_slot(struct memdb_store *s, const struct memdb_kv *pk,
                          const struct memdb_kv *sk, const struct memdb_kv *tpk,
-                         const struct memdb_kv *tsk) {
+                         const struct memdb_kv *tsk, uint32_t th) {
   struct memdb_part *pt = memdb_store_part(s, pk, NULL);
   if (pt == NULL)
     return NULL;
-  struct memdb_pos p = entry_pos(s, pt, sk, tpk, tsk);
+  struct memdb_pos p = entry_pos(s, pt, sk, tpk, tsk, th);
   if (memdb_seq_is_end(&pt->entries, p))
     return NULL;
   return memdb_seq_slot(&pt->entries, p);
@@ -539,7 +555,7 @@ static bool index_keys(const struct memdb_index *ix, const struct tt_av *item,
 }
 
 static struct memdb_ientry *ientry_new(const struct memdb_index *ix, const struct tt_av *item,
-                                       struct memdb_item *it) {
+                                       struct memdb_item *it, uint32_t thash) {
   struct tt_buf b;
   struct memdb_ientry *e = NULL;
   tt_buf_init(&b, 0);
@@ -547,9 +563,11 @@ static struct memdb_ientry *ientry_new(const struct memdb_index *ix, const struc
     goto fail;
   if (ix->sk.name && enc_key(&b, tt_av_map_get(item, ix->sk.name)) != 0)
     goto fail;
-  if ((e = memdb_slab_alloc(ix->store.table->slab, sizeof(*e) + b.len)) == NULL)
+  if ((e = memdb_slab_alloc(ix->store.table->slab, offsetof(struct memdb_ientry, keys) + b.len)) ==
+      NULL)
     goto fail;
   e->item = it;
+  e->thash = thash;
   memcpy(e->keys, b.data, b.len);
 fail:
   tt_buf_free(&b);
@@ -574,6 +592,8 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
     memdb_item_keys(t, old, &tpk, &tsk);
   }
   const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
+  /* Index entries are ordered by this hash where their index keys are equal. */
+  uint32_t th = t->nidx ? memdb_hash2(&tpk, tskp) : 0;
   if (old && t->nidx && memdb_item_decode(t, old, &oldav) != 0)
     goto fail;
   /* Phase 1, may fail: allocate the index entries whose keys change. */
@@ -586,7 +606,7 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
     if (old && index_keys(&t->idx[i], &oldav, &opk, &osk) && memdb_kv_cmp(&npk, &opk) == 0 &&
         (!t->idx[i].sk.name || memdb_kv_cmp(&nsk, &osk) == 0))
       continue; /* same index keys: the old entry is repointed in phase 3 */
-    if ((fresh[i] = ientry_new(&t->idx[i], item, it)) == NULL)
+    if ((fresh[i] = ientry_new(&t->idx[i], item, it, th)) == NULL)
       goto fail;
   }
   /* Phase 2, may fail and is then undone: insertions. */
@@ -614,23 +634,23 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
     if (!had)
       continue;
     if (has && fresh[i] == NULL) {
-      void **slot = store_slot(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp);
+      void **slot = store_slot(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp, th);
       if (slot)
         ((struct memdb_ientry *)*slot)->item = it;
     } else {
       /* The old entry sorts by the old index keys; the fresh one (if any)
        * by different keys, so the lookup finds the old one. */
       entry_free(&ix->store,
-                 store_remove(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp));
+                 store_remove(&ix->store, &opk, ix->sk.name ? &osk : NULL, &tpk, tskp, th));
     }
   }
   if (old) {
     if (it) {
-      void **slot = store_slot(&t->store, &tpk, tskp, NULL, NULL);
+      void **slot = store_slot(&t->store, &tpk, tskp, NULL, NULL, 0);
       if (slot)
         *slot = it;
     } else {
-      store_remove(&t->store, &tpk, tskp, NULL, NULL);
+      store_remove(&t->store, &tpk, tskp, NULL, NULL, 0);
     }
     t->bytes -= old->size;
     entry_free(&t->store, old);
@@ -648,10 +668,10 @@ fail:
       struct memdb_index *ix = &t->idx[i];
       struct memdb_kv npk, nsk;
       if (fresh[i] && index_keys(ix, item, &npk, &nsk))
-        store_remove(&ix->store, &npk, ix->sk.name ? &nsk : NULL, &tpk, t->sk.name ? &tsk : NULL);
+        store_remove(&ix->store, &npk, ix->sk.name ? &nsk : NULL, &tpk, tskp, th);
     }
     if (table_inserted)
-      store_remove(&t->store, &tpk, t->sk.name ? &tsk : NULL, NULL, NULL);
+      store_remove(&t->store, &tpk, tskp, NULL, NULL, 0);
   }
   for (size_t i = 0; fresh && i < t->nidx; i++)
     entry_free(&t->idx[i].store, fresh[i]);
@@ -743,7 +763,8 @@ int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix) {
                  (ix->sk.name == NULL ||
                   backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
         memdb_item_keys(t, it, &tpk, &tsk);
-        e = ientry_new(ix, &item, it);
+        const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
+        e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
         if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
                                       t->sk.name ? &tsk : NULL) != 0) {
           entry_free(&ix->store, e);
@@ -811,6 +832,7 @@ fail:
 struct memdb_pos memdb_store_seek(const struct memdb_store *s, const struct memdb_part *pt,
                                   const struct memdb_kv *sk, const struct memdb_kv *tpk,
                                   const struct memdb_kv *tsk, bool after) {
-  struct probe pr = {s, sk, tpk, tsk, after};
+  uint32_t th = s->is_index && tpk ? memdb_hash2(tpk, s->table->sk.name ? tsk : NULL) : 0;
+  struct probe pr = {s, sk, tpk, tsk, after, th};
   return memdb_seq_point(&pt->entries, probe_pred, &pr);
 }
