@@ -304,7 +304,7 @@ END_TEST
 
 static uint32_t kh(enum tt_av_type type, const char *p, size_t len) {
   struct memdb_kv k = {type, p, len};
-  return memdb_ddb_hash(&k);
+  return memdb_hash(&k);
 }
 
 START_TEST(keyhash_is_dynamodb_partition_hash) {
@@ -340,13 +340,13 @@ START_TEST(keyhash_is_dynamodb_partition_hash) {
     size_t n = memdb_key_bytes(&k, buf, &bytes);
     ck_assert_uint_eq(n, nums[i].nbytes);
     ck_assert_mem_eq(bytes, nums[i].bytes, n);
-    ck_assert_uint_eq(memdb_ddb_hash(&k), nums[i].hash);
+    ck_assert_uint_eq(memdb_hash(&k), nums[i].hash);
   }
   /* A table key's hash covers both key values. */
   struct memdb_kv a = {TT_AV_S, "a", 1}, n5 = {TT_AV_N, "5", 1}, x = {TT_AV_S, "x", 1};
   ck_assert_uint_eq(memdb_hash2(&a, &a), 0x2a0bba27u);
   ck_assert_uint_eq(memdb_hash2(&x, &n5), 0x3e7bc665u);
-  ck_assert_uint_eq(memdb_hash2(&a, NULL), memdb_ddb_hash(&a));
+  ck_assert_uint_eq(memdb_hash2(&a, NULL), memdb_hash(&a));
 }
 END_TEST
 

@@ -290,19 +290,13 @@ struct memdb {
  * points into k), an N value in DynamoDB's number form, written to out. */
 size_t memdb_key_bytes(const struct memdb_kv *k, unsigned char out[MEMDB_NUM_BYTES_MAX],
                        const unsigned char **bytes);
-/* The first 32 bits (big-endian) of MD5("Outliers" + key bytes):
- * DynamoDB's partition hash, by which it orders a Scan. */
-uint32_t memdb_ddb_hash(const struct memdb_kv *k);
+/* The first 32 bits (big-endian) of MD5("Outliers" + key bytes): the order
+ * of the partitions of a store, which is DynamoDB's Scan order, and the
+ * parallel-scan segment of each. */
+uint32_t memdb_hash(const struct memdb_kv *k);
 /* The same over two key values (b may be NULL): a table key's hash, which
  * orders the entries of an index whose index keys are equal. */
 uint32_t memdb_hash2(const struct memdb_kv *a, const struct memdb_kv *b);
-
-/* ---- store.c (continued) ---- */
-
-/* Hash of a partition key value (FNV-1a over type and bytes, then
- * MurmurHash3's finalizer): the order of a store's partitions, hence of a
- * Scan, and each partition's parallel-scan segment. */
-uint32_t memdb_hash(const struct memdb_kv *k);
 /* Orders two key values of one type: N numerically, S/B by bytes. */
 int memdb_kv_cmp(const struct memdb_kv *a, const struct memdb_kv *b);
 /* A view of an S/N/B AttributeValue. */

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* keyhash.c -- DynamoDB's key hash: the MD5 digest of "Outliers" followed
- * by the key's bytes (an S value's UTF-8 bytes, a B value's raw bytes, an N
- * value in DynamoDB's internal number form: a base-100 exponent byte, then
- * base-100 digits, complemented for negative numbers). DynamoDB orders a
- * Scan by the digest of the partition key, and index entries whose index
- * keys are equal by the digest of their table keys (its recorded answers,
- * which dynalite reproduces the same way). The memory backend orders equal
- * index keys by it (each index entry keeps the first 32 bits, computed once
- * at insert); its partitions are ordered by memdb_hash, whose cost on every
- * key lookup is a tenth of this one's (docs/internals/memory.md). */
+/* keyhash.c -- DynamoDB's partition hash: the order of a Scan and the
+ * parallel-scan segment of a partition key, and the order of index entries
+ * whose index keys are equal. The hash is the MD5 digest of "Outliers"
+ * followed by the key's bytes: an S value's UTF-8 bytes, a B value's raw
+ * bytes, an N value in DynamoDB's internal number form (a base-100
+ * exponent byte, then base-100 digits, complemented for negative numbers).
+ * DynamoDB's answers order partitions by this digest (dynalite reproduces
+ * its recorded orders the same way); a store keeps its first 32 bits. */
 #include <string.h>
 
 #include "backend/memory/internal.h"
@@ -224,4 +222,4 @@ uint32_t memdb_hash2(const struct memdb_kv *a, const struct memdb_kv *b) {
   return md5_top32(pa, la, pb, lb);
 }
 
-uint32_t memdb_ddb_hash(const struct memdb_kv *k) { return memdb_hash2(k, NULL); }
+uint32_t memdb_hash(const struct memdb_kv *k) { return memdb_hash2(k, NULL); }

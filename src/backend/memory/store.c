@@ -333,22 +333,6 @@ static void entry_free(const struct memdb_store *s, void *e) {
 
 /* ---- ordering ---- */
 
-uint32_t memdb_hash(const struct memdb_kv *k) {
-  uint32_t h = 2166136261u;
-  h = (h ^ (uint32_t)k->type) * 16777619u;
-  for (size_t i = 0; i < k->len; i++)
-    h = (h ^ (unsigned char)k->p[i]) * 16777619u;
-  /* FNV-1a's top bits hardly move with a key's last bytes, and scan
-   * segments split the hash range by its top bits: "P#000001".."P#000099"
-   * fell into two of eight segments. MurmurHash3's finalizer spreads them. */
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
-}
-
 int memdb_kv_cmp(const struct memdb_kv *a, const struct memdb_kv *b) {
   if (a->type == TT_AV_N && b->type == TT_AV_N)
     return tt_number_compare(a->p, b->p);
