@@ -17,7 +17,9 @@
  * 200, B body bytes read, E requests answered otherwise) and exits 0.
  * Build:
  *   gcc -O2 -std=gnu11 bench/otlp_sink.c -o /tmp/otlp_sink */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
