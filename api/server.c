@@ -216,8 +216,8 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   name[mn + 1 + rn] = '\0';
   tt_span_set_name(s, name);
   tt_span_str(s, "http.request.method", method);
-  if (req->match.route)
-    tt_span_str(s, "http.route", req->route_label);
+  if (req->match.route) /* a pattern of the static route table */
+    tt_span_str_static(s, "http.route", req->route_label);
   tt_span_int(s, "http.response.status_code", status);
   tt_span_str(s, "tabletheoryd.request_id", req->request_id);
   const char *model;
