@@ -216,8 +216,8 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   name[mn + 1 + rn] = '\0';
   tt_span_set_name(s, name);
   tt_span_str(s, "http.request.method", method);
-  if (req->match.route)
-    tt_span_str(s, "http.route", req->route_label);
+  if (req->match.route) /* a pattern of the static route table */
+    tt_span_str_static(s, "http.route", req->route_label);
   tt_span_int(s, "http.response.status_code", status);
   tt_span_str(s, "tabletheoryd.request_id", req->request_id);
   const char *model;
@@ -1113,11 +1113,8 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   if (req->trace.valid && (req->trace.flags & TT_TRACE_FLAG_SAMPLED) && tt_tracer_recording()) {
     /* The exemplar points at a trace that was exported (not one whose
      * spans a paused tracer counted instead). */
-    char tid[33], sid[17];
-    tt_trace_hex(req->trace.trace_id, 16, tid);
-    tt_trace_hex(req->trace.span_id, 8, sid);
-    tid[32] = sid[16] = '\0';
-    tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, tid, sid);
+    tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, req->trace.trace_id,
+                               req->trace.span_id);
   } else {
     tt_metric_observe(s->fams->http_duration, labels, secs);
   }

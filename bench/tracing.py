@@ -8,7 +8,9 @@ backend) side by side:
   off   tracing off (the default);
   on    --otlp-endpoint at a local OTLP/HTTP receiver that reads every
         export and drops it (answers 200), so the daemon pays for recording,
-        encoding and sending its spans;
+        encoding and sending its spans: bench/otlp_sink.c, built with --cc
+        (--receiver python: one in Python, which on a small machine takes CPU
+        from the daemon and falls behind it);
   down  --otlp-endpoint at a loopback port nobody listens on: every export
         fails (connection refused, retried, then dropped and counted).
 
@@ -53,11 +55,47 @@ from benchlib import die, free_port, http, lua_request, run_wrk_raw, warn_load  
 from run import put_bench_item, write_bench_model  # noqa: E402
 import per_get  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 PATH = "/v1/models/Bench/items/ITEM%231/A"
 
 
+class NativeReceiver:
+    """bench/otlp_sink.c: the OTLP/HTTP drop receiver in C (one thread,
+    epoll), built with the C compiler into the work directory: it reads each
+    body, keeps nothing and costs the machine little next to the daemon and
+    wrk. Its counts are known once it has stopped (close)."""
+
+    def __init__(self, workdir, cc):
+        exe = os.path.join(workdir, "otlp_sink")
+        cmd = [cc, "-O2", "-std=gnu11", "-Wall", "-Wextra",
+               os.path.join(HERE, "otlp_sink.c"), "-o", exe]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            die("building otlp_sink failed:\n" + " ".join(cmd) + "\n" + r.stderr)
+        self.proc = subprocess.Popen([exe, "0"], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().split()
+        if len(line) != 2 or line[0] != "listening":
+            die("otlp_sink did not start")
+        self.url = "http://127.0.0.1:%s/v1/traces" % line[1]
+        self.posts = self.bytes = 0
+
+    def close(self):
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        out = self.proc.communicate(timeout=10)[0].split()
+        self.proc = None
+        # "requests N bytes B errors E"
+        if len(out) == 6 and out[0] == "requests":
+            self.posts, self.bytes = int(out[1]), int(out[3])
+            if int(out[5]):
+                print("otlp_sink: %s requests not answered 200" % out[5])
+
+
 class DropReceiver:
-    """An OTLP/HTTP endpoint that reads each body and keeps nothing."""
+    """An OTLP/HTTP endpoint in Python that reads each body and keeps
+    nothing (--receiver python): on a small machine it competes with the
+    daemon and wrk for the CPUs and falls behind, a slow collector."""
 
     def __init__(self):
         outer = self
@@ -113,9 +151,15 @@ def start(daemon, workdir, name, extra):
     return p, base
 
 
+def make_receiver(args, workdir):
+    if args.receiver == "python":
+        return DropReceiver()
+    return NativeReceiver(workdir, args.cc)
+
+
 def instructions(args):
     """Instructions per GET of the three daemons (callgrind)."""
-    receiver = DropReceiver()
+    receiver = make_receiver(args, tempfile.mkdtemp(prefix="ttd-bench-tracing-"))
     down = "http://127.0.0.1:%d/v1/traces" % free_port()
     args.endpoint = None
     delay = ["--otlp-schedule-delay-ms", str(args.schedule_delay_ms)] + protocol_flags(args)
@@ -157,6 +201,10 @@ def main():
     ap.add_argument("--otlp-protocol", choices=["http/protobuf", "http/json"],
                     help="the traced daemons' --otlp-protocol (default: theirs, protobuf)")
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--receiver", choices=["native", "python"], default="native",
+                    help="the drop receiver of the `on` daemon: bench/otlp_sink.c, built "
+                    "with --cc (default), or one in Python, which falls behind a busy daemon")
+    ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
     ap.add_argument("--tool", choices=["wrk", "callgrind"], default="wrk")
     ap.add_argument("-n", type=int, default=2000, help="with --tool callgrind: GETs")
     ap.add_argument("--warmup", type=int, default=0,
@@ -175,7 +223,7 @@ def main():
     load_before = os.getloadavg()
     warn_load()
     workdir = tempfile.mkdtemp(prefix="ttd-bench-tracing-")
-    receiver = DropReceiver()
+    receiver = make_receiver(args, workdir)
     down = "http://127.0.0.1:%d/v1/traces" % free_port()  # nobody listens there
     servers = {}
     try:
@@ -218,14 +266,10 @@ def main():
             ratio = out["%s_off_rps" % k]
             print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f" % (
                 k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0))
-        print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
         print("off req/s spread %.0f-%.0f (%.0f%%); load average before %.2f %.2f %.2f, "
               "after %.2f %.2f %.2f" % (min(off_rps), max(off_rps),
                                         100.0 * (max(off_rps) - min(off_rps)) / max(off_rps),
                                         *load_before, *load_after))
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(out, f, indent=2)
     finally:
         status = 0
         for name, (p, _) in servers.items():
@@ -239,6 +283,11 @@ def main():
                 print("%s: the daemon exited %d" % (name, rc))
                 status = 1
         receiver.close()
+    print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
+    out["receiver"] = {"exports": receiver.posts, "bytes": receiver.bytes}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
     sys.exit(status)
 
 

@@ -228,11 +228,11 @@ static void attempt_span_start(struct tt_client_call *c) {
   struct tt_span *s = tt_span_start(&c->parent, name, TT_SPAN_CLIENT);
   if (s == NULL)
     return;
-  tt_span_str(s, "rpc.system", "aws-api");
-  tt_span_str(s, "rpc.service", kms ? "KMS" : "DynamoDB");
-  tt_span_str(s, "rpc.method", op);
+  tt_span_str_static(s, "rpc.system", "aws-api");
+  tt_span_str_static(s, "rpc.service", kms ? "KMS" : "DynamoDB");
+  tt_span_str_static(s, "rpc.method", op); /* tt_ddb_op_name's table */
   if (!kms) {
-    tt_span_str(s, "db.system", "dynamodb");
+    tt_span_str_static(s, "db.system", "dynamodb");
     const char *table = table_of(&c->bc);
     if (table)
       tt_span_str_array1(s, "aws.dynamodb.table_names", table);

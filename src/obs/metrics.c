@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "obs/trace.h"
+
 #define MAX_LABELS 4
 
 static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -29,7 +31,8 @@ struct series {
 };
 
 struct exemplar {
-  char trace_id[33], span_id[17]; /* "" = none */
+  uint8_t trace_id[16], span_id[8]; /* hex only when rendered */
+  bool set;
   double value;
   double unix_s;
 };
@@ -209,10 +212,9 @@ void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, do
 }
 
 void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
-                                const char *trace_id, const char *span_id) {
+                                const uint8_t trace_id[16], const uint8_t span_id[8]) {
   struct series *s = observe(f, labels, v);
-  if (s == NULL || trace_id == NULL || span_id == NULL || strlen(trace_id) != 32 ||
-      strlen(span_id) != 16)
+  if (s == NULL || trace_id == NULL || span_id == NULL)
     return;
   if (s->exemplars == NULL && (s->exemplars = calloc(NBUCKETS + 1, sizeof(*s->exemplars))) == NULL)
     return;
@@ -220,8 +222,9 @@ void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *l
   while (i < NBUCKETS && v > latency_buckets[i])
     i++;
   struct exemplar *e = &s->exemplars[i];
-  memcpy(e->trace_id, trace_id, 33);
-  memcpy(e->span_id, span_id, 17);
+  memcpy(e->trace_id, trace_id, 16);
+  memcpy(e->span_id, span_id, 8);
+  e->set = true;
   e->value = v;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -290,8 +293,12 @@ static int put_exemplar(struct tt_buf *out, const struct exemplar *e) {
   if (out->len == 0 || out->data[out->len - 1] != '\n')
     return -1;
   out->len--; /* put_number ended the line */
-  return tt_buf_printf(out, " # {trace_id=\"%s\",span_id=\"%s\"} %.9g %.3f\n", e->trace_id,
-                       e->span_id, e->value, e->unix_s);
+  char tid[33], sid[17];
+  tt_trace_hex(e->trace_id, 16, tid);
+  tt_trace_hex(e->span_id, 8, sid);
+  tid[32] = sid[16] = '\0';
+  return tt_buf_printf(out, " # {trace_id=\"%s\",span_id=\"%s\"} %.9g %.3f\n", tid, sid,
+                       e->value, e->unix_s);
 }
 
 static int render_family(struct tt_buf *out, const struct tt_metric_family *f, bool om) {
@@ -324,7 +331,7 @@ static int render_family(struct tt_buf *out, const struct tt_metric_family *f, b
       if (tt_buf_printf(out, "%s_bucket", f->name) != 0 ||
           put_labels(out, f, s, "le", le) != 0 || put_number(out, (double)cumulative) != 0)
         return -1;
-      if (om && s->exemplars && s->exemplars[i].trace_id[0] &&
+      if (om && s->exemplars && s->exemplars[i].set &&
           put_exemplar(out, &s->exemplars[i]) != 0)
         return -1;
     }

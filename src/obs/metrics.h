@@ -4,6 +4,7 @@
 #define TT_OBS_METRICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/buf.h"
 
@@ -36,11 +37,11 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
 /* Records one observation in a histogram series. */
 void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v);
 
-/* The same, remembering (trace_id, span_id) -- 32 and 16 lowercase hex
- * digits -- as the exemplar of the bucket the value falls in (the latest
- * one wins), for the OpenMetrics exposition. */
+/* The same, remembering (trace_id, span_id) -- 16 and 8 bytes, NULL for
+ * none -- as the exemplar of the bucket the value falls in (the latest one
+ * wins), for the OpenMetrics exposition, which writes them in hex. */
 void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
-                                const char *trace_id, const char *span_id);
+                                const uint8_t trace_id[16], const uint8_t span_id[8]);
 
 /* Current value of a counter or gauge series (0 when it does not exist). */
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels);

@@ -599,12 +599,12 @@ static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr
   size_t n = a->v.s.len;
   switch (a->type) {
   case TT_ATTR_STR:
-    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
+    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
     break;
   case TT_ATTR_STR_ARRAY:
     o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(n)));
     o = pb_head(o, F_ARRAY_VALUES, pb_len_field(n));
-    o = pb_bytes(o, F_ANY_STRING, s->strs + a->v.s.off, n);
+    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
     break;
   case TT_ATTR_INT:
     *o++ = TAG(F_ANY_INT, WT_VARINT);

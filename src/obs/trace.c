@@ -367,6 +367,7 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
   s->tracestate[0] = '\0';
   s->end_unix_ns = 0;
   s->nattrs = 0;
+  s->key_lens = 0;
   s->dropped_attrs = 0;
   s->strs_len = 0;
   s->kind = kind;
@@ -465,10 +466,15 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
 }
 
 struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t n) {
-  for (size_t i = 0; i < span->nattrs; i++) {
-    const struct tt_span_attr *a = &span->attrs[i];
-    if (a->key == key || (a->key_len == n && memcmp(a->key, key, n) == 0))
-      return &span->attrs[i]; /* the last value wins */
+  /* Keys of a span mostly differ in length: a length no key has is new
+   * without a look at the others. */
+  uint64_t bit = (uint64_t)1 << (n & 63);
+  if (span->key_lens & bit) {
+    for (size_t i = 0; i < span->nattrs; i++) {
+      const struct tt_span_attr *a = &span->attrs[i];
+      if (a->key == key || (a->key_len == n && memcmp(a->key, key, n) == 0))
+        return &span->attrs[i]; /* the last value wins */
+    }
   }
   if (span->nattrs == TT_SPAN_MAX_ATTRS) {
     span->dropped_attrs++;
@@ -477,6 +483,7 @@ struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, si
   struct tt_span_attr *a = &span->attrs[span->nattrs++];
   a->key = key;
   a->key_len = n;
+  span->key_lens |= bit;
   return a;
 }
 
@@ -491,12 +498,25 @@ void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, cons
   struct tt_span_attr *a = tt_span_attr_slot(span, key, key_len);
   if (a == NULL)
     return;
-  memcpy(span->strs + span->strs_len, value, n);
-  keep_utf8(span->strs + span->strs_len, n);
+  char *copy = span->strs + span->strs_len;
+  memcpy(copy, value, n);
+  keep_utf8(copy, n);
   a->type = type;
-  a->v.s.off = (uint16_t)span->strs_len;
-  a->v.s.len = (uint16_t)n;
+  a->v.s.p = copy;
+  a->v.s.len = (uint32_t)n;
   span->strs_len += n;
+}
+
+void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
+                        size_t n) {
+  if (span == NULL || value == NULL)
+    return;
+  struct tt_span_attr *a = tt_span_attr_slot(span, key, key_len);
+  if (a == NULL)
+    return;
+  a->type = TT_ATTR_STR;
+  a->v.s.p = value;
+  a->v.s.len = (uint32_t)n;
 }
 
 void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message) {
@@ -513,7 +533,7 @@ const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_at
   if (a->type != TT_ATTR_STR && a->type != TT_ATTR_STR_ARRAY)
     return NULL;
   *len = a->v.s.len;
-  return span->strs + a->v.s.off;
+  return a->v.s.p;
 }
 
 void tt_span_free(struct tt_span *span) {

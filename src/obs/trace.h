@@ -96,13 +96,15 @@ struct tt_span_attr {
     double d;
     bool b;
     struct {
-      uint16_t off, len; /* in the span's strs */
+      const char *p; /* in the span's strs, or a static string */
+      uint32_t len;
     } s;
   } v;
 };
 
-/* A recorded span. Strings are copied into it; one past the room is
- * dropped and counted in dropped_attrs. */
+/* A recorded span. Strings are copied into it (static ones are pointed at:
+ * tt_span_put_static); one past the room is dropped and counted in
+ * dropped_attrs. */
 struct tt_span {
   struct tt_span *next; /* the sink's queue */
   struct tt_trace_ctx ctx;
@@ -115,6 +117,7 @@ struct tt_span {
   char tracestate[TT_TRACESTATE_MAX + 1];
   uint64_t start_unix_ns, end_unix_ns;
   size_t nattrs;
+  uint64_t key_lens; /* bit (length % 64) of every attribute key's length */
   uint32_t dropped_attrs;
   struct tt_span_attr attrs[TT_SPAN_MAX_ATTRS];
   size_t strs_len;
@@ -179,6 +182,11 @@ struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, si
 void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,
                      size_t n, enum tt_attr_type type);
 
+/* A string value of n bytes that is not copied: it must outlive every span
+ * (a string literal, a static table's entry) and be UTF-8. */
+void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
+                        size_t n);
+
 /* The setters: inline, so that a literal key's length is a constant and a
  * NULL span (not recorded) costs one test. */
 static inline void tt_span_str(struct tt_span *span, const char *key, const char *value) {
@@ -190,6 +198,12 @@ static inline void tt_span_strn(struct tt_span *span, const char *key, const cha
                                 size_t n) {
   if (span && value)
     tt_span_put_str(span, key, strlen(key), value, n, TT_ATTR_STR);
+}
+
+/* A string literal or a static table's string (see tt_span_put_static). */
+static inline void tt_span_str_static(struct tt_span *span, const char *key, const char *value) {
+  if (span && value)
+    tt_span_put_static(span, key, strlen(key), value, strlen(value));
 }
 
 /* A string array of one element (aws.dynamodb.table_names). */

@@ -97,8 +97,11 @@ START_TEST(openmetrics_with_exemplars) {
       tt_metrics_family(m, TT_METRIC_HISTOGRAM, "x_seconds", "Latency.", names, 1);
   const char *l[1] = {"/a"};
   tt_metric_add(c, l, 2);
-  tt_metric_observe_exemplar(h, l, 0.003, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
-  tt_metric_observe_exemplar(h, l, 0.004, "short", "00f067aa0ba902b7"); /* ignored as exemplar */
+  static const uint8_t tid[16] = {0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6,
+                                  0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36};
+  static const uint8_t sid[8] = {0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7};
+  tt_metric_observe_exemplar(h, l, 0.003, tid, sid);
+  tt_metric_observe_exemplar(h, l, 0.004, NULL, sid); /* ignored as exemplar */
   tt_metric_observe(h, l, 100);
   struct tt_buf out;
   tt_buf_init(&out, 0);

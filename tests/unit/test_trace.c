@@ -224,6 +224,47 @@ START_TEST(span_text_kept_utf8) {
 }
 END_TEST
 
+/* An attribute set again keeps its slot and takes the last value, whether
+ * its key's length is shared with another key or not; a static value is
+ * pointed at, a copied one is not. */
+START_TEST(span_attrs_last_value_wins) {
+  nsunk = 0;
+  struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&on, sink, NULL);
+  struct tt_trace_ctx ctx;
+  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  ck_assert_ptr_nonnull(s);
+  static const char route[] = "/v1/x";
+  char copied[] = "one";
+  tt_span_str(s, "aa", copied);
+  tt_span_str_static(s, "bb", route); /* the same key length */
+  tt_span_int(s, "c", 7);
+  tt_span_str(s, "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk", "x"); /* a length 64 apart from "c"'s */
+  tt_span_str(s, "dd", copied);
+  tt_span_str_static(s, "aa", "two");
+  tt_span_int(s, "c", 8);
+  copied[0] = 'O';
+  tt_span_end(s);
+  ck_assert_uint_eq(nsunk, 1);
+  struct tt_span *g = sunk[0];
+  ck_assert_uint_eq(g->nattrs, 5);
+  size_t n;
+  const char *v = tt_span_attr_str(g, &g->attrs[0], &n);
+  ck_assert(n == 3 && memcmp(v, "two", 3) == 0);
+  v = tt_span_attr_str(g, &g->attrs[1], &n);
+  ck_assert_ptr_eq(v, route);
+  ck_assert_uint_eq(n, 5);
+  ck_assert_int_eq(g->attrs[2].type, TT_ATTR_INT);
+  ck_assert_int_eq(g->attrs[2].v.i, 8);
+  ck_assert_uint_eq(g->attrs[3].key_len, 65);
+  v = tt_span_attr_str(g, &g->attrs[4], &n);
+  ck_assert(n == 3 && memcmp(v, "one", 3) == 0);
+  tt_span_release(g);
+  nsunk = 0;
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(kv_lists) {
   struct tt_otlp_kvs kv;
   char why[128];
@@ -400,6 +441,7 @@ int main(void) {
   tcase_add_test(tc, samplers);
   tcase_add_test(tc, spans_continue_and_nest);
   tcase_add_test(tc, span_text_kept_utf8);
+  tcase_add_test(tc, span_attrs_last_value_wins);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
   tcase_add_test(tc, tracing_settings);
