@@ -71,6 +71,7 @@ class Receiver:
         self.headers = []
         self.posts = 0
         self.lock = threading.Lock()
+        self.closing = threading.Event()  # a slow answer ends when the receiver closes
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -85,7 +86,7 @@ class Receiver:
                         outer.bodies.append(body)
                         outer.headers.append(dict(self.headers))
                 if outer.mode == "slow":
-                    time.sleep(outer.delay)
+                    outer.closing.wait(outer.delay)
                 status = 500 if outer.mode == "fail" else 200
                 out = b"{}"
                 try:
@@ -108,6 +109,7 @@ class Receiver:
         self.thread.start()
 
     def close(self):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -140,7 +142,7 @@ class Receiver:
             if time.time() > deadline:
                 raise AssertionError("spans never matched: %s" % [
                     (s.name, s.span_id.hex(), s.parent_span_id.hex()) for s in spans])
-            time.sleep(0.05)
+            time.sleep(0.02)
 
 
 def attr_value(v):
