@@ -155,7 +155,8 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
     static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
                                          "X-Amz-Signature", "X-Amz-SignedHeaders",
                                          "X-Amz-Date"};
-    char msg[sizeof(err->message)] = "";
+    char msg[sizeof(err->message)];
+    msg[0] = '\0';
     for (int i = 0; i < 5; i++)
       if (in->query[i] == NULL || in->query[i][0] == '\0') {
         add(msg, sizeof(msg), "AWS query-string parameters must include '");
@@ -173,7 +174,8 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
   auth_param(params, "Credential", cred, sizeof(cred));
   auth_param(params, "Signature", sig, sizeof(sig));
   auth_param(params, "SignedHeaders", sh, sizeof(sh));
-  char msg[sizeof(err->message)] = "";
+  char msg[sizeof(err->message)];
+  msg[0] = '\0';
   if (cred[0] == '\0')
     add(msg, sizeof(msg), "Authorization header requires 'Credential' parameter. ");
   if (sig[0] == '\0')
@@ -355,7 +357,8 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
   case TT_DDB_QUERY:
   case TT_DDB_SCAN:
   case TT_DDB_UPDATE_TIME_TO_LIVE: {
-    char msg[sizeof(err->message)] = "";
+    char msg[sizeof(err->message)];
+    msg[0] = '\0';
     int k = 0;
     const char *what[3] = {NULL, NULL, NULL};
     if (!pattern)
@@ -622,6 +625,29 @@ static bool base64_canonical(const char *s, size_t n) {
 
 static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **repl);
 
+/* The parsed form of a schema text of this file (attr_members, the
+ * operations' schemas, the tag operations'; static strings, fewer than the
+ * cache's slots): parsed on first use and kept for the process's life, so
+ * that a request pays a lookup, not a JSON parse. Borrowed. The listener
+ * runs on the loop's thread only. */
+static json_t *schema_of(const char *src) {
+  static struct {
+    const char *src;
+    json_t *tree;
+  } cache[48];
+  static size_t n;
+  for (size_t i = 0; i < n; i++)
+    if (cache[i].src == src)
+      return cache[i].tree;
+  if (n == sizeof(cache) / sizeof(cache[0]))
+    return NULL;
+  json_t *tree = json_loads(src, 0, NULL);
+  cache[n].src = src;
+  cache[n].tree = tree;
+  n++;
+  return tree;
+}
+
 static int check_struct(struct tctx *c, json_t *val, const json_t *members) {
   const char *k;
   json_t *m;
@@ -804,13 +830,11 @@ int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *e
       src = schemas[i].schema;
   if (src == NULL || !json_is_object(body))
     return 0;
-  json_t *schema = json_loads(src, 0, NULL);
-  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  json_t *schema = schema_of(src);
+  struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};
   int rc = 0;
   if (schema && c.attr)
     rc = check_struct(&c, body, schema);
-  json_decref(schema);
-  json_decref(c.attr);
   return rc;
 }
 
@@ -1061,7 +1085,7 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
       src = schemas[i].schema;
   if (src == NULL || !json_is_object(body))
     return 0;
-  json_t *schema = json_loads(src, 0, NULL);
+  json_t *schema = schema_of(src);
   if (schema == NULL)
     return 0;
   int rc = 0;
@@ -1083,16 +1107,17 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
       goto done;
     }
   }
-  struct vctx *c = calloc(1, sizeof(*c));
+  struct vctx *c = malloc(sizeof(*c)); /* 8 KiB: not zeroed, msg is a C string */
   if (c == NULL)
     goto done;
+  c->msg[0] = '\0';
+  c->errors = 0;
   validate_members(c, body, schema, "");
   if (c->errors)
     rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
               "%d validation error%s detected: %s", c->errors, c->errors > 1 ? "s" : "", c->msg);
   free(c);
 done:
-  json_decref(schema);
   return rc;
 }
 
@@ -1641,11 +1666,9 @@ static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err)
       "{\"ResourceArn\":\"String\",\"TagKeys\":[\"List\",\"String\"]}";
   static const char *const schema_list = "{\"ResourceArn\":\"String\"}";
   bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
-  json_t *schema = json_loads(tag ? schema_tag : untag ? schema_untag : schema_list, 0, NULL);
-  struct tctx c = {.attr = json_loads(attr_members, 0, NULL), .err = err, .depth = 0};
+  json_t *schema = schema_of(tag ? schema_tag : untag ? schema_untag : schema_list);
+  struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};
   int rc = schema && c.attr ? check_struct(&c, body, schema) : 0;
-  json_decref(schema);
-  json_decref(c.attr);
   if (rc != 0)
     return -1;
   const char *arn = json_string_value(json_object_get(body, "ResourceArn"));

@@ -13,8 +13,8 @@ prints the ratio next to the target.
   peer-get     dynamodb backend on dynalite: daemon CPU per GetItem / dynalite's
                CPU in the same requests (-c8); added p50 at -c1
   ddb-get      GetItem over the DynamoDB listener (--dynamodb-listen): CPU per
-               request / a REST GET's in the same daemon, / dynalite's; req/s
-               / dynalite's (-c16)
+               request / a REST GET's in the same daemon, / dynalite's, / moto's;
+               req/s / dynalite's (-c16)
 
 The ratios are printed, never judged: timing on a shared machine is not a
 test. A scenario fails (run.py exits 1) only when a request failed, a check
@@ -475,37 +475,41 @@ def peer_get(args, workdir):
 # ---------------------------------------------------------------- ddb-get
 def ddb_get(args, workdir):
     """GetItem over the DynamoDB listener against a REST GET of the same item
-    in the same daemon and against dynalite's own GetItem, alternated."""
+    in the same daemon and against dynalite's and moto's own GetItem,
+    alternated."""
     run = Run(args, workdir, "ddb-get")
     a = args
     table = "bench-ddb-get"
     port = free_port()
+    names = ("dynalite", "moto")
     print("== ddb-get: GetItem on --dynamodb-listen against GET %s (same daemon) and dynalite's "
-          "GetItem; wrk -t1 -c%d -d%ds, %d rounds alternating"
+          "and moto's GetItem; wrk -t1 -c%d -d%ds, %d rounds alternating"
           % (GET_PATH, a.connections, a.duration, a.rounds))
-    peer = None
+    peers = {}
     try:
-        peer = Peer("dynalite")
         models = write_models(os.path.join(workdir, "ddb-get"), [("Bench", table)])
         run.start(["--models", models, "--dynamodb-listen", "127.0.0.1:%d" % port])
         put_bench_item(run)
-        # The same item in dynalite, through a daemon of the dynamodb backend
-        # started for the purpose and stopped before measuring.
-        loader = Daemon(a.daemon, ["--log-level", "warn", "--backend", "dynamodb", "--endpoint",
-                                   peer.endpoint, "--region", "us-east-1", "--models", models,
-                                   "--allow-table-delete"], workdir, label="ddb-get-loader",
-                        env=dict(os.environ, **PEER_ENV))
-        c = Client(loader.base)
-        for method, path, body in (("PUT", "/v1/models/Bench/table", None),
-                                   ("PUT", GET_PATH, BENCH_ITEM)):
-            st, data = c.request(method, path, body)
-            if st not in (200, 201):
-                run.error("%s %s on dynalite answered %d %s" % (method, path, st, data[:300]))
-        c.close()
-        loader.stop()
+        for name in names:
+            peers[name] = peer = Peer(name)
+            # The same item in the peer, through a daemon of the dynamodb
+            # backend started for the purpose and stopped before measuring.
+            loader = Daemon(a.daemon, ["--log-level", "warn", "--backend", "dynamodb",
+                                       "--endpoint", peer.endpoint, "--region", "us-east-1",
+                                       "--models", models, "--allow-table-delete"], workdir,
+                            label="ddb-get-loader-" + name, env=dict(os.environ, **PEER_ENV))
+            c = Client(loader.base)
+            for method, path, body in (("PUT", "/v1/models/Bench/table", None),
+                                       ("PUT", GET_PATH, BENCH_ITEM)):
+                st, data = c.request(method, path, body)
+                if st not in (200, 201):
+                    run.error("%s %s on %s answered %d %s" % (method, path, name, st, data[:300]))
+            c.close()
+            loader.stop()
         headers, body = peer_getitem(table)
-        ddb_url = "http://127.0.0.1:%d/" % port
-        for url in (ddb_url, peer.endpoint + "/"):
+        urls = {"listener": ("http://127.0.0.1:%d/" % port, run.daemon.pid)}
+        urls.update({n: (p.endpoint + "/", p.pid) for n, p in peers.items()})
+        for url, _ in urls.values():
             st, data = request(url.rstrip("/"), "POST", "/", body.encode(), headers)
             if st != 200 or "Item" not in json.loads(data):
                 run.error("GetItem at %s answered %d %s" % (url, st, data[:300]))
@@ -516,17 +520,18 @@ def ddb_get(args, workdir):
         def one(label):
             if label == "rest":
                 return get_run(run, a.duration)
-            url, pid = (ddb_url, run.daemon.pid) if label == "listener" else \
-                (peer.endpoint + "/", peer.pid)
+            url, pid = urls[label]
             r = run_wrk_raw(url, lua, 1, a.connections, a.duration, pid=pid)
             r.pop("wrk_out")
             return r
 
-        run_wrk_raw(peer.endpoint + "/", lua, 1, 4, 2, pid=peer.pid)  # warm-up: dynalite's JIT
-        rows = {"rest": [], "listener": [], "dynalite": []}
+        for name in names:  # warm-up: dynalite's JIT, moto's imports
+            run_wrk_raw(urls[name][0], lua, 1, 4, 2, pid=urls[name][1])
+        labels = ("rest", "listener") + names
+        rows = {k: [] for k in labels}
         print(WRK_HEADER)
         for i in range(a.rounds):
-            for label in ("rest", "listener", "dynalite"):
+            for label in labels:
                 r = one(label)
                 rows[label].append(r)
                 if wrk_line("%s (round %d)" % (label, i + 1), r):
@@ -540,12 +545,14 @@ def ddb_get(args, workdir):
         run.res["target_cpu_vs_dynalite"] = ratio_line(
             "listener CPU per GetItem / dynalite's", cpu["listener"], cpu["dynalite"], "<=", 0.3,
             " us")
+        run.res["target_cpu_vs_moto"] = ratio_line(
+            "listener CPU per GetItem / moto's", cpu["listener"], cpu["moto"], "<=", 0.05, " us")
         run.res["target_rps_vs_dynalite"] = ratio_line(
             "listener req/s / dynalite's", rps["listener"], rps["dynalite"], ">=", 3.0)
         return run.close()
     finally:
         run.close()
-        if peer is not None:
+        for peer in peers.values():
             peer.stop()
 
 
@@ -555,6 +562,6 @@ SCENARIOS = {
     "post-growth": (post_growth, "CPU per POST of a ~1 KB item at --growth-items / empty table"),
     "footprint": (footprint, "VmRSS above idle per stored item / its DynamoDB size"),
     "peer-get": (peer_get, "dynamodb backend on dynalite: CPU per GET / dynalite's; added p50"),
-    "ddb-get": (ddb_get, "GetItem on the DynamoDB listener: CPU / REST GET's and dynalite's; "
-                "req/s / dynalite's"),
+    "ddb-get": (ddb_get, "GetItem on the DynamoDB listener: CPU / REST GET's, dynalite's and "
+                "moto's; req/s / dynalite's"),
 }
