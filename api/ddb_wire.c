@@ -74,6 +74,25 @@ int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
   return -1;
 }
 
+/* dst = the n bytes at src, cut to cap - 1, NUL-terminated (no printf on
+ * the path every request takes). */
+static void copy_n(char *dst, size_t cap, const char *src, size_t n) {
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* dst = a, sep (when a is not empty) and b, cut to cap - 1. */
+static void join(char *dst, size_t cap, const char *a, const char *sep, const char *b) {
+  size_t la = strlen(a), ls = a[0] ? strlen(sep) : 0;
+  copy_n(dst, cap, a, la);
+  if (la + 1 < cap)
+    copy_n(dst + la, cap - la, sep, ls);
+  if (la + ls + 1 < cap)
+    copy_n(dst + la + ls, cap - la - ls, b, strlen(b));
+}
+
 /* Appends to a message buffer, truncating. */
 static void add(char *buf, size_t n, const char *text) {
   size_t len = strlen(buf);
@@ -190,8 +209,8 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
     add(msg, sizeof(msg), in->authorization);
     return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
   }
-  snprintf(a->signed_headers, sizeof(a->signed_headers), "%s", sh);
-  snprintf(a->signature, sizeof(a->signature), "%s", sig);
+  copy_n(a->signed_headers, sizeof(a->signed_headers), sh, strlen(sh));
+  copy_n(a->signature, sizeof(a->signature), sig, strlen(sig));
   return split_credential(cred, a, err);
 }
 
@@ -803,18 +822,18 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
   char base[48], sub[96];
   sub[0] = '\0';
   size_t bl = strcspn(type, "<");
-  snprintf(base, sizeof(base), "%.*s", (int)bl, type);
+  copy_n(base, sizeof(base), type, bl);
   if (type[bl] == '<') {
     size_t sl = strlen(type + bl + 1);
     if (sl > 0 && type[bl + sl] == '>')
       sl--;
-    snprintf(sub, sizeof(sub), "%.*s", (int)sl, type + bl + 1);
+    copy_n(sub, sizeof(sub), type + bl + 1, sl);
   }
   c->depth++;
   int rc;
   if (strcmp(base, "AttrStruct") == 0) {
     char t[128];
-    snprintf(t, sizeof(t), "%s", sub);
+    copy_n(t, sizeof(t), sub, strlen(sub));
     rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
   } else {
     rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
@@ -921,49 +940,65 @@ static bool name_pattern(const json_t *v) {
 
 /* One constraint `name` (argument `arg`) of `data`; false when broken,
  * with `what` its message. */
-static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
-                       size_t n) {
+/* DynamoDB's text of the constraint `name` with its argument. */
+static void constraint_text(const char *name, const json_t *arg, char *what, size_t n) {
   long long a = (long long)json_number_value(arg);
+  what[0] = '\0';
   if (strcmp(name, "notNull") == 0) {
     snprintf(what, n, "Member must not be null");
-    return data != NULL && !json_is_null(data);
-  }
-  if (strcmp(name, "greaterThanOrEqual") == 0) {
+  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
     snprintf(what, n, "Member must have value greater than or equal to %lld", a);
-    return !json_is_number(data) || num_of(data) >= (double)a;
-  }
-  if (strcmp(name, "lessThanOrEqual") == 0) {
+  } else if (strcmp(name, "lessThanOrEqual") == 0) {
     snprintf(what, n, "Member must have value less than or equal to %lld", a);
-    return !json_is_number(data) || num_of(data) <= (double)a;
-  }
-  if (strcmp(name, "regex") == 0) {
+  } else if (strcmp(name, "regex") == 0) {
     snprintf(what, n, "Member must satisfy regular expression pattern: %s", json_string_value(arg));
-    return !json_is_string(data) || name_pattern(data);
-  }
-  if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
+  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
     snprintf(what, n, "Member must have length greater than or equal to %lld", a);
-    return js_length(data) >= (size_t)a;
-  }
-  if (strcmp(name, "lengthLessThanOrEqual") == 0) {
+  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
     snprintf(what, n, "Member must have length less than or equal to %lld", a);
-    return js_length(data) <= (size_t)a;
-  }
-  if (strcmp(name, "enum") == 0) {
+  } else if (strcmp(name, "enum") == 0) {
     size_t i, len;
     json_t *e;
-    bool in = false;
     snprintf(what, n, "Member must satisfy enum value set: [");
     json_array_foreach(arg, i, e) {
       len = strlen(what);
       snprintf(what + len, n - len, "%s%s", i ? ", " : "", json_string_value(e));
-      if (json_is_string(data) && json_equal(e, (json_t *)data))
-        in = true;
     }
     len = strlen(what);
     snprintf(what + len, n - len, "]");
-    return in;
   }
-  return true;
+}
+
+/* Whether `data` meets the constraint `name`; when it does not, its text is
+ * in `what` (written only then: most requests break none). */
+static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
+                       size_t n) {
+  long long a = (long long)json_number_value(arg);
+  bool ok = true;
+  if (strcmp(name, "notNull") == 0) {
+    ok = data != NULL && !json_is_null(data);
+  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
+    ok = !json_is_number(data) || num_of(data) >= (double)a;
+  } else if (strcmp(name, "lessThanOrEqual") == 0) {
+    ok = !json_is_number(data) || num_of(data) <= (double)a;
+  } else if (strcmp(name, "regex") == 0) {
+    ok = !json_is_string(data) || name_pattern(data);
+  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
+    ok = js_length(data) >= (size_t)a;
+  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
+    ok = js_length(data) <= (size_t)a;
+  } else if (strcmp(name, "enum") == 0) {
+    size_t i;
+    json_t *e;
+    ok = false;
+    json_array_foreach(arg, i, e) {
+      if (json_is_string(data) && json_equal(e, (json_t *)data))
+        ok = true;
+    }
+  }
+  if (!ok)
+    constraint_text(name, arg, what, n);
+  return ok;
 }
 
 /* keys/values: every map key (or value) meets all of `set`, else one
@@ -992,7 +1027,7 @@ static void map_constraint(struct vctx *c, const char *kind, const json_t *set, 
              strcmp(kind, "keys") == 0 ? "keys" : "value");
     size_t i = 0;
     json_object_foreach((json_t *)set, cn, ca) {
-      constraint(cn, ca, NULL, what, sizeof(what));
+      constraint_text(cn, ca, what, sizeof(what));
       add(msg, sizeof(msg), i++ ? ", " : "");
       add(msg, sizeof(msg), what);
     }
@@ -1025,7 +1060,7 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
   }
   char path[512], la[256];
   lower_first(attr, la, sizeof(la));
-  snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);
+  join(path, sizeof(path), parent, ".", la);
   const char *rn;
   json_t *ra;
   json_object_foreach((json_t *)rules, rn, ra) {
@@ -1051,7 +1086,7 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
         json_t *v;
         json_object_foreach((json_t *)data, k, v) {
           char p[600];
-          snprintf(p, sizeof(p), "%s.%s", path, k);
+          join(p, sizeof(p), path, ".", k);
           validate_one(c, "member", v, children, p);
         }
       } else if (json_is_object(children) && json_is_object(data)) {
