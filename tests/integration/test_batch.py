@@ -462,9 +462,11 @@ def test_concurrency_is_bounded(fresh_daemon):
 
 
 def test_deadline_cancels_and_joins_every_chunk(fresh_daemon):
-    d = fault_daemon(fresh_daemon, "--request-timeout-ms", "400")
+    # A deadline the batch-get below meets on a loaded peer, and a delay no
+    # request waits for.
+    d = fault_daemon(fresh_daemon, "--request-timeout-ms", "1500")
     t = tenant()
-    add_fault(d, op="BatchWriteItem", model="Line", latency_ms=5000, times=1000)
+    add_fault(d, op="BatchWriteItem", model="Line", latency_ms=600000, times=1000)
     status, hdrs, body = write(d, "Line", put=lines(t, 200))
     assert_error(status, hdrs, body, 504, "BackendTimeout")  # the deadline answered
     assert d.metric("tabletheoryd_inflight_operations") == 0

@@ -356,9 +356,11 @@ def test_latency_delays_a_call(fdaemon):
 
 
 def test_latency_past_the_deadline_is_504(fresh_daemon):
+    # A deadline the checks below (one GetItem each) meet on a loaded peer,
+    # and a delay no request waits for.
     d = fresh_daemon("--enable-fault-injection", "--models", MY_MODELS,
-                     "--request-timeout-ms", "100")
-    rule = add_fault(d, op="PutItem", model="Wallet", latency_ms=300, times=1)
+                     "--request-timeout-ms", "1000")
+    rule = add_fault(d, op="PutItem", model="Wallet", latency_ms=600000, times=1)
     key = new_key()
     status, hdrs, got = d.json("POST", WALLETS, body={"id": key})
     err = assert_error(status, hdrs, got, 504, "BackendTimeout")
