@@ -327,21 +327,34 @@ fail:
 }
 
 uint32_t tt_ddbw_crc32(const void *p, size_t n) {
-  static uint32_t table[256];
+  /* Slicing by 8 (Intel's method): eight bytes per step through eight
+   * tables, t[0] being the bytewise one. */
+  static uint32_t t[8][256];
   static bool ready;
   if (!ready) {
     for (uint32_t i = 0; i < 256; i++) {
       uint32_t c = i;
       for (int k = 0; k < 8; k++)
         c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
+      t[0][i] = c;
     }
+    for (int k = 1; k < 8; k++)
+      for (uint32_t i = 0; i < 256; i++)
+        t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
     ready = true;
   }
   const unsigned char *b = p;
   uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; i++)
-    c = table[(c ^ b[i]) & 0xFF] ^ (c >> 8);
+  for (; n >= 8; b += 8, n -= 8) {
+    uint32_t lo = c ^ ((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                       (uint32_t)b[3] << 24);
+    uint32_t hi = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+                  (uint32_t)b[7] << 24;
+    c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+        t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+  }
+  for (; n > 0; b++, n--)
+    c = t[0][(c ^ *b) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 

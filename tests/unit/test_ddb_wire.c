@@ -325,6 +325,8 @@ END_TEST
 START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("123456789", 9), 0xCBF43926u);
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
+  /* Five blocks of eight and a tail of three. */
+  ck_assert_uint_eq(tt_ddbw_crc32("The quick brown fox jumps over the lazy dog", 43), 0x414FA339u);
 }
 END_TEST
 
