@@ -913,7 +913,7 @@ static void value_str(const json_t *v, char *out, size_t n) {
 }
 
 static void lower_first(const char *s, char *out, size_t n) {
-  snprintf(out, n, "%s", s);
+  copy_n(out, n, s, strlen(s));
   if (out[0] >= 'A' && out[0] <= 'Z')
     out[0] = (char)(out[0] - 'A' + 'a');
 }
@@ -1057,6 +1057,11 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
   const json_t *rules = json_is_array(node) ? json_array_get(node, 2) : NULL;
   const char *type = json_string_value(json_array_get(node, 0));
   const json_t *children = json_array_get(node, 1);
+  /* An absent member can break notNull only: every other rule, and its
+   * children's, skip a null. */
+  if ((data == NULL || json_is_null(data)) &&
+      (!json_is_object(rules) || json_object_get(rules, "notNull") == NULL))
+    return;
   if (!json_is_object(rules)) {
     /* No constraints of its own: its children's still apply. */
     if (!json_is_object(children) && !json_is_array(children))
