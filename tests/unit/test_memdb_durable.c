@@ -372,6 +372,31 @@ START_TEST(test_mapped_log_zero_tail) {
   fx_expect(&f, TT_DDB_SCAN, SCAN_TBL,
             "{'Items':[{'pk':{'S':'b'}},{'pk':{'S':'a'}}],'Count':2,'ScannedCount':2}");
   fx_teardown(&f);
+  /* past the first allocation (8 MiB): the room grows, the records stay */
+  open_fx(&f, &o);
+  size_t big = 300 * 1024;
+  char *item = malloc(big + 64);
+  ck_assert_ptr_nonnull(item);
+  for (int i = 0; i < 40; i++) {
+    int h = snprintf(item, 64, "{'pk':{'S':'big%d'},'v':{'S':'", i);
+    memset(item + h, 'x', big);
+    memcpy(item + h + big, "'}}", 4);
+    fx_put(&f, item);
+  }
+  free(item);
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_uint_gt(st.log_bytes, 8u * 1024 * 1024);
+  ck_assert_int_gt(file_size(p), (off_t)st.log_bytes);
+  fx_teardown(&f);
+  ck_assert_int_eq(file_size(p), (off_t)st.log_bytes);
+  open_fx(&f, &o);
+  struct tt_memdb_wal_stats st2;
+  tt_memdb_wal_stats(f.b, &st2);
+  ck_assert_uint_eq(st2.records, 43); /* the table, a, b and the 40 big items */
+  fx_expect(&f, TT_DDB_GET_ITEM,
+            "{'TableName':'tbl','Key':{'pk':{'S':'big39'}},'ProjectionExpression':'pk'}",
+            "{'Item':{'pk':{'S':'big39'}}}");
+  fx_teardown(&f);
   close(pfd[0]);
   close(pfd[1]);
 }

@@ -50,11 +50,13 @@ struct memdb_wal {
   uint64_t durable;  /* bytes of log fd_gen written (read by a sync job: atomic) */
   uint64_t synced;   /* of them, bytes known to be on disk */
   bool need_trunc;   /* a write failed: cut the file back to `durable` first */
-  /* everysec, no: a shared mapping of fd's first map_len bytes, all of
-   * them allocated on disk; the file is map_len long while it exists, and
-   * `durable` long again once it is dropped. */
+  /* everysec, no: a shared mapping of fd's bytes [map_off, map_len), all
+   * of them allocated on disk; the file is map_len long while it exists,
+   * and `durable` long again once it is dropped. Only the part from the
+   * page of `durable` on is mapped, so the pages of older records are not
+   * kept mapped (nor counted in the RSS). */
   char *map;
-  uint64_t map_len;
+  uint64_t map_off, map_len;
   uint64_t gen;      /* generation new records go to */
   /* Records waiting for the next batch, and their calls. */
   struct tt_buf pend;
@@ -714,9 +716,9 @@ static struct tt_backend_call *held_take(struct memdb_wal *w, uint64_t cover) {
 static void map_drop(struct memdb_wal *w) {
   if (w->map == NULL)
     return;
-  munmap(w->map, (size_t)w->map_len);
+  munmap(w->map, (size_t)(w->map_len - w->map_off));
   w->map = NULL;
-  w->map_len = 0;
+  w->map_off = w->map_len = 0;
   if (w->fd >= 0 && ftruncate(w->fd, (off_t)w->durable) != 0)
     w->need_trunc = true; /* the batch path cuts it before its next append */
 }
@@ -734,17 +736,23 @@ static int map_room(struct memdb_wal *w, size_t n) {
     return -1;
   uint64_t len = (need + MAP_CHUNK - 1) / MAP_CHUNK * MAP_CHUNK;
   uint64_t from = w->map ? w->map_len : w->durable;
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off = w->durable / page * page;
   void *p = MAP_FAILED;
-  if (posix_fallocate(w->fd, (off_t)from, (off_t)(len - from)) == 0)
-    p = w->map ? mremap(w->map, (size_t)w->map_len, (size_t)len, MREMAP_MAYMOVE)
-               : mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+  if (posix_fallocate(w->fd, (off_t)from, (off_t)(len - from)) == 0) {
+    if (w->map)
+      munmap(w->map, (size_t)(w->map_len - w->map_off));
+    w->map = NULL;
+    p = mmap(NULL, (size_t)(len - off), PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, (off_t)off);
+  }
   if (p == MAP_FAILED) {
     map_drop(w);
+    w->map_off = w->map_len = 0;
     if (ftruncate(w->fd, (off_t)w->durable) != 0) /* a partial allocation */
       w->need_trunc = true;
     return -1;
   }
   w->map = p;
+  w->map_off = off;
   w->map_len = len;
   return 0;
 }
@@ -768,10 +776,10 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
     uint64_t h; /* the header in one store, then the payload: a copy cut by a
                  * crash leaves a whole header and zeros after the payload */
     memcpy(&h, w->rec.data, sizeof(h));
-    memcpy(w->map + w->durable, &h, sizeof(h));
+    char *at = w->map + (w->durable - w->map_off);
+    memcpy(at, &h, sizeof(h));
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    memcpy(w->map + w->durable + MEMDB_WAL_HEADER, w->rec.data + MEMDB_WAL_HEADER,
-           n - MEMDB_WAL_HEADER);
+    memcpy(at + MEMDB_WAL_HEADER, w->rec.data + MEMDB_WAL_HEADER, n - MEMDB_WAL_HEADER);
     rc = 0;
   } else {
     rc = write_all(w, w->fd, w->rec.data, n, w->durable);
