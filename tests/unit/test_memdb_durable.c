@@ -3,12 +3,14 @@
  * restart equals live state (tables, indexes, TTL, items), snapshots, torn
  * tail dropped, corruption refused with file and offset, the lock, group
  * commit, answers after the fsync (always) or the write (everysec, no),
+ * the mapped log of everysec (cut on close, its zero tail after a crash),
  * I/O errors failing the write with nothing applied and recovery
  * afterwards. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_memdb.h"
@@ -287,6 +289,116 @@ START_TEST(test_torn_tail_dropped) {
   open_fx(&f, &o);
   ck_assert_int_eq(file_size(p), good);
   fx_teardown(&f);
+}
+END_TEST
+
+/* A child that writes under everysec and dies without closing (a crash):
+ * it reports the log's logical size before and after its last put. */
+static void crash_child(const struct tt_memdb_options *o, bool create, const char *item,
+                        int wfd) {
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    struct fx f;
+    open_fx(&f, o);
+    if (create)
+      fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+    struct tt_memdb_wal_stats st;
+    tt_memdb_wal_stats(f.b, &st);
+    uint64_t sz[2] = {st.log_bytes, 0};
+    fx_put(&f, item);
+    tt_memdb_wal_stats(f.b, &st);
+    sz[1] = st.log_bytes;
+    char p[300];
+    log_path(p, sizeof(p));
+    struct stat sb;
+    if (stat(p, &sb) != 0 || (uint64_t)sb.st_size <= sz[1])
+      sz[1] = 0; /* no room allocated ahead: the parent fails */
+    if (write(wfd, sz, sizeof(sz)) != (ssize_t)sizeof(sz))
+      _exit(2);
+    _exit(0);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* everysec without a pwrite hook: records go into a mapping of room
+ * allocated ahead; a clean close cuts the file to its records, a crash
+ * leaves a zero tail that the start-up load cuts, and a record whose copy
+ * was cut short before the zeros is a torn tail. */
+START_TEST(test_mapped_log_zero_tail) {
+  struct tt_memdb_options o = opts();
+  o.pwrite_hook = NULL;
+  o.fsync_mode = TT_MEMDB_FSYNC_EVERYSEC;
+  char p[300];
+  log_path(p, sizeof(p));
+  struct fx f;
+  open_fx(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  fx_put(&f, "{'pk':{'S':'a'}}");
+  struct tt_memdb_wal_stats st;
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_int_gt(file_size(p), (off_t)st.log_bytes); /* room allocated ahead */
+  fx_teardown(&f);
+  ck_assert_int_eq(file_size(p), (off_t)st.log_bytes); /* cut on close */
+  int pfd[2];
+  ck_assert_int_eq(pipe(pfd), 0);
+  uint64_t sz[2];
+  /* a crash after the put: the zero tail is cut, the put kept */
+  crash_child(&o, false, "{'pk':{'S':'b'}}", pfd[1]);
+  ck_assert_int_eq(read(pfd[0], sz, sizeof(sz)), (ssize_t)sizeof(sz));
+  ck_assert_uint_gt(sz[1], sz[0]);
+  ck_assert_int_gt(file_size(p), (off_t)sz[1]);
+  open_fx(&f, &o);
+  ck_assert_int_eq(file_size(p), (off_t)sz[1]);
+  fx_expect(&f, TT_DDB_SCAN, SCAN_TBL,
+            "{'Items':[{'pk':{'S':'b'}},{'pk':{'S':'a'}}],'Count':2,'ScannedCount':2}");
+  fx_teardown(&f);
+  /* a crash in the middle of a record's copy: its header whole, the end
+   * of its payload still zero */
+  crash_child(&o, false, "{'pk':{'S':'c'},'v':{'S':'a longer value to cut in two'}}", pfd[1]);
+  ck_assert_int_eq(read(pfd[0], sz, sizeof(sz)), (ssize_t)sizeof(sz));
+  ck_assert_uint_gt(sz[1], sz[0] + 16);
+  int fd = open(p, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  char z[256] = {0};
+  size_t cut = (size_t)(sz[1] - sz[0]) / 2;
+  ck_assert_uint_le(cut, sizeof(z));
+  ck_assert_int_eq(pwrite(fd, z, cut, (off_t)(sz[1] - cut)), (ssize_t)cut);
+  close(fd);
+  open_fx(&f, &o);
+  ck_assert_int_eq(file_size(p), (off_t)sz[0]);
+  fx_expect(&f, TT_DDB_SCAN, SCAN_TBL,
+            "{'Items':[{'pk':{'S':'b'}},{'pk':{'S':'a'}}],'Count':2,'ScannedCount':2}");
+  fx_teardown(&f);
+  /* past the first allocation (8 MiB): the room grows, the records stay */
+  open_fx(&f, &o);
+  size_t big = 300 * 1024;
+  char *item = malloc(big + 64);
+  ck_assert_ptr_nonnull(item);
+  for (int i = 0; i < 40; i++) {
+    int h = snprintf(item, 64, "{'pk':{'S':'big%d'},'v':{'S':'", i);
+    memset(item + h, 'x', big);
+    memcpy(item + h + big, "'}}", 4);
+    fx_put(&f, item);
+  }
+  free(item);
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_uint_gt(st.log_bytes, 8u * 1024 * 1024);
+  ck_assert_int_gt(file_size(p), (off_t)st.log_bytes);
+  fx_teardown(&f);
+  ck_assert_int_eq(file_size(p), (off_t)st.log_bytes);
+  open_fx(&f, &o);
+  struct tt_memdb_wal_stats st2;
+  tt_memdb_wal_stats(f.b, &st2);
+  ck_assert_uint_eq(st2.records, 43); /* the table, a, b and the 40 big items */
+  fx_expect(&f, TT_DDB_GET_ITEM,
+            "{'TableName':'tbl','Key':{'pk':{'S':'big39'}},'ProjectionExpression':'pk'}",
+            "{'Item':{'pk':{'S':'big39'}}}");
+  fx_teardown(&f);
+  close(pfd[0]);
+  close(pfd[1]);
 }
 END_TEST
 
@@ -599,6 +711,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_snapshot_then_log_everysec);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
+  tcase_add_test(tc, test_mapped_log_zero_tail);
   tcase_add_test(tc, test_corruption_refused);
   tcase_add_test(tc, test_lock_refuses_second);
   tcase_add_test(tc, test_group_commit);

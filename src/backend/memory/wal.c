@@ -4,9 +4,12 @@
  * snapshots that bound the log, and the start-up load (torn tail dropped,
  * corruption refused).
  *
- * A record is appended with one pwrite from the loop as its call ends (the
- * "direct" path): under everysec and no the call is answered then (the
- * record is in the kernel), under always it is held until an fdatasync on
+ * A record is appended from the loop as its call ends (the "direct" path):
+ * under everysec and no it is copied into a shared mapping of the log, whose
+ * room is allocated ahead in MAP_CHUNK steps and cut back to the records
+ * when the mapping is dropped (the batch path, close), and the call is
+ * answered then (the record is in the page cache); under always it is
+ * written with one pwrite and held until an fdatasync on
  * libuv's thread pool covers it. One sync is in flight at a time and covers
  * every record written before it started (group commit); the records written
  * meanwhile wait for the next, started once the loop has handled what was
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +37,7 @@
 
 #define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
 #define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
+#define MAP_CHUNK (8u * 1024u * 1024u) /* everysec, no: the log grows by this much */
 
 struct memdb_wal {
   struct memdb *m;
@@ -45,6 +50,13 @@ struct memdb_wal {
   uint64_t durable;  /* bytes of log fd_gen written (read by a sync job: atomic) */
   uint64_t synced;   /* of them, bytes known to be on disk */
   bool need_trunc;   /* a write failed: cut the file back to `durable` first */
+  /* everysec, no: a shared mapping of fd's bytes [map_off, map_len), all
+   * of them allocated on disk; the file is map_len long while it exists,
+   * and `durable` long again once it is dropped. Only the part from the
+   * page of `durable` on is mapped, so the pages of older records are not
+   * kept mapped (nor counted in the RSS). */
+  char *map;
+  uint64_t map_off, map_len;
   uint64_t gen;      /* generation new records go to */
   /* Records waiting for the next batch, and their calls. */
   struct tt_buf pend;
@@ -252,10 +264,36 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
       bool zeros = true;
       for (size_t i = off; i < len && zeros; i++)
         zeros = data[i] == 0;
+      if (zeros) {
+        /* The room allocated ahead of the records (everysec, no), left by a
+         * crash: the end of the log, not a record. */
+        if (fix) {
+          int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+          if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+            snprintf(msg, msgsz, "the data dir %s: cannot truncate the zero tail of %s: %s",
+                     w->dir, name, strerror(errno));
+            if (fd >= 0)
+              close(fd);
+            free(data);
+            return LOAD_FAIL;
+          }
+          close(fd);
+          notice("memdb.log_zero_tail", w->dir, name, off,
+                 "cut the unused room allocated at the end of the log (left by a crash)");
+        }
+        len = off;
+        break;
+      }
       uint32_t rl = (uint32_t)data[off] | (uint32_t)data[off + 1] << 8 |
                     (uint32_t)data[off + 2] << 16 | (uint32_t)data[off + 3] << 24;
-      bool at_tail = s == MEMDB_WAL_SHORT || zeros ||
-                     (len - off >= MEMDB_WAL_HEADER && len - off - MEMDB_WAL_HEADER == rl);
+      /* Torn: cut short, or nothing but zeros after it (a record whose
+       * copy into the allocated room was cut by a crash). */
+      bool at_tail = s == MEMDB_WAL_SHORT;
+      if (!at_tail && len - off >= MEMDB_WAL_HEADER && len - off - MEMDB_WAL_HEADER >= rl) {
+        at_tail = true;
+        for (size_t i = off + MEMDB_WAL_HEADER + rl; i < len && at_tail; i++)
+          at_tail = data[i] == 0;
+      }
       if (last && at_tail) {
         if (fix) {
           char path[64];
@@ -405,7 +443,7 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
 static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
   char name[32];
   log_file_name(name, sizeof(name), gen);
-  int fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     return -1;
   /* Anything past `size` is a tail the load dropped or a failed append. */
@@ -672,6 +710,53 @@ static struct tt_backend_call *held_take(struct memdb_wal *w, uint64_t cover) {
   return head;
 }
 
+/* Drops the mapping and cuts the file back to its logical end, so that
+ * nothing past `durable` is seen (by the batch path, a reader, a restart).
+ * From the loop, while the thread pool does at most an fdatasync. */
+static void map_drop(struct memdb_wal *w) {
+  if (w->map == NULL)
+    return;
+  munmap(w->map, (size_t)(w->map_len - w->map_off));
+  w->map = NULL;
+  w->map_off = w->map_len = 0;
+  if (w->fd >= 0 && ftruncate(w->fd, (off_t)w->durable) != 0)
+    w->need_trunc = true; /* the batch path cuts it before its next append */
+}
+
+/* everysec, no: whether the mapping holds room for n more bytes, grown by
+ * MAP_CHUNK steps when not. The room is allocated on disk first
+ * (posix_fallocate), so a write into it never faults (no SIGBUS) and a full
+ * disk shows here; -1 then, with no mapping: the record takes pwrite, which
+ * reports the error as before. */
+static int map_room(struct memdb_wal *w, size_t n) {
+  uint64_t need = w->durable + n;
+  if (need <= w->map_len)
+    return 0;
+  if (w->mode == TT_MEMDB_FSYNC_ALWAYS || w->m->opts.pwrite_hook)
+    return -1;
+  uint64_t len = (need + MAP_CHUNK - 1) / MAP_CHUNK * MAP_CHUNK;
+  uint64_t from = w->map ? w->map_len : w->durable;
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off = w->durable / page * page;
+  void *p = MAP_FAILED;
+  if (posix_fallocate(w->fd, (off_t)from, (off_t)(len - from)) == 0) {
+    if (w->map)
+      munmap(w->map, (size_t)(w->map_len - w->map_off));
+    w->map = NULL;
+    p = mmap(NULL, (size_t)(len - off), PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, (off_t)off);
+  }
+  if (p == MAP_FAILED) {
+    map_drop(w);
+    w->map_off = w->map_len = 0;
+    if (ftruncate(w->fd, (off_t)w->durable) != 0) /* a partial allocation */
+      w->need_trunc = true;
+    return -1;
+  }
+  w->map = p;
+  w->map_off = off;
+  w->map_len = len;
+  return 0;
+}
+
 /* The direct path: the record appended now, from the loop. Returns whether
  * the call is held (always); false with c failed when the append failed. */
 static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
@@ -684,7 +769,21 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
     fail_call(c, w->broken_msg);
     return false;
   }
-  rc = write_all(w, w->fd, w->rec.data, n, w->durable);
+  if (!always && map_room(w, n) == 0) {
+    /* In the page cache once copied: a crash of the process loses none of
+     * it, the sync of everysec puts it on disk (an fdatasync of fd writes
+     * the mapping's dirty pages too). */
+    uint64_t h; /* the header in one store, then the payload: a copy cut by a
+                 * crash leaves a whole header and zeros after the payload */
+    memcpy(&h, w->rec.data, sizeof(h));
+    char *at = w->map + (w->durable - w->map_off);
+    memcpy(at, &h, sizeof(h));
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memcpy(at + MEMDB_WAL_HEADER, w->rec.data + MEMDB_WAL_HEADER, n - MEMDB_WAL_HEADER);
+    rc = 0;
+  } else {
+    rc = write_all(w, w->fd, w->rec.data, n, w->durable);
+  }
   tt_buf_reset(&w->rec);
   if (rc != 0) {
     int err = errno;
@@ -789,7 +888,7 @@ static void work_cb(uv_work_t *req) {
       w->fly_what = "syncing the log";
       return;
     }
-    int fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || fsync(w->dirfd) != 0) {
       w->fly_err = errno;
       w->fly_what = "starting a new log file";
@@ -967,6 +1066,7 @@ static void kick(struct memdb_wal *w) {
   }
   if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
     return;
+  map_drop(w); /* the batch path writes with pwrite, to a file of `durable` bytes */
   maybe_snapshot(w);
   struct tt_buf t = w->fly;
   w->fly = w->pend;
@@ -1302,6 +1402,7 @@ static void close_step(struct memdb_wal *w) {
     close_step(w);
     return;
   }
+  map_drop(w);
   w->fly_final = true;
   w->sync_wanted = true;
   w->fly_gen = w->gen;
@@ -1345,6 +1446,7 @@ void memdb_wal_free(struct memdb *m) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
+  map_drop(w);
   if (w->fd >= 0)
     close(w->fd);
   if (w->lockfd >= 0)
