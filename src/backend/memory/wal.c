@@ -231,6 +231,22 @@ static void notice(const char *event, const char *dir, const char *file, uint64_
 
 enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
 
+/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "zero" or
+ * "torn", the tail's kind, for the message). Returns 0, or -1 with *msg. */
+static int cut_log(struct memdb_wal *w, const char *name, size_t off, const char *what, char *msg,
+                   size_t msgsz) {
+  int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+    snprintf(msg, msgsz, "the data dir %s: cannot truncate the %s tail of %s: %s", w->dir, what,
+             name, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
 /* Replays one log file. `last`: the newest file, whose torn tail is
  * dropped. `limit`: bytes to read at most (a reload reads the open log only
  * as far as it is durable). `fix`: truncate files (start-up, not reload). */
@@ -268,16 +284,10 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
         /* The room allocated ahead of the records (everysec, no), left by a
          * crash: the end of the log, not a record. */
         if (fix) {
-          int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-          if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-            snprintf(msg, msgsz, "the data dir %s: cannot truncate the zero tail of %s: %s",
-                     w->dir, name, strerror(errno));
-            if (fd >= 0)
-              close(fd);
+          if (cut_log(w, name, off, "zero", msg, msgsz) != 0) {
             free(data);
             return LOAD_FAIL;
           }
-          close(fd);
           notice("memdb.log_zero_tail", w->dir, name, off,
                  "cut the unused room allocated at the end of the log (left by a crash)");
         }
@@ -296,19 +306,11 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
       }
       if (last && at_tail) {
         if (fix) {
-          char path[64];
-          snprintf(path, sizeof(path), "%s", name);
-          int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-          if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-            snprintf(msg, msgsz, "the data dir %s: cannot truncate the torn tail of %s: %s",
-                     w->dir, name, strerror(errno));
-            if (fd >= 0)
-              close(fd);
+          if (cut_log(w, name, off, "torn", msg, msgsz) != 0) {
             free(data);
             return LOAD_FAIL;
           }
-          close(fd);
-          notice("memdb.log_torn_tail", w->dir, path, off,
+          notice("memdb.log_torn_tail", w->dir, name, off,
                  "dropped an incomplete last record (a crash during its append)");
         }
         len = off;
