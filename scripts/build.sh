@@ -5,7 +5,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-[ -x configure ] || autoreconf -fi >/dev/null
+# scripts/test.sh starts both builds at once: on a fresh clone one runs
+# autoreconf while the other waits for it (a lock on configure.ac).
+flock "$top/configure.ac" sh -c '[ -x configure ] || autoreconf -fi >/dev/null'
 if [ "${1:-}" = asan ]; then
   dir=_build_asan
   flags=(CFLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
