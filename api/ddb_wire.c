@@ -629,6 +629,10 @@ static bool is_whole(const json_t *v) {
   if (json_is_integer(v))
     return true;
   double d = json_real_value(v);
+  /* Outside long long's range (or not finite) the cast is undefined: such a
+   * number is no whole number a member of type Integer or Long takes. */
+  if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0))
+    return false;
   return d == (double)(long long)d;
 }
 
