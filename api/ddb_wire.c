@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/text.h"
+
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
 
@@ -74,30 +76,21 @@ int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
   return -1;
 }
 
-/* dst = the n bytes at src, cut to cap - 1, NUL-terminated (no printf on
- * the path every request takes). */
-static void copy_n(char *dst, size_t cap, const char *src, size_t n) {
-  if (n >= cap)
-    n = cap - 1;
-  memcpy(dst, src, n);
-  dst[n] = '\0';
-}
-
 /* dst = a, sep (when a is not empty) and b, cut to cap - 1. */
 static void join(char *dst, size_t cap, const char *a, const char *sep, const char *b) {
   size_t la = strlen(a), ls = a[0] ? strlen(sep) : 0;
-  copy_n(dst, cap, a, la);
+  tt_text_copyn(dst, cap, a, la);
   if (la + 1 < cap)
-    copy_n(dst + la, cap - la, sep, ls);
+    tt_text_copyn(dst + la, cap - la, sep, ls);
   if (la + ls + 1 < cap)
-    copy_n(dst + la + ls, cap - la - ls, b, strlen(b));
+    tt_text_copyn(dst + la + ls, cap - la - ls, b, strlen(b));
 }
 
 /* Appends to a message buffer, truncating. */
 static void add(char *buf, size_t n, const char *text) {
   size_t len = strlen(buf);
   if (len + 1 < n)
-    snprintf(buf + len, n - len, "%s", text);
+    tt_text_copy(buf + len, n - len, text);
 }
 
 /* Copies the value of `key=` out of the comma- or space-separated
@@ -209,8 +202,8 @@ static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
     add(msg, sizeof(msg), in->authorization);
     return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
   }
-  copy_n(a->signed_headers, sizeof(a->signed_headers), sh, strlen(sh));
-  copy_n(a->signature, sizeof(a->signature), sig, strlen(sig));
+  tt_text_copyn(a->signed_headers, sizeof(a->signed_headers), sh, strlen(sh));
+  tt_text_copyn(a->signature, sizeof(a->signature), sig, strlen(sig));
   return split_credential(cred, a, err);
 }
 
@@ -839,18 +832,18 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
   char base[48], sub[96];
   sub[0] = '\0';
   size_t bl = strcspn(type, "<");
-  copy_n(base, sizeof(base), type, bl);
+  tt_text_copyn(base, sizeof(base), type, bl);
   if (type[bl] == '<') {
     size_t sl = strlen(type + bl + 1);
     if (sl > 0 && type[bl + sl] == '>')
       sl--;
-    copy_n(sub, sizeof(sub), type + bl + 1, sl);
+    tt_text_copyn(sub, sizeof(sub), type + bl + 1, sl);
   }
   c->depth++;
   int rc;
   if (strcmp(base, "AttrStruct") == 0) {
     char t[128];
-    copy_n(t, sizeof(t), sub, strlen(sub));
+    tt_text_copyn(t, sizeof(t), sub, strlen(sub));
     rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
   } else {
     rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
@@ -917,7 +910,7 @@ static void value_str(const json_t *v, char *out, size_t n) {
 }
 
 static void lower_first(const char *s, char *out, size_t n) {
-  copy_n(out, n, s, strlen(s));
+  tt_text_copyn(out, n, s, strlen(s));
   if (out[0] >= 'A' && out[0] <= 'Z')
     out[0] = (char)(out[0] - 'A' + 'a');
 }

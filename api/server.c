@@ -31,6 +31,7 @@
 #include "obs/trace.h"
 #include "model/registry.h"
 #include "util/hex.h"
+#include "util/text.h"
 
 #define SERVER_MAGIC 0x74747376u /* "ttsv" */
 #define CONN_MAGIC 0x74746363u   /* "ttcc" */
@@ -130,17 +131,6 @@ static bool traceparent_valid(const char *v) {
   return *p == '\0';
 }
 
-/* Copies the string src into out (cap bytes), cut short to fit as snprintf
- * "%s" would, without the format machinery (a few hundred instructions a
- * call, several calls a request). */
-static void copy_text(char *out, size_t cap, const char *src) {
-  size_t n = strlen(src);
-  if (n > cap - 1)
-    n = cap - 1;
-  memcpy(out, src, n);
-  out[n] = '\0';
-}
-
 /* v as 16 lowercase hex digits ("%016llx"), no NUL. */
 static void put_hex64(char *out, uint64_t v) {
   static const char hex[] = "0123456789abcdef";
@@ -237,7 +227,7 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
 static void set_ids(struct tt_request *req) {
   const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
   if (rid && request_id_acceptable(rid)) {
-    copy_text(req->request_id, sizeof(req->request_id), rid);
+    tt_text_copy(req->request_id, sizeof(req->request_id), rid);
   } else {
     _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
     put_hex64(req->request_id, next_id(req->server));
@@ -496,7 +486,7 @@ void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r) 
     tt_request_respond_json_text(req, r->http_status, text, len);
   }
   if (r->etag[0])
-    copy_text(req->resp.etag, sizeof(req->resp.etag), r->etag);
+    tt_text_copy(req->resp.etag, sizeof(req->resp.etag), r->etag);
 }
 
 static enum MHD_Result queue_answer(struct tt_request *req) {

@@ -2,6 +2,7 @@
 /* trace.c -- trace context, samplers and spans (obs/trace.h). */
 #include "obs/trace.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +29,6 @@ static struct {
 /* An exported batch (at most 512 spans) and as many queued behind it come
  * back whole: at most ~2.5 MB kept while tracing is on. */
 #define SPARE_SPANS 1024
-
-/* Copies src into out (cap bytes), cut short to fit; returns its length. */
-static size_t copy_text(char *out, size_t cap, const char *src) {
-  size_t n = src ? strlen(src) : 0;
-  if (n > cap - 1)
-    n = cap - 1;
-  memcpy(out, src ? src : "", n);
-  out[n] = '\0';
-  return n;
-}
 
 /* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
  * text that is not (a backend's error type is whatever it sent) has its
@@ -408,7 +399,7 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
     s->has_parent = true;
   }
   if (tracestate && tracestate[0])
-    copy_text(s->tracestate, sizeof(s->tracestate), tracestate);
+    tt_text_copy(s->tracestate, sizeof(s->tracestate), tracestate);
   return s;
 }
 
@@ -461,7 +452,7 @@ const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
 
 void tt_span_set_name(struct tt_span *span, const char *name) {
   if (span) {
-    keep_utf8(span->name, copy_text(span->name, sizeof(span->name), name));
+    keep_utf8(span->name, tt_text_copy(span->name, sizeof(span->name), name));
   }
 }
 
@@ -524,7 +515,7 @@ void tt_span_status(struct tt_span *span, enum tt_span_status status, const char
     return;
   span->status = status;
   keep_utf8(span->status_message,
-            copy_text(span->status_message, sizeof(span->status_message),
+            tt_text_copy(span->status_message, sizeof(span->status_message),
                       message && status == TT_SPAN_ERROR ? message : ""));
 }
 
