@@ -852,19 +852,21 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
   return rc;
 }
 
-int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+/* The parsed schema of an operation (schemas[]), NULL when it has none. */
+static json_t *op_schema(enum tt_ddb_op op) {
   const char *src = NULL;
   for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
     if (schemas[i].op == op)
       src = schemas[i].schema;
-  if (src == NULL || !json_is_object(body))
+  return src ? schema_of(src) : NULL;
+}
+
+int tt_ddbw_check_types(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  json_t *schema = op_schema(op);
+  if (schema == NULL || !json_is_object(body))
     return 0;
-  json_t *schema = schema_of(src);
   struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};
-  int rc = 0;
-  if (schema && c.attr)
-    rc = check_struct(&c, body, schema);
-  return rc;
+  return c.attr ? check_struct(&c, body, schema) : 0;
 }
 
 /* ---- member constraints ------------------------------------------------ */
@@ -1129,14 +1131,8 @@ static void validate_members(struct vctx *c, const json_t *data, const json_t *m
 }
 
 int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
-  const char *src = NULL;
-  for (size_t i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
-    if (schemas[i].op == op)
-      src = schemas[i].schema;
-  if (src == NULL || !json_is_object(body))
-    return 0;
-  json_t *schema = schema_of(src);
-  if (schema == NULL)
+  json_t *schema = op_schema(op);
+  if (schema == NULL || !json_is_object(body))
     return 0;
   int rc = 0;
   const char *k;
