@@ -1205,17 +1205,19 @@ static struct xcond *parse_not(struct parser *p) {
   return parse_primary(p);
 }
 
-static struct xcond *parse_and(struct parser *p) {
-  struct xcond *l = parse_not(p);
-  while (l && tok_is_word(p, peek(p), "AND")) {
+/* A chain of ANDs (operands: NOT terms) or of ORs (operands: AND chains),
+ * left-associative. */
+static struct xcond *parse_chain(struct parser *p, bool ors) {
+  struct xcond *l = ors ? parse_chain(p, false) : parse_not(p);
+  while (l && tok_is_word(p, peek(p), ors ? "OR" : "AND")) {
     p->pos++;
     if (count_operator(p) != 0)
       return NULL;
-    struct xcond *c = new_cond(p, XC_AND, 0);
+    struct xcond *c = new_cond(p, ors ? XC_OR : XC_AND, 0);
     if (c == NULL)
       return NULL;
     c->l = l;
-    if ((c->r = parse_not(p)) == NULL)
+    if ((c->r = ors ? parse_chain(p, false) : parse_not(p)) == NULL)
       return NULL;
     l = c;
   }
@@ -1223,20 +1225,7 @@ static struct xcond *parse_and(struct parser *p) {
 }
 
 static struct xcond *parse_or(struct parser *p) {
-  struct xcond *l = parse_and(p);
-  while (l && tok_is_word(p, peek(p), "OR")) {
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
-    struct xcond *c = new_cond(p, XC_OR, 0);
-    if (c == NULL)
-      return NULL;
-    c->l = l;
-    if ((c->r = parse_and(p)) == NULL)
-      return NULL;
-    l = c;
-  }
-  return l;
+  return parse_chain(p, true);
 }
 
 /* ---- key conditions ---------------------------------------------------- */

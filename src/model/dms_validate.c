@@ -108,8 +108,10 @@ static bool clean_string(const json_t *v) {
   return true;
 }
 
-static int get_string(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
-                      bool required, const char **out) {
+/* Gets member `key` of `type` ("a string", "a map", "a list" in the
+ * message): *out NULL when absent (an error when `required`). */
+static int get_typed(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
+                     bool required, json_type type, const char *what, const json_t **out) {
   char fb[160];
   const json_t *v = member(obj, key);
   *out = NULL;
@@ -118,8 +120,21 @@ static int get_string(struct vctx *c, const struct where *w, const json_t *obj, 
       return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s is required", w->what, key);
     return 0;
   }
-  if (!json_is_string(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must be a string", w->what, key);
+  if (json_typeof(v) != type)
+    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must be %s", w->what, key, what);
+  *out = v;
+  return 0;
+}
+
+static int get_string(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
+                      bool required, const char **out) {
+  char fb[160];
+  const json_t *v;
+  *out = NULL;
+  if (get_typed(c, w, obj, key, required, JSON_STRING, "a string", &v) != 0)
+    return -1;
+  if (v == NULL)
+    return 0;
   if (json_string_length(v) == 0)
     return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must not be empty", w->what, key);
   if (!clean_string(v))
@@ -145,34 +160,12 @@ static int get_bool(struct vctx *c, const struct where *w, const json_t *obj, co
 
 static int get_object(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
                       bool required, const json_t **out) {
-  char fb[160];
-  const json_t *v = member(obj, key);
-  *out = NULL;
-  if (v == NULL) {
-    if (required)
-      return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s is required", w->what, key);
-    return 0;
-  }
-  if (!json_is_object(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must be a map", w->what, key);
-  *out = v;
-  return 0;
+  return get_typed(c, w, obj, key, required, JSON_OBJECT, "a map", out);
 }
 
 static int get_array(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
                      bool required, const json_t **out) {
-  char fb[160];
-  const json_t *v = member(obj, key);
-  *out = NULL;
-  if (v == NULL) {
-    if (required)
-      return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s is required", w->what, key);
-    return 0;
-  }
-  if (!json_is_array(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must be a list", w->what, key);
-  *out = v;
-  return 0;
+  return get_typed(c, w, obj, key, required, JSON_ARRAY, "a list", out);
 }
 
 /* DynamoDB table and index names: 3-255 of [A-Za-z0-9_.-]. */

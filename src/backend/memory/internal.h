@@ -476,6 +476,9 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
  * (`size_msg` is the message used). */
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
                      const char *size_msg, struct tt_backend_error *e);
+/* Copies member `name` (NULL: none) of `item` into the M `out` unless
+ * `item` lacks it or `out` has it already. Returns 0 or -1 (memory). */
+int memdb_copy_attr(struct tt_av *out, const struct tt_av *item, const char *name);
 /* The key attributes of an item as a new M (for LastEvaluatedKey etc.). */
 int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
                  const struct tt_av *item, struct tt_av *out);

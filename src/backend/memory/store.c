@@ -781,31 +781,17 @@ bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_
   return tt_number_compare(v->u.bytes, nowt) <= 0 && tt_number_compare(v->u.bytes, oldest) >= 0;
 }
 
-static int put_clone(struct tt_av *out, const struct tt_av *item, const char *name) {
-  const struct tt_av *v = name ? tt_av_map_get(item, name) : NULL;
-  if (v == NULL || tt_av_map_get(out, name) != NULL)
-    return 0;
-  struct tt_av c;
-  if (tt_av_clone(&c, v) != 0)
-    return -1;
-  if (tt_av_map_put(out, name, strlen(name), &c) != 0) {
-    tt_av_free(&c);
-    return -1;
-  }
-  return 0;
-}
-
 int memdb_index_project(const struct memdb_table *t, const struct memdb_index *ix,
                         const struct tt_av *item, struct tt_av *out) {
   if (ix == NULL || ix->proj == MEMDB_PROJ_ALL)
     return tt_av_clone(out, item);
   if (tt_av_map(out, 0) != 0)
     return -1;
-  if (put_clone(out, item, t->pk.name) != 0 || put_clone(out, item, t->sk.name) != 0 ||
-      put_clone(out, item, ix->pk.name) != 0 || put_clone(out, item, ix->sk.name) != 0)
+  if (memdb_copy_attr(out, item, t->pk.name) != 0 || memdb_copy_attr(out, item, t->sk.name) != 0 ||
+      memdb_copy_attr(out, item, ix->pk.name) != 0 || memdb_copy_attr(out, item, ix->sk.name) != 0)
     goto fail;
   for (size_t i = 0; i < ix->ninclude; i++)
-    if (put_clone(out, item, ix->include[i]) != 0)
+    if (memdb_copy_attr(out, item, ix->include[i]) != 0)
       goto fail;
   return 0;
 fail:

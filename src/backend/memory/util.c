@@ -415,9 +415,9 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
   return memdb_limit_index_keys(t, item, e);
 }
 
-static int copy_attr(struct tt_av *out, const struct tt_av *item, const char *name) {
+int memdb_copy_attr(struct tt_av *out, const struct tt_av *item, const char *name) {
   const struct tt_av *v = name ? tt_av_map_get(item, name) : NULL;
-  if (v == NULL)
+  if (v == NULL || tt_av_map_get(out, name) != NULL)
     return 0;
   struct tt_av c;
   if (tt_av_clone(&c, v) != 0)
@@ -433,8 +433,8 @@ int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
                  const struct tt_av *item, struct tt_av *out) {
   if (tt_av_map(out, 0) != 0)
     return -1;
-  if (copy_attr(out, item, t->pk.name) != 0 || copy_attr(out, item, t->sk.name) != 0 ||
-      (ix && (copy_attr(out, item, ix->pk.name) != 0 || copy_attr(out, item, ix->sk.name) != 0))) {
+  if (memdb_copy_attr(out, item, t->pk.name) != 0 || memdb_copy_attr(out, item, t->sk.name) != 0 ||
+      (ix && (memdb_copy_attr(out, item, ix->pk.name) != 0 || memdb_copy_attr(out, item, ix->sk.name) != 0))) {
     tt_av_free(out);
     return -1;
   }
