@@ -52,9 +52,6 @@ int tt_expr_parse_update(const char *text, const struct tt_av *names,
                          struct tt_error *err);
 int tt_expr_parse_projection(const char *text, const struct tt_av *names,
                              struct tt_expr **out, struct tt_error *err);
-int tt_expr_parse_key_condition(const char *text, const struct tt_av *names,
-                                const struct tt_av *values, struct tt_expr **out,
-                                struct tt_error *err);
 
 /* Frees an expression. NULL is a no-op. */
 void tt_expr_free(struct tt_expr *e);

@@ -1690,12 +1690,6 @@ int tt_expr_parse_projection(const char *text, const struct tt_av *names,
   return tt_expr_parse(TT_EXPR_PROJECTION, text, names, NULL, out, err);
 }
 
-int tt_expr_parse_key_condition(const char *text, const struct tt_av *names,
-                                const struct tt_av *values, struct tt_expr **out,
-                                struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_KEY_CONDITION, text, names, values, out, err);
-}
-
 void tt_expr_free(struct tt_expr *e) {
   if (e == NULL)
     return;

@@ -118,8 +118,6 @@ struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal) {
   return c;
 }
 
-size_t tt_orm_crypt_count(const struct tt_orm_crypt *c) { return c->n; }
-
 int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a,
                            struct tt_av *value, struct tt_error *err) {
   struct slot *s = tt_arena_alloc(c->ctx->arena, sizeof(*s));

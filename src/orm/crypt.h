@@ -75,9 +75,6 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
 int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
                             struct tt_orm_update *u, struct tt_error *err);
 
-/* Values added so far. */
-size_t tt_orm_crypt_count(const struct tt_orm_crypt *c);
-
 /* Hex digits of the key hash that names an item whose envelope failed. */
 #define TT_ORM_KEY_SHA256_HEX 16
 
