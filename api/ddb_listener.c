@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/ddb_get.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "obs/log.h"
@@ -62,10 +63,10 @@ struct tt_ddb_req {
   bool preflight; /* ... and is an OPTIONS: CORS's empty answer */
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
-  /* A plain GetItem crosses the port typed (no JSON trees either way):
-   * the request borrows TableName from `body`, which the request holds. */
+  /* A plain GetItem crosses the port typed (no JSON trees either way),
+   * read from the text (ddb_get.h) or from a checked `body`. */
   struct tt_ddb_item_request item;
-  struct tt_av key;
+  struct tt_ddbw_get get;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
    * BETWEEN or attribute_type (see echo_values), and whether the
@@ -483,7 +484,7 @@ static void req_free(struct tt_ddb_req *r) {
     l->all = r->anext;
   if (r->anext)
     r->anext->aprev = r->aprev;
-  tt_av_free(&r->key);
+  tt_av_free(&r->get.key);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -548,37 +549,23 @@ static void item_done(struct tt_client_call *c) {
   tt_buf_free(&b);
 }
 
-/* Whether a GetItem can cross the port typed: only the members the typed
- * form carries as they are (Key decoded here; anything else, and any Key
- * the codec refuses, takes the JSON form, whose validation and messages are
- * the backend's). */
+/* Whether a GetItem can cross the port typed (tt_ddbw_get_from_json; else
+ * the JSON form, whose validation and messages are the backend's). */
 static bool typed_get(struct tt_ddb_req *r, json_t *body) {
-  const char *k;
-  json_t *v;
-  json_object_foreach(body, k, v) {
-    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
-        : strcmp(k, "Key") == 0     ? !json_is_object(v)
-        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
-        : strcmp(k, "ReturnConsumedCapacity") == 0
-            ? json_is_string(v) && strcmp(json_string_value(v), "NONE") != 0
-            : true)
-      return false; /* ConsumedCapacity is answered by the JSON form */
-  }
-  const char *table = json_string_value(json_object_get(body, "TableName"));
-  json_t *key = json_object_get(body, "Key");
-  struct tt_error err;
-  if (table == NULL || key == NULL || tt_ddb_item_from_json(key, "Key", &r->key, &err) != 0) {
-    tt_av_free(&r->key);
-    memset(&r->key, 0, sizeof(r->key));
+  if (tt_ddbw_get_from_json(body, &r->get) != 0)
     return false;
-  }
-  r->item = (struct tt_ddb_item_request){
-      .table = table,
-      .key = &r->key,
-      .consistent_read = json_is_true(json_object_get(body, "ConsistentRead")),
-  };
-  r->body = body; /* holds TableName */
+  r->body = body; /* released with the request */
   return true;
+}
+
+/* The typed request of r->get. */
+static const struct tt_ddb_item_request *item_request(struct tt_ddb_req *r) {
+  r->item = (struct tt_ddb_item_request){
+      .table = r->get.table,
+      .key = &r->get.key,
+      .consistent_read = r->get.consistent_read,
+  };
+  return &r->item;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -678,7 +665,13 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   /* The answer's type follows the request's, as DynamoDB's does:
    * application/x-amz-json-1.0 when asked, else application/json. */
   r->json_1_0 = tt_ddbw_is_json_1_0(in.content_type);
-  if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
+  /* A plain GetItem is read in one pass, and passes every check below by
+   * construction; anything else takes the generic path. */
+  bool fast = tt_ddbw_fast_get(&in, &r->get, &req.auth);
+  if (fast) {
+    req.op = TT_DDB_GET_ITEM;
+    req.body = NULL;
+  } else if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
     r->xml = not_json;
     if (tt_ddbw_target(in.target, &r->op) == 0)
       r->op_known = true;
@@ -698,6 +691,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  if (fast)
+    goto start;
   r->attribute_updates = json_object_get(req.body, "AttributeUpdates") != NULL;
   if (tt_ddbw_check_types(req.op, req.body, &err) != 0 ||
       tt_ddbw_validate(req.op, req.body, &err) != 0 ||
@@ -721,6 +716,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+start:
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
@@ -728,9 +724,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   if (l->running)
     l->running->prev = r;
   l->running = r;
-  int started = req.op == TT_DDB_GET_ITEM && typed_get(r, req.body)
-                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->item,
-                                           item_done, r)
+  int started = fast || (req.op == TT_DDB_GET_ITEM && typed_get(r, req.body))
+                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op,
+                                           item_request(r), item_done, r)
                     : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
                                       r);
   if (started != 0)

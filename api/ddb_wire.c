@@ -222,6 +222,15 @@ bool tt_ddbw_is_json_1_0(const char *content_type) {
   return type_is(content_type, "application/x-amz-json-1.0");
 }
 
+bool tt_ddbw_is_json(const char *content_type) {
+  return type_is(content_type, "application/json");
+}
+
+int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
+                       struct tt_ddbw_error *err) {
+  return check_auth(in, a, err);
+}
+
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
 
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
@@ -1248,6 +1257,11 @@ static const char *check_num(const char *s, char *buf, size_t n) {
   if (digits > 38)
     return "Attempting to store more than 38 significant digits in a Number";
   return NULL;
+}
+
+bool tt_ddbw_number_ok(const char *s) {
+  char buf[160];
+  return check_num(s, buf, sizeof(buf)) == NULL;
 }
 
 static bool av_type(const char *k) {
