@@ -331,6 +331,25 @@ START_TEST(crc32_is_zlibs) {
   ck_assert_uint_eq(tt_ddbw_crc32("", 0), 0);
   /* Five blocks of eight and a tail of three. */
   ck_assert_uint_eq(tt_ddbw_crc32("The quick brown fox jumps over the lazy dog", 43), 0x414FA339u);
+  /* Every length and alignment up to 700 bytes against the bitwise
+   * definition (the long ones fold blocks with carry-less multiplication
+   * where the CPU has it). */
+  static unsigned char data[720];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof(data); i++) {
+    x = x * 1103515245u + 12345u;
+    data[i] = (unsigned char)(x >> 16);
+  }
+  for (size_t off = 0; off < 16; off += 5)
+    for (size_t n = 0; n <= 700; n++) {
+      uint32_t c = 0xFFFFFFFFu;
+      for (size_t i = 0; i < n; i++) {
+        c ^= data[off + i];
+        for (int k = 0; k < 8; k++)
+          c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      }
+      ck_assert_uint_eq(tt_ddbw_crc32(data + off, n), c ^ 0xFFFFFFFFu);
+    }
 }
 END_TEST
 
