@@ -147,7 +147,7 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   a->region[lens[2]] = '\0';
   memcpy(a->service, parts[3], lens[3]);
   a->service[lens[3]] = '\0';
-  snprintf(a->scope, sizeof(a->scope), "%.*s", (int)(parts[4] + lens[4] - parts[1]), parts[1]);
+  tt_text_copyn(a->scope, sizeof(a->scope), parts[1], (size_t)(parts[4] + lens[4] - parts[1]));
   return 0;
 }
 
