@@ -9,7 +9,6 @@
 #include "util/error.h"
 #include "value/codec_ddb.h"
 
-#define TABLE_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 int tt_ddbw_get_from_json(const json_t *body, struct tt_ddbw_get *out) {
   memset(out, 0, sizeof(*out));
@@ -116,6 +115,12 @@ static bool string(struct rd *r, const char **s, size_t *n) {
   return false;
 }
 
+/* [a-zA-Z0-9_.-]: a table name's characters. */
+static bool table_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
 static bool is(const char *s, size_t n, const char *lit) {
   return strlen(lit) == n && memcmp(s, lit, n) == 0;
 }
@@ -198,10 +203,11 @@ static bool read_body(struct rd *r, struct tt_ddbw_get *out) {
     if (is(m, mn, "TableName") && !table) {
       if (!string(r, &s, &n) || n < 3 || n >= sizeof(out->table))
         return false;
+      for (size_t i = 0; i < n; i++)
+        if (!table_char(s[i]))
+          return false;
       memcpy(out->table, s, n);
       out->table[n] = '\0';
-      if (strspn(out->table, TABLE_CHARS) != n)
-        return false;
       table = true;
     } else if (is(m, mn, "Key") && !key) {
       if (!key_map(r, &out->key))
