@@ -240,6 +240,7 @@ bool tt_ddbw_fast_get(const struct tt_ddbw_input *in, struct tt_ddbw_get *out,
                       struct tt_ddbw_auth *auth) {
   static const char target[] = "DynamoDB_20120810.GetItem";
   memset(out, 0, sizeof(*out));
+  memset(auth, 0, sizeof(*auth)); /* as tt_ddbw_parse leaves it for a presigned request */
   if (in->method == NULL || strcmp(in->method, "POST") != 0 || in->body == NULL ||
       in->body_len == 0 || in->target == NULL || strcmp(in->target, target) != 0 ||
       (!tt_ddbw_is_json_1_0(in->content_type) && !tt_ddbw_is_json(in->content_type)))

@@ -630,6 +630,36 @@ static enum MHD_Result query_arg_cb(void *cls, enum MHD_ValueKind kind, const ch
   return MHD_YES;
 }
 
+/* The checks of a request the one-pass reader did not take, in DynamoDB's
+ * order (ddb_wire.h), and the legacy rewrite. Returns 0, or -1 after
+ * answering the refusal. */
+static int generic_checks(struct tt_ddb_req *r, struct tt_ddbw_request *req,
+                          const struct tt_ddbw_input *in) {
+  struct tt_ddbw_error err;
+  r->attribute_updates = json_object_get(req->body, "AttributeUpdates") != NULL;
+  if (tt_ddbw_check_types(req->op, req->body, &err) != 0 ||
+      tt_ddbw_validate(req->op, req->body, &err) != 0 ||
+      tt_ddbw_expression_params(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_values(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_table_name(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_table(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_read(req->op, req->body, &err) != 0 ||
+      keep_values(r, req->body) != 0 || tt_ddbw_legacy(req->op, req->body, &err) != 0) {
+    answer_error(r, err.status, err.type, err.message, NULL);
+    return -1;
+  }
+  /* The backend reads strings through json_exact.h, where one that begins
+   * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
+   * them, after the checks above have measured them as sent. JSON spells
+   * U+0000 only as \u0000, so a body without it needs no walk. */
+  if (memmem(in->body, in->body_len, "\\u0000", 6) != NULL &&
+      tt_json_mark_plain_strings(req->body) != 0) {
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    return -1;
+  }
+  return 0;
+}
+
 /* Parses the request and starts its call, or answers at once. */
 static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   struct tt_ddb_listener *l = r->l;
@@ -705,32 +735,10 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
-  if (fast)
-    goto start;
-  r->attribute_updates = json_object_get(req.body, "AttributeUpdates") != NULL;
-  if (tt_ddbw_check_types(req.op, req.body, &err) != 0 ||
-      tt_ddbw_validate(req.op, req.body, &err) != 0 ||
-      tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_read(req.op, req.body, &err) != 0 ||
-      keep_values(r, req.body) != 0 || tt_ddbw_legacy(req.op, req.body, &err) != 0) {
-    answer_error(r, err.status, err.type, err.message, NULL);
+  if (!fast && generic_checks(r, &req, &in) != 0) {
     json_decref(req.body);
     return;
   }
-  /* The backend reads strings through json_exact.h, where one that begins
-   * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
-   * them, after the checks above have measured them as sent. JSON spells
-   * U+0000 only as \u0000, so a body without it needs no walk. */
-  if (memmem(in.body, in.body_len, "\\u0000", 6) != NULL &&
-      tt_json_mark_plain_strings(req.body) != 0) {
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-    json_decref(req.body);
-    return;
-  }
-start:
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
