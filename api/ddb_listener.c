@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/ddb_get.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "obs/log.h"
@@ -62,10 +63,10 @@ struct tt_ddb_req {
   bool preflight; /* ... and is an OPTIONS: CORS's empty answer */
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
-  /* A plain GetItem crosses the port typed (no JSON trees either way):
-   * the request borrows TableName from `body`, which the request holds. */
+  /* A plain GetItem crosses the port typed (no JSON trees either way),
+   * read from the text (ddb_get.h) or from a checked `body`. */
   struct tt_ddb_item_request item;
-  struct tt_av key;
+  struct tt_ddbw_get get;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
    * BETWEEN or attribute_type (see echo_values), and whether the
@@ -128,6 +129,20 @@ static void set_request_id(struct tt_ddb_req *r) {
 }
 
 /* ---- answers ------------------------------------------------------------ */
+
+/* The decimal text of v (a header or label value, without printf's cost on
+ * every request). */
+static void u32_text(char out[11], uint32_t v) {
+  char tmp[10];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++)
+    out[i] = tmp[n - 1 - i];
+  out[n] = '\0';
+}
 
 static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   free(r->out);
@@ -311,7 +326,7 @@ static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
   const char *data = fixed ? fixed : r->out;
   size_t len = fixed ? strlen(fixed) : r->out_len;
   char crc[16];
-  snprintf(crc, sizeof(crc), "%u", tt_ddbw_crc32(data, len));
+  u32_text(crc, tt_ddbw_crc32(data, len));
   struct MHD_Response *mr = NULL;
   if (fixed) {
     mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
@@ -483,7 +498,7 @@ static void req_free(struct tt_ddb_req *r) {
     l->all = r->anext;
   if (r->anext)
     r->anext->aprev = r->aprev;
-  tt_av_free(&r->key);
+  tt_av_free(&r->get.key);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -548,37 +563,23 @@ static void item_done(struct tt_client_call *c) {
   tt_buf_free(&b);
 }
 
-/* Whether a GetItem can cross the port typed: only the members the typed
- * form carries as they are (Key decoded here; anything else, and any Key
- * the codec refuses, takes the JSON form, whose validation and messages are
- * the backend's). */
+/* Whether a GetItem can cross the port typed (tt_ddbw_get_from_json; else
+ * the JSON form, whose validation and messages are the backend's). */
 static bool typed_get(struct tt_ddb_req *r, json_t *body) {
-  const char *k;
-  json_t *v;
-  json_object_foreach(body, k, v) {
-    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
-        : strcmp(k, "Key") == 0     ? !json_is_object(v)
-        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
-        : strcmp(k, "ReturnConsumedCapacity") == 0
-            ? json_is_string(v) && strcmp(json_string_value(v), "NONE") != 0
-            : true)
-      return false; /* ConsumedCapacity is answered by the JSON form */
-  }
-  const char *table = json_string_value(json_object_get(body, "TableName"));
-  json_t *key = json_object_get(body, "Key");
-  struct tt_error err;
-  if (table == NULL || key == NULL || tt_ddb_item_from_json(key, "Key", &r->key, &err) != 0) {
-    tt_av_free(&r->key);
-    memset(&r->key, 0, sizeof(r->key));
+  if (tt_ddbw_get_from_json(body, &r->get) != 0)
     return false;
-  }
-  r->item = (struct tt_ddb_item_request){
-      .table = table,
-      .key = &r->key,
-      .consistent_read = json_is_true(json_object_get(body, "ConsistentRead")),
-  };
-  r->body = body; /* holds TableName */
+  r->body = body; /* released with the request */
   return true;
+}
+
+/* The typed request of r->get. */
+static const struct tt_ddb_item_request *item_request(struct tt_ddb_req *r) {
+  r->item = (struct tt_ddb_item_request){
+      .table = r->get.table,
+      .key = &r->get.key,
+      .consistent_read = r->get.consistent_read,
+  };
+  return &r->item;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -627,6 +628,36 @@ static enum MHD_Result query_arg_cb(void *cls, enum MHD_ValueKind kind, const ch
       qa->algorithm = qa->algorithm || i == 0;
     }
   return MHD_YES;
+}
+
+/* The checks of a request the one-pass reader did not take, in DynamoDB's
+ * order (ddb_wire.h), and the legacy rewrite. Returns 0, or -1 after
+ * answering the refusal. */
+static int generic_checks(struct tt_ddb_req *r, struct tt_ddbw_request *req,
+                          const struct tt_ddbw_input *in) {
+  struct tt_ddbw_error err;
+  r->attribute_updates = json_object_get(req->body, "AttributeUpdates") != NULL;
+  if (tt_ddbw_check_types(req->op, req->body, &err) != 0 ||
+      tt_ddbw_validate(req->op, req->body, &err) != 0 ||
+      tt_ddbw_expression_params(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_values(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_table_name(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_table(req->op, req->body, &err) != 0 ||
+      tt_ddbw_check_read(req->op, req->body, &err) != 0 ||
+      keep_values(r, req->body) != 0 || tt_ddbw_legacy(req->op, req->body, &err) != 0) {
+    answer_error(r, err.status, err.type, err.message, NULL);
+    return -1;
+  }
+  /* The backend reads strings through json_exact.h, where one that begins
+   * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
+   * them, after the checks above have measured them as sent. JSON spells
+   * U+0000 only as \u0000, so a body without it needs no walk. */
+  if (memmem(in->body, in->body_len, "\\u0000", 6) != NULL &&
+      tt_json_mark_plain_strings(req->body) != 0) {
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    return -1;
+  }
+  return 0;
 }
 
 /* Parses the request and starts its call, or answers at once. */
@@ -678,7 +709,13 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   /* The answer's type follows the request's, as DynamoDB's does:
    * application/x-amz-json-1.0 when asked, else application/json. */
   r->json_1_0 = tt_ddbw_is_json_1_0(in.content_type);
-  if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
+  /* A plain GetItem is read in one pass, and passes every check below by
+   * construction; anything else takes the generic path. */
+  bool fast = tt_ddbw_fast_get(&in, &r->get, &req.auth);
+  if (fast) {
+    req.op = TT_DDB_GET_ITEM;
+    req.body = NULL;
+  } else if (tt_ddbw_parse(&in, &req, &err, &not_json) != 0) {
     r->xml = not_json;
     if (tt_ddbw_target(in.target, &r->op) == 0)
       r->op_known = true;
@@ -698,26 +735,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
-  r->attribute_updates = json_object_get(req.body, "AttributeUpdates") != NULL;
-  if (tt_ddbw_check_types(req.op, req.body, &err) != 0 ||
-      tt_ddbw_validate(req.op, req.body, &err) != 0 ||
-      tt_ddbw_expression_params(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_values(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_table_name(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_table(req.op, req.body, &err) != 0 ||
-      tt_ddbw_check_read(req.op, req.body, &err) != 0 ||
-      keep_values(r, req.body) != 0 || tt_ddbw_legacy(req.op, req.body, &err) != 0) {
-    answer_error(r, err.status, err.type, err.message, NULL);
-    json_decref(req.body);
-    return;
-  }
-  /* The backend reads strings through json_exact.h, where one that begins
-   * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
-   * them, after the checks above have measured them as sent. JSON spells
-   * U+0000 only as \u0000, so a body without it needs no walk. */
-  if (memmem(in.body, in.body_len, "\\u0000", 6) != NULL &&
-      tt_json_mark_plain_strings(req.body) != 0) {
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  if (!fast && generic_checks(r, &req, &in) != 0) {
     json_decref(req.body);
     return;
   }
@@ -728,9 +746,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   if (l->running)
     l->running->prev = r;
   l->running = r;
-  int started = req.op == TT_DDB_GET_ITEM && typed_get(r, req.body)
-                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->item,
-                                           item_done, r)
+  int started = fast || (req.op == TT_DDB_GET_ITEM && typed_get(r, req.body))
+                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op,
+                                           item_request(r), item_done, r)
                     : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
                                       r);
   if (started != 0)
@@ -818,7 +836,7 @@ void tt_ddb_listener_completed_cb(void *cls, struct MHD_Connection *conn, void *
   bool gone = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || !r->queued;
   unsigned status = gone ? 499 : r->status;
   char status_text[12];
-  snprintf(status_text, sizeof(status_text), "%u", status);
+  u32_text(status_text, status);
   const char *op = r->op_known ? tt_ddb_op_name(r->op) : "Unknown";
   const char *labels[2] = {op, status_text};
   double secs = (double)(now_ns() - r->start_ns) / 1e9;

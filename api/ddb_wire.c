@@ -147,7 +147,7 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   a->region[lens[2]] = '\0';
   memcpy(a->service, parts[3], lens[3]);
   a->service[lens[3]] = '\0';
-  snprintf(a->scope, sizeof(a->scope), "%.*s", (int)(parts[4] + lens[4] - parts[1]), parts[1]);
+  tt_text_copyn(a->scope, sizeof(a->scope), parts[1], (size_t)(parts[4] + lens[4] - parts[1]));
   return 0;
 }
 
@@ -220,6 +220,15 @@ static bool type_is(const char *ct, const char *want) {
 
 bool tt_ddbw_is_json_1_0(const char *content_type) {
   return type_is(content_type, "application/x-amz-json-1.0");
+}
+
+bool tt_ddbw_is_json(const char *content_type) {
+  return type_is(content_type, "application/json");
+}
+
+int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
+                       struct tt_ddbw_error *err) {
+  return check_auth(in, a, err);
 }
 
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
@@ -319,6 +328,70 @@ fail:
   return NULL;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_CLMUL 1
+
+/* CRC-32 by folding 16-byte blocks with carry-less multiplication (Intel's
+ * "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ
+ * Instruction", its constants for the bit-reflected IEEE polynomial): four
+ * blocks at a time, then one, then down to 64 and 32 bits with a Barrett
+ * reduction. `n` is at least 64 and a multiple of 16; `crc` is the running
+ * (inverted) value, as is the result. */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t crc32_clmul(const unsigned char *b,
+                                                                      size_t n, uint32_t crc) {
+  const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596, 0x0154442bd4);
+  const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
+  const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
+  const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
+  const __m128i mask32 = _mm_setr_epi32(~0, 0, ~0, 0);
+  __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(b + 0x00));
+  __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(b + 0x10));
+  __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(b + 0x20));
+  __m128i x4 = _mm_loadu_si128((const __m128i *)(const void *)(b + 0x30));
+  x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)crc));
+  b += 64;
+  n -= 64;
+  for (; n >= 64; b += 64, n -= 64) {
+    __m128i x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00), x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
+    __m128i x7 = _mm_clmulepi64_si128(x3, k1k2, 0x00), x8 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, k1k2, 0x11);
+    x2 = _mm_clmulepi64_si128(x2, k1k2, 0x11);
+    x3 = _mm_clmulepi64_si128(x3, k1k2, 0x11);
+    x4 = _mm_clmulepi64_si128(x4, k1k2, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, x5),
+                       _mm_loadu_si128((const __m128i *)(const void *)(b + 0x00)));
+    x2 = _mm_xor_si128(_mm_xor_si128(x2, x6),
+                       _mm_loadu_si128((const __m128i *)(const void *)(b + 0x10)));
+    x3 = _mm_xor_si128(_mm_xor_si128(x3, x7),
+                       _mm_loadu_si128((const __m128i *)(const void *)(b + 0x20)));
+    x4 = _mm_xor_si128(_mm_xor_si128(x4, x8),
+                       _mm_loadu_si128((const __m128i *)(const void *)(b + 0x30)));
+  }
+  /* Four blocks into one. */
+  __m128i next[3] = {x2, x3, x4};
+  for (int i = 0; i < 3; i++) {
+    __m128i x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, k3k4, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, next[i]), x5);
+  }
+  for (; n >= 16; b += 16, n -= 16) {
+    __m128i x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, k3k4, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, _mm_loadu_si128((const __m128i *)(const void *)b)), x5);
+  }
+  /* 128 bits to 64, then Barrett's reduction to 32. */
+  x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
+  x2 = _mm_srli_si128(x1, 4);
+  x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5k0, 0x00), x2);
+  x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
+  x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask32), poly, 0x00);
+  x1 = _mm_xor_si128(x1, x2);
+  return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+#endif
+
 uint32_t tt_ddbw_crc32(const void *p, size_t n) {
   /* Slicing by 8 (Intel's method): eight bytes per step through eight
    * tables, t[0] being the bytewise one. */
@@ -338,6 +411,17 @@ uint32_t tt_ddbw_crc32(const void *p, size_t n) {
   }
   const unsigned char *b = p;
   uint32_t c = 0xFFFFFFFFu;
+#ifdef HAVE_CLMUL
+  static int clmul = -1;
+  if (clmul < 0)
+    clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  if (clmul && n >= 64) {
+    size_t blocks = n & ~(size_t)15;
+    c = crc32_clmul(b, blocks, c);
+    b += blocks;
+    n -= blocks;
+  }
+#endif
   for (; n >= 8; b += 8, n -= 8) {
     uint32_t lo = c ^ ((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
                        (uint32_t)b[3] << 24);
@@ -1248,6 +1332,11 @@ static const char *check_num(const char *s, char *buf, size_t n) {
   if (digits > 38)
     return "Attempting to store more than 38 significant digits in a Number";
   return NULL;
+}
+
+bool tt_ddbw_number_ok(const char *s) {
+  char buf[160];
+  return check_num(s, buf, sizeof(buf)) == NULL;
 }
 
 static bool av_type(const char *k) {

@@ -73,6 +73,19 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
 /* Whether a Content-Type is application/x-amz-json-1.0 (parameters aside). */
 bool tt_ddbw_is_json_1_0(const char *content_type);
 
+/* Whether a Content-Type is application/json (parameters aside). */
+bool tt_ddbw_is_json(const char *content_type);
+
+/* tt_ddbw_parse's checks of the Authorization header (or of a presigned
+ * request's query parameters) alone, with its messages: 0 with *a filled
+ * (for a header), or -1 with *err. */
+int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
+                       struct tt_ddbw_error *err);
+
+/* Whether an N value's text passes tt_ddbw_check_values (digits,
+ * magnitude, 38 significant digits). */
+bool tt_ddbw_number_ok(const char *s);
+
 /* The operation named by an X-Amz-Target value ("DynamoDB_20120810.GetItem");
  * -1 when it is not one the listener serves. */
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op);

@@ -16,10 +16,15 @@ over one keep-alive connection from a plain Python loop, and
 With --endpoint URL the daemon uses the dynamodb backend on that peer
 (dynalite or moto: tests/peers/start_peer.sh) instead, on a fresh Bench
 table. With --function NAME, --tool callgrind also prints NAME's inclusive
-instructions per GET (e.g. tt_sigv4_sign).
+instructions per GET (e.g. tt_sigv4_sign). With --ddb-listener the daemon also
+listens with --dynamodb-listen on a free loopback port and the N requests are
+GetItems of the same item there (POST / with X-Amz-Target
+DynamoDB_20120810.GetItem, a well-formed SigV4 Authorization header: the
+listener's default accept mode) instead of REST GETs.
 
   bench/per_get.py _build/tabletheoryd --tool strace -n 2000
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 2000
+  bench/per_get.py _build/tabletheoryd --tool callgrind -n 2000 --ddb-listener
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 1000 \
       --endpoint $ENDPOINT --function tt_sigv4_sign
   bench/per_get.py _build/tabletheoryd --tool callgrind -n 1000 \
@@ -38,6 +43,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import peer_getitem  # noqa: E402
 from run import BENCH_ITEM, free_port, http, write_bench_model  # noqa: E402
 
 PATH = "/v1/models/Bench/items/ITEM%231/A"
@@ -92,6 +98,28 @@ def gets(port, n):
     conn.close()
 
 
+def ddb_gets(port, n):
+    """n GetItems of the bench item (table "bench") on the DynamoDB listener."""
+    headers, body = peer_getitem("bench")
+    conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(n):
+        conn.request("POST", "/", body, headers)
+        r = conn.getresponse()
+        data = r.read()
+        if r.status != 200 or b'"Item"' not in data:
+            sys.exit("GetItem answered %d %s" % (r.status, data[:200]))
+    conn.close()
+
+
+def daemon_flags(args):
+    """(extra daemon flags, function making n requests on the REST port)."""
+    if not getattr(args, "ddb_listener", False):  # bench/tracing.py has no such flag
+        return [], gets
+    lport = free_port()
+    return (["--dynamodb-listen", "127.0.0.1:%d" % lport],
+            lambda port, n: ddb_gets(lport, n))
+
+
 def stop(p):
     p.send_signal(signal.SIGTERM)
     rc = p.wait(timeout=120)
@@ -112,13 +140,14 @@ def metric(port, name):
 def run_strace(args):
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
-        p = start(args.daemon, wd, [], port, args.endpoint)
-        gets(port, 50)  # warm: allocator, connection pool
+        flags, reqs = daemon_flags(args)
+        p = start(args.daemon, wd, [], port, args.endpoint, flags)
+        reqs(port, 50)  # warm: allocator, connection pool
         out = os.path.join(wd, "strace.txt")
         st = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(p.pid)],
                               stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # attached
-        gets(port, args.n)
+        reqs(port, args.n)
         time.sleep(0.2)
         st.send_signal(signal.SIGINT)
         st.wait()
@@ -151,8 +180,9 @@ def callgrind_ir(args, n, keep=None, extra=()):
         log = os.path.join(wd, "vg.log")
         out = os.path.join(wd, "cg.out")
         wrap = ["valgrind", "--tool=callgrind", "--log-file=" + log, "--callgrind-out-file=" + out]
-        p = start(args.daemon, wd, wrap, port, args.endpoint, extra)
-        gets(port, n)
+        flags, reqs = daemon_flags(args)
+        p = start(args.daemon, wd, wrap, port, args.endpoint, list(extra) + flags)
+        reqs(port, n)
         stop(p)
         if keep:
             shutil.copyfile(out, keep)
@@ -174,9 +204,10 @@ def run_callgrind(args):
 def run_suspend(args):
     with tempfile.TemporaryDirectory() as wd:
         port = free_port()
-        p = start(args.daemon, wd, [], port, args.endpoint)
+        flags, reqs = daemon_flags(args)
+        p = start(args.daemon, wd, [], port, args.endpoint, flags)
         before = metric(port, "tabletheoryd_http_suspensions_total")
-        gets(port, args.n)
+        reqs(port, args.n)
         after = metric(port, "tabletheoryd_http_suspensions_total")
         stop(p)
         print("suspensions per GET: %.3f" % ((after - before) / args.n))
@@ -192,6 +223,8 @@ def main():
     ap.add_argument("--function", help="with --tool callgrind: also this function's share")
     ap.add_argument("--callgrind-out", metavar="FILE",
                     help="with --tool callgrind: keep the profiles (FILE: N GETs, FILE.0: none)")
+    ap.add_argument("--ddb-listener", action="store_true",
+                    help="GetItems on the DynamoDB listener (--dynamodb-listen) instead of GETs")
     args = ap.parse_args()
     args.daemon = os.path.abspath(args.daemon)
     {"strace": run_strace, "callgrind": run_callgrind, "suspend": run_suspend}[args.tool](args)

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_get.c -- the DynamoDB listener's typed GetItem (ddb_get.h): from a
+ * checked JSON body, or in one pass from the request text. */
+#include "api/ddb_get.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "value/codec_ddb.h"
+
+
+int tt_ddbw_get_from_json(const json_t *body, struct tt_ddbw_get *out) {
+  memset(out, 0, sizeof(*out));
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
+        : strcmp(k, "Key") == 0     ? !json_is_object(v)
+        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
+        : strcmp(k, "ReturnConsumedCapacity") == 0
+            ? json_is_string(v) && strcmp(json_string_value(v), "NONE") != 0
+            : true)
+      return -1; /* ConsumedCapacity is answered by the JSON form */
+  }
+  const char *table = json_string_value(json_object_get(body, "TableName"));
+  json_t *key = json_object_get(body, "Key");
+  struct tt_error err;
+  if (table == NULL || key == NULL || strlen(table) >= sizeof(out->table) ||
+      tt_ddb_item_from_json(key, "Key", &out->key, &err) != 0) {
+    tt_av_free(&out->key);
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  memcpy(out->table, table, strlen(table) + 1);
+  out->consistent_read = json_is_true(json_object_get(body, "ConsistentRead"));
+  return 0;
+}
+
+/* ---- the one-pass reader ------------------------------------------------ */
+
+struct rd {
+  const char *p, *end;
+};
+
+static void ws(struct rd *r) {
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+    r->p++;
+}
+
+/* Skips whitespace and `c`; false when the next character is not `c`. */
+static bool punct(struct rd *r, char c) {
+  ws(r);
+  if (r->p < r->end && *r->p == c) {
+    r->p++;
+    return true;
+  }
+  return false;
+}
+
+/* Bytes of the UTF-8 sequence at p that jansson takes (no overlong form,
+ * no surrogate, at most U+10FFFF); 0 when it refuses it. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
+  unsigned char u = p[0];
+  size_t n;
+  unsigned long v;
+  if (u >= 0xC2 && u <= 0xDF)
+    n = 2, v = u & 0x1Fu;
+  else if (u >= 0xE0 && u <= 0xEF)
+    n = 3, v = u & 0x0Fu;
+  else if (u >= 0xF0 && u <= 0xF4)
+    n = 4, v = u & 0x07u;
+  else
+    return 0;
+  if ((size_t)(end - p) < n)
+    return 0;
+  for (size_t i = 1; i < n; i++) {
+    if (p[i] < 0x80 || p[i] > 0xBF)
+      return 0;
+    v = (v << 6) | (p[i] & 0x3Fu);
+  }
+  if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
+      (n == 4 && v < 0x10000))
+    return 0;
+  return n;
+}
+
+/* A string without escapes or control characters, in valid UTF-8: *s
+ * points into the text (not NUL-terminated). */
+static bool string(struct rd *r, const char **s, size_t *n) {
+  ws(r);
+  if (r->p >= r->end || *r->p != '"')
+    return false;
+  const unsigned char *p = (const unsigned char *)r->p + 1;
+  const unsigned char *end = (const unsigned char *)r->end, *start = p;
+  while (p < end) {
+    unsigned char c = *p;
+    if (c == '"') {
+      *s = (const char *)start;
+      *n = (size_t)(p - start);
+      r->p = (const char *)p + 1;
+      return true;
+    }
+    if (c == '\\' || c < 0x20)
+      return false;
+    if (c < 0x80) {
+      p++;
+      continue;
+    }
+    size_t len = utf8_seq(p, end);
+    if (len == 0)
+      return false;
+    p += len;
+  }
+  return false;
+}
+
+/* [a-zA-Z0-9_.-]: a table name's characters. */
+static bool table_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
+static bool is(const char *s, size_t n, const char *lit) {
+  return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+/* One key value {"S": "..."} or {"N": "..."} into *v. */
+static bool key_value(struct rd *r, struct tt_av *v) {
+  const char *t, *s;
+  size_t tn, n;
+  if (!punct(r, '{') || !string(r, &t, &tn) || !punct(r, ':') || !string(r, &s, &n) ||
+      !punct(r, '}'))
+    return false;
+  if (is(t, tn, "S"))
+    return tt_av_string(v, s, n) == 0;
+  if (!is(t, tn, "N"))
+    return false;
+  /* check_values' N check, then the codec's (tt_av_number_text). */
+  char text[128];
+  if (n == 0 || n >= sizeof(text))
+    return false;
+  memcpy(text, s, n);
+  text[n] = '\0';
+  struct tt_error err;
+  return tt_ddbw_number_ok(text) && tt_av_number_text(v, s, n, "Key", &err) == 0;
+}
+
+/* Key: a non-empty map of non-empty names to key values, no name twice. */
+static bool key_map(struct rd *r, struct tt_av *key) {
+  enum { MAX_KEY_ATTRS = 8 };
+  size_t n = 0;
+  if (!punct(r, '{'))
+    return false;
+  struct rd save = *r;
+  /* First pass: count the members (the map is allocated once). */
+  do {
+    const char *name, *s;
+    size_t len, sl;
+    if (n == MAX_KEY_ATTRS || !string(r, &name, &len) || len == 0 || !punct(r, ':') ||
+        !punct(r, '{') || !string(r, &s, &sl) || !punct(r, ':') || !string(r, &s, &sl) ||
+        !punct(r, '}'))
+      return false;
+    n++;
+  } while (punct(r, ','));
+  if (!punct(r, '}'))
+    return false;
+  struct rd end = *r;
+  *r = save;
+  if (tt_av_map(key, n) != 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    struct tt_av_member *m = &key->u.members[i];
+    const char *name;
+    size_t len;
+    if (i > 0)
+      punct(r, ',');
+    string(r, &name, &len);
+    punct(r, ':');
+    if ((m->name = malloc(len + 1)) == NULL)
+      return false;
+    memcpy(m->name, name, len);
+    m->name[len] = '\0';
+    m->name_len = len;
+    if (!key_value(r, &m->value))
+      return false;
+  }
+  *r = end;
+  struct tt_error err;
+  return tt_av_map_finish(key, "Key", &err) == 0; /* refuses a name given twice */
+}
+
+static bool read_body(struct rd *r, struct tt_ddbw_get *out) {
+  bool table = false, key = false, consistent = false, capacity = false;
+  if (!punct(r, '{'))
+    return false;
+  do {
+    const char *m, *s;
+    size_t mn, n;
+    if (!string(r, &m, &mn) || !punct(r, ':'))
+      return false;
+    ws(r);
+    if (is(m, mn, "TableName") && !table) {
+      if (!string(r, &s, &n) || n < 3 || n >= sizeof(out->table))
+        return false;
+      for (size_t i = 0; i < n; i++)
+        if (!table_char(s[i]))
+          return false;
+      memcpy(out->table, s, n);
+      out->table[n] = '\0';
+      table = true;
+    } else if (is(m, mn, "Key") && !key) {
+      if (!key_map(r, &out->key))
+        return false;
+      key = true;
+    } else if (is(m, mn, "ConsistentRead") && !consistent) {
+      size_t left = (size_t)(r->end - r->p);
+      if (left >= 4 && memcmp(r->p, "true", 4) == 0)
+        out->consistent_read = true, r->p += 4;
+      else if (left >= 5 && memcmp(r->p, "false", 5) == 0)
+        r->p += 5;
+      else
+        return false;
+      consistent = true;
+    } else if (is(m, mn, "ReturnConsumedCapacity") && !capacity) {
+      if (!string(r, &s, &n) || !is(s, n, "NONE"))
+        return false;
+      capacity = true;
+    } else {
+      return false;
+    }
+  } while (punct(r, ','));
+  if (!punct(r, '}'))
+    return false;
+  ws(r);
+  return r->p == r->end && table && key;
+}
+
+bool tt_ddbw_fast_get(const struct tt_ddbw_input *in, struct tt_ddbw_get *out,
+                      struct tt_ddbw_auth *auth) {
+  static const char target[] = "DynamoDB_20120810.GetItem";
+  memset(out, 0, sizeof(*out));
+  memset(auth, 0, sizeof(*auth)); /* as tt_ddbw_parse leaves it for a presigned request */
+  if (in->method == NULL || strcmp(in->method, "POST") != 0 || in->body == NULL ||
+      in->body_len == 0 || in->target == NULL || strcmp(in->target, target) != 0 ||
+      (!tt_ddbw_is_json_1_0(in->content_type) && !tt_ddbw_is_json(in->content_type)))
+    return false;
+  struct rd r = {in->body, in->body + in->body_len};
+  struct tt_ddbw_error err;
+  if (read_body(&r, out) && tt_ddbw_check_auth(in, auth, &err) == 0)
+    return true;
+  tt_av_free(&out->key);
+  memset(out, 0, sizeof(*out));
+  return false;
+}
