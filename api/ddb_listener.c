@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "api/ddb_get.h"
+#include "api/ddb_items.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "obs/log.h"
@@ -63,9 +64,10 @@ struct tt_ddb_req {
   bool preflight; /* ... and is an OPTIONS: CORS's empty answer */
   char request_id[53];
   char error_type[96]; /* short __type, for the log and metrics */
-  /* A plain GetItem crosses the port typed (no JSON trees either way),
-   * read from the text (ddb_get.h) or from a checked `body`. */
-  struct tt_ddb_item_request item;
+  /* GetItem, PutItem, UpdateItem, DeleteItem, Query and Scan cross the
+   * port typed (ddb_items.h), read from a checked `body` (which the typed
+   * request borrows) or, for a plain GetItem, from the text (ddb_get.h). */
+  struct tt_ddbi_request typed;
   struct tt_ddbw_get get;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
@@ -499,6 +501,7 @@ static void req_free(struct tt_ddb_req *r) {
   if (r->anext)
     r->anext->aprev = r->aprev;
   tt_av_free(&r->get.key);
+  tt_ddbi_request_free(&r->typed);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -538,8 +541,8 @@ static void call_done(struct tt_client_call *c) {
     answer_backend_error(r, &c->bc.error);
 }
 
-/* A typed GetItem's answer: {"Item": ...} or {}. */
-static void item_done(struct tt_client_call *c) {
+/* A typed call's answer (ddb_items.h). */
+static void typed_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
   if (c->bc.status != 0) {
     answer_backend_error(r, &c->bc.error);
@@ -547,11 +550,7 @@ static void item_done(struct tt_client_call *c) {
   }
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  int rc = c->bc.item_out.type == 0
-               ? tt_buf_append(&b, "{}", 2)
-               : (tt_buf_append(&b, "{\"Item\":", 8) != 0 ||
-                  tt_ddb_item_write(&b, &c->bc.item_out, 0) != 0 || tt_buf_append(&b, "}", 1));
-  if (rc == 0 && tt_buf_append(&b, "", 1) == 0) {
+  if (tt_ddbi_answer_write(&r->typed, &c->bc, &b) == 0 && tt_buf_append(&b, "", 1) == 0) {
     free(r->out);
     r->out_len = b.len - 1;
     r->out = tt_buf_steal(&b, NULL);
@@ -563,23 +562,28 @@ static void item_done(struct tt_client_call *c) {
   tt_buf_free(&b);
 }
 
-/* Whether a GetItem can cross the port typed (tt_ddbw_get_from_json; else
- * the JSON form, whose validation and messages are the backend's). */
-static bool typed_get(struct tt_ddb_req *r, json_t *body) {
-  if (tt_ddbw_get_from_json(body, &r->get) != 0)
-    return false;
+/* The typed request of the six operations (ddb_items.h): from the one-pass
+ * GetItem, or read from the checked body, which it then keeps. Returns 0,
+ * or -1 after answering the refusal. */
+static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
+  if (fast) {
+    r->typed.op = TT_DDB_GET_ITEM;
+    r->typed.item = (struct tt_ddb_item_request){
+        .table = r->get.table,
+        .key = &r->get.key,
+        .consistent_read = r->get.consistent_read,
+    };
+    return 0;
+  }
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
   r->body = body; /* released with the request */
-  return true;
-}
-
-/* The typed request of r->get. */
-static const struct tt_ddb_item_request *item_request(struct tt_ddb_req *r) {
-  r->item = (struct tt_ddb_item_request){
-      .table = r->get.table,
-      .key = &r->get.key,
-      .consistent_read = r->get.consistent_read,
-  };
-  return &r->item;
+  if (tt_ddbi_request_from_json(r->op, body, &r->typed, &e) != 0) {
+    answer_backend_error(r, &e);
+    tt_backend_error_clear(&e);
+    return -1;
+  }
+  return 0;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -739,6 +743,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  bool typed = tt_ddbi_typed_op(req.op);
+  if (typed && typed_request(r, fast, req.body) != 0)
+    return;
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
@@ -746,11 +753,13 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   if (l->running)
     l->running->prev = r;
   l->running = r;
-  int started = fast || (req.op == TT_DDB_GET_ITEM && typed_get(r, req.body))
-                    ? tt_client_start_item(l->client, &r->join, &r->call, req.op,
-                                           item_request(r), item_done, r)
-                    : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
-                                      r);
+  int started =
+      !typed ? tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done, r)
+      : req.op == TT_DDB_QUERY || req.op == TT_DDB_SCAN
+          ? tt_client_start_read(l->client, &r->join, &r->call, req.op, &r->typed.read,
+                                 typed_done, r)
+          : tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->typed.item,
+                                 typed_done, r);
   if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */

@@ -75,6 +75,24 @@ enum tt_ddb_return_values {
   TT_DDB_RETURN_UPDATED_NEW
 };
 
+/* ReturnConsumedCapacity of a typed call. */
+enum tt_ddb_capacity {
+  TT_DDB_CAPACITY_NONE = 0,
+  TT_DDB_CAPACITY_TOTAL,
+  TT_DDB_CAPACITY_INDEXES
+};
+
+/* The ConsumedCapacity a typed call answered when its request asked for it
+ * (return_capacity): CapacityUnits in all, the table's share, and for a
+ * Query or Scan of an index that index's share. Set by the memory backend;
+ * the dynamodb backend neither asks DynamoDB for it nor sets it (its one
+ * user, the DynamoDB listener, serves the memory backend only). */
+struct tt_ddb_consumed {
+  bool set;
+  double total, table, index;
+  bool index_global; /* which of GlobalSecondaryIndexes/LocalSecondaryIndexes */
+};
+
 /* GetItem, PutItem, UpdateItem and DeleteItem as typed values: what their
  * DynamoDB JSON would say, without the JSON. Everything is borrowed from
  * the caller, who keeps it alive and unchanged until the call's `done`
@@ -94,6 +112,7 @@ struct tt_ddb_item_request {
   enum tt_ddb_return_values return_values;
   bool old_on_condition_failure; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
   bool consistent_read;
+  enum tt_ddb_capacity return_capacity;
 };
 
 /* Select of a Query or Scan. */
@@ -120,6 +139,7 @@ struct tt_ddb_read_request {
   bool backward;              /* Query's ScanIndexForward=false */
   bool consistent_read;
   int64_t segment, total_segments; /* Scan; total_segments 0: not parallel */
+  enum tt_ddb_capacity return_capacity;
 };
 
 /* The page a typed Query or Scan answered. Owned by the call like
@@ -177,8 +197,10 @@ struct tt_backend_call {
   enum tt_ddb_op op;
   /* A typed operation (tt_backend_call_typed) has `item` or `read` and no
    * `request`; every other has `request`. All borrowed by the backend. The
-   * JSON form of a typed operation is accepted too (tests, and batches and
-   * transactions nest item requests as JSON). */
+   * memory backend takes GetItem, PutItem, UpdateItem, DeleteItem, Query
+   * and Scan only typed (DynamoDB's JSON of them is read and written at the
+   * DynamoDB listener, api/ddb_items.c); the dynamodb backend still sends a
+   * JSON request of any operation as it is. */
   json_t *request;  /* DynamoDB request JSON */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
@@ -187,6 +209,7 @@ struct tt_backend_call {
    * Owned by the call: whoever frees the call's results frees it. */
   struct tt_av item_out;
   struct tt_ddb_read_result read_out; /* the same for a typed read */
+  struct tt_ddb_consumed consumed;    /* of a typed call that asked for it */
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;

@@ -194,6 +194,44 @@ int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
   return value_from(&c, j, 0, out);
 }
 
+/* Whether the value at `level` (a top-level attribute is 1) nests deeper
+ * than max, stopping past max so that a hostile document costs no more
+ * than the limit. */
+static bool json_nests_past(const json_t *av, unsigned level, unsigned max) {
+  if (level > max)
+    return true;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false; /* malformed: the codec says why */
+  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
+  const char *k;
+  const json_t *v;
+  size_t i;
+  if (json_is_object(m)) {
+    json_object_foreach((json_t *)m, k, v) {
+      if (json_nests_past(v, level + 1, max))
+        return true;
+    }
+  } else if (json_is_array(l)) {
+    json_array_foreach(l, i, v) {
+      if (json_nests_past(v, level + 1, max))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool tt_ddb_json_map_nests_past(const json_t *map, unsigned max) {
+  const char *k;
+  const json_t *v;
+  if (!json_is_object(map))
+    return false;
+  json_object_foreach((json_t *)map, k, v) {
+    if (json_nests_past(v, 1, max))
+      return true;
+  }
+  return false;
+}
+
 int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
                           struct tt_error *err) {
   struct tt_vpath c;
@@ -396,4 +434,33 @@ json_t *tt_ddb_item_to_json(const struct tt_av *item) {
     }
   }
   return o;
+}
+
+int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err) {
+  memset(out, 0, sizeof(*out));
+  if (tt_av_map(out, json_object_size(names)) != 0)
+    goto oom;
+  const char *k;
+  const json_t *v;
+  size_t i = 0;
+  json_object_foreach((json_t *)names, k, v) {
+    size_t len;
+    const char *s = tt_json_string_text(v, &len);
+    if (s == NULL) {
+      tt_av_free(out);
+      return 1;
+    }
+    struct tt_av_member *mb = &out->u.members[i++];
+    mb->name_len = strlen(k);
+    if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
+      goto oom;
+  }
+  if (tt_av_map_finish(out, "ExpressionAttributeNames", err) != 0) {
+    tt_av_free(out);
+    return -1;
+  }
+  return 0;
+oom:
+  tt_av_free(out);
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_memdb.h -- fixture shared by the memory backend's check suites: a
  * real loop, one backend, calls run to completion, JSON written with single
- * quotes for readability and compared canonically. */
+ * quotes for readability and compared canonically. GetItem, PutItem,
+ * UpdateItem, DeleteItem, Query and Scan cross the port only typed: their
+ * JSON is read and their answers written by the DynamoDB listener's
+ * conversion (api/ddb_items.h), as a client of the listener sees them. */
 #ifndef TT_TEST_MEMDB_H
 #define TT_TEST_MEMDB_H
 
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "api/ddb_items.h"
 #include "backend/backend.h"
 #include "backend/memory/memdb.h"
 #include "util/buf.h"
@@ -97,15 +101,51 @@ static inline void fx_teardown(struct fx *f) {
 
 static inline void fx_done(struct tt_backend_call *c) { *(int *)c->arg += 1; }
 
+/* Reads a JSON request of one of the six typed operations into *t and
+ * points c at it; false (c failed with the listener's refusal) when the
+ * conversion refuses it. */
+static inline bool fx_typed_in(struct tt_backend_call *c, const json_t *req,
+                               struct tt_ddbi_request *t) {
+  if (tt_ddbi_request_from_json(c->op, req, t, &c->error) != 0) {
+    c->status = -1;
+    return false;
+  }
+  if (c->op == TT_DDB_QUERY || c->op == TT_DDB_SCAN)
+    c->read = &t->read;
+  else
+    c->item = &t->item;
+  return true;
+}
+
+/* The typed answer of a completed call as its JSON response (then freed),
+ * and t released. */
+static inline void fx_typed_out(struct tt_backend_call *c, struct tt_ddbi_request *t) {
+  if (c->status == 0) {
+    /* Numbers as jansson's, strings marked, as the backend's JSON answers
+     * held them. */
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    ck_assert_int_eq(tt_ddbi_answer_write(t, c, &b), 0);
+    c->response = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
+    ck_assert_ptr_nonnull(c->response);
+    ck_assert_int_eq(tt_json_mark_plain_strings(c->response), 0);
+    tt_buf_free(&b);
+  }
+  tt_av_free(&c->item_out);
+  tt_ddb_read_result_free(&c->read_out);
+  c->item = NULL;
+  c->read = NULL;
+  tt_ddbi_request_free(t);
+}
+
 static inline void fx_order_cb(struct tt_backend_call *c) {
   int *order = c->arg;
   int i = 0;
   while (order[i] != -1)
     i++;
   /* the call's index is recovered from its request item's pk letter */
-  const char *pk = json_string_value(
-      json_object_get(json_object_get(json_object_get(c->request, "Item"), "pk"), "S"));
-  order[i] = pk[0] - 'a';
+  const struct tt_av *pk = tt_av_map_get(c->item->item, "pk");
+  order[i] = pk->u.bytes[0] - 'a';
 }
 
 /* Runs one backend call (`op` on `req`, borrowed) on `loop` until `b` has
@@ -115,16 +155,23 @@ static inline void fx_order_cb(struct tt_backend_call *c) {
 static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op op,
                           const json_t *req, struct tt_backend_call *c) {
   int done = 0;
+  struct tt_ddbi_request t;
+  bool typed = tt_ddbi_typed_op(op);
   memset(c, 0, sizeof(*c));
   c->op = op;
-  c->request = (json_t *)req;
   c->done = fx_done;
   c->arg = &done;
+  if (typed && !fx_typed_in(c, req, &t))
+    return 0;
+  if (!typed)
+    c->request = (json_t *)req;
   ck_assert_int_eq(b->ops->start(b, c), 0);
   int early = done;
   uv_run(loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   c->arg = NULL; /* `done` ends here */
+  if (typed)
+    fx_typed_out(c, &t);
   return early;
 }
 

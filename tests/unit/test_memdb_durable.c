@@ -490,6 +490,7 @@ START_TEST(test_group_commit) {
   hk.sleep_us = 20000; /* a slow disk: writers pile up behind one fsync */
   enum { N = 64 };
   static struct tt_backend_call calls[N];
+  static struct tt_ddbi_request typed[N];
   json_t *reqs[N];
   struct gc g = {0, -1};
   for (int i = 0; i < N; i++) {
@@ -498,7 +499,7 @@ START_TEST(test_group_commit) {
     reqs[i] = fx_json(t);
     memset(&calls[i], 0, sizeof(calls[i]));
     calls[i].op = TT_DDB_PUT_ITEM;
-    calls[i].request = reqs[i];
+    ck_assert(fx_typed_in(&calls[i], reqs[i], &typed[i]));
     calls[i].done = gc_done;
     calls[i].arg = &g;
     ck_assert_int_eq(f.b->ops->start(f.b, &calls[i]), 0);
@@ -510,8 +511,11 @@ START_TEST(test_group_commit) {
   ck_assert_int_gt(g.fsyncs_at_done_min, before);
   int used = hk.fsyncs - before;
   ck_assert_msg(used >= 1 && used < N / 4, "%d fsyncs for %d writes", used, N);
-  for (int i = 0; i < N; i++)
+  for (int i = 0; i < N; i++) {
+    fx_typed_out(&calls[i], &typed[i]);
+    json_decref(calls[i].response);
     json_decref(reqs[i]);
+  }
   hk.sleep_us = 0;
   /* Fewer writers than the last sync saw: the sync waits for the others
    * a bounded time, then covers the lone write. */
@@ -580,10 +584,11 @@ START_TEST(test_record_written_before_answer) {
     snprintf(t, sizeof(t), "{'TableName':'tbl','Item':{'pk':{'S':'w%d'}}}", i);
     json_t *req = fx_json(t);
     struct tt_backend_call c;
+    struct tt_ddbi_request typed;
     memset(&c, 0, sizeof(c));
     struct at_answer a = {0};
     c.op = TT_DDB_PUT_ITEM;
-    c.request = req;
+    ck_assert(fx_typed_in(&c, req, &typed));
     c.done = at_answer_done;
     c.arg = &a;
     ck_assert_int_eq(f.b->ops->start(f.b, &c), 0);
@@ -594,6 +599,8 @@ START_TEST(test_record_written_before_answer) {
       ck_assert_int_gt(a.fsyncs, fsyncs);
     else
       ck_assert_int_eq(a.fsyncs, fsyncs);
+    fx_typed_out(&c, &typed);
+    json_decref(c.response);
     json_decref(req);
     fx_teardown(&f);
   }

@@ -20,10 +20,11 @@
 /* Starts many calls at once and runs the loop until all completed. */
 static void run_all(struct fx *f, enum tt_ddb_op op, json_t **reqs, size_t n) {
   struct tt_backend_call *c = calloc(n, sizeof(*c));
+  struct tt_ddbi_request *t = calloc(n, sizeof(*t));
   int done = 0;
   for (size_t i = 0; i < n; i++) {
     c[i].op = op;
-    c[i].request = reqs[i];
+    ck_assert(fx_typed_in(&c[i], reqs[i], &t[i]));
     c[i].done = fx_done;
     c[i].arg = &done;
     ck_assert_int_eq(f->b->ops->start(f->b, &c[i]), 0);
@@ -32,9 +33,11 @@ static void run_all(struct fx *f, enum tt_ddb_op op, json_t **reqs, size_t n) {
   ck_assert_int_eq(done, (int)n);
   for (size_t i = 0; i < n; i++) {
     ck_assert_msg(c[i].status == 0, "call %zu failed: %s", i, c[i].error.message);
+    fx_typed_out(&c[i], &t[i]);
     json_decref(c[i].response);
     json_decref(reqs[i]);
   }
+  free(t);
   free(c);
 }
 

@@ -516,7 +516,8 @@ struct memdb_wr {
 };
 
 /* Validates one write (`obj` holds TableName, Item or Key, expressions) and
- * prepares it. On failure the write is freed. */
+ * prepares it: the JSON items of BatchWriteItem and TransactWriteItems.
+ * On failure the write is freed. */
 int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
                      struct memdb_wr *w, struct tt_backend_error *e);
 /* The same for a typed request (borrowed until the write is freed). */
@@ -581,24 +582,20 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
                         struct tt_backend_error *e);
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
+/* GetItem's JSON form, which the transactions' read of an updated item
+ * (src/orm/txn_run.c) still sends. */
 int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
                       struct tt_backend_error *e);
-int memdb_op_put_item(struct memdb *m, const json_t *req, json_t **resp,
-                      struct tt_backend_error *e);
-int memdb_op_update_item(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
-int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
-/* A typed GetItem, PutItem, UpdateItem or DeleteItem: 0 with *out the Item
- * or Attributes (type 0 when none), or -1 with e set. */
+/* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
+ * memory backend takes of the writes): 0 with *out the Item or Attributes (type 0
+ * when none) and *cc the ConsumedCapacity when r asks for it, or -1 with e
+ * set. */
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                  struct tt_av *out, struct tt_backend_error *e);
-/* A typed Query (`query`) or Scan: 0 with *out the page, or -1 with e set. */
+                  struct tt_av *out, struct tt_ddb_consumed *cc, struct tt_backend_error *e);
+/* A typed Query (`query`) or Scan: 0 with *out the page (and *cc as
+ * memdb_op_item's), or -1 with e set. */
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                  struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
-                   struct tt_backend_error *e);
-int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
+                  struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
                   struct tt_backend_error *e);
 int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
                        struct tt_backend_error *e);

@@ -15,11 +15,6 @@
 
 static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_GET_ITEM] = memdb_op_get_item,
-    [TT_DDB_PUT_ITEM] = memdb_op_put_item,
-    [TT_DDB_UPDATE_ITEM] = memdb_op_update_item,
-    [TT_DDB_DELETE_ITEM] = memdb_op_delete_item,
-    [TT_DDB_QUERY] = memdb_op_query,
-    [TT_DDB_SCAN] = memdb_op_scan,
     [TT_DDB_BATCH_GET_ITEM] = memdb_op_batch_get,
     [TT_DDB_BATCH_WRITE_ITEM] = memdb_op_batch_write,
     [TT_DDB_TRANSACT_WRITE_ITEMS] = memdb_op_transact_write,
@@ -65,9 +60,11 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   }
   memset(&c->item_out, 0, sizeof(c->item_out));
   memset(&c->read_out, 0, sizeof(c->read_out));
+  memset(&c->consumed, 0, sizeof(c->consumed));
   if (tt_backend_call_typed(c)) {
-    int rc = c->read ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
-                     : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
+    int rc = c->read ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out,
+                                     &c->consumed, &c->error)
+                     : memdb_op_item(m, c->op, c->item, &c->item_out, &c->consumed, &c->error);
     c->status = rc != 0 ? -1 : 0;
     return;
   }
@@ -212,8 +209,8 @@ static void arm(struct memdb *m) {
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   struct memdb *m = b->impl;
   if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT ||
-      op_table[c->op] == NULL) /* KMS operations are not DynamoDB's */
-    return UV_EINVAL;
+      (op_table[c->op] == NULL && !tt_backend_call_typed(c)))
+    return UV_EINVAL; /* KMS operations, and the typed operations' JSON form */
   c->next = NULL;
   c->canceled = false;
   c->status = 0;

@@ -243,38 +243,6 @@ static int updated_attrs(const struct tt_expr *u, const struct tt_av *item, stru
   return tt_expr_apply_projection(u, item, out, &err);
 }
 
-/* Builds {"Attributes": ...} (omitted when empty) into *resp. */
-static int attributes_resp(const struct tt_av *attrs, json_t **resp, struct tt_backend_error *e) {
-  if ((*resp = json_object()) == NULL)
-    return memdb_oom(e);
-  if (attrs && attrs->type == TT_AV_M && attrs->len > 0) {
-    json_t *j = memdb_item_json(attrs);
-    if (j == NULL || json_object_set_new(*resp, "Attributes", j) != 0)
-      return memdb_oom(e);
-  }
-  return 0;
-}
-
-/* ReturnValues of a JSON request. */
-static int return_values(const json_t *req, enum tt_ddb_return_values *rv,
-                         struct tt_backend_error *e) {
-  const char *s, *name;
-  *rv = TT_DDB_RETURN_NONE;
-  if (memdb_get_str(req, "ReturnValues", &s, e) != 0)
-    return -1;
-  if (s == NULL)
-    return 0;
-  for (int i = 0; (name = tt_ddb_return_values_name((enum tt_ddb_return_values)i)); i++)
-    if (strcmp(s, name) == 0) {
-      *rv = (enum tt_ddb_return_values)i;
-      return 0;
-    }
-  return memdb_validation(e, "1 validation error detected: Value '%s' at 'returnValues' failed "
-                             "to satisfy constraint: Member must satisfy enum value set: "
-                             "[ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]",
-                          s);
-}
-
 /* A prepared PutItem, UpdateItem or DeleteItem: evaluates and applies it,
  * and gives the Attributes its ReturnValues asks for in *attrs (type 0
  * when none). */
@@ -315,9 +283,16 @@ static int write_run(struct memdb *m, struct memdb_wr *w, enum tt_ddb_return_val
   return 0;
 }
 
+/* The ConsumedCapacity of one item read or written, when r asks for it. */
+static void item_consumed(const struct tt_ddb_item_request *r, double units,
+                          struct tt_ddb_consumed *cc) {
+  if (r->return_capacity != TT_DDB_CAPACITY_NONE)
+    *cc = (struct tt_ddb_consumed){.set = true, .total = units, .table = units};
+}
+
 static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
                        const struct tt_ddb_item_request *r, struct tt_av *attrs,
-                       struct tt_backend_error *e) {
+                       struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
   struct memdb_wr w;
   memset(attrs, 0, sizeof(*attrs));
   if ((unsigned)r->return_values > TT_DDB_RETURN_UPDATED_NEW)
@@ -330,55 +305,19 @@ static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
   if (memdb_wr_prepare_typed(m, kind, r, &w, e) != 0)
     return -1;
   int rc = write_run(m, &w, r->return_values, attrs, e);
+  if (rc == 0)
+    item_consumed(r,
+                  memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,
+                                       false, true),
+                  cc);
   memdb_wr_free(&w);
   return rc;
-}
-
-static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req, json_t **resp,
-                    struct tt_backend_error *e) {
-  struct memdb_wr w;
-  enum tt_ddb_return_values rv;
-  struct tt_av attrs;
-  if (return_values(req, &rv, e) != 0)
-    return -1;
-  if (kind != MEMDB_WR_UPDATE && rv != TT_DDB_RETURN_NONE && rv != TT_DDB_RETURN_ALL_OLD)
-    return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
-  if (memdb_wr_prepare(m, kind, req, &w, e) != 0)
-    return -1;
-  int rc = write_run(m, &w, rv, &attrs, e);
-  double units = memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,
-                                      false, true);
-  if (rc == 0 && attributes_resp(&attrs, resp, e) != 0)
-    rc = -1;
-  int mode = memdb_capacity_mode(req);
-  if (rc == 0 && mode != 0 &&
-      json_object_set_new(*resp, "ConsumedCapacity",
-                          memdb_capacity_json(mode, w.t->name, units)) != 0)
-    rc = memdb_oom(e);
-  memdb_wr_free(&w);
-  tt_av_free(&attrs);
-  return rc;
-}
-
-int memdb_op_put_item(struct memdb *m, const json_t *req, json_t **resp,
-                      struct tt_backend_error *e) {
-  return write_op(m, MEMDB_WR_PUT, req, resp, e);
-}
-
-int memdb_op_update_item(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
-  return write_op(m, MEMDB_WR_UPDATE, req, resp, e);
-}
-
-int memdb_op_delete_item(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
-  return write_op(m, MEMDB_WR_DELETE, req, resp, e);
 }
 
 /* GetItem: the visible item of r->key, projected, into *out (type 0 when
  * there is none). */
 static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struct tt_av *out,
-                     double *units, struct tt_backend_error *e) {
+                     struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
   struct memdb_exprs x;
   struct tt_expr *proj = NULL;
   struct tt_av item = {0};
@@ -399,8 +338,9 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
       memdb_key_check(t, r->key, &pk, &sk, e) != 0 || memdb_key_paths_check(t, proj, e) != 0 ||
       memdb_lookup(m, t, &pk, &sk, NULL, &item, &found, e) != 0)
     goto done;
-  if (units)
-    *units = memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read);
+  if (r->return_capacity != TT_DDB_CAPACITY_NONE)
+    item_consumed(r, memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read),
+                  cc);
   if (found && proj) {
     if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
       memdb_fail_tt(e, &err);
@@ -422,18 +362,20 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
   struct tt_av own = {0}, out = {0};
   struct memdb_exprs x = {0};
   struct tt_ddb_item_request r;
-  double units = 0;
+  struct tt_ddb_consumed cc = {0};
   int rc = -1;
+  int mode = memdb_capacity_mode(req);
   if (decode_request(req, MEMDB_WR_DELETE, &own, &x, &r, e) != 0 ||
       memdb_get_str(req, "ProjectionExpression", &r.projection, e) != 0 ||
-      memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0 ||
-      get_typed(m, &r, &out, &units, e) != 0)
+      memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0)
+    goto done;
+  r.return_capacity = (enum tt_ddb_capacity)mode;
+  if (get_typed(m, &r, &out, &cc, e) != 0)
     goto done;
   if ((*resp = json_object()) == NULL)
     goto oom;
-  int mode = memdb_capacity_mode(req);
   if (mode != 0 && json_object_set_new(*resp, "ConsumedCapacity",
-                                       memdb_capacity_json(mode, r.table, units)) != 0)
+                                       memdb_capacity_json(mode, r.table, cc.total)) != 0)
     goto oom;
   if (out.type == TT_AV_M) {
     json_t *j = memdb_item_json(&out);
@@ -454,16 +396,16 @@ done:
 }
 
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                  struct tt_av *out, struct tt_backend_error *e) {
+                  struct tt_av *out, struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
   switch (op) {
   case TT_DDB_GET_ITEM:
-    return get_typed(m, r, out, NULL, e);
+    return get_typed(m, r, out, cc, e);
   case TT_DDB_PUT_ITEM:
-    return write_typed(m, MEMDB_WR_PUT, r, out, e);
+    return write_typed(m, MEMDB_WR_PUT, r, out, cc, e);
   case TT_DDB_UPDATE_ITEM:
-    return write_typed(m, MEMDB_WR_UPDATE, r, out, e);
+    return write_typed(m, MEMDB_WR_UPDATE, r, out, cc, e);
   case TT_DDB_DELETE_ITEM:
-    return write_typed(m, MEMDB_WR_DELETE, r, out, e);
+    return write_typed(m, MEMDB_WR_DELETE, r, out, cc, e);
   default:
     memset(out, 0, sizeof(*out));
     return memdb_validation(e, "%s is not a typed operation", tt_ddb_op_name(op));

@@ -6,14 +6,12 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
-#include "value/json_exact.h"
 
 enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
 
-/* ReturnConsumedCapacity of a JSON Query or Scan: the bytes it read from
- * the table (items, or an LSI's fetches) and from the index. */
+/* ReturnConsumedCapacity of a Query or Scan: the bytes it read from the
+ * table (items, or an LSI's fetches) and from the index. */
 struct rd_cap {
-  int mode; /* memdb_capacity_mode: 0 none, 1 TOTAL, 2 INDEXES */
   uint64_t table_bytes, index_bytes;
 };
 
@@ -38,63 +36,6 @@ struct rd {
 };
 
 static void rd_free(struct rd *r) { memdb_exprs_free(&r->x); }
-
-/* The JSON form of a Query or Scan, decoded: what its typed request points
- * into. */
-struct rd_json {
-  struct tt_ddb_read_request req;
-  struct tt_av esk;
-  struct memdb_exprs x;
-};
-
-static void rd_json_free(struct rd_json *j) {
-  tt_av_free(&j->esk);
-  memdb_exprs_free(&j->x);
-}
-
-static int rd_json_decode(const json_t *req, bool query, struct rd_json *j,
-                          struct tt_backend_error *e) {
-  struct tt_ddb_read_request *r = &j->req;
-  const char *select;
-  bool forward, has_esk, has_limit;
-  memset(j, 0, sizeof(*j));
-  if (memdb_get_str(req, "IndexName", &r->index, e) != 0 ||
-      memdb_get_str(req, "Select", &select, e) != 0 ||
-      memdb_get_bool(req, "ScanIndexForward", true, &forward, e) != 0 ||
-      memdb_get_bool(req, "ConsistentRead", false, &r->consistent_read, e) != 0 ||
-      memdb_get_int(req, "Limit", &r->limit, &has_limit, e) != 0 ||
-      memdb_get_item(req, "ExclusiveStartKey", &j->esk, &has_esk, e) != 0)
-    return -1;
-  r->backward = query && !forward;
-  if (has_esk)
-    r->start_key = &j->esk;
-  if (has_limit && r->limit < 1)
-    return memdb_validation(e, "1 validation error detected: Value '%lld' at 'limit' failed to "
-                               "satisfy constraint: Member must have value greater than or "
-                               "equal to 1",
-                            (long long)r->limit);
-  if (select) {
-    for (int i = 1; tt_ddb_select_name((enum tt_ddb_select)i); i++)
-      if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
-        r->select = (enum tt_ddb_select)i;
-    if (r->select == TT_DDB_SELECT_DEFAULT)
-      return memdb_validation(e, "1 validation error detected: Value '%s' at 'select' failed "
-                                 "to satisfy constraint: Member must satisfy enum value set: "
-                                 "[SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
-                                 "ALL_PROJECTED_ATTRIBUTES]",
-                              select);
-  }
-  if (memdb_exprs_init(&j->x, req, e) != 0)
-    return -1;
-  r->names = j->x.names;
-  r->values = j->x.values;
-  if (memdb_get_str(req, "KeyConditionExpression", &r->key_condition, e) != 0 ||
-      memdb_get_str(req, "FilterExpression", &r->filter, e) != 0 ||
-      memdb_get_str(req, "ProjectionExpression", &r->projection, e) != 0 ||
-      memdb_get_str(req, "TableName", &r->table, e) != 0)
-    return -1;
-  return 0;
-}
 
 static const char esk_invalid[] = "The provided starting key is invalid";
 static const char esk_schema[] = "The provided key element does not match the schema";
@@ -382,33 +323,6 @@ done:
   return rc;
 }
 
-/* A typed page as DynamoDB's JSON answer. */
-static int rd_json_answer(const struct tt_ddb_read_result *p, bool count_only, json_t **resp,
-                          struct tt_backend_error *e) {
-  json_t *o = json_pack("{s:I, s:I}", "Count", (json_int_t)p->count, "ScannedCount",
-                        (json_int_t)p->scanned_count);
-  json_t *items = count_only ? NULL : json_array();
-  if (o == NULL || (!count_only && items == NULL))
-    goto oom;
-  for (size_t i = 0; items && i < p->n_items; i++)
-    if (json_array_append_new(items, memdb_item_json(&p->items[i])) != 0)
-      goto oom;
-  if (items && json_object_set_new(o, "Items", items) != 0) {
-    items = NULL;
-    goto oom;
-  }
-  items = NULL;
-  if (p->last_key.type == TT_AV_M &&
-      json_object_set_new(o, "LastEvaluatedKey", memdb_item_json(&p->last_key)) != 0)
-    goto oom;
-  *resp = o;
-  return 0;
-oom:
-  json_decref(items);
-  json_decref(o);
-  return memdb_oom(e);
-}
-
 /* Sort-key predicates for memdb_seq_point. */
 enum skmode { SK_LT, SK_LE, SK_PREFIX_END };
 struct skpred {
@@ -680,11 +594,6 @@ static int read_run(struct memdb *m, bool query, const struct tt_ddb_read_reques
   return rc;
 }
 
-int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                  struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  return read_run(m, query, r, out, NULL, e);
-}
-
 /* Read units of `bytes` read at once: the total rounded up to 4 KB (a
  * Query or Scan is one read of all it read), halved unless consistent. */
 static double rd_units(uint64_t bytes, bool consistent) {
@@ -694,8 +603,8 @@ static double rd_units(uint64_t bytes, bool consistent) {
 /* ConsumedCapacity of a Query or Scan: the part read (the table, or the
  * index) counts at least one unit, as a read of nothing does; an index
  * read answers Table (its LSI fetches) and the index by name. */
-static json_t *rd_cap_json(struct memdb *m, const struct tt_ddb_read_request *req,
-                           const struct rd_cap *cap) {
+static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
+                        const struct rd_cap *cap, struct tt_ddb_consumed *cc) {
   struct memdb_table *t = memdb_table_get(m, req->table);
   const struct memdb_index *ix = NULL;
   for (size_t i = 0; t && req->index && i < t->nidx; i++)
@@ -705,69 +614,20 @@ static json_t *rd_cap_json(struct memdb *m, const struct tt_ddb_read_request *re
   uint64_t main_bytes = ix ? cap->index_bytes : cap->table_bytes;
   double main = rd_units(main_bytes ? main_bytes : 1, c);
   double table = ix ? rd_units(cap->table_bytes, c) : main;
-  json_t *o = json_pack("{s:f, s:s}", "CapacityUnits", ix ? main + table : main, "TableName",
-                        req->table);
-  if (o == NULL || cap->mode != 2)
-    return o;
-  if (json_object_set_new(o, "Table", json_pack("{s:f}", "CapacityUnits", table)) != 0 ||
-      (ix && json_object_set_new(o, ix->global ? "GlobalSecondaryIndexes"
-                                               : "LocalSecondaryIndexes",
-                                 json_pack("{s:{s:f}}", ix->name, "CapacityUnits", main)) != 0)) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  *cc = (struct tt_ddb_consumed){.set = true,
+                                 .total = ix ? main + table : main,
+                                 .table = table,
+                                 .index = ix ? main : 0,
+                                 .index_global = ix && ix->global};
 }
 
-/* The JSON forms: decoded, run typed, answered as DynamoDB's JSON. */
-static int read_json(struct memdb *m, bool query, const json_t *req, json_t **resp,
-                     struct tt_backend_error *e) {
-  struct rd_json j;
-  struct tt_ddb_read_result out;
-  memset(&out, 0, sizeof(out));
-  int rc = rd_json_decode(req, query, &j, e);
-  if (rc == 0 && !query) {
-    bool has_seg, has_total;
-    if (memdb_get_int(req, "Segment", &j.req.segment, &has_seg, e) != 0 ||
-        memdb_get_int(req, "TotalSegments", &j.req.total_segments, &has_total, e) != 0)
-      rc = -1;
-    else if (has_seg != has_total)
-      rc = memdb_validation(e, has_seg ? "The TotalSegments parameter is required but was not "
-                                         "present in the request when Segment parameter is "
-                                         "present"
-                                       : "The Segment parameter is required but was not "
-                                         "present in the request when parameter "
-                                         "TotalSegments is present");
-    else if (has_total && j.req.total_segments < 1)
-      rc = memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
-                               "failed to satisfy constraint: Member must have value less than "
-                               "or equal to 1000000 and greater than or equal to 1",
-                            (long long)j.req.total_segments);
-  }
-  struct rd_cap cap = {memdb_capacity_mode(req), 0, 0};
-  if (rc == 0)
-    rc = read_run(m, query, &j.req, &out, cap.mode ? &cap : NULL, e);
-  if (rc == 0)
-    rc = rd_json_answer(&out, j.req.select == TT_DDB_SELECT_COUNT, resp, e);
-  if (rc == 0 && cap.mode) {
-    json_t *cc = rd_cap_json(m, &j.req, &cap);
-    if (cc == NULL || json_object_set_new(*resp, "ConsumedCapacity", cc) != 0) {
-      json_decref(*resp);
-      *resp = NULL;
-      rc = memdb_oom(e);
-    }
-  }
-  tt_ddb_read_result_free(&out);
-  rd_json_free(&j);
-  return rc;
-}
-
-int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
-                   struct tt_backend_error *e) {
-  return read_json(m, true, req, resp, e);
-}
-
-int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
+                  struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
                   struct tt_backend_error *e) {
-  return read_json(m, false, req, resp, e);
+  struct rd_cap cap = {0, 0};
+  bool asked = r->return_capacity != TT_DDB_CAPACITY_NONE;
+  int rc = read_run(m, query, r, out, asked ? &cap : NULL, e);
+  if (rc == 0 && asked)
+    rd_consumed(m, r, &cap, cc);
+  return rc;
 }

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_items.c -- DynamoDB JSON of the item and read operations to typed
+ * requests, and typed answers back to DynamoDB JSON, for the DynamoDB
+ * listener (ddb_items.h). */
+#include "api/ddb_items.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "value/codec_ddb.h"
+#include "value/json_exact.h"
+#include "value/number.h"
+
+#define NEST_MAX 32u /* levels of a document; a top-level attribute is 1 */
+
+static int fail(struct tt_backend_error *e, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct tt_backend_error *e, const char *type, const char *fmt, ...) {
+  char msg[sizeof(e->message)];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  return tt_backend_error_set(e, type, 400, "%s", msg);
+}
+
+static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
+  if (err->code == TT_ERR_INTERNAL)
+    return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
+  return fail(e, "ValidationException", "%s", err->message);
+}
+
+/* A string member (NULL when absent or null), borrowed from obj. */
+static int get_str(const json_t *obj, const char *key, const char **out,
+                   struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *out = NULL;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  size_t len;
+  const char *s = tt_json_string_text(j, &len);
+  if (s == NULL || strlen(s) != len)
+    return fail(e, "SerializationException", "%s must be a string", key);
+  *out = s;
+  return 0;
+}
+
+static int get_bool(const json_t *obj, const char *key, bool def, bool *out,
+                    struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *out = def;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (!json_is_boolean(j))
+    return fail(e, "SerializationException", "%s must be a boolean", key);
+  *out = json_is_true(j);
+  return 0;
+}
+
+static int get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
+                   struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  *present = false;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  struct tt_json_numbuf nb;
+  size_t len;
+  const char *text = tt_json_number_text(j, &nb, &len);
+  char canon[TT_NUMBER_TEXT_MAX];
+  struct tt_error err;
+  if (text == NULL || tt_number_canonical(text, len, canon, sizeof(canon), key, &err) != 0 ||
+      tt_number_to_int64(canon, out) != 0)
+    return fail(e, "SerializationException", "%s must be an integer", key);
+  *present = true;
+  return 0;
+}
+
+/* An attribute map member into *own; *ref points at it, or stays NULL when
+ * the member is absent or null. Nesting is measured before decoding. */
+static int get_map(const json_t *obj, const char *key, struct tt_av *own, const struct tt_av **ref,
+                   struct tt_backend_error *e) {
+  const json_t *j = json_object_get(obj, key);
+  struct tt_error err;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (tt_ddb_json_map_nests_past(j, NEST_MAX))
+    return fail(e, "ValidationException",
+                "Nesting Levels have exceeded supported limits: Attributes in the item have "
+                "nested levels beyond supported limit");
+  *ref = own;
+  return tt_ddb_item_from_json(j, key, own, &err) != 0 ? from_tt(e, &err) : 0;
+}
+
+/* ExpressionAttributeNames and ExpressionAttributeValues into own[0..1]. */
+static int get_maps(const json_t *obj, struct tt_av own[2], const struct tt_av **names,
+                    const struct tt_av **values, struct tt_backend_error *e) {
+  const json_t *n = json_object_get(obj, "ExpressionAttributeNames");
+  const json_t *v = json_object_get(obj, "ExpressionAttributeValues");
+  struct tt_error err;
+  if (n && !json_is_null(n)) {
+    if (!json_is_object(n))
+      return fail(e, "SerializationException", "ExpressionAttributeNames must be an object");
+    int rc = tt_ddb_names_from_json(n, &own[0], &err);
+    if (rc == 1)
+      return fail(e, "SerializationException", "ExpressionAttributeNames values must be strings");
+    if (rc != 0)
+      return from_tt(e, &err);
+    *names = &own[0];
+  }
+  if (v && !json_is_null(v) && !json_is_object(v))
+    return fail(e, "SerializationException", "ExpressionAttributeValues must be an object");
+  return get_map(obj, "ExpressionAttributeValues", &own[1], values, e);
+}
+
+static enum tt_ddb_capacity capacity_of(const json_t *obj) {
+  const char *s = json_string_value(json_object_get(obj, "ReturnConsumedCapacity"));
+  return s == NULL                   ? TT_DDB_CAPACITY_NONE
+         : strcmp(s, "TOTAL") == 0   ? TT_DDB_CAPACITY_TOTAL
+         : strcmp(s, "INDEXES") == 0 ? TT_DDB_CAPACITY_INDEXES
+                                     : TT_DDB_CAPACITY_NONE;
+}
+
+/* ReturnValues of a write. */
+static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
+                         struct tt_backend_error *e) {
+  const char *s, *name;
+  *rv = TT_DDB_RETURN_NONE;
+  if (get_str(obj, "ReturnValues", &s, e) != 0)
+    return -1;
+  if (s == NULL)
+    return 0;
+  for (int i = 0; (name = tt_ddb_return_values_name((enum tt_ddb_return_values)i)); i++)
+    if (strcmp(s, name) == 0) {
+      *rv = (enum tt_ddb_return_values)i;
+      return 0;
+    }
+  return fail(e, "ValidationException",
+              "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy "
+              "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, "
+              "NONE, UPDATED_NEW]",
+              s);
+}
+
+/* GetItem, PutItem, UpdateItem, DeleteItem, in the order DynamoDB reports
+ * their errors. */
+static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_request *r,
+                          struct tt_backend_error *e) {
+  struct tt_ddb_item_request *q = &r->item;
+  bool get = op == TT_DDB_GET_ITEM, put = op == TT_DDB_PUT_ITEM;
+  const char *rvf;
+  if (!get) {
+    if (return_values(obj, &q->return_values, e) != 0)
+      return -1;
+    if (op != TT_DDB_UPDATE_ITEM && q->return_values != TT_DDB_RETURN_NONE &&
+        q->return_values != TT_DDB_RETURN_ALL_OLD)
+      return fail(e, "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
+  }
+  if (get_map(obj, put ? "Item" : "Key", &r->own[0], put ? &q->item : &q->key, e) != 0)
+    return -1;
+  if ((put ? q->item : q->key) == NULL)
+    return fail(e, "ValidationException",
+                "1 validation error detected: Value null at '%s' failed to satisfy "
+                "constraint: Member must not be null",
+                put ? "item" : "key");
+  if (get_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
+    return -1;
+  if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
+    return fail(e, "ValidationException",
+                "1 validation error detected: Value '%s' at "
+                "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member "
+                "must satisfy enum value set: [ALL_OLD, NONE]",
+                rvf);
+  q->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
+  if (get_maps(obj, &r->own[1], &q->names, &q->values, e) != 0 ||
+      get_str(obj, "UpdateExpression", &q->update, e) != 0 ||
+      get_str(obj, "ConditionExpression", &q->condition, e) != 0 ||
+      get_str(obj, "TableName", &q->table, e) != 0)
+    return -1;
+  if (get && (get_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
+              get_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0))
+    return -1;
+  q->return_capacity = capacity_of(obj);
+  return 0;
+}
+
+static const char total_segments_range[] =
+    "1 validation error detected: Value '%lld' at 'totalSegments' failed to satisfy "
+    "constraint: Member must have value less than or equal to 1000000 and greater than or "
+    "equal to 1";
+
+/* Query and Scan. */
+static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request *r,
+                          struct tt_backend_error *e) {
+  struct tt_ddb_read_request *q = &r->read;
+  const char *select;
+  bool forward, has_limit;
+  if (get_str(obj, "IndexName", &q->index, e) != 0 ||
+      get_str(obj, "Select", &select, e) != 0 ||
+      get_bool(obj, "ScanIndexForward", true, &forward, e) != 0 ||
+      get_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0 ||
+      get_int(obj, "Limit", &q->limit, &has_limit, e) != 0 ||
+      get_map(obj, "ExclusiveStartKey", &r->own[3], &q->start_key, e) != 0)
+    return -1;
+  q->backward = query && !forward;
+  if (has_limit && q->limit < 1)
+    return fail(e, "ValidationException",
+                "1 validation error detected: Value '%lld' at 'limit' failed to satisfy "
+                "constraint: Member must have value greater than or equal to 1",
+                (long long)q->limit);
+  if (select) {
+    for (int i = 1; tt_ddb_select_name((enum tt_ddb_select)i); i++)
+      if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
+        q->select = (enum tt_ddb_select)i;
+    if (q->select == TT_DDB_SELECT_DEFAULT)
+      return fail(e, "ValidationException",
+                  "1 validation error detected: Value '%s' at 'select' failed to satisfy "
+                  "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+                  "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+                  select);
+  }
+  if (get_maps(obj, &r->own[1], &q->names, &q->values, e) != 0 ||
+      get_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
+      get_str(obj, "FilterExpression", &q->filter, e) != 0 ||
+      get_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
+      get_str(obj, "TableName", &q->table, e) != 0)
+    return -1;
+  if (!query) {
+    bool has_seg, has_total;
+    if (get_int(obj, "Segment", &q->segment, &has_seg, e) != 0 ||
+        get_int(obj, "TotalSegments", &q->total_segments, &has_total, e) != 0)
+      return -1;
+    if (has_seg != has_total)
+      return fail(e, "ValidationException", "%s",
+                  has_seg ? "The TotalSegments parameter is required but was not present in "
+                            "the request when Segment parameter is present"
+                          : "The Segment parameter is required but was not present in the "
+                            "request when parameter TotalSegments is present");
+    if (has_total && q->total_segments < 1)
+      return fail(e, "ValidationException", total_segments_range,
+                  (long long)q->total_segments);
+  }
+  q->return_capacity = capacity_of(obj);
+  return 0;
+}
+
+bool tt_ddbi_typed_op(enum tt_ddb_op op) {
+  return op == TT_DDB_GET_ITEM || op == TT_DDB_PUT_ITEM || op == TT_DDB_UPDATE_ITEM ||
+         op == TT_DDB_DELETE_ITEM || op == TT_DDB_QUERY || op == TT_DDB_SCAN;
+}
+
+int tt_ddbi_request_from_json(enum tt_ddb_op op, const json_t *body, struct tt_ddbi_request *r,
+                              struct tt_backend_error *e) {
+  memset(r, 0, sizeof(*r));
+  r->op = op;
+  int rc = !tt_ddbi_typed_op(op)
+               ? fail(e, "ValidationException", "%s is not a typed operation",
+                      tt_ddb_op_name(op))
+           : op == TT_DDB_QUERY || op == TT_DDB_SCAN ? read_from_json(op == TT_DDB_QUERY, body, r, e)
+                                                     : item_from_json(op, body, r, e);
+  if (rc != 0)
+    tt_ddbi_request_free(r);
+  return rc;
+}
+
+void tt_ddbi_request_free(struct tt_ddbi_request *r) {
+  for (size_t i = 0; i < sizeof(r->own) / sizeof(r->own[0]); i++)
+    tt_av_free(&r->own[i]);
+  memset(r, 0, sizeof(*r));
+}
+
+/* ,"ConsumedCapacity":{...} (the comma unless first), as the memory
+ * backend's JSON answers wrote it. */
+static int capacity_write(const struct tt_ddbi_request *r, const struct tt_ddb_consumed *cc,
+                          bool first, struct tt_buf *b) {
+  bool read = r->op == TT_DDB_QUERY || r->op == TT_DDB_SCAN;
+  enum tt_ddb_capacity mode = read ? r->read.return_capacity : r->item.return_capacity;
+  const char *index = read ? r->read.index : NULL;
+  if (mode == TT_DDB_CAPACITY_NONE || !cc->set)
+    return 0;
+  json_t *o = json_pack("{s:f, s:s}", "CapacityUnits", cc->total, "TableName",
+                        read ? r->read.table : r->item.table);
+  int rc = o == NULL ? -1 : 0;
+  if (rc == 0 && mode == TT_DDB_CAPACITY_INDEXES &&
+      (json_object_set_new(o, "Table", json_pack("{s:f}", "CapacityUnits", cc->table)) != 0 ||
+       (index && json_object_set_new(o, cc->index_global ? "GlobalSecondaryIndexes"
+                                                         : "LocalSecondaryIndexes",
+                                     json_pack("{s:{s:f}}", index, "CapacityUnits",
+                                               cc->index)) != 0)))
+    rc = -1;
+  if (rc == 0 && (tt_buf_puts(b, first ? "\"ConsumedCapacity\":" : ",\"ConsumedCapacity\":") != 0 ||
+                  tt_json_dump(o, 0, b) != 0))
+    rc = -1;
+  json_decref(o);
+  return rc;
+}
+
+static int read_answer(const struct tt_ddbi_request *r, const struct tt_backend_call *bc,
+                       struct tt_buf *b) {
+  const struct tt_ddb_read_result *p = &bc->read_out;
+  if (tt_buf_printf(b, "{\"Count\":%" PRIu64 ",\"ScannedCount\":%" PRIu64, p->count,
+                    p->scanned_count) != 0)
+    return -1;
+  if (r->read.select != TT_DDB_SELECT_COUNT) {
+    if (tt_buf_puts(b, ",\"Items\":[") != 0)
+      return -1;
+    for (size_t i = 0; i < p->n_items; i++)
+      if ((i > 0 && tt_buf_puts(b, ",") != 0) || tt_ddb_item_write(b, &p->items[i], 0) != 0)
+        return -1;
+    if (tt_buf_puts(b, "]") != 0)
+      return -1;
+  }
+  if (p->last_key.type == TT_AV_M && (tt_buf_puts(b, ",\"LastEvaluatedKey\":") != 0 ||
+                                      tt_ddb_item_write(b, &p->last_key, 0) != 0))
+    return -1;
+  return capacity_write(r, &bc->consumed, false, b) != 0 ? -1 : tt_buf_puts(b, "}");
+}
+
+int tt_ddbi_answer_write(const struct tt_ddbi_request *r, const struct tt_backend_call *bc,
+                         struct tt_buf *b) {
+  if (r->op == TT_DDB_QUERY || r->op == TT_DDB_SCAN)
+    return read_answer(r, bc, b);
+  bool has = bc->item_out.type == TT_AV_M;
+  size_t before = b->len;
+  if (tt_buf_puts(b, "{") != 0)
+    return -1;
+  if (r->op == TT_DDB_GET_ITEM) { /* ConsumedCapacity, then Item */
+    if (capacity_write(r, &bc->consumed, true, b) != 0 ||
+        (has && (tt_buf_puts(b, b->len > before + 1 ? ",\"Item\":" : "\"Item\":") != 0 ||
+                 tt_ddb_item_write(b, &bc->item_out, 0) != 0)))
+      return -1;
+  } else if ((has && (tt_buf_puts(b, "\"Attributes\":") != 0 ||
+                      tt_ddb_item_write(b, &bc->item_out, 0) != 0)) ||
+             capacity_write(r, &bc->consumed, !has, b) != 0) {
+    return -1;
+  }
+  return tt_buf_puts(b, "}");
+}

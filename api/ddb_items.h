@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddb_items.h -- the DynamoDB listener's GetItem, PutItem, UpdateItem,
+ * DeleteItem, Query and Scan: DynamoDB's request JSON read into the backend
+ * port's typed request (backend.h), and the typed answer written as
+ * DynamoDB's answer JSON. The member checks of ddb_wire.h come first; what
+ * is left here is what only reading the JSON can tell (a missing Key or
+ * Item, the enums, Limit, the segments, nesting), with DynamoDB's messages.
+ * What depends on the table is the backend's. */
+#ifndef TT_API_DDB_ITEMS_H
+#define TT_API_DDB_ITEMS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "util/buf.h"
+
+/* One decoded request. The typed request points into `own` and into the
+ * JSON body it was read from, which the caller keeps until the call's
+ * `done` ran. */
+struct tt_ddbi_request {
+  enum tt_ddb_op op;
+  struct tt_ddb_item_request item; /* GetItem, PutItem, UpdateItem, DeleteItem */
+  struct tt_ddb_read_request read; /* Query, Scan */
+  struct tt_av own[4];             /* Key or Item, names, values, ExclusiveStartKey */
+};
+
+/* Whether op is one of the six typed operations. */
+bool tt_ddbi_typed_op(enum tt_ddb_op op);
+
+/* Reads `body` (a JSON object, strings marked as json_exact.h reads them)
+ * into *r. Returns 0, or -1 with e set (r then holds nothing to free). */
+int tt_ddbi_request_from_json(enum tt_ddb_op op, const json_t *body, struct tt_ddbi_request *r,
+                              struct tt_backend_error *e);
+
+void tt_ddbi_request_free(struct tt_ddbi_request *r);
+
+/* Appends DynamoDB's answer to r's successful call (bc: item_out, read_out,
+ * consumed) to b: {"Item":...} or {}, {"Attributes":...}, {"Count":...,
+ * "ScannedCount":...,"Items":[...],"LastEvaluatedKey":...}, with
+ * ConsumedCapacity when the request asked for it. Returns 0 or -1
+ * (memory). */
+int tt_ddbi_answer_write(const struct tt_ddbi_request *r, const struct tt_backend_call *bc,
+                         struct tt_buf *b);
+
+#endif
