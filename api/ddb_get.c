@@ -10,33 +10,6 @@
 #include "value/codec_ddb.h"
 
 
-int tt_ddbw_get_from_json(const json_t *body, struct tt_ddbw_get *out) {
-  memset(out, 0, sizeof(*out));
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)body, k, v) {
-    if (strcmp(k, "TableName") == 0 ? !json_is_string(v)
-        : strcmp(k, "Key") == 0     ? !json_is_object(v)
-        : strcmp(k, "ConsistentRead") == 0 ? !json_is_boolean(v)
-        : strcmp(k, "ReturnConsumedCapacity") == 0
-            ? json_is_string(v) && strcmp(json_string_value(v), "NONE") != 0
-            : true)
-      return -1; /* ConsumedCapacity is answered by the JSON form */
-  }
-  const char *table = json_string_value(json_object_get(body, "TableName"));
-  json_t *key = json_object_get(body, "Key");
-  struct tt_error err;
-  if (table == NULL || key == NULL || strlen(table) >= sizeof(out->table) ||
-      tt_ddb_item_from_json(key, "Key", &out->key, &err) != 0) {
-    tt_av_free(&out->key);
-    memset(out, 0, sizeof(*out));
-    return -1;
-  }
-  memcpy(out->table, table, strlen(table) + 1);
-  out->consistent_read = json_is_true(json_object_get(body, "ConsistentRead"));
-  return 0;
-}
-
 /* ---- the one-pass reader ------------------------------------------------ */
 
 struct rd {

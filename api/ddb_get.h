@@ -5,7 +5,7 @@
  * pass straight from the request text (no JSON tree, no walk of the
  * operation's member types and constraints). The one-pass reader takes
  * only requests the generic path (ddb_wire.h's parse and checks, then
- * tt_ddbw_get_from_json) accepts with the same typed request; it declines
+ * ddb_items.h) accepts with the same typed request; it declines
  * everything else, which then takes the generic path unchanged, so every
  * refusal is the generic path's. */
 #ifndef TT_API_DDB_GET_H
@@ -23,14 +23,6 @@ struct tt_ddbw_get {
   struct tt_av key;   /* M; tt_av_free it */
   bool consistent_read;
 };
-
-/* The generic path's typed GetItem: from a body that passed every check of
- * ddb_wire.h, when it carries only what the typed request holds
- * (TableName, Key, ConsistentRead, ReturnConsumedCapacity NONE) and its Key
- * decodes (codec_ddb.h). Returns 0 with *out filled, or -1 (out zeroed:
- * the request goes to the backend as JSON, whose validation and messages
- * are the backend's). */
-int tt_ddbw_get_from_json(const json_t *body, struct tt_ddbw_get *out);
 
 /* The one-pass reader: true when `in` is a POST of JSON (either
  * Content-Type) with X-Amz-Target GetItem, a well-formed Authorization

@@ -7,7 +7,7 @@
  * presigned request's query parameters and bit 4 drops the header; the rest is the
  * body of a POST with X-Amz-Target GetItem. Invariant (differential): when
  * the reader takes a request, the generic path (tt_ddbw_parse, every check
- * the listener makes, then tt_ddbw_get_from_json) takes it too, with the
+ * the listener makes, then its typed request, ddb_items.h) takes it too, with the
  * same table, ConsistentRead, Key (byte for byte as written back) and
  * Authorization parts; when it declines, nothing is left to free (ASan's
  * leak check). */
@@ -18,6 +18,7 @@
 #include "api/ddb_get.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
+#include "tests/unit/ddb_get_oracle.h"
 #include "util/buf.h"
 #include "value/codec_ddb.h"
 
@@ -43,7 +44,7 @@ static int generic(const struct tt_ddbw_input *in, struct tt_ddbw_get *out,
       tt_ddbw_check_table(req.op, req.body, &err) == 0 &&
       tt_ddbw_check_read(req.op, req.body, &err) == 0 &&
       tt_ddbw_legacy(req.op, req.body, &err) == 0)
-    rc = tt_ddbw_get_from_json(req.body, out);
+    rc = tt_test_generic_get(req.body, out);
   json_decref(req.body);
   return rc;
 }

