@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
  * operation, so the memory backend and the dynamodb backend are
- * interchangeable. Single-item operations cross it as typed values
- * (struct tt_ddb_item_request); the others still as DynamoDB's own JSON
- * shapes (docs/internals/typed-port.md says which and why). */
+ * interchangeable. Single-item operations, Query and Scan cross it as
+ * typed values (struct tt_ddb_item_request, tt_ddb_read_request); the
+ * others still as DynamoDB's own JSON shapes (docs/internals/typed-port.md
+ * says which and why). */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
