@@ -9,11 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/json_members.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
-#include "value/number.h"
-
-#define NEST_MAX 32u /* levels of a document; a top-level attribute is 1 */
 
 static int fail(struct tt_backend_error *e, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -25,94 +23,6 @@ static int fail(struct tt_backend_error *e, const char *type, const char *fmt, .
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   return tt_backend_error_set(e, type, 400, "%s", msg);
-}
-
-static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
-  if (err->code == TT_ERR_INTERNAL)
-    return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
-  return fail(e, "ValidationException", "%s", err->message);
-}
-
-/* A string member (NULL when absent or null), borrowed from obj. */
-static int get_str(const json_t *obj, const char *key, const char **out,
-                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
-    return fail(e, "SerializationException", "%s must be a string", key);
-  *out = s;
-  return 0;
-}
-
-static int get_bool(const json_t *obj, const char *key, bool def, bool *out,
-                    struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = def;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  if (!json_is_boolean(j))
-    return fail(e, "SerializationException", "%s must be a boolean", key);
-  *out = json_is_true(j);
-  return 0;
-}
-
-static int get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
-                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *present = false;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  struct tt_json_numbuf nb;
-  size_t len;
-  const char *text = tt_json_number_text(j, &nb, &len);
-  char canon[TT_NUMBER_TEXT_MAX];
-  struct tt_error err;
-  if (text == NULL || tt_number_canonical(text, len, canon, sizeof(canon), key, &err) != 0 ||
-      tt_number_to_int64(canon, out) != 0)
-    return fail(e, "SerializationException", "%s must be an integer", key);
-  *present = true;
-  return 0;
-}
-
-/* An attribute map member into *own; *ref points at it, or stays NULL when
- * the member is absent or null. Nesting is measured before decoding. */
-static int get_map(const json_t *obj, const char *key, struct tt_av *own, const struct tt_av **ref,
-                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  struct tt_error err;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  if (tt_ddb_json_map_nests_past(j, NEST_MAX))
-    return fail(e, "ValidationException",
-                "Nesting Levels have exceeded supported limits: Attributes in the item have "
-                "nested levels beyond supported limit");
-  *ref = own;
-  return tt_ddb_item_from_json(j, key, own, &err) != 0 ? from_tt(e, &err) : 0;
-}
-
-/* ExpressionAttributeNames and ExpressionAttributeValues into own[0..1]. */
-static int get_maps(const json_t *obj, struct tt_av own[2], const struct tt_av **names,
-                    const struct tt_av **values, struct tt_backend_error *e) {
-  const json_t *n = json_object_get(obj, "ExpressionAttributeNames");
-  const json_t *v = json_object_get(obj, "ExpressionAttributeValues");
-  struct tt_error err;
-  if (n && !json_is_null(n)) {
-    if (!json_is_object(n))
-      return fail(e, "SerializationException", "ExpressionAttributeNames must be an object");
-    int rc = tt_ddb_names_from_json(n, &own[0], &err);
-    if (rc == 1)
-      return fail(e, "SerializationException", "ExpressionAttributeNames values must be strings");
-    if (rc != 0)
-      return from_tt(e, &err);
-    *names = &own[0];
-  }
-  if (v && !json_is_null(v) && !json_is_object(v))
-    return fail(e, "SerializationException", "ExpressionAttributeValues must be an object");
-  return get_map(obj, "ExpressionAttributeValues", &own[1], values, e);
 }
 
 static enum tt_ddb_capacity capacity_of(const json_t *obj) {
@@ -128,7 +38,7 @@ static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
                          struct tt_backend_error *e) {
   const char *s, *name;
   *rv = TT_DDB_RETURN_NONE;
-  if (get_str(obj, "ReturnValues", &s, e) != 0)
+  if (tt_ddb_member_str(obj, "ReturnValues", &s, e) != 0)
     return -1;
   if (s == NULL)
     return 0;
@@ -158,14 +68,14 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
         q->return_values != TT_DDB_RETURN_ALL_OLD)
       return fail(e, "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
   }
-  if (get_map(obj, put ? "Item" : "Key", &r->own[0], put ? &q->item : &q->key, e) != 0)
+  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &r->own[0], put ? &q->item : &q->key, e) != 0)
     return -1;
   if ((put ? q->item : q->key) == NULL)
     return fail(e, "ValidationException",
                 "1 validation error detected: Value null at '%s' failed to satisfy "
                 "constraint: Member must not be null",
                 put ? "item" : "key");
-  if (get_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
+  if (tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
     return -1;
   if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
     return fail(e, "ValidationException",
@@ -174,13 +84,13 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
                 "must satisfy enum value set: [ALL_OLD, NONE]",
                 rvf);
   q->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (get_maps(obj, &r->own[1], &q->names, &q->values, e) != 0 ||
-      get_str(obj, "UpdateExpression", &q->update, e) != 0 ||
-      get_str(obj, "ConditionExpression", &q->condition, e) != 0 ||
-      get_str(obj, "TableName", &q->table, e) != 0)
+  if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
+      tt_ddb_member_str(obj, "UpdateExpression", &q->update, e) != 0 ||
+      tt_ddb_member_str(obj, "ConditionExpression", &q->condition, e) != 0 ||
+      tt_ddb_member_str(obj, "TableName", &q->table, e) != 0)
     return -1;
-  if (get && (get_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
-              get_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0))
+  if (get && (tt_ddb_member_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
+              tt_ddb_member_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0))
     return -1;
   q->return_capacity = capacity_of(obj);
   return 0;
@@ -197,12 +107,12 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
   struct tt_ddb_read_request *q = &r->read;
   const char *select;
   bool forward, has_limit;
-  if (get_str(obj, "IndexName", &q->index, e) != 0 ||
-      get_str(obj, "Select", &select, e) != 0 ||
-      get_bool(obj, "ScanIndexForward", true, &forward, e) != 0 ||
-      get_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0 ||
-      get_int(obj, "Limit", &q->limit, &has_limit, e) != 0 ||
-      get_map(obj, "ExclusiveStartKey", &r->own[3], &q->start_key, e) != 0)
+  if (tt_ddb_member_str(obj, "IndexName", &q->index, e) != 0 ||
+      tt_ddb_member_str(obj, "Select", &select, e) != 0 ||
+      tt_ddb_member_bool(obj, "ScanIndexForward", true, &forward, e) != 0 ||
+      tt_ddb_member_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0 ||
+      tt_ddb_member_int(obj, "Limit", &q->limit, &has_limit, e) != 0 ||
+      tt_ddb_member_map(obj, "ExclusiveStartKey", &r->own[3], &q->start_key, e) != 0)
     return -1;
   q->backward = query && !forward;
   if (has_limit && q->limit < 1)
@@ -221,16 +131,16 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
                   "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
                   select);
   }
-  if (get_maps(obj, &r->own[1], &q->names, &q->values, e) != 0 ||
-      get_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
-      get_str(obj, "FilterExpression", &q->filter, e) != 0 ||
-      get_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
-      get_str(obj, "TableName", &q->table, e) != 0)
+  if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
+      tt_ddb_member_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
+      tt_ddb_member_str(obj, "FilterExpression", &q->filter, e) != 0 ||
+      tt_ddb_member_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
+      tt_ddb_member_str(obj, "TableName", &q->table, e) != 0)
     return -1;
   if (!query) {
     bool has_seg, has_total;
-    if (get_int(obj, "Segment", &q->segment, &has_seg, e) != 0 ||
-        get_int(obj, "TotalSegments", &q->total_segments, &has_total, e) != 0)
+    if (tt_ddb_member_int(obj, "Segment", &q->segment, &has_seg, e) != 0 ||
+        tt_ddb_member_int(obj, "TotalSegments", &q->total_segments, &has_total, e) != 0)
       return -1;
     if (has_seg != has_total)
       return fail(e, "ValidationException", "%s",

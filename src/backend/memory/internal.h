@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "backend/json_members.h"
 #include "backend/memory/memdb.h"
 #include "expr/expr.h"
 #include "util/buf.h"
@@ -27,7 +28,7 @@
 #define MEMDB_SK_MAX 1024u               /* sort key value bytes (S, B) */
 #define MEMDB_ATTR_NAME_MAX 65535u       /* attribute name bytes, at any depth */
 #define MEMDB_KEY_NAME_MAX 255u          /* key, index key and projected names */
-#define MEMDB_NEST_MAX 32u               /* levels; a top-level attribute is 1 */
+#define MEMDB_NEST_MAX TT_DDB_NEST_MAX   /* levels; a top-level attribute is 1 */
 #define MEMDB_PLACEHOLDER_MAX 255u       /* "#name" / ":value" keys, with # or : */
 #define MEMDB_EXPR_MAPS_MAX (2u * 1024u * 1024u) /* names + values of a request */
 #define MEMDB_TXN_BYTES_MAX (4u * 1024u * 1024u) /* TransactWriteItems payload */
@@ -544,9 +545,6 @@ int memdb_limit_index_keys(const struct memdb_table *t, const struct tt_av *item
 /* Attribute names (every depth) of at most MEMDB_ATTR_NAME_MAX bytes and
  * values nested at most MEMDB_NEST_MAX levels. Borrows item (an M). */
 int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e);
-/* The nesting limit on an attribute map still in wire JSON (before the
- * codec, whose own bound is deeper). Borrows map. */
-int memdb_limit_json_map(const json_t *map, struct tt_backend_error *e);
 /* Placeholder keys of at most MEMDB_PLACEHOLDER_MAX bytes, names of at most
  * MEMDB_ATTR_NAME_MAX, nested values, MEMDB_EXPR_MAPS_MAX in all. Either
  * map may be NULL. Borrows both. */

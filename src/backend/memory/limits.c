@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
-#include "value/codec_ddb.h"
 
 /* ---- key values ---- */
 
@@ -84,10 +83,6 @@ int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e) {
       return -1;
   }
   return 0;
-}
-
-int memdb_limit_json_map(const json_t *map, struct tt_backend_error *e) {
-  return tt_ddb_json_map_nests_past(map, MEMDB_NEST_MAX) ? too_deep(e) : 0;
 }
 
 /* ---- placeholder maps ---- */

@@ -109,63 +109,27 @@ json_t *memdb_capacity_json(int mode, const char *table, double units) {
 
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
-    return memdb_fail(e, "SerializationException", "%s must be a string", key);
-  *out = s;
-  return 0;
+  return tt_ddb_member_str(obj, key, out, e);
 }
 
 int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
                    struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = def;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  if (!json_is_boolean(j))
-    return memdb_fail(e, "SerializationException", "%s must be a boolean", key);
-  *out = json_is_true(j);
-  return 0;
+  return tt_ddb_member_bool(obj, key, def, out, e);
 }
 
 int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *present = false;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  struct tt_json_numbuf nb;
-  size_t len;
-  const char *text = tt_json_number_text(j, &nb, &len);
-  char canon[TT_NUMBER_TEXT_MAX];
-  struct tt_error err;
-  if (text == NULL || tt_number_canonical(text, len, canon, sizeof(canon), key, &err) != 0 ||
-      tt_number_to_int64(canon, out) != 0)
-    return memdb_fail(e, "SerializationException", "%s must be an integer", key);
-  *present = true;
-  return 0;
+  return tt_ddb_member_int(obj, key, out, present, e);
 }
 
 int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *present,
                    struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  struct tt_error err;
+  const struct tt_av *ref = NULL;
   memset(out, 0, sizeof(*out));
   out->type = TT_AV_NULL;
-  *present = false;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  if (memdb_limit_json_map(j, e) != 0)
-    return -1;
-  if (tt_ddb_item_from_json(j, key, out, &err) != 0)
-    return memdb_fail_tt(e, &err);
-  *present = true;
-  return 0;
+  int rc = tt_ddb_member_map(obj, key, out, &ref, e);
+  *present = rc == 0 && ref != NULL;
+  return rc;
 }
 
 json_t *memdb_item_json(const struct tt_av *item) { return tt_ddb_item_to_json(item); }
@@ -191,49 +155,14 @@ int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const stru
 }
 
 int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e) {
-  struct tt_error err;
   memset(x, 0, sizeof(*x));
-  const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
-  if (names && !json_is_null(names)) {
-    if (!json_is_object(names))
-      return memdb_fail(e, "SerializationException",
-                        "ExpressionAttributeNames must be an object");
-    x->names = &x->own_names;
-    int rc = tt_ddb_names_from_json(names, &x->own_names, &err);
-    if (rc == 1) {
-      memdb_fail(e, "SerializationException", "ExpressionAttributeNames values must be strings");
-      goto fail;
-    }
-    if (rc != 0) {
-      memdb_fail_tt(e, &err);
-      goto fail;
-    }
+  if (tt_ddb_member_placeholders(obj, &x->own_names, &x->own_values, &x->names, &x->values,
+                                 e) != 0 ||
+      exprs_check(x, e) != 0) {
+    memdb_exprs_free(x);
+    return -1;
   }
-  const json_t *values = json_object_get(obj, "ExpressionAttributeValues");
-  if (values && !json_is_null(values)) {
-    if (!json_is_object(values)) {
-      memdb_fail(e, "SerializationException", "ExpressionAttributeValues must be an object");
-      goto fail;
-    }
-    x->values = &x->own_values;
-    if (memdb_limit_json_map(values, e) != 0)
-      goto fail;
-    if (json_object_size(values) > 0 &&
-        tt_ddb_item_from_json(values, "ExpressionAttributeValues", &x->own_values, &err) != 0) {
-      memdb_fail_tt(e, &err);
-      goto fail;
-    }
-    if (json_object_size(values) == 0 && tt_av_map(&x->own_values, 0) != 0)
-      goto oom;
-  }
-  if (exprs_check(x, e) != 0)
-    goto fail;
   return 0;
-oom:
-  memdb_oom(e);
-fail:
-  memdb_exprs_free(x);
-  return -1;
 }
 
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
