@@ -5,25 +5,11 @@
 #include "api/ddb_items.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "backend/json_members.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
-
-static int fail(struct tt_backend_error *e, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct tt_backend_error *e, const char *type, const char *fmt, ...) {
-  char msg[sizeof(e->message)];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  return tt_backend_error_set(e, type, 400, "%s", msg);
-}
 
 static enum tt_ddb_capacity capacity_of(const json_t *obj) {
   const char *s = json_string_value(json_object_get(obj, "ReturnConsumedCapacity"));
@@ -47,11 +33,12 @@ static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
       *rv = (enum tt_ddb_return_values)i;
       return 0;
     }
-  return fail(e, "ValidationException",
-              "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy "
-              "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, "
-              "NONE, UPDATED_NEW]",
-              s);
+  return tt_backend_error_set(
+      e, "ValidationException", 400,
+      "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy "
+      "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, "
+      "NONE, UPDATED_NEW]",
+      s);
 }
 
 /* GetItem, PutItem, UpdateItem, DeleteItem, in the order DynamoDB reports
@@ -66,23 +53,25 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
       return -1;
     if (op != TT_DDB_UPDATE_ITEM && q->return_values != TT_DDB_RETURN_NONE &&
         q->return_values != TT_DDB_RETURN_ALL_OLD)
-      return fail(e, "ValidationException", "ReturnValues can only be ALL_OLD or NONE");
+      return tt_backend_error_set(
+          e, "ValidationException", 400, "ReturnValues can only be ALL_OLD or NONE");
   }
   if (tt_ddb_member_map(obj, put ? "Item" : "Key", &r->own[0], put ? &q->item : &q->key, e) != 0)
     return -1;
   if ((put ? q->item : q->key) == NULL)
-    return fail(e, "ValidationException",
-                "1 validation error detected: Value null at '%s' failed to satisfy "
-                "constraint: Member must not be null",
-                put ? "item" : "key");
+    return tt_backend_error_set(e, "ValidationException", 400,
+                                "1 validation error detected: Value null at '%s' failed to satisfy "
+                                "constraint: Member must not be null",
+                                put ? "item" : "key");
   if (tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
     return -1;
   if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
-    return fail(e, "ValidationException",
-                "1 validation error detected: Value '%s' at "
-                "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member "
-                "must satisfy enum value set: [ALL_OLD, NONE]",
-                rvf);
+    return tt_backend_error_set(
+        e, "ValidationException", 400,
+        "1 validation error detected: Value '%s' at "
+        "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member "
+        "must satisfy enum value set: [ALL_OLD, NONE]",
+        rvf);
   q->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
   if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "UpdateExpression", &q->update, e) != 0 ||
@@ -116,20 +105,22 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
     return -1;
   q->backward = query && !forward;
   if (has_limit && q->limit < 1)
-    return fail(e, "ValidationException",
-                "1 validation error detected: Value '%lld' at 'limit' failed to satisfy "
-                "constraint: Member must have value greater than or equal to 1",
-                (long long)q->limit);
+    return tt_backend_error_set(
+        e, "ValidationException", 400,
+        "1 validation error detected: Value '%lld' at 'limit' failed to satisfy "
+        "constraint: Member must have value greater than or equal to 1",
+        (long long)q->limit);
   if (select) {
     for (int i = 1; tt_ddb_select_name((enum tt_ddb_select)i); i++)
       if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
         q->select = (enum tt_ddb_select)i;
     if (q->select == TT_DDB_SELECT_DEFAULT)
-      return fail(e, "ValidationException",
-                  "1 validation error detected: Value '%s' at 'select' failed to satisfy "
-                  "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
-                  "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
-                  select);
+      return tt_backend_error_set(
+          e, "ValidationException", 400,
+          "1 validation error detected: Value '%s' at 'select' failed to satisfy "
+          "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+          "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+          select);
   }
   if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
@@ -143,14 +134,15 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
         tt_ddb_member_int(obj, "TotalSegments", &q->total_segments, &has_total, e) != 0)
       return -1;
     if (has_seg != has_total)
-      return fail(e, "ValidationException", "%s",
-                  has_seg ? "The TotalSegments parameter is required but was not present in "
-                            "the request when Segment parameter is present"
-                          : "The Segment parameter is required but was not present in the "
-                            "request when parameter TotalSegments is present");
+      return tt_backend_error_set(
+          e, "ValidationException", 400, "%s",
+          has_seg ? "The TotalSegments parameter is required but was not present in the "
+                    "request when Segment parameter is present"
+                  : "The Segment parameter is required but was not present in the request "
+                    "when parameter TotalSegments is present");
     if (has_total && q->total_segments < 1)
-      return fail(e, "ValidationException", total_segments_range,
-                  (long long)q->total_segments);
+      return tt_backend_error_set(e, "ValidationException", 400, total_segments_range,
+                                  (long long)q->total_segments);
   }
   q->return_capacity = capacity_of(obj);
   return 0;
@@ -165,11 +157,14 @@ int tt_ddbi_request_from_json(enum tt_ddb_op op, const json_t *body, struct tt_d
                               struct tt_backend_error *e) {
   memset(r, 0, sizeof(*r));
   r->op = op;
-  int rc = !tt_ddbi_typed_op(op)
-               ? fail(e, "ValidationException", "%s is not a typed operation",
-                      tt_ddb_op_name(op))
-           : op == TT_DDB_QUERY || op == TT_DDB_SCAN ? read_from_json(op == TT_DDB_QUERY, body, r, e)
-                                                     : item_from_json(op, body, r, e);
+  int rc;
+  if (!tt_ddbi_typed_op(op))
+    rc = tt_backend_error_set(e, "ValidationException", 400, "%s is not a typed operation",
+                              tt_ddb_op_name(op));
+  else if (op == TT_DDB_QUERY || op == TT_DDB_SCAN)
+    rc = read_from_json(op == TT_DDB_QUERY, body, r, e);
+  else
+    rc = item_from_json(op, body, r, e);
   if (rc != 0)
     tt_ddbi_request_free(r);
   return rc;
