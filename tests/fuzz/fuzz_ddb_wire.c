@@ -11,10 +11,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/ddb_items.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The typed request of an item or read operation (api/ddb_items.c), read
+ * from a body the checks and the legacy rewrite passed: it has its Key,
+ * Item or table as the operation needs, and its answer to an empty result
+ * renders as a JSON object; or it is refused with a short type, a 400 and
+ * a message. */
+static void typed_items(enum tt_ddb_op op, const json_t *body) {
+  struct tt_ddbi_request r;
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
+  if (!tt_ddbi_typed_op(op))
+    return;
+  if (tt_ddbi_request_from_json(op, body, &r, &e) != 0) {
+    if (e.type[0] == '\0' || e.http_status != 400 || strchr(e.type, '#') != NULL ||
+        memchr(e.message, '\0', sizeof(e.message)) == NULL)
+      abort();
+    tt_backend_error_clear(&e);
+    return;
+  }
+  bool read = op == TT_DDB_QUERY || op == TT_DDB_SCAN;
+  if (!read && (op == TT_DDB_PUT_ITEM ? r.item.item : r.item.key) == NULL)
+    abort();
+  struct tt_backend_call bc;
+  struct tt_buf b;
+  memset(&bc, 0, sizeof(bc));
+  bc.consumed.set = (read ? r.read.table : r.item.table) != NULL; /* as after a success */
+  tt_buf_init(&b, 0);
+  json_t *j = NULL;
+  if (tt_ddbi_answer_write(&r, &bc, &b) != 0 ||
+      (j = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL)) == NULL || !json_is_object(j))
+    abort();
+  json_decref(j);
+  tt_buf_free(&b);
+  tt_ddbi_request_free(&r);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *buf = malloc(size + 1);
@@ -85,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
       abort();
     if (tt_ddbw_legacy(req.op, req.body, &lerr) == 0) {
+      typed_items(req.op, req.body);
       if (req.op != TT_DDB_BATCH_GET_ITEM && req.op != TT_DDB_TRANSACT_WRITE_ITEMS &&
           req.op != TT_DDB_TRANSACT_GET_ITEMS && req.op != TT_DDB_BATCH_WRITE_ITEM &&
           req.op < TT_DDB_CREATE_TABLE &&
