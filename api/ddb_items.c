@@ -11,12 +11,15 @@
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
-static enum tt_ddb_capacity capacity_of(const json_t *obj) {
+/* Appends a string literal. */
+#define PUT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
+
+static enum tt_ddbi_capacity capacity_of(const json_t *obj) {
   const char *s = json_string_value(json_object_get(obj, "ReturnConsumedCapacity"));
-  return s == NULL                   ? TT_DDB_CAPACITY_NONE
-         : strcmp(s, "TOTAL") == 0   ? TT_DDB_CAPACITY_TOTAL
-         : strcmp(s, "INDEXES") == 0 ? TT_DDB_CAPACITY_INDEXES
-                                     : TT_DDB_CAPACITY_NONE;
+  return s == NULL                   ? TT_DDBI_CAPACITY_NONE
+         : strcmp(s, "TOTAL") == 0   ? TT_DDBI_CAPACITY_TOTAL
+         : strcmp(s, "INDEXES") == 0 ? TT_DDBI_CAPACITY_INDEXES
+                                     : TT_DDBI_CAPACITY_NONE;
 }
 
 /* ReturnValues of a write. */
@@ -44,7 +47,7 @@ static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
 /* GetItem, PutItem, UpdateItem, DeleteItem, in the order DynamoDB reports
  * their errors. */
 static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_request *r,
-                          struct tt_backend_error *e) {
+                          struct tt_av own[4], struct tt_backend_error *e) {
   struct tt_ddb_item_request *q = &r->item;
   bool get = op == TT_DDB_GET_ITEM, put = op == TT_DDB_PUT_ITEM;
   const char *rvf;
@@ -56,7 +59,7 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
       return tt_backend_error_set(
           e, "ValidationException", 400, "ReturnValues can only be ALL_OLD or NONE");
   }
-  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &r->own[0], put ? &q->item : &q->key, e) != 0)
+  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &own[0], put ? &q->item : &q->key, e) != 0)
     return -1;
   if ((put ? q->item : q->key) == NULL)
     return tt_backend_error_set(e, "ValidationException", 400,
@@ -73,7 +76,7 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
         "must satisfy enum value set: [ALL_OLD, NONE]",
         rvf);
   q->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
+  if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "UpdateExpression", &q->update, e) != 0 ||
       tt_ddb_member_str(obj, "ConditionExpression", &q->condition, e) != 0 ||
       tt_ddb_member_str(obj, "TableName", &q->table, e) != 0)
@@ -81,7 +84,6 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
   if (get && (tt_ddb_member_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
               tt_ddb_member_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0))
     return -1;
-  q->return_capacity = capacity_of(obj);
   return 0;
 }
 
@@ -92,7 +94,7 @@ static const char total_segments_range[] =
 
 /* Query and Scan. */
 static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request *r,
-                          struct tt_backend_error *e) {
+                          struct tt_av own[4], struct tt_backend_error *e) {
   struct tt_ddb_read_request *q = &r->read;
   const char *select;
   bool forward, has_limit;
@@ -101,7 +103,7 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
       tt_ddb_member_bool(obj, "ScanIndexForward", true, &forward, e) != 0 ||
       tt_ddb_member_bool(obj, "ConsistentRead", false, &q->consistent_read, e) != 0 ||
       tt_ddb_member_int(obj, "Limit", &q->limit, &has_limit, e) != 0 ||
-      tt_ddb_member_map(obj, "ExclusiveStartKey", &r->own[3], &q->start_key, e) != 0)
+      tt_ddb_member_map(obj, "ExclusiveStartKey", &own[3], &q->start_key, e) != 0)
     return -1;
   q->backward = query && !forward;
   if (has_limit && q->limit < 1)
@@ -122,7 +124,7 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
           "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
           select);
   }
-  if (tt_ddb_member_placeholders(obj, &r->own[1], &r->own[2], &q->names, &q->values, e) != 0 ||
+  if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
       tt_ddb_member_str(obj, "FilterExpression", &q->filter, e) != 0 ||
       tt_ddb_member_str(obj, "ProjectionExpression", &q->projection, e) != 0 ||
@@ -144,7 +146,6 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
       return tt_backend_error_set(e, "ValidationException", 400, total_segments_range,
                                   (long long)q->total_segments);
   }
-  q->return_capacity = capacity_of(obj);
   return 0;
 }
 
@@ -154,48 +155,53 @@ bool tt_ddbi_typed_op(enum tt_ddb_op op) {
 }
 
 int tt_ddbi_request_from_json(enum tt_ddb_op op, const json_t *body, struct tt_ddbi_request *r,
-                              struct tt_backend_error *e) {
+                              struct tt_ddbi_owned *own, struct tt_backend_error *e) {
   memset(r, 0, sizeof(*r));
+  memset(own, 0, sizeof(*own));
   r->op = op;
+  r->capacity = capacity_of(body);
+  struct tt_ddb_consumed *cc = r->capacity != TT_DDBI_CAPACITY_NONE ? &own->consumed : NULL;
   int rc;
-  if (!tt_ddbi_typed_op(op))
+  if (!tt_ddbi_typed_op(op)) {
     rc = tt_backend_error_set(e, "ValidationException", 400, "%s is not a typed operation",
                               tt_ddb_op_name(op));
-  else if (op == TT_DDB_QUERY || op == TT_DDB_SCAN)
-    rc = read_from_json(op == TT_DDB_QUERY, body, r, e);
-  else
-    rc = item_from_json(op, body, r, e);
+  } else if (op == TT_DDB_QUERY || op == TT_DDB_SCAN) {
+    rc = read_from_json(op == TT_DDB_QUERY, body, r, own->av, e);
+    r->read.consumed = cc;
+  } else {
+    rc = item_from_json(op, body, r, own->av, e);
+    r->item.consumed = cc;
+  }
   if (rc != 0)
-    tt_ddbi_request_free(r);
+    tt_ddbi_owned_free(own);
   return rc;
 }
 
-void tt_ddbi_request_free(struct tt_ddbi_request *r) {
-  for (size_t i = 0; i < sizeof(r->own) / sizeof(r->own[0]); i++)
-    tt_av_free(&r->own[i]);
-  memset(r, 0, sizeof(*r));
+void tt_ddbi_owned_free(struct tt_ddbi_owned *own) {
+  for (size_t i = 0; i < sizeof(own->av) / sizeof(own->av[0]); i++)
+    if (own->av[i].type != 0)
+      tt_av_free(&own->av[i]);
 }
 
 /* ,"ConsumedCapacity":{...} (the comma unless first), as the memory
  * backend's JSON answers wrote it. */
-static int capacity_write(const struct tt_ddbi_request *r, const struct tt_ddb_consumed *cc,
-                          bool first, struct tt_buf *b) {
+static int capacity_write(const struct tt_ddbi_request *r, bool first, struct tt_buf *b) {
   bool read = r->op == TT_DDB_QUERY || r->op == TT_DDB_SCAN;
-  enum tt_ddb_capacity mode = read ? r->read.return_capacity : r->item.return_capacity;
+  const struct tt_ddb_consumed *cc = read ? r->read.consumed : r->item.consumed;
   const char *index = read ? r->read.index : NULL;
-  if (mode == TT_DDB_CAPACITY_NONE || !cc->set)
+  if (cc == NULL || !cc->set)
     return 0;
   json_t *o = json_pack("{s:f, s:s}", "CapacityUnits", cc->total, "TableName",
                         read ? r->read.table : r->item.table);
   int rc = o == NULL ? -1 : 0;
-  if (rc == 0 && mode == TT_DDB_CAPACITY_INDEXES &&
+  if (rc == 0 && r->capacity == TT_DDBI_CAPACITY_INDEXES &&
       (json_object_set_new(o, "Table", json_pack("{s:f}", "CapacityUnits", cc->table)) != 0 ||
        (index && json_object_set_new(o, cc->index_global ? "GlobalSecondaryIndexes"
                                                          : "LocalSecondaryIndexes",
                                      json_pack("{s:{s:f}}", index, "CapacityUnits",
                                                cc->index)) != 0)))
     rc = -1;
-  if (rc == 0 && (tt_buf_puts(b, first ? "\"ConsumedCapacity\":" : ",\"ConsumedCapacity\":") != 0 ||
+  if (rc == 0 && ((!first && PUT(b, ",") != 0) || PUT(b, "\"ConsumedCapacity\":") != 0 ||
                   tt_json_dump(o, 0, b) != 0))
     rc = -1;
   json_decref(o);
@@ -209,18 +215,18 @@ static int read_answer(const struct tt_ddbi_request *r, const struct tt_backend_
                     p->scanned_count) != 0)
     return -1;
   if (r->read.select != TT_DDB_SELECT_COUNT) {
-    if (tt_buf_puts(b, ",\"Items\":[") != 0)
+    if (PUT(b, ",\"Items\":[") != 0)
       return -1;
     for (size_t i = 0; i < p->n_items; i++)
-      if ((i > 0 && tt_buf_puts(b, ",") != 0) || tt_ddb_item_write(b, &p->items[i], 0) != 0)
+      if ((i > 0 && PUT(b, ",") != 0) || tt_ddb_item_write(b, &p->items[i], 0) != 0)
         return -1;
-    if (tt_buf_puts(b, "]") != 0)
+    if (PUT(b, "]") != 0)
       return -1;
   }
-  if (p->last_key.type == TT_AV_M && (tt_buf_puts(b, ",\"LastEvaluatedKey\":") != 0 ||
+  if (p->last_key.type == TT_AV_M && (PUT(b, ",\"LastEvaluatedKey\":") != 0 ||
                                       tt_ddb_item_write(b, &p->last_key, 0) != 0))
     return -1;
-  return capacity_write(r, &bc->consumed, false, b) != 0 ? -1 : tt_buf_puts(b, "}");
+  return capacity_write(r, false, b) != 0 ? -1 : PUT(b, "}");
 }
 
 int tt_ddbi_answer_write(const struct tt_ddbi_request *r, const struct tt_backend_call *bc,
@@ -228,18 +234,20 @@ int tt_ddbi_answer_write(const struct tt_ddbi_request *r, const struct tt_backen
   if (r->op == TT_DDB_QUERY || r->op == TT_DDB_SCAN)
     return read_answer(r, bc, b);
   bool has = bc->item_out.type == TT_AV_M;
-  size_t before = b->len;
-  if (tt_buf_puts(b, "{") != 0)
-    return -1;
   if (r->op == TT_DDB_GET_ITEM) { /* ConsumedCapacity, then Item */
-    if (capacity_write(r, &bc->consumed, true, b) != 0 ||
-        (has && (tt_buf_puts(b, b->len > before + 1 ? ",\"Item\":" : "\"Item\":") != 0 ||
-                 tt_ddb_item_write(b, &bc->item_out, 0) != 0)))
+    if (PUT(b, "{") != 0)
       return -1;
-  } else if ((has && (tt_buf_puts(b, "\"Attributes\":") != 0 ||
+    size_t at = b->len;
+    if (capacity_write(r, true, b) != 0)
+      return -1;
+    if (has && ((b->len > at && PUT(b, ",") != 0) || PUT(b, "\"Item\":") != 0 ||
+                tt_ddb_item_write(b, &bc->item_out, 0) != 0))
+      return -1;
+  } else if (PUT(b, "{") != 0 ||
+             (has && (PUT(b, "\"Attributes\":") != 0 ||
                       tt_ddb_item_write(b, &bc->item_out, 0) != 0)) ||
-             capacity_write(r, &bc->consumed, !has, b) != 0) {
+             capacity_write(r, !has, b) != 0) {
     return -1;
   }
-  return tt_buf_puts(b, "}");
+  return PUT(b, "}");
 }

@@ -66,9 +66,14 @@ struct tt_ddb_req {
   char error_type[96]; /* short __type, for the log and metrics */
   /* GetItem, PutItem, UpdateItem, DeleteItem, Query and Scan cross the
    * port typed (ddb_items.h), read from a checked `body` (which the typed
-   * request borrows) or, for a plain GetItem, from the text (ddb_get.h). */
+   * request borrows, its values in `owned`) or, for a plain GetItem, from
+   * the text (ddb_get.h, into `get`). */
   struct tt_ddbi_request typed;
-  struct tt_ddbw_get get;
+  bool fast;
+  union {
+    struct tt_ddbw_get get;
+    struct tt_ddbi_owned owned;
+  };
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
    * BETWEEN or attribute_type (see echo_values), and whether the
@@ -500,8 +505,10 @@ static void req_free(struct tt_ddb_req *r) {
     l->all = r->anext;
   if (r->anext)
     r->anext->aprev = r->aprev;
-  tt_av_free(&r->get.key);
-  tt_ddbi_request_free(&r->typed);
+  if (r->fast)
+    tt_av_free(&r->get.key);
+  else
+    tt_ddbi_owned_free(&r->owned);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -578,7 +585,7 @@ static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
   struct tt_backend_error e;
   memset(&e, 0, sizeof(e));
   r->body = body; /* released with the request */
-  if (tt_ddbi_request_from_json(r->op, body, &r->typed, &e) != 0) {
+  if (tt_ddbi_request_from_json(r->op, body, &r->typed, &r->owned, &e) != 0) {
     answer_backend_error(r, &e);
     tt_backend_error_clear(&e);
     return -1;
@@ -715,7 +722,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   r->json_1_0 = tt_ddbw_is_json_1_0(in.content_type);
   /* A plain GetItem is read in one pass, and passes every check below by
    * construction; anything else takes the generic path. */
-  bool fast = tt_ddbw_fast_get(&in, &r->get, &req.auth);
+  bool fast = r->fast = tt_ddbw_fast_get(&in, &r->get, &req.auth);
   if (fast) {
     req.op = TT_DDB_GET_ITEM;
     req.body = NULL;

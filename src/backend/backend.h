@@ -76,18 +76,12 @@ enum tt_ddb_return_values {
   TT_DDB_RETURN_UPDATED_NEW
 };
 
-/* ReturnConsumedCapacity of a typed call. */
-enum tt_ddb_capacity {
-  TT_DDB_CAPACITY_NONE = 0,
-  TT_DDB_CAPACITY_TOTAL,
-  TT_DDB_CAPACITY_INDEXES
-};
-
-/* The ConsumedCapacity a typed call answered when its request asked for it
- * (return_capacity): CapacityUnits in all, the table's share, and for a
- * Query or Scan of an index that index's share. Set by the memory backend;
- * the dynamodb backend neither asks DynamoDB for it nor sets it (its one
- * user, the DynamoDB listener, serves the memory backend only). */
+/* The ConsumedCapacity of a typed call whose request asks for it (its
+ * `consumed` points here): CapacityUnits in all, the table's share, and for
+ * a Query or Scan of an index that index's share. Filled by the memory
+ * backend on success; the dynamodb backend neither asks DynamoDB for it
+ * nor fills it (its one asker, the DynamoDB listener, serves the memory
+ * backend only). */
 struct tt_ddb_consumed {
   bool set;
   double total, table, index;
@@ -113,7 +107,7 @@ struct tt_ddb_item_request {
   enum tt_ddb_return_values return_values;
   bool old_on_condition_failure; /* ReturnValuesOnConditionCheckFailure=ALL_OLD */
   bool consistent_read;
-  enum tt_ddb_capacity return_capacity;
+  struct tt_ddb_consumed *consumed; /* ReturnConsumedCapacity; NULL: not asked */
 };
 
 /* Select of a Query or Scan. */
@@ -140,7 +134,7 @@ struct tt_ddb_read_request {
   bool backward;              /* Query's ScanIndexForward=false */
   bool consistent_read;
   int64_t segment, total_segments; /* Scan; total_segments 0: not parallel */
-  enum tt_ddb_capacity return_capacity;
+  struct tt_ddb_consumed *consumed; /* as tt_ddb_item_request's */
 };
 
 /* The page a typed Query or Scan answered. Owned by the call like
@@ -210,7 +204,6 @@ struct tt_backend_call {
    * Owned by the call: whoever frees the call's results frees it. */
   struct tt_av item_out;
   struct tt_ddb_read_result read_out; /* the same for a typed read */
-  struct tt_ddb_consumed consumed;    /* of a typed call that asked for it */
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;

@@ -24,11 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * a message. */
 static void typed_items(enum tt_ddb_op op, const json_t *body) {
   struct tt_ddbi_request r;
+  struct tt_ddbi_owned own;
   struct tt_backend_error e;
   memset(&e, 0, sizeof(e));
   if (!tt_ddbi_typed_op(op))
     return;
-  if (tt_ddbi_request_from_json(op, body, &r, &e) != 0) {
+  if (tt_ddbi_request_from_json(op, body, &r, &own, &e) != 0) {
     if (e.type[0] == '\0' || e.http_status != 400 || strchr(e.type, '#') != NULL ||
         memchr(e.message, '\0', sizeof(e.message)) == NULL)
       abort();
@@ -41,7 +42,7 @@ static void typed_items(enum tt_ddb_op op, const json_t *body) {
   struct tt_backend_call bc;
   struct tt_buf b;
   memset(&bc, 0, sizeof(bc));
-  bc.consumed.set = (read ? r.read.table : r.item.table) != NULL; /* as after a success */
+  own.consumed.set = (read ? r.read.table : r.item.table) != NULL; /* as after a success */
   tt_buf_init(&b, 0);
   json_t *j = NULL;
   if (tt_ddbi_answer_write(&r, &bc, &b) != 0 ||
@@ -49,7 +50,7 @@ static void typed_items(enum tt_ddb_op op, const json_t *body) {
     abort();
   json_decref(j);
   tt_buf_free(&b);
-  tt_ddbi_request_free(&r);
+  tt_ddbi_owned_free(&own);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

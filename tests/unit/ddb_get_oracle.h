@@ -17,10 +17,11 @@
  * key), else -1 with *g zeroed. */
 static inline int tt_test_generic_get(const json_t *body, struct tt_ddbw_get *g) {
   struct tt_ddbi_request t;
+  struct tt_ddbi_owned own;
   struct tt_backend_error e;
   memset(&e, 0, sizeof(e));
   memset(g, 0, sizeof(*g));
-  if (tt_ddbi_request_from_json(TT_DDB_GET_ITEM, body, &t, &e) != 0) {
+  if (tt_ddbi_request_from_json(TT_DDB_GET_ITEM, body, &t, &own, &e) != 0) {
     tt_backend_error_clear(&e);
     return -1;
   }
@@ -28,12 +29,12 @@ static inline int tt_test_generic_get(const json_t *body, struct tt_ddbw_get *g)
   int rc = -1;
   if (q->table && strlen(q->table) < sizeof(g->table) && q->key && !q->projection &&
       !q->names && !q->values && !q->condition && !q->update && !q->old_on_condition_failure &&
-      q->return_capacity == TT_DDB_CAPACITY_NONE && tt_av_clone(&g->key, q->key) == 0) {
+      q->consumed == NULL && tt_av_clone(&g->key, q->key) == 0) {
     memcpy(g->table, q->table, strlen(q->table) + 1);
     g->consistent_read = q->consistent_read;
     rc = 0;
   }
-  tt_ddbi_request_free(&t);
+  tt_ddbi_owned_free(&own);
   return rc;
 }
 

@@ -89,32 +89,26 @@ struct memdb;
   }
 /* The typed operations (backend.h) have their own signatures. */
 int __real_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e);
+                         struct tt_av *out, struct tt_backend_error *e);
 int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e);
+                         struct tt_av *out, struct tt_backend_error *e);
 int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e) {
+                         struct tt_av *out, struct tt_backend_error *e) {
   bool was = shielded;
   shielded = true;
-  int rc = __real_memdb_op_item(m, op, r, out, cc, e);
+  int rc = __real_memdb_op_item(m, op, r, out, e);
   shielded = was;
   return rc;
 }
 int __real_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e);
+                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
 int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e);
+                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
 int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
-                         struct tt_backend_error *e) {
+                         struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   bool was = shielded;
   shielded = true;
-  int rc = __real_memdb_op_read(m, query, r, out, cc, e);
+  int rc = __real_memdb_op_read(m, query, r, out, e);
   shielded = was;
   return rc;
 }

@@ -26,7 +26,7 @@ START_TEST(completes_async_in_order_and_cancels) {
       "{'TableName':'tbl','Item':{'pk':{'S':'c'},'v':{'N':'3'}}}",
   };
   json_t *r[3];
-  struct tt_ddbi_request t[3];
+  struct fx_typed t[3];
   for (int i = 0; i < 3; i++) {
     memset(&c[i], 0, sizeof(c[i]));
     c[i].op = TT_DDB_PUT_ITEM;
@@ -112,7 +112,7 @@ START_TEST(run_ready_completes_once_after_start) {
   fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
   json_t *req = fx_json("{'TableName':'tbl','Item':{'pk':{'S':'a'}}}");
   struct tt_backend_call c;
-  struct tt_ddbi_request t;
+  struct fx_typed t;
   int done = 0;
   memset(&c, 0, sizeof(c));
   c.op = TT_DDB_PUT_ITEM;

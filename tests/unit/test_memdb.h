@@ -101,31 +101,36 @@ static inline void fx_teardown(struct fx *f) {
 
 static inline void fx_done(struct tt_backend_call *c) { *(int *)c->arg += 1; }
 
+/* A typed request read from JSON, and what it owns. */
+struct fx_typed {
+  struct tt_ddbi_request r;
+  struct tt_ddbi_owned own;
+};
+
 /* Reads a JSON request of one of the six typed operations into *t and
  * points c at it; false (c failed with the listener's refusal) when the
  * conversion refuses it. */
-static inline bool fx_typed_in(struct tt_backend_call *c, const json_t *req,
-                               struct tt_ddbi_request *t) {
-  if (tt_ddbi_request_from_json(c->op, req, t, &c->error) != 0) {
+static inline bool fx_typed_in(struct tt_backend_call *c, const json_t *req, struct fx_typed *t) {
+  if (tt_ddbi_request_from_json(c->op, req, &t->r, &t->own, &c->error) != 0) {
     c->status = -1;
     return false;
   }
   if (c->op == TT_DDB_QUERY || c->op == TT_DDB_SCAN)
-    c->read = &t->read;
+    c->read = &t->r.read;
   else
-    c->item = &t->item;
+    c->item = &t->r.item;
   return true;
 }
 
 /* The typed answer of a completed call as its JSON response (then freed),
  * and t released. */
-static inline void fx_typed_out(struct tt_backend_call *c, struct tt_ddbi_request *t) {
+static inline void fx_typed_out(struct tt_backend_call *c, struct fx_typed *t) {
   if (c->status == 0) {
     /* Numbers as jansson's, strings marked, as the backend's JSON answers
      * held them. */
     struct tt_buf b;
     tt_buf_init(&b, 0);
-    ck_assert_int_eq(tt_ddbi_answer_write(t, c, &b), 0);
+    ck_assert_int_eq(tt_ddbi_answer_write(&t->r, c, &b), 0);
     c->response = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
     ck_assert_ptr_nonnull(c->response);
     ck_assert_int_eq(tt_json_mark_plain_strings(c->response), 0);
@@ -135,7 +140,7 @@ static inline void fx_typed_out(struct tt_backend_call *c, struct tt_ddbi_reques
   tt_ddb_read_result_free(&c->read_out);
   c->item = NULL;
   c->read = NULL;
-  tt_ddbi_request_free(t);
+  tt_ddbi_owned_free(&t->own);
 }
 
 static inline void fx_order_cb(struct tt_backend_call *c) {
@@ -155,7 +160,7 @@ static inline void fx_order_cb(struct tt_backend_call *c) {
 static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op op,
                           const json_t *req, struct tt_backend_call *c) {
   int done = 0;
-  struct tt_ddbi_request t;
+  struct fx_typed t;
   bool typed = tt_ddbi_typed_op(op);
   memset(c, 0, sizeof(*c));
   c->op = op;

@@ -490,7 +490,7 @@ START_TEST(test_group_commit) {
   hk.sleep_us = 20000; /* a slow disk: writers pile up behind one fsync */
   enum { N = 64 };
   static struct tt_backend_call calls[N];
-  static struct tt_ddbi_request typed[N];
+  static struct fx_typed typed[N];
   json_t *reqs[N];
   struct gc g = {0, -1};
   for (int i = 0; i < N; i++) {
@@ -584,7 +584,7 @@ START_TEST(test_record_written_before_answer) {
     snprintf(t, sizeof(t), "{'TableName':'tbl','Item':{'pk':{'S':'w%d'}}}", i);
     json_t *req = fx_json(t);
     struct tt_backend_call c;
-    struct tt_ddbi_request typed;
+    struct fx_typed typed;
     memset(&c, 0, sizeof(c));
     struct at_answer a = {0};
     c.op = TT_DDB_PUT_ITEM;

@@ -20,7 +20,7 @@
 /* Starts many calls at once and runs the loop until all completed. */
 static void run_all(struct fx *f, enum tt_ddb_op op, json_t **reqs, size_t n) {
   struct tt_backend_call *c = calloc(n, sizeof(*c));
-  struct tt_ddbi_request *t = calloc(n, sizeof(*t));
+  struct fx_typed *t = calloc(n, sizeof(*t));
   int done = 0;
   for (size_t i = 0; i < n; i++) {
     c[i].op = op;

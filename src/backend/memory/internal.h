@@ -585,16 +585,15 @@ int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
 int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
                       struct tt_backend_error *e);
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
- * memory backend takes of the writes): 0 with *out the Item or Attributes (type 0
- * when none) and *cc the ConsumedCapacity when r asks for it, or -1 with e
- * set. */
+ * memory backend takes of the writes): 0 with *out the Item or Attributes
+ * (type 0 when none) and *r->consumed filled when r asks for it, or -1 with
+ * e set. */
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                  struct tt_av *out, struct tt_ddb_consumed *cc, struct tt_backend_error *e);
-/* A typed Query (`query`) or Scan: 0 with *out the page (and *cc as
- * memdb_op_item's), or -1 with e set. */
+                  struct tt_av *out, struct tt_backend_error *e);
+/* A typed Query (`query`) or Scan: 0 with *out the page (and
+ * *r->consumed as memdb_op_item's), or -1 with e set. */
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                  struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
-                  struct tt_backend_error *e);
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e);
 int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
                        struct tt_backend_error *e);
 int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,

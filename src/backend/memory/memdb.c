@@ -60,11 +60,9 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   }
   memset(&c->item_out, 0, sizeof(c->item_out));
   memset(&c->read_out, 0, sizeof(c->read_out));
-  memset(&c->consumed, 0, sizeof(c->consumed));
   if (tt_backend_call_typed(c)) {
-    int rc = c->read ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out,
-                                     &c->consumed, &c->error)
-                     : memdb_op_item(m, c->op, c->item, &c->item_out, &c->consumed, &c->error);
+    int rc = c->read ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
+                     : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
     c->status = rc != 0 ? -1 : 0;
     return;
   }

@@ -284,15 +284,14 @@ static int write_run(struct memdb *m, struct memdb_wr *w, enum tt_ddb_return_val
 }
 
 /* The ConsumedCapacity of one item read or written, when r asks for it. */
-static void item_consumed(const struct tt_ddb_item_request *r, double units,
-                          struct tt_ddb_consumed *cc) {
-  if (r->return_capacity != TT_DDB_CAPACITY_NONE)
-    *cc = (struct tt_ddb_consumed){.set = true, .total = units, .table = units};
+static void item_consumed(const struct tt_ddb_item_request *r, double units) {
+  if (r->consumed)
+    *r->consumed = (struct tt_ddb_consumed){.set = true, .total = units, .table = units};
 }
 
 static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
                        const struct tt_ddb_item_request *r, struct tt_av *attrs,
-                       struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
+                       struct tt_backend_error *e) {
   struct memdb_wr w;
   memset(attrs, 0, sizeof(*attrs));
   if ((unsigned)r->return_values > TT_DDB_RETURN_UPDATED_NEW)
@@ -305,11 +304,9 @@ static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
   if (memdb_wr_prepare_typed(m, kind, r, &w, e) != 0)
     return -1;
   int rc = write_run(m, &w, r->return_values, attrs, e);
-  if (rc == 0)
-    item_consumed(r,
-                  memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,
-                                       false, true),
-                  cc);
+  if (rc == 0 && r->consumed)
+    item_consumed(r, memdb_capacity_units(w.found ? &w.old : NULL,
+                                          w.has_next ? &w.next : NULL, false, true));
   memdb_wr_free(&w);
   return rc;
 }
@@ -317,7 +314,7 @@ static int write_typed(struct memdb *m, enum memdb_wr_kind kind,
 /* GetItem: the visible item of r->key, projected, into *out (type 0 when
  * there is none). */
 static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struct tt_av *out,
-                     struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
+                     struct tt_backend_error *e) {
   struct memdb_exprs x;
   struct tt_expr *proj = NULL;
   struct tt_av item = {0};
@@ -338,9 +335,8 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
       memdb_key_check(t, r->key, &pk, &sk, e) != 0 || memdb_key_paths_check(t, proj, e) != 0 ||
       memdb_lookup(m, t, &pk, &sk, NULL, &item, &found, e) != 0)
     goto done;
-  if (r->return_capacity != TT_DDB_CAPACITY_NONE)
-    item_consumed(r, memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read),
-                  cc);
+  if (r->consumed)
+    item_consumed(r, memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read));
   if (found && proj) {
     if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
       memdb_fail_tt(e, &err);
@@ -369,8 +365,8 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
       memdb_get_str(req, "ProjectionExpression", &r.projection, e) != 0 ||
       memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0)
     goto done;
-  r.return_capacity = (enum tt_ddb_capacity)mode;
-  if (get_typed(m, &r, &out, &cc, e) != 0)
+  r.consumed = mode != 0 ? &cc : NULL;
+  if (get_typed(m, &r, &out, e) != 0)
     goto done;
   if ((*resp = json_object()) == NULL)
     goto oom;
@@ -396,16 +392,16 @@ done:
 }
 
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                  struct tt_av *out, struct tt_ddb_consumed *cc, struct tt_backend_error *e) {
+                  struct tt_av *out, struct tt_backend_error *e) {
   switch (op) {
   case TT_DDB_GET_ITEM:
-    return get_typed(m, r, out, cc, e);
+    return get_typed(m, r, out, e);
   case TT_DDB_PUT_ITEM:
-    return write_typed(m, MEMDB_WR_PUT, r, out, cc, e);
+    return write_typed(m, MEMDB_WR_PUT, r, out, e);
   case TT_DDB_UPDATE_ITEM:
-    return write_typed(m, MEMDB_WR_UPDATE, r, out, cc, e);
+    return write_typed(m, MEMDB_WR_UPDATE, r, out, e);
   case TT_DDB_DELETE_ITEM:
-    return write_typed(m, MEMDB_WR_DELETE, r, out, cc, e);
+    return write_typed(m, MEMDB_WR_DELETE, r, out, e);
   default:
     memset(out, 0, sizeof(*out));
     return memdb_validation(e, "%s is not a typed operation", tt_ddb_op_name(op));

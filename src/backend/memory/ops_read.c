@@ -622,12 +622,10 @@ static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
 }
 
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                  struct tt_ddb_read_result *out, struct tt_ddb_consumed *cc,
-                  struct tt_backend_error *e) {
+                  struct tt_ddb_read_result *out, struct tt_backend_error *e) {
   struct rd_cap cap = {0, 0};
-  bool asked = r->return_capacity != TT_DDB_CAPACITY_NONE;
-  int rc = read_run(m, query, r, out, asked ? &cap : NULL, e);
-  if (rc == 0 && asked)
-    rd_consumed(m, r, &cap, cc);
+  int rc = read_run(m, query, r, out, r->consumed ? &cap : NULL, e);
+  if (rc == 0 && r->consumed)
+    rd_consumed(m, r, &cap, r->consumed);
   return rc;
 }
