@@ -2,8 +2,9 @@
 /* test_typed_port.c -- the typed form of the backend port: typed_wire's
  * request text (parsed back with jansson, member by member) and answer
  * reading; the memory backend answering a typed request as it answers the
- * same request in JSON form (results, ReturnValues, condition failures,
- * validation errors, Query/Scan paging, segments, Select=COUNT); the
+ * same request in DynamoDB's JSON read and answered by the DynamoDB
+ * listener's conversion (test_memdb.h; results, ReturnValues, condition
+ * failures, validation errors, Query/Scan paging, segments, Select=COUNT); the
  * dynamodb backend sending a typed GetItem and Query to a canned server. */
 #include <check.h>
 #include <stdio.h>
