@@ -366,6 +366,7 @@ struct ledger_step {
   } u;
   struct tt_orm_result result;
   json_t *body;
+  struct tt_av key; /* an item step's key, borrowed by the op */
   struct tt_ledger_op *op;
   ledger_next_fn next;
   /* The step's span: the join's calls nest in it while it runs (steps run
@@ -386,6 +387,7 @@ static void step_done(struct tt_orm_ctx *ctx) {
   }
   s->next(s->op, &s->result);
   tt_orm_result_free(&s->result);
+  tt_av_free(&s->key);
   json_decref(s->body);
   s->body = NULL;
 }
@@ -420,17 +422,21 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
   return s;
 }
 
-/* Appends `s` percent-encoded (all but unreserved characters), so that
- * tt_orm_key_from_path decodes exactly `s` whatever it holds ('/', '%'). */
-static int put_encoded(struct tt_buf *b, const char *s) {
-  static const char hex[] = "0123456789ABCDEF";
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    unsigned char c = *p;
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '~';
-    char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
-    if (plain ? tt_buf_append(b, &c, 1) != 0 : tt_buf_append(b, esc, 3) != 0)
+/* The key (op->w.pk, sk) of an item step's model into s->key. Returns 0,
+ * or -1 when out of memory. */
+static int step_key(struct ledger_step *s, const char *sk) {
+  const struct tt_model_attr *keys[2] = {tt_model_pk(s->u.ctx.model), tt_model_sk(s->u.ctx.model)};
+  const char *texts[2] = {s->op->w.pk, sk};
+  if (sk == NULL || tt_av_map(&s->key, 0) != 0)
+    return -1;
+  for (int i = 0; i < 2 && keys[i] != NULL; i++) {
+    struct tt_av v;
+    if (tt_av_string(&v, texts[i], strlen(texts[i])) != 0)
       return -1;
+    if (tt_av_map_put(&s->key, keys[i]->name, keys[i]->name_len, &v) != 0) {
+      tt_av_free(&v);
+      return -1;
+    }
   }
   return 0;
 }
@@ -447,14 +453,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
   it->expected.present = a->has_expected;
   it->expected.version = a->expected;
   if (a->kind != TT_ORM_OP_CREATE) {
-    struct tt_buf k;
-    tt_buf_init(&k, 0);
-    char *raw = NULL;
-    if (a->sk && put_encoded(&k, op->w.pk) == 0 && tt_buf_puts(&k, "/") == 0 && put_encoded(&k, a->sk) == 0)
-      raw = tt_arena_strndup(op->arena, k.data, k.len);
-    it->raw_key_len = k.len;
-    tt_buf_free(&k);
-    if (raw == NULL) {
+    if (step_key(s, a->sk) != 0) {
       /* Nothing started: finish the ORM context so the model ref drops. */
       struct tt_error e;
       tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -462,7 +461,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       tt_orm_ctx_finish(&s->u.ctx);
       return;
     }
-    it->raw_key = raw;
+    it->item_key = &s->key;
   }
   if (tt_orm_item_start(it) != 0)
     step_done(&s->u.ctx); /* it finished inside its start: go on now */

@@ -407,14 +407,20 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
   return 0;
 }
 
+int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
+  if (tt_orm_policy_check_write(op->ctx.model,
+                                tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                err) != 0 ||
+      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0))
+    return -1;
+  return 0;
+}
+
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
-  if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                err) != 0 ||
-      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0) ||
-      (op->kind != TT_ORM_OP_CREATE &&
-       tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, key, err) != 0) ||
+  if (tt_orm_item_check_policy(op, err) != 0 ||
+      (op->kind != TT_ORM_OP_CREATE && tt_orm_key_copy(m, op->item_key, "key", key, err) != 0) ||
       tt_orm_item_check_encrypted(op, err) != 0)
     return -1;
   if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL)

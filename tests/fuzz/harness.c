@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "ledger/ledger.h"
 #include "orm/batch.h"
@@ -257,10 +258,12 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     fz_run_begin(&r, &op.ctx, m);
     op.kind = item_kinds[kind];
     op.body = kind == FZ_GET || kind == FZ_DELETE ? NULL : body;
-    if (kind != FZ_CREATE) {
-      op.raw_key = raw_key;
-      op.raw_key_len = raw_key_len;
-    }
+    /* The key as the handler types it; one that does not decode is no key,
+     * which the ORM refuses. */
+    struct tt_av key;
+    struct tt_error kerr;
+    if (kind != FZ_CREATE && tt_api_item_key(m, raw_key, raw_key_len, &key, &kerr) == 0)
+      op.item_key = &key;
     const json_t *select = json_object_get(body, "select");
     op.select = kind == FZ_GET && json_is_array(select) ? select : NULL;
     op.consistent = flags & FZ_FLAG_CONSISTENT;
@@ -276,6 +279,8 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     else
       run_started(&r, tt_orm_item_start(&op));
     fz_run_end(&r);
+    if (op.item_key)
+      tt_av_free(&key);
     break;
   }
   case FZ_QUERY:

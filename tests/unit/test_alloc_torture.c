@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "expr/build.h"
 #include "expr/expr.h"
@@ -532,6 +533,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   struct tt_join join;
   struct tt_orm_result res;
   struct tt_error err;
+  struct tt_av key = {0};
   int done = 0, joined = 0;
   json_t *body = NULL;
   tt_arena_init(&arena);
@@ -570,8 +572,8 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
                    : q->kind == R_PATCH ? TT_ORM_OP_UPDATE
                                         : TT_ORM_OP_DELETE;
     op.item.body = body;
-    op.item.raw_key = q->key;
-    op.item.raw_key_len = q->key ? strlen(q->key) : 0;
+    if (q->key && tt_api_item_key(m, q->key, strlen(q->key), &key, &err) == 0)
+      op.item.item_key = &key;
     if (tt_unique_model_has(m))
       settled = tt_orm_txn_item_start(&op.item);
     else
@@ -611,6 +613,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     rc = clean(&res.err, false);
   }
   tt_orm_result_free(&res);
+  tt_av_free(&key);
   tt_arena_free(&arena);
   json_decref(body);
   return rc;
