@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.c -- the {key} of an item URL percent-decoded and typed by the
- * model's key attributes. */
+/* item_io.c -- the HTTP side of single items: the {key} of an item URL
+ * percent-decoded and typed by the model, and typed item answers
+ * rendered. */
 #include "api/item_io.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/item.h"
 #include "orm/key.h"
 #include "util/hex.h"
 #include "value/base64.h"
+#include "value/codec_ddb.h"
 
 /* Decodes %XX escapes of `len` bytes into out (room for len + 1 bytes).
  * Returns the decoded length, or -1 on a malformed escape. */
@@ -136,4 +140,19 @@ fail:
   if (rc != 0)
     tt_av_free(key_out);
   return rc;
+}
+
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err) {
+  etag[0] = '\0';
+  if (raw ? tt_ddb_item_write(b, &r->item, 0) != 0
+          : tt_orm_item_write(b, r->item_model, &r->item, select, err) != 0) {
+    if (raw)
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not encode the item");
+    return -1;
+  }
+  const struct tt_av *ver = tt_orm_item_version(r->item_model, &r->item);
+  if (ver)
+    snprintf(etag, TT_API_ETAG_MAX, "\"%s\"", ver->u.bytes);
+  return 0;
 }

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.h -- the {key} of an item URL percent-decoded and typed by the
- * model's key attributes: what the item handlers hand the ORM. */
+/* item_io.h -- the HTTP side of single items: the {key} of an item URL
+ * percent-decoded and typed by the model's key attributes (what the item
+ * handlers hand the typed ORM), and a typed item answer rendered as the
+ * body and ETag of the HTTP answer. */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "model/model.h"
+#include "orm/orm.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "value/av.h"
 
@@ -23,5 +30,18 @@
  * on failure a NULL value. Returns 0 or -1. */
 int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
                      struct tt_av *key_out, struct tt_error *err);
+
+/* Room for an ETag: a version's digits in quotes. */
+#define TT_API_ETAG_MAX 32
+
+/* Renders the typed item answer `r` (TT_ORM_ANSWER_ITEM) into b: the
+ * logical JSON of r->item by r->item_model's declarations, keeping the
+ * attributes `select` names (NULL: all; orm/item.h), or DynamoDB's own
+ * item JSON when `raw` (?format=dynamodb). `etag` gets the item's version
+ * in quotes ("\"3\""), or "" when it has none. The status is 201 when
+ * r->created, else 200. Returns 0, or -1 with an Internal error (b then
+ * holds a partial text to discard). */
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
 
 #endif

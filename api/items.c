@@ -10,6 +10,7 @@
 #include "orm/items.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
+#include "util/text.h"
 
 /* Parses If-Match: "<version>" (quotes optional). Returns 0, 1 when absent,
  * -1 after answering 400. */
@@ -49,10 +50,32 @@ struct item_job {
   struct tt_av key;
 };
 
+/* The answer: a typed item as logical JSON (or DynamoDB's shape) with its
+ * ETag, 201 when the write created it; 204 after a delete. */
 static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {
   struct item_job *j = arg;
   tt_av_free(&j->key);
-  tt_request_respond_result(req, r);
+  if (r->status != 0 || r->answer == TT_ORM_ANSWER_BODY) {
+    tt_request_respond_result(req, r);
+    return;
+  }
+  if (r->answer == TT_ORM_ANSWER_NONE) {
+    tt_request_respond_static(req, 204, "application/json", "", 0);
+    return;
+  }
+  struct tt_buf b;
+  struct tt_error err;
+  char etag[TT_API_ETAG_MAX];
+  tt_buf_init(&b, 0);
+  if (tt_api_item_write(&b, r, j->op.select, j->op.raw_format, etag, &err) != 0) {
+    tt_buf_free(&b);
+    tt_request_respond_error(req, &err, NULL);
+    return;
+  }
+  size_t len;
+  char *text = tt_buf_steal(&b, &len);
+  tt_request_respond_json_text(req, r->created ? 201 : 200, text, len);
+  tt_text_copy(req->resp.etag, sizeof(req->resp.etag), etag);
 }
 
 /* Common set-up: the model and the job, which owns `body` (stolen; the

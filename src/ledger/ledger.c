@@ -226,6 +226,8 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
 json_t *ledger_result_json(const struct tt_orm_result *r) {
   json_t *out = NULL;
   struct tt_error err;
+  if (r->answer == TT_ORM_ANSWER_ITEM)
+    return tt_orm_item_to_json(r->item_model, &r->item, NULL, &err);
   if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
     return NULL;
   return out;
@@ -379,7 +381,11 @@ static void step_done(struct tt_orm_ctx *ctx) {
   struct ledger_step *s = ctx->arg;
   if (s->span) {
     s->op->join->trace = s->outer;
-    tt_span_int(s->span, "http.response.status_code", s->result.http_status);
+    const struct tt_orm_result *r = &s->result;
+    unsigned status = r->answer == TT_ORM_ANSWER_ITEM   ? (r->created ? 201 : 200)
+                      : r->answer == TT_ORM_ANSWER_NONE ? 204
+                                                        : r->http_status;
+    tt_span_int(s->span, "http.response.status_code", status);
     if (s->result.status != 0)
       tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(s->result.err.code));
     tt_span_end(s->span);

@@ -115,20 +115,22 @@ fail:
   return -1;
 }
 
-int tt_orm_key_copy(const struct tt_model *m, const struct tt_av *key, const char *field,
-                    struct tt_av *key_out, struct tt_error *err) {
+int tt_orm_key_check(const struct tt_model *m, const struct tt_av *key, const char *field,
+                     struct tt_error *err) {
+  const struct tt_model_attr *keys[2] = {tt_model_pk(m), tt_model_sk(m)};
   const char *f = field && *field ? field : "key";
-  if (key == NULL || key->type != TT_AV_M) {
-    tt_av_null(key_out);
+  if (key == NULL || key->type != TT_AV_M)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "a key of model %s is a map of its key attributes",
                         m->name);
+  for (int i = 0; i < 2 && keys[i] != NULL; i++) {
+    const struct tt_av *v = tt_av_map_getn(key, keys[i]->name, keys[i]->name_len);
+    if (v == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "missing key attribute %s", keys[i]->name);
+    if (tt_orm_key_check_value(keys[i], v, f, err) != 0)
+      return -1;
   }
-  if (tt_orm_key_of_item(m, key, f, key_out, err) != 0)
-    return -1;
-  if (key->len != (tt_model_sk(m) ? 2u : 1u)) {
-    tt_av_free(key_out);
+  if (key->len != (keys[1] ? 2u : 1u))
     return tt_error_set(err, TT_ERR_VALIDATION, f, "a key of model %s holds only its key attributes",
                         m->name);
-  }
   return 0;
 }

@@ -28,13 +28,12 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
 int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const char *field,
                        struct tt_av *key_out, struct tt_error *err);
 
-/* Checks a typed key given by the caller (an M holding exactly the key
- * attributes of `m`, each as tt_orm_key_check_value wants it) and copies
- * it into *key_out (a new M, caller frees). Errors are ValidationErrors
- * with field `field` naming the attribute, never the value. Returns 0, or
- * -1 with *key_out a NULL value. */
-int tt_orm_key_copy(const struct tt_model *m, const struct tt_av *key, const char *field,
-                    struct tt_av *key_out, struct tt_error *err);
+/* Checks a typed key given by the caller: an M holding exactly the key
+ * attributes of `m`, each as tt_orm_key_check_value wants it. Errors are
+ * ValidationErrors with field `field` ("key" when NULL) naming the
+ * attribute, never the value. Returns 0 or -1. */
+int tt_orm_key_check(const struct tt_model *m, const struct tt_av *key, const char *field,
+                     struct tt_error *err);
 
 /* Checks one key value as DynamoDB requires: S, N or B as the attribute
  * declares, S and B non-empty. `field` names it in errors. Returns 0 or -1

@@ -16,6 +16,7 @@
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "value/av.h"
 
 /* Shared by all requests; borrows the registry and the client. */
 struct tt_orm {
@@ -42,17 +43,32 @@ struct tt_orm {
   size_t token_limit;
 };
 
-/* What an operation produced. On success `http_status` and `body` (JSON
- * text, may be empty) are set; on failure `err` (and `details`, owned, may
- * be NULL). */
+/* What a successful operation hands back (tt_orm_result.answer). */
+enum tt_orm_answer {
+  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (batches, transactions,
+                           * tables, the ledger) */
+  TT_ORM_ANSWER_ITEM,     /* typed: `item` of `item_model`, `created` (items.h) */
+  TT_ORM_ANSWER_NONE      /* done, nothing to hand back (a delete) */
+};
+
+/* What an operation produced: on failure (`status` -1) `err` and
+ * `details` (owned, may be NULL); on success what `answer` says. */
 struct tt_orm_result {
   int status; /* 0 or -1 */
+  enum tt_orm_answer answer;
   unsigned http_status;
   struct tt_buf body;
   struct tt_error err;
   json_t *details;
   char etag[32];
   uint32_t retry_after_s;
+  /* TT_ORM_ANSWER_ITEM: the item as stored (an M, encrypted attributes
+   * opened unless the operation asked for them sealed), its model
+   * (referenced), and whether the write created it (false: it existed --
+   * replaced, updated or read). Its version is tt_orm_item_version's. */
+  struct tt_av item;
+  struct tt_model *item_model;
+  bool created;
 };
 
 /* Releases what a result owns. */

@@ -13,6 +13,10 @@ void tt_orm_result_free(struct tt_orm_result *r) {
   tt_buf_free(&r->body);
   json_decref(r->details);
   r->details = NULL;
+  tt_av_free(&r->item);
+  if (r->item_model)
+    tt_model_unref(r->item_model);
+  r->item_model = NULL;
 }
 
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {

@@ -189,7 +189,20 @@ void fz_run_end(struct fz_run *r) {
   uv_run(&FZ.loop, UV_RUN_DEFAULT);
   if (r->done != 1 || r->joined != 1 || tt_join_pending(&r->join) != 0)
     abort();
-  if (r->res.status == 0) {
+  if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
+    /* A typed item renders as the item routes render it. */
+    struct tt_buf b;
+    struct tt_error err;
+    char etag[TT_API_ETAG_MAX];
+    tt_buf_init(&b, 0);
+    if (r->res.item.type != TT_AV_M || r->res.item_model == NULL)
+      abort();
+    if (tt_api_item_write(&b, &r->res, NULL, false, etag, &err) != 0 &&
+        (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
+      abort();
+    tt_buf_free(&b);
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_NONE) {
+  } else if (r->res.status == 0) {
     if (r->res.http_status < 200 || r->res.http_status > 299)
       abort();
     if (r->res.body.len != 0) {

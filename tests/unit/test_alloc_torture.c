@@ -605,8 +605,20 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
         q->model ? q->model : "transaction", done, joined);
   int rc = 0;
   size_t used = strlen(out);
-  if (res.status == 0) {
-    snprintf(out + used, cap - used, "%u %.*s\n", res.http_status, (int)res.body.len,
+  char etag[TT_API_ETAG_MAX];
+  if (res.status == 0 && res.answer == TT_ORM_ANSWER_ITEM) {
+    /* Rendered as the item routes do. */
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    if (tt_api_item_write(&b, &res, NULL, false, etag, &err) == 0)
+      snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
+               b.data ? b.data : "");
+    else
+      rc = clean(&err, false);
+    tt_buf_free(&b);
+  } else if (res.status == 0) {
+    snprintf(out + used, cap - used, "%u %.*s\n",
+             res.answer == TT_ORM_ANSWER_NONE ? 204u : res.http_status, (int)res.body.len,
              res.body.data ? res.body.data : "");
   } else {
     snprintf(out + used, cap - used, "%s\n", tt_error_code_name(res.err.code));
