@@ -54,9 +54,18 @@ void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *fi
 /* Answers with the failure of an ORM result (its error and details). */
 void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
 
-/* The logical item of a successful ORM result, parsed (new reference), or
- * NULL when the body does not parse. */
+/* The answer of a successful ORM result as a JSON tree (new reference):
+ * a typed item in its logical JSON form; a rendered body (a query page, a
+ * table) parsed. NULL when out of memory or the body does not parse. */
 json_t *ledger_result_json(const struct tt_orm_result *r);
+
+/* The S attribute `name` of a typed item answer, or NULL when the result
+ * holds no item or the item no such S attribute. */
+const char *ledger_result_str(const struct tt_orm_result *r, const char *name);
+
+/* The N attribute `name` of a typed item answer as a whole number into
+ * *out. Returns 0, or -1 when absent, not an N or not a whole int64. */
+int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out);
 
 /* Removes the storage keys (pk, sk) from an item object and returns it. */
 json_t *ledger_public(json_t *item);

@@ -16,6 +16,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "value/json_exact.h"
+#include "value/number.h"
 
 /* ---- statuses and identifiers ---------------------------------------------- */
 
@@ -231,6 +232,21 @@ json_t *ledger_result_json(const struct tt_orm_result *r) {
   if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
     return NULL;
   return out;
+}
+
+/* Member `name` of a typed item answer, or NULL. */
+static const struct tt_av *result_attr(const struct tt_orm_result *r, const char *name) {
+  return r->status == 0 && r->answer == TT_ORM_ANSWER_ITEM ? tt_av_map_get(&r->item, name) : NULL;
+}
+
+const char *ledger_result_str(const struct tt_orm_result *r, const char *name) {
+  const struct tt_av *v = result_attr(r, name);
+  return v && v->type == TT_AV_S ? v->u.bytes : NULL;
+}
+
+int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out) {
+  const struct tt_av *v = result_attr(r, name);
+  return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
 }
 
 json_t *ledger_public(json_t *item) {
@@ -622,10 +638,9 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
     job_got(op, r);
     return;
   }
-  json_t *job = ledger_result_json(r);
-  const char *status = ledger_item_str(job, "status");
+  const char *status = ledger_result_str(r, "status");
   int64_t version = -1;
-  ledger_item_int(job, "version", &version);
+  ledger_result_int(r, "version", &version);
   if (status && tt_ledger_job_status_terminal(status)) {
     json_t *d = json_pack("{s:s}", "status", status);
     struct tt_error e;
@@ -648,7 +663,6 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
                  "the job is not in the status named by from; see details.status");
     ledger_fail(op, &e, d);
   }
-  json_decref(job);
 }
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
