@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.h -- the HTTP side of single items: the {key} of an item URL
+/* item_io.h -- the HTTP side of items: the {key} of an item URL
  * percent-decoded and typed by the model's key attributes (what the item
- * handlers hand the typed ORM), and a typed item answer rendered as the
- * body and ETag of the HTTP answer. */
+ * handlers hand the typed ORM), and the ORM's typed answers -- an item with
+ * its ETag, a query or scan page -- rendered as the bodies of the HTTP
+ * answers. */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
@@ -35,7 +36,7 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
 #define TT_API_ETAG_MAX 32
 
 /* Renders the typed item answer `r` (TT_ORM_ANSWER_ITEM) into b: the
- * logical JSON of r->item by r->item_model's declarations, keeping the
+ * logical JSON of r->item by r->model's declarations, keeping the
  * attributes `select` names (NULL: all; orm/item.h), or DynamoDB's own
  * item JSON when `raw` (?format=dynamodb). `etag` gets the item's version
  * in quotes ("\"3\""), or "" when it has none. The status is 201 when
@@ -43,5 +44,14 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
  * holds a partial text to discard). */
 int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
                       bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
+
+/* Renders the typed page answer `r` (TT_ORM_ANSWER_PAGE) as the body of
+ * POST .../query and .../scan into b: {"items":[...],"count",
+ * "scanned_count","cursor"} with each item in its logical JSON keeping what
+ * `select` names, or {"count","scanned_count","cursor"} for a count; the
+ * cursor a string, or null at the end. Returns 0, or -1 with an Internal
+ * error (b then holds a partial text to discard). */
+int tt_api_page_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                      struct tt_error *err);
 
 #endif

@@ -228,25 +228,36 @@ json_t *ledger_result_json(const struct tt_orm_result *r) {
   json_t *out = NULL;
   struct tt_error err;
   if (r->answer == TT_ORM_ANSWER_ITEM)
-    return tt_orm_item_to_json(r->item_model, &r->item, NULL, &err);
+    return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
   if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
     return NULL;
   return out;
 }
 
-/* Member `name` of a typed item answer, or NULL. */
-static const struct tt_av *result_attr(const struct tt_orm_result *r, const char *name) {
-  return r->status == 0 && r->answer == TT_ORM_ANSWER_ITEM ? tt_av_map_get(&r->item, name) : NULL;
+/* The item of a typed item answer, or NULL. */
+static const struct tt_av *result_item(const struct tt_orm_result *r) {
+  return r->status == 0 && r->answer == TT_ORM_ANSWER_ITEM ? &r->item : NULL;
 }
 
 const char *ledger_result_str(const struct tt_orm_result *r, const char *name) {
-  const struct tt_av *v = result_attr(r, name);
-  return v && v->type == TT_AV_S ? v->u.bytes : NULL;
+  return ledger_item_str(result_item(r), name);
 }
 
 int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out) {
-  const struct tt_av *v = result_attr(r, name);
-  return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
+  return ledger_item_int(result_item(r), name, out);
+}
+
+json_t *ledger_page_json(const struct tt_orm_result *r) {
+  struct tt_error err;
+  json_t *items = json_array();
+  for (size_t i = 0; items && i < r->page.n_items; i++) {
+    json_t *it = tt_orm_item_to_json(r->model, &r->page.items[i], NULL, &err);
+    if (it == NULL || json_array_append_new(items, ledger_public(it)) != 0) {
+      json_decref(items);
+      return NULL;
+    }
+  }
+  return items;
 }
 
 json_t *ledger_public(json_t *item) {
@@ -257,18 +268,17 @@ json_t *ledger_public(json_t *item) {
 
 json_t *ledger_str(const char *s) { return tt_json_string_new(s, strlen(s)); }
 
-const char *ledger_item_str(const json_t *item, const char *name) {
-  size_t len;
-  const json_t *v = json_object_get(item, name);
-  return v ? tt_json_string_text(v, &len) : NULL;
+const char *ledger_item_str(const struct tt_av *item, const char *name) {
+  const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
+  return v && v->type == TT_AV_S ? v->u.bytes : NULL;
 }
 
 /* Parses the whole decimal integer text of a JSON number. */
 static int number_int(const json_t *v, int64_t *out) { return tt_json_integer(v, out); }
 
-int ledger_item_int(const json_t *item, const char *name, int64_t *out) {
-  const json_t *v = json_object_get(item, name);
-  return v ? number_int(v, out) : -1;
+int ledger_item_int(const struct tt_av *item, const char *name, int64_t *out) {
+  const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
+  return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
 }
 
 void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap) {
@@ -796,25 +806,21 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
 
 /* ---- lists --------------------------------------------------------------- */
 
-/* Reshapes {"items","count","scanned_count","cursor"} into {name, "cursor"}. */
+/* Answers a query step's page as {name: [items], "cursor"}. */
 static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const char *name) {
   if (r->status != 0) {
     ledger_fail_result(op, r);
     return;
   }
-  json_t *page = ledger_result_json(r);
-  json_t *items = json_object_get(page, "items");
-  if (!json_is_array(items)) {
-    json_decref(page);
+  if (r->answer != TT_ORM_ANSWER_PAGE) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
     return;
   }
-  size_t i;
-  json_t *it;
-  json_array_foreach(items, i, it) ledger_public(it);
-  json_t *cursor = json_object_get(page, "cursor");
-  json_t *out = json_pack("{s:O,s:O}", name, items, "cursor", cursor ? cursor : json_null());
-  json_decref(page);
+  json_t *items = ledger_page_json(r);
+  json_t *cursor = r->page.cursor ? ledger_str(r->page.cursor) : json_null();
+  json_t *out = items && cursor ? json_pack("{s:O,s:O}", name, items, "cursor", cursor) : NULL;
+  json_decref(items);
+  json_decref(cursor);
   if (out == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;

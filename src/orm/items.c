@@ -52,8 +52,8 @@ static void answer_take(struct tt_orm_item_op *op, struct tt_av *item, bool crea
   tt_av_free(&r->item);
   r->item = *item;
   memset(item, 0, sizeof(*item));
-  if (r->item_model == NULL)
-    r->item_model = tt_model_ref(op->ctx.model);
+  if (r->model == NULL)
+    r->model = tt_model_ref(op->ctx.model);
   r->created = created;
   r->answer = TT_ORM_ANSWER_ITEM;
   r->status = 0;

@@ -47,8 +47,20 @@ struct tt_orm {
 enum tt_orm_answer {
   TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (batches, transactions,
                            * tables, the ledger) */
-  TT_ORM_ANSWER_ITEM,     /* typed: `item` of `item_model`, `created` (items.h) */
+  TT_ORM_ANSWER_ITEM,     /* typed: `item` of `model`, `created` (items.h) */
+  TT_ORM_ANSWER_PAGE,     /* typed: `page` of `model`'s items (query.h) */
   TT_ORM_ANSWER_NONE      /* done, nothing to hand back (a delete) */
+};
+
+/* A page of a query or scan: its items in answer order (parallel scan
+ * segments one after another), the counts and where to go on. */
+struct tt_orm_page {
+  struct tt_av *items; /* n_items stored items (M), encrypted attributes opened */
+  size_t n_items;
+  bool count_only;     /* a count: no items, `count` is what was counted */
+  uint64_t count;      /* items counted (count_only) or n_items */
+  uint64_t scanned;    /* items the backend read (DynamoDB's ScannedCount) */
+  char *cursor;        /* the DMS cursor to read on from (malloc'd); NULL at the end */
 };
 
 /* What an operation produced: on failure (`status` -1) `err` and
@@ -62,13 +74,15 @@ struct tt_orm_result {
   json_t *details;
   char etag[32];
   uint32_t retry_after_s;
-  /* TT_ORM_ANSWER_ITEM: the item as stored (an M, encrypted attributes
-   * opened unless the operation asked for them sealed), its model
-   * (referenced), and whether the write created it (false: it existed --
-   * replaced, updated or read). Its version is tt_orm_item_version's. */
+  /* The model of `item` or `page` (referenced). TT_ORM_ANSWER_ITEM: the
+   * item as stored (an M, encrypted attributes opened unless the operation
+   * asked for them sealed), and whether the write created it (false: it
+   * existed -- replaced, updated or read); its version is
+   * tt_orm_item_version's. TT_ORM_ANSWER_PAGE: `page`. */
+  struct tt_model *model;
   struct tt_av item;
-  struct tt_model *item_model;
   bool created;
+  struct tt_orm_page page;
 };
 
 /* Releases what a result owns. */

@@ -20,6 +20,9 @@
 /* What one backend page may hold (DynamoDB's 1 MB): pages are started only
  * while the ones being read would fit what is left of the budget. */
 #define TT_ORM_PAGE_BYTES (1u << 20)
+/* How the answer text of a page begins: the budget counts it with the first
+ * item of a single reader. */
+#define TT_ORM_ITEMS_OPEN "{\"items\":["
 
 struct tt_orm_query_op;
 
@@ -32,11 +35,8 @@ struct tt_orm_chain {
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;
   bool busy;             /* a page of this reader is being read */
-  struct tt_buf items;   /* comma-separated logical items; when `opened`, after
-                          * the answer's opening text (a single reader's
-                          * buffer becomes the answer without a copy) */
-  bool opened;
-  size_t n_items;
+  struct tt_av *items;   /* the items this reader answered (n_items of cap_items) */
+  size_t n_items, cap_items;
   uint64_t count, scanned;
   size_t quota; /* with a limit: items (or counts) this reader may still add up to */
   struct tt_ddb_read_request req; /* the page being read: the op's base request
@@ -75,18 +75,22 @@ struct tt_orm_query_op {
    * item that would pass it ends the answer before it, with a cursor right
    * after the last item answered; the first item is always answered. */
   size_t budget;
-  size_t bytes;    /* item text answered so far, every reader */
+  size_t bytes;    /* answer text of the items answered so far, every reader */
+  struct tt_buf scratch; /* where an item's answer text is measured */
   size_t answered; /* items answered so far, every reader */
   size_t inflight; /* pages being read */
   bool full;       /* the budget ended the answer: no page starts */
   bool pumping, repump;
 };
 
-/* Validates the body (before any I/O: every error answers 400 and nothing
- * is read), then reads. The ctx's done runs once with the result:
- * {"items": [...], "count", "scanned_count", "cursor"}, or only the counts
- * with "count": true. An answer that reaches the byte budget ends early
- * (also inside a backend page, and across parallel segments: each
+/* Validates the body (before any I/O: every error is a ValidationError or
+ * InvalidCursor and nothing is read), then reads. The ctx's done runs once
+ * with the result: a typed page (TT_ORM_ANSWER_PAGE: the items, the
+ * counts, the cursor), or only the counts with "count": true. The byte
+ * budget counts the answer text of the items as the HTTP answer writes
+ * them ({"items":[...]}: logical JSON keeping what `select` names, commas,
+ * the opening of a single reader's answer); an answer that reaches it ends
+ * early (also inside a backend page, and across parallel segments: each
  * segment's cursor then points right after the last item it answered), so
  * paging with the cursor returns every item exactly once. Errors land in
  * the result. Returns 0 (done runs later) or -1 (it finished inside this

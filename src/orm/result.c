@@ -2,6 +2,7 @@
 /* result.c -- operation results and the mapping of backend errors onto the
  * API's error codes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,9 +15,14 @@ void tt_orm_result_free(struct tt_orm_result *r) {
   json_decref(r->details);
   r->details = NULL;
   tt_av_free(&r->item);
-  if (r->item_model)
-    tt_model_unref(r->item_model);
-  r->item_model = NULL;
+  for (size_t i = 0; i < r->page.n_items; i++)
+    tt_av_free(&r->page.items[i]);
+  free(r->page.items);
+  free(r->page.cursor);
+  memset(&r->page, 0, sizeof(r->page));
+  if (r->model)
+    tt_model_unref(r->model);
+  r->model = NULL;
 }
 
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {

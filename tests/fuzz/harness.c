@@ -195,9 +195,20 @@ void fz_run_end(struct fz_run *r) {
     struct tt_error err;
     char etag[TT_API_ETAG_MAX];
     tt_buf_init(&b, 0);
-    if (r->res.item.type != TT_AV_M || r->res.item_model == NULL)
+    if (r->res.item.type != TT_AV_M || r->res.model == NULL)
       abort();
     if (tt_api_item_write(&b, &r->res, NULL, false, etag, &err) != 0 &&
+        (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
+      abort();
+    tt_buf_free(&b);
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_PAGE) {
+    /* A typed page renders as the query routes render it. */
+    struct tt_buf b;
+    struct tt_error err;
+    tt_buf_init(&b, 0);
+    if (r->res.model == NULL || (r->res.page.n_items > 0 && r->res.page.count_only))
+      abort();
+    if (tt_api_page_write(&b, &r->res, NULL, &err) != 0 &&
         (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
       abort();
     tt_buf_free(&b);

@@ -606,11 +606,14 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   int rc = 0;
   size_t used = strlen(out);
   char etag[TT_API_ETAG_MAX];
-  if (res.status == 0 && res.answer == TT_ORM_ANSWER_ITEM) {
-    /* Rendered as the item routes do. */
+  if (res.status == 0 &&
+      (res.answer == TT_ORM_ANSWER_ITEM || res.answer == TT_ORM_ANSWER_PAGE)) {
+    /* Rendered as the item and query routes do. */
     struct tt_buf b;
     tt_buf_init(&b, 0);
-    if (tt_api_item_write(&b, &res, NULL, false, etag, &err) == 0)
+    if ((res.answer == TT_ORM_ANSWER_ITEM ? tt_api_item_write(&b, &res, NULL, false, etag, &err)
+                                          : tt_api_page_write(&b, &res, op.query.select, &err)) ==
+        0)
       snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
                b.data ? b.data : "");
     else
