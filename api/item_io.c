@@ -159,25 +159,25 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const jso
   return 0;
 }
 
+int tt_api_page_tail(struct tt_buf *b, const struct tt_orm_page *p) {
+  int rc = tt_buf_printf(b, "\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
+                         p->count, p->scanned);
+  rc |= p->cursor ? tt_buf_printf(b, "\"%s\"}", p->cursor) : tt_buf_puts(b, "null}");
+  return rc;
+}
+
 int tt_api_page_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
                       struct tt_error *err) {
   const struct tt_orm_page *p = &r->page;
-  int rc = 0;
-  if (!p->count_only) {
-    rc |= tt_buf_puts(b, TT_ORM_ITEMS_OPEN);
-    for (size_t i = 0; rc == 0 && i < p->n_items; i++) {
-      if ((i > 0 && tt_buf_append(b, ",", 1) != 0) ||
-          tt_orm_item_write(b, r->model, &p->items[i], select, err) != 0)
-        return -1;
-    }
-    rc |= tt_buf_puts(b, "],");
-  } else {
-    rc |= tt_buf_puts(b, "{");
+  int rc = tt_buf_puts(b, p->count_only ? "{" : TT_ORM_ITEMS_OPEN);
+  for (size_t i = 0; rc == 0 && i < p->n_items; i++) {
+    if ((i > 0 && tt_buf_append(b, ",", 1) != 0) ||
+        tt_orm_item_write(b, r->model, &p->items[i], select, err) != 0)
+      return -1;
   }
-  rc |= tt_buf_printf(b, "\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
-                      p->count, p->scanned);
-  rc |= p->cursor ? tt_buf_printf(b, "\"%s\"}", p->cursor) : tt_buf_puts(b, "null}");
-  if (rc != 0)
+  if (!p->count_only)
+    rc |= tt_buf_puts(b, "],");
+  if ((rc | tt_api_page_tail(b, p)) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not encode the answer");
   return 0;
 }

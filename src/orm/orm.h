@@ -55,7 +55,8 @@ enum tt_orm_answer {
 /* A page of a query or scan: its items in answer order (parallel scan
  * segments one after another), the counts and where to go on. */
 struct tt_orm_page {
-  struct tt_av *items; /* n_items stored items (M), encrypted attributes opened */
+  struct tt_av *items; /* n_items stored items (M), encrypted attributes opened;
+                        * none when the query's sink took them (query.h) */
   size_t n_items;
   bool count_only;     /* a count: no items, `count` is what was counted */
   uint64_t count;      /* items counted (count_only) or n_items */

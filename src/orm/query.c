@@ -502,35 +502,54 @@ static void page_failed(struct tt_orm_query_op *op, const struct tt_error *err) 
   tt_orm_fail(op->ctx.result, err);
 }
 
-/* Keeps a copy of one stored item of a page as answered by the reader, and
- * says in *size how much answer text it adds: its logical JSON, the comma
- * before it, and for the first item of a single reader the answer's
- * opening (the HTTP answer's bytes, which the budget counts). */
+/* Keeps a copy of one stored item of a page for the page, and says in
+ * *size how much answer text it adds: its logical JSON, the comma before
+ * it, and for the first item of a single reader the answer's opening (the
+ * HTTP answer's bytes, which the budget counts). */
+static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *size,
+                     struct tt_error *err) {
+  struct tt_orm_query_op *op = ch->q;
+  tt_buf_reset(&op->scratch);
+  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->select, err) != 0)
+    return -1;
+  if (ch->n_kept == ch->cap_kept) {
+    size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
+    struct tt_av *grown = realloc(ch->kept, cap * sizeof(*grown));
+    if (grown == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    ch->kept = grown;
+    ch->cap_kept = cap;
+  }
+  if (tt_av_clone(&ch->kept[ch->n_kept], item) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  ch->n_kept++;
+  *size = op->scratch.len + (ch->n_items > 0 ? 1 : op->nchains == 1 ? strlen(TT_ORM_ITEMS_OPEN) : 0);
+  return 0;
+}
+
+/* Answers one stored item of a page: to the sink, or kept for the page. */
 static int add_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *size) {
   struct tt_orm_query_op *op = ch->q;
   struct tt_error err;
-  tt_buf_reset(&op->scratch);
-  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->select, &err) != 0) {
+  int rc = op->sink ? op->sink->add(op->sink->arg, (size_t)(ch - op->chains), op->nchains, item,
+                                    size, &err)
+                    : keep_item(ch, item, size, &err);
+  if (rc != 0) {
     page_failed(op, &err);
     return -1;
   }
-  if (ch->n_items == ch->cap_items) {
-    size_t cap = ch->cap_items ? 2 * ch->cap_items : 16;
-    struct tt_av *grown = realloc(ch->items, cap * sizeof(*grown));
-    if (grown == NULL)
-      goto oom;
-    ch->items = grown;
-    ch->cap_items = cap;
-  }
-  if (tt_av_clone(&ch->items[ch->n_items], item) != 0)
-    goto oom;
-  *size = op->scratch.len + (ch->n_items > 0 ? 1 : op->nchains == 1 ? strlen(TT_ORM_ITEMS_OPEN) : 0);
   ch->n_items++;
   return 0;
-oom:
-  tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-  page_failed(op, &err);
-  return -1;
+}
+
+/* Takes back the item add_item answered last. */
+static void take_back(struct tt_orm_chain *ch) {
+  struct tt_orm_query_op *op = ch->q;
+  ch->n_items--;
+  if (op->sink)
+    op->sink->take_back(op->sink->arg, (size_t)(ch - op->chains));
+  else
+    tt_av_free(&ch->kept[--ch->n_kept]);
 }
 
 /* Answers a page's items (read only) while they fit the budget. Returns how
@@ -543,11 +562,17 @@ static size_t add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_
     if (op->failed || add_item(ch, &items[i], &size) != 0)
       return i;
     if (op->answered > 0 && size > (op->budget > op->bytes ? op->budget - op->bytes : 0)) {
-      tt_av_free(&ch->items[--ch->n_items]);
+      take_back(ch);
       return i;
     }
     op->bytes += size;
     op->answered++;
+    if (i == 0 && n > 1 && op->sink && size < ((size_t)-1 / 2) / n) {
+      /* A 1 MB scan page then need not double its text a dozen times. */
+      size_t want = size * n + size * n / 8;
+      size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
+      op->sink->reserve(op->sink->arg, (size_t)(ch - op->chains), want < room ? want : room);
+    }
   }
   return n;
 }
@@ -759,11 +784,11 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
     tt_av_free(&op->chains[i].next_key);
-    for (size_t k = 0; k < op->chains[i].n_items; k++)
-      tt_av_free(&op->chains[i].items[k]);
-    free(op->chains[i].items);
-    op->chains[i].items = NULL;
-    op->chains[i].n_items = 0;
+    for (size_t k = 0; k < op->chains[i].n_kept; k++)
+      tt_av_free(&op->chains[i].kept[k]);
+    free(op->chains[i].kept);
+    op->chains[i].kept = NULL;
+    op->chains[i].n_kept = 0;
     free_page(&op->chains[i]);
   }
   tt_buf_free(&op->scratch);
@@ -777,7 +802,8 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   op->builder = NULL;
 }
 
-/* Hands the readers' items, the counts and the cursor back as the page. */
+/* Hands the readers' items (unless the sink took them), the counts and the
+ * cursor back as the page. */
 static void finish_all(struct tt_orm_query_op *op) {
   struct tt_orm_result *r = op->ctx.result;
   if (op->failed) {
@@ -798,13 +824,14 @@ static void finish_all(struct tt_orm_query_op *op) {
   page->count_only = op->count_only;
   page->count = op->count_only ? count : n_items;
   page->scanned = scanned;
-  if (n_items > 0 && (page->items = malloc(n_items * sizeof(*page->items))) == NULL)
+  if (op->sink == NULL && n_items > 0 &&
+      (page->items = malloc(n_items * sizeof(*page->items))) == NULL)
     rc = -1;
-  for (size_t i = 0; rc == 0 && i < op->nchains; i++) {
+  for (size_t i = 0; rc == 0 && page->items && i < op->nchains; i++) {
     struct tt_orm_chain *ch = &op->chains[i];
-    memcpy(page->items + page->n_items, ch->items, ch->n_items * sizeof(*ch->items));
-    page->n_items += ch->n_items;
-    ch->n_items = 0; /* moved */
+    memcpy(page->items + page->n_items, ch->kept, ch->n_kept * sizeof(*ch->kept));
+    page->n_items += ch->n_kept;
+    ch->n_kept = 0; /* moved */
   }
   /* A count stopped by its limit carries a cursor, as DynamoDB's Select=COUNT
    * answers a LastEvaluatedKey, so the caller can count on from there. */

@@ -56,8 +56,10 @@ static int start_query(struct tt_orm_ctx *ctx, void *arg) {
 }
 
 /* Runs a query (or a scan) with the body `text` (' for ") and, when
- * `cursor` is not NULL, that cursor. The result is the caller's. */
-static struct tt_orm_result run(bool scan, const char *text, const char *cursor) {
+ * `cursor` is not NULL, that cursor, its items going to `sink` (NULL: kept
+ * in the page). The result is the caller's. */
+static struct tt_orm_result run_sink(bool scan, const char *text, const char *cursor,
+                                     const struct tt_orm_page_sink *sink) {
   json_t *body = fx_json(text);
   if (cursor)
     json_object_set_new(body, "cursor", json_string(cursor));
@@ -66,9 +68,17 @@ static struct tt_orm_result run(bool scan, const char *text, const char *cursor)
   memset(&op, 0, sizeof(op));
   op.scan = scan;
   op.body = body;
+  op.sink = sink;
   ofx_run(&op.ctx, ofx_model("Msg"), &res, start_query, NULL);
   json_decref(body);
   return res;
+}
+
+static struct tt_orm_result run(bool scan, const char *text, const char *cursor) {
+  struct tt_orm_result r = run_sink(scan, text, cursor, NULL);
+  if (r.status == 0 && !r.page.count_only)
+    ck_assert_uint_eq(r.page.count, r.page.n_items); /* the page holds them all */
+  return r;
 }
 
 static void expect_page(const struct tt_orm_result *r) {
@@ -76,7 +86,6 @@ static void expect_page(const struct tt_orm_result *r) {
                 r->err.field);
   ck_assert_int_eq(r->answer, TT_ORM_ANSWER_PAGE);
   ck_assert_int_eq(r->body.len, 0); /* nothing rendered: that is the HTTP edge's */
-  ck_assert_uint_eq(r->page.count, r->page.count_only ? r->page.count : r->page.n_items);
 }
 
 /* "room/seq" of item i of a page. */
@@ -227,6 +236,61 @@ START_TEST(the_byte_budget_ends_pages_early) {
 }
 END_TEST
 
+/* A sink that sizes every item at 40 bytes and counts what it holds. */
+struct counting_sink {
+  size_t held[3], taken_back, reserved;
+  char last[32];
+};
+
+static int sink_add(void *arg, size_t reader, size_t n_readers, const struct tt_av *item,
+                    size_t *size, struct tt_error *err) {
+  struct counting_sink *s = arg;
+  (void)err;
+  ck_assert_uint_lt(reader, n_readers);
+  ck_assert_uint_le(n_readers, 3);
+  s->held[reader]++;
+  snprintf(s->last, sizeof(s->last), "%s", tt_av_map_get(item, "seq")->u.bytes);
+  *size = 40;
+  return 0;
+}
+
+static void sink_take_back(void *arg, size_t reader) {
+  struct counting_sink *s = arg;
+  s->held[reader]--;
+  s->taken_back++;
+}
+
+static void sink_reserve(void *arg, size_t reader, size_t bytes) {
+  struct counting_sink *s = arg;
+  (void)reader;
+  s->reserved += bytes;
+}
+
+START_TEST(a_sink_takes_the_items_and_sizes_them_for_the_budget) {
+  struct counting_sink s;
+  memset(&s, 0, sizeof(s));
+  const struct tt_orm_page_sink sink = {sink_add, sink_take_back, sink_reserve, &s};
+  /* 100 bytes hold two items of 40: the third is taken back, and the
+   * cursor points right after the second. */
+  OFX.orm.max_response_bytes = 100;
+  struct tt_orm_result r = run_sink(false, ROOM_A "}", NULL, &sink);
+  expect_page(&r);
+  ck_assert_uint_eq(r.page.n_items, 0); /* the sink has them */
+  ck_assert_ptr_null(r.page.items);
+  ck_assert_uint_eq(r.page.count, 2);
+  ck_assert_uint_eq(s.held[0], 2);
+  ck_assert_uint_eq(s.taken_back, 1);
+  ck_assert_uint_gt(s.reserved, 0);
+  ck_assert_ptr_nonnull(r.page.cursor);
+  struct tt_orm_result next = run(false, ROOM_A ",'limit':1}", r.page.cursor);
+  expect_page(&next);
+  char id[32];
+  ck_assert_str_eq(id_of(&next, 0, id, sizeof(id)), "a/3");
+  tt_orm_result_free(&next);
+  tt_orm_result_free(&r);
+}
+END_TEST
+
 START_TEST(bad_bodies_are_refused_before_any_io) {
   static const char *const bodies[] = {
       "{'key':[{'attr':'text','op':'=','value':'a'}]}", /* no index has this key */
@@ -256,6 +320,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, counts_carry_a_cursor_at_their_limit);
   tcase_add_test(tc, parallel_scan_segments_page_every_item_once);
   tcase_add_test(tc, the_byte_budget_ends_pages_early);
+  tcase_add_test(tc, a_sink_takes_the_items_and_sizes_them_for_the_budget);
   tcase_add_test(tc, bad_bodies_are_refused_before_any_io);
   suite_add_tcase(s, tc);
   return s;
