@@ -829,7 +829,8 @@ static void finish_all(struct tt_orm_query_op *op) {
     rc = -1;
   for (size_t i = 0; rc == 0 && page->items && i < op->nchains; i++) {
     struct tt_orm_chain *ch = &op->chains[i];
-    memcpy(page->items + page->n_items, ch->kept, ch->n_kept * sizeof(*ch->kept));
+    if (ch->n_kept > 0)
+      memcpy(page->items + page->n_items, ch->kept, ch->n_kept * sizeof(*ch->kept));
     page->n_items += ch->n_kept;
     ch->n_kept = 0; /* moved */
   }
