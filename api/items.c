@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.c -- /v1/models/{m}/items: create, put, get, patch, delete. */
+/* items.c -- /v1/models/{m}/items: create, put, get, patch, delete:
+ * headers and query strings checked, the path's key typed, the ORM's typed
+ * item answered with its status, ETag and body (logical JSON or
+ * ?format=dynamodb). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

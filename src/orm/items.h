@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.h -- single-item operations: create, put, get, update, delete. */
+/* items.h -- single-item operations of a typed key: create, put, get,
+ * update, delete, answering the typed item (TT_ORM_ANSWER_ITEM) or nothing
+ * (a delete). */
 #ifndef TT_ORM_ITEMS_H
 #define TT_ORM_ITEMS_H
 

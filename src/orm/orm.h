@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* orm.h -- model operations over the backend port: what the HTTP handlers
- * call. Every operation runs as operations of the caller's join, writes its
- * outcome into a struct tt_orm_result, and calls back once. */
+/* orm.h -- model operations over the backend port, as a typed library: what
+ * the HTTP handlers and the ledger call. Every operation runs as operations
+ * of the caller's join, writes its outcome into a struct tt_orm_result (a
+ * typed item or page, or the rendered body of batches, transactions and
+ * tables; or an error), and calls back once. */
 #ifndef TT_ORM_ORM_H
 #define TT_ORM_ORM_H
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* query.c -- Query and Scan of a model over the backend port. */
+/* query.c -- Query and Scan of a model over the backend port: typed pages,
+ * or items handed to the caller's sink as they are answered. */
 #include "orm/query.h"
 
 #include <inttypes.h>

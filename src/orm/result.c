@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* result.c -- operation results and the mapping of backend errors onto the
- * API's error codes. */
+/* result.c -- operation results (typed answers and rendered bodies) and the
+ * mapping of backend errors onto the API's error codes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
