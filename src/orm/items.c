@@ -272,8 +272,8 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
     r->condition = op->cond.data;
     r->old_on_condition_failure = true;
   }
-  if (tt_orm_take_placeholders(op->builder, &op->names, &op->values, &r->names, &r->values,
-                               err) != 0)
+  if (op->builder != NULL && tt_orm_take_placeholders(op->builder, &op->names, &op->values,
+                                                      &r->names, &r->values, err) != 0)
     return -1;
   if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
@@ -451,8 +451,10 @@ static int item_start_run(struct tt_orm_item_op *op) {
   op->update_text = op->projection_text = NULL;
   tt_orm_update_init(&op->upd);
   const struct tt_model *m = op->ctx.model;
-  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
-  if (op->builder == NULL) {
+  /* A plain GET builds no expression: no builder to make and free. */
+  bool plain_get = op->kind == TT_ORM_OP_GET && json_array_size(op->select) == 0;
+  op->builder = plain_get ? NULL : tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  if (op->builder == NULL && !plain_get) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;
   }
