@@ -75,7 +75,6 @@ struct tt_orm_result {
   struct tt_buf body;
   struct tt_error err;
   json_t *details;
-  char etag[32];
   uint32_t retry_after_s;
   /* The model of `item` or `page` (referenced). TT_ORM_ANSWER_ITEM: the
    * item as stored (an M, encrypted attributes opened unless the operation
