@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.c -- the HTTP side of items: the {key} of an item URL
- * percent-decoded and typed by the model, and the ORM's typed item and page
- * answers rendered. */
+/* item_io.c -- the HTTP side of single items: the {key} of an item URL
+ * percent-decoded and typed by the model, and the ORM's typed item answer
+ * rendered. */
 #include "api/item_io.h"
 
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 
 #include "orm/item.h"
 #include "orm/key.h"
-#include "orm/query.h"
 #include "util/hex.h"
 #include "value/base64.h"
 #include "value/codec_ddb.h"
@@ -156,28 +154,5 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const jso
   const struct tt_av *ver = tt_orm_item_version(r->model, &r->item);
   if (ver)
     snprintf(etag, TT_API_ETAG_MAX, "\"%s\"", ver->u.bytes);
-  return 0;
-}
-
-int tt_api_page_tail(struct tt_buf *b, const struct tt_orm_page *p) {
-  int rc = tt_buf_printf(b, "\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
-                         p->count, p->scanned);
-  rc |= p->cursor ? tt_buf_printf(b, "\"%s\"}", p->cursor) : tt_buf_puts(b, "null}");
-  return rc;
-}
-
-int tt_api_page_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                      struct tt_error *err) {
-  const struct tt_orm_page *p = &r->page;
-  int rc = tt_buf_puts(b, p->count_only ? "{" : TT_ORM_ITEMS_OPEN);
-  for (size_t i = 0; rc == 0 && i < p->n_items; i++) {
-    if ((i > 0 && tt_buf_append(b, ",", 1) != 0) ||
-        tt_orm_item_write(b, r->model, &p->items[i], select, err) != 0)
-      return -1;
-  }
-  if (!p->count_only)
-    rc |= tt_buf_puts(b, "],");
-  if ((rc | tt_api_page_tail(b, p)) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not encode the answer");
   return 0;
 }

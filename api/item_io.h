@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.h -- the HTTP side of items: the {key} of an item URL
+/* item_io.h -- the HTTP side of single items: the {key} of an item URL
  * percent-decoded and typed by the model's key attributes (what the item
- * handlers hand the typed ORM), and the ORM's typed answers -- an item with
- * its ETag, a query or scan page -- rendered as the bodies of the HTTP
- * answers. */
+ * handlers hand the typed ORM), and the ORM's typed item rendered as the
+ * body and ETag of the HTTP answer. */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
@@ -44,19 +43,5 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
  * holds a partial text to discard). */
 int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
                       bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
-
-/* Appends the end of a page's answer to b: "count", "scanned_count" and
- * "cursor" (a string, or null at the end) and the closing brace. Returns 0
- * or -1. */
-int tt_api_page_tail(struct tt_buf *b, const struct tt_orm_page *p);
-
-/* Renders the typed page answer `r` (TT_ORM_ANSWER_PAGE) as the body of
- * POST .../query and .../scan into b, when the page holds its items (no
- * sink took them): {"items":[...],"count","scanned_count","cursor"} with
- * each item in its logical JSON keeping what `select` names, or
- * {"count","scanned_count","cursor"} for a count. Returns 0, or -1 with an
- * Internal error (b then holds a partial text to discard). */
-int tt_api_page_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                      struct tt_error *err);
 
 #endif

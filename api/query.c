@@ -2,10 +2,10 @@
 /* query.c -- POST /v1/models/{m}/query and /scan: the ORM's items
  * rendered as they are answered, one text per reader (parallel scan
  * segments), joined into the answer with the page's counts and cursor. */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "api/handlers.h"
-#include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/item.h"
 #include "orm/query.h"
@@ -87,7 +87,9 @@ static int page_text(struct query_job *j, const struct tt_orm_page *p, struct tt
   }
   if (!p->count_only)
     rc |= tt_buf_puts(b, "],");
-  return rc | tt_api_page_tail(b, p);
+  rc |= tt_buf_printf(b, "\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
+                      p->count, p->scanned);
+  return rc | (p->cursor ? tt_buf_printf(b, "\"%s\"}", p->cursor) : tt_buf_puts(b, "null}"));
 }
 
 static void page_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {

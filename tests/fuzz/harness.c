@@ -12,6 +12,7 @@
 #include "backend/memory/memdb.h"
 #include "ledger/ledger.h"
 #include "orm/batch.h"
+#include "orm/item.h"
 #include "orm/items.h"
 #include "orm/query.h"
 #include "orm/txn.h"
@@ -206,11 +207,15 @@ void fz_run_end(struct fz_run *r) {
     struct tt_buf b;
     struct tt_error err;
     tt_buf_init(&b, 0);
-    if (r->res.model == NULL || (r->res.page.n_items > 0 && r->res.page.count_only))
+    if (r->res.model == NULL || (r->res.page.n_items > 0 && r->res.page.count_only) ||
+        (!r->res.page.count_only && r->res.page.count != r->res.page.n_items))
       abort();
-    if (tt_api_page_write(&b, &r->res, NULL, &err) != 0 &&
-        (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
-      abort();
+    for (size_t i = 0; i < r->res.page.n_items; i++) {
+      tt_buf_reset(&b);
+      if (tt_orm_item_write(&b, r->res.model, &r->res.page.items[i], NULL, &err) != 0 &&
+          (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
+        abort();
+    }
     tt_buf_free(&b);
   } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_NONE) {
   } else if (r->res.status == 0) {
