@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* result.c -- operation results and the mapping of backend errors onto the
- * API's error codes. */
+/* result.c -- operation results (typed answers and rendered bodies) and the
+ * mapping of backend errors onto the API's error codes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +14,15 @@ void tt_orm_result_free(struct tt_orm_result *r) {
   tt_buf_free(&r->body);
   json_decref(r->details);
   r->details = NULL;
+  tt_av_free(&r->item);
+  for (size_t i = 0; i < r->page.n_items; i++)
+    tt_av_free(&r->page.items[i]);
+  free(r->page.items);
+  free(r->page.cursor);
+  memset(&r->page, 0, sizeof(r->page));
+  if (r->model)
+    tt_model_unref(r->model);
+  r->model = NULL;
 }
 
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {

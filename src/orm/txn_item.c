@@ -84,7 +84,6 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
     return tt_orm_item_start(op);
   struct tt_error err;
   tt_error_clear(&err);
-  memset(&op->key, 0, sizeof(op->key));
   memset(&op->item, 0, sizeof(op->item));
   op->builder = NULL;
   struct tt_orm_txn_state *st = txn_state_new(&op->ctx, 1);

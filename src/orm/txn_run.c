@@ -181,7 +181,7 @@ static void reread_opened_cb(void *arg, const struct tt_error *err) {
     txn_fail(st, err);
     return;
   }
-  tt_orm_item_answer(st->single, &st->acts[0].item, 200);
+  tt_orm_item_answer(st->single, &st->acts[0].item, false);
   finish(st);
 }
 
@@ -237,7 +237,7 @@ static void succeeded(struct tt_orm_txn_state *st) {
   case K_PUT: {
     /* The item as sent, not its envelopes. */
     const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
-    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found ? 201 : 200);
+    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found);
     break;
   }
   case K_UPDATE: {
