@@ -6,6 +6,7 @@
  * joins. Logs carry the operation, status and error type, never a body, a
  * key or a credential. */
 #include "api/ddb_listener.h"
+#include "api/ddb_typed.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -65,6 +66,9 @@ struct tt_ddb_req {
   /* A plain GetItem crosses the port typed (no JSON trees either way):
    * the request borrows TableName from `body`, which the request holds. */
   struct tt_ddb_item_request item;
+  /* A transaction crosses the port typed too (ddb_typed.h), borrowing
+   * from `body` like the GetItem. */
+  struct tt_ddbt_txn txn;
   struct tt_av key;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
@@ -484,6 +488,7 @@ static void req_free(struct tt_ddb_req *r) {
   if (r->anext)
     r->anext->aprev = r->aprev;
   tt_av_free(&r->key);
+  tt_ddbt_txn_free(&r->txn);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -546,6 +551,23 @@ static void item_done(struct tt_client_call *c) {
     answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   }
   tt_buf_free(&b);
+}
+
+/* A typed transaction's answer, or its error with the reasons. */
+static void txn_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status == 0) {
+    json_t *out = tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out);
+    if (out == NULL)
+      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    else
+      answer_json(r, 200, out);
+    return;
+  }
+  struct tt_backend_error e = c->bc.error; /* the body is the reasons' (NULL before) */
+  e.body = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+  answer_backend_error(r, &e);
+  json_decref(e.body);
 }
 
 /* Whether a GetItem can cross the port typed: only the members the typed
@@ -721,6 +743,17 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  if (tt_ddbt_is_txn(req.op)) {
+    struct tt_backend_error te;
+    memset(&te, 0, sizeof(te));
+    if (tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te) != 0) {
+      answer_backend_error(r, &te);
+      tt_backend_error_clear(&te);
+      json_decref(req.body);
+      return;
+    }
+    r->body = req.body; /* holds what the steps borrow */
+  }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
@@ -731,6 +764,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   int started = req.op == TT_DDB_GET_ITEM && typed_get(r, req.body)
                     ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->item,
                                            item_done, r)
+                : r->txn.steps ? tt_client_start_txn(l->client, &r->join, &r->call, req.op,
+                                                     &r->txn.req, txn_done, r)
                     : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
                                       r);
   if (started != 0)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
  * operation, so the memory backend and the dynamodb backend are
- * interchangeable. Single-item operations cross it as typed values
- * (struct tt_ddb_item_request); the others still as DynamoDB's own JSON
- * shapes (docs/internals/typed-port.md says which and why). */
+ * interchangeable. Single-item operations, reads and transactions cross it
+ * as typed values (struct tt_ddb_item_request, tt_ddb_read_request,
+ * tt_ddb_txn_request); batches and table operations still as DynamoDB's
+ * own JSON shapes (docs/internals/typed-port.md says which and why). */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -62,8 +63,9 @@ struct tt_backend_error {
   bool throttling;      /* ProvisionedThroughputExceeded, ThrottlingException, ... */
   uint32_t retry_after_ms; /* x-amz-retry-after, 0 when absent */
   char request_id[64];
-  json_t *body;         /* the whole error body when it carries data
-                           (CancellationReasons, Item); owned, may be NULL */
+  json_t *body;         /* the whole error body when it carries data (a failed
+                           condition's Item); owned, may be NULL. A
+                           transaction's reasons are in txn_out instead */
 };
 
 /* ReturnValues of a write. */
@@ -137,6 +139,53 @@ struct tt_ddb_read_result {
   struct tt_arena arena;
 };
 
+/* The kind of one action of a transaction. */
+enum tt_ddb_txn_kind {
+  TT_DDB_TXN_CONDITION_CHECK,
+  TT_DDB_TXN_PUT,
+  TT_DDB_TXN_DELETE,
+  TT_DDB_TXN_UPDATE,
+  TT_DDB_TXN_GET /* TransactGetItems: all its steps, and only there */
+};
+
+/* One action of TransactWriteItems or TransactGetItems: the members of the
+ * item request its kind has (a Put's item, the others' key; condition,
+ * update, a Get's projection, the placeholder maps,
+ * old_on_condition_failure). */
+struct tt_ddb_txn_step {
+  enum tt_ddb_txn_kind kind;
+  struct tt_ddb_item_request r;
+};
+
+/* TransactWriteItems and TransactGetItems as typed values; borrowed like
+ * tt_ddb_item_request. */
+struct tt_ddb_txn_request {
+  const struct tt_ddb_txn_step *steps;
+  size_t n_steps;
+  const char *client_token; /* TransactWriteItems' ClientRequestToken; NULL: none */
+};
+
+/* Why one action of a canceled transaction failed (CancellationReasons). */
+struct tt_ddb_txn_reason {
+  char code[64];     /* "None", "ConditionalCheckFailed", "TransactionConflict", ... */
+  char *message;     /* NULL: none */
+  struct tt_av item; /* the item as it was (ALL_OLD on a failed condition); type 0: none */
+};
+
+/* The answer of a typed transaction, owned by the call like item_out. On
+ * success of TransactGetItems: one entry in `items` per step (an M, or
+ * type 0 when no item has the key). On a TransactionCanceledException:
+ * one reason per step (none when the answer gave none). */
+struct tt_ddb_txn_result {
+  struct tt_av *items;
+  size_t n_items;
+  struct tt_ddb_txn_reason *reasons;
+  size_t n_reasons;
+};
+
+/* Frees what a transaction result owns and zeroes it. */
+void tt_ddb_txn_result_free(struct tt_ddb_txn_result *r);
+
 /* DynamoDB's names of the two enums ("ALL_OLD", "COUNT"): NULL out of
  * range and for TT_DDB_SELECT_DEFAULT. One table, used both to write the
  * wire form and to read it. */
@@ -175,18 +224,23 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
  * keeps it alive until `done` ran. */
 struct tt_backend_call {
   enum tt_ddb_op op;
-  /* A typed operation (tt_backend_call_typed) has `item` or `read` and no
-   * `request`; every other has `request`. All borrowed by the backend. The
-   * JSON form of a typed operation is accepted too (tests, and batches and
-   * transactions nest item requests as JSON). */
+  /* A typed operation (tt_backend_call_typed) has `item`, `read` or `txn`
+   * and no `request`; every other has `request`. All borrowed by the
+   * backend. The JSON form of GetItem, PutItem, UpdateItem, DeleteItem,
+   * Query and Scan is accepted too (the DynamoDB listener's, and tests);
+   * transactions have only the typed form. */
   json_t *request;  /* DynamoDB request JSON */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
+  const struct tt_ddb_txn_request *txn;   /* TransactWriteItems, TransactGetItems */
   /* On success of a typed call, set by the backend: GetItem's Item or the
    * write's Attributes (ReturnValues), TT_AV_M; type 0 when there is none.
    * Owned by the call: whoever frees the call's results frees it. */
   struct tt_av item_out;
   struct tt_ddb_read_result read_out; /* the same for a typed read */
+  /* The same for a transaction; set on success and, with status -1, on a
+   * TransactionCanceledException (its reasons; error.body is then NULL). */
+  struct tt_ddb_txn_result txn_out;
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;
@@ -232,7 +286,8 @@ struct tt_backend {
 };
 
 /* Whether a call is in typed form: `item` for GetItem, PutItem,
- * UpdateItem, DeleteItem; `read` for Query, Scan. Else it is JSON. */
+ * UpdateItem, DeleteItem; `read` for Query, Scan; `txn` for
+ * TransactWriteItems, TransactGetItems. Else it is JSON. */
 bool tt_backend_call_typed(const struct tt_backend_call *c);
 
 /* Clears an error and releases its body. */

@@ -103,25 +103,22 @@ static bool has_table_name(const json_t *obj, const char *table) {
   return name != NULL && strcmp(name, table) == 0;
 }
 
-/* Whether a DynamoDB request names `table`: TableName (single-item,
- * query, scan, table ops), a RequestItems key (batches), or a TableName
- * inside TransactItems (transactions). */
+/* Whether a DynamoDB request names `table`: TableName (table ops) or a
+ * RequestItems key (batches). */
 static bool touches_table(const json_t *request, const char *table) {
-  if (has_table_name(request, table))
-    return true;
-  if (json_object_get(json_object_get(request, "RequestItems"), table) != NULL)
-    return true;
-  const json_t *items = json_object_get(request, "TransactItems");
-  size_t i;
-  const json_t *item;
-  json_array_foreach(items, i, item) {
-    const char *k;
-    const json_t *action;
-    json_object_foreach((json_t *)item, k, action) {
-      if (has_table_name(action, table))
-        return true;
-    }
+  return has_table_name(request, table) ||
+         json_object_get(json_object_get(request, "RequestItems"), table) != NULL;
+}
+
+/* Whether a typed call names `table`: its table, or a step's. */
+static bool typed_touches_table(const struct tt_backend_call *c, const char *table) {
+  if (c->item || c->read) {
+    const char *t = c->item ? c->item->table : c->read->table;
+    return t != NULL && strcmp(t, table) == 0;
   }
+  for (size_t i = 0; i < c->txn->n_steps; i++)
+    if (c->txn->steps[i].r.table && strcmp(c->txn->steps[i].r.table, table) == 0)
+      return true;
   return false;
 }
 
@@ -156,8 +153,7 @@ static bool rule_matches(const struct fault_rule *r, const struct tt_backend_cal
     return is_batch((int)c->op) && eligible_count(c->op, c->request, r->table) > 0;
   if (r->table == NULL)
     return true;
-  const char *typed_table = c->item ? c->item->table : c->read ? c->read->table : NULL;
-  return tt_backend_call_typed(c) ? typed_table != NULL && strcmp(typed_table, r->table) == 0
+  return tt_backend_call_typed(c) ? typed_touches_table(c, r->table)
                                   : touches_table(c->request, r->table);
 }
 
@@ -325,6 +321,7 @@ static void complete(struct fault_call *fc) {
   json_decref(fc->sub.response);
   tt_av_free(&fc->sub.item_out);
   tt_ddb_read_result_free(&fc->sub.read_out);
+  tt_ddb_txn_result_free(&fc->sub.txn_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -353,6 +350,8 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   memset(&sub->item_out, 0, sizeof(sub->item_out));
   c->read_out = sub->read_out;
   memset(&sub->read_out, 0, sizeof(sub->read_out));
+  c->txn_out = sub->txn_out;
+  memset(&sub->txn_out, 0, sizeof(sub->txn_out));
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));
@@ -374,6 +373,7 @@ static void run_inner(struct fault_call *fc, json_t *request) {
   fc->sub.request = request;
   fc->sub.item = fc->outer->item;
   fc->sub.read = fc->outer->read;
+  fc->sub.txn = fc->outer->txn;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {

@@ -397,3 +397,32 @@ json_t *tt_ddb_item_to_json(const struct tt_av *item) {
   }
   return o;
 }
+
+int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err) {
+  memset(out, 0, sizeof(*out));
+  if (tt_av_map(out, json_object_size(names)) != 0)
+    goto oom;
+  const char *k;
+  const json_t *v;
+  size_t i = 0;
+  json_object_foreach((json_t *)names, k, v) {
+    size_t len;
+    const char *s = tt_json_string_text(v, &len);
+    if (s == NULL) {
+      tt_av_free(out);
+      return 1;
+    }
+    struct tt_av_member *mb = &out->u.members[i++];
+    mb->name_len = strlen(k);
+    if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
+      goto oom;
+  }
+  if (tt_av_map_finish(out, "ExpressionAttributeNames", err) != 0) {
+    tt_av_free(out);
+    return -1;
+  }
+  return 0;
+oom:
+  tt_av_free(out);
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}

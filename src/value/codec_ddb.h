@@ -23,6 +23,11 @@
 int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
                            struct tt_error *err);
 
+/* ExpressionAttributeNames (a JSON object of strings) as an M of S values
+ * into *out (zeroed first). Returns 0; 1 when a value is not a string
+ * (*out freed); -1 with err set (memory, or tt_av_map_finish's refusal). */
+int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err);
+
 /* Converts an attribute map ({"attr": {"S": ...}, ...}: an Item, Key,
  * ExclusiveStartKey...) into an M value. Same rules and errors. */
 int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,

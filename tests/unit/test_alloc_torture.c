@@ -112,6 +112,18 @@ int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_r
   shielded = was;
   return rc;
 }
+int __real_memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                             struct tt_ddb_txn_result *out, struct tt_backend_error *e);
+int __wrap_memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                             struct tt_ddb_txn_result *out, struct tt_backend_error *e);
+int __wrap_memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                             struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
+  bool was = shielded;
+  shielded = true;
+  int rc = __real_memdb_op_transact(m, get, r, out, e);
+  shielded = was;
+  return rc;
+}
 SHIELD(memdb_op_get_item)
 SHIELD(memdb_op_put_item)
 SHIELD(memdb_op_update_item)
@@ -120,8 +132,6 @@ SHIELD(memdb_op_query)
 SHIELD(memdb_op_scan)
 SHIELD(memdb_op_batch_get)
 SHIELD(memdb_op_batch_write)
-SHIELD(memdb_op_transact_write)
-SHIELD(memdb_op_transact_get)
 SHIELD(memdb_op_create_table)
 SHIELD(memdb_op_describe_table)
 SHIELD(memdb_op_delete_table)

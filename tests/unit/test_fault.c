@@ -187,7 +187,9 @@ static void call_done(struct tt_backend_call *c) {
 
 /* Starts call i with op and a request (stolen); asserts the start worked
  * and that done did not run inside start(). */
-static void start(int i, enum tt_ddb_op op, json_t *request) {
+/* Starts call i with its request: JSON, or a typed transaction. */
+static void start_txn(int i, enum tt_ddb_op op, json_t *request,
+                      const struct tt_ddb_txn_request *txn) {
   struct tt_backend_call *c = &fx.calls[i];
   json_decref(c->request);
   json_decref(c->response);
@@ -195,11 +197,14 @@ static void start(int i, enum tt_ddb_op op, json_t *request) {
   memset(c, 0, sizeof(*c));
   c->op = op;
   c->request = request;
+  c->txn = txn;
   c->done = call_done;
   fx.done[i] = 0;
   ck_assert_int_eq(fx.b->ops->start(fx.b, c), 0);
   ck_assert_int_eq(fx.done[i], 0);
 }
+
+static void start(int i, enum tt_ddb_op op, json_t *request) { start_txn(i, op, request, NULL); }
 
 static void run_loop(void) { uv_run(&fx.loop, UV_RUN_DEFAULT); }
 
@@ -348,11 +353,15 @@ START_TEST(test_table_matching) {
   start(1, TT_DDB_PUT_ITEM, put_req("A"));
   start(2, TT_DDB_BATCH_WRITE_ITEM,
         json_pack("{s:{s:[{s:{s:{}}}]}}", "RequestItems", "A", "PutRequest", "Item"));
-  start(3, TT_DDB_TRANSACT_WRITE_ITEMS,
-        json_pack("{s:[{s:{s:s}},{s:{s:s}}]}", "TransactItems", "Put", "TableName", "B",
-                  "ConditionCheck", "TableName", "A"));
-  start(4, TT_DDB_TRANSACT_GET_ITEMS,
-        json_pack("{s:[{s:{s:s}}]}", "TransactItems", "Get", "TableName", "B"));
+  /* A transaction matches when any of its steps names the table. */
+  static const struct tt_ddb_txn_step wsteps[] = {
+      {.kind = TT_DDB_TXN_PUT, .r = {.table = "B"}},
+      {.kind = TT_DDB_TXN_CONDITION_CHECK, .r = {.table = "A"}}};
+  static const struct tt_ddb_txn_step gsteps[] = {{.kind = TT_DDB_TXN_GET, .r = {.table = "B"}}};
+  static const struct tt_ddb_txn_request wtxn = {.steps = wsteps, .n_steps = 2};
+  static const struct tt_ddb_txn_request gtxn = {.steps = gsteps, .n_steps = 1};
+  start_txn(3, TT_DDB_TRANSACT_WRITE_ITEMS, NULL, &wtxn);
+  start_txn(4, TT_DDB_TRANSACT_GET_ITEMS, NULL, &gtxn);
   start(5, TT_DDB_PUT_ITEM, json_string("not an object"));
   run_loop();
   ck_assert_int_eq(fx.calls[0].status, 0);

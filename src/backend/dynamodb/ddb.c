@@ -189,7 +189,21 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
   struct ddb_req *r = arg;
   struct tt_backend_call *call = r->call;
   json_t *out = NULL;
-  if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
+  if (call->txn != NULL && tt_backend_call_typed(call)) {
+    /* A transaction's answer and its cancellation reasons go through the
+     * tree: they are not on the per-item path. */
+    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
+      call->status = tt_ddb_txn_response_read(out, &call->txn_out, &call->error) == 0 ? 0 : -1;
+      json_decref(out);
+    } else {
+      call->status = -1;
+      if (strcmp(call->error.type, "TransactionCanceledException") == 0 &&
+          tt_ddb_txn_reasons_read(&call->error, &call->txn_out) != 0)
+        tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+      if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
+        adjust_skew(r, resp);
+    }
+  } else if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
     /* A typed answer is read from the text straight into typed values:
      * no jansson tree (wire_reader.h). Errors keep the classify path. */
     const char *text = resp->body.data;
@@ -305,8 +319,9 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   if (typed) {
     struct tt_buf body;
     tt_buf_init(&body, 0);
-    if ((call->read != NULL ? tt_ddb_read_request_write(&body, call->read)
-                            : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
+    if ((call->read  ? tt_ddb_read_request_write(&body, call->read)
+         : call->txn ? tt_ddb_txn_request_write(&body, call->txn)
+                     : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
       tt_buf_free(&body);
       free(r);
       return UV_ENOMEM;
@@ -342,6 +357,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   call->response = NULL;
   memset(&call->item_out, 0, sizeof(call->item_out));
   memset(&call->read_out, 0, sizeof(call->read_out));
+  memset(&call->txn_out, 0, sizeof(call->txn_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   /* The cached credentials sign at once, inside start; only a miss waits

@@ -159,3 +159,109 @@ int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out
   }
   return 0;
 }
+
+/* The item operation whose members a transaction step of `kind` writes. */
+static enum tt_ddb_op step_op(enum tt_ddb_txn_kind kind) {
+  switch (kind) {
+  case TT_DDB_TXN_PUT:
+    return TT_DDB_PUT_ITEM;
+  case TT_DDB_TXN_UPDATE:
+    return TT_DDB_UPDATE_ITEM;
+  case TT_DDB_TXN_GET:
+    return TT_DDB_GET_ITEM;
+  default:
+    return TT_DDB_DELETE_ITEM; /* Delete and ConditionCheck: a key, a condition */
+  }
+}
+
+int tt_ddb_txn_request_write(struct tt_buf *b, const struct tt_ddb_txn_request *r) {
+  static const char *const wrappers[] = {
+      [TT_DDB_TXN_CONDITION_CHECK] = "ConditionCheck", [TT_DDB_TXN_PUT] = "Put",
+      [TT_DDB_TXN_DELETE] = "Delete", [TT_DDB_TXN_UPDATE] = "Update", [TT_DDB_TXN_GET] = "Get"};
+  struct tt_buf step;
+  int rc = -1;
+  tt_buf_init(&step, 0);
+  if (tt_buf_puts(b, "{\"TransactItems\":[") != 0)
+    goto done;
+  for (size_t i = 0; i < r->n_steps; i++) {
+    const struct tt_ddb_txn_step *s = &r->steps[i];
+    struct tt_ddb_item_request q = s->r;
+    /* A Get of a transaction has no ConsistentRead, a write no ReturnValues. */
+    q.consistent_read = false;
+    q.return_values = TT_DDB_RETURN_NONE;
+    tt_buf_reset(&step);
+    if ((unsigned)s->kind > TT_DDB_TXN_GET ||
+        tt_ddb_item_request_write(&step, step_op(s->kind), &q) != 0 ||
+        tt_buf_printf(b, "%s{\"%s\":", i ? "," : "", wrappers[s->kind]) != 0 ||
+        tt_buf_append(b, step.data, step.len) != 0 || tt_buf_puts(b, "}") != 0)
+      goto done;
+  }
+  if (tt_buf_puts(b, "]") != 0 ||
+      (r->client_token && (tt_buf_puts(b, ",\"ClientRequestToken\":") != 0 ||
+                           tt_json_write_string(b, r->client_token, strlen(r->client_token),
+                                                0) != 0)) ||
+      tt_buf_puts(b, "}") != 0)
+    goto done;
+  rc = 0;
+done:
+  tt_buf_free(&step);
+  return rc;
+}
+
+/* An Item member of `holder` into *out (type 0 when absent or null).
+ * Returns 0 or -1 (not a valid attribute map; *out then type 0). */
+static int item_member(const json_t *holder, struct tt_av *out) {
+  struct tt_error err;
+  const json_t *j = json_object_get(holder, "Item");
+  memset(out, 0, sizeof(*out));
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (tt_ddb_item_from_json(j, "Item", out, &err) != 0) {
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  return 0;
+}
+
+int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
+                             struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  const json_t *list = json_object_get(resp, "Responses");
+  if (list == NULL || json_is_null(list))
+    return 0; /* TransactWriteItems */
+  if (!json_is_array(list))
+    return invalid(e, "Responses");
+  size_t n = json_array_size(list);
+  if (n > 0 && (out->items = calloc(n, sizeof(*out->items))) == NULL)
+    return tt_backend_error_set(e, "InternalFailure", 0, "out of memory");
+  for (size_t i = 0; i < n; i++, out->n_items++)
+    if (item_member(json_array_get(list, i), &out->items[i]) != 0) {
+      tt_ddb_txn_result_free(out);
+      return invalid(e, "item");
+    }
+  return 0;
+}
+
+int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result *out) {
+  memset(out, 0, sizeof(*out));
+  const json_t *list = e->body ? json_object_get(e->body, "CancellationReasons") : NULL;
+  size_t n = json_array_size(list);
+  if (n > 0 && (out->reasons = calloc(n, sizeof(*out->reasons))) == NULL)
+    return -1;
+  for (size_t i = 0; i < n; i++, out->n_reasons++) {
+    const json_t *r = json_array_get(list, i);
+    struct tt_ddb_txn_reason *t = &out->reasons[i];
+    const char *code = json_string_value(json_object_get(r, "Code"));
+    const char *msg = json_string_value(json_object_get(r, "Message"));
+    snprintf(t->code, sizeof(t->code), "%s", code ? code : "None");
+    if (msg && (t->message = strdup(msg)) == NULL) {
+      tt_ddb_txn_result_free(out);
+      return -1;
+    }
+    /* An Item that is no attribute map is left out: the reason stands. */
+    (void)item_member(r, &t->item);
+  }
+  json_decref(e->body);
+  e->body = NULL;
+  return 0;
+}

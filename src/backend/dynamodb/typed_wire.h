@@ -32,4 +32,20 @@ int tt_ddb_read_request_write(struct tt_buf *b, const struct tt_ddb_read_request
 int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out,
                               struct tt_backend_error *e);
 
+/* Writes the request JSON of a TransactWriteItems or TransactGetItems into
+ * b (empty). Returns 0 or -1 (memory). */
+int tt_ddb_txn_request_write(struct tt_buf *b, const struct tt_ddb_txn_request *r);
+
+/* Reads a transaction's 2xx answer: TransactGetItems' Responses into
+ * out->items (nothing for TransactWriteItems). Returns 0, or -1 with an
+ * InvalidResponse in e (out then empty). */
+int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
+                             struct tt_backend_error *e);
+
+/* Moves the CancellationReasons of a TransactionCanceledException's body
+ * (e->body, which is then released) into out->reasons: Code ("None" when
+ * absent), Message, Item (left out when it is no attribute map). Returns 0
+ * or -1 (memory; out empty, e unchanged). */
+int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result *out);
+
 #endif

@@ -601,9 +601,10 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
                        struct tt_backend_error *e);
 int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
                          struct tt_backend_error *e);
-int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
-int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+/* A typed TransactWriteItems, or TransactGetItems (`get`): 0 with *out
+ * the items read (get), or -1 with e set and, when the transaction was
+ * canceled, *out its reasons. */
+int memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                      struct tt_ddb_txn_result *out, struct tt_backend_error *e);
 
 #endif

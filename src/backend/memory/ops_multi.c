@@ -306,16 +306,12 @@ done:
 
 /* ---- TransactWriteItems ---- */
 
-static int transact_items(const json_t *req, const json_t **items, struct tt_backend_error *e) {
-  *items = json_object_get(req, "TransactItems");
-  if (!json_is_array(*items))
-    return memdb_validation(e, "1 validation error detected: Value null at 'transactItems' "
-                               "failed to satisfy constraint: Member must not be null");
-  size_t n = json_array_size(*items);
-  if (n < 1 || n > 100)
+static int transact_items(const struct tt_ddb_txn_request *r, struct tt_backend_error *e) {
+  if (r->n_steps < 1 || r->n_steps > 100)
     return memdb_validation(e, "1 validation error detected: Value at 'transactItems' failed "
                                "to satisfy constraint: Member must have length %s",
-                            n < 1 ? "greater than or equal to 1" : "less than or equal to 100");
+                            r->n_steps < 1 ? "greater than or equal to 1"
+                                           : "less than or equal to 100");
   return 0;
 }
 
@@ -334,17 +330,49 @@ static void tokens_expire(struct memdb *m, int64_t now) {
   }
 }
 
-int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
-  const json_t *items;
-  const char *token;
+/* Appends a text member of the canonical form: its length, then it. */
+static int canon_text(struct tt_buf *b, const char *s) {
+  return s == NULL ? tt_buf_puts(b, "-|") : tt_buf_printf(b, "%zu:%s|", strlen(s), s);
+}
+
+static int canon_map(struct tt_buf *b, const struct tt_av *v) {
+  return v == NULL ? tt_buf_puts(b, "-|")
+                   : tt_ddb_item_write(b, v, 0) != 0 ? -1 : tt_buf_puts(b, "|");
+}
+
+/* The request in one text that two equal requests share (the client-token
+ * comparison): every member of every step, in order. */
+static int txn_canon(const struct tt_ddb_txn_request *r, struct tt_buf *b) {
+  for (size_t i = 0; i < r->n_steps; i++) {
+    const struct tt_ddb_item_request *q = &r->steps[i].r;
+    if (tt_buf_printf(b, "%d%d|", (int)r->steps[i].kind, q->old_on_condition_failure) != 0 ||
+        canon_text(b, q->table) != 0 || canon_map(b, q->key) != 0 ||
+        canon_map(b, q->item) != 0 || canon_text(b, q->condition) != 0 ||
+        canon_text(b, q->update) != 0 || canon_map(b, q->names) != 0 ||
+        canon_map(b, q->values) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Fills one reason of a canceled transaction. Returns 0 or -1 (memory). */
+static int set_reason(struct tt_ddb_txn_reason *r, const char *code, const char *message,
+                      const struct tt_av *item) {
+  snprintf(r->code, sizeof(r->code), "%s", code);
+  if (message && (r->message = strdup(message)) == NULL)
+    return -1;
+  return item ? tt_av_clone(&r->item, item) : 0;
+}
+
+static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
+                          struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
+  const char *token = r->client_token;
   struct memdb_wr *w = NULL;
-  size_t n, nw = 0;
+  size_t n = r->n_steps, nw = 0;
   struct tt_buf canon;
-  json_t *reasons = NULL;
   int rc = -1;
   tt_buf_init(&canon, 0);
-  if (transact_items(req, &items, e) != 0 || memdb_get_str(req, "ClientRequestToken", &token, e))
+  if (transact_items(r, e) != 0)
     return -1;
   int64_t now = memdb_now(m);
   if (token) {
@@ -353,7 +381,7 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                                  "failed to satisfy constraint: Member must have length less "
                                  "than or equal to 36");
     tokens_expire(m, now);
-    if (tt_json_dump(req, TT_JSON_SORT_KEYS, &canon) != 0)
+    if (txn_canon(r, &canon) != 0 || tt_buf_append(&canon, "", 1) != 0)
       return memdb_oom(e);
     for (struct memdb_token *k = m->tokens; k; k = k->next)
       if (strcmp(k->token, token) == 0) {
@@ -362,32 +390,22 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                  : memdb_fail(e, "IdempotentParameterMismatchException",
                               "The request uses the same client token as a previous, but "
                               "non-identical request.");
-        if (rc == 0 && (*resp = json_object()) == NULL)
-          rc = memdb_oom(e);
         tt_buf_free(&canon);
         return rc;
       }
   }
-  n = json_array_size(items);
   if ((w = calloc(n, sizeof(*w))) == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
-    static const char *const kinds[] = {"ConditionCheck", "Put", "Delete", "Update"};
-    static const enum memdb_wr_kind wk[] = {MEMDB_WR_CHECK, MEMDB_WR_PUT, MEMDB_WR_DELETE,
-                                            MEMDB_WR_UPDATE};
-    const json_t *ti = json_array_get(items, i), *obj = NULL;
-    int which = -1, count = 0;
-    for (int k = 0; k < 4; k++)
-      if ((obj = json_object_get(ti, kinds[k])) != NULL) {
-        which = k;
-        count++;
-      }
-    if (count != 1) {
+    static const enum memdb_wr_kind wk[] = {
+        [TT_DDB_TXN_CONDITION_CHECK] = MEMDB_WR_CHECK, [TT_DDB_TXN_PUT] = MEMDB_WR_PUT,
+        [TT_DDB_TXN_DELETE] = MEMDB_WR_DELETE, [TT_DDB_TXN_UPDATE] = MEMDB_WR_UPDATE};
+    const struct tt_ddb_txn_step *st = &r->steps[i];
+    if (st->kind == TT_DDB_TXN_GET || (unsigned)st->kind > TT_DDB_TXN_GET) {
       memdb_validation(e, "TransactItems can only contain one of Check, Put, Update or Delete");
       goto done;
     }
-    obj = json_object_get(ti, kinds[which]);
-    if (memdb_wr_prepare(m, wk[which], obj, &w[nw], e) != 0)
+    if (memdb_wr_prepare_typed(m, wk[st->kind], &st->r, &w[nw], e) != 0)
       goto done;
     nw++;
     for (size_t k = 0; k + 1 < nw; k++)
@@ -402,8 +420,9 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     goto done;
   /* Evaluate every action against the state before the transaction. */
   bool canceled = false;
-  if ((reasons = json_array()) == NULL)
+  if ((out->reasons = calloc(nw, sizeof(*out->reasons))) == NULL)
     goto oom;
+  out->n_reasons = nw;
   char codes[sizeof(e->message)];
   size_t cl = 0;
   codes[0] = '\0';
@@ -411,27 +430,26 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     struct tt_backend_error ve;
     memset(&ve, 0, sizeof(ve));
     int c = memdb_wr_eval(m, &w[i], &ve);
-    json_t *reason;
     const char *code;
+    int src;
     if (c == 0) {
       code = "None";
-      reason = json_pack("{s:s}", "Code", code);
+      src = set_reason(&out->reasons[i], code, NULL, NULL);
     } else if (c == 1) {
       code = "ConditionalCheckFailed";
-      reason = json_pack("{s:s, s:s}", "Code", code, "Message", "The conditional request failed");
-      if (reason && w[i].all_old_on_fail && w[i].found)
-        json_object_set_new(reason, "Item", memdb_item_json(&w[i].old));
+      src = set_reason(&out->reasons[i], code, "The conditional request failed",
+                       w[i].all_old_on_fail && w[i].found ? &w[i].old : NULL);
       canceled = true;
     } else if (strcmp(ve.type, "ValidationException") == 0) {
       code = "ValidationError";
-      reason = json_pack("{s:s, s:s}", "Code", code, "Message", ve.message);
+      src = set_reason(&out->reasons[i], code, ve.message, NULL);
       canceled = true;
     } else {
       *e = ve;
       goto done;
     }
     tt_backend_error_clear(&ve);
-    if (reason == NULL || json_array_append_new(reasons, reason) != 0)
+    if (src != 0)
       goto oom;
     int wrote = snprintf(codes + cl, sizeof(codes) - cl, "%s%s", i ? ", " : "", code);
     if (wrote > 0 && (size_t)wrote < sizeof(codes) - cl)
@@ -442,9 +460,6 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                "Transaction cancelled, please refer cancellation reasons for specific reasons "
                "[%s]",
                codes);
-    e->body = json_pack("{s:s, s:s, s:O}", "__type",
-                        "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                        "Message", e->message, "CancellationReasons", reasons);
     goto done;
   }
   for (size_t i = 0; i < nw; i++)
@@ -461,14 +476,13 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     k->next = m->tokens;
     m->tokens = k;
   }
-  if ((*resp = json_object()) == NULL)
-    goto oom;
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(reasons);
+  if (rc == 0 || strcmp(e->type, "TransactionCanceledException") != 0)
+    tt_ddb_txn_result_free(out); /* reasons only for a cancellation */
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   free(w);
@@ -478,25 +492,21 @@ done:
 
 /* ---- TransactGetItems ---- */
 
-int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  const json_t *items;
+static int transact_get(struct memdb *m, const struct tt_ddb_txn_request *r,
+                        struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
   struct memdb_wr *w = NULL; /* reuses the key validation of writes */
-  size_t n, nw = 0;
-  json_t *out = NULL;
+  size_t n = r->n_steps, nw = 0;
   int rc = -1;
-  if (transact_items(req, &items, e) != 0)
+  if (transact_items(r, e) != 0)
     return -1;
-  n = json_array_size(items);
   struct tt_expr **proj = NULL;
   struct memdb_exprs *xs = NULL;
   if ((w = calloc(n, sizeof(*w))) == NULL || (proj = calloc(n, sizeof(*proj))) == NULL ||
       (xs = calloc(n, sizeof(*xs))) == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
-    const json_t *ti = json_array_get(items, i);
-    const json_t *get = json_object_get(ti, "Get");
-    if (!json_is_object(get) || json_object_size(ti) != 1) {
+    const struct tt_ddb_txn_step *st = &r->steps[i];
+    if (st->kind != TT_DDB_TXN_GET) {
       memdb_validation(e, "1 validation error detected: Value null at "
                           "'transactItems.%zu.member.get' failed to satisfy constraint: Member "
                           "must not be null",
@@ -504,19 +514,12 @@ int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
       goto done;
     }
     /* The projection's placeholders: validated with the Get's own maps. */
-    json_t *obj = json_pack("{s:O*, s:O*}", "TableName", json_object_get(get, "TableName"),
-                            "Key", json_object_get(get, "Key"));
-    if (obj == NULL)
-      goto oom;
-    int prc = memdb_wr_prepare(m, MEMDB_WR_DELETE, obj, &w[nw], e);
-    json_decref(obj);
-    if (prc != 0)
+    struct tt_ddb_item_request key = {.table = st->r.table, .key = st->r.key};
+    if (memdb_wr_prepare_typed(m, MEMDB_WR_DELETE, &key, &w[nw], e) != 0)
       goto done;
     nw++;
-    if (memdb_exprs_init(&xs[i], get, e) != 0)
-      goto done;
-    if (memdb_exprs_parse(&xs[i], get, "ProjectionExpression", TT_EXPR_PROJECTION, &proj[i], e) !=
-            0 ||
+    if (memdb_exprs_use(&xs[i], st->r.names, st->r.values, e) != 0 ||
+        memdb_exprs_parse_text(&xs[i], st->r.projection, TT_EXPR_PROJECTION, &proj[i], e) != 0 ||
         memdb_exprs_finish(&xs[i], e) != 0)
       goto done;
     for (size_t k = 0; k + 1 < nw; k++)
@@ -527,39 +530,35 @@ int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
         goto done;
       }
   }
-  json_t *arr = json_array();
-  if (arr == NULL || (out = json_pack("{s:o}", "Responses", arr)) == NULL)
+  if ((out->items = calloc(nw, sizeof(*out->items))) == NULL)
     goto oom;
+  out->n_items = nw;
   for (size_t i = 0; i < nw; i++) {
-    struct tt_av item, pr = {.type = TT_AV_NULL};
+    struct tt_av item;
     bool found;
     struct tt_error err;
-    json_t *entry = json_object();
-    if (entry == NULL || json_array_append_new(arr, entry) != 0)
-      goto oom;
     if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0)
       goto done;
     if (!found)
       continue;
-    if (proj[i] && tt_expr_apply_projection(proj[i], &item, &pr, &err) != 0) {
-      tt_av_free(&item);
+    if (proj[i] == NULL) {
+      out->items[i] = item;
+      continue;
+    }
+    int prc = tt_expr_apply_projection(proj[i], &item, &out->items[i], &err);
+    tt_av_free(&item);
+    if (prc != 0) {
       memdb_fail_tt(e, &err);
       goto done;
     }
-    json_t *j = memdb_item_json(proj[i] ? &pr : &item);
-    tt_av_free(&item);
-    tt_av_free(&pr);
-    if (j == NULL || json_object_set_new(entry, "Item", j) != 0)
-      goto oom;
   }
-  *resp = out;
-  out = NULL;
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_txn_result_free(out);
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   for (size_t i = 0; xs && i < n; i++)
@@ -568,4 +567,10 @@ done:
   free(proj);
   free(w);
   return rc;
+}
+
+int memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                      struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  return get ? transact_get(m, r, out, e) : transact_write(m, r, out, e);
 }

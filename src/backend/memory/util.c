@@ -198,26 +198,13 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
     if (!json_is_object(names))
       return memdb_fail(e, "SerializationException",
                         "ExpressionAttributeNames must be an object");
-    if (tt_av_map(&x->own_names, json_object_size(names)) != 0)
-      goto oom;
     x->names = &x->own_names;
-    const char *k;
-    const json_t *v;
-    size_t i = 0;
-    json_object_foreach((json_t *)names, k, v) {
-      size_t len;
-      const char *s = tt_json_string_text(v, &len);
-      if (s == NULL) {
-        memdb_fail(e, "SerializationException",
-                   "ExpressionAttributeNames values must be strings");
-        goto fail;
-      }
-      struct tt_av_member *mb = &x->own_names.u.members[i++];
-      mb->name_len = strlen(k);
-      if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
-        goto oom;
+    int rc = tt_ddb_names_from_json(names, &x->own_names, &err);
+    if (rc == 1) {
+      memdb_fail(e, "SerializationException", "ExpressionAttributeNames values must be strings");
+      goto fail;
     }
-    if (tt_av_map_finish(&x->own_names, "ExpressionAttributeNames", &err) != 0) {
+    if (rc != 0) {
       memdb_fail_tt(e, &err);
       goto fail;
     }
