@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/dynamodb/http.h"
 #include "util/buf.h"
 
 /* Writes the request JSON of `r` for `op` (GetItem, PutItem, UpdateItem,
@@ -47,5 +48,10 @@ int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
  * absent), Message, Item (left out when it is no attribute map). Returns 0
  * or -1 (memory; out empty, e unchanged). */
 int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result *out);
+
+/* Fills a call's outcome from its HTTP answer, in the call's form: status,
+ * and response (JSON), item_out, read_out or txn_out, or error. The one
+ * reading of an answer: the backend's, and the fuzz target's. */
+void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_response *resp);
 
 #endif
