@@ -66,9 +66,10 @@ struct tt_ddb_req {
   /* A plain GetItem crosses the port typed (no JSON trees either way):
    * the request borrows TableName from `body`, which the request holds. */
   struct tt_ddb_item_request item;
-  /* A transaction crosses the port typed too (ddb_typed.h), borrowing
-   * from `body` like the GetItem. */
+  /* Transactions and batches cross the port typed too (ddb_typed.h),
+   * borrowing from `body` like the GetItem. */
   struct tt_ddbt_txn txn;
+  struct tt_ddbt_batch batch;
   struct tt_av key;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
@@ -489,6 +490,7 @@ static void req_free(struct tt_ddb_req *r) {
     r->anext->aprev = r->aprev;
   tt_av_free(&r->key);
   tt_ddbt_txn_free(&r->txn);
+  tt_ddbt_batch_free(&r->batch);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -568,6 +570,20 @@ static void txn_done(struct tt_client_call *c) {
   e.body = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
   answer_backend_error(r, &e);
   json_decref(e.body);
+}
+
+/* A typed batch's answer. */
+static void batch_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status != 0) {
+    answer_backend_error(r, &c->bc.error);
+    return;
+  }
+  json_t *out = tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out);
+  if (out == NULL)
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  else
+    answer_json(r, 200, out);
 }
 
 /* Whether a GetItem can cross the port typed: only the members the typed
@@ -743,10 +759,11 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
-  if (tt_ddbt_is_txn(req.op)) {
+  if (tt_ddbt_is_txn(req.op) || tt_ddbt_is_batch(req.op)) {
     struct tt_backend_error te;
     memset(&te, 0, sizeof(te));
-    if (tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te) != 0) {
+    if ((tt_ddbt_is_txn(req.op) ? tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te)
+                                : tt_ddbt_batch_parse(req.op, req.body, &r->batch, &te)) != 0) {
       answer_backend_error(r, &te);
       tt_backend_error_clear(&te);
       json_decref(req.body);
@@ -766,6 +783,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
                                            item_done, r)
                 : r->txn.steps ? tt_client_start_txn(l->client, &r->join, &r->call, req.op,
                                                      &r->txn.req, txn_done, r)
+                : r->batch.tables ? tt_client_start_batch(l->client, &r->join, &r->call, req.op,
+                                                          &r->batch.req, batch_done, r)
                     : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
                                       r);
   if (started != 0)

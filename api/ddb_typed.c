@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddb_typed.c -- DynamoDB JSON transactions to typed requests and typed
- * results back to DynamoDB JSON, for the DynamoDB listener (ddb_typed.h).
+/* ddb_typed.c -- DynamoDB JSON transactions and batches to typed requests
+ * and typed results back to DynamoDB JSON, for the DynamoDB listener
+ * (ddb_typed.h).
  * The shape is checked here, with DynamoDB's messages; what depends on the
  * tables (keys, expressions, sizes) is the backend's. */
 #include "api/ddb_typed.h"
@@ -229,4 +230,174 @@ json_t *tt_ddbt_txn_reasons(const struct tt_ddb_txn_result *r) {
     }
   }
   return out;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+bool tt_ddbt_is_batch(enum tt_ddb_op op) {
+  return op == TT_DDB_BATCH_GET_ITEM || op == TT_DDB_BATCH_WRITE_ITEM;
+}
+
+/* The key or item list of one RequestItems member (NULL: none). */
+static const json_t *entries_json(bool write, const json_t *spec) {
+  const json_t *list = write ? spec : json_object_get(spec, "Keys");
+  return json_is_array(list) ? list : NULL;
+}
+
+/* One entry's key or item: a BatchGetItem's key, or the PutRequest or
+ * DeleteRequest of a BatchWriteItem. */
+static int entry_of(bool write, const json_t *j, struct tt_ddb_batch_entry *x, struct tt_av *own,
+                    struct tt_backend_error *e) {
+  struct tt_error err;
+  if (!write) {
+    x->value = own;
+    return tt_ddb_item_from_json(j, "Keys", own, &err) != 0 ? from_tt(e, &err) : 0;
+  }
+  const json_t *put = json_object_get(j, "PutRequest");
+  const json_t *del = json_object_get(j, "DeleteRequest");
+  if ((put == NULL) == (del == NULL) || json_object_size(j) != 1)
+    return tt_backend_error_set(e, "ValidationException", 400,
+                                "Supplied AttributeValue has more than one datatypes set, must "
+                                "contain exactly one of the supported datatypes");
+  x->put = put != NULL;
+  return map_of(put ? put : del, put ? "Item" : "Key", own, &x->value, e);
+}
+
+/* A BatchGetItem table's members besides its keys. */
+static int get_spec(const json_t *spec, struct tt_ddb_batch_table *t, struct tt_av maps[2],
+                    struct tt_backend_error *e) {
+  struct tt_ddb_item_request r;
+  memset(&r, 0, sizeof(r));
+  if (maps_of(spec, maps, &r, e) != 0 ||
+      text_of(spec, "ProjectionExpression", &t->projection, e) != 0)
+    return -1;
+  t->names = r.names;
+  t->values = r.values;
+  const json_t *c = json_object_get(spec, "ConsistentRead");
+  if (c && !json_is_null(c) && !json_is_boolean(c))
+    return serialization(e, "ConsistentRead", "a boolean");
+  t->consistent_read = json_is_true(c);
+  return 0;
+}
+
+int tt_ddbt_batch_parse(enum tt_ddb_op op, const json_t *body, struct tt_ddbt_batch *out,
+                        struct tt_backend_error *e) {
+  bool write = op == TT_DDB_BATCH_WRITE_ITEM;
+  const json_t *ri = json_object_get(body, "RequestItems");
+  const char *name;
+  const json_t *spec;
+  size_t nt = json_is_object(ri) ? json_object_size(ri) : 0, ne = 0;
+  memset(out, 0, sizeof(*out));
+  out->req.capacity = tt_ddb_capacity_mode(body);
+  json_object_foreach((json_t *)ri, name, spec) {
+    ne += json_array_size(entries_json(write, spec));
+  }
+  if (!write && ne > 100)
+    return tt_backend_error_set(e, "ValidationException", 400,
+                                "Too many items requested for the BatchGetItem call");
+  if ((out->tables = calloc(nt ? nt : 1, sizeof(*out->tables))) == NULL ||
+      (out->maps = calloc(2 * (nt ? nt : 1), sizeof(*out->maps))) == NULL ||
+      (out->entries = calloc(ne ? ne : 1, sizeof(*out->entries))) == NULL ||
+      (out->own = calloc(ne ? ne : 1, sizeof(*out->own))) == NULL) {
+    tt_ddbt_batch_free(out);
+    return oom(e);
+  }
+  out->req.tables = out->tables;
+  out->req.entries = out->entries;
+  size_t t = 0;
+  json_object_foreach((json_t *)ri, name, spec) {
+    out->tables[t].table = name;
+    out->req.n_tables = t + 1;
+    if (!write && get_spec(spec, &out->tables[t], &out->maps[2 * t], e) != 0)
+      goto fail;
+    size_t i;
+    const json_t *j;
+    json_array_foreach(entries_json(write, spec), i, j) {
+      size_t k = out->req.n_entries++;
+      out->entries[k].table = t;
+      if (entry_of(write, j, &out->entries[k], &out->own[k], e) != 0)
+        goto fail;
+    }
+    t++;
+  }
+  return 0;
+fail:
+  tt_ddbt_batch_free(out);
+  return -1;
+}
+
+void tt_ddbt_batch_free(struct tt_ddbt_batch *b) {
+  for (size_t i = 0; b->own && i < b->req.n_entries; i++)
+    tt_av_free(&b->own[i]);
+  for (size_t i = 0; b->maps && i < 2 * b->req.n_tables; i++)
+    tt_av_free(&b->maps[i]);
+  free(b->own);
+  free(b->maps);
+  free(b->entries);
+  free(b->tables);
+  memset(b, 0, sizeof(*b));
+}
+
+/* The JSON of an unprocessed entry: a key, or a PutRequest/DeleteRequest. */
+static json_t *left_json(bool write, const struct tt_ddb_batch_value *v) {
+  json_t *j = tt_ddb_item_to_json(&v->value);
+  if (!write || j == NULL)
+    return j;
+  return json_pack("{s:{s:o}}", v->put ? "PutRequest" : "DeleteRequest", v->put ? "Item" : "Key",
+                   j);
+}
+
+/* The list of table t in a per-table object of the answer, made when
+ * missing: a BatchGetItem's unprocessed keys go into a copy of the table's
+ * request (its projection and consistency stay). */
+static json_t *table_list(json_t *per_table, bool get_left, const json_t *body, const char *table) {
+  json_t *have = json_object_get(per_table, table);
+  if (have != NULL)
+    return get_left ? json_object_get(have, "Keys") : have;
+  json_t *list = json_array();
+  json_t *holder = list;
+  if (list != NULL && get_left) {
+    holder = json_deep_copy(json_object_get(json_object_get(body, "RequestItems"), table));
+    if (holder == NULL || json_object_set_new(holder, "Keys", list) != 0) {
+      json_decref(holder);
+      return NULL;
+    }
+  }
+  return holder != NULL && json_object_set_new(per_table, table, holder) == 0 ? list : NULL;
+}
+
+json_t *tt_ddbt_batch_answer(enum tt_ddb_op op, const json_t *body, const struct tt_ddbt_batch *b,
+                             const struct tt_ddb_batch_result *r) {
+  bool write = op == TT_DDB_BATCH_WRITE_ITEM;
+  json_t *responses = write ? NULL : json_object(), *left = json_object();
+  json_t *out = write ? json_pack("{s:o}", "UnprocessedItems", left)
+                      : json_pack("{s:o, s:o}", "Responses", responses, "UnprocessedKeys", left);
+  if (out == NULL)
+    return NULL;
+  for (size_t t = 0; !write && t < b->req.n_tables; t++)
+    if (table_list(responses, false, body, b->tables[t].table) == NULL)
+      goto fail;
+  for (size_t i = 0; i < r->n_items; i++) {
+    json_t *list = json_object_get(responses, b->tables[r->items[i].table].table);
+    if (json_array_append_new(list, tt_ddb_item_to_json(&r->items[i].value)) != 0)
+      goto fail;
+  }
+  for (size_t i = 0; i < r->n_left; i++) {
+    json_t *list = table_list(left, !write, body, b->tables[r->left[i].table].table);
+    if (list == NULL || json_array_append_new(list, left_json(write, &r->left[i])) != 0)
+      goto fail;
+  }
+  if (r->units != NULL && b->req.capacity != 0) {
+    json_t *cc = json_array();
+    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
+      goto fail;
+    for (size_t t = 0; t < b->req.n_tables; t++)
+      if (json_array_append_new(cc, tt_ddb_capacity_json(b->req.capacity, b->tables[t].table,
+                                                         r->units[t])) != 0)
+        goto fail;
+  }
+  return out;
+fail:
+  json_decref(out);
+  return NULL;
 }

@@ -84,9 +84,11 @@ static void release_results(struct tt_backend_call *bc) {
   bc->item = NULL;
   bc->read = NULL;
   bc->txn = NULL;
+  bc->batch = NULL;
   tt_av_free(&bc->item_out);
   tt_ddb_read_result_free(&bc->read_out);
   tt_ddb_txn_result_free(&bc->txn_out);
+  tt_ddb_batch_result_free(&bc->batch_out);
   tt_backend_error_clear(&bc->error);
 }
 
@@ -204,13 +206,10 @@ static const char *table_of(const struct tt_backend_call *bc) {
     return bc->read->table;
   if (bc->txn)
     return bc->txn->n_steps ? bc->txn->steps[0].r.table : NULL;
+  if (bc->batch)
+    return bc->batch->n_tables ? bc->batch->tables[0].table : NULL;
   json_t *t = json_is_object(bc->request) ? json_object_get(bc->request, "TableName") : NULL;
-  if (json_is_string(t))
-    return json_string_value(t);
-  json_t *ri = json_is_object(bc->request) ? json_object_get(bc->request, "RequestItems") : NULL;
-  if (json_is_object(ri) && json_object_size(ri) > 0)
-    return json_object_iter_key(json_object_iter(ri));
-  return NULL;
+  return json_is_string(t) ? json_string_value(t) : NULL;
 }
 
 /* One client span per attempt (OpenTelemetry's aws-api conventions). */
@@ -343,6 +342,7 @@ static int attempt(struct tt_client_call *c) {
   tt_av_free(&c->bc.item_out);
   tt_ddb_read_result_free(&c->bc.read_out);
   tt_ddb_txn_result_free(&c->bc.txn_out);
+  tt_ddb_batch_result_free(&c->bc.batch_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
@@ -383,6 +383,7 @@ static int refuse(struct tt_client_call *call, int rc) {
   call->bc.item = NULL;
   call->bc.read = NULL;
   call->bc.txn = NULL;
+  call->bc.batch = NULL;
   call->bc.status = -1;
   return rc;
 }
@@ -393,6 +394,7 @@ struct forms {
   const struct tt_ddb_item_request *item;
   const struct tt_ddb_read_request *read;
   const struct tt_ddb_txn_request *txn;
+  const struct tt_ddb_batch_request *batch;
 };
 
 /* Starts a call with its request. */
@@ -406,6 +408,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->bc.item = f.item;
   call->bc.read = f.read;
   call->bc.txn = f.txn;
+  call->bc.batch = f.batch;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -416,7 +419,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->parent = join->trace;
   call->span = NULL;
   call->op.join = NULL;
-  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL) {
+  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return refuse(call, UV_ENOMEM);
   }
@@ -452,6 +455,12 @@ int tt_client_start_txn(struct tt_client *cl, struct tt_join *join, struct tt_cl
                         enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
                         tt_client_done_cb done, void *arg) {
   return start(cl, join, call, op, (struct forms){.txn = txn}, done, arg);
+}
+
+int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
+                          tt_client_done_cb done, void *arg) {
+  return start(cl, join, call, op, (struct forms){.batch = batch}, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

@@ -426,3 +426,18 @@ oom:
   tt_av_free(out);
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
 }
+
+int tt_ddb_capacity_mode(const json_t *req) {
+  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
+  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
+}
+
+json_t *tt_ddb_capacity_json(int mode, const char *table, double units) {
+  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
+  if (c != NULL && mode == 2 &&
+      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
+    json_decref(c);
+    return NULL;
+  }
+  return c;
+}

@@ -23,6 +23,14 @@
 int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
                            struct tt_error *err);
 
+/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
+ * 2 (INDEXES). */
+int tt_ddb_capacity_mode(const json_t *req);
+
+/* A ConsumedCapacity entry, {"CapacityUnits", "TableName"[, "Table"]}, for
+ * mode 1 or 2 (NULL on OOM). */
+json_t *tt_ddb_capacity_json(int mode, const char *table, double units);
+
 /* ExpressionAttributeNames (a JSON object of strings) as an M of S values
  * into *out (zeroed first). Returns 0; 1 when a value is not a string
  * (*out freed); -1 with err set (memory, or tt_av_map_finish's refusal). */

@@ -6,8 +6,8 @@
  * object body; a refused one has a full __type, a 400 or 404 status and a
  * message that is a C string; the error body renders; nothing reads past
  * the input (ASan). The legacy rewrite (api/ddb_legacy.c) runs on every
- * accepted body, and a transaction's conversion to the typed request
- * (api/ddb_typed.c) on every accepted transaction. */
+ * accepted body, and a transaction's or batch's conversion to the typed
+ * request (api/ddb_typed.c) on every accepted one. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +112,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (tt_ddbt_is_txn(req.op) &&
                (terr.type[0] == '\0' || (terr.http_status != 400 && terr.http_status != 500) ||
                 strchr(terr.type, '#') != NULL)) {
+      abort();
+    }
+    tt_backend_error_clear(&terr);
+    /* A batch converts to entries of its tables, and its answer renders
+     * (an empty result, and one with every entry left unprocessed). */
+    struct tt_ddbt_batch batch;
+    if (tt_ddbt_is_batch(req.op) && tt_ddbt_batch_parse(req.op, req.body, &batch, &terr) == 0) {
+      struct tt_ddb_batch_value left[4];
+      struct tt_ddb_batch_result res;
+      memset(&res, 0, sizeof(res));
+      for (size_t i = 0; i < batch.req.n_entries; i++) {
+        const struct tt_ddb_batch_entry *x = &batch.entries[i];
+        if (x->table >= batch.req.n_tables)
+          abort();
+        if (i < 4 && x->value) {
+          left[res.n_left] = (struct tt_ddb_batch_value){.table = x->table, .put = x->put,
+                                                         .value = *x->value};
+          res.n_left++;
+        }
+      }
+      res.left = left; /* borrowed values: rendered, never freed */
+      json_t *a = tt_ddbt_batch_answer(req.op, req.body, &batch, &res);
+      if (a == NULL)
+        abort();
+      json_decref(a);
+      tt_ddbt_batch_free(&batch);
+    } else if (tt_ddbt_is_batch(req.op) &&
+               (terr.type[0] == '\0' || (terr.http_status != 400 && terr.http_status != 500))) {
       abort();
     }
     tt_backend_error_clear(&terr);

@@ -228,8 +228,9 @@ static struct fx F;
 struct res {
   struct tt_backend_call call;
   int ndone;
-  json_t *body;        /* a transaction's JSON, which its typed form borrows */
+  json_t *body;        /* a transaction's or batch's JSON, which its typed form borrows */
   struct tt_ddbt_txn txn;
+  struct tt_ddbt_batch batch;
 };
 
 static void on_done_nop(struct tt_backend_call *call) { (void)call; }
@@ -294,22 +295,27 @@ static json_t *js(const char *text) {
 
 /* Starts one call, checks done does not run inside start, runs the loop
  * until done ran. The request is stolen. */
-/* Runs a call. A transaction, given as JSON, crosses the port typed
- * (converted as the DynamoDB listener converts it); its result is written
- * back into response / error.body as the listener answers. */
+/* Runs a call. A transaction or batch, given as JSON, crosses the port
+ * typed (converted as the DynamoDB listener converts it); its result is
+ * written back into response / error.body as the listener answers. */
 static void run(struct res *r, enum tt_ddb_op op, json_t *request) {
   memset(r, 0, sizeof(*r));
   r->call.op = op;
   r->call.request = request;
   r->call.done = on_done;
   r->call.arg = r;
-  if (tt_ddbt_is_txn(op)) {
+  if (tt_ddbt_is_txn(op) || tt_ddbt_is_batch(op)) {
     struct tt_backend_error e;
     memset(&e, 0, sizeof(e));
-    ck_assert_msg(tt_ddbt_txn_parse(op, request, &r->txn, &e) == 0, "%s", e.message);
+    ck_assert_msg((tt_ddbt_is_txn(op) ? tt_ddbt_txn_parse(op, request, &r->txn, &e)
+                                      : tt_ddbt_batch_parse(op, request, &r->batch, &e)) == 0,
+                  "%s", e.message);
     r->body = request;
     r->call.request = NULL;
-    r->call.txn = &r->txn.req;
+    if (tt_ddbt_is_txn(op))
+      r->call.txn = &r->txn.req;
+    else
+      r->call.batch = &r->batch.req;
   }
   ck_assert_int_eq(F.b->ops->start(F.b, &r->call), 0);
   ck_assert_int_eq(r->ndone, 0);
@@ -323,11 +329,17 @@ static void run(struct res *r, enum tt_ddb_op op, json_t *request) {
       r->call.error.body = tt_ddbt_txn_reasons(&r->call.txn_out);
     tt_ddb_txn_result_free(&r->call.txn_out);
   }
+  if (r->call.batch) {
+    if (r->call.status == 0)
+      r->call.response = tt_ddbt_batch_answer(op, r->body, &r->batch, &r->call.batch_out);
+    tt_ddb_batch_result_free(&r->call.batch_out);
+  }
 }
 
 static void res_free(struct res *r) {
   json_decref(r->body);
   tt_ddbt_txn_free(&r->txn);
+  tt_ddbt_batch_free(&r->batch);
   r->body = NULL;
   json_decref(r->call.request);
   json_decref(r->call.response);
@@ -484,6 +496,34 @@ START_TEST(transaction_request_is_written_typed) {
                    "{\"TransactItems\":[{\"Get\":{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":"
                    "\"a\"}},\"ProjectionExpression\":\"#p\",\"ExpressionAttributeNames\":"
                    "{\"#p\":\"pk\"}}}]}");
+  res_free(&r);
+}
+END_TEST
+
+/* A typed batch is written the same way: the tables in the request's
+ * order, their entries, a BatchGetItem table's other members after its
+ * keys. */
+START_TEST(batch_request_is_written_typed) {
+  struct res r;
+  run(&r, TT_DDB_BATCH_GET_ITEM,
+      js("{'RequestItems':{'t':{'Keys':[{'pk':{'S':'a'}},{'pk':{'S':'b'}}],"
+         "'ProjectionExpression':'#p','ExpressionAttributeNames':{'#p':'pk'},"
+         "'ConsistentRead':true},'u':{'Keys':[{'k':{'N':'1'}}]}},"
+         "'ReturnConsumedCapacity':'INDEXES'}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(F.srv.last.body,
+                   "{\"RequestItems\":{\"t\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}},{\"pk\":{\"S\":"
+                   "\"b\"}}],\"ProjectionExpression\":\"#p\",\"ExpressionAttributeNames\":"
+                   "{\"#p\":\"pk\"},\"ConsistentRead\":true},\"u\":{\"Keys\":[{\"k\":{\"N\":"
+                   "\"1\"}}]}},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+  res_free(&r);
+  run(&r, TT_DDB_BATCH_WRITE_ITEM,
+      js("{'RequestItems':{'t':[{'PutRequest':{'Item':{'pk':{'S':'a'}}}},"
+         "{'DeleteRequest':{'Key':{'pk':{'S':'b'}}}}]}}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(F.srv.last.body,
+                   "{\"RequestItems\":{\"t\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                   "{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b\"}}}}]}}");
   res_free(&r);
 }
 END_TEST
@@ -1145,6 +1185,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, wire_request_is_signed_json_protocol);
   tcase_add_test(tc, every_operation_has_its_target);
   tcase_add_test(tc, transaction_request_is_written_typed);
+  tcase_add_test(tc, batch_request_is_written_typed);
   tcase_add_test(tc, kms_service_targets_and_signing);
   tcase_add_test(tc, kms_data_key_answers);
   tcase_add_test(tc, session_token_is_sent_and_signed);

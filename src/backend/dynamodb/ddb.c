@@ -286,9 +286,10 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   if (typed) {
     struct tt_buf body;
     tt_buf_init(&body, 0);
-    if ((call->read  ? tt_ddb_read_request_write(&body, call->read)
-         : call->txn ? tt_ddb_txn_request_write(&body, call->txn)
-                     : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
+    if ((call->read    ? tt_ddb_read_request_write(&body, call->read)
+         : call->txn   ? tt_ddb_txn_request_write(&body, call->txn)
+         : call->batch ? tt_ddb_batch_request_write(&body, call->op, call->batch)
+                       : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
       tt_buf_free(&body);
       free(r);
       return UV_ENOMEM;
@@ -325,6 +326,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   memset(&call->item_out, 0, sizeof(call->item_out));
   memset(&call->read_out, 0, sizeof(call->read_out));
   memset(&call->txn_out, 0, sizeof(call->txn_out));
+  memset(&call->batch_out, 0, sizeof(call->batch_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   /* The cached credentials sign at once, inside start; only a miss waits

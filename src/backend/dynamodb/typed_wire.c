@@ -268,9 +268,159 @@ int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result
   return 0;
 }
 
+/* ---- batches ---- */
+
+int tt_ddb_batch_request_write(struct tt_buf *b, enum tt_ddb_op op,
+                               const struct tt_ddb_batch_request *r) {
+  bool write = op == TT_DDB_BATCH_WRITE_ITEM;
+  struct tt_buf spec;
+  int rc = -1;
+  tt_buf_init(&spec, 0);
+  if (tt_buf_puts(b, "{\"RequestItems\":{") != 0)
+    goto done;
+  for (size_t t = 0; t < r->n_tables; t++) {
+    const struct tt_ddb_batch_table *bt = &r->tables[t];
+    if ((t > 0 && tt_buf_puts(b, ",") != 0) ||
+        tt_json_write_string(b, bt->table, strlen(bt->table), 0) != 0 ||
+        tt_buf_puts(b, write ? ":[" : ":{\"Keys\":[") != 0)
+      goto done;
+    bool first = true;
+    for (size_t i = 0; i < r->n_entries; i++) {
+      const struct tt_ddb_batch_entry *x = &r->entries[i];
+      if (x->table != t)
+        continue;
+      if ((!first && tt_buf_puts(b, ",") != 0) ||
+          (write && tt_buf_puts(b, x->put ? "{\"PutRequest\":{\"Item\":"
+                                          : "{\"DeleteRequest\":{\"Key\":") != 0) ||
+          tt_ddb_item_write(b, x->value, 0) != 0 || (write && tt_buf_puts(b, "}}") != 0))
+        goto done;
+      first = false;
+    }
+    if (write) {
+      if (tt_buf_puts(b, "]") != 0)
+        goto done;
+      continue;
+    }
+    /* The table's other members, written as a request's (member() needs
+     * a buffer of their own). */
+    tt_buf_reset(&spec);
+    if (tt_buf_puts(&spec, "{") != 0 ||
+        string_member(&spec, "ProjectionExpression", bt->projection) != 0 ||
+        names_member(&spec, bt->names) != 0 ||
+        map_member(&spec, "ExpressionAttributeValues", bt->values) != 0 ||
+        (bt->consistent_read &&
+         (member(&spec, "ConsistentRead") != 0 || tt_buf_puts(&spec, "true") != 0)) ||
+        tt_buf_puts(b, "]") != 0 ||
+        (spec.len > 1 && (tt_buf_puts(b, ",") != 0 ||
+                          tt_buf_append(b, spec.data + 1, spec.len - 1) != 0)) ||
+        tt_buf_puts(b, "}") != 0)
+      goto done;
+  }
+  static const char *const modes[] = {NULL, "TOTAL", "INDEXES"};
+  if (tt_buf_puts(b, "}") != 0 ||
+      (r->capacity > 0 && r->capacity < 3 &&
+       tt_buf_printf(b, ",\"ReturnConsumedCapacity\":\"%s\"", modes[r->capacity]) != 0) ||
+      tt_buf_puts(b, "}") != 0)
+    goto done;
+  rc = 0;
+done:
+  tt_buf_free(&spec);
+  return rc;
+}
+
+/* The index of table `name` in the request, or -1. */
+static long table_index(const struct tt_ddb_batch_request *r, const char *name) {
+  for (size_t t = 0; t < r->n_tables; t++)
+    if (strcmp(r->tables[t].table, name) == 0)
+      return (long)t;
+  return -1;
+}
+
+/* Appends the attribute map j of table t to a result list. Returns 0, or
+ * -1 (not an attribute map, or memory). */
+static int push_map(struct tt_ddb_batch_value **list, size_t *n, size_t t, bool put,
+                    const json_t *j, const char *path) {
+  struct tt_error err;
+  struct tt_ddb_batch_value *grown = realloc(*list, (*n + 1) * sizeof(**list));
+  if (grown == NULL)
+    return -1;
+  *list = grown;
+  grown[*n] = (struct tt_ddb_batch_value){.table = t, .put = put};
+  if (tt_ddb_item_from_json(j, path, &grown[*n].value, &err) != 0) {
+    tt_av_free(&grown[*n].value);
+    return -1;
+  }
+  (*n)++;
+  return 0;
+}
+
+int tt_ddb_batch_response_read(enum tt_ddb_op op, const struct tt_ddb_batch_request *r,
+                               const json_t *resp, struct tt_ddb_batch_result *out,
+                               struct tt_backend_error *e) {
+  bool write = op == TT_DDB_BATCH_WRITE_ITEM;
+  const char *name;
+  const json_t *v;
+  memset(out, 0, sizeof(*out));
+  json_object_foreach(write ? NULL : json_object_get(resp, "Responses"), name, v) {
+    long t = table_index(r, name);
+    size_t i;
+    const json_t *item;
+    if (t < 0 || !json_is_array(v))
+      goto bad;
+    json_array_foreach(v, i, item) {
+      if (push_map(&out->items, &out->n_items, (size_t)t, false, item, "Responses") != 0)
+        goto bad;
+    }
+  }
+  json_object_foreach(json_object_get(resp, write ? "UnprocessedItems" : "UnprocessedKeys"), name,
+                      v) {
+    long t = table_index(r, name);
+    const json_t *list = write ? v : json_object_get(v, "Keys");
+    size_t i;
+    const json_t *x;
+    if (t < 0 || !json_is_array(list))
+      goto bad;
+    json_array_foreach(list, i, x) {
+      const json_t *put = write ? json_object_get(x, "PutRequest") : NULL;
+      const json_t *map = !write ? x
+                          : put  ? json_object_get(put, "Item")
+                                 : json_object_get(json_object_get(x, "DeleteRequest"), "Key");
+      if (push_map(&out->left, &out->n_left, (size_t)t, put != NULL, map, "Unprocessed") != 0)
+        goto bad;
+    }
+  }
+  const json_t *cc = json_object_get(resp, "ConsumedCapacity");
+  if (r->capacity != 0 && json_is_array(cc)) {
+    if ((out->units = calloc(r->n_tables ? r->n_tables : 1, sizeof(*out->units))) == NULL)
+      goto bad;
+    size_t i;
+    json_array_foreach(cc, i, v) {
+      const char *tn = json_string_value(json_object_get(v, "TableName"));
+      long t = tn ? table_index(r, tn) : -1;
+      if (t >= 0)
+        out->units[t] = json_number_value(json_object_get(v, "CapacityUnits"));
+    }
+  }
+  return 0;
+bad:
+  tt_ddb_batch_result_free(out);
+  return invalid(e, write ? "UnprocessedItems" : "Responses");
+}
+
 void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_response *resp) {
   json_t *out = NULL;
-  if (call->txn != NULL && tt_backend_call_typed(call)) {
+  if (call->batch != NULL && tt_backend_call_typed(call)) {
+    /* A batch's answer goes through the tree, as a transaction's. */
+    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
+      call->status = tt_ddb_batch_response_read(call->op, call->batch, out, &call->batch_out,
+                                                &call->error) == 0
+                         ? 0
+                         : -1;
+      json_decref(out);
+    } else {
+      call->status = -1;
+    }
+  } else if (call->txn != NULL && tt_backend_call_typed(call)) {
     /* A transaction's answer and its cancellation reasons go through the
      * tree: they are not on the per-item path. */
     if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {

@@ -412,16 +412,11 @@ int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table 
  * index's). x may be NULL. */
 int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
                           struct tt_backend_error *e);
-/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
- * 2 (INDEXES). */
-int memdb_capacity_mode(const json_t *req);
 /* Capacity units of one item read (4 KB units, halved unless consistent)
  * or written (1 KB units; the larger of the old and new item); an item
  * not there counts as one unit. Either item may be NULL. */
 double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
                             bool consistent);
-/* {"CapacityUnits", "TableName"[, "Table"]} for mode 1 or 2 (NULL on OOM). */
-json_t *memdb_capacity_json(int mode, const char *table, double units);
 
 /* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
@@ -597,10 +592,10 @@ int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
                    struct tt_backend_error *e);
 int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
                   struct tt_backend_error *e);
-int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e);
-int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
+/* A typed BatchWriteItem (`write`) or BatchGetItem: 0 with *out the items
+ * read, what was left unprocessed and the capacity, or -1 with e set. */
+int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
+                   struct tt_ddb_batch_result *out, struct tt_backend_error *e);
 /* A typed TransactWriteItems, or TransactGetItems (`get`): 0 with *out
  * the items read (get), or -1 with e set and, when the transaction was
  * canceled, *out its reasons. */

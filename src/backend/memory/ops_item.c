@@ -6,6 +6,7 @@
 
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
+#include "value/codec_ddb.h"
 
 void memdb_wr_free(struct memdb_wr *w) {
   memdb_exprs_free(&w->x);
@@ -350,10 +351,10 @@ static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req,
                                       false, true);
   if (rc == 0 && attributes_resp(&attrs, resp, e) != 0)
     rc = -1;
-  int mode = memdb_capacity_mode(req);
+  int mode = tt_ddb_capacity_mode(req);
   if (rc == 0 && mode != 0 &&
       json_object_set_new(*resp, "ConsumedCapacity",
-                          memdb_capacity_json(mode, w.t->name, units)) != 0)
+                          tt_ddb_capacity_json(mode, w.t->name, units)) != 0)
     rc = memdb_oom(e);
   memdb_wr_free(&w);
   tt_av_free(&attrs);
@@ -431,9 +432,9 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
     goto done;
   if ((*resp = json_object()) == NULL)
     goto oom;
-  int mode = memdb_capacity_mode(req);
+  int mode = tt_ddb_capacity_mode(req);
   if (mode != 0 && json_object_set_new(*resp, "ConsumedCapacity",
-                                       memdb_capacity_json(mode, r.table, units)) != 0)
+                                       tt_ddb_capacity_json(mode, r.table, units)) != 0)
     goto oom;
   if (out.type == TT_AV_M) {
     json_t *j = memdb_item_json(&out);

@@ -23,22 +23,17 @@ static bool same_key(const struct memdb_table *t, const struct memdb_kv *pa,
 
 struct bg_table {
   struct memdb_table *t;
-  const char *name;
-  const json_t *spec;
+  const struct tt_ddb_batch_table *spec;
   struct memdb_exprs x;
   struct tt_expr *proj;
-  struct tt_av *keys;
+  const struct tt_av **keys;
   struct memdb_kv *pks, *sks;
   size_t n;
-  bool consistent;
-  double units; /* capacity units read */
 };
 
 static void bg_free(struct bg_table *b, size_t n) {
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; b && i < n; i++) {
     memdb_exprs_free(&b[i].x);
-    for (size_t k = 0; k < b[i].n; k++)
-      tt_av_free(&b[i].keys[k]);
     free(b[i].keys);
     free(b[i].pks);
     free(b[i].sks);
@@ -46,79 +41,106 @@ static void bg_free(struct bg_table *b, size_t n) {
   free(b);
 }
 
-/* The request's RequestItems as a non-empty object. */
-static int request_items(const json_t *req, const json_t **ri, struct tt_backend_error *e) {
-  *ri = json_object_get(req, "RequestItems");
-  if (!json_is_object(*ri) || json_object_size(*ri) == 0)
+/* The request's RequestItems as a non-empty map. */
+static int request_items(const struct tt_ddb_batch_request *r, struct tt_backend_error *e) {
+  if (r->n_tables == 0)
     return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed to "
                                "satisfy constraint: Member must have length greater than or "
                                "equal to 1");
   return 0;
 }
 
-int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e) {
-  const json_t *ri;
-  struct bg_table *b = NULL;
-  size_t nb = 0, total = 0;
-  json_t *out = NULL;
-  int rc = -1;
-  if (request_items(req, &ri, e) != 0)
+/* The number of entries of table `t`. */
+static size_t entries_of(const struct tt_ddb_batch_request *r, size_t t) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_entries; i++)
+    n += r->entries[i].table == t;
+  return n;
+}
+
+/* Appends a value (cloned) of table `t` to a result list. */
+static int push_value(struct tt_ddb_batch_value **list, size_t *n, size_t t, bool put,
+                      const struct tt_av *v, bool steal) {
+  struct tt_ddb_batch_value *grown = realloc(*list, (*n + 1) * sizeof(**list));
+  if (grown == NULL)
     return -1;
-  const char *name;
-  const json_t *spec;
-  json_object_foreach((json_t *)ri, name, spec) {
-    total += json_array_size(json_object_get(spec, "Keys"));
+  *list = grown;
+  struct tt_ddb_batch_value *x = &grown[*n];
+  x->table = t;
+  x->put = put;
+  if (steal)
+    x->value = *v;
+  else if (tt_av_clone(&x->value, v) != 0)
+    return -1;
+  (*n)++;
+  return 0;
+}
+
+/* ConsumedCapacity when asked: the units of each table move into out. */
+static void capacity_out(const struct tt_ddb_batch_request *r, struct tt_ddb_batch_result *out,
+                         double **units) {
+  if (r->capacity != 0) {
+    out->units = *units;
+    *units = NULL;
   }
-  if (total > 100)
+}
+
+static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
+                     struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
+  struct bg_table *b = NULL;
+  double *units = NULL; /* capacity units read, a table */
+  size_t nb = 0;
+  int rc = -1;
+  if (request_items(r, e) != 0)
+    return -1;
+  if (r->n_entries > 100)
     return memdb_validation(e, "Too many items requested for the BatchGetItem call");
-  if ((b = calloc(json_object_size(ri), sizeof(*b))) == NULL)
-    return memdb_oom(e);
-  json_object_foreach((json_t *)ri, name, spec) {
+  if ((b = calloc(r->n_tables, sizeof(*b))) == NULL ||
+      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+    goto oom;
+  for (size_t ti = 0; ti < r->n_tables; ti++) {
     struct bg_table *bt = &b[nb++];
-    bt->name = name;
+    const struct tt_ddb_batch_table *spec = &r->tables[ti];
+    size_t n = entries_of(r, ti);
     bt->spec = spec;
-    const json_t *keys = json_object_get(spec, "Keys");
-    if (!json_is_array(keys) || json_array_size(keys) == 0) {
+    if (n == 0) {
       memdb_validation(e, "1 validation error detected: Value at 'requestItems.%s.member.keys' "
                           "failed to satisfy constraint: Member must have length greater than "
                           "or equal to 1",
-                       name);
+                       spec->table);
       goto done;
     }
-    if (memdb_exprs_init(&bt->x, spec, e) != 0 ||
-        memdb_exprs_parse(&bt->x, spec, "ProjectionExpression", TT_EXPR_PROJECTION, &bt->proj,
-                          e) != 0 ||
+    if (memdb_exprs_use(&bt->x, spec->names, spec->values, e) != 0 ||
+        memdb_exprs_parse_text(&bt->x, spec->projection, TT_EXPR_PROJECTION, &bt->proj, e) != 0 ||
         memdb_exprs_finish(&bt->x, e) != 0)
       goto done;
-    if (memdb_get_bool(spec, "ConsistentRead", false, &bt->consistent, e) != 0)
-      goto done;
-    size_t n = json_array_size(keys);
     if ((bt->keys = calloc(n, sizeof(*bt->keys))) == NULL ||
         (bt->pks = calloc(n, sizeof(*bt->pks))) == NULL ||
         (bt->sks = calloc(n, sizeof(*bt->sks))) == NULL)
       goto oom;
     /* Repeated keys are refused before the table is looked up. */
-    for (size_t i = 0; i < n; i++) {
-      struct tt_error err;
-      bt->keys[i].type = TT_AV_NULL;
-      bt->n = i + 1;
-      if (tt_ddb_item_from_json(json_array_get(keys, i), "Keys", &bt->keys[i], &err) != 0) {
-        memdb_fail_tt(e, &err);
+    for (size_t i = 0; i < r->n_entries; i++) {
+      if (r->entries[i].table != ti)
+        continue;
+      const struct tt_av *key = r->entries[i].value;
+      if (key == NULL) {
+        memdb_validation(e, "1 validation error detected: Value null at 'key' failed to "
+                            "satisfy constraint: Member must not be null");
         goto done;
       }
-      for (size_t k = 0; k < i; k++)
-        if (tt_av_equal(&bt->keys[k], &bt->keys[i])) {
+      for (size_t k = 0; k < bt->n; k++)
+        if (tt_av_equal(bt->keys[k], key)) {
           memdb_validation(e, "Provided list of item keys contains duplicates");
           goto done;
         }
+      bt->keys[bt->n++] = key;
     }
-    if ((bt->t = memdb_table_get(m, name)) == NULL) {
+    if ((bt->t = memdb_table_get(m, spec->table)) == NULL) {
       memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
       goto done;
     }
     for (size_t i = 0; i < n; i++) {
-      if (memdb_key_check(bt->t, &bt->keys[i], &bt->pks[i], &bt->sks[i], e) != 0)
+      if (memdb_key_check(bt->t, bt->keys[i], &bt->pks[i], &bt->sks[i], e) != 0)
         goto done;
       for (size_t k = 0; k < i; k++)
         if (same_key(bt->t, &bt->pks[k], &bt->sks[k], &bt->pks[i], &bt->sks[i])) {
@@ -127,31 +149,14 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
         }
     }
   }
-  json_t *responses = json_object(), *unprocessed = json_object();
-  out = json_pack("{s:o, s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
-  if (out == NULL || responses == NULL || unprocessed == NULL)
-    goto oom;
   size_t bytes = 0;
   for (size_t i = 0; i < nb; i++) {
     struct bg_table *bt = &b[i];
-    json_t *arr = json_array(), *left = NULL;
-    if (arr == NULL || json_object_set_new(responses, bt->name, arr) != 0)
-      goto oom;
     for (size_t k = 0; k < bt->n; k++) {
       if (bytes >= MEMDB_BATCH_GET_RESPONSE_MAX) {
         /* Over the 16 MB response limit: the rest goes back unprocessed. */
-        if (left == NULL) {
-          json_t *u = json_deep_copy(bt->spec);
-          left = json_array();
-          if (u == NULL || left == NULL) {
-            json_decref(u);
-            json_decref(left);
-            goto oom;
-          }
-          json_object_set_new(u, "Keys", left);
-          json_object_set_new(unprocessed, bt->name, u);
-        }
-        json_array_append_new(left, memdb_item_json(&bt->keys[k]));
+        if (push_value(&out->left, &out->n_left, i, false, bt->keys[k], false) != 0)
+          goto oom;
         continue;
       }
       struct tt_av item, proj = {.type = TT_AV_NULL};
@@ -159,7 +164,8 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
       struct tt_error err;
       if (memdb_lookup(m, bt->t, &bt->pks[k], &bt->sks[k], NULL, &item, &found, e) != 0)
         goto done;
-      bt->units += memdb_capacity_units(found ? &item : NULL, NULL, true, bt->consistent);
+      units[i] += memdb_capacity_units(found ? &item : NULL, NULL, true,
+                                       bt->spec->consistent_read);
       if (!found)
         continue;
       bytes += tt_av_item_size(&item);
@@ -168,140 +174,98 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
         memdb_fail_tt(e, &err);
         goto done;
       }
-      json_t *j = memdb_item_json(bt->proj ? &proj : &item);
-      tt_av_free(&item);
-      tt_av_free(&proj);
-      if (j == NULL || json_array_append_new(arr, j) != 0)
+      if (bt->proj)
+        tt_av_free(&item);
+      if (push_value(&out->items, &out->n_items, i, false, bt->proj ? &proj : &item, true) != 0) {
+        tt_av_free(bt->proj ? &proj : &item);
         goto oom;
+      }
     }
   }
-  int mode = memdb_capacity_mode(req);
-  if (mode != 0) {
-    json_t *cc = json_array();
-    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
-      goto oom;
-    for (size_t i = 0; i < nb; i++)
-      if (json_array_append_new(cc, memdb_capacity_json(mode, b[i].name, b[i].units)) != 0)
-        goto oom;
-  }
-  *resp = out;
-  out = NULL;
+  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_batch_result_free(out);
   bg_free(b, nb);
+  free(units);
   return rc;
 }
 
 /* ---- BatchWriteItem ---- */
 
-int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
-  const json_t *ri;
+static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
+                       struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
   struct memdb_wr *w = NULL;
-  json_t *out = NULL;
-  size_t nw = 0, total = 0;
+  double *units = NULL;
+  size_t nw = 0;
   int rc = -1;
-  if (request_items(req, &ri, e) != 0)
+  if (request_items(r, e) != 0)
     return -1;
-  const char *name;
-  const json_t *list;
-  json_object_foreach((json_t *)ri, name, list) {
-    if (!json_is_array(list) || json_array_size(list) == 0)
-      return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed "
-                                 "to satisfy constraint: Map value must satisfy constraint: "
-                                 "[Member must have length less than or equal to 25, Member "
-                                 "must have length greater than or equal to 1]");
-    total += json_array_size(list);
-  }
-  if (total > 25)
-    return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed to "
-                               "satisfy constraint: Map value must satisfy constraint: [Member "
-                               "must have length less than or equal to 25, Member must have "
-                               "length greater than or equal to 1]");
-  if ((w = calloc(total, sizeof(*w))) == NULL)
-    return memdb_oom(e);
-  json_object_foreach((json_t *)ri, name, list) {
-    size_t i;
-    const json_t *r;
-    json_array_foreach(list, i, r) {
-      const json_t *put = json_object_get(r, "PutRequest");
-      const json_t *del = json_object_get(r, "DeleteRequest");
-      if ((put == NULL) == (del == NULL) || json_object_size(r) != 1) {
-        memdb_validation(e, "Supplied AttributeValue has more than one datatypes set, must "
-                            "contain exactly one of the supported datatypes");
+  bool sized = r->n_entries <= 25;
+  for (size_t t = 0; sized && t < r->n_tables; t++)
+    sized = entries_of(r, t) > 0;
+  if (!sized)
+    return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed "
+                               "to satisfy constraint: Map value must satisfy constraint: "
+                               "[Member must have length less than or equal to 25, Member must "
+                               "have length greater than or equal to 1]");
+  if ((w = calloc(r->n_entries, sizeof(*w))) == NULL ||
+      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+    goto oom;
+  for (size_t i = 0; i < r->n_entries; i++) {
+    const struct tt_ddb_batch_entry *x = &r->entries[i];
+    struct tt_ddb_item_request q = {.table = r->tables[x->table].table};
+    *(x->put ? &q.item : &q.key) = x->value;
+    int prc = memdb_wr_prepare_typed(m, x->put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, &q, &w[nw], e);
+    /* A PutRequest's item without the table's key attributes, or with
+     * another type, is refused as a key would be. */
+    static const char *const key_msgs[] = {
+        "One or more parameter values were invalid: Missing the key ",
+        "One or more parameter values were invalid: Type mismatch for key "};
+    for (size_t k = 0; prc != 0 && x->put && k < 2; k++)
+      if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
+        memdb_validation(e, "The provided key element does not match the schema");
+    if (prc != 0)
+      goto done;
+    nw++;
+    for (size_t k = 0; k + 1 < nw; k++)
+      if (w[k].t == w[nw - 1].t &&
+          same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
+        memdb_validation(e, "Provided list of item keys contains duplicates");
         goto done;
       }
-      const json_t *src = put ? put : del;
-      const char *field = put ? "Item" : "Key";
-      json_t *obj = json_pack("{s:s, s:O*}", "TableName", name, field,
-                              json_object_get(src, field));
-      if (obj == NULL)
-        goto oom;
-      int prc = memdb_wr_prepare(m, put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, obj, &w[nw], e);
-      json_decref(obj);
-      /* A PutRequest's item without the table's key attributes, or with
-       * another type, is refused as a key would be. */
-      static const char *const key_msgs[] = {
-          "One or more parameter values were invalid: Missing the key ",
-          "One or more parameter values were invalid: Type mismatch for key "};
-      for (size_t k = 0; prc != 0 && put && k < 2; k++)
-        if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
-          memdb_validation(e, "The provided key element does not match the schema");
-      if (prc != 0)
-        goto done;
-      nw++;
-      for (size_t k = 0; k + 1 < nw; k++)
-        if (w[k].t == w[nw - 1].t &&
-            same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
-          memdb_validation(e, "Provided list of item keys contains duplicates");
-          goto done;
-        }
-    }
   }
   /* Every request was valid: apply them all (none is ever left unprocessed
-   * here; UnprocessedItems is always empty). */
-  for (size_t i = 0; i < nw; i++)
+   * here). */
+  for (size_t i = 0; i < nw; i++) {
     if (memdb_wr_eval(m, &w[i], e) != 0 || memdb_wr_apply(&w[i], e) != 0)
       goto done;
-  if ((out = json_pack("{s:{}}", "UnprocessedItems")) == NULL)
-    goto oom;
-  int mode = memdb_capacity_mode(req);
-  if (mode != 0) {
-    /* One entry a table, in the request's order. */
-    json_t *cc = json_array();
-    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
-      goto oom;
-    for (size_t i = 0; i < nw; i++) {
-      bool seen = false;
-      for (size_t k = 0; k < i && !seen; k++)
-        seen = w[k].t == w[i].t;
-      if (seen)
-        continue;
-      double units = 0;
-      for (size_t k = i; k < nw; k++)
-        if (w[k].t == w[i].t)
-          units += memdb_capacity_units(w[k].found ? &w[k].old : NULL,
-                                        w[k].has_next ? &w[k].next : NULL, false, true);
-      if (json_array_append_new(cc, memdb_capacity_json(mode, w[i].t->name, units)) != 0)
-        goto oom;
-    }
+    units[r->entries[i].table] += memdb_capacity_units(
+        w[i].found ? &w[i].old : NULL, w[i].has_next ? &w[i].next : NULL, false, true);
   }
-  *resp = out;
-  out = NULL;
+  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_batch_result_free(out);
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   free(w);
+  free(units);
   return rc;
+}
+
+int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
+                   struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  return write ? batch_write(m, r, out, e) : batch_get(m, r, out, e);
 }
 
 /* ---- TransactWriteItems ---- */

@@ -71,11 +71,6 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
   return memdb_req_table_named(m, name, t, e);
 }
 
-int memdb_capacity_mode(const json_t *req) {
-  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
-  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
-}
-
 /* "Capacity unit consumption" of the DynamoDB Developer Guide: a read
  * rounds the item up to 4 KB, a write to 1 KB; an eventually consistent
  * read costs half. */
@@ -95,16 +90,6 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
       u = v;
   }
   return read && !consistent ? u / 2 : u;
-}
-
-json_t *memdb_capacity_json(int mode, const char *table, double units) {
-  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
-  if (c != NULL && mode == 2 &&
-      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
-    json_decref(c);
-    return NULL;
-  }
-  return c;
 }
 
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
