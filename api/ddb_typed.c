@@ -29,16 +29,7 @@ static int oom(struct tt_backend_error *e) {
 /* A string member (NULL when absent or null), borrowed from obj. */
 static int text_of(const json_t *obj, const char *key, const char **out,
                    struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
-    return serialization(e, key, "a string");
-  *out = s;
-  return 0;
+  return tt_json_member_text(obj, key, out) != 0 ? serialization(e, key, "a string") : 0;
 }
 
 /* An attribute map member into *own; *ref points at it, or stays NULL

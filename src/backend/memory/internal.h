@@ -450,12 +450,8 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
 /* The same for a typed request's maps (borrowed; either may be NULL). */
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e);
-/* Parses optional expression member `key` of `obj` as `kind` into *out (NULL
- * when absent). The expression stays owned by x. */
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e);
-/* The same for an expression's text (NULL: absent). */
+/* Parses an optional expression's text (NULL: absent) as `kind` into *out
+ * (NULL when absent). The expression stays owned by x. */
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
                            struct tt_expr **out, struct tt_backend_error *e);
 /* The unused-placeholder rules, after every expression was parsed. */
@@ -507,11 +503,8 @@ struct memdb_wr {
   bool found, has_next;
 };
 
-/* Validates one write (`obj` holds TableName, Item or Key, expressions) and
- * prepares it. On failure the write is freed. */
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e);
-/* The same for a typed request (borrowed until the write is freed). */
+/* Validates one write of a typed request (borrowed until the write is
+ * freed) and prepares it. On failure the write is freed. */
 int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
                            const struct tt_ddb_item_request *r, struct memdb_wr *w,
                            struct tt_backend_error *e);

@@ -171,8 +171,10 @@ static int decode_request(const json_t *obj, enum memdb_wr_kind kind, struct tt_
   return 0;
 }
 
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e) {
+/* Validates one write of a JSON request (`obj` holds TableName, Item or
+ * Key, expressions) and prepares it. On failure the write is freed. */
+static int wr_prepare_json(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
+                           struct memdb_wr *w, struct tt_backend_error *e) {
   struct tt_ddb_item_request r;
   memset(w, 0, sizeof(*w));
   w->m = m;
@@ -344,7 +346,7 @@ static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req,
     return -1;
   if (kind != MEMDB_WR_UPDATE && rv != TT_DDB_RETURN_NONE && rv != TT_DDB_RETURN_ALL_OLD)
     return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
-  if (memdb_wr_prepare(m, kind, req, &w, e) != 0)
+  if (wr_prepare_json(m, kind, req, &w, e) != 0)
     return -1;
   int rc = write_run(m, &w, rv, &attrs, e);
   double units = memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,

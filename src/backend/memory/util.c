@@ -94,15 +94,8 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
 
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
+  if (tt_json_member_text(obj, key, out) != 0)
     return memdb_fail(e, "SerializationException", "%s must be a string", key);
-  *out = s;
   return 0;
 }
 
@@ -242,16 +235,6 @@ int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr
   }
   x->list[x->n++] = *out;
   return 0;
-}
-
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e) {
-  const char *text;
-  *out = NULL;
-  if (memdb_get_str(obj, key, &text, e) != 0)
-    return -1;
-  return memdb_exprs_parse_text(x, text, kind, out, e);
 }
 
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
