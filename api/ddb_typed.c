@@ -16,14 +16,14 @@ static int serialization(struct tt_backend_error *e, const char *what, const cha
   return tt_backend_error_set(e, "SerializationException", 400, "%s must be %s", what, must);
 }
 
-static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
-  if (err->code == TT_ERR_INTERNAL)
-    return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
-  return tt_backend_error_set(e, "ValidationException", 400, "%s", err->message);
-}
-
 static int oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
+}
+
+static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
+  if (err->code == TT_ERR_INTERNAL)
+    return oom(e);
+  return tt_backend_error_set(e, "ValidationException", 400, "%s", err->message);
 }
 
 /* A string member (NULL when absent or null), borrowed from obj. */
@@ -41,6 +41,10 @@ static int map_of(const json_t *obj, const char *key, struct tt_av *own, const s
   if (j == NULL || json_is_null(j))
     return 0;
   *ref = own;
+  if (tt_ddb_json_map_too_deep(j, TT_DDB_MAX_DEPTH))
+    return tt_backend_error_set(e, "ValidationException", 400,
+                                "Nesting Levels have exceeded supported limits: Attributes in "
+                                "the item have nested levels beyond supported limit");
   return tt_ddb_item_from_json(j, key, own, &err) != 0 ? from_tt(e, &err) : 0;
 }
 

@@ -102,20 +102,13 @@ static struct tt_fault_backend *fb_of(struct tt_backend *b) {
 
 static bool is_batch(int op) { return op == TT_DDB_BATCH_WRITE_ITEM || op == TT_DDB_BATCH_GET_ITEM; }
 
-static bool has_table_name(const json_t *obj, const char *table) {
-  const char *name = json_string_value(json_object_get(obj, "TableName"));
-  return name != NULL && strcmp(name, table) == 0;
-}
-
-/* Whether a DynamoDB request names `table`: TableName (table ops). */
-static bool touches_table(const json_t *request, const char *table) {
-  return has_table_name(request, table);
-}
-
-/* Whether a typed call names `table`: its table, or a step's. */
-static bool typed_touches_table(const struct tt_backend_call *c, const char *table) {
-  if (c->item || c->read) {
-    const char *t = c->item ? c->item->table : c->read->table;
+/* Whether a call names `table`: a typed call's table, a table of its batch
+ * or a step of its transaction; a JSON request's TableName (table ops). */
+static bool touches_table(const struct tt_backend_call *c, const char *table) {
+  if (!tt_backend_call_typed(c) || c->item || c->read) {
+    const char *t = c->item   ? c->item->table
+                    : c->read ? c->read->table
+                              : json_string_value(json_object_get(c->request, "TableName"));
     return t != NULL && strcmp(t, table) == 0;
   }
   if (c->batch) {
@@ -147,8 +140,7 @@ static bool rule_matches(const struct fault_rule *r, const struct tt_backend_cal
     return is_batch((int)c->op) && c->batch && eligible_count(c->batch, r->table) > 0;
   if (r->table == NULL)
     return true;
-  return tt_backend_call_typed(c) ? typed_touches_table(c, r->table)
-                                  : touches_table(c->request, r->table);
+  return touches_table(c, r->table);
 }
 
 /* ---- Unprocessed: splitting a batch -------------------------------------- */

@@ -441,3 +441,36 @@ json_t *tt_ddb_capacity_json(int mode, const char *table, double units) {
   }
   return c;
 }
+
+static bool json_too_deep(const json_t *av, unsigned level, unsigned max_level) {
+  if (level > max_level)
+    return true;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false;
+  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
+  const char *k;
+  const json_t *v;
+  size_t i;
+  if (json_is_object(m)) {
+    json_object_foreach((json_t *)m, k, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  } else if (json_is_array(l)) {
+    json_array_foreach(l, i, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool tt_ddb_json_map_too_deep(const json_t *map, unsigned max_level) {
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)map, k, v) {
+    if (json_too_deep(v, 1, max_level))
+      return true;
+  }
+  return false;
+}
