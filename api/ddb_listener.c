@@ -566,10 +566,14 @@ static void txn_done(struct tt_client_call *c) {
       answer_json(r, 200, out);
     return;
   }
-  struct tt_backend_error e = c->bc.error; /* the body is the reasons' (NULL before) */
-  e.body = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+  /* A cancellation's reasons are typed (its error.body is NULL): the body
+   * DynamoDB sends is made from them. */
+  struct tt_backend_error e = c->bc.error;
+  json_t *reasons = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+  if (reasons)
+    e.body = reasons;
   answer_backend_error(r, &e);
-  json_decref(e.body);
+  json_decref(reasons);
 }
 
 /* A typed batch's answer. */
