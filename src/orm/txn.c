@@ -102,14 +102,12 @@ static void txn_go(struct tt_orm_txn_state *st) {
   struct tt_error err;
   /* Compile everything once before any I/O, so that a bad condition or
    * update in item 57 is refused before item 0 is touched. */
-  json_t *req = NULL;
-  if (txn_build_request(st, false, &req, &err) != 0)
+  if (txn_build_request(st, false, &err) != 0)
     goto bad;
   if (st->get) {
-    txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, req, txn_get_cb);
+    txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, &st->plan.req, txn_get_cb);
     return;
   }
-  json_decref(req);
   /* Remembered only once the request is valid and about to be sent: a
    * refused body never binds its token. */
   if (st->token) {

@@ -95,7 +95,6 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
   }
   st->single = op;
   st->n = 1;
-  json_t *req = NULL;
   if (parse_single(st, op, &err) != 0) {
     txn_fail(st, &err);
     return 0;
@@ -106,11 +105,10 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
     txn_state_free(st);
     return tt_orm_item_start(op);
   }
-  if (txn_build_request(st, false, &req, &err) != 0) {
+  if (txn_build_request(st, false, &err) != 0) {
     txn_fail(st, &err);
     return 0;
   }
-  json_decref(req);
   if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
     /* Sealed once: a retry after a race sends the same envelopes. */
     if (txn_seal_actions(st, single_sealed_cb, &err) != 0)
