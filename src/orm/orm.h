@@ -164,11 +164,8 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
                         struct tt_error *err);
 
-/* Moves an expression builder's ExpressionAttributeNames/Values into the
- * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
-int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
-
-/* The same for a typed request: the maps move into *names and *values
+/* Moves an expression builder's ExpressionAttributeNames/Values into a
+ * typed request: the maps move into *names and *values
  * (the caller's, freed by it) and *names_ref / *values_ref point at them,
  * or are NULL when a map is empty. Returns 0 or -1. */
 int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,

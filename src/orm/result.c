@@ -239,22 +239,3 @@ int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, str
   *values_ref = values->len ? values : NULL;
   return 0;
 }
-
-int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err) {
-  struct tt_av names, values;
-  if (tt_expr_builder_take(b, &names, &values, err) != 0)
-    return -1;
-  if (names.len) {
-    json_t *o = json_object();
-    for (size_t i = 0; i < names.len; i++)
-      json_object_set_new(o, names.u.members[i].name,
-                          json_stringn(names.u.members[i].value.u.bytes,
-                                       names.u.members[i].value.len));
-    json_object_set_new(req, "ExpressionAttributeNames", o);
-  }
-  if (values.len)
-    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
-  tt_av_free(&names);
-  tt_av_free(&values);
-  return 0;
-}
