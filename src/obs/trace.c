@@ -26,9 +26,9 @@ static struct {
   size_t nspare;
 } tracer;
 
-/* An exported batch (at most 512 spans) and as many queued behind it come
- * back whole: at most ~2.5 MB kept while tracing is on. */
-#define SPARE_SPANS 1024
+/* The exporter encodes a span when it ends and releases it at once, so a
+ * few are in use at a time (the requests in flight, two spans each). */
+#define SPARE_SPANS 64
 
 /* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
  * text that is not (a backend's error type is whatever it sent) has its
