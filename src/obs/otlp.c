@@ -581,24 +581,19 @@ static inline size_t pb_any_size(const struct tt_span_attr *a) {
   return 0;
 }
 
-static inline size_t pb_kv_size(const struct tt_span_attr *a) {
-  return pb_len_field(a->key_len) + pb_len_field(pb_any_size(a));
-}
-
-static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr *a) {
+static char *pb_attr(char *o, const struct tt_span_attr *a) {
   size_t any = pb_any_size(a);
   o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
   o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
   o = pb_head(o, F_KV_VALUE, any);
-  size_t n = a->v.s.len;
   switch (a->type) {
   case TT_ATTR_STR:
-    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
+    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
     break;
   case TT_ATTR_STR_ARRAY:
-    o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(n)));
-    o = pb_head(o, F_ARRAY_VALUES, pb_len_field(n));
-    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
+    o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(a->v.s.len)));
+    o = pb_head(o, F_ARRAY_VALUES, pb_len_field(a->v.s.len));
+    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
     break;
   case TT_ATTR_INT:
     *o++ = TAG(F_ANY_INT, WT_VARINT);
@@ -618,57 +613,70 @@ static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr
   return o;
 }
 
-struct pb_span_lens {
-  size_t name, ts, msg, status, total;
-};
+/* A varint's most bytes, and a tag's and a length's. */
+#define PB_VARINT_MAX 10
+#define PB_HEAD_MAX (1 + PB_VARINT_MAX)
 
-/* The Span message's size (without its own tag and length). */
-static size_t pb_span_size(const struct tt_span *s, struct pb_span_lens *l) {
-  l->name = strlen(s->name);
-  l->ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
-  l->msg = s->status_message[0] ? strlen(s->status_message) : 0;
-  size_t n = pb_len_field(16) + pb_len_field(8) + pb_len_field(l->name) + 2 + 9 + 9;
-  if (l->ts)
-    n += pb_len_field(l->ts);
-  if (s->has_parent)
-    n += pb_len_field(8);
-  for (size_t i = 0; i < s->nattrs; i++)
-    n += pb_len_field(pb_kv_size(&s->attrs[i]));
-  if (s->dropped_attrs)
-    n += 1 + pb_varint_len(s->dropped_attrs);
-  l->status = (l->msg ? pb_len_field(l->msg) : 0) + (s->status ? 2 : 0);
-  n += pb_len_field(l->status);
-  l->total = n;
+/* The most bytes the Span message of s takes (an attribute's nesting is
+ * at most four tags and lengths and a 64-bit scalar). */
+static size_t pb_span_room(const struct tt_span *s, size_t name, size_t ts, size_t msg) {
+  size_t n = 4 * PB_HEAD_MAX + 16 + 8 + 8 + name + ts + msg + 2 + 9 + 9 + 1 + PB_VARINT_MAX +
+             2 * PB_HEAD_MAX + 2;
+  for (size_t i = 0; i < s->nattrs; i++) {
+    const struct tt_span_attr *a = &s->attrs[i];
+    n += 4 * PB_HEAD_MAX + a->key_len + PB_VARINT_MAX;
+    if (a->type == TT_ATTR_STR || a->type == TT_ATTR_STR_ARRAY)
+      n += a->v.s.len;
+  }
   return n;
 }
 
-static char *pb_span(char *o, const struct tt_span *s, const struct pb_span_lens *l) {
-  o = pb_head(o, F_SS_SPANS, l->total);
+/* The Span message's fields at o, in one pass: each attribute's nested
+ * lengths are known from its own sizes, the Span's own length is written
+ * by the caller once the fields are. */
+static char *pb_span_fields(char *o, const struct tt_span *s, size_t name, size_t ts, size_t msg) {
   o = pb_bytes(o, F_SPAN_TRACE_ID, s->ctx.trace_id, 16);
   o = pb_bytes(o, F_SPAN_SPAN_ID, s->ctx.span_id, 8);
-  if (l->ts)
-    o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, l->ts);
+  if (ts)
+    o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, ts);
   if (s->has_parent)
     o = pb_bytes(o, F_SPAN_PARENT_SPAN_ID, s->parent_id, 8);
-  o = pb_bytes(o, F_SPAN_NAME, s->name, l->name);
+  o = pb_bytes(o, F_SPAN_NAME, s->name, name);
   *o++ = TAG(F_SPAN_KIND, WT_VARINT);
   *o++ = (char)s->kind;
   o = pb_fixed64(o, F_SPAN_START, s->start_unix_ns);
   o = pb_fixed64(o, F_SPAN_END, s->end_unix_ns);
   for (size_t i = 0; i < s->nattrs; i++)
-    o = pb_attr(o, s, &s->attrs[i]);
+    o = pb_attr(o, &s->attrs[i]);
   if (s->dropped_attrs) {
     *o++ = TAG(F_SPAN_DROPPED_ATTRIBUTES, WT_VARINT);
     o = pb_varint(o, s->dropped_attrs);
   }
-  o = pb_head(o, F_SPAN_STATUS, l->status);
-  if (l->msg)
-    o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, l->msg);
+  o = pb_head(o, F_SPAN_STATUS, (msg ? pb_len_field(msg) : 0) + (s->status ? 2 : 0));
+  if (msg)
+    o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, msg);
   if (s->status) {
     *o++ = TAG(F_STATUS_CODE, WT_VARINT);
     *o++ = (char)s->status;
   }
   return o;
+}
+
+/* ScopeSpans.spans: the Span field of s at o, which has room for
+ * pb_span_room + PB_HEAD_MAX bytes. Spans are mostly 128 bytes to 16 KB:
+ * the fields are written after a tag and a two-byte length, and moved
+ * when the length takes another size. */
+static char *pb_span(char *o, const struct tt_span *s, size_t name, size_t ts, size_t msg) {
+  char *fields = o + 3;
+  char *end = pb_span_fields(fields, s, name, ts, msg);
+  size_t n = (size_t)(end - fields);
+  size_t head = 1 + pb_varint_len(n);
+  if (head != 3) {
+    memmove(o + head, fields, n);
+    end = o + head + n;
+  }
+  pb_head(o, F_SS_SPANS, n);
+  return end;
 }
 
 /* The resource's attributes: service.name, service.version, the SDK's,
@@ -710,9 +718,6 @@ static char *pb_str_kv(char *o, int field, const char *key, const char *value) {
 }
 
 /* ---- the encoder and batches ---- */
-
-/* A varint's most bytes. */
-#define PB_VARINT_MAX 10
 
 int tt_otlp_encoder_init(struct tt_otlp_encoder *enc, const struct tt_otlp_resource *res,
                          enum tt_otlp_protocol protocol) {
@@ -796,15 +801,12 @@ int tt_otlp_batch_add(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b
     if (rc == 0)
       rc = put_span(&b->buf, s);
   } else {
-    struct pb_span_lens l;
-    size_t k = pb_len_field(pb_span_size(s, &l));
-    rc = tt_buf_reserve(&b->buf, k);
-    if (rc == 0) {
-      char *o = pb_span(b->buf.data + b->buf.len, s, &l);
-      rc = (size_t)(o - (b->buf.data + b->buf.len)) == k ? 0 : -1;
-      if (rc == 0)
-        b->buf.len += k;
-    }
+    size_t name = strlen(s->name);
+    size_t ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
+    size_t msg = s->status_message[0] ? strlen(s->status_message) : 0;
+    rc = tt_buf_reserve(&b->buf, PB_HEAD_MAX + pb_span_room(s, name, ts, msg));
+    if (rc == 0)
+      b->buf.len = (size_t)(pb_span(b->buf.data + b->buf.len, s, name, ts, msg) - b->buf.data);
   }
   if (rc != 0) {
     b->buf.len = b->n ? before : 0; /* as it was */
