@@ -620,15 +620,8 @@ static char *pb_attr(char *o, const struct tt_span_attr *a) {
 /* The most bytes the Span message of s takes (an attribute's nesting is
  * at most four tags and lengths and a 64-bit scalar). */
 static size_t pb_span_room(const struct tt_span *s, size_t name, size_t ts, size_t msg) {
-  size_t n = 4 * PB_HEAD_MAX + 16 + 8 + 8 + name + ts + msg + 2 + 9 + 9 + 1 + PB_VARINT_MAX +
-             2 * PB_HEAD_MAX + 2;
-  for (size_t i = 0; i < s->nattrs; i++) {
-    const struct tt_span_attr *a = &s->attrs[i];
-    n += 4 * PB_HEAD_MAX + a->key_len + PB_VARINT_MAX;
-    if (a->type == TT_ATTR_STR || a->type == TT_ATTR_STR_ARRAY)
-      n += a->v.s.len;
-  }
-  return n;
+  return 4 * PB_HEAD_MAX + 16 + 8 + 8 + name + ts + msg + 2 + 9 + 9 + 1 + PB_VARINT_MAX +
+         2 * PB_HEAD_MAX + 2 + s->nattrs * (4 * PB_HEAD_MAX + PB_VARINT_MAX) + s->attr_bytes;
 }
 
 /* The Span message's fields at o, in one pass: each attribute's nested

@@ -360,9 +360,13 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
   s->nattrs = 0;
   s->key_lens = 0;
   s->dropped_attrs = 0;
+  s->attr_bytes = 0;
   s->strs_len = 0;
   s->kind = kind;
-  tt_span_set_name(s, name);
+  if (name[0])
+    tt_span_set_name(s, name);
+  else
+    s->name[0] = '\0'; /* a server span, named when it ends */
   s->start_unix_ns = unix_ns();
   tracer.live++;
   return s;
@@ -475,6 +479,7 @@ struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, si
   a->key = key;
   a->key_len = n;
   span->key_lens |= bit;
+  span->attr_bytes += (uint32_t)n;
   return a;
 }
 
@@ -496,6 +501,7 @@ void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, cons
   a->v.s.p = copy;
   a->v.s.len = (uint32_t)n;
   span->strs_len += n;
+  span->attr_bytes += (uint32_t)n;
 }
 
 void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
@@ -508,15 +514,19 @@ void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, c
   a->type = TT_ATTR_STR;
   a->v.s.p = value;
   a->v.s.len = (uint32_t)n;
+  span->attr_bytes += (uint32_t)n;
 }
 
 void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message) {
   if (span == NULL)
     return;
   span->status = status;
+  if (message == NULL || status != TT_SPAN_ERROR) {
+    span->status_message[0] = '\0';
+    return;
+  }
   keep_utf8(span->status_message,
-            tt_text_copy(span->status_message, sizeof(span->status_message),
-                      message && status == TT_SPAN_ERROR ? message : ""));
+            tt_text_copy(span->status_message, sizeof(span->status_message), message));
 }
 
 const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,

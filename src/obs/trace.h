@@ -119,6 +119,8 @@ struct tt_span {
   size_t nattrs;
   uint64_t key_lens; /* bit (length % 64) of every attribute key's length */
   uint32_t dropped_attrs;
+  uint32_t attr_bytes; /* the attributes' keys and string values, at most (an
+                        * overwritten value still counts): room to encode */
   struct tt_span_attr attrs[TT_SPAN_MAX_ATTRS];
   size_t strs_len;
   char strs[TT_SPAN_STRS];
