@@ -48,8 +48,13 @@ static inline void keep_utf8(char *s, size_t n) {
     memcpy(&x, s + i, 8);
     any |= x;
   }
-  for (; i < n; i++)
-    any |= (unsigned char)s[i];
+  if (i < n && n >= 8) {
+    memcpy(&x, s + n - 8, 8); /* the tail, in the word that ends the text */
+    any |= x;
+  } else {
+    for (; i < n; i++)
+      any |= (unsigned char)s[i];
+  }
   if (any & 0x8080808080808080ULL)
     scrub_utf8(s, n);
 }
@@ -460,9 +465,7 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
   }
 }
 
-struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t n) {
-  /* Keys of a span mostly differ in length: a length no key has is new
-   * without a look at the others. */
+struct tt_span_attr *tt_span_attr_find(struct tt_span *span, const char *key, size_t n) {
   uint64_t bit = (uint64_t)1 << (n & 63);
   if (span->key_lens & bit) {
     for (size_t i = 0; i < span->nattrs; i++) {
