@@ -581,15 +581,24 @@ static inline size_t pb_any_size(const struct tt_span_attr *a) {
   return 0;
 }
 
-static char *pb_attr(char *o, const struct tt_span_attr *a) {
-  size_t any = pb_any_size(a);
+/* The KeyValue's tag and length, its key, and its value's tag and length
+ * (`any` bytes of AnyValue). */
+static inline char *pb_kv_head(char *o, const struct tt_span_attr *a, size_t any) {
   o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
   o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
-  o = pb_head(o, F_KV_VALUE, any);
+  return pb_head(o, F_KV_VALUE, any);
+}
+
+/* One attribute; a string, the usual one, first. */
+static char *pb_attr(char *o, const struct tt_span_attr *a) {
+  if (a->type == TT_ATTR_STR) {
+    o = pb_kv_head(o, a, pb_len_field(a->v.s.len));
+    return pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
+  }
+  o = pb_kv_head(o, a, pb_any_size(a));
   switch (a->type) {
   case TT_ATTR_STR:
-    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
-    break;
+    break; /* above */
   case TT_ATTR_STR_ARRAY:
     o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(a->v.s.len)));
     o = pb_head(o, F_ARRAY_VALUES, pb_len_field(a->v.s.len));
