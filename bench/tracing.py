@@ -20,7 +20,10 @@ the median over rounds of the on/off and down/off ratios of requests/s (target
 >= 0.9 each) and of daemon CPU per request, each round's ratio against the
 same round's off run, with the spread of the off runs and the load average
 before and after: on a shared machine the ratios are only as good as the
-spread says. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+spread says. The CPU ratio is also split into the daemon's user and kernel
+time (stime: TCP, epoll, the export POSTs), each against off's whole CPU per
+request, and the native receiver's own CPU per request of the on runs is
+reported: it shares the CPUs with the daemon and wrk. Nothing is pinned. Every daemon is stopped with SIGTERM and must
 exit 0; any failed request makes the script exit 1. --otlp-protocol passes
 http/json or http/protobuf (the daemon's default) to the traced daemons.
 
