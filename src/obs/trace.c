@@ -120,15 +120,25 @@ const char tt_hex_pairs[513] =
   "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
   "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
+/* Eight bytes as sixteen hex digits, unrolled: a load and a store a byte. */
+static inline void hex8(const uint8_t *b, char *out) {
+  memcpy(out, tt_hex_pairs + 2 * b[0], 2);
+  memcpy(out + 2, tt_hex_pairs + 2 * b[1], 2);
+  memcpy(out + 4, tt_hex_pairs + 2 * b[2], 2);
+  memcpy(out + 6, tt_hex_pairs + 2 * b[3], 2);
+  memcpy(out + 8, tt_hex_pairs + 2 * b[4], 2);
+  memcpy(out + 10, tt_hex_pairs + 2 * b[5], 2);
+  memcpy(out + 12, tt_hex_pairs + 2 * b[6], 2);
+  memcpy(out + 14, tt_hex_pairs + 2 * b[7], 2);
+}
+
 void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]) {
   memcpy(out, "00-", 3);
-  tt_trace_hex(c->trace_id, 16, out + 3);
+  hex8(c->trace_id, out + 3);
+  hex8(c->trace_id + 8, out + 19);
   out[35] = '-';
-  tt_trace_hex(c->span_id, 8, out + 36);
-  out[52] = '-';
-  uint8_t f = c->flags & TT_TRACE_FLAG_SAMPLED;
-  tt_trace_hex(&f, 1, out + 53);
-  out[55] = '\0';
+  hex8(c->span_id, out + 36);
+  memcpy(out + 52, (c->flags & TT_TRACE_FLAG_SAMPLED) ? "-01" : "-00", 4);
 }
 
 static bool key_char(char c) {
