@@ -121,6 +121,7 @@ static void nodes_free(struct batch_node *n) {
     n = next;
   }
 }
+
 static void export_start(struct tt_otlp_exporter *e);
 static void send_batch(struct tt_otlp_exporter *e);
 
