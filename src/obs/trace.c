@@ -26,9 +26,10 @@ static struct {
   size_t nspare;
 } tracer;
 
-/* The exporter encodes a span when it ends and releases it at once, so a
- * few are in use at a time (the requests in flight, two spans each). */
-#define SPARE_SPANS 64
+/* The exporter encodes a span when it ends and releases it at once, so
+ * only the requests in flight hold spans (two each, more for fan-outs):
+ * at most ~650 KB kept while tracing is on. */
+#define SPARE_SPANS 256
 
 /* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
  * text that is not (a backend's error type is whatever it sent) has its
