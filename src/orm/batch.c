@@ -17,6 +17,7 @@
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "orm/unique.h"
+#include "util/hash.h"
 #include "value/codec_ddb.h"
 
 /* Unprocessed work is not retried when the backoff would end closer than
@@ -38,15 +39,6 @@ struct keymap {
   size_t cap; /* a power of two */
 };
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 static int keymap_init(struct keymap *km, size_t n) {
   km->cap = 16;
   while (km->cap < n * 2)
@@ -63,7 +55,7 @@ static void keymap_free(struct keymap *km) {
 }
 
 static struct kslot *keymap_slot(const struct keymap *km, const char *text, size_t len) {
-  size_t i = (size_t)fnv1a(text, len) & (km->cap - 1);
+  size_t i = (size_t)tt_fnv1a(text, len) & (km->cap - 1);
   for (;;) {
     struct kslot *s = &km->slots[i];
     if (s->text == NULL || (s->len == len && memcmp(s->text, text, len) == 0))
