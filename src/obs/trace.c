@@ -423,47 +423,45 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
   return s;
 }
 
+/* A sampled span of trace `trace_id` with a new span id, a child of
+ * `parent_id` (NULL: a root); NULL while paused (counted) or out of
+ * memory. */
+static struct tt_span *sampled_span(const char *name, enum tt_span_kind kind,
+                                    const uint8_t *trace_id, const uint8_t *parent_id) {
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
+  struct tt_span *s = span_new(name, kind);
+  if (s == NULL)
+    return NULL;
+  memcpy(s->ctx.trace_id, trace_id, 16);
+  random_id(s->ctx.span_id, 8);
+  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
+  s->ctx.valid = true;
+  if (parent_id) {
+    memcpy(s->parent_id, parent_id, 8);
+    s->has_parent = true;
+  }
+  return s;
+}
+
 struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
                               enum tt_span_kind kind) {
   if (!tracer.on || parent == NULL || !parent->valid ||
       !(parent->flags & TT_TRACE_FLAG_SAMPLED))
     return NULL;
-  if (tracer.paused) {
-    tracer.paused_spans++;
-    return NULL;
-  }
-  struct tt_span *s = span_new(name, kind);
-  if (s == NULL)
-    return NULL;
-  memcpy(s->ctx.trace_id, parent->trace_id, 16);
-  random_id(s->ctx.span_id, 8);
-  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
-  s->ctx.valid = true;
-  memcpy(s->parent_id, parent->span_id, 8);
-  s->has_parent = true;
-  return s;
+  return sampled_span(name, kind, parent->trace_id, parent->span_id);
 }
 
 struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   if (!tracer.on)
     return NULL;
-  struct tt_trace_ctx ctx;
-  memset(&ctx, 0, sizeof(ctx));
-  random_id(ctx.trace_id, 16);
-  if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
+  uint8_t trace_id[16];
+  random_id(trace_id, 16);
+  if (!tt_sampler_should_sample(&tracer.sampler, NULL, trace_id))
     return NULL;
-  if (tracer.paused) {
-    tracer.paused_spans++;
-    return NULL;
-  }
-  struct tt_span *s = span_new(name, kind);
-  if (s == NULL)
-    return NULL;
-  s->ctx = ctx;
-  random_id(s->ctx.span_id, 8);
-  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
-  s->ctx.valid = true;
-  return s;
+  return sampled_span(name, kind, trace_id, NULL);
 }
 
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
