@@ -835,15 +835,8 @@ static void found_opened_cb(void *arg, const struct tt_error *err) {
   finish_all(st);
 }
 
-static int batch_start_run(struct tt_orm_batch_op *op);
-
-int tt_orm_batch_start(struct tt_orm_batch_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  batch_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int batch_start_run(struct tt_orm_batch_op *op) {
+static int batch_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_batch_op *op = (struct tt_orm_batch_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
@@ -881,4 +874,8 @@ static int batch_start_run(struct tt_orm_batch_op *op) {
   }
   run_chunks(st);
   return 0;
+}
+
+int tt_orm_batch_start(struct tt_orm_batch_op *op) {
+  return tt_orm_ctx_start(&op->ctx, batch_start_run);
 }

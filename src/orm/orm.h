@@ -142,6 +142,10 @@ struct tt_orm_ctx {
 void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
 int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
 
+/* The same around `run` (the operation's work; its return value is not
+ * used): enter, run(ctx), and what leave says. */
+int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx));
+
 /* Starts the next backend call of an operation (request stolen) on
  * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
  * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1

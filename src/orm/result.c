@@ -139,6 +139,12 @@ int tt_orm_ctx_leave(struct tt_orm_ctx *ctx) {
   return ctx->settled ? -1 : 0;
 }
 
+int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx)) {
+  tt_orm_ctx_enter(ctx);
+  run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
 /* Starts ctx->call; see tt_orm_call. */
 static int call_start(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
                       const struct tt_ddb_item_request *item, tt_client_done_cb cb) {

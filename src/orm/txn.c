@@ -15,15 +15,8 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
   txn_go(st);
 }
 
-static int txn_start_run(struct tt_orm_txn_op *op);
-
-int tt_orm_txn_start(struct tt_orm_txn_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  txn_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int txn_start_run(struct tt_orm_txn_op *op) {
+static int txn_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   const json_t *body = op->body;
@@ -96,6 +89,10 @@ static int txn_start_run(struct tt_orm_txn_op *op) {
 bad:
   txn_fail(st, &err);
   return 0;
+}
+
+int tt_orm_txn_start(struct tt_orm_txn_op *op) {
+  return tt_orm_ctx_start(&op->ctx, txn_start_run);
 }
 
 static void txn_go(struct tt_orm_txn_state *st) {

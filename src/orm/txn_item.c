@@ -71,15 +71,8 @@ static void single_sealed_cb(void *arg, const struct tt_error *err) {
   txn_start_attempt(st);
 }
 
-static int txn_item_start_run(struct tt_orm_item_op *op);
-
-int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  txn_item_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int txn_item_start_run(struct tt_orm_item_op *op) {
+static int txn_item_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
   if (op->kind == TT_ORM_OP_GET)
     return tt_orm_item_start(op);
   struct tt_error err;
@@ -117,4 +110,8 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
   }
   txn_start_attempt(st);
   return 0;
+}
+
+int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
+  return tt_orm_ctx_start(&op->ctx, txn_item_start_run);
 }
