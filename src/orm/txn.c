@@ -6,15 +6,6 @@
 
 static void txn_go(struct tt_orm_txn_state *st);
 
-static void sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL) {
-    txn_fail(st, err);
-    return;
-  }
-  txn_go(st);
-}
-
 static int txn_start_run(struct tt_orm_ctx *ctx) {
   struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
   struct tt_error err;
@@ -80,7 +71,7 @@ static int txn_start_run(struct tt_orm_ctx *ctx) {
     goto bad;
   if (!st->get && st->sealing) {
     /* Values of encrypted attributes get their envelopes first. */
-    if (txn_seal_actions(st, sealed_cb, &err) != 0)
+    if (txn_seal_actions(st, txn_go, &err) != 0)
       goto bad;
     return 0;
   }

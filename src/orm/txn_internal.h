@@ -86,6 +86,7 @@ struct tt_orm_txn_state {
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */
+  void (*sealed_next)(struct tt_orm_txn_state *st); /* txn_seal_actions' */
   struct tt_client_call call; /* its steps, one after another */
   struct tt_sleep_op sleep;
   size_t *read_of; /* read index -> action index */
@@ -171,9 +172,9 @@ void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, const struct tt_dd
 void txn_start_attempt(struct tt_orm_txn_state *st);
 /* The completion of a TransactGetItems of transactions/get. */
 void txn_get_cb(struct tt_client_call *c);
-/* Seals the values of encrypted attributes the actions write; done(st, err)
- * runs once; returns 0, or -1 (done not called). */
-int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
+/* Seals the values of encrypted attributes the actions write, then runs
+ * next(st) once, or fails the transaction; returns 0, or -1 (neither). */
+int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn_state *st),
                      struct tt_error *err);
 
 #endif

@@ -62,15 +62,6 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   return 0;
 }
 
-static void single_sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL) {
-    txn_fail(st, err);
-    return;
-  }
-  txn_start_attempt(st);
-}
-
 static int txn_item_start_run(struct tt_orm_ctx *ctx) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
   if (op->kind == TT_ORM_OP_GET)
@@ -104,7 +95,7 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
   }
   if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
     /* Sealed once: a retry after a race sends the same envelopes. */
-    if (txn_seal_actions(st, single_sealed_cb, &err) != 0)
+    if (txn_seal_actions(st, txn_start_attempt, &err) != 0)
       txn_fail(st, &err);
     return 0;
   }

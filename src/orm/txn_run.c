@@ -633,8 +633,17 @@ void txn_get_cb(struct tt_client_call *c) {
  * conditions and the race checks, which only look at unique values, see
  * plain values. done(st, err) runs once; returns 0, or -1 (done not
  * called). */
-int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
-                        struct tt_error *err) {
+/* After sealing: the transaction fails, or goes on with st->sealed_next. */
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL)
+    txn_fail(st, err);
+  else
+    st->sealed_next(st);
+}
+
+int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn_state *st),
+                     struct tt_error *err) {
   struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
   if (c == NULL)
     return oom(err);
@@ -649,6 +658,7 @@ int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
     if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
       return -1;
   }
-  tt_orm_crypt_run_then(c, done, st);
+  st->sealed_next = next;
+  tt_orm_crypt_run_then(c, sealed_cb, st);
   return 0;
 }
