@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "value/codec_ddb.h"
+#include "util/utf8.h"
 
 
 /* ---- the one-pass reader ------------------------------------------------ */
@@ -29,33 +30,6 @@ static bool punct(struct rd *r, char c) {
     return true;
   }
   return false;
-}
-
-/* Bytes of the UTF-8 sequence at p that jansson takes (no overlong form,
- * no surrogate, at most U+10FFFF); 0 when it refuses it. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
-  unsigned char u = p[0];
-  size_t n;
-  unsigned long v;
-  if (u >= 0xC2 && u <= 0xDF)
-    n = 2, v = u & 0x1Fu;
-  else if (u >= 0xE0 && u <= 0xEF)
-    n = 3, v = u & 0x0Fu;
-  else if (u >= 0xF0 && u <= 0xF4)
-    n = 4, v = u & 0x07u;
-  else
-    return 0;
-  if ((size_t)(end - p) < n)
-    return 0;
-  for (size_t i = 1; i < n; i++) {
-    if (p[i] < 0x80 || p[i] > 0xBF)
-      return 0;
-    v = (v << 6) | (p[i] & 0x3Fu);
-  }
-  if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
-      (n == 4 && v < 0x10000))
-    return 0;
-  return n;
 }
 
 /* A string without escapes or control characters, in valid UTF-8: *s
@@ -80,7 +54,7 @@ static bool string(struct rd *r, const char **s, size_t *n) {
       p++;
       continue;
     }
-    size_t len = utf8_seq(p, end);
+    size_t len = tt_utf8_seq(p, (size_t)(end - p), NULL);
     if (len == 0)
       return false;
     p += len;

@@ -15,11 +15,7 @@
 #define PUT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
 
 static enum tt_ddbi_capacity capacity_of(const json_t *obj) {
-  const char *s = json_string_value(json_object_get(obj, "ReturnConsumedCapacity"));
-  return s == NULL                   ? TT_DDBI_CAPACITY_NONE
-         : strcmp(s, "TOTAL") == 0   ? TT_DDBI_CAPACITY_TOTAL
-         : strcmp(s, "INDEXES") == 0 ? TT_DDBI_CAPACITY_INDEXES
-                                     : TT_DDBI_CAPACITY_NONE;
+  return (enum tt_ddbi_capacity)tt_ddb_capacity_mode(obj);
 }
 
 /* ReturnValues of a write. */

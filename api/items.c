@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.c -- /v1/models/{m}/items: create, put, get, patch, delete. */
+/* items.c -- /v1/models/{m}/items: create, put, get, patch, delete:
+ * headers and query strings checked, the path's key typed, the ORM's typed
+ * item answered with its status, ETag and body (logical JSON or
+ * ?format=dynamodb). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/items.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
+#include "util/text.h"
 
 /* Parses If-Match: "<version>" (quotes optional). Returns 0, 1 when absent,
  * -1 after answering 400. */
@@ -42,30 +47,72 @@ bad:
   return -1;
 }
 
-/* Common set-up: the model, the key segment and the job, which owns `body`
- * (stolen; the item, the update, or GET's select list). NULL after
- * answering. */
+/* An item operation and the typed key it borrows. */
+struct item_job {
+  struct tt_orm_item_op op; /* first */
+  struct tt_av key;
+};
+
+/* The answer: a typed item as logical JSON (or DynamoDB's shape) with its
+ * ETag, 201 when the write created it; 204 after a delete. */
+static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {
+  struct item_job *j = arg;
+  tt_av_free(&j->key);
+  if (r->status != 0 || r->answer == TT_ORM_ANSWER_BODY) {
+    tt_request_respond_result(req, r);
+    return;
+  }
+  if (r->answer == TT_ORM_ANSWER_NONE) {
+    tt_request_respond_static(req, 204, "application/json", "", 0);
+    return;
+  }
+  struct tt_buf b;
+  struct tt_error err;
+  char etag[TT_API_ETAG_MAX];
+  tt_buf_init(&b, 0);
+  if (tt_api_item_write(&b, r, j->op.select, j->op.raw_format, etag, &err) != 0) {
+    tt_buf_free(&b);
+    tt_request_respond_error(req, &err, NULL);
+    return;
+  }
+  size_t len;
+  char *text = tt_buf_steal(&b, &len);
+  tt_request_respond_json_text(req, r->created ? 201 : 200, text, len);
+  tt_text_copy(req->resp.etag, sizeof(req->resp.etag), etag);
+}
+
+/* Common set-up: the model and the job, which owns `body` (stolen; the
+ * item, the update, or GET's select list). NULL after answering. */
 static struct tt_orm_item_op *item_op(struct tt_request *req, enum tt_orm_item_kind kind,
                                       json_t *body) {
   const struct tt_model *m = tt_api_path_model(req);
-  struct tt_orm_item_op *op = m ? tt_api_orm_job(req, sizeof(*op), m, body) : NULL;
-  if (op == NULL) {
+  struct item_job *j = m ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  if (j == NULL) {
     if (m == NULL)
       json_decref(body);
     return NULL;
   }
-  op->kind = kind;
-  const struct tt_route_param *key = tt_route_param(&req->match, "key");
-  if (key) {
-    op->raw_key = key->value;
-    op->raw_key_len = key->len;
-  }
-  return op;
+  tt_api_orm_job_answer(j, item_answer);
+  j->op.kind = kind;
+  return &j->op;
 }
 
-/* Writes of a model with unique attributes move guard items with the item,
- * in one transaction (orm/txn.h). */
-static void run(struct tt_orm_item_op *op) {
+/* Types the path's key (all but a create), then runs the operation. A key
+ * that does not decode fails as the ORM would have: after the refusals of
+ * the model's write policy. Writes of a model with unique attributes move
+ * guard items with the item, in one transaction (orm/txn.h). */
+static void run(struct tt_request *req, struct tt_orm_item_op *op) {
+  struct item_job *j = (struct item_job *)op;
+  if (op->kind != TT_ORM_OP_CREATE) {
+    const struct tt_route_param *p = tt_route_param(&req->match, "key");
+    struct tt_error err, first;
+    if (tt_api_item_key(op->ctx.model, p ? p->value : "", p ? p->len : 0, &j->key, &err) != 0) {
+      tt_orm_fail(op->ctx.result, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
+      tt_orm_ctx_finish(&op->ctx);
+      return;
+    }
+    op->item_key = &j->key;
+  }
   if (tt_unique_model_has(op->ctx.model))
     tt_orm_txn_item_start(op);
   else
@@ -84,7 +131,7 @@ void tt_handle_item_create(struct tt_request *req) {
     return;
   op->body = body;
   op->deploy_authority = authority;
-  run(op);
+  run(req, op);
 }
 
 void tt_handle_item_put(struct tt_request *req) {
@@ -110,7 +157,7 @@ void tt_handle_item_put(struct tt_request *req) {
   op->expected = expected;
   op->body = body;
   op->deploy_authority = authority;
-  run(op);
+  run(req, op);
 }
 
 /* ?select=a,b.c -> ["a","b.c"] */
@@ -159,7 +206,7 @@ void tt_handle_item_get(struct tt_request *req) {
   op->consistent = consistent;
   op->raw_format = format && strcmp(format, "dynamodb") == 0;
   op->select = select;
-  run(op);
+  run(req, op);
 }
 
 void tt_handle_item_patch(struct tt_request *req) {
@@ -182,7 +229,7 @@ void tt_handle_item_patch(struct tt_request *req) {
   op->expected = expected;
   op->upsert = is_upsert;
   op->body = body;
-  run(op);
+  run(req, op);
 }
 
 void tt_handle_item_delete(struct tt_request *req) {
@@ -193,5 +240,5 @@ void tt_handle_item_delete(struct tt_request *req) {
   if (op == NULL)
     return;
   op->expected = expected;
-  run(op);
+  run(req, op);
 }

@@ -3,12 +3,14 @@
 #include "api/orm_job.h"
 
 #include <stdalign.h>
+#include <stddef.h>
 
 #include "model/registry.h"
 
 struct orm_job {
   struct tt_orm_result result;
   json_t *body;
+  tt_api_orm_answer_fn answer; /* NULL: tt_request_respond_result */
   alignas(max_align_t) unsigned char op[]; /* starts with a struct tt_orm_ctx */
 };
 
@@ -27,7 +29,10 @@ static void job_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 static void job_joined(struct tt_request *req) {
   struct orm_job *job = req->handler_data;
-  tt_request_respond_result(req, &job->result);
+  if (job->answer)
+    job->answer(req, &job->result, job->op);
+  else
+    tt_request_respond_result(req, &job->result);
   tt_orm_result_free(&job->result);
   json_decref(job->body);
 }
@@ -47,4 +52,9 @@ void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_mod
   req->handler_data = job;
   req->on_joined = job_joined;
   return job->op;
+}
+
+void tt_api_orm_job_answer(void *op, tt_api_orm_answer_fn answer) {
+  struct orm_job *job = (struct orm_job *)((unsigned char *)op - offsetof(struct orm_job, op));
+  job->answer = answer;
 }

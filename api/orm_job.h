@@ -25,4 +25,12 @@ const struct tt_model *tt_api_path_model(struct tt_request *req);
 void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_model *model,
                      json_t *body);
 
+/* How a job answers once joined: from the operation's result `r`; `op` is
+ * what tt_api_orm_job returned. The job frees `r` afterwards. */
+typedef void (*tt_api_orm_answer_fn)(struct tt_request *req, struct tt_orm_result *r, void *op);
+
+/* Makes the job of `op` (returned by tt_api_orm_job) answer through
+ * `answer` instead of tt_request_respond_result. */
+void tt_api_orm_job_answer(void *op, tt_api_orm_answer_fn answer);
+
 #endif

@@ -1,18 +1,129 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* query.c -- POST /v1/models/{m}/query and /scan. */
+/* query.c -- POST /v1/models/{m}/query and /scan: the ORM's items
+ * rendered as they are answered, one text per reader (parallel scan
+ * segments), joined into the answer with the page's counts and cursor. */
+#include <inttypes.h>
+#include <stdlib.h>
+
 #include "api/handlers.h"
 #include "api/orm_job.h"
+#include "orm/item.h"
 #include "orm/query.h"
+
+/* A query and the texts of its readers' items. */
+struct query_job {
+  struct tt_orm_query_op op; /* first */
+  struct tt_orm_page_sink sink;
+  struct reader_text {
+    struct tt_buf items; /* comma-separated items; a single reader's after the
+                          * answer's opening, so that it becomes the answer */
+    size_t n_items;
+    size_t before; /* the length before the last item */
+  } *readers;
+  size_t n_readers;
+};
+
+static int add_item(void *arg, size_t reader, size_t n_readers, const struct tt_av *item,
+                    size_t *size, struct tt_error *err) {
+  struct query_job *j = arg;
+  if (j->readers == NULL) {
+    j->readers = calloc(n_readers, sizeof(*j->readers));
+    if (j->readers == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    j->n_readers = n_readers;
+  }
+  struct reader_text *t = &j->readers[reader];
+  t->before = t->items.len;
+  int rc = t->n_items > 0    ? tt_buf_append(&t->items, ",", 1)
+           : n_readers == 1 ? tt_buf_puts(&t->items, TT_ORM_ITEMS_OPEN)
+                            : 0;
+  if (rc != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (tt_orm_item_write(&t->items, j->op.ctx.model, item, j->op.select, err) != 0)
+    return -1;
+  t->n_items++;
+  *size = t->items.len - t->before;
+  return 0;
+}
+
+static void take_back(void *arg, size_t reader) {
+  struct reader_text *t = &((struct query_job *)arg)->readers[reader];
+  t->items.len = t->before;
+  t->items.data[t->before] = '\0';
+  t->n_items--;
+}
+
+static void reserve(void *arg, size_t reader, size_t bytes) {
+  struct reader_text *t = &((struct query_job *)arg)->readers[reader];
+  (void)tt_buf_reserve(&t->items, bytes);
+}
+
+/* The answer: the readers' texts (a single reader's without a copy), then
+ * the counts and the cursor. */
+static int page_text(struct query_job *j, const struct tt_orm_page *p, struct tt_buf *b) {
+  int rc = 0;
+  if (p->count_only) {
+    rc = tt_buf_puts(b, "{");
+  } else if (j->n_readers == 1 && j->readers[0].n_items > 0) {
+    *b = j->readers[0].items;
+    tt_buf_init(&j->readers[0].items, 0);
+  } else {
+    /* Each reader's text is released once copied: the copy never holds
+     * much more than one answer. */
+    size_t total = sizeof(TT_ORM_ITEMS_OPEN) + j->n_readers;
+    for (size_t i = 0; i < j->n_readers; i++)
+      total += j->readers[i].items.len;
+    rc |= tt_buf_reserve(b, total + 96);
+    rc |= tt_buf_puts(b, TT_ORM_ITEMS_OPEN);
+    bool first = true;
+    for (size_t i = 0; i < j->n_readers; i++) {
+      if (j->readers[i].n_items == 0)
+        continue;
+      rc |= first ? 0 : tt_buf_puts(b, ",");
+      rc |= tt_buf_append(b, j->readers[i].items.data, j->readers[i].items.len);
+      tt_buf_free(&j->readers[i].items);
+      first = false;
+    }
+  }
+  if (!p->count_only)
+    rc |= tt_buf_puts(b, "],");
+  rc |= tt_buf_printf(b, "\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
+                      p->count, p->scanned);
+  return rc | (p->cursor ? tt_buf_printf(b, "\"%s\"}", p->cursor) : tt_buf_puts(b, "null}"));
+}
+
+static void page_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {
+  struct query_job *j = arg;
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (r->status != 0 || r->answer != TT_ORM_ANSWER_PAGE) {
+    tt_request_respond_result(req, r);
+  } else if (page_text(j, &r->page, &b) != 0) {
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
+  } else {
+    size_t len;
+    char *text = tt_buf_steal(&b, &len);
+    tt_request_respond_json_text(req, 200, text, len);
+  }
+  tt_buf_free(&b);
+  for (size_t i = 0; i < j->n_readers; i++)
+    tt_buf_free(&j->readers[i].items);
+  free(j->readers);
+}
 
 static void start(struct tt_request *req, bool scan) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
-  struct tt_orm_query_op *op = body ? tt_api_orm_job(req, sizeof(*op), m, body) : NULL;
-  if (op == NULL)
+  struct query_job *j = body ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  if (j == NULL)
     return;
-  op->scan = scan;
-  op->body = body;
-  tt_orm_query_start(op);
+  tt_api_orm_job_answer(j, page_answer);
+  j->sink = (struct tt_orm_page_sink){.add = add_item, .take_back = take_back,
+                                      .reserve = reserve, .arg = j};
+  j->op.sink = &j->sink;
+  j->op.scan = scan;
+  j->op.body = body;
+  tt_orm_query_start(&j->op);
 }
 
 void tt_handle_query(struct tt_request *req) { start(req, false); }

@@ -125,8 +125,9 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact);
  * route has none or it does not decode (then a 400 was answered). */
 const char *tt_request_param(struct tt_request *req, const char *name);
 
-/* Answers from an ORM result: the body and status on success (204 without
- * a body), the error envelope otherwise; ETag and Retry-After when set. */
+/* Answers from an ORM result's rendered body and status on success (204
+ * without a body), the error envelope otherwise (Retry-After when set).
+ * Typed answers are the handler's to render (api/item_io.h). */
 void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r);
 
 /* Checks every parameter of the query string before the handler runs:

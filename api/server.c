@@ -485,8 +485,6 @@ void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r) 
     char *text = tt_buf_steal(&r->body, &len);
     tt_request_respond_json_text(req, r->http_status, text, len);
   }
-  if (r->etag[0])
-    tt_text_copy(req->resp.etag, sizeof(req->resp.etag), r->etag);
 }
 
 static enum MHD_Result queue_answer(struct tt_request *req) {

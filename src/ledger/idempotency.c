@@ -63,29 +63,29 @@ static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
       ledger_fail_result(op, r);
     return;
   }
-  json_t *req = ledger_result_json(r);
-  if (req == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored request could not be read back");
-    return;
-  }
   int64_t ttl = 0, version = 0;
   /* DynamoDB deletes expired items only eventually and still returns them:
    * an expired record counts as absent. Delete it at the version we read
    * (nobody else's newer write is lost) and create ours. */
-  if (ledger_item_int(req, "ttl", &ttl) == 0 && ttl > 0 && ttl < op->w.now_s &&
-      ledger_item_int(req, "version", &version) == 0) {
-    json_decref(req);
+  if (ledger_result_int(r, "ttl", &ttl) == 0 && ttl > 0 && ttl < op->w.now_s &&
+      ledger_result_int(r, "version", &version) == 0) {
     struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_REQUEST,
                                  .sk = request_sk(op), .has_expected = true,
                                  .expected = version};
     ledger_item(op, &a, expired_deleted);
     return;
   }
-  const char *status = ledger_item_str(req, "status");
-  if (status && strcmp(status, "COMPLETED") == 0)
-    answer_outcome(op, 200, "already_completed", req);
-  else
+  const char *status = ledger_result_str(r, "status");
+  if (status == NULL || strcmp(status, "COMPLETED") != 0) {
     answer_outcome(op, 200, "already_in_progress", NULL);
+    return;
+  }
+  json_t *req = ledger_result_json(r);
+  if (req == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored request could not be read back");
+    return;
+  }
+  answer_outcome(op, 200, "already_completed", req);
   json_decref(req);
 }
 

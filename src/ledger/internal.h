@@ -54,9 +54,19 @@ void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *fi
 /* Answers with the failure of an ORM result (its error and details). */
 void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
 
-/* The logical item of a successful ORM result, parsed (new reference), or
- * NULL when the body does not parse. */
+/* The answer of a successful ORM result as a JSON tree (new reference):
+ * a typed item in its logical JSON form; a rendered body (a table) parsed.
+ * NULL when out of memory or the body does not parse. */
 json_t *ledger_result_json(const struct tt_orm_result *r);
+
+/* ledger_item_str and ledger_item_int of a typed item answer (none when
+ * the result holds no item). */
+const char *ledger_result_str(const struct tt_orm_result *r, const char *name);
+int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out);
+
+/* The items of a successful query step as logical JSON objects without
+ * their storage keys (a new array), or NULL when out of memory. */
+json_t *ledger_page_json(const struct tt_orm_result *r);
 
 /* Removes the storage keys (pk, sk) from an item object and returns it. */
 json_t *ledger_public(json_t *item);
@@ -64,12 +74,13 @@ json_t *ledger_public(json_t *item);
 /* A new real JSON string of a C string (NULL when out of memory). */
 json_t *ledger_str(const char *s);
 
-/* The string member `name` of an item object, or NULL. */
-const char *ledger_item_str(const json_t *item, const char *name);
+/* The S attribute `name` of a stored item (an M; NULL gives NULL), or NULL
+ * when it has no such S attribute. */
+const char *ledger_item_str(const struct tt_av *item, const char *name);
 
-/* The integer member `name` of an item object into *out. Returns 0, or -1
- * when absent or not an integer. */
-int ledger_item_int(const json_t *item, const char *name, int64_t *out);
+/* The N attribute `name` of a stored item as a whole number into *out.
+ * Returns 0, or -1 when absent, not an N or not a whole int64. */
+int ledger_item_int(const struct tt_av *item, const char *name, int64_t *out);
 
 /* Formats the op's clock as RFC3339Nano (TT_ORM_TIME_MAX bytes). */
 void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap);

@@ -118,11 +118,9 @@ int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
       ledger_fail_result(op, r);
     return -1;
   }
-  json_t *item = ledger_result_json(r);
-  const char *owner = ledger_item_str(item, "owner");
+  const char *owner = ledger_result_str(r, "owner");
   bool ours = owner && strcmp(owner, op->owner) == 0;
-  bool versioned = ledger_item_int(item, "version", version) == 0;
-  json_decref(item);
+  bool versioned = ledger_result_int(r, "version", version) == 0;
   if (!ours) {
     ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
     return -1;

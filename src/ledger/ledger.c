@@ -16,6 +16,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "value/json_exact.h"
+#include "value/number.h"
 
 /* ---- statuses and identifiers ---------------------------------------------- */
 
@@ -226,9 +227,37 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
 json_t *ledger_result_json(const struct tt_orm_result *r) {
   json_t *out = NULL;
   struct tt_error err;
+  if (r->answer == TT_ORM_ANSWER_ITEM)
+    return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
   if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
     return NULL;
   return out;
+}
+
+/* The item of a typed item answer, or NULL. */
+static const struct tt_av *result_item(const struct tt_orm_result *r) {
+  return r->status == 0 && r->answer == TT_ORM_ANSWER_ITEM ? &r->item : NULL;
+}
+
+const char *ledger_result_str(const struct tt_orm_result *r, const char *name) {
+  return ledger_item_str(result_item(r), name);
+}
+
+int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out) {
+  return ledger_item_int(result_item(r), name, out);
+}
+
+json_t *ledger_page_json(const struct tt_orm_result *r) {
+  struct tt_error err;
+  json_t *items = json_array();
+  for (size_t i = 0; items && i < r->page.n_items; i++) {
+    json_t *it = tt_orm_item_to_json(r->model, &r->page.items[i], NULL, &err);
+    if (it == NULL || json_array_append_new(items, ledger_public(it)) != 0) {
+      json_decref(items);
+      return NULL;
+    }
+  }
+  return items;
 }
 
 json_t *ledger_public(json_t *item) {
@@ -239,18 +268,17 @@ json_t *ledger_public(json_t *item) {
 
 json_t *ledger_str(const char *s) { return tt_json_string_new(s, strlen(s)); }
 
-const char *ledger_item_str(const json_t *item, const char *name) {
-  size_t len;
-  const json_t *v = json_object_get(item, name);
-  return v ? tt_json_string_text(v, &len) : NULL;
+const char *ledger_item_str(const struct tt_av *item, const char *name) {
+  const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
+  return v && v->type == TT_AV_S ? v->u.bytes : NULL;
 }
 
 /* Parses the whole decimal integer text of a JSON number. */
 static int number_int(const json_t *v, int64_t *out) { return tt_json_integer(v, out); }
 
-int ledger_item_int(const json_t *item, const char *name, int64_t *out) {
-  const json_t *v = json_object_get(item, name);
-  return v ? number_int(v, out) : -1;
+int ledger_item_int(const struct tt_av *item, const char *name, int64_t *out) {
+  const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
+  return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
 }
 
 void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap) {
@@ -366,6 +394,7 @@ struct ledger_step {
   } u;
   struct tt_orm_result result;
   json_t *body;
+  struct tt_av key; /* an item step's key, borrowed by the op */
   struct tt_ledger_op *op;
   ledger_next_fn next;
   /* The step's span: the join's calls nest in it while it runs (steps run
@@ -378,7 +407,11 @@ static void step_done(struct tt_orm_ctx *ctx) {
   struct ledger_step *s = ctx->arg;
   if (s->span) {
     s->op->join->trace = s->outer;
-    tt_span_int(s->span, "http.response.status_code", s->result.http_status);
+    const struct tt_orm_result *r = &s->result;
+    unsigned status = r->answer == TT_ORM_ANSWER_ITEM   ? (r->created ? 201 : 200)
+                      : r->answer == TT_ORM_ANSWER_NONE ? 204
+                                                        : r->http_status;
+    tt_span_int(s->span, "http.response.status_code", status);
     if (s->result.status != 0)
       tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(s->result.err.code));
     tt_span_end(s->span);
@@ -386,6 +419,7 @@ static void step_done(struct tt_orm_ctx *ctx) {
   }
   s->next(s->op, &s->result);
   tt_orm_result_free(&s->result);
+  tt_av_free(&s->key);
   json_decref(s->body);
   s->body = NULL;
 }
@@ -420,17 +454,21 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
   return s;
 }
 
-/* Appends `s` percent-encoded (all but unreserved characters), so that
- * tt_orm_key_from_path decodes exactly `s` whatever it holds ('/', '%'). */
-static int put_encoded(struct tt_buf *b, const char *s) {
-  static const char hex[] = "0123456789ABCDEF";
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    unsigned char c = *p;
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '~';
-    char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
-    if (plain ? tt_buf_append(b, &c, 1) != 0 : tt_buf_append(b, esc, 3) != 0)
+/* The key (op->w.pk, sk) of an item step's model into s->key. Returns 0,
+ * or -1 when out of memory. */
+static int step_key(struct ledger_step *s, const char *sk) {
+  const struct tt_model_attr *keys[2] = {tt_model_pk(s->u.ctx.model), tt_model_sk(s->u.ctx.model)};
+  const char *texts[2] = {s->op->w.pk, sk};
+  if (sk == NULL || tt_av_map(&s->key, 0) != 0)
+    return -1;
+  for (int i = 0; i < 2 && keys[i] != NULL; i++) {
+    struct tt_av v;
+    if (tt_av_string(&v, texts[i], strlen(texts[i])) != 0)
       return -1;
+    if (tt_av_map_put(&s->key, keys[i]->name, keys[i]->name_len, &v) != 0) {
+      tt_av_free(&v);
+      return -1;
+    }
   }
   return 0;
 }
@@ -447,14 +485,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
   it->expected.present = a->has_expected;
   it->expected.version = a->expected;
   if (a->kind != TT_ORM_OP_CREATE) {
-    struct tt_buf k;
-    tt_buf_init(&k, 0);
-    char *raw = NULL;
-    if (a->sk && put_encoded(&k, op->w.pk) == 0 && tt_buf_puts(&k, "/") == 0 && put_encoded(&k, a->sk) == 0)
-      raw = tt_arena_strndup(op->arena, k.data, k.len);
-    it->raw_key_len = k.len;
-    tt_buf_free(&k);
-    if (raw == NULL) {
+    if (step_key(s, a->sk) != 0) {
       /* Nothing started: finish the ORM context so the model ref drops. */
       struct tt_error e;
       tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -462,7 +493,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       tt_orm_ctx_finish(&s->u.ctx);
       return;
     }
-    it->raw_key = raw;
+    it->item_key = &s->key;
   }
   if (tt_orm_item_start(it) != 0)
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
@@ -617,10 +648,9 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
     job_got(op, r);
     return;
   }
-  json_t *job = ledger_result_json(r);
-  const char *status = ledger_item_str(job, "status");
+  const char *status = ledger_result_str(r, "status");
   int64_t version = -1;
-  ledger_item_int(job, "version", &version);
+  ledger_result_int(r, "version", &version);
   if (status && tt_ledger_job_status_terminal(status)) {
     json_t *d = json_pack("{s:s}", "status", status);
     struct tt_error e;
@@ -643,7 +673,6 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
                  "the job is not in the status named by from; see details.status");
     ledger_fail(op, &e, d);
   }
-  json_decref(job);
 }
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -777,25 +806,21 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
 
 /* ---- lists --------------------------------------------------------------- */
 
-/* Reshapes {"items","count","scanned_count","cursor"} into {name, "cursor"}. */
+/* Answers a query step's page as {name: [items], "cursor"}. */
 static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const char *name) {
   if (r->status != 0) {
     ledger_fail_result(op, r);
     return;
   }
-  json_t *page = ledger_result_json(r);
-  json_t *items = json_object_get(page, "items");
-  if (!json_is_array(items)) {
-    json_decref(page);
+  if (r->answer != TT_ORM_ANSWER_PAGE) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
     return;
   }
-  size_t i;
-  json_t *it;
-  json_array_foreach(items, i, it) ledger_public(it);
-  json_t *cursor = json_object_get(page, "cursor");
-  json_t *out = json_pack("{s:O,s:O}", name, items, "cursor", cursor ? cursor : json_null());
-  json_decref(page);
+  json_t *items = ledger_page_json(r);
+  json_t *cursor = r->page.cursor ? ledger_str(r->page.cursor) : json_null();
+  json_t *out = items && cursor ? json_pack("{s:O,s:O}", name, items, "cursor", cursor) : NULL;
+  json_decref(items);
+  json_decref(cursor);
   if (out == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;

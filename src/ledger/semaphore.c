@@ -64,23 +64,17 @@ static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
   ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, body, next);
 }
 
-/* The items of a query result (borrowed from *page, which the caller
- * decrefs), or NULL after answering. */
-static json_t *slot_items(struct tt_ledger_op *op, struct tt_orm_result *r, json_t **page) {
-  *page = NULL;
+/* The typed page of a query result, or NULL after answering. */
+static const struct tt_orm_page *slot_items(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (r->status != 0) {
     ledger_fail_result(op, r);
     return NULL;
   }
-  *page = ledger_result_json(r);
-  json_t *items = json_object_get(*page, "items");
-  if (!json_is_array(items)) {
-    json_decref(*page);
-    *page = NULL;
+  if (r->answer != TT_ORM_ANSWER_PAGE) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
     return NULL;
   }
-  return items;
+  return &r->page;
 }
 
 /* ---- acquire: read the slots, then one conditional write per candidate --- */
@@ -137,15 +131,13 @@ static uint32_t owner_hash(const char *s) {
 enum slot_state { SLOT_FREE, SLOT_OURS, SLOT_HELD };
 
 static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  json_t *page;
-  json_t *items = slot_items(op, r, &page);
-  if (items == NULL)
+  const struct tt_orm_page *page = slot_items(op, r);
+  if (page == NULL)
     return;
   unsigned limit = (unsigned)op->w.limit;
   unsigned char state[TT_LEDGER_MAX_SEM_LIMIT] = {0}; /* SLOT_FREE */
-  size_t i;
-  json_t *it;
-  json_array_foreach(items, i, it) {
+  for (size_t i = 0; i < page->n_items; i++) {
+    const struct tt_av *it = &page->items[i];
     int64_t slot, expires;
     const char *owner = ledger_item_str(it, "owner");
     if (ledger_item_int(it, "slot", &slot) != 0 || slot < 0 || slot >= (int64_t)limit ||
@@ -156,7 +148,6 @@ static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
     else if (ledger_item_int(it, "lease_expires_at", &expires) == 0 && expires >= op->w.now_s)
       state[slot] = SLOT_HELD;
   }
-  json_decref(page);
   op->w.slots = tt_arena_alloc(op->arena, limit * sizeof(op->w.slots[0]));
   if (op->w.slots == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -231,14 +222,12 @@ static void release_read(struct tt_ledger_op *op) {
 /* ---- inspect: the unexpired holders, in slot order ---------------------- */
 
 static void inspected(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  json_t *page;
-  json_t *items = slot_items(op, r, &page);
-  if (items == NULL)
+  const struct tt_orm_page *page = slot_items(op, r);
+  if (page == NULL)
     return;
   json_t *holders = json_array();
-  size_t i;
-  json_t *it;
-  json_array_foreach(items, i, it) {
+  for (size_t i = 0; i < page->n_items; i++) {
+    const struct tt_av *it = &page->items[i];
     int64_t slot, expires;
     const char *owner = ledger_item_str(it, "owner");
     if (owner == NULL || ledger_item_int(it, "slot", &slot) != 0 ||
@@ -252,7 +241,6 @@ static void inspected(struct tt_ledger_op *op, struct tt_orm_result *r) {
       holders = NULL;
     }
   }
-  json_decref(page);
   json_t *out = holders ? json_pack("{s:o,s:o,s:I,s:o}", "scope", ledger_str(op->scope),
                                     "subject", ledger_str(op->subject), "count",
                                     (json_int_t)json_array_size(holders), "holders", holders)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "value/base64.h"
 
 #define AAD_PREFIX "theorydb:encrypted:v1|attr="
@@ -27,43 +28,6 @@ static int bad(struct tt_error *err, const char *field, const char *why) {
 
 /* ---- plaintext JSON (Go's encoding/json of avJSON) ------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left) and its code
- * point, or 0 when ill-formed (Go then writes U+FFFD for one byte). */
-static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp) {
-  unsigned c = s[0], lo = 0x80, hi = 0xBF;
-  size_t need;
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 2;
-    c &= 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    lo = c == 0xE0 ? 0xA0 : 0x80;
-    hi = c == 0xED ? 0x9F : 0xBF;
-    c &= 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    lo = c == 0xF0 ? 0x90 : 0x80;
-    hi = c == 0xF4 ? 0x8F : 0xBF;
-    c &= 0x07;
-  } else {
-    return 0;
-  }
-  if (n < need)
-    return 0;
-  for (size_t i = 1; i < need; i++) {
-    unsigned b = s[i];
-    if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF))
-      return 0;
-    c = (c << 6) | (b & 0x3F);
-  }
-  *cp = c;
-  return need;
-}
-
 /* A JSON string as Go writes it with HTML escaping on (json.Marshal's
  * default): the deterministic envelope of another runtime must decrypt to
  * the same bytes we would have written. */
@@ -73,7 +37,7 @@ static int go_string(struct tt_buf *b, const char *s, size_t len) {
   int bad_ = tt_buf_append(b, "\"", 1);
   size_t i = 0, start = 0;
   while (i < len && !bad_) {
-    unsigned c = p[i], cp = 0;
+    unsigned c = p[i];
     const char *esc = NULL;
     char u[6];
     size_t step = 1;
@@ -101,14 +65,13 @@ static int go_string(struct tt_buf *b, const char *s, size_t len) {
         continue;
       }
     } else {
-      step = utf8_seq(p + i, len - i, &cp);
+      /* Go writes U+FFFD for each byte of an ill-formed sequence. */
+      step = tt_utf8_seq(p + i, len - i, NULL);
       if (step == 0) {
         esc = "\\ufffd";
         step = 1;
-      } else if (cp == 0x2028) {
-        esc = "\\u2028";
-      } else if (cp == 0x2029) {
-        esc = "\\u2029";
+      } else if (step == 3 && c == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] & 0xFE) == 0xA8) {
+        esc = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
       }
     }
     if (esc != NULL) {

@@ -513,6 +513,12 @@ int tt_orm_item_set_version(const struct tt_model *m, struct tt_av *item, int64_
 
 /* ---- reading ---------------------------------------------------------------- */
 
+const struct tt_av *tt_orm_item_version(const struct tt_model *m, const struct tt_av *item) {
+  const struct tt_model_attr *v = tt_model_lifecycle(m, TT_LC_VERSION);
+  const struct tt_av *ver = v ? tt_av_map_getn(item, v->name, v->name_len) : NULL;
+  return ver && ver->type == TT_AV_N ? ver : NULL;
+}
+
 /* Whether attribute `name` is kept by a projection list (NULL keeps all):
  * a path whose first name is it ("a", "a.b", "`a`"). */
 static bool selected(const json_t *select, const char *name, size_t len) {

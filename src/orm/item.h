@@ -86,6 +86,10 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
  * Returns 0 or -1 (out of memory, item unchanged). */
 int tt_orm_item_set_version(const struct tt_model *m, struct tt_av *item, int64_t version);
 
+/* The version attribute's value in a stored item (an M): an N, or NULL when
+ * the model has no version attribute or the item none of that type. */
+const struct tt_av *tt_orm_item_version(const struct tt_model *m, const struct tt_av *item);
+
 /* Appends the logical JSON object of a stored item (an M) to b: each
  * attribute written by its declared type and flags (a NULL stored for a
  * declared set reads back as [], a json: true S value as the JSON document,

@@ -20,7 +20,6 @@
 /* ---- finishing ----------------------------------------------------------- */
 
 static void op_finish(struct tt_orm_item_op *op) {
-  tt_av_free(&op->key);
   tt_av_free(&op->item);
   tt_av_free(&op->stored);
   tt_av_free(&op->names);
@@ -47,25 +46,27 @@ static void fail_code(struct tt_orm_item_op *op, enum tt_err_code code, const ch
   fail(op, &e);
 }
 
-/* Writes the item as the answer body (logical JSON, or DynamoDB's own
- * shape), with the ETag of its version. */
-int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status) {
+/* Moves *item (a stored M) into op's result as its typed answer. */
+static void answer_take(struct tt_orm_item_op *op, struct tt_av *item, bool created) {
   struct tt_orm_result *r = op->ctx.result;
-  struct tt_error err;
-  tt_buf_reset(&r->body);
-  int rc = op->raw_format ? tt_ddb_item_write(&r->body, item, 0)
-                          : tt_orm_item_write(&r->body, op->ctx.model, item, op->select, &err);
-  if (rc != 0) {
-    if (op->raw_format)
-      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "could not encode the item");
-    return tt_orm_fail(r, &err);
-  }
-  const struct tt_model_attr *v = tt_model_lifecycle(op->ctx.model, TT_LC_VERSION);
-  const struct tt_av *ver = v ? tt_av_map_get(item, v->name) : NULL;
-  if (ver && ver->type == TT_AV_N)
-    snprintf(r->etag, sizeof(r->etag), "\"%s\"", ver->u.bytes);
+  tt_av_free(&r->item);
+  r->item = *item;
+  memset(item, 0, sizeof(*item));
+  if (r->model == NULL)
+    r->model = tt_model_ref(op->ctx.model);
+  r->created = created;
+  r->answer = TT_ORM_ANSWER_ITEM;
   r->status = 0;
-  r->http_status = status;
+}
+
+int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, bool created) {
+  struct tt_av copy;
+  if (tt_av_clone(&copy, item) != 0) {
+    struct tt_error err;
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_fail(op->ctx.result, &err);
+  }
+  answer_take(op, &copy, created);
   return 0;
 }
 
@@ -95,7 +96,7 @@ static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
     return;
   }
   if (op->expected.present && v) {
-    const struct tt_av *have = current ? tt_av_map_get(current, v->name) : NULL;
+    const struct tt_av *have = current ? tt_orm_item_version(op->ctx.model, current) : NULL;
     char want[32];
     snprintf(want, sizeof(want), "%" PRId64, op->expected.version);
     if (have == NULL || have->type != TT_AV_N || strcmp(have->u.bytes, want) != 0) {
@@ -148,7 +149,7 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
   }
   memset(&op->req, 0, sizeof(op->req));
   op->req.table = op->ctx.model->table;
-  op->req.key = &op->key;
+  op->req.key = op->item_key;
   op->req.consistent_read = true;
   op->classifying = true;
   if (tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified) != 0)
@@ -163,7 +164,7 @@ static void opened_cb(void *arg, const struct tt_error *err) {
     fail(op, err);
     return;
   }
-  tt_orm_item_answer(op, &op->item, 200);
+  answer_take(op, &op->item, false);
   op_finish(op);
 }
 
@@ -211,11 +212,11 @@ static void written(struct tt_client_call *call) {
   }
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
-    tt_orm_item_answer(op, &op->item, 201);
+    answer_take(op, &op->item, true);
     break;
   case TT_ORM_OP_PUT: {
     bool replaced = item_out(call) != NULL && item_out(call)->len > 0;
-    tt_orm_item_answer(op, &op->item, replaced ? 200 : 201);
+    answer_take(op, &op->item, !replaced);
     break;
   }
   case TT_ORM_OP_UPDATE:
@@ -233,7 +234,7 @@ static void written(struct tt_client_call *call) {
     return;
   case TT_ORM_OP_DELETE:
     op->ctx.result->status = 0;
-    op->ctx.result->http_status = 204;
+    op->ctx.result->answer = TT_ORM_ANSWER_NONE;
     break;
   case TT_ORM_OP_GET:
     break;
@@ -271,8 +272,8 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
     r->condition = op->cond.data;
     r->old_on_condition_failure = true;
   }
-  if (tt_orm_take_placeholders(op->builder, &op->names, &op->values, &r->names, &r->values,
-                               err) != 0)
+  if (op->builder != NULL && tt_orm_take_placeholders(op->builder, &op->names, &op->values,
+                                                      &r->names, &r->values, err) != 0)
     return -1;
   if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
@@ -302,7 +303,7 @@ static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error 
 
 static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
   /* tt_orm_item_start refused If-Match on a model without a version. */
-  if (tt_orm_item_put_from_json(op->ctx.model, op->body, now, &op->key, &op->item, &op->expected,
+  if (tt_orm_item_put_from_json(op->ctx.model, op->body, now, op->item_key, &op->item, &op->expected,
                                 err) != 0)
     return -1;
   const struct tt_orm_write_cond w = {.absent = op->if_none_match, .expected = op->expected};
@@ -314,7 +315,7 @@ static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *er
 }
 
 static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
-  op->req.key = &op->key;
+  op->req.key = op->item_key;
   op->req.consistent_read = op->consistent;
   if (op->select && json_array_size(op->select) > 0) {
     if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0 ||
@@ -338,7 +339,7 @@ static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
                                &op->update_text, err) != 0 ||
       tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
     return -1;
-  op->req.key = &op->key;
+  op->req.key = op->item_key;
   op->req.update = op->update_text;
   op->req.return_values = TT_DDB_RETURN_ALL_NEW;
   return send_request(op, TT_DDB_UPDATE_ITEM, written, err);
@@ -362,7 +363,7 @@ static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error 
     return -1;
   for (size_t i = 0; i < upd->key.len && upd->key.type == TT_AV_M; i++) {
     const struct tt_av_member *k = &upd->key.u.members[i];
-    const struct tt_av *want = tt_av_map_get(&op->key, k->name);
+    const struct tt_av *want = tt_av_map_get(op->item_key, k->name);
     if (want && !tt_av_equal(want, &k->value))
       return tt_error_set(err, TT_ERR_VALIDATION, k->name,
                           "%s in the body differs from the key in the path", k->name);
@@ -386,7 +387,7 @@ static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
   const struct tt_orm_write_cond w = {.exists = true, .expected = op->expected};
   if (tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
     return -1;
-  op->req.key = &op->key;
+  op->req.key = op->item_key;
   return send_request(op, TT_DDB_DELETE_ITEM, written, err);
 }
 
@@ -407,16 +408,24 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
   return 0;
 }
 
+int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
+  if (tt_orm_policy_check_write(op->ctx.model,
+                                tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                err) != 0 ||
+      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0))
+    return -1;
+  return 0;
+}
+
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
-  if (tt_orm_policy_check_write(m, tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                err) != 0 ||
-      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0) ||
-      (op->kind != TT_ORM_OP_CREATE &&
-       tt_orm_key_from_path(m, op->raw_key, op->raw_key_len, key, err) != 0) ||
+  if (tt_orm_item_check_policy(op, err) != 0 ||
+      (op->kind != TT_ORM_OP_CREATE && tt_orm_key_check(m, op->item_key, "key", err) != 0) ||
       tt_orm_item_check_encrypted(op, err) != 0)
     return -1;
+  if (key != NULL && op->kind != TT_ORM_OP_CREATE && tt_av_clone(key, op->item_key) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
   return 0;
@@ -433,7 +442,6 @@ int tt_orm_item_start(struct tt_orm_item_op *op) {
 static int item_start_run(struct tt_orm_item_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
-  memset(&op->key, 0, sizeof(op->key));
   memset(&op->item, 0, sizeof(op->item));
   memset(&op->stored, 0, sizeof(op->stored));
   memset(&op->req, 0, sizeof(op->req));
@@ -443,12 +451,14 @@ static int item_start_run(struct tt_orm_item_op *op) {
   op->update_text = op->projection_text = NULL;
   tt_orm_update_init(&op->upd);
   const struct tt_model *m = op->ctx.model;
-  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
-  if (op->builder == NULL) {
+  /* A plain GET builds no expression: no builder to make and free. */
+  bool plain_get = op->kind == TT_ORM_OP_GET && json_array_size(op->select) == 0;
+  op->builder = plain_get ? NULL : tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  if (op->builder == NULL && !plain_get) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;
   }
-  if (tt_orm_item_check_request(op, &op->key, &err) != 0) {
+  if (tt_orm_item_check_request(op, NULL, &err) != 0) {
     fail(op, &err);
     return 0;
   }

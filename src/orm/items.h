@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.h -- single-item operations: create, put, get, update, delete. */
+/* items.h -- single-item operations of a typed key: create, put, get,
+ * update, delete, answering the typed item (TT_ORM_ANSWER_ITEM) or nothing
+ * (a delete). */
 #ifndef TT_ORM_ITEMS_H
 #define TT_ORM_ITEMS_H
 
@@ -19,26 +21,25 @@ enum tt_orm_item_kind {
   TT_ORM_OP_DELETE
 };
 
-/* One item operation. Fill the inputs, then tt_orm_item_start. The op owns
- * the values it was given (freed when it finishes) and borrows `body`,
- * `select` and `condition` until then. */
+/* One item operation. Fill the inputs, then tt_orm_item_start. The op
+ * borrows its inputs (`body`, `item_key`, `select`) until it finishes. */
 struct tt_orm_item_op {
   struct tt_orm_ctx ctx; /* first */
   enum tt_orm_item_kind kind;
   /* Inputs. */
   const json_t *body;       /* CREATE/PUT: the item; UPDATE: the update body */
-  const char *raw_key;      /* path key segment(s), still percent-encoded */
-  size_t raw_key_len;
+  const struct tt_av *item_key; /* all but CREATE: the item's key, an M of exactly the
+                                 * model's key attributes (tt_orm_key_check) */
   const json_t *select;     /* GET: projection (array of paths) or NULL */
   bool consistent;          /* GET */
-  bool raw_format;          /* GET ?format=dynamodb */
+  bool raw_format;          /* GET: the item as stored, encrypted attributes left sealed
+                             * (?format=dynamodb) */
   bool if_none_match;       /* PUT If-None-Match: * */
   bool upsert;              /* UPDATE "upsert": true */
   bool deploy_authority;    /* CREATE/PUT ?deploy_authority=true: check the item's
                              * provenance/confidence first (orm/provenance.h) */
   struct tt_orm_expected expected; /* If-Match / expected_version */
   /* Working state. */
-  struct tt_av key;
   struct tt_av item;
   struct tt_expr_builder *builder;
   bool classifying; /* a GetItem that explains a failed condition */
@@ -73,18 +74,24 @@ int tt_orm_item_start(struct tt_orm_item_op *op);
  * refuse the same requests. Returns 0 or -1. */
 int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err);
 
-/* The refusals of a single-item request before any I/O, in this order: the
- * model's write policy (orm/policy.h), the deploy-authority check of the
- * body when asked for (orm/provenance.h), the key in the path (all but
- * CREATE; typed into *key), tt_orm_item_check_encrypted, and If-Match on a
- * model without a version. Shared by the plain path and the unique-guard
+/* The first refusals of a single-item request: the model's write policy
+ * (orm/policy.h), then the deploy-authority check of the body when asked
+ * for (orm/provenance.h). A caller that types the key itself and fails to
+ * asks these first, so that they come before a key error as they do in
+ * tt_orm_item_check_request. Returns 0 or -1. */
+int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err);
+
+/* The refusals of a single-item request before any I/O, in this order:
+ * tt_orm_item_check_policy, the key (all but CREATE: op->item_key checked,
+ * and copied into *key unless `key` is NULL), tt_orm_item_check_encrypted,
+ * and If-Match on a model without a version. Shared by the plain path and the unique-guard
  * path. Returns 0 or -1. */
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err);
 
-/* Writes `item` (a stored M) as op's answer body (logical JSON, or
- * DynamoDB's own shape with ?format=dynamodb) with the ETag of its version
- * and HTTP status `status`. Returns 0, or -1 with the result failed. */
-int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, unsigned status);
+/* Hands `item` (a stored M, copied) back as op's typed answer
+ * (TT_ORM_ANSWER_ITEM of op's model), `created` when the write created it.
+ * Returns 0, or -1 with the result failed (out of memory). */
+int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, bool created);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* key.h -- primary keys of a model from URL segments, JSON objects and stored items. */
+/* key.h -- primary keys of a model from JSON objects, typed keys and stored items. */
 #ifndef TT_ORM_KEY_H
 #define TT_ORM_KEY_H
 
@@ -10,20 +10,6 @@
 #include "model/model.h"
 #include "util/error.h"
 #include "value/av.h"
-
-/* Builds the key of model `m` from the raw (still percent-encoded) `{key}`
- * part of an item URL: "pk" for a partition-key-only table, "pk/sk" for a
- * composite key. The split happens on raw '/' before decoding, so "%2F"
- * inside a key is data. Each part is percent-decoded (%XX, either case; '+'
- * stays '+', as in paths) and typed: S as UTF-8 text, N as decimal text
- * (canonicalized, 38 digits), B as base64url with or without '=' padding.
- * Errors are ValidationErrors with field "key" whose message names the
- * attribute, never the value: wrong number of parts, a bad escape, invalid
- * UTF-8, an empty key value, a malformed number or base64. On success
- * *key_out is a new M holding exactly the key attributes (caller frees);
- * on failure a NULL value. Returns 0 or -1. */
-int tt_orm_key_from_path(const struct tt_model *m, const char *raw, size_t len,
-                         struct tt_av *key_out, struct tt_error *err);
 
 /* Builds the key of model `m` from a JSON object {"PK": "...", "SK": "..."}
  * (batch-get/-delete keys, transactions): exactly the key attributes, typed
@@ -41,6 +27,13 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
  * memory; *key_out is then a NULL value. */
 int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const char *field,
                        struct tt_av *key_out, struct tt_error *err);
+
+/* Checks a typed key given by the caller: an M holding exactly the key
+ * attributes of `m`, each as tt_orm_key_check_value wants it. Errors are
+ * ValidationErrors with field `field` ("key" when NULL) naming the
+ * attribute, never the value. Returns 0 or -1. */
+int tt_orm_key_check(const struct tt_model *m, const struct tt_av *key, const char *field,
+                     struct tt_error *err);
 
 /* Checks one key value as DynamoDB requires: S, N or B as the attribute
  * declares, S and B non-empty. `field` names it in errors. Returns 0 or -1

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* orm.h -- model operations over the backend port: what the HTTP handlers
- * call. Every operation runs as operations of the caller's join, writes its
- * outcome into a struct tt_orm_result, and calls back once. */
+/* orm.h -- model operations over the backend port, as a typed library: what
+ * the HTTP handlers and the ledger call. Every operation runs as operations
+ * of the caller's join, writes its outcome into a struct tt_orm_result (a
+ * typed item or page, or the rendered body of batches, transactions and
+ * tables; or an error), and calls back once. */
 #ifndef TT_ORM_ORM_H
 #define TT_ORM_ORM_H
 
@@ -16,6 +18,7 @@
 #include "util/arena.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "value/av.h"
 
 /* Shared by all requests; borrows the registry and the client. */
 struct tt_orm {
@@ -42,17 +45,46 @@ struct tt_orm {
   size_t token_limit;
 };
 
-/* What an operation produced. On success `http_status` and `body` (JSON
- * text, may be empty) are set; on failure `err` (and `details`, owned, may
- * be NULL). */
+/* What a successful operation hands back (tt_orm_result.answer). */
+enum tt_orm_answer {
+  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (batches, transactions,
+                           * tables, the ledger) */
+  TT_ORM_ANSWER_ITEM,     /* typed: `item` of `model`, `created` (items.h) */
+  TT_ORM_ANSWER_PAGE,     /* typed: `page` of `model`'s items (query.h) */
+  TT_ORM_ANSWER_NONE      /* done, nothing to hand back (a delete) */
+};
+
+/* A page of a query or scan: its items in answer order (parallel scan
+ * segments one after another), the counts and where to go on. */
+struct tt_orm_page {
+  struct tt_av *items; /* n_items stored items (M), encrypted attributes opened;
+                        * none when the query's sink took them (query.h) */
+  size_t n_items;
+  bool count_only;     /* a count: no items, `count` is what was counted */
+  uint64_t count;      /* items counted (count_only) or n_items */
+  uint64_t scanned;    /* items the backend read (DynamoDB's ScannedCount) */
+  char *cursor;        /* the DMS cursor to read on from (malloc'd); NULL at the end */
+};
+
+/* What an operation produced: on failure (`status` -1) `err` and
+ * `details` (owned, may be NULL); on success what `answer` says. */
 struct tt_orm_result {
   int status; /* 0 or -1 */
+  enum tt_orm_answer answer;
   unsigned http_status;
   struct tt_buf body;
   struct tt_error err;
   json_t *details;
-  char etag[32];
   uint32_t retry_after_s;
+  /* The model of `item` or `page` (referenced). TT_ORM_ANSWER_ITEM: the
+   * item as stored (an M, encrypted attributes opened unless the operation
+   * asked for them sealed), and whether the write created it (false: it
+   * existed -- replaced, updated or read); its version is
+   * tt_orm_item_version's. TT_ORM_ANSWER_PAGE: `page`. */
+  struct tt_model *model;
+  struct tt_av item;
+  bool created;
+  struct tt_orm_page page;
 };
 
 /* Releases what a result owns. */
@@ -110,6 +142,10 @@ struct tt_orm_ctx {
 void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
 int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
 
+/* The same around `run` (the operation's work; its return value is not
+ * used): enter, run(ctx), and what leave says. */
+int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx));
+
 /* Starts the next backend call of an operation (request stolen) on
  * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
  * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
@@ -132,11 +168,8 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
                         struct tt_error *err);
 
-/* Moves an expression builder's ExpressionAttributeNames/Values into the
- * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
-int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
-
-/* The same for a typed request: the maps move into *names and *values
+/* Moves an expression builder's ExpressionAttributeNames/Values into a
+ * typed request: the maps move into *names and *values
  * (the caller's, freed by it) and *names_ref / *values_ref point at them,
  * or are NULL when a map is empty. Returns 0 or -1. */
 int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,

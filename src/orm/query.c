@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* query.c -- Query and Scan of a model over the backend port. */
+/* query.c -- Query and Scan of a model over the backend port: typed pages,
+ * or items handed to the caller's sink as they are answered. */
 #include "orm/query.h"
 
 #include <inttypes.h>
@@ -502,25 +503,39 @@ static void page_failed(struct tt_orm_query_op *op, const struct tt_error *err) 
   tt_orm_fail(op->ctx.result, err);
 }
 
-#define ITEMS_OPEN "{\"items\":["
+/* Keeps a copy of one stored item of a page for the page, and says in
+ * *size how much answer text it adds: its logical JSON, the comma before
+ * it, and for the first item of a single reader the answer's opening (the
+ * HTTP answer's bytes, which the budget counts). */
+static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *size,
+                     struct tt_error *err) {
+  struct tt_orm_query_op *op = ch->q;
+  tt_buf_reset(&op->scratch);
+  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->select, err) != 0)
+    return -1;
+  if (ch->n_kept == ch->cap_kept) {
+    size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
+    struct tt_av *grown = realloc(ch->kept, cap * sizeof(*grown));
+    if (grown == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    ch->kept = grown;
+    ch->cap_kept = cap;
+  }
+  if (tt_av_clone(&ch->kept[ch->n_kept], item) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  ch->n_kept++;
+  *size = op->scratch.len + (ch->n_items > 0 ? 1 : op->nchains == 1 ? strlen(TT_ORM_ITEMS_OPEN) : 0);
+  return 0;
+}
 
-/* Appends one stored item of a page to the reader's answer. */
-static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
+/* Answers one stored item of a page: to the sink, or kept for the page. */
+static int add_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *size) {
   struct tt_orm_query_op *op = ch->q;
   struct tt_error err;
-  int rc = 0;
-  if (ch->n_items > 0)
-    rc = tt_buf_append(&ch->items, ",", 1);
-  else if (op->nchains == 1 && !ch->opened) {
-    rc = tt_buf_puts(&ch->items, ITEMS_OPEN);
-    ch->opened = rc == 0;
-  }
+  int rc = op->sink ? op->sink->add(op->sink->arg, (size_t)(ch - op->chains), op->nchains, item,
+                                    size, &err)
+                    : keep_item(ch, item, size, &err);
   if (rc != 0) {
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-    page_failed(op, &err);
-    return -1;
-  }
-  if (tt_orm_item_write(&ch->items, op->ctx.model, item, op->select, &err) != 0) {
     page_failed(op, &err);
     return -1;
   }
@@ -528,43 +543,37 @@ static int add_item(struct tt_orm_chain *ch, const struct tt_av *item) {
   return 0;
 }
 
-/* Makes room for a page's items once its first is written, from that
- * item's length: a 1 MB scan page no longer doubles its buffer (and copies
- * it) a dozen times. Never more than the budget leaves. Only a hint: the
- * appends still decide. */
-static void reserve_page(struct tt_orm_chain *ch, size_t before, size_t n_items) {
-  const struct tt_orm_query_op *op = ch->q;
-  size_t first = ch->items.len - before;
-  size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
-  if (n_items > 1 && first > 0 && first < ((size_t)-1 / 2) / n_items) {
-    size_t want = first * n_items + first * n_items / 8;
-    (void)tt_buf_reserve(&ch->items, want < room ? want : room);
-  }
+/* Takes back the item add_item answered last. */
+static void take_back(struct tt_orm_chain *ch) {
+  struct tt_orm_query_op *op = ch->q;
+  ch->n_items--;
+  if (op->sink)
+    op->sink->take_back(op->sink->arg, (size_t)(ch - op->chains));
+  else
+    tt_av_free(&ch->kept[--ch->n_kept]);
 }
 
-/* Appends a page's items (read only) while they fit the budget. Returns how
+/* Answers a page's items (read only) while they fit the budget. Returns how
  * many were answered (all of them unless the budget or a failure ended the
- * page). O(1) per item beyond writing it: an item that does not fit is
- * taken back by cutting the buffer to where it began. */
+ * page). An item that does not fit is taken back. */
 static size_t add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_t n) {
   struct tt_orm_query_op *op = ch->q;
   for (size_t i = 0; i < n; i++) {
-    size_t before = ch->items.len;
-    bool opened = ch->opened;
-    if (op->failed || add_item(ch, &items[i]) != 0)
+    size_t size;
+    if (op->failed || add_item(ch, &items[i], &size) != 0)
       return i;
-    size_t size = ch->items.len - before;
     if (op->answered > 0 && size > (op->budget > op->bytes ? op->budget - op->bytes : 0)) {
-      ch->items.len = before;
-      ch->items.data[before] = '\0';
-      ch->opened = opened;
-      ch->n_items--;
+      take_back(ch);
       return i;
     }
     op->bytes += size;
     op->answered++;
-    if (i == 0)
-      reserve_page(ch, before, n);
+    if (i == 0 && n > 1 && op->sink && size < ((size_t)-1 / 2) / n) {
+      /* A 1 MB scan page then need not double its text a dozen times. */
+      size_t want = size * n + size * n / 8;
+      size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
+      op->sink->reserve(op->sink->arg, (size_t)(ch - op->chains), want < room ? want : room);
+    }
   }
   return n;
 }
@@ -776,9 +785,14 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
     tt_av_free(&op->chains[i].next_key);
-    tt_buf_free(&op->chains[i].items);
+    for (size_t k = 0; k < op->chains[i].n_kept; k++)
+      tt_av_free(&op->chains[i].kept[k]);
+    free(op->chains[i].kept);
+    op->chains[i].kept = NULL;
+    op->chains[i].n_kept = 0;
     free_page(&op->chains[i]);
   }
+  tt_buf_free(&op->scratch);
   free(op->key_text);
   free(op->filter_text);
   free(op->projection_text);
@@ -789,6 +803,8 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   op->builder = NULL;
 }
 
+/* Hands the readers' items (unless the sink took them), the counts and the
+ * cursor back as the page. */
 static void finish_all(struct tt_orm_query_op *op) {
   struct tt_orm_result *r = op->ctx.result;
   if (op->failed) {
@@ -796,6 +812,7 @@ static void finish_all(struct tt_orm_query_op *op) {
     tt_orm_ctx_finish(&op->ctx);
     return;
   }
+  struct tt_orm_page *page = &r->page;
   uint64_t count = 0, scanned = 0;
   size_t n_items = 0;
   for (size_t i = 0; i < op->nchains; i++) {
@@ -803,41 +820,23 @@ static void finish_all(struct tt_orm_query_op *op) {
     scanned += op->chains[i].scanned;
     n_items += op->chains[i].n_items;
   }
-  struct tt_buf *b = &r->body;
-  tt_buf_reset(b);
   int rc = 0;
-  if (op->count_only) {
-    /* A count stopped by its limit carries a cursor, as DynamoDB's Select=COUNT
-     * answers a LastEvaluatedKey, so the caller can count on from there. */
-    rc = tt_buf_printf(b, "{\"count\":%" PRIu64 ",\"scanned_count\":%" PRIu64 ",\"cursor\":",
-                       count, scanned);
-  } else {
-    if (op->nchains == 1 && op->chains[0].opened) {
-      /* The reader's buffer already begins the answer: it becomes the body. */
-      tt_buf_free(b);
-      *b = op->chains[0].items;
-      tt_buf_init(&op->chains[0].items, 0);
-    } else {
-      /* Each reader's text is released once copied: the copy never holds
-       * much more than one answer. */
-      size_t total = sizeof(ITEMS_OPEN) + op->nchains;
-      for (size_t i = 0; i < op->nchains; i++)
-        total += op->chains[i].items.len;
-      rc |= tt_buf_reserve(b, total + 96);
-      rc |= tt_buf_puts(b, ITEMS_OPEN);
-      bool first = true;
-      for (size_t i = 0; i < op->nchains; i++) {
-        if (op->chains[i].n_items == 0)
-          continue;
-        rc |= first ? 0 : tt_buf_puts(b, ",");
-        rc |= tt_buf_append(b, op->chains[i].items.data, op->chains[i].items.len);
-        tt_buf_free(&op->chains[i].items);
-        first = false;
-      }
-    }
-    rc |= tt_buf_printf(b, "],\"count\":%zu,\"scanned_count\":%" PRIu64 ",\"cursor\":", n_items,
-                        scanned);
+  memset(page, 0, sizeof(*page));
+  page->count_only = op->count_only;
+  page->count = op->count_only ? count : n_items;
+  page->scanned = scanned;
+  if (op->sink == NULL && n_items > 0 &&
+      (page->items = malloc(n_items * sizeof(*page->items))) == NULL)
+    rc = -1;
+  for (size_t i = 0; rc == 0 && page->items && i < op->nchains; i++) {
+    struct tt_orm_chain *ch = &op->chains[i];
+    if (ch->n_kept > 0)
+      memcpy(page->items + page->n_items, ch->kept, ch->n_kept * sizeof(*ch->kept));
+    page->n_items += ch->n_kept;
+    ch->n_kept = 0; /* moved */
   }
+  /* A count stopped by its limit carries a cursor, as DynamoDB's Select=COUNT
+   * answers a LastEvaluatedKey, so the caller can count on from there. */
   struct tt_buf cur;
   tt_buf_init(&cur, 0);
   for (size_t i = 0; i < op->nchains; i++) {
@@ -847,7 +846,8 @@ static void finish_all(struct tt_orm_query_op *op) {
       rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
     rc |= cursor_of(op, &op->chains[i], &cur);
   }
-  rc |= cur.len ? tt_buf_printf(b, "\"%s\"}", cur.data) : tt_buf_puts(b, "null}");
+  if (cur.len)
+    page->cursor = tt_buf_steal(&cur, NULL);
   tt_buf_free(&cur);
   if (rc != 0) {
     struct tt_error e;
@@ -855,7 +855,8 @@ static void finish_all(struct tt_orm_query_op *op) {
     tt_orm_fail(r, &e);
   } else {
     r->status = 0;
-    r->http_status = 200;
+    r->answer = TT_ORM_ANSWER_PAGE;
+    r->model = tt_model_ref(op->ctx.model);
   }
   op_cleanup(op);
   tt_orm_ctx_finish(&op->ctx);
@@ -879,6 +880,7 @@ int tt_orm_query_start(struct tt_orm_query_op *op) {
 static int query_start_run(struct tt_orm_query_op *op) {
   struct tt_error err;
   tt_error_clear(&err);
+  tt_buf_init(&op->scratch, 0);
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);
   if (op->builder == NULL || parse_body(op, &err) != 0)
     return fail_now(op, op->builder ? &err
@@ -896,7 +898,6 @@ static int query_start_run(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     op->chains[i].q = op;
     op->chains[i].segment = op->nchains > 1 ? (int)i : -1;
-    tt_buf_init(&op->chains[i].items, 0);
   }
   if (parse_cursor(op, &err) != 0 || build_request(op, &err) != 0)
     return fail_now(op, &err);

@@ -20,8 +20,30 @@
 /* What one backend page may hold (DynamoDB's 1 MB): pages are started only
  * while the ones being read would fit what is left of the budget. */
 #define TT_ORM_PAGE_BYTES (1u << 20)
+/* How the answer text of a page begins: the budget counts it with the first
+ * item of a single reader. */
+#define TT_ORM_ITEMS_OPEN "{\"items\":["
 
 struct tt_orm_query_op;
+
+/* Where a query's answered items go as they come, instead of into the
+ * page: the HTTP edge renders them at once (each item is then written
+ * once, and not kept). */
+struct tt_orm_page_sink {
+  /* Takes `item` (borrowed for the call) as the next answered item of
+   * reader `reader` (0 .. n_readers - 1: parallel scan segments, else one)
+   * and says in *size how many bytes of answer it adds, which the budget
+   * counts. Returns 0, or -1 with *err: the query fails with it. */
+  int (*add)(void *arg, size_t reader, size_t n_readers, const struct tt_av *item,
+             size_t *size, struct tt_error *err);
+  /* Takes back what the last add of `reader` took: it did not fit. */
+  void (*take_back)(void *arg, size_t reader);
+  /* After the first item of a backend page: about `bytes` more are coming
+   * for `reader` (the page's items at the first one's size, never more than
+   * the budget leaves). A hint to grow a buffer once. */
+  void (*reserve)(void *arg, size_t reader, size_t bytes);
+  void *arg;
+};
 
 /* One sequential reader: the whole query, or one scan segment. */
 struct tt_orm_chain {
@@ -32,11 +54,9 @@ struct tt_orm_chain {
   bool exhausted;        /* no LastEvaluatedKey: this reader is done */
   bool finished;
   bool busy;             /* a page of this reader is being read */
-  struct tt_buf items;   /* comma-separated logical items; when `opened`, after
-                          * the answer's opening text (a single reader's
-                          * buffer becomes the answer without a copy) */
-  bool opened;
-  size_t n_items;
+  size_t n_items;        /* items this reader answered */
+  struct tt_av *kept;    /* without a sink: copies of them (n_kept of cap_kept) */
+  size_t n_kept, cap_kept;
   uint64_t count, scanned;
   size_t quota; /* with a limit: items (or counts) this reader may still add up to */
   struct tt_ddb_read_request req; /* the page being read: the op's base request
@@ -53,6 +73,7 @@ struct tt_orm_query_op {
   struct tt_orm_ctx ctx; /* first */
   bool scan;
   const json_t *body; /* borrowed until done */
+  const struct tt_orm_page_sink *sink; /* borrowed; NULL: the page holds the items */
   /* Parsed from the body. */
   const struct tt_model_index *index;
   bool has_limit;
@@ -75,18 +96,23 @@ struct tt_orm_query_op {
    * item that would pass it ends the answer before it, with a cursor right
    * after the last item answered; the first item is always answered. */
   size_t budget;
-  size_t bytes;    /* item text answered so far, every reader */
+  size_t bytes;    /* answer text of the items answered so far, every reader */
+  struct tt_buf scratch; /* where an item's answer text is measured */
   size_t answered; /* items answered so far, every reader */
   size_t inflight; /* pages being read */
   bool full;       /* the budget ended the answer: no page starts */
   bool pumping, repump;
 };
 
-/* Validates the body (before any I/O: every error answers 400 and nothing
- * is read), then reads. The ctx's done runs once with the result:
- * {"items": [...], "count", "scanned_count", "cursor"}, or only the counts
- * with "count": true. An answer that reaches the byte budget ends early
- * (also inside a backend page, and across parallel segments: each
+/* Validates the body (before any I/O: every error is a ValidationError or
+ * InvalidCursor and nothing is read), then reads. The ctx's done runs once
+ * with the result: a typed page (TT_ORM_ANSWER_PAGE: the items -- unless
+ * op->sink took them --, the counts, the cursor), or only the counts with
+ * "count": true. The byte budget counts what the sink says each item adds,
+ * or without a sink the answer text of the items as the HTTP answer writes
+ * them ({"items":[...]}: logical JSON keeping what `select` names, commas,
+ * the opening of a single reader's answer); an answer that reaches it ends
+ * early (also inside a backend page, and across parallel segments: each
  * segment's cursor then points right after the last item it answered), so
  * paging with the cursor returns every item exactly once. Errors land in
  * the result. Returns 0 (done runs later) or -1 (it finished inside this

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 static const char *const code_names[TT_ERR__COUNT] = {
     [TT_OK] = "OK",
     [TT_ERR_VALIDATION] = "ValidationError",
@@ -44,53 +46,13 @@ static const char *const code_names[TT_ERR__COUNT] = {
     [TT_ERR_INTERNAL] = "Internal",
 };
 
-/* Length of the well-formed UTF-8 sequence at s with n bytes available
- * (Unicode 15, table 3-7: no overlongs, no surrogates, nothing past
- * U+10FFFF): 1-4, or 0 when ill-formed. *cut is set when the bytes are a
- * valid beginning that runs out at n. */
-static size_t seq_len(const unsigned char *s, size_t n, bool *cut) {
-  *cut = false;
-  unsigned char c = s[0];
-  size_t need;
-  unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xC2 && c <= 0xDF)
-    need = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    if (c == 0xE0)
-      lo = 0xA0;
-    else if (c == 0xED)
-      hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    if (c == 0xF0)
-      lo = 0x90;
-    else if (c == 0xF4)
-      hi = 0x8F;
-  } else {
-    return 0;
-  }
-  for (size_t i = 1; i < need; i++) {
-    if (i >= n) {
-      *cut = true;
-      return 0;
-    }
-    unsigned char b = s[i];
-    if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF))
-      return 0;
-  }
-  return need;
-}
-
 int tt_utf8_prefix(const char *s, size_t max) { return tt_utf8_prefix_n(s, strlen(s), max); }
 
 int tt_utf8_prefix_n(const char *s, size_t n, size_t max) {
   size_t i = 0;
   while (i < n) {
     bool cut;
-    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    size_t k = tt_utf8_seq((const unsigned char *)s + i, n - i, &cut);
     if (k == 0)
       k = 1; /* an ill-formed byte is one unit; tt_utf8_scrub replaces it */
     if (i + k > max)
@@ -105,7 +67,7 @@ bool tt_utf8_scrub(char *s) {
   bool changed = false;
   for (size_t i = 0; i < n;) {
     bool cut;
-    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    size_t k = tt_utf8_seq((const unsigned char *)s + i, n - i, &cut);
     if (k > 0) {
       i += k;
     } else if (cut) {
@@ -122,7 +84,7 @@ bool tt_utf8_scrub(char *s) {
 bool tt_utf8_valid(const char *s, size_t n) {
   for (size_t i = 0; i < n;) {
     bool cut;
-    size_t k = seq_len((const unsigned char *)s + i, n - i, &cut);
+    size_t k = tt_utf8_seq((const unsigned char *)s + i, n - i, &cut);
     if (k == 0)
       return false;
     i += k;

@@ -194,44 +194,6 @@ int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
   return value_from(&c, j, 0, out);
 }
 
-/* Whether the value at `level` (a top-level attribute is 1) nests deeper
- * than max, stopping past max so that a hostile document costs no more
- * than the limit. */
-static bool json_nests_past(const json_t *av, unsigned level, unsigned max) {
-  if (level > max)
-    return true;
-  if (!json_is_object(av) || json_object_size(av) != 1)
-    return false; /* malformed: the codec says why */
-  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
-  const char *k;
-  const json_t *v;
-  size_t i;
-  if (json_is_object(m)) {
-    json_object_foreach((json_t *)m, k, v) {
-      if (json_nests_past(v, level + 1, max))
-        return true;
-    }
-  } else if (json_is_array(l)) {
-    json_array_foreach(l, i, v) {
-      if (json_nests_past(v, level + 1, max))
-        return true;
-    }
-  }
-  return false;
-}
-
-bool tt_ddb_json_map_nests_past(const json_t *map, unsigned max) {
-  const char *k;
-  const json_t *v;
-  if (!json_is_object(map))
-    return false;
-  json_object_foreach((json_t *)map, k, v) {
-    if (json_nests_past(v, 1, max))
-      return true;
-  }
-  return false;
-}
-
 int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
                           struct tt_error *err) {
   struct tt_vpath c;
@@ -463,4 +425,52 @@ int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_err
 oom:
   tt_av_free(out);
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+int tt_ddb_capacity_mode(const json_t *req) {
+  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
+  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
+}
+
+json_t *tt_ddb_capacity_json(int mode, const char *table, double units) {
+  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
+  if (c != NULL && mode == 2 &&
+      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
+    json_decref(c);
+    return NULL;
+  }
+  return c;
+}
+
+static bool json_too_deep(const json_t *av, unsigned level, unsigned max_level) {
+  if (level > max_level)
+    return true;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false;
+  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
+  const char *k;
+  const json_t *v;
+  size_t i;
+  if (json_is_object(m)) {
+    json_object_foreach((json_t *)m, k, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  } else if (json_is_array(l)) {
+    json_array_foreach(l, i, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool tt_ddb_json_map_too_deep(const json_t *map, unsigned max_level) {
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)map, k, v) {
+    if (json_too_deep(v, 1, max_level))
+      return true;
+  }
+  return false;
 }

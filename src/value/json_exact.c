@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "value/number.h"
+#include "util/utf8.h"
 
 /* Where the parser is in the document, for error paths. Frames live on the
  * C stack of the recursive descent, so tracking costs nothing until an
@@ -150,37 +151,6 @@ size_t tt_json_plain_run(const char *s, size_t len) {
   return plain_blocks((const unsigned char *)s, len, STOP_HIGH);
 }
 
-/* Length of a valid UTF-8 sequence at s (first byte >= 0x80), or 0. */
-static size_t utf8_seq(const unsigned char *s, const unsigned char *end) {
-  unsigned char c = s[0];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0)
-      lo = 0xA0;
-    else if (c == 0xED)
-      hi = 0x9F; /* no UTF-16 surrogates */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0)
-      lo = 0x90;
-    else if (c == 0xF4)
-      hi = 0x8F; /* nothing above U+10FFFF */
-  } else
-    return 0;
-  if ((size_t)(end - s) < n)
-    return 0;
-  if (s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < n; i++)
-    if (s[i] < 0x80 || s[i] > 0xBF)
-      return 0;
-  return n;
-}
-
 static int hex4(const char *s, unsigned *out) {
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
@@ -244,7 +214,7 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
     if (c == '"' || c == '\\' || c < 0x20)
       break;
     if (c >= 0x80) {
-      size_t n = utf8_seq((const unsigned char *)q, (const unsigned char *)ps->end);
+      size_t n = tt_utf8_seq((const unsigned char *)q, (size_t)(ps->end - q), NULL);
       if (n == 0) {
         ps->p = q;
         return fail_at(ps, f, "invalid UTF-8 in string");
@@ -290,7 +260,7 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
       return fail_at(ps, f, "control character in string");
     }
     if (c >= 0x80) {
-      size_t n = utf8_seq((const unsigned char *)q, (const unsigned char *)ps->end);
+      size_t n = tt_utf8_seq((const unsigned char *)q, (size_t)(ps->end - q), NULL);
       if (n == 0) {
         ps->p = q;
         return fail_at(ps, f, "invalid UTF-8 in string");
@@ -697,6 +667,19 @@ const char *tt_json_string_text(const json_t *j, size_t *len) {
   return json_string_value(j);
 }
 
+int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
+  const json_t *j = json_object_get(obj, key);
+  size_t len;
+  *out = NULL;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  const char *s = tt_json_string_text(j, &len);
+  if (s == NULL || strlen(s) != len)
+    return -1;
+  *out = s;
+  return 0;
+}
+
 static bool utf8_valid(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s, *end = p + len;
   while (p < end) {
@@ -713,7 +696,7 @@ static bool utf8_valid(const char *s, size_t len) {
       p++;
       continue;
     }
-    size_t n = utf8_seq(p, end);
+    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
     if (n == 0)
       return false;
     p += n;

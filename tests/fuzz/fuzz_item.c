@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "orm/item.h"
+#include "api/item_io.h"
 #include "orm/key.h"
 #include "value/json_exact.h"
 
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const struct tt_model *m = fz_model(data[0]);
   fz_split_line((const char *)data + 1, size - 1, &line, &line_len, &rest, &rest_len);
 
-  if (tt_orm_key_from_path(m, line, line_len, &v, &err) == 0) {
+  if (tt_api_item_key(m, line, line_len, &v, &err) == 0) {
     if (v.type != TT_AV_M || v.len != (m->sk ? 2u : 1u))
       abort();
     tt_av_free(&v);

@@ -11,7 +11,7 @@
 #include "api/request.h"
 #include "api/router.h"
 #include "harness.h"
-#include "orm/key.h"
+#include "api/item_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (m && key) {
       struct tt_av k;
       struct tt_error err;
-      if (tt_orm_key_from_path(m, key->value, key->len, &k, &err) == 0)
+      if (tt_api_item_key(m, key->value, key->len, &k, &err) == 0)
         tt_av_free(&k);
       else if (k.type != TT_AV_NULL || err.code != TT_ERR_VALIDATION)
         abort();

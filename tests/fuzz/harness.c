@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "ledger/ledger.h"
 #include "orm/batch.h"
+#include "orm/item.h"
 #include "orm/items.h"
 #include "orm/query.h"
 #include "orm/txn.h"
@@ -188,7 +190,35 @@ void fz_run_end(struct fz_run *r) {
   uv_run(&FZ.loop, UV_RUN_DEFAULT);
   if (r->done != 1 || r->joined != 1 || tt_join_pending(&r->join) != 0)
     abort();
-  if (r->res.status == 0) {
+  if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
+    /* A typed item renders as the item routes render it. */
+    struct tt_buf b;
+    struct tt_error err;
+    char etag[TT_API_ETAG_MAX];
+    tt_buf_init(&b, 0);
+    if (r->res.item.type != TT_AV_M || r->res.model == NULL)
+      abort();
+    if (tt_api_item_write(&b, &r->res, NULL, false, etag, &err) != 0 &&
+        (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
+      abort();
+    tt_buf_free(&b);
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_PAGE) {
+    /* A typed page renders as the query routes render it. */
+    struct tt_buf b;
+    struct tt_error err;
+    tt_buf_init(&b, 0);
+    if (r->res.model == NULL || (r->res.page.n_items > 0 && r->res.page.count_only) ||
+        (!r->res.page.count_only && r->res.page.count != r->res.page.n_items))
+      abort();
+    for (size_t i = 0; i < r->res.page.n_items; i++) {
+      tt_buf_reset(&b);
+      if (tt_orm_item_write(&b, r->res.model, &r->res.page.items[i], NULL, &err) != 0 &&
+          (err.code != TT_ERR_INTERNAL || err.message[0] == '\0'))
+        abort();
+    }
+    tt_buf_free(&b);
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_NONE) {
+  } else if (r->res.status == 0) {
     if (r->res.http_status < 200 || r->res.http_status > 299)
       abort();
     if (r->res.body.len != 0) {
@@ -257,10 +287,12 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     fz_run_begin(&r, &op.ctx, m);
     op.kind = item_kinds[kind];
     op.body = kind == FZ_GET || kind == FZ_DELETE ? NULL : body;
-    if (kind != FZ_CREATE) {
-      op.raw_key = raw_key;
-      op.raw_key_len = raw_key_len;
-    }
+    /* The key as the handler types it; one that does not decode is no key,
+     * which the ORM refuses. */
+    struct tt_av key;
+    struct tt_error kerr;
+    if (kind != FZ_CREATE && tt_api_item_key(m, raw_key, raw_key_len, &key, &kerr) == 0)
+      op.item_key = &key;
     const json_t *select = json_object_get(body, "select");
     op.select = kind == FZ_GET && json_is_array(select) ? select : NULL;
     op.consistent = flags & FZ_FLAG_CONSISTENT;
@@ -276,6 +308,8 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     else
       run_started(&r, tt_orm_item_start(&op));
     fz_run_end(&r);
+    if (op.item_key)
+      tt_av_free(&key);
     break;
   }
   case FZ_QUERY:

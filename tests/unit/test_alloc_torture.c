@@ -13,6 +13,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "expr/build.h"
 #include "expr/expr.h"
@@ -88,35 +90,32 @@ struct memdb;
     return rc;                                                                                   \
   }
 /* The typed operations (backend.h) have their own signatures. */
-int __real_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e);
-int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e);
-int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e) {
-  bool was = shielded;
-  shielded = true;
-  int rc = __real_memdb_op_item(m, op, r, out, e);
-  shielded = was;
-  return rc;
-}
-int __real_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  bool was = shielded;
-  shielded = true;
-  int rc = __real_memdb_op_read(m, query, r, out, e);
-  shielded = was;
-  return rc;
-}
-SHIELD(memdb_op_get_item)
-SHIELD(memdb_op_batch_get)
-SHIELD(memdb_op_batch_write)
-SHIELD(memdb_op_transact_write)
-SHIELD(memdb_op_transact_get)
+#define SHIELD_TYPED(name, params, args)                                                        \
+  int __real_##name params;                                                                      \
+  int __wrap_##name params;                                                                      \
+  int __wrap_##name params {                                                                     \
+    bool was = shielded;                                                                         \
+    shielded = true;                                                                             \
+    int rc = __real_##name args;                                                                 \
+    shielded = was;                                                                              \
+    return rc;                                                                                   \
+  }
+SHIELD_TYPED(memdb_op_item,
+             (struct memdb * m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
+              struct tt_av *out, struct tt_backend_error *e),
+             (m, op, r, out, e))
+SHIELD_TYPED(memdb_op_read,
+             (struct memdb * m, bool query, const struct tt_ddb_read_request *r,
+              struct tt_ddb_read_result *out, struct tt_backend_error *e),
+             (m, query, r, out, e))
+SHIELD_TYPED(memdb_op_transact,
+             (struct memdb * m, bool get, const struct tt_ddb_txn_request *r,
+              struct tt_ddb_txn_result *out, struct tt_backend_error *e),
+             (m, get, r, out, e))
+SHIELD_TYPED(memdb_op_batch,
+             (struct memdb * m, bool write, const struct tt_ddb_batch_request *r,
+              struct tt_ddb_batch_result *out, struct tt_backend_error *e),
+             (m, write, r, out, e))
 SHIELD(memdb_op_create_table)
 SHIELD(memdb_op_describe_table)
 SHIELD(memdb_op_delete_table)
@@ -520,6 +519,18 @@ struct req {
   const char *body;
 };
 
+/* A typed page as text: its items' logical JSON, the counts, the cursor. */
+static int page_text(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                     struct tt_error *err) {
+  for (size_t i = 0; i < r->page.n_items; i++)
+    if (tt_orm_item_write(b, r->model, &r->page.items[i], select, err) != 0)
+      return -1;
+  if (tt_buf_printf(b, " %" PRIu64 " %" PRIu64 " %s", r->page.count, r->page.scanned,
+                    r->page.cursor ? r->page.cursor : "null") != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  return 0;
+}
+
 /* One request to its answer, appended to out as "<status> <body>" or
  * "<status> <code>". Returns 0, or -1 when it failed (checked clean). */
 static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t cap) {
@@ -527,6 +538,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   struct tt_join join;
   struct tt_orm_result res;
   struct tt_error err;
+  struct tt_av key = {0};
   int done = 0, joined = 0;
   json_t *body = NULL;
   tt_arena_init(&arena);
@@ -565,8 +577,8 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
                    : q->kind == R_PATCH ? TT_ORM_OP_UPDATE
                                         : TT_ORM_OP_DELETE;
     op.item.body = body;
-    op.item.raw_key = q->key;
-    op.item.raw_key_len = q->key ? strlen(q->key) : 0;
+    if (q->key && tt_api_item_key(m, q->key, strlen(q->key), &key, &err) == 0)
+      op.item.item_key = &key;
     if (tt_unique_model_has(m))
       settled = tt_orm_txn_item_start(&op.item);
     else
@@ -598,14 +610,29 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
         q->model ? q->model : "transaction", done, joined);
   int rc = 0;
   size_t used = strlen(out);
-  if (res.status == 0) {
-    snprintf(out + used, cap - used, "%u %.*s\n", res.http_status, (int)res.body.len,
+  char etag[TT_API_ETAG_MAX];
+  if (res.status == 0 &&
+      (res.answer == TT_ORM_ANSWER_ITEM || res.answer == TT_ORM_ANSWER_PAGE)) {
+    /* Rendered as the item and query routes do. */
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    if ((res.answer == TT_ORM_ANSWER_ITEM ? tt_api_item_write(&b, &res, NULL, false, etag, &err)
+                                          : page_text(&b, &res, op.query.select, &err)) == 0)
+      snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
+               b.data ? b.data : "");
+    else
+      rc = clean(&err, false);
+    tt_buf_free(&b);
+  } else if (res.status == 0) {
+    snprintf(out + used, cap - used, "%u %.*s\n",
+             res.answer == TT_ORM_ANSWER_NONE ? 204u : res.http_status, (int)res.body.len,
              res.body.data ? res.body.data : "");
   } else {
     snprintf(out + used, cap - used, "%s\n", tt_error_code_name(res.err.code));
     rc = clean(&res.err, false);
   }
   tt_orm_result_free(&res);
+  tt_av_free(&key);
   tt_arena_free(&arena);
   json_decref(body);
   return rc;

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "model/registry.h"
 #include "orm/item.h"
+#include "api/item_io.h"
 #include "orm/key.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
@@ -54,7 +55,7 @@ static char *ddb_text(const struct tt_av *item) {
 static void expect_path(const struct tt_model *m, const char *raw, const char *want) {
   struct tt_av key;
   struct tt_error err = {0};
-  ck_assert_msg(tt_orm_key_from_path(m, raw, strlen(raw), &key, &err) == 0, "%s: %s", raw,
+  ck_assert_msg(tt_api_item_key(m, raw, strlen(raw), &key, &err) == 0, "%s: %s", raw,
                 err.message);
   char *got = ddb_text(&key);
   ck_assert_str_eq(got, want);
@@ -67,7 +68,7 @@ static void expect_path_error(const struct tt_model *m, const char *raw, const c
                               const char *secret) {
   struct tt_av key;
   struct tt_error err = {0};
-  ck_assert_msg(tt_orm_key_from_path(m, raw, strlen(raw), &key, &err) == -1, "%s accepted", raw);
+  ck_assert_msg(tt_api_item_key(m, raw, strlen(raw), &key, &err) == -1, "%s accepted", raw);
   ck_assert_int_eq(key.type, TT_AV_NULL);
   ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
   ck_assert_str_eq(err.field, "key");

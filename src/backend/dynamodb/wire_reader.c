@@ -26,6 +26,7 @@
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
+#include "util/utf8.h"
 
 #define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
 
@@ -75,34 +76,6 @@ static int hex4(const unsigned char *p) {
     v = v << 4 | d;
   }
   return v;
-}
-
-/* The length of the UTF-8 sequence at p (a byte >= 0x80), 0 when it is not
- * one: strict UTF-8 (no overlong forms, surrogates or code points past
- * U+10FFFF), as jansson's utf.c. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  size_t n;
-  uint32_t v;
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2, v = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF)
-    n = 3, v = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4)
-    n = 4, v = c & 0x07;
-  else
-    return 0;
-  if ((size_t)(end - p) < n)
-    return 0;
-  for (size_t i = 1; i < n; i++) {
-    if (p[i] < 0x80 || p[i] > 0xBF)
-      return 0;
-    v = v << 6 | (p[i] & 0x3F);
-  }
-  if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (n == 3 && v < 0x800) ||
-      (n == 4 && v < 0x10000))
-    return 0;
-  return n;
 }
 
 /* A checked string token: its raw text between the quotes. */
@@ -158,7 +131,7 @@ static int scan_string(struct rd *r, struct str *s) {
       }
       continue;
     }
-    size_t n = utf8_seq(p, end);
+    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
     if (n == 0)
       return SYNTAX;
     p += n;

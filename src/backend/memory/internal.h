@@ -413,16 +413,11 @@ int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table 
  * index's). x may be NULL. */
 int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
                           struct tt_backend_error *e);
-/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
- * 2 (INDEXES). */
-int memdb_capacity_mode(const json_t *req);
 /* Capacity units of one item read (4 KB units, halved unless consistent)
  * or written (1 KB units; the larger of the old and new item); an item
  * not there counts as one unit. Either item may be NULL. */
 double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
                             bool consistent);
-/* {"CapacityUnits", "TableName"[, "Table"]} for mode 1 or 2 (NULL on OOM). */
-json_t *memdb_capacity_json(int mode, const char *table, double units);
 
 /* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
@@ -433,16 +428,11 @@ int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
 /* Optional integer member: *present false when absent. */
 int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
                   struct tt_backend_error *e);
-/* Optional attribute map member converted to an M; *present false when absent. */
-int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *present,
-                   struct tt_backend_error *e);
 
 /* The expressions of one request share the placeholder maps. */
 struct memdb_exprs {
-  /* NULL when absent: the own_ maps (decoded from a JSON request) or the
-   * caller's (a typed request, borrowed). */
+  /* NULL when absent; the typed request's (borrowed). */
   const struct tt_av *names, *values;
-  struct tt_av own_names, own_values;
   struct tt_expr *list[4];
   size_t n;
   /* A key condition that parsed but breaks a key-condition rule: DynamoDB
@@ -451,17 +441,12 @@ struct memdb_exprs {
   struct tt_error key_err;
 };
 
-/* Reads ExpressionAttributeNames/Values of `obj`. On failure frees itself. */
-int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e);
-/* The same for a typed request's maps (borrowed; either may be NULL). */
+/* Takes a typed request's placeholder maps (borrowed; either may be
+ * NULL). */
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e);
-/* Parses optional expression member `key` of `obj` as `kind` into *out (NULL
- * when absent). The expression stays owned by x. */
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e);
-/* The same for an expression's text (NULL: absent). */
+/* Parses an optional expression's text (NULL: absent) as `kind` into *out
+ * (NULL when absent). The expression stays owned by x. */
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
                            struct tt_expr **out, struct tt_backend_error *e);
 /* The unused-placeholder rules, after every expression was parsed. */
@@ -490,9 +475,6 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
                  const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
                  bool *found, struct tt_backend_error *e);
 
-/* An M as a new attribute-map JSON tree; NULL on OOM. */
-json_t *memdb_item_json(const struct tt_av *item);
-
 /* Builds the ConditionalCheckFailedException (with Item when asked). */
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item);
 
@@ -504,8 +486,7 @@ struct memdb_wr {
   struct memdb *m;
   enum memdb_wr_kind kind;
   struct memdb_table *t;
-  const struct tt_av *item; /* PUT: the item; otherwise the Key (own_item or the caller's) */
-  struct tt_av own_item;    /* decoded from a JSON request */
+  const struct tt_av *item; /* PUT: the item; otherwise the Key (the caller's) */
   struct memdb_kv pk, sk;
   struct memdb_exprs x;
   struct tt_expr *cond, *update;
@@ -516,12 +497,8 @@ struct memdb_wr {
   bool found, has_next;
 };
 
-/* Validates one write (`obj` holds TableName, Item or Key, expressions) and
- * prepares it: the JSON items of BatchWriteItem and TransactWriteItems.
- * On failure the write is freed. */
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e);
-/* The same for a typed request (borrowed until the write is freed). */
+/* Validates one write of a typed request (borrowed until the write is
+ * freed) and prepares it. On failure the write is freed. */
 int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
                            const struct tt_ddb_item_request *r, struct memdb_wr *w,
                            struct tt_backend_error *e);
@@ -580,12 +557,8 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
                         struct tt_backend_error *e);
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
                           struct tt_backend_error *e);
-/* GetItem's JSON form, which the transactions' read of an updated item
- * (src/orm/txn_run.c) still sends. */
-int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
-                      struct tt_backend_error *e);
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
- * memory backend takes of the writes): 0 with *out the Item or Attributes
+ * memory backend takes of them): 0 with *out the Item or Attributes
  * (type 0 when none) and *r->consumed filled when r asks for it, or -1 with
  * e set. */
 int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
@@ -594,13 +567,14 @@ int memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_r
  * *r->consumed as memdb_op_item's), or -1 with e set. */
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
                   struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e);
-int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
-int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
-int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+/* A typed BatchWriteItem (`write`) or BatchGetItem: 0 with *out the items
+ * read, what was left unprocessed and the capacity, or -1 with e set. */
+int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
+                   struct tt_ddb_batch_result *out, struct tt_backend_error *e);
+/* A typed TransactWriteItems, or TransactGetItems (`get`): 0 with *out
+ * the items read (get), or -1 with e set and, when the transaction was
+ * canceled, *out its reasons. */
+int memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                      struct tt_ddb_txn_result *out, struct tt_backend_error *e);
 
 #endif

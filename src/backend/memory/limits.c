@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "value/codec_ddb.h"
 
 /* ---- key values ---- */
 

@@ -6,10 +6,10 @@
 
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
+#include "value/codec_ddb.h"
 
 void memdb_wr_free(struct memdb_wr *w) {
   memdb_exprs_free(&w->x);
-  tt_av_free(&w->own_item);
   tt_av_free(&w->old);
   tt_av_free(&w->next);
   w->item = NULL;
@@ -131,52 +131,6 @@ int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
   memset(w, 0, sizeof(*w));
   w->m = m;
   if (memdb_exprs_use(&w->x, r->names, r->values, e) != 0 || wr_setup(m, kind, r, w, e) != 0) {
-    memdb_wr_free(w);
-    return -1;
-  }
-  return 0;
-}
-
-/* Reads the members of a JSON item request into *r, pointing into obj,
- * *own (the decoded Item or Key) and *x (the decoded placeholder maps),
- * which the caller frees. The first error is the one DynamoDB reports. */
-static int decode_request(const json_t *obj, enum memdb_wr_kind kind, struct tt_av *own,
-                          struct memdb_exprs *x, struct tt_ddb_item_request *r,
-                          struct tt_backend_error *e) {
-  bool present;
-  const char *rvf;
-  memset(r, 0, sizeof(*r));
-  if (memdb_get_item(obj, kind == MEMDB_WR_PUT ? "Item" : "Key", own, &present, e) != 0)
-    return -1;
-  if (!present)
-    return member_null(kind, e);
-  *(kind == MEMDB_WR_PUT ? &r->item : &r->key) = own;
-  if (memdb_get_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
-    return -1;
-  if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
-    return memdb_validation(e, "1 validation error detected: Value '%s' at "
-                               "'returnValuesOnConditionCheckFailure' failed to satisfy "
-                               "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
-                            rvf);
-  r->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (memdb_exprs_init(x, obj, e) != 0)
-    return -1;
-  r->names = x->names;
-  r->values = x->values;
-  if (memdb_get_str(obj, "UpdateExpression", &r->update, e) != 0 ||
-      memdb_get_str(obj, "ConditionExpression", &r->condition, e) != 0 ||
-      memdb_get_str(obj, "TableName", &r->table, e) != 0)
-    return -1;
-  return 0;
-}
-
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e) {
-  struct tt_ddb_item_request r;
-  memset(w, 0, sizeof(*w));
-  w->m = m;
-  if (decode_request(obj, kind, &w->own_item, &w->x, &r, e) != 0 ||
-      wr_setup(m, kind, &r, w, e) != 0) {
     memdb_wr_free(w);
     return -1;
   }
@@ -349,44 +303,6 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
   rc = 0;
 done:
   tt_av_free(&item);
-  memdb_exprs_free(&x);
-  return rc;
-}
-
-int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
-                      struct tt_backend_error *e) {
-  struct tt_av own = {0}, out = {0};
-  struct memdb_exprs x = {0};
-  struct tt_ddb_item_request r;
-  struct tt_ddb_consumed cc = {0};
-  int rc = -1;
-  int mode = memdb_capacity_mode(req);
-  if (decode_request(req, MEMDB_WR_DELETE, &own, &x, &r, e) != 0 ||
-      memdb_get_str(req, "ProjectionExpression", &r.projection, e) != 0 ||
-      memdb_get_bool(req, "ConsistentRead", false, &r.consistent_read, e) != 0)
-    goto done;
-  r.consumed = mode != 0 ? &cc : NULL;
-  if (get_typed(m, &r, &out, e) != 0)
-    goto done;
-  if ((*resp = json_object()) == NULL)
-    goto oom;
-  if (mode != 0 && json_object_set_new(*resp, "ConsumedCapacity",
-                                       memdb_capacity_json(mode, r.table, cc.total)) != 0)
-    goto oom;
-  if (out.type == TT_AV_M) {
-    json_t *j = memdb_item_json(&out);
-    if (j == NULL || json_object_set_new(*resp, "Item", j) != 0)
-      goto oom;
-  }
-  rc = 0;
-  goto done;
-oom:
-  memdb_oom(e);
-  json_decref(*resp);
-  *resp = NULL;
-done:
-  tt_av_free(&own);
-  tt_av_free(&out);
   memdb_exprs_free(&x);
   return rc;
 }

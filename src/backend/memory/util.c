@@ -71,11 +71,6 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
   return memdb_req_table_named(m, name, t, e);
 }
 
-int memdb_capacity_mode(const json_t *req) {
-  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
-  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
-}
-
 /* "Capacity unit consumption" of the DynamoDB Developer Guide: a read
  * rounds the item up to 4 KB, a write to 1 KB; an eventually consistent
  * read costs half. */
@@ -97,16 +92,6 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
   return read && !consistent ? u / 2 : u;
 }
 
-json_t *memdb_capacity_json(int mode, const char *table, double units) {
-  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
-  if (c != NULL && mode == 2 &&
-      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
-    json_decref(c);
-    return NULL;
-  }
-  return c;
-}
-
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e) {
   return tt_ddb_member_str(obj, key, out, e);
@@ -122,47 +107,12 @@ int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *presen
   return tt_ddb_member_int(obj, key, out, present, e);
 }
 
-int memdb_get_item(const json_t *obj, const char *key, struct tt_av *out, bool *present,
-                   struct tt_backend_error *e) {
-  const struct tt_av *ref = NULL;
-  memset(out, 0, sizeof(*out));
-  out->type = TT_AV_NULL;
-  int rc = tt_ddb_member_map(obj, key, out, &ref, e);
-  *present = rc == 0 && ref != NULL;
-  return rc;
-}
-
-json_t *memdb_item_json(const struct tt_av *item) { return tt_ddb_item_to_json(item); }
-
-/* ---- expressions ---- */
-
-/* The size and placeholder-map rules, once the maps are known. */
-static int exprs_check(struct memdb_exprs *x, struct tt_backend_error *e) {
-  struct tt_error err;
-  if (memdb_limit_exprs(x->names, x->values, e) != 0)
-    return -1;
-  if (tt_expr_check_maps(x->names, x->values, &err) != 0)
-    return memdb_fail_tt(e, &err);
-  return 0;
-}
-
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e) {
   memset(x, 0, sizeof(*x));
   x->names = names;
   x->values = values;
   return exprs_check(x, e);
-}
-
-int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend_error *e) {
-  memset(x, 0, sizeof(*x));
-  if (tt_ddb_member_placeholders(obj, &x->own_names, &x->own_values, &x->names, &x->values,
-                                 e) != 0 ||
-      exprs_check(x, e) != 0) {
-    memdb_exprs_free(x);
-    return -1;
-  }
-  return 0;
 }
 
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
@@ -186,16 +136,6 @@ int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr
   }
   x->list[x->n++] = *out;
   return 0;
-}
-
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e) {
-  const char *text;
-  *out = NULL;
-  if (memdb_get_str(obj, key, &text, e) != 0)
-    return -1;
-  return memdb_exprs_parse_text(x, text, kind, out, e);
 }
 
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
@@ -222,8 +162,6 @@ void memdb_exprs_free(struct memdb_exprs *x) {
     tt_expr_free(x->list[i]);
   x->n = 0;
   x->names = x->values = NULL;
-  tt_av_free(&x->own_names);
-  tt_av_free(&x->own_values);
 }
 
 /* ---- keys ---- */

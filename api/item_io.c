@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* item_io.c -- the HTTP side of single items: the {key} of an item URL
+ * percent-decoded and typed by the model, and the ORM's typed item answer
+ * rendered. */
+#include "api/item_io.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orm/item.h"
+#include "orm/key.h"
+#include "util/hex.h"
+#include "value/base64.h"
+#include "value/codec_ddb.h"
+
+/* Decodes %XX escapes of `len` bytes into out (room for len + 1 bytes).
+ * Returns the decoded length, or -1 on a malformed escape. */
+static long percent_decode(const char *s, size_t len, char *out) {
+  size_t o = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] != '%') {
+      out[o++] = s[i];
+      continue;
+    }
+    int hi = i + 2 < len ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+    if (hi < 0 || lo < 0)
+      return -1;
+    out[o++] = (char)(hi << 4 | lo);
+    i += 2;
+  }
+  out[o] = '\0';
+  return (long)o;
+}
+
+/* Types one decoded URL part as attribute `a` declares it. */
+static int part_to_av(const struct tt_model_attr *a, const char *text, size_t len,
+                      struct tt_av *out, struct tt_error *err) {
+  switch (a->type) {
+  case TT_AV_S:
+    if (!tt_utf8_valid(text, len))
+      return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                          "key attribute %s: the percent-decoded value is not valid UTF-8",
+                          a->name);
+    if (tt_av_string(out, text, len) != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    break;
+  case TT_AV_N:
+    if (tt_av_number_text(out, text, len, "key", err) != 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                          "key attribute %s: expected a decimal number (N) of at most 38 digits",
+                          a->name);
+    break;
+  case TT_AV_B: {
+    size_t n;
+    unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
+    if (bytes == NULL)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    if (tt_base64_decode(text, len, TT_BASE64_URL, 1, bytes, &n) != 0) {
+      free(bytes);
+      return tt_error_set(err, TT_ERR_VALIDATION, "key",
+                          "key attribute %s: expected base64url (B), padded or not", a->name);
+    }
+    int rc = tt_av_binary(out, bytes, n);
+    free(bytes);
+    if (rc != 0)
+      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    break;
+  }
+  default:
+    return tt_error_set(err, TT_ERR_INTERNAL, "key", "key attribute %s has no key type",
+                        a->name);
+  }
+  return tt_orm_key_check_value(a, out, "key", err);
+}
+
+/* Appends the key attribute `a` with value *v (stolen) to the M *key. */
+static int key_put(struct tt_av *key, const struct tt_model_attr *a, struct tt_av *v,
+                   struct tt_error *err) {
+  if (tt_av_map_put(key, a->name, a->name_len, v) != 0) {
+    tt_av_free(v);
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  }
+  return 0;
+}
+
+int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
+                         struct tt_av *key_out, struct tt_error *err) {
+  const struct tt_model_attr *pk = tt_model_pk(m), *sk = tt_model_sk(m);
+  const char *slash = memchr(raw, '/', len);
+  const char *parts[2] = {raw, NULL};
+  size_t lens[2] = {len, 0};
+  char *buf = NULL;
+  struct tt_av v = {0};
+  int rc = -1;
+
+  if (tt_av_map(key_out, 0) != 0)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (slash != NULL) {
+    lens[0] = (size_t)(slash - raw);
+    parts[1] = slash + 1;
+    lens[1] = len - lens[0] - 1;
+  }
+  if (sk == NULL && parts[1] != NULL) {
+    tt_error_set(err, TT_ERR_VALIDATION, "key",
+                 "model %s has only a partition key (%s): the URL key is one segment; write "
+                 "'/' inside it as %%2F",
+                 m->name, pk->name);
+    goto fail;
+  }
+  if (sk != NULL && (parts[1] == NULL || memchr(parts[1], '/', lens[1]) != NULL)) {
+    tt_error_set(err, TT_ERR_VALIDATION, "key",
+                 "model %s has a composite key: the URL key is %s/%s, each percent-encoded "
+                 "('/' inside a value as %%2F)",
+                 m->name, pk->name, sk->name);
+    goto fail;
+  }
+  if ((buf = malloc(len + 1)) == NULL) {
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < (sk ? 2 : 1); i++) {
+    const struct tt_model_attr *a = i == 0 ? pk : sk;
+    long n = percent_decode(parts[i], lens[i], buf);
+    if (n < 0) {
+      tt_error_set(err, TT_ERR_VALIDATION, "key",
+                   "key attribute %s: '%%' must start an escape of two hex digits (%%XX)",
+                   a->name);
+      goto fail;
+    }
+    if (part_to_av(a, buf, (size_t)n, &v, err) != 0 || key_put(key_out, a, &v, err) != 0)
+      goto fail;
+  }
+  rc = 0;
+fail:
+  free(buf);
+  tt_av_free(&v);
+  if (rc != 0)
+    tt_av_free(key_out);
+  return rc;
+}
+
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err) {
+  etag[0] = '\0';
+  if (raw ? tt_ddb_item_write(b, &r->item, 0) != 0
+          : tt_orm_item_write(b, r->model, &r->item, select, err) != 0) {
+    if (raw)
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not encode the item");
+    return -1;
+  }
+  const struct tt_av *ver = tt_orm_item_version(r->model, &r->item);
+  if (ver)
+    snprintf(etag, TT_API_ETAG_MAX, "\"%s\"", ver->u.bytes);
+  return 0;
+}

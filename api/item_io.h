@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* item_io.h -- the HTTP side of single items: the {key} of an item URL
+ * percent-decoded and typed by the model's key attributes (what the item
+ * handlers hand the typed ORM), and the ORM's typed item rendered as the
+ * body and ETag of the HTTP answer. */
+#ifndef TT_API_ITEM_IO_H
+#define TT_API_ITEM_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "model/model.h"
+#include "orm/orm.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "value/av.h"
+
+/* Builds the key of model `m` from the raw (still percent-encoded) `{key}`
+ * part of an item URL: "pk" for a partition-key-only table, "pk/sk" for a
+ * composite key. The split happens on raw '/' before decoding, so "%2F"
+ * inside a key is data. Each part is percent-decoded (%XX, either case; '+'
+ * stays '+', as in paths) and typed: S as UTF-8 text, N as decimal text
+ * (canonicalized, 38 digits), B as base64url with or without '=' padding.
+ * Errors are ValidationErrors with field "key" whose message names the
+ * attribute, never the value: wrong number of parts, a bad escape, invalid
+ * UTF-8, an empty key value, a malformed number or base64. On success
+ * *key_out is a new M holding exactly the key attributes (caller frees);
+ * on failure a NULL value. Returns 0 or -1. */
+int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
+                     struct tt_av *key_out, struct tt_error *err);
+
+/* Room for an ETag: a version's digits in quotes. */
+#define TT_API_ETAG_MAX 32
+
+/* Renders the typed item answer `r` (TT_ORM_ANSWER_ITEM) into b: the
+ * logical JSON of r->item by r->model's declarations, keeping the
+ * attributes `select` names (NULL: all; orm/item.h), or DynamoDB's own
+ * item JSON when `raw` (?format=dynamodb). `etag` gets the item's version
+ * in quotes ("\"3\""), or "" when it has none. The status is 201 when
+ * r->created, else 200. Returns 0, or -1 with an Internal error (b then
+ * holds a partial text to discard). */
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
+                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
+
+#endif
