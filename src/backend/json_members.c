@@ -21,16 +21,7 @@ static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
 
 int tt_ddb_member_str(const json_t *obj, const char *key, const char **out,
                       struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
-    return serialization(e, key, "a string");
-  *out = s;
-  return 0;
+  return tt_json_member_text(obj, key, out) != 0 ? serialization(e, key, "a string") : 0;
 }
 
 int tt_ddb_member_bool(const json_t *obj, const char *key, bool def, bool *out,

@@ -141,6 +141,7 @@ struct chain {
   struct tt_backend *b;
   struct tt_backend_call c;
   json_t *req;
+  struct fx_typed t; /* req, typed */
   int left, completed, depth, max_depth;
   uintptr_t lo, hi; /* addresses of a local in the callback */
   size_t nested;    /* what run_ready answered from inside a completion */
@@ -158,14 +159,13 @@ static void chain_cb(struct tt_backend_call *c) {
   if (ch->depth > ch->max_depth)
     ch->max_depth = ch->depth;
   ck_assert_int_eq(c->status, 0);
-  json_decref(c->response);
-  c->response = NULL;
+  tt_av_free(&c->item_out);
   ch->completed++;
   ch->nested += ch->b->ops->run_ready(ch->b, 0); /* not re-entrant: 0 */
   if (ch->left-- > 0) {
     memset(c, 0, sizeof(*c));
     c->op = TT_DDB_GET_ITEM;
-    c->request = ch->req;
+    c->item = &ch->t.r.item;
     c->done = chain_cb;
     c->arg = ch;
     ck_assert_int_eq(ch->b->ops->start(ch->b, c), 0);
@@ -179,7 +179,7 @@ static void chain_start(struct fx *f, struct chain *ch, int length) {
   ch->req = fx_json("{'TableName':'tbl','Key':{'pk':{'S':'a'}}}");
   ch->left = length - 1;
   ch->c.op = TT_DDB_GET_ITEM;
-  ch->c.request = ch->req;
+  ck_assert(fx_typed_in(&ch->c, ch->req, &ch->t));
   ch->c.done = chain_cb;
   ch->c.arg = ch;
   ck_assert_int_eq(f->b->ops->start(f->b, &ch->c), 0);
@@ -199,6 +199,7 @@ START_TEST(run_ready_runs_a_long_chain_flat) {
   ck_assert_uint_lt(ch.hi - ch.lo, 256);
   ck_assert_uint_eq(ch.nested, 0);
   ck_assert_int_eq(uv_run(&f.loop, UV_RUN_NOWAIT), 0);
+  tt_ddbi_owned_free(&ch.t.own);
   json_decref(ch.req);
   fx_teardown(&f);
 }
@@ -218,6 +219,7 @@ START_TEST(run_ready_slice_leaves_the_rest_to_the_loop) {
   ck_assert_int_eq(ch.completed, 50);
   ck_assert_int_eq(ch.max_depth, 1);
   ck_assert_uint_eq(ch.nested, 0);
+  tt_ddbi_owned_free(&ch.t.own);
   json_decref(ch.req);
   fx_teardown(&f);
 }
@@ -230,11 +232,12 @@ START_TEST(run_ready_leaves_delayed_and_completes_canceled) {
   fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
   json_t *req = fx_json("{'TableName':'tbl','Key':{'pk':{'S':'a'}}}");
   struct tt_backend_call c[2];
+  struct fx_typed t[2];
   int done[2] = {0, 0};
   for (int i = 0; i < 2; i++) {
     memset(&c[i], 0, sizeof(c[i]));
     c[i].op = TT_DDB_GET_ITEM;
-    c[i].request = req;
+    ck_assert(fx_typed_in(&c[i], req, &t[i]));
     c[i].done = fx_done;
     c[i].arg = &done[i];
     ck_assert_int_eq(f.b->ops->start(f.b, &c[i]), 0);
@@ -253,6 +256,7 @@ START_TEST(run_ready_leaves_delayed_and_completes_canceled) {
   ck_assert_int_eq(done[1], 1);
   ck_assert_int_eq(c[0].status, 0);
   for (int i = 0; i < 2; i++) {
+    fx_typed_out(&c[i], &t[i]);
     json_decref(c[i].response);
     tt_backend_error_clear(&c[i].error);
   }
@@ -632,11 +636,10 @@ START_TEST(placeholder_rules) {
           "ValidationException",
           "Invalid ConditionExpression: An expression attribute value used in expression is not "
           "defined; attribute value: :nope");
-  /* Legacy parameters are refused rather than silently ignored (the
-   * operations the backend still takes as JSON; the typed ones have none). */
-  fx_fail(&f, TT_DDB_BATCH_WRITE_ITEM,
-          "{'RequestItems':{'tbl':[{'PutRequest':{'Item':{'pk':{'S':'a'}}}}]},"
-          "'Expected':{'pk':{'Exists':false}}}",
+  /* Legacy parameters are refused rather than silently ignored (the table
+   * operations, which the backend still takes as JSON; the typed ones have
+   * none). */
+  fx_fail(&f, TT_DDB_DESCRIBE_TABLE, "{'TableName':'tbl','Expected':{'pk':{'Exists':false}}}",
           "ValidationException",
           "The memory backend does not support the legacy parameter Expected: use expressions");
   fx_teardown(&f);

@@ -107,6 +107,18 @@ int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *presen
   return tt_ddb_member_int(obj, key, out, present, e);
 }
 
+/* ---- expressions ---- */
+
+/* The size and placeholder-map rules, once the maps are known. */
+static int exprs_check(struct memdb_exprs *x, struct tt_backend_error *e) {
+  struct tt_error err;
+  if (memdb_limit_exprs(x->names, x->values, e) != 0)
+    return -1;
+  if (tt_expr_check_maps(x->names, x->values, &err) != 0)
+    return memdb_fail_tt(e, &err);
+  return 0;
+}
+
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e) {
   memset(x, 0, sizeof(*x));
@@ -319,7 +331,7 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item) {
   memdb_fail(e, "ConditionalCheckFailedException", "The conditional request failed");
   if (old_item) {
-    json_t *item = memdb_item_json(old_item);
+    json_t *item = tt_ddb_item_to_json(old_item);
     e->body = json_pack("{s:s, s:s, s:o*}", "__type",
                         "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
                         "message", "The conditional request failed", "Item", item);
