@@ -503,7 +503,19 @@ void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledg
   struct ledger_step *s = step_new(op, model, body, next);
   if (s == NULL)
     return;
-  s->u.query.body = s->body;
+  /* The ledger's own body, well formed: its members as a typed request. */
+  struct tt_orm_query_request *rq = &s->u.query.rq;
+  const char *order = json_string_value(json_object_get(body, "order"));
+  json_t *limit = json_object_get(body, "limit");
+  rq->index = json_string_value(json_object_get(body, "index"));
+  rq->key = json_object_get(body, "key");
+  rq->filter = json_object_get(body, "filter");
+  rq->has_limit = limit != NULL;
+  rq->limit = (size_t)json_integer_value(limit);
+  rq->consistent = json_is_true(json_object_get(body, "consistent"));
+  rq->order = order == NULL ? TT_ORDER_NONE : strcmp(order, "asc") == 0 ? TT_ORDER_ASC : TT_ORDER_DESC;
+  json_t *cursor = json_object_get(body, "cursor");
+  rq->cursor = cursor ? tt_json_string_text(cursor, &rq->cursor_len) : NULL;
   if (tt_orm_query_start(&s->u.query) != 0)
     step_done(&s->u.ctx);
 }
