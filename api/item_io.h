@@ -45,15 +45,11 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
 int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
                       bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
 
-/* Starts the query or scan `op` (its ctx, scan and sink filled) of the
- * body of POST /v1/models/{m}/query or /scan: the body is read into
- * op->rq (borrowed: its key conditions, filter, select and cursor), or
- * the operation fails with the body's first error, in the order the API
- * answers them: the ORM's encryption checks (tt_orm_query_check_crypt), a
- * member that is not a parameter of the operation, limit, count,
- * consistent, order, select (tt_orm_check_select too), segments, the
- * ORM's target checks (tt_orm_query_target), a cursor that is not a
- * string (InvalidCursor). Returns as tt_orm_query_start does. */
+/* Starts the query or scan `op` (ctx, scan and sink filled) of a body of
+ * POST /v1/models/{m}/query or /scan: read into op->rq (which borrows its
+ * conditions, select and cursor), or the operation fails with the body's
+ * first error, in the API's order (docs/internals/orm.md). Returns as
+ * tt_orm_query_start does. */
 struct tt_orm_query_op;
 int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body);
 

@@ -3,24 +3,14 @@
  * or items handed to the caller's sink as they are answered. */
 #include "orm/query.h"
 
-#include <inttypes.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/unique.h"
-#include "value/base64.h"
-#include "value/codec_ddb.h"
-#include "value/codec_logical.h"
 #include "value/cursor.h"
-
-/* ---- shared helpers with items.c's conventions ------------------------------ */
-
-
-static int fail_now(struct tt_orm_query_op *op, struct tt_error *err);
 
 /* ---- validation ------------------------------------------------------------- */
 

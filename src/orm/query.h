@@ -121,10 +121,9 @@ struct tt_orm_query_op {
 
 /* Checks op->rq against the model (before any I/O: every error is a
  * ValidationError or InvalidCursor and nothing is read), then reads. The
- * ctx's done runs once
- * with the result: a typed page (TT_ORM_ANSWER_PAGE: the items -- unless
- * op->sink took them --, the counts, the cursor), or only the counts with
- * count_only. The byte budget counts what the sink says each item adds,
+ * ctx's done runs once with the result: a typed page (TT_ORM_ANSWER_PAGE:
+ * the items -- unless op->sink took them --, the counts, the cursor), or
+ * only the counts with count_only. The byte budget counts what the sink says each item adds,
  * or without a sink the answer text of the items as the HTTP answer writes
  * them ({"items":[...]}: logical JSON keeping what `select` names, commas,
  * the opening of a single reader's answer); an answer that reaches it ends
@@ -135,14 +134,12 @@ struct tt_orm_query_op {
  * call: done never runs; docs/internals/completions.md). */
 int tt_orm_query_start(struct tt_orm_query_op *op);
 
-/* The checks of a request the ORM owns, in the order the HTTP edge answers
- * them: tt_orm_query_check_crypt comes before every other check of the
- * body (encrypted attributes fail closed without a key, and are never in
- * the key conditions, the filter, nor inside a select path: each is a
- * JSON value, checked as far as it is one); tt_orm_query_target after its
- * members are typed: the select paths, the index (named or chosen by the
- * key conditions) and consistency on it, into *index. Each returns 0 or
- * -1 with a ValidationError. tt_orm_query_start runs both. */
+/* The ORM's checks of a request that the HTTP edge runs at their place in
+ * its order of errors (tt_orm_query_start runs both): encrypted attributes
+ * (fail closed without a key; never in the key conditions, the filter, nor
+ * inside a select path), and the target: the select paths, the index
+ * (named, or chosen by the key conditions) and consistency on it, into
+ * *index. Each returns 0 or -1 with a ValidationError. */
 int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
                              const json_t *filter, const json_t *select, struct tt_error *err);
 int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
