@@ -859,12 +859,14 @@ static int list_request(struct tt_ledger_op *op, struct tt_orm_query_request *rq
     ledger_failf(op, TT_ERR_VALIDATION, "order", "order must be asc or desc");
     return -1;
   }
+  /* A cursor that is not UTF-8 text is no cursor: the list starts over. */
+  size_t n = l->cursor ? strlen(l->cursor) : 0;
   *rq = (struct tt_orm_query_request){
       .has_limit = true,
       .limit = (size_t)limit,
       .order = l->order == NULL ? TT_ORDER_NONE : l->order[0] == 'a' ? TT_ORDER_ASC : TT_ORDER_DESC,
-      .cursor = l->cursor && l->cursor[0] ? l->cursor : NULL,
-      .cursor_len = l->cursor ? strlen(l->cursor) : 0};
+      .cursor = n > 0 && tt_utf8_valid(l->cursor, n) ? l->cursor : NULL,
+      .cursor_len = n};
   return 0;
 }
 
