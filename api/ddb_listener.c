@@ -6,6 +6,7 @@
  * joins. Logs carry the operation, status and error type, never a body, a
  * key or a credential. */
 #include "api/ddb_listener.h"
+#include "api/ddb_typed.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -67,6 +68,10 @@ struct tt_ddb_req {
    * read from the text (ddb_get.h) or from a checked `body`. */
   struct tt_ddb_item_request item;
   struct tt_ddbw_get get;
+  /* Transactions and batches cross the port typed too (ddb_typed.h),
+   * borrowing from `body` like the GetItem. */
+  struct tt_ddbt_txn txn;
+  struct tt_ddbt_batch batch;
   json_t *body;
   /* A copy of ExpressionAttributeValues when an expression may fail on a
    * BETWEEN or attribute_type (see echo_values), and whether the
@@ -499,6 +504,8 @@ static void req_free(struct tt_ddb_req *r) {
   if (r->anext)
     r->anext->aprev = r->aprev;
   tt_av_free(&r->get.key);
+  tt_ddbt_txn_free(&r->txn);
+  tt_ddbt_batch_free(&r->batch);
   json_decref(r->body);
   json_decref(r->values);
   tt_buf_free(&r->body_buf);
@@ -561,6 +568,41 @@ static void item_done(struct tt_client_call *c) {
     answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   }
   tt_buf_free(&b);
+}
+
+/* A typed transaction's answer, or its error with the reasons. */
+static void txn_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status == 0) {
+    json_t *out = tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out);
+    if (out == NULL)
+      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    else
+      answer_json(r, 200, out);
+    return;
+  }
+  /* A cancellation's reasons are typed (its error.body is NULL): the body
+   * DynamoDB sends is made from them. */
+  struct tt_backend_error e = c->bc.error;
+  json_t *reasons = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+  if (reasons)
+    e.body = reasons;
+  answer_backend_error(r, &e);
+  json_decref(reasons);
+}
+
+/* A typed batch's answer. */
+static void batch_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status != 0) {
+    answer_backend_error(r, &c->bc.error);
+    return;
+  }
+  json_t *out = tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out);
+  if (out == NULL)
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  else
+    answer_json(r, 200, out);
 }
 
 /* Whether a GetItem can cross the port typed (tt_ddbw_get_from_json; else
@@ -739,6 +781,18 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     json_decref(req.body);
     return;
   }
+  if (tt_ddbt_is_txn(req.op) || tt_ddbt_is_batch(req.op)) {
+    struct tt_backend_error te;
+    memset(&te, 0, sizeof(te));
+    if ((tt_ddbt_is_txn(req.op) ? tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te)
+                                : tt_ddbt_batch_parse(req.op, req.body, &r->batch, &te)) != 0) {
+      answer_backend_error(r, &te);
+      tt_backend_error_clear(&te);
+      json_decref(req.body);
+      return;
+    }
+    r->body = req.body; /* holds what the steps borrow */
+  }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
@@ -749,6 +803,10 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   int started = fast || (req.op == TT_DDB_GET_ITEM && typed_get(r, req.body))
                     ? tt_client_start_item(l->client, &r->join, &r->call, req.op,
                                            item_request(r), item_done, r)
+                : r->txn.steps ? tt_client_start_txn(l->client, &r->join, &r->call, req.op,
+                                                     &r->txn.req, txn_done, r)
+                : r->batch.tables ? tt_client_start_batch(l->client, &r->join, &r->call, req.op,
+                                                          &r->batch.req, batch_done, r)
                     : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done,
                                       r);
   if (started != 0)

@@ -20,7 +20,10 @@ the median over rounds of the on/off and down/off ratios of requests/s (target
 >= 0.9 each) and of daemon CPU per request, each round's ratio against the
 same round's off run, with the spread of the off runs and the load average
 before and after: on a shared machine the ratios are only as good as the
-spread says. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+spread says. The CPU ratio is also split into the daemon's user and kernel
+time (stime: TCP, epoll, the export POSTs), each against off's whole CPU per
+request, and the native receiver's own CPU per request of the on runs is
+reported: it shares the CPUs with the daemon and wrk. Nothing is pinned. Every daemon is stopped with SIGTERM and must
 exit 0; any failed request makes the script exit 1. --otlp-protocol passes
 http/json or http/protobuf (the daemon's default) to the traced daemons.
 
@@ -240,7 +243,14 @@ def main():
         for rnd in range(args.rounds):
             for name in names[rnd % 3:] + names[:rnd % 3]:
                 p, base = servers[name]
-                r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid)
+                # The receiver shares the CPUs: its CPU per GET of the same run is
+                # reported beside the daemon's (the native one only).
+                other = ([receiver.proc.pid] if name == "on" and
+                         getattr(receiver, "proc", None) else [])
+                r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid,
+                                other_pids=other)
+                r["receiver_us_per_req"] = (r["cpu_us_per_req_of"].get(other[0])
+                                            if other else None)
                 if r["non2xx"] or r["socket_errors"]:
                     die("%s: %d non-2xx answers, %d socket errors" %
                         (name, r["non2xx"], r["socket_errors"]))
@@ -250,6 +260,8 @@ def main():
         out = {"load_before": load_before, "load_after": load_after,
                "off_rps_spread": [min(off_rps), max(off_rps)],
                "rounds": {k: [{"rps": r["rps"], "cpu_us_per_req": r["cpu_us_per_req"],
+                               "sys_us_per_req": r["sys_us_per_req"],
+                               "receiver_us_per_req": r["receiver_us_per_req"],
                                "p99_ms": r["p99_ms"]} for r in v] for k, v in runs.items()}}
         for k in ("on", "down"):
             out["%s_off_rps" % k] = median(a["rps"] / b["rps"]
@@ -257,6 +269,19 @@ def main():
             out["%s_off_cpu" % k] = median(a["cpu_us_per_req"] / b["cpu_us_per_req"]
                                            for a, b in zip(runs[k], runs["off"])
                                            if a["cpu_us_per_req"] and b["cpu_us_per_req"])
+            # The kernel's part (stime) and the rest (utime), each against off's CPU per GET:
+            # how much of the extra is the daemon's own code.
+            out["%s_off_user" % k] = median(
+                (a["cpu_us_per_req"] - a["sys_us_per_req"]) / b["cpu_us_per_req"]
+                for a, b in zip(runs[k], runs["off"])
+                if a["cpu_us_per_req"] and b["cpu_us_per_req"] and a["sys_us_per_req"] is not None)
+            out["%s_off_sys" % k] = median(
+                a["sys_us_per_req"] / b["cpu_us_per_req"] for a, b in zip(runs[k], runs["off"])
+                if a["sys_us_per_req"] is not None and b["cpu_us_per_req"])
+        out["off_user"] = median((r["cpu_us_per_req"] - r["sys_us_per_req"]) / r["cpu_us_per_req"]
+                                 for r in runs["off"]
+                                 if r["cpu_us_per_req"] and r["sys_us_per_req"] is not None)
+        out["receiver_us_per_req"] = median(r["receiver_us_per_req"] for r in runs["on"])
         for name in servers:
             print("%-5s req/s %s   CPU/req %s us   p99 %s ms" % (
                 name, " ".join("%.0f" % r["rps"] for r in runs[name]),
@@ -264,8 +289,13 @@ def main():
                 " ".join("%.2f" % (r["p99_ms"] or 0) for r in runs[name])))
         for k in ("on", "down"):
             ratio = out["%s_off_rps" % k]
-            print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f" % (
-                k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0))
+            print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f "
+                  "(user %.3f + kernel %.3f of off's; off: user %.3f + kernel %.3f)" % (
+                      k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0,
+                      out["%s_off_user" % k] or 0, out["%s_off_sys" % k] or 0,
+                      out["off_user"] or 0, 1 - (out["off_user"] or 0)))
+        if out["receiver_us_per_req"] is not None:
+            print("receiver CPU per GET (on runs): %.2f us" % out["receiver_us_per_req"])
         print("off req/s spread %.0f-%.0f (%.0f%%); load average before %.2f %.2f %.2f, "
               "after %.2f %.2f %.2f" % (min(off_rps), max(off_rps),
                                         100.0 * (max(off_rps) - min(off_rps)) / max(off_rps),

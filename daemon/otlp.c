@@ -11,6 +11,13 @@
 #include "obs/log.h"
 #include "util/buf.h"
 
+/* A batch of the queue: spans encoded as they end (obs/otlp.h), so the
+ * queue holds bytes, not spans. */
+struct batch_node {
+  struct batch_node *next;
+  struct tt_otlp_batch b;
+};
+
 struct tt_otlp_exporter {
   uv_loop_t *loop;
   struct tt_http *http;
@@ -19,18 +26,21 @@ struct tt_otlp_exporter {
   size_t n_header_lines;
   char *service_name, *service_version;
   struct tt_otlp_kvs attrs;
+  struct tt_otlp_encoder enc; /* the resource and scope, encoded once */
   uint64_t timeout_ms, schedule_delay_ms, retry_base_ms;
   uint64_t pause_base_ms, pause_max_ms;
   uint64_t pause_ms; /* the current back-off; 0 after a success */
   enum tt_otlp_protocol protocol;
   size_t max_queue, max_batch;
   unsigned max_attempts;
-  /* The queue. */
-  struct tt_span *head, *tail;
+  /* The queue: batches of at most max_batch spans, the last one filling;
+   * queued counts their spans. Emptied batches are kept for reuse. */
+  struct batch_node *head, *tail, *spare;
   size_t queued;
-  /* The export in flight (at most one). */
+  /* The export in flight (at most one): its batch is the body, borrowed
+   * by the HTTP call until it completes. */
   struct tt_http_call call;
-  struct tt_buf body;
+  struct batch_node *sending;
   size_t batch_n;
   unsigned attempt;
   bool in_flight;
@@ -80,6 +90,38 @@ static void count_paused(struct tt_otlp_exporter *e) {
 }
 
 static void maybe_finish_close(struct tt_otlp_exporter *e);
+
+/* An empty batch: a kept one, or a new one (NULL: no memory). */
+static struct batch_node *node_get(struct tt_otlp_exporter *e) {
+  struct batch_node *n = e->spare;
+  if (n) {
+    e->spare = n->next;
+  } else if ((n = malloc(sizeof(*n))) != NULL) {
+    tt_otlp_batch_init(&n->b);
+  } else {
+    return NULL;
+  }
+  n->next = NULL;
+  return n;
+}
+
+/* Empties a batch and keeps it: there are at most max_queue / max_batch
+ * + 2 of them, each grown to a batch's bytes once. */
+static void node_put(struct tt_otlp_exporter *e, struct batch_node *n) {
+  tt_otlp_batch_reset(&n->b);
+  n->next = e->spare;
+  e->spare = n;
+}
+
+static void nodes_free(struct batch_node *n) {
+  while (n) {
+    struct batch_node *next = n->next;
+    tt_otlp_batch_free(&n->b);
+    free(n);
+    n = next;
+  }
+}
+
 static void export_start(struct tt_otlp_exporter *e);
 static void send_batch(struct tt_otlp_exporter *e);
 
@@ -124,7 +166,10 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
   e->batch_n = 0;
   e->in_flight = false;
   e->stats.in_flight = false;
-  tt_buf_reset(&e->body);
+  if (e->sending) {
+    node_put(e, e->sending);
+    e->sending = NULL;
+  }
   if (!ok && !e->closing) {
     /* Nobody is listening, or not well: record nothing for a while. */
     e->pause_ms = e->pause_ms == 0 ? e->pause_base_ms
@@ -190,11 +235,12 @@ static void send_batch(struct tt_otlp_exporter *e) {
       timeout = e->flush_deadline - now;
   }
   e->attempt++;
+  const struct tt_otlp_batch *b = &e->sending->b;
   struct tt_http_request req = {.method = "POST",
                                 .url = e->url,
                                 .headers = (const char *const *)e->header_lines,
-                                .body = e->body.data,
-                                .body_len = e->body.len,
+                                .body = b->buf.data + b->body,
+                                .body_len = b->buf.len - b->body,
                                 .timeout_ms = timeout,
                                 .connect_timeout_ms = timeout < 3000 ? timeout : 3000};
   if (tt_http_start(e->http, &e->call, &req, on_export_done, e) != 0)
@@ -205,30 +251,24 @@ static void export_start(struct tt_otlp_exporter *e) {
   if (e->in_flight || (e->queued == 0 && !e->probe) || (e->backing_off && !e->closing))
     return;
   e->probe = false;
-  struct tt_span *batch[512];
-  size_t cap = e->max_batch < 512 ? e->max_batch : 512;
-  size_t n = 0;
-  while (n < cap && e->head) {
-    struct tt_span *s = e->head;
-    e->head = s->next;
-    s->next = NULL;
-    batch[n++] = s;
+  /* The oldest batch: full, or the one filling when it is the only one. */
+  struct batch_node *n = e->head;
+  if (n) {
+    e->head = n->next;
+    if (e->head == NULL)
+      e->tail = NULL;
+    n->next = NULL;
+    e->queued -= n->b.n;
+    queue_gauge(e);
+  } else {
+    n = node_get(e); /* a probe without spans */
   }
-  if (e->head == NULL)
-    e->tail = NULL;
-  e->queued -= n;
-  queue_gauge(e);
-  tt_buf_reset(&e->body);
-  struct tt_otlp_resource res = {e->service_name, e->service_version, &e->attrs};
-  int rc = e->protocol == TT_OTLP_JSON ? tt_otlp_encode(&res, batch, n, &e->body)
-                                       : tt_otlp_encode_protobuf(&res, batch, n, &e->body);
-  for (size_t i = 0; i < n; i++)
-    tt_span_release(batch[i]);
-  e->batch_n = n;
+  e->sending = n;
+  e->batch_n = n ? n->b.n : 0;
   e->attempt = 0;
   e->in_flight = true;
   e->stats.in_flight = true;
-  if (rc != 0) {
+  if (n == NULL || tt_otlp_batch_seal(&e->enc, &n->b) != 0) {
     batch_done(e, false);
     return;
   }
@@ -249,12 +289,26 @@ void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
     count_dropped(e, e->closing ? "shutdown" : "queue_full", 1);
     return;
   }
-  span->next = NULL;
-  if (e->tail)
-    e->tail->next = span;
-  else
-    e->head = span;
-  e->tail = span;
+  /* Encoded now, into the filling batch or a new one. */
+  struct batch_node *t = e->tail;
+  bool fresh = t == NULL || t->b.n >= e->max_batch;
+  if (fresh)
+    t = node_get(e);
+  int rc = t ? tt_otlp_batch_add(&e->enc, &t->b, span) : -1;
+  tt_span_release(span);
+  if (rc != 0) {
+    if (t && fresh)
+      node_put(e, t);
+    count_dropped(e, "export_failed", 1); /* no memory to encode it */
+    return;
+  }
+  if (fresh) {
+    if (e->tail)
+      e->tail->next = t;
+    else
+      e->head = t;
+    e->tail = t;
+  }
   e->queued++;
   queue_gauge(e);
   if (e->queued >= e->max_batch)
@@ -284,9 +338,9 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   /* What is still queued could not be sent in time. */
   size_t left = e->queued;
   while (e->head) {
-    struct tt_span *s = e->head;
-    e->head = s->next;
-    tt_span_release(s);
+    struct batch_node *n = e->head;
+    e->head = n->next;
+    node_put(e, n);
   }
   e->tail = NULL;
   e->queued = 0;
@@ -334,7 +388,10 @@ void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
   free(e->service_name);
   free(e->service_version);
   tt_otlp_kvs_free(&e->attrs);
-  tt_buf_free(&e->body);
+  tt_otlp_encoder_free(&e->enc);
+  nodes_free(e->head);
+  nodes_free(e->sending);
+  nodes_free(e->spare);
   free(e);
 }
 
@@ -366,7 +423,6 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   if (e->pause_max_ms < e->pause_base_ms)
     e->pause_max_ms = e->pause_base_ms;
   e->protocol = o->protocol;
-  tt_buf_init(&e->body, 0);
   size_t nh = o->headers ? o->headers->n : 0;
   e->header_lines = calloc(nh + 2, sizeof(char *));
   e->url = strdup(o->url);
@@ -411,6 +467,10 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
         tt_utf8_scrub(items[e->attrs.n - 1].value);
       }
     }
+  }
+  if (ok) {
+    struct tt_otlp_resource res = {e->service_name, e->service_version, &e->attrs};
+    ok = tt_otlp_encoder_init(&e->enc, &res, e->protocol) == 0;
   }
   struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,
                                .max_body_bytes = 1u << 20,

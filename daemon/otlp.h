@@ -60,8 +60,9 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
                          struct tt_otlp_exporter **out, struct tt_error *err);
 
 /* The tracer's sink (tt_tracer_set(..., tt_otlp_exporter_sink, e)):
- * queues the span, or drops it when the queue is full; starts an export
- * when a batch is full and none is running. */
+ * encodes the span into the batch being filled and releases it, or drops
+ * it when the queue is full; starts an export when a batch is full and
+ * none is running. */
 void tt_otlp_exporter_sink(struct tt_span *span, void *arg);
 
 /* Starts an export of what is queued now, unless one is running. */

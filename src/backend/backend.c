@@ -40,7 +40,33 @@ bool tt_backend_call_typed(const struct tt_backend_call *c) {
   bool item_op = c->op == TT_DDB_GET_ITEM || c->op == TT_DDB_PUT_ITEM ||
                  c->op == TT_DDB_UPDATE_ITEM || c->op == TT_DDB_DELETE_ITEM;
   bool read_op = c->op == TT_DDB_QUERY || c->op == TT_DDB_SCAN;
-  return (c->item != NULL && item_op) || (c->read != NULL && read_op);
+  bool txn_op = c->op == TT_DDB_TRANSACT_WRITE_ITEMS || c->op == TT_DDB_TRANSACT_GET_ITEMS;
+  bool batch_op = c->op == TT_DDB_BATCH_GET_ITEM || c->op == TT_DDB_BATCH_WRITE_ITEM;
+  return (c->item != NULL && item_op) || (c->read != NULL && read_op) ||
+         (c->txn != NULL && txn_op) || (c->batch != NULL && batch_op);
+}
+
+void tt_ddb_batch_result_free(struct tt_ddb_batch_result *r) {
+  for (size_t i = 0; i < r->n_items; i++)
+    tt_av_free(&r->items[i].value);
+  for (size_t i = 0; i < r->n_left; i++)
+    tt_av_free(&r->left[i].value);
+  free(r->items);
+  free(r->left);
+  free(r->units);
+  memset(r, 0, sizeof(*r));
+}
+
+void tt_ddb_txn_result_free(struct tt_ddb_txn_result *r) {
+  for (size_t i = 0; i < r->n_items; i++)
+    tt_av_free(&r->items[i]);
+  free(r->items);
+  for (size_t i = 0; i < r->n_reasons; i++) {
+    free(r->reasons[i].message);
+    tt_av_free(&r->reasons[i].item);
+  }
+  free(r->reasons);
+  memset(r, 0, sizeof(*r));
 }
 
 const char *tt_ddb_return_values_name(enum tt_ddb_return_values rv) {

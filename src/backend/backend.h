@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
  * operation, so the memory backend and the dynamodb backend are
- * interchangeable. Single-item operations cross it as typed values
- * (struct tt_ddb_item_request); the others still as DynamoDB's own JSON
- * shapes (docs/internals/typed-port.md says which and why). */
+ * interchangeable. Single-item operations, reads, transactions and
+ * batches cross it as typed values (struct tt_ddb_item_request,
+ * tt_ddb_read_request, tt_ddb_txn_request, tt_ddb_batch_request); table
+ * operations still as DynamoDB's own JSON shapes
+ * (docs/internals/typed-port.md says which and why). */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -62,8 +64,9 @@ struct tt_backend_error {
   bool throttling;      /* ProvisionedThroughputExceeded, ThrottlingException, ... */
   uint32_t retry_after_ms; /* x-amz-retry-after, 0 when absent */
   char request_id[64];
-  json_t *body;         /* the whole error body when it carries data
-                           (CancellationReasons, Item); owned, may be NULL */
+  json_t *body;         /* the whole error body when it carries data (a failed
+                           condition's Item); owned, may be NULL. A
+                           transaction's reasons are in txn_out instead */
 };
 
 /* ReturnValues of a write. */
@@ -137,6 +140,103 @@ struct tt_ddb_read_result {
   struct tt_arena arena;
 };
 
+/* The kind of one action of a transaction. */
+enum tt_ddb_txn_kind {
+  TT_DDB_TXN_CONDITION_CHECK,
+  TT_DDB_TXN_PUT,
+  TT_DDB_TXN_DELETE,
+  TT_DDB_TXN_UPDATE,
+  TT_DDB_TXN_GET /* TransactGetItems: all its steps, and only there */
+};
+
+/* One action of TransactWriteItems or TransactGetItems: the members of the
+ * item request its kind has (a Put's item, the others' key; condition,
+ * update, a Get's projection, the placeholder maps,
+ * old_on_condition_failure). */
+struct tt_ddb_txn_step {
+  enum tt_ddb_txn_kind kind;
+  struct tt_ddb_item_request r;
+};
+
+/* TransactWriteItems and TransactGetItems as typed values; borrowed like
+ * tt_ddb_item_request. */
+struct tt_ddb_txn_request {
+  const struct tt_ddb_txn_step *steps;
+  size_t n_steps;
+  const char *client_token; /* TransactWriteItems' ClientRequestToken; NULL: none */
+};
+
+/* Why one action of a canceled transaction failed (CancellationReasons). */
+struct tt_ddb_txn_reason {
+  char code[64];     /* "None", "ConditionalCheckFailed", "TransactionConflict", ... */
+  char *message;     /* NULL: none */
+  struct tt_av item; /* the item as it was (ALL_OLD on a failed condition); type 0: none */
+};
+
+/* The answer of a typed transaction, owned by the call like item_out. On
+ * success of TransactGetItems: one entry in `items` per step (an M, or
+ * type 0 when no item has the key). On a TransactionCanceledException:
+ * one reason per step (none when the answer gave none). */
+struct tt_ddb_txn_result {
+  struct tt_av *items;
+  size_t n_items;
+  struct tt_ddb_txn_reason *reasons;
+  size_t n_reasons;
+};
+
+/* Frees what a transaction result owns and zeroes it. */
+void tt_ddb_txn_result_free(struct tt_ddb_txn_result *r);
+
+/* One table of a BatchGetItem or BatchWriteItem (a RequestItems member). */
+struct tt_ddb_batch_table {
+  const char *table;
+  /* BatchGetItem's; NULL / false for BatchWriteItem: */
+  const char *projection;     /* ProjectionExpression; NULL: all */
+  const struct tt_av *names;  /* ExpressionAttributeNames; NULL: none */
+  const struct tt_av *values; /* ExpressionAttributeValues (refused as unused); NULL: none */
+  bool consistent_read;
+};
+
+/* One key of a BatchGetItem, or one write of a BatchWriteItem. */
+struct tt_ddb_batch_entry {
+  size_t table;              /* index in the request's tables */
+  bool put;                  /* a PutRequest (else a key: BatchGetItem's, a DeleteRequest's) */
+  const struct tt_av *value; /* the key or the item to put (M); NULL: none given */
+};
+
+/* BatchGetItem and BatchWriteItem as typed values; borrowed like
+ * tt_ddb_item_request. The entries are in the request's order, those of
+ * one table together. */
+struct tt_ddb_batch_request {
+  const struct tt_ddb_batch_table *tables;
+  size_t n_tables;
+  const struct tt_ddb_batch_entry *entries;
+  size_t n_entries;
+  /* ReturnConsumedCapacity: 0 NONE, 1 TOTAL, 2 INDEXES (the memory backend
+   * answers it; the dynamodb backend sends and reads it) */
+  int capacity;
+};
+
+/* An item a BatchGetItem read, or an entry it or a BatchWriteItem left
+ * unprocessed (UnprocessedKeys / UnprocessedItems). */
+struct tt_ddb_batch_value {
+  size_t table;      /* index in the request's tables */
+  bool put;          /* an unprocessed PutRequest: `value` is its item */
+  struct tt_av value; /* the item read, the key, or the item to put (M) */
+};
+
+/* The answer of a typed batch, owned by the call like item_out. */
+struct tt_ddb_batch_result {
+  struct tt_ddb_batch_value *items; /* BatchGetItem's Responses */
+  size_t n_items;
+  struct tt_ddb_batch_value *left;  /* UnprocessedKeys / UnprocessedItems */
+  size_t n_left;
+  double *units; /* ConsumedCapacity, one per table when asked (else NULL) */
+};
+
+/* Frees what a batch result owns and zeroes it. */
+void tt_ddb_batch_result_free(struct tt_ddb_batch_result *r);
+
 /* DynamoDB's names of the two enums ("ALL_OLD", "COUNT"): NULL out of
  * range and for TT_DDB_SELECT_DEFAULT. One table, used both to write the
  * wire form and to read it. */
@@ -175,18 +275,25 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
  * keeps it alive until `done` ran. */
 struct tt_backend_call {
   enum tt_ddb_op op;
-  /* A typed operation (tt_backend_call_typed) has `item` or `read` and no
-   * `request`; every other has `request`. All borrowed by the backend. The
-   * JSON form of a typed operation is accepted too (tests, and batches and
-   * transactions nest item requests as JSON). */
+  /* A typed operation (tt_backend_call_typed) has `item`, `read`, `txn`
+   * or `batch` and no `request`; every other has `request`. All borrowed
+   * by the backend. The JSON form of GetItem, PutItem, UpdateItem,
+   * DeleteItem, Query and Scan is accepted too (the DynamoDB listener's,
+   * and tests); transactions and batches have only the typed form. */
   json_t *request;  /* DynamoDB request JSON */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
+  const struct tt_ddb_txn_request *txn;   /* TransactWriteItems, TransactGetItems */
+  const struct tt_ddb_batch_request *batch; /* BatchGetItem, BatchWriteItem */
   /* On success of a typed call, set by the backend: GetItem's Item or the
    * write's Attributes (ReturnValues), TT_AV_M; type 0 when there is none.
    * Owned by the call: whoever frees the call's results frees it. */
   struct tt_av item_out;
   struct tt_ddb_read_result read_out; /* the same for a typed read */
+  /* The same for a transaction; set on success and, with status -1, on a
+   * TransactionCanceledException (its reasons; error.body is then NULL). */
+  struct tt_ddb_txn_result txn_out;
+  struct tt_ddb_batch_result batch_out; /* the same for a typed batch */
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;
@@ -232,7 +339,9 @@ struct tt_backend {
 };
 
 /* Whether a call is in typed form: `item` for GetItem, PutItem,
- * UpdateItem, DeleteItem; `read` for Query, Scan. Else it is JSON. */
+ * UpdateItem, DeleteItem; `read` for Query, Scan; `txn` for
+ * TransactWriteItems, TransactGetItems; `batch` for BatchGetItem,
+ * BatchWriteItem. Else it is JSON. */
 bool tt_backend_call_typed(const struct tt_backend_call *c);
 
 /* Clears an error and releases its body. */

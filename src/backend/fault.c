@@ -59,8 +59,12 @@ struct fault_call {
   const char *error; /* static */
   unsigned http_status;
   uint32_t retry_after_ms;
-  json_t *processed;   /* Unprocessed: the request without the left-out items; NULL = none left */
-  json_t *unprocessed; /* Unprocessed: the UnprocessedItems/Keys object */
+  /* Unprocessed: the request without the left-out entries (run when
+   * n_entries > 0), and the left-out entries, which the answer adds. */
+  struct tt_ddb_batch_request processed;
+  struct tt_ddb_batch_entry *kept;
+  struct tt_ddb_batch_value *left;
+  size_t n_left;
   uint64_t due, seq;
   bool in_inner; /* sub is running on the inner backend */
   bool canceled;
@@ -98,52 +102,32 @@ static struct tt_fault_backend *fb_of(struct tt_backend *b) {
 
 static bool is_batch(int op) { return op == TT_DDB_BATCH_WRITE_ITEM || op == TT_DDB_BATCH_GET_ITEM; }
 
-static bool has_table_name(const json_t *obj, const char *table) {
-  const char *name = json_string_value(json_object_get(obj, "TableName"));
-  return name != NULL && strcmp(name, table) == 0;
-}
-
-/* Whether a DynamoDB request names `table`: TableName (single-item,
- * query, scan, table ops), a RequestItems key (batches), or a TableName
- * inside TransactItems (transactions). */
-static bool touches_table(const json_t *request, const char *table) {
-  if (has_table_name(request, table))
-    return true;
-  if (json_object_get(json_object_get(request, "RequestItems"), table) != NULL)
-    return true;
-  const json_t *items = json_object_get(request, "TransactItems");
-  size_t i;
-  const json_t *item;
-  json_array_foreach(items, i, item) {
-    const char *k;
-    const json_t *action;
-    json_object_foreach((json_t *)item, k, action) {
-      if (has_table_name(action, table))
-        return true;
-    }
+/* Whether a call names `table`: a typed call's table, a table of its batch
+ * or a step of its transaction; a JSON request's TableName (table ops). */
+static bool touches_table(const struct tt_backend_call *c, const char *table) {
+  if (!tt_backend_call_typed(c) || c->item || c->read) {
+    const char *t = c->item   ? c->item->table
+                    : c->read ? c->read->table
+                              : json_string_value(json_object_get(c->request, "TableName"));
+    return t != NULL && strcmp(t, table) == 0;
   }
+  if (c->batch) {
+    for (size_t i = 0; i < c->batch->n_tables; i++)
+      if (strcmp(c->batch->tables[i].table, table) == 0)
+        return true;
+    return false;
+  }
+  for (size_t i = 0; i < c->txn->n_steps; i++)
+    if (c->txn->steps[i].r.table && strcmp(c->txn->steps[i].r.table, table) == 0)
+      return true;
   return false;
 }
 
-static const char *batch_member(enum tt_ddb_op op) {
-  return op == TT_DDB_BATCH_WRITE_ITEM ? "UnprocessedItems" : "UnprocessedKeys";
-}
-
-/* The items of one RequestItems entry: the array itself for BatchWriteItem,
- * its "Keys" for BatchGetItem. */
-static json_t *batch_entries(enum tt_ddb_op op, json_t *per_table) {
-  return op == TT_DDB_BATCH_WRITE_ITEM ? per_table : json_object_get(per_table, "Keys");
-}
-
-/* The number of batch items a rule may leave out (those of its table). */
-static size_t eligible_count(enum tt_ddb_op op, const json_t *request, const char *table) {
+/* The number of batch entries a rule may leave out (those of its table). */
+static size_t eligible_count(const struct tt_ddb_batch_request *b, const char *table) {
   size_t n = 0;
-  const char *name;
-  json_t *per_table;
-  json_object_foreach(json_object_get(request, "RequestItems"), name, per_table) {
-    if (table == NULL || strcmp(name, table) == 0)
-      n += json_array_size(batch_entries(op, per_table));
-  }
+  for (size_t i = 0; i < b->n_entries; i++)
+    n += table == NULL || strcmp(b->tables[b->entries[i].table].table, table) == 0;
   return n;
 }
 
@@ -153,138 +137,69 @@ static bool rule_matches(const struct fault_rule *r, const struct tt_backend_cal
   if (r->op >= 0 && r->op != (int)c->op)
     return false;
   if (r->kind == FAULT_UNPROCESSED)
-    return is_batch((int)c->op) && eligible_count(c->op, c->request, r->table) > 0;
+    return is_batch((int)c->op) && c->batch && eligible_count(c->batch, r->table) > 0;
   if (r->table == NULL)
     return true;
-  const char *typed_table = c->item ? c->item->table : c->read ? c->read->table : NULL;
-  return tt_backend_call_typed(c) ? typed_table != NULL && strcmp(typed_table, r->table) == 0
-                                  : touches_table(c->request, r->table);
+  return touches_table(c, r->table);
 }
 
 /* ---- Unprocessed: splitting a batch -------------------------------------- */
 
-/* A per-table entry holding `entries` in place of its items (for
- * BatchGetItem the other members, such as ProjectionExpression, stay). */
-static json_t *with_entries(enum tt_ddb_op op, json_t *per_table, json_t *entries) {
-  if (op == TT_DDB_BATCH_WRITE_ITEM)
-    return entries;
-  json_t *copy = json_copy(per_table);
-  if (copy == NULL) {
-    json_decref(entries);
-    return NULL;
-  }
-  if (json_object_set_new(copy, "Keys", entries) != 0) {
-    json_decref(copy);
-    return NULL;
-  }
-  return copy;
-}
-
-/* Leaves the last `k` eligible items of call `c` out: *processed is the
- * request the inner backend runs (NULL when nothing is left to run),
- * *unprocessed the UnprocessedItems/UnprocessedKeys object. New references;
- * returns 0 or -1 (out of memory, nothing set). */
-static int split_batch(const struct tt_backend_call *c, const char *table, size_t k,
-                       json_t **processed, json_t **unprocessed) {
-  size_t n = eligible_count(c->op, c->request, table), seen = 0;
-  json_t *keep_items = json_object(), *left = json_object();
-  json_t *req = NULL;
-  if (keep_items == NULL || left == NULL)
-    goto fail;
-  const char *name;
-  json_t *per_table;
-  json_object_foreach(json_object_get(c->request, "RequestItems"), name, per_table) {
-    json_t *entries = batch_entries(c->op, per_table);
-    bool eligible = table == NULL || strcmp(name, table) == 0;
-    json_t *keep = json_array(), *out = json_array();
-    if (keep == NULL || out == NULL) {
-      json_decref(keep);
-      json_decref(out);
-      goto fail;
-    }
-    size_t i;
-    json_t *e;
-    json_array_foreach(entries, i, e) {
-      bool leave = eligible && seen++ >= n - k;
-      if (json_array_append(leave ? out : keep, e) != 0) {
-        json_decref(keep);
-        json_decref(out);
-        goto fail;
-      }
-    }
-    int rc = 0;
-    if (json_array_size(keep) > 0)
-      rc |= json_object_set_new(keep_items, name, with_entries(c->op, per_table, keep));
-    else
-      json_decref(keep);
-    if (json_array_size(out) > 0)
-      rc |= json_object_set_new(left, name, with_entries(c->op, per_table, out));
-    else
-      json_decref(out);
-    if (rc != 0)
-      goto fail;
-  }
-  if (json_object_size(keep_items) > 0) {
-    /* A shallow copy: every other member is shared with the caller's. */
-    req = json_copy(c->request);
-    if (req == NULL || json_object_set(req, "RequestItems", keep_items) != 0)
-      goto fail;
-  }
-  json_decref(keep_items);
-  *processed = req;
-  *unprocessed = left;
-  return 0;
-fail:
-  json_decref(req);
-  json_decref(keep_items);
-  json_decref(left);
-  return -1;
-}
-
-/* Adds the left-out items to a response's UnprocessedItems/Keys, after
- * whatever the inner backend left unprocessed itself. Returns 0 or -1. */
-static int merge_unprocessed(enum tt_ddb_op op, json_t *response, json_t *left) {
-  const char *member = batch_member(op);
-  json_t *have = json_object_get(response, member);
-  if (!json_is_object(have)) {
-    have = json_object();
-    if (have == NULL || json_object_set_new(response, member, have) != 0)
-      return -1;
-  }
-  const char *name;
-  json_t *per_table;
-  json_object_foreach(left, name, per_table) {
-    json_t *old = json_object_get(have, name);
-    if (old == NULL) {
-      if (json_object_set(have, name, per_table) != 0)
-        return -1;
+/* Leaves the last `k` eligible entries of call `c` out: fc->processed is
+ * the request the inner backend runs (no entries when nothing is left to
+ * run), fc->left the entries left out (cloned). Returns 0 or -1 (out of
+ * memory). */
+static int split_batch(struct fault_call *fc, const struct tt_backend_call *c, const char *table,
+                       size_t k) {
+  const struct tt_ddb_batch_request *b = c->batch;
+  size_t n = eligible_count(b, table), seen = 0;
+  fc->processed = *b;
+  fc->processed.n_entries = 0;
+  fc->kept = calloc(b->n_entries ? b->n_entries : 1, sizeof(*fc->kept));
+  fc->left = calloc(k ? k : 1, sizeof(*fc->left));
+  if (fc->kept == NULL || fc->left == NULL)
+    return -1;
+  fc->processed.entries = fc->kept;
+  for (size_t i = 0; i < b->n_entries; i++) {
+    const struct tt_ddb_batch_entry *x = &b->entries[i];
+    bool eligible = table == NULL || strcmp(b->tables[x->table].table, table) == 0;
+    if (!(eligible && seen++ >= n - k)) {
+      fc->kept[fc->processed.n_entries++] = *x;
       continue;
     }
-    json_t *dst = batch_entries(op, old);
-    if (!json_is_array(dst) || json_array_extend(dst, batch_entries(op, per_table)) != 0)
+    struct tt_ddb_batch_value *v = &fc->left[fc->n_left];
+    v->table = x->table;
+    v->put = x->put;
+    if (x->value && tt_av_clone(&v->value, x->value) != 0)
       return -1;
+    fc->n_left++;
   }
   return 0;
 }
 
-/* The whole answer of a batch call none of whose items ran. */
-static json_t *all_unprocessed_response(const struct tt_backend_call *c, json_t *left) {
-  json_t *resp = json_object();
-  if (resp == NULL)
-    return NULL;
-  if (c->op == TT_DDB_BATCH_GET_ITEM) {
-    json_t *responses = json_object();
-    const char *name;
-    json_t *per_table;
-    json_object_foreach(json_object_get(c->request, "RequestItems"), name, per_table)
-      json_object_set_new(responses, name, json_array());
-    json_object_set_new(resp, "Responses", responses);
-  }
-  if (json_object_set(resp, batch_member(c->op), left) != 0) {
-    json_decref(resp);
-    return NULL;
-  }
-  return resp;
+static void split_free(struct fault_call *fc) {
+  for (size_t i = 0; i < fc->n_left; i++)
+    tt_av_free(&fc->left[i].value);
+  free(fc->left);
+  free(fc->kept);
+  fc->left = NULL;
+  fc->kept = NULL;
+  fc->n_left = 0;
+}
+
+/* Adds the left-out entries to a result's unprocessed ones, after whatever
+ * the inner backend left unprocessed itself (moved). Returns 0 or -1. */
+static int merge_unprocessed(struct fault_call *fc, struct tt_ddb_batch_result *r) {
+  if (fc->n_left == 0)
+    return 0;
+  struct tt_ddb_batch_value *grown = realloc(r->left, (r->n_left + fc->n_left) * sizeof(*grown));
+  if (grown == NULL)
+    return -1;
+  r->left = grown;
+  memcpy(&grown[r->n_left], fc->left, fc->n_left * sizeof(*grown));
+  r->n_left += fc->n_left;
+  fc->n_left = 0;
+  return 0;
 }
 
 /* ---- the queue of waiting calls ------------------------------------------ */
@@ -319,12 +234,13 @@ static void complete(struct fault_call *fc) {
     fb->live = fc->next;
   if (fc->next)
     fc->next->prev = fc->prev;
-  json_decref(fc->processed);
-  json_decref(fc->unprocessed);
+  split_free(fc);
   tt_backend_error_clear(&fc->sub.error);
   json_decref(fc->sub.response);
   tt_av_free(&fc->sub.item_out);
   tt_ddb_read_result_free(&fc->sub.read_out);
+  tt_ddb_txn_result_free(&fc->sub.txn_out);
+  tt_ddb_batch_result_free(&fc->sub.batch_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -353,27 +269,31 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   memset(&sub->item_out, 0, sizeof(sub->item_out));
   c->read_out = sub->read_out;
   memset(&sub->read_out, 0, sizeof(sub->read_out));
+  c->txn_out = sub->txn_out;
+  memset(&sub->txn_out, 0, sizeof(sub->txn_out));
+  c->batch_out = sub->batch_out;
+  memset(&sub->batch_out, 0, sizeof(sub->batch_out));
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));
-  if (c->status == 0 && fc->unprocessed != NULL &&
-      merge_unprocessed(c->op, c->response, fc->unprocessed) != 0) {
-    json_decref(c->response);
-    c->response = NULL;
+  if (c->status == 0 && merge_unprocessed(fc, &c->batch_out) != 0) {
+    tt_ddb_batch_result_free(&c->batch_out);
     fail_call(fc, "InternalFailure", 0, "out of memory merging unprocessed items");
     return;
   }
   complete(fc);
 }
 
-static void run_inner(struct fault_call *fc, json_t *request) {
+static void run_inner(struct fault_call *fc, const struct tt_ddb_batch_request *batch) {
   struct tt_fault_backend *fb = fc->fb;
   memset(&fc->sub, 0, sizeof(fc->sub));
   fc->sub.op = fc->outer->op;
   fc->sub.account = fc->outer->account;
-  fc->sub.request = request;
+  fc->sub.request = fc->outer->request;
+  fc->sub.batch = batch;
   fc->sub.item = fc->outer->item;
   fc->sub.read = fc->outer->read;
+  fc->sub.txn = fc->outer->txn;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {
@@ -394,20 +314,19 @@ static void run(struct fault_call *fc) {
     fail_call(fc, fc->error, fc->http_status, "injected fault");
     return;
   case FAULT_DELAY:
-    run_inner(fc, fc->outer->request);
+    run_inner(fc, fc->outer->batch);
     return;
   case FAULT_UNPROCESSED:
-    if (fc->processed != NULL) {
-      run_inner(fc, fc->processed);
+    if (fc->processed.n_entries > 0) {
+      run_inner(fc, &fc->processed);
       return;
     }
-    json_t *resp = all_unprocessed_response(fc->outer, fc->unprocessed);
-    if (resp == NULL) {
+    /* None of its entries ran: all come back unprocessed. */
+    fc->outer->status = 0;
+    if (merge_unprocessed(fc, &fc->outer->batch_out) != 0) {
       fail_call(fc, "InternalFailure", 0, "out of memory building unprocessed items");
       return;
     }
-    fc->outer->status = 0;
-    fc->outer->response = resp;
     complete(fc);
     return;
   }
@@ -462,11 +381,12 @@ static int fault_start(struct tt_backend *b, struct tt_backend_call *c) {
   fc->retry_after_ms = r->retry_after_ms;
   if (r->kind == FAULT_UNPROCESSED) {
     /* Split now: the rule may be cleared while the call waits. */
-    size_t n = eligible_count(c->op, c->request, r->table);
+    size_t n = eligible_count(c->batch, r->table);
     size_t k = r->unprocessed ? r->unprocessed : (n + 1) / 2;
     if (k > n)
       k = n;
-    if (split_batch(c, r->table, k, &fc->processed, &fc->unprocessed) != 0) {
+    if (split_batch(fc, c, r->table, k) != 0) {
+      split_free(fc);
       free(fc);
       return UV_ENOMEM;
     }
@@ -558,8 +478,7 @@ static void fault_destroy(struct tt_backend *b) {
   while (fb->live) {
     struct fault_call *fc = fb->live;
     fb->live = fc->next;
-    json_decref(fc->processed);
-    json_decref(fc->unprocessed);
+    split_free(fc);
     free(fc);
   }
   fb->magic = 0;

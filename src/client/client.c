@@ -83,8 +83,12 @@ static void release_results(struct tt_backend_call *bc) {
   bc->request = bc->response = NULL;
   bc->item = NULL;
   bc->read = NULL;
+  bc->txn = NULL;
+  bc->batch = NULL;
   tt_av_free(&bc->item_out);
   tt_ddb_read_result_free(&bc->read_out);
+  tt_ddb_txn_result_free(&bc->txn_out);
+  tt_ddb_batch_result_free(&bc->batch_out);
   tt_backend_error_clear(&bc->error);
 }
 
@@ -200,13 +204,12 @@ static const char *table_of(const struct tt_backend_call *bc) {
     return bc->item->table;
   if (bc->read)
     return bc->read->table;
+  if (bc->txn)
+    return bc->txn->n_steps ? bc->txn->steps[0].r.table : NULL;
+  if (bc->batch)
+    return bc->batch->n_tables ? bc->batch->tables[0].table : NULL;
   json_t *t = json_is_object(bc->request) ? json_object_get(bc->request, "TableName") : NULL;
-  if (json_is_string(t))
-    return json_string_value(t);
-  json_t *ri = json_is_object(bc->request) ? json_object_get(bc->request, "RequestItems") : NULL;
-  if (json_is_object(ri) && json_object_size(ri) > 0)
-    return json_object_iter_key(json_object_iter(ri));
-  return NULL;
+  return json_is_string(t) ? json_string_value(t) : NULL;
 }
 
 /* One client span per attempt (OpenTelemetry's aws-api conventions). */
@@ -338,6 +341,8 @@ static int attempt(struct tt_client_call *c) {
   c->bc.response = NULL;
   tt_av_free(&c->bc.item_out);
   tt_ddb_read_result_free(&c->bc.read_out);
+  tt_ddb_txn_result_free(&c->bc.txn_out);
+  tt_ddb_batch_result_free(&c->bc.batch_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
@@ -377,21 +382,33 @@ static int refuse(struct tt_client_call *call, int rc) {
   call->bc.request = NULL;
   call->bc.item = NULL;
   call->bc.read = NULL;
+  call->bc.txn = NULL;
+  call->bc.batch = NULL;
   call->bc.status = -1;
   return rc;
 }
 
-/* Starts a call with its request in one of its forms (the others NULL). */
+/* The request of a call in one of its forms (the others NULL). */
+struct forms {
+  json_t *request;
+  const struct tt_ddb_item_request *item;
+  const struct tt_ddb_read_request *read;
+  const struct tt_ddb_txn_request *txn;
+  const struct tt_ddb_batch_request *batch;
+};
+
+/* Starts a call with its request. */
 static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
-                 enum tt_ddb_op op, json_t *request, const struct tt_ddb_item_request *item,
-                 const struct tt_ddb_read_request *read, tt_client_done_cb done, void *arg) {
+                 enum tt_ddb_op op, struct forms f, tt_client_done_cb done, void *arg) {
   if (finishing_top != NULL)
     adopt_finished(call);
   memset(&call->bc, 0, sizeof(call->bc));
   call->bc.op = op;
-  call->bc.request = request;
-  call->bc.item = item;
-  call->bc.read = read;
+  call->bc.request = f.request;
+  call->bc.item = f.item;
+  call->bc.read = f.read;
+  call->bc.txn = f.txn;
+  call->bc.batch = f.batch;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -402,7 +419,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->parent = join->trace;
   call->span = NULL;
   call->op.join = NULL;
-  if (request == NULL && item == NULL && read == NULL) {
+  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return refuse(call, UV_ENOMEM);
   }
@@ -419,19 +436,31 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
 
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, request, NULL, NULL, done, arg);
+  return start(cl, join, call, op, (struct forms){.request = request}, done, arg);
 }
 
 int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_item_request *item,
                          tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, NULL, item, NULL, done, arg);
+  return start(cl, join, call, op, (struct forms){.item = item}, done, arg);
 }
 
 int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_read_request *read,
                          tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, NULL, NULL, read, done, arg);
+  return start(cl, join, call, op, (struct forms){.read = read}, done, arg);
+}
+
+int tt_client_start_txn(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                        enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
+                        tt_client_done_cb done, void *arg) {
+  return start(cl, join, call, op, (struct forms){.txn = txn}, done, arg);
+}
+
+int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
+                          tt_client_done_cb done, void *arg) {
+  return start(cl, join, call, op, (struct forms){.batch = batch}, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

@@ -77,7 +77,7 @@ void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t 
  * (UV_ECANCELED), the backend refused the call, no request (UV_ENOMEM) --
  * and `done` never runs: the request is released and call->bc.error says
  * why (RequestCanceled, InternalFailure; no body). In `done`,
- * call->bc.status / .response / .error / .item_out / .read_out hold the
+ * call->bc.status / .response / .error / .item_out / .read_out / .txn_out / .batch_out hold the
  * result (take a reference, or move a value out, to keep it); the call has
  * already left the join and the client no longer refers to it, so `done`
  * may start the same struct again (what it read stays valid until it
@@ -96,6 +96,18 @@ int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_c
 int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_read_request *read,
                          tt_client_done_cb done, void *arg);
+
+/* The same for a typed TransactWriteItems or TransactGetItems; the items
+ * read or the cancellation reasons land in call->bc.txn_out. */
+int tt_client_start_txn(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                        enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
+                        tt_client_done_cb done, void *arg);
+
+/* The same for a typed BatchGetItem or BatchWriteItem; the items read, the
+ * unprocessed entries and the capacity land in call->bc.batch_out. */
+int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
+                          tt_client_done_cb done, void *arg);
 
 /* The client's side of the port's trampoline (backend.h): completes the
  * calls the backend can answer now -- and those their completions start --

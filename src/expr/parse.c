@@ -1716,47 +1716,32 @@ static bool valid_placeholder(const char *s, size_t n, char lead) {
   return true;
 }
 
-int tt_expr_check_maps(const struct tt_av *names, const struct tt_av *values,
-                       struct tt_error *err) {
+/* One of the two maps: not empty, every key a placeholder led by `lead`,
+ * and for names every value a non-empty string. */
+static int check_map(const struct tt_av *map, const char *what, char lead,
+                     struct tt_error *err) {
   char w[64];
-  if (names) {
-    if (names->type != TT_AV_M || names->len == 0)
+  if (map->type != TT_AV_M || map->len == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s must not be empty", what);
+  for (size_t i = 0; i < map->len; i++) {
+    const struct tt_av_member *m = &map->u.members[i];
+    safe_copy(w, sizeof(w), m->name, m->name_len);
+    if (!valid_placeholder(m->name, m->name_len, lead))
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                          "ExpressionAttributeNames must not be empty");
-    for (size_t i = 0; i < names->len; i++) {
-      const struct tt_av_member *m = &names->u.members[i];
-      if (!valid_placeholder(m->name, m->name_len, '#')) {
-        safe_copy(w, sizeof(w), m->name, m->name_len);
-        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                            "ExpressionAttributeNames contains invalid key: Syntax error; "
-                            "key: \"%s\"",
-                            w);
-      }
-      if (m->value.type != TT_AV_S || m->value.len == 0) {
-        safe_copy(w, sizeof(w), m->name, m->name_len);
-        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                            "ExpressionAttributeNames contains invalid value: the value of %s "
-                            "must be a non-empty string",
-                            w);
-      }
-    }
-  }
-  if (values) {
-    if (values->type != TT_AV_M || values->len == 0)
+                          "%s contains invalid key: Syntax error; key: \"%s\"", what, w);
+    if (lead == '#' && (m->value.type != TT_AV_S || m->value.len == 0))
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                          "ExpressionAttributeValues must not be empty");
-    for (size_t i = 0; i < values->len; i++) {
-      const struct tt_av_member *m = &values->u.members[i];
-      if (!valid_placeholder(m->name, m->name_len, ':')) {
-        safe_copy(w, sizeof(w), m->name, m->name_len);
-        return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                            "ExpressionAttributeValues contains invalid key: Syntax error; "
-                            "key: \"%s\"",
-                            w);
-      }
-    }
+                          "%s contains invalid value: the value of %s must be a non-empty string",
+                          what, w);
   }
   return 0;
+}
+
+int tt_expr_check_maps(const struct tt_av *names, const struct tt_av *values,
+                       struct tt_error *err) {
+  if (names && check_map(names, "ExpressionAttributeNames", '#', err) != 0)
+    return -1;
+  return values ? check_map(values, "ExpressionAttributeValues", ':', err) : 0;
 }
 
 /* Lists the unused keys of one map, or returns 0 when all were used. */

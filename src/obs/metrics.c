@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "obs/trace.h"
+#include "util/hash.h"
 
 #define MAX_LABELS 4
 
@@ -107,11 +108,11 @@ struct tt_metric_family *tt_metrics_family(struct tt_metrics *m, enum tt_metric_
 }
 
 static uint64_t labels_hash(const char *const *labels, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = TT_FNV1A_BASIS;
   for (size_t i = 0; i < n; i++) {
     for (const unsigned char *p = (const unsigned char *)labels[i]; *p; p++)
-      h = (h ^ *p) * 1099511628211ULL;
-    h = (h ^ 0x1f) * 1099511628211ULL;
+      h = (h ^ *p) * TT_FNV1A_PRIME;
+    h = (h ^ 0x1f) * TT_FNV1A_PRIME; /* between labels */
   }
   return h;
 }

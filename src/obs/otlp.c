@@ -415,8 +415,8 @@ static int put_span(struct tt_buf *b, const struct tt_span *s) {
   return 0;
 }
 
-int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
-                   struct tt_buf *out) {
+/* The JSON request's text up to its first span. */
+static int json_prefix(const struct tt_otlp_resource *res, struct tt_buf *out) {
   const char *name = res && res->service_name ? res->service_name : "tabletheoryd";
   const char *version = res ? res->service_version : NULL;
   int rc = PUT_LIT(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
@@ -438,12 +438,6 @@ int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *sp
     rc |= put_string(out, version, strlen(version));
   }
   rc |= PUT_LIT(out, "},\"spans\":[");
-  for (size_t i = 0; i < n; i++) {
-    if (i)
-      rc |= PUT_LIT(out, ",");
-    rc |= put_span(out, spans[i]);
-  }
-  rc |= PUT_LIT(out, "]}]}]}");
   return rc ? -1 : 0;
 }
 
@@ -587,24 +581,28 @@ static inline size_t pb_any_size(const struct tt_span_attr *a) {
   return 0;
 }
 
-static inline size_t pb_kv_size(const struct tt_span_attr *a) {
-  return pb_len_field(a->key_len) + pb_len_field(pb_any_size(a));
-}
-
-static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr *a) {
-  size_t any = pb_any_size(a);
+/* The KeyValue's tag and length, its key, and its value's tag and length
+ * (`any` bytes of AnyValue). */
+static inline char *pb_kv_head(char *o, const struct tt_span_attr *a, size_t any) {
   o = pb_head(o, F_SPAN_ATTRIBUTES, pb_len_field(a->key_len) + pb_len_field(any));
   o = pb_bytes(o, F_KV_KEY, a->key, a->key_len);
-  o = pb_head(o, F_KV_VALUE, any);
-  size_t n = a->v.s.len;
+  return pb_head(o, F_KV_VALUE, any);
+}
+
+/* One attribute; a string, the usual one, first. */
+static char *pb_attr(char *o, const struct tt_span_attr *a) {
+  if (a->type == TT_ATTR_STR) {
+    o = pb_kv_head(o, a, pb_len_field(a->v.s.len));
+    return pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
+  }
+  o = pb_kv_head(o, a, pb_any_size(a));
   switch (a->type) {
   case TT_ATTR_STR:
-    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
-    break;
+    break; /* above */
   case TT_ATTR_STR_ARRAY:
-    o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(n)));
-    o = pb_head(o, F_ARRAY_VALUES, pb_len_field(n));
-    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, n);
+    o = pb_head(o, F_ANY_ARRAY, pb_len_field(pb_len_field(a->v.s.len)));
+    o = pb_head(o, F_ARRAY_VALUES, pb_len_field(a->v.s.len));
+    o = pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);
     break;
   case TT_ATTR_INT:
     *o++ = TAG(F_ANY_INT, WT_VARINT);
@@ -624,57 +622,63 @@ static char *pb_attr(char *o, const struct tt_span *s, const struct tt_span_attr
   return o;
 }
 
-struct pb_span_lens {
-  size_t name, ts, msg, status, total;
-};
+/* A varint's most bytes, and a tag's and a length's. */
+#define PB_VARINT_MAX 10
+#define PB_HEAD_MAX (1 + PB_VARINT_MAX)
 
-/* The Span message's size (without its own tag and length). */
-static size_t pb_span_size(const struct tt_span *s, struct pb_span_lens *l) {
-  l->name = strlen(s->name);
-  l->ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
-  l->msg = s->status_message[0] ? strlen(s->status_message) : 0;
-  size_t n = pb_len_field(16) + pb_len_field(8) + pb_len_field(l->name) + 2 + 9 + 9;
-  if (l->ts)
-    n += pb_len_field(l->ts);
-  if (s->has_parent)
-    n += pb_len_field(8);
-  for (size_t i = 0; i < s->nattrs; i++)
-    n += pb_len_field(pb_kv_size(&s->attrs[i]));
-  if (s->dropped_attrs)
-    n += 1 + pb_varint_len(s->dropped_attrs);
-  l->status = (l->msg ? pb_len_field(l->msg) : 0) + (s->status ? 2 : 0);
-  n += pb_len_field(l->status);
-  l->total = n;
-  return n;
+/* The most bytes the Span message of s takes (an attribute's nesting is
+ * at most four tags and lengths and a 64-bit scalar). */
+static size_t pb_span_room(const struct tt_span *s, size_t name, size_t ts, size_t msg) {
+  return 4 * PB_HEAD_MAX + 16 + 8 + 8 + name + ts + msg + 2 + 9 + 9 + 1 + PB_VARINT_MAX +
+         2 * PB_HEAD_MAX + 2 + s->nattrs * (4 * PB_HEAD_MAX + PB_VARINT_MAX) + s->attr_bytes;
 }
 
-static char *pb_span(char *o, const struct tt_span *s, const struct pb_span_lens *l) {
-  o = pb_head(o, F_SS_SPANS, l->total);
+/* The Span message's fields at o, in one pass: each attribute's nested
+ * lengths are known from its own sizes, the Span's own length is written
+ * by the caller once the fields are. */
+static char *pb_span_fields(char *o, const struct tt_span *s, size_t name, size_t ts, size_t msg) {
   o = pb_bytes(o, F_SPAN_TRACE_ID, s->ctx.trace_id, 16);
   o = pb_bytes(o, F_SPAN_SPAN_ID, s->ctx.span_id, 8);
-  if (l->ts)
-    o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, l->ts);
+  if (ts)
+    o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, ts);
   if (s->has_parent)
     o = pb_bytes(o, F_SPAN_PARENT_SPAN_ID, s->parent_id, 8);
-  o = pb_bytes(o, F_SPAN_NAME, s->name, l->name);
+  o = pb_bytes(o, F_SPAN_NAME, s->name, name);
   *o++ = TAG(F_SPAN_KIND, WT_VARINT);
   *o++ = (char)s->kind;
   o = pb_fixed64(o, F_SPAN_START, s->start_unix_ns);
   o = pb_fixed64(o, F_SPAN_END, s->end_unix_ns);
   for (size_t i = 0; i < s->nattrs; i++)
-    o = pb_attr(o, s, &s->attrs[i]);
+    o = pb_attr(o, &s->attrs[i]);
   if (s->dropped_attrs) {
     *o++ = TAG(F_SPAN_DROPPED_ATTRIBUTES, WT_VARINT);
     o = pb_varint(o, s->dropped_attrs);
   }
-  o = pb_head(o, F_SPAN_STATUS, l->status);
-  if (l->msg)
-    o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, l->msg);
+  o = pb_head(o, F_SPAN_STATUS, (msg ? pb_len_field(msg) : 0) + (s->status ? 2 : 0));
+  if (msg)
+    o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, msg);
   if (s->status) {
     *o++ = TAG(F_STATUS_CODE, WT_VARINT);
     *o++ = (char)s->status;
   }
   return o;
+}
+
+/* ScopeSpans.spans: the Span field of s at o, which has room for
+ * pb_span_room + PB_HEAD_MAX bytes. Spans are mostly 128 bytes to 16 KB:
+ * the fields are written after a tag and a two-byte length, and moved
+ * when the length takes another size. */
+static char *pb_span(char *o, const struct tt_span *s, size_t name, size_t ts, size_t msg) {
+  char *fields = o + 3;
+  char *end = pb_span_fields(fields, s, name, ts, msg);
+  size_t n = (size_t)(end - fields);
+  size_t head = 1 + pb_varint_len(n);
+  if (head != 3) {
+    memmove(o + head, fields, n);
+    end = o + head + n;
+  }
+  pb_head(o, F_SS_SPANS, n);
+  return end;
 }
 
 /* The resource's attributes: service.name, service.version, the SDK's,
@@ -715,8 +719,15 @@ static char *pb_str_kv(char *o, int field, const char *key, const char *value) {
   return pb_bytes(o, F_ANY_STRING, value, vn);
 }
 
-int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
-                            size_t n, struct tt_buf *out) {
+/* ---- the encoder and batches ---- */
+
+int tt_otlp_encoder_init(struct tt_otlp_encoder *enc, const struct tt_otlp_resource *res,
+                         enum tt_otlp_protocol protocol) {
+  memset(enc, 0, sizeof(*enc));
+  enc->protocol = protocol;
+  tt_buf_init(&enc->pre, 0);
+  if (protocol == TT_OTLP_JSON)
+    return json_prefix(res, &enc->pre);
   struct pb_res_kv kv[PB_RES_MAX];
   size_t nkv = pb_res_kvs(res, kv);
   size_t resource = 0;
@@ -724,35 +735,148 @@ int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *
     resource += pb_len_field(pb_str_kv_size(kv[i].key, kv[i].value));
   const char *version = res ? res->service_version : NULL;
   size_t scope = pb_len_field(12) + (version ? pb_len_field(strlen(version)) : 0);
-  /* Each span's sizes are computed once when the batch fits here (the
-   * exporter's always does), twice otherwise. */
-  struct pb_span_lens local[512], l;
-  size_t spans_len = 0;
-  for (size_t i = 0; i < n; i++)
-    spans_len += pb_len_field(pb_span_size(spans[i], i < 512 ? &local[i] : &l));
-  size_t scope_spans = pb_len_field(scope) + spans_len;
-  size_t resource_spans = pb_len_field(resource) + pb_len_field(scope_spans);
-  size_t total = pb_len_field(resource_spans);
-  if (tt_buf_reserve(out, total) != 0)
+  size_t total = pb_len_field(resource) + pb_len_field(scope);
+  if (tt_buf_reserve(&enc->pre, total) != 0)
     return -1;
-  char *start = out->data + out->len, *o = start;
-  o = pb_head(o, F_REQ_RESOURCE_SPANS, resource_spans);
+  char *start = enc->pre.data, *o = start;
   o = pb_head(o, F_RS_RESOURCE, resource);
   for (size_t i = 0; i < nkv; i++)
     o = pb_str_kv(o, F_RES_ATTRIBUTES, kv[i].key, kv[i].value);
-  o = pb_head(o, F_RS_SCOPE_SPANS, scope_spans);
+  enc->resource_len = (size_t)(o - start);
   o = pb_head(o, F_SS_SCOPE, scope);
   o = pb_bytes(o, F_SCOPE_NAME, "tabletheoryd", 12);
   if (version)
     o = pb_bytes(o, F_SCOPE_VERSION, version, strlen(version));
-  for (size_t i = 0; i < n; i++) {
-    if (i >= 512)
-      pb_span_size(spans[i], &l);
-    o = pb_span(o, spans[i], i < 512 ? &local[i] : &l);
-  }
   if ((size_t)(o - start) != total)
     return -1; /* cannot happen: every size above is what is written */
-  out->len += total;
-  out->data[out->len] = '\0';
+  enc->pre.len = total;
+  enc->pre.data[total] = '\0';
+  /* The request's and the ScopeSpans' tags and lengths, the resource and
+   * the scope. */
+  enc->room = 2 * (1 + PB_VARINT_MAX) + total;
   return 0;
+}
+
+void tt_otlp_encoder_free(struct tt_otlp_encoder *enc) { tt_buf_free(&enc->pre); }
+
+void tt_otlp_batch_init(struct tt_otlp_batch *b) {
+  memset(b, 0, sizeof(*b));
+  tt_buf_init(&b->buf, 0);
+}
+
+void tt_otlp_batch_reset(struct tt_otlp_batch *b) {
+  tt_buf_reset(&b->buf);
+  b->n = 0;
+  b->body = 0;
+  b->sealed = false;
+}
+
+void tt_otlp_batch_free(struct tt_otlp_batch *b) {
+  tt_buf_free(&b->buf);
+  b->n = 0;
+  b->body = 0;
+  b->sealed = false;
+}
+
+/* What every request has before its first span: the JSON prefix, or the
+ * protobuf's reserved room. */
+static int batch_open(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b) {
+  if (b->buf.len != 0)
+    return 0;
+  if (enc->protocol == TT_OTLP_JSON)
+    return tt_buf_append(&b->buf, enc->pre.data, enc->pre.len);
+  if (tt_buf_reserve(&b->buf, enc->room) != 0)
+    return -1;
+  b->buf.len = enc->room; /* written when the batch is sealed */
+  b->buf.data[b->buf.len] = '\0';
+  return 0;
+}
+
+int tt_otlp_batch_add(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b,
+                      const struct tt_span *s) {
+  if (b->sealed || batch_open(enc, b) != 0)
+    return -1;
+  size_t before = b->buf.len;
+  int rc;
+  if (enc->protocol == TT_OTLP_JSON) {
+    rc = b->n ? tt_buf_append(&b->buf, ",", 1) : 0;
+    if (rc == 0)
+      rc = put_span(&b->buf, s);
+  } else {
+    size_t name = strlen(s->name);
+    size_t ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
+    size_t msg = s->status_message[0] ? strlen(s->status_message) : 0;
+    rc = tt_buf_reserve(&b->buf, PB_HEAD_MAX + pb_span_room(s, name, ts, msg));
+    if (rc == 0)
+      b->buf.len = (size_t)(pb_span(b->buf.data + b->buf.len, s, name, ts, msg) - b->buf.data);
+  }
+  if (rc != 0) {
+    b->buf.len = b->n ? before : 0; /* as it was */
+    if (b->buf.data)
+      b->buf.data[b->buf.len] = '\0';
+    return -1;
+  }
+  b->buf.data[b->buf.len] = '\0';
+  b->n++;
+  return 0;
+}
+
+int tt_otlp_batch_seal(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b) {
+  if (b->sealed)
+    return 0;
+  if (batch_open(enc, b) != 0)
+    return -1;
+  if (enc->protocol == TT_OTLP_JSON) {
+    if (PUT_LIT(&b->buf, "]}]}]}") != 0)
+      return -1;
+    b->body = 0;
+    b->sealed = true;
+    return 0;
+  }
+  size_t spans_len = b->buf.len - enc->room;
+  size_t scope_len = enc->pre.len - enc->resource_len;
+  size_t scope_spans = scope_len + spans_len;
+  size_t resource_spans = enc->resource_len + pb_len_field(scope_spans);
+  size_t head = 1 + pb_varint_len(resource_spans) + enc->resource_len + 1 +
+                pb_varint_len(scope_spans) + scope_len;
+  char *start = b->buf.data + (enc->room - head), *o = start;
+  o = pb_head(o, F_REQ_RESOURCE_SPANS, resource_spans);
+  memcpy(o, enc->pre.data, enc->resource_len);
+  o += enc->resource_len;
+  o = pb_head(o, F_RS_SCOPE_SPANS, scope_spans);
+  memcpy(o, enc->pre.data + enc->resource_len, scope_len);
+  o += scope_len;
+  if (o != b->buf.data + enc->room)
+    return -1; /* cannot happen: the head is what is written */
+  b->body = enc->room - head;
+  b->sealed = true;
+  return 0;
+}
+
+/* The n spans as one request appended to out, through a batch. */
+static int encode_with(const struct tt_otlp_resource *res, enum tt_otlp_protocol protocol,
+                       struct tt_span *const *spans, size_t n, struct tt_buf *out) {
+  struct tt_otlp_encoder enc;
+  struct tt_otlp_batch b;
+  tt_otlp_batch_init(&b);
+  int rc = tt_otlp_encoder_init(&enc, res, protocol);
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = tt_otlp_batch_add(&enc, &b, spans[i]);
+  if (rc == 0)
+    rc = tt_otlp_batch_seal(&enc, &b);
+  if (rc == 0)
+    rc = tt_buf_append(out, b.buf.data + b.body, b.buf.len - b.body);
+  tt_otlp_batch_free(&b);
+  tt_otlp_encoder_free(&enc);
+  return rc ? -1 : 0;
+}
+
+int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
+                   struct tt_buf *out) {
+  return encode_with(res, TT_OTLP_JSON, spans, n, out);
+}
+
+int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
+                            size_t n, struct tt_buf *out) {
+  return encode_with(res, TT_OTLP_PROTOBUF, spans, n, out);
 }

@@ -57,8 +57,50 @@ enum tt_otlp_protocol { TT_OTLP_PROTOBUF = 0, TT_OTLP_JSON };
  * (grpc included: the exporter speaks OTLP/HTTP only). */
 int tt_otlp_protocol_parse(const char *s, enum tt_otlp_protocol *out);
 
+/* What every request of an exporter repeats, encoded once: the resource
+ * and scope (protobuf: their fields; JSON: the text up to the spans). */
+struct tt_otlp_encoder {
+  enum tt_otlp_protocol protocol;
+  struct tt_buf pre;   /* protobuf: Resource field, then the scope field; JSON: the prefix */
+  size_t resource_len; /* protobuf: bytes of pre that are the Resource field */
+  size_t room;         /* protobuf: bytes a batch reserves in front of its spans */
+};
+
+/* Encodes res (copied: it may go away) for protocol. Returns 0 or -1
+ * (memory); free it with tt_otlp_encoder_free either way. */
+int tt_otlp_encoder_init(struct tt_otlp_encoder *enc, const struct tt_otlp_resource *res,
+                         enum tt_otlp_protocol protocol);
+void tt_otlp_encoder_free(struct tt_otlp_encoder *enc);
+
+/* A request being built a span at a time: each span is encoded when it is
+ * added (the span can be released then), so a batch holds bytes, not
+ * spans. Protobuf lengths come first, so the resource and the outer
+ * lengths are written in front of the spans when the batch is sealed,
+ * into room reserved there: the body is then one piece, never copied. */
+struct tt_otlp_batch {
+  struct tt_buf buf;
+  size_t n;    /* spans added */
+  size_t body; /* once sealed: where the request starts in buf */
+  bool sealed;
+};
+
+void tt_otlp_batch_init(struct tt_otlp_batch *b);
+
+/* Appends span s. Returns 0, or -1 (memory) with the batch as it was. */
+int tt_otlp_batch_add(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b,
+                      const struct tt_span *s);
+
+/* Completes the request (no span may be added after): its bytes are
+ * buf.data + body up to buf.len. A batch without spans is a request
+ * without spans. Returns 0 or -1 (memory). */
+int tt_otlp_batch_seal(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b);
+
+/* Empties the batch, keeping its storage. */
+void tt_otlp_batch_reset(struct tt_otlp_batch *b);
+void tt_otlp_batch_free(struct tt_otlp_batch *b);
+
 /* Appends one ExportTraceServiceRequest holding the n spans to out, as
- * OTLP/JSON. Returns 0 or -1 (the buffer's cap). */
+ * OTLP/JSON (the batch's encoding, in one call). Returns 0 or -1 (the buffer's cap). */
 int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
                    struct tt_buf *out);
 

@@ -26,9 +26,10 @@ static struct {
   size_t nspare;
 } tracer;
 
-/* An exported batch (at most 512 spans) and as many queued behind it come
- * back whole: at most ~2.5 MB kept while tracing is on. */
-#define SPARE_SPANS 1024
+/* The exporter encodes a span when it ends and releases it at once, so
+ * only the requests in flight hold spans (two each, more for fan-outs):
+ * at most ~650 KB kept while tracing is on. */
+#define SPARE_SPANS 256
 
 /* Span text goes out as protobuf strings or JSON text, both UTF-8 only:
  * text that is not (a backend's error type is whatever it sent) has its
@@ -48,8 +49,13 @@ static inline void keep_utf8(char *s, size_t n) {
     memcpy(&x, s + i, 8);
     any |= x;
   }
-  for (; i < n; i++)
-    any |= (unsigned char)s[i];
+  if (i < n && n >= 8) {
+    memcpy(&x, s + n - 8, 8); /* the tail, in the word that ends the text */
+    any |= x;
+  } else {
+    for (; i < n; i++)
+      any |= (unsigned char)s[i];
+  }
   if (any & 0x8080808080808080ULL)
     scrub_utf8(s, n);
 }
@@ -115,15 +121,25 @@ const char tt_hex_pairs[513] =
   "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
   "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
+/* Eight bytes as sixteen hex digits, unrolled: a load and a store a byte. */
+static inline void hex8(const uint8_t *b, char *out) {
+  memcpy(out, tt_hex_pairs + 2 * b[0], 2);
+  memcpy(out + 2, tt_hex_pairs + 2 * b[1], 2);
+  memcpy(out + 4, tt_hex_pairs + 2 * b[2], 2);
+  memcpy(out + 6, tt_hex_pairs + 2 * b[3], 2);
+  memcpy(out + 8, tt_hex_pairs + 2 * b[4], 2);
+  memcpy(out + 10, tt_hex_pairs + 2 * b[5], 2);
+  memcpy(out + 12, tt_hex_pairs + 2 * b[6], 2);
+  memcpy(out + 14, tt_hex_pairs + 2 * b[7], 2);
+}
+
 void tt_traceparent_format(const struct tt_trace_ctx *c, char out[TT_TRACEPARENT_LEN + 1]) {
   memcpy(out, "00-", 3);
-  tt_trace_hex(c->trace_id, 16, out + 3);
+  hex8(c->trace_id, out + 3);
+  hex8(c->trace_id + 8, out + 19);
   out[35] = '-';
-  tt_trace_hex(c->span_id, 8, out + 36);
-  out[52] = '-';
-  uint8_t f = c->flags & TT_TRACE_FLAG_SAMPLED;
-  tt_trace_hex(&f, 1, out + 53);
-  out[55] = '\0';
+  hex8(c->span_id, out + 36);
+  memcpy(out + 52, (c->flags & TT_TRACE_FLAG_SAMPLED) ? "-01" : "-00", 4);
 }
 
 static bool key_char(char c) {
@@ -360,9 +376,13 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
   s->nattrs = 0;
   s->key_lens = 0;
   s->dropped_attrs = 0;
+  s->attr_bytes = 0;
   s->strs_len = 0;
   s->kind = kind;
-  tt_span_set_name(s, name);
+  if (name[0])
+    tt_span_set_name(s, name);
+  else
+    s->name[0] = '\0'; /* a server span, named when it ends */
   s->start_unix_ns = unix_ns();
   tracer.live++;
   return s;
@@ -403,47 +423,45 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
   return s;
 }
 
+/* A sampled span of trace `trace_id` with a new span id, a child of
+ * `parent_id` (NULL: a root); NULL while paused (counted) or out of
+ * memory. */
+static struct tt_span *sampled_span(const char *name, enum tt_span_kind kind,
+                                    const uint8_t *trace_id, const uint8_t *parent_id) {
+  if (tracer.paused) {
+    tracer.paused_spans++;
+    return NULL;
+  }
+  struct tt_span *s = span_new(name, kind);
+  if (s == NULL)
+    return NULL;
+  memcpy(s->ctx.trace_id, trace_id, 16);
+  random_id(s->ctx.span_id, 8);
+  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
+  s->ctx.valid = true;
+  if (parent_id) {
+    memcpy(s->parent_id, parent_id, 8);
+    s->has_parent = true;
+  }
+  return s;
+}
+
 struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
                               enum tt_span_kind kind) {
   if (!tracer.on || parent == NULL || !parent->valid ||
       !(parent->flags & TT_TRACE_FLAG_SAMPLED))
     return NULL;
-  if (tracer.paused) {
-    tracer.paused_spans++;
-    return NULL;
-  }
-  struct tt_span *s = span_new(name, kind);
-  if (s == NULL)
-    return NULL;
-  memcpy(s->ctx.trace_id, parent->trace_id, 16);
-  random_id(s->ctx.span_id, 8);
-  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
-  s->ctx.valid = true;
-  memcpy(s->parent_id, parent->span_id, 8);
-  s->has_parent = true;
-  return s;
+  return sampled_span(name, kind, parent->trace_id, parent->span_id);
 }
 
 struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   if (!tracer.on)
     return NULL;
-  struct tt_trace_ctx ctx;
-  memset(&ctx, 0, sizeof(ctx));
-  random_id(ctx.trace_id, 16);
-  if (!tt_sampler_should_sample(&tracer.sampler, NULL, ctx.trace_id))
+  uint8_t trace_id[16];
+  random_id(trace_id, 16);
+  if (!tt_sampler_should_sample(&tracer.sampler, NULL, trace_id))
     return NULL;
-  if (tracer.paused) {
-    tracer.paused_spans++;
-    return NULL;
-  }
-  struct tt_span *s = span_new(name, kind);
-  if (s == NULL)
-    return NULL;
-  s->ctx = ctx;
-  random_id(s->ctx.span_id, 8);
-  s->ctx.flags = TT_TRACE_FLAG_SAMPLED;
-  s->ctx.valid = true;
-  return s;
+  return sampled_span(name, kind, trace_id, NULL);
 }
 
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
@@ -456,9 +474,7 @@ void tt_span_set_name(struct tt_span *span, const char *name) {
   }
 }
 
-struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t n) {
-  /* Keys of a span mostly differ in length: a length no key has is new
-   * without a look at the others. */
+struct tt_span_attr *tt_span_attr_find(struct tt_span *span, const char *key, size_t n) {
   uint64_t bit = (uint64_t)1 << (n & 63);
   if (span->key_lens & bit) {
     for (size_t i = 0; i < span->nattrs; i++) {
@@ -475,6 +491,7 @@ struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, si
   a->key = key;
   a->key_len = n;
   span->key_lens |= bit;
+  span->attr_bytes += (uint32_t)n;
   return a;
 }
 
@@ -496,6 +513,7 @@ void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, cons
   a->v.s.p = copy;
   a->v.s.len = (uint32_t)n;
   span->strs_len += n;
+  span->attr_bytes += (uint32_t)n;
 }
 
 void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
@@ -508,15 +526,19 @@ void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, c
   a->type = TT_ATTR_STR;
   a->v.s.p = value;
   a->v.s.len = (uint32_t)n;
+  span->attr_bytes += (uint32_t)n;
 }
 
 void tt_span_status(struct tt_span *span, enum tt_span_status status, const char *message) {
   if (span == NULL)
     return;
   span->status = status;
+  if (message == NULL || status != TT_SPAN_ERROR) {
+    span->status_message[0] = '\0';
+    return;
+  }
   keep_utf8(span->status_message,
-            tt_text_copy(span->status_message, sizeof(span->status_message),
-                      message && status == TT_SPAN_ERROR ? message : ""));
+            tt_text_copy(span->status_message, sizeof(span->status_message), message));
 }
 
 const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_attr *a,

@@ -119,6 +119,8 @@ struct tt_span {
   size_t nattrs;
   uint64_t key_lens; /* bit (length % 64) of every attribute key's length */
   uint32_t dropped_attrs;
+  uint32_t attr_bytes; /* the attributes' keys and string values, at most (an
+                        * overwritten value still counts): room to encode */
   struct tt_span_attr attrs[TT_SPAN_MAX_ATTRS];
   size_t strs_len;
   char strs[TT_SPAN_STRS];
@@ -174,9 +176,26 @@ const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
 
 void tt_span_set_name(struct tt_span *span, const char *name);
 
+/* tt_span_attr_slot's path when an attribute's key has key_len's length
+ * (maybe the same key: overwritten) or the span is full. */
+struct tt_span_attr *tt_span_attr_find(struct tt_span *span, const char *key, size_t key_len);
+
 /* The attribute `key` (key_len bytes) of span, new or to overwrite (the
- * last value wins); NULL when the span has no room left (counted). */
-struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key, size_t key_len);
+ * last value wins); NULL when the span has no room left (counted). Keys
+ * of a span mostly differ in length: a length no key has is a new slot,
+ * taken inline without a look at the others. */
+static inline struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const char *key,
+                                                     size_t key_len) {
+  uint64_t bit = (uint64_t)1 << (key_len & 63);
+  if ((span->key_lens & bit) || span->nattrs == TT_SPAN_MAX_ATTRS)
+    return tt_span_attr_find(span, key, key_len);
+  struct tt_span_attr *a = &span->attrs[span->nattrs++];
+  a->key = key;
+  a->key_len = key_len;
+  span->key_lens |= bit;
+  span->attr_bytes += (uint32_t)key_len;
+  return a;
+}
 
 /* A string value of n bytes, copied into the span. */
 void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,

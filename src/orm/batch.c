@@ -17,6 +17,7 @@
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "orm/unique.h"
+#include "util/hash.h"
 #include "value/codec_ddb.h"
 
 /* Unprocessed work is not retried when the backoff would end closer than
@@ -38,15 +39,6 @@ struct keymap {
   size_t cap; /* a power of two */
 };
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 static int keymap_init(struct keymap *km, size_t n) {
   km->cap = 16;
   while (km->cap < n * 2)
@@ -63,7 +55,7 @@ static void keymap_free(struct keymap *km) {
 }
 
 static struct kslot *keymap_slot(const struct keymap *km, const char *text, size_t len) {
-  size_t i = (size_t)fnv1a(text, len) & (km->cap - 1);
+  size_t i = (size_t)tt_fnv1a(text, len) & (km->cap - 1);
   for (;;) {
     struct kslot *s = &km->slots[i];
     if (s->text == NULL || (s->len == len && memcmp(s->text, text, len) == 0))
@@ -126,6 +118,11 @@ struct chunk {
   struct tt_client_call call; /* its rounds, one after another */
   struct tt_sleep_op sleep;
   struct tt_span *span; /* the chunk's span, over its rounds; NULL when not traced */
+  /* The round's typed request: its pending entries, borrowing the keys
+   * and items of the requests. */
+  struct tt_ddb_batch_request req;
+  struct tt_ddb_batch_table table;
+  struct tt_ddb_batch_entry *entries;
 };
 
 struct tt_orm_batch_state {
@@ -141,7 +138,7 @@ struct tt_orm_batch_state {
   const json_t *select;
   bool consistent;
   char *projection;
-  json_t *proj_names;
+  struct tt_av proj_names; /* M; NULL-typed or empty when none */
   struct tt_av *found; /* per request; NULL-typed when missing */
   /* outcome */
   size_t processed;
@@ -179,8 +176,11 @@ static void state_free(struct tt_orm_batch_state *st) {
   tt_buf_free(&st->scratch);
   free(st->projection);
   st->projection = NULL;
-  json_decref(st->proj_names);
-  st->proj_names = NULL;
+  tt_av_free(&st->proj_names);
+  for (size_t i = 0; st->chunks && i < st->nchunks; i++) {
+    free(st->chunks[i].entries);
+    st->chunks[i].entries = NULL;
+  }
   json_decref(st->first_details);
   st->first_details = NULL;
 }
@@ -319,17 +319,11 @@ static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err)
   }
   if (tt_expr_build_projection(b, paths, "select", &st->projection, err) != 0)
     goto done;
-  struct tt_av names, values;
-  if (tt_expr_builder_take(b, &names, &values, err) != 0)
+  struct tt_av values;
+  if (tt_expr_builder_take(b, &st->proj_names, &values, err) != 0)
     goto done;
-  st->proj_names = json_object();
-  for (size_t i = 0; st->proj_names && i < names.len; i++)
-    json_object_set_new(st->proj_names, names.u.members[i].name,
-                        json_stringn(names.u.members[i].value.u.bytes,
-                                     names.u.members[i].value.len));
-  tt_av_free(&names);
   tt_av_free(&values);
-  rc = st->proj_names ? 0 : oom(err);
+  rc = 0;
 done:
   json_decref(paths);
   tt_expr_builder_free(b);
@@ -473,41 +467,29 @@ static void chunk_done(struct chunk *ch) {
     finish_all(st);
 }
 
-static json_t *chunk_request(struct chunk *ch) {
+/* The typed request of the chunk's round: its pending requests. Returns
+ * 0 or -1 (memory). */
+static int chunk_request(struct chunk *ch) {
   struct tt_orm_batch_state *st = ch->st;
-  const struct tt_model *m = st->op->ctx.model;
-  json_t *list = json_array();
-  json_t *req = NULL;
-  if (list == NULL)
-    return NULL;
+  free(ch->entries);
+  ch->entries = calloc(ch->npending ? ch->npending : 1, sizeof(*ch->entries));
+  if (ch->entries == NULL)
+    return -1;
   for (size_t i = 0; i < ch->npending; i++) {
     const struct breq *r = &st->reqs[ch->pending[i]];
-    json_t *e;
-    if (!st->op->write)
-      e = tt_ddb_item_to_json(&r->key);
-    else if (r->is_put)
-      e = json_pack("{s:{s:o*}}", "PutRequest", "Item", tt_ddb_item_to_json(&r->item));
-    else
-      e = json_pack("{s:{s:o*}}", "DeleteRequest", "Key", tt_ddb_item_to_json(&r->key));
-    if (e == NULL || json_array_append_new(list, e) != 0) {
-      json_decref(list);
-      return NULL;
-    }
+    ch->entries[i].put = st->op->write && r->is_put;
+    ch->entries[i].value = ch->entries[i].put ? &r->item : &r->key;
   }
-  if (st->op->write) {
-    req = json_pack("{s:{s:o}}", "RequestItems", m->table, list);
-  } else {
-    json_t *spec = json_pack("{s:o}", "Keys", list);
-    if (spec && st->consistent)
-      json_object_set_new(spec, "ConsistentRead", json_true());
-    if (spec && st->projection) {
-      json_object_set_new(spec, "ProjectionExpression", json_string(st->projection));
-      if (json_object_size(st->proj_names))
-        json_object_set(spec, "ExpressionAttributeNames", st->proj_names);
-    }
-    req = spec ? json_pack("{s:{s:o}}", "RequestItems", m->table, spec) : NULL;
+  ch->table = (struct tt_ddb_batch_table){.table = st->op->ctx.model->table};
+  if (!st->op->write) {
+    ch->table.consistent_read = st->consistent;
+    ch->table.projection = st->projection;
+    if (st->projection && st->proj_names.type == TT_AV_M && st->proj_names.len)
+      ch->table.names = &st->proj_names;
   }
-  return req;
+  ch->req = (struct tt_ddb_batch_request){
+      .tables = &ch->table, .n_tables = 1, .entries = ch->entries, .n_entries = ch->npending};
+  return 0;
 }
 
 static void chunk_cb(struct tt_client_call *call);
@@ -515,7 +497,7 @@ static void chunk_cb(struct tt_client_call *call);
 static void start_chunk(struct chunk *ch) {
   struct tt_orm_batch_state *st = ch->st;
   struct tt_orm_batch_op *op = st->op;
-  json_t *req = chunk_request(ch);
+  int built = chunk_request(ch);
   struct tt_client_call *call = &ch->call;
   call->request_id = op->ctx.request_id;
   call->model = op->ctx.model->name;
@@ -532,7 +514,9 @@ static void start_chunk(struct chunk *ch) {
   struct tt_trace_ctx outer = join->trace;
   if (ch->span)
     join->trace = ch->span->ctx;
-  int started = tt_client_start(op->ctx.orm->client, join, call, dop, req, chunk_cb, ch);
+  /* Without its request (out of memory) the start is refused. */
+  int started = tt_client_start_batch(op->ctx.orm->client, join, call, dop,
+                                      built == 0 ? &ch->req : NULL, chunk_cb, ch);
   join->trace = outer;
   if (started != 0)
     chunk_cb(call); /* refused: the chunk fails as its completion would */
@@ -553,56 +537,32 @@ static void chunk_failed(struct tt_orm_batch_state *st, const struct tt_backend_
   tt_join_cancel(st->op->ctx.join);
 }
 
-/* Marks the requests of `resp` that came back unprocessed; every other
- * pending request is done. Returns 0 or -1 (an answer we cannot match). */
-static int settle(struct chunk *ch, const json_t *resp) {
+/* Marks the requests that came back unprocessed; every other pending
+ * request is done; the items read are kept (moved out of r). Returns 0 or
+ * -1 (an answer we cannot match). */
+static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
   struct tt_orm_batch_state *st = ch->st;
   const struct tt_model *m = st->op->ctx.model;
   struct tt_error err;
-  const json_t *left;
   bool *keep = calloc(ch->npending ? ch->npending : 1, sizeof(bool));
   if (keep == NULL)
     return -1;
   int rc = -1;
-  if (st->op->write) {
-    left = json_object_get(json_object_get(resp, "UnprocessedItems"), m->table);
-  } else {
-    left = json_object_get(json_object_get(json_object_get(resp, "UnprocessedKeys"), m->table),
-                           "Keys");
-    size_t i;
-    json_t *raw;
-    json_array_foreach(json_object_get(json_object_get(resp, "Responses"), m->table), i, raw) {
-      struct tt_av item, key;
-      if (tt_ddb_item_from_json(raw, "Responses", &item, &err) != 0)
-        goto done;
-      long at = tt_orm_key_of_item(m, &item, NULL, &key, &err) == 0
-                    ? keymap_find(&st->keys, &key, &st->scratch)
-                    : -1;
-      tt_av_free(&key);
-      if (at < 0) {
-        tt_av_free(&item);
-        goto done;
-      }
-      tt_av_free(&st->found[at]);
-      st->found[at] = item;
-    }
-  }
-  size_t i;
-  json_t *e;
-  json_array_foreach(left, i, e) {
-    const json_t *src = e;
-    const char *path = "UnprocessedKeys";
-    if (st->op->write) {
-      const json_t *put = json_object_get(e, "PutRequest");
-      src = put ? json_object_get(put, "Item")
-                : json_object_get(json_object_get(e, "DeleteRequest"), "Key");
-      path = "UnprocessedItems";
-    }
-    struct tt_av v, key;
-    if (tt_ddb_item_from_json(src, path, &v, &err) != 0)
+  for (size_t i = 0; !st->op->write && i < r->n_items; i++) {
+    struct tt_av key;
+    long at = tt_orm_key_of_item(m, &r->items[i].value, NULL, &key, &err) == 0
+                  ? keymap_find(&st->keys, &key, &st->scratch)
+                  : -1;
+    tt_av_free(&key);
+    if (at < 0)
       goto done;
-    int krc = tt_orm_key_of_item(m, &v, NULL, &key, &err);
-    tt_av_free(&v);
+    tt_av_free(&st->found[at]);
+    st->found[at] = r->items[i].value;
+    memset(&r->items[i].value, 0, sizeof(r->items[i].value));
+  }
+  for (size_t i = 0; i < r->n_left; i++) {
+    struct tt_av key;
+    int krc = tt_orm_key_of_item(m, &r->left[i].value, NULL, &key, &err);
     long at = krc == 0 ? keymap_find(&st->keys, &key, &st->scratch) : -1;
     tt_av_free(&key);
     if (at < 0)
@@ -665,7 +625,7 @@ static void chunk_cb(struct tt_client_call *call) {
     chunk_done(ch);
     return;
   }
-  if (settle(ch, call->bc.response) != 0) {
+  if (settle(ch, &call->bc.batch_out) != 0) {
     struct tt_backend_error e;
     memset(&e, 0, sizeof(e));
     tt_backend_error_set(&e, "InternalFailure", 500,
@@ -875,15 +835,8 @@ static void found_opened_cb(void *arg, const struct tt_error *err) {
   finish_all(st);
 }
 
-static int batch_start_run(struct tt_orm_batch_op *op);
-
-int tt_orm_batch_start(struct tt_orm_batch_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  batch_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int batch_start_run(struct tt_orm_batch_op *op) {
+static int batch_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_batch_op *op = (struct tt_orm_batch_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
@@ -921,4 +874,8 @@ static int batch_start_run(struct tt_orm_batch_op *op) {
   }
   run_chunks(st);
   return 0;
+}
+
+int tt_orm_batch_start(struct tt_orm_batch_op *op) {
+  return tt_orm_ctx_start(&op->ctx, batch_start_run);
 }

@@ -142,6 +142,10 @@ struct tt_orm_ctx {
 void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
 int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
 
+/* The same around `run` (the operation's work; its return value is not
+ * used): enter, run(ctx), and what leave says. */
+int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx));
+
 /* Starts the next backend call of an operation (request stolen) on
  * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
  * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
@@ -164,11 +168,8 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
                         struct tt_error *err);
 
-/* Moves an expression builder's ExpressionAttributeNames/Values into the
- * DynamoDB request `req` (members left out when empty). Returns 0 or -1. */
-int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err);
-
-/* The same for a typed request: the maps move into *names and *values
+/* Moves an expression builder's ExpressionAttributeNames/Values into a
+ * typed request: the maps move into *names and *values
  * (the caller's, freed by it) and *names_ref / *values_ref point at them,
  * or are NULL when a map is empty. Returns 0 or -1. */
 int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,

@@ -139,6 +139,12 @@ int tt_orm_ctx_leave(struct tt_orm_ctx *ctx) {
   return ctx->settled ? -1 : 0;
 }
 
+int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx)) {
+  tt_orm_ctx_enter(ctx);
+  run(ctx);
+  return tt_orm_ctx_leave(ctx);
+}
+
 /* Starts ctx->call; see tt_orm_call. */
 static int call_start(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
                       const struct tt_ddb_item_request *item, tt_client_done_cb cb) {
@@ -237,24 +243,5 @@ int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, str
     return -1;
   *names_ref = names->len ? names : NULL;
   *values_ref = values->len ? values : NULL;
-  return 0;
-}
-
-int tt_orm_attach_placeholders(struct tt_expr_builder *b, json_t *req, struct tt_error *err) {
-  struct tt_av names, values;
-  if (tt_expr_builder_take(b, &names, &values, err) != 0)
-    return -1;
-  if (names.len) {
-    json_t *o = json_object();
-    for (size_t i = 0; i < names.len; i++)
-      json_object_set_new(o, names.u.members[i].name,
-                          json_stringn(names.u.members[i].value.u.bytes,
-                                       names.u.members[i].value.len));
-    json_object_set_new(req, "ExpressionAttributeNames", o);
-  }
-  if (values.len)
-    json_object_set_new(req, "ExpressionAttributeValues", tt_ddb_item_to_json(&values));
-  tt_av_free(&names);
-  tt_av_free(&values);
   return 0;
 }

@@ -529,14 +529,6 @@ static void ensure_described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, st);
 }
 
-static int table_ensure_run(struct tt_orm_ctx *ctx);
-
-int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
-  tt_orm_ctx_enter(ctx);
-  table_ensure_run(ctx);
-  return tt_orm_ctx_leave(ctx);
-}
-
 static int table_ensure_run(struct tt_orm_ctx *ctx) {
   ctx->step = 0;
   ctx->result->http_status = 0;
@@ -553,6 +545,10 @@ static int table_ensure_run(struct tt_orm_ctx *ctx) {
   return 0;
 }
 
+int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
+  return tt_orm_ctx_start(ctx, table_ensure_run);
+}
+
 /* ---- describe and delete ------------------------------------------------- */
 
 static void described(struct tt_client_call *call) {
@@ -566,18 +562,14 @@ static void described(struct tt_client_call *call) {
   answer_described(ctx, call->bc.response, NULL);
 }
 
-static int table_describe_run(struct tt_orm_ctx *ctx);
-
-int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
-  tt_orm_ctx_enter(ctx);
-  table_describe_run(ctx);
-  return tt_orm_ctx_leave(ctx);
-}
-
 static int table_describe_run(struct tt_orm_ctx *ctx) {
   start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
              described);
   return 0;
+}
+
+int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
+  return tt_orm_ctx_start(ctx, table_describe_run);
 }
 
 /* ---- delete: DeleteTable, then wait until it is gone ------------------------ */
@@ -645,14 +637,6 @@ static void deleted(struct tt_client_call *call) {
              gone_checked);
 }
 
-static int table_delete_run(struct tt_orm_ctx *ctx);
-
-int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
-  tt_orm_ctx_enter(ctx);
-  table_delete_run(ctx);
-  return tt_orm_ctx_leave(ctx);
-}
-
 static int table_delete_run(struct tt_orm_ctx *ctx) {
   if (!ctx->orm->allow_table_delete) {
     struct tt_error e;
@@ -665,4 +649,8 @@ static int table_delete_run(struct tt_orm_ctx *ctx) {
   start_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
              deleted);
   return 0;
+}
+
+int tt_orm_table_delete(struct tt_orm_ctx *ctx) {
+  return tt_orm_ctx_start(ctx, table_delete_run);
 }

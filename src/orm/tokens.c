@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/hash.h"
 #include "value/json_exact.h"
 
 struct token_entry {
@@ -27,15 +28,6 @@ struct tt_orm_tokens {
   struct token_entry *head, *tail;
 };
 
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 int tt_orm_tokens_hash(const json_t *body, uint64_t *out) {
   struct tt_buf canon;
   tt_buf_init(&canon, 0);
@@ -43,13 +35,13 @@ int tt_orm_tokens_hash(const json_t *body, uint64_t *out) {
     tt_buf_free(&canon);
     return -1;
   }
-  *out = fnv1a(canon.data, canon.len);
+  *out = tt_fnv1a(canon.data, canon.len);
   tt_buf_free(&canon);
   return 0;
 }
 
 static size_t bucket_of(const struct tt_orm_tokens *t, const char *token) {
-  return (size_t)fnv1a(token, strlen(token)) & (t->nbuckets - 1);
+  return (size_t)tt_fnv1a(token, strlen(token)) & (t->nbuckets - 1);
 }
 
 static struct token_entry *find(const struct tt_orm_tokens *t, const char *token) {
@@ -89,7 +81,7 @@ static int grow(struct tt_orm_tokens *t) {
     struct token_entry *e = t->buckets[i];
     while (e) {
       struct token_entry *next = e->hnext;
-      size_t k = (size_t)fnv1a(e->token, strlen(e->token)) & (nb - 1);
+      size_t k = (size_t)tt_fnv1a(e->token, strlen(e->token)) & (nb - 1);
       e->hnext = b[k];
       b[k] = e;
       e = next;

@@ -6,24 +6,8 @@
 
 static void txn_go(struct tt_orm_txn_state *st);
 
-static void sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL) {
-    txn_fail(st, err);
-    return;
-  }
-  txn_go(st);
-}
-
-static int txn_start_run(struct tt_orm_txn_op *op);
-
-int tt_orm_txn_start(struct tt_orm_txn_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  txn_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int txn_start_run(struct tt_orm_txn_op *op) {
+static int txn_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   const json_t *body = op->body;
@@ -87,7 +71,7 @@ static int txn_start_run(struct tt_orm_txn_op *op) {
     goto bad;
   if (!st->get && st->sealing) {
     /* Values of encrypted attributes get their envelopes first. */
-    if (txn_seal_actions(st, sealed_cb, &err) != 0)
+    if (txn_seal_actions(st, txn_go, &err) != 0)
       goto bad;
     return 0;
   }
@@ -98,18 +82,20 @@ bad:
   return 0;
 }
 
+int tt_orm_txn_start(struct tt_orm_txn_op *op) {
+  return tt_orm_ctx_start(&op->ctx, txn_start_run);
+}
+
 static void txn_go(struct tt_orm_txn_state *st) {
   struct tt_error err;
   /* Compile everything once before any I/O, so that a bad condition or
    * update in item 57 is refused before item 0 is touched. */
-  json_t *req = NULL;
-  if (txn_build_request(st, false, &req, &err) != 0)
+  if (txn_build_request(st, false, &err) != 0)
     goto bad;
   if (st->get) {
-    txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, req, txn_get_cb);
+    txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, &st->plan.req, txn_get_cb);
     return;
   }
-  json_decref(req);
   /* Remembered only once the request is valid and about to be sent: a
    * refused body never binds its token. */
   if (st->token) {

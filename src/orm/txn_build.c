@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* txn_build.c -- actions to the DynamoDB request: each action's
+/* txn_build.c -- actions to the typed transaction request: each action's
  * Put/Update/Delete/ConditionCheck/Get with its condition, the guard
  * actions of unique attributes, and the limits of one transaction. */
 #include "orm/txn_internal.h"
@@ -80,96 +80,137 @@ static int build_condition(struct action *a, struct tt_expr_builder *b, struct t
   return 0;
 }
 
-static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapshot, json_t **out,
+struct tt_ddb_txn_step *txn_plan_add(struct txn_plan *plan, enum tt_ddb_txn_kind kind,
+                                     const char *table, struct txn_own **own) {
+  size_t n = plan->req.n_steps;
+  if (n == plan->cap) {
+    size_t cap = plan->cap ? 2 * plan->cap : 8;
+    struct tt_ddb_txn_step *s = realloc(plan->steps, cap * sizeof(*s));
+    if (s == NULL)
+      return NULL;
+    plan->steps = s;
+    struct txn_own *o = realloc(plan->own, cap * sizeof(*o));
+    if (o == NULL)
+      return NULL;
+    plan->own = o;
+    plan->cap = cap;
+  }
+  struct tt_ddb_txn_step *s = &plan->steps[n];
+  memset(s, 0, sizeof(*s));
+  memset(&plan->own[n], 0, sizeof(plan->own[n]));
+  s->kind = kind;
+  s->r.table = table;
+  *own = &plan->own[n];
+  plan->req.steps = plan->steps;
+  plan->req.n_steps = n + 1;
+  return s;
+}
+
+void txn_plan_free(struct txn_plan *plan) {
+  for (size_t i = 0; i < plan->req.n_steps; i++) {
+    struct txn_own *o = &plan->own[i];
+    free(o->condition);
+    free(o->update);
+    free(o->projection);
+    tt_av_free(&o->names);
+    tt_av_free(&o->values);
+  }
+  free(plan->steps);
+  free(plan->own);
+  memset(plan, 0, sizeof(*plan));
+}
+
+static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapshot,
                       struct tt_error *err) {
+  static const enum tt_ddb_txn_kind kinds[] = {
+      [K_CREATE] = TT_DDB_TXN_PUT,    [K_PUT] = TT_DDB_TXN_PUT,
+      [K_UPDATE] = TT_DDB_TXN_UPDATE, [K_DELETE] = TT_DDB_TXN_DELETE,
+      [K_CHECK] = TT_DDB_TXN_CONDITION_CHECK, [K_GET] = TT_DDB_TXN_GET};
+  struct txn_own *own;
+  struct tt_ddb_txn_step *s = txn_plan_add(&st->plan, kinds[a->kind], a->m->table, &own);
   struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, a->m);
   struct tt_buf c;
   tt_buf_init(&c, 0);
-  char *upd = NULL;
   int rc = -1;
-  json_t *body = json_pack("{s:s}", "TableName", a->m->table);
-  const char *wrapper = "Get";
-  if (b == NULL || body == NULL) {
+  if (b == NULL || s == NULL) {
     oom(err);
     goto done;
   }
-  switch (a->kind) {
-  case K_CREATE:
-  case K_PUT:
-    wrapper = "Put";
-    json_object_set_new(body, "Item", tt_ddb_item_to_json(&a->item));
-    break;
-  case K_UPDATE:
-    wrapper = "Update";
-    if (tt_orm_update_expression(a->m, b, &a->upd, a->upsert, st->now, a->field, &upd, err) != 0)
+  if (s->kind == TT_DDB_TXN_PUT)
+    s->r.item = &a->item;
+  else
+    s->r.key = &a->key;
+  if (a->kind == K_UPDATE &&
+      tt_orm_update_expression(a->m, b, &a->upd, a->upsert, st->now, a->field, &own->update,
+                               err) != 0)
+    goto done;
+  s->r.update = own->update;
+  if (a->kind == K_GET && a->select) {
+    char f[160];
+    subfield(a, "select", f, sizeof(f));
+    if (tt_expr_build_projection(b, a->select, f, &own->projection, err) != 0)
       goto done;
-    json_object_set_new(body, "Key", tt_ddb_item_to_json(&a->key));
-    json_object_set_new(body, "UpdateExpression", json_string(upd));
-    break;
-  case K_DELETE:
-    wrapper = "Delete";
-    json_object_set_new(body, "Key", tt_ddb_item_to_json(&a->key));
-    break;
-  case K_CHECK:
-    wrapper = "ConditionCheck";
-    json_object_set_new(body, "Key", tt_ddb_item_to_json(&a->key));
-    break;
-  case K_GET:
-    json_object_set_new(body, "Key", tt_ddb_item_to_json(&a->key));
-    if (a->select) {
-      char *text = NULL;
-      char f[160];
-      subfield(a, "select", f, sizeof(f));
-      if (tt_expr_build_projection(b, a->select, f, &text, err) != 0)
-        goto done;
-      json_object_set_new(body, "ProjectionExpression", json_string(text));
-      free(text);
-    }
-    break;
+    s->r.projection = own->projection;
   }
   if (a->kind != K_GET) {
     if (build_condition(a, b, &c, snapshot, err) != 0)
       goto done;
     if (c.len) {
-      json_object_set_new(body, "ConditionExpression", json_string(c.data));
-      json_object_set_new(body, "ReturnValuesOnConditionCheckFailure", json_string("ALL_OLD"));
+      s->r.condition = own->condition = tt_buf_steal(&c, NULL);
+      s->r.old_on_condition_failure = true;
     }
   }
-  if (tt_orm_attach_placeholders(b, body, err) != 0)
+  if (tt_orm_take_placeholders(b, &own->names, &own->values, &s->r.names, &s->r.values, err) !=
+      0)
     goto done;
-  *out = json_pack("{s:O}", wrapper, body);
-  rc = *out ? 0 : oom(err);
+  rc = 0;
 done:
-  json_decref(body);
-  free(upd);
   tt_buf_free(&c);
   tt_expr_builder_free(b);
   return rc;
 }
 
-/* "table\n{key json}" of the item an action in TransactItems names. */
-static char *target_of(const json_t *action, const struct tt_model *m) {
-  void *it = json_object_iter((json_t *)action);
-  const json_t *body = it ? json_object_iter_value(it) : NULL;
-  const json_t *src = json_object_get(body, "Key");
-  if (src == NULL)
-    src = json_object_get(body, "Item");
-  json_t *key = json_pack("{s:O*}", m->pk->name, json_object_get(src, m->pk->name));
-  if (key && m->sk)
-    json_object_set(key, m->sk->name, json_object_get(src, m->sk->name));
-  char *text = key ? json_dumps(key, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-  json_decref(key);
-  if (text == NULL)
-    return NULL;
-  size_t n = strlen(m->table) + strlen(text) + 2;
-  char *out = malloc(n);
-  if (out)
-    snprintf(out, n, "%s\n%s", m->table, text);
-  free(text);
-  return out;
+/* Appends the steps of an action's guards. */
+static int build_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err) {
+  for (size_t g = 0; g < a->n_guards; g++) {
+    struct tt_unique_guard *u = &a->guards[g];
+    struct txn_own *own;
+    struct tt_ddb_txn_step *s = txn_plan_add(
+        &st->plan, u->claim ? TT_DDB_TXN_PUT : TT_DDB_TXN_DELETE, a->m->table, &own);
+    if (s == NULL)
+      return oom(err);
+    if (!u->claim) {
+      s->r.key = &u->item;
+      continue;
+    }
+    s->r.item = &u->item;
+    s->r.condition = TT_UNIQUE_CLAIM_CONDITION;
+    s->r.names = &u->names;
+    s->r.values = &u->values;
+  }
+  return 0;
 }
 
-/* Which action (and which guard of it) index `at` of TransactItems is. */
+/* Whether two steps act on one item: the table and the key attributes of
+ * `m` (of the key, or of a Put's item). */
+static bool same_target(const struct tt_ddb_txn_step *x, const struct tt_ddb_txn_step *y,
+                        const struct tt_model *m) {
+  if (strcmp(x->r.table, y->r.table) != 0)
+    return false;
+  const struct tt_av *kx = x->r.item ? x->r.item : x->r.key;
+  const struct tt_av *ky = y->r.item ? y->r.item : y->r.key;
+  for (int k = 0; k < 2; k++) {
+    const struct tt_model_attr *attr = k == 0 ? m->pk : m->sk;
+    if (attr == NULL)
+      continue;
+    const struct tt_av *vx = tt_av_map_get(kx, attr->name), *vy = tt_av_map_get(ky, attr->name);
+    if ((vx == NULL) != (vy == NULL) || (vx && !tt_av_equal(vx, vy)))
+      return false;
+  }
+  return true;
+}
+
+/* Which action (and which guard of it) step `at` is. */
 static struct action *owner_of(struct tt_orm_txn_state *st, size_t at,
                                const struct tt_unique_guard **guard) {
   *guard = NULL;
@@ -188,75 +229,58 @@ static struct action *owner_of(struct tt_orm_txn_state *st, size_t at,
 /* Two actions on one item. Items of the caller were compared before; what
  * is left are guard items: two claims of one value are a duplicate; a claim
  * and a release of one value (a swap) cannot run in one transaction. */
-static int check_targets(struct tt_orm_txn_state *st, const json_t *items, struct tt_error *err) {
-  size_t n = json_array_size(items);
-  char **t = calloc(n ? n : 1, sizeof(char *));
-  int rc = -1;
-  if (t == NULL)
-    return oom(err);
-  for (size_t i = 0; i < n; i++) {
+static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
+  const struct tt_ddb_txn_request *r = &st->plan.req;
+  for (size_t i = 0; i < r->n_steps; i++) {
     const struct tt_unique_guard *g;
     struct action *a = owner_of(st, i, &g);
-    if (a == NULL || (t[i] = target_of(json_array_get(items, i), a->m)) == NULL) {
-      oom(err);
-      goto done;
-    }
+    if (a == NULL)
+      return oom(err);
     for (size_t j = 0; j < i; j++) {
-      if (strcmp(t[i], t[j]) != 0)
+      if (!same_target(&r->steps[i], &r->steps[j], a->m))
         continue;
       const struct tt_unique_guard *h;
       struct action *b = owner_of(st, j, &h);
       char f[160];
       if (g && h && g->claim && h->claim) {
         subfield(a, g->attr->name, f, sizeof(f));
-        tt_error_set(err, TT_ERR_CONDITION_FAILED, f,
-                     "%s%sclaims the same value of unique attribute %s as %s", a->field,
-                     a->field[0] ? " " : "", g->attr->name,
-                     b->field[0] ? b->field : "another item");
-      } else if (g || h) {
+        return tt_error_set(err, TT_ERR_CONDITION_FAILED, f,
+                            "%s%sclaims the same value of unique attribute %s as %s", a->field,
+                            a->field[0] ? " " : "", g->attr->name,
+                            b->field[0] ? b->field : "another item");
+      }
+      if (g || h) {
         const struct tt_unique_guard *x = g ? g : h;
         subfield(a, x->attr->name, f, sizeof(f));
-        tt_error_set(err, TT_ERR_VALIDATION, f,
-                     "%s and %s move the same value of unique attribute %s; split them into "
-                     "two transactions",
-                     a->field[0] ? a->field : "the item", b->field[0] ? b->field : "the item",
-                     x->attr->name);
-      } else {
-        tt_error_set(err, TT_ERR_VALIDATION, a->field[0] ? a->field : "key",
-                     "%s and %s name the same item; a transaction may act on each item once",
-                     a->field, b->field);
+        return tt_error_set(err, TT_ERR_VALIDATION, f,
+                            "%s and %s move the same value of unique attribute %s; split them "
+                            "into two transactions",
+                            a->field[0] ? a->field : "the item",
+                            b->field[0] ? b->field : "the item", x->attr->name);
       }
-      goto done;
+      return tt_error_set(err, TT_ERR_VALIDATION, a->field[0] ? a->field : "key",
+                          "%s and %s name the same item; a transaction may act on each item "
+                          "once",
+                          a->field, b->field);
     }
   }
-  rc = 0;
-done:
-  for (size_t i = 0; i < n; i++)
-    free(t[i]);
-  free(t);
-  return rc;
+  return 0;
 }
 
 /* Builds the whole TransactWriteItems (or TransactGetItems) request.
  * `snapshot`: the reads of needs_old actions are in. */
-int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, json_t **out,
-                         struct tt_error *err) {
-  json_t *items = json_array();
+int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_error *err) {
   size_t bytes = 0;
-  if (items == NULL)
-    return oom(err);
+  txn_plan_free(&st->plan);
   for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
-    json_t *main;
-    if (build_main(st, a, snapshot, &main, err) != 0)
-      goto fail;
-    a->main_at = json_array_size(items);
+    for (size_t g = 0; g < a->n_guards; g++)
+      tt_unique_guard_free(&a->guards[g]);
+    a->main_at = st->plan.req.n_steps;
     a->guard_at = a->main_at + 1;
     a->n_guards = 0;
-    if (json_array_append_new(items, main) != 0) {
-      oom(err);
+    if (build_main(st, a, snapshot, err) != 0)
       goto fail;
-    }
     bytes += tt_av_item_size(a->kind == K_CREATE || a->kind == K_PUT ? &a->item : &a->key);
     bool guarded = a->unique && a->kind != K_CHECK && a->kind != K_GET &&
                    (a->kind != K_UPDATE || a->touches_unique);
@@ -269,20 +293,22 @@ int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, json_t **out,
     if (a->kind == K_UPDATE && compute_newvals(a, old, err) != 0)
       goto fail;
     struct tt_error gerr;
-    if (tt_unique_guard_actions(a->m, &a->key, old, neu, items, a->guards, &a->n_guards,
-                                &gerr) != 0) {
+    if (tt_unique_guard_actions(a->m, &a->key, old, neu, a->guards, &a->n_guards, &gerr) != 0) {
       *err = gerr;
       if (gerr.code == TT_ERR_VALIDATION && a->field[0]) {
         subfield(a, gerr.field, err->field, sizeof(err->field));
       }
       goto fail;
     }
+    if (build_guards(st, a, err) != 0)
+      goto fail;
   }
-  if (json_array_size(items) > TT_ORM_TXN_MAX_ITEMS) {
+  size_t n = st->plan.req.n_steps;
+  if (n > TT_ORM_TXN_MAX_ITEMS) {
     tt_error_set(err, TT_ERR_VALIDATION, "items",
                  "the transaction needs %zu DynamoDB actions (items plus the guard items of "
                  "unique attributes); DynamoDB allows %d",
-                 json_array_size(items), TT_ORM_TXN_MAX_ITEMS);
+                 n, TT_ORM_TXN_MAX_ITEMS);
     goto fail;
   }
   if (bytes > TT_ORM_TXN_MAX_BYTES) {
@@ -290,15 +316,11 @@ int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, json_t **out,
                  "the items of a transaction may hold at most 4 MB together");
     goto fail;
   }
-  if (!st->get && check_targets(st, items, err) != 0)
+  if (!st->get && check_targets(st, err) != 0)
     goto fail;
-  *out = json_pack("{s:o}", "TransactItems", items);
-  if (*out == NULL)
-    return oom(err);
-  if (st->token)
-    json_object_set_new(*out, "ClientRequestToken", json_string(st->token));
+  st->plan.req.client_token = st->get ? NULL : st->token;
   return 0;
 fail:
-  json_decref(items);
+  txn_plan_free(&st->plan);
   return -1;
 }

@@ -2,7 +2,7 @@
 /* txn_internal.h -- what the files of transactions share (not an API):
  * the plan of a transaction (its typed actions) and the steps between
  * files: txn_parse.c turns a body into actions, txn_build.c turns actions
- * into TransactItems, txn_run.c runs, retries and answers them, txn.c is
+ * into typed transaction steps (backend.h), txn_run.c runs, retries and answers them, txn.c is
  * POST /v1/transactions and txn_item.c the unique-guard single-item write. */
 #ifndef TT_ORM_TXN_INTERNAL_H
 #define TT_ORM_TXN_INTERNAL_H
@@ -52,10 +52,25 @@ struct action {
   struct tt_av old;        /* read before the write */
   bool old_found;
   struct tt_av newvals; /* update touching unique: their values after it */
-  size_t main_at;       /* index of its own action in TransactItems */
+  size_t main_at;       /* index of its own step in the transaction */
   size_t guard_at, n_guards;
   struct tt_unique_guard *guards;
   bool raced; /* the last write lost a race with another writer */
+};
+
+/* What the typed steps of one backend request point to besides the
+ * actions and their guards: each step's texts and placeholder maps. */
+struct txn_own {
+  char *condition, *update, *projection;
+  struct tt_av names, values;
+};
+
+/* One backend request in typed form, and what it owns. */
+struct txn_plan {
+  struct tt_ddb_txn_request req;
+  struct tt_ddb_txn_step *steps;
+  struct txn_own *own;
+  size_t cap;
 };
 
 struct tt_orm_txn_state {
@@ -71,12 +86,16 @@ struct tt_orm_txn_state {
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */
+  void (*sealed_next)(struct tt_orm_txn_state *st); /* txn_seal_actions' */
   struct tt_client_call call; /* its steps, one after another */
   struct tt_sleep_op sleep;
   size_t *read_of; /* read index -> action index */
   size_t n_reads;
   bool sealing; /* a write with values of encrypted attributes */
   struct tt_av *got; /* get: the items read, opened before the answer */
+  struct txn_plan plan;  /* the write, or transactions/get's read */
+  struct txn_plan reads; /* the reads of needs_old actions */
+  struct tt_ddb_item_request reread; /* a single update's read of the new item */
   struct tt_span *span; /* the attempt's span (read, then write); NULL when not traced */
 };
 
@@ -127,10 +146,17 @@ int txn_check_update_key(struct action *a, struct tt_error *err);
 
 /* ---- txn_build.c: actions -> TransactWriteItems / TransactGetItems -------------- */
 
-/* Builds the whole TransactWriteItems (or TransactGetItems) request.
- * `snapshot`: the reads of needs_old actions are in. */
-int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, json_t **out,
-                      struct tt_error *err);
+/* Builds the whole TransactWriteItems (or TransactGetItems) request into
+ * st->plan. `snapshot`: the reads of needs_old actions are in. */
+int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_error *err);
+
+/* Appends a step of `kind` on `table` to plan; *own is its storage.
+ * Returns the step, or NULL (memory). */
+struct tt_ddb_txn_step *txn_plan_add(struct txn_plan *plan, enum tt_ddb_txn_kind kind,
+                                     const char *table, struct txn_own **own);
+
+/* Frees what a plan owns and empties it. */
+void txn_plan_free(struct txn_plan *plan);
 
 /* ---- txn_run.c: running, cancellation reasons, retries, answers ----------------- */
 
@@ -138,15 +164,17 @@ struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n);
 void txn_state_free(struct tt_orm_txn_state *st);
 /* Fails the request with err and finishes it. */
 void txn_fail(struct tt_orm_txn_state *st, const struct tt_error *err);
-/* Starts one backend step on st->call; a refused start completes as cb. */
-void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req, tt_client_done_cb cb);
+/* Starts one backend step on st->call: the transaction `txn`, or (NULL)
+ * st->reread's GetItem; a refused start completes as cb. */
+void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
+              tt_client_done_cb cb);
 /* Reads what the items that move guards hold now, then writes. */
 void txn_start_attempt(struct tt_orm_txn_state *st);
 /* The completion of a TransactGetItems of transactions/get. */
 void txn_get_cb(struct tt_client_call *c);
-/* Seals the values of encrypted attributes the actions write; done(st, err)
- * runs once; returns 0, or -1 (done not called). */
-int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
+/* Seals the values of encrypted attributes the actions write, then runs
+ * next(st) once, or fails the transaction; returns 0, or -1 (neither). */
+int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn_state *st),
                      struct tt_error *err);
 
 #endif

@@ -62,24 +62,8 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   return 0;
 }
 
-static void single_sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL) {
-    txn_fail(st, err);
-    return;
-  }
-  txn_start_attempt(st);
-}
-
-static int txn_item_start_run(struct tt_orm_item_op *op);
-
-int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  txn_item_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int txn_item_start_run(struct tt_orm_item_op *op) {
+static int txn_item_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
   if (op->kind == TT_ORM_OP_GET)
     return tt_orm_item_start(op);
   struct tt_error err;
@@ -95,7 +79,6 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
   }
   st->single = op;
   st->n = 1;
-  json_t *req = NULL;
   if (parse_single(st, op, &err) != 0) {
     txn_fail(st, &err);
     return 0;
@@ -106,17 +89,20 @@ static int txn_item_start_run(struct tt_orm_item_op *op) {
     txn_state_free(st);
     return tt_orm_item_start(op);
   }
-  if (txn_build_request(st, false, &req, &err) != 0) {
+  if (txn_build_request(st, false, &err) != 0) {
     txn_fail(st, &err);
     return 0;
   }
-  json_decref(req);
   if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
     /* Sealed once: a retry after a race sends the same envelopes. */
-    if (txn_seal_actions(st, single_sealed_cb, &err) != 0)
+    if (txn_seal_actions(st, txn_start_attempt, &err) != 0)
       txn_fail(st, &err);
     return 0;
   }
   txn_start_attempt(st);
   return 0;
+}
+
+int tt_orm_txn_item_start(struct tt_orm_item_op *op) {
+  return tt_orm_ctx_start(&op->ctx, txn_item_start_run);
 }

@@ -34,6 +34,9 @@ void txn_state_free(struct tt_orm_txn_state *st) {
     tt_av_free(&a->plain);
     tt_av_free(&a->old);
     tt_av_free(&a->newvals);
+    for (size_t g = 0; g < a->n_guards; g++)
+      tt_unique_guard_free(&a->guards[g]);
+    a->n_guards = 0;
     if (a->has_upd)
       tt_orm_update_free(&a->upd);
     if (a->m)
@@ -41,6 +44,8 @@ void txn_state_free(struct tt_orm_txn_state *st) {
     a->m = NULL;
   }
   st->n = 0;
+  txn_plan_free(&st->plan);
+  txn_plan_free(&st->reads);
 }
 
 /* Ends the span of the attempt that ran, if any. */
@@ -89,8 +94,8 @@ static void fail_backend(struct tt_orm_txn_state *st, const struct tt_backend_er
 
 static void start_write(struct tt_orm_txn_state *st);
 
-void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
-                 tt_client_done_cb cb) {
+void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
+              tt_client_done_cb cb) {
   struct tt_client_call *c = &st->call;
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
@@ -99,20 +104,25 @@ void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, json_t *req,
   struct tt_trace_ctx outer = join->trace;
   if (st->span)
     join->trace = st->span->ctx;
-  int started = tt_client_start(st->ctx->orm->client, join, c, op, req, cb, st);
+  struct tt_client *cl = st->ctx->orm->client;
+  int started = txn ? tt_client_start_txn(cl, join, c, op, txn, cb, st)
+                    : tt_client_start_item(cl, join, c, op, &st->reread, cb, st);
   join->trace = outer;
   if (started != 0)
     cb(c); /* refused: the step fails as its completion would */
 }
 
-static int item_of(const json_t *holder, const char *member, struct tt_av *out) {
-  struct tt_error err;
-  const json_t *j = json_object_get(holder, member);
+/* Moves item i of a TransactGetItems' answer into *out: 0 found, 1 not
+ * (*out a NULL value). */
+static int take_item(struct tt_ddb_txn_result *r, size_t i, struct tt_av *out) {
   memset(out, 0, sizeof(*out));
+  if (i < r->n_items && r->items[i].type == TT_AV_M) {
+    *out = r->items[i];
+    memset(&r->items[i], 0, sizeof(r->items[i]));
+    return 0;
+  }
   out->type = TT_AV_NULL;
-  if (j == NULL || !json_is_object(j))
-    return 1;
-  return tt_ddb_item_from_json(j, member, out, &err) == 0 ? 0 : -1;
+  return 1;
 }
 
 static void read_cb(struct tt_client_call *c) {
@@ -121,16 +131,10 @@ static void read_cb(struct tt_client_call *c) {
     fail_backend(st, &c->bc.error);
     return;
   }
-  const json_t *resp = json_object_get(c->bc.response, "Responses");
   for (size_t r = 0; r < st->n_reads; r++) {
     struct action *a = &st->acts[st->read_of[r]];
     tt_av_free(&a->old);
-    int rc = item_of(json_array_get(resp, r), "Item", &a->old);
-    if (rc < 0) {
-      fail_code(st, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
-      return;
-    }
-    a->old_found = rc == 0;
+    a->old_found = take_item(&c->bc.txn_out, r, &a->old) == 0;
   }
   if (st->single) {
     struct action *a = &st->acts[0];
@@ -152,27 +156,25 @@ void txn_start_attempt(struct tt_orm_txn_state *st) {
   tt_span_int(st->span, "tabletheoryd.txn.actions", (int64_t)st->n);
   if (st->n)
     tt_span_str(st->span, "tabletheoryd.model", st->acts[0].m->name);
-  json_t *items = json_array();
-  for (size_t i = 0; items && i < st->n; i++) {
+  txn_plan_free(&st->reads);
+  for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
+    struct txn_own *own;
     if (!a->needs_old)
       continue;
-    json_t *g = json_pack("{s:{s:s, s:o*}}", "Get", "TableName", a->m->table, "Key",
-                          tt_ddb_item_to_json(&a->key));
-    if (g == NULL || json_array_append_new(items, g) != 0)
-      break;
+    struct tt_ddb_txn_step *s = txn_plan_add(&st->reads, TT_DDB_TXN_GET, a->m->table, &own);
+    if (s == NULL) {
+      fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+      return;
+    }
+    s->r.key = &a->key;
     st->read_of[st->n_reads++] = i;
   }
-  if (items == NULL) {
-    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   if (st->n_reads == 0) {
-    json_decref(items);
     start_write(st);
     return;
   }
-  txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, json_pack("{s:o}", "TransactItems", items), read_cb);
+  txn_call(st, TT_DDB_TRANSACT_GET_ITEMS, &st->reads.req, read_cb);
 }
 
 static void reread_opened_cb(void *arg, const struct tt_error *err) {
@@ -191,8 +193,9 @@ static void reread_cb(struct tt_client_call *c) {
     fail_backend(st, &c->bc.error);
     return;
   }
-  struct tt_av item;
-  int rc = item_of(c->bc.response, "Item", &item);
+  struct tt_av item = c->bc.item_out;
+  memset(&c->bc.item_out, 0, sizeof(c->bc.item_out));
+  int rc = item.type == TT_AV_M ? 0 : 1;
   if (rc == 0) {
     /* The new item holds envelopes: open them before answering (kept in
      * the action, which the KMS calls borrow it from). */
@@ -212,10 +215,7 @@ static void reread_cb(struct tt_client_call *c) {
     tt_orm_crypt_run_then(cr, reread_opened_cb, st);
     return;
   }
-  tt_av_free(&item);
-  fail_code(st, rc == 1 ? TT_ERR_ITEM_NOT_FOUND : TT_ERR_INTERNAL, "key",
-            rc == 1 ? "the item was deleted right after the update"
-                    : "the backend returned an undecodable item");
+  fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "the item was deleted right after the update");
 }
 
 static void succeeded(struct tt_orm_txn_state *st) {
@@ -242,9 +242,9 @@ static void succeeded(struct tt_orm_txn_state *st) {
   }
   case K_UPDATE: {
     /* TransactWriteItems returns no item: read the new one. */
-    json_t *req = json_pack("{s:s, s:o*, s:b}", "TableName", a->m->table, "Key",
-                            tt_ddb_item_to_json(&a->key), "ConsistentRead", 1);
-    txn_call(st, TT_DDB_GET_ITEM, req, reread_cb);
+    st->reread = (struct tt_ddb_item_request){
+        .table = a->m->table, .key = &a->key, .consistent_read = true};
+    txn_call(st, TT_DDB_GET_ITEM, NULL, reread_cb);
     return;
   }
   default:
@@ -259,21 +259,19 @@ static void succeeded(struct tt_orm_txn_state *st) {
 
 /* Whether the item DynamoDB found differs from what the read saw in what
  * the guards depend on (a concurrent writer came in between). */
-static bool raced(const struct action *a, const json_t *reason) {
+static bool raced(const struct action *a, const struct tt_ddb_txn_reason *reason) {
   if (!a->needs_old)
     return false;
-  struct tt_av cur;
-  int rc = item_of(reason, "Item", &cur);
-  bool found = rc == 0;
+  const struct tt_av *cur = &reason->item;
+  bool found = cur->type == TT_AV_M;
   bool differs = found != a->old_found;
   for (size_t i = 0; !differs && found && i < a->m->n_attrs; i++) {
     const struct tt_model_attr *u = &a->m->attrs[i];
     if (!u->unique)
       continue;
-    const struct tt_av *x = tt_av_map_get(&cur, u->name), *y = tt_av_map_get(&a->old, u->name);
+    const struct tt_av *x = tt_av_map_get(cur, u->name), *y = tt_av_map_get(&a->old, u->name);
     differs = (x == NULL) != (y == NULL) || (x && !tt_av_equal(x, y));
   }
-  tt_av_free(&cur);
   return differs;
 }
 
@@ -288,20 +286,24 @@ struct reason {
   int64_t version; /* V_VERSION: what is stored */
 };
 
-static void judge(const struct action *a, const json_t *main, const json_t *guards_reasons,
-                  size_t guard0, struct reason *out) {
+/* Reason i of a cancellation, or NULL when the answer has none. */
+static const struct tt_ddb_txn_reason *reason_at(const struct tt_ddb_txn_result *r, size_t i) {
+  return i < r->n_reasons ? &r->reasons[i] : NULL;
+}
+
+static void judge(const struct action *a, const struct tt_ddb_txn_result *reasons,
+                  struct reason *out) {
   memset(out, 0, sizeof(*out));
-  const char *code = json_string_value(json_object_get(main, "Code"));
+  const struct tt_ddb_txn_reason *main = reason_at(reasons, a->main_at);
+  const char *code = main ? main->code : NULL;
   if (code && strcmp(code, "ConditionalCheckFailed") == 0) {
-    struct tt_av cur;
-    bool current = item_of(main, "Item", &cur) == 0;
+    bool current = main->item.type == TT_AV_M;
     const struct tt_model_attr *v = tt_model_lifecycle(a->m, TT_LC_VERSION);
-    const struct tt_av *have = current && v ? tt_av_map_get(&cur, v->name) : NULL;
+    const struct tt_av *have = current && v ? tt_av_map_get(&main->item, v->name) : NULL;
     if (have && have->type == TT_AV_N) {
       out->has_version = true;
       out->version = strtoll(have->u.bytes, NULL, 10);
     }
-    tt_av_free(&cur);
     if (a->kind == K_CREATE || (a->create_only && current))
       out->v = V_EXISTS;
     else if (a->expected.present && v &&
@@ -317,12 +319,12 @@ static void judge(const struct action *a, const json_t *main, const json_t *guar
   if (code && strcmp(code, "None") != 0) {
     out->v = V_OTHER;
     out->code = code;
-    out->message = json_string_value(json_object_get(main, "Message"));
+    out->message = main->message;
     return;
   }
   for (size_t g = 0; g < a->n_guards; g++) {
-    const json_t *gr = json_array_get(guards_reasons, guard0 + g);
-    const char *gc = json_string_value(json_object_get(gr, "Code"));
+    const struct tt_ddb_txn_reason *gr = reason_at(reasons, a->guard_at + g);
+    const char *gc = gr ? gr->code : NULL;
     if (gc && strcmp(gc, "ConditionalCheckFailed") == 0 && a->guards[g].claim) {
       out->v = V_UNIQUE;
       out->attr = a->guards[g].attr;
@@ -331,7 +333,7 @@ static void judge(const struct action *a, const json_t *main, const json_t *guar
     if (gc && strcmp(gc, "None") != 0) {
       out->v = V_OTHER;
       out->code = gc;
-      out->message = json_string_value(json_object_get(gr, "Message"));
+      out->message = gr->message;
       return;
     }
   }
@@ -461,15 +463,13 @@ static void retry_sleep_done(struct tt_sleep_op *s) {
   txn_start_attempt(st);
 }
 
-static void canceled(struct tt_orm_txn_state *st, const struct tt_backend_error *e) {
-  const json_t *reasons = e->body ? json_object_get(e->body, "CancellationReasons") : NULL;
+static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result *reasons) {
   /* A race with another writer between our read and our write: read again. */
   bool race = false, conflict_only = true, any = false;
   for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
-    const json_t *mr = json_array_get(reasons, a->main_at);
-    const char *code = json_string_value(json_object_get(mr, "Code"));
-    a->raced = code && strcmp(code, "ConditionalCheckFailed") == 0 && raced(a, mr);
+    const struct tt_ddb_txn_reason *mr = reason_at(reasons, a->main_at);
+    a->raced = mr && strcmp(mr->code, "ConditionalCheckFailed") == 0 && raced(a, mr);
     race |= a->raced;
   }
   if (race && st->attempts < TT_ORM_TXN_MAX_ATTEMPTS) {
@@ -484,7 +484,7 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_backend_error 
   }
   for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
-    judge(a, json_array_get(reasons, a->main_at), reasons, a->guard_at, &rs[i]);
+    judge(a, reasons, &rs[i]);
     if (a->raced) {
       /* Still racing after every attempt: as DynamoDB says of conflicts. */
       rs[i].v = V_OTHER;
@@ -545,7 +545,7 @@ static void write_cb(struct tt_client_call *c) {
     return;
   }
   if (strcmp(c->bc.error.type, "TransactionCanceledException") == 0) {
-    canceled(st, &c->bc.error);
+    canceled(st, &c->bc.txn_out);
     return;
   }
   fail_backend(st, &c->bc.error);
@@ -553,13 +553,12 @@ static void write_cb(struct tt_client_call *c) {
 
 static void start_write(struct tt_orm_txn_state *st) {
   struct tt_error err;
-  json_t *req = NULL;
-  if (txn_build_request(st, true, &req, &err) != 0) {
+  if (txn_build_request(st, true, &err) != 0) {
     txn_fail(st, &err);
     return;
   }
   st->attempts++;
-  txn_call(st, TT_DDB_TRANSACT_WRITE_ITEMS, req, write_cb);
+  txn_call(st, TT_DDB_TRANSACT_WRITE_ITEMS, &st->plan.req, write_cb);
 }
 
 /* ---- transactions/get ----------------------------------------------------------------- */
@@ -608,7 +607,6 @@ void txn_get_cb(struct tt_client_call *c) {
     return;
   }
   struct tt_error err;
-  const json_t *resp = json_object_get(c->bc.response, "Responses");
   struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
   st->got = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*st->got));
   if (cr == NULL || st->got == NULL) {
@@ -616,13 +614,8 @@ void txn_get_cb(struct tt_client_call *c) {
     return;
   }
   for (size_t i = 0; i < st->n; i++) {
-    int found = item_of(json_array_get(resp, i), "Item", &st->got[i]);
-    if (found == 1) {
-      st->got[i].type = TT_AV_NULL;
-    } else if (found != 0) {
-      fail_code(st, TT_ERR_INTERNAL, NULL, "the backend returned an undecodable item");
-      return;
-    } else if (tt_orm_crypt_add_item_of(cr, st->acts[i].m, &st->got[i], &err) != 0) {
+    if (take_item(&c->bc.txn_out, i, &st->got[i]) == 0 &&
+        tt_orm_crypt_add_item_of(cr, st->acts[i].m, &st->got[i], &err) != 0) {
       txn_fail(st, &err);
       return;
     }
@@ -640,8 +633,17 @@ void txn_get_cb(struct tt_client_call *c) {
  * conditions and the race checks, which only look at unique values, see
  * plain values. done(st, err) runs once; returns 0, or -1 (done not
  * called). */
-int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
-                        struct tt_error *err) {
+/* After sealing: the transaction fails, or goes on with st->sealed_next. */
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL)
+    txn_fail(st, err);
+  else
+    st->sealed_next(st);
+}
+
+int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn_state *st),
+                     struct tt_error *err) {
   struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
   if (c == NULL)
     return oom(err);
@@ -656,6 +658,7 @@ int txn_seal_actions(struct tt_orm_txn_state *st, tt_orm_crypt_done_cb done,
     if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
       return -1;
   }
-  tt_orm_crypt_run_then(c, done, st);
+  st->sealed_next = next;
+  tt_orm_crypt_run_then(c, sealed_cb, st);
   return 0;
 }

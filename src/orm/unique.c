@@ -117,33 +117,40 @@ done:
   return rc;
 }
 
-/* {"Put": {...}} claiming the guard for `v`. */
-static json_t *claim_action(const struct tt_model *m, const struct tt_model_attr *a,
-                            const struct tt_av *guard_key, const struct tt_av *owner_key) {
+void tt_unique_guard_free(struct tt_unique_guard *g) {
+  tt_av_free(&g->item);
+  tt_av_free(&g->names);
+  tt_av_free(&g->values);
+}
+
+/* A string member `name` = text of the M being built. */
+static int put_text(struct tt_av *map, const char *name, const char *text) {
+  struct tt_av v;
+  return tt_av_string(&v, text, strlen(text)) != 0 ? -1 : put_member(map, name, &v);
+}
+
+/* The claim of the guard keyed `g->item`: the marker and the owner key
+ * added to it, and the maps of TT_UNIQUE_CLAIM_CONDITION. */
+static int claim_action(const struct tt_model *m, const struct tt_model_attr *a,
+                        struct tt_unique_guard *g, const struct tt_av *owner_key) {
   char marker[512];
   snprintf(marker, sizeof(marker), "%s#%s", m->name, a->name);
-  json_t *item = tt_ddb_item_to_json(guard_key);
-  json_t *owner = tt_ddb_value_to_json(owner_key);
-  json_t *put = NULL;
-  if (item == NULL || owner == NULL)
-    goto fail;
-  if (json_object_set_new(item, TT_UNIQUE_MARKER_ATTR, json_pack("{s:s}", "S", marker)) != 0 ||
-      json_object_set(item, TT_UNIQUE_OWNER_ATTR, owner) != 0)
-    goto fail;
-  put = json_pack("{s:{s:s, s:O, s:s, s:{s:s, s:s}, s:{s:O}}}", "Put", "TableName", m->table,
-                  "Item", item, "ConditionExpression", "attribute_not_exists(#p) OR #o = :o",
-                  "ExpressionAttributeNames", "#p", m->pk->name, "#o", TT_UNIQUE_OWNER_ATTR,
-                  "ExpressionAttributeValues", ":o", owner);
-fail:
-  json_decref(item);
-  json_decref(owner);
-  return put;
+  struct tt_av owner;
+  if (put_text(&g->item, TT_UNIQUE_MARKER_ATTR, marker) != 0 ||
+      tt_av_clone(&owner, owner_key) != 0 ||
+      put_member(&g->item, TT_UNIQUE_OWNER_ATTR, &owner) != 0)
+    return -1;
+  if (tt_av_map(&g->names, 0) != 0 || put_text(&g->names, "#p", m->pk->name) != 0 ||
+      put_text(&g->names, "#o", TT_UNIQUE_OWNER_ATTR) != 0 || tt_av_map(&g->values, 0) != 0 ||
+      tt_av_clone(&owner, owner_key) != 0)
+    return -1;
+  return put_member(&g->values, ":o", &owner);
 }
 
 int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_key,
                             const struct tt_av *old_item, const struct tt_av *new_item,
-                            json_t *transact_items, struct tt_unique_guard *guards,
-                            size_t *n_guards, struct tt_error *err) {
+                            struct tt_unique_guard *guards, size_t *n_guards,
+                            struct tt_error *err) {
   for (size_t i = 0; i < m->n_attrs; i++) {
     const struct tt_model_attr *a = &m->attrs[i];
     if (!a->unique)
@@ -157,23 +164,15 @@ int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_
       const struct tt_av *v = step == 0 ? ov : nv;
       if (!(step == 0 ? og : ng))
         continue;
-      struct tt_av gk;
-      if (tt_unique_guard_key(m, a, v, &gk, err) != 0)
+      struct tt_unique_guard *g = &guards[*n_guards];
+      memset(g, 0, sizeof(*g));
+      g->attr = a;
+      g->claim = step == 1;
+      if (tt_unique_guard_key(m, a, v, &g->item, err) != 0)
         return -1;
-      json_t *action = NULL;
-      if (step == 0) {
-        json_t *key = tt_ddb_item_to_json(&gk);
-        action = key ? json_pack("{s:{s:s, s:o}}", "Delete", "TableName", m->table, "Key", key)
-                     : NULL;
-      } else {
-        action = claim_action(m, a, &gk, owner_key);
-      }
-      tt_av_free(&gk);
-      if (action == NULL || json_array_append_new(transact_items, action) != 0)
-        return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-      guards[*n_guards].attr = a;
-      guards[*n_guards].claim = step == 1;
       (*n_guards)++;
+      if (g->claim && claim_action(m, a, g, owner_key) != 0)
+        return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
     }
   }
   return 0;

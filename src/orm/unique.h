@@ -51,17 +51,25 @@ bool tt_unique_value_guarded(const struct tt_av *v);
 int tt_unique_guard_key(const struct tt_model *m, const struct tt_model_attr *a,
                         const struct tt_av *v, struct tt_av *out, struct tt_error *err);
 
-/* What one guard action of a write is for: the unique attribute, and
- * whether it claims (Put) or releases (Delete) a value. */
+/* One guard action of a write: the unique attribute, whether it claims
+ * (Put) or releases (Delete) a value, and what the action sends (owned;
+ * tt_unique_guard_free releases it). */
 struct tt_unique_guard {
   const struct tt_model_attr *attr;
   bool claim;
+  struct tt_av item;          /* claim: the guard item; release: the guard's key */
+  struct tt_av names, values; /* claim: the placeholder maps of TT_UNIQUE_CLAIM_CONDITION */
 };
 
-/* Appends to `transact_items` (a JSON array of DynamoDB TransactItems) the
- * guard actions that move the unique values of one item of `m` (key
- * `owner_key`) from `old_item` to `new_item` (either may be NULL: no item
- * before / after; only unique attributes are looked at):
+/* The condition of a claim: the guard is absent or already this item's. */
+#define TT_UNIQUE_CLAIM_CONDITION "attribute_not_exists(#p) OR #o = :o"
+
+void tt_unique_guard_free(struct tt_unique_guard *g);
+
+/* Fills guards[*n_guards...] (room for 2 per unique attribute, zeroed or
+ * freed) with the guard actions that move the unique values of one item of
+ * `m` (key `owner_key`) from `old_item` to `new_item` (either may be NULL:
+ * no item before / after; only unique attributes are looked at):
  *   - a value that stays the same needs nothing;
  *   - an old guarded value is released: Delete of its guard (unconditional:
  *     the caller's condition on the item proves the old value was current,
@@ -69,14 +77,12 @@ struct tt_unique_guard {
  *   - a new guarded value is claimed: Put of its guard with the marker and
  *     the owner key, conditioned on the guard being absent or already owned
  *     by this item (so a repeated write is idempotent).
- * For each appended action, guards[*n_guards] (room for 2 per unique
- * attribute) says what it is, in order. Returns 0 or -1 (ValidationError
- * from tt_unique_guard_key, Internal when out of memory); on failure the
- * array may hold some of the actions (the caller drops it). */
+ * Returns 0 or -1 (ValidationError from tt_unique_guard_key, Internal when
+ * out of memory); on failure *n_guards counts the guards filled so far. */
 int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_key,
                             const struct tt_av *old_item, const struct tt_av *new_item,
-                            json_t *transact_items, struct tt_unique_guard *guards,
-                            size_t *n_guards, struct tt_error *err);
+                            struct tt_unique_guard *guards, size_t *n_guards,
+                            struct tt_error *err);
 
 /* The number of unique attributes of `m` (guards per item at most twice
  * that). */

@@ -397,3 +397,80 @@ json_t *tt_ddb_item_to_json(const struct tt_av *item) {
   }
   return o;
 }
+
+int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err) {
+  memset(out, 0, sizeof(*out));
+  if (tt_av_map(out, json_object_size(names)) != 0)
+    goto oom;
+  const char *k;
+  const json_t *v;
+  size_t i = 0;
+  json_object_foreach((json_t *)names, k, v) {
+    size_t len;
+    const char *s = tt_json_string_text(v, &len);
+    if (s == NULL) {
+      tt_av_free(out);
+      return 1;
+    }
+    struct tt_av_member *mb = &out->u.members[i++];
+    mb->name_len = strlen(k);
+    if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
+      goto oom;
+  }
+  if (tt_av_map_finish(out, "ExpressionAttributeNames", err) != 0) {
+    tt_av_free(out);
+    return -1;
+  }
+  return 0;
+oom:
+  tt_av_free(out);
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+int tt_ddb_capacity_mode(const json_t *req) {
+  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
+  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
+}
+
+json_t *tt_ddb_capacity_json(int mode, const char *table, double units) {
+  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
+  if (c != NULL && mode == 2 &&
+      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
+    json_decref(c);
+    return NULL;
+  }
+  return c;
+}
+
+static bool json_too_deep(const json_t *av, unsigned level, unsigned max_level) {
+  if (level > max_level)
+    return true;
+  if (!json_is_object(av) || json_object_size(av) != 1)
+    return false;
+  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
+  const char *k;
+  const json_t *v;
+  size_t i;
+  if (json_is_object(m)) {
+    json_object_foreach((json_t *)m, k, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  } else if (json_is_array(l)) {
+    json_array_foreach(l, i, v) {
+      if (json_too_deep(v, level + 1, max_level))
+        return true;
+    }
+  }
+  return false;
+}
+
+bool tt_ddb_json_map_too_deep(const json_t *map, unsigned max_level) {
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)map, k, v) {
+    if (json_too_deep(v, 1, max_level))
+      return true;
+  }
+  return false;
+}

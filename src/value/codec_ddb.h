@@ -23,6 +23,26 @@
 int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
                            struct tt_error *err);
 
+/* Whether an attribute map's wire JSON nests values deeper than
+ * `max_level` (a top-level attribute is level 1), stopping past it so that
+ * a hostile document costs no more than the limit. Meant to run before the
+ * codec, whose own (deeper) bound answers with another text. A malformed
+ * value is not too deep (the codec says why). */
+bool tt_ddb_json_map_too_deep(const json_t *map, unsigned max_level);
+
+/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
+ * 2 (INDEXES). */
+int tt_ddb_capacity_mode(const json_t *req);
+
+/* A ConsumedCapacity entry, {"CapacityUnits", "TableName"[, "Table"]}, for
+ * mode 1 or 2 (NULL on OOM). */
+json_t *tt_ddb_capacity_json(int mode, const char *table, double units);
+
+/* ExpressionAttributeNames (a JSON object of strings) as an M of S values
+ * into *out (zeroed first). Returns 0; 1 when a value is not a string
+ * (*out freed); -1 with err set (memory, or tt_av_map_finish's refusal). */
+int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err);
+
 /* Converts an attribute map ({"attr": {"S": ...}, ...}: an Item, Key,
  * ExclusiveStartKey...) into an M value. Same rules and errors. */
 int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,

@@ -667,6 +667,19 @@ const char *tt_json_string_text(const json_t *j, size_t *len) {
   return json_string_value(j);
 }
 
+int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
+  const json_t *j = json_object_get(obj, key);
+  size_t len;
+  *out = NULL;
+  if (j == NULL || json_is_null(j))
+    return 0;
+  const char *s = tt_json_string_text(j, &len);
+  if (s == NULL || strlen(s) != len)
+    return -1;
+  *out = s;
+  return 0;
+}
+
 static bool utf8_valid(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s, *end = p + len;
   while (p < end) {

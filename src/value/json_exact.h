@@ -85,6 +85,11 @@ bool tt_json_is_string(const json_t *j);
  * when j is not a real string. */
 const char *tt_json_string_text(const json_t *j, size_t *len);
 
+/* An optional string member of obj as a C string (borrowed): 0 with *out
+ * NULL when absent or null, or its text; -1 when it is not a real string
+ * or holds a NUL byte. */
+int tt_json_member_text(const json_t *obj, const char *key, const char **out);
+
 /* A new real string from `len` bytes of UTF-8 (adds the "\0S" marker when
  * needed). NULL on invalid UTF-8 or out of memory. */
 json_t *tt_json_string_new(const char *s, size_t len);

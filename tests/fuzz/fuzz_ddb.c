@@ -3,15 +3,15 @@
  * backend and the layers above read them: each backend call of a fixed,
  * valid request (item get/put/patch/delete, unique-attribute writes,
  * query, scan, batch-get/-write, transactions, tables, ledger steps) is
- * answered with the next fuzzed HTTP response, classified by
- * tt_ddb_response_classify exactly as the backend does. */
+ * answered with the next fuzzed HTTP response, read by tt_ddb_call_answer
+ * exactly as the backend reads it (typed calls into typed results). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "backend/dynamodb/errors.h"
+#include "backend/dynamodb/typed_wire.h"
 #include "harness.h"
 #include "ledger/ledger.h"
 
@@ -78,7 +78,7 @@ static void answer(struct scripted *s, struct tt_backend_call *c) {
   } else {
     struct tt_http_response r;
     next_response(s, &r);
-    c->status = tt_ddb_response_classify(&r, &c->response, &c->error);
+    tt_ddb_call_answer(c, &r);
     tt_buf_free(&r.body);
     tt_buf_free(&r.headers);
   }
@@ -105,7 +105,7 @@ static void idle_cb(uv_idle_t *h) {
 
 static int sb_start(struct tt_backend *b, struct tt_backend_call *call) {
   struct scripted *s = b->impl;
-  if (call->request == NULL || ++s->calls > 64)
+  if ((call->request == NULL && !tt_backend_call_typed(call)) || ++s->calls > 64)
     return -1; /* a bound on one input's calls: refused synchronously */
   call->next = NULL;
   call->canceled = false;

@@ -6,12 +6,14 @@
  * object body; a refused one has a full __type, a 400 or 404 status and a
  * message that is a C string; the error body renders; nothing reads past
  * the input (ASan). The legacy rewrite (api/ddb_legacy.c) runs on every
- * accepted body. */
+ * accepted body, and a transaction's or batch's conversion to the typed
+ * request (api/ddb_typed.c) on every accepted one. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/ddb_table_check.h"
+#include "api/ddb_typed.h"
 #include "api/ddb_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -94,6 +96,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (lerr.status != 400 || strchr(lerr.type, '#') == NULL) {
       abort();
     }
+    /* A transaction converts to 1..100 steps of the operation's kinds, or
+     * is refused with a short type, a 400 and a message. */
+    struct tt_ddbt_txn txn;
+    struct tt_backend_error terr;
+    memset(&terr, 0, sizeof(terr));
+    if (tt_ddbt_is_txn(req.op) && tt_ddbt_txn_parse(req.op, req.body, &txn, &terr) == 0) {
+      if (txn.req.n_steps < 1 || txn.req.n_steps > 100)
+        abort();
+      for (size_t i = 0; i < txn.req.n_steps; i++)
+        if ((txn.steps[i].kind == TT_DDB_TXN_GET) != (req.op == TT_DDB_TRANSACT_GET_ITEMS) ||
+            (txn.steps[i].r.key == NULL && txn.steps[i].r.item == NULL))
+          abort();
+      tt_ddbt_txn_free(&txn);
+    } else if (tt_ddbt_is_txn(req.op) &&
+               (terr.type[0] == '\0' || (terr.http_status != 400 && terr.http_status != 500) ||
+                strchr(terr.type, '#') != NULL)) {
+      abort();
+    }
+    tt_backend_error_clear(&terr);
+    /* A batch converts to entries of its tables, and its answer renders
+     * (an empty result, and one with every entry left unprocessed). */
+    struct tt_ddbt_batch batch;
+    if (tt_ddbt_is_batch(req.op) && tt_ddbt_batch_parse(req.op, req.body, &batch, &terr) == 0) {
+      struct tt_ddb_batch_value left[4];
+      struct tt_ddb_batch_result res;
+      memset(&res, 0, sizeof(res));
+      for (size_t i = 0; i < batch.req.n_entries; i++) {
+        const struct tt_ddb_batch_entry *x = &batch.entries[i];
+        if (x->table >= batch.req.n_tables)
+          abort();
+        if (i < 4 && x->value) {
+          left[res.n_left] = (struct tt_ddb_batch_value){.table = x->table, .put = x->put,
+                                                         .value = *x->value};
+          res.n_left++;
+        }
+      }
+      res.left = left; /* borrowed values: rendered, never freed */
+      json_t *a = tt_ddbt_batch_answer(req.op, req.body, &batch, &res);
+      if (a == NULL)
+        abort();
+      json_decref(a);
+      tt_ddbt_batch_free(&batch);
+    } else if (tt_ddbt_is_batch(req.op) &&
+               (terr.type[0] == '\0' || (terr.http_status != 400 && terr.http_status != 500))) {
+      abort();
+    }
+    tt_backend_error_clear(&terr);
     json_decref(req.body);
   } else {
     if (err.type == NULL || strchr(err.type, '#') == NULL ||

@@ -90,40 +90,38 @@ struct memdb;
     return rc;                                                                                   \
   }
 /* The typed operations (backend.h) have their own signatures. */
-int __real_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e);
-int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e);
-int __wrap_memdb_op_item(struct memdb *m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
-                         struct tt_av *out, struct tt_backend_error *e) {
-  bool was = shielded;
-  shielded = true;
-  int rc = __real_memdb_op_item(m, op, r, out, e);
-  shielded = was;
-  return rc;
-}
-int __real_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e);
-int __wrap_memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                         struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  bool was = shielded;
-  shielded = true;
-  int rc = __real_memdb_op_read(m, query, r, out, e);
-  shielded = was;
-  return rc;
-}
+#define SHIELD_TYPED(name, params, args)                                                        \
+  int __real_##name params;                                                                      \
+  int __wrap_##name params;                                                                      \
+  int __wrap_##name params {                                                                     \
+    bool was = shielded;                                                                         \
+    shielded = true;                                                                             \
+    int rc = __real_##name args;                                                                 \
+    shielded = was;                                                                              \
+    return rc;                                                                                   \
+  }
+SHIELD_TYPED(memdb_op_item,
+             (struct memdb * m, enum tt_ddb_op op, const struct tt_ddb_item_request *r,
+              struct tt_av *out, struct tt_backend_error *e),
+             (m, op, r, out, e))
+SHIELD_TYPED(memdb_op_read,
+             (struct memdb * m, bool query, const struct tt_ddb_read_request *r,
+              struct tt_ddb_read_result *out, struct tt_backend_error *e),
+             (m, query, r, out, e))
+SHIELD_TYPED(memdb_op_transact,
+             (struct memdb * m, bool get, const struct tt_ddb_txn_request *r,
+              struct tt_ddb_txn_result *out, struct tt_backend_error *e),
+             (m, get, r, out, e))
+SHIELD_TYPED(memdb_op_batch,
+             (struct memdb * m, bool write, const struct tt_ddb_batch_request *r,
+              struct tt_ddb_batch_result *out, struct tt_backend_error *e),
+             (m, write, r, out, e))
 SHIELD(memdb_op_get_item)
 SHIELD(memdb_op_put_item)
 SHIELD(memdb_op_update_item)
 SHIELD(memdb_op_delete_item)
 SHIELD(memdb_op_query)
 SHIELD(memdb_op_scan)
-SHIELD(memdb_op_batch_get)
-SHIELD(memdb_op_batch_write)
-SHIELD(memdb_op_transact_write)
-SHIELD(memdb_op_transact_get)
 SHIELD(memdb_op_create_table)
 SHIELD(memdb_op_describe_table)
 SHIELD(memdb_op_delete_table)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/ddb_typed.h"
 #include "backend/backend.h"
 #include "backend/dynamodb/ddb.h"
 #include "backend/kms/kms.h"
@@ -182,7 +183,8 @@ static void canned(void *arg, const struct tts_request *r, struct tts_response *
              "{\"__type\":\"%sTransactionCanceledException\",\"Message\":\"Transaction cancelled, "
              "please refer cancellation reasons for specific reasons [ConditionalCheckFailed, "
              "None]\",\"CancellationReasons\":[{\"Code\":\"ConditionalCheckFailed\",\"Message\":"
-             "\"The conditional request failed\"},{\"Code\":\"None\"}]}",
+             "\"The conditional request failed\",\"Item\":{\"v\":{\"N\":\"7\"}}},"
+             "{\"Code\":\"None\"}]}",
              pfx);
     resp->body = body;
     break;
@@ -226,6 +228,9 @@ static struct fx F;
 struct res {
   struct tt_backend_call call;
   int ndone;
+  json_t *body;        /* a transaction's or batch's JSON, which its typed form borrows */
+  struct tt_ddbt_txn txn;
+  struct tt_ddbt_batch batch;
 };
 
 static void on_done_nop(struct tt_backend_call *call) { (void)call; }
@@ -290,20 +295,52 @@ static json_t *js(const char *text) {
 
 /* Starts one call, checks done does not run inside start, runs the loop
  * until done ran. The request is stolen. */
+/* Runs a call. A transaction or batch, given as JSON, crosses the port
+ * typed (converted as the DynamoDB listener converts it); its result is
+ * written back into response / error.body as the listener answers. */
 static void run(struct res *r, enum tt_ddb_op op, json_t *request) {
   memset(r, 0, sizeof(*r));
   r->call.op = op;
   r->call.request = request;
   r->call.done = on_done;
   r->call.arg = r;
+  if (tt_ddbt_is_txn(op) || tt_ddbt_is_batch(op)) {
+    struct tt_backend_error e;
+    memset(&e, 0, sizeof(e));
+    ck_assert_msg((tt_ddbt_is_txn(op) ? tt_ddbt_txn_parse(op, request, &r->txn, &e)
+                                      : tt_ddbt_batch_parse(op, request, &r->batch, &e)) == 0,
+                  "%s", e.message);
+    r->body = request;
+    r->call.request = NULL;
+    if (tt_ddbt_is_txn(op))
+      r->call.txn = &r->txn.req;
+    else
+      r->call.batch = &r->batch.req;
+  }
   ck_assert_int_eq(F.b->ops->start(F.b, &r->call), 0);
   ck_assert_int_eq(r->ndone, 0);
   while (r->ndone == 0)
     uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(r->ndone, 1);
+  if (r->call.txn) {
+    if (r->call.status == 0)
+      r->call.response = tt_ddbt_txn_answer(op, &r->call.txn_out);
+    else if (r->call.txn_out.n_reasons)
+      r->call.error.body = tt_ddbt_txn_reasons(&r->call.txn_out);
+    tt_ddb_txn_result_free(&r->call.txn_out);
+  }
+  if (r->call.batch) {
+    if (r->call.status == 0)
+      r->call.response = tt_ddbt_batch_answer(op, r->body, &r->batch, &r->call.batch_out);
+    tt_ddb_batch_result_free(&r->call.batch_out);
+  }
 }
 
 static void res_free(struct res *r) {
+  json_decref(r->body);
+  tt_ddbt_txn_free(&r->txn);
+  tt_ddbt_batch_free(&r->batch);
+  r->body = NULL;
   json_decref(r->call.request);
   json_decref(r->call.response);
   tt_backend_error_clear(&r->call.error);
@@ -410,7 +447,13 @@ START_TEST(every_operation_has_its_target) {
   char v[128], want[128];
   for (int op = 0; op < TT_KMS_GENERATE_DATA_KEY; op++) {
     struct res r;
-    run(&r, (enum tt_ddb_op)op, js("{'TableName':'t'}"));
+    /* Transactions have only the typed form: one step each. */
+    run(&r, (enum tt_ddb_op)op,
+        js(op == TT_DDB_TRANSACT_WRITE_ITEMS
+               ? "{'TransactItems':[{'Put':{'TableName':'t','Item':{'pk':{'S':'a'}}}}]}"
+           : op == TT_DDB_TRANSACT_GET_ITEMS
+               ? "{'TransactItems':[{'Get':{'TableName':'t','Key':{'pk':{'S':'a'}}}}]}"
+               : "{'TableName':'t'}"));
     ck_assert_int_eq(r.call.status, 0);
     snprintf(want, sizeof(want), "DynamoDB_20120810.%s", tt_ddb_op_name((enum tt_ddb_op)op));
     ck_assert_str_eq(tts_header(&F.srv.last, "x-amz-target", v, sizeof(v)), want);
@@ -421,6 +464,67 @@ START_TEST(every_operation_has_its_target) {
   struct tt_backend_call c = {.op = TT_KMS_DECRYPT, .request = js("{}"), .done = on_done_nop};
   ck_assert_int_ne(F.b->ops->start(F.b, &c), 0);
   json_decref(c.request);
+}
+END_TEST
+
+/* A typed transaction is written member by member; a Get carries no
+ * ConsistentRead, a write no ReturnValues. */
+START_TEST(transaction_request_is_written_typed) {
+  struct res r;
+  run(&r, TT_DDB_TRANSACT_WRITE_ITEMS,
+      js("{'TransactItems':[{'Update':{'TableName':'t','Key':{'pk':{'S':'a'}},"
+         "'UpdateExpression':'SET #n = :v','ConditionExpression':'attribute_exists(pk)',"
+         "'ExpressionAttributeNames':{'#n':'n'},'ExpressionAttributeValues':{':v':{'N':'1'}},"
+         "'ReturnValuesOnConditionCheckFailure':'ALL_OLD'}},{'ConditionCheck':{'TableName':'t',"
+         "'Key':{'pk':{'S':'b'}},'ConditionExpression':'attribute_not_exists(pk)'}}],"
+         "'ClientRequestToken':'tok'}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(
+      F.srv.last.body,
+      "{\"TransactItems\":[{\"Update\":{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+      "\"ConditionExpression\":\"attribute_exists(pk)\",\"UpdateExpression\":\"SET #n = :v\","
+      "\"ExpressionAttributeNames\":{\"#n\":\"n\"},\"ExpressionAttributeValues\":{\":v\":"
+      "{\"N\":\"1\"}},\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"}},{\"ConditionCheck\":"
+      "{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":\"b\"}},\"ConditionExpression\":"
+      "\"attribute_not_exists(pk)\"}}],\"ClientRequestToken\":\"tok\"}");
+  res_free(&r);
+  run(&r, TT_DDB_TRANSACT_GET_ITEMS,
+      js("{'TransactItems':[{'Get':{'TableName':'t','Key':{'pk':{'S':'a'}},"
+         "'ProjectionExpression':'#p','ExpressionAttributeNames':{'#p':'pk'}}}]}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(F.srv.last.body,
+                   "{\"TransactItems\":[{\"Get\":{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":"
+                   "\"a\"}},\"ProjectionExpression\":\"#p\",\"ExpressionAttributeNames\":"
+                   "{\"#p\":\"pk\"}}}]}");
+  res_free(&r);
+}
+END_TEST
+
+/* A typed batch is written the same way: the tables in the request's
+ * order, their entries, a BatchGetItem table's other members after its
+ * keys. */
+START_TEST(batch_request_is_written_typed) {
+  struct res r;
+  run(&r, TT_DDB_BATCH_GET_ITEM,
+      js("{'RequestItems':{'t':{'Keys':[{'pk':{'S':'a'}},{'pk':{'S':'b'}}],"
+         "'ProjectionExpression':'#p','ExpressionAttributeNames':{'#p':'pk'},"
+         "'ConsistentRead':true},'u':{'Keys':[{'k':{'N':'1'}}]}},"
+         "'ReturnConsumedCapacity':'INDEXES'}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(F.srv.last.body,
+                   "{\"RequestItems\":{\"t\":{\"Keys\":[{\"pk\":{\"S\":\"a\"}},{\"pk\":{\"S\":"
+                   "\"b\"}}],\"ProjectionExpression\":\"#p\",\"ExpressionAttributeNames\":"
+                   "{\"#p\":\"pk\"},\"ConsistentRead\":true},\"u\":{\"Keys\":[{\"k\":{\"N\":"
+                   "\"1\"}}]}},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+  res_free(&r);
+  run(&r, TT_DDB_BATCH_WRITE_ITEM,
+      js("{'RequestItems':{'t':[{'PutRequest':{'Item':{'pk':{'S':'a'}}}},"
+         "{'DeleteRequest':{'Key':{'pk':{'S':'b'}}}}]}}"));
+  ck_assert_int_eq(r.call.status, 0);
+  ck_assert_str_eq(F.srv.last.body,
+                   "{\"RequestItems\":{\"t\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":\"a\"}}}},"
+                   "{\"DeleteRequest\":{\"Key\":{\"pk\":{\"S\":\"b\"}}}}]}}");
+  res_free(&r);
 }
 END_TEST
 
@@ -556,7 +660,8 @@ START_TEST(error_bodies_with_data_are_kept) {
   res_free(&r);
 
   g_mode = M_TX_CANCELED;
-  run(&r, TT_DDB_TRANSACT_WRITE_ITEMS, js("{'TransactItems':[]}"));
+  run(&r, TT_DDB_TRANSACT_WRITE_ITEMS,
+      js("{'TransactItems':[{'Put':{'TableName':'t','Item':{'pk':{'S':'a'}}}}]}"));
   ck_assert_str_eq(r.call.error.type, "TransactionCanceledException");
   ck_assert_int_eq(strncmp(r.call.error.message, "Transaction cancelled", 21), 0);
   ck_assert(!r.call.error.retryable);
@@ -564,6 +669,8 @@ START_TEST(error_bodies_with_data_are_kept) {
   ck_assert_int_eq(json_array_size(reasons), 2);
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(reasons, 0), "Code")),
                    "ConditionalCheckFailed");
+  ck_assert_str_eq(sget(json_array_get(reasons, 0), "Item.v.N"), "7");
+  ck_assert_ptr_null(json_object_get(json_array_get(reasons, 1), "Message"));
   res_free(&r);
 }
 END_TEST
@@ -1030,7 +1137,8 @@ struct res r;
 if (strcmp(P->kind, "dynalite") == 0) {
   /* dynalite implements neither transactions nor UpdateTimeToLive (see
    * docs/design.md, "Peers"); it must say so in a classified way, then we stop here. */
-  run(&r, TT_DDB_TRANSACT_WRITE_ITEMS, js("{'TransactItems':[]}"));
+  run(&r, TT_DDB_TRANSACT_WRITE_ITEMS,
+      js("{'TransactItems':[{'Put':{'TableName':'tt_tx','Item':{'pk':{'S':'a'}}}}]}"));
   ck_assert_int_eq(r.call.status, -1);
   ck_assert_str_eq(r.call.error.type, "UnknownOperationException");
   ck_assert(!r.call.error.retryable);
@@ -1076,6 +1184,8 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, wire_request_is_signed_json_protocol);
   tcase_add_test(tc, every_operation_has_its_target);
+  tcase_add_test(tc, transaction_request_is_written_typed);
+  tcase_add_test(tc, batch_request_is_written_typed);
   tcase_add_test(tc, kms_service_targets_and_signing);
   tcase_add_test(tc, kms_data_key_answers);
   tcase_add_test(tc, session_token_is_sent_and_signed);

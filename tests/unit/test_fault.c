@@ -8,7 +8,9 @@
 #include <string.h>
 #include <uv.h>
 
+#include "api/ddb_typed.h"
 #include "backend/fault.h"
+#include "value/codec_ddb.h"
 
 /* ---- a fake inner backend: completes calls in order after delay_ms ------- */
 
@@ -30,21 +32,81 @@ struct fake {
   void *closed_arg;
 };
 
+/* Appends a clone of v to a batch result's list. */
+static void push(struct tt_ddb_batch_value **list, size_t *n, size_t table, bool put,
+                 const struct tt_av *v) {
+  *list = realloc(*list, (*n + 1) * sizeof(**list));
+  ck_assert_ptr_nonnull(*list);
+  (*list)[*n] = (struct tt_ddb_batch_value){.table = table, .put = put};
+  ck_assert_int_eq(tt_av_clone(&(*list)[*n].value, v), 0);
+  (*n)++;
+}
+
 static json_t *fake_response(struct fake *f, struct tt_backend_call *c) {
+  const struct tt_ddb_batch_request *b = c->batch;
   if (c->op == TT_DDB_BATCH_WRITE_ITEM) {
-    json_t *u = f->extra_unprocessed ? json_deep_copy(f->extra_unprocessed) : json_object();
-    return json_pack("{s:o}", "UnprocessedItems", u);
+    /* What the fake itself leaves out, in tables of the request. */
+    const char *name;
+    json_t *list;
+    json_object_foreach(f->extra_unprocessed, name, list) {
+      for (size_t t = 0; t < b->n_tables; t++) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(strcmp(b->tables[t].table, name) == 0 ? list : NULL, i, e) {
+          struct tt_av v;
+          struct tt_error err;
+          json_t *item = json_object_get(json_object_get(e, "PutRequest"), "Item");
+          ck_assert_int_eq(tt_ddb_item_from_json(item, "Item", &v, &err), 0);
+          push(&c->batch_out.left, &c->batch_out.n_left, t, true, &v);
+          tt_av_free(&v);
+        }
+      }
+    }
+    return NULL;
   }
   if (c->op == TT_DDB_BATCH_GET_ITEM) {
     /* Every key is "found": the item is the key itself. */
-    json_t *responses = json_object();
-    const char *name;
-    json_t *per_table;
-    json_object_foreach(json_object_get(c->request, "RequestItems"), name, per_table)
-      json_object_set(responses, name, json_object_get(per_table, "Keys"));
-    return json_pack("{s:o,s:{}}", "Responses", responses, "UnprocessedKeys");
+    for (size_t i = 0; i < b->n_entries; i++)
+      push(&c->batch_out.items, &c->batch_out.n_items, b->entries[i].table, false,
+           b->entries[i].value);
+    return NULL;
   }
   return json_pack("{s:s}", "from", "inner");
+}
+
+/* A typed batch request as DynamoDB's JSON: what the fake was given. */
+static json_t *batch_request_json(enum tt_ddb_op op, const struct tt_ddb_batch_request *b) {
+  bool write = op == TT_DDB_BATCH_WRITE_ITEM;
+  json_t *ri = json_object();
+  for (size_t t = 0; t < b->n_tables; t++) {
+    const struct tt_ddb_batch_table *bt = &b->tables[t];
+    json_t *list = json_array();
+    for (size_t i = 0; i < b->n_entries; i++) {
+      const struct tt_ddb_batch_entry *x = &b->entries[i];
+      json_t *v = tt_ddb_item_to_json(x->value);
+      if (x->table == t)
+        json_array_append_new(list, !write ? v
+                                    : json_pack("{s:{s:o}}", x->put ? "PutRequest" : "DeleteRequest",
+                                                x->put ? "Item" : "Key", v));
+      else
+        json_decref(v);
+    }
+    if (json_array_size(list) == 0) {
+      json_decref(list);
+      continue;
+    }
+    json_t *spec = write ? list : json_pack("{s:o}", "Keys", list);
+    if (!write && bt->projection)
+      json_object_set_new(spec, "ProjectionExpression", json_string(bt->projection));
+    if (!write && bt->consistent_read)
+      json_object_set_new(spec, "ConsistentRead", json_true());
+    json_object_set_new(ri, bt->table, spec);
+  }
+  json_t *out = json_pack("{s:o}", "RequestItems", ri);
+  if (b->capacity)
+    json_object_set_new(out, "ReturnConsumedCapacity",
+                        json_string(b->capacity == 1 ? "TOTAL" : "INDEXES"));
+  return out;
 }
 
 static void fake_fire(uv_timer_t *t) {
@@ -76,7 +138,7 @@ static int fake_start(struct tt_backend *b, struct tt_backend_call *c) {
   f->pending[f->npending++] = c;
   f->starts++;
   json_decref(f->last_request);
-  f->last_request = json_incref(c->request);
+  f->last_request = c->batch ? batch_request_json(c->op, c->batch) : json_incref(c->request);
   c->canceled = false;
   if (!uv_is_active((uv_handle_t *)&f->timer))
     uv_timer_start(&f->timer, fake_fire, f->delay_ms, 0);
@@ -140,6 +202,7 @@ struct fixture {
   struct tt_backend *b;
   struct tt_fault_backend *fb;
   struct tt_backend_call calls[CALLS];
+  struct tt_ddbt_batch batches[CALLS]; /* a batch call's typed form of its request */
   int done[CALLS];
   unsigned done_seq[CALLS]; /* completion order: 1, 2, ... */
   unsigned ndone;
@@ -167,6 +230,8 @@ static void teardown(void) {
     json_decref(fx.calls[i].request);
     json_decref(fx.calls[i].response);
     tt_backend_error_clear(&fx.calls[i].error);
+    tt_ddb_batch_result_free(&fx.calls[i].batch_out);
+    tt_ddbt_batch_free(&fx.batches[i]);
   }
   fx.b->ops->close(fx.b, closed_cb, &fx);
   ck_assert_int_eq(fx.closed_cb, 0); /* asynchronous, like every close */
@@ -181,25 +246,44 @@ static void teardown(void) {
 
 static void call_done(struct tt_backend_call *c) {
   int i = (int)(c - fx.calls);
+  /* A batch's answer as the DynamoDB listener writes it. */
+  if (c->batch && c->status == 0)
+    c->response = tt_ddbt_batch_answer(c->op, c->request, &fx.batches[i], &c->batch_out);
   fx.done[i]++;
   fx.done_seq[i] = ++fx.ndone;
 }
 
 /* Starts call i with op and a request (stolen); asserts the start worked
  * and that done did not run inside start(). */
-static void start(int i, enum tt_ddb_op op, json_t *request) {
+/* Starts call i with its request: JSON (a batch is converted), or a typed
+ * transaction. */
+static void start_txn(int i, enum tt_ddb_op op, json_t *request,
+                      const struct tt_ddb_txn_request *txn) {
   struct tt_backend_call *c = &fx.calls[i];
   json_decref(c->request);
   json_decref(c->response);
   tt_backend_error_clear(&c->error);
+  tt_ddb_batch_result_free(&c->batch_out);
+  tt_ddbt_batch_free(&fx.batches[i]);
   memset(c, 0, sizeof(*c));
   c->op = op;
   c->request = request;
+  c->txn = txn;
+  /* Batches cross the port typed: converted as the DynamoDB listener
+   * converts them; the JSON stays for the assertions. */
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
+  if (tt_ddbt_is_batch(op)) {
+    ck_assert_int_eq(tt_ddbt_batch_parse(op, request, &fx.batches[i], &e), 0);
+    c->batch = &fx.batches[i].req;
+  }
   c->done = call_done;
   fx.done[i] = 0;
   ck_assert_int_eq(fx.b->ops->start(fx.b, c), 0);
   ck_assert_int_eq(fx.done[i], 0);
 }
+
+static void start(int i, enum tt_ddb_op op, json_t *request) { start_txn(i, op, request, NULL); }
 
 static void run_loop(void) { uv_run(&fx.loop, UV_RUN_DEFAULT); }
 
@@ -348,11 +432,15 @@ START_TEST(test_table_matching) {
   start(1, TT_DDB_PUT_ITEM, put_req("A"));
   start(2, TT_DDB_BATCH_WRITE_ITEM,
         json_pack("{s:{s:[{s:{s:{}}}]}}", "RequestItems", "A", "PutRequest", "Item"));
-  start(3, TT_DDB_TRANSACT_WRITE_ITEMS,
-        json_pack("{s:[{s:{s:s}},{s:{s:s}}]}", "TransactItems", "Put", "TableName", "B",
-                  "ConditionCheck", "TableName", "A"));
-  start(4, TT_DDB_TRANSACT_GET_ITEMS,
-        json_pack("{s:[{s:{s:s}}]}", "TransactItems", "Get", "TableName", "B"));
+  /* A transaction matches when any of its steps names the table. */
+  static const struct tt_ddb_txn_step wsteps[] = {
+      {.kind = TT_DDB_TXN_PUT, .r = {.table = "B"}},
+      {.kind = TT_DDB_TXN_CONDITION_CHECK, .r = {.table = "A"}}};
+  static const struct tt_ddb_txn_step gsteps[] = {{.kind = TT_DDB_TXN_GET, .r = {.table = "B"}}};
+  static const struct tt_ddb_txn_request wtxn = {.steps = wsteps, .n_steps = 2};
+  static const struct tt_ddb_txn_request gtxn = {.steps = gsteps, .n_steps = 1};
+  start_txn(3, TT_DDB_TRANSACT_WRITE_ITEMS, NULL, &wtxn);
+  start_txn(4, TT_DDB_TRANSACT_GET_ITEMS, NULL, &gtxn);
   start(5, TT_DDB_PUT_ITEM, json_string("not an object"));
   run_loop();
   ck_assert_int_eq(fx.calls[0].status, 0);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "api/ddb_typed.h"
 #include "backend/backend.h"
 #include "backend/memory/memdb.h"
 #include "util/buf.h"
@@ -115,16 +116,49 @@ static inline void fx_order_cb(struct tt_backend_call *c) {
 static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op op,
                           const json_t *req, struct tt_backend_call *c) {
   int done = 0;
+  struct tt_ddbt_txn txn;
+  struct tt_ddbt_batch batch;
   memset(c, 0, sizeof(*c));
   c->op = op;
   c->request = (json_t *)req;
   c->done = fx_done;
   c->arg = &done;
+  /* Transactions and batches cross the port typed: converted as the
+   * DynamoDB listener converts them, and their result written back as it
+   * answers. */
+  if (tt_ddbt_is_txn(op) || tt_ddbt_is_batch(op)) {
+    c->request = NULL;
+    if ((tt_ddbt_is_txn(op) ? tt_ddbt_txn_parse(op, req, &txn, &c->error)
+                            : tt_ddbt_batch_parse(op, req, &batch, &c->error)) != 0) {
+      c->status = -1;
+      return 0;
+    }
+    if (tt_ddbt_is_txn(op))
+      c->txn = &txn.req;
+    else
+      c->batch = &batch.req;
+  }
   ck_assert_int_eq(b->ops->start(b, c), 0);
   int early = done;
   uv_run(loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   c->arg = NULL; /* `done` ends here */
+  if (c->txn) {
+    if (c->status == 0)
+      c->response = tt_ddbt_txn_answer(op, &c->txn_out);
+    else if (c->txn_out.n_reasons)
+      c->error.body = tt_ddbt_txn_reasons(&c->txn_out);
+    tt_ddb_txn_result_free(&c->txn_out);
+    tt_ddbt_txn_free(&txn);
+    c->txn = NULL;
+  }
+  if (c->batch) {
+    if (c->status == 0)
+      c->response = tt_ddbt_batch_answer(op, req, &batch, &c->batch_out);
+    tt_ddb_batch_result_free(&c->batch_out);
+    tt_ddbt_batch_free(&batch);
+    c->batch = NULL;
+  }
   return early;
 }
 

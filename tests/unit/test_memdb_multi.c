@@ -220,6 +220,51 @@ START_TEST(transact_write_all_or_nothing) {
 }
 END_TEST
 
+/* The shape of a transaction, checked where its JSON becomes typed
+ * (api/ddb_typed.c) with the messages DynamoDB gives. */
+START_TEST(transact_shape_checks) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  fx_fail(&f, TT_DDB_TRANSACT_WRITE_ITEMS, "{}", "ValidationException",
+          "1 validation error detected: Value null at 'transactItems' failed to satisfy "
+          "constraint: Member must not be null");
+  fx_fail(&f, TT_DDB_TRANSACT_WRITE_ITEMS,
+          "{'TransactItems':[{'Put':{'TableName':'tbl','Item':{'pk':{'S':'a'}}},"
+          "'Delete':{'TableName':'tbl','Key':{'pk':{'S':'a'}}}}]}",
+          "ValidationException",
+          "TransactItems can only contain one of Check, Put, Update or Delete");
+  fx_fail(&f, TT_DDB_TRANSACT_WRITE_ITEMS,
+          "{'TransactItems':[{'Delete':{'TableName':'tbl'}}]}", "ValidationException",
+          "1 validation error detected: Value null at 'key' failed to satisfy constraint: "
+          "Member must not be null");
+  fx_fail(&f, TT_DDB_TRANSACT_WRITE_ITEMS,
+          "{'ClientRequestToken':7,'TransactItems':[{'Delete':{'TableName':'tbl','Key':"
+          "{'pk':{'S':'a'}}}}]}",
+          "SerializationException", "ClientRequestToken must be a string");
+  fx_fail(&f, TT_DDB_TRANSACT_GET_ITEMS,
+          "{'TransactItems':[{'Get':{'TableName':'tbl','Key':{'pk':{'S':'a'}}}},{'Put':{}}]}",
+          "ValidationException",
+          "1 validation error detected: Value null at 'transactItems.2.member.get' failed to "
+          "satisfy constraint: Member must not be null");
+  /* 33 levels of M below a top-level attribute: refused before decoding. */
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_buf_puts(&b, "{'TransactItems':[{'Put':{'TableName':'tbl','Item':{'pk':{'S':'a'},'d':");
+  for (int i = 0; i < 33; i++)
+    tt_buf_puts(&b, "{'M':{'x':");
+  tt_buf_puts(&b, "{'S':'v'}");
+  for (int i = 0; i < 33; i++)
+    tt_buf_puts(&b, "}}");
+  tt_buf_puts(&b, "}}}]}");
+  fx_fail(&f, TT_DDB_TRANSACT_WRITE_ITEMS, b.data, "ValidationException",
+          "Nesting Levels have exceeded supported limits: Attributes in the item have nested "
+          "levels beyond supported limit");
+  tt_buf_free(&b);
+  fx_teardown(&f);
+}
+END_TEST
+
 #define TX_TOKEN(tok, n)                                                                           \
   "{'ClientRequestToken':'" tok "','TransactItems':[{'Update':{'TableName':'tbl','Key':{'pk':"   \
   "{'S':'ctr'}},'UpdateExpression':'ADD n :one','ExpressionAttributeValues':{':one':{'N':'" n    \
@@ -338,6 +383,7 @@ int main(void) {
   tcase_add_test(tc, batch_get_16mb_leaves_keys_unprocessed);
   tcase_add_test(tc, batch_write_rules_and_effects);
   tcase_add_test(tc, transact_write_all_or_nothing);
+  tcase_add_test(tc, transact_shape_checks);
   tcase_add_test(tc, transact_write_client_token);
   tcase_add_test(tc, consumed_capacity);
   suite_add_tcase(s, tc);

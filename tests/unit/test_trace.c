@@ -195,6 +195,122 @@ START_TEST(spans_continue_and_nest) {
 }
 END_TEST
 
+/* A protobuf length-delimited field at *at: its field number, and its
+ * bytes as [*body, *body + *len); -1 when it runs past end. */
+static int pb_field(const unsigned char *p, size_t end, size_t *at, int *field, size_t *body,
+                    size_t *len) {
+  if (*at >= end || (p[*at] & 7) != 2)
+    return -1;
+  *field = p[(*at)++] >> 3;
+  size_t n = 0;
+  for (int shift = 0; *at < end && shift < 64; shift += 7) {
+    unsigned char b = p[(*at)++];
+    n |= (size_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      if (n > end - *at)
+        return -1;
+      *body = *at;
+      *len = n;
+      *at += n;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* A batch takes spans one at a time; a Span's length takes one, two or
+ * three bytes (its fields are written first, then moved when the length
+ * is not two bytes), and the request seals around them. */
+START_TEST(batch_span_lengths) {
+  struct tt_sampler smp = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  nsunk = 0;
+  tt_tracer_set(&smp, sink, NULL);
+  static char big[20000];
+  memset(big, 'b', sizeof(big) - 1);
+  struct tt_trace_ctx ctx;
+  struct tt_span *tiny = tt_span_start_server(NULL, NULL, &ctx); /* < 128 bytes */
+  tt_span_end(tiny);
+  struct tt_span *mid = tt_span_start(&ctx, "DynamoDB.GetItem", TT_SPAN_CLIENT);
+  tt_span_str_static(mid, "rpc.system", "aws-api");
+  tt_span_int(mid, "tabletheoryd.attempt", 1);
+  tt_span_str(mid, "aws.request_id", "0123456789abcdef0123456789abcdef0123456789abcdef");
+  tt_span_status(mid, TT_SPAN_ERROR, "ThrottlingException");
+  tt_span_end(mid);
+  struct tt_span *large = tt_span_start(&ctx, "big", TT_SPAN_INTERNAL); /* >= 16 KB */
+  tt_span_str_static(large, "big.static", big);
+  tt_span_end(large);
+  ck_assert_uint_eq(nsunk, 3);
+  struct tt_otlp_resource res = {"svc", NULL, NULL};
+  struct tt_otlp_encoder enc;
+  ck_assert_int_eq(tt_otlp_encoder_init(&enc, &res, TT_OTLP_PROTOBUF), 0);
+  struct tt_otlp_batch b;
+  tt_otlp_batch_init(&b);
+  for (size_t i = 0; i < nsunk; i++)
+    ck_assert_int_eq(tt_otlp_batch_add(&enc, &b, sunk[i]), 0);
+  ck_assert_uint_eq(b.n, 3);
+  ck_assert_int_eq(tt_otlp_batch_seal(&enc, &b), 0);
+  ck_assert_int_eq(tt_otlp_batch_add(&enc, &b, sunk[0]), -1); /* sealed */
+  const unsigned char *p = (const unsigned char *)b.buf.data + b.body;
+  size_t end = b.buf.len - b.body, at = 0, body, len, rs, rs_len;
+  int field;
+  ck_assert_int_eq(pb_field(p, end, &at, &field, &rs, &rs_len), 0);
+  ck_assert_int_eq(field, 1);
+  ck_assert_uint_eq(at, end); /* one ResourceSpans, the whole request */
+  at = rs;
+  ck_assert_int_eq(pb_field(p, rs + rs_len, &at, &field, &body, &len), 0);
+  ck_assert_int_eq(field, 1); /* the resource */
+  size_t ss, ss_len;
+  ck_assert_int_eq(pb_field(p, rs + rs_len, &at, &field, &ss, &ss_len), 0);
+  ck_assert_int_eq(field, 2); /* the ScopeSpans */
+  ck_assert_uint_eq(at, rs + rs_len);
+  at = ss;
+  ck_assert_int_eq(pb_field(p, ss + ss_len, &at, &field, &body, &len), 0);
+  ck_assert_int_eq(field, 1); /* the scope */
+  size_t heads[3], lens[3], n = 0, start;
+  while (at < ss + ss_len) {
+    start = at;
+    ck_assert_int_eq(pb_field(p, ss + ss_len, &at, &field, &body, &len), 0);
+    ck_assert_int_eq(field, 2);
+    ck_assert_uint_lt(n, 3);
+    heads[n] = body - start;
+    lens[n++] = len;
+    /* Each Span opens with its trace id. */
+    ck_assert_int_eq(p[body], 0x0a);
+    ck_assert_int_eq(p[body + 1], 16);
+    ck_assert_int_eq(memcmp(p + body + 2, ctx.trace_id, 16), 0);
+  }
+  ck_assert_uint_eq(n, 3);
+  ck_assert_uint_lt(lens[0], 128);
+  ck_assert_uint_eq(heads[0], 2);
+  ck_assert_uint_ge(lens[1], 128);
+  ck_assert_uint_lt(lens[1], 16384);
+  ck_assert_uint_eq(heads[1], 3);
+  ck_assert_uint_ge(lens[2], 16384);
+  ck_assert_uint_eq(heads[2], 4);
+  ck_assert_ptr_nonnull(memmem(p, end, big, sizeof(big) - 1));
+  /* The same spans in one call: the same bytes. */
+  struct tt_buf one;
+  tt_buf_init(&one, 0);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, sunk, nsunk, &one), 0);
+  ck_assert_uint_eq(one.len, end);
+  ck_assert_int_eq(memcmp(one.data, p, end), 0);
+  /* Emptied, a batch seals to a request without spans. */
+  tt_otlp_batch_reset(&b);
+  ck_assert_int_eq(tt_otlp_batch_seal(&enc, &b), 0);
+  tt_buf_reset(&one);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, NULL, 0, &one), 0);
+  ck_assert_uint_eq(one.len, b.buf.len - b.body);
+  ck_assert_int_eq(memcmp(one.data, b.buf.data + b.body, one.len), 0);
+  tt_buf_free(&one);
+  tt_otlp_batch_free(&b);
+  tt_otlp_encoder_free(&enc);
+  for (size_t i = 0; i < nsunk; i++)
+    tt_span_release(sunk[i]);
+  nsunk = 0;
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
 /* Span text is UTF-8 whatever it was given: protobuf strings and JSON
  * text must be. */
 START_TEST(span_text_kept_utf8) {
@@ -440,6 +556,7 @@ int main(void) {
   tcase_add_test(tc, tracestate_grammar);
   tcase_add_test(tc, samplers);
   tcase_add_test(tc, spans_continue_and_nest);
+  tcase_add_test(tc, batch_span_lengths);
   tcase_add_test(tc, span_text_kept_utf8);
   tcase_add_test(tc, span_attrs_last_value_wins);
   tcase_add_test(tc, kv_lists);

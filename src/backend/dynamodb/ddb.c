@@ -188,28 +188,9 @@ static void on_http_done(struct tt_http_call *hc, struct tt_http_response *resp,
   (void)hc;
   struct ddb_req *r = arg;
   struct tt_backend_call *call = r->call;
-  json_t *out = NULL;
-  if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
-    /* A typed answer is read from the text straight into typed values:
-     * no jansson tree (wire_reader.h). Errors keep the classify path. */
-    const char *text = resp->body.data;
-    size_t len = resp->body.len;
-    tt_backend_error_clear(&call->error);
-    int rc = call->read != NULL
-                 ? tt_ddb_read_response_parse(text, len, &call->read_out, &call->error)
-                 : tt_ddb_item_response_parse(call->op, text, len, &call->item_out,
-                                              &call->error);
-    if (rc == TT_DDB_WIRE_NOT_OBJECT)
-      tt_ddb_response_not_object(resp, &call->error);
-    call->status = rc == 0 ? 0 : -1;
-  } else if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-    call->status = 0; /* a JSON call: a typed one's 2xx answer never gets here */
-    call->response = out;
-  } else {
-    call->status = -1;
-    if (resp->transport == TT_HTTP_OK && skew_error(&call->error))
-      adjust_skew(r, resp);
-  }
+  tt_ddb_call_answer(call, resp);
+  if (call->status != 0 && resp->transport == TT_HTTP_OK && skew_error(&call->error))
+    adjust_skew(r, resp);
   /* A KMS answer holds a plaintext data key (base64): wipe our copy of the
    * text; the parsed tree is the caller's to wipe (backend/kms/kms.h). */
   if (r->d->svc->secret_answers && resp->body.data)
@@ -305,8 +286,10 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   if (typed) {
     struct tt_buf body;
     tt_buf_init(&body, 0);
-    if ((call->read != NULL ? tt_ddb_read_request_write(&body, call->read)
-                            : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
+    if ((call->read    ? tt_ddb_read_request_write(&body, call->read)
+         : call->txn   ? tt_ddb_txn_request_write(&body, call->txn)
+         : call->batch ? tt_ddb_batch_request_write(&body, call->op, call->batch)
+                       : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
       tt_buf_free(&body);
       free(r);
       return UV_ENOMEM;
@@ -342,6 +325,8 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   call->response = NULL;
   memset(&call->item_out, 0, sizeof(call->item_out));
   memset(&call->read_out, 0, sizeof(call->read_out));
+  memset(&call->txn_out, 0, sizeof(call->txn_out));
+  memset(&call->batch_out, 0, sizeof(call->batch_out));
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   /* The cached credentials sign at once, inside start; only a miss waits

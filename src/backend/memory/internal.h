@@ -412,16 +412,11 @@ int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table 
  * index's). x may be NULL. */
 int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
                           struct tt_backend_error *e);
-/* ReturnConsumedCapacity of a request: 0 (NONE or absent), 1 (TOTAL),
- * 2 (INDEXES). */
-int memdb_capacity_mode(const json_t *req);
 /* Capacity units of one item read (4 KB units, halved unless consistent)
  * or written (1 KB units; the larger of the old and new item); an item
  * not there counts as one unit. Either item may be NULL. */
 double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
                             bool consistent);
-/* {"CapacityUnits", "TableName"[, "Table"]} for mode 1 or 2 (NULL on OOM). */
-json_t *memdb_capacity_json(int mode, const char *table, double units);
 
 /* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
@@ -455,12 +450,8 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
 /* The same for a typed request's maps (borrowed; either may be NULL). */
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e);
-/* Parses optional expression member `key` of `obj` as `kind` into *out (NULL
- * when absent). The expression stays owned by x. */
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e);
-/* The same for an expression's text (NULL: absent). */
+/* Parses an optional expression's text (NULL: absent) as `kind` into *out
+ * (NULL when absent). The expression stays owned by x. */
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
                            struct tt_expr **out, struct tt_backend_error *e);
 /* The unused-placeholder rules, after every expression was parsed. */
@@ -515,11 +506,8 @@ struct memdb_wr {
   bool found, has_next;
 };
 
-/* Validates one write (`obj` holds TableName, Item or Key, expressions) and
- * prepares it. On failure the write is freed. */
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e);
-/* The same for a typed request (borrowed until the write is freed). */
+/* Validates one write of a typed request (borrowed until the write is
+ * freed) and prepares it. On failure the write is freed. */
 int memdb_wr_prepare_typed(struct memdb *m, enum memdb_wr_kind kind,
                            const struct tt_ddb_item_request *r, struct memdb_wr *w,
                            struct tt_backend_error *e);
@@ -600,13 +588,14 @@ int memdb_op_query(struct memdb *m, const json_t *req, json_t **resp,
                    struct tt_backend_error *e);
 int memdb_op_scan(struct memdb *m, const json_t *req, json_t **resp,
                   struct tt_backend_error *e);
-int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e);
-int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
-int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
-int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+/* A typed BatchWriteItem (`write`) or BatchGetItem: 0 with *out the items
+ * read, what was left unprocessed and the capacity, or -1 with e set. */
+int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
+                   struct tt_ddb_batch_result *out, struct tt_backend_error *e);
+/* A typed TransactWriteItems, or TransactGetItems (`get`): 0 with *out
+ * the items read (get), or -1 with e set and, when the transaction was
+ * canceled, *out its reasons. */
+int memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                      struct tt_ddb_txn_result *out, struct tt_backend_error *e);
 
 #endif

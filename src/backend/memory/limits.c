@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "value/codec_ddb.h"
 
 /* ---- key values ---- */
 
@@ -85,42 +86,8 @@ int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e) {
   return 0;
 }
 
-/* Depth of AttributeValue wire JSON, stopping past MEMDB_NEST_MAX so that a
- * hostile document costs no more than the limit. Runs before the codec,
- * whose own (deeper) bound would otherwise answer with another text. */
-static bool json_too_deep(const json_t *av, unsigned level) {
-  if (level > MEMDB_NEST_MAX)
-    return true;
-  if (!json_is_object(av) || json_object_size(av) != 1)
-    return false; /* malformed: the codec says why */
-  const json_t *m = json_object_get(av, "M"), *l = json_object_get(av, "L");
-  const char *k;
-  const json_t *v;
-  size_t i;
-  if (json_is_object(m)) {
-    json_object_foreach((json_t *)m, k, v) {
-      if (json_too_deep(v, level + 1))
-        return true;
-    }
-  } else if (json_is_array(l)) {
-    json_array_foreach(l, i, v) {
-      if (json_too_deep(v, level + 1))
-        return true;
-    }
-  }
-  return false;
-}
-
 int memdb_limit_json_map(const json_t *map, struct tt_backend_error *e) {
-  const char *k;
-  const json_t *v;
-  if (!json_is_object(map))
-    return 0;
-  json_object_foreach((json_t *)map, k, v) {
-    if (json_too_deep(v, 1))
-      return too_deep(e);
-  }
-  return 0;
+  return tt_ddb_json_map_too_deep(map, MEMDB_NEST_MAX) ? too_deep(e) : 0;
 }
 
 /* ---- placeholder maps ---- */

@@ -20,10 +20,6 @@ static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
     [TT_DDB_DELETE_ITEM] = memdb_op_delete_item,
     [TT_DDB_QUERY] = memdb_op_query,
     [TT_DDB_SCAN] = memdb_op_scan,
-    [TT_DDB_BATCH_GET_ITEM] = memdb_op_batch_get,
-    [TT_DDB_BATCH_WRITE_ITEM] = memdb_op_batch_write,
-    [TT_DDB_TRANSACT_WRITE_ITEMS] = memdb_op_transact_write,
-    [TT_DDB_TRANSACT_GET_ITEMS] = memdb_op_transact_get,
     [TT_DDB_CREATE_TABLE] = memdb_op_create_table,
     [TT_DDB_DESCRIBE_TABLE] = memdb_op_describe_table,
     [TT_DDB_DELETE_TABLE] = memdb_op_delete_table,
@@ -65,9 +61,15 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   }
   memset(&c->item_out, 0, sizeof(c->item_out));
   memset(&c->read_out, 0, sizeof(c->read_out));
+  memset(&c->txn_out, 0, sizeof(c->txn_out));
+  memset(&c->batch_out, 0, sizeof(c->batch_out));
   if (tt_backend_call_typed(c)) {
-    int rc = c->read ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
-                     : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
+    int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
+             : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,
+                                            &c->txn_out, &c->error)
+             : c->batch ? memdb_op_batch(m, c->op == TT_DDB_BATCH_WRITE_ITEM, c->batch,
+                                         &c->batch_out, &c->error)
+                        : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
     c->status = rc != 0 ? -1 : 0;
     return;
   }
@@ -211,8 +213,10 @@ static void arm(struct memdb *m) {
 
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   struct memdb *m = b->impl;
+  /* KMS operations are not DynamoDB's; transactions and batches have only
+   * the typed form. */
   if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT ||
-      op_table[c->op] == NULL) /* KMS operations are not DynamoDB's */
+      (op_table[c->op] == NULL && !tt_backend_call_typed(c)))
     return UV_EINVAL;
   c->next = NULL;
   c->canceled = false;

@@ -6,6 +6,7 @@
 
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
+#include "value/codec_ddb.h"
 
 void memdb_wr_free(struct memdb_wr *w) {
   memdb_exprs_free(&w->x);
@@ -170,8 +171,10 @@ static int decode_request(const json_t *obj, enum memdb_wr_kind kind, struct tt_
   return 0;
 }
 
-int memdb_wr_prepare(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
-                     struct memdb_wr *w, struct tt_backend_error *e) {
+/* Validates one write of a JSON request (`obj` holds TableName, Item or
+ * Key, expressions) and prepares it. On failure the write is freed. */
+static int wr_prepare_json(struct memdb *m, enum memdb_wr_kind kind, const json_t *obj,
+                           struct memdb_wr *w, struct tt_backend_error *e) {
   struct tt_ddb_item_request r;
   memset(w, 0, sizeof(*w));
   w->m = m;
@@ -343,17 +346,17 @@ static int write_op(struct memdb *m, enum memdb_wr_kind kind, const json_t *req,
     return -1;
   if (kind != MEMDB_WR_UPDATE && rv != TT_DDB_RETURN_NONE && rv != TT_DDB_RETURN_ALL_OLD)
     return memdb_validation(e, "ReturnValues can only be ALL_OLD or NONE");
-  if (memdb_wr_prepare(m, kind, req, &w, e) != 0)
+  if (wr_prepare_json(m, kind, req, &w, e) != 0)
     return -1;
   int rc = write_run(m, &w, rv, &attrs, e);
   double units = memdb_capacity_units(w.found ? &w.old : NULL, w.has_next ? &w.next : NULL,
                                       false, true);
   if (rc == 0 && attributes_resp(&attrs, resp, e) != 0)
     rc = -1;
-  int mode = memdb_capacity_mode(req);
+  int mode = tt_ddb_capacity_mode(req);
   if (rc == 0 && mode != 0 &&
       json_object_set_new(*resp, "ConsumedCapacity",
-                          memdb_capacity_json(mode, w.t->name, units)) != 0)
+                          tt_ddb_capacity_json(mode, w.t->name, units)) != 0)
     rc = memdb_oom(e);
   memdb_wr_free(&w);
   tt_av_free(&attrs);
@@ -431,9 +434,9 @@ int memdb_op_get_item(struct memdb *m, const json_t *req, json_t **resp,
     goto done;
   if ((*resp = json_object()) == NULL)
     goto oom;
-  int mode = memdb_capacity_mode(req);
+  int mode = tt_ddb_capacity_mode(req);
   if (mode != 0 && json_object_set_new(*resp, "ConsumedCapacity",
-                                       memdb_capacity_json(mode, r.table, units)) != 0)
+                                       tt_ddb_capacity_json(mode, r.table, units)) != 0)
     goto oom;
   if (out.type == TT_AV_M) {
     json_t *j = memdb_item_json(&out);

@@ -23,22 +23,17 @@ static bool same_key(const struct memdb_table *t, const struct memdb_kv *pa,
 
 struct bg_table {
   struct memdb_table *t;
-  const char *name;
-  const json_t *spec;
+  const struct tt_ddb_batch_table *spec;
   struct memdb_exprs x;
   struct tt_expr *proj;
-  struct tt_av *keys;
+  const struct tt_av **keys;
   struct memdb_kv *pks, *sks;
   size_t n;
-  bool consistent;
-  double units; /* capacity units read */
 };
 
 static void bg_free(struct bg_table *b, size_t n) {
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; b && i < n; i++) {
     memdb_exprs_free(&b[i].x);
-    for (size_t k = 0; k < b[i].n; k++)
-      tt_av_free(&b[i].keys[k]);
     free(b[i].keys);
     free(b[i].pks);
     free(b[i].sks);
@@ -46,79 +41,106 @@ static void bg_free(struct bg_table *b, size_t n) {
   free(b);
 }
 
-/* The request's RequestItems as a non-empty object. */
-static int request_items(const json_t *req, const json_t **ri, struct tt_backend_error *e) {
-  *ri = json_object_get(req, "RequestItems");
-  if (!json_is_object(*ri) || json_object_size(*ri) == 0)
+/* The request's RequestItems as a non-empty map. */
+static int request_items(const struct tt_ddb_batch_request *r, struct tt_backend_error *e) {
+  if (r->n_tables == 0)
     return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed to "
                                "satisfy constraint: Member must have length greater than or "
                                "equal to 1");
   return 0;
 }
 
-int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e) {
-  const json_t *ri;
-  struct bg_table *b = NULL;
-  size_t nb = 0, total = 0;
-  json_t *out = NULL;
-  int rc = -1;
-  if (request_items(req, &ri, e) != 0)
+/* The number of entries of table `t`. */
+static size_t entries_of(const struct tt_ddb_batch_request *r, size_t t) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_entries; i++)
+    n += r->entries[i].table == t;
+  return n;
+}
+
+/* Appends a value (cloned) of table `t` to a result list. */
+static int push_value(struct tt_ddb_batch_value **list, size_t *n, size_t t, bool put,
+                      const struct tt_av *v, bool steal) {
+  struct tt_ddb_batch_value *grown = realloc(*list, (*n + 1) * sizeof(**list));
+  if (grown == NULL)
     return -1;
-  const char *name;
-  const json_t *spec;
-  json_object_foreach((json_t *)ri, name, spec) {
-    total += json_array_size(json_object_get(spec, "Keys"));
+  *list = grown;
+  struct tt_ddb_batch_value *x = &grown[*n];
+  x->table = t;
+  x->put = put;
+  if (steal)
+    x->value = *v;
+  else if (tt_av_clone(&x->value, v) != 0)
+    return -1;
+  (*n)++;
+  return 0;
+}
+
+/* ConsumedCapacity when asked: the units of each table move into out. */
+static void capacity_out(const struct tt_ddb_batch_request *r, struct tt_ddb_batch_result *out,
+                         double **units) {
+  if (r->capacity != 0) {
+    out->units = *units;
+    *units = NULL;
   }
-  if (total > 100)
+}
+
+static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
+                     struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
+  struct bg_table *b = NULL;
+  double *units = NULL; /* capacity units read, a table */
+  size_t nb = 0;
+  int rc = -1;
+  if (request_items(r, e) != 0)
+    return -1;
+  if (r->n_entries > 100)
     return memdb_validation(e, "Too many items requested for the BatchGetItem call");
-  if ((b = calloc(json_object_size(ri), sizeof(*b))) == NULL)
-    return memdb_oom(e);
-  json_object_foreach((json_t *)ri, name, spec) {
+  if ((b = calloc(r->n_tables, sizeof(*b))) == NULL ||
+      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+    goto oom;
+  for (size_t ti = 0; ti < r->n_tables; ti++) {
     struct bg_table *bt = &b[nb++];
-    bt->name = name;
+    const struct tt_ddb_batch_table *spec = &r->tables[ti];
+    size_t n = entries_of(r, ti);
     bt->spec = spec;
-    const json_t *keys = json_object_get(spec, "Keys");
-    if (!json_is_array(keys) || json_array_size(keys) == 0) {
+    if (n == 0) {
       memdb_validation(e, "1 validation error detected: Value at 'requestItems.%s.member.keys' "
                           "failed to satisfy constraint: Member must have length greater than "
                           "or equal to 1",
-                       name);
+                       spec->table);
       goto done;
     }
-    if (memdb_exprs_init(&bt->x, spec, e) != 0 ||
-        memdb_exprs_parse(&bt->x, spec, "ProjectionExpression", TT_EXPR_PROJECTION, &bt->proj,
-                          e) != 0 ||
+    if (memdb_exprs_use(&bt->x, spec->names, spec->values, e) != 0 ||
+        memdb_exprs_parse_text(&bt->x, spec->projection, TT_EXPR_PROJECTION, &bt->proj, e) != 0 ||
         memdb_exprs_finish(&bt->x, e) != 0)
       goto done;
-    if (memdb_get_bool(spec, "ConsistentRead", false, &bt->consistent, e) != 0)
-      goto done;
-    size_t n = json_array_size(keys);
     if ((bt->keys = calloc(n, sizeof(*bt->keys))) == NULL ||
         (bt->pks = calloc(n, sizeof(*bt->pks))) == NULL ||
         (bt->sks = calloc(n, sizeof(*bt->sks))) == NULL)
       goto oom;
     /* Repeated keys are refused before the table is looked up. */
-    for (size_t i = 0; i < n; i++) {
-      struct tt_error err;
-      bt->keys[i].type = TT_AV_NULL;
-      bt->n = i + 1;
-      if (tt_ddb_item_from_json(json_array_get(keys, i), "Keys", &bt->keys[i], &err) != 0) {
-        memdb_fail_tt(e, &err);
+    for (size_t i = 0; i < r->n_entries; i++) {
+      if (r->entries[i].table != ti)
+        continue;
+      const struct tt_av *key = r->entries[i].value;
+      if (key == NULL) {
+        memdb_validation(e, "1 validation error detected: Value null at 'key' failed to "
+                            "satisfy constraint: Member must not be null");
         goto done;
       }
-      for (size_t k = 0; k < i; k++)
-        if (tt_av_equal(&bt->keys[k], &bt->keys[i])) {
+      for (size_t k = 0; k < bt->n; k++)
+        if (tt_av_equal(bt->keys[k], key)) {
           memdb_validation(e, "Provided list of item keys contains duplicates");
           goto done;
         }
+      bt->keys[bt->n++] = key;
     }
-    if ((bt->t = memdb_table_get(m, name)) == NULL) {
+    if ((bt->t = memdb_table_get(m, spec->table)) == NULL) {
       memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
       goto done;
     }
     for (size_t i = 0; i < n; i++) {
-      if (memdb_key_check(bt->t, &bt->keys[i], &bt->pks[i], &bt->sks[i], e) != 0)
+      if (memdb_key_check(bt->t, bt->keys[i], &bt->pks[i], &bt->sks[i], e) != 0)
         goto done;
       for (size_t k = 0; k < i; k++)
         if (same_key(bt->t, &bt->pks[k], &bt->sks[k], &bt->pks[i], &bt->sks[i])) {
@@ -127,31 +149,14 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
         }
     }
   }
-  json_t *responses = json_object(), *unprocessed = json_object();
-  out = json_pack("{s:o, s:o}", "Responses", responses, "UnprocessedKeys", unprocessed);
-  if (out == NULL || responses == NULL || unprocessed == NULL)
-    goto oom;
   size_t bytes = 0;
   for (size_t i = 0; i < nb; i++) {
     struct bg_table *bt = &b[i];
-    json_t *arr = json_array(), *left = NULL;
-    if (arr == NULL || json_object_set_new(responses, bt->name, arr) != 0)
-      goto oom;
     for (size_t k = 0; k < bt->n; k++) {
       if (bytes >= MEMDB_BATCH_GET_RESPONSE_MAX) {
         /* Over the 16 MB response limit: the rest goes back unprocessed. */
-        if (left == NULL) {
-          json_t *u = json_deep_copy(bt->spec);
-          left = json_array();
-          if (u == NULL || left == NULL) {
-            json_decref(u);
-            json_decref(left);
-            goto oom;
-          }
-          json_object_set_new(u, "Keys", left);
-          json_object_set_new(unprocessed, bt->name, u);
-        }
-        json_array_append_new(left, memdb_item_json(&bt->keys[k]));
+        if (push_value(&out->left, &out->n_left, i, false, bt->keys[k], false) != 0)
+          goto oom;
         continue;
       }
       struct tt_av item, proj = {.type = TT_AV_NULL};
@@ -159,7 +164,8 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
       struct tt_error err;
       if (memdb_lookup(m, bt->t, &bt->pks[k], &bt->sks[k], NULL, &item, &found, e) != 0)
         goto done;
-      bt->units += memdb_capacity_units(found ? &item : NULL, NULL, true, bt->consistent);
+      units[i] += memdb_capacity_units(found ? &item : NULL, NULL, true,
+                                       bt->spec->consistent_read);
       if (!found)
         continue;
       bytes += tt_av_item_size(&item);
@@ -168,154 +174,108 @@ int memdb_op_batch_get(struct memdb *m, const json_t *req, json_t **resp,
         memdb_fail_tt(e, &err);
         goto done;
       }
-      json_t *j = memdb_item_json(bt->proj ? &proj : &item);
-      tt_av_free(&item);
-      tt_av_free(&proj);
-      if (j == NULL || json_array_append_new(arr, j) != 0)
+      if (bt->proj)
+        tt_av_free(&item);
+      if (push_value(&out->items, &out->n_items, i, false, bt->proj ? &proj : &item, true) != 0) {
+        tt_av_free(bt->proj ? &proj : &item);
         goto oom;
+      }
     }
   }
-  int mode = memdb_capacity_mode(req);
-  if (mode != 0) {
-    json_t *cc = json_array();
-    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
-      goto oom;
-    for (size_t i = 0; i < nb; i++)
-      if (json_array_append_new(cc, memdb_capacity_json(mode, b[i].name, b[i].units)) != 0)
-        goto oom;
-  }
-  *resp = out;
-  out = NULL;
+  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_batch_result_free(out);
   bg_free(b, nb);
+  free(units);
   return rc;
 }
 
 /* ---- BatchWriteItem ---- */
 
-int memdb_op_batch_write(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
-  const json_t *ri;
+static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
+                       struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
   struct memdb_wr *w = NULL;
-  json_t *out = NULL;
-  size_t nw = 0, total = 0;
+  double *units = NULL;
+  size_t nw = 0;
   int rc = -1;
-  if (request_items(req, &ri, e) != 0)
+  if (request_items(r, e) != 0)
     return -1;
-  const char *name;
-  const json_t *list;
-  json_object_foreach((json_t *)ri, name, list) {
-    if (!json_is_array(list) || json_array_size(list) == 0)
-      return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed "
-                                 "to satisfy constraint: Map value must satisfy constraint: "
-                                 "[Member must have length less than or equal to 25, Member "
-                                 "must have length greater than or equal to 1]");
-    total += json_array_size(list);
-  }
-  if (total > 25)
-    return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed to "
-                               "satisfy constraint: Map value must satisfy constraint: [Member "
-                               "must have length less than or equal to 25, Member must have "
-                               "length greater than or equal to 1]");
-  if ((w = calloc(total, sizeof(*w))) == NULL)
-    return memdb_oom(e);
-  json_object_foreach((json_t *)ri, name, list) {
-    size_t i;
-    const json_t *r;
-    json_array_foreach(list, i, r) {
-      const json_t *put = json_object_get(r, "PutRequest");
-      const json_t *del = json_object_get(r, "DeleteRequest");
-      if ((put == NULL) == (del == NULL) || json_object_size(r) != 1) {
-        memdb_validation(e, "Supplied AttributeValue has more than one datatypes set, must "
-                            "contain exactly one of the supported datatypes");
+  bool sized = r->n_entries <= 25;
+  for (size_t t = 0; sized && t < r->n_tables; t++)
+    sized = entries_of(r, t) > 0;
+  if (!sized)
+    return memdb_validation(e, "1 validation error detected: Value at 'requestItems' failed "
+                               "to satisfy constraint: Map value must satisfy constraint: "
+                               "[Member must have length less than or equal to 25, Member must "
+                               "have length greater than or equal to 1]");
+  if ((w = calloc(r->n_entries, sizeof(*w))) == NULL ||
+      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+    goto oom;
+  for (size_t i = 0; i < r->n_entries; i++) {
+    const struct tt_ddb_batch_entry *x = &r->entries[i];
+    struct tt_ddb_item_request q = {.table = r->tables[x->table].table};
+    *(x->put ? &q.item : &q.key) = x->value;
+    int prc = memdb_wr_prepare_typed(m, x->put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, &q, &w[nw], e);
+    /* A PutRequest's item without the table's key attributes, or with
+     * another type, is refused as a key would be. */
+    static const char *const key_msgs[] = {
+        "One or more parameter values were invalid: Missing the key ",
+        "One or more parameter values were invalid: Type mismatch for key "};
+    for (size_t k = 0; prc != 0 && x->put && k < 2; k++)
+      if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
+        memdb_validation(e, "The provided key element does not match the schema");
+    if (prc != 0)
+      goto done;
+    nw++;
+    for (size_t k = 0; k + 1 < nw; k++)
+      if (w[k].t == w[nw - 1].t &&
+          same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
+        memdb_validation(e, "Provided list of item keys contains duplicates");
         goto done;
       }
-      const json_t *src = put ? put : del;
-      const char *field = put ? "Item" : "Key";
-      json_t *obj = json_pack("{s:s, s:O*}", "TableName", name, field,
-                              json_object_get(src, field));
-      if (obj == NULL)
-        goto oom;
-      int prc = memdb_wr_prepare(m, put ? MEMDB_WR_PUT : MEMDB_WR_DELETE, obj, &w[nw], e);
-      json_decref(obj);
-      /* A PutRequest's item without the table's key attributes, or with
-       * another type, is refused as a key would be. */
-      static const char *const key_msgs[] = {
-          "One or more parameter values were invalid: Missing the key ",
-          "One or more parameter values were invalid: Type mismatch for key "};
-      for (size_t k = 0; prc != 0 && put && k < 2; k++)
-        if (strncmp(e->message, key_msgs[k], strlen(key_msgs[k])) == 0)
-          memdb_validation(e, "The provided key element does not match the schema");
-      if (prc != 0)
-        goto done;
-      nw++;
-      for (size_t k = 0; k + 1 < nw; k++)
-        if (w[k].t == w[nw - 1].t &&
-            same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
-          memdb_validation(e, "Provided list of item keys contains duplicates");
-          goto done;
-        }
-    }
   }
   /* Every request was valid: apply them all (none is ever left unprocessed
-   * here; UnprocessedItems is always empty). */
-  for (size_t i = 0; i < nw; i++)
+   * here). */
+  for (size_t i = 0; i < nw; i++) {
     if (memdb_wr_eval(m, &w[i], e) != 0 || memdb_wr_apply(&w[i], e) != 0)
       goto done;
-  if ((out = json_pack("{s:{}}", "UnprocessedItems")) == NULL)
-    goto oom;
-  int mode = memdb_capacity_mode(req);
-  if (mode != 0) {
-    /* One entry a table, in the request's order. */
-    json_t *cc = json_array();
-    if (cc == NULL || json_object_set_new(out, "ConsumedCapacity", cc) != 0)
-      goto oom;
-    for (size_t i = 0; i < nw; i++) {
-      bool seen = false;
-      for (size_t k = 0; k < i && !seen; k++)
-        seen = w[k].t == w[i].t;
-      if (seen)
-        continue;
-      double units = 0;
-      for (size_t k = i; k < nw; k++)
-        if (w[k].t == w[i].t)
-          units += memdb_capacity_units(w[k].found ? &w[k].old : NULL,
-                                        w[k].has_next ? &w[k].next : NULL, false, true);
-      if (json_array_append_new(cc, memdb_capacity_json(mode, w[i].t->name, units)) != 0)
-        goto oom;
-    }
+    units[r->entries[i].table] += memdb_capacity_units(
+        w[i].found ? &w[i].old : NULL, w[i].has_next ? &w[i].next : NULL, false, true);
   }
-  *resp = out;
-  out = NULL;
+  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_batch_result_free(out);
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   free(w);
+  free(units);
   return rc;
+}
+
+int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
+                   struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  return write ? batch_write(m, r, out, e) : batch_get(m, r, out, e);
 }
 
 /* ---- TransactWriteItems ---- */
 
-static int transact_items(const json_t *req, const json_t **items, struct tt_backend_error *e) {
-  *items = json_object_get(req, "TransactItems");
-  if (!json_is_array(*items))
-    return memdb_validation(e, "1 validation error detected: Value null at 'transactItems' "
-                               "failed to satisfy constraint: Member must not be null");
-  size_t n = json_array_size(*items);
-  if (n < 1 || n > 100)
+static int transact_items(const struct tt_ddb_txn_request *r, struct tt_backend_error *e) {
+  if (r->n_steps < 1 || r->n_steps > 100)
     return memdb_validation(e, "1 validation error detected: Value at 'transactItems' failed "
                                "to satisfy constraint: Member must have length %s",
-                            n < 1 ? "greater than or equal to 1" : "less than or equal to 100");
+                            r->n_steps < 1 ? "greater than or equal to 1"
+                                           : "less than or equal to 100");
   return 0;
 }
 
@@ -334,17 +294,49 @@ static void tokens_expire(struct memdb *m, int64_t now) {
   }
 }
 
-int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
-  const json_t *items;
-  const char *token;
+/* Appends a text member of the canonical form: its length, then it. */
+static int canon_text(struct tt_buf *b, const char *s) {
+  return s == NULL ? tt_buf_puts(b, "-|") : tt_buf_printf(b, "%zu:%s|", strlen(s), s);
+}
+
+static int canon_map(struct tt_buf *b, const struct tt_av *v) {
+  return v == NULL ? tt_buf_puts(b, "-|")
+                   : tt_ddb_item_write(b, v, 0) != 0 ? -1 : tt_buf_puts(b, "|");
+}
+
+/* The request in one text that two equal requests share (the client-token
+ * comparison): every member of every step, in order. */
+static int txn_canon(const struct tt_ddb_txn_request *r, struct tt_buf *b) {
+  for (size_t i = 0; i < r->n_steps; i++) {
+    const struct tt_ddb_item_request *q = &r->steps[i].r;
+    if (tt_buf_printf(b, "%d%d|", (int)r->steps[i].kind, q->old_on_condition_failure) != 0 ||
+        canon_text(b, q->table) != 0 || canon_map(b, q->key) != 0 ||
+        canon_map(b, q->item) != 0 || canon_text(b, q->condition) != 0 ||
+        canon_text(b, q->update) != 0 || canon_map(b, q->names) != 0 ||
+        canon_map(b, q->values) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Fills one reason of a canceled transaction. Returns 0 or -1 (memory). */
+static int set_reason(struct tt_ddb_txn_reason *r, const char *code, const char *message,
+                      const struct tt_av *item) {
+  snprintf(r->code, sizeof(r->code), "%s", code);
+  if (message && (r->message = strdup(message)) == NULL)
+    return -1;
+  return item ? tt_av_clone(&r->item, item) : 0;
+}
+
+static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
+                          struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
+  const char *token = r->client_token;
   struct memdb_wr *w = NULL;
-  size_t n, nw = 0;
+  size_t n = r->n_steps, nw = 0;
   struct tt_buf canon;
-  json_t *reasons = NULL;
   int rc = -1;
   tt_buf_init(&canon, 0);
-  if (transact_items(req, &items, e) != 0 || memdb_get_str(req, "ClientRequestToken", &token, e))
+  if (transact_items(r, e) != 0)
     return -1;
   int64_t now = memdb_now(m);
   if (token) {
@@ -353,7 +345,7 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                                  "failed to satisfy constraint: Member must have length less "
                                  "than or equal to 36");
     tokens_expire(m, now);
-    if (tt_json_dump(req, TT_JSON_SORT_KEYS, &canon) != 0)
+    if (txn_canon(r, &canon) != 0 || tt_buf_append(&canon, "", 1) != 0)
       return memdb_oom(e);
     for (struct memdb_token *k = m->tokens; k; k = k->next)
       if (strcmp(k->token, token) == 0) {
@@ -362,32 +354,22 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                  : memdb_fail(e, "IdempotentParameterMismatchException",
                               "The request uses the same client token as a previous, but "
                               "non-identical request.");
-        if (rc == 0 && (*resp = json_object()) == NULL)
-          rc = memdb_oom(e);
         tt_buf_free(&canon);
         return rc;
       }
   }
-  n = json_array_size(items);
   if ((w = calloc(n, sizeof(*w))) == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
-    static const char *const kinds[] = {"ConditionCheck", "Put", "Delete", "Update"};
-    static const enum memdb_wr_kind wk[] = {MEMDB_WR_CHECK, MEMDB_WR_PUT, MEMDB_WR_DELETE,
-                                            MEMDB_WR_UPDATE};
-    const json_t *ti = json_array_get(items, i), *obj = NULL;
-    int which = -1, count = 0;
-    for (int k = 0; k < 4; k++)
-      if ((obj = json_object_get(ti, kinds[k])) != NULL) {
-        which = k;
-        count++;
-      }
-    if (count != 1) {
+    static const enum memdb_wr_kind wk[] = {
+        [TT_DDB_TXN_CONDITION_CHECK] = MEMDB_WR_CHECK, [TT_DDB_TXN_PUT] = MEMDB_WR_PUT,
+        [TT_DDB_TXN_DELETE] = MEMDB_WR_DELETE, [TT_DDB_TXN_UPDATE] = MEMDB_WR_UPDATE};
+    const struct tt_ddb_txn_step *st = &r->steps[i];
+    if (st->kind == TT_DDB_TXN_GET || (unsigned)st->kind > TT_DDB_TXN_GET) {
       memdb_validation(e, "TransactItems can only contain one of Check, Put, Update or Delete");
       goto done;
     }
-    obj = json_object_get(ti, kinds[which]);
-    if (memdb_wr_prepare(m, wk[which], obj, &w[nw], e) != 0)
+    if (memdb_wr_prepare_typed(m, wk[st->kind], &st->r, &w[nw], e) != 0)
       goto done;
     nw++;
     for (size_t k = 0; k + 1 < nw; k++)
@@ -402,8 +384,9 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     goto done;
   /* Evaluate every action against the state before the transaction. */
   bool canceled = false;
-  if ((reasons = json_array()) == NULL)
+  if ((out->reasons = calloc(nw, sizeof(*out->reasons))) == NULL)
     goto oom;
+  out->n_reasons = nw;
   char codes[sizeof(e->message)];
   size_t cl = 0;
   codes[0] = '\0';
@@ -411,27 +394,26 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     struct tt_backend_error ve;
     memset(&ve, 0, sizeof(ve));
     int c = memdb_wr_eval(m, &w[i], &ve);
-    json_t *reason;
     const char *code;
+    int src;
     if (c == 0) {
       code = "None";
-      reason = json_pack("{s:s}", "Code", code);
+      src = set_reason(&out->reasons[i], code, NULL, NULL);
     } else if (c == 1) {
       code = "ConditionalCheckFailed";
-      reason = json_pack("{s:s, s:s}", "Code", code, "Message", "The conditional request failed");
-      if (reason && w[i].all_old_on_fail && w[i].found)
-        json_object_set_new(reason, "Item", memdb_item_json(&w[i].old));
+      src = set_reason(&out->reasons[i], code, "The conditional request failed",
+                       w[i].all_old_on_fail && w[i].found ? &w[i].old : NULL);
       canceled = true;
     } else if (strcmp(ve.type, "ValidationException") == 0) {
       code = "ValidationError";
-      reason = json_pack("{s:s, s:s}", "Code", code, "Message", ve.message);
+      src = set_reason(&out->reasons[i], code, ve.message, NULL);
       canceled = true;
     } else {
       *e = ve;
       goto done;
     }
     tt_backend_error_clear(&ve);
-    if (reason == NULL || json_array_append_new(reasons, reason) != 0)
+    if (src != 0)
       goto oom;
     int wrote = snprintf(codes + cl, sizeof(codes) - cl, "%s%s", i ? ", " : "", code);
     if (wrote > 0 && (size_t)wrote < sizeof(codes) - cl)
@@ -442,9 +424,6 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
                "Transaction cancelled, please refer cancellation reasons for specific reasons "
                "[%s]",
                codes);
-    e->body = json_pack("{s:s, s:s, s:O}", "__type",
-                        "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                        "Message", e->message, "CancellationReasons", reasons);
     goto done;
   }
   for (size_t i = 0; i < nw; i++)
@@ -461,14 +440,13 @@ int memdb_op_transact_write(struct memdb *m, const json_t *req, json_t **resp,
     k->next = m->tokens;
     m->tokens = k;
   }
-  if ((*resp = json_object()) == NULL)
-    goto oom;
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(reasons);
+  if (rc == 0 || strcmp(e->type, "TransactionCanceledException") != 0)
+    tt_ddb_txn_result_free(out); /* reasons only for a cancellation */
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   free(w);
@@ -478,25 +456,21 @@ done:
 
 /* ---- TransactGetItems ---- */
 
-int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  const json_t *items;
+static int transact_get(struct memdb *m, const struct tt_ddb_txn_request *r,
+                        struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
   struct memdb_wr *w = NULL; /* reuses the key validation of writes */
-  size_t n, nw = 0;
-  json_t *out = NULL;
+  size_t n = r->n_steps, nw = 0;
   int rc = -1;
-  if (transact_items(req, &items, e) != 0)
+  if (transact_items(r, e) != 0)
     return -1;
-  n = json_array_size(items);
   struct tt_expr **proj = NULL;
   struct memdb_exprs *xs = NULL;
   if ((w = calloc(n, sizeof(*w))) == NULL || (proj = calloc(n, sizeof(*proj))) == NULL ||
       (xs = calloc(n, sizeof(*xs))) == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
-    const json_t *ti = json_array_get(items, i);
-    const json_t *get = json_object_get(ti, "Get");
-    if (!json_is_object(get) || json_object_size(ti) != 1) {
+    const struct tt_ddb_txn_step *st = &r->steps[i];
+    if (st->kind != TT_DDB_TXN_GET) {
       memdb_validation(e, "1 validation error detected: Value null at "
                           "'transactItems.%zu.member.get' failed to satisfy constraint: Member "
                           "must not be null",
@@ -504,19 +478,12 @@ int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
       goto done;
     }
     /* The projection's placeholders: validated with the Get's own maps. */
-    json_t *obj = json_pack("{s:O*, s:O*}", "TableName", json_object_get(get, "TableName"),
-                            "Key", json_object_get(get, "Key"));
-    if (obj == NULL)
-      goto oom;
-    int prc = memdb_wr_prepare(m, MEMDB_WR_DELETE, obj, &w[nw], e);
-    json_decref(obj);
-    if (prc != 0)
+    struct tt_ddb_item_request key = {.table = st->r.table, .key = st->r.key};
+    if (memdb_wr_prepare_typed(m, MEMDB_WR_DELETE, &key, &w[nw], e) != 0)
       goto done;
     nw++;
-    if (memdb_exprs_init(&xs[i], get, e) != 0)
-      goto done;
-    if (memdb_exprs_parse(&xs[i], get, "ProjectionExpression", TT_EXPR_PROJECTION, &proj[i], e) !=
-            0 ||
+    if (memdb_exprs_use(&xs[i], st->r.names, st->r.values, e) != 0 ||
+        memdb_exprs_parse_text(&xs[i], st->r.projection, TT_EXPR_PROJECTION, &proj[i], e) != 0 ||
         memdb_exprs_finish(&xs[i], e) != 0)
       goto done;
     for (size_t k = 0; k + 1 < nw; k++)
@@ -527,39 +494,35 @@ int memdb_op_transact_get(struct memdb *m, const json_t *req, json_t **resp,
         goto done;
       }
   }
-  json_t *arr = json_array();
-  if (arr == NULL || (out = json_pack("{s:o}", "Responses", arr)) == NULL)
+  if ((out->items = calloc(nw, sizeof(*out->items))) == NULL)
     goto oom;
+  out->n_items = nw;
   for (size_t i = 0; i < nw; i++) {
-    struct tt_av item, pr = {.type = TT_AV_NULL};
+    struct tt_av item;
     bool found;
     struct tt_error err;
-    json_t *entry = json_object();
-    if (entry == NULL || json_array_append_new(arr, entry) != 0)
-      goto oom;
     if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0)
       goto done;
     if (!found)
       continue;
-    if (proj[i] && tt_expr_apply_projection(proj[i], &item, &pr, &err) != 0) {
-      tt_av_free(&item);
+    if (proj[i] == NULL) {
+      out->items[i] = item;
+      continue;
+    }
+    int prc = tt_expr_apply_projection(proj[i], &item, &out->items[i], &err);
+    tt_av_free(&item);
+    if (prc != 0) {
       memdb_fail_tt(e, &err);
       goto done;
     }
-    json_t *j = memdb_item_json(proj[i] ? &pr : &item);
-    tt_av_free(&item);
-    tt_av_free(&pr);
-    if (j == NULL || json_object_set_new(entry, "Item", j) != 0)
-      goto oom;
   }
-  *resp = out;
-  out = NULL;
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  json_decref(out);
+  if (rc != 0)
+    tt_ddb_txn_result_free(out);
   for (size_t i = 0; i < nw; i++)
     memdb_wr_free(&w[i]);
   for (size_t i = 0; xs && i < n; i++)
@@ -568,4 +531,10 @@ done:
   free(proj);
   free(w);
   return rc;
+}
+
+int memdb_op_transact(struct memdb *m, bool get, const struct tt_ddb_txn_request *r,
+                      struct tt_ddb_txn_result *out, struct tt_backend_error *e) {
+  memset(out, 0, sizeof(*out));
+  return get ? transact_get(m, r, out, e) : transact_write(m, r, out, e);
 }

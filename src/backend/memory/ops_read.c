@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
 enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
@@ -13,7 +14,7 @@ enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
 /* ReturnConsumedCapacity of a JSON Query or Scan: the bytes it read from
  * the table (items, or an LSI's fetches) and from the index. */
 struct rd_cap {
-  int mode; /* memdb_capacity_mode: 0 none, 1 TOTAL, 2 INDEXES */
+  int mode; /* tt_ddb_capacity_mode: 0 none, 1 TOTAL, 2 INDEXES */
   uint64_t table_bytes, index_bytes;
 };
 
@@ -744,7 +745,7 @@ static int read_json(struct memdb *m, bool query, const json_t *req, json_t **re
                                "or equal to 1000000 and greater than or equal to 1",
                             (long long)j.req.total_segments);
   }
-  struct rd_cap cap = {memdb_capacity_mode(req), 0, 0};
+  struct rd_cap cap = {tt_ddb_capacity_mode(req), 0, 0};
   if (rc == 0)
     rc = read_run(m, query, &j.req, &out, cap.mode ? &cap : NULL, e);
   if (rc == 0)

@@ -71,11 +71,6 @@ int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
   return memdb_req_table_named(m, name, t, e);
 }
 
-int memdb_capacity_mode(const json_t *req) {
-  const char *s = json_string_value(json_object_get(req, "ReturnConsumedCapacity"));
-  return s == NULL ? 0 : strcmp(s, "TOTAL") == 0 ? 1 : strcmp(s, "INDEXES") == 0 ? 2 : 0;
-}
-
 /* "Capacity unit consumption" of the DynamoDB Developer Guide: a read
  * rounds the item up to 4 KB, a write to 1 KB; an eventually consistent
  * read costs half. */
@@ -97,27 +92,10 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
   return read && !consistent ? u / 2 : u;
 }
 
-json_t *memdb_capacity_json(int mode, const char *table, double units) {
-  json_t *c = json_pack("{s:f, s:s}", "CapacityUnits", units, "TableName", table);
-  if (c != NULL && mode == 2 &&
-      json_object_set_new(c, "Table", json_pack("{s:f}", "CapacityUnits", units)) != 0) {
-    json_decref(c);
-    return NULL;
-  }
-  return c;
-}
-
 int memdb_get_str(const json_t *obj, const char *key, const char **out,
                   struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  *out = NULL;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  size_t len;
-  const char *s = tt_json_string_text(j, &len);
-  if (s == NULL || strlen(s) != len)
+  if (tt_json_member_text(obj, key, out) != 0)
     return memdb_fail(e, "SerializationException", "%s must be a string", key);
-  *out = s;
   return 0;
 }
 
@@ -198,26 +176,13 @@ int memdb_exprs_init(struct memdb_exprs *x, const json_t *obj, struct tt_backend
     if (!json_is_object(names))
       return memdb_fail(e, "SerializationException",
                         "ExpressionAttributeNames must be an object");
-    if (tt_av_map(&x->own_names, json_object_size(names)) != 0)
-      goto oom;
     x->names = &x->own_names;
-    const char *k;
-    const json_t *v;
-    size_t i = 0;
-    json_object_foreach((json_t *)names, k, v) {
-      size_t len;
-      const char *s = tt_json_string_text(v, &len);
-      if (s == NULL) {
-        memdb_fail(e, "SerializationException",
-                   "ExpressionAttributeNames values must be strings");
-        goto fail;
-      }
-      struct tt_av_member *mb = &x->own_names.u.members[i++];
-      mb->name_len = strlen(k);
-      if ((mb->name = strdup(k)) == NULL || tt_av_string(&mb->value, s, len) != 0)
-        goto oom;
+    int rc = tt_ddb_names_from_json(names, &x->own_names, &err);
+    if (rc == 1) {
+      memdb_fail(e, "SerializationException", "ExpressionAttributeNames values must be strings");
+      goto fail;
     }
-    if (tt_av_map_finish(&x->own_names, "ExpressionAttributeNames", &err) != 0) {
+    if (rc != 0) {
       memdb_fail_tt(e, &err);
       goto fail;
     }
@@ -270,16 +235,6 @@ int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr
   }
   x->list[x->n++] = *out;
   return 0;
-}
-
-int memdb_exprs_parse(struct memdb_exprs *x, const json_t *obj, const char *key,
-                      enum tt_expr_kind kind, struct tt_expr **out,
-                      struct tt_backend_error *e) {
-  const char *text;
-  *out = NULL;
-  if (memdb_get_str(obj, key, &text, e) != 0)
-    return -1;
-  return memdb_exprs_parse_text(x, text, kind, out, e);
 }
 
 int memdb_exprs_finish(struct memdb_exprs *x, struct tt_backend_error *e) {
