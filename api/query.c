@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* query.c -- POST /v1/models/{m}/query and /scan: the ORM's items
+/* query.c -- POST /v1/models/{m}/query and /scan: the body read into the
+ * ORM's typed request (its errors in the API's order), the ORM's items
  * rendered as they are answered, one text per reader (parallel scan
  * segments), joined into the answer with the page's counts and cursor. */
 #include <inttypes.h>
