@@ -819,15 +819,8 @@ static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   return 0;
 }
 
-static int query_start_run(struct tt_orm_query_op *op);
-
-int tt_orm_query_start(struct tt_orm_query_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  query_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int query_start_run(struct tt_orm_query_op *op) {
+static int query_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_query_op *op = (struct tt_orm_query_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   tt_buf_init(&op->scratch, 0);
@@ -857,4 +850,8 @@ static int query_start_run(struct tt_orm_query_op *op) {
     share_limit(op);
   pump(op);
   return 0;
+}
+
+int tt_orm_query_start(struct tt_orm_query_op *op) {
+  return tt_orm_ctx_start(&op->ctx, query_start_run);
 }
