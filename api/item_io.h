@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* item_io.h -- the HTTP side of single items: the {key} of an item URL
+/* item_io.h -- the HTTP side of the typed ORM: the {key} of an item URL
  * percent-decoded and typed by the model's key attributes (what the item
- * handlers hand the typed ORM), and the ORM's typed item rendered as the
- * body and ETag of the HTTP answer. */
+ * handlers hand the typed ORM), the ORM's typed item rendered as the body
+ * and ETag of the HTTP answer, and a query or scan body read into the
+ * ORM's typed request (api/query.c). */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
@@ -43,5 +44,13 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
  * holds a partial text to discard). */
 int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
                       bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
+
+/* Starts the query or scan `op` (ctx, scan and sink filled) of a body of
+ * POST /v1/models/{m}/query or /scan: read into op->rq (which borrows its
+ * conditions, select and cursor), or the operation fails with the body's
+ * first error, in the API's order (docs/internals/orm.md). Returns as
+ * tt_orm_query_start does. */
+struct tt_orm_query_op;
+int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body);
 
 #endif

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* query.c -- POST /v1/models/{m}/query and /scan: the ORM's items
+/* query.c -- POST /v1/models/{m}/query and /scan: the body read into the
+ * ORM's typed request (its errors in the API's order), the ORM's items
  * rendered as they are answered, one text per reader (parallel scan
  * segments), joined into the answer with the page's counts and cursor. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "api/handlers.h"
+#include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/item.h"
 #include "orm/query.h"
+#include "value/json_exact.h"
 
 /* A query and the texts of its readers' items. */
 struct query_job {
@@ -39,7 +44,7 @@ static int add_item(void *arg, size_t reader, size_t n_readers, const struct tt_
                             : 0;
   if (rc != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (tt_orm_item_write(&t->items, j->op.ctx.model, item, j->op.select, err) != 0)
+  if (tt_orm_item_write(&t->items, j->op.ctx.model, item, j->op.rq.select, err) != 0)
     return -1;
   t->n_items++;
   *size = t->items.len - t->before;
@@ -111,6 +116,92 @@ static void page_answer(struct tt_request *req, struct tt_orm_result *r, void *a
   free(j->readers);
 }
 
+static bool allowed_member(const char *k, bool scan) {
+  static const char *const common[] = {"index", "filter", "select", "limit", "consistent",
+                                       "cursor", "count"};
+  for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+    if (strcmp(k, common[i]) == 0)
+      return true;
+  if (scan)
+    return strcmp(k, "segments") == 0;
+  return strcmp(k, "key") == 0 || strcmp(k, "order") == 0;
+}
+
+/* Reads a query or scan body into *rq; the errors in the order the API
+ * has always answered them (item_io.h). */
+static int read_request(const struct tt_orm *orm, const struct tt_model *m, const json_t *body,
+                        bool scan, struct tt_orm_query_request *rq, struct tt_error *err) {
+  const char *k;
+  json_t *v;
+  memset(rq, 0, sizeof(*rq));
+  rq->key = json_object_get(body, "key");
+  rq->filter = json_object_get(body, "filter");
+  if (json_is_null(rq->filter))
+    rq->filter = NULL;
+  if (tt_orm_query_check_crypt(orm, m, rq->key, rq->filter, json_object_get(body, "select"),
+                               err) != 0)
+    return -1;
+  json_object_foreach((json_t *)body, k, v) {
+    if (!allowed_member(k, scan))
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k,
+                          scan ? "scan" : "query");
+  }
+  v = json_object_get(body, "limit");
+  if (v && !json_is_null(v)) {
+    int64_t lim = 0;
+    if (tt_json_integer(v, &lim) != 0 || lim < 1 || lim > TT_ORM_MAX_LIMIT)
+      return tt_error_set(err, TT_ERR_VALIDATION, "limit",
+                          "limit must be a whole number from 1 to %d", TT_ORM_MAX_LIMIT);
+    rq->has_limit = true;
+    rq->limit = (size_t)lim;
+  }
+  v = json_object_get(body, "count");
+  if (v && !json_is_boolean(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, "count", "count must be true or false");
+  rq->count_only = json_is_true(v);
+  v = json_object_get(body, "consistent");
+  if (v && !json_is_boolean(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
+  rq->consistent = json_is_true(v);
+  v = json_object_get(body, "order");
+  if (v) {
+    const char *o = json_string_value(v);
+    if (o && strcasecmp(o, "asc") == 0)
+      rq->order = TT_ORDER_ASC;
+    else if (o && strcasecmp(o, "desc") == 0)
+      rq->order = TT_ORDER_DESC;
+    else
+      return tt_error_set(err, TT_ERR_VALIDATION, "order", "order must be asc or desc");
+  }
+  v = json_object_get(body, "select");
+  if (v && !json_is_null(v)) {
+    if (!json_is_array(v) || json_array_size(v) == 0)
+      return tt_error_set(err, TT_ERR_VALIDATION, "select",
+                          "select must be a non-empty list of attribute paths");
+    if (tt_orm_check_select(m, v, "select", err) != 0)
+      return -1;
+    rq->select = v;
+  }
+  rq->segments = 1;
+  v = json_object_get(body, "segments");
+  if (v) {
+    int64_t n = 0;
+    if (tt_json_integer(v, &n) != 0 || n < 1 || n > TT_ORM_MAX_SEGMENTS)
+      return tt_error_set(err, TT_ERR_VALIDATION, "segments",
+                          "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
+    rq->segments = (size_t)n;
+  }
+  rq->index = json_string_value(json_object_get(body, "index"));
+  const struct tt_model_index *index;
+  if (tt_orm_query_target(m, scan, rq, &index, err) != 0)
+    return -1;
+  v = json_object_get(body, "cursor");
+  if (v && !json_is_null(v) &&
+      (rq->cursor = tt_json_string_text(v, &rq->cursor_len)) == NULL)
+    return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
+  return 0;
+}
+
 static void start(struct tt_request *req, bool scan) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
@@ -122,8 +213,17 @@ static void start(struct tt_request *req, bool scan) {
                                       .reserve = reserve, .arg = j};
   j->op.sink = &j->sink;
   j->op.scan = scan;
-  j->op.body = body;
-  tt_orm_query_start(&j->op);
+  tt_api_query_start(&j->op, body);
+}
+
+int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body) {
+  struct tt_error err;
+  if (read_request(op->ctx.orm, op->ctx.model, body, op->scan, &op->rq, &err) == 0)
+    return tt_orm_query_start(op);
+  tt_orm_ctx_enter(&op->ctx);
+  tt_orm_fail(op->ctx.result, &err);
+  tt_orm_ctx_finish(&op->ctx);
+  return tt_orm_ctx_leave(&op->ctx);
 }
 
 void tt_handle_query(struct tt_request *req) { start(req, false); }

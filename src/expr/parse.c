@@ -788,6 +788,25 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
   c->ok = true;
 }
 
+/* Operands up to a ")" (consumed), separated by commas: parse_operand's
+ * when `any`, else parse_operand_parens'. The first `cap` land in
+ * tmp[*n...]; the rest are only counted in *n. */
+static int operand_list(struct parser *p, bool any, struct xoperand **tmp, size_t cap,
+                        size_t *n) {
+  for (;;) {
+    struct xoperand *o = any ? parse_operand(p) : parse_operand_parens(p);
+    if (o == NULL)
+      return -1;
+    if (*n < cap)
+      tmp[*n] = o;
+    (*n)++;
+    if (peek(p)->t != T_COMMA)
+      break;
+    p->pos++;
+  }
+  return expect(p, T_RP);
+}
+
 /* Parses "name ( operand, ... )"; p->pos is at the name. */
 static int parse_call(struct parser *p, struct call *c) {
   struct xoperand *tmp[8];
@@ -803,18 +822,7 @@ static int parse_call(struct parser *p, struct call *c) {
   p->pos++; /* name */
   if (expect(p, T_LP) != 0)
     return -1;
-  for (;;) {
-    struct xoperand *o = is_update(p) ? parse_operand(p) : parse_operand_parens(p);
-    if (o == NULL)
-      return -1;
-    if (n < sizeof(tmp) / sizeof(tmp[0]))
-      tmp[n] = o;
-    n++;
-    if (peek(p)->t != T_COMMA)
-      break;
-    p->pos++;
-  }
-  if (expect(p, T_RP) != 0)
+  if (operand_list(p, is_update(p), tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
     return -1;
   p->nesting--;
   /* Operands past tmp's size are only counted (a wrong number anyway). */
@@ -1101,18 +1109,7 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     if (expect(p, T_LP) != 0)
       return NULL;
     tmp[n++] = lhs;
-    for (;;) {
-      struct xoperand *o = parse_operand_parens(p);
-      if (o == NULL)
-        return NULL;
-      if (n < sizeof(tmp) / sizeof(tmp[0]))
-        tmp[n] = o;
-      n++;
-      if (peek(p)->t != T_COMMA)
-        break;
-      p->pos++;
-    }
-    if (expect(p, T_RP) != 0)
+    if (operand_list(p, false, tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
       return NULL;
     if (n - 1 > MAX_IN_OPERANDS) {
       fail(p, "The IN operator is provided with too many operands; number of operands: %zu",

@@ -35,8 +35,10 @@ struct ledger_item_args {
  * return, as the step's completion would (docs/internals/completions.md). */
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next);
 
-/* Starts one ORM query on `model` with the query body `body` (stolen). */
-void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledger_next_fn next);
+/* Starts one ORM query on `model` of the typed request `rq` (copied), whose
+ * key conditions and filter are conds' "key" and "filter" (conds stolen). */
+void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
+                  const struct tt_orm_query_request *rq, ledger_next_fn next);
 
 /* Starts PUT .../table for the jobs table (the JobMeta model's). */
 void ledger_table_ensure(struct tt_ledger_op *op);

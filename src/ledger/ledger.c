@@ -499,11 +499,14 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
-void ledger_query(struct tt_ledger_op *op, const char *model, json_t *body, ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, model, body, next);
+void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
+                  const struct tt_orm_query_request *rq, ledger_next_fn next) {
+  struct ledger_step *s = step_new(op, model, conds, next);
   if (s == NULL)
     return;
-  s->u.query.body = s->body;
+  s->u.query.rq = *rq;
+  s->u.query.rq.key = json_object_get(conds, "key");
+  s->u.query.rq.filter = json_object_get(conds, "filter");
   if (tt_orm_query_start(&s->u.query) != 0)
     step_done(&s->u.ctx);
 }
@@ -836,9 +839,9 @@ static void records_listed(struct tt_ledger_op *op, struct tt_orm_result *r) {
   answer_list(op, r, "records");
 }
 
-/* The common members of a list query: limit, order, cursor. Returns a new
- * body or NULL after answering. */
-static json_t *list_body(struct tt_ledger_op *op) {
+/* The common members of a list query: limit, order, cursor. Returns 0, or
+ * -1 after answering. */
+static int list_request(struct tt_ledger_op *op, struct tt_orm_query_request *rq) {
   const struct tt_ledger_list_args *l = &op->list;
   long long limit = TT_LEDGER_DEFAULT_LIMIT;
   if (l->limit) {
@@ -849,21 +852,22 @@ static json_t *list_body(struct tt_ledger_op *op) {
         limit < 1 || limit > TT_LEDGER_MAX_LIMIT) {
       ledger_failf(op, TT_ERR_VALIDATION, "limit", "limit must be a whole number from 1 to %d",
                    TT_LEDGER_MAX_LIMIT);
-      return NULL;
+      return -1;
     }
   }
   if (l->order && strcmp(l->order, "asc") != 0 && strcmp(l->order, "desc") != 0) {
     ledger_failf(op, TT_ERR_VALIDATION, "order", "order must be asc or desc");
-    return NULL;
+    return -1;
   }
-  json_t *body = json_pack("{s:I}", "limit", (json_int_t)limit);
-  if (body && l->order)
-    json_object_set_new(body, "order", json_string(l->order));
-  if (body && l->cursor && l->cursor[0])
-    json_object_set_new(body, "cursor", ledger_str(l->cursor));
-  if (body == NULL)
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-  return body;
+  /* A cursor that is not UTF-8 text is no cursor: the list starts over. */
+  size_t n = l->cursor ? strlen(l->cursor) : 0;
+  *rq = (struct tt_orm_query_request){
+      .has_limit = true,
+      .limit = (size_t)limit,
+      .order = l->order == NULL ? TT_ORDER_NONE : l->order[0] == 'a' ? TT_ORDER_ASC : TT_ORDER_DESC,
+      .cursor = n > 0 && tt_utf8_valid(l->cursor, n) ? l->cursor : NULL,
+      .cursor_len = n};
+  return 0;
 }
 
 static json_t *eq(const char *attr, const char *value) {
@@ -888,23 +892,18 @@ static void job_list(struct tt_ledger_op *op) {
                  "give status or tenant_id: jobs are listed through their indexes");
     return;
   }
-  json_t *body = list_body(op);
-  if (body == NULL)
+  struct tt_orm_query_request rq;
+  if (list_request(op, &rq) != 0)
     return;
   /* Records and idempotency requests carry status and created_at too, so
    * they share the status index: keep only the job items. */
   json_t *filter = json_pack("[o]", eq("sk", "META"));
-  if (l->tenant_id) {
-    json_object_set_new(body, "index", json_string("tenant-created-index"));
-    json_object_set_new(body, "key", json_pack("[o]", eq("tenant_id", l->tenant_id)));
-    if (l->status)
-      json_array_append_new(filter, eq("status", l->status));
-  } else {
-    json_object_set_new(body, "index", json_string("status-created-index"));
-    json_object_set_new(body, "key", json_pack("[o]", eq("status", l->status)));
-  }
-  json_object_set_new(body, "filter", filter);
-  ledger_query(op, TT_LEDGER_MODEL_META, body, jobs_listed);
+  rq.index = l->tenant_id ? "tenant-created-index" : "status-created-index";
+  if (l->tenant_id && l->status)
+    json_array_append_new(filter, eq("status", l->status));
+  json_t *key = l->tenant_id ? eq("tenant_id", l->tenant_id) : eq("status", l->status);
+  json_t *conds = json_pack("{s:[o],s:o}", "key", key, "filter", filter);
+  ledger_query(op, TT_LEDGER_MODEL_META, conds, &rq, jobs_listed);
 }
 
 static void record_list(struct tt_ledger_op *op) {
@@ -914,15 +913,13 @@ static void record_list(struct tt_ledger_op *op) {
                  "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
     return;
   }
-  json_t *body = list_body(op);
-  if (body == NULL)
+  struct tt_orm_query_request rq;
+  if (list_request(op, &rq) != 0)
     return;
-  json_t *key = json_pack("[o,{s:s,s:s,s:s}]", eq("pk", op->w.pk), "attr", "sk", "op",
-                          "begins_with", "value", "REC#");
-  json_object_set_new(body, "key", key);
-  if (l->status)
-    json_object_set_new(body, "filter", eq("status", l->status));
-  ledger_query(op, TT_LEDGER_MODEL_RECORD, body, records_listed);
+  json_t *conds = json_pack("{s:[o,{s:s,s:s,s:s}],s:o*}", "key", eq("pk", op->w.pk), "attr", "sk",
+                            "op", "begins_with", "value", "REC#", "filter",
+                            l->status ? eq("status", l->status) : NULL);
+  ledger_query(op, TT_LEDGER_MODEL_RECORD, conds, &rq, records_listed);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

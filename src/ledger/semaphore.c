@@ -54,14 +54,14 @@ static void slot_update(struct tt_ledger_op *op, json_t *body, bool upsert, ledg
 static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
   json_t *key = json_pack("[o,o]", ledger_cond("pk", "=", ledger_str(op->w.pk)),
                           ledger_cond("sk", "begins_with", ledger_str("SLOT#")));
-  json_t *body = key ? json_pack("{s:o,s:b,s:i}", "key", key, "consistent", 1, "limit",
-                                 TT_LEDGER_MAX_SEM_LIMIT)
-                     : NULL;
-  if (body == NULL) {
+  json_t *conds = key ? json_pack("{s:o}", "key", key) : NULL;
+  if (conds == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
-  ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, body, next);
+  const struct tt_orm_query_request rq = {
+      .consistent = true, .has_limit = true, .limit = TT_LEDGER_MAX_SEM_LIMIT};
+  ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, conds, &rq, next);
 }
 
 /* The typed page of a query result, or NULL after answering. */

@@ -431,15 +431,8 @@ int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key
   return 0;
 }
 
-static int item_start_run(struct tt_orm_item_op *op);
-
-int tt_orm_item_start(struct tt_orm_item_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  item_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int item_start_run(struct tt_orm_item_op *op) {
+static int item_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   memset(&op->item, 0, sizeof(op->item));
@@ -484,4 +477,8 @@ static int item_start_run(struct tt_orm_item_op *op) {
   if (rc != 0)
     fail(op, &err);
   return 0;
+}
+
+int tt_orm_item_start(struct tt_orm_item_op *op) {
+  return tt_orm_ctx_start(&op->ctx, item_start_run);
 }

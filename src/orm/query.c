@@ -3,40 +3,16 @@
  * or items handed to the caller's sink as they are answered. */
 #include "orm/query.h"
 
-#include <inttypes.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/unique.h"
-#include "value/base64.h"
-#include "value/codec_ddb.h"
-#include "value/codec_logical.h"
 #include "value/cursor.h"
-#include "value/json_exact.h"
-
-#define MAX_LIMIT 100000
-
-/* ---- shared helpers with items.c's conventions ------------------------------ */
-
-
-static int fail_now(struct tt_orm_query_op *op, struct tt_error *err);
 
 /* ---- validation ------------------------------------------------------------- */
-
-static bool allowed_member(const char *k, bool scan) {
-  static const char *const common[] = {"index", "filter", "select", "limit", "consistent",
-                                       "cursor", "count"};
-  for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
-    if (strcmp(k, common[i]) == 0)
-      return true;
-  if (scan)
-    return strcmp(k, "segments") == 0;
-  return strcmp(k, "key") == 0 || strcmp(k, "order") == 0;
-}
 
 static const char *entry_attr(const json_t *e) {
   return json_string_value(json_object_get(e, "attr"));
@@ -48,8 +24,9 @@ static bool entry_is_eq(const json_t *e) {
 }
 
 /* Picks the table or index the key conditions address. */
-static int choose_target(struct tt_orm_query_op *op, const json_t *key, struct tt_error *err) {
-  const struct tt_model *m = op->ctx.model;
+static int choose_target(const struct tt_model *m, const struct tt_orm_query_request *rq,
+                         const struct tt_model_index **index, struct tt_error *err) {
+  const json_t *key = rq->key;
   size_t n = json_array_size(key);
   if (!json_is_array(key) || n < 1 || n > 2)
     return tt_error_set(err, TT_ERR_VALIDATION, "key",
@@ -59,14 +36,14 @@ static int choose_target(struct tt_orm_query_op *op, const json_t *key, struct t
     if (!json_is_object(json_array_get(key, i)) || entry_attr(json_array_get(key, i)) == NULL)
       return tt_error_set(err, TT_ERR_VALIDATION, "key", "each key condition needs attr and op");
   const json_t *a = json_array_get(key, 0), *b = n == 2 ? json_array_get(key, 1) : NULL;
-  const char *index_name = json_string_value(json_object_get(op->body, "index"));
+  const char *index_name = rq->index;
   if (index_name) {
-    op->index = tt_model_index_find(m, index_name);
-    if (op->index == NULL)
+    *index = tt_model_index_find(m, index_name);
+    if (*index == NULL)
       return tt_error_set(err, TT_ERR_VALIDATION, "index", "model %s has no index called so",
                           m->name);
-    const char *pk = op->index->partition->name;
-    const char *sk = op->index->sort ? op->index->sort->name : NULL;
+    const char *pk = (*index)->partition->name;
+    const char *sk = (*index)->sort ? (*index)->sort->name : NULL;
     bool ok = (entry_is_eq(a) && strcmp(entry_attr(a), pk) == 0 &&
                (!b || (sk && strcmp(entry_attr(b), sk) == 0))) ||
               (b && entry_is_eq(b) && strcmp(entry_attr(b), pk) == 0 && sk &&
@@ -88,7 +65,7 @@ static int choose_target(struct tt_orm_query_op *op, const json_t *key, struct t
     const struct tt_model_index *ix = NULL;
     struct tt_error e;
     if (tt_model_choose_index(m, entry_attr(p), s ? entry_attr(s) : NULL, &ix, &e) == 0) {
-      op->index = ix;
+      *index = ix;
       return 0;
     }
     if (first.code == TT_OK)
@@ -133,98 +110,71 @@ static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
   return key->type == TT_AV_M && key->len == want;
 }
 
-static int parse_body(struct tt_orm_query_op *op, struct tt_error *err) {
-  const json_t *body = op->body;
-  const char *k;
-  json_t *v;
-  /* Encrypted attributes: fail closed without a key; never in a key
-   * condition or filter, nor inside a select path. */
-  if (tt_orm_crypt_check(op->ctx.orm, op->ctx.model, err) != 0 ||
-      tt_orm_crypt_check_condition(op->ctx.model, json_object_get(body, "key"), "key", err) != 0 ||
-      tt_orm_crypt_check_condition(op->ctx.model, json_object_get(body, "filter"), "filter",
-                                   err) != 0)
+int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
+                             const json_t *filter, const json_t *select, struct tt_error *err) {
+  if (tt_orm_crypt_check(orm, m, err) != 0 ||
+      tt_orm_crypt_check_condition(m, key, "key", err) != 0 ||
+      tt_orm_crypt_check_condition(m, filter, "filter", err) != 0)
     return -1;
-  v = json_object_get(body, "select");
-  for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-    const char *p = json_string_value(json_array_get(v, i));
-    if (p != NULL && tt_orm_crypt_check_path(op->ctx.model, p, "select", err) != 0)
+  for (size_t i = 0; json_is_array(select) && i < json_array_size(select); i++) {
+    const char *p = json_string_value(json_array_get(select, i));
+    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
       return -1;
   }
-  json_object_foreach((json_t *)body, k, v) {
-    if (!allowed_member(k, op->scan))
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k,
-                          op->scan ? "scan" : "query");
-  }
-  v = json_object_get(body, "limit");
-  if (v && !json_is_null(v)) {
-    int64_t lim = 0;
-    if (tt_json_integer(v, &lim) != 0 || lim < 1 || lim > MAX_LIMIT)
-      return tt_error_set(err, TT_ERR_VALIDATION, "limit",
-                          "limit must be a whole number from 1 to %d", MAX_LIMIT);
-    op->has_limit = true;
-    op->limit = (size_t)lim;
-  }
-  v = json_object_get(body, "count");
-  if (v && !json_is_boolean(v))
-    return tt_error_set(err, TT_ERR_VALIDATION, "count", "count must be true or false");
-  op->count_only = json_is_true(v);
-  v = json_object_get(body, "consistent");
-  if (v && !json_is_boolean(v))
-    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
-  op->consistent = json_is_true(v);
-  v = json_object_get(body, "order");
-  if (v) {
-    const char *o = json_string_value(v);
-    if (o && strcasecmp(o, "asc") == 0)
-      op->order = TT_ORDER_ASC;
-    else if (o && strcasecmp(o, "desc") == 0)
-      op->order = TT_ORDER_DESC;
-    else
-      return tt_error_set(err, TT_ERR_VALIDATION, "order", "order must be asc or desc");
-  }
-  v = json_object_get(body, "select");
-  if (v && !json_is_null(v)) {
-    if (!json_is_array(v) || json_array_size(v) == 0)
-      return tt_error_set(err, TT_ERR_VALIDATION, "select",
-                          "select must be a non-empty list of attribute paths");
-    if (tt_orm_check_select(op->ctx.model, v, "select", err) != 0)
-      return -1;
-    op->select = v;
-  }
-  op->segments = 1;
-  v = json_object_get(body, "segments");
-  if (v) {
-    int64_t n = 0;
-    if (tt_json_integer(v, &n) != 0 || n < 1 || n > TT_ORM_MAX_SEGMENTS)
-      return tt_error_set(err, TT_ERR_VALIDATION, "segments",
-                          "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
-    op->segments = (size_t)n;
-  }
-  if (op->scan) {
-    const char *index_name = json_string_value(json_object_get(body, "index"));
-    if (index_name && (op->index = tt_model_index_find(op->ctx.model, index_name)) == NULL)
+  return 0;
+}
+
+int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
+                        const struct tt_model_index **index, struct tt_error *err) {
+  *index = NULL;
+  if (rq->select && tt_orm_check_select(m, rq->select, "select", err) != 0)
+    return -1;
+  if (scan) {
+    if (rq->index && (*index = tt_model_index_find(m, rq->index)) == NULL)
       return tt_error_set(err, TT_ERR_VALIDATION, "index", "model %s has no index called so",
-                          op->ctx.model->name);
-  } else if (choose_target(op, json_object_get(body, "key"), err) != 0) {
+                          m->name);
+  } else if (choose_target(m, rq, index, err) != 0) {
     return -1;
   }
-  if (op->consistent && op->index && op->index->kind == TT_INDEX_GSI)
+  if (rq->consistent && *index && (*index)->kind == TT_INDEX_GSI)
     return tt_error_set(err, TT_ERR_VALIDATION, "consistent",
                         "consistent reads are not supported on global secondary indexes");
   return 0;
 }
 
+/* The request's limits, then the ORM's checks (before any I/O). */
+static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
+  struct tt_orm_query_request *rq = &op->rq;
+  if (rq->segments == 0)
+    rq->segments = 1;
+  if (rq->has_limit && (rq->limit < 1 || rq->limit > TT_ORM_MAX_LIMIT))
+    return tt_error_set(err, TT_ERR_VALIDATION, "limit",
+                        "limit must be a whole number from 1 to %d", TT_ORM_MAX_LIMIT);
+  if (rq->segments > TT_ORM_MAX_SEGMENTS)
+    return tt_error_set(err, TT_ERR_VALIDATION, "segments",
+                        "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
+  /* What only a typed request can ask: a query's segments, a scan's key
+   * conditions or order. */
+  const char *stray = op->scan ? (rq->key ? "key" : rq->order ? "order" : NULL)
+                               : (rq->segments > 1 ? "segments" : NULL);
+  if (stray)
+    return tt_error_set(err, TT_ERR_VALIDATION, stray, "%s is not a %s parameter", stray,
+                        op->scan ? "scan" : "query");
+  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, rq->key, rq->filter, rq->select,
+                                  err) != 0 ||
+                 tt_orm_query_target(op->ctx.model, op->scan, rq, &op->index, err) != 0
+             ? -1
+             : 0;
+}
+
 /* Cursor: TableTheory's DMS cursor for one reader; for several scan
  * segments, base64url of {"segments": [lastKey | null, ...]} (our own). */
 static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
-  const json_t *v = json_object_get(op->body, "cursor");
-  if (v == NULL || json_is_null(v))
-    return 0;
-  size_t len;
-  const char *token = tt_json_is_string(v) ? tt_json_string_text(v, &len) : NULL;
+  const char *token = op->rq.cursor;
+  size_t len = op->rq.cursor_len;
   if (token == NULL)
-    return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
-  if (op->segments > 1) {
+    return 0;
+  if (op->rq.segments > 1) {
     /* Segment cursors: "<segment>:<dms cursor>" joined by '.' */
     const char *p = token, *end = token + len;
     while (p < end) {
@@ -233,9 +183,9 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
       char *colon = memchr(p, ':', n);
       char *num_end = NULL;
       long seg = colon ? strtol(p, &num_end, 10) : -1;
-      if (colon == NULL || num_end != colon || seg < 0 || (size_t)seg >= op->segments)
+      if (colon == NULL || num_end != colon || seg < 0 || (size_t)seg >= op->rq.segments)
         return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
-                            "the cursor does not fit a scan of %zu segments", op->segments);
+                            "the cursor does not fit a scan of %zu segments", op->rq.segments);
       struct tt_cursor c;
       int rc = tt_cursor_decode(colon + 1, n - (size_t)(colon + 1 - p), &c, err);
       bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
@@ -257,7 +207,7 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
       p += n + 1;
     }
     /* Segments the cursor does not name were finished. */
-    for (size_t i = 0; i < op->segments; i++) {
+    for (size_t i = 0; i < op->rq.segments; i++) {
       op->chains[i].exhausted = !op->chains[i].finished;
       op->chains[i].finished = false;
     }
@@ -267,8 +217,8 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
   int rc = tt_cursor_decode(token, len, &c, err);
   if (rc == 0) {
     const char *want_index = op->index ? op->index->name : NULL;
-    enum tt_cursor_sort want_sort = op->order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                                    : op->order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+    enum tt_cursor_sort want_sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+                                    : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
                                                                  : TT_CURSOR_SORT_NONE;
     bool index_ok = (c.index == NULL && want_index == NULL) ||
                     (c.index && want_index && strcmp(c.index, want_index) == 0);
@@ -296,7 +246,7 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
 static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
   const char *keys[4];
   size_t nkeys = key_names(op, keys);
-  json_t *paths = json_copy((json_t *)op->select);
+  json_t *paths = json_copy((json_t *)op->rq.select);
   int rc = -1;
   if (paths == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -304,7 +254,7 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
     bool covered = false;
     size_t i;
     json_t *p;
-    json_array_foreach(op->select, i, p) {
+    json_array_foreach(op->rq.select, i, p) {
       const char *text = json_string_value(p), *name;
       size_t n, written = text ? tt_expr_rest_path_head(text, &name, &n) : 0;
       if (text == NULL || n != strlen(keys[k]) || memcmp(name, keys[k], n) != 0)
@@ -339,13 +289,13 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->table = m->table;
   r->index = op->index ? op->index->name : NULL;
   if (!op->scan) {
-    if (tt_expr_build_key_condition(op->builder, json_object_get(op->body, "key"), "key",
+    if (tt_expr_build_key_condition(op->builder, op->rq.key, "key",
                                     &op->key_text, err) != 0)
       return -1;
     r->key_condition = op->key_text;
-    r->backward = op->order == TT_ORDER_DESC;
+    r->backward = op->rq.order == TT_ORDER_DESC;
   }
-  const json_t *filter = json_object_get(op->body, "filter");
+  const json_t *filter = op->rq.filter;
   if (filter && !json_is_null(filter) &&
       tt_expr_build_condition(op->builder, filter, "filter", &op->filter_text, err) != 0)
     return -1;
@@ -368,16 +318,16 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
   r->filter = op->filter_text;
-  if (op->count_only) {
+  if (op->rq.count_only) {
     r->select = TT_DDB_SELECT_COUNT;
-  } else if (op->select) {
+  } else if (op->rq.select) {
     if (build_projection(op, err) != 0)
       return -1;
     r->projection = op->projection_text;
   }
-  r->consistent_read = op->consistent;
-  if (op->segments > 1)
-    r->total_segments = (int64_t)op->segments;
+  r->consistent_read = op->rq.consistent;
+  if (op->rq.segments > 1)
+    r->total_segments = (int64_t)op->rq.segments;
   return tt_orm_take_placeholders(op->builder, &op->names, &op->values, &r->names, &r->values,
                                   err);
 }
@@ -388,17 +338,17 @@ static void finish_all(struct tt_orm_query_op *op);
 static void read_page(struct tt_orm_chain *ch);
 
 static size_t produced(const struct tt_orm_query_op *op, const struct tt_orm_chain *ch) {
-  return op->count_only ? (size_t)ch->count : ch->n_items;
+  return op->rq.count_only ? (size_t)ch->count : ch->n_items;
 }
 
 static bool wants_more(struct tt_orm_chain *ch) {
   struct tt_orm_query_op *op = ch->q;
   if (ch->exhausted || op->failed || op->full)
     return false;
-  if (op->has_limit)
+  if (op->rq.has_limit)
     return produced(op, ch) < ch->quota;
   /* Without a limit a query answers one page; a count counts everything. */
-  return op->count_only;
+  return op->rq.count_only;
 }
 
 /* Shares what is left of the limit among the readers that still have data,
@@ -411,9 +361,9 @@ static size_t share_limit(struct tt_orm_query_op *op) {
     have += produced(op, &op->chains[i]);
     open += !op->chains[i].exhausted;
   }
-  if (!op->has_limit || have >= op->limit || open == 0)
+  if (!op->rq.has_limit || have >= op->rq.limit || open == 0)
     return 0;
-  size_t left = op->limit - have, k = 0, started = 0;
+  size_t left = op->rq.limit - have, k = 0, started = 0;
   for (size_t i = 0; i < op->nchains; i++) {
     struct tt_orm_chain *ch = &op->chains[i];
     if (ch->exhausted)
@@ -437,7 +387,7 @@ static bool can_read(const struct tt_orm_chain *ch) {
  * segments neither hold nor read much more than the answer can take. One
  * page may always be read. Counts buffer no items. */
 static bool may_start(const struct tt_orm_query_op *op) {
-  if (op->inflight == 0 || op->count_only)
+  if (op->inflight == 0 || op->rq.count_only)
     return true;
   size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
   return op->inflight + 1 <= room / TT_ORM_PAGE_BYTES;
@@ -511,7 +461,7 @@ static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *
                      struct tt_error *err) {
   struct tt_orm_query_op *op = ch->q;
   tt_buf_reset(&op->scratch);
-  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->select, err) != 0)
+  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->rq.select, err) != 0)
     return -1;
   if (ch->n_kept == ch->cap_kept) {
     size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
@@ -745,7 +695,7 @@ static void read_page(struct tt_orm_chain *ch) {
   ch->req = op->base;
   if (ch->last_key.type == TT_AV_M && ch->last_key.len)
     ch->req.start_key = &ch->last_key;
-  if (op->has_limit)
+  if (op->rq.has_limit)
     ch->req.limit = (int64_t)(ch->quota - produced(op, ch));
   if (ch->segment >= 0)
     ch->req.segment = ch->segment;
@@ -775,8 +725,8 @@ static void read_page(struct tt_orm_chain *ch) {
 static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
   if (ch->exhausted || ch->last_key.type != TT_AV_M)
     return 0;
-  enum tt_cursor_sort sort = op->order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                             : op->order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+  enum tt_cursor_sort sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+                             : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
                                                           : TT_CURSOR_SORT_NONE;
   return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, sort);
 }
@@ -822,8 +772,8 @@ static void finish_all(struct tt_orm_query_op *op) {
   }
   int rc = 0;
   memset(page, 0, sizeof(*page));
-  page->count_only = op->count_only;
-  page->count = op->count_only ? count : n_items;
+  page->count_only = op->rq.count_only;
+  page->count = op->rq.count_only ? count : n_items;
   page->scanned = scanned;
   if (op->sink == NULL && n_items > 0 &&
       (page->items = malloc(n_items * sizeof(*page->items))) == NULL)
@@ -869,26 +819,19 @@ static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   return 0;
 }
 
-static int query_start_run(struct tt_orm_query_op *op);
-
-int tt_orm_query_start(struct tt_orm_query_op *op) {
-  tt_orm_ctx_enter(&op->ctx);
-  query_start_run(op);
-  return tt_orm_ctx_leave(&op->ctx);
-}
-
-static int query_start_run(struct tt_orm_query_op *op) {
+static int query_start_run(struct tt_orm_ctx *ctx) {
+  struct tt_orm_query_op *op = (struct tt_orm_query_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
   tt_buf_init(&op->scratch, 0);
   op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);
-  if (op->builder == NULL || parse_body(op, &err) != 0)
+  if (op->builder == NULL || check_request(op, &err) != 0)
     return fail_now(op, op->builder ? &err
                                     : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),
                                        &err));
   op->budget = op->ctx.orm->max_response_bytes ? op->ctx.orm->max_response_bytes
                                                 : TT_ORM_DEFAULT_RESPONSE_BYTES;
-  op->nchains = op->scan ? op->segments : 1;
+  op->nchains = op->scan ? op->rq.segments : 1;
   op->chains = tt_arena_alloc(op->ctx.arena, op->nchains * sizeof(*op->chains));
   if (op->chains == NULL) {
     op->nchains = 0;
@@ -902,9 +845,13 @@ static int query_start_run(struct tt_orm_query_op *op) {
   if (parse_cursor(op, &err) != 0 || build_request(op, &err) != 0)
     return fail_now(op, &err);
   for (size_t i = 0; i < op->nchains; i++)
-    op->chains[i].quota = op->has_limit ? 0 : SIZE_MAX;
-  if (op->has_limit)
+    op->chains[i].quota = op->rq.has_limit ? 0 : SIZE_MAX;
+  if (op->rq.has_limit)
     share_limit(op);
   pump(op);
   return 0;
+}
+
+int tt_orm_query_start(struct tt_orm_query_op *op) {
+  return tt_orm_ctx_start(&op->ctx, query_start_run);
 }

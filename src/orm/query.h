@@ -69,20 +69,35 @@ struct tt_orm_chain {
   struct tt_span *span; /* a parallel scan segment's span; NULL otherwise */
 };
 
+/* How a query walks the sort key. */
+enum tt_orm_order { TT_ORDER_NONE, TT_ORDER_ASC, TT_ORDER_DESC };
+
+/* What a query or scan asks, typed (api/query.c reads it from the REST
+ * body). The key conditions, the filter and the projection are in the
+ * expression builder's REST form (expr/build.h); all borrowed until done. */
+struct tt_orm_query_request {
+  const char *index;    /* NULL: the table (scan), or chosen by the key conditions (query) */
+  const json_t *key;    /* query: 1 or 2 key conditions {attr, op, value...} */
+  const json_t *filter; /* NULL or a condition */
+  const json_t *select; /* NULL, or a non-empty list of attribute paths */
+  bool has_limit;
+  size_t limit; /* 1 .. TT_ORM_MAX_LIMIT */
+  bool count_only;
+  bool consistent;
+  enum tt_orm_order order;
+  size_t segments;    /* scan: 1 .. TT_ORM_MAX_SEGMENTS; 0 counts as 1 */
+  const char *cursor; /* NULL: from the start; else cursor_len bytes */
+  size_t cursor_len;
+};
+
+#define TT_ORM_MAX_LIMIT 100000
+
 struct tt_orm_query_op {
   struct tt_orm_ctx ctx; /* first */
   bool scan;
-  const json_t *body; /* borrowed until done */
+  struct tt_orm_query_request rq;      /* borrowed until done */
   const struct tt_orm_page_sink *sink; /* borrowed; NULL: the page holds the items */
-  /* Parsed from the body. */
-  const struct tt_model_index *index;
-  bool has_limit;
-  size_t limit;
-  bool count_only;
-  enum { TT_ORDER_NONE, TT_ORDER_ASC, TT_ORDER_DESC } order;
-  bool consistent;
-  const json_t *select;
-  size_t segments;
+  const struct tt_model_index *index;  /* the target rq names or its key conditions choose */
   /* Running: the request every page shares, and the texts and maps it
    * points to. */
   struct tt_ddb_read_request base;
@@ -104,11 +119,11 @@ struct tt_orm_query_op {
   bool pumping, repump;
 };
 
-/* Validates the body (before any I/O: every error is a ValidationError or
- * InvalidCursor and nothing is read), then reads. The ctx's done runs once
- * with the result: a typed page (TT_ORM_ANSWER_PAGE: the items -- unless
- * op->sink took them --, the counts, the cursor), or only the counts with
- * "count": true. The byte budget counts what the sink says each item adds,
+/* Checks op->rq against the model (before any I/O: every error is a
+ * ValidationError or InvalidCursor and nothing is read), then reads. The
+ * ctx's done runs once with the result: a typed page (TT_ORM_ANSWER_PAGE:
+ * the items -- unless op->sink took them --, the counts, the cursor), or
+ * only the counts with count_only. The byte budget counts what the sink says each item adds,
  * or without a sink the answer text of the items as the HTTP answer writes
  * them ({"items":[...]}: logical JSON keeping what `select` names, commas,
  * the opening of a single reader's answer); an answer that reaches it ends
@@ -118,5 +133,16 @@ struct tt_orm_query_op {
  * the result. Returns 0 (done runs later) or -1 (it finished inside this
  * call: done never runs; docs/internals/completions.md). */
 int tt_orm_query_start(struct tt_orm_query_op *op);
+
+/* The ORM's checks of a request that the HTTP edge runs at their place in
+ * its order of errors (tt_orm_query_start runs both): encrypted attributes
+ * (fail closed without a key; never in the key conditions, the filter, nor
+ * inside a select path), and the target: the select paths, the index
+ * (named, or chosen by the key conditions) and consistency on it, into
+ * *index. Each returns 0 or -1 with a ValidationError. */
+int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
+                             const json_t *filter, const json_t *select, struct tt_error *err);
+int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
+                        const struct tt_model_index **index, struct tt_error *err);
 
 #endif

@@ -318,8 +318,7 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     memset(&op, 0, sizeof(op));
     fz_run_begin(&r, &op.ctx, m);
     op.scan = kind == FZ_SCAN;
-    op.body = body;
-    run_started(&r, tt_orm_query_start(&op));
+    run_started(&r, tt_api_query_start(&op, body));
     fz_run_end(&r);
     break;
   }

@@ -587,8 +587,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   case R_QUERY:
   case R_SCAN:
     op.query.scan = q->kind == R_SCAN;
-    op.query.body = body;
-    settled = tt_orm_query_start(&op.query);
+    settled = tt_api_query_start(&op.query, body);
     break;
   case R_BGET:
   case R_BWRITE:
@@ -617,7 +616,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     struct tt_buf b;
     tt_buf_init(&b, 0);
     if ((res.answer == TT_ORM_ANSWER_ITEM ? tt_api_item_write(&b, &res, NULL, false, etag, &err)
-                                          : page_text(&b, &res, op.query.select, &err)) == 0)
+                                          : page_text(&b, &res, op.query.rq.select, &err)) == 0)
       snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
                b.data ? b.data : "");
     else

@@ -24,6 +24,9 @@ static const char dms[] =
 
 #define N_MSGS 12
 
+/* The key conditions room = "a", in the expression builder's form. */
+static json_t *room_a;
+
 static int start_item(struct tt_orm_ctx *ctx, void *arg) {
   (void)arg;
   return tt_orm_item_start((struct tt_orm_item_op *)ctx);
@@ -33,6 +36,7 @@ static int start_item(struct tt_orm_ctx *ctx, void *arg) {
 static void setup(void) {
   static const char *const tables[] = {"Msg", NULL};
   ofx_setup(dms, tables);
+  room_a = fx_json("[{'attr':'room','op':'=','value':'a'}]");
   for (int i = 0; i < N_MSGS + 3; i++) {
     char text[128];
     snprintf(text, sizeof(text), "{'room':'%s','seq':%d,'text':'message %d'}",
@@ -55,27 +59,25 @@ static int start_query(struct tt_orm_ctx *ctx, void *arg) {
   return tt_orm_query_start((struct tt_orm_query_op *)ctx);
 }
 
-/* Runs a query (or a scan) with the body `text` (' for ") and, when
- * `cursor` is not NULL, that cursor, its items going to `sink` (NULL: kept
- * in the page). The result is the caller's. */
-static struct tt_orm_result run_sink(bool scan, const char *text, const char *cursor,
+/* Runs a query (or a scan) of the typed request `rq` and, when `cursor` is
+ * not NULL, that cursor, its items going to `sink` (NULL: kept in the
+ * page). The result is the caller's. */
+static struct tt_orm_result run_sink(bool scan, struct tt_orm_query_request rq, const char *cursor,
                                      const struct tt_orm_page_sink *sink) {
-  json_t *body = fx_json(text);
-  if (cursor)
-    json_object_set_new(body, "cursor", json_string(cursor));
   struct tt_orm_query_op op;
   struct tt_orm_result res;
   memset(&op, 0, sizeof(op));
   op.scan = scan;
-  op.body = body;
+  op.rq = rq;
+  op.rq.cursor = cursor;
+  op.rq.cursor_len = cursor ? strlen(cursor) : 0;
   op.sink = sink;
   ofx_run(&op.ctx, ofx_model("Msg"), &res, start_query, NULL);
-  json_decref(body);
   return res;
 }
 
-static struct tt_orm_result run(bool scan, const char *text, const char *cursor) {
-  struct tt_orm_result r = run_sink(scan, text, cursor, NULL);
+static struct tt_orm_result run(bool scan, struct tt_orm_query_request rq, const char *cursor) {
+  struct tt_orm_result r = run_sink(scan, rq, cursor, NULL);
   if (r.status == 0 && !r.page.count_only)
     ck_assert_uint_eq(r.page.count, r.page.n_items); /* the page holds them all */
   return r;
@@ -98,13 +100,20 @@ static const char *id_of(const struct tt_orm_result *r, size_t i, char *out, siz
   return out;
 }
 
-#define ROOM_A "{'key':[{'attr':'room','op':'=','value':'a'}]"
+#define RQ(...) ((struct tt_orm_query_request){__VA_ARGS__})
+#define ROOM_A .key = room_a
+
+static void teardown(void) {
+  json_decref(room_a);
+  room_a = NULL;
+  ofx_teardown();
+}
 
 START_TEST(query_pages_with_limits_and_cursors) {
   char *cursor = NULL;
   int want = 1, pages = 0;
   do {
-    struct tt_orm_result r = run(false, ROOM_A ",'limit':5}", cursor);
+    struct tt_orm_result r = run(false, RQ(ROOM_A, .has_limit = true, .limit = 5), cursor);
     expect_page(&r);
     free(cursor);
     cursor = r.page.cursor ? strdup(r.page.cursor) : NULL;
@@ -125,7 +134,7 @@ START_TEST(query_pages_with_limits_and_cursors) {
 END_TEST
 
 START_TEST(query_descending_and_filtered) {
-  struct tt_orm_result r = run(false, ROOM_A ",'order':'desc','limit':3}", NULL);
+  struct tt_orm_result r = run(false, RQ(ROOM_A, .order = TT_ORDER_DESC, .has_limit = true, .limit = 3), NULL);
   expect_page(&r);
   char id[32];
   ck_assert_uint_eq(r.page.n_items, 3);
@@ -133,15 +142,17 @@ START_TEST(query_descending_and_filtered) {
   ck_assert_str_eq(id_of(&r, 2, id, sizeof(id)), "a/10");
   ck_assert_ptr_nonnull(r.page.cursor);
   /* A descending cursor does not fit an ascending query. */
-  struct tt_orm_result bad = run(false, ROOM_A ",'order':'asc','limit':3}", r.page.cursor);
+  struct tt_orm_result bad = run(false, RQ(ROOM_A, .order = TT_ORDER_ASC, .has_limit = true, .limit = 3),
+                                 r.page.cursor);
   ck_assert_int_eq(bad.status, -1);
   ck_assert_int_eq(bad.err.code, TT_ERR_INVALID_CURSOR);
   ck_assert_str_eq(bad.err.field, "cursor");
   tt_orm_result_free(&bad);
   tt_orm_result_free(&r);
   /* A filter reads more than it answers. */
-  r = run(false, ROOM_A ",'filter':{'attr':'text','op':'begins_with','value':'message 1'}}",
-          NULL); /* message 1, 10 and 11 */
+  json_t *filter = fx_json("{'attr':'text','op':'begins_with','value':'message 1'}");
+  r = run(false, RQ(ROOM_A, .filter = filter), NULL); /* message 1, 10 and 11 */
+  json_decref(filter);
   expect_page(&r);
   ck_assert_uint_eq(r.page.n_items, 3);
   ck_assert_uint_eq(r.page.scanned, N_MSGS);
@@ -149,7 +160,9 @@ START_TEST(query_descending_and_filtered) {
   tt_orm_result_free(&r);
   /* A select: the backend projects what it names plus the keys the cursor
    * needs; the answer's text keeps only what it names. */
-  r = run(false, ROOM_A ",'select':['text'],'limit':1}", NULL);
+  json_t *select = fx_json("['text']");
+  r = run(false, RQ(ROOM_A, .select = select, .has_limit = true, .limit = 1), NULL);
+  json_decref(select);
   expect_page(&r);
   ck_assert_uint_eq(r.page.items[0].len, 3);
   ck_assert_ptr_nonnull(tt_av_map_get(&r.page.items[0], "text"));
@@ -159,18 +172,18 @@ START_TEST(query_descending_and_filtered) {
 END_TEST
 
 START_TEST(counts_carry_a_cursor_at_their_limit) {
-  struct tt_orm_result r = run(false, ROOM_A ",'count':true}", NULL);
+  struct tt_orm_result r = run(false, RQ(ROOM_A, .count_only = true), NULL);
   expect_page(&r);
   ck_assert(r.page.count_only);
   ck_assert_uint_eq(r.page.n_items, 0);
   ck_assert_uint_eq(r.page.count, N_MSGS);
   ck_assert_ptr_null(r.page.cursor);
   tt_orm_result_free(&r);
-  r = run(false, ROOM_A ",'count':true,'limit':4}", NULL);
+  r = run(false, RQ(ROOM_A, .count_only = true, .has_limit = true, .limit = 4), NULL);
   expect_page(&r);
   ck_assert_uint_eq(r.page.count, 4);
   ck_assert_ptr_nonnull(r.page.cursor);
-  struct tt_orm_result rest = run(false, ROOM_A ",'count':true}", r.page.cursor);
+  struct tt_orm_result rest = run(false, RQ(ROOM_A, .count_only = true), r.page.cursor);
   expect_page(&rest);
   ck_assert_uint_eq(rest.page.count, N_MSGS - 4);
   tt_orm_result_free(&rest);
@@ -178,16 +191,16 @@ START_TEST(counts_carry_a_cursor_at_their_limit) {
 }
 END_TEST
 
-/* Pages a scan with `body` to its end; every item of the table must come
+/* Pages a scan of `rq` to its end; every item of the table must come
  * exactly once. Returns the number of pages. */
-static int scan_all(const char *body) {
+static int scan_all(struct tt_orm_query_request rq) {
   bool seen[2][N_MSGS + 1];
   memset(seen, 0, sizeof(seen));
   size_t total = 0;
   int pages = 0;
   char *cursor = NULL;
   do {
-    struct tt_orm_result r = run(true, body, cursor);
+    struct tt_orm_result r = run(true, rq, cursor);
     expect_page(&r);
     free(cursor);
     cursor = r.page.cursor ? strdup(r.page.cursor) : NULL;
@@ -208,13 +221,13 @@ static int scan_all(const char *body) {
 }
 
 START_TEST(parallel_scan_segments_page_every_item_once) {
-  ck_assert_int_ge(scan_all("{'segments':3,'limit':4}"), 4);
-  ck_assert_int_eq(scan_all("{'segments':2}"), 1);
+  ck_assert_int_ge(scan_all(RQ(.segments = 3, .has_limit = true, .limit = 4)), 4);
+  ck_assert_int_eq(scan_all(RQ(.segments = 2)), 1);
   /* A segment cursor does not fit another number of segments. */
-  struct tt_orm_result r = run(true, "{'segments':3,'limit':2}", NULL);
+  struct tt_orm_result r = run(true, RQ(.segments = 3, .has_limit = true, .limit = 2), NULL);
   expect_page(&r);
   ck_assert_ptr_nonnull(r.page.cursor);
-  struct tt_orm_result bad = run(true, "{'segments':2}", r.page.cursor);
+  struct tt_orm_result bad = run(true, RQ(.segments = 2), r.page.cursor);
   ck_assert_int_eq(bad.status, -1);
   ck_assert_int_eq(bad.err.code, TT_ERR_INVALID_CURSOR);
   tt_orm_result_free(&bad);
@@ -226,15 +239,15 @@ START_TEST(the_byte_budget_ends_pages_early) {
   /* Room for about two items' answer text: every page ends early, with a
    * cursor right after its last item; the first item always comes. */
   OFX.orm.max_response_bytes = 100;
-  struct tt_orm_result r = run(false, ROOM_A "}", NULL);
+  struct tt_orm_result r = run(false, RQ(ROOM_A), NULL);
   expect_page(&r);
   ck_assert_uint_ge(r.page.n_items, 1);
   ck_assert_uint_lt(r.page.n_items, N_MSGS);
   ck_assert_ptr_nonnull(r.page.cursor);
   tt_orm_result_free(&r);
   OFX.orm.max_response_bytes = 1;
-  ck_assert_int_eq(scan_all("{}"), N_MSGS + 3); /* one item a page */
-  ck_assert_int_ge(scan_all("{'segments':2}"), N_MSGS + 3);
+  ck_assert_int_eq(scan_all(RQ(.segments = 1)), N_MSGS + 3); /* one item a page */
+  ck_assert_int_ge(scan_all(RQ(.segments = 2)), N_MSGS + 3);
 }
 END_TEST
 
@@ -275,7 +288,7 @@ START_TEST(a_sink_takes_the_items_and_sizes_them_for_the_budget) {
   /* 100 bytes hold two items of 40: the third is taken back, and the
    * cursor points right after the second. */
   OFX.orm.max_response_bytes = 100;
-  struct tt_orm_result r = run_sink(false, ROOM_A "}", NULL, &sink);
+  struct tt_orm_result r = run_sink(false, RQ(ROOM_A), NULL, &sink);
   expect_page(&r);
   ck_assert_uint_eq(r.page.n_items, 0); /* the sink has them */
   ck_assert_ptr_null(r.page.items);
@@ -284,7 +297,7 @@ START_TEST(a_sink_takes_the_items_and_sizes_them_for_the_budget) {
   ck_assert_uint_eq(s.taken_back, 1);
   ck_assert_uint_gt(s.reserved, 0);
   ck_assert_ptr_nonnull(r.page.cursor);
-  struct tt_orm_result next = run(false, ROOM_A ",'limit':1}", r.page.cursor);
+  struct tt_orm_result next = run(false, RQ(ROOM_A, .has_limit = true, .limit = 1), r.page.cursor);
   expect_page(&next);
   char id[32];
   ck_assert_str_eq(id_of(&next, 0, id, sizeof(id)), "a/3");
@@ -293,20 +306,32 @@ START_TEST(a_sink_takes_the_items_and_sizes_them_for_the_budget) {
 }
 END_TEST
 
-START_TEST(bad_bodies_are_refused_before_any_io) {
-  static const char *const bodies[] = {
-      "{'key':[{'attr':'text','op':'=','value':'a'}]}", /* no index has this key */
-      ROOM_A ",'limit':0}",
-      ROOM_A ",'order':'sideways'}",
-      ROOM_A ",'unknown':1}",
+START_TEST(bad_requests_are_refused_before_any_io) {
+  json_t *by_text = fx_json("[{'attr':'text','op':'=','value':'a'}]");
+  struct {
+    bool scan;
+    struct tt_orm_query_request rq;
+    const char *field;
+  } bad[] = {
+      {false, RQ(.key = by_text), "index"}, /* no index has this key */
+      {false, RQ(ROOM_A, .has_limit = true, .limit = 0), "limit"},
+      {false, RQ(ROOM_A, .has_limit = true, .limit = TT_ORM_MAX_LIMIT + 1), "limit"},
+      {false, RQ(ROOM_A, .index = "nope"), "index"},
+      /* What only a typed request can ask. */
+      {false, RQ(ROOM_A, .segments = 2), "segments"},
+      {true, RQ(ROOM_A), "key"},
+      {true, RQ(.order = TT_ORDER_DESC), "order"},
+      {true, RQ(.segments = TT_ORM_MAX_SEGMENTS + 1), "segments"},
   };
-  for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-    struct tt_orm_result r = run(false, bodies[i], NULL);
-    ck_assert_msg(r.status == -1, "%s accepted", bodies[i]);
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct tt_orm_result r = run(bad[i].scan, bad[i].rq, NULL);
+    ck_assert_msg(r.status == -1, "request %zu accepted", i);
     ck_assert_int_eq(r.err.code, TT_ERR_VALIDATION);
+    ck_assert_str_eq(r.err.field, bad[i].field);
     tt_orm_result_free(&r);
   }
-  struct tt_orm_result r = run(false, ROOM_A "}", "not a cursor");
+  json_decref(by_text);
+  struct tt_orm_result r = run(false, RQ(ROOM_A), "not a cursor");
   ck_assert_int_eq(r.status, -1);
   ck_assert_int_eq(r.err.code, TT_ERR_INVALID_CURSOR);
   tt_orm_result_free(&r);
@@ -316,14 +341,14 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("orm_query");
   TCase *tc = tcase_create("query");
-  tcase_add_checked_fixture(tc, setup, ofx_teardown);
+  tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, query_pages_with_limits_and_cursors);
   tcase_add_test(tc, query_descending_and_filtered);
   tcase_add_test(tc, counts_carry_a_cursor_at_their_limit);
   tcase_add_test(tc, parallel_scan_segments_page_every_item_once);
   tcase_add_test(tc, the_byte_budget_ends_pages_early);
   tcase_add_test(tc, a_sink_takes_the_items_and_sizes_them_for_the_budget);
-  tcase_add_test(tc, bad_bodies_are_refused_before_any_io);
+  tcase_add_test(tc, bad_requests_are_refused_before_any_io);
   suite_add_tcase(s, tc);
   return s;
 }

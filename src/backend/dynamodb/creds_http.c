@@ -90,6 +90,19 @@ static int op_send(struct creds_http_op *op, const char *method, const char *url
   return rc;
 }
 
+/* What a job's start returns once op_send said `src`: CREDS_ASYNC, the
+ * job owning *op (NULL then), or CREDS_FAIL naming `what`. */
+static int op_started(struct creds_job *job, struct creds_http_op **op, const char *what,
+                      int src) {
+  if (src != 0) {
+    creds_job_fail(job, "%s could not be started (%s)", what, uv_err_name(src));
+    return CREDS_FAIL;
+  }
+  job->http = *op;
+  *op = NULL;
+  return CREDS_ASYNC;
+}
+
 static struct creds_http_op *op_new(struct creds_job *job, enum op_kind kind, const char *source) {
   struct creds_http_op *op = calloc(1, sizeof(*op));
   if (op == NULL)
@@ -274,15 +287,9 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
     goto fail;
   }
   /* POST keeps the token out of the URL, which proxies and logs record. */
-  int src = op_send(op, "POST", op->url, "Content-Type: application/x-www-form-urlencoded",
-                    "Accept: text/xml", ch->http_timeout_ms);
-  if (src != 0) {
-    creds_job_fail(job, "the STS request could not be started (%s)", uv_err_name(src));
-    goto fail;
-  }
-  job->http = op;
-  op = NULL;
-  rc = CREDS_ASYNC;
+  rc = op_started(job, &op, "the STS request",
+                  op_send(op, "POST", op->url, "Content-Type: application/x-www-form-urlencoded",
+                          "Accept: text/xml", ch->http_timeout_ms));
 fail:
   creds_free_secret(tok, tok_alloc);
   if (op) {
@@ -411,14 +418,9 @@ int creds_container_start(struct creds_job *job) {
     }
     snprintf(hdr, hdr_len, "Authorization: %s", tok);
   }
-  int src = op_send(op, "GET", op->url, "Accept: application/json", hdr, ch->http_timeout_ms);
-  if (src != 0) {
-    creds_job_fail(job, "the request could not be started (%s)", uv_err_name(src));
-    goto fail;
-  }
-  job->http = op;
-  op = NULL;
-  rc = CREDS_ASYNC;
+  rc = op_started(job, &op, "the request",
+                  op_send(op, "GET", op->url, "Accept: application/json", hdr,
+                          ch->http_timeout_ms));
 fail:
   creds_free_secret(tok, tok_alloc);
   creds_free_secret(hdr, hdr_len);
