@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/json_members.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
@@ -26,63 +27,21 @@ static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
   return tt_backend_error_set(e, "ValidationException", 400, "%s", err->message);
 }
 
-/* A string member (NULL when absent or null), borrowed from obj. */
-static int text_of(const json_t *obj, const char *key, const char **out,
-                   struct tt_backend_error *e) {
-  return tt_json_member_text(obj, key, out) != 0 ? serialization(e, key, "a string") : 0;
-}
-
-/* An attribute map member into *own; *ref points at it, or stays NULL
- * when the member is absent or null. */
-static int map_of(const json_t *obj, const char *key, struct tt_av *own, const struct tt_av **ref,
-                  struct tt_backend_error *e) {
-  const json_t *j = json_object_get(obj, key);
-  struct tt_error err;
-  if (j == NULL || json_is_null(j))
-    return 0;
-  *ref = own;
-  if (tt_ddb_json_map_too_deep(j, TT_DDB_MAX_DEPTH))
-    return tt_backend_error_set(e, "ValidationException", 400,
-                                "Nesting Levels have exceeded supported limits: Attributes in "
-                                "the item have nested levels beyond supported limit");
-  return tt_ddb_item_from_json(j, key, own, &err) != 0 ? from_tt(e, &err) : 0;
-}
-
-/* The placeholder maps of a step. */
-static int maps_of(const json_t *obj, struct tt_av own[2], struct tt_ddb_item_request *r,
-                   struct tt_backend_error *e) {
-  const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
-  const json_t *values = json_object_get(obj, "ExpressionAttributeValues");
-  struct tt_error err;
-  if (names && !json_is_null(names)) {
-    if (!json_is_object(names))
-      return serialization(e, "ExpressionAttributeNames", "an object");
-    int rc = tt_ddb_names_from_json(names, &own[0], &err);
-    if (rc == 1)
-      return serialization(e, "ExpressionAttributeNames values", "strings");
-    if (rc != 0)
-      return from_tt(e, &err);
-    r->names = &own[0];
-  }
-  if (values && !json_is_null(values) && !json_is_object(values))
-    return serialization(e, "ExpressionAttributeValues", "an object");
-  return map_of(obj, "ExpressionAttributeValues", &own[1], &r->values, e);
-}
-
 /* One action's members, in the order DynamoDB reports their errors. */
 static int step_of(const json_t *obj, enum tt_ddb_txn_kind kind, struct tt_ddb_txn_step *s,
                    struct tt_av own[3], struct tt_backend_error *e) {
   bool put = kind == TT_DDB_TXN_PUT;
   const char *rvf = NULL;
   s->kind = kind;
-  if (map_of(obj, put ? "Item" : "Key", &own[0], put ? &s->r.item : &s->r.key, e) != 0)
+  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &own[0], put ? &s->r.item : &s->r.key, e) != 0)
     return -1;
   if ((put ? s->r.item : s->r.key) == NULL)
     return tt_backend_error_set(e, "ValidationException", 400,
                                 "1 validation error detected: Value null at '%s' failed to "
                                 "satisfy constraint: Member must not be null",
                                 put ? "item" : "key");
-  if (kind != TT_DDB_TXN_GET && text_of(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
+  if (kind != TT_DDB_TXN_GET &&
+      tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
     return -1;
   if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
     return tt_backend_error_set(e, "ValidationException", 400,
@@ -91,16 +50,17 @@ static int step_of(const json_t *obj, enum tt_ddb_txn_kind kind, struct tt_ddb_t
                                 "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
                                 rvf);
   s->r.old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (maps_of(obj, own + 1, &s->r, e) != 0)
+  if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &s->r.names, &s->r.values, e) != 0)
     return -1;
   if (kind == TT_DDB_TXN_GET)
-    return text_of(obj, "ProjectionExpression", &s->r.projection, e) != 0 ||
-                   text_of(obj, "TableName", &s->r.table, e) != 0
+    return tt_ddb_member_str(obj, "ProjectionExpression", &s->r.projection, e) != 0 ||
+                   tt_ddb_member_str(obj, "TableName", &s->r.table, e) != 0
                ? -1
                : 0;
-  if ((kind == TT_DDB_TXN_UPDATE && text_of(obj, "UpdateExpression", &s->r.update, e) != 0) ||
-      text_of(obj, "ConditionExpression", &s->r.condition, e) != 0 ||
-      text_of(obj, "TableName", &s->r.table, e) != 0)
+  if ((kind == TT_DDB_TXN_UPDATE &&
+       tt_ddb_member_str(obj, "UpdateExpression", &s->r.update, e) != 0) ||
+      tt_ddb_member_str(obj, "ConditionExpression", &s->r.condition, e) != 0 ||
+      tt_ddb_member_str(obj, "TableName", &s->r.table, e) != 0)
     return -1;
   return 0;
 }
@@ -158,7 +118,7 @@ int tt_ddbt_txn_parse(enum tt_ddb_op op, const json_t *body, struct tt_ddbt_txn 
                                 "to satisfy constraint: Member must have length %s",
                                 n < 1 ? "greater than or equal to 1"
                                       : "less than or equal to 100");
-  if (!get && text_of(body, "ClientRequestToken", &out->req.client_token, e) != 0)
+  if (!get && tt_ddb_member_str(body, "ClientRequestToken", &out->req.client_token, e) != 0)
     return -1;
   if ((out->steps = calloc(n, sizeof(*out->steps))) == NULL ||
       (out->own = calloc(3 * n, sizeof(*out->own))) == NULL) {
@@ -255,7 +215,7 @@ static int entry_of(bool write, const json_t *j, struct tt_ddb_batch_entry *x, s
                                 "Supplied AttributeValue has more than one datatypes set, must "
                                 "contain exactly one of the supported datatypes");
   x->put = put != NULL;
-  return map_of(put ? put : del, put ? "Item" : "Key", own, &x->value, e);
+  return tt_ddb_member_map(put ? put : del, put ? "Item" : "Key", own, &x->value, e);
 }
 
 /* A BatchGetItem table's members besides its keys. */
@@ -263,8 +223,8 @@ static int get_spec(const json_t *spec, struct tt_ddb_batch_table *t, struct tt_
                     struct tt_backend_error *e) {
   struct tt_ddb_item_request r;
   memset(&r, 0, sizeof(r));
-  if (maps_of(spec, maps, &r, e) != 0 ||
-      text_of(spec, "ProjectionExpression", &t->projection, e) != 0)
+  if (tt_ddb_member_placeholders(spec, &maps[0], &maps[1], &r.names, &r.values, e) != 0 ||
+      tt_ddb_member_str(spec, "ProjectionExpression", &t->projection, e) != 0)
     return -1;
   t->names = r.names;
   t->values = r.values;
