@@ -16,6 +16,7 @@
 #include "backend/dynamodb/credentials.h"
 #include "backend/dynamodb/ddb.h"
 #include "backend/dynamodb/typed_wire.h"
+#include "backend/dynamodb/wire_reader.h"
 #include "http_test_server.h"
 #include "test_memdb.h"
 #include "value/codec_ddb.h"
@@ -328,6 +329,25 @@ START_TEST(wire_read_request_every_member) {
 }
 END_TEST
 
+/* The dynamodb backend's readers of an answer, on the text of `resp`. */
+static int item_response(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
+                         struct tt_backend_error *e) {
+  char *text = json_dumps(resp, JSON_COMPACT);
+  ck_assert_ptr_nonnull(text);
+  int rc = tt_ddb_item_response_parse(op, text, strlen(text), out, e);
+  free(text);
+  return rc;
+}
+
+static int read_response(const json_t *resp, struct tt_ddb_read_result *out,
+                         struct tt_backend_error *e) {
+  char *text = json_dumps(resp, JSON_COMPACT);
+  ck_assert_ptr_nonnull(text);
+  int rc = tt_ddb_read_response_parse(text, strlen(text), out, e);
+  free(text);
+  return rc;
+}
+
 START_TEST(wire_read_response_into_typed_values) {
   struct tt_ddb_read_result out;
   struct tt_backend_error e;
@@ -335,7 +355,7 @@ START_TEST(wire_read_response_into_typed_values) {
   json_t *resp = jq("{'Items':[{'pk':{'S':'a'},'n':{'N':'1.50'}},{'pk':{'S':'b'},"
                     "'s':{'SS':['z','y']}}],'Count':2,'ScannedCount':5,"
                     "'LastEvaluatedKey':{'pk':{'S':'b'}},'ConsumedCapacity':{'TableName':'t'}}");
-  ck_assert_int_eq(tt_ddb_read_response_read(resp, &out, &e), 0);
+  ck_assert_int_eq(read_response(resp, &out, &e), 0);
   ck_assert_uint_eq(out.n_items, 2);
   assert_av(&out.items[0], "{'pk':{'S':'a'},'n':{'N':'1.5'}}");
   assert_av(&out.items[1], "{'pk':{'S':'b'},'s':{'SS':['y','z']}}");
@@ -359,14 +379,14 @@ START_TEST(wire_read_response_into_typed_values) {
   static const size_t n_items[] = {0, 1, 1, 0};
   for (size_t i = 0; i < 4; i++) {
     resp = jq(ends[i]);
-    ck_assert_int_eq(tt_ddb_read_response_read(resp, &out, &e), 0);
+    ck_assert_int_eq(read_response(resp, &out, &e), 0);
     ck_assert_uint_eq(out.n_items, n_items[i]);
     ck_assert_int_eq(out.last_key.type, 0);
     tt_ddb_read_result_free(&out);
     json_decref(resp);
   }
   resp = jq("{'Count':7,'ScannedCount':9}");
-  ck_assert_int_eq(tt_ddb_read_response_read(resp, &out, &e), 0);
+  ck_assert_int_eq(read_response(resp, &out, &e), 0);
   ck_assert_ptr_null(out.items);
   ck_assert_uint_eq(out.count, 7);
   ck_assert_uint_eq(out.scanned_count, 9);
@@ -380,18 +400,18 @@ START_TEST(wire_item_response_into_typed_values) {
   struct tt_backend_error e;
   memset(&e, 0, sizeof(e));
   json_t *resp = jq("{'Item':{'pk':{'S':'a'},'m':{'M':{'x':{'NULL':true}}}}}");
-  ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_GET_ITEM, resp, &out, &e), 0);
+  ck_assert_int_eq(item_response(TT_DDB_GET_ITEM, resp, &out, &e), 0);
   assert_av(&out, "{'pk':{'S':'a'},'m':{'M':{'x':{'NULL':true}}}}");
   tt_av_free(&out);
   /* A write reads Attributes, never Item. */
-  ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_PUT_ITEM, resp, &out, &e), 0);
+  ck_assert_int_eq(item_response(TT_DDB_PUT_ITEM, resp, &out, &e), 0);
   ck_assert_int_eq(out.type, 0);
   json_decref(resp);
   resp = jq("{'Attributes':{'v':{'N':'2'}}}");
-  ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_UPDATE_ITEM, resp, &out, &e), 0);
+  ck_assert_int_eq(item_response(TT_DDB_UPDATE_ITEM, resp, &out, &e), 0);
   assert_av(&out, "{'v':{'N':'2'}}");
   tt_av_free(&out);
-  ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_GET_ITEM, resp, &out, &e), 0);
+  ck_assert_int_eq(item_response(TT_DDB_GET_ITEM, resp, &out, &e), 0);
   ck_assert_int_eq(out.type, 0);
   json_decref(resp);
   /* An absent or null Item: type 0 (the key is not there). */
@@ -400,7 +420,7 @@ START_TEST(wire_item_response_into_typed_values) {
   for (size_t i = 0; i < 3; i++) {
     resp = jq(absent[i]);
     out.type = TT_AV_S; /* overwritten */
-    ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_GET_ITEM, resp, &out, &e), 0);
+    ck_assert_int_eq(item_response(TT_DDB_GET_ITEM, resp, &out, &e), 0);
     ck_assert_int_eq(out.type, 0);
     json_decref(resp);
   }
@@ -412,7 +432,7 @@ START_TEST(wire_item_response_into_typed_values) {
   for (size_t i = 0; i < 5; i++) {
     resp = jq(bad[i]);
     memset(&e, 0, sizeof(e));
-    ck_assert_int_eq(tt_ddb_item_response_read(TT_DDB_GET_ITEM, resp, &out, &e), -1);
+    ck_assert_int_eq(item_response(TT_DDB_GET_ITEM, resp, &out, &e), -1);
     ck_assert_str_eq(e.type, "InvalidResponse");
     ck_assert(!e.retryable);
     ck_assert_int_eq(out.type, 0);
@@ -445,7 +465,7 @@ START_TEST(wire_invalid_read_responses) {
     struct tt_backend_error e;
     memset(&e, 0, sizeof(e));
     json_t *resp = jq(bad[i]);
-    ck_assert_msg(tt_ddb_read_response_read(resp, &out, &e) == -1, "accepted: %s", bad[i]);
+    ck_assert_msg(read_response(resp, &out, &e) == -1, "accepted: %s", bad[i]);
     ck_assert_msg(strcmp(e.type, "InvalidResponse") == 0, "%s: %s", bad[i], e.type);
     ck_assert_ptr_null(out.items);
     ck_assert_uint_eq(out.n_items, 0);

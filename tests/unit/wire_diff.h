@@ -2,7 +2,7 @@
 /* wire_diff.h -- the differential check of wire_reader.c shared by
  * test_wire_reader.c and tests/fuzz/fuzz_wire_reader.c: one body read by
  * the streaming reader and by the jansson path it replaced
- * (tt_ddb_response_classify, then typed_wire.c's readers), which must give
+ * (tt_ddb_response_classify, then the tree readers below), which must give
  * the same values in the same order, or the same error.
  *
  * Strings beginning with U+0000: classify marks them ("\0S" + text,
@@ -22,6 +22,74 @@
 #include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/wire_reader.h"
 #include "value/codec_ddb.h"
+
+/* The jansson path's readers of a 2xx answer's tree: GetItem's Item or a
+ * write's Attributes, and a Query or Scan page, with codec_ddb.c's rules
+ * and the same InvalidResponse texts. */
+static int wd_item_read(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
+                        struct tt_backend_error *e) {
+  struct tt_error err;
+  const char *name = op == TT_DDB_GET_ITEM ? "Item" : "Attributes";
+  const json_t *j = json_object_get(resp, name);
+  memset(out, 0, sizeof(*out));
+  if (j == NULL || json_is_null(j))
+    return 0;
+  if (tt_ddb_item_from_json(j, name, out, &err) != 0) {
+    /* The codec leaves a NULL-typed value; the port says type 0 (none), as
+     * the memory backend leaves it. */
+    memset(out, 0, sizeof(*out));
+    return tt_backend_error_set(e, "InvalidResponse", 200,
+                                "the DynamoDB endpoint answered an invalid %s", name);
+  }
+  return 0;
+}
+
+static int wd_invalid(struct tt_backend_error *e, const char *what) {
+  return tt_backend_error_set(e, "InvalidResponse", 200,
+                              "the DynamoDB endpoint answered an invalid %s", what);
+}
+
+static int wd_count_of(const json_t *resp, const char *name, uint64_t *out) {
+  const json_t *j = json_object_get(resp, name);
+  *out = 0;
+  if (j == NULL)
+    return 0;
+  if (!json_is_integer(j) || json_integer_value(j) < 0)
+    return -1;
+  *out = (uint64_t)json_integer_value(j);
+  return 0;
+}
+
+static int wd_read_read(const json_t *resp, struct tt_ddb_read_result *out,
+                        struct tt_backend_error *e) {
+  struct tt_error err;
+  memset(out, 0, sizeof(*out));
+  if (wd_count_of(resp, "Count", &out->count) != 0 ||
+      wd_count_of(resp, "ScannedCount", &out->scanned_count) != 0)
+    return wd_invalid(e, "Count");
+  const json_t *items = json_object_get(resp, "Items");
+  if (items != NULL && !json_is_array(items))
+    return wd_invalid(e, "Items");
+  size_t n = json_array_size(items);
+  if (n > 0 && (out->items = calloc(n, sizeof(*out->items))) == NULL)
+    return tt_backend_error_set(e, "InternalFailure", 0, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (tt_ddb_item_from_json(json_array_get(items, i), "Items", &out->items[i], &err) != 0) {
+      tt_ddb_read_result_free(out);
+      return wd_invalid(e, "item");
+    }
+    out->n_items++;
+  }
+  /* Absent, null or {}: the data ended. Anything else must be a key: a
+   * string or an array taken for "ended" would end a listing silently. */
+  const json_t *lek = json_object_get(resp, "LastEvaluatedKey");
+  if (lek != NULL && !json_is_null(lek) && !(json_is_object(lek) && json_object_size(lek) == 0) &&
+      tt_ddb_item_from_json(lek, "LastEvaluatedKey", &out->last_key, &err) != 0) {
+    tt_ddb_read_result_free(out);
+    return wd_invalid(e, "LastEvaluatedKey");
+  }
+  return 0;
+}
 
 /* The jansson path: 0, -1 with e, or TT_DDB_WIRE_NOT_OBJECT when classify
  * refused the body (its error text is not compared: the backend rewrites
@@ -45,7 +113,7 @@ static int wd_old(bool read, enum tt_ddb_op op, const char *text, size_t len, st
     memset(item, 0, sizeof(*item));
   if (rc != 0)
     return TT_DDB_WIRE_NOT_OBJECT;
-  rc = read ? tt_ddb_read_response_read(j, rr, e) : tt_ddb_item_response_read(op, j, item, e);
+  rc = read ? wd_read_read(j, rr, e) : wd_item_read(op, j, item, e);
   json_decref(j);
   return rc;
 }

@@ -73,24 +73,6 @@ int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
   return tt_buf_puts(b, "}");
 }
 
-int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
-                              struct tt_backend_error *e) {
-  struct tt_error err;
-  const char *name = op == TT_DDB_GET_ITEM ? "Item" : "Attributes";
-  const json_t *j = json_object_get(resp, name);
-  memset(out, 0, sizeof(*out));
-  if (j == NULL || json_is_null(j))
-    return 0;
-  if (tt_ddb_item_from_json(j, name, out, &err) != 0) {
-    /* The codec leaves a NULL-typed value; the port says type 0 (none), as
-     * the memory backend leaves it. */
-    memset(out, 0, sizeof(*out));
-    return tt_backend_error_set(e, "InvalidResponse", 200,
-                                "the DynamoDB endpoint answered an invalid %s", name);
-  }
-  return 0;
-}
-
 static int int_member(struct tt_buf *b, const char *name, int64_t v) {
   return member(b, name) != 0 || tt_buf_printf(b, "%" PRId64, v) != 0 ? -1 : 0;
 }
@@ -118,48 +100,6 @@ int tt_ddb_read_request_write(struct tt_buf *b, const struct tt_ddb_read_request
 static int invalid(struct tt_backend_error *e, const char *what) {
   return tt_backend_error_set(e, "InvalidResponse", 200,
                               "the DynamoDB endpoint answered an invalid %s", what);
-}
-
-static int count_of(const json_t *resp, const char *name, uint64_t *out) {
-  const json_t *j = json_object_get(resp, name);
-  *out = 0;
-  if (j == NULL)
-    return 0;
-  if (!json_is_integer(j) || json_integer_value(j) < 0)
-    return -1;
-  *out = (uint64_t)json_integer_value(j);
-  return 0;
-}
-
-int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out,
-                              struct tt_backend_error *e) {
-  struct tt_error err;
-  memset(out, 0, sizeof(*out));
-  if (count_of(resp, "Count", &out->count) != 0 ||
-      count_of(resp, "ScannedCount", &out->scanned_count) != 0)
-    return invalid(e, "Count");
-  const json_t *items = json_object_get(resp, "Items");
-  if (items != NULL && !json_is_array(items))
-    return invalid(e, "Items");
-  size_t n = json_array_size(items);
-  if (n > 0 && (out->items = calloc(n, sizeof(*out->items))) == NULL)
-    return tt_backend_error_set(e, "InternalFailure", 0, "out of memory");
-  for (size_t i = 0; i < n; i++) {
-    if (tt_ddb_item_from_json(json_array_get(items, i), "Items", &out->items[i], &err) != 0) {
-      tt_ddb_read_result_free(out);
-      return invalid(e, "item");
-    }
-    out->n_items++;
-  }
-  /* Absent, null or {}: the data ended. Anything else must be a key: a
-   * string or an array taken for "ended" would end a listing silently. */
-  const json_t *lek = json_object_get(resp, "LastEvaluatedKey");
-  if (lek != NULL && !json_is_null(lek) && !(json_is_object(lek) && json_object_size(lek) == 0) &&
-      tt_ddb_item_from_json(lek, "LastEvaluatedKey", &out->last_key, &err) != 0) {
-    tt_ddb_read_result_free(out);
-    return invalid(e, "LastEvaluatedKey");
-  }
-  return 0;
 }
 
 /* The item operation whose members a transaction step of `kind` writes. */

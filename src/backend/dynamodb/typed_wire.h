@@ -17,21 +17,9 @@
 int tt_ddb_item_request_write(struct tt_buf *b, enum tt_ddb_op op,
                               const struct tt_ddb_item_request *r);
 
-/* Reads the answer of `op`: GetItem's Item or a write's Attributes into
- * *out (type 0 when the answer has none). Returns 0, or -1 with an
- * InvalidResponse in e when the member is not a valid attribute map. */
-int tt_ddb_item_response_read(enum tt_ddb_op op, const json_t *resp, struct tt_av *out,
-                              struct tt_backend_error *e);
-
 /* Writes the request JSON of a Query or Scan into b (empty). Returns 0 or
  * -1 (memory). */
 int tt_ddb_read_request_write(struct tt_buf *b, const struct tt_ddb_read_request *r);
-
-/* Reads a Query or Scan answer (Items, Count, ScannedCount,
- * LastEvaluatedKey) into *out. Returns 0, or -1 with an InvalidResponse in e
- * (out then empty). */
-int tt_ddb_read_response_read(const json_t *resp, struct tt_ddb_read_result *out,
-                              struct tt_backend_error *e);
 
 /* Writes the request JSON of a TransactWriteItems or TransactGetItems into
  * b (empty). Returns 0 or -1 (memory). */

@@ -16,7 +16,7 @@
  * (RFC 8259, UTF-8, \u escapes with surrogate pairs, NUL in strings but not
  * in keys, integers that fit json_int_t, reals that do not overflow,
  * nesting <= 2048; a repeated key keeps its last value) and produce exactly
- * the values typed_wire.c reads from that tree, with codec_ddb.c's rules.
+ * the values codec_ddb.c makes of that tree.
  * `text` need not be NUL-terminated; it is borrowed. */
 
 /* Reads the answer of `op` (GetItem's Item, a write's Attributes) into
@@ -29,9 +29,11 @@ int tt_ddb_item_response_parse(enum tt_ddb_op op, const char *text, size_t len,
                                struct tt_av *out, struct tt_backend_error *e);
 
 /* Reads a Query or Scan answer (Items, Count, ScannedCount,
- * LastEvaluatedKey) into *out, with tt_ddb_read_response_read's checks and
- * error texts. Returns as tt_ddb_item_response_parse; on failure *out is
- * empty. */
+ * LastEvaluatedKey) into *out: InvalidResponse names "Count" (not a
+ * non-negative integer), "Items" (not an array), "item" or
+ * "LastEvaluatedKey" (not a valid attribute map; absent, null or {} is the
+ * end of the data). Returns as tt_ddb_item_response_parse; on failure *out
+ * is empty. */
 int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_result *out,
                                struct tt_backend_error *e);
 
