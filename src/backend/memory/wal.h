@@ -21,7 +21,10 @@ struct memdb;
 #define MEMDB_WAL_HEADER 8u
 #define MEMDB_WAL_RECORD_MAX (256u * 1024u * 1024u)
 
+/* CRC32C (Castagnoli) of the n bytes at data: with the CPU's instruction
+ * where it has one, else by table (memdb_crc32c_table, the same values). */
 uint32_t memdb_crc32c(const void *data, size_t n);
+uint32_t memdb_crc32c_table(const void *data, size_t n);
 
 /* Entries, appended to a payload being built. Each returns 0, or -1 (out of
  * memory; the buffer is as before). */

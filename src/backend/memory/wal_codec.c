@@ -30,7 +30,7 @@ static void crc_init(void) {
   crc_ready = true;
 }
 
-uint32_t memdb_crc32c(const void *data, size_t n) {
+uint32_t memdb_crc32c_table(const void *data, size_t n) {
   if (!crc_ready)
     crc_init();
   const unsigned char *p = data;
@@ -47,6 +47,31 @@ uint32_t memdb_crc32c(const void *data, size_t n) {
   while (n--)
     c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
   return c ^ 0xffffffffu;
+}
+
+#if defined(__x86_64__)
+/* The same with SSE 4.2's crc32 instruction (CRC32C's polynomial): about a
+ * tenth of the table's cost per byte. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(const unsigned char *p, size_t n) {
+  uint64_t c = 0xffffffffu;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  uint32_t c32 = (uint32_t)c;
+  while (n--)
+    c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32 ^ 0xffffffffu;
+}
+#endif
+
+uint32_t memdb_crc32c(const void *data, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("sse4.2"))
+    return crc32c_hw(data, n);
+#endif
+  return memdb_crc32c_table(data, n);
 }
 
 /* ---- writing ---- */
