@@ -19,6 +19,15 @@ static bool same_key(const struct memdb_table *t, const struct memdb_kv *pa,
   return t->sk.name == NULL || memdb_kv_cmp(sa, sb) == 0;
 }
 
+/* Whether the last of the n prepared writes names the item of an earlier
+ * one. */
+static bool last_repeats(const struct memdb_wr *w, size_t n) {
+  for (size_t k = 0; k + 1 < n; k++)
+    if (w[k].t == w[n - 1].t && same_key(w[k].t, &w[k].pk, &w[k].sk, &w[n - 1].pk, &w[n - 1].sk))
+      return true;
+  return false;
+}
+
 /* ---- BatchGetItem ---- */
 
 struct bg_table {
@@ -232,12 +241,10 @@ static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
     if (prc != 0)
       goto done;
     nw++;
-    for (size_t k = 0; k + 1 < nw; k++)
-      if (w[k].t == w[nw - 1].t &&
-          same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
-        memdb_validation(e, "Provided list of item keys contains duplicates");
-        goto done;
-      }
+    if (last_repeats(w, nw)) {
+      memdb_validation(e, "Provided list of item keys contains duplicates");
+      goto done;
+    }
   }
   /* Every request was valid: apply them all (none is ever left unprocessed
    * here). */
@@ -372,13 +379,11 @@ static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
     if (memdb_wr_prepare_typed(m, wk[st->kind], &st->r, &w[nw], e) != 0)
       goto done;
     nw++;
-    for (size_t k = 0; k + 1 < nw; k++)
-      if (w[k].t == w[nw - 1].t &&
-          same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
-        memdb_validation(e, "Transaction request cannot include multiple operations on one "
-                            "item");
-        goto done;
-      }
+    if (last_repeats(w, nw)) {
+      memdb_validation(e, "Transaction request cannot include multiple operations on one "
+                          "item");
+      goto done;
+    }
   }
   if (memdb_limit_txn(w, nw, e) != 0)
     goto done;
@@ -486,13 +491,11 @@ static int transact_get(struct memdb *m, const struct tt_ddb_txn_request *r,
         memdb_exprs_parse_text(&xs[i], st->r.projection, TT_EXPR_PROJECTION, &proj[i], e) != 0 ||
         memdb_exprs_finish(&xs[i], e) != 0)
       goto done;
-    for (size_t k = 0; k + 1 < nw; k++)
-      if (w[k].t == w[nw - 1].t &&
-          same_key(w[k].t, &w[k].pk, &w[k].sk, &w[nw - 1].pk, &w[nw - 1].sk)) {
-        memdb_validation(e, "Transaction request cannot include multiple operations on one "
-                            "item");
-        goto done;
-      }
+    if (last_repeats(w, nw)) {
+      memdb_validation(e, "Transaction request cannot include multiple operations on one "
+                          "item");
+      goto done;
+    }
   }
   if ((out->items = calloc(nw, sizeof(*out->items))) == NULL)
     goto oom;
