@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* item_io.c -- the HTTP side of single items: the {key} of an item URL
- * percent-decoded and typed by the model, and the ORM's typed item answer
- * rendered. */
+ * percent-decoded and typed by the model, an item or update body typed into
+ * the operation's inputs, and the ORM's typed item answer rendered. */
 #include "api/item_io.h"
 
 #include <stdbool.h>

@@ -54,15 +54,11 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const jso
 struct tt_orm_query_op;
 int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body);
 
-/* Starts the item operation `op` (ctx, kind, key and the other inputs
- * filled) of a REST body (borrowed until op finishes; NULL for a get or
- * delete): POST's or PUT's item typed by the model (orm/item.h), PATCH's
- * update body checked for unknown members, parsed and checked against
- * protected attributes (orm/policy.h), its condition borrowed. A body
- * that fails fails op in the API's order: after the ORM's refusals before
- * any I/O (tt_orm_item_fail_input). Writes of a model with unique
- * attributes move guard items with the item, in one transaction
- * (orm/txn.h). Returns as tt_orm_item_start does. */
+/* Starts the item operation `op` (ctx, kind, key and flags filled) of a
+ * REST body (borrowed until op finishes; NULL for a get or delete) typed
+ * into its inputs; a body that fails fails op in the API's order
+ * (tt_orm_item_fail_input). A model with unique attributes takes the
+ * guard path (orm/txn.h). Returns as tt_orm_item_start does. */
 struct tt_orm_item_op;
 int tt_api_item_start(struct tt_orm_item_op *op, const json_t *body);
 

@@ -15,7 +15,6 @@
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
-#include "orm/policy.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -474,24 +473,14 @@ static int step_key(struct ledger_step *s, const char *sk) {
   return 0;
 }
 
-/* The typed inputs of an item step made of its body (orm/items.h). */
+/* The typed inputs of a create or update step made of its body. */
 static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
-  const struct tt_model *m = it->ctx.model;
   it->now = tt_orm_now_ns(it->ctx.orm);
   it->condition = json_object_get(body, "condition");
-  switch (it->kind) {
-  case TT_ORM_OP_CREATE:
-  case TT_ORM_OP_PUT:
-    return tt_orm_item_from_json(m, body, it->kind == TT_ORM_OP_PUT ? TT_ORM_PUT : TT_ORM_CREATE,
-                                 it->now, NULL, &it->item, &it->item_expected, err);
-  case TT_ORM_OP_UPDATE:
-    if (tt_orm_update_from_json(m, body, it->now, "", &it->upd, err) != 0 ||
-        tt_orm_policy_check_update(m, &it->upd, body, NULL, err) != 0)
-      return -1;
-    return 0;
-  default:
-    return 0;
-  }
+  if (it->kind == TT_ORM_OP_UPDATE)
+    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
+  return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
+                               NULL, err);
 }
 
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
@@ -516,7 +505,8 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
     it->item_key = &s->key;
   }
   struct tt_error e;
-  if (s->body != NULL && step_input(it, s->body, &e) != 0) {
+  bool typed = a->kind == TT_ORM_OP_CREATE || a->kind == TT_ORM_OP_UPDATE;
+  if (typed && step_input(it, s->body, &e) != 0) {
     if (tt_orm_item_fail_input(it, &e) != 0)
       step_done(&s->u.ctx);
     return;

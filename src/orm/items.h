@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.h -- single-item operations of a typed key: create, put, get,
- * update, delete, answering the typed item (TT_ORM_ANSWER_ITEM) or nothing
- * (a delete). */
+/* items.h -- single-item operations of a typed key and typed inputs (the
+ * item, the parsed update): create, put, get, update, delete, answering
+ * the typed item (TT_ORM_ANSWER_ITEM) or nothing (a delete). */
 #ifndef TT_ORM_ITEMS_H
 #define TT_ORM_ITEMS_H
 
@@ -21,11 +21,9 @@ enum tt_orm_item_kind {
   TT_ORM_OP_DELETE
 };
 
-/* One item operation. Fill the inputs (a zeroed op), then
- * tt_orm_item_start. The inputs are typed: api/item_io.c makes them of a
- * REST body (tt_api_item_start). The op borrows `item_key`, `condition`
- * and `select` until it finishes, and owns `item` and `upd` from its start
- * on (also when it fails). */
+/* One item operation. Fill the inputs of a zeroed op, then
+ * tt_orm_item_start. The op borrows `item_key`, `condition` and `select`
+ * until it finishes, and owns `item` and `upd` from its start on. */
 struct tt_orm_item_op {
   struct tt_orm_ctx ctx; /* first */
   enum tt_orm_item_kind kind;
@@ -34,9 +32,9 @@ struct tt_orm_item_op {
                              * then the working copy that is written and answered */
   struct tt_orm_expected item_expected; /* PUT: the version the item carried */
   struct tt_orm_update upd; /* UPDATE: the update (tt_orm_update_from_json at `now`) */
-  const json_t *condition;  /* UPDATE: the caller's condition (a condition tree); NULL or
-                             * null: none. Checked for encrypted attributes on every kind */
-  int64_t now;              /* the time `item` or `upd` was made at (tt_orm_now_ns) */
+  const json_t *condition;  /* UPDATE: the condition tree (NULL or null: none); checked for
+                             * encrypted attributes on every kind */
+  int64_t now;              /* when `item` or `upd` was made (tt_orm_now_ns) */
   const struct tt_av *item_key; /* all but CREATE: the item's key, an M of exactly the
                                  * model's key attributes (tt_orm_key_check) */
   const json_t *select;     /* GET: projection (array of paths) or NULL */
