@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* item_io.c -- the HTTP side of single items: the {key} of an item URL
- * percent-decoded and typed by the model, and the ORM's typed item answer
- * rendered. */
+ * percent-decoded and typed by the model, an item or update body typed into
+ * the operation's inputs, and the ORM's typed item answer rendered. */
 #include "api/item_io.h"
 
 #include <stdbool.h>
@@ -10,7 +10,11 @@
 #include <string.h>
 
 #include "orm/item.h"
+#include "orm/items.h"
 #include "orm/key.h"
+#include "orm/policy.h"
+#include "orm/txn.h"
+#include "orm/unique.h"
 #include "util/hex.h"
 #include "value/base64.h"
 #include "value/codec_ddb.h"
@@ -155,4 +159,52 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const jso
   if (ver)
     snprintf(etag, TT_API_ETAG_MAX, "\"%s\"", ver->u.bytes);
   return 0;
+}
+
+/* Refuses a member an update body may not have (docs/api.md "Items"):
+ * ValidationError naming it. */
+static int update_check_members(const json_t *body, struct tt_error *err) {
+  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
+                                      "add", "delete", "append", "prepend", "condition",
+                                      "expected_version", "upsert", "protected_attributes"};
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    bool known = false;
+    for (size_t i = 0; !known && i < sizeof(names) / sizeof(names[0]); i++)
+      known = strcmp(k, names[i]) == 0;
+    if (!known)
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
+  }
+  return 0;
+}
+
+/* The typed inputs of op made of `body` at op->now. */
+static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  /* Every kind checks a member of this name for encrypted attributes. */
+  op->condition = json_object_get(body, "condition");
+  switch (op->kind) {
+  case TT_ORM_OP_CREATE:
+    return tt_orm_item_from_json(m, body, TT_ORM_CREATE, op->now, NULL, &op->item, NULL, err);
+  case TT_ORM_OP_PUT:
+    return tt_orm_item_from_json(m, body, TT_ORM_PUT, op->now, NULL, &op->item,
+                                 &op->item_expected, err);
+  case TT_ORM_OP_UPDATE:
+    if (update_check_members(body, err) != 0 ||
+        tt_orm_update_from_json(m, body, op->now, "", &op->upd, err) != 0 ||
+        tt_orm_policy_check_update(m, &op->upd, body, NULL, err) != 0)
+      return -1;
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+int tt_api_item_start(struct tt_orm_item_op *op, const json_t *body) {
+  struct tt_error err;
+  op->now = tt_orm_now_ns(op->ctx.orm);
+  if (body != NULL && item_input(op, body, &err) != 0)
+    return tt_orm_item_fail_input(op, &err);
+  return tt_unique_model_has(op->ctx.model) ? tt_orm_txn_item_start(op) : tt_orm_item_start(op);
 }

@@ -2,8 +2,9 @@
 /* item_io.h -- the HTTP side of the typed ORM: the {key} of an item URL
  * percent-decoded and typed by the model's key attributes (what the item
  * handlers hand the typed ORM), the ORM's typed item rendered as the body
- * and ETag of the HTTP answer, and a query or scan body read into the
- * ORM's typed request (api/query.c). */
+ * and ETag of the HTTP answer, an item body typed into an item operation's
+ * inputs, and a query or scan body read into the ORM's typed request
+ * (api/query.c). */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
@@ -52,5 +53,13 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const jso
  * tt_orm_query_start does. */
 struct tt_orm_query_op;
 int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body);
+
+/* Starts the item operation `op` (ctx, kind, key and flags filled) of a
+ * REST body (borrowed until op finishes; NULL for a get or delete) typed
+ * into its inputs; a body that fails fails op in the API's order
+ * (tt_orm_item_fail_input). A model with unique attributes takes the
+ * guard path (orm/txn.h). Returns as tt_orm_item_start does. */
+struct tt_orm_item_op;
+int tt_api_item_start(struct tt_orm_item_op *op, const json_t *body);
 
 #endif

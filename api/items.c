@@ -11,8 +11,7 @@
 #include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/items.h"
-#include "orm/txn.h"
-#include "orm/unique.h"
+#include "orm/provenance.h"
 #include "util/text.h"
 
 /* Parses If-Match: "<version>" (quotes optional). Returns 0, 1 when absent,
@@ -97,26 +96,27 @@ static struct tt_orm_item_op *item_op(struct tt_request *req, enum tt_orm_item_k
   return &j->op;
 }
 
-/* Types the path's key (all but a create), then runs the operation. A key
- * that does not decode fails as the ORM would have: after the refusals of
- * the model's write policy. Writes of a model with unique attributes move
- * guard items with the item, in one transaction (orm/txn.h). */
-static void run(struct tt_request *req, struct tt_orm_item_op *op) {
+/* Checks the body's deploy authority when asked for (orm/provenance.h),
+ * types the path's key (all but a create), then runs the operation of
+ * `body` (borrowed; NULL for a get or delete). A refusal here fails as the
+ * ORM would have: after the refusal of the model's write policy. */
+static void run(struct tt_request *req, struct tt_orm_item_op *op, const json_t *body,
+                bool authority) {
   struct item_job *j = (struct item_job *)op;
+  struct tt_error err, first;
+  if (authority && tt_orm_provenance_check(body, NULL, &err) != 0)
+    goto refuse;
   if (op->kind != TT_ORM_OP_CREATE) {
     const struct tt_route_param *p = tt_route_param(&req->match, "key");
-    struct tt_error err, first;
-    if (tt_api_item_key(op->ctx.model, p ? p->value : "", p ? p->len : 0, &j->key, &err) != 0) {
-      tt_orm_fail(op->ctx.result, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
-      tt_orm_ctx_finish(&op->ctx);
-      return;
-    }
+    if (tt_api_item_key(op->ctx.model, p ? p->value : "", p ? p->len : 0, &j->key, &err) != 0)
+      goto refuse;
     op->item_key = &j->key;
   }
-  if (tt_unique_model_has(op->ctx.model))
-    tt_orm_txn_item_start(op);
-  else
-    tt_orm_item_start(op);
+  tt_api_item_start(op, body);
+  return;
+refuse:
+  tt_orm_fail(op->ctx.result, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
+  tt_orm_ctx_finish(&op->ctx);
 }
 
 static int bool_param(struct tt_request *req, const char *name, bool *out);
@@ -129,9 +129,7 @@ void tt_handle_item_create(struct tt_request *req) {
   struct tt_orm_item_op *op = body ? item_op(req, TT_ORM_OP_CREATE, body) : NULL;
   if (op == NULL)
     return;
-  op->body = body;
-  op->deploy_authority = authority;
-  run(req, op);
+  run(req, op, body, authority);
 }
 
 void tt_handle_item_put(struct tt_request *req) {
@@ -155,9 +153,7 @@ void tt_handle_item_put(struct tt_request *req) {
     return;
   op->if_none_match = inm != NULL;
   op->expected = expected;
-  op->body = body;
-  op->deploy_authority = authority;
-  run(req, op);
+  run(req, op, body, authority);
 }
 
 /* ?select=a,b.c -> ["a","b.c"] */
@@ -206,7 +202,7 @@ void tt_handle_item_get(struct tt_request *req) {
   op->consistent = consistent;
   op->raw_format = format && strcmp(format, "dynamodb") == 0;
   op->select = select;
-  run(req, op);
+  run(req, op, NULL, false);
 }
 
 void tt_handle_item_patch(struct tt_request *req) {
@@ -228,8 +224,7 @@ void tt_handle_item_patch(struct tt_request *req) {
     return;
   op->expected = expected;
   op->upsert = is_upsert;
-  op->body = body;
-  run(req, op);
+  run(req, op, body, false);
 }
 
 void tt_handle_item_delete(struct tt_request *req) {
@@ -240,5 +235,5 @@ void tt_handle_item_delete(struct tt_request *req) {
   if (op == NULL)
     return;
   op->expected = expected;
-  run(req, op);
+  run(req, op, NULL, false);
 }

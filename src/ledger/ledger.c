@@ -473,13 +473,22 @@ static int step_key(struct ledger_step *s, const char *sk) {
   return 0;
 }
 
+/* The typed inputs of a create or update step made of its body. */
+static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
+  it->now = tt_orm_now_ns(it->ctx.orm);
+  it->condition = json_object_get(body, "condition");
+  if (it->kind == TT_ORM_OP_UPDATE)
+    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
+  return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
+                               NULL, err);
+}
+
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
   struct ledger_step *s = step_new(op, a->model, a->body, next);
   if (s == NULL)
     return;
   struct tt_orm_item_op *it = &s->u.item;
   it->kind = a->kind;
-  it->body = s->body;
   it->upsert = a->upsert;
   it->consistent = a->consistent;
   it->expected.present = a->has_expected;
@@ -494,6 +503,13 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       return;
     }
     it->item_key = &s->key;
+  }
+  struct tt_error e;
+  bool typed = a->kind == TT_ORM_OP_CREATE || a->kind == TT_ORM_OP_UPDATE;
+  if (typed && step_input(it, s->body, &e) != 0) {
+    if (tt_orm_item_fail_input(it, &e) != 0)
+      step_done(&s->u.ctx);
+    return;
   }
   if (tt_orm_item_start(it) != 0)
     step_done(&s->u.ctx); /* it finished inside its start: go on now */

@@ -1175,33 +1175,15 @@ int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_
   return 0;
 }
 
-int tt_orm_item_put_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
-                              const struct tt_av *key, struct tt_av *item,
-                              struct tt_orm_expected *expected, struct tt_error *err) {
-  struct tt_orm_expected body_expected = {0};
-  if (tt_orm_item_from_json(m, body, TT_ORM_PUT, now_ns, NULL, item, &body_expected, err) != 0 ||
-      tt_orm_item_merge_key(item, key, err) != 0 ||
-      tt_orm_expected_merge(expected, &body_expected, "version",
+int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
+                            const struct tt_orm_expected *item_expected,
+                            struct tt_orm_expected *expected, struct tt_error *err) {
+  if (tt_orm_item_merge_key(item, key, err) != 0 ||
+      tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)
     return -1;
   /* The caller refused If-Match on a model without a version. */
   if (expected->present && tt_orm_item_set_version(m, item, expected->version + 1) != 0)
     return oom(err);
-  return 0;
-}
-
-int tt_orm_update_check_members(const json_t *body, struct tt_error *err) {
-  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
-                                      "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert", "protected_attributes"};
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)body, k, v) {
-    bool known = false;
-    for (size_t i = 0; !known && i < sizeof(names) / sizeof(names[0]); i++)
-      known = strcmp(k, names[i]) == 0;
-    if (!known)
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
-  }
   return 0;
 }

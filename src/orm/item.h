@@ -225,17 +225,12 @@ int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt
 int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_expected *body,
                           const char *field, const char *msg, struct tt_error *err);
 
-/* The item of a PUT of one item: converted (TT_ORM_PUT), the path's key
- * merged into it, the body's version reconciled with If-Match (*expected in:
- * the header's; out: the one to check), and then the new version set to
- * expected + 1. *item is a new M on success (the caller frees it either
- * way). */
-int tt_orm_item_put_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
-                              const struct tt_av *key, struct tt_av *item,
-                              struct tt_orm_expected *expected, struct tt_error *err);
-
-/* Refuses a member an update body may not have (docs/api.md "Items"):
- * ValidationError naming it. */
-int tt_orm_update_check_members(const json_t *body, struct tt_error *err);
+/* Prepares the item of a PUT of one item (converted with TT_ORM_PUT, which
+ * gave the version it carried, *item_expected): the path's key merged into
+ * it, that version reconciled with If-Match (*expected in: the header's;
+ * out: the one to check), and then the new version set to expected + 1. */
+int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
+                            const struct tt_orm_expected *item_expected,
+                            struct tt_orm_expected *expected, struct tt_error *err);
 
 #endif

@@ -12,7 +12,6 @@
 #include "orm/crypt.h"
 #include "orm/key.h"
 #include "orm/policy.h"
-#include "orm/provenance.h"
 #include "value/codec_ddb.h"
 #include "value/codec_logical.h"
 #include "value/number.h"
@@ -291,20 +290,18 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
   return 0;
 }
 
-static int start_create(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+static int start_create(struct tt_orm_item_op *op, struct tt_error *err) {
   const struct tt_orm_write_cond w = {.absent = true};
-  if (tt_orm_item_from_json(op->ctx.model, op->body, TT_ORM_CREATE, now, NULL, &op->item, NULL,
-                            err) != 0 ||
-      tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
+  if (tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
     return -1;
   op->req.item = &op->item;
   return send_request(op, TT_DDB_PUT_ITEM, written, err);
 }
 
-static int start_put(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+static int start_put(struct tt_orm_item_op *op, struct tt_error *err) {
   /* tt_orm_item_start refused If-Match on a model without a version. */
-  if (tt_orm_item_put_from_json(op->ctx.model, op->body, now, op->item_key, &op->item, &op->expected,
-                                err) != 0)
+  if (tt_orm_item_put_prepare(op->ctx.model, op->item_key, &op->item, &op->item_expected,
+                              &op->expected, err) != 0)
     return -1;
   const struct tt_orm_write_cond w = {.absent = op->if_none_match, .expected = op->expected};
   if (tt_orm_write_condition(op->ctx.model, op->builder, &w, &op->cond, err) != 0)
@@ -333,7 +330,7 @@ static int update_send(struct tt_orm_item_op *op, struct tt_error *err) {
   const struct tt_orm_write_cond w = {
       .exists = !op->upsert,
       .expected = op->expected,
-      .condition = op->body ? json_object_get(op->body, "condition") : NULL,
+      .condition = op->condition,
   };
   if (tt_orm_update_expression(op->ctx.model, op->builder, &op->upd, op->upsert, op->now, NULL,
                                &op->update_text, err) != 0 ||
@@ -354,13 +351,8 @@ static void update_sealed_cb(void *arg, const struct tt_error *err) {
     fail(op, &e);
 }
 
-static int start_update(struct tt_orm_item_op *op, int64_t now, struct tt_error *err) {
+static int start_update(struct tt_orm_item_op *op, struct tt_error *err) {
   struct tt_orm_update *upd = &op->upd;
-  op->now = now;
-  if (tt_orm_update_check_members(op->body, err) != 0 ||
-      tt_orm_update_from_json(op->ctx.model, op->body, now, "", upd, err) != 0 ||
-      tt_orm_policy_check_update(op->ctx.model, upd, op->body, NULL, err) != 0)
-    return -1;
   for (size_t i = 0; i < upd->key.len && upd->key.type == TT_AV_M; i++) {
     const struct tt_av_member *k = &upd->key.u.members[i];
     const struct tt_av *want = tt_av_map_get(op->item_key, k->name);
@@ -397,8 +389,8 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
    * projection path. */
   if (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0)
     return -1;
-  const json_t *cond = op->body ? json_object_get(op->body, "condition") : NULL;
-  if (cond != NULL && tt_orm_crypt_check_condition(m, cond, "condition", err) != 0)
+  if (op->condition != NULL &&
+      tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0)
     return -1;
   for (size_t i = 0; op->select != NULL && i < json_array_size(op->select); i++) {
     const char *p = json_string_value(json_array_get(op->select, i));
@@ -409,12 +401,9 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
 }
 
 int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
-  if (tt_orm_policy_check_write(op->ctx.model,
-                                tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
-                                err) != 0 ||
-      (op->deploy_authority && tt_orm_provenance_check(op->body, NULL, err) != 0))
-    return -1;
-  return 0;
+  return tt_orm_policy_check_write(op->ctx.model,
+                                   tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
+                                   err);
 }
 
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
@@ -431,18 +420,26 @@ int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key
   return 0;
 }
 
+int tt_orm_item_fail_input(struct tt_orm_item_op *op, const struct tt_error *input) {
+  struct tt_error first;
+  tt_orm_ctx_enter(&op->ctx);
+  tt_orm_fail(op->ctx.result, tt_orm_item_check_request(op, NULL, &first) != 0 ? &first : input);
+  tt_av_free(&op->item);
+  tt_orm_update_free(&op->upd);
+  tt_orm_ctx_finish(&op->ctx);
+  return tt_orm_ctx_leave(&op->ctx);
+}
+
 static int item_start_run(struct tt_orm_ctx *ctx) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
-  memset(&op->item, 0, sizeof(op->item));
   memset(&op->stored, 0, sizeof(op->stored));
   memset(&op->req, 0, sizeof(op->req));
   memset(&op->names, 0, sizeof(op->names));
   memset(&op->values, 0, sizeof(op->values));
   tt_buf_init(&op->cond, 0);
   op->update_text = op->projection_text = NULL;
-  tt_orm_update_init(&op->upd);
   const struct tt_model *m = op->ctx.model;
   /* A plain GET builds no expression: no builder to make and free. */
   bool plain_get = op->kind == TT_ORM_OP_GET && json_array_size(op->select) == 0;
@@ -455,20 +452,19 @@ static int item_start_run(struct tt_orm_ctx *ctx) {
     fail(op, &err);
     return 0;
   }
-  int64_t now = tt_orm_now_ns(op->ctx.orm);
   int rc = 0;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
-    rc = start_create(op, now, &err);
+    rc = start_create(op, &err);
     break;
   case TT_ORM_OP_PUT:
-    rc = start_put(op, now, &err);
+    rc = start_put(op, &err);
     break;
   case TT_ORM_OP_GET:
     rc = start_get(op, &err);
     break;
   case TT_ORM_OP_UPDATE:
-    rc = start_update(op, now, &err);
+    rc = start_update(op, &err);
     break;
   case TT_ORM_OP_DELETE:
     rc = start_delete(op, &err);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* items.h -- single-item operations of a typed key: create, put, get,
- * update, delete, answering the typed item (TT_ORM_ANSWER_ITEM) or nothing
- * (a delete). */
+/* items.h -- single-item operations of a typed key and typed inputs (the
+ * item, the parsed update): create, put, get, update, delete, answering
+ * the typed item (TT_ORM_ANSWER_ITEM) or nothing (a delete). */
 #ifndef TT_ORM_ITEMS_H
 #define TT_ORM_ITEMS_H
 
@@ -21,13 +21,20 @@ enum tt_orm_item_kind {
   TT_ORM_OP_DELETE
 };
 
-/* One item operation. Fill the inputs, then tt_orm_item_start. The op
- * borrows its inputs (`body`, `item_key`, `select`) until it finishes. */
+/* One item operation. Fill the inputs of a zeroed op, then
+ * tt_orm_item_start. The op borrows `item_key`, `condition` and `select`
+ * until it finishes, and owns `item` and `upd` from its start on. */
 struct tt_orm_item_op {
   struct tt_orm_ctx ctx; /* first */
   enum tt_orm_item_kind kind;
   /* Inputs. */
-  const json_t *body;       /* CREATE/PUT: the item; UPDATE: the update body */
+  struct tt_av item;        /* CREATE/PUT: the item (tt_orm_item_from_json at `now`);
+                             * then the working copy that is written and answered */
+  struct tt_orm_expected item_expected; /* PUT: the version the item carried */
+  struct tt_orm_update upd; /* UPDATE: the update (tt_orm_update_from_json at `now`) */
+  const json_t *condition;  /* UPDATE: the condition tree (NULL or null: none); checked for
+                             * encrypted attributes on every kind */
+  int64_t now;              /* when `item` or `upd` was made (tt_orm_now_ns) */
   const struct tt_av *item_key; /* all but CREATE: the item's key, an M of exactly the
                                  * model's key attributes (tt_orm_key_check) */
   const json_t *select;     /* GET: projection (array of paths) or NULL */
@@ -36,11 +43,8 @@ struct tt_orm_item_op {
                              * (?format=dynamodb) */
   bool if_none_match;       /* PUT If-None-Match: * */
   bool upsert;              /* UPDATE "upsert": true */
-  bool deploy_authority;    /* CREATE/PUT ?deploy_authority=true: check the item's
-                             * provenance/confidence first (orm/provenance.h) */
   struct tt_orm_expected expected; /* If-Match / expected_version */
   /* Working state. */
-  struct tt_av item;
   struct tt_expr_builder *builder;
   bool classifying; /* a GetItem that explains a failed condition */
   /* The backend call's typed request, pointing into the fields below:
@@ -55,8 +59,6 @@ struct tt_orm_item_op {
   struct tt_av stored;
   enum tt_ddb_op pending_op;
   tt_client_done_cb pending_cb;
-  struct tt_orm_update upd;
-  int64_t now;
 };
 
 /* Validates every input (answering with a ValidationError before any I/O
@@ -74,10 +76,9 @@ int tt_orm_item_start(struct tt_orm_item_op *op);
  * refuse the same requests. Returns 0 or -1. */
 int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err);
 
-/* The first refusals of a single-item request: the model's write policy
- * (orm/policy.h), then the deploy-authority check of the body when asked
- * for (orm/provenance.h). A caller that types the key itself and fails to
- * asks these first, so that they come before a key error as they do in
+/* The first refusal of a single-item request: the model's write policy
+ * (orm/policy.h). A caller that types the key itself and fails to asks it
+ * first, so that it comes before a key error as it does in
  * tt_orm_item_check_request. Returns 0 or -1. */
 int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err);
 
@@ -88,6 +89,12 @@ int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *e
  * path. Returns 0 or -1. */
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err);
+
+/* Fails op, never started, with the first refusal of
+ * tt_orm_item_check_request, else with `input` (the error of making its
+ * inputs): the order of a request whose inputs failed to convert. Frees
+ * the inputs op owns. Returns as tt_orm_item_start does. */
+int tt_orm_item_fail_input(struct tt_orm_item_op *op, const struct tt_error *input);
 
 /* Hands `item` (a stored M, copied) back as op's typed answer
  * (TT_ORM_ANSWER_ITEM of op's model), `created` when the write created it.

@@ -9,42 +9,41 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   struct action *a = &st->acts[0];
   a->m = tt_model_ref(op->ctx.model);
   a->field[0] = '\0';
+  /* The state owns the op's inputs from here on. */
+  a->item = op->item;
+  memset(&op->item, 0, sizeof(op->item));
+  if (op->kind == TT_ORM_OP_UPDATE) {
+    a->upd = op->upd;
+    tt_orm_update_init(&op->upd);
+    a->has_upd = true; /* state_free frees it from here on */
+  }
   /* The same refusals as the plain path, before any I/O. */
   if (tt_orm_item_check_request(op, &a->key, err) != 0)
     return -1;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
     a->kind = K_CREATE;
-    if (tt_orm_item_from_json(a->m, op->body, TT_ORM_CREATE, st->now, NULL, &a->item, NULL,
-                              err) != 0 ||
-        tt_orm_key_of_item(a->m, &a->item, NULL, &a->key, err) != 0)
+    if (tt_orm_key_of_item(a->m, &a->item, NULL, &a->key, err) != 0)
       return -1;
     break;
   case TT_ORM_OP_PUT:
     a->kind = K_PUT;
     a->create_only = op->if_none_match;
     a->expected = op->expected;
-    if (tt_orm_item_put_from_json(a->m, op->body, st->now, &a->key, &a->item, &a->expected,
-                                  err) != 0)
+    if (tt_orm_item_put_prepare(a->m, &a->key, &a->item, &op->item_expected, &a->expected,
+                                err) != 0)
       return -1;
     break;
   case TT_ORM_OP_UPDATE: {
     a->kind = K_UPDATE;
     a->upsert = op->upsert;
-    if (tt_orm_update_check_members(op->body, err) != 0)
-      return -1;
-    if (tt_orm_update_from_json(a->m, op->body, st->now, "", &a->upd, err) != 0)
-      return -1;
-    a->has_upd = true; /* state_free frees it from here on */
-    if (tt_orm_policy_check_update(a->m, &a->upd, op->body, NULL, err) != 0)
-      return -1;
     if (txn_check_update_key(a, err) != 0)
       return -1;
     a->expected = op->expected;
     if (tt_orm_expected_merge(&a->expected, &a->upd.expected, "expected_version",
                               "the body's expected version differs from If-Match", err) != 0)
       return -1;
-    a->condition = json_object_get(op->body, "condition");
+    a->condition = op->condition;
     if (a->condition && json_is_null(a->condition))
       a->condition = NULL;
     break;
@@ -68,10 +67,11 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
     return tt_orm_item_start(op);
   struct tt_error err;
   tt_error_clear(&err);
-  memset(&op->item, 0, sizeof(op->item));
   op->builder = NULL;
   struct tt_orm_txn_state *st = txn_state_new(&op->ctx, 1);
   if (st == NULL) {
+    tt_av_free(&op->item);
+    tt_orm_update_free(&op->upd);
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     tt_orm_fail(op->ctx.result, &err);
     tt_orm_ctx_finish(&op->ctx);
@@ -79,13 +79,18 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
   }
   st->single = op;
   st->n = 1;
+  st->now = op->now; /* the inputs' time */
   if (parse_single(st, op, &err) != 0) {
     txn_fail(st, &err);
     return 0;
   }
   if (st->acts[0].kind == K_UPDATE && !st->acts[0].touches_unique) {
     /* No guard moves: the plain UpdateItem (ALL_NEW, one call) is enough.
-     * The key was checked above (never a guard's). */
+     * The key was checked above (never a guard's); the update goes back
+     * to the op. */
+    op->upd = st->acts[0].upd;
+    tt_orm_update_init(&st->acts[0].upd);
+    st->acts[0].has_upd = false;
     txn_state_free(st);
     return tt_orm_item_start(op);
   }

@@ -286,7 +286,6 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     memset(&op, 0, sizeof(op));
     fz_run_begin(&r, &op.ctx, m);
     op.kind = item_kinds[kind];
-    op.body = kind == FZ_GET || kind == FZ_DELETE ? NULL : body;
     /* The key as the handler types it; one that does not decode is no key,
      * which the ORM refuses. */
     struct tt_av key;
@@ -303,10 +302,7 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
       op.expected.present = true;
       op.expected.version = flags >> 5;
     }
-    if (tt_unique_model_has(m))
-      run_started(&r, tt_orm_txn_item_start(&op));
-    else
-      run_started(&r, tt_orm_item_start(&op));
+    run_started(&r, tt_api_item_start(&op, kind == FZ_GET || kind == FZ_DELETE ? NULL : body));
     fz_run_end(&r);
     if (op.item_key)
       tt_av_free(&key);

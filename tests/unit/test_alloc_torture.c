@@ -576,13 +576,9 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
                    : q->kind == R_GET   ? TT_ORM_OP_GET
                    : q->kind == R_PATCH ? TT_ORM_OP_UPDATE
                                         : TT_ORM_OP_DELETE;
-    op.item.body = body;
     if (q->key && tt_api_item_key(m, q->key, strlen(q->key), &key, &err) == 0)
       op.item.item_key = &key;
-    if (tt_unique_model_has(m))
-      settled = tt_orm_txn_item_start(&op.item);
-    else
-      settled = tt_orm_item_start(&op.item);
+    settled = tt_api_item_start(&op.item, body);
     break;
   case R_QUERY:
   case R_SCAN:

@@ -47,9 +47,24 @@ struct req {
   const char *select; /* JSON array with ' for "; NULL: none */
 };
 
+/* Types the body `arg` (NULL: none) as a handler does, at the op's time:
+ * the item of a create or put, the update of a patch; then starts op. */
 static int start_item(struct tt_orm_ctx *ctx, void *arg) {
-  (void)arg;
-  return tt_orm_item_start((struct tt_orm_item_op *)ctx);
+  struct tt_orm_item_op *op = (struct tt_orm_item_op *)ctx;
+  const json_t *body = arg;
+  struct tt_error err;
+  int rc = 0;
+  op->now = tt_orm_now_ns(ctx->orm);
+  if (body != NULL) {
+    op->condition = json_object_get(body, "condition");
+    if (op->kind == TT_ORM_OP_UPDATE)
+      rc = tt_orm_update_from_json(ctx->model, body, op->now, "", &op->upd, &err);
+    else
+      rc = tt_orm_item_from_json(ctx->model, body,
+                                 op->kind == TT_ORM_OP_PUT ? TT_ORM_PUT : TT_ORM_CREATE, op->now,
+                                 NULL, &op->item, &op->item_expected, &err);
+  }
+  return rc != 0 ? tt_orm_item_fail_input(op, &err) : tt_orm_item_start(op);
 }
 
 /* Runs q and returns its result (the caller frees it). */
@@ -64,7 +79,6 @@ static struct tt_orm_result run(struct req q) {
   if (q.key)
     key = ofx_key(m, q.key);
   op.kind = q.kind;
-  op.body = body;
   op.item_key = q.key ? &key : NULL;
   op.select = select;
   op.if_none_match = q.if_none_match;
@@ -73,7 +87,7 @@ static struct tt_orm_result run(struct req q) {
   op.consistent = true;
   op.expected.present = q.expected >= 0;
   op.expected.version = q.expected;
-  ofx_run(&op.ctx, m, &res, start_item, NULL);
+  ofx_run(&op.ctx, m, &res, start_item, body);
   tt_av_free(&key);
   json_decref(body);
   json_decref(select);

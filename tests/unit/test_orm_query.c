@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/item_io.h"
 #include "orm/items.h"
 #include "orm/query.h"
 #include "orm_fixture.h"
@@ -28,8 +29,7 @@ static const char dms[] =
 static json_t *room_a;
 
 static int start_item(struct tt_orm_ctx *ctx, void *arg) {
-  (void)arg;
-  return tt_orm_item_start((struct tt_orm_item_op *)ctx);
+  return tt_api_item_start((struct tt_orm_item_op *)ctx, arg);
 }
 
 /* Rooms "a" (N_MSGS messages, seq 1..N_MSGS) and "b" (3 messages). */
@@ -46,8 +46,7 @@ static void setup(void) {
     struct tt_orm_result res;
     memset(&op, 0, sizeof(op));
     op.kind = TT_ORM_OP_CREATE;
-    op.body = body;
-    ofx_run(&op.ctx, ofx_model("Msg"), &res, start_item, NULL);
+    ofx_run(&op.ctx, ofx_model("Msg"), &res, start_item, body);
     ck_assert_msg(res.status == 0, "%s", res.err.message);
     tt_orm_result_free(&res);
     json_decref(body);
