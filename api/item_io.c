@@ -182,8 +182,9 @@ static int update_check_members(const json_t *body, struct tt_error *err) {
 /* The typed inputs of op made of `body` at op->now. */
 static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
-  /* Every kind checks a member of this name for encrypted attributes. */
-  op->condition = json_object_get(body, "condition");
+  /* Only an update's body has a condition; a create's or put's member of
+   * that name is an attribute of the item. */
+  op->condition = op->kind == TT_ORM_OP_UPDATE ? json_object_get(body, "condition") : NULL;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
     return tt_orm_item_from_json(m, body, TT_ORM_CREATE, op->now, NULL, &op->item, NULL, err);

@@ -496,6 +496,22 @@ def test_not_queryable_before_any_io(sd):
     assert (kms_calls(sd, "GenerateDataKey"), kms_calls(sd, "Decrypt")) == before
 
 
+def test_an_attribute_named_condition_is_not_a_condition(sd):
+    """A create's or put's body is the item: its `condition` member is an
+    attribute, even when its value reads like a condition on an encrypted
+    attribute (only an update's body has a condition)."""
+    value = {"attr": "secret", "op": "exists"}
+    i = uid()
+    status, _, out = sd.json("POST", "/v1/models/Sealed/items",
+                             {"id": i, "secret": "s", "condition": value})
+    assert status == 201, out
+    status, _, out = sd.json("PUT", item_path("Sealed", i),
+                             {"id": i, "secret": "t", "condition": value})
+    assert status == 200, out
+    status, _, got = sd.json("GET", item_path("Sealed", i))
+    assert status == 200 and got["condition"] == value and got["secret"] == "t", got
+
+
 def test_kms_failure_writes_nothing(kms):
     endpoint, _ = kms
     d = start(endpoint, "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000")
