@@ -690,14 +690,8 @@ static int generic_checks(struct tt_ddb_req *r, struct tt_ddbw_request *req,
                           const struct tt_ddbw_input *in) {
   struct tt_ddbw_error err;
   r->attribute_updates = json_object_get(req->body, "AttributeUpdates") != NULL;
-  if (tt_ddbw_check_types(req->op, req->body, &err) != 0 ||
-      tt_ddbw_validate(req->op, req->body, &err) != 0 ||
-      tt_ddbw_expression_params(req->op, req->body, &err) != 0 ||
-      tt_ddbw_check_values(req->op, req->body, &err) != 0 ||
-      tt_ddbw_check_table_name(req->op, req->body, &err) != 0 ||
-      tt_ddbw_check_table(req->op, req->body, &err) != 0 ||
-      tt_ddbw_check_read(req->op, req->body, &err) != 0 ||
-      keep_values(r, req->body) != 0 || tt_ddbw_legacy(req->op, req->body, &err) != 0) {
+  if (tt_ddbw_check_request(req->op, req->body, &err) != 0 || keep_values(r, req->body) != 0 ||
+      tt_ddbw_legacy(req->op, req->body, &err) != 0) {
     answer_error(r, err.status, err.type, err.message, NULL);
     return -1;
   }

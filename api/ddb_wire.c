@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/ddb_table_check.h"
 #include "util/text.h"
 
 #define T_SERVICE "com.amazon.coral.service#"
@@ -1710,6 +1711,16 @@ static int check_attributes_to_get(const json_t *body, struct tt_ddbw_error *err
 }
 
 static bool absent(const json_t *v) { return v == NULL || json_is_null(v); }
+
+int tt_ddbw_check_request(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  return tt_ddbw_check_types(op, body, err) != 0 || tt_ddbw_validate(op, body, err) != 0 ||
+                 tt_ddbw_expression_params(op, body, err) != 0 ||
+                 tt_ddbw_check_values(op, body, err) != 0 ||
+                 tt_ddbw_check_table_name(op, body, err) != 0 ||
+                 tt_ddbw_check_table(op, body, err) != 0 || tt_ddbw_check_read(op, body, err) != 0
+             ? -1
+             : 0;
+}
 
 int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
   if (op == TT_DDB_SCAN) {

@@ -36,13 +36,7 @@ static int generic(const struct tt_ddbw_input *in, struct tt_ddbw_get *out,
     return -1;
   *auth = req.auth;
   int rc = -1;
-  if (req.op == TT_DDB_GET_ITEM && tt_ddbw_check_types(req.op, req.body, &err) == 0 &&
-      tt_ddbw_validate(req.op, req.body, &err) == 0 &&
-      tt_ddbw_expression_params(req.op, req.body, &err) == 0 &&
-      tt_ddbw_check_values(req.op, req.body, &err) == 0 &&
-      tt_ddbw_check_table_name(req.op, req.body, &err) == 0 &&
-      tt_ddbw_check_table(req.op, req.body, &err) == 0 &&
-      tt_ddbw_check_read(req.op, req.body, &err) == 0 &&
+  if (req.op == TT_DDB_GET_ITEM && tt_ddbw_check_request(req.op, req.body, &err) == 0 &&
       tt_ddbw_legacy(req.op, req.body, &err) == 0)
     rc = tt_test_generic_get(req.body, out);
   json_decref(req.body);

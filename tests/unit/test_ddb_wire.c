@@ -533,13 +533,7 @@ static char *generic_get(const struct tt_ddbw_input *in, struct tt_ddbw_get *g) 
   memset(g, 0, sizeof(*g));
   if (tt_ddbw_parse(in, &req, &err, &xml) != 0)
     return NULL;
-  bool ok = tt_ddbw_check_types(req.op, req.body, &err) == 0 &&
-            tt_ddbw_validate(req.op, req.body, &err) == 0 &&
-            tt_ddbw_expression_params(req.op, req.body, &err) == 0 &&
-            tt_ddbw_check_values(req.op, req.body, &err) == 0 &&
-            tt_ddbw_check_table_name(req.op, req.body, &err) == 0 &&
-            tt_ddbw_check_table(req.op, req.body, &err) == 0 &&
-            tt_ddbw_check_read(req.op, req.body, &err) == 0 &&
+  bool ok = tt_ddbw_check_request(req.op, req.body, &err) == 0 &&
             tt_ddbw_legacy(req.op, req.body, &err) == 0 &&
             tt_test_generic_get(req.body, g) == 0;
   json_decref(req.body);
