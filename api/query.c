@@ -220,10 +220,7 @@ int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body) {
   struct tt_error err;
   if (read_request(op->ctx.orm, op->ctx.model, body, op->scan, &op->rq, &err) == 0)
     return tt_orm_query_start(op);
-  tt_orm_ctx_enter(&op->ctx);
-  tt_orm_fail(op->ctx.result, &err);
-  tt_orm_ctx_finish(&op->ctx);
-  return tt_orm_ctx_leave(&op->ctx);
+  return tt_orm_ctx_refuse(&op->ctx, &err);
 }
 
 void tt_handle_query(struct tt_request *req) { start(req, false); }

@@ -422,12 +422,10 @@ int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key
 
 int tt_orm_item_fail_input(struct tt_orm_item_op *op, const struct tt_error *input) {
   struct tt_error first;
-  tt_orm_ctx_enter(&op->ctx);
-  tt_orm_fail(op->ctx.result, tt_orm_item_check_request(op, NULL, &first) != 0 ? &first : input);
+  const struct tt_error *err = tt_orm_item_check_request(op, NULL, &first) != 0 ? &first : input;
   tt_av_free(&op->item);
   tt_orm_update_free(&op->upd);
-  tt_orm_ctx_finish(&op->ctx);
-  return tt_orm_ctx_leave(&op->ctx);
+  return tt_orm_ctx_refuse(&op->ctx, err);
 }
 
 static int item_start_run(struct tt_orm_ctx *ctx) {

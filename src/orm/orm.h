@@ -135,16 +135,17 @@ struct tt_orm_ctx {
 };
 
 /* Every public start of an operation (tt_orm_item_start, query, batch,
- * transactions, tables) keeps the contract through these: enter before
- * its work, and return what leave says -- 0 (done runs later, exactly
- * once) or -1 (the operation finished inside its start: the result is
- * filled and done never runs). */
-void tt_orm_ctx_enter(struct tt_orm_ctx *ctx);
-int tt_orm_ctx_leave(struct tt_orm_ctx *ctx);
-
-/* The same around `run` (the operation's work; its return value is not
- * used): enter, run(ctx), and what leave says. */
+ * transactions, tables) keeps the contract through this: it runs `run`
+ * (the operation's work; its return value is not used) and returns 0
+ * (done runs later, exactly once) or -1 (the operation finished inside its
+ * start: the result is filled and done never runs). A start nested in
+ * another on the same ctx returns 0: the outer one answers. */
 int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx));
+
+/* Refuses an operation at its start: the result gets `err`, the model
+ * reference is dropped and done never runs. Returns -1, what the start
+ * returns then. */
+int tt_orm_ctx_refuse(struct tt_orm_ctx *ctx, const struct tt_error *err);
 
 /* Starts the next backend call of an operation (request stolen) on
  * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
@@ -217,7 +218,7 @@ void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join 
                      tt_orm_done_cb done, void *arg);
 
 /* Finishes: drops the model reference and calls done (unless inside the
- * start: see tt_orm_ctx_leave). */
+ * start: see tt_orm_ctx_start). */
 void tt_orm_ctx_finish(struct tt_orm_ctx *ctx);
 
 #endif

@@ -131,18 +131,25 @@ void tt_orm_ctx_finish(struct tt_orm_ctx *ctx) {
     ctx->done(ctx);
 }
 
-void tt_orm_ctx_enter(struct tt_orm_ctx *ctx) { ctx->starting++; }
+static void ctx_enter(struct tt_orm_ctx *ctx) { ctx->starting++; }
 
-int tt_orm_ctx_leave(struct tt_orm_ctx *ctx) {
+static int ctx_leave(struct tt_orm_ctx *ctx) {
   if (--ctx->starting > 0)
     return 0; /* a nested start: the outer one answers */
   return ctx->settled ? -1 : 0;
 }
 
 int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx)) {
-  tt_orm_ctx_enter(ctx);
+  ctx_enter(ctx);
   run(ctx);
-  return tt_orm_ctx_leave(ctx);
+  return ctx_leave(ctx);
+}
+
+int tt_orm_ctx_refuse(struct tt_orm_ctx *ctx, const struct tt_error *err) {
+  ctx_enter(ctx);
+  tt_orm_fail(ctx->result, err);
+  tt_orm_ctx_finish(ctx); /* inside the start: done does not run */
+  return ctx_leave(ctx);
 }
 
 /* Starts ctx->call; see tt_orm_call. */
