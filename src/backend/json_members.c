@@ -61,7 +61,7 @@ int tt_ddb_member_map(const json_t *obj, const char *key, struct tt_av *own,
   if (j == NULL || json_is_null(j))
     return 0;
   /* Before the codec, whose own (deeper) bound words its refusal otherwise. */
-  if (tt_ddb_json_map_too_deep(j, TT_DDB_NEST_MAX))
+  if (tt_ddb_json_map_too_deep(j, TT_DDB_MAX_DEPTH))
     return tt_backend_error_set(e, "ValidationException", 400,
                                 "Nesting Levels have exceeded supported limits: Attributes in "
                                 "the item have nested levels beyond supported limit");

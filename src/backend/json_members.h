@@ -14,10 +14,6 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "value/codec_ddb.h"
-
-/* Levels a document may nest (a top-level attribute is 1). */
-#define TT_DDB_NEST_MAX TT_DDB_MAX_DEPTH
 
 /* Each returns 0 (absent or null: *out NULL, def, *present false), or -1
  * with e set. A string is borrowed from obj and holds no NUL. */

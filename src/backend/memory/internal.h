@@ -17,6 +17,7 @@
 #include "util/buf.h"
 #include "util/error.h"
 #include "value/av.h"
+#include "value/codec_ddb.h"
 
 /* DynamoDB's limits. */
 #define MEMDB_ITEM_MAX (400u * 1024u)
@@ -28,7 +29,7 @@
 #define MEMDB_SK_MAX 1024u               /* sort key value bytes (S, B) */
 #define MEMDB_ATTR_NAME_MAX 65535u       /* attribute name bytes, at any depth */
 #define MEMDB_KEY_NAME_MAX 255u          /* key, index key and projected names */
-#define MEMDB_NEST_MAX TT_DDB_NEST_MAX   /* levels; a top-level attribute is 1 */
+#define MEMDB_NEST_MAX TT_DDB_MAX_DEPTH  /* levels; a top-level attribute is 1 */
 #define MEMDB_PLACEHOLDER_MAX 255u       /* "#name" / ":value" keys, with # or : */
 #define MEMDB_EXPR_MAPS_MAX (2u * 1024u * 1024u) /* names + values of a request */
 #define MEMDB_TXN_BYTES_MAX (4u * 1024u * 1024u) /* TransactWriteItems payload */
