@@ -32,21 +32,11 @@ static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t
 
 static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
   const char *s;
-  size_t len, n;
+  size_t len;
   if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
     return -1;
-  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
-  if (bytes == NULL)
-    return oom(c);
-  if (tt_base64_decode(s, len, TT_BASE64_STD, 0, bytes, &n) != 0) {
-    free(bytes);
-    return bad(c, "B is not valid base64");
-  }
-  bytes[n] = '\0';
-  out->type = TT_AV_B;
-  out->len = n;
-  out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
-  return 0;
+  int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
+  return rc < 0 ? oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
 }
 
 static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {

@@ -35,22 +35,12 @@ static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) 
 }
 
 static int binary_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
-  size_t len, n;
+  size_t len;
   const char *s = tt_json_string_text(in, &len);
   if (s == NULL)
     return expect(c, "a base64 string (B)");
-  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
-  if (bytes == NULL)
-    return oom(c);
-  if (tt_base64_decode(s, len, TT_BASE64_STD, 0, bytes, &n) != 0) {
-    free(bytes);
-    return expect(c, "standard base64 with padding (B)");
-  }
-  bytes[n] = '\0';
-  out->type = TT_AV_B;
-  out->len = n;
-  out->u.bytes = (char *)bytes;
-  return 0;
+  int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
+  return rc < 0 ? oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
 }
 
 static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
