@@ -286,13 +286,10 @@ static int from_form(const json_t *o, int depth, const char *field, struct tt_av
     if (m != NULL && json_is_object(m)) {
       json_object_keylen_foreach((json_t *)m, k, kl, x) {
         struct tt_av_member *mb = &out->u.members[i];
-        if ((mb->name = malloc(kl + 1)) == NULL) {
+        if (tt_av_member_name(mb, k, kl) != 0) {
           tt_av_free(out);
           return oom(err);
         }
-        memcpy(mb->name, k, kl);
-        mb->name[kl] = '\0';
-        mb->name_len = kl;
         i++;
         if (from_form(x, depth + 1, field, &mb->value, err) != 0) {
           tt_av_free(out);

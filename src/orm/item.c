@@ -322,13 +322,10 @@ static int unknown_attr(const struct tt_model *m, const char *name, size_t len, 
 static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len, struct tt_av *v,
                     struct tt_error *err) {
   struct tt_av_member *mb = &item->u.members[(*n)];
-  if ((mb->name = malloc(len + 1)) == NULL) {
+  if (tt_av_member_name(mb, name, len) != 0) {
     tt_av_free(v);
     return oom(err);
   }
-  memcpy(mb->name, name, len);
-  mb->name[len] = '\0';
-  mb->name_len = len;
   mb->value = *v;
   memset(v, 0, sizeof(*v));
   v->type = TT_AV_NULL;

@@ -93,13 +93,10 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
       tt_vpath_pop(c, old);
       return -1;
     }
-    if ((m->name = malloc(key_len + 1)) == NULL) {
+    if (tt_av_member_name(m, key, key_len) != 0) {
       tt_vpath_pop(c, old);
       return oom(c);
     }
-    memcpy(m->name, key, key_len);
-    m->name[key_len] = '\0';
-    m->name_len = key_len;
     int rc = value_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
     if (rc != 0)
@@ -202,14 +199,10 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
     int rc = 0;
     if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
       rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
-    else if ((m->name = malloc(key_len + 1)) == NULL)
+    else if (tt_av_member_name(m, key, key_len) != 0)
       rc = oom(&c);
-    if (rc == 0) {
-      memcpy(m->name, key, key_len);
-      m->name[key_len] = '\0';
-      m->name_len = key_len;
+    if (rc == 0)
       rc = value_from(&c, val, 0, &m->value);
-    }
     tt_vpath_pop(&c, old);
     if (rc != 0)
       goto fail;

@@ -90,14 +90,10 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
     int rc = 0;
     if (memchr(key, '\0', key_len) != NULL)
       rc = expect(c, "map keys without NUL");
-    else if ((m->name = malloc(key_len + 1)) == NULL)
+    else if (tt_av_member_name(m, key, key_len) != 0)
       rc = oom(c);
-    if (rc == 0) {
-      memcpy(m->name, key, key_len);
-      m->name[key_len] = '\0';
-      m->name_len = key_len;
+    if (rc == 0)
       rc = convert(c, val, TT_LOGICAL_INFER, 0, depth, &m->value);
-    }
     tt_vpath_pop(c, old);
     if (rc != 0)
       return -1;

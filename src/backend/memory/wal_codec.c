@@ -327,13 +327,10 @@ static int get_av(struct cur *c, struct tt_av *v, unsigned depth) {
     for (size_t i = 0; i < v->len; i++) {
       struct tt_av_member *mb = &v->u.members[i];
       if (get_str(c, &s, &n) != 0 || memchr(s, '\0', n) != NULL ||
-          (mb->name = malloc(n + 1)) == NULL) {
+          tt_av_member_name(mb, s, n) != 0) {
         tt_av_free(v);
         return -1;
       }
-      memcpy(mb->name, s, n);
-      mb->name[n] = '\0';
-      mb->name_len = n;
       if (get_av(c, &mb->value, depth + 1) != 0) {
         tt_av_free(v);
         return -1;
