@@ -585,6 +585,17 @@ static const char *env_first(const char *a, const char *b) {
   return v && v[0] ? v : NULL;
 }
 
+/* The memory of h itself, once its curl handles are cleaned up. */
+static void http_free(struct tt_http *h) {
+  free(h->socks);
+  free(h->cainfo);
+  free(h->capath);
+  free(h->proxy_http);
+  free(h->proxy_https);
+  free(h->no_proxy);
+  free(h);
+}
+
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out) {
   struct tt_http *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -653,12 +664,7 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   *out = h;
   return 0;
 fail:
-  free(h->cainfo);
-  free(h->capath);
-  free(h->proxy_http);
-  free(h->proxy_https);
-  free(h->no_proxy);
-  free(h);
+  http_free(h);
   return rc;
 }
 
@@ -963,12 +969,6 @@ void tt_http_destroy(struct tt_http *h) {
   }
   if (h->share)
     curl_share_cleanup(h->share);
-  free(h->socks);
-  free(h->cainfo);
-  free(h->capath);
-  free(h->proxy_http);
-  free(h->proxy_https);
-  free(h->no_proxy);
-  free(h);
+  http_free(h);
   curl_global_cleanup();
 }
