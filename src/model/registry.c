@@ -12,6 +12,7 @@
 #include "model/dms_parse.h"
 #include "model/model_err.h"
 #include "model/model_priv.h"
+#include "value/json_exact.h"
 
 /* Models sorted by name: lookups are a binary search, iteration is in name
  * order (GET /v1/models answers in a stable order). */
@@ -153,13 +154,7 @@ static const char *src_of(const struct tt_model *m) {
 }
 
 static const json_t *index_normal(const struct tt_model *m, const char *name) {
-  size_t i;
-  const json_t *ix;
-  json_array_foreach(json_object_get(m->normal, "indexes"), i, ix) {
-    if (strcmp(json_string_value(json_object_get(ix, "name")), name) == 0)
-      return ix;
-  }
-  return NULL;
+  return tt_json_find(json_object_get(m->normal, "indexes"), "name", name);
 }
 
 /* Two models that use one table must describe it the same way: the memory

@@ -26,12 +26,8 @@ static const char *key_type(enum tt_av_type t) {
 }
 
 static void add_definition(json_t *defs, const struct tt_model_attr *a) {
-  size_t i;
-  json_t *d;
-  json_array_foreach(defs, i, d) {
-    if (strcmp(json_string_value(json_object_get(d, "AttributeName")), a->name) == 0)
-      return;
-  }
+  if (tt_json_find(defs, "AttributeName", a->name) != NULL)
+    return;
   json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->name, "AttributeType",
                                         key_type(a->type)));
 }
@@ -57,16 +53,6 @@ static json_t *projection(const struct tt_model_index *ix) {
   return p;
 }
 
-static bool has_index(json_t *list, const char *name) {
-  size_t i;
-  json_t *ix;
-  json_array_foreach(list, i, ix) {
-    if (strcmp(json_string_value(json_object_get(ix, "IndexName")), name) == 0)
-      return true;
-  }
-  return false;
-}
-
 json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
                                     const struct tt_model *m) {
   json_t *defs = json_array();
@@ -87,7 +73,7 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
     for (size_t i = 0; i < o->n_indexes; i++) {
       const struct tt_model_index *ix = &o->indexes[i];
       json_t *list = ix->kind == TT_INDEX_GSI ? gsis : lsis;
-      if (has_index(gsis, ix->name) || has_index(lsis, ix->name))
+      if (tt_json_find(gsis, "IndexName", ix->name) || tt_json_find(lsis, "IndexName", ix->name))
         continue;
       add_definition(defs, ix->partition);
       if (ix->sort)
@@ -397,12 +383,9 @@ static void gsi_updated(struct tt_client_call *call) {
  * UpdateTable without creating it (dynalite ignores GSI creation). */
 static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
   struct ensure_state *st = ctx->state;
-  size_t i;
-  const json_t *ix;
-  json_array_foreach(json_object_get(t, "GlobalSecondaryIndexes"), i, ix) {
-    const char *name = json_string_value(json_object_get(ix, "IndexName"));
-    if (name == NULL || strcmp(name, st->pending) != 0)
-      continue;
+  const json_t *ix =
+      tt_json_find(json_object_get(t, "GlobalSecondaryIndexes"), "IndexName", st->pending);
+  if (ix != NULL) {
     const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
     if (status && strcmp(status, "ACTIVE") != 0)
       return 0;
