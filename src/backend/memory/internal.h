@@ -156,6 +156,19 @@ void memdb_names_free(struct memdb_names *d);
 
 /* ---- store.c ---- */
 
+/* Appends v as a varint (7 bits a byte, low bits first, the top bit set on
+ * all but the last): the lengths of the item encoding and of the WAL. */
+static inline int memdb_put_varint(struct tt_buf *b, uint64_t v) {
+  unsigned char tmp[10];
+  size_t n = 0;
+  do {
+    unsigned char c = v & 0x7f;
+    v >>= 7;
+    tmp[n++] = c | (v ? 0x80 : 0);
+  } while (v);
+  return tt_buf_append(b, tmp, n);
+}
+
 /* A key value seen in place: S, N (canonical text) or B bytes, always
  * NUL-terminated so N can go to tt_number_compare. */
 struct memdb_kv {
