@@ -39,7 +39,8 @@ bool tt_ledger_job_status_terminal(const char *s) { return in_list(s, terminal_s
 
 bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_statuses); }
 
-const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
+/* The name of a kind for logs ("job.create"); never NULL. */
+static const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
   switch (kind) {
   case TT_LEDGER_TABLE_ENSURE:
     return "table.ensure";
@@ -247,7 +248,16 @@ int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *
   return ledger_item_int(result_item(r), name, out);
 }
 
-json_t *ledger_page_json(const struct tt_orm_result *r) {
+/* Removes the storage keys (pk, sk) from an item object and returns it. */
+static json_t *ledger_public(json_t *item) {
+  json_object_del(item, "pk");
+  json_object_del(item, "sk");
+  return item;
+}
+
+/* The items of a successful query step as logical JSON objects without
+ * their storage keys (a new array), or NULL when out of memory. */
+static json_t *ledger_page_json(const struct tt_orm_result *r) {
   struct tt_error err;
   json_t *items = json_array();
   for (size_t i = 0; items && i < r->page.n_items; i++) {
@@ -258,12 +268,6 @@ json_t *ledger_page_json(const struct tt_orm_result *r) {
     }
   }
   return items;
-}
-
-json_t *ledger_public(json_t *item) {
-  json_object_del(item, "pk");
-  json_object_del(item, "sk");
-  return item;
 }
 
 json_t *ledger_str(const char *s) { return tt_json_string_new(s, strlen(s)); }
@@ -535,7 +539,8 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
   ledger_answer(op, r->http_status, ledger_result_json(r));
 }
 
-void ledger_table_ensure(struct tt_ledger_op *op) {
+/* Starts PUT .../table for the jobs table (the JobMeta model's). */
+static void ledger_table_ensure(struct tt_ledger_op *op) {
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
   if (s && tt_orm_table_ensure(&s->u.ctx) != 0)
     step_done(&s->u.ctx);

@@ -314,7 +314,9 @@ static json_t *scalar_json(const struct tt_av *v) {
   }
 }
 
-json_t *tt_ddb_value_to_json(const struct tt_av *v) {
+/* The wire JSON of v as a new jansson tree (caller decrefs); NULL when out
+ * of memory. */
+static json_t *tt_ddb_value_to_json(const struct tt_av *v) {
   json_t *inner = NULL;
   switch (v->type) {
   case TT_AV_S:

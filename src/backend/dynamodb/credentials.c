@@ -420,7 +420,9 @@ int64_t creds_now(const struct creds_chain *ch) {
   return creds_cache_now(&ch->cache);
 }
 
-void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
+/* Sends one line to the log hook, printf-style. Callers never pass a
+ * secret. */
+static void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   creds_cache_vlog(&ch->cache, level, fmt, ap);

@@ -12,7 +12,9 @@
  * otherwise passes it on as Retry-After. */
 #define RETRY_AFTER_MAX_MS 3600000u
 
-const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
+/* The error type a transport outcome maps to ("Timeout", ...); NULL for
+ * TT_HTTP_OK. */
+static const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
   switch (t) {
   case TT_HTTP_OK:
     return NULL;

@@ -250,7 +250,10 @@ static size_t item_alloc_size(const struct memdb_item *it) {
   return sizeof(*it) + it->blob_len;
 }
 
-struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item) {
+/* Encodes a validated item (an M holding the table's keys) into t's slab
+ * (which must exist); adds its attribute names to t's dictionary. NULL on
+ * OOM. */
+static struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item) {
   struct tt_buf b;
   struct memdb_item *it = NULL;
   struct enc_top top = {&t->names, tt_av_map_get(item, t->pk.name), NULL};
@@ -275,7 +278,7 @@ fail:
   return it;
 }
 
-void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
+static void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
                      struct memdb_kv *pk, struct memdb_kv *sk) {
   const unsigned char *p = it->data;
   *pk = dec_key(&p);
