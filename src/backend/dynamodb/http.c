@@ -260,11 +260,9 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
       (h->cainfo && curl_easy_setopt(e, CURLOPT_CAINFO, h->cainfo) != CURLE_OK) ||
       (h->capath && curl_easy_setopt(e, CURLOPT_CAPATH, h->capath) != CURLE_OK) ||
-#if LIBCURL_VERSION_NUM >= 0x073400
       /* An https:// proxy (a TLS-inspecting one) is verified the same way. */
       (h->cainfo && curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, h->cainfo) != CURLE_OK) ||
       (h->capath && curl_easy_setopt(e, CURLOPT_PROXY_CAPATH, h->capath) != CURLE_OK) ||
-#endif
       curl_easy_setopt(e, CURLOPT_SHARE, h->share) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_NOPROXY, h->no_proxy) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body) != CURLE_OK ||
