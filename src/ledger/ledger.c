@@ -40,46 +40,28 @@ bool tt_ledger_job_status_terminal(const char *s) { return in_list(s, terminal_s
 bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_statuses); }
 
 /* The name of a kind for logs ("job.create"); never NULL. */
-static const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
-  switch (kind) {
-  case TT_LEDGER_TABLE_ENSURE:
-    return "table.ensure";
-  case TT_LEDGER_TABLE_DELETE:
-    return "table.delete";
-  case TT_LEDGER_JOB_CREATE:
-    return "job.create";
-  case TT_LEDGER_JOB_GET:
-    return "job.get";
-  case TT_LEDGER_JOB_LIST:
-    return "job.list";
-  case TT_LEDGER_JOB_TRANSITION:
-    return "job.transition";
-  case TT_LEDGER_RECORD_PUT:
-    return "record.put";
-  case TT_LEDGER_RECORD_GET:
-    return "record.get";
-  case TT_LEDGER_RECORD_LIST:
-    return "record.list";
-  case TT_LEDGER_LEASE_ACQUIRE:
-    return "lease.acquire";
-  case TT_LEDGER_LEASE_REFRESH:
-    return "lease.refresh";
-  case TT_LEDGER_LEASE_RELEASE:
-    return "lease.release";
-  case TT_LEDGER_REQUEST_CREATE:
-    return "request.create";
-  case TT_LEDGER_REQUEST_COMPLETE:
-    return "request.complete";
-  case TT_LEDGER_SEM_ACQUIRE:
-    return "semaphore.acquire";
-  case TT_LEDGER_SEM_REFRESH:
-    return "semaphore.refresh";
-  case TT_LEDGER_SEM_RELEASE:
-    return "semaphore.release";
-  case TT_LEDGER_SEM_INSPECT:
-    return "semaphore.inspect";
-  }
-  return "unknown";
+static const char *kind_name(enum tt_ledger_kind kind) {
+  static const char *const names[] = {
+      [TT_LEDGER_TABLE_ENSURE] = "table.ensure",
+      [TT_LEDGER_TABLE_DELETE] = "table.delete",
+      [TT_LEDGER_JOB_CREATE] = "job.create",
+      [TT_LEDGER_JOB_GET] = "job.get",
+      [TT_LEDGER_JOB_LIST] = "job.list",
+      [TT_LEDGER_JOB_TRANSITION] = "job.transition",
+      [TT_LEDGER_RECORD_PUT] = "record.put",
+      [TT_LEDGER_RECORD_GET] = "record.get",
+      [TT_LEDGER_RECORD_LIST] = "record.list",
+      [TT_LEDGER_LEASE_ACQUIRE] = "lease.acquire",
+      [TT_LEDGER_LEASE_REFRESH] = "lease.refresh",
+      [TT_LEDGER_LEASE_RELEASE] = "lease.release",
+      [TT_LEDGER_REQUEST_CREATE] = "request.create",
+      [TT_LEDGER_REQUEST_COMPLETE] = "request.complete",
+      [TT_LEDGER_SEM_ACQUIRE] = "semaphore.acquire",
+      [TT_LEDGER_SEM_REFRESH] = "semaphore.refresh",
+      [TT_LEDGER_SEM_RELEASE] = "semaphore.release",
+      [TT_LEDGER_SEM_INSPECT] = "semaphore.inspect",
+  };
+  return (size_t)kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "unknown";
 }
 
 int tt_ledger_uuid4(char out[37]) {
@@ -162,7 +144,7 @@ static void ledger_log(const struct tt_ledger_op *op) {
   struct tt_log_line l;
   tt_log_begin(&l, TT_LOG_DEBUG, "ledger.op");
   tt_log_str(&l, "request_id", op->request_id);
-  tt_log_str(&l, "op", tt_ledger_kind_name(op->kind));
+  tt_log_str(&l, "op", kind_name(op->kind));
   const struct tt_orm_result *r = op->result;
   if (r->status == 0) {
     tt_log_int(&l, "status", r->http_status);
