@@ -15,6 +15,7 @@
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
+#include "util/text.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -41,27 +42,17 @@ bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_sta
 
 /* The name of a kind for logs ("job.create"); never NULL. */
 static const char *kind_name(enum tt_ledger_kind kind) {
-  static const char *const names[] = {
-      [TT_LEDGER_TABLE_ENSURE] = "table.ensure",
-      [TT_LEDGER_TABLE_DELETE] = "table.delete",
-      [TT_LEDGER_JOB_CREATE] = "job.create",
-      [TT_LEDGER_JOB_GET] = "job.get",
-      [TT_LEDGER_JOB_LIST] = "job.list",
-      [TT_LEDGER_JOB_TRANSITION] = "job.transition",
-      [TT_LEDGER_RECORD_PUT] = "record.put",
-      [TT_LEDGER_RECORD_GET] = "record.get",
-      [TT_LEDGER_RECORD_LIST] = "record.list",
-      [TT_LEDGER_LEASE_ACQUIRE] = "lease.acquire",
-      [TT_LEDGER_LEASE_REFRESH] = "lease.refresh",
-      [TT_LEDGER_LEASE_RELEASE] = "lease.release",
-      [TT_LEDGER_REQUEST_CREATE] = "request.create",
+  static const char *const names[] = {[TT_LEDGER_TABLE_ENSURE] = "table.ensure",
+      [TT_LEDGER_TABLE_DELETE] = "table.delete", [TT_LEDGER_JOB_CREATE] = "job.create",
+      [TT_LEDGER_JOB_GET] = "job.get", [TT_LEDGER_JOB_LIST] = "job.list",
+      [TT_LEDGER_JOB_TRANSITION] = "job.transition", [TT_LEDGER_RECORD_PUT] = "record.put",
+      [TT_LEDGER_RECORD_GET] = "record.get", [TT_LEDGER_RECORD_LIST] = "record.list",
+      [TT_LEDGER_LEASE_ACQUIRE] = "lease.acquire", [TT_LEDGER_LEASE_REFRESH] = "lease.refresh",
+      [TT_LEDGER_LEASE_RELEASE] = "lease.release", [TT_LEDGER_REQUEST_CREATE] = "request.create",
       [TT_LEDGER_REQUEST_COMPLETE] = "request.complete",
-      [TT_LEDGER_SEM_ACQUIRE] = "semaphore.acquire",
-      [TT_LEDGER_SEM_REFRESH] = "semaphore.refresh",
-      [TT_LEDGER_SEM_RELEASE] = "semaphore.release",
-      [TT_LEDGER_SEM_INSPECT] = "semaphore.inspect",
-  };
-  return (size_t)kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "unknown";
+      [TT_LEDGER_SEM_ACQUIRE] = "semaphore.acquire", [TT_LEDGER_SEM_REFRESH] = "semaphore.refresh",
+      [TT_LEDGER_SEM_RELEASE] = "semaphore.release", [TT_LEDGER_SEM_INSPECT] = "semaphore.inspect"};
+  return TT_NAME_OF(names, kind, "unknown");
 }
 
 int tt_ledger_uuid4(char out[37]) {

@@ -12,6 +12,7 @@
 #include "model/dms_parse.h"
 #include "model/model_err.h"
 #include "model/model_priv.h"
+#include "util/text.h"
 #include "value/json_exact.h"
 
 /* Models sorted by name: lookups are a binary search, iteration is in name
@@ -435,21 +436,13 @@ size_t tt_model_unsafe_changes(const struct tt_model *old, const struct tt_model
 }
 
 const char *tt_model_change_label(enum tt_model_change_kind kind) {
-  switch (kind) {
-  case TT_MODEL_CHANGE_KEYS:
-    return "keys_changed";
-  case TT_MODEL_CHANGE_INDEX_KEYS:
-    return "index_keys_changed";
-  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
-    return "encryption_removed";
-  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
-    return "encrypted_attribute_dropped";
-  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
-    return "encryption_added";
-  case TT_MODEL_CHANGE_TYPE:
-    return "type_changed";
-  }
-  return "?";
+  static const char *const names[] = {[TT_MODEL_CHANGE_KEYS] = "keys_changed",
+      [TT_MODEL_CHANGE_INDEX_KEYS] = "index_keys_changed",
+      [TT_MODEL_CHANGE_ENCRYPTION_REMOVED] = "encryption_removed",
+      [TT_MODEL_CHANGE_ENCRYPTED_DROPPED] = "encrypted_attribute_dropped",
+      [TT_MODEL_CHANGE_ENCRYPTION_ADDED] = "encryption_added",
+      [TT_MODEL_CHANGE_TYPE] = "type_changed"};
+  return TT_NAME_OF(names, kind, "?");
 }
 
 /* The UnsafeModelChange error for the first of `n` unsafe changes. */
