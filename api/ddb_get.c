@@ -124,11 +124,8 @@ static bool key_map(struct rd *r, struct tt_av *key) {
       punct(r, ',');
     string(r, &name, &len);
     punct(r, ':');
-    if ((m->name = malloc(len + 1)) == NULL)
+    if (tt_av_member_name(m, name, len) != 0)
       return false;
-    memcpy(m->name, name, len);
-    m->name[len] = '\0';
-    m->name_len = len;
     if (!key_value(r, &m->value))
       return false;
   }

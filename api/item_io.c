@@ -58,19 +58,12 @@ static int part_to_av(const struct tt_model_attr *a, const char *text, size_t le
                           a->name);
     break;
   case TT_AV_B: {
-    size_t n;
-    unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
-    if (bytes == NULL)
+    int rc = tt_base64_decode_av(out, text, len, TT_BASE64_URL, 1);
+    if (rc < 0)
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    if (tt_base64_decode(text, len, TT_BASE64_URL, 1, bytes, &n) != 0) {
-      free(bytes);
+    if (rc > 0)
       return tt_error_set(err, TT_ERR_VALIDATION, "key",
                           "key attribute %s: expected base64url (B), padded or not", a->name);
-    }
-    int rc = tt_av_binary(out, bytes, n);
-    free(bytes);
-    if (rc != 0)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
     break;
   }
   default:

@@ -130,11 +130,6 @@ const char *tt_request_param(struct tt_request *req, const char *name);
  * Typed answers are the handler's to render (api/item_io.h). */
 void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r);
 
-/* Checks every parameter of the query string before the handler runs:
- * decoded names and values must be UTF-8 without NUL or other control
- * characters. On failure answers 400 and returns false. */
-bool tt_request_query_acceptable(struct tt_request *req);
-
 /* Copies the percent-decoded value of query parameter `name` into the
  * arena; NULL when absent. The dispatcher already refused a query string
  * that tt_request_query_acceptable would not accept. */

@@ -400,7 +400,10 @@ static bool query_next(const char **p, struct query_part *q) {
   return true;
 }
 
-bool tt_request_query_acceptable(struct tt_request *req) {
+/* Checks every parameter of the query string before the handler runs:
+ * decoded names and values must be UTF-8 without NUL or other control
+ * characters. On failure answers 400 and returns false. */
+static bool tt_request_query_acceptable(struct tt_request *req) {
   const char *p = req->query;
   struct query_part q;
   while (query_next(&p, &q)) {

@@ -9,7 +9,6 @@
  * exits 0 on SIGTERM or SIGINT. Build:
  *   gcc -O2 -std=gnu11 bench/bare_mhd.c \
  *       $(pkg-config --cflags --libs libmicrohttpd) -o /tmp/bare_mhd */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -22,6 +21,8 @@
 #include <sys/socket.h>
 
 #include <microhttpd.h>
+
+#include "bench_port.h"
 
 #if MHD_VERSION >= 0x00097002
 typedef enum MHD_Result bare_result;
@@ -56,18 +57,6 @@ static bare_result answer_cb(void *cls, struct MHD_Connection *conn, const char 
   return MHD_queue_response(conn, MHD_HTTP_OK, resp);
 }
 
-static int parse_port(const char *s, uint16_t *out) {
-  char *end = NULL;
-  unsigned long v;
-
-  errno = 0;
-  v = strtoul(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v > 65535)
-    return -1;
-  *out = (uint16_t)v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   struct MHD_Daemon *d = NULL;
   struct MHD_Response *resp = NULL;
@@ -77,10 +66,8 @@ int main(int argc, char **argv) {
   int sig = 0;
   int rc = 1;
 
-  if (argc != 2 || parse_port(argv[1], &port) != 0) {
-    fprintf(stderr, "usage: %s PORT\n", argv[0]);
+  if (bench_port_arg(argc, argv, &port) != 0)
     return 2;
-  }
 
   /* Block the stop signals before MHD starts its thread so that only
    * sigwait() below receives them. */

@@ -38,6 +38,8 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 
+#include "bench_port.h"
+
 #define HEAD_MAX 16384
 
 struct conn {
@@ -244,18 +246,6 @@ static int on_readable(struct conn *c) {
   }
 }
 
-static int parse_port(const char *s, uint16_t *out) {
-  char *end = NULL;
-  unsigned long v;
-
-  errno = 0;
-  v = strtoul(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v > 65535)
-    return -1;
-  *out = (uint16_t)v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   uint16_t port = 0;
   sigset_t set;
@@ -264,10 +254,8 @@ int main(int argc, char **argv) {
   socklen_t slen = sizeof(sin);
   struct epoll_event ev;
 
-  if (argc != 2 || parse_port(argv[1], &port) != 0) {
-    fprintf(stderr, "usage: %s PORT\n", argv[0]);
+  if (bench_port_arg(argc, argv, &port) != 0)
     return 2;
-  }
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);

@@ -116,7 +116,7 @@ void tt_backend_error_clear(struct tt_backend_error *e) {
 }
 
 /* DynamoDB's throttling errors (AWS SDK standard retry mode lists these). */
-bool tt_backend_error_type_throttling(const char *type) {
+static bool tt_backend_error_type_throttling(const char *type) {
   static const char *const names[] = {
       "ProvisionedThroughputExceededException", "ThrottlingException", "Throttling",
       "RequestLimitExceeded", "RequestThrottledException", "TooManyRequestsException",
@@ -128,7 +128,7 @@ bool tt_backend_error_type_throttling(const char *type) {
   return false;
 }
 
-bool tt_backend_error_type_transient(const char *type, unsigned http_status) {
+static bool tt_backend_error_type_transient(const char *type, unsigned http_status) {
   static const char *const names[] = {
       "InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
       "RequestTimeoutException", "ConnectionReset", "Timeout",

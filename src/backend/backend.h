@@ -368,8 +368,4 @@ void tt_backend_error_clear(struct tt_backend_error *e);
 int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned http_status,
                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Whether a DynamoDB error type is throttling / transient. */
-bool tt_backend_error_type_throttling(const char *type);
-bool tt_backend_error_type_transient(const char *type, unsigned http_status);
-
 #endif

@@ -12,7 +12,8 @@
 
 static bool seg_is_index(const struct xseg *s) { return s->name == NULL; }
 
-const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
+/* eval.c: the value a path designates in `root` (an M or NULL), or NULL. */
+static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
   const struct tt_av *cur = root;
   for (size_t i = 0; i < p->n && cur; i++) {
     const struct xseg *s = &p->segs[i];

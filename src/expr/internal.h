@@ -102,7 +102,4 @@ struct tt_expr {
   bool *names_used, *values_used;       /* per member of names / values */
 };
 
-/* eval.c: the value a path designates in `root` (an M or NULL), or NULL. */
-const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p);
-
 #endif

@@ -40,9 +40,6 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
 void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
                   const struct tt_orm_query_request *rq, ledger_next_fn next);
 
-/* Starts PUT .../table for the jobs table (the JobMeta model's). */
-void ledger_table_ensure(struct tt_ledger_op *op);
-
 /* Answers with `value` (stolen; dumped exactly) and finishes the op. */
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value);
 
@@ -65,13 +62,6 @@ json_t *ledger_result_json(const struct tt_orm_result *r);
  * the result holds no item). */
 const char *ledger_result_str(const struct tt_orm_result *r, const char *name);
 int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out);
-
-/* The items of a successful query step as logical JSON objects without
- * their storage keys (a new array), or NULL when out of memory. */
-json_t *ledger_page_json(const struct tt_orm_result *r);
-
-/* Removes the storage keys (pk, sk) from an item object and returns it. */
-json_t *ledger_public(json_t *item);
 
 /* A new real JSON string of a C string (NULL when out of memory). */
 json_t *ledger_str(const char *s);

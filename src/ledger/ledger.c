@@ -15,6 +15,7 @@
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
+#include "util/text.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -39,46 +40,19 @@ bool tt_ledger_job_status_terminal(const char *s) { return in_list(s, terminal_s
 
 bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_statuses); }
 
-const char *tt_ledger_kind_name(enum tt_ledger_kind kind) {
-  switch (kind) {
-  case TT_LEDGER_TABLE_ENSURE:
-    return "table.ensure";
-  case TT_LEDGER_TABLE_DELETE:
-    return "table.delete";
-  case TT_LEDGER_JOB_CREATE:
-    return "job.create";
-  case TT_LEDGER_JOB_GET:
-    return "job.get";
-  case TT_LEDGER_JOB_LIST:
-    return "job.list";
-  case TT_LEDGER_JOB_TRANSITION:
-    return "job.transition";
-  case TT_LEDGER_RECORD_PUT:
-    return "record.put";
-  case TT_LEDGER_RECORD_GET:
-    return "record.get";
-  case TT_LEDGER_RECORD_LIST:
-    return "record.list";
-  case TT_LEDGER_LEASE_ACQUIRE:
-    return "lease.acquire";
-  case TT_LEDGER_LEASE_REFRESH:
-    return "lease.refresh";
-  case TT_LEDGER_LEASE_RELEASE:
-    return "lease.release";
-  case TT_LEDGER_REQUEST_CREATE:
-    return "request.create";
-  case TT_LEDGER_REQUEST_COMPLETE:
-    return "request.complete";
-  case TT_LEDGER_SEM_ACQUIRE:
-    return "semaphore.acquire";
-  case TT_LEDGER_SEM_REFRESH:
-    return "semaphore.refresh";
-  case TT_LEDGER_SEM_RELEASE:
-    return "semaphore.release";
-  case TT_LEDGER_SEM_INSPECT:
-    return "semaphore.inspect";
-  }
-  return "unknown";
+/* The name of a kind for logs ("job.create"); never NULL. */
+static const char *kind_name(enum tt_ledger_kind kind) {
+  static const char *const names[] = {[TT_LEDGER_TABLE_ENSURE] = "table.ensure",
+      [TT_LEDGER_TABLE_DELETE] = "table.delete", [TT_LEDGER_JOB_CREATE] = "job.create",
+      [TT_LEDGER_JOB_GET] = "job.get", [TT_LEDGER_JOB_LIST] = "job.list",
+      [TT_LEDGER_JOB_TRANSITION] = "job.transition", [TT_LEDGER_RECORD_PUT] = "record.put",
+      [TT_LEDGER_RECORD_GET] = "record.get", [TT_LEDGER_RECORD_LIST] = "record.list",
+      [TT_LEDGER_LEASE_ACQUIRE] = "lease.acquire", [TT_LEDGER_LEASE_REFRESH] = "lease.refresh",
+      [TT_LEDGER_LEASE_RELEASE] = "lease.release", [TT_LEDGER_REQUEST_CREATE] = "request.create",
+      [TT_LEDGER_REQUEST_COMPLETE] = "request.complete",
+      [TT_LEDGER_SEM_ACQUIRE] = "semaphore.acquire", [TT_LEDGER_SEM_REFRESH] = "semaphore.refresh",
+      [TT_LEDGER_SEM_RELEASE] = "semaphore.release", [TT_LEDGER_SEM_INSPECT] = "semaphore.inspect"};
+  return TT_NAME_OF(names, kind, "unknown");
 }
 
 int tt_ledger_uuid4(char out[37]) {
@@ -161,7 +135,7 @@ static void ledger_log(const struct tt_ledger_op *op) {
   struct tt_log_line l;
   tt_log_begin(&l, TT_LOG_DEBUG, "ledger.op");
   tt_log_str(&l, "request_id", op->request_id);
-  tt_log_str(&l, "op", tt_ledger_kind_name(op->kind));
+  tt_log_str(&l, "op", kind_name(op->kind));
   const struct tt_orm_result *r = op->result;
   if (r->status == 0) {
     tt_log_int(&l, "status", r->http_status);
@@ -247,7 +221,16 @@ int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *
   return ledger_item_int(result_item(r), name, out);
 }
 
-json_t *ledger_page_json(const struct tt_orm_result *r) {
+/* Removes the storage keys (pk, sk) from an item object and returns it. */
+static json_t *ledger_public(json_t *item) {
+  json_object_del(item, "pk");
+  json_object_del(item, "sk");
+  return item;
+}
+
+/* The items of a successful query step as logical JSON objects without
+ * their storage keys (a new array), or NULL when out of memory. */
+static json_t *ledger_page_json(const struct tt_orm_result *r) {
   struct tt_error err;
   json_t *items = json_array();
   for (size_t i = 0; items && i < r->page.n_items; i++) {
@@ -258,12 +241,6 @@ json_t *ledger_page_json(const struct tt_orm_result *r) {
     }
   }
   return items;
-}
-
-json_t *ledger_public(json_t *item) {
-  json_object_del(item, "pk");
-  json_object_del(item, "sk");
-  return item;
 }
 
 json_t *ledger_str(const char *s) { return tt_json_string_new(s, strlen(s)); }
@@ -535,7 +512,8 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
   ledger_answer(op, r->http_status, ledger_result_json(r));
 }
 
-void ledger_table_ensure(struct tt_ledger_op *op) {
+/* Starts PUT .../table for the jobs table (the JobMeta model's). */
+static void ledger_table_ensure(struct tt_ledger_op *op) {
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
   if (s && tt_orm_table_ensure(&s->u.ctx) != 0)
     step_done(&s->u.ctx);

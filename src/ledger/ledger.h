@@ -33,10 +33,6 @@
 #define TT_LEDGER_MAX_LIMIT 1000
 #define TT_LEDGER_MAX_SEM_LIMIT 256             /* slots of one semaphore (AppTheory's cap) */
 
-/* The DMS document (v0.2) of the four built-in models on `table`, as a new
- * jansson tree (caller decrefs); NULL when out of memory. */
-json_t *tt_ledger_models_doc(const char *table);
-
 /* Registers the four built-in models on `table` (NULL or "": the default
  * table) into `r`, as tt_model_registry_load_text does: all or nothing, and
  * a model of the same name that differs (or a model of another name that
@@ -139,9 +135,6 @@ struct tt_ledger_op {
  * operation finished inside this call (op->result holds the answer; done
  * never runs). */
 int tt_ledger_start(struct tt_ledger_op *op);
-
-/* The name of a kind for logs ("job.create"); never NULL. */
-const char *tt_ledger_kind_name(enum tt_ledger_kind kind);
 
 /* Whether `s` is a job status (PENDING RUNNING SUCCEEDED FAILED CANCELED),
  * and whether it is terminal (SUCCEEDED FAILED CANCELED). */

@@ -92,7 +92,9 @@ static const char ledger_dms[] =
     "      - { attribute: \"lease_expires_at\", type: \"N\", format: \"unix_seconds\", required: true }\n"
     LEDGER_MODEL_TAIL;
 
-json_t *tt_ledger_models_doc(const char *table) {
+/* The DMS document (v0.2) of the four built-in models on `table`, as a new
+ * jansson tree (caller decrefs); NULL when out of memory. */
+static json_t *tt_ledger_models_doc(const char *table) {
   if (table == NULL || table[0] == '\0')
     table = TT_LEDGER_DEFAULT_TABLE;
   json_t *docs = NULL;

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "model/model_err.h"
 #include "model/model_priv.h"
+#include "util/text.h"
 #include "value/json_exact.h"
 
 /* Limits: DynamoDB's own (20 GSIs, 5 LSIs, 100 projected non-key attributes
@@ -237,17 +238,9 @@ static bool matches_naming(enum tt_model_naming conv, const char *s) {
 }
 
 static const char *naming_name(enum tt_model_naming conv) {
-  switch (conv) {
-  case TT_NAMING_CAMEL_CASE:
-    return "camelCase";
-  case TT_NAMING_SNAKE_CASE:
-    return "snake_case";
-  case TT_NAMING_DYNAMORM:
-    return "dynamorm";
-  case TT_NAMING_NONE:
-    break;
-  }
-  return "";
+  static const char *const names[] = {[TT_NAMING_CAMEL_CASE] = "camelCase",
+      [TT_NAMING_SNAKE_CASE] = "snake_case", [TT_NAMING_DYNAMORM] = "dynamorm"};
+  return TT_NAME_OF(names, conv, "");
 }
 
 static int parse_version(const char *s, enum tt_dms_version *out) {

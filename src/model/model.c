@@ -11,6 +11,7 @@
 #include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/buf.h"
+#include "util/text.h"
 
 #ifndef NDEBUG
 #define CHECK_MODEL(m) assert((m) != NULL && (m)->magic == TT_MODEL_MAGIC)
@@ -219,31 +220,16 @@ const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const c
 /* --- canonical form ---------------------------------------------------------- */
 
 static const char *format_name(enum tt_model_format f) {
-  switch (f) {
-  case TT_FORMAT_RFC3339NANO:
-    return "rfc3339nano";
-  case TT_FORMAT_UNIX_SECONDS:
-    return "unix_seconds";
-  case TT_FORMAT_INT:
-    return "int";
-  case TT_FORMAT_DECIMAL_STRING:
-    return "decimal_string";
-  case TT_FORMAT_NONE:
-    break;
-  }
-  return NULL;
+  static const char *const names[] = {[TT_FORMAT_RFC3339NANO] = "rfc3339nano",
+      [TT_FORMAT_UNIX_SECONDS] = "unix_seconds", [TT_FORMAT_INT] = "int",
+      [TT_FORMAT_DECIMAL_STRING] = "decimal_string"};
+  return TT_NAME_OF(names, f, NULL);
 }
 
 static const char *projection_name(enum tt_model_projection p) {
-  switch (p) {
-  case TT_PROJECTION_KEYS_ONLY:
-    return "KEYS_ONLY";
-  case TT_PROJECTION_INCLUDE:
-    return "INCLUDE";
-  case TT_PROJECTION_ALL:
-    break;
-  }
-  return "ALL";
+  static const char *const names[] = {[TT_PROJECTION_KEYS_ONLY] = "KEYS_ONLY",
+      [TT_PROJECTION_INCLUDE] = "INCLUDE"};
+  return TT_NAME_OF(names, p, "ALL");
 }
 
 /* json_object_set_new that remembers the first failure in *ok, so that the

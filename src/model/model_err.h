@@ -13,8 +13,4 @@
 int tt_model_errorf(struct tt_error *err, enum tt_err_code code, const char *field,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* va_list form of tt_model_errorf. Always returns -1. */
-int tt_model_verrorf(struct tt_error *err, enum tt_err_code code, const char *field,
-                     const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
-
 #endif

@@ -12,6 +12,8 @@
 #include "model/dms_parse.h"
 #include "model/model_err.h"
 #include "model/model_priv.h"
+#include "util/text.h"
+#include "value/json_exact.h"
 
 /* Models sorted by name: lookups are a binary search, iteration is in name
  * order (GET /v1/models answers in a stable order). */
@@ -153,13 +155,7 @@ static const char *src_of(const struct tt_model *m) {
 }
 
 static const json_t *index_normal(const struct tt_model *m, const char *name) {
-  size_t i;
-  const json_t *ix;
-  json_array_foreach(json_object_get(m->normal, "indexes"), i, ix) {
-    if (strcmp(json_string_value(json_object_get(ix, "name")), name) == 0)
-      return ix;
-  }
-  return NULL;
+  return tt_json_find(json_object_get(m->normal, "indexes"), "name", name);
 }
 
 /* Two models that use one table must describe it the same way: the memory
@@ -440,21 +436,13 @@ size_t tt_model_unsafe_changes(const struct tt_model *old, const struct tt_model
 }
 
 const char *tt_model_change_label(enum tt_model_change_kind kind) {
-  switch (kind) {
-  case TT_MODEL_CHANGE_KEYS:
-    return "keys_changed";
-  case TT_MODEL_CHANGE_INDEX_KEYS:
-    return "index_keys_changed";
-  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
-    return "encryption_removed";
-  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
-    return "encrypted_attribute_dropped";
-  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
-    return "encryption_added";
-  case TT_MODEL_CHANGE_TYPE:
-    return "type_changed";
-  }
-  return "?";
+  static const char *const names[] = {[TT_MODEL_CHANGE_KEYS] = "keys_changed",
+      [TT_MODEL_CHANGE_INDEX_KEYS] = "index_keys_changed",
+      [TT_MODEL_CHANGE_ENCRYPTION_REMOVED] = "encryption_removed",
+      [TT_MODEL_CHANGE_ENCRYPTED_DROPPED] = "encrypted_attribute_dropped",
+      [TT_MODEL_CHANGE_ENCRYPTION_ADDED] = "encryption_added",
+      [TT_MODEL_CHANGE_TYPE] = "type_changed"};
+  return TT_NAME_OF(names, kind, "?");
 }
 
 /* The UnsafeModelChange error for the first of `n` unsafe changes. */

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/utf8.h"
 #include "value/base64.h"
 
 #define AAD_PREFIX "theorydb:encrypted:v1|attr="
@@ -32,56 +31,10 @@ static int bad(struct tt_error *err, const char *field, const char *why) {
  * default): the deterministic envelope of another runtime must decrypt to
  * the same bytes we would have written. */
 static int go_string(struct tt_buf *b, const char *s, size_t len) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)s;
-  int bad_ = tt_buf_append(b, "\"", 1);
-  size_t i = 0, start = 0;
-  while (i < len && !bad_) {
-    unsigned c = p[i];
-    const char *esc = NULL;
-    char u[6];
-    size_t step = 1;
-    if (c < 0x80) {
-      if (c == '"')
-        esc = "\\\"";
-      else if (c == '\\')
-        esc = "\\\\";
-      else if (c == '\n')
-        esc = "\\n";
-      else if (c == '\r')
-        esc = "\\r";
-      else if (c == '\t')
-        esc = "\\t";
-      else if (c == '\b')
-        esc = "\\b";
-      else if (c == '\f')
-        esc = "\\f";
-      else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-        memcpy(u, "\\u00", 4);
-        u[4] = hex[c >> 4];
-        u[5] = hex[c & 15];
-        bad_ |= tt_buf_append(b, p + start, i - start) | tt_buf_append(b, u, 6);
-        start = ++i;
-        continue;
-      }
-    } else {
-      /* Go writes U+FFFD for each byte of an ill-formed sequence. */
-      step = tt_utf8_seq(p + i, len - i, NULL);
-      if (step == 0) {
-        esc = "\\ufffd";
-        step = 1;
-      } else if (step == 3 && c == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] & 0xFE) == 0xA8) {
-        esc = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
-      }
-    }
-    if (esc != NULL) {
-      bad_ |= tt_buf_append(b, p + start, i - start) | tt_buf_puts(b, esc);
-      start = i + step;
-    }
-    i += step;
-  }
-  bad_ |= tt_buf_append(b, p + start, len - start) | tt_buf_append(b, "\"", 1);
-  return bad_ ? -1 : 0;
+  return tt_buf_append(b, "\"", 1) || tt_buf_json_escape_as(b, s, len, true) ||
+                 tt_buf_append(b, "\"", 1)
+             ? -1
+             : 0;
 }
 
 static int put_b64(struct tt_buf *b, const void *p, size_t n) {
@@ -286,13 +239,10 @@ static int from_form(const json_t *o, int depth, const char *field, struct tt_av
     if (m != NULL && json_is_object(m)) {
       json_object_keylen_foreach((json_t *)m, k, kl, x) {
         struct tt_av_member *mb = &out->u.members[i];
-        if ((mb->name = malloc(kl + 1)) == NULL) {
+        if (tt_av_member_name(mb, k, kl) != 0) {
           tt_av_free(out);
           return oom(err);
         }
-        memcpy(mb->name, k, kl);
-        mb->name[kl] = '\0';
-        mb->name_len = kl;
         i++;
         if (from_form(x, depth + 1, field, &mb->value, err) != 0) {
           tt_av_free(out);

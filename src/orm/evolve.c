@@ -9,19 +9,13 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "value/json_exact.h"
 
 /* The type of an attribute in an AttributeDefinitions list, "" if absent. */
 static const char *def_type(const json_t *defs, const char *name) {
-  size_t i;
-  const json_t *d;
-  json_array_foreach(defs, i, d) {
-    const char *n = json_string_value(json_object_get(d, "AttributeName"));
-    if (n && strcmp(n, name) == 0) {
-      const char *t = json_string_value(json_object_get(d, "AttributeType"));
-      return t ? t : "";
-    }
-  }
-  return "";
+  const char *t =
+      json_string_value(json_object_get(tt_json_find(defs, "AttributeName", name), "AttributeType"));
+  return t ? t : "";
 }
 
 /* A key schema as people read it: "HASH id (S), RANGE at (N)". */
@@ -60,17 +54,6 @@ static void projection_text(const json_t *p, struct tt_buf *b) {
   for (size_t i = 0; i < m; i++)
     tt_buf_printf(b, "%s%s", i ? ", " : "", names[i]);
   tt_buf_printf(b, "]");
-}
-
-static const json_t *find_index(const json_t *list, const char *name) {
-  size_t i;
-  const json_t *ix;
-  json_array_foreach(list, i, ix) {
-    const char *n = json_string_value(json_object_get(ix, "IndexName"));
-    if (n && strcmp(n, name) == 0)
-      return ix;
-  }
-  return NULL;
 }
 
 /* Fills the 409 and its details; returns -1. */
@@ -148,8 +131,8 @@ int tt_orm_table_diff(const json_t *want, const json_t *table, json_t **missing,
     const json_t *w;
     json_array_foreach(json_object_get(want, kinds[k]), i, w) {
       const char *name = json_string_value(json_object_get(w, "IndexName"));
-      const json_t *same = find_index(json_object_get(table, kinds[k]), name);
-      const json_t *other = find_index(json_object_get(table, kinds[1 - k]), name);
+      const json_t *same = tt_json_find(json_object_get(table, kinds[k]), "IndexName", name);
+      const json_t *other = tt_json_find(json_object_get(table, kinds[1 - k]), "IndexName", name);
       if (same) {
         if ((rc = index_diff(want, table, w, same, tname, details, err)) != 0)
           break;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "util/civil.h"
 #include "util/error.h"
 #include "value/json_exact.h"
 #include "value/number.h"
@@ -37,29 +38,6 @@ static void field_index(char *out, size_t cap, const char *prefix, size_t i) {
 
 /* ---- time ----------------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil), so no libc time zone state is involved. */
-static int64_t days_from_civil(int64_t y, unsigned mo, unsigned d) {
-  y -= mo <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  unsigned yoe = (unsigned)(y - era * 400);
-  unsigned doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *mo, unsigned *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned)(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *mo = mp < 10 ? mp + 3 : mp - 9;
-  *y = (int64_t)yoe + era * 400 + (*mo <= 2);
-}
-
 static char *put_digits(char *p, unsigned v, int width) {
   for (int i = width - 1; i >= 0; i--) {
     p[i] = (char)('0' + v % 10);
@@ -82,7 +60,7 @@ int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
   }
   int64_t y;
   unsigned mo, d;
-  civil_from_days(days, &y, &mo, &d);
+  tt_civil_from_days(days, &y, &mo, &d);
   /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
   char *p = put_digits(tmp, (unsigned)y, 4);
   *p++ = '-';
@@ -166,7 +144,7 @@ int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec)
   }
   if (i != len)
     return -1;
-  *sec = days_from_civil(y, mo, d) * SEC_PER_DAY + h * 3600 + mi * 60 + se -
+  *sec = tt_days_from_civil(y, mo, d) * SEC_PER_DAY + h * 3600 + mi * 60 + se -
          sign * (int64_t)(oh * 3600 + om * 60);
   if (nsec)
     *nsec = (int32_t)frac;
@@ -344,13 +322,10 @@ static int unknown_attr(const struct tt_model *m, const char *name, size_t len, 
 static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len, struct tt_av *v,
                     struct tt_error *err) {
   struct tt_av_member *mb = &item->u.members[(*n)];
-  if ((mb->name = malloc(len + 1)) == NULL) {
+  if (tt_av_member_name(mb, name, len) != 0) {
     tt_av_free(v);
     return oom(err);
   }
-  memcpy(mb->name, name, len);
-  mb->name[len] = '\0';
-  mb->name_len = len;
   mb->value = *v;
   memset(v, 0, sizeof(*v));
   v->type = TT_AV_NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "value/json_exact.h"
 
 /* At most this many names in a request's protected_attributes: a model has
@@ -14,18 +15,9 @@
 #define POLICY_MAX_EXTRA 1000
 
 static const char *kind_name(enum tt_orm_policy_write w) {
-  switch (w) {
-  case TT_ORM_POLICY_PUT:
-    return "a put (create or replace)";
-  case TT_ORM_POLICY_UPDATE:
-    return "an update";
-  case TT_ORM_POLICY_DELETE:
-    return "a delete";
-  case TT_ORM_POLICY_CREATE:
-  case TT_ORM_POLICY_CHECK:
-    break;
-  }
-  return "a write";
+  static const char *const names[] = {[TT_ORM_POLICY_PUT] = "a put (create or replace)",
+      [TT_ORM_POLICY_UPDATE] = "an update", [TT_ORM_POLICY_DELETE] = "a delete"};
+  return TT_NAME_OF(names, w, "a write");
 }
 
 static bool any_protected(const struct tt_model *m) {

@@ -2,6 +2,7 @@
 /* table.c -- a model's table: build CreateTable from the DMS, ensure it
  * exists (waiting for ACTIVE) with the GSIs its models gained, describe it,
  * delete it. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,12 +27,8 @@ static const char *key_type(enum tt_av_type t) {
 }
 
 static void add_definition(json_t *defs, const struct tt_model_attr *a) {
-  size_t i;
-  json_t *d;
-  json_array_foreach(defs, i, d) {
-    if (strcmp(json_string_value(json_object_get(d, "AttributeName")), a->name) == 0)
-      return;
-  }
+  if (tt_json_find(defs, "AttributeName", a->name) != NULL)
+    return;
   json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->name, "AttributeType",
                                         key_type(a->type)));
 }
@@ -57,16 +54,6 @@ static json_t *projection(const struct tt_model_index *ix) {
   return p;
 }
 
-static bool has_index(json_t *list, const char *name) {
-  size_t i;
-  json_t *ix;
-  json_array_foreach(list, i, ix) {
-    if (strcmp(json_string_value(json_object_get(ix, "IndexName")), name) == 0)
-      return true;
-  }
-  return false;
-}
-
 json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
                                     const struct tt_model *m) {
   json_t *defs = json_array();
@@ -87,7 +74,7 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
     for (size_t i = 0; i < o->n_indexes; i++) {
       const struct tt_model_index *ix = &o->indexes[i];
       json_t *list = ix->kind == TT_INDEX_GSI ? gsis : lsis;
-      if (has_index(gsis, ix->name) || has_index(lsis, ix->name))
+      if (tt_json_find(gsis, "IndexName", ix->name) || tt_json_find(lsis, "IndexName", ix->name))
         continue;
       add_definition(defs, ix->partition);
       if (ix->sort)
@@ -189,17 +176,34 @@ static int describe_body(struct tt_orm_ctx *ctx, json_t *desc, const struct ensu
   return rc;
 }
 
+/* Ends the operation with an error of `code` (field NULL). */
+static void fail(struct tt_orm_ctx *ctx, enum tt_err_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(struct tt_orm_ctx *ctx, enum tt_err_code code, const char *fmt, ...) {
+  struct tt_error e;
+  va_list ap;
+  va_start(ap, fmt);
+  tt_error_vset(&e, code, NULL, fmt, ap);
+  va_end(ap);
+  tt_orm_fail(ctx->result, &e);
+  tt_orm_ctx_finish(ctx);
+}
+
+/* Ends the operation with a backend call's error. */
+static void fail_backend(struct tt_orm_ctx *ctx, const struct tt_backend_error *be) {
+  tt_orm_fail_backend(ctx->result, be, ctx->model->name);
+  tt_orm_ctx_finish(ctx);
+}
+
 /* Answers from a DescribeTable response (or Internal when out of memory);
  * st as for describe_body. */
 static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
                              const struct ensure_state *st) {
   if (describe_body(ctx, desc, st) != 0) {
-    struct tt_error e;
-    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(ctx->result, &e);
-  } else {
-    ctx->result->status = 0;
+    fail(ctx, TT_ERR_INTERNAL, "out of memory");
+    return;
   }
+  ctx->result->status = 0;
   tt_orm_ctx_finish(ctx);
 }
 
@@ -219,17 +223,14 @@ static void poll_wait_done(struct tt_sleep_op *s) {
   struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
     const struct ensure_state *st = ctx->state;
-    struct tt_error e;
     if (st->pending)
-      tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
-                   "the request deadline passed while index %s was being created (DynamoDB "
-                   "goes on backfilling it: PUT .../table again later)",
-                   st->pending);
+      fail(ctx, TT_ERR_BACKEND_TIMEOUT,
+           "the request deadline passed while index %s was being created (DynamoDB goes on "
+           "backfilling it: PUT .../table again later)",
+           st->pending);
     else
-      tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
-                   "the request deadline passed while the table was being created");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+      fail(ctx, TT_ERR_BACKEND_TIMEOUT,
+           "the request deadline passed while the table was being created");
     return;
   }
   describe_again(ctx);
@@ -248,16 +249,13 @@ static void wait_for_active(struct tt_orm_ctx *ctx) {
       return;
   }
   const struct ensure_state *st = ctx->state;
-  struct tt_error e;
   if (st->pending)
-    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
-                 "index %s did not become ACTIVE in time (DynamoDB goes on backfilling it: "
-                 "PUT .../table again later)",
-                 st->pending);
+    fail(ctx, TT_ERR_BACKEND_TIMEOUT,
+         "index %s did not become ACTIVE in time (DynamoDB goes on backfilling it: PUT "
+         ".../table again later)",
+         st->pending);
   else
-    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table did not become ACTIVE in time");
-  tt_orm_fail(ctx->result, &e);
-  tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_BACKEND_TIMEOUT, "the table did not become ACTIVE in time");
 }
 
 /* A peer without the TTL operations (dynalite answers
@@ -315,8 +313,7 @@ static void ttl_described(struct tt_client_call *call) {
       describe_again(ctx);
       return;
     }
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   json_t *d = json_object_get(call->bc.response, "TimeToLiveDescription");
@@ -344,8 +341,7 @@ static void ttl_described(struct tt_client_call *call) {
     return;
   }
   if (st->ttl_retried) {
-    tt_orm_fail_backend(ctx->result, &st->update_error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &st->update_error);
     return;
   }
   json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
@@ -366,10 +362,7 @@ static void gsi_updated(struct tt_client_call *call) {
       "IndexName"));
   char *copy = name ? tt_arena_strndup(ctx->arena, name, strlen(name)) : NULL;
   if (copy == NULL) {
-    struct tt_error e;
-    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return;
   }
   if (call->bc.status == 0) {
@@ -379,8 +372,7 @@ static void gsi_updated(struct tt_client_call *call) {
     return;
   }
   if (st->gsi_failed && strcmp(st->gsi_failed, copy) == 0) {
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   /* Another ensure of this table may be adding the same index (models
@@ -397,12 +389,9 @@ static void gsi_updated(struct tt_client_call *call) {
  * UpdateTable without creating it (dynalite ignores GSI creation). */
 static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
   struct ensure_state *st = ctx->state;
-  size_t i;
-  const json_t *ix;
-  json_array_foreach(json_object_get(t, "GlobalSecondaryIndexes"), i, ix) {
-    const char *name = json_string_value(json_object_get(ix, "IndexName"));
-    if (name == NULL || strcmp(name, st->pending) != 0)
-      continue;
+  const json_t *ix =
+      tt_json_find(json_object_get(t, "GlobalSecondaryIndexes"), "IndexName", st->pending);
+  if (ix != NULL) {
     const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
     if (status && strcmp(status, "ACTIVE") != 0)
       return 0;
@@ -411,13 +400,10 @@ static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
     st->pending = NULL;
     return 1;
   }
-  struct tt_error e;
-  tt_error_set(&e, TT_ERR_INTERNAL, NULL,
-               "the backend accepted UpdateTable adding index %s to table %s but does not "
-               "describe the index: it does not implement GSI creation",
-               st->pending, ctx->model->table);
-  tt_orm_fail(ctx->result, &e);
-  tt_orm_ctx_finish(ctx);
+  fail(ctx, TT_ERR_INTERNAL,
+       "the backend accepted UpdateTable adding index %s to table %s but does not describe the "
+       "index: it does not implement GSI creation",
+       st->pending, ctx->model->table);
   return -1;
 }
 
@@ -431,9 +417,7 @@ static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
   struct tt_error e;
   *done = false;
   if (want == NULL) {
-    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
   }
   if (tt_orm_table_diff(want, t, &missing, &details, &e) != 0) {
@@ -474,8 +458,7 @@ static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
 static void created(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceInUseException") != 0) {
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   /* ResourceInUse: another writer created it first, so it "existed". */
@@ -492,8 +475,7 @@ static void ensure_described(struct tt_client_call *call) {
       start_call(ctx, TT_DDB_CREATE_TABLE, req, created);
       return;
     }
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   json_t *t = json_object_get(call->bc.response, "Table");
@@ -534,10 +516,7 @@ static int table_ensure_run(struct tt_orm_ctx *ctx) {
   ctx->result->http_status = 0;
   ctx->state = tt_arena_alloc(ctx->arena, sizeof(struct ensure_state));
   if (ctx->state == NULL) {
-    struct tt_error e;
-    tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return 0;
   }
   memset(ctx->state, 0, sizeof(struct ensure_state));
@@ -554,8 +533,7 @@ int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
 static void described(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   ctx->result->http_status = 200;
@@ -585,8 +563,7 @@ static void gone_checked(struct tt_client_call *call) {
     return;
   }
   if (call->bc.status != 0) {
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   /* Still DELETING: DynamoDB removes tables asynchronously. */
@@ -596,11 +573,8 @@ static void gone_checked(struct tt_client_call *call) {
 static void delete_wait_done(struct tt_sleep_op *s) {
   struct tt_orm_ctx *ctx = s->arg;
   if (s->canceled) {
-    struct tt_error e;
-    tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL,
-                 "the request deadline passed while the table was being deleted");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_BACKEND_TIMEOUT,
+         "the request deadline passed while the table was being deleted");
     return;
   }
   start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
@@ -617,17 +591,13 @@ static void delete_poll(struct tt_orm_ctx *ctx) {
     if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS / 5, false) == 0)
       return;
   }
-  struct tt_error e;
-  tt_error_set(&e, TT_ERR_BACKEND_TIMEOUT, NULL, "the table was not deleted in time");
-  tt_orm_fail(ctx->result, &e);
-  tt_orm_ctx_finish(ctx);
+  fail(ctx, TT_ERR_BACKEND_TIMEOUT, "the table was not deleted in time");
 }
 
 static void deleted(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
-    tt_orm_fail_backend(ctx->result, &call->bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &call->bc.error);
     return;
   }
   /* Answer only once the table is gone, so a following PUT .../table or a
@@ -639,11 +609,8 @@ static void deleted(struct tt_client_call *call) {
 
 static int table_delete_run(struct tt_orm_ctx *ctx) {
   if (!ctx->orm->allow_table_delete) {
-    struct tt_error e;
-    tt_error_set(&e, TT_ERR_FORBIDDEN, NULL,
-                 "table deletion is disabled; start the daemon with --allow-table-delete");
-    tt_orm_fail(ctx->result, &e);
-    tt_orm_ctx_finish(ctx);
+    fail(ctx, TT_ERR_FORBIDDEN,
+         "table deletion is disabled; start the daemon with --allow-table-delete");
     return 0;
   }
   start_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),

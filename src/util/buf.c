@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 void tt_buf_init(struct tt_buf *b, size_t cap) {
   b->data = NULL;
   b->len = 0;
@@ -88,13 +90,15 @@ int tt_buf_printf(struct tt_buf *b, const char *fmt, ...) {
   return 0;
 }
 
-int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n) {
+int tt_buf_json_escape_as(struct tt_buf *b, const char *s, size_t n, bool go) {
   static const char hex[] = "0123456789abcdef";
-  size_t start = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, start = 0;
+  while (i < n) {
+    unsigned c = p[i];
     const char *esc = NULL;
-    char tmp[7];
+    char u[7];
+    size_t step = 1;
     if (c == '"')
       esc = "\\\"";
     else if (c == '\\')
@@ -105,20 +109,38 @@ int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n) {
       esc = "\\r";
     else if (c == '\t')
       esc = "\\t";
-    else if (c < 0x20) {
-      memcpy(tmp, "\\u00", 4);
-      tmp[4] = hex[c >> 4];
-      tmp[5] = hex[c & 15];
-      tmp[6] = '\0';
-      esc = tmp;
+    else if (go && c == '\b')
+      esc = "\\b";
+    else if (go && c == '\f')
+      esc = "\\f";
+    else if (c < 0x20 || (go && (c == '<' || c == '>' || c == '&'))) {
+      memcpy(u, "\\u00", 4);
+      u[4] = hex[c >> 4];
+      u[5] = hex[c & 15];
+      u[6] = '\0';
+      esc = u;
+    } else if (go && c >= 0x80) {
+      /* Go writes U+FFFD for each byte of an ill-formed sequence. */
+      step = tt_utf8_seq(p + i, n - i, NULL);
+      if (step == 0) {
+        esc = "\\ufffd";
+        step = 1;
+      } else if (step == 3 && c == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] & 0xFE) == 0xA8) {
+        esc = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+      }
     }
     if (esc) {
       if (tt_buf_append(b, s + start, i - start) != 0 || tt_buf_puts(b, esc) != 0)
         return -1;
-      start = i + 1;
+      start = i + step;
     }
+    i += step;
   }
   return tt_buf_append(b, s + start, n - start);
+}
+
+int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n) {
+  return tt_buf_json_escape_as(b, s, n, false);
 }
 
 char *tt_buf_steal(struct tt_buf *b, size_t *len) {

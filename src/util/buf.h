@@ -3,6 +3,7 @@
 #ifndef TT_UTIL_BUF_H
 #define TT_UTIL_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -61,6 +62,11 @@ int tt_buf_printf(struct tt_buf *b, const char *fmt, ...)
 /* Appends `s` (n bytes) as the body of a JSON string, without the quotes:
  * escapes quotes, backslashes and control characters. */
 int tt_buf_json_escape(struct tt_buf *b, const char *s, size_t n);
+
+/* The same, or with `go` as Go's json.Marshal writes it (HTML escaping on):
+ * also \b and \f, <, > and & as \u00XX, U+2028 and U+2029 escaped and each
+ * byte of an ill-formed UTF-8 sequence as \ufffd. */
+int tt_buf_json_escape_as(struct tt_buf *b, const char *s, size_t n, bool go);
 
 /* Takes the data out: returns the malloc'd bytes (caller frees) and leaves
  * the buffer empty. Never NULL: an empty buffer yields "". */

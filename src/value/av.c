@@ -363,6 +363,13 @@ static int member_cmp(const void *pa, const void *pb) {
   return cmp_bytes(a->name, a->name_len, b->name, b->name_len);
 }
 
+int tt_av_member_name(struct tt_av_member *m, const char *name, size_t len) {
+  if ((m->name = dup_bytes(name, len)) == NULL)
+    return -1;
+  m->name_len = len;
+  return 0;
+}
+
 int tt_av_map_finish(struct tt_av *map, const char *field, struct tt_error *err) {
   if (map->len < 2)
     return 0;

@@ -103,6 +103,10 @@ int tt_av_list(struct tt_av *v, enum tt_av_type type, size_t n);
  * call tt_av_map_finish to sort them. Returns 0 or -1 (out of memory). */
 int tt_av_map(struct tt_av *v, size_t n);
 
+/* Names a member slot of such an M: a NUL-terminated copy of `len` bytes
+ * of `name`. Returns 0 or -1 (out of memory). */
+int tt_av_member_name(struct tt_av_member *m, const char *name, size_t len);
+
 /* Sorts the members of an M by name bytes and rejects duplicate names
  * (ValidationError naming `field`). Returns 0 or -1. */
 int tt_av_map_finish(struct tt_av *map, const char *field, struct tt_error *err);

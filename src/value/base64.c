@@ -3,6 +3,9 @@
 #include "value/base64.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+
+#include "value/av.h"
 
 static const char alpha_std[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -108,5 +111,22 @@ int tt_base64_decode(const char *in, size_t len, enum tt_base64_variant v, int p
       out[o++] = (unsigned char)(w >> 8);
   }
   *out_len = o;
+  return 0;
+}
+
+int tt_base64_decode_av(struct tt_av *out, const char *in, size_t len, enum tt_base64_variant v,
+                        int pad_optional) {
+  size_t n;
+  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
+  if (bytes == NULL)
+    return -1;
+  if (tt_base64_decode(in, len, v, pad_optional, bytes, &n) != 0) {
+    free(bytes);
+    return 1;
+  }
+  bytes[n] = '\0';
+  out->type = TT_AV_B;
+  out->len = n;
+  out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
   return 0;
 }

@@ -27,6 +27,14 @@ int tt_base64_encode(struct tt_buf *b, const void *p, size_t n, enum tt_base64_v
 int tt_base64_decode(const char *in, size_t len, enum tt_base64_variant v, int pad_optional,
                      unsigned char *out, size_t *out_len);
 
+struct tt_av;
+
+/* A B value of the `len` characters decoded (as tt_base64_decode), in one
+ * allocation. Returns 0, 1 when the text is not base64 or -1 when memory
+ * runs out; on failure *out is left as it was. */
+int tt_base64_decode_av(struct tt_av *out, const char *in, size_t len, enum tt_base64_variant v,
+                        int pad_optional);
+
 /* Upper bound of decoded bytes for `len` characters, for sizing `out`. */
 #define TT_BASE64_DECODED_MAX(len) ((len) / 4 * 3 + 3)
 

@@ -32,21 +32,11 @@ static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t
 
 static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
   const char *s;
-  size_t len, n;
+  size_t len;
   if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
     return -1;
-  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
-  if (bytes == NULL)
-    return oom(c);
-  if (tt_base64_decode(s, len, TT_BASE64_STD, 0, bytes, &n) != 0) {
-    free(bytes);
-    return bad(c, "B is not valid base64");
-  }
-  bytes[n] = '\0';
-  out->type = TT_AV_B;
-  out->len = n;
-  out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
-  return 0;
+  int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
+  return rc < 0 ? oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
 }
 
 static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
@@ -103,13 +93,10 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
       tt_vpath_pop(c, old);
       return -1;
     }
-    if ((m->name = malloc(key_len + 1)) == NULL) {
+    if (tt_av_member_name(m, key, key_len) != 0) {
       tt_vpath_pop(c, old);
       return oom(c);
     }
-    memcpy(m->name, key, key_len);
-    m->name[key_len] = '\0';
-    m->name_len = key_len;
     int rc = value_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
     if (rc != 0)
@@ -212,14 +199,10 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
     int rc = 0;
     if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
       rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
-    else if ((m->name = malloc(key_len + 1)) == NULL)
+    else if (tt_av_member_name(m, key, key_len) != 0)
       rc = oom(&c);
-    if (rc == 0) {
-      memcpy(m->name, key, key_len);
-      m->name[key_len] = '\0';
-      m->name_len = key_len;
+    if (rc == 0)
       rc = value_from(&c, val, 0, &m->value);
-    }
     tt_vpath_pop(&c, old);
     if (rc != 0)
       goto fail;
@@ -331,7 +314,9 @@ static json_t *scalar_json(const struct tt_av *v) {
   }
 }
 
-json_t *tt_ddb_value_to_json(const struct tt_av *v) {
+/* The wire JSON of v as a new jansson tree (caller decrefs); NULL when out
+ * of memory. */
+static json_t *tt_ddb_value_to_json(const struct tt_av *v) {
   json_t *inner = NULL;
   switch (v->type) {
   case TT_AV_S:

@@ -57,10 +57,6 @@ int tt_ddb_value_write(struct tt_buf *b, const struct tt_av *v, unsigned json_fl
  * order. Returns 0 or -1. */
 int tt_ddb_item_write(struct tt_buf *b, const struct tt_av *item, unsigned json_flags);
 
-/* The wire JSON of v as a new jansson tree (caller decrefs); NULL when out
- * of memory. */
-json_t *tt_ddb_value_to_json(const struct tt_av *v);
-
 /* An M value as an attribute-map tree (caller decrefs); NULL when out of
  * memory or item is not an M. */
 json_t *tt_ddb_item_to_json(const struct tt_av *item);

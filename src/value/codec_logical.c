@@ -35,22 +35,12 @@ static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) 
 }
 
 static int binary_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
-  size_t len, n;
+  size_t len;
   const char *s = tt_json_string_text(in, &len);
   if (s == NULL)
     return expect(c, "a base64 string (B)");
-  unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(len) + 1);
-  if (bytes == NULL)
-    return oom(c);
-  if (tt_base64_decode(s, len, TT_BASE64_STD, 0, bytes, &n) != 0) {
-    free(bytes);
-    return expect(c, "standard base64 with padding (B)");
-  }
-  bytes[n] = '\0';
-  out->type = TT_AV_B;
-  out->len = n;
-  out->u.bytes = (char *)bytes;
-  return 0;
+  int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
+  return rc < 0 ? oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
 }
 
 static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
@@ -100,14 +90,10 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
     int rc = 0;
     if (memchr(key, '\0', key_len) != NULL)
       rc = expect(c, "map keys without NUL");
-    else if ((m->name = malloc(key_len + 1)) == NULL)
+    else if (tt_av_member_name(m, key, key_len) != 0)
       rc = oom(c);
-    if (rc == 0) {
-      memcpy(m->name, key, key_len);
-      m->name[key_len] = '\0';
-      m->name_len = key_len;
+    if (rc == 0)
       rc = convert(c, val, TT_LOGICAL_INFER, 0, depth, &m->value);
-    }
     tt_vpath_pop(c, old);
     if (rc != 0)
       return -1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend/dynamodb/creds_internal.h"
+#include "util/civil.h"
 
 extern char **environ;
 
@@ -108,17 +109,6 @@ int creds_fill(struct tt_creds *c, const char *akid, size_t akid_len, const char
   return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  unsigned yoe = (unsigned)(y - era * 400);
-  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (int64_t)doe - 719468;
-}
-
 static int digits(const char *s, size_t n, size_t at, size_t count, int *out) {
   int v = 0;
   if (at + count > n)
@@ -168,7 +158,7 @@ int creds_parse_time(const char *s, size_t n, int64_t *out) {
   }
   if (i != n)
     return -1;
-  int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+  int64_t days = tt_days_from_civil(y, (unsigned)mo, (unsigned)d);
   *out = days * 86400 + (int64_t)h * 3600 + mi * 60 + (se == 60 ? 59 : se) - offset;
   return 0;
 }
@@ -430,7 +420,9 @@ int64_t creds_now(const struct creds_chain *ch) {
   return creds_cache_now(&ch->cache);
 }
 
-void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
+/* Sends one line to the log hook, printf-style. Callers never pass a
+ * secret. */
+static void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   creds_cache_vlog(&ch->cache, level, fmt, ap);

@@ -12,6 +12,7 @@
 #include "backend/dynamodb/creds_internal.h"
 #include "backend/dynamodb/http.h"
 #include "backend/dynamodb/sts_xml.h"
+#include "util/text.h"
 
 #define TOKEN_FILE_CAP CREDS_TOKEN_FILE_CAP
 #define IMDS_TOKEN_TTL 21600
@@ -36,24 +37,13 @@ struct creds_http_op {
 };
 
 static const char *transport_reason(enum tt_http_transport t) {
-  switch (t) {
-  case TT_HTTP_OK:
-    return "ok";
-  case TT_HTTP_TIMEOUT:
-    return "the request timed out";
-  case TT_HTTP_CONNECT:
-    return "could not connect";
-  case TT_HTTP_RESET:
-    return "the connection was reset";
-  case TT_HTTP_TLS:
-    return "TLS handshake or verification failed";
-  case TT_HTTP_CANCELED:
-    return "the request was cancelled";
-  case TT_HTTP_TOO_LARGE:
-    return "the response is too large";
-  default:
-    return "the transfer failed";
-  }
+  static const char *const names[] = {[TT_HTTP_OK] = "ok",
+      [TT_HTTP_TIMEOUT] = "the request timed out", [TT_HTTP_CONNECT] = "could not connect",
+      [TT_HTTP_RESET] = "the connection was reset",
+      [TT_HTTP_TLS] = "TLS handshake or verification failed",
+      [TT_HTTP_CANCELED] = "the request was cancelled",
+      [TT_HTTP_TOO_LARGE] = "the response is too large"};
+  return TT_NAME_OF(names, t, "the transfer failed");
 }
 
 static void op_free(struct creds_http_op *op) {

@@ -95,11 +95,6 @@ const char *creds_env(const struct creds_chain *ch, const char *name);
 /* The current time (the injected clock). */
 int64_t creds_now(const struct creds_chain *ch);
 
-/* Sends one line to the log hook, printf-style. Callers never pass a
- * secret. */
-void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Ends an async provider: rc 0 with job->out filled, or -1 with job->err.
  * The job may be freed before this returns. */
 void creds_job_async_done(struct creds_job *job, int rc);

@@ -2,6 +2,7 @@
 /* errors.c -- DynamoDB responses and transport failures classified once into
  * the backend port's result or error. */
 #include "backend/dynamodb/errors.h"
+#include "util/text.h"
 #include "value/json_exact.h"
 
 #include <stdio.h>
@@ -12,26 +13,14 @@
  * otherwise passes it on as Retry-After. */
 #define RETRY_AFTER_MAX_MS 3600000u
 
-const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
-  switch (t) {
-  case TT_HTTP_OK:
-    return NULL;
-  case TT_HTTP_TIMEOUT:
-    return "Timeout";
-  case TT_HTTP_CONNECT:
-    return "ServiceUnavailable";
-  case TT_HTTP_RESET:
-    return "ConnectionReset";
-  case TT_HTTP_TLS:
-    return "TlsError";
-  case TT_HTTP_CANCELED:
-    return "RequestCanceled";
-  case TT_HTTP_TOO_LARGE:
-    return "ResponseTooLarge";
-  case TT_HTTP_OTHER:
-  default:
-    return "TransportError";
-  }
+/* The error type a transport outcome maps to ("Timeout", ...); NULL for
+ * TT_HTTP_OK. */
+static const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
+  static const char *const names[] = {[TT_HTTP_TIMEOUT] = "Timeout",
+      [TT_HTTP_CONNECT] = "ServiceUnavailable", [TT_HTTP_RESET] = "ConnectionReset",
+      [TT_HTTP_TLS] = "TlsError", [TT_HTTP_CANCELED] = "RequestCanceled",
+      [TT_HTTP_TOO_LARGE] = "ResponseTooLarge"};
+  return t == TT_HTTP_OK ? NULL : TT_NAME_OF(names, t, "TransportError");
 }
 
 static int transport_error(enum tt_http_transport t, struct tt_backend_error *e) {

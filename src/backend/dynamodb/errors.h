@@ -35,8 +35,4 @@ bool tt_ddb_response_ok(const struct tt_http_response *resp);
 int tt_ddb_response_not_object(const struct tt_http_response *resp,
                                struct tt_backend_error *e);
 
-/* The error type a transport outcome maps to ("Timeout", ...); NULL for
- * TT_HTTP_OK. */
-const char *tt_ddb_transport_error_type(enum tt_http_transport t);
-
 #endif

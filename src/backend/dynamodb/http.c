@@ -80,6 +80,11 @@ struct easy_slot {
   size_t nodes_cap;
 };
 
+/* A doubly linked list of calls, in the order they joined it. */
+struct call_list {
+  struct tt_http_call *head, *tail;
+};
+
 struct tt_http {
   unsigned magic;
   uv_loop_t *loop;
@@ -91,8 +96,8 @@ struct tt_http {
    * curl_multi_assign, so no curl_multi_* runs inside a curl callback. */
   struct http_sock **socks;
   size_t nsocks;
-  struct tt_http_call *active;                /* doubly linked */
-  struct tt_http_call *fin_head, *fin_tail;   /* finished, not delivered */
+  struct call_list active; /* transfers in curl's multi */
+  struct call_list fin;    /* finished, not delivered */
   struct easy_slot *pool[EASY_POOL_MAX]; /* idle easy handles, in no multi */
   size_t npool;
   uint64_t timeout_ms, connect_timeout_ms;
@@ -156,34 +161,27 @@ static enum tt_http_transport map_curlcode(CURLcode rc, bool too_large) {
 
 /* ---- lists ---- */
 
-static void active_push(struct tt_http *h, struct tt_http_call *c) {
-  c->state = CALL_ACTIVE;
-  c->prev = NULL;
-  c->next = h->active;
-  if (h->active)
-    h->active->prev = c;
-  h->active = c;
+static void list_push(struct call_list *l, struct tt_http_call *c, int state) {
+  c->state = state;
+  c->next = NULL;
+  c->prev = l->tail;
+  if (l->tail)
+    l->tail->next = c;
+  else
+    l->head = c;
+  l->tail = c;
 }
 
-static void active_unlink(struct tt_http *h, struct tt_http_call *c) {
+static void list_unlink(struct call_list *l, struct tt_http_call *c) {
   if (c->prev)
     c->prev->next = c->next;
   else
-    h->active = c->next;
+    l->head = c->next;
   if (c->next)
     c->next->prev = c->prev;
-  c->prev = c->next = NULL;
-}
-
-static void fin_push(struct tt_http *h, struct tt_http_call *c) {
-  c->state = CALL_FINISHED;
-  c->next = NULL;
-  c->prev = h->fin_tail;
-  if (h->fin_tail)
-    h->fin_tail->next = c;
   else
-    h->fin_head = c;
-  h->fin_tail = c;
+    l->tail = c->prev;
+  c->prev = c->next = NULL;
 }
 
 /* ---- per-transfer callbacks (set once per easy handle) ---- */
@@ -262,11 +260,9 @@ static struct easy_slot *easy_new(struct tt_http *h) {
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
       (h->cainfo && curl_easy_setopt(e, CURLOPT_CAINFO, h->cainfo) != CURLE_OK) ||
       (h->capath && curl_easy_setopt(e, CURLOPT_CAPATH, h->capath) != CURLE_OK) ||
-#if LIBCURL_VERSION_NUM >= 0x073400
       /* An https:// proxy (a TLS-inspecting one) is verified the same way. */
       (h->cainfo && curl_easy_setopt(e, CURLOPT_PROXY_CAINFO, h->cainfo) != CURLE_OK) ||
       (h->capath && curl_easy_setopt(e, CURLOPT_PROXY_CAPATH, h->capath) != CURLE_OK) ||
-#endif
       curl_easy_setopt(e, CURLOPT_SHARE, h->share) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_NOPROXY, h->no_proxy) != CURLE_OK ||
       curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->max_body) != CURLE_OK ||
@@ -361,14 +357,9 @@ static void deliver_all(struct tt_http *h) {
   if (h->delivering)
     return;
   h->delivering = true;
-  while (h->fin_head && !h->closing) {
-    struct tt_http_call *c = h->fin_head;
-    h->fin_head = c->next;
-    if (h->fin_head)
-      h->fin_head->prev = NULL;
-    else
-      h->fin_tail = NULL;
-    c->next = c->prev = NULL;
+  while (h->fin.head && !h->closing) {
+    struct tt_http_call *c = h->fin.head;
+    list_unlink(&h->fin, c);
     c->state = CALL_DELIVERED;
     struct tt_http_response r = c->resp;
     memset(&c->resp, 0, sizeof(c->resp));
@@ -397,8 +388,8 @@ static void transfer_done(struct tt_http *h, struct tt_http_call *c, CURLcode rc
     tt_buf_reset(&c->resp.headers);
   }
   call_release_easy(h, c, rc == CURLE_OK);
-  active_unlink(h, c);
-  fin_push(h, c);
+  list_unlink(&h->active, c);
+  list_push(&h->fin, c, CALL_FINISHED);
 }
 
 /* Moves every transfer curl reported done to the finished list. */
@@ -592,6 +583,17 @@ static const char *env_first(const char *a, const char *b) {
   return v && v[0] ? v : NULL;
 }
 
+/* The memory of h itself, once its curl handles are cleaned up. */
+static void http_free(struct tt_http *h) {
+  free(h->socks);
+  free(h->cainfo);
+  free(h->capath);
+  free(h->proxy_http);
+  free(h->proxy_https);
+  free(h->no_proxy);
+  free(h);
+}
+
 int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_http **out) {
   struct tt_http *h = calloc(1, sizeof(*h));
   if (h == NULL)
@@ -660,12 +662,7 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
   *out = h;
   return 0;
 fail:
-  free(h->cainfo);
-  free(h->capath);
-  free(h->proxy_http);
-  free(h->proxy_https);
-  free(h->no_proxy);
-  free(h);
+  http_free(h);
   return rc;
 }
 
@@ -834,7 +831,7 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
     easy_put(h, s, false);
     return UV_ENOMEM;
   }
-  active_push(h, call);
+  list_push(&h->active, call, CALL_ACTIVE);
   /* The transfer starts here (connect, or the request written on a kept-
    * alive connection) instead of from the 0 ms timer curl just armed: one
    * loop turn less per request. Whatever finished meanwhile (this call
@@ -843,7 +840,7 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   int running = 0;
   curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
   collect(h);
-  if (h->fin_head && !h->delivering)
+  if (h->fin.head && !h->delivering)
     uv_timer_start(&h->deliver, on_deliver, 0, 0);
   return 0;
 }
@@ -853,12 +850,12 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call) {
   if (call->state != CALL_ACTIVE)
     return; /* already finished: done reports what really happened */
   call_release_easy(h, call, false); /* stopped mid-flight: freed, never reused */
-  active_unlink(h, call);
+  list_unlink(&h->active, call);
   tt_buf_free(&call->resp.body);
   tt_buf_reset(&call->resp.headers);
   call->resp.transport = TT_HTTP_CANCELED;
   call->resp.status = 0;
-  fin_push(h, call);
+  list_push(&h->fin, call, CALL_FINISHED);
   uv_timer_start(&h->deliver, on_deliver, 0, 0);
 }
 
@@ -921,24 +918,24 @@ static void on_handle_closed(uv_handle_t *handle) {
 
 void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg) {
   assert(h->magic == HTTP_MAGIC);
-  assert(h->active == NULL && h->fin_head == NULL); /* the contract: nothing outstanding */
+  assert(h->active.head == NULL && h->fin.head == NULL); /* the contract: nothing outstanding */
   h->closing = true;
   h->closed = closed;
   h->closed_arg = arg;
   /* Tolerated in release builds: drop what is left without callbacks. */
-  while (h->active) {
-    struct tt_http_call *c = h->active;
+  while (h->active.head) {
+    struct tt_http_call *c = h->active.head;
     call_release_easy(h, c, false);
-    active_unlink(h, c);
+    list_unlink(&h->active, c);
     tt_buf_free(&c->resp.body);
     tt_buf_free(&c->resp.headers);
     c->state = CALL_DELIVERED;
   }
-  for (struct tt_http_call *c = h->fin_head; c; c = c->next) {
+  for (struct tt_http_call *c = h->fin.head; c; c = c->next) {
     tt_buf_free(&c->resp.body);
     tt_buf_free(&c->resp.headers);
   }
-  h->fin_head = h->fin_tail = NULL;
+  h->fin.head = h->fin.tail = NULL;
   /* Order matters: curl_multi_cleanup may still call the timer and socket
    * callbacks (closing cached connections), so both must be alive. */
   h->pending_closes++; /* held until every handle was asked to close */
@@ -970,12 +967,6 @@ void tt_http_destroy(struct tt_http *h) {
   }
   if (h->share)
     curl_share_cleanup(h->share);
-  free(h->socks);
-  free(h->cainfo);
-  free(h->capath);
-  free(h->proxy_http);
-  free(h->proxy_https);
-  free(h->no_proxy);
-  free(h);
+  http_free(h);
   curl_global_cleanup();
 }

@@ -14,6 +14,7 @@
 #include <openssl/params.h>
 
 #include "util/buf.h"
+#include "util/civil.h"
 #include "util/hex.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
@@ -526,24 +527,18 @@ static void put_digits(char *out, long long v, int n) {
 
 /* Arithmetic, not gmtime_r + strftime: those took ~1,350 instructions a
  * signature (glibc's time-zone lock, a format parser) for 16 characters.
- * The date is Howard Hinnant's civil_from_days (proleptic Gregorian, which
- * is what UTC timestamps use); test_amz_date_agrees_with_gmtime checks it
+ * The date is Howard Hinnant's civil_from_days (util/civil.h: proleptic
+ * Gregorian, which is what UTC timestamps use); test_amz_date_agrees_with_gmtime checks it
  * against gmtime_r. */
 int tt_sigv4_amz_date(time_t now, char out[TT_SIGV4_AMZ_DATE_LEN + 1]) {
   out[0] = '\0';
   /* 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59Z */
   if (now < 0 || (long long)now > 253402300799LL)
     return -1;
-  long long days = (long long)now / 86400, secs = (long long)now % 86400;
-  long long z = days + 719468; /* days since 0000-03-01 */
-  long long era = z / 146097;  /* 400-year cycles */
-  long long doe = z - era * 146097;
-  long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  long long mp = (5 * doy + 2) / 153; /* month from March = 0 */
-  long long day = doy - (153 * mp + 2) / 5 + 1;
-  long long month = mp < 10 ? mp + 3 : mp - 9;
-  long long year = yoe + era * 400 + (month <= 2);
+  long long secs = (long long)now % 86400;
+  int64_t year;
+  unsigned month, day;
+  tt_civil_from_days((long long)now / 86400, &year, &month, &day);
   put_digits(out, year, 4);
   put_digits(out + 4, month, 2);
   put_digits(out + 6, day, 2);

@@ -165,7 +165,10 @@ static int item_member(const json_t *holder, struct tt_av *out) {
   return 0;
 }
 
-int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
+/* Reads a transaction's 2xx answer: TransactGetItems' Responses into
+ * out->items (nothing for TransactWriteItems). Returns 0, or -1 with an
+ * InvalidResponse in e (out then empty). */
+static int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
                              struct tt_backend_error *e) {
   memset(out, 0, sizeof(*out));
   const json_t *list = json_object_get(resp, "Responses");
@@ -184,7 +187,11 @@ int tt_ddb_txn_response_read(const json_t *resp, struct tt_ddb_txn_result *out,
   return 0;
 }
 
-int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result *out) {
+/* Moves the CancellationReasons of a TransactionCanceledException's body
+ * (e->body, which is then released) into out->reasons: Code ("None" when
+ * absent), Message, Item (left out when it is no attribute map). Returns 0
+ * or -1 (memory; out empty, e unchanged). */
+static int tt_ddb_txn_reasons_read(struct tt_backend_error *e, struct tt_ddb_txn_result *out) {
   memset(out, 0, sizeof(*out));
   const json_t *list = e->body ? json_object_get(e->body, "CancellationReasons") : NULL;
   size_t n = json_array_size(list);
@@ -294,7 +301,12 @@ static int push_map(struct tt_ddb_batch_value **list, size_t *n, size_t t, bool 
   return 0;
 }
 
-int tt_ddb_batch_response_read(enum tt_ddb_op op, const struct tt_ddb_batch_request *r,
+/* Reads a batch's 2xx answer for request r: Responses into out->items,
+ * UnprocessedKeys / UnprocessedItems into out->left, ConsumedCapacity into
+ * out->units (when asked). Returns 0, or -1 with an InvalidResponse in e
+ * (a table not in the request, a value that is no attribute map; out then
+ * empty). */
+static int tt_ddb_batch_response_read(enum tt_ddb_op op, const struct tt_ddb_batch_request *r,
                                const json_t *resp, struct tt_ddb_batch_result *out,
                                struct tt_backend_error *e) {
   bool write = op == TT_DDB_BATCH_WRITE_ITEM;

@@ -433,20 +433,8 @@ static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
       memset(out, 0, sizeof(*out));
     }
   } else {
-    size_t m;
-    unsigned char *bytes = malloc(TT_BASE64_DECODED_MAX(n) + 1);
-    if (bytes == NULL) {
-      rc = NOMEM;
-    } else if (tt_base64_decode(t, n, TT_BASE64_STD, 0, bytes, &m) != 0) {
-      free(bytes);
-      rc = BAD;
-    } else {
-      bytes[m] = '\0';
-      out->type = TT_AV_B;
-      out->len = m;
-      out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
-      rc = OK;
-    }
+    int d = tt_base64_decode_av(out, t, n, TT_BASE64_STD, 0);
+    rc = d < 0 ? NOMEM : d > 0 ? BAD : OK;
   }
   free(heap);
   return rc;

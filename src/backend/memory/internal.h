@@ -156,6 +156,19 @@ void memdb_names_free(struct memdb_names *d);
 
 /* ---- store.c ---- */
 
+/* Appends v as a varint (7 bits a byte, low bits first, the top bit set on
+ * all but the last): the lengths of the item encoding and of the WAL. */
+static inline int memdb_put_varint(struct tt_buf *b, uint64_t v) {
+  unsigned char tmp[10];
+  size_t n = 0;
+  do {
+    unsigned char c = v & 0x7f;
+    v >>= 7;
+    tmp[n++] = c | (v ? 0x80 : 0);
+  } while (v);
+  return tt_buf_append(b, tmp, n);
+}
+
 /* A key value seen in place: S, N (canonical text) or B bytes, always
  * NUL-terminated so N can go to tt_number_compare. */
 struct memdb_kv {
@@ -305,8 +318,6 @@ int memdb_kv_cmp(const struct memdb_kv *a, const struct memdb_kv *b);
 struct memdb_kv memdb_kv_of(const struct tt_av *v);
 
 /* Key values of a stored item / index entry. */
-void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
-                     struct memdb_kv *pk, struct memdb_kv *sk);
 void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_kv *pk,
                       struct memdb_kv *sk);
 const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e);
@@ -321,11 +332,6 @@ int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
  * reclaim the part decoded). */
 int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
                          struct tt_av *out, struct tt_arena *a);
-
-/* Encodes a validated item (an M holding the table's keys) into t's slab
- * (which must exist); adds its attribute names to t's dictionary. NULL on
- * OOM. */
-struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item);
 
 /* Finds the partition of `pk`: returns it (or NULL) and its position (or the
  * insertion point). */

@@ -11,6 +11,7 @@
 
 #include "backend/memory/internal.h"
 #include "util/buf.h"
+#include "value/json_exact.h"
 
 static bool valid_name(const char *s, size_t min) {
   size_t n = strlen(s);
@@ -35,15 +36,9 @@ static const char *status_name(const struct memdb_table *t) {
 
 /* Looks up the type of an attribute in AttributeDefinitions (0: absent). */
 static enum tt_av_type def_type(const json_t *defs, const char *name) {
-  size_t i;
-  const json_t *d;
-  json_array_foreach(defs, i, d) {
-    const char *n = json_string_value(json_object_get(d, "AttributeName"));
-    if (n && strcmp(n, name) == 0)
-      return tt_av_type_parse(json_string_value(json_object_get(d, "AttributeType")),
-                              strlen(json_string_value(json_object_get(d, "AttributeType"))));
-  }
-  return 0;
+  const char *t =
+      json_string_value(json_object_get(tt_json_find(defs, "AttributeName", name), "AttributeType"));
+  return t ? tt_av_type_parse(t, strlen(t)) : 0;
 }
 
 /* Parses a KeySchema: HASH first, then an optional RANGE. `what` names the

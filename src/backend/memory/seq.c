@@ -56,15 +56,27 @@ int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b) {
   return 0;
 }
 
-struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx) {
-  if (s->capc == 0)
-    return s->nc && !pred(s->u.one, ctx) ? memdb_seq_begin(s) : memdb_seq_end(s);
-  /* First chunk whose last entry fails pred: the point lies in it. */
+/* Whether an entry lies before the point: its key is below `key`, or equal
+ * and pred holds (keyed), or pred holds (not keyed). */
+static inline bool before(bool keyed, uint32_t k, uint32_t key, const void *e,
+                          memdb_pred_fn pred, const void *ctx) {
+  return keyed ? k < key || (k == key && pred(e, ctx)) : pred(e, ctx);
+}
+
+/* The first entry of a chunked sequence not before the point; inlined into
+ * both callers with `keyed` a constant (each a search as tight as if
+ * written alone). Keyed, the search reads the dense
+ * fences and keys: in a table of a million partitions a few lines of one
+ * chunk's keys and no partition, where comparing entries cost a cache miss
+ * or two at each of its ~20 steps. */
+__attribute__((always_inline)) static inline struct memdb_pos
+point(const struct memdb_seq *s, bool keyed, uint32_t key, memdb_pred_fn pred, const void *ctx) {
+  /* First chunk whose last entry is not before: the point lies in it. */
   uint32_t lo = 0, hi = s->nc;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    const struct memdb_chunk *ch = s->u.c[mid].c;
-    if (pred(ch->e[ch->n - 1], ctx))
+    const struct memdb_fence *f = &s->u.c[mid];
+    if (before(keyed, f->last, key, f->c->e[f->c->n - 1], pred, ctx))
       lo = mid + 1;
     else
       hi = mid;
@@ -72,48 +84,30 @@ struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, 
   if (lo == s->nc)
     return memdb_seq_end(s);
   const struct memdb_chunk *ch = s->u.c[lo].c;
+  assert(!keyed || ch->keyed); /* a sequence inserted into with a key function */
+  const uint32_t *k = keyed ? keys(ch) : NULL;
   uint32_t a = 0, b = ch->n;
   while (a < b) {
     uint32_t mid = a + (b - a) / 2;
-    if (pred(ch->e[mid], ctx))
+    if (before(keyed, keyed ? k[mid] : 0, key, ch->e[mid], pred, ctx))
       a = mid + 1;
     else
       b = mid;
   }
-  return (struct memdb_pos){lo, a}; /* a < n: the last entry fails pred */
+  return (struct memdb_pos){lo, a}; /* a < n: the last entry is not before */
+}
+
+struct memdb_pos memdb_seq_point(const struct memdb_seq *s, memdb_pred_fn pred, const void *ctx) {
+  if (s->capc == 0)
+    return s->nc && !pred(s->u.one, ctx) ? memdb_seq_begin(s) : memdb_seq_end(s);
+  return point(s, false, 0, pred, ctx);
 }
 
 struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, memdb_pred_fn pred,
                                      const void *ctx) {
   if (s->capc == 0)
     return memdb_seq_point(s, pred, ctx);
-  /* Keys and fences sit in dense arrays: in a table of a million
-   * partitions this search reads the fences, a few lines of one chunk's
-   * keys and no partition, where comparing entries cost a cache miss or two
-   * at each of its ~20 steps. */
-  uint32_t lo = 0, hi = s->nc;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    const struct memdb_fence *f = &s->u.c[mid];
-    if (f->last < key || (f->last == key && pred(f->c->e[f->c->n - 1], ctx)))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == s->nc)
-    return memdb_seq_end(s);
-  const struct memdb_chunk *ch = s->u.c[lo].c;
-  assert(ch->keyed); /* a sequence inserted into with a key function */
-  const uint32_t *k = keys(ch);
-  uint32_t a = 0, b = ch->n;
-  while (a < b) {
-    uint32_t mid = a + (b - a) / 2;
-    if (k[mid] < key || (k[mid] == key && pred(ch->e[mid], ctx)))
-      a = mid + 1;
-    else
-      b = mid;
-  }
-  return (struct memdb_pos){lo, a};
+  return point(s, true, key, pred, ctx);
 }
 
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p) {

@@ -21,17 +21,6 @@
 
 enum { KEY_PK = 0x20, KEY_SK = 0x21 };
 
-static int put_varint(struct tt_buf *b, size_t v) {
-  unsigned char tmp[10];
-  size_t n = 0;
-  do {
-    unsigned char c = v & 0x7f;
-    v >>= 7;
-    tmp[n++] = c | (v ? 0x80 : 0);
-  } while (v);
-  return tt_buf_append(b, tmp, n);
-}
-
 static size_t get_varint(const unsigned char **p) {
   size_t v = 0;
   unsigned shift = 0;
@@ -54,15 +43,15 @@ struct enc_top {
 static int enc_value(struct tt_buf *b, const struct tt_av *v);
 
 static int enc_members(struct tt_buf *b, const struct tt_av *m, const struct enc_top *top) {
-  if (put_varint(b, m->len) != 0)
+  if (memdb_put_varint(b, m->len) != 0)
     return -1;
   for (size_t i = 0; i < m->len; i++) {
     const struct tt_av_member *mb = &m->u.members[i];
     int64_t id = top ? memdb_names_id(top->names, mb->name, mb->name_len) : -1;
     if (id >= 0) {
-      if (put_varint(b, (size_t)id << 1) != 0)
+      if (memdb_put_varint(b, (size_t)id << 1) != 0)
         return -1;
-    } else if (put_varint(b, (mb->name_len << 1) | 1) != 0 ||
+    } else if (memdb_put_varint(b, (mb->name_len << 1) | 1) != 0 ||
                tt_buf_append(b, mb->name, mb->name_len) != 0) {
       return -1;
     }
@@ -85,7 +74,7 @@ static int enc_value(struct tt_buf *b, const struct tt_av *v) {
   case TT_AV_S:
   case TT_AV_N:
   case TT_AV_B:
-    return put_varint(b, v->len) != 0 ? -1 : tt_buf_append(b, v->u.bytes, v->len);
+    return memdb_put_varint(b, v->len) != 0 ? -1 : tt_buf_append(b, v->u.bytes, v->len);
   case TT_AV_BOOL: {
     unsigned char c = v->u.boolean ? 1 : 0;
     return tt_buf_append(b, &c, 1);
@@ -96,7 +85,7 @@ static int enc_value(struct tt_buf *b, const struct tt_av *v) {
   case TT_AV_NS:
   case TT_AV_BS:
   case TT_AV_L:
-    if (put_varint(b, v->len) != 0)
+    if (memdb_put_varint(b, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (enc_value(b, &v->u.elems[i]) != 0)
@@ -110,7 +99,7 @@ static int enc_value(struct tt_buf *b, const struct tt_av *v) {
 
 static int enc_key(struct tt_buf *b, const struct tt_av *v) {
   unsigned char t = (unsigned char)v->type, z = 0;
-  if (tt_buf_append(b, &t, 1) != 0 || put_varint(b, v->len) != 0 ||
+  if (tt_buf_append(b, &t, 1) != 0 || memdb_put_varint(b, v->len) != 0 ||
       tt_buf_append(b, v->u.bytes, v->len) != 0 || tt_buf_append(b, &z, 1) != 0)
     return -1;
   return 0;
@@ -261,7 +250,10 @@ static size_t item_alloc_size(const struct memdb_item *it) {
   return sizeof(*it) + it->blob_len;
 }
 
-struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item) {
+/* Encodes a validated item (an M holding the table's keys) into t's slab
+ * (which must exist); adds its attribute names to t's dictionary. NULL on
+ * OOM. */
+static struct memdb_item *memdb_item_encode(struct memdb_table *t, const struct tt_av *item) {
   struct tt_buf b;
   struct memdb_item *it = NULL;
   struct enc_top top = {&t->names, tt_av_map_get(item, t->pk.name), NULL};
@@ -286,7 +278,7 @@ fail:
   return it;
 }
 
-void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
+static void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
                      struct memdb_kv *pk, struct memdb_kv *sk) {
   const unsigned char *p = it->data;
   *pk = dec_key(&p);

@@ -80,21 +80,8 @@ static int put_u8(struct tt_buf *b, unsigned v) {
   return tt_buf_append(b, &c, 1);
 }
 
-static int put_varint(struct tt_buf *b, uint64_t v) {
-  unsigned char tmp[10];
-  size_t n = 0;
-  do {
-    tmp[n] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v)
-      tmp[n] |= 0x80;
-    n++;
-  } while (v);
-  return tt_buf_append(b, tmp, n);
-}
-
 static int put_str(struct tt_buf *b, const char *s, size_t n) {
-  return put_varint(b, n) != 0 || tt_buf_append(b, s, n) != 0 ? -1 : 0;
+  return memdb_put_varint(b, n) != 0 || tt_buf_append(b, s, n) != 0 ? -1 : 0;
 }
 
 int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
@@ -112,21 +99,21 @@ int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
   case TT_AV_SS:
   case TT_AV_NS:
   case TT_AV_BS:
-    if (put_varint(b, v->len) != 0)
+    if (memdb_put_varint(b, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (put_str(b, v->u.elems[i].u.bytes, v->u.elems[i].len) != 0)
         return -1;
     return 0;
   case TT_AV_L:
-    if (put_varint(b, v->len) != 0)
+    if (memdb_put_varint(b, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (memdb_wal_put_av(b, &v->u.elems[i]) != 0)
         return -1;
     return 0;
   case TT_AV_M:
-    if (put_varint(b, v->len) != 0)
+    if (memdb_put_varint(b, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (put_str(b, v->u.members[i].name, v->u.members[i].name_len) != 0 ||
@@ -151,7 +138,7 @@ int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const stru
 int memdb_wal_put_create(struct tt_buf *b, double created, const char *json, size_t n) {
   size_t mark = b->len;
   uint64_t ms = created > 0 ? (uint64_t)(created * 1000.0 + 0.5) : 0;
-  if (put_u8(b, 'C') != 0 || put_varint(b, ms) != 0 || put_str(b, json, n) != 0) {
+  if (put_u8(b, 'C') != 0 || memdb_put_varint(b, ms) != 0 || put_str(b, json, n) != 0) {
     b->len = mark;
     return -1;
   }
@@ -168,7 +155,7 @@ int memdb_wal_put_request(struct tt_buf *b, enum tt_ddb_op op, const char *json,
 }
 
 int memdb_wal_put_header(struct tt_buf *b, uint64_t gen) {
-  return put_u8(b, 'H') != 0 || put_varint(b, gen) != 0 ? -1 : 0;
+  return put_u8(b, 'H') != 0 || memdb_put_varint(b, gen) != 0 ? -1 : 0;
 }
 
 int memdb_wal_put_end(struct tt_buf *b) { return put_u8(b, 'Z'); }
@@ -327,13 +314,10 @@ static int get_av(struct cur *c, struct tt_av *v, unsigned depth) {
     for (size_t i = 0; i < v->len; i++) {
       struct tt_av_member *mb = &v->u.members[i];
       if (get_str(c, &s, &n) != 0 || memchr(s, '\0', n) != NULL ||
-          (mb->name = malloc(n + 1)) == NULL) {
+          tt_av_member_name(mb, s, n) != 0) {
         tt_av_free(v);
         return -1;
       }
-      memcpy(mb->name, s, n);
-      mb->name[n] = '\0';
-      mb->name_len = n;
       if (get_av(c, &mb->value, depth + 1) != 0) {
         tt_av_free(v);
         return -1;
