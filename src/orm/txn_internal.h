@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* txn_internal.h -- what the files of transactions share (not an API):
- * the plan of a transaction (its typed actions) and the steps between
- * files: txn_parse.c turns a body into actions, txn_build.c turns actions
- * into typed transaction steps (backend.h), txn_run.c runs, retries and answers them, txn.c is
- * POST /v1/transactions and txn_item.c the unique-guard single-item write. */
+ * the plan of a transaction (its actions) and the steps between files:
+ * txn.c checks a typed request's actions, txn_build.c turns actions into
+ * typed transaction steps (backend.h), txn_run.c runs, retries and answers
+ * them, txn_item.c is the unique-guard single-item write. */
 #ifndef TT_ORM_TXN_INTERNAL_H
 #define TT_ORM_TXN_INTERNAL_H
 
@@ -26,7 +26,8 @@
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
-enum kind { K_CREATE = 1, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };
+/* In the order of enum tt_orm_txn_kind. */
+enum kind { K_CREATE = TT_ORM_TXN_CREATE, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };
 
 /* One item of the transaction. */
 struct action {
@@ -80,8 +81,8 @@ struct tt_orm_txn_state {
   bool get;
   struct action *acts;
   size_t n;
-  const char *token; /* borrowed from the body */
-  uint64_t token_hash; /* of the body, for the client-token memo */
+  const char *token;   /* borrowed from the op */
+  uint64_t token_hash; /* the op's, for the client-token memo */
   bool retry_conflicts;
   int64_t now;
   unsigned attempts;  /* writes sent */
@@ -128,11 +129,8 @@ static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
   return tt_model_attr_find(m, name, n);
 }
 
-/* ---- txn_parse.c: request body -> actions --------------------------------------- */
+/* ---- txn.c: the checks of actions ------------------------------------------------ */
 
-/* One entry of items[] of transactions/write or /get. */
-int txn_parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, const json_t *e,
-                    struct tt_error *err);
 /* Two actions on one item of the caller, before any I/O. */
 int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err);
 /* Encrypted attributes in a transaction (sets st->sealing). */

@@ -221,13 +221,8 @@ static void reread_cb(struct tt_client_call *c) {
 static void succeeded(struct tt_orm_txn_state *st) {
   struct tt_orm_result *r = st->ctx->result;
   if (st->single == NULL) {
-    tt_buf_reset(&r->body);
-    if (tt_buf_puts(&r->body, "{\"ok\":true}") != 0) {
-      fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
     r->status = 0;
-    r->http_status = 200;
+    r->answer = TT_ORM_ANSWER_NONE;
     finish(st);
     return;
   }
@@ -389,50 +384,34 @@ static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
   fail_code(st, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
 }
 
-static json_t *reason_json(const struct action *a, size_t index, const struct reason *r) {
-  const char *code = "None";
-  const char *msg = NULL;
-  switch (r->v) {
-  case V_NONE:
-    break;
-  case V_EXISTS:
-    code = "ConditionalCheckFailed";
-    msg = "an item with this key already exists";
-    break;
-  case V_MISSING:
-    code = "ConditionalCheckFailed";
-    msg = "no item has this key";
-    break;
-  case V_VERSION:
-    code = "VersionConflict";
-    msg = "the item's version is not the expected one";
-    break;
-  case V_CONDITION:
-    code = "ConditionalCheckFailed";
-    msg = "the condition evaluated to false";
-    break;
-  case V_UNIQUE:
-    code = "ConditionalCheckFailed";
-    msg = "another item already has this value of a unique attribute";
-    break;
-  case V_OTHER:
-    code = r->code;
-    msg = r->message;
-    break;
-  }
-  json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)index, "code", code);
-  if (o == NULL)
-    return NULL;
-  if (msg)
-    json_object_set_new(o, "message", json_string(msg));
-  if (r->v == V_UNIQUE)
-    json_object_set_new(o, "attribute", json_string(r->attr->name));
-  if (r->v == V_VERSION) {
-    json_object_set_new(o, "expected_version", json_integer((json_int_t)a->expected.version));
-    if (r->has_version)
-      json_object_set_new(o, "version", json_integer((json_int_t)r->version));
-  }
-  return o;
+/* Reason `r` of action a as the op answers it; strings of DynamoDB's
+ * answer copied into the arena. Returns 0 or -1 (out of memory). */
+static int reason_typed(struct tt_orm_txn_state *st, const struct action *a,
+                        const struct reason *r, struct tt_orm_txn_reason *out) {
+  static const char *const codes[] = {
+      [V_NONE] = "None", [V_EXISTS] = "ConditionalCheckFailed",
+      [V_MISSING] = "ConditionalCheckFailed", [V_VERSION] = "VersionConflict",
+      [V_CONDITION] = "ConditionalCheckFailed", [V_UNIQUE] = "ConditionalCheckFailed"};
+  static const char *const messages[] = {
+      [V_EXISTS] = "an item with this key already exists",
+      [V_MISSING] = "no item has this key",
+      [V_VERSION] = "the item's version is not the expected one",
+      [V_CONDITION] = "the condition evaluated to false",
+      [V_UNIQUE] = "another item already has this value of a unique attribute"};
+  struct tt_arena *arena = st->ctx->arena;
+  memset(out, 0, sizeof(*out));
+  out->code = r->v == V_OTHER ? tt_arena_strndup(arena, r->code, strlen(r->code)) : codes[r->v];
+  out->message = r->v != V_OTHER ? messages[r->v]
+                 : r->message    ? tt_arena_strndup(arena, r->message, strlen(r->message))
+                                 : NULL;
+  if (out->code == NULL || (r->v == V_OTHER && r->message && out->message == NULL))
+    return -1;
+  out->attribute = r->v == V_UNIQUE ? r->attr->name : NULL;
+  out->version_conflict = r->v == V_VERSION;
+  out->expected_version = a->expected.version;
+  out->has_version = r->has_version;
+  out->version = r->version;
+  return 0;
 }
 
 /* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
@@ -517,25 +496,20 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     fail_single(st, &r);
     return;
   }
-  json_t *list = json_array();
-  for (size_t i = 0; list && i < st->n; i++) {
-    json_t *o = reason_json(&st->acts[i], i, &rs[i]);
-    if (o == NULL || json_array_append_new(list, o) != 0) {
-      json_decref(list);
-      list = NULL;
-    }
-  }
+  struct tt_orm_txn_reason *typed = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*typed));
+  int rc = typed ? 0 : -1;
+  for (size_t i = 0; rc == 0 && i < st->n; i++)
+    rc = reason_typed(st, &st->acts[i], &rs[i], &typed[i]);
   free(rs);
-  if (list == NULL) {
+  if (rc != 0) {
     fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
   struct tt_error err;
   tt_error_set(&err, TT_ERR_TRANSACTION_CANCELED, NULL,
                "the transaction was canceled and nothing was written; see details.reasons");
-  tt_orm_fail(st->ctx->result, &err);
-  st->ctx->result->details = json_pack("{s:o}", "reasons", list);
-  finish(st);
+  st->op->reasons = typed;
+  txn_fail(st, &err);
 }
 
 static void write_cb(struct tt_client_call *c) {
@@ -563,32 +537,12 @@ static void start_write(struct tt_orm_txn_state *st) {
 
 /* ---- transactions/get ----------------------------------------------------------------- */
 
-/* The answer of a TransactGetItems, from st->got (opened). */
+/* The answer of a TransactGetItems: st->got (opened) handed to the op. */
 static void answer_got(struct tt_orm_txn_state *st) {
-  struct tt_orm_result *r = st->ctx->result;
-  struct tt_buf *b = &r->body;
-  struct tt_error err;
-  tt_error_clear(&err);
-  tt_buf_reset(b);
-  int rc = tt_buf_puts(b, "{\"items\":[");
-  for (size_t i = 0; rc == 0 && i < st->n; i++) {
-    if (i)
-      rc = tt_buf_puts(b, ",");
-    if (rc == 0 && st->got[i].type == TT_AV_M)
-      rc = tt_orm_item_write(b, st->acts[i].m, &st->got[i], st->acts[i].select, &err);
-    else if (rc == 0)
-      rc = tt_buf_puts(b, "null");
-    if (rc != 0 && err.code == TT_OK)
-      oom(&err);
-  }
-  if (rc == 0 && tt_buf_puts(b, "]}") != 0)
-    rc = oom(&err);
-  if (rc != 0) {
-    txn_fail(st, &err);
-    return;
-  }
-  r->status = 0;
-  r->http_status = 200;
+  st->op->items = st->got;
+  st->got = NULL;
+  st->ctx->result->status = 0;
+  st->ctx->result->answer = TT_ORM_ANSWER_NONE;
   finish(st);
 }
 

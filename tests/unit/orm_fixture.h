@@ -29,6 +29,9 @@ struct ofx {
   struct tt_model_registry *models;
   struct tt_orm orm;
   int64_t now_ns; /* the ORM's and the backend's clock */
+  /* When set: runs once at the end of the next ofx_run, before the
+   * operation's arena is freed (answers kept in it). */
+  void (*inspect)(struct tt_orm_ctx *ctx);
 };
 
 static struct ofx OFX;
@@ -72,6 +75,9 @@ static inline void ofx_run(struct tt_orm_ctx *ctx, const struct tt_model *m,
   uv_run(&OFX.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   ck_assert_int_eq(tt_join_pending(&join), 0);
+  if (OFX.inspect)
+    OFX.inspect(ctx);
+  OFX.inspect = NULL;
   tt_arena_free(&arena);
 }
 
