@@ -35,26 +35,27 @@ static int parse_expected(const json_t *v, const char *field, struct tt_orm_expe
   return 0;
 }
 
-static bool entry_member_ok(const char *k) {
-  static const char *const names[] = {"op", "model", "item", "key", "condition",
-                                      "expected_version", "upsert", "fields", "set",
-                                      "set_if_not_exists", "remove", "add", "delete", "append",
-                                      "prepend", "select", "protected_attributes",
-                                      "deploy_authority"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(k, names[i]) == 0)
-      return true;
-  return false;
-}
+#define KB(x) (1u << TT_ORM_TXN_##x)
+#define WRITES (KB(CREATE) | KB(PUT) | KB(UPDATE) | KB(DELETE) | KB(CHECK))
 
-static bool is_update_member(const char *k) {
-  static const char *const names[] = {"fields", "set", "set_if_not_exists", "remove", "add",
-                                      "delete", "append", "prepend", "upsert",
-                                      "protected_attributes"};
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(k, names[i]) == 0)
-      return true;
-  return false;
+/* The kinds of action (bits KB) a member of a transaction item belongs to;
+ * 0: no member. */
+static unsigned member_kinds(const char *k) {
+  static const struct {
+    const char *name;
+    unsigned kinds;
+  } members[] = {
+      {"op", WRITES}, {"model", WRITES | KB(GET)}, {"item", KB(CREATE) | KB(PUT) | KB(UPDATE)},
+      {"key", KB(UPDATE) | KB(DELETE) | KB(CHECK) | KB(GET)}, {"condition", WRITES},
+      {"expected_version", WRITES & ~KB(CREATE)}, {"select", KB(GET)},
+      {"deploy_authority", KB(CREATE) | KB(PUT)}, {"fields", KB(UPDATE)}, {"set", KB(UPDATE)},
+      {"set_if_not_exists", KB(UPDATE)}, {"remove", KB(UPDATE)}, {"add", KB(UPDATE)},
+      {"delete", KB(UPDATE)}, {"append", KB(UPDATE)}, {"prepend", KB(UPDATE)},
+      {"upsert", KB(UPDATE)}, {"protected_attributes", KB(UPDATE)}};
+  for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
+    if (strcmp(k, members[i].name) == 0)
+      return members[i].kinds;
+  return 0;
 }
 
 /* The model, the op and the members of entry e, checked; sets a->model (a
@@ -68,8 +69,7 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, cons
     return tt_error_set(err, TT_ERR_VALIDATION, a->field, "%s must be an object", a->field);
   json_object_foreach((json_t *)e, k, v) {
     subfield(a, k, f, sizeof(f));
-    if (!entry_member_ok(k) || (op->get && strcmp(k, "model") != 0 && strcmp(k, "key") != 0 &&
-                                strcmp(k, "select") != 0))
+    if (!member_kinds(k) || (op->get && !(member_kinds(k) & KB(GET))))
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s is not part of a transaction item", f);
   }
   subfield(a, "model", f, sizeof(f));
@@ -93,40 +93,37 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, cons
       return tt_error_set(err, TT_ERR_VALIDATION, f,
                           "%s must be one of create, put, update, delete, check", f);
   }
-  bool whole = kind == TT_ORM_TXN_CREATE || kind == TT_ORM_TXN_PUT;
-  /* Members that do not belong to this kind. */
   json_object_foreach((json_t *)e, k, v) {
-    bool bad = false;
-    if (whole)
-      bad = strcmp(k, "key") == 0 || is_update_member(k);
-    else if (kind == TT_ORM_TXN_DELETE || kind == TT_ORM_TXN_CHECK)
-      bad = strcmp(k, "item") == 0 || is_update_member(k);
-    if (strcmp(k, "select") == 0)
-      bad = kind != TT_ORM_TXN_GET;
-    if (kind == TT_ORM_TXN_CREATE && strcmp(k, "expected_version") == 0)
-      bad = true;
-    if (strcmp(k, "deploy_authority") == 0)
-      bad = !whole;
-    if (bad) {
-      subfield(a, k, f, sizeof(f));
+    subfield(a, k, f, sizeof(f));
+    if (!(member_kinds(k) & (1u << kind)))
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s has no meaning for op %s", f,
                           kind_names[kind]);
-    }
   }
   a->model = tt_model_ref((struct tt_model *)m);
   a->kind = kind;
   return 0;
 }
 
+/* Member `name` of e, which must be `what` (an object); f gets its field.
+ * NULL after a ValidationError. */
+static const json_t *object_member(const struct tt_orm_txn_action *a, const json_t *e,
+                                   const char *name, const char *what, char f[160],
+                                   struct tt_error *err) {
+  const json_t *v = json_object_get(e, name);
+  subfield(a, name, f, 160);
+  if (!json_is_object(v))
+    tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be %s", f, what);
+  return json_is_object(v) ? v : NULL;
+}
+
 /* The item of a create or put. */
 static int read_item(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, const json_t *e,
                      struct tt_error *err) {
   char f[160];
-  const json_t *item = json_object_get(e, "item");
+  const json_t *item = object_member(a, e, "item", "an item object", f, err);
   const json_t *ev = json_object_get(e, "expected_version");
-  subfield(a, "item", f, sizeof(f));
-  if (!json_is_object(item))
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be an item object", f);
+  if (item == NULL)
+    return -1;
   /* "deploy_authority": true asks for the release-state evidence check
    * of the item, before anything of the transaction is sent. */
   const json_t *da = json_object_get(e, "deploy_authority");
@@ -166,12 +163,11 @@ static int read_update(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, co
   if (up && !json_is_boolean(up))
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be true or false", f);
   a->upsert = json_is_true(up);
-  subfield(a, "key", f, sizeof(f));
   if (key) {
-    if (!json_is_object(key))
-      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be a key object", f);
-    return tt_orm_key_from_json(a->model, key, f, &a->key, err);
+    key = object_member(a, e, "key", "a key object", f, err);
+    return key ? tt_orm_key_from_json(a->model, key, f, &a->key, err) : -1;
   }
+  subfield(a, "key", f, sizeof(f));
   if (a->upd.key.type != TT_AV_M || a->upd.key.len != (size_t)(a->model->sk ? 2 : 1))
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s is required (or every key attribute in item)", f);
@@ -183,12 +179,9 @@ static int read_update(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, co
 /* The key, expected version and select of a delete, check or get. */
 static int read_key(struct tt_orm_txn_action *a, const json_t *e, struct tt_error *err) {
   char f[160];
-  const json_t *key = json_object_get(e, "key");
+  const json_t *key = object_member(a, e, "key", "a key object", f, err);
   const json_t *ev = json_object_get(e, "expected_version");
-  subfield(a, "key", f, sizeof(f));
-  if (!json_is_object(key))
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be a key object", f);
-  if (tt_orm_key_from_json(a->model, key, f, &a->key, err) != 0)
+  if (key == NULL || tt_orm_key_from_json(a->model, key, f, &a->key, err) != 0)
     return -1;
   subfield(a, "expected_version", f, sizeof(f));
   if (ev && parse_expected(ev, f, &a->expected, err) != 0)
@@ -232,47 +225,45 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)body, k, v) {
-    bool ok = strcmp(k, "items") == 0 ||
-              (!op->get && (strcmp(k, "client_token") == 0 || strcmp(k, "retry_conflicts") == 0));
-    if (!ok) {
+    if (strcmp(k, "items") != 0 &&
+        (op->get || (strcmp(k, "client_token") != 0 && strcmp(k, "retry_conflicts") != 0))) {
       tt_error_set(&err, TT_ERR_VALIDATION, k, "%s is not a transaction parameter", k);
-      return tt_orm_ctx_refuse(&op->ctx, &err);
+      goto refuse;
     }
   }
   op->n_actions = n;
   if (n == 0 || n > TT_ORM_TXN_MAX_ITEMS)
     return tt_orm_txn_start(op); /* refused: items must list 1 to 100 */
   const json_t *tok = json_object_get(body, "client_token");
-  if (tok) {
-    op->client_token = json_string_value(tok);
-    size_t tl = op->client_token ? strlen(op->client_token) : 0;
-    if (tl < 1 || tl > 36) {
-      tt_error_set(&err, TT_ERR_VALIDATION, "client_token",
-                   "client_token must be a string of 1 to 36 characters");
-      return tt_orm_ctx_refuse(&op->ctx, &err);
-    }
-    if (tt_orm_tokens_hash(body, &op->token_hash) != 0) {
-      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-      return tt_orm_ctx_refuse(&op->ctx, &err);
-    }
+  op->client_token = json_string_value(tok);
+  size_t tl = op->client_token ? strlen(op->client_token) : 0;
+  if (tok && (tl < 1 || tl > 36)) {
+    tt_error_set(&err, TT_ERR_VALIDATION, "client_token",
+                 "client_token must be a string of 1 to 36 characters");
+    goto refuse;
   }
-  op->now = tt_orm_txn_now(op->ctx.orm, op->client_token, op->token_hash);
+  if (tok && tt_orm_tokens_hash(body, &op->token_hash) != 0)
+    goto oom;
+  op->now = tt_orm_now_ns(op->ctx.orm);
+  if (tok) /* a retry of the same body writes the same times (orm/tokens.h) */
+    op->now = tt_orm_tokens_time(op->ctx.orm, op->client_token, op->token_hash, op->now);
   const json_t *rcf = json_object_get(body, "retry_conflicts");
   if (rcf && !json_is_boolean(rcf)) {
     tt_error_set(&err, TT_ERR_VALIDATION, "retry_conflicts",
                  "retry_conflicts must be true or false");
-    return tt_orm_ctx_refuse(&op->ctx, &err);
+    goto refuse;
   }
   op->retry_conflicts = json_is_true(rcf);
-  op->actions = tt_arena_alloc(op->ctx.arena, n * sizeof(*op->actions));
-  if (op->actions == NULL) {
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-    return tt_orm_ctx_refuse(&op->ctx, &err);
-  }
+  if ((op->actions = tt_arena_alloc(op->ctx.arena, n * sizeof(*op->actions))) == NULL)
+    goto oom;
   for (size_t i = 0; i < n; i++)
     if (read_entry(op, i, json_array_get(items, i), &err) != 0)
       return tt_orm_txn_fail_input(op, i, &err);
   return tt_orm_txn_start(op);
+oom:
+  tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+refuse:
+  return tt_orm_ctx_refuse(&op->ctx, &err);
 }
 
 /* {"items":[item | null, ...]}: op->items in request order. */
@@ -290,18 +281,34 @@ static int items_text(const struct tt_orm_txn_op *op, struct tt_buf *b, struct t
   return rc != 0 || tt_buf_puts(b, "]}") != 0 ? -1 : 0;
 }
 
-/* details.reasons of a TransactionCanceled. */
+/* details.reasons of a TransactionCanceled: {"index", "code", "message",
+ * "attribute" or "expected_version" and "version"} per item. */
 static json_t *reasons_json(const struct tt_orm_txn_op *op) {
+  static const char *const codes[] = {
+      [TT_ORM_TXN_NONE] = "None", [TT_ORM_TXN_EXISTS] = "ConditionalCheckFailed",
+      [TT_ORM_TXN_MISSING] = "ConditionalCheckFailed", [TT_ORM_TXN_VERSION] = "VersionConflict",
+      [TT_ORM_TXN_CONDITION] = "ConditionalCheckFailed",
+      [TT_ORM_TXN_UNIQUE] = "ConditionalCheckFailed"};
+  static const char *const messages[] = {
+      [TT_ORM_TXN_EXISTS] = "an item with this key already exists",
+      [TT_ORM_TXN_MISSING] = "no item has this key",
+      [TT_ORM_TXN_VERSION] = "the item's version is not the expected one",
+      [TT_ORM_TXN_CONDITION] = "the condition evaluated to false",
+      [TT_ORM_TXN_UNIQUE] = "another item already has this value of a unique attribute"};
   json_t *list = json_array();
   for (size_t i = 0; list && i < op->n_actions; i++) {
     const struct tt_orm_txn_reason *r = &op->reasons[i];
-    json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)i, "code", r->code);
-    if (o && r->message)
-      json_object_set_new(o, "message", json_string(r->message));
-    if (o && r->attribute)
-      json_object_set_new(o, "attribute", json_string(r->attribute));
-    if (o && r->version_conflict) {
-      json_object_set_new(o, "expected_version", json_integer((json_int_t)r->expected_version));
+    bool other = r->v == TT_ORM_TXN_OTHER;
+    const char *msg = other ? r->message : messages[r->v];
+    json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)i, "code",
+                          other ? r->code : codes[r->v]);
+    if (o && msg)
+      json_object_set_new(o, "message", json_string(msg));
+    if (o && r->v == TT_ORM_TXN_UNIQUE)
+      json_object_set_new(o, "attribute", json_string(r->attr->name));
+    if (o && r->v == TT_ORM_TXN_VERSION) {
+      json_object_set_new(o, "expected_version",
+                          json_integer((json_int_t)op->actions[i].expected.version));
       if (r->has_version)
         json_object_set_new(o, "version", json_integer((json_int_t)r->version));
     }

@@ -72,24 +72,6 @@ int txn_check_update_key(struct action *a, struct tt_error *err) {
   return 0;
 }
 
-/* The write-policy kind of a transaction item. */
-static enum tt_orm_policy_write policy_kind(enum kind k) {
-  switch (k) {
-  case K_PUT:
-    return TT_ORM_POLICY_PUT;
-  case K_UPDATE:
-    return TT_ORM_POLICY_UPDATE;
-  case K_DELETE:
-    return TT_ORM_POLICY_DELETE;
-  case K_CREATE:
-    return TT_ORM_POLICY_CREATE;
-  case K_CHECK:
-  case K_GET:
-    break;
-  }
-  return TT_ORM_POLICY_CHECK;
-}
-
 /* Moves the inputs of `in` into `a`: what the kind uses, the rest freed. */
 static void adopt(struct tt_orm_txn_action *in, struct action *a) {
   a->kind = (enum kind)in->kind;
@@ -112,6 +94,7 @@ static void adopt(struct tt_orm_txn_action *in, struct action *a) {
   tt_orm_update_init(&in->upd);
   a->upsert = in->upsert;
   a->expected = in->expected.present || !a->has_upd ? in->expected : a->upd.expected;
+  in->expected = a->expected; /* what the answer's reasons expected */
   a->condition = json_is_null(in->condition) ? NULL : in->condition;
   a->select = json_is_null(in->select) ? NULL : in->select;
 }
@@ -125,7 +108,11 @@ static int check_action(struct tt_orm_txn_state *st, struct action *a, bool type
   if (a->m == NULL || a->kind < K_CREATE || a->kind > K_GET || (a->kind == K_GET) != st->get)
     return tt_error_set(err, TT_ERR_VALIDATION, a->field, "%s is no action of a %s transaction",
                         a->field, st->get ? "read" : "write");
-  if (tt_orm_policy_check_write(a->m, policy_kind(a->kind), a->field, err) != 0)
+  static const enum tt_orm_policy_write policy[] = {
+      [K_CREATE] = TT_ORM_POLICY_CREATE, [K_PUT] = TT_ORM_POLICY_PUT,
+      [K_UPDATE] = TT_ORM_POLICY_UPDATE, [K_DELETE] = TT_ORM_POLICY_DELETE,
+      [K_CHECK] = TT_ORM_POLICY_CHECK,   [K_GET] = TT_ORM_POLICY_CHECK};
+  if (tt_orm_policy_check_write(a->m, policy[a->kind], a->field, err) != 0)
     return -1;
   if (!typed)
     return 0;
@@ -188,11 +175,6 @@ int tt_orm_txn_fail_input(struct tt_orm_txn_op *op, size_t n_typed,
   return tt_orm_ctx_refuse(&op->ctx, err);
 }
 
-int64_t tt_orm_txn_now(struct tt_orm *orm, const char *client_token, uint64_t token_hash) {
-  int64_t now = tt_orm_now_ns(orm);
-  return client_token ? tt_orm_tokens_time(orm, client_token, token_hash, now) : now;
-}
-
 static int txn_start_run(struct tt_orm_ctx *ctx) {
   struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
   struct tt_error err;
@@ -203,7 +185,6 @@ static int txn_start_run(struct tt_orm_ctx *ctx) {
     tt_orm_ctx_finish(&op->ctx);
     return 0;
   }
-  op->st = st;
   st->token = op->get ? NULL : op->client_token;
   st->token_hash = op->token_hash;
   st->retry_conflicts = op->retry_conflicts;

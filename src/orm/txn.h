@@ -21,17 +21,17 @@
 
 struct tt_orm_txn_state;
 
-/* What one action of a transaction does. */
+/* What one action of a transaction does; GET only in a read transaction. */
 enum tt_orm_txn_kind {
-  TT_ORM_TXN_CREATE = 1, /* a put of an item that must not exist */
+  TT_ORM_TXN_CREATE = 1,
   TT_ORM_TXN_PUT,
   TT_ORM_TXN_UPDATE,
   TT_ORM_TXN_DELETE,
-  TT_ORM_TXN_CHECK, /* a condition (or expected version) on an item, no write */
-  TT_ORM_TXN_GET    /* the only kind of a read transaction */
+  TT_ORM_TXN_CHECK, /* a condition or an expected version on an item, no write */
+  TT_ORM_TXN_GET
 };
 
-/* One action, typed. `field` names it in errors ("items[3]"). */
+/* One action, typed; `field` names it in errors ("items[3]"). */
 struct tt_orm_txn_action {
   enum tt_orm_txn_kind kind;
   const struct tt_model *model; /* borrowed until the caller read the answer */
@@ -40,72 +40,66 @@ struct tt_orm_txn_action {
   struct tt_av item;        /* CREATE/PUT: the item (tt_orm_item_from_json at op->now) */
   struct tt_orm_update upd; /* UPDATE (tt_orm_update_from_json at op->now) */
   bool upsert;              /* UPDATE */
-  struct tt_orm_expected expected;
-  const json_t *condition;  /* all but GET: a condition tree or NULL; borrowed */
+  struct tt_orm_expected expected; /* to check; an UPDATE without one takes upd's */
+  const json_t *condition;  /* a condition tree or NULL; borrowed */
   const json_t *select;     /* GET: attribute paths or NULL; borrowed */
 };
 
-/* Why a canceled transaction did not apply one action (op->reasons). */
+/* What a canceled transaction says of one action (op->reasons[i]). */
 struct tt_orm_txn_reason {
-  const char *code;      /* "None", "ConditionalCheckFailed", "VersionConflict", or DynamoDB's */
-  const char *message;   /* NULL or why */
-  const char *attribute; /* a value of this unique attribute is taken; else NULL */
-  bool version_conflict; /* VersionConflict: expected_version, and the stored version */
-  int64_t expected_version;
+  enum tt_orm_txn_verdict {
+    TT_ORM_TXN_NONE,      /* nothing against it */
+    TT_ORM_TXN_EXISTS,    /* the item a create (or a create-only put) makes exists */
+    TT_ORM_TXN_MISSING,   /* the item an update or delete implies is missing */
+    TT_ORM_TXN_VERSION,   /* the version is not the expected one */
+    TT_ORM_TXN_CONDITION, /* the condition is false */
+    TT_ORM_TXN_UNIQUE,    /* another item holds its value of unique attribute `attr` */
+    TT_ORM_TXN_OTHER      /* DynamoDB's `code` and `message` (or NULL) */
+  } v;
+  const char *code, *message;
+  const struct tt_model_attr *attr;
   bool has_version;
-  int64_t version;
+  int64_t version; /* the stored version, when has_version */
 };
 
 /* One transaction (POST /v1/transactions/write or /get): fill a zeroed op
- * (zeroed actions too), then tt_orm_txn_start. The
- * op owns the actions' key, item and upd from its start on and borrows the
- * rest until its ctx's done ran; ctx.model is NULL. */
+ * and its zeroed actions, then tt_orm_txn_start. The op owns the actions'
+ * key, item and upd from its start on, borrows the rest until done ran. */
 struct tt_orm_txn_op {
-  struct tt_orm_ctx ctx; /* first */
-  bool get;              /* a read transaction: every action a GET */
+  struct tt_orm_ctx ctx; /* first; ctx.model is NULL */
+  bool get;              /* a read transaction */
   struct tt_orm_txn_action *actions;
   size_t n_actions;
   const char *client_token; /* write: ClientRequestToken (1 to 36 characters) or NULL */
-  uint64_t token_hash;      /* of the request the token names: equal requests, equal hashes */
+  uint64_t token_hash;      /* of what the token names: equal requests, equal hashes */
   bool retry_conflicts;     /* write: retry transaction conflicts */
-  int64_t now;              /* when the items and updates were made (tt_orm_txn_now) */
-  /* Answers. get: items[i] is action i's item (an M, encrypted attributes
-   * opened) or a NULL value when absent; the caller frees each (tt_av_free).
-   * A TransactionCanceled failure: reasons[i] for every action. Both in
-   * the ctx's arena. */
+  int64_t now; /* when the items and updates were made: with a token tt_orm_tokens_time's */
+  /* Answers, in the ctx's arena: get's items[i] (an M, encrypted attributes
+   * opened, or a NULL value when absent; the caller frees each), and a
+   * TransactionCanceled's reasons[i], one per action. */
   struct tt_av *items;
   struct tt_orm_txn_reason *reasons;
-  struct tt_orm_txn_state *st; /* private */
 };
 
-/* The time to make a transaction's items and updates at: now, or with a
- * client token the time of the first request of the same hash (a retry
- * writes the same times; orm/tokens.h). */
-int64_t tt_orm_txn_now(struct tt_orm *orm, const char *client_token, uint64_t token_hash);
-
-/* Checks every action before any I/O, in order (the write policy, the key
- * against the update's key attributes, a check without a condition or an
- * expected version, an expected version of a model without a version,
- * unique attributes), then two actions on one item, encrypted attributes,
- * more than 100 DynamoDB actions or 4 MB; then:
- *   write: reads the current unique values of items of models with unique
- *     attributes (TransactGetItems), then one TransactWriteItems holding
- *     every item plus its guard actions, with client_token as
- *     ClientRequestToken; success answers nothing (TT_ORM_ANSWER_NONE), a
- *     cancellation is 409 TransactionCanceled with op->reasons (codes
- *     ConditionalCheckFailed, VersionConflict, TransactionConflict, None,
- *     ValidationError, ...; a taken unique value is ConditionalCheckFailed
- *     with its attribute). Conflicts are retried only with retry_conflicts.
- *   get: one TransactGetItems; op->items in request order.
- * The ctx's done runs once later (0), or it finished inside this call (-1,
- * result filled, done never runs; docs/internals/completions.md). */
+/* Checks every action before any I/O, in order (write policy, key, the
+ * update's key attributes, a check with nothing to check, an expected
+ * version of a model without one, unique attributes), then two actions on
+ * one item, encrypted attributes, more than 100 DynamoDB actions or 4 MB;
+ * then write: reads the current unique values of items of models with
+ * unique attributes, then one TransactWriteItems holding every item plus
+ * its guard actions, with the client token; success answers nothing
+ * (TT_ORM_ANSWER_NONE), a cancellation is 409 TransactionCanceled with
+ * op->reasons; conflicts are retried only with retry_conflicts. get: one
+ * TransactGetItems, op->items in request order. The ctx's done runs once
+ * later (0), or it finished inside this call (-1, result filled, done never
+ * runs; docs/internals/completions.md). */
 int tt_orm_txn_start(struct tt_orm_txn_op *op);
 
-/* Fails op, never started, whose actions [0, n_typed) were typed and
- * whose action n_typed (when its kind is set) was typed up to its model and
- * kind, with the first refusal tt_orm_txn_start would make of them, else
- * with `input`: the order of a request whose input failed to type. Frees
- * what op->actions hold. Returns -1, as a start that finished inside it. */
+/* Fails op, never started, whose actions [0, n_typed) were typed and whose
+ * action n_typed, when its kind is set, was typed up to its model and kind,
+ * with the first refusal tt_orm_txn_start would make of them, else with
+ * `input`: the order of a request whose input failed to type. Frees what
+ * the actions hold. Returns -1, as a start that finished inside it. */
 int tt_orm_txn_fail_input(struct tt_orm_txn_op *op, size_t n_typed,
                           const struct tt_error *input);
 

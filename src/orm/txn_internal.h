@@ -7,11 +7,8 @@
 #ifndef TT_ORM_TXN_INTERNAL_H
 #define TT_ORM_TXN_INTERNAL_H
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/sleep_op.h"
 #include "obs/log.h"
@@ -19,12 +16,10 @@
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
-#include "orm/provenance.h"
 #include "orm/tokens.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
 #include "value/codec_ddb.h"
-#include "value/json_exact.h"
 
 /* In the order of enum tt_orm_txn_kind. */
 enum kind { K_CREATE = TT_ORM_TXN_CREATE, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };

@@ -270,24 +270,13 @@ static bool raced(const struct action *a, const struct tt_ddb_txn_reason *reason
   return differs;
 }
 
-enum verdict { V_NONE, V_EXISTS, V_MISSING, V_VERSION, V_CONDITION, V_UNIQUE, V_OTHER };
-
-struct reason {
-  enum verdict v;
-  const char *code; /* DynamoDB's, for V_OTHER */
-  const char *message;
-  const struct tt_model_attr *attr; /* V_UNIQUE */
-  bool has_version;
-  int64_t version; /* V_VERSION: what is stored */
-};
-
 /* Reason i of a cancellation, or NULL when the answer has none. */
 static const struct tt_ddb_txn_reason *reason_at(const struct tt_ddb_txn_result *r, size_t i) {
   return i < r->n_reasons ? &r->reasons[i] : NULL;
 }
 
 static void judge(const struct action *a, const struct tt_ddb_txn_result *reasons,
-                  struct reason *out) {
+                  struct tt_orm_txn_reason *out) {
   memset(out, 0, sizeof(*out));
   const struct tt_ddb_txn_reason *main = reason_at(reasons, a->main_at);
   const char *code = main ? main->code : NULL;
@@ -300,19 +289,19 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
       out->version = strtoll(have->u.bytes, NULL, 10);
     }
     if (a->kind == K_CREATE || (a->create_only && current))
-      out->v = V_EXISTS;
+      out->v = TT_ORM_TXN_EXISTS;
     else if (a->expected.present && v &&
              (!out->has_version || out->version != a->expected.version))
-      out->v = V_VERSION;
+      out->v = TT_ORM_TXN_VERSION;
     else if (!current && ((a->kind == K_UPDATE && !a->upsert) ||
                           (a->kind == K_DELETE && a->must_exist)))
-      out->v = V_MISSING; /* the existence the action implies */
+      out->v = TT_ORM_TXN_MISSING; /* the existence the action implies */
     else
-      out->v = V_CONDITION;
+      out->v = TT_ORM_TXN_CONDITION;
     return;
   }
   if (code && strcmp(code, "None") != 0) {
-    out->v = V_OTHER;
+    out->v = TT_ORM_TXN_OTHER;
     out->code = code;
     out->message = main->message;
     return;
@@ -321,32 +310,32 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
     const struct tt_ddb_txn_reason *gr = reason_at(reasons, a->guard_at + g);
     const char *gc = gr ? gr->code : NULL;
     if (gc && strcmp(gc, "ConditionalCheckFailed") == 0 && a->guards[g].claim) {
-      out->v = V_UNIQUE;
+      out->v = TT_ORM_TXN_UNIQUE;
       out->attr = a->guards[g].attr;
       return;
     }
     if (gc && strcmp(gc, "None") != 0) {
-      out->v = V_OTHER;
+      out->v = TT_ORM_TXN_OTHER;
       out->code = gc;
       out->message = gr->message;
       return;
     }
   }
-  out->v = V_NONE;
+  out->v = TT_ORM_TXN_NONE;
 }
 
 /* The single-item answer of a failed write. */
-static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
+static void fail_single(struct tt_orm_txn_state *st, const struct tt_orm_txn_reason *r) {
   struct action *a = &st->acts[0];
   struct tt_error e;
   switch (r->v) {
-  case V_EXISTS:
+  case TT_ORM_TXN_EXISTS:
     fail_code(st, TT_ERR_CONDITION_FAILED, "key", "an item with this key already exists");
     return;
-  case V_MISSING:
+  case TT_ORM_TXN_MISSING:
     fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
     return;
-  case V_VERSION:
+  case TT_ORM_TXN_VERSION:
     tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
                  "the item's version is not the expected one; read it again and retry");
     tt_orm_fail(st->ctx->result, &e);
@@ -357,12 +346,12 @@ static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
                           json_integer((json_int_t)r->version));
     finish(st);
     return;
-  case V_UNIQUE:
+  case TT_ORM_TXN_UNIQUE:
     tt_error_set(&e, TT_ERR_CONDITION_FAILED, r->attr->name,
                  "another item already has this value of unique attribute %s", r->attr->name);
     txn_fail(st, &e);
     return;
-  case V_OTHER:
+  case TT_ORM_TXN_OTHER:
     if (strcmp(r->code, "TransactionConflict") == 0) {
       fail_code(st, TT_ERR_BACKEND_UNAVAILABLE, NULL,
                 "another transaction changed the item at the same time; retry");
@@ -382,36 +371,6 @@ static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
     break;
   }
   fail_code(st, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
-}
-
-/* Reason `r` of action a as the op answers it; strings of DynamoDB's
- * answer copied into the arena. Returns 0 or -1 (out of memory). */
-static int reason_typed(struct tt_orm_txn_state *st, const struct action *a,
-                        const struct reason *r, struct tt_orm_txn_reason *out) {
-  static const char *const codes[] = {
-      [V_NONE] = "None", [V_EXISTS] = "ConditionalCheckFailed",
-      [V_MISSING] = "ConditionalCheckFailed", [V_VERSION] = "VersionConflict",
-      [V_CONDITION] = "ConditionalCheckFailed", [V_UNIQUE] = "ConditionalCheckFailed"};
-  static const char *const messages[] = {
-      [V_EXISTS] = "an item with this key already exists",
-      [V_MISSING] = "no item has this key",
-      [V_VERSION] = "the item's version is not the expected one",
-      [V_CONDITION] = "the condition evaluated to false",
-      [V_UNIQUE] = "another item already has this value of a unique attribute"};
-  struct tt_arena *arena = st->ctx->arena;
-  memset(out, 0, sizeof(*out));
-  out->code = r->v == V_OTHER ? tt_arena_strndup(arena, r->code, strlen(r->code)) : codes[r->v];
-  out->message = r->v != V_OTHER ? messages[r->v]
-                 : r->message    ? tt_arena_strndup(arena, r->message, strlen(r->message))
-                                 : NULL;
-  if (out->code == NULL || (r->v == V_OTHER && r->message && out->message == NULL))
-    return -1;
-  out->attribute = r->v == V_UNIQUE ? r->attr->name : NULL;
-  out->version_conflict = r->v == V_VERSION;
-  out->expected_version = a->expected.version;
-  out->has_version = r->has_version;
-  out->version = r->version;
-  return 0;
 }
 
 /* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
@@ -456,7 +415,7 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     txn_start_attempt(st);
     return;
   }
-  struct reason *rs = calloc(st->n ? st->n : 1, sizeof(*rs));
+  struct tt_orm_txn_reason *rs = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*rs));
   if (rs == NULL) {
     fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
@@ -466,19 +425,18 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     judge(a, reasons, &rs[i]);
     if (a->raced) {
       /* Still racing after every attempt: as DynamoDB says of conflicts. */
-      rs[i].v = V_OTHER;
+      rs[i].v = TT_ORM_TXN_OTHER;
       rs[i].code = "TransactionConflict";
       rs[i].message = "another writer kept changing the item; retry";
     }
-    if (rs[i].v == V_NONE)
+    if (rs[i].v == TT_ORM_TXN_NONE)
       continue;
     any = true;
-    if (rs[i].v != V_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
+    if (rs[i].v != TT_ORM_TXN_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
       conflict_only = false;
   }
   if (any && conflict_only && st->retry_conflicts &&
       st->conflicts + 1 < st->ctx->orm->client->retry.max_attempts) {
-    free(rs);
     struct tt_backend_error synthetic;
     memset(&synthetic, 0, sizeof(synthetic));
     uint64_t wait = tt_client_backoff_ms(st->ctx->orm->client, &synthetic, ++st->conflicts);
@@ -491,24 +449,23 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     return;
   }
   if (st->single) {
-    struct reason r = rs[0];
-    free(rs);
-    fail_single(st, &r);
-    return;
-  }
-  struct tt_orm_txn_reason *typed = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*typed));
-  int rc = typed ? 0 : -1;
-  for (size_t i = 0; rc == 0 && i < st->n; i++)
-    rc = reason_typed(st, &st->acts[i], &rs[i], &typed[i]);
-  free(rs);
-  if (rc != 0) {
-    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+    fail_single(st, &rs[0]);
     return;
   }
   struct tt_error err;
   tt_error_set(&err, TT_ERR_TRANSACTION_CANCELED, NULL,
                "the transaction was canceled and nothing was written; see details.reasons");
-  st->op->reasons = typed;
+  for (size_t i = 0; i < st->n; i++) { /* the op keeps DynamoDB's words past its answer */
+    const char *code = rs[i].code, *msg = rs[i].message;
+    if (rs[i].v != TT_ORM_TXN_OTHER)
+      continue;
+    rs[i].code = tt_arena_strndup(st->ctx->arena, code, strlen(code));
+    rs[i].message = msg ? tt_arena_strndup(st->ctx->arena, msg, strlen(msg)) : NULL;
+    if (rs[i].code == NULL || (msg && rs[i].message == NULL))
+      oom(&err);
+  }
+  if (err.code != TT_ERR_INTERNAL)
+    st->op->reasons = rs;
   txn_fail(st, &err);
 }
 

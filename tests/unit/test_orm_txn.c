@@ -28,11 +28,6 @@ static const char dms[] =
     "{\"attribute\":\"id\",\"type\":\"S\",\"required\":true,\"roles\":[\"pk\"]},"
     "{\"attribute\":\"msg\",\"type\":\"S\",\"optional\":true}]}]}";
 
-static void setup(void) {
-  static const char *const tables[] = {"Account", "Log", NULL};
-  ofx_setup(dms, tables);
-}
-
 /* One action as a caller types it; JSON written with ' for ". */
 struct act {
   enum tt_orm_txn_kind kind;
@@ -48,14 +43,18 @@ struct act {
 
 /* What a transaction answered, copied out before its arena goes. */
 static struct seen {
-  struct tt_orm_txn_reason reasons[MAX_ACTS];
-  char codes[MAX_ACTS][40];
+  struct tt_orm_txn_reason reasons[MAX_ACTS]; /* code and message left out */
   bool has_reasons;
   struct tt_av items[MAX_ACTS];
   bool has_items;
 } S;
 
 static size_t n_acts;
+
+static void free_items(void) {
+  for (size_t i = 0; i < MAX_ACTS; i++)
+    tt_av_free(&S.items[i]);
+}
 
 static void capture(struct tt_orm_ctx *ctx) {
   struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
@@ -64,9 +63,7 @@ static void capture(struct tt_orm_ctx *ctx) {
   for (size_t i = 0; i < n_acts; i++) {
     if (op->reasons) {
       S.reasons[i] = op->reasons[i];
-      snprintf(S.codes[i], sizeof(S.codes[i]), "%s", op->reasons[i].code);
-      S.reasons[i].code = S.codes[i];
-      S.reasons[i].message = NULL; /* in the arena */
+      S.reasons[i].code = S.reasons[i].message = NULL; /* in the arena */
     }
     if (op->items)
       S.items[i] = op->items[i]; /* moved */
@@ -127,11 +124,14 @@ static struct tt_orm_result run(struct txn t) {
   struct tt_orm_result res;
   memset(&op, 0, sizeof(op));
   memset(acts, 0, sizeof(acts));
+  free_items();
   memset(&S, 0, sizeof(S));
   op.get = t.get;
   op.client_token = t.token;
   op.token_hash = t.hash;
-  op.now = tt_orm_txn_now(&OFX.orm, t.token, t.hash);
+  op.now = tt_orm_now_ns(&OFX.orm);
+  if (t.token)
+    op.now = tt_orm_tokens_time(&OFX.orm, t.token, t.hash, op.now);
   for (size_t i = 0; i < t.n; i++)
     type_action(&t.acts[i], i, op.now, &conds[i], &acts[i]);
   op.actions = acts;
@@ -149,34 +149,35 @@ static struct tt_orm_result run(struct txn t) {
   return res;
 }
 
-static void expect_ok(const struct tt_orm_result *r) {
-  ck_assert_msg(r->status == 0, "%s: %s (%s)", tt_error_code_name(r->err.code), r->err.message,
-                r->err.field);
-  ck_assert_int_eq(r->answer, TT_ORM_ANSWER_NONE);
+/* Checks that r succeeded, and frees it. */
+static void expect_ok(struct tt_orm_result r) {
+  ck_assert_msg(r.status == 0, "%s: %s (%s)", tt_error_code_name(r.err.code), r.err.message,
+                r.err.field);
+  ck_assert_int_eq(r.answer, TT_ORM_ANSWER_NONE);
+  tt_orm_result_free(&r);
 }
 
-static void expect_error(const struct tt_orm_result *r, enum tt_err_code code, const char *field) {
-  ck_assert_msg(r->status == -1, "succeeded");
-  ck_assert_msg(r->err.code == code, "%s: %s", tt_error_code_name(r->err.code), r->err.message);
-  ck_assert_str_eq(r->err.field, field);
+/* Checks that r failed with code, field and (unless NULL) a message
+ * holding `says`, and frees it. */
+static void expect_error(struct tt_orm_result r, enum tt_err_code code, const char *field,
+                         const char *says) {
+  ck_assert_msg(r.status == -1, "succeeded");
+  ck_assert_msg(r.err.code == code, "%s: %s", tt_error_code_name(r.err.code), r.err.message);
+  ck_assert_str_eq(r.err.field, field);
+  ck_assert_msg(says == NULL || strstr(r.err.message, says), "%s", r.err.message);
+  tt_orm_result_free(&r);
 }
 
 /* The items of `keys` (of model `model`) read in one read transaction;
- * S.items holds them (the caller frees them with free_items). */
+ * S.items holds them until the next run (or the teardown). */
 static void read_back(const char *model, const char *const *keys, size_t n) {
   struct act acts[MAX_ACTS];
   memset(acts, 0, sizeof(acts));
   for (size_t i = 0; i < n; i++)
     acts[i] = (struct act){.kind = TT_ORM_TXN_GET, .model = model, .key = keys[i]};
-  struct tt_orm_result r = run((struct txn){.get = true, .acts = acts, .n = n});
-  expect_ok(&r);
+  expect_ok(run((struct txn){.get = true, .acts = acts, .n = n}));
   ck_assert(S.has_items);
-  tt_orm_result_free(&r);
-}
 
-static void free_items(size_t n) {
-  for (size_t i = 0; i < n; i++)
-    tt_av_free(&S.items[i]);
 }
 
 /* Attribute `name` (S or N) of read item i; NULL if absent. */
@@ -186,35 +187,47 @@ static const char *attr(size_t i, const char *name) {
   return v && (v->type == TT_AV_S || v->type == TT_AV_N) ? v->u.bytes : NULL;
 }
 
+/* Reads the item of `key` of `model` into S.items[0]; the text of its
+ * attribute `name`, or NULL when the item is absent. */
+static const char *read_attr(const char *model, const char *key, const char *name) {
+  read_back(model, &key, 1);
+  return S.items[0].type == TT_AV_M ? attr(0, name) : NULL;
+}
+
 static void seed(void) {
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_CREATE,
        .model = "Account",
        .item = "{'id':'a','balance':10,'email':'a@x'}"},
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l1','msg':'open'}"}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 2});
-  expect_ok(&r);
+  expect_ok(run((struct txn){.acts = acts, .n = 2}));
   ck_assert(!S.has_reasons);
-  tt_orm_result_free(&r);
+
+}
+
+/* Every test starts with account a (balance 10, email a@x) and log l1. */
+static void setup(void) {
+  static const char *const tables[] = {"Account", "Log", NULL};
+  ofx_setup(dms, tables);
+  seed();
+}
+
+static void teardown(void) {
+  free_items();
+  ofx_teardown();
 }
 
 START_TEST(writes_every_action_and_reads_them_back) {
-  seed();
   static const char *const keys[] = {"{'id':'a'}", "{'id':'nobody'}"};
   read_back("Account", keys, 2);
   ck_assert_str_eq(attr(0, "balance"), "10");
   ck_assert_str_eq(attr(0, "version"), "0");
   ck_assert_int_eq(S.items[1].type, TT_AV_NULL);
-  free_items(2);
-  static const char *const logs[] = {"{'id':'l1'}"};
-  read_back("Log", logs, 1);
-  ck_assert_str_eq(attr(0, "msg"), "open");
-  free_items(1);
+  ck_assert_str_eq(read_attr("Log", "{'id':'l1'}", "msg"), "open");
 }
 END_TEST
 
 START_TEST(a_failed_condition_cancels_with_a_reason_per_action) {
-  seed();
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_UPDATE,
        .model = "Account",
@@ -226,120 +239,79 @@ START_TEST(a_failed_condition_cancels_with_a_reason_per_action) {
        .model = "Log",
        .key = "{'id':'l1'}",
        .condition = "{'attr':'msg','op':'=','value':'open'}"}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 3});
-  expect_error(&r, TT_ERR_TRANSACTION_CANCELED, "");
+  expect_error(run((struct txn){.acts = acts, .n = 3}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
   ck_assert(S.has_reasons);
-  ck_assert_str_eq(S.reasons[0].code, "ConditionalCheckFailed");
-  ck_assert_str_eq(S.reasons[1].code, "None");
-  ck_assert_str_eq(S.reasons[2].code, "None");
-  ck_assert(!S.reasons[0].version_conflict);
-  tt_orm_result_free(&r);
+  ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_CONDITION);
+  ck_assert_int_eq(S.reasons[1].v, TT_ORM_TXN_NONE);
+  ck_assert_int_eq(S.reasons[2].v, TT_ORM_TXN_NONE);
   /* Nothing was written. */
-  static const char *const keys[] = {"{'id':'l2'}"};
-  read_back("Log", keys, 1);
-  ck_assert_int_eq(S.items[0].type, TT_AV_NULL);
-  static const char *const acc[] = {"{'id':'a'}"};
-  read_back("Account", acc, 1);
-  ck_assert_str_eq(attr(0, "balance"), "10");
-  free_items(1);
+  ck_assert_ptr_null(read_attr("Log", "{'id':'l2'}", "id"));
+  ck_assert_str_eq(read_attr("Account", "{'id':'a'}", "balance"), "10");
 }
 END_TEST
 
 START_TEST(two_actions_on_one_item_are_refused_before_any_io) {
-  seed();
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}"},
       {.kind = TT_ORM_TXN_PUT, .model = "Log", .item = "{'id':'l1','msg':'again'}"}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 2});
-  expect_error(&r, TT_ERR_VALIDATION, "items[1]");
-  ck_assert_ptr_nonnull(strstr(r.err.message, "name the same item"));
+  expect_error(run((struct txn){.acts = acts, .n = 2}), TT_ERR_VALIDATION, "items[1]", "name the same item");
   ck_assert(!S.has_reasons);
-  tt_orm_result_free(&r);
-  static const char *const keys[] = {"{'id':'l1'}"};
-  read_back("Log", keys, 1);
-  ck_assert_str_eq(attr(0, "msg"), "open");
-  free_items(1);
+  ck_assert_str_eq(read_attr("Log", "{'id':'l1'}", "msg"), "open");
 }
 END_TEST
 
 START_TEST(expected_versions_lock_optimistically) {
-  seed();
   /* Version 0 is stored: expecting 4 cancels with both versions. */
   struct act acts[] = {{.kind = TT_ORM_TXN_UPDATE,
                         .model = "Account",
                         .key = "{'id':'a'}",
                         .update = "{'set':{'balance':1}}",
                         .expected = 4 + 1}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 1});
-  expect_error(&r, TT_ERR_TRANSACTION_CANCELED, "");
-  ck_assert_str_eq(S.reasons[0].code, "VersionConflict");
-  ck_assert(S.reasons[0].version_conflict);
-  ck_assert_int_eq(S.reasons[0].expected_version, 4);
+  expect_error(run((struct txn){.acts = acts, .n = 1}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
+  ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_VERSION);
   ck_assert(S.reasons[0].has_version);
   ck_assert_int_eq(S.reasons[0].version, 0);
-  tt_orm_result_free(&r);
   /* Expecting 0 applies and moves the version to 1. */
   acts[0].expected = 0 + 1;
-  r = run((struct txn){.acts = acts, .n = 1});
-  expect_ok(&r);
-  tt_orm_result_free(&r);
-  static const char *const keys[] = {"{'id':'a'}"};
-  read_back("Account", keys, 1);
-  ck_assert_str_eq(attr(0, "balance"), "1");
+  expect_ok(run((struct txn){.acts = acts, .n = 1}));
+  ck_assert_str_eq(read_attr("Account", "{'id':'a'}", "balance"), "1");
   ck_assert_str_eq(attr(0, "version"), "1");
-  free_items(1);
   /* A model without a version has nothing to expect. */
   struct act log[] = {{.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}",
                        .expected = 1}};
-  r = run((struct txn){.acts = log, .n = 1});
-  expect_error(&r, TT_ERR_VALIDATION, "items[0].expected_version");
-  tt_orm_result_free(&r);
+  expect_error(run((struct txn){.acts = log, .n = 1}), TT_ERR_VALIDATION, "items[0].expected_version", NULL);
 }
 END_TEST
 
 START_TEST(a_taken_unique_value_names_its_attribute) {
-  seed();
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l3'}"},
       {.kind = TT_ORM_TXN_CREATE, .model = "Account", .item = "{'id':'b','email':'a@x'}"}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 2});
-  expect_error(&r, TT_ERR_TRANSACTION_CANCELED, "");
-  ck_assert_str_eq(S.reasons[0].code, "None");
-  ck_assert_str_eq(S.reasons[1].code, "ConditionalCheckFailed");
-  ck_assert_str_eq(S.reasons[1].attribute, "email");
-  tt_orm_result_free(&r);
+  expect_error(run((struct txn){.acts = acts, .n = 2}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
+  ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_NONE);
+  ck_assert_int_eq(S.reasons[1].v, TT_ORM_TXN_UNIQUE);
+  ck_assert_str_eq(S.reasons[1].attr->name, "email");
 }
 END_TEST
 
 START_TEST(a_client_token_retry_applies_once) {
-  seed();
   static const struct act acts[] = {{.kind = TT_ORM_TXN_UPDATE,
                                      .model = "Account",
                                      .key = "{'id':'a'}",
                                      .update = "{'add':{'balance':5}}"}};
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 7});
-  expect_ok(&r);
-  tt_orm_result_free(&r);
+  expect_ok(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 7}));
   /* The same request later: the memo gives it the first time, so the
    * backend sees the same request and does not apply it again. */
   OFX.now_ns += 3 * OFX_SEC;
-  r = run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 7});
-  expect_ok(&r);
-  tt_orm_result_free(&r);
-  static const char *const keys[] = {"{'id':'a'}"};
-  read_back("Account", keys, 1);
-  ck_assert_str_eq(attr(0, "balance"), "15");
+  expect_ok(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 7}));
+  ck_assert_str_eq(read_attr("Account", "{'id':'a'}", "balance"), "15");
   ck_assert_str_eq(attr(0, "version"), "1");
-  free_items(1);
   /* Another request under the token is refused. */
-  r = run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8});
-  expect_error(&r, TT_ERR_VALIDATION, "client_token");
-  tt_orm_result_free(&r);
+  expect_error(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8}), TT_ERR_VALIDATION, "client_token", NULL);
 }
 END_TEST
 
 START_TEST(refusals_keep_the_order_of_the_actions) {
-  seed();
   /* A check with nothing to check comes before the input error of a later
    * action; without it, the input error stands. */
   static const struct act acts[] = {
@@ -347,39 +319,21 @@ START_TEST(refusals_keep_the_order_of_the_actions) {
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l4'}"}};
   struct tt_error input;
   tt_error_set(&input, TT_ERR_VALIDATION, "items[1].item", "items[1].item is bad");
-  struct tt_orm_result r = run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1});
-  expect_error(&r, TT_ERR_VALIDATION, "items[0]");
-  ck_assert_ptr_nonnull(strstr(r.err.message, "a check needs a condition"));
-  tt_orm_result_free(&r);
-  r = run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0});
-  expect_error(&r, TT_ERR_VALIDATION, "items[1].item");
-  tt_orm_result_free(&r);
+  expect_error(run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1}), TT_ERR_VALIDATION, "items[0]", "a check needs a condition");
+  expect_error(run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0}), TT_ERR_VALIDATION, "items[1].item", NULL);
   /* A read transaction holds only reads. */
-  r = run((struct txn){.get = true, .acts = acts + 1, .n = 1});
-  expect_error(&r, TT_ERR_VALIDATION, "items[0]");
-  tt_orm_result_free(&r);
+  expect_error(run((struct txn){.get = true, .acts = acts + 1, .n = 1}), TT_ERR_VALIDATION, "items[0]", NULL);
 }
 END_TEST
 
-static Suite *suite(void) {
-  Suite *s = suite_create("orm_txn");
-  TCase *tc = tcase_create("txn");
-  tcase_add_checked_fixture(tc, setup, ofx_teardown);
-  tcase_add_test(tc, writes_every_action_and_reads_them_back);
-  tcase_add_test(tc, a_failed_condition_cancels_with_a_reason_per_action);
-  tcase_add_test(tc, two_actions_on_one_item_are_refused_before_any_io);
-  tcase_add_test(tc, expected_versions_lock_optimistically);
-  tcase_add_test(tc, a_taken_unique_value_names_its_attribute);
-  tcase_add_test(tc, a_client_token_retry_applies_once);
-  tcase_add_test(tc, refusals_keep_the_order_of_the_actions);
-  suite_add_tcase(s, tc);
-  return s;
-}
-
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  const TTest *const tests[] = {
+      writes_every_action_and_reads_them_back,
+      a_failed_condition_cancels_with_a_reason_per_action,
+      two_actions_on_one_item_are_refused_before_any_io,
+      expected_versions_lock_optimistically,
+      a_taken_unique_value_names_its_attribute,
+      a_client_token_retry_applies_once,
+      refusals_keep_the_order_of_the_actions};
+  return ofx_main("orm_txn", setup, teardown, tests, sizeof(tests) / sizeof(tests[0]));
 }
