@@ -10,8 +10,8 @@ static void txn_go(struct tt_orm_txn_state *st);
 /* What an update does to unique attributes: only SET, SET_IF_NOT_EXISTS
  * and REMOVE of the whole attribute can be followed by a guard. */
 static int check_update_unique(struct action *a, struct tt_error *err) {
-  for (size_t i = 0; i < a->upd.n_actions; i++) {
-    const struct tt_orm_action *x = &a->upd.actions[i];
+  for (size_t i = 0; i < a->in->upd.n_actions; i++) {
+    const struct tt_orm_action *x = &a->in->upd.actions[i];
     const struct tt_model_attr *u = action_attr(a->m, x);
     if (u == NULL || !u->unique)
       continue;
@@ -36,17 +36,17 @@ int txn_prepare_unique(struct action *a, struct tt_error *err) {
   char f[160];
   if (tt_unique_model_check(a->m, err) != 0)
     return -1;
-  if (tt_unique_key_reserved(a->m, &a->key)) {
+  if (tt_unique_key_reserved(a->m, &a->in->key)) {
     subfield(a, pk_name(a), f, sizeof(f));
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s may not start with \"" TT_UNIQUE_PREFIX
                         "\" in model %s: such keys hold the guards of unique attributes",
                         pk_name(a), a->m->name);
   }
-  if (a->kind == K_UPDATE && check_update_unique(a, err) != 0)
+  if (a->in->kind == K_UPDATE && check_update_unique(a, err) != 0)
     return -1;
-  a->needs_old =
-      a->kind == K_PUT || a->kind == K_DELETE || (a->kind == K_UPDATE && a->touches_unique);
+  enum tt_orm_txn_kind k = a->in->kind;
+  a->needs_old = k == K_PUT || k == K_DELETE || (k == K_UPDATE && a->touches_unique);
   return 0;
 }
 
@@ -60,9 +60,9 @@ int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_er
 
 /* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err) {
-  for (size_t i = 0; a->upd.key.type == TT_AV_M && i < a->upd.key.len; i++) {
-    const struct tt_av_member *k = &a->upd.key.u.members[i];
-    const struct tt_av *want = tt_av_map_get(&a->key, k->name);
+  for (size_t i = 0; a->in->upd.key.type == TT_AV_M && i < a->in->upd.key.len; i++) {
+    const struct tt_av_member *k = &a->in->upd.key.u.members[i];
+    const struct tt_av *want = tt_av_map_get(&a->in->key, k->name);
     if (want && !tt_av_equal(want, &k->value)) {
       char f[160];
       subfield(a, k->name, f, sizeof(f));
@@ -72,31 +72,19 @@ int txn_check_update_key(struct action *a, struct tt_error *err) {
   return 0;
 }
 
-/* Moves the inputs of `in` into `a`: what the kind uses, the rest freed. */
-static void adopt(struct tt_orm_txn_action *in, struct action *a) {
-  a->kind = (enum kind)in->kind;
+/* Takes in its action: its model referenced, what its kind does not use
+ * freed, an update's expected version settled, null trees none. */
+static void adopt(struct action *a) {
+  struct tt_orm_txn_action *in = a->in;
   a->m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
-  memcpy(a->field, in->field, sizeof(a->field));
-  a->field[sizeof(a->field) - 1] = '\0';
-  bool whole = a->kind == K_CREATE || a->kind == K_PUT;
-  if (whole)
-    a->item = in->item;
-  else
-    a->key = in->key;
-  tt_av_free(whole ? &in->key : &in->item);
-  memset(&in->key, 0, sizeof(in->key));
-  memset(&in->item, 0, sizeof(in->item));
-  a->has_upd = a->kind == K_UPDATE; /* state_free frees it from here on */
-  if (a->has_upd)
-    a->upd = in->upd;
-  else
+  in->field[sizeof(in->field) - 1] = '\0';
+  tt_av_free(in->kind == K_CREATE || in->kind == K_PUT ? &in->key : &in->item);
+  if (in->kind != K_UPDATE)
     tt_orm_update_free(&in->upd);
-  tt_orm_update_init(&in->upd);
-  a->upsert = in->upsert;
-  a->expected = in->expected.present || !a->has_upd ? in->expected : a->upd.expected;
-  in->expected = a->expected; /* what the answer's reasons expected */
-  a->condition = json_is_null(in->condition) ? NULL : in->condition;
-  a->select = json_is_null(in->select) ? NULL : in->select;
+  else if (!in->expected.present)
+    in->expected = in->upd.expected;
+  in->condition = json_is_null(in->condition) ? NULL : in->condition;
+  in->select = json_is_null(in->select) ? NULL : in->select;
 }
 
 /* The checks of one action, in the order the API has always answered
@@ -105,57 +93,56 @@ static void adopt(struct tt_orm_txn_action *in, struct action *a) {
 static int check_action(struct tt_orm_txn_state *st, struct action *a, bool typed,
                         struct tt_error *err) {
   char f[160];
-  if (a->m == NULL || a->kind < K_CREATE || a->kind > K_GET || (a->kind == K_GET) != st->get)
-    return tt_error_set(err, TT_ERR_VALIDATION, a->field, "%s is no action of a %s transaction",
-                        a->field, st->get ? "read" : "write");
+  enum tt_orm_txn_kind k = a->in->kind;
+  if (a->m == NULL || k < K_CREATE || k > K_GET || (k == K_GET) != st->get)
+    return tt_error_set(err, TT_ERR_VALIDATION, a->in->field,
+                        "%s is no action of a %s transaction", a->in->field,
+                        st->get ? "read" : "write");
   static const enum tt_orm_policy_write policy[] = {
       [K_CREATE] = TT_ORM_POLICY_CREATE, [K_PUT] = TT_ORM_POLICY_PUT,
       [K_UPDATE] = TT_ORM_POLICY_UPDATE, [K_DELETE] = TT_ORM_POLICY_DELETE,
       [K_CHECK] = TT_ORM_POLICY_CHECK,   [K_GET] = TT_ORM_POLICY_CHECK};
-  if (tt_orm_policy_check_write(a->m, policy[a->kind], a->field, err) != 0)
+  if (tt_orm_policy_check_write(a->m, policy[k], a->in->field, err) != 0)
     return -1;
   if (!typed)
     return 0;
-  bool whole = a->kind == K_CREATE || a->kind == K_PUT;
+  bool whole = k == K_CREATE || k == K_PUT;
   subfield(a, whole ? "item" : "key", f, sizeof(f));
-  if (whole ? tt_orm_key_of_item(a->m, &a->item, f, &a->key, err) != 0
-            : tt_orm_key_check(a->m, &a->key, f, err) != 0)
+  if (whole ? tt_orm_key_of_item(a->m, &a->in->item, f, &a->in->key, err) != 0
+            : tt_orm_key_check(a->m, &a->in->key, f, err) != 0)
     return -1;
   /* As PUT with If-Match: the new version is the expected one + 1. */
-  if (a->kind == K_PUT && a->expected.present &&
-      tt_orm_item_set_version(a->m, &a->item, a->expected.version + 1) != 0)
+  if (k == K_PUT && a->in->expected.present &&
+      tt_orm_item_set_version(a->m, &a->in->item, a->in->expected.version + 1) != 0)
     return oom(err);
-  if (a->kind == K_UPDATE && txn_check_update_key(a, err) != 0)
+  if (k == K_UPDATE && txn_check_update_key(a, err) != 0)
     return -1;
-  if (a->kind == K_CHECK && a->condition == NULL && !a->expected.present)
-    return tt_error_set(err, TT_ERR_VALIDATION, a->field,
-                        "%s: a check needs a condition or an expected_version", a->field);
-  if (a->expected.present && tt_model_lifecycle(a->m, TT_LC_VERSION) == NULL) {
+  if (k == K_CHECK && a->in->condition == NULL && !a->in->expected.present)
+    return tt_error_set(err, TT_ERR_VALIDATION, a->in->field,
+                        "%s: a check needs a condition or an expected_version", a->in->field);
+  if (a->in->expected.present && tt_model_lifecycle(a->m, TT_LC_VERSION) == NULL) {
     subfield(a, "expected_version", f, sizeof(f));
     return tt_error_set(err, TT_ERR_VALIDATION, f, "model %s has no version attribute",
                         a->m->name);
   }
-  if (a->kind != K_GET && (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0))
+  if (k != K_GET && (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0))
     return -1;
   return 0;
 }
 
 /* A state holding op's actions, or NULL (out of memory: the inputs freed). */
 static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
-  struct tt_orm_txn_state *st = txn_state_new(&op->ctx, op->n_actions);
-  for (size_t i = 0; op->actions && i < op->n_actions; i++) {
-    struct tt_orm_txn_action *in = &op->actions[i];
-    if (st == NULL) {
-      tt_av_free(&in->key);
-      tt_av_free(&in->item);
-      tt_orm_update_free(&in->upd);
-    } else {
-      adopt(in, &st->acts[i]);
-    }
+  struct tt_orm_txn_state *st = txn_state_new(&op->ctx, op->n_actions, op->actions);
+  for (size_t i = 0; st == NULL && op->actions && i < op->n_actions; i++) {
+    tt_av_free(&op->actions[i].key);
+    tt_av_free(&op->actions[i].item);
+    tt_orm_update_free(&op->actions[i].upd);
   }
   if (st == NULL)
     return NULL;
   st->n = op->n_actions;
+  for (size_t i = 0; i < st->n; i++)
+    adopt(&st->acts[i]);
   st->op = op;
   st->get = op->get;
   return st;
@@ -167,7 +154,7 @@ int tt_orm_txn_fail_input(struct tt_orm_txn_op *op, size_t n_typed,
   const struct tt_error *err = input;
   struct tt_orm_txn_state *st = adopt_all(op);
   for (size_t i = 0; st && i <= n_typed && i < st->n && err == input; i++)
-    if ((i < n_typed || st->acts[i].kind != 0) &&
+    if ((i < n_typed || st->acts[i].in->kind != 0) &&
         check_action(st, &st->acts[i], i < n_typed, &first) != 0)
       err = &first;
   if (st)
@@ -219,29 +206,15 @@ int tt_orm_txn_start(struct tt_orm_txn_op *op) {
 
 /* Two actions on one item of the caller, before any I/O. */
 int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err) {
-  struct tt_buf x, y;
-  tt_buf_init(&x, 0);
-  tt_buf_init(&y, 0);
-  int rc = 0;
-  for (size_t i = 0; rc == 0 && i < st->n; i++) {
-    for (size_t j = 0; rc == 0 && j < i; j++) {
-      if (strcmp(st->acts[i].m->table, st->acts[j].m->table) != 0)
-        continue;
-      tt_buf_reset(&x);
-      tt_buf_reset(&y);
-      if (tt_ddb_item_write(&x, &st->acts[i].key, 0) != 0 ||
-          tt_ddb_item_write(&y, &st->acts[j].key, 0) != 0) {
-        rc = oom(err);
-      } else if (x.len == y.len && memcmp(x.data, y.data, x.len) == 0) {
-        rc = tt_error_set(err, TT_ERR_VALIDATION, st->acts[i].field,
-                          "%s and %s name the same item; a transaction may %s each item once",
-                          st->acts[i].field, st->acts[j].field, st->get ? "read" : "act on");
-      }
-    }
-  }
-  tt_buf_free(&x);
-  tt_buf_free(&y);
-  return rc;
+  for (size_t i = 0; i < st->n; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(st->acts[i].m->table, st->acts[j].m->table) == 0 &&
+          tt_av_equal(&st->acts[i].in->key, &st->acts[j].in->key))
+        return tt_error_set(err, TT_ERR_VALIDATION, st->acts[i].in->field,
+                            "%s and %s name the same item; a transaction may %s each item once",
+                            st->acts[i].in->field, st->acts[j].in->field,
+                            st->get ? "read" : "act on");
+  return 0;
 }
 
 /* Encrypted attributes in a transaction: every model's key is configured,
@@ -256,19 +229,19 @@ int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
     if (!tt_orm_crypt_model(a->m))
       continue;
     if (tt_orm_crypt_check(st->ctx->orm, a->m, err) != 0) {
-      tt_utf8_copy(err->field, sizeof(err->field), a->field);
+      tt_utf8_copy(err->field, sizeof(err->field), a->in->field);
       return -1;
     }
     subfield(a, "condition", f, sizeof(f));
-    if (a->condition && tt_orm_crypt_check_condition(a->m, a->condition, f, err) != 0)
+    if (a->in->condition && tt_orm_crypt_check_condition(a->m, a->in->condition, f, err) != 0)
       return -1;
     subfield(a, "select", f, sizeof(f));
-    for (size_t j = 0; a->select && j < json_array_size(a->select); j++) {
-      const char *p = json_string_value(json_array_get(a->select, j));
+    for (size_t j = 0; a->in->select && j < json_array_size(a->in->select); j++) {
+      const char *p = json_string_value(json_array_get(a->in->select, j));
       if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
         return -1;
     }
-    if (!st->get && (a->item.type == TT_AV_M || a->has_upd))
+    if (!st->get && (a->in->item.type == TT_AV_M || a->in->kind == K_UPDATE))
       st->sealing = true;
   }
   if (st->sealing && st->token)

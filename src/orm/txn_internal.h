@@ -19,29 +19,26 @@
 #include "orm/tokens.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
-#include "value/codec_ddb.h"
 
-/* In the order of enum tt_orm_txn_kind. */
-enum kind { K_CREATE = TT_ORM_TXN_CREATE, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };
+#define K_CREATE TT_ORM_TXN_CREATE
+#define K_PUT TT_ORM_TXN_PUT
+#define K_UPDATE TT_ORM_TXN_UPDATE
+#define K_DELETE TT_ORM_TXN_DELETE
+#define K_CHECK TT_ORM_TXN_CHECK
+#define K_GET TT_ORM_TXN_GET
 
 /* One item of the transaction. */
 struct action {
-  enum kind kind;
+  /* Its inputs: the op's action, or a single write's own (field ""); its
+   * key, item and upd are the state's to free. A single update's item is
+   * the item read back for the answer; create and put items are sealed
+   * before the write. */
+  struct tt_orm_txn_action *in;
   struct tt_model *m; /* one reference */
-  char field[24];     /* "items[3]"; "" for a single-item write */
-  struct tt_av key;   /* M */
-  struct tt_av item;  /* create/put: the whole item (sealed before the write);
-                       * single update: the item read back for the answer */
   struct tt_av plain; /* single create/put of an encrypted model: the item
                        * before sealing, which the answer shows */
-  struct tt_orm_update upd;
-  bool has_upd;
-  bool upsert;
   bool must_exist;  /* single delete: 404 when absent */
   bool create_only; /* put with If-None-Match: * */
-  struct tt_orm_expected expected;
-  const json_t *condition; /* borrowed */
-  const json_t *select;    /* get: borrowed */
   bool unique;             /* the model keeps unique attributes */
   bool needs_old;          /* read the item before writing */
   bool touches_unique;     /* update: changes a unique attribute */
@@ -106,7 +103,7 @@ static inline const char *pk_name(const struct action *a) { return a->m->pk->nam
 static inline void subfield(const struct action *a, const char *name, char *out, size_t cap) {
   /* A longer path is cut: a field only points at the place. */
   size_t o = 0;
-  const char *parts[3] = {a->field, a->field[0] ? "." : "", name};
+  const char *parts[3] = {a->in->field, a->in->field[0] ? "." : "", name};
   for (size_t p = 0; p < 3; p++)
     for (const char *c = parts[p]; *c && o + 1 < cap; c++)
       out[o++] = *c;
@@ -153,7 +150,9 @@ void txn_plan_free(struct txn_plan *plan);
 
 /* ---- txn_run.c: running, cancellation reasons, retries, answers ----------------- */
 
-struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n);
+/* A state of n actions: in[i], or (in NULL) zeroed ones of its own. */
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n,
+                                       struct tt_orm_txn_action *in);
 void txn_state_free(struct tt_orm_txn_state *st);
 /* Fails the request with err and finishes it. */
 void txn_fail(struct tt_orm_txn_state *st, const struct tt_error *err);

@@ -6,9 +6,12 @@
 
 /* ---- finishing ------------------------------------------------------------------- */
 
-struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n) {
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n,
+                                       struct tt_orm_txn_action *in) {
   struct tt_orm_txn_state *st = tt_arena_alloc(ctx->arena, sizeof(*st));
-  if (st == NULL)
+  if (in == NULL)
+    in = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*in));
+  if (st == NULL || in == NULL)
     return NULL;
   st->ctx = ctx;
   st->acts = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*st->acts));
@@ -17,8 +20,8 @@ struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n) {
     return NULL;
   for (size_t i = 0; i < n; i++) {
     struct action *a = &st->acts[i];
-    a->key.type = a->item.type = a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
-    tt_orm_update_init(&a->upd);
+    a->in = &in[i];
+    a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
   }
   st->now = tt_orm_now_ns(ctx->orm);
   return st;
@@ -29,16 +32,15 @@ void txn_state_free(struct tt_orm_txn_state *st) {
     struct action *a = &st->acts[i];
     if (st->got)
       tt_av_free(&st->got[i]);
-    tt_av_free(&a->key);
-    tt_av_free(&a->item);
+    tt_av_free(&a->in->key);
+    tt_av_free(&a->in->item);
+    tt_orm_update_free(&a->in->upd);
     tt_av_free(&a->plain);
     tt_av_free(&a->old);
     tt_av_free(&a->newvals);
     for (size_t g = 0; g < a->n_guards; g++)
       tt_unique_guard_free(&a->guards[g]);
     a->n_guards = 0;
-    if (a->has_upd)
-      tt_orm_update_free(&a->upd);
     if (a->m)
       tt_model_unref(a->m);
     a->m = NULL;
@@ -138,7 +140,7 @@ static void read_cb(struct tt_client_call *c) {
   }
   if (st->single) {
     struct action *a = &st->acts[0];
-    if (!a->old_found && ((a->kind == K_UPDATE && !a->upsert) || a->kind == K_DELETE)) {
+    if (!a->old_found && ((a->in->kind == K_UPDATE && !a->in->upsert) || a->in->kind == K_DELETE)) {
       fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
       return;
     }
@@ -167,7 +169,7 @@ void txn_start_attempt(struct tt_orm_txn_state *st) {
       fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
       return;
     }
-    s->r.key = &a->key;
+    s->r.key = &a->in->key;
     st->read_of[st->n_reads++] = i;
   }
   if (st->n_reads == 0) {
@@ -183,7 +185,7 @@ static void reread_opened_cb(void *arg, const struct tt_error *err) {
     txn_fail(st, err);
     return;
   }
-  tt_orm_item_answer(st->single, &st->acts[0].item, false);
+  tt_orm_item_answer(st->single, &st->acts[0].in->item, false);
   finish(st);
 }
 
@@ -201,14 +203,14 @@ static void reread_cb(struct tt_client_call *c) {
      * the action, which the KMS calls borrow it from). */
     struct action *a = &st->acts[0];
     struct tt_error err;
-    tt_av_free(&a->item);
-    a->item = item;
+    tt_av_free(&a->in->item);
+    a->in->item = item;
     struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
     if (cr == NULL) {
       txn_fail(st, (oom(&err), &err));
       return;
     }
-    if (tt_orm_crypt_add_item_of(cr, a->m, &a->item, &err) != 0) {
+    if (tt_orm_crypt_add_item_of(cr, a->m, &a->in->item, &err) != 0) {
       txn_fail(st, &err);
       return;
     }
@@ -227,18 +229,18 @@ static void succeeded(struct tt_orm_txn_state *st) {
     return;
   }
   struct action *a = &st->acts[0];
-  switch (a->kind) {
+  switch (a->in->kind) {
   case K_CREATE:
   case K_PUT: {
     /* The item as sent, not its envelopes. */
-    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
-    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found);
+    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->in->item;
+    tt_orm_item_answer(st->single, shown, a->in->kind == K_CREATE || !a->old_found);
     break;
   }
   case K_UPDATE: {
     /* TransactWriteItems returns no item: read the new one. */
     st->reread = (struct tt_ddb_item_request){
-        .table = a->m->table, .key = &a->key, .consistent_read = true};
+        .table = a->m->table, .key = &a->in->key, .consistent_read = true};
     txn_call(st, TT_DDB_GET_ITEM, NULL, reread_cb);
     return;
   }
@@ -288,13 +290,13 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
       out->has_version = true;
       out->version = strtoll(have->u.bytes, NULL, 10);
     }
-    if (a->kind == K_CREATE || (a->create_only && current))
+    if (a->in->kind == K_CREATE || (a->create_only && current))
       out->v = TT_ORM_TXN_EXISTS;
-    else if (a->expected.present && v &&
-             (!out->has_version || out->version != a->expected.version))
+    else if (a->in->expected.present && v &&
+             (!out->has_version || out->version != a->in->expected.version))
       out->v = TT_ORM_TXN_VERSION;
-    else if (!current && ((a->kind == K_UPDATE && !a->upsert) ||
-                          (a->kind == K_DELETE && a->must_exist)))
+    else if (!current && ((a->in->kind == K_UPDATE && !a->in->upsert) ||
+                          (a->in->kind == K_DELETE && a->must_exist)))
       out->v = TT_ORM_TXN_MISSING; /* the existence the action implies */
     else
       out->v = TT_ORM_TXN_CONDITION;
@@ -340,7 +342,7 @@ static void fail_single(struct tt_orm_txn_state *st, const struct tt_orm_txn_rea
                  "the item's version is not the expected one; read it again and retry");
     tt_orm_fail(st->ctx->result, &e);
     st->ctx->result->details =
-        json_pack("{s:I}", "expected_version", (json_int_t)a->expected.version);
+        json_pack("{s:I}", "expected_version", (json_int_t)a->in->expected.version);
     if (r->has_version)
       json_object_set_new(st->ctx->result->details, "version",
                           json_integer((json_int_t)r->version));
@@ -562,11 +564,11 @@ int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn
     struct action *a = &st->acts[i];
     if (!tt_orm_crypt_model(a->m))
       continue;
-    if (st->single && a->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->item) != 0)
+    if (st->single && a->in->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->in->item) != 0)
       return oom(err);
-    if (tt_orm_crypt_add_item_of(c, a->m, &a->item, err) != 0)
+    if (tt_orm_crypt_add_item_of(c, a->m, &a->in->item, err) != 0)
       return -1;
-    if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
+    if (a->in->kind == K_UPDATE && tt_orm_crypt_add_update(c, a->m, &a->in->upd, err) != 0)
       return -1;
   }
   st->sealed_next = next;

@@ -254,7 +254,8 @@ START_TEST(two_actions_on_one_item_are_refused_before_any_io) {
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}"},
       {.kind = TT_ORM_TXN_PUT, .model = "Log", .item = "{'id':'l1','msg':'again'}"}};
-  expect_error(run((struct txn){.acts = acts, .n = 2}), TT_ERR_VALIDATION, "items[1]", "name the same item");
+  expect_error(run((struct txn){.acts = acts, .n = 2}),
+               TT_ERR_VALIDATION, "items[1]", "name the same item");
   ck_assert(!S.has_reasons);
   ck_assert_str_eq(read_attr("Log", "{'id':'l1'}", "msg"), "open");
 }
@@ -279,7 +280,8 @@ START_TEST(expected_versions_lock_optimistically) {
   /* A model without a version has nothing to expect. */
   struct act log[] = {{.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}",
                        .expected = 1}};
-  expect_error(run((struct txn){.acts = log, .n = 1}), TT_ERR_VALIDATION, "items[0].expected_version", NULL);
+  expect_error(run((struct txn){.acts = log, .n = 1}),
+               TT_ERR_VALIDATION, "items[0].expected_version", NULL);
 }
 END_TEST
 
@@ -307,7 +309,8 @@ START_TEST(a_client_token_retry_applies_once) {
   ck_assert_str_eq(read_attr("Account", "{'id':'a'}", "balance"), "15");
   ck_assert_str_eq(attr(0, "version"), "1");
   /* Another request under the token is refused. */
-  expect_error(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8}), TT_ERR_VALIDATION, "client_token", NULL);
+  expect_error(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8}),
+               TT_ERR_VALIDATION, "client_token", NULL);
 }
 END_TEST
 
@@ -319,10 +322,13 @@ START_TEST(refusals_keep_the_order_of_the_actions) {
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l4'}"}};
   struct tt_error input;
   tt_error_set(&input, TT_ERR_VALIDATION, "items[1].item", "items[1].item is bad");
-  expect_error(run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1}), TT_ERR_VALIDATION, "items[0]", "a check needs a condition");
-  expect_error(run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0}), TT_ERR_VALIDATION, "items[1].item", NULL);
+  expect_error(run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1}),
+               TT_ERR_VALIDATION, "items[0]", "a check needs a condition");
+  expect_error(run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0}),
+               TT_ERR_VALIDATION, "items[1].item", NULL);
   /* A read transaction holds only reads. */
-  expect_error(run((struct txn){.get = true, .acts = acts + 1, .n = 1}), TT_ERR_VALIDATION, "items[0]", NULL);
+  expect_error(run((struct txn){.get = true, .acts = acts + 1, .n = 1}),
+               TT_ERR_VALIDATION, "items[0]", NULL);
 }
 END_TEST
 
