@@ -284,11 +284,6 @@ static int items_text(const struct tt_orm_txn_op *op, struct tt_buf *b, struct t
 /* details.reasons of a TransactionCanceled: {"index", "code", "message",
  * "attribute" or "expected_version" and "version"} per item. */
 static json_t *reasons_json(const struct tt_orm_txn_op *op) {
-  static const char *const codes[] = {
-      [TT_ORM_TXN_NONE] = "None", [TT_ORM_TXN_EXISTS] = "ConditionalCheckFailed",
-      [TT_ORM_TXN_MISSING] = "ConditionalCheckFailed", [TT_ORM_TXN_VERSION] = "VersionConflict",
-      [TT_ORM_TXN_CONDITION] = "ConditionalCheckFailed",
-      [TT_ORM_TXN_UNIQUE] = "ConditionalCheckFailed"};
   static const char *const messages[] = {
       [TT_ORM_TXN_EXISTS] = "an item with this key already exists",
       [TT_ORM_TXN_MISSING] = "no item has this key",
@@ -300,8 +295,11 @@ static json_t *reasons_json(const struct tt_orm_txn_op *op) {
     const struct tt_orm_txn_reason *r = &op->reasons[i];
     bool other = r->v == TT_ORM_TXN_OTHER;
     const char *msg = other ? r->message : messages[r->v];
-    json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)i, "code",
-                          other ? r->code : codes[r->v]);
+    const char *code = other                        ? r->code
+                       : r->v == TT_ORM_TXN_NONE    ? "None"
+                       : r->v == TT_ORM_TXN_VERSION ? "VersionConflict"
+                                                    : "ConditionalCheckFailed";
+    json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)i, "code", code);
     if (o && msg)
       json_object_set_new(o, "message", json_string(msg));
     if (o && r->v == TT_ORM_TXN_UNIQUE)

@@ -63,8 +63,9 @@ struct tt_orm_txn_reason {
 };
 
 /* One transaction (POST /v1/transactions/write or /get): fill a zeroed op
- * and its zeroed actions, then tt_orm_txn_start. The op owns the actions'
- * key, item and upd from its start on, borrows the rest until done ran. */
+ * and its zeroed actions, then tt_orm_txn_start. The op borrows the
+ * actions until done ran, frees their key, item and upd, and settles their
+ * expected version (an update's own), condition and select (null: NULL). */
 struct tt_orm_txn_op {
   struct tt_orm_ctx ctx; /* first; ctx.model is NULL */
   bool get;              /* a read transaction */
