@@ -130,6 +130,53 @@ static int check_action(struct tt_orm_txn_state *st, struct action *a, bool type
   return 0;
 }
 
+/* Two actions on one item of the caller, before any I/O. */
+static int check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err) {
+  for (size_t i = 0; i < st->n; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(st->acts[i].m->table, st->acts[j].m->table) == 0 &&
+          tt_av_equal(&st->acts[i].in->key, &st->acts[j].in->key))
+        return tt_error_set(err, TT_ERR_VALIDATION, st->acts[i].in->field,
+                            "%s and %s name the same item; a transaction may %s each item once",
+                            st->acts[i].in->field, st->acts[j].in->field,
+                            st->get ? "read" : "act on");
+  return 0;
+}
+
+/* Encrypted attributes in a transaction: every model's key is configured,
+ * no condition names one, no select reaches inside one; a write that seals
+ * values cannot carry a client token (a retry would send new envelopes,
+ * which DynamoDB refuses as another request under the same token). Sets
+ * st->sealing when a write has values to seal. */
+static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
+  char f[160];
+  for (size_t i = 0; i < st->n; i++) {
+    struct action *a = &st->acts[i];
+    if (!tt_orm_crypt_model(a->m))
+      continue;
+    if (tt_orm_crypt_check(st->ctx->orm, a->m, err) != 0) {
+      tt_utf8_copy(err->field, sizeof(err->field), a->in->field);
+      return -1;
+    }
+    subfield(a, "condition", f, sizeof(f));
+    if (a->in->condition && tt_orm_crypt_check_condition(a->m, a->in->condition, f, err) != 0)
+      return -1;
+    subfield(a, "select", f, sizeof(f));
+    for (size_t j = 0; a->in->select && j < json_array_size(a->in->select); j++) {
+      const char *p = json_string_value(json_array_get(a->in->select, j));
+      if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
+        return -1;
+    }
+    if (!st->get && (a->in->item.type == TT_AV_M || a->in->kind == K_UPDATE))
+      st->sealing = true;
+  }
+  if (st->sealing && st->token)
+    return tt_error_set(err, TT_ERR_VALIDATION, "client_token",
+                        "client_token cannot be used with a transaction that writes encrypted "
+                        "attributes (each attempt seals them with a new data key)");
+  return 0;
+}
+
 /* A state holding op's actions, or NULL (out of memory: the inputs freed). */
 static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
   struct tt_orm_txn_state *st = txn_state_new(&op->ctx, op->n_actions, op->actions);
@@ -185,7 +232,7 @@ static int txn_start_run(struct tt_orm_ctx *ctx) {
   for (size_t i = 0; i < st->n; i++)
     if (check_action(st, &st->acts[i], true, &err) != 0)
       goto bad;
-  if (txn_check_duplicates(st, &err) != 0 || txn_check_encrypted(st, &err) != 0)
+  if (check_duplicates(st, &err) != 0 || check_encrypted(st, &err) != 0)
     goto bad;
   if (!st->get && st->sealing) {
     /* Values of encrypted attributes get their envelopes first. */
@@ -202,53 +249,6 @@ bad:
 
 int tt_orm_txn_start(struct tt_orm_txn_op *op) {
   return tt_orm_ctx_start(&op->ctx, txn_start_run);
-}
-
-/* Two actions on one item of the caller, before any I/O. */
-int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err) {
-  for (size_t i = 0; i < st->n; i++)
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(st->acts[i].m->table, st->acts[j].m->table) == 0 &&
-          tt_av_equal(&st->acts[i].in->key, &st->acts[j].in->key))
-        return tt_error_set(err, TT_ERR_VALIDATION, st->acts[i].in->field,
-                            "%s and %s name the same item; a transaction may %s each item once",
-                            st->acts[i].in->field, st->acts[j].in->field,
-                            st->get ? "read" : "act on");
-  return 0;
-}
-
-/* Encrypted attributes in a transaction: every model's key is configured,
- * no condition names one, no select reaches inside one; a write that seals
- * values cannot carry a client token (a retry would send new envelopes,
- * which DynamoDB refuses as another request under the same token). Sets
- * st->sealing when a write has values to seal. */
-int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
-  char f[160];
-  for (size_t i = 0; i < st->n; i++) {
-    struct action *a = &st->acts[i];
-    if (!tt_orm_crypt_model(a->m))
-      continue;
-    if (tt_orm_crypt_check(st->ctx->orm, a->m, err) != 0) {
-      tt_utf8_copy(err->field, sizeof(err->field), a->in->field);
-      return -1;
-    }
-    subfield(a, "condition", f, sizeof(f));
-    if (a->in->condition && tt_orm_crypt_check_condition(a->m, a->in->condition, f, err) != 0)
-      return -1;
-    subfield(a, "select", f, sizeof(f));
-    for (size_t j = 0; a->in->select && j < json_array_size(a->in->select); j++) {
-      const char *p = json_string_value(json_array_get(a->in->select, j));
-      if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
-        return -1;
-    }
-    if (!st->get && (a->in->item.type == TT_AV_M || a->in->kind == K_UPDATE))
-      st->sealing = true;
-  }
-  if (st->sealing && st->token)
-    return tt_error_set(err, TT_ERR_VALIDATION, "client_token",
-                        "client_token cannot be used with a transaction that writes encrypted "
-                        "attributes (each attempt seals them with a new data key)");
-  return 0;
 }
 
 static void txn_go(struct tt_orm_txn_state *st) {

@@ -19,17 +19,10 @@
  * its unique values and the write that moves their guards. */
 #define TT_ORM_TXN_MAX_ATTEMPTS 4
 
-struct tt_orm_txn_state;
-
-/* What one action of a transaction does; GET only in a read transaction. */
-enum tt_orm_txn_kind {
-  TT_ORM_TXN_CREATE = 1,
-  TT_ORM_TXN_PUT,
-  TT_ORM_TXN_UPDATE,
-  TT_ORM_TXN_DELETE,
-  TT_ORM_TXN_CHECK, /* a condition or an expected version on an item, no write */
-  TT_ORM_TXN_GET
-};
+/* What one action of a transaction does: CHECK a condition or an expected
+ * version without a write; a read transaction holds GETs only. */
+enum tt_orm_txn_kind { TT_ORM_TXN_CREATE = 1, TT_ORM_TXN_PUT, TT_ORM_TXN_UPDATE,
+                       TT_ORM_TXN_DELETE, TT_ORM_TXN_CHECK, TT_ORM_TXN_GET };
 
 /* One action, typed; `field` names it in errors ("items[3]"). */
 struct tt_orm_txn_action {

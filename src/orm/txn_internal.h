@@ -123,10 +123,6 @@ static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
 
 /* ---- txn.c: the checks of actions ------------------------------------------------ */
 
-/* Two actions on one item of the caller, before any I/O. */
-int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err);
-/* Encrypted attributes in a transaction (sets st->sealing). */
-int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err);
 /* Checks the model and key of an action of a model with unique attributes
  * and decides what must be read first. */
 int txn_prepare_unique(struct action *a, struct tt_error *err);
