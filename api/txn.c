@@ -58,13 +58,14 @@ static unsigned member_kinds(const char *k) {
   return 0;
 }
 
-/* The model, the op and the members of entry e, checked; sets a->model (a
- * reference) and a->kind once all three hold. */
-static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, const json_t *e,
-                     struct tt_error *err) {
+/* The field, model, op and members of entry i (e), checked; sets a->model
+ * (a reference), a->kind and a->condition once all hold. */
+static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, size_t i,
+                     const json_t *e, struct tt_error *err) {
   char f[160];
   const char *k;
   json_t *v;
+  snprintf(a->field, sizeof(a->field), "items[%zu]", i);
   if (!json_is_object(e))
     return tt_error_set(err, TT_ERR_VALIDATION, a->field, "%s must be an object", a->field);
   json_object_foreach((json_t *)e, k, v) {
@@ -101,6 +102,7 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, cons
   }
   a->model = tt_model_ref((struct tt_model *)m);
   a->kind = kind;
+  a->condition = json_object_get(e, "condition");
   return 0;
 }
 
@@ -199,25 +201,6 @@ static int read_key(struct tt_orm_txn_action *a, const json_t *e, struct tt_erro
   return 0;
 }
 
-/* Entry i of items[]. */
-static int read_entry(struct tt_orm_txn_op *op, size_t i, const json_t *e,
-                      struct tt_error *err) {
-  struct tt_orm_txn_action *a = &op->actions[i];
-  snprintf(a->field, sizeof(a->field), "items[%zu]", i);
-  if (read_head(op, a, e, err) != 0)
-    return -1;
-  a->condition = json_object_get(e, "condition");
-  switch (a->kind) {
-  case TT_ORM_TXN_CREATE:
-  case TT_ORM_TXN_PUT:
-    return read_item(op, a, e, err);
-  case TT_ORM_TXN_UPDATE:
-    return read_update(op, a, e, err);
-  default:
-    return read_key(a, e, err);
-  }
-}
-
 int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
   struct tt_error err;
   const json_t *items = json_object_get(body, "items");
@@ -256,9 +239,17 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
   op->retry_conflicts = json_is_true(rcf);
   if ((op->actions = tt_arena_alloc(op->ctx.arena, n * sizeof(*op->actions))) == NULL)
     goto oom;
-  for (size_t i = 0; i < n; i++)
-    if (read_entry(op, i, json_array_get(items, i), &err) != 0)
+  for (size_t i = 0; i < n; i++) {
+    struct tt_orm_txn_action *a = &op->actions[i];
+    const json_t *e = json_array_get(items, i);
+    int rc = read_head(op, a, i, e, &err);
+    if (rc == 0 && (a->kind == TT_ORM_TXN_CREATE || a->kind == TT_ORM_TXN_PUT))
+      rc = read_item(op, a, e, &err);
+    else if (rc == 0)
+      rc = a->kind == TT_ORM_TXN_UPDATE ? read_update(op, a, e, &err) : read_key(a, e, &err);
+    if (rc != 0)
       return tt_orm_txn_fail_input(op, i, &err);
+  }
   return tt_orm_txn_start(op);
 oom:
   tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");

@@ -27,9 +27,9 @@ static int check_update_unique(struct action *a, struct tt_error *err) {
   return 0;
 }
 
-/* Checks the model and key of an action of a model with unique attributes
- * and decides what must be read first. */
-int txn_prepare_unique(struct action *a, struct tt_error *err) {
+/* Checks the model and key of an action of a model with unique attributes,
+ * decides what must be read first and makes room for its guards. */
+int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err) {
   a->unique = tt_unique_model_has(a->m);
   if (!a->unique)
     return 0;
@@ -47,14 +47,7 @@ int txn_prepare_unique(struct action *a, struct tt_error *err) {
     return -1;
   enum tt_orm_txn_kind k = a->in->kind;
   a->needs_old = k == K_PUT || k == K_DELETE || (k == K_UPDATE && a->touches_unique);
-  return 0;
-}
-
-int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err) {
-  size_t nu = tt_unique_count(a->m);
-  if (nu == 0)
-    return 0;
-  a->guards = tt_arena_alloc(st->ctx->arena, 2 * nu * sizeof(*a->guards));
+  a->guards = tt_arena_alloc(st->ctx->arena, 2 * tt_unique_count(a->m) * sizeof(*a->guards));
   return a->guards ? 0 : oom(err);
 }
 
@@ -70,21 +63,6 @@ int txn_check_update_key(struct action *a, struct tt_error *err) {
     }
   }
   return 0;
-}
-
-/* Takes in its action: its model referenced, what its kind does not use
- * freed, an update's expected version settled, null trees none. */
-static void adopt(struct action *a) {
-  struct tt_orm_txn_action *in = a->in;
-  a->m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
-  in->field[sizeof(in->field) - 1] = '\0';
-  tt_av_free(in->kind == K_CREATE || in->kind == K_PUT ? &in->key : &in->item);
-  if (in->kind != K_UPDATE)
-    tt_orm_update_free(&in->upd);
-  else if (!in->expected.present)
-    in->expected = in->upd.expected;
-  in->condition = json_is_null(in->condition) ? NULL : in->condition;
-  in->select = json_is_null(in->select) ? NULL : in->select;
 }
 
 /* The checks of one action, in the order the API has always answered
@@ -125,9 +103,7 @@ static int check_action(struct tt_orm_txn_state *st, struct action *a, bool type
     return tt_error_set(err, TT_ERR_VALIDATION, f, "model %s has no version attribute",
                         a->m->name);
   }
-  if (k != K_GET && (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0))
-    return -1;
-  return 0;
+  return k != K_GET ? txn_prepare_unique(st, a, err) : 0;
 }
 
 /* Two actions on one item of the caller, before any I/O. */
@@ -177,19 +153,32 @@ static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
   return 0;
 }
 
-/* A state holding op's actions, or NULL (out of memory: the inputs freed). */
+/* A state holding op's actions (their models referenced, what a kind does
+ * not use freed, an update's expected version settled, null trees none),
+ * or NULL (out of memory: the inputs freed). */
 static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
   struct tt_orm_txn_state *st = txn_state_new(&op->ctx, op->n_actions, op->actions);
-  for (size_t i = 0; st == NULL && op->actions && i < op->n_actions; i++) {
-    tt_av_free(&op->actions[i].key);
-    tt_av_free(&op->actions[i].item);
-    tt_orm_update_free(&op->actions[i].upd);
+  for (size_t i = 0; op->actions && i < op->n_actions; i++) {
+    struct tt_orm_txn_action *in = &op->actions[i];
+    bool whole = in->kind == K_CREATE || in->kind == K_PUT;
+    if (st == NULL || whole)
+      tt_av_free(&in->key);
+    if (st == NULL || !whole)
+      tt_av_free(&in->item);
+    if (st == NULL || in->kind != K_UPDATE)
+      tt_orm_update_free(&in->upd);
+    else if (!in->expected.present)
+      in->expected = in->upd.expected;
+    if (st == NULL)
+      continue;
+    st->acts[i].m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
+    in->field[sizeof(in->field) - 1] = '\0';
+    in->condition = json_is_null(in->condition) ? NULL : in->condition;
+    in->select = json_is_null(in->select) ? NULL : in->select;
   }
   if (st == NULL)
     return NULL;
   st->n = op->n_actions;
-  for (size_t i = 0; i < st->n; i++)
-    adopt(&st->acts[i]);
   st->op = op;
   st->get = op->get;
   return st;

@@ -123,10 +123,9 @@ static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
 
 /* ---- txn.c: the checks of actions ------------------------------------------------ */
 
-/* Checks the model and key of an action of a model with unique attributes
- * and decides what must be read first. */
-int txn_prepare_unique(struct action *a, struct tt_error *err);
-int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
+/* Checks the model and key of an action of a model with unique attributes,
+ * decides what must be read first and makes room for its guards. */
+int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
 /* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err);
 

@@ -52,9 +52,7 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
   case TT_ORM_OP_GET:
     break;
   }
-  if (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0)
-    return -1;
-  return 0;
+  return txn_prepare_unique(st, a, err);
 }
 
 static int txn_item_start_run(struct tt_orm_ctx *ctx) {
