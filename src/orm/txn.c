@@ -146,7 +146,7 @@ static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
     if (!st->get && (a->in->item.type == TT_AV_M || a->in->kind == K_UPDATE))
       st->sealing = true;
   }
-  if (st->sealing && st->token)
+  if (st->sealing && st->op->client_token)
     return tt_error_set(err, TT_ERR_VALIDATION, "client_token",
                         "client_token cannot be used with a transaction that writes encrypted "
                         "attributes (each attempt seals them with a new data key)");
@@ -208,9 +208,6 @@ static int txn_start_run(struct tt_orm_ctx *ctx) {
     tt_orm_ctx_finish(&op->ctx);
     return 0;
   }
-  st->token = op->get ? NULL : op->client_token;
-  st->token_hash = op->token_hash;
-  st->retry_conflicts = op->retry_conflicts;
   st->now = op->now;
   if (st->n == 0 || st->n > TT_ORM_TXN_MAX_ITEMS) {
     tt_error_set(&err, TT_ERR_VALIDATION, "items",
@@ -252,9 +249,9 @@ static void txn_go(struct tt_orm_txn_state *st) {
   }
   /* Remembered only once the request is valid and about to be sent: a
    * refused body never binds its token. */
-  if (st->token) {
+  if (st->op->client_token) {
     uint32_t retry_after = 0;
-    if (tt_orm_tokens_remember(st->ctx->orm, st->token, st->token_hash, st->now,
+    if (tt_orm_tokens_remember(st->ctx->orm, st->op->client_token, st->op->token_hash, st->now,
                                tt_orm_now_ns(st->ctx->orm), &retry_after, &err) != 0) {
       st->ctx->result->retry_after_s = retry_after;
       goto bad;

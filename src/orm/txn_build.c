@@ -318,7 +318,7 @@ int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_erro
   }
   if (!st->get && check_targets(st, err) != 0)
     goto fail;
-  st->plan.req.client_token = st->get ? NULL : st->token;
+  st->plan.req.client_token = st->op && !st->get ? st->op->client_token : NULL;
   return 0;
 fail:
   txn_plan_free(&st->plan);

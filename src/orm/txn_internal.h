@@ -73,9 +73,6 @@ struct tt_orm_txn_state {
   bool get;
   struct action *acts;
   size_t n;
-  const char *token;   /* borrowed from the op */
-  uint64_t token_hash; /* the op's, for the client-token memo */
-  bool retry_conflicts;
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */

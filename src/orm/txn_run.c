@@ -101,7 +101,7 @@ void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, const struct tt_dd
   struct tt_client_call *c = &st->call;
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
-  c->retry_conflicts = st->retry_conflicts;
+  c->retry_conflicts = st->op && st->op->retry_conflicts;
   struct tt_join *join = st->ctx->join;
   struct tt_trace_ctx outer = join->trace;
   if (st->span)
@@ -437,7 +437,7 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     if (rs[i].v != TT_ORM_TXN_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
       conflict_only = false;
   }
-  if (any && conflict_only && st->retry_conflicts &&
+  if (any && conflict_only && st->op && st->op->retry_conflicts &&
       st->conflicts + 1 < st->ctx->orm->client->retry.max_attempts) {
     struct tt_backend_error synthetic;
     memset(&synthetic, 0, sizeof(synthetic));
