@@ -4,6 +4,15 @@
  * actions of unique attributes, and the limits of one transaction. */
 #include "orm/txn_internal.h"
 
+/* Puts a copy of v as attribute u of the M *m. Returns 0 or -1. */
+static int put_copy(struct tt_av *m, const struct tt_model_attr *u, const struct tt_av *v) {
+  struct tt_av copy;
+  if (tt_av_clone(&copy, v) == 0 && tt_av_map_put(m, u->name, u->name_len, &copy) == 0)
+    return 0;
+  tt_av_free(&copy); /* a failed put leaves the copy ours */
+  return -1;
+}
+
 /* The unique values of an update's item after it, from the values before
  * (`old`, may be NULL) and the update's actions on unique attributes. */
 static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_error *err) {
@@ -15,15 +24,11 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     const struct tt_av *ov = old ? tt_av_map_get(old, u->name) : NULL;
     if (!u->unique || ov == NULL)
       continue;
-    struct tt_av copy;
-    if (tt_av_clone(&copy, ov) != 0 ||
-        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
+    if (put_copy(&a->newvals, u, ov) != 0)
       return oom(err);
-    }
   }
-  for (size_t i = 0; i < a->upd.n_actions; i++) {
-    const struct tt_orm_action *x = &a->upd.actions[i];
+  for (size_t i = 0; i < a->in->upd.n_actions; i++) {
+    const struct tt_orm_action *x = &a->in->upd.actions[i];
     const struct tt_model_attr *u = action_attr(a->m, x);
     if (u == NULL || !u->unique)
       continue;
@@ -33,12 +38,8 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     }
     if (x->kind == TT_EXPR_UPD_SET_IF_NOT_EXISTS && tt_av_map_get(&a->newvals, u->name))
       continue;
-    struct tt_av copy;
-    if (tt_av_clone(&copy, &x->value) != 0 ||
-        tt_av_map_put(&a->newvals, u->name, u->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
+    if (put_copy(&a->newvals, u, &x->value) != 0)
       return oom(err);
-    }
   }
   return 0;
 }
@@ -49,9 +50,9 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
 static int build_condition(struct action *a, struct tt_expr_builder *b, struct tt_buf *c,
                            bool snapshot, struct tt_error *err) {
   bool exists = false, absent = false;
-  if (a->kind == K_CREATE || a->create_only)
+  if (a->in->kind == K_CREATE || a->create_only)
     absent = true;
-  if ((a->kind == K_UPDATE && !a->upsert) || (a->kind == K_DELETE && a->must_exist))
+  if ((a->in->kind == K_UPDATE && !a->in->upsert) || (a->in->kind == K_DELETE && a->must_exist))
     exists = true;
   if (snapshot && a->needs_old) {
     if (!a->old_found && !exists)
@@ -61,9 +62,9 @@ static int build_condition(struct action *a, struct tt_expr_builder *b, struct t
   }
   const struct tt_orm_write_cond w = {.absent = absent,
                                       .exists = exists,
-                                      .expected = a->expected,
-                                      .condition = a->condition,
-                                      .field = a->field};
+                                      .expected = a->in->expected,
+                                      .condition = a->in->condition,
+                                      .field = a->in->field};
   if (tt_orm_write_condition(a->m, b, &w, c, err) != 0)
     return -1;
   if (snapshot && a->needs_old && a->old_found) {
@@ -127,7 +128,7 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
       [K_UPDATE] = TT_DDB_TXN_UPDATE, [K_DELETE] = TT_DDB_TXN_DELETE,
       [K_CHECK] = TT_DDB_TXN_CONDITION_CHECK, [K_GET] = TT_DDB_TXN_GET};
   struct txn_own *own;
-  struct tt_ddb_txn_step *s = txn_plan_add(&st->plan, kinds[a->kind], a->m->table, &own);
+  struct tt_ddb_txn_step *s = txn_plan_add(&st->plan, kinds[a->in->kind], a->m->table, &own);
   struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, a->m);
   struct tt_buf c;
   tt_buf_init(&c, 0);
@@ -137,22 +138,22 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
     goto done;
   }
   if (s->kind == TT_DDB_TXN_PUT)
-    s->r.item = &a->item;
+    s->r.item = &a->in->item;
   else
-    s->r.key = &a->key;
-  if (a->kind == K_UPDATE &&
-      tt_orm_update_expression(a->m, b, &a->upd, a->upsert, st->now, a->field, &own->update,
-                               err) != 0)
+    s->r.key = &a->in->key;
+  if (a->in->kind == K_UPDATE &&
+      tt_orm_update_expression(a->m, b, &a->in->upd, a->in->upsert, st->now, a->in->field,
+                               &own->update, err) != 0)
     goto done;
   s->r.update = own->update;
-  if (a->kind == K_GET && a->select) {
+  if (a->in->kind == K_GET && a->in->select) {
     char f[160];
     subfield(a, "select", f, sizeof(f));
-    if (tt_expr_build_projection(b, a->select, f, &own->projection, err) != 0)
+    if (tt_expr_build_projection(b, a->in->select, f, &own->projection, err) != 0)
       goto done;
     s->r.projection = own->projection;
   }
-  if (a->kind != K_GET) {
+  if (a->in->kind != K_GET) {
     if (build_condition(a, b, &c, snapshot, err) != 0)
       goto done;
     if (c.len) {
@@ -245,9 +246,9 @@ static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
       if (g && h && g->claim && h->claim) {
         subfield(a, g->attr->name, f, sizeof(f));
         return tt_error_set(err, TT_ERR_CONDITION_FAILED, f,
-                            "%s%sclaims the same value of unique attribute %s as %s", a->field,
-                            a->field[0] ? " " : "", g->attr->name,
-                            b->field[0] ? b->field : "another item");
+                            "%s%sclaims the same value of unique attribute %s as %s", a->in->field,
+                            a->in->field[0] ? " " : "", g->attr->name,
+                            b->in->field[0] ? b->in->field : "another item");
       }
       if (g || h) {
         const struct tt_unique_guard *x = g ? g : h;
@@ -255,13 +256,13 @@ static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
         return tt_error_set(err, TT_ERR_VALIDATION, f,
                             "%s and %s move the same value of unique attribute %s; split them "
                             "into two transactions",
-                            a->field[0] ? a->field : "the item",
-                            b->field[0] ? b->field : "the item", x->attr->name);
+                            a->in->field[0] ? a->in->field : "the item",
+                            b->in->field[0] ? b->in->field : "the item", x->attr->name);
       }
-      return tt_error_set(err, TT_ERR_VALIDATION, a->field[0] ? a->field : "key",
+      return tt_error_set(err, TT_ERR_VALIDATION, a->in->field[0] ? a->in->field : "key",
                           "%s and %s name the same item; a transaction may act on each item "
                           "once",
-                          a->field, b->field);
+                          a->in->field, b->in->field);
     }
   }
   return 0;
@@ -281,21 +282,20 @@ int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_erro
     a->n_guards = 0;
     if (build_main(st, a, snapshot, err) != 0)
       goto fail;
-    bytes += tt_av_item_size(a->kind == K_CREATE || a->kind == K_PUT ? &a->item : &a->key);
-    bool guarded = a->unique && a->kind != K_CHECK && a->kind != K_GET &&
-                   (a->kind != K_UPDATE || a->touches_unique);
+    bool whole = a->in->kind == K_CREATE || a->in->kind == K_PUT;
+    bytes += tt_av_item_size(whole ? &a->in->item : &a->in->key);
+    bool guarded = a->unique && a->in->kind != K_CHECK && a->in->kind != K_GET &&
+                   (a->in->kind != K_UPDATE || a->touches_unique);
     if (!guarded)
       continue;
     const struct tt_av *old = snapshot && a->old_found ? &a->old : NULL;
-    const struct tt_av *neu = a->kind == K_CREATE || a->kind == K_PUT ? &a->item
-                              : a->kind == K_UPDATE                   ? &a->newvals
-                                                                      : NULL;
-    if (a->kind == K_UPDATE && compute_newvals(a, old, err) != 0)
+    const struct tt_av *neu = whole ? &a->in->item : a->in->kind == K_UPDATE ? &a->newvals : NULL;
+    if (a->in->kind == K_UPDATE && compute_newvals(a, old, err) != 0)
       goto fail;
     struct tt_error gerr;
-    if (tt_unique_guard_actions(a->m, &a->key, old, neu, a->guards, &a->n_guards, &gerr) != 0) {
+    if (tt_unique_guard_actions(a->m, &a->in->key, old, neu, a->guards, &a->n_guards, &gerr) != 0) {
       *err = gerr;
-      if (gerr.code == TT_ERR_VALIDATION && a->field[0]) {
+      if (gerr.code == TT_ERR_VALIDATION && a->in->field[0]) {
         subfield(a, gerr.field, err->field, sizeof(err->field));
       }
       goto fail;
@@ -318,7 +318,7 @@ int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_erro
   }
   if (!st->get && check_targets(st, err) != 0)
     goto fail;
-  st->plan.req.client_token = st->get ? NULL : st->token;
+  st->plan.req.client_token = st->op && !st->get ? st->op->client_token : NULL;
   return 0;
 fail:
   txn_plan_free(&st->plan);

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* txn_internal.h -- what the files of transactions share (not an API):
- * the plan of a transaction (its typed actions) and the steps between
- * files: txn_parse.c turns a body into actions, txn_build.c turns actions
- * into typed transaction steps (backend.h), txn_run.c runs, retries and answers them, txn.c is
- * POST /v1/transactions and txn_item.c the unique-guard single-item write. */
+ * the plan of a transaction (its actions) and the steps between files:
+ * txn.c checks a typed request's actions, txn_build.c turns actions into
+ * typed transaction steps (backend.h), txn_run.c runs, retries and answers
+ * them, txn_item.c is the unique-guard single-item write. */
 #ifndef TT_ORM_TXN_INTERNAL_H
 #define TT_ORM_TXN_INTERNAL_H
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/sleep_op.h"
 #include "obs/log.h"
@@ -19,33 +16,29 @@
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
-#include "orm/provenance.h"
 #include "orm/tokens.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
-#include "value/codec_ddb.h"
-#include "value/json_exact.h"
 
-enum kind { K_CREATE = 1, K_PUT, K_UPDATE, K_DELETE, K_CHECK, K_GET };
+#define K_CREATE TT_ORM_TXN_CREATE
+#define K_PUT TT_ORM_TXN_PUT
+#define K_UPDATE TT_ORM_TXN_UPDATE
+#define K_DELETE TT_ORM_TXN_DELETE
+#define K_CHECK TT_ORM_TXN_CHECK
+#define K_GET TT_ORM_TXN_GET
 
 /* One item of the transaction. */
 struct action {
-  enum kind kind;
+  /* Its inputs: the op's action, or a single write's own (field ""); its
+   * key, item and upd are the state's to free. A single update's item is
+   * the item read back for the answer; create and put items are sealed
+   * before the write. */
+  struct tt_orm_txn_action *in;
   struct tt_model *m; /* one reference */
-  char field[24];     /* "items[3]"; "" for a single-item write */
-  struct tt_av key;   /* M */
-  struct tt_av item;  /* create/put: the whole item (sealed before the write);
-                       * single update: the item read back for the answer */
   struct tt_av plain; /* single create/put of an encrypted model: the item
                        * before sealing, which the answer shows */
-  struct tt_orm_update upd;
-  bool has_upd;
-  bool upsert;
   bool must_exist;  /* single delete: 404 when absent */
   bool create_only; /* put with If-None-Match: * */
-  struct tt_orm_expected expected;
-  const json_t *condition; /* borrowed */
-  const json_t *select;    /* get: borrowed */
   bool unique;             /* the model keeps unique attributes */
   bool needs_old;          /* read the item before writing */
   bool touches_unique;     /* update: changes a unique attribute */
@@ -80,9 +73,6 @@ struct tt_orm_txn_state {
   bool get;
   struct action *acts;
   size_t n;
-  const char *token; /* borrowed from the body */
-  uint64_t token_hash; /* of the body, for the client-token memo */
-  bool retry_conflicts;
   int64_t now;
   unsigned attempts;  /* writes sent */
   unsigned conflicts; /* conflict retries done */
@@ -110,7 +100,7 @@ static inline const char *pk_name(const struct action *a) { return a->m->pk->nam
 static inline void subfield(const struct action *a, const char *name, char *out, size_t cap) {
   /* A longer path is cut: a field only points at the place. */
   size_t o = 0;
-  const char *parts[3] = {a->field, a->field[0] ? "." : "", name};
+  const char *parts[3] = {a->in->field, a->in->field[0] ? "." : "", name};
   for (size_t p = 0; p < 3; p++)
     for (const char *c = parts[p]; *c && o + 1 < cap; c++)
       out[o++] = *c;
@@ -128,19 +118,11 @@ static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
   return tt_model_attr_find(m, name, n);
 }
 
-/* ---- txn_parse.c: request body -> actions --------------------------------------- */
+/* ---- txn.c: the checks of actions ------------------------------------------------ */
 
-/* One entry of items[] of transactions/write or /get. */
-int txn_parse_entry(struct tt_orm_txn_state *st, struct action *a, size_t i, const json_t *e,
-                    struct tt_error *err);
-/* Two actions on one item of the caller, before any I/O. */
-int txn_check_duplicates(struct tt_orm_txn_state *st, struct tt_error *err);
-/* Encrypted attributes in a transaction (sets st->sealing). */
-int txn_check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err);
-/* Checks the model and key of an action of a model with unique attributes
- * and decides what must be read first. */
-int txn_prepare_unique(struct action *a, struct tt_error *err);
-int txn_alloc_guards(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
+/* Checks the model and key of an action of a model with unique attributes,
+ * decides what must be read first and makes room for its guards. */
+int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err);
 /* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err);
 
@@ -160,7 +142,9 @@ void txn_plan_free(struct txn_plan *plan);
 
 /* ---- txn_run.c: running, cancellation reasons, retries, answers ----------------- */
 
-struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n);
+/* A state of n actions: in[i], or (in NULL) zeroed ones of its own. */
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n,
+                                       struct tt_orm_txn_action *in);
 void txn_state_free(struct tt_orm_txn_state *st);
 /* Fails the request with err and finishes it. */
 void txn_fail(struct tt_orm_txn_state *st, const struct tt_error *err);

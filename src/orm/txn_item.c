@@ -8,57 +8,51 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
                         struct tt_error *err) {
   struct action *a = &st->acts[0];
   a->m = tt_model_ref(op->ctx.model);
-  a->field[0] = '\0';
-  /* The state owns the op's inputs from here on. */
-  a->item = op->item;
+  /* The state owns the op's inputs from here on (a->in's field is ""). */
+  a->in->item = op->item;
   memset(&op->item, 0, sizeof(op->item));
   if (op->kind == TT_ORM_OP_UPDATE) {
-    a->upd = op->upd;
+    a->in->upd = op->upd;
     tt_orm_update_init(&op->upd);
-    a->has_upd = true; /* state_free frees it from here on */
   }
   /* The same refusals as the plain path, before any I/O. */
-  if (tt_orm_item_check_request(op, &a->key, err) != 0)
+  if (tt_orm_item_check_request(op, &a->in->key, err) != 0)
     return -1;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
-    a->kind = K_CREATE;
-    if (tt_orm_key_of_item(a->m, &a->item, NULL, &a->key, err) != 0)
+    a->in->kind = K_CREATE;
+    if (tt_orm_key_of_item(a->m, &a->in->item, NULL, &a->in->key, err) != 0)
       return -1;
     break;
   case TT_ORM_OP_PUT:
-    a->kind = K_PUT;
+    a->in->kind = K_PUT;
     a->create_only = op->if_none_match;
-    a->expected = op->expected;
-    if (tt_orm_item_put_prepare(a->m, &a->key, &a->item, &op->item_expected, &a->expected,
-                                err) != 0)
+    a->in->expected = op->expected;
+    if (tt_orm_item_put_prepare(a->m, &a->in->key, &a->in->item, &op->item_expected,
+                                &a->in->expected, err) != 0)
       return -1;
     break;
   case TT_ORM_OP_UPDATE: {
-    a->kind = K_UPDATE;
-    a->upsert = op->upsert;
+    a->in->kind = K_UPDATE;
+    a->in->upsert = op->upsert;
     if (txn_check_update_key(a, err) != 0)
       return -1;
-    a->expected = op->expected;
-    if (tt_orm_expected_merge(&a->expected, &a->upd.expected, "expected_version",
+    a->in->expected = op->expected;
+    if (tt_orm_expected_merge(&a->in->expected, &a->in->upd.expected, "expected_version",
                               "the body's expected version differs from If-Match", err) != 0)
       return -1;
-    a->condition = op->condition;
-    if (a->condition && json_is_null(a->condition))
-      a->condition = NULL;
+    a->in->condition = json_is_null(op->condition) ? NULL : op->condition;
     break;
   }
   case TT_ORM_OP_DELETE:
-    a->kind = K_DELETE;
+    a->in->kind = K_DELETE;
     a->must_exist = true;
-    a->expected = op->expected;
+    a->in->expected = op->expected;
     break;
   case TT_ORM_OP_GET:
     break;
   }
-  if (txn_prepare_unique(a, err) != 0 || txn_alloc_guards(st, a, err) != 0)
-    return -1;
-  return 0;
+  return txn_prepare_unique(st, a, err);
 }
 
 static int txn_item_start_run(struct tt_orm_ctx *ctx) {
@@ -68,7 +62,7 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
   struct tt_error err;
   tt_error_clear(&err);
   op->builder = NULL;
-  struct tt_orm_txn_state *st = txn_state_new(&op->ctx, 1);
+  struct tt_orm_txn_state *st = txn_state_new(&op->ctx, 1, NULL);
   if (st == NULL) {
     tt_av_free(&op->item);
     tt_orm_update_free(&op->upd);
@@ -84,13 +78,12 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
     txn_fail(st, &err);
     return 0;
   }
-  if (st->acts[0].kind == K_UPDATE && !st->acts[0].touches_unique) {
+  if (st->acts[0].in->kind == K_UPDATE && !st->acts[0].touches_unique) {
     /* No guard moves: the plain UpdateItem (ALL_NEW, one call) is enough.
      * The key was checked above (never a guard's); the update goes back
      * to the op. */
-    op->upd = st->acts[0].upd;
-    tt_orm_update_init(&st->acts[0].upd);
-    st->acts[0].has_upd = false;
+    op->upd = st->acts[0].in->upd;
+    tt_orm_update_init(&st->acts[0].in->upd);
     txn_state_free(st);
     return tt_orm_item_start(op);
   }
@@ -98,7 +91,7 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
     txn_fail(st, &err);
     return 0;
   }
-  if (st->acts[0].kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
+  if (st->acts[0].in->kind != K_DELETE && tt_orm_crypt_model(st->acts[0].m)) {
     /* Sealed once: a retry after a race sends the same envelopes. */
     if (txn_seal_actions(st, txn_start_attempt, &err) != 0)
       txn_fail(st, &err);

@@ -6,9 +6,12 @@
 
 /* ---- finishing ------------------------------------------------------------------- */
 
-struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n) {
+struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n,
+                                       struct tt_orm_txn_action *in) {
   struct tt_orm_txn_state *st = tt_arena_alloc(ctx->arena, sizeof(*st));
-  if (st == NULL)
+  if (in == NULL)
+    in = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*in));
+  if (st == NULL || in == NULL)
     return NULL;
   st->ctx = ctx;
   st->acts = tt_arena_alloc(ctx->arena, (n ? n : 1) * sizeof(*st->acts));
@@ -17,8 +20,8 @@ struct tt_orm_txn_state *txn_state_new(struct tt_orm_ctx *ctx, size_t n) {
     return NULL;
   for (size_t i = 0; i < n; i++) {
     struct action *a = &st->acts[i];
-    a->key.type = a->item.type = a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
-    tt_orm_update_init(&a->upd);
+    a->in = &in[i];
+    a->plain.type = a->old.type = a->newvals.type = TT_AV_NULL;
   }
   st->now = tt_orm_now_ns(ctx->orm);
   return st;
@@ -29,16 +32,15 @@ void txn_state_free(struct tt_orm_txn_state *st) {
     struct action *a = &st->acts[i];
     if (st->got)
       tt_av_free(&st->got[i]);
-    tt_av_free(&a->key);
-    tt_av_free(&a->item);
+    tt_av_free(&a->in->key);
+    tt_av_free(&a->in->item);
+    tt_orm_update_free(&a->in->upd);
     tt_av_free(&a->plain);
     tt_av_free(&a->old);
     tt_av_free(&a->newvals);
     for (size_t g = 0; g < a->n_guards; g++)
       tt_unique_guard_free(&a->guards[g]);
     a->n_guards = 0;
-    if (a->has_upd)
-      tt_orm_update_free(&a->upd);
     if (a->m)
       tt_model_unref(a->m);
     a->m = NULL;
@@ -99,7 +101,7 @@ void txn_call(struct tt_orm_txn_state *st, enum tt_ddb_op op, const struct tt_dd
   struct tt_client_call *c = &st->call;
   c->request_id = st->ctx->request_id;
   c->model = st->n ? st->acts[0].m->name : NULL;
-  c->retry_conflicts = st->retry_conflicts;
+  c->retry_conflicts = st->op && st->op->retry_conflicts;
   struct tt_join *join = st->ctx->join;
   struct tt_trace_ctx outer = join->trace;
   if (st->span)
@@ -138,7 +140,7 @@ static void read_cb(struct tt_client_call *c) {
   }
   if (st->single) {
     struct action *a = &st->acts[0];
-    if (!a->old_found && ((a->kind == K_UPDATE && !a->upsert) || a->kind == K_DELETE)) {
+    if (!a->old_found && ((a->in->kind == K_UPDATE && !a->in->upsert) || a->in->kind == K_DELETE)) {
       fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
       return;
     }
@@ -167,7 +169,7 @@ void txn_start_attempt(struct tt_orm_txn_state *st) {
       fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
       return;
     }
-    s->r.key = &a->key;
+    s->r.key = &a->in->key;
     st->read_of[st->n_reads++] = i;
   }
   if (st->n_reads == 0) {
@@ -183,7 +185,7 @@ static void reread_opened_cb(void *arg, const struct tt_error *err) {
     txn_fail(st, err);
     return;
   }
-  tt_orm_item_answer(st->single, &st->acts[0].item, false);
+  tt_orm_item_answer(st->single, &st->acts[0].in->item, false);
   finish(st);
 }
 
@@ -201,14 +203,14 @@ static void reread_cb(struct tt_client_call *c) {
      * the action, which the KMS calls borrow it from). */
     struct action *a = &st->acts[0];
     struct tt_error err;
-    tt_av_free(&a->item);
-    a->item = item;
+    tt_av_free(&a->in->item);
+    a->in->item = item;
     struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
     if (cr == NULL) {
       txn_fail(st, (oom(&err), &err));
       return;
     }
-    if (tt_orm_crypt_add_item_of(cr, a->m, &a->item, &err) != 0) {
+    if (tt_orm_crypt_add_item_of(cr, a->m, &a->in->item, &err) != 0) {
       txn_fail(st, &err);
       return;
     }
@@ -221,29 +223,24 @@ static void reread_cb(struct tt_client_call *c) {
 static void succeeded(struct tt_orm_txn_state *st) {
   struct tt_orm_result *r = st->ctx->result;
   if (st->single == NULL) {
-    tt_buf_reset(&r->body);
-    if (tt_buf_puts(&r->body, "{\"ok\":true}") != 0) {
-      fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
     r->status = 0;
-    r->http_status = 200;
+    r->answer = TT_ORM_ANSWER_NONE;
     finish(st);
     return;
   }
   struct action *a = &st->acts[0];
-  switch (a->kind) {
+  switch (a->in->kind) {
   case K_CREATE:
   case K_PUT: {
     /* The item as sent, not its envelopes. */
-    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->item;
-    tt_orm_item_answer(st->single, shown, a->kind == K_CREATE || !a->old_found);
+    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->in->item;
+    tt_orm_item_answer(st->single, shown, a->in->kind == K_CREATE || !a->old_found);
     break;
   }
   case K_UPDATE: {
     /* TransactWriteItems returns no item: read the new one. */
     st->reread = (struct tt_ddb_item_request){
-        .table = a->m->table, .key = &a->key, .consistent_read = true};
+        .table = a->m->table, .key = &a->in->key, .consistent_read = true};
     txn_call(st, TT_DDB_GET_ITEM, NULL, reread_cb);
     return;
   }
@@ -275,24 +272,13 @@ static bool raced(const struct action *a, const struct tt_ddb_txn_reason *reason
   return differs;
 }
 
-enum verdict { V_NONE, V_EXISTS, V_MISSING, V_VERSION, V_CONDITION, V_UNIQUE, V_OTHER };
-
-struct reason {
-  enum verdict v;
-  const char *code; /* DynamoDB's, for V_OTHER */
-  const char *message;
-  const struct tt_model_attr *attr; /* V_UNIQUE */
-  bool has_version;
-  int64_t version; /* V_VERSION: what is stored */
-};
-
 /* Reason i of a cancellation, or NULL when the answer has none. */
 static const struct tt_ddb_txn_reason *reason_at(const struct tt_ddb_txn_result *r, size_t i) {
   return i < r->n_reasons ? &r->reasons[i] : NULL;
 }
 
 static void judge(const struct action *a, const struct tt_ddb_txn_result *reasons,
-                  struct reason *out) {
+                  struct tt_orm_txn_reason *out) {
   memset(out, 0, sizeof(*out));
   const struct tt_ddb_txn_reason *main = reason_at(reasons, a->main_at);
   const char *code = main ? main->code : NULL;
@@ -304,20 +290,20 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
       out->has_version = true;
       out->version = strtoll(have->u.bytes, NULL, 10);
     }
-    if (a->kind == K_CREATE || (a->create_only && current))
-      out->v = V_EXISTS;
-    else if (a->expected.present && v &&
-             (!out->has_version || out->version != a->expected.version))
-      out->v = V_VERSION;
-    else if (!current && ((a->kind == K_UPDATE && !a->upsert) ||
-                          (a->kind == K_DELETE && a->must_exist)))
-      out->v = V_MISSING; /* the existence the action implies */
+    if (a->in->kind == K_CREATE || (a->create_only && current))
+      out->v = TT_ORM_TXN_EXISTS;
+    else if (a->in->expected.present && v &&
+             (!out->has_version || out->version != a->in->expected.version))
+      out->v = TT_ORM_TXN_VERSION;
+    else if (!current && ((a->in->kind == K_UPDATE && !a->in->upsert) ||
+                          (a->in->kind == K_DELETE && a->must_exist)))
+      out->v = TT_ORM_TXN_MISSING; /* the existence the action implies */
     else
-      out->v = V_CONDITION;
+      out->v = TT_ORM_TXN_CONDITION;
     return;
   }
   if (code && strcmp(code, "None") != 0) {
-    out->v = V_OTHER;
+    out->v = TT_ORM_TXN_OTHER;
     out->code = code;
     out->message = main->message;
     return;
@@ -326,48 +312,48 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
     const struct tt_ddb_txn_reason *gr = reason_at(reasons, a->guard_at + g);
     const char *gc = gr ? gr->code : NULL;
     if (gc && strcmp(gc, "ConditionalCheckFailed") == 0 && a->guards[g].claim) {
-      out->v = V_UNIQUE;
+      out->v = TT_ORM_TXN_UNIQUE;
       out->attr = a->guards[g].attr;
       return;
     }
     if (gc && strcmp(gc, "None") != 0) {
-      out->v = V_OTHER;
+      out->v = TT_ORM_TXN_OTHER;
       out->code = gc;
       out->message = gr->message;
       return;
     }
   }
-  out->v = V_NONE;
+  out->v = TT_ORM_TXN_NONE;
 }
 
 /* The single-item answer of a failed write. */
-static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
+static void fail_single(struct tt_orm_txn_state *st, const struct tt_orm_txn_reason *r) {
   struct action *a = &st->acts[0];
   struct tt_error e;
   switch (r->v) {
-  case V_EXISTS:
+  case TT_ORM_TXN_EXISTS:
     fail_code(st, TT_ERR_CONDITION_FAILED, "key", "an item with this key already exists");
     return;
-  case V_MISSING:
+  case TT_ORM_TXN_MISSING:
     fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
     return;
-  case V_VERSION:
+  case TT_ORM_TXN_VERSION:
     tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
                  "the item's version is not the expected one; read it again and retry");
     tt_orm_fail(st->ctx->result, &e);
     st->ctx->result->details =
-        json_pack("{s:I}", "expected_version", (json_int_t)a->expected.version);
+        json_pack("{s:I}", "expected_version", (json_int_t)a->in->expected.version);
     if (r->has_version)
       json_object_set_new(st->ctx->result->details, "version",
                           json_integer((json_int_t)r->version));
     finish(st);
     return;
-  case V_UNIQUE:
+  case TT_ORM_TXN_UNIQUE:
     tt_error_set(&e, TT_ERR_CONDITION_FAILED, r->attr->name,
                  "another item already has this value of unique attribute %s", r->attr->name);
     txn_fail(st, &e);
     return;
-  case V_OTHER:
+  case TT_ORM_TXN_OTHER:
     if (strcmp(r->code, "TransactionConflict") == 0) {
       fail_code(st, TT_ERR_BACKEND_UNAVAILABLE, NULL,
                 "another transaction changed the item at the same time; retry");
@@ -387,52 +373,6 @@ static void fail_single(struct tt_orm_txn_state *st, const struct reason *r) {
     break;
   }
   fail_code(st, TT_ERR_CONDITION_FAILED, "condition", "the condition evaluated to false");
-}
-
-static json_t *reason_json(const struct action *a, size_t index, const struct reason *r) {
-  const char *code = "None";
-  const char *msg = NULL;
-  switch (r->v) {
-  case V_NONE:
-    break;
-  case V_EXISTS:
-    code = "ConditionalCheckFailed";
-    msg = "an item with this key already exists";
-    break;
-  case V_MISSING:
-    code = "ConditionalCheckFailed";
-    msg = "no item has this key";
-    break;
-  case V_VERSION:
-    code = "VersionConflict";
-    msg = "the item's version is not the expected one";
-    break;
-  case V_CONDITION:
-    code = "ConditionalCheckFailed";
-    msg = "the condition evaluated to false";
-    break;
-  case V_UNIQUE:
-    code = "ConditionalCheckFailed";
-    msg = "another item already has this value of a unique attribute";
-    break;
-  case V_OTHER:
-    code = r->code;
-    msg = r->message;
-    break;
-  }
-  json_t *o = json_pack("{s:I, s:s}", "index", (json_int_t)index, "code", code);
-  if (o == NULL)
-    return NULL;
-  if (msg)
-    json_object_set_new(o, "message", json_string(msg));
-  if (r->v == V_UNIQUE)
-    json_object_set_new(o, "attribute", json_string(r->attr->name));
-  if (r->v == V_VERSION) {
-    json_object_set_new(o, "expected_version", json_integer((json_int_t)a->expected.version));
-    if (r->has_version)
-      json_object_set_new(o, "version", json_integer((json_int_t)r->version));
-  }
-  return o;
 }
 
 /* Every retry is a metric and a log line (docs/design.md, "Retries"); no values. */
@@ -477,7 +417,7 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     txn_start_attempt(st);
     return;
   }
-  struct reason *rs = calloc(st->n ? st->n : 1, sizeof(*rs));
+  struct tt_orm_txn_reason *rs = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*rs));
   if (rs == NULL) {
     fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
@@ -487,19 +427,18 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     judge(a, reasons, &rs[i]);
     if (a->raced) {
       /* Still racing after every attempt: as DynamoDB says of conflicts. */
-      rs[i].v = V_OTHER;
+      rs[i].v = TT_ORM_TXN_OTHER;
       rs[i].code = "TransactionConflict";
       rs[i].message = "another writer kept changing the item; retry";
     }
-    if (rs[i].v == V_NONE)
+    if (rs[i].v == TT_ORM_TXN_NONE)
       continue;
     any = true;
-    if (rs[i].v != V_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
+    if (rs[i].v != TT_ORM_TXN_OTHER || strcmp(rs[i].code, "TransactionConflict") != 0)
       conflict_only = false;
   }
-  if (any && conflict_only && st->retry_conflicts &&
+  if (any && conflict_only && st->op && st->op->retry_conflicts &&
       st->conflicts + 1 < st->ctx->orm->client->retry.max_attempts) {
-    free(rs);
     struct tt_backend_error synthetic;
     memset(&synthetic, 0, sizeof(synthetic));
     uint64_t wait = tt_client_backoff_ms(st->ctx->orm->client, &synthetic, ++st->conflicts);
@@ -512,30 +451,24 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     return;
   }
   if (st->single) {
-    struct reason r = rs[0];
-    free(rs);
-    fail_single(st, &r);
-    return;
-  }
-  json_t *list = json_array();
-  for (size_t i = 0; list && i < st->n; i++) {
-    json_t *o = reason_json(&st->acts[i], i, &rs[i]);
-    if (o == NULL || json_array_append_new(list, o) != 0) {
-      json_decref(list);
-      list = NULL;
-    }
-  }
-  free(rs);
-  if (list == NULL) {
-    fail_code(st, TT_ERR_INTERNAL, NULL, "out of memory");
+    fail_single(st, &rs[0]);
     return;
   }
   struct tt_error err;
   tt_error_set(&err, TT_ERR_TRANSACTION_CANCELED, NULL,
                "the transaction was canceled and nothing was written; see details.reasons");
-  tt_orm_fail(st->ctx->result, &err);
-  st->ctx->result->details = json_pack("{s:o}", "reasons", list);
-  finish(st);
+  for (size_t i = 0; i < st->n; i++) { /* the op keeps DynamoDB's words past its answer */
+    const char *code = rs[i].code, *msg = rs[i].message;
+    if (rs[i].v != TT_ORM_TXN_OTHER)
+      continue;
+    rs[i].code = tt_arena_strndup(st->ctx->arena, code, strlen(code));
+    rs[i].message = msg ? tt_arena_strndup(st->ctx->arena, msg, strlen(msg)) : NULL;
+    if (rs[i].code == NULL || (msg && rs[i].message == NULL))
+      oom(&err);
+  }
+  if (err.code != TT_ERR_INTERNAL)
+    st->op->reasons = rs;
+  txn_fail(st, &err);
 }
 
 static void write_cb(struct tt_client_call *c) {
@@ -563,32 +496,12 @@ static void start_write(struct tt_orm_txn_state *st) {
 
 /* ---- transactions/get ----------------------------------------------------------------- */
 
-/* The answer of a TransactGetItems, from st->got (opened). */
+/* The answer of a TransactGetItems: st->got (opened) handed to the op. */
 static void answer_got(struct tt_orm_txn_state *st) {
-  struct tt_orm_result *r = st->ctx->result;
-  struct tt_buf *b = &r->body;
-  struct tt_error err;
-  tt_error_clear(&err);
-  tt_buf_reset(b);
-  int rc = tt_buf_puts(b, "{\"items\":[");
-  for (size_t i = 0; rc == 0 && i < st->n; i++) {
-    if (i)
-      rc = tt_buf_puts(b, ",");
-    if (rc == 0 && st->got[i].type == TT_AV_M)
-      rc = tt_orm_item_write(b, st->acts[i].m, &st->got[i], st->acts[i].select, &err);
-    else if (rc == 0)
-      rc = tt_buf_puts(b, "null");
-    if (rc != 0 && err.code == TT_OK)
-      oom(&err);
-  }
-  if (rc == 0 && tt_buf_puts(b, "]}") != 0)
-    rc = oom(&err);
-  if (rc != 0) {
-    txn_fail(st, &err);
-    return;
-  }
-  r->status = 0;
-  r->http_status = 200;
+  st->op->items = st->got;
+  st->got = NULL;
+  st->ctx->result->status = 0;
+  st->ctx->result->answer = TT_ORM_ANSWER_NONE;
   finish(st);
 }
 
@@ -651,11 +564,11 @@ int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn
     struct action *a = &st->acts[i];
     if (!tt_orm_crypt_model(a->m))
       continue;
-    if (st->single && a->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->item) != 0)
+    if (st->single && a->in->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->in->item) != 0)
       return oom(err);
-    if (tt_orm_crypt_add_item_of(c, a->m, &a->item, err) != 0)
+    if (tt_orm_crypt_add_item_of(c, a->m, &a->in->item, err) != 0)
       return -1;
-    if (a->has_upd && tt_orm_crypt_add_update(c, a->m, &a->upd, err) != 0)
+    if (a->in->kind == K_UPDATE && tt_orm_crypt_add_update(c, a->m, &a->in->upd, err) != 0)
       return -1;
   }
   st->sealed_next = next;

@@ -9,13 +9,13 @@
 #include <string.h>
 
 #include "api/item_io.h"
+#include "api/txn.h"
 #include "backend/memory/memdb.h"
 #include "ledger/ledger.h"
 #include "orm/batch.h"
 #include "orm/item.h"
 #include "orm/items.h"
 #include "orm/query.h"
-#include "orm/txn.h"
 #include "orm/unique.h"
 #include "value/json_exact.h"
 
@@ -190,6 +190,8 @@ void fz_run_end(struct fz_run *r) {
   uv_run(&FZ.loop, UV_RUN_DEFAULT);
   if (r->done != 1 || r->joined != 1 || tt_join_pending(&r->join) != 0)
     abort();
+  if (r->txn)
+    tt_api_txn_answer(r->txn, &r->res);
   if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
     /* A typed item renders as the item routes render it. */
     struct tt_buf b;
@@ -336,8 +338,8 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     memset(&op, 0, sizeof(op));
     fz_run_begin(&r, &op.ctx, NULL);
     op.get = kind == FZ_TXN_GET;
-    op.body = body;
-    run_started(&r, tt_orm_txn_start(&op));
+    run_started(&r, tt_api_txn_start(&op, body));
+    r.txn = &op; /* answered as the transaction routes answer */
     fz_run_end(&r);
     break;
   }

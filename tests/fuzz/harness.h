@@ -56,6 +56,7 @@ struct fz_run {
   struct tt_orm_result res;
   int done;
   int joined;
+  struct tt_orm_txn_op *txn; /* a transaction: its answer rendered at the end */
 };
 
 /* Prepares r and initializes `ctx` (the first member of an ORM op) for

@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
@@ -29,6 +30,9 @@ struct ofx {
   struct tt_model_registry *models;
   struct tt_orm orm;
   int64_t now_ns; /* the ORM's and the backend's clock */
+  /* When set: runs once at the end of the next ofx_run, before the
+   * operation's arena is freed (answers kept in it). */
+  void (*inspect)(struct tt_orm_ctx *ctx);
 };
 
 static struct ofx OFX;
@@ -72,6 +76,9 @@ static inline void ofx_run(struct tt_orm_ctx *ctx, const struct tt_model *m,
   uv_run(&OFX.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   ck_assert_int_eq(tt_join_pending(&join), 0);
+  if (OFX.inspect)
+    OFX.inspect(ctx);
+  OFX.inspect = NULL;
   tt_arena_free(&arena);
 }
 
@@ -122,6 +129,23 @@ static inline struct tt_av ofx_key(const struct tt_model *m, const char *json) {
   ck_assert_msg(tt_orm_key_from_json(m, j, NULL, &key, &err) == 0, "%s", err.message);
   json_decref(j);
   return key;
+}
+
+/* The main of a suite: runs `tests` (n of them), each between `setup` and
+ * `teardown` (which calls ofx_teardown). Returns the exit status. */
+static inline int ofx_main(const char *name, void (*setup)(void), void (*teardown)(void),
+                           const TTest *const *tests, size_t n) {
+  Suite *s = suite_create(name);
+  TCase *tc = tcase_create(name);
+  suite_add_tcase(s, tc);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  for (size_t i = 0; i < n; i++)
+    tcase_add_test(tc, tests[i]);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif

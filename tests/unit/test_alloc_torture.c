@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "api/item_io.h"
+#include "api/txn.h"
 #include "backend/memory/memdb.h"
 #include "expr/build.h"
 #include "expr/expr.h"
@@ -592,8 +593,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     settled = tt_orm_batch_start(&op.batch);
     break;
   case R_TXN:
-    op.txn.body = body;
-    settled = tt_orm_txn_start(&op.txn);
+    settled = tt_api_txn_start(&op.txn, body);
     break;
   }
   CHECK(done == 0, "%s: done ran inside the start", q->model ? q->model : "transaction");
@@ -603,6 +603,8 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(done == 1 && joined == 1, "%s: done ran %d times, the join completed %d times",
         q->model ? q->model : "transaction", done, joined);
+  if (q->kind == R_TXN)
+    tt_api_txn_answer(&op.txn, &res); /* as the transaction routes answer */
   int rc = 0;
   size_t used = strlen(out);
   char etag[TT_API_ETAG_MAX];

@@ -399,29 +399,18 @@ START_TEST(models_without_versions) {
 }
 END_TEST
 
-static Suite *suite(void) {
-  Suite *s = suite_create("orm_items");
-  TCase *tc = tcase_create("items");
-  tcase_add_checked_fixture(tc, setup, ofx_teardown);
-  tcase_add_test(tc, create_answers_the_typed_item_with_lifecycle_fields);
-  tcase_add_test(tc, create_refuses_a_version_and_lifecycle_fields);
-  tcase_add_test(tc, get_reads_the_item_or_says_not_found);
-  tcase_add_test(tc, keys_are_checked_before_any_io);
-  tcase_add_test(tc, put_creates_then_replaces_under_expected_versions);
-  tcase_add_test(tc, if_none_match_creates_only);
-  tcase_add_test(tc, update_moves_version_and_updated_at);
-  tcase_add_test(tc, update_conditions_and_missing_items);
-  tcase_add_test(tc, upsert_creates_with_created_at);
-  tcase_add_test(tc, delete_answers_nothing_and_checks_versions);
-  tcase_add_test(tc, models_without_versions);
-  suite_add_tcase(s, tc);
-  return s;
-}
-
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  const TTest *const tests[] = {
+      create_answers_the_typed_item_with_lifecycle_fields,
+      create_refuses_a_version_and_lifecycle_fields,
+      get_reads_the_item_or_says_not_found,
+      keys_are_checked_before_any_io,
+      put_creates_then_replaces_under_expected_versions,
+      if_none_match_creates_only,
+      update_moves_version_and_updated_at,
+      update_conditions_and_missing_items,
+      upsert_creates_with_created_at,
+      delete_answers_nothing_and_checks_versions,
+      models_without_versions};
+  return ofx_main("orm_items", setup, ofx_teardown, tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -10,6 +10,7 @@
 #include "backend/memory/memdb.h"
 #include "model/registry.h"
 #include "orm/tokens.h"
+#include "api/txn.h"
 #include "orm/txn.h"
 #include "test_memdb.h"
 
@@ -159,7 +160,10 @@ static void join_done(struct tt_join *j, void *arg) {
   (void)arg;
 }
 
-/* Runs one ORM operation started by `start` on `ctx` to its end. */
+static int start_txn(struct tt_orm_ctx *ctx, void *arg);
+
+/* Runs one ORM operation started by `start` on `ctx` to its end; a
+ * transaction answers as its route does. */
 static void run_ctx(struct tt_orm_ctx *ctx, const struct tt_model *m, struct tt_orm_result *res,
                     int (*start)(struct tt_orm_ctx *, void *), void *arg) {
   struct tt_arena arena;
@@ -177,6 +181,8 @@ static void run_ctx(struct tt_orm_ctx *ctx, const struct tt_model *m, struct tt_
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
+  if (start == start_txn)
+    tt_api_txn_answer((struct tt_orm_txn_op *)ctx, res);
   tt_arena_free(&arena);
 }
 
@@ -188,8 +194,7 @@ static int start_table(struct tt_orm_ctx *ctx, void *arg) {
 static int start_txn(struct tt_orm_ctx *ctx, void *arg) {
   struct tt_orm_txn_op *op = (struct tt_orm_txn_op *)ctx;
   op->get = false;
-  op->body = arg;
-  return tt_orm_txn_start(op);
+  return tt_api_txn_start(op, arg);
 }
 
 static void tsetup(void) {
@@ -220,6 +225,7 @@ static void tsetup(void) {
   json_t *body = json_pack("{s:[{s:s, s:s, s:{s:s, s:i}}]}", "items", "op", "create", "model",
                            "Wallet", "item", "id", "w", "n", 0);
   struct tt_orm_txn_op op;
+  memset(&op, 0, sizeof(op));
   run_ctx(&op.ctx, NULL, &res, start_txn, body);
   json_decref(body);
   ck_assert_msg(res.status == 0, "%s", res.err.message);
@@ -238,6 +244,7 @@ static struct tt_orm_result add(const char *token, int n) {
                            "items", "op", "update", "model", "Wallet", "key", "id", "w", "add",
                            "n", n);
   struct tt_orm_txn_op op;
+  memset(&op, 0, sizeof(op));
   struct tt_orm_result res;
   run_ctx(&op.ctx, NULL, &res, start_txn, body);
   json_decref(body);
