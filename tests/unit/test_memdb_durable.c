@@ -5,7 +5,7 @@
  * commit, answers after the fsync (always) or the write (everysec, no),
  * the mapped log of everysec (cut on close, its zero tail after a crash),
  * I/O errors failing the write with nothing applied and recovery
- * afterwards. */
+ * afterwards, snapshots whose fork or child fails. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -198,10 +198,33 @@ START_TEST(test_restart_equals_live) {
 }
 END_TEST
 
-static void snapshot_then_log(enum tt_memdb_fsync mode) {
+static int forks; /* snapshot forks asked for by the tests' fork hooks */
+
+/* A fork that fails: the snapshot is serialized on the loop. */
+static int h_fork_fail(void *arg) {
+  (void)arg;
+  forks++;
+  errno = ENOMEM;
+  return -1;
+}
+
+/* A fork whose child cannot write its file (a full disk). */
+static int h_fork_bad_child(void *arg) {
+  struct hooks *h = arg;
+  int pid = (int)fork();
+  if (pid == 0)
+    h->fail_write = ENOSPC;
+  else if (pid > 0)
+    forks++;
+  return pid;
+}
+
+static void snapshot_then_log_with(enum tt_memdb_fsync mode, int (*fork_hook)(void *)) {
   struct tt_memdb_options o = opts();
   o.fsync_mode = mode;
   o.snapshot_min_bytes = 4096; /* a snapshot every few records */
+  o.fork_hook = fork_hook;
+  forks = 0;
   struct fx f;
   open_fx(&f, &o);
   workload(&f, 60);
@@ -209,12 +232,23 @@ static void snapshot_then_log(enum tt_memdb_fsync mode) {
   char *live = state(&f);
   struct tt_memdb_wal_stats st;
   tt_memdb_wal_stats(f.b, &st);
-  ck_assert_uint_gt(st.snapshots, 0);
   fx_teardown(&f);
   char path[300];
-  snprintf(path, sizeof(path), "%s/snapshot", dir);
   struct stat sb;
-  ck_assert_int_eq(stat(path, &sb), 0);
+  snprintf(path, sizeof(path), "%s/snapshot.tmp", dir);
+  ck_assert_int_ne(stat(path, &sb), 0); /* never left behind */
+  snprintf(path, sizeof(path), "%s/snapshot", dir);
+  if (fork_hook == h_fork_bad_child) {
+    ck_assert_int_gt(forks, 0);
+    ck_assert_uint_eq(st.snapshots, 0);
+    ck_assert_int_ne(stat(path, &sb), 0); /* the logs hold everything */
+  } else {
+    if (fork_hook)
+      ck_assert_int_gt(forks, 0);
+    ck_assert_uint_gt(st.snapshots, 0);
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_uint_eq(st.snapshot_bytes, (uint64_t)sb.st_size); /* the child's report */
+  }
   open_fx(&f, &o);
   char *back = state(&f);
   ck_assert_str_eq(back, live);
@@ -223,11 +257,25 @@ static void snapshot_then_log(enum tt_memdb_fsync mode) {
   fx_teardown(&f);
 }
 
+static void snapshot_then_log(enum tt_memdb_fsync mode) { snapshot_then_log_with(mode, NULL); }
+
 START_TEST(test_snapshot_then_log) { snapshot_then_log(TT_MEMDB_FSYNC_ALWAYS); }
 END_TEST
 
 /* The same with the records appended from the loop and answered at once. */
 START_TEST(test_snapshot_then_log_everysec) { snapshot_then_log(TT_MEMDB_FSYNC_EVERYSEC); }
+END_TEST
+
+/* When fork fails the snapshot is serialized on the loop: the same files. */
+START_TEST(test_snapshot_fork_fails) {
+  snapshot_then_log_with(TT_MEMDB_FSYNC_EVERYSEC, h_fork_fail);
+}
+END_TEST
+
+/* A child that fails leaves no file, and the logs keep every write. */
+START_TEST(test_snapshot_child_fails) {
+  snapshot_then_log_with(TT_MEMDB_FSYNC_EVERYSEC, h_fork_bad_child);
+}
 END_TEST
 
 START_TEST(test_compaction_at_start) {
@@ -732,6 +780,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);
   tcase_add_test(tc, test_snapshot_then_log_everysec);
+  tcase_add_test(tc, test_snapshot_fork_fails);
+  tcase_add_test(tc, test_snapshot_child_fails);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_mapped_log_zero_tail);
