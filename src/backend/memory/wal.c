@@ -1306,6 +1306,8 @@ struct snap_report {
   uint64_t bytes; /* of the snapshot written */
   uint64_t ns;    /* the child's time to serialize, write and sync it */
 };
+_Static_assert(sizeof(struct snap_report) == sizeof(((struct memdb_wal *)0)->snap_report),
+               "the report's room");
 
 /* Closes every descriptor from 3 on but keep_a and keep_b. */
 static void close_others(int keep_a, int keep_b) {
@@ -1377,8 +1379,13 @@ static void snap_poll_closed(uv_handle_t *h) {
   memdb_handle_closed(w->m);
 }
 
-/* The child ended (its pipe closed): reaped, and its result taken. */
-static void snap_reap(struct memdb_wal *w) {
+/* The child ended (its pipe closed; else, when the pipe failed, it is
+ * killed first): reaped, and its result taken. */
+static void snap_reap(struct memdb_wal *w, bool eof) {
+  if (!eof) {
+    kill(w->snap_pid, SIGKILL);
+    w->snap_report_n = 0; /* a failure */
+  }
   uv_poll_stop(w->snap_poll);
   w->m->open_handles++;
   uv_close((uv_handle_t *)w->snap_poll, snap_poll_closed);
@@ -1412,12 +1419,13 @@ static void snap_reap(struct memdb_wal *w) {
 static void snap_poll_cb(uv_poll_t *h, int status, int events) {
   struct memdb_wal *w = h->data;
   (void)events;
-  for (;;) {
+  bool eof = false;
+  while (status == 0) {
     unsigned char tmp[sizeof(w->snap_report)];
     ssize_t n = read(w->snap_rfd, tmp, sizeof(tmp));
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && status == 0)
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return; /* more to come */
     if (n > 0) {
       size_t room = sizeof(w->snap_report) - w->snap_report_n;
@@ -1426,9 +1434,10 @@ static void snap_poll_cb(uv_poll_t *h, int status, int events) {
       w->snap_report_n += k;
       continue;
     }
-    break; /* the end: the child exited (or a read error) */
+    eof = n == 0; /* the child exited */
+    break;
   }
-  snap_reap(w);
+  snap_reap(w, eof);
 }
 
 /* Forks the child of a snapshot of generation gen. 0, or -1 (no child). */
