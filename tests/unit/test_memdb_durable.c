@@ -219,6 +219,17 @@ static int h_fork_bad_child(void *arg) {
   return pid;
 }
 
+/* A fork after which the log's writes fail (in the daemon, not the child). */
+static int h_fork_then_log_fails(void *arg) {
+  struct hooks *h = arg;
+  int pid = (int)fork();
+  if (pid > 0) {
+    forks++;
+    h->fail_write = ENOSPC;
+  }
+  return pid;
+}
+
 static void snapshot_then_log_with(enum tt_memdb_fsync mode, int (*fork_hook)(void *)) {
   struct tt_memdb_options o = opts();
   o.fsync_mode = mode;
@@ -275,6 +286,60 @@ END_TEST
 /* A child that fails leaves no file, and the logs keep every write. */
 START_TEST(test_snapshot_child_fails) {
   snapshot_then_log_with(TT_MEMDB_FSYNC_EVERYSEC, h_fork_bad_child);
+}
+END_TEST
+
+/* The records of the old generation fail while the child encodes a state
+ * holding them: the snapshot is dropped (its child killed, its file
+ * removed), so the data dir never holds the failed write. */
+START_TEST(test_snapshot_dropped_when_its_records_fail) {
+  struct tt_memdb_options o = opts();
+  o.snapshot_min_bytes = 4096;
+  o.fork_hook = h_fork_then_log_fails;
+  forks = 0;
+  struct fx f;
+  open_fx(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  int i = 0;
+  for (; forks == 0 && i < 1000; i++) {
+    char item[160], req[200];
+    snprintf(item, sizeof(item), "{'pk':{'S':'k%d'},'v':{'S':'%0100d'}}", i, i);
+    snprintf(req, sizeof(req), "{'TableName':'tbl','Item':%s}", item);
+    json_t *j = fx_json(req), *resp = NULL;
+    int status = fx_run(&f, TT_DDB_PUT_ITEM, j, &resp);
+    json_decref(j);
+    json_decref(resp);
+    if (forks == 0) {
+      ck_assert_int_eq(status, 0);
+    } else {
+      ck_assert_int_eq(status, -1); /* the write the snapshot's batch held */
+      ck_assert_str_eq(f.err.type, "DataDirUnavailable");
+    }
+    tt_backend_error_clear(&f.err);
+  }
+  ck_assert_int_eq(forks, 1);
+  hk.fail_write = 0;
+  struct tt_memdb_wal_stats st;
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_uint_eq(st.snapshots, 0);
+  char *live = dump_of(&f, TT_DDB_SCAN, SCAN_TBL);
+  fx_teardown(&f);
+  char path[300];
+  struct stat sb;
+  snprintf(path, sizeof(path), "%s/snapshot", dir);
+  ck_assert_int_ne(stat(path, &sb), 0);
+  snprintf(path, sizeof(path), "%s/snapshot.tmp", dir);
+  ck_assert_int_ne(stat(path, &sb), 0);
+  o.fork_hook = NULL;
+  open_fx(&f, &o);
+  char *back = dump_of(&f, TT_DDB_SCAN, SCAN_TBL);
+  ck_assert_str_eq(back, live);
+  char get[80];
+  snprintf(get, sizeof(get), "{'TableName':'tbl','Key':{'pk':{'S':'k%d'}}}", i - 1);
+  fx_expect(&f, TT_DDB_GET_ITEM, get, "{}"); /* the failed write is nowhere */
+  free(back);
+  free(live);
+  fx_teardown(&f);
 }
 END_TEST
 
@@ -782,6 +847,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_snapshot_then_log_everysec);
   tcase_add_test(tc, test_snapshot_fork_fails);
   tcase_add_test(tc, test_snapshot_child_fails);
+  tcase_add_test(tc, test_snapshot_dropped_when_its_records_fail);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_mapped_log_zero_tail);
