@@ -20,8 +20,8 @@
  * synced on the thread pool, in order, while the direct path waits.
  *
  * A snapshot is taken at a generation switch by a forked child: it encodes
- * the tables from its copy-on-write view of the memory, writes and syncs
- * snapshot.tmp and reports through a pipe the loop polls; the daemon puts
+ * the tables from its copy-on-write view of the memory into snapshot.tmp as
+ * it goes, syncs it and reports through a pipe the loop polls; the daemon puts
  * the file in place (rename, directory sync, the logs it covers dropped)
  * once the child reported and the records of the old generation are
  * written. The child holds no descriptor but the data dir's and its pipe's
@@ -1166,22 +1166,39 @@ static json_t *create_request(const struct memdb_table *t) {
   return r;
 }
 
-/* Closes the payload being built in `pl` into a record of out. */
-static int flush_payload(struct tt_buf *out, struct tt_buf *pl) {
+/* A file a snapshot's records go to as they are made (a snapshot's child:
+ * it never holds the whole snapshot in memory). */
+struct snap_sink {
+  struct memdb_wal *w;
+  int fd;
+  uint64_t off; /* bytes written */
+};
+
+/* Closes the payload being built in `pl` into a record of out; with a
+ * sink, out goes to its file once it holds SNAP_CHUNK bytes. -1: out of
+ * memory, or the write failed (errno). */
+static int flush_payload(struct tt_buf *out, struct tt_buf *pl, struct snap_sink *sink) {
   if (pl->len == 0)
     return 0;
   int rc = memdb_wal_frame(out, pl->data, pl->len);
   tt_buf_reset(pl);
+  if (rc == 0 && sink && out->len >= SNAP_CHUNK) {
+    if (write_all(sink->w, sink->fd, out->data, out->len, sink->off) != 0)
+      return -1;
+    sink->off += out->len;
+    tt_buf_reset(out);
+  }
   return rc;
 }
 
 /* Serializes every table into out: header, per table its definition, TTL
- * and items in records of about SNAP_CHUNK bytes, end. */
-static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
+ * and items in records of about SNAP_CHUNK bytes, end. With a sink, what
+ * out held so far is written as it goes (out keeps the rest). */
+static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct snap_sink *sink) {
   struct tt_buf pl;
   tt_buf_init(&pl, 0);
   int rc = -1;
-  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl) != 0)
+  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl, sink) != 0)
     goto done;
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
     if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
@@ -1221,7 +1238,7 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
       if (r != 0)
         goto done;
     }
-    if (flush_payload(out, &pl) != 0)
+    if (flush_payload(out, &pl, sink) != 0)
       goto done;
     const struct memdb_store *s = &t->store;
     for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
@@ -1235,14 +1252,14 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
           goto done;
         r = memdb_wal_put_item(&pl, true, t->name, &v);
         tt_av_free(&v);
-        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl) != 0))
+        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl, sink) != 0))
           goto done;
       }
     }
-    if (flush_payload(out, &pl) != 0)
+    if (flush_payload(out, &pl, sink) != 0)
       goto done;
   }
-  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl) != 0)
+  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl, sink) != 0)
     goto done;
   rc = 0;
 done:
@@ -1257,7 +1274,7 @@ static int compact_at_start(struct memdb_wal *w) {
   uint64_t gen = w->gen + 1;
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  if (serialize(w->m, gen, &b) != 0) {
+  if (serialize(w->m, gen, &b, NULL) != 0) {
     tt_buf_free(&b);
     errno = ENOMEM;
     return -1;
@@ -1350,19 +1367,17 @@ static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent) {
   uint64_t t0 = uv_hrtime();
   struct tt_buf b;
   tt_buf_init(&b, 0);
+  struct snap_sink sink = {w, -1, 0};
+  sink.fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   errno = 0;
-  if (serialize(w->m, gen, &b) != 0) {
-    r.err = ENOMEM;
-  } else {
-    int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(w, fd, b.data, b.len, 0) != 0 || do_fsync(w, fd) != 0)
-      r.err = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && r.err == 0)
-      r.err = errno ? errno : EIO;
-    if (r.err)
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
-  }
-  r.bytes = b.len;
+  if (sink.fd < 0 || serialize(w->m, gen, &b, &sink) != 0 ||
+      write_all(w, sink.fd, b.data, b.len, sink.off) != 0 || do_fsync(w, sink.fd) != 0)
+    r.err = errno ? errno : EIO;
+  if (sink.fd >= 0 && close(sink.fd) != 0 && r.err == 0)
+    r.err = errno ? errno : EIO;
+  if (r.err)
+    unlinkat(w->dirfd, "snapshot.tmp", 0);
+  r.bytes = sink.off + b.len;
   r.ns = uv_hrtime() - t0;
   ssize_t n;
   do
@@ -1507,7 +1522,7 @@ static void maybe_snapshot(struct memdb_wal *w) {
   }
   tt_buf_reset(&w->snap);
   t0 = uv_hrtime();
-  int rc = serialize(w->m, gen, &w->snap);
+  int rc = serialize(w->m, gen, &w->snap, NULL);
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
