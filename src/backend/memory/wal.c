@@ -20,14 +20,15 @@
  * synced on the thread pool, in order, while the direct path waits.
  *
  * A snapshot is taken at a generation switch by a forked child: it encodes
- * the tables from its copy-on-write view of the memory into snapshot.tmp as
- * it goes, syncs it and reports through a pipe the loop polls; the daemon puts
- * the file in place (rename, directory sync, the logs it covers dropped)
- * once the child reported and the records of the old generation are
- * written. The child holds no descriptor but the data dir's and its pipe's
- * (not the LOCK: a restart may lock the dir while it lingers) and dies with
- * the daemon. When fork fails the tables are encoded on the loop and the
- * file written on the thread pool. */
+ * the tables from its copy-on-write view of the memory into
+ * snapshot.tmp.<its pid> as it goes, syncs it and reports through a pipe
+ * the loop polls; the daemon puts the file in place (rename, directory
+ * sync, the logs it covers dropped) once the child reported and the
+ * records of the old generation are written. The child holds no
+ * descriptor but the data dir's and its pipe's (not the LOCK: a restart may
+ * lock the dir while it lingers) and dies with the daemon. When fork fails
+ * the tables are encoded on the loop and the file written on the thread
+ * pool. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +124,7 @@ struct memdb_wal {
   int snap_pid;
   int snap_rfd;
   uv_poll_t *snap_poll;
+  char snap_tmp[40]; /* the child's file: snapshot.tmp.<its pid> */
   unsigned char snap_report[24];
   size_t snap_report_n;
   double snap_child_ms;      /* the child's time to serialize and write */
@@ -486,6 +488,26 @@ static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
 
+/* The file a snapshot's child writes: its own name, so that no child can
+ * touch the file of another (a daemon started after its parent died). */
+static void snap_tmp_name(char *out, size_t n, int pid) {
+  snprintf(out, n, "snapshot.tmp.%d", pid);
+}
+
+/* Removes the snapshot files left unfinished by a crash: snapshot.tmp and
+ * the children's snapshot.tmp.<pid>. */
+static void remove_tmp_files(struct memdb_wal *w) {
+  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  DIR *d = opendir(w->dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
+      unlinkat(w->dirfd, de->d_name, 0);
+  closedir(d);
+}
+
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   const struct tt_memdb_options *o = &m->opts;
   struct memdb_wal *w = calloc(1, sizeof(*w));
@@ -517,7 +539,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
              w->dir);
     return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
   }
-  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  remove_tmp_files(w);
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
@@ -1368,15 +1390,17 @@ static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent) {
   struct tt_buf b;
   tt_buf_init(&b, 0);
   struct snap_sink sink = {w, -1, 0};
-  sink.fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char name[40];
+  snap_tmp_name(name, sizeof(name), (int)getpid());
   errno = 0;
+  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (sink.fd < 0 || serialize(w->m, gen, &b, &sink) != 0 ||
       write_all(w, sink.fd, b.data, b.len, sink.off) != 0 || do_fsync(w, sink.fd) != 0)
     r.err = errno ? errno : EIO;
   if (sink.fd >= 0 && close(sink.fd) != 0 && r.err == 0)
     r.err = errno ? errno : EIO;
   if (r.err)
-    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    unlinkat(w->dirfd, name, 0);
   r.bytes = sink.off + b.len;
   r.ns = uv_hrtime() - t0;
   ssize_t n;
@@ -1415,7 +1439,7 @@ static void snap_reap(struct memdb_wal *w, bool eof) {
   w->snap_pid = 0;
   w->snap_killed = false;
   if (!w->snap_forked) { /* given up meanwhile */
-    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    unlinkat(w->dirfd, w->snap_tmp, 0);
     if (w->closing)
       close_step(w);
     return;
@@ -1477,7 +1501,9 @@ static int snap_fork(struct memdb_wal *w, uint64_t gen) {
       kill(pid, SIGKILL);
       while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
+      char name[40];
+      snap_tmp_name(name, sizeof(name), pid);
+      unlinkat(w->dirfd, name, 0);
       e = EIO;
     }
     close(p[0]);
@@ -1495,6 +1521,7 @@ static int snap_fork(struct memdb_wal *w, uint64_t gen) {
   w->snap_poll = poll;
   w->snap_rfd = p[0];
   w->snap_pid = pid;
+  snap_tmp_name(w->snap_tmp, sizeof(w->snap_tmp), pid);
   w->snap_killed = false;
   w->snap_report_n = 0;
   w->snap_forked = true;
@@ -1547,7 +1574,7 @@ static void snap_drop(struct memdb_wal *w) {
       kill(w->snap_pid, SIGKILL);
       w->snap_killed = true;
     } else if (w->snap_pid <= 0) {
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
+      unlinkat(w->dirfd, w->snap_tmp, 0);
     }
   }
   w->snap_forked = w->snap_ready = w->snap_child_done = false;
@@ -1568,7 +1595,8 @@ static void snap_work_cb(uv_work_t *req) {
       return;
     }
   }
-  if (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
+  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
+  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
     w->snap_err = errno;
     return;
   }
@@ -1606,7 +1634,7 @@ static void snap_after_cb(uv_work_t *req, int status) {
     tt_log_end(&l);
   } else {
     if (w->snap_forked)
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
+      unlinkat(w->dirfd, w->snap_tmp, 0);
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
     tt_log_str(&l, "data_dir", w->dir);
@@ -1635,7 +1663,7 @@ static void snap_proceed(struct memdb_wal *w) {
   if (!w->snap_forked || !w->snap_ready || !w->snap_child_done || w->snap_busy)
     return;
   if (w->snap_err) {
-    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    unlinkat(w->dirfd, w->snap_tmp, 0);
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
     tt_log_str(&l, "data_dir", w->dir);
@@ -1748,7 +1776,7 @@ void memdb_wal_free(struct memdb *m) {
     kill(w->snap_pid, SIGKILL);
     while (waitpid(w->snap_pid, NULL, 0) < 0 && errno == EINTR)
       ;
-    unlinkat(w->dirfd, "snapshot.tmp", 0);
+    unlinkat(w->dirfd, w->snap_tmp, 0);
   }
   if (w->snap_rfd >= 0)
     close(w->snap_rfd);
