@@ -1348,22 +1348,30 @@ struct snap_report {
 _Static_assert(sizeof(struct snap_report) == sizeof(((struct memdb_wal *)0)->snap_report),
                "the report's room");
 
+/* Closes the descriptors from..to (inclusive). */
+static void close_span(unsigned from, unsigned to) {
+  if (close_range(from, to, 0) == 0)
+    return;
+  long max = sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 1 << 20)
+    max = 1 << 20;
+  for (unsigned fd = from; fd <= to && fd < (unsigned)max; fd++)
+    close((int)fd);
+}
+
 /* Closes every descriptor from 3 on but keep_a and keep_b. */
 static void close_others(int keep_a, int keep_b) {
-  int a = keep_a < keep_b ? keep_a : keep_b, b = keep_a < keep_b ? keep_b : keep_a;
-  int bounds[3][2] = {{3, a - 1}, {a + 1, b - 1}, {b + 1, -1}};
-  for (int i = 0; i < 3; i++) {
-    int lo = bounds[i][0], hi = bounds[i][1];
-    if (hi != -1 && hi < lo)
-      continue;
-    if (close_range((unsigned)lo, hi == -1 ? ~0u : (unsigned)hi, 0) == 0)
-      continue;
-    long max = sysconf(_SC_OPEN_MAX);
-    if (max < 0 || max > 1 << 20)
-      max = 1 << 20;
-    for (int fd = lo; fd <= (hi == -1 ? (int)max - 1 : hi); fd++)
-      close(fd);
+  unsigned keep[2] = {(unsigned)(keep_a < keep_b ? keep_a : keep_b),
+                      (unsigned)(keep_a < keep_b ? keep_b : keep_a)};
+  unsigned from = 3;
+  for (int i = 0; i < 2; i++) {
+    if (keep[i] < from)
+      continue; /* a standard descriptor, or the same as the other */
+    if (keep[i] > from)
+      close_span(from, keep[i] - 1);
+    from = keep[i] + 1;
   }
+  close_span(from, ~0u);
 }
 
 /* The child of a snapshot: never returns, never touches the loop, writes
