@@ -17,7 +17,9 @@ new items, each with a new partition key, and
                     (`callgrind_control -i on`, then `-d`), and prints per
                     POST: instructions (Ir), first-level and last-level data
                     misses, and callgrind's cycle estimate
-                    Ir + 10 (I1mr + D1mr + D1mw) + 100 (ILmr + DLmr + DLmw);
+                    Ir + 10 (I1mr + D1mr + D1mw) + 100 (ILmr + DLmr + DLmw)
+                    of the daemon's process (a snapshot's forked child, which
+                    valgrind runs too, writes its own dump and is not counted);
   --tool cpu        runs it natively and prints the daemon's user and system
                     CPU time (utime, stime from /proc) per POST; the ratio is
                     of user time (system time is mostly the loopback and, on a
@@ -25,11 +27,16 @@ new items, each with a new partition key, and
                     machine: run it several times.
 
 For every value of --preload (default 0 and 300000) in one run, then the ratio
-of the last to the first.
+of the last to the first. With --fsync, the files of the data dir before and
+after the N POSTs are printed too: a snapshot (a log.* file of a new generation,
+a new snapshot) taken during the N POSTs is in their figure; with the 64 MiB
+bound about 280,000 items preloaded put the log's first snapshot into the next
+20,000 POSTs.
 
   bench/per_post.py _build/tabletheoryd --tool callgrind -n 2000
   bench/per_post.py _build/tabletheoryd --tool cpu -n 20000 --preload 0,300000
   bench/per_post.py _build/tabletheoryd --preload 0 --fsync everysec   # with a data dir
+  bench/per_post.py _build/tabletheoryd --preload 280000 -n 20000 --fsync everysec  # a snapshot
 """
 
 import argparse
@@ -86,6 +93,15 @@ def posts(c, first, n):
             die("POST answered %d %s" % (status, body[:200]))
 
 
+def data_files(wd, fsync):
+    """The data dir's files and their sizes, as one line (with --fsync)."""
+    if not fsync:
+        return ""
+    d = os.path.join(wd, "data")
+    return "data dir: " + ", ".join("%s %d" % (f, os.path.getsize(os.path.join(d, f)))
+                                    for f in sorted(os.listdir(d)) if f != "LOCK")
+
+
 def user_sys(pid):
     """utime and stime of pid, in clock ticks."""
     with open("/proc/%d/stat" % pid) as f:
@@ -102,7 +118,9 @@ def stop(p):
 def run_callgrind(args, n_preload):
     with tempfile.TemporaryDirectory() as wd:
         out = os.path.join(wd, "cg.out")
-        p, base = start(args.daemon, wd, VALGRIND + ["--callgrind-out-file=" + out], args.fsync)
+        # %p: a forked child writes its own dump, never over the daemon's.
+        p, base = start(args.daemon, wd, VALGRIND + ["--callgrind-out-file=" + out + ".%p"],
+                        args.fsync)
         preload(base, n_preload, args.per_partition)
         c = Client(base, timeout=600)
         posts(c, 9000000, 20)  # warm-up, not counted
@@ -115,14 +133,16 @@ def run_callgrind(args, n_preload):
         posts(c, 9000100, 1)
         subprocess.run(["callgrind_control", "-i", "on", str(p.pid)], check=True,
                        capture_output=True)
+        before = data_files(wd, args.fsync)
         posts(c, 0, args.n)
         subprocess.run(["callgrind_control", "-d", str(p.pid)], check=True, capture_output=True)
+        after = data_files(wd, args.fsync)
         subprocess.run(["callgrind_control", "-i", "off", str(p.pid)], check=True,
                        capture_output=True)
         hold.close()
         c.close()
         stop(p)
-        dump = [d for d in glob.glob(out + "*") if d.endswith(".1")][0]
+        dump = glob.glob("%s.%d.1" % (out, p.pid))[0]
         events = totals = None
         for line in open(dump):
             if line.startswith("events:"):
@@ -134,6 +154,8 @@ def run_callgrind(args, n_preload):
         v = {k: t / args.n for k, t in zip(events, totals)}
         v["cycles"] = (v["Ir"] + 10 * (v["I1mr"] + v["D1mr"] + v["D1mw"]) +
                        100 * (v["ILmr"] + v["DLmr"] + v["DLmw"]))
+        if args.fsync:
+            print("before the POSTs, %s\nafter them,      %s" % (before, after))
         print("preload %7d (%d/partition): Ir %.0f, D1 misses %.0f, LL misses %.0f, "
               "cycle estimate %.0f per POST"
               % (n_preload, args.per_partition, v["Ir"], v["D1mr"] + v["D1mw"],
@@ -149,11 +171,15 @@ def run_cpu(args, n_preload):
         posts(c, 9000000, 200)  # warm-up
         time.sleep(1.0)
         u0, s0 = user_sys(p.pid)
+        before = data_files(wd, args.fsync)
         posts(c, 0, args.n)
         u1, s1 = user_sys(p.pid)
+        after = data_files(wd, args.fsync)
         c.close()
         stop(p)
         user = (u1 - u0) * 1e6 / CLK_TCK / args.n
+        if args.fsync:
+            print("before the POSTs, %s\nafter them,      %s" % (before, after))
         print("preload %7d (%d/partition): daemon CPU per POST: user %.1f us, system %.1f us"
               % (n_preload, args.per_partition, user, (s1 - s0) * 1e6 / CLK_TCK / args.n),
               flush=True)

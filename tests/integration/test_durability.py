@@ -250,3 +250,181 @@ def test_corrupt_log_stops_the_start_and_recover_truncate_keeps_the_rest():
             d.kill()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- snapshots by a forked child ----
+#
+# A snapshot is due once the log passes 64 MiB: writers of large items get
+# there in about a hundred requests. The child encoding it lives for the time
+# of writing and syncing that much; a watcher sees it in /proc.
+
+NOTE = "n" * (64 * 1024)
+
+
+def big_writer(d, ledger, wid, stop):
+    i = 0
+    while not stop.is_set():
+        i += 1
+        t = "big-%d-%d" % (wid, i)
+        put = [{"tenant": t, "n": k, "label": "big", "note": NOTE} for k in range(8)]
+        try:
+            status, _, body = d.json("POST", "/v1/models/Line/batch-write",
+                                     body={"put": put}, timeout=30)
+        except (OSError, ValueError):
+            time.sleep(0.01)  # the daemon was killed: not acknowledged
+            continue
+        if status == 200 and not body.get("unprocessed"):
+            for k in range(8):
+                ledger.ack((t, k), 0, "big")
+
+
+def children(pid):
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def fd_targets(pid):
+    """Where the descriptors of pid lead, or None once it is gone."""
+    try:
+        names = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return None
+    out = []
+    for n in names:
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, n)))
+        except OSError:
+            pass
+    return out
+
+
+def tmp_files(data):
+    """Snapshot files left unfinished (snapshot.tmp, a child's snapshot.tmp.<pid>)."""
+    return [f for f in os.listdir(data) if f.startswith("snapshot.tmp")]
+
+
+def gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def watch_child(d, data, stop_writers, give_up=120):
+    """The first snapshot child of d, once it has dropped the daemon's
+    descriptors and while it still runs: (pid, its descriptors' targets)."""
+    deadline = time.monotonic() + give_up
+    while time.monotonic() < deadline and d.proc.poll() is None:
+        for c in children(d.proc.pid):
+            # Right after the fork it still holds the daemon's descriptors
+            # (more than a dozen); it closes them before it encodes anything.
+            # An exiting child holds none, not even the data dir's.
+            while True:
+                fds = fd_targets(c)
+                if fds is None or len(fds) <= 6:
+                    break
+                time.sleep(0.001)
+            if fds and os.path.realpath(data) in fds:
+                return c, fds
+        time.sleep(0.002)
+    stop_writers.set()
+    raise AssertionError("no snapshot child seen: %s" % d.log_text()[-2000:])
+
+
+def big_round(data, *extra):
+    d = start(data, "--fsync", "everysec", "--max-body-bytes", str(4 << 20), *extra)
+    ledger = Ledger()
+    stop = threading.Event()
+    threads = [threading.Thread(target=big_writer, args=(d, ledger, w, stop)) for w in range(3)]
+    for t in threads:
+        t.start()
+    return d, ledger, stop, threads
+
+
+def test_kill9_during_a_snapshot_restarts_at_once_with_every_write():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    d, ledger, stop, threads = big_round(data)
+    try:
+        child, fds = watch_child(d, data, stop)
+        # Not the LOCK, not a listening socket or connection of the daemon.
+        assert not [f for f in fds if f.endswith("/LOCK") or f.startswith("socket:")], fds
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join()
+        # The child dies with the daemon, and the data dir is lockable at once.
+        d2 = start(data, "--fsync", "everysec")
+        try:
+            assert not tmp_files(data)
+            check(d2, ledger)
+            deadline = time.monotonic() + 30
+            while not gone(child) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert gone(child), "the snapshot child outlived the daemon"
+            d2.stop()
+        finally:
+            d2.kill()
+    finally:
+        stop.set()
+        d.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_snapshot_while_writes_go_on_then_kill9_keeps_every_write():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    d, ledger, stop, threads = big_round(data, "--log-level", "info")
+    try:
+        d.wait_log(lambda l: l.get("event") == "memdb.snapshot_written", timeout=120)
+        target = ledger.acks + 40  # writes after it, into the new log
+        while ledger.acks < target and d.proc.poll() is None:
+            time.sleep(0.01)
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join()
+        assert os.path.exists(os.path.join(data, "snapshot"))
+        d2 = start(data)
+        try:
+            check(d2, ledger)
+            d2.stop()
+        finally:
+            d2.kill()
+    finally:
+        stop.set()
+        d.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_stop_during_a_snapshot_ends_its_child():
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
+    d, ledger, stop, threads = big_round(data)
+    try:
+        child, _ = watch_child(d, data, stop)
+        stop.set()
+        d.stop()  # a clean exit: the loop closed with the child reaped
+        for t in threads:
+            t.join()
+        assert gone(child)
+        assert not tmp_files(data)
+        d2 = start(data)
+        try:
+            check(d2, ledger)
+            d2.stop()
+        finally:
+            d2.kill()
+    finally:
+        stop.set()
+        d.kill()
+        shutil.rmtree(tmp, ignore_errors=True)

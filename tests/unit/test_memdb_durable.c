@@ -5,7 +5,8 @@
  * commit, answers after the fsync (always) or the write (everysec, no),
  * the mapped log of everysec (cut on close, its zero tail after a crash),
  * I/O errors failing the write with nothing applied and recovery
- * afterwards. */
+ * afterwards, snapshots whose fork or child fails. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -198,10 +199,57 @@ START_TEST(test_restart_equals_live) {
 }
 END_TEST
 
-static void snapshot_then_log(enum tt_memdb_fsync mode) {
+static int forks; /* snapshot forks asked for by the tests' fork hooks */
+
+/* A fork that fails: the snapshot is serialized on the loop. */
+static int h_fork_fail(void *arg) {
+  (void)arg;
+  forks++;
+  errno = ENOMEM;
+  return -1;
+}
+
+/* A fork whose child cannot write its file (a full disk). */
+static int h_fork_bad_child(void *arg) {
+  struct hooks *h = arg;
+  int pid = (int)fork();
+  if (pid == 0)
+    h->fail_write = ENOSPC;
+  else if (pid > 0)
+    forks++;
+  return pid;
+}
+
+/* A fork after which the log's writes fail (in the daemon, not the child). */
+static int h_fork_then_log_fails(void *arg) {
+  struct hooks *h = arg;
+  int pid = (int)fork();
+  if (pid > 0) {
+    forks++;
+    h->fail_write = ENOSPC;
+  }
+  return pid;
+}
+
+/* Whether the data dir holds a snapshot file left unfinished (snapshot.tmp
+ * or a child's snapshot.tmp.<pid>). */
+static bool tmp_left(void) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  bool found = false;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    found = found || strncmp(de->d_name, "snapshot.tmp", 12) == 0;
+  closedir(d);
+  return found;
+}
+
+static void snapshot_then_log_with(enum tt_memdb_fsync mode, int (*fork_hook)(void *)) {
   struct tt_memdb_options o = opts();
   o.fsync_mode = mode;
   o.snapshot_min_bytes = 4096; /* a snapshot every few records */
+  o.fork_hook = fork_hook;
+  forks = 0;
   struct fx f;
   open_fx(&f, &o);
   workload(&f, 60);
@@ -209,12 +257,22 @@ static void snapshot_then_log(enum tt_memdb_fsync mode) {
   char *live = state(&f);
   struct tt_memdb_wal_stats st;
   tt_memdb_wal_stats(f.b, &st);
-  ck_assert_uint_gt(st.snapshots, 0);
   fx_teardown(&f);
   char path[300];
-  snprintf(path, sizeof(path), "%s/snapshot", dir);
   struct stat sb;
-  ck_assert_int_eq(stat(path, &sb), 0);
+  ck_assert(!tmp_left()); /* never left behind */
+  snprintf(path, sizeof(path), "%s/snapshot", dir);
+  if (fork_hook == h_fork_bad_child) {
+    ck_assert_int_gt(forks, 0);
+    ck_assert_uint_eq(st.snapshots, 0);
+    ck_assert_int_ne(stat(path, &sb), 0); /* the logs hold everything */
+  } else {
+    if (fork_hook)
+      ck_assert_int_gt(forks, 0);
+    ck_assert_uint_gt(st.snapshots, 0);
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_uint_eq(st.snapshot_bytes, (uint64_t)sb.st_size); /* the child's report */
+  }
   open_fx(&f, &o);
   char *back = state(&f);
   ck_assert_str_eq(back, live);
@@ -223,11 +281,105 @@ static void snapshot_then_log(enum tt_memdb_fsync mode) {
   fx_teardown(&f);
 }
 
+static void snapshot_then_log(enum tt_memdb_fsync mode) { snapshot_then_log_with(mode, NULL); }
+
 START_TEST(test_snapshot_then_log) { snapshot_then_log(TT_MEMDB_FSYNC_ALWAYS); }
 END_TEST
 
 /* The same with the records appended from the loop and answered at once. */
 START_TEST(test_snapshot_then_log_everysec) { snapshot_then_log(TT_MEMDB_FSYNC_EVERYSEC); }
+END_TEST
+
+/* When fork fails the snapshot is serialized on the loop: the same files. */
+START_TEST(test_snapshot_fork_fails) {
+  snapshot_then_log_with(TT_MEMDB_FSYNC_EVERYSEC, h_fork_fail);
+}
+END_TEST
+
+/* A child that fails leaves no file, and the logs keep every write. */
+START_TEST(test_snapshot_child_fails) {
+  snapshot_then_log_with(TT_MEMDB_FSYNC_EVERYSEC, h_fork_bad_child);
+}
+END_TEST
+
+/* The records of the old generation fail while the child encodes a state
+ * holding them: the snapshot is dropped (its child killed, its file
+ * removed), so the data dir never holds the failed write. */
+START_TEST(test_snapshot_dropped_when_its_records_fail) {
+  struct tt_memdb_options o = opts();
+  o.snapshot_min_bytes = 4096;
+  o.fork_hook = h_fork_then_log_fails;
+  forks = 0;
+  struct fx f;
+  open_fx(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  int i = 0;
+  for (; forks == 0 && i < 1000; i++) {
+    char item[160], req[200];
+    snprintf(item, sizeof(item), "{'pk':{'S':'k%d'},'v':{'S':'%0100d'}}", i, i);
+    snprintf(req, sizeof(req), "{'TableName':'tbl','Item':%s}", item);
+    json_t *j = fx_json(req), *resp = NULL;
+    int status = fx_run(&f, TT_DDB_PUT_ITEM, j, &resp);
+    json_decref(j);
+    json_decref(resp);
+    if (forks == 0) {
+      ck_assert_int_eq(status, 0);
+    } else {
+      ck_assert_int_eq(status, -1); /* the write the snapshot's batch held */
+      ck_assert_str_eq(f.err.type, "DataDirUnavailable");
+    }
+    tt_backend_error_clear(&f.err);
+  }
+  ck_assert_int_eq(forks, 1);
+  hk.fail_write = 0;
+  struct tt_memdb_wal_stats st;
+  tt_memdb_wal_stats(f.b, &st);
+  ck_assert_uint_eq(st.snapshots, 0);
+  char *live = dump_of(&f, TT_DDB_SCAN, SCAN_TBL);
+  fx_teardown(&f);
+  char path[300];
+  struct stat sb;
+  snprintf(path, sizeof(path), "%s/snapshot", dir);
+  ck_assert_int_ne(stat(path, &sb), 0);
+  ck_assert(!tmp_left());
+  o.fork_hook = NULL;
+  open_fx(&f, &o);
+  char *back = dump_of(&f, TT_DDB_SCAN, SCAN_TBL);
+  ck_assert_str_eq(back, live);
+  char get[80];
+  snprintf(get, sizeof(get), "{'TableName':'tbl','Key':{'pk':{'S':'k%d'}}}", i - 1);
+  fx_expect(&f, TT_DDB_GET_ITEM, get, "{}"); /* the failed write is nowhere */
+  free(back);
+  free(live);
+  fx_teardown(&f);
+}
+END_TEST
+
+/* Snapshot files a crash left unfinished are removed at start, whatever
+ * they hold; the state comes from the logs. */
+START_TEST(test_unfinished_snapshot_files_removed) {
+  struct tt_memdb_options o = opts();
+  struct fx f;
+  open_fx(&f, &o);
+  fx_exec(&f, TT_DDB_CREATE_TABLE, SIMPLE_TABLE);
+  fx_put(&f, "{'pk':{'S':'a'}}");
+  fx_teardown(&f);
+  const char *names[] = {"snapshot.tmp", "snapshot.tmp.12345", "snapshot.tmp.1"};
+  for (size_t i = 0; i < 3; i++) {
+    char path[300];
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs("not a snapshot", fp);
+    fclose(fp);
+  }
+  ck_assert(tmp_left());
+  open_fx(&f, &o);
+  ck_assert(!tmp_left());
+  fx_expect(&f, TT_DDB_GET_ITEM, "{'TableName':'tbl','Key':{'pk':{'S':'a'}}}",
+            "{'Item':{'pk':{'S':'a'}}}");
+  fx_teardown(&f);
+}
 END_TEST
 
 START_TEST(test_compaction_at_start) {
@@ -732,6 +884,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);
   tcase_add_test(tc, test_snapshot_then_log_everysec);
+  tcase_add_test(tc, test_snapshot_fork_fails);
+  tcase_add_test(tc, test_snapshot_child_fails);
+  tcase_add_test(tc, test_snapshot_dropped_when_its_records_fail);
+  tcase_add_test(tc, test_unfinished_snapshot_files_removed);
   tcase_add_test(tc, test_compaction_at_start);
   tcase_add_test(tc, test_torn_tail_dropped);
   tcase_add_test(tc, test_mapped_log_zero_tail);

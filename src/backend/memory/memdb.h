@@ -51,9 +51,13 @@ struct tt_memdb_options {
   /* A snapshot is written when the log passes max(this, twice the last
    * snapshot); 0: 64 MiB. */
   uint64_t snapshot_min_bytes;
-  /* Test hooks, called on the thread pool (NULL: pwrite(2), fdatasync(2)). */
+  /* Test hooks, called on the thread pool or in a snapshot's child
+   * (NULL: pwrite(2), fdatasync(2)). */
   long (*pwrite_hook)(int fd, const void *p, size_t n, int64_t off, void *arg);
   int (*fsync_hook)(int fd, void *arg);
+  /* Test hook for the fork of a snapshot, on the loop (NULL: fork(2)); -1
+   * with errno: the snapshot is serialized on the loop instead. */
+  int (*fork_hook)(void *arg);
   void *hook_arg;
 };
 

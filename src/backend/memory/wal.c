@@ -17,7 +17,18 @@
  * seen at the last sync, after a wait of at most a millisecond for the
  * others (a commit delay). Records around a snapshot's generation switch,
  * and after a failed write, take the "batch" path instead: appended and
- * synced on the thread pool, in order, while the direct path waits. */
+ * synced on the thread pool, in order, while the direct path waits.
+ *
+ * A snapshot is taken at a generation switch by a forked child: it encodes
+ * the tables from its copy-on-write view of the memory into
+ * snapshot.tmp.<its pid> as it goes, syncs it and reports through a pipe
+ * the loop polls; the daemon puts the file in place (rename, directory
+ * sync, the logs it covers dropped) once the child reported and the
+ * records of the old generation are written. The child holds no
+ * descriptor but the data dir's and its pipe's (not the LOCK: a restart may
+ * lock the dir while it lingers) and dies with the daemon. When fork fails
+ * the tables are encoded on the loop and the file written on the thread
+ * pool. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/memory/internal.h"
@@ -100,7 +115,19 @@ struct memdb_wal {
   uint64_t last_snap;
   uint64_t snap_min;
   uint64_t loaded_log_bytes; /* bytes of log replayed at start-up */
-  double snap_ms;            /* time the last snapshot took to serialize, on the loop */
+  double snap_ms;            /* time the last snapshot took on the loop (serialize or fork) */
+  uint64_t snap_len;         /* bytes of the snapshot of snap_gen */
+  /* A snapshot written by a forked child (snap_forked): the child's pid
+   * while it runs, its report pipe, and whether the logs it covers are
+   * written (snap_ready) and it reported (snap_child_done). */
+  bool snap_forked, snap_ready, snap_child_done, snap_killed;
+  int snap_pid;
+  int snap_rfd;
+  uv_poll_t *snap_poll;
+  char snap_tmp[40]; /* the child's file: snapshot.tmp.<its pid> */
+  unsigned char snap_report[24];
+  size_t snap_report_n;
+  double snap_child_ms;      /* the child's time to serialize and write */
   /* everysec: the sync every second; always: the wait for writers */
   uv_timer_t timer;
   bool timer_open;
@@ -461,6 +488,26 @@ static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
 
+/* The file a snapshot's child writes: its own name, so that no child can
+ * touch the file of another (a daemon started after its parent died). */
+static void snap_tmp_name(char *out, size_t n, int pid) {
+  snprintf(out, n, "snapshot.tmp.%d", pid);
+}
+
+/* Removes the snapshot files left unfinished by a crash: snapshot.tmp and
+ * the children's snapshot.tmp.<pid>. */
+static void remove_tmp_files(struct memdb_wal *w) {
+  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  DIR *d = opendir(w->dir);
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
+      unlinkat(w->dirfd, de->d_name, 0);
+  closedir(d);
+}
+
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   const struct tt_memdb_options *o = &m->opts;
   struct memdb_wal *w = calloc(1, sizeof(*w));
@@ -472,7 +519,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   w->m = m;
   w->mode = o->fsync_mode;
   w->snap_min = o->snapshot_min_bytes ? o->snapshot_min_bytes : SNAP_DEFAULT_MIN;
-  w->fd = w->dirfd = w->lockfd = -1;
+  w->fd = w->dirfd = w->lockfd = w->snap_rfd = -1;
   m->wal = w;
   if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
     snprintf(msg, msgsz, "the data dir %s cannot be made: %s", w->dir, strerror(errno));
@@ -492,7 +539,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
              w->dir);
     return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
   }
-  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  remove_tmp_files(w);
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
@@ -936,6 +983,7 @@ static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, c
 }
 
 static void snap_start(struct memdb_wal *w);
+static void snap_drop(struct memdb_wal *w);
 static void close_step(struct memdb_wal *w);
 
 static void after_cb(uv_work_t *req, int status) {
@@ -969,10 +1017,8 @@ static void after_cb(uv_work_t *req, int status) {
       w->fly_final = false;
       w->closed = true;
     }
-    if (w->snap_gen && !w->snap_busy) {
-      tt_buf_free(&w->snap); /* it held the failed records */
-      w->snap_gen = 0;
-    }
+    if (w->snap_gen && !w->snap_busy)
+      snap_drop(w); /* it held the failed records */
     char why[400];
     if (load(w, true, why, sizeof(why)) != LOAD_OK)
       set_broken(w, "the state could not be reloaded after a failed log write");
@@ -1142,22 +1188,39 @@ static json_t *create_request(const struct memdb_table *t) {
   return r;
 }
 
-/* Closes the payload being built in `pl` into a record of out. */
-static int flush_payload(struct tt_buf *out, struct tt_buf *pl) {
+/* A file a snapshot's records go to as they are made (a snapshot's child:
+ * it never holds the whole snapshot in memory). */
+struct snap_sink {
+  struct memdb_wal *w;
+  int fd;
+  uint64_t off; /* bytes written */
+};
+
+/* Closes the payload being built in `pl` into a record of out; with a
+ * sink, out goes to its file once it holds SNAP_CHUNK bytes. -1: out of
+ * memory, or the write failed (errno). */
+static int flush_payload(struct tt_buf *out, struct tt_buf *pl, struct snap_sink *sink) {
   if (pl->len == 0)
     return 0;
   int rc = memdb_wal_frame(out, pl->data, pl->len);
   tt_buf_reset(pl);
+  if (rc == 0 && sink && out->len >= SNAP_CHUNK) {
+    if (write_all(sink->w, sink->fd, out->data, out->len, sink->off) != 0)
+      return -1;
+    sink->off += out->len;
+    tt_buf_reset(out);
+  }
   return rc;
 }
 
 /* Serializes every table into out: header, per table its definition, TTL
- * and items in records of about SNAP_CHUNK bytes, end. */
-static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
+ * and items in records of about SNAP_CHUNK bytes, end. With a sink, what
+ * out held so far is written as it goes (out keeps the rest). */
+static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct snap_sink *sink) {
   struct tt_buf pl;
   tt_buf_init(&pl, 0);
   int rc = -1;
-  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl) != 0)
+  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl, sink) != 0)
     goto done;
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
     if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
@@ -1197,7 +1260,7 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
       if (r != 0)
         goto done;
     }
-    if (flush_payload(out, &pl) != 0)
+    if (flush_payload(out, &pl, sink) != 0)
       goto done;
     const struct memdb_store *s = &t->store;
     for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
@@ -1211,14 +1274,14 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out) {
           goto done;
         r = memdb_wal_put_item(&pl, true, t->name, &v);
         tt_av_free(&v);
-        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl) != 0))
+        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl, sink) != 0))
           goto done;
       }
     }
-    if (flush_payload(out, &pl) != 0)
+    if (flush_payload(out, &pl, sink) != 0)
       goto done;
   }
-  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl) != 0)
+  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl, sink) != 0)
     goto done;
   rc = 0;
 done:
@@ -1233,7 +1296,7 @@ static int compact_at_start(struct memdb_wal *w) {
   uint64_t gen = w->gen + 1;
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  if (serialize(w->m, gen, &b) != 0) {
+  if (serialize(w->m, gen, &b, NULL) != 0) {
     tt_buf_free(&b);
     errno = ENOMEM;
     return -1;
@@ -1275,20 +1338,226 @@ static int compact_at_start(struct memdb_wal *w) {
   return 0;
 }
 
-/* Called before a batch leaves: when the log has grown past the bound, the
- * state (which includes every record of this batch) is serialized now, on
- * the loop, and later records go to a new generation. */
+/* What a snapshot's child reports through its pipe. */
+struct snap_report {
+  int32_t err; /* 0, or the errno of the step that failed */
+  uint32_t pad;
+  uint64_t bytes; /* of the snapshot written */
+  uint64_t ns;    /* the child's time to serialize, write and sync it */
+};
+_Static_assert(sizeof(struct snap_report) == sizeof(((struct memdb_wal *)0)->snap_report),
+               "the report's room");
+
+/* Closes the descriptors from..to (inclusive). */
+static void close_span(unsigned from, unsigned to) {
+  if (close_range(from, to, 0) == 0)
+    return;
+  long max = sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 1 << 20)
+    max = 1 << 20;
+  for (unsigned fd = from; fd <= to && fd < (unsigned)max; fd++)
+    close((int)fd);
+}
+
+/* Closes every descriptor from 3 on but keep_a and keep_b. */
+static void close_others(int keep_a, int keep_b) {
+  unsigned keep[2] = {(unsigned)(keep_a < keep_b ? keep_a : keep_b),
+                      (unsigned)(keep_a < keep_b ? keep_b : keep_a)};
+  unsigned from = 3;
+  for (int i = 0; i < 2; i++) {
+    if (keep[i] < from)
+      continue; /* a standard descriptor, or the same as the other */
+    if (keep[i] > from)
+      close_span(from, keep[i] - 1);
+    from = keep[i] + 1;
+  }
+  close_span(from, ~0u);
+}
+
+/* The child of a snapshot: never returns, never touches the loop, writes
+ * no log line, leaves with _exit. Its memory is the daemon's at the fork. */
+static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent)
+    __attribute__((noreturn));
+static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(3); /* the daemon died before the line above */
+  /* The daemon's signal handlers belong to its loop. */
+  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    signal(sigs[i], SIG_DFL);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_UNBLOCK, &all, NULL);
+  /* Not the LOCK (a restarted daemon takes it while this child lingers),
+   * nor the listening sockets, connections and log of the daemon. */
+  close_others(w->dirfd, wfd);
+  struct snap_report r = {0};
+  uint64_t t0 = uv_hrtime();
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  struct snap_sink sink = {w, -1, 0};
+  char name[40];
+  snap_tmp_name(name, sizeof(name), (int)getpid());
+  errno = 0;
+  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (sink.fd < 0 || serialize(w->m, gen, &b, &sink) != 0 ||
+      write_all(w, sink.fd, b.data, b.len, sink.off) != 0 || do_fsync(w, sink.fd) != 0)
+    r.err = errno ? errno : EIO;
+  if (sink.fd >= 0 && close(sink.fd) != 0 && r.err == 0)
+    r.err = errno ? errno : EIO;
+  if (r.err)
+    unlinkat(w->dirfd, name, 0);
+  r.bytes = sink.off + b.len;
+  r.ns = uv_hrtime() - t0;
+  ssize_t n;
+  do
+    n = write(wfd, &r, sizeof(r));
+  while (n < 0 && errno == EINTR);
+  _exit(r.err == 0 && n == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+static void snap_proceed(struct memdb_wal *w);
+
+static void snap_poll_closed(uv_handle_t *h) {
+  struct memdb_wal *w = h->data;
+  free(h);
+  memdb_handle_closed(w->m);
+}
+
+/* The child ended (its pipe closed; else, when the pipe failed, it is
+ * killed first): reaped, and its result taken. */
+static void snap_reap(struct memdb_wal *w, bool eof) {
+  if (!eof) {
+    kill(w->snap_pid, SIGKILL);
+    w->snap_report_n = 0; /* a failure */
+  }
+  uv_poll_stop(w->snap_poll);
+  w->m->open_handles++;
+  uv_close((uv_handle_t *)w->snap_poll, snap_poll_closed);
+  w->snap_poll = NULL;
+  close(w->snap_rfd);
+  w->snap_rfd = -1;
+  int status = 0;
+  pid_t r;
+  do
+    r = waitpid(w->snap_pid, &status, 0);
+  while (r < 0 && errno == EINTR);
+  w->snap_pid = 0;
+  w->snap_killed = false;
+  if (!w->snap_forked) { /* given up meanwhile */
+    unlinkat(w->dirfd, w->snap_tmp, 0);
+    if (w->closing)
+      close_step(w);
+    return;
+  }
+  struct snap_report rep = {0};
+  memcpy(&rep, w->snap_report, sizeof(rep));
+  bool whole = w->snap_report_n == sizeof(rep) && r > 0 && WIFEXITED(status) &&
+               WEXITSTATUS(status) == 0;
+  w->snap_child_done = true;
+  w->snap_err = whole ? 0 : rep.err && w->snap_report_n == sizeof(rep) ? rep.err : EIO;
+  w->snap_len = rep.bytes;
+  w->snap_child_ms = (double)rep.ns / 1e6;
+  snap_proceed(w);
+}
+
+static void snap_poll_cb(uv_poll_t *h, int status, int events) {
+  struct memdb_wal *w = h->data;
+  (void)events;
+  bool eof = false;
+  while (status == 0) {
+    unsigned char tmp[sizeof(w->snap_report)];
+    ssize_t n = read(w->snap_rfd, tmp, sizeof(tmp));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return; /* more to come */
+    if (n > 0) {
+      size_t room = sizeof(w->snap_report) - w->snap_report_n;
+      size_t k = (size_t)n < room ? (size_t)n : room;
+      memcpy(w->snap_report + w->snap_report_n, tmp, k);
+      w->snap_report_n += k;
+      continue;
+    }
+    eof = n == 0; /* the child exited */
+    break;
+  }
+  snap_reap(w, eof);
+}
+
+/* Forks the child of a snapshot of generation gen. 0, or -1 (no child). */
+static int snap_fork(struct memdb_wal *w, uint64_t gen) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0)
+    return -1;
+  uv_poll_t *poll = malloc(sizeof(*poll));
+  if (poll == NULL) {
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  int parent = (int)getpid();
+  int pid = w->m->opts.fork_hook ? w->m->opts.fork_hook(w->m->opts.hook_arg) : (int)fork();
+  if (pid == 0)
+    snap_child(w, gen, p[1], parent);
+  int e = errno;
+  close(p[1]);
+  if (pid < 0 || uv_poll_init(w->m->base.loop, poll, p[0]) != 0) {
+    if (pid > 0) { /* cannot watch it: it goes, the loop takes the snapshot */
+      kill(pid, SIGKILL);
+      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      char name[40];
+      snap_tmp_name(name, sizeof(name), pid);
+      unlinkat(w->dirfd, name, 0);
+      e = EIO;
+    }
+    close(p[0]);
+    free(poll);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_fork_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", strerror(e));
+    tt_log_str(&l, "message", "serializing the snapshot on the loop instead");
+    tt_log_end(&l);
+    return -1;
+  }
+  poll->data = w;
+  uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, snap_poll_cb);
+  w->snap_poll = poll;
+  w->snap_rfd = p[0];
+  w->snap_pid = pid;
+  snap_tmp_name(w->snap_tmp, sizeof(w->snap_tmp), pid);
+  w->snap_killed = false;
+  w->snap_report_n = 0;
+  w->snap_forked = true;
+  w->snap_ready = w->snap_child_done = false;
+  return 0;
+}
+
+/* Called before a batch leaves: when the log has grown past the bound, a
+ * snapshot of the state (which includes every record of this batch) is
+ * taken now, by a forked child (or serialized on the loop when fork
+ * fails), and later records go to a new generation. */
 static void maybe_snapshot(struct memdb_wal *w) {
-  if (w->snap_gen || w->closing || w->broken)
+  if (w->snap_gen || w->snap_pid > 0 || w->closing || w->broken)
     return;
   uint64_t bound = snap_bound(w);
   uint64_t size = w->fd_gen == w->gen ? w->durable + w->pend.len : w->pend.len;
   if (size < bound)
     return;
   uint64_t gen = w->gen + 1;
-  tt_buf_reset(&w->snap);
   uint64_t t0 = uv_hrtime();
-  int rc = serialize(w->m, gen, &w->snap);
+  if (snap_fork(w, gen) == 0) {
+    w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
+    w->snap_gen = gen;
+    return;
+  }
+  tt_buf_reset(&w->snap);
+  t0 = uv_hrtime();
+  int rc = serialize(w->m, gen, &w->snap, NULL);
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
@@ -1299,22 +1568,43 @@ static void maybe_snapshot(struct memdb_wal *w) {
     tt_log_end(&l);
     return;
   }
+  w->snap_len = w->snap.len;
   w->snap_gen = gen;
+}
+
+/* Gives up the snapshot of snap_gen before it is put in place (the records
+ * it holds failed): a child still running is killed, and its file removed
+ * once it is reaped. */
+static void snap_drop(struct memdb_wal *w) {
+  tt_buf_free(&w->snap);
+  if (w->snap_forked) {
+    if (w->snap_pid > 0 && !w->snap_killed) {
+      kill(w->snap_pid, SIGKILL);
+      w->snap_killed = true;
+    } else if (w->snap_pid <= 0) {
+      unlinkat(w->dirfd, w->snap_tmp, 0);
+    }
+  }
+  w->snap_forked = w->snap_ready = w->snap_child_done = false;
+  w->snap_gen = 0;
 }
 
 static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
   w->snap_err = 0;
-  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
-    w->snap_err = errno ? errno : EIO;
-  if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
-    w->snap_err = errno ? errno : EIO;
-  if (w->snap_err) {
-    unlinkat(w->dirfd, "snapshot.tmp", 0);
-    return;
+  if (!w->snap_forked) { /* the child wrote it */
+    int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
+      w->snap_err = errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
+      w->snap_err = errno ? errno : EIO;
+    if (w->snap_err) {
+      unlinkat(w->dirfd, "snapshot.tmp", 0);
+      return;
+    }
   }
-  if (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
+  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
+  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
     w->snap_err = errno;
     return;
   }
@@ -1336,16 +1626,23 @@ static void snap_after_cb(uv_work_t *req, int status) {
         }
       free(gens);
     }
-    w->last_snap = w->snap.len;
+    w->last_snap = w->snap_len;
     w->st.snapshots++;
-    w->st.snapshot_bytes = w->snap.len;
+    w->st.snapshot_bytes = w->snap_len;
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_INFO, "memdb.snapshot_written");
     tt_log_str(&l, "data_dir", w->dir);
-    tt_log_int(&l, "bytes", (int64_t)w->snap.len);
-    tt_log_ms(&l, "serialize_ms", w->snap_ms);
+    tt_log_int(&l, "bytes", (int64_t)w->snap_len);
+    if (w->snap_forked) {
+      tt_log_ms(&l, "fork_ms", w->snap_ms);
+      tt_log_ms(&l, "child_ms", w->snap_child_ms);
+    } else {
+      tt_log_ms(&l, "serialize_ms", w->snap_ms);
+    }
     tt_log_end(&l);
   } else {
+    if (w->snap_forked)
+      unlinkat(w->dirfd, w->snap_tmp, 0);
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
     tt_log_str(&l, "data_dir", w->dir);
@@ -1354,18 +1651,49 @@ static void snap_after_cb(uv_work_t *req, int status) {
   }
   tt_buf_free(&w->snap);
   w->snap_gen = 0;
+  w->snap_forked = w->snap_ready = w->snap_child_done = false;
   if (w->closing)
     close_step(w);
 }
 
-static void snap_start(struct memdb_wal *w) {
+static void snap_queue(struct memdb_wal *w) {
   w->snap_busy = true;
   w->snap_work.data = w;
   if (uv_queue_work(w->m->base.loop, &w->snap_work, snap_work_cb, snap_after_cb) != 0) {
     w->snap_busy = false;
-    tt_buf_free(&w->snap);
-    w->snap_gen = 0;
+    snap_drop(w);
   }
+}
+
+/* A forked snapshot goes in place once both its child reported and the
+ * logs it covers are written. */
+static void snap_proceed(struct memdb_wal *w) {
+  if (!w->snap_forked || !w->snap_ready || !w->snap_child_done || w->snap_busy)
+    return;
+  if (w->snap_err) {
+    unlinkat(w->dirfd, w->snap_tmp, 0);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "error", strerror(w->snap_err));
+    tt_log_end(&l);
+    w->snap_gen = 0;
+    w->snap_forked = w->snap_ready = w->snap_child_done = false;
+    if (w->closing)
+      close_step(w);
+    return;
+  }
+  snap_queue(w);
+}
+
+/* The records of the generations before snap_gen are written. */
+static void snap_start(struct memdb_wal *w) {
+  if (w->snap_forked) {
+    w->snap_ready = true;
+    snap_proceed(w);
+    return;
+  }
+  snap_queue(w);
 }
 
 /* ---- shutdown ---- */
@@ -1377,12 +1705,15 @@ static void wal_handle_closed(uv_handle_t *h) {
 
 /* Waits for the lanes, then a last batch syncs and closes the log. */
 static void close_step(struct memdb_wal *w) {
-  if (w->busy || w->snap_busy)
-    return;
-  if (w->snap_gen) { /* serialized, never started: the logs still hold it */
-    tt_buf_free(&w->snap);
-    w->snap_gen = 0;
+  if (w->snap_pid > 0 && w->snap_forked) {
+    /* A child still encoding: killed (the logs hold what it would have
+     * written), reaped and its file removed before the log closes. */
+    snap_drop(w);
   }
+  if (w->busy || w->snap_busy || w->snap_pid > 0)
+    return;
+  if (w->snap_gen) /* never put in place: the logs still hold it */
+    snap_drop(w);
   if (w->closed) {
     if (w->fd >= 0)
       close(w->fd);
@@ -1449,6 +1780,14 @@ void memdb_wal_free(struct memdb *m) {
   if (w == NULL)
     return;
   map_drop(w);
+  if (w->snap_pid > 0) { /* the loop did not run the close to its end */
+    kill(w->snap_pid, SIGKILL);
+    while (waitpid(w->snap_pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    unlinkat(w->dirfd, w->snap_tmp, 0);
+  }
+  if (w->snap_rfd >= 0)
+    close(w->snap_rfd);
   if (w->fd >= 0)
     close(w->fd);
   if (w->lockfd >= 0)
