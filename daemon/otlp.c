@@ -1,30 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.c -- the batch span processor and OTLP/HTTP exporter.
  *
- * Threads. The exporter's loop (the daemon's event loop) keeps the queue's
- * accounting, the timers (periodic flush, retries, back-off), the tracer's
- * pause, the stats and the metrics; one sender thread, with a loop and a
- * tt_http client of its own, encodes the spans into their batches and
- * POSTs them. The two meet in the fields under `lock`:
- *   - the sink (exporter's loop) picks each span's batch (sink_slot) and
- *     counts it queued; every HANDOFF spans, and before an export, the
- *     spans go to `incoming` and the sender is woken (uv_async_send);
- *   - the sender encodes what is incoming into its batches, puts the spans
- *     on `returned` (the exporter's loop takes them back at its next
- *     handoff and hands them to the tracer's spare spans: spans are only
- *     ever allocated and freed on the exporter's loop), then starts the
- *     request it was given, if any: the batch `sending`, sealed;
- *   - when the POST completes, the sender stores its transport and status
- *     and wakes the exporter's loop, which goes on as the retries and the
- *     back-off say (on_outcome).
- * A batch's bytes are the sender's from its first span to the outcome of
- * its export (or the sender's end): the exporter's loop reads and resets
- * them only then. The URL, the header lines and the encoder are written
- * before the thread starts and only read after. At shutdown
- * (maybe_finish_close: nothing in flight) the exporter's loop asks the
- * sender to stop; the sender encodes what it was handed, closes its client
- * and its wake-up handle, its loop ends, and the thread is joined there and
- * then -- the wait is for a client with no request to close. */
+ * Threads. Everything here runs on the exporter's loop (the daemon's event
+ * loop) but the HTTP exchange itself: the queue, the batches' encoding,
+ * the timers (periodic flush, retries, back-off), the tracer's pause, the
+ * stats and the metrics. The POSTs go out from one sender thread that runs
+ * a loop of its own with its own tt_http client. The two meet in the
+ * fields under `lock`, one request and one outcome at a time:
+ *   - send_batch (exporter's loop) stores the request (its body is the
+ *     sealed batch `sending`, which nothing on the exporter's loop touches
+ *     until the outcome is back) and wakes the sender (uv_async_send);
+ *   - the sender starts it on its tt_http; when it completes, the sender
+ *     stores the transport and status and wakes the exporter's loop;
+ *   - that loop takes the outcome and goes on as the retries and back-off
+ *     say (on_outcome).
+ * The URL, the header lines and the encoder are written before the thread
+ * starts and only read after. At shutdown (maybe_finish_close: nothing in
+ * flight) the exporter's loop asks the sender to stop; the sender closes its
+ * client and its wake-up handle, its loop ends, and the thread is joined
+ * there and then: the wait is for a client with no request to close.
+ * Spans are encoded on the exporter's loop, where they were recorded: their
+ * memory never leaves that thread's cache, and the spare spans stay there
+ * for the next requests. Only the sealed batch (~280 bytes a span) crosses
+ * to the sender, once, when the kernel copies it out. */
 #include "daemon/otlp.h"
 
 #include <openssl/crypto.h>
@@ -38,18 +36,12 @@
 #include "obs/log.h"
 #include "util/buf.h"
 
-/* A batch of the queue: spans encoded by the sender soon after they end
- * (obs/otlp.h), so the queue holds bytes, not spans. */
+/* A batch of the queue: spans encoded as they end (obs/otlp.h), so the
+ * queue holds bytes, not spans. */
 struct batch_node {
-  struct batch_node *next; /* the exporter's loop's */
-  size_t n;                /* the exporter's loop's: spans it sent here */
-  struct tt_otlp_batch b;  /* the sender's (see the file's head) */
+  struct batch_node *next;
+  struct tt_otlp_batch b;
 };
-
-/* Spans the exporter's loop gathers before it hands them to the sender:
- * one wake-up (a write to an eventfd when the sender is idle) for this
- * many spans. */
-#define HANDOFF 32
 
 struct tt_otlp_exporter {
   uv_loop_t *loop;
@@ -67,11 +59,7 @@ struct tt_otlp_exporter {
   uv_mutex_t lock;
   bool lock_made;
   bool job_ready, stop;       /* for the sender */
-  struct tt_http_request job; /* its body is job_node's batch, sealed */
-  struct batch_node *job_node;
-  bool job_skip; /* the flush time is over: the outcome is a failure, no request */
-  struct tt_span *incoming, *incoming_tail; /* for the sender to encode */
-  struct tt_span *returned;                 /* encoded: for the exporter's loop */
+  struct tt_http_request job; /* its strings and body stay put until the outcome is taken */
   bool outcome_ready, start_failed; /* for the exporter's loop */
   enum tt_http_transport outcome_transport;
   long outcome_status;
@@ -91,9 +79,6 @@ struct tt_otlp_exporter {
    * queued counts their spans. Emptied batches are kept for reuse. */
   struct batch_node *head, *tail, *spare;
   size_t queued;
-  /* Spans not yet handed to the sender (they count in queued). */
-  struct tt_span *pending, *pending_tail;
-  size_t npending;
   /* The export in flight (at most one): its batch is the body, borrowed
    * by the sender until its outcome is taken. */
   struct batch_node *sending;
@@ -158,15 +143,13 @@ static struct batch_node *node_get(struct tt_otlp_exporter *e) {
     return NULL;
   }
   n->next = NULL;
-  n->n = 0;
   return n;
 }
 
-/* Empties a batch the sender is done with and keeps it: there are at most
- * max_queue / max_batch + 2 of them, each grown to a batch's bytes once. */
+/* Empties a batch and keeps it: there are at most max_queue / max_batch
+ * + 2 of them, each grown to a batch's bytes once. */
 static void node_put(struct tt_otlp_exporter *e, struct batch_node *n) {
   tt_otlp_batch_reset(&n->b);
-  n->n = 0;
   n->next = e->spare;
   e->spare = n;
 }
@@ -319,36 +302,10 @@ static void on_wake(uv_async_t *a) {
   uv_mutex_lock(&e->lock);
   bool job = e->job_ready, stop = e->stop;
   struct tt_http_request req = e->job;
-  struct batch_node *node = e->job_node;
-  bool skip = e->job_skip;
-  struct tt_span *spans = e->incoming, *last = e->incoming_tail;
   e->job_ready = false;
-  e->incoming = e->incoming_tail = NULL;
   uv_mutex_unlock(&e->lock);
-  if (spans) {
-    /* A span that cannot be encoded (no memory) is left out of its batch:
-     * the exporter's loop counts it from the batch's n. */
-    for (struct tt_span *sp = spans; sp; sp = sp->next) {
-      struct batch_node *to = sp->sink_slot;
-      (void)tt_otlp_batch_add(&e->enc, &to->b, sp);
-    }
-    uv_mutex_lock(&e->lock);
-    last->next = e->returned;
-    e->returned = spans;
-    uv_mutex_unlock(&e->lock);
-  }
-  if (job) {
-    /* Sealed at its first attempt; the later ones send the same bytes. */
-    const struct tt_otlp_batch *b = &node->b;
-    if (skip || tt_otlp_batch_seal(&e->enc, &node->b) != 0) {
-      post_outcome(e, true, TT_HTTP_OTHER, 0);
-    } else {
-      req.body = b->buf.data + b->body;
-      req.body_len = b->buf.len - b->body;
-      if (tt_http_start(e->http, &e->call, &req, on_sent, e) != 0)
-        post_outcome(e, true, TT_HTTP_OTHER, 0);
-    }
-  }
+  if (job && tt_http_start(e->http, &e->call, &req, on_sent, e) != 0)
+    post_outcome(e, true, TT_HTTP_OTHER, 0);
   if (stop) {
     tt_http_close(e->http, NULL, NULL);
     uv_close((uv_handle_t *)&e->wake, NULL);
@@ -373,11 +330,6 @@ static void on_done(uv_async_t *a) {
   if (!ready)
     return;
   uv_unref((uv_handle_t *)e->done);
-  /* Spans the sender could not encode (no memory) are not in the batch. */
-  if (e->sending && e->sending->b.n < e->batch_n) {
-    count_dropped(e, "export_failed", e->batch_n - e->sending->b.n);
-    e->batch_n = e->sending->b.n;
-  }
   if (start_failed)
     batch_done(e, false);
   else
@@ -439,69 +391,32 @@ static int sender_start(struct tt_otlp_exporter *e, const struct tt_http_options
   return 0;
 }
 
-/* Exporter's loop: spans it holds or took back, released (shutdown). */
-static void release_list(struct tt_span *sp) {
-  while (sp) {
-    struct tt_span *next = sp->next;
-    tt_span_release(sp);
-    sp = next;
-  }
-}
-
-/* Exporter's loop: hands the pending spans to the sender and takes back
- * the ones it encoded; wakes the sender when `wake`. */
-static void handoff(struct tt_otlp_exporter *e, bool wake) {
-  if (!e->thread_started) { /* closed: nobody to hand them to */
-    release_list(e->pending);
-    e->pending = e->pending_tail = NULL;
-    e->npending = 0;
-    return;
-  }
-  uv_mutex_lock(&e->lock);
-  if (e->pending) {
-    if (e->incoming_tail)
-      e->incoming_tail->next = e->pending;
-    else
-      e->incoming = e->pending;
-    e->incoming_tail = e->pending_tail;
-  }
-  struct tt_span *back = e->returned;
-  e->returned = NULL;
-  uv_mutex_unlock(&e->lock);
-  e->pending = e->pending_tail = NULL;
-  e->npending = 0;
-  release_list(back);
-  if (wake)
-    uv_async_send(&e->wake);
-}
-
-/* Every export goes through the sender, even one that is not sent: the
- * batch's bytes are the sender's until it answers. */
 static void send_batch(struct tt_otlp_exporter *e) {
   uint64_t timeout = e->timeout_ms;
-  bool skip = false;
   if (e->closing) {
     uint64_t now = uv_now(e->loop);
-    if (now >= e->flush_deadline)
-      skip = true;
-    else if (e->flush_deadline - now < timeout)
+    if (now >= e->flush_deadline) {
+      batch_done(e, false);
+      return;
+    }
+    if (e->flush_deadline - now < timeout)
       timeout = e->flush_deadline - now;
   }
   e->attempt++;
-  /* The sender sets the body: the batch, sealed once its spans are in. */
+  const struct tt_otlp_batch *b = &e->sending->b;
   struct tt_http_request req = {.method = "POST",
                                 .url = e->url,
                                 .headers = (const char *const *)e->header_lines,
+                                .body = b->buf.data + b->body,
+                                .body_len = b->buf.len - b->body,
                                 .timeout_ms = timeout,
                                 .connect_timeout_ms = timeout < 3000 ? timeout : 3000};
   uv_mutex_lock(&e->lock);
   e->job = req;
-  e->job_node = e->sending;
-  e->job_skip = skip;
   e->job_ready = true;
   uv_mutex_unlock(&e->lock);
   uv_ref((uv_handle_t *)e->done); /* the loop waits for the outcome */
-  handoff(e, true); /* the batch's last spans, if they are still here */
+  uv_async_send(&e->wake);
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
@@ -515,20 +430,20 @@ static void export_start(struct tt_otlp_exporter *e) {
     if (e->head == NULL)
       e->tail = NULL;
     n->next = NULL;
-    e->queued -= n->n;
+    e->queued -= n->b.n;
     queue_gauge(e);
   } else {
     n = node_get(e); /* a probe without spans */
   }
-  e->batch_n = n ? n->n : 0;
+  e->sending = n;
+  e->batch_n = n ? n->b.n : 0;
   e->attempt = 0;
   e->in_flight = true;
   e->stats.in_flight = true;
-  if (n == NULL) {
+  if (n == NULL || tt_otlp_batch_seal(&e->enc, &n->b) != 0) {
     batch_done(e, false);
     return;
   }
-  e->sending = n;
   send_batch(e);
 }
 
@@ -546,35 +461,30 @@ void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
     count_dropped(e, e->closing ? "shutdown" : "queue_full", 1);
     return;
   }
-  /* Into the filling batch or a new one; the sender encodes it there. */
+  /* Encoded now, into the filling batch or a new one. */
   struct batch_node *t = e->tail;
-  if (t == NULL || t->n >= e->max_batch) {
-    if ((t = node_get(e)) == NULL) {
-      tt_span_release(span);
-      count_dropped(e, "export_failed", 1); /* no memory for a batch */
-      return;
-    }
+  bool fresh = t == NULL || t->b.n >= e->max_batch;
+  if (fresh)
+    t = node_get(e);
+  int rc = t ? tt_otlp_batch_add(&e->enc, &t->b, span) : -1;
+  tt_span_release(span);
+  if (rc != 0) {
+    if (t && fresh)
+      node_put(e, t);
+    count_dropped(e, "export_failed", 1); /* no memory to encode it */
+    return;
+  }
+  if (fresh) {
     if (e->tail)
       e->tail->next = t;
     else
       e->head = t;
     e->tail = t;
   }
-  t->n++;
-  span->sink_slot = t;
-  span->next = NULL;
-  if (e->pending_tail)
-    e->pending_tail->next = span;
-  else
-    e->pending = span;
-  e->pending_tail = span;
-  e->npending++;
   e->queued++;
   queue_gauge(e);
   if (e->queued >= e->max_batch)
-    export_start(e); /* hands the spans over when it sends */
-  if (e->npending >= HANDOFF)
-    handoff(e, true);
+    export_start(e);
 }
 
 void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exporter_stats *out) {
@@ -596,14 +506,7 @@ static void handle_closed(uv_handle_t *h) { one_closed(h->data); }
 static void maybe_finish_close(struct tt_otlp_exporter *e) {
   if (!e->closing || e->in_flight || e->pending_closes != 0)
     return;
-  /* What is still queued could not be sent in time. The sender encodes
-   * what it was handed and ends: then the batches are the loop's again. */
-  release_list(e->pending);
-  e->pending = e->pending_tail = NULL;
-  e->npending = 0;
-  sender_join(e);
-  release_list(e->returned);
-  e->returned = NULL;
+  /* What is still queued could not be sent in time. */
   size_t left = e->queued;
   while (e->head) {
     struct batch_node *n = e->head;
@@ -615,6 +518,7 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   queue_gauge(e);
   count_dropped(e, "shutdown", left);
   count_paused(e);
+  sender_join(e);
   e->pending_closes = 4;
   uv_close((uv_handle_t *)&e->tick, handle_closed);
   uv_close((uv_handle_t *)&e->retry, handle_closed);
@@ -647,9 +551,6 @@ void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
   if (e == NULL)
     return;
   sender_join(e); /* when it was never closed */
-  release_list(e->pending);
-  release_list(e->incoming);
-  release_list(e->returned);
   if (e->http)
     tt_http_destroy(e->http);
   if (e->sender_loop_made) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.h -- the span exporter: a batch processor on the loop (bounded
- * queue, periodic and size-triggered flush) whose sender thread encodes
- * the spans and POSTs OTLP (protobuf or JSON) to a collector through a
- * tt_http of its own, with a deadline and bounded retries (daemon/otlp.c
- * says what each thread owns). Spans
+ * queue, periodic and size-triggered flush) whose sender thread POSTs
+ * OTLP (protobuf or JSON) to a collector through a tt_http of its own,
+ * with a deadline and bounded retries (daemon/otlp.c says what each
+ * thread owns). Spans
  * that cannot be queued or delivered are dropped and counted
  * (tabletheoryd_trace_spans_dropped_total{reason}); nothing here ever
  * waits for the collector on a request's behalf. After a batch fails
@@ -62,9 +62,9 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
                          struct tt_otlp_exporter **out, struct tt_error *err);
 
 /* The tracer's sink (tt_tracer_set(..., tt_otlp_exporter_sink, e)):
- * queues the span for the batch being filled (the sender encodes it there
- * and hands it back for release), or drops it when the queue is full;
- * starts an export when a batch is full and none is running. */
+ * encodes the span into the batch being filled and releases it, or drops
+ * it when the queue is full; starts an export when a batch is full and
+ * none is running. */
 void tt_otlp_exporter_sink(struct tt_span *span, void *arg);
 
 /* Starts an export of what is queued now, unless one is running. */

@@ -107,7 +107,6 @@ struct tt_span_attr {
  * dropped_attrs. */
 struct tt_span {
   struct tt_span *next; /* the sink's queue */
-  void *sink_slot;      /* the sink's: where the span goes (the exporter's batch) */
   struct tt_trace_ctx ctx;
   uint8_t parent_id[8];
   bool has_parent;

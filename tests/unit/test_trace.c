@@ -504,10 +504,10 @@ static bool exporter_idle(struct tt_otlp_exporter *e, uint64_t exported) {
   return st.exported >= exported && !st.in_flight;
 }
 
-/* A collector that answers: more spans than one hand-over to the sender
- * thread, a full batch sent at once and the rest at the flush; every span
- * is exported once, in its batch, and comes back to the tracer; closing
- * joins the thread and leaves the loop closable. */
+/* A collector that answers, the POSTs made by the sender thread: a full
+ * batch sent at once and the rest at the flush; every span is exported
+ * once, in its batch; closing joins the thread and leaves the loop
+ * closable. */
 START_TEST(batch_processor_exports_from_its_thread) {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -582,9 +582,9 @@ START_TEST(batch_processor_exports_from_its_thread) {
 }
 END_TEST
 
-/* Closing with no time left while spans wait on both sides of the
- * hand-over: the sender still takes them (the batch's bytes are its own
- * until it answers), none is sent, every one is counted once. */
+/* Closing with no time left: the queued batch is not handed to the
+ * sender thread, none is sent, every span is counted once, and the thread
+ * is joined. */
 START_TEST(batch_processor_close_without_time) {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -598,7 +598,7 @@ START_TEST(batch_processor_close_without_time) {
   struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
   tt_tracer_set(&s, tt_otlp_exporter_sink, e);
   struct tt_trace_ctx ctx;
-  for (int i = 0; i < 100; i++) /* three hand-overs of 32, four spans kept */
+  for (int i = 0; i < 100; i++)
     tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
   struct tt_otlp_exporter_stats st;
   tt_otlp_exporter_stats(e, &st);
