@@ -23,12 +23,15 @@ before and after: on a shared machine the ratios are only as good as the
 spread says. The CPU ratio is also split into the daemon's user and kernel
 time (stime: TCP, epoll, the export POSTs), each against off's whole CPU per
 request, and the native receiver's own CPU per request of the on runs is
-reported: it shares the CPUs with the daemon and wrk. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+reported: it shares the CPUs with the daemon and wrk. The exporter POSTs from a
+thread of its own, so the event loop's thread's CPU per GET is reported apart
+(its on/off ratio is what requests/s follows while the loop is busy). Nothing is pinned. Every daemon is stopped with SIGTERM and must
 exit 0; any failed request makes the script exit 1. --otlp-protocol passes
 http/json or http/protobuf (the daemon's default) to the traced daemons.
 
 With --tool callgrind the same three daemons run under valgrind instead and
-the figure is instructions per GET (N GETs minus none, as bench/per_get.py
+the figures are instructions per GET, every thread's and the loop thread's
+(callgrind --separate-threads=yes) (N GETs minus none, as bench/per_get.py
 counts them; --warmup W counts N+W minus W, the steady state of a daemon that
 has run a while), which the machine's load does not move -- but for the export
 timer: --schedule-delay-ms (default 100) fires every ~10-30 GETs at valgrind's
