@@ -23,12 +23,15 @@ before and after: on a shared machine the ratios are only as good as the
 spread says. The CPU ratio is also split into the daemon's user and kernel
 time (stime: TCP, epoll, the export POSTs), each against off's whole CPU per
 request, and the native receiver's own CPU per request of the on runs is
-reported: it shares the CPUs with the daemon and wrk. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+reported: it shares the CPUs with the daemon and wrk. The exporter POSTs from a
+thread of its own, so the event loop's thread's CPU per GET is reported apart
+(its on/off ratio is what requests/s follows while the loop is busy). Nothing is pinned. Every daemon is stopped with SIGTERM and must
 exit 0; any failed request makes the script exit 1. --otlp-protocol passes
 http/json or http/protobuf (the daemon's default) to the traced daemons.
 
 With --tool callgrind the same three daemons run under valgrind instead and
-the figure is instructions per GET (N GETs minus none, as bench/per_get.py
+the figures are instructions per GET, every thread's and the loop thread's
+(callgrind --separate-threads=yes) (N GETs minus none, as bench/per_get.py
 counts them; --warmup W counts N+W minus W, the steady state of a daemon that
 has run a while), which the machine's load does not move -- but for the export
 timer: --schedule-delay-ms (default 100) fires every ~10-30 GETs at valgrind's
@@ -46,6 +49,7 @@ paid there:
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -154,36 +158,71 @@ def start(daemon, workdir, name, extra):
     return p, base
 
 
+def loop_ticks(pid):
+    """utime + stime of the daemon's main thread, the event loop (the
+    exporter's sender is a thread of its own), in clock ticks."""
+    with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def make_receiver(args, workdir):
     if args.receiver == "python":
         return DropReceiver()
     return NativeReceiver(workdir, args.cc)
 
 
+def callgrind_threads(args, n, extra):
+    """(every thread's, the loop thread's) Ir of a run with n GETs: callgrind
+    with --separate-threads=yes writes a profile a thread; the first is the
+    main thread, which runs the event loop."""
+    with tempfile.TemporaryDirectory() as wd:
+        port = free_port()
+        log = os.path.join(wd, "vg.log")
+        out = os.path.join(wd, "cg.out")
+        wrap = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--log-file=" + log,
+                "--callgrind-out-file=" + out]
+        flags, reqs = per_get.daemon_flags(args)
+        p = per_get.start(args.daemon, wd, wrap, port, None, list(extra) + flags)
+        reqs(port, n)
+        per_get.stop(p)
+        m = re.search(r"Collected : (\d+)", open(log).read())
+        loop = None
+        with open(out + "-01") as f:
+            for line in f:
+                if line.startswith("totals:") or line.startswith("summary:"):
+                    loop = int(line.split()[1])
+        return int(m.group(1)), loop
+
+
 def instructions(args):
-    """Instructions per GET of the three daemons (callgrind)."""
+    """Instructions per GET of the three daemons (callgrind): every
+    thread's, and the loop thread's alone."""
     receiver = make_receiver(args, tempfile.mkdtemp(prefix="ttd-bench-tracing-"))
     down = "http://127.0.0.1:%d/v1/traces" % free_port()
     args.endpoint = None
     delay = ["--otlp-schedule-delay-ms", str(args.schedule_delay_ms)] + protocol_flags(args)
     configs = {"off": [], "on": ["--otlp-endpoint", receiver.url] + delay,
                "down": ["--otlp-endpoint", down] + delay}
-    per = {}
+    per, loop = {}, {}
     try:
         for name, extra in configs.items():
-            with_n, _ = per_get.callgrind_ir(args, args.warmup + args.n, extra=extra)
-            none, _ = per_get.callgrind_ir(args, args.warmup, extra=extra)
+            with_n, loop_n = callgrind_threads(args, args.warmup + args.n, extra)
+            none, loop_none = callgrind_threads(args, args.warmup, extra)
             per[name] = (with_n - none) / args.n
-            print("%-5s %.0f instructions per GET" % (name, per[name]))
+            loop[name] = (loop_n - loop_none) / args.n
+            print("%-5s %.0f instructions per GET, %.0f of them on the loop thread"
+                  % (name, per[name], loop[name]))
     finally:
         receiver.close()
     for k in ("on", "down"):
-        print("tracing %-4s / off: instructions per GET %.3f (the req/s ratio is about its "
-              "inverse: target >= 0.9)" % (k, per[k] / per["off"]))
+        print("tracing %-4s / off: instructions per GET %.3f, on the loop thread %.3f (the "
+              "req/s ratio is about the loop's inverse: target >= 0.9)"
+              % (k, per[k] / per["off"], loop[k] / loop["off"]))
     print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(per, f, indent=2)
+            json.dump({"all_threads": per, "loop_thread": loop}, f, indent=2)
 
 
 def protocol_flags(args):
@@ -247,8 +286,12 @@ def main():
                 # reported beside the daemon's (the native one only).
                 other = ([receiver.proc.pid] if name == "on" and
                          getattr(receiver, "proc", None) else [])
+                l0 = loop_ticks(p.pid)
                 r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid,
                                 other_pids=other)
+                r["loop_us_per_req"] = ((loop_ticks(p.pid) - l0) * 1e6 /
+                                        os.sysconf("SC_CLK_TCK") / r["requests"]
+                                        if r["requests"] else None)
                 r["receiver_us_per_req"] = (r["cpu_us_per_req_of"].get(other[0])
                                             if other else None)
                 if r["non2xx"] or r["socket_errors"]:
@@ -261,6 +304,7 @@ def main():
                "off_rps_spread": [min(off_rps), max(off_rps)],
                "rounds": {k: [{"rps": r["rps"], "cpu_us_per_req": r["cpu_us_per_req"],
                                "sys_us_per_req": r["sys_us_per_req"],
+                               "loop_us_per_req": r["loop_us_per_req"],
                                "receiver_us_per_req": r["receiver_us_per_req"],
                                "p99_ms": r["p99_ms"]} for r in v] for k, v in runs.items()}}
         for k in ("on", "down"):
@@ -269,6 +313,10 @@ def main():
             out["%s_off_cpu" % k] = median(a["cpu_us_per_req"] / b["cpu_us_per_req"]
                                            for a, b in zip(runs[k], runs["off"])
                                            if a["cpu_us_per_req"] and b["cpu_us_per_req"])
+            # The event loop's own thread: what bounds requests/s when the loop is busy.
+            out["%s_off_loop" % k] = median(a["loop_us_per_req"] / b["loop_us_per_req"]
+                                            for a, b in zip(runs[k], runs["off"])
+                                            if a["loop_us_per_req"] and b["loop_us_per_req"])
             # The kernel's part (stime) and the rest (utime), each against off's CPU per GET:
             # how much of the extra is the daemon's own code.
             out["%s_off_user" % k] = median(
@@ -290,10 +338,12 @@ def main():
         for k in ("on", "down"):
             ratio = out["%s_off_rps" % k]
             print("tracing %-4s / off: req/s %.3f (target >= 0.9: %s), CPU per GET %.3f "
-                  "(user %.3f + kernel %.3f of off's; off: user %.3f + kernel %.3f)" % (
+                  "(user %.3f + kernel %.3f of off's; off: user %.3f + kernel %.3f), "
+                  "the loop thread's CPU per GET %.3f" % (
                       k, ratio, "met" if ratio >= 0.9 else "not met", out["%s_off_cpu" % k] or 0,
                       out["%s_off_user" % k] or 0, out["%s_off_sys" % k] or 0,
-                      out["off_user"] or 0, 1 - (out["off_user"] or 0)))
+                      out["off_user"] or 0, 1 - (out["off_user"] or 0),
+                      out["%s_off_loop" % k] or 0))
         if out["receiver_us_per_req"] is not None:
             print("receiver CPU per GET (on runs): %.2f us" % out["receiver_us_per_req"])
         print("off req/s spread %.0f-%.0f (%.0f%%); load average before %.2f %.2f %.2f, "

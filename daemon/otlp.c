@@ -1,8 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* otlp.c -- the batch span processor and OTLP/HTTP exporter. */
+/* otlp.c -- the batch span processor and OTLP/HTTP exporter.
+ *
+ * Threads. Everything here runs on the exporter's loop (the daemon's event
+ * loop) but the HTTP exchange itself: the queue, the batches' encoding,
+ * the timers (periodic flush, retries, back-off), the tracer's pause, the
+ * stats and the metrics. The POSTs go out from one sender thread that runs
+ * a loop of its own with its own tt_http client. The two meet in the
+ * fields under `lock`, one request and one outcome at a time:
+ *   - send_batch (exporter's loop) stores the request (its body is the
+ *     sealed batch `sending`, which nothing on the exporter's loop touches
+ *     until the outcome is back) and wakes the sender (uv_async_send);
+ *   - the sender starts it on its tt_http; when it completes, the sender
+ *     stores the transport and status and wakes the exporter's loop;
+ *   - that loop takes the outcome and goes on as the retries and back-off
+ *     say (on_outcome).
+ * The URL, the header lines and the encoder are written before the thread
+ * starts and only read after. At shutdown (maybe_finish_close: nothing in
+ * flight) the exporter's loop asks the sender to stop; the sender closes its
+ * client and its wake-up handle, its loop ends, and the thread is joined
+ * there and then: the wait is for a client with no request to close.
+ * Spans are encoded on the exporter's loop, where they were recorded: their
+ * memory never leaves that thread's cache, and the spare spans stay there
+ * for the next requests. Only the sealed batch (~280 bytes a span) crosses
+ * to the sender, once, when the kernel copies it out. */
 #include "daemon/otlp.h"
 
 #include <openssl/crypto.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +45,24 @@ struct batch_node {
 
 struct tt_otlp_exporter {
   uv_loop_t *loop;
-  struct tt_http *http;
+  /* The sender thread (see the file's head): its loop, its client and the
+   * request it runs are its own. */
+  uv_thread_t thread;
+  bool thread_started;
+  uv_loop_t sender_loop;
+  bool sender_loop_made;
+  struct tt_http *http; /* on sender_loop */
+  struct tt_http_call call;
+  uv_async_t wake; /* on sender_loop: a request to send, or stop */
+  uv_async_t *done; /* on loop: an outcome to take; freed when closed */
+  /* Shared by the two threads, under lock. */
+  uv_mutex_t lock;
+  bool lock_made;
+  bool job_ready, stop;       /* for the sender */
+  struct tt_http_request job; /* its strings and body stay put until the outcome is taken */
+  bool outcome_ready, start_failed; /* for the exporter's loop */
+  enum tt_http_transport outcome_transport;
+  long outcome_status;
   char *url;
   char **header_lines; /* "Name: value", NULL-terminated */
   size_t n_header_lines;
@@ -38,8 +80,7 @@ struct tt_otlp_exporter {
   struct batch_node *head, *tail, *spare;
   size_t queued;
   /* The export in flight (at most one): its batch is the body, borrowed
-   * by the HTTP call until it completes. */
-  struct tt_http_call call;
+   * by the sender until its outcome is taken. */
   struct batch_node *sending;
   size_t batch_n;
   unsigned attempt;
@@ -193,18 +234,18 @@ static void retry_cb(uv_timer_t *t) {
   send_batch(e);
 }
 
-static void on_export_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
-  (void)call;
-  struct tt_otlp_exporter *e = arg;
-  bool ok = resp->transport == TT_HTTP_OK && resp->status >= 200 && resp->status < 300;
+/* An attempt's outcome, on the exporter's loop. */
+static void on_outcome(struct tt_otlp_exporter *e, enum tt_http_transport transport,
+                       long status) {
+  bool ok = transport == TT_HTTP_OK && status >= 200 && status < 300;
   if (ok) {
     batch_done(e, true);
     return;
   }
   /* OTLP/HTTP: 429, 502, 503 and 504 and transport failures may be retried;
    * anything else is final. */
-  bool retryable = resp->transport != TT_HTTP_OK || resp->status == 429 ||
-                   resp->status == 502 || resp->status == 503 || resp->status == 504;
+  bool retryable = transport != TT_HTTP_OK || status == 429 || status == 502 || status == 503 ||
+                   status == 504;
   /* While the tracer is paused the export is a probe: one attempt, and
    * the next back-off if it fails. */
   if (retryable && !e->closing && !e->paused && e->attempt < e->max_attempts) {
@@ -216,11 +257,138 @@ static void on_export_done(struct tt_http_call *call, struct tt_http_response *r
   }
   struct tt_log_line l;
   tt_log_begin(&l, TT_LOG_DEBUG, "trace.export_failed");
-  tt_log_int(&l, "status", resp->transport == TT_HTTP_OK ? resp->status : 0);
-  tt_log_int(&l, "transport", (int64_t)resp->transport);
+  tt_log_int(&l, "status", transport == TT_HTTP_OK ? status : 0);
+  tt_log_int(&l, "transport", (int64_t)transport);
   tt_log_int(&l, "spans", (int64_t)e->batch_n);
   tt_log_end(&l);
   batch_done(e, false);
+}
+
+/* ---- the sender thread ---- */
+
+static void one_closed(struct tt_otlp_exporter *e);
+
+/* The exporter's loop closed `done` (data: the exporter, or NULL when it
+ * is gone already). */
+static void done_closed(uv_handle_t *h) {
+  struct tt_otlp_exporter *e = h->data;
+  free(h);
+  if (e)
+    one_closed(e);
+}
+
+/* Sender: hands an outcome to the exporter's loop. */
+static void post_outcome(struct tt_otlp_exporter *e, bool start_failed,
+                         enum tt_http_transport transport, long status) {
+  uv_mutex_lock(&e->lock);
+  e->outcome_ready = true;
+  e->start_failed = start_failed;
+  e->outcome_transport = transport;
+  e->outcome_status = status;
+  uv_mutex_unlock(&e->lock);
+  uv_async_send(e->done);
+}
+
+/* Sender: the POST completed (any status, or a transport failure). */
+static void on_sent(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
+  (void)call;
+  post_outcome(arg, false, resp->transport, resp->transport == TT_HTTP_OK ? resp->status : 0);
+}
+
+/* Sender: a request to start, or the order to stop (never both: the
+ * exporter's loop stops the sender only with nothing in flight). */
+static void on_wake(uv_async_t *a) {
+  struct tt_otlp_exporter *e = a->data;
+  uv_mutex_lock(&e->lock);
+  bool job = e->job_ready, stop = e->stop;
+  struct tt_http_request req = e->job;
+  e->job_ready = false;
+  uv_mutex_unlock(&e->lock);
+  if (job && tt_http_start(e->http, &e->call, &req, on_sent, e) != 0)
+    post_outcome(e, true, TT_HTTP_OTHER, 0);
+  if (stop) {
+    tt_http_close(e->http, NULL, NULL);
+    uv_close((uv_handle_t *)&e->wake, NULL);
+  }
+}
+
+static void sender_main(void *arg) {
+  struct tt_otlp_exporter *e = arg;
+  uv_run(&e->sender_loop, UV_RUN_DEFAULT); /* until on_wake closed the last handle */
+}
+
+/* Exporter's loop: the sender's outcome. The handle keeps the loop alive
+ * only while a request is out. */
+static void on_done(uv_async_t *a) {
+  struct tt_otlp_exporter *e = a->data;
+  uv_mutex_lock(&e->lock);
+  bool ready = e->outcome_ready, start_failed = e->start_failed;
+  enum tt_http_transport transport = e->outcome_transport;
+  long status = e->outcome_status;
+  e->outcome_ready = false;
+  uv_mutex_unlock(&e->lock);
+  if (!ready)
+    return;
+  uv_unref((uv_handle_t *)e->done);
+  if (start_failed)
+    batch_done(e, false);
+  else
+    on_outcome(e, transport, status);
+}
+
+/* Exporter's loop: stops the sender and waits for its thread, which has
+ * nothing in flight -- it closes its client and ends. */
+static void sender_join(struct tt_otlp_exporter *e) {
+  if (!e->thread_started)
+    return;
+  uv_mutex_lock(&e->lock);
+  e->stop = true;
+  uv_mutex_unlock(&e->lock);
+  uv_async_send(&e->wake);
+  uv_thread_join(&e->thread);
+  e->thread_started = false;
+}
+
+/* The sender's loop, client and thread. Signals stay with the daemon's
+ * thread: the sender's blocks them all. Returns 0 or -1. */
+static int sender_start(struct tt_otlp_exporter *e, const struct tt_http_options *ho) {
+  if (uv_mutex_init(&e->lock) != 0)
+    return -1;
+  e->lock_made = true;
+  if (uv_loop_init(&e->sender_loop) != 0)
+    return -1;
+  e->sender_loop_made = true;
+  if (tt_http_new(&e->sender_loop, ho, &e->http) != 0)
+    return -1;
+  uv_async_init(&e->sender_loop, &e->wake, on_wake);
+  e->wake.data = e;
+  e->done = malloc(sizeof(*e->done));
+  if (e->done == NULL || uv_async_init(e->loop, e->done, on_done) != 0) {
+    free(e->done);
+    e->done = NULL;
+    tt_http_close(e->http, NULL, NULL);
+    uv_close((uv_handle_t *)&e->wake, NULL);
+    uv_run(&e->sender_loop, UV_RUN_DEFAULT);
+    return -1;
+  }
+  e->done->data = e;
+  uv_unref((uv_handle_t *)e->done);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = uv_thread_create(&e->thread, sender_main, e);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    tt_http_close(e->http, NULL, NULL);
+    uv_close((uv_handle_t *)&e->wake, NULL);
+    uv_run(&e->sender_loop, UV_RUN_DEFAULT);
+    e->done->data = NULL; /* the exporter goes before the handle's close completes */
+    uv_close((uv_handle_t *)e->done, done_closed);
+    e->done = NULL;
+    return -1;
+  }
+  e->thread_started = true;
+  return 0;
 }
 
 static void send_batch(struct tt_otlp_exporter *e) {
@@ -243,8 +411,12 @@ static void send_batch(struct tt_otlp_exporter *e) {
                                 .body_len = b->buf.len - b->body,
                                 .timeout_ms = timeout,
                                 .connect_timeout_ms = timeout < 3000 ? timeout : 3000};
-  if (tt_http_start(e->http, &e->call, &req, on_export_done, e) != 0)
-    batch_done(e, false);
+  uv_mutex_lock(&e->lock);
+  e->job = req;
+  e->job_ready = true;
+  uv_mutex_unlock(&e->lock);
+  uv_ref((uv_handle_t *)e->done); /* the loop waits for the outcome */
+  uv_async_send(&e->wake);
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
@@ -330,7 +502,6 @@ static void one_closed(struct tt_otlp_exporter *e) {
 }
 
 static void handle_closed(uv_handle_t *h) { one_closed(h->data); }
-static void http_closed(void *arg) { one_closed(arg); }
 
 static void maybe_finish_close(struct tt_otlp_exporter *e) {
   if (!e->closing || e->in_flight || e->pending_closes != 0)
@@ -347,11 +518,13 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   queue_gauge(e);
   count_dropped(e, "shutdown", left);
   count_paused(e);
+  sender_join(e);
   e->pending_closes = 4;
   uv_close((uv_handle_t *)&e->tick, handle_closed);
   uv_close((uv_handle_t *)&e->retry, handle_closed);
   uv_close((uv_handle_t *)&e->pause, handle_closed);
-  tt_http_close(e->http, http_closed, e);
+  uv_close((uv_handle_t *)e->done, done_closed);
+  e->done = NULL;
 }
 
 void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
@@ -377,8 +550,15 @@ void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
 void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
   if (e == NULL)
     return;
+  sender_join(e); /* when it was never closed */
   if (e->http)
     tt_http_destroy(e->http);
+  if (e->sender_loop_made) {
+    int rc = uv_loop_close(&e->sender_loop);
+    (void)rc; /* every handle of the sender's loop is closed: 0 */
+  }
+  if (e->lock_made)
+    uv_mutex_destroy(&e->lock);
   for (size_t i = 0; i < e->n_header_lines; i++) {
     OPENSSL_cleanse(e->header_lines[i], strlen(e->header_lines[i]));
     free(e->header_lines[i]);
@@ -475,7 +655,7 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,
                                .max_body_bytes = 1u << 20,
                                .ca_file = o->ca_file};
-  if (!ok || tt_http_new(loop, &ho, &e->http) != 0) {
+  if (!ok || sender_start(e, &ho) != 0) {
     tt_otlp_exporter_destroy(e);
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the OTLP exporter could not be created");
   }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.h -- the span exporter: a batch processor on the loop (bounded
- * queue, periodic and size-triggered flush) that POSTs OTLP (protobuf or JSON) to a
- * collector through tt_http, with a deadline and bounded retries. Spans
+ * queue, periodic and size-triggered flush) whose sender thread POSTs
+ * OTLP (protobuf or JSON) to a collector through a tt_http of its own,
+ * with a deadline and bounded retries (daemon/otlp.c says what each
+ * thread owns). Spans
  * that cannot be queued or delivered are dropped and counted
  * (tabletheoryd_trace_spans_dropped_total{reason}); nothing here ever
  * waits for the collector on a request's behalf. After a batch fails
@@ -71,8 +73,9 @@ void tt_otlp_exporter_flush(struct tt_otlp_exporter *e);
 void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exporter_stats *out);
 
 /* Exports what is queued within `flush_ms` (no retries; every attempt's
- * timeout ends by then), drops and counts the rest, closes the timers and
- * the HTTP client, then calls closed(arg). Spans handed to the sink after
+ * timeout ends by then), drops and counts the rest, joins the sender
+ * thread (its HTTP client closed), closes the timers, then calls
+ * closed(arg). Spans handed to the sink after
  * this are dropped. Then tt_otlp_exporter_destroy frees it. */
 void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
                             void (*closed)(void *arg), void *arg);

@@ -589,8 +589,38 @@ static inline char *pb_kv_head(char *o, const struct tt_span_attr *a, size_t any
   return pb_head(o, F_KV_VALUE, any);
 }
 
-/* One attribute; a string, the usual one, first. */
+/* One attribute; a short string or a small integer, the usual ones,
+ * first: every length of their nesting is one byte, written as is. */
 static char *pb_attr(char *o, const struct tt_span_attr *a) {
+  size_t kl = a->key_len;
+  if (a->type == TT_ATTR_STR && kl + a->v.s.len < 0x80 - 6) {
+    size_t vl = a->v.s.len;
+    o[0] = TAG(F_SPAN_ATTRIBUTES, WT_LEN);
+    o[1] = (char)(kl + vl + 6);
+    o[2] = TAG(F_KV_KEY, WT_LEN);
+    o[3] = (char)kl;
+    pb_copy(o + 4, a->key, kl);
+    o += 4 + kl;
+    o[0] = TAG(F_KV_VALUE, WT_LEN);
+    o[1] = (char)(vl + 2);
+    o[2] = TAG(F_ANY_STRING, WT_LEN);
+    o[3] = (char)vl;
+    pb_copy(o + 4, a->v.s.p, vl);
+    return o + 4 + vl;
+  }
+  if (a->type == TT_ATTR_INT && (uint64_t)a->v.i < 0x80 && kl < 0x80 - 6) {
+    o[0] = TAG(F_SPAN_ATTRIBUTES, WT_LEN);
+    o[1] = (char)(kl + 6);
+    o[2] = TAG(F_KV_KEY, WT_LEN);
+    o[3] = (char)kl;
+    pb_copy(o + 4, a->key, kl);
+    o += 4 + kl;
+    o[0] = TAG(F_KV_VALUE, WT_LEN);
+    o[1] = 2;
+    o[2] = TAG(F_ANY_INT, WT_VARINT);
+    o[3] = (char)a->v.i;
+    return o + 4;
+  }
   if (a->type == TT_ATTR_STR) {
     o = pb_kv_head(o, a, pb_len_field(a->v.s.len));
     return pb_bytes(o, F_ANY_STRING, a->v.s.p, a->v.s.len);

@@ -11,6 +11,7 @@
 #include "daemon/otlp.h"
 #include "obs/otlp.h"
 #include "obs/trace.h"
+#include "tests/unit/http_test_server.h"
 
 static const char *TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -490,6 +491,134 @@ START_TEST(batch_processor_drops_and_counts) {
 }
 END_TEST
 
+static void collector_ok(void *arg, const struct tts_request *req, struct tts_response *resp) {
+  (void)arg;
+  (void)req;
+  resp->action = TTS_RESPOND;
+  resp->status = 200;
+}
+
+static bool exporter_idle(struct tt_otlp_exporter *e, uint64_t exported) {
+  struct tt_otlp_exporter_stats st;
+  tt_otlp_exporter_stats(e, &st);
+  return st.exported >= exported && !st.in_flight;
+}
+
+/* A collector that answers, the POSTs made by the sender thread: a full
+ * batch sent at once and the rest at the flush; every span is exported
+ * once, in its batch; closing joins the thread and leaves the loop
+ * closable. */
+START_TEST(batch_processor_exports_from_its_thread) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  struct tts_server srv;
+  ck_assert_int_eq(tts_start(&srv, &loop, collector_ok, NULL), 0);
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/traces", srv.port);
+  struct tt_metrics *m = tt_metrics_new();
+  struct tt_otlp_exporter_options o = {
+      .url = url, .max_queue = 256, .max_batch = 64, .timeout_ms = 5000, .metrics = m};
+  struct tt_otlp_exporter *e;
+  struct tt_error err;
+  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
+  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_trace_ctx ctx;
+  for (int i = 0; i < 100; i++) {
+    struct tt_span *sp = tt_span_start_server(NULL, NULL, &ctx);
+    tt_span_set_name(sp, "GET /v1/models/{model}");
+    tt_span_int(sp, "http.response.status_code", 200);
+    tt_span_end(sp);
+  }
+  struct tt_otlp_exporter_stats st;
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert(st.in_flight); /* the first 64 */
+  ck_assert_uint_eq(st.queued, 36);
+  uv_timer_t stop;
+  uv_timer_init(&loop, &stop);
+  while (!exporter_idle(e, 64)) {
+    uv_timer_start(&stop, stop_timer_cb, 5, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  tt_otlp_exporter_flush(e);
+  while (!exporter_idle(e, 100)) {
+    uv_timer_start(&stop, stop_timer_cb, 5, 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.exported, 100);
+  ck_assert_uint_eq(st.exports_ok, 2);
+  ck_assert_uint_eq(st.queued, 0);
+  ck_assert_uint_eq(st.dropped_queue + st.dropped_export + st.dropped_shutdown, 0);
+  ck_assert_uint_eq(srv.requests, 2);
+  char ct[64];
+  ck_assert_ptr_nonnull(tts_header(&srv.last, "content-type", ct, sizeof(ct)));
+  ck_assert_str_eq(ct, "application/x-protobuf");
+  /* 36 spans, each with its 16-byte trace id and its name. */
+  ck_assert_uint_gt(srv.last.body_len, 36 * (16 + 22));
+  ck_assert_ptr_nonnull(memmem(srv.last.body, srv.last.body_len, "GET /v1/models/{model}", 22));
+  struct tt_buf text;
+  tt_buf_init(&text, 0);
+  ck_assert_int_eq(tt_metrics_render(m, &text), 0);
+  ck_assert_ptr_nonnull(strstr(text.data, "tabletheoryd_trace_spans_exported_total 100"));
+  ck_assert_ptr_nonnull(strstr(text.data, "tabletheoryd_trace_queue_spans 0"));
+  tt_buf_free(&text);
+  ck_assert_uint_eq(tt_span_live(), 0);
+  /* Spans after the close are dropped; the close joins the thread. */
+  int before = closed_calls;
+  tt_otlp_exporter_close(e, 1000, closed_cb, NULL);
+  tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  tt_tracer_set(NULL, NULL, NULL);
+  uv_close((uv_handle_t *)&stop, NULL);
+  tts_close(&srv);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(closed_calls, before + 1);
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.dropped_shutdown, 1);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  tt_otlp_exporter_destroy(e);
+  tt_metrics_free(m);
+  ck_assert_uint_eq(tt_span_live(), 0);
+}
+END_TEST
+
+/* Closing with no time left: the queued batch is not handed to the
+ * sender thread, none is sent, every span is counted once, and the thread
+ * is joined. */
+START_TEST(batch_processor_close_without_time) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  struct tt_otlp_exporter_options o = {.url = "http://127.0.0.1:1/v1/traces",
+                                       .max_queue = 512,
+                                       .max_batch = 128,
+                                       .timeout_ms = 2000};
+  struct tt_otlp_exporter *e;
+  struct tt_error err;
+  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
+  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_trace_ctx ctx;
+  for (int i = 0; i < 100; i++)
+    tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  struct tt_otlp_exporter_stats st;
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert(!st.in_flight);
+  ck_assert_uint_eq(st.queued, 100);
+  int before = closed_calls;
+  tt_tracer_set(NULL, NULL, NULL);
+  tt_otlp_exporter_close(e, 0, closed_cb, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(closed_calls, before + 1);
+  tt_otlp_exporter_stats(e, &st);
+  ck_assert_uint_eq(st.dropped_export, 100);
+  ck_assert_uint_eq(st.exports_failed, 1);
+  ck_assert_uint_eq(st.exported, 0);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  tt_otlp_exporter_destroy(e);
+  ck_assert_uint_eq(tt_span_live(), 0);
+}
+END_TEST
+
 static int load(struct tt_config *cfg, int argc, char **argv, char **envp, struct tt_error *err) {
   enum tt_config_action action;
   return tt_config_load(cfg, argc, argv, envp, &action, err);
@@ -561,6 +690,8 @@ int main(void) {
   tcase_add_test(tc, span_attrs_last_value_wins);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
+  tcase_add_test(tc, batch_processor_exports_from_its_thread);
+  tcase_add_test(tc, batch_processor_close_without_time);
   tcase_add_test(tc, tracing_settings);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
