@@ -132,6 +132,22 @@ static void count_paused(struct tt_otlp_exporter *e) {
 
 static void maybe_finish_close(struct tt_otlp_exporter *e);
 
+/* A new batch's buffer is taken at about a full batch's bytes at once
+ * (past malloc's mmap threshold, a block of its own; its pages are touched
+ * as spans fill it), not grown by doubling from 256 bytes: the smaller
+ * buffers freed on the way would stay among the requests' allocations as
+ * free chunks, which every request's malloc and free then sort through.
+ * A batch that needs more grows as any buffer does. */
+#define BATCH_SPAN_BYTES_PROTOBUF 384u /* ~280 a span of a GET */
+#define BATCH_SPAN_BYTES_JSON 1024u
+#define BATCH_ROOM_MAX ((size_t)4 << 20)
+
+static void batch_room(const struct tt_otlp_exporter *e, struct tt_otlp_batch *b) {
+  size_t per = e->protocol == TT_OTLP_JSON ? BATCH_SPAN_BYTES_JSON : BATCH_SPAN_BYTES_PROTOBUF;
+  size_t room = e->max_batch <= BATCH_ROOM_MAX / per ? e->max_batch * per : BATCH_ROOM_MAX;
+  (void)tt_buf_reserve(&b->buf, room); /* on failure it grows as spans come */
+}
+
 /* An empty batch: a kept one, or a new one (NULL: no memory). */
 static struct batch_node *node_get(struct tt_otlp_exporter *e) {
   struct batch_node *n = e->spare;
@@ -139,6 +155,7 @@ static struct batch_node *node_get(struct tt_otlp_exporter *e) {
     e->spare = n->next;
   } else if ((n = malloc(sizeof(*n))) != NULL) {
     tt_otlp_batch_init(&n->b);
+    batch_room(e, &n->b);
   } else {
     return NULL;
   }
