@@ -22,6 +22,8 @@ const struct tt_model *tt_api_path_model(struct tt_request *req) {
   const struct tt_model *m = tt_model_registry_lookup(req->server->orm->models, name, "model", &err);
   if (m == NULL)
     tt_request_respond_error(req, &err, NULL);
+  else
+    req->path_model = true; /* the span's and log line's model (api/server.c) */
   return m;
 }
 

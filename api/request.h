@@ -61,6 +61,7 @@ struct tt_request {
   char traceparent[56];
   struct tt_trace_ctx trace; /* the request's position in its trace (log lines, answer) */
   struct tt_span *span;      /* its server span; NULL when not recorded */
+  bool path_model; /* the route's {model} named a registered model (tt_api_path_model) */
   uint64_t start_ns;
   uint64_t start_ms; /* loop time of the request line: the deadline counts from here */
   struct tt_conn *tconn; /* the connection; NULL once it is gone */

@@ -167,7 +167,7 @@ static void trace_begin(struct tt_request *req, const char *tp) {
 
 /* The model a route names, when it is a registered model (a model's name
  * is configuration; any other path segment is what a client sent, and may
- * be a value). */
+ * be a value): the one the handler resolved, or else looked up now. */
 static bool route_model(const struct tt_request *req, const char **out, size_t *len) {
   if (req->match.route == NULL || req->server->orm == NULL)
     return false;
@@ -181,10 +181,13 @@ static bool route_model(const struct tt_request *req, const char **out, size_t *
           c == '_' || c == '-' || c == '.'))
       return false;
   }
-  memcpy(name, p->value, p->len);
-  name[p->len] = '\0';
-  if (tt_model_registry_get(req->server->orm->models, name) == NULL)
-    return false;
+  /* The handler resolved it already (tt_api_path_model): no second lookup. */
+  if (!req->path_model) {
+    memcpy(name, p->value, p->len);
+    name[p->len] = '\0';
+    if (tt_model_registry_get(req->server->orm->models, name) == NULL)
+      return false;
+  }
   *out = p->value;
   *len = p->len;
   return true;

@@ -181,17 +181,26 @@ def callgrind_threads(args, n, extra):
         log = os.path.join(wd, "vg.log")
         out = os.path.join(wd, "cg.out")
         wrap = ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--log-file=" + log,
-                "--callgrind-out-file=" + out]
+                "--callgrind-out-file=" + out] + (["--cache-sim=yes"] if args.cache_sim else [])
         flags, reqs = per_get.daemon_flags(args)
         p = per_get.start(args.daemon, wd, wrap, port, None, list(extra) + flags)
         reqs(port, n)
         per_get.stop(p)
         m = re.search(r"Collected : (\d+)", open(log).read())
         loop = None
+        events = ["Ir"]
         with open(out + "-01") as f:
             for line in f:
+                if line.startswith("events:"):
+                    events = line.split()[1:]
                 if line.startswith("totals:") or line.startswith("summary:"):
-                    loop = int(line.split()[1])
+                    counts = dict(zip(events, map(int, line.split()[1:])))
+                    loop = counts["Ir"]
+        if args.cache_sim:
+            # The loop thread's simulated first-level cache misses: instruction
+            # fetches (I1mr), data reads and writes (D1mr + D1mw).
+            return int(m.group(1)), loop, counts.get("I1mr", 0), (counts.get("D1mr", 0) +
+                                                                  counts.get("D1mw", 0))
         return int(m.group(1)), loop
 
 
@@ -204,25 +213,36 @@ def instructions(args):
     delay = ["--otlp-schedule-delay-ms", str(args.schedule_delay_ms)] + protocol_flags(args)
     configs = {"off": [], "on": ["--otlp-endpoint", receiver.url] + delay,
                "down": ["--otlp-endpoint", down] + delay}
-    per, loop = {}, {}
+    per, loop, i1, d1 = {}, {}, {}, {}
     try:
         for name, extra in configs.items():
-            with_n, loop_n = callgrind_threads(args, args.warmup + args.n, extra)
-            none, loop_none = callgrind_threads(args, args.warmup, extra)
-            per[name] = (with_n - none) / args.n
-            loop[name] = (loop_n - loop_none) / args.n
+            a = callgrind_threads(args, args.warmup + args.n, extra)
+            b = callgrind_threads(args, args.warmup, extra)
+            per[name] = (a[0] - b[0]) / args.n
+            loop[name] = (a[1] - b[1]) / args.n
             print("%-5s %.0f instructions per GET, %.0f of them on the loop thread"
                   % (name, per[name], loop[name]))
+            if args.cache_sim:
+                i1[name] = (a[2] - b[2]) / args.n
+                d1[name] = (a[3] - b[3]) / args.n
+                print("      the loop thread's simulated L1 misses per GET: instruction %.0f, "
+                      "data %.0f" % (i1[name], d1[name]))
     finally:
         receiver.close()
     for k in ("on", "down"):
         print("tracing %-4s / off: instructions per GET %.3f, on the loop thread %.3f (the "
               "req/s ratio is about the loop's inverse: target >= 0.9)"
               % (k, per[k] / per["off"], loop[k] / loop["off"]))
+    if args.cache_sim:
+        for k in ("on", "down"):
+            print("tracing %-4s / off: the loop thread's L1 instruction misses per GET %.3f, "
+                  "data %.3f" % (k, i1[k] / i1["off"] if i1["off"] else 0,
+                                 d1[k] / d1["off"] if d1["off"] else 0))
     print("receiver: %d exports, %.1f MB" % (receiver.posts, receiver.bytes / 1e6))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"all_threads": per, "loop_thread": loop}, f, indent=2)
+            json.dump({"all_threads": per, "loop_thread": loop, "loop_i1_misses": i1,
+                       "loop_d1_misses": d1}, f, indent=2)
 
 
 def protocol_flags(args):
@@ -253,6 +273,10 @@ def main():
                     help="with --tool callgrind: GETs before the N counted ones, in both runs "
                     "(the count is N+W GETs minus W): what a running daemon has paid already "
                     "-- the spans kept for reuse (a batch's worth), the first back-off")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="with --tool callgrind: also count the loop thread's first-level "
+                    "cache misses per GET (callgrind --cache-sim=yes, a simulation of the "
+                    "host's caches): what an instruction costs beyond being executed")
     ap.add_argument("--schedule-delay-ms", type=int, default=100,
                     help="with --tool callgrind: the daemons' --otlp-schedule-delay-ms; "
                     "exports come on this timer at valgrind's pace, where wrk's GET rate "

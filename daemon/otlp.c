@@ -79,6 +79,10 @@ struct tt_otlp_exporter {
    * queued counts their spans. Emptied batches are kept for reuse. */
   struct batch_node *head, *tail, *spare;
   size_t queued;
+  /* Ended spans not encoded yet (counted in queued): encoded ENCODE_RUN at
+   * a time, and before any export. */
+  struct tt_span *pend_head, *pend_tail;
+  size_t npend;
   /* The export in flight (at most one): its batch is the body, borrowed
    * by the sender until its outcome is taken. */
   struct batch_node *sending;
@@ -132,6 +136,25 @@ static void count_paused(struct tt_otlp_exporter *e) {
 
 static void maybe_finish_close(struct tt_otlp_exporter *e);
 
+/* A new batch's buffer is taken at about a full batch's bytes at once
+ * (past malloc's mmap threshold, a block of its own; its pages are touched
+ * as spans fill it), not grown by doubling from 256 bytes: the smaller
+ * buffers freed on the way would stay among the requests' allocations as
+ * free chunks, which every request's malloc and free then sort through.
+ * A batch that needs more grows as any buffer does. */
+#define BATCH_SPAN_BYTES_PROTOBUF 384u /* ~280 a span of a GET */
+#define BATCH_SPAN_BYTES_JSON 1024u
+#define BATCH_ROOM_MAX ((size_t)4 << 20)
+
+static void batch_room(const struct tt_otlp_exporter *e, struct tt_otlp_batch *b) {
+  size_t per = e->protocol == TT_OTLP_JSON ? BATCH_SPAN_BYTES_JSON : BATCH_SPAN_BYTES_PROTOBUF;
+  size_t room = e->max_batch <= BATCH_ROOM_MAX / per ? e->max_batch * per : BATCH_ROOM_MAX;
+  (void)tt_buf_reserve(&b->buf, room); /* on failure it grows as spans come */
+}
+
+/* Spans encoded together (daemon's loop): a GET ends two. */
+#define ENCODE_RUN 8
+
 /* An empty batch: a kept one, or a new one (NULL: no memory). */
 static struct batch_node *node_get(struct tt_otlp_exporter *e) {
   struct batch_node *n = e->spare;
@@ -139,6 +162,7 @@ static struct batch_node *node_get(struct tt_otlp_exporter *e) {
     e->spare = n->next;
   } else if ((n = malloc(sizeof(*n))) != NULL) {
     tt_otlp_batch_init(&n->b);
+    batch_room(e, &n->b);
   } else {
     return NULL;
   }
@@ -164,6 +188,7 @@ static void nodes_free(struct batch_node *n) {
 }
 
 static void export_start(struct tt_otlp_exporter *e);
+static void encode_pending(struct tt_otlp_exporter *e);
 static void send_batch(struct tt_otlp_exporter *e);
 
 /* An export succeeded: the tracer records again. */
@@ -420,6 +445,7 @@ static void send_batch(struct tt_otlp_exporter *e) {
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
+  encode_pending(e);
   if (e->in_flight || (e->queued == 0 && !e->probe) || (e->backing_off && !e->closing))
     return;
   e->probe = false;
@@ -454,14 +480,9 @@ static void tick_cb(uv_timer_t *t) {
 
 void tt_otlp_exporter_flush(struct tt_otlp_exporter *e) { export_start(e); }
 
-void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
-  struct tt_otlp_exporter *e = arg;
-  if (e->closing || e->queued >= e->max_queue) {
-    tt_span_release(span);
-    count_dropped(e, e->closing ? "shutdown" : "queue_full", 1);
-    return;
-  }
-  /* Encoded now, into the filling batch or a new one. */
+/* Encodes one pending span (already counted in queued) into the filling
+ * batch or a new one, and releases it. */
+static void encode_one(struct tt_otlp_exporter *e, struct tt_span *span) {
   struct batch_node *t = e->tail;
   bool fresh = t == NULL || t->b.n >= e->max_batch;
   if (fresh)
@@ -471,6 +492,7 @@ void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
   if (rc != 0) {
     if (t && fresh)
       node_put(e, t);
+    e->queued--;
     count_dropped(e, "export_failed", 1); /* no memory to encode it */
     return;
   }
@@ -481,7 +503,38 @@ void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
       e->head = t;
     e->tail = t;
   }
+}
+
+static void encode_pending(struct tt_otlp_exporter *e) {
+  struct tt_span *s = e->pend_head;
+  e->pend_head = e->pend_tail = NULL;
+  e->npend = 0;
+  while (s) {
+    struct tt_span *next = s->next;
+    encode_one(e, s);
+    s = next;
+  }
+}
+
+void tt_otlp_exporter_sink(struct tt_span *span, void *arg) {
+  struct tt_otlp_exporter *e = arg;
+  if (e->closing || e->queued >= e->max_queue) {
+    tt_span_release(span);
+    count_dropped(e, e->closing ? "shutdown" : "queue_full", 1);
+    return;
+  }
+  /* Encoded with the next few, when the encoder's code is still in the
+   * instruction cache: one span a time, it is fetched afresh each time. */
+  span->next = NULL;
+  if (e->pend_tail)
+    e->pend_tail->next = span;
+  else
+    e->pend_head = span;
+  e->pend_tail = span;
+  e->npend++;
   e->queued++;
+  if (e->npend >= ENCODE_RUN)
+    encode_pending(e);
   queue_gauge(e);
   if (e->queued >= e->max_batch)
     export_start(e);
@@ -503,11 +556,22 @@ static void one_closed(struct tt_otlp_exporter *e) {
 
 static void handle_closed(uv_handle_t *h) { one_closed(h->data); }
 
+static void release_pending(struct tt_otlp_exporter *e) {
+  while (e->pend_head) {
+    struct tt_span *s = e->pend_head;
+    e->pend_head = s->next;
+    tt_span_release(s);
+  }
+  e->pend_tail = NULL;
+  e->npend = 0;
+}
+
 static void maybe_finish_close(struct tt_otlp_exporter *e) {
   if (!e->closing || e->in_flight || e->pending_closes != 0)
     return;
   /* What is still queued could not be sent in time. */
   size_t left = e->queued;
+  release_pending(e);
   while (e->head) {
     struct batch_node *n = e->head;
     e->head = n->next;
@@ -569,6 +633,7 @@ void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
   free(e->service_version);
   tt_otlp_kvs_free(&e->attrs);
   tt_otlp_encoder_free(&e->enc);
+  release_pending(e);
   nodes_free(e->head);
   nodes_free(e->sending);
   nodes_free(e->spare);
