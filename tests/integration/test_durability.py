@@ -150,11 +150,7 @@ def test_kill9_keeps_every_acknowledged_write(mode):
                 while ledger.acks < target and d.proc.poll() is None and \
                         time.monotonic() < give_up:
                     time.sleep(0.01)
-                d.proc.send_signal(signal.SIGKILL)
-                d.proc.wait()
-                stop.set()
-                for t in threads:
-                    t.join()
+                kill9(d, stop, threads)
             finally:
                 d.kill()
         assert ledger.items, "no write was acknowledged"
@@ -338,6 +334,25 @@ def watch_child(d, data, stop_writers, give_up=120):
     raise AssertionError("no snapshot child seen: %s" % d.log_text()[-2000:])
 
 
+def kill9(d, stop, threads):
+    """kill -9 of the daemon under its writers, then the writers stopped."""
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+
+
+def restart_and_check(data, ledger):
+    """A daemon on the data dir holds every acknowledged write, and stops cleanly."""
+    d2 = start(data)
+    try:
+        check(d2, ledger)
+        d2.stop()
+    finally:
+        d2.kill()
+
+
 def big_round(data, *extra):
     d = start(data, "--fsync", "everysec", "--max-body-bytes", str(4 << 20), *extra)
     ledger = Ledger()
@@ -356,11 +371,7 @@ def test_kill9_during_a_snapshot_restarts_at_once_with_every_write():
         child, fds = watch_child(d, data, stop)
         # Not the LOCK, not a listening socket or connection of the daemon.
         assert not [f for f in fds if f.endswith("/LOCK") or f.startswith("socket:")], fds
-        d.proc.send_signal(signal.SIGKILL)
-        d.proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
+        kill9(d, stop, threads)
         # The child dies with the daemon, and the data dir is lockable at once.
         d2 = start(data, "--fsync", "everysec")
         try:
@@ -388,18 +399,9 @@ def test_snapshot_while_writes_go_on_then_kill9_keeps_every_write():
         target = ledger.acks + 40  # writes after it, into the new log
         while ledger.acks < target and d.proc.poll() is None:
             time.sleep(0.01)
-        d.proc.send_signal(signal.SIGKILL)
-        d.proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
+        kill9(d, stop, threads)
         assert os.path.exists(os.path.join(data, "snapshot"))
-        d2 = start(data)
-        try:
-            check(d2, ledger)
-            d2.stop()
-        finally:
-            d2.kill()
+        restart_and_check(data, ledger)
     finally:
         stop.set()
         d.kill()
@@ -418,12 +420,7 @@ def test_stop_during_a_snapshot_ends_its_child():
             t.join()
         assert gone(child)
         assert not tmp_files(data)
-        d2 = start(data)
-        try:
-            check(d2, ledger)
-            d2.stop()
-        finally:
-            d2.kill()
+        restart_and_check(data, ledger)
     finally:
         stop.set()
         d.kill()

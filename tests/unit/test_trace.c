@@ -414,6 +414,17 @@ static void closed_cb(void *arg) {
 
 static void stop_timer_cb(uv_timer_t *t) { uv_stop(t->loop); }
 
+/* An exporter with o on loop, and every span sampled into it. */
+static struct tt_otlp_exporter *tracing_to(uv_loop_t *loop,
+                                           const struct tt_otlp_exporter_options *o) {
+  struct tt_otlp_exporter *e;
+  struct tt_error err;
+  ck_assert_int_eq(tt_otlp_exporter_new(loop, o, &e, &err), 0);
+  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  return e;
+}
+
 /* A collector that is down: every batch fails after its retries, every
  * span is counted once, and the queue's bound holds. */
 START_TEST(batch_processor_drops_and_counts) {
@@ -428,11 +439,7 @@ START_TEST(batch_processor_drops_and_counts) {
                                        .pause_base_ms = 100,
                                        .timeout_ms = 2000,
                                        .metrics = m};
-  struct tt_otlp_exporter *e;
-  struct tt_error err;
-  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
-  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
-  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_otlp_exporter *e = tracing_to(&loop, &o);
   struct tt_trace_ctx ctx;
   /* Two spans fill a batch: its export starts, the queue is empty again;
    * four more fill the queue, two more are dropped. */
@@ -518,11 +525,7 @@ START_TEST(batch_processor_exports_from_its_thread) {
   struct tt_metrics *m = tt_metrics_new();
   struct tt_otlp_exporter_options o = {
       .url = url, .max_queue = 256, .max_batch = 64, .timeout_ms = 5000, .metrics = m};
-  struct tt_otlp_exporter *e;
-  struct tt_error err;
-  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
-  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
-  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_otlp_exporter *e = tracing_to(&loop, &o);
   struct tt_trace_ctx ctx;
   for (int i = 0; i < 100; i++) {
     struct tt_span *sp = tt_span_start_server(NULL, NULL, &ctx);
@@ -592,11 +595,7 @@ START_TEST(batch_processor_close_without_time) {
                                        .max_queue = 512,
                                        .max_batch = 128,
                                        .timeout_ms = 2000};
-  struct tt_otlp_exporter *e;
-  struct tt_error err;
-  ck_assert_int_eq(tt_otlp_exporter_new(&loop, &o, &e, &err), 0);
-  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
-  tt_tracer_set(&s, tt_otlp_exporter_sink, e);
+  struct tt_otlp_exporter *e = tracing_to(&loop, &o);
   struct tt_trace_ctx ctx;
   for (int i = 0; i < 100; i++)
     tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
