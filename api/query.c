@@ -173,15 +173,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, cons
     else
       return tt_error_set(err, TT_ERR_VALIDATION, "order", "order must be asc or desc");
   }
-  v = json_object_get(body, "select");
-  if (v && !json_is_null(v)) {
-    if (!json_is_array(v) || json_array_size(v) == 0)
-      return tt_error_set(err, TT_ERR_VALIDATION, "select",
-                          "select must be a non-empty list of attribute paths");
-    if (tt_orm_check_select(m, v, "select", err) != 0)
-      return -1;
-    rq->select = v;
-  }
+  if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", &rq->select, err) !=
+      0)
+    return -1;
   rq->segments = 1;
   v = json_object_get(body, "segments");
   if (v) {

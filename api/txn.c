@@ -188,17 +188,10 @@ static int read_key(struct tt_orm_txn_action *a, const json_t *e, struct tt_erro
   subfield(a, "expected_version", f, sizeof(f));
   if (ev && parse_expected(ev, f, &a->expected, err) != 0)
     return -1;
-  const json_t *sel = json_object_get(e, "select");
-  subfield(a, "select", f, sizeof(f));
-  if (a->kind != TT_ORM_TXN_GET || sel == NULL || json_is_null(sel))
+  if (a->kind != TT_ORM_TXN_GET)
     return 0;
-  if (!json_is_array(sel) || json_array_size(sel) == 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, f,
-                        "%s must be a non-empty list of attribute paths", f);
-  if (tt_orm_check_select(a->model, sel, f, err) != 0)
-    return -1;
-  a->select = sel;
-  return 0;
+  subfield(a, "select", f, sizeof(f));
+  return tt_orm_select_from_json(a->model, json_object_get(e, "select"), f, &a->select, err);
 }
 
 int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {

@@ -253,15 +253,9 @@ static int parse_get(struct tt_orm_batch_op *op, struct tt_error *err) {
   if (c && !json_is_boolean(c))
     return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
   st->consistent = json_is_true(c);
-  const json_t *sel = json_object_get(op->body, "select");
-  if (sel && !json_is_null(sel)) {
-    if (!json_is_array(sel) || json_array_size(sel) == 0)
-      return tt_error_set(err, TT_ERR_VALIDATION, "select",
-                          "select must be a non-empty list of attribute paths");
-    if (tt_orm_check_select(m, sel, "select", err) != 0)
-      return -1;
-    st->select = sel;
-  }
+  if (tt_orm_select_from_json(m, json_object_get(op->body, "select"), "select", &st->select,
+                              err) != 0)
+    return -1;
   st->n = json_array_size(keys);
   if (keymap_init(&st->keys, st->n) != 0 ||
       (st->n && ((st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL ||

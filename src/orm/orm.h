@@ -184,6 +184,12 @@ int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, str
 int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
                         struct tt_error *err);
 
+/* A request body's `select` member v (NULL or null: none, *out NULL): a
+ * non-empty list that tt_orm_check_select accepts, borrowed into *out.
+ * Returns 0 or -1 with a ValidationError naming `field`. */
+int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const char *field,
+                            const json_t **out, struct tt_error *err);
+
 /* ---- tables (table.c) ---------------------------------------------------- */
 
 /* Each returns 0 (done runs later) or -1 (it finished inside the call:

@@ -243,6 +243,20 @@ int tt_orm_check_select(const struct tt_model *m, const json_t *select, const ch
   return 0;
 }
 
+int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const char *field,
+                            const json_t **out, struct tt_error *err) {
+  *out = NULL;
+  if (v == NULL || json_is_null(v))
+    return 0;
+  if (!json_is_array(v) || json_array_size(v) == 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s must be a non-empty list of attribute paths", field);
+  if (tt_orm_check_select(m, v, field, err) != 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
 int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, struct tt_av *values,
                              const struct tt_av **names_ref, const struct tt_av **values_ref,
                              struct tt_error *err) {

@@ -168,6 +168,14 @@ def test_query_select(data):
     assert out["items"] == [{"sk": "EV#%02d" % i, "score": i} for i in range(20)]
 
 
+@pytest.mark.parametrize("select", [[], "sk", {"sk": 1}])
+def test_query_select_not_a_list_of_paths(data, select):
+    status, hdrs, body = data.json("POST", QUERY, body={"key": t1_key(), "select": select})
+    err = assert_error(status, hdrs, body, 400, "ValidationError")
+    assert err["details"]["field"] == "select"
+    assert "non-empty list of attribute paths" in err["message"]
+
+
 def test_query_select_unknown_attribute(data):
     status, hdrs, body = data.json("POST", QUERY, body={"key": t1_key(), "select": ["bogus"]})
     err = assert_error(status, hdrs, body, 400, "ValidationError")
