@@ -320,6 +320,13 @@ static void on_sent(struct tt_http_call *call, struct tt_http_response *resp, vo
   post_outcome(arg, false, resp->transport, resp->transport == TT_HTTP_OK ? resp->status : 0);
 }
 
+/* Sender's loop: closes its client and its wake-up handle, the last ones:
+ * the loop then ends. */
+static void sender_close(struct tt_otlp_exporter *e) {
+  tt_http_close(e->http, NULL, NULL);
+  uv_close((uv_handle_t *)&e->wake, NULL);
+}
+
 /* Sender: a request to start, or the order to stop (never both: the
  * exporter's loop stops the sender only with nothing in flight). */
 static void on_wake(uv_async_t *a) {
@@ -331,10 +338,8 @@ static void on_wake(uv_async_t *a) {
   uv_mutex_unlock(&e->lock);
   if (job && tt_http_start(e->http, &e->call, &req, on_sent, e) != 0)
     post_outcome(e, true, TT_HTTP_OTHER, 0);
-  if (stop) {
-    tt_http_close(e->http, NULL, NULL);
-    uv_close((uv_handle_t *)&e->wake, NULL);
-  }
+  if (stop)
+    sender_close(e);
 }
 
 static void sender_main(void *arg) {
@@ -391,8 +396,7 @@ static int sender_start(struct tt_otlp_exporter *e, const struct tt_http_options
   if (e->done == NULL || uv_async_init(e->loop, e->done, on_done) != 0) {
     free(e->done);
     e->done = NULL;
-    tt_http_close(e->http, NULL, NULL);
-    uv_close((uv_handle_t *)&e->wake, NULL);
+    sender_close(e);
     uv_run(&e->sender_loop, UV_RUN_DEFAULT);
     return -1;
   }
@@ -404,8 +408,7 @@ static int sender_start(struct tt_otlp_exporter *e, const struct tt_http_options
   int rc = uv_thread_create(&e->thread, sender_main, e);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    tt_http_close(e->http, NULL, NULL);
-    uv_close((uv_handle_t *)&e->wake, NULL);
+    sender_close(e);
     uv_run(&e->sender_loop, UV_RUN_DEFAULT);
     e->done->data = NULL; /* the exporter goes before the handle's close completes */
     uv_close((uv_handle_t *)e->done, done_closed);
