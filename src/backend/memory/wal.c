@@ -1610,6 +1610,27 @@ static void snap_work_cb(uv_work_t *req) {
   }
 }
 
+/* A snapshot that will not be put in place: its child's file removed,
+ * the failure logged. */
+static void snap_failed(struct memdb_wal *w, int err) {
+  if (w->snap_forked)
+    unlinkat(w->dirfd, w->snap_tmp, 0);
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, "error", strerror(err));
+  tt_log_end(&l);
+}
+
+/* The snapshot of snap_gen is over, put in place or not. */
+static void snap_finish(struct memdb_wal *w) {
+  tt_buf_free(&w->snap);
+  w->snap_gen = 0;
+  w->snap_forked = w->snap_ready = w->snap_child_done = false;
+  if (w->closing)
+    close_step(w);
+}
+
 static void snap_after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->snap_busy = false;
@@ -1641,19 +1662,9 @@ static void snap_after_cb(uv_work_t *req, int status) {
     }
     tt_log_end(&l);
   } else {
-    if (w->snap_forked)
-      unlinkat(w->dirfd, w->snap_tmp, 0);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(w->snap_err ? w->snap_err : EIO));
-    tt_log_end(&l);
+    snap_failed(w, w->snap_err ? w->snap_err : EIO);
   }
-  tt_buf_free(&w->snap);
-  w->snap_gen = 0;
-  w->snap_forked = w->snap_ready = w->snap_child_done = false;
-  if (w->closing)
-    close_step(w);
+  snap_finish(w);
 }
 
 static void snap_queue(struct memdb_wal *w) {
@@ -1671,16 +1682,8 @@ static void snap_proceed(struct memdb_wal *w) {
   if (!w->snap_forked || !w->snap_ready || !w->snap_child_done || w->snap_busy)
     return;
   if (w->snap_err) {
-    unlinkat(w->dirfd, w->snap_tmp, 0);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(w->snap_err));
-    tt_log_end(&l);
-    w->snap_gen = 0;
-    w->snap_forked = w->snap_ready = w->snap_child_done = false;
-    if (w->closing)
-      close_step(w);
+    snap_failed(w, w->snap_err);
+    snap_finish(w);
     return;
   }
   snap_queue(w);
