@@ -16,6 +16,7 @@
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
+#include "orm/query.h"
 #include "orm/unique.h"
 #include "util/hash.h"
 #include "value/codec_ddb.h"
@@ -100,12 +101,8 @@ static long keymap_find(const struct keymap *km, const struct tt_av *key, struct
 
 /* ---- state ------------------------------------------------------------------ */
 
-/* One key (batch-get) or one write request (batch-write). */
+/* What the batch keeps of each entry. */
 struct breq {
-  struct tt_av key;  /* M */
-  struct tt_av item; /* a put's whole item; NULL-typed otherwise */
-  bool is_put;
-  bool done;         /* read, or written */
   size_t pos;        /* index inside `keys`, `put` or `delete` */
   size_t wire_bytes; /* size of its DynamoDB JSON (writes) */
 };
@@ -127,6 +124,7 @@ struct chunk {
 
 struct tt_orm_batch_state {
   struct tt_orm_batch_op *op;
+  struct tt_orm_batch_entry *ents; /* op->entries */
   struct breq *reqs;
   size_t n;
   struct keymap keys;
@@ -135,13 +133,9 @@ struct tt_orm_batch_state {
   size_t nchunks, next_chunk;
   unsigned running; /* chunks started and not finished, + 1 while starting */
   /* batch-get */
-  const json_t *select;
-  bool consistent;
   char *projection;
   struct tt_av proj_names; /* M; NULL-typed or empty when none */
-  struct tt_av *found; /* per request; NULL-typed when missing */
   /* outcome */
-  size_t processed;
   bool failed; /* a backend error: stop starting chunks */
   struct tt_error first_err;
   json_t *first_details;
@@ -162,16 +156,8 @@ static uint64_t mono_ns(void) {
 }
 
 static void state_free(struct tt_orm_batch_state *st) {
-  for (size_t i = 0; i < st->n; i++) {
-    tt_av_free(&st->reqs[i].key);
-    tt_av_free(&st->reqs[i].item);
-    if (st->found)
-      tt_av_free(&st->found[i]);
-  }
   free(st->reqs);
-  free(st->found);
   st->reqs = NULL;
-  st->found = NULL;
   keymap_free(&st->keys);
   tt_buf_free(&st->scratch);
   free(st->projection);
@@ -203,77 +189,54 @@ static int oom(struct tt_error *err) {
 
 /* ---- validation ------------------------------------------------------------- */
 
-static int check_members(const json_t *body, const char *const *names, size_t n,
-                         const char *what, struct tt_error *err) {
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)body, k, v) {
-    bool ok = false;
-    for (size_t i = 0; i < n && !ok; i++)
-      ok = strcmp(k, names[i]) == 0;
-    if (!ok)
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k, what);
-  }
-  return 0;
+static const char *list_name(const struct tt_orm_batch_state *st, size_t i) {
+  return !st->op->write ? "keys" : st->ents[i].put ? "put" : "delete";
 }
 
-static const char *list_name(const struct tt_orm_batch_state *st, const struct breq *r) {
-  return !st->op->write ? "keys" : r->is_put ? "put" : "delete";
-}
-
-/* Registers request i's key; a key named twice is a ValidationError that
+/* Registers entry i's key; a key named twice is a ValidationError that
  * names both places (never the key itself). */
 static int add_key(struct tt_orm_batch_state *st, size_t i, const char *field,
                    struct tt_error *err) {
   size_t dup = 0;
-  int rc = keymap_add(&st->keys, &st->reqs[i].key, i, &dup, &st->scratch);
+  int rc = keymap_add(&st->keys, &st->ents[i].key, i, &dup, &st->scratch);
   if (rc < 0)
     return oom(err);
   if (rc == 1)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s names the same item as %s[%zu]; a batch may name each item once",
-                        field, list_name(st, &st->reqs[dup]), st->reqs[dup].pos);
+                        field, list_name(st, dup), st->reqs[dup].pos);
   return 0;
 }
 
-static int parse_get(struct tt_orm_batch_op *op, struct tt_error *err) {
-  static const char *const members[] = {"keys", "select", "consistent"};
-  struct tt_orm_batch_state *st = op->st;
-  const struct tt_model *m = op->ctx.model;
-  if (check_members(op->body, members, 3, "batch-get", err) != 0)
-    return -1;
-  const json_t *keys = json_object_get(op->body, "keys");
-  if (!json_is_array(keys))
-    return tt_error_set(err, TT_ERR_VALIDATION, "keys", "keys must be an array of key objects");
-  if (json_array_size(keys) > TT_ORM_BATCH_MAX)
+int tt_orm_batch_check_counts(const struct tt_model *m, bool write, size_t n_puts,
+                              size_t n_deletes, struct tt_error *err) {
+  size_t np = write ? n_puts : 0, nd = n_deletes;
+  if (!write && nd > TT_ORM_BATCH_MAX)
     return tt_error_set(err, TT_ERR_VALIDATION, "keys",
                         "a batch-get takes at most %d keys; split the request",
                         TT_ORM_BATCH_MAX);
-  const json_t *c = json_object_get(op->body, "consistent");
-  if (c && !json_is_boolean(c))
-    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
-  st->consistent = json_is_true(c);
-  if (tt_orm_select_from_json(m, json_object_get(op->body, "select"), "select", &st->select,
-                              err) != 0)
+  if (!write)
+    return 0;
+  if (np + nd > TT_ORM_BATCH_MAX)
+    return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
+                        "a batch-write takes at most %d requests (puts and deletes together); "
+                        "split the request",
+                        TT_ORM_BATCH_MAX);
+  if (np + nd > 0 && tt_unique_model_has(m)) {
+    for (size_t i = 0; i < m->n_attrs; i++)
+      if (m->attrs[i].unique)
+        return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
+                            "model %s keeps %s unique, which a batch-write cannot do (it has "
+                            "no conditions); use POST /v1/transactions/write or the item "
+                            "endpoints",
+                            m->name, m->attrs[i].name);
+  }
+  /* A BatchWriteItem put has no condition: it can only ever be a blind
+   * create-or-replace, which TableTheory refuses for write_once models and
+   * models with protected attributes. */
+  if ((np > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_PUT, "put", err) != 0) ||
+      (nd > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_DELETE, "delete", err) != 0))
     return -1;
-  st->n = json_array_size(keys);
-  if (keymap_init(&st->keys, st->n) != 0 ||
-      (st->n && ((st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL ||
-                 (st->found = calloc(st->n, sizeof(*st->found))) == NULL))) {
-    st->n = 0;
-    return oom(err);
-  }
-  for (size_t i = 0; i < st->n; i++) {
-    char field[32];
-    snprintf(field, sizeof(field), "keys[%zu]", i);
-    st->reqs[i].pos = i;
-    const json_t *k = json_array_get(keys, i);
-    if (!json_is_object(k))
-      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be a key object", field);
-    if (tt_orm_key_from_json(m, k, field, &st->reqs[i].key, err) != 0 ||
-        add_key(st, i, field, err) != 0)
-      return -1;
-  }
   return 0;
 }
 
@@ -281,9 +244,10 @@ static int parse_get(struct tt_orm_batch_op *op, struct tt_error *err) {
  * attributes, without which found items could not be matched to keys. */
 static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err) {
   const struct tt_model *m = st->op->ctx.model;
-  if (st->select == NULL)
+  const json_t *select = st->op->select;
+  if (select == NULL)
     return 0;
-  json_t *paths = json_deep_copy(st->select);
+  json_t *paths = json_deep_copy(select);
   const struct tt_model_attr *keys[2] = {m->pk, m->sk};
   int rc = -1;
   struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
@@ -297,7 +261,7 @@ static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err)
     bool covered = false;
     size_t i;
     json_t *p;
-    json_array_foreach(st->select, i, p) {
+    json_array_foreach(select, i, p) {
       const char *s = json_string_value(p);
       if (s == NULL)
         continue; /* refused by tt_orm_check_select; never NULL here */
@@ -332,77 +296,57 @@ static int wire_size(const struct tt_av *v, struct tt_buf *scratch, size_t *out)
   return 0;
 }
 
-static int parse_write(struct tt_orm_batch_op *op, struct tt_error *err) {
-  static const char *const members[] = {"put", "delete"};
-  struct tt_orm_batch_state *st = op->st;
-  const struct tt_model *m = op->ctx.model;
-  if (check_members(op->body, members, 2, "batch-write", err) != 0)
-    return -1;
-  const json_t *puts = json_object_get(op->body, "put");
-  const json_t *dels = json_object_get(op->body, "delete");
-  if (puts && !json_is_array(puts))
-    return tt_error_set(err, TT_ERR_VALIDATION, "put", "put must be an array of items");
-  if (dels && !json_is_array(dels))
-    return tt_error_set(err, TT_ERR_VALIDATION, "delete", "delete must be an array of keys");
-  size_t np = json_array_size(puts), nd = json_array_size(dels);
-  if (np + nd > TT_ORM_BATCH_MAX)
-    return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
-                        "a batch-write takes at most %d requests (puts and deletes together); "
-                        "split the request",
-                        TT_ORM_BATCH_MAX);
-  if (np + nd > 0 && tt_unique_model_has(m)) {
-    for (size_t i = 0; i < m->n_attrs; i++)
-      if (m->attrs[i].unique)
-        return tt_error_set(err, TT_ERR_VALIDATION, np ? "put" : "delete",
-                            "model %s keeps %s unique, which a batch-write cannot do (it has "
-                            "no conditions); use POST /v1/transactions/write or the item "
-                            "endpoints",
-                            m->name, m->attrs[i].name);
+/* Checks entry i -- its key (a put's, taken from its item), its size --
+ * and registers its key; counts[put] numbers it inside its list. */
+static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2],
+                       struct tt_error *err) {
+  const struct tt_model *m = st->op->ctx.model;
+  struct tt_orm_batch_entry *e = &st->ents[i];
+  bool put = st->op->write && e->put;
+  char field[32];
+  st->reqs[i].pos = counts[put]++;
+  snprintf(field, sizeof(field), "%s[%zu]", list_name(st, i), st->reqs[i].pos);
+  if (put) {
+    tt_av_free(&e->key);
+    if (tt_orm_key_of_item(m, &e->item, field, &e->key, err) != 0)
+      return -1;
   }
-  /* A BatchWriteItem put has no condition: it can only ever be a blind
-   * create-or-replace, which TableTheory refuses for write_once models and
-   * models with protected attributes. */
-  if ((np > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_PUT, "put", err) != 0) ||
-      (nd > 0 && tt_orm_policy_check_write(m, TT_ORM_POLICY_DELETE, "delete", err) != 0))
+  if (tt_orm_key_check(m, &e->key, field, err) != 0)
     return -1;
-  st->n = np + nd;
-  if (keymap_init(&st->keys, st->n) != 0 ||
-      (st->n && (st->reqs = calloc(st->n, sizeof(*st->reqs))) == NULL)) {
-    st->n = 0;
+  if (st->op->write &&
+      wire_size(put ? &e->item : &e->key, &st->scratch, &st->reqs[i].wire_bytes) != 0)
     return oom(err);
-  }
-  int64_t now = tt_orm_now_ns(op->ctx.orm);
-  const struct tt_model_attr *ver = tt_model_lifecycle(m, TT_LC_VERSION);
-  for (size_t i = 0; i < st->n; i++) {
-    struct breq *r = &st->reqs[i];
-    char field[32];
-    r->is_put = i < np;
-    r->pos = r->is_put ? i : i - np;
-    snprintf(field, sizeof(field), "%s[%zu]", r->is_put ? "put" : "delete", r->pos);
-    const json_t *v = json_array_get(r->is_put ? puts : dels, r->pos);
-    if (!json_is_object(v))
-      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be an object", field);
-    if (r->is_put) {
-      struct tt_orm_expected exp = {0};
-      if (tt_orm_item_from_json(m, v, TT_ORM_PUT, now, field, &r->item, &exp, err) != 0)
-        return -1;
-      if (exp.present) {
-        char f[160];
-        snprintf(f, sizeof(f), "%s.%s", field, ver ? ver->name : "version");
-        return tt_error_set(err, TT_ERR_VALIDATION, f,
-                            "a batch put cannot check a version (BatchWriteItem has no "
-                            "conditions); leave it out, or use a transaction");
-      }
-      if (tt_orm_key_of_item(m, &r->item, field, &r->key, err) != 0)
-        return -1;
-    } else if (tt_orm_key_from_json(m, v, field, &r->key, err) != 0) {
+  return add_key(st, i, field, err);
+}
+
+/* The refusals tt_orm_batch_start makes before its entries, then those of
+ * entries [0, n), in order, into a new op->st. Returns 0 or -1. */
+static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *err) {
+  const struct tt_model *m = op->ctx.model;
+  const json_t *select = op->write ? NULL : op->select;
+  struct tt_orm_batch_state *st = op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
+  if (st == NULL)
+    return oom(err);
+  st->op = op;
+  st->ents = op->entries;
+  tt_buf_init(&st->scratch, 0);
+  op->processed = 0;
+  op->incomplete = false;
+  op->cause = TT_OK;
+  size_t np = 0;
+  for (size_t i = 0; op->write && i < op->n_entries; i++)
+    np += op->entries[i].put;
+  if (tt_orm_query_check_crypt(op->ctx.orm, m, NULL, NULL, select, err) != 0 ||
+      tt_orm_batch_check_counts(m, op->write, np, op->n_entries - np, err) != 0 ||
+      (select && tt_orm_check_select(m, select, "select", err) != 0))
+    return -1;
+  if (keymap_init(&st->keys, n) != 0 || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
+    return oom(err);
+  st->n = n;
+  size_t counts[2] = {0, 0};
+  for (size_t i = 0; i < n; i++)
+    if (check_entry(st, i, counts, err) != 0)
       return -1;
-    }
-    if (wire_size(r->is_put ? &r->item : &r->key, &st->scratch, &r->wire_bytes) != 0)
-      return oom(err);
-    if (add_key(st, i, field, err) != 0)
-      return -1;
-  }
   return 0;
 }
 
@@ -470,13 +414,13 @@ static int chunk_request(struct chunk *ch) {
   if (ch->entries == NULL)
     return -1;
   for (size_t i = 0; i < ch->npending; i++) {
-    const struct breq *r = &st->reqs[ch->pending[i]];
-    ch->entries[i].put = st->op->write && r->is_put;
-    ch->entries[i].value = ch->entries[i].put ? &r->item : &r->key;
+    const struct tt_orm_batch_entry *e = &st->ents[ch->pending[i]];
+    ch->entries[i].put = st->op->write && e->put;
+    ch->entries[i].value = ch->entries[i].put ? &e->item : &e->key;
   }
   ch->table = (struct tt_ddb_batch_table){.table = st->op->ctx.model->table};
   if (!st->op->write) {
-    ch->table.consistent_read = st->consistent;
+    ch->table.consistent_read = st->op->consistent;
     ch->table.projection = st->projection;
     if (st->projection && st->proj_names.type == TT_AV_M && st->proj_names.len)
       ch->table.names = &st->proj_names;
@@ -550,8 +494,8 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
     tt_av_free(&key);
     if (at < 0)
       goto done;
-    tt_av_free(&st->found[at]);
-    st->found[at] = r->items[i].value;
+    tt_av_free(&st->ents[at].found);
+    st->ents[at].found = r->items[i].value;
     memset(&r->items[i].value, 0, sizeof(r->items[i].value));
   }
   for (size_t i = 0; i < r->n_left; i++) {
@@ -570,8 +514,8 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
     if (keep[k]) {
       ch->pending[n++] = ch->pending[k];
     } else {
-      st->reqs[ch->pending[k]].done = true;
-      st->processed++;
+      st->ents[ch->pending[k]].done = true;
+      st->op->processed++;
     }
   }
   ch->npending = n;
@@ -655,60 +599,7 @@ static void chunk_cb(struct tt_client_call *call) {
   }
 }
 
-/* ---- answers ---------------------------------------------------------------- */
-
-static json_t *unprocessed_json(struct tt_orm_batch_state *st) {
-  json_t *puts = json_array(), *dels = json_array(), *out = NULL;
-  if (puts == NULL || dels == NULL)
-    goto done;
-  for (size_t i = 0; i < st->n; i++) {
-    const struct breq *r = &st->reqs[i];
-    if (r->done)
-      continue;
-    json_t *list = !st->op->write || r->is_put ? puts : dels;
-    if (json_array_append_new(list, json_integer((json_int_t)r->pos)) != 0)
-      goto done;
-  }
-  if (st->op->write)
-    out = json_pack("{s:O, s:O}", "put", puts, "delete", dels);
-  else
-    out = json_incref(puts);
-done:
-  json_decref(puts);
-  json_decref(dels);
-  return out;
-}
-
-static int answer_get(struct tt_orm_batch_state *st, struct tt_error *err) {
-  struct tt_buf *b = &st->op->ctx.result->body;
-  const struct tt_model *m = st->op->ctx.model;
-  tt_buf_reset(b);
-  if (tt_buf_puts(b, "{\"items\":[") != 0)
-    return oom(err);
-  bool first = true;
-  for (size_t i = 0; i < st->n; i++) {
-    if (st->found[i].type != TT_AV_M)
-      continue;
-    if ((!first && tt_buf_puts(b, ",") != 0) ||
-        tt_orm_item_write(b, m, &st->found[i], st->select, err) != 0)
-      return -1;
-    first = false;
-  }
-  if (tt_buf_puts(b, "],\"missing\":[") != 0)
-    return oom(err);
-  first = true;
-  for (size_t i = 0; i < st->n; i++) {
-    if (st->found[i].type == TT_AV_M)
-      continue;
-    if ((!first && tt_buf_puts(b, ",") != 0) ||
-        tt_orm_item_write(b, m, &st->reqs[i].key, NULL, err) != 0)
-      return -1;
-    first = false;
-  }
-  if (tt_buf_puts(b, "]}") != 0)
-    return oom(err);
-  return 0;
-}
+/* ---- the answer ----------------------------------------------------------- */
 
 static void found_opened_cb(void *arg, const struct tt_error *err);
 
@@ -716,66 +607,45 @@ static void finish_all(struct tt_orm_batch_state *st) {
   struct tt_orm_batch_op *op = st->op;
   struct tt_orm_result *r = op->ctx.result;
   struct tt_error err;
-  bool left = st->processed < st->n;
-  if (!left) {
-    int rc = 0;
+  if (op->processed == st->n) {
     if (!op->write && !st->opened && tt_orm_crypt_model(op->ctx.model)) {
       /* The items found hold envelopes: open them, then come back. */
       struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
-      rc = c == NULL ? oom(&err) : 0;
+      int rc = c == NULL ? oom(&err) : 0;
       for (size_t i = 0; rc == 0 && i < st->n; i++)
-        if (st->found[i].type == TT_AV_M)
-          rc = tt_orm_crypt_add_item(c, &st->found[i], &err);
+        if (st->ents[i].found.type == TT_AV_M)
+          rc = tt_orm_crypt_add_item(c, &st->ents[i].found, &err);
       if (rc == 0) {
         tt_orm_crypt_run_then(c, found_opened_cb, st);
         return;
       }
-    } else if (op->write) {
-      tt_buf_reset(&r->body);
-      rc = tt_buf_printf(&r->body, "{\"processed\":%zu}", st->processed) != 0 ? oom(&err) : 0;
-    } else if (rc == 0) {
-      rc = answer_get(st, &err);
-    }
-    if (rc != 0) {
       tt_orm_fail(r, &err);
     } else {
       r->status = 0;
-      r->http_status = 200;
+      r->answer = TT_ORM_ANSWER_BATCH;
+      r->model = tt_model_ref(op->ctx.model);
     }
     op_finish(op);
     return;
   }
-  json_t *details = json_object();
-  json_t *unprocessed = unprocessed_json(st);
-  if (details == NULL || unprocessed == NULL) {
-    json_decref(details);
-    json_decref(unprocessed);
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(r, &err);
-    op_finish(op);
-    return;
-  }
-  json_object_set_new(details, "unprocessed", unprocessed);
-  json_object_set_new(details, "processed", json_integer((json_int_t)st->processed));
-  if (st->failed && (!op->write || st->processed == 0)) {
+  op->incomplete = true;
+  if (st->failed && (!op->write || op->processed == 0)) {
     /* Nothing written (or a read): the backend's own answer says most. */
     tt_orm_fail(r, &st->first_err);
     r->retry_after_s = st->retry_after_s;
-    if (st->first_details)
-      json_object_update(details, st->first_details);
+    r->details = st->first_details;
+    st->first_details = NULL;
   } else {
     if (st->failed)
-      json_object_set_new(details, "cause",
-                          json_string(tt_error_code_name(st->first_err.code)));
+      op->cause = st->first_err.code;
     tt_error_set(&err, TT_ERR_BATCH_INCOMPLETE, NULL,
                  op->write ? "%zu of %zu writes were not done; resend exactly those named in "
                              "details.unprocessed"
                            : "%zu of %zu keys were not read; request exactly those named in "
                              "details.unprocessed again",
-                 st->n - st->processed, st->n);
+                 st->n - op->processed, st->n);
     tt_orm_fail(r, &err);
   }
-  r->details = details;
   op_finish(op);
 }
 
@@ -808,9 +678,9 @@ static void puts_sealed_cb(void *arg, const struct tt_error *err) {
     return;
   }
   for (size_t i = 0; i < st->n; i++) {
-    struct breq *r = &st->reqs[i];
     struct tt_error e;
-    if (r->is_put && wire_size(&r->item, &st->scratch, &r->wire_bytes) != 0) {
+    if (st->ents[i].put &&
+        wire_size(&st->ents[i].item, &st->scratch, &st->reqs[i].wire_bytes) != 0) {
       fail_now(st->op, (oom(&e), &e));
       return;
     }
@@ -833,35 +703,16 @@ static int batch_start_run(struct tt_orm_ctx *ctx) {
   struct tt_orm_batch_op *op = (struct tt_orm_batch_op *)ctx;
   struct tt_error err;
   tt_error_clear(&err);
-  op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
-  if (op->st == NULL) {
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+  if (check_batch(op, op->n_entries, &err) != 0 ||
+      (!op->write && build_projection(op->st, &err) != 0))
     return fail_now(op, &err);
-  }
   struct tt_orm_batch_state *st = op->st;
-  st->op = op;
-  tt_buf_init(&st->scratch, 0);
-  if (!json_is_object(op->body)) {
-    tt_error_set(&err, TT_ERR_VALIDATION, "body", "the body must be a JSON object");
-    return fail_now(op, &err);
-  }
-  if (tt_orm_crypt_check(op->ctx.orm, op->ctx.model, &err) != 0)
-    return fail_now(op, &err);
-  const json_t *sel = json_object_get(op->body, "select");
-  for (size_t i = 0; !op->write && json_is_array(sel) && i < json_array_size(sel); i++) {
-    const char *p = json_string_value(json_array_get(sel, i));
-    if (p != NULL && tt_orm_crypt_check_path(op->ctx.model, p, "select", &err) != 0)
-      return fail_now(op, &err);
-  }
-  int rc = op->write ? parse_write(op, &err) : parse_get(op, &err);
-  if (rc != 0 || (!op->write && build_projection(st, &err) != 0))
-    return fail_now(op, &err);
   if (op->write && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL)
       return fail_now(op, (oom(&err), &err));
     for (size_t i = 0; i < st->n; i++)
-      if (st->reqs[i].is_put && tt_orm_crypt_add_item(c, &st->reqs[i].item, &err) != 0)
+      if (st->ents[i].put && tt_orm_crypt_add_item(c, &st->ents[i].item, &err) != 0)
         return fail_now(op, &err);
     tt_orm_crypt_run_then(c, puts_sealed_cb, st);
     return 0;
@@ -872,4 +723,21 @@ static int batch_start_run(struct tt_orm_ctx *ctx) {
 
 int tt_orm_batch_start(struct tt_orm_batch_op *op) {
   return tt_orm_ctx_start(&op->ctx, batch_start_run);
+}
+
+int tt_orm_batch_fail_input(struct tt_orm_batch_op *op, size_t n_typed,
+                            const struct tt_error *input) {
+  struct tt_error first;
+  int rc = check_batch(op, n_typed, &first);
+  if (op->st)
+    state_free(op->st);
+  return tt_orm_ctx_refuse(&op->ctx, rc != 0 ? &first : input);
+}
+
+void tt_orm_batch_entries_free(struct tt_orm_batch_op *op) {
+  for (size_t i = 0; op->entries && i < op->n_entries; i++) {
+    tt_av_free(&op->entries[i].key);
+    tt_av_free(&op->entries[i].item);
+    tt_av_free(&op->entries[i].found);
+  }
 }

@@ -2,8 +2,8 @@
 /* orm.h -- model operations over the backend port, as a typed library: what
  * the HTTP handlers and the ledger call. Every operation runs as operations
  * of the caller's join, writes its outcome into a struct tt_orm_result (a
- * typed item or page, a transaction's typed answer in its op, or the
- * rendered body of batches and tables; or an error), and calls back once. */
+ * typed item or page, a transaction's or a batch's typed answer in its op,
+ * or the rendered body of tables; or an error), and calls back once. */
 #ifndef TT_ORM_ORM_H
 #define TT_ORM_ORM_H
 
@@ -47,12 +47,13 @@ struct tt_orm {
 
 /* What a successful operation hands back (tt_orm_result.answer). */
 enum tt_orm_answer {
-  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (batches, tables, the
-                           * ledger) */
+  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (tables, the ledger) */
   TT_ORM_ANSWER_ITEM,     /* typed: `item` of `model`, `created` (items.h) */
   TT_ORM_ANSWER_PAGE,     /* typed: `page` of `model`'s items (query.h) */
-  TT_ORM_ANSWER_NONE      /* done, nothing to hand back (a delete; a transaction's
+  TT_ORM_ANSWER_NONE,     /* done, nothing to hand back (a delete; a transaction's
                            * answer is in its op, orm/txn.h) */
+  TT_ORM_ANSWER_BATCH     /* typed: a batch's answer is in its op (batch.h); `model` is
+                           * the batch's */
 };
 
 /* A page of a query or scan: its items in answer order (parallel scan

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/batch.h"
 #include "api/item_io.h"
 #include "api/txn.h"
 #include "backend/memory/memdb.h"
@@ -192,6 +193,8 @@ void fz_run_end(struct fz_run *r) {
     abort();
   if (r->txn)
     tt_api_txn_answer(r->txn, &r->res);
+  if (r->batch)
+    tt_api_batch_answer(r->batch, &r->res);
   if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
     /* A typed item renders as the item routes render it. */
     struct tt_buf b;
@@ -326,9 +329,9 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     memset(&op, 0, sizeof(op));
     fz_run_begin(&r, &op.ctx, m);
     op.write = kind == FZ_BATCH_WRITE;
-    op.body = body;
     op.deadline_ns = deadline_ns;
-    run_started(&r, tt_orm_batch_start(&op));
+    run_started(&r, tt_api_batch_start(&op, body));
+    r.batch = &op; /* answered as the batch routes answer */
     fz_run_end(&r);
     break;
   }

@@ -57,6 +57,7 @@ struct fz_run {
   int done;
   int joined;
   struct tt_orm_txn_op *txn; /* a transaction: its answer rendered at the end */
+  struct tt_orm_batch_op *batch; /* a batch: the same */
 };
 
 /* Prepares r and initializes `ctx` (the first member of an ORM op) for

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "api/batch.h"
 #include "api/item_io.h"
 #include "api/txn.h"
 #include "backend/memory/memdb.h"
@@ -589,8 +590,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   case R_BGET:
   case R_BWRITE:
     op.batch.write = q->kind == R_BWRITE;
-    op.batch.body = body;
-    settled = tt_orm_batch_start(&op.batch);
+    settled = tt_api_batch_start(&op.batch, body);
     break;
   case R_TXN:
     settled = tt_api_txn_start(&op.txn, body);
@@ -605,6 +605,8 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
         q->model ? q->model : "transaction", done, joined);
   if (q->kind == R_TXN)
     tt_api_txn_answer(&op.txn, &res); /* as the transaction routes answer */
+  if (q->kind == R_BGET || q->kind == R_BWRITE)
+    tt_api_batch_answer(&op.batch, &res); /* as the batch routes answer */
   int rc = 0;
   size_t used = strlen(out);
   char etag[TT_API_ETAG_MAX];

@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_orm_batch.c -- check suite for the pure parts of batches and unique
- * constraints: guard keys, guard actions, reserved keys, the query filter,
- * and the batch concurrency default. */
+/* test_orm_batch.c -- check suite of batches and unique constraints: guard
+ * keys, guard actions, reserved keys, the query filter, the batch
+ * concurrency default; and typed batches on the memory backend in process
+ * behind the fault decorator: chunks, unprocessed work retried or left at
+ * the deadline, backend errors before and after a write, and the refusals
+ * of a typed batch before any I/O. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/fault.h"
 #include "model/model.h"
 #include "orm/batch.h"
+#include "orm/item.h"
 #include "orm/unique.h"
+#include "orm_fixture.h"
 #include "value/codec_ddb.h"
 
 /* S partition key, unique S and N attributes, a unique B. */
@@ -271,6 +278,334 @@ START_TEST(concurrency_default) {
 }
 END_TEST
 
+/* ---- typed batches on the memory backend ------------------------------------ */
+
+static const char typed_dms[] =
+    "{\"dms_version\":\"0.2\",\"models\":["
+    "{\"name\":\"Thing\",\"table\":{\"name\":\"things\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},\"attributes\":["
+    "{\"attribute\":\"id\",\"type\":\"S\",\"required\":true,\"roles\":[\"pk\"]},"
+    "{\"attribute\":\"n\",\"type\":\"N\",\"optional\":true},"
+    "{\"attribute\":\"tag\",\"type\":\"S\",\"optional\":true}]},"
+    "{\"name\":\"Account\",\"table\":{\"name\":\"accounts\"},"
+    "\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},\"attributes\":["
+    "{\"attribute\":\"id\",\"type\":\"S\",\"required\":true,\"roles\":[\"pk\"]},"
+    "{\"attribute\":\"email\",\"type\":\"S\",\"optional\":true,\"tags\":{\"unique\":true}}]}]}";
+
+#define MAX_ENTRIES 300
+
+static struct tt_fault_backend *FB;
+static struct tt_orm_batch_entry E[MAX_ENTRIES];
+static struct tt_orm_batch_op OP;
+
+static double no_jitter(void *arg) {
+  (void)arg;
+  return 0.0; /* every backoff is 0 ms */
+}
+
+static void typed_setup(void) {
+  static const char *const tables[] = {"Thing", NULL};
+  ofx_setup(typed_dms, tables);
+  struct tt_backend *fb;
+  ck_assert_int_eq(tt_fault_backend_new(OFX.b, &OFX.loop, &fb), 0);
+  OFX.b = OFX.client.backend = fb;
+  FB = tt_fault_backend_of(fb);
+  OFX.client.random01 = no_jitter;
+  OFX.orm.batch_concurrency = 2;
+}
+
+/* Frees what the entries hold and zeroes them. */
+static void reset(void) {
+  OP.entries = E;
+  OP.n_entries = MAX_ENTRIES;
+  tt_orm_batch_entries_free(&OP);
+  memset(E, 0, sizeof(E));
+}
+
+static void typed_teardown(void) {
+  reset();
+  ofx_teardown();
+}
+
+static unsigned fault(const char *op, const char *error, unsigned unprocessed, unsigned times,
+                      uint64_t latency_ms) {
+  struct tt_fault_spec spec = {.op = op,
+                               .error = error,
+                               .unprocessed = unprocessed,
+                               .times = times,
+                               .latency_ms = latency_ms};
+  struct tt_error err = {0};
+  unsigned id = 0;
+  ck_assert_msg(tt_fault_add(FB, &spec, &id, &err) == 0, "%s", err.message);
+  return id;
+}
+
+static void key_entry(size_t i, const char *id) {
+  char j[64];
+  snprintf(j, sizeof(j), "{'id':'%s'}", id);
+  E[i].key = ofx_key(ofx_model("Thing"), j);
+}
+
+/* A put of {id, n, tag: "x"}, or of {id} alone when n < 0. */
+static void put_entry(size_t i, const char *model, const char *id, int n) {
+  char j[96];
+  if (n < 0)
+    snprintf(j, sizeof(j), "{'id':'%s'}", id);
+  else
+    snprintf(j, sizeof(j), "{'id':'%s','n':%d,'tag':'x'}", id, n);
+  json_t *v = fx_json(j);
+  struct tt_error err = {0};
+  E[i].put = true;
+  ck_assert_msg(tt_orm_item_from_json(ofx_model(model), v, TT_ORM_PUT, OFX.now_ns, NULL,
+                                      &E[i].item, NULL, &err) == 0,
+                "%s", err.message);
+  json_decref(v);
+}
+
+/* The ids t<from> .. t<to - 1> as entries [from, to): puts or keys. */
+static void entries(size_t from, size_t to, bool put) {
+  for (size_t i = from; i < to; i++) {
+    char id[16];
+    snprintf(id, sizeof(id), "t%zu", i);
+    if (put)
+      put_entry(i, "Thing", id, (int)i);
+    else
+      key_entry(i, id);
+  }
+}
+
+struct brun {
+  bool write;
+  const char *model; /* NULL: Thing */
+  size_t n;
+  const json_t *select;
+  uint64_t deadline_ns;
+  const struct tt_error *input; /* fail the input after n_typed entries */
+  size_t n_typed;
+};
+
+static int start_batch(struct tt_orm_ctx *ctx, void *arg) {
+  const struct brun *b = arg;
+  struct tt_orm_batch_op *op = (struct tt_orm_batch_op *)ctx;
+  op->write = b->write;
+  op->entries = E;
+  op->n_entries = b->n;
+  op->select = b->select;
+  op->deadline_ns = b->deadline_ns;
+  return b->input ? tt_orm_batch_fail_input(op, b->n_typed, b->input) : tt_orm_batch_start(op);
+}
+
+/* Runs the batch of entries [0, b.n); OP and E hold its answer. */
+static struct tt_orm_result run(struct brun b) {
+  struct tt_orm_result res;
+  memset(&OP, 0, sizeof(OP));
+  ofx_run(&OP.ctx, ofx_model(b.model ? b.model : "Thing"), &res, start_batch, &b);
+  return res;
+}
+
+static void expect_done(struct tt_orm_result r, size_t n) {
+  ck_assert_msg(r.status == 0, "%s: %s (%s)", tt_error_code_name(r.err.code), r.err.message,
+                r.err.field);
+  ck_assert_int_eq(r.answer, TT_ORM_ANSWER_BATCH);
+  ck_assert_ptr_eq(r.model, ofx_model("Thing"));
+  ck_assert(!OP.incomplete);
+  ck_assert_uint_eq(OP.processed, n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert(E[i].done);
+  tt_orm_result_free(&r);
+}
+
+static void expect_error(struct tt_orm_result r, enum tt_err_code code, const char *field,
+                         const char *says) {
+  ck_assert_msg(r.status == -1, "succeeded");
+  ck_assert_msg(r.err.code == code, "%s: %s", tt_error_code_name(r.err.code), r.err.message);
+  ck_assert_str_eq(r.err.field, field);
+  ck_assert_msg(says == NULL || strstr(r.err.message, says), "%s", r.err.message);
+  tt_orm_result_free(&r);
+}
+
+static size_t undone(size_t n) {
+  size_t left = 0;
+  for (size_t i = 0; i < n; i++)
+    left += !E[i].done;
+  return left;
+}
+
+/* Attribute `name` (S or N) of the item found for entry i; NULL if absent. */
+static const char *found_attr(size_t i, const char *name) {
+  ck_assert_int_eq(E[i].found.type, TT_AV_M);
+  const struct tt_av *v = tt_av_map_get(&E[i].found, name);
+  return v && (v->type == TT_AV_S || v->type == TT_AV_N) ? v->u.bytes : NULL;
+}
+
+/* Reads t0 .. t<n - 1> back and checks that every one was written. */
+static void expect_stored(size_t n) {
+  reset();
+  entries(0, n, false);
+  expect_done(run((struct brun){.n = n}), n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_int_eq(E[i].found.type, TT_AV_M);
+}
+
+START_TEST(writes_and_reads_in_chunks) {
+  unsigned w = fault("BatchWriteItem", NULL, 0, 1000, 1);
+  unsigned g = fault("BatchGetItem", NULL, 0, 1000, 1);
+  entries(0, 60, true);
+  expect_done(run((struct brun){.write = true, .n = 60}), 60);
+  ck_assert_uint_eq(tt_fault_fired(FB, w), 3); /* 25 + 25 + 10 */
+  /* 250 keys in 3 chunks; the 60 written are found in key order. */
+  reset();
+  entries(0, 250, false);
+  expect_done(run((struct brun){.n = 250}), 250);
+  ck_assert_uint_eq(tt_fault_fired(FB, g), 3); /* 100 + 100 + 50 */
+  for (size_t i = 0; i < 250; i++)
+    ck_assert(E[i].found.type == TT_AV_M ? i < 60 : i >= 60);
+  ck_assert_str_eq(found_attr(7, "id"), "t7");
+  ck_assert_str_eq(found_attr(59, "n"), "59");
+  /* Deletes: what was deleted is missing afterwards. */
+  reset();
+  entries(0, 30, false);
+  expect_done(run((struct brun){.write = true, .n = 30}), 30);
+  reset();
+  entries(0, 60, false);
+  expect_done(run((struct brun){.n = 60}), 60);
+  for (size_t i = 0; i < 60; i++)
+    ck_assert(E[i].found.type == TT_AV_M ? i >= 30 : i < 30);
+}
+END_TEST
+
+START_TEST(a_select_keeps_its_paths_and_the_keys) {
+  entries(0, 2, true);
+  expect_done(run((struct brun){.write = true, .n = 2}), 2);
+  reset();
+  entries(0, 2, false);
+  json_t *select = fx_json("['tag']");
+  expect_done(run((struct brun){.n = 2, .select = select}), 2);
+  json_decref(select);
+  ck_assert_str_eq(found_attr(1, "tag"), "x");
+  ck_assert_str_eq(found_attr(1, "id"), "t1"); /* keys are read to match the answer */
+  ck_assert_ptr_null(found_attr(1, "n"));
+}
+END_TEST
+
+START_TEST(unprocessed_work_is_retried_until_done) {
+  /* 10 of 25 left twice: three calls, everything written. */
+  unsigned w = fault("BatchWriteItem", "Unprocessed", 10, 2, 0);
+  entries(0, 25, true);
+  expect_done(run((struct brun){.write = true, .n = 25}), 25);
+  ck_assert_uint_eq(tt_fault_fired(FB, w), 2);
+  unsigned g = fault("BatchGetItem", "Unprocessed", 3, 1, 0);
+  expect_stored(25);
+  ck_assert_uint_eq(tt_fault_fired(FB, g), 1);
+}
+END_TEST
+
+START_TEST(work_left_at_the_deadline_is_incomplete) {
+  fault("BatchWriteItem", "Unprocessed", 5, 1, 0);
+  entries(0, 25, true);
+  /* A deadline long past: no retry. */
+  expect_error(run((struct brun){.write = true, .n = 25, .deadline_ns = 1}),
+               TT_ERR_BATCH_INCOMPLETE, "", "5 of 25 writes were not done");
+  ck_assert(OP.incomplete);
+  ck_assert_uint_eq(OP.processed, 20);
+  ck_assert_int_eq(OP.cause, TT_OK);
+  ck_assert_uint_eq(undone(25), 5);
+  /* A batch-get likewise names the keys it did not read. */
+  fault("BatchGetItem", "Unprocessed", 7, 1, 0);
+  reset();
+  entries(0, 25, false);
+  expect_error(run((struct brun){.n = 25, .deadline_ns = 1}), TT_ERR_BATCH_INCOMPLETE, "",
+               "7 of 25 keys were not read");
+  ck_assert_uint_eq(undone(25), 7);
+  for (size_t i = 0; i < 25; i++)
+    ck_assert(!E[i].done || E[i].found.type == TT_AV_M);
+}
+END_TEST
+
+START_TEST(a_backend_error_before_any_write_is_that_error) {
+  fault("BatchWriteItem", "ConditionalCheckFailedException", 0, 1, 0);
+  entries(0, 3, true);
+  expect_error(run((struct brun){.write = true, .n = 3}), TT_ERR_CONDITION_FAILED, "", NULL);
+  ck_assert(OP.incomplete);
+  ck_assert_uint_eq(OP.processed, 0);
+  ck_assert_int_eq(OP.cause, TT_OK);
+  ck_assert_uint_eq(undone(3), 3);
+  /* Transient errors are retried by the client until its attempts end. */
+  unsigned g = fault("BatchGetItem", "InternalServerError", 0, 1000, 0);
+  reset();
+  entries(0, 3, false);
+  expect_error(run((struct brun){.n = 3}), TT_ERR_BACKEND_UNAVAILABLE, "", NULL);
+  ck_assert_uint_eq(tt_fault_fired(FB, g), tt_client_default_retry.max_attempts);
+  ck_assert(OP.incomplete);
+}
+END_TEST
+
+START_TEST(a_backend_error_after_a_write_is_incomplete_with_its_cause) {
+  OFX.orm.batch_concurrency = 1; /* chunks one after another */
+  fault("BatchWriteItem", NULL, 0, 1, 1);                           /* the first passes */
+  fault("BatchWriteItem", "ConditionalCheckFailedException", 0, 1, 0); /* the second fails */
+  entries(0, 30, true);
+  expect_error(run((struct brun){.write = true, .n = 30}), TT_ERR_BATCH_INCOMPLETE, "",
+               "5 of 30 writes were not done");
+  ck_assert_uint_eq(OP.processed, 25);
+  ck_assert_int_eq(OP.cause, TT_ERR_CONDITION_FAILED);
+  for (size_t i = 0; i < 30; i++)
+    ck_assert(E[i].done == (i < 25));
+  expect_stored(25);
+}
+END_TEST
+
+START_TEST(refusals_before_any_io_keep_their_order) {
+  struct tt_error input, err = {0};
+  tt_error_set(&input, TT_ERR_VALIDATION, "keys[2].id", "keys[2].id is bad");
+  /* A key named twice names both places. */
+  key_entry(0, "a");
+  key_entry(1, "b");
+  key_entry(2, "a");
+  expect_error(run((struct brun){.n = 3}), TT_ERR_VALIDATION, "keys[2]",
+               "names the same item as keys[0]");
+  /* Before the input that failed to type, a refusal of what was typed. */
+  expect_error(run((struct brun){.n = 3, .input = &input, .n_typed = 2}), TT_ERR_VALIDATION,
+               "keys[2].id", NULL);
+  reset();
+  key_entry(0, "a");
+  key_entry(1, "a");
+  expect_error(run((struct brun){.n = 3, .input = &input, .n_typed = 2}), TT_ERR_VALIDATION,
+               "keys[1]", "same item as keys[0]");
+  /* A put and a delete of one item; the lists count apart. */
+  reset();
+  put_entry(0, "Thing", "a", 1);
+  key_entry(1, "b");
+  key_entry(2, "a");
+  expect_error(run((struct brun){.write = true, .n = 3}), TT_ERR_VALIDATION, "delete[1]",
+               "same item as put[0]");
+  /* A typed key of the wrong type. */
+  reset();
+  E[0].key = item("{\"id\":{\"N\":\"1\"}}");
+  expect_error(run((struct brun){.n = 1}), TT_ERR_VALIDATION, "keys[0]", "id");
+  /* Counts come before the entries. */
+  reset();
+  expect_error(run((struct brun){.n = TT_ORM_BATCH_MAX + 1}), TT_ERR_VALIDATION, "keys",
+               "at most 10000 keys");
+  ck_assert_int_eq(tt_orm_batch_check_counts(ofx_model("Thing"), true, 1, TT_ORM_BATCH_MAX, &err),
+                   -1);
+  ck_assert_str_eq(err.field, "put");
+  ck_assert_int_eq(tt_orm_batch_check_counts(ofx_model("Thing"), true, 0, 3, &err), 0);
+  /* A batch-write cannot keep a value unique. */
+  put_entry(0, "Account", "a", -1);
+  expect_error(run((struct brun){.write = true, .model = "Account", .n = 1}), TT_ERR_VALIDATION,
+               "put", "keeps email unique");
+  /* A select path must start with a declared attribute. */
+  reset();
+  key_entry(0, "a");
+  json_t *select = fx_json("['nope']");
+  expect_error(run((struct brun){.n = 1, .select = select}), TT_ERR_VALIDATION, "select.nope",
+               NULL);
+  json_decref(select);
+  ck_assert_uint_eq(tt_fault_fired_total(FB), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("orm_batch");
   TCase *tc = tcase_create("unique");
@@ -282,6 +617,16 @@ static Suite *suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("batch");
   tcase_add_test(tc, concurrency_default);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("typed");
+  tcase_add_checked_fixture(tc, typed_setup, typed_teardown);
+  tcase_add_test(tc, writes_and_reads_in_chunks);
+  tcase_add_test(tc, a_select_keeps_its_paths_and_the_keys);
+  tcase_add_test(tc, unprocessed_work_is_retried_until_done);
+  tcase_add_test(tc, work_left_at_the_deadline_is_incomplete);
+  tcase_add_test(tc, a_backend_error_before_any_write_is_that_error);
+  tcase_add_test(tc, a_backend_error_after_a_write_is_incomplete_with_its_cause);
+  tcase_add_test(tc, refusals_before_any_io_keep_their_order);
   suite_add_tcase(s, tc);
   return s;
 }
