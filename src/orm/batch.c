@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* batch.c -- batch-get and batch-write over BatchGetItem/BatchWriteItem:
- * validate everything, split into chunks, run a bounded number of chunks at
- * once, retry unprocessed keys and items with backoff, join every worker. */
+/* batch.c -- typed batch-get and batch-write over BatchGetItem/BatchWriteItem:
+ * check everything, split into chunks, run a bounded number of chunks at
+ * once, retry unprocessed keys and items with backoff, join every worker,
+ * answer per entry. */
 #include "orm/batch.h"
 
 #include <inttypes.h>

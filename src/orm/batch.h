@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* batch.h -- batch-get and batch-write of one model: validation of every key
- * and item before any I/O, DynamoDB-sized chunks run in parallel with a
- * bound, unprocessed work retried with backoff until done or the deadline. */
+/* batch.h -- typed batch-get and batch-write of one model: every key and
+ * item checked before any I/O, DynamoDB-sized chunks run in parallel with a
+ * bound, unprocessed work retried with backoff until done or the deadline;
+ * the answer per entry (found item, done) and the count done. */
 #ifndef TT_ORM_BATCH_H
 #define TT_ORM_BATCH_H
 

@@ -135,7 +135,8 @@ struct tt_orm_query_op {
 int tt_orm_query_start(struct tt_orm_query_op *op);
 
 /* The ORM's checks of a request that the HTTP edge runs at their place in
- * its order of errors (tt_orm_query_start runs both): encrypted attributes
+ * its order of errors (tt_orm_query_start runs both; batches run the
+ * first, without key conditions and filter): encrypted attributes
  * (fail closed without a key; never in the key conditions, the filter, nor
  * inside a select path), and the target: the select paths, the index
  * (named, or chosen by the key conditions) and consistency on it, into

@@ -131,6 +131,17 @@ static inline struct tt_av ofx_key(const struct tt_model *m, const char *json) {
   return key;
 }
 
+/* Checks that r failed with code, field and (unless NULL) a message
+ * holding `says`, and frees it. */
+static inline void ofx_expect_error(struct tt_orm_result r, enum tt_err_code code,
+                                    const char *field, const char *says) {
+  ck_assert_msg(r.status == -1, "succeeded");
+  ck_assert_msg(r.err.code == code, "%s: %s", tt_error_code_name(r.err.code), r.err.message);
+  ck_assert_str_eq(r.err.field, field);
+  ck_assert_msg(says == NULL || strstr(r.err.message, says), "%s", r.err.message);
+  tt_orm_result_free(&r);
+}
+
 /* The main of a suite: runs `tests` (n of them), each between `setup` and
  * `teardown` (which calls ofx_teardown). Returns the exit status. */
 static inline int ofx_main(const char *name, void (*setup)(void), void (*teardown)(void),

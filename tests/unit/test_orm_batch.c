@@ -374,34 +374,33 @@ static void entries(size_t from, size_t to, bool put) {
   }
 }
 
-struct brun {
-  bool write;
-  const char *model; /* NULL: Thing */
-  size_t n;
-  const json_t *select;
-  uint64_t deadline_ns;
-  const struct tt_error *input; /* fail the input after n_typed entries */
+/* The inputs of a batch (a struct tt_orm_batch_op). */
+#define BATCH(...) ((struct tt_orm_batch_op){__VA_ARGS__})
+
+/* An input that failed to type after n_typed entries. */
+struct input {
+  const struct tt_error *err;
   size_t n_typed;
 };
 
 static int start_batch(struct tt_orm_ctx *ctx, void *arg) {
-  const struct brun *b = arg;
+  const struct input *in = arg;
   struct tt_orm_batch_op *op = (struct tt_orm_batch_op *)ctx;
-  op->write = b->write;
-  op->entries = E;
-  op->n_entries = b->n;
-  op->select = b->select;
-  op->deadline_ns = b->deadline_ns;
-  return b->input ? tt_orm_batch_fail_input(op, b->n_typed, b->input) : tt_orm_batch_start(op);
+  return in ? tt_orm_batch_fail_input(op, in->n_typed, in->err) : tt_orm_batch_start(op);
 }
 
-/* Runs the batch of entries [0, b.n); OP and E hold its answer. */
-static struct tt_orm_result run(struct brun b) {
+/* Runs `op` (its inputs) over the entries E on model `model`; OP and E
+ * hold its answer. */
+static struct tt_orm_result run_as(const char *model, struct tt_orm_batch_op op,
+                                   const struct input *in) {
   struct tt_orm_result res;
-  memset(&OP, 0, sizeof(OP));
-  ofx_run(&OP.ctx, ofx_model(b.model ? b.model : "Thing"), &res, start_batch, &b);
+  OP = op;
+  OP.entries = E;
+  ofx_run(&OP.ctx, ofx_model(model), &res, start_batch, (void *)in);
   return res;
 }
+
+static struct tt_orm_result run(struct tt_orm_batch_op op) { return run_as("Thing", op, NULL); }
 
 static void expect_done(struct tt_orm_result r, size_t n) {
   ck_assert_msg(r.status == 0, "%s: %s (%s)", tt_error_code_name(r.err.code), r.err.message,
@@ -412,15 +411,6 @@ static void expect_done(struct tt_orm_result r, size_t n) {
   ck_assert_uint_eq(OP.processed, n);
   for (size_t i = 0; i < n; i++)
     ck_assert(E[i].done);
-  tt_orm_result_free(&r);
-}
-
-static void expect_error(struct tt_orm_result r, enum tt_err_code code, const char *field,
-                         const char *says) {
-  ck_assert_msg(r.status == -1, "succeeded");
-  ck_assert_msg(r.err.code == code, "%s: %s", tt_error_code_name(r.err.code), r.err.message);
-  ck_assert_str_eq(r.err.field, field);
-  ck_assert_msg(says == NULL || strstr(r.err.message, says), "%s", r.err.message);
   tt_orm_result_free(&r);
 }
 
@@ -442,7 +432,7 @@ static const char *found_attr(size_t i, const char *name) {
 static void expect_stored(size_t n) {
   reset();
   entries(0, n, false);
-  expect_done(run((struct brun){.n = n}), n);
+  expect_done(run(BATCH(.n_entries = n)), n);
   for (size_t i = 0; i < n; i++)
     ck_assert_int_eq(E[i].found.type, TT_AV_M);
 }
@@ -451,12 +441,12 @@ START_TEST(writes_and_reads_in_chunks) {
   unsigned w = fault("BatchWriteItem", NULL, 0, 1000, 1);
   unsigned g = fault("BatchGetItem", NULL, 0, 1000, 1);
   entries(0, 60, true);
-  expect_done(run((struct brun){.write = true, .n = 60}), 60);
+  expect_done(run(BATCH(.write = true, .n_entries = 60)), 60);
   ck_assert_uint_eq(tt_fault_fired(FB, w), 3); /* 25 + 25 + 10 */
   /* 250 keys in 3 chunks; the 60 written are found in key order. */
   reset();
   entries(0, 250, false);
-  expect_done(run((struct brun){.n = 250}), 250);
+  expect_done(run(BATCH(.n_entries = 250)), 250);
   ck_assert_uint_eq(tt_fault_fired(FB, g), 3); /* 100 + 100 + 50 */
   for (size_t i = 0; i < 250; i++)
     ck_assert(E[i].found.type == TT_AV_M ? i < 60 : i >= 60);
@@ -465,10 +455,10 @@ START_TEST(writes_and_reads_in_chunks) {
   /* Deletes: what was deleted is missing afterwards. */
   reset();
   entries(0, 30, false);
-  expect_done(run((struct brun){.write = true, .n = 30}), 30);
+  expect_done(run(BATCH(.write = true, .n_entries = 30)), 30);
   reset();
   entries(0, 60, false);
-  expect_done(run((struct brun){.n = 60}), 60);
+  expect_done(run(BATCH(.n_entries = 60)), 60);
   for (size_t i = 0; i < 60; i++)
     ck_assert(E[i].found.type == TT_AV_M ? i >= 30 : i < 30);
 }
@@ -476,11 +466,11 @@ END_TEST
 
 START_TEST(a_select_keeps_its_paths_and_the_keys) {
   entries(0, 2, true);
-  expect_done(run((struct brun){.write = true, .n = 2}), 2);
+  expect_done(run(BATCH(.write = true, .n_entries = 2)), 2);
   reset();
   entries(0, 2, false);
   json_t *select = fx_json("['tag']");
-  expect_done(run((struct brun){.n = 2, .select = select}), 2);
+  expect_done(run(BATCH(.n_entries = 2, .select = select)), 2);
   json_decref(select);
   ck_assert_str_eq(found_attr(1, "tag"), "x");
   ck_assert_str_eq(found_attr(1, "id"), "t1"); /* keys are read to match the answer */
@@ -492,7 +482,7 @@ START_TEST(unprocessed_work_is_retried_until_done) {
   /* 10 of 25 left twice: three calls, everything written. */
   unsigned w = fault("BatchWriteItem", "Unprocessed", 10, 2, 0);
   entries(0, 25, true);
-  expect_done(run((struct brun){.write = true, .n = 25}), 25);
+  expect_done(run(BATCH(.write = true, .n_entries = 25)), 25);
   ck_assert_uint_eq(tt_fault_fired(FB, w), 2);
   unsigned g = fault("BatchGetItem", "Unprocessed", 3, 1, 0);
   expect_stored(25);
@@ -504,8 +494,8 @@ START_TEST(work_left_at_the_deadline_is_incomplete) {
   fault("BatchWriteItem", "Unprocessed", 5, 1, 0);
   entries(0, 25, true);
   /* A deadline long past: no retry. */
-  expect_error(run((struct brun){.write = true, .n = 25, .deadline_ns = 1}),
-               TT_ERR_BATCH_INCOMPLETE, "", "5 of 25 writes were not done");
+  ofx_expect_error(run(BATCH(.write = true, .n_entries = 25, .deadline_ns = 1)),
+                   TT_ERR_BATCH_INCOMPLETE, "", "5 of 25 writes were not done");
   ck_assert(OP.incomplete);
   ck_assert_uint_eq(OP.processed, 20);
   ck_assert_int_eq(OP.cause, TT_OK);
@@ -514,8 +504,8 @@ START_TEST(work_left_at_the_deadline_is_incomplete) {
   fault("BatchGetItem", "Unprocessed", 7, 1, 0);
   reset();
   entries(0, 25, false);
-  expect_error(run((struct brun){.n = 25, .deadline_ns = 1}), TT_ERR_BATCH_INCOMPLETE, "",
-               "7 of 25 keys were not read");
+  ofx_expect_error(run(BATCH(.n_entries = 25, .deadline_ns = 1)), TT_ERR_BATCH_INCOMPLETE, "",
+                   "7 of 25 keys were not read");
   ck_assert_uint_eq(undone(25), 7);
   for (size_t i = 0; i < 25; i++)
     ck_assert(!E[i].done || E[i].found.type == TT_AV_M);
@@ -525,7 +515,7 @@ END_TEST
 START_TEST(a_backend_error_before_any_write_is_that_error) {
   fault("BatchWriteItem", "ConditionalCheckFailedException", 0, 1, 0);
   entries(0, 3, true);
-  expect_error(run((struct brun){.write = true, .n = 3}), TT_ERR_CONDITION_FAILED, "", NULL);
+  ofx_expect_error(run(BATCH(.write = true, .n_entries = 3)), TT_ERR_CONDITION_FAILED, "", NULL);
   ck_assert(OP.incomplete);
   ck_assert_uint_eq(OP.processed, 0);
   ck_assert_int_eq(OP.cause, TT_OK);
@@ -534,7 +524,7 @@ START_TEST(a_backend_error_before_any_write_is_that_error) {
   unsigned g = fault("BatchGetItem", "InternalServerError", 0, 1000, 0);
   reset();
   entries(0, 3, false);
-  expect_error(run((struct brun){.n = 3}), TT_ERR_BACKEND_UNAVAILABLE, "", NULL);
+  ofx_expect_error(run(BATCH(.n_entries = 3)), TT_ERR_BACKEND_UNAVAILABLE, "", NULL);
   ck_assert_uint_eq(tt_fault_fired(FB, g), tt_client_default_retry.max_attempts);
   ck_assert(OP.incomplete);
 }
@@ -545,8 +535,8 @@ START_TEST(a_backend_error_after_a_write_is_incomplete_with_its_cause) {
   fault("BatchWriteItem", NULL, 0, 1, 1);                           /* the first passes */
   fault("BatchWriteItem", "ConditionalCheckFailedException", 0, 1, 0); /* the second fails */
   entries(0, 30, true);
-  expect_error(run((struct brun){.write = true, .n = 30}), TT_ERR_BATCH_INCOMPLETE, "",
-               "5 of 30 writes were not done");
+  ofx_expect_error(run(BATCH(.write = true, .n_entries = 30)), TT_ERR_BATCH_INCOMPLETE, "",
+                   "5 of 30 writes were not done");
   ck_assert_uint_eq(OP.processed, 25);
   ck_assert_int_eq(OP.cause, TT_ERR_CONDITION_FAILED);
   for (size_t i = 0; i < 30; i++)
@@ -558,49 +548,51 @@ END_TEST
 START_TEST(refusals_before_any_io_keep_their_order) {
   struct tt_error input, err = {0};
   tt_error_set(&input, TT_ERR_VALIDATION, "keys[2].id", "keys[2].id is bad");
+  const struct input typed2 = {&input, 2};
   /* A key named twice names both places. */
   key_entry(0, "a");
   key_entry(1, "b");
   key_entry(2, "a");
-  expect_error(run((struct brun){.n = 3}), TT_ERR_VALIDATION, "keys[2]",
-               "names the same item as keys[0]");
-  /* Before the input that failed to type, a refusal of what was typed. */
-  expect_error(run((struct brun){.n = 3, .input = &input, .n_typed = 2}), TT_ERR_VALIDATION,
-               "keys[2].id", NULL);
+  ofx_expect_error(run(BATCH(.n_entries = 3)), TT_ERR_VALIDATION, "keys[2]",
+                   "names the same item as keys[0]");
+  /* Entry 2 failed to type: its own duplicate is never seen, the input
+   * error stands; a duplicate among the entries before it comes first. */
+  ofx_expect_error(run_as("Thing", BATCH(.n_entries = 3), &typed2),
+                   TT_ERR_VALIDATION, "keys[2].id", NULL);
   reset();
   key_entry(0, "a");
   key_entry(1, "a");
-  expect_error(run((struct brun){.n = 3, .input = &input, .n_typed = 2}), TT_ERR_VALIDATION,
-               "keys[1]", "same item as keys[0]");
+  ofx_expect_error(run_as("Thing", BATCH(.n_entries = 3), &typed2),
+                   TT_ERR_VALIDATION, "keys[1]", "same item as keys[0]");
   /* A put and a delete of one item; the lists count apart. */
   reset();
   put_entry(0, "Thing", "a", 1);
   key_entry(1, "b");
   key_entry(2, "a");
-  expect_error(run((struct brun){.write = true, .n = 3}), TT_ERR_VALIDATION, "delete[1]",
-               "same item as put[0]");
+  ofx_expect_error(run(BATCH(.write = true, .n_entries = 3)), TT_ERR_VALIDATION, "delete[1]",
+                   "same item as put[0]");
   /* A typed key of the wrong type. */
   reset();
   E[0].key = item("{\"id\":{\"N\":\"1\"}}");
-  expect_error(run((struct brun){.n = 1}), TT_ERR_VALIDATION, "keys[0]", "id");
+  ofx_expect_error(run(BATCH(.n_entries = 1)), TT_ERR_VALIDATION, "keys[0]", "id");
   /* Counts come before the entries. */
   reset();
-  expect_error(run((struct brun){.n = TT_ORM_BATCH_MAX + 1}), TT_ERR_VALIDATION, "keys",
-               "at most 10000 keys");
+  ofx_expect_error(run(BATCH(.n_entries = TT_ORM_BATCH_MAX + 1)), TT_ERR_VALIDATION, "keys",
+                   "at most 10000 keys");
   ck_assert_int_eq(tt_orm_batch_check_counts(ofx_model("Thing"), true, 1, TT_ORM_BATCH_MAX, &err),
                    -1);
   ck_assert_str_eq(err.field, "put");
   ck_assert_int_eq(tt_orm_batch_check_counts(ofx_model("Thing"), true, 0, 3, &err), 0);
   /* A batch-write cannot keep a value unique. */
   put_entry(0, "Account", "a", -1);
-  expect_error(run((struct brun){.write = true, .model = "Account", .n = 1}), TT_ERR_VALIDATION,
-               "put", "keeps email unique");
+  ofx_expect_error(run_as("Account", BATCH(.write = true, .n_entries = 1), NULL),
+                   TT_ERR_VALIDATION, "put", "keeps email unique");
   /* A select path must start with a declared attribute. */
   reset();
   key_entry(0, "a");
   json_t *select = fx_json("['nope']");
-  expect_error(run((struct brun){.n = 1, .select = select}), TT_ERR_VALIDATION, "select.nope",
-               NULL);
+  ofx_expect_error(run(BATCH(.n_entries = 1, .select = select)), TT_ERR_VALIDATION, "select.nope",
+                   NULL);
   json_decref(select);
   ck_assert_uint_eq(tt_fault_fired_total(FB), 0);
 }

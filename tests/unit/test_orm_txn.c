@@ -157,17 +157,6 @@ static void expect_ok(struct tt_orm_result r) {
   tt_orm_result_free(&r);
 }
 
-/* Checks that r failed with code, field and (unless NULL) a message
- * holding `says`, and frees it. */
-static void expect_error(struct tt_orm_result r, enum tt_err_code code, const char *field,
-                         const char *says) {
-  ck_assert_msg(r.status == -1, "succeeded");
-  ck_assert_msg(r.err.code == code, "%s: %s", tt_error_code_name(r.err.code), r.err.message);
-  ck_assert_str_eq(r.err.field, field);
-  ck_assert_msg(says == NULL || strstr(r.err.message, says), "%s", r.err.message);
-  tt_orm_result_free(&r);
-}
-
 /* The items of `keys` (of model `model`) read in one read transaction;
  * S.items holds them until the next run (or the teardown). */
 static void read_back(const char *model, const char *const *keys, size_t n) {
@@ -239,7 +228,7 @@ START_TEST(a_failed_condition_cancels_with_a_reason_per_action) {
        .model = "Log",
        .key = "{'id':'l1'}",
        .condition = "{'attr':'msg','op':'=','value':'open'}"}};
-  expect_error(run((struct txn){.acts = acts, .n = 3}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 3}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
   ck_assert(S.has_reasons);
   ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_CONDITION);
   ck_assert_int_eq(S.reasons[1].v, TT_ORM_TXN_NONE);
@@ -254,8 +243,8 @@ START_TEST(two_actions_on_one_item_are_refused_before_any_io) {
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}"},
       {.kind = TT_ORM_TXN_PUT, .model = "Log", .item = "{'id':'l1','msg':'again'}"}};
-  expect_error(run((struct txn){.acts = acts, .n = 2}),
-               TT_ERR_VALIDATION, "items[1]", "name the same item");
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 2}),
+                   TT_ERR_VALIDATION, "items[1]", "name the same item");
   ck_assert(!S.has_reasons);
   ck_assert_str_eq(read_attr("Log", "{'id':'l1'}", "msg"), "open");
 }
@@ -268,7 +257,7 @@ START_TEST(expected_versions_lock_optimistically) {
                         .key = "{'id':'a'}",
                         .update = "{'set':{'balance':1}}",
                         .expected = 4 + 1}};
-  expect_error(run((struct txn){.acts = acts, .n = 1}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 1}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
   ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_VERSION);
   ck_assert(S.reasons[0].has_version);
   ck_assert_int_eq(S.reasons[0].version, 0);
@@ -284,7 +273,7 @@ START_TEST(a_taken_unique_value_names_its_attribute) {
   static const struct act acts[] = {
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l3'}"},
       {.kind = TT_ORM_TXN_CREATE, .model = "Account", .item = "{'id':'b','email':'a@x'}"}};
-  expect_error(run((struct txn){.acts = acts, .n = 2}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 2}), TT_ERR_TRANSACTION_CANCELED, "", NULL);
   ck_assert_int_eq(S.reasons[0].v, TT_ORM_TXN_NONE);
   ck_assert_int_eq(S.reasons[1].v, TT_ORM_TXN_UNIQUE);
   ck_assert_str_eq(S.reasons[1].attr->name, "email");
@@ -304,8 +293,8 @@ START_TEST(a_client_token_retry_applies_once) {
   ck_assert_str_eq(read_attr("Account", "{'id':'a'}", "balance"), "15");
   ck_assert_str_eq(attr(0, "version"), "1");
   /* Another request under the token is refused. */
-  expect_error(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8}),
-               TT_ERR_VALIDATION, "client_token", NULL);
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 1, .token = "t-1", .hash = 8}),
+                   TT_ERR_VALIDATION, "client_token", NULL);
 }
 END_TEST
 
@@ -317,18 +306,18 @@ START_TEST(refusals_keep_the_order_of_the_actions) {
       {.kind = TT_ORM_TXN_CREATE, .model = "Log", .item = "{'id':'l4'}"}};
   struct tt_error input;
   tt_error_set(&input, TT_ERR_VALIDATION, "items[1].item", "items[1].item is bad");
-  expect_error(run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1}),
-               TT_ERR_VALIDATION, "items[0]", "a check needs a condition");
-  expect_error(run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0}),
-               TT_ERR_VALIDATION, "items[1].item", NULL);
+  ofx_expect_error(run((struct txn){.acts = acts, .n = 2, .input = &input, .n_typed = 1}),
+                   TT_ERR_VALIDATION, "items[0]", "a check needs a condition");
+  ofx_expect_error(run((struct txn){.acts = acts + 1, .n = 1, .input = &input, .n_typed = 0}),
+                   TT_ERR_VALIDATION, "items[1].item", NULL);
   /* A model without a version has nothing to expect. */
   struct act log[] = {{.kind = TT_ORM_TXN_DELETE, .model = "Log", .key = "{'id':'l1'}",
                        .expected = 1}};
-  expect_error(run((struct txn){.acts = log, .n = 1}),
-               TT_ERR_VALIDATION, "items[0].expected_version", NULL);
+  ofx_expect_error(run((struct txn){.acts = log, .n = 1}),
+                   TT_ERR_VALIDATION, "items[0].expected_version", NULL);
   /* A read transaction holds only reads. */
-  expect_error(run((struct txn){.get = true, .acts = acts + 1, .n = 1}),
-               TT_ERR_VALIDATION, "items[0]", NULL);
+  ofx_expect_error(run((struct txn){.get = true, .acts = acts + 1, .n = 1}),
+                   TT_ERR_VALIDATION, "items[0]", NULL);
 }
 END_TEST
 
