@@ -297,8 +297,9 @@ static int wire_size(const struct tt_av *v, struct tt_buf *scratch, size_t *out)
   return 0;
 }
 
-/* Checks entry i -- its key (a put's, taken from its item), its size --
- * and registers its key; counts[put] numbers it inside its list. */
+/* Checks entry i -- its key (a put's, taken from its item, which checks
+ * it), its size -- and registers its key; counts[put] numbers it inside
+ * its list. */
 static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2],
                        struct tt_error *err) {
   const struct tt_model *m = st->op->ctx.model;
@@ -307,12 +308,10 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
   char field[32];
   st->reqs[i].pos = counts[put]++;
   snprintf(field, sizeof(field), "%s[%zu]", list_name(st, i), st->reqs[i].pos);
-  if (put) {
+  if (put)
     tt_av_free(&e->key);
-    if (tt_orm_key_of_item(m, &e->item, field, &e->key, err) != 0)
-      return -1;
-  }
-  if (tt_orm_key_check(m, &e->key, field, err) != 0)
+  if (put ? tt_orm_key_of_item(m, &e->item, field, &e->key, err) != 0
+          : tt_orm_key_check(m, &e->key, field, err) != 0)
     return -1;
   if (st->op->write &&
       wire_size(put ? &e->item : &e->key, &st->scratch, &st->reqs[i].wire_bytes) != 0)
