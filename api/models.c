@@ -8,6 +8,7 @@
 #include "api/orm_job.h"
 #include "model/registry.h"
 #include "obs/log.h"
+#include "value/json_exact.h"
 
 /* An ORM operation running for a request, with its result. */
 struct orm_job {
@@ -81,6 +82,23 @@ static void job_joined(struct tt_request *req) {
       tt_request_respond_json(req, status, m);
       json_decref(m);
     }
+  } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_NONE) {
+    tt_request_respond_static(req, 204, "application/json", "", 0);
+  } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_TABLE) {
+    const struct tt_orm_table_desc *d = &job->result.table;
+    json_t *out = tt_orm_table_to_json(d);
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    /* Our writer, not json_dumps: jansson's drops a key it failed to write. */
+    if (out == NULL || tt_json_dump(out, 0, &b) != 0) {
+      tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+    } else {
+      size_t len;
+      char *text = tt_buf_steal(&b, &len);
+      tt_request_respond_json_text(req, d->created ? 201 : 200, text, len);
+    }
+    tt_buf_free(&b);
+    json_decref(out);
   } else {
     tt_request_respond_result(req, &job->result);
   }

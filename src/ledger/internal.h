@@ -53,9 +53,8 @@ void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *fi
 /* Answers with the failure of an ORM result (its error and details). */
 void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
 
-/* The answer of a successful ORM result as a JSON tree (new reference):
- * a typed item in its logical JSON form; a rendered body (a table) parsed.
- * NULL when out of memory or the body does not parse. */
+/* The item of a successful ORM item result in its logical JSON form (new
+ * reference); NULL for another answer or when out of memory. */
 json_t *ledger_result_json(const struct tt_orm_result *r);
 
 /* ledger_item_str and ledger_item_int of a typed item answer (none when

@@ -199,13 +199,10 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* ---- JSON helpers ------------------------------------------------------- */
 
 json_t *ledger_result_json(const struct tt_orm_result *r) {
-  json_t *out = NULL;
   struct tt_error err;
-  if (r->answer == TT_ORM_ANSWER_ITEM)
-    return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
-  if (r->body.len == 0 || tt_json_parse(r->body.data, r->body.len, NULL, &out, &err) != 0)
+  if (r->answer != TT_ORM_ANSWER_ITEM)
     return NULL;
-  return out;
+  return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
 }
 
 /* The item of a typed item answer, or NULL. */
@@ -385,9 +382,10 @@ static void step_done(struct tt_orm_ctx *ctx) {
   if (s->span) {
     s->op->join->trace = s->outer;
     const struct tt_orm_result *r = &s->result;
-    unsigned status = r->answer == TT_ORM_ANSWER_ITEM   ? (r->created ? 201 : 200)
-                      : r->answer == TT_ORM_ANSWER_NONE ? 204
-                                                        : r->http_status;
+    unsigned status = r->answer == TT_ORM_ANSWER_ITEM    ? (r->created ? 201 : 200)
+                      : r->answer == TT_ORM_ANSWER_TABLE ? (r->table.created ? 201 : 200)
+                      : r->answer == TT_ORM_ANSWER_NONE  ? 204
+                                                         : r->http_status;
     tt_span_int(s->span, "http.response.status_code", status);
     if (s->result.status != 0)
       tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(s->result.err.code));
@@ -509,7 +507,12 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
     ledger_fail_result(op, r);
     return;
   }
-  ledger_answer(op, r->http_status, ledger_result_json(r));
+  json_t *v = tt_orm_table_to_json(&r->table);
+  if (v == NULL) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  ledger_answer(op, r->table.created ? 201 : 200, v);
 }
 
 /* Starts PUT .../table for the jobs table (the JobMeta model's). */
@@ -526,7 +529,7 @@ static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
     ledger_fail_result(op, r);
     return;
   }
-  ledger_answer(op, r->http_status, NULL);
+  ledger_answer(op, 204, NULL);
 }
 
 static void ledger_table_delete(struct tt_ledger_op *op) {

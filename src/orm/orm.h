@@ -47,13 +47,38 @@ struct tt_orm {
 
 /* What a successful operation hands back (tt_orm_result.answer). */
 enum tt_orm_answer {
-  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (tables, the ledger) */
+  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (the ledger) */
   TT_ORM_ANSWER_ITEM,     /* typed: `item` of `model`, `created` (items.h) */
   TT_ORM_ANSWER_PAGE,     /* typed: `page` of `model`'s items (query.h) */
   TT_ORM_ANSWER_NONE,     /* done, nothing to hand back (a delete; a transaction's
                            * answer is in its op, orm/txn.h) */
-  TT_ORM_ANSWER_BATCH     /* typed: a batch's answer is in its op (batch.h); `model` is
+  TT_ORM_ANSWER_BATCH,    /* typed: a batch's answer is in its op (batch.h); `model` is
                            * the batch's */
+  TT_ORM_ANSWER_TABLE     /* typed: `table`, a table's description */
+};
+
+/* One index of a described table. */
+struct tt_orm_table_index {
+  const char *name;
+  bool global;        /* a GSI (else an LSI) */
+  const char *status; /* IndexStatus; "ACTIVE" when the backend gave none */
+};
+
+/* What GET and PUT .../table answer (TT_ORM_ANSWER_TABLE): the table as
+ * DescribeTable gave it and, for an ensure, what that call changed. The
+ * strings and arrays live in the operation's arena. */
+struct tt_orm_table_desc {
+  const char *table;
+  const char *status; /* TableStatus; "UNKNOWN" when the backend gave none */
+  int64_t item_count;
+  const struct tt_orm_table_index *indexes;
+  size_t n_indexes;
+  bool ensured;       /* an ensure: the members below are meaningful */
+  bool created;       /* this call created the table */
+  const char *const *gsis_created; /* GSIs this call created, in order */
+  size_t n_gsis_created;
+  bool ttl_enabled;            /* this call turned TTL on */
+  const char *ttl_attribute;   /* TTL is on this attribute; NULL: not known to be */
 };
 
 /* A page of a query or scan: its items in answer order (parallel scan
@@ -87,6 +112,7 @@ struct tt_orm_result {
   struct tt_av item;
   bool created;
   struct tt_orm_page page;
+  struct tt_orm_table_desc table;
 };
 
 /* Releases what a result owns. */
@@ -212,6 +238,13 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
  * attribute is 409 AlreadyExists (details.ttl_attribute); a peer without
  * the TTL operations is logged and answered without "ttl_attribute". */
 int tt_orm_table_ensure(struct tt_orm_ctx *ctx);
+
+/* A table's description as JSON: {"table","status","item_count","indexes":
+ * [{"name","kind","status"}]} and, for an ensure, "changes" (what the call
+ * did: "table_created", "gsi_created:<name>", "ttl_enabled", so a caller can
+ * tell a table made ready from one that already was) and "ttl_attribute".
+ * New reference; NULL when memory ran out. */
+json_t *tt_orm_table_to_json(const struct tt_orm_table_desc *d);
 
 /* GET /v1/models/{m}/table: {"table","status","item_count","indexes"}. */
 int tt_orm_table_describe(struct tt_orm_ctx *ctx);

@@ -109,71 +109,102 @@ struct ensure_state {
   bool ttl_retried; /* asked again after UpdateTimeToLive failed */
   bool ttl_on;      /* TTL is known to be on the model's ttl attribute */
   bool ttl_enabled; /* this call turned it on */
+  bool create_tried; /* CreateTable was asked (once per ensure) */
+  bool created_table; /* and this call's made the table */
   struct tt_backend_error update_error; /* the failed update; body NULL */
 };
 
-/* Writes {"table","status","item_count","indexes":[...]} from a
- * DescribeTable answer, plus "changes" and "ttl_attribute" for an ensure
- * (st non-NULL). Returns 0, or -1 when memory ran out (nothing partial is
- * left to answer with). */
-static int describe_body(struct tt_orm_ctx *ctx, json_t *desc, const struct ensure_state *st) {
+/* A string of a DescribeTable answer copied into the arena (dflt when
+ * absent); NULL when memory ran out. */
+static const char *desc_str(struct tt_orm_ctx *ctx, const json_t *j, const char *dflt) {
+  const char *s = json_string_value(j);
+  if (s == NULL)
+    return dflt;
+  return tt_arena_strndup(ctx->arena, s, strlen(s));
+}
+
+/* Fills the result's table description from a DescribeTable answer, plus
+ * what an ensure changed (st non-NULL). Returns 0, or -1 when memory ran
+ * out (nothing partial is left to answer with). */
+static int describe_table(struct tt_orm_ctx *ctx, json_t *desc, const struct ensure_state *st) {
   json_t *t = json_object_get(desc, "Table");
-  const char *tstatus = json_string_value(json_object_get(t, "TableStatus"));
-  json_t *out = json_pack("{s:s,s:s,s:I}", "table", ctx->model->table, "status",
-                          tstatus ? tstatus : "UNKNOWN", "item_count",
-                          json_integer_value(json_object_get(t, "ItemCount")));
-  json_t *ixs = json_array();
-  int rc = out && ixs ? 0 : -1;
+  struct tt_orm_table_desc *d = &ctx->result->table;
   static const char *const kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-  for (int k = 0; k < 2 && rc == 0; k++) {
+  size_t n = json_array_size(json_object_get(t, kinds[0])) +
+             json_array_size(json_object_get(t, kinds[1]));
+  struct tt_orm_table_index *ixs = n ? tt_arena_alloc(ctx->arena, n * sizeof(*ixs)) : NULL;
+  *d = (struct tt_orm_table_desc){
+      .table = ctx->model->table,
+      .status = desc_str(ctx, json_object_get(t, "TableStatus"), "UNKNOWN"),
+      .item_count = json_integer_value(json_object_get(t, "ItemCount")),
+      .indexes = ixs};
+  if (d->status == NULL || (n && ixs == NULL))
+    return -1;
+  for (int k = 0; k < 2; k++) {
     size_t i;
     json_t *ix;
     json_array_foreach(json_object_get(t, kinds[k]), i, ix) {
-      const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
-      const char *name = json_string_value(json_object_get(ix, "IndexName"));
-      if (json_array_append_new(ixs, json_pack("{s:s,s:s,s:s}", "name", name ? name : "",
-                                               "kind", k == 0 ? "GSI" : "LSI", "status",
-                                               status ? status : "ACTIVE")) != 0) {
-        rc = -1;
-        break;
-      }
+      struct tt_orm_table_index *x = &ixs[d->n_indexes++];
+      x->global = k == 0;
+      x->name = desc_str(ctx, json_object_get(ix, "IndexName"), "");
+      x->status = desc_str(ctx, json_object_get(ix, "IndexStatus"), "ACTIVE");
+      if (x->name == NULL || x->status == NULL)
+        return -1;
     }
+  }
+  if (st) {
+    const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
+    d->ensured = true;
+    d->created = st->created_table;
+    d->gsis_created = st->created;
+    d->n_gsis_created = st->n_created;
+    d->ttl_enabled = st->ttl_enabled;
+    d->ttl_attribute = st->ttl_on && ttl ? ttl->name : NULL;
+  }
+  ctx->result->answer = TT_ORM_ANSWER_TABLE;
+  return 0;
+}
+
+json_t *tt_orm_table_to_json(const struct tt_orm_table_desc *d) {
+  json_t *out = json_pack("{s:s,s:s,s:I}", "table", d->table, "status", d->status,
+                          "item_count", (json_int_t)d->item_count);
+  json_t *ixs = json_array();
+  int rc = out && ixs ? 0 : -1;
+  for (size_t i = 0; rc == 0 && i < d->n_indexes; i++) {
+    const struct tt_orm_table_index *x = &d->indexes[i];
+    rc = json_array_append_new(ixs, json_pack("{s:s,s:s,s:s}", "name", x->name, "kind",
+                                              x->global ? "GSI" : "LSI", "status", x->status));
   }
   if (rc == 0)
     rc = json_object_set(out, "indexes", ixs);
-  if (rc == 0 && st) {
-    /* Says what the ensure changed, so a caller can tell a table made
-     * ready from one that already was (TableTheory's EnsureTable leaves TTL
-     * off: "ttl_enabled" on such a table). */
+  json_decref(ixs);
+  if (rc == 0 && d->ensured) {
+    /* TableTheory's EnsureTable leaves TTL off: "ttl_enabled" on such a table. */
     json_t *changes = json_array();
-    if (changes == NULL ||
-        (ctx->result->http_status == 201 &&
-         json_array_append_new(changes, json_string("table_created")) != 0))
-      rc = -1;
-    for (size_t i = 0; rc == 0 && i < st->n_created; i++) {
+    rc = changes && (!d->created ||
+                     json_array_append_new(changes, json_string("table_created")) == 0)
+             ? 0
+             : -1;
+    for (size_t i = 0; rc == 0 && i < d->n_gsis_created; i++) {
       char change[300];
-      snprintf(change, sizeof(change), "gsi_created:%s", st->created[i]);
+      snprintf(change, sizeof(change), "gsi_created:%s", d->gsis_created[i]);
       rc = json_array_append_new(changes, json_string(change));
     }
-    if (rc == 0 && st->ttl_enabled)
+    if (rc == 0 && d->ttl_enabled)
       rc = json_array_append_new(changes, json_string("ttl_enabled"));
     /* set_new takes `changes` even when it fails. */
     if (rc == 0)
       rc = json_object_set_new(out, "changes", changes);
     else
       json_decref(changes);
-    const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
-    if (rc == 0 && st->ttl_on && ttl &&
-        json_object_set_new(out, "ttl_attribute", json_string(ttl->name)) != 0)
-      rc = -1;
+    if (rc == 0 && d->ttl_attribute)
+      rc = json_object_set_new(out, "ttl_attribute", json_string(d->ttl_attribute));
   }
-  tt_buf_reset(&ctx->result->body);
-  /* Our writer, not json_dumps: jansson's drops a key it failed to write. */
-  if (rc == 0)
-    rc = tt_json_dump(out, 0, &ctx->result->body);
-  json_decref(ixs);
-  json_decref(out);
-  return rc;
+  if (rc != 0) {
+    json_decref(out);
+    return NULL;
+  }
+  return out;
 }
 
 /* Ends the operation with an error of `code` (field NULL). */
@@ -196,10 +227,10 @@ static void fail_backend(struct tt_orm_ctx *ctx, const struct tt_backend_error *
 }
 
 /* Answers from a DescribeTable response (or Internal when out of memory);
- * st as for describe_body. */
+ * st as for describe_table. */
 static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
                              const struct ensure_state *st) {
-  if (describe_body(ctx, desc, st) != 0) {
+  if (describe_table(ctx, desc, st) != 0) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return;
   }
@@ -462,15 +493,16 @@ static void created(struct tt_client_call *call) {
     return;
   }
   /* ResourceInUse: another writer created it first, so it "existed". */
-  ctx->result->http_status = call->bc.status == 0 ? 201 : 200;
+  ((struct ensure_state *)ctx->state)->created_table = call->bc.status == 0;
   describe_again(ctx);
 }
 
 static void ensure_described(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
-    if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 &&
-        ctx->result->http_status == 0) {
+    struct ensure_state *st = ctx->state;
+    if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 && !st->create_tried) {
+      st->create_tried = true;
       json_t *req = tt_orm_create_table_request(ctx->orm->models, ctx->model);
       start_call(ctx, TT_DDB_CREATE_TABLE, req, created);
       return;
@@ -506,14 +538,11 @@ static void ensure_described(struct tt_client_call *call) {
     describe_ttl(ctx);
     return;
   }
-  if (ctx->result->http_status == 0)
-    ctx->result->http_status = 200;
   answer_described(ctx, call->bc.response, st);
 }
 
 static int table_ensure_run(struct tt_orm_ctx *ctx) {
   ctx->step = 0;
-  ctx->result->http_status = 0;
   ctx->state = tt_arena_alloc(ctx->arena, sizeof(struct ensure_state));
   if (ctx->state == NULL) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
@@ -536,7 +565,6 @@ static void described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  ctx->result->http_status = 200;
   answer_described(ctx, call->bc.response, NULL);
 }
 
@@ -558,7 +586,7 @@ static void gone_checked(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceNotFoundException") == 0) {
     ctx->result->status = 0;
-    ctx->result->http_status = 204;
+    ctx->result->answer = TT_ORM_ANSWER_NONE;
     tt_orm_ctx_finish(ctx);
     return;
   }

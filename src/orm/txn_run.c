@@ -246,7 +246,7 @@ static void succeeded(struct tt_orm_txn_state *st) {
   }
   default:
     r->status = 0;
-    r->http_status = 204;
+    r->answer = TT_ORM_ANSWER_NONE;
     break;
   }
   finish(st);

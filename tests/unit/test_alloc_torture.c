@@ -622,6 +622,18 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     else
       rc = clean(&err, false);
     tt_buf_free(&b);
+  } else if (res.status == 0 && res.answer == TT_ORM_ANSWER_TABLE) {
+    /* Rendered as the table routes do. */
+    json_t *t = tt_orm_table_to_json(&res.table);
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    if (t && tt_json_dump(t, 0, &b) == 0)
+      snprintf(out + used, cap - used, "%u %.*s\n", res.table.created ? 201u : 200u,
+               (int)b.len, b.data);
+    else
+      rc = clean(&(struct tt_error){.code = TT_ERR_INTERNAL, .message = "out of memory"}, true);
+    tt_buf_free(&b);
+    json_decref(t);
   } else if (res.status == 0) {
     snprintf(out + used, cap - used, "%u %.*s\n",
              res.answer == TT_ORM_ANSWER_NONE ? 204u : res.http_status, (int)res.body.len,

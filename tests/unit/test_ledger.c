@@ -71,7 +71,9 @@ static void setup(void) {
   uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   ck_assert_int_eq(res.status, 0);
-  ck_assert_uint_eq(res.http_status, 201);
+  ck_assert_int_eq(res.answer, TT_ORM_ANSWER_TABLE);
+  ck_assert(res.table.created && res.table.ensured);
+  ck_assert_str_eq(res.table.table, "tabletheory-jobs");
   tt_orm_result_free(&res);
   tt_arena_free(&arena);
 }
