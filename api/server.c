@@ -1109,7 +1109,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     /* The exemplar points at a trace that was exported (not one whose
      * spans a paused tracer counted instead). */
     tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, req->trace.trace_id,
-                               req->trace.span_id);
+                               req->trace.span_id, tt_trace_unix_ns(end_ns));
   } else {
     tt_metric_observe(s->fams->http_duration, labels, secs);
   }

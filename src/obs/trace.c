@@ -341,6 +341,8 @@ static uint64_t span_unix_ns(uint64_t mono) {
   return (uint64_t)((int64_t)mono + tracer.clock_offset);
 }
 
+uint64_t tt_trace_unix_ns(uint64_t mono_ns) { return span_unix_ns(mono_ns); }
+
 /* ---- the tracer and spans ---- */
 
 void tt_tracer_set(const struct tt_sampler *sampler, tt_span_sink_fn sink, void *arg) {

@@ -167,6 +167,10 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
 struct tt_span *tt_span_start_server_at(const struct tt_trace_ctx *remote, const char *tracestate,
                                         struct tt_trace_ctx *ctx, uint64_t mono_ns);
 
+/* The Unix time in ns of a CLOCK_MONOTONIC time, as spans get it (an
+ * exemplar's time beside the span's end). */
+uint64_t tt_trace_unix_ns(uint64_t mono_ns);
+
 /* Starts a child of the span at `parent` (NULL, invalid or not sampled: no
  * span, returns NULL). Every tt_span_* function accepts NULL and does
  * nothing then. */
