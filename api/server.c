@@ -162,7 +162,7 @@ static void trace_begin(struct tt_request *req, const char *tp) {
                        : NULL;
   if (ts && !tt_tracestate_valid(ts, strlen(ts)))
     ts = NULL;
-  req->span = tt_span_start_server(&remote, ts, &req->trace);
+  req->span = tt_span_start_server_at(&remote, ts, &req->trace, req->start_ns);
 }
 
 /* The model a route names, when it is a registered model (a model's name
@@ -194,7 +194,7 @@ static bool route_model(const struct tt_request *req, const char **out, size_t *
 }
 
 static void trace_end(struct tt_request *req, const char *method, unsigned status,
-                      const char *error_code) {
+                      const char *error_code, uint64_t end_ns) {
   struct tt_span *s = req->span;
   if (s == NULL)
     return;
@@ -224,7 +224,7 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   /* Server spans: 5xx and requests that got no answer are errors. */
   if (status >= 500 || status == 499 || status == 408)
     tt_span_status(s, TT_SPAN_ERROR, error_code ? error_code : "ServerError");
-  tt_span_end(s);
+  tt_span_end_at(s, end_ns);
 }
 
 static void set_ids(struct tt_request *req) {
@@ -1078,7 +1078,8 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
-  double secs = (double)(now_ns() - req->start_ns) / 1e9;
+  uint64_t end_ns = now_ns(); /* the duration's and the server span's end */
+  double secs = (double)(end_ns - req->start_ns) / 1e9;
   bool gone = req->client_gone || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ||
               req->state != TT_REQ_ANSWERED;
   /* 499: the client went away before the answer was delivered (nginx's
@@ -1108,7 +1109,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     /* The exemplar points at a trace that was exported (not one whose
      * spans a paused tracer counted instead). */
     tt_metric_observe_exemplar(s->fams->http_duration, labels, secs, req->trace.trace_id,
-                               req->trace.span_id);
+                               req->trace.span_id, tt_trace_unix_ns(end_ns));
   } else {
     tt_metric_observe(s->fams->http_duration, labels, secs);
   }
@@ -1147,7 +1148,8 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
             closed_code                ? closed_code
             : gone                     ? "ClientClosed"
             : req->error_code != TT_OK ? tt_error_code_name(req->error_code)
-                                       : NULL);
+                                       : NULL,
+            end_ns);
 
   req->mhd_done = true;
   request_release(req);

@@ -228,7 +228,7 @@ static void attempt_span_start(struct tt_client_call *c) {
   memcpy(name, svc, sn);
   memcpy(name + sn, op, on);
   name[sn + on] = '\0';
-  struct tt_span *s = tt_span_start(&c->parent, name, TT_SPAN_CLIENT);
+  struct tt_span *s = tt_span_start_at(&c->parent, name, TT_SPAN_CLIENT, c->started_ns);
   if (s == NULL)
     return;
   tt_span_str_static(s, "rpc.system", "aws-api");
@@ -246,10 +246,10 @@ static void attempt_span_start(struct tt_client_call *c) {
   c->span = s; /* the request id and the model are on the server span */
 }
 
-/* Ends the attempt's span with its outcome; `backoff_ms` >= 0 when a
- * retry follows. Only the error's type is recorded: DynamoDB's message
- * may quote request content. */
-static void attempt_span_end(struct tt_client_call *c, int64_t backoff_ms) {
+/* Ends the attempt's span with its outcome at `end_ns` (the monotonic
+ * clock; 0: now); `backoff_ms` >= 0 when a retry follows. Only the
+ * error's type is recorded: DynamoDB's message may quote request content. */
+static void attempt_span_end(struct tt_client_call *c, int64_t backoff_ms, uint64_t end_ns) {
   struct tt_span *s = c->span;
   if (s == NULL)
     return;
@@ -270,7 +270,7 @@ static void attempt_span_end(struct tt_client_call *c, int64_t backoff_ms) {
     tt_span_str(s, "tabletheoryd.retry.reason", bc->error.throttling ? "throttled" : "transient");
     tt_span_int(s, "tabletheoryd.retry.backoff_ms", backoff_ms);
   }
-  tt_span_end(s);
+  tt_span_end_at(s, end_ns);
 }
 
 static void backend_done_cb(struct tt_backend_call *bc) {
@@ -278,23 +278,25 @@ static void backend_done_cb(struct tt_backend_call *bc) {
   struct tt_client *cl = c->client;
   const char *op = tt_ddb_op_name(bc->op);
   c->in_backend = false;
+  /* One clock read for the duration and the attempt's span. */
+  uint64_t ended = cl->fams || c->span ? now_ns() : 0;
   if (cl->fams) {
     const char *l2[2] = {op, outcome_of(bc)};
     tt_metric_add(cl->fams->backend_calls, l2, 1);
     const char *l1[1] = {op};
-    tt_metric_observe(cl->fams->backend_duration, l1, (double)(now_ns() - c->started_ns) / 1e9);
+    tt_metric_observe(cl->fams->backend_duration, l1, (double)(ended - c->started_ns) / 1e9);
   }
   if (bc->status == 0) {
     if (cl->tokens < cl->retry.quota)
       cl->tokens += c->attempt > 1 ? cl->retry.retry_cost : 1;
     if (cl->tokens > cl->retry.quota)
       cl->tokens = cl->retry.quota;
-    attempt_span_end(c, -1);
+    attempt_span_end(c, -1, ended);
     complete(c);
     return;
   }
   if (!should_retry(c)) {
-    attempt_span_end(c, -1);
+    attempt_span_end(c, -1, ended);
     complete(c);
     return;
   }
@@ -302,11 +304,11 @@ static void backend_done_cb(struct tt_backend_call *bc) {
   if (!retry_fits(c, wait)) {
     if (!bc->error.throttling) /* no retry made: give back what should_retry spent */
       cl->tokens += retry_cost(cl, &bc->error);
-    attempt_span_end(c, -1);
+    attempt_span_end(c, -1, ended);
     complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
     return;
   }
-  attempt_span_end(c, (int64_t)wait);
+  attempt_span_end(c, (int64_t)wait, ended);
   const char *reason = bc->error.throttling ? "throttled" : "transient";
   if (cl->fams) {
     const char *l2[2] = {op, reason};
@@ -353,7 +355,7 @@ static int attempt(struct tt_client_call *c) {
   if (rc != 0) {
     c->bc.status = -1;
     tt_backend_error_set(&c->bc.error, "InternalFailure", 0, "the backend refused the call");
-    attempt_span_end(c, -1);
+    attempt_span_end(c, -1, 0);
     return rc < 0 ? rc : UV_EINVAL;
   }
   c->in_backend = true;

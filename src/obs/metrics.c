@@ -193,43 +193,46 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
 }
 
 static struct series *observe(struct tt_metric_family *f, const char *const *labels,
-                              double v) {
+                              double v, size_t *bucket) {
   struct series *s = lookup(f, labels);
   if (s == NULL)
     return NULL;
   s->value += v;
   s->count++;
-  for (size_t i = 0; i < NBUCKETS; i++) {
-    if (v <= latency_buckets[i]) {
-      s->buckets[i]++;
-      break;
-    }
-  }
+  size_t i = 0;
+  while (i < NBUCKETS && !(v <= latency_buckets[i]))
+    i++;
+  if (i < NBUCKETS)
+    s->buckets[i]++;
+  *bucket = i; /* NBUCKETS: +Inf */
   return s;
 }
 
 void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v) {
-  observe(f, labels, v);
+  size_t bucket;
+  observe(f, labels, v, &bucket);
 }
 
 void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
-                                const uint8_t trace_id[16], const uint8_t span_id[8]) {
-  struct series *s = observe(f, labels, v);
+                                const uint8_t trace_id[16], const uint8_t span_id[8],
+                                uint64_t unix_ns) {
+  size_t i;
+  struct series *s = observe(f, labels, v, &i);
   if (s == NULL || trace_id == NULL || span_id == NULL)
     return;
   if (s->exemplars == NULL && (s->exemplars = calloc(NBUCKETS + 1, sizeof(*s->exemplars))) == NULL)
     return;
-  size_t i = 0;
-  while (i < NBUCKETS && v > latency_buckets[i])
-    i++;
   struct exemplar *e = &s->exemplars[i];
   memcpy(e->trace_id, trace_id, 16);
   memcpy(e->span_id, span_id, 8);
   e->set = true;
   e->value = v;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  e->unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  if (unix_ns == 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  }
+  e->unix_s = (double)(unix_ns / 1000000000u) + (double)(unix_ns % 1000000000u) / 1e9;
 }
 
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels) {

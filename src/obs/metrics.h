@@ -39,9 +39,11 @@ void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, do
 
 /* The same, remembering (trace_id, span_id) -- 16 and 8 bytes, NULL for
  * none -- as the exemplar of the bucket the value falls in (the latest one
- * wins), for the OpenMetrics exposition, which writes them in hex. */
+ * wins), for the OpenMetrics exposition, which writes them in hex, with
+ * its Unix time `unix_ns` (0: the clock's now). */
 void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *labels, double v,
-                                const uint8_t trace_id[16], const uint8_t span_id[8]);
+                                const uint8_t trace_id[16], const uint8_t span_id[8],
+                                uint64_t unix_ns);
 
 /* Current value of a counter or gauge series (0 when it does not exist). */
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels);

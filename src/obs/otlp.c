@@ -684,6 +684,10 @@ static char *pb_span_fields(char *o, const struct tt_span *s, size_t name, size_
     *o++ = TAG(F_SPAN_DROPPED_ATTRIBUTES, WT_VARINT);
     o = pb_varint(o, s->dropped_attrs);
   }
+  /* An unset status without a message is the Status message's default:
+   * left out, as an absent field means the same. */
+  if (s->status == TT_SPAN_UNSET && msg == 0)
+    return o;
   o = pb_head(o, F_SPAN_STATUS, (msg ? pb_len_field(msg) : 0) + (s->status ? 2 : 0));
   if (msg)
     o = pb_bytes(o, F_STATUS_MESSAGE, s->status_message, msg);

@@ -20,6 +20,9 @@ static struct {
   uint64_t rng;
   bool seeded;
   size_t live;
+  /* Span times: CLOCK_MONOTONIC + clock_offset (span_unix_ns). */
+  int64_t clock_offset;
+  uint64_t clock_synced; /* the monotonic time of the last offset, 0: none yet */
   /* Released spans kept for reuse: a span is ~2.5 KB, two a request; a
    * 2.5 KB malloc and free cost ~1,000 instructions each (past tcache). */
   struct tt_span *spare;
@@ -313,11 +316,32 @@ static void random_id(uint8_t *out, size_t n) {
   } while (any == 0);
 }
 
-static uint64_t unix_ns(void) {
+static uint64_t clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* A span's edges are monotonic times -- mostly the ones its caller read
+ * for its own durations (a request's, a backend call's), so that a traced
+ * request reads the clock no more often than an untraced one -- turned
+ * into Unix times by an offset between the two clocks, read again when
+ * it is a second old: a step of the wall clock shows within a second. */
+#define CLOCK_RESYNC_NS 1000000000u
+
+static uint64_t span_unix_ns(uint64_t mono) {
+  if (mono == 0)
+    mono = clock_ns(CLOCK_MONOTONIC);
+  if (tracer.clock_synced == 0 || mono > tracer.clock_synced + CLOCK_RESYNC_NS) {
+    uint64_t real = clock_ns(CLOCK_REALTIME);
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    tracer.clock_offset = (int64_t)(real - now);
+    tracer.clock_synced = now ? now : 1;
+  }
+  return (uint64_t)((int64_t)mono + tracer.clock_offset);
+}
+
+uint64_t tt_trace_unix_ns(uint64_t mono_ns) { return span_unix_ns(mono_ns); }
 
 /* ---- the tracer and spans ---- */
 
@@ -356,7 +380,7 @@ bool tt_tracer_recording(void) { return tracer.on && !tracer.paused; }
 
 size_t tt_span_live(void) { return tracer.live; }
 
-static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
+static struct tt_span *span_new(const char *name, enum tt_span_kind kind, uint64_t mono) {
   struct tt_span *s = tracer.spare;
   if (s != NULL) {
     tracer.spare = s->next;
@@ -383,13 +407,18 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind) {
     tt_span_set_name(s, name);
   else
     s->name[0] = '\0'; /* a server span, named when it ends */
-  s->start_unix_ns = unix_ns();
+  s->start_unix_ns = span_unix_ns(mono);
   tracer.live++;
   return s;
 }
 
 struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
                                      struct tt_trace_ctx *ctx) {
+  return tt_span_start_server_at(remote, tracestate, ctx, 0);
+}
+
+struct tt_span *tt_span_start_server_at(const struct tt_trace_ctx *remote, const char *tracestate,
+                                        struct tt_trace_ctx *ctx, uint64_t mono_ns) {
   memset(ctx, 0, sizeof(*ctx));
   bool has_parent = remote != NULL && remote->valid;
   if (has_parent)
@@ -410,7 +439,7 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
     tracer.paused_spans++;
     return NULL;
   }
-  struct tt_span *s = span_new("", TT_SPAN_SERVER);
+  struct tt_span *s = span_new("", TT_SPAN_SERVER, mono_ns);
   if (s == NULL)
     return NULL;
   s->ctx = *ctx;
@@ -427,12 +456,13 @@ struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const ch
  * `parent_id` (NULL: a root); NULL while paused (counted) or out of
  * memory. */
 static struct tt_span *sampled_span(const char *name, enum tt_span_kind kind,
-                                    const uint8_t *trace_id, const uint8_t *parent_id) {
+                                    const uint8_t *trace_id, const uint8_t *parent_id,
+                                    uint64_t mono) {
   if (tracer.paused) {
     tracer.paused_spans++;
     return NULL;
   }
-  struct tt_span *s = span_new(name, kind);
+  struct tt_span *s = span_new(name, kind, mono);
   if (s == NULL)
     return NULL;
   memcpy(s->ctx.trace_id, trace_id, 16);
@@ -448,10 +478,15 @@ static struct tt_span *sampled_span(const char *name, enum tt_span_kind kind,
 
 struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
                               enum tt_span_kind kind) {
+  return tt_span_start_at(parent, name, kind, 0);
+}
+
+struct tt_span *tt_span_start_at(const struct tt_trace_ctx *parent, const char *name,
+                                 enum tt_span_kind kind, uint64_t mono_ns) {
   if (!tracer.on || parent == NULL || !parent->valid ||
       !(parent->flags & TT_TRACE_FLAG_SAMPLED))
     return NULL;
-  return sampled_span(name, kind, parent->trace_id, parent->span_id);
+  return sampled_span(name, kind, parent->trace_id, parent->span_id, mono_ns);
 }
 
 struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
@@ -461,7 +496,7 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   random_id(trace_id, 16);
   if (!tt_sampler_should_sample(&tracer.sampler, NULL, trace_id))
     return NULL;
-  return sampled_span(name, kind, trace_id, NULL);
+  return sampled_span(name, kind, trace_id, NULL, 0);
 }
 
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
@@ -568,10 +603,12 @@ void tt_span_release(struct tt_span *span) {
   free(span);
 }
 
-void tt_span_end(struct tt_span *span) {
+void tt_span_end(struct tt_span *span) { tt_span_end_at(span, 0); }
+
+void tt_span_end_at(struct tt_span *span, uint64_t mono_ns) {
   if (span == NULL)
     return;
-  span->end_unix_ns = unix_ns();
+  span->end_unix_ns = span_unix_ns(mono_ns);
   if (span->end_unix_ns < span->start_unix_ns)
     span->end_unix_ns = span->start_unix_ns;
   if (!tracer.on) {

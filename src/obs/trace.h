@@ -160,11 +160,24 @@ bool tt_tracer_recording(void);
 struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
                                      struct tt_trace_ctx *ctx);
 
+/* Span edges in time: the _at functions take the CLOCK_MONOTONIC time in
+ * ns the caller read already (a request's or a call's start and end; 0:
+ * read it now), which the tracer turns into Unix time; the others read
+ * the clock. */
+struct tt_span *tt_span_start_server_at(const struct tt_trace_ctx *remote, const char *tracestate,
+                                        struct tt_trace_ctx *ctx, uint64_t mono_ns);
+
+/* The Unix time in ns of a CLOCK_MONOTONIC time, as spans get it (an
+ * exemplar's time beside the span's end). */
+uint64_t tt_trace_unix_ns(uint64_t mono_ns);
+
 /* Starts a child of the span at `parent` (NULL, invalid or not sampled: no
  * span, returns NULL). Every tt_span_* function accepts NULL and does
  * nothing then. */
 struct tt_span *tt_span_start(const struct tt_trace_ctx *parent, const char *name,
                               enum tt_span_kind kind);
+struct tt_span *tt_span_start_at(const struct tt_trace_ctx *parent, const char *name,
+                                 enum tt_span_kind kind, uint64_t mono_ns);
 
 /* Starts a span of a new trace that belongs to no request (a credential
  * fetch): the sampler decides as for a request without traceparent.
@@ -267,6 +280,7 @@ const char *tt_span_attr_str(const struct tt_span *span, const struct tt_span_at
 /* Ends the span now and hands it to the sink (or frees it when the tracer
  * was turned off meanwhile). */
 void tt_span_end(struct tt_span *span);
+void tt_span_end_at(struct tt_span *span, uint64_t mono_ns);
 
 /* Frees a span that was started and not ended, without exporting it. */
 void tt_span_free(struct tt_span *span);

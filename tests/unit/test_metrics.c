@@ -100,9 +100,11 @@ START_TEST(openmetrics_with_exemplars) {
   static const uint8_t tid[16] = {0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6,
                                   0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36};
   static const uint8_t sid[8] = {0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7};
-  tt_metric_observe_exemplar(h, l, 0.003, tid, sid);
-  tt_metric_observe_exemplar(h, l, 0.004, NULL, sid); /* ignored as exemplar */
+  tt_metric_observe_exemplar(h, l, 0.003, tid, sid, 0);
+  tt_metric_observe_exemplar(h, l, 0.004, NULL, sid, 0); /* ignored as exemplar */
   tt_metric_observe(h, l, 100);
+  /* An exemplar with the time its caller gives (the span's end). */
+  tt_metric_observe_exemplar(h, l, 0.3, tid, sid, 1700000000250000000ull);
   struct tt_buf out;
   tt_buf_init(&out, 0);
   ck_assert_int_eq(tt_metrics_render_openmetrics(m, &out), 0);
@@ -112,7 +114,8 @@ START_TEST(openmetrics_with_exemplars) {
   ck_assert_ptr_nonnull(strstr(t, "x_seconds_bucket{route=\"/a\",le=\"0.005\"} 2 # "
                                   "{trace_id=\"4bf92f3577b34da6a3ce929d0e0e4736\","
                                   "span_id=\"00f067aa0ba902b7\"} 0.003 "));
-  ck_assert_ptr_nonnull(strstr(t, "x_seconds_bucket{route=\"/a\",le=\"+Inf\"} 3\n"));
+  ck_assert_ptr_nonnull(strstr(t, "span_id=\"00f067aa0ba902b7\"} 0.3 1700000000.250\n"));
+  ck_assert_ptr_nonnull(strstr(t, "x_seconds_bucket{route=\"/a\",le=\"+Inf\"} 4\n"));
   ck_assert_str_eq(t + out.len - 6, "# EOF\n");
   tt_buf_reset(&out);
   ck_assert_int_eq(tt_metrics_render(m, &out), 0);

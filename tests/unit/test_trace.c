@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <uv.h>
 
 #include "daemon/config.h"
@@ -102,6 +103,44 @@ static void sink(struct tt_span *span, void *arg) {
   ck_assert_uint_lt(nsunk, 16);
   sunk[nsunk++] = span;
 }
+
+/* Span edges from the caller's monotonic times: their difference is kept
+ * exactly, and the Unix times are the wall clock's (within the test's
+ * run); a span without a time reads the clock itself. */
+START_TEST(span_edges_from_monotonic_times) {
+  nsunk = 0;
+  struct tt_sampler s = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&s, sink, NULL);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t real0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t mono = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  struct tt_trace_ctx ctx;
+  struct tt_span *server = tt_span_start_server_at(NULL, NULL, &ctx, mono);
+  struct tt_span *child = tt_span_start_at(&ctx, "DynamoDB.GetItem", TT_SPAN_CLIENT, mono + 1000);
+  ck_assert_ptr_nonnull(child);
+  tt_span_end_at(child, mono + 251000);
+  tt_span_end_at(server, mono + 300000);
+  struct tt_span *own = tt_span_start(&ctx, "own", TT_SPAN_INTERNAL);
+  tt_span_end(own);
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t real1 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  ck_assert_uint_eq(nsunk, 3);
+  ck_assert_uint_eq(sunk[0]->end_unix_ns - sunk[0]->start_unix_ns, 250000);
+  ck_assert_uint_eq(sunk[1]->end_unix_ns - sunk[1]->start_unix_ns, 300000);
+  ck_assert_uint_eq(sunk[0]->start_unix_ns - sunk[1]->start_unix_ns, 1000);
+  /* A millisecond either side: the offset is read from two clock reads. */
+  ck_assert_uint_ge(sunk[1]->start_unix_ns + 1000000, real0);
+  ck_assert_uint_le(sunk[1]->start_unix_ns, real1 + 1000000);
+  ck_assert_uint_ge(sunk[2]->start_unix_ns + 1000000, real0);
+  ck_assert_uint_le(sunk[2]->end_unix_ns, real1 + 1000000);
+  ck_assert_uint_le(sunk[2]->start_unix_ns, sunk[2]->end_unix_ns);
+  for (size_t i = 0; i < nsunk; i++)
+    tt_span_release(sunk[i]);
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
 
 START_TEST(spans_continue_and_nest) {
   nsunk = 0;
@@ -684,6 +723,7 @@ int main(void) {
   tcase_add_test(tc, tracestate_grammar);
   tcase_add_test(tc, samplers);
   tcase_add_test(tc, spans_continue_and_nest);
+  tcase_add_test(tc, span_edges_from_monotonic_times);
   tcase_add_test(tc, batch_span_lengths);
   tcase_add_test(tc, span_text_kept_utf8);
   tcase_add_test(tc, span_attrs_last_value_wins);
