@@ -135,6 +135,17 @@ int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const stru
   return 0;
 }
 
+int memdb_wal_put_stored(struct tt_buf *b, const struct memdb_table *t,
+                         const struct memdb_item *it) {
+  size_t mark = b->len;
+  if (put_u8(b, 'P') != 0 || put_str(b, t->name, strlen(t->name)) != 0 ||
+      memdb_item_put_wal(t, it, b) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
 int memdb_wal_put_create(struct tt_buf *b, double created, const char *json, size_t n) {
   size_t mark = b->len;
   uint64_t ms = created > 0 ? (uint64_t)(created * 1000.0 + 0.5) : 0;
