@@ -5,7 +5,8 @@
  * commit, answers after the fsync (always) or the write (everysec, no),
  * the mapped log of everysec (cut on close, its zero tail after a crash),
  * I/O errors failing the write with nothing applied and recovery
- * afterwards, snapshots whose fork or child fails. */
+ * afterwards, snapshots whose fork or child fails, the bytes of an item's
+ * record, and a snapshot's items written from their stored encoding. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 
 #include "test_memdb.h"
 
+#include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
 #include "value/codec_ddb.h"
 
@@ -874,12 +876,70 @@ START_TEST(test_codec_round_trip) {
 }
 END_TEST
 
+/* The bytes of an item's record (the form data dirs already hold), and the
+ * same bytes written from the stored encoding of every item of the
+ * workload's tables (a snapshot's items). */
+START_TEST(test_item_record_bytes) {
+  static const unsigned char want[] = {
+      'P',  3,    't',  'b',  'l',  9,    5,    1,    'b',  4,    1,    1,    'l', 10,  2,
+      2,    1,    '5',  9,    1,    1,    'q',  3,    1,    1,    2,    'p',  'k', 1,   1,
+      'x',  2,    's',  's',  6,    2,    1,    'a',  1,    'b',  1,    'z',  5};
+  json_t *ij = fx_json("{'pk':{'S':'x'},'b':{'BOOL':true},'z':{'NULL':true},'ss':{'SS':['a',"
+                       "'b']},'l':{'L':[{'N':'5'},{'M':{'q':{'B':'AQ=='}}}]}}");
+  struct tt_av item;
+  struct tt_error err;
+  ck_assert_int_eq(tt_ddb_item_from_json(ij, "item", &item, &err), 0);
+  struct tt_buf b, s;
+  tt_buf_init(&b, 0);
+  tt_buf_init(&s, 0);
+  ck_assert_int_eq(memdb_wal_put_item(&b, true, "tbl", &item), 0);
+  ck_assert_uint_eq(b.len, sizeof(want));
+  ck_assert_int_eq(memcmp(b.data, want, sizeof(want)), 0);
+  tt_av_free(&item);
+  json_decref(ij);
+
+  struct fx f;
+  fx_setup(&f, NULL);
+  workload(&f, 20);
+  fx_put(&f, "{'pk':{'S':'x'},'b':{'BOOL':true},'z':{'NULL':true},'ss':{'SS':['a','b']},"
+             "'l':{'L':[{'N':'5'},{'M':{'q':{'B':'AQ=='}}}]},'nb':{'BS':['AQ==','Ag==']},"
+             "'nn':{'NS':['1','-2.5']},'e':{'L':[]},'em':{'M':{}}}");
+  size_t items = 0;
+  for (const struct memdb_table *t = ((struct memdb *)f.b->impl)->tables; t; t = t->next) {
+    const struct memdb_store *st = &t->store;
+    for (struct memdb_pos p = memdb_seq_begin(&st->parts); !memdb_seq_is_end(&st->parts, p);
+         memdb_seq_next(&st->parts, &p)) {
+      const struct memdb_part *pt = memdb_seq_at(&st->parts, p);
+      for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
+           !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
+        const struct memdb_item *it = memdb_entry_item(st, memdb_seq_at(&pt->entries, q));
+        struct tt_av v;
+        ck_assert_int_eq(memdb_item_decode(t, it, &v), 0);
+        tt_buf_reset(&b);
+        tt_buf_reset(&s);
+        ck_assert_int_eq(memdb_wal_put_item(&b, true, t->name, &v), 0);
+        ck_assert_int_eq(memdb_wal_put_stored(&s, t, it), 0);
+        ck_assert_uint_eq(s.len, b.len);
+        ck_assert_int_eq(memcmp(s.data, b.data, b.len), 0);
+        tt_av_free(&v);
+        items++;
+      }
+    }
+  }
+  ck_assert_uint_ge(items, 40);
+  fx_teardown(&f);
+  tt_buf_free(&b);
+  tt_buf_free(&s);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("memdb_durable");
   TCase *tc = tcase_create("durable");
   tcase_set_timeout(tc, 60);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_codec_round_trip);
+  tcase_add_test(tc, test_item_record_bytes);
   tcase_add_test(tc, test_crc32c);
   tcase_add_test(tc, test_restart_equals_live);
   tcase_add_test(tc, test_snapshot_then_log);

@@ -333,6 +333,13 @@ int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
 int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
                          struct tt_av *out, struct tt_arena *a);
 
+/* Appends an item stored in t as the data dir's records write it (wal.h's
+ * memdb_wal_put_av of its decoded M value, byte for byte), read straight
+ * from its encoding: no value is built. Returns 0, or -1 (memory; b as
+ * before). */
+int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
+                       struct tt_buf *b);
+
 /* Finds the partition of `pk`: returns it (or NULL) and its position (or the
  * insertion point). */
 struct memdb_part *memdb_store_part(const struct memdb_store *s, const struct memdb_kv *pk,

@@ -246,6 +246,110 @@ int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
   return memdb_item_decode_in(t, it, out, NULL);
 }
 
+/* ---- the data dir's form of a stored item ----
+ * wal_codec.c's value: type byte, then S/N/B: varint length + bytes; BOOL:
+ * one byte; NULL: nothing; SS/NS/BS: varint count + (varint length +
+ * bytes)*; L: varint count + values; M: varint count + (varint length +
+ * name, value)*. The same as the encoding above but for the names (spelled
+ * out), the key markers (the key values) and the sets (no type byte per
+ * element). */
+
+static int wal_str(struct tt_buf *b, const void *s, size_t n) {
+  return memdb_put_varint(b, n) != 0 || tt_buf_append(b, s, n) != 0 ? -1 : 0;
+}
+
+static int wal_members(struct tt_buf *b, const unsigned char **p, const struct dec_top *top);
+
+static int wal_value(struct tt_buf *b, const unsigned char **p) {
+  unsigned char t = *(*p)++;
+  if (tt_buf_append(b, &t, 1) != 0)
+    return -1;
+  switch ((enum tt_av_type)t) {
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B: {
+    size_t len = get_varint(p);
+    const unsigned char *s = *p;
+    *p += len;
+    return wal_str(b, s, len);
+  }
+  case TT_AV_BOOL:
+    return tt_buf_append(b, (*p)++, 1);
+  case TT_AV_NULL:
+    return 0;
+  case TT_AV_SS:
+  case TT_AV_NS:
+  case TT_AV_BS: {
+    size_t n = get_varint(p);
+    if (memdb_put_varint(b, n) != 0)
+      return -1;
+    for (size_t i = 0; i < n; i++) {
+      (*p)++; /* the element's type byte: the set's */
+      size_t len = get_varint(p);
+      const unsigned char *s = *p;
+      *p += len;
+      if (wal_str(b, s, len) != 0)
+        return -1;
+    }
+    return 0;
+  }
+  case TT_AV_L: {
+    size_t n = get_varint(p);
+    if (memdb_put_varint(b, n) != 0)
+      return -1;
+    for (size_t i = 0; i < n; i++)
+      if (wal_value(b, p) != 0)
+        return -1;
+    return 0;
+  }
+  case TT_AV_M:
+    return wal_members(b, p, NULL);
+  }
+  return -1;
+}
+
+static int wal_members(struct tt_buf *b, const unsigned char **p, const struct dec_top *top) {
+  size_t n = get_varint(p);
+  if (memdb_put_varint(b, n) != 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    size_t v = get_varint(p), len = v >> 1;
+    const char *name = (const char *)*p;
+    if (v & 1)
+      *p += len;
+    else
+      name = memdb_names_get(top->names, (uint32_t)len, &len);
+    if (wal_str(b, name, len) != 0)
+      return -1;
+    if (top && (**p == KEY_PK || **p == KEY_SK)) {
+      const struct memdb_kv *k = *(*p)++ == KEY_PK ? &top->pk : &top->sk;
+      unsigned char kt = (unsigned char)k->type;
+      if (tt_buf_append(b, &kt, 1) != 0 || wal_str(b, k->p, k->len) != 0)
+        return -1;
+    } else if (wal_value(b, p) != 0) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
+                       struct tt_buf *b) {
+  struct dec_top top = {&t->names, {0}, {0}};
+  const unsigned char *p = it->data;
+  bool has_sk = (p[0] & 0x80) != 0;
+  size_t mark = b->len;
+  unsigned char m = TT_AV_M;
+  top.pk = dec_key(&p);
+  if (has_sk)
+    top.sk = dec_key(&p);
+  if (tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
 static size_t item_alloc_size(const struct memdb_item *it) {
   return sizeof(*it) + it->blob_len;
 }

@@ -1196,52 +1196,71 @@ struct snap_sink {
   uint64_t off; /* bytes written */
 };
 
-/* Closes the payload being built in `pl` into a record of out; with a
- * sink, out goes to its file once it holds SNAP_CHUNK bytes. -1: out of
- * memory, or the write failed (errno). */
-static int flush_payload(struct tt_buf *out, struct tt_buf *pl, struct snap_sink *sink) {
-  if (pl->len == 0)
+/* A snapshot being serialized: its records are built in place in out,
+ * each after the room of its header, and framed once closed. */
+struct snap_out {
+  struct tt_buf *out;
+  size_t start;           /* where the open record begins (its header) */
+  struct snap_sink *sink; /* NULL: out keeps the whole snapshot */
+};
+
+static int rec_open(struct snap_out *o) {
+  o->start = o->out->len;
+  return tt_buf_append(o->out, no_header, sizeof(no_header));
+}
+
+/* The payload bytes of the open record. */
+static size_t rec_len(const struct snap_out *o) {
+  return o->out->len - o->start - MEMDB_WAL_HEADER;
+}
+
+/* Frames the open record (an empty one stays open) and opens the next;
+ * with a sink, out goes to its file once it holds SNAP_CHUNK bytes. -1:
+ * out of memory, or the write failed (errno). */
+static int rec_close(struct snap_out *o) {
+  size_t n = rec_len(o);
+  if (n == 0)
     return 0;
-  int rc = memdb_wal_frame(out, pl->data, pl->len);
-  tt_buf_reset(pl);
-  if (rc == 0 && sink && out->len >= SNAP_CHUNK) {
-    if (write_all(sink->w, sink->fd, out->data, out->len, sink->off) != 0)
+  if (memdb_wal_seal((unsigned char *)o->out->data + o->start, n) != 0)
+    return -1;
+  struct snap_sink *sink = o->sink;
+  if (sink && o->out->len >= SNAP_CHUNK) {
+    if (write_all(sink->w, sink->fd, o->out->data, o->out->len, sink->off) != 0)
       return -1;
-    sink->off += out->len;
-    tt_buf_reset(out);
+    sink->off += o->out->len;
+    tt_buf_reset(o->out);
   }
-  return rc;
+  return rec_open(o);
 }
 
 /* Serializes every table into out: header, per table its definition, TTL
- * and items in records of about SNAP_CHUNK bytes, end. With a sink, what
- * out held so far is written as it goes (out keeps the rest). */
+ * and items in records of about SNAP_CHUNK bytes, end. Items are written
+ * from their stored encoding. With a sink, what out held so far is written
+ * as it goes (out keeps the rest). */
 static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct snap_sink *sink) {
-  struct tt_buf pl;
-  tt_buf_init(&pl, 0);
-  int rc = -1;
-  if (memdb_wal_put_header(&pl, gen) != 0 || flush_payload(out, &pl, sink) != 0)
-    goto done;
+  struct snap_out o = {out, 0, sink};
+  if (rec_open(&o) != 0 || memdb_wal_put_header(out, gen) != 0 || rec_close(&o) != 0)
+    return -1;
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
     if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
       continue;
     json_t *req = create_request(t);
     char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
     json_decref(req);
-    int r = js ? memdb_wal_put_create(&pl, t->created, js, strlen(js)) : -1;
+    int r = js ? memdb_wal_put_create(out, t->created, js, strlen(js)) : -1;
     free(js);
     if (r != 0)
-      goto done;
+      return -1;
     if (t->ttl_attr) {
       json_t *ttl = json_pack("{s:s, s:{s:b, s:s}}", "TableName", t->name,
                               "TimeToLiveSpecification", "Enabled", 1, "AttributeName",
                               t->ttl_attr);
       js = ttl ? json_dumps(ttl, JSON_COMPACT) : NULL;
       json_decref(ttl);
-      r = js ? memdb_wal_put_request(&pl, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
+      r = js ? memdb_wal_put_request(out, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
       free(js);
       if (r != 0)
-        goto done;
+        return -1;
     }
     if (json_object_size(t->tags) > 0) {
       json_t *tags = json_array(), *v;
@@ -1255,13 +1274,13 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
       json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
       js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
       json_decref(tr);
-      r = js ? memdb_wal_put_request(&pl, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
+      r = js ? memdb_wal_put_request(out, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
       free(js);
       if (r != 0)
-        goto done;
+        return -1;
     }
-    if (flush_payload(out, &pl, sink) != 0)
-      goto done;
+    if (rec_close(&o) != 0)
+      return -1;
     const struct memdb_store *s = &t->store;
     for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
          memdb_seq_next(&s->parts, &p)) {
@@ -1269,24 +1288,19 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
       for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
            !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
         const struct memdb_item *it = memdb_entry_item(s, memdb_seq_at(&pt->entries, q));
-        struct tt_av v;
-        if (memdb_item_decode(t, it, &v) != 0)
-          goto done;
-        r = memdb_wal_put_item(&pl, true, t->name, &v);
-        tt_av_free(&v);
-        if (r != 0 || (pl.len >= SNAP_CHUNK && flush_payload(out, &pl, sink) != 0))
-          goto done;
+        if (memdb_wal_put_stored(out, t, it) != 0 ||
+            (rec_len(&o) >= SNAP_CHUNK && rec_close(&o) != 0))
+          return -1;
       }
     }
-    if (flush_payload(out, &pl, sink) != 0)
-      goto done;
+    if (rec_close(&o) != 0)
+      return -1;
   }
-  if (memdb_wal_put_end(&pl) != 0 || flush_payload(out, &pl, sink) != 0)
-    goto done;
-  rc = 0;
-done:
-  tt_buf_free(&pl);
-  return rc;
+  if (memdb_wal_put_end(out) != 0 || rec_close(&o) != 0)
+    return -1;
+  out->len = o.start; /* the record opened last stays empty */
+  out->data[out->len] = '\0';
+  return 0;
 }
 
 /* At start-up, when the logs replayed passed the snapshot bound: a snapshot

@@ -31,6 +31,12 @@ uint32_t memdb_crc32c_table(const void *data, size_t n);
 int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v);
 /* An item's new image (put) or its deletion (the key). */
 int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const struct tt_av *v);
+/* The same for an item stored in table t, read from its encoding (a
+ * snapshot): the bytes memdb_wal_put_item writes for its decoded value. */
+struct memdb_table;
+struct memdb_item;
+int memdb_wal_put_stored(struct tt_buf *b, const struct memdb_table *t,
+                         const struct memdb_item *it);
 /* A CreateTable request (JSON text) and the table's creation time. */
 int memdb_wal_put_create(struct tt_buf *b, double created, const char *json, size_t n);
 /* An UpdateTable, DeleteTable or UpdateTimeToLive request (JSON text). */

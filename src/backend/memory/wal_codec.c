@@ -75,45 +75,91 @@ uint32_t memdb_crc32c(const void *data, size_t n) {
 }
 
 /* ---- writing ---- */
+/* Room for n more bytes in b: a compare when it is there (the entries of a
+ * record are written in place, not through one tt_buf_append per byte). */
+static inline int room(struct tt_buf *b, size_t n) {
+  return n < b->alloc - b->len ? 0 : tt_buf_reserve(b, n);
+}
+
+/* Writes v as a varint at p (memdb_put_varint's form); returns its bytes. */
+static inline size_t varint_at(unsigned char *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (unsigned char)v;
+  return n;
+}
+
 static int put_u8(struct tt_buf *b, unsigned v) {
-  unsigned char c = (unsigned char)v;
-  return tt_buf_append(b, &c, 1);
+  if (room(b, 1) != 0)
+    return -1;
+  b->data[b->len++] = (char)v;
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+/* A type byte (lead, when not -1), then a varint of n. */
+static int put_count(struct tt_buf *b, int lead, size_t n) {
+  if (room(b, 11) != 0)
+    return -1;
+  unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
+  if (lead >= 0)
+    *q++ = (unsigned char)lead;
+  q += varint_at(q, n);
+  b->len += (size_t)(q - p);
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+/* A type byte (lead, when not -1), then s as varint length + bytes. */
+static int put_lead_str(struct tt_buf *b, int lead, const char *s, size_t n) {
+  if (n > (size_t)-1 - 12 || room(b, n + 11) != 0)
+    return -1;
+  unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
+  if (lead >= 0)
+    *q++ = (unsigned char)lead;
+  q += varint_at(q, n);
+  if (n)
+    memcpy(q, s, n);
+  b->len += (size_t)(q - p) + n;
+  b->data[b->len] = '\0';
+  return 0;
 }
 
 static int put_str(struct tt_buf *b, const char *s, size_t n) {
-  return memdb_put_varint(b, n) != 0 || tt_buf_append(b, s, n) != 0 ? -1 : 0;
+  return put_lead_str(b, -1, s, n);
 }
 
 int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
-  if (put_u8(b, (unsigned)v->type) != 0)
-    return -1;
   switch (v->type) {
   case TT_AV_S:
   case TT_AV_N:
   case TT_AV_B:
-    return put_str(b, v->u.bytes, v->len);
+    return put_lead_str(b, (int)v->type, v->u.bytes, v->len);
   case TT_AV_BOOL:
-    return put_u8(b, v->u.boolean ? 1 : 0);
+    return put_u8(b, (unsigned)v->type) != 0 || put_u8(b, v->u.boolean ? 1 : 0) != 0 ? -1 : 0;
   case TT_AV_NULL:
-    return 0;
+    return put_u8(b, (unsigned)v->type);
   case TT_AV_SS:
   case TT_AV_NS:
   case TT_AV_BS:
-    if (memdb_put_varint(b, v->len) != 0)
+    if (put_count(b, (int)v->type, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (put_str(b, v->u.elems[i].u.bytes, v->u.elems[i].len) != 0)
         return -1;
     return 0;
   case TT_AV_L:
-    if (memdb_put_varint(b, v->len) != 0)
+    if (put_count(b, (int)v->type, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (memdb_wal_put_av(b, &v->u.elems[i]) != 0)
         return -1;
     return 0;
   case TT_AV_M:
-    if (memdb_put_varint(b, v->len) != 0)
+    if (put_count(b, (int)v->type, v->len) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
       if (put_str(b, v->u.members[i].name, v->u.members[i].name_len) != 0 ||
@@ -127,8 +173,18 @@ int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
 
 int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const struct tt_av *v) {
   size_t mark = b->len;
-  if (put_u8(b, put ? 'P' : 'D') != 0 || put_str(b, table, strlen(table)) != 0 ||
+  if (put_lead_str(b, put ? 'P' : 'D', table, strlen(table)) != 0 ||
       memdb_wal_put_av(b, v) != 0) {
+    b->len = mark;
+    return -1;
+  }
+  return 0;
+}
+
+int memdb_wal_put_stored(struct tt_buf *b, const struct memdb_table *t,
+                         const struct memdb_item *it) {
+  size_t mark = b->len;
+  if (put_lead_str(b, 'P', t->name, strlen(t->name)) != 0 || memdb_item_put_wal(t, it, b) != 0) {
     b->len = mark;
     return -1;
   }
