@@ -134,11 +134,11 @@ static int describe_table(struct tt_orm_ctx *ctx, json_t *desc, const struct ens
              json_array_size(json_object_get(t, kinds[1]));
   struct tt_orm_table_index *ixs = n ? tt_arena_alloc(ctx->arena, n * sizeof(*ixs)) : NULL;
   *d = (struct tt_orm_table_desc){
-      .table = ctx->model->table,
+      .table = desc_str(ctx, json_object_get(t, "TableName"), ctx->model->table),
       .status = desc_str(ctx, json_object_get(t, "TableStatus"), "UNKNOWN"),
       .item_count = json_integer_value(json_object_get(t, "ItemCount")),
       .indexes = ixs};
-  if (d->status == NULL || (n && ixs == NULL))
+  if (d->table == NULL || d->status == NULL || (n && ixs == NULL))
     return -1;
   for (int k = 0; k < 2; k++) {
     size_t i;
