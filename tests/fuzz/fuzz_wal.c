@@ -29,35 +29,31 @@ static const char TABLE[] =
 
 static void closed(void *arg) { *(int *)arg = 1; }
 
-/* A snapshot's record of each stored item equals its decoded value's. */
-static void check_stored(struct memdb *m) {
-  struct tt_buf a, b;
-  tt_buf_init(&a, 0);
-  tt_buf_init(&b, 0);
-  for (const struct memdb_table *t = m->tables; t; t = t->next) {
-    const struct memdb_store *s = &t->store;
-    for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
-         memdb_seq_next(&s->parts, &p)) {
-      const struct memdb_part *pt = memdb_seq_at(&s->parts, p);
-      for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
-           !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
-        const struct memdb_item *it = memdb_entry_item(s, memdb_seq_at(&pt->entries, q));
-        struct tt_av v;
-        tt_buf_reset(&a);
-        tt_buf_reset(&b);
-        if (memdb_item_decode(t, it, &v) != 0 || memdb_wal_put_item(&a, true, t->name, &v) != 0 ||
-            memdb_wal_put_stored(&b, t, it) != 0)
-          abort(); /* out of memory */
-        if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
-          fprintf(stderr, "fuzz_wal: a stored item's snapshot record differs from its record\n");
-          abort();
-        }
-        tt_av_free(&v);
-      }
-    }
+/* A snapshot's record of a stored item equals its decoded value's. */
+static int check_stored_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+  struct tt_buf *ab = arg;
+  struct tt_av v;
+  tt_buf_reset(&ab[0]);
+  tt_buf_reset(&ab[1]);
+  if (memdb_item_decode(t, it, &v) != 0 || memdb_wal_put_item(&ab[0], true, t->name, &v) != 0 ||
+      memdb_wal_put_stored(&ab[1], t, it) != 0)
+    abort(); /* out of memory */
+  if (ab[0].len != ab[1].len || memcmp(ab[0].data, ab[1].data, ab[0].len) != 0) {
+    fprintf(stderr, "fuzz_wal: a stored item's snapshot record differs from its record\n");
+    abort();
   }
-  tt_buf_free(&a);
-  tt_buf_free(&b);
+  tt_av_free(&v);
+  return 0;
+}
+
+static void check_stored(struct memdb *m) {
+  struct tt_buf ab[2];
+  tt_buf_init(&ab[0], 0);
+  tt_buf_init(&ab[1], 0);
+  for (const struct memdb_table *t = m->tables; t; t = t->next)
+    memdb_table_each(t, check_stored_item, ab);
+  tt_buf_free(&ab[0]);
+  tt_buf_free(&ab[1]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -876,6 +876,28 @@ START_TEST(test_codec_round_trip) {
 }
 END_TEST
 
+/* Counts the items whose snapshot record (from the stored encoding) equals
+ * the record of their decoded value. */
+struct stored_check {
+  struct tt_buf *b, *s;
+  size_t items;
+};
+
+static int check_stored_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+  struct stored_check *sc = arg;
+  struct tt_av v;
+  ck_assert_int_eq(memdb_item_decode(t, it, &v), 0);
+  tt_buf_reset(sc->b);
+  tt_buf_reset(sc->s);
+  ck_assert_int_eq(memdb_wal_put_item(sc->b, true, t->name, &v), 0);
+  ck_assert_int_eq(memdb_wal_put_stored(sc->s, t, it), 0);
+  ck_assert_uint_eq(sc->s->len, sc->b->len);
+  ck_assert_int_eq(memcmp(sc->s->data, sc->b->data, sc->b->len), 0);
+  tt_av_free(&v);
+  sc->items++;
+  return 0;
+}
+
 /* The bytes of an item's record (the form data dirs already hold), and the
  * same bytes written from the stored encoding of every item of the
  * workload's tables (a snapshot's items). */
@@ -904,29 +926,10 @@ START_TEST(test_item_record_bytes) {
   fx_put(&f, "{'pk':{'S':'x'},'b':{'BOOL':true},'z':{'NULL':true},'ss':{'SS':['a','b']},"
              "'l':{'L':[{'N':'5'},{'M':{'q':{'B':'AQ=='}}}]},'nb':{'BS':['AQ==','Ag==']},"
              "'nn':{'NS':['1','-2.5']},'e':{'L':[]},'em':{'M':{}}}");
-  size_t items = 0;
-  for (const struct memdb_table *t = ((struct memdb *)f.b->impl)->tables; t; t = t->next) {
-    const struct memdb_store *st = &t->store;
-    for (struct memdb_pos p = memdb_seq_begin(&st->parts); !memdb_seq_is_end(&st->parts, p);
-         memdb_seq_next(&st->parts, &p)) {
-      const struct memdb_part *pt = memdb_seq_at(&st->parts, p);
-      for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
-           !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
-        const struct memdb_item *it = memdb_entry_item(st, memdb_seq_at(&pt->entries, q));
-        struct tt_av v;
-        ck_assert_int_eq(memdb_item_decode(t, it, &v), 0);
-        tt_buf_reset(&b);
-        tt_buf_reset(&s);
-        ck_assert_int_eq(memdb_wal_put_item(&b, true, t->name, &v), 0);
-        ck_assert_int_eq(memdb_wal_put_stored(&s, t, it), 0);
-        ck_assert_uint_eq(s.len, b.len);
-        ck_assert_int_eq(memcmp(s.data, b.data, b.len), 0);
-        tt_av_free(&v);
-        items++;
-      }
-    }
-  }
-  ck_assert_uint_ge(items, 40);
+  struct stored_check sc = {&b, &s, 0};
+  for (const struct memdb_table *t = ((struct memdb *)f.b->impl)->tables; t; t = t->next)
+    ck_assert_int_eq(memdb_table_each(t, check_stored_item, &sc), 0);
+  ck_assert_uint_ge(sc.items, 40);
   fx_teardown(&f);
   tt_buf_free(&b);
   tt_buf_free(&s);

@@ -322,6 +322,13 @@ void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_k
                       struct memdb_kv *sk);
 const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e);
 
+/* Calls fn on every item of table t, partition by partition in their
+ * stored order; stops at the first non-zero fn returns and returns it, else 0. */
+int memdb_table_each(const struct memdb_table *t,
+                     int (*fn)(const struct memdb_table *t, const struct memdb_item *it,
+                               void *arg),
+                     void *arg);
+
 /* Decodes an item stored in t into a new M value. Returns 0 or -1 (memory). */
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
                       struct tt_av *out);

@@ -410,6 +410,24 @@ const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const voi
   return s->is_index ? ((const struct memdb_ientry *)e)->item : e;
 }
 
+int memdb_table_each(const struct memdb_table *t,
+                     int (*fn)(const struct memdb_table *t, const struct memdb_item *it,
+                               void *arg),
+                     void *arg) {
+  const struct memdb_store *s = &t->store;
+  for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
+       memdb_seq_next(&s->parts, &p)) {
+    const struct memdb_part *pt = memdb_seq_at(&s->parts, p);
+    for (struct memdb_pos q = memdb_seq_begin(&pt->entries); !memdb_seq_is_end(&pt->entries, q);
+         memdb_seq_next(&pt->entries, &q)) {
+      int rc = fn(t, memdb_entry_item(s, memdb_seq_at(&pt->entries, q)), arg);
+      if (rc != 0)
+        return rc;
+    }
+  }
+  return 0;
+}
+
 /* Bytes an entry of s was allocated with (the slab needs them to free it). */
 static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
   if (!s->is_index)

@@ -1233,6 +1233,15 @@ static int rec_close(struct snap_out *o) {
   return rec_open(o);
 }
 
+/* One item of a snapshot (memdb_table_each): its record, closed once the
+ * open one holds SNAP_CHUNK bytes. */
+static int snap_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+  struct snap_out *o = arg;
+  if (memdb_wal_put_stored(o->out, t, it) != 0 || (rec_len(o) >= SNAP_CHUNK && rec_close(o) != 0))
+    return -1;
+  return 0;
+}
+
 /* Serializes every table into out: header, per table its definition, TTL
  * and items in records of about SNAP_CHUNK bytes, end. Items are written
  * from their stored encoding. With a sink, what out held so far is written
@@ -1281,19 +1290,7 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
     }
     if (rec_close(&o) != 0)
       return -1;
-    const struct memdb_store *s = &t->store;
-    for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
-         memdb_seq_next(&s->parts, &p)) {
-      const struct memdb_part *pt = memdb_seq_at(&s->parts, p);
-      for (struct memdb_pos q = memdb_seq_begin(&pt->entries);
-           !memdb_seq_is_end(&pt->entries, q); memdb_seq_next(&pt->entries, &q)) {
-        const struct memdb_item *it = memdb_entry_item(s, memdb_seq_at(&pt->entries, q));
-        if (memdb_wal_put_stored(out, t, it) != 0 ||
-            (rec_len(&o) >= SNAP_CHUNK && rec_close(&o) != 0))
-          return -1;
-      }
-    }
-    if (rec_close(&o) != 0)
+    if (memdb_table_each(t, snap_item, &o) != 0 || rec_close(&o) != 0)
       return -1;
   }
   if (memdb_wal_put_end(out) != 0 || rec_close(&o) != 0)
