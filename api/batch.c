@@ -170,16 +170,13 @@ done:
   return out;
 }
 
-void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r) {
+void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r, struct tt_buf *out) {
   struct tt_error err;
   tt_error_clear(&err);
   int rc = 0;
   if (r->status == 0 && r->answer == TT_ORM_ANSWER_BATCH) {
-    tt_buf_reset(&r->body);
-    r->answer = TT_ORM_ANSWER_BODY;
-    r->http_status = 200;
-    rc = op->write ? tt_buf_printf(&r->body, "{\"processed\":%zu}", op->processed)
-                   : items_text(op, r->model, &r->body, &err);
+    rc = op->write ? tt_buf_printf(out, "{\"processed\":%zu}", op->processed)
+                   : items_text(op, r->model, out, &err);
   } else if (r->status != 0 && op->incomplete) {
     json_t *details = incomplete_details(op, r->details);
     json_decref(r->details);
@@ -195,8 +192,10 @@ void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r) {
 }
 
 static void answer(struct tt_request *req, struct tt_orm_result *r, void *op) {
-  tt_api_batch_answer(op, r);
-  tt_request_respond_result(req, r);
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_api_batch_answer(op, r, &b);
+  tt_request_respond_rendered(req, r, &b);
 }
 
 static void start(struct tt_request *req, bool write) {

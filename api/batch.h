@@ -16,13 +16,14 @@
  * docs/batch.md). Returns as tt_orm_batch_start does. */
 int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body);
 
-/* Once op finished: turns its typed answer in `r` into the HTTP answer
- * (batch-get: 200 {"items": [found items in key order], "missing":
- * [keys]}; batch-write: 200 {"processed": n}; a failure that left entries
+/* Once op finished: turns its typed answer in `r` into the HTTP answer's
+ * body, written to `out` on success (batch-get: 200 {"items": [found items
+ * in key order], "missing": [keys]}; batch-write: 200 {"processed": n}),
+ * or `r` fails (out of memory); a failure that left entries
  * undone gets details.unprocessed -- batch-get: indexes into keys;
  * batch-write: {"put": [indexes], "delete": [indexes]} -- and
  * details.processed, then the backend's details or details.cause) and
  * frees op's entries. */
-void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r);
+void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r, struct tt_buf *out);
 
 #endif

@@ -57,12 +57,8 @@ struct item_job {
 static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {
   struct item_job *j = arg;
   tt_av_free(&j->key);
-  if (r->status != 0 || r->answer == TT_ORM_ANSWER_BODY) {
-    tt_request_respond_result(req, r);
-    return;
-  }
-  if (r->answer == TT_ORM_ANSWER_NONE) {
-    tt_request_respond_static(req, 204, "application/json", "", 0);
+  if (r->status != 0 || r->answer != TT_ORM_ANSWER_ITEM) {
+    tt_request_respond_result(req, r); /* an error, or 204 after a delete */
     return;
   }
   struct tt_buf b;

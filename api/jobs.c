@@ -9,7 +9,7 @@
 
 struct ledger_job {
   struct tt_ledger_op op; /* first */
-  struct tt_orm_result result;
+  struct tt_ledger_result result;
   json_t *body;
 };
 
@@ -17,8 +17,17 @@ static void ledger_done(struct tt_ledger_op *op) { (void)op; }
 
 static void ledger_joined(struct tt_request *req) {
   struct ledger_job *job = req->handler_data;
-  tt_request_respond_result(req, &job->result);
-  tt_orm_result_free(&job->result);
+  struct tt_ledger_result *r = &job->result;
+  if (r->status != 0) {
+    tt_request_respond_failure(req, &r->err, r->details, r->retry_after_s);
+  } else if (r->http_status == 204 || r->body.len == 0) {
+    tt_request_respond_static(req, r->http_status, "application/json", "", 0);
+  } else {
+    size_t len;
+    char *text = tt_buf_steal(&r->body, &len);
+    tt_request_respond_json_text(req, r->http_status, text, len);
+  }
+  tt_ledger_result_free(r);
   json_decref(job->body);
   job->body = NULL;
 }
@@ -48,6 +57,7 @@ static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body
     return;
   if (with_body && (job->body = tt_request_json_body(req, true)) == NULL)
     return;
+  memset(&job->result, 0, sizeof(job->result));
   tt_buf_init(&job->result.body, 0);
   op->kind = kind;
   op->orm = req->server->orm;

@@ -82,8 +82,6 @@ static void job_joined(struct tt_request *req) {
       tt_request_respond_json(req, status, m);
       json_decref(m);
     }
-  } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_NONE) {
-    tt_request_respond_static(req, 204, "application/json", "", 0);
   } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_TABLE) {
     const struct tt_orm_table_desc *d = &job->result.table;
     json_t *out = tt_orm_table_to_json(d);
@@ -114,7 +112,6 @@ static struct orm_job *job_new(struct tt_request *req, const struct tt_model *mo
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
     return NULL;
   }
-  tt_buf_init(&job->result.body, 0);
   tt_orm_ctx_init(&job->ctx, req->server->orm, &req->join, &req->arena, req->request_id, model,
                   &job->result, job_done, job);
   req->handler_data = job;

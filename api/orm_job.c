@@ -47,7 +47,6 @@ void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_mod
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
     return NULL;
   }
-  tt_buf_init(&job->result.body, 0);
   job->body = body;
   tt_orm_ctx_init((struct tt_orm_ctx *)job->op, req->server->orm, &req->join, &req->arena,
                   req->request_id, model, &job->result, job_done, job);

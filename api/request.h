@@ -126,10 +126,20 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact);
  * route has none or it does not decode (then a 400 was answered). */
 const char *tt_request_param(struct tt_request *req, const char *name);
 
-/* Answers from an ORM result's rendered body and status on success (204
- * without a body), the error envelope otherwise (Retry-After when set).
- * Typed answers are the handler's to render (api/item_io.h). */
-void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r);
+/* Answers an ORM result that needs no rendering: its error envelope
+ * (Retry-After when set), or 204 for TT_ORM_ANSWER_NONE. Typed answers are
+ * the handler's to render (api/item_io.h); one that reaches here is a 500. */
+void tt_request_respond_result(struct tt_request *req, const struct tt_orm_result *r);
+
+/* Answers a result whose handler rendered its success: 200 with the JSON
+ * text in b (taken; b is freed either way), or r's error. */
+void tt_request_respond_rendered(struct tt_request *req, const struct tt_orm_result *r,
+                                 struct tt_buf *b);
+
+/* Answers with the error envelope of err and details, and a Retry-After of
+ * retry_after_s seconds unless 0. */
+void tt_request_respond_failure(struct tt_request *req, const struct tt_error *err,
+                                const json_t *details, uint32_t retry_after_s);
 
 /* Copies the percent-decoded value of query parameter `name` into the
  * arena; NULL when absent. The dispatcher already refused a query string

@@ -477,20 +477,32 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   return out;
 }
 
-void tt_request_respond_result(struct tt_request *req, struct tt_orm_result *r) {
+void tt_request_respond_failure(struct tt_request *req, const struct tt_error *err,
+                                const json_t *details, uint32_t retry_after_s) {
+  tt_request_respond_error(req, err, details);
+  if (retry_after_s)
+    snprintf(req->resp.retry_after, sizeof(req->resp.retry_after), "%u", retry_after_s);
+}
+
+void tt_request_respond_rendered(struct tt_request *req, const struct tt_orm_result *r,
+                                 struct tt_buf *b) {
   if (r->status != 0) {
-    tt_request_respond_error(req, &r->err, r->details);
-    if (r->retry_after_s)
-      snprintf(req->resp.retry_after, sizeof(req->resp.retry_after), "%u", r->retry_after_s);
-    return;
-  }
-  if (r->http_status == 204 || r->body.len == 0) {
-    tt_request_respond_static(req, r->http_status, "application/json", "", 0);
+    tt_request_respond_failure(req, &r->err, r->details, r->retry_after_s);
   } else {
     size_t len;
-    char *text = tt_buf_steal(&r->body, &len);
-    tt_request_respond_json_text(req, r->http_status, text, len);
+    char *text = tt_buf_steal(b, &len);
+    tt_request_respond_json_text(req, 200, text, len);
   }
+  tt_buf_free(b);
+}
+
+void tt_request_respond_result(struct tt_request *req, const struct tt_orm_result *r) {
+  if (r->status != 0)
+    tt_request_respond_failure(req, &r->err, r->details, r->retry_after_s);
+  else if (r->answer == TT_ORM_ANSWER_NONE)
+    tt_request_respond_static(req, 204, "application/json", "", 0);
+  else
+    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "the handler did not render its answer");
 }
 
 static enum MHD_Result queue_answer(struct tt_request *req) {

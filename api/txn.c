@@ -302,15 +302,12 @@ static json_t *reasons_json(const struct tt_orm_txn_op *op) {
   return list ? json_pack("{s:o}", "reasons", list) : NULL;
 }
 
-void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r) {
+void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r, struct tt_buf *out) {
   struct tt_error err;
   tt_error_clear(&err);
   int rc = 0;
   if (r->status == 0) {
-    tt_buf_reset(&r->body);
-    r->answer = TT_ORM_ANSWER_BODY;
-    r->http_status = 200;
-    rc = op->get ? items_text(op, &r->body, &err) : tt_buf_puts(&r->body, "{\"ok\":true}");
+    rc = op->get ? items_text(op, out, &err) : tt_buf_puts(out, "{\"ok\":true}");
   } else if (op->reasons && r->err.code == TT_ERR_TRANSACTION_CANCELED) {
     rc = (r->details = reasons_json(op)) != NULL ? 0 : -1;
   }
@@ -327,8 +324,10 @@ void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r) {
 }
 
 static void answer(struct tt_request *req, struct tt_orm_result *r, void *op) {
-  tt_api_txn_answer(op, r);
-  tt_request_respond_result(req, r);
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  tt_api_txn_answer(op, r, &b);
+  tt_request_respond_rendered(req, r, &b);
 }
 
 static void start(struct tt_request *req, bool get) {

@@ -15,9 +15,11 @@
  * as tt_orm_txn_start does. */
 int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body);
 
-/* Once op finished: turns its typed answer in `r` into the HTTP answer (200
- * {"ok": true}, 200 {"items": [item | null, ...]}, or details.reasons of a
- * TransactionCanceled) and releases what op's answer and actions hold. */
-void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r);
+/* Once op finished: turns its typed answer in `r` into the HTTP answer
+ * (the body of a 200 written to `out`: {"ok": true} or {"items": [item |
+ * null, ...]}; or details.reasons of a TransactionCanceled in `r`; `r`
+ * fails when memory runs out) and releases what op's answer and actions
+ * hold. */
+void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r, struct tt_buf *out);
 
 #endif

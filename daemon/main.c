@@ -428,7 +428,7 @@ static int create_tables(struct daemon *d, struct tt_error *err) {
     goto done;
   }
   for (size_t i = 0; i < n; i++) {
-    tt_buf_init(&jobs[i].result.body, 0);
+    memset(&jobs[i].result, 0, sizeof(jobs[i].result));
     tt_orm_ctx_init(&jobs[i].ctx, &d->orm, &join, &arena, "startup",
                     tt_model_registry_at(d->models, i), &jobs[i].result, startup_done, NULL);
     tt_orm_table_ensure(&jobs[i].ctx);

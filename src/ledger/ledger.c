@@ -136,7 +136,7 @@ static void ledger_log(const struct tt_ledger_op *op) {
   tt_log_begin(&l, TT_LOG_DEBUG, "ledger.op");
   tt_log_str(&l, "request_id", op->request_id);
   tt_log_str(&l, "op", kind_name(op->kind));
-  const struct tt_orm_result *r = op->result;
+  const struct tt_ledger_result *r = op->result;
   if (r->status == 0) {
     tt_log_int(&l, "status", r->http_status);
   } else {
@@ -157,8 +157,14 @@ static void finish(struct tt_ledger_op *op) {
     op->done(op);
 }
 
+void tt_ledger_result_free(struct tt_ledger_result *r) {
+  tt_buf_free(&r->body);
+  json_decref(r->details);
+  r->details = NULL;
+}
+
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value) {
-  struct tt_orm_result *r = op->result;
+  struct tt_ledger_result *r = op->result;
   tt_buf_reset(&r->body);
   if (value && tt_json_dump(value, 0, &r->body) != 0) {
     json_decref(value);
@@ -172,8 +178,9 @@ void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value)
 }
 
 void ledger_fail(struct tt_ledger_op *op, const struct tt_error *err, json_t *details) {
-  struct tt_orm_result *r = op->result;
-  tt_orm_fail(r, err);
+  struct tt_ledger_result *r = op->result;
+  r->status = -1;
+  r->err = *err;
   json_decref(r->details);
   r->details = details;
   finish(op);
@@ -381,14 +388,17 @@ static void step_done(struct tt_orm_ctx *ctx) {
   struct ledger_step *s = ctx->arg;
   if (s->span) {
     s->op->join->trace = s->outer;
+    /* The status the step's route would answer: on success only (a
+     * failure's status is the error's code). */
     const struct tt_orm_result *r = &s->result;
-    unsigned status = r->answer == TT_ORM_ANSWER_ITEM    ? (r->created ? 201 : 200)
-                      : r->answer == TT_ORM_ANSWER_TABLE ? (r->table.created ? 201 : 200)
-                      : r->answer == TT_ORM_ANSWER_NONE  ? 204
-                                                         : r->http_status;
-    tt_span_int(s->span, "http.response.status_code", status);
-    if (s->result.status != 0)
-      tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(s->result.err.code));
+    if (r->status == 0)
+      tt_span_int(s->span, "http.response.status_code",
+                  r->answer == TT_ORM_ANSWER_ITEM    ? (r->created ? 201 : 200)
+                  : r->answer == TT_ORM_ANSWER_TABLE ? (r->table.created ? 201 : 200)
+                  : r->answer == TT_ORM_ANSWER_NONE  ? 204
+                                                     : 200);
+    else
+      tt_span_status(s->span, TT_SPAN_ERROR, tt_error_code_name(r->err.code));
     tt_span_end(s->span);
     s->span = NULL;
   }
@@ -423,7 +433,6 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
     s->outer = op->join->trace;
     op->join->trace = s->span->ctx;
   }
-  tt_buf_init(&s->result.body, 0);
   tt_orm_ctx_init(&s->u.ctx, op->orm, op->join, op->arena, op->request_id, m, &s->result,
                   step_done, s);
   return s;

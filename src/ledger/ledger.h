@@ -72,6 +72,21 @@ struct tt_ledger_list_args {
   const char *order;
 };
 
+/* A ledger operation's answer: its route's HTTP status and JSON body on
+ * success (`status` 0; an empty body with 204), else `err`, `details`
+ * (owned, may be NULL) and a Retry-After in seconds (0: none). */
+struct tt_ledger_result {
+  int status; /* 0 or -1 */
+  unsigned http_status;
+  struct tt_buf body;
+  struct tt_error err;
+  json_t *details;
+  uint32_t retry_after_s;
+};
+
+/* Releases what a result owns. */
+void tt_ledger_result_free(struct tt_ledger_result *r);
+
 struct tt_ledger_op;
 
 /* Completion of a ledger operation: runs once, never inside
@@ -98,7 +113,7 @@ struct tt_ledger_op {
   const char *slot;      /* ?slot= of a semaphore release (decimal text) */
   const json_t *body;    /* the JSON body (tt_json_parse tree); NULL = {} */
   struct tt_ledger_list_args list;
-  struct tt_orm_result *result; /* where the answer goes */
+  struct tt_ledger_result *result; /* where the answer goes */
   tt_ledger_done_cb done;
   void *arg;
   /* Working state (tt_ledger_start zeroes it). */

@@ -47,11 +47,10 @@ struct tt_orm {
 
 /* What a successful operation hands back (tt_orm_result.answer). */
 enum tt_orm_answer {
-  TT_ORM_ANSWER_BODY = 0, /* rendered: `http_status` and `body` (the ledger) */
+  TT_ORM_ANSWER_NONE = 0, /* done, nothing to hand back (a delete; a transaction's
+                           * answer is in its op, orm/txn.h) */
   TT_ORM_ANSWER_ITEM,     /* typed: `item` of `model`, `created` (items.h) */
   TT_ORM_ANSWER_PAGE,     /* typed: `page` of `model`'s items (query.h) */
-  TT_ORM_ANSWER_NONE,     /* done, nothing to hand back (a delete; a transaction's
-                           * answer is in its op, orm/txn.h) */
   TT_ORM_ANSWER_BATCH,    /* typed: a batch's answer is in its op (batch.h); `model` is
                            * the batch's */
   TT_ORM_ANSWER_TABLE     /* typed: `table`, a table's description */
@@ -98,8 +97,6 @@ struct tt_orm_page {
 struct tt_orm_result {
   int status; /* 0 or -1 */
   enum tt_orm_answer answer;
-  unsigned http_status;
-  struct tt_buf body;
   struct tt_error err;
   json_t *details;
   uint32_t retry_after_s;

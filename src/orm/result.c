@@ -11,7 +11,6 @@
 #include "value/codec_logical.h"
 
 void tt_orm_result_free(struct tt_orm_result *r) {
-  tt_buf_free(&r->body);
   json_decref(r->details);
   r->details = NULL;
   tt_av_free(&r->item);
@@ -115,8 +114,6 @@ void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join 
   ctx->result = result;
   ctx->done = done;
   ctx->arg = arg;
-  if (result->body.cap == 0 && result->body.data == NULL)
-    tt_buf_init(&result->body, 0);
 }
 
 void tt_orm_ctx_finish(struct tt_orm_ctx *ctx) {

@@ -161,7 +161,8 @@ static void run_prepare(struct fz_run *r) {
   memset(r, 0, sizeof(*r));
   tt_arena_init(&r->arena);
   tt_join_init(&r->join, NULL, joined_cb, r);
-  tt_buf_init(&r->res.body, 0);
+  tt_buf_init(&r->lres.body, 0);
+  tt_buf_init(&r->rendered, 0);
 }
 
 void fz_run_begin(struct fz_run *r, struct tt_orm_ctx *ctx, const struct tt_model *m) {
@@ -176,7 +177,8 @@ void fz_ledger_begin(struct fz_run *r, struct tt_ledger_op *op) {
   op->join = &r->join;
   op->arena = &r->arena;
   op->request_id = "fuzz";
-  op->result = &r->res;
+  op->result = &r->lres;
+  r->ledger = true;
   op->done = ledger_done_cb;
   op->arg = r;
 }
@@ -186,16 +188,44 @@ void fz_ledger_end(struct fz_run *r, struct tt_ledger_op *op) {
   fz_run_end(r);
 }
 
+/* Whether b holds one JSON text. */
+static bool is_json(const struct tt_buf *b) {
+  json_t *j = NULL;
+  struct tt_error err;
+  struct tt_json_opts o = {0, 200};
+  if (tt_json_parse(b->data, b->len, &o, &j, &err) != 0)
+    return false;
+  json_decref(j);
+  return true;
+}
+
 void fz_run_end(struct fz_run *r) {
   tt_join_release(&r->join);
   uv_run(&FZ.loop, UV_RUN_DEFAULT);
   if (r->done != 1 || r->joined != 1 || tt_join_pending(&r->join) != 0)
     abort();
   if (r->txn)
-    tt_api_txn_answer(r->txn, &r->res);
+    tt_api_txn_answer(r->txn, &r->res, &r->rendered);
   if (r->batch)
-    tt_api_batch_answer(r->batch, &r->res);
-  if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
+    tt_api_batch_answer(r->batch, &r->res, &r->rendered);
+  if (r->ledger) {
+    /* A ledger answer: a 2xx with a JSON body (or none), or an error. */
+    const struct tt_ledger_result *l = &r->lres;
+    if (l->status == 0 && (l->http_status < 200 || l->http_status > 299 ||
+                           (l->body.len != 0 && !is_json(&l->body))))
+      abort();
+    if (l->status != 0 && (l->status != -1 || l->err.code == TT_OK ||
+                           l->err.code >= TT_ERR__COUNT || l->err.message[0] == '\0'))
+      abort(); /* every failure names its code and explains itself */
+  } else if ((r->txn || r->batch) && r->res.status == 0) {
+    if (!is_json(&r->rendered))
+      abort(); /* our answer must be JSON */
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_TABLE) {
+    json_t *t = tt_orm_table_to_json(&r->res.table);
+    if (t == NULL)
+      abort();
+    json_decref(t);
+  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_ITEM) {
     /* A typed item renders as the item routes render it. */
     struct tt_buf b;
     struct tt_error err;
@@ -222,23 +252,16 @@ void fz_run_end(struct fz_run *r) {
         abort();
     }
     tt_buf_free(&b);
-  } else if (r->res.status == 0 && r->res.answer == TT_ORM_ANSWER_NONE) {
   } else if (r->res.status == 0) {
-    if (r->res.http_status < 200 || r->res.http_status > 299)
-      abort();
-    if (r->res.body.len != 0) {
-      json_t *j = NULL;
-      struct tt_error err;
-      struct tt_json_opts o = {0, 200};
-      if (tt_json_parse(r->res.body.data, r->res.body.len, &o, &j, &err) != 0)
-        abort(); /* our answer must be JSON */
-      json_decref(j);
-    }
+    if (r->res.answer != TT_ORM_ANSWER_NONE)
+      abort(); /* every other answer is rendered above */
   } else if (r->res.status != -1 || r->res.err.code == TT_OK ||
              r->res.err.code >= TT_ERR__COUNT || r->res.err.message[0] == '\0') {
     abort(); /* every failure names its code and explains itself */
   }
   tt_orm_result_free(&r->res);
+  tt_ledger_result_free(&r->lres);
+  tt_buf_free(&r->rendered);
   tt_arena_free(&r->arena);
 }
 

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "client/client.h"
 #include "model/registry.h"
+#include "ledger/ledger.h"
 #include "orm/orm.h"
 
 /* 2023-11-14T22:13:20Z: every clock of a fuzz run is fixed (deterministic). */
@@ -54,6 +55,9 @@ struct fz_run {
   struct tt_arena arena;
   struct tt_join join;
   struct tt_orm_result res;
+  struct tt_ledger_result lres; /* a ledger request's answer */
+  bool ledger;
+  struct tt_buf rendered;       /* a transaction's or a batch's body */
   int done;
   int joined;
   struct tt_orm_txn_op *txn; /* a transaction: its answer rendered at the end */

@@ -64,7 +64,6 @@ static inline void ofx_run(struct tt_orm_ctx *ctx, const struct tt_model *m,
   tt_arena_init(&arena);
   tt_join_init(&join, NULL, ofx_join_done, NULL);
   memset(res, 0, sizeof(*res));
-  tt_buf_init(&res->body, 0);
   tt_orm_ctx_init(ctx, &OFX.orm, &join, &arena, "test", m, res, ofx_op_done, &done);
   if (start(ctx, arg) != 0) {
     ck_assert_int_eq(done, 0);

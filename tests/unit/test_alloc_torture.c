@@ -546,7 +546,6 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   tt_arena_init(&arena);
   tt_join_init(&join, NULL, joined_cb, &joined);
   memset(&res, 0, sizeof(res));
-  tt_buf_init(&res.body, 0);
   if (q->body && tt_json_parse(q->body, strlen(q->body), NULL, &body, &err) != 0) {
     tt_join_release(&join);
     tt_arena_free(&arena);
@@ -603,10 +602,12 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(done == 1 && joined == 1, "%s: done ran %d times, the join completed %d times",
         q->model ? q->model : "transaction", done, joined);
+  struct tt_buf rendered; /* a transaction's or a batch's body */
+  tt_buf_init(&rendered, 0);
   if (q->kind == R_TXN)
-    tt_api_txn_answer(&op.txn, &res); /* as the transaction routes answer */
+    tt_api_txn_answer(&op.txn, &res, &rendered); /* as the transaction routes answer */
   if (q->kind == R_BGET || q->kind == R_BWRITE)
-    tt_api_batch_answer(&op.batch, &res); /* as the batch routes answer */
+    tt_api_batch_answer(&op.batch, &res, &rendered); /* as the batch routes answer */
   int rc = 0;
   size_t used = strlen(out);
   char etag[TT_API_ETAG_MAX];
@@ -635,13 +636,13 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     tt_buf_free(&b);
     json_decref(t);
   } else if (res.status == 0) {
-    snprintf(out + used, cap - used, "%u %.*s\n",
-             res.answer == TT_ORM_ANSWER_NONE ? 204u : res.http_status, (int)res.body.len,
-             res.body.data ? res.body.data : "");
+    snprintf(out + used, cap - used, "%u %.*s\n", rendered.len ? 200u : 204u, (int)rendered.len,
+             rendered.data ? rendered.data : "");
   } else {
     snprintf(out + used, cap - used, "%s\n", tt_error_code_name(res.err.code));
     rc = clean(&res.err, false);
   }
+  tt_buf_free(&rendered);
   tt_orm_result_free(&res);
   tt_av_free(&key);
   tt_arena_free(&arena);

@@ -116,7 +116,7 @@ static struct answer run(struct call c) {
   tt_arena_init(&arena);
   struct tt_join join;
   tt_join_init(&join, NULL, join_done, &F);
-  struct tt_orm_result res;
+  struct tt_ledger_result res;
   memset(&res, 0, sizeof(res));
   tt_buf_init(&res.body, 0);
   json_t *body = c.body ? fx_json(c.body) : NULL;
@@ -163,7 +163,7 @@ static struct answer run(struct call c) {
     struct tt_error err;
     ck_assert_int_eq(tt_json_parse(res.body.data, res.body.len, NULL, &a.body, &err), 0);
   }
-  tt_orm_result_free(&res);
+  tt_ledger_result_free(&res);
   json_decref(body);
   tt_arena_free(&arena);
   return a;

@@ -172,7 +172,6 @@ static void run_ctx(struct tt_orm_ctx *ctx, const struct tt_model *m, struct tt_
   tt_join_init(&join, NULL, join_done, NULL);
   int done = 0;
   memset(res, 0, sizeof(*res));
-  tt_buf_init(&res->body, 0);
   tt_orm_ctx_init(ctx, &F.orm, &join, &arena, "test", m, res, op_done, &done);
   if (start(ctx, arg) != 0)
     done = 1; /* finished inside its start: done never runs */
@@ -181,8 +180,12 @@ static void run_ctx(struct tt_orm_ctx *ctx, const struct tt_model *m, struct tt_
   tt_join_release(&join);
   uv_run(&F.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
-  if (start == start_txn)
-    tt_api_txn_answer((struct tt_orm_txn_op *)ctx, res);
+  if (start == start_txn) {
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    tt_api_txn_answer((struct tt_orm_txn_op *)ctx, res, &b);
+    tt_buf_free(&b);
+  }
   tt_arena_free(&arena);
 }
 
