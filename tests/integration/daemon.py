@@ -53,14 +53,21 @@ class Daemon:
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self.log_file,
                                      env=full_env, pass_fds=pass_fds,
                                      preexec_fn=preexec_fn)
-        self.address = self._wait_ready()
-        if self.address.startswith("unix:"):
-            self.host, self.port = None, None
-        else:
-            host, _, port = self.address.rpartition(":")
-            self.host, self.port = host.strip("[]"), int(port)
-        if self.on_peer and self.host and fresh:
-            self.fresh_tables()
+        try:
+            self.address = self._wait_ready()
+            if self.address.startswith("unix:"):
+                self.host, self.port = None, None
+            else:
+                host, _, port = self.address.rpartition(":")
+                self.host, self.port = host.strip("[]"), int(port)
+            if self.on_peer and self.host and fresh:
+                self.fresh_tables()
+        except BaseException:
+            # No fixture holds this daemon yet: end it here, or it outlives the test.
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            raise
 
     def fresh_tables(self):
         """Empty tables for every model, as the memory backend starts with."""
