@@ -63,10 +63,7 @@ class Daemon:
             if self.on_peer and self.host and fresh:
                 self.fresh_tables()
         except BaseException:
-            # No fixture holds this daemon yet: end it here, or it outlives the test.
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
+            self.kill()  # no fixture holds this daemon yet: it would outlive the test
             raise
 
     def fresh_tables(self):

@@ -8,6 +8,7 @@ applied. TT_DURABILITY_ROUNDS (default 3) sets the number of rounds,
 TT_DURABILITY_SEED the seed (docs/testing.md).
 
 It is the memory backend's feature: skipped on the DynamoDB peers."""
+import contextlib
 import os
 import random
 import shutil
@@ -353,21 +354,30 @@ def restart_and_check(data, ledger):
         d2.kill()
 
 
-def big_round(data, *extra):
+@contextlib.contextmanager
+def big_round(*extra):
+    """A daemon (--fsync everysec) on a new data dir, with three writers of
+    large items: (data dir, daemon, ledger, stop event, writer threads). At
+    the end the writers are told to stop, the daemon is killed if it still
+    runs, and the data dir (logs of hundreds of MB) is removed."""
+    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
+    data = os.path.join(tmp, "data")
     d = start(data, "--fsync", "everysec", "--max-body-bytes", str(4 << 20), *extra)
     ledger = Ledger()
     stop = threading.Event()
     threads = [threading.Thread(target=big_writer, args=(d, ledger, w, stop)) for w in range(3)]
     for t in threads:
         t.start()
-    return d, ledger, stop, threads
+    try:
+        yield data, d, ledger, stop, threads
+    finally:
+        stop.set()
+        d.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_kill9_during_a_snapshot_restarts_at_once_with_every_write():
-    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
-    data = os.path.join(tmp, "data")
-    d, ledger, stop, threads = big_round(data)
-    try:
+    with big_round() as (data, d, ledger, stop, threads):
         child, fds = watch_child(d, data, stop)
         # Not the LOCK, not a listening socket or connection of the daemon.
         assert not [f for f in fds if f.endswith("/LOCK") or f.startswith("socket:")], fds
@@ -384,17 +394,10 @@ def test_kill9_during_a_snapshot_restarts_at_once_with_every_write():
             d2.stop()
         finally:
             d2.kill()
-    finally:
-        stop.set()
-        d.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_snapshot_while_writes_go_on_then_kill9_keeps_every_write():
-    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
-    data = os.path.join(tmp, "data")
-    d, ledger, stop, threads = big_round(data, "--log-level", "info")
-    try:
+    with big_round("--log-level", "info") as (data, d, ledger, stop, threads):
         d.wait_log(lambda l: l.get("event") == "memdb.snapshot_written", timeout=120)
         target = ledger.acks + 40  # writes after it, into the new log
         while ledger.acks < target and d.proc.poll() is None:
@@ -402,17 +405,10 @@ def test_snapshot_while_writes_go_on_then_kill9_keeps_every_write():
         kill9(d, stop, threads)
         assert os.path.exists(os.path.join(data, "snapshot"))
         restart_and_check(data, ledger)
-    finally:
-        stop.set()
-        d.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_stop_during_a_snapshot_ends_its_child():
-    tmp = tempfile.mkdtemp(prefix="ttd-durable-")
-    data = os.path.join(tmp, "data")
-    d, ledger, stop, threads = big_round(data)
-    try:
+    with big_round() as (data, d, ledger, stop, threads):
         child, _ = watch_child(d, data, stop)
         stop.set()
         d.stop()  # a clean exit: the loop closed with the child reaped
@@ -421,7 +417,3 @@ def test_stop_during_a_snapshot_ends_its_child():
         assert gone(child)
         assert not tmp_files(data)
         restart_and_check(data, ledger)
-    finally:
-        stop.set()
-        d.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
