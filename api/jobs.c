@@ -18,15 +18,10 @@ static void ledger_done(struct tt_ledger_op *op) { (void)op; }
 static void ledger_joined(struct tt_request *req) {
   struct ledger_job *job = req->handler_data;
   struct tt_ledger_result *r = &job->result;
-  if (r->status != 0) {
+  if (r->status != 0)
     tt_request_respond_failure(req, &r->err, r->details, r->retry_after_s);
-  } else if (r->http_status == 204 || r->body.len == 0) {
-    tt_request_respond_static(req, r->http_status, "application/json", "", 0);
-  } else {
-    size_t len;
-    char *text = tt_buf_steal(&r->body, &len);
-    tt_request_respond_json_text(req, r->http_status, text, len);
-  }
+  else
+    tt_request_respond_buf(req, r->http_status, &r->body);
   tt_ledger_result_free(r);
   json_decref(job->body);
   job->body = NULL;

@@ -90,12 +90,10 @@ static void job_joined(struct tt_request *req) {
     /* Our writer, not json_dumps: jansson's drops a key it failed to write. */
     if (out == NULL || tt_json_dump(out, 0, &b) != 0) {
       tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
+      tt_buf_free(&b);
     } else {
-      size_t len;
-      char *text = tt_buf_steal(&b, &len);
-      tt_request_respond_json_text(req, d->created ? 201 : 200, text, len);
+      tt_request_respond_buf(req, d->created ? 201 : 200, &b);
     }
-    tt_buf_free(&b);
     json_decref(out);
   } else {
     tt_request_respond_result(req, &job->result);

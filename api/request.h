@@ -100,6 +100,10 @@ struct tt_request {
 void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
                                   size_t len);
 
+/* Answers with the JSON text in b (taken), or with no body when b is empty
+ * or status is 204; b is freed either way. */
+void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_buf *b);
+
 /* Answers with a static body (borrowed for the program's life). */
 void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
                                const char *body, size_t len);

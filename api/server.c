@@ -484,16 +484,25 @@ void tt_request_respond_failure(struct tt_request *req, const struct tt_error *e
     snprintf(req->resp.retry_after, sizeof(req->resp.retry_after), "%u", retry_after_s);
 }
 
+void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_buf *b) {
+  if (status == 204 || b->len == 0) {
+    tt_request_respond_static(req, status, "application/json", "", 0);
+  } else {
+    size_t len;
+    char *text = tt_buf_steal(b, &len);
+    tt_request_respond_json_text(req, status, text, len);
+  }
+  tt_buf_free(b);
+}
+
 void tt_request_respond_rendered(struct tt_request *req, const struct tt_orm_result *r,
                                  struct tt_buf *b) {
   if (r->status != 0) {
     tt_request_respond_failure(req, &r->err, r->details, r->retry_after_s);
+    tt_buf_free(b);
   } else {
-    size_t len;
-    char *text = tt_buf_steal(b, &len);
-    tt_request_respond_json_text(req, 200, text, len);
+    tt_request_respond_buf(req, 200, b);
   }
-  tt_buf_free(b);
 }
 
 void tt_request_respond_result(struct tt_request *req, const struct tt_orm_result *r) {
