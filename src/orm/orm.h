@@ -65,7 +65,8 @@ struct tt_orm_table_index {
 
 /* What GET and PUT .../table answer (TT_ORM_ANSWER_TABLE): the table as
  * DescribeTable gave it and, for an ensure, what that call changed. The
- * strings and arrays live in the operation's arena. */
+ * strings and arrays live in the operation's arena (none points into the
+ * model, which the operation no longer holds once it finished). */
 struct tt_orm_table_desc {
   const char *table;
   const char *status; /* TableStatus; "UNKNOWN" when the backend gave none */

@@ -159,7 +159,10 @@ static int describe_table(struct tt_orm_ctx *ctx, json_t *desc, const struct ens
     d->gsis_created = st->created;
     d->n_gsis_created = st->n_created;
     d->ttl_enabled = st->ttl_enabled;
-    d->ttl_attribute = st->ttl_on && ttl ? ttl->name : NULL;
+    /* A copy: the model may be replaced once the operation drops it. */
+    if (st->ttl_on && ttl &&
+        (d->ttl_attribute = tt_arena_strndup(ctx->arena, ttl->name, strlen(ttl->name))) == NULL)
+      return -1;
   }
   ctx->result->answer = TT_ORM_ANSWER_TABLE;
   return 0;
