@@ -23,6 +23,13 @@ unsigned tt_method_parse(const char *name) {
   return 0;
 }
 
+const char *tt_method_name(unsigned bit) {
+  for (size_t i = 0; i < sizeof(method_names) / sizeof(method_names[0]); i++)
+    if (bit == method_names[i].bit)
+      return method_names[i].name;
+  return NULL;
+}
+
 void tt_method_allow_header(unsigned mask, char *out, size_t cap) {
   size_t len = 0;
   out[0] = '\0';

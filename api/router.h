@@ -56,6 +56,9 @@ enum tt_router_result { TT_ROUTER_FOUND = 0, TT_ROUTER_NO_PATH = -1, TT_ROUTER_N
 /* Maps an HTTP method name to its bit; 0 when unknown. */
 unsigned tt_method_parse(const char *name);
 
+/* The name of one method's bit (a static string); NULL for none or many. */
+const char *tt_method_name(unsigned bit);
+
 /* Writes the methods in `mask` as an Allow header value ("GET, HEAD, PUT")
  * into out (cap bytes). */
 void tt_method_allow_header(unsigned mask, char *out, size_t cap);

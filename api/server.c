@@ -28,6 +28,7 @@
 #include "api/request.h"
 #include "value/json_exact.h"
 #include "obs/log.h"
+#include "obs/otlp.h"
 #include "obs/trace.h"
 #include "model/registry.h"
 #include "util/hex.h"
@@ -80,12 +81,45 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Each route's server span name, "METHOD pattern", and its attributes
+ * http.request.method and http.route encoded once (tt_api_routes' order):
+ * written by tt_server_init (the same bytes each time), pointed at by the
+ * spans, which the exporter may still hold after the server closed. The
+ * name stays empty (the span is named as a request's) when they do not fit. */
+static struct tt_route_span {
+  char name[120];
+  uint32_t name_len;
+  struct tt_span_group group;
+} route_spans[TT_ROUTER_MAX_ROUTES];
+
+static void route_span_init(struct tt_route_span *rs, const struct tt_route *r) {
+  const char *m = tt_method_name(r->methods);
+  size_t mn = m ? strlen(m) : 0, pn = strlen(r->pattern);
+  struct tt_span_attr a[2] = {
+      {.key = "http.request.method", .key_len = 19, .type = TT_ATTR_STR},
+      {.key = "http.route", .key_len = 10, .type = TT_ATTR_STR},
+  };
+  a[0].v.s.p = m;
+  a[0].v.s.len = (uint32_t)mn;
+  a[1].v.s.p = r->pattern;
+  a[1].v.s.len = (uint32_t)pn;
+  rs->name_len = 0;
+  if (m == NULL || mn + 1 + pn >= sizeof(rs->name) || tt_otlp_group_build(&rs->group, a, 2) != 0)
+    return;
+  memcpy(rs->name, m, mn);
+  rs->name[mn] = ' ';
+  memcpy(rs->name + mn + 1, r->pattern, pn + 1);
+  rs->name_len = (uint32_t)(mn + 1 + pn);
+}
+
 int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
                    const struct tt_api_options *opts) {
   memset(s, 0, sizeof(*s));
   int rc = tt_router_init(&s->router, tt_api_routes, tt_api_nroutes);
   if (rc != 0)
     return rc;
+  for (size_t i = 0; i < tt_api_nroutes; i++) /* tt_router_init: at most TT_ROUTER_MAX_ROUTES */
+    route_span_init(&route_spans[i], &tt_api_routes[i]);
   s->magic = SERVER_MAGIC;
   s->loop = loop;
   s->fams = fams;
@@ -199,18 +233,26 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   if (s == NULL)
     return;
   req->span = NULL;
-  char name[128];
-  size_t mn = strlen(method), rn = strlen(req->route_label);
-  if (mn + 1 + rn >= sizeof(name))
-    rn = sizeof(name) - mn - 2;
-  memcpy(name, method, mn);
-  name[mn] = ' ';
-  memcpy(name + mn + 1, req->route_label, rn);
-  name[mn + 1 + rn] = '\0';
-  tt_span_set_name(s, name);
-  tt_span_str(s, "http.request.method", method);
-  if (req->match.route) /* a pattern of the static route table */
-    tt_span_str_static(s, "http.route", req->route_label);
+  const struct tt_route *route = req->match.route;
+  const struct tt_route_span *rs =
+      route && route->methods == req->method ? &route_spans[route - tt_api_routes] : NULL;
+  if (rs && rs->name_len) {
+    tt_span_name_static(s, rs->name, rs->name_len);
+    tt_span_put_group(s, &rs->group); /* http.request.method, http.route */
+  } else {
+    char name[128];
+    size_t mn = strlen(method), rn = strlen(req->route_label);
+    if (mn + 1 + rn >= sizeof(name))
+      rn = sizeof(name) - mn - 2;
+    memcpy(name, method, mn);
+    name[mn] = ' ';
+    memcpy(name + mn + 1, req->route_label, rn);
+    name[mn + 1 + rn] = '\0';
+    tt_span_set_name(s, name);
+    tt_span_str(s, "http.request.method", method);
+    if (req->match.route) /* a pattern of the static route table */
+      tt_span_str_static(s, "http.route", req->route_label);
+  }
   tt_span_int(s, "http.response.status_code", status);
   tt_span_str(s, "tabletheoryd.request_id", req->request_id);
   const char *model;

@@ -103,7 +103,8 @@ struct tt_otlp_exporter {
   void (*closed)(void *arg);
   void *closed_arg;
   struct tt_otlp_exporter_stats stats;
-  struct tt_metric_family *m_exported, *m_dropped, *m_exports, *m_queue;
+  struct tt_metric_family *m_exported, *m_dropped, *m_exports;
+  double *m_queue; /* the queue gauge's value (tt_metric_slot): set a span */
 };
 
 static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t n) {
@@ -126,7 +127,7 @@ static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t
 static void queue_gauge(struct tt_otlp_exporter *e) {
   e->stats.queued = e->queued;
   if (e->m_queue)
-    tt_metric_set(e->m_queue, NULL, (double)e->queued);
+    *e->m_queue = (double)e->queued;
 }
 
 /* Counts the spans the paused tracer did not record. */
@@ -742,8 +743,10 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
                                      "tabletheoryd_trace_exports_total",
                                      "OTLP export requests by outcome (success, failure).",
                                      outcome, 1);
-    e->m_queue = tt_metrics_family(o->metrics, TT_METRIC_GAUGE, "tabletheoryd_trace_queue_spans",
-                                   "Ended spans waiting for export.", NULL, 0);
+    struct tt_metric_family *queue = tt_metrics_family(
+        o->metrics, TT_METRIC_GAUGE, "tabletheoryd_trace_queue_spans",
+        "Ended spans waiting for export.", NULL, 0);
+    e->m_queue = queue ? tt_metric_slot(queue, NULL) : NULL;
   }
   uv_timer_init(loop, &e->tick);
   uv_timer_init(loop, &e->retry);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "obs/log.h"
+#include "obs/otlp.h"
 #include "obs/trace.h"
 
 const struct tt_client_retry_policy tt_client_default_retry = {
@@ -27,8 +28,38 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Each operation's client span name, "DynamoDB.GetItem" or "KMS.Decrypt",
+ * and its attributes rpc.system, rpc.service, rpc.method (and db.system)
+ * encoded once: written by tt_client_init (before any call, the same
+ * bytes each time), pointed at by the spans. */
+static struct {
+  char name[48];
+  uint8_t len;
+  struct tt_span_group group;
+} op_spans[TT_DDB_OP__COUNT];
+
+static void op_span_init(enum tt_ddb_op op) {
+  bool kms = op >= TT_KMS_GENERATE_DATA_KEY;
+  const char *svc = kms ? "KMS" : "DynamoDB", *name = tt_ddb_op_name(op);
+  struct tt_span_attr a[4] = {
+      {.key = "rpc.system", .key_len = 10, .type = TT_ATTR_STR, .v.s = {"aws-api", 7}},
+      {.key = "rpc.service", .key_len = 11, .type = TT_ATTR_STR},
+      {.key = "rpc.method", .key_len = 10, .type = TT_ATTR_STR},
+      {.key = "db.system", .key_len = 9, .type = TT_ATTR_STR, .v.s = {"dynamodb", 8}},
+  };
+  a[1].v.s.p = svc;
+  a[1].v.s.len = (uint32_t)strlen(svc);
+  a[2].v.s.p = name; /* tt_ddb_op_name's table */
+  a[2].v.s.len = (uint32_t)strlen(name);
+  int n = snprintf(op_spans[op].name, sizeof(op_spans[op].name), "%s.%s", svc, name);
+  op_spans[op].len = n > 0 && (size_t)n < sizeof(op_spans[op].name) ? (uint8_t)n : 0;
+  (void)tt_otlp_group_build(&op_spans[op].group, a, kms ? 3 : 4); /* fits: 4 short ones */
+}
+
 void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t *loop,
                     struct tt_families *fams) {
+  for (unsigned op = 0; op < TT_DDB_OP__COUNT; op++)
+    op_span_init((enum tt_ddb_op)op);
   memset(cl, 0, sizeof(*cl));
   cl->backend = backend;
   cl->loop = loop;
@@ -218,24 +249,14 @@ static void attempt_span_start(struct tt_client_call *c) {
   if (!c->parent.valid || !tt_tracer_on())
     return;
   bool kms = c->bc.op >= TT_KMS_GENERATE_DATA_KEY;
-  const char *op = tt_ddb_op_name(c->bc.op);
-  /* "DynamoDB.GetItem": the service and the operation (no printf on this path). */
-  char name[64];
-  const char *svc = kms ? "KMS." : "DynamoDB.";
-  size_t sn = strlen(svc), on = strlen(op);
-  if (sn + on >= sizeof(name))
-    on = sizeof(name) - sn - 1;
-  memcpy(name, svc, sn);
-  memcpy(name + sn, op, on);
-  name[sn + on] = '\0';
-  struct tt_span *s = tt_span_start_at(&c->parent, name, TT_SPAN_CLIENT, c->started_ns);
+  struct tt_span *s = tt_span_start_at(&c->parent, "", TT_SPAN_CLIENT, c->started_ns);
   if (s == NULL)
     return;
-  tt_span_str_static(s, "rpc.system", "aws-api");
-  tt_span_str_static(s, "rpc.service", kms ? "KMS" : "DynamoDB");
-  tt_span_str_static(s, "rpc.method", op); /* tt_ddb_op_name's table */
+  if ((unsigned)c->bc.op < TT_DDB_OP__COUNT) { /* the table's sizes always fit */
+    tt_span_name_static(s, op_spans[c->bc.op].name, op_spans[c->bc.op].len);
+    tt_span_put_group(s, &op_spans[c->bc.op].group);
+  }
   if (!kms) {
-    tt_span_str_static(s, "db.system", "dynamodb");
     const char *table = table_of(&c->bc);
     if (table)
       tt_span_str_array1(s, "aws.dynamodb.table_names", table);

@@ -192,6 +192,11 @@ void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double
     s->value = v;
 }
 
+double *tt_metric_slot(struct tt_metric_family *f, const char *const *labels) {
+  struct series *s = lookup(f, labels);
+  return s ? &s->value : NULL;
+}
+
 static struct series *observe(struct tt_metric_family *f, const char *const *labels,
                               double v, size_t *bucket) {
   struct series *s = lookup(f, labels);

@@ -34,6 +34,10 @@ void tt_metric_add(struct tt_metric_family *f, const char *const *labels, double
 /* Sets a gauge series. */
 void tt_metric_set(struct tt_metric_family *f, const char *const *labels, double v);
 
+/* The value of a counter or gauge series, for a caller that updates it
+ * often: the pointer lives as long as the family. NULL when out of memory. */
+double *tt_metric_slot(struct tt_metric_family *f, const char *const *labels);
+
 /* Records one observation in a histogram series. */
 void tt_metric_observe(struct tt_metric_family *f, const char *const *labels, double v);
 

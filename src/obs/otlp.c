@@ -361,7 +361,8 @@ static char *w_attr(char *o, bool first, const struct tt_span *s, const struct t
 
 /* The most bytes put_span may write for s. */
 static size_t span_room(const struct tt_span *s, size_t name_n, size_t ts_n, size_t msg_n) {
-  size_t room = 512 + STR_ROOM(name_n) + STR_ROOM(ts_n) + STR_ROOM(msg_n);
+  size_t room = 512 + STR_ROOM(name_n) + STR_ROOM(ts_n) + STR_ROOM(msg_n) +
+                (s->group ? s->group->json_len : 0);
   for (size_t i = 0; i < s->nattrs; i++) {
     room += ATTR_ROOM + s->attrs[i].key_len;
     if (s->attrs[i].type == TT_ATTR_STR || s->attrs[i].type == TT_ATTR_STR_ARRAY)
@@ -371,7 +372,7 @@ static size_t span_room(const struct tt_span *s, size_t name_n, size_t ts_n, siz
 }
 
 static int put_span(struct tt_buf *b, const struct tt_span *s) {
-  size_t name_n = strlen(s->name), ts_n = strlen(s->tracestate),
+  size_t name_n = s->name_n, ts_n = strlen(s->tracestate),
          msg_n = strlen(s->status_message);
   size_t room = span_room(s, name_n, ts_n, msg_n);
   if (tt_buf_reserve(b, room) != 0)
@@ -390,7 +391,7 @@ static int put_span(struct tt_buf *b, const struct tt_span *s) {
     o = w_string(o, s->tracestate, ts_n);
   }
   W_LIT(o, ",\"name\":");
-  o = w_string(o, s->name, name_n);
+  o = w_string(o, s->name_p, name_n);
   W_LIT(o, ",\"kind\":");
   *o++ = (char)('0' + (int)s->kind);
   W_LIT(o, ",\"startTimeUnixNano\":");
@@ -398,8 +399,14 @@ static int put_span(struct tt_buf *b, const struct tt_span *s) {
   W_LIT(o, ",\"endTimeUnixNano\":");
   o = w_u64_string(o, s->end_unix_ns);
   W_LIT(o, ",\"attributes\":[");
+  bool first = true;
+  if (s->group && s->group->json_len) {
+    memcpy(o, s->group->json, s->group->json_len);
+    o += s->group->json_len;
+    first = false;
+  }
   for (size_t i = 0; i < s->nattrs; i++)
-    o = w_attr(o, i == 0, s, &s->attrs[i]);
+    o = w_attr(o, first && i == 0, s, &s->attrs[i]);
   *o++ = ']';
   if (s->dropped_attrs)
     o = w_printf(o, 48, ",\"droppedAttributesCount\":%u", (unsigned)s->dropped_attrs);
@@ -660,7 +667,8 @@ static char *pb_attr(char *o, const struct tt_span_attr *a) {
  * at most four tags and lengths and a 64-bit scalar). */
 static size_t pb_span_room(const struct tt_span *s, size_t name, size_t ts, size_t msg) {
   return 4 * PB_HEAD_MAX + 16 + 8 + 8 + name + ts + msg + 2 + 9 + 9 + 1 + PB_VARINT_MAX +
-         2 * PB_HEAD_MAX + 2 + s->nattrs * (4 * PB_HEAD_MAX + PB_VARINT_MAX) + s->attr_bytes;
+         2 * PB_HEAD_MAX + 2 + s->nattrs * (4 * PB_HEAD_MAX + PB_VARINT_MAX) + s->attr_bytes +
+         (s->group ? s->group->pb_len : 0);
 }
 
 /* The Span message's fields at o, in one pass: each attribute's nested
@@ -673,11 +681,15 @@ static char *pb_span_fields(char *o, const struct tt_span *s, size_t name, size_
     o = pb_bytes(o, F_SPAN_TRACE_STATE, s->tracestate, ts);
   if (s->has_parent)
     o = pb_bytes(o, F_SPAN_PARENT_SPAN_ID, s->parent_id, 8);
-  o = pb_bytes(o, F_SPAN_NAME, s->name, name);
+  o = pb_bytes(o, F_SPAN_NAME, s->name_p, name);
   *o++ = TAG(F_SPAN_KIND, WT_VARINT);
   *o++ = (char)s->kind;
   o = pb_fixed64(o, F_SPAN_START, s->start_unix_ns);
   o = pb_fixed64(o, F_SPAN_END, s->end_unix_ns);
+  if (s->group) {
+    memcpy(o, s->group->pb, s->group->pb_len);
+    o += s->group->pb_len;
+  }
   for (size_t i = 0; i < s->nattrs; i++)
     o = pb_attr(o, &s->attrs[i]);
   if (s->dropped_attrs) {
@@ -793,6 +805,42 @@ int tt_otlp_encoder_init(struct tt_otlp_encoder *enc, const struct tt_otlp_resou
 
 void tt_otlp_encoder_free(struct tt_otlp_encoder *enc) { tt_buf_free(&enc->pre); }
 
+int tt_otlp_group_build(struct tt_span_group *g, const struct tt_span_attr *attrs, size_t n) {
+  memset(g, 0, sizeof(*g));
+  /* Each form is written into scratch room as large as it may need, and
+   * kept when it fits. */
+  size_t room = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t v = attrs[i].type == TT_ATTR_STR || attrs[i].type == TT_ATTR_STR_ARRAY
+                   ? attrs[i].v.s.len
+                   : 0;
+    room += 1 + ATTR_ROOM + 4 * PB_HEAD_MAX + attrs[i].key_len + STR_ROOM(v);
+  }
+  char *scratch = malloc(room);
+  if (scratch == NULL)
+    return -1;
+  char *o = scratch;
+  for (size_t i = 0; i < n; i++)
+    o = pb_attr(o, &attrs[i]);
+  size_t pb = (size_t)(o - scratch);
+  if (pb <= sizeof(g->pb)) {
+    memcpy(g->pb, scratch, pb);
+    o = scratch;
+    for (size_t i = 0; i < n; i++)
+      o = w_attr(o, i == 0, NULL, &attrs[i]);
+  }
+  size_t json = (size_t)(o - scratch);
+  int rc = pb <= sizeof(g->pb) && json <= sizeof(g->json) ? 0 : -1;
+  if (rc == 0) {
+    memcpy(g->json, scratch, json);
+    g->pb_len = (uint16_t)pb;
+    g->json_len = (uint16_t)json;
+    g->nattrs = (uint32_t)n;
+  }
+  free(scratch);
+  return rc;
+}
+
 void tt_otlp_batch_init(struct tt_otlp_batch *b) {
   memset(b, 0, sizeof(*b));
   tt_buf_init(&b->buf, 0);
@@ -837,7 +885,7 @@ int tt_otlp_batch_add(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b
     if (rc == 0)
       rc = put_span(&b->buf, s);
   } else {
-    size_t name = strlen(s->name);
+    size_t name = s->name_n;
     size_t ts = s->tracestate[0] ? strlen(s->tracestate) : 0;
     size_t msg = s->status_message[0] ? strlen(s->status_message) : 0;
     rc = tt_buf_reserve(&b->buf, PB_HEAD_MAX + pb_span_room(s, name, ts, msg));

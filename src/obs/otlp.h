@@ -86,6 +86,11 @@ struct tt_otlp_batch {
 
 void tt_otlp_batch_init(struct tt_otlp_batch *b);
 
+/* Encodes n attributes (string values: static or outliving g) into g.
+ * Returns 0, or -1 when they do not fit (g is then empty: the caller sets
+ * them on each span instead). */
+int tt_otlp_group_build(struct tt_span_group *g, const struct tt_span_attr *attrs, size_t n);
+
 /* Appends span s. Returns 0, or -1 (memory) with the batch as it was. */
 int tt_otlp_batch_add(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *b,
                       const struct tt_span *s);

@@ -398,6 +398,7 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind, uint64
   s->tracestate[0] = '\0';
   s->end_unix_ns = 0;
   s->nattrs = 0;
+  s->group = NULL;
   s->key_lens = 0;
   s->dropped_attrs = 0;
   s->attr_bytes = 0;
@@ -406,7 +407,7 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind, uint64
   if (name[0])
     tt_span_set_name(s, name);
   else
-    s->name[0] = '\0'; /* a server span, named when it ends */
+    tt_span_name_static(s, "", 0); /* a server span, named when it ends */
   s->start_unix_ns = span_unix_ns(mono);
   tracer.live++;
   return s;
@@ -505,7 +506,9 @@ const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
 
 void tt_span_set_name(struct tt_span *span, const char *name) {
   if (span) {
-    keep_utf8(span->name, tt_text_copy(span->name, sizeof(span->name), name));
+    size_t n = tt_text_copy(span->name, sizeof(span->name), name);
+    keep_utf8(span->name, n);
+    tt_span_name_static(span, span->name, n);
   }
 }
 

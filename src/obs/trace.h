@@ -102,6 +102,18 @@ struct tt_span_attr {
   } v;
 };
 
+/* Attributes that many spans share (a route's method and pattern, an
+ * operation's rpc.*): encoded once, in OTLP's protobuf and JSON forms
+ * (tt_otlp_group_build), and copied as they are into each span's export.
+ * A span points at one group (tt_span_put_group), which outlives it; it
+ * never sets a key of its group again. */
+struct tt_span_group {
+  uint32_t nattrs;
+  uint16_t pb_len, json_len;
+  char pb[192];
+  char json[448];
+};
+
 /* A recorded span. Strings are copied into it (static ones are pointed at:
  * tt_span_put_static); one past the room is dropped and counted in
  * dropped_attrs. */
@@ -112,6 +124,8 @@ struct tt_span {
   bool has_parent;
   enum tt_span_kind kind;
   enum tt_span_status status;
+  const char *name_p; /* the name: `name`, or a static string (tt_span_name_static) */
+  uint32_t name_n;
   char name[128];
   char status_message[96];
   char tracestate[TT_TRACESTATE_MAX + 1];
@@ -121,6 +135,7 @@ struct tt_span {
   uint32_t dropped_attrs;
   uint32_t attr_bytes; /* the attributes' keys and string values, at most (an
                         * overwritten value still counts): room to encode */
+  const struct tt_span_group *group; /* encoded before attrs; NULL: none */
   struct tt_span_attr attrs[TT_SPAN_MAX_ATTRS];
   size_t strs_len;
   char strs[TT_SPAN_STRS];
@@ -188,6 +203,21 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind);
 const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
 
 void tt_span_set_name(struct tt_span *span, const char *name);
+
+/* The span's shared attributes (NULL: none). */
+static inline void tt_span_put_group(struct tt_span *span, const struct tt_span_group *g) {
+  if (span)
+    span->group = g;
+}
+
+/* Names the span with n bytes at `name`, which outlive it (a string of a
+ * table built once): pointed at, not copied. UTF-8 is the caller's. */
+static inline void tt_span_name_static(struct tt_span *span, const char *name, size_t n) {
+  if (span) {
+    span->name_p = name;
+    span->name_n = (uint32_t)n;
+  }
+}
 
 /* tt_span_attr_slot's path when an attribute's key has key_len's length
  * (maybe the same key: overwritten) or the span is full. */

@@ -74,11 +74,18 @@ START_TEST(many_series_survive_rehash) {
   static const char *const l1[] = {"k"};
   struct tt_metric_family *f = tt_metrics_family(m, TT_METRIC_COUNTER, "c_total", "C.", l1, 1);
   char name[16];
+  /* A series' value slot stays its own through every rehash below. */
+  const char *first[] = {"s0"};
+  double *slot = tt_metric_slot(f, first);
+  ck_assert_ptr_nonnull(slot);
   for (int i = 0; i < 500; i++) {
     snprintf(name, sizeof(name), "s%d", i);
     const char *l[] = {name};
     tt_metric_add(f, l, i);
   }
+  *slot += 7;
+  ck_assert_double_eq(tt_metric_value(f, first), 7);
+  *slot -= 7;
   for (int i = 0; i < 500; i++) {
     snprintf(name, sizeof(name), "s%d", i);
     const char *l[] = {name};

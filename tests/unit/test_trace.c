@@ -383,6 +383,70 @@ END_TEST
 /* An attribute set again keeps its slot and takes the last value, whether
  * its key's length is shared with another key or not; a static value is
  * pointed at, a copied one is not. */
+/* Attributes encoded once (a route's, an operation's) give the same bytes,
+ * in both protocols, as the same attributes set on the span one by one;
+ * a group too large for its room is refused and left empty. */
+START_TEST(span_group_encodes_as_its_attributes) {
+  nsunk = 0;
+  struct tt_sampler smp = {TT_SAMPLER_ALWAYS_ON, 1.0};
+  tt_tracer_set(&smp, sink, NULL);
+  struct tt_span_attr a[3] = {
+      {.key = "rpc.system", .key_len = 10, .type = TT_ATTR_STR, .v.s = {"aws-api", 7}},
+      {.key = "x.count", .key_len = 7, .type = TT_ATTR_INT, .v.i = 300},
+      {.key = "x.quote", .key_len = 7, .type = TT_ATTR_STR, .v.s = {"a\"b\n", 4}},
+  };
+  struct tt_span_group g;
+  ck_assert_int_eq(tt_otlp_group_build(&g, a, 3), 0);
+  ck_assert_uint_eq(g.nattrs, 3);
+  struct tt_trace_ctx ctx;
+  for (int grouped = 0; grouped < 2; grouped++) {
+    struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+    ck_assert_ptr_nonnull(s);
+    memset(s->ctx.trace_id, 7, 16); /* the same ids and times both ways */
+    memset(s->ctx.span_id, 8, 8);
+    s->start_unix_ns = 1000;
+    if (grouped) {
+      tt_span_name_static(s, "GET /x", 6);
+      tt_span_put_group(s, &g);
+    } else {
+      tt_span_set_name(s, "GET /x");
+      tt_span_str(s, "rpc.system", "aws-api");
+      tt_span_int(s, "x.count", 300);
+      tt_span_str(s, "x.quote", "a\"b\n");
+    }
+    tt_span_int(s, "http.response.status_code", 200);
+    tt_span_end_at(s, 0);
+    s->end_unix_ns = 2000;
+  }
+  ck_assert_uint_eq(nsunk, 2);
+  struct tt_buf one[2], many[2];
+  for (int i = 0; i < 2; i++) {
+    tt_buf_init(&one[i], 0);
+    tt_buf_init(&many[i], 0);
+  }
+  ck_assert_int_eq(tt_otlp_encode(NULL, &sunk[1], 1, &one[0]), 0);
+  ck_assert_int_eq(tt_otlp_encode(NULL, &sunk[0], 1, &many[0]), 0);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(NULL, &sunk[1], 1, &one[1]), 0);
+  ck_assert_int_eq(tt_otlp_encode_protobuf(NULL, &sunk[0], 1, &many[1]), 0);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_uint_eq(one[i].len, many[i].len);
+    ck_assert_mem_eq(one[i].data, many[i].data, one[i].len);
+    tt_buf_free(&one[i]);
+    tt_buf_free(&many[i]);
+  }
+  for (size_t i = 0; i < nsunk; i++)
+    tt_span_release(sunk[i]);
+  /* Too large for the group's room: refused, empty. */
+  static char big[600];
+  memset(big, 'x', sizeof(big));
+  struct tt_span_attr b = {.key = "x.big", .key_len = 5, .type = TT_ATTR_STR,
+                           .v.s = {big, sizeof(big)}};
+  ck_assert_int_eq(tt_otlp_group_build(&g, &b, 1), -1);
+  ck_assert_uint_eq(g.pb_len + g.json_len + g.nattrs, 0);
+  tt_tracer_set(NULL, NULL, NULL);
+}
+END_TEST
+
 START_TEST(span_attrs_last_value_wins) {
   nsunk = 0;
   struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
@@ -727,6 +791,7 @@ int main(void) {
   tcase_add_test(tc, batch_span_lengths);
   tcase_add_test(tc, span_text_kept_utf8);
   tcase_add_test(tc, span_attrs_last_value_wins);
+  tcase_add_test(tc, span_group_encodes_as_its_attributes);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
   tcase_add_test(tc, batch_processor_exports_from_its_thread);
