@@ -614,11 +614,11 @@ static bool exporter_idle(struct tt_otlp_exporter *e, uint64_t exported) {
   return st.exported >= exported && !st.in_flight;
 }
 
-/* A collector that answers, the POSTs made by the sender thread: a full
- * batch sent at once and the rest at the flush; every span is exported
- * once, in its batch; closing joins the thread and leaves the loop
- * closable. */
-START_TEST(batch_processor_exports_from_its_thread) {
+/* A collector that answers, the POSTs made by the sender process (this
+ * test binary run again, main's TT_OTLP_SENDER_ARG): a full batch sent at
+ * once and the rest at the flush; every span is exported once, in its
+ * batch; closing ends and reaps the sender and leaves the loop closable. */
+START_TEST(batch_processor_exports_from_its_sender) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   struct tts_server srv;
@@ -670,7 +670,7 @@ START_TEST(batch_processor_exports_from_its_thread) {
   ck_assert_ptr_nonnull(strstr(text.data, "tabletheoryd_trace_queue_spans 0"));
   tt_buf_free(&text);
   ck_assert_uint_eq(tt_span_live(), 0);
-  /* Spans after the close are dropped; the close joins the thread. */
+  /* Spans after the close are dropped; the close ends the sender. */
   int before = closed_calls;
   tt_otlp_exporter_close(e, 1000, closed_cb, NULL);
   tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
@@ -689,8 +689,8 @@ START_TEST(batch_processor_exports_from_its_thread) {
 END_TEST
 
 /* Closing with no time left: the queued batch is not handed to the
- * sender thread, none is sent, every span is counted once, and the thread
- * is joined. */
+ * sender, none is sent, every span is counted once, and the sender is
+ * ended and reaped. */
 START_TEST(batch_processor_close_without_time) {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -778,7 +778,9 @@ START_TEST(tracing_settings) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], TT_OTLP_SENDER_ARG) == 0)
+    return tt_otlp_sender_main(); /* the exporters' sender process */
   Suite *s = suite_create("trace");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 30);
@@ -794,7 +796,7 @@ int main(void) {
   tcase_add_test(tc, span_group_encodes_as_its_attributes);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
-  tcase_add_test(tc, batch_processor_exports_from_its_thread);
+  tcase_add_test(tc, batch_processor_exports_from_its_sender);
   tcase_add_test(tc, batch_processor_close_without_time);
   tcase_add_test(tc, tracing_settings);
   suite_add_tcase(s, tc);
