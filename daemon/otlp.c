@@ -310,7 +310,8 @@ struct sender {
   uv_pipe_t pipe;
   struct tt_otlp_exporter *e; /* NULL once the exporter let it go */
   int open;                   /* handles not closed yet */
-  bool pipe_open, lost;
+  bool pipe_open, lost, exited;
+  bool counted; /* the exporter's close waits for it (pending_closes) */
   char rbuf[4 * sizeof(struct msg_outcome)];
   size_t rlen;
 };
@@ -326,10 +327,11 @@ static void sender_handle_closed(uv_handle_t *h) {
   if (--snd->open > 0)
     return;
   struct tt_otlp_exporter *e = snd->e;
+  bool counted = snd->counted;
   free(snd);
   if (e) {
     e->sender = NULL;
-    if (e->closing)
+    if (counted)
       one_closed(e);
   }
 }
@@ -344,6 +346,7 @@ static void sender_close_pipe(struct sender *snd) {
 static void sender_exited(uv_process_t *p, int64_t status, int signal) {
   (void)status;
   (void)signal;
+  ((struct sender *)p->data)->exited = true;
   uv_close((uv_handle_t *)p, sender_handle_closed);
 }
 
@@ -381,6 +384,8 @@ static int sender_send(struct sender *snd, uint32_t type, const struct msg_job *
 static void sender_lost(struct sender *snd) {
   snd->lost = true;
   sender_close_pipe(snd);
+  if (!snd->exited)
+    uv_process_kill(&snd->proc, SIGKILL); /* a sender that stopped answering */
   struct tt_otlp_exporter *e = snd->e;
   if (e && e->in_flight && !e->waiting_retry) {
     tt_log_event(TT_LOG_ERROR, "trace.sender_lost", NULL);
@@ -668,7 +673,11 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   queue_gauge(e);
   count_dropped(e, "shutdown", left);
   count_paused(e);
-  e->pending_closes = 3 + (e->sender ? 1 : 0); /* the sender: once its handles closed */
+  e->pending_closes = 3;
+  if (e->sender) { /* once its handles closed */
+    e->sender->counted = true;
+    e->pending_closes++;
+  }
   sender_stop(e);
   uv_close((uv_handle_t *)&e->tick, handle_closed);
   uv_close((uv_handle_t *)&e->retry, handle_closed);
