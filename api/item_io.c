@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "orm/item.h"
+#include "orm/cond.h"
 #include "orm/items.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -177,7 +178,6 @@ static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_e
   const struct tt_model *m = op->ctx.model;
   /* Only an update's body has a condition; a create's or put's member of
    * that name is an attribute of the item. */
-  op->condition = op->kind == TT_ORM_OP_UPDATE ? json_object_get(body, "condition") : NULL;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
     return tt_orm_item_from_json(m, body, TT_ORM_CREATE, op->now, NULL, &op->item, NULL, err);
@@ -189,7 +189,8 @@ static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_e
         tt_orm_update_from_json(m, body, op->now, "", &op->upd, err) != 0 ||
         tt_orm_policy_check_update(m, &op->upd, body, NULL, err) != 0)
       return -1;
-    return 0;
+    return tt_orm_cond_from_json(m, json_object_get(body, "condition"), "condition",
+                                 &op->condition, err);
   default:
     return 0;
   }

@@ -11,6 +11,7 @@
 #include "api/handlers.h"
 #include "api/item_io.h"
 #include "api/orm_job.h"
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/query.h"
 #include "value/json_exact.h"
@@ -133,13 +134,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, cons
                         bool scan, struct tt_orm_query_request *rq, struct tt_error *err) {
   const char *k;
   json_t *v;
+  const json_t *key = json_object_get(body, "key");
   memset(rq, 0, sizeof(*rq));
-  rq->key = json_object_get(body, "key");
-  rq->filter = json_object_get(body, "filter");
-  if (json_is_null(rq->filter))
-    rq->filter = NULL;
-  if (tt_orm_query_check_crypt(orm, m, rq->key, rq->filter, json_object_get(body, "select"),
-                               err) != 0)
+  if (tt_orm_query_check_crypt(orm, m, NULL, NULL, json_object_get(body, "select"), err) != 0)
     return -1;
   json_object_foreach((json_t *)body, k, v) {
     if (!allowed_member(k, scan))
@@ -187,13 +184,16 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, cons
   }
   rq->index = json_string_value(json_object_get(body, "index"));
   const struct tt_model_index *index;
-  if (tt_orm_query_target(m, scan, rq, &index, err) != 0)
+  if ((!scan && tt_orm_key_cond_shape(key, &rq->key, err) != 0) ||
+      tt_orm_query_target(m, scan, rq, &index, err) != 0)
     return -1;
   v = json_object_get(body, "cursor");
   if (v && !json_is_null(v) &&
       (rq->cursor = tt_json_string_text(v, &rq->cursor_len)) == NULL)
     return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
-  return 0;
+  if (!scan && tt_orm_key_cond_type(m, key, &rq->key, err) != 0)
+    return -1;
+  return tt_orm_cond_from_json(m, json_object_get(body, "filter"), "filter", &rq->filter, err);
 }
 
 static void start(struct tt_request *req, bool scan) {
@@ -214,6 +214,7 @@ int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body) {
   struct tt_error err;
   if (read_request(op->ctx.orm, op->ctx.model, body, op->scan, &op->rq, &err) == 0)
     return tt_orm_query_start(op);
+  tt_orm_query_request_clear(&op->rq);
   return tt_orm_ctx_refuse(&op->ctx, &err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "api/handlers.h"
 #include "api/orm_job.h"
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -102,7 +103,6 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, size
   }
   a->model = tt_model_ref((struct tt_model *)m);
   a->kind = kind;
-  a->condition = json_object_get(e, "condition");
   return 0;
 }
 
@@ -242,6 +242,15 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
       rc = a->kind == TT_ORM_TXN_UPDATE ? read_update(op, a, e, &err) : read_key(a, e, &err);
     if (rc != 0)
       return tt_orm_txn_fail_input(op, i, &err);
+  }
+  /* The conditions last: their errors follow every other of the actions'. */
+  for (size_t i = 0; i < n; i++) {
+    char f[160];
+    struct tt_orm_txn_action *a = &op->actions[i];
+    subfield(a, "condition", f, sizeof(f));
+    if (tt_orm_cond_from_json(a->model, json_object_get(json_array_get(items, i), "condition"), f,
+                              &a->condition, &err) != 0)
+      return tt_orm_txn_fail_input(op, n, &err);
   }
   return tt_orm_txn_start(op);
 oom:

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ledger/internal.h"
+#include "orm/cond.h"
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
@@ -460,9 +461,12 @@ static int step_key(struct ledger_step *s, const char *sk) {
 /* The typed inputs of a create or update step made of its body. */
 static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
   it->now = tt_orm_now_ns(it->ctx.orm);
-  it->condition = json_object_get(body, "condition");
   if (it->kind == TT_ORM_OP_UPDATE)
-    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
+    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err) != 0 ||
+                   tt_orm_cond_from_json(it->ctx.model, json_object_get(body, "condition"),
+                                         "condition", &it->condition, err) != 0
+               ? -1
+               : 0;
   return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
                                NULL, err);
 }
@@ -504,9 +508,19 @@ void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
   struct ledger_step *s = step_new(op, model, conds, next);
   if (s == NULL)
     return;
-  s->u.query.rq = *rq;
-  s->u.query.rq.key = json_object_get(conds, "key");
-  s->u.query.rq.filter = json_object_get(conds, "filter");
+  struct tt_orm_query_request *q = &s->u.query.rq;
+  const json_t *key = json_object_get(conds, "key");
+  struct tt_error e;
+  *q = *rq;
+  if (tt_orm_key_cond_shape(key, &q->key, &e) != 0 ||
+      tt_orm_key_cond_type(s->u.ctx.model, key, &q->key, &e) != 0 ||
+      tt_orm_cond_from_json(s->u.ctx.model, json_object_get(conds, "filter"), "filter",
+                            &q->filter, &e) != 0) {
+    tt_orm_query_request_clear(q);
+    if (tt_orm_ctx_refuse(&s->u.ctx, &e) != 0)
+      step_done(&s->u.ctx);
+    return;
+  }
   if (tt_orm_query_start(&s->u.query) != 0)
     step_done(&s->u.ctx);
 }

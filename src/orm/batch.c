@@ -251,7 +251,7 @@ static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err)
   json_t *paths = json_deep_copy(select);
   const struct tt_model_attr *keys[2] = {m->pk, m->sk};
   int rc = -1;
-  struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  struct tt_expr_builder *b = tt_expr_builder_new();
   if (paths == NULL || b == NULL) {
     oom(err);
     goto done;

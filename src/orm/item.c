@@ -1074,7 +1074,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
     if (rc != 0)
       return -1;
   }
-  if (w->condition && !json_is_null(w->condition)) {
+  if (w->condition) {
     char *text = NULL;
     field_join(f, sizeof(f), w->field, "condition");
     if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)

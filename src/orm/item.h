@@ -198,7 +198,7 @@ struct tt_orm_write_cond {
   bool absent;                     /* no item has the key (create, If-None-Match) */
   bool exists;                     /* the item exists (update without upsert, delete) */
   struct tt_orm_expected expected; /* its version is this one (models with a version) */
-  const json_t *condition;         /* the caller's condition (borrowed); NULL or null: none */
+  const struct tt_cond *condition; /* the caller's condition (borrowed); NULL: none */
   const char *field;               /* prefix of error fields ("items[2]"); NULL or "" */
 };
 

@@ -28,6 +28,8 @@ static void op_finish(struct tt_orm_item_op *op) {
   free(op->projection_text);
   op->update_text = op->projection_text = NULL;
   tt_orm_update_free(&op->upd);
+  tt_cond_free(op->condition);
+  op->condition = NULL;
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
   tt_orm_ctx_finish(&op->ctx);
@@ -425,6 +427,8 @@ int tt_orm_item_fail_input(struct tt_orm_item_op *op, const struct tt_error *inp
   const struct tt_error *err = tt_orm_item_check_request(op, NULL, &first) != 0 ? &first : input;
   tt_av_free(&op->item);
   tt_orm_update_free(&op->upd);
+  tt_cond_free(op->condition);
+  op->condition = NULL;
   return tt_orm_ctx_refuse(&op->ctx, err);
 }
 
@@ -438,10 +442,9 @@ static int item_start_run(struct tt_orm_ctx *ctx) {
   memset(&op->values, 0, sizeof(op->values));
   tt_buf_init(&op->cond, 0);
   op->update_text = op->projection_text = NULL;
-  const struct tt_model *m = op->ctx.model;
   /* A plain GET builds no expression: no builder to make and free. */
   bool plain_get = op->kind == TT_ORM_OP_GET && json_array_size(op->select) == 0;
-  op->builder = plain_get ? NULL : tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  op->builder = plain_get ? NULL : tt_expr_builder_new();
   if (op->builder == NULL && !plain_get) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;

@@ -189,12 +189,6 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 
 /* ---- expressions (result.c) ------------------------------------------------ */
 
-/* The expression builder's value encoder for model `ctx`: values are typed
- * by the attribute they are compared with; a key attribute (of the table or
- * an index) only accepts its declared type. */
-int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
-                        struct tt_error *err);
-
 /* Moves an expression builder's ExpressionAttributeNames/Values into a
  * typed request: the maps move into *names and *values
  * (the caller's, freed by it) and *names_ref / *values_ref point at them,

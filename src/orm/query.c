@@ -14,28 +14,19 @@
 
 /* ---- validation ------------------------------------------------------------- */
 
-static const char *entry_attr(const json_t *e) {
-  return json_string_value(json_object_get(e, "attr"));
-}
+static const char *entry_attr(const struct tt_key_cond_entry *e) { return e->attr; }
 
-static bool entry_is_eq(const json_t *e) {
-  const char *op = json_string_value(json_object_get(e, "op"));
-  return op && strcmp(op, "=") == 0;
-}
+static bool entry_is_eq(const struct tt_key_cond_entry *e) { return e->op == TT_COND_EQ; }
 
 /* Picks the table or index the key conditions address. */
 static int choose_target(const struct tt_model *m, const struct tt_orm_query_request *rq,
                          const struct tt_model_index **index, struct tt_error *err) {
-  const json_t *key = rq->key;
-  size_t n = json_array_size(key);
-  if (!json_is_array(key) || n < 1 || n > 2)
+  size_t n = rq->key.n;
+  if (n < 1 || n > 2)
     return tt_error_set(err, TT_ERR_VALIDATION, "key",
                         "key must list the partition-key equality and at most one sort-key "
                         "condition");
-  for (size_t i = 0; i < n; i++)
-    if (!json_is_object(json_array_get(key, i)) || entry_attr(json_array_get(key, i)) == NULL)
-      return tt_error_set(err, TT_ERR_VALIDATION, "key", "each key condition needs attr and op");
-  const json_t *a = json_array_get(key, 0), *b = n == 2 ? json_array_get(key, 1) : NULL;
+  const struct tt_key_cond_entry *a = &rq->key.e[0], *b = n == 2 ? &rq->key.e[1] : NULL;
   const char *index_name = rq->index;
   if (index_name) {
     *index = tt_model_index_find(m, index_name);
@@ -58,8 +49,8 @@ static int choose_target(const struct tt_model *m, const struct tt_orm_query_req
   struct tt_error first;
   tt_error_clear(&first);
   for (int order = 0; order < 2; order++) {
-    const json_t *p = order == 0 ? a : b;
-    const json_t *s = order == 0 ? b : a;
+    const struct tt_key_cond_entry *p = order == 0 ? a : b;
+    const struct tt_key_cond_entry *s = order == 0 ? b : a;
     if (p == NULL || !entry_is_eq(p))
       continue;
     const struct tt_model_index *ix = NULL;
@@ -110,10 +101,10 @@ static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
   return key->type == TT_AV_M && key->len == want;
 }
 
-int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
-                             const json_t *filter, const json_t *select, struct tt_error *err) {
-  if (tt_orm_crypt_check(orm, m, err) != 0 ||
-      tt_orm_crypt_check_condition(m, key, "key", err) != 0 ||
+int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m,
+                             const struct tt_key_cond *key, const struct tt_cond *filter,
+                             const json_t *select, struct tt_error *err) {
+  if (tt_orm_crypt_check(orm, m, err) != 0 || tt_orm_crypt_check_key(m, key, err) != 0 ||
       tt_orm_crypt_check_condition(m, filter, "filter", err) != 0)
     return -1;
   for (size_t i = 0; json_is_array(select) && i < json_array_size(select); i++) {
@@ -155,12 +146,12 @@ static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
                         "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
   /* What only a typed request can ask: a query's segments, a scan's key
    * conditions or order. */
-  const char *stray = op->scan ? (rq->key ? "key" : rq->order ? "order" : NULL)
+  const char *stray = op->scan ? (rq->key.n ? "key" : rq->order ? "order" : NULL)
                                : (rq->segments > 1 ? "segments" : NULL);
   if (stray)
     return tt_error_set(err, TT_ERR_VALIDATION, stray, "%s is not a %s parameter", stray,
                         op->scan ? "scan" : "query");
-  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, rq->key, rq->filter, rq->select,
+  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, &rq->key, rq->filter, rq->select,
                                   err) != 0 ||
                  tt_orm_query_target(op->ctx.model, op->scan, rq, &op->index, err) != 0
              ? -1
@@ -289,22 +280,19 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->table = m->table;
   r->index = op->index ? op->index->name : NULL;
   if (!op->scan) {
-    if (tt_expr_build_key_condition(op->builder, op->rq.key, "key",
-                                    &op->key_text, err) != 0)
+    if (tt_expr_build_key_condition(op->builder, &op->rq.key, "key", &op->key_text, err) != 0)
       return -1;
     r->key_condition = op->key_text;
     r->backward = op->rq.order == TT_ORDER_DESC;
   }
-  const json_t *filter = op->rq.filter;
-  if (filter && !json_is_null(filter) &&
-      tt_expr_build_condition(op->builder, filter, "filter", &op->filter_text, err) != 0)
+  if (op->rq.filter &&
+      tt_expr_build_condition(op->builder, op->rq.filter, "filter", &op->filter_text, err) != 0)
     return -1;
   /* Guard items of unique attributes (orm/unique.h) are not items of the
    * model: leave them out of every query and scan. */
-  json_t *guards = tt_unique_query_filter(m);
-  if (guards) {
-    int grc = tt_expr_build_condition(op->builder, guards, "filter", &text, err);
-    json_decref(guards);
+  struct tt_cond guards;
+  if (tt_unique_query_filter(m, &guards)) {
+    int grc = tt_expr_build_condition(op->builder, &guards, "filter", &text, err);
     if (grc != 0)
       return -1;
     struct tt_buf both;
@@ -751,6 +739,13 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   tt_av_free(&op->values);
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
+  tt_orm_query_request_clear(&op->rq);
+}
+
+void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
+  tt_key_cond_clear(&rq->key);
+  tt_cond_free(rq->filter);
+  rq->filter = NULL;
 }
 
 /* Hands the readers' items (unless the sink took them), the counts and the
@@ -824,7 +819,7 @@ static int query_start_run(struct tt_orm_ctx *ctx) {
   struct tt_error err;
   tt_error_clear(&err);
   tt_buf_init(&op->scratch, 0);
-  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);
+  op->builder = tt_expr_builder_new();
   if (op->builder == NULL || check_request(op, &err) != 0)
     return fail_now(op, op->builder ? &err
                                     : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),

@@ -172,45 +172,6 @@ int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
 
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call) { return call->arg; }
 
-static bool is_any_key(const struct tt_model *m, const struct tt_model_attr *a) {
-  if (a == m->pk || a == m->sk)
-    return true;
-  for (size_t i = 0; i < m->n_indexes; i++)
-    if (a == m->indexes[i].partition || a == m->indexes[i].sort)
-      return true;
-  return false;
-}
-
-int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
-                        struct tt_error *err) {
-  const struct tt_model *m = ctx;
-  const char *name;
-  size_t n;
-  bool whole = attr_path[tt_expr_rest_path_head(attr_path, &name, &n)] == '\0';
-  const struct tt_model_attr *a = tt_model_attr_find(m, name, n);
-  if (a && whole) {
-    enum tt_av_type t = a->type;
-    /* contains/not_contains on a set compare one member. */
-    if (!json_is_array(value)) {
-      if (t == TT_AV_SS)
-        t = TT_AV_S;
-      else if (t == TT_AV_NS)
-        t = TT_AV_N;
-      else if (t == TT_AV_BS)
-        t = TT_AV_B;
-    }
-    unsigned flags = (a->json ? TT_LOGICAL_JSON : 0) |
-                     (a->format == TT_FORMAT_DECIMAL_STRING ? TT_LOGICAL_N_STRING : 0);
-    if (tt_logical_to_av(value, t, flags, attr_path, out, err) == 0)
-      return 0;
-    /* A key only ever holds its declared type; other attributes may be
-     * compared with any value (DynamoDB then compares false). */
-    if (is_any_key(m, a))
-      return -1;
-  }
-  return tt_logical_to_av(value, TT_LOGICAL_INFER, 0, attr_path, out, err);
-}
-
 int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
                         struct tt_error *err) {
   size_t i;

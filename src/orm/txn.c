@@ -167,13 +167,16 @@ static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
       tt_av_free(&in->item);
     if (st == NULL || in->kind != K_UPDATE)
       tt_orm_update_free(&in->upd);
+    if (st == NULL) {
+      tt_cond_free(in->condition);
+      in->condition = NULL;
+    }
     else if (!in->expected.present)
       in->expected = in->upd.expected;
     if (st == NULL)
       continue;
     st->acts[i].m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
     in->field[sizeof(in->field) - 1] = '\0';
-    in->condition = json_is_null(in->condition) ? NULL : in->condition;
     in->select = json_is_null(in->select) ? NULL : in->select;
   }
   if (st == NULL)

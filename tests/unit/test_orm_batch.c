@@ -151,7 +151,8 @@ START_TEST(model_checks) {
   m = model(PLAIN);
   ck_assert(!tt_unique_model_has(m));
   ck_assert_int_eq(tt_unique_model_check(m, &err), 0);
-  ck_assert_ptr_null(tt_unique_query_filter(m));
+  struct tt_cond g;
+  ck_assert(!tt_unique_query_filter(m, &g));
   tt_model_unref(m);
 }
 END_TEST
@@ -172,11 +173,12 @@ START_TEST(reserved_keys_and_guarded_values) {
   ck_assert(!tt_unique_value_guarded(tt_av_map_get(&e, "z")));
   ck_assert(!tt_unique_value_guarded(tt_av_map_get(&e, "b")));
   ck_assert(!tt_unique_value_guarded(NULL));
-  json_t *f = tt_unique_query_filter(m);
-  char *t = dump(f);
-  ck_assert_str_eq(t, "{\"attr\":\"_tt_unique\",\"op\":\"not_exists\"}");
-  free(t);
-  json_decref(f);
+  struct tt_cond g;
+  ck_assert(tt_unique_query_filter(m, &g));
+  ck_assert_int_eq(g.kind, TT_COND_CMP);
+  ck_assert_str_eq(g.path, "_tt_unique");
+  ck_assert_int_eq(g.op, TT_COND_NOT_EXISTS);
+  ck_assert_uint_eq(g.n_values, 0);
   tt_av_free(&a);
   tt_av_free(&b);
   tt_av_free(&c);

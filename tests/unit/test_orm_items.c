@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/items.h"
 #include "orm_fixture.h"
@@ -56,9 +57,10 @@ static int start_item(struct tt_orm_ctx *ctx, void *arg) {
   int rc = 0;
   op->now = tt_orm_now_ns(ctx->orm);
   if (body != NULL) {
-    op->condition = json_object_get(body, "condition");
     if (op->kind == TT_ORM_OP_UPDATE)
-      rc = tt_orm_update_from_json(ctx->model, body, op->now, "", &op->upd, &err);
+      rc = tt_orm_update_from_json(ctx->model, body, op->now, "", &op->upd, &err) ||
+           tt_orm_cond_from_json(ctx->model, json_object_get(body, "condition"), "condition",
+                                 &op->condition, &err);
     else
       rc = tt_orm_item_from_json(ctx->model, body,
                                  op->kind == TT_ORM_OP_PUT ? TT_ORM_PUT : TT_ORM_CREATE, op->now,
