@@ -140,8 +140,9 @@ fail:
   return rc;
 }
 
-int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err) {
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
+                      const struct tt_select *select, bool raw, char etag[TT_API_ETAG_MAX],
+                      struct tt_error *err) {
   etag[0] = '\0';
   if (raw ? tt_ddb_item_write(b, &r->item, 0) != 0
           : tt_orm_item_write(b, r->model, &r->item, select, err) != 0) {

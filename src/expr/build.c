@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "expr/expr.h"
-#include "value/json_exact.h"
 
 #define MAX_DEPTH 32      /* nesting of and/or/not, and of document paths */
 
@@ -51,12 +50,6 @@ static void field_index(char *out, size_t cap, const char *parent, size_t i) {
   int n = snprintf(out, cap, "%s[%zu]", parent, i);
   if (n < 0)
     out[0] = '\0';
-}
-
-static const char *str_of(const json_t *j) {
-  size_t len;
-  const char *s = j ? tt_json_string_text(j, &len) : NULL;
-  return (s && strlen(s) == len) ? s : NULL;
 }
 
 static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
@@ -551,26 +544,25 @@ static bool paths_overlap(const char *a, const char *b) {
   }
 }
 
-static int build_projection_impl(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err) {
+static int build_projection_impl(struct tt_expr_builder *b, const struct tt_select *sel,
+                                 const char *field, char **text, struct tt_error *err) {
   struct tt_buf out;
   char f[128];
-  size_t n = json_array_size(select);
   field = field ? field : "";
   *text = NULL;
-  if (!json_is_array(select) || n == 0)
+  if (sel->n == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s: must be a non-empty array of attribute paths", field);
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  for (size_t i = 0; i < n; i++) {
-    const char *p = str_of(json_array_get(select, i));
+  for (size_t i = 0; i < sel->n; i++) {
+    const char *p = sel->paths[i];
     field_index(f, sizeof(f), field, i);
     if (p == NULL || !tt_expr_rest_path_valid(p)) {
       tt_expr_bad_path(f, err);
       goto fail;
     }
     for (size_t k = 0; k < i; k++)
-      if (paths_overlap(p, str_of(json_array_get(select, k)))) {
+      if (paths_overlap(p, sel->paths[k])) {
         tt_error_set(err, TT_ERR_VALIDATION, f, "%s: overlaps %s[%zu]; select each path once",
                      f, field, k);
         goto fail;
@@ -585,11 +577,11 @@ fail:
   return -1;
 }
 
-int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err) {
+int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
+                             const char *field, char **text, struct tt_error *err) {
   struct mark m;
   mark_take(b, &m);
-  int rc = build_projection_impl(b, select, field, text, err);
+  int rc = build_projection_impl(b, s, field, text, err);
   if (rc != 0)
     rollback(b, &m);
   return rc;

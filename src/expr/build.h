@@ -4,7 +4,6 @@
 #ifndef TT_EXPR_BUILD_H
 #define TT_EXPR_BUILD_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "util/buf.h"
@@ -104,11 +103,19 @@ int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, 
 int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
                                 const char *field, char **text, struct tt_error *err);
 
-/* Builds a ProjectionExpression from a non-empty array of REST paths
- * ("select"). Overlapping paths ("a" and "a.b") are a ValidationError naming
- * the later one. Same contract as tt_expr_build_condition. */
-int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err);
+/* A typed projection (`select`): n REST attribute paths, all borrowed.
+ * n 0 (paths NULL): none. orm/orm.h's tt_orm_select_from_json reads it. */
+struct tt_select {
+  const char *const *paths;
+  size_t n;
+};
+
+/* Builds a ProjectionExpression from the paths of `s` (at least one).
+ * Malformed and overlapping paths ("a" and "a.b") are a ValidationError
+ * naming the (later) one, "select[2]". Same contract as
+ * tt_expr_build_condition. */
+int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
+                             const char *field, char **text, struct tt_error *err);
 
 /* Operators of the docs/api.md update form. */
 enum tt_expr_update_op {

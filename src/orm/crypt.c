@@ -51,6 +51,14 @@ int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const ch
                       "attribute %s is encrypted: it is only read or written whole", a->name);
 }
 
+int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *s,
+                              const char *field, struct tt_error *err) {
+  size_t i = 0;
+  while (s != NULL && i < s->n && tt_orm_crypt_check_path(m, s->paths[i], field, err) == 0)
+    i++;
+  return s != NULL && i < s->n ? -1 : 0;
+}
+
 /* EncryptedFieldNotQueryable when `path` starts in an encrypted attribute. */
 static int check_operand(const struct tt_model *m, const char *path, const char *field,
                          struct tt_error *err) {

@@ -46,6 +46,10 @@ int tt_orm_crypt_check_key(const struct tt_model *m, const struct tt_key_cond *k
 int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
                             struct tt_error *err);
 
+/* tt_orm_crypt_check_path of every path of `s` (NULL: none), field `field`. */
+int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *s,
+                              const char *field, struct tt_error *err);
+
 /* One batch of values to seal (before a write) or open (after a read). */
 struct tt_orm_crypt;
 

@@ -37,7 +37,7 @@ struct tt_orm_item_op {
   int64_t now;              /* when `item` or `upd` was made (tt_orm_now_ns) */
   const struct tt_av *item_key; /* all but CREATE: the item's key, an M of exactly the
                                  * model's key attributes (tt_orm_key_check) */
-  const json_t *select;     /* GET: projection (array of paths) or NULL */
+  struct tt_select select;  /* GET: projection (tt_orm_select_from_json); n 0: none */
   bool consistent;          /* GET */
   bool raw_format;          /* GET: the item as stored, encrypted attributes left sealed
                              * (?format=dynamodb) */

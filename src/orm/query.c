@@ -103,22 +103,17 @@ static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
 
 int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m,
                              const struct tt_key_cond *key, const struct tt_cond *filter,
-                             const json_t *select, struct tt_error *err) {
+                             const struct tt_select *select, struct tt_error *err) {
   if (tt_orm_crypt_check(orm, m, err) != 0 || tt_orm_crypt_check_key(m, key, err) != 0 ||
       tt_orm_crypt_check_condition(m, filter, "filter", err) != 0)
     return -1;
-  for (size_t i = 0; json_is_array(select) && i < json_array_size(select); i++) {
-    const char *p = json_string_value(json_array_get(select, i));
-    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
-      return -1;
-  }
-  return 0;
+  return tt_orm_crypt_check_select(m, select, "select", err);
 }
 
 int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
                         const struct tt_model_index **index, struct tt_error *err) {
   *index = NULL;
-  if (rq->select && tt_orm_check_select(m, rq->select, "select", err) != 0)
+  if (tt_orm_check_select(m, &rq->select, "select", err) != 0)
     return -1;
   if (scan) {
     if (rq->index && (*index = tt_model_index_find(m, rq->index)) == NULL)
@@ -151,8 +146,8 @@ static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
   if (stray)
     return tt_error_set(err, TT_ERR_VALIDATION, stray, "%s is not a %s parameter", stray,
                         op->scan ? "scan" : "query");
-  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, &rq->key, rq->filter, rq->select,
-                                  err) != 0 ||
+  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, &rq->key, rq->filter,
+                                  &rq->select, err) != 0 ||
                  tt_orm_query_target(op->ctx.model, op->scan, rq, &op->index, err) != 0
              ? -1
              : 0;
@@ -236,38 +231,30 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
  * key: refused. */
 static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
   const char *keys[4];
-  size_t nkeys = key_names(op, keys);
-  json_t *paths = json_copy((json_t *)op->rq.select);
-  int rc = -1;
+  size_t nkeys = key_names(op, keys), n = op->rq.select.n;
+  const char **paths = tt_arena_alloc(op->ctx.arena, (n + nkeys) * sizeof(*paths));
   if (paths == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  memcpy(paths, op->rq.select.paths, n * sizeof(*paths));
+  struct tt_select all = {.paths = paths, .n = n};
   for (size_t k = 0; k < nkeys; k++) {
     bool covered = false;
-    size_t i;
-    json_t *p;
-    json_array_foreach(op->rq.select, i, p) {
-      const char *text = json_string_value(p), *name;
-      size_t n, written = text ? tt_expr_rest_path_head(text, &name, &n) : 0;
-      if (text == NULL || n != strlen(keys[k]) || memcmp(name, keys[k], n) != 0)
+    for (size_t i = 0; i < n; i++) {
+      const char *text = paths[i], *name;
+      size_t len, written = tt_expr_rest_path_head(text, &name, &len);
+      if (len != strlen(keys[k]) || memcmp(name, keys[k], len) != 0)
         continue;
-      if (text[written] != '\0') {
-        tt_error_set(err, TT_ERR_VALIDATION, "select",
-                     "select[%zu]: key attribute %s holds a scalar: select it whole", i,
-                     keys[k]);
-        goto done;
-      }
+      if (text[written] != '\0')
+        return tt_error_set(err, TT_ERR_VALIDATION, "select",
+                            "select[%zu]: key attribute %s holds a scalar: select it whole", i,
+                            keys[k]);
       covered = true;
     }
     /* Declared names hold no '.', '[' or ']': a path as they are. */
-    if (!covered && json_array_append_new(paths, json_string(keys[k])) != 0) {
-      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-      goto done;
-    }
+    if (!covered)
+      paths[all.n++] = keys[k];
   }
-  rc = tt_expr_build_projection(op->builder, paths, "select", &op->projection_text, err);
-done:
-  json_decref(paths);
-  return rc;
+  return tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
 }
 
 /* Fills op->base: the expressions, placeholders and settings every page
@@ -308,7 +295,7 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->filter = op->filter_text;
   if (op->rq.count_only) {
     r->select = TT_DDB_SELECT_COUNT;
-  } else if (op->rq.select) {
+  } else if (op->rq.select.n) {
     if (build_projection(op, err) != 0)
       return -1;
     r->projection = op->projection_text;
@@ -449,7 +436,7 @@ static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *
                      struct tt_error *err) {
   struct tt_orm_query_op *op = ch->q;
   tt_buf_reset(&op->scratch);
-  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->rq.select, err) != 0)
+  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, &op->rq.select, err) != 0)
     return -1;
   if (ch->n_kept == ch->cap_kept) {
     size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;

@@ -146,10 +146,10 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
                                &own->update, err) != 0)
     goto done;
   s->r.update = own->update;
-  if (a->in->kind == K_GET && a->in->select) {
+  if (a->in->kind == K_GET && a->in->select.n) {
     char f[160];
     subfield(a, "select", f, sizeof(f));
-    if (tt_expr_build_projection(b, a->in->select, f, &own->projection, err) != 0)
+    if (tt_expr_build_projection(b, &a->in->select, f, &own->projection, err) != 0)
       goto done;
     s->r.projection = own->projection;
   }

@@ -123,8 +123,13 @@ static void fuzz_builder(const uint8_t *data, size_t size) {
   } else if (k.n != 0) {
     abort(); /* a refused key is cleared */
   }
-  if (tt_expr_build_projection(b, j, "select", &text, &err) == 0)
+  struct tt_arena arena;
+  struct tt_select sel;
+  tt_arena_init(&arena);
+  if (tt_orm_select_from_json(m, j, "select", &arena, &sel, &err) == 0 && sel.n > 0 &&
+      tt_expr_build_projection(b, &sel, "select", &text, &err) == 0)
     check_built(TT_EXPR_PROJECTION, text, b);
+  tt_arena_free(&arena);
   struct tt_orm_update u;
   tt_orm_update_init(&u);
   if (tt_orm_update_from_json(m, j, 0, "", &u, &err) == 0 &&

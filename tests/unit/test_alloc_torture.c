@@ -536,8 +536,8 @@ struct req {
 };
 
 /* A typed page as text: its items' logical JSON, the counts, the cursor. */
-static int page_text(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                     struct tt_error *err) {
+static int page_text(struct tt_buf *b, const struct tt_orm_result *r,
+                     const struct tt_select *select, struct tt_error *err) {
   for (size_t i = 0; i < r->page.n_items; i++)
     if (tt_orm_item_write(b, r->model, &r->page.items[i], select, err) != 0)
       return -1;
@@ -631,7 +631,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     struct tt_buf b;
     tt_buf_init(&b, 0);
     if ((res.answer == TT_ORM_ANSWER_ITEM ? tt_api_item_write(&b, &res, NULL, false, etag, &err)
-                                          : page_text(&b, &res, op.query.rq.select, &err)) == 0)
+                                          : page_text(&b, &res, &op.query.rq.select, &err)) == 0)
       snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
                b.data ? b.data : "");
     else

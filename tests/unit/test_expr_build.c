@@ -69,6 +69,16 @@ static struct tt_expr_builder *new_builder(void) {
   return b;
 }
 
+/* Builds the projection of a JSON list of strings (field "select"). */
+static int proj(struct tt_expr_builder *b, const json_t *j, char **text, struct tt_error *err) {
+  const char *paths[16];
+  size_t n = json_array_size(j);
+  ck_assert_uint_le(n, 16);
+  for (size_t i = 0; i < n; i++)
+    paths[i] = json_string_value(json_array_get(j, i));
+  return tt_expr_build_projection(b, &(struct tt_select){paths, n}, "select", text, err);
+}
+
 /* Parses a condition (field `field`); NULL with *err set when it fails. */
 static struct tt_cond *parse(json_t *j, const char *field, struct tt_error *err) {
   struct tt_cond *c = (struct tt_cond *)1;
@@ -396,17 +406,17 @@ START_TEST(test_projection) {
   char *text;
   struct tt_error err;
   json_t *j = js("[\"a\", \"b.c\", \"l[1]\", \"b.d[0][2]\"]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), 0);
+  ck_assert_int_eq(proj(b, j, &text, &err), 0);
   ck_assert_str_eq(text, "#n0, #n1.#n2, #n3[1], #n1.#n4[0][2]");
   free(text);
   json_decref(j);
   j = js("[\"a\", \"b\", \"a.x\"]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), -1);
+  ck_assert_int_eq(proj(b, j, &text, &err), -1);
   ck_assert_str_eq(err.field, "select[2]");
   ck_assert_str_eq(err.message, "select[2]: overlaps select[0]; select each path once");
   json_decref(j);
   j = js("[]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), -1);
+  ck_assert_int_eq(proj(b, j, &text, &err), -1);
   ck_assert_str_eq(err.field, "select");
   json_decref(j);
   tt_expr_builder_free(b);
@@ -419,7 +429,7 @@ START_TEST(test_quoted_names) {
   char *text;
   struct tt_error err;
   json_t *j = js("[\"`a.b`\", \"a.b\", \"`x[0]`[1].`c]`\"]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), 0);
+  ck_assert_int_eq(proj(b, j, &text, &err), 0);
   ck_assert_str_eq(text, "#n0, #n1.#n2, #n3[1].#n4");
   free(text);
   json_decref(j);
@@ -433,11 +443,11 @@ START_TEST(test_quoted_names) {
   tt_av_free(&values);
   /* A quoted name and the same name unquoted overlap. */
   j = js("[\"a\", \"`a`.b\"]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), -1);
+  ck_assert_int_eq(proj(b, j, &text, &err), -1);
   ck_assert_str_eq(err.field, "select[1]");
   json_decref(j);
   j = js("[\"`a.b`\", \"a\"]");
-  ck_assert_int_eq(tt_expr_build_projection(b, j, "select", &text, &err), 0);
+  ck_assert_int_eq(proj(b, j, &text, &err), 0);
   free(text);
   json_decref(j);
   tt_expr_builder_free(b);

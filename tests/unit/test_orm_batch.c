@@ -471,9 +471,7 @@ START_TEST(a_select_keeps_its_paths_and_the_keys) {
   expect_done(run(BATCH(.write = true, .n_entries = 2)), 2);
   reset();
   entries(0, 2, false);
-  json_t *select = fx_json("['tag']");
-  expect_done(run(BATCH(.n_entries = 2, .select = select)), 2);
-  json_decref(select);
+  expect_done(run(BATCH(.n_entries = 2, .select = ofx_select("['tag']"))), 2);
   ck_assert_str_eq(found_attr(1, "tag"), "x");
   ck_assert_str_eq(found_attr(1, "id"), "t1"); /* keys are read to match the answer */
   ck_assert_ptr_null(found_attr(1, "n"));
@@ -592,10 +590,8 @@ START_TEST(refusals_before_any_io_keep_their_order) {
   /* A select path must start with a declared attribute. */
   reset();
   key_entry(0, "a");
-  json_t *select = fx_json("['nope']");
-  ofx_expect_error(run(BATCH(.n_entries = 1, .select = select)), TT_ERR_VALIDATION, "select.nope",
-                   NULL);
-  json_decref(select);
+  ofx_expect_error(run(BATCH(.n_entries = 1, .select = ofx_select("['nope']"))),
+                   TT_ERR_VALIDATION, "select.nope", NULL);
   ck_assert_uint_eq(tt_fault_fired_total(FB), 0);
 }
 END_TEST

@@ -76,13 +76,13 @@ static struct tt_orm_result run(struct req q) {
   struct tt_orm_result res;
   struct tt_av key = {0};
   json_t *body = q.body ? fx_json(q.body) : NULL;
-  json_t *select = q.select ? fx_json(q.select) : NULL;
   memset(&op, 0, sizeof(op));
   if (q.key)
     key = ofx_key(m, q.key);
   op.kind = q.kind;
   op.item_key = q.key ? &key : NULL;
-  op.select = select;
+  if (q.select)
+    op.select = ofx_select(q.select);
   op.if_none_match = q.if_none_match;
   op.upsert = q.upsert;
   op.raw_format = q.raw;
@@ -92,7 +92,6 @@ static struct tt_orm_result run(struct req q) {
   ofx_run(&op.ctx, m, &res, start_item, body);
   tt_av_free(&key);
   json_decref(body);
-  json_decref(select);
   return res;
 }
 

@@ -174,9 +174,8 @@ START_TEST(query_descending_and_filtered) {
   tt_orm_result_free(&r);
   /* A select: the backend projects what it names plus the keys the cursor
    * needs; the answer's text keeps only what it names. */
-  json_t *select = fx_json("['text']");
-  r = run(false, RQ(ROOM_A, .select = select, .has_limit = true, .limit = 1), NULL);
-  json_decref(select);
+  r = run(false, RQ(ROOM_A, .select = ofx_select("['text']"), .has_limit = true, .limit = 1),
+          NULL);
   expect_page(&r);
   ck_assert_uint_eq(r.page.items[0].len, 3);
   ck_assert_ptr_nonnull(tt_av_map_get(&r.page.items[0], "text"));
