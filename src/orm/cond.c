@@ -73,10 +73,6 @@ static int value_at(const struct tt_model *m, const char *attr, const json_t *va
   if (encode(m, attr, value, out, err) == 0)
     return 0;
   tt_av_free(out);
-  if (err->code == TT_OK)
-    err->code = TT_ERR_VALIDATION;
-  if (err->message[0] == '\0')
-    tt_error_set(err, err->code, vfield, "%s: invalid value", vfield);
   tt_utf8_copy(err->field, sizeof(err->field), vfield);
   return -1;
 }

@@ -14,10 +14,6 @@
 
 /* ---- validation ------------------------------------------------------------- */
 
-static const char *entry_attr(const struct tt_key_cond_entry *e) { return e->attr; }
-
-static bool entry_is_eq(const struct tt_key_cond_entry *e) { return e->op == TT_COND_EQ; }
-
 /* Picks the table or index the key conditions address. */
 static int choose_target(const struct tt_model *m, const struct tt_orm_query_request *rq,
                          const struct tt_model_index **index, struct tt_error *err) {
@@ -35,10 +31,10 @@ static int choose_target(const struct tt_model *m, const struct tt_orm_query_req
                           m->name);
     const char *pk = (*index)->partition->name;
     const char *sk = (*index)->sort ? (*index)->sort->name : NULL;
-    bool ok = (entry_is_eq(a) && strcmp(entry_attr(a), pk) == 0 &&
-               (!b || (sk && strcmp(entry_attr(b), sk) == 0))) ||
-              (b && entry_is_eq(b) && strcmp(entry_attr(b), pk) == 0 && sk &&
-               strcmp(entry_attr(a), sk) == 0);
+    bool ok = (a->op == TT_COND_EQ && strcmp(a->attr, pk) == 0 &&
+               (!b || (sk && strcmp(b->attr, sk) == 0))) ||
+              (b && b->op == TT_COND_EQ && strcmp(b->attr, pk) == 0 && sk &&
+               strcmp(a->attr, sk) == 0);
     if (!ok)
       return tt_error_set(err, TT_ERR_VALIDATION, "key",
                           "the key conditions do not match the keys of index %s (%s%s%s)",
@@ -51,11 +47,11 @@ static int choose_target(const struct tt_model *m, const struct tt_orm_query_req
   for (int order = 0; order < 2; order++) {
     const struct tt_key_cond_entry *p = order == 0 ? a : b;
     const struct tt_key_cond_entry *s = order == 0 ? b : a;
-    if (p == NULL || !entry_is_eq(p))
+    if (p == NULL || p->op != TT_COND_EQ)
       continue;
     const struct tt_model_index *ix = NULL;
     struct tt_error e;
-    if (tt_model_choose_index(m, entry_attr(p), s ? entry_attr(s) : NULL, &ix, &e) == 0) {
+    if (tt_model_choose_index(m, p->attr, s ? s->attr : NULL, &ix, &e) == 0) {
       *index = ix;
       return 0;
     }
