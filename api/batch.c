@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/crypt.h"
 #include "orm/item.h"
@@ -58,8 +59,9 @@ int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body) {
   const struct tt_model *m = op->ctx.model;
   const json_t *puts = NULL, *keys;
   struct tt_error err;
-  /* Encrypted attributes first: fail closed (select paths: the ORM's check). */
+  /* Encrypted attributes first: fail closed, and never in a select path. */
   if (tt_orm_crypt_check(op->ctx.orm, m, &err) != 0 ||
+      (!op->write && tt_api_select_crypt(m, json_object_get(body, "select"), &err) != 0) ||
       check_members(body, op->write ? write_members : get_members, op->write ? 2 : 3,
                     op->write ? "batch-write" : "batch-get", &err) != 0)
     goto refuse;

@@ -138,7 +138,19 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
   json_t *v;
   const json_t *key = json_object_get(body, "key");
   memset(rq, 0, sizeof(*rq));
+  /* Encrypted attributes first: the key's, the filter's (whose own errors
+   * are the ORM's to answer where it builds it), the select's. */
   if (tt_orm_crypt_check(orm, m, err) != 0)
+    return -1;
+  struct tt_cond *names = tt_orm_cond_names(key);
+  if (names == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  int rc = tt_orm_crypt_check_condition(m, names, "key", err);
+  tt_cond_free(names);
+  if (rc != 0 ||
+      tt_orm_cond_read(m, json_object_get(body, "filter"), "filter", &rq->filter, err) != 0 ||
+      tt_orm_crypt_check_condition(m, rq->filter, "filter", err) != 0 ||
+      tt_api_select_crypt(m, json_object_get(body, "select"), err) != 0)
     return -1;
   json_object_foreach((json_t *)body, k, v) {
     if (!allowed_member(k, scan))
@@ -193,9 +205,10 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
   if (v && !json_is_null(v) &&
       (rq->cursor = tt_json_string_text(v, &rq->cursor_len)) == NULL)
     return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
-  if (!scan && tt_orm_key_cond_type(m, key, &rq->key, err) != 0)
+  /* Their own errors are the ORM's to answer where it builds them. */
+  if (!scan && tt_orm_key_cond_type(m, key, &rq->key, err) != 0 && rq->key.error == NULL)
     return -1;
-  return tt_orm_cond_from_json(m, json_object_get(body, "filter"), "filter", &rq->filter, err);
+  return 0;
 }
 
 static void start(struct tt_request *req, bool scan) {

@@ -103,7 +103,8 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, size
   }
   a->model = tt_model_ref((struct tt_model *)m);
   a->kind = kind;
-  return 0;
+  subfield(a, "condition", f, sizeof(f));
+  return tt_orm_cond_read(m, json_object_get(e, "condition"), f, &a->condition, err);
 }
 
 /* Member `name` of e, which must be `what` (an object); f gets its field.
@@ -245,15 +246,6 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
                                           : read_key(op->ctx.arena, a, e, &err);
     if (rc != 0)
       return tt_orm_txn_fail_input(op, i, &err);
-  }
-  /* The conditions last: their errors follow every other of the actions'. */
-  for (size_t i = 0; i < n; i++) {
-    char f[160];
-    struct tt_orm_txn_action *a = &op->actions[i];
-    subfield(a, "condition", f, sizeof(f));
-    if (tt_orm_cond_from_json(a->model, json_object_get(json_array_get(items, i), "condition"), f,
-                              &a->condition, &err) != 0)
-      return tt_orm_txn_fail_input(op, n, &err);
   }
   return tt_orm_txn_start(op);
 oom:

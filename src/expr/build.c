@@ -323,6 +323,7 @@ void tt_cond_clear(struct tt_cond *c) {
   free(c->kids);
   free(c->path);
   free(c->values);
+  free(c->error);
   memset(c, 0, sizeof(*c));
 }
 
@@ -337,6 +338,7 @@ void tt_key_cond_clear(struct tt_key_cond *k) {
     tt_av_free(&k->e[i].v[0]);
     tt_av_free(&k->e[i].v[1]);
   }
+  free(k->error);
   memset(k, 0, sizeof(*k));
 }
 
@@ -421,6 +423,10 @@ static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const 
   *compound = false;
   if (c->kind == TT_COND_CMP)
     return build_leaf(b, c, field, out, err);
+  if (c->kind == TT_COND_ERROR && c->error) {
+    *err = *c->error;
+    return -1;
+  }
   bool ok = c->kind == TT_COND_NOT ? c->n_kids == 1
                                    : (c->kind == TT_COND_AND || c->kind == TT_COND_OR) &&
                                          c->n_kids >= 1;
@@ -474,6 +480,10 @@ static int build_key_condition_impl(struct tt_expr_builder *b, const struct tt_k
   char f[128], af[128];
   field = field ? field : "";
   *text = NULL;
+  if (k->error) {
+    *err = *k->error;
+    return -1;
+  }
   if (k->n < 1 || k->n > 2)
     return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed key condition", field);
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);

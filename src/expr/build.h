@@ -24,7 +24,7 @@ struct tt_expr_builder;
  * ConditionExpressions and FilterExpressions from. orm/cond.h parses the
  * REST JSON into it (with the model's typing of values); the ledger builds
  * it directly. A tree of nodes, each owned by its parent. */
-enum tt_cond_kind { TT_COND_AND = 1, TT_COND_OR, TT_COND_NOT, TT_COND_CMP };
+enum tt_cond_kind { TT_COND_AND = 1, TT_COND_OR, TT_COND_NOT, TT_COND_CMP, TT_COND_ERROR };
 
 /* The operators of a comparison. */
 enum tt_cond_op {
@@ -58,6 +58,12 @@ struct tt_cond {
   bool size;
   struct tt_av *values;
   size_t n_values;
+  /* ERROR: a REST condition that did not parse, and why (malloc'd); the
+   * builder answers this error where the condition is built, so a
+   * request's errors keep the order the API has always given them. Its
+   * kids are then the attribute paths the REST tree named (comparisons
+   * without operator), for the encrypted-attribute check. */
+  struct tt_error *error;
 };
 
 /* Frees what c owns (children, path, values) and zeroes it; NULL is a no-op. */
@@ -75,6 +81,7 @@ struct tt_key_cond {
     enum tt_cond_op op;
     struct tt_av v[2]; /* v[1] only for between */
   } e[2];
+  struct tt_error *error; /* as tt_cond's: entries that did not type (malloc'd) */
 };
 
 /* Frees what k owns and zeroes it. */
@@ -104,7 +111,8 @@ int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_c
                                 const char *field, char **text, struct tt_error *err);
 
 /* A typed projection (`select`): n REST attribute paths, all borrowed.
- * n 0 (paths NULL): none. orm/orm.h's tt_orm_select_from_json reads it. */
+ * paths NULL: none (an item is answered whole); n 0 with paths: nothing of
+ * it (`?select=,`). orm/orm.h's tt_orm_select_from_json reads it. */
 struct tt_select {
   const char *const *paths;
   size_t n;

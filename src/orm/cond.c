@@ -254,6 +254,58 @@ int tt_orm_cond_from_json(const struct tt_model *m, const json_t *j, const char 
   return 0;
 }
 
+/* Every "attr" string of the tree j, as a comparison without operator
+ * under c. */
+static int gather_attrs(const json_t *j, struct tt_cond *c) {
+  static const char *const subs[] = {"and", "or", "not"};
+  size_t i;
+  json_t *x;
+  json_array_foreach(j, i, x) {
+    if (gather_attrs(x, c) != 0)
+      return -1;
+  }
+  if (!json_is_object(j))
+    return 0;
+  const char *attr = json_string_value(json_object_get(j, "attr"));
+  if (attr) {
+    struct tt_cond *kids = realloc(c->kids, (c->n_kids + 1) * sizeof(*kids));
+    if (kids == NULL)
+      return -1;
+    c->kids = kids;
+    kids[c->n_kids] = (struct tt_cond){.kind = TT_COND_CMP, .path = strdup(attr)};
+    if (kids[c->n_kids++].path == NULL)
+      return -1;
+  }
+  for (size_t k = 0; k < 3; k++)
+    if (gather_attrs(json_object_get(j, subs[k]), c) != 0)
+      return -1;
+  return 0;
+}
+
+struct tt_cond *tt_orm_cond_names(const json_t *j) {
+  struct tt_cond *c = calloc(1, sizeof(*c));
+  if (c == NULL || gather_attrs(j, c) != 0) {
+    tt_cond_free(c);
+    return NULL;
+  }
+  c->kind = TT_COND_ERROR;
+  return c;
+}
+
+int tt_orm_cond_read(const struct tt_model *m, const json_t *j, const char *field,
+                     struct tt_cond **out, struct tt_error *err) {
+  if (tt_orm_cond_from_json(m, j, field, out, err) == 0)
+    return 0;
+  struct tt_cond *c = *out = tt_orm_cond_names(j);
+  if (c == NULL || (c->error = malloc(sizeof(*c->error))) == NULL) {
+    tt_cond_free(c);
+    *out = NULL;
+    return oom(err);
+  }
+  *c->error = *err;
+  return 0;
+}
+
 /* ---- key conditions ------------------------------------------------------ */
 
 int tt_orm_key_cond_shape(const json_t *j, struct tt_key_cond *out, struct tt_error *err) {
@@ -318,15 +370,15 @@ static int key_entry(const struct tt_model *m, const json_t *c, size_t i, struct
 int tt_orm_key_cond_type(const struct tt_model *m, const json_t *j, struct tt_key_cond *out,
                          struct tt_error *err) {
   bool has_eq = false;
-  for (size_t i = 0; i < out->n; i++)
-    if (key_entry(m, json_array_get(j, i), i, out, &has_eq, err) != 0) {
-      tt_key_cond_clear(out);
-      return -1;
-    }
-  if (!has_eq) {
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < out->n; i++)
+    rc = key_entry(m, json_array_get(j, i), i, out, &has_eq, err);
+  if (rc == 0 && !has_eq)
+    rc = tt_error_set(err, TT_ERR_VALIDATION, "key",
+                      "key: needs an \"=\" condition on the partition key");
+  if (rc != 0 && (out->error = malloc(sizeof(*out->error))) != NULL)
+    *out->error = *err;
+  else if (rc != 0)
     tt_key_cond_clear(out);
-    return tt_error_set(err, TT_ERR_VALIDATION, "key",
-                        "key: needs an \"=\" condition on the partition key");
-  }
-  return 0;
+  return rc;
 }

@@ -497,7 +497,7 @@ const struct tt_av *tt_orm_item_version(const struct tt_model *m, const struct t
 /* Whether attribute `name` is kept by a projection list (NULL keeps all):
  * a path whose first name is it ("a", "a.b", "`a`"). */
 static bool selected(const struct tt_select *select, const char *name, size_t len) {
-  if (select == NULL || select->n == 0)
+  if (select == NULL || select->paths == NULL)
     return true;
   for (size_t i = 0; i < select->n; i++) {
     const char *h;
@@ -550,7 +550,7 @@ int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct t
    * (a ~1 KB item took three reallocs). Only a hint: when it does not fit
    * the cap, the appends below decide, so the answer and its errors are
    * what they were. A projection may keep little of the item: no hint. */
-  if (select == NULL || select->n == 0)
+  if (select == NULL || select->paths == NULL)
     (void)tt_buf_reserve(b, answer_size_hint(item));
   if (tt_buf_append(b, "{", 1) != 0)
     return write_failed(err);

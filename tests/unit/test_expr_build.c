@@ -307,6 +307,50 @@ START_TEST(test_failed_build_leaves_no_trace) {
 }
 END_TEST
 
+START_TEST(test_failed_condition_is_answered_by_the_builder) {
+  /* What api/ hands the ORM for a condition that does not parse: a node
+   * holding the parser's error and the paths the tree named (for the
+   * encrypted-attribute check); building it answers that error. */
+  json_t *j = js("{\"and\": [{\"attr\": \"a\", \"op\": \"=\", \"value\": 1},"
+                 " [{\"not\": {\"attr\": \"b.c\", \"op\": \"~\"}}], 7]}");
+  struct tt_cond *c = NULL;
+  struct tt_error err, parsed;
+  ck_assert_ptr_null(parse(j, "condition", &parsed));
+  ck_assert_int_eq(tt_orm_cond_read(model(), j, "condition", &c, &err), 0);
+  ck_assert_int_eq(c->kind, TT_COND_ERROR);
+  ck_assert_uint_eq(c->n_kids, 2);
+  ck_assert_str_eq(c->kids[0].path, "a");
+  ck_assert_str_eq(c->kids[1].path, "b.c");
+  struct tt_expr_builder *b = new_builder();
+  char *text = (char *)1;
+  tt_error_clear(&err);
+  ck_assert_int_eq(tt_expr_build_condition(b, c, "condition", &text, &err), -1);
+  ck_assert_ptr_null(text);
+  ck_assert_str_eq(err.field, "condition.and[1][0].not.op");
+  ck_assert_str_eq(err.field, parsed.field);
+  ck_assert_str_eq(err.message, parsed.message);
+  tt_cond_free(c);
+  json_decref(j);
+  /* A condition that parses is the parsed tree; none is none. */
+  j = js("{\"attr\": \"a\", \"op\": \"exists\"}");
+  ck_assert_int_eq(tt_orm_cond_read(model(), j, "condition", &c, &err), 0);
+  ck_assert_int_eq(c->kind, TT_COND_CMP);
+  tt_cond_free(c);
+  json_decref(j);
+  ck_assert_int_eq(tt_orm_cond_read(model(), NULL, "condition", &c, &err), 0);
+  ck_assert_ptr_null(c);
+  /* The paths of a key list, for the same check. */
+  j = js("[{\"attr\": \"PK\"}, {\"attr\": true}, {\"or\": [{\"attr\": \"x\"}]}, null]");
+  c = tt_orm_cond_names(j);
+  ck_assert_ptr_nonnull(c);
+  ck_assert_uint_eq(c->n_kids, 2);
+  ck_assert_str_eq(c->kids[1].path, "x");
+  tt_cond_free(c);
+  json_decref(j);
+  tt_expr_builder_free(b);
+}
+END_TEST
+
 START_TEST(test_round_trip) {
   /* What the builder writes, our parser reads, and it means the same. */
   struct tt_expr_builder *b = new_builder();
@@ -395,7 +439,16 @@ START_TEST(test_key_conditions) {
     ck_assert_int_eq(key_of(bad[i][0], &k, &err), -1);
     ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
     ck_assert_str_eq(err.field, bad[i][1]);
-    ck_assert_uint_eq(k.n, 0); /* cleared */
+    /* A list that has the shape keeps its entries and the error, which the
+     * builder answers. */
+    if (k.n) {
+      char *t = (char *)1;
+      ck_assert_ptr_nonnull(k.error);
+      ck_assert_int_eq(tt_expr_build_key_condition(b, &k, "key", &t, &err), -1);
+      ck_assert_ptr_null(t);
+      ck_assert_str_eq(err.field, bad[i][1]);
+    }
+    tt_key_cond_clear(&k);
   }
   tt_expr_builder_free(b);
 }
@@ -558,6 +611,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_logical_conditions);
   tcase_add_test(tc, test_condition_errors);
   tcase_add_test(tc, test_failed_build_leaves_no_trace);
+  tcase_add_test(tc, test_failed_condition_is_answered_by_the_builder);
   tcase_add_test(tc, test_round_trip);
   tcase_add_test(tc, test_key_conditions);
   tcase_add_test(tc, test_projection);
