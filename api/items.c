@@ -152,8 +152,9 @@ void tt_handle_item_put(struct tt_request *req) {
   run(req, op, body, authority);
 }
 
-/* ?select=a,b.c -> the paths "a" and "b.c" (in the op's arena); out->n 0
- * when there is none. Returns 0 or -1 (out of memory). */
+/* ?select=a,b.c -> op->select, the paths "a" and "b.c" (in the op's
+ * arena); no paths when there is no ?select=, none of them for "?select=,"
+ * (nothing of the item is answered). Returns 0 or -1 (out of memory). */
 static int select_param(struct tt_request *req, struct tt_orm_item_op *op) {
   const char *s = tt_request_query(req, "select");
   size_t max = 1, n = 0;
