@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/item_io.h"
 #include "api/orm_job.h"
+#include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/query.h"
@@ -58,8 +60,8 @@ int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body) {
   const json_t *puts = NULL, *keys;
   struct tt_error err;
   /* Encrypted attributes first: fail closed, and never in a select path. */
-  if (tt_orm_query_check_crypt(op->ctx.orm, m, NULL, NULL,
-                               op->write ? NULL : json_object_get(body, "select"), &err) != 0 ||
+  if (tt_orm_crypt_check(op->ctx.orm, m, &err) != 0 ||
+      (!op->write && tt_api_select_crypt(m, json_object_get(body, "select"), &err) != 0) ||
       check_members(body, op->write ? write_members : get_members, op->write ? 2 : 3,
                     op->write ? "batch-write" : "batch-get", &err) != 0)
     goto refuse;
@@ -88,8 +90,8 @@ int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body) {
       goto refuse;
     }
     op->consistent = json_is_true(c);
-    if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", &op->select,
-                                &err) != 0)
+    if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", op->ctx.arena,
+                                &op->select, &err) != 0)
       goto refuse;
   }
   if (n && (op->entries = tt_arena_alloc(op->ctx.arena, n * sizeof(*op->entries))) == NULL) {
@@ -129,7 +131,7 @@ static int items_text(const struct tt_orm_batch_op *op, const struct tt_model *m
         rc = tt_buf_puts(b, ",");
       if (rc == 0)
         rc = tt_orm_item_write(b, m, missing ? &e->key : &e->found,
-                               missing ? NULL : op->select, err);
+                               missing ? NULL : &op->select, err);
       first = false;
     }
     if (rc == 0)

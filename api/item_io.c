@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "orm/item.h"
+#include "orm/cond.h"
+#include "orm/crypt.h"
 #include "orm/items.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -139,8 +141,20 @@ fail:
   return rc;
 }
 
-int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err) {
+int tt_api_select_crypt(const struct tt_model *m, const json_t *select, struct tt_error *err) {
+  size_t i;
+  json_t *p;
+  json_array_foreach(select, i, p) {
+    const char *s = json_string_value(p);
+    if (s != NULL && tt_orm_crypt_check_path(m, s, "select", err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
+                      const struct tt_select *select, bool raw, char etag[TT_API_ETAG_MAX],
+                      struct tt_error *err) {
   etag[0] = '\0';
   if (raw ? tt_ddb_item_write(b, &r->item, 0) != 0
           : tt_orm_item_write(b, r->model, &r->item, select, err) != 0) {
@@ -177,7 +191,6 @@ static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_e
   const struct tt_model *m = op->ctx.model;
   /* Only an update's body has a condition; a create's or put's member of
    * that name is an attribute of the item. */
-  op->condition = op->kind == TT_ORM_OP_UPDATE ? json_object_get(body, "condition") : NULL;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
     return tt_orm_item_from_json(m, body, TT_ORM_CREATE, op->now, NULL, &op->item, NULL, err);
@@ -189,7 +202,8 @@ static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_e
         tt_orm_update_from_json(m, body, op->now, "", &op->upd, err) != 0 ||
         tt_orm_policy_check_update(m, &op->upd, body, NULL, err) != 0)
       return -1;
-    return 0;
+    return tt_orm_cond_read(m, json_object_get(body, "condition"), "condition", &op->condition,
+                            err);
   default:
     return 0;
   }

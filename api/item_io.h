@@ -43,8 +43,14 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
  * in quotes ("\"3\""), or "" when it has none. The status is 201 when
  * r->created, else 200. Returns 0, or -1 with an Internal error (b then
  * holds a partial text to discard). */
-int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                      bool raw, char etag[TT_API_ETAG_MAX], struct tt_error *err);
+int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
+                      const struct tt_select *select, bool raw, char etag[TT_API_ETAG_MAX],
+                      struct tt_error *err);
+
+/* EncryptedFieldNotQueryable (field "select") when a string of a body's
+ * `select` list reaches inside an encrypted attribute of `m`: what a query
+ * or batch-get answers before the body's other members. Returns 0 or -1. */
+int tt_api_select_crypt(const struct tt_model *m, const json_t *select, struct tt_error *err);
 
 /* Starts the query or scan `op` (ctx, scan and sink filled) of a body of
  * POST /v1/models/{m}/query or /scan: read into op->rq (which borrows its

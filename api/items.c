@@ -65,7 +65,7 @@ static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *a
   struct tt_error err;
   char etag[TT_API_ETAG_MAX];
   tt_buf_init(&b, 0);
-  if (tt_api_item_write(&b, r, j->op.select, j->op.raw_format, etag, &err) != 0) {
+  if (tt_api_item_write(&b, r, &j->op.select, j->op.raw_format, etag, &err) != 0) {
     tt_buf_free(&b);
     tt_request_respond_error(req, &err, NULL);
     return;
@@ -152,19 +152,25 @@ void tt_handle_item_put(struct tt_request *req) {
   run(req, op, body, authority);
 }
 
-/* ?select=a,b.c -> ["a","b.c"] */
-static json_t *select_param(struct tt_request *req) {
+/* ?select=a,b.c -> op->select, the paths "a" and "b.c" (in the op's
+ * arena); no paths when there is no ?select=, none of them for "?select=,"
+ * (nothing of the item is answered). Returns 0 or -1 (out of memory). */
+static int select_param(struct tt_request *req, struct tt_orm_item_op *op) {
   const char *s = tt_request_query(req, "select");
-  if (s == NULL || s[0] == '\0')
-    return NULL;
-  json_t *list = json_array();
-  while (*s) {
-    size_t n = strcspn(s, ",");
-    if (n)
-      json_array_append_new(list, json_stringn(s, n));
-    s += n + (s[n] == ',');
+  size_t max = 1, n = 0;
+  for (const char *c = s; c && *c; c++)
+    max += *c == ',';
+  const char **paths = s && *s ? tt_arena_alloc(op->ctx.arena, max * sizeof(*paths)) : NULL;
+  if (s && *s && paths == NULL)
+    return -1;
+  while (s && *s) {
+    size_t len = strcspn(s, ",");
+    if (len && (paths[n++] = tt_arena_strndup(op->ctx.arena, s, len)) == NULL)
+      return -1;
+    s += len + (s[len] == ',');
   }
-  return list;
+  op->select = (struct tt_select){.paths = paths, .n = n};
+  return 0;
 }
 
 static int bool_param(struct tt_request *req, const char *name, bool *out) {
@@ -191,13 +197,18 @@ void tt_handle_item_get(struct tt_request *req) {
   bool consistent = false;
   if (bool_param(req, "consistent", &consistent) != 0)
     return;
-  json_t *select = select_param(req);
-  struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_GET, select);
+  struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_GET, NULL);
   if (op == NULL)
     return;
+  if (select_param(req, op) != 0) {
+    struct tt_error err;
+    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_fail(op->ctx.result, &err);
+    tt_orm_ctx_finish(&op->ctx);
+    return;
+  }
   op->consistent = consistent;
   op->raw_format = format && strcmp(format, "dynamodb") == 0;
-  op->select = select;
   run(req, op, NULL, false);
 }
 

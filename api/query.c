@@ -11,6 +11,8 @@
 #include "api/handlers.h"
 #include "api/item_io.h"
 #include "api/orm_job.h"
+#include "orm/cond.h"
+#include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/query.h"
 #include "value/json_exact.h"
@@ -44,7 +46,7 @@ static int add_item(void *arg, size_t reader, size_t n_readers, const struct tt_
                             : 0;
   if (rc != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (tt_orm_item_write(&t->items, j->op.ctx.model, item, j->op.rq.select, err) != 0)
+  if (tt_orm_item_write(&t->items, j->op.ctx.model, item, &j->op.rq.select, err) != 0)
     return -1;
   t->n_items++;
   *size = t->items.len - t->before;
@@ -129,17 +131,26 @@ static bool allowed_member(const char *k, bool scan) {
 
 /* Reads a query or scan body into *rq; the errors in the order the API
  * has always answered them (item_io.h). */
-static int read_request(const struct tt_orm *orm, const struct tt_model *m, const json_t *body,
+static int read_request(const struct tt_orm *orm, const struct tt_model *m, struct tt_arena *arena,
+                        const json_t *body,
                         bool scan, struct tt_orm_query_request *rq, struct tt_error *err) {
   const char *k;
   json_t *v;
+  const json_t *key = json_object_get(body, "key");
   memset(rq, 0, sizeof(*rq));
-  rq->key = json_object_get(body, "key");
-  rq->filter = json_object_get(body, "filter");
-  if (json_is_null(rq->filter))
-    rq->filter = NULL;
-  if (tt_orm_query_check_crypt(orm, m, rq->key, rq->filter, json_object_get(body, "select"),
-                               err) != 0)
+  /* Encrypted attributes first: the key's, the filter's (whose own errors
+   * are the ORM's to answer where it builds it), the select's. */
+  if (tt_orm_crypt_check(orm, m, err) != 0)
+    return -1;
+  struct tt_cond *names = tt_orm_cond_names(key);
+  if (names == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  int rc = tt_orm_crypt_check_condition(m, names, "key", err);
+  tt_cond_free(names);
+  if (rc != 0 ||
+      tt_orm_cond_read(m, json_object_get(body, "filter"), "filter", &rq->filter, err) != 0 ||
+      tt_orm_crypt_check_condition(m, rq->filter, "filter", err) != 0 ||
+      tt_api_select_crypt(m, json_object_get(body, "select"), err) != 0)
     return -1;
   json_object_foreach((json_t *)body, k, v) {
     if (!allowed_member(k, scan))
@@ -173,8 +184,8 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, cons
     else
       return tt_error_set(err, TT_ERR_VALIDATION, "order", "order must be asc or desc");
   }
-  if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", &rq->select, err) !=
-      0)
+  if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", arena, &rq->select,
+                              err) != 0)
     return -1;
   rq->segments = 1;
   v = json_object_get(body, "segments");
@@ -187,12 +198,16 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, cons
   }
   rq->index = json_string_value(json_object_get(body, "index"));
   const struct tt_model_index *index;
-  if (tt_orm_query_target(m, scan, rq, &index, err) != 0)
+  if ((!scan && tt_orm_key_cond_shape(key, &rq->key, err) != 0) ||
+      tt_orm_query_target(m, scan, rq, &index, err) != 0)
     return -1;
   v = json_object_get(body, "cursor");
   if (v && !json_is_null(v) &&
       (rq->cursor = tt_json_string_text(v, &rq->cursor_len)) == NULL)
     return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor must be a string");
+  /* Their own errors are the ORM's to answer where it builds them. */
+  if (!scan && tt_orm_key_cond_type(m, key, &rq->key, err) != 0 && rq->key.error == NULL)
+    return -1;
   return 0;
 }
 
@@ -212,8 +227,9 @@ static void start(struct tt_request *req, bool scan) {
 
 int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body) {
   struct tt_error err;
-  if (read_request(op->ctx.orm, op->ctx.model, body, op->scan, &op->rq, &err) == 0)
+  if (read_request(op->ctx.orm, op->ctx.model, op->ctx.arena, body, op->scan, &op->rq, &err) == 0)
     return tt_orm_query_start(op);
+  tt_orm_query_request_clear(&op->rq);
   return tt_orm_ctx_refuse(&op->ctx, &err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "api/handlers.h"
 #include "api/orm_job.h"
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
@@ -102,8 +103,8 @@ static int read_head(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, size
   }
   a->model = tt_model_ref((struct tt_model *)m);
   a->kind = kind;
-  a->condition = json_object_get(e, "condition");
-  return 0;
+  subfield(a, "condition", f, sizeof(f));
+  return tt_orm_cond_read(m, json_object_get(e, "condition"), f, &a->condition, err);
 }
 
 /* Member `name` of e, which must be `what` (an object); f gets its field.
@@ -179,7 +180,8 @@ static int read_update(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, co
 }
 
 /* The key, expected version and select of a delete, check or get. */
-static int read_key(struct tt_orm_txn_action *a, const json_t *e, struct tt_error *err) {
+static int read_key(struct tt_arena *arena, struct tt_orm_txn_action *a, const json_t *e,
+                    struct tt_error *err) {
   char f[160];
   const json_t *key = object_member(a, e, "key", "a key object", f, err);
   const json_t *ev = json_object_get(e, "expected_version");
@@ -191,7 +193,8 @@ static int read_key(struct tt_orm_txn_action *a, const json_t *e, struct tt_erro
   if (a->kind != TT_ORM_TXN_GET)
     return 0;
   subfield(a, "select", f, sizeof(f));
-  return tt_orm_select_from_json(a->model, json_object_get(e, "select"), f, &a->select, err);
+  return tt_orm_select_from_json(a->model, json_object_get(e, "select"), f, arena, &a->select,
+                                 err);
 }
 
 int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
@@ -239,7 +242,8 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
     if (rc == 0 && (a->kind == TT_ORM_TXN_CREATE || a->kind == TT_ORM_TXN_PUT))
       rc = read_item(op, a, e, &err);
     else if (rc == 0)
-      rc = a->kind == TT_ORM_TXN_UPDATE ? read_update(op, a, e, &err) : read_key(a, e, &err);
+      rc = a->kind == TT_ORM_TXN_UPDATE ? read_update(op, a, e, &err)
+                                          : read_key(op->ctx.arena, a, e, &err);
     if (rc != 0)
       return tt_orm_txn_fail_input(op, i, &err);
   }
@@ -258,7 +262,7 @@ static int items_text(const struct tt_orm_txn_op *op, struct tt_buf *b, struct t
     if (i)
       rc = tt_buf_puts(b, ",");
     if (rc == 0 && op->items[i].type == TT_AV_M)
-      rc = tt_orm_item_write(b, a->model, &op->items[i], a->select, err);
+      rc = tt_orm_item_write(b, a->model, &op->items[i], &a->select, err);
     else if (rc == 0)
       rc = tt_buf_puts(b, "null");
   }

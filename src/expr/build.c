@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* build.c -- REST conditions, keys, selects and updates to placeholder-only expressions. */
+/* build.c -- typed conditions and key conditions, REST selects and update actions to
+ * placeholder-only expressions. */
 #include "expr/build.h"
 
 #include <errno.h>
@@ -8,16 +9,12 @@
 #include <string.h>
 
 #include "expr/expr.h"
-#include "value/json_exact.h"
 
 #define MAX_DEPTH 32      /* nesting of and/or/not, and of document paths */
-#define MAX_IN_VALUES 100 /* DynamoDB's IN limit */
 
 enum clause { C_SET, C_REMOVE, C_ADD, C_DELETE, C__COUNT };
 
 struct tt_expr_builder {
-  tt_expr_encode_cb encode;
-  void *ctx;
   char **names; /* attribute names; names[i] is "#n<i>" */
   size_t nnames, names_cap;
   struct tt_av *values; /* values[i] is ":v<i>" */
@@ -55,12 +52,6 @@ static void field_index(char *out, size_t cap, const char *parent, size_t i) {
     out[0] = '\0';
 }
 
-static const char *str_of(const json_t *j) {
-  size_t len;
-  const char *s = j ? tt_json_string_text(j, &len) : NULL;
-  return (s && strlen(s) == len) ? s : NULL;
-}
-
 static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)
     return true;
@@ -75,12 +66,10 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return true;
 }
 
-struct tt_expr_builder *tt_expr_builder_new(tt_expr_encode_cb encode, void *ctx) {
+struct tt_expr_builder *tt_expr_builder_new(void) {
   struct tt_expr_builder *b = calloc(1, sizeof(*b));
   if (b == NULL)
     return NULL;
-  b->encode = encode;
-  b->ctx = ctx;
   for (int i = 0; i < C__COUNT; i++)
     tt_buf_init(&b->clause[i], TT_EXPR_MAX_TEXT);
   return b;
@@ -187,7 +176,7 @@ int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct
   return 0;
 }
 
-static int bad_path(const char *field, struct tt_error *err) {
+int tt_expr_bad_path(const char *field, struct tt_error *err) {
   return tt_error_set(err, TT_ERR_VALIDATION, field,
                       "%s: invalid attribute path; write names separated by '.' with list "
                       "indexes like a.b[0] (at most %d levels), a name holding '.', '[' or ']' "
@@ -255,7 +244,7 @@ static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool l
                          struct tt_buf *out, const char *field, struct tt_error *err) {
   int rc;
   if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path)))
-    return bad_path(field, err);
+    return tt_expr_bad_path(field, err);
   if (literal) {
     rc = name_ref(b, path, strlen(path), out, err);
     return rc == -2 ? too_long(field, err) : rc;
@@ -291,47 +280,17 @@ int tt_expr_builder_path(struct tt_expr_builder *b, const char *path, bool liter
   return rc;
 }
 
-/* Points an encoder's error at the JSON path of the value, and makes sure
- * it says something even when the callback left it blank. */
-static void fix_encode_error(struct tt_error *err, const char *vfield) {
-  if (err == NULL)
-    return;
-  if (err->code == TT_OK)
-    err->code = TT_ERR_VALIDATION;
-  if (err->message[0] == '\0')
-    tt_error_set(err, err->code, vfield, "%s: invalid value", vfield);
-  tt_utf8_copy(err->field, sizeof(err->field), vfield);
-}
-
-/* Encodes a JSON value through the model's callback and appends its
- * placeholder. `vfield` is the JSON path of the value, for errors. */
-static int value_ref(struct tt_expr_builder *b, const char *attr, json_t *j, const char *vfield,
-                     struct tt_buf *out, struct tt_error *err) {
-  struct tt_av v = {0};
-  if (b->encode(b->ctx, attr, j, &v, err) != 0) {
-    tt_av_free(&v);
-    fix_encode_error(err, vfield);
-    return -1;
-  }
-  return tt_expr_builder_value(b, &v, out, err);
-}
-
-/* A size() operand: a JSON number, kept exact. */
-static int number_ref(struct tt_expr_builder *b, const json_t *j, const char *vfield,
-                      struct tt_buf *out, struct tt_error *err) {
-  struct tt_json_numbuf nb;
-  size_t len;
-  const char *text = j ? tt_json_number_text(j, &nb, &len) : NULL;
-  struct tt_av v;
-  if (text == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, vfield, "%s: size compares with a number", vfield);
-  if (tt_av_number_text(&v, text, len, vfield, err) != 0)
-    return -1;
-  return tt_expr_builder_value(b, &v, out, err);
-}
-
 static int put(struct tt_buf *out, const char *s, const char *field, struct tt_error *err) {
   return tt_buf_puts(out, s) != 0 ? too_long(field, err) : 0;
+}
+
+/* Clones v, registers the clone and appends its placeholder. */
+static int value_ref(struct tt_expr_builder *b, const struct tt_av *v, struct tt_buf *out,
+                     struct tt_error *err) {
+  struct tt_av copy;
+  if (tt_av_clone(&copy, v) != 0)
+    return oom(err);
+  return tt_expr_builder_value(b, &copy, out, err);
 }
 
 static char *take_text(struct tt_buf *out, struct tt_error *err) {
@@ -343,25 +302,53 @@ static char *take_text(struct tt_buf *out, struct tt_error *err) {
 
 /* ---- conditions -------------------------------------------------------- */
 
-static const char *const comparators[] = {"=", "<>", "<", "<=", ">", ">="};
+static const char *const op_names[] = {
+    [TT_COND_EQ] = "=", [TT_COND_NE] = "<>", [TT_COND_LT] = "<", [TT_COND_LE] = "<=",
+    [TT_COND_GT] = ">", [TT_COND_GE] = ">=", [TT_COND_BETWEEN] = "between", [TT_COND_IN] = "in",
+    [TT_COND_BEGINS_WITH] = "begins_with", [TT_COND_CONTAINS] = "contains",
+    [TT_COND_NOT_CONTAINS] = "not_contains", [TT_COND_EXISTS] = "exists",
+    [TT_COND_NOT_EXISTS] = "not_exists", [TT_COND_TYPE] = "type"};
 
-static bool is_comparator(const char *op) {
-  for (size_t i = 0; i < sizeof(comparators) / sizeof(comparators[0]); i++)
-    if (strcmp(op, comparators[i]) == 0)
-      return true;
-  return false;
+const char *tt_cond_op_name(enum tt_cond_op op) {
+  return op >= TT_COND_EQ && op <= TT_COND_TYPE ? op_names[op] : "";
 }
 
-static int build_cond(struct tt_expr_builder *b, const json_t *c, const char *field, int depth,
+void tt_cond_clear(struct tt_cond *c) {
+  if (c == NULL)
+    return;
+  for (size_t i = 0; i < c->n_kids; i++)
+    tt_cond_clear(&c->kids[i]);
+  for (size_t i = 0; i < c->n_values; i++)
+    tt_av_free(&c->values[i]);
+  free(c->kids);
+  free(c->path);
+  free(c->values);
+  free(c->error);
+  memset(c, 0, sizeof(*c));
+}
+
+void tt_cond_free(struct tt_cond *c) {
+  tt_cond_clear(c);
+  free(c);
+}
+
+void tt_key_cond_clear(struct tt_key_cond *k) {
+  for (size_t i = 0; i < 2; i++) {
+    free(k->e[i].attr);
+    tt_av_free(&k->e[i].v[0]);
+    tt_av_free(&k->e[i].v[1]);
+  }
+  free(k->error);
+  memset(k, 0, sizeof(*k));
+}
+
+static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err);
 
-/* The members of an and/or list, joined by " AND " / " OR ". */
-static int build_list(struct tt_expr_builder *b, const json_t *arr, const char *field,
-                      const char *joiner, int depth, struct tt_buf *out, bool *compound,
-                      struct tt_error *err) {
-  size_t n = json_array_size(arr);
-  if (n == 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must not be empty", field);
+/* The children of an and/or node, joined by " AND " / " OR ". */
+static int build_list(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
+                      struct tt_buf *out, bool *compound, struct tt_error *err) {
+  size_t n = c->n_kids;
   *compound = n > 1;
   for (size_t i = 0; i < n; i++) {
     char f[128];
@@ -369,13 +356,14 @@ static int build_list(struct tt_expr_builder *b, const json_t *arr, const char *
     bool child_compound = false;
     field_index(f, sizeof(f), field, i);
     tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-    if (build_cond(b, json_array_get(arr, i), f, depth + 1, &child, &child_compound, err) != 0) {
+    if (build_cond(b, &c->kids[i], f, &child, &child_compound, err) != 0) {
       tt_buf_free(&child);
       return -1;
     }
     /* Parenthesize nested lists so the text never relies on precedence. */
     bool paren = n > 1 && child_compound;
-    int rc = (i && tt_buf_puts(out, joiner) != 0) || (paren && tt_buf_puts(out, "(") != 0) ||
+    int rc = (i && tt_buf_puts(out, c->kind == TT_COND_AND ? " AND " : " OR ") != 0) ||
+             (paren && tt_buf_puts(out, "(") != 0) ||
              tt_buf_append(out, child.data, child.len) != 0 ||
              (paren && tt_buf_puts(out, ")") != 0);
     tt_buf_free(&child);
@@ -385,175 +373,88 @@ static int build_list(struct tt_expr_builder *b, const json_t *arr, const char *
   return 0;
 }
 
-static int build_leaf(struct tt_expr_builder *b, const json_t *c, const char *field,
+/* The values of a comparison, separated by `sep`. */
+static int put_values(struct tt_expr_builder *b, const struct tt_cond *c, const char *sep,
+                      struct tt_buf *out, const char *field, struct tt_error *err) {
+  for (size_t i = 0; i < c->n_values; i++)
+    if ((i && put(out, sep, field, err)) || value_ref(b, &c->values[i], out, err))
+      return -1;
+  return 0;
+}
+
+static int build_leaf(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, struct tt_error *err) {
-  char f[128], vf[128], vfi[128];
-  const json_t *jop = json_object_get(c, "op");
-  const json_t *jsize = json_object_get(c, "size");
-  json_t *value = json_object_get(c, "value");
-  const char *attr = str_of(json_object_get(c, "attr"));
-  field_key(vf, sizeof(vf), field, "value");
-  if (attr == NULL) {
-    field_key(f, sizeof(f), field, "attr");
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an attribute path string", f);
-  }
-  field_key(f, sizeof(f), field, "attr");
-  if (!tt_expr_rest_path_valid(attr))
-    return bad_path(f, err);
-  if ((jop != NULL) == (jsize != NULL)) {
-    field_key(f, sizeof(f), field, "op");
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: give exactly one of \"op\" or \"size\"",
-                        f);
-  }
-  field_key(f, sizeof(f), field, jop ? "op" : "size");
-  const char *op = str_of(jop ? jop : jsize);
-  if (op == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be a string", f);
-
-  if (jsize) {
-    bool between = strcmp(op, "between") == 0;
-    if (!between && !is_comparator(op))
-      return tt_error_set(err, TT_ERR_VALIDATION, f,
-                          "%s: size takes one of =, <>, <, <=, >, >=, between", f);
-    if (put(out, "size(", field, err) || tt_expr_builder_path(b, attr, false, out, f, err) ||
-        put(out, ") ", field, err) || put(out, between ? "BETWEEN" : op, field, err) ||
-        put(out, " ", field, err))
-      return -1;
-    if (!between)
-      return number_ref(b, value, vf, out, err);
-    if (!json_is_array(value) || json_array_size(value) != 2)
-      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
-    field_index(vfi, sizeof(vfi), vf, 0);
-    if (number_ref(b, json_array_get(value, 0), vfi, out, err) || put(out, " AND ", field, err))
-      return -1;
-    field_index(vfi, sizeof(vfi), vf, 1);
-    return number_ref(b, json_array_get(value, 1), vfi, out, err);
-  }
-
-  if (strcmp(op, "exists") == 0 || strcmp(op, "not_exists") == 0) {
-    return put(out, op[0] == 'e' ? "attribute_exists(" : "attribute_not_exists(", field, err) ||
-                   tt_expr_builder_path(b, attr, false, out, f, err) || put(out, ")", field, err)
+  static const char *const fns[] = {
+      [TT_COND_BEGINS_WITH] = "begins_with(", [TT_COND_CONTAINS] = "contains(",
+      [TT_COND_NOT_CONTAINS] = "NOT contains(", [TT_COND_EXISTS] = "attribute_exists(",
+      [TT_COND_NOT_EXISTS] = "attribute_not_exists(", [TT_COND_TYPE] = "attribute_type("};
+  char f[128];
+  enum tt_cond_op op = c->op;
+  size_t nv = c->n_values;
+  bool counted = op == TT_COND_EXISTS || op == TT_COND_NOT_EXISTS ? nv == 0
+                 : op == TT_COND_BETWEEN                          ? nv == 2
+                 : op == TT_COND_IN                               ? nv >= 1
+                                                                  : nv == 1;
+  if (op < TT_COND_EQ || op > TT_COND_TYPE || c->path == NULL || !counted ||
+      (c->size && op > TT_COND_BETWEEN))
+    return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed condition", field);
+  field_key(f, sizeof(f), field, c->size ? "size" : "op");
+  if (put(out, c->size ? "size(" : op > TT_COND_IN ? fns[op] : "", field, err) ||
+      tt_expr_builder_path(b, c->path, false, out, f, err))
+    return -1;
+  if (c->size || op <= TT_COND_IN) {
+    const char *name = op == TT_COND_BETWEEN ? "BETWEEN" : op == TT_COND_IN ? "IN" : op_names[op];
+    return put(out, c->size ? ") " : " ", field, err) || put(out, name, field, err) ||
+                   put(out, op == TT_COND_IN ? " (" : " ", field, err) ||
+                   put_values(b, c, op == TT_COND_IN ? ", " : " AND ", out, field, err) ||
+                   put(out, op == TT_COND_IN ? ")" : "", field, err)
                ? -1
                : 0;
   }
-  bool known = is_comparator(op) || strcmp(op, "between") == 0 || strcmp(op, "in") == 0 ||
-               strcmp(op, "begins_with") == 0 || strcmp(op, "contains") == 0 ||
-               strcmp(op, "not_contains") == 0 || strcmp(op, "type") == 0;
-  if (!known)
-    return tt_error_set(err, TT_ERR_VALIDATION, f,
-                        "%s: unknown operator; use one of =, <>, <, <=, >, >=, between, in, "
-                        "begins_with, contains, not_contains, exists, not_exists, type",
-                        f);
-  if (value == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: is required for operator %s", vf, op);
-
-  if (is_comparator(op)) {
-    return tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " ", field, err) ||
-                   put(out, op, field, err) || put(out, " ", field, err) ||
-                   value_ref(b, attr, value, vf, out, err)
-               ? -1
-               : 0;
-  }
-  if (strcmp(op, "between") == 0) {
-    if (!json_is_array(value) || json_array_size(value) != 2)
-      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
-    if (tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " BETWEEN ", field, err))
-      return -1;
-    field_index(vfi, sizeof(vfi), vf, 0);
-    if (value_ref(b, attr, json_array_get(value, 0), vfi, out, err) ||
-        put(out, " AND ", field, err))
-      return -1;
-    field_index(vfi, sizeof(vfi), vf, 1);
-    return value_ref(b, attr, json_array_get(value, 1), vfi, out, err);
-  }
-  if (strcmp(op, "in") == 0) {
-    size_t n = json_array_size(value);
-    if (!json_is_array(value) || n == 0 || n > MAX_IN_VALUES)
-      return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: in takes an array of 1 to %d values",
-                          vf, MAX_IN_VALUES);
-    if (tt_expr_builder_path(b, attr, false, out, f, err) || put(out, " IN (", field, err))
-      return -1;
-    for (size_t i = 0; i < n; i++) {
-      field_index(vfi, sizeof(vfi), vf, i);
-      if ((i && put(out, ", ", field, err)) ||
-          value_ref(b, attr, json_array_get(value, i), vfi, out, err))
-        return -1;
-    }
-    return put(out, ")", field, err);
-  }
-  if (strcmp(op, "type") == 0) {
-    const char *t = str_of(value);
-    struct tt_av tv;
-    if (t == NULL || tt_av_type_parse(t, strlen(t)) == 0)
-      return tt_error_set(err, TT_ERR_VALIDATION, vf,
-                          "%s: type takes one of S, N, B, BOOL, NULL, SS, NS, BS, M, L", vf);
-    if (tt_av_string(&tv, t, strlen(t)) != 0)
-      return oom(err);
-    return put(out, "attribute_type(", field, err) ||
-                   tt_expr_builder_path(b, attr, false, out, f, err) ||
-                   put(out, ", ", field, err) || tt_expr_builder_value(b, &tv, out, err) ||
-                   put(out, ")", field, err)
-               ? -1
-               : 0;
-  }
-  /* begins_with, contains, not_contains */
-  const char *fn = strcmp(op, "begins_with") == 0 ? "begins_with("
-                   : strcmp(op, "contains") == 0  ? "contains("
-                                                  : "NOT contains(";
-  return put(out, fn, field, err) || tt_expr_builder_path(b, attr, false, out, f, err) ||
-                 put(out, ", ", field, err) || value_ref(b, attr, value, vf, out, err) ||
+  return (nv && (put(out, ", ", field, err) || put_values(b, c, "", out, field, err))) ||
                  put(out, ")", field, err)
              ? -1
              : 0;
 }
 
-static int build_cond(struct tt_expr_builder *b, const json_t *c, const char *field, int depth,
+static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err) {
   char f[128];
   *compound = false;
-  if (depth > MAX_DEPTH)
-    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: conditions nest at most %d levels",
-                        field, MAX_DEPTH);
-  if (json_is_array(c))
-    return build_list(b, c, field, " AND ", depth, out, compound, err);
-  if (!json_is_object(c))
-    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must be a condition object or array",
-                        field);
-  const json_t *jand = json_object_get(c, "and"), *jor = json_object_get(c, "or"),
-               *jnot = json_object_get(c, "not"), *jattr = json_object_get(c, "attr");
-  int kinds = (jand != NULL) + (jor != NULL) + (jnot != NULL) + (jattr != NULL);
-  if (kinds != 1)
-    return tt_error_set(err, TT_ERR_VALIDATION, field,
-                        "%s: give exactly one of \"attr\", \"and\", \"or\", \"not\"", field);
-  if (jand || jor) {
-    field_key(f, sizeof(f), field, jand ? "and" : "or");
-    if (!json_is_array(jand ? jand : jor))
-      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of conditions", f);
-    return build_list(b, jand ? jand : jor, f, jand ? " AND " : " OR ", depth, out, compound,
-                      err);
+  if (c->kind == TT_COND_CMP)
+    return build_leaf(b, c, field, out, err);
+  if (c->kind == TT_COND_ERROR && c->error) {
+    *err = *c->error;
+    return -1;
   }
-  if (jnot) {
-    struct tt_buf child;
-    bool cc;
-    field_key(f, sizeof(f), field, "not");
-    tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-    int rc = build_cond(b, jnot, f, depth + 1, &child, &cc, err);
-    if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
-                    tt_buf_append(out, child.data, child.len) != 0 || tt_buf_puts(out, ")") != 0))
-      rc = too_long(field, err);
-    tt_buf_free(&child);
-    return rc;
+  bool ok = c->kind == TT_COND_NOT ? c->n_kids == 1
+                                   : (c->kind == TT_COND_AND || c->kind == TT_COND_OR) &&
+                                         c->n_kids >= 1;
+  if (!ok)
+    return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed condition", field);
+  if (c->kind != TT_COND_NOT) {
+    field_key(f, sizeof(f), field, c->kind == TT_COND_AND ? "and" : "or");
+    return build_list(b, c, c->list ? field : f, out, compound, err);
   }
-  return build_leaf(b, c, field, out, err);
+  struct tt_buf child;
+  bool cc;
+  field_key(f, sizeof(f), field, "not");
+  tt_buf_init(&child, TT_EXPR_MAX_TEXT);
+  int rc = build_cond(b, c->kids, f, &child, &cc, err);
+  if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
+                  tt_buf_append(out, child.data, child.len) != 0 || tt_buf_puts(out, ")") != 0))
+    rc = too_long(field, err);
+  tt_buf_free(&child);
+  return rc;
 }
 
-static int build_condition_impl(struct tt_expr_builder *b, const json_t *cond, const char *field,
-                            char **text, struct tt_error *err) {
+static int build_condition_impl(struct tt_expr_builder *b, const struct tt_cond *c,
+                                const char *field, char **text, struct tt_error *err) {
   struct tt_buf out;
   bool compound;
   *text = NULL;
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  if (build_cond(b, cond, field ? field : "", 0, &out, &compound, err) != 0) {
+  if (build_cond(b, c, field ? field : "", &out, &compound, err) != 0) {
     tt_buf_free(&out);
     return -1;
   }
@@ -561,11 +462,11 @@ static int build_condition_impl(struct tt_expr_builder *b, const json_t *cond, c
   return *text ? 0 : -1;
 }
 
-int tt_expr_build_condition(struct tt_expr_builder *b, const json_t *cond, const char *field,
+int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                             char **text, struct tt_error *err) {
   struct mark m;
   mark_take(b, &m);
-  int rc = build_condition_impl(b, cond, field, text, err);
+  int rc = build_condition_impl(b, c, field, text, err);
   if (rc != 0)
     rollback(b, &m);
   return rc;
@@ -573,87 +474,40 @@ int tt_expr_build_condition(struct tt_expr_builder *b, const json_t *cond, const
 
 /* ---- key conditions ---------------------------------------------------- */
 
-static int build_key_condition_impl(struct tt_expr_builder *b, const json_t *key, const char *field,
-                                char **text, struct tt_error *err) {
+static int build_key_condition_impl(struct tt_expr_builder *b, const struct tt_key_cond *k,
+                                    const char *field, char **text, struct tt_error *err) {
   struct tt_buf out;
-  char f[128], af[128], of[128], vf[128], vfi[128];
-  size_t n = json_array_size(key);
-  const char *attrs[2] = {NULL, NULL};
-  bool has_eq = false;
+  char f[128], af[128];
   field = field ? field : "";
   *text = NULL;
-  if (!json_is_array(key) || n == 0 || n > 2)
-    return tt_error_set(err, TT_ERR_VALIDATION, field,
-                        "%s: must hold the partition key equality and at most one sort key "
-                        "condition",
-                        field);
+  if (k->error) {
+    *err = *k->error;
+    return -1;
+  }
+  if (k->n < 1 || k->n > 2)
+    return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed key condition", field);
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  for (size_t i = 0; i < n; i++) {
-    json_t *c = json_array_get(key, i);
+  for (size_t i = 0; i < k->n; i++) {
+    const struct tt_key_cond_entry *e = &k->e[i];
     field_index(f, sizeof(f), field, i);
     field_key(af, sizeof(af), f, "attr");
-    field_key(vf, sizeof(vf), f, "value");
-    if (!json_is_object(c)) {
-      tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object", f);
-      goto fail;
-    }
-    const char *attr = str_of(json_object_get(c, "attr"));
-    const char *op = str_of(json_object_get(c, "op"));
-    json_t *value = json_object_get(c, "value");
-    if (attr == NULL || *attr == '\0') {
-      tt_error_set(err, TT_ERR_VALIDATION, af, "%s: must be a key attribute name", af);
-      goto fail;
-    }
-    if (i == 1 && strcmp(attrs[0], attr) == 0) {
-      tt_error_set(err, TT_ERR_VALIDATION, af, "%s: one condition per key attribute", af);
-      goto fail;
-    }
-    attrs[i] = attr;
-    field_key(of, sizeof(of), f, "op");
-    bool between = op && strcmp(op, "between") == 0;
-    bool begins = op && strcmp(op, "begins_with") == 0;
-    if (op == NULL || (!between && !begins && (!is_comparator(op) || strcmp(op, "<>") == 0))) {
-      tt_error_set(err, TT_ERR_VALIDATION, of,
-                   "%s: key conditions take =, <, <=, >, >=, between or begins_with", of);
-      goto fail;
-    }
-    has_eq = has_eq || strcmp(op, "=") == 0;
-    if (value == NULL) {
-      tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: is required", vf);
-      goto fail;
-    }
     if (i && put(&out, " AND ", field, err))
       goto fail;
-    if (begins) {
+    if (e->op == TT_COND_BEGINS_WITH) {
       if (put(&out, "begins_with(", field, err) ||
-          tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, ", ", field, err) ||
-          value_ref(b, attr, value, vf, &out, err) || put(&out, ")", field, err))
+          tt_expr_builder_path(b, e->attr, true, &out, af, err) || put(&out, ", ", field, err) ||
+          value_ref(b, &e->v[0], &out, err) || put(&out, ")", field, err))
         goto fail;
-    } else if (between) {
-      if (!json_is_array(value) || json_array_size(value) != 2) {
-        tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
+    } else if (e->op == TT_COND_BETWEEN) {
+      if (tt_expr_builder_path(b, e->attr, true, &out, af, err) ||
+          put(&out, " BETWEEN ", field, err) || value_ref(b, &e->v[0], &out, err) ||
+          put(&out, " AND ", field, err) || value_ref(b, &e->v[1], &out, err))
         goto fail;
-      }
-      if (tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, " BETWEEN ", field, err))
-        goto fail;
-      field_index(vfi, sizeof(vfi), vf, 0);
-      if (value_ref(b, attr, json_array_get(value, 0), vfi, &out, err) ||
-          put(&out, " AND ", field, err))
-        goto fail;
-      field_index(vfi, sizeof(vfi), vf, 1);
-      if (value_ref(b, attr, json_array_get(value, 1), vfi, &out, err))
-        goto fail;
-    } else {
-      if (tt_expr_builder_path(b, attr, true, &out, af, err) || put(&out, " ", field, err) ||
-          put(&out, op, field, err) || put(&out, " ", field, err) ||
-          value_ref(b, attr, value, vf, &out, err))
-        goto fail;
+    } else if (tt_expr_builder_path(b, e->attr, true, &out, af, err) ||
+               put(&out, " ", field, err) || put(&out, tt_cond_op_name(e->op), field, err) ||
+               put(&out, " ", field, err) || value_ref(b, &e->v[0], &out, err)) {
+      goto fail;
     }
-  }
-  if (!has_eq) {
-    tt_error_set(err, TT_ERR_VALIDATION, field, "%s: needs an \"=\" condition on the partition key",
-                 field);
-    goto fail;
   }
   *text = take_text(&out, err);
   return *text ? 0 : -1;
@@ -662,11 +516,11 @@ fail:
   return -1;
 }
 
-int tt_expr_build_key_condition(struct tt_expr_builder *b, const json_t *key, const char *field,
-                                char **text, struct tt_error *err) {
+int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
+                                const char *field, char **text, struct tt_error *err) {
   struct mark m;
   mark_take(b, &m);
-  int rc = build_key_condition_impl(b, key, field, text, err);
+  int rc = build_key_condition_impl(b, k, field, text, err);
   if (rc != 0)
     rollback(b, &m);
   return rc;
@@ -700,26 +554,25 @@ static bool paths_overlap(const char *a, const char *b) {
   }
 }
 
-static int build_projection_impl(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err) {
+static int build_projection_impl(struct tt_expr_builder *b, const struct tt_select *sel,
+                                 const char *field, char **text, struct tt_error *err) {
   struct tt_buf out;
   char f[128];
-  size_t n = json_array_size(select);
   field = field ? field : "";
   *text = NULL;
-  if (!json_is_array(select) || n == 0)
+  if (sel->n == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s: must be a non-empty array of attribute paths", field);
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  for (size_t i = 0; i < n; i++) {
-    const char *p = str_of(json_array_get(select, i));
+  for (size_t i = 0; i < sel->n; i++) {
+    const char *p = sel->paths[i];
     field_index(f, sizeof(f), field, i);
     if (p == NULL || !tt_expr_rest_path_valid(p)) {
-      bad_path(f, err);
+      tt_expr_bad_path(f, err);
       goto fail;
     }
     for (size_t k = 0; k < i; k++)
-      if (paths_overlap(p, str_of(json_array_get(select, k)))) {
+      if (paths_overlap(p, sel->paths[k])) {
         tt_error_set(err, TT_ERR_VALIDATION, f, "%s: overlaps %s[%zu]; select each path once",
                      f, field, k);
         goto fail;
@@ -734,11 +587,11 @@ fail:
   return -1;
 }
 
-int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err) {
+int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
+                             const char *field, char **text, struct tt_error *err) {
   struct mark m;
   mark_take(b, &m);
-  int rc = build_projection_impl(b, select, field, text, err);
+  int rc = build_projection_impl(b, s, field, text, err);
   if (rc != 0)
     rollback(b, &m);
   return rc;
@@ -773,7 +626,7 @@ static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_upda
     goto done;
   }
   if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path))) {
-    bad_path(field, err);
+    tt_expr_bad_path(field, err);
     goto done;
   }
   for (size_t i = 0; i < b->ntargets; i++)
@@ -841,69 +694,6 @@ int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_o
   struct mark m;
   mark_take(b, &m);
   int rc = build_update_action_impl(b, op, path, literal, value, field, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
-}
-
-static int build_update_json_impl(struct tt_expr_builder *b, const json_t *body, const char *field,
-                              struct tt_error *err) {
-  static const struct {
-    const char *key;
-    enum tt_expr_update_op op;
-  } ops[] = {{"set", TT_EXPR_UPD_SET},       {"set_if_not_exists", TT_EXPR_UPD_SET_IF_NOT_EXISTS},
-             {"remove", TT_EXPR_UPD_REMOVE}, {"add", TT_EXPR_UPD_ADD},
-             {"delete", TT_EXPR_UPD_DELETE}, {"append", TT_EXPR_UPD_APPEND},
-             {"prepend", TT_EXPR_UPD_PREPEND}};
-  char f[128], af[128];
-  field = field ? field : "";
-  if (!json_is_object(body))
-    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s: must be an object",
-                        *field ? field : "update");
-  for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-    json_t *j = json_object_get(body, ops[k].key);
-    if (j == NULL)
-      continue;
-    field_key(f, sizeof(f), field, ops[k].key);
-    if (ops[k].op == TT_EXPR_UPD_REMOVE) {
-      if (!json_is_array(j))
-        return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of paths", f);
-      for (size_t i = 0; i < json_array_size(j); i++) {
-        const char *p = str_of(json_array_get(j, i));
-        field_index(af, sizeof(af), f, i);
-        if (p == NULL)
-          return bad_path(af, err);
-        if (tt_expr_build_update_action(b, TT_EXPR_UPD_REMOVE, p, false, NULL, af, err) != 0)
-          return -1;
-      }
-      continue;
-    }
-    if (!json_is_object(j))
-      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object of path: value", f);
-    const char *key;
-    json_t *v;
-    json_object_foreach(j, key, v) {
-      struct tt_av av = {0};
-      field_key(af, sizeof(af), f, key);
-      if (!tt_expr_rest_path_valid(key))
-        return bad_path(af, err);
-      if (b->encode(b->ctx, key, v, &av, err) != 0) {
-        tt_av_free(&av);
-        fix_encode_error(err, af);
-        return -1;
-      }
-      if (tt_expr_build_update_action(b, ops[k].op, key, false, &av, af, err) != 0)
-        return -1;
-    }
-  }
-  return 0;
-}
-
-int tt_expr_build_update_json(struct tt_expr_builder *b, const json_t *body, const char *field,
-                              struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_update_json_impl(b, body, field, err);
   if (rc != 0)
     rollback(b, &m);
   return rc;

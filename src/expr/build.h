@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* build.h -- turns the REST condition/update/select language into DynamoDB expressions. */
+/* build.h -- the typed condition and key condition, and the builder that turns them, selects
+ * and update actions into DynamoDB expressions. */
 #ifndef TT_EXPR_BUILD_H
 #define TT_EXPR_BUILD_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "util/buf.h"
@@ -20,46 +20,110 @@
  * so the maps never carry entries that no expression uses. */
 struct tt_expr_builder;
 
-/* Converts the JSON `value` given for attribute path `attr_path` (REST
- * syntax, "a.b[0]") into *out, typed as the model declares that attribute.
- * For `in` and `between` it is called once per element; for
- * `contains`/`not_contains` the value is one element of the attribute (a
- * set member, a list element or a substring); for `append`/`prepend` it is
- * the JSON array of elements to add. Returns 0, or -1 with *err set; the
- * builder then replaces err->field with the JSON path of the value. */
-typedef int (*tt_expr_encode_cb)(void *ctx, const char *attr_path, json_t *value,
-                                 struct tt_av *out, struct tt_error *err);
+/* A typed condition (docs/api.md "Conditions"), what the ORM builds
+ * ConditionExpressions and FilterExpressions from. orm/cond.h parses the
+ * REST JSON into it (with the model's typing of values); the ledger builds
+ * it directly. A tree of nodes, each owned by its parent. */
+enum tt_cond_kind { TT_COND_AND = 1, TT_COND_OR, TT_COND_NOT, TT_COND_CMP, TT_COND_ERROR };
 
-/* A new builder that encodes values with encode(ctx, ...); ctx is
- * borrowed. Returns NULL when out of memory. */
-struct tt_expr_builder *tt_expr_builder_new(tt_expr_encode_cb encode, void *ctx);
+/* The operators of a comparison. */
+enum tt_cond_op {
+  TT_COND_EQ = 1, /* = ; the six comparators in this order */
+  TT_COND_NE,     /* <> */
+  TT_COND_LT,
+  TT_COND_LE,
+  TT_COND_GT,
+  TT_COND_GE,
+  TT_COND_BETWEEN,      /* two values */
+  TT_COND_IN,           /* 1 to 100 values */
+  TT_COND_BEGINS_WITH,  /* one value each, for these three */
+  TT_COND_CONTAINS,
+  TT_COND_NOT_CONTAINS,
+  TT_COND_EXISTS,       /* no value, for these two */
+  TT_COND_NOT_EXISTS,
+  TT_COND_TYPE          /* one S value: a DynamoDB type name */
+};
+
+struct tt_cond {
+  enum tt_cond_kind kind;
+  /* AND, OR: n_kids >= 1 children; NOT: one. `list`: an AND written as a
+   * bare array (its children's error fields are "x[1]", not "x.and[1]"). */
+  struct tt_cond *kids;
+  size_t n_kids;
+  bool list;
+  /* CMP: `path` (REST syntax, malloc'd) compared by `op`, or its size()
+   * when `size` (values are then N), with n_values typed values. */
+  char *path;
+  enum tt_cond_op op;
+  bool size;
+  struct tt_av *values;
+  size_t n_values;
+  /* ERROR: a REST condition that did not parse, and why (malloc'd); the
+   * builder answers this error where the condition is built, so a
+   * request's errors keep the order the API has always given them. Its
+   * kids are then the attribute paths the REST tree named (comparisons
+   * without operator), for the encrypted-attribute check. */
+  struct tt_error *error;
+};
+
+/* Frees what c owns (children, path, values) and zeroes it; NULL is a no-op. */
+void tt_cond_clear(struct tt_cond *c);
+
+/* tt_cond_clear, then frees c itself (a malloc'd root). NULL is a no-op. */
+void tt_cond_free(struct tt_cond *c);
+
+/* A typed key condition: the partition key's "=" and at most one sort-key
+ * condition (=, <, <=, >, >=, between, begins_with), names taken literally. */
+struct tt_key_cond {
+  size_t n; /* 1 or 2 */
+  struct tt_key_cond_entry {
+    char *attr; /* malloc'd */
+    enum tt_cond_op op;
+    struct tt_av v[2]; /* v[1] only for between */
+  } e[2];
+  struct tt_error *error; /* as tt_cond's: entries that did not type (malloc'd) */
+};
+
+/* Frees what k owns and zeroes it. */
+void tt_key_cond_clear(struct tt_key_cond *k);
+
+/* The operator's REST name ("=", "not_contains", ...). */
+const char *tt_cond_op_name(enum tt_cond_op op);
+
+/* A new, empty builder. Returns NULL when out of memory. */
+struct tt_expr_builder *tt_expr_builder_new(void);
 
 /* Frees the builder and everything it still holds. NULL is a no-op. */
 void tt_expr_builder_free(struct tt_expr_builder *b);
 
-/* Builds a ConditionExpression/FilterExpression from the REST condition
- * language (docs/api.md "Conditions"): {"attr","op","value"}, {"attr","size",
- * "value"}, {"and": [...]}, {"or": [...]}, {"not": c}, a bare array = AND.
- * `cond` is borrowed (a tree from tt_json_parse or plain jansson). `field`
- * names it in errors ("condition" gives "condition.and[1].op"). On success
- * *text is a new string (caller frees). Errors: ValidationError with
- * details.field set, or the encoder's error. Returns 0 or -1 (*text NULL). */
-int tt_expr_build_condition(struct tt_expr_builder *b, const json_t *cond, const char *field,
+/* Builds a ConditionExpression/FilterExpression from typed condition `c`
+ * (borrowed; values cloned). `field` names it in errors, as the REST form
+ * would ("condition" gives "condition.and[1].op"). On success *text is a new
+ * string (caller frees). Errors: ValidationError with details.field set (a
+ * malformed path, the 4 KB text limit). Returns 0 or -1 (*text NULL). */
+int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                             char **text, struct tt_error *err);
 
-/* Builds a KeyConditionExpression from a key list ([{"attr","op","value"}],
- * one or two entries, ops = < <= > >= between begins_with, at least one
- * "="). Names are taken literally (key attributes are top level). Which
- * entry is the partition key is the caller's business. Same contract as
- * tt_expr_build_condition. */
-int tt_expr_build_key_condition(struct tt_expr_builder *b, const json_t *key, const char *field,
-                                char **text, struct tt_error *err);
+/* Builds a KeyConditionExpression from typed key condition `k` (borrowed).
+ * Which entry is the partition key is the caller's business. Same contract
+ * as tt_expr_build_condition. */
+int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
+                                const char *field, char **text, struct tt_error *err);
 
-/* Builds a ProjectionExpression from a non-empty array of REST paths
- * ("select"). Overlapping paths ("a" and "a.b") are a ValidationError naming
- * the later one. Same contract as tt_expr_build_condition. */
-int tt_expr_build_projection(struct tt_expr_builder *b, const json_t *select, const char *field,
-                             char **text, struct tt_error *err);
+/* A typed projection (`select`): n REST attribute paths, all borrowed.
+ * paths NULL: none (an item is answered whole); n 0 with paths: nothing of
+ * it (`?select=,`). orm/orm.h's tt_orm_select_from_json reads it. */
+struct tt_select {
+  const char *const *paths;
+  size_t n;
+};
+
+/* Builds a ProjectionExpression from the paths of `s` (at least one).
+ * Malformed and overlapping paths ("a" and "a.b") are a ValidationError
+ * naming the (later) one, "select[2]". Same contract as
+ * tt_expr_build_condition. */
+int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
+                             const char *field, char **text, struct tt_error *err);
 
 /* Operators of the docs/api.md update form. */
 enum tt_expr_update_op {
@@ -71,14 +135,6 @@ enum tt_expr_update_op {
   TT_EXPR_UPD_APPEND,            /* SET p = list_append(if_not_exists(p, []), v) */
   TT_EXPR_UPD_PREPEND            /* SET p = list_append(v, if_not_exists(p, [])) */
 };
-
-/* Adds the actions of a docs/api.md operator-form update body: the members
- * "set", "set_if_not_exists", "add", "delete", "append", "prepend" (objects
- * path -> value) and "remove" (array of paths). Other members are ignored
- * (they belong to the caller). `field` prefixes error fields ("" for the
- * body itself gives "set.nickname"). Borrows body. Returns 0 or -1. */
-int tt_expr_build_update_json(struct tt_expr_builder *b, const json_t *body, const char *field,
-                              struct tt_error *err);
 
 /* Adds one update action on `path` (REST syntax, or one attribute name
  * taken literally when `literal`). `value` is stolen (freed on failure too);
@@ -101,6 +157,9 @@ int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct t
  * text without a backtick between backticks (`a.b` is the one attribute
  * named "a.b"). */
 bool tt_expr_rest_path_valid(const char *p);
+
+/* Sets the ValidationError of a malformed REST path named `field`. Returns -1. */
+int tt_expr_bad_path(const char *field, struct tt_error *err);
 
 /* The first attribute name of REST path `p` (checked or not): *name points
  * at it inside p (without the backticks of a quoted name) and *len is its

@@ -173,16 +173,18 @@ static void complete_request(struct tt_ledger_op *op) {
     json_object_set(keep, "result", op->w.value);
   if (keep && op->w.error)
     json_object_set(keep, "error", op->w.error);
-  json_t *body = keep ? json_pack("{s:{s:s},s:o,s:{s:s,s:s,s:s}}", "set", "status", "COMPLETED",
-                                  "set_if_not_exists", keep, "condition", "attr", "status", "op",
-                                  "=", "value", "IN_PROGRESS")
+  static const char *const in_progress = "IN_PROGRESS";
+  json_t *body = keep ? json_pack("{s:{s:s},s:o}", "set", "status", "COMPLETED",
+                                  "set_if_not_exists", keep)
                       : NULL;
-  if (body == NULL) {
+  struct tt_cond *cond = body ? ledger_cmp("status", TT_COND_EQ, 1, &in_progress) : NULL;
+  if (cond == NULL) {
+    json_decref(body);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_REQUEST,
-                               .sk = request_sk(op), .body = body};
+                               .sk = request_sk(op), .body = body, .cond = cond};
   ledger_item(op, &a, completed);
 }
 

@@ -23,6 +23,7 @@ struct ledger_item_args {
   const char *model;   /* TT_LEDGER_MODEL_* */
   const char *sk;      /* sort key; the partition key is op->w.pk */
   json_t *body;        /* stolen; CREATE item or UPDATE body; NULL for GET/DELETE */
+  struct tt_cond *cond; /* stolen; UPDATE: its condition or NULL */
   bool upsert;         /* UPDATE */
   bool consistent;     /* GET */
   bool has_expected;   /* DELETE/UPDATE guarded by the version attribute */
@@ -35,10 +36,10 @@ struct ledger_item_args {
  * return, as the step's completion would (docs/internals/completions.md). */
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next);
 
-/* Starts one ORM query on `model` of the typed request `rq` (copied), whose
- * key conditions and filter are conds' "key" and "filter" (conds stolen). */
-void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
-                  const struct tt_orm_query_request *rq, ledger_next_fn next);
+/* Starts one ORM query on `model` of the typed request `rq` (moved: its key
+ * conditions and filter are the query's, freed also when it cannot start). */
+void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
+                  ledger_next_fn next);
 
 /* Answers with `value` (stolen; dumped exactly) and finishes the op. */
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value);
@@ -117,19 +118,28 @@ int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const
  * missing. Returns 0, or -1 after answering. */
 int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage);
 
-/* One ORM condition {"attr", "op"[, "value"]}; steals value (may be NULL).
- * Returns a new reference, or NULL when out of memory. */
-json_t *ledger_cond(const char *attr, const char *opname, json_t *value);
+/* Typed conditions (expr/build.h), built directly: `attr op` the n string
+ * values (none for exists/not_exists), `attr op` one integer, the and/or of
+ * n conditions (stolen; a NULL among them fails). Each returns a new tree
+ * (tt_cond_free), or NULL when out of memory. */
+struct tt_cond *ledger_cmp(const char *attr, enum tt_cond_op op, size_t n,
+                           const char *const *values);
+struct tt_cond *ledger_cmp_int(const char *attr, enum tt_cond_op op, int64_t value);
+struct tt_cond *ledger_join(enum tt_cond_kind kind, size_t n, struct tt_cond **parts);
 
-/* The update body that takes a lease for op->owner until now + duration:
- * the lease fields, set_if_not_exists `keep` (stolen; NULL fails), under the
- * condition "no item, expired, or already ours". Returns a new reference,
- * or NULL when out of memory. */
-json_t *ledger_lease_take_body(struct tt_ledger_op *op, json_t *keep);
+/* Key conditions pk_attr = pk and, when sk_attr is not NULL, sk_attr sk_op
+ * sk, into *k. Returns 0, or -1 when out of memory (*k cleared). */
+int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const char *sk_attr,
+               enum tt_cond_op sk_op, const char *sk);
 
-/* The update body that extends op->owner's unexpired lease. Returns a new
- * reference, or NULL when out of memory. */
-json_t *ledger_lease_refresh_body(struct tt_ledger_op *op);
+/* The update of a lease: the body that takes it for op->owner until now +
+ * duration (the lease fields, set_if_not_exists `keep`, stolen; NULL
+ * fails), with *cond "no item, expired, or already ours" (`take`), or the
+ * body that extends op->owner's unexpired lease with *cond "ours and not
+ * expired" (!take). Returns a new reference and *cond, or NULL and *cond
+ * NULL when out of memory. */
+json_t *ledger_lease_body(struct tt_ledger_op *op, bool take, json_t *keep,
+                          struct tt_cond **cond);
 
 /* Answers the update of a refresh: `answer` after success; LeaseNotOwned
  * with `not_owned` when the condition failed or the item is gone. */

@@ -50,52 +50,112 @@ int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage) {
   return 0;
 }
 
-json_t *ledger_cond(const char *attr, const char *opname, json_t *value) {
-  if (value == NULL)
-    return json_pack("{s:s,s:s}", "attr", attr, "op", opname);
-  return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", opname, "value", value);
+/* A comparison of attr with room for n values (zeroed). */
+static struct tt_cond *cmp_new(const char *attr, enum tt_cond_op op, size_t n) {
+  struct tt_cond *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return NULL;
+  *c = (struct tt_cond){.kind = TT_COND_CMP, .op = op, .path = strdup(attr)};
+  if (n && (c->values = calloc(n, sizeof(*c->values))) != NULL)
+    c->n_values = n;
+  if (c->path == NULL || c->n_values != n) {
+    tt_cond_free(c);
+    return NULL;
+  }
+  return c;
 }
 
-/* The lease fields every successful write sets. */
-static json_t *lease_set(struct tt_ledger_op *op) {
+struct tt_cond *ledger_cmp(const char *attr, enum tt_cond_op op, size_t n,
+                           const char *const *values) {
+  struct tt_cond *c = cmp_new(attr, op, n);
+  for (size_t i = 0; c && i < n; i++)
+    if (tt_av_string(&c->values[i], values[i], strlen(values[i])) != 0) {
+      tt_cond_free(c);
+      c = NULL;
+    }
+  return c;
+}
+
+struct tt_cond *ledger_cmp_int(const char *attr, enum tt_cond_op op, int64_t value) {
+  struct tt_cond *c = cmp_new(attr, op, 1);
+  if (c && tt_av_number_int(&c->values[0], value) != 0) {
+    tt_cond_free(c);
+    c = NULL;
+  }
+  return c;
+}
+
+struct tt_cond *ledger_join(enum tt_cond_kind kind, size_t n, struct tt_cond **parts) {
+  struct tt_cond *c = calloc(1, sizeof(*c)), *kids = calloc(n, sizeof(*kids));
+  bool ok = c && kids;
+  for (size_t i = 0; i < n; i++)
+    ok = ok && parts[i];
+  for (size_t i = 0; i < n; i++) {
+    if (ok)
+      kids[i] = *parts[i];
+    else
+      tt_cond_clear(parts[i]);
+    free(parts[i]);
+  }
+  if (!ok) {
+    free(c);
+    free(kids);
+    return NULL;
+  }
+  *c = (struct tt_cond){.kind = kind, .kids = kids, .n_kids = n};
+  return c;
+}
+
+int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const char *sk_attr,
+               enum tt_cond_op sk_op, const char *sk) {
+  const char *attrs[2] = {pk_attr, sk_attr}, *values[2] = {pk, sk};
+  enum tt_cond_op ops[2] = {TT_COND_EQ, sk_op};
+  memset(k, 0, sizeof(*k));
+  for (k->n = 0; k->n < 2 && attrs[k->n]; k->n++) {
+    struct tt_key_cond_entry *e = &k->e[k->n];
+    e->op = ops[k->n];
+    if ((e->attr = strdup(attrs[k->n])) == NULL ||
+        tt_av_string(&e->v[0], values[k->n], strlen(values[k->n])) != 0) {
+      k->n++;
+      tt_key_cond_clear(k);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+json_t *ledger_lease_body(struct tt_ledger_op *op, bool take, json_t *keep,
+                          struct tt_cond **cond) {
   int64_t expires = op->w.now_s + op->w.duration;
-  return json_pack("{s:o,s:I,s:I}", "owner", ledger_str(op->owner), "lease_expires_at",
-                   (json_int_t)expires, "ttl",
-                   (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
-}
-
-/* {"set": <lease fields>, "set_if_not_exists": keep (when has_keep),
- * "condition": c}; steals c and keep, frees them when it fails. */
-static json_t *lease_body(struct tt_ledger_op *op, json_t *c, bool has_keep, json_t *keep) {
-  json_t *set = lease_set(op);
-  bool parts = c && set && (keep || !has_keep);
+  json_t *set = json_pack("{s:o,s:I,s:I}", "owner", ledger_str(op->owner), "lease_expires_at",
+                          (json_int_t)expires, "ttl",
+                          (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
   json_t *body = NULL;
-  if (parts && has_keep)
-    body = json_pack("{s:o,s:o,s:o}", "set", set, "set_if_not_exists", keep, "condition", c);
-  else if (parts)
-    body = json_pack("{s:o,s:o}", "set", set, "condition", c);
-  if (!parts) {
-    json_decref(c);
+  if (set == NULL || (take && keep == NULL)) {
     json_decref(set);
     json_decref(keep);
+  } else {
+    body = take ? json_pack("{s:o,s:o}", "set", set, "set_if_not_exists", keep)
+                : json_pack("{s:o}", "set", set);
+  }
+  if (take) /* free (no item), expired, or already ours */
+    *cond = ledger_join(TT_COND_OR, 3,
+                        (struct tt_cond *[]){
+                            ledger_cmp("pk", TT_COND_NOT_EXISTS, 0, NULL),
+                            ledger_cmp_int("lease_expires_at", TT_COND_LT, op->w.now_s),
+                            ledger_cmp("owner", TT_COND_EQ, 1, &op->owner)});
+  else
+    *cond = ledger_join(TT_COND_AND, 2,
+                        (struct tt_cond *[]){
+                            ledger_cmp("owner", TT_COND_EQ, 1, &op->owner),
+                            ledger_cmp_int("lease_expires_at", TT_COND_GE, op->w.now_s)});
+  if (body == NULL || *cond == NULL) {
+    json_decref(body);
+    tt_cond_free(*cond);
+    *cond = NULL;
+    return NULL;
   }
   return body;
-}
-
-json_t *ledger_lease_take_body(struct tt_ledger_op *op, json_t *keep) {
-  /* Free (no item), expired, or already ours. */
-  json_t *c = json_pack("{s:[o,o,o]}", "or", ledger_cond("pk", "not_exists", NULL),
-                        ledger_cond("lease_expires_at", "<",
-                                    json_integer((json_int_t)op->w.now_s)),
-                        ledger_cond("owner", "=", ledger_str(op->owner)));
-  return lease_body(op, c, true, keep);
-}
-
-json_t *ledger_lease_refresh_body(struct tt_ledger_op *op) {
-  json_t *c =
-      json_pack("[o,o]", ledger_cond("owner", "=", ledger_str(op->owner)),
-                ledger_cond("lease_expires_at", ">=", json_integer((json_int_t)op->w.now_s)));
-  return lease_body(op, c, false, NULL);
 }
 
 void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
@@ -184,14 +244,15 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
       ledger_fail_result(op, r);
     return;
   }
-  json_t *body =
-      ledger_lease_take_body(op, json_pack("{s:o}", "job_id", ledger_str(op->job_id)));
+  struct tt_cond *cond;
+  json_t *body = ledger_lease_body(op, true,
+                                   json_pack("{s:o}", "job_id", ledger_str(op->job_id)), &cond);
   if (body == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .body = body, .upsert = true};
+                               .sk = "LOCK", .body = body, .cond = cond, .upsert = true};
   ledger_item(op, &a, acquired);
 }
 
@@ -204,7 +265,8 @@ static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 static void refresh(struct tt_ledger_op *op) {
-  json_t *body = ledger_lease_refresh_body(op);
+  struct tt_cond *cond;
+  json_t *body = ledger_lease_body(op, false, NULL, &cond);
   if (body == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
@@ -212,7 +274,7 @@ static void refresh(struct tt_ledger_op *op) {
   /* Not an upsert: the ORM adds attribute_exists, so a missing lock is
    * ItemNotFound, which is "not owned" too. */
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .body = body};
+                               .sk = "LOCK", .body = body, .cond = cond};
   ledger_item(op, &a, refreshed);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ledger/internal.h"
+#include "orm/cond.h"
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
@@ -460,7 +461,6 @@ static int step_key(struct ledger_step *s, const char *sk) {
 /* The typed inputs of a create or update step made of its body. */
 static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
   it->now = tt_orm_now_ns(it->ctx.orm);
-  it->condition = json_object_get(body, "condition");
   if (it->kind == TT_ORM_OP_UPDATE)
     return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
   return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
@@ -469,9 +469,12 @@ static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_e
 
 void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
   struct ledger_step *s = step_new(op, a->model, a->body, next);
-  if (s == NULL)
+  if (s == NULL) {
+    tt_cond_free(a->cond);
     return;
+  }
   struct tt_orm_item_op *it = &s->u.item;
+  it->condition = a->cond; /* the op's from here on */
   it->kind = a->kind;
   it->upsert = a->upsert;
   it->consistent = a->consistent;
@@ -483,6 +486,8 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       struct tt_error e;
       tt_error_set(&e, TT_ERR_INTERNAL, NULL, "out of memory");
       tt_orm_fail(&s->result, &e);
+      tt_cond_free(it->condition);
+      it->condition = NULL;
       tt_orm_ctx_finish(&s->u.ctx);
       return;
     }
@@ -499,14 +504,14 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
-void ledger_query(struct tt_ledger_op *op, const char *model, json_t *conds,
-                  const struct tt_orm_query_request *rq, ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, model, conds, next);
-  if (s == NULL)
+void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
+                  ledger_next_fn next) {
+  struct ledger_step *s = step_new(op, model, NULL, next);
+  if (s == NULL) {
+    tt_orm_query_request_clear(rq);
     return;
+  }
   s->u.query.rq = *rq;
-  s->u.query.rq.key = json_object_get(conds, "key");
-  s->u.query.rq.filter = json_object_get(conds, "filter");
   if (tt_orm_query_start(&s->u.query) != 0)
     step_done(&s->u.ctx);
 }
@@ -732,21 +737,22 @@ static void job_transition(struct tt_ledger_op *op) {
   op->w.to = to;
   op->w.from = has_from ? from : NULL;
   /* Otherwise the condition says it: version, from, and not terminal. */
-  json_t *cond = json_pack("[{s:s,s:s,s:I},{s:s,s:s,s:[s,s]}]", "attr", "version", "op", "=",
-                           "value", (json_int_t)op->w.expected, "attr", "status", "op", "in",
-                           "value", "PENDING", "RUNNING");
-  if (cond && has_from)
-    json_array_append_new(cond, json_pack("{s:s,s:s,s:o}", "attr", "status", "op", "=", "value",
-                                          ledger_str(from)));
-  json_t *body = cond ? json_pack("{s:{s:o},s:{s:i},s:o}", "set", "status", ledger_str(to), "add",
-                                  "version", 1, "condition", cond)
+  static const char *const live[] = {"PENDING", "RUNNING"};
+  struct tt_cond *cond = ledger_join(
+      TT_COND_AND, has_from ? 3 : 2,
+      (struct tt_cond *[]){ledger_cmp_int("version", TT_COND_EQ, op->w.expected),
+                           ledger_cmp("status", TT_COND_IN, 2, live),
+                           has_from ? ledger_cmp("status", TT_COND_EQ, 1, &op->w.from) : NULL});
+  json_t *body = cond ? json_pack("{s:{s:o},s:{s:i}}", "set", "status", ledger_str(to), "add",
+                                  "version", 1)
                       : NULL;
   if (body == NULL) {
+    tt_cond_free(cond);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_META,
-                               .sk = "META", .body = body};
+                               .sk = "META", .body = body, .cond = cond};
   ledger_item(op, &a, transitioned);
 }
 
@@ -876,8 +882,8 @@ static int list_request(struct tt_ledger_op *op, struct tt_orm_query_request *rq
   return 0;
 }
 
-static json_t *eq(const char *attr, const char *value) {
-  return json_pack("{s:s,s:s,s:o}", "attr", attr, "op", "=", "value", ledger_str(value));
+static struct tt_cond *eq(const char *attr, const char *value) {
+  return ledger_cmp(attr, TT_COND_EQ, 1, &value);
 }
 
 static void job_list(struct tt_ledger_op *op) {
@@ -903,13 +909,20 @@ static void job_list(struct tt_ledger_op *op) {
     return;
   /* Records and idempotency requests carry status and created_at too, so
    * they share the status index: keep only the job items. */
-  json_t *filter = json_pack("[o]", eq("sk", "META"));
   rq.index = l->tenant_id ? "tenant-created-index" : "status-created-index";
-  if (l->tenant_id && l->status)
-    json_array_append_new(filter, eq("status", l->status));
-  json_t *key = l->tenant_id ? eq("tenant_id", l->tenant_id) : eq("status", l->status);
-  json_t *conds = json_pack("{s:[o],s:o}", "key", key, "filter", filter);
-  ledger_query(op, TT_LEDGER_MODEL_META, conds, &rq, jobs_listed);
+  bool both = l->tenant_id && l->status;
+  rq.filter = ledger_join(TT_COND_AND, both ? 2 : 1,
+                          (struct tt_cond *[]){eq("sk", "META"),
+                                               both ? eq("status", l->status) : NULL});
+  if (rq.filter == NULL || (l->tenant_id ? ledger_key(&rq.key, "tenant_id", l->tenant_id, NULL, 0,
+                                                      NULL)
+                                         : ledger_key(&rq.key, "status", l->status, NULL, 0,
+                                                      NULL)) != 0) {
+    tt_orm_query_request_clear(&rq);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  ledger_query(op, TT_LEDGER_MODEL_META, &rq, jobs_listed);
 }
 
 static void record_list(struct tt_ledger_op *op) {
@@ -922,10 +935,13 @@ static void record_list(struct tt_ledger_op *op) {
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;
-  json_t *conds = json_pack("{s:[o,{s:s,s:s,s:s}],s:o*}", "key", eq("pk", op->w.pk), "attr", "sk",
-                            "op", "begins_with", "value", "REC#", "filter",
-                            l->status ? eq("status", l->status) : NULL);
-  ledger_query(op, TT_LEDGER_MODEL_RECORD, conds, &rq, records_listed);
+  if ((l->status && (rq.filter = eq("status", l->status)) == NULL) ||
+      ledger_key(&rq.key, "pk", op->w.pk, "sk", TT_COND_BEGINS_WITH, "REC#") != 0) {
+    tt_orm_query_request_clear(&rq);
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
+  ledger_query(op, TT_LEDGER_MODEL_RECORD, &rq, records_listed);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

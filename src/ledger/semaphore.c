@@ -36,32 +36,33 @@ static void answer_slot(struct tt_ledger_op *op) {
     ledger_answer(op, 200, out);
 }
 
-/* Starts an update of the slot op->w.slot with `body` (stolen). */
-static void slot_update(struct tt_ledger_op *op, json_t *body, bool upsert, ledger_next_fn next) {
+/* Starts the update of the slot op->w.slot that takes its lease (`take`,
+ * an upsert that keeps `keep`, stolen) or refreshes it. */
+static void slot_update(struct tt_ledger_op *op, bool take, json_t *keep, ledger_next_fn next) {
+  struct tt_cond *cond;
+  json_t *body = ledger_lease_body(op, take, keep, &cond);
   const char *sk = body ? slot_sk(op, op->w.slot) : NULL;
   if (sk == NULL) {
     json_decref(body);
+    tt_cond_free(cond);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .body = body, .upsert = upsert};
+                               .sk = sk, .body = body, .cond = cond, .upsert = take};
   ledger_item(op, &a, next);
 }
 
 /* A consistent query of the whole semaphore: at most 256 slot items, one
  * page. */
 static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
-  json_t *key = json_pack("[o,o]", ledger_cond("pk", "=", ledger_str(op->w.pk)),
-                          ledger_cond("sk", "begins_with", ledger_str("SLOT#")));
-  json_t *conds = key ? json_pack("{s:o}", "key", key) : NULL;
-  if (conds == NULL) {
+  struct tt_orm_query_request rq = {
+      .consistent = true, .has_limit = true, .limit = TT_LEDGER_MAX_SEM_LIMIT};
+  if (ledger_key(&rq.key, "pk", op->w.pk, "sk", TT_COND_BEGINS_WITH, "SLOT#") != 0) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
-  const struct tt_orm_query_request rq = {
-      .consistent = true, .has_limit = true, .limit = TT_LEDGER_MAX_SEM_LIMIT};
-  ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, conds, &rq, next);
+  ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, &rq, next);
 }
 
 /* The typed page of a query result, or NULL after answering. */
@@ -116,8 +117,8 @@ static void try_next_slot(struct tt_ledger_op *op) {
   op->w.slot = op->w.slots[op->w.next++];
   json_t *keep = json_pack("{s:o,s:o,s:I}", "scope", ledger_str(op->scope), "subject",
                            ledger_str(op->subject), "slot", (json_int_t)op->w.slot);
-  /* slot_update answers out of memory when the body is NULL. */
-  slot_update(op, ledger_lease_take_body(op, keep), true, slot_acquired);
+  /* slot_update answers out of memory when keep is NULL. */
+  slot_update(op, true, keep, slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -178,7 +179,7 @@ static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
 static void refresh(struct tt_ledger_op *op) {
   /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
    * ItemNotFound, which is "not owned" too. */
-  slot_update(op, ledger_lease_refresh_body(op), false, slot_refreshed);
+  slot_update(op, false, NULL, slot_refreshed);
 }
 
 /* ---- release: read the slot, then delete it at the version read --------- */

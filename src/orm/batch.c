@@ -245,46 +245,37 @@ int tt_orm_batch_check_counts(const struct tt_model *m, bool write, size_t n_put
  * attributes, without which found items could not be matched to keys. */
 static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err) {
   const struct tt_model *m = st->op->ctx.model;
-  const json_t *select = st->op->select;
-  if (select == NULL)
+  const struct tt_select *select = &st->op->select;
+  if (select->n == 0)
     return 0;
-  json_t *paths = json_deep_copy(select);
+  const char **paths = tt_arena_alloc(st->op->ctx.arena, (select->n + 2) * sizeof(*paths));
+  struct tt_expr_builder *b = tt_expr_builder_new();
+  struct tt_select all = {.paths = paths, .n = select->n};
   const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  struct tt_av values;
   int rc = -1;
-  struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, (void *)m);
   if (paths == NULL || b == NULL) {
     oom(err);
     goto done;
   }
+  memcpy(paths, select->paths, select->n * sizeof(*paths));
   for (size_t k = 0; k < 2; k++) {
-    if (keys[k] == NULL)
-      continue;
     bool covered = false;
-    size_t i;
-    json_t *p;
-    json_array_foreach(select, i, p) {
-      const char *s = json_string_value(p);
-      if (s == NULL)
-        continue; /* refused by tt_orm_check_select; never NULL here */
+    for (size_t i = 0; keys[k] && i < select->n; i++) {
       const char *name;
       size_t n;
-      tt_expr_rest_path_head(s, &name, &n);
+      tt_expr_rest_path_head(select->paths[i], &name, &n);
       covered |= n == keys[k]->name_len && memcmp(name, keys[k]->name, n) == 0;
     }
-    if (!covered && json_array_append_new(paths, json_string(keys[k]->name)) != 0) {
-      oom(err);
-      goto done;
-    }
+    if (keys[k] && !covered)
+      paths[all.n++] = keys[k]->name;
   }
-  if (tt_expr_build_projection(b, paths, "select", &st->projection, err) != 0)
-    goto done;
-  struct tt_av values;
-  if (tt_expr_builder_take(b, &st->proj_names, &values, err) != 0)
+  if (tt_expr_build_projection(b, &all, "select", &st->projection, err) != 0 ||
+      tt_expr_builder_take(b, &st->proj_names, &values, err) != 0)
     goto done;
   tt_av_free(&values);
   rc = 0;
 done:
-  json_decref(paths);
   tt_expr_builder_free(b);
   return rc;
 }
@@ -323,7 +314,7 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
  * entries [0, n), in order, into a new op->st. Returns 0 or -1. */
 static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
-  const json_t *select = op->write ? NULL : op->select;
+  const struct tt_select *select = op->write ? NULL : &op->select;
   struct tt_orm_batch_state *st = op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
   if (st == NULL)
     return oom(err);
@@ -338,7 +329,7 @@ static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *er
     np += op->entries[i].put;
   if (tt_orm_query_check_crypt(op->ctx.orm, m, NULL, NULL, select, err) != 0 ||
       tt_orm_batch_check_counts(m, op->write, np, op->n_entries - np, err) != 0 ||
-      (select && tt_orm_check_select(m, select, "select", err) != 0))
+      tt_orm_check_select(m, select, "select", err) != 0)
     return -1;
   if (keymap_init(&st->keys, n) != 0 || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
     return oom(err);

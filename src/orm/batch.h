@@ -47,8 +47,8 @@ struct tt_orm_batch_op {
   struct tt_orm_batch_entry *entries;
   size_t n_entries;
   bool consistent;      /* batch-get: strongly consistent reads */
-  const json_t *select; /* batch-get: NULL, or a non-empty list of attribute paths (the
-                         * expression builder's REST form, expr/build.h) */
+  struct tt_select select; /* batch-get: the projection (tt_orm_select_from_json); n 0:
+                            * none */
   /* CLOCK_MONOTONIC nanoseconds of the request deadline (0 = none):
    * unprocessed work is not retried when the next backoff would pass it,
    * so the answer names what is left instead of timing out. */

@@ -51,35 +51,44 @@ int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const ch
                       "attribute %s is encrypted: it is only read or written whole", a->name);
 }
 
-int tt_orm_crypt_check_condition(const struct tt_model *m, const json_t *cond, const char *field,
-                                 struct tt_error *err) {
-  size_t i;
-  json_t *x;
-  if (json_is_array(cond)) {
-    json_array_foreach(cond, i, x) {
-      if (tt_orm_crypt_check_condition(m, x, field, err) != 0)
-        return -1;
-    }
+int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *s,
+                              const char *field, struct tt_error *err) {
+  size_t i = 0;
+  while (s != NULL && i < s->n && tt_orm_crypt_check_path(m, s->paths[i], field, err) == 0)
+    i++;
+  return s != NULL && i < s->n ? -1 : 0;
+}
+
+/* EncryptedFieldNotQueryable when `path` starts in an encrypted attribute. */
+static int check_operand(const struct tt_model *m, const char *path, const char *field,
+                         struct tt_error *err) {
+  bool nested;
+  const struct tt_model_attr *a = path_attr(m, path, &nested);
+  if (a == NULL || !a->encrypted)
     return 0;
-  }
-  if (!json_is_object(cond))
+  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
+                      "attribute %s is encrypted: it cannot be used in a key, condition or "
+                      "filter",
+                      a->name);
+}
+
+int tt_orm_crypt_check_condition(const struct tt_model *m, const struct tt_cond *c,
+                                 const char *field, struct tt_error *err) {
+  if (c == NULL)
     return 0;
-  const json_t *attr = json_object_get(cond, "attr");
-  if (json_is_string(attr)) {
-    bool nested;
-    const struct tt_model_attr *a = path_attr(m, json_string_value(attr), &nested);
-    if (a != NULL && a->encrypted)
-      return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
-                          "attribute %s is encrypted: it cannot be used in a key, condition or "
-                          "filter",
-                          a->name);
-  }
-  static const char *const subs[] = {"and", "or", "not"};
-  for (size_t k = 0; k < 3; k++) {
-    const json_t *s = json_object_get(cond, subs[k]);
-    if (s != NULL && tt_orm_crypt_check_condition(m, s, field, err) != 0)
+  if (c->kind == TT_COND_CMP)
+    return check_operand(m, c->path, field, err);
+  for (size_t i = 0; i < c->n_kids; i++)
+    if (tt_orm_crypt_check_condition(m, &c->kids[i], field, err) != 0)
       return -1;
-  }
+  return 0;
+}
+
+int tt_orm_crypt_check_key(const struct tt_model *m, const struct tt_key_cond *k,
+                           struct tt_error *err) {
+  for (size_t i = 0; k != NULL && i < k->n; i++)
+    if (check_operand(m, k->e[i].attr, "key", err) != 0)
+      return -1;
   return 0;
 }
 

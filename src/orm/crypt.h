@@ -30,18 +30,25 @@ bool tt_orm_crypt_model(const struct tt_model *m);
  * encrypted attribute and no KMS key is configured. Returns 0 or -1. */
 int tt_orm_crypt_check(const struct tt_orm *orm, const struct tt_model *m, struct tt_error *err);
 
-/* EncryptedFieldNotQueryable when the REST condition `cond` (borrowed; a
- * condition, filter or key list) names an encrypted attribute of `m`
- * (anywhere in its and/or/not tree). `field` names the condition. Returns 0
- * or -1. */
-int tt_orm_crypt_check_condition(const struct tt_model *m, const json_t *cond, const char *field,
-                                 struct tt_error *err);
+/* EncryptedFieldNotQueryable when typed condition `c` (borrowed; NULL:
+ * none) names an encrypted attribute of `m` anywhere in its and/or/not
+ * tree. `field` names the condition. Returns 0 or -1. */
+int tt_orm_crypt_check_condition(const struct tt_model *m, const struct tt_cond *c,
+                                 const char *field, struct tt_error *err);
+
+/* The same for the entries of key condition `k` (NULL: none), field "key". */
+int tt_orm_crypt_check_key(const struct tt_model *m, const struct tt_key_cond *k,
+                           struct tt_error *err);
 
 /* EncryptedFieldNotQueryable when a REST path (a select entry, an update
  * target) reaches inside an encrypted attribute ("secret.x", "secret[0]"):
  * an envelope is only ever read or written whole. Returns 0 or -1. */
 int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
                             struct tt_error *err);
+
+/* tt_orm_crypt_check_path of every path of `s` (NULL: none), field `field`. */
+int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *s,
+                              const char *field, struct tt_error *err);
 
 /* One batch of values to seal (before a write) or open (after a read). */
 struct tt_orm_crypt;

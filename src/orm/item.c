@@ -496,15 +496,14 @@ const struct tt_av *tt_orm_item_version(const struct tt_model *m, const struct t
 
 /* Whether attribute `name` is kept by a projection list (NULL keeps all):
  * a path whose first name is it ("a", "a.b", "`a`"). */
-static bool selected(const json_t *select, const char *name, size_t len) {
-  size_t i;
-  json_t *p;
-  if (select == NULL || json_is_null(select))
+static bool selected(const struct tt_select *select, const char *name, size_t len) {
+  if (select == NULL || select->paths == NULL)
     return true;
-  json_array_foreach(select, i, p) {
-    size_t pl, hl;
-    const char *s = tt_json_string_text(p, &pl), *h;
-    if (s != NULL && (tt_expr_rest_path_head(s, &h, &hl), hl == len) && memcmp(h, name, len) == 0)
+  for (size_t i = 0; i < select->n; i++) {
+    const char *h;
+    size_t hl;
+    tt_expr_rest_path_head(select->paths[i], &h, &hl);
+    if (hl == len && memcmp(h, name, len) == 0)
       return true;
   }
   return false;
@@ -543,7 +542,7 @@ static int write_key(struct tt_buf *b, const struct tt_model_attr *a,
 }
 
 int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct tt_av *item,
-                      const json_t *select, struct tt_error *err) {
+                      const struct tt_select *select, struct tt_error *err) {
   bool first = true;
   if (item->type != TT_AV_M)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "stored item is not a map");
@@ -551,7 +550,7 @@ int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct t
    * (a ~1 KB item took three reallocs). Only a hint: when it does not fit
    * the cap, the appends below decide, so the answer and its errors are
    * what they were. A projection may keep little of the item: no hint. */
-  if (select == NULL || json_is_null(select))
+  if (select == NULL || select->paths == NULL)
     (void)tt_buf_reserve(b, answer_size_hint(item));
   if (tt_buf_append(b, "{", 1) != 0)
     return write_failed(err);
@@ -574,7 +573,7 @@ int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct t
 }
 
 json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
-                            const json_t *select, struct tt_error *err) {
+                            const struct tt_select *select, struct tt_error *err) {
   json_t *obj;
   if (item->type != TT_AV_M) {
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "stored item is not a map");
@@ -1074,7 +1073,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
     if (rc != 0)
       return -1;
   }
-  if (w->condition && !json_is_null(w->condition)) {
+  if (w->condition) {
     char *text = NULL;
     field_join(f, sizeof(f), w->field, "condition");
     if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)

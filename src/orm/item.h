@@ -95,19 +95,19 @@ const struct tt_av *tt_orm_item_version(const struct tt_model *m, const struct t
  * declared set reads back as [], a json: true S value as the JSON document,
  * N as a JSON number only when a double-parsing client gets it exactly, and
  * always as a string for decimal_string), undeclared attributes inferred.
- * `select` (borrowed; NULL for all) is a JSON array of attribute paths: an
+ * `select` (borrowed; NULL or none for all) holds attribute paths: an
  * attribute is written when it equals a path or is a path's first segment
  * ("profile.source" keeps "profile"). Encrypted attributes must have been
  * opened (orm/crypt.h): an envelope still in their place is Internal, never
  * written out. Errors: Internal when b's cap or memory runs out (b then
  * holds a partial text to discard). Returns 0 or -1. */
 int tt_orm_item_write(struct tt_buf *b, const struct tt_model *m, const struct tt_av *item,
-                      const json_t *select, struct tt_error *err);
+                      const struct tt_select *select, struct tt_error *err);
 
 /* Same as a new jansson tree (numbers are marked numbers: dump it with
  * tt_json_dump). Returns a new reference, or NULL with *err set. */
 json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
-                            const json_t *select, struct tt_error *err);
+                            const struct tt_select *select, struct tt_error *err);
 
 /* ---- updates -------------------------------------------------------------- */
 
@@ -198,7 +198,7 @@ struct tt_orm_write_cond {
   bool absent;                     /* no item has the key (create, If-None-Match) */
   bool exists;                     /* the item exists (update without upsert, delete) */
   struct tt_orm_expected expected; /* its version is this one (models with a version) */
-  const json_t *condition;         /* the caller's condition (borrowed); NULL or null: none */
+  const struct tt_cond *condition; /* the caller's condition (borrowed); NULL: none */
   const char *field;               /* prefix of error fields ("items[2]"); NULL or "" */
 };
 

@@ -28,6 +28,8 @@ static void op_finish(struct tt_orm_item_op *op) {
   free(op->projection_text);
   op->update_text = op->projection_text = NULL;
   tt_orm_update_free(&op->upd);
+  tt_cond_free(op->condition);
+  op->condition = NULL;
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
   tt_orm_ctx_finish(&op->ctx);
@@ -314,9 +316,9 @@ static int start_put(struct tt_orm_item_op *op, struct tt_error *err) {
 static int start_get(struct tt_orm_item_op *op, struct tt_error *err) {
   op->req.key = op->item_key;
   op->req.consistent_read = op->consistent;
-  if (op->select && json_array_size(op->select) > 0) {
-    if (tt_orm_check_select(op->ctx.model, op->select, "select", err) != 0 ||
-        tt_expr_build_projection(op->builder, op->select, "select", &op->projection_text,
+  if (op->select.n > 0) {
+    if (tt_orm_check_select(op->ctx.model, &op->select, "select", err) != 0 ||
+        tt_expr_build_projection(op->builder, &op->select, "select", &op->projection_text,
                                  err) != 0)
       return -1;
     op->req.projection = op->projection_text;
@@ -387,17 +389,11 @@ int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error
   const struct tt_model *m = op->ctx.model;
   /* Fail closed without a key, and never in a condition or inside a
    * projection path. */
-  if (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0)
-    return -1;
-  if (op->condition != NULL &&
-      tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0)
-    return -1;
-  for (size_t i = 0; op->select != NULL && i < json_array_size(op->select); i++) {
-    const char *p = json_string_value(json_array_get(op->select, i));
-    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
-      return -1;
-  }
-  return 0;
+  return (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0) ||
+                 tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0 ||
+                 tt_orm_crypt_check_select(m, &op->select, "select", err) != 0
+             ? -1
+             : 0;
 }
 
 int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
@@ -425,6 +421,8 @@ int tt_orm_item_fail_input(struct tt_orm_item_op *op, const struct tt_error *inp
   const struct tt_error *err = tt_orm_item_check_request(op, NULL, &first) != 0 ? &first : input;
   tt_av_free(&op->item);
   tt_orm_update_free(&op->upd);
+  tt_cond_free(op->condition);
+  op->condition = NULL;
   return tt_orm_ctx_refuse(&op->ctx, err);
 }
 
@@ -438,10 +436,9 @@ static int item_start_run(struct tt_orm_ctx *ctx) {
   memset(&op->values, 0, sizeof(op->values));
   tt_buf_init(&op->cond, 0);
   op->update_text = op->projection_text = NULL;
-  const struct tt_model *m = op->ctx.model;
   /* A plain GET builds no expression: no builder to make and free. */
-  bool plain_get = op->kind == TT_ORM_OP_GET && json_array_size(op->select) == 0;
-  op->builder = plain_get ? NULL : tt_expr_builder_new(tt_orm_encode_value, (void *)m);
+  bool plain_get = op->kind == TT_ORM_OP_GET && op->select.n == 0;
+  op->builder = plain_get ? NULL : tt_expr_builder_new();
   if (op->builder == NULL && !plain_get) {
     fail_code(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return 0;

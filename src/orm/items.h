@@ -22,8 +22,8 @@ enum tt_orm_item_kind {
 };
 
 /* One item operation. Fill the inputs of a zeroed op, then
- * tt_orm_item_start. The op borrows `item_key`, `condition` and `select`
- * until it finishes, and owns `item` and `upd` from its start on. */
+ * tt_orm_item_start. The op borrows `item_key` and `select` until it
+ * finishes, and owns `item`, `upd` and `condition` from its start on. */
 struct tt_orm_item_op {
   struct tt_orm_ctx ctx; /* first */
   enum tt_orm_item_kind kind;
@@ -32,12 +32,12 @@ struct tt_orm_item_op {
                              * then the working copy that is written and answered */
   struct tt_orm_expected item_expected; /* PUT: the version the item carried */
   struct tt_orm_update upd; /* UPDATE: the update (tt_orm_update_from_json at `now`) */
-  const json_t *condition;  /* UPDATE: the condition tree (NULL or null: none); checked for
-                             * encrypted attributes on every kind */
+  struct tt_cond *condition; /* UPDATE: the typed condition (orm/cond.h) or NULL;
+                              * checked for encrypted attributes on every kind */
   int64_t now;              /* when `item` or `upd` was made (tt_orm_now_ns) */
   const struct tt_av *item_key; /* all but CREATE: the item's key, an M of exactly the
                                  * model's key attributes (tt_orm_key_check) */
-  const json_t *select;     /* GET: projection (array of paths) or NULL */
+  struct tt_select select;  /* GET: projection (tt_orm_select_from_json); n 0: none */
   bool consistent;          /* GET */
   bool raw_format;          /* GET: the item as stored, encrypted attributes left sealed
                              * (?format=dynamodb) */

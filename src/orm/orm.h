@@ -189,12 +189,6 @@ struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 
 /* ---- expressions (result.c) ------------------------------------------------ */
 
-/* The expression builder's value encoder for model `ctx`: values are typed
- * by the attribute they are compared with; a key attribute (of the table or
- * an index) only accepts its declared type. */
-int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
-                        struct tt_error *err);
-
 /* Moves an expression builder's ExpressionAttributeNames/Values into a
  * typed request: the maps move into *names and *values
  * (the caller's, freed by it) and *names_ref / *values_ref point at them,
@@ -203,17 +197,19 @@ int tt_orm_take_placeholders(struct tt_expr_builder *b, struct tt_av *names, str
                              const struct tt_av **names_ref, const struct tt_av **values_ref,
                              struct tt_error *err);
 
-/* Checks that every element of a `select` list is a string and, unless the
- * model takes additional attributes, starts with a declared attribute.
- * Returns 0 or -1 with a ValidationError naming `field`. */
-int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
-                        struct tt_error *err);
+/* Checks that every path of a typed `select` starts with a declared
+ * attribute, unless the model takes additional attributes. Returns 0 or -1
+ * with a ValidationError naming `field` and the attribute ("select.x"). */
+int tt_orm_check_select(const struct tt_model *m, const struct tt_select *select,
+                        const char *field, struct tt_error *err);
 
-/* A request body's `select` member v (NULL or null: none, *out NULL): a
- * non-empty list that tt_orm_check_select accepts, borrowed into *out.
- * Returns 0 or -1 with a ValidationError naming `field`. */
+/* A request body's `select` member v (NULL or null: none, out->n 0) typed:
+ * a non-empty list of strings that tt_orm_check_select accepts, element by
+ * element. The list of paths is allocated in `a`; the paths are borrowed
+ * from v. Returns 0 or -1 with a ValidationError naming `field` ("select",
+ * "select[2]", "select.x"). */
 int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const char *field,
-                            const json_t **out, struct tt_error *err);
+                            struct tt_arena *a, struct tt_select *out, struct tt_error *err);
 
 /* ---- tables (table.c) ---------------------------------------------------- */
 

@@ -14,28 +14,15 @@
 
 /* ---- validation ------------------------------------------------------------- */
 
-static const char *entry_attr(const json_t *e) {
-  return json_string_value(json_object_get(e, "attr"));
-}
-
-static bool entry_is_eq(const json_t *e) {
-  const char *op = json_string_value(json_object_get(e, "op"));
-  return op && strcmp(op, "=") == 0;
-}
-
 /* Picks the table or index the key conditions address. */
 static int choose_target(const struct tt_model *m, const struct tt_orm_query_request *rq,
                          const struct tt_model_index **index, struct tt_error *err) {
-  const json_t *key = rq->key;
-  size_t n = json_array_size(key);
-  if (!json_is_array(key) || n < 1 || n > 2)
+  size_t n = rq->key.n;
+  if (n < 1 || n > 2)
     return tt_error_set(err, TT_ERR_VALIDATION, "key",
                         "key must list the partition-key equality and at most one sort-key "
                         "condition");
-  for (size_t i = 0; i < n; i++)
-    if (!json_is_object(json_array_get(key, i)) || entry_attr(json_array_get(key, i)) == NULL)
-      return tt_error_set(err, TT_ERR_VALIDATION, "key", "each key condition needs attr and op");
-  const json_t *a = json_array_get(key, 0), *b = n == 2 ? json_array_get(key, 1) : NULL;
+  const struct tt_key_cond_entry *a = &rq->key.e[0], *b = n == 2 ? &rq->key.e[1] : NULL;
   const char *index_name = rq->index;
   if (index_name) {
     *index = tt_model_index_find(m, index_name);
@@ -44,10 +31,10 @@ static int choose_target(const struct tt_model *m, const struct tt_orm_query_req
                           m->name);
     const char *pk = (*index)->partition->name;
     const char *sk = (*index)->sort ? (*index)->sort->name : NULL;
-    bool ok = (entry_is_eq(a) && strcmp(entry_attr(a), pk) == 0 &&
-               (!b || (sk && strcmp(entry_attr(b), sk) == 0))) ||
-              (b && entry_is_eq(b) && strcmp(entry_attr(b), pk) == 0 && sk &&
-               strcmp(entry_attr(a), sk) == 0);
+    bool ok = (a->op == TT_COND_EQ && strcmp(a->attr, pk) == 0 &&
+               (!b || (sk && strcmp(b->attr, sk) == 0))) ||
+              (b && b->op == TT_COND_EQ && strcmp(b->attr, pk) == 0 && sk &&
+               strcmp(a->attr, sk) == 0);
     if (!ok)
       return tt_error_set(err, TT_ERR_VALIDATION, "key",
                           "the key conditions do not match the keys of index %s (%s%s%s)",
@@ -58,13 +45,13 @@ static int choose_target(const struct tt_model *m, const struct tt_orm_query_req
   struct tt_error first;
   tt_error_clear(&first);
   for (int order = 0; order < 2; order++) {
-    const json_t *p = order == 0 ? a : b;
-    const json_t *s = order == 0 ? b : a;
-    if (p == NULL || !entry_is_eq(p))
+    const struct tt_key_cond_entry *p = order == 0 ? a : b;
+    const struct tt_key_cond_entry *s = order == 0 ? b : a;
+    if (p == NULL || p->op != TT_COND_EQ)
       continue;
     const struct tt_model_index *ix = NULL;
     struct tt_error e;
-    if (tt_model_choose_index(m, entry_attr(p), s ? entry_attr(s) : NULL, &ix, &e) == 0) {
+    if (tt_model_choose_index(m, p->attr, s ? s->attr : NULL, &ix, &e) == 0) {
       *index = ix;
       return 0;
     }
@@ -110,24 +97,19 @@ static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
   return key->type == TT_AV_M && key->len == want;
 }
 
-int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
-                             const json_t *filter, const json_t *select, struct tt_error *err) {
-  if (tt_orm_crypt_check(orm, m, err) != 0 ||
-      tt_orm_crypt_check_condition(m, key, "key", err) != 0 ||
+int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m,
+                             const struct tt_key_cond *key, const struct tt_cond *filter,
+                             const struct tt_select *select, struct tt_error *err) {
+  if (tt_orm_crypt_check(orm, m, err) != 0 || tt_orm_crypt_check_key(m, key, err) != 0 ||
       tt_orm_crypt_check_condition(m, filter, "filter", err) != 0)
     return -1;
-  for (size_t i = 0; json_is_array(select) && i < json_array_size(select); i++) {
-    const char *p = json_string_value(json_array_get(select, i));
-    if (p != NULL && tt_orm_crypt_check_path(m, p, "select", err) != 0)
-      return -1;
-  }
-  return 0;
+  return tt_orm_crypt_check_select(m, select, "select", err);
 }
 
 int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
                         const struct tt_model_index **index, struct tt_error *err) {
   *index = NULL;
-  if (rq->select && tt_orm_check_select(m, rq->select, "select", err) != 0)
+  if (tt_orm_check_select(m, &rq->select, "select", err) != 0)
     return -1;
   if (scan) {
     if (rq->index && (*index = tt_model_index_find(m, rq->index)) == NULL)
@@ -155,13 +137,13 @@ static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
                         "segments must be a whole number from 1 to %d", TT_ORM_MAX_SEGMENTS);
   /* What only a typed request can ask: a query's segments, a scan's key
    * conditions or order. */
-  const char *stray = op->scan ? (rq->key ? "key" : rq->order ? "order" : NULL)
+  const char *stray = op->scan ? (rq->key.n ? "key" : rq->order ? "order" : NULL)
                                : (rq->segments > 1 ? "segments" : NULL);
   if (stray)
     return tt_error_set(err, TT_ERR_VALIDATION, stray, "%s is not a %s parameter", stray,
                         op->scan ? "scan" : "query");
-  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, rq->key, rq->filter, rq->select,
-                                  err) != 0 ||
+  return tt_orm_query_check_crypt(op->ctx.orm, op->ctx.model, &rq->key, rq->filter,
+                                  &rq->select, err) != 0 ||
                  tt_orm_query_target(op->ctx.model, op->scan, rq, &op->index, err) != 0
              ? -1
              : 0;
@@ -245,38 +227,30 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
  * key: refused. */
 static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
   const char *keys[4];
-  size_t nkeys = key_names(op, keys);
-  json_t *paths = json_copy((json_t *)op->rq.select);
-  int rc = -1;
+  size_t nkeys = key_names(op, keys), n = op->rq.select.n;
+  const char **paths = tt_arena_alloc(op->ctx.arena, (n + nkeys) * sizeof(*paths));
   if (paths == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  memcpy(paths, op->rq.select.paths, n * sizeof(*paths));
+  struct tt_select all = {.paths = paths, .n = n};
   for (size_t k = 0; k < nkeys; k++) {
     bool covered = false;
-    size_t i;
-    json_t *p;
-    json_array_foreach(op->rq.select, i, p) {
-      const char *text = json_string_value(p), *name;
-      size_t n, written = text ? tt_expr_rest_path_head(text, &name, &n) : 0;
-      if (text == NULL || n != strlen(keys[k]) || memcmp(name, keys[k], n) != 0)
+    for (size_t i = 0; i < n; i++) {
+      const char *text = paths[i], *name;
+      size_t len, written = tt_expr_rest_path_head(text, &name, &len);
+      if (len != strlen(keys[k]) || memcmp(name, keys[k], len) != 0)
         continue;
-      if (text[written] != '\0') {
-        tt_error_set(err, TT_ERR_VALIDATION, "select",
-                     "select[%zu]: key attribute %s holds a scalar: select it whole", i,
-                     keys[k]);
-        goto done;
-      }
+      if (text[written] != '\0')
+        return tt_error_set(err, TT_ERR_VALIDATION, "select",
+                            "select[%zu]: key attribute %s holds a scalar: select it whole", i,
+                            keys[k]);
       covered = true;
     }
     /* Declared names hold no '.', '[' or ']': a path as they are. */
-    if (!covered && json_array_append_new(paths, json_string(keys[k])) != 0) {
-      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-      goto done;
-    }
+    if (!covered)
+      paths[all.n++] = keys[k];
   }
-  rc = tt_expr_build_projection(op->builder, paths, "select", &op->projection_text, err);
-done:
-  json_decref(paths);
-  return rc;
+  return tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
 }
 
 /* Fills op->base: the expressions, placeholders and settings every page
@@ -289,22 +263,19 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->table = m->table;
   r->index = op->index ? op->index->name : NULL;
   if (!op->scan) {
-    if (tt_expr_build_key_condition(op->builder, op->rq.key, "key",
-                                    &op->key_text, err) != 0)
+    if (tt_expr_build_key_condition(op->builder, &op->rq.key, "key", &op->key_text, err) != 0)
       return -1;
     r->key_condition = op->key_text;
     r->backward = op->rq.order == TT_ORDER_DESC;
   }
-  const json_t *filter = op->rq.filter;
-  if (filter && !json_is_null(filter) &&
-      tt_expr_build_condition(op->builder, filter, "filter", &op->filter_text, err) != 0)
+  if (op->rq.filter &&
+      tt_expr_build_condition(op->builder, op->rq.filter, "filter", &op->filter_text, err) != 0)
     return -1;
   /* Guard items of unique attributes (orm/unique.h) are not items of the
    * model: leave them out of every query and scan. */
-  json_t *guards = tt_unique_query_filter(m);
-  if (guards) {
-    int grc = tt_expr_build_condition(op->builder, guards, "filter", &text, err);
-    json_decref(guards);
+  struct tt_cond guards;
+  if (tt_unique_query_filter(m, &guards)) {
+    int grc = tt_expr_build_condition(op->builder, &guards, "filter", &text, err);
     if (grc != 0)
       return -1;
     struct tt_buf both;
@@ -320,7 +291,7 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   r->filter = op->filter_text;
   if (op->rq.count_only) {
     r->select = TT_DDB_SELECT_COUNT;
-  } else if (op->rq.select) {
+  } else if (op->rq.select.n) {
     if (build_projection(op, err) != 0)
       return -1;
     r->projection = op->projection_text;
@@ -461,7 +432,7 @@ static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *
                      struct tt_error *err) {
   struct tt_orm_query_op *op = ch->q;
   tt_buf_reset(&op->scratch);
-  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, op->rq.select, err) != 0)
+  if (tt_orm_item_write(&op->scratch, op->ctx.model, item, &op->rq.select, err) != 0)
     return -1;
   if (ch->n_kept == ch->cap_kept) {
     size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
@@ -751,6 +722,13 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   tt_av_free(&op->values);
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
+  tt_orm_query_request_clear(&op->rq);
+}
+
+void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
+  tt_key_cond_clear(&rq->key);
+  tt_cond_free(rq->filter);
+  rq->filter = NULL;
 }
 
 /* Hands the readers' items (unless the sink took them), the counts and the
@@ -824,7 +802,7 @@ static int query_start_run(struct tt_orm_ctx *ctx) {
   struct tt_error err;
   tt_error_clear(&err);
   tt_buf_init(&op->scratch, 0);
-  op->builder = tt_expr_builder_new(tt_orm_encode_value, (void *)op->ctx.model);
+  op->builder = tt_expr_builder_new();
   if (op->builder == NULL || check_request(op, &err) != 0)
     return fail_now(op, op->builder ? &err
                                     : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),

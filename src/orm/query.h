@@ -73,13 +73,13 @@ struct tt_orm_chain {
 enum tt_orm_order { TT_ORDER_NONE, TT_ORDER_ASC, TT_ORDER_DESC };
 
 /* What a query or scan asks, typed (api/query.c reads it from the REST
- * body). The key conditions, the filter and the projection are in the
- * expression builder's REST form (expr/build.h); all borrowed until done. */
+ * body). The key conditions and the filter (orm/cond.h) are owned by the op
+ * from tt_orm_query_start on; the rest is borrowed until done. */
 struct tt_orm_query_request {
   const char *index;    /* NULL: the table (scan), or chosen by the key conditions (query) */
-  const json_t *key;    /* query: 1 or 2 key conditions {attr, op, value...} */
-  const json_t *filter; /* NULL or a condition */
-  const json_t *select; /* NULL, or a non-empty list of attribute paths */
+  struct tt_key_cond key; /* query: 1 or 2 key conditions; scan: none (n 0) */
+  struct tt_cond *filter; /* NULL or a condition */
+  struct tt_select select; /* the projection (tt_orm_select_from_json); n 0: none */
   bool has_limit;
   size_t limit; /* 1 .. TT_ORM_MAX_LIMIT */
   bool count_only;
@@ -141,9 +141,14 @@ int tt_orm_query_start(struct tt_orm_query_op *op);
  * inside a select path), and the target: the select paths, the index
  * (named, or chosen by the key conditions) and consistency on it, into
  * *index. Each returns 0 or -1 with a ValidationError. */
-int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m, const json_t *key,
-                             const json_t *filter, const json_t *select, struct tt_error *err);
+int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m,
+                             const struct tt_key_cond *key, const struct tt_cond *filter,
+                             const struct tt_select *select, struct tt_error *err);
 int tt_orm_query_target(const struct tt_model *m, bool scan, const struct tt_orm_query_request *rq,
                         const struct tt_model_index **index, struct tt_error *err);
+
+/* Frees the key conditions and the filter of rq (what a caller does when it
+ * does not start the op after all). */
+void tt_orm_query_request_clear(struct tt_orm_query_request *rq);
 
 #endif

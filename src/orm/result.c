@@ -172,85 +172,50 @@ int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
 
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call) { return call->arg; }
 
-static bool is_any_key(const struct tt_model *m, const struct tt_model_attr *a) {
-  if (a == m->pk || a == m->sk)
-    return true;
-  for (size_t i = 0; i < m->n_indexes; i++)
-    if (a == m->indexes[i].partition || a == m->indexes[i].sort)
-      return true;
-  return false;
-}
-
-int tt_orm_encode_value(void *ctx, const char *attr_path, json_t *value, struct tt_av *out,
-                        struct tt_error *err) {
-  const struct tt_model *m = ctx;
+/* The declared-attribute rule of tt_orm_check_select for one path. */
+static int check_path(const struct tt_model *m, const char *path, const char *field,
+                      struct tt_error *err) {
   const char *name;
   size_t n;
-  bool whole = attr_path[tt_expr_rest_path_head(attr_path, &name, &n)] == '\0';
-  const struct tt_model_attr *a = tt_model_attr_find(m, name, n);
-  if (a && whole) {
-    enum tt_av_type t = a->type;
-    /* contains/not_contains on a set compare one member. */
-    if (!json_is_array(value)) {
-      if (t == TT_AV_SS)
-        t = TT_AV_S;
-      else if (t == TT_AV_NS)
-        t = TT_AV_N;
-      else if (t == TT_AV_BS)
-        t = TT_AV_B;
-    }
-    unsigned flags = (a->json ? TT_LOGICAL_JSON : 0) |
-                     (a->format == TT_FORMAT_DECIMAL_STRING ? TT_LOGICAL_N_STRING : 0);
-    if (tt_logical_to_av(value, t, flags, attr_path, out, err) == 0)
-      return 0;
-    /* A key only ever holds its declared type; other attributes may be
-     * compared with any value (DynamoDB then compares false). */
-    if (is_any_key(m, a))
-      return -1;
-  }
-  return tt_logical_to_av(value, TT_LOGICAL_INFER, 0, attr_path, out, err);
+  tt_expr_rest_path_head(path, &name, &n);
+  if (m->additional_attributes || tt_model_attr_find(m, name, n) != NULL)
+    return 0;
+  char where[128];
+  snprintf(where, sizeof(where), "%s.%.*s", field, (int)(n < 120 ? n : 120), name);
+  tt_utf8_scrub(where); /* drops a character the cut split */
+  return tt_error_set(err, TT_ERR_VALIDATION, where,
+                      "%s names an attribute that model %s does not declare", where, m->name);
 }
 
-int tt_orm_check_select(const struct tt_model *m, const json_t *select, const char *field,
-                        struct tt_error *err) {
-  size_t i;
-  json_t *p;
-  if (select == NULL)
-    return 0;
-  /* The shape is checked for every model: only whether the first segment
-   * is declared depends on additional_attributes. */
-  json_array_foreach(select, i, p) {
-    const char *path = json_string_value(p);
-    if (path == NULL)
-      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s[%zu] must be a string", field, i);
-    if (m->additional_attributes)
-      continue;
-    const char *name;
-    size_t n;
-    tt_expr_rest_path_head(path, &name, &n);
-    if (tt_model_attr_find(m, name, n) == NULL) {
-      char where[128];
-      snprintf(where, sizeof(where), "%s.%.*s", field, (int)(n < 120 ? n : 120), name);
-      tt_utf8_scrub(where); /* drops a character the cut split */
-      return tt_error_set(err, TT_ERR_VALIDATION, where,
-                          "%s names an attribute that model %s does not declare", where,
-                          m->name);
-    }
-  }
+int tt_orm_check_select(const struct tt_model *m, const struct tt_select *select,
+                        const char *field, struct tt_error *err) {
+  for (size_t i = 0; select != NULL && i < select->n; i++)
+    if (check_path(m, select->paths[i], field, err) != 0)
+      return -1;
   return 0;
 }
 
 int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const char *field,
-                            const json_t **out, struct tt_error *err) {
-  *out = NULL;
+                            struct tt_arena *a, struct tt_select *out, struct tt_error *err) {
+  size_t n = json_array_size(v);
+  const char **paths;
+  memset(out, 0, sizeof(*out));
   if (v == NULL || json_is_null(v))
     return 0;
-  if (!json_is_array(v) || json_array_size(v) == 0)
+  if (!json_is_array(v) || n == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s must be a non-empty list of attribute paths", field);
-  if (tt_orm_check_select(m, v, field, err) != 0)
-    return -1;
-  *out = v;
+  if ((paths = tt_arena_alloc(a, n * sizeof(*paths))) == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  /* The shape is checked for every model: only whether the first segment
+   * is declared depends on additional_attributes. */
+  for (size_t i = 0; i < n; i++) {
+    if ((paths[i] = json_string_value(json_array_get(v, i))) == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s[%zu] must be a string", field, i);
+    if (check_path(m, paths[i], field, err) != 0)
+      return -1;
+  }
+  *out = (struct tt_select){.paths = paths, .n = n};
   return 0;
 }
 

@@ -138,11 +138,8 @@ static int check_encrypted(struct tt_orm_txn_state *st, struct tt_error *err) {
     if (a->in->condition && tt_orm_crypt_check_condition(a->m, a->in->condition, f, err) != 0)
       return -1;
     subfield(a, "select", f, sizeof(f));
-    for (size_t j = 0; a->in->select && j < json_array_size(a->in->select); j++) {
-      const char *p = json_string_value(json_array_get(a->in->select, j));
-      if (p && tt_orm_crypt_check_path(a->m, p, f, err) != 0)
-        return -1;
-    }
+    if (tt_orm_crypt_check_select(a->m, &a->in->select, f, err) != 0)
+      return -1;
     if (!st->get && (a->in->item.type == TT_AV_M || a->in->kind == K_UPDATE))
       st->sealing = true;
   }
@@ -167,14 +164,16 @@ static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
       tt_av_free(&in->item);
     if (st == NULL || in->kind != K_UPDATE)
       tt_orm_update_free(&in->upd);
+    if (st == NULL) {
+      tt_cond_free(in->condition);
+      in->condition = NULL;
+    }
     else if (!in->expected.present)
       in->expected = in->upd.expected;
     if (st == NULL)
       continue;
     st->acts[i].m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
     in->field[sizeof(in->field) - 1] = '\0';
-    in->condition = json_is_null(in->condition) ? NULL : in->condition;
-    in->select = json_is_null(in->select) ? NULL : in->select;
   }
   if (st == NULL)
     return NULL;

@@ -34,8 +34,8 @@ struct tt_orm_txn_action {
   struct tt_orm_update upd; /* UPDATE (tt_orm_update_from_json at op->now) */
   bool upsert;              /* UPDATE */
   struct tt_orm_expected expected; /* to check; an UPDATE without one takes upd's */
-  const json_t *condition;  /* a condition tree or NULL; borrowed */
-  const json_t *select;     /* GET: attribute paths or NULL; borrowed */
+  struct tt_cond *condition; /* the typed condition (orm/cond.h) or NULL; owned like upd */
+  struct tt_select select;  /* GET: the projection (tt_orm_select_from_json); n 0: none */
 };
 
 /* What a canceled transaction says of one action (op->reasons[i]). */
@@ -57,8 +57,8 @@ struct tt_orm_txn_reason {
 
 /* One transaction (POST /v1/transactions/write or /get): fill a zeroed op
  * and its zeroed actions, then tt_orm_txn_start. The op borrows the
- * actions until done ran, frees their key, item and upd, and settles their
- * expected version (an update's own), condition and select (null: NULL). */
+ * actions until done ran, frees their key, item, upd and condition, and
+ * settles their expected version (an update's own). */
 struct tt_orm_txn_op {
   struct tt_orm_ctx ctx; /* first; ctx.model is NULL */
   bool get;              /* a read transaction */

@@ -129,7 +129,7 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
       [K_CHECK] = TT_DDB_TXN_CONDITION_CHECK, [K_GET] = TT_DDB_TXN_GET};
   struct txn_own *own;
   struct tt_ddb_txn_step *s = txn_plan_add(&st->plan, kinds[a->in->kind], a->m->table, &own);
-  struct tt_expr_builder *b = tt_expr_builder_new(tt_orm_encode_value, a->m);
+  struct tt_expr_builder *b = tt_expr_builder_new();
   struct tt_buf c;
   tt_buf_init(&c, 0);
   int rc = -1;
@@ -146,10 +146,10 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
                                &own->update, err) != 0)
     goto done;
   s->r.update = own->update;
-  if (a->in->kind == K_GET && a->in->select) {
+  if (a->in->kind == K_GET && a->in->select.n) {
     char f[160];
     subfield(a, "select", f, sizeof(f));
-    if (tt_expr_build_projection(b, a->in->select, f, &own->projection, err) != 0)
+    if (tt_expr_build_projection(b, &a->in->select, f, &own->projection, err) != 0)
       goto done;
     s->r.projection = own->projection;
   }

@@ -15,8 +15,12 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
     a->in->upd = op->upd;
     tt_orm_update_init(&op->upd);
   }
-  /* The same refusals as the plain path, before any I/O. */
-  if (tt_orm_item_check_request(op, &a->in->key, err) != 0)
+  /* The same refusals as the plain path, before any I/O; the condition is
+   * the state's too, once they looked at it. */
+  a->in->condition = op->condition;
+  int rc = tt_orm_item_check_request(op, &a->in->key, err);
+  op->condition = NULL;
+  if (rc != 0)
     return -1;
   switch (op->kind) {
   case TT_ORM_OP_CREATE:
@@ -41,7 +45,6 @@ static int parse_single(struct tt_orm_txn_state *st, struct tt_orm_item_op *op,
     if (tt_orm_expected_merge(&a->in->expected, &a->in->upd.expected, "expected_version",
                               "the body's expected version differs from If-Match", err) != 0)
       return -1;
-    a->in->condition = json_is_null(op->condition) ? NULL : op->condition;
     break;
   }
   case TT_ORM_OP_DELETE:
@@ -66,6 +69,8 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
   if (st == NULL) {
     tt_av_free(&op->item);
     tt_orm_update_free(&op->upd);
+    tt_cond_free(op->condition);
+    op->condition = NULL;
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     tt_orm_fail(op->ctx.result, &err);
     tt_orm_ctx_finish(&op->ctx);
@@ -84,6 +89,8 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
      * to the op. */
     op->upd = st->acts[0].in->upd;
     tt_orm_update_init(&st->acts[0].in->upd);
+    op->condition = st->acts[0].in->condition;
+    st->acts[0].in->condition = NULL;
     txn_state_free(st);
     return tt_orm_item_start(op);
   }

@@ -35,6 +35,8 @@ void txn_state_free(struct tt_orm_txn_state *st) {
     tt_av_free(&a->in->key);
     tt_av_free(&a->in->item);
     tt_orm_update_free(&a->in->upd);
+    tt_cond_free(a->in->condition);
+    a->in->condition = NULL;
     tt_av_free(&a->plain);
     tt_av_free(&a->old);
     tt_av_free(&a->newvals);

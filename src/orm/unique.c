@@ -178,8 +178,10 @@ int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_
   return 0;
 }
 
-json_t *tt_unique_query_filter(const struct tt_model *m) {
+bool tt_unique_query_filter(const struct tt_model *m, struct tt_cond *out) {
   if (!tt_unique_model_has(m))
-    return NULL;
-  return json_pack("{s:s, s:s}", "attr", TT_UNIQUE_MARKER_ATTR, "op", "not_exists");
+    return false;
+  *out = (struct tt_cond){.kind = TT_COND_CMP, .path = (char *)TT_UNIQUE_MARKER_ATTR,
+                          .op = TT_COND_NOT_EXISTS};
+  return true;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "expr/build.h"
 #include "model/model.h"
 #include "util/error.h"
 #include "value/av.h"
@@ -90,8 +91,9 @@ size_t tt_unique_count(const struct tt_model *m);
 
 /* The condition (docs/api.md "Conditions") that leaves guard items out of a query or
  * scan of a model with unique attributes: {"attr": "_tt_unique", "op":
- * "not_exists"}. New reference, or NULL for a model without unique
- * attributes. Query/scan AND it with the caller's filter (docs/batch.md). */
-json_t *tt_unique_query_filter(const struct tt_model *m);
+ * "not_exists"}, into *out (pointing at static text: never cleared). False
+ * (nothing written) for a model without unique attributes. Query/scan AND
+ * it with the caller's filter (docs/batch.md). */
+bool tt_unique_query_filter(const struct tt_model *m, struct tt_cond *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* fuzz_expr.c -- libFuzzer target: expression parser and evaluator, and the REST builders
- * (paths with backtick-quoted names too). */
+/* fuzz_expr.c -- libFuzzer target: expression parser and evaluator, and the REST
+ * condition, key-condition, select and update forms (orm/cond.h, orm/item.h) typed by an
+ * example model and built (paths with backtick-quoted names too). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,6 +9,9 @@
 
 #include "expr/build.h"
 #include "expr/expr.h"
+#include "harness.h"
+#include "orm/cond.h"
+#include "orm/item.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
@@ -45,46 +49,6 @@ static void setup(void) {
        " \"big\": {\"N\": \"99999999999999999999999999999999999999E+87\"}}",
        &item);
   ready = 1;
-}
-
-/* Types REST values the simple way: strings, numbers, booleans, null, and
- * arrays of those as lists. */
-static int infer(const json_t *v, struct tt_av *out, int depth) {
-  size_t len;
-  struct tt_json_numbuf nb;
-  const char *s;
-  if (depth > 8)
-    return -1;
-  if ((s = tt_json_string_text(v, &len)) != NULL)
-    return tt_av_string(out, s, len);
-  if ((s = tt_json_number_text(v, &nb, &len)) != NULL)
-    return tt_av_number_text(out, s, len, "", NULL);
-  if (json_is_boolean(v)) {
-    tt_av_bool(out, json_is_true(v));
-    return 0;
-  }
-  if (json_is_null(v)) {
-    tt_av_null(out);
-    return 0;
-  }
-  if (json_is_array(v)) {
-    if (tt_av_list(out, TT_AV_L, json_array_size(v)) != 0)
-      return -1;
-    for (size_t i = 0; i < json_array_size(v); i++)
-      if (infer(json_array_get(v, i), &out->u.elems[i], depth + 1) != 0)
-        return -1;
-    return 0;
-  }
-  return -1;
-}
-
-static int encode(void *ctx, const char *attr, json_t *v, struct tt_av *out,
-                  struct tt_error *err) {
-  if (infer(v, out, 0) != 0) {
-    tt_av_free(out);
-    return tt_error_set(err, TT_ERR_VALIDATION, attr, "unsupported value");
-  }
-  return 0;
 }
 
 /* Whatever the builder writes must parse: a failure here is a bug. */
@@ -136,18 +100,59 @@ static void fuzz_builder(const uint8_t *data, size_t size) {
         (path[0] == '`' && (written != len + 2 || memchr(name, '`', len) != NULL)))
       abort();
   }
-  struct tt_expr_builder *b = tt_expr_builder_new(encode, NULL);
+  /* The model is picked by the input's size: every one in turn. */
+  fz_init();
+  const struct tt_model *m = fz_model(size);
+  struct tt_expr_builder *b = tt_expr_builder_new();
   if (b == NULL)
     abort();
-  if (tt_expr_build_condition(b, j, "condition", &text, &err) == 0)
+  struct tt_cond *c = NULL;
+  int parsed = tt_orm_cond_from_json(m, j, "condition", &c, &err);
+  struct tt_error perr = err;
+  if (parsed == 0 && c != NULL && tt_expr_build_condition(b, c, "condition", &text, &err) == 0)
     check_built(TT_EXPR_CONDITION, text, b);
-  if (tt_expr_build_key_condition(b, j, "key", &text, &err) == 0)
-    check_built(TT_EXPR_KEY_CONDITION, text, b);
-  if (tt_expr_build_projection(b, j, "select", &text, &err) == 0)
+  else if (c == NULL && err.code != TT_ERR_VALIDATION && !json_is_null(j))
+    abort(); /* refusals are ValidationErrors */
+  tt_cond_free(c);
+  if (parsed != 0) {
+    /* What api/ hands on instead: a node the builder answers with the
+     * parser's own error. */
+    if (tt_orm_cond_read(m, j, "condition", &c, &err) != 0 || c == NULL ||
+        c->kind != TT_COND_ERROR || tt_expr_build_condition(b, c, "condition", &text, &err) == 0 ||
+        strcmp(err.field, perr.field) != 0 || strcmp(err.message, perr.message) != 0)
+      abort();
+    tt_cond_free(c);
+  }
+  struct tt_key_cond k;
+  if (tt_orm_key_cond_shape(j, &k, &err) == 0) {
+    if (k.n < 1 || k.n > 2)
+      abort();
+    /* A key that does not type keeps its error, which the builder answers. */
+    int typed = tt_orm_key_cond_type(m, j, &k, &err);
+    if (typed != 0 && k.n && k.error == NULL)
+      abort();
+    if (tt_expr_build_key_condition(b, &k, "key", &text, &err) == 0) {
+      if (typed != 0)
+        abort();
+      check_built(TT_EXPR_KEY_CONDITION, text, b);
+    }
+    tt_key_cond_clear(&k);
+  } else if (k.n != 0) {
+    abort(); /* a refused shape is cleared */
+  }
+  struct tt_arena arena;
+  struct tt_select sel;
+  tt_arena_init(&arena);
+  if (tt_orm_select_from_json(m, j, "select", &arena, &sel, &err) == 0 && sel.n > 0 &&
+      tt_expr_build_projection(b, &sel, "select", &text, &err) == 0)
     check_built(TT_EXPR_PROJECTION, text, b);
-  if (tt_expr_build_update_json(b, j, "", &err) == 0 &&
-      tt_expr_build_update_finish(b, &text, &err) == 0)
+  tt_arena_free(&arena);
+  struct tt_orm_update u;
+  tt_orm_update_init(&u);
+  if (tt_orm_update_from_json(m, j, 0, "", &u, &err) == 0 &&
+      tt_orm_update_expression(m, b, &u, false, 0, NULL, &text, &err) == 0)
     check_built(TT_EXPR_UPDATE, text, b);
+  tt_orm_update_free(&u);
   tt_expr_builder_free(b);
   json_decref(j);
 }

@@ -97,9 +97,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
 
-  const json_t *select = json_object_get(body, "select");
-  if (json_is_array(select))
-    (void)tt_orm_check_select(m, select, "select", &err);
+  /* The select list: typed, every path declared (or refused). */
+  struct tt_arena arena;
+  struct tt_select sel;
+  tt_arena_init(&arena);
+  if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", &arena, &sel,
+                              &err) == 0) {
+    if (tt_orm_check_select(m, &sel, "select", &err) != 0)
+      abort();
+  } else if (err.code != TT_ERR_VALIDATION) {
+    abort();
+  }
+  tt_arena_free(&arena);
   const char *k;
   json_t *val;
   json_object_foreach(body, k, val) {

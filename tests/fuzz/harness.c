@@ -320,8 +320,15 @@ void fz_op(enum fz_op_kind kind, const struct tt_model *m, unsigned flags, const
     struct tt_error kerr;
     if (kind != FZ_CREATE && tt_api_item_key(m, raw_key, raw_key_len, &key, &kerr) == 0)
       op.item_key = &key;
+    /* A get's select as the handler types ?select=: its strings, in the
+     * op's arena. */
     const json_t *select = json_object_get(body, "select");
-    op.select = kind == FZ_GET && json_is_array(select) ? select : NULL;
+    size_t ns = kind == FZ_GET ? json_array_size(select) : 0;
+    const char **paths = ns ? tt_arena_alloc(op.ctx.arena, ns * sizeof(*paths)) : NULL;
+    for (size_t i = 0; paths && i < ns; i++)
+      if ((paths[op.select.n] = json_string_value(json_array_get(select, i))) != NULL)
+        op.select.n++;
+    op.select.paths = paths;
     op.consistent = flags & FZ_FLAG_CONSISTENT;
     op.raw_format = flags & FZ_FLAG_RAW;
     op.if_none_match = kind == FZ_PUT && (flags & FZ_FLAG_IF_NONE_MATCH);

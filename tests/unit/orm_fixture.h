@@ -130,6 +130,20 @@ static inline struct tt_av ofx_key(const struct tt_model *m, const char *json) {
   return key;
 }
 
+/* A typed select of a JSON list of strings written with ' for " ("['a']");
+ * its paths live until the next call. */
+static inline struct tt_select ofx_select(const char *json) {
+  static json_t *kept;
+  static const char *paths[16];
+  json_decref(kept);
+  kept = fx_json(json);
+  size_t n = json_array_size(kept);
+  ck_assert_uint_le(n, 16);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_ptr_nonnull(paths[i] = json_string_value(json_array_get(kept, i)));
+  return (struct tt_select){.paths = paths, .n = n};
+}
+
 /* Checks that r failed with code, field and (unless NULL) a message
  * holding `says`, and frees it. */
 static inline void ofx_expect_error(struct tt_orm_result r, enum tt_err_code code,

@@ -30,6 +30,7 @@
 #include "expr/expr.h"
 #include "model/registry.h"
 #include "orm/batch.h"
+#include "orm/cond.h"
 #include "orm/items.h"
 #include "orm/orm.h"
 #include "orm/query.h"
@@ -284,11 +285,13 @@ static int load_item(const char *wire, struct tt_av *out, struct tt_error *err) 
   return rc;
 }
 
-static int encode_infer(void *ctx, const char *attr, json_t *v, struct tt_av *out,
-                        struct tt_error *err) {
-  (void)ctx;
-  return tt_logical_to_av(v, TT_LOGICAL_INFER, 0, attr, out, err);
-}
+/* A model that declares only its key and infers every other attribute. */
+static const char open_dms[] =
+    "{\"dms_version\":\"0.2\",\"models\":[{\"name\":\"Open\",\"table\":{\"name\":"
+    "\"open\"},\"keys\":{\"partition\":{\"attribute\":\"id\",\"type\":\"S\"}},"
+    "\"attributes\":[{\"attribute\":\"id\",\"type\":\"S\",\"required\":true,"
+    "\"roles\":[\"pk\"]}],\"tags\":{\"additional_attributes\":true}}]}";
+static struct tt_model_registry *open_reg; /* loaded before the torture */
 
 static int s_expr(char *out, size_t cap) {
   struct tt_error err;
@@ -296,6 +299,7 @@ static int s_expr(char *out, size_t cap) {
   struct tt_av bn = {0}, bv = {0};
   struct tt_expr *cond = NULL, *upd = NULL, *pr = NULL;
   struct tt_expr_builder *b = NULL;
+  struct tt_cond *typed = NULL;
   struct tt_buf w1, w2;
   char *built = NULL;
   json_t *rest = NULL;
@@ -323,8 +327,8 @@ static int s_expr(char *out, size_t cap) {
     goto fail;
   if (tt_ddb_item_write(&w1, &updated, 0) != 0 || tt_ddb_item_write(&w2, &proj, 0) != 0)
     goto done;
-  /* The REST builder. */
-  b = tt_expr_builder_new(encode_infer, NULL);
+  /* The REST condition, typed by a model, then built. */
+  b = tt_expr_builder_new();
   if (b == NULL)
     goto done;
   static const char cond_json[] =
@@ -332,7 +336,9 @@ static int s_expr(char *out, size_t cap) {
       "\"op\":\"between\",\"value\":[1,9]},{\"attr\":\"d\",\"op\":\"in\",\"value\":[1,2,3]}]}]";
   if (tt_json_parse(cond_json, sizeof(cond_json) - 1, NULL, &rest, &err) != 0)
     goto fail;
-  if (tt_expr_build_condition(b, rest, "condition", &built, &err) != 0 ||
+  if (tt_orm_cond_from_json(tt_model_registry_get(open_reg, "Open"), rest, "condition", &typed,
+                            &err) != 0 ||
+      tt_expr_build_condition(b, typed, "condition", &built, &err) != 0 ||
       tt_expr_builder_take(b, &bn, &bv, &err) != 0)
     goto fail;
   snprintf(out, cap, "%d\n%.*s\n%.*s\n%s\n%zu %zu", match, (int)w1.len, w1.data, (int)w2.len,
@@ -353,6 +359,7 @@ done:
   tt_expr_free(upd);
   tt_expr_free(pr);
   tt_expr_builder_free(b);
+  tt_cond_free(typed);
   free(built);
   json_decref(rest);
   tt_buf_free(&w1);
@@ -360,7 +367,14 @@ done:
   return rc;
 }
 
-START_TEST(expressions) { torture("expressions", s_expr); }
+START_TEST(expressions) {
+  struct tt_error err;
+  open_reg = tt_model_registry_new();
+  ck_assert_int_eq(
+      tt_model_registry_load_text(open_reg, open_dms, sizeof(open_dms) - 1, "open.json", &err), 0);
+  torture("expressions", s_expr);
+  tt_model_registry_free(open_reg);
+}
 END_TEST
 
 /* ---- DMS loading ------------------------------------------------------------- */
@@ -522,8 +536,8 @@ struct req {
 };
 
 /* A typed page as text: its items' logical JSON, the counts, the cursor. */
-static int page_text(struct tt_buf *b, const struct tt_orm_result *r, const json_t *select,
-                     struct tt_error *err) {
+static int page_text(struct tt_buf *b, const struct tt_orm_result *r,
+                     const struct tt_select *select, struct tt_error *err) {
   for (size_t i = 0; i < r->page.n_items; i++)
     if (tt_orm_item_write(b, r->model, &r->page.items[i], select, err) != 0)
       return -1;
@@ -617,7 +631,7 @@ static int run_req(struct tt_orm *orm, const struct req *q, char *out, size_t ca
     struct tt_buf b;
     tt_buf_init(&b, 0);
     if ((res.answer == TT_ORM_ANSWER_ITEM ? tt_api_item_write(&b, &res, NULL, false, etag, &err)
-                                          : page_text(&b, &res, op.query.rq.select, &err)) == 0)
+                                          : page_text(&b, &res, &op.query.rq.select, &err)) == 0)
       snprintf(out + used, cap - used, "%u %.*s\n", res.created ? 201u : 200u, (int)b.len,
                b.data ? b.data : "");
     else

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/items.h"
 #include "orm_fixture.h"
@@ -56,9 +57,10 @@ static int start_item(struct tt_orm_ctx *ctx, void *arg) {
   int rc = 0;
   op->now = tt_orm_now_ns(ctx->orm);
   if (body != NULL) {
-    op->condition = json_object_get(body, "condition");
+    const json_t *c = json_object_get(body, "condition");
     if (op->kind == TT_ORM_OP_UPDATE)
-      rc = tt_orm_update_from_json(ctx->model, body, op->now, "", &op->upd, &err);
+      rc = tt_orm_update_from_json(ctx->model, body, op->now, "", &op->upd, &err) ||
+           (c && tt_orm_cond_from_json(ctx->model, c, "condition", &op->condition, &err));
     else
       rc = tt_orm_item_from_json(ctx->model, body,
                                  op->kind == TT_ORM_OP_PUT ? TT_ORM_PUT : TT_ORM_CREATE, op->now,
@@ -74,13 +76,13 @@ static struct tt_orm_result run(struct req q) {
   struct tt_orm_result res;
   struct tt_av key = {0};
   json_t *body = q.body ? fx_json(q.body) : NULL;
-  json_t *select = q.select ? fx_json(q.select) : NULL;
   memset(&op, 0, sizeof(op));
   if (q.key)
     key = ofx_key(m, q.key);
   op.kind = q.kind;
   op.item_key = q.key ? &key : NULL;
-  op.select = select;
+  if (q.select)
+    op.select = ofx_select(q.select);
   op.if_none_match = q.if_none_match;
   op.upsert = q.upsert;
   op.raw_format = q.raw;
@@ -90,7 +92,6 @@ static struct tt_orm_result run(struct req q) {
   ofx_run(&op.ctx, m, &res, start_item, body);
   tt_av_free(&key);
   json_decref(body);
-  json_decref(select);
   return res;
 }
 
@@ -339,6 +340,73 @@ START_TEST(update_conditions_and_missing_items) {
 }
 END_TEST
 
+/* A typed comparison of Note built by hand, as a caller without JSON does:
+ * `path op` one N value (NULL: none). */
+static struct tt_cond *cmp(const char *path, enum tt_cond_op op, const char *n) {
+  struct tt_cond *c = calloc(1, sizeof(*c));
+  ck_assert_ptr_nonnull(c);
+  *c = (struct tt_cond){.kind = TT_COND_CMP, .path = strdup(path), .op = op};
+  if (n) {
+    c->values = calloc(1, sizeof(*c->values));
+    c->n_values = 1;
+    ck_assert_int_eq(tt_av_number_text(&c->values[0], n, strlen(n), "n", NULL), 0);
+  }
+  return c;
+}
+
+/* NOT c (c's node moved in). */
+static struct tt_cond *not_of(struct tt_cond *c) {
+  struct tt_cond *out = calloc(1, sizeof(*out));
+  *out = (struct tt_cond){.kind = TT_COND_NOT, .kids = c, .n_kids = 1};
+  return out;
+}
+
+/* A PATCH of NOTE_KEY setting title to `title` under typed condition c
+ * (the op's from its start on). */
+static struct tt_orm_result update_when(const char *title, struct tt_cond *c) {
+  const struct tt_model *m = ofx_model("Note");
+  struct tt_orm_item_op op;
+  struct tt_orm_result res;
+  struct tt_av key = ofx_key(m, NOTE_KEY);
+  char text[64];
+  snprintf(text, sizeof(text), "{'set':{'title':'%s'}}", title);
+  json_t *body = fx_json(text);
+  memset(&op, 0, sizeof(op));
+  op.kind = TT_ORM_OP_UPDATE;
+  op.item_key = &key;
+  op.condition = c;
+  ofx_run(&op.ctx, m, &res, start_item, body);
+  tt_av_free(&key);
+  json_decref(body);
+  return res;
+}
+
+START_TEST(update_takes_a_typed_condition) {
+  create_note(); /* n = 1 */
+  struct tt_orm_result r = update_when("eq", cmp("n", TT_COND_EQ, "1"));
+  expect_ok(&r);
+  ck_assert_str_eq(attr(&r, "title"), "eq");
+  tt_orm_result_free(&r);
+  r = update_when("gt", cmp("n", TT_COND_GT, "5"));
+  expect_error(&r, TT_ERR_CONDITION_FAILED, "condition");
+  tt_orm_result_free(&r);
+  r = update_when("not", not_of(cmp("n", TT_COND_GT, "5")));
+  expect_ok(&r);
+  ck_assert_str_eq(attr(&r, "title"), "not");
+  tt_orm_result_free(&r);
+  /* A malformed typed condition is refused before any I/O, naming it. */
+  r = update_when("bad", cmp("a..b", TT_COND_EXISTS, NULL));
+  expect_error(&r, TT_ERR_VALIDATION, "condition.op");
+  tt_orm_result_free(&r);
+  r = update_when("bad", cmp("n", TT_COND_BETWEEN, "1")); /* one value of two */
+  expect_error(&r, TT_ERR_INTERNAL, "condition");
+  tt_orm_result_free(&r);
+  r = run((struct req){.kind = TT_ORM_OP_GET, .key = NOTE_KEY, .expected = -1});
+  ck_assert_str_eq(attr(&r, "title"), "not"); /* the refused ones wrote nothing */
+  tt_orm_result_free(&r);
+}
+END_TEST
+
 START_TEST(upsert_creates_with_created_at) {
   OFX.now_ns += 7 * OFX_SEC;
   struct tt_orm_result r =
@@ -408,6 +476,7 @@ int main(void) {
       if_none_match_creates_only,
       update_moves_version_and_updated_at,
       update_conditions_and_missing_items,
+      update_takes_a_typed_condition,
       upsert_creates_with_created_at,
       delete_answers_nothing_and_checks_versions,
       models_without_versions};

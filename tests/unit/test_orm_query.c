@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/item_io.h"
+#include "orm/cond.h"
 #include "orm/items.h"
 #include "orm/query.h"
 #include "orm_fixture.h"
@@ -25,8 +26,6 @@ static const char dms[] =
 
 #define N_MSGS 12
 
-/* The key conditions room = "a", in the expression builder's form. */
-static json_t *room_a;
 
 static int start_item(struct tt_orm_ctx *ctx, void *arg) {
   return tt_api_item_start((struct tt_orm_item_op *)ctx, arg);
@@ -36,7 +35,6 @@ static int start_item(struct tt_orm_ctx *ctx, void *arg) {
 static void setup(void) {
   static const char *const tables[] = {"Msg", NULL};
   ofx_setup(dms, tables);
-  room_a = fx_json("[{'attr':'room','op':'=','value':'a'}]");
   for (int i = 0; i < N_MSGS + 3; i++) {
     char text[128];
     snprintf(text, sizeof(text), "{'room':'%s','seq':%d,'text':'message %d'}",
@@ -99,13 +97,32 @@ static const char *id_of(const struct tt_orm_result *r, size_t i, char *out, siz
 }
 
 #define RQ(...) ((struct tt_orm_query_request){__VA_ARGS__})
-#define ROOM_A .key = room_a
-
-static void teardown(void) {
-  json_decref(room_a);
-  room_a = NULL;
-  ofx_teardown();
+/* Typed key conditions and filters of Msg (the op frees them), from JSON
+ * with ' for ". */
+static struct tt_key_cond key_of(const char *text) {
+  json_t *j = fx_json(text);
+  struct tt_key_cond k;
+  struct tt_error err;
+  ck_assert_msg(tt_orm_key_cond_shape(j, &k, &err) == 0 &&
+                    tt_orm_key_cond_type(ofx_model("Msg"), j, &k, &err) == 0,
+                "%s", err.message);
+  json_decref(j);
+  return k;
 }
+
+static struct tt_cond *cond_of(const char *text) {
+  json_t *j = fx_json(text);
+  struct tt_cond *c;
+  struct tt_error err;
+  ck_assert_msg(tt_orm_cond_from_json(ofx_model("Msg"), j, "filter", &c, &err) == 0, "%s",
+                err.message);
+  json_decref(j);
+  return c;
+}
+
+#define ROOM_A .key = key_of("[{'attr':'room','op':'=','value':'a'}]")
+
+static void teardown(void) { ofx_teardown(); }
 
 START_TEST(query_pages_with_limits_and_cursors) {
   char *cursor = NULL;
@@ -148,9 +165,8 @@ START_TEST(query_descending_and_filtered) {
   tt_orm_result_free(&bad);
   tt_orm_result_free(&r);
   /* A filter reads more than it answers. */
-  json_t *filter = fx_json("{'attr':'text','op':'begins_with','value':'message 1'}");
+  struct tt_cond *filter = cond_of("{'attr':'text','op':'begins_with','value':'message 1'}");
   r = run(false, RQ(ROOM_A, .filter = filter), NULL); /* message 1, 10 and 11 */
-  json_decref(filter);
   expect_page(&r);
   ck_assert_uint_eq(r.page.n_items, 3);
   ck_assert_uint_eq(r.page.scanned, N_MSGS);
@@ -158,9 +174,8 @@ START_TEST(query_descending_and_filtered) {
   tt_orm_result_free(&r);
   /* A select: the backend projects what it names plus the keys the cursor
    * needs; the answer's text keeps only what it names. */
-  json_t *select = fx_json("['text']");
-  r = run(false, RQ(ROOM_A, .select = select, .has_limit = true, .limit = 1), NULL);
-  json_decref(select);
+  r = run(false, RQ(ROOM_A, .select = ofx_select("['text']"), .has_limit = true, .limit = 1),
+          NULL);
   expect_page(&r);
   ck_assert_uint_eq(r.page.items[0].len, 3);
   ck_assert_ptr_nonnull(tt_av_map_get(&r.page.items[0], "text"));
@@ -305,13 +320,13 @@ START_TEST(a_sink_takes_the_items_and_sizes_them_for_the_budget) {
 END_TEST
 
 START_TEST(bad_requests_are_refused_before_any_io) {
-  json_t *by_text = fx_json("[{'attr':'text','op':'=','value':'a'}]");
   struct {
     bool scan;
     struct tt_orm_query_request rq;
     const char *field;
   } bad[] = {
-      {false, RQ(.key = by_text), "index"}, /* no index has this key */
+      /* No index has this key. */
+      {false, RQ(.key = key_of("[{'attr':'text','op':'=','value':'a'}]")), "index"},
       {false, RQ(ROOM_A, .has_limit = true, .limit = 0), "limit"},
       {false, RQ(ROOM_A, .has_limit = true, .limit = TT_ORM_MAX_LIMIT + 1), "limit"},
       {false, RQ(ROOM_A, .index = "nope"), "index"},
@@ -328,7 +343,6 @@ START_TEST(bad_requests_are_refused_before_any_io) {
     ck_assert_str_eq(r.err.field, bad[i].field);
     tt_orm_result_free(&r);
   }
-  json_decref(by_text);
   struct tt_orm_result r = run(false, RQ(ROOM_A), "not a cursor");
   ck_assert_int_eq(r.status, -1);
   ck_assert_int_eq(r.err.code, TT_ERR_INVALID_CURSOR);

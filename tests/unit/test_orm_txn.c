@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/txn.h"
 #include "orm_fixture.h"
@@ -94,8 +95,11 @@ static void type_action(const struct act *x, size_t i, int64_t now, json_t **kee
                   err.message);
     json_decref(j);
   }
-  if (x->condition)
-    a->condition = *keep = fx_json(x->condition);
+  if (x->condition) {
+    *keep = fx_json(x->condition);
+    ck_assert_msg(tt_orm_cond_from_json(m, *keep, "condition", &a->condition, &err) == 0, "%s",
+                  err.message);
+  }
   a->expected.present = x->expected > 0;
   a->expected.version = x->expected - 1;
 }
