@@ -130,3 +130,19 @@ int tt_base64_decode_av(struct tt_av *out, const char *in, size_t len, enum tt_b
   out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
   return 0;
 }
+
+int tt_base64_write_av(struct tt_buf *b, const struct tt_av *v) {
+  if (tt_buf_append(b, "\"", 1) != 0 || tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
+    return -1;
+  return tt_buf_append(b, "\"", 1);
+}
+
+json_t *tt_base64_json_av(const struct tt_av *v) {
+  struct tt_buf b;
+  json_t *j = NULL;
+  tt_buf_init(&b, 0);
+  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
+    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
+  tt_buf_free(&b);
+  return j;
+}

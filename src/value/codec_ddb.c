@@ -226,10 +226,7 @@ static int write_scalar_text(struct tt_buf *b, const struct tt_av *v, unsigned f
       return -1;
     return tt_buf_append(b, "\"", 1);
   case TT_AV_B:
-    if (tt_buf_append(b, "\"", 1) != 0 ||
-        tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
-      return -1;
-    return tt_buf_append(b, "\"", 1);
+    return tt_base64_write_av(b, v);
   default:
     return -1;
   }
@@ -237,48 +234,35 @@ static int write_scalar_text(struct tt_buf *b, const struct tt_av *v, unsigned f
 
 int tt_ddb_value_write(struct tt_buf *b, const struct tt_av *v, unsigned fl) {
   switch (v->type) {
-  case TT_AV_S:
-    if (tt_buf_append(b, "{\"S\":", 5) != 0)
-      return -1;
-    break;
-  case TT_AV_N:
-    if (tt_buf_append(b, "{\"N\":", 5) != 0)
-      return -1;
-    break;
-  case TT_AV_B:
-    if (tt_buf_append(b, "{\"B\":", 5) != 0)
-      return -1;
-    break;
   case TT_AV_BOOL:
     return tt_buf_puts(b, v->u.boolean ? "{\"BOOL\":true}" : "{\"BOOL\":false}");
   case TT_AV_NULL:
     return tt_buf_puts(b, "{\"NULL\":true}");
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B:
+  case TT_AV_M:
+    if (tt_buf_append(b, "{\"", 2) != 0 || tt_buf_puts(b, tt_av_type_name(v->type)) != 0 ||
+        tt_buf_append(b, "\":", 2) != 0 ||
+        (v->type == TT_AV_M ? tt_ddb_item_write(b, v, fl) : write_scalar_text(b, v, fl)) != 0)
+      return -1;
+    return tt_buf_append(b, "}", 1);
   case TT_AV_SS:
   case TT_AV_NS:
   case TT_AV_BS:
-    if (tt_buf_printf(b, "{\"%s\":[", tt_av_type_name(v->type)) != 0)
-      return -1;
-    for (size_t i = 0; i < v->len; i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || write_scalar_text(b, &v->u.elems[i], fl) != 0)
-        return -1;
-    return tt_buf_append(b, "]}", 2);
   case TT_AV_L:
-    if (tt_buf_append(b, "{\"L\":[", 6) != 0)
+    if (tt_buf_append(b, "{\"", 2) != 0 || tt_buf_puts(b, tt_av_type_name(v->type)) != 0 ||
+        tt_buf_append(b, "\":[", 3) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || tt_ddb_value_write(b, &v->u.elems[i], fl) != 0)
+      if ((i && tt_buf_append(b, ",", 1) != 0) ||
+          (v->type == TT_AV_L ? tt_ddb_value_write(b, &v->u.elems[i], fl)
+                              : write_scalar_text(b, &v->u.elems[i], fl)) != 0)
         return -1;
     return tt_buf_append(b, "]}", 2);
-  case TT_AV_M:
-    if (tt_buf_append(b, "{\"M\":", 5) != 0 || tt_ddb_item_write(b, v, fl) != 0)
-      return -1;
-    return tt_buf_append(b, "}", 1);
   default:
     return -1;
   }
-  if (write_scalar_text(b, v, fl) != 0)
-    return -1;
-  return tt_buf_append(b, "}", 1);
 }
 
 int tt_ddb_item_write(struct tt_buf *b, const struct tt_av *item, unsigned fl) {
@@ -300,15 +284,8 @@ static json_t *scalar_json(const struct tt_av *v) {
     return tt_json_string_new(v->u.bytes, v->len);
   case TT_AV_N:
     return json_stringn_nocheck(v->u.bytes, v->len);
-  case TT_AV_B: {
-    struct tt_buf b;
-    tt_buf_init(&b, 0);
-    json_t *j = NULL;
-    if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
-      j = json_stringn_nocheck(b.data ? b.data : "", b.len);
-    tt_buf_free(&b);
-    return j;
-  }
+  case TT_AV_B:
+    return tt_base64_json_av(v);
   default:
     return NULL;
   }

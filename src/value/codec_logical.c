@@ -273,12 +273,6 @@ static int write_number(struct tt_buf *b, const struct tt_av *v, unsigned flags)
   return tt_buf_append(b, "\"", 1);
 }
 
-static int write_b64(struct tt_buf *b, const struct tt_av *v) {
-  if (tt_buf_append(b, "\"", 1) != 0 || tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
-    return -1;
-  return tt_buf_append(b, "\"", 1);
-}
-
 int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type declared,
                      unsigned flags) {
   switch (v->type) {
@@ -295,7 +289,7 @@ int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type de
   case TT_AV_N:
     return write_number(b, v, flags);
   case TT_AV_B:
-    return write_b64(b, v);
+    return tt_base64_write_av(b, v);
   case TT_AV_BOOL:
     return tt_buf_puts(b, v->u.boolean ? "true" : "false");
   case TT_AV_NULL:
@@ -342,16 +336,6 @@ static json_t *number_json(const struct tt_av *v, unsigned flags) {
   return json_stringn_nocheck(v->u.bytes, v->len);
 }
 
-static json_t *b64_json(const struct tt_av *v) {
-  struct tt_buf b;
-  json_t *j = NULL;
-  tt_buf_init(&b, 0);
-  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
-    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
-  tt_buf_free(&b);
-  return j;
-}
-
 json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsigned flags) {
   json_t *j = NULL;
   switch (v->type) {
@@ -362,7 +346,7 @@ json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsi
   case TT_AV_N:
     return number_json(v, flags);
   case TT_AV_B:
-    return b64_json(v);
+    return tt_base64_json_av(v);
   case TT_AV_BOOL:
     return json_boolean(v->u.boolean);
   case TT_AV_NULL:
