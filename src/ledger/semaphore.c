@@ -36,16 +36,16 @@ static void answer_slot(struct tt_ledger_op *op) {
     ledger_answer(op, 200, out);
 }
 
-/* Starts an update of the slot op->w.slot with `body` (stolen). */
-static void slot_update(struct tt_ledger_op *op, json_t *body, bool upsert, ledger_next_fn next) {
-  const char *sk = body ? slot_sk(op, op->w.slot) : NULL;
-  if (sk == NULL) {
-    json_decref(body);
+/* Starts `a` on the slot op->w.slot (model and key set here); answers out
+ * of memory when the key cannot be made or an update's body is NULL. */
+static void slot_item(struct tt_ledger_op *op, struct ledger_item_args a, ledger_next_fn next) {
+  a.model = TT_LEDGER_MODEL_SEMAPHORE;
+  a.sk = slot_sk(op, op->w.slot);
+  if (a.sk == NULL || (a.kind == TT_ORM_OP_UPDATE && a.body == NULL)) {
+    json_decref(a.body);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .body = body, .upsert = upsert};
   ledger_item(op, &a, next);
 }
 
@@ -116,8 +116,12 @@ static void try_next_slot(struct tt_ledger_op *op) {
   op->w.slot = op->w.slots[op->w.next++];
   json_t *keep = json_pack("{s:o,s:o,s:I}", "scope", ledger_str(op->scope), "subject",
                            ledger_str(op->subject), "slot", (json_int_t)op->w.slot);
-  /* slot_update answers out of memory when the body is NULL. */
-  slot_update(op, ledger_lease_take_body(op, keep), true, slot_acquired);
+  /* slot_item answers out of memory when the body is NULL. */
+  slot_item(op,
+            (struct ledger_item_args){.kind = TT_ORM_OP_UPDATE,
+                                      .body = ledger_lease_take_body(op, keep),
+                                      .upsert = true},
+            slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -178,7 +182,10 @@ static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
 static void refresh(struct tt_ledger_op *op) {
   /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
    * ItemNotFound, which is "not owned" too. */
-  slot_update(op, ledger_lease_refresh_body(op), false, slot_refreshed);
+  slot_item(op,
+            (struct ledger_item_args){.kind = TT_ORM_OP_UPDATE,
+                                      .body = ledger_lease_refresh_body(op)},
+            slot_refreshed);
 }
 
 /* ---- release: read the slot, then delete it at the version read --------- */
@@ -198,25 +205,15 @@ static void release_slot_read(struct tt_ledger_op *op, struct tt_orm_result *r) 
                                  "another owner holds this slot; only its owner can release it",
                                  "slot", &version) != 0)
     return;
-  const char *sk = slot_sk(op, op->w.slot);
-  if (sk == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .has_expected = true, .expected = version};
-  ledger_item(op, &a, released);
+  slot_item(op,
+            (struct ledger_item_args){
+                .kind = TT_ORM_OP_DELETE, .has_expected = true, .expected = version},
+            released);
 }
 
 static void release_read(struct tt_ledger_op *op) {
-  const char *sk = slot_sk(op, op->w.slot);
-  if (sk == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .consistent = true};
-  ledger_item(op, &a, release_slot_read);
+  slot_item(op, (struct ledger_item_args){.kind = TT_ORM_OP_GET, .consistent = true},
+            release_slot_read);
 }
 
 /* ---- inspect: the unexpired holders, in slot order ---------------------- */
