@@ -327,8 +327,7 @@ void tt_av_null(struct tt_av *v) {
 }
 
 int tt_av_list(struct tt_av *v, enum tt_av_type type, size_t n) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   struct tt_av *e = NULL;
   if (n) {
     if ((e = calloc(n, sizeof(*e))) == NULL)
@@ -343,8 +342,7 @@ int tt_av_list(struct tt_av *v, enum tt_av_type type, size_t n) {
 }
 
 int tt_av_map(struct tt_av *v, size_t n) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   struct tt_av_member *m = NULL;
   if (n) {
     if ((m = calloc(n, sizeof(*m))) == NULL)

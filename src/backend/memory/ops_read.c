@@ -472,15 +472,11 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
     if (r.esk) {
       const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
       const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
-      if (r.forward) {
-        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, true);
-        if (memdb_pos_cmp(p, lo) > 0)
-          lo = p;
-      } else {
-        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, false);
-        if (memdb_pos_cmp(p, hi) < 0)
-          hi = p;
-      }
+      struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, r.forward);
+      if (r.forward && memdb_pos_cmp(p, lo) > 0)
+        lo = p;
+      else if (!r.forward && memdb_pos_cmp(p, hi) < 0)
+        hi = p;
     }
     if (memdb_pos_cmp(lo, hi) < 0) {
       if (r.forward) {
