@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/text.h"
 #include "value/json_exact.h"
@@ -54,8 +53,8 @@ static int vfail(struct vctx *c, const char *field, const char *fmt, ...) {
   size_t pl = strlen(path);
   if (pl > 0 && path[pl - 1] == '.')
     path[pl - 1] = '\0';
-  return tt_model_errorf(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
-                         c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
+  return tt_error_set(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
+                       c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
 }
 
 /* Joins a path and a member name into buf ("attributes[2]" + "type"). */
@@ -276,7 +275,7 @@ static bool is_key_type(enum tt_av_type t) {
 }
 
 static int oom(struct vctx *c) {
-  return tt_model_errorf(c->err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+  return tt_error_set(c->err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 }
 
 /* --- attributes ------------------------------------------------------- */

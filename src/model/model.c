@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/buf.h"
 #include "util/text.h"
@@ -509,14 +508,14 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
         target_matches(m->indexes[i].partition, m->indexes[i].sort, pk_attr, sk_attr))
       describe_target(&b, m->indexes[i].name, m->indexes[i].partition, m->indexes[i].sort);
   if (matches == 0)
-    tt_model_errorf(err, TT_ERR_VALIDATION, "index",
-                    "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
-                    m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
-                    sk_attr ? "\"" : "", b.len ? b.data : "");
+    tt_error_set(err, TT_ERR_VALIDATION, "index",
+                  "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
+                  m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
+                  sk_attr ? "\"" : "", b.len ? b.data : "");
   else
-    tt_model_errorf(err, TT_ERR_VALIDATION, "index",
-                    "model %s: several indexes fit these keys, name one in \"index\": %s",
-                    m->name, b.len ? b.data : "");
+    tt_error_set(err, TT_ERR_VALIDATION, "index",
+                  "model %s: several indexes fit these keys, name one in \"index\": %s",
+                  m->name, b.len ? b.data : "");
   tt_buf_free(&b);
   return -1;
 }

@@ -420,15 +420,6 @@ int64_t creds_now(const struct creds_chain *ch) {
   return creds_cache_now(&ch->cache);
 }
 
-/* Sends one line to the log hook, printf-style. Callers never pass a
- * secret. */
-static void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  creds_cache_vlog(&ch->cache, level, fmt, ap);
-  va_end(ap);
-}
-
 static const char *const src_names[CREDS_SRC__COUNT] = {
     [CREDS_SRC_ENV] = "environment",
     [CREDS_SRC_PROFILE] = "profile",
@@ -512,11 +503,12 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
   int64_t left = creds_cache_install(&ch->cache, &job->out);
   ch->sticky = job->src;
   if (ch->cache.cur.expires_at != 0)
-    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, expiring in %lld s",
-              ch->cache.cur.source, (long long)left);
+    creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO,
+                    "credentials: resolved from %s, expiring in %lld s", ch->cache.cur.source,
+                    (long long)left);
   else
-    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
-              ch->cache.cur.source);
+    creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
+                    ch->cache.cur.source);
 }
 
 /* A failed job: the waiters get the error; a failed background refresh
