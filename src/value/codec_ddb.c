@@ -16,10 +16,6 @@ static int bad(struct tt_vpath *c, const char *what) {
   return tt_error_set(c->err, TT_ERR_VALIDATION, c->path, "%s: %s", p, what);
 }
 
-static int oom(struct tt_vpath *c) {
-  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
-}
-
 static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out);
 
 static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t *len,
@@ -36,7 +32,7 @@ static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
   if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
     return -1;
   int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
-  return rc < 0 ? oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
+  return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
 }
 
 static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
@@ -54,7 +50,7 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
   if (n == 0)
     return bad(c, "a set cannot be empty");
   if (tt_av_list(out, type, n) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   for (size_t i = 0; i < n; i++) {
     const json_t *e = json_array_get(j, i);
     size_t old = tt_vpath_index(c, i);
@@ -64,7 +60,7 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
       size_t len;
       rc = string_of(c, e, &s, &len, "SS members must be strings");
       if (rc == 0 && tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = oom(c);
+        rc = tt_vpath_oom(c);
     } else if (type == TT_AV_NS) {
       rc = number_from(c, e, &out->u.elems[i]);
     } else {
@@ -84,7 +80,7 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
   if (!json_is_object(j))
     return bad(c, "M must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   json_object_keylen_foreach((json_t *)j, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(c, key, key_len);
@@ -95,7 +91,7 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
     }
     if (tt_av_member_name(m, key, key_len) != 0) {
       tt_vpath_pop(c, old);
-      return oom(c);
+      return tt_vpath_oom(c);
     }
     int rc = value_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
@@ -110,7 +106,7 @@ static int list_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_a
     return bad(c, "L must be a JSON array");
   size_t n = json_array_size(j);
   if (tt_av_list(out, TT_AV_L, n) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   for (size_t i = 0; i < n; i++) {
     size_t old = tt_vpath_index(c, i);
     int rc = value_from(c, json_array_get(j, i), depth, &out->u.elems[i]);
@@ -137,7 +133,7 @@ static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_
     size_t len;
     rc = string_of(c, v, &s, &len, "S must be a string");
     if (rc == 0 && tt_av_string(out, s, len) != 0)
-      rc = oom(c);
+      rc = tt_vpath_oom(c);
     break;
   }
   case TT_AV_N:
@@ -192,7 +188,7 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
   if (!json_is_object(j))
     return bad(&c, "an attribute map must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
-    return oom(&c);
+    return tt_vpath_oom(&c);
   json_object_keylen_foreach((json_t *)j, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(&c, key, key_len);
@@ -200,7 +196,7 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
     if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
       rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
     else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = oom(&c);
+      rc = tt_vpath_oom(&c);
     if (rc == 0)
       rc = value_from(&c, val, 0, &m->value);
     tt_vpath_pop(&c, old);

@@ -16,10 +16,6 @@ static int expect(struct tt_vpath *c, const char *what) {
   return tt_error_set(c->err, TT_ERR_VALIDATION, c->path, "%s: expected %s", p, what);
 }
 
-static int oom(struct tt_vpath *c) {
-  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
-}
-
 static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsigned flags,
                    int depth, struct tt_av *out);
 
@@ -40,7 +36,7 @@ static int binary_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) 
   if (s == NULL)
     return expect(c, "a base64 string (B)");
   int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
-  return rc < 0 ? oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
+  return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
 }
 
 static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
@@ -54,7 +50,7 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
   if (n == 0)
     return 0; /* an empty set is stored as NULL (DynamoDB has no empty sets) */
   if (tt_av_list(out, t, n) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   for (size_t i = 0; i < n; i++) {
     const json_t *e = json_array_get(in, i);
     size_t old = tt_vpath_index(c, i);
@@ -65,7 +61,7 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
       if (s == NULL)
         rc = expect(c, "a string (SS member)");
       else if (tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = oom(c);
+        rc = tt_vpath_oom(c);
     } else if (t == TT_AV_NS) {
       rc = number_from(c, e, &out->u.elems[i]);
     } else {
@@ -83,7 +79,7 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
   size_t key_len, i = 0;
   json_t *val;
   if (tt_av_map(out, json_object_size(in)) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   json_object_keylen_foreach((json_t *)in, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(c, key, key_len);
@@ -91,7 +87,7 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
     if (memchr(key, '\0', key_len) != NULL)
       rc = expect(c, "map keys without NUL");
     else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = oom(c);
+      rc = tt_vpath_oom(c);
     if (rc == 0)
       rc = convert(c, val, TT_LOGICAL_INFER, 0, depth, &m->value);
     tt_vpath_pop(c, old);
@@ -104,7 +100,7 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
 static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
   size_t n = json_array_size(in);
   if (tt_av_list(out, TT_AV_L, n) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   for (size_t i = 0; i < n; i++) {
     size_t old = tt_vpath_index(c, i);
     int rc = convert(c, json_array_get(in, i), TT_LOGICAL_INFER, 0, depth, &out->u.elems[i]);
@@ -152,7 +148,7 @@ static int json_string_from(struct tt_vpath *c, const json_t *in, struct tt_av *
   tt_buf_init(&b, 0);
   if (tt_json_dump(in, TT_JSON_SORT_KEYS | TT_JSON_CANON_NUMBERS | TT_JSON_GO_ESCAPE, &b) != 0) {
     tt_buf_free(&b);
-    return oom(c);
+    return tt_vpath_oom(c);
   }
   size_t len;
   char *text = tt_buf_steal(&b, &len);
@@ -191,7 +187,7 @@ static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsi
     const char *s = tt_json_string_text(in, &len);
     if (s == NULL)
       return expect(c, "a string (S)");
-    rc = tt_av_string(out, s, len) != 0 ? oom(c) : 0;
+    rc = tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
     break;
   }
   case TT_AV_N:

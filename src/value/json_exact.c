@@ -854,7 +854,7 @@ static int kv_cmp(const void *pa, const void *pb) {
   return (a->len > b->len) - (a->len < b->len);
 }
 
-static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
+int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
   switch (json_typeof(j)) {
   case JSON_OBJECT: {
     size_t n = json_object_size(j), i = 0;
@@ -879,7 +879,7 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     for (i = 0; i < n; i++) {
       if ((i && tt_buf_append(b, ",", 1) != 0) ||
           tt_json_write_string(b, kvs[i].key, kvs[i].len, flags) != 0 ||
-          tt_buf_append(b, ":", 1) != 0 || dump(kvs[i].val, flags, b) != 0)
+          tt_buf_append(b, ":", 1) != 0 || tt_json_dump(kvs[i].val, flags, b) != 0)
         goto obj_done;
     }
     rc = tt_buf_append(b, "}", 1);
@@ -892,7 +892,7 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     if (tt_buf_append(b, "[", 1) != 0)
       return -1;
     for (size_t i = 0; i < json_array_size(j); i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || dump(json_array_get(j, i), flags, b) != 0)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || tt_json_dump(json_array_get(j, i), flags, b) != 0)
         return -1;
     return tt_buf_append(b, "]", 1);
   }
@@ -934,8 +934,4 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     return tt_buf_append(b, "null", 4);
   }
   return -1;
-}
-
-int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
-  return dump(j, flags, b);
 }

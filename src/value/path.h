@@ -45,6 +45,11 @@ static inline void tt_vpath_pop(struct tt_vpath *c, size_t old) {
   c->path[old] = '\0';
 }
 
+/* Out of memory at the current path. Returns -1. */
+static inline int tt_vpath_oom(struct tt_vpath *c) {
+  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
+}
+
 static inline void tt_vpath_init(struct tt_vpath *c, const char *path, struct tt_error *err) {
   c->err = err;
   c->len = 0;

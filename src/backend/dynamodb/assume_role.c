@@ -105,10 +105,6 @@ static void install(struct ar *p, struct ar_job *job) {
                   p->role_arn, p->session_name, (long long)left);
 }
 
-static void note_failure(struct ar *p, struct ar_job *job) {
-  creds_cache_note_failure(&p->cache, job->background, &job->err);
-}
-
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
 static void job_end(struct ar_job *job, int rc) {
   struct ar *p = job->p;
@@ -124,7 +120,7 @@ static void job_end(struct ar_job *job, int rc) {
   if (rc == 0)
     install(p, job);
   else
-    note_failure(p, job);
+    creds_cache_note_failure(&p->cache, job->background, &job->err);
   job_free(job);
   creds_cache_answer(&p->cache, rc == 0 ? &p->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -336,7 +332,7 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
   job->starting = false;
   if (job->failed_sync) {
     p->job = NULL;
-    note_failure(p, job);
+    creds_cache_note_failure(&p->cache, job->background, &job->err);
     *err = job->err;
     job_free(job);
     return -1;
@@ -351,7 +347,7 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 /* Starts the background refresh the cached credentials are due for. */
 static void maybe_refresh(struct ar *p, int64_t now) {
   if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
-    struct tt_error ignored; /* logged by note_failure */
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
     job_start(p, true, &ignored);
   }
 }

@@ -511,12 +511,6 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
                     ch->cache.cur.source);
 }
 
-/* A failed job: the waiters get the error; a failed background refresh
- * keeps the cached credentials and waits retry_refresh_s. */
-static void note_failure(struct creds_chain *ch, struct creds_job *job) {
-  creds_cache_note_failure(&ch->cache, job->background, &job->err);
-}
-
 /* Refuses credentials that a provider answered already expired (or about
  * to, within CREDS_USABLE_MARGIN_S), as DynamoDB would refuse a request
  * signed with them: the job fails instead. Returns 0 or -1. */
@@ -555,7 +549,7 @@ void creds_job_async_done(struct creds_job *job, int rc) {
   if (rc == 0)
     install(ch, job);
   else
-    note_failure(ch, job);
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
   job_free(job);
   creds_cache_answer(&ch->cache, rc == 0 ? &ch->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -602,7 +596,7 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   if (rc == CREDS_DONE) {
     install(ch, job);
   } else {
-    note_failure(ch, job);
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
     *err = job->err;
   }
   job_free(job);
@@ -612,7 +606,7 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
 /* Starts the background refresh the cached credentials are due for. */
 static void maybe_refresh(struct creds_chain *ch, int64_t now) {
   if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
-    struct tt_error ignored; /* logged by note_failure */
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
     job_start(ch, true, &ignored);
   }
 }
