@@ -38,14 +38,14 @@ struct ystate {
 
 static int yerr(struct ystate *st, const yaml_mark_t *mark, const char *what) {
   return tt_error_set(st->err, TT_ERR_VALIDATION, NULL,
-                       SRC_FMT "line %zu column %zu: %s", SRC_ARGS(st->source),
-                       (size_t)mark->line + 1, (size_t)mark->column + 1, what);
+                      SRC_FMT "line %zu column %zu: %s", SRC_ARGS(st->source),
+                      (size_t)mark->line + 1, (size_t)mark->column + 1, what);
 }
 
 /* Out of memory while building the tree: Internal, not the user's fault. */
 static int yoom(struct ystate *st) {
   return tt_error_set(st->err, TT_ERR_INTERNAL, NULL, SRC_FMT "out of memory",
-                       SRC_ARGS(st->source));
+                      SRC_ARGS(st->source));
 }
 
 /* Whether `s` (n bytes) is one of the spellings in the NULL-terminated list. */
@@ -302,9 +302,9 @@ static int parse_yaml(const char *data, size_t len, const char *source, json_t *
   }
   if (json_array_size(st.docs) == 0) {
     tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                  SRC_FMT "the file is empty (expected a DMS document with dms_version "
-                          "and models)",
-                  SRC_ARGS(source));
+                 SRC_FMT "the file is empty (expected a DMS document with dms_version "
+                         "and models)",
+                 SRC_ARGS(source));
     goto fail;
   }
   *out = st.docs;
@@ -361,17 +361,17 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
   if (root == NULL) {
     if (all_space(data, len))
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                           SRC_FMT "the file is empty (expected a DMS document with "
-                                   "dms_version and models)",
-                           SRC_ARGS(source));
+                          SRC_FMT "the file is empty (expected a DMS document with "
+                                  "dms_version and models)",
+                          SRC_ARGS(source));
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                         SRC_FMT "line %d column %d: JSON syntax error: %s",
-                         SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
+                        SRC_FMT "line %d column %d: JSON syntax error: %s",
+                        SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
   if (json_depth(root, TT_DMS_MAX_DEPTH + 1) > TT_DMS_MAX_DEPTH) {
     json_decref(root);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                         SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
+                        SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
   }
   json_t *docs = json_array();
   if (docs == NULL || json_array_append_new(docs, root) != 0) {
@@ -387,8 +387,8 @@ int tt_dms_parse(const char *data, size_t len, enum tt_dms_syntax syntax, const 
   *out = NULL;
   if (len > TT_DMS_MAX_FILE_BYTES)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                         SRC_FMT "DMS text is larger than %u bytes", SRC_ARGS(source),
-                         TT_DMS_MAX_FILE_BYTES);
+                        SRC_FMT "DMS text is larger than %u bytes", SRC_ARGS(source),
+                        TT_DMS_MAX_FILE_BYTES);
   if (syntax == TT_DMS_SYNTAX_JSON)
     return parse_json(data, len, source, out, err);
   return parse_yaml(data, len, source, out, err);
@@ -419,7 +419,7 @@ int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
   *out = NULL;
   if (tt_dms_syntax_from_path(path, &syntax) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                         "%s: a DMS file name must end in .yml, .yaml or .json", path);
+                        "%s: a DMS file name must end in .yml, .yaml or .json", path);
   f = fopen(path, "rb");
   if (f == NULL) {
     tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path, strerror(errno));
@@ -432,7 +432,7 @@ int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
   }
   if ((uintmax_t)sb.st_size > TT_DMS_MAX_FILE_BYTES) {
     tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
-                  TT_DMS_MAX_FILE_BYTES);
+                 TT_DMS_MAX_FILE_BYTES);
     goto fail;
   }
   size_t cap = (size_t)sb.st_size + 1;
@@ -450,7 +450,7 @@ int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
   }
   if (len == cap) {
     tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
-                  path);
+                 path);
     goto fail;
   }
   rc = tt_dms_parse(data, len, syntax, path, out, err);

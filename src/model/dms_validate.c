@@ -54,7 +54,7 @@ static int vfail(struct vctx *c, const char *field, const char *fmt, ...) {
   if (pl > 0 && path[pl - 1] == '.')
     path[pl - 1] = '\0';
   return tt_error_set(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
-                       c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
+                      c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
 }
 
 /* Joins a path and a member name into buf ("attributes[2]" + "type"). */

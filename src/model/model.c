@@ -509,13 +509,13 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
       describe_target(&b, m->indexes[i].name, m->indexes[i].partition, m->indexes[i].sort);
   if (matches == 0)
     tt_error_set(err, TT_ERR_VALIDATION, "index",
-                  "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
-                  m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
-                  sk_attr ? "\"" : "", b.len ? b.data : "");
+                 "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
+                 m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
+                 sk_attr ? "\"" : "", b.len ? b.data : "");
   else
     tt_error_set(err, TT_ERR_VALIDATION, "index",
-                  "model %s: several indexes fit these keys, name one in \"index\": %s",
-                  m->name, b.len ? b.data : "");
+                 "model %s: several indexes fit these keys, name one in \"index\": %s",
+                 m->name, b.len ? b.data : "");
   tt_buf_free(&b);
   return -1;
 }

@@ -125,13 +125,13 @@ static int check_reserved(const struct tt_model_registry *r, const struct tt_mod
   const struct tt_model *old = find(r, m->name, NULL);
   if (tt_model_registry_is_reserved(r, old))
     return tt_error_set(err, TT_ERR_RESERVED_MODEL, "name",
-                         "%s: model %s is a built-in model of %s and cannot be redefined",
-                         src_of(m), m->name, r->reserved_owner);
+                        "%s: model %s is a built-in model of %s and cannot be redefined",
+                        src_of(m), m->name, r->reserved_owner);
   if (strcmp(m->table, r->reserved_table) == 0)
     return tt_error_set(err, TT_ERR_RESERVED_MODEL, "table",
-                         "%s: model %s: table \"%s\" is reserved for %s; choose another "
-                         "table name",
-                         src_of(m), m->name, r->reserved_table, r->reserved_owner);
+                        "%s: model %s: table \"%s\" is reserved for %s; choose another "
+                        "table name",
+                        src_of(m), m->name, r->reserved_table, r->reserved_owner);
   return 0;
 }
 
@@ -165,17 +165,17 @@ static int check_table_share(const struct tt_model *a, const struct tt_model *b,
     return 0;
   if (!json_equal(json_object_get(a->normal, "keys"), json_object_get(b->normal, "keys")))
     return tt_error_set(err, TT_ERR_VALIDATION, "keys",
-                         "%s: model %s: table \"%s\" is also used by model %s (%s) with a "
-                         "different key schema",
-                         src_of(a), a->name, a->table, b->name, src_of(b));
+                        "%s: model %s: table \"%s\" is also used by model %s (%s) with a "
+                        "different key schema",
+                        src_of(a), a->name, a->table, b->name, src_of(b));
   for (size_t i = 0; i < a->n_indexes; i++) {
     const json_t *other = index_normal(b, a->indexes[i].name);
     if (other != NULL && !json_equal(other, index_normal(a, a->indexes[i].name)))
       return tt_error_set(err, TT_ERR_VALIDATION, "indexes",
-                           "%s: model %s: index \"%s\" of table \"%s\" is defined differently "
-                           "by model %s (%s)",
-                           src_of(a), a->name, a->indexes[i].name, a->table, b->name,
-                           src_of(b));
+                          "%s: model %s: index \"%s\" of table \"%s\" is defined differently "
+                          "by model %s (%s)",
+                          src_of(a), a->name, a->indexes[i].name, a->table, b->name,
+                          src_of(b));
   }
   return 0;
 }
@@ -226,8 +226,8 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
         continue;
       if (!tt_model_equal(o, m)) {
         tt_error_set(err, TT_ERR_VALIDATION, "name",
-                      "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                      src_of(o));
+                     "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                     src_of(o));
         goto fail;
       }
       dup = true;
@@ -236,8 +236,8 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
     if (old != NULL) {
       if (!tt_model_equal(old, m)) {
         tt_error_set(err, TT_ERR_VALIDATION, "name",
-                      "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                      src_of(old));
+                     "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                     src_of(old));
         goto fail;
       }
       dup = true;
@@ -298,7 +298,7 @@ static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_er
   DIR *d = opendir(dir);
   if (d == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open directory: %s", dir,
-                         strerror(errno));
+                        strerror(errno));
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     enum tt_dms_syntax syn;
@@ -326,7 +326,7 @@ static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_er
   }
   if (n == 0) {
     tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                  "%s: the directory holds no .yml, .yaml or .json model files", dir);
+                 "%s: the directory holds no .yml, .yaml or .json model files", dir);
     goto fail;
   }
   qsort(names, n, sizeof(*names), cmp_str);
@@ -351,7 +351,7 @@ int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
   struct stat sb;
   if (stat(path, &sb) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
-                         strerror(errno));
+                        strerror(errno));
   int rc = S_ISDIR(sb.st_mode) ? stage_dir(path, &staged, err) : stage_file(path, &staged, err);
   if (rc != 0) {
     tt_model_list_clear(&staged);
@@ -486,9 +486,9 @@ static int unsafe_error(const struct tt_model *m, const struct tt_model_change *
   if (n > 1)
     snprintf(more, sizeof(more), " (and %zu more unsafe change%s)", n - 1, n > 2 ? "s" : "");
   return tt_error_set(err, TT_ERR_UNSAFE_MODEL_CHANGE, field,
-                       "replacing model %s %s%s; use a new model name, or "
-                       "?replace=true&allow_unsafe=true",
-                       m->name, what, more);
+                      "replacing model %s %s%s; use a new model name, or "
+                      "?replace=true&allow_unsafe=true",
+                      m->name, what, more);
 }
 
 int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_model *m,
@@ -503,9 +503,9 @@ int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_m
   }
   if (old != NULL && !(flags & TT_MODEL_PUT_REPLACE))
     return tt_error_set(err, TT_ERR_ALREADY_EXISTS, "name",
-                         "model %s already exists with a different definition; use "
-                         "?replace=true to replace it",
-                         m->name);
+                        "model %s already exists with a different definition; use "
+                        "?replace=true to replace it",
+                        m->name);
   if (old != NULL && !(flags & TT_MODEL_PUT_ALLOW_UNSAFE)) {
     struct tt_model_change first;
     size_t n = tt_model_unsafe_changes(old, m, &first, 1);
