@@ -375,19 +375,34 @@ static json_t *marked(struct parser *ps, char tag, const char *s, size_t len, bo
 
 static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out);
 
+/* Steps over the opening '{' or '['; 1 when `close` follows at once (an
+ * empty container, consumed), else 0. */
+static int open_container(struct parser *ps, char close) {
+  ps->p++;
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* After a member or an element: 0 on ',' (another follows), 1 on `close`
+ * (the container ends), else -1 with the error set. */
+static int after_item(struct parser *ps, const struct frame *f, char close) {
+  skip_ws(ps);
+  if (ps->p < ps->end && (*ps->p == ',' || *ps->p == close))
+    return *ps->p++ == close;
+  return fail_at(ps, f, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+}
+
 static int parse_object(struct parser *ps, const struct frame *f, int depth, json_t **out) {
   json_t *obj = json_object();
   char *key_copy = NULL;
   if (obj == NULL)
     return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
-  ps->p++; /* '{' */
-  skip_ws(ps);
-  if (ps->p < ps->end && *ps->p == '}') {
-    ps->p++;
-    *out = obj;
-    return 0;
-  }
-  for (;;) {
+  int end = open_container(ps, '}');
+  while (end == 0) {
     struct frame child = {f, NULL, 0, 0};
     const char *key;
     size_t key_len;
@@ -436,18 +451,11 @@ static int parse_object(struct parser *ps, const struct frame *f, int depth, jso
     }
     free(key_copy);
     key_copy = NULL;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (ps->p < ps->end && *ps->p == '}') {
-      ps->p++;
-      *out = obj;
-      return 0;
-    }
-    fail_at(ps, f, "expected ',' or '}'");
-    goto fail;
+    end = after_item(ps, f, '}');
+  }
+  if (end > 0) {
+    *out = obj;
+    return 0;
   }
 fail:
   free(key_copy);
@@ -459,14 +467,8 @@ static int parse_array(struct parser *ps, const struct frame *f, int depth, json
   json_t *arr = json_array();
   if (arr == NULL)
     return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
-  ps->p++; /* '[' */
-  skip_ws(ps);
-  if (ps->p < ps->end && *ps->p == ']') {
-    ps->p++;
-    *out = arr;
-    return 0;
-  }
-  for (size_t i = 0;; i++) {
+  int end = open_container(ps, ']');
+  for (size_t i = 0; end == 0; i++) {
     struct frame child = {f, NULL, 0, i};
     json_t *val = NULL;
     if (parse_value(ps, &child, depth, &val) != 0)
@@ -475,18 +477,11 @@ static int parse_array(struct parser *ps, const struct frame *f, int depth, json
       tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
       goto fail;
     }
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (ps->p < ps->end && *ps->p == ']') {
-      ps->p++;
-      *out = arr;
-      return 0;
-    }
-    fail_at(ps, f, "expected ',' or ']'");
-    goto fail;
+    end = after_item(ps, f, ']');
+  }
+  if (end > 0) {
+    *out = arr;
+    return 0;
   }
 fail:
   json_decref(arr);
