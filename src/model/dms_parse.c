@@ -175,12 +175,8 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     top->has_key = true;
     return 0;
   }
-  json_t *node;
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL;
-  if (plain)
-    node = resolve_plain(val, len);
-  else
-    node = json_stringn(val, len);
+  json_t *node = plain ? resolve_plain(val, len) : json_stringn(val, len);
   if (node == NULL) /* libyaml's reader already refused invalid UTF-8 */
     return yoom(st);
   return attach(st, ev, node);
@@ -232,18 +228,13 @@ static int on_event(struct ystate *st, const yaml_event_t *ev) {
   case YAML_STREAM_START_EVENT:
   case YAML_STREAM_END_EVENT:
   case YAML_NO_EVENT:
-    return 0;
   case YAML_DOCUMENT_START_EVENT:
     return 0;
-  case YAML_DOCUMENT_END_EVENT:
-    if (st->root == NULL)
-      st->root = json_null();
-    if (json_array_append_new(st->docs, st->root) != 0) {
-      st->root = NULL;
-      return yoom(st);
-    }
-    st->root = NULL;
-    return 0;
+  case YAML_DOCUMENT_END_EVENT: {
+    int rc = json_array_append_new(st->docs, st->root ? st->root : json_null());
+    st->root = NULL; /* the list took it, even on failure */
+    return rc != 0 ? yoom(st) : 0;
+  }
   case YAML_ALIAS_EVENT:
     return yerr(st, &ev->start_mark,
                 "YAML aliases (*name) are not supported in DMS files; write the value out");
