@@ -18,25 +18,17 @@
 #define CHECK_MODEL(m) ((void)0)
 #endif
 
-static const char *const type_names[] = {
-    [TT_AV_S] = "S",       [TT_AV_N] = "N",     [TT_AV_B] = "B",   [TT_AV_BOOL] = "BOOL",
-    [TT_AV_NULL] = "NULL", [TT_AV_SS] = "SS",   [TT_AV_NS] = "NS", [TT_AV_BS] = "BS",
-    [TT_AV_M] = "M",       [TT_AV_L] = "L",
-};
-
+/* DMS spells types as DynamoDB does. */
 const char *tt_model_type_name(enum tt_av_type t) {
-  if ((unsigned)t >= sizeof(type_names) / sizeof(type_names[0]) || type_names[t] == NULL)
-    return "?";
-  return type_names[t];
+  return tt_av_type_name(t);
 }
 
 int tt_model_type_parse(const char *s, enum tt_av_type *out) {
-  for (unsigned t = TT_AV_S; t <= TT_AV_L; t++)
-    if (strcmp(type_names[t], s) == 0) {
-      *out = (enum tt_av_type)t;
-      return 0;
-    }
-  return -1;
+  enum tt_av_type t = tt_av_type_parse(s, strlen(s));
+  if (t == 0)
+    return -1;
+  *out = t;
+  return 0;
 }
 
 /* --- lifetime ------------------------------------------------------------ */
