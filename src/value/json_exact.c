@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "value/number.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 /* Where the parser is in the document, for error paths. Frames live on the
@@ -154,16 +155,10 @@ size_t tt_json_plain_run(const char *s, size_t len) {
 static int hex4(const char *s, unsigned *out) {
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
-    char c = s[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
+    int d = tt_hex_digit((unsigned char)s[i]);
+    if (d < 0)
       return -1;
+    v = v << 4 | (unsigned)d;
   }
   *out = v;
   return 0;
