@@ -26,7 +26,7 @@ static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t
   return 0;
 }
 
-static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+static int binary_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   const char *s;
   size_t len;
   if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
@@ -35,12 +35,20 @@ static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
   return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
 }
 
-static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+static int number_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   const char *s;
   size_t len;
   if (string_of(c, j, &s, &len, "N must be a string holding a number") != 0)
     return -1;
   return tt_av_number_text(out, s, len, c->path[0] ? c->path : "N", c->err);
+}
+
+static int set_string_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+  const char *s;
+  size_t len;
+  if (string_of(c, j, &s, &len, "SS members must be strings") != 0)
+    return -1;
+  return tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
 }
 
 static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, struct tt_av *out) {
@@ -51,25 +59,11 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
     return bad(c, "a set cannot be empty");
   if (tt_av_list(out, type, n) != 0)
     return tt_vpath_oom(c);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *e = json_array_get(j, i);
-    size_t old = tt_vpath_index(c, i);
-    int rc;
-    if (type == TT_AV_SS) {
-      const char *s;
-      size_t len;
-      rc = string_of(c, e, &s, &len, "SS members must be strings");
-      if (rc == 0 && tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = tt_vpath_oom(c);
-    } else if (type == TT_AV_NS) {
-      rc = number_from(c, e, &out->u.elems[i]);
-    } else {
-      rc = binary_from(c, e, &out->u.elems[i]);
-    }
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
+  tt_vpath_elem_fn fn = type == TT_AV_SS   ? set_string_from
+                        : type == TT_AV_NS ? number_from
+                                           : binary_from;
+  if (tt_vpath_elems(c, j, 0, fn, out) != 0)
+    return -1;
   return tt_av_set_finish(out, c->path, c->err);
 }
 
@@ -104,17 +98,9 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
 static int list_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   if (!json_is_array(j))
     return bad(c, "L must be a JSON array");
-  size_t n = json_array_size(j);
-  if (tt_av_list(out, TT_AV_L, n) != 0)
+  if (tt_av_list(out, TT_AV_L, json_array_size(j)) != 0)
     return tt_vpath_oom(c);
-  for (size_t i = 0; i < n; i++) {
-    size_t old = tt_vpath_index(c, i);
-    int rc = value_from(c, json_array_get(j, i), depth, &out->u.elems[i]);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return 0;
+  return tt_vpath_elems(c, j, depth, value_from, out);
 }
 
 static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
@@ -137,10 +123,10 @@ static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_
     break;
   }
   case TT_AV_N:
-    rc = number_from(c, v, out);
+    rc = number_from(c, v, depth, out);
     break;
   case TT_AV_B:
-    rc = binary_from(c, v, out);
+    rc = binary_from(c, v, depth, out);
     break;
   case TT_AV_BOOL:
     if (!json_is_boolean(v))

@@ -19,7 +19,7 @@ static int expect(struct tt_vpath *c, const char *what) {
 static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsigned flags,
                    int depth, struct tt_av *out);
 
-static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
+static int number_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
   struct tt_json_numbuf nb;
   size_t len;
   const char *s = tt_json_number_text(in, &nb, &len);
@@ -30,13 +30,26 @@ static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) 
   return tt_av_number_text(out, s, len, c->len ? c->path : "value", c->err);
 }
 
-static int binary_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
+static int binary_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
   size_t len;
   const char *s = tt_json_string_text(in, &len);
   if (s == NULL)
     return expect(c, "a base64 string (B)");
   int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
   return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
+}
+
+static int set_string_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
+  size_t len;
+  const char *s = tt_json_string_text(in, &len);
+  if (s == NULL)
+    return expect(c, "a string (SS member)");
+  return tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
+}
+
+/* A member or element of a map or list: its type is inferred. */
+static int inferred_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
+  return convert(c, in, TT_LOGICAL_INFER, 0, depth, out);
 }
 
 static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
@@ -51,26 +64,9 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
     return 0; /* an empty set is stored as NULL (DynamoDB has no empty sets) */
   if (tt_av_list(out, t, n) != 0)
     return tt_vpath_oom(c);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *e = json_array_get(in, i);
-    size_t old = tt_vpath_index(c, i);
-    int rc = 0;
-    if (t == TT_AV_SS) {
-      size_t len;
-      const char *s = tt_json_string_text(e, &len);
-      if (s == NULL)
-        rc = expect(c, "a string (SS member)");
-      else if (tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = tt_vpath_oom(c);
-    } else if (t == TT_AV_NS) {
-      rc = number_from(c, e, &out->u.elems[i]);
-    } else {
-      rc = binary_from(c, e, &out->u.elems[i]);
-    }
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
+  tt_vpath_elem_fn fn = t == TT_AV_SS ? set_string_from : t == TT_AV_NS ? number_from : binary_from;
+  if (tt_vpath_elems(c, in, 0, fn, out) != 0)
+    return -1;
   return tt_av_set_finish(out, c->path, c->err);
 }
 
@@ -89,7 +85,7 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
     else if (tt_av_member_name(m, key, key_len) != 0)
       rc = tt_vpath_oom(c);
     if (rc == 0)
-      rc = convert(c, val, TT_LOGICAL_INFER, 0, depth, &m->value);
+      rc = inferred_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
     if (rc != 0)
       return -1;
@@ -98,17 +94,9 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
 }
 
 static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
-  size_t n = json_array_size(in);
-  if (tt_av_list(out, TT_AV_L, n) != 0)
+  if (tt_av_list(out, TT_AV_L, json_array_size(in)) != 0)
     return tt_vpath_oom(c);
-  for (size_t i = 0; i < n; i++) {
-    size_t old = tt_vpath_index(c, i);
-    int rc = convert(c, json_array_get(in, i), TT_LOGICAL_INFER, 0, depth, &out->u.elems[i]);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return 0;
+  return tt_vpath_elems(c, in, depth, inferred_from, out);
 }
 
 static int depth_of(const json_t *j, int limit) {
@@ -191,10 +179,10 @@ static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsi
     break;
   }
   case TT_AV_N:
-    rc = number_from(c, in, out);
+    rc = number_from(c, in, depth, out);
     break;
   case TT_AV_B:
-    rc = binary_from(c, in, out);
+    rc = binary_from(c, in, depth, out);
     break;
   case TT_AV_BOOL:
     if (!json_is_boolean(in))
