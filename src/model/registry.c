@@ -447,39 +447,28 @@ const char *tt_model_change_label(enum tt_model_change_kind kind) {
 /* The UnsafeModelChange error for the first of `n` unsafe changes. */
 static int unsafe_error(const struct tt_model *m, const struct tt_model_change *c, size_t n,
                         struct tt_error *err) {
+  static const struct {
+    const char *field, *what, *after; /* what, then the quoted name and after */
+  } texts[] = {
+      [TT_MODEL_CHANGE_KEYS] = {"keys", "changes the table's keys, which stored items keep", ""},
+      [TT_MODEL_CHANGE_INDEX_KEYS] = {"indexes.", "changes the keys of index", ""},
+      [TT_MODEL_CHANGE_ENCRYPTION_REMOVED] = {"attributes.", "removes the encryption of attribute",
+                                              " (new values in plaintext, stored envelopes read "
+                                              "as maps)"},
+      [TT_MODEL_CHANGE_ENCRYPTED_DROPPED] = {"attributes.", "drops the encrypted attribute",
+                                             " (stored envelopes read as maps)"},
+      [TT_MODEL_CHANGE_ENCRYPTION_ADDED] = {"attributes.", "encrypts attribute",
+                                            ", which stored items may hold in plaintext"},
+      [TT_MODEL_CHANGE_TYPE] = {"attributes.", "changes the type of attribute",
+                                ", which stored items keep"},
+  };
   char field[128], what[160];
-  switch (c->kind) {
-  case TT_MODEL_CHANGE_KEYS:
-    snprintf(field, sizeof(field), "keys");
-    snprintf(what, sizeof(what), "changes the table's keys, which stored items keep");
-    break;
-  case TT_MODEL_CHANGE_INDEX_KEYS:
-    snprintf(field, sizeof(field), "indexes.%s", c->name);
-    snprintf(what, sizeof(what), "changes the keys of index \"%s\"", c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "removes the encryption of attribute \"%s\" (new values in plaintext, stored "
-             "envelopes read as maps)",
-             c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "drops the encrypted attribute \"%s\" (stored envelopes read as maps)", c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "encrypts attribute \"%s\", which stored items may hold in plaintext", c->name);
-    break;
-  case TT_MODEL_CHANGE_TYPE:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what), "changes the type of attribute \"%s\", which stored items keep",
-             c->name);
-    break;
-  }
+  snprintf(field, sizeof(field), "%s%s", texts[c->kind].field, c->name ? c->name : "");
+  if (c->name)
+    snprintf(what, sizeof(what), "%s \"%s\"%s", texts[c->kind].what, c->name,
+             texts[c->kind].after);
+  else
+    snprintf(what, sizeof(what), "%s", texts[c->kind].what);
   tt_utf8_scrub(field); /* drops a character a cut split */
   tt_utf8_scrub(what);
   char more[48] = "";
