@@ -227,12 +227,6 @@ static bool matches_naming(enum tt_model_naming conv, const char *s) {
   return false;
 }
 
-static const char *naming_name(enum tt_model_naming conv) {
-  static const char *const names[] = {[TT_NAMING_CAMEL_CASE] = "camelCase",
-      [TT_NAMING_SNAKE_CASE] = "snake_case", [TT_NAMING_DYNAMORM] = "dynamorm"};
-  return TT_NAME_OF(names, conv, "");
-}
-
 static int parse_version(const char *s, enum tt_dms_version *out) {
   if (strcmp(s, "0.1") == 0)
     *out = TT_DMS_V0_1;
@@ -284,41 +278,8 @@ static const char *const attr_members[] = {"attribute", "type",   "required",   
                                            "omit_empty", "roles",  "format",     "json",
                                            "binary",    "encryption", "tags",    NULL};
 
-/* A word of a closed set and its value; tables end with a NULL name. */
-struct word {
-  const char *name;
-  unsigned value;
-};
-
-/* The value of word s in tab; -1 when s is not one of them. */
-static int parse_word(const struct word *tab, const char *s) {
-  for (; tab->name; tab++)
-    if (strcmp(tab->name, s) == 0)
-      return (int)tab->value;
-  return -1;
-}
-
-static const struct word formats[] = {{"rfc3339nano", TT_FORMAT_RFC3339NANO},
-                                      {"unix_seconds", TT_FORMAT_UNIX_SECONDS},
-                                      {"int", TT_FORMAT_INT},
-                                      {"decimal_string", TT_FORMAT_DECIMAL_STRING},
-                                      {NULL, 0}};
-static const struct word role_words[] = {{"pk", TT_ROLE_PK},
-                                    {"sk", TT_ROLE_SK},
-                                    {"created_at", TT_ROLE_CREATED_AT},
-                                    {"updated_at", TT_ROLE_UPDATED_AT},
-                                    {"version", TT_ROLE_VERSION},
-                                    {"ttl", TT_ROLE_TTL},
-                                    {NULL, 0}};
-static const struct word index_kinds[] = {{"GSI", TT_INDEX_GSI}, {"LSI", TT_INDEX_LSI}, {NULL, 0}};
-static const struct word projections[] = {{"ALL", TT_PROJECTION_ALL},
-                                          {"KEYS_ONLY", TT_PROJECTION_KEYS_ONLY},
-                                          {"INCLUDE", TT_PROJECTION_INCLUDE},
-                                          {NULL, 0}};
-static const struct word conventions[] = {{"camelCase", TT_NAMING_CAMEL_CASE},
-                                          {"snake_case", TT_NAMING_SNAKE_CASE},
-                                          {"dynamorm", TT_NAMING_DYNAMORM},
-                                          {NULL, 0}};
+static const struct tt_model_word index_kinds[] = {
+    {"GSI", TT_INDEX_GSI}, {"LSI", TT_INDEX_LSI}, {NULL, 0}};
 
 /* Parses attributes[i] into *a (zeroed by the caller). Index roles are
  * checked later, once the indexes are known. */
@@ -353,7 +314,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
     return -1;
   if (naming != TT_NAMING_NONE && !matches_naming(naming, name))
     return vfail(c, join(fb, sizeof(fb), path, "attribute"),
-                 "%sname does not follow the %s naming convention", what, naming_name(naming));
+                 "%sname does not follow the %s naming convention", what, tt_model_word_of(tt_model_conventions, naming));
   a->name = strdup(name);
   if (a->name == NULL)
     return oom(c);
@@ -402,7 +363,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (get_string(c, &w, obj, "format", false, &format) != 0)
     return -1;
   if (format != NULL) {
-    int f = parse_word(formats, format);
+    int f = tt_model_word_parse(tt_model_formats, format);
     if (f < 0)
       return vfail(c, join(fb, sizeof(fb), path, "format"),
                    "%sunknown format \"%.*s\" (rfc3339nano, unix_seconds, int or "
@@ -441,7 +402,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
           return oom(c);
         continue;
       }
-      int bit = parse_word(role_words, rs);
+      int bit = tt_model_word_parse(tt_model_roles, rs);
       if (bit < 0)
         return vfail(c, rp,
                      "%sunknown role \"%.*s\" (pk, sk, created_at, updated_at, version, ttl, "
@@ -640,7 +601,7 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
   const char *type;
   if (get_string(c, &wp, p, "type", true, &type) != 0)
     return -1;
-  int proj = parse_word(projections, type);
+  int proj = tt_model_word_parse(tt_model_projections, type);
   if (proj < 0)
     return vfail(c, join(fb, sizeof(fb), pp, "type"),
                  "%sunknown projection type \"%.*s\" (ALL, KEYS_ONLY or INCLUDE)", what,
@@ -720,7 +681,7 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
   const char *type;
   if (get_string(c, &w, obj, "type", true, &type) != 0)
     return -1;
-  int kind = parse_word(index_kinds, type);
+  int kind = tt_model_word_parse(index_kinds, type);
   if (kind < 0)
     return vfail(c, join(fb, sizeof(fb), path, "type"), "%stype must be GSI or LSI, not \"%.*s\"",
                  what, tt_utf8_prefix(type, 16), type);
@@ -939,7 +900,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     const char *conv;
     if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
       goto fail;
-    int naming_conv = parse_word(conventions, conv);
+    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
     if (naming_conv >= 0)
       m->naming = (enum tt_model_naming)naming_conv;
     else if (strcmp(conv, "pascalCase") == 0) {
