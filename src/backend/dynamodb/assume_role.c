@@ -90,7 +90,10 @@ static void job_free(struct ar_job *job) {
   free(job);
 }
 
-static void maybe_closed(struct ar *p) {
+/* Reports a close once the job and the cache's timer are gone (also the
+ * timer's close callback). */
+static void maybe_closed(void *owner) {
+  struct ar *p = owner;
   if (p->closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
     void (*cb)(void *) = p->closed_cb;
     p->closed_cb = NULL;
@@ -398,10 +401,6 @@ static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
   creds_cache_cancel(handle);
 }
 
-static void on_timer_closed(void *owner) {
-  maybe_closed(owner);
-}
-
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
@@ -425,7 +424,7 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
   creds_cache_answer_all(&p->cache, &err);
   p->closed_cb = closed;
   p->closed_arg = arg;
-  creds_cache_close(&p->cache, on_timer_closed, p); /* maybe_closed once it is closed */
+  creds_cache_close(&p->cache, maybe_closed, p);
 }
 
 static void free_str(char *s) {

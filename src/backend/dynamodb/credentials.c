@@ -468,7 +468,10 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
 
 /* ---- chain: jobs ---- */
 
-static void maybe_closed(struct creds_chain *ch) {
+/* Reports a close once the job and the cache's timer are gone (also the
+ * timer's close callback). */
+static void maybe_closed(void *owner) {
+  struct creds_chain *ch = owner;
   if (ch->closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
     void (*cb)(void *) = ch->closed_cb;
     ch->closed_cb = NULL;
@@ -659,10 +662,6 @@ static void chain_cancel(struct tt_creds_provider *p, void *handle) {
   creds_cache_cancel(handle);
 }
 
-static void on_timer_closed(void *owner) {
-  maybe_closed(owner);
-}
-
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
@@ -685,7 +684,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: the provider is closing");
   creds_cache_answer_all(&ch->cache, &err);
-  creds_cache_close(&ch->cache, on_timer_closed, ch);
+  creds_cache_close(&ch->cache, maybe_closed, ch);
 }
 
 static void free_str(char *s) {
