@@ -290,10 +290,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (!json_is_object(obj))
     return vfail(c, path, "attributes[%zu] must be a map", i);
   const char *name;
-  struct where wn = {"", path};
   char prefix[40];
   snprintf(prefix, sizeof(prefix), "attributes[%zu]: ", i);
-  wn.what = prefix;
+  struct where wn = {prefix, path};
   if (get_string(c, &wn, obj, "attribute", true, &name) != 0)
     return -1;
   if (strlen(name) > MAX_NAME_BYTES)
@@ -437,10 +436,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (tags != NULL) {
     char tp[64];
     snprintf(tp, sizeof(tp), "%s.tags", path);
-    struct where wt = {what, tp};
     char tw[320];
     snprintf(tw, sizeof(tw), "%stags.", what);
-    wt.what = tw;
+    struct where wt = {tw, tp};
     if (get_bool(c, &wt, tags, "unique", &a->unique) != 0)
       return -1;
     /* A unique value is kept by a guard item keyed by the value itself
