@@ -253,6 +253,14 @@ static void put(json_t *obj, const char *key, json_t *v, int *ok) {
     *ok = 0;
 }
 
+/* o when every member went in, else NULL (o released). */
+static json_t *built(json_t *o, int ok) {
+  if (ok)
+    return o;
+  json_decref(o);
+  return NULL;
+}
+
 static json_t *key_json(const struct tt_model_attr *a) {
   return json_pack("{s:s, s:s}", "attribute", a->name, "type", tt_model_type_name(a->type));
 }
@@ -315,11 +323,7 @@ static json_t *attr_json(const struct tt_model_attr *a) {
     put(o, "encryption", json_pack("{s:i}", "v", 1), &ok);
   if (a->tags != NULL)
     put(o, "tags", json_deep_copy(a->tags), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 static int cmp_index_name(const void *a, const void *b) {
@@ -348,11 +352,7 @@ static json_t *index_json(const struct tt_model_index *ix) {
     put(p, "fields", f, &ok);
   }
   put(o, "projection", p, &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 static json_t *build_normal(const struct tt_model *m) {
@@ -410,11 +410,7 @@ static json_t *build_normal(const struct tt_model *m) {
     }
   }
   put(o, "indexes", idx, &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 int tt_model_priv_finish(struct tt_model *m) {

@@ -209,6 +209,21 @@ static int insert(struct tt_model_registry *r, struct tt_model *m) {
   return 0;
 }
 
+/* Another model `o` (may be NULL) of m's name, earlier in the load or
+ * already registered: fine when identical (a file listed twice, or v0.2
+ * copies; *dup set), an error otherwise. */
+static int check_same_name(const struct tt_model *m, const struct tt_model *o, bool *dup,
+                           struct tt_error *err) {
+  if (o == NULL || strcmp(o->name, m->name) != 0)
+    return 0;
+  if (!tt_model_equal(o, m))
+    return tt_error_set(err, TT_ERR_VALIDATION, "name",
+                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                        src_of(o));
+  *dup = true;
+  return 0;
+}
+
 /* Validates what was staged by one load call and moves it in; drops the
  * staged list in every case. */
 static int commit_staged(struct tt_model_registry *r, struct tt_model_list *staged,
@@ -218,31 +233,11 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
   for (size_t i = 0; i < staged->n; i++) {
     struct tt_model *m = staged->items[i];
     bool dup = false;
-    /* Same name earlier in this load, or already registered: fine when
-     * identical (a file listed twice, or v0.2 copies), an error otherwise. */
-    for (size_t k = 0; k < i; k++) {
-      const struct tt_model *o = staged->items[k];
-      if (strcmp(o->name, m->name) != 0)
-        continue;
-      if (!tt_model_equal(o, m)) {
-        tt_error_set(err, TT_ERR_VALIDATION, "name",
-                     "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                     src_of(o));
+    for (size_t k = 0; k < i; k++)
+      if (check_same_name(m, staged->items[k], &dup, err) != 0)
         goto fail;
-      }
-      dup = true;
-    }
-    const struct tt_model *old = find(r, m->name, NULL);
-    if (old != NULL) {
-      if (!tt_model_equal(old, m)) {
-        tt_error_set(err, TT_ERR_VALIDATION, "name",
-                     "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                     src_of(old));
-        goto fail;
-      }
-      dup = true;
-    }
-    if (check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
+    if (check_same_name(m, find(r, m->name, NULL), &dup, err) != 0 ||
+        check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
       goto fail;
     if (!dup) {
       if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
