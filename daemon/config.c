@@ -249,15 +249,18 @@ static const char *env_lookup(char **envp, const char *name) {
 
 /* ---- partner accounts (config file only: they are structured) ---- */
 
-static bool partner_id_ok(const char *id) {
-  size_t n = strlen(id);
-  if (n == 0 || n > TT_PARTNER_ID_MAX)
-    return false;
-  /* RoleSessionName's characters, so "theorydb-<id>" is a valid one. */
-  for (size_t i = 0; i < n; i++)
-    if (!isalnum((unsigned char)id[i]) && strchr("+=,.@_-", id[i]) == NULL)
+/* Whether every byte of s is alphanumeric or one of `extra`. */
+static bool chars_ok(const char *s, const char *extra) {
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && strchr(extra, *s) == NULL)
       return false;
   return true;
+}
+
+/* RoleSessionName's characters, so "theorydb-<id>" is a valid one. */
+static bool partner_id_ok(const char *id) {
+  size_t n = strlen(id);
+  return n > 0 && n <= TT_PARTNER_ID_MAX && chars_ok(id, "+=,.@_-");
 }
 
 /* arn:<partition>:iam::<12 digits>:role/<path/name>. */
@@ -269,23 +272,13 @@ static bool role_arn_ok(const char *a) {
   for (int i = 0; i < 12; i++, p++)
     if (!isdigit((unsigned char)*p))
       return false;
-  if (strncmp(p, ":role/", 6) != 0 || p[6] == '\0')
-    return false;
-  for (p += 6; *p; p++)
-    if (!isalnum((unsigned char)*p) && strchr("+=,.@_-/", *p) == NULL)
-      return false;
-  return true;
+  return strncmp(p, ":role/", 6) == 0 && p[6] != '\0' && chars_ok(p + 6, "+=,.@_-/");
 }
 
 /* ExternalId: 2..1224 characters of [\w+=,.@:/-]. */
 static bool external_id_ok(const char *e) {
   size_t n = strlen(e);
-  if (n < 2 || n > 1224)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!isalnum((unsigned char)e[i]) && strchr("+=,.@:/_-", e[i]) == NULL)
-      return false;
-  return true;
+  return n >= 2 && n <= 1224 && chars_ok(e, "+=,.@:/_-");
 }
 
 #define PARTNER_FAIL(field, ...)                                                                  \
@@ -534,27 +527,25 @@ static int otel_default(char *field, size_t size, char **envp, const char *var,
 static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error *err) {
   if (cfg->otlp_endpoint[0])
     cfg->tracing = true;
-  if (otel_default(cfg->otlp_endpoint, sizeof(cfg->otlp_endpoint), envp,
-                   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", NULL, err) != 0 ||
-      otel_default(cfg->otlp_endpoint, sizeof(cfg->otlp_endpoint), envp,
-                   "OTEL_EXPORTER_OTLP_ENDPOINT", "/v1/traces", err) != 0 ||
-      otel_default(cfg->otlp_headers, sizeof(cfg->otlp_headers), envp,
-                   "OTEL_EXPORTER_OTLP_TRACES_HEADERS", NULL, err) != 0 ||
-      otel_default(cfg->otlp_headers, sizeof(cfg->otlp_headers), envp,
-                   "OTEL_EXPORTER_OTLP_HEADERS", NULL, err) != 0 ||
-      otel_default(cfg->otlp_protocol, sizeof(cfg->otlp_protocol), envp,
-                   "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", NULL, err) != 0 ||
-      otel_default(cfg->otlp_protocol, sizeof(cfg->otlp_protocol), envp,
-                   "OTEL_EXPORTER_OTLP_PROTOCOL", NULL, err) != 0 ||
-      otel_default(cfg->service_name, sizeof(cfg->service_name), envp, "OTEL_SERVICE_NAME",
-                   NULL, err) != 0 ||
-      otel_default(cfg->resource_attributes, sizeof(cfg->resource_attributes), envp,
-                   "OTEL_RESOURCE_ATTRIBUTES", NULL, err) != 0 ||
-      otel_default(cfg->traces_sampler, sizeof(cfg->traces_sampler), envp,
-                   "OTEL_TRACES_SAMPLER", NULL, err) != 0 ||
-      otel_default(cfg->traces_sampler_arg, sizeof(cfg->traces_sampler_arg), envp,
-                   "OTEL_TRACES_SAMPLER_ARG", NULL, err) != 0)
-    return -1;
+#define OTEL(f, var, suffix) {cfg->f, sizeof(cfg->f), var, suffix}
+  const struct {
+    char *field;
+    size_t size;
+    const char *var, *suffix;
+  } otel[] = {OTEL(otlp_endpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", NULL),
+              OTEL(otlp_endpoint, "OTEL_EXPORTER_OTLP_ENDPOINT", "/v1/traces"),
+              OTEL(otlp_headers, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", NULL),
+              OTEL(otlp_headers, "OTEL_EXPORTER_OTLP_HEADERS", NULL),
+              OTEL(otlp_protocol, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", NULL),
+              OTEL(otlp_protocol, "OTEL_EXPORTER_OTLP_PROTOCOL", NULL),
+              OTEL(service_name, "OTEL_SERVICE_NAME", NULL),
+              OTEL(resource_attributes, "OTEL_RESOURCE_ATTRIBUTES", NULL),
+              OTEL(traces_sampler, "OTEL_TRACES_SAMPLER", NULL),
+              OTEL(traces_sampler_arg, "OTEL_TRACES_SAMPLER_ARG", NULL)};
+#undef OTEL
+  for (size_t i = 0; i < sizeof(otel) / sizeof(otel[0]); i++)
+    if (otel_default(otel[i].field, otel[i].size, envp, otel[i].var, otel[i].suffix, err) != 0)
+      return -1;
   if (cfg->otlp_timeout_ms == 0) {
     const char *t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
     if (t == NULL)

@@ -789,24 +789,21 @@ int main(int argc, char **argv) {
     return 0;
   }
   tt_log_set_level(d.cfg.log_level);
-  if (validate(&d, &err) != 0) {
-    fprintf(stderr, "tabletheoryd: %s\n", err.message);
-    tt_model_registry_free(d.models);
-    free(d.auth_token);
-    return EXIT_CONFIG;
-  }
-  if (d.cfg.print_models) {
-    int rc = print_models(d.models);
+  bool valid = validate(&d, &err) == 0;
+  if (!valid || d.cfg.print_models || d.cfg.check_config) {
+    int rc = 0;
+    if (!valid) {
+      fprintf(stderr, "tabletheoryd: %s\n", err.message);
+      rc = EXIT_CONFIG;
+    } else if (d.cfg.print_models) {
+      rc = print_models(d.models);
+    } else {
+      printf("tabletheoryd: configuration OK (%zu models)\n",
+             tt_model_registry_count_user(d.models));
+    }
     tt_model_registry_free(d.models);
     free(d.auth_token);
     return rc;
-  }
-  if (d.cfg.check_config) {
-    printf("tabletheoryd: configuration OK (%zu models)\n",
-           tt_model_registry_count_user(d.models));
-    tt_model_registry_free(d.models);
-    free(d.auth_token);
-    return 0;
   }
   signal(SIGPIPE, SIG_IGN);
   int status = 0;

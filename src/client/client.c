@@ -106,21 +106,31 @@ static const char *outcome_of(const struct tt_backend_call *bc) {
   return "error";
 }
 
-/* What a call owns once an attempt ended: the request, the results, the
- * error's body. */
-static void release_results(struct tt_backend_call *bc) {
+/* The request of a call, in whichever form it has. */
+static void drop_request(struct tt_backend_call *bc) {
   json_decref(bc->request);
-  json_decref(bc->response);
-  bc->request = bc->response = NULL;
+  bc->request = NULL;
   bc->item = NULL;
   bc->read = NULL;
   bc->txn = NULL;
   bc->batch = NULL;
+}
+
+/* What an attempt leaves: the results and the error's body. */
+static void drop_results(struct tt_backend_call *bc) {
+  json_decref(bc->response);
+  bc->response = NULL;
   tt_av_free(&bc->item_out);
   tt_ddb_read_result_free(&bc->read_out);
   tt_ddb_txn_result_free(&bc->txn_out);
   tt_ddb_batch_result_free(&bc->batch_out);
   tt_backend_error_clear(&bc->error);
+}
+
+/* What a call owns once an attempt ended. */
+static void release_results(struct tt_backend_call *bc) {
+  drop_request(bc);
+  drop_results(bc);
 }
 
 /* A call whose `done` is running. A `done` may start the same call again:
@@ -312,21 +322,19 @@ static void backend_done_cb(struct tt_backend_call *bc) {
       cl->tokens += c->attempt > 1 ? cl->retry.retry_cost : 1;
     if (cl->tokens > cl->retry.quota)
       cl->tokens = cl->retry.quota;
-    attempt_span_end(c, -1, ended);
-    complete(c);
-    return;
   }
-  if (!should_retry(c)) {
-    attempt_span_end(c, -1, ended);
-    complete(c);
-    return;
-  }
-  uint64_t wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
-  if (!retry_fits(c, wait)) {
+  uint64_t wait = 0;
+  bool retry = bc->status != 0 && should_retry(c);
+  if (retry)
+    wait = tt_client_backoff_ms(cl, &bc->error, c->attempt);
+  if (retry && !retry_fits(c, wait)) {
     if (!bc->error.throttling) /* no retry made: give back what should_retry spent */
       cl->tokens += retry_cost(cl, &bc->error);
+    retry = false; /* this attempt's error, with its retry_after_ms, is the answer */
+  }
+  if (!retry) {
     attempt_span_end(c, -1, ended);
-    complete(c); /* this attempt's error, with its retry_after_ms, is the answer */
+    complete(c);
     return;
   }
   attempt_span_end(c, (int64_t)wait, ended);
@@ -360,13 +368,7 @@ static void backend_done_cb(struct tt_backend_call *bc) {
 static int attempt(struct tt_client_call *c) {
   struct tt_client *cl = c->client;
   c->attempt++;
-  json_decref(c->bc.response);
-  c->bc.response = NULL;
-  tt_av_free(&c->bc.item_out);
-  tt_ddb_read_result_free(&c->bc.read_out);
-  tt_ddb_txn_result_free(&c->bc.txn_out);
-  tt_ddb_batch_result_free(&c->bc.batch_out);
-  tt_backend_error_clear(&c->bc.error);
+  drop_results(&c->bc);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
   c->bc.arg = c;
@@ -401,12 +403,7 @@ static void cancel_cb(struct tt_op *op) {
 static int refuse(struct tt_client_call *call, int rc) {
   if (call->op.join != NULL)
     tt_op_done(&call->op, NULL);
-  json_decref(call->bc.request);
-  call->bc.request = NULL;
-  call->bc.item = NULL;
-  call->bc.read = NULL;
-  call->bc.txn = NULL;
-  call->bc.batch = NULL;
+  drop_request(&call->bc);
   call->bc.status = -1;
   return rc;
 }

@@ -67,13 +67,6 @@ void tt_op_done(struct tt_op *op, const struct tt_error *err) {
   maybe_finish(j);
 }
 
-void tt_join_release(struct tt_join *j) {
-  assert(j->held);
-  j->held = false;
-  j->outstanding--;
-  maybe_finish(j);
-}
-
 void tt_join_ref(struct tt_join *j) {
   assert(j->outstanding > 0);
   j->outstanding++;
@@ -83,6 +76,12 @@ void tt_join_unref(struct tt_join *j) {
   assert(j->outstanding > 0);
   j->outstanding--;
   maybe_finish(j);
+}
+
+void tt_join_release(struct tt_join *j) {
+  assert(j->held);
+  j->held = false;
+  tt_join_unref(j);
 }
 
 void tt_join_cancel(struct tt_join *j) {
@@ -100,8 +99,7 @@ void tt_join_cancel(struct tt_join *j) {
       break;
     request_cancel(op);
   }
-  j->outstanding--;
-  maybe_finish(j);
+  tt_join_unref(j);
 }
 
 size_t tt_join_pending(const struct tt_join *j) { return j->outstanding - (j->held ? 1 : 0); }

@@ -226,26 +226,48 @@ static json_t *string_from_buf(struct tt_buf *b) {
   return s;
 }
 
-static json_t *strip_crlf_string(const char *s, size_t n) {
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
+/* Appends s[0..n) without CR and LF (nor NUL with `drop_nul`). */
+static int append_stripped(struct tt_buf *b, const char *s, size_t n, bool drop_nul) {
   size_t start = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s[i] == '\r' || s[i] == '\n') {
-      if (tt_buf_append(&b, s + start, i - start) != 0)
-        goto fail;
+    if (s[i] == '\r' || s[i] == '\n' || (drop_nul && s[i] == '\0')) {
+      if (tt_buf_append(b, s + start, i - start) != 0)
+        return -1;
       start = i + 1;
     }
   }
-  if (tt_buf_append(&b, s + start, n - start) != 0)
-    goto fail;
+  return tt_buf_append(b, s + start, n - start);
+}
+
+static json_t *strip_crlf_string(const char *s, size_t n) {
+  struct tt_buf b;
+  tt_buf_init(&b, 0);
+  if (append_stripped(&b, s, n, false) != 0) {
+    tt_buf_free(&b);
+    return NULL;
+  }
   return string_from_buf(&b);
-fail:
-  tt_buf_free(&b);
-  return NULL;
 }
 
 static json_t *sanitize_node(json_t *v, int level);
+static json_t *sanitize_under(enum tt_sanitize_rule rule, json_t *v, int level);
+
+/* The elements of list `v`, each sanitized under `rule`; TRUNCATED past
+ * the depth limit. */
+static json_t *sanitize_list(enum tt_sanitize_rule rule, json_t *v, int level) {
+  if (level >= TT_SANITIZE_MAX_DEPTH)
+    return json_string(TT_SANITIZE_TRUNCATED);
+  json_t *out = json_array();
+  if (out == NULL)
+    return NULL;
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    if (json_array_append_new(out, sanitize_under(rule, json_array_get(v, i), level + 1)) != 0) {
+      json_decref(out);
+      return NULL;
+    }
+  }
+  return out;
+}
 
 /* Masks a value under a CARD or LAST4 key. Strings and integers (as their
  * digit text, sign dropped) are masked; a list is masked element by element;
@@ -270,20 +292,8 @@ static json_t *mask_node(enum tt_sanitize_rule rule, json_t *v, int level) {
       goto fail;
     return string_from_buf(&b);
   }
-  if (json_is_array(v)) {
-    if (level >= TT_SANITIZE_MAX_DEPTH)
-      return json_string(TT_SANITIZE_TRUNCATED);
-    json_t *out = json_array();
-    if (out == NULL)
-      return NULL;
-    for (size_t i = 0; i < json_array_size(v); i++) {
-      if (json_array_append_new(out, mask_node(rule, json_array_get(v, i), level + 1)) != 0) {
-        json_decref(out);
-        return NULL;
-      }
-    }
-    return out;
-  }
+  if (json_is_array(v))
+    return sanitize_list(rule, v, level);
   /* Reals have no faithful digit text (1e15 vs 1000000000000000), and objects,
    * booleans and null have none at all. */
   return json_string(TT_SANITIZE_REDACTED);
@@ -308,19 +318,6 @@ static json_t *sanitize_under(enum tt_sanitize_rule rule, json_t *v, int level) 
   return sanitize_node(v, level);
 }
 
-/* Copies a key without CR, LF and NUL into `b`. */
-static int clean_key(struct tt_buf *b, const char *k, size_t n) {
-  size_t start = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (k[i] == '\r' || k[i] == '\n' || k[i] == '\0') {
-      if (tt_buf_append(b, k + start, i - start) != 0)
-        return -1;
-      start = i + 1;
-    }
-  }
-  return tt_buf_append(b, k + start, n - start);
-}
-
 /* Sanitizes the members of `obj` into `out` (which the caller owns). */
 static int sanitize_members(json_t *obj, json_t *out, int level) {
   int rc = -1;
@@ -330,7 +327,7 @@ static int sanitize_members(json_t *obj, json_t *out, int level) {
     const char *k = json_object_iter_key(it);
     size_t klen = json_object_iter_key_len(it);
     tt_buf_reset(&key);
-    if (clean_key(&key, k, klen) != 0)
+    if (append_stripped(&key, k, klen, true) != 0)
       goto fail;
     json_t *child = sanitize_under(tt_sanitize_key_rule(k, klen),
                                    json_object_iter_value(it), level + 1);
@@ -359,20 +356,8 @@ static json_t *sanitize_node(json_t *v, int level) {
     }
     return out;
   }
-  case JSON_ARRAY: {
-    if (level >= TT_SANITIZE_MAX_DEPTH)
-      return json_string(TT_SANITIZE_TRUNCATED);
-    json_t *out = json_array();
-    if (out == NULL)
-      return NULL;
-    for (size_t i = 0; i < json_array_size(v); i++) {
-      if (json_array_append_new(out, sanitize_node(json_array_get(v, i), level + 1)) != 0) {
-        json_decref(out);
-        return NULL;
-      }
-    }
-    return out;
-  }
+  case JSON_ARRAY:
+    return sanitize_list(TT_SANITIZE_RULE_NONE, v, level);
   case JSON_STRING:
     return strip_crlf_string(json_string_value(v), json_string_length(v));
   case JSON_INTEGER:
@@ -788,7 +773,7 @@ int tt_sanitize_error_envelope(json_t *envelope, json_t **out, struct tt_error *
      * object; level 1 is the envelope. */
     struct tt_buf key;
     tt_buf_init(&key, 0);
-    if (clean_key(&key, k, klen) != 0) {
+    if (append_stripped(&key, k, klen, true) != 0) {
       tt_buf_free(&key);
       goto oom;
     }

@@ -12,7 +12,6 @@
 
 #include <yaml.h>
 
-#include "model/model_err.h"
 
 /* "models/user.yml: " or "" -- every message starts with the source. */
 #define SRC_FMT "%s%s"
@@ -38,15 +37,15 @@ struct ystate {
 };
 
 static int yerr(struct ystate *st, const yaml_mark_t *mark, const char *what) {
-  return tt_model_errorf(st->err, TT_ERR_VALIDATION, NULL,
-                         SRC_FMT "line %zu column %zu: %s", SRC_ARGS(st->source),
-                         (size_t)mark->line + 1, (size_t)mark->column + 1, what);
+  return tt_error_set(st->err, TT_ERR_VALIDATION, NULL,
+                      SRC_FMT "line %zu column %zu: %s", SRC_ARGS(st->source),
+                      (size_t)mark->line + 1, (size_t)mark->column + 1, what);
 }
 
 /* Out of memory while building the tree: Internal, not the user's fault. */
 static int yoom(struct ystate *st) {
-  return tt_model_errorf(st->err, TT_ERR_INTERNAL, NULL, SRC_FMT "out of memory",
-                         SRC_ARGS(st->source));
+  return tt_error_set(st->err, TT_ERR_INTERNAL, NULL, SRC_FMT "out of memory",
+                      SRC_ARGS(st->source));
 }
 
 /* Whether `s` (n bytes) is one of the spellings in the NULL-terminated list. */
@@ -176,12 +175,8 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     top->has_key = true;
     return 0;
   }
-  json_t *node;
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL;
-  if (plain)
-    node = resolve_plain(val, len);
-  else
-    node = json_stringn(val, len);
+  json_t *node = plain ? resolve_plain(val, len) : json_stringn(val, len);
   if (node == NULL) /* libyaml's reader already refused invalid UTF-8 */
     return yoom(st);
   return attach(st, ev, node);
@@ -233,18 +228,13 @@ static int on_event(struct ystate *st, const yaml_event_t *ev) {
   case YAML_STREAM_START_EVENT:
   case YAML_STREAM_END_EVENT:
   case YAML_NO_EVENT:
-    return 0;
   case YAML_DOCUMENT_START_EVENT:
     return 0;
-  case YAML_DOCUMENT_END_EVENT:
-    if (st->root == NULL)
-      st->root = json_null();
-    if (json_array_append_new(st->docs, st->root) != 0) {
-      st->root = NULL;
-      return yoom(st);
-    }
-    st->root = NULL;
-    return 0;
+  case YAML_DOCUMENT_END_EVENT: {
+    int rc = json_array_append_new(st->docs, st->root ? st->root : json_null());
+    st->root = NULL; /* the list took it, even on failure */
+    return rc != 0 ? yoom(st) : 0;
+  }
   case YAML_ALIAS_EVENT:
     return yerr(st, &ev->start_mark,
                 "YAML aliases (*name) are not supported in DMS files; write the value out");
@@ -277,10 +267,10 @@ static int parse_yaml(const char *data, size_t len, const char *source, json_t *
   st.err = err;
   st.docs = json_array();
   if (st.docs == NULL)
-    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   if (!yaml_parser_initialize(&parser)) {
     json_decref(st.docs);
-    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
   yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
   for (;;) {
@@ -302,10 +292,10 @@ static int parse_yaml(const char *data, size_t len, const char *source, json_t *
       break;
   }
   if (json_array_size(st.docs) == 0) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                    SRC_FMT "the file is empty (expected a DMS document with dms_version "
-                            "and models)",
-                    SRC_ARGS(source));
+    tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                 SRC_FMT "the file is empty (expected a DMS document with dms_version "
+                         "and models)",
+                 SRC_ARGS(source));
     goto fail;
   }
   *out = st.docs;
@@ -361,23 +351,23 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
   json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL) {
     if (all_space(data, len))
-      return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                             SRC_FMT "the file is empty (expected a DMS document with "
-                                     "dms_version and models)",
-                             SRC_ARGS(source));
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                           SRC_FMT "line %d column %d: JSON syntax error: %s",
-                           SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
+      return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                          SRC_FMT "the file is empty (expected a DMS document with "
+                                  "dms_version and models)",
+                          SRC_ARGS(source));
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        SRC_FMT "line %d column %d: JSON syntax error: %s",
+                        SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
   if (json_depth(root, TT_DMS_MAX_DEPTH + 1) > TT_DMS_MAX_DEPTH) {
     json_decref(root);
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                           SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
   }
   json_t *docs = json_array();
   if (docs == NULL || json_array_append_new(docs, root) != 0) {
     json_decref(docs);
-    return tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
   *out = docs;
   return 0;
@@ -387,9 +377,9 @@ int tt_dms_parse(const char *data, size_t len, enum tt_dms_syntax syntax, const 
                  json_t **out, struct tt_error *err) {
   *out = NULL;
   if (len > TT_DMS_MAX_FILE_BYTES)
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                           SRC_FMT "DMS text is larger than %u bytes", SRC_ARGS(source),
-                           TT_DMS_MAX_FILE_BYTES);
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        SRC_FMT "DMS text is larger than %u bytes", SRC_ARGS(source),
+                        TT_DMS_MAX_FILE_BYTES);
   if (syntax == TT_DMS_SYNTAX_JSON)
     return parse_json(data, len, source, out, err);
   return parse_yaml(data, len, source, out, err);
@@ -419,39 +409,39 @@ int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
   enum tt_dms_syntax syntax;
   *out = NULL;
   if (tt_dms_syntax_from_path(path, &syntax) != 0)
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                           "%s: a DMS file name must end in .yml, .yaml or .json", path);
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                        "%s: a DMS file name must end in .yml, .yaml or .json", path);
   f = fopen(path, "rb");
   if (f == NULL) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path, strerror(errno));
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path, strerror(errno));
     goto fail;
   }
   struct stat sb;
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: not a regular file", path);
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: not a regular file", path);
     goto fail;
   }
   if ((uintmax_t)sb.st_size > TT_DMS_MAX_FILE_BYTES) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
-                    TT_DMS_MAX_FILE_BYTES);
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
+                 TT_DMS_MAX_FILE_BYTES);
     goto fail;
   }
   size_t cap = (size_t)sb.st_size + 1;
   data = malloc(cap);
   if (data == NULL) {
-    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "%s: out of memory", path);
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "%s: out of memory", path);
     goto fail;
   }
   /* Read to EOF rather than trusting st_size: the file may change size
    * between fstat and read; one byte of slack detects growth. */
   size_t len = fread(data, 1, cap, f);
   if (ferror(f)) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: read error", path);
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: read error", path);
     goto fail;
   }
   if (len == cap) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
-                    path);
+    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
+                 path);
     goto fail;
   }
   rc = tt_dms_parse(data, len, syntax, path, out, err);

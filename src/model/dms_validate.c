@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/text.h"
 #include "value/json_exact.h"
@@ -54,8 +53,8 @@ static int vfail(struct vctx *c, const char *field, const char *fmt, ...) {
   size_t pl = strlen(path);
   if (pl > 0 && path[pl - 1] == '.')
     path[pl - 1] = '\0';
-  return tt_model_errorf(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
-                         c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
+  return tt_error_set(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
+                      c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
 }
 
 /* Joins a path and a member name into buf ("attributes[2]" + "type"). */
@@ -169,40 +168,31 @@ static int get_array(struct vctx *c, const struct where *w, const json_t *obj, c
   return get_typed(c, w, obj, key, required, JSON_ARRAY, "a list", out);
 }
 
+static bool is_lower(char ch) { return ch >= 'a' && ch <= 'z'; }
+static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+static bool is_upper(char ch) { return ch >= 'A' && ch <= 'Z'; }
+
+/* Whether s[from..n) is all [A-Za-z0-9_.-]. */
+static bool name_chars(const char *s, size_t from, size_t n) {
+  for (size_t i = from; i < n; i++)
+    if (!is_lower(s[i]) && !is_upper(s[i]) && !is_digit(s[i]) && !strchr("_.-", s[i]))
+      return false;
+  return true;
+}
+
 /* DynamoDB table and index names: 3-255 of [A-Za-z0-9_.-]. */
 static bool valid_resource_name(const char *s) {
   size_t n = strlen(s);
-  if (n < 3 || n > 255)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-          ch == '_' || ch == '.' || ch == '-'))
-      return false;
-  }
-  return true;
+  return n >= 3 && n <= 255 && name_chars(s, 0, n);
 }
 
 /* Model names appear in URL paths, metric labels and log lines:
  * [A-Za-z_][A-Za-z0-9_.-]{0,254}. */
 static bool valid_model_name(const char *s) {
   size_t n = strlen(s);
-  if (n < 1 || n > 255)
-    return false;
-  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
-    return false;
-  for (size_t i = 1; i < n; i++) {
-    char ch = s[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-          ch == '_' || ch == '.' || ch == '-'))
-      return false;
-  }
-  return true;
+  return n >= 1 && n <= 255 && (is_lower(s[0]) || is_upper(s[0]) || s[0] == '_') &&
+         name_chars(s, 1, n);
 }
-
-static bool is_lower(char ch) { return ch >= 'a' && ch <= 'z'; }
-static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-static bool is_upper(char ch) { return ch >= 'A' && ch <= 'Z'; }
 
 /* DMS naming rules (spec "Attribute naming"). */
 static bool matches_naming(enum tt_model_naming conv, const char *s) {
@@ -235,12 +225,6 @@ static bool matches_naming(enum tt_model_naming conv, const char *s) {
     return true;
   }
   return false;
-}
-
-static const char *naming_name(enum tt_model_naming conv) {
-  static const char *const names[] = {[TT_NAMING_CAMEL_CASE] = "camelCase",
-      [TT_NAMING_SNAKE_CASE] = "snake_case", [TT_NAMING_DYNAMORM] = "dynamorm"};
-  return TT_NAME_OF(names, conv, "");
 }
 
 static int parse_version(const char *s, enum tt_dms_version *out) {
@@ -284,16 +268,8 @@ static bool is_key_type(enum tt_av_type t) {
   return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B;
 }
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s);
-  char *p = malloc(n + 1);
-  if (p != NULL)
-    memcpy(p, s, n + 1);
-  return p;
-}
-
 static int oom(struct vctx *c) {
-  return tt_model_errorf(c->err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+  return tt_error_set(c->err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 }
 
 /* --- attributes ------------------------------------------------------- */
@@ -302,39 +278,8 @@ static const char *const attr_members[] = {"attribute", "type",   "required",   
                                            "omit_empty", "roles",  "format",     "json",
                                            "binary",    "encryption", "tags",    NULL};
 
-static int parse_format(const char *s, enum tt_model_format *out) {
-  static const struct {
-    const char *name;
-    enum tt_model_format f;
-  } tab[] = {{"rfc3339nano", TT_FORMAT_RFC3339NANO},
-             {"unix_seconds", TT_FORMAT_UNIX_SECONDS},
-             {"int", TT_FORMAT_INT},
-             {"decimal_string", TT_FORMAT_DECIMAL_STRING}};
-  for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-    if (strcmp(tab[i].name, s) == 0) {
-      *out = tab[i].f;
-      return 0;
-    }
-  return -1;
-}
-
-static int parse_role(const char *s, unsigned *bit) {
-  static const struct {
-    const char *name;
-    unsigned bit;
-  } tab[] = {{"pk", TT_ROLE_PK},
-             {"sk", TT_ROLE_SK},
-             {"created_at", TT_ROLE_CREATED_AT},
-             {"updated_at", TT_ROLE_UPDATED_AT},
-             {"version", TT_ROLE_VERSION},
-             {"ttl", TT_ROLE_TTL}};
-  for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-    if (strcmp(tab[i].name, s) == 0) {
-      *bit = tab[i].bit;
-      return 0;
-    }
-  return -1;
-}
+static const struct tt_model_word index_kinds[] = {
+    {"GSI", TT_INDEX_GSI}, {"LSI", TT_INDEX_LSI}, {NULL, 0}};
 
 /* Parses attributes[i] into *a (zeroed by the caller). Index roles are
  * checked later, once the indexes are known. */
@@ -345,10 +290,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (!json_is_object(obj))
     return vfail(c, path, "attributes[%zu] must be a map", i);
   const char *name;
-  struct where wn = {"", path};
   char prefix[40];
   snprintf(prefix, sizeof(prefix), "attributes[%zu]: ", i);
-  wn.what = prefix;
+  struct where wn = {prefix, path};
   if (get_string(c, &wn, obj, "attribute", true, &name) != 0)
     return -1;
   if (strlen(name) > MAX_NAME_BYTES)
@@ -369,8 +313,8 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
     return -1;
   if (naming != TT_NAMING_NONE && !matches_naming(naming, name))
     return vfail(c, join(fb, sizeof(fb), path, "attribute"),
-                 "%sname does not follow the %s naming convention", what, naming_name(naming));
-  a->name = dup_str(name);
+                 "%sname does not follow the %s naming convention", what, tt_model_word_of(tt_model_conventions, naming));
+  a->name = strdup(name);
   if (a->name == NULL)
     return oom(c);
   a->name_len = strlen(name);
@@ -418,11 +362,13 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (get_string(c, &w, obj, "format", false, &format) != 0)
     return -1;
   if (format != NULL) {
-    if (parse_format(format, &a->format) != 0)
+    int f = tt_model_word_parse(tt_model_formats, format);
+    if (f < 0)
       return vfail(c, join(fb, sizeof(fb), path, "format"),
                    "%sunknown format \"%.*s\" (rfc3339nano, unix_seconds, int or "
                    "decimal_string)",
                    what, tt_utf8_prefix(format, 32), format);
+    a->format = (enum tt_model_format)f;
     enum tt_av_type need = a->format == TT_FORMAT_RFC3339NANO ? TT_AV_S : TT_AV_N;
     if (a->type != need)
       return vfail(c, join(fb, sizeof(fb), path, "format"), "%sformat %s needs type %s, not %s",
@@ -441,7 +387,6 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       if (!json_is_string(r) || !clean_string(r) || json_string_length(r) == 0)
         return vfail(c, rp, "%sroles must be a list of role names", what);
       const char *rs = json_string_value(r);
-      unsigned bit;
       if (strncmp(rs, "index_pk:", 9) == 0 || strncmp(rs, "index_sk:", 9) == 0) {
         if (rs[9] == '\0')
           return vfail(c, rp, "%srole %.*s needs an index name", what, tt_utf8_prefix(rs, 9), rs);
@@ -456,7 +401,8 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
           return oom(c);
         continue;
       }
-      if (parse_role(rs, &bit) != 0)
+      int bit = tt_model_word_parse(tt_model_roles, rs);
+      if (bit < 0)
         return vfail(c, rp,
                      "%sunknown role \"%.*s\" (pk, sk, created_at, updated_at, version, ttl, "
                      "index_pk:<index>, index_sk:<index>)",
@@ -490,10 +436,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (tags != NULL) {
     char tp[64];
     snprintf(tp, sizeof(tp), "%s.tags", path);
-    struct where wt = {what, tp};
     char tw[320];
     snprintf(tw, sizeof(tw), "%stags.", what);
-    wt.what = tw;
+    struct where wt = {tw, tp};
     if (get_bool(c, &wt, tags, "unique", &a->unique) != 0)
       return -1;
     /* A unique value is kept by a guard item keyed by the value itself
@@ -654,16 +599,12 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
   const char *type;
   if (get_string(c, &wp, p, "type", true, &type) != 0)
     return -1;
-  if (strcmp(type, "ALL") == 0)
-    ix->projection = TT_PROJECTION_ALL;
-  else if (strcmp(type, "KEYS_ONLY") == 0)
-    ix->projection = TT_PROJECTION_KEYS_ONLY;
-  else if (strcmp(type, "INCLUDE") == 0)
-    ix->projection = TT_PROJECTION_INCLUDE;
-  else
+  int proj = tt_model_word_parse(tt_model_projections, type);
+  if (proj < 0)
     return vfail(c, join(fb, sizeof(fb), pp, "type"),
                  "%sunknown projection type \"%.*s\" (ALL, KEYS_ONLY or INCLUDE)", what,
                  tt_utf8_prefix(type, 32), type);
+  ix->projection = (enum tt_model_projection)proj;
   const json_t *fields;
   if (get_array(c, &wp, p, "fields", false, &fields) != 0)
     return -1;
@@ -699,7 +640,7 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
       if (strcmp(ix->include[k], fs) == 0)
         return vfail(c, fp, "%sprojected attribute \"%.*s\" is listed twice", what,
                      tt_utf8_prefix(fs, 64), fs);
-    ix->include[i] = dup_str(fs);
+    ix->include[i] = strdup(fs);
     if (ix->include[i] == NULL)
       return oom(c);
     ix->n_include = i + 1;
@@ -732,19 +673,17 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
   for (size_t k = 0; k < i; k++)
     if (strcmp(m->indexes[k].name, name) == 0)
       return vfail(c, join(fb, sizeof(fb), path, "name"), "index \"%s\" is declared twice", name);
-  ix->name = dup_str(name);
+  ix->name = strdup(name);
   if (ix->name == NULL)
     return oom(c);
   const char *type;
   if (get_string(c, &w, obj, "type", true, &type) != 0)
     return -1;
-  if (strcmp(type, "GSI") == 0)
-    ix->kind = TT_INDEX_GSI;
-  else if (strcmp(type, "LSI") == 0)
-    ix->kind = TT_INDEX_LSI;
-  else
+  int kind = tt_model_word_parse(index_kinds, type);
+  if (kind < 0)
     return vfail(c, join(fb, sizeof(fb), path, "type"), "%stype must be GSI or LSI, not \"%.*s\"",
                  what, tt_utf8_prefix(type, 16), type);
+  ix->kind = (enum tt_model_index_kind)kind;
   if (load_key(c, m, obj, "partition", path, what, true, &ix->partition) != 0 ||
       load_key(c, m, obj, "sort", path, what, false, &ix->sort) != 0)
     return -1;
@@ -899,8 +838,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   m = tt_model_priv_alloc();
   if (m == NULL)
     return oom(c);
-  m->name = dup_str(name);
-  if (m->name == NULL)
+  if ((m->name = strdup(name)) == NULL || (c->source && (m->source = strdup(c->source)) == NULL))
     goto oom;
 
   /* dms_version / namespace on a model: the run-time form carries them;
@@ -929,7 +867,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   }
   if (ns == NULL)
     ns = c->doc_namespace;
-  if (ns != NULL && (m->namespace_name = dup_str(ns)) == NULL)
+  if (ns != NULL && (m->namespace_name = strdup(ns)) == NULL)
     goto oom;
 
   const json_t *table;
@@ -946,7 +884,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     vfail(c, "table.name", "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
     goto fail;
   }
-  if ((m->table = dup_str(tname)) == NULL)
+  if ((m->table = strdup(tname)) == NULL)
     goto oom;
 
   const json_t *naming;
@@ -960,12 +898,9 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     const char *conv;
     if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
       goto fail;
-    if (strcmp(conv, "camelCase") == 0)
-      m->naming = TT_NAMING_CAMEL_CASE;
-    else if (strcmp(conv, "snake_case") == 0)
-      m->naming = TT_NAMING_SNAKE_CASE;
-    else if (strcmp(conv, "dynamorm") == 0)
-      m->naming = TT_NAMING_DYNAMORM;
+    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
+    if (naming_conv >= 0)
+      m->naming = (enum tt_model_naming)naming_conv;
     else if (strcmp(conv, "pascalCase") == 0) {
       vfail(c, "naming.convention",
             "naming.convention pascalCase is not a DMS convention (camelCase, snake_case or "
@@ -1050,15 +985,7 @@ int tt_model_from_json(const json_t *obj, const char *source, struct tt_model **
   memset(&c, 0, sizeof(c));
   c.source = source;
   c.err = err;
-  *out = NULL;
-  if (load_model(&c, obj, out) != 0)
-    return -1;
-  if (source != NULL && ((*out)->source = dup_str(source)) == NULL) {
-    tt_model_unref(*out);
-    *out = NULL;
-    return oom(&c);
-  }
-  return 0;
+  return load_model(&c, obj, out);
 }
 
 int tt_model_doc_load(const json_t *doc, const char *source, struct tt_model_list *out,
@@ -1100,11 +1027,6 @@ int tt_model_doc_load(const json_t *doc, const char *source, struct tt_model_lis
               got.items[k]->name, k, i);
         goto fail;
       }
-    if (source != NULL && (m->source = dup_str(source)) == NULL) {
-      tt_model_unref(m);
-      oom(&c);
-      goto fail;
-    }
     if (tt_model_list_push(&got, m) != 0) {
       oom(&c);
       goto fail;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/buf.h"
 #include "util/text.h"
@@ -19,25 +18,53 @@
 #define CHECK_MODEL(m) ((void)0)
 #endif
 
-static const char *const type_names[] = {
-    [TT_AV_S] = "S",       [TT_AV_N] = "N",     [TT_AV_B] = "B",   [TT_AV_BOOL] = "BOOL",
-    [TT_AV_NULL] = "NULL", [TT_AV_SS] = "SS",   [TT_AV_NS] = "NS", [TT_AV_BS] = "BS",
-    [TT_AV_M] = "M",       [TT_AV_L] = "L",
-};
-
+/* DMS spells types as DynamoDB does. */
 const char *tt_model_type_name(enum tt_av_type t) {
-  if ((unsigned)t >= sizeof(type_names) / sizeof(type_names[0]) || type_names[t] == NULL)
-    return "?";
-  return type_names[t];
+  return tt_av_type_name(t);
 }
 
 int tt_model_type_parse(const char *s, enum tt_av_type *out) {
-  for (unsigned t = TT_AV_S; t <= TT_AV_L; t++)
-    if (strcmp(type_names[t], s) == 0) {
-      *out = (enum tt_av_type)t;
-      return 0;
-    }
+  enum tt_av_type t = tt_av_type_parse(s, strlen(s));
+  if (t == 0)
+    return -1;
+  *out = t;
+  return 0;
+}
+
+const struct tt_model_word tt_model_formats[] = {{"rfc3339nano", TT_FORMAT_RFC3339NANO},
+                                                  {"unix_seconds", TT_FORMAT_UNIX_SECONDS},
+                                                  {"int", TT_FORMAT_INT},
+                                                  {"decimal_string", TT_FORMAT_DECIMAL_STRING},
+                                                  {NULL, 0}};
+/* In the order the canonical form lists an attribute's roles. */
+const struct tt_model_word tt_model_roles[] = {{"pk", TT_ROLE_PK},
+                                                {"sk", TT_ROLE_SK},
+                                                {"created_at", TT_ROLE_CREATED_AT},
+                                                {"updated_at", TT_ROLE_UPDATED_AT},
+                                                {"version", TT_ROLE_VERSION},
+                                                {"ttl", TT_ROLE_TTL},
+                                                {NULL, 0}};
+const struct tt_model_word tt_model_projections[] = {{"ALL", TT_PROJECTION_ALL},
+                                                      {"KEYS_ONLY", TT_PROJECTION_KEYS_ONLY},
+                                                      {"INCLUDE", TT_PROJECTION_INCLUDE},
+                                                      {NULL, 0}};
+const struct tt_model_word tt_model_conventions[] = {{"camelCase", TT_NAMING_CAMEL_CASE},
+                                                      {"snake_case", TT_NAMING_SNAKE_CASE},
+                                                      {"dynamorm", TT_NAMING_DYNAMORM},
+                                                      {NULL, 0}};
+
+int tt_model_word_parse(const struct tt_model_word *tab, const char *s) {
+  for (; tab->word; tab++)
+    if (strcmp(tab->word, s) == 0)
+      return (int)tab->value;
   return -1;
+}
+
+const char *tt_model_word_of(const struct tt_model_word *tab, unsigned value) {
+  for (; tab->word; tab++)
+    if (tab->value == value)
+      return tab->word;
+  return NULL;
 }
 
 /* --- lifetime ------------------------------------------------------------ */
@@ -219,24 +246,19 @@ const struct tt_model_attr *tt_model_attr_seek(const struct tt_model *m, const c
 
 /* --- canonical form ---------------------------------------------------------- */
 
-static const char *format_name(enum tt_model_format f) {
-  static const char *const names[] = {[TT_FORMAT_RFC3339NANO] = "rfc3339nano",
-      [TT_FORMAT_UNIX_SECONDS] = "unix_seconds", [TT_FORMAT_INT] = "int",
-      [TT_FORMAT_DECIMAL_STRING] = "decimal_string"};
-  return TT_NAME_OF(names, f, NULL);
-}
-
-static const char *projection_name(enum tt_model_projection p) {
-  static const char *const names[] = {[TT_PROJECTION_KEYS_ONLY] = "KEYS_ONLY",
-      [TT_PROJECTION_INCLUDE] = "INCLUDE"};
-  return TT_NAME_OF(names, p, "ALL");
-}
-
 /* json_object_set_new that remembers the first failure in *ok, so that the
  * builder below reads as a list of members. Steals v. */
 static void put(json_t *obj, const char *key, json_t *v, int *ok) {
   if (v == NULL || json_object_set_new(obj, key, v) != 0)
     *ok = 0;
+}
+
+/* o when every member went in, else NULL (o released). */
+static json_t *built(json_t *o, int ok) {
+  if (ok)
+    return o;
+  json_decref(o);
+  return NULL;
 }
 
 static json_t *key_json(const struct tt_model_attr *a) {
@@ -278,19 +300,10 @@ static json_t *attr_json(const struct tt_model_attr *a) {
     put(o, "optional", json_true(), &ok);
   if (a->omit_empty)
     put(o, "omit_empty", json_true(), &ok);
-  static const struct {
-    unsigned bit;
-    const char *name;
-  } roles[] = {{TT_ROLE_PK, "pk"},
-               {TT_ROLE_SK, "sk"},
-               {TT_ROLE_CREATED_AT, "created_at"},
-               {TT_ROLE_UPDATED_AT, "updated_at"},
-               {TT_ROLE_VERSION, "version"},
-               {TT_ROLE_TTL, "ttl"}};
   if (a->roles != 0 || a->index_roles != NULL) {
     json_t *r = json_array();
-    for (size_t i = 0; r != NULL && i < sizeof(roles) / sizeof(roles[0]); i++)
-      if ((a->roles & roles[i].bit) && json_array_append_new(r, json_string(roles[i].name)) != 0)
+    for (const struct tt_model_word *w = tt_model_roles; r != NULL && w->word; w++)
+      if ((a->roles & w->value) && json_array_append_new(r, json_string(w->word)) != 0)
         ok = 0;
     if (r != NULL && a->index_roles != NULL) {
       json_t *ir = json_deep_copy(a->index_roles);
@@ -301,7 +314,7 @@ static json_t *attr_json(const struct tt_model_attr *a) {
     put(o, "roles", r, &ok);
   }
   if (a->format != TT_FORMAT_NONE)
-    put(o, "format", json_string(format_name(a->format)), &ok);
+    put(o, "format", json_string(tt_model_word_of(tt_model_formats, a->format)), &ok);
   if (a->json)
     put(o, "json", json_true(), &ok);
   if (a->binary)
@@ -310,11 +323,7 @@ static json_t *attr_json(const struct tt_model_attr *a) {
     put(o, "encryption", json_pack("{s:i}", "v", 1), &ok);
   if (a->tags != NULL)
     put(o, "tags", json_deep_copy(a->tags), &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 static int cmp_index_name(const void *a, const void *b) {
@@ -332,7 +341,7 @@ static json_t *index_json(const struct tt_model_index *ix) {
   put(o, "partition", key_json(ix->partition), &ok);
   if (ix->sort != NULL)
     put(o, "sort", key_json(ix->sort), &ok);
-  json_t *p = json_pack("{s:s}", "type", projection_name(ix->projection));
+  json_t *p = json_pack("{s:s}", "type", tt_model_word_of(tt_model_projections, ix->projection));
   if (p != NULL && ix->projection == TT_PROJECTION_INCLUDE) {
     json_t *f = json_array();
     for (size_t i = 0; f != NULL && i < ix->n_include; i++)
@@ -343,11 +352,7 @@ static json_t *index_json(const struct tt_model_index *ix) {
     put(p, "fields", f, &ok);
   }
   put(o, "projection", p, &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 static json_t *build_normal(const struct tt_model *m) {
@@ -360,11 +365,9 @@ static json_t *build_normal(const struct tt_model *m) {
     put(o, "namespace", json_string(m->namespace_name), &ok);
   put(o, "name", json_string(m->name), &ok);
   put(o, "table", json_pack("{s:s}", "name", m->table), &ok);
-  static const char *const conv[] = {[TT_NAMING_CAMEL_CASE] = "camelCase",
-                                     [TT_NAMING_SNAKE_CASE] = "snake_case",
-                                     [TT_NAMING_DYNAMORM] = "dynamorm"};
   if (m->naming != TT_NAMING_NONE)
-    put(o, "naming", json_pack("{s:s}", "convention", conv[m->naming]), &ok);
+    put(o, "naming",
+        json_pack("{s:s}", "convention", tt_model_word_of(tt_model_conventions, m->naming)), &ok);
   json_t *keys = json_object();
   if (keys != NULL) {
     put(keys, "partition", key_json(m->pk), &ok);
@@ -407,11 +410,7 @@ static json_t *build_normal(const struct tt_model *m) {
     }
   }
   put(o, "indexes", idx, &ok);
-  if (!ok) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return built(o, ok);
 }
 
 int tt_model_priv_finish(struct tt_model *m) {
@@ -509,14 +508,14 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
         target_matches(m->indexes[i].partition, m->indexes[i].sort, pk_attr, sk_attr))
       describe_target(&b, m->indexes[i].name, m->indexes[i].partition, m->indexes[i].sort);
   if (matches == 0)
-    tt_model_errorf(err, TT_ERR_VALIDATION, "index",
-                    "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
-                    m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
-                    sk_attr ? "\"" : "", b.len ? b.data : "");
+    tt_error_set(err, TT_ERR_VALIDATION, "index",
+                 "model %s: no table or index has partition key \"%s\"%s%s%s; keys are: %s",
+                 m->name, pk_attr, sk_attr ? " and sort key \"" : "", sk_attr ? sk_attr : "",
+                 sk_attr ? "\"" : "", b.len ? b.data : "");
   else
-    tt_model_errorf(err, TT_ERR_VALIDATION, "index",
-                    "model %s: several indexes fit these keys, name one in \"index\": %s",
-                    m->name, b.len ? b.data : "");
+    tt_error_set(err, TT_ERR_VALIDATION, "index",
+                 "model %s: several indexes fit these keys, name one in \"index\": %s",
+                 m->name, b.len ? b.data : "");
   tt_buf_free(&b);
   return -1;
 }

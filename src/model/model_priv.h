@@ -21,6 +21,23 @@ int tt_model_priv_index_names(struct tt_model *m, size_t *dup_a, size_t *dup_b);
  * (out of memory). */
 int tt_model_priv_finish(struct tt_model *m);
 
+/* A word of a closed DMS vocabulary and its value; a table of them ends
+ * with a NULL word. */
+struct tt_model_word {
+  const char *word;
+  unsigned value;
+};
+
+/* The formats, roles (bits), projection types and naming conventions. */
+extern const struct tt_model_word tt_model_formats[], tt_model_roles[], tt_model_projections[],
+    tt_model_conventions[];
+
+/* The value of word s in tab; -1 when s is none of its words. */
+int tt_model_word_parse(const struct tt_model_word *tab, const char *s);
+
+/* The word of `value` in tab; NULL when none has it. */
+const char *tt_model_word_of(const struct tt_model_word *tab, unsigned value);
+
 /* Makes room for `extra` more items. Returns 0 or -1 (out of memory). */
 int tt_model_list_reserve(struct tt_model_list *l, size_t extra);
 

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include "model/dms_parse.h"
-#include "model/model_err.h"
 #include "model/model_priv.h"
 #include "util/text.h"
 #include "value/json_exact.h"
@@ -125,14 +124,14 @@ static int check_reserved(const struct tt_model_registry *r, const struct tt_mod
     return 0;
   const struct tt_model *old = find(r, m->name, NULL);
   if (tt_model_registry_is_reserved(r, old))
-    return tt_model_errorf(err, TT_ERR_RESERVED_MODEL, "name",
-                           "%s: model %s is a built-in model of %s and cannot be redefined",
-                           src_of(m), m->name, r->reserved_owner);
+    return tt_error_set(err, TT_ERR_RESERVED_MODEL, "name",
+                        "%s: model %s is a built-in model of %s and cannot be redefined",
+                        src_of(m), m->name, r->reserved_owner);
   if (strcmp(m->table, r->reserved_table) == 0)
-    return tt_model_errorf(err, TT_ERR_RESERVED_MODEL, "table",
-                           "%s: model %s: table \"%s\" is reserved for %s; choose another "
-                           "table name",
-                           src_of(m), m->name, r->reserved_table, r->reserved_owner);
+    return tt_error_set(err, TT_ERR_RESERVED_MODEL, "table",
+                        "%s: model %s: table \"%s\" is reserved for %s; choose another "
+                        "table name",
+                        src_of(m), m->name, r->reserved_table, r->reserved_owner);
   return 0;
 }
 
@@ -165,18 +164,18 @@ static int check_table_share(const struct tt_model *a, const struct tt_model *b,
   if (strcmp(a->table, b->table) != 0)
     return 0;
   if (!json_equal(json_object_get(a->normal, "keys"), json_object_get(b->normal, "keys")))
-    return tt_model_errorf(err, TT_ERR_VALIDATION, "keys",
-                           "%s: model %s: table \"%s\" is also used by model %s (%s) with a "
-                           "different key schema",
-                           src_of(a), a->name, a->table, b->name, src_of(b));
+    return tt_error_set(err, TT_ERR_VALIDATION, "keys",
+                        "%s: model %s: table \"%s\" is also used by model %s (%s) with a "
+                        "different key schema",
+                        src_of(a), a->name, a->table, b->name, src_of(b));
   for (size_t i = 0; i < a->n_indexes; i++) {
     const json_t *other = index_normal(b, a->indexes[i].name);
     if (other != NULL && !json_equal(other, index_normal(a, a->indexes[i].name)))
-      return tt_model_errorf(err, TT_ERR_VALIDATION, "indexes",
-                             "%s: model %s: index \"%s\" of table \"%s\" is defined differently "
-                             "by model %s (%s)",
-                             src_of(a), a->name, a->indexes[i].name, a->table, b->name,
-                             src_of(b));
+      return tt_error_set(err, TT_ERR_VALIDATION, "indexes",
+                          "%s: model %s: index \"%s\" of table \"%s\" is defined differently "
+                          "by model %s (%s)",
+                          src_of(a), a->name, a->indexes[i].name, a->table, b->name,
+                          src_of(b));
   }
   return 0;
 }
@@ -210,6 +209,21 @@ static int insert(struct tt_model_registry *r, struct tt_model *m) {
   return 0;
 }
 
+/* Another model `o` (may be NULL) of m's name, earlier in the load or
+ * already registered: fine when identical (a file listed twice, or v0.2
+ * copies; *dup set), an error otherwise. */
+static int check_same_name(const struct tt_model *m, const struct tt_model *o, bool *dup,
+                           struct tt_error *err) {
+  if (o == NULL || strcmp(o->name, m->name) != 0)
+    return 0;
+  if (!tt_model_equal(o, m))
+    return tt_error_set(err, TT_ERR_VALIDATION, "name",
+                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
+                        src_of(o));
+  *dup = true;
+  return 0;
+}
+
 /* Validates what was staged by one load call and moves it in; drops the
  * staged list in every case. */
 static int commit_staged(struct tt_model_registry *r, struct tt_model_list *staged,
@@ -219,41 +233,21 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
   for (size_t i = 0; i < staged->n; i++) {
     struct tt_model *m = staged->items[i];
     bool dup = false;
-    /* Same name earlier in this load, or already registered: fine when
-     * identical (a file listed twice, or v0.2 copies), an error otherwise. */
-    for (size_t k = 0; k < i; k++) {
-      const struct tt_model *o = staged->items[k];
-      if (strcmp(o->name, m->name) != 0)
-        continue;
-      if (!tt_model_equal(o, m)) {
-        tt_model_errorf(err, TT_ERR_VALIDATION, "name",
-                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                        src_of(o));
+    for (size_t k = 0; k < i; k++)
+      if (check_same_name(m, staged->items[k], &dup, err) != 0)
         goto fail;
-      }
-      dup = true;
-    }
-    const struct tt_model *old = find(r, m->name, NULL);
-    if (old != NULL) {
-      if (!tt_model_equal(old, m)) {
-        tt_model_errorf(err, TT_ERR_VALIDATION, "name",
-                        "%s: model %s is also defined, differently, in %s", src_of(m), m->name,
-                        src_of(old));
-        goto fail;
-      }
-      dup = true;
-    }
-    if (check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
+    if (check_same_name(m, find(r, m->name, NULL), &dup, err) != 0 ||
+        check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
       goto fail;
     if (!dup) {
       if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
-        tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+        tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
         goto fail;
       }
     }
   }
   if (tt_model_list_reserve(&r->list, keep.n) != 0) {
-    tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
     goto fail;
   }
   for (size_t i = 0; i < keep.n; i++) {
@@ -298,8 +292,8 @@ static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_er
   size_t n = 0, cap = 0;
   DIR *d = opendir(dir);
   if (d == NULL)
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot open directory: %s", dir,
-                           strerror(errno));
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open directory: %s", dir,
+                        strerror(errno));
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     enum tt_dms_syntax syn;
@@ -326,8 +320,8 @@ static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_er
     names[n++] = full;
   }
   if (n == 0) {
-    tt_model_errorf(err, TT_ERR_VALIDATION, NULL,
-                    "%s: the directory holds no .yml, .yaml or .json model files", dir);
+    tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                 "%s: the directory holds no .yml, .yaml or .json model files", dir);
     goto fail;
   }
   qsort(names, n, sizeof(*names), cmp_str);
@@ -337,7 +331,7 @@ static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_er
   rc = 0;
   goto fail;
 oom:
-  tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 fail:
   for (size_t i = 0; i < n; i++)
     free(names[i]);
@@ -351,8 +345,8 @@ int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
   struct tt_model_list staged = {0};
   struct stat sb;
   if (stat(path, &sb) != 0)
-    return tt_model_errorf(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
-                           strerror(errno));
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
+                        strerror(errno));
   int rc = S_ISDIR(sb.st_mode) ? stage_dir(path, &staged, err) : stage_file(path, &staged, err);
   if (rc != 0) {
     tt_model_list_clear(&staged);
@@ -448,48 +442,37 @@ const char *tt_model_change_label(enum tt_model_change_kind kind) {
 /* The UnsafeModelChange error for the first of `n` unsafe changes. */
 static int unsafe_error(const struct tt_model *m, const struct tt_model_change *c, size_t n,
                         struct tt_error *err) {
+  static const struct {
+    const char *field, *what, *after; /* what, then the quoted name and after */
+  } texts[] = {
+      [TT_MODEL_CHANGE_KEYS] = {"keys", "changes the table's keys, which stored items keep", ""},
+      [TT_MODEL_CHANGE_INDEX_KEYS] = {"indexes.", "changes the keys of index", ""},
+      [TT_MODEL_CHANGE_ENCRYPTION_REMOVED] = {"attributes.", "removes the encryption of attribute",
+                                              " (new values in plaintext, stored envelopes read "
+                                              "as maps)"},
+      [TT_MODEL_CHANGE_ENCRYPTED_DROPPED] = {"attributes.", "drops the encrypted attribute",
+                                             " (stored envelopes read as maps)"},
+      [TT_MODEL_CHANGE_ENCRYPTION_ADDED] = {"attributes.", "encrypts attribute",
+                                            ", which stored items may hold in plaintext"},
+      [TT_MODEL_CHANGE_TYPE] = {"attributes.", "changes the type of attribute",
+                                ", which stored items keep"},
+  };
   char field[128], what[160];
-  switch (c->kind) {
-  case TT_MODEL_CHANGE_KEYS:
-    snprintf(field, sizeof(field), "keys");
-    snprintf(what, sizeof(what), "changes the table's keys, which stored items keep");
-    break;
-  case TT_MODEL_CHANGE_INDEX_KEYS:
-    snprintf(field, sizeof(field), "indexes.%s", c->name);
-    snprintf(what, sizeof(what), "changes the keys of index \"%s\"", c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTION_REMOVED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "removes the encryption of attribute \"%s\" (new values in plaintext, stored "
-             "envelopes read as maps)",
-             c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTED_DROPPED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "drops the encrypted attribute \"%s\" (stored envelopes read as maps)", c->name);
-    break;
-  case TT_MODEL_CHANGE_ENCRYPTION_ADDED:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what),
-             "encrypts attribute \"%s\", which stored items may hold in plaintext", c->name);
-    break;
-  case TT_MODEL_CHANGE_TYPE:
-    snprintf(field, sizeof(field), "attributes.%s", c->name);
-    snprintf(what, sizeof(what), "changes the type of attribute \"%s\", which stored items keep",
-             c->name);
-    break;
-  }
+  snprintf(field, sizeof(field), "%s%s", texts[c->kind].field, c->name ? c->name : "");
+  if (c->name)
+    snprintf(what, sizeof(what), "%s \"%s\"%s", texts[c->kind].what, c->name,
+             texts[c->kind].after);
+  else
+    snprintf(what, sizeof(what), "%s", texts[c->kind].what);
   tt_utf8_scrub(field); /* drops a character a cut split */
   tt_utf8_scrub(what);
   char more[48] = "";
   if (n > 1)
     snprintf(more, sizeof(more), " (and %zu more unsafe change%s)", n - 1, n > 2 ? "s" : "");
-  return tt_model_errorf(err, TT_ERR_UNSAFE_MODEL_CHANGE, field,
-                         "replacing model %s %s%s; use a new model name, or "
-                         "?replace=true&allow_unsafe=true",
-                         m->name, what, more);
+  return tt_error_set(err, TT_ERR_UNSAFE_MODEL_CHANGE, field,
+                      "replacing model %s %s%s; use a new model name, or "
+                      "?replace=true&allow_unsafe=true",
+                      m->name, what, more);
 }
 
 int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_model *m,
@@ -503,10 +486,10 @@ int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_m
     return 0;
   }
   if (old != NULL && !(flags & TT_MODEL_PUT_REPLACE))
-    return tt_model_errorf(err, TT_ERR_ALREADY_EXISTS, "name",
-                           "model %s already exists with a different definition; use "
-                           "?replace=true to replace it",
-                           m->name);
+    return tt_error_set(err, TT_ERR_ALREADY_EXISTS, "name",
+                        "model %s already exists with a different definition; use "
+                        "?replace=true to replace it",
+                        m->name);
   if (old != NULL && !(flags & TT_MODEL_PUT_ALLOW_UNSAFE)) {
     struct tt_model_change first;
     size_t n = tt_model_unsafe_changes(old, m, &first, 1);
@@ -536,7 +519,7 @@ int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, unsig
   }
   if (what == TT_MODEL_PUT_CREATED) {
     if (insert(r, m) != 0) {
-      tt_model_errorf(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
       goto out;
     }
     *result = what;

@@ -140,19 +140,26 @@ static int grow(struct tt_metric_family *f) {
   return 0;
 }
 
+/* The series of `labels` (hashed to h); NULL when there is none. */
+static struct series *find(const struct tt_metric_family *f, const char *const *labels,
+                           uint64_t h) {
+  for (struct series *s = f->table_size ? f->table[h & (f->table_size - 1)] : NULL; s;
+       s = s->next)
+    if (s->hash == h && labels_equal(s, labels, f->nlabels))
+      return s;
+  return NULL;
+}
+
 /* Finds or creates a series; NULL only when out of memory (the sample is
  * then dropped: metrics never fail a request). */
 static struct series *lookup(struct tt_metric_family *f, const char *const *labels) {
   uint64_t h = labels_hash(labels, f->nlabels);
-  if (f->table_size) {
-    for (struct series *s = f->table[h & (f->table_size - 1)]; s; s = s->next)
-      if (s->hash == h && labels_equal(s, labels, f->nlabels))
-        return s;
-  }
+  struct series *s = find(f, labels, h);
+  if (s)
+    return s;
   if ((f->nseries + 1) * 2 > f->table_size && grow(f) != 0)
     return NULL;
-  struct series *s = calloc(1, sizeof(*s));
-  if (s == NULL)
+  if ((s = calloc(1, sizeof(*s))) == NULL)
     return NULL;
   s->hash = h;
   for (size_t i = 0; i < f->nlabels; i++) {
@@ -241,13 +248,8 @@ void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *l
 }
 
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels) {
-  uint64_t h = labels_hash(labels, f->nlabels);
-  if (f->table_size == 0)
-    return 0;
-  for (struct series *s = f->table[h & (f->table_size - 1)]; s; s = s->next)
-    if (s->hash == h && labels_equal(s, labels, f->nlabels))
-      return s->value;
-  return 0;
+  const struct series *s = find(f, labels, labels_hash(labels, f->nlabels));
+  return s ? s->value : 0;
 }
 
 void tt_metrics_set_collector(struct tt_metrics *m, tt_metrics_collect_cb cb, void *arg) {

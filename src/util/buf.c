@@ -29,7 +29,7 @@ void tt_buf_reset(struct tt_buf *b) {
 }
 
 /* Sets errno so callers can tell the cap (EMSGSIZE) from memory (ENOMEM). */
-static int reserve(struct tt_buf *b, size_t extra) {
+int tt_buf_reserve(struct tt_buf *b, size_t extra) {
   if (extra > (size_t)-1 - b->len - 1) {
     errno = EMSGSIZE;
     return -1;
@@ -58,12 +58,8 @@ static int reserve(struct tt_buf *b, size_t extra) {
   return 0;
 }
 
-int tt_buf_reserve(struct tt_buf *b, size_t extra) {
-  return reserve(b, extra);
-}
-
 int tt_buf_append_grow(struct tt_buf *b, const void *p, size_t n) {
-  if (reserve(b, n) != 0)
+  if (tt_buf_reserve(b, n) != 0)
     return -1;
   if (n)
     memcpy(b->data + b->len, p, n);
@@ -81,7 +77,7 @@ int tt_buf_printf(struct tt_buf *b, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0 || reserve(b, (size_t)n) != 0)
+  if (n < 0 || tt_buf_reserve(b, (size_t)n) != 0)
     return -1;
   va_start(ap, fmt);
   vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

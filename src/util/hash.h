@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hash.h -- 64-bit FNV-1a, the hash of the daemon's in-memory tables
- * (metric series, batch keys, transaction client tokens). Nothing stores
- * its values: they may change between versions. */
+ * (metric series, batch keys, transaction client tokens, the memory
+ * backend's attribute-name dictionaries). Nothing stores its values: they
+ * may change between versions. */
 #ifndef TT_UTIL_HASH_H
 #define TT_UTIL_HASH_H
 

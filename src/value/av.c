@@ -35,8 +35,7 @@ void tt_av_free(struct tt_av *v) {
   default:
     break;
   }
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
 }
 
 static char *dup_bytes(const void *p, size_t len) {
@@ -278,8 +277,7 @@ const struct tt_av *tt_av_map_get(const struct tt_av *map, const char *name) {
 /* ---- constructors ---- */
 
 static int set_bytes(struct tt_av *v, enum tt_av_type type, const void *p, size_t len) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   char *s = dup_bytes(p, len);
   if (s == NULL)
     return -1;
@@ -300,8 +298,7 @@ int tt_av_binary(struct tt_av *v, const void *p, size_t len) {
 int tt_av_number_text(struct tt_av *v, const char *text, size_t len, const char *field,
                       struct tt_error *err) {
   char canon[TT_NUMBER_TEXT_MAX];
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   if (tt_number_canonical(text, len, canon, sizeof(canon), field, err) != 0)
     return -1;
   if (set_bytes(v, TT_AV_N, canon, strlen(canon)) != 0)
@@ -327,8 +324,7 @@ void tt_av_null(struct tt_av *v) {
 }
 
 int tt_av_list(struct tt_av *v, enum tt_av_type type, size_t n) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   struct tt_av *e = NULL;
   if (n) {
     if ((e = calloc(n, sizeof(*e))) == NULL)
@@ -343,8 +339,7 @@ int tt_av_list(struct tt_av *v, enum tt_av_type type, size_t n) {
 }
 
 int tt_av_map(struct tt_av *v, size_t n) {
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   struct tt_av_member *m = NULL;
   if (n) {
     if ((m = calloc(n, sizeof(*m))) == NULL)

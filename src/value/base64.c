@@ -34,17 +34,12 @@ int tt_base64_encode(struct tt_buf *b, const void *p, size_t n, enum tt_base64_v
       k = 0;
     }
   }
-  if (n - i == 1) {
-    uint32_t w = (uint32_t)s[i] << 16;
+  if (i < n) { /* one or two bytes left: padded to four characters */
+    bool two = n - i == 2;
+    uint32_t w = (uint32_t)s[i] << 16 | (two ? (uint32_t)s[i + 1] << 8 : 0);
     chunk[k++] = a[w >> 18];
     chunk[k++] = a[(w >> 12) & 63];
-    chunk[k++] = '=';
-    chunk[k++] = '=';
-  } else if (n - i == 2) {
-    uint32_t w = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
-    chunk[k++] = a[w >> 18];
-    chunk[k++] = a[(w >> 12) & 63];
-    chunk[k++] = a[(w >> 6) & 63];
+    chunk[k++] = two ? a[(w >> 6) & 63] : '=';
     chunk[k++] = '=';
   }
   return tt_buf_append(b, chunk, k);
@@ -58,17 +53,10 @@ static unsigned char dec_char(unsigned char c, enum tt_base64_variant v) {
     return (unsigned char)(c - 'a' + 26);
   if (c >= '0' && c <= '9')
     return (unsigned char)(c - '0' + 52);
-  if (v == TT_BASE64_URL) {
-    if (c == '-')
-      return 62;
-    if (c == '_')
-      return 63;
-  } else {
-    if (c == '+')
-      return 62;
-    if (c == '/')
-      return 63;
-  }
+  if (c == (v == TT_BASE64_URL ? '-' : '+'))
+    return 62;
+  if (c == (v == TT_BASE64_URL ? '_' : '/'))
+    return 63;
   return 64;
 }
 
@@ -129,4 +117,20 @@ int tt_base64_decode_av(struct tt_av *out, const char *in, size_t len, enum tt_b
   out->len = n;
   out->u.bytes = (char *)bytes; /* decoded in place: no second copy */
   return 0;
+}
+
+int tt_base64_write_av(struct tt_buf *b, const struct tt_av *v) {
+  if (tt_buf_append(b, "\"", 1) != 0 || tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
+    return -1;
+  return tt_buf_append(b, "\"", 1);
+}
+
+json_t *tt_base64_json_av(const struct tt_av *v) {
+  struct tt_buf b;
+  json_t *j = NULL;
+  tt_buf_init(&b, 0);
+  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
+    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
+  tt_buf_free(&b);
+  return j;
 }

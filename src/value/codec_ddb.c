@@ -16,10 +16,6 @@ static int bad(struct tt_vpath *c, const char *what) {
   return tt_error_set(c->err, TT_ERR_VALIDATION, c->path, "%s: %s", p, what);
 }
 
-static int oom(struct tt_vpath *c) {
-  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
-}
-
 static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out);
 
 static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t *len,
@@ -30,21 +26,29 @@ static int string_of(struct tt_vpath *c, const json_t *j, const char **s, size_t
   return 0;
 }
 
-static int binary_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+static int binary_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   const char *s;
   size_t len;
   if (string_of(c, j, &s, &len, "B must be a base64 string") != 0)
     return -1;
   int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
-  return rc < 0 ? oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
+  return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? bad(c, "B is not valid base64") : 0;
 }
 
-static int number_from(struct tt_vpath *c, const json_t *j, struct tt_av *out) {
+static int number_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   const char *s;
   size_t len;
   if (string_of(c, j, &s, &len, "N must be a string holding a number") != 0)
     return -1;
   return tt_av_number_text(out, s, len, c->path[0] ? c->path : "N", c->err);
+}
+
+static int set_string_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+  const char *s;
+  size_t len;
+  if (string_of(c, j, &s, &len, "SS members must be strings") != 0)
+    return -1;
+  return tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
 }
 
 static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, struct tt_av *out) {
@@ -54,26 +58,12 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
   if (n == 0)
     return bad(c, "a set cannot be empty");
   if (tt_av_list(out, type, n) != 0)
-    return oom(c);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *e = json_array_get(j, i);
-    size_t old = tt_vpath_index(c, i);
-    int rc;
-    if (type == TT_AV_SS) {
-      const char *s;
-      size_t len;
-      rc = string_of(c, e, &s, &len, "SS members must be strings");
-      if (rc == 0 && tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = oom(c);
-    } else if (type == TT_AV_NS) {
-      rc = number_from(c, e, &out->u.elems[i]);
-    } else {
-      rc = binary_from(c, e, &out->u.elems[i]);
-    }
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
+    return tt_vpath_oom(c);
+  tt_vpath_elem_fn fn = type == TT_AV_SS   ? set_string_from
+                        : type == TT_AV_NS ? number_from
+                                           : binary_from;
+  if (tt_vpath_elems(c, j, 0, fn, out) != 0)
+    return -1;
   return tt_av_set_finish(out, c->path, c->err);
 }
 
@@ -84,7 +74,7 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
   if (!json_is_object(j))
     return bad(c, "M must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   json_object_keylen_foreach((json_t *)j, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(c, key, key_len);
@@ -95,7 +85,7 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
     }
     if (tt_av_member_name(m, key, key_len) != 0) {
       tt_vpath_pop(c, old);
-      return oom(c);
+      return tt_vpath_oom(c);
     }
     int rc = value_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
@@ -108,17 +98,9 @@ static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av
 static int list_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
   if (!json_is_array(j))
     return bad(c, "L must be a JSON array");
-  size_t n = json_array_size(j);
-  if (tt_av_list(out, TT_AV_L, n) != 0)
-    return oom(c);
-  for (size_t i = 0; i < n; i++) {
-    size_t old = tt_vpath_index(c, i);
-    int rc = value_from(c, json_array_get(j, i), depth, &out->u.elems[i]);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return 0;
+  if (tt_av_list(out, TT_AV_L, json_array_size(j)) != 0)
+    return tt_vpath_oom(c);
+  return tt_vpath_elems(c, j, depth, value_from, out);
 }
 
 static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
@@ -137,14 +119,14 @@ static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_
     size_t len;
     rc = string_of(c, v, &s, &len, "S must be a string");
     if (rc == 0 && tt_av_string(out, s, len) != 0)
-      rc = oom(c);
+      rc = tt_vpath_oom(c);
     break;
   }
   case TT_AV_N:
-    rc = number_from(c, v, out);
+    rc = number_from(c, v, depth, out);
     break;
   case TT_AV_B:
-    rc = binary_from(c, v, out);
+    rc = binary_from(c, v, depth, out);
     break;
   case TT_AV_BOOL:
     if (!json_is_boolean(v))
@@ -192,7 +174,7 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
   if (!json_is_object(j))
     return bad(&c, "an attribute map must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
-    return oom(&c);
+    return tt_vpath_oom(&c);
   json_object_keylen_foreach((json_t *)j, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(&c, key, key_len);
@@ -200,7 +182,7 @@ int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
     if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
       rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
     else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = oom(&c);
+      rc = tt_vpath_oom(&c);
     if (rc == 0)
       rc = value_from(&c, val, 0, &m->value);
     tt_vpath_pop(&c, old);
@@ -226,10 +208,7 @@ static int write_scalar_text(struct tt_buf *b, const struct tt_av *v, unsigned f
       return -1;
     return tt_buf_append(b, "\"", 1);
   case TT_AV_B:
-    if (tt_buf_append(b, "\"", 1) != 0 ||
-        tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
-      return -1;
-    return tt_buf_append(b, "\"", 1);
+    return tt_base64_write_av(b, v);
   default:
     return -1;
   }
@@ -237,48 +216,35 @@ static int write_scalar_text(struct tt_buf *b, const struct tt_av *v, unsigned f
 
 int tt_ddb_value_write(struct tt_buf *b, const struct tt_av *v, unsigned fl) {
   switch (v->type) {
-  case TT_AV_S:
-    if (tt_buf_append(b, "{\"S\":", 5) != 0)
-      return -1;
-    break;
-  case TT_AV_N:
-    if (tt_buf_append(b, "{\"N\":", 5) != 0)
-      return -1;
-    break;
-  case TT_AV_B:
-    if (tt_buf_append(b, "{\"B\":", 5) != 0)
-      return -1;
-    break;
   case TT_AV_BOOL:
     return tt_buf_puts(b, v->u.boolean ? "{\"BOOL\":true}" : "{\"BOOL\":false}");
   case TT_AV_NULL:
     return tt_buf_puts(b, "{\"NULL\":true}");
+  case TT_AV_S:
+  case TT_AV_N:
+  case TT_AV_B:
+  case TT_AV_M:
+    if (tt_buf_append(b, "{\"", 2) != 0 || tt_buf_puts(b, tt_av_type_name(v->type)) != 0 ||
+        tt_buf_append(b, "\":", 2) != 0 ||
+        (v->type == TT_AV_M ? tt_ddb_item_write(b, v, fl) : write_scalar_text(b, v, fl)) != 0)
+      return -1;
+    return tt_buf_append(b, "}", 1);
   case TT_AV_SS:
   case TT_AV_NS:
   case TT_AV_BS:
-    if (tt_buf_printf(b, "{\"%s\":[", tt_av_type_name(v->type)) != 0)
-      return -1;
-    for (size_t i = 0; i < v->len; i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || write_scalar_text(b, &v->u.elems[i], fl) != 0)
-        return -1;
-    return tt_buf_append(b, "]}", 2);
   case TT_AV_L:
-    if (tt_buf_append(b, "{\"L\":[", 6) != 0)
+    if (tt_buf_append(b, "{\"", 2) != 0 || tt_buf_puts(b, tt_av_type_name(v->type)) != 0 ||
+        tt_buf_append(b, "\":[", 3) != 0)
       return -1;
     for (size_t i = 0; i < v->len; i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || tt_ddb_value_write(b, &v->u.elems[i], fl) != 0)
+      if ((i && tt_buf_append(b, ",", 1) != 0) ||
+          (v->type == TT_AV_L ? tt_ddb_value_write(b, &v->u.elems[i], fl)
+                              : write_scalar_text(b, &v->u.elems[i], fl)) != 0)
         return -1;
     return tt_buf_append(b, "]}", 2);
-  case TT_AV_M:
-    if (tt_buf_append(b, "{\"M\":", 5) != 0 || tt_ddb_item_write(b, v, fl) != 0)
-      return -1;
-    return tt_buf_append(b, "}", 1);
   default:
     return -1;
   }
-  if (write_scalar_text(b, v, fl) != 0)
-    return -1;
-  return tt_buf_append(b, "}", 1);
 }
 
 int tt_ddb_item_write(struct tt_buf *b, const struct tt_av *item, unsigned fl) {
@@ -300,15 +266,8 @@ static json_t *scalar_json(const struct tt_av *v) {
     return tt_json_string_new(v->u.bytes, v->len);
   case TT_AV_N:
     return json_stringn_nocheck(v->u.bytes, v->len);
-  case TT_AV_B: {
-    struct tt_buf b;
-    tt_buf_init(&b, 0);
-    json_t *j = NULL;
-    if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
-      j = json_stringn_nocheck(b.data ? b.data : "", b.len);
-    tt_buf_free(&b);
-    return j;
-  }
+  case TT_AV_B:
+    return tt_base64_json_av(v);
   default:
     return NULL;
   }

@@ -16,14 +16,10 @@ static int expect(struct tt_vpath *c, const char *what) {
   return tt_error_set(c->err, TT_ERR_VALIDATION, c->path, "%s: expected %s", p, what);
 }
 
-static int oom(struct tt_vpath *c) {
-  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
-}
-
 static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsigned flags,
                    int depth, struct tt_av *out);
 
-static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
+static int number_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
   struct tt_json_numbuf nb;
   size_t len;
   const char *s = tt_json_number_text(in, &nb, &len);
@@ -34,13 +30,26 @@ static int number_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) 
   return tt_av_number_text(out, s, len, c->len ? c->path : "value", c->err);
 }
 
-static int binary_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
+static int binary_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
   size_t len;
   const char *s = tt_json_string_text(in, &len);
   if (s == NULL)
     return expect(c, "a base64 string (B)");
   int rc = tt_base64_decode_av(out, s, len, TT_BASE64_STD, 0);
-  return rc < 0 ? oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
+  return rc < 0 ? tt_vpath_oom(c) : rc > 0 ? expect(c, "standard base64 with padding (B)") : 0;
+}
+
+static int set_string_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
+  size_t len;
+  const char *s = tt_json_string_text(in, &len);
+  if (s == NULL)
+    return expect(c, "a string (SS member)");
+  return tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
+}
+
+/* A member or element of a map or list: its type is inferred. */
+static int inferred_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
+  return convert(c, in, TT_LOGICAL_INFER, 0, depth, out);
 }
 
 static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
@@ -54,27 +63,10 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
   if (n == 0)
     return 0; /* an empty set is stored as NULL (DynamoDB has no empty sets) */
   if (tt_av_list(out, t, n) != 0)
-    return oom(c);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *e = json_array_get(in, i);
-    size_t old = tt_vpath_index(c, i);
-    int rc = 0;
-    if (t == TT_AV_SS) {
-      size_t len;
-      const char *s = tt_json_string_text(e, &len);
-      if (s == NULL)
-        rc = expect(c, "a string (SS member)");
-      else if (tt_av_string(&out->u.elems[i], s, len) != 0)
-        rc = oom(c);
-    } else if (t == TT_AV_NS) {
-      rc = number_from(c, e, &out->u.elems[i]);
-    } else {
-      rc = binary_from(c, e, &out->u.elems[i]);
-    }
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
+    return tt_vpath_oom(c);
+  tt_vpath_elem_fn fn = t == TT_AV_SS ? set_string_from : t == TT_AV_NS ? number_from : binary_from;
+  if (tt_vpath_elems(c, in, 0, fn, out) != 0)
+    return -1;
   return tt_av_set_finish(out, c->path, c->err);
 }
 
@@ -83,7 +75,7 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
   size_t key_len, i = 0;
   json_t *val;
   if (tt_av_map(out, json_object_size(in)) != 0)
-    return oom(c);
+    return tt_vpath_oom(c);
   json_object_keylen_foreach((json_t *)in, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(c, key, key_len);
@@ -91,9 +83,9 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
     if (memchr(key, '\0', key_len) != NULL)
       rc = expect(c, "map keys without NUL");
     else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = oom(c);
+      rc = tt_vpath_oom(c);
     if (rc == 0)
-      rc = convert(c, val, TT_LOGICAL_INFER, 0, depth, &m->value);
+      rc = inferred_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
     if (rc != 0)
       return -1;
@@ -102,17 +94,9 @@ static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_a
 }
 
 static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
-  size_t n = json_array_size(in);
-  if (tt_av_list(out, TT_AV_L, n) != 0)
-    return oom(c);
-  for (size_t i = 0; i < n; i++) {
-    size_t old = tt_vpath_index(c, i);
-    int rc = convert(c, json_array_get(in, i), TT_LOGICAL_INFER, 0, depth, &out->u.elems[i]);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return 0;
+  if (tt_av_list(out, TT_AV_L, json_array_size(in)) != 0)
+    return tt_vpath_oom(c);
+  return tt_vpath_elems(c, in, depth, inferred_from, out);
 }
 
 static int depth_of(const json_t *j, int limit) {
@@ -152,7 +136,7 @@ static int json_string_from(struct tt_vpath *c, const json_t *in, struct tt_av *
   tt_buf_init(&b, 0);
   if (tt_json_dump(in, TT_JSON_SORT_KEYS | TT_JSON_CANON_NUMBERS | TT_JSON_GO_ESCAPE, &b) != 0) {
     tt_buf_free(&b);
-    return oom(c);
+    return tt_vpath_oom(c);
   }
   size_t len;
   char *text = tt_buf_steal(&b, &len);
@@ -191,14 +175,14 @@ static int convert(struct tt_vpath *c, const json_t *in, enum tt_av_type t, unsi
     const char *s = tt_json_string_text(in, &len);
     if (s == NULL)
       return expect(c, "a string (S)");
-    rc = tt_av_string(out, s, len) != 0 ? oom(c) : 0;
+    rc = tt_av_string(out, s, len) != 0 ? tt_vpath_oom(c) : 0;
     break;
   }
   case TT_AV_N:
-    rc = number_from(c, in, out);
+    rc = number_from(c, in, depth, out);
     break;
   case TT_AV_B:
-    rc = binary_from(c, in, out);
+    rc = binary_from(c, in, depth, out);
     break;
   case TT_AV_BOOL:
     if (!json_is_boolean(in))
@@ -273,12 +257,6 @@ static int write_number(struct tt_buf *b, const struct tt_av *v, unsigned flags)
   return tt_buf_append(b, "\"", 1);
 }
 
-static int write_b64(struct tt_buf *b, const struct tt_av *v) {
-  if (tt_buf_append(b, "\"", 1) != 0 || tt_base64_encode(b, v->u.bytes, v->len, TT_BASE64_STD) != 0)
-    return -1;
-  return tt_buf_append(b, "\"", 1);
-}
-
 int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type declared,
                      unsigned flags) {
   switch (v->type) {
@@ -295,7 +273,7 @@ int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type de
   case TT_AV_N:
     return write_number(b, v, flags);
   case TT_AV_B:
-    return write_b64(b, v);
+    return tt_base64_write_av(b, v);
   case TT_AV_BOOL:
     return tt_buf_puts(b, v->u.boolean ? "true" : "false");
   case TT_AV_NULL:
@@ -342,16 +320,6 @@ static json_t *number_json(const struct tt_av *v, unsigned flags) {
   return json_stringn_nocheck(v->u.bytes, v->len);
 }
 
-static json_t *b64_json(const struct tt_av *v) {
-  struct tt_buf b;
-  json_t *j = NULL;
-  tt_buf_init(&b, 0);
-  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
-    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
-  tt_buf_free(&b);
-  return j;
-}
-
 json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsigned flags) {
   json_t *j = NULL;
   switch (v->type) {
@@ -362,7 +330,7 @@ json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsi
   case TT_AV_N:
     return number_json(v, flags);
   case TT_AV_B:
-    return b64_json(v);
+    return tt_base64_json_av(v);
   case TT_AV_BOOL:
     return json_boolean(v->u.boolean);
   case TT_AV_NULL:

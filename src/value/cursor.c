@@ -93,8 +93,7 @@ int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct 
   json_object_foreach(doc, key, val) {
     if (strcmp(key, "lastKey") == 0) {
       if (tt_ddb_item_from_json(val, "lastKey", &c->key, &inner) != 0) {
-        tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor does not decode: %s",
-                     inner.message);
+        invalid(err, inner.message);
         goto done;
       }
       for (size_t i = 0; i < c->key.len; i++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "value/number.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 /* Where the parser is in the document, for error paths. Frames live on the
@@ -154,16 +155,10 @@ size_t tt_json_plain_run(const char *s, size_t len) {
 static int hex4(const char *s, unsigned *out) {
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
-    char c = s[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
+    int d = tt_hex_digit((unsigned char)s[i]);
+    if (d < 0)
       return -1;
+    v = v << 4 | (unsigned)d;
   }
   *out = v;
   return 0;
@@ -375,19 +370,34 @@ static json_t *marked(struct parser *ps, char tag, const char *s, size_t len, bo
 
 static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out);
 
+/* Steps over the opening '{' or '['; 1 when `close` follows at once (an
+ * empty container, consumed), else 0. */
+static int open_container(struct parser *ps, char close) {
+  ps->p++;
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* After a member or an element: 0 on ',' (another follows), 1 on `close`
+ * (the container ends), else -1 with the error set. */
+static int after_item(struct parser *ps, const struct frame *f, char close) {
+  skip_ws(ps);
+  if (ps->p < ps->end && (*ps->p == ',' || *ps->p == close))
+    return *ps->p++ == close;
+  return fail_at(ps, f, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+}
+
 static int parse_object(struct parser *ps, const struct frame *f, int depth, json_t **out) {
   json_t *obj = json_object();
   char *key_copy = NULL;
   if (obj == NULL)
     return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
-  ps->p++; /* '{' */
-  skip_ws(ps);
-  if (ps->p < ps->end && *ps->p == '}') {
-    ps->p++;
-    *out = obj;
-    return 0;
-  }
-  for (;;) {
+  int end = open_container(ps, '}');
+  while (end == 0) {
     struct frame child = {f, NULL, 0, 0};
     const char *key;
     size_t key_len;
@@ -436,18 +446,11 @@ static int parse_object(struct parser *ps, const struct frame *f, int depth, jso
     }
     free(key_copy);
     key_copy = NULL;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (ps->p < ps->end && *ps->p == '}') {
-      ps->p++;
-      *out = obj;
-      return 0;
-    }
-    fail_at(ps, f, "expected ',' or '}'");
-    goto fail;
+    end = after_item(ps, f, '}');
+  }
+  if (end > 0) {
+    *out = obj;
+    return 0;
   }
 fail:
   free(key_copy);
@@ -459,14 +462,8 @@ static int parse_array(struct parser *ps, const struct frame *f, int depth, json
   json_t *arr = json_array();
   if (arr == NULL)
     return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
-  ps->p++; /* '[' */
-  skip_ws(ps);
-  if (ps->p < ps->end && *ps->p == ']') {
-    ps->p++;
-    *out = arr;
-    return 0;
-  }
-  for (size_t i = 0;; i++) {
+  int end = open_container(ps, ']');
+  for (size_t i = 0; end == 0; i++) {
     struct frame child = {f, NULL, 0, i};
     json_t *val = NULL;
     if (parse_value(ps, &child, depth, &val) != 0)
@@ -475,18 +472,11 @@ static int parse_array(struct parser *ps, const struct frame *f, int depth, json
       tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
       goto fail;
     }
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ',') {
-      ps->p++;
-      continue;
-    }
-    if (ps->p < ps->end && *ps->p == ']') {
-      ps->p++;
-      *out = arr;
-      return 0;
-    }
-    fail_at(ps, f, "expected ',' or ']'");
-    goto fail;
+    end = after_item(ps, f, ']');
+  }
+  if (end > 0) {
+    *out = arr;
+    return 0;
   }
 fail:
   json_decref(arr);
@@ -854,7 +844,7 @@ static int kv_cmp(const void *pa, const void *pb) {
   return (a->len > b->len) - (a->len < b->len);
 }
 
-static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
+int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
   switch (json_typeof(j)) {
   case JSON_OBJECT: {
     size_t n = json_object_size(j), i = 0;
@@ -879,7 +869,7 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     for (i = 0; i < n; i++) {
       if ((i && tt_buf_append(b, ",", 1) != 0) ||
           tt_json_write_string(b, kvs[i].key, kvs[i].len, flags) != 0 ||
-          tt_buf_append(b, ":", 1) != 0 || dump(kvs[i].val, flags, b) != 0)
+          tt_buf_append(b, ":", 1) != 0 || tt_json_dump(kvs[i].val, flags, b) != 0)
         goto obj_done;
     }
     rc = tt_buf_append(b, "}", 1);
@@ -892,7 +882,7 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     if (tt_buf_append(b, "[", 1) != 0)
       return -1;
     for (size_t i = 0; i < json_array_size(j); i++)
-      if ((i && tt_buf_append(b, ",", 1) != 0) || dump(json_array_get(j, i), flags, b) != 0)
+      if ((i && tt_buf_append(b, ",", 1) != 0) || tt_json_dump(json_array_get(j, i), flags, b) != 0)
         return -1;
     return tt_buf_append(b, "]", 1);
   }
@@ -934,8 +924,4 @@ static int dump(const json_t *j, unsigned flags, struct tt_buf *b) {
     return tt_buf_append(b, "null", 4);
   }
   return -1;
-}
-
-int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
-  return dump(j, flags, b);
 }

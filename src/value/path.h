@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "util/error.h"
+#include "value/av.h"
 
 /* Sized like tt_error.field; longer paths are truncated. No allocation. */
 struct tt_vpath {
@@ -43,6 +46,30 @@ static inline size_t tt_vpath_index(struct tt_vpath *c, size_t i) {
 static inline void tt_vpath_pop(struct tt_vpath *c, size_t old) {
   c->len = old;
   c->path[old] = '\0';
+}
+
+/* Converts one JSON value into the slot `out`; 0 or -1 (error set). */
+typedef int (*tt_vpath_elem_fn)(struct tt_vpath *c, const json_t *in, int depth,
+                                struct tt_av *out);
+
+/* Fills the out->len slots of a list made by tt_av_list from the JSON
+ * array `in`, each element by fn with its index on the path. Returns 0, or
+ * -1 at the first failure. */
+static inline int tt_vpath_elems(struct tt_vpath *c, const json_t *in, int depth,
+                                 tt_vpath_elem_fn fn, struct tt_av *out) {
+  for (size_t i = 0; i < out->len; i++) {
+    size_t old = tt_vpath_index(c, i);
+    int rc = fn(c, json_array_get(in, i), depth, &out->u.elems[i]);
+    tt_vpath_pop(c, old);
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Out of memory at the current path. Returns -1. */
+static inline int tt_vpath_oom(struct tt_vpath *c) {
+  return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
 }
 
 static inline void tt_vpath_init(struct tt_vpath *c, const char *path, struct tt_error *err) {

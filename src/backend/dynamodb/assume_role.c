@@ -90,7 +90,10 @@ static void job_free(struct ar_job *job) {
   free(job);
 }
 
-static void maybe_closed(struct ar *p) {
+/* Reports a close once the job and the cache's timer are gone (also the
+ * timer's close callback). */
+static void maybe_closed(void *owner) {
+  struct ar *p = owner;
   if (p->closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
     void (*cb)(void *) = p->closed_cb;
     p->closed_cb = NULL;
@@ -103,10 +106,6 @@ static void install(struct ar *p, struct ar_job *job) {
   creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
                   "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
                   p->role_arn, p->session_name, (long long)left);
-}
-
-static void note_failure(struct ar *p, struct ar_job *job) {
-  creds_cache_note_failure(&p->cache, job->background, &job->err);
 }
 
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
@@ -124,7 +123,7 @@ static void job_end(struct ar_job *job, int rc) {
   if (rc == 0)
     install(p, job);
   else
-    note_failure(p, job);
+    creds_cache_note_failure(&p->cache, job->background, &job->err);
   job_free(job);
   creds_cache_answer(&p->cache, rc == 0 ? &p->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -336,7 +335,7 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
   job->starting = false;
   if (job->failed_sync) {
     p->job = NULL;
-    note_failure(p, job);
+    creds_cache_note_failure(&p->cache, job->background, &job->err);
     *err = job->err;
     job_free(job);
     return -1;
@@ -351,7 +350,7 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 /* Starts the background refresh the cached credentials are due for. */
 static void maybe_refresh(struct ar *p, int64_t now) {
   if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
-    struct tt_error ignored; /* logged by note_failure */
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
     job_start(p, true, &ignored);
   }
 }
@@ -402,10 +401,6 @@ static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
   creds_cache_cancel(handle);
 }
 
-static void on_timer_closed(void *owner) {
-  maybe_closed(owner);
-}
-
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
@@ -429,7 +424,7 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
   creds_cache_answer_all(&p->cache, &err);
   p->closed_cb = closed;
   p->closed_arg = arg;
-  creds_cache_close(&p->cache, on_timer_closed, p); /* maybe_closed once it is closed */
+  creds_cache_close(&p->cache, maybe_closed, p);
 }
 
 static void free_str(char *s) {

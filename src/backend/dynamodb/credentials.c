@@ -420,15 +420,6 @@ int64_t creds_now(const struct creds_chain *ch) {
   return creds_cache_now(&ch->cache);
 }
 
-/* Sends one line to the log hook, printf-style. Callers never pass a
- * secret. */
-static void creds_log(const struct creds_chain *ch, enum tt_creds_log_level level, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  creds_cache_vlog(&ch->cache, level, fmt, ap);
-  va_end(ap);
-}
-
 static const char *const src_names[CREDS_SRC__COUNT] = {
     [CREDS_SRC_ENV] = "environment",
     [CREDS_SRC_PROFILE] = "profile",
@@ -477,7 +468,10 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
 
 /* ---- chain: jobs ---- */
 
-static void maybe_closed(struct creds_chain *ch) {
+/* Reports a close once the job and the cache's timer are gone (also the
+ * timer's close callback). */
+static void maybe_closed(void *owner) {
+  struct creds_chain *ch = owner;
   if (ch->closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
     void (*cb)(void *) = ch->closed_cb;
     ch->closed_cb = NULL;
@@ -512,17 +506,12 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
   int64_t left = creds_cache_install(&ch->cache, &job->out);
   ch->sticky = job->src;
   if (ch->cache.cur.expires_at != 0)
-    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, expiring in %lld s",
-              ch->cache.cur.source, (long long)left);
+    creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO,
+                    "credentials: resolved from %s, expiring in %lld s", ch->cache.cur.source,
+                    (long long)left);
   else
-    creds_log(ch, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
-              ch->cache.cur.source);
-}
-
-/* A failed job: the waiters get the error; a failed background refresh
- * keeps the cached credentials and waits retry_refresh_s. */
-static void note_failure(struct creds_chain *ch, struct creds_job *job) {
-  creds_cache_note_failure(&ch->cache, job->background, &job->err);
+    creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
+                    ch->cache.cur.source);
 }
 
 /* Refuses credentials that a provider answered already expired (or about
@@ -563,7 +552,7 @@ void creds_job_async_done(struct creds_job *job, int rc) {
   if (rc == 0)
     install(ch, job);
   else
-    note_failure(ch, job);
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
   job_free(job);
   creds_cache_answer(&ch->cache, rc == 0 ? &ch->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -610,7 +599,7 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   if (rc == CREDS_DONE) {
     install(ch, job);
   } else {
-    note_failure(ch, job);
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
     *err = job->err;
   }
   job_free(job);
@@ -620,7 +609,7 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
 /* Starts the background refresh the cached credentials are due for. */
 static void maybe_refresh(struct creds_chain *ch, int64_t now) {
   if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
-    struct tt_error ignored; /* logged by note_failure */
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
     job_start(ch, true, &ignored);
   }
 }
@@ -673,10 +662,6 @@ static void chain_cancel(struct tt_creds_provider *p, void *handle) {
   creds_cache_cancel(handle);
 }
 
-static void on_timer_closed(void *owner) {
-  maybe_closed(owner);
-}
-
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
@@ -699,7 +684,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: the provider is closing");
   creds_cache_answer_all(&ch->cache, &err);
-  creds_cache_close(&ch->cache, on_timer_closed, ch);
+  creds_cache_close(&ch->cache, maybe_closed, ch);
 }
 
 static void free_str(char *s) {

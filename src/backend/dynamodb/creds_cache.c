@@ -107,21 +107,30 @@ void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), vo
   uv_close((uv_handle_t *)&c->timer, on_timer_closed);
 }
 
-int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
-                     void **handle) {
+/* A new get queued at the end of `list`; NULL when out of memory. */
+static struct creds_waiter *waiter_add(struct creds_waiter *list, tt_creds_cb cb, void *arg,
+                                       void **handle) {
   struct creds_waiter *w = calloc(1, sizeof(*w));
   if (w == NULL)
-    return -ENOMEM;
+    return NULL;
   w->cb = cb;
   w->arg = arg;
+  list_push(list, w);
+  if (handle)
+    *handle = w;
+  return w;
+}
+
+int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
+                     void **handle) {
+  struct creds_waiter *w = waiter_add(&c->posted, cb, arg, handle);
+  if (w == NULL)
+    return -ENOMEM;
   w->posted = true;
   if (err) {
     w->failed = true;
     w->err = *err;
   }
-  list_push(&c->posted, w);
-  if (handle)
-    *handle = w;
   if (c->timer_open)
     uv_timer_start(&c->timer, on_timer, 0, 0);
   return 0;
@@ -219,15 +228,7 @@ bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt
 }
 
 int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {
-  struct creds_waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL)
-    return -ENOMEM;
-  w->cb = cb;
-  w->arg = arg;
-  list_push(&c->waiters, w);
-  if (handle)
-    *handle = w;
-  return 0;
+  return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 
 void creds_cache_cancel(void *handle) {

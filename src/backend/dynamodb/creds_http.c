@@ -483,6 +483,17 @@ static void forget_imds_token(struct creds_chain *ch) {
   ch->imds_token_expires = 0;
 }
 
+/* Sends the request of op->step: 1 when it is in flight, -1 when it could
+ * not be started (job->err set). */
+static int imds_next(struct creds_http_op *op) {
+  int rc = imds_send(op);
+  if (rc != 0) {
+    creds_job_fail(op->job, "the request could not be started (%s)", uv_err_name(rc));
+    return -1;
+  }
+  return 1;
+}
+
 /* Handles one IMDS answer. Returns 1 when a next request is in flight, 0
  * when done with credentials, -1 on failure (job->err set). */
 static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
@@ -495,6 +506,12 @@ static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
     creds_job_fail(job, "%s (%s)", transport_reason(resp->transport),
                    op->step == IMDS_TOKEN ? "token request" : "credentials request");
     return -1;
+  }
+  if (op->step != IMDS_TOKEN && resp->status == 401 && !op->retried) {
+    op->retried = true; /* the cached token expired early: get a new one */
+    forget_imds_token(ch);
+    op->step = IMDS_TOKEN;
+    return imds_next(op);
   }
   switch (op->step) {
   case IMDS_TOKEN: {
@@ -533,12 +550,6 @@ static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
     break;
   }
   case IMDS_ROLE: {
-    if (resp->status == 401 && !op->retried) {
-      op->retried = true; /* the cached token expired early: get a new one */
-      forget_imds_token(ch);
-      op->step = IMDS_TOKEN;
-      break;
-    }
     if (resp->status == 404) {
       creds_job_fail(job, "no IAM role is attached to this instance");
       return -1;
@@ -569,12 +580,6 @@ static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
     break;
   }
   case IMDS_CREDS:
-    if (resp->status == 401 && !op->retried) {
-      op->retried = true;
-      forget_imds_token(ch);
-      op->step = IMDS_TOKEN;
-      break;
-    }
     if (resp->status != 200) {
       creds_job_fail(job, "the credentials request answered HTTP %ld", resp->status);
       return -1;
@@ -585,12 +590,7 @@ static int imds_step(struct creds_http_op *op, struct tt_http_response *resp) {
     }
     return 0;
   }
-  int rc = imds_send(op);
-  if (rc != 0) {
-    creds_job_fail(job, "the request could not be started (%s)", uv_err_name(rc));
-    return -1;
-  }
-  return 1;
+  return imds_next(op);
 }
 
 static void on_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
@@ -605,9 +605,7 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   if (job->cancelled) {
     rc = -1;
   } else if (op->kind == OP_IMDS) {
-    rc = imds_step(op, resp);
-    if (rc == 1)
-      goto wipe; /* the next request is in flight */
+    rc = imds_step(op, resp); /* 1: the next request is in flight */
   } else if (resp->transport != TT_HTTP_OK) {
     creds_job_fail(job, "%s", transport_reason(resp->transport));
   } else if (op->kind == OP_STS) {
@@ -633,9 +631,6 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   }
   if (resp->body.data)
     OPENSSL_cleanse(resp->body.data, resp->body.len);
-  op_finish(op, rc);
-  return;
-wipe:
-  if (resp->body.data)
-    OPENSSL_cleanse(resp->body.data, resp->body.len);
+  if (rc != 1)
+    op_finish(op, rc);
 }

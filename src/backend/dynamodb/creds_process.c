@@ -127,6 +127,14 @@ static void kill_child(struct creds_process *p) {
     uv_process_kill(&p->proc, SIGKILL); /* ESRCH when it already ended: fine */
 }
 
+/* Ends the run early: the child killed, stdout closed, the timer once both
+ * are done. */
+static void stop(struct creds_process *p) {
+  kill_child(p);
+  close_pipe(p);
+  maybe_close_timer(p);
+}
+
 static void on_exit_cb(uv_process_t *proc, int64_t exit_status, int term_signal) {
   struct creds_process *p = proc->data;
   p->exited = true;
@@ -151,9 +159,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (p->len > PROCESS_OUTPUT_CAP) {
       p->overflow = true;
       p->len = PROCESS_OUTPUT_CAP;
-      kill_child(p);
-      close_pipe(p);
-      maybe_close_timer(p);
+      stop(p);
     }
     return;
   }
@@ -166,18 +172,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void on_timeout(uv_timer_t *t) {
   struct creds_process *p = t->data;
   p->timed_out = true;
-  kill_child(p);
-  close_pipe(p);
-  maybe_close_timer(p);
+  stop(p);
 }
 
 void creds_process_cancel(struct creds_job *job) {
-  struct creds_process *p = job->proc;
-  if (p == NULL)
-    return;
-  kill_child(p);
-  close_pipe(p);
-  maybe_close_timer(p);
+  if (job->proc)
+    stop(job->proc);
 }
 
 int creds_process_start(struct creds_job *job, const char *command) {

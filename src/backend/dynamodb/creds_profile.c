@@ -250,51 +250,34 @@ int creds_profile_start(struct creds_job *job) {
   int rc;
   if (load(ch, profile, &p, &why) != 0)
     return creds_job_fail(job, "%s", why);
-  if (!p.found) {
+  if (!p.found)
     rc = explicit ? creds_job_fail(job, "profile '%.*s' was not found in the shared config or "
                                         "credentials file",
                                    tt_utf8_prefix(profile, 64), profile)
                   : CREDS_SKIP;
-    goto out;
-  }
-  if (p.v[P_ROLE_ARN] && p.v[P_TOKEN_FILE]) {
+  else if (p.v[P_ROLE_ARN] && p.v[P_TOKEN_FILE])
     rc = creds_sts_start(job, p.v[P_ROLE_ARN], p.v[P_SESSION_NAME], p.v[P_TOKEN_FILE], "profile");
-    goto out;
-  }
-  if (p.v[P_ROLE_ARN]) {
+  else if (p.v[P_ROLE_ARN])
     rc = creds_job_fail(job, "profile '%.*s': role_arn with source_profile or "
                              "credential_source (AssumeRole) is not supported; use "
                              "credential_process",
                         tt_utf8_prefix(profile, 64), profile);
-    goto out;
-  }
-  if (p.v[P_AKID] || p.v[P_SECRET]) {
-    if (!p.v[P_AKID] || !p.v[P_SECRET]) {
-      rc = creds_job_fail(job, "profile '%.*s': %s is missing",
-                          tt_utf8_prefix(profile, 64), profile,
-                          p.v[P_AKID] ? "aws_secret_access_key" : "aws_access_key_id");
-      goto out;
-    }
-    if (creds_fill(&job->out, p.v[P_AKID], p.len[P_AKID], p.v[P_SECRET], p.len[P_SECRET],
-                   p.v[P_TOKEN], p.len[P_TOKEN], 0, "profile", &why) != 0) {
-      rc = creds_job_fail(job, "profile '%.*s': %s", tt_utf8_prefix(profile, 64), profile, why);
-      goto out;
-    }
+  else if (p.v[P_AKID] && p.v[P_SECRET] &&
+           creds_fill(&job->out, p.v[P_AKID], p.len[P_AKID], p.v[P_SECRET], p.len[P_SECRET],
+                      p.v[P_TOKEN], p.len[P_TOKEN], 0, "profile", &why) != 0)
+    rc = creds_job_fail(job, "profile '%.*s': %s", tt_utf8_prefix(profile, 64), profile, why);
+  else if (p.v[P_AKID] && p.v[P_SECRET])
     rc = CREDS_DONE;
-    goto out;
-  }
-  if (p.v[P_PROCESS]) {
+  else if (p.v[P_AKID] || p.v[P_SECRET])
+    rc = creds_job_fail(job, "profile '%.*s': %s is missing", tt_utf8_prefix(profile, 64),
+                        profile, p.v[P_AKID] ? "aws_secret_access_key" : "aws_access_key_id");
+  else if (p.v[P_PROCESS])
     rc = creds_process_start(job, p.v[P_PROCESS]);
-    goto out;
-  }
-  if (p.v[P_SSO_START_URL] || p.v[P_SSO_SESSION]) {
+  else if (p.v[P_SSO_START_URL] || p.v[P_SSO_SESSION])
     rc = creds_job_fail(job, "profile '%.*s': SSO is not supported; use credential_process",
                         tt_utf8_prefix(profile, 64), profile);
-    goto out;
-  }
-  /* A profile that only sets a region or other options: not ours. */
-  rc = CREDS_SKIP;
-out:
+  else
+    rc = CREDS_SKIP; /* a profile that only sets a region or other options: not ours */
   props_free(&p);
   return rc;
 }

@@ -638,15 +638,10 @@ int tt_http_new(uv_loop_t *loop, const struct tt_http_options *opts, struct tt_h
    * by all its easy handles. One thread: no lock functions. */
   h->share = curl_share_init();
   if (h->share == NULL ||
-      curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK) {
+      curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK ||
+      (h->multi = curl_multi_init()) == NULL) {
     if (h->share)
       curl_share_cleanup(h->share);
-    curl_global_cleanup();
-    goto fail;
-  }
-  h->multi = curl_multi_init();
-  if (h->multi == NULL) {
-    curl_share_cleanup(h->share);
     curl_global_cleanup();
     goto fail;
   }

@@ -831,15 +831,13 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   }
   out->authorization = tt_buf_steal(&auth, NULL);
   out->signed_headers = tt_buf_steal(&signed_hdrs, NULL);
-  if (cfg->flags & TT_SIGV4_KEEP_INTERMEDIATE) {
+  bool keep = cfg->flags & TT_SIGV4_KEEP_INTERMEDIATE;
+  if (keep) {
     out->canonical_request = tt_buf_steal(&creq, NULL);
     out->string_to_sign = tt_buf_steal(&sts, NULL);
-    if (out->canonical_request == NULL || out->string_to_sign == NULL) {
-      tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
-      goto fail;
-    }
   }
-  if (out->authorization == NULL || out->signed_headers == NULL) {
+  if (out->authorization == NULL || out->signed_headers == NULL ||
+      (keep && (out->canonical_request == NULL || out->string_to_sign == NULL))) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
     goto fail;
   }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/dynamodb/creds_internal.h"
+#include "util/hex.h"
 
 /* Finds <tag>...</tag> inside [s, e). */
 static bool xml_find(const char *s, const char *e, const char *tag, const char **vs,
@@ -60,14 +61,8 @@ static long xml_text(const char *s, const char *e, char *out, size_t n) {
         if (d == semi)
           return -1;
         for (; d < semi; d++) {
-          int dv;
-          if (*d >= '0' && *d <= '9')
-            dv = *d - '0';
-          else if (hexa && *d >= 'a' && *d <= 'f')
-            dv = *d - 'a' + 10;
-          else if (hexa && *d >= 'A' && *d <= 'F')
-            dv = *d - 'A' + 10;
-          else
+          int dv = tt_hex_digit((unsigned char)*d);
+          if (dv < 0 || (!hexa && dv > 9))
             return -1;
           v = v * (hexa ? 16u : 10u) + (unsigned)dv;
           if (v > 0x7f)

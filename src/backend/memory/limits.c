@@ -75,15 +75,7 @@ static int check_value(const struct tt_av *v, unsigned level, struct tt_backend_
 }
 
 int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e) {
-  if (item->type != TT_AV_M)
-    return 0;
-  for (size_t i = 0; i < item->len; i++) {
-    if (item->u.members[i].name_len > MEMDB_ATTR_NAME_MAX)
-      return name_too_large(e);
-    if (check_value(&item->u.members[i].value, 1, e) != 0)
-      return -1;
-  }
-  return 0;
+  return item->type == TT_AV_M ? check_value(item, 0, e) : 0; /* its attributes: level 1 */
 }
 
 /* ---- placeholder maps ---- */
@@ -159,31 +151,30 @@ static int schema_name_check(const json_t *list, const char *param, const char *
   return 0;
 }
 
+/* An index's key attribute and projected names. */
+static int index_names_check(const json_t *ix, struct tt_backend_error *e) {
+  const json_t *nka = json_object_get(json_object_get(ix, "Projection"), "NonKeyAttributes");
+  if (schema_name_check(json_object_get(ix, "KeySchema"), "keySchema", "AttributeName", e) != 0)
+    return -1;
+  return schema_name_check(nka, "nonKeyAttributes", NULL, e);
+}
+
 int memdb_limit_schema(const json_t *req, struct tt_backend_error *e) {
   if (schema_name_check(json_object_get(req, "AttributeDefinitions"), "attributeDefinitions",
                         "AttributeName", e) != 0 ||
       schema_name_check(json_object_get(req, "KeySchema"), "keySchema", "AttributeName", e) != 0)
     return -1;
   static const char *const kinds[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-  for (int k = 0; k < 2; k++) {
-    size_t i;
-    const json_t *ix;
+  size_t i;
+  const json_t *ix;
+  for (int k = 0; k < 2; k++)
     json_array_foreach(json_object_get(req, kinds[k]), i, ix) {
-      const json_t *nka = json_object_get(json_object_get(ix, "Projection"), "NonKeyAttributes");
-      if (schema_name_check(json_object_get(ix, "KeySchema"), "keySchema", "AttributeName", e) !=
-              0 ||
-          schema_name_check(nka, "nonKeyAttributes", NULL, e) != 0)
+      if (index_names_check(ix, e) != 0)
         return -1;
     }
-  }
   /* UpdateTable: the index a Create action adds. */
-  size_t i;
-  const json_t *u;
-  json_array_foreach(json_object_get(req, "GlobalSecondaryIndexUpdates"), i, u) {
-    const json_t *c = json_object_get(u, "Create");
-    const json_t *nka = json_object_get(json_object_get(c, "Projection"), "NonKeyAttributes");
-    if (schema_name_check(json_object_get(c, "KeySchema"), "keySchema", "AttributeName", e) != 0 ||
-        schema_name_check(nka, "nonKeyAttributes", NULL, e) != 0)
+  json_array_foreach(json_object_get(req, "GlobalSecondaryIndexUpdates"), i, ix) {
+    if (index_names_check(json_object_get(ix, "Create"), e) != 0)
       return -1;
   }
   return 0;

@@ -102,6 +102,15 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
 
 static void arm(struct memdb *m);
 
+/* Executes a call and completes it, unless it waits for its log record
+ * (with a data dir, a write waits for its log). done() may free c, start
+ * calls and cancel calls. */
+static void run_one(struct memdb *m, struct tt_backend_call *c) {
+  execute(m, c);
+  if (!memdb_wal_hold(m, c))
+    c->done(c);
+}
+
 /* Takes the next call to complete: a canceled one first (they do not wait
  * for their turn), else the oldest queued call that is due at `now`. */
 static struct tt_backend_call *take_ready(struct memdb *m, uint64_t now) {
@@ -136,15 +145,10 @@ static void run_due(struct memdb *m) {
   struct tt_backend_call *c;
   while (!reached_last && (c = take_ready(m, now)) != NULL) {
     reached_last = c == last; /* done() may free c */
-    execute(m, c);
-    if (!memdb_wal_hold(m, c))
-      c->done(c);
+    run_one(m, c);
   }
-  while (m->canceled && (c = take_ready(m, now)) != NULL) {
-    execute(m, c);
-    if (!memdb_wal_hold(m, c))
-      c->done(c);
-  }
+  while (m->canceled && (c = take_ready(m, now)) != NULL)
+    run_one(m, c);
   m->running = false;
   arm(m);
 }
@@ -170,9 +174,7 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
   size_t n = 0;
   struct tt_backend_call *c;
   while ((c = take_ready(m, now)) != NULL) {
-    execute(m, c);
-    if (!memdb_wal_hold(m, c)) /* with a data dir, a write waits for its log */
-      c->done(c);                /* may free c, start calls, cancel calls */
+    run_one(m, c);
     n++;
     if (until_ns && mono_ns() >= until_ns)
       break;
@@ -334,8 +336,6 @@ int tt_memdb_open(uv_loop_t *loop, const struct tt_memdb_options *opts, struct t
   m->idle.data = m;
   m->open_handles = 2;
   m->base.ops = &memdb_ops;
-  m->base.loop = loop;
-  m->base.impl = m;
   *out = &m->base;
   return 0;
 }

@@ -12,16 +12,10 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "util/hash.h"
 
 #define MEMDB_NAMES_MAX 4096u
 #define MEMDB_NAMES_LEN_MAX 64u
-
-static uint32_t name_hash(const char *s, size_t len) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
-}
 
 /* Doubles the open-addressing table (kept at most half full). */
 static int names_rehash(struct memdb_names *d) {
@@ -30,7 +24,7 @@ static int names_rehash(struct memdb_names *d) {
   if (slots == NULL)
     return -1;
   for (uint32_t id = 0; id < d->n; id++) {
-    uint32_t i = name_hash(d->name[id], d->len[id]) & (nslots - 1);
+    uint32_t i = (uint32_t)tt_fnv1a(d->name[id], d->len[id]) & (nslots - 1);
     while (slots[i])
       i = (i + 1) & (nslots - 1);
     slots[i] = id + 1;
@@ -44,7 +38,7 @@ static int names_rehash(struct memdb_names *d) {
 int64_t memdb_names_id(struct memdb_names *d, const char *name, size_t len) {
   if (len > MEMDB_NAMES_LEN_MAX)
     return -1;
-  uint32_t h = name_hash(name, len), i = 0;
+  uint32_t h = (uint32_t)tt_fnv1a(name, len), i = 0;
   if (d->nslots) {
     for (i = h & (d->nslots - 1); d->slots[i]; i = (i + 1) & (d->nslots - 1)) {
       uint32_t id = d->slots[i] - 1;

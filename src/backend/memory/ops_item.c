@@ -43,6 +43,8 @@ static int each_index_key(const struct memdb_table *t,
   return 0;
 }
 
+/* An update whose text gives an index key attribute a value of another
+ * type is refused before the item is read, as DynamoDB does. */
 static int static_type_check(const struct memdb_index *ix, const struct memdb_keydef *k,
                              const struct tt_expr *u, const struct tt_av *item,
                              struct tt_backend_error *e) {
@@ -56,13 +58,8 @@ static int static_type_check(const struct memdb_index *ix, const struct memdb_ke
                           tt_av_type_name((enum tt_av_type)type), ix->name);
 }
 
-/* An update whose text gives an index key attribute a value of another
- * type is refused before the item is read, as DynamoDB does. */
-static int update_index_types(const struct memdb_table *t, const struct tt_expr *u,
-                              struct tt_backend_error *e) {
-  return each_index_key(t, static_type_check, u, NULL, e);
-}
-
+/* A SET of an index key attribute whose value, read from the item, has
+ * another type than the index's. */
 static int set_type_check(const struct memdb_index *ix, const struct memdb_keydef *k,
                           const struct tt_expr *u, const struct tt_av *item,
                           struct tt_backend_error *e) {
@@ -74,13 +71,6 @@ static int set_type_check(const struct memdb_index *ix, const struct memdb_keyde
     return 0;
   return memdb_validation(e, "The update expression attempted to update the secondary index "
                              "key to unsupported type");
-}
-
-/* A SET of an index key attribute whose value, read from the item, has
- * another type than the index's. */
-static int update_index_sets(const struct memdb_table *t, const struct tt_expr *u,
-                             const struct tt_av *next, struct tt_backend_error *e) {
-  return each_index_key(t, set_type_check, u, next, e);
 }
 
 /* The checks and parsing of a write whose placeholder maps are in w->x. */
@@ -119,7 +109,7 @@ static int wr_setup(struct memdb *m, enum memdb_wr_kind kind, const struct tt_dd
                                  "attribute %s. This attribute is part of the key",
                               a);
   }
-  if (w->update && (update_index_types(w->t, w->update, e) != 0 ||
+  if (w->update && (each_index_key(w->t, static_type_check, w->update, NULL, e) != 0 ||
                     memdb_key_paths_check(w->t, w->update, e) != 0))
     return -1;
   return 0;
@@ -162,7 +152,7 @@ int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *
       return memdb_oom(e);
     }
     w->has_next = true;
-    if (update_index_sets(w->t, w->update, &w->next, e) != 0)
+    if (each_index_key(w->t, set_type_check, w->update, &w->next, e) != 0)
       return -1;
     if (memdb_item_check(w->t, &w->next,
                          "Item size to update has exceeded the maximum allowed size", e) != 0)

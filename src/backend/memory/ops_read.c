@@ -472,35 +472,23 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
     if (r.esk) {
       const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
       const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
-      if (r.forward) {
-        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, true);
-        if (memdb_pos_cmp(p, lo) > 0)
-          lo = p;
-      } else {
-        struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, false);
-        if (memdb_pos_cmp(p, hi) < 0)
-          hi = p;
-      }
+      struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, r.forward);
+      if (r.forward && memdb_pos_cmp(p, lo) > 0)
+        lo = p;
+      else if (!r.forward && memdb_pos_cmp(p, hi) < 0)
+        hi = p;
     }
-    if (memdb_pos_cmp(lo, hi) < 0) {
-      if (r.forward) {
-        for (struct memdb_pos p = lo; memdb_pos_cmp(p, hi) < 0; memdb_seq_next(q, &p)) {
-          int v = visit(&r, memdb_seq_at(q, p), e);
-          if (v < 0)
-            goto done;
-          if (v > 0)
-            break;
-        }
-      } else {
-        struct memdb_pos p = hi;
-        while (memdb_seq_prev(q, &p) && memdb_pos_cmp(p, lo) >= 0) {
-          int v = visit(&r, memdb_seq_at(q, p), e);
-          if (v < 0)
-            goto done;
-          if (v > 0)
-            break;
-        }
-      }
+    /* [lo, hi) in the read's direction: forward from lo, or back from hi. */
+    struct memdb_pos p = r.forward ? lo : hi;
+    while (r.forward ? memdb_pos_cmp(p, hi) < 0
+                     : memdb_seq_prev(q, &p) && memdb_pos_cmp(p, lo) >= 0) {
+      int v = visit(&r, memdb_seq_at(q, p), e);
+      if (v < 0)
+        goto done;
+      if (v > 0)
+        break;
+      if (r.forward)
+        memdb_seq_next(q, &p);
     }
   }
   rc = 0;

@@ -310,8 +310,7 @@ int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
 int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *pk,
                  const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
                  bool *found, struct tt_backend_error *e) {
-  memset(out, 0, sizeof(*out));
-  out->type = TT_AV_NULL;
+  tt_av_null(out);
   *found = false;
   struct memdb_item *it = memdb_table_find(t, pk, t->sk.name ? sk : NULL);
   if (phys)
