@@ -85,10 +85,12 @@ static void release_results(struct tt_backend_call *bc) {
   bc->read = NULL;
   bc->txn = NULL;
   bc->batch = NULL;
+  bc->table = NULL;
   tt_av_free(&bc->item_out);
   tt_ddb_read_result_free(&bc->read_out);
   tt_ddb_txn_result_free(&bc->txn_out);
   tt_ddb_batch_result_free(&bc->batch_out);
+  tt_ddb_table_desc_free(&bc->table_out);
   tt_backend_error_clear(&bc->error);
 }
 
@@ -208,6 +210,8 @@ static const char *table_of(const struct tt_backend_call *bc) {
     return bc->txn->n_steps ? bc->txn->steps[0].r.table : NULL;
   if (bc->batch)
     return bc->batch->n_tables ? bc->batch->tables[0].table : NULL;
+  if (bc->table)
+    return bc->table->table;
   json_t *t = json_is_object(bc->request) ? json_object_get(bc->request, "TableName") : NULL;
   return json_is_string(t) ? json_string_value(t) : NULL;
 }
@@ -345,6 +349,7 @@ static int attempt(struct tt_client_call *c) {
   tt_ddb_read_result_free(&c->bc.read_out);
   tt_ddb_txn_result_free(&c->bc.txn_out);
   tt_ddb_batch_result_free(&c->bc.batch_out);
+  tt_ddb_table_desc_free(&c->bc.table_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
@@ -386,6 +391,7 @@ static int refuse(struct tt_client_call *call, int rc) {
   call->bc.read = NULL;
   call->bc.txn = NULL;
   call->bc.batch = NULL;
+  call->bc.table = NULL;
   call->bc.status = -1;
   return rc;
 }
@@ -397,6 +403,7 @@ struct forms {
   const struct tt_ddb_read_request *read;
   const struct tt_ddb_txn_request *txn;
   const struct tt_ddb_batch_request *batch;
+  const struct tt_ddb_table_request *table;
 };
 
 /* Starts a call with its request. */
@@ -411,6 +418,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->bc.read = f.read;
   call->bc.txn = f.txn;
   call->bc.batch = f.batch;
+  call->bc.table = f.table;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -421,7 +429,8 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->parent = join->trace;
   call->span = NULL;
   call->op.join = NULL;
-  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL) {
+  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL &&
+      f.table == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return refuse(call, UV_ENOMEM);
   }
@@ -463,6 +472,12 @@ int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_
                           enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
                           tt_client_done_cb done, void *arg) {
   return start(cl, join, call, op, (struct forms){.batch = batch}, done, arg);
+}
+
+int tt_client_start_table(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_table_request *table,
+                          tt_client_done_cb done, void *arg) {
+  return start(cl, join, call, op, (struct forms){.table = table}, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

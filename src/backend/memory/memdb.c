@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "backend/memory/internal.h"
+#include "backend/table_json.h"
 #include "backend/memory/wal.h"
 
 static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
@@ -57,6 +58,25 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   memset(&c->read_out, 0, sizeof(c->read_out));
   memset(&c->txn_out, 0, sizeof(c->txn_out));
   memset(&c->batch_out, 0, sizeof(c->batch_out));
+  memset(&c->table_out, 0, sizeof(c->table_out));
+  if (c->table != NULL && tt_backend_call_typed(c)) {
+    /* A typed table operation runs, and is logged, as its JSON request. */
+    json_t *req = tt_ddb_table_request_json(c->op, c->table), *resp = NULL;
+    if (req == NULL || op_table[c->op](m, req, &resp, &c->error) != 0) {
+      if (req == NULL)
+        memdb_oom(&c->error);
+      c->status = -1;
+    } else if (tt_ddb_table_answer_read(c->op, resp, &c->table_out) != 0) {
+      c->status = memdb_oom(&c->error);
+    } else {
+      c->status = 0;
+      if (c->op != TT_DDB_DESCRIBE_TABLE && c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE)
+        memdb_wal_note_table(m, c->op, req);
+    }
+    json_decref(req);
+    json_decref(resp);
+    return;
+  }
   if (tt_backend_call_typed(c)) {
     int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
              : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* table_json.h -- DynamoDB's JSON of the typed table operations
+ * (backend.h's tt_ddb_table_request and tt_ddb_table_desc): the request a
+ * typed call makes, and its answer read back into a description. One
+ * codec, for the dynamodb backend (the wire) and the memory backend (whose
+ * table operations and durability log speak that JSON). */
+#ifndef TT_BACKEND_TABLE_JSON_H
+#define TT_BACKEND_TABLE_JSON_H
+
+#include <jansson.h>
+
+#include "backend/backend.h"
+
+/* The request JSON of a typed table operation (a new reference), NULL when
+ * memory ran out. */
+json_t *tt_ddb_table_request_json(enum tt_ddb_op op, const struct tt_ddb_table_request *r);
+
+/* Reads the answer of a table operation (a TableDescription, Table,
+ * TimeToLiveDescription or TimeToLiveSpecification; absent members stay
+ * NULL or 0) into *d, which the caller frees. Returns 0, or -1 when memory
+ * ran out (*d then empty). */
+int tt_ddb_table_answer_read(enum tt_ddb_op op, const json_t *answer,
+                             struct tt_ddb_table_desc *d);
+
+#endif
