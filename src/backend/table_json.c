@@ -108,6 +108,115 @@ done:
   return req;
 }
 
+/* ---- writing an answer --------------------------------------------------- */
+
+static json_t *desc_throughput_json(const struct tt_ddb_throughput *t) {
+  json_t *pt = json_pack("{s:I,s:I,s:I}", "NumberOfDecreasesToday",
+                         (json_int_t)t->decreases_today, "ReadCapacityUnits",
+                         (json_int_t)t->read, "WriteCapacityUnits", (json_int_t)t->write);
+  if (pt && ((t->last_increase > 0 &&
+              json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
+             (t->last_decrease > 0 &&
+              json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0))) {
+    json_decref(pt);
+    return NULL;
+  }
+  return pt;
+}
+
+static json_t *desc_index_json(const struct tt_ddb_index *ix) {
+  struct tt_ddb_index bare = *ix;
+  bare.throughput.set = false;
+  json_t *d = index_json(&bare);
+  int rc = d ? 0 : -1;
+  if (rc == 0)
+    rc = json_object_set_new(d, "ItemCount", json_integer((json_int_t)ix->item_count)) != 0 ||
+                 json_object_set_new(d, "IndexSizeBytes",
+                                     json_integer((json_int_t)ix->size_bytes)) != 0 ||
+                 (ix->arn && json_object_set_new(d, "IndexArn", json_string(ix->arn)) != 0) ||
+                 (ix->status && json_object_set_new(d, "IndexStatus", json_string(ix->status)) != 0) ||
+                 (ix->throughput.set &&
+                  json_object_set_new(d, "ProvisionedThroughput",
+                                      desc_throughput_json(&ix->throughput)) != 0)
+             ? -1
+             : 0;
+  if (rc != 0) {
+    json_decref(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* The TableDescription of d. */
+static json_t *desc_table_json(const struct tt_ddb_table_desc *d) {
+  json_t *t = json_pack("{s:s?,s:s?}", "TableName", d->table, "TableStatus", d->status);
+  struct tt_ddb_table_request defs = {.defs = d->defs, .n_defs = d->n_defs, .keys = d->keys};
+  json_t *dj = t ? tt_ddb_table_request_json(TT_DDB_CREATE_TABLE, &defs) : NULL;
+  int rc = dj ? 0 : -1;
+  if (rc == 0 && d->keys.hash)
+    rc = json_object_set(t, "KeySchema", json_object_get(dj, "KeySchema"));
+  if (rc == 0)
+    rc = json_object_set_new(t, "AttributeDefinitions",
+                             json_incref(json_object_get(dj, "AttributeDefinitions")
+                                             ? json_object_get(dj, "AttributeDefinitions")
+                                             : json_array()));
+  json_decref(dj);
+  if (rc == 0)
+    rc = json_object_set_new(t, "ItemCount", json_integer((json_int_t)d->item_count)) != 0 ||
+                 json_object_set_new(t, "TableSizeBytes",
+                                     json_integer((json_int_t)d->size_bytes)) != 0 ||
+                 (d->arn && json_object_set_new(t, "TableArn", json_string(d->arn)) != 0) ||
+                 (d->id && json_object_set_new(t, "TableId", json_string(d->id)) != 0) ||
+                 json_object_set_new(t, "CreationDateTime", json_real(d->created)) != 0 ||
+                 (d->throughput.set &&
+                  json_object_set_new(t, "ProvisionedThroughput",
+                                      desc_throughput_json(&d->throughput)) != 0) ||
+                 (d->billing != TT_DDB_BILLING_UNSET &&
+                  json_object_set_new(t, "BillingModeSummary",
+                                      json_pack("{s:s}", "BillingMode", billings[d->billing])) !=
+                      0) ||
+                 (d->billing == TT_DDB_BILLING_PAY_PER_REQUEST &&
+                  json_object_set_new(t, "TableThroughputModeSummary",
+                                      json_pack("{s:s}", "TableThroughputMode",
+                                                "PAY_PER_REQUEST")) != 0)
+             ? -1
+             : 0;
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    json_t *list = NULL;
+    for (size_t i = 0; rc == 0 && i < d->n_indexes; i++) {
+      if (d->indexes[i].global != (k == 0))
+        continue;
+      if (list == NULL && (list = json_array()) == NULL)
+        rc = -1;
+      else
+        rc = json_array_append_new(list, desc_index_json(&d->indexes[i]));
+    }
+    if (list && rc == 0)
+      rc = json_object_set(t, k == 0 ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes", list);
+    json_decref(list);
+  }
+  if (rc != 0) {
+    json_decref(t);
+    return NULL;
+  }
+  return t;
+}
+
+json_t *tt_ddb_table_desc_json(enum tt_ddb_op op, const struct tt_ddb_table_desc *d) {
+  if (op == TT_DDB_DESCRIBE_TIME_TO_LIVE)
+    return d->ttl_attribute
+               ? json_pack("{s:{s:s?,s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
+                           d->ttl_status, "AttributeName", d->ttl_attribute)
+               : json_pack("{s:{s:s?}}", "TimeToLiveDescription", "TimeToLiveStatus",
+                           d->ttl_status);
+  if (op == TT_DDB_UPDATE_TIME_TO_LIVE)
+    return json_pack("{s:{s:s?,s:b}}", "TimeToLiveSpecification", "AttributeName",
+                     d->ttl_attribute, "Enabled", d->ttl_enabled);
+  json_t *t = desc_table_json(d);
+  return t ? json_pack("{s:o}", op == TT_DDB_DESCRIBE_TABLE ? "Table" : "TableDescription", t)
+           : NULL;
+}
+
 /* ---- reading an answer ---------------------------------------------------- */
 
 /* A string copied into the arena: NULL when j is not one; sets *bad when

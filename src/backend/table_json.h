@@ -15,6 +15,16 @@
  * memory ran out. */
 json_t *tt_ddb_table_request_json(enum tt_ddb_op op, const struct tt_ddb_table_request *r);
 
+/* The answer JSON of a table operation from its description (a new
+ * reference): {"Table": ...} for DescribeTable, {"TableDescription": ...}
+ * for CreateTable, UpdateTable and DeleteTable, the TTL's for
+ * DescribeTimeToLive and UpdateTimeToLive; NULL when memory ran out. A
+ * description writes the members it has: an ARN, ID and counts as given,
+ * CreationDateTime, the throughput with its dates when set, a
+ * BillingModeSummary unless UNSET (and TableThroughputModeSummary when
+ * PAY_PER_REQUEST), an index's status, ARN, counts and throughput. */
+json_t *tt_ddb_table_desc_json(enum tt_ddb_op op, const struct tt_ddb_table_desc *d);
+
 /* Reads the answer of a table operation (a TableDescription, Table,
  * TimeToLiveDescription or TimeToLiveSpecification; absent members stay
  * NULL or 0) into *d, which the caller frees. Returns 0, or -1 when memory

@@ -230,8 +230,6 @@ struct memdb_index {
   enum memdb_proj proj;
   char **include;
   size_t ninclude;
-  json_t *key_schema; /* as given, for DescribeTable */
-  json_t *projection;
   int64_t rcu, wcu;
   struct memdb_store store;
 };
@@ -239,8 +237,8 @@ struct memdb_index {
 struct memdb_table {
   char *name;
   struct memdb_keydef pk, sk;
-  json_t *attr_defs; /* as given (normalized), for DescribeTable */
-  json_t *key_schema;
+  struct tt_ddb_attr_def *defs; /* AttributeDefinitions (names owned) */
+  size_t ndefs;
   bool pay_per_request;
   bool billing_given; /* BillingMode was set (DescribeTable shows BillingModeSummary) */
   int64_t rcu, wcu;
@@ -555,29 +553,34 @@ int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error 
  * at most MEMDB_KEY_NAME_MAX bytes. Borrows req. */
 int memdb_limit_schema(const json_t *req, struct tt_backend_error *e);
 
-/* ---- operations: each returns 0 with *resp a new tree, or -1 with e set ---- */
+/* Frees a list of n definitions and their names. */
+void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n);
+
+/* ---- operations: each returns 0 with *resp a new tree (ListTables and
+ * the tag operations) or *out the table's or TTL's description (the
+ * others), or -1 with e set ---- */
 typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
-                           struct tt_backend_error *e);
+                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
+                         struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e);
+                       struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                        struct tt_backend_error *e);
+                        struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
  * memory backend takes of them): 0 with *out the Item or Attributes
  * (type 0 when none) and *r->consumed filled when r asks for it, or -1 with

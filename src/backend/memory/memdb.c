@@ -62,19 +62,15 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   if (c->table != NULL && tt_backend_call_typed(c)) {
     /* A typed table operation runs, and is logged, as its JSON request. */
     json_t *req = tt_ddb_table_request_json(c->op, c->table), *resp = NULL;
-    if (req == NULL || op_table[c->op](m, req, &resp, &c->error) != 0) {
-      if (req == NULL)
-        memdb_oom(&c->error);
-      c->status = -1;
-    } else if (tt_ddb_table_answer_read(c->op, resp, &c->table_out) != 0) {
+    if (req == NULL) {
       c->status = memdb_oom(&c->error);
-    } else {
-      c->status = 0;
-      if (c->op != TT_DDB_DESCRIBE_TABLE && c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE)
-        memdb_wal_note_table(m, c->op, req);
+      return;
     }
-    json_decref(req);
+    c->status = op_table[c->op](m, req, &resp, &c->table_out, &c->error) != 0 ? -1 : 0;
     json_decref(resp);
+    if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE && c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE)
+      memdb_wal_note_table(m, c->op, req);
+    json_decref(req);
     return;
   }
   if (tt_backend_call_typed(c)) {
@@ -107,7 +103,12 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
       return;
     }
   json_t *resp = NULL;
-  if (op_table[c->op](m, c->request, &resp, &c->error) != 0) {
+  struct tt_ddb_table_desc desc = {0};
+  int rc = op_table[c->op](m, c->request, &resp, &desc, &c->error);
+  if (rc == 0 && resp == NULL && (resp = tt_ddb_table_desc_json(c->op, &desc)) == NULL)
+    rc = memdb_oom(&c->error);
+  tt_ddb_table_desc_free(&desc);
+  if (rc != 0) {
     json_decref(resp);
     c->status = -1;
     return;

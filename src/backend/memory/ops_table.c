@@ -41,6 +41,27 @@ static enum tt_av_type def_type(const json_t *defs, const char *name) {
   return t ? tt_av_type_parse(t, strlen(t)) : 0;
 }
 
+/* The type of an attribute in a list of n definitions (0: none). */
+static enum tt_av_type defs_type(const struct tt_ddb_attr_def *defs, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(defs[i].name, name) == 0)
+      return defs[i].type;
+  return 0;
+}
+
+/* Appends a definition (the name copied) to a list of n. 0, or -1 (memory). */
+static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
+                   enum tt_av_type type) {
+  struct tt_ddb_attr_def *grown = realloc(*defs, (*n + 1) * sizeof(**defs));
+  if (grown == NULL)
+    return -1;
+  *defs = grown;
+  if ((grown[*n].name = strdup(name)) == NULL)
+    return -1;
+  grown[(*n)++].type = type;
+  return 0;
+}
+
 /* Parses a KeySchema: HASH first, then an optional RANGE. `what` names the
  * parameter in messages. Names are borrowed from ks. */
 static int key_schema(const json_t *ks, const char *what, const char **hash, const char **range,
@@ -155,15 +176,6 @@ static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *
         return memdb_oom(e);
     }
   }
-  ix->key_schema = json_deep_copy(json_object_get(j, "KeySchema"));
-  ix->projection = json_pack("{s:s}", "ProjectionType",
-                             ix->proj == MEMDB_PROJ_ALL         ? "ALL"
-                             : ix->proj == MEMDB_PROJ_KEYS_ONLY ? "KEYS_ONLY"
-                                                                : "INCLUDE");
-  if (ix->key_schema == NULL || ix->projection == NULL)
-    return memdb_oom(e);
-  if (ix->proj == MEMDB_PROJ_INCLUDE)
-    json_object_set_new(ix->projection, "NonKeyAttributes", json_deep_copy(nka));
   if (global && !ppr) {
     const json_t *pt2 = json_object_get(j, "ProvisionedThroughput");
     ix->rcu = json_integer_value(json_object_get(pt2, "ReadCapacityUnits"));
@@ -197,35 +209,6 @@ static void mark_used(const char **used, size_t *n, const char *name) {
     used[(*n)++] = name;
 }
 
-static json_t *index_desc(const struct memdb *m, const struct memdb_table *t,
-                          const struct memdb_index *ix) {
-  char arn[600];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s/index/%s",
-           memdb_region(m), t->name, ix->name);
-  json_t *d = json_pack("{s:s, s:O, s:O, s:I, s:I, s:s}", "IndexName", ix->name, "KeySchema",
-                        ix->key_schema, "Projection", ix->projection, "ItemCount",
-                        (json_int_t)ix->store.count, "IndexSizeBytes", (json_int_t)0,
-                        "IndexArn", arn);
-  if (d == NULL)
-    return NULL;
-  /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
-   * refreshes it only about every six hours anyway). */
-  if (ix->global) {
-    json_object_set_new(d, "IndexStatus",
-                        json_string(t->status == MEMDB_CREATING ? "CREATING" : "ACTIVE"));
-    if (t->pay_per_request)
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:i, s:i, s:i}", "NumberOfDecreasesToday", 0,
-                                    "ReadCapacityUnits", 0, "WriteCapacityUnits", 0));
-    else
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:i, s:I, s:I}", "NumberOfDecreasesToday", 0,
-                                    "ReadCapacityUnits", (json_int_t)ix->rcu,
-                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
-  }
-  return d;
-}
-
 /* A table's TableId: a version 4 UUID made from its name and creation
  * time, so that it stays the same across reloads of the data dir. */
 static void table_id(const struct memdb_table *t, char out[37]) {
@@ -248,64 +231,82 @@ static void table_id(const struct memdb_table *t, char out[37]) {
            b[15]);
 }
 
-static json_t *table_desc(const struct memdb *m, const struct memdb_table *t,
-                          const char *status) {
+static const char *cp(struct tt_ddb_table_desc *d, const char *s, bool *bad) {
+  const char *c = s ? tt_arena_strndup(&d->arena, s, strlen(s)) : NULL;
+  *bad = *bad || (s && c == NULL);
+  return c;
+}
+
+/* Fills *d (empty) with t's description in `status`, without its global
+ * indexes when !gsis (DeleteTable's). 0, or -1 (memory; d freed). */
+static int describe(const struct memdb *m, const struct memdb_table *t, const char *status,
+                    bool gsis, struct tt_ddb_table_desc *d) {
+  static const enum tt_ddb_projection proj[] = {
+      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
+      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   char arn[400], id[37];
+  bool bad = false;
   snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
            t->name);
   table_id(t, id);
-  json_t *d = json_pack(
-      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:s, s:f, s:{s:I, s:I, s:I}}", "TableName", t->name,
-      "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions", t->attr_defs,
-      "ItemCount", (json_int_t)t->store.count, "TableSizeBytes", (json_int_t)t->bytes,
-      "TableArn", arn, "TableId", id, "CreationDateTime", t->created, "ProvisionedThroughput",
-      "NumberOfDecreasesToday", (json_int_t)t->decreases_today, "ReadCapacityUnits",
-      (json_int_t)t->rcu, "WriteCapacityUnits", (json_int_t)t->wcu);
-  if (d == NULL)
-    return NULL;
-  json_t *pt = json_object_get(d, "ProvisionedThroughput");
-  if ((t->last_increase > 0 &&
-       json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
-      (t->last_decrease > 0 &&
-       json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0) ||
-      ((t->billing_given || t->pay_per_request) &&
-       json_object_set_new(d, "BillingModeSummary",
-                           json_pack("{s:s}", "BillingMode",
-                                     t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED")) !=
-           0) ||
-      (t->pay_per_request &&
-       json_object_set_new(d, "TableThroughputModeSummary",
-                           json_pack("{s:s}", "TableThroughputMode", "PAY_PER_REQUEST")) != 0)) {
-    json_decref(d);
-    return NULL;
+  memset(d, 0, sizeof(*d));
+  *d = (struct tt_ddb_table_desc){
+      .item_count = (int64_t)t->store.count,
+      .size_bytes = (int64_t)t->bytes,
+      .created = t->created,
+      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
+                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                                    : TT_DDB_BILLING_UNSET,
+      .throughput = {.set = true, .read = t->rcu, .write = t->wcu,
+                     .decreases_today = t->decreases_today,
+                     .last_increase = t->last_increase, .last_decrease = t->last_decrease}};
+  d->table = cp(d, t->name, &bad);
+  d->status = cp(d, status, &bad);
+  d->arn = cp(d, arn, &bad);
+  d->id = cp(d, id, &bad);
+  d->keys = (struct tt_ddb_keys){cp(d, t->pk.name, &bad), cp(d, t->sk.name, &bad)};
+  d->defs = tt_arena_alloc(&d->arena, (t->ndefs + 1) * sizeof(*d->defs));
+  d->indexes = tt_arena_alloc(&d->arena, (t->nidx + 1) * sizeof(*d->indexes));
+  bad = bad || d->defs == NULL || d->indexes == NULL;
+  for (size_t i = 0; !bad && i < t->ndefs; i++)
+    d->defs[d->n_defs++] = (struct tt_ddb_attr_def){cp(d, t->defs[i].name, &bad), t->defs[i].type};
+  for (size_t i = 0; !bad && i < t->nidx; i++) {
+    const struct memdb_index *ix = &t->idx[i];
+    if (ix->global && !gsis)
+      continue;
+    /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
+     * refreshes it only about every six hours anyway). */
+    char iarn[600];
+    snprintf(iarn, sizeof(iarn), "%s/index/%s", arn, ix->name);
+    const char **inc = tt_arena_alloc(&d->arena, (ix->ninclude + 1) * sizeof(*inc));
+    bad = bad || inc == NULL;
+    for (size_t k = 0; inc && k < ix->ninclude; k++)
+      inc[k] = cp(d, ix->include[k], &bad);
+    d->indexes[d->n_indexes++] = (struct tt_ddb_index){
+        .name = cp(d, ix->name, &bad),
+        .global = ix->global,
+        .keys = {cp(d, ix->pk.name, &bad), cp(d, ix->sk.name, &bad)},
+        .projection = proj[ix->proj],
+        .include = inc,
+        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .throughput = {.set = ix->global,
+                       .read = t->pay_per_request ? 0 : ix->rcu,
+                       .write = t->pay_per_request ? 0 : ix->wcu},
+        .status = !ix->global                  ? NULL
+                  : t->status == MEMDB_CREATING ? "CREATING"
+                                                : "ACTIVE",
+        .item_count = (int64_t)ix->store.count,
+        .arn = cp(d, iarn, &bad)};
   }
-  json_t *g = NULL, *l = NULL;
-  int rc = 0;
-  for (size_t i = 0; i < t->nidx && rc == 0; i++) {
-    json_t **arr = t->idx[i].global ? &g : &l;
-    if (*arr == NULL)
-      *arr = json_array();
-    rc = json_array_append_new(*arr, index_desc(m, t, &t->idx[i]));
+  if (bad) {
+    tt_ddb_table_desc_free(d);
+    return -1;
   }
-  if (rc == 0 && g) {
-    rc = json_object_set_new(d, "GlobalSecondaryIndexes", g);
-    g = NULL;
-  }
-  if (rc == 0 && l) {
-    rc = json_object_set_new(d, "LocalSecondaryIndexes", l);
-    l = NULL;
-  }
-  json_decref(g);
-  json_decref(l);
-  if (rc != 0) { /* all or nothing: a description without its indexes would lie */
-    json_decref(d);
-    return NULL;
-  }
-  return d;
+  return 0;
 }
 
 int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   const char *name, *billing, *h, *r;
   struct memdb_table *t = NULL;
   const char *used[64];
@@ -433,21 +434,12 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     memdb_fail(e, "ResourceInUseException", "Table already exists: %s", name);
     goto fail;
   }
-  /* Keep AttributeDefinitions and KeySchema as plain jansson strings so the
-   * description can be written with any JSON writer. */
-  t->attr_defs = json_array();
   json_array_foreach(defs, i, d) {
-    json_array_append_new(
-        t->attr_defs,
-        json_pack("{s:s, s:s}", "AttributeName",
-                  json_string_value(json_object_get(d, "AttributeName")), "AttributeType",
-                  json_string_value(json_object_get(d, "AttributeType"))));
+    const char *at = json_string_value(json_object_get(d, "AttributeType"));
+    if (add_def(&t->defs, &t->ndefs, json_string_value(json_object_get(d, "AttributeName")),
+                tt_av_type_parse(at, strlen(at))) != 0)
+      goto oom;
   }
-  t->key_schema = r ? json_pack("[{s:s, s:s}, {s:s, s:s}]", "AttributeName", h, "KeyType",
-                                "HASH", "AttributeName", r, "KeyType", "RANGE")
-                    : json_pack("[{s:s, s:s}]", "AttributeName", h, "KeyType", "HASH");
-  if (t->attr_defs == NULL || t->key_schema == NULL)
-    goto oom;
   struct timeval tv;
   gettimeofday(&tv, NULL);
   t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
@@ -457,8 +449,8 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     t->status = MEMDB_CREATING;
     t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
   }
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+  (void)resp;
+  if (describe(m, t, status_name(t), true, out) != 0)
     goto oom;
   t->next = m->tables;
   m->tables = t;
@@ -497,28 +489,22 @@ static int in_use(const struct memdb_table *t, struct tt_backend_error *e) {
 }
 
 int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL)
-    return memdb_oom(e);
-  if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
-    return memdb_oom(e);
-  return 0;
+  (void)resp;
+  return describe(m, t, status_name(t), true, out) != 0 ? memdb_oom(e) : 0;
 }
 
 int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
   /* DynamoDB's answer: DELETING, without the global secondary indexes. */
-  json_t *desc = table_desc(m, t, "DELETING");
-  if (desc)
-    json_object_del(desc, "GlobalSecondaryIndexes");
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+  (void)resp;
+  if (describe(m, t, "DELETING", false, out) != 0)
     return memdb_oom(e);
   if (m->opts.transition_ms && !m->replaying) {
     t->status = MEMDB_DELETING;
@@ -536,7 +522,7 @@ int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
 }
 
 int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                        struct tt_backend_error *e) {
+                        struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
   const json_t *spec = json_object_get(req, "TimeToLiveSpecification");
   const char *attr;
@@ -567,76 +553,75 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
   if (!enabled && strcmp(t->ttl_attr, attr) != 0)
     return memdb_validation(e, "TimeToLive attribute name does not match the enabled "
                                "attribute name");
-  if ((*resp = json_pack("{s:{s:s, s:b}}", "TimeToLiveSpecification", "AttributeName", attr,
-                         "Enabled", enabled)) == NULL)
-    return memdb_oom(e);
+  (void)resp;
+  bool bad = false;
+  memset(out, 0, sizeof(*out));
+  out->ttl_attribute = cp(out, attr, &bad);
+  out->ttl_enabled = enabled;
   free(t->ttl_attr);
   t->ttl_attr = NULL;
-  if (enabled && (t->ttl_attr = strdup(attr)) == NULL) {
-    json_decref(*resp);
-    *resp = NULL;
+  if (bad || (enabled && (t->ttl_attr = strdup(attr)) == NULL)) {
+    tt_ddb_table_desc_free(out);
     return memdb_oom(e);
   }
   return 0;
 }
 
 int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
   if (req_table(m, req, &t, e) != 0)
     return -1;
   /* TTL changes take effect at once here, so there is no ENABLING or
    * DISABLING; DynamoDB names no attribute while TTL is disabled. */
-  *resp = t->ttl_attr ? json_pack("{s:{s:s, s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                                  "ENABLED", "AttributeName", t->ttl_attr)
-                      : json_pack("{s:{s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                                  "DISABLED");
-  return *resp ? 0 : memdb_oom(e);
+  (void)resp;
+  bool bad = false;
+  memset(out, 0, sizeof(*out));
+  out->ttl_status = t->ttl_attr ? "ENABLED" : "DISABLED";
+  out->ttl_attribute = cp(out, t->ttl_attr, &bad);
+  return bad ? memdb_oom(e) : 0;
 }
 
 /* The attribute definitions of a table after an UpdateTable adds an index:
  * the table's own, plus the given ones the new index uses. A given
- * definition may repeat a table's, not change its type. Returns a new array
- * or NULL with e set. */
-static json_t *merged_definitions(const struct memdb_table *t, const json_t *given,
-                                  const struct memdb_index *ix, struct tt_backend_error *e) {
+ * definition may repeat a table's, not change its type. Returns 0 with *out
+ * a new list of *n, or -1 with e set. */
+static int merged_definitions(const struct memdb_table *t, const json_t *given,
+                              const struct memdb_index *ix, struct tt_ddb_attr_def **out,
+                              size_t *n, struct tt_backend_error *e) {
   size_t i;
   const json_t *d;
   json_array_foreach(given, i, d) {
     const char *an = json_string_value(json_object_get(d, "AttributeName"));
     const char *at = json_string_value(json_object_get(d, "AttributeType"));
     if (an == NULL || *an == '\0' || at == NULL ||
-        (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0)) {
-      memdb_validation(e, "1 validation error detected: Value at "
-                          "'attributeDefinitions.%zu.member' failed to satisfy constraint: "
-                          "Member must have an attributeName and an attributeType in [B, N, S]",
-                       i + 1);
-      return NULL;
-    }
-    enum tt_av_type had = def_type(t->attr_defs, an);
-    if (had != 0 && had != tt_av_type_parse(at, strlen(at))) {
-      memdb_validation(e, "One or more parameter values were invalid: Cannot change the type "
-                          "of attribute %s, which is defined as a key of the table or of an "
-                          "index",
-                       an);
-      return NULL;
-    }
+        (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0))
+      return memdb_validation(e, "1 validation error detected: Value at "
+                                 "'attributeDefinitions.%zu.member' failed to satisfy "
+                                 "constraint: Member must have an attributeName and an "
+                                 "attributeType in [B, N, S]",
+                              i + 1);
+    enum tt_av_type had = defs_type(t->defs, t->ndefs, an);
+    if (had != 0 && had != tt_av_type_parse(at, strlen(at)))
+      return memdb_validation(e, "One or more parameter values were invalid: Cannot change the "
+                                 "type of attribute %s, which is defined as a key of the table "
+                                 "or of an index",
+                              an);
   }
-  json_t *out = json_deep_copy(t->attr_defs);
+  *out = NULL;
+  *n = 0;
+  int rc = 0;
+  for (i = 0; rc == 0 && i < t->ndefs; i++)
+    rc = add_def(out, n, t->defs[i].name, t->defs[i].type);
   const struct memdb_keydef *keys[2] = {&ix->pk, &ix->sk};
-  for (int k = 0; k < 2 && out; k++) {
-    if (keys[k]->name == NULL || def_type(out, keys[k]->name) != 0)
-      continue;
-    if (json_array_append_new(out, json_pack("{s:s, s:s}", "AttributeName", keys[k]->name,
-                                             "AttributeType",
-                                             tt_av_type_name(keys[k]->type))) != 0) {
-      json_decref(out);
-      out = NULL;
-    }
+  for (int k = 0; k < 2 && rc == 0; k++)
+    if (keys[k]->name && defs_type(*out, *n, keys[k]->name) == 0)
+      rc = add_def(out, n, keys[k]->name, keys[k]->type);
+  if (rc != 0) {
+    memdb_defs_free(*out, *n);
+    return memdb_oom(e);
   }
-  if (out == NULL)
-    memdb_oom(e);
-  return out;
+  return 0;
 }
 
 /* UpdateTable's one GlobalSecondaryIndexUpdates Create. DynamoDB
@@ -645,7 +630,8 @@ static json_t *merged_definitions(const struct memdb_table *t, const json_t *giv
 static int create_index(struct memdb_table *t, const json_t *updates, const json_t *given,
                         struct tt_backend_error *e) {
   struct memdb_index ix;
-  json_t *defs = NULL;
+  struct tt_ddb_attr_def *defs = NULL;
+  size_t ndefs = 0;
   memset(&ix, 0, sizeof(ix));
   const json_t *create = NULL;
   size_t ui;
@@ -678,7 +664,14 @@ static int create_index(struct memdb_table *t, const json_t *updates, const json
                             name ? name : "");
   /* The index's keys resolve against the table's definitions and the given
    * ones together; undefined keys are DynamoDB's "no definition" error. */
-  json_t *all = json_deep_copy(t->attr_defs);
+  json_t *all = json_array();
+  for (size_t k = 0; all && k < t->ndefs; k++)
+    if (json_array_append_new(all, json_pack("{s:s, s:s}", "AttributeName", t->defs[k].name,
+                                             "AttributeType",
+                                             tt_av_type_name(t->defs[k].type))) != 0) {
+      json_decref(all);
+      all = NULL;
+    }
   size_t gi;
   const json_t *gd;
   json_array_foreach(given, gi, gd) {
@@ -703,7 +696,7 @@ static int create_index(struct memdb_table *t, const json_t *updates, const json
       (capacity(pt, "ReadCapacityUnits", &ix.rcu, e) != 0 ||
        capacity(pt, "WriteCapacityUnits", &ix.wcu, e) != 0))
     rc = -1;
-  if (rc == 0 && (defs = merged_definitions(t, given, &ix, e)) == NULL)
+  if (rc == 0 && merged_definitions(t, given, &ix, &defs, &ndefs, e) != 0)
     rc = -1;
   if (rc == 0 && memdb_index_backfill(t, &ix) != 0)
     rc = memdb_oom(e);
@@ -712,15 +705,16 @@ static int create_index(struct memdb_table *t, const json_t *updates, const json
     rc = memdb_oom(e);
   if (rc != 0) {
     memdb_index_free(&ix);
-    json_decref(defs);
+    memdb_defs_free(defs, ndefs);
     return -1;
   }
   /* Committed: nothing below may fail the table's state (a lost answer is
    * an OOM error after the index exists, which DescribeTable then shows). */
   t->idx = grown;
   t->idx[t->nidx++] = ix;
-  json_decref(t->attr_defs);
-  t->attr_defs = defs;
+  memdb_defs_free(t->defs, t->ndefs);
+  t->defs = defs;
+  t->ndefs = ndefs;
   return 0;
 }
 
@@ -770,7 +764,7 @@ static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, double 
  * class) are not implemented: ValidationException saying so, never a
  * silent success. */
 int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
   const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
   const json_t *given = json_object_get(req, "AttributeDefinitions");
@@ -942,10 +936,8 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
         capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
       }
   }
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
-    return memdb_oom(e);
-  return 0;
+  (void)resp;
+  return describe(m, t, status_name(t), true, out) != 0 ? memdb_oom(e) : 0;
 }
 
 void memdb_tables_settle(struct memdb *m) {
@@ -977,7 +969,8 @@ static int cmp_names(const void *a, const void *b) {
 /* ListTables: names in byte order, Limit 1..100 (default 100), resuming
  * after ExclusiveStartTableName; LastEvaluatedTableName when cut short. */
 int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
+                         struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
   json_t *lim = json_object_get(req, "Limit");
   json_int_t limit = 100;
   if (lim != NULL) {
@@ -1058,7 +1051,8 @@ static size_t utf8_chars(const char *s) {
 }
 
 int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
   const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
   const json_t *tags = json_object_get(req, "Tags");
   if (arn == NULL)
@@ -1113,7 +1107,8 @@ int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
 }
 
 int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
   const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
   const json_t *keys = json_object_get(req, "TagKeys");
   if (arn == NULL)
@@ -1136,7 +1131,8 @@ int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
 
 /* ListTagsOfResource: every tag in one answer (at most 50 per table). */
 int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e) {
+                       struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
   const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
   if (arn == NULL)
     return memdb_validation(e, "Invalid TableArn");

@@ -813,9 +813,14 @@ void memdb_table_free(struct memdb_table *t) {
   free(t->sk.name);
   free(t->ttl_attr);
   json_decref(t->tags);
-  json_decref(t->attr_defs);
-  json_decref(t->key_schema);
+  memdb_defs_free(t->defs, t->ndefs);
   free(t);
+}
+
+void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free((char *)defs[i].name);
+  free(defs);
 }
 
 void memdb_index_free(struct memdb_index *ix) {
@@ -826,8 +831,6 @@ void memdb_index_free(struct memdb_index *ix) {
   for (size_t j = 0; j < ix->ninclude; j++)
     free(ix->include[j]);
   free(ix->include);
-  json_decref(ix->key_schema);
-  json_decref(ix->projection);
 }
 
 /* Whether an index key value may go into the index: DynamoDB's backfill

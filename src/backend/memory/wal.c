@@ -47,6 +47,7 @@
 
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
+#include "backend/table_json.h"
 #include "obs/log.h"
 #include "value/json_exact.h"
 
@@ -1154,39 +1155,35 @@ static void timer_cb(uv_timer_t *h) {
 
 /* A CreateTable request that makes a table like t (without its items). */
 static json_t *create_request(const struct memdb_table *t) {
-  json_t *r = json_pack("{s:s, s:O, s:O}", "TableName", t->name, "AttributeDefinitions",
-                        t->attr_defs, "KeySchema", t->key_schema);
-  if (r == NULL)
+  static const enum tt_ddb_projection proj[] = {
+      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
+      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
+  struct tt_ddb_index *ixs = calloc(t->nidx + 1, sizeof(*ixs));
+  if (ixs == NULL)
     return NULL;
-  if (t->billing_given || t->pay_per_request)
-    json_object_set_new(r, "BillingMode",
-                        json_string(t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED"));
   /* An UPDATING table's change was logged before: it is written done. */
   bool updating = t->status == MEMDB_UPDATING;
-  if (!t->pay_per_request)
-    json_object_set_new(
-        r, "ProvisionedThroughput",
-        json_pack("{s:I, s:I}", "ReadCapacityUnits",
-                  (json_int_t)(updating ? t->pending_rcu : t->rcu), "WriteCapacityUnits",
-                  (json_int_t)(updating ? t->pending_wcu : t->wcu)));
-  json_t *g = json_array(), *l = json_array();
+  struct tt_ddb_table_request r = {
+      .table = t->name, .defs = t->defs, .n_defs = t->ndefs, .keys = {t->pk.name, t->sk.name},
+      .indexes = ixs, .n_indexes = t->nidx,
+      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
+                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                                    : TT_DDB_BILLING_UNSET,
+      .throughput = {.set = !t->pay_per_request,
+                     .read = updating ? t->pending_rcu : t->rcu,
+                     .write = updating ? t->pending_wcu : t->wcu}};
   for (size_t i = 0; i < t->nidx; i++) {
     const struct memdb_index *ix = &t->idx[i];
-    json_t *d = json_pack("{s:s, s:O, s:O}", "IndexName", ix->name, "KeySchema", ix->key_schema,
-                          "Projection", ix->projection);
-    if (d && ix->global && !t->pay_per_request)
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)ix->rcu,
-                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
-    json_array_append_new(ix->global ? g : l, d);
+    ixs[i] = (struct tt_ddb_index){
+        .name = ix->name, .global = ix->global, .keys = {ix->pk.name, ix->sk.name},
+        .projection = proj[ix->proj], .include = (const char *const *)ix->include,
+        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .throughput = {.set = ix->global && !t->pay_per_request, .read = ix->rcu,
+                       .write = ix->wcu}};
   }
-  if (json_array_size(g))
-    json_object_set(r, "GlobalSecondaryIndexes", g);
-  if (json_array_size(l))
-    json_object_set(r, "LocalSecondaryIndexes", l);
-  json_decref(g);
-  json_decref(l);
-  return r;
+  json_t *j = tt_ddb_table_request_json(TT_DDB_CREATE_TABLE, &r);
+  free(ixs);
+  return j;
 }
 
 /* A file a snapshot's records go to as they are made (a snapshot's child:

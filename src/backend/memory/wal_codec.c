@@ -439,6 +439,7 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
   json_error_t jerr;
   json_t *req = json_loadb(js, jl, 0, &jerr), *resp = NULL;
   struct tt_backend_error e = {0};
+  struct tt_ddb_table_desc desc = {0};
   if (!json_is_object(req)) {
     json_decref(req);
     return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
@@ -446,27 +447,28 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
   int rc;
   m->replaying = true; /* changes made at once, no quotas of the clock */
   if (op == 'C') {
-    rc = memdb_op_create_table(m, req, &resp, &e);
+    rc = memdb_op_create_table(m, req, &resp, &desc, &e);
     const char *name = json_string_value(json_object_get(req, "TableName"));
     struct memdb_table *t = rc == 0 && name ? memdb_table_get_any(m, name) : NULL;
     if (t && created_ms)
       t->created = (double)created_ms / 1000.0;
   } else if (dop == TT_DDB_UPDATE_TABLE) {
-    rc = memdb_op_update_table(m, req, &resp, &e);
+    rc = memdb_op_update_table(m, req, &resp, &desc, &e);
   } else if (dop == TT_DDB_DELETE_TABLE) {
-    rc = memdb_op_delete_table(m, req, &resp, &e);
+    rc = memdb_op_delete_table(m, req, &resp, &desc, &e);
   } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
-    rc = memdb_op_update_ttl(m, req, &resp, &e);
+    rc = memdb_op_update_ttl(m, req, &resp, &desc, &e);
   } else if (dop == TT_DDB_TAG_RESOURCE) {
-    rc = memdb_op_tag_resource(m, req, &resp, &e);
+    rc = memdb_op_tag_resource(m, req, &resp, &desc, &e);
   } else if (dop == TT_DDB_UNTAG_RESOURCE) {
-    rc = memdb_op_untag_resource(m, req, &resp, &e);
+    rc = memdb_op_untag_resource(m, req, &resp, &desc, &e);
   } else {
     rc = -1;
   }
   m->replaying = false;
   json_decref(req);
   json_decref(resp);
+  tt_ddb_table_desc_free(&desc);
   if (rc != 0)
     snprintf(msg, msgsz, "a table change that does not apply (%s)", e.type);
   tt_backend_error_clear(&e);
