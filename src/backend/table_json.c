@@ -36,7 +36,8 @@ static json_t *index_json(const struct tt_ddb_index *ix) {
     json_t *nka = json_array();
     for (size_t i = 0; nka && rc == 0 && i < ix->n_include; i++)
       rc = json_array_append_new(nka, json_string(ix->include[i]));
-    rc = rc == 0 ? json_object_set_new(p, "NonKeyAttributes", nka) : -1;
+    rc = rc == 0 ? json_object_set(p, "NonKeyAttributes", nka) : -1;
+    json_decref(nka);
   }
   if (rc == 0 && ix->throughput.set)
     rc = json_object_set_new(out, "ProvisionedThroughput", throughput_json(&ix->throughput));
@@ -82,7 +83,8 @@ json_t *tt_ddb_table_request_json(enum tt_ddb_op op, const struct tt_ddb_table_r
       rc = json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", r->defs[i].name,
                                                  "AttributeType",
                                                  tt_av_type_name(r->defs[i].type)));
-    rc = rc == 0 ? json_object_set_new(req, "AttributeDefinitions", defs) : -1;
+    rc = rc == 0 ? json_object_set(req, "AttributeDefinitions", defs) : -1;
+    json_decref(defs);
   }
   if (r->keys.hash && rc == 0)
     rc = json_object_set_new(req, "KeySchema", keys_json(&r->keys));
