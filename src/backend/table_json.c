@@ -8,213 +8,136 @@
 static const char *const projections[] = {"ALL", "KEYS_ONLY", "INCLUDE"};
 static const char *const billings[] = {NULL, "PROVISIONED", "PAY_PER_REQUEST"};
 
-/* ---- writing a request ---------------------------------------------------- */
+/* ---- writing ------------------------------------------------------------- */
 
-static json_t *keys_json(const struct tt_ddb_keys *k) {
-  json_t *ks = json_pack("[{s:s,s:s}]", "AttributeName", k->hash, "KeyType", "HASH");
-  if (ks && k->range &&
-      json_array_append_new(ks, json_pack("{s:s,s:s}", "AttributeName", k->range, "KeyType",
-                                          "RANGE")) != 0) {
-    json_decref(ks);
-    return NULL;
-  }
-  return ks;
+/* Each writer returns a new tree, or NULL with *bad set when memory ran
+ * out; members of json_pack's "o*" that are NULL are left out, so a writer
+ * packs what it could make and drops it when *bad. */
+static json_t *made(json_t *j, bool *bad) {
+  *bad = *bad || j == NULL;
+  return j;
 }
 
-static json_t *throughput_json(const struct tt_ddb_throughput *t) {
-  return json_pack("{s:I,s:I}", "ReadCapacityUnits", (json_int_t)t->read, "WriteCapacityUnits",
-                   (json_int_t)t->write);
+static json_t *keys_json(const struct tt_ddb_keys *k, bool *bad) {
+  return made(k->range ? json_pack("[{s:s,s:s},{s:s,s:s}]", "AttributeName", k->hash, "KeyType",
+                                   "HASH", "AttributeName", k->range, "KeyType", "RANGE")
+                       : json_pack("[{s:s,s:s}]", "AttributeName", k->hash, "KeyType", "HASH"),
+              bad);
 }
 
-static json_t *index_json(const struct tt_ddb_index *ix) {
-  json_t *p = json_pack("{s:s}", "ProjectionType", projections[ix->projection]);
-  json_t *out = p ? json_pack("{s:s,s:o,s:O}", "IndexName", ix->name, "KeySchema",
-                              keys_json(&ix->keys), "Projection", p)
-                  : NULL;
-  int rc = out ? 0 : -1;
-  if (rc == 0 && ix->projection == TT_DDB_PROJECT_INCLUDE) {
-    json_t *nka = json_array();
-    for (size_t i = 0; nka && rc == 0 && i < ix->n_include; i++)
-      rc = json_array_append_new(nka, json_string(ix->include[i]));
-    rc = rc == 0 ? json_object_set(p, "NonKeyAttributes", nka) : -1;
-    json_decref(nka);
+static json_t *defs_json(const struct tt_ddb_attr_def *defs, size_t n, bool *bad) {
+  json_t *a = made(json_array(), bad);
+  for (size_t i = 0; a && i < n; i++)
+    *bad = json_array_append_new(a, json_pack("{s:s,s:s}", "AttributeName", defs[i].name,
+                                              "AttributeType", tt_av_type_name(defs[i].type))) ||
+           *bad;
+  return a;
+}
+
+/* A request's ProvisionedThroughput, or a description's (with its count and
+ * dates). */
+static json_t *throughput_json(const struct tt_ddb_throughput *t, bool desc, bool *bad) {
+  if (!desc)
+    return made(json_pack("{s:I,s:I}", "ReadCapacityUnits", (json_int_t)t->read,
+                          "WriteCapacityUnits", (json_int_t)t->write),
+                bad);
+  return made(
+      json_pack("{s:I,s:I,s:I,s:o*,s:o*}", "NumberOfDecreasesToday",
+                (json_int_t)t->decreases_today, "ReadCapacityUnits", (json_int_t)t->read,
+                "WriteCapacityUnits", (json_int_t)t->write, "LastIncreaseDateTime",
+                t->last_increase > 0 ? made(json_real(t->last_increase), bad) : NULL,
+                "LastDecreaseDateTime",
+                t->last_decrease > 0 ? made(json_real(t->last_decrease), bad) : NULL),
+      bad);
+}
+
+/* The indexes of one kind as a list, NULL when there is none. `form`: 0 a
+ * CreateTable's, 1 UpdateTable's (each {"Create": ...}), 2 a description's. */
+static json_t *indexes_json(const struct tt_ddb_index *ixs, size_t n, bool global, int form,
+                            bool *bad) {
+  json_t *list = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const struct tt_ddb_index *x = &ixs[i];
+    if (x->global != global)
+      continue;
+    json_t *inc = x->projection == TT_DDB_PROJECT_INCLUDE ? made(json_array(), bad) : NULL;
+    for (size_t k = 0; inc && k < x->n_include; k++)
+      *bad = json_array_append_new(inc, json_string(x->include[k])) || *bad;
+    json_t *pt = x->throughput.set ? throughput_json(&x->throughput, form == 2, bad) : NULL;
+    json_t *ks = keys_json(&x->keys, bad);
+    json_t *ix =
+        form == 2
+            ? json_pack("{s:s,s:o,s:{s:s,s:o*},s:I,s:I,s:s*,s:s*,s:o*}", "IndexName", x->name,
+                        "KeySchema", ks, "Projection", "ProjectionType",
+                        projections[x->projection], "NonKeyAttributes", inc, "ItemCount",
+                        (json_int_t)x->item_count, "IndexSizeBytes", (json_int_t)x->size_bytes,
+                        "IndexArn", x->arn, "IndexStatus", x->status, "ProvisionedThroughput", pt)
+            : json_pack("{s:s,s:o,s:{s:s,s:o*},s:o*}", "IndexName", x->name, "KeySchema", ks,
+                        "Projection", "ProjectionType", projections[x->projection],
+                        "NonKeyAttributes", inc, "ProvisionedThroughput", pt);
+    if (form == 1)
+      ix = json_pack("{s:o}", "Create", ix);
+    if (list == NULL)
+      list = made(json_array(), bad);
+    *bad = json_array_append_new(list, made(ix, bad)) || *bad;
   }
-  if (rc == 0 && ix->throughput.set)
-    rc = json_object_set_new(out, "ProvisionedThroughput", throughput_json(&ix->throughput));
-  json_decref(p);
-  if (rc != 0) {
+  return list;
+}
+
+/* out, or NULL (out dropped) when bad. */
+static json_t *unless_bad(json_t *out, bool bad) {
+  if (bad) {
     json_decref(out);
     return NULL;
   }
   return out;
 }
 
-/* The request's indexes of one kind as a list (create: bare; else each an
- * UpdateTable {"Create": ...}); NULL when there is none or memory ran out
- * (*rc -1). */
-static json_t *indexes_json(const struct tt_ddb_table_request *r, bool global, bool create,
-                            int *rc) {
-  json_t *list = NULL;
-  for (size_t i = 0; *rc == 0 && i < r->n_indexes; i++) {
-    if (r->indexes[i].global != global)
-      continue;
-    json_t *ix = index_json(&r->indexes[i]);
-    if (ix && !create)
-      ix = json_pack("{s:o}", "Create", ix);
-    if (list == NULL)
-      list = json_array();
-    *rc = json_array_append_new(list, ix);
-  }
-  return list;
-}
-
 json_t *tt_ddb_table_request_json(enum tt_ddb_op op, const struct tt_ddb_table_request *r) {
-  json_t *req = json_pack("{s:s}", "TableName", r->table ? r->table : "");
-  int rc = req ? 0 : -1;
-  if (op == TT_DDB_UPDATE_TIME_TO_LIVE && rc == 0)
-    rc = json_object_set_new(req, "TimeToLiveSpecification",
-                             json_pack("{s:b,s:s}", "Enabled", r->ttl_enabled, "AttributeName",
-                                       r->ttl_attribute ? r->ttl_attribute : ""));
-  if (op != TT_DDB_CREATE_TABLE && op != TT_DDB_UPDATE_TABLE)
-    goto done;
-  if (r->n_defs && rc == 0) {
-    json_t *defs = json_array();
-    for (size_t i = 0; defs && rc == 0 && i < r->n_defs; i++)
-      rc = json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", r->defs[i].name,
-                                                 "AttributeType",
-                                                 tt_av_type_name(r->defs[i].type)));
-    rc = rc == 0 ? json_object_set(req, "AttributeDefinitions", defs) : -1;
-    json_decref(defs);
-  }
-  if (r->keys.hash && rc == 0)
-    rc = json_object_set_new(req, "KeySchema", keys_json(&r->keys));
-  if (r->billing != TT_DDB_BILLING_UNSET && rc == 0)
-    rc = json_object_set_new(req, "BillingMode", json_string(billings[r->billing]));
-  if (r->throughput.set && rc == 0)
-    rc = json_object_set_new(req, "ProvisionedThroughput", throughput_json(&r->throughput));
-  bool create = op == TT_DDB_CREATE_TABLE;
-  json_t *g = indexes_json(r, true, create, &rc);
-  if (g && rc == 0)
-    rc = json_object_set(req, create ? "GlobalSecondaryIndexes" : "GlobalSecondaryIndexUpdates",
-                         g);
-  json_decref(g);
-  json_t *l = create ? indexes_json(r, false, true, &rc) : NULL;
-  if (l && rc == 0)
-    rc = json_object_set(req, "LocalSecondaryIndexes", l);
-  json_decref(l);
-done:
-  if (rc != 0) {
-    json_decref(req);
-    return NULL;
-  }
-  return req;
-}
-
-/* ---- writing an answer --------------------------------------------------- */
-
-static json_t *desc_throughput_json(const struct tt_ddb_throughput *t) {
-  json_t *pt = json_pack("{s:I,s:I,s:I}", "NumberOfDecreasesToday",
-                         (json_int_t)t->decreases_today, "ReadCapacityUnits",
-                         (json_int_t)t->read, "WriteCapacityUnits", (json_int_t)t->write);
-  if (pt && ((t->last_increase > 0 &&
-              json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
-             (t->last_decrease > 0 &&
-              json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0))) {
-    json_decref(pt);
-    return NULL;
-  }
-  return pt;
-}
-
-static json_t *desc_index_json(const struct tt_ddb_index *ix) {
-  struct tt_ddb_index bare = *ix;
-  bare.throughput.set = false;
-  json_t *d = index_json(&bare);
-  int rc = d ? 0 : -1;
-  if (rc == 0)
-    rc = json_object_set_new(d, "ItemCount", json_integer((json_int_t)ix->item_count)) != 0 ||
-                 json_object_set_new(d, "IndexSizeBytes",
-                                     json_integer((json_int_t)ix->size_bytes)) != 0 ||
-                 (ix->arn && json_object_set_new(d, "IndexArn", json_string(ix->arn)) != 0) ||
-                 (ix->status && json_object_set_new(d, "IndexStatus", json_string(ix->status)) != 0) ||
-                 (ix->throughput.set &&
-                  json_object_set_new(d, "ProvisionedThroughput",
-                                      desc_throughput_json(&ix->throughput)) != 0)
-             ? -1
-             : 0;
-  if (rc != 0) {
-    json_decref(d);
-    return NULL;
-  }
-  return d;
-}
-
-/* The TableDescription of d. */
-static json_t *desc_table_json(const struct tt_ddb_table_desc *d) {
-  json_t *t = json_pack("{s:s?,s:s?}", "TableName", d->table, "TableStatus", d->status);
-  struct tt_ddb_table_request defs = {.defs = d->defs, .n_defs = d->n_defs, .keys = d->keys};
-  json_t *dj = t ? tt_ddb_table_request_json(TT_DDB_CREATE_TABLE, &defs) : NULL;
-  int rc = dj ? 0 : -1;
-  if (rc == 0 && d->keys.hash)
-    rc = json_object_set(t, "KeySchema", json_object_get(dj, "KeySchema"));
-  if (rc == 0)
-    rc = json_object_set_new(t, "AttributeDefinitions",
-                             json_incref(json_object_get(dj, "AttributeDefinitions")
-                                             ? json_object_get(dj, "AttributeDefinitions")
-                                             : json_array()));
-  json_decref(dj);
-  if (rc == 0)
-    rc = json_object_set_new(t, "ItemCount", json_integer((json_int_t)d->item_count)) != 0 ||
-                 json_object_set_new(t, "TableSizeBytes",
-                                     json_integer((json_int_t)d->size_bytes)) != 0 ||
-                 (d->arn && json_object_set_new(t, "TableArn", json_string(d->arn)) != 0) ||
-                 (d->id && json_object_set_new(t, "TableId", json_string(d->id)) != 0) ||
-                 json_object_set_new(t, "CreationDateTime", json_real(d->created)) != 0 ||
-                 (d->throughput.set &&
-                  json_object_set_new(t, "ProvisionedThroughput",
-                                      desc_throughput_json(&d->throughput)) != 0) ||
-                 (d->billing != TT_DDB_BILLING_UNSET &&
-                  json_object_set_new(t, "BillingModeSummary",
-                                      json_pack("{s:s}", "BillingMode", billings[d->billing])) !=
-                      0) ||
-                 (d->billing == TT_DDB_BILLING_PAY_PER_REQUEST &&
-                  json_object_set_new(t, "TableThroughputModeSummary",
-                                      json_pack("{s:s}", "TableThroughputMode",
-                                                "PAY_PER_REQUEST")) != 0)
-             ? -1
-             : 0;
-  for (int k = 0; k < 2 && rc == 0; k++) {
-    json_t *list = NULL;
-    for (size_t i = 0; rc == 0 && i < d->n_indexes; i++) {
-      if (d->indexes[i].global != (k == 0))
-        continue;
-      if (list == NULL && (list = json_array()) == NULL)
-        rc = -1;
-      else
-        rc = json_array_append_new(list, desc_index_json(&d->indexes[i]));
-    }
-    if (list && rc == 0)
-      rc = json_object_set(t, k == 0 ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes", list);
-    json_decref(list);
-  }
-  if (rc != 0) {
-    json_decref(t);
-    return NULL;
-  }
-  return t;
+  bool bad = false, create = op == TT_DDB_CREATE_TABLE;
+  bool schema = create || op == TT_DDB_UPDATE_TABLE;
+  json_t *out = json_pack(
+      "{s:s,s:o*,s:o*,s:o*,s:s*,s:o*,s:o*,s:o*}", "TableName", r->table ? r->table : "",
+      "TimeToLiveSpecification",
+      op == TT_DDB_UPDATE_TIME_TO_LIVE
+          ? made(json_pack("{s:b,s:s}", "Enabled", r->ttl_enabled, "AttributeName",
+                           r->ttl_attribute ? r->ttl_attribute : ""),
+                 &bad)
+          : NULL,
+      "AttributeDefinitions", schema && r->n_defs ? defs_json(r->defs, r->n_defs, &bad) : NULL,
+      "KeySchema", schema && r->keys.hash ? keys_json(&r->keys, &bad) : NULL, "BillingMode",
+      schema ? billings[r->billing] : NULL, "ProvisionedThroughput",
+      schema && r->throughput.set ? throughput_json(&r->throughput, false, &bad) : NULL,
+      create ? "GlobalSecondaryIndexes" : "GlobalSecondaryIndexUpdates",
+      schema ? indexes_json(r->indexes, r->n_indexes, true, create ? 0 : 1, &bad) : NULL,
+      "LocalSecondaryIndexes",
+      create ? indexes_json(r->indexes, r->n_indexes, false, 0, &bad) : NULL);
+  return unless_bad(out, bad);
 }
 
 json_t *tt_ddb_table_desc_json(enum tt_ddb_op op, const struct tt_ddb_table_desc *d) {
   if (op == TT_DDB_DESCRIBE_TIME_TO_LIVE)
-    return d->ttl_attribute
-               ? json_pack("{s:{s:s?,s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                           d->ttl_status, "AttributeName", d->ttl_attribute)
-               : json_pack("{s:{s:s?}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                           d->ttl_status);
+    return json_pack("{s:{s:s*,s:s*}}", "TimeToLiveDescription", "TimeToLiveStatus",
+                     d->ttl_status, "AttributeName", d->ttl_attribute);
   if (op == TT_DDB_UPDATE_TIME_TO_LIVE)
-    return json_pack("{s:{s:s?,s:b}}", "TimeToLiveSpecification", "AttributeName",
+    return json_pack("{s:{s:s*,s:b}}", "TimeToLiveSpecification", "AttributeName",
                      d->ttl_attribute, "Enabled", d->ttl_enabled);
-  json_t *t = desc_table_json(d);
+  bool bad = false, ppr = d->billing == TT_DDB_BILLING_PAY_PER_REQUEST;
+  json_t *t = json_pack(
+      "{s:s*,s:s*,s:o*,s:o,s:I,s:I,s:s*,s:s*,s:f,s:o*,s:o*,s:o*,s:o*,s:o*}", "TableName",
+      d->table, "TableStatus", d->status, "KeySchema",
+      d->keys.hash ? keys_json(&d->keys, &bad) : NULL, "AttributeDefinitions",
+      defs_json(d->defs, d->n_defs, &bad), "ItemCount", (json_int_t)d->item_count,
+      "TableSizeBytes", (json_int_t)d->size_bytes, "TableArn", d->arn, "TableId", d->id,
+      "CreationDateTime", d->created, "ProvisionedThroughput",
+      d->throughput.set ? throughput_json(&d->throughput, true, &bad) : NULL,
+      "BillingModeSummary",
+      d->billing ? made(json_pack("{s:s}", "BillingMode", billings[d->billing]), &bad) : NULL,
+      "TableThroughputModeSummary",
+      ppr ? made(json_pack("{s:s}", "TableThroughputMode", "PAY_PER_REQUEST"), &bad) : NULL,
+      "GlobalSecondaryIndexes", indexes_json(d->indexes, d->n_indexes, true, 2, &bad),
+      "LocalSecondaryIndexes", indexes_json(d->indexes, d->n_indexes, false, 2, &bad));
+  t = unless_bad(t, bad);
   return t ? json_pack("{s:o}", op == TT_DDB_DESCRIBE_TABLE ? "Table" : "TableDescription", t)
            : NULL;
 }
