@@ -310,11 +310,19 @@ struct tt_ddb_index {
   const char *arn;
 };
 
-/* The table operations the ORM makes, as typed values; borrowed like
- * tt_ddb_item_request. Each reads its members: CreateTable all but the
- * TTL's; UpdateTable table, defs, billing, throughput and indexes (each a
- * GlobalSecondaryIndexUpdates Create); UpdateTimeToLive table and the TTL's;
- * DescribeTable, DeleteTable, DescribeTimeToLive the table. */
+/* A tag of a table. */
+struct tt_ddb_tag {
+  const char *key, *value;
+};
+
+/* The table operations as typed values; borrowed like tt_ddb_item_request.
+ * Each reads its members: CreateTable table, defs, keys, indexes, billing,
+ * throughput; UpdateTable table, defs, billing, throughput, indexes (each a
+ * GlobalSecondaryIndexUpdates Create) and updates (each an Update: an
+ * index's name and throughput); UpdateTimeToLive table and the TTL's;
+ * DescribeTable, DeleteTable, DescribeTimeToLive the table; ListTables limit
+ * and start; TagResource arn and tags; UntagResource arn and tag_keys;
+ * ListTagsOfResource arn. */
 struct tt_ddb_table_request {
   const char *table;
   const struct tt_ddb_attr_def *defs;
@@ -322,14 +330,25 @@ struct tt_ddb_table_request {
   struct tt_ddb_keys keys;
   const struct tt_ddb_index *indexes;
   size_t n_indexes;
+  const struct tt_ddb_index *updates;
+  size_t n_updates;
   enum tt_ddb_billing billing;
   struct tt_ddb_throughput throughput;
   const char *ttl_attribute;
   bool ttl_enabled;
+  int64_t limit;     /* 0: none */
+  const char *start; /* ExclusiveStartTableName; NULL: none */
+  const char *arn;   /* ResourceArn */
+  const struct tt_ddb_tag *tags;
+  size_t n_tags;
+  const char *const *tag_keys;
+  size_t n_tag_keys;
 };
 
 /* The answer of a typed table operation: the TableDescription (DescribeTable's
- * Table), or the TTL's (DescribeTimeToLive's TimeToLiveDescription,
+ * Table), ListTables' names, ListTagsOfResource's tags (TagResource and
+ * UntagResource answer nothing), or the TTL's (DescribeTimeToLive's
+ * TimeToLiveDescription,
  * UpdateTimeToLive's TimeToLiveSpecification). Owned by the call like
  * item_out; every string and array lives in `arena`. */
 struct tt_ddb_table_desc {
@@ -346,6 +365,11 @@ struct tt_ddb_table_desc {
   const char *ttl_status;    /* TimeToLiveStatus ("ENABLED", ...); NULL: absent */
   const char *ttl_attribute; /* NULL: none */
   bool ttl_enabled;          /* UpdateTimeToLive's Enabled */
+  const char **names;        /* ListTables' TableNames */
+  size_t n_names;
+  const char *last_name;     /* LastEvaluatedTableName; NULL: none */
+  struct tt_ddb_tag *tags;   /* ListTagsOfResource's Tags */
+  size_t n_tags;
   struct tt_arena arena;
 };
 

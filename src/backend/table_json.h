@@ -32,4 +32,18 @@ json_t *tt_ddb_table_desc_json(enum tt_ddb_op op, const struct tt_ddb_table_desc
 int tt_ddb_table_answer_read(enum tt_ddb_op op, const json_t *answer,
                              struct tt_ddb_table_desc *d);
 
+/* Reads a client's request of a table operation into *r: its strings
+ * borrowed from req, its arrays allocated in `a`. Refuses, with the memory
+ * backend's messages, what the typed form cannot say: a body that is not an
+ * object, a legacy parameter, a member of the wrong type or null, a key
+ * schema that is not HASH then RANGE, an unknown projection or billing
+ * mode, an empty index list or NonKeyAttributes, an UpdateTable member or
+ * action the memory backend does not take, a TTL specification without
+ * its members, ListTables' Limit out of 1..100, a tag without its key or
+ * value or longer than DynamoDB allows. What the typed form can say (names,
+ * lengths, counts, definitions against keys, the tables) is the backend's
+ * to check. Returns 0, or -1 with e set. */
+int tt_ddb_table_request_read(enum tt_ddb_op op, const json_t *req, struct tt_arena *a,
+                              struct tt_ddb_table_request *r, struct tt_backend_error *e);
+
 #endif

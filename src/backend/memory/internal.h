@@ -551,35 +551,35 @@ int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error 
 /* Key attribute and projected names of a CreateTable request (or of the
  * GlobalSecondaryIndexUpdates Create actions of an UpdateTable request) of
  * at most MEMDB_KEY_NAME_MAX bytes. Borrows req. */
-int memdb_limit_schema(const json_t *req, struct tt_backend_error *e);
+int memdb_limit_schema(const struct tt_ddb_table_request *r, struct tt_backend_error *e);
 
 /* Frees a list of n definitions and their names. */
 void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n);
 
-/* ---- operations: each returns 0 with *resp a new tree (ListTables and
- * the tag operations) or *out the table's or TTL's description (the
- * others), or -1 with e set ---- */
-typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
+/* ---- table operations (ops_table.c): each takes a typed request, whose
+ * shape table_json.h's reader checked when it came as JSON, and returns 0
+ * with *out its answer, or -1 with e set ---- */
+typedef int (*memdb_op_fn)(struct memdb *m, const struct tt_ddb_table_request *r,
                            struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *r,
                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_list_tables(struct memdb *m, const struct tt_ddb_table_request *r,
                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_tag_resource(struct memdb *m, const struct tt_ddb_table_request *r,
                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_untag_resource(struct memdb *m, const struct tt_ddb_table_request *r,
                             struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_list_tags(struct memdb *m, const struct tt_ddb_table_request *r,
                        struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *r,
                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_describe_table(struct memdb *m, const struct tt_ddb_table_request *r,
                             struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_delete_table(struct memdb *m, const struct tt_ddb_table_request *r,
                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_update_ttl(struct memdb *m, const struct tt_ddb_table_request *r,
                         struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
+int memdb_op_describe_ttl(struct memdb *m, const struct tt_ddb_table_request *r,
                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
  * memory backend takes of them): 0 with *out the Item or Attributes

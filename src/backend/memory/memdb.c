@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "backend/memory/internal.h"
-#include "backend/table_json.h"
 #include "backend/memory/wal.h"
 
 static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
@@ -59,66 +58,21 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   memset(&c->txn_out, 0, sizeof(c->txn_out));
   memset(&c->batch_out, 0, sizeof(c->batch_out));
   memset(&c->table_out, 0, sizeof(c->table_out));
-  if (c->table != NULL && tt_backend_call_typed(c)) {
-    /* A typed table operation runs, and is logged, as its JSON request. */
-    json_t *req = tt_ddb_table_request_json(c->op, c->table), *resp = NULL;
-    if (req == NULL) {
-      c->status = memdb_oom(&c->error);
-      return;
-    }
-    c->status = op_table[c->op](m, req, &resp, &c->table_out, &c->error) != 0 ? -1 : 0;
-    json_decref(resp);
-    if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE && c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE)
-      memdb_wal_note_table(m, c->op, req);
-    json_decref(req);
+  if (c->table != NULL) {
+    c->status = op_table[c->op](m, c->table, &c->table_out, &c->error) != 0 ? -1 : 0;
+    if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE &&
+        c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE && c->op != TT_DDB_LIST_TABLES &&
+        c->op != TT_DDB_LIST_TAGS_OF_RESOURCE)
+      memdb_wal_note_table(m, c->op, c->table);
     return;
   }
-  if (tt_backend_call_typed(c)) {
-    int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
-             : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,
-                                            &c->txn_out, &c->error)
-             : c->batch ? memdb_op_batch(m, c->op == TT_DDB_BATCH_WRITE_ITEM, c->batch,
-                                         &c->batch_out, &c->error)
-                        : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
-    c->status = rc != 0 ? -1 : 0;
-    return;
-  }
-  if (!json_is_object(c->request)) {
-    memdb_fail(&c->error, "SerializationException", "The request body must be a JSON object");
-    c->status = -1;
-    return;
-  }
-  /* The legacy (pre-expression) parameters would otherwise be ignored
-   * silently, turning a conditional write into an unconditional one. */
-  static const char *const legacy[] = {"AttributesToGet", "KeyConditions", "QueryFilter",
-                                       "ScanFilter",      "Expected",      "AttributeUpdates",
-                                       "ConditionalOperator"};
-  for (size_t i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-    if (json_object_get(c->request, legacy[i]) != NULL) {
-      memdb_validation(&c->error,
-                       "The memory backend does not support the legacy parameter %s: use "
-                       "expressions",
-                       legacy[i]);
-      c->status = -1;
-      return;
-    }
-  json_t *resp = NULL;
-  struct tt_ddb_table_desc desc = {0};
-  int rc = op_table[c->op](m, c->request, &resp, &desc, &c->error);
-  if (rc == 0 && resp == NULL && (resp = tt_ddb_table_desc_json(c->op, &desc)) == NULL)
-    rc = memdb_oom(&c->error);
-  tt_ddb_table_desc_free(&desc);
-  if (rc != 0) {
-    json_decref(resp);
-    c->status = -1;
-    return;
-  }
-  c->response = resp;
-  c->status = 0;
-  if (c->op == TT_DDB_CREATE_TABLE || c->op == TT_DDB_DELETE_TABLE ||
-      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE ||
-      c->op == TT_DDB_TAG_RESOURCE || c->op == TT_DDB_UNTAG_RESOURCE)
-    memdb_wal_note_table(m, c->op, c->request);
+  int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
+           : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,
+                                          &c->txn_out, &c->error)
+           : c->batch ? memdb_op_batch(m, c->op == TT_DDB_BATCH_WRITE_ITEM, c->batch,
+                                       &c->batch_out, &c->error)
+                      : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
+  c->status = rc != 0 ? -1 : 0;
 }
 
 static void arm(struct memdb *m);
@@ -228,10 +182,9 @@ static void arm(struct memdb *m) {
 
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   struct memdb *m = b->impl;
-  /* KMS operations are not DynamoDB's; the item, read, transaction and
-   * batch operations have only the typed form. */
-  if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT ||
-      (op_table[c->op] == NULL && !tt_backend_call_typed(c)))
+  /* Every operation has only the typed form (KMS operations are not
+   * DynamoDB's). */
+  if (m->closing || c == NULL || c->done == NULL || !tt_backend_call_typed(c))
     return UV_EINVAL;
   c->next = NULL;
   c->canceled = false;

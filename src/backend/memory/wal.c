@@ -614,52 +614,21 @@ void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const str
     w->rec_bad = true;
 }
 
-/* Turns the marked whole numbers of a request tree (value/json_exact.h:
- * ProvisionedThroughput's capacities) into jansson integers, so that
- * json_dumps writes them as numbers. 0, or -1 when memory ran out. */
-static int plain_numbers(json_t *j) {
-  if (json_is_object(j)) {
-    const char *k;
-    json_t *v;
-    json_object_foreach(j, k, v) {
-      int64_t n;
-      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
-        if (json_object_set_new(j, k, json_integer((json_int_t)n)) != 0)
-          return -1;
-      } else if (plain_numbers(v) != 0) {
-        return -1;
-      }
-    }
-  } else if (json_is_array(j)) {
-    for (size_t i = 0; i < json_array_size(j); i++) {
-      json_t *v = json_array_get(j, i);
-      int64_t n;
-      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
-        if (json_array_set_new(j, i, json_integer((json_int_t)n)) != 0)
-          return -1;
-      } else if (plain_numbers(v) != 0) {
-        return -1;
-      }
-    }
-  }
-  return 0;
-}
-
-void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req) {
+void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op,
+                          const struct tt_ddb_table_request *r) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
-  json_t *copy = json_deep_copy(req);
-  char *js = copy && plain_numbers(copy) == 0 ? json_dumps(copy, JSON_COMPACT) : NULL;
-  json_decref(copy);
+  json_t *req = tt_ddb_table_request_json(op, r);
+  char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
+  json_decref(req);
   if (js == NULL) {
     w->rec_bad = true;
     return;
   }
   int rc;
   if (op == TT_DDB_CREATE_TABLE) {
-    const struct memdb_table *t =
-        memdb_table_get_any(m, json_string_value(json_object_get(req, "TableName")));
+    const struct memdb_table *t = memdb_table_get_any(m, r->table);
     rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
   } else {
     rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
