@@ -103,7 +103,7 @@ static struct tt_fault_backend *fb_of(struct tt_backend *b) {
 static bool is_batch(int op) { return op == TT_DDB_BATCH_WRITE_ITEM || op == TT_DDB_BATCH_GET_ITEM; }
 
 /* Whether a call names `table`: a typed call's table, a table of its batch
- * or a step of its transaction; a JSON request's TableName (table ops). */
+ * or a step of its transaction; a JSON request's TableName. */
 static bool touches_table(const struct tt_backend_call *c, const char *table) {
   if (!tt_backend_call_typed(c) || c->item || c->read || c->table) {
     const char *t = c->item    ? c->item->table

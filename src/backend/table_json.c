@@ -3,8 +3,6 @@
  * (table_json.h). */
 #include "backend/table_json.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "backend/json_members.h"
@@ -330,19 +328,12 @@ done:
 
 /* ---- reading a request ---------------------------------------------------- */
 
-#define NULL_AT "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must not be null"
+#define NULL_AT                                                                                    \
+  "1 validation error detected: Value null at '%s' failed to satisfy constraint: Member must "     \
+  "not be null"
 #define INVALID "One or more parameter values were invalid: "
 
-static int refuse(struct tt_backend_error *e, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int refuse(struct tt_backend_error *e, const char *fmt, ...) {
-  char msg[sizeof(e->message)];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  return tt_backend_error_set(e, "ValidationException", 400, "%s", msg);
-}
+#define refuse(e, ...) tt_backend_error_set(e, "ValidationException", 400, __VA_ARGS__)
 
 static int oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");

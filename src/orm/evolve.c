@@ -180,7 +180,8 @@ int tt_orm_add_gsi_request(struct tt_arena *a, const struct tt_ddb_table_request
   struct tt_ddb_index *create = tt_arena_alloc(a, sizeof(*create));
   if (defs == NULL || create == NULL)
     return -1;
-  memcpy(defs, table->defs, table->n_defs * sizeof(*defs));
+  if (table->n_defs) /* a description may have none */
+    memcpy(defs, table->defs, table->n_defs * sizeof(*defs));
   *out = (struct tt_ddb_table_request){
       .table = want->table, .defs = defs, .n_defs = table->n_defs, .indexes = create,
       .n_indexes = 1};

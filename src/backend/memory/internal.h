@@ -419,11 +419,8 @@ void memdb_arm(struct memdb *m);
 /* One of the backend's handles (or the log) finished closing. */
 void memdb_handle_closed(struct memdb *m);
 struct memdb_table *memdb_table_get(struct memdb *m, const char *name);
-/* Reads TableName (or `field`) and finds the table: ValidationException
- * when missing, ResourceNotFoundException when unknown. */
-int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
-                    struct tt_backend_error *e);
-/* The same for a table name (NULL: the "Value null" error). */
+/* Finds the table a request names: ValidationException when the name is
+ * NULL ("Value null"), ResourceNotFoundException when unknown. */
 int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
                           struct tt_backend_error *e);
 
@@ -437,16 +434,6 @@ int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
  * not there counts as one unit. Either item may be NULL. */
 double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
                             bool consistent);
-
-/* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
-int memdb_get_str(const json_t *obj, const char *key, const char **out,
-                  struct tt_backend_error *e);
-/* Optional boolean member (default def). */
-int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
-                   struct tt_backend_error *e);
-/* Optional integer member: *present false when absent. */
-int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
-                  struct tt_backend_error *e);
 
 /* The expressions of one request share the placeholder maps. */
 struct memdb_exprs {
@@ -559,28 +546,13 @@ void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n);
 /* ---- table operations (ops_table.c): each takes a typed request, whose
  * shape table_json.h's reader checked when it came as JSON, and returns 0
  * with *out its answer, or -1 with e set ---- */
-typedef int (*memdb_op_fn)(struct memdb *m, const struct tt_ddb_table_request *r,
-                           struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *r,
-                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_list_tables(struct memdb *m, const struct tt_ddb_table_request *r,
-                         struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_tag_resource(struct memdb *m, const struct tt_ddb_table_request *r,
-                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_untag_resource(struct memdb *m, const struct tt_ddb_table_request *r,
-                            struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_list_tags(struct memdb *m, const struct tt_ddb_table_request *r,
-                       struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *r,
-                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_describe_table(struct memdb *m, const struct tt_ddb_table_request *r,
-                            struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_delete_table(struct memdb *m, const struct tt_ddb_table_request *r,
-                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_update_ttl(struct memdb *m, const struct tt_ddb_table_request *r,
+typedef int memdb_op_fn(struct memdb *m, const struct tt_ddb_table_request *r,
                         struct tt_ddb_table_desc *out, struct tt_backend_error *e);
-int memdb_op_describe_ttl(struct memdb *m, const struct tt_ddb_table_request *r,
-                          struct tt_ddb_table_desc *out, struct tt_backend_error *e);
+memdb_op_fn memdb_op_create_table, memdb_op_list_tables, memdb_op_tag_resource,
+    memdb_op_untag_resource, memdb_op_list_tags, memdb_op_update_table, memdb_op_describe_table,
+    memdb_op_delete_table, memdb_op_update_ttl, memdb_op_describe_ttl;
+/* Each table operation's, by its op (memdb.c). */
+extern memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT];
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
  * memory backend takes of them): 0 with *out the Item or Attributes
  * (type 0 when none) and *r->consumed filled when r asks for it, or -1 with

@@ -13,7 +13,7 @@
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
 
-static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
+memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT] = {
     [TT_DDB_CREATE_TABLE] = memdb_op_create_table,
     [TT_DDB_DESCRIBE_TABLE] = memdb_op_describe_table,
     [TT_DDB_DELETE_TABLE] = memdb_op_delete_table,
@@ -59,7 +59,7 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   memset(&c->batch_out, 0, sizeof(c->batch_out));
   memset(&c->table_out, 0, sizeof(c->table_out));
   if (c->table != NULL) {
-    c->status = op_table[c->op](m, c->table, &c->table_out, &c->error) != 0 ? -1 : 0;
+    c->status = memdb_table_ops[c->op](m, c->table, &c->table_out, &c->error) != 0 ? -1 : 0;
     if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE &&
         c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE && c->op != TT_DDB_LIST_TABLES &&
         c->op != TT_DDB_LIST_TAGS_OF_RESOURCE)

@@ -437,13 +437,6 @@ fail:
 
 static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t created_ms,
                        const char *js, size_t jl, char *msg, size_t msgsz) {
-  static const memdb_op_fn ops[TT_DDB_OP__COUNT] = {
-      [TT_DDB_CREATE_TABLE] = memdb_op_create_table,
-      [TT_DDB_UPDATE_TABLE] = memdb_op_update_table,
-      [TT_DDB_DELETE_TABLE] = memdb_op_delete_table,
-      [TT_DDB_UPDATE_TIME_TO_LIVE] = memdb_op_update_ttl,
-      [TT_DDB_TAG_RESOURCE] = memdb_op_tag_resource,
-      [TT_DDB_UNTAG_RESOURCE] = memdb_op_untag_resource};
   json_error_t jerr;
   json_t *req = json_loadb(js, jl, 0, &jerr);
   struct tt_backend_error e = {0};
@@ -458,10 +451,11 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     dop = TT_DDB_CREATE_TABLE;
   tt_arena_init(&a);
   m->replaying = true; /* changes made at once, no quotas of the clock */
-  int rc = (unsigned)dop >= TT_DDB_OP__COUNT || ops[dop] == NULL ||
+  /* The log holds only the table operations that change a table. */
+  int rc = (unsigned)dop >= TT_DDB_OP__COUNT || memdb_table_ops[dop] == NULL ||
                    tt_ddb_table_request_read(dop, req, &a, &r, &e) != 0
                ? -1
-               : ops[dop](m, &r, &desc, &e);
+               : memdb_table_ops[dop](m, &r, &desc, &e);
   struct memdb_table *t = rc == 0 && op == 'C' ? memdb_table_get_any(m, r.table) : NULL;
   if (t && created_ms)
     t->created = (double)created_ms / 1000.0;
