@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
  * operation, so the memory backend and the dynamodb backend are
- * interchangeable. Single-item operations, reads, transactions, batches
- * and the ORM's table operations cross it as typed values (struct
- * tt_ddb_item_request, tt_ddb_read_request, tt_ddb_txn_request,
- * tt_ddb_batch_request, tt_ddb_table_request); the DynamoDB listener's
- * table operations still as DynamoDB's own JSON shapes
- * (docs/internals/typed-port.md says which and why). */
+ * interchangeable. Every DynamoDB operation crosses it as typed values
+ * (struct tt_ddb_item_request, tt_ddb_read_request, tt_ddb_txn_request,
+ * tt_ddb_batch_request, tt_ddb_table_request); DynamoDB's JSON exists only
+ * at its wire: the dynamodb backend and the DynamoDB listener
+ * (docs/internals/typed-port.md). KMS's operations cross as KMS's JSON. */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -400,12 +399,11 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
 struct tt_backend_call {
   enum tt_ddb_op op;
   /* A typed operation (tt_backend_call_typed) has `item`, `read`, `txn`,
-   * `batch` or `table` and no `request`; every other has `request`. All
-   * borrowed by the backend. The memory backend takes the item, read,
-   * transaction and batch operations only typed (DynamoDB's JSON of them is
-   * read and written at the DynamoDB listener, api/ddb_items.c and
-   * api/ddb_typed.c), table operations in either form; the dynamodb
-   * backend sends a JSON request of any operation as it is. */
+   * `batch` or `table` and no `request`; every other (KMS's) has `request`.
+   * All borrowed by the backend. The memory backend takes the DynamoDB
+   * operations only typed (their JSON is read and written at the DynamoDB
+   * listener: api/ddb_items.c, api/ddb_typed.c, backend/table_json.c); the
+   * dynamodb backend sends a JSON request of any operation as it is. */
   json_t *request;  /* DynamoDB request JSON */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
