@@ -261,7 +261,8 @@ struct memdb_table {
   enum memdb_status { MEMDB_ACTIVE = 0, MEMDB_CREATING, MEMDB_UPDATING, MEMDB_DELETING } status;
   int64_t transition_at_ms;
   int64_t pending_rcu, pending_wcu;
-  json_t *tags;   /* {key: value} in the order they were added; NULL: none */
+  struct tt_ddb_tag *tags; /* in the order they were added (strings owned) */
+  size_t ntags;
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
   struct memdb_table *next;
@@ -542,6 +543,8 @@ int memdb_limit_schema(const struct tt_ddb_table_request *r, struct tt_backend_e
 
 /* Frees a list of n definitions and their names. */
 void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n);
+/* Frees a list of n tags and their strings. */
+void memdb_tags_free(struct tt_ddb_tag *tags, size_t n);
 
 /* ---- table operations (ops_table.c): each takes a typed request, whose
  * shape table_json.h's reader checked when it came as JSON, and returns 0

@@ -805,22 +805,40 @@ int memdb_op_tag_resource(struct memdb *m, const struct tt_ddb_table_request *rq
   if (t == NULL)
     return memdb_fail(e, "ResourceNotFoundException",
                       "Requested resource not found: ResourcArn: %s not found", rq->arn);
-  json_t *next = t->tags ? json_copy(t->tags) : json_object();
-  for (size_t i = 0; next && i < rq->n_tags; i++)
-    if (json_object_set_new(next, rq->tags[i].key, json_string(rq->tags[i].value)) != 0) {
-      json_decref(next);
-      next = NULL;
-    }
+  /* The tags after the request: a key given again keeps its place. */
+  size_t n = t->ntags;
+  struct tt_ddb_tag *next = calloc(n + rq->n_tags + 1, sizeof(*next));
   if (next == NULL)
     return memdb_oom(e);
-  if (json_object_size(next) > 50) {
-    json_decref(next);
+  if (n)
+    memcpy(next, t->tags, n * sizeof(*next));
+  for (size_t i = 0; i < rq->n_tags; i++) {
+    size_t k = 0;
+    while (k < n && strcmp(next[k].key, rq->tags[i].key) != 0)
+      k++;
+    if (k == n)
+      next[n++].key = rq->tags[i].key;
+    next[k].value = rq->tags[i].value;
+  }
+  if (n > 50) {
+    free(next);
     return memdb_fail(e, "ValidationException",
                       "One or more parameter values were invalid: The number of tags on the "
                       "resource exceeds the limit of 50");
   }
-  json_decref(t->tags);
+  bool bad = false;
+  for (size_t i = 0; i < n; i++) {
+    next[i].key = strdup(next[i].key);
+    next[i].value = strdup(next[i].value);
+    bad = bad || next[i].key == NULL || next[i].value == NULL;
+  }
+  if (bad) {
+    memdb_tags_free(next, n);
+    return memdb_oom(e);
+  }
+  memdb_tags_free(t->tags, t->ntags);
   t->tags = next;
+  t->ntags = n;
   return 0;
 }
 
@@ -830,8 +848,14 @@ int memdb_op_untag_resource(struct memdb *m, const struct tt_ddb_table_request *
   struct memdb_table *t = arn_table(m, rq->arn);
   if (t == NULL)
     return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
-  for (size_t i = 0; t->tags && i < rq->n_tag_keys; i++)
-    json_object_del(t->tags, rq->tag_keys[i]);
+  for (size_t i = 0; i < rq->n_tag_keys; i++)
+    for (size_t k = 0; k < t->ntags; k++)
+      if (strcmp(t->tags[k].key, rq->tag_keys[i]) == 0) {
+        free((char *)t->tags[k].key);
+        free((char *)t->tags[k].value);
+        memmove(&t->tags[k], &t->tags[k + 1], (--t->ntags - k) * sizeof(*t->tags));
+        break;
+      }
   return 0;
 }
 
@@ -843,16 +867,11 @@ int memdb_op_list_tags(struct memdb *m, const struct tt_ddb_table_request *rq,
     return memdb_fail(e, "ResourceNotFoundException",
                       "Requested resource not found: ResourcArn: %s not found", rq->arn);
   memset(out, 0, sizeof(*out));
-  bool bad = (out->tags = tt_arena_alloc(&out->arena, (json_object_size(t->tags) + 1) *
-                                                          sizeof(*out->tags))) == NULL;
-  const char *k;
-  json_t *v;
-  json_object_foreach(t->tags, k, v) {
-    if (bad)
-      break;
+  bool bad = (out->tags = tt_arena_alloc(&out->arena, (t->ntags + 1) * sizeof(*out->tags))) ==
+             NULL;
+  for (size_t i = 0; !bad && i < t->ntags; i++)
     out->tags[out->n_tags++] =
-        (struct tt_ddb_tag){cp(out, k, &bad), cp(out, json_string_value(v), &bad)};
-  }
+        (struct tt_ddb_tag){cp(out, t->tags[i].key, &bad), cp(out, t->tags[i].value, &bad)};
   if (bad) {
     tt_ddb_table_desc_free(out);
     return memdb_oom(e);

@@ -812,9 +812,17 @@ void memdb_table_free(struct memdb_table *t) {
   free(t->pk.name);
   free(t->sk.name);
   free(t->ttl_attr);
-  json_decref(t->tags);
+  memdb_tags_free(t->tags, t->ntags);
   memdb_defs_free(t->defs, t->ndefs);
   free(t);
+}
+
+void memdb_tags_free(struct tt_ddb_tag *tags, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free((char *)tags[i].key);
+    free((char *)tags[i].value);
+  }
+  free(tags);
 }
 
 void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n) {

@@ -614,27 +614,26 @@ void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const str
     w->rec_bad = true;
 }
 
+/* Appends the record of a table operation: its request as the table codec
+ * writes it. 0, or -1 (memory). */
+static int put_table(struct tt_buf *out, enum tt_ddb_op op, const struct tt_ddb_table_request *r,
+                     double created) {
+  json_t *j = tt_ddb_table_request_json(op, r);
+  char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  int rc = js == NULL                    ? -1
+           : op == TT_DDB_CREATE_TABLE ? memdb_wal_put_create(out, created, js, strlen(js))
+                                       : memdb_wal_put_request(out, op, js, strlen(js));
+  free(js);
+  return rc;
+}
+
 void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op,
                           const struct tt_ddb_table_request *r) {
   struct memdb_wal *w = m->wal;
-  if (w == NULL)
-    return;
-  json_t *req = tt_ddb_table_request_json(op, r);
-  char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
-  json_decref(req);
-  if (js == NULL) {
-    w->rec_bad = true;
-    return;
-  }
-  int rc;
-  if (op == TT_DDB_CREATE_TABLE) {
-    const struct memdb_table *t = memdb_table_get_any(m, r->table);
-    rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
-  } else {
-    rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
-  }
-  free(js);
-  if (rc != 0)
+  const struct memdb_table *t =
+      w && op == TT_DDB_CREATE_TABLE ? memdb_table_get_any(m, r->table) : NULL;
+  if (w && put_table(&w->rec, op, r, t ? t->created : 0) != 0)
     w->rec_bad = true;
 }
 
@@ -1122,14 +1121,15 @@ static void timer_cb(uv_timer_t *h) {
 
 /* ---- snapshots ---- */
 
-/* A CreateTable request that makes a table like t (without its items). */
-static json_t *create_request(const struct memdb_table *t) {
+/* The records that make a table like t (without its items): its
+ * CreateTable, and its TTL and tags when it has them. */
+static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_table *t) {
   static const enum tt_ddb_projection proj[] = {
       [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
       [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   struct tt_ddb_index *ixs = calloc(t->nidx + 1, sizeof(*ixs));
   if (ixs == NULL)
-    return NULL;
+    return -1;
   /* An UPDATING table's change was logged before: it is written done. */
   bool updating = t->status == MEMDB_UPDATING;
   struct tt_ddb_table_request r = {
@@ -1150,9 +1150,19 @@ static json_t *create_request(const struct memdb_table *t) {
         .throughput = {.set = ix->global && !t->pay_per_request, .read = ix->rcu,
                        .write = ix->wcu}};
   }
-  json_t *j = tt_ddb_table_request_json(TT_DDB_CREATE_TABLE, &r);
+  int rc = put_table(out, TT_DDB_CREATE_TABLE, &r, t->created);
   free(ixs);
-  return j;
+  char arn[400];
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+           t->name);
+  struct tt_ddb_table_request ttl = {.table = t->name, .ttl_attribute = t->ttl_attr,
+                                     .ttl_enabled = true},
+                              tags = {.arn = arn, .tags = t->tags, .n_tags = t->ntags};
+  if (rc == 0 && t->ttl_attr)
+    rc = put_table(out, TT_DDB_UPDATE_TIME_TO_LIVE, &ttl, 0);
+  if (rc == 0 && t->ntags)
+    rc = put_table(out, TT_DDB_TAG_RESOURCE, &tags, 0);
+  return rc;
 }
 
 /* A file a snapshot's records go to as they are made (a snapshot's child:
@@ -1220,41 +1230,8 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
     if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
       continue;
-    json_t *req = create_request(t);
-    char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
-    int r = js ? memdb_wal_put_create(out, t->created, js, strlen(js)) : -1;
-    free(js);
-    if (r != 0)
+    if (put_table_of(m, out, t) != 0)
       return -1;
-    if (t->ttl_attr) {
-      json_t *ttl = json_pack("{s:s, s:{s:b, s:s}}", "TableName", t->name,
-                              "TimeToLiveSpecification", "Enabled", 1, "AttributeName",
-                              t->ttl_attr);
-      js = ttl ? json_dumps(ttl, JSON_COMPACT) : NULL;
-      json_decref(ttl);
-      r = js ? memdb_wal_put_request(out, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
-      free(js);
-      if (r != 0)
-        return -1;
-    }
-    if (json_object_size(t->tags) > 0) {
-      json_t *tags = json_array(), *v;
-      const char *k;
-      json_object_foreach(t->tags, k, v) {
-        json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
-      }
-      char arn[400];
-      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-               t->name);
-      json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
-      js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
-      json_decref(tr);
-      r = js ? memdb_wal_put_request(out, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
-      free(js);
-      if (r != 0)
-        return -1;
-    }
     if (rec_close(&o) != 0)
       return -1;
     if (memdb_table_each(t, snap_item, &o) != 0 || rec_close(&o) != 0)
