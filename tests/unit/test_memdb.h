@@ -192,6 +192,7 @@ static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op 
   } else if (!typed) {
     /* The table operations: read as the listener reads them. */
     if (tt_ddb_table_request_read(op, req, &arena, &table, &c->error) != 0) {
+      tt_arena_free(&arena);
       c->status = -1;
       return 0;
     }
