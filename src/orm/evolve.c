@@ -180,8 +180,13 @@ int tt_orm_add_gsi_request(struct tt_arena *a, const struct tt_ddb_table_request
   struct tt_ddb_index *create = tt_arena_alloc(a, sizeof(*create));
   if (defs == NULL || create == NULL)
     return -1;
-  if (table->n_defs) /* a description may have none */
-    memcpy(defs, table->defs, table->n_defs * sizeof(*defs));
+  /* The names are copied: the description goes with its call. */
+  for (size_t i = 0; i < table->n_defs; i++) {
+    const char *n = table->defs[i].name;
+    defs[i] = (struct tt_ddb_attr_def){tt_arena_strndup(a, n, strlen(n)), table->defs[i].type};
+    if (defs[i].name == NULL)
+      return -1;
+  }
   *out = (struct tt_ddb_table_request){
       .table = want->table, .defs = defs, .n_defs = table->n_defs, .indexes = create,
       .n_indexes = 1};

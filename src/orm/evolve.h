@@ -27,8 +27,9 @@ int tt_orm_table_diff(const struct tt_ddb_table_request *want,
  * want's indexes) to `table`: the table's attribute definitions plus the
  * index's keys (some peers replace the table's definitions with the given
  * ones), and, on a provisioned table, the table's throughput for the index
- * (CreateTable makes on-demand tables, which need none). Its arrays are
- * allocated in `a`, its strings borrowed from the three. Returns 0, or -1
+ * (CreateTable makes on-demand tables, which need none). Its arrays and
+ * the table's definitions are copied into `a` (a description goes with its
+ * call), the other strings borrowed from want and gsi. Returns 0, or -1
  * (out of memory). */
 int tt_orm_add_gsi_request(struct tt_arena *a, const struct tt_ddb_table_request *want,
                            const struct tt_ddb_table_desc *table, const struct tt_ddb_index *gsi,
