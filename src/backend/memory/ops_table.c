@@ -773,10 +773,10 @@ int memdb_op_list_tables(struct memdb *m, const struct tt_ddb_table_request *rq,
   qsort(names, n, sizeof(*names), cmp_names);
   out->names = names;
   out->n_names = n < (size_t)limit ? n : (size_t)limit;
-  out->last_name = n > (size_t)limit ? names[limit - 1] : NULL;
   bool bad = false;
   for (size_t i = 0; i < out->n_names; i++)
     names[i] = cp(out, names[i], &bad);
+  out->last_name = n > (size_t)limit ? names[limit - 1] : NULL;
   if (bad) {
     tt_ddb_table_desc_free(out);
     return memdb_oom(e);
