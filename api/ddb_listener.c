@@ -559,7 +559,7 @@ static void unlink_running(struct tt_ddb_req *r) {
 /* A table operation's answer. */
 static void table_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
-  json_t *out = c->bc.status == 0 ? tt_ddb_table_desc_json(c->bc.op, &c->bc.table_out) : NULL;
+  json_t *out = c->bc.status == 0 ? tt_ddb_table_desc_json(c->bc.op, c->bc.table_out) : NULL;
   if (c->bc.status != 0)
     answer_backend_error(r, &c->bc.error);
   else if (out == NULL)

@@ -53,6 +53,13 @@ void tt_ddb_table_desc_free(struct tt_ddb_table_desc *d) {
   memset(d, 0, sizeof(*d));
 }
 
+void tt_ddb_table_out_free(struct tt_ddb_table_desc **d) {
+  if (*d)
+    tt_ddb_table_desc_free(*d);
+  free(*d);
+  *d = NULL;
+}
+
 void tt_ddb_batch_result_free(struct tt_ddb_batch_result *r) {
   for (size_t i = 0; i < r->n_items; i++)
     tt_av_free(&r->items[i].value);

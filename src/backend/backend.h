@@ -374,6 +374,8 @@ struct tt_ddb_table_desc {
 
 /* Frees what a table description owns and zeroes it. */
 void tt_ddb_table_desc_free(struct tt_ddb_table_desc *d);
+/* Frees a call's table_out (what it owns and itself) and sets it NULL. */
+void tt_ddb_table_out_free(struct tt_ddb_table_desc **d);
 
 struct tt_backend;
 struct tt_backend_call;
@@ -419,7 +421,9 @@ struct tt_backend_call {
    * TransactionCanceledException (its reasons; error.body is then NULL). */
   struct tt_ddb_txn_result txn_out;
   struct tt_ddb_batch_result batch_out; /* the same for a typed batch */
-  struct tt_ddb_table_desc table_out;   /* the same for a typed table operation */
+  /* The same for a typed table operation: its answer, malloc'd (NULL
+   * when there is none); tt_ddb_table_out_free frees it. */
+  struct tt_ddb_table_desc *table_out;
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;

@@ -242,7 +242,7 @@ static void complete(struct fault_call *fc) {
   tt_ddb_read_result_free(&fc->sub.read_out);
   tt_ddb_txn_result_free(&fc->sub.txn_out);
   tt_ddb_batch_result_free(&fc->sub.batch_out);
-  tt_ddb_table_desc_free(&fc->sub.table_out);
+  tt_ddb_table_out_free(&fc->sub.table_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -276,7 +276,7 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   c->batch_out = sub->batch_out;
   memset(&sub->batch_out, 0, sizeof(sub->batch_out));
   c->table_out = sub->table_out;
-  memset(&sub->table_out, 0, sizeof(sub->table_out));
+  sub->table_out = NULL;
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));

@@ -90,7 +90,7 @@ static void release_results(struct tt_backend_call *bc) {
   tt_ddb_read_result_free(&bc->read_out);
   tt_ddb_txn_result_free(&bc->txn_out);
   tt_ddb_batch_result_free(&bc->batch_out);
-  tt_ddb_table_desc_free(&bc->table_out);
+  tt_ddb_table_out_free(&bc->table_out);
   tt_backend_error_clear(&bc->error);
 }
 
@@ -346,7 +346,7 @@ static int attempt(struct tt_client_call *c) {
   tt_ddb_read_result_free(&c->bc.read_out);
   tt_ddb_txn_result_free(&c->bc.txn_out);
   tt_ddb_batch_result_free(&c->bc.batch_out);
-  tt_ddb_table_desc_free(&c->bc.table_out);
+  tt_ddb_table_out_free(&c->bc.table_out);
   tt_backend_error_clear(&c->bc.error);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;

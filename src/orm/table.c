@@ -342,8 +342,8 @@ static void ttl_described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  const char *status = call->bc.table_out.ttl_status;
-  const char *attr = call->bc.table_out.ttl_attribute;
+  const char *status = call->bc.table_out->ttl_status;
+  const char *attr = call->bc.table_out->ttl_attribute;
   bool on = status && (strcmp(status, "ENABLED") == 0 || strcmp(status, "ENABLING") == 0);
   if (on && attr && strcmp(attr, ttl->name) != 0) {
     /* DynamoDB allows one TTL attribute per table; moving it would change
@@ -497,7 +497,7 @@ static void ensure_described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  const struct tt_ddb_table_desc *t = &call->bc.table_out;
+  const struct tt_ddb_table_desc *t = call->bc.table_out;
   const char *status = t->status;
   if (status && strcmp(status, "ACTIVE") != 0) {
     wait_for_active(ctx);
@@ -552,7 +552,7 @@ static void described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  answer_described(ctx, &call->bc.table_out, NULL);
+  answer_described(ctx, call->bc.table_out, NULL);
 }
 
 static int table_describe_run(struct tt_orm_ctx *ctx) {

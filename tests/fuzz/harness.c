@@ -90,7 +90,7 @@ void fz_backend_use(struct tt_backend *b) {
 static void created_cb(struct tt_backend_call *call) {
   if (call->status != 0)
     abort();
-  tt_ddb_table_desc_free(&call->table_out);
+  tt_ddb_table_out_free(&call->table_out);
   *(int *)call->arg = 1;
 }
 

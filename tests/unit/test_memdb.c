@@ -95,7 +95,7 @@ START_TEST(latency_option_delays_completion) {
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   ck_assert_int_eq(c.status, 0);
-  tt_ddb_table_desc_free(&c.table_out);
+  tt_ddb_table_out_free(&c.table_out);
   fx_teardown(&f);
 }
 END_TEST

@@ -216,8 +216,8 @@ static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op 
   }
   if (c->table) {
     if (c->status == 0)
-      c->response = tt_ddb_table_desc_json(op, &c->table_out);
-    tt_ddb_table_desc_free(&c->table_out);
+      c->response = tt_ddb_table_desc_json(op, c->table_out);
+    tt_ddb_table_out_free(&c->table_out);
     tt_arena_free(&arena);
     c->table = NULL;
   }

@@ -1506,11 +1506,11 @@ START_TEST(memdb_typed_table_ops) {
                                    .billing = TT_DDB_BILLING_PAY_PER_REQUEST};
   table_call(&f, TT_DDB_CREATE_TABLE, &r, &c);
   ck_assert_msg(c.status == 0, "%s: %s", c.error.type, c.error.message);
-  ck_assert_str_eq(c.table_out.table, "tab");
-  ck_assert_str_eq(c.table_out.status, "ACTIVE");
-  ck_assert_str_eq(c.table_out.keys.range, "sk");
-  ck_assert_int_eq(c.table_out.billing, TT_DDB_BILLING_PAY_PER_REQUEST);
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert_str_eq(c.table_out->table, "tab");
+  ck_assert_str_eq(c.table_out->status, "ACTIVE");
+  ck_assert_str_eq(c.table_out->keys.range, "sk");
+  ck_assert_int_eq(c.table_out->billing, TT_DDB_BILLING_PAY_PER_REQUEST);
+  tt_ddb_table_out_free(&c.table_out);
   /* Refused as the JSON form is. */
   ck_assert_int_eq(table_call(&f, TT_DDB_CREATE_TABLE, &r, &c), -1);
   ck_assert_str_eq(c.error.type, "ResourceInUseException");
@@ -1523,30 +1523,30 @@ START_TEST(memdb_typed_table_ops) {
   struct tt_ddb_table_request u = {.table = "tab", .defs = defs, .n_defs = 3, .indexes = &gsi,
                                    .n_indexes = 1};
   ck_assert_int_eq(table_call(&f, TT_DDB_UPDATE_TABLE, &u, &c), 0);
-  tt_ddb_table_desc_free(&c.table_out);
+  tt_ddb_table_out_free(&c.table_out);
   struct tt_ddb_table_request n = {.table = "tab"};
   ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TABLE, &n, &c), 0);
-  ck_assert_uint_eq(c.table_out.n_defs, 3);
-  ck_assert_uint_eq(c.table_out.n_indexes, 1);
-  ck_assert_str_eq(c.table_out.indexes[0].name, "gsi");
-  ck_assert_str_eq(c.table_out.indexes[0].status, "ACTIVE");
-  ck_assert_str_eq(c.table_out.indexes[0].keys.hash, "g");
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert_uint_eq(c.table_out->n_defs, 3);
+  ck_assert_uint_eq(c.table_out->n_indexes, 1);
+  ck_assert_str_eq(c.table_out->indexes[0].name, "gsi");
+  ck_assert_str_eq(c.table_out->indexes[0].status, "ACTIVE");
+  ck_assert_str_eq(c.table_out->indexes[0].keys.hash, "g");
+  tt_ddb_table_out_free(&c.table_out);
   /* TTL on, then described. */
   struct tt_ddb_table_request t = {.table = "tab", .ttl_attribute = "exp", .ttl_enabled = true};
   ck_assert_int_eq(table_call(&f, TT_DDB_UPDATE_TIME_TO_LIVE, &t, &c), 0);
-  ck_assert(c.table_out.ttl_enabled);
-  ck_assert_str_eq(c.table_out.ttl_attribute, "exp");
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert(c.table_out->ttl_enabled);
+  ck_assert_str_eq(c.table_out->ttl_attribute, "exp");
+  tt_ddb_table_out_free(&c.table_out);
   ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, &n, &c), 0);
-  ck_assert_str_eq(c.table_out.ttl_status, "ENABLED");
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert_str_eq(c.table_out->ttl_status, "ENABLED");
+  tt_ddb_table_out_free(&c.table_out);
   ck_assert_int_eq(table_call(&f, TT_DDB_DELETE_TABLE, &n, &c), 0);
-  ck_assert_str_eq(c.table_out.status, "DELETING");
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert_str_eq(c.table_out->status, "DELETING");
+  tt_ddb_table_out_free(&c.table_out);
   ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TABLE, &n, &c), -1);
   ck_assert_str_eq(c.error.message, "Requested resource not found: Table: tab not found");
-  ck_assert_ptr_null(c.table_out.table);
+  ck_assert_ptr_null(c.table_out);
   tt_backend_error_clear(&c.error);
   fx_teardown(&f);
 }
@@ -1577,9 +1577,9 @@ START_TEST(ddb_typed_table_over_the_wire) {
   assert_json_equal(sent, want);
   json_decref(sent);
   json_decref(want);
-  ck_assert_str_eq(c.table_out.status, "CREATING");
-  ck_assert_str_eq(c.table_out.keys.hash, "pk");
-  tt_ddb_table_desc_free(&c.table_out);
+  ck_assert_str_eq(c.table_out->status, "CREATING");
+  ck_assert_str_eq(c.table_out->keys.hash, "pk");
+  tt_ddb_table_out_free(&c.table_out);
   dfx_teardown(&d);
 }
 END_TEST

@@ -339,7 +339,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   memset(&call->read_out, 0, sizeof(call->read_out));
   memset(&call->txn_out, 0, sizeof(call->txn_out));
   memset(&call->batch_out, 0, sizeof(call->batch_out));
-  memset(&call->table_out, 0, sizeof(call->table_out));
+  call->table_out = NULL;
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   /* The cached credentials sign at once, inside start; only a miss waits

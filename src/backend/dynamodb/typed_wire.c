@@ -387,9 +387,16 @@ void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_respo
     }
   } else if (call->table != NULL && tt_backend_call_typed(call)) {
     if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-      call->status = tt_ddb_table_answer_read(call->op, out, &call->table_out) == 0 ? 0 : -1;
-      if (call->status != 0)
+      call->table_out = malloc(sizeof(*call->table_out));
+      call->status = call->table_out &&
+                             tt_ddb_table_answer_read(call->op, out, call->table_out) == 0
+                         ? 0
+                         : -1;
+      if (call->status != 0) {
+        free(call->table_out);
+        call->table_out = NULL;
         tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+      }
       json_decref(out);
     } else {
       call->status = -1;

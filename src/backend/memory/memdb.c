@@ -57,9 +57,15 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   memset(&c->read_out, 0, sizeof(c->read_out));
   memset(&c->txn_out, 0, sizeof(c->txn_out));
   memset(&c->batch_out, 0, sizeof(c->batch_out));
-  memset(&c->table_out, 0, sizeof(c->table_out));
+  c->table_out = NULL;
   if (c->table != NULL) {
-    c->status = memdb_table_ops[c->op](m, c->table, &c->table_out, &c->error) != 0 ? -1 : 0;
+    struct tt_ddb_table_desc *d = calloc(1, sizeof(*d));
+    c->status = d == NULL || memdb_table_ops[c->op](m, c->table, d, &c->error) != 0 ? -1 : 0;
+    if (d == NULL)
+      memdb_oom(&c->error);
+    c->table_out = d;
+    if (c->status != 0)
+      tt_ddb_table_out_free(&c->table_out);
     if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE &&
         c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE && c->op != TT_DDB_LIST_TABLES &&
         c->op != TT_DDB_LIST_TAGS_OF_RESOURCE)

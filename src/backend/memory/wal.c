@@ -693,7 +693,7 @@ static void fail_call(struct tt_backend_call *c, const char *msg) {
   json_decref(c->response);
   c->response = NULL;
   tt_av_free(&c->item_out);
-  tt_ddb_table_desc_free(&c->table_out);
+  tt_ddb_table_out_free(&c->table_out);
   tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
   c->status = -1;
 }
