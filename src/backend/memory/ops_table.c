@@ -54,8 +54,6 @@ static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
   return 0;
 }
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
 #define BAD_INDEX_NAME                                                                             \
   "1 validation error detected: Value at 'indexName' failed to satisfy constraint: Member "       \
   "must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255"
@@ -273,7 +271,7 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
     goto fail;
   }
   if ((t->name = strdup(name)) == NULL || (t->pk.name = strdup(h)) == NULL ||
-      (r && (t->sk.name = dup_or_null(r)) == NULL))
+      (r && (t->sk.name = strdup(r)) == NULL))
     goto oom;
   t->pk.type = ht;
   t->sk.type = rt;

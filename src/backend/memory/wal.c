@@ -49,7 +49,6 @@
 #include "backend/memory/wal.h"
 #include "backend/table_json.h"
 #include "obs/log.h"
-#include "value/json_exact.h"
 
 #define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
 #define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
