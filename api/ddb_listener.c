@@ -19,6 +19,7 @@
 #include "api/ddb_items.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
+#include "backend/table_json.h"
 #include "obs/log.h"
 #include "util/buf.h"
 #include "value/codec_ddb.h"
@@ -70,10 +71,16 @@ struct tt_ddb_req {
    * request borrows, its values in `owned`) or, for a plain GetItem, from
    * the text (ddb_get.h, into `get`). */
   struct tt_ddbi_request typed;
-  bool fast;
+  bool fast, tabled;
   union {
     struct tt_ddbw_get get;
     struct tt_ddbi_owned owned;
+    /* A table operation's typed request (table_json.h), its arrays in
+     * `arena`, its strings borrowed from `body`. */
+    struct {
+      struct tt_ddb_table_request req;
+      struct tt_arena arena;
+    } table;
   };
   /* Transactions and batches cross the port typed too (ddb_typed.h),
    * borrowing from `body` like the others. */
@@ -512,6 +519,8 @@ static void req_free(struct tt_ddb_req *r) {
     r->anext->aprev = r->aprev;
   if (r->fast)
     tt_av_free(&r->get.key);
+  else if (r->tabled)
+    tt_arena_free(&r->table.arena);
   else
     tt_ddbi_owned_free(&r->owned);
   tt_ddbt_txn_free(&r->txn);
@@ -547,12 +556,16 @@ static void unlink_running(struct tt_ddb_req *r) {
   r->prev = r->next = NULL;
 }
 
-static void call_done(struct tt_client_call *c) {
+/* A table operation's answer. */
+static void table_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
-  if (c->bc.status == 0)
-    answer_json(r, 200, json_incref(c->bc.response ? c->bc.response : json_object()));
-  else
+  json_t *out = c->bc.status == 0 ? tt_ddb_table_desc_json(c->bc.op, c->bc.table_out) : NULL;
+  if (c->bc.status != 0)
     answer_backend_error(r, &c->bc.error);
+  else if (out == NULL)
+    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+  else
+    answer_json(r, 200, out);
 }
 
 /* A typed call's answer (ddb_items.h). */
@@ -800,6 +813,17 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       return;
     }
     r->body = req.body; /* holds what the steps borrow */
+  } else if (!typed) {
+    struct tt_backend_error te;
+    memset(&te, 0, sizeof(te));
+    r->tabled = true;
+    tt_arena_init(&r->table.arena);
+    r->body = req.body; /* holds what the request borrows */
+    if (tt_ddb_table_request_read(req.op, req.body, &r->table.arena, &r->table.req, &te) != 0) {
+      answer_backend_error(r, &te);
+      tt_backend_error_clear(&te);
+      return;
+    }
   }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
@@ -819,7 +843,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       : r->batch.tables
           ? tt_client_start_batch(l->client, &r->join, &r->call, req.op, &r->batch.req,
                                   batch_done, r)
-          : tt_client_start(l->client, &r->join, &r->call, req.op, req.body, call_done, r);
+          : tt_client_start_table(l->client, &r->join, &r->call, req.op, &r->table.req,
+                                  table_done, r);
   if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */

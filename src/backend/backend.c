@@ -42,8 +42,22 @@ bool tt_backend_call_typed(const struct tt_backend_call *c) {
   bool read_op = c->op == TT_DDB_QUERY || c->op == TT_DDB_SCAN;
   bool txn_op = c->op == TT_DDB_TRANSACT_WRITE_ITEMS || c->op == TT_DDB_TRANSACT_GET_ITEMS;
   bool batch_op = c->op == TT_DDB_BATCH_GET_ITEM || c->op == TT_DDB_BATCH_WRITE_ITEM;
+  bool table_op = c->op >= TT_DDB_CREATE_TABLE && c->op <= TT_DDB_LIST_TAGS_OF_RESOURCE;
   return (c->item != NULL && item_op) || (c->read != NULL && read_op) ||
-         (c->txn != NULL && txn_op) || (c->batch != NULL && batch_op);
+         (c->txn != NULL && txn_op) || (c->batch != NULL && batch_op) ||
+         (c->table != NULL && table_op);
+}
+
+void tt_ddb_table_desc_free(struct tt_ddb_table_desc *d) {
+  tt_arena_free(&d->arena);
+  memset(d, 0, sizeof(*d));
+}
+
+void tt_ddb_table_out_free(struct tt_ddb_table_desc **d) {
+  if (*d)
+    tt_ddb_table_desc_free(*d);
+  free(*d);
+  *d = NULL;
 }
 
 void tt_ddb_batch_result_free(struct tt_ddb_batch_result *r) {

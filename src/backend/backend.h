@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backend.h -- the backend port: one asynchronous call per DynamoDB
  * operation, so the memory backend and the dynamodb backend are
- * interchangeable. Single-item operations, reads, transactions and
- * batches cross it as typed values (struct tt_ddb_item_request,
- * tt_ddb_read_request, tt_ddb_txn_request, tt_ddb_batch_request); table
- * operations still as DynamoDB's own JSON shapes
- * (docs/internals/typed-port.md says which and why). */
+ * interchangeable. Every DynamoDB operation crosses it as typed values
+ * (struct tt_ddb_item_request, tt_ddb_read_request, tt_ddb_txn_request,
+ * tt_ddb_batch_request, tt_ddb_table_request); DynamoDB's JSON exists only
+ * at its wire: the dynamodb backend and the DynamoDB listener
+ * (docs/internals/typed-port.md). KMS's operations cross as KMS's JSON. */
 #ifndef TT_BACKEND_BACKEND_H
 #define TT_BACKEND_BACKEND_H
 
@@ -266,6 +266,117 @@ void tt_ddb_read_result_free(struct tt_ddb_read_result *r);
 int tt_ddb_read_result_own_items(struct tt_ddb_read_result *r);
 
 
+/* ---- table operations ---- */
+
+/* A key schema: the HASH attribute and the RANGE one (NULL: none). */
+struct tt_ddb_keys {
+  const char *hash, *range;
+};
+
+/* One AttributeDefinitions entry. */
+struct tt_ddb_attr_def {
+  const char *name;
+  enum tt_av_type type; /* TT_AV_S, TT_AV_N or TT_AV_B */
+};
+
+/* ProjectionType of an index. */
+enum tt_ddb_projection { TT_DDB_PROJECT_ALL, TT_DDB_PROJECT_KEYS_ONLY, TT_DDB_PROJECT_INCLUDE };
+
+/* BillingMode; UNSET: not given (a request) or no BillingModeSummary (a
+ * description). */
+enum tt_ddb_billing { TT_DDB_BILLING_UNSET, TT_DDB_BILLING_PROVISIONED, TT_DDB_BILLING_PAY_PER_REQUEST };
+
+/* ProvisionedThroughput; the last three only in a description. */
+struct tt_ddb_throughput {
+  bool set; /* given / described */
+  int64_t read, write;
+  int64_t decreases_today;
+  double last_increase, last_decrease; /* epoch seconds; 0: none */
+};
+
+/* A secondary index: in a CreateTable, as an UpdateTable's Create, in a
+ * TableDescription (which alone has the last four). */
+struct tt_ddb_index {
+  const char *name;
+  bool global;
+  struct tt_ddb_keys keys;
+  enum tt_ddb_projection projection;
+  const char *const *include; /* NonKeyAttributes of INCLUDE */
+  size_t n_include;
+  struct tt_ddb_throughput throughput; /* a GSI's */
+  const char *status;                  /* IndexStatus; NULL: none (an LSI) */
+  int64_t item_count, size_bytes;
+  const char *arn;
+};
+
+/* A tag of a table. */
+struct tt_ddb_tag {
+  const char *key, *value;
+};
+
+/* The table operations as typed values; borrowed like tt_ddb_item_request.
+ * Each reads its members: CreateTable table, defs, keys, indexes, billing,
+ * throughput; UpdateTable table, defs, billing, throughput, indexes (each a
+ * GlobalSecondaryIndexUpdates Create) and updates (each an Update: an
+ * index's name and throughput); UpdateTimeToLive table and the TTL's;
+ * DescribeTable, DeleteTable, DescribeTimeToLive the table; ListTables limit
+ * and start; TagResource arn and tags; UntagResource arn and tag_keys;
+ * ListTagsOfResource arn. */
+struct tt_ddb_table_request {
+  const char *table;
+  const struct tt_ddb_attr_def *defs;
+  size_t n_defs;
+  struct tt_ddb_keys keys;
+  const struct tt_ddb_index *indexes;
+  size_t n_indexes;
+  const struct tt_ddb_index *updates;
+  size_t n_updates;
+  enum tt_ddb_billing billing;
+  struct tt_ddb_throughput throughput;
+  const char *ttl_attribute;
+  bool ttl_enabled;
+  int64_t limit;     /* 0: none */
+  const char *start; /* ExclusiveStartTableName; NULL: none */
+  const char *arn;   /* ResourceArn */
+  const struct tt_ddb_tag *tags;
+  size_t n_tags;
+  const char *const *tag_keys;
+  size_t n_tag_keys;
+};
+
+/* The answer of a typed table operation: the TableDescription (DescribeTable's
+ * Table), ListTables' names, ListTagsOfResource's tags (TagResource and
+ * UntagResource answer nothing), or the TTL's (DescribeTimeToLive's
+ * TimeToLiveDescription,
+ * UpdateTimeToLive's TimeToLiveSpecification). Owned by the call like
+ * item_out; every string and array lives in `arena`. */
+struct tt_ddb_table_desc {
+  const char *table, *status, *arn, *id; /* NULL: absent */
+  struct tt_ddb_attr_def *defs;
+  size_t n_defs;
+  struct tt_ddb_keys keys;
+  struct tt_ddb_index *indexes; /* GSIs, then LSIs */
+  size_t n_indexes;
+  int64_t item_count, size_bytes;
+  double created;
+  enum tt_ddb_billing billing;
+  struct tt_ddb_throughput throughput;
+  const char *ttl_status;    /* TimeToLiveStatus ("ENABLED", ...); NULL: absent */
+  const char *ttl_attribute; /* NULL: none */
+  bool ttl_enabled;          /* UpdateTimeToLive's Enabled */
+  const char **names;        /* ListTables' TableNames */
+  size_t n_names;
+  const char *last_name;     /* LastEvaluatedTableName; NULL: none */
+  struct tt_ddb_tag *tags;   /* ListTagsOfResource's Tags */
+  size_t n_tags;
+  struct tt_arena arena;
+};
+
+/* Frees what a table description owns and zeroes it. */
+void tt_ddb_table_desc_free(struct tt_ddb_table_desc *d);
+/* Frees a call's table_out (what it owns and itself) and sets it NULL. */
+void tt_ddb_table_out_free(struct tt_ddb_table_desc **d);
+
 struct tt_backend;
 struct tt_backend_call;
 
@@ -289,17 +400,18 @@ typedef void (*tt_backend_done_cb)(struct tt_backend_call *call);
  * keeps it alive until `done` ran. */
 struct tt_backend_call {
   enum tt_ddb_op op;
-  /* A typed operation (tt_backend_call_typed) has `item`, `read`, `txn`
-   * or `batch` and no `request`; every other has `request`. All borrowed
-   * by the backend. The memory backend takes the typed operations only
-   * typed (DynamoDB's JSON of them is read and written at the DynamoDB
-   * listener, api/ddb_items.c and api/ddb_typed.c); the dynamodb backend
-   * sends a JSON request of any operation as it is. */
+  /* A typed operation (tt_backend_call_typed) has `item`, `read`, `txn`,
+   * `batch` or `table` and no `request`; every other (KMS's) has `request`.
+   * All borrowed by the backend. The memory backend takes the DynamoDB
+   * operations only typed (their JSON is read and written at the DynamoDB
+   * listener: api/ddb_items.c, api/ddb_typed.c, backend/table_json.c); the
+   * dynamodb backend sends a JSON request of any operation as it is. */
   json_t *request;  /* DynamoDB request JSON */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
   const struct tt_ddb_txn_request *txn;   /* TransactWriteItems, TransactGetItems */
   const struct tt_ddb_batch_request *batch; /* BatchGetItem, BatchWriteItem */
+  const struct tt_ddb_table_request *table; /* the table operations of tt_ddb_table_request */
   /* On success of a typed call, set by the backend: GetItem's Item or the
    * write's Attributes (ReturnValues), TT_AV_M; type 0 when there is none.
    * Owned by the call: whoever frees the call's results frees it. */
@@ -309,6 +421,9 @@ struct tt_backend_call {
    * TransactionCanceledException (its reasons; error.body is then NULL). */
   struct tt_ddb_txn_result txn_out;
   struct tt_ddb_batch_result batch_out; /* the same for a typed batch */
+  /* The same for a typed table operation: its answer, malloc'd (NULL
+   * when there is none); tt_ddb_table_out_free frees it. */
+  struct tt_ddb_table_desc *table_out;
   json_t *response; /* on success of a JSON call: new reference set by the backend */
   int status;       /* 0 success, -1 failure (see error) */
   struct tt_backend_error error;
@@ -356,7 +471,8 @@ struct tt_backend {
 /* Whether a call is in typed form: `item` for GetItem, PutItem,
  * UpdateItem, DeleteItem; `read` for Query, Scan; `txn` for
  * TransactWriteItems, TransactGetItems; `batch` for BatchGetItem,
- * BatchWriteItem. Else it is JSON. */
+ * BatchWriteItem; `table` for the table operations of
+ * tt_ddb_table_request. Else it is JSON. */
 bool tt_backend_call_typed(const struct tt_backend_call *c);
 
 /* Clears an error and releases its body. */

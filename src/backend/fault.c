@@ -103,12 +103,13 @@ static struct tt_fault_backend *fb_of(struct tt_backend *b) {
 static bool is_batch(int op) { return op == TT_DDB_BATCH_WRITE_ITEM || op == TT_DDB_BATCH_GET_ITEM; }
 
 /* Whether a call names `table`: a typed call's table, a table of its batch
- * or a step of its transaction; a JSON request's TableName (table ops). */
+ * or a step of its transaction; a JSON request's TableName. */
 static bool touches_table(const struct tt_backend_call *c, const char *table) {
-  if (!tt_backend_call_typed(c) || c->item || c->read) {
-    const char *t = c->item   ? c->item->table
-                    : c->read ? c->read->table
-                              : json_string_value(json_object_get(c->request, "TableName"));
+  if (!tt_backend_call_typed(c) || c->item || c->read || c->table) {
+    const char *t = c->item    ? c->item->table
+                    : c->read  ? c->read->table
+                    : c->table ? c->table->table
+                               : json_string_value(json_object_get(c->request, "TableName"));
     return t != NULL && strcmp(t, table) == 0;
   }
   if (c->batch) {
@@ -241,6 +242,7 @@ static void complete(struct fault_call *fc) {
   tt_ddb_read_result_free(&fc->sub.read_out);
   tt_ddb_txn_result_free(&fc->sub.txn_out);
   tt_ddb_batch_result_free(&fc->sub.batch_out);
+  tt_ddb_table_out_free(&fc->sub.table_out);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -273,6 +275,8 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   memset(&sub->txn_out, 0, sizeof(sub->txn_out));
   c->batch_out = sub->batch_out;
   memset(&sub->batch_out, 0, sizeof(sub->batch_out));
+  c->table_out = sub->table_out;
+  sub->table_out = NULL;
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
   memset(&sub->error, 0, sizeof(sub->error));
@@ -294,6 +298,7 @@ static void run_inner(struct fault_call *fc, const struct tt_ddb_batch_request *
   fc->sub.item = fc->outer->item;
   fc->sub.read = fc->outer->read;
   fc->sub.txn = fc->outer->txn;
+  fc->sub.table = fc->outer->table;
   fc->sub.done = sub_done_cb;
   fc->sub.arg = fc;
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {

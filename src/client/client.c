@@ -114,6 +114,7 @@ static void drop_request(struct tt_backend_call *bc) {
   bc->read = NULL;
   bc->txn = NULL;
   bc->batch = NULL;
+  bc->table = NULL;
 }
 
 /* What an attempt leaves: the results and the error's body. */
@@ -124,6 +125,7 @@ static void drop_results(struct tt_backend_call *bc) {
   tt_ddb_read_result_free(&bc->read_out);
   tt_ddb_txn_result_free(&bc->txn_out);
   tt_ddb_batch_result_free(&bc->batch_out);
+  tt_ddb_table_out_free(&bc->table_out);
   tt_backend_error_clear(&bc->error);
 }
 
@@ -249,8 +251,7 @@ static const char *table_of(const struct tt_backend_call *bc) {
     return bc->txn->n_steps ? bc->txn->steps[0].r.table : NULL;
   if (bc->batch)
     return bc->batch->n_tables ? bc->batch->tables[0].table : NULL;
-  json_t *t = json_is_object(bc->request) ? json_object_get(bc->request, "TableName") : NULL;
-  return json_is_string(t) ? json_string_value(t) : NULL;
+  return bc->table ? bc->table->table : NULL; /* KMS: none */
 }
 
 /* One client span per attempt (OpenTelemetry's aws-api conventions). */
@@ -415,6 +416,7 @@ struct forms {
   const struct tt_ddb_read_request *read;
   const struct tt_ddb_txn_request *txn;
   const struct tt_ddb_batch_request *batch;
+  const struct tt_ddb_table_request *table;
 };
 
 /* Starts a call with its request. */
@@ -429,6 +431,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->bc.read = f.read;
   call->bc.txn = f.txn;
   call->bc.batch = f.batch;
+  call->bc.table = f.table;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -439,7 +442,8 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->parent = join->trace;
   call->span = NULL;
   call->op.join = NULL;
-  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL) {
+  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL &&
+      f.table == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return refuse(call, UV_ENOMEM);
   }
@@ -481,6 +485,12 @@ int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_
                           enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
                           tt_client_done_cb done, void *arg) {
   return start(cl, join, call, op, (struct forms){.batch = batch}, done, arg);
+}
+
+int tt_client_start_table(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_table_request *table,
+                          tt_client_done_cb done, void *arg) {
+  return start(cl, join, call, op, (struct forms){.table = table}, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

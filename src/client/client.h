@@ -77,7 +77,8 @@ void tt_client_init(struct tt_client *cl, struct tt_backend *backend, uv_loop_t 
  * (UV_ECANCELED), the backend refused the call, no request (UV_ENOMEM) --
  * and `done` never runs: the request is released and call->bc.error says
  * why (RequestCanceled, InternalFailure; no body). In `done`,
- * call->bc.status / .response / .error / .item_out / .read_out / .txn_out / .batch_out hold the
+ * call->bc.status / .response / .error / .item_out / .read_out / .txn_out / .batch_out /
+ * .table_out hold the
  * result (take a reference, or move a value out, to keep it); the call has
  * already left the join and the client no longer refers to it, so `done`
  * may start the same struct again (what it read stays valid until it
@@ -107,6 +108,12 @@ int tt_client_start_txn(struct tt_client *cl, struct tt_join *join, struct tt_cl
  * unprocessed entries and the capacity land in call->bc.batch_out. */
 int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                           enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
+                          tt_client_done_cb done, void *arg);
+
+/* The same for a typed table operation; the description lands in
+ * call->bc.table_out. */
+int tt_client_start_table(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
+                          enum tt_ddb_op op, const struct tt_ddb_table_request *table,
                           tt_client_done_cb done, void *arg);
 
 /* The client's side of the port's trampoline (backend.h): completes the

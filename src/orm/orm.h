@@ -173,18 +173,19 @@ int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx))
  * returns then. */
 int tt_orm_ctx_refuse(struct tt_orm_ctx *ctx, const struct tt_error *err);
 
-/* Starts the next backend call of an operation (request stolen) on
- * ctx->call, as tt_client_start does: 0, and `cb` runs once, never inside
+/* Starts the next backend call of an operation, a typed table operation
+ * (`table` borrowed until `cb` ran), on ctx->call, as tt_client_start
+ * does: 0, and `cb` runs once, never inside
  * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
  * and ctx->call.bc.error says why, for the caller to finish with. */
-int tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
-                tt_client_done_cb cb);
+int tt_orm_call_table(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                      const struct tt_ddb_table_request *table, tt_client_done_cb cb);
 
 /* The same for a typed operation; `item` is borrowed until `cb` ran. */
 int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
                      const struct tt_ddb_item_request *item, tt_client_done_cb cb);
 
-/* The ctx of a call started with tt_orm_call. */
+/* The ctx of a call started with tt_orm_call_table or tt_orm_call_item. */
 struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 
 /* ---- expressions (result.c) ------------------------------------------------ */
@@ -219,9 +220,10 @@ int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const cha
 /* Builds the CreateTable request for a model's table (keys, every index of
  * every model that shares the table, pay-per-request). `m` need not be
  * registered: it then stands in for the registered model of its name (PUT
- * /v1/models ensures a table before it registers). New reference. */
-json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
-                                    const struct tt_model *m);
+ * /v1/models ensures a table before it registers). Everything it points to
+ * is allocated in `a`. Returns 0, or -1 (out of memory). */
+int tt_orm_create_table_request(struct tt_arena *a, const struct tt_model_registry *models,
+                                const struct tt_model *m, struct tt_ddb_table_request *out);
 
 /* PUT /v1/models/{m}/table: DescribeTable, CreateTable when absent, wait
  * for ACTIVE; when the model has a ttl attribute, DescribeTimeToLive and

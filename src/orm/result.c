@@ -150,19 +150,20 @@ int tt_orm_ctx_refuse(struct tt_orm_ctx *ctx, const struct tt_error *err) {
 }
 
 /* Starts ctx->call; see tt_orm_call. */
-static int call_start(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
+static int call_start(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                      const struct tt_ddb_table_request *table,
                       const struct tt_ddb_item_request *item, tt_client_done_cb cb) {
   struct tt_client_call *call = &ctx->call;
   call->request_id = ctx->request_id;
   call->model = ctx->model ? ctx->model->name : NULL;
   int rc = item ? tt_client_start_item(ctx->orm->client, ctx->join, call, op, item, cb, ctx)
-                : tt_client_start(ctx->orm->client, ctx->join, call, op, request, cb, ctx);
+                : tt_client_start_table(ctx->orm->client, ctx->join, call, op, table, cb, ctx);
   return rc == 0 ? 0 : -1;
 }
 
-int tt_orm_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *request,
-                tt_client_done_cb cb) {
-  return call_start(ctx, op, request, NULL, cb);
+int tt_orm_call_table(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                      const struct tt_ddb_table_request *table, tt_client_done_cb cb) {
+  return call_start(ctx, op, table, NULL, cb);
 }
 
 int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,

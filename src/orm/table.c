@@ -10,60 +10,59 @@
 #include "obs/log.h"
 #include "orm/evolve.h"
 #include "orm/orm.h"
-#include "value/json_exact.h"
 
 /* Starts ctx's next call; a refused start fails as its completion would. */
-static void start_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op, json_t *req,
-                       tt_client_done_cb cb) {
-  if (tt_orm_call(ctx, op, req, cb) != 0)
+static void start_call(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
+                       const struct tt_ddb_table_request *req, tt_client_done_cb cb) {
+  if (req == NULL || tt_orm_call_table(ctx, op, req, cb) != 0)
     cb(&ctx->call);
+}
+
+/* A request naming the model's table only, in the arena (NULL: out of memory). */
+static const struct tt_ddb_table_request *name_only(struct tt_orm_ctx *ctx) {
+  struct tt_ddb_table_request *r = tt_arena_alloc(ctx->arena, sizeof(*r));
+  if (r)
+    r->table = ctx->model->table;
+  return r;
 }
 
 #define ACTIVE_POLL_MS 250
 #define ACTIVE_MAX_POLLS 240 /* a minute */
 
-static const char *key_type(enum tt_av_type t) {
-  return t == TT_AV_N ? "N" : t == TT_AV_B ? "B" : "S";
+static int add_definition(struct tt_arena *a, struct tt_ddb_attr_def *defs, size_t *n,
+                          const struct tt_model_attr *attr) {
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(defs[i].name, attr->name) == 0)
+      return 0;
+  defs[*n].name = tt_arena_strndup(a, attr->name, strlen(attr->name));
+  defs[*n].type = attr->type == TT_AV_N || attr->type == TT_AV_B ? attr->type : TT_AV_S;
+  return defs[(*n)++].name ? 0 : -1;
 }
 
-static void add_definition(json_t *defs, const struct tt_model_attr *a) {
-  if (tt_json_find(defs, "AttributeName", a->name) != NULL)
-    return;
-  json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->name, "AttributeType",
-                                        key_type(a->type)));
+static const char *copy_str(struct tt_arena *a, const char *s, bool *bad) {
+  const char *c = s ? tt_arena_strndup(a, s, strlen(s)) : NULL;
+  *bad = *bad || (s && c == NULL);
+  return c;
 }
 
-static json_t *key_schema(const struct tt_model_attr *pk, const struct tt_model_attr *sk) {
-  json_t *ks = json_array();
-  json_array_append_new(ks, json_pack("{s:s,s:s}", "AttributeName", pk->name, "KeyType", "HASH"));
-  if (sk)
-    json_array_append_new(ks,
-                          json_pack("{s:s,s:s}", "AttributeName", sk->name, "KeyType", "RANGE"));
-  return ks;
-}
-
-static json_t *projection(const struct tt_model_index *ix) {
-  static const char *const names[] = {"", "ALL", "KEYS_ONLY", "INCLUDE"};
-  json_t *p = json_pack("{s:s}", "ProjectionType", names[ix->projection]);
-  if (ix->projection == TT_PROJECTION_INCLUDE) {
-    json_t *attrs = json_array();
-    for (size_t i = 0; i < ix->n_include; i++)
-      json_array_append_new(attrs, json_string(ix->include[i]));
-    json_object_set_new(p, "NonKeyAttributes", attrs);
-  }
-  return p;
-}
-
-json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
-                                    const struct tt_model *m) {
-  json_t *defs = json_array();
-  json_t *gsis = json_array();
-  json_t *lsis = json_array();
-  add_definition(defs, m->pk);
-  if (m->sk)
-    add_definition(defs, m->sk);
+int tt_orm_create_table_request(struct tt_arena *a, const struct tt_model_registry *models,
+                                const struct tt_model *m, struct tt_ddb_table_request *out) {
   /* Models sharing a table share its indexes: declare all of them. */
-  size_t n = models ? tt_model_registry_count(models) : 0;
+  size_t n = models ? tt_model_registry_count(models) : 0, most = m->n_indexes;
+  for (size_t k = 0; k < n; k++)
+    most += tt_model_registry_at(models, k)->n_indexes;
+  struct tt_ddb_attr_def *defs = tt_arena_alloc(a, (2 + 2 * most) * sizeof(*defs));
+  struct tt_ddb_index *ixs = tt_arena_alloc(a, (most ? most : 1) * sizeof(*ixs));
+  bool bad = defs == NULL || ixs == NULL;
+  *out = (struct tt_ddb_table_request){.table = copy_str(a, m->table, &bad),
+                                       .defs = defs,
+                                       .indexes = ixs,
+                                       .billing = TT_DDB_BILLING_PAY_PER_REQUEST};
+  if (bad || add_definition(a, defs, &out->n_defs, m->pk) != 0 ||
+      (m->sk && add_definition(a, defs, &out->n_defs, m->sk) != 0))
+    return -1;
+  out->keys.hash = defs[0].name;
+  out->keys.range = m->sk ? defs[1].name : NULL;
   for (size_t k = 0; k <= n; k++) {
     const struct tt_model *o = k < n ? tt_model_registry_at(models, k) : m;
     if (strcmp(o->table, m->table) != 0)
@@ -73,27 +72,31 @@ json_t *tt_orm_create_table_request(const struct tt_model_registry *models,
       continue;
     for (size_t i = 0; i < o->n_indexes; i++) {
       const struct tt_model_index *ix = &o->indexes[i];
-      json_t *list = ix->kind == TT_INDEX_GSI ? gsis : lsis;
-      if (tt_json_find(gsis, "IndexName", ix->name) || tt_json_find(lsis, "IndexName", ix->name))
+      bool seen = false;
+      for (size_t j = 0; j < out->n_indexes; j++)
+        seen = seen || strcmp(ixs[j].name, ix->name) == 0;
+      if (seen)
         continue;
-      add_definition(defs, ix->partition);
-      if (ix->sort)
-        add_definition(defs, ix->sort);
-      json_array_append_new(list, json_pack("{s:s,s:o,s:o}", "IndexName", ix->name, "KeySchema",
-                                            key_schema(ix->partition, ix->sort), "Projection",
-                                            projection(ix)));
+      struct tt_ddb_index *x = &ixs[out->n_indexes++];
+      const char **inc = ix->n_include ? tt_arena_alloc(a, ix->n_include * sizeof(*inc)) : NULL;
+      bad = bad || (ix->n_include && inc == NULL);
+      for (size_t j = 0; inc && j < ix->n_include; j++)
+        inc[j] = copy_str(a, ix->include[j], &bad);
+      *x = (struct tt_ddb_index){
+          .name = copy_str(a, ix->name, &bad),
+          .global = ix->kind == TT_INDEX_GSI,
+          .keys = {copy_str(a, ix->partition->name, &bad), ix->sort ? copy_str(a, ix->sort->name, &bad) : NULL},
+          .projection = ix->projection == TT_PROJECTION_INCLUDE     ? TT_DDB_PROJECT_INCLUDE
+                        : ix->projection == TT_PROJECTION_KEYS_ONLY ? TT_DDB_PROJECT_KEYS_ONLY
+                                                                    : TT_DDB_PROJECT_ALL,
+          .include = inc,
+          .n_include = ix->n_include};
+      if (bad || add_definition(a, defs, &out->n_defs, ix->partition) != 0 ||
+          (ix->sort && add_definition(a, defs, &out->n_defs, ix->sort) != 0))
+        return -1;
     }
   }
-  json_t *req = json_pack("{s:s,s:o,s:o,s:s}", "TableName", m->table, "AttributeDefinitions", defs,
-                          "KeySchema", key_schema(m->pk, m->sk), "BillingMode",
-                          "PAY_PER_REQUEST");
-  if (json_array_size(gsis))
-    json_object_set(req, "GlobalSecondaryIndexes", gsis);
-  if (json_array_size(lsis))
-    json_object_set(req, "LocalSecondaryIndexes", lsis);
-  json_decref(gsis);
-  json_decref(lsis);
-  return req;
+  return 0;
 }
 
 /* What PUT .../table found and did beyond DescribeTable (ctx->state). */
@@ -103,6 +106,7 @@ struct ensure_state {
   const char *pending; /* the GSI this call is creating (arena), or NULL */
   const char *created[GSI_MAX]; /* GSIs this call created, in order (arena) */
   size_t n_created;
+  const char *adding;     /* the GSI of the UpdateTable in flight (arena) */
   const char *gsi_failed; /* the GSI whose UpdateTable failed once (arena) */
   struct tt_backend_error gsi_error; /* that failure; body NULL */
   bool ttl_checked; /* DescribeTimeToLive was asked (once per ensure) */
@@ -116,41 +120,31 @@ struct ensure_state {
 
 /* A string of a DescribeTable answer copied into the arena (dflt when
  * absent); NULL when memory ran out. */
-static const char *desc_str(struct tt_orm_ctx *ctx, const json_t *j, const char *dflt) {
-  const char *s = json_string_value(j);
-  if (s == NULL)
-    return dflt;
-  return tt_arena_strndup(ctx->arena, s, strlen(s));
+static const char *desc_str(struct tt_orm_ctx *ctx, const char *s, const char *dflt) {
+  return s ? tt_arena_strndup(ctx->arena, s, strlen(s)) : dflt;
 }
 
 /* Fills the result's table description from a DescribeTable answer, plus
  * what an ensure changed (st non-NULL). Returns 0, or -1 when memory ran
  * out (nothing partial is left to answer with). */
-static int describe_table(struct tt_orm_ctx *ctx, json_t *desc, const struct ensure_state *st) {
-  json_t *t = json_object_get(desc, "Table");
+static int describe_table(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t,
+                          const struct ensure_state *st) {
   struct tt_orm_table_desc *d = &ctx->result->table;
-  static const char *const kinds[2] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-  size_t n = json_array_size(json_object_get(t, kinds[0])) +
-             json_array_size(json_object_get(t, kinds[1]));
+  size_t n = t->n_indexes;
   struct tt_orm_table_index *ixs = n ? tt_arena_alloc(ctx->arena, n * sizeof(*ixs)) : NULL;
-  *d = (struct tt_orm_table_desc){
-      .table = desc_str(ctx, json_object_get(t, "TableName"), ctx->model->table),
-      .status = desc_str(ctx, json_object_get(t, "TableStatus"), "UNKNOWN"),
-      .item_count = json_integer_value(json_object_get(t, "ItemCount")),
-      .indexes = ixs};
+  *d = (struct tt_orm_table_desc){.table = desc_str(ctx, t->table, ctx->model->table),
+                                  .status = desc_str(ctx, t->status, "UNKNOWN"),
+                                  .item_count = t->item_count,
+                                  .indexes = ixs};
   if (d->table == NULL || d->status == NULL || (n && ixs == NULL))
     return -1;
-  for (int k = 0; k < 2; k++) {
-    size_t i;
-    json_t *ix;
-    json_array_foreach(json_object_get(t, kinds[k]), i, ix) {
-      struct tt_orm_table_index *x = &ixs[d->n_indexes++];
-      x->global = k == 0;
-      x->name = desc_str(ctx, json_object_get(ix, "IndexName"), "");
-      x->status = desc_str(ctx, json_object_get(ix, "IndexStatus"), "ACTIVE");
-      if (x->name == NULL || x->status == NULL)
-        return -1;
-    }
+  for (size_t i = 0; i < n; i++) {
+    struct tt_orm_table_index *x = &ixs[d->n_indexes++];
+    x->global = t->indexes[i].global;
+    x->name = desc_str(ctx, t->indexes[i].name, "");
+    x->status = desc_str(ctx, t->indexes[i].status, "ACTIVE");
+    if (x->name == NULL || x->status == NULL)
+      return -1;
   }
   if (st) {
     const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
@@ -231,7 +225,7 @@ static void fail_backend(struct tt_orm_ctx *ctx, const struct tt_backend_error *
 
 /* Answers from a DescribeTable response (or Internal when out of memory);
  * st as for describe_table. */
-static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
+static void answer_described(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *desc,
                              const struct ensure_state *st) {
   if (describe_table(ctx, desc, st) != 0) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
@@ -249,8 +243,7 @@ static void answer_described(struct tt_orm_ctx *ctx, json_t *desc,
 static void ensure_described(struct tt_client_call *call);
 
 static void describe_again(struct tt_orm_ctx *ctx) {
-  json_t *req = json_pack("{s:s}", "TableName", ctx->model->table);
-  start_call(ctx, TT_DDB_DESCRIBE_TABLE, req, ensure_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, name_only(ctx), ensure_described);
 }
 
 static void poll_wait_done(struct tt_sleep_op *s) {
@@ -311,8 +304,7 @@ static void warn_ttl_not_enabled(struct tt_orm_ctx *ctx, const struct tt_backend
 static void ttl_described(struct tt_client_call *call);
 
 static void describe_ttl(struct tt_orm_ctx *ctx) {
-  start_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE,
-             json_pack("{s:s}", "TableName", ctx->model->table), ttl_described);
+  start_call(ctx, TT_DDB_DESCRIBE_TIME_TO_LIVE, name_only(ctx), ttl_described);
 }
 
 static void ttl_updated(struct tt_client_call *call) {
@@ -350,9 +342,8 @@ static void ttl_described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  json_t *d = json_object_get(call->bc.response, "TimeToLiveDescription");
-  const char *status = json_string_value(json_object_get(d, "TimeToLiveStatus"));
-  const char *attr = json_string_value(json_object_get(d, "AttributeName"));
+  const char *status = call->bc.table_out->ttl_status;
+  const char *attr = call->bc.table_out->ttl_attribute;
   bool on = status && (strcmp(status, "ENABLED") == 0 || strcmp(status, "ENABLING") == 0);
   if (on && attr && strcmp(attr, ttl->name) != 0) {
     /* DynamoDB allows one TTL attribute per table; moving it would change
@@ -378,8 +369,10 @@ static void ttl_described(struct tt_client_call *call) {
     fail_backend(ctx, &st->update_error);
     return;
   }
-  json_t *req = json_pack("{s:s,s:{s:b,s:s}}", "TableName", ctx->model->table,
-                          "TimeToLiveSpecification", "Enabled", 1, "AttributeName", ttl->name);
+  struct tt_ddb_table_request *req = tt_arena_alloc(ctx->arena, sizeof(*req));
+  if (req)
+    *req = (struct tt_ddb_table_request){
+        .table = ctx->model->table, .ttl_attribute = ttl->name, .ttl_enabled = true};
   start_call(ctx, TT_DDB_UPDATE_TIME_TO_LIVE, req, ttl_updated);
 }
 
@@ -389,16 +382,7 @@ static void ttl_described(struct tt_client_call *call) {
 static void gsi_updated(struct tt_client_call *call) {
   struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
   struct ensure_state *st = ctx->state;
-  const char *name = json_string_value(json_object_get(
-      json_object_get(json_array_get(json_object_get(call->bc.request, "GlobalSecondaryIndexUpdates"),
-                                     0),
-                      "Create"),
-      "IndexName"));
-  char *copy = name ? tt_arena_strndup(ctx->arena, name, strlen(name)) : NULL;
-  if (copy == NULL) {
-    fail(ctx, TT_ERR_INTERNAL, "out of memory");
-    return;
-  }
+  const char *copy = st->adding;
   if (call->bc.status == 0) {
     st->pending = copy;
     ctx->step = 0; /* each index gets its own wait, within the deadline */
@@ -421,12 +405,15 @@ static void gsi_updated(struct tt_client_call *call) {
  * when it is ACTIVE (recorded as created), 0 while it is being built, -1
  * (result failed) when the table does not have it: the backend accepted
  * UpdateTable without creating it (dynalite ignores GSI creation). */
-static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
+static int pending_state(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t) {
   struct ensure_state *st = ctx->state;
-  const json_t *ix =
-      tt_json_find(json_object_get(t, "GlobalSecondaryIndexes"), "IndexName", st->pending);
+  const struct tt_ddb_index *ix = NULL;
+  for (size_t i = 0; i < t->n_indexes && ix == NULL; i++)
+    if (t->indexes[i].global && t->indexes[i].name &&
+        strcmp(t->indexes[i].name, st->pending) == 0)
+      ix = &t->indexes[i];
   if (ix != NULL) {
-    const char *status = json_string_value(json_object_get(ix, "IndexStatus"));
+    const char *status = ix->status;
     if (status && strcmp(status, "ACTIVE") != 0)
       return 0;
     if (st->n_created < GSI_MAX)
@@ -444,48 +431,43 @@ static int pending_state(struct tt_orm_ctx *ctx, const json_t *t) {
 /* Compares the ACTIVE table `t` with what the models want. Returns true
  * when the ensure goes on (an UpdateTable was started, or nothing is
  * missing: *done set), false when it answered (409 or failure). */
-static bool evolve(struct tt_orm_ctx *ctx, const json_t *t, bool *done) {
+static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bool *done) {
   struct ensure_state *st = ctx->state;
-  json_t *want = tt_orm_create_table_request(ctx->orm->models, ctx->model);
-  json_t *missing = NULL, *details = NULL;
+  struct tt_ddb_table_request want, *req = tt_arena_alloc(ctx->arena, sizeof(*req));
+  const struct tt_ddb_index *next = NULL;
+  json_t *details = NULL;
   struct tt_error e;
   *done = false;
-  if (want == NULL) {
+  if (req == NULL || tt_orm_create_table_request(ctx->arena, ctx->orm->models, ctx->model, &want) != 0) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
   }
-  if (tt_orm_table_diff(want, t, &missing, &details, &e) != 0) {
+  if (tt_orm_table_diff(&want, t, &next, &details, &e) != 0) {
     tt_orm_fail(ctx->result, &e);
     ctx->result->details = details;
-    json_decref(want);
     tt_orm_ctx_finish(ctx);
     return false;
   }
-  const json_t *next = json_array_get(missing, 0);
   if (next == NULL) {
     *done = true;
-  } else {
-    const char *name = json_string_value(json_object_get(next, "IndexName"));
-    if (st->gsi_failed && strcmp(st->gsi_failed, name) == 0) {
-      /* Still missing after its UpdateTable failed: that error stands. */
-      tt_orm_fail_backend(ctx->result, &st->gsi_error, ctx->model->name);
-      json_decref(missing);
-      json_decref(want);
-      tt_orm_ctx_finish(ctx);
-      return false;
-    }
-    json_t *req = tt_orm_add_gsi_request(want, t, next);
-    if (tt_orm_call(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
-      /* Refused (gsi_updated would need the request, which is released). */
-      tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
-      json_decref(missing);
-      json_decref(want);
-      tt_orm_ctx_finish(ctx);
-      return false;
-    }
+    return true;
   }
-  json_decref(missing);
-  json_decref(want);
+  if (st->gsi_failed && strcmp(st->gsi_failed, next->name) == 0) {
+    /* Still missing after its UpdateTable failed: that error stands. */
+    tt_orm_fail_backend(ctx->result, &st->gsi_error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return false;
+  }
+  st->adding = next->name; /* in the arena, as all of want */
+  if (tt_orm_add_gsi_request(ctx->arena, &want, t, next, req) != 0) {
+    fail(ctx, TT_ERR_INTERNAL, "out of memory");
+    return false;
+  }
+  if (tt_orm_call_table(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
+    tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
+    tt_orm_ctx_finish(ctx);
+    return false;
+  }
   return true;
 }
 
@@ -506,15 +488,17 @@ static void ensure_described(struct tt_client_call *call) {
     struct ensure_state *st = ctx->state;
     if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 && !st->create_tried) {
       st->create_tried = true;
-      json_t *req = tt_orm_create_table_request(ctx->orm->models, ctx->model);
+      struct tt_ddb_table_request *req = tt_arena_alloc(ctx->arena, sizeof(*req));
+      if (req && tt_orm_create_table_request(ctx->arena, ctx->orm->models, ctx->model, req) != 0)
+        req = NULL;
       start_call(ctx, TT_DDB_CREATE_TABLE, req, created);
       return;
     }
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  json_t *t = json_object_get(call->bc.response, "Table");
-  const char *status = json_string_value(json_object_get(t, "TableStatus"));
+  const struct tt_ddb_table_desc *t = call->bc.table_out;
+  const char *status = t->status;
   if (status && strcmp(status, "ACTIVE") != 0) {
     wait_for_active(ctx);
     return;
@@ -541,7 +525,7 @@ static void ensure_described(struct tt_client_call *call) {
     describe_ttl(ctx);
     return;
   }
-  answer_described(ctx, call->bc.response, st);
+  answer_described(ctx, t, st);
 }
 
 static int table_ensure_run(struct tt_orm_ctx *ctx) {
@@ -568,12 +552,11 @@ static void described(struct tt_client_call *call) {
     fail_backend(ctx, &call->bc.error);
     return;
   }
-  answer_described(ctx, call->bc.response, NULL);
+  answer_described(ctx, call->bc.table_out, NULL);
 }
 
 static int table_describe_run(struct tt_orm_ctx *ctx) {
-  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-             described);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, name_only(ctx), described);
   return 0;
 }
 
@@ -608,8 +591,7 @@ static void delete_wait_done(struct tt_sleep_op *s) {
          "the request deadline passed while the table was being deleted");
     return;
   }
-  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-             gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, name_only(ctx), gone_checked);
 }
 
 static void delete_poll(struct tt_orm_ctx *ctx) {
@@ -634,8 +616,7 @@ static void deleted(struct tt_client_call *call) {
   /* Answer only once the table is gone, so a following PUT .../table or a
    * second DELETE behaves the same on every backend. */
   ctx->step = 0;
-  start_call(ctx, TT_DDB_DESCRIBE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-             gone_checked);
+  start_call(ctx, TT_DDB_DESCRIBE_TABLE, name_only(ctx), gone_checked);
 }
 
 static int table_delete_run(struct tt_orm_ctx *ctx) {
@@ -644,8 +625,7 @@ static int table_delete_run(struct tt_orm_ctx *ctx) {
          "table deletion is disabled; start the daemon with --allow-table-delete");
     return 0;
   }
-  start_call(ctx, TT_DDB_DELETE_TABLE, json_pack("{s:s}", "TableName", ctx->model->table),
-             deleted);
+  start_call(ctx, TT_DDB_DELETE_TABLE, name_only(ctx), deleted);
   return 0;
 }
 

@@ -6,8 +6,9 @@
  * object body; a refused one has a full __type, a 400 or 404 status and a
  * message that is a C string; the error body renders; nothing reads past
  * the input (ASan). The legacy rewrite (api/ddb_legacy.c) runs on every
- * accepted body, and a transaction's or batch's conversion to the typed
- * request (api/ddb_typed.c) on every accepted one. */
+ * accepted body, a transaction's or batch's conversion to the typed
+ * request (api/ddb_typed.c) on every accepted one, and a table operation's
+ * (backend/table_json.c) too. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "api/ddb_table_check.h"
 #include "api/ddb_typed.h"
 #include "api/ddb_wire.h"
+#include "backend/table_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,6 +55,34 @@ static void typed_items(enum tt_ddb_op op, const json_t *body) {
   json_decref(j);
   tt_buf_free(&b);
   tt_ddbi_owned_free(&own);
+}
+
+/* A table operation's typed request (backend/table_json.c): refused with a
+ * short type, a 400 (500: memory) and a message; or accepted, and then the
+ * request it writes (when every name it needs is there) reads back into a
+ * request that writes the same JSON. */
+static void typed_table(enum tt_ddb_op op, const json_t *body) {
+  struct tt_ddb_table_request r, again;
+  struct tt_backend_error e;
+  struct tt_arena a;
+  memset(&e, 0, sizeof(e));
+  if (op < TT_DDB_CREATE_TABLE || op > TT_DDB_LIST_TAGS_OF_RESOURCE)
+    return;
+  tt_arena_init(&a);
+  if (tt_ddb_table_request_read(op, body, &a, &r, &e) != 0) {
+    if (e.type[0] == '\0' || (e.http_status != 400 && e.http_status != 500) ||
+        strchr(e.type, '#') != NULL || memchr(e.message, '\0', sizeof(e.message)) == NULL)
+      abort();
+    tt_backend_error_clear(&e);
+  } else {
+    json_t *j = tt_ddb_table_request_json(op, &r), *k = NULL;
+    if (j != NULL && (tt_ddb_table_request_read(op, j, &a, &again, &e) != 0 ||
+                      (k = tt_ddb_table_request_json(op, &again)) == NULL || !json_equal(j, k)))
+      abort();
+    json_decref(j);
+    json_decref(k);
+  }
+  tt_arena_free(&a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -123,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (tt_ddbw_check_read(req.op, req.body, &lerr) != 0 &&
         (lerr.status != 400 || strstr(lerr.type, "#ValidationException") == NULL))
       abort();
+    typed_table(req.op, req.body);
     if (tt_ddbw_legacy(req.op, req.body, &lerr) == 0) {
       typed_items(req.op, req.body);
       if (req.op != TT_DDB_BATCH_GET_ITEM && req.op != TT_DDB_TRANSACT_WRITE_ITEMS &&

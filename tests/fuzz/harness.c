@@ -90,7 +90,7 @@ void fz_backend_use(struct tt_backend *b) {
 static void created_cb(struct tt_backend_call *call) {
   if (call->status != 0)
     abort();
-  json_decref(call->response);
+  tt_ddb_table_out_free(&call->table_out);
   *(int *)call->arg = 1;
 }
 
@@ -115,14 +115,17 @@ void fz_backend_memory_table(const char *only) {
     struct tt_backend_call call;
     int done = 0;
     memset(&call, 0, sizeof(call));
+    struct tt_arena a;
+    struct tt_ddb_table_request req;
+    tt_arena_init(&a);
     call.op = TT_DDB_CREATE_TABLE;
-    call.request = tt_orm_create_table_request(FZ.models, m);
+    call.table = &req;
     call.done = created_cb;
     call.arg = &done;
-    if (call.request == NULL || b->ops->start(b, &call) != 0)
+    if (tt_orm_create_table_request(&a, FZ.models, m, &req) != 0 || b->ops->start(b, &call) != 0)
       abort();
     uv_run(&FZ.loop, UV_RUN_DEFAULT);
-    json_decref(call.request);
+    tt_arena_free(&a);
     if (!done)
       abort();
   }

@@ -74,12 +74,15 @@ START_TEST(latency_option_delays_completion) {
   struct fx f;
   struct tt_memdb_options o = {.latency_ms = 30};
   fx_setup(&f, &o);
-  json_t *req = fx_json(SIMPLE_TABLE);
+  static const struct tt_ddb_attr_def defs[] = {{"pk", TT_AV_S}};
+  struct tt_ddb_table_request req = {.table = "tbl", .defs = defs, .n_defs = 1,
+                                     .keys = {"pk", NULL},
+                                     .billing = TT_DDB_BILLING_PAY_PER_REQUEST};
   struct tt_backend_call c;
   int done = 0;
   memset(&c, 0, sizeof(c));
   c.op = TT_DDB_CREATE_TABLE;
-  c.request = req;
+  c.table = &req;
   c.done = fx_done;
   c.arg = &done;
   ck_assert_int_eq(f.b->ops->start(f.b, &c), 0);
@@ -92,8 +95,7 @@ START_TEST(latency_option_delays_completion) {
   uv_run(&f.loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(done, 1);
   ck_assert_int_eq(c.status, 0);
-  json_decref(c.response);
-  json_decref(req);
+  tt_ddb_table_out_free(&c.table_out);
   fx_teardown(&f);
 }
 END_TEST

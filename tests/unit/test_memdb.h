@@ -4,7 +4,8 @@
  * quotes for readability and compared canonically. GetItem, PutItem,
  * UpdateItem, DeleteItem, Query and Scan cross the port only typed: their
  * JSON is read and their answers written by the DynamoDB listener's
- * conversion (api/ddb_items.h), as a client of the listener sees them. */
+ * conversion (api/ddb_items.h), as a client of the listener sees them; so
+ * do the table operations (backend/table_json.h). */
 #ifndef TT_TEST_MEMDB_H
 #define TT_TEST_MEMDB_H
 
@@ -17,6 +18,7 @@
 #include "api/ddb_typed.h"
 #include "backend/backend.h"
 #include "backend/memory/memdb.h"
+#include "backend/table_json.h"
 #include "util/buf.h"
 #include "value/json_exact.h"
 
@@ -165,6 +167,9 @@ static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op 
   bool typed = tt_ddbi_typed_op(op);
   struct tt_ddbt_txn txn;
   struct tt_ddbt_batch batch;
+  struct tt_ddb_table_request table;
+  struct tt_arena arena;
+  tt_arena_init(&arena);
   memset(c, 0, sizeof(*c));
   c->op = op;
   c->done = fx_done;
@@ -185,7 +190,13 @@ static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op 
     else
       c->batch = &batch.req;
   } else if (!typed) {
-    c->request = (json_t *)req;
+    /* The table operations: read as the listener reads them. */
+    if (tt_ddb_table_request_read(op, req, &arena, &table, &c->error) != 0) {
+      tt_arena_free(&arena);
+      c->status = -1;
+      return 0;
+    }
+    c->table = &table;
   }
   ck_assert_int_eq(b->ops->start(b, c), 0);
   int early = done;
@@ -202,6 +213,13 @@ static inline int fx_call(uv_loop_t *loop, struct tt_backend *b, enum tt_ddb_op 
     tt_ddb_txn_result_free(&c->txn_out);
     tt_ddbt_txn_free(&txn);
     c->txn = NULL;
+  }
+  if (c->table) {
+    if (c->status == 0)
+      c->response = tt_ddb_table_desc_json(op, c->table_out);
+    tt_ddb_table_out_free(&c->table_out);
+    tt_arena_free(&arena);
+    c->table = NULL;
   }
   if (c->batch) {
     if (c->status == 0)

@@ -5,7 +5,9 @@
  * same request in DynamoDB's JSON read and answered by the DynamoDB
  * listener's conversion (test_memdb.h; results, ReturnValues, condition
  * failures, validation errors, Query/Scan paging, segments, Select=COUNT); the
- * dynamodb backend sending a typed GetItem and Query to a canned server. */
+ * dynamodb backend sending a typed GetItem and Query to a canned server;
+ * the table operations' codec (table_json.h) and their typed calls on both
+ * backends. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "backend/dynamodb/ddb.h"
 #include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/wire_reader.h"
+#include "backend/table_json.h"
 #include "http_test_server.h"
 #include "test_memdb.h"
 #include "value/codec_ddb.h"
@@ -1371,6 +1374,216 @@ START_TEST(ddb_typed_query_over_the_wire) {
 }
 END_TEST
 
+/* ---- 4. table operations ------------------------------------------------- */
+
+static const struct tt_ddb_attr_def T_DEFS[] = {
+    {"pk", TT_AV_S}, {"sk", TT_AV_N}, {"g", TT_AV_B}, {"l", TT_AV_S}};
+static const char *const T_INC[] = {"a", "b"};
+static const struct tt_ddb_index T_IXS[] = {
+    {.name = "gsi", .global = true, .keys = {"g", "sk"}, .projection = TT_DDB_PROJECT_INCLUDE,
+     .include = T_INC, .n_include = 2, .throughput = {.set = true, .read = 3, .write = 4}},
+    {.name = "lsi", .keys = {"pk", "l"}, .projection = TT_DDB_PROJECT_KEYS_ONLY}};
+
+START_TEST(wire_table_requests) {
+  struct tt_ddb_table_request r = {.table = "tt", .defs = T_DEFS, .n_defs = 4,
+                                   .keys = {"pk", "sk"}, .indexes = T_IXS, .n_indexes = 2,
+                                   .billing = TT_DDB_BILLING_PROVISIONED,
+                                   .throughput = {.set = true, .read = 1, .write = 2}};
+  json_t *j = tt_ddb_table_request_json(TT_DDB_CREATE_TABLE, &r);
+  json_t *w = jq(
+      "{'TableName':'tt','AttributeDefinitions':[{'AttributeName':'pk','AttributeType':'S'},"
+      "{'AttributeName':'sk','AttributeType':'N'},{'AttributeName':'g','AttributeType':'B'},"
+      "{'AttributeName':'l','AttributeType':'S'}],'KeySchema':[{'AttributeName':'pk','KeyType':"
+      "'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}],'BillingMode':'PROVISIONED',"
+      "'ProvisionedThroughput':{'ReadCapacityUnits':1,'WriteCapacityUnits':2},"
+      "'GlobalSecondaryIndexes':[{'IndexName':'gsi','KeySchema':[{'AttributeName':'g','KeyType':"
+      "'HASH'},{'AttributeName':'sk','KeyType':'RANGE'}],'Projection':{'ProjectionType':"
+      "'INCLUDE','NonKeyAttributes':['a','b']},'ProvisionedThroughput':{'ReadCapacityUnits':3,"
+      "'WriteCapacityUnits':4}}],'LocalSecondaryIndexes':[{'IndexName':'lsi','KeySchema':"
+      "[{'AttributeName':'pk','KeyType':'HASH'},{'AttributeName':'l','KeyType':'RANGE'}],"
+      "'Projection':{'ProjectionType':'KEYS_ONLY'}}]}");
+  assert_json_equal(j, w);
+  json_decref(j);
+  json_decref(w);
+  /* UpdateTable: each index a Create action; no KeySchema without keys. */
+  struct tt_ddb_table_request u = {.table = "tt", .defs = T_DEFS, .n_defs = 1,
+                                   .indexes = T_IXS, .n_indexes = 1};
+  j = tt_ddb_table_request_json(TT_DDB_UPDATE_TABLE, &u);
+  ck_assert_ptr_null(json_object_get(j, "KeySchema"));
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_array_get(
+                       json_object_get(j, "GlobalSecondaryIndexUpdates"), 0), "Create"),
+                                                     "IndexName")),
+                   "gsi");
+  json_decref(j);
+  struct tt_ddb_table_request t = {.table = "tt", .ttl_attribute = "exp", .ttl_enabled = true};
+  j = tt_ddb_table_request_json(TT_DDB_UPDATE_TIME_TO_LIVE, &t);
+  w = jq("{'TableName':'tt','TimeToLiveSpecification':{'Enabled':true,'AttributeName':'exp'}}");
+  assert_json_equal(j, w);
+  json_decref(j);
+  json_decref(w);
+  j = tt_ddb_table_request_json(TT_DDB_DESCRIBE_TABLE, &t);
+  w = jq("{'TableName':'tt'}");
+  assert_json_equal(j, w);
+  json_decref(j);
+  json_decref(w);
+}
+END_TEST
+
+START_TEST(wire_table_answers) {
+  json_t *a = jq(
+      "{'Table':{'TableName':'tt','TableStatus':'ACTIVE','TableArn':'arn:t','TableId':'id',"
+      "'ItemCount':7,'TableSizeBytes':70,'CreationDateTime':1.5,'KeySchema':[{'AttributeName':"
+      "'pk','KeyType':'HASH'}],'AttributeDefinitions':[{'AttributeName':'pk','AttributeType':"
+      "'S'},{'AttributeName':'g','AttributeType':'N'}],'BillingModeSummary':{'BillingMode':"
+      "'PAY_PER_REQUEST'},'ProvisionedThroughput':{'NumberOfDecreasesToday':1,"
+      "'ReadCapacityUnits':0,'WriteCapacityUnits':0},'GlobalSecondaryIndexes':[{'IndexName':"
+      "'gsi','KeySchema':[{'AttributeName':'g','KeyType':'HASH'}],'Projection':"
+      "{'ProjectionType':'INCLUDE','NonKeyAttributes':['x',1,'y']},'IndexStatus':'CREATING',"
+      "'ItemCount':3}],'LocalSecondaryIndexes':[{'IndexName':'lsi','Projection':"
+      "{'ProjectionType':'KEYS_ONLY'}}]}}");
+  struct tt_ddb_table_desc d;
+  ck_assert_int_eq(tt_ddb_table_answer_read(TT_DDB_DESCRIBE_TABLE, a, &d), 0);
+  ck_assert_str_eq(d.table, "tt");
+  ck_assert_str_eq(d.status, "ACTIVE");
+  ck_assert_str_eq(d.arn, "arn:t");
+  ck_assert_str_eq(d.keys.hash, "pk");
+  ck_assert_ptr_null(d.keys.range);
+  ck_assert_uint_eq(d.n_defs, 2);
+  ck_assert_int_eq(d.defs[1].type, TT_AV_N);
+  ck_assert_int_eq(d.item_count, 7);
+  ck_assert(d.created == 1.5);
+  ck_assert_int_eq(d.billing, TT_DDB_BILLING_PAY_PER_REQUEST);
+  ck_assert(d.throughput.set);
+  ck_assert_int_eq(d.throughput.decreases_today, 1);
+  ck_assert_uint_eq(d.n_indexes, 2);
+  ck_assert(d.indexes[0].global);
+  ck_assert_str_eq(d.indexes[0].status, "CREATING");
+  ck_assert_int_eq(d.indexes[0].projection, TT_DDB_PROJECT_INCLUDE);
+  ck_assert_uint_eq(d.indexes[0].n_include, 2); /* the non-string is dropped */
+  ck_assert_str_eq(d.indexes[0].include[1], "y");
+  ck_assert(!d.indexes[1].global);
+  ck_assert_ptr_null(d.indexes[1].status);
+  ck_assert_int_eq(d.indexes[1].projection, TT_DDB_PROJECT_KEYS_ONLY);
+  tt_ddb_table_desc_free(&d);
+  /* A CreateTable's answer is under TableDescription; Table is not read. */
+  ck_assert_int_eq(tt_ddb_table_answer_read(TT_DDB_CREATE_TABLE, a, &d), 0);
+  ck_assert_ptr_null(d.table);
+  tt_ddb_table_desc_free(&d);
+  json_decref(a);
+  a = jq("{'TimeToLiveDescription':{'TimeToLiveStatus':'ENABLED','AttributeName':'exp'}}");
+  ck_assert_int_eq(tt_ddb_table_answer_read(TT_DDB_DESCRIBE_TIME_TO_LIVE, a, &d), 0);
+  ck_assert_str_eq(d.ttl_status, "ENABLED");
+  ck_assert_str_eq(d.ttl_attribute, "exp");
+  tt_ddb_table_desc_free(&d);
+  json_decref(a);
+}
+END_TEST
+
+/* Runs a typed table call on the memory backend. */
+static int table_call(struct fx *f, enum tt_ddb_op op, const struct tt_ddb_table_request *r,
+                      struct tt_backend_call *c) {
+  int done = 0;
+  memset(c, 0, sizeof(*c));
+  c->op = op;
+  c->table = r;
+  c->done = fx_done;
+  c->arg = &done;
+  ck_assert(tt_backend_call_typed(c));
+  ck_assert_int_eq(f->b->ops->start(f->b, c), 0);
+  ck_assert_int_eq(done, 0);
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(done, 1);
+  ck_assert_ptr_null(c->response);
+  return c->status;
+}
+
+START_TEST(memdb_typed_table_ops) {
+  struct fx f;
+  fx_setup(&f, NULL);
+  struct tt_backend_call c;
+  struct tt_ddb_table_request r = {.table = "tab", .defs = T_DEFS, .n_defs = 2,
+                                   .keys = {"pk", "sk"},
+                                   .billing = TT_DDB_BILLING_PAY_PER_REQUEST};
+  table_call(&f, TT_DDB_CREATE_TABLE, &r, &c);
+  ck_assert_msg(c.status == 0, "%s: %s", c.error.type, c.error.message);
+  ck_assert_str_eq(c.table_out->table, "tab");
+  ck_assert_str_eq(c.table_out->status, "ACTIVE");
+  ck_assert_str_eq(c.table_out->keys.range, "sk");
+  ck_assert_int_eq(c.table_out->billing, TT_DDB_BILLING_PAY_PER_REQUEST);
+  tt_ddb_table_out_free(&c.table_out);
+  /* Refused as the JSON form is. */
+  ck_assert_int_eq(table_call(&f, TT_DDB_CREATE_TABLE, &r, &c), -1);
+  ck_assert_str_eq(c.error.type, "ResourceInUseException");
+  ck_assert_str_eq(c.error.message, "Table already exists: tab");
+  tt_backend_error_clear(&c.error);
+  /* One GSI added with UpdateTable, then described. */
+  struct tt_ddb_index gsi = {.name = "gsi", .global = true, .keys = {"g", NULL},
+                             .projection = TT_DDB_PROJECT_ALL};
+  struct tt_ddb_attr_def defs[] = {{"pk", TT_AV_S}, {"sk", TT_AV_N}, {"g", TT_AV_B}};
+  struct tt_ddb_table_request u = {.table = "tab", .defs = defs, .n_defs = 3, .indexes = &gsi,
+                                   .n_indexes = 1};
+  ck_assert_int_eq(table_call(&f, TT_DDB_UPDATE_TABLE, &u, &c), 0);
+  tt_ddb_table_out_free(&c.table_out);
+  struct tt_ddb_table_request n = {.table = "tab"};
+  ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TABLE, &n, &c), 0);
+  ck_assert_uint_eq(c.table_out->n_defs, 3);
+  ck_assert_uint_eq(c.table_out->n_indexes, 1);
+  ck_assert_str_eq(c.table_out->indexes[0].name, "gsi");
+  ck_assert_str_eq(c.table_out->indexes[0].status, "ACTIVE");
+  ck_assert_str_eq(c.table_out->indexes[0].keys.hash, "g");
+  tt_ddb_table_out_free(&c.table_out);
+  /* TTL on, then described. */
+  struct tt_ddb_table_request t = {.table = "tab", .ttl_attribute = "exp", .ttl_enabled = true};
+  ck_assert_int_eq(table_call(&f, TT_DDB_UPDATE_TIME_TO_LIVE, &t, &c), 0);
+  ck_assert(c.table_out->ttl_enabled);
+  ck_assert_str_eq(c.table_out->ttl_attribute, "exp");
+  tt_ddb_table_out_free(&c.table_out);
+  ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TIME_TO_LIVE, &n, &c), 0);
+  ck_assert_str_eq(c.table_out->ttl_status, "ENABLED");
+  tt_ddb_table_out_free(&c.table_out);
+  ck_assert_int_eq(table_call(&f, TT_DDB_DELETE_TABLE, &n, &c), 0);
+  ck_assert_str_eq(c.table_out->status, "DELETING");
+  tt_ddb_table_out_free(&c.table_out);
+  ck_assert_int_eq(table_call(&f, TT_DDB_DESCRIBE_TABLE, &n, &c), -1);
+  ck_assert_str_eq(c.error.message, "Requested resource not found: Table: tab not found");
+  ck_assert_ptr_null(c.table_out);
+  tt_backend_error_clear(&c.error);
+  fx_teardown(&f);
+}
+END_TEST
+
+START_TEST(ddb_typed_table_over_the_wire) {
+  struct dfx d;
+  dfx_setup(&d);
+  struct tt_ddb_table_request r = {.table = "tt", .defs = T_DEFS, .n_defs = 1,
+                                   .keys = {"pk", NULL},
+                                   .billing = TT_DDB_BILLING_PAY_PER_REQUEST};
+  g_answer = "{\"TableDescription\":{\"TableName\":\"tt\",\"TableStatus\":\"CREATING\","
+             "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}}";
+  struct tt_backend_call c;
+  int done = 0;
+  memset(&c, 0, sizeof(c));
+  c.op = TT_DDB_CREATE_TABLE;
+  c.table = &r;
+  c.done = fx_done;
+  c.arg = &done;
+  ck_assert_int_eq(d.b->ops->start(d.b, &c), 0);
+  while (done == 0 && uv_run(&d.loop, UV_RUN_ONCE) != 0)
+    ;
+  ck_assert_msg(c.status == 0, "%s: %s", c.error.type, c.error.message);
+  ck_assert_ptr_null(c.response);
+  const struct tts_request *q = &d.srv.last;
+  json_t *sent = jparse(q->body, q->body_len), *want = tt_ddb_table_request_json(c.op, &r);
+  assert_json_equal(sent, want);
+  json_decref(sent);
+  json_decref(want);
+  ck_assert_str_eq(c.table_out->status, "CREATING");
+  ck_assert_str_eq(c.table_out->keys.hash, "pk");
+  tt_ddb_table_out_free(&c.table_out);
+  dfx_teardown(&d);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("typed_port");
   TCase *w = tcase_create("typed_wire");
@@ -1396,6 +1609,12 @@ static Suite *suite(void) {
   tcase_add_test(d, ddb_typed_get_item_over_the_wire);
   tcase_add_test(d, ddb_typed_query_over_the_wire);
   suite_add_tcase(s, d);
+  TCase *t = tcase_create("tables");
+  tcase_add_test(t, wire_table_requests);
+  tcase_add_test(t, wire_table_answers);
+  tcase_add_test(t, memdb_typed_table_ops);
+  tcase_add_test(t, ddb_typed_table_over_the_wire);
+  suite_add_tcase(s, t);
   return s;
 }
 

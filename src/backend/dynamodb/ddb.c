@@ -16,6 +16,7 @@
 #include "backend/dynamodb/typed_wire.h"
 #include "backend/dynamodb/wire_reader.h"
 #include "backend/dynamodb/sigv4.h"
+#include "backend/table_json.h"
 #include "util/buf.h"
 
 #define DDB_MAGIC 0x44444231u /* "DDB1" */
@@ -283,6 +284,15 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   struct ddb_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return UV_ENOMEM;
+  json_t *table_req = NULL;
+  if (typed && call->table != NULL) {
+    /* A typed table operation is sent as its JSON request (table_json.h). */
+    if ((table_req = tt_ddb_table_request_json(call->op, call->table)) == NULL) {
+      free(r);
+      return UV_ENOMEM;
+    }
+    typed = false;
+  }
   if (typed) {
     struct tt_buf body;
     tt_buf_init(&body, 0);
@@ -302,7 +312,9 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
      * would send as part of the value. */
     struct tt_buf body;
     tt_buf_init(&body, 0);
-    if (tt_json_dump(call->request, 0, &body) != 0) {
+    int rc = tt_json_dump(table_req ? table_req : call->request, 0, &body);
+    json_decref(table_req);
+    if (rc != 0) {
       tt_buf_free(&body);
       free(r);
       return UV_ENOMEM;
@@ -327,6 +339,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   memset(&call->read_out, 0, sizeof(call->read_out));
   memset(&call->txn_out, 0, sizeof(call->txn_out));
   memset(&call->batch_out, 0, sizeof(call->batch_out));
+  call->table_out = NULL;
   tt_backend_error_clear(&call->error);
   d->outstanding++;
   /* The cached credentials sign at once, inside start; only a miss waits

@@ -10,6 +10,7 @@
 
 #include "backend/dynamodb/errors.h"
 #include "backend/dynamodb/wire_reader.h"
+#include "backend/table_json.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
@@ -383,6 +384,22 @@ void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_respo
       if (strcmp(call->error.type, "TransactionCanceledException") == 0 &&
           tt_ddb_txn_reasons_read(&call->error, &call->txn_out) != 0)
         tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+    }
+  } else if (call->table != NULL && tt_backend_call_typed(call)) {
+    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
+      call->table_out = malloc(sizeof(*call->table_out));
+      call->status = call->table_out &&
+                             tt_ddb_table_answer_read(call->op, out, call->table_out) == 0
+                         ? 0
+                         : -1;
+      if (call->status != 0) {
+        free(call->table_out);
+        call->table_out = NULL;
+        tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+      }
+      json_decref(out);
+    } else {
+      call->status = -1;
     }
   } else if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
     /* A typed answer is read from the text straight into typed values:

@@ -230,8 +230,6 @@ struct memdb_index {
   enum memdb_proj proj;
   char **include;
   size_t ninclude;
-  json_t *key_schema; /* as given, for DescribeTable */
-  json_t *projection;
   int64_t rcu, wcu;
   struct memdb_store store;
 };
@@ -239,8 +237,8 @@ struct memdb_index {
 struct memdb_table {
   char *name;
   struct memdb_keydef pk, sk;
-  json_t *attr_defs; /* as given (normalized), for DescribeTable */
-  json_t *key_schema;
+  struct tt_ddb_attr_def *defs; /* AttributeDefinitions (names owned) */
+  size_t ndefs;
   bool pay_per_request;
   bool billing_given; /* BillingMode was set (DescribeTable shows BillingModeSummary) */
   int64_t rcu, wcu;
@@ -263,7 +261,8 @@ struct memdb_table {
   enum memdb_status { MEMDB_ACTIVE = 0, MEMDB_CREATING, MEMDB_UPDATING, MEMDB_DELETING } status;
   int64_t transition_at_ms;
   int64_t pending_rcu, pending_wcu;
-  json_t *tags;   /* {key: value} in the order they were added; NULL: none */
+  struct tt_ddb_tag *tags; /* in the order they were added (strings owned) */
+  size_t ntags;
   bool hide_expired; /* from tt_memdb_options */
   uint64_t bytes; /* sum of item sizes */
   struct memdb_table *next;
@@ -421,11 +420,8 @@ void memdb_arm(struct memdb *m);
 /* One of the backend's handles (or the log) finished closing. */
 void memdb_handle_closed(struct memdb *m);
 struct memdb_table *memdb_table_get(struct memdb *m, const char *name);
-/* Reads TableName (or `field`) and finds the table: ValidationException
- * when missing, ResourceNotFoundException when unknown. */
-int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
-                    struct tt_backend_error *e);
-/* The same for a table name (NULL: the "Value null" error). */
+/* Finds the table a request names: ValidationException when the name is
+ * NULL ("Value null"), ResourceNotFoundException when unknown. */
 int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table **t,
                           struct tt_backend_error *e);
 
@@ -439,16 +435,6 @@ int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
  * not there counts as one unit. Either item may be NULL. */
 double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool read,
                             bool consistent);
-
-/* Optional string member: 0 and *out NULL when absent; -1 when not a string. */
-int memdb_get_str(const json_t *obj, const char *key, const char **out,
-                  struct tt_backend_error *e);
-/* Optional boolean member (default def). */
-int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
-                   struct tt_backend_error *e);
-/* Optional integer member: *present false when absent. */
-int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
-                  struct tt_backend_error *e);
 
 /* The expressions of one request share the placeholder maps. */
 struct memdb_exprs {
@@ -553,31 +539,23 @@ int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error 
 /* Key attribute and projected names of a CreateTable request (or of the
  * GlobalSecondaryIndexUpdates Create actions of an UpdateTable request) of
  * at most MEMDB_KEY_NAME_MAX bytes. Borrows req. */
-int memdb_limit_schema(const json_t *req, struct tt_backend_error *e);
+int memdb_limit_schema(const struct tt_ddb_table_request *r, struct tt_backend_error *e);
 
-/* ---- operations: each returns 0 with *resp a new tree, or -1 with e set ---- */
-typedef int (*memdb_op_fn)(struct memdb *m, const json_t *req, json_t **resp,
-                           struct tt_backend_error *e);
-int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
-int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e);
-int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
-int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
-int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e);
-int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
-int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e);
-int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
-int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                        struct tt_backend_error *e);
-int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e);
+/* Frees a list of n definitions and their names. */
+void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n);
+/* Frees a list of n tags and their strings. */
+void memdb_tags_free(struct tt_ddb_tag *tags, size_t n);
+
+/* ---- table operations (ops_table.c): each takes a typed request, whose
+ * shape table_json.h's reader checked when it came as JSON, and returns 0
+ * with *out its answer, or -1 with e set ---- */
+typedef int memdb_op_fn(struct memdb *m, const struct tt_ddb_table_request *r,
+                        struct tt_ddb_table_desc *out, struct tt_backend_error *e);
+memdb_op_fn memdb_op_create_table, memdb_op_list_tables, memdb_op_tag_resource,
+    memdb_op_untag_resource, memdb_op_list_tags, memdb_op_update_table, memdb_op_describe_table,
+    memdb_op_delete_table, memdb_op_update_ttl, memdb_op_describe_ttl;
+/* Each table operation's, by its op (memdb.c). */
+extern memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT];
 /* A typed GetItem, PutItem, UpdateItem or DeleteItem (the only form the
  * memory backend takes of them): 0 with *out the Item or Attributes
  * (type 0 when none) and *r->consumed filled when r asks for it, or -1 with

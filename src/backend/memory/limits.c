@@ -133,49 +133,39 @@ int memdb_limit_txn(const struct memdb_wr *w, size_t n, struct tt_backend_error 
 
 /* ---- key attribute names of a schema ---- */
 
-static int schema_name_check(const json_t *list, const char *param, const char *field,
+/* One name of a schema list (param, 1-based position i, field NULL for a
+ * NonKeyAttributes entry). */
+static int schema_name_check(const char *name, const char *param, size_t i, bool field,
                              struct tt_backend_error *e) {
-  size_t i;
-  const json_t *d;
-  json_array_foreach(list, i, d) {
-    const json_t *nj = field ? json_object_get(d, field) : d;
-    size_t len = json_is_string(nj) ? json_string_length(nj) : 0;
-    if (len > MEMDB_KEY_NAME_MAX)
-      /* The service quotes the name, but names can be 64 KB: say which one. */
-      return memdb_validation(e, "1 validation error detected: Value at '%s.%zu.member%s%s' "
-                                 "failed to satisfy constraint: Member must have length less "
-                                 "than or equal to %u",
-                              param, i + 1, field ? "." : "", field ? "attributeName" : "",
-                              MEMDB_KEY_NAME_MAX);
-  }
+  if (name == NULL || strlen(name) <= MEMDB_KEY_NAME_MAX)
+    return 0;
+  /* The service quotes the name, but names can be 64 KB: say which one. */
+  return memdb_validation(e, "1 validation error detected: Value at '%s.%zu.member%s' failed to "
+                             "satisfy constraint: Member must have length less than or equal "
+                             "to %u",
+                          param, i, field ? ".attributeName" : "", MEMDB_KEY_NAME_MAX);
+}
+
+/* The key schema's names, then the index's projected ones. */
+static int keys_check(const struct tt_ddb_keys *k, const struct tt_ddb_index *ix,
+                      struct tt_backend_error *e) {
+  if (schema_name_check(k->hash, "keySchema", 1, true, e) != 0 ||
+      schema_name_check(k->range, "keySchema", 2, true, e) != 0)
+    return -1;
+  for (size_t i = 0; ix && i < ix->n_include; i++)
+    if (schema_name_check(ix->include[i], "nonKeyAttributes", i + 1, false, e) != 0)
+      return -1;
   return 0;
 }
 
-/* An index's key attribute and projected names. */
-static int index_names_check(const json_t *ix, struct tt_backend_error *e) {
-  const json_t *nka = json_object_get(json_object_get(ix, "Projection"), "NonKeyAttributes");
-  if (schema_name_check(json_object_get(ix, "KeySchema"), "keySchema", "AttributeName", e) != 0)
-    return -1;
-  return schema_name_check(nka, "nonKeyAttributes", NULL, e);
-}
-
-int memdb_limit_schema(const json_t *req, struct tt_backend_error *e) {
-  if (schema_name_check(json_object_get(req, "AttributeDefinitions"), "attributeDefinitions",
-                        "AttributeName", e) != 0 ||
-      schema_name_check(json_object_get(req, "KeySchema"), "keySchema", "AttributeName", e) != 0)
-    return -1;
-  static const char *const kinds[] = {"GlobalSecondaryIndexes", "LocalSecondaryIndexes"};
-  size_t i;
-  const json_t *ix;
-  for (int k = 0; k < 2; k++)
-    json_array_foreach(json_object_get(req, kinds[k]), i, ix) {
-      if (index_names_check(ix, e) != 0)
-        return -1;
-    }
-  /* UpdateTable: the index a Create action adds. */
-  json_array_foreach(json_object_get(req, "GlobalSecondaryIndexUpdates"), i, ix) {
-    if (index_names_check(json_object_get(ix, "Create"), e) != 0)
+int memdb_limit_schema(const struct tt_ddb_table_request *r, struct tt_backend_error *e) {
+  for (size_t i = 0; i < r->n_defs; i++)
+    if (schema_name_check(r->defs[i].name, "attributeDefinitions", i + 1, true, e) != 0)
       return -1;
-  }
+  if (keys_check(&r->keys, NULL, e) != 0)
+    return -1;
+  for (size_t i = 0; i < r->n_indexes; i++)
+    if (keys_check(&r->indexes[i].keys, &r->indexes[i], e) != 0)
+      return -1;
   return 0;
 }

@@ -13,7 +13,7 @@
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
 
-static const memdb_op_fn op_table[TT_DDB_OP__COUNT] = {
+memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT] = {
     [TT_DDB_CREATE_TABLE] = memdb_op_create_table,
     [TT_DDB_DESCRIBE_TABLE] = memdb_op_describe_table,
     [TT_DDB_DELETE_TABLE] = memdb_op_delete_table,
@@ -57,47 +57,28 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   memset(&c->read_out, 0, sizeof(c->read_out));
   memset(&c->txn_out, 0, sizeof(c->txn_out));
   memset(&c->batch_out, 0, sizeof(c->batch_out));
-  if (tt_backend_call_typed(c)) {
-    int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
-             : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,
-                                            &c->txn_out, &c->error)
-             : c->batch ? memdb_op_batch(m, c->op == TT_DDB_BATCH_WRITE_ITEM, c->batch,
-                                         &c->batch_out, &c->error)
-                        : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
-    c->status = rc != 0 ? -1 : 0;
+  c->table_out = NULL;
+  if (c->table != NULL) {
+    struct tt_ddb_table_desc *d = calloc(1, sizeof(*d));
+    c->status = d == NULL || memdb_table_ops[c->op](m, c->table, d, &c->error) != 0 ? -1 : 0;
+    if (d == NULL)
+      memdb_oom(&c->error);
+    c->table_out = d;
+    if (c->status != 0)
+      tt_ddb_table_out_free(&c->table_out);
+    if (c->status == 0 && c->op != TT_DDB_DESCRIBE_TABLE &&
+        c->op != TT_DDB_DESCRIBE_TIME_TO_LIVE && c->op != TT_DDB_LIST_TABLES &&
+        c->op != TT_DDB_LIST_TAGS_OF_RESOURCE)
+      memdb_wal_note_table(m, c->op, c->table);
     return;
   }
-  if (!json_is_object(c->request)) {
-    memdb_fail(&c->error, "SerializationException", "The request body must be a JSON object");
-    c->status = -1;
-    return;
-  }
-  /* The legacy (pre-expression) parameters would otherwise be ignored
-   * silently, turning a conditional write into an unconditional one. */
-  static const char *const legacy[] = {"AttributesToGet", "KeyConditions", "QueryFilter",
-                                       "ScanFilter",      "Expected",      "AttributeUpdates",
-                                       "ConditionalOperator"};
-  for (size_t i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-    if (json_object_get(c->request, legacy[i]) != NULL) {
-      memdb_validation(&c->error,
-                       "The memory backend does not support the legacy parameter %s: use "
-                       "expressions",
-                       legacy[i]);
-      c->status = -1;
-      return;
-    }
-  json_t *resp = NULL;
-  if (op_table[c->op](m, c->request, &resp, &c->error) != 0) {
-    json_decref(resp);
-    c->status = -1;
-    return;
-  }
-  c->response = resp;
-  c->status = 0;
-  if (c->op == TT_DDB_CREATE_TABLE || c->op == TT_DDB_DELETE_TABLE ||
-      c->op == TT_DDB_UPDATE_TABLE || c->op == TT_DDB_UPDATE_TIME_TO_LIVE ||
-      c->op == TT_DDB_TAG_RESOURCE || c->op == TT_DDB_UNTAG_RESOURCE)
-    memdb_wal_note_table(m, c->op, c->request);
+  int rc = c->read    ? memdb_op_read(m, c->op == TT_DDB_QUERY, c->read, &c->read_out, &c->error)
+           : c->txn   ? memdb_op_transact(m, c->op == TT_DDB_TRANSACT_GET_ITEMS, c->txn,
+                                          &c->txn_out, &c->error)
+           : c->batch ? memdb_op_batch(m, c->op == TT_DDB_BATCH_WRITE_ITEM, c->batch,
+                                       &c->batch_out, &c->error)
+                      : memdb_op_item(m, c->op, c->item, &c->item_out, &c->error);
+  c->status = rc != 0 ? -1 : 0;
 }
 
 static void arm(struct memdb *m);
@@ -209,10 +190,9 @@ static void arm(struct memdb *m) {
 
 static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
   struct memdb *m = b->impl;
-  /* KMS operations are not DynamoDB's; the item, read, transaction and
-   * batch operations have only the typed form. */
-  if (m->closing || c == NULL || c->done == NULL || (unsigned)c->op >= TT_DDB_OP__COUNT ||
-      (op_table[c->op] == NULL && !tt_backend_call_typed(c)))
+  /* Every operation has only the typed form (KMS operations are not
+   * DynamoDB's). */
+  if (m->closing || c == NULL || c->done == NULL || !tt_backend_call_typed(c))
     return UV_EINVAL;
   c->next = NULL;
   c->canceled = false;

@@ -11,7 +11,6 @@
 
 #include "backend/memory/internal.h"
 #include "util/buf.h"
-#include "value/json_exact.h"
 
 static bool valid_name(const char *s, size_t min) {
   size_t n = strlen(s);
@@ -34,66 +33,45 @@ static const char *status_name(const struct memdb_table *t) {
   return names[t->status];
 }
 
-/* Looks up the type of an attribute in AttributeDefinitions (0: absent). */
-static enum tt_av_type def_type(const json_t *defs, const char *name) {
-  const char *t =
-      json_string_value(json_object_get(tt_json_find(defs, "AttributeName", name), "AttributeType"));
-  return t ? tt_av_type_parse(t, strlen(t)) : 0;
-}
-
-/* Parses a KeySchema: HASH first, then an optional RANGE. `what` names the
- * parameter in messages. Names are borrowed from ks. */
-static int key_schema(const json_t *ks, const char *what, const char **hash, const char **range,
-                      struct tt_backend_error *e) {
-  *hash = *range = NULL;
-  if (!json_is_array(ks) || json_array_size(ks) < 1 || json_array_size(ks) > 2)
-    return memdb_validation(e, "1 validation error detected: Value at '%s' failed to satisfy "
-                               "constraint: Member must have length less than or equal to 2 "
-                               "and greater than or equal to 1",
-                            what);
-  for (size_t i = 0; i < json_array_size(ks); i++) {
-    const json_t *k = json_array_get(ks, i);
-    const char *n = json_string_value(json_object_get(k, "AttributeName"));
-    const char *t = json_string_value(json_object_get(k, "KeyType"));
-    if (n == NULL || t == NULL || *n == '\0')
-      return memdb_validation(e, "1 validation error detected: Value null at '%s' failed to "
-                                 "satisfy constraint: Member must not be null",
-                              what);
-    if (strcmp(t, "HASH") == 0 && i == 0)
-      *hash = n;
-    else if (strcmp(t, "RANGE") == 0 && i == 1)
-      *range = n;
-    else if (strcmp(t, "HASH") != 0 && strcmp(t, "RANGE") != 0)
-      return memdb_validation(e, "1 validation error detected: Value at '%s' failed to "
-                                 "satisfy constraint: Member must satisfy enum value set: "
-                                 "[HASH, RANGE]",
-                              what);
-    else
-      return memdb_validation(e, "Invalid KeySchema: The first KeySchemaElement is not a HASH "
-                                 "key type");
-  }
-  if (*range && strcmp(*hash, *range) == 0)
-    return memdb_validation(e, "Both the Hash Key and the Range Key element in the KeySchema "
-                               "have the same name");
+/* The type of an attribute in a list of n definitions (0: none). */
+static enum tt_av_type defs_type(const struct tt_ddb_attr_def *defs, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(defs[i].name, name) == 0)
+      return defs[i].type;
   return 0;
 }
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *j, bool global,
-                       struct memdb_index *ix, bool ppr, struct tt_backend_error *e) {
-  const char *name = json_string_value(json_object_get(j, "IndexName"));
-  const char *h, *r;
-  if (name == NULL || !valid_name(name, 3))
-    return memdb_validation(e, "1 validation error detected: Value at 'indexName' failed to "
-                               "satisfy constraint: Member must satisfy regular expression "
-                               "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
-  if (key_schema(json_object_get(j, "KeySchema"), "keySchema", &h, &r, e) != 0)
+/* Appends a definition (the name copied) to a list of n. 0, or -1 (memory). */
+static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
+                   enum tt_av_type type) {
+  struct tt_ddb_attr_def *grown = realloc(*defs, (*n + 1) * sizeof(**defs));
+  if (grown == NULL)
     return -1;
+  *defs = grown;
+  if ((grown[*n].name = strdup(name)) == NULL)
+    return -1;
+  grown[(*n)++].type = type;
+  return 0;
+}
+
+#define BAD_INDEX_NAME                                                                             \
+  "1 validation error detected: Value at 'indexName' failed to satisfy constraint: Member "       \
+  "must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255"
+
+/* Makes ix from the index x of a request, whose keys resolve in defs. */
+static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs, size_t ndefs,
+                      const struct tt_ddb_index *x, struct memdb_index *ix, bool ppr,
+                      struct tt_backend_error *e) {
+  static const enum memdb_proj proj[] = {[TT_DDB_PROJECT_ALL] = MEMDB_PROJ_ALL,
+                                         [TT_DDB_PROJECT_KEYS_ONLY] = MEMDB_PROJ_KEYS_ONLY,
+                                         [TT_DDB_PROJECT_INCLUDE] = MEMDB_PROJ_INCLUDE};
+  const char *name = x->name, *h = x->keys.hash, *r = x->keys.range;
+  if (name == NULL || !valid_name(name, 3))
+    return memdb_validation(e, BAD_INDEX_NAME);
   if ((ix->name = strdup(name)) == NULL)
     return memdb_oom(e);
-  ix->global = global;
-  if (!global) {
+  ix->global = x->global;
+  if (!x->global) {
     if (t->sk.name == NULL)
       return memdb_validation(e, "One or more parameter values were invalid: Table KeySchema "
                                  "does not have a range key, which is required when specifying "
@@ -108,7 +86,7 @@ static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *
                                  "for index: %s. index hash key: %s, table hash key: %s",
                               name, h, t->pk.name);
   }
-  enum tt_av_type ht = def_type(defs, h), rt = r ? def_type(defs, r) : 0;
+  enum tt_av_type ht = defs_type(defs, ndefs, h), rt = r ? defs_type(defs, ndefs, r) : 0;
   if (ht == 0 || (r && rt == 0))
     return memdb_validation(e, "One or more parameter values were invalid: Some index key "
                                "attributes are not defined in AttributeDefinitions. Keys: [%s%s%s]",
@@ -117,57 +95,15 @@ static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *
     return memdb_oom(e);
   ix->pk.type = ht;
   ix->sk.type = rt;
-  const json_t *proj = json_object_get(j, "Projection");
-  const char *pt = json_string_value(json_object_get(proj, "ProjectionType"));
-  const json_t *nka = json_object_get(proj, "NonKeyAttributes");
-  if (!json_is_object(proj))
-    return memdb_validation(e, "1 validation error detected: Value null at 'projection' failed "
-                               "to satisfy constraint: Member must not be null");
-  if (pt == NULL || strcmp(pt, "ALL") == 0)
-    ix->proj = MEMDB_PROJ_ALL;
-  else if (strcmp(pt, "KEYS_ONLY") == 0)
-    ix->proj = MEMDB_PROJ_KEYS_ONLY;
-  else if (strcmp(pt, "INCLUDE") == 0)
-    ix->proj = MEMDB_PROJ_INCLUDE;
-  else
-    return memdb_validation(e, "1 validation error detected: Value at 'projection."
-                               "projectionType' failed to satisfy constraint: Member must "
-                               "satisfy enum value set: [INCLUDE, ALL, KEYS_ONLY]");
-  if (nka && ix->proj != MEMDB_PROJ_INCLUDE)
-    return memdb_validation(e, "One or more parameter values were invalid: ProjectionType is "
-                               "%s, but NonKeyAttributes is specified",
-                            pt ? pt : "ALL");
-  if (ix->proj == MEMDB_PROJ_INCLUDE) {
-    if (!json_is_array(nka) || json_array_size(nka) == 0)
-      return memdb_validation(e, "One or more parameter values were invalid: NonKeyAttributes "
-                                 "must not be empty when ProjectionType is INCLUDE");
-    if (json_array_size(nka) > 20)
-      return memdb_validation(e, "One or more parameter values were invalid: Number of "
-                                 "projected attributes in all indexes exceeds limit of 20");
-    if ((ix->include = calloc(json_array_size(nka), sizeof(char *))) == NULL)
-      return memdb_oom(e);
-    for (size_t i = 0; i < json_array_size(nka); i++) {
-      const char *a = json_string_value(json_array_get(nka, i));
-      if (a == NULL || *a == '\0')
-        return memdb_validation(e, "One or more parameter values were invalid: "
-                                   "NonKeyAttributes must be non-empty strings");
-      if ((ix->include[ix->ninclude++] = strdup(a)) == NULL)
-        return memdb_oom(e);
-    }
-  }
-  ix->key_schema = json_deep_copy(json_object_get(j, "KeySchema"));
-  ix->projection = json_pack("{s:s}", "ProjectionType",
-                             ix->proj == MEMDB_PROJ_ALL         ? "ALL"
-                             : ix->proj == MEMDB_PROJ_KEYS_ONLY ? "KEYS_ONLY"
-                                                                : "INCLUDE");
-  if (ix->key_schema == NULL || ix->projection == NULL)
+  ix->proj = proj[x->projection];
+  if (x->n_include && (ix->include = calloc(x->n_include, sizeof(char *))) == NULL)
     return memdb_oom(e);
-  if (ix->proj == MEMDB_PROJ_INCLUDE)
-    json_object_set_new(ix->projection, "NonKeyAttributes", json_deep_copy(nka));
-  if (global && !ppr) {
-    const json_t *pt2 = json_object_get(j, "ProvisionedThroughput");
-    ix->rcu = json_integer_value(json_object_get(pt2, "ReadCapacityUnits"));
-    ix->wcu = json_integer_value(json_object_get(pt2, "WriteCapacityUnits"));
+  for (size_t i = 0; i < x->n_include; i++)
+    if ((ix->include[ix->ninclude++] = strdup(x->include[i])) == NULL)
+      return memdb_oom(e);
+  if (x->global && !ppr) {
+    ix->rcu = x->throughput.read;
+    ix->wcu = x->throughput.write;
   }
   ix->store.table = t;
   ix->store.is_index = true;
@@ -175,12 +111,9 @@ static int parse_index(struct memdb_table *t, const json_t *defs, const json_t *
   return 0;
 }
 
-/* Reads a capacity number that may be a marked number or a jansson integer. */
-static int capacity(const json_t *pt, const char *key, int64_t *out, struct tt_backend_error *e) {
-  bool present;
-  if (memdb_get_int(pt, key, out, &present, e) != 0)
-    return -1;
-  if (!present || *out < 1)
+/* A provisioned capacity: both numbers given, each at least 1. */
+static int capacity(const struct tt_ddb_throughput *pt, struct tt_backend_error *e) {
+  if (!pt->set || pt->read < 1 || pt->write < 1)
     return memdb_validation(e, "One or more parameter values were invalid: ReadCapacityUnits "
                                "and WriteCapacityUnits must both be specified when BillingMode "
                                "is PROVISIONED");
@@ -195,35 +128,6 @@ static void mark_used(const char **used, size_t *n, const char *name) {
       return;
   if (*n < 64)
     used[(*n)++] = name;
-}
-
-static json_t *index_desc(const struct memdb *m, const struct memdb_table *t,
-                          const struct memdb_index *ix) {
-  char arn[600];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s/index/%s",
-           memdb_region(m), t->name, ix->name);
-  json_t *d = json_pack("{s:s, s:O, s:O, s:I, s:I, s:s}", "IndexName", ix->name, "KeySchema",
-                        ix->key_schema, "Projection", ix->projection, "ItemCount",
-                        (json_int_t)ix->store.count, "IndexSizeBytes", (json_int_t)0,
-                        "IndexArn", arn);
-  if (d == NULL)
-    return NULL;
-  /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
-   * refreshes it only about every six hours anyway). */
-  if (ix->global) {
-    json_object_set_new(d, "IndexStatus",
-                        json_string(t->status == MEMDB_CREATING ? "CREATING" : "ACTIVE"));
-    if (t->pay_per_request)
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:i, s:i, s:i}", "NumberOfDecreasesToday", 0,
-                                    "ReadCapacityUnits", 0, "WriteCapacityUnits", 0));
-    else
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:i, s:I, s:I}", "NumberOfDecreasesToday", 0,
-                                    "ReadCapacityUnits", (json_int_t)ix->rcu,
-                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
-  }
-  return d;
 }
 
 /* A table's TableId: a version 4 UUID made from its name and creation
@@ -248,71 +152,86 @@ static void table_id(const struct memdb_table *t, char out[37]) {
            b[15]);
 }
 
-static json_t *table_desc(const struct memdb *m, const struct memdb_table *t,
-                          const char *status) {
+static const char *cp(struct tt_ddb_table_desc *d, const char *s, bool *bad) {
+  const char *c = s ? tt_arena_strndup(&d->arena, s, strlen(s)) : NULL;
+  *bad = *bad || (s && c == NULL);
+  return c;
+}
+
+/* Fills *d (empty) with t's description in `status`, without its global
+ * indexes when !gsis (DeleteTable's). 0, or -1 (memory; d freed). */
+static int describe(const struct memdb *m, const struct memdb_table *t, const char *status,
+                    bool gsis, struct tt_ddb_table_desc *d) {
+  static const enum tt_ddb_projection proj[] = {
+      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
+      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   char arn[400], id[37];
+  bool bad = false;
   snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
            t->name);
   table_id(t, id);
-  json_t *d = json_pack(
-      "{s:s, s:s, s:O, s:O, s:I, s:I, s:s, s:s, s:f, s:{s:I, s:I, s:I}}", "TableName", t->name,
-      "TableStatus", status, "KeySchema", t->key_schema, "AttributeDefinitions", t->attr_defs,
-      "ItemCount", (json_int_t)t->store.count, "TableSizeBytes", (json_int_t)t->bytes,
-      "TableArn", arn, "TableId", id, "CreationDateTime", t->created, "ProvisionedThroughput",
-      "NumberOfDecreasesToday", (json_int_t)t->decreases_today, "ReadCapacityUnits",
-      (json_int_t)t->rcu, "WriteCapacityUnits", (json_int_t)t->wcu);
-  if (d == NULL)
-    return NULL;
-  json_t *pt = json_object_get(d, "ProvisionedThroughput");
-  if ((t->last_increase > 0 &&
-       json_object_set_new(pt, "LastIncreaseDateTime", json_real(t->last_increase)) != 0) ||
-      (t->last_decrease > 0 &&
-       json_object_set_new(pt, "LastDecreaseDateTime", json_real(t->last_decrease)) != 0) ||
-      ((t->billing_given || t->pay_per_request) &&
-       json_object_set_new(d, "BillingModeSummary",
-                           json_pack("{s:s}", "BillingMode",
-                                     t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED")) !=
-           0) ||
-      (t->pay_per_request &&
-       json_object_set_new(d, "TableThroughputModeSummary",
-                           json_pack("{s:s}", "TableThroughputMode", "PAY_PER_REQUEST")) != 0)) {
-    json_decref(d);
-    return NULL;
+  memset(d, 0, sizeof(*d));
+  *d = (struct tt_ddb_table_desc){
+      .item_count = (int64_t)t->store.count,
+      .size_bytes = (int64_t)t->bytes,
+      .created = t->created,
+      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
+                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                                    : TT_DDB_BILLING_UNSET,
+      .throughput = {.set = true, .read = t->rcu, .write = t->wcu,
+                     .decreases_today = t->decreases_today,
+                     .last_increase = t->last_increase, .last_decrease = t->last_decrease}};
+  d->table = cp(d, t->name, &bad);
+  d->status = cp(d, status, &bad);
+  d->arn = cp(d, arn, &bad);
+  d->id = cp(d, id, &bad);
+  d->keys = (struct tt_ddb_keys){cp(d, t->pk.name, &bad), cp(d, t->sk.name, &bad)};
+  d->defs = tt_arena_alloc(&d->arena, (t->ndefs + 1) * sizeof(*d->defs));
+  d->indexes = tt_arena_alloc(&d->arena, (t->nidx + 1) * sizeof(*d->indexes));
+  bad = bad || d->defs == NULL || d->indexes == NULL;
+  for (size_t i = 0; !bad && i < t->ndefs; i++)
+    d->defs[d->n_defs++] = (struct tt_ddb_attr_def){cp(d, t->defs[i].name, &bad), t->defs[i].type};
+  for (size_t i = 0; !bad && i < t->nidx; i++) {
+    const struct memdb_index *ix = &t->idx[i];
+    if (ix->global && !gsis)
+      continue;
+    /* IndexSizeBytes stays 0: projected sizes are not tracked (DynamoDB
+     * refreshes it only about every six hours anyway). */
+    char iarn[600];
+    snprintf(iarn, sizeof(iarn), "%s/index/%s", arn, ix->name);
+    const char **inc = tt_arena_alloc(&d->arena, (ix->ninclude + 1) * sizeof(*inc));
+    bad = bad || inc == NULL;
+    for (size_t k = 0; inc && k < ix->ninclude; k++)
+      inc[k] = cp(d, ix->include[k], &bad);
+    d->indexes[d->n_indexes++] = (struct tt_ddb_index){
+        .name = cp(d, ix->name, &bad),
+        .global = ix->global,
+        .keys = {cp(d, ix->pk.name, &bad), cp(d, ix->sk.name, &bad)},
+        .projection = proj[ix->proj],
+        .include = inc,
+        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .throughput = {.set = ix->global,
+                       .read = t->pay_per_request ? 0 : ix->rcu,
+                       .write = t->pay_per_request ? 0 : ix->wcu},
+        .status = !ix->global                  ? NULL
+                  : t->status == MEMDB_CREATING ? "CREATING"
+                                                : "ACTIVE",
+        .item_count = (int64_t)ix->store.count,
+        .arn = cp(d, iarn, &bad)};
   }
-  json_t *g = NULL, *l = NULL;
-  int rc = 0;
-  for (size_t i = 0; i < t->nidx && rc == 0; i++) {
-    json_t **arr = t->idx[i].global ? &g : &l;
-    if (*arr == NULL)
-      *arr = json_array();
-    rc = json_array_append_new(*arr, index_desc(m, t, &t->idx[i]));
+  if (bad) {
+    tt_ddb_table_desc_free(d);
+    return -1;
   }
-  if (rc == 0 && g) {
-    rc = json_object_set_new(d, "GlobalSecondaryIndexes", g);
-    g = NULL;
-  }
-  if (rc == 0 && l) {
-    rc = json_object_set_new(d, "LocalSecondaryIndexes", l);
-    l = NULL;
-  }
-  json_decref(g);
-  json_decref(l);
-  if (rc != 0) { /* all or nothing: a description without its indexes would lie */
-    json_decref(d);
-    return NULL;
-  }
-  return d;
+  return 0;
 }
 
-int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  const char *name, *billing, *h, *r;
+int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq,
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  const char *name = rq->table, *h = rq->keys.hash, *r = rq->keys.range;
   struct memdb_table *t = NULL;
   const char *used[64];
   size_t nused = 0;
-  if (memdb_get_str(req, "TableName", &name, e) != 0 ||
-      memdb_get_str(req, "BillingMode", &billing, e) != 0)
-    return -1;
   if (name == NULL)
     return memdb_validation(e, "1 validation error detected: Value null at 'tableName' failed "
                                "to satisfy constraint: Member must not be null");
@@ -320,60 +239,31 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     return memdb_validation(e, "1 validation error detected: Value at 'tableName' failed to "
                                "satisfy constraint: Member must satisfy regular expression "
                                "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
-  if (memdb_limit_schema(req, e) != 0)
+  if (memdb_limit_schema(rq, e) != 0)
     return -1;
-  const json_t *defs = json_object_get(req, "AttributeDefinitions");
-  if (!json_is_array(defs))
-    return memdb_validation(e, "1 validation error detected: Value null at "
-                               "'attributeDefinitions' failed to satisfy constraint: Member "
-                               "must not be null");
-  size_t i;
-  const json_t *d;
-  json_array_foreach(defs, i, d) {
-    const char *an = json_string_value(json_object_get(d, "AttributeName"));
-    const char *at = json_string_value(json_object_get(d, "AttributeType"));
-    if (an == NULL || *an == '\0')
-      return memdb_validation(e, "1 validation error detected: Value null at "
-                                 "'attributeDefinitions.%zu.member.attributeName' failed to "
-                                 "satisfy constraint: Member must not be null",
-                              i + 1);
-    if (at == NULL || (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0))
-      return memdb_validation(e, "1 validation error detected: Value at "
-                                 "'attributeDefinitions.%zu.member.attributeType' failed to "
-                                 "satisfy constraint: Member must satisfy enum value set: [B, "
-                                 "N, S]",
-                              i + 1);
+  for (size_t i = 0; i < rq->n_defs; i++)
     for (size_t k = 0; k < i; k++)
-      if (strcmp(json_string_value(json_object_get(json_array_get(defs, k), "AttributeName")),
-                 an) == 0)
+      if (strcmp(rq->defs[k].name, rq->defs[i].name) == 0)
         return memdb_validation(e, "Cannot have two attributes with the same name");
-  }
-  if (key_schema(json_object_get(req, "KeySchema"), "keySchema", &h, &r, e) != 0)
-    return -1;
-  bool ppr;
-  if (billing == NULL || strcmp(billing, "PROVISIONED") == 0)
-    ppr = false;
-  else if (strcmp(billing, "PAY_PER_REQUEST") == 0)
-    ppr = true;
-  else
-    return memdb_validation(e, "1 validation error detected: Value at 'billingMode' failed to "
-                               "satisfy constraint: Member must satisfy enum value set: "
-                               "[PROVISIONED, PAY_PER_REQUEST]");
-  const json_t *pt = json_object_get(req, "ProvisionedThroughput");
-  if (ppr && pt)
+  bool ppr = rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST;
+  if (ppr && rq->throughput.set)
     return memdb_validation(e, "One or more parameter values were invalid: Neither "
                                "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
                                "BillingMode is PAY_PER_REQUEST");
+  if (!ppr && capacity(&rq->throughput, e) != 0)
+    return -1;
   if ((t = calloc(1, sizeof(*t))) == NULL)
     return memdb_oom(e);
   t->store.table = t;
   t->pay_per_request = ppr;
-  t->billing_given = billing != NULL;
+  t->billing_given = rq->billing != TT_DDB_BILLING_UNSET;
   t->hide_expired = m->opts.hide_expired;
-  if (!ppr && (capacity(pt, "ReadCapacityUnits", &t->rcu, e) != 0 ||
-               capacity(pt, "WriteCapacityUnits", &t->wcu, e) != 0))
-    goto fail;
-  enum tt_av_type ht = def_type(defs, h), rt = r ? def_type(defs, r) : 0;
+  if (!ppr) {
+    t->rcu = rq->throughput.read;
+    t->wcu = rq->throughput.write;
+  }
+  enum tt_av_type ht = defs_type(rq->defs, rq->n_defs, h),
+                  rt = r ? defs_type(rq->defs, rq->n_defs, r) : 0;
   if (ht == 0 || (r && rt == 0)) {
     memdb_validation(e, "One or more parameter values were invalid: Some index key attributes "
                         "are not defined in AttributeDefinitions. Keys: [%s%s%s]",
@@ -381,7 +271,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     goto fail;
   }
   if ((t->name = strdup(name)) == NULL || (t->pk.name = strdup(h)) == NULL ||
-      (r && (t->sk.name = dup_or_null(r)) == NULL))
+      (r && (t->sk.name = strdup(r)) == NULL))
     goto oom;
   t->pk.type = ht;
   t->sk.type = rt;
@@ -389,41 +279,32 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
   mark_used(used, &nused, h);
   if (r)
     mark_used(used, &nused, r);
-  const json_t *gsis = json_object_get(req, "GlobalSecondaryIndexes");
-  const json_t *lsis = json_object_get(req, "LocalSecondaryIndexes");
-  if ((gsis && (!json_is_array(gsis) || json_array_size(gsis) == 0)) ||
-      (lsis && (!json_is_array(lsis) || json_array_size(lsis) == 0))) {
-    memdb_validation(e, "One or more parameter values were invalid: List of "
-                        "SecondaryIndexes is empty");
-    goto fail;
-  }
-  if (json_array_size(gsis) > 20 || json_array_size(lsis) > 5) {
+  size_t ngsi = 0;
+  for (size_t i = 0; i < rq->n_indexes; i++)
+    ngsi += rq->indexes[i].global;
+  if (ngsi > 20 || rq->n_indexes - ngsi > 5) {
     memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
-                     json_array_size(gsis) > 20 ? "global secondary" : "local secondary");
+                     ngsi > 20 ? "global secondary" : "local secondary");
     goto fail;
   }
-  size_t nidx = json_array_size(gsis) + json_array_size(lsis);
-  if (nidx && (t->idx = calloc(nidx, sizeof(*t->idx))) == NULL)
+  if (rq->n_indexes && (t->idx = calloc(rq->n_indexes, sizeof(*t->idx))) == NULL)
     goto oom;
-  for (int pass = 0; pass < 2; pass++) {
-    const json_t *arr = pass == 0 ? gsis : lsis;
-    json_array_foreach(arr, i, d) {
-      struct memdb_index *ix = &t->idx[t->nidx++];
-      if (parse_index(t, defs, d, pass == 0, ix, ppr, e) != 0)
+  for (size_t i = 0; i < rq->n_indexes; i++) {
+    struct memdb_index *ix = &t->idx[t->nidx++];
+    if (make_index(t, rq->defs, rq->n_defs, &rq->indexes[i], ix, ppr, e) != 0)
+      goto fail;
+    for (size_t k = 0; k + 1 < t->nidx; k++)
+      if (strcmp(t->idx[k].name, ix->name) == 0) {
+        memdb_validation(e, "One or more parameter values were invalid: Duplicate index "
+                            "name: %s",
+                         ix->name);
         goto fail;
-      for (size_t k = 0; k + 1 < t->nidx; k++)
-        if (strcmp(t->idx[k].name, ix->name) == 0) {
-          memdb_validation(e, "One or more parameter values were invalid: Duplicate index "
-                              "name: %s",
-                           ix->name);
-          goto fail;
-        }
-      mark_used(used, &nused, ix->pk.name);
-      if (ix->sk.name)
-        mark_used(used, &nused, ix->sk.name);
-    }
+      }
+    mark_used(used, &nused, ix->pk.name);
+    if (ix->sk.name)
+      mark_used(used, &nused, ix->sk.name);
   }
-  if (nused != json_array_size(defs)) {
+  if (nused != rq->n_defs) {
     memdb_validation(e, "One or more parameter values were invalid: Number of attributes in "
                         "KeySchema does not exactly match number of attributes defined in "
                         "AttributeDefinitions");
@@ -433,21 +314,9 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     memdb_fail(e, "ResourceInUseException", "Table already exists: %s", name);
     goto fail;
   }
-  /* Keep AttributeDefinitions and KeySchema as plain jansson strings so the
-   * description can be written with any JSON writer. */
-  t->attr_defs = json_array();
-  json_array_foreach(defs, i, d) {
-    json_array_append_new(
-        t->attr_defs,
-        json_pack("{s:s, s:s}", "AttributeName",
-                  json_string_value(json_object_get(d, "AttributeName")), "AttributeType",
-                  json_string_value(json_object_get(d, "AttributeType"))));
-  }
-  t->key_schema = r ? json_pack("[{s:s, s:s}, {s:s, s:s}]", "AttributeName", h, "KeyType",
-                                "HASH", "AttributeName", r, "KeyType", "RANGE")
-                    : json_pack("[{s:s, s:s}]", "AttributeName", h, "KeyType", "HASH");
-  if (t->attr_defs == NULL || t->key_schema == NULL)
-    goto oom;
+  for (size_t i = 0; i < rq->n_defs; i++)
+    if (add_def(&t->defs, &t->ndefs, rq->defs[i].name, rq->defs[i].type) != 0)
+      goto oom;
   struct timeval tv;
   gettimeofday(&tv, NULL);
   t->created = (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
@@ -457,8 +326,7 @@ int memdb_op_create_table(struct memdb *m, const json_t *req, json_t **resp,
     t->status = MEMDB_CREATING;
     t->transition_at_ms = wall_ms() + (int64_t)m->opts.transition_ms;
   }
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+  if (describe(m, t, status_name(t), true, out) != 0)
     goto oom;
   t->next = m->tables;
   m->tables = t;
@@ -473,11 +341,10 @@ fail:
 
 /* The table a table-level operation names; DynamoDB's ResourceNotFound
  * for these names the table. */
-static int req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
+static int req_table(struct memdb *m, const char *name, struct memdb_table **t,
                      struct tt_backend_error *e) {
-  const char *name = json_string_value(json_object_get(req, "TableName"));
   if (name == NULL)
-    return memdb_req_table(m, req, t, e);
+    return memdb_req_table_named(m, name, t, e);
   if ((*t = memdb_table_get_any(m, name)) == NULL)
     return memdb_fail(e, "ResourceNotFoundException",
                       "Requested resource not found: Table: %s not found", name);
@@ -496,29 +363,21 @@ static int in_use(const struct memdb_table *t, struct tt_backend_error *e) {
                     t->name);
 }
 
-int memdb_op_describe_table(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
+int memdb_op_describe_table(struct memdb *m, const struct tt_ddb_table_request *rq,
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (req_table(m, req, &t, e) != 0)
+  if (req_table(m, rq->table, &t, e) != 0)
     return -1;
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL)
-    return memdb_oom(e);
-  if ((*resp = json_pack("{s:o}", "Table", desc)) == NULL)
-    return memdb_oom(e);
-  return 0;
+  return describe(m, t, status_name(t), true, out) != 0 ? memdb_oom(e) : 0;
 }
 
-int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+int memdb_op_delete_table(struct memdb *m, const struct tt_ddb_table_request *rq,
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
+  if (req_table(m, rq->table, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
   /* DynamoDB's answer: DELETING, without the global secondary indexes. */
-  json_t *desc = table_desc(m, t, "DELETING");
-  if (desc)
-    json_object_del(desc, "GlobalSecondaryIndexes");
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
+  if (describe(m, t, "DELETING", false, out) != 0)
     return memdb_oom(e);
   if (m->opts.transition_ms && !m->replaying) {
     t->status = MEMDB_DELETING;
@@ -535,30 +394,21 @@ int memdb_op_delete_table(struct memdb *m, const json_t *req, json_t **resp,
   return 0;
 }
 
-int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                        struct tt_backend_error *e) {
+int memdb_op_update_ttl(struct memdb *m, const struct tt_ddb_table_request *rq,
+                        struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
-  const json_t *spec = json_object_get(req, "TimeToLiveSpecification");
-  const char *attr;
-  bool enabled;
-  if (!json_is_object(spec))
+  const char *attr = rq->ttl_attribute;
+  bool enabled = rq->ttl_enabled;
+  if (attr == NULL || *attr == '\0')
     return memdb_validation(e, "1 validation error detected: Value null at "
-                               "'timeToLiveSpecification' failed to satisfy constraint: Member "
-                               "must not be null");
-  if (memdb_get_str(spec, "AttributeName", &attr, e) != 0 ||
-      memdb_get_bool(spec, "Enabled", false, &enabled, e) != 0)
-    return -1;
-  if (attr == NULL || *attr == '\0' || json_object_get(spec, "Enabled") == NULL)
-    return memdb_validation(e, "1 validation error detected: Value null at "
-                               "'timeToLiveSpecification.%s' failed to satisfy constraint: "
-                               "Member must not be null",
-                            attr == NULL || *attr == '\0' ? "attributeName" : "enabled");
+                               "'timeToLiveSpecification.attributeName' failed to satisfy "
+                               "constraint: Member must not be null");
   if (strlen(attr) > MEMDB_KEY_NAME_MAX)
     return memdb_validation(e, "1 validation error detected: Value at "
                                "'timeToLiveSpecification.attributeName' failed to satisfy "
                                "constraint: Member must have length less than or equal to %u",
                             MEMDB_KEY_NAME_MAX);
-  if (memdb_req_table(m, req, &t, e) != 0)
+  if (memdb_req_table_named(m, rq->table, &t, e) != 0)
     return -1;
   if (enabled && t->ttl_attr)
     return memdb_validation(e, "TimeToLive is already enabled");
@@ -567,94 +417,76 @@ int memdb_op_update_ttl(struct memdb *m, const json_t *req, json_t **resp,
   if (!enabled && strcmp(t->ttl_attr, attr) != 0)
     return memdb_validation(e, "TimeToLive attribute name does not match the enabled "
                                "attribute name");
-  if ((*resp = json_pack("{s:{s:s, s:b}}", "TimeToLiveSpecification", "AttributeName", attr,
-                         "Enabled", enabled)) == NULL)
-    return memdb_oom(e);
+  bool bad = false;
+  memset(out, 0, sizeof(*out));
+  out->ttl_attribute = cp(out, attr, &bad);
+  out->ttl_enabled = enabled;
   free(t->ttl_attr);
   t->ttl_attr = NULL;
-  if (enabled && (t->ttl_attr = strdup(attr)) == NULL) {
-    json_decref(*resp);
-    *resp = NULL;
+  if (bad || (enabled && (t->ttl_attr = strdup(attr)) == NULL)) {
+    tt_ddb_table_desc_free(out);
     return memdb_oom(e);
   }
   return 0;
 }
 
-int memdb_op_describe_ttl(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+int memdb_op_describe_ttl(struct memdb *m, const struct tt_ddb_table_request *rq,
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
-  if (req_table(m, req, &t, e) != 0)
+  if (req_table(m, rq->table, &t, e) != 0)
     return -1;
   /* TTL changes take effect at once here, so there is no ENABLING or
    * DISABLING; DynamoDB names no attribute while TTL is disabled. */
-  *resp = t->ttl_attr ? json_pack("{s:{s:s, s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                                  "ENABLED", "AttributeName", t->ttl_attr)
-                      : json_pack("{s:{s:s}}", "TimeToLiveDescription", "TimeToLiveStatus",
-                                  "DISABLED");
-  return *resp ? 0 : memdb_oom(e);
+  bool bad = false;
+  memset(out, 0, sizeof(*out));
+  out->ttl_status = t->ttl_attr ? "ENABLED" : "DISABLED";
+  out->ttl_attribute = cp(out, t->ttl_attr, &bad);
+  return bad ? memdb_oom(e) : 0;
 }
 
 /* The attribute definitions of a table after an UpdateTable adds an index:
  * the table's own, plus the given ones the new index uses. A given
- * definition may repeat a table's, not change its type. Returns a new array
- * or NULL with e set. */
-static json_t *merged_definitions(const struct memdb_table *t, const json_t *given,
-                                  const struct memdb_index *ix, struct tt_backend_error *e) {
+ * definition may repeat a table's, not change its type. Returns 0 with *out
+ * a new list of *n, or -1 with e set. */
+static int merged_definitions(const struct memdb_table *t, const struct tt_ddb_table_request *rq,
+                              const struct memdb_index *ix, struct tt_ddb_attr_def **out,
+                              size_t *n, struct tt_backend_error *e) {
   size_t i;
-  const json_t *d;
-  json_array_foreach(given, i, d) {
-    const char *an = json_string_value(json_object_get(d, "AttributeName"));
-    const char *at = json_string_value(json_object_get(d, "AttributeType"));
-    if (an == NULL || *an == '\0' || at == NULL ||
-        (strcmp(at, "S") != 0 && strcmp(at, "N") != 0 && strcmp(at, "B") != 0)) {
-      memdb_validation(e, "1 validation error detected: Value at "
-                          "'attributeDefinitions.%zu.member' failed to satisfy constraint: "
-                          "Member must have an attributeName and an attributeType in [B, N, S]",
-                       i + 1);
-      return NULL;
-    }
-    enum tt_av_type had = def_type(t->attr_defs, an);
-    if (had != 0 && had != tt_av_type_parse(at, strlen(at))) {
-      memdb_validation(e, "One or more parameter values were invalid: Cannot change the type "
-                          "of attribute %s, which is defined as a key of the table or of an "
-                          "index",
-                       an);
-      return NULL;
-    }
+  for (i = 0; i < rq->n_defs; i++) {
+    enum tt_av_type had = defs_type(t->defs, t->ndefs, rq->defs[i].name);
+    if (had != 0 && had != rq->defs[i].type)
+      return memdb_validation(e, "One or more parameter values were invalid: Cannot change the "
+                                 "type of attribute %s, which is defined as a key of the table "
+                                 "or of an index",
+                              rq->defs[i].name);
   }
-  json_t *out = json_deep_copy(t->attr_defs);
+  *out = NULL;
+  *n = 0;
+  int rc = 0;
+  for (i = 0; rc == 0 && i < t->ndefs; i++)
+    rc = add_def(out, n, t->defs[i].name, t->defs[i].type);
   const struct memdb_keydef *keys[2] = {&ix->pk, &ix->sk};
-  for (int k = 0; k < 2 && out; k++) {
-    if (keys[k]->name == NULL || def_type(out, keys[k]->name) != 0)
-      continue;
-    if (json_array_append_new(out, json_pack("{s:s, s:s}", "AttributeName", keys[k]->name,
-                                             "AttributeType",
-                                             tt_av_type_name(keys[k]->type))) != 0) {
-      json_decref(out);
-      out = NULL;
-    }
+  for (int k = 0; k < 2 && rc == 0; k++)
+    if (keys[k]->name && defs_type(*out, *n, keys[k]->name) == 0)
+      rc = add_def(out, n, keys[k]->name, keys[k]->type);
+  if (rc != 0) {
+    memdb_defs_free(*out, *n);
+    return memdb_oom(e);
   }
-  if (out == NULL)
-    memdb_oom(e);
-  return out;
+  return 0;
 }
 
 /* UpdateTable's one GlobalSecondaryIndexUpdates Create. DynamoDB
  * backfills the index (CREATING) in the background; here the backfill runs
  * inside the call, so the index is ACTIVE and complete in the answer. */
-static int create_index(struct memdb_table *t, const json_t *updates, const json_t *given,
+static int create_index(struct memdb_table *t, const struct tt_ddb_table_request *rq,
                         struct tt_backend_error *e) {
   struct memdb_index ix;
-  json_t *defs = NULL;
+  struct tt_ddb_attr_def *defs = NULL, *all = NULL;
+  size_t ndefs = 0, nall = 0;
   memset(&ix, 0, sizeof(ix));
-  const json_t *create = NULL;
-  size_t ui;
-  const json_t *uu;
-  json_array_foreach(updates, ui, uu) {
-    if (json_object_get(uu, "Create"))
-      create = json_object_get(uu, "Create");
-  }
-  const char *name = json_string_value(json_object_get(create, "IndexName"));
+  const struct tt_ddb_index *create = &rq->indexes[0];
+  const char *name = create->name;
   for (size_t k = 0; name && k < t->nidx; k++)
     if (strcmp(t->idx[k].name, name) == 0)
       return memdb_validation(e, "One or more parameter values were invalid: Index with name "
@@ -667,43 +499,38 @@ static int create_index(struct memdb_table *t, const json_t *updates, const json
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: the table %s "
                                                    "already has 20 global secondary indexes",
                       t->name);
-  const json_t *pt = json_object_get(create, "ProvisionedThroughput");
-  if (t->pay_per_request && pt)
+  if (t->pay_per_request && create->throughput.set)
     return memdb_validation(e, "One or more parameter values were invalid: Neither "
                                "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
                                "BillingMode is PAY_PER_REQUEST");
-  if (!t->pay_per_request && pt == NULL)
+  if (!t->pay_per_request && !create->throughput.set)
     return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
                                "is not specified for index: %s",
                             name ? name : "");
   /* The index's keys resolve against the table's definitions and the given
    * ones together; undefined keys are DynamoDB's "no definition" error. */
-  json_t *all = json_deep_copy(t->attr_defs);
-  size_t gi;
-  const json_t *gd;
-  json_array_foreach(given, gi, gd) {
-    const char *an = json_string_value(json_object_get(gd, "AttributeName"));
-    if (all && an && def_type(all, an) == 0 && json_is_string(json_object_get(gd, "AttributeType")))
-      json_array_append(all, (json_t *)gd);
-  }
-  if (all == NULL)
+  int rc = 0;
+  for (size_t k = 0; rc == 0 && k < t->ndefs; k++)
+    rc = add_def(&all, &nall, t->defs[k].name, t->defs[k].type);
+  for (size_t k = 0; rc == 0 && k < rq->n_defs; k++)
+    if (defs_type(all, nall, rq->defs[k].name) == 0)
+      rc = add_def(&all, &nall, rq->defs[k].name, rq->defs[k].type);
+  if (rc != 0) {
+    memdb_defs_free(all, nall);
     return memdb_oom(e);
-  const json_t *k;
-  json_array_foreach(json_object_get(create, "KeySchema"), gi, k) {
-    const char *kn = json_string_value(json_object_get(k, "AttributeName"));
-    if (kn && *kn && def_type(all, kn) == 0) {
-      json_decref(all);
+  }
+  const char *keys[2] = {create->keys.hash, create->keys.range};
+  for (int k = 0; k < 2; k++)
+    if (keys[k] && defs_type(all, nall, keys[k]) == 0) {
+      memdb_defs_free(all, nall);
       return memdb_validation(e, "Invalid KeySchema: Some index key attribute have no "
                                  "definition");
     }
-  }
-  int rc = parse_index(t, all, create, true, &ix, t->pay_per_request, e);
-  json_decref(all);
-  if (rc == 0 && !t->pay_per_request &&
-      (capacity(pt, "ReadCapacityUnits", &ix.rcu, e) != 0 ||
-       capacity(pt, "WriteCapacityUnits", &ix.wcu, e) != 0))
+  rc = make_index(t, all, nall, create, &ix, t->pay_per_request, e);
+  memdb_defs_free(all, nall);
+  if (rc == 0 && !t->pay_per_request && capacity(&create->throughput, e) != 0)
     rc = -1;
-  if (rc == 0 && (defs = merged_definitions(t, given, &ix, e)) == NULL)
+  if (rc == 0 && merged_definitions(t, rq, &ix, &defs, &ndefs, e) != 0)
     rc = -1;
   if (rc == 0 && memdb_index_backfill(t, &ix) != 0)
     rc = memdb_oom(e);
@@ -712,15 +539,16 @@ static int create_index(struct memdb_table *t, const json_t *updates, const json
     rc = memdb_oom(e);
   if (rc != 0) {
     memdb_index_free(&ix);
-    json_decref(defs);
+    memdb_defs_free(defs, ndefs);
     return -1;
   }
   /* Committed: nothing below may fail the table's state (a lost answer is
    * an OOM error after the index exists, which DescribeTable then shows). */
   t->idx = grown;
   t->idx[t->nidx++] = ix;
-  json_decref(t->attr_defs);
-  t->attr_defs = defs;
+  memdb_defs_free(t->defs, t->ndefs);
+  t->defs = defs;
+  t->ndefs = ndefs;
   return 0;
 }
 
@@ -769,105 +597,61 @@ static void note_change(struct memdb_table *t, int64_t rcu, int64_t wcu, double 
  * passed. Other updates (index Delete, streams, SSE, replicas, table
  * class) are not implemented: ValidationException saying so, never a
  * silent success. */
-int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
+int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq,
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
   struct memdb_table *t;
-  const json_t *updates = json_object_get(req, "GlobalSecondaryIndexUpdates");
-  const json_t *given = json_object_get(req, "AttributeDefinitions");
-  const json_t *tpt = json_object_get(req, "ProvisionedThroughput");
-  const char *billing;
-  static const char *const unsupported[] = {"StreamSpecification", "SSESpecification",
-                                            "ReplicaUpdates", "TableClass"};
-  if (memdb_limit_schema(req, e) != 0 || memdb_get_str(req, "BillingMode", &billing, e) != 0)
+  const struct tt_ddb_throughput *tpt = &rq->throughput;
+  if (memdb_limit_schema(rq, e) != 0)
     return -1;
-  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-    if (json_object_get(req, unsupported[i]))
-      return memdb_validation(e, "The memory backend's UpdateTable does not take %s",
-                              unsupported[i]);
-  if (billing && strcmp(billing, "PROVISIONED") != 0 && strcmp(billing, "PAY_PER_REQUEST") != 0)
-    return memdb_validation(e, "1 validation error detected: Value '%s' at 'billingMode' failed "
-                               "to satisfy constraint: Member must satisfy enum value set: "
-                               "[PROVISIONED, PAY_PER_REQUEST]",
-                            billing);
-  if (updates && !json_is_array(updates))
-    return memdb_validation(e, "1 validation error detected: Value at "
-                               "'globalSecondaryIndexUpdates' failed to satisfy constraint: "
-                               "Member must be a list");
-  if (tpt == NULL && billing == NULL && json_array_size(updates) == 0)
+  if (!tpt->set && rq->billing == TT_DDB_BILLING_UNSET && rq->n_indexes + rq->n_updates == 0)
     return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
                                "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
                                "SSESpecification or ReplicaUpdates is required");
-  if (billing && strcmp(billing, "PROVISIONED") == 0 && tpt == NULL)
+  if (rq->billing == TT_DDB_BILLING_PROVISIONED && !tpt->set)
     return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
                                "must be specified when BillingMode is PROVISIONED");
-  if (given && !json_is_array(given))
-    return memdb_validation(e, "1 validation error detected: Value at 'attributeDefinitions' "
-                               "failed to satisfy constraint: Member must be a list");
-  if (req_table(m, req, &t, e) != 0 || in_use(t, e) != 0)
+  if (req_table(m, rq->table, &t, e) != 0 || in_use(t, e) != 0)
     return -1;
-  bool ppr = billing ? strcmp(billing, "PAY_PER_REQUEST") == 0 : t->pay_per_request;
-  if (tpt && ppr)
+  bool ppr = rq->billing != TT_DDB_BILLING_UNSET
+                 ? rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST
+                 : t->pay_per_request;
+  if (tpt->set && ppr)
     return memdb_validation(e, "One or more parameter values were invalid: Neither "
                                "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
                                "BillingMode is PAY_PER_REQUEST");
-  if (json_array_size(updates) > 5)
+  /* DynamoDB's own answer (and code) to more than one create in one call. */
+  if (rq->n_indexes + rq->n_updates > 5 || rq->n_indexes > 1)
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
                                                    "index can be created or deleted "
                                                    "simultaneously per table");
-  size_t i, creates = 0;
-  const json_t *u;
-  json_array_foreach(updates, i, u) {
-    const json_t *upd = json_object_get(u, "Update");
-    if (json_object_get(u, "Delete"))
-      return memdb_validation(e, "The memory backend's UpdateTable does not take "
-                                 "GlobalSecondaryIndexUpdates Delete actions");
-    if (upd) {
-      int64_t r = 0, w = 0;
-      const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
-      const char *iname = json_string_value(json_object_get(upd, "IndexName"));
-      if (capacity(ipt, "ReadCapacityUnits", &r, e) != 0 ||
-          capacity(ipt, "WriteCapacityUnits", &w, e) != 0)
-        return -1;
-      if (r > 1000000000000 || w > 1000000000000)
-        return memdb_validation(e, "This operation cannot be performed with given input "
-                                   "values. Please contact DynamoDB service team for more "
-                                   "info: Action Blocked: IndexUpdate");
-      const struct memdb_index *found = NULL;
-      for (size_t k = 0; iname && k < t->nidx; k++)
-        if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0)
-          found = &t->idx[k];
-      if (found == NULL)
-        return memdb_fail(e, "ResourceNotFoundException",
-                          "Requested resource not found: Index: %s not found",
-                          iname ? iname : "null");
-      if (ppr)
-        return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                                   "ReadCapacityUnits nor WriteCapacityUnits can be specified "
-                                   "when BillingMode is PAY_PER_REQUEST");
-      continue;
-    }
-    if (!json_is_object(json_object_get(u, "Create")))
-      return memdb_validation(e, "One or more parameter values were invalid: One of "
-                                 "GlobalSecondaryIndexUpdate.Update, "
-                                 "GlobalSecondaryIndexUpdate.Create, "
-                                 "GlobalSecondaryIndexUpdate.Delete must not be null");
-    creates++;
+  for (size_t i = 0; i < rq->n_updates; i++) {
+    const struct tt_ddb_index *u = &rq->updates[i];
+    if (capacity(&u->throughput, e) != 0)
+      return -1;
+    if (u->throughput.read > 1000000000000 || u->throughput.write > 1000000000000)
+      return memdb_validation(e, "This operation cannot be performed with given input "
+                                 "values. Please contact DynamoDB service team for more "
+                                 "info: Action Blocked: IndexUpdate");
+    const struct memdb_index *found = NULL;
+    for (size_t k = 0; u->name && k < t->nidx; k++)
+      if (t->idx[k].global && strcmp(t->idx[k].name, u->name) == 0)
+        found = &t->idx[k];
+    if (found == NULL)
+      return memdb_fail(e, "ResourceNotFoundException",
+                        "Requested resource not found: Index: %s not found",
+                        u->name ? u->name : "null");
+    if (ppr)
+      return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                                 "ReadCapacityUnits nor WriteCapacityUnits can be specified "
+                                 "when BillingMode is PAY_PER_REQUEST");
   }
-  /* DynamoDB's own answer (and code) to two creates in one call. */
-  if (creates > 1)
-    return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
-                                                   "index can be created or deleted "
-                                                   "simultaneously per table");
   if (!ppr && t->pay_per_request) {
     /* Back to PROVISIONED: every global index needs its throughput. */
     char missing[512] = "";
     for (size_t k = 0; k < t->nidx; k++) {
       bool given_pt = false;
-      json_array_foreach(updates, i, u) {
-        const char *iname =
-            json_string_value(json_object_get(json_object_get(u, "Update"), "IndexName"));
-        given_pt = given_pt || (iname && strcmp(iname, t->idx[k].name) == 0);
-      }
+      for (size_t i = 0; i < rq->n_updates; i++)
+        given_pt = given_pt || strcmp(rq->updates[i].name, t->idx[k].name) == 0;
       if (t->idx[k].global && !given_pt) {
         size_t len = strlen(missing);
         snprintf(missing + len, sizeof(missing) - len, "%s%s", len ? "," : "",
@@ -879,10 +663,9 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
                                  "ProvisionedThroughput must be specified for index: %s",
                               missing);
   }
-  int64_t now = memdb_now(m), rcu = 0, wcu = 0;
-  if (tpt) {
-    if (capacity(tpt, "ReadCapacityUnits", &rcu, e) != 0 ||
-        capacity(tpt, "WriteCapacityUnits", &wcu, e) != 0)
+  int64_t now = memdb_now(m), rcu = tpt->read, wcu = tpt->write;
+  if (tpt->set) {
+    if (capacity(tpt, e) != 0)
       return -1;
     if (!t->pay_per_request && rcu == t->rcu && wcu == t->wcu)
       return memdb_validation(
@@ -896,27 +679,27 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
         decrease_allowed(t, now, e) != 0)
       return -1;
   }
-  if (creates == 1) {
+  if (rq->n_indexes == 1) {
     /* The new index takes the billing mode the table is given. */
     bool was = t->pay_per_request;
     t->pay_per_request = ppr;
-    int rc = create_index(t, updates, given, e);
+    int rc = create_index(t, rq, e);
     t->pay_per_request = was;
     if (rc != 0)
       return -1;
   }
   /* Committed: the billing and throughput changes cannot fail. */
-  t->billing_given = t->billing_given || billing != NULL;
+  t->billing_given = t->billing_given || rq->billing != TT_DDB_BILLING_UNSET;
   if (ppr && !t->pay_per_request) {
     t->pay_per_request = true;
     t->rcu = t->wcu = 0;
     for (size_t k = 0; k < t->nidx; k++)
       t->idx[k].rcu = t->idx[k].wcu = 0;
-  } else if (tpt && t->pay_per_request) {
+  } else if (tpt->set && t->pay_per_request) {
     t->pay_per_request = false;
     t->rcu = rcu;
     t->wcu = wcu;
-  } else if (tpt && m->opts.transition_ms && !m->replaying) {
+  } else if (tpt->set && m->opts.transition_ms && !m->replaying) {
     /* UPDATING: the answer shows the old throughput, the change is made
      * when the time passed (memdb_tables_settle). */
     double at = (double)wall_ms() / 1000.0;
@@ -929,23 +712,16 @@ int memdb_op_update_table(struct memdb *m, const json_t *req, json_t **resp,
     t->pending_rcu = rcu;
     t->pending_wcu = wcu;
     m->transitions++;
-  } else if (tpt) {
+  } else if (tpt->set) {
     note_change(t, rcu, wcu, (double)now, now);
   }
-  json_array_foreach(updates, i, u) {
-    const json_t *upd = json_object_get(u, "Update");
-    const char *iname = json_string_value(json_object_get(upd, "IndexName"));
-    for (size_t k = 0; upd && iname && k < t->nidx; k++)
-      if (t->idx[k].global && strcmp(t->idx[k].name, iname) == 0) {
-        const json_t *ipt = json_object_get(upd, "ProvisionedThroughput");
-        capacity(ipt, "ReadCapacityUnits", &t->idx[k].rcu, e);
-        capacity(ipt, "WriteCapacityUnits", &t->idx[k].wcu, e);
+  for (size_t i = 0; i < rq->n_updates; i++)
+    for (size_t k = 0; k < t->nidx; k++)
+      if (t->idx[k].global && strcmp(t->idx[k].name, rq->updates[i].name) == 0) {
+        t->idx[k].rcu = rq->updates[i].throughput.read;
+        t->idx[k].wcu = rq->updates[i].throughput.write;
       }
-  }
-  json_t *desc = table_desc(m, t, status_name(t));
-  if (desc == NULL || (*resp = json_pack("{s:o}", "TableDescription", desc)) == NULL)
-    return memdb_oom(e);
-  return 0;
+  return describe(m, t, status_name(t), true, out) != 0 ? memdb_oom(e) : 0;
 }
 
 void memdb_tables_settle(struct memdb *m) {
@@ -976,63 +752,34 @@ static int cmp_names(const void *a, const void *b) {
 
 /* ListTables: names in byte order, Limit 1..100 (default 100), resuming
  * after ExclusiveStartTableName; LastEvaluatedTableName when cut short. */
-int memdb_op_list_tables(struct memdb *m, const json_t *req, json_t **resp,
-                         struct tt_backend_error *e) {
-  json_t *lim = json_object_get(req, "Limit");
-  json_int_t limit = 100;
-  if (lim != NULL) {
-    if (!json_is_integer(lim))
-      return memdb_fail(e, "SerializationException", "Limit must be a number");
-    limit = json_integer_value(lim);
-    if (limit < 1 || limit > 100)
-      return memdb_validation(e,
-                              "1 validation error detected: Value '%lld' at 'limit' failed to "
-                              "satisfy constraint: Member must have value %s",
-                              (long long)limit,
-                              limit < 1 ? "greater than or equal to 1"
-                                        : "less than or equal to 100");
-  }
-  json_t *start = json_object_get(req, "ExclusiveStartTableName");
-  if (start != NULL && !json_is_string(start))
-    return memdb_fail(e, "SerializationException", "ExclusiveStartTableName must be a string");
+int memdb_op_list_tables(struct memdb *m, const struct tt_ddb_table_request *rq,
+                         struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  int64_t limit = rq->limit ? rq->limit : 100;
   if (m->transitions)
     memdb_tables_settle(m);
   size_t n = 0;
   for (const struct memdb_table *t = m->tables; t; t = t->next)
     n++;
-  const char **names = calloc(n ? n : 1, sizeof(*names));
+  memset(out, 0, sizeof(*out));
+  const char **names = tt_arena_alloc(&out->arena, (n ? n : 1) * sizeof(*names));
   if (names == NULL)
     return memdb_oom(e);
   n = 0;
   for (const struct memdb_table *t = m->tables; t; t = t->next)
-    names[n++] = t->name;
+    if (rq->start == NULL || strcmp(t->name, rq->start) > 0)
+      names[n++] = t->name;
   qsort(names, n, sizeof(*names), cmp_names);
-  json_t *list = json_array();
-  *resp = json_pack("{s:o}", "TableNames", list);
-  if (*resp == NULL) {
-    free(names);
+  out->names = names;
+  out->n_names = n < (size_t)limit ? n : (size_t)limit;
+  bool bad = false;
+  for (size_t i = 0; i < out->n_names; i++)
+    names[i] = cp(out, names[i], &bad);
+  out->last_name = n > (size_t)limit ? names[limit - 1] : NULL;
+  if (bad) {
+    tt_ddb_table_desc_free(out);
     return memdb_oom(e);
   }
-  json_int_t taken = 0;
-  const char *last = NULL;
-  for (size_t i = 0; i < n; i++) {
-    if (start && strcmp(names[i], json_string_value(start)) <= 0)
-      continue;
-    if (taken == limit) {
-      if (json_object_set_new(*resp, "LastEvaluatedTableName", json_string(last)) != 0)
-        goto oom;
-      break;
-    }
-    if (json_array_append_new(list, json_string(names[i])) != 0)
-      goto oom;
-    last = names[i];
-    taken++;
-  }
-  free(names);
   return 0;
-oom:
-  free(names);
-  return memdb_oom(e);
 }
 
 /* ---- tags ---------------------------------------------------------------- */
@@ -1049,112 +796,83 @@ static struct memdb_table *arn_table(struct memdb *m, const char *arn) {
   return memdb_table_get_any(m, p + 7);
 }
 
-/* DynamoDB's limits on one tag: key 1..128 characters, value 0..256. */
-static size_t utf8_chars(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    n += ((unsigned char)*s & 0xC0) != 0x80;
-  return n;
-}
-
-int memdb_op_tag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                          struct tt_backend_error *e) {
-  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
-  const json_t *tags = json_object_get(req, "Tags");
-  if (arn == NULL)
-    return memdb_validation(e, "Invalid TableArn");
-  if (!json_is_array(tags) || json_array_size(tags) == 0)
-    return memdb_validation(e, "Atleast one Tag needs to be provided as Input.");
-  size_t i;
-  const json_t *tag;
-  json_array_foreach(tags, i, tag) {
-    const char *k = json_string_value(json_object_get(tag, "Key"));
-    const char *v = json_string_value(json_object_get(tag, "Value"));
-    if (k == NULL || v == NULL)
-      return memdb_validation(e, "1 validation error detected: Value null at 'tags.%zu.member."
-                                 "%s' failed to satisfy constraint: Member must not be null",
-                              i + 1, k == NULL ? "key" : "value");
-    if (*k == '\0' || utf8_chars(k) > 128 || utf8_chars(v) > 256)
-      return memdb_validation(e, "1 validation error detected: Value '%s' at 'tags.%zu.member."
-                                 "%s' failed to satisfy constraint: Member must have length %s",
-                              *k == '\0' || utf8_chars(k) > 128 ? k : v, i + 1,
-                              *k == '\0' || utf8_chars(k) > 128 ? "key" : "value",
-                              *k == '\0'              ? "greater than or equal to 1"
-                              : utf8_chars(k) > 128 ? "less than or equal to 128"
-                                                    : "less than or equal to 256");
-  }
-  struct memdb_table *t = arn_table(m, arn);
+int memdb_op_tag_resource(struct memdb *m, const struct tt_ddb_table_request *rq,
+                          struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
+  struct memdb_table *t = arn_table(m, rq->arn);
   if (t == NULL)
     return memdb_fail(e, "ResourceNotFoundException",
-                      "Requested resource not found: ResourcArn: %s not found", arn);
-  json_t *next = t->tags ? json_copy(t->tags) : json_object();
+                      "Requested resource not found: ResourcArn: %s not found", rq->arn);
+  /* The tags after the request: a key given again keeps its place. */
+  size_t n = t->ntags;
+  struct tt_ddb_tag *next = calloc(n + rq->n_tags + 1, sizeof(*next));
   if (next == NULL)
     return memdb_oom(e);
-  json_array_foreach(tags, i, tag) {
-    if (json_object_set(next, json_string_value(json_object_get(tag, "Key")),
-                        json_object_get(tag, "Value")) != 0) {
-      json_decref(next);
-      return memdb_oom(e);
-    }
+  if (n)
+    memcpy(next, t->tags, n * sizeof(*next));
+  for (size_t i = 0; i < rq->n_tags; i++) {
+    size_t k = 0;
+    while (k < n && strcmp(next[k].key, rq->tags[i].key) != 0)
+      k++;
+    if (k == n)
+      next[n++].key = rq->tags[i].key;
+    next[k].value = rq->tags[i].value;
   }
-  if (json_object_size(next) > 50) {
-    json_decref(next);
+  if (n > 50) {
+    free(next);
     return memdb_fail(e, "ValidationException",
                       "One or more parameter values were invalid: The number of tags on the "
                       "resource exceeds the limit of 50");
   }
-  if ((*resp = json_object()) == NULL) {
-    json_decref(next);
+  bool bad = false;
+  for (size_t i = 0; i < n; i++) {
+    next[i].key = strdup(next[i].key);
+    next[i].value = strdup(next[i].value);
+    bad = bad || next[i].key == NULL || next[i].value == NULL;
+  }
+  if (bad) {
+    memdb_tags_free(next, n);
     return memdb_oom(e);
   }
-  json_decref(t->tags);
+  memdb_tags_free(t->tags, t->ntags);
   t->tags = next;
+  t->ntags = n;
   return 0;
 }
 
-int memdb_op_untag_resource(struct memdb *m, const json_t *req, json_t **resp,
-                            struct tt_backend_error *e) {
-  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
-  const json_t *keys = json_object_get(req, "TagKeys");
-  if (arn == NULL)
-    return memdb_validation(e, "Invalid TableArn");
-  if (!json_is_array(keys) || json_array_size(keys) == 0)
-    return memdb_validation(e, "Atleast one Tag Key needs to be provided as Input.");
-  struct memdb_table *t = arn_table(m, arn);
+int memdb_op_untag_resource(struct memdb *m, const struct tt_ddb_table_request *rq,
+                            struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  (void)out;
+  struct memdb_table *t = arn_table(m, rq->arn);
   if (t == NULL)
     return memdb_fail(e, "ResourceNotFoundException", "Requested resource not found");
-  if ((*resp = json_object()) == NULL)
-    return memdb_oom(e);
-  size_t i;
-  const json_t *k;
-  json_array_foreach(keys, i, k) {
-    if (t->tags && json_is_string(k))
-      json_object_del(t->tags, json_string_value(k));
-  }
+  for (size_t i = 0; i < rq->n_tag_keys; i++)
+    for (size_t k = 0; k < t->ntags; k++)
+      if (strcmp(t->tags[k].key, rq->tag_keys[i]) == 0) {
+        free((char *)t->tags[k].key);
+        free((char *)t->tags[k].value);
+        memmove(&t->tags[k], &t->tags[k + 1], (--t->ntags - k) * sizeof(*t->tags));
+        break;
+      }
   return 0;
 }
 
 /* ListTagsOfResource: every tag in one answer (at most 50 per table). */
-int memdb_op_list_tags(struct memdb *m, const json_t *req, json_t **resp,
-                       struct tt_backend_error *e) {
-  const char *arn = json_string_value(json_object_get(req, "ResourceArn"));
-  if (arn == NULL)
-    return memdb_validation(e, "Invalid TableArn");
-  struct memdb_table *t = arn_table(m, arn);
+int memdb_op_list_tags(struct memdb *m, const struct tt_ddb_table_request *rq,
+                       struct tt_ddb_table_desc *out, struct tt_backend_error *e) {
+  struct memdb_table *t = arn_table(m, rq->arn);
   if (t == NULL)
     return memdb_fail(e, "ResourceNotFoundException",
-                      "Requested resource not found: ResourcArn: %s not found", arn);
-  json_t *list = json_array();
-  if (list == NULL || (*resp = json_pack("{s:o}", "Tags", list)) == NULL)
+                      "Requested resource not found: ResourcArn: %s not found", rq->arn);
+  memset(out, 0, sizeof(*out));
+  bool bad = (out->tags = tt_arena_alloc(&out->arena, (t->ntags + 1) * sizeof(*out->tags))) ==
+             NULL;
+  for (size_t i = 0; !bad && i < t->ntags; i++)
+    out->tags[out->n_tags++] =
+        (struct tt_ddb_tag){cp(out, t->tags[i].key, &bad), cp(out, t->tags[i].value, &bad)};
+  if (bad) {
+    tt_ddb_table_desc_free(out);
     return memdb_oom(e);
-  const char *k;
-  json_t *v;
-  json_object_foreach(t->tags, k, v) {
-    if (json_array_append_new(list, json_pack("{s:s, s:O}", "Key", k, "Value", v)) != 0) {
-      json_decref(*resp);
-      *resp = NULL;
-      return memdb_oom(e);
-    }
   }
   return 0;
 }

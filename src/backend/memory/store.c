@@ -812,10 +812,23 @@ void memdb_table_free(struct memdb_table *t) {
   free(t->pk.name);
   free(t->sk.name);
   free(t->ttl_attr);
-  json_decref(t->tags);
-  json_decref(t->attr_defs);
-  json_decref(t->key_schema);
+  memdb_tags_free(t->tags, t->ntags);
+  memdb_defs_free(t->defs, t->ndefs);
   free(t);
+}
+
+void memdb_tags_free(struct tt_ddb_tag *tags, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free((char *)tags[i].key);
+    free((char *)tags[i].value);
+  }
+  free(tags);
+}
+
+void memdb_defs_free(struct tt_ddb_attr_def *defs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free((char *)defs[i].name);
+  free(defs);
 }
 
 void memdb_index_free(struct memdb_index *ix) {
@@ -826,8 +839,6 @@ void memdb_index_free(struct memdb_index *ix) {
   for (size_t j = 0; j < ix->ninclude; j++)
     free(ix->include[j]);
   free(ix->include);
-  json_decref(ix->key_schema);
-  json_decref(ix->projection);
 }
 
 /* Whether an index key value may go into the index: DynamoDB's backfill

@@ -63,14 +63,6 @@ int memdb_req_table_named(struct memdb *m, const char *name, struct memdb_table 
   return 0;
 }
 
-int memdb_req_table(struct memdb *m, const json_t *req, struct memdb_table **t,
-                    struct tt_backend_error *e) {
-  const char *name;
-  if (memdb_get_str(req, "TableName", &name, e) != 0)
-    return -1;
-  return memdb_req_table_named(m, name, t, e);
-}
-
 /* "Capacity unit consumption" of the DynamoDB Developer Guide: a read
  * rounds the item up to 4 KB, a write to 1 KB; an eventually consistent
  * read costs half. */
@@ -90,21 +82,6 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
       u = v;
   }
   return read && !consistent ? u / 2 : u;
-}
-
-int memdb_get_str(const json_t *obj, const char *key, const char **out,
-                  struct tt_backend_error *e) {
-  return tt_ddb_member_str(obj, key, out, e);
-}
-
-int memdb_get_bool(const json_t *obj, const char *key, bool def, bool *out,
-                   struct tt_backend_error *e) {
-  return tt_ddb_member_bool(obj, key, def, out, e);
-}
-
-int memdb_get_int(const json_t *obj, const char *key, int64_t *out, bool *present,
-                  struct tt_backend_error *e) {
-  return tt_ddb_member_int(obj, key, out, present, e);
 }
 
 /* ---- expressions ---- */

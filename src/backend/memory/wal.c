@@ -47,8 +47,8 @@
 
 #include "backend/memory/internal.h"
 #include "backend/memory/wal.h"
+#include "backend/table_json.h"
 #include "obs/log.h"
-#include "value/json_exact.h"
 
 #define SNAP_DEFAULT_MIN (64u * 1024u * 1024u)
 #define SNAP_CHUNK (1024u * 1024u) /* payload bytes per snapshot record */
@@ -613,58 +613,26 @@ void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const str
     w->rec_bad = true;
 }
 
-/* Turns the marked whole numbers of a request tree (value/json_exact.h:
- * ProvisionedThroughput's capacities) into jansson integers, so that
- * json_dumps writes them as numbers. 0, or -1 when memory ran out. */
-static int plain_numbers(json_t *j) {
-  if (json_is_object(j)) {
-    const char *k;
-    json_t *v;
-    json_object_foreach(j, k, v) {
-      int64_t n;
-      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
-        if (json_object_set_new(j, k, json_integer((json_int_t)n)) != 0)
-          return -1;
-      } else if (plain_numbers(v) != 0) {
-        return -1;
-      }
-    }
-  } else if (json_is_array(j)) {
-    for (size_t i = 0; i < json_array_size(j); i++) {
-      json_t *v = json_array_get(j, i);
-      int64_t n;
-      if (json_is_string(v) && tt_json_integer(v, &n) == 0) {
-        if (json_array_set_new(j, i, json_integer((json_int_t)n)) != 0)
-          return -1;
-      } else if (plain_numbers(v) != 0) {
-        return -1;
-      }
-    }
-  }
-  return 0;
+/* Appends the record of a table operation: its request as the table codec
+ * writes it. 0, or -1 (memory). */
+static int put_table(struct tt_buf *out, enum tt_ddb_op op, const struct tt_ddb_table_request *r,
+                     double created) {
+  json_t *j = tt_ddb_table_request_json(op, r);
+  char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  int rc = js == NULL                    ? -1
+           : op == TT_DDB_CREATE_TABLE ? memdb_wal_put_create(out, created, js, strlen(js))
+                                       : memdb_wal_put_request(out, op, js, strlen(js));
+  free(js);
+  return rc;
 }
 
-void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req) {
+void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op,
+                          const struct tt_ddb_table_request *r) {
   struct memdb_wal *w = m->wal;
-  if (w == NULL)
-    return;
-  json_t *copy = json_deep_copy(req);
-  char *js = copy && plain_numbers(copy) == 0 ? json_dumps(copy, JSON_COMPACT) : NULL;
-  json_decref(copy);
-  if (js == NULL) {
-    w->rec_bad = true;
-    return;
-  }
-  int rc;
-  if (op == TT_DDB_CREATE_TABLE) {
-    const struct memdb_table *t =
-        memdb_table_get_any(m, json_string_value(json_object_get(req, "TableName")));
-    rc = memdb_wal_put_create(&w->rec, t ? t->created : 0, js, strlen(js));
-  } else {
-    rc = memdb_wal_put_request(&w->rec, op, js, strlen(js));
-  }
-  free(js);
-  if (rc != 0)
+  const struct memdb_table *t =
+      w && op == TT_DDB_CREATE_TABLE ? memdb_table_get_any(m, r->table) : NULL;
+  if (w && put_table(&w->rec, op, r, t ? t->created : 0) != 0)
     w->rec_bad = true;
 }
 
@@ -724,6 +692,7 @@ static void fail_call(struct tt_backend_call *c, const char *msg) {
   json_decref(c->response);
   c->response = NULL;
   tt_av_free(&c->item_out);
+  tt_ddb_table_out_free(&c->table_out);
   tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
   c->status = -1;
 }
@@ -1151,41 +1120,48 @@ static void timer_cb(uv_timer_t *h) {
 
 /* ---- snapshots ---- */
 
-/* A CreateTable request that makes a table like t (without its items). */
-static json_t *create_request(const struct memdb_table *t) {
-  json_t *r = json_pack("{s:s, s:O, s:O}", "TableName", t->name, "AttributeDefinitions",
-                        t->attr_defs, "KeySchema", t->key_schema);
-  if (r == NULL)
-    return NULL;
-  if (t->billing_given || t->pay_per_request)
-    json_object_set_new(r, "BillingMode",
-                        json_string(t->pay_per_request ? "PAY_PER_REQUEST" : "PROVISIONED"));
+/* The records that make a table like t (without its items): its
+ * CreateTable, and its TTL and tags when it has them. */
+static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_table *t) {
+  static const enum tt_ddb_projection proj[] = {
+      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
+      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
+  struct tt_ddb_index *ixs = calloc(t->nidx + 1, sizeof(*ixs));
+  if (ixs == NULL)
+    return -1;
   /* An UPDATING table's change was logged before: it is written done. */
   bool updating = t->status == MEMDB_UPDATING;
-  if (!t->pay_per_request)
-    json_object_set_new(
-        r, "ProvisionedThroughput",
-        json_pack("{s:I, s:I}", "ReadCapacityUnits",
-                  (json_int_t)(updating ? t->pending_rcu : t->rcu), "WriteCapacityUnits",
-                  (json_int_t)(updating ? t->pending_wcu : t->wcu)));
-  json_t *g = json_array(), *l = json_array();
+  struct tt_ddb_table_request r = {
+      .table = t->name, .defs = t->defs, .n_defs = t->ndefs, .keys = {t->pk.name, t->sk.name},
+      .indexes = ixs, .n_indexes = t->nidx,
+      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
+                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                                    : TT_DDB_BILLING_UNSET,
+      .throughput = {.set = !t->pay_per_request,
+                     .read = updating ? t->pending_rcu : t->rcu,
+                     .write = updating ? t->pending_wcu : t->wcu}};
   for (size_t i = 0; i < t->nidx; i++) {
     const struct memdb_index *ix = &t->idx[i];
-    json_t *d = json_pack("{s:s, s:O, s:O}", "IndexName", ix->name, "KeySchema", ix->key_schema,
-                          "Projection", ix->projection);
-    if (d && ix->global && !t->pay_per_request)
-      json_object_set_new(d, "ProvisionedThroughput",
-                          json_pack("{s:I, s:I}", "ReadCapacityUnits", (json_int_t)ix->rcu,
-                                    "WriteCapacityUnits", (json_int_t)ix->wcu));
-    json_array_append_new(ix->global ? g : l, d);
+    ixs[i] = (struct tt_ddb_index){
+        .name = ix->name, .global = ix->global, .keys = {ix->pk.name, ix->sk.name},
+        .projection = proj[ix->proj], .include = (const char *const *)ix->include,
+        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .throughput = {.set = ix->global && !t->pay_per_request, .read = ix->rcu,
+                       .write = ix->wcu}};
   }
-  if (json_array_size(g))
-    json_object_set(r, "GlobalSecondaryIndexes", g);
-  if (json_array_size(l))
-    json_object_set(r, "LocalSecondaryIndexes", l);
-  json_decref(g);
-  json_decref(l);
-  return r;
+  int rc = put_table(out, TT_DDB_CREATE_TABLE, &r, t->created);
+  free(ixs);
+  char arn[400];
+  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
+           t->name);
+  struct tt_ddb_table_request ttl = {.table = t->name, .ttl_attribute = t->ttl_attr,
+                                     .ttl_enabled = true},
+                              tags = {.arn = arn, .tags = t->tags, .n_tags = t->ntags};
+  if (rc == 0 && t->ttl_attr)
+    rc = put_table(out, TT_DDB_UPDATE_TIME_TO_LIVE, &ttl, 0);
+  if (rc == 0 && t->ntags)
+    rc = put_table(out, TT_DDB_TAG_RESOURCE, &tags, 0);
+  return rc;
 }
 
 /* A file a snapshot's records go to as they are made (a snapshot's child:
@@ -1253,41 +1229,8 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
   for (const struct memdb_table *t = m->tables; t; t = t->next) {
     if (t->status == MEMDB_DELETING) /* its DeleteTable was logged before */
       continue;
-    json_t *req = create_request(t);
-    char *js = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    json_decref(req);
-    int r = js ? memdb_wal_put_create(out, t->created, js, strlen(js)) : -1;
-    free(js);
-    if (r != 0)
+    if (put_table_of(m, out, t) != 0)
       return -1;
-    if (t->ttl_attr) {
-      json_t *ttl = json_pack("{s:s, s:{s:b, s:s}}", "TableName", t->name,
-                              "TimeToLiveSpecification", "Enabled", 1, "AttributeName",
-                              t->ttl_attr);
-      js = ttl ? json_dumps(ttl, JSON_COMPACT) : NULL;
-      json_decref(ttl);
-      r = js ? memdb_wal_put_request(out, TT_DDB_UPDATE_TIME_TO_LIVE, js, strlen(js)) : -1;
-      free(js);
-      if (r != 0)
-        return -1;
-    }
-    if (json_object_size(t->tags) > 0) {
-      json_t *tags = json_array(), *v;
-      const char *k;
-      json_object_foreach(t->tags, k, v) {
-        json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
-      }
-      char arn[400];
-      snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-               t->name);
-      json_t *tr = json_pack("{s:s, s:o}", "ResourceArn", arn, "Tags", tags);
-      js = tr ? json_dumps(tr, JSON_COMPACT) : NULL;
-      json_decref(tr);
-      r = js ? memdb_wal_put_request(out, TT_DDB_TAG_RESOURCE, js, strlen(js)) : -1;
-      free(js);
-      if (r != 0)
-        return -1;
-    }
     if (rec_close(&o) != 0)
       return -1;
     if (memdb_table_each(t, snap_item, &o) != 0 || rec_close(&o) != 0)

@@ -80,7 +80,8 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz);
 void memdb_wal_begin(struct memdb *m);
 /* Notes one change of the running call (no-op without a data dir). */
 void memdb_wal_note_item(struct memdb *m, bool put, const char *table, const struct tt_av *v);
-void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op, const json_t *req);
+void memdb_wal_note_table(struct memdb *m, enum tt_ddb_op op,
+                          const struct tt_ddb_table_request *r);
 /* After a call ran: when it changed something, its record goes to the log
  * and the call waits for it (true: the caller must not complete it). */
 bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/memory/internal.h"
+#include "backend/table_json.h"
 #include "backend/memory/wal.h"
 
 /* ---- CRC32C (Castagnoli), table-driven, slicing by 8 ---- */
@@ -437,36 +438,31 @@ fail:
 static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t created_ms,
                        const char *js, size_t jl, char *msg, size_t msgsz) {
   json_error_t jerr;
-  json_t *req = json_loadb(js, jl, 0, &jerr), *resp = NULL;
+  json_t *req = json_loadb(js, jl, 0, &jerr);
   struct tt_backend_error e = {0};
+  struct tt_ddb_table_desc desc = {0};
+  struct tt_ddb_table_request r;
+  struct tt_arena a;
   if (!json_is_object(req)) {
     json_decref(req);
     return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
   }
-  int rc;
+  if (op == 'C')
+    dop = TT_DDB_CREATE_TABLE;
+  tt_arena_init(&a);
   m->replaying = true; /* changes made at once, no quotas of the clock */
-  if (op == 'C') {
-    rc = memdb_op_create_table(m, req, &resp, &e);
-    const char *name = json_string_value(json_object_get(req, "TableName"));
-    struct memdb_table *t = rc == 0 && name ? memdb_table_get_any(m, name) : NULL;
-    if (t && created_ms)
-      t->created = (double)created_ms / 1000.0;
-  } else if (dop == TT_DDB_UPDATE_TABLE) {
-    rc = memdb_op_update_table(m, req, &resp, &e);
-  } else if (dop == TT_DDB_DELETE_TABLE) {
-    rc = memdb_op_delete_table(m, req, &resp, &e);
-  } else if (dop == TT_DDB_UPDATE_TIME_TO_LIVE) {
-    rc = memdb_op_update_ttl(m, req, &resp, &e);
-  } else if (dop == TT_DDB_TAG_RESOURCE) {
-    rc = memdb_op_tag_resource(m, req, &resp, &e);
-  } else if (dop == TT_DDB_UNTAG_RESOURCE) {
-    rc = memdb_op_untag_resource(m, req, &resp, &e);
-  } else {
-    rc = -1;
-  }
+  /* The log holds only the table operations that change a table. */
+  int rc = (unsigned)dop >= TT_DDB_OP__COUNT || memdb_table_ops[dop] == NULL ||
+                   tt_ddb_table_request_read(dop, req, &a, &r, &e) != 0
+               ? -1
+               : memdb_table_ops[dop](m, &r, &desc, &e);
+  struct memdb_table *t = rc == 0 && op == 'C' ? memdb_table_get_any(m, r.table) : NULL;
+  if (t && created_ms)
+    t->created = (double)created_ms / 1000.0;
   m->replaying = false;
   json_decref(req);
-  json_decref(resp);
+  tt_arena_free(&a);
+  tt_ddb_table_desc_free(&desc);
   if (rc != 0)
     snprintf(msg, msgsz, "a table change that does not apply (%s)", e.type);
   tt_backend_error_clear(&e);
