@@ -331,6 +331,10 @@ struct tt_ddb_table_request {
   size_t n_indexes;
   const struct tt_ddb_index *updates;
   size_t n_updates;
+  /* UpdateTable's GlobalSecondaryIndexUpdates Delete actions: counted, for
+   * the limit DynamoDB checks first; the memory backend refuses them, and
+   * only the DynamoDB listener, which serves it, reads them. */
+  size_t n_deletes;
   enum tt_ddb_billing billing;
   struct tt_ddb_throughput throughput;
   const char *ttl_attribute;

@@ -551,9 +551,10 @@ static int update_in(const json_t *req, struct tt_arena *a, struct tt_ddb_table_
     return oom(e);
   json_array_foreach(updates, i, u) {
     const json_t *upd = json_object_get(u, "Update"), *cr = json_object_get(u, "Create");
-    if (json_object_get(u, "Delete"))
-      return refuse(e, "The memory backend's UpdateTable does not take "
-                       "GlobalSecondaryIndexUpdates Delete actions");
+    if (json_object_get(u, "Delete")) {
+      r->n_deletes++;
+      continue;
+    }
     if (upd) {
       struct tt_ddb_index *x = &ups[r->n_updates++];
       x->name = json_string_value(json_object_get(upd, "IndexName"));

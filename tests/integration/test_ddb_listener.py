@@ -248,6 +248,23 @@ def test_update_table_adds_gsi(ddb):
     assert names == ["byG"]
 
 
+def test_update_table_index_deletes(ddb):
+    # DynamoDB counts every index action against its limit before anything
+    # else; an index Delete is the one action the memory backend refuses.
+    make_table(ddb, "ddbl_del", gsi=True)
+    deletes = [{"Delete": {"IndexName": "idx%d" % i}} for i in range(6)]
+    with pytest.raises(ClientError) as e:
+        ddb.update_table(TableName="ddbl_del", GlobalSecondaryIndexUpdates=deletes)
+    assert code(e) == "LimitExceededException"
+    with pytest.raises(ClientError) as e:
+        ddb.update_table(TableName="ddbl_del", GlobalSecondaryIndexUpdates=deletes[:1])
+    assert code(e) == "ValidationException"
+    assert "Delete actions" in e.value.response["Error"]["Message"]
+    names = [g["IndexName"] for g in
+             ddb.describe_table(TableName="ddbl_del")["Table"]["GlobalSecondaryIndexes"]]
+    assert names == ["byG"]
+
+
 def test_errors(ddb):
     with pytest.raises(ClientError) as e:
         ddb.get_item(TableName="ddbl_missing", Key={"pk": {"S": "a"}})

@@ -603,7 +603,8 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
   const struct tt_ddb_throughput *tpt = &rq->throughput;
   if (memdb_limit_schema(rq, e) != 0)
     return -1;
-  if (!tpt->set && rq->billing == TT_DDB_BILLING_UNSET && rq->n_indexes + rq->n_updates == 0)
+  if (!tpt->set && rq->billing == TT_DDB_BILLING_UNSET &&
+      rq->n_indexes + rq->n_updates + rq->n_deletes == 0)
     return memdb_validation(e, "At least one of ProvisionedThroughput, BillingMode, "
                                "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or "
                                "SSESpecification or ReplicaUpdates is required");
@@ -620,10 +621,13 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
                                "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
                                "BillingMode is PAY_PER_REQUEST");
   /* DynamoDB's own answer (and code) to more than one create in one call. */
-  if (rq->n_indexes + rq->n_updates > 5 || rq->n_indexes > 1)
+  if (rq->n_indexes + rq->n_updates + rq->n_deletes > 5 || rq->n_indexes > 1)
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
                                                    "index can be created or deleted "
                                                    "simultaneously per table");
+  if (rq->n_deletes)
+    return memdb_validation(e, "The memory backend's UpdateTable does not take "
+                               "GlobalSecondaryIndexUpdates Delete actions");
   for (size_t i = 0; i < rq->n_updates; i++) {
     const struct tt_ddb_index *u = &rq->updates[i];
     if (capacity(&u->throughput, e) != 0)
