@@ -37,8 +37,9 @@ int tt_ddb_table_answer_read(enum tt_ddb_op op, const json_t *answer,
  * backend's messages, what the typed form cannot say: a body that is not an
  * object, a legacy parameter, a member of the wrong type or null, a key
  * schema that is not HASH then RANGE, an unknown projection or billing
- * mode, an empty index list or NonKeyAttributes, an UpdateTable member or
- * action the memory backend does not take, a TTL specification without
+ * mode, an empty index list or NonKeyAttributes, an UpdateTable member
+ * the memory backend does not take (an index Delete action is only counted,
+ * n_deletes, for the backend's limit), a TTL specification without
  * its members, ListTables' Limit out of 1..100, a tag without its key or
  * value or longer than DynamoDB allows. What the typed form can say (names,
  * lengths, counts, definitions against keys, the tables) is the backend's
