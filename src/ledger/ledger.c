@@ -564,6 +564,19 @@ static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char 
   return out;
 }
 
+/* Whether s (len bytes; NULL: absent) names a job status (a record's when
+ * `record`). Returns true, or false after a ValidationError naming `field`. */
+static bool status_ok(struct tt_ledger_op *op, const char *s, size_t len, const char *field,
+                      bool record) {
+  if (s && strlen(s) == len &&
+      (record ? tt_ledger_record_status_valid(s) : tt_ledger_job_status_valid(s)))
+    return true;
+  ledger_failf(op, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
+               record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
+                      : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  return false;
+}
+
 /* Answers with the item of a successful result, without its storage keys. */
 static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsigned status) {
   json_t *item = ledger_result_json(r);
@@ -590,9 +603,9 @@ static void job_create(struct tt_ledger_op *op) {
   static const char *const members[] = {"job_id", "tenant_id", "status", "ttl_seconds", NULL};
   struct tt_error err;
   const char *job_id = NULL, *tenant = NULL, *status = "PENDING";
-  size_t id_len = 0, tenant_len = 0, status_len = 0;
+  size_t id_len = 0, tenant_len = 0, status_len = strlen(status);
   int64_t ttl_seconds = 0;
-  int has_id, has_status, has_tenant, has_ttl;
+  int has_id, has_tenant, has_ttl;
   if (ledger_body_members(op->body, members, &err) != 0 ||
       (has_id = ledger_body_str(op->body, "job_id", &job_id, &id_len, &err)) < 0 ||
       (has_id && tt_ledger_check_id(job_id, id_len, "job_id", &err) != 0) ||
@@ -600,19 +613,14 @@ static void job_create(struct tt_ledger_op *op) {
       (!has_tenant && tt_error_set(&err, TT_ERR_VALIDATION, "tenant_id",
                                    "tenant_id is required: the tenant the job belongs to")) ||
       tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
-      (has_status = ledger_body_str(op->body, "status", &status, &status_len, &err)) < 0 ||
+      ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
                                  &ttl_seconds, &err)) < 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!has_status)
-    status_len = strlen(status);
-  if (!tt_ledger_job_status_valid(status) || strlen(status) != status_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (!status_ok(op, status, status_len, "status", false))
     return;
-  }
   char uuid[37];
   if (!has_id) {
     if (tt_ledger_uuid4(uuid) != 0) {
@@ -665,28 +673,25 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
   const char *status = ledger_result_str(r, "status");
   int64_t version = -1;
   ledger_result_int(r, "version", &version);
+  struct tt_error e;
+  json_t *d;
   if (status && tt_ledger_job_status_terminal(status)) {
-    json_t *d = json_pack("{s:s}", "status", status);
-    struct tt_error e;
+    d = json_pack("{s:s}", "status", status);
     tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "to",
                  "the job is in a terminal status (SUCCEEDED, FAILED or CANCELED) and cannot "
                  "move; see details.status");
-    ledger_fail(op, &e, d);
   } else if (version != op->w.expected || !op->w.from || !status ||
              strcmp(status, op->w.from) == 0) {
-    json_t *d = json_pack("{s:I,s:I}", "version", (json_int_t)version, "expected_version",
-                          (json_int_t)op->w.expected);
-    struct tt_error e;
+    d = json_pack("{s:I,s:I}", "version", (json_int_t)version, "expected_version",
+                  (json_int_t)op->w.expected);
     tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
                  "the job's version is not the expected one; read it again and retry");
-    ledger_fail(op, &e, d);
   } else {
-    json_t *d = json_pack("{s:s}", "status", status);
-    struct tt_error e;
+    d = json_pack("{s:s}", "status", status);
     tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "from",
                  "the job is not in the status named by from; see details.status");
-    ledger_fail(op, &e, d);
   }
+  ledger_fail(op, &e, d);
 }
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -718,16 +723,9 @@ static void job_transition(struct tt_ledger_op *op) {
                  "expected_version is required: the version of the job you read");
     return;
   }
-  if (to == NULL || !tt_ledger_job_status_valid(to) || strlen(to) != to_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "to",
-                 "to must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (!status_ok(op, to, to_len, "to", false) ||
+      (has_from && !status_ok(op, from, from_len, "from", false)))
     return;
-  }
-  if (has_from && (!tt_ledger_job_status_valid(from) || strlen(from) != from_len)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "from",
-                 "from must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
-    return;
-  }
   /* Known without reading: nothing leaves a terminal status. */
   if (has_from && tt_ledger_job_status_terminal(from)) {
     ledger_failf(op, TT_ERR_INVALID_TRANSITION, "from",
@@ -790,11 +788,8 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (status == NULL || !tt_ledger_record_status_valid(status) || strlen(status) != status_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+  if (!status_ok(op, status, status_len, "status", true))
     return;
-  }
   /* Unconditional upsert: the identity is written once, the status and the
    * (sanitized) error every time; no error removes a stored one. */
   json_t *set = json_pack("{s:o}", "status", ledger_str(status));
@@ -894,11 +889,8 @@ static void job_list(struct tt_ledger_op *op) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (l->status && !tt_ledger_job_status_valid(l->status)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", false))
     return;
-  }
   if (!l->tenant_id && !l->status) {
     ledger_failf(op, TT_ERR_VALIDATION, "status",
                  "give status or tenant_id: jobs are listed through their indexes");
@@ -927,11 +919,8 @@ static void job_list(struct tt_ledger_op *op) {
 
 static void record_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
-  if (l->status && !tt_ledger_record_status_valid(l->status)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", true))
     return;
-  }
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;
@@ -958,6 +947,19 @@ static bool needs_job(enum tt_ledger_kind k) {
 
 static void start_kind(struct tt_ledger_op *op);
 
+/* prefix + the path's id (checked, named `field`) in the op's arena; NULL
+ * after answering. */
+static const char *path_key(struct tt_ledger_op *op, const char *prefix, const char *id,
+                            const char *field) {
+  struct tt_error err;
+  const char *out = NULL;
+  if (tt_ledger_check_id(id, id ? strlen(id) : 0, field, &err) != 0)
+    ledger_fail(op, &err, NULL);
+  else if ((out = arena_cat(op, prefix, id)) == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  return out;
+}
+
 int tt_ledger_start(struct tt_ledger_op *op) {
   memset(&op->w, 0, sizeof(op->w));
   op->w.starting = true;
@@ -969,31 +971,12 @@ int tt_ledger_start(struct tt_ledger_op *op) {
 static void start_kind(struct tt_ledger_op *op) {
   op->w.now_ns = tt_orm_now_ns(op->orm);
   op->w.now_s = op->w.now_ns / 1000000000;
-  struct tt_error err;
-  if (needs_job(op->kind)) {
-    if (tt_ledger_check_id(op->job_id, op->job_id ? strlen(op->job_id) : 0, "job_id", &err) !=
-        0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
-    op->w.pk = arena_cat(op, "JOB#", op->job_id);
-    if (op->w.pk == NULL) {
-      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
-  }
+  if (needs_job(op->kind) && (op->w.pk = path_key(op, "JOB#", op->job_id, "job_id")) == NULL)
+    return;
   const char *rec_sk = NULL;
-  if (op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET) {
-    if (tt_ledger_check_id(op->record_id, op->record_id ? strlen(op->record_id) : 0, "record_id",
-                           &err) != 0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
-    if ((rec_sk = arena_cat(op, "REC#", op->record_id)) == NULL) {
-      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
-  }
+  if ((op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET) &&
+      (rec_sk = path_key(op, "REC#", op->record_id, "record_id")) == NULL)
+    return;
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
     ledger_table_ensure(op);
