@@ -111,15 +111,17 @@ struct mark {
   size_t clause_len[C__COUNT];
 };
 
-static void mark_take(const struct tt_expr_builder *b, struct mark *m) {
-  m->nnames = b->nnames;
-  m->nvalues = b->nvalues;
-  m->ntargets = b->ntargets;
+static struct mark mark_take(const struct tt_expr_builder *b) {
+  struct mark m = {.nnames = b->nnames, .nvalues = b->nvalues, .ntargets = b->ntargets};
   for (int i = 0; i < C__COUNT; i++)
-    m->clause_len[i] = b->clause[i].len;
+    m.clause_len[i] = b->clause[i].len;
+  return m;
 }
 
-static void rollback(struct tt_expr_builder *b, const struct mark *m) {
+/* Returns rc, after putting b back as it was at m when rc is an error. */
+static int rollback(struct tt_expr_builder *b, const struct mark *m, int rc) {
+  if (rc == 0)
+    return 0;
   while (b->nnames > m->nnames)
     free(b->names[--b->nnames]);
   while (b->nvalues > m->nvalues)
@@ -131,6 +133,7 @@ static void rollback(struct tt_expr_builder *b, const struct mark *m) {
     if (b->clause[i].data)
       b->clause[i].data[m->clause_len[i]] = '\0';
   }
+  return rc;
 }
 
 /* ---- names, values, paths ---------------------------------------------- */
@@ -272,12 +275,8 @@ static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool l
 
 int tt_expr_builder_path(struct tt_expr_builder *b, const char *path, bool literal,
                          struct tt_buf *out, const char *field, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = builder_path_impl(b, path, literal, out, field, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, builder_path_impl(b, path, literal, out, field, err));
 }
 
 static int put(struct tt_buf *out, const char *s, const char *field, struct tt_error *err) {
@@ -464,12 +463,8 @@ static int build_condition_impl(struct tt_expr_builder *b, const struct tt_cond 
 
 int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                             char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_condition_impl(b, c, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_condition_impl(b, c, field, text, err));
 }
 
 /* ---- key conditions ---------------------------------------------------- */
@@ -518,12 +513,8 @@ fail:
 
 int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
                                 const char *field, char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_key_condition_impl(b, k, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_key_condition_impl(b, k, field, text, err));
 }
 
 /* ---- projections ------------------------------------------------------- */
@@ -589,12 +580,8 @@ fail:
 
 int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
                              const char *field, char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_projection_impl(b, s, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_projection_impl(b, s, field, text, err));
 }
 
 /* ---- updates ----------------------------------------------------------- */
@@ -691,12 +678,8 @@ done:
 int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_op op,
                                 const char *path, bool literal, struct tt_av *value,
                                 const char *field, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_update_action_impl(b, op, path, literal, value, field, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_update_action_impl(b, op, path, literal, value, field, err));
 }
 
 int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct tt_error *err) {

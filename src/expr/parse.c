@@ -144,35 +144,16 @@ static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* An error that stops the parse (limits, syntax): a syntax error is
- * reported as is, anything else loses to a category already found. */
-static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-
-static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap) {
-  char msg[256];
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  const char *pend = syntax ? NULL : pending(p);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, pend ? pend : msg);
-}
-
+/* An error that stops the parse (limits): it loses to a category already
+ * found. A syntax error (syntax_error) is reported as is. */
 static int fail(struct parser *p, const char *fmt, ...) {
+  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  int rc = vfail(p, false, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  return rc;
-}
-
-static int fail_syntax(struct parser *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int fail_syntax(struct parser *p, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = vfail(p, true, fmt, ap);
-  va_end(ap);
-  return rc;
+  const char *pend = pending(p);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, pend ? pend : msg);
 }
 
 /* Keeps the first error of a category for the end of the parse. */
@@ -210,17 +191,14 @@ static int fail_oom(struct parser *p) {
 /* DynamoDB's syntax error: the offending token and the text from the token
  * before it to the token after it. */
 static int syntax_error(struct parser *p, size_t i) {
-  char tok[64], near[128];
+  char tok[64] = "<EOF>", near[128];
   const struct token *t = &p->toks[i];
-  size_t start, end;
+  size_t start = 0, end = 0;
   if (t->t == T_EOF) {
-    snprintf(tok, sizeof(tok), "<EOF>");
-    if (i == 0) {
-      near[0] = '\0';
-      return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+    if (i > 0) {
+      start = p->toks[i - 1].off;
+      end = p->toks[i - 1].off + p->toks[i - 1].len;
     }
-    start = p->toks[i - 1].off;
-    end = p->toks[i - 1].off + p->toks[i - 1].len;
   } else {
     safe_copy(tok, sizeof(tok), p->text + t->off, t->len);
     start = i > 0 ? p->toks[i - 1].off : t->off;
@@ -229,7 +207,8 @@ static int syntax_error(struct parser *p, size_t i) {
       end = p->toks[i + 1].off + p->toks[i + 1].len;
   }
   safe_copy(near, sizeof(near), p->text + start, end - start);
-  return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL,
+                      "%sSyntax error; token: \"%s\", near: \"%s\"", p->prefix, tok, near);
 }
 
 /* ---- tokenizer --------------------------------------------------------- */
