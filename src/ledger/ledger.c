@@ -516,39 +516,25 @@ void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_quer
     step_done(&s->u.ctx);
 }
 
+/* Answers the table (201 when created), or 204 after a delete. */
 static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
+  json_t *v = NULL;
+  if (r->status != 0)
     ledger_fail_result(op, r);
-    return;
-  }
-  json_t *v = tt_orm_table_to_json(&r->table);
-  if (v == NULL) {
+  else if (r->answer != TT_ORM_ANSWER_TABLE)
+    ledger_answer(op, 204, NULL);
+  else if ((v = tt_orm_table_to_json(&r->table)) == NULL)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  ledger_answer(op, r->table.created ? 201 : 200, v);
+  else
+    ledger_answer(op, r->table.created ? 201 : 200, v);
 }
 
-/* Starts PUT .../table for the jobs table (the JobMeta model's). */
-static void ledger_table_ensure(struct tt_ledger_op *op) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
-  if (s && tt_orm_table_ensure(&s->u.ctx) != 0)
-    step_done(&s->u.ctx);
-}
-
-/* The model routes refuse the reserved table, so the ledger deletes its own
+/* Starts PUT or DELETE .../table for the jobs table (the JobMeta model's).
+ * The model routes refuse the reserved table, so the ledger deletes its own
  * (still only with --allow-table-delete: the ORM checks). */
-static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    ledger_fail_result(op, r);
-    return;
-  }
-  ledger_answer(op, 204, NULL);
-}
-
-static void ledger_table_delete(struct tt_ledger_op *op) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_deleted);
-  if (s && tt_orm_table_delete(&s->u.ctx) != 0)
+static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx *ctx)) {
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
+  if (s && start(&s->u.ctx) != 0)
     step_done(&s->u.ctx);
 }
 
@@ -979,10 +965,10 @@ static void start_kind(struct tt_ledger_op *op) {
     return;
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
-    ledger_table_ensure(op);
+    ledger_table(op, tt_orm_table_ensure);
     break;
   case TT_LEDGER_TABLE_DELETE:
-    ledger_table_delete(op);
+    ledger_table(op, tt_orm_table_delete);
     break;
   case TT_LEDGER_JOB_CREATE:
     job_create(op);
