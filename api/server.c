@@ -293,16 +293,6 @@ static void response_clear(struct tt_response *r) {
   memset(r, 0, sizeof(*r));
 }
 
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len) {
-  response_clear(&req->resp);
-  req->resp.status = status;
-  req->resp.body = body;
-  req->resp.body_len = len;
-  req->resp.content_type = "application/json";
-  req->responded = true;
-}
-
 void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
                                const char *body, size_t len) {
   response_clear(&req->resp);
@@ -312,6 +302,12 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->resp.body_static = true;
   req->resp.content_type = content_type;
   req->responded = true;
+}
+
+void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
+                                  size_t len) {
+  tt_request_respond_static(req, status, "application/json", body, len);
+  req->resp.body_static = false; /* ours to free */
 }
 
 void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value) {
@@ -386,6 +382,14 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact) {
   return v;
 }
 
+/* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
+ * two hex digits do not follow. */
+static int escape_at(const char *s, size_t i, size_t n) {
+  int hi = i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+  int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+  return lo >= 0 ? hi * 16 + lo : -1;
+}
+
 /* Decodes %XX and '+' of a query component into the arena; *len (when
  * non-NULL) gets the decoded length, NUL bytes included. */
 static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
@@ -394,10 +398,9 @@ static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *l
     return NULL;
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
-    int hi = s[i] == '%' && i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
-    if (lo >= 0) {
-      out[o++] = (char)(hi * 16 + lo);
+    int c = s[i] == '%' ? escape_at(s, i, n) : -1;
+    if (c >= 0) {
+      out[o++] = (char)c;
       i += 2;
     } else if (s[i] == '+') {
       out[o++] = ' ';
@@ -495,13 +498,12 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   for (size_t i = 0; i < p->len; i++) {
     char c = p->value[i];
     if (c == '%') {
-      int hi = i + 2 < p->len ? tt_hex_digit((unsigned char)p->value[i + 1]) : -1;
-      int lo = hi >= 0 ? tt_hex_digit((unsigned char)p->value[i + 2]) : -1;
-      if (lo < 0) {
+      int e = escape_at(p->value, i, p->len);
+      if (e < 0) {
         tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
         return NULL;
       }
-      c = (char)(hi * 16 + lo);
+      c = (char)e;
       i += 2;
     }
     if ((unsigned char)c < 0x20 || c == 0x7f) {
