@@ -673,6 +673,30 @@ static int remove_required(const struct tt_model_attr *a, const char *f, struct 
                       "attribute %s is required; it cannot be removed or set empty", a->name);
 }
 
+/* SET (or SET_IF_NOT_EXISTS) of the whole attribute `a` (NULL: undeclared)
+ * to val: an empty value of an omit_empty attribute is never stored, so set
+ * means remove and set-if-absent of nothing is nothing; a required
+ * attribute can be neither removed nor set to null. */
+static int set_attr(const struct tt_model_attr *a, enum tt_expr_update_op op, const char *path,
+                    bool literal, const json_t *val, const char *f, struct tt_orm_update *u,
+                    struct tt_error *err) {
+  struct tt_av v = {0};
+  if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
+    if (op == TT_EXPR_UPD_SET_IF_NOT_EXISTS)
+      return 0;
+    if (a->required)
+      return remove_required(a, f, err);
+    return push_action(u, TT_EXPR_UPD_REMOVE, path, literal, NULL, f, err);
+  }
+  if (convert_value(a, val, f, &v, err) != 0)
+    return -1;
+  if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
+    tt_av_free(&v);
+    return remove_required(a, f, err);
+  }
+  return push_action(u, op, path, literal, &v, f, err);
+}
+
 /* TableTheory form: {"fields": [...]?, "item": {...}}. */
 static int update_item_form(const struct tt_model *m, const json_t *body, const char *field,
                             struct tt_orm_update *u, struct tt_error *err) {
@@ -776,23 +800,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
                      fname, fname);
         goto fail;
       }
-      if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
-        /* DMS v0.2: a selected empty omit_empty attribute is removed. */
-        if (a->required) {
-          remove_required(a, f, err);
-          goto fail;
-        }
-        if (push_action(u, TT_EXPR_UPD_REMOVE, fname, true, NULL, f, err) != 0)
-          goto fail;
-        continue;
-      }
-      if (convert_value(a, val, f, &v, err) != 0)
-        goto fail;
-      if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
-        remove_required(a, f, err);
-        goto fail;
-      }
-      if (push_action(u, TT_EXPR_UPD_SET, fname, true, &v, f, err) != 0)
+      if (set_attr(a, TT_EXPR_UPD_SET, fname, true, val, f, u, err) != 0)
         goto fail;
     }
   }
@@ -853,22 +861,7 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
       return tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err) != 0
                  ? -1
                  : push_action(u, op, path, false, &v, f, err);
-    if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, t, false)) {
-      /* omit_empty never stores an empty value: set means remove, and
-       * set-if-absent of nothing is nothing. */
-      if (op == TT_EXPR_UPD_SET_IF_NOT_EXISTS)
-        return 0;
-      if (a->required)
-        return remove_required(a, f, err);
-      return push_action(u, TT_EXPR_UPD_REMOVE, path, false, NULL, f, err);
-    }
-    if (convert_value(a, val, f, &v, err) != 0)
-      return -1;
-    if (a != NULL && a->required && v.type == TT_AV_NULL && t != TT_AV_NULL) {
-      tt_av_free(&v);
-      return remove_required(a, f, err);
-    }
-    return push_action(u, op, path, false, &v, f, err);
+    return set_attr(a, op, path, false, val, f, u, err);
   case TT_EXPR_UPD_ADD:
     if (!nested && a != NULL && t != TT_AV_N && !is_set_type(t))
       return tt_error_set(err, TT_ERR_VALIDATION, f,
