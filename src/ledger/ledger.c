@@ -17,6 +17,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "util/text.h"
+#include "util/utf8.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -74,38 +75,6 @@ int tt_ledger_uuid4(char out[37]) {
   return 0;
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  size_t len;
-  unsigned min;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    len = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (n < len)
-    return 0;
-  unsigned cp = c & (0xffu >> (len + 1));
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return len;
-}
-
 int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_error *err) {
   if (s == NULL || len == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must not be empty", field);
@@ -117,7 +86,7 @@ int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_e
     if (p[i] < 0x20 || p[i] == 0x7f)
       return tt_error_set(err, TT_ERR_VALIDATION, field,
                           "%s must not contain control characters", field);
-    size_t n = utf8_len(p + i, len - i);
+    size_t n = tt_utf8_seq(p + i, len - i, NULL);
     if (n == 0)
       return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be valid UTF-8", field);
     i += n;
@@ -255,9 +224,6 @@ const char *ledger_item_str(const struct tt_av *item, const char *name) {
   return v && v->type == TT_AV_S ? v->u.bytes : NULL;
 }
 
-/* Parses the whole decimal integer text of a JSON number. */
-static int number_int(const json_t *v, int64_t *out) { return tt_json_integer(v, out); }
-
 int ledger_item_int(const struct tt_av *item, const char *name, int64_t *out) {
   const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
   return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
@@ -274,7 +240,7 @@ int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t m
   if (v == NULL || json_is_null(v))
     return 0;
   int64_t x;
-  if (number_int(v, &x) != 0 || x < min || x > max)
+  if (tt_json_integer(v, &x) != 0 || x < min || x > max)
     return tt_error_set(err, TT_ERR_VALIDATION, name,
                         "%s must be a whole number from %" PRId64 " to %" PRId64, name, min, max);
   *out = x;
@@ -330,7 +296,7 @@ static json_t *plain_numbers(const json_t *v, int depth) {
     return out;
   }
   int64_t x;
-  if (json_is_string(v) && tt_json_is_number(v) && number_int(v, &x) == 0)
+  if (json_is_string(v) && tt_json_is_number(v) && tt_json_integer(v, &x) == 0)
     return json_integer((json_int_t)x);
   return json_incref((json_t *)v);
 }
