@@ -886,16 +886,12 @@ static bool framing_acceptable(struct tt_request *req, const char *method, const
   size_t vlen = strlen(version);
   bool http10 = vlen == 8 && memcmp(version, "HTTP/1.0", 8) == 0;
   const char *line_end = FIELDS_IN_PLACE ? version + vlen : NULL;
-  bool ok;
+  bool ok = false;
   if (!target_acceptable(url) || !target_acceptable(req->query)) {
-    f.field = NULL;
     f.why = "the request target may not contain spaces or control characters";
-    ok = false;
   } else if (FIELDS_IN_PLACE && !request_line_in_place(req, method, url, version)) {
-    f.field = NULL;
     f.why = "the request line must be a method, a request target and an HTTP version, "
             "separated by single spaces, without NUL bytes";
-    ok = false;
   } else {
     /* The section runs from the request line (`method` is its start) over
      * the size MHD counted. */
@@ -919,6 +915,20 @@ static bool framing_acceptable(struct tt_request *req, const char *method, const
   tt_request_fail(req, TT_ERR_VALIDATION, field, "malformed request: %s", f.why);
   req->must_close = true;
   return false;
+}
+
+static bool has_body(struct tt_request *req) {
+  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  return (cl && strcmp(cl, "0") != 0) || te != NULL;
+}
+
+static void body_too_large(struct tt_request *req) {
+  tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
+                  "the body is larger than the limit of %llu bytes (--max-body-bytes)",
+                  (unsigned long long)req->server->opts.max_body_bytes);
 }
 
 /* Decides, before any body byte is read, whether the request is refused. */
@@ -951,16 +961,11 @@ static void precheck(struct tt_request *req, const char *url) {
     return;
   const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
                                                MHD_HTTP_HEADER_CONTENT_LENGTH);
-  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
-  bool has_body = (cl && strcmp(cl, "0") != 0) || te != NULL;
   if (cl && strtoull(cl, NULL, 10) > s->opts.max_body_bytes) {
-    tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
-                    "the body is larger than the limit of %llu bytes (--max-body-bytes)",
-                    (unsigned long long)s->opts.max_body_bytes);
+    body_too_large(req);
     return;
   }
-  if (has_body && !is_json_type(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+  if (has_body(req) && !is_json_type(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
                                                             MHD_HTTP_HEADER_CONTENT_TYPE))) {
     tt_request_fail(req, TT_ERR_UNSUPPORTED_MEDIA, "Content-Type",
                     "send the body as JSON with 'Content-Type: application/json'");
@@ -1003,14 +1008,6 @@ static void dispatch(struct tt_request *req) {
   tt_client_run_ready(s->orm->client, now_ns() + slice);
 }
 
-static bool has_body(struct tt_request *req) {
-  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_CONTENT_LENGTH);
-  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
-  return (cl && strcmp(cl, "0") != 0) || te != NULL;
-}
-
 /* A refusal decided from the headers is answered before the body is read
  * when reading it would be wasted or unwelcome: a body over the limit, a
  * client without the token, or one that waits for "100 Continue" (it has
@@ -1036,27 +1033,22 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
     return MHD_NO; /* the URI callback could not allocate: close */
   if (!req->headers_done) {
     request_begin(req, method);
-    if (!framing_acceptable(req, method, url, version)) {
-      /* Unread bytes may follow (a hidden body): linger so the client
-       * still reads the answer. */
-      if (req->tconn)
-        req->tconn->linger = true;
-      return queue_answer(req);
+    /* A refusal of the framing may leave unread bytes (a hidden body): it
+     * lingers so the client still reads the answer, as answer_at_once's. */
+    bool now = !framing_acceptable(req, method, url, version);
+    if (!now) {
+      precheck(req, url);
+      now = answer_at_once(req);
     }
-    precheck(req, url);
-    if (answer_at_once(req)) {
-      if (req->tconn)
-        req->tconn->linger = true;
-      return queue_answer(req);
-    }
-    /* Otherwise answer on a later call, which keeps the connection alive. */
-    return MHD_YES;
+    if (!now)
+      return MHD_YES; /* answered on a later call: the connection stays alive */
+    if (req->tconn)
+      req->tconn->linger = true;
+    return queue_answer(req);
   }
   if (req->state == TT_REQ_READING && *upload_data_size > 0) {
     if (!req->responded && tt_buf_append(&req->body, upload_data, *upload_data_size) != 0) {
-      tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
-                      "the body is larger than the limit of %llu bytes (--max-body-bytes)",
-                      (unsigned long long)s->opts.max_body_bytes);
+      body_too_large(req);
       tt_buf_free(&req->body);
     }
     /* A refused request's body is read and dropped so the answer can be
