@@ -47,6 +47,28 @@
 #define LINGER_MS 10000u
 #define LINGER_MAX 256u
 
+/* The intrusive doubly linked lists of requests, connections and lingering
+ * sockets: x joins the front of the list at `head` through its members
+ * `prev` and `next`, or leaves it. */
+#define LIST_PUSH(head, x, prev, next) \
+  do {                                 \
+    (x)->prev = NULL;                  \
+    (x)->next = (head);                \
+    if (head)                          \
+      (head)->prev = (x);              \
+    (head) = (x);                      \
+  } while (0)
+#define LIST_UNLINK(head, x, prev, next) \
+  do {                                   \
+    if ((x)->prev)                       \
+      (x)->prev->next = (x)->next;       \
+    else if ((head) == (x))              \
+      (head) = (x)->next;                \
+    if ((x)->next)                       \
+      (x)->next->prev = (x)->prev;       \
+    (x)->prev = (x)->next = NULL;        \
+  } while (0)
+
 /* One client connection, from accept to close (MHD's socket context). */
 struct tt_conn {
   uint32_t magic;
@@ -624,17 +646,6 @@ static void handle_closed_cb(uv_handle_t *h) {
   request_release(req);
 }
 
-static void unlink_suspended(struct tt_request *req) {
-  struct tt_server *s = req->server;
-  if (req->prev)
-    req->prev->next = req->next;
-  else if (s->suspended == req)
-    s->suspended = req->next;
-  if (req->next)
-    req->next->prev = req->prev;
-  req->prev = req->next = NULL;
-}
-
 /* The join's completion: every operation finished. Build the answer (unless
  * the handler already did) and hand the connection back to MHD. */
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -669,7 +680,7 @@ static void joined_cb(struct tt_join *j, void *arg) {
     uv_close((uv_handle_t *)&req->deadline, handle_closed_cb);
   if (req->watch_started)
     uv_close((uv_handle_t *)&req->watch, handle_closed_cb);
-  unlink_suspended(req);
+  LIST_UNLINK(req->server->suspended, req, prev, next);
   MHD_resume_connection(req->conn);
   if (req->server->wake)
     req->server->wake(req->server->hook_arg);
@@ -1071,10 +1082,7 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
         /* Operations are outstanding: park the connection until joined. */
         start_watch(req);
         req->suspended = true;
-        req->next = s->suspended;
-        if (s->suspended)
-          s->suspended->prev = req;
-        s->suspended = req;
+        LIST_PUSH(s->suspended, req, prev, next);
         tt_metric_add(s->fams->http_suspensions, NULL, 1);
         MHD_suspend_connection(conn);
         return MHD_YES;
@@ -1090,25 +1098,9 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   return MHD_YES;
 }
 
-static void answered_push(struct tt_server *s, struct tt_conn *c) {
-  c->answered = true;
-  c->aprev = NULL;
-  c->anext = s->answered;
-  if (s->answered)
-    s->answered->aprev = c;
-  s->answered = c;
-}
-
 static void answered_unlink(struct tt_server *s, struct tt_conn *c) {
-  if (!c->answered)
-    return;
-  if (c->aprev)
-    c->aprev->anext = c->anext;
-  else
-    s->answered = c->anext;
-  if (c->anext)
-    c->anext->aprev = c->aprev;
-  c->aprev = c->anext = NULL;
+  if (c->answered)
+    LIST_UNLINK(s->answered, c, aprev, anext);
   c->answered = false;
 }
 
@@ -1130,8 +1122,10 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
      * check that one at once (tt_server_after_run); later ones cost no
      * system call per request, the sweep checks idle connections. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->requests == 1 && !c->answered &&
-        !c->killed)
-      answered_push(s, c);
+        !c->killed) {
+      c->answered = true;
+      LIST_PUSH(s->answered, c, aprev, anext);
+    }
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
@@ -1317,12 +1311,7 @@ static void linger_closed_cb(uv_handle_t *h) {
 
 static void linger_end(struct tt_linger *lg) {
   struct tt_server *s = lg->server;
-  if (lg->prev)
-    lg->prev->next = lg->next;
-  else
-    s->lingering = lg->next;
-  if (lg->next)
-    lg->next->prev = lg->prev;
+  LIST_UNLINK(s->lingering, lg, prev, next);
   s->nlingering--;
   uv_close((uv_handle_t *)&lg->poll, linger_closed_cb);
   uv_close((uv_handle_t *)&lg->timer, linger_closed_cb);
@@ -1374,10 +1363,7 @@ static void linger_start(struct tt_server *s, int fd) {
   uv_timer_init(s->loop, &lg->timer);
   lg->poll.data = lg->timer.data = lg;
   lg->open_handles = 2;
-  lg->next = s->lingering;
-  if (s->lingering)
-    s->lingering->prev = lg;
-  s->lingering = lg;
+  LIST_PUSH(s->lingering, lg, prev, next);
   s->nlingering++;
   uv_poll_start(&lg->poll, UV_READABLE, linger_poll_cb);
   uv_timer_start(&lg->timer, linger_timer_cb, LINGER_MS, 0);
@@ -1397,10 +1383,7 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
     c->mhd = conn;
     c->fd = ci->connect_fd;
     c->deadline = uv_now(s->loop) + s->opts.header_timeout_ms;
-    c->next = s->conns;
-    if (s->conns)
-      s->conns->prev = c;
-    s->conns = c;
+    LIST_PUSH(s->conns, c, prev, next);
     *socket_context = c;
     if (!s->sweep_open && !s->closed && uv_timer_init(s->loop, &s->sweep) == 0) {
       s->sweep.data = s;
@@ -1419,12 +1402,7 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
   answered_unlink(s, c);
   if (c->req)
     c->req->tconn = NULL;
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->conns = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
+  LIST_UNLINK(s->conns, c, prev, next);
   if (c->linger && !c->killed)
     linger_start(s, c->fd);
   c->magic = 0;
