@@ -672,6 +672,33 @@ static struct xoperand *parse_operand_parens(struct parser *p);
 static bool same_path(const struct xpath *a, const struct xpath *b);
 static int format_path(char *buf, size_t cap, const struct xpath *path);
 
+static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
+
+/* DynamoDB refuses an operator or function whose first operand is the
+ * path of another (`op` names it). */
+static void check_distinct(struct parser *p, const struct xoperand *a, const struct xoperand *b,
+                           const char *op) {
+  if (a->kind != XOP_PATH || b->kind != XOP_PATH || !same_path(&a->path, &b->path))
+    return;
+  char buf[128];
+  format_path(buf, sizeof(buf), &a->path);
+  defer(p, K_DISTINCT,
+        "The first operand must be distinct from the remaining operands for this operator "
+        "or function; operator: %s, first operand: %s",
+        op, buf);
+}
+
+/* Whether the value operands among o[0..n) are scalars; after an operand
+ * type error for `op` when not. */
+static bool scalar_values(struct parser *p, struct xoperand *const *o, size_t n, const char *op) {
+  for (size_t i = 0; i < n; i++)
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && !is_scalar(o[i]->value->type)) {
+      operand_type_error(p, op, o[i]->value->type);
+      return false;
+    }
+  return true;
+}
+
 static void check_call(struct parser *p, struct call *c, const char *name) {
   enum func f = c->f;
   bool upd = is_update(p);
@@ -699,24 +726,26 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     return;
   }
   struct xoperand **a = c->args;
-  if (want == 2 && !upd && a[0]->kind == XOP_PATH && a[1]->kind == XOP_PATH &&
-      same_path(&a[0]->path, &a[1]->path)) {
-    char buf[128];
-    format_path(buf, sizeof(buf), &a[0]->path);
-    defer(p, K_DISTINCT,
-          "The first operand must be distinct from the remaining operands for this operator "
-          "or function; operator: %s, first operand: %s",
-          func_names[f], buf);
-  }
+  if (want == 2 && !upd)
+    check_distinct(p, a[0], a[1], func_names[f]);
   enum tt_av_type t;
   switch (f) {
   case F_ATTRIBUTE_EXISTS:
   case F_ATTRIBUTE_NOT_EXISTS:
   case F_IF_NOT_EXISTS:
+  case F_ATTRIBUTE_TYPE:
     if (a[0]->kind != XOP_PATH) {
       defer(p, K_FUNCTION,
             "Operator or function requires a document path; operator or function: %s",
             func_names[f]);
+      return;
+    }
+    if (f == F_ATTRIBUTE_TYPE && (t = operand_type(a[1])) != TT_AV_S) {
+      if (t != 0)
+        operand_type_error(p, "attribute_type", t);
+      else if (a[1]->kind == XOP_PATH)
+        defer(p, K_FUNCTION, "Incorrect operand type for operator or function; operator or "
+                             "function: attribute_type, operand type: document path");
       return;
     }
     break;
@@ -726,22 +755,6 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
         operand_type_error(p, "begins_with", t);
         return;
       }
-    break;
-  case F_ATTRIBUTE_TYPE:
-    if (a[0]->kind != XOP_PATH) {
-      defer(p, K_FUNCTION,
-            "Operator or function requires a document path; operator or function: %s",
-            func_names[f]);
-      return;
-    }
-    if ((t = operand_type(a[1])) != TT_AV_S) {
-      if (t != 0)
-        operand_type_error(p, "attribute_type", t);
-      else if (a[1]->kind == XOP_PATH)
-        defer(p, K_FUNCTION, "Incorrect operand type for operator or function; operator or "
-                             "function: attribute_type, operand type: document path");
-      return;
-    }
     break;
   case F_SIZE:
     if ((t = operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
@@ -920,8 +933,6 @@ static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) 
   return c;
 }
 
-static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
-
 static bool same_path(const struct xpath *a, const struct xpath *b) {
   if (a->n != b->n)
     return false;
@@ -1010,23 +1021,9 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     struct xoperand *rhs = parse_operand_parens(p);
     if (rhs == NULL)
       return NULL;
-    if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
-      char buf[128];
-      format_path(buf, sizeof(buf), &lhs->path);
-      defer(p, K_DISTINCT,
-            "The first operand must be distinct from the remaining operands for this operator "
-            "or function; operator: %s, first operand: %s",
-            cmp_text(cmp), buf);
-    }
-    if (cmp != XCMP_EQ && cmp != XCMP_NE) {
-      const struct xoperand *o[2] = {lhs, rhs};
-      for (size_t i = 0; i < 2; i++)
-        if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
-            !is_scalar(o[i]->value->type)) {
-          operand_type_error(p, cmp_text(cmp), o[i]->value->type);
-          break;
-        }
-    }
+    check_distinct(p, lhs, rhs, cmp_text(cmp));
+    if (cmp != XCMP_EQ && cmp != XCMP_NE)
+      scalar_values(p, (struct xoperand *[]){lhs, rhs}, 2, cmp_text(cmp));
     struct xcond *c = new_cond(p, XC_CMP, 2);
     if (c == NULL)
       return NULL;
@@ -1053,13 +1050,7 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     p->pos++;
     if ((c->ops[2] = parse_operand_parens(p)) == NULL)
       return NULL;
-    bool typed = true;
-    for (size_t i = 0; i < 3 && typed; i++)
-      if (c->ops[i]->kind == XOP_VALUE && c->ops[i]->value != &missing &&
-          !is_scalar(c->ops[i]->value->type)) {
-        operand_type_error(p, "BETWEEN", c->ops[i]->value->type);
-        typed = false;
-      }
+    bool typed = scalar_values(p, c->ops, 3, "BETWEEN");
     const struct xoperand *lo = c->ops[1], *hi = c->ops[2];
     if (typed && lo->kind == XOP_VALUE && hi->kind == XOP_VALUE && lo->value != &missing &&
         hi->value != &missing) {
