@@ -831,32 +831,21 @@ static int parse_call(struct parser *p, struct call *c) {
 /* The operand a function call gives (a dummy when it is wrong or not one
  * that gives a value). */
 static struct xoperand *call_operand(struct parser *p, const struct call *c) {
-  struct xoperand *o;
-  if (!c->ok)
+  enum func f = c->f;
+  if (!c->ok || (f != F_SIZE && f != F_IF_NOT_EXISTS && f != F_LIST_APPEND))
     return dummy_operand(p);
-  switch (c->f) {
-  case F_SIZE:
-    o = new_operand(p, XOP_SIZE);
-    if (o)
-      o->path = c->args[0]->path;
-    return o;
-  case F_IF_NOT_EXISTS:
-    o = new_operand(p, XOP_IF_NOT_EXISTS);
-    if (o) {
-      o->path = c->args[0]->path;
-      o->b = c->args[1];
-    }
-    return o;
-  case F_LIST_APPEND:
-    o = new_operand(p, XOP_LIST_APPEND);
-    if (o) {
-      o->a = c->args[0];
-      o->b = c->args[1];
-    }
-    return o;
-  default:
-    return dummy_operand(p);
-  }
+  struct xoperand *o = new_operand(p, f == F_SIZE           ? XOP_SIZE
+                                      : f == F_IF_NOT_EXISTS ? XOP_IF_NOT_EXISTS
+                                                             : XOP_LIST_APPEND);
+  if (o == NULL)
+    return NULL;
+  if (f == F_LIST_APPEND)
+    o->a = c->args[0];
+  else
+    o->path = c->args[0]->path; /* size(path), if_not_exists(path, b) */
+  if (f != F_SIZE)
+    o->b = c->args[1];
+  return o;
 }
 
 /* path | :value | function(...). In a condition, a function other than
