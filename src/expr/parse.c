@@ -184,6 +184,11 @@ static void snap_condition(struct parser *p) {
     }
 }
 
+/* Enters one more level of nesting: -1 after failing past MAX_NESTING. */
+static int nest(struct parser *p) {
+  return ++p->nesting > MAX_NESTING ? fail(p, "The expression is nested too deeply") : 0;
+}
+
 static int fail_oom(struct parser *p) {
   return tt_error_set(p->err, TT_ERR_INTERNAL, NULL, "out of memory while parsing an expression");
 }
@@ -468,8 +473,8 @@ static int parse_path_head(struct parser *p, struct xseg *segs, size_t *np) {
       defer(p, K_PARENS, "The expression has redundant parentheses;");
       opens = 2;
     }
-    if (++p->nesting > MAX_NESTING)
-      return fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
+      return -1;
     p->pos += opens;
     if (parse_path_segs(p, segs, np) != 0)
       return -1;
@@ -799,6 +804,14 @@ static int operand_list(struct parser *p, bool any, struct xoperand **tmp, size_
   return expect(p, T_RP);
 }
 
+/* A function (its name at token t) used where it gives no operand. */
+static void misused(struct parser *p, const struct token *t) {
+  char name[64];
+  safe_copy(name, sizeof(name), p->text + t->off, t->len);
+  defer(p, K_MISUSED,
+        "The function is not allowed to be used this way in an expression; function: %s", name);
+}
+
 /* Parses "name ( operand, ... )"; p->pos is at the name. */
 static int parse_call(struct parser *p, struct call *c) {
   struct xoperand *tmp[8];
@@ -809,8 +822,8 @@ static int parse_call(struct parser *p, struct call *c) {
   c->f = func_lookup(p, t);
   if (count_operator(p) != 0)
     return -1;
-  if (++p->nesting > MAX_NESTING)
-    return fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
+    return -1;
   p->pos++; /* name */
   if (expect(p, T_LP) != 0)
     return -1;
@@ -858,13 +871,8 @@ static struct xoperand *parse_operand(struct parser *p) {
     struct call c;
     if (parse_call(p, &c) != 0)
       return NULL;
-    if (!is_update(p) && c.f != F_SIZE) {
-      char name[64];
-      safe_copy(name, sizeof(name), p->text + t->off, t->len);
-      defer(p, K_MISUSED,
-            "The function is not allowed to be used this way in an expression; function: %s",
-            name);
-    }
+    if (!is_update(p) && c.f != F_SIZE)
+      misused(p, t);
     return call_operand(p, &c);
   }
   if (t->t == T_IDENT || t->t == T_NAME || (t->t == T_LP && is_cond_kind(p->e->kind))) {
@@ -891,10 +899,8 @@ static struct xoperand *parse_operand_parens(struct parser *p) {
     defer(p, K_PARENS, "The expression has redundant parentheses;");
     opens = 2;
   }
-  if (++p->nesting > MAX_NESTING) {
-    fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
     return NULL;
-  }
   p->pos += opens;
   struct xoperand *o = parse_operand(p);
   if (o == NULL)
@@ -1107,10 +1113,8 @@ static struct xcond *parse_primary(struct parser *p) {
   if (t->t == T_LP && !parens_are_operand(p, p->pos)) {
     size_t open = p->pos;
     p->pos++;
-    if (++p->nesting > MAX_NESTING) {
-      fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
       return NULL;
-    }
     struct xcond *c = parse_or(p);
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
@@ -1125,13 +1129,8 @@ static struct xcond *parse_primary(struct parser *p) {
       return NULL;
     const struct token *n = peek(p);
     if (is_comparator(n->t) || tok_is_word(p, n, "BETWEEN") || tok_is_word(p, n, "IN")) {
-      if (call.f != F_SIZE) {
-        char name[64];
-        safe_copy(name, sizeof(name), p->text + t->off, t->len);
-        defer(p, K_MISUSED,
-              "The function is not allowed to be used this way in an expression; function: %s",
-              name);
-      }
+      if (call.f != F_SIZE)
+        misused(p, t);
       struct xoperand *lhs = call_operand(p, &call);
       return lhs ? parse_comparison_rest(p, lhs) : NULL;
     }
@@ -1148,10 +1147,8 @@ static struct xcond *parse_not(struct parser *p) {
     p->pos++;
     if (count_operator(p) != 0)
       return NULL;
-    if (++p->nesting > MAX_NESTING) {
-      fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
       return NULL;
-    }
     struct xcond *c = new_cond(p, XC_NOT, 0);
     if (c == NULL || (c->l = parse_not(p)) == NULL)
       return NULL;
@@ -1208,17 +1205,15 @@ static int key_operator_error(struct parser *p, const char *op) {
  * operand by operand, as DynamoDB does. *extra counts leaves past two. */
 static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) {
   static const char *const func_of[] = {
-      [XC_EXISTS] = "attribute_exists", [XC_NOT_EXISTS] = "attribute_not_exists",
-      [XC_TYPE] = "attribute_type", [XC_CONTAINS] = "contains"};
+      [XC_OR] = "OR", [XC_NOT] = "NOT", [XC_IN] = "IN", [XC_EXISTS] = "attribute_exists",
+      [XC_NOT_EXISTS] = "attribute_not_exists", [XC_TYPE] = "attribute_type",
+      [XC_CONTAINS] = "contains"};
   switch (c->kind) {
   case XC_AND:
     return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
   case XC_OR:
-    return key_operator_error(p, "OR");
   case XC_NOT:
-    return key_operator_error(p, "NOT");
   case XC_IN:
-    return key_operator_error(p, "IN");
   case XC_EXISTS:
   case XC_NOT_EXISTS:
   case XC_TYPE:
@@ -1282,10 +1277,8 @@ static struct xoperand *parse_update_operand(struct parser *p) {
   if (peek(p)->t != T_LP)
     return parse_operand(p);
   p->pos++;
-  if (++p->nesting > MAX_NESTING) {
-    fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
     return NULL;
-  }
   struct xoperand *o;
   if (parse_set_value(p, &o) != 0 || expect(p, T_RP) != 0)
     return NULL;
