@@ -725,7 +725,7 @@ static void record_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
     ledger_fail_result(op, r);
 }
 
-static void record_put(struct tt_ledger_op *op, const char *sk) {
+static void record_put(struct tt_ledger_op *op) {
   static const char *const members[] = {"status", "error", "ttl_seconds", NULL};
   struct tt_error err;
   const char *status = NULL;
@@ -762,7 +762,7 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
   if (has_ttl)
     json_object_set_new(set, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
-                               .sk = sk, .body = body, .upsert = true};
+                               .sk = op->w.sk, .body = body, .upsert = true};
   ledger_item(op, &a, record_written);
 }
 
@@ -925,9 +925,10 @@ static void start_kind(struct tt_ledger_op *op) {
   op->w.now_s = op->w.now_ns / 1000000000;
   if (needs_job(op->kind) && (op->w.pk = path_key(op, "JOB#", op->job_id, "job_id")) == NULL)
     return;
-  const char *rec_sk = NULL;
-  if ((op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET) &&
-      (rec_sk = path_key(op, "REC#", op->record_id, "record_id")) == NULL)
+  bool record = op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET;
+  bool request = op->kind == TT_LEDGER_REQUEST_CREATE || op->kind == TT_LEDGER_REQUEST_COMPLETE;
+  if ((record && (op->w.sk = path_key(op, "REC#", op->record_id, "record_id")) == NULL) ||
+      (request && (op->w.sk = path_key(op, "REQ#", op->key, "key")) == NULL))
     return;
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
@@ -949,11 +950,11 @@ static void start_kind(struct tt_ledger_op *op) {
     job_transition(op);
     break;
   case TT_LEDGER_RECORD_PUT:
-    record_put(op, rec_sk);
+    record_put(op);
     break;
   case TT_LEDGER_RECORD_GET: {
     struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_RECORD,
-                                 .sk = rec_sk, .consistent = true};
+                                 .sk = op->w.sk, .consistent = true};
     ledger_item(op, &a, record_got);
     break;
   }
