@@ -15,7 +15,6 @@
 
 #define NS_PER_SEC 1000000000LL
 #define SEC_PER_DAY 86400LL
-#define MAX_PATH_DEPTH 32 /* DynamoDB's document path depth, as expr/build.c */
 
 static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -812,11 +811,7 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
                            struct tt_error *err) {
   struct tt_av v = {0};
   if (!tt_expr_rest_path_valid(path))
-    return tt_error_set(err, TT_ERR_VALIDATION, f,
-                        "%s: invalid attribute path; write names separated by '.' with list "
-                        "indexes like a.b[0] (at most %d levels), a name holding '.', '[' or "
-                        "']' in backticks: `a.b`",
-                        f, MAX_PATH_DEPTH);
+    return tt_expr_bad_path(f, err);
   const char *top_name;
   size_t top;
   bool nested = path[tt_expr_rest_path_head(path, &top_name, &top)] != '\0';
@@ -852,8 +847,8 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
       return tt_error_set(err, TT_ERR_VALIDATION, f,
                           "add works on N and set attributes; %s is of type %s", a->name,
                           tt_model_type_name(t));
-    if ((nested || a == NULL ? tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err)
-                             : convert_value(a, val, f, &v, err)) != 0)
+    if ((nested ? tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err)
+                : convert_value(a, val, f, &v, err)) != 0)
       return -1;
     if (v.type != TT_AV_N && !is_set_type(v.type)) {
       tt_av_free(&v);
