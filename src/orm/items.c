@@ -186,7 +186,7 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
     return;
   }
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
-  if (c == NULL || tt_orm_crypt_add_item(c, &op->item, &err) != 0) {
+  if (c == NULL || tt_orm_crypt_add_item_of(c, op->ctx.model, &op->item, &err) != 0) {
     if (c == NULL)
       tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     fail(op, &err);
@@ -275,7 +275,7 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0)
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    if (tt_orm_crypt_add_item(c, &op->stored, err) != 0)
+    if (tt_orm_crypt_add_item_of(c, op->ctx.model, &op->stored, err) != 0)
       return -1;
     op->pending_op = kind;
     op->pending_cb = cb;

@@ -617,7 +617,7 @@ static void open_page(struct tt_orm_chain *ch, struct tt_ddb_read_result *page) 
     goto fail;
   }
   for (size_t i = 0; i < ch->n_page_items; i++)
-    if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
+    if (tt_orm_crypt_add_item_of(c, op->ctx.model, &ch->page_items[i], &err) != 0)
       goto fail;
   tt_orm_crypt_run_then(c, page_opened_cb, ch);
   return;
