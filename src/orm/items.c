@@ -156,7 +156,6 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
   op->req.table = op->ctx.model->table;
   op->req.key = op->item_key;
   op->req.consistent_read = true;
-  op->classifying = true;
   if (tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified) != 0)
     classified(&op->ctx.call); /* refused: fails as a completion would */
 }
