@@ -15,20 +15,6 @@
 #include "orm/key.h"
 #include "orm/query.h"
 
-static int check_members(const json_t *body, const char *const *names, size_t n,
-                         const char *what, struct tt_error *err) {
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)body, k, v) {
-    bool ok = false;
-    for (size_t i = 0; i < n && !ok; i++)
-      ok = strcmp(k, names[i]) == 0;
-    if (!ok)
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k, what);
-  }
-  return 0;
-}
-
 /* Entry v of the body, named `field` ("keys[3]", "put[0]"), into e: a key,
  * or a put's item made at `now`, which may not check a version. */
 static int read_entry(const struct tt_orm_batch_op *op, const json_t *v, int64_t now,
@@ -54,16 +40,17 @@ static int read_entry(const struct tt_orm_batch_op *op, const json_t *v, int64_t
 }
 
 int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body) {
-  static const char *const get_members[] = {"keys", "select", "consistent"};
-  static const char *const write_members[] = {"put", "delete"};
+  static const char *const get_members[] = {"keys", "select", "consistent", NULL};
+  static const char *const write_members[] = {"put", "delete", NULL};
   const struct tt_model *m = op->ctx.model;
   const json_t *puts = NULL, *keys;
   struct tt_error err;
   /* Encrypted attributes first: fail closed, and never in a select path. */
   if (tt_orm_crypt_check(op->ctx.orm, m, &err) != 0 ||
       (!op->write && tt_api_select_crypt(m, json_object_get(body, "select"), &err) != 0) ||
-      check_members(body, op->write ? write_members : get_members, op->write ? 2 : 3,
-                    op->write ? "batch-write" : "batch-get", &err) != 0)
+      tt_api_check_members(body, op->write ? write_members : get_members,
+                           op->write ? "not a batch-write parameter" : "not a batch-get parameter",
+                           &err) != 0)
     goto refuse;
   if (op->write) {
     puts = json_object_get(body, "put");

@@ -168,23 +168,24 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
   return 0;
 }
 
-/* Refuses a member an update body may not have (docs/api.md "Items"):
- * ValidationError naming it. */
-static int update_check_members(const json_t *body, struct tt_error *err) {
-  static const char *const names[] = {"fields", "item", "set", "set_if_not_exists", "remove",
-                                      "add", "delete", "append", "prepend", "condition",
-                                      "expected_version", "upsert", "protected_attributes"};
+int tt_api_check_members(const json_t *body, const char *const *names, const char *what,
+                         struct tt_error *err) {
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)body, k, v) {
-    bool known = false;
-    for (size_t i = 0; !known && i < sizeof(names) / sizeof(names[0]); i++)
-      known = strcmp(k, names[i]) == 0;
-    if (!known)
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not part of an update body", k);
+    const char *const *n = names;
+    while (*n && strcmp(k, *n) != 0)
+      n++;
+    if (*n == NULL)
+      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is %s", k, what);
   }
   return 0;
 }
+
+/* The members of an update body (docs/api.md "Items"). */
+static const char *const update_members[] = {
+    "fields", "item", "set", "set_if_not_exists", "remove", "add", "delete", "append", "prepend",
+    "condition", "expected_version", "upsert", "protected_attributes", NULL};
 
 /* The typed inputs of op made of `body` at op->now. */
 static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_error *err) {
@@ -198,7 +199,7 @@ static int item_input(struct tt_orm_item_op *op, const json_t *body, struct tt_e
     return tt_orm_item_from_json(m, body, TT_ORM_PUT, op->now, NULL, &op->item,
                                  &op->item_expected, err);
   case TT_ORM_OP_UPDATE:
-    if (update_check_members(body, err) != 0 ||
+    if (tt_api_check_members(body, update_members, "not part of an update body", err) != 0 ||
         tt_orm_update_from_json(m, body, op->now, "", &op->upd, err) != 0 ||
         tt_orm_policy_check_update(m, &op->upd, body, NULL, err) != 0)
       return -1;

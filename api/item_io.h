@@ -47,6 +47,12 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
                       const struct tt_select *select, bool raw, char etag[TT_API_ETAG_MAX],
                       struct tt_error *err);
 
+/* Refuses a member of `body` that is none of the NULL-terminated `names`:
+ * ValidationError naming it, "<member> is <what>" ("not a query
+ * parameter"). Returns 0 or -1. */
+int tt_api_check_members(const json_t *body, const char *const *names, const char *what,
+                         struct tt_error *err);
+
 /* EncryptedFieldNotQueryable (field "select") when a string of a body's
  * `select` list reaches inside an encrypted attribute of `m`: what a query
  * or batch-get answers before the body's other members. Returns 0 or -1. */

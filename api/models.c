@@ -223,23 +223,16 @@ done:
   json_decref(body);
 }
 
-void tt_handle_table_put(struct tt_request *req) {
+/* Starts the table operation `start` on the path's model. */
+static void table_job(struct tt_request *req, int (*start)(struct tt_orm_ctx *ctx)) {
   const struct tt_model *m = tt_api_path_model(req);
   struct orm_job *job = m ? job_new(req, m) : NULL;
   if (job)
-    tt_orm_table_ensure(&job->ctx);
+    start(&job->ctx);
 }
 
-void tt_handle_table_get(struct tt_request *req) {
-  const struct tt_model *m = tt_api_path_model(req);
-  struct orm_job *job = m ? job_new(req, m) : NULL;
-  if (job)
-    tt_orm_table_describe(&job->ctx);
-}
+void tt_handle_table_put(struct tt_request *req) { table_job(req, tt_orm_table_ensure); }
 
-void tt_handle_table_delete(struct tt_request *req) {
-  const struct tt_model *m = tt_api_path_model(req);
-  struct orm_job *job = m ? job_new(req, m) : NULL;
-  if (job)
-    tt_orm_table_delete(&job->ctx);
-}
+void tt_handle_table_get(struct tt_request *req) { table_job(req, tt_orm_table_describe); }
+
+void tt_handle_table_delete(struct tt_request *req) { table_job(req, tt_orm_table_delete); }

@@ -118,23 +118,15 @@ static void page_answer(struct tt_request *req, struct tt_orm_result *r, void *a
   free(j->readers);
 }
 
-static bool allowed_member(const char *k, bool scan) {
-  static const char *const common[] = {"index", "filter", "select", "limit", "consistent",
-                                       "cursor", "count"};
-  for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
-    if (strcmp(k, common[i]) == 0)
-      return true;
-  if (scan)
-    return strcmp(k, "segments") == 0;
-  return strcmp(k, "key") == 0 || strcmp(k, "order") == 0;
-}
-
 /* Reads a query or scan body into *rq; the errors in the order the API
  * has always answered them (item_io.h). */
 static int read_request(const struct tt_orm *orm, const struct tt_model *m, struct tt_arena *arena,
                         const json_t *body,
                         bool scan, struct tt_orm_query_request *rq, struct tt_error *err) {
-  const char *k;
+  static const char *const query_members[] = {"index", "filter", "select", "limit", "consistent",
+                                              "cursor", "count", "key", "order", NULL};
+  static const char *const scan_members[] = {"index", "filter", "select", "limit", "consistent",
+                                             "cursor", "count", "segments", NULL};
   json_t *v;
   const json_t *key = json_object_get(body, "key");
   memset(rq, 0, sizeof(*rq));
@@ -152,11 +144,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
       tt_orm_crypt_check_condition(m, rq->filter, "filter", err) != 0 ||
       tt_api_select_crypt(m, json_object_get(body, "select"), err) != 0)
     return -1;
-  json_object_foreach((json_t *)body, k, v) {
-    if (!allowed_member(k, scan))
-      return tt_error_set(err, TT_ERR_VALIDATION, k, "%s is not a %s parameter", k,
-                          scan ? "scan" : "query");
-  }
+  if (tt_api_check_members(body, scan ? scan_members : query_members,
+                           scan ? "not a scan parameter" : "not a query parameter", err) != 0)
+    return -1;
   v = json_object_get(body, "limit");
   if (v && !json_is_null(v)) {
     int64_t lim = 0;

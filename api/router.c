@@ -43,15 +43,11 @@ void tt_method_allow_header(unsigned mask, char *out, size_t cap) {
   }
 }
 
-/* Why a trie: the table has ~40 routes and the old linear scan matched the
- * path against every one of them (a strchr and a compare per segment, then a
- * specificity comparison between the matches) on every request. Compiled
- * once into a trie of path segments, a lookup reads each path segment once
- * and follows at most one literal edge per level; it backtracks into the
- * {param} and {rest+} edges only when the literal branch has no route
- * (callgrind: 12,100 -> 1,200 instructions for an item GET). Buckets by
- * segment count would be simpler to build but still scan and rank every
- * pattern of a length, and {rest+} patterns belong to every length.
+/* Why a trie: a lookup reads each path segment once and follows at most
+ * one literal edge per level, backtracking into the {param} and {rest+}
+ * edges only when the literal branch has no route, instead of matching and
+ * ranking every pattern. Buckets by segment count would still scan and rank
+ * every pattern of a length, and {rest+} patterns belong to every length.
  *
  * Why the order literal, then {param}, then {rest+} gives "the most specific
  * pattern wins": specificity compares patterns segment by segment by rank,

@@ -47,6 +47,28 @@
 #define LINGER_MS 10000u
 #define LINGER_MAX 256u
 
+/* The intrusive doubly linked lists of requests, connections and lingering
+ * sockets: x joins the front of the list at `head` through its members
+ * `prev` and `next`, or leaves it. */
+#define LIST_PUSH(head, x, prev, next) \
+  do {                                 \
+    (x)->prev = NULL;                  \
+    (x)->next = (head);                \
+    if (head)                          \
+      (head)->prev = (x);              \
+    (head) = (x);                      \
+  } while (0)
+#define LIST_UNLINK(head, x, prev, next) \
+  do {                                   \
+    if ((x)->prev)                       \
+      (x)->prev->next = (x)->next;       \
+    else if ((head) == (x))              \
+      (head) = (x)->next;                \
+    if ((x)->next)                       \
+      (x)->next->prev = (x)->prev;       \
+    (x)->prev = (x)->next = NULL;        \
+  } while (0)
+
 /* One client connection, from accept to close (MHD's socket context). */
 struct tt_conn {
   uint32_t magic;
@@ -293,16 +315,6 @@ static void response_clear(struct tt_response *r) {
   memset(r, 0, sizeof(*r));
 }
 
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len) {
-  response_clear(&req->resp);
-  req->resp.status = status;
-  req->resp.body = body;
-  req->resp.body_len = len;
-  req->resp.content_type = "application/json";
-  req->responded = true;
-}
-
 void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
                                const char *body, size_t len) {
   response_clear(&req->resp);
@@ -312,6 +324,12 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->resp.body_static = true;
   req->resp.content_type = content_type;
   req->responded = true;
+}
+
+void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
+                                  size_t len) {
+  tt_request_respond_static(req, status, "application/json", body, len);
+  req->resp.body_static = false; /* ours to free */
 }
 
 void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value) {
@@ -386,6 +404,14 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact) {
   return v;
 }
 
+/* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
+ * two hex digits do not follow. */
+static int escape_at(const char *s, size_t i, size_t n) {
+  int hi = i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+  int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+  return lo >= 0 ? hi * 16 + lo : -1;
+}
+
 /* Decodes %XX and '+' of a query component into the arena; *len (when
  * non-NULL) gets the decoded length, NUL bytes included. */
 static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
@@ -394,10 +420,9 @@ static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *l
     return NULL;
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
-    int hi = s[i] == '%' && i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
-    if (lo >= 0) {
-      out[o++] = (char)(hi * 16 + lo);
+    int c = s[i] == '%' ? escape_at(s, i, n) : -1;
+    if (c >= 0) {
+      out[o++] = (char)c;
       i += 2;
     } else if (s[i] == '+') {
       out[o++] = ' ';
@@ -495,13 +520,12 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   for (size_t i = 0; i < p->len; i++) {
     char c = p->value[i];
     if (c == '%') {
-      int hi = i + 2 < p->len ? tt_hex_digit((unsigned char)p->value[i + 1]) : -1;
-      int lo = hi >= 0 ? tt_hex_digit((unsigned char)p->value[i + 2]) : -1;
-      if (lo < 0) {
+      int e = escape_at(p->value, i, p->len);
+      if (e < 0) {
         tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
         return NULL;
       }
-      c = (char)(hi * 16 + lo);
+      c = (char)e;
       i += 2;
     }
     if ((unsigned char)c < 0x20 || c == 0x7f) {
@@ -622,17 +646,6 @@ static void handle_closed_cb(uv_handle_t *h) {
   request_release(req);
 }
 
-static void unlink_suspended(struct tt_request *req) {
-  struct tt_server *s = req->server;
-  if (req->prev)
-    req->prev->next = req->next;
-  else if (s->suspended == req)
-    s->suspended = req->next;
-  if (req->next)
-    req->next->prev = req->prev;
-  req->prev = req->next = NULL;
-}
-
 /* The join's completion: every operation finished. Build the answer (unless
  * the handler already did) and hand the connection back to MHD. */
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -667,7 +680,7 @@ static void joined_cb(struct tt_join *j, void *arg) {
     uv_close((uv_handle_t *)&req->deadline, handle_closed_cb);
   if (req->watch_started)
     uv_close((uv_handle_t *)&req->watch, handle_closed_cb);
-  unlink_suspended(req);
+  LIST_UNLINK(req->server->suspended, req, prev, next);
   MHD_resume_connection(req->conn);
   if (req->server->wake)
     req->server->wake(req->server->hook_arg);
@@ -884,16 +897,12 @@ static bool framing_acceptable(struct tt_request *req, const char *method, const
   size_t vlen = strlen(version);
   bool http10 = vlen == 8 && memcmp(version, "HTTP/1.0", 8) == 0;
   const char *line_end = FIELDS_IN_PLACE ? version + vlen : NULL;
-  bool ok;
+  bool ok = false;
   if (!target_acceptable(url) || !target_acceptable(req->query)) {
-    f.field = NULL;
     f.why = "the request target may not contain spaces or control characters";
-    ok = false;
   } else if (FIELDS_IN_PLACE && !request_line_in_place(req, method, url, version)) {
-    f.field = NULL;
     f.why = "the request line must be a method, a request target and an HTTP version, "
             "separated by single spaces, without NUL bytes";
-    ok = false;
   } else {
     /* The section runs from the request line (`method` is its start) over
      * the size MHD counted. */
@@ -917,6 +926,20 @@ static bool framing_acceptable(struct tt_request *req, const char *method, const
   tt_request_fail(req, TT_ERR_VALIDATION, field, "malformed request: %s", f.why);
   req->must_close = true;
   return false;
+}
+
+static bool has_body(struct tt_request *req) {
+  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  return (cl && strcmp(cl, "0") != 0) || te != NULL;
+}
+
+static void body_too_large(struct tt_request *req) {
+  tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
+                  "the body is larger than the limit of %llu bytes (--max-body-bytes)",
+                  (unsigned long long)req->server->opts.max_body_bytes);
 }
 
 /* Decides, before any body byte is read, whether the request is refused. */
@@ -949,16 +972,11 @@ static void precheck(struct tt_request *req, const char *url) {
     return;
   const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
                                                MHD_HTTP_HEADER_CONTENT_LENGTH);
-  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
-  bool has_body = (cl && strcmp(cl, "0") != 0) || te != NULL;
   if (cl && strtoull(cl, NULL, 10) > s->opts.max_body_bytes) {
-    tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
-                    "the body is larger than the limit of %llu bytes (--max-body-bytes)",
-                    (unsigned long long)s->opts.max_body_bytes);
+    body_too_large(req);
     return;
   }
-  if (has_body && !is_json_type(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+  if (has_body(req) && !is_json_type(MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
                                                             MHD_HTTP_HEADER_CONTENT_TYPE))) {
     tt_request_fail(req, TT_ERR_UNSUPPORTED_MEDIA, "Content-Type",
                     "send the body as JSON with 'Content-Type: application/json'");
@@ -1001,14 +1019,6 @@ static void dispatch(struct tt_request *req) {
   tt_client_run_ready(s->orm->client, now_ns() + slice);
 }
 
-static bool has_body(struct tt_request *req) {
-  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_CONTENT_LENGTH);
-  const char *te = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_TRANSFER_ENCODING);
-  return (cl && strcmp(cl, "0") != 0) || te != NULL;
-}
-
 /* A refusal decided from the headers is answered before the body is read
  * when reading it would be wasted or unwelcome: a body over the limit, a
  * client without the token, or one that waits for "100 Continue" (it has
@@ -1034,27 +1044,22 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
     return MHD_NO; /* the URI callback could not allocate: close */
   if (!req->headers_done) {
     request_begin(req, method);
-    if (!framing_acceptable(req, method, url, version)) {
-      /* Unread bytes may follow (a hidden body): linger so the client
-       * still reads the answer. */
-      if (req->tconn)
-        req->tconn->linger = true;
-      return queue_answer(req);
+    /* A refusal of the framing may leave unread bytes (a hidden body): it
+     * lingers so the client still reads the answer, as answer_at_once's. */
+    bool now = !framing_acceptable(req, method, url, version);
+    if (!now) {
+      precheck(req, url);
+      now = answer_at_once(req);
     }
-    precheck(req, url);
-    if (answer_at_once(req)) {
-      if (req->tconn)
-        req->tconn->linger = true;
-      return queue_answer(req);
-    }
-    /* Otherwise answer on a later call, which keeps the connection alive. */
-    return MHD_YES;
+    if (!now)
+      return MHD_YES; /* answered on a later call: the connection stays alive */
+    if (req->tconn)
+      req->tconn->linger = true;
+    return queue_answer(req);
   }
   if (req->state == TT_REQ_READING && *upload_data_size > 0) {
     if (!req->responded && tt_buf_append(&req->body, upload_data, *upload_data_size) != 0) {
-      tt_request_fail(req, TT_ERR_PAYLOAD_TOO_LARGE, "body",
-                      "the body is larger than the limit of %llu bytes (--max-body-bytes)",
-                      (unsigned long long)s->opts.max_body_bytes);
+      body_too_large(req);
       tt_buf_free(&req->body);
     }
     /* A refused request's body is read and dropped so the answer can be
@@ -1077,10 +1082,7 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
         /* Operations are outstanding: park the connection until joined. */
         start_watch(req);
         req->suspended = true;
-        req->next = s->suspended;
-        if (s->suspended)
-          s->suspended->prev = req;
-        s->suspended = req;
+        LIST_PUSH(s->suspended, req, prev, next);
         tt_metric_add(s->fams->http_suspensions, NULL, 1);
         MHD_suspend_connection(conn);
         return MHD_YES;
@@ -1096,25 +1098,9 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   return MHD_YES;
 }
 
-static void answered_push(struct tt_server *s, struct tt_conn *c) {
-  c->answered = true;
-  c->aprev = NULL;
-  c->anext = s->answered;
-  if (s->answered)
-    s->answered->aprev = c;
-  s->answered = c;
-}
-
 static void answered_unlink(struct tt_server *s, struct tt_conn *c) {
-  if (!c->answered)
-    return;
-  if (c->aprev)
-    c->aprev->anext = c->anext;
-  else
-    s->answered = c->anext;
-  if (c->anext)
-    c->anext->aprev = c->aprev;
-  c->aprev = c->anext = NULL;
+  if (c->answered)
+    LIST_UNLINK(s->answered, c, aprev, anext);
   c->answered = false;
 }
 
@@ -1136,8 +1122,10 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
      * check that one at once (tt_server_after_run); later ones cost no
      * system call per request, the sweep checks idle connections. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && c->requests == 1 && !c->answered &&
-        !c->killed)
-      answered_push(s, c);
+        !c->killed) {
+      c->answered = true;
+      LIST_PUSH(s->answered, c, aprev, anext);
+    }
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
@@ -1323,12 +1311,7 @@ static void linger_closed_cb(uv_handle_t *h) {
 
 static void linger_end(struct tt_linger *lg) {
   struct tt_server *s = lg->server;
-  if (lg->prev)
-    lg->prev->next = lg->next;
-  else
-    s->lingering = lg->next;
-  if (lg->next)
-    lg->next->prev = lg->prev;
+  LIST_UNLINK(s->lingering, lg, prev, next);
   s->nlingering--;
   uv_close((uv_handle_t *)&lg->poll, linger_closed_cb);
   uv_close((uv_handle_t *)&lg->timer, linger_closed_cb);
@@ -1380,10 +1363,7 @@ static void linger_start(struct tt_server *s, int fd) {
   uv_timer_init(s->loop, &lg->timer);
   lg->poll.data = lg->timer.data = lg;
   lg->open_handles = 2;
-  lg->next = s->lingering;
-  if (s->lingering)
-    s->lingering->prev = lg;
-  s->lingering = lg;
+  LIST_PUSH(s->lingering, lg, prev, next);
   s->nlingering++;
   uv_poll_start(&lg->poll, UV_READABLE, linger_poll_cb);
   uv_timer_start(&lg->timer, linger_timer_cb, LINGER_MS, 0);
@@ -1403,10 +1383,7 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
     c->mhd = conn;
     c->fd = ci->connect_fd;
     c->deadline = uv_now(s->loop) + s->opts.header_timeout_ms;
-    c->next = s->conns;
-    if (s->conns)
-      s->conns->prev = c;
-    s->conns = c;
+    LIST_PUSH(s->conns, c, prev, next);
     *socket_context = c;
     if (!s->sweep_open && !s->closed && uv_timer_init(s->loop, &s->sweep) == 0) {
       s->sweep.data = s;
@@ -1425,12 +1402,7 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
   answered_unlink(s, c);
   if (c->req)
     c->req->tconn = NULL;
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    s->conns = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
+  LIST_UNLINK(s->conns, c, prev, next);
   if (c->linger && !c->killed)
     linger_start(s, c->fd);
   c->magic = 0;

@@ -38,17 +38,14 @@ static int too_long(const char *field, struct tt_error *err) {
                       "%s: the expression would exceed %d bytes", field, TT_EXPR_MAX_TEXT);
 }
 
-/* "parent" + "." + key, or key alone when parent is empty. A path longer
- * than tt_error.field is cut, as the error would cut it anyway. */
-static void field_key(char *out, size_t cap, const char *parent, const char *key) {
-  int n = snprintf(out, cap, "%s%s%s", parent, *parent ? "." : "", key);
-  if (n < 0)
+void tt_expr_field_key(char *out, size_t cap, const char *parent, const char *key) {
+  parent = parent ? parent : "";
+  if (snprintf(out, cap, "%s%s%s", parent, *parent ? "." : "", key) < 0)
     out[0] = '\0';
 }
 
-static void field_index(char *out, size_t cap, const char *parent, size_t i) {
-  int n = snprintf(out, cap, "%s[%zu]", parent, i);
-  if (n < 0)
+void tt_expr_field_index(char *out, size_t cap, const char *parent, size_t i) {
+  if (snprintf(out, cap, "%s[%zu]", parent ? parent : "", i) < 0)
     out[0] = '\0';
 }
 
@@ -111,15 +108,17 @@ struct mark {
   size_t clause_len[C__COUNT];
 };
 
-static void mark_take(const struct tt_expr_builder *b, struct mark *m) {
-  m->nnames = b->nnames;
-  m->nvalues = b->nvalues;
-  m->ntargets = b->ntargets;
+static struct mark mark_take(const struct tt_expr_builder *b) {
+  struct mark m = {.nnames = b->nnames, .nvalues = b->nvalues, .ntargets = b->ntargets};
   for (int i = 0; i < C__COUNT; i++)
-    m->clause_len[i] = b->clause[i].len;
+    m.clause_len[i] = b->clause[i].len;
+  return m;
 }
 
-static void rollback(struct tt_expr_builder *b, const struct mark *m) {
+/* Returns rc, after putting b back as it was at m when rc is an error. */
+static int rollback(struct tt_expr_builder *b, const struct mark *m, int rc) {
+  if (rc == 0)
+    return 0;
   while (b->nnames > m->nnames)
     free(b->names[--b->nnames]);
   while (b->nvalues > m->nvalues)
@@ -131,6 +130,7 @@ static void rollback(struct tt_expr_builder *b, const struct mark *m) {
     if (b->clause[i].data)
       b->clause[i].data[m->clause_len[i]] = '\0';
   }
+  return rc;
 }
 
 /* ---- names, values, paths ---------------------------------------------- */
@@ -272,12 +272,8 @@ static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool l
 
 int tt_expr_builder_path(struct tt_expr_builder *b, const char *path, bool literal,
                          struct tt_buf *out, const char *field, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = builder_path_impl(b, path, literal, out, field, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, builder_path_impl(b, path, literal, out, field, err));
 }
 
 static int put(struct tt_buf *out, const char *s, const char *field, struct tt_error *err) {
@@ -354,7 +350,7 @@ static int build_list(struct tt_expr_builder *b, const struct tt_cond *c, const 
     char f[128];
     struct tt_buf child;
     bool child_compound = false;
-    field_index(f, sizeof(f), field, i);
+    tt_expr_field_index(f, sizeof(f), field, i);
     tt_buf_init(&child, TT_EXPR_MAX_TEXT);
     if (build_cond(b, &c->kids[i], f, &child, &child_compound, err) != 0) {
       tt_buf_free(&child);
@@ -398,7 +394,7 @@ static int build_leaf(struct tt_expr_builder *b, const struct tt_cond *c, const 
   if (op < TT_COND_EQ || op > TT_COND_TYPE || c->path == NULL || !counted ||
       (c->size && op > TT_COND_BETWEEN))
     return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed condition", field);
-  field_key(f, sizeof(f), field, c->size ? "size" : "op");
+  tt_expr_field_key(f, sizeof(f), field, c->size ? "size" : "op");
   if (put(out, c->size ? "size(" : op > TT_COND_IN ? fns[op] : "", field, err) ||
       tt_expr_builder_path(b, c->path, false, out, f, err))
     return -1;
@@ -433,12 +429,12 @@ static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const 
   if (!ok)
     return tt_error_set(err, TT_ERR_INTERNAL, field, "%s: malformed condition", field);
   if (c->kind != TT_COND_NOT) {
-    field_key(f, sizeof(f), field, c->kind == TT_COND_AND ? "and" : "or");
+    tt_expr_field_key(f, sizeof(f), field, c->kind == TT_COND_AND ? "and" : "or");
     return build_list(b, c, c->list ? field : f, out, compound, err);
   }
   struct tt_buf child;
   bool cc;
-  field_key(f, sizeof(f), field, "not");
+  tt_expr_field_key(f, sizeof(f), field, "not");
   tt_buf_init(&child, TT_EXPR_MAX_TEXT);
   int rc = build_cond(b, c->kids, f, &child, &cc, err);
   if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
@@ -464,12 +460,8 @@ static int build_condition_impl(struct tt_expr_builder *b, const struct tt_cond 
 
 int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                             char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_condition_impl(b, c, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_condition_impl(b, c, field, text, err));
 }
 
 /* ---- key conditions ---------------------------------------------------- */
@@ -489,8 +481,8 @@ static int build_key_condition_impl(struct tt_expr_builder *b, const struct tt_k
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
   for (size_t i = 0; i < k->n; i++) {
     const struct tt_key_cond_entry *e = &k->e[i];
-    field_index(f, sizeof(f), field, i);
-    field_key(af, sizeof(af), f, "attr");
+    tt_expr_field_index(f, sizeof(f), field, i);
+    tt_expr_field_key(af, sizeof(af), f, "attr");
     if (i && put(&out, " AND ", field, err))
       goto fail;
     if (e->op == TT_COND_BEGINS_WITH) {
@@ -518,12 +510,8 @@ fail:
 
 int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
                                 const char *field, char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_key_condition_impl(b, k, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_key_condition_impl(b, k, field, text, err));
 }
 
 /* ---- projections ------------------------------------------------------- */
@@ -566,7 +554,7 @@ static int build_projection_impl(struct tt_expr_builder *b, const struct tt_sele
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
   for (size_t i = 0; i < sel->n; i++) {
     const char *p = sel->paths[i];
-    field_index(f, sizeof(f), field, i);
+    tt_expr_field_index(f, sizeof(f), field, i);
     if (p == NULL || !tt_expr_rest_path_valid(p)) {
       tt_expr_bad_path(f, err);
       goto fail;
@@ -589,12 +577,8 @@ fail:
 
 int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
                              const char *field, char **text, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_projection_impl(b, s, field, text, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_projection_impl(b, s, field, text, err));
 }
 
 /* ---- updates ----------------------------------------------------------- */
@@ -691,12 +675,8 @@ done:
 int tt_expr_build_update_action(struct tt_expr_builder *b, enum tt_expr_update_op op,
                                 const char *path, bool literal, struct tt_av *value,
                                 const char *field, struct tt_error *err) {
-  struct mark m;
-  mark_take(b, &m);
-  int rc = build_update_action_impl(b, op, path, literal, value, field, err);
-  if (rc != 0)
-    rollback(b, &m);
-  return rc;
+  struct mark m = mark_take(b);
+  return rollback(b, &m, build_update_action_impl(b, op, path, literal, value, field, err));
 }
 
 int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct tt_error *err) {

@@ -158,6 +158,11 @@ int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct t
  * named "a.b"). */
 bool tt_expr_rest_path_valid(const char *p);
 
+/* Error fields: "parent.key" (key alone when parent is NULL or empty) and
+ * "parent[i]", cut to cap bytes as tt_error.field would cut them. */
+void tt_expr_field_key(char *out, size_t cap, const char *parent, const char *key);
+void tt_expr_field_index(char *out, size_t cap, const char *parent, size_t i);
+
 /* Sets the ValidationError of a malformed REST path named `field`. Returns -1. */
 int tt_expr_bad_path(const char *field, struct tt_error *err);
 

@@ -46,18 +46,8 @@ static const struct tt_av *cond_operand(const struct xoperand *o, const struct t
   const struct tt_av *v = tt_expr__resolve(item, &o->path);
   if (o->kind != XOP_SIZE || v == NULL)
     return v;
-  switch (v->type) {
-  case TT_AV_S:
-  case TT_AV_B:
-  case TT_AV_SS:
-  case TT_AV_NS:
-  case TT_AV_BS:
-  case TT_AV_L:
-  case TT_AV_M:
-    break;
-  default:
-    return NULL;
-  }
+  if (v->type == TT_AV_N || v->type == TT_AV_BOOL || v->type == TT_AV_NULL)
+    return NULL; /* no size */
   size_t len = v->len;
   if (v->type == TT_AV_S) {
     /* A string's size is its length in UTF-16 code units, as DynamoDB

@@ -144,35 +144,16 @@ static void safe_copy(char *dst, size_t cap, const char *s, size_t n) {
 
 static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* An error that stops the parse (limits, syntax): a syntax error is
- * reported as is, anything else loses to a category already found. */
-static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-
-static int vfail(struct parser *p, bool syntax, const char *fmt, va_list ap) {
-  char msg[256];
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  const char *pend = syntax ? NULL : pending(p);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, pend ? pend : msg);
-}
-
+/* An error that stops the parse (limits): it loses to a category already
+ * found. A syntax error (syntax_error) is reported as is. */
 static int fail(struct parser *p, const char *fmt, ...) {
+  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  int rc = vfail(p, false, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  return rc;
-}
-
-static int fail_syntax(struct parser *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int fail_syntax(struct parser *p, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = vfail(p, true, fmt, ap);
-  va_end(ap);
-  return rc;
+  const char *pend = pending(p);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s%s", p->prefix, pend ? pend : msg);
 }
 
 /* Keeps the first error of a category for the end of the parse. */
@@ -203,6 +184,11 @@ static void snap_condition(struct parser *p) {
     }
 }
 
+/* Enters one more level of nesting: -1 after failing past MAX_NESTING. */
+static int nest(struct parser *p) {
+  return ++p->nesting > MAX_NESTING ? fail(p, "The expression is nested too deeply") : 0;
+}
+
 static int fail_oom(struct parser *p) {
   return tt_error_set(p->err, TT_ERR_INTERNAL, NULL, "out of memory while parsing an expression");
 }
@@ -210,17 +196,14 @@ static int fail_oom(struct parser *p) {
 /* DynamoDB's syntax error: the offending token and the text from the token
  * before it to the token after it. */
 static int syntax_error(struct parser *p, size_t i) {
-  char tok[64], near[128];
+  char tok[64] = "<EOF>", near[128];
   const struct token *t = &p->toks[i];
-  size_t start, end;
+  size_t start = 0, end = 0;
   if (t->t == T_EOF) {
-    snprintf(tok, sizeof(tok), "<EOF>");
-    if (i == 0) {
-      near[0] = '\0';
-      return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+    if (i > 0) {
+      start = p->toks[i - 1].off;
+      end = p->toks[i - 1].off + p->toks[i - 1].len;
     }
-    start = p->toks[i - 1].off;
-    end = p->toks[i - 1].off + p->toks[i - 1].len;
   } else {
     safe_copy(tok, sizeof(tok), p->text + t->off, t->len);
     start = i > 0 ? p->toks[i - 1].off : t->off;
@@ -229,7 +212,8 @@ static int syntax_error(struct parser *p, size_t i) {
       end = p->toks[i + 1].off + p->toks[i + 1].len;
   }
   safe_copy(near, sizeof(near), p->text + start, end - start);
-  return fail_syntax(p, "Syntax error; token: \"%s\", near: \"%s\"", tok, near);
+  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL,
+                      "%sSyntax error; token: \"%s\", near: \"%s\"", p->prefix, tok, near);
 }
 
 /* ---- tokenizer --------------------------------------------------------- */
@@ -489,8 +473,8 @@ static int parse_path_head(struct parser *p, struct xseg *segs, size_t *np) {
       defer(p, K_PARENS, "The expression has redundant parentheses;");
       opens = 2;
     }
-    if (++p->nesting > MAX_NESTING)
-      return fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
+      return -1;
     p->pos += opens;
     if (parse_path_segs(p, segs, np) != 0)
       return -1;
@@ -693,6 +677,33 @@ static struct xoperand *parse_operand_parens(struct parser *p);
 static bool same_path(const struct xpath *a, const struct xpath *b);
 static int format_path(char *buf, size_t cap, const struct xpath *path);
 
+static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
+
+/* DynamoDB refuses an operator or function whose first operand is the
+ * path of another (`op` names it). */
+static void check_distinct(struct parser *p, const struct xoperand *a, const struct xoperand *b,
+                           const char *op) {
+  if (a->kind != XOP_PATH || b->kind != XOP_PATH || !same_path(&a->path, &b->path))
+    return;
+  char buf[128];
+  format_path(buf, sizeof(buf), &a->path);
+  defer(p, K_DISTINCT,
+        "The first operand must be distinct from the remaining operands for this operator "
+        "or function; operator: %s, first operand: %s",
+        op, buf);
+}
+
+/* Whether the value operands among o[0..n) are scalars; after an operand
+ * type error for `op` when not. */
+static bool scalar_values(struct parser *p, struct xoperand *const *o, size_t n, const char *op) {
+  for (size_t i = 0; i < n; i++)
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && !is_scalar(o[i]->value->type)) {
+      operand_type_error(p, op, o[i]->value->type);
+      return false;
+    }
+  return true;
+}
+
 static void check_call(struct parser *p, struct call *c, const char *name) {
   enum func f = c->f;
   bool upd = is_update(p);
@@ -720,24 +731,26 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     return;
   }
   struct xoperand **a = c->args;
-  if (want == 2 && !upd && a[0]->kind == XOP_PATH && a[1]->kind == XOP_PATH &&
-      same_path(&a[0]->path, &a[1]->path)) {
-    char buf[128];
-    format_path(buf, sizeof(buf), &a[0]->path);
-    defer(p, K_DISTINCT,
-          "The first operand must be distinct from the remaining operands for this operator "
-          "or function; operator: %s, first operand: %s",
-          func_names[f], buf);
-  }
+  if (want == 2 && !upd)
+    check_distinct(p, a[0], a[1], func_names[f]);
   enum tt_av_type t;
   switch (f) {
   case F_ATTRIBUTE_EXISTS:
   case F_ATTRIBUTE_NOT_EXISTS:
   case F_IF_NOT_EXISTS:
+  case F_ATTRIBUTE_TYPE:
     if (a[0]->kind != XOP_PATH) {
       defer(p, K_FUNCTION,
             "Operator or function requires a document path; operator or function: %s",
             func_names[f]);
+      return;
+    }
+    if (f == F_ATTRIBUTE_TYPE && (t = operand_type(a[1])) != TT_AV_S) {
+      if (t != 0)
+        operand_type_error(p, "attribute_type", t);
+      else if (a[1]->kind == XOP_PATH)
+        defer(p, K_FUNCTION, "Incorrect operand type for operator or function; operator or "
+                             "function: attribute_type, operand type: document path");
       return;
     }
     break;
@@ -747,22 +760,6 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
         operand_type_error(p, "begins_with", t);
         return;
       }
-    break;
-  case F_ATTRIBUTE_TYPE:
-    if (a[0]->kind != XOP_PATH) {
-      defer(p, K_FUNCTION,
-            "Operator or function requires a document path; operator or function: %s",
-            func_names[f]);
-      return;
-    }
-    if ((t = operand_type(a[1])) != TT_AV_S) {
-      if (t != 0)
-        operand_type_error(p, "attribute_type", t);
-      else if (a[1]->kind == XOP_PATH)
-        defer(p, K_FUNCTION, "Incorrect operand type for operator or function; operator or "
-                             "function: attribute_type, operand type: document path");
-      return;
-    }
     break;
   case F_SIZE:
     if ((t = operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
@@ -807,6 +804,14 @@ static int operand_list(struct parser *p, bool any, struct xoperand **tmp, size_
   return expect(p, T_RP);
 }
 
+/* A function (its name at token t) used where it gives no operand. */
+static void misused(struct parser *p, const struct token *t) {
+  char name[64];
+  safe_copy(name, sizeof(name), p->text + t->off, t->len);
+  defer(p, K_MISUSED,
+        "The function is not allowed to be used this way in an expression; function: %s", name);
+}
+
 /* Parses "name ( operand, ... )"; p->pos is at the name. */
 static int parse_call(struct parser *p, struct call *c) {
   struct xoperand *tmp[8];
@@ -817,8 +822,8 @@ static int parse_call(struct parser *p, struct call *c) {
   c->f = func_lookup(p, t);
   if (count_operator(p) != 0)
     return -1;
-  if (++p->nesting > MAX_NESTING)
-    return fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
+    return -1;
   p->pos++; /* name */
   if (expect(p, T_LP) != 0)
     return -1;
@@ -839,32 +844,21 @@ static int parse_call(struct parser *p, struct call *c) {
 /* The operand a function call gives (a dummy when it is wrong or not one
  * that gives a value). */
 static struct xoperand *call_operand(struct parser *p, const struct call *c) {
-  struct xoperand *o;
-  if (!c->ok)
+  enum func f = c->f;
+  if (!c->ok || (f != F_SIZE && f != F_IF_NOT_EXISTS && f != F_LIST_APPEND))
     return dummy_operand(p);
-  switch (c->f) {
-  case F_SIZE:
-    o = new_operand(p, XOP_SIZE);
-    if (o)
-      o->path = c->args[0]->path;
-    return o;
-  case F_IF_NOT_EXISTS:
-    o = new_operand(p, XOP_IF_NOT_EXISTS);
-    if (o) {
-      o->path = c->args[0]->path;
-      o->b = c->args[1];
-    }
-    return o;
-  case F_LIST_APPEND:
-    o = new_operand(p, XOP_LIST_APPEND);
-    if (o) {
-      o->a = c->args[0];
-      o->b = c->args[1];
-    }
-    return o;
-  default:
-    return dummy_operand(p);
-  }
+  struct xoperand *o = new_operand(p, f == F_SIZE           ? XOP_SIZE
+                                      : f == F_IF_NOT_EXISTS ? XOP_IF_NOT_EXISTS
+                                                             : XOP_LIST_APPEND);
+  if (o == NULL)
+    return NULL;
+  if (f == F_LIST_APPEND)
+    o->a = c->args[0];
+  else
+    o->path = c->args[0]->path; /* size(path), if_not_exists(path, b) */
+  if (f != F_SIZE)
+    o->b = c->args[1];
+  return o;
 }
 
 /* path | :value | function(...). In a condition, a function other than
@@ -877,13 +871,8 @@ static struct xoperand *parse_operand(struct parser *p) {
     struct call c;
     if (parse_call(p, &c) != 0)
       return NULL;
-    if (!is_update(p) && c.f != F_SIZE) {
-      char name[64];
-      safe_copy(name, sizeof(name), p->text + t->off, t->len);
-      defer(p, K_MISUSED,
-            "The function is not allowed to be used this way in an expression; function: %s",
-            name);
-    }
+    if (!is_update(p) && c.f != F_SIZE)
+      misused(p, t);
     return call_operand(p, &c);
   }
   if (t->t == T_IDENT || t->t == T_NAME || (t->t == T_LP && is_cond_kind(p->e->kind))) {
@@ -910,10 +899,8 @@ static struct xoperand *parse_operand_parens(struct parser *p) {
     defer(p, K_PARENS, "The expression has redundant parentheses;");
     opens = 2;
   }
-  if (++p->nesting > MAX_NESTING) {
-    fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
     return NULL;
-  }
   p->pos += opens;
   struct xoperand *o = parse_operand(p);
   if (o == NULL)
@@ -940,8 +927,6 @@ static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) 
   }
   return c;
 }
-
-static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
 
 static bool same_path(const struct xpath *a, const struct xpath *b) {
   if (a->n != b->n)
@@ -1031,23 +1016,9 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     struct xoperand *rhs = parse_operand_parens(p);
     if (rhs == NULL)
       return NULL;
-    if (lhs->kind == XOP_PATH && rhs->kind == XOP_PATH && same_path(&lhs->path, &rhs->path)) {
-      char buf[128];
-      format_path(buf, sizeof(buf), &lhs->path);
-      defer(p, K_DISTINCT,
-            "The first operand must be distinct from the remaining operands for this operator "
-            "or function; operator: %s, first operand: %s",
-            cmp_text(cmp), buf);
-    }
-    if (cmp != XCMP_EQ && cmp != XCMP_NE) {
-      const struct xoperand *o[2] = {lhs, rhs};
-      for (size_t i = 0; i < 2; i++)
-        if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
-            !is_scalar(o[i]->value->type)) {
-          operand_type_error(p, cmp_text(cmp), o[i]->value->type);
-          break;
-        }
-    }
+    check_distinct(p, lhs, rhs, cmp_text(cmp));
+    if (cmp != XCMP_EQ && cmp != XCMP_NE)
+      scalar_values(p, (struct xoperand *[]){lhs, rhs}, 2, cmp_text(cmp));
     struct xcond *c = new_cond(p, XC_CMP, 2);
     if (c == NULL)
       return NULL;
@@ -1074,13 +1045,7 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     p->pos++;
     if ((c->ops[2] = parse_operand_parens(p)) == NULL)
       return NULL;
-    bool typed = true;
-    for (size_t i = 0; i < 3 && typed; i++)
-      if (c->ops[i]->kind == XOP_VALUE && c->ops[i]->value != &missing &&
-          !is_scalar(c->ops[i]->value->type)) {
-        operand_type_error(p, "BETWEEN", c->ops[i]->value->type);
-        typed = false;
-      }
+    bool typed = scalar_values(p, c->ops, 3, "BETWEEN");
     const struct xoperand *lo = c->ops[1], *hi = c->ops[2];
     if (typed && lo->kind == XOP_VALUE && hi->kind == XOP_VALUE && lo->value != &missing &&
         hi->value != &missing) {
@@ -1148,10 +1113,8 @@ static struct xcond *parse_primary(struct parser *p) {
   if (t->t == T_LP && !parens_are_operand(p, p->pos)) {
     size_t open = p->pos;
     p->pos++;
-    if (++p->nesting > MAX_NESTING) {
-      fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
       return NULL;
-    }
     struct xcond *c = parse_or(p);
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
@@ -1166,13 +1129,8 @@ static struct xcond *parse_primary(struct parser *p) {
       return NULL;
     const struct token *n = peek(p);
     if (is_comparator(n->t) || tok_is_word(p, n, "BETWEEN") || tok_is_word(p, n, "IN")) {
-      if (call.f != F_SIZE) {
-        char name[64];
-        safe_copy(name, sizeof(name), p->text + t->off, t->len);
-        defer(p, K_MISUSED,
-              "The function is not allowed to be used this way in an expression; function: %s",
-              name);
-      }
+      if (call.f != F_SIZE)
+        misused(p, t);
       struct xoperand *lhs = call_operand(p, &call);
       return lhs ? parse_comparison_rest(p, lhs) : NULL;
     }
@@ -1189,10 +1147,8 @@ static struct xcond *parse_not(struct parser *p) {
     p->pos++;
     if (count_operator(p) != 0)
       return NULL;
-    if (++p->nesting > MAX_NESTING) {
-      fail(p, "The expression is nested too deeply");
+    if (nest(p) != 0)
       return NULL;
-    }
     struct xcond *c = new_cond(p, XC_NOT, 0);
     if (c == NULL || (c->l = parse_not(p)) == NULL)
       return NULL;
@@ -1249,17 +1205,15 @@ static int key_operator_error(struct parser *p, const char *op) {
  * operand by operand, as DynamoDB does. *extra counts leaves past two. */
 static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) {
   static const char *const func_of[] = {
-      [XC_EXISTS] = "attribute_exists", [XC_NOT_EXISTS] = "attribute_not_exists",
-      [XC_TYPE] = "attribute_type", [XC_CONTAINS] = "contains"};
+      [XC_OR] = "OR", [XC_NOT] = "NOT", [XC_IN] = "IN", [XC_EXISTS] = "attribute_exists",
+      [XC_NOT_EXISTS] = "attribute_not_exists", [XC_TYPE] = "attribute_type",
+      [XC_CONTAINS] = "contains"};
   switch (c->kind) {
   case XC_AND:
     return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
   case XC_OR:
-    return key_operator_error(p, "OR");
   case XC_NOT:
-    return key_operator_error(p, "NOT");
   case XC_IN:
-    return key_operator_error(p, "IN");
   case XC_EXISTS:
   case XC_NOT_EXISTS:
   case XC_TYPE:
@@ -1323,10 +1277,8 @@ static struct xoperand *parse_update_operand(struct parser *p) {
   if (peek(p)->t != T_LP)
     return parse_operand(p);
   p->pos++;
-  if (++p->nesting > MAX_NESTING) {
-    fail(p, "The expression is nested too deeply");
+  if (nest(p) != 0)
     return NULL;
-  }
   struct xoperand *o;
   if (parse_set_value(p, &o) != 0 || expect(p, T_RP) != 0)
     return NULL;

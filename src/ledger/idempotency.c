@@ -11,16 +11,6 @@
 
 static void create_request(struct tt_ledger_op *op);
 
-static const char *request_sk(struct tt_ledger_op *op) {
-  size_t n = strlen(op->key);
-  char *sk = tt_arena_alloc(op->arena, n + 5);
-  if (sk) {
-    memcpy(sk, "REQ#", 4);
-    memcpy(sk + 4, op->key, n + 1);
-  }
-  return sk;
-}
-
 /* {"outcome": o, "result": r|null, "error": e|null} from a stored request. */
 static void answer_outcome(struct tt_ledger_op *op, unsigned status, const char *outcome,
                            const json_t *req) {
@@ -70,7 +60,7 @@ static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (ledger_result_int(r, "ttl", &ttl) == 0 && ttl > 0 && ttl < op->w.now_s &&
       ledger_result_int(r, "version", &version) == 0) {
     struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_REQUEST,
-                                 .sk = request_sk(op), .has_expected = true,
+                                 .sk = op->w.sk, .has_expected = true,
                                  .expected = version};
     ledger_item(op, &a, expired_deleted);
     return;
@@ -91,7 +81,7 @@ static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 
 static void read_request(struct tt_ledger_op *op, ledger_next_fn next) {
   struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_REQUEST,
-                               .sk = request_sk(op), .consistent = true};
+                               .sk = op->w.sk, .consistent = true};
   ledger_item(op, &a, next);
 }
 
@@ -105,12 +95,10 @@ static void created(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 static void create_request(struct tt_ledger_op *op) {
-  const char *sk = request_sk(op);
-  json_t *item = sk ? json_pack("{s:o,s:o,s:o,s:o,s:s,s:I}", "pk", ledger_str(op->w.pk), "sk",
-                                ledger_str(sk), "job_id", ledger_str(op->job_id),
-                                "idempotency_key", ledger_str(op->key), "status", "IN_PROGRESS",
-                                "ttl", (json_int_t)op->w.ttl)
-                    : NULL;
+  json_t *item = json_pack("{s:o,s:o,s:o,s:o,s:s,s:I}", "pk", ledger_str(op->w.pk), "sk",
+                           ledger_str(op->w.sk), "job_id", ledger_str(op->job_id),
+                           "idempotency_key", ledger_str(op->key), "status", "IN_PROGRESS",
+                           "ttl", (json_int_t)op->w.ttl);
   if (item == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
@@ -184,16 +172,12 @@ static void complete_request(struct tt_ledger_op *op) {
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_REQUEST,
-                               .sk = request_sk(op), .body = body, .cond = cond};
+                               .sk = op->w.sk, .body = body, .cond = cond};
   ledger_item(op, &a, completed);
 }
 
 void ledger_request_start(struct tt_ledger_op *op) {
   struct tt_error err;
-  if (tt_ledger_check_id(op->key, op->key ? strlen(op->key) : 0, "key", &err) != 0) {
-    ledger_fail(op, &err, NULL);
-    return;
-  }
   if (op->kind == TT_LEDGER_REQUEST_COMPLETE) {
     complete_request(op);
     return;

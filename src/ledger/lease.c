@@ -179,35 +179,26 @@ int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
     return -1;
   }
   const char *owner = ledger_result_str(r, "owner");
-  bool ours = owner && strcmp(owner, op->owner) == 0;
-  bool versioned = ledger_result_int(r, "version", version) == 0;
-  if (!ours) {
+  if (owner == NULL || strcmp(owner, op->owner) != 0)
     ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
-    return -1;
-  }
-  if (!versioned) {
+  else if (ledger_result_int(r, "version", version) != 0)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the %s item has no version", item_name);
-    return -1;
-  }
-  return 0;
+  else
+    return 0;
+  return -1;
 }
 
 void ledger_lease_released(struct tt_ledger_op *op, struct tt_orm_result *r,
                            void (*again)(struct tt_ledger_op *op), const char *what) {
-  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND) {
+  if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND)
     ledger_answer(op, 204, NULL);
-    return;
-  }
-  if (r->err.code == TT_ERR_VERSION_CONFLICT) {
-    if (++op->w.attempts < RELEASE_ATTEMPTS) {
-      again(op);
-      return;
-    }
+  else if (r->err.code != TT_ERR_VERSION_CONFLICT)
+    ledger_fail_result(op, r);
+  else if (++op->w.attempts < RELEASE_ATTEMPTS)
+    again(op);
+  else
     ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
                  "the %s kept changing while it was being released; retry", what);
-    return;
-  }
-  ledger_fail_result(op, r);
 }
 
 /* ---- job leases ---------------------------------------------------------- */

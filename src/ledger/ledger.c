@@ -17,6 +17,7 @@
 #include "obs/log.h"
 #include "orm/item.h"
 #include "util/text.h"
+#include "util/utf8.h"
 #include "value/json_exact.h"
 #include "value/number.h"
 
@@ -74,38 +75,6 @@ int tt_ledger_uuid4(char out[37]) {
   return 0;
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  size_t len;
-  unsigned min;
-  if (c < 0x80)
-    return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    len = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (n < len)
-    return 0;
-  unsigned cp = c & (0xffu >> (len + 1));
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return len;
-}
-
 int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_error *err) {
   if (s == NULL || len == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must not be empty", field);
@@ -117,7 +86,7 @@ int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_e
     if (p[i] < 0x20 || p[i] == 0x7f)
       return tt_error_set(err, TT_ERR_VALIDATION, field,
                           "%s must not contain control characters", field);
-    size_t n = utf8_len(p + i, len - i);
+    size_t n = tt_utf8_seq(p + i, len - i, NULL);
     if (n == 0)
       return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be valid UTF-8", field);
     i += n;
@@ -255,9 +224,6 @@ const char *ledger_item_str(const struct tt_av *item, const char *name) {
   return v && v->type == TT_AV_S ? v->u.bytes : NULL;
 }
 
-/* Parses the whole decimal integer text of a JSON number. */
-static int number_int(const json_t *v, int64_t *out) { return tt_json_integer(v, out); }
-
 int ledger_item_int(const struct tt_av *item, const char *name, int64_t *out) {
   const struct tt_av *v = item ? tt_av_map_get(item, name) : NULL;
   return v && v->type == TT_AV_N ? tt_number_to_int64(v->u.bytes, out) : -1;
@@ -274,7 +240,7 @@ int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t m
   if (v == NULL || json_is_null(v))
     return 0;
   int64_t x;
-  if (number_int(v, &x) != 0 || x < min || x > max)
+  if (tt_json_integer(v, &x) != 0 || x < min || x > max)
     return tt_error_set(err, TT_ERR_VALIDATION, name,
                         "%s must be a whole number from %" PRId64 " to %" PRId64, name, min, max);
   *out = x;
@@ -330,7 +296,7 @@ static json_t *plain_numbers(const json_t *v, int depth) {
     return out;
   }
   int64_t x;
-  if (json_is_string(v) && tt_json_is_number(v) && number_int(v, &x) == 0)
+  if (json_is_string(v) && tt_json_is_number(v) && tt_json_integer(v, &x) == 0)
     return json_integer((json_int_t)x);
   return json_incref((json_t *)v);
 }
@@ -516,39 +482,25 @@ void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_quer
     step_done(&s->u.ctx);
 }
 
+/* Answers the table (201 when created), or 204 after a delete. */
 static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
+  json_t *v = NULL;
+  if (r->status != 0)
     ledger_fail_result(op, r);
-    return;
-  }
-  json_t *v = tt_orm_table_to_json(&r->table);
-  if (v == NULL) {
+  else if (r->answer != TT_ORM_ANSWER_TABLE)
+    ledger_answer(op, 204, NULL);
+  else if ((v = tt_orm_table_to_json(&r->table)) == NULL)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  ledger_answer(op, r->table.created ? 201 : 200, v);
+  else
+    ledger_answer(op, r->table.created ? 201 : 200, v);
 }
 
-/* Starts PUT .../table for the jobs table (the JobMeta model's). */
-static void ledger_table_ensure(struct tt_ledger_op *op) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
-  if (s && tt_orm_table_ensure(&s->u.ctx) != 0)
-    step_done(&s->u.ctx);
-}
-
-/* The model routes refuse the reserved table, so the ledger deletes its own
+/* Starts PUT or DELETE .../table for the jobs table (the JobMeta model's).
+ * The model routes refuse the reserved table, so the ledger deletes its own
  * (still only with --allow-table-delete: the ORM checks). */
-static void table_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    ledger_fail_result(op, r);
-    return;
-  }
-  ledger_answer(op, 204, NULL);
-}
-
-static void ledger_table_delete(struct tt_ledger_op *op) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_deleted);
-  if (s && tt_orm_table_delete(&s->u.ctx) != 0)
+static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx *ctx)) {
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
+  if (s && start(&s->u.ctx) != 0)
     step_done(&s->u.ctx);
 }
 
@@ -562,6 +514,19 @@ static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char 
     memcpy(out + na, b, nb + 1);
   }
   return out;
+}
+
+/* Whether s (len bytes; NULL: absent) names a job status (a record's when
+ * `record`). Returns true, or false after a ValidationError naming `field`. */
+static bool status_ok(struct tt_ledger_op *op, const char *s, size_t len, const char *field,
+                      bool record) {
+  if (s && strlen(s) == len &&
+      (record ? tt_ledger_record_status_valid(s) : tt_ledger_job_status_valid(s)))
+    return true;
+  ledger_failf(op, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
+               record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
+                      : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  return false;
 }
 
 /* Answers with the item of a successful result, without its storage keys. */
@@ -590,9 +555,9 @@ static void job_create(struct tt_ledger_op *op) {
   static const char *const members[] = {"job_id", "tenant_id", "status", "ttl_seconds", NULL};
   struct tt_error err;
   const char *job_id = NULL, *tenant = NULL, *status = "PENDING";
-  size_t id_len = 0, tenant_len = 0, status_len = 0;
+  size_t id_len = 0, tenant_len = 0, status_len = strlen(status);
   int64_t ttl_seconds = 0;
-  int has_id, has_status, has_tenant, has_ttl;
+  int has_id, has_tenant, has_ttl;
   if (ledger_body_members(op->body, members, &err) != 0 ||
       (has_id = ledger_body_str(op->body, "job_id", &job_id, &id_len, &err)) < 0 ||
       (has_id && tt_ledger_check_id(job_id, id_len, "job_id", &err) != 0) ||
@@ -600,19 +565,14 @@ static void job_create(struct tt_ledger_op *op) {
       (!has_tenant && tt_error_set(&err, TT_ERR_VALIDATION, "tenant_id",
                                    "tenant_id is required: the tenant the job belongs to")) ||
       tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
-      (has_status = ledger_body_str(op->body, "status", &status, &status_len, &err)) < 0 ||
+      ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
                                  &ttl_seconds, &err)) < 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!has_status)
-    status_len = strlen(status);
-  if (!tt_ledger_job_status_valid(status) || strlen(status) != status_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (!status_ok(op, status, status_len, "status", false))
     return;
-  }
   char uuid[37];
   if (!has_id) {
     if (tt_ledger_uuid4(uuid) != 0) {
@@ -665,28 +625,25 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
   const char *status = ledger_result_str(r, "status");
   int64_t version = -1;
   ledger_result_int(r, "version", &version);
+  struct tt_error e;
+  json_t *d;
   if (status && tt_ledger_job_status_terminal(status)) {
-    json_t *d = json_pack("{s:s}", "status", status);
-    struct tt_error e;
+    d = json_pack("{s:s}", "status", status);
     tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "to",
                  "the job is in a terminal status (SUCCEEDED, FAILED or CANCELED) and cannot "
                  "move; see details.status");
-    ledger_fail(op, &e, d);
   } else if (version != op->w.expected || !op->w.from || !status ||
              strcmp(status, op->w.from) == 0) {
-    json_t *d = json_pack("{s:I,s:I}", "version", (json_int_t)version, "expected_version",
-                          (json_int_t)op->w.expected);
-    struct tt_error e;
+    d = json_pack("{s:I,s:I}", "version", (json_int_t)version, "expected_version",
+                  (json_int_t)op->w.expected);
     tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
                  "the job's version is not the expected one; read it again and retry");
-    ledger_fail(op, &e, d);
   } else {
-    json_t *d = json_pack("{s:s}", "status", status);
-    struct tt_error e;
+    d = json_pack("{s:s}", "status", status);
     tt_error_set(&e, TT_ERR_INVALID_TRANSITION, "from",
                  "the job is not in the status named by from; see details.status");
-    ledger_fail(op, &e, d);
   }
+  ledger_fail(op, &e, d);
 }
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -718,16 +675,9 @@ static void job_transition(struct tt_ledger_op *op) {
                  "expected_version is required: the version of the job you read");
     return;
   }
-  if (to == NULL || !tt_ledger_job_status_valid(to) || strlen(to) != to_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "to",
-                 "to must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (!status_ok(op, to, to_len, "to", false) ||
+      (has_from && !status_ok(op, from, from_len, "from", false)))
     return;
-  }
-  if (has_from && (!tt_ledger_job_status_valid(from) || strlen(from) != from_len)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "from",
-                 "from must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
-    return;
-  }
   /* Known without reading: nothing leaves a terminal status. */
   if (has_from && tt_ledger_job_status_terminal(from)) {
     ledger_failf(op, TT_ERR_INVALID_TRANSITION, "from",
@@ -775,7 +725,7 @@ static void record_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
     ledger_fail_result(op, r);
 }
 
-static void record_put(struct tt_ledger_op *op, const char *sk) {
+static void record_put(struct tt_ledger_op *op) {
   static const char *const members[] = {"status", "error", "ttl_seconds", NULL};
   struct tt_error err;
   const char *status = NULL;
@@ -790,11 +740,8 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (status == NULL || !tt_ledger_record_status_valid(status) || strlen(status) != status_len) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+  if (!status_ok(op, status, status_len, "status", true))
     return;
-  }
   /* Unconditional upsert: the identity is written once, the status and the
    * (sanitized) error every time; no error removes a stored one. */
   json_t *set = json_pack("{s:o}", "status", ledger_str(status));
@@ -815,7 +762,7 @@ static void record_put(struct tt_ledger_op *op, const char *sk) {
   if (has_ttl)
     json_object_set_new(set, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
-                               .sk = sk, .body = body, .upsert = true};
+                               .sk = op->w.sk, .body = body, .upsert = true};
   ledger_item(op, &a, record_written);
 }
 
@@ -894,11 +841,8 @@ static void job_list(struct tt_ledger_op *op) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (l->status && !tt_ledger_job_status_valid(l->status)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
+  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", false))
     return;
-  }
   if (!l->tenant_id && !l->status) {
     ledger_failf(op, TT_ERR_VALIDATION, "status",
                  "give status or tenant_id: jobs are listed through their indexes");
@@ -927,11 +871,8 @@ static void job_list(struct tt_ledger_op *op) {
 
 static void record_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
-  if (l->status && !tt_ledger_record_status_valid(l->status)) {
-    ledger_failf(op, TT_ERR_VALIDATION, "status",
-                 "status must be one of PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED");
+  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", true))
     return;
-  }
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;
@@ -958,6 +899,19 @@ static bool needs_job(enum tt_ledger_kind k) {
 
 static void start_kind(struct tt_ledger_op *op);
 
+/* prefix + the path's id (checked, named `field`) in the op's arena; NULL
+ * after answering. */
+static const char *path_key(struct tt_ledger_op *op, const char *prefix, const char *id,
+                            const char *field) {
+  struct tt_error err;
+  const char *out = NULL;
+  if (tt_ledger_check_id(id, id ? strlen(id) : 0, field, &err) != 0)
+    ledger_fail(op, &err, NULL);
+  else if ((out = arena_cat(op, prefix, id)) == NULL)
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  return out;
+}
+
 int tt_ledger_start(struct tt_ledger_op *op) {
   memset(&op->w, 0, sizeof(op->w));
   op->w.starting = true;
@@ -969,37 +923,19 @@ int tt_ledger_start(struct tt_ledger_op *op) {
 static void start_kind(struct tt_ledger_op *op) {
   op->w.now_ns = tt_orm_now_ns(op->orm);
   op->w.now_s = op->w.now_ns / 1000000000;
-  struct tt_error err;
-  if (needs_job(op->kind)) {
-    if (tt_ledger_check_id(op->job_id, op->job_id ? strlen(op->job_id) : 0, "job_id", &err) !=
-        0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
-    op->w.pk = arena_cat(op, "JOB#", op->job_id);
-    if (op->w.pk == NULL) {
-      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
-  }
-  const char *rec_sk = NULL;
-  if (op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET) {
-    if (tt_ledger_check_id(op->record_id, op->record_id ? strlen(op->record_id) : 0, "record_id",
-                           &err) != 0) {
-      ledger_fail(op, &err, NULL);
-      return;
-    }
-    if ((rec_sk = arena_cat(op, "REC#", op->record_id)) == NULL) {
-      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-      return;
-    }
-  }
+  if (needs_job(op->kind) && (op->w.pk = path_key(op, "JOB#", op->job_id, "job_id")) == NULL)
+    return;
+  bool record = op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET;
+  bool request = op->kind == TT_LEDGER_REQUEST_CREATE || op->kind == TT_LEDGER_REQUEST_COMPLETE;
+  if ((record && (op->w.sk = path_key(op, "REC#", op->record_id, "record_id")) == NULL) ||
+      (request && (op->w.sk = path_key(op, "REQ#", op->key, "key")) == NULL))
+    return;
   switch (op->kind) {
   case TT_LEDGER_TABLE_ENSURE:
-    ledger_table_ensure(op);
+    ledger_table(op, tt_orm_table_ensure);
     break;
   case TT_LEDGER_TABLE_DELETE:
-    ledger_table_delete(op);
+    ledger_table(op, tt_orm_table_delete);
     break;
   case TT_LEDGER_JOB_CREATE:
     job_create(op);
@@ -1014,11 +950,11 @@ static void start_kind(struct tt_ledger_op *op) {
     job_transition(op);
     break;
   case TT_LEDGER_RECORD_PUT:
-    record_put(op, rec_sk);
+    record_put(op);
     break;
   case TT_LEDGER_RECORD_GET: {
     struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_RECORD,
-                                 .sk = rec_sk, .consistent = true};
+                                 .sk = op->w.sk, .consistent = true};
     ledger_item(op, &a, record_got);
     break;
   }

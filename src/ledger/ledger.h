@@ -121,13 +121,13 @@ struct tt_ledger_op {
     int64_t now_ns;
     int64_t now_s;
     const char *pk;        /* "JOB#<job_id>" */
+    const char *sk;        /* "REC#<record_id>" or "REQ#<key>" of a record or request */
     const char *to, *from; /* transition */
     int64_t expected;      /* transition: expected version */
     int64_t duration;      /* lease seconds */
     int64_t ttl;           /* epoch seconds of the written item, 0 = none */
     json_t *error;         /* sanitized error envelope (owned) or NULL */
     json_t *value;         /* sanitized result (owned) or NULL */
-    bool has_value;
     unsigned attempts;     /* retried steps (idempotency, release) */
     int64_t slot;          /* semaphore slot being written */
     int64_t limit;         /* semaphore acquire: slots 0 .. limit-1 */

@@ -605,7 +605,7 @@ static void finish_all(struct tt_orm_batch_state *st) {
       int rc = c == NULL ? oom(&err) : 0;
       for (size_t i = 0; rc == 0 && i < st->n; i++)
         if (st->ents[i].found.type == TT_AV_M)
-          rc = tt_orm_crypt_add_item(c, &st->ents[i].found, &err);
+          rc = tt_orm_crypt_add_item_of(c, op->ctx.model, &st->ents[i].found, &err);
       if (rc == 0) {
         tt_orm_crypt_run_then(c, found_opened_cb, st);
         return;
@@ -703,7 +703,8 @@ static int batch_start_run(struct tt_orm_ctx *ctx) {
     if (c == NULL)
       return fail_now(op, (oom(&err), &err));
     for (size_t i = 0; i < st->n; i++)
-      if (st->ents[i].put && tt_orm_crypt_add_item(c, &st->ents[i].item, &err) != 0)
+      if (st->ents[i].put &&
+          tt_orm_crypt_add_item_of(c, op->ctx.model, &st->ents[i].item, &err) != 0)
         return fail_now(op, &err);
     tt_orm_crypt_run_then(c, puts_sealed_cb, st);
     return 0;

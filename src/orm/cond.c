@@ -16,18 +16,6 @@ static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while reading a condition");
 }
 
-/* "parent.key" or "parent[i]"; a path longer than tt_error.field is cut,
- * as the error would cut it anyway. */
-static void field_key(char *out, size_t cap, const char *parent, const char *key) {
-  if (snprintf(out, cap, "%s%s%s", parent, *parent ? "." : "", key) < 0)
-    out[0] = '\0';
-}
-
-static void field_index(char *out, size_t cap, const char *parent, size_t i) {
-  if (snprintf(out, cap, "%s[%zu]", parent, i) < 0)
-    out[0] = '\0';
-}
-
 static const char *str_of(const json_t *j) {
   size_t len;
   const char *s = j ? tt_json_string_text(j, &len) : NULL;
@@ -108,7 +96,7 @@ static int values_of(const struct tt_model *m, struct tt_cond *c, const json_t *
     char vfi[128];
     const json_t *v = many ? json_array_get(value, i) : value;
     if (many)
-      field_index(vfi, sizeof(vfi), vf, i);
+      tt_expr_field_index(vfi, sizeof(vfi), vf, i);
     const char *at = many ? vfi : vf;
     if (c->size ? number_at(v, at, &c->values[i], err) != 0
                 : value_at(m, c->path, v, at, &c->values[i], err) != 0)
@@ -131,18 +119,18 @@ static int parse_leaf(const struct tt_model *m, const json_t *j, const char *fie
   const json_t *value = json_object_get(j, "value");
   const char *attr = str_of(json_object_get(j, "attr"));
   c->kind = TT_COND_CMP;
-  field_key(vf, sizeof(vf), field, "value");
-  field_key(f, sizeof(f), field, "attr");
+  tt_expr_field_key(vf, sizeof(vf), field, "value");
+  tt_expr_field_key(f, sizeof(f), field, "attr");
   if (attr == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an attribute path string", f);
   if (!tt_expr_rest_path_valid(attr))
     return tt_expr_bad_path(f, err);
   if ((jop != NULL) == (jsize != NULL)) {
-    field_key(f, sizeof(f), field, "op");
+    tt_expr_field_key(f, sizeof(f), field, "op");
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: give exactly one of \"op\" or \"size\"",
                         f);
   }
-  field_key(f, sizeof(f), field, jop ? "op" : "size");
+  tt_expr_field_key(f, sizeof(f), field, jop ? "op" : "size");
   const char *name = str_of(jop ? jop : jsize);
   if (name == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be a string", f);
@@ -195,7 +183,7 @@ static int parse_list(const struct tt_model *m, const json_t *arr, const char *f
   c->n_kids = n;
   for (size_t i = 0; i < n; i++) {
     char f[128];
-    field_index(f, sizeof(f), field, i);
+    tt_expr_field_index(f, sizeof(f), field, i);
     if (parse_cond(m, json_array_get(arr, i), f, depth + 1, &c->kids[i], err) != 0)
       return -1;
   }
@@ -224,14 +212,14 @@ static int parse_cond(const struct tt_model *m, const json_t *j, const char *fie
   if (jattr)
     return parse_leaf(m, j, field, c, err);
   if (jnot) {
-    field_key(f, sizeof(f), field, "not");
+    tt_expr_field_key(f, sizeof(f), field, "not");
     c->kind = TT_COND_NOT;
     if ((c->kids = calloc(1, sizeof(*c->kids))) == NULL)
       return oom(err);
     c->n_kids = 1;
     return parse_cond(m, jnot, f, depth + 1, c->kids, err);
   }
-  field_key(f, sizeof(f), field, jand ? "and" : "or");
+  tt_expr_field_key(f, sizeof(f), field, jand ? "and" : "or");
   c->kind = jand ? TT_COND_AND : TT_COND_OR;
   if (!json_is_array(jand ? jand : jor))
     return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an array of conditions", f);
@@ -337,10 +325,10 @@ static int key_entry(const struct tt_model *m, const json_t *c, size_t i, struct
                      bool *has_eq, struct tt_error *err) {
   char f[128], af[128], of[128], vf[128], vfi[128];
   struct tt_key_cond_entry *e = &k->e[i];
-  field_index(f, sizeof(f), "key", i);
-  field_key(af, sizeof(af), f, "attr");
-  field_key(of, sizeof(of), f, "op");
-  field_key(vf, sizeof(vf), f, "value");
+  tt_expr_field_index(f, sizeof(f), "key", i);
+  tt_expr_field_key(af, sizeof(af), f, "attr");
+  tt_expr_field_key(of, sizeof(of), f, "op");
+  tt_expr_field_key(vf, sizeof(vf), f, "value");
   const char *attr = str_of(json_object_get(c, "attr"));
   const char *op = str_of(json_object_get(c, "op"));
   const json_t *value = json_object_get(c, "value");
@@ -360,7 +348,7 @@ static int key_entry(const struct tt_model *m, const json_t *c, size_t i, struct
   if (!json_is_array(value) || json_array_size(value) != 2)
     return tt_error_set(err, TT_ERR_VALIDATION, vf, "%s: between takes [low, high]", vf);
   for (size_t x = 0; x < 2; x++) {
-    field_index(vfi, sizeof(vfi), vf, x);
+    tt_expr_field_index(vfi, sizeof(vfi), vf, x);
     if (value_at(m, attr, json_array_get(value, x), vfi, &e->v[x], err) != 0)
       return -1;
   }

@@ -156,10 +156,6 @@ int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
   return 0;
 }
 
-int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err) {
-  return tt_orm_crypt_add_item_of(c, c->ctx->model, item, err);
-}
-
 int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
                              struct tt_error *err) {
   if (item->type != TT_AV_M)

@@ -64,10 +64,7 @@ typedef void (*tt_orm_crypt_done_cb)(void *arg, const struct tt_error *err);
 struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal);
 
 /* Adds every member of `item` (an M, borrowed until done ran) that is an
- * encrypted attribute of the ctx's model. Returns 0 or -1 (Internal). */
-int tt_orm_crypt_add_item(struct tt_orm_crypt *c, struct tt_av *item, struct tt_error *err);
-
-/* Same for an item of model `m` (a transaction's items have their own). */
+ * encrypted attribute of model `m`. Returns 0 or -1 (Internal). */
 int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
                              struct tt_error *err);
 

@@ -49,10 +49,9 @@ int tt_envelope_plaintext(struct tt_buf *b, const struct tt_av *v) {
   int r = tt_buf_puts(b, "{\"t\":") || go_string(b, t, strlen(t));
   switch (v->type) {
   case TT_AV_S:
-    r = r || tt_buf_puts(b, ",\"s\":") || go_string(b, v->u.bytes, v->len);
-    break;
   case TT_AV_N:
-    r = r || tt_buf_puts(b, ",\"n\":") || go_string(b, v->u.bytes, v->len);
+    r = r || tt_buf_puts(b, v->type == TT_AV_S ? ",\"s\":" : ",\"n\":") ||
+        go_string(b, v->u.bytes, v->len);
     break;
   case TT_AV_B:
     r = r || tt_buf_puts(b, ",\"b\":") || put_b64(b, v->u.bytes, v->len);

@@ -15,25 +15,9 @@
 
 #define NS_PER_SEC 1000000000LL
 #define SEC_PER_DAY 86400LL
-#define MAX_PATH_DEPTH 32 /* DynamoDB's document path depth, as expr/build.c */
 
 static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
-/* "prefix.name", or "name" alone without a prefix; truncated to fit like
- * every error field (tt_error.field is 128 bytes). */
-static void field_join(char *out, size_t cap, const char *prefix, const char *name) {
-  int n = (prefix && *prefix) ? snprintf(out, cap, "%s.%s", prefix, name)
-                              : snprintf(out, cap, "%s", name);
-  if (n < 0)
-    out[0] = '\0';
-}
-
-static void field_index(char *out, size_t cap, const char *prefix, size_t i) {
-  int n = snprintf(out, cap, "%s[%zu]", prefix, i);
-  if (n < 0)
-    out[0] = '\0';
 }
 
 /* ---- time ----------------------------------------------------------------- */
@@ -361,7 +345,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
 
   json_object_keylen_foreach((json_t *)obj, name, name_len, val) {
     const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
-    field_join(f, sizeof(f), field, name);
+    tt_expr_field_key(f, sizeof(f), field, name);
     if (name_len == 0 || (a == NULL && !m->additional_attributes)) {
       unknown_attr(m, name, name_len, f, err);
       goto fail;
@@ -407,7 +391,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
     if ((!key && !a->required) || is_lifecycle(m, a) ||
         json_object_get(obj, a->name) != NULL)
       continue;
-    field_join(f, sizeof(f), field, a->name);
+    tt_expr_field_key(f, sizeof(f), field, a->name);
     tt_error_set(err, TT_ERR_VALIDATION, f, "missing %s attribute %s", key ? "key" : "required",
                  a->name);
     goto fail;
@@ -422,7 +406,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
       found = item.u.members[k].name_len == a->name_len &&
               memcmp(item.u.members[k].name, a->name, a->name_len) == 0;
     if (!found) {
-      field_join(f, sizeof(f), field, a->name);
+      tt_expr_field_key(f, sizeof(f), field, a->name);
       tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
                    a->name);
       goto fail;
@@ -673,6 +657,30 @@ static int remove_required(const struct tt_model_attr *a, const char *f, struct 
                       "attribute %s is required; it cannot be removed or set empty", a->name);
 }
 
+/* SET (or SET_IF_NOT_EXISTS) of the whole attribute `a` (NULL: undeclared)
+ * to val: an empty value of an omit_empty attribute is never stored, so set
+ * means remove and set-if-absent of nothing is nothing; a required
+ * attribute can be neither removed nor set to null. */
+static int set_attr(const struct tt_model_attr *a, enum tt_expr_update_op op, const char *path,
+                    bool literal, const json_t *val, const char *f, struct tt_orm_update *u,
+                    struct tt_error *err) {
+  struct tt_av v = {0};
+  if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
+    if (op == TT_EXPR_UPD_SET_IF_NOT_EXISTS)
+      return 0;
+    if (a->required)
+      return remove_required(a, f, err);
+    return push_action(u, TT_EXPR_UPD_REMOVE, path, literal, NULL, f, err);
+  }
+  if (convert_value(a, val, f, &v, err) != 0)
+    return -1;
+  if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
+    tt_av_free(&v);
+    return remove_required(a, f, err);
+  }
+  return push_action(u, op, path, literal, &v, f, err);
+}
+
 /* TableTheory form: {"fields": [...]?, "item": {...}}. */
 static int update_item_form(const struct tt_model *m, const json_t *body, const char *field,
                             struct tt_orm_update *u, struct tt_error *err) {
@@ -686,7 +694,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
   struct tt_av v = {0};
   int rc = -1;
 
-  field_join(pf, sizeof(pf), field, "item");
+  tt_expr_field_key(pf, sizeof(pf), field, "item");
   if (!json_is_object(item))
     return tt_error_set(err, TT_ERR_VALIDATION, pf,
                         "%s: the update form with `fields` needs an `item` object", pf);
@@ -699,7 +707,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
    * attribute is a mistake whatever `fields` says. */
   json_object_keylen_foreach((json_t *)item, name, name_len, val) {
     const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
-    field_join(f, sizeof(f), pf, name);
+    tt_expr_field_key(f, sizeof(f), pf, name);
     if (name_len == 0 || (a == NULL && !m->additional_attributes)) {
       unknown_attr(m, name, name_len, f, err);
       goto fail;
@@ -738,7 +746,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
     char ff[128];
     size_t i;
     json_t *fj;
-    field_join(ff, sizeof(ff), field, "fields");
+    tt_expr_field_key(ff, sizeof(ff), field, "fields");
     if (!json_is_array(fields)) {
       tt_error_set(err, TT_ERR_VALIDATION, ff, "%s: must be an array of attribute names", ff);
       goto fail;
@@ -747,7 +755,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
       char fi[128];
       size_t len;
       const char *fname = tt_json_string_text(fj, &len);
-      field_index(fi, sizeof(fi), ff, i);
+      tt_expr_field_index(fi, sizeof(fi), ff, i);
       if (fname == NULL) {
         tt_error_set(err, TT_ERR_VALIDATION, fi, "%s: must be an attribute name", fi);
         goto fail;
@@ -768,7 +776,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
           goto fail;
         }
       }
-      field_join(f, sizeof(f), pf, fname);
+      tt_expr_field_key(f, sizeof(f), pf, fname);
       val = json_object_get(item, fname);
       if (val == NULL) {
         tt_error_set(err, TT_ERR_VALIDATION, f,
@@ -776,23 +784,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
                      fname, fname);
         goto fail;
       }
-      if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, a->type, false)) {
-        /* DMS v0.2: a selected empty omit_empty attribute is removed. */
-        if (a->required) {
-          remove_required(a, f, err);
-          goto fail;
-        }
-        if (push_action(u, TT_EXPR_UPD_REMOVE, fname, true, NULL, f, err) != 0)
-          goto fail;
-        continue;
-      }
-      if (convert_value(a, val, f, &v, err) != 0)
-        goto fail;
-      if (a != NULL && a->required && v.type == TT_AV_NULL && a->type != TT_AV_NULL) {
-        remove_required(a, f, err);
-        goto fail;
-      }
-      if (push_action(u, TT_EXPR_UPD_SET, fname, true, &v, f, err) != 0)
+      if (set_attr(a, TT_EXPR_UPD_SET, fname, true, val, f, u, err) != 0)
         goto fail;
     }
   }
@@ -819,11 +811,7 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
                            struct tt_error *err) {
   struct tt_av v = {0};
   if (!tt_expr_rest_path_valid(path))
-    return tt_error_set(err, TT_ERR_VALIDATION, f,
-                        "%s: invalid attribute path; write names separated by '.' with list "
-                        "indexes like a.b[0] (at most %d levels), a name holding '.', '[' or "
-                        "']' in backticks: `a.b`",
-                        f, MAX_PATH_DEPTH);
+    return tt_expr_bad_path(f, err);
   const char *top_name;
   size_t top;
   bool nested = path[tt_expr_rest_path_head(path, &top_name, &top)] != '\0';
@@ -853,29 +841,14 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
       return tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err) != 0
                  ? -1
                  : push_action(u, op, path, false, &v, f, err);
-    if (a != NULL && a->omit_empty && tt_orm_value_is_empty(val, t, false)) {
-      /* omit_empty never stores an empty value: set means remove, and
-       * set-if-absent of nothing is nothing. */
-      if (op == TT_EXPR_UPD_SET_IF_NOT_EXISTS)
-        return 0;
-      if (a->required)
-        return remove_required(a, f, err);
-      return push_action(u, TT_EXPR_UPD_REMOVE, path, false, NULL, f, err);
-    }
-    if (convert_value(a, val, f, &v, err) != 0)
-      return -1;
-    if (a != NULL && a->required && v.type == TT_AV_NULL && t != TT_AV_NULL) {
-      tt_av_free(&v);
-      return remove_required(a, f, err);
-    }
-    return push_action(u, op, path, false, &v, f, err);
+    return set_attr(a, op, path, false, val, f, u, err);
   case TT_EXPR_UPD_ADD:
     if (!nested && a != NULL && t != TT_AV_N && !is_set_type(t))
       return tt_error_set(err, TT_ERR_VALIDATION, f,
                           "add works on N and set attributes; %s is of type %s", a->name,
                           tt_model_type_name(t));
-    if ((nested || a == NULL ? tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err)
-                             : convert_value(a, val, f, &v, err)) != 0)
+    if ((nested ? tt_logical_to_av(val, TT_LOGICAL_INFER, 0, f, &v, err)
+                : convert_value(a, val, f, &v, err)) != 0)
       return -1;
     if (v.type != TT_AV_N && !is_set_type(v.type)) {
       tt_av_free(&v);
@@ -914,7 +887,7 @@ static int update_operator_form(const struct tt_model *m, const json_t *body, co
     const json_t *j = json_object_get(body, op_keys[k].key);
     if (j == NULL || json_is_null(j))
       continue;
-    field_join(f, sizeof(f), field, op_keys[k].key);
+    tt_expr_field_key(f, sizeof(f), field, op_keys[k].key);
     if (op_keys[k].op == TT_EXPR_UPD_REMOVE) {
       size_t i;
       json_t *p;
@@ -923,7 +896,7 @@ static int update_operator_form(const struct tt_model *m, const json_t *body, co
       json_array_foreach(j, i, p) {
         size_t plen;
         const char *path = tt_json_string_text(p, &plen);
-        field_index(af, sizeof(af), f, i);
+        tt_expr_field_index(af, sizeof(af), f, i);
         if (path == NULL || memchr(path, '\0', plen) != NULL)
           return tt_error_set(err, TT_ERR_VALIDATION, af, "%s: must be an attribute path", af);
         if (operator_action(m, TT_EXPR_UPD_REMOVE, path, NULL, af, u, err) != 0)
@@ -936,7 +909,7 @@ static int update_operator_form(const struct tt_model *m, const json_t *body, co
     if (!json_is_object(j))
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: must be an object of path: value", f);
     json_object_foreach((json_t *)j, key, v) {
-      field_join(af, sizeof(af), f, key);
+      tt_expr_field_key(af, sizeof(af), f, key);
       if (operator_action(m, op_keys[k].op, key, v, af, u, err) != 0)
         return -1;
     }
@@ -961,7 +934,7 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
     has_ops |= json_object_get(body, op_keys[k].key) != NULL;
   has_item = json_object_get(body, "item") != NULL || json_object_get(body, "fields") != NULL;
   if (has_ops && has_item) {
-    field_join(f, sizeof(f), field, "item");
+    tt_expr_field_key(f, sizeof(f), field, "item");
     tt_error_set(err, TT_ERR_VALIDATION, f,
                  "an update uses either item/fields or the operators (set, remove, add, ...), "
                  "not both");
@@ -973,7 +946,7 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
     goto fail;
 
   const json_t *ev = json_object_get(body, "expected_version");
-  field_join(f, sizeof(f), field, "expected_version");
+  tt_expr_field_key(f, sizeof(f), field, "expected_version");
   if (ev != NULL && !json_is_null(ev)) {
     int64_t x;
     if (read_version(ev, f, &x, err) != 0)
@@ -1067,7 +1040,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
     struct tt_av ev;
     if (tt_av_number_int(&ev, w->expected.version) != 0)
       return oom(err);
-    field_join(f, sizeof(f), w->field, "expected_version");
+    tt_expr_field_key(f, sizeof(f), w->field, "expected_version");
     int rc = tt_orm_cond_equals(b, c, v->name, &ev, f, err);
     tt_av_free(&ev);
     if (rc != 0)
@@ -1075,7 +1048,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
   }
   if (w->condition) {
     char *text = NULL;
-    field_join(f, sizeof(f), w->field, "condition");
+    tt_expr_field_key(f, sizeof(f), w->field, "condition");
     if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)
       return -1;
     int rc = (c->len && tt_buf_puts(c, " AND ") != 0) || tt_buf_printf(c, "(%s)", text) != 0
@@ -1100,7 +1073,7 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
       value = &copy;
     }
     char f[200];
-    field_join(f, sizeof(f), field, x->field);
+    tt_expr_field_key(f, sizeof(f), field, x->field);
     if (tt_expr_build_update_action(b, x->kind, x->path, x->literal, value, f, err) != 0)
       return -1;
   }

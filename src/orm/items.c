@@ -122,14 +122,18 @@ static const struct tt_av *item_out(const struct tt_client_call *call) {
   return call->bc.item_out.type == TT_AV_M ? &call->bc.item_out : NULL;
 }
 
+/* Fails op with the backend's error of a call that failed. */
+static void fail_call(struct tt_orm_item_op *op, const struct tt_client_call *call) {
+  tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
+  op_finish(op);
+}
+
 static void classified(struct tt_client_call *call) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
-  if (call->bc.status != 0) {
-    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
-    op_finish(op);
-    return;
-  }
-  classify(op, item_out(call));
+  if (call->bc.status != 0)
+    fail_call(op, call);
+  else
+    classify(op, item_out(call));
 }
 
 /* A ConditionalCheckFailed: use the item DynamoDB returned with it
@@ -152,7 +156,6 @@ static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_
   op->req.table = op->ctx.model->table;
   op->req.key = op->item_key;
   op->req.consistent_read = true;
-  op->classifying = true;
   if (tt_orm_call_item(&op->ctx, TT_DDB_GET_ITEM, &op->req, classified) != 0)
     classified(&op->ctx.call); /* refused: fails as a completion would */
 }
@@ -169,16 +172,20 @@ static void opened_cb(void *arg, const struct tt_error *err) {
   op_finish(op);
 }
 
-/* Answers op->item (a stored item) once its envelopes are opened; a raw
- * (?format=dynamodb) read answers the envelopes themselves. */
-static void answer_opened(struct tt_orm_item_op *op) {
+/* Answers the item the call returned (moved into op->item) once its
+ * envelopes are opened; a raw (?format=dynamodb) read answers the envelopes
+ * themselves. */
+static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call) {
   struct tt_error err;
+  tt_av_free(&op->item);
+  op->item = call->bc.item_out;
+  memset(&call->bc.item_out, 0, sizeof(call->bc.item_out));
   if (op->raw_format || !tt_orm_crypt_model(op->ctx.model)) {
     opened_cb(op, NULL);
     return;
   }
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
-  if (c == NULL || tt_orm_crypt_add_item(c, &op->item, &err) != 0) {
+  if (c == NULL || tt_orm_crypt_add_item_of(c, op->ctx.model, &op->item, &err) != 0) {
     if (c == NULL)
       tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     fail(op, &err);
@@ -203,12 +210,10 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
 static void written(struct tt_client_call *call) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
   if (call->bc.status != 0) {
-    if (strcmp(call->bc.error.type, "ConditionalCheckFailedException") == 0) {
+    if (strcmp(call->bc.error.type, "ConditionalCheckFailedException") == 0)
       condition_failed(op, &call->bc.error);
-      return;
-    }
-    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
-    op_finish(op);
+    else
+      fail_call(op, call);
     return;
   }
   switch (op->kind) {
@@ -227,11 +232,7 @@ static void written(struct tt_client_call *call) {
       tt_orm_fail(op->ctx.result, &e);
       break;
     }
-    /* The new item holds envelopes: open them before answering. */
-    tt_av_free(&op->item);
-    op->item = call->bc.item_out;
-    memset(&call->bc.item_out, 0, sizeof(call->bc.item_out));
-    answer_opened(op);
+    answer_opened(op, call); /* the new item holds envelopes */
     return;
   case TT_ORM_OP_DELETE:
     op->ctx.result->status = 0;
@@ -245,19 +246,12 @@ static void written(struct tt_client_call *call) {
 
 static void got(struct tt_client_call *call) {
   struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
-  if (call->bc.status != 0) {
-    tt_orm_fail_backend(op->ctx.result, &call->bc.error, op->ctx.model->name);
-    op_finish(op);
-    return;
-  }
-  if (item_out(call) == NULL) {
+  if (call->bc.status != 0)
+    fail_call(op, call);
+  else if (item_out(call) == NULL)
     fail_code(op, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
-    return;
-  }
-  tt_av_free(&op->item);
-  op->item = call->bc.item_out;
-  memset(&call->bc.item_out, 0, sizeof(call->bc.item_out));
-  answer_opened(op);
+  else
+    answer_opened(op, call);
 }
 
 /* Finishes op->req: table, the condition built so far in op->cond (which
@@ -280,7 +274,7 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0)
       return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-    if (tt_orm_crypt_add_item(c, &op->stored, err) != 0)
+    if (tt_orm_crypt_add_item_of(c, op->ctx.model, &op->stored, err) != 0)
       return -1;
     op->pending_op = kind;
     op->pending_cb = cb;
@@ -447,25 +441,12 @@ static int item_start_run(struct tt_orm_ctx *ctx) {
     fail(op, &err);
     return 0;
   }
-  int rc = 0;
-  switch (op->kind) {
-  case TT_ORM_OP_CREATE:
-    rc = start_create(op, &err);
-    break;
-  case TT_ORM_OP_PUT:
-    rc = start_put(op, &err);
-    break;
-  case TT_ORM_OP_GET:
-    rc = start_get(op, &err);
-    break;
-  case TT_ORM_OP_UPDATE:
-    rc = start_update(op, &err);
-    break;
-  case TT_ORM_OP_DELETE:
-    rc = start_delete(op, &err);
-    break;
-  }
-  if (rc != 0)
+  static int (*const starts[])(struct tt_orm_item_op *, struct tt_error *) = {
+      [TT_ORM_OP_CREATE] = start_create, [TT_ORM_OP_PUT] = start_put,
+      [TT_ORM_OP_GET] = start_get,       [TT_ORM_OP_UPDATE] = start_update,
+      [TT_ORM_OP_DELETE] = start_delete,
+  };
+  if (starts[op->kind](op, &err) != 0)
     fail(op, &err);
   return 0;
 }

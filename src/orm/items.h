@@ -46,7 +46,6 @@ struct tt_orm_item_op {
   struct tt_orm_expected expected; /* If-Match / expected_version */
   /* Working state. */
   struct tt_expr_builder *builder;
-  bool classifying; /* a GetItem that explains a failed condition */
   /* The backend call's typed request, pointing into the fields below:
    * its condition text, update and projection texts, placeholder maps. */
   struct tt_ddb_item_request req;

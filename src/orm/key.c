@@ -7,16 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr/build.h"
 #include "value/codec_logical.h"
-
-/* "prefix.name", or "name" alone when there is no prefix; truncated to fit
- * like every error field. */
-static void field_join(char *out, size_t cap, const char *prefix, const char *name) {
-  int n = (prefix && *prefix) ? snprintf(out, cap, "%s.%s", prefix, name)
-                              : snprintf(out, cap, "%s", name);
-  if (n < 0)
-    out[0] = '\0';
-}
 
 static int oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -64,7 +56,7 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
                         field && *field ? field : "key");
   json_object_foreach((json_t *)obj, name, val) {
     if (strcmp(name, keys[0]->name) != 0 && (keys[1] == NULL || strcmp(name, keys[1]->name) != 0)) {
-      field_join(f, sizeof(f), field, name);
+      tt_expr_field_key(f, sizeof(f), field, name);
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s is not a key attribute of model %s",
                           name, m->name);
     }
@@ -73,7 +65,7 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
     return oom(err);
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_model_attr *a = keys[i];
-    field_join(f, sizeof(f), field, a->name);
+    tt_expr_field_key(f, sizeof(f), field, a->name);
     if (tt_logical_to_av(json_object_get(obj, a->name), a->type, 0, f, &v, err) != 0 ||
         tt_orm_key_check_value(a, &v, f, err) != 0 || key_put(key_out, a, &v, err) != 0)
       goto fail;

@@ -357,11 +357,13 @@ static bool can_read(const struct tt_orm_chain *ch) {
  * to TT_ORM_PAGE_BYTES) must fit what is left of the budget, so parallel
  * segments neither hold nor read much more than the answer can take. One
  * page may always be read. Counts buffer no items. */
+static size_t room(const struct tt_orm_query_op *op) {
+  return op->budget > op->bytes ? op->budget - op->bytes : 0;
+}
+
 static bool may_start(const struct tt_orm_query_op *op) {
-  if (op->inflight == 0 || op->rq.count_only)
-    return true;
-  size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
-  return op->inflight + 1 <= room / TT_ORM_PAGE_BYTES;
+  return op->inflight == 0 || op->rq.count_only ||
+         op->inflight + 1 <= room(op) / TT_ORM_PAGE_BYTES;
 }
 
 static void round_over(struct tt_orm_query_op *op);
@@ -483,7 +485,7 @@ static size_t add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_
     size_t size;
     if (op->failed || add_item(ch, &items[i], &size) != 0)
       return i;
-    if (op->answered > 0 && size > (op->budget > op->bytes ? op->budget - op->bytes : 0)) {
+    if (op->answered > 0 && size > room(op)) {
       take_back(ch);
       return i;
     }
@@ -492,8 +494,8 @@ static size_t add_page(struct tt_orm_chain *ch, const struct tt_av *items, size_
     if (i == 0 && n > 1 && op->sink && size < ((size_t)-1 / 2) / n) {
       /* A 1 MB scan page then need not double its text a dozen times. */
       size_t want = size * n + size * n / 8;
-      size_t room = op->budget > op->bytes ? op->budget - op->bytes : 0;
-      op->sink->reserve(op->sink->arg, (size_t)(ch - op->chains), want < room ? want : room);
+      op->sink->reserve(op->sink->arg, (size_t)(ch - op->chains),
+                        want < room(op) ? want : room(op));
     }
   }
   return n;
@@ -596,18 +598,26 @@ static void page_opened_cb(void *arg, const struct tt_error *err) {
   free(items);
 }
 
-/* An encrypted model's page (its items moved to ch->page_items): open
- * their envelopes (one KMS Decrypt per encrypted value), then answer them. */
-static void open_page(struct tt_orm_chain *ch) {
+/* An encrypted model's page: its items moved to ch->page_items (opening
+ * envelopes replaces values in place: the items must be ours), their
+ * envelopes opened (one KMS Decrypt per encrypted value), then answered. */
+static void open_page(struct tt_orm_chain *ch, struct tt_ddb_read_result *page) {
   struct tt_orm_query_op *op = ch->q;
   struct tt_error err;
-  struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
+  struct tt_orm_crypt *c = NULL;
+  if (tt_ddb_read_result_own_items(page) == 0) {
+    ch->page_items = page->items;
+    ch->n_page_items = page->n_items;
+    page->items = NULL;
+    page->n_items = 0;
+    c = tt_orm_crypt_new(&op->ctx, false);
+  }
   if (c == NULL) {
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
     goto fail;
   }
   for (size_t i = 0; i < ch->n_page_items; i++)
-    if (tt_orm_crypt_add_item(c, &ch->page_items[i], &err) != 0)
+    if (tt_orm_crypt_add_item_of(c, op->ctx.model, &ch->page_items[i], &err) != 0)
       goto fail;
   tt_orm_crypt_run_then(c, page_opened_cb, ch);
   return;
@@ -642,23 +652,10 @@ static void page_cb(struct tt_client_call *call) {
     cut(ch, page->items, 0);
     return;
   }
-  if (page->n_items > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model)) {
-    /* Opening envelopes replaces values in place: the items must be ours. */
-    if (tt_ddb_read_result_own_items(page) != 0) {
-      struct tt_error err;
-      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-      page_failed(op, &err);
-      page_rest(ch);
-      return;
-    }
-    ch->page_items = page->items;
-    ch->n_page_items = page->n_items;
-    page->items = NULL;
-    page->n_items = 0;
-    open_page(ch);
-    return;
-  }
-  answer_page(ch, page->items, page->n_items);
+  if (page->n_items > 0 && !op->failed && tt_orm_crypt_model(op->ctx.model))
+    open_page(ch, page);
+  else
+    answer_page(ch, page->items, page->n_items);
 }
 
 static void read_page(struct tt_orm_chain *ch) {

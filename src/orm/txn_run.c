@@ -193,63 +193,46 @@ static void reread_opened_cb(void *arg, const struct tt_error *err) {
 
 static void reread_cb(struct tt_client_call *c) {
   struct tt_orm_txn_state *st = c->arg;
+  struct action *a = &st->acts[0];
+  struct tt_error err;
   if (c->bc.status != 0) {
     fail_backend(st, &c->bc.error);
     return;
   }
-  struct tt_av item = c->bc.item_out;
-  memset(&c->bc.item_out, 0, sizeof(c->bc.item_out));
-  int rc = item.type == TT_AV_M ? 0 : 1;
-  if (rc == 0) {
-    /* The new item holds envelopes: open them before answering (kept in
-     * the action, which the KMS calls borrow it from). */
-    struct action *a = &st->acts[0];
-    struct tt_error err;
-    tt_av_free(&a->in->item);
-    a->in->item = item;
-    struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
-    if (cr == NULL) {
-      txn_fail(st, (oom(&err), &err));
-      return;
-    }
-    if (tt_orm_crypt_add_item_of(cr, a->m, &a->in->item, &err) != 0) {
-      txn_fail(st, &err);
-      return;
-    }
-    tt_orm_crypt_run_then(cr, reread_opened_cb, st);
+  if (c->bc.item_out.type != TT_AV_M) {
+    fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "the item was deleted right after the update");
     return;
   }
-  fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "the item was deleted right after the update");
+  /* The new item holds envelopes: open them before answering (kept in the
+   * action, which the KMS calls borrow it from). */
+  tt_av_free(&a->in->item);
+  a->in->item = c->bc.item_out;
+  memset(&c->bc.item_out, 0, sizeof(c->bc.item_out));
+  struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
+  if (cr == NULL || tt_orm_crypt_add_item_of(cr, a->m, &a->in->item, &err) != 0) {
+    txn_fail(st, cr == NULL ? (oom(&err), &err) : &err);
+    return;
+  }
+  tt_orm_crypt_run_then(cr, reread_opened_cb, st);
 }
 
 static void succeeded(struct tt_orm_txn_state *st) {
   struct tt_orm_result *r = st->ctx->result;
-  if (st->single == NULL) {
-    r->status = 0;
-    r->answer = TT_ORM_ANSWER_NONE;
-    finish(st);
-    return;
-  }
-  struct action *a = &st->acts[0];
-  switch (a->in->kind) {
-  case K_CREATE:
-  case K_PUT: {
-    /* The item as sent, not its envelopes. */
-    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->in->item;
-    tt_orm_item_answer(st->single, shown, a->in->kind == K_CREATE || !a->old_found);
-    break;
-  }
-  case K_UPDATE: {
+  struct action *a = st->single ? &st->acts[0] : NULL;
+  if (a && a->in->kind == K_UPDATE) {
     /* TransactWriteItems returns no item: read the new one. */
     st->reread = (struct tt_ddb_item_request){
         .table = a->m->table, .key = &a->in->key, .consistent_read = true};
     txn_call(st, TT_DDB_GET_ITEM, NULL, reread_cb);
     return;
   }
-  default:
+  if (a && (a->in->kind == K_CREATE || a->in->kind == K_PUT)) {
+    /* The item as sent, not its envelopes. */
+    const struct tt_av *shown = a->plain.type == TT_AV_M ? &a->plain : &a->in->item;
+    tt_orm_item_answer(st->single, shown, a->in->kind == K_CREATE || !a->old_found);
+  } else {
     r->status = 0;
     r->answer = TT_ORM_ANSWER_NONE;
-    break;
   }
   finish(st);
 }
@@ -356,19 +339,15 @@ static void fail_single(struct tt_orm_txn_state *st, const struct tt_orm_txn_rea
     txn_fail(st, &e);
     return;
   case TT_ORM_TXN_OTHER:
-    if (strcmp(r->code, "TransactionConflict") == 0) {
-      fail_code(st, TT_ERR_BACKEND_UNAVAILABLE, NULL,
-                "another transaction changed the item at the same time; retry");
-      return;
-    }
-    if (strcmp(r->code, "ValidationError") == 0) {
+    if (strcmp(r->code, "TransactionConflict") == 0)
+      tt_error_set(&e, TT_ERR_BACKEND_UNAVAILABLE, NULL,
+                   "another transaction changed the item at the same time; retry");
+    else if (strcmp(r->code, "ValidationError") == 0)
       tt_error_set(&e, TT_ERR_VALIDATION, NULL, "%s",
                    r->message ? r->message : "the backend refused the write");
-      txn_fail(st, &e);
-      return;
-    }
-    tt_error_set(&e, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend canceled the write (%s)",
-                 r->code);
+    else
+      tt_error_set(&e, TT_ERR_BACKEND_UNAVAILABLE, NULL, "the backend canceled the write (%s)",
+                   r->code);
     txn_fail(st, &e);
     return;
   default:
@@ -540,14 +519,6 @@ void txn_get_cb(struct tt_client_call *c) {
 
 /* ---- sealing ------------------------------------------------------------------------- */
 
-/* Starts sealing, in place, the values of encrypted attributes the actions
- * write: the items of creates and puts, the values updates set (item.c
- * refused every other action on such an attribute). A single create or
- * put keeps a plain copy of its item for the answer. Unique attributes are
- * never encrypted (the model does not load), so the guards, the snapshot
- * conditions and the race checks, which only look at unique values, see
- * plain values. done(st, err) runs once; returns 0, or -1 (done not
- * called). */
 /* After sealing: the transaction fails, or goes on with st->sealed_next. */
 static void sealed_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_txn_state *st = arg;
@@ -557,6 +528,11 @@ static void sealed_cb(void *arg, const struct tt_error *err) {
     st->sealed_next(st);
 }
 
+/* Seals in place the items of creates and puts and the values updates set
+ * (item.c refused every other action on an encrypted attribute); a single
+ * create or put keeps a plain copy of its item for the answer. Unique
+ * attributes are never encrypted (the model does not load), so the guards,
+ * the snapshot conditions and the race checks see plain values. */
 int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn_state *st),
                      struct tt_error *err) {
   struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
