@@ -24,19 +24,17 @@ spread says. The CPU ratio is also split into the daemon's user and kernel
 time (stime: TCP, epoll, the export POSTs), each against off's whole CPU per
 request, and the native receiver's own CPU per request of the on runs is
 reported: it shares the CPUs with the daemon and wrk. The exporter POSTs from a
-process of its own (the daemon's sender), whose CPU per GET is reported apart
-too, as is the event loop's thread's (its on/off ratio is what requests/s
-follows while the loop is busy); the daemon's own CPU figures are the daemon
-process's, without the sender. The on daemon's spans exported and dropped
-(tabletheoryd_trace_spans_*_total) are printed at the end: a ratio bought by
-dropping spans would show there. Nothing is pinned. Every daemon is stopped with SIGTERM and must
+thread of its own, so the event loop's thread's CPU per GET is reported apart
+(its on/off ratio is what requests/s follows while the loop is busy). The on
+daemon's spans exported and dropped (tabletheoryd_trace_spans_*_total) are
+printed at the end: a ratio bought by dropping spans would show there.
+Nothing is pinned. Every daemon is stopped with SIGTERM and must
 exit 0; any failed request makes the script exit 1. --otlp-protocol passes
 http/json or http/protobuf (the daemon's default) to the traced daemons.
 
 With --tool callgrind the same three daemons run under valgrind instead and
 the figures are instructions per GET, every thread's and the loop thread's
-(callgrind --separate-threads=yes; the daemon process's: its sender process runs
-outside valgrind and is not counted) (N GETs minus none, as bench/per_get.py
+(callgrind --separate-threads=yes) (N GETs minus none, as bench/per_get.py
 counts them; --warmup W counts N+W minus W, the steady state of a daemon that
 has run a while), which the machine's load does not move -- but for the export
 timer: --schedule-delay-ms (default 100) fires every ~10-30 GETs at valgrind's
@@ -164,17 +162,11 @@ def start(daemon, workdir, name, extra):
 
 
 def loop_ticks(pid):
-    """utime + stime of the daemon's main thread, the event loop, in clock
-    ticks."""
+    """utime + stime of the daemon's main thread, the event loop (the
+    exporter's sender is a thread of its own), in clock ticks."""
     with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
-
-
-def children(pid):
-    """The daemon's child processes: its OTLP sender, when tracing is on."""
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(p) for p in f.read().split()]
 
 
 def span_counts(base):
@@ -334,12 +326,9 @@ def main():
                 # reported beside the daemon's (the native one only).
                 other = ([receiver.proc.pid] if name == "on" and
                          getattr(receiver, "proc", None) else [])
-                senders = children(p.pid)
                 l0 = loop_ticks(p.pid)
                 r = run_wrk_raw(base + PATH, lua, 1, args.connections, args.duration, pid=p.pid,
-                                other_pids=other + senders)
-                r["sender_us_per_req"] = (r["cpu_us_per_req_of"].get(senders[0])
-                                          if senders else None)
+                                other_pids=other)
                 r["loop_us_per_req"] = ((loop_ticks(p.pid) - l0) * 1e6 /
                                         os.sysconf("SC_CLK_TCK") / r["requests"]
                                         if r["requests"] else None)
@@ -381,7 +370,6 @@ def main():
                                  for r in runs["off"]
                                  if r["cpu_us_per_req"] and r["sys_us_per_req"] is not None)
         out["receiver_us_per_req"] = median(r["receiver_us_per_req"] for r in runs["on"])
-        out["sender_us_per_req"] = median(r["sender_us_per_req"] for r in runs["on"])
         out["on_spans"] = span_counts(servers["on"][1])
         for name in servers:
             print("%-5s req/s %s   CPU/req %s us   p99 %s ms" % (
@@ -399,9 +387,6 @@ def main():
                       out["%s_off_loop" % k] or 0))
         if out["receiver_us_per_req"] is not None:
             print("receiver CPU per GET (on runs): %.2f us" % out["receiver_us_per_req"])
-        if out["sender_us_per_req"] is not None:
-            print("the daemon's sender process, CPU per GET (on runs): %.2f us" %
-                  out["sender_us_per_req"])
         print("on: %.0f spans exported, %.0f dropped" % out["on_spans"])
         print("off req/s spread %.0f-%.0f (%.0f%%); load average before %.2f %.2f %.2f, "
               "after %.2f %.2f %.2f" % (min(off_rps), max(off_rps),

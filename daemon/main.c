@@ -769,8 +769,6 @@ static int print_models(const struct tt_model_registry *r) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], TT_OTLP_SENDER_ARG) == 0)
-    return tt_otlp_sender_main();
   extern char **environ;
   static struct daemon d;
   struct tt_error err;

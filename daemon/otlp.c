@@ -1,41 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.c -- the batch span processor and OTLP/HTTP exporter.
  *
- * Processes. Everything here runs on the exporter's loop (the daemon's
- * event loop) but the HTTP exchange itself: the queue, the batches'
- * encoding, the timers (periodic flush, retries, back-off), the tracer's
- * pause, the stats and the metrics. The POSTs go out from a sender process
- * (this executable run with TT_OTLP_SENDER_ARG, tt_otlp_sender_main) with
- * a loop and a tt_http client of its own. A process rather than a thread:
- * a second thread would cost every request of the daemon, traced or not,
- * glibc's multi-threaded paths (malloc's atomic fastbins and arena locks,
- * the cancellation points around each socket call: ~1,200 instructions a
- * memory GET, bench/README.md). The two talk over a socket pair, one
- * request and one outcome at a time:
- *   - at start, the exporter sends the client's settings, the URL and the
- *     header lines (MSG_CONFIG);
- *   - send_batch sends one attempt: its timeouts and the sealed batch's
- *     bytes (MSG_JOB), which the kernel copies once;
- *   - the sender POSTs it and answers the transport and status
- *     (struct msg_outcome); the exporter goes on as the retries and
- *     back-off say (on_outcome).
- * At shutdown (maybe_finish_close: nothing in flight) the exporter closes
- * its end; the sender sees the end of its input, closes its client and
- * exits, and the exporter closes the process handle once it has exited.
- * A sender that dies is not restarted: every later export fails (counted
- * as export_failed) and the exporter backs off as from a collector that
- * is down. Spans are encoded on the exporter's loop, where they were
- * recorded: only the sealed batch (~280 bytes a span) leaves it. */
+ * Threads. Everything here runs on the exporter's loop (the daemon's event
+ * loop) but the HTTP exchange itself: the queue, the batches' encoding,
+ * the timers (periodic flush, retries, back-off), the tracer's pause, the
+ * stats and the metrics. The POSTs go out from one sender thread that runs
+ * a loop of its own with its own tt_http client. The two meet in the
+ * fields under `lock`, one request and one outcome at a time:
+ *   - send_batch (exporter's loop) stores the request (its body is the
+ *     sealed batch `sending`, which nothing on the exporter's loop touches
+ *     until the outcome is back) and wakes the sender (uv_async_send);
+ *   - the sender starts it on its tt_http; when it completes, the sender
+ *     stores the transport and status and wakes the exporter's loop;
+ *   - that loop takes the outcome and goes on as the retries and back-off
+ *     say (on_outcome).
+ * The URL, the header lines and the encoder are written before the thread
+ * starts and only read after. At shutdown (maybe_finish_close: nothing in
+ * flight) the exporter's loop asks the sender to stop; the sender closes its
+ * client and its wake-up handle, its loop ends, and the thread is joined
+ * there and then: the wait is for a client with no request to close.
+ * Spans are encoded on the exporter's loop, where they were recorded: their
+ * memory never leaves that thread's cache, and the spare spans stay there
+ * for the next requests. Only the sealed batch (~280 bytes a span) crosses
+ * to the sender, once, when the kernel copies it out. */
 #include "daemon/otlp.h"
 
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <unistd.h>
 
 #include "backend/dynamodb/http.h"
 #include "obs/log.h"
@@ -50,8 +45,24 @@ struct batch_node {
 
 struct tt_otlp_exporter {
   uv_loop_t *loop;
-  struct sender *sender; /* the sender process (see the file's head); NULL: none */
-  struct tt_buf config;  /* MSG_CONFIG's bytes, kept until written */
+  /* The sender thread (see the file's head): its loop, its client and the
+   * request it runs are its own. */
+  uv_thread_t thread;
+  bool thread_started;
+  uv_loop_t sender_loop;
+  bool sender_loop_made;
+  struct tt_http *http; /* on sender_loop */
+  struct tt_http_call call;
+  uv_async_t wake; /* on sender_loop: a request to send, or stop */
+  uv_async_t *done; /* on loop: an outcome to take; freed when closed */
+  /* Shared by the two threads, under lock. */
+  uv_mutex_t lock;
+  bool lock_made;
+  bool job_ready, stop;       /* for the sender */
+  struct tt_http_request job; /* its strings and body stay put until the outcome is taken */
+  bool outcome_ready, start_failed; /* for the exporter's loop */
+  enum tt_http_transport outcome_transport;
+  long outcome_status;
   char *url;
   char **header_lines; /* "Name: value", NULL-terminated */
   size_t n_header_lines;
@@ -279,237 +290,134 @@ static void on_outcome(struct tt_otlp_exporter *e, enum tt_http_transport transp
   batch_done(e, false);
 }
 
-/* ---- the sender process ---- */
+/* ---- the sender thread ---- */
 
 static void one_closed(struct tt_otlp_exporter *e);
 
-/* The byte the sender writes first, and how long it may take to. */
-#define SENDER_READY 'R'
-#define SENDER_START_MS 10000
+/* The exporter's loop closed `done` (data: the exporter, or NULL when it
+ * is gone already). */
+static void done_closed(uv_handle_t *h) {
+  struct tt_otlp_exporter *e = h->data;
+  free(h);
+  if (e)
+    one_closed(e);
+}
 
-/* Messages on the socket pair: a head, then `len` bytes. */
-enum { MSG_CONFIG = 1, MSG_JOB = 2 };
-struct msg_head {
-  uint32_t type, len;
-};
-/* MSG_JOB: these, then the body. MSG_CONFIG: the default timeout (a
- * uint64_t), then NUL-terminated strings: the CA file ("" for none), the
- * URL and the header lines. */
-struct msg_job {
-  uint64_t timeout_ms, connect_timeout_ms;
-};
-struct msg_outcome {
-  int32_t start_failed, transport, status;
-};
+/* Sender: hands an outcome to the exporter's loop. */
+static void post_outcome(struct tt_otlp_exporter *e, bool start_failed,
+                         enum tt_http_transport transport, long status) {
+  uv_mutex_lock(&e->lock);
+  e->outcome_ready = true;
+  e->start_failed = start_failed;
+  e->outcome_transport = transport;
+  e->outcome_status = status;
+  uv_mutex_unlock(&e->lock);
+  uv_async_send(e->done);
+}
 
-/* The exporter's side of the sender: the process and its socket. It
- * frees itself once both handles are closed, and then tells the exporter
- * (when it still has one) that one of its handles closed. */
-struct sender {
-  uv_process_t proc;
-  uv_pipe_t pipe;
-  struct tt_otlp_exporter *e; /* NULL once the exporter let it go */
-  int open;                   /* handles not closed yet */
-  bool pipe_open, lost, exited;
-  bool counted; /* the exporter's close waits for it (pending_closes) */
-  char rbuf[4 * sizeof(struct msg_outcome)];
-  size_t rlen;
-};
+/* Sender: the POST completed (any status, or a transport failure). */
+static void on_sent(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
+  (void)call;
+  post_outcome(arg, false, resp->transport, resp->transport == TT_HTTP_OK ? resp->status : 0);
+}
 
-struct sender_write {
-  uv_write_t w;
-  struct msg_head head;
-  struct msg_job job;
-};
+/* Sender's loop: closes its client and its wake-up handle, the last ones:
+ * the loop then ends. */
+static void sender_close(struct tt_otlp_exporter *e) {
+  tt_http_close(e->http, NULL, NULL);
+  uv_close((uv_handle_t *)&e->wake, NULL);
+}
 
-static void sender_handle_closed(uv_handle_t *h) {
-  struct sender *snd = h->data;
-  if (--snd->open > 0)
+/* Sender: a request to start, or the order to stop (never both: the
+ * exporter's loop stops the sender only with nothing in flight). */
+static void on_wake(uv_async_t *a) {
+  struct tt_otlp_exporter *e = a->data;
+  uv_mutex_lock(&e->lock);
+  bool job = e->job_ready, stop = e->stop;
+  struct tt_http_request req = e->job;
+  e->job_ready = false;
+  uv_mutex_unlock(&e->lock);
+  if (job && tt_http_start(e->http, &e->call, &req, on_sent, e) != 0)
+    post_outcome(e, true, TT_HTTP_OTHER, 0);
+  if (stop)
+    sender_close(e);
+}
+
+static void sender_main(void *arg) {
+  struct tt_otlp_exporter *e = arg;
+  uv_run(&e->sender_loop, UV_RUN_DEFAULT); /* until on_wake closed the last handle */
+}
+
+/* Exporter's loop: the sender's outcome. The handle keeps the loop alive
+ * only while a request is out. */
+static void on_done(uv_async_t *a) {
+  struct tt_otlp_exporter *e = a->data;
+  uv_mutex_lock(&e->lock);
+  bool ready = e->outcome_ready, start_failed = e->start_failed;
+  enum tt_http_transport transport = e->outcome_transport;
+  long status = e->outcome_status;
+  e->outcome_ready = false;
+  uv_mutex_unlock(&e->lock);
+  if (!ready)
     return;
-  struct tt_otlp_exporter *e = snd->e;
-  bool counted = snd->counted;
-  free(snd);
-  if (e) {
-    e->sender = NULL;
-    if (counted)
-      one_closed(e);
-  }
+  uv_unref((uv_handle_t *)e->done);
+  if (start_failed)
+    batch_done(e, false);
+  else
+    on_outcome(e, transport, status);
 }
 
-static void sender_close_pipe(struct sender *snd) {
-  if (!snd->pipe_open)
+/* Exporter's loop: stops the sender and waits for its thread, which has
+ * nothing in flight -- it closes its client and ends. */
+static void sender_join(struct tt_otlp_exporter *e) {
+  if (!e->thread_started)
     return;
-  snd->pipe_open = false;
-  uv_close((uv_handle_t *)&snd->pipe, sender_handle_closed);
+  uv_mutex_lock(&e->lock);
+  e->stop = true;
+  uv_mutex_unlock(&e->lock);
+  uv_async_send(&e->wake);
+  uv_thread_join(&e->thread);
+  e->thread_started = false;
 }
 
-static void sender_exited(uv_process_t *p, int64_t status, int signal) {
-  (void)status;
-  (void)signal;
-  ((struct sender *)p->data)->exited = true;
-  uv_close((uv_handle_t *)p, sender_handle_closed);
-}
-
-static void written(uv_write_t *w, int status) {
-  (void)status; /* a failed write shows as the socket's end on the read side */
-  free(w);
-}
-
-/* Sends a message (its bytes stay put until the write completed: the
- * config is the exporter's, a job's body the batch in flight). */
-static int sender_send(struct sender *snd, uint32_t type, const struct msg_job *job,
-                       const void *data, size_t len) {
-  struct sender_write *w = malloc(sizeof(*w));
-  if (w == NULL)
+/* The sender's loop, client and thread. Signals stay with the daemon's
+ * thread: the sender's blocks them all. Returns 0 or -1. */
+static int sender_start(struct tt_otlp_exporter *e, const struct tt_http_options *ho) {
+  if (uv_mutex_init(&e->lock) != 0)
     return -1;
-  w->head.type = type;
-  w->head.len = (uint32_t)((job ? sizeof(*job) : 0) + len);
-  uv_buf_t bufs[3];
-  unsigned n = 0;
-  bufs[n++] = uv_buf_init((char *)&w->head, sizeof(w->head));
-  if (job) {
-    w->job = *job;
-    bufs[n++] = uv_buf_init((char *)&w->job, sizeof(w->job));
-  }
-  if (len)
-    bufs[n++] = uv_buf_init((char *)data, (unsigned)len);
-  if (uv_write(&w->w, (uv_stream_t *)&snd->pipe, bufs, n, written) != 0) {
-    free(w);
+  e->lock_made = true;
+  if (uv_loop_init(&e->sender_loop) != 0)
+    return -1;
+  e->sender_loop_made = true;
+  if (tt_http_new(&e->sender_loop, ho, &e->http) != 0)
+    return -1;
+  uv_async_init(&e->sender_loop, &e->wake, on_wake);
+  e->wake.data = e;
+  e->done = malloc(sizeof(*e->done));
+  if (e->done == NULL || uv_async_init(e->loop, e->done, on_done) != 0) {
+    free(e->done);
+    e->done = NULL;
+    sender_close(e);
+    uv_run(&e->sender_loop, UV_RUN_DEFAULT);
     return -1;
   }
-  return 0;
-}
-
-/* The attempt in flight failed before an answer (the sender is gone). */
-static void sender_lost(struct sender *snd) {
-  snd->lost = true;
-  sender_close_pipe(snd);
-  if (!snd->exited)
-    uv_process_kill(&snd->proc, SIGKILL); /* a sender that stopped answering */
-  struct tt_otlp_exporter *e = snd->e;
-  if (e && e->in_flight && !e->waiting_retry) {
-    tt_log_event(TT_LOG_ERROR, "trace.sender_lost", NULL);
-    on_outcome(e, TT_HTTP_OTHER, 0);
-  }
-}
-
-static void outcome_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
-  (void)size;
-  struct sender *snd = h->data;
-  *buf = uv_buf_init(snd->rbuf + snd->rlen, (unsigned)(sizeof(snd->rbuf) - snd->rlen));
-}
-
-static void outcome_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
-  (void)buf;
-  struct sender *snd = st->data;
-  if (n < 0) {
-    sender_lost(snd);
-    return;
-  }
-  snd->rlen += (size_t)n;
-  while (snd->rlen >= sizeof(struct msg_outcome)) {
-    struct msg_outcome o;
-    memcpy(&o, snd->rbuf, sizeof(o));
-    snd->rlen -= sizeof(o);
-    memmove(snd->rbuf, snd->rbuf + sizeof(o), snd->rlen);
-    struct tt_otlp_exporter *e = snd->e;
-    if (e == NULL || !e->in_flight || e->waiting_retry)
-      continue; /* nothing asked: not a sender of ours */
-    uv_unref((uv_handle_t *)&snd->pipe);
-    if (o.start_failed)
-      batch_done(e, false);
-    else
-      on_outcome(e, (enum tt_http_transport)o.transport, o.status);
-  }
-}
-
-/* The path of this executable (the sender runs it again), or NULL. */
-static char *self_exe(void) {
-  char path[4096];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0)
-    return NULL;
-  path[n] = '\0';
-  return strdup(path);
-}
-
-/* Waits (blocking: the daemon is starting) for the sender's first byte. */
-static bool sender_ready(struct sender *snd) {
-  uv_os_fd_t fd;
-  if (uv_fileno((uv_handle_t *)&snd->pipe, &fd) != 0)
-    return false;
-  struct pollfd pfd = {.fd = fd, .events = POLLIN};
-  char ready = 0;
-  return poll(&pfd, 1, SENDER_START_MS) == 1 && read(fd, &ready, 1) == 1 &&
-         ready == SENDER_READY;
-}
-
-/* Starts the sender process and sends it the configuration. Returns 0,
- * or -1 (no process; a handle made on the way closes by itself). */
-static int sender_start(struct tt_otlp_exporter *e) {
-  char *exe = self_exe();
-  struct sender *snd = exe ? calloc(1, sizeof(*snd)) : NULL;
-  if (snd == NULL) {
-    free(exe);
-    return -1;
-  }
-  snd->proc.data = snd->pipe.data = snd;
-  if (uv_pipe_init(e->loop, &snd->pipe, 0) != 0) {
-    free(snd);
-    free(exe);
-    return -1;
-  }
-  snd->open = 1;
-  snd->pipe_open = true;
-  char *args[] = {exe, TT_OTLP_SENDER_ARG, NULL};
-  uv_stdio_container_t stdio[4] = {
-      {.flags = UV_IGNORE},
-      {.flags = UV_IGNORE},
-      {.flags = UV_INHERIT_FD, .data.fd = 2},
-      {.flags = UV_CREATE_PIPE | UV_READABLE_PIPE | UV_WRITABLE_PIPE,
-       .data.stream = (uv_stream_t *)&snd->pipe},
-  };
-  uv_process_options_t po = {.exit_cb = sender_exited,
-                              .file = exe,
-                              .args = args,
-                              .stdio_count = 4,
-                              .stdio = stdio};
-  int rc = uv_spawn(e->loop, &snd->proc, &po);
-  free(exe);
-  snd->open++; /* the process handle is made even when the spawn fails */
+  e->done->data = e;
+  uv_unref((uv_handle_t *)e->done);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = uv_thread_create(&e->thread, sender_main, e);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    uv_close((uv_handle_t *)&snd->proc, sender_handle_closed);
-    sender_close_pipe(snd);
+    sender_close(e);
+    uv_run(&e->sender_loop, UV_RUN_DEFAULT);
+    e->done->data = NULL; /* the exporter goes before the handle's close completes */
+    uv_close((uv_handle_t *)e->done, done_closed);
+    e->done = NULL;
     return -1;
   }
-  snd->e = e;
-  e->sender = snd;
-  uv_unref((uv_handle_t *)&snd->proc);
-  /* The sender says it is ready once it ignores the stop signals (a stop
-   * signal sent to the whole group right after the start must not end
-   * it). Waited for here, before the daemon serves. */
-  if (!sender_ready(snd)) {
-    tt_log_event(TT_LOG_ERROR, "trace.sender_not_started", NULL);
-    sender_lost(snd);
-    return 0; /* exports fail */
-  }
-  if (uv_read_start((uv_stream_t *)&snd->pipe, outcome_alloc, outcome_read) != 0 ||
-      sender_send(snd, MSG_CONFIG, NULL, e->config.data, e->config.len) != 0) {
-    sender_lost(snd);
-    return 0; /* the process ends on its own; exports fail */
-  }
-  uv_unref((uv_handle_t *)&snd->pipe);
+  e->thread_started = true;
   return 0;
-}
-
-/* Lets the sender go: its input ends, it exits, its handles close. */
-static void sender_stop(struct tt_otlp_exporter *e) {
-  struct sender *snd = e->sender;
-  if (snd == NULL)
-    return;
-  sender_close_pipe(snd);
-  if (!uv_is_closing((uv_handle_t *)&snd->proc))
-    uv_ref((uv_handle_t *)&snd->proc); /* the loop waits for its exit */
 }
 
 static void send_batch(struct tt_otlp_exporter *e) {
@@ -525,14 +433,19 @@ static void send_batch(struct tt_otlp_exporter *e) {
   }
   e->attempt++;
   const struct tt_otlp_batch *b = &e->sending->b;
-  struct sender *snd = e->sender;
-  struct msg_job job = {timeout, timeout < 3000 ? timeout : 3000};
-  if (snd == NULL || snd->lost ||
-      sender_send(snd, MSG_JOB, &job, b->buf.data + b->body, b->buf.len - b->body) != 0) {
-    batch_done(e, false);
-    return;
-  }
-  uv_ref((uv_handle_t *)&snd->pipe); /* the loop waits for the outcome */
+  struct tt_http_request req = {.method = "POST",
+                                .url = e->url,
+                                .headers = (const char *const *)e->header_lines,
+                                .body = b->buf.data + b->body,
+                                .body_len = b->buf.len - b->body,
+                                .timeout_ms = timeout,
+                                .connect_timeout_ms = timeout < 3000 ? timeout : 3000};
+  uv_mutex_lock(&e->lock);
+  e->job = req;
+  e->job_ready = true;
+  uv_mutex_unlock(&e->lock);
+  uv_ref((uv_handle_t *)e->done); /* the loop waits for the outcome */
+  uv_async_send(&e->wake);
 }
 
 static void export_start(struct tt_otlp_exporter *e) {
@@ -673,15 +586,13 @@ static void maybe_finish_close(struct tt_otlp_exporter *e) {
   queue_gauge(e);
   count_dropped(e, "shutdown", left);
   count_paused(e);
-  e->pending_closes = 3;
-  if (e->sender) { /* once its handles closed */
-    e->sender->counted = true;
-    e->pending_closes++;
-  }
-  sender_stop(e);
+  sender_join(e);
+  e->pending_closes = 4;
   uv_close((uv_handle_t *)&e->tick, handle_closed);
   uv_close((uv_handle_t *)&e->retry, handle_closed);
   uv_close((uv_handle_t *)&e->pause, handle_closed);
+  uv_close((uv_handle_t *)e->done, done_closed);
+  e->done = NULL;
 }
 
 void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
@@ -707,12 +618,15 @@ void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
 void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e) {
   if (e == NULL)
     return;
-  if (e->sender) { /* never closed: the sender ends and its handles close by themselves */
-    e->sender->e = NULL;
-    sender_stop(e);
+  sender_join(e); /* when it was never closed */
+  if (e->http)
+    tt_http_destroy(e->http);
+  if (e->sender_loop_made) {
+    int rc = uv_loop_close(&e->sender_loop);
+    (void)rc; /* every handle of the sender's loop is closed: 0 */
   }
-  OPENSSL_cleanse(e->config.data, e->config.len);
-  tt_buf_free(&e->config);
+  if (e->lock_made)
+    uv_mutex_destroy(&e->lock);
   for (size_t i = 0; i < e->n_header_lines; i++) {
     OPENSSL_cleanse(e->header_lines[i], strlen(e->header_lines[i]));
     free(e->header_lines[i]);
@@ -807,17 +721,10 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
     struct tt_otlp_resource res = {e->service_name, e->service_version, &e->attrs};
     ok = tt_otlp_encoder_init(&e->enc, &res, e->protocol) == 0;
   }
-  /* The sender's configuration (MSG_CONFIG). */
-  tt_buf_init(&e->config, 0);
-  if (ok) {
-    ok = tt_buf_append(&e->config, &e->timeout_ms, sizeof(e->timeout_ms)) == 0 &&
-         tt_buf_append(&e->config, o->ca_file ? o->ca_file : "",
-                       strlen(o->ca_file ? o->ca_file : "") + 1) == 0 &&
-         tt_buf_append(&e->config, e->url, strlen(e->url) + 1) == 0;
-    for (size_t i = 0; ok && i < e->n_header_lines; i++)
-      ok = tt_buf_append(&e->config, e->header_lines[i], strlen(e->header_lines[i]) + 1) == 0;
-  }
-  if (!ok || sender_start(e) != 0) {
+  struct tt_http_options ho = {.default_timeout_ms = e->timeout_ms,
+                               .max_body_bytes = 1u << 20,
+                               .ca_file = o->ca_file};
+  if (!ok || sender_start(e, &ho) != 0) {
     tt_otlp_exporter_destroy(e);
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "the OTLP exporter could not be created");
   }
@@ -851,194 +758,4 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
   uv_unref((uv_handle_t *)&e->tick);
   *out = e;
   return 0;
-}
-
-/* ---- the sender process's side ---- */
-
-struct sender_main {
-  uv_loop_t loop;
-  uv_pipe_t pipe;
-  struct tt_http *http;
-  struct tt_http_call call;
-  struct tt_buf in;     /* what arrived and is not taken yet */
-  struct tt_buf config; /* MSG_CONFIG's bytes: the strings below point into it */
-  const char *url;
-  const char **headers; /* NULL-terminated */
-  char *body;           /* the job being sent */
-  bool busy, ended, closing;
-};
-
-static void sm_answer(struct sender_main *m, bool start_failed, enum tt_http_transport t,
-                      long status) {
-  struct msg_outcome o = {start_failed, (int32_t)t, (int32_t)status};
-  uv_buf_t b = uv_buf_init((char *)&o, sizeof(o));
-  /* 12 bytes into an empty socket buffer: the exporter reads each answer
-   * before it sends the next job. A failure ends the exchange. */
-  if (uv_try_write((uv_stream_t *)&m->pipe, &b, 1) != (int)sizeof(o))
-    m->ended = true;
-}
-
-static void sm_close(struct sender_main *m) {
-  if (m->closing)
-    return;
-  m->closing = true;
-  if (m->http)
-    tt_http_close(m->http, NULL, NULL);
-  uv_close((uv_handle_t *)&m->pipe, NULL);
-}
-
-static void sm_sent(struct tt_http_call *call, struct tt_http_response *resp, void *arg) {
-  (void)call;
-  struct sender_main *m = arg;
-  m->busy = false;
-  free(m->body);
-  m->body = NULL;
-  sm_answer(m, false, resp->transport, resp->transport == TT_HTTP_OK ? resp->status : 0);
-  if (m->ended)
-    sm_close(m);
-}
-
-/* Reads the configuration: the client, the URL and the header lines.
- * Returns 0 or -1. */
-static int sm_configure(struct sender_main *m, const char *p, size_t n) {
-  if (tt_buf_append(&m->config, p, n) != 0 || n < sizeof(uint64_t) + 2 ||
-      m->config.data[n - 1] != '\0')
-    return -1;
-  uint64_t timeout;
-  memcpy(&timeout, m->config.data, sizeof(timeout));
-  const char *s = m->config.data + sizeof(timeout), *end = m->config.data + n;
-  const char *ca = s;
-  s += strlen(s) + 1;
-  if (s >= end)
-    return -1;
-  m->url = s;
-  s += strlen(s) + 1;
-  size_t nh = 0;
-  for (const char *h = s; h < end; h += strlen(h) + 1)
-    nh++;
-  m->headers = calloc(nh + 1, sizeof(*m->headers));
-  if (m->headers == NULL)
-    return -1;
-  for (size_t i = 0; i < nh; i++, s += strlen(s) + 1)
-    m->headers[i] = s;
-  struct tt_http_options ho = {.default_timeout_ms = timeout,
-                               .max_body_bytes = 1u << 20,
-                               .ca_file = ca[0] ? ca : NULL};
-  return tt_http_new(&m->loop, &ho, &m->http) == 0 ? 0 : -1;
-}
-
-/* Takes the messages that arrived whole: the configuration, then jobs. */
-static void sm_take(struct sender_main *m) {
-  while (!m->ended && !m->busy && m->in.len >= sizeof(struct msg_head)) {
-    struct msg_head h;
-    memcpy(&h, m->in.data, sizeof(h));
-    if (m->in.len - sizeof(h) < h.len)
-      return; /* the rest is on its way */
-    const char *p = m->in.data + sizeof(h);
-    if (h.type == MSG_CONFIG && m->http == NULL) {
-      if (sm_configure(m, p, h.len) != 0)
-        m->ended = true;
-    } else if (h.type == MSG_JOB && m->http && h.len >= sizeof(struct msg_job)) {
-      struct msg_job job;
-      memcpy(&job, p, sizeof(job));
-      size_t n = h.len - sizeof(job);
-      m->body = malloc(n ? n : 1);
-      if (m->body)
-        memcpy(m->body, p + sizeof(job), n);
-      struct tt_http_request req = {.method = "POST",
-                                    .url = m->url,
-                                    .headers = m->headers,
-                                    .body = m->body,
-                                    .body_len = n,
-                                    .timeout_ms = job.timeout_ms,
-                                    .connect_timeout_ms = job.connect_timeout_ms};
-      if (m->body && tt_http_start(m->http, &m->call, &req, sm_sent, m) == 0) {
-        m->busy = true;
-      } else {
-        free(m->body);
-        m->body = NULL;
-        sm_answer(m, true, TT_HTTP_OTHER, 0);
-      }
-    } else {
-      m->ended = true; /* not a message of the exporter's */
-    }
-    size_t used = sizeof(h) + h.len;
-    memmove(m->in.data, m->in.data + used, m->in.len - used);
-    m->in.len -= used;
-  }
-  if (m->ended && !m->busy)
-    sm_close(m);
-}
-
-static void sm_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
-  struct sender_main *m = h->data;
-  if (size < 65536)
-    size = 65536;
-  if (tt_buf_reserve(&m->in, m->in.len + size) != 0) {
-    *buf = uv_buf_init(NULL, 0); /* UV_ENOBUFS to sm_read */
-    return;
-  }
-  *buf = uv_buf_init(m->in.data + m->in.len, (unsigned)size);
-}
-
-static void sm_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
-  (void)buf;
-  struct sender_main *m = st->data;
-  if (n < 0) {
-    /* The exporter closed its end (or is gone): the export in flight, if
-     * any, is nobody's any more. */
-    m->ended = true;
-    if (m->busy)
-      tt_http_cancel(m->http, &m->call);
-    else
-      sm_close(m);
-    uv_read_stop(st);
-    return;
-  }
-  m->in.len += (size_t)n;
-  sm_take(m);
-}
-
-int tt_otlp_sender_main(void) {
-  /* A stop signal is the daemon's (systemd sends it to the whole unit, a
-   * terminal to the whole group): the sender ends when the daemon closes
-   * its end, after the drain's last export. Then it is ready. */
-  signal(SIGPIPE, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  signal(SIGINT, SIG_IGN);
-  signal(SIGHUP, SIG_IGN);
-  char ready = SENDER_READY;
-  if (write(3, &ready, 1) != 1)
-    return 1;
-  /* Ends with the daemon, and holds none of its other descriptors (a
-   * listening socket, the data directory's lock). */
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1)
-    return 1;
-  (void)close_range(4, ~0u, 0);
-  static struct sender_main m;
-  tt_buf_init(&m.in, 0);
-  tt_buf_init(&m.config, 0);
-  if (uv_loop_init(&m.loop) != 0)
-    return 1;
-  int rc = 1;
-  if (uv_pipe_init(&m.loop, &m.pipe, 0) == 0) {
-    m.pipe.data = &m;
-    if (uv_pipe_open(&m.pipe, 3) == 0 &&
-        uv_read_start((uv_stream_t *)&m.pipe, sm_alloc, sm_read) == 0)
-      rc = 0;
-    else
-      uv_close((uv_handle_t *)&m.pipe, NULL);
-  }
-  uv_run(&m.loop, UV_RUN_DEFAULT);
-  if (m.http)
-    tt_http_destroy(m.http);
-  if (uv_loop_close(&m.loop) != 0)
-    rc = 1;
-  OPENSSL_cleanse(m.config.data, m.config.len);
-  tt_buf_free(&m.config);
-  tt_buf_free(&m.in);
-  free(m.headers);
-  free(m.body);
-  return rc;
 }

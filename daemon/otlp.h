@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* otlp.h -- the span exporter: a batch processor on the loop (bounded
- * queue, periodic and size-triggered flush) whose sender process POSTs
+ * queue, periodic and size-triggered flush) whose sender thread POSTs
  * OTLP (protobuf or JSON) to a collector through a tt_http of its own,
  * with a deadline and bounded retries (daemon/otlp.c says what each
- * process owns). Spans
+ * thread owns). Spans
  * that cannot be queued or delivered are dropped and counted
  * (tabletheoryd_trace_spans_dropped_total{reason}); nothing here ever
  * waits for the collector on a request's behalf. After a batch fails
@@ -73,23 +73,12 @@ void tt_otlp_exporter_flush(struct tt_otlp_exporter *e);
 void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exporter_stats *out);
 
 /* Exports what is queued within `flush_ms` (no retries; every attempt's
- * timeout ends by then), drops and counts the rest, ends the sender
- * process (it closes its HTTP client and exits; its handles are closed
- * once it has), closes the timers, then calls
+ * timeout ends by then), drops and counts the rest, joins the sender
+ * thread (its HTTP client closed), closes the timers, then calls
  * closed(arg). Spans handed to the sink after
  * this are dropped. Then tt_otlp_exporter_destroy frees it. */
 void tt_otlp_exporter_close(struct tt_otlp_exporter *e, uint64_t flush_ms,
                             void (*closed)(void *arg), void *arg);
 void tt_otlp_exporter_destroy(struct tt_otlp_exporter *e);
-
-/* The sender process's argument: an executable that makes exporters
- * answers it, first thing in main, with `return tt_otlp_sender_main();`
- * (the exporter runs the executable it is part of again). */
-#define TT_OTLP_SENDER_ARG "--otlp-sender"
-
-/* The sender process: reads the exporter's configuration and jobs on
- * descriptor 3, POSTs each and answers its outcome, until the exporter
- * closes its end. Returns the process's exit status. */
-int tt_otlp_sender_main(void);
 
 #endif

@@ -6,7 +6,6 @@ under the request, never carry a value, and a collector that is down, slow
 or failing costs requests nothing."""
 import json
 import os
-import signal
 import socket
 import struct
 import time
@@ -396,28 +395,6 @@ def test_otlp_protocol(fresh_daemon, receiver, protocol):
                      "application/x-protobuf")
     if protocol == "http/json":
         json.loads(receiver.bodies[0])
-
-
-def sender_pids(pid):
-    """The daemon's children: its OTLP sender process."""
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(p) for p in f.read().split()]
-
-
-def test_drain_exports_after_a_stop_sent_to_the_whole_group(fresh_daemon, receiver):
-    # systemd stops every process of the unit, a terminal's ^C the whole
-    # group: the sender process outlives the signal, exports what the drain
-    # flushes, and is gone with the daemon.
-    d = fresh_daemon("--models", MODELS, "--otlp-endpoint", receiver.url,
-                     "--otlp-schedule-delay-ms", "600000", preexec_fn=os.setsid)
-    assert d.json("GET", "/healthz")[0] == 200
-    senders = sender_pids(d.proc.pid)
-    assert len(senders) == 1
-    os.killpg(d.proc.pid, signal.SIGTERM)
-    d.signaled = True
-    d.stop()
-    assert by_name([s for s, _ in receiver.spans()], "GET /healthz")
-    assert not os.path.exists("/proc/%d" % senders[0])
 
 
 def test_drain_flushes_what_is_queued(fresh_daemon, receiver):

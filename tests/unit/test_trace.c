@@ -1,17 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_trace.c -- traceparent and tracestate parsing, samplers, spans, the
  * OTLP/JSON encoder, the OTEL_* list parsers and the batch processor. */
-#include <arpa/inet.h>
 #include <check.h>
 #include <jansson.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include "daemon/config.h"
@@ -620,11 +614,11 @@ static bool exporter_idle(struct tt_otlp_exporter *e, uint64_t exported) {
   return st.exported >= exported && !st.in_flight;
 }
 
-/* A collector that answers, the POSTs made by the sender process (this
- * test binary run again, main's TT_OTLP_SENDER_ARG): a full batch sent at
- * once and the rest at the flush; every span is exported once, in its
- * batch; closing ends and reaps the sender and leaves the loop closable. */
-START_TEST(batch_processor_exports_from_its_sender) {
+/* A collector that answers, the POSTs made by the sender thread: a full
+ * batch sent at once and the rest at the flush; every span is exported
+ * once, in its batch; closing joins the thread and leaves the loop
+ * closable. */
+START_TEST(batch_processor_exports_from_its_thread) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   struct tts_server srv;
@@ -676,7 +670,7 @@ START_TEST(batch_processor_exports_from_its_sender) {
   ck_assert_ptr_nonnull(strstr(text.data, "tabletheoryd_trace_queue_spans 0"));
   tt_buf_free(&text);
   ck_assert_uint_eq(tt_span_live(), 0);
-  /* Spans after the close are dropped; the close ends the sender. */
+  /* Spans after the close are dropped; the close joins the thread. */
   int before = closed_calls;
   tt_otlp_exporter_close(e, 1000, closed_cb, NULL);
   tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
@@ -695,8 +689,8 @@ START_TEST(batch_processor_exports_from_its_sender) {
 END_TEST
 
 /* Closing with no time left: the queued batch is not handed to the
- * sender, none is sent, every span is counted once, and the sender is
- * ended and reaped. */
+ * sender thread, none is sent, every span is counted once, and the thread
+ * is joined. */
 START_TEST(batch_processor_close_without_time) {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -723,75 +717,6 @@ START_TEST(batch_processor_close_without_time) {
   ck_assert_uint_eq(st.exported, 0);
   ck_assert_int_eq(uv_loop_close(&loop), 0);
   tt_otlp_exporter_destroy(e);
-  ck_assert_uint_eq(tt_span_live(), 0);
-}
-END_TEST
-
-/* The daemon's child processes (the exporter's sender). */
-static int child_pids(pid_t *out, int max) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
-  FILE *f = fopen(path, "r");
-  int n = 0;
-  if (f) {
-    long p;
-    while (n < max && fscanf(f, "%ld", &p) == 1)
-      out[n++] = (pid_t)p;
-    fclose(f);
-  }
-  return n;
-}
-
-/* A sender that dies with an export in flight: the export fails (no
- * retry reaches a sender that is gone), every span of it is counted once,
- * later exports fail at once, and the close still completes with the loop
- * closable. The collector takes the connection and never answers. */
-START_TEST(batch_processor_survives_its_sender_dying) {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  int ls = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof(a);
-  ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
-  ck_assert_int_eq(listen(ls, 4), 0);
-  ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&a, &al), 0);
-  char url[64];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/traces", ntohs(a.sin_port));
-  struct tt_otlp_exporter_options o = {.url = url,
-                                       .max_queue = 64,
-                                       .max_batch = 4,
-                                       .timeout_ms = 30000,
-                                       .pause_base_ms = 60000};
-  struct tt_otlp_exporter *e = tracing_to(&loop, &o);
-  pid_t kids[4];
-  ck_assert_int_eq(child_pids(kids, 4), 1);
-  struct tt_trace_ctx ctx;
-  for (int i = 0; i < 4; i++)
-    tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
-  struct tt_otlp_exporter_stats st;
-  tt_otlp_exporter_stats(e, &st);
-  ck_assert(st.in_flight);
-  ck_assert_int_eq(kill(kids[0], SIGKILL), 0);
-  uv_timer_t stop;
-  uv_timer_init(&loop, &stop);
-  do {
-    uv_timer_start(&stop, stop_timer_cb, 5, 0);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    tt_otlp_exporter_stats(e, &st);
-  } while (st.in_flight);
-  ck_assert_uint_eq(st.exports_failed, 1);
-  ck_assert_uint_eq(st.dropped_export, 4);
-  ck_assert_uint_eq(st.exported, 0);
-  int before = closed_calls;
-  tt_tracer_set(NULL, NULL, NULL);
-  tt_otlp_exporter_close(e, 1000, closed_cb, NULL);
-  uv_close((uv_handle_t *)&stop, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(closed_calls, before + 1);
-  ck_assert_int_eq(child_pids(kids, 4), 0); /* reaped */
-  ck_assert_int_eq(uv_loop_close(&loop), 0);
-  tt_otlp_exporter_destroy(e);
-  close(ls);
   ck_assert_uint_eq(tt_span_live(), 0);
 }
 END_TEST
@@ -853,9 +778,7 @@ START_TEST(tracing_settings) {
 }
 END_TEST
 
-int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], TT_OTLP_SENDER_ARG) == 0)
-    return tt_otlp_sender_main(); /* the exporters' sender process */
+int main(void) {
   Suite *s = suite_create("trace");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 30);
@@ -871,9 +794,8 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, span_group_encodes_as_its_attributes);
   tcase_add_test(tc, kv_lists);
   tcase_add_test(tc, batch_processor_drops_and_counts);
-  tcase_add_test(tc, batch_processor_exports_from_its_sender);
+  tcase_add_test(tc, batch_processor_exports_from_its_thread);
   tcase_add_test(tc, batch_processor_close_without_time);
-  tcase_add_test(tc, batch_processor_survives_its_sender_dying);
   tcase_add_test(tc, tracing_settings);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
