@@ -410,7 +410,7 @@ struct tt_backend_call {
    * operations only typed (their JSON is read and written at the DynamoDB
    * listener: api/ddb_items.c, api/ddb_typed.c, backend/table_json.c); the
    * dynamodb backend sends a JSON request of any operation as it is. */
-  json_t *request;  /* DynamoDB request JSON */
+  json_t *request;  /* KMS's request JSON (AWS KMS's own protocol) */
   const struct tt_ddb_item_request *item; /* GetItem, PutItem, UpdateItem, DeleteItem */
   const struct tt_ddb_read_request *read; /* Query, Scan */
   const struct tt_ddb_txn_request *txn;   /* TransactWriteItems, TransactGetItems */
