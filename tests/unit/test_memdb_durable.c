@@ -877,7 +877,7 @@ struct stored_check {
   size_t items;
 };
 
-static int check_stored_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+static int check_stored_item(const struct memdb_table *t, struct memdb_item *it, void *arg) {
   struct stored_check *sc = arg;
   struct tt_av v;
   ck_assert_int_eq(memdb_item_decode(t, it, &v), 0);

@@ -324,8 +324,7 @@ const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const voi
 /* Calls fn on every item of table t, partition by partition in their
  * stored order; stops at the first non-zero fn returns and returns it, else 0. */
 int memdb_table_each(const struct memdb_table *t,
-                     int (*fn)(const struct memdb_table *t, const struct memdb_item *it,
-                               void *arg),
+                     int (*fn)(const struct memdb_table *t, struct memdb_item *it, void *arg),
                      void *arg);
 
 /* Decodes an item stored in t into a new M value. Returns 0 or -1 (memory). */

@@ -411,8 +411,7 @@ const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const voi
 }
 
 int memdb_table_each(const struct memdb_table *t,
-                     int (*fn)(const struct memdb_table *t, const struct memdb_item *it,
-                               void *arg),
+                     int (*fn)(const struct memdb_table *t, struct memdb_item *it, void *arg),
                      void *arg) {
   const struct memdb_store *s = &t->store;
   for (struct memdb_pos p = memdb_seq_begin(&s->parts); !memdb_seq_is_end(&s->parts, p);
@@ -420,7 +419,8 @@ int memdb_table_each(const struct memdb_table *t,
     const struct memdb_part *pt = memdb_seq_at(&s->parts, p);
     for (struct memdb_pos q = memdb_seq_begin(&pt->entries); !memdb_seq_is_end(&pt->entries, q);
          memdb_seq_next(&pt->entries, &q)) {
-      int rc = fn(t, memdb_entry_item(s, memdb_seq_at(&pt->entries, q)), arg);
+      /* A table's entries are its items (an index's point at them). */
+      int rc = fn(t, memdb_seq_at(&pt->entries, q), arg);
       if (rc != 0)
         return rc;
     }
@@ -851,43 +851,38 @@ static bool backfill_key_ok(const struct tt_av *v, bool is_hash) {
   return memdb_limit_key_value(v, is_hash, &e) == 0;
 }
 
-int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix) {
-  /* Entries come from the table's slab, which exists once the table has
-   * held an item; an empty table has nothing to backfill. */
-  const struct memdb_store *ts = &t->store;
-  for (struct memdb_pos pp = memdb_seq_begin(&ts->parts); !memdb_seq_is_end(&ts->parts, pp);
-       memdb_seq_next(&ts->parts, &pp)) {
-    const struct memdb_part *pt = memdb_seq_at(&ts->parts, pp);
-    for (struct memdb_pos p = memdb_seq_begin(&pt->entries); !memdb_seq_is_end(&pt->entries, p);
-         memdb_seq_next(&pt->entries, &p)) {
-      struct memdb_item *it = memdb_seq_at(&pt->entries, p);
-      struct tt_av item = {.type = TT_AV_NULL};
-      struct memdb_kv tpk, tsk, ipk, isk;
-      struct memdb_ientry *e = NULL;
-      int rc = 0;
-      if (memdb_item_decode(t, it, &item) != 0) {
-        rc = -1;
-      } else if (index_keys(ix, &item, &ipk, &isk) &&
-                 backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
-                 (ix->sk.name == NULL ||
-                  backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
-        memdb_item_keys(t, it, &tpk, &tsk);
-        const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
-        e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
-        if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
-                                      t->sk.name ? &tsk : NULL) != 0) {
-          entry_free(&ix->store, e);
-          rc = -1;
-        }
-      }
-      tt_av_free(&item);
-      if (rc != 0) {
-        /* All or nothing: UpdateTable fails and the table keeps its
-         * indexes as they were. */
-        store_free(&ix->store, true);
-        return -1;
-      }
+/* One item of a backfill (memdb_table_each): its index entry, when the
+ * item has the index's keys. */
+static int backfill_item(const struct memdb_table *t, struct memdb_item *it, void *arg) {
+  struct memdb_index *ix = arg;
+  struct tt_av item = {.type = TT_AV_NULL};
+  struct memdb_kv tpk, tsk, ipk, isk;
+  struct memdb_ientry *e = NULL;
+  int rc = 0;
+  if (memdb_item_decode(t, it, &item) != 0) {
+    rc = -1;
+  } else if (index_keys(ix, &item, &ipk, &isk) &&
+             backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
+             (ix->sk.name == NULL || backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
+    memdb_item_keys(t, it, &tpk, &tsk);
+    const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
+    e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
+    if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
+                                  t->sk.name ? &tsk : NULL) != 0) {
+      entry_free(&ix->store, e);
+      rc = -1;
     }
+  }
+  tt_av_free(&item);
+  return rc;
+}
+
+int memdb_index_backfill(const struct memdb_table *t, struct memdb_index *ix) {
+  if (memdb_table_each(t, backfill_item, ix) != 0) {
+    /* All or nothing: UpdateTable fails and the table keeps its indexes as
+     * they were. */
+    store_free(&ix->store, true);
+    return -1;
   }
   return 0;
 }

@@ -1211,7 +1211,7 @@ static int rec_close(struct snap_out *o) {
 
 /* One item of a snapshot (memdb_table_each): its record, closed once the
  * open one holds SNAP_CHUNK bytes. */
-static int snap_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+static int snap_item(const struct memdb_table *t, struct memdb_item *it, void *arg) {
   struct snap_out *o = arg;
   if (memdb_wal_put_stored(o->out, t, it) != 0 || (rec_len(o) >= SNAP_CHUNK && rec_close(o) != 0))
     return -1;
