@@ -108,30 +108,42 @@ static uint64_t now_ns(void) {
  * written by tt_server_init (the same bytes each time), pointed at by the
  * spans, which the exporter may still hold after the server closed. The
  * name stays empty (the span is named as a request's) when they do not fit. */
+#define SPAN_NAME_MAX 128
+
 static struct tt_route_span {
-  char name[120];
+  char name[SPAN_NAME_MAX];
   uint32_t name_len;
   struct tt_span_group group;
 } route_spans[TT_ROUTER_MAX_ROUTES];
 
+/* A server span's name, "METHOD route" (the route cut to fit), into out
+ * (SPAN_NAME_MAX bytes); returns its length. */
+static size_t span_name(char *out, const char *method, const char *route) {
+  size_t mn = strlen(method), rn = strlen(route);
+  if (mn + 1 + rn >= SPAN_NAME_MAX)
+    rn = SPAN_NAME_MAX - mn - 2;
+  memcpy(out, method, mn);
+  out[mn] = ' ';
+  memcpy(out + mn + 1, route, rn);
+  out[mn + 1 + rn] = '\0';
+  return mn + 1 + rn;
+}
+
 static void route_span_init(struct tt_route_span *rs, const struct tt_route *r) {
   const char *m = tt_method_name(r->methods);
-  size_t mn = m ? strlen(m) : 0, pn = strlen(r->pattern);
   struct tt_span_attr a[2] = {
-      {.key = "http.request.method", .key_len = 19, .type = TT_ATTR_STR},
-      {.key = "http.route", .key_len = 10, .type = TT_ATTR_STR},
+      {TT_SPAN_KEY("http.request.method"), .type = TT_ATTR_STR},
+      {TT_SPAN_KEY("http.route"), .type = TT_ATTR_STR},
   };
-  a[0].v.s.p = m;
-  a[0].v.s.len = (uint32_t)mn;
-  a[1].v.s.p = r->pattern;
-  a[1].v.s.len = (uint32_t)pn;
   rs->name_len = 0;
-  if (m == NULL || mn + 1 + pn >= sizeof(rs->name) || tt_otlp_group_build(&rs->group, a, 2) != 0)
+  if (m == NULL)
     return;
-  memcpy(rs->name, m, mn);
-  rs->name[mn] = ' ';
-  memcpy(rs->name + mn + 1, r->pattern, pn + 1);
-  rs->name_len = (uint32_t)(mn + 1 + pn);
+  a[0].v.s.p = m;
+  a[0].v.s.len = (uint32_t)strlen(m);
+  a[1].v.s.p = r->pattern;
+  a[1].v.s.len = (uint32_t)strlen(r->pattern);
+  if (tt_otlp_group_build(&rs->group, a, 2) == 0)
+    rs->name_len = (uint32_t)span_name(rs->name, m, r->pattern);
 }
 
 int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fams,
@@ -262,14 +274,8 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
     tt_span_name_static(s, rs->name, rs->name_len);
     tt_span_put_group(s, &rs->group); /* http.request.method, http.route */
   } else {
-    char name[128];
-    size_t mn = strlen(method), rn = strlen(req->route_label);
-    if (mn + 1 + rn >= sizeof(name))
-      rn = sizeof(name) - mn - 2;
-    memcpy(name, method, mn);
-    name[mn] = ' ';
-    memcpy(name + mn + 1, req->route_label, rn);
-    name[mn + 1 + rn] = '\0';
+    char name[SPAN_NAME_MAX];
+    span_name(name, method, req->route_label);
     tt_span_set_name(s, name);
     tt_span_str(s, "http.request.method", method);
     if (req->match.route) /* a pattern of the static route table */

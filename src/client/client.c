@@ -42,10 +42,10 @@ static void op_span_init(enum tt_ddb_op op) {
   bool kms = op >= TT_KMS_GENERATE_DATA_KEY;
   const char *svc = kms ? "KMS" : "DynamoDB", *name = tt_ddb_op_name(op);
   struct tt_span_attr a[4] = {
-      {.key = "rpc.system", .key_len = 10, .type = TT_ATTR_STR, .v.s = {"aws-api", 7}},
-      {.key = "rpc.service", .key_len = 11, .type = TT_ATTR_STR},
-      {.key = "rpc.method", .key_len = 10, .type = TT_ATTR_STR},
-      {.key = "db.system", .key_len = 9, .type = TT_ATTR_STR, .v.s = {"dynamodb", 8}},
+      {TT_SPAN_KEY("rpc.system"), .type = TT_ATTR_STR, .v.s = {"aws-api", 7}},
+      {TT_SPAN_KEY("rpc.service"), .type = TT_ATTR_STR},
+      {TT_SPAN_KEY("rpc.method"), .type = TT_ATTR_STR},
+      {TT_SPAN_KEY("db.system"), .type = TT_ATTR_STR, .v.s = {"dynamodb", 8}},
   };
   a[1].v.s.p = svc;
   a[1].v.s.len = (uint32_t)strlen(svc);

@@ -819,24 +819,28 @@ int tt_otlp_group_build(struct tt_span_group *g, const struct tt_span_attr *attr
   char *scratch = malloc(room);
   if (scratch == NULL)
     return -1;
+  int rc = -1;
   char *o = scratch;
   for (size_t i = 0; i < n; i++)
     o = pb_attr(o, &attrs[i]);
   size_t pb = (size_t)(o - scratch);
-  if (pb <= sizeof(g->pb)) {
-    memcpy(g->pb, scratch, pb);
-    o = scratch;
-    for (size_t i = 0; i < n; i++)
-      o = w_attr(o, i == 0, NULL, &attrs[i]);
-  }
+  if (pb > sizeof(g->pb))
+    goto out;
+  memcpy(g->pb, scratch, pb);
+  o = scratch;
+  for (size_t i = 0; i < n; i++)
+    o = w_attr(o, i == 0, NULL, &attrs[i]);
   size_t json = (size_t)(o - scratch);
-  int rc = pb <= sizeof(g->pb) && json <= sizeof(g->json) ? 0 : -1;
-  if (rc == 0) {
-    memcpy(g->json, scratch, json);
-    g->pb_len = (uint16_t)pb;
-    g->json_len = (uint16_t)json;
-    g->nattrs = (uint32_t)n;
+  if (json > sizeof(g->json)) {
+    memset(g->pb, 0, pb);
+    goto out;
   }
+  memcpy(g->json, scratch, json);
+  g->pb_len = (uint16_t)pb;
+  g->json_len = (uint16_t)json;
+  g->nattrs = (uint32_t)n;
+  rc = 0;
+out:
   free(scratch);
   return rc;
 }

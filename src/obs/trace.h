@@ -87,6 +87,9 @@ enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_DOUBLE, TT_ATTR_BOOL, 
 #define TT_SPAN_MAX_ATTRS 24
 #define TT_SPAN_STRS 1024
 
+/* A string literal key of a tt_span_attr initializer, with its length. */
+#define TT_SPAN_KEY(k) .key = (k), .key_len = sizeof(k) - 1
+
 struct tt_span_attr {
   const char *key; /* a string literal */
   size_t key_len;
