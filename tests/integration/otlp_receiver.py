@@ -9,6 +9,7 @@ protobuf's JSON mapping expects base64 for bytes fields: ids are converted
 before json_format.Parse, as the OTLP specification tells receivers to."""
 import base64
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -59,6 +60,23 @@ def decode(body, content_type="application/json"):
     return json_format.Parse(json.dumps(tree), ExportTraceServiceRequest())
 
 
+class _Server(ThreadingHTTPServer):
+    # May bind beside a socket of reserve_port() holding the same port.
+    allow_reuse_port = True
+
+
+def reserve_port():
+    """A socket bound to a free loopback port and not listening: a
+    connection to the port is refused, as from a collector that is down,
+    and no other socket (another test's outgoing connection) can take the
+    port until a Receiver(port=...) listens on it beside this socket."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
 class Receiver:
     """mode: "ok" (200), "fail" (500), "slow" (answers after `delay` s),
     "drop" (200, keeps nothing: the bench's sink). `port` 0 picks a free
@@ -101,7 +119,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.url = "http://127.0.0.1:%d/v1/traces" % self.port

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
 
 from daemon import PEER, raw_request  # noqa: E402
-from otlp_receiver import Receiver, attrs  # noqa: E402
+from otlp_receiver import Receiver, attrs, reserve_port  # noqa: E402
 from test_encryption import kms  # noqa: E402,F401 (the moto KMS fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -301,10 +301,12 @@ def test_client_disconnect_ends_spans_with_a_status(fresh_daemon, receiver):
 
 @pytest.mark.parametrize("mode", ["down", "fail", "slow"])
 def test_collector_trouble_costs_requests_nothing(fresh_daemon, mode):
-    r = Receiver(mode="fail" if mode == "fail" else "slow", delay=30.0)
-    url = r.url
-    if mode == "down":
-        r.close()
+    if mode == "down":  # refused, on a port nothing else can take meanwhile
+        r = reserve_port()
+        url = "http://127.0.0.1:%d/v1/traces" % r.getsockname()[1]
+    else:
+        r = Receiver(mode=mode, delay=30.0)
+        url = r.url
     try:
         d = fresh_daemon("--models", MODELS, "--otlp-endpoint", url,
                          "--otlp-schedule-delay-ms", "20", "--otlp-timeout-ms", "500",
@@ -323,8 +325,7 @@ def test_collector_trouble_costs_requests_nothing(fresh_daemon, mode):
         assert 'tabletheoryd_trace_spans_dropped_total{reason="export_failed"}' in text, text
         d.stop()  # the drain ends within its timeout: the export is joined
     finally:
-        if mode != "down":
-            r.close()
+        r.close()
 
 
 def dropped(d, reason):
@@ -339,9 +340,8 @@ def test_recording_paused_while_the_collector_is_down(fresh_daemon):
     """A failed batch pauses recording: requests keep their trace context
     and the spans are only counted; when the collector is back, spans
     arrive again."""
-    r = Receiver()
-    port = r.port
-    r.close()  # down
+    down = reserve_port()
+    port = down.getsockname()[1]
     d = fresh_daemon("--models", MODELS, "--otlp-endpoint",
                      "http://127.0.0.1:%d/v1/traces" % port, "--otlp-schedule-delay-ms", "20",
                      "--otlp-timeout-ms", "500")
@@ -360,6 +360,7 @@ def test_recording_paused_while_the_collector_is_down(fresh_daemon):
         time.sleep(0.02)
     assert dropped(d, "paused") > 0
     back = Receiver(port=port)
+    down.close()
     try:
         deadline = time.time() + 60
         while not any(s.name == "GET /healthz" for s, _ in back.spans()):
