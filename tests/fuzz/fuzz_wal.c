@@ -30,7 +30,7 @@ static const char TABLE[] =
 static void closed(void *arg) { *(int *)arg = 1; }
 
 /* A snapshot's record of a stored item equals its decoded value's. */
-static int check_stored_item(const struct memdb_table *t, const struct memdb_item *it, void *arg) {
+static int check_stored_item(const struct memdb_table *t, struct memdb_item *it, void *arg) {
   struct tt_buf *ab = arg;
   struct tt_av v;
   tt_buf_reset(&ab[0]);
