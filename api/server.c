@@ -620,15 +620,16 @@ static void request_free(struct tt_request *req) {
   struct tt_server *s = req->server;
   response_clear(&req->resp);
   tt_buf_free(&req->body);
-  tt_arena_free(&req->arena);
   tt_span_free(req->span);
   req->magic = 0;
   if (!s->closed && s->nspare < TT_SERVER_SPARE_REQUESTS) {
+    tt_arena_reset(&req->arena); /* the next request's first page */
     req->next = s->spare;
     s->spare = req;
     s->nspare++;
     ASAN_POISON_MEMORY_REGION(req, sizeof(*req));
   } else {
+    tt_arena_free(&req->arena);
     free(req);
   }
   s->active--;
@@ -824,7 +825,9 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
     ASAN_UNPOISON_MEMORY_REGION(req, sizeof(*req));
     s->spare = req->next;
     s->nspare--;
+    struct tt_arena arena = req->arena;
     memset(req, 0, sizeof(*req));
+    req->arena = arena;
   } else if ((req = calloc(1, sizeof(*req))) == NULL) {
     return NULL;
   }
@@ -836,7 +839,6 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   req->route_label = "unmatched";
   req->state = TT_REQ_READING;
   req->watch_fd = -1;
-  tt_arena_init(&req->arena);
   tt_buf_init(&req->body, s->opts.max_body_bytes);
   s->active++;
   tt_metric_set(s->fams->inflight_requests, NULL, (double)s->active);
@@ -1457,6 +1459,7 @@ void tt_server_close(struct tt_server *s) {
     struct tt_request *req = s->spare;
     ASAN_UNPOISON_MEMORY_REGION(req, sizeof(*req));
     s->spare = req->next;
+    tt_arena_free(&req->arena);
     free(req);
   }
   s->nspare = 0;

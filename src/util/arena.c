@@ -9,6 +9,7 @@
 
 struct tt_arena_chunk {
   struct tt_arena_chunk *next;
+  size_t size;
   alignas(max_align_t) char data[];
 };
 
@@ -31,6 +32,7 @@ static int new_chunk(struct tt_arena *a, size_t n) {
   if (c == NULL)
     return -1;
   c->next = a->chunks;
+  c->size = size;
   a->chunks = c;
   a->cur = c->data;
   a->left = size;
@@ -88,6 +90,25 @@ char *tt_arena_strndup(struct tt_arena *a, const char *s, size_t n) {
     p[n] = '\0';
   }
   return p;
+}
+
+void tt_arena_reset(struct tt_arena *a) {
+  struct tt_arena_chunk *c = a->chunks;
+  while (c && c->next) {
+    struct tt_arena_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  if (c && c->size != CHUNK_FIRST) {
+    free(c);
+    c = NULL;
+  }
+  tt_arena_init(a);
+  if (c) {
+    a->chunks = c;
+    a->cur = c->data;
+    a->left = a->grown = CHUNK_FIRST;
+  }
 }
 
 void tt_arena_free(struct tt_arena *a) {

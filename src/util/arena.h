@@ -45,6 +45,12 @@ struct tt_arena_mark tt_arena_mark(const struct tt_arena *a);
  * freed); blocks from before stay valid. */
 void tt_arena_release(struct tt_arena *a, struct tt_arena_mark m);
 
+/* Releases every block but keeps the arena's first chunk when it has the
+ * first chunk's size (4 KiB), for the arena's next use: a request context
+ * kept for reuse keeps its page instead of taking it from malloc again.
+ * tt_arena_free releases that chunk too. */
+void tt_arena_reset(struct tt_arena *a);
+
 /* Releases every block. The arena may be reused afterwards. */
 void tt_arena_free(struct tt_arena *a);
 

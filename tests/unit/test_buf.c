@@ -117,6 +117,39 @@ START_TEST(arena_marks_release_later_blocks) {
 }
 END_TEST
 
+START_TEST(arena_reset_keeps_the_first_page) {
+  struct tt_arena a;
+  tt_arena_init(&a);
+  char *first = tt_arena_bytes(&a, 10);
+  for (int i = 0; i < 64; i++) /* several more chunks, freed by the reset */
+    ck_assert_ptr_nonnull(tt_arena_alloc(&a, 1000));
+  tt_arena_reset(&a);
+  /* The first 4 KiB chunk stays, empty: the next block is its start. */
+  ck_assert_ptr_nonnull(a.chunks);
+  ck_assert_uint_eq(a.left, 4096);
+  ck_assert_ptr_eq(tt_arena_bytes(&a, 10), first);
+  /* Its blocks are zeroed again (tt_arena_alloc's promise). */
+  memset(first, 0xff, 10);
+  tt_arena_reset(&a);
+  char *z = tt_arena_alloc(&a, 10);
+  ck_assert_ptr_eq(z, first);
+  for (int i = 0; i < 10; i++)
+    ck_assert_int_eq(z[i], 0);
+  /* An arena whose first chunk was larger keeps nothing. */
+  struct tt_arena b;
+  tt_arena_init(&b);
+  ck_assert_ptr_nonnull(tt_arena_alloc(&b, 10000));
+  tt_arena_reset(&b);
+  ck_assert_ptr_null(b.chunks);
+  ck_assert_uint_eq(b.left, 0);
+  /* An empty arena stays empty. */
+  tt_arena_reset(&b);
+  ck_assert_ptr_null(b.chunks);
+  tt_arena_free(&b);
+  tt_arena_free(&a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("buf");
   TCase *tc = tcase_create("core");
@@ -125,6 +158,7 @@ int main(void) {
   tcase_add_test(tc, buf_inline_path_keeps_cap);
   tcase_add_test(tc, arena_aligns_and_zeroes);
   tcase_add_test(tc, arena_marks_release_later_blocks);
+  tcase_add_test(tc, arena_reset_keeps_the_first_page);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
