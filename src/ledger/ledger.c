@@ -119,9 +119,8 @@ static void finish(struct tt_ledger_op *op) {
   if (op->w.finished)
     return; /* a bug would answer twice; the first answer stands */
   op->w.finished = true;
-  json_decref(op->w.error);
-  json_decref(op->w.value);
-  op->w.error = op->w.value = NULL;
+  tt_av_free(&op->w.error);
+  tt_av_free(&op->w.value);
   ledger_log(op);
   if (op->done && !op->w.starting)
     op->done(op);
@@ -174,13 +173,6 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 /* ---- JSON helpers ------------------------------------------------------- */
-
-json_t *ledger_result_json(const struct tt_orm_result *r) {
-  struct tt_error err;
-  if (r->answer != TT_ORM_ANSWER_ITEM)
-    return NULL;
-  return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
-}
 
 /* The item of a typed item answer, or NULL. */
 static const struct tt_av *result_item(const struct tt_orm_result *r) {
@@ -311,10 +303,9 @@ int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *er
     size_t len = 0;
     const char *s = v && tt_json_is_string(v) ? tt_json_string_text(v, &len) : NULL;
     if (v && !json_is_null(v) && (s == NULL || memchr(s, '\0', len) != NULL)) {
-      char field[32];
-      snprintf(field, sizeof(field), "error.%s", text_members[i]);
-      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be a string without NUL bytes",
-                          field);
+      char f[32];
+      snprintf(f, sizeof(f), "error.%s", text_members[i]);
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be a string without NUL bytes", f);
     }
   }
   json_t *plain = plain_numbers(in, 0);
@@ -322,6 +313,10 @@ int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *er
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   int rc = tt_sanitize_error_envelope(plain, out, err);
   json_decref(plain);
+  if (rc == 0 && json_object_size(*out) == 0) { /* omit_empty: never stored */
+    json_decref(*out);
+    *out = NULL;
+  }
   return rc;
 }
 
@@ -341,7 +336,6 @@ struct ledger_step {
     struct tt_orm_query_op query;
   } u;
   struct tt_orm_result result;
-  json_t *body;
   struct tt_av key; /* an item step's key, borrowed by the op */
   struct tt_ledger_op *op;
   ledger_next_fn next;
@@ -372,18 +366,15 @@ static void step_done(struct tt_orm_ctx *ctx) {
   s->next(s->op, &s->result);
   tt_orm_result_free(&s->result);
   tt_av_free(&s->key);
-  json_decref(s->body);
-  s->body = NULL;
 }
 
 /* Allocates a step bound to `model`; NULL after answering. */
-static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, json_t *body,
+static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model,
                                     ledger_next_fn next) {
   /* Reserved models: only the ledger itself reaches them. */
   const struct tt_model *m = tt_model_registry_get_internal(op->orm->models, model);
   struct ledger_step *s = m ? tt_arena_alloc(op->arena, sizeof(*s)) : NULL;
   if (s == NULL) {
-    json_decref(body);
     if (m == NULL)
       ledger_failf(op, TT_ERR_INTERNAL, NULL,
                    "the built-in ledger model %s is not registered", model);
@@ -391,7 +382,6 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
       ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return NULL;
   }
-  s->body = body;
   s->op = op;
   s->next = next;
   s->span = tt_span_start(&op->join->trace, "ledger step", TT_SPAN_INTERNAL);
@@ -424,23 +414,69 @@ static int step_key(struct ledger_step *s, const char *sk) {
   return 0;
 }
 
-/* The typed inputs of a create or update step made of its body. */
-static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
-  it->now = tt_orm_now_ns(it->ctx.orm);
-  if (it->kind == TT_ORM_OP_UPDATE)
-    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
-  return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
-                               NULL, err);
+/* Item members a CREATE step has room for, besides the lifecycle ones. */
+#define LEDGER_ITEM_MEMBERS 8
+
+void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                   const struct tt_av *v) {
+  struct tt_av x = {.type = TT_AV_NULL};
+  struct tt_error e;
+  if (a->oom || (v && tt_av_clone(&x, v) != 0)) {
+    a->oom = true;
+  } else if (a->kind == TT_ORM_OP_UPDATE) {
+    a->oom = tt_orm_update_push(&a->upd, act, name, v ? &x : NULL, &e) != 0;
+  } else if ((a->item.type != TT_AV_M &&
+              tt_av_map(&a->item, LEDGER_ITEM_MEMBERS + TT_ORM_LIFECYCLE_SLOTS) != 0) ||
+             a->n == LEDGER_ITEM_MEMBERS ||
+             tt_av_member_name(&a->item.u.members[a->n], name, strlen(name)) != 0) {
+    tt_av_free(&x);
+    a->oom = true;
+  } else {
+    a->item.u.members[a->n++].value = x;
+  }
 }
 
-void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, a->model, a->body, next);
+void ledger_set(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                const char *s, int64_t x) {
+  struct tt_av v;
+  if ((s ? tt_av_string(&v, s, strlen(s)) : tt_av_number_int(&v, x)) != 0)
+    a->oom = true;
+  ledger_set_av(a, act, name, act == TT_EXPR_UPD_REMOVE ? NULL : &v);
+  tt_av_free(&v);
+}
+
+/* Frees what the args of a step that did not start hold. */
+static void args_free(struct ledger_item_args *a) {
+  tt_av_free(&a->item);
+  tt_orm_update_free(&a->upd);
+  tt_cond_free(a->cond);
+}
+
+/* The typed inputs of a create or update step, moved from `a`, with the
+ * model's lifecycle attributes added at the step's time. */
+static int step_input(struct tt_orm_item_op *it, struct ledger_item_args *a,
+                      struct tt_error *err) {
+  it->now = tt_orm_now_ns(it->ctx.orm);
+  it->upd = a->upd;
+  it->item = a->item;
+  tt_orm_update_init(&a->upd);
+  tt_av_null(&a->item);
+  if (it->kind == TT_ORM_OP_UPDATE)
+    return tt_orm_update_lifecycle(it->ctx.model, it->now, &it->upd, err);
+  return tt_orm_item_finish(it->ctx.model, &it->item, a->n, it->now, 0, NULL, err);
+}
+
+void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_next_fn next) {
+  struct ledger_step *s = a->oom ? NULL : step_new(op, a->model, next);
   if (s == NULL) {
-    tt_cond_free(a->cond);
+    if (a->oom)
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    args_free(a);
     return;
   }
   struct tt_orm_item_op *it = &s->u.item;
   it->condition = a->cond; /* the op's from here on */
+  a->cond = NULL;
   it->kind = a->kind;
   it->upsert = a->upsert;
   it->consistent = a->consistent;
@@ -454,6 +490,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       tt_orm_fail(&s->result, &e);
       tt_cond_free(it->condition);
       it->condition = NULL;
+      args_free(a);
       tt_orm_ctx_finish(&s->u.ctx);
       return;
     }
@@ -461,18 +498,19 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
   }
   struct tt_error e;
   bool typed = a->kind == TT_ORM_OP_CREATE || a->kind == TT_ORM_OP_UPDATE;
-  if (typed && step_input(it, s->body, &e) != 0) {
+  if (typed && step_input(it, a, &e) != 0) {
     if (tt_orm_item_fail_input(it, &e) != 0)
       step_done(&s->u.ctx);
     return;
   }
+  args_free(a); /* a GET or DELETE has no input */
   if (tt_orm_item_start(it) != 0)
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
 void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
                   ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, model, NULL, next);
+  struct ledger_step *s = step_new(op, model, next);
   if (s == NULL) {
     tt_orm_query_request_clear(rq);
     return;
@@ -499,7 +537,7 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
  * The model routes refuse the reserved table, so the ledger deletes its own
  * (still only with --allow-table-delete: the ORM checks). */
 static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx *ctx)) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, table_done);
   if (s && start(&s->u.ctx) != 0)
     step_done(&s->u.ctx);
 }
@@ -531,7 +569,10 @@ static bool status_ok(struct tt_ledger_op *op, const char *s, size_t len, const 
 
 /* Answers with the item of a successful result, without its storage keys. */
 static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsigned status) {
-  json_t *item = ledger_result_json(r);
+  struct tt_error err;
+  json_t *item = r->answer == TT_ORM_ANSWER_ITEM ? tt_orm_item_to_json(r->model, &r->item, NULL,
+                                                                       &err)
+                                                 : NULL;
   if (item == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored item could not be read back");
     return;
@@ -582,22 +623,17 @@ static void job_create(struct tt_ledger_op *op) {
     job_id = uuid;
   }
   op->w.pk = arena_cat(op, "JOB#", job_id);
-  json_t *item = op->w.pk ? json_object() : NULL;
-  json_object_set_new(item, "pk", ledger_str(op->w.pk));
-  json_object_set_new(item, "sk", ledger_str("META"));
-  json_object_set_new(item, "job_id", ledger_str(job_id));
-  json_object_set_new(item, "tenant_id", ledger_str(tenant));
-  json_object_set_new(item, "status", ledger_str(status));
-  json_object_set_new(item, "version", json_integer(1));
-  if (has_ttl)
-    json_object_set_new(item, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
-  if (json_object_size(item) != 6u + (has_ttl ? 1u : 0u)) {
-    json_decref(item);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_META,
-                               .body = item};
+                               .oom = !op->w.pk};
+  enum tt_expr_update_op set = TT_EXPR_UPD_SET;
+  ledger_set(&a, set, "pk", op->w.pk ? op->w.pk : "", 0);
+  ledger_set(&a, set, "sk", "META", 0);
+  ledger_set(&a, set, "job_id", job_id, 0);
+  ledger_set(&a, set, "tenant_id", tenant, 0);
+  ledger_set(&a, set, "status", status, 0);
+  ledger_set(&a, set, "version", NULL, 1);
+  if (has_ttl)
+    ledger_set(&a, set, "ttl", NULL, op->w.now_s + ttl_seconds);
   ledger_item(op, &a, job_created);
 }
 
@@ -693,16 +729,10 @@ static void job_transition(struct tt_ledger_op *op) {
       (struct tt_cond *[]){ledger_cmp_int("version", TT_COND_EQ, op->w.expected),
                            ledger_cmp("status", TT_COND_IN, 2, live),
                            has_from ? ledger_cmp("status", TT_COND_EQ, 1, &op->w.from) : NULL});
-  json_t *body = cond ? json_pack("{s:{s:o},s:{s:i}}", "set", "status", ledger_str(to), "add",
-                                  "version", 1)
-                      : NULL;
-  if (body == NULL) {
-    tt_cond_free(cond);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_META,
-                               .sk = "META", .body = body, .cond = cond};
+                               .sk = "META", .cond = cond, .oom = !cond};
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", to, 0);
+  ledger_set(&a, TT_EXPR_UPD_ADD, "version", NULL, 1);
   ledger_item(op, &a, transitioned);
 }
 
@@ -732,37 +762,39 @@ static void record_put(struct tt_ledger_op *op) {
   size_t status_len = 0;
   int64_t ttl_seconds = 0;
   int has_ttl;
+  json_t *error = NULL;
   if (ledger_body_members(op->body, members, &err) != 0 ||
       ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
                                  &ttl_seconds, &err)) < 0 ||
-      ledger_sanitize_envelope(json_object_get(op->body, "error"), &op->w.error, &err) != 0) {
+      ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!status_ok(op, status, status_len, "status", true))
-    return;
-  /* Unconditional upsert: the identity is written once, the status and the
-   * (sanitized) error every time; no error removes a stored one. */
-  json_t *set = json_pack("{s:o}", "status", ledger_str(status));
-  json_t *keep = json_pack("{s:o,s:o}", "job_id", ledger_str(op->job_id), "record_id",
-                           ledger_str(op->record_id));
-  json_t *body = set && keep ? json_pack("{s:o,s:o}", "set", set, "set_if_not_exists", keep)
-                             : NULL;
-  if (body == NULL) {
-    json_decref(set);
-    json_decref(keep);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+  /* The stored error's typed value, as the update's "set.error" action. */
+  int rc = !status_ok(op, status, status_len, "status", true) ? 1
+           : error ? tt_logical_to_av(error, TT_AV_M, 0, "set.error", &op->w.error, &err)
+                   : 0;
+  json_decref(error);
+  if (rc != 0) {
+    if (rc < 0)
+      ledger_fail(op, &err, NULL);
     return;
   }
-  if (op->w.error)
-    json_object_set(set, "error", op->w.error);
-  else
-    json_object_set_new(body, "remove", json_pack("[s]", "error"));
-  if (has_ttl)
-    json_object_set_new(set, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
+  /* Unconditional upsert: the identity is written once, the status and the
+   * (sanitized) error every time; no error removes a stored one. */
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
-                               .sk = op->w.sk, .body = body, .upsert = true};
+                               .sk = op->w.sk, .upsert = true};
+  bool has_error = op->w.error.type == TT_AV_M;
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", status, 0);
+  if (has_error)
+    ledger_set_av(&a, TT_EXPR_UPD_SET, "error", &op->w.error);
+  if (has_ttl)
+    ledger_set(&a, TT_EXPR_UPD_SET, "ttl", NULL, op->w.now_s + ttl_seconds);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "record_id", op->record_id, 0);
+  if (!has_error)
+    ledger_set(&a, TT_EXPR_UPD_REMOVE, "error", NULL, 0);
   ledger_item(op, &a, record_written);
 }
 
