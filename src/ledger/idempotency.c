@@ -12,8 +12,8 @@
 static void create_request(struct tt_ledger_op *op);
 
 /* The stored attribute `name` (of type `type`, codec `flags`) of the
- * request a successful result holds, as the answer writes it (a new
- * reference; JSON null when absent). */
+ * request `r` holds, as the answer writes it: a new reference, JSON null
+ * when absent, NULL when out of memory. */
 static json_t *stored(const struct tt_orm_result *r, const char *name, enum tt_av_type type,
                       unsigned flags) {
   const struct tt_av *v = tt_av_map_get(&r->item, name);
@@ -24,13 +24,10 @@ static json_t *stored(const struct tt_orm_result *r, const char *name, enum tt_a
  * "result": r|null, "error": e|null. */
 static void answer_outcome(struct tt_ledger_op *op, unsigned status, const char *outcome,
                            const struct tt_orm_result *r) {
-  json_t *out = json_pack("{s:s}", "outcome", outcome);
-  if (out && r && r->answer == TT_ORM_ANSWER_ITEM &&
-      (json_object_set_new(out, "result", stored(r, "result", TT_AV_S, TT_LOGICAL_JSON)) != 0 ||
-       json_object_set_new(out, "error", stored(r, "error", TT_AV_M, 0)) != 0)) {
-    json_decref(out);
-    out = NULL;
-  }
+  json_t *out = r ? json_pack("{s:s,s:o,s:o}", "outcome", outcome, "result",
+                              stored(r, "result", TT_AV_S, TT_LOGICAL_JSON), "error",
+                              stored(r, "error", TT_AV_M, 0))
+                  : json_pack("{s:s}", "outcome", outcome);
   if (out == NULL)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
   else

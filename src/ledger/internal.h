@@ -37,12 +37,12 @@ struct ledger_item_args {
 
 /* Adds attribute `name` to the input of a CREATE (a member; `act` unused)
  * or an UPDATE step (the action `act`; no value for REMOVE): the S value s,
- * or the N value x when s is NULL; ledger_set_av a copy of *v. Out of
- * memory sets a->oom. */
+ * or the N value x when s is NULL; ledger_set_av *v (stolen). Out of memory
+ * sets a->oom. */
 void ledger_set(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
                 const char *s, int64_t x);
 void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
-                   const struct tt_av *v);
+                   struct tt_av *v);
 
 /* Starts one ORM item operation as the op's next step; a's input moves to
  * the step (and is freed when it cannot start; after a->oom the op answers

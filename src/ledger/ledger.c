@@ -187,21 +187,23 @@ int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *
   return ledger_item_int(result_item(r), name, out);
 }
 
-/* Removes the storage keys (pk, sk) from an item object and returns it. */
-static json_t *ledger_public(json_t *item) {
-  json_object_del(item, "pk");
-  json_object_del(item, "sk");
-  return item;
+/* The logical JSON object of a stored item of r's model without its storage
+ * keys (pk, sk), or NULL when out of memory. */
+static json_t *ledger_public(const struct tt_orm_result *r, const struct tt_av *item) {
+  struct tt_error err;
+  json_t *out = tt_orm_item_to_json(r->model, item, NULL, &err);
+  json_object_del(out, "pk");
+  json_object_del(out, "sk");
+  return out;
 }
 
 /* The items of a successful query step as logical JSON objects without
  * their storage keys (a new array), or NULL when out of memory. */
 static json_t *ledger_page_json(const struct tt_orm_result *r) {
-  struct tt_error err;
   json_t *items = json_array();
   for (size_t i = 0; items && i < r->page.n_items; i++) {
-    json_t *it = tt_orm_item_to_json(r->model, &r->page.items[i], NULL, &err);
-    if (it == NULL || json_array_append_new(items, ledger_public(it)) != 0) {
+    json_t *it = ledger_public(r, &r->page.items[i]);
+    if (it == NULL || json_array_append_new(items, it) != 0) {
       json_decref(items);
       return NULL;
     }
@@ -418,31 +420,29 @@ static int step_key(struct ledger_step *s, const char *sk) {
 #define LEDGER_ITEM_MEMBERS 8
 
 void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
-                   const struct tt_av *v) {
-  struct tt_av x = {.type = TT_AV_NULL};
+                   struct tt_av *v) {
   struct tt_error e;
-  if (a->oom || (v && tt_av_clone(&x, v) != 0)) {
-    a->oom = true;
-  } else if (a->kind == TT_ORM_OP_UPDATE) {
-    a->oom = tt_orm_update_push(&a->upd, act, name, v ? &x : NULL, &e) != 0;
-  } else if ((a->item.type != TT_AV_M &&
+  struct tt_av_member *mb = NULL;
+  if (!a->oom && a->kind == TT_ORM_OP_UPDATE)
+    a->oom = tt_orm_update_push(&a->upd, act, name, act == TT_EXPR_UPD_REMOVE ? NULL : v, &e);
+  else if (!a->oom)
+    a->oom = (a->item.type != TT_AV_M &&
               tt_av_map(&a->item, LEDGER_ITEM_MEMBERS + TT_ORM_LIFECYCLE_SLOTS) != 0) ||
              a->n == LEDGER_ITEM_MEMBERS ||
-             tt_av_member_name(&a->item.u.members[a->n], name, strlen(name)) != 0) {
-    tt_av_free(&x);
-    a->oom = true;
-  } else {
-    a->item.u.members[a->n++].value = x;
+             tt_av_member_name(mb = &a->item.u.members[a->n], name, strlen(name)) != 0;
+  if (mb && !a->oom) {
+    mb->value = *v;
+    a->n++;
+    tt_av_null(v);
   }
+  tt_av_free(v); /* what was not taken */
 }
 
 void ledger_set(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
                 const char *s, int64_t x) {
   struct tt_av v;
-  if ((s ? tt_av_string(&v, s, strlen(s)) : tt_av_number_int(&v, x)) != 0)
-    a->oom = true;
-  ledger_set_av(a, act, name, act == TT_EXPR_UPD_REMOVE ? NULL : &v);
-  tt_av_free(&v);
+  a->oom |= (s ? tt_av_string(&v, s, strlen(s)) : tt_av_number_int(&v, x)) != 0;
+  ledger_set_av(a, act, name, &v);
 }
 
 /* Frees what the args of a step that did not start hold. */
@@ -555,29 +555,25 @@ static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char 
 }
 
 /* Whether s (len bytes; NULL: absent) names a job status (a record's when
- * `record`). Returns true, or false after a ValidationError naming `field`. */
-static bool status_ok(struct tt_ledger_op *op, const char *s, size_t len, const char *field,
-                      bool record) {
+ * `record`). Returns 0, or -1 with a ValidationError naming `field`. */
+static int status_check(const char *s, size_t len, const char *field, bool record,
+                        struct tt_error *err) {
   if (s && strlen(s) == len &&
       (record ? tt_ledger_record_status_valid(s) : tt_ledger_job_status_valid(s)))
-    return true;
-  ledger_failf(op, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
-               record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
-                      : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
-  return false;
+    return 0;
+  return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
+                      record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
+                             : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
 }
 
 /* Answers with the item of a successful result, without its storage keys. */
 static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsigned status) {
-  struct tt_error err;
-  json_t *item = r->answer == TT_ORM_ANSWER_ITEM ? tt_orm_item_to_json(r->model, &r->item, NULL,
-                                                                       &err)
-                                                 : NULL;
+  json_t *item = r->answer == TT_ORM_ANSWER_ITEM ? ledger_public(r, &r->item) : NULL;
   if (item == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored item could not be read back");
     return;
   }
-  ledger_answer(op, status, ledger_public(item));
+  ledger_answer(op, status, item);
 }
 
 static void job_created(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -608,12 +604,11 @@ static void job_create(struct tt_ledger_op *op) {
       tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
       ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
-                                 &ttl_seconds, &err)) < 0) {
+                                 &ttl_seconds, &err)) < 0 ||
+      status_check(status, status_len, "status", false, &err) != 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!status_ok(op, status, status_len, "status", false))
-    return;
   char uuid[37];
   if (!has_id) {
     if (tt_ledger_uuid4(uuid) != 0) {
@@ -702,18 +697,15 @@ static void job_transition(struct tt_ledger_op *op) {
       (has_exp = ledger_body_int(op->body, "expected_version", 0, INT64_C(9007199254740991),
                                  &op->w.expected, &err)) < 0 ||
       ledger_body_str(op->body, "to", &to, &to_len, &err) < 0 ||
-      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0) {
+      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0 ||
+      (!has_exp && tt_error_set(&err, TT_ERR_VALIDATION, "expected_version",
+                                "expected_version is required: the version of the job you "
+                                "read")) ||
+      status_check(to, to_len, "to", false, &err) != 0 ||
+      (has_from && status_check(from, from_len, "from", false, &err) != 0)) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!has_exp) {
-    ledger_failf(op, TT_ERR_VALIDATION, "expected_version",
-                 "expected_version is required: the version of the job you read");
-    return;
-  }
-  if (!status_ok(op, to, to_len, "to", false) ||
-      (has_from && !status_ok(op, from, from_len, "from", false)))
-    return;
   /* Known without reading: nothing leaves a terminal status. */
   if (has_from && tt_ledger_job_status_terminal(from)) {
     ledger_failf(op, TT_ERR_INVALID_TRANSITION, "from",
@@ -767,34 +759,26 @@ static void record_put(struct tt_ledger_op *op) {
       ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
                                  &ttl_seconds, &err)) < 0 ||
-      ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0) {
+      ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0 ||
+      status_check(status, status_len, "status", true, &err) != 0 ||
+      /* the stored error's typed value, as the update's "set.error" */
+      (error && tt_logical_to_av(error, TT_AV_M, 0, "set.error", &op->w.error, &err) != 0)) {
+    json_decref(error);
     ledger_fail(op, &err, NULL);
     return;
   }
-  /* The stored error's typed value, as the update's "set.error" action. */
-  int rc = !status_ok(op, status, status_len, "status", true) ? 1
-           : error ? tt_logical_to_av(error, TT_AV_M, 0, "set.error", &op->w.error, &err)
-                   : 0;
   json_decref(error);
-  if (rc != 0) {
-    if (rc < 0)
-      ledger_fail(op, &err, NULL);
-    return;
-  }
   /* Unconditional upsert: the identity is written once, the status and the
    * (sanitized) error every time; no error removes a stored one. */
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
                                .sk = op->w.sk, .upsert = true};
-  bool has_error = op->w.error.type == TT_AV_M;
   ledger_set(&a, TT_EXPR_UPD_SET, "status", status, 0);
-  if (has_error)
-    ledger_set_av(&a, TT_EXPR_UPD_SET, "error", &op->w.error);
+  ledger_set_av(&a, op->w.error.type == TT_AV_M ? TT_EXPR_UPD_SET : TT_EXPR_UPD_REMOVE,
+                "error", &op->w.error);
   if (has_ttl)
     ledger_set(&a, TT_EXPR_UPD_SET, "ttl", NULL, op->w.now_s + ttl_seconds);
   ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
   ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "record_id", op->record_id, 0);
-  if (!has_error)
-    ledger_set(&a, TT_EXPR_UPD_REMOVE, "error", NULL, 0);
   ledger_item(op, &a, record_written);
 }
 
@@ -868,13 +852,12 @@ static struct tt_cond *eq(const char *attr, const char *value) {
 static void job_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
   struct tt_error err;
-  if (l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
-                                         &err) != 0) {
+  if ((l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
+                                          &err) != 0) ||
+      (l->status && status_check(l->status, strlen(l->status), "status", false, &err) != 0)) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", false))
-    return;
   if (!l->tenant_id && !l->status) {
     ledger_failf(op, TT_ERR_VALIDATION, "status",
                  "give status or tenant_id: jobs are listed through their indexes");
@@ -903,8 +886,11 @@ static void job_list(struct tt_ledger_op *op) {
 
 static void record_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
-  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", true))
+  struct tt_error err;
+  if (l->status && status_check(l->status, strlen(l->status), "status", true, &err) != 0) {
+    ledger_fail(op, &err, NULL);
     return;
+  }
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;
