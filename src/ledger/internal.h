@@ -46,10 +46,10 @@ void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const
 
 /* Starts one ORM item operation as the op's next step; a's input moves to
  * the step (and is freed when it cannot start; after a->oom the op answers
- * Internal). These step helpers
- * sit in tail position of a step (or of tt_ledger_start): when the ORM
- * operation finishes inside its start, they go on to `next` before they
- * return, as the step's completion would (docs/internals/completions.md). */
+ * Internal). These step helpers sit in tail position of a step (or of
+ * tt_ledger_start): when the ORM operation finishes inside its start, they
+ * go on to `next` before they return, as the step's completion would
+ * (docs/internals/completions.md). */
 void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_next_fn next);
 
 /* Starts one ORM query on `model` of the typed request `rq` (moved: its key
