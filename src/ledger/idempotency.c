@@ -11,16 +11,23 @@
 
 static void create_request(struct tt_ledger_op *op);
 
-/* {"outcome": o, "result": r|null, "error": e|null} from a stored request. */
+/* The stored attribute `name` (of type `type`, codec `flags`) of the
+ * request `r` holds, as the answer writes it: a new reference, JSON null
+ * when absent, NULL when out of memory. */
+static json_t *stored(const struct tt_orm_result *r, const char *name, enum tt_av_type type,
+                      unsigned flags) {
+  const struct tt_av *v = tt_av_map_get(&r->item, name);
+  return v ? tt_logical_from_av(v, type, flags) : json_null();
+}
+
+/* {"outcome": o} and, from the stored request of `r` (NULL: none),
+ * "result": r|null, "error": e|null. */
 static void answer_outcome(struct tt_ledger_op *op, unsigned status, const char *outcome,
-                           const json_t *req) {
-  json_t *result = req ? json_object_get(req, "result") : NULL;
-  json_t *error = req ? json_object_get(req, "error") : NULL;
-  json_t *out = json_pack("{s:s}", "outcome", outcome);
-  if (out && req) {
-    json_object_set(out, "result", result ? result : json_null());
-    json_object_set(out, "error", error ? error : json_null());
-  }
+                           const struct tt_orm_result *r) {
+  json_t *out = r ? json_pack("{s:s,s:o,s:o}", "outcome", outcome, "result",
+                              stored(r, "result", TT_AV_S, TT_LOGICAL_JSON), "error",
+                              stored(r, "error", TT_AV_M, 0))
+                  : json_pack("{s:s}", "outcome", outcome);
   if (out == NULL)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
   else
@@ -70,13 +77,7 @@ static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
     answer_outcome(op, 200, "already_in_progress", NULL);
     return;
   }
-  json_t *req = ledger_result_json(r);
-  if (req == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored request could not be read back");
-    return;
-  }
-  answer_outcome(op, 200, "already_completed", req);
-  json_decref(req);
+  answer_outcome(op, 200, "already_completed", r);
 }
 
 static void read_request(struct tt_ledger_op *op, ledger_next_fn next) {
@@ -95,16 +96,13 @@ static void created(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 static void create_request(struct tt_ledger_op *op) {
-  json_t *item = json_pack("{s:o,s:o,s:o,s:o,s:s,s:I}", "pk", ledger_str(op->w.pk), "sk",
-                           ledger_str(op->w.sk), "job_id", ledger_str(op->job_id),
-                           "idempotency_key", ledger_str(op->key), "status", "IN_PROGRESS",
-                           "ttl", (json_int_t)op->w.ttl);
-  if (item == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_REQUEST,
-                               .body = item};
+  struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_REQUEST};
+  ledger_set(&a, TT_EXPR_UPD_SET, "pk", op->w.pk, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "sk", op->w.sk, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "job_id", op->job_id, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "idempotency_key", op->key, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", "IN_PROGRESS", 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "ttl", NULL, op->w.ttl);
   ledger_item(op, &a, created);
 }
 
@@ -119,16 +117,12 @@ static void already_completed(struct tt_ledger_op *op, struct tt_orm_result *r) 
       ledger_fail_result(op, r);
     return;
   }
-  json_t *req = ledger_result_json(r);
-  answer_outcome(op, 200, "already_completed", req);
-  json_decref(req);
+  answer_outcome(op, 200, "already_completed", r);
 }
 
 static void completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (r->status == 0) {
-    json_t *req = ledger_result_json(r);
-    answer_outcome(op, 200, "completed", req);
-    json_decref(req);
+    answer_outcome(op, 200, "completed", r);
   } else if (r->err.code == TT_ERR_ITEM_NOT_FOUND) {
     ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "key",
                  "no idempotency request has this key in this job; create it first with POST "
@@ -144,10 +138,20 @@ static void complete_request(struct tt_ledger_op *op) {
   static const char *const members[] = {"result", "error", NULL};
   struct tt_error err;
   const json_t *result = json_object_get(op->body, "result");
-  if (ledger_body_members(op->body, members, &err) != 0 ||
-      ledger_sanitize_envelope(json_object_get(op->body, "error"), &op->w.error, &err) != 0 ||
-      (result && !json_is_null(result) &&
-       ledger_sanitize_value(result, &op->w.value, &err) != 0)) {
+  json_t *error = NULL, *value = NULL;
+  /* The stored values, typed once as the update's set_if_not_exists
+   * actions: the result's first (it comes first), then the error's. */
+  int rc = ledger_body_members(op->body, members, &err) != 0 ||
+           ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0 ||
+           (result && !json_is_null(result) &&
+            (ledger_sanitize_value(result, &value, &err) != 0 ||
+             tt_logical_to_av(value, TT_AV_S, TT_LOGICAL_JSON, "set_if_not_exists.result",
+                              &op->w.value, &err) != 0)) ||
+           (error && tt_logical_to_av(error, TT_AV_M, 0, "set_if_not_exists.error",
+                                      &op->w.error, &err) != 0);
+  json_decref(error);
+  json_decref(value);
+  if (rc != 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
@@ -156,23 +160,16 @@ static void complete_request(struct tt_ledger_op *op) {
   /* Only an IN_PROGRESS request completes; a second completion reads the
    * first one back. set_if_not_exists keeps a stored result even if a
    * writer outside the ledger changed the status. */
-  json_t *keep = json_pack("{s:s}", "completed_at", now);
-  if (keep && op->w.value)
-    json_object_set(keep, "result", op->w.value);
-  if (keep && op->w.error)
-    json_object_set(keep, "error", op->w.error);
   static const char *const in_progress = "IN_PROGRESS";
-  json_t *body = keep ? json_pack("{s:{s:s},s:o}", "set", "status", "COMPLETED",
-                                  "set_if_not_exists", keep)
-                      : NULL;
-  struct tt_cond *cond = body ? ledger_cmp("status", TT_COND_EQ, 1, &in_progress) : NULL;
-  if (cond == NULL) {
-    json_decref(body);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
+  struct tt_cond *cond = ledger_cmp("status", TT_COND_EQ, 1, &in_progress);
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_REQUEST,
-                               .sk = op->w.sk, .body = body, .cond = cond};
+                               .sk = op->w.sk, .cond = cond, .oom = !cond};
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", "COMPLETED", 0);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "completed_at", now, 0);
+  if (op->w.value.type == TT_AV_S)
+    ledger_set_av(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "result", &op->w.value);
+  if (op->w.error.type == TT_AV_M)
+    ledger_set_av(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "error", &op->w.error);
   ledger_item(op, &a, completed);
 }
 

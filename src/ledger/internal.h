@@ -17,24 +17,40 @@
  * the next step or answers (ledger_answer / ledger_fail). */
 typedef void (*ledger_next_fn)(struct tt_ledger_op *op, struct tt_orm_result *r);
 
-/* One single-item step. */
+/* One single-item step. Its typed input (the CREATE item, the UPDATE
+ * actions) is filled with ledger_set; the ORM adds the lifecycle
+ * attributes when the step starts. */
 struct ledger_item_args {
   enum tt_orm_item_kind kind;
   const char *model;   /* TT_LEDGER_MODEL_* */
   const char *sk;      /* sort key; the partition key is op->w.pk */
-  json_t *body;        /* stolen; CREATE item or UPDATE body; NULL for GET/DELETE */
+  struct tt_av item;   /* CREATE: the first n members filled (moved to the step) */
+  size_t n;
+  struct tt_orm_update upd; /* UPDATE: the actions, in order (moved to the step) */
   struct tt_cond *cond; /* stolen; UPDATE: its condition or NULL */
   bool upsert;         /* UPDATE */
   bool consistent;     /* GET */
   bool has_expected;   /* DELETE/UPDATE guarded by the version attribute */
   int64_t expected;
+  bool oom;            /* building the args ran out of memory: the step answers so */
 };
 
-/* Starts one ORM item operation as the op's next step. These step helpers
- * sit in tail position of a step (or of tt_ledger_start): when the ORM
- * operation finishes inside its start, they go on to `next` before they
- * return, as the step's completion would (docs/internals/completions.md). */
-void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next);
+/* Adds attribute `name` to the input of a CREATE (a member; `act` unused)
+ * or an UPDATE step (the action `act`; no value for REMOVE): the S value s,
+ * or the N value x when s is NULL; ledger_set_av *v (stolen). Out of memory
+ * sets a->oom. */
+void ledger_set(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                const char *s, int64_t x);
+void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                   struct tt_av *v);
+
+/* Starts one ORM item operation as the op's next step; a's input moves to
+ * the step (and is freed when it cannot start; after a->oom the op answers
+ * Internal). These step helpers sit in tail position of a step (or of
+ * tt_ledger_start): when the ORM operation finishes inside its start, they
+ * go on to `next` before they return, as the step's completion would
+ * (docs/internals/completions.md). */
+void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_next_fn next);
 
 /* Starts one ORM query on `model` of the typed request `rq` (moved: its key
  * conditions and filter are the query's, freed also when it cannot start). */
@@ -53,10 +69,6 @@ void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *fi
 
 /* Answers with the failure of an ORM result (its error and details). */
 void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
-
-/* The item of a successful ORM item result in its logical JSON form (new
- * reference); NULL for another answer or when out of memory. */
-json_t *ledger_result_json(const struct tt_orm_result *r);
 
 /* ledger_item_str and ledger_item_int of a typed item answer (none when
  * the result holds no item). */
@@ -79,8 +91,10 @@ void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap);
 
 /* Sanitizes the error envelope `in` (a tt_json_parse tree) into *out (new
  * reference): type/code/message must be strings without NUL bytes, the rest
- * is tt_sanitize_error_envelope's. NULL or JSON null give *out = NULL.
- * Returns 0 or -1 with a ValidationError naming error.<member>. */
+ * is tt_sanitize_error_envelope's. NULL, JSON null and an envelope left
+ * empty (omit_empty: never stored) give *out = NULL. Returns 0 or -1 with a
+ * ValidationError naming error.<member>. The caller turns it into the
+ * stored attribute's typed value (an M) once. */
 int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *err);
 
 /* Sanitizes any JSON value (a result) into *out (new reference), keeping
@@ -132,14 +146,12 @@ struct tt_cond *ledger_join(enum tt_cond_kind kind, size_t n, struct tt_cond **p
 int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const char *sk_attr,
                enum tt_cond_op sk_op, const char *sk);
 
-/* The update of a lease: the body that takes it for op->owner until now +
- * duration (the lease fields, set_if_not_exists `keep`, stolen; NULL
- * fails), with *cond "no item, expired, or already ours" (`take`), or the
- * body that extends op->owner's unexpired lease with *cond "ours and not
- * expired" (!take). Returns a new reference and *cond, or NULL and *cond
- * NULL when out of memory. */
-json_t *ledger_lease_body(struct tt_ledger_op *op, bool take, json_t *keep,
-                          struct tt_cond **cond);
+/* The update of a lease into a (an UPDATE): the lease fields that take it
+ * for op->owner until now + duration, as an upsert under "no item, expired,
+ * or already ours" (`take`: the caller then adds what the upsert keeps), or
+ * that extend op->owner's unexpired lease under "ours and not expired"
+ * (!take). */
+void ledger_lease_update(struct tt_ledger_op *op, bool take, struct ledger_item_args *a);
 
 /* Answers the update of a refresh: `answer` after success; LeaseNotOwned
  * with `not_owned` when the condition failed or the item is gone. */

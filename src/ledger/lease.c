@@ -124,38 +124,24 @@ int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const
   return 0;
 }
 
-json_t *ledger_lease_body(struct tt_ledger_op *op, bool take, json_t *keep,
-                          struct tt_cond **cond) {
+void ledger_lease_update(struct tt_ledger_op *op, bool take, struct ledger_item_args *a) {
   int64_t expires = op->w.now_s + op->w.duration;
-  json_t *set = json_pack("{s:o,s:I,s:I}", "owner", ledger_str(op->owner), "lease_expires_at",
-                          (json_int_t)expires, "ttl",
-                          (json_int_t)(expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS));
-  json_t *body = NULL;
-  if (set == NULL || (take && keep == NULL)) {
-    json_decref(set);
-    json_decref(keep);
-  } else {
-    body = take ? json_pack("{s:o,s:o}", "set", set, "set_if_not_exists", keep)
-                : json_pack("{s:o}", "set", set);
-  }
+  ledger_set(a, TT_EXPR_UPD_SET, "owner", op->owner, 0);
+  ledger_set(a, TT_EXPR_UPD_SET, "lease_expires_at", NULL, expires);
+  ledger_set(a, TT_EXPR_UPD_SET, "ttl", NULL, expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS);
   if (take) /* free (no item), expired, or already ours */
-    *cond = ledger_join(TT_COND_OR, 3,
-                        (struct tt_cond *[]){
-                            ledger_cmp("pk", TT_COND_NOT_EXISTS, 0, NULL),
-                            ledger_cmp_int("lease_expires_at", TT_COND_LT, op->w.now_s),
-                            ledger_cmp("owner", TT_COND_EQ, 1, &op->owner)});
+    a->cond = ledger_join(TT_COND_OR, 3,
+                          (struct tt_cond *[]){
+                              ledger_cmp("pk", TT_COND_NOT_EXISTS, 0, NULL),
+                              ledger_cmp_int("lease_expires_at", TT_COND_LT, op->w.now_s),
+                              ledger_cmp("owner", TT_COND_EQ, 1, &op->owner)});
   else
-    *cond = ledger_join(TT_COND_AND, 2,
-                        (struct tt_cond *[]){
-                            ledger_cmp("owner", TT_COND_EQ, 1, &op->owner),
-                            ledger_cmp_int("lease_expires_at", TT_COND_GE, op->w.now_s)});
-  if (body == NULL || *cond == NULL) {
-    json_decref(body);
-    tt_cond_free(*cond);
-    *cond = NULL;
-    return NULL;
-  }
-  return body;
+    a->cond = ledger_join(TT_COND_AND, 2,
+                          (struct tt_cond *[]){
+                              ledger_cmp("owner", TT_COND_EQ, 1, &op->owner),
+                              ledger_cmp_int("lease_expires_at", TT_COND_GE, op->w.now_s)});
+  a->upsert = take;
+  a->oom |= a->cond == NULL;
 }
 
 void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
@@ -235,15 +221,10 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
       ledger_fail_result(op, r);
     return;
   }
-  struct tt_cond *cond;
-  json_t *body = ledger_lease_body(op, true,
-                                   json_pack("{s:o}", "job_id", ledger_str(op->job_id)), &cond);
-  if (body == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .body = body, .cond = cond, .upsert = true};
+                               .sk = "LOCK"};
+  ledger_lease_update(op, true, &a);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
   ledger_item(op, &a, acquired);
 }
 
@@ -256,16 +237,11 @@ static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 static void refresh(struct tt_ledger_op *op) {
-  struct tt_cond *cond;
-  json_t *body = ledger_lease_body(op, false, NULL, &cond);
-  if (body == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   /* Not an upsert: the ORM adds attribute_exists, so a missing lock is
    * ItemNotFound, which is "not owned" too. */
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .body = body, .cond = cond};
+                               .sk = "LOCK"};
+  ledger_lease_update(op, false, &a);
   ledger_item(op, &a, refreshed);
 }
 

@@ -119,9 +119,8 @@ static void finish(struct tt_ledger_op *op) {
   if (op->w.finished)
     return; /* a bug would answer twice; the first answer stands */
   op->w.finished = true;
-  json_decref(op->w.error);
-  json_decref(op->w.value);
-  op->w.error = op->w.value = NULL;
+  tt_av_free(&op->w.error);
+  tt_av_free(&op->w.value);
   ledger_log(op);
   if (op->done && !op->w.starting)
     op->done(op);
@@ -175,13 +174,6 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
 
 /* ---- JSON helpers ------------------------------------------------------- */
 
-json_t *ledger_result_json(const struct tt_orm_result *r) {
-  struct tt_error err;
-  if (r->answer != TT_ORM_ANSWER_ITEM)
-    return NULL;
-  return tt_orm_item_to_json(r->model, &r->item, NULL, &err);
-}
-
 /* The item of a typed item answer, or NULL. */
 static const struct tt_av *result_item(const struct tt_orm_result *r) {
   return r->status == 0 && r->answer == TT_ORM_ANSWER_ITEM ? &r->item : NULL;
@@ -195,21 +187,23 @@ int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *
   return ledger_item_int(result_item(r), name, out);
 }
 
-/* Removes the storage keys (pk, sk) from an item object and returns it. */
-static json_t *ledger_public(json_t *item) {
-  json_object_del(item, "pk");
-  json_object_del(item, "sk");
-  return item;
+/* The logical JSON object of a stored item of r's model without its storage
+ * keys (pk, sk), or NULL when out of memory. */
+static json_t *ledger_public(const struct tt_orm_result *r, const struct tt_av *item) {
+  struct tt_error err;
+  json_t *out = tt_orm_item_to_json(r->model, item, NULL, &err);
+  json_object_del(out, "pk");
+  json_object_del(out, "sk");
+  return out;
 }
 
 /* The items of a successful query step as logical JSON objects without
  * their storage keys (a new array), or NULL when out of memory. */
 static json_t *ledger_page_json(const struct tt_orm_result *r) {
-  struct tt_error err;
   json_t *items = json_array();
   for (size_t i = 0; items && i < r->page.n_items; i++) {
-    json_t *it = tt_orm_item_to_json(r->model, &r->page.items[i], NULL, &err);
-    if (it == NULL || json_array_append_new(items, ledger_public(it)) != 0) {
+    json_t *it = ledger_public(r, &r->page.items[i]);
+    if (it == NULL || json_array_append_new(items, it) != 0) {
       json_decref(items);
       return NULL;
     }
@@ -311,10 +305,9 @@ int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *er
     size_t len = 0;
     const char *s = v && tt_json_is_string(v) ? tt_json_string_text(v, &len) : NULL;
     if (v && !json_is_null(v) && (s == NULL || memchr(s, '\0', len) != NULL)) {
-      char field[32];
-      snprintf(field, sizeof(field), "error.%s", text_members[i]);
-      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be a string without NUL bytes",
-                          field);
+      char f[32];
+      snprintf(f, sizeof(f), "error.%s", text_members[i]);
+      return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be a string without NUL bytes", f);
     }
   }
   json_t *plain = plain_numbers(in, 0);
@@ -322,6 +315,10 @@ int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *er
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   int rc = tt_sanitize_error_envelope(plain, out, err);
   json_decref(plain);
+  if (rc == 0 && json_object_size(*out) == 0) { /* omit_empty: never stored */
+    json_decref(*out);
+    *out = NULL;
+  }
   return rc;
 }
 
@@ -341,7 +338,6 @@ struct ledger_step {
     struct tt_orm_query_op query;
   } u;
   struct tt_orm_result result;
-  json_t *body;
   struct tt_av key; /* an item step's key, borrowed by the op */
   struct tt_ledger_op *op;
   ledger_next_fn next;
@@ -372,18 +368,15 @@ static void step_done(struct tt_orm_ctx *ctx) {
   s->next(s->op, &s->result);
   tt_orm_result_free(&s->result);
   tt_av_free(&s->key);
-  json_decref(s->body);
-  s->body = NULL;
 }
 
 /* Allocates a step bound to `model`; NULL after answering. */
-static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, json_t *body,
+static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model,
                                     ledger_next_fn next) {
   /* Reserved models: only the ledger itself reaches them. */
   const struct tt_model *m = tt_model_registry_get_internal(op->orm->models, model);
   struct ledger_step *s = m ? tt_arena_alloc(op->arena, sizeof(*s)) : NULL;
   if (s == NULL) {
-    json_decref(body);
     if (m == NULL)
       ledger_failf(op, TT_ERR_INTERNAL, NULL,
                    "the built-in ledger model %s is not registered", model);
@@ -391,7 +384,6 @@ static struct ledger_step *step_new(struct tt_ledger_op *op, const char *model, 
       ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return NULL;
   }
-  s->body = body;
   s->op = op;
   s->next = next;
   s->span = tt_span_start(&op->join->trace, "ledger step", TT_SPAN_INTERNAL);
@@ -424,23 +416,67 @@ static int step_key(struct ledger_step *s, const char *sk) {
   return 0;
 }
 
-/* The typed inputs of a create or update step made of its body. */
-static int step_input(struct tt_orm_item_op *it, const json_t *body, struct tt_error *err) {
-  it->now = tt_orm_now_ns(it->ctx.orm);
-  if (it->kind == TT_ORM_OP_UPDATE)
-    return tt_orm_update_from_json(it->ctx.model, body, it->now, "", &it->upd, err);
-  return tt_orm_item_from_json(it->ctx.model, body, TT_ORM_CREATE, it->now, NULL, &it->item,
-                               NULL, err);
+/* Item members a CREATE step has room for, besides the lifecycle ones. */
+#define LEDGER_ITEM_MEMBERS 8
+
+void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                   struct tt_av *v) {
+  struct tt_error e;
+  struct tt_av_member *mb = NULL;
+  if (!a->oom && a->kind == TT_ORM_OP_UPDATE)
+    a->oom = tt_orm_update_push(&a->upd, act, name, act == TT_EXPR_UPD_REMOVE ? NULL : v, &e);
+  else if (!a->oom)
+    a->oom = (a->item.type != TT_AV_M &&
+              tt_av_map(&a->item, LEDGER_ITEM_MEMBERS + TT_ORM_LIFECYCLE_SLOTS) != 0) ||
+             a->n == LEDGER_ITEM_MEMBERS ||
+             tt_av_member_name(mb = &a->item.u.members[a->n], name, strlen(name)) != 0;
+  if (mb && !a->oom) {
+    mb->value = *v;
+    a->n++;
+    tt_av_null(v);
+  }
+  tt_av_free(v); /* what was not taken */
 }
 
-void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, a->model, a->body, next);
+void ledger_set(struct ledger_item_args *a, enum tt_expr_update_op act, const char *name,
+                const char *s, int64_t x) {
+  struct tt_av v;
+  a->oom |= (s ? tt_av_string(&v, s, strlen(s)) : tt_av_number_int(&v, x)) != 0;
+  ledger_set_av(a, act, name, &v);
+}
+
+/* Frees what the args of a step that did not start hold. */
+static void args_free(struct ledger_item_args *a) {
+  tt_av_free(&a->item);
+  tt_orm_update_free(&a->upd);
+  tt_cond_free(a->cond);
+}
+
+/* The typed inputs of a create or update step, moved from `a`, with the
+ * model's lifecycle attributes added at the step's time. */
+static int step_input(struct tt_orm_item_op *it, struct ledger_item_args *a,
+                      struct tt_error *err) {
+  it->now = tt_orm_now_ns(it->ctx.orm);
+  it->upd = a->upd;
+  it->item = a->item;
+  tt_orm_update_init(&a->upd);
+  tt_av_null(&a->item);
+  if (it->kind == TT_ORM_OP_UPDATE)
+    return tt_orm_update_lifecycle(it->ctx.model, it->now, &it->upd, err);
+  return tt_orm_item_finish(it->ctx.model, &it->item, a->n, it->now, 0, NULL, err);
+}
+
+void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_next_fn next) {
+  struct ledger_step *s = a->oom ? NULL : step_new(op, a->model, next);
   if (s == NULL) {
-    tt_cond_free(a->cond);
+    if (a->oom)
+      ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    args_free(a);
     return;
   }
   struct tt_orm_item_op *it = &s->u.item;
   it->condition = a->cond; /* the op's from here on */
+  a->cond = NULL;
   it->kind = a->kind;
   it->upsert = a->upsert;
   it->consistent = a->consistent;
@@ -454,6 +490,7 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
       tt_orm_fail(&s->result, &e);
       tt_cond_free(it->condition);
       it->condition = NULL;
+      args_free(a);
       tt_orm_ctx_finish(&s->u.ctx);
       return;
     }
@@ -461,18 +498,19 @@ void ledger_item(struct tt_ledger_op *op, const struct ledger_item_args *a, ledg
   }
   struct tt_error e;
   bool typed = a->kind == TT_ORM_OP_CREATE || a->kind == TT_ORM_OP_UPDATE;
-  if (typed && step_input(it, s->body, &e) != 0) {
+  if (typed && step_input(it, a, &e) != 0) {
     if (tt_orm_item_fail_input(it, &e) != 0)
       step_done(&s->u.ctx);
     return;
   }
+  args_free(a); /* a GET or DELETE has no input */
   if (tt_orm_item_start(it) != 0)
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
 void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
                   ledger_next_fn next) {
-  struct ledger_step *s = step_new(op, model, NULL, next);
+  struct ledger_step *s = step_new(op, model, next);
   if (s == NULL) {
     tt_orm_query_request_clear(rq);
     return;
@@ -499,7 +537,7 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
  * The model routes refuse the reserved table, so the ledger deletes its own
  * (still only with --allow-table-delete: the ORM checks). */
 static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx *ctx)) {
-  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, NULL, table_done);
+  struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, table_done);
   if (s && start(&s->u.ctx) != 0)
     step_done(&s->u.ctx);
 }
@@ -517,26 +555,25 @@ static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char 
 }
 
 /* Whether s (len bytes; NULL: absent) names a job status (a record's when
- * `record`). Returns true, or false after a ValidationError naming `field`. */
-static bool status_ok(struct tt_ledger_op *op, const char *s, size_t len, const char *field,
-                      bool record) {
+ * `record`). Returns 0, or -1 with a ValidationError naming `field`. */
+static int status_check(const char *s, size_t len, const char *field, bool record,
+                        struct tt_error *err) {
   if (s && strlen(s) == len &&
       (record ? tt_ledger_record_status_valid(s) : tt_ledger_job_status_valid(s)))
-    return true;
-  ledger_failf(op, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
-               record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
-                      : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
-  return false;
+    return 0;
+  return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be one of %s", field,
+                      record ? "PENDING, PROCESSING, SUCCEEDED, FAILED, SKIPPED"
+                             : "PENDING, RUNNING, SUCCEEDED, FAILED, CANCELED");
 }
 
 /* Answers with the item of a successful result, without its storage keys. */
 static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsigned status) {
-  json_t *item = ledger_result_json(r);
+  json_t *item = r->answer == TT_ORM_ANSWER_ITEM ? ledger_public(r, &r->item) : NULL;
   if (item == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "the stored item could not be read back");
     return;
   }
-  ledger_answer(op, status, ledger_public(item));
+  ledger_answer(op, status, item);
 }
 
 static void job_created(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -567,12 +604,11 @@ static void job_create(struct tt_ledger_op *op) {
       tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
       ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
-                                 &ttl_seconds, &err)) < 0) {
+                                 &ttl_seconds, &err)) < 0 ||
+      status_check(status, status_len, "status", false, &err) != 0) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!status_ok(op, status, status_len, "status", false))
-    return;
   char uuid[37];
   if (!has_id) {
     if (tt_ledger_uuid4(uuid) != 0) {
@@ -582,22 +618,17 @@ static void job_create(struct tt_ledger_op *op) {
     job_id = uuid;
   }
   op->w.pk = arena_cat(op, "JOB#", job_id);
-  json_t *item = op->w.pk ? json_object() : NULL;
-  json_object_set_new(item, "pk", ledger_str(op->w.pk));
-  json_object_set_new(item, "sk", ledger_str("META"));
-  json_object_set_new(item, "job_id", ledger_str(job_id));
-  json_object_set_new(item, "tenant_id", ledger_str(tenant));
-  json_object_set_new(item, "status", ledger_str(status));
-  json_object_set_new(item, "version", json_integer(1));
-  if (has_ttl)
-    json_object_set_new(item, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
-  if (json_object_size(item) != 6u + (has_ttl ? 1u : 0u)) {
-    json_decref(item);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_META,
-                               .body = item};
+                               .oom = !op->w.pk};
+  enum tt_expr_update_op set = TT_EXPR_UPD_SET;
+  ledger_set(&a, set, "pk", op->w.pk ? op->w.pk : "", 0);
+  ledger_set(&a, set, "sk", "META", 0);
+  ledger_set(&a, set, "job_id", job_id, 0);
+  ledger_set(&a, set, "tenant_id", tenant, 0);
+  ledger_set(&a, set, "status", status, 0);
+  ledger_set(&a, set, "version", NULL, 1);
+  if (has_ttl)
+    ledger_set(&a, set, "ttl", NULL, op->w.now_s + ttl_seconds);
   ledger_item(op, &a, job_created);
 }
 
@@ -666,18 +697,15 @@ static void job_transition(struct tt_ledger_op *op) {
       (has_exp = ledger_body_int(op->body, "expected_version", 0, INT64_C(9007199254740991),
                                  &op->w.expected, &err)) < 0 ||
       ledger_body_str(op->body, "to", &to, &to_len, &err) < 0 ||
-      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0) {
+      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0 ||
+      (!has_exp && tt_error_set(&err, TT_ERR_VALIDATION, "expected_version",
+                                "expected_version is required: the version of the job you "
+                                "read")) ||
+      status_check(to, to_len, "to", false, &err) != 0 ||
+      (has_from && status_check(from, from_len, "from", false, &err) != 0)) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!has_exp) {
-    ledger_failf(op, TT_ERR_VALIDATION, "expected_version",
-                 "expected_version is required: the version of the job you read");
-    return;
-  }
-  if (!status_ok(op, to, to_len, "to", false) ||
-      (has_from && !status_ok(op, from, from_len, "from", false)))
-    return;
   /* Known without reading: nothing leaves a terminal status. */
   if (has_from && tt_ledger_job_status_terminal(from)) {
     ledger_failf(op, TT_ERR_INVALID_TRANSITION, "from",
@@ -693,16 +721,10 @@ static void job_transition(struct tt_ledger_op *op) {
       (struct tt_cond *[]){ledger_cmp_int("version", TT_COND_EQ, op->w.expected),
                            ledger_cmp("status", TT_COND_IN, 2, live),
                            has_from ? ledger_cmp("status", TT_COND_EQ, 1, &op->w.from) : NULL});
-  json_t *body = cond ? json_pack("{s:{s:o},s:{s:i}}", "set", "status", ledger_str(to), "add",
-                                  "version", 1)
-                      : NULL;
-  if (body == NULL) {
-    tt_cond_free(cond);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_META,
-                               .sk = "META", .body = body, .cond = cond};
+                               .sk = "META", .cond = cond, .oom = !cond};
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", to, 0);
+  ledger_set(&a, TT_EXPR_UPD_ADD, "version", NULL, 1);
   ledger_item(op, &a, transitioned);
 }
 
@@ -732,37 +754,31 @@ static void record_put(struct tt_ledger_op *op) {
   size_t status_len = 0;
   int64_t ttl_seconds = 0;
   int has_ttl;
+  json_t *error = NULL;
   if (ledger_body_members(op->body, members, &err) != 0 ||
       ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
       (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
                                  &ttl_seconds, &err)) < 0 ||
-      ledger_sanitize_envelope(json_object_get(op->body, "error"), &op->w.error, &err) != 0) {
+      ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0 ||
+      status_check(status, status_len, "status", true, &err) != 0 ||
+      /* the stored error's typed value, as the update's "set.error" */
+      (error && tt_logical_to_av(error, TT_AV_M, 0, "set.error", &op->w.error, &err) != 0)) {
+    json_decref(error);
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!status_ok(op, status, status_len, "status", true))
-    return;
+  json_decref(error);
   /* Unconditional upsert: the identity is written once, the status and the
    * (sanitized) error every time; no error removes a stored one. */
-  json_t *set = json_pack("{s:o}", "status", ledger_str(status));
-  json_t *keep = json_pack("{s:o,s:o}", "job_id", ledger_str(op->job_id), "record_id",
-                           ledger_str(op->record_id));
-  json_t *body = set && keep ? json_pack("{s:o,s:o}", "set", set, "set_if_not_exists", keep)
-                             : NULL;
-  if (body == NULL) {
-    json_decref(set);
-    json_decref(keep);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  if (op->w.error)
-    json_object_set(set, "error", op->w.error);
-  else
-    json_object_set_new(body, "remove", json_pack("[s]", "error"));
-  if (has_ttl)
-    json_object_set_new(set, "ttl", json_integer((json_int_t)(op->w.now_s + ttl_seconds)));
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_RECORD,
-                               .sk = op->w.sk, .body = body, .upsert = true};
+                               .sk = op->w.sk, .upsert = true};
+  ledger_set(&a, TT_EXPR_UPD_SET, "status", status, 0);
+  ledger_set_av(&a, op->w.error.type == TT_AV_M ? TT_EXPR_UPD_SET : TT_EXPR_UPD_REMOVE,
+                "error", &op->w.error);
+  if (has_ttl)
+    ledger_set(&a, TT_EXPR_UPD_SET, "ttl", NULL, op->w.now_s + ttl_seconds);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "record_id", op->record_id, 0);
   ledger_item(op, &a, record_written);
 }
 
@@ -836,13 +852,12 @@ static struct tt_cond *eq(const char *attr, const char *value) {
 static void job_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
   struct tt_error err;
-  if (l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
-                                         &err) != 0) {
+  if ((l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
+                                          &err) != 0) ||
+      (l->status && status_check(l->status, strlen(l->status), "status", false, &err) != 0)) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", false))
-    return;
   if (!l->tenant_id && !l->status) {
     ledger_failf(op, TT_ERR_VALIDATION, "status",
                  "give status or tenant_id: jobs are listed through their indexes");
@@ -871,8 +886,11 @@ static void job_list(struct tt_ledger_op *op) {
 
 static void record_list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
-  if (l->status && !status_ok(op, l->status, strlen(l->status), "status", true))
+  struct tt_error err;
+  if (l->status && status_check(l->status, strlen(l->status), "status", true, &err) != 0) {
+    ledger_fail(op, &err, NULL);
     return;
+  }
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;

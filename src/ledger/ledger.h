@@ -13,6 +13,7 @@
 #include "model/registry.h"
 #include "orm/orm.h"
 #include "util/error.h"
+#include "value/av.h"
 
 #define TT_LEDGER_DEFAULT_TABLE "tabletheory-jobs"
 
@@ -126,8 +127,8 @@ struct tt_ledger_op {
     int64_t expected;      /* transition: expected version */
     int64_t duration;      /* lease seconds */
     int64_t ttl;           /* epoch seconds of the written item, 0 = none */
-    json_t *error;         /* sanitized error envelope (owned) or NULL */
-    json_t *value;         /* sanitized result (owned) or NULL */
+    struct tt_av error;    /* sanitized error envelope, typed (owned); zeroed: none */
+    struct tt_av value;    /* sanitized result, typed (owned); zeroed: none */
     unsigned attempts;     /* retried steps (idempotency, release) */
     int64_t slot;          /* semaphore slot being written */
     int64_t limit;         /* semaphore acquire: slots 0 .. limit-1 */

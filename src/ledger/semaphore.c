@@ -37,19 +37,17 @@ static void answer_slot(struct tt_ledger_op *op) {
 }
 
 /* Starts the update of the slot op->w.slot that takes its lease (`take`,
- * an upsert that keeps `keep`, stolen) or refreshes it. */
-static void slot_update(struct tt_ledger_op *op, bool take, json_t *keep, ledger_next_fn next) {
-  struct tt_cond *cond;
-  json_t *body = ledger_lease_body(op, take, keep, &cond);
-  const char *sk = body ? slot_sk(op, op->w.slot) : NULL;
-  if (sk == NULL) {
-    json_decref(body);
-    tt_cond_free(cond);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
+ * an upsert that keeps the slot's identity) or refreshes it. */
+static void slot_update(struct tt_ledger_op *op, bool take, ledger_next_fn next) {
+  const char *sk = slot_sk(op, op->w.slot);
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .body = body, .cond = cond, .upsert = take};
+                               .sk = sk, .oom = !sk};
+  ledger_lease_update(op, take, &a);
+  if (take) {
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "scope", op->scope, 0);
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "subject", op->subject, 0);
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "slot", NULL, op->w.slot);
+  }
   ledger_item(op, &a, next);
 }
 
@@ -115,10 +113,7 @@ static void try_next_slot(struct tt_ledger_op *op) {
     return;
   }
   op->w.slot = op->w.slots[op->w.next++];
-  json_t *keep = json_pack("{s:o,s:o,s:I}", "scope", ledger_str(op->scope), "subject",
-                           ledger_str(op->subject), "slot", (json_int_t)op->w.slot);
-  /* slot_update answers out of memory when keep is NULL. */
-  slot_update(op, true, keep, slot_acquired);
+  slot_update(op, true, slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -179,7 +174,7 @@ static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
 static void refresh(struct tt_ledger_op *op) {
   /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
    * ItemNotFound, which is "not owned" too. */
-  slot_update(op, false, NULL, slot_refreshed);
+  slot_update(op, false, slot_refreshed);
 }
 
 /* ---- release: read the slot, then delete it at the version read --------- */

@@ -317,6 +317,32 @@ static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len,
   return 0;
 }
 
+int tt_orm_item_finish(const struct tt_model *m, struct tt_av *item, size_t n, int64_t now_ns,
+                       int64_t version, const char *field, struct tt_error *err) {
+  const struct tt_model_attr *lc[3] = {tt_model_lifecycle(m, TT_LC_CREATED_AT),
+                                       tt_model_lifecycle(m, TT_LC_UPDATED_AT),
+                                       tt_model_lifecycle(m, TT_LC_VERSION)};
+  char ts[TT_ORM_TIME_MAX];
+  int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
+  struct tt_av v;
+  for (int k = 0; k < 3; k++) {
+    if (lc[k] == NULL)
+      continue;
+    /* A replace at an expected version stores its successor (`version`). */
+    if ((k < 2 ? tt_av_string(&v, ts, (size_t)tl) : tt_av_number_int(&v, version)) != 0)
+      return oom(err);
+    if (slot_put(item, &n, lc[k]->name, lc[k]->name_len, &v, err) != 0)
+      return -1;
+  }
+  item->len = n;
+  if (tt_av_map_finish(item, field, err) != 0)
+    return -1;
+  if (tt_av_item_size(item) > TT_ORM_MAX_ITEM_BYTES)
+    return tt_error_set(err, TT_ERR_PAYLOAD_TOO_LARGE, field,
+                        "the item is larger than DynamoDB's limit of 400 KB (names and values)");
+  return 0;
+}
+
 int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_orm_write_mode mode,
                           int64_t now_ns, const char *field, struct tt_av *out,
                           struct tt_orm_expected *expected, struct tt_error *err) {
@@ -340,7 +366,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
                         field && *field ? field : "item");
   /* One slot per member plus the three lifecycle attributes; members that
    * are not stored leave their slot unused (len is trimmed below). */
-  if (tt_av_map(&item, json_object_size(obj) + 3) != 0)
+  if (tt_av_map(&item, json_object_size(obj) + TT_ORM_LIFECYCLE_SLOTS) != 0)
     return oom(err);
 
   json_object_keylen_foreach((json_t *)obj, name, name_len, val) {
@@ -413,38 +439,8 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
     }
   }
 
-  if (lc_created != NULL || lc_updated != NULL) {
-    char ts[TT_ORM_TIME_MAX];
-    int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
-    const struct tt_model_attr *lc[2] = {lc_created, lc_updated};
-    for (int k = 0; k < 2; k++) {
-      if (lc[k] == NULL)
-        continue;
-      if (tt_av_string(&v, ts, (size_t)tl) != 0) {
-        oom(err);
-        goto fail;
-      }
-      if (slot_put(&item, &n, lc[k]->name, lc[k]->name_len, &v, err) != 0)
-        goto fail;
-    }
-  }
-  if (lc_version != NULL) {
-    /* A replace at an expected version stores its successor. */
-    if (tt_av_number_int(&v, ev.present ? ev.version + 1 : 0) != 0) {
-      oom(err);
-      goto fail;
-    }
-    if (slot_put(&item, &n, lc_version->name, lc_version->name_len, &v, err) != 0)
-      goto fail;
-  }
-  item.len = n;
-  if (tt_av_map_finish(&item, field, err) != 0)
+  if (tt_orm_item_finish(m, &item, n, now_ns, ev.present ? ev.version + 1 : 0, field, err) != 0)
     goto fail;
-  if (tt_av_item_size(&item) > TT_ORM_MAX_ITEM_BYTES) {
-    tt_error_set(err, TT_ERR_PAYLOAD_TOO_LARGE, field,
-                 "the item is larger than DynamoDB's limit of 400 KB (names and values)");
-    goto fail;
-  }
   *out = item;
   memset(&item, 0, sizeof(item));
   if (expected != NULL)
@@ -917,13 +913,39 @@ static int update_operator_form(const struct tt_model *m, const json_t *body, co
   return 0;
 }
 
+int tt_orm_update_push(struct tt_orm_update *u, enum tt_expr_update_op kind, const char *name,
+                       struct tt_av *value, struct tt_error *err) {
+  return push_action(u, kind, name, false, value, name, err);
+}
+
+int tt_orm_update_lifecycle(const struct tt_model *m, int64_t now_ns, struct tt_orm_update *u,
+                            struct tt_error *err) {
+  const struct tt_model_attr *lc_updated = tt_model_lifecycle(m, TT_LC_UPDATED_AT);
+  const struct tt_model_attr *lc_version = tt_model_lifecycle(m, TT_LC_VERSION);
+  struct tt_av v;
+  /* Library-owned attributes come last, after the caller's actions. */
+  if (lc_updated != NULL) {
+    char ts[TT_ORM_TIME_MAX];
+    int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
+    if (tt_av_string(&v, ts, (size_t)tl) != 0)
+      return oom(err);
+    if (push_action(u, TT_EXPR_UPD_SET, lc_updated->name, true, &v, lc_updated->name, err) != 0)
+      return -1;
+  }
+  if (lc_version != NULL) {
+    if (tt_av_number_int(&v, 1) != 0)
+      return oom(err);
+    if (push_action(u, TT_EXPR_UPD_ADD, lc_version->name, true, &v, lc_version->name, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_t now_ns,
                             const char *field, struct tt_orm_update *out, struct tt_error *err) {
-  const struct tt_model_attr *lc_updated = tt_model_lifecycle(m, TT_LC_UPDATED_AT);
   const struct tt_model_attr *lc_version = tt_model_lifecycle(m, TT_LC_VERSION);
   bool has_ops = false, has_item;
   char f[128];
-  struct tt_av v = {0};
   int rc = -1;
 
   tt_orm_update_init(out);
@@ -964,26 +986,8 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
     goto fail;
   }
 
-  /* Library-owned attributes come last, after the caller's actions. */
-  if (lc_updated != NULL) {
-    char ts[TT_ORM_TIME_MAX];
-    int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
-    if (tt_av_string(&v, ts, (size_t)tl) != 0) {
-      oom(err);
-      goto fail;
-    }
-    if (push_action(out, TT_EXPR_UPD_SET, lc_updated->name, true, &v, lc_updated->name, err) !=
-        0)
-      goto fail;
-  }
-  if (lc_version != NULL) {
-    if (tt_av_number_int(&v, 1) != 0) {
-      oom(err);
-      goto fail;
-    }
-    if (push_action(out, TT_EXPR_UPD_ADD, lc_version->name, true, &v, lc_version->name, err) != 0)
-      goto fail;
-  }
+  if (tt_orm_update_lifecycle(m, now_ns, out, err) != 0)
+    goto fail;
   if (out->n_actions == 0) {
     tt_error_set(err, TT_ERR_VALIDATION, field, "%s: the update changes nothing",
                  field && *field ? field : "update");
@@ -991,7 +995,6 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
   }
   rc = 0;
 fail:
-  tt_av_free(&v);
   if (rc != 0)
     tt_orm_update_free(out);
   return rc;

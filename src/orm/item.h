@@ -80,6 +80,20 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
                           int64_t now_ns, const char *field, struct tt_av *out,
                           struct tt_orm_expected *expected, struct tt_error *err);
 
+/* The member slots an item under construction keeps free for the lifecycle
+ * attributes (created_at, updated_at, version). */
+#define TT_ORM_LIFECYCLE_SLOTS 3
+
+/* Completes an item of model `m` whose first n members are filled, in an M
+ * made by tt_av_map with room for n + TT_ORM_LIFECYCLE_SLOTS: created_at and
+ * updated_at get `now_ns` as RFC3339Nano, the version attribute `version`
+ * (0 for a new item), as tt_orm_item_from_json gives them; then the members
+ * are sorted (a duplicate name is a ValidationError naming `field`) and the
+ * size is checked (PayloadTooLarge). The item stays the caller's to free
+ * (tt_av_free), also on failure. Returns 0 or -1. */
+int tt_orm_item_finish(const struct tt_model *m, struct tt_av *item, size_t n, int64_t now_ns,
+                       int64_t version, const char *field, struct tt_error *err);
+
 /* Sets the version attribute of `item` (an M built by tt_orm_item_from_json)
  * to `version`, for a replace guarded by If-Match (new version = expected +
  * 1). A model without a version attribute leaves the item unchanged.
@@ -140,6 +154,20 @@ void tt_orm_update_init(struct tt_orm_update *u);
 
 /* Frees every action and the key; leaves *u initialized and empty. */
 void tt_orm_update_free(struct tt_orm_update *u);
+
+/* Appends the action `kind` on the top-level attribute `name` (value
+ * stolen, also on failure; NULL for REMOVE) to u, as the operator form of
+ * tt_orm_update_from_json records it, without its checks. Returns 0 or -1
+ * (Internal when out of memory). */
+int tt_orm_update_push(struct tt_orm_update *u, enum tt_expr_update_op kind, const char *name,
+                       struct tt_av *value, struct tt_error *err);
+
+/* Appends the actions on the lifecycle attributes of an update of `m` made
+ * at `now_ns` after the caller's: SET updated_at, and ADD 1 to the version
+ * attribute, as tt_orm_update_from_json ends every update. Returns 0 or -1
+ * (Internal when out of memory). */
+int tt_orm_update_lifecycle(const struct tt_model *m, int64_t now_ns, struct tt_orm_update *u,
+                            struct tt_error *err);
 
 /* Parses an update body (docs/api.md "Items") for model `m` into *out (which must
  * be initialized and empty). Two forms:

@@ -253,6 +253,41 @@ START_TEST(test_stored_layout) {
 }
 END_TEST
 
+/* The whole stored items, attribute by attribute: what the ledger builds as
+ * values plus the lifecycle attributes the ORM adds (JobMeta's version is
+ * the ledger's 1; the role's starts at 0 and grows by one per write). */
+START_TEST(test_stored_items_exactly) {
+  create_job("j1", "t1", "PENDING");
+  struct answer a = run((struct call){.kind = TT_LEDGER_REQUEST_CREATE, .job = "j1", .key = "k1",
+                                      .body = "{}"});
+  ck_assert_uint_eq(a.http, 201);
+  answer_free(&a);
+  a = run((struct call){.kind = TT_LEDGER_REQUEST_COMPLETE, .job = "j1", .key = "k1",
+                        .body = "{'result':{'n':1},'error':{}}"});
+  ck_assert_uint_eq(a.http, 200);
+  answer_free(&a);
+  const char *want[][2] = {
+      {"META", "{\"created_at\":{\"S\":\"2023-11-14T22:13:20Z\"},\"job_id\":{\"S\":"
+       "\"j1\"},\"pk\":{\"S\":\"JOB#j1\"},\"sk\":{\"S\":\"META\"},\"status\":{\"S\":"
+       "\"PENDING\"},\"tenant_id\":{\"S\":\"t1\"},\"updated_at\":{\"S\":"
+       "\"2023-11-14T22:13:20Z\"},\"version\":{\"N\":\"1\"}}"},
+      {"REQ#k1", "{\"completed_at\":{\"S\":\"2023-11-14T22:13:20Z\"},\"created_at\":{\"S\":"
+       "\"2023-11-14T22:13:20Z\"},\"idempotency_key\":{\"S\":\"k1\"},\"job_id\":{\"S\":"
+       "\"j1\"},\"pk\":{\"S\":\"JOB#j1\"},\"result\":{\"S\":\"{\\\"n\\\":1}\"},\"sk\":"
+       "{\"S\":\"REQ#k1\"},\"status\":{\"S\":\"COMPLETED\"},\"ttl\":{\"N\":"
+       "\"1700086400\"},\"updated_at\":{\"S\":\"2023-11-14T22:13:20Z\"},\"version\":{\"N\":"
+       "\"1\"}}"}};
+  for (size_t i = 0; i < 2; i++) {
+    json_t *it = raw_item("JOB#j1", want[i][0]);
+    ck_assert_ptr_nonnull(it);
+    char *text = json_dumps(it, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_str_eq(text, want[i][1]);
+    free(text);
+    json_decref(it);
+  }
+}
+END_TEST
+
 START_TEST(test_models_registered_on_the_table) {
   const char *names[] = {"JobMeta", "JobRecord", "JobLock", "JobRequest", "SemaphoreLease"};
   for (size_t i = 0; i < 5; i++) {
@@ -1141,6 +1176,7 @@ static Suite *ledger_suite(void) {
   tcase_add_test(tc, test_models_custom_and_bad_table);
   tcase_add_test(tc, test_models_reserved);
   tcase_add_test(tc, test_stored_layout);
+  tcase_add_test(tc, test_stored_items_exactly);
   tcase_add_test(tc, test_uuid4_shape);
   tcase_add_test(tc, test_check_id);
   tcase_add_test(tc, test_job_create_and_get);
