@@ -28,10 +28,7 @@ static void answer_outcome(struct tt_ledger_op *op, unsigned status, const char 
                               stored(r, "result", TT_AV_S, TT_LOGICAL_JSON), "error",
                               stored(r, "error", TT_AV_M, 0))
                   : json_pack("{s:s}", "outcome", outcome);
-  if (out == NULL)
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-  else
-    ledger_answer(op, status, out);
+  ledger_answer(op, status, out);
 }
 
 static void retry_or_fail(struct tt_ledger_op *op) {

@@ -57,7 +57,8 @@ void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_nex
 void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
                   ledger_next_fn next);
 
-/* Answers with `value` (stolen; dumped exactly) and finishes the op. */
+/* Answers with `value` (stolen; dumped exactly) and finishes the op. A NULL
+ * value is an empty body with 204, else out of memory (Internal). */
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value);
 
 /* Answers with `err` (and `details`, stolen, may be NULL) and finishes. */

@@ -195,10 +195,7 @@ static void answer_lease(struct tt_ledger_op *op) {
   json_t *out = json_pack("{s:o,s:o,s:I}", "job_id", ledger_str(op->job_id), "owner",
                           ledger_str(op->owner), "expires_at",
                           (json_int_t)(op->w.now_s + op->w.duration));
-  if (out == NULL)
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-  else
-    ledger_answer(op, 200, out);
+  ledger_answer(op, 200, out);
 }
 
 /* ---- acquire: the job must exist; then one conditional upsert ------------ */

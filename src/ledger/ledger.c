@@ -135,6 +135,10 @@ void tt_ledger_result_free(struct tt_ledger_result *r) {
 void ledger_answer(struct tt_ledger_op *op, unsigned http_status, json_t *value) {
   struct tt_ledger_result *r = op->result;
   tt_buf_reset(&r->body);
+  if (value == NULL && http_status != 204) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
+    return;
+  }
   if (value && tt_json_dump(value, 0, &r->body) != 0) {
     json_decref(value);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "could not encode the answer");
@@ -522,15 +526,12 @@ void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_quer
 
 /* Answers the table (201 when created), or 204 after a delete. */
 static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  json_t *v = NULL;
   if (r->status != 0)
     ledger_fail_result(op, r);
   else if (r->answer != TT_ORM_ANSWER_TABLE)
     ledger_answer(op, 204, NULL);
-  else if ((v = tt_orm_table_to_json(&r->table)) == NULL)
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
   else
-    ledger_answer(op, r->table.created ? 201 : 200, v);
+    ledger_answer(op, r->table.created ? 201 : 200, tt_orm_table_to_json(&r->table));
 }
 
 /* Starts PUT or DELETE .../table for the jobs table (the JobMeta model's).
@@ -799,10 +800,6 @@ static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const 
   json_t *out = items && cursor ? json_pack("{s:O,s:O}", name, items, "cursor", cursor) : NULL;
   json_decref(items);
   json_decref(cursor);
-  if (out == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
   ledger_answer(op, 200, out);
 }
 
