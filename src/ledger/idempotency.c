@@ -50,13 +50,12 @@ static void expired_deleted(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      retry_or_fail(op); /* deleted since our create failed */
-    else
-      ledger_fail_result(op, r);
+  if (ledger_failed_with(r, TT_ERR_ITEM_NOT_FOUND)) {
+    retry_or_fail(op); /* deleted since our create failed */
     return;
   }
+  if (!ledger_ok(op, r))
+    return;
   int64_t ttl = 0, version = 0;
   /* DynamoDB deletes expired items only eventually and still returns them:
    * an expired record counts as absent. Delete it at the version we read
@@ -84,12 +83,10 @@ static void read_request(struct tt_ledger_op *op, ledger_next_fn next) {
 }
 
 static void created(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_outcome(op, 201, "created", NULL);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
     read_request(op, duplicate_read);
-  else
-    ledger_fail_result(op, r);
+  else if (ledger_ok(op, r))
+    answer_outcome(op, 201, "created", NULL);
 }
 
 static void create_request(struct tt_ledger_op *op) {
@@ -106,29 +103,18 @@ static void create_request(struct tt_ledger_op *op) {
 /* ---- complete ------------------------------------------------------------ */
 
 static void already_completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "key",
-                   "no idempotency request has this key in this job; create it first");
-    else
-      ledger_fail_result(op, r);
-    return;
-  }
-  answer_outcome(op, 200, "already_completed", r);
+  if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_ITEM_NOT_FOUND, "key",
+                   "no idempotency request has this key in this job; create it first"))
+    answer_outcome(op, 200, "already_completed", r);
 }
 
 static void completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0) {
-    answer_outcome(op, 200, "completed", r);
-  } else if (r->err.code == TT_ERR_ITEM_NOT_FOUND) {
-    ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "key",
-                 "no idempotency request has this key in this job; create it first with POST "
-                 "/v1/jobs/{id}/requests/{key}");
-  } else if (r->err.code == TT_ERR_CONDITION_FAILED) {
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
     read_request(op, already_completed); /* the first completion stands */
-  } else {
-    ledger_fail_result(op, r);
-  }
+  else if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_ITEM_NOT_FOUND, "key",
+                        "no idempotency request has this key in this job; create it first "
+                        "with POST /v1/jobs/{id}/requests/{key}"))
+    answer_outcome(op, 200, "completed", r);
 }
 
 static void complete_request(struct tt_ledger_op *op) {

@@ -71,6 +71,23 @@ void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *fi
 /* Answers with the failure of an ORM result (its error and details). */
 void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r);
 
+/* Whether the step's result `r` succeeded. Otherwise answers, as `code`
+ * naming `field` with the message `msg` when r failed with `when` (not
+ * TT_OK), else with r's own failure, and returns false. */
+bool ledger_ok_or(struct tt_ledger_op *op, struct tt_orm_result *r, enum tt_err_code when,
+                  enum tt_err_code code, const char *field, const char *msg);
+static inline bool ledger_ok(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  return ledger_ok_or(op, r, TT_OK, TT_OK, NULL, NULL);
+}
+
+/* Whether r failed with `code`. */
+static inline bool ledger_failed_with(const struct tt_orm_result *r, enum tt_err_code code) {
+  return r->status != 0 && r->err.code == code;
+}
+
+/* The page of a query step's result, or NULL after answering its failure. */
+const struct tt_orm_page *ledger_page(struct tt_ledger_op *op, struct tt_orm_result *r);
+
 /* ledger_item_str and ledger_item_int of a typed item answer (none when
  * the result holds no item). */
 const char *ledger_result_str(const struct tt_orm_result *r, const char *name);

@@ -201,23 +201,15 @@ static void answer_lease(struct tt_ledger_op *op) {
 /* ---- acquire: the job must exist; then one conditional upsert ------------ */
 
 static void acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
+  if (ledger_ok_or(op, r, TT_ERR_CONDITION_FAILED, TT_ERR_LEASE_HELD, "owner",
+                   "another owner holds an unexpired lease on this job; retry after it expires"))
     answer_lease(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED)
-    ledger_failf(op, TT_ERR_LEASE_HELD, "owner",
-                 "another owner holds an unexpired lease on this job; retry after it expires");
-  else
-    ledger_fail_result(op, r);
 }
 
 static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      ledger_failf(op, TT_ERR_JOB_NOT_FOUND, "job_id", "no job has this job_id");
-    else
-      ledger_fail_result(op, r);
+  if (!ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_JOB_NOT_FOUND, "job_id",
+                    "no job has this job_id"))
     return;
-  }
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
                                .sk = "LOCK"};
   ledger_lease_update(op, true, &a);

@@ -176,6 +176,26 @@ void ledger_fail_result(struct tt_ledger_op *op, struct tt_orm_result *r) {
   ledger_fail(op, &r->err, r->details ? json_incref(r->details) : NULL);
 }
 
+bool ledger_ok_or(struct tt_ledger_op *op, struct tt_orm_result *r, enum tt_err_code when,
+                  enum tt_err_code code, const char *field, const char *msg) {
+  if (r->status == 0)
+    return true;
+  if (when != TT_OK && r->err.code == when)
+    ledger_failf(op, code, field, "%s", msg);
+  else
+    ledger_fail_result(op, r);
+  return false;
+}
+
+const struct tt_orm_page *ledger_page(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (!ledger_ok(op, r))
+    return NULL;
+  if (r->answer == TT_ORM_ANSWER_PAGE)
+    return &r->page;
+  ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
+  return NULL;
+}
+
 /* ---- JSON helpers ------------------------------------------------------- */
 
 /* The item of a typed item answer, or NULL. */
@@ -526,9 +546,9 @@ void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_quer
 
 /* Answers the table (201 when created), or 204 after a delete. */
 static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0)
-    ledger_fail_result(op, r);
-  else if (r->answer != TT_ORM_ANSWER_TABLE)
+  if (!ledger_ok(op, r))
+    return;
+  if (r->answer != TT_ORM_ANSWER_TABLE)
     ledger_answer(op, 204, NULL);
   else
     ledger_answer(op, r->table.created ? 201 : 200, tt_orm_table_to_json(&r->table));
@@ -578,15 +598,9 @@ static void answer_item(struct tt_ledger_op *op, struct tt_orm_result *r, unsign
 }
 
 static void job_created(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0) {
+  if (ledger_ok_or(op, r, TT_ERR_CONDITION_FAILED, TT_ERR_ALREADY_EXISTS, "job_id",
+                   "a job with this job_id already exists"))
     answer_item(op, r, 201);
-    return;
-  }
-  if (r->err.code == TT_ERR_CONDITION_FAILED) {
-    ledger_failf(op, TT_ERR_ALREADY_EXISTS, "job_id", "a job with this job_id already exists");
-    return;
-  }
-  ledger_fail_result(op, r);
 }
 
 static void job_create(struct tt_ledger_op *op) {
@@ -634,12 +648,9 @@ static void job_create(struct tt_ledger_op *op) {
 }
 
 static void job_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
+  if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_JOB_NOT_FOUND, "job_id",
+                   "no job has this job_id"))
     answer_item(op, r, 200);
-  else if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_JOB_NOT_FOUND, "job_id", "no job has this job_id");
-  else
-    ledger_fail_result(op, r);
 }
 
 static void read_meta(struct tt_ledger_op *op, ledger_next_fn next) {
@@ -679,9 +690,7 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
 }
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_item(op, r, 200);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
     read_meta(op, transition_classify);
   else
     job_got(op, r);
@@ -732,20 +741,14 @@ static void job_transition(struct tt_ledger_op *op) {
 /* ---- records --------------------------------------------------------------- */
 
 static void record_written(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
+  if (ledger_ok(op, r))
     answer_item(op, r, 200);
-  else
-    ledger_fail_result(op, r);
 }
 
 static void record_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
+  if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_ITEM_NOT_FOUND, "record_id",
+                   "no record has this record_id in this job"))
     answer_item(op, r, 200);
-  else if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_ITEM_NOT_FOUND, "record_id",
-                 "no record has this record_id in this job");
-  else
-    ledger_fail_result(op, r);
 }
 
 static void record_put(struct tt_ledger_op *op) {
@@ -787,14 +790,8 @@ static void record_put(struct tt_ledger_op *op) {
 
 /* Answers a query step's page as {name: [items], "cursor"}. */
 static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const char *name) {
-  if (r->status != 0) {
-    ledger_fail_result(op, r);
+  if (ledger_page(op, r) == NULL)
     return;
-  }
-  if (r->answer != TT_ORM_ANSWER_PAGE) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
-    return;
-  }
   json_t *items = ledger_page_json(r);
   json_t *cursor = r->page.cursor ? ledger_str(r->page.cursor) : json_null();
   json_t *out = items && cursor ? json_pack("{s:O,s:O}", name, items, "cursor", cursor) : NULL;

@@ -60,19 +60,6 @@ static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
   ledger_query(op, TT_LEDGER_MODEL_SEMAPHORE, &rq, next);
 }
 
-/* The typed page of a query result, or NULL after answering. */
-static const struct tt_orm_page *slot_items(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status != 0) {
-    ledger_fail_result(op, r);
-    return NULL;
-  }
-  if (r->answer != TT_ORM_ANSWER_PAGE) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the query answered without items");
-    return NULL;
-  }
-  return &r->page;
-}
-
 /* ---- acquire: read the slots, then one conditional write per candidate --- */
 /* The read only orders the attempts: every slot is taken by a conditional
  * upsert (no item, expired, or already ours), so two owners never hold one
@@ -87,12 +74,10 @@ static const struct tt_orm_page *slot_items(struct tt_ledger_op *op, struct tt_o
 static void try_next_slot(struct tt_ledger_op *op);
 
 static void slot_acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (r->status == 0)
-    answer_slot(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED)
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
     try_next_slot(op); /* someone took it since the read */
-  else
-    ledger_fail_result(op, r);
+  else if (ledger_ok(op, r))
+    answer_slot(op);
 }
 
 static void answer_full(struct tt_ledger_op *op) {
@@ -124,7 +109,7 @@ static uint32_t owner_hash(const char *s) {
 enum slot_state { SLOT_FREE, SLOT_OURS, SLOT_HELD };
 
 static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  const struct tt_orm_page *page = slot_items(op, r);
+  const struct tt_orm_page *page = ledger_page(op, r);
   if (page == NULL)
     return;
   unsigned limit = (unsigned)op->w.limit;
@@ -215,7 +200,7 @@ static void release_read(struct tt_ledger_op *op) {
 /* ---- inspect: the unexpired holders, in slot order ---------------------- */
 
 static void inspected(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  const struct tt_orm_page *page = slot_items(op, r);
+  const struct tt_orm_page *page = ledger_page(op, r);
   if (page == NULL)
     return;
   json_t *holders = json_array();
