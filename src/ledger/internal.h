@@ -164,31 +164,28 @@ struct tt_cond *ledger_join(enum tt_cond_kind kind, size_t n, struct tt_cond **p
 int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const char *sk_attr,
                enum tt_cond_op sk_op, const char *sk);
 
-/* The update of a lease into a (an UPDATE): the lease fields that take it
- * for op->owner until now + duration, as an upsert under "no item, expired,
- * or already ours" (`take`: the caller then adds what the upsert keeps), or
- * that extend op->owner's unexpired lease under "ours and not expired"
- * (!take). */
-void ledger_lease_update(struct tt_ledger_op *op, bool take, struct ledger_item_args *a);
+/* A lease is the item op->w.sk of the JobLock model (a job's, "LOCK") or
+ * of the SemaphoreLease model (a semaphore slot's, op->w.slot, for the
+ * semaphore kinds); NULL op->w.sk answers out of memory. */
 
-/* Answers the update of a refresh: `answer` after success; LeaseNotOwned
- * with `not_owned` when the condition failed or the item is gone. */
-void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
-                            void (*answer)(struct tt_ledger_op *op), const char *not_owned);
+/* Starts the upsert that takes the lease for op->owner until now + duration
+ * under "no item, expired, or already ours", writing the item's identity
+ * (job_id; scope, subject and slot); `next` gets its result. */
+void ledger_lease_take(struct tt_ledger_op *op, ledger_next_fn next);
 
-/* Checks the consistent read of a release: answers 204 when the item is
- * gone, `not_owned` when another owner holds it, Internal when the item
- * (named `item_name`) has no version. Returns 0 with *version when
- * op->owner holds it, or -1 after answering. */
-int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
-                               const char *not_owned, const char *item_name,
-                               int64_t *version);
+/* Answers a taken or refreshed lease: {job_id | scope, subject, slot}, owner
+ * and expires_at. */
+void ledger_lease_answer(struct tt_ledger_op *op);
 
-/* Answers the versioned delete of a release: 204 when done or already gone;
- * after a version conflict starts `again` (the release's read), a few times
- * before it answers VersionConflict naming `what`. */
-void ledger_lease_released(struct tt_ledger_op *op, struct tt_orm_result *r,
-                           void (*again)(struct tt_ledger_op *op), const char *what);
+/* Extends op->owner's unexpired lease and answers it; LeaseNotOwned when
+ * the condition fails or the item is gone. */
+void ledger_lease_refresh(struct tt_ledger_op *op);
+
+/* Releases op->owner's lease: a consistent read checks the owner
+ * (LeaseNotOwned), then a delete at the version read; 204 when done or
+ * already gone; after a version conflict it starts over, a few times before
+ * it answers VersionConflict. */
+void ledger_lease_release(struct tt_ledger_op *op);
 
 /* Operation starters of the other files. */
 void ledger_lease_start(struct tt_ledger_op *op);   /* lease.c */

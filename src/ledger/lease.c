@@ -124,155 +124,171 @@ int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const
   return 0;
 }
 
-void ledger_lease_update(struct tt_ledger_op *op, bool take, struct ledger_item_args *a) {
+/* What differs between a job's lease (its JobLock item) and a semaphore's
+ * (the SemaphoreLease item of a slot). */
+static const struct lease_item {
+  const char *model;
+  const char *name;        /* of the item, in "the <name> item has no version" */
+  const char *what;        /* that kept changing while it was being released */
+  const char *not_renewed; /* LeaseNotOwned of a refresh */
+  const char *not_freed;   /* LeaseNotOwned of a release */
+} lease_items[] = {
+    {TT_LEDGER_MODEL_LOCK, "lock", "lease",
+     "this owner does not hold an unexpired lease on this job; acquire it again",
+     "another owner holds the lease on this job; only its owner can release it"},
+    {TT_LEDGER_MODEL_SEMAPHORE, "slot", "slot",
+     "this owner does not hold an unexpired lease on this slot; acquire again",
+     "another owner holds this slot; only its owner can release it"},
+};
+
+static bool on_slot(const struct tt_ledger_op *op) {
+  return op->kind == TT_LEDGER_SEM_ACQUIRE || op->kind == TT_LEDGER_SEM_REFRESH ||
+         op->kind == TT_LEDGER_SEM_RELEASE;
+}
+
+static const struct lease_item *lease_item(const struct tt_ledger_op *op) {
+  return &lease_items[on_slot(op)];
+}
+
+void ledger_lease_answer(struct tt_ledger_op *op) {
+  json_int_t expires = (json_int_t)(op->w.now_s + op->w.duration);
+  if (on_slot(op))
+    ledger_answer(op, 200,
+                  json_pack("{s:o,s:o,s:o,s:I,s:I}", "scope", ledger_str(op->scope), "subject",
+                            ledger_str(op->subject), "owner", ledger_str(op->owner), "slot",
+                            (json_int_t)op->w.slot, "expires_at", expires));
+  else
+    ledger_answer(op, 200, json_pack("{s:o,s:o,s:I}", "job_id", ledger_str(op->job_id), "owner",
+                                     ledger_str(op->owner), "expires_at", expires));
+}
+
+/* Starts the update of the lease item op->w.sk: the lease fields that take
+ * it for op->owner until now + duration, as an upsert under "no item,
+ * expired, or already ours" that keeps the item's identity (`take`), or
+ * that extend op->owner's unexpired lease under "ours and not expired"
+ * (!take). */
+static void lease_write(struct tt_ledger_op *op, bool take, ledger_next_fn next) {
   int64_t expires = op->w.now_s + op->w.duration;
-  ledger_set(a, TT_EXPR_UPD_SET, "owner", op->owner, 0);
-  ledger_set(a, TT_EXPR_UPD_SET, "lease_expires_at", NULL, expires);
-  ledger_set(a, TT_EXPR_UPD_SET, "ttl", NULL, expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS);
+  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = lease_item(op)->model,
+                               .sk = op->w.sk, .upsert = take, .oom = !op->w.sk};
+  ledger_set(&a, TT_EXPR_UPD_SET, "owner", op->owner, 0);
+  ledger_set(&a, TT_EXPR_UPD_SET, "lease_expires_at", NULL, expires);
+  ledger_set(&a, TT_EXPR_UPD_SET, "ttl", NULL, expires + TT_LEDGER_LOCK_TTL_GRACE_SECONDS);
   if (take) /* free (no item), expired, or already ours */
-    a->cond = ledger_join(TT_COND_OR, 3,
-                          (struct tt_cond *[]){
-                              ledger_cmp("pk", TT_COND_NOT_EXISTS, 0, NULL),
-                              ledger_cmp_int("lease_expires_at", TT_COND_LT, op->w.now_s),
-                              ledger_cmp("owner", TT_COND_EQ, 1, &op->owner)});
+    a.cond = ledger_join(TT_COND_OR, 3,
+                         (struct tt_cond *[]){
+                             ledger_cmp("pk", TT_COND_NOT_EXISTS, 0, NULL),
+                             ledger_cmp_int("lease_expires_at", TT_COND_LT, op->w.now_s),
+                             ledger_cmp("owner", TT_COND_EQ, 1, &op->owner)});
   else
-    a->cond = ledger_join(TT_COND_AND, 2,
-                          (struct tt_cond *[]){
-                              ledger_cmp("owner", TT_COND_EQ, 1, &op->owner),
-                              ledger_cmp_int("lease_expires_at", TT_COND_GE, op->w.now_s)});
-  a->upsert = take;
-  a->oom |= a->cond == NULL;
-}
-
-void ledger_lease_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r,
-                            void (*answer)(struct tt_ledger_op *op), const char *not_owned) {
-  if (r->status == 0)
-    answer(op);
-  else if (r->err.code == TT_ERR_CONDITION_FAILED || r->err.code == TT_ERR_ITEM_NOT_FOUND)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
-  else
-    ledger_fail_result(op, r);
-}
-
-int ledger_lease_owned_version(struct tt_ledger_op *op, struct tt_orm_result *r,
-                               const char *not_owned, const char *item_name,
-                               int64_t *version) {
-  if (r->status != 0) {
-    if (r->err.code == TT_ERR_ITEM_NOT_FOUND)
-      ledger_answer(op, 204, NULL); /* already gone */
-    else
-      ledger_fail_result(op, r);
-    return -1;
+    a.cond = ledger_join(TT_COND_AND, 2,
+                         (struct tt_cond *[]){
+                             ledger_cmp("owner", TT_COND_EQ, 1, &op->owner),
+                             ledger_cmp_int("lease_expires_at", TT_COND_GE, op->w.now_s)});
+  a.oom |= a.cond == NULL;
+  if (take && on_slot(op)) {
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "scope", op->scope, 0);
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "subject", op->subject, 0);
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "slot", NULL, op->w.slot);
+  } else if (take) {
+    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
   }
-  const char *owner = ledger_result_str(r, "owner");
-  if (owner == NULL || strcmp(owner, op->owner) != 0)
-    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", not_owned);
-  else if (ledger_result_int(r, "version", version) != 0)
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the %s item has no version", item_name);
-  else
-    return 0;
-  return -1;
+  ledger_item(op, &a, next);
 }
 
-void ledger_lease_released(struct tt_ledger_op *op, struct tt_orm_result *r,
-                           void (*again)(struct tt_ledger_op *op), const char *what) {
+void ledger_lease_take(struct tt_ledger_op *op, ledger_next_fn next) {
+  lease_write(op, true, next);
+}
+
+/* ---- refresh: only the owner of an unexpired lease ----------------------- */
+
+static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED) ||
+      ledger_failed_with(r, TT_ERR_ITEM_NOT_FOUND))
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", lease_item(op)->not_renewed);
+  else if (ledger_ok(op, r))
+    ledger_lease_answer(op);
+}
+
+void ledger_lease_refresh(struct tt_ledger_op *op) {
+  /* Not an upsert: the ORM adds attribute_exists, so a missing item is
+   * ItemNotFound, which is "not owned" too. */
+  lease_write(op, false, refreshed);
+}
+
+/* ---- release: read the item, then delete it at the version we read ------ */
+/* The ORM's delete takes a version but no condition, so ownership is
+ * checked on a consistent read and the delete is guarded by the item's
+ * version: any write in between (a refresh, a takeover) makes it fail, and
+ * the release starts over. */
+
+static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (r->status == 0 || r->err.code == TT_ERR_ITEM_NOT_FOUND)
     ledger_answer(op, 204, NULL);
   else if (r->err.code != TT_ERR_VERSION_CONFLICT)
     ledger_fail_result(op, r);
   else if (++op->w.attempts < RELEASE_ATTEMPTS)
-    again(op);
+    ledger_lease_release(op);
   else
     ledger_failf(op, TT_ERR_VERSION_CONFLICT, "owner",
-                 "the %s kept changing while it was being released; retry", what);
+                 "the %s kept changing while it was being released; retry",
+                 lease_item(op)->what);
+}
+
+static void release_item_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  const struct lease_item *li = lease_item(op);
+  const char *owner = ledger_result_str(r, "owner");
+  int64_t version = 0;
+  if (ledger_failed_with(r, TT_ERR_ITEM_NOT_FOUND)) {
+    ledger_answer(op, 204, NULL); /* already gone */
+  } else if (!ledger_ok(op, r)) {
+    return;
+  } else if (owner == NULL || strcmp(owner, op->owner) != 0) {
+    ledger_failf(op, TT_ERR_LEASE_NOT_OWNED, "owner", "%s", li->not_freed);
+  } else if (ledger_result_int(r, "version", &version) != 0) {
+    ledger_failf(op, TT_ERR_INTERNAL, NULL, "the %s item has no version", li->name);
+  } else {
+    struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = li->model, .sk = op->w.sk,
+                                 .has_expected = true, .expected = version};
+    ledger_item(op, &a, released);
+  }
+}
+
+void ledger_lease_release(struct tt_ledger_op *op) {
+  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = lease_item(op)->model,
+                               .sk = op->w.sk, .consistent = true, .oom = !op->w.sk};
+  ledger_item(op, &a, release_item_read);
 }
 
 /* ---- job leases ---------------------------------------------------------- */
 
 static const char *const lease_members[] = {"owner", "duration_seconds", NULL};
 
-static void answer_lease(struct tt_ledger_op *op) {
-  json_t *out = json_pack("{s:o,s:o,s:I}", "job_id", ledger_str(op->job_id), "owner",
-                          ledger_str(op->owner), "expires_at",
-                          (json_int_t)(op->w.now_s + op->w.duration));
-  ledger_answer(op, 200, out);
-}
-
 /* ---- acquire: the job must exist; then one conditional upsert ------------ */
 
 static void acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (ledger_ok_or(op, r, TT_ERR_CONDITION_FAILED, TT_ERR_LEASE_HELD, "owner",
                    "another owner holds an unexpired lease on this job; retry after it expires"))
-    answer_lease(op);
+    ledger_lease_answer(op);
 }
 
 static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (!ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_JOB_NOT_FOUND, "job_id",
-                    "no job has this job_id"))
-    return;
-  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK"};
-  ledger_lease_update(op, true, &a);
-  ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "job_id", op->job_id, 0);
-  ledger_item(op, &a, acquired);
-}
-
-/* ---- refresh: only the owner of an unexpired lease ----------------------- */
-
-static void refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  ledger_lease_refreshed(
-      op, r, answer_lease,
-      "this owner does not hold an unexpired lease on this job; acquire it again");
-}
-
-static void refresh(struct tt_ledger_op *op) {
-  /* Not an upsert: the ORM adds attribute_exists, so a missing lock is
-   * ItemNotFound, which is "not owned" too. */
-  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK"};
-  ledger_lease_update(op, false, &a);
-  ledger_item(op, &a, refreshed);
-}
-
-/* ---- release: read the lock, then delete it at the version we read ------ */
-/* The ORM's delete takes a version but no condition, so ownership is
- * checked on a consistent read and the delete is guarded by the lock's
- * version: any write in between (a refresh, a takeover) makes it fail, and
- * the release starts over. */
-
-static void release_read(struct tt_ledger_op *op);
-
-static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  ledger_lease_released(op, r, release_read, "lease");
-}
-
-static void release_lock_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  int64_t version = 0;
-  if (ledger_lease_owned_version(
-          op, r, "another owner holds the lease on this job; only its owner can release it",
-          "lock", &version) != 0)
-    return;
-  struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .has_expected = true, .expected = version};
-  ledger_item(op, &a, released);
-}
-
-static void release_read(struct tt_ledger_op *op) {
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_LOCK,
-                               .sk = "LOCK", .consistent = true};
-  ledger_item(op, &a, release_lock_read);
+  if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_JOB_NOT_FOUND, "job_id",
+                   "no job has this job_id"))
+    ledger_lease_take(op, acquired);
 }
 
 void ledger_lease_start(struct tt_ledger_op *op) {
+  op->w.sk = "LOCK";
   if (op->kind == TT_LEDGER_LEASE_RELEASE) {
     if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>") == 0)
-      release_read(op);
+      ledger_lease_release(op);
     return;
   }
   if (ledger_lease_args(op, lease_members, "the lease", NULL, 0, 0, NULL, NULL) != 0)
     return;
   if (op->kind == TT_LEDGER_LEASE_REFRESH) {
-    refresh(op);
+    ledger_lease_refresh(op);
     return;
   }
   struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_META,

@@ -16,36 +16,14 @@
 static const char *const acquire_members[] = {"owner", "limit", "duration_seconds", NULL};
 static const char *const refresh_members[] = {"owner", "slot", "duration_seconds", NULL};
 
-/* The sort key of a slot: SLOT# and nine digits, so that slots sort by
- * number (AppTheory's SemaphoreSlotSortKey). */
-static const char *slot_sk(struct tt_ledger_op *op, int64_t slot) {
+/* Sets the lease item op->w.sk to the sort key of the slot op->w.slot:
+ * SLOT# and nine digits, so that slots sort by number (AppTheory's
+ * SemaphoreSlotSortKey); NULL when out of memory. */
+static void slot_sk(struct tt_ledger_op *op) {
   char *sk = tt_arena_alloc(op->arena, SLOT_SK_BYTES);
   if (sk)
-    snprintf(sk, SLOT_SK_BYTES, "SLOT#%09d", (int)slot);
-  return sk;
-}
-
-static void answer_slot(struct tt_ledger_op *op) {
-  json_t *out = json_pack("{s:o,s:o,s:o,s:I,s:I}", "scope", ledger_str(op->scope), "subject",
-                          ledger_str(op->subject), "owner", ledger_str(op->owner), "slot",
-                          (json_int_t)op->w.slot, "expires_at",
-                          (json_int_t)(op->w.now_s + op->w.duration));
-  ledger_answer(op, 200, out);
-}
-
-/* Starts the update of the slot op->w.slot that takes its lease (`take`,
- * an upsert that keeps the slot's identity) or refreshes it. */
-static void slot_update(struct tt_ledger_op *op, bool take, ledger_next_fn next) {
-  const char *sk = slot_sk(op, op->w.slot);
-  struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .oom = !sk};
-  ledger_lease_update(op, take, &a);
-  if (take) {
-    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "scope", op->scope, 0);
-    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "subject", op->subject, 0);
-    ledger_set(&a, TT_EXPR_UPD_SET_IF_NOT_EXISTS, "slot", NULL, op->w.slot);
-  }
-  ledger_item(op, &a, next);
+    snprintf(sk, SLOT_SK_BYTES, "SLOT#%09d", (int)op->w.slot);
+  op->w.sk = sk;
 }
 
 /* A consistent query of the whole semaphore: at most 256 slot items, one
@@ -77,7 +55,7 @@ static void slot_acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
     try_next_slot(op); /* someone took it since the read */
   else if (ledger_ok(op, r))
-    answer_slot(op);
+    ledger_lease_answer(op);
 }
 
 static void answer_full(struct tt_ledger_op *op) {
@@ -95,7 +73,8 @@ static void try_next_slot(struct tt_ledger_op *op) {
     return;
   }
   op->w.slot = op->w.slots[op->w.next++];
-  slot_update(op, true, slot_acquired);
+  slot_sk(op);
+  ledger_lease_take(op, slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -144,57 +123,6 @@ static void acquire_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
   op->w.nslots = n;
   op->w.next = 0;
   try_next_slot(op);
-}
-
-/* ---- refresh: only the owner of an unexpired slot ------------------------ */
-
-static void slot_refreshed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  ledger_lease_refreshed(op, r, answer_slot,
-                         "this owner does not hold an unexpired lease on this slot; acquire again");
-}
-
-static void refresh(struct tt_ledger_op *op) {
-  /* Not an upsert: the ORM adds attribute_exists, so a missing slot is
-   * ItemNotFound, which is "not owned" too. */
-  slot_update(op, false, slot_refreshed);
-}
-
-/* ---- release: read the slot, then delete it at the version read --------- */
-/* As for a job lease (lease.c): the ORM's delete takes a version but no
- * condition, so ownership is checked on a consistent read and any write in
- * between makes the delete fail and the release start over. */
-
-static void release_read(struct tt_ledger_op *op);
-
-static void released(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  ledger_lease_released(op, r, release_read, "slot");
-}
-
-static void release_slot_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  int64_t version = 0;
-  if (ledger_lease_owned_version(op, r,
-                                 "another owner holds this slot; only its owner can release it",
-                                 "slot", &version) != 0)
-    return;
-  const char *sk = slot_sk(op, op->w.slot);
-  if (sk == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_DELETE, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .has_expected = true, .expected = version};
-  ledger_item(op, &a, released);
-}
-
-static void release_read(struct tt_ledger_op *op) {
-  const char *sk = slot_sk(op, op->w.slot);
-  if (sk == NULL) {
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_SEMAPHORE,
-                               .sk = sk, .consistent = true};
-  ledger_item(op, &a, release_slot_read);
 }
 
 /* ---- inspect: the unexpired holders, in slot order ---------------------- */
@@ -247,6 +175,7 @@ static int query_slot(struct tt_ledger_op *op) {
     return -1;
   }
   op->w.slot = v;
+  slot_sk(op);
   return 0;
 }
 
@@ -287,14 +216,16 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
     return;
   case TT_LEDGER_SEM_REFRESH:
     if (ledger_lease_args(op, refresh_members, "the slot", "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
-                  "the slot the acquire answered") == 0)
-      refresh(op);
+                  "the slot the acquire answered") != 0)
+      return;
+    slot_sk(op);
+    ledger_lease_refresh(op);
     return;
   case TT_LEDGER_SEM_RELEASE: {
     if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>&slot=<slot>") != 0)
       return;
     if (query_slot(op) == 0)
-      release_read(op);
+      ledger_lease_release(op);
     return;
   }
   case TT_LEDGER_SEM_INSPECT:
