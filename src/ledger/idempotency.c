@@ -165,8 +165,8 @@ void ledger_request_start(struct tt_ledger_op *op) {
   static const char *const members[] = {"ttl_seconds", NULL};
   int64_t ttl_seconds = TT_LEDGER_REQUEST_TTL_SECONDS;
   if (ledger_body_members(op->body, members, &err) != 0 ||
-      ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS, &ttl_seconds, &err) <
-          0) {
+      ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS, NULL, &ttl_seconds,
+                      &err) < 0) {
     ledger_fail(op, &err, NULL);
     return;
   }

@@ -119,17 +119,19 @@ int ledger_sanitize_envelope(const json_t *in, json_t **out, struct tt_error *er
  * exact numbers. Returns 0 or -1 (Internal). */
 int ledger_sanitize_value(const json_t *in, json_t **out, struct tt_error *err);
 
-/* Reads the optional integer member `name` of the body into *out, checked
- * against [min, max]. Returns 1 when present, 0 when absent (or null), -1
- * with a ValidationError. */
+/* Reads the integer member `name` of the body into *out, checked against
+ * [min, max]. Returns 1 when present, 0 when absent (or null), -1 with a
+ * ValidationError ("<name> is required: <required>" when absent and
+ * `required` is not NULL). */
 int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t max,
-                    int64_t *out, struct tt_error *err);
+                    const char *required, int64_t *out, struct tt_error *err);
 
-/* Reads the optional string member `name` of the body. Returns 1 and sets
- * *out (borrowed from the body), 0 when absent or null, -1 with a
- * ValidationError when it is not a string. */
-int ledger_body_str(const json_t *body, const char *name, const char **out, size_t *len,
-                    struct tt_error *err);
+/* Reads the string member `name` of the body. Returns 1 and sets *out
+ * (borrowed from the body), 0 when absent or null, -1 with a
+ * ValidationError when it is not a string (or is absent and `required`, as
+ * ledger_body_int). */
+int ledger_body_str(const json_t *body, const char *name, const char *required,
+                    const char **out, size_t *len, struct tt_error *err);
 
 /* Checks that every member of the body is one of the NULL-terminated
  * `names`. Returns 0 or -1 with a ValidationError naming the member. */
@@ -137,8 +139,8 @@ int ledger_body_members(const json_t *body, const char *const *names, struct tt_
 
 /* ---- the lease rules (lease.c), shared by job leases and semaphore slots -- */
 
-/* Reads the body of an acquire or refresh: owner (required; the message
- * names what it holds, `holds`), then, when n_name is not NULL, the integer
+/* Reads the body of an acquire or refresh: owner (required: `holds` says
+ * who it is), then, when n_name is not NULL, the integer
  * member n_name (required, in [n_min, n_max], into *n; n_what says what it
  * is), then duration_seconds (required). Sets op->owner (borrowed from the
  * body) and op->w.duration. Returns 0, or -1 after answering. */

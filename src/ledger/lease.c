@@ -17,19 +17,12 @@ int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const
   struct tt_error err;
   const char *owner = NULL;
   size_t len = 0;
-  int has_owner, has_duration, has_n = 1;
   if (ledger_body_members(op->body, members, &err) != 0 ||
-      (has_owner = ledger_body_str(op->body, "owner", &owner, &len, &err)) < 0 ||
-      (!has_owner && tt_error_set(&err, TT_ERR_VALIDATION, "owner",
-                                  "owner is required: who holds %s", holds)) ||
+      ledger_body_str(op->body, "owner", holds, &owner, &len, &err) < 0 ||
       tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
-      (n_name && (has_n = ledger_body_int(op->body, n_name, n_min, n_max, n, &err)) < 0) ||
-      (!has_n && tt_error_set(&err, TT_ERR_VALIDATION, n_name, "%s is required: %s", n_name,
-                              n_what)) ||
-      (has_duration = ledger_body_int(op->body, "duration_seconds", 1,
-                                      TT_LEDGER_MAX_LEASE_SECONDS, &op->w.duration, &err)) < 0 ||
-      (!has_duration && tt_error_set(&err, TT_ERR_VALIDATION, "duration_seconds",
-                                     "duration_seconds is required: how long the lease lasts"))) {
+      (n_name && ledger_body_int(op->body, n_name, n_min, n_max, n_what, n, &err) < 0) ||
+      ledger_body_int(op->body, "duration_seconds", 1, TT_LEDGER_MAX_LEASE_SECONDS,
+                      "how long the lease lasts", &op->w.duration, &err) < 0) {
     ledger_fail(op, &err, NULL);
     return -1;
   }
@@ -285,7 +278,7 @@ void ledger_lease_start(struct tt_ledger_op *op) {
       ledger_lease_release(op);
     return;
   }
-  if (ledger_lease_args(op, lease_members, "the lease", NULL, 0, 0, NULL, NULL) != 0)
+  if (ledger_lease_args(op, lease_members, "who holds the lease", NULL, 0, 0, NULL, NULL) != 0)
     return;
   if (op->kind == TT_LEDGER_LEASE_REFRESH) {
     ledger_lease_refresh(op);

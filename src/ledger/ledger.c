@@ -252,11 +252,18 @@ void ledger_now_text(const struct tt_ledger_op *op, char *out, size_t cap) {
     out[0] = '\0';
 }
 
+/* An absent member: 0, or -1 with a ValidationError when it is required. */
+static int absent(const char *name, const char *required, struct tt_error *err) {
+  return required ? tt_error_set(err, TT_ERR_VALIDATION, name, "%s is required: %s", name,
+                                 required)
+                  : 0;
+}
+
 int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t max,
-                    int64_t *out, struct tt_error *err) {
+                    const char *required, int64_t *out, struct tt_error *err) {
   const json_t *v = json_object_get(body, name);
   if (v == NULL || json_is_null(v))
-    return 0;
+    return absent(name, required, err);
   int64_t x;
   if (tt_json_integer(v, &x) != 0 || x < min || x > max)
     return tt_error_set(err, TT_ERR_VALIDATION, name,
@@ -265,11 +272,11 @@ int ledger_body_int(const json_t *body, const char *name, int64_t min, int64_t m
   return 1;
 }
 
-int ledger_body_str(const json_t *body, const char *name, const char **out, size_t *len,
-                    struct tt_error *err) {
+int ledger_body_str(const json_t *body, const char *name, const char *required,
+                    const char **out, size_t *len, struct tt_error *err) {
   const json_t *v = json_object_get(body, name);
   if (v == NULL || json_is_null(v))
-    return 0;
+    return absent(name, required, err);
   if (!tt_json_is_string(v))
     return tt_error_set(err, TT_ERR_VALIDATION, name, "%s must be a string", name);
   *out = tt_json_string_text(v, len);
@@ -609,16 +616,15 @@ static void job_create(struct tt_ledger_op *op) {
   const char *job_id = NULL, *tenant = NULL, *status = "PENDING";
   size_t id_len = 0, tenant_len = 0, status_len = strlen(status);
   int64_t ttl_seconds = 0;
-  int has_id, has_tenant, has_ttl;
+  int has_id, has_ttl;
   if (ledger_body_members(op->body, members, &err) != 0 ||
-      (has_id = ledger_body_str(op->body, "job_id", &job_id, &id_len, &err)) < 0 ||
+      (has_id = ledger_body_str(op->body, "job_id", NULL, &job_id, &id_len, &err)) < 0 ||
       (has_id && tt_ledger_check_id(job_id, id_len, "job_id", &err) != 0) ||
-      (has_tenant = ledger_body_str(op->body, "tenant_id", &tenant, &tenant_len, &err)) < 0 ||
-      (!has_tenant && tt_error_set(&err, TT_ERR_VALIDATION, "tenant_id",
-                                   "tenant_id is required: the tenant the job belongs to")) ||
+      ledger_body_str(op->body, "tenant_id", "the tenant the job belongs to", &tenant,
+                      &tenant_len, &err) < 0 ||
       tt_ledger_check_id(tenant, tenant_len, "tenant_id", &err) != 0 ||
-      ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
-      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
+      ledger_body_str(op->body, "status", NULL, &status, &status_len, &err) < 0 ||
+      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS, NULL,
                                  &ttl_seconds, &err)) < 0 ||
       status_check(status, status_len, "status", false, &err) != 0) {
     ledger_fail(op, &err, NULL);
@@ -705,9 +711,9 @@ static void job_transition(struct tt_ledger_op *op) {
   int has_exp;
   if (ledger_body_members(op->body, members, &err) != 0 ||
       (has_exp = ledger_body_int(op->body, "expected_version", 0, INT64_C(9007199254740991),
-                                 &op->w.expected, &err)) < 0 ||
-      ledger_body_str(op->body, "to", &to, &to_len, &err) < 0 ||
-      (has_from = ledger_body_str(op->body, "from", &from, &from_len, &err)) < 0 ||
+                                 NULL, &op->w.expected, &err)) < 0 ||
+      ledger_body_str(op->body, "to", NULL, &to, &to_len, &err) < 0 ||
+      (has_from = ledger_body_str(op->body, "from", NULL, &from, &from_len, &err)) < 0 ||
       (!has_exp && tt_error_set(&err, TT_ERR_VALIDATION, "expected_version",
                                 "expected_version is required: the version of the job you "
                                 "read")) ||
@@ -760,8 +766,8 @@ static void record_put(struct tt_ledger_op *op) {
   int has_ttl;
   json_t *error = NULL;
   if (ledger_body_members(op->body, members, &err) != 0 ||
-      ledger_body_str(op->body, "status", &status, &status_len, &err) < 0 ||
-      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS,
+      ledger_body_str(op->body, "status", NULL, &status, &status_len, &err) < 0 ||
+      (has_ttl = ledger_body_int(op->body, "ttl_seconds", 1, TT_LEDGER_MAX_TTL_SECONDS, NULL,
                                  &ttl_seconds, &err)) < 0 ||
       ledger_sanitize_envelope(json_object_get(op->body, "error"), &error, &err) != 0 ||
       status_check(status, status_len, "status", true, &err) != 0 ||

@@ -210,13 +210,15 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
     return;
   switch (op->kind) {
   case TT_LEDGER_SEM_ACQUIRE:
-    if (ledger_lease_args(op, acquire_members, "the slot", "limit", 1, TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
-                  "how many owners may hold the semaphore at once") == 0)
+    if (ledger_lease_args(op, acquire_members, "who holds the slot", "limit", 1,
+                          TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
+                          "how many owners may hold the semaphore at once") == 0)
       read_slots(op, acquire_read);
     return;
   case TT_LEDGER_SEM_REFRESH:
-    if (ledger_lease_args(op, refresh_members, "the slot", "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
-                  "the slot the acquire answered") != 0)
+    if (ledger_lease_args(op, refresh_members, "who holds the slot", "slot", 0,
+                          TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
+                          "the slot the acquire answered") != 0)
       return;
     slot_sk(op);
     ledger_lease_refresh(op);
