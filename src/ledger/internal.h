@@ -93,6 +93,10 @@ const struct tt_orm_page *ledger_page(struct tt_ledger_op *op, struct tt_orm_res
 const char *ledger_result_str(const struct tt_orm_result *r, const char *name);
 int ledger_result_int(const struct tt_orm_result *r, const char *name, int64_t *out);
 
+/* The printf-style text in the op's arena, or NULL when out of memory. */
+const char *ledger_fmt(struct tt_ledger_op *op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* A new real JSON string of a C string (NULL when out of memory). */
 json_t *ledger_str(const char *s);
 

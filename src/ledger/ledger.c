@@ -572,13 +572,16 @@ static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx
 
 /* ---- jobs ---------------------------------------------------------------- */
 
-static const char *arena_cat(struct tt_ledger_op *op, const char *a, const char *b) {
-  size_t na = strlen(a), nb = strlen(b);
-  char *out = tt_arena_alloc(op->arena, na + nb + 1);
-  if (out) {
-    memcpy(out, a, na);
-    memcpy(out + na, b, nb + 1);
-  }
+const char *ledger_fmt(struct tt_ledger_op *op, const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *out = n < 0 ? NULL : tt_arena_alloc(op->arena, (size_t)n + 1);
+  if (out)
+    vsnprintf(out, (size_t)n + 1, fmt, aq);
+  va_end(aq);
+  va_end(ap);
   return out;
 }
 
@@ -638,7 +641,7 @@ static void job_create(struct tt_ledger_op *op) {
     }
     job_id = uuid;
   }
-  op->w.pk = arena_cat(op, "JOB#", job_id);
+  op->w.pk = ledger_fmt(op, "JOB#%s", job_id);
   struct ledger_item_args a = {.kind = TT_ORM_OP_CREATE, .model = TT_LEDGER_MODEL_META,
                                .oom = !op->w.pk};
   enum tt_expr_update_op set = TT_EXPR_UPD_SET;
@@ -925,7 +928,7 @@ static const char *path_key(struct tt_ledger_op *op, const char *prefix, const c
   const char *out = NULL;
   if (tt_ledger_check_id(id, id ? strlen(id) : 0, field, &err) != 0)
     ledger_fail(op, &err, NULL);
-  else if ((out = arena_cat(op, prefix, id)) == NULL)
+  else if ((out = ledger_fmt(op, "%s%s", prefix, id)) == NULL)
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
   return out;
 }

@@ -5,13 +5,10 @@
  * (lease.c). */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ledger/internal.h"
-
-#define SLOT_SK_BYTES sizeof("SLOT#000000000")
 
 static const char *const acquire_members[] = {"owner", "limit", "duration_seconds", NULL};
 static const char *const refresh_members[] = {"owner", "slot", "duration_seconds", NULL};
@@ -20,10 +17,7 @@ static const char *const refresh_members[] = {"owner", "slot", "duration_seconds
  * SLOT# and nine digits, so that slots sort by number (AppTheory's
  * SemaphoreSlotSortKey); NULL when out of memory. */
 static void slot_sk(struct tt_ledger_op *op) {
-  char *sk = tt_arena_alloc(op->arena, SLOT_SK_BYTES);
-  if (sk)
-    snprintf(sk, SLOT_SK_BYTES, "SLOT#%09d", (int)op->w.slot);
-  op->w.sk = sk;
+  op->w.sk = ledger_fmt(op, "SLOT#%09d", (int)op->w.slot);
 }
 
 /* A consistent query of the whole semaphore: at most 256 slot items, one
@@ -192,16 +186,10 @@ static int semaphore_key(struct tt_ledger_op *op) {
     ledger_fail(op, &err, NULL);
     return -1;
   }
-  char *pk = tt_arena_alloc(op->arena, 4 + ns + 1 + nj + 1);
-  if (pk == NULL) {
+  if ((op->w.pk = ledger_fmt(op, "SEM#%s#%s", op->scope, op->subject)) == NULL) {
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return -1;
   }
-  memcpy(pk, "SEM#", 4);
-  memcpy(pk + 4, op->scope, ns);
-  pk[4 + ns] = '#';
-  memcpy(pk + 5 + ns, op->subject, nj + 1);
-  op->w.pk = pk;
   return 0;
 }
 
