@@ -797,8 +797,9 @@ static void record_put(struct tt_ledger_op *op) {
 
 /* ---- lists --------------------------------------------------------------- */
 
-/* Answers a query step's page as {name: [items], "cursor"}. */
-static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const char *name) {
+/* Answers a query step's page as {"jobs"|"records": [items], "cursor"}. */
+static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r) {
+  const char *name = op->kind == TT_LEDGER_JOB_LIST ? "jobs" : "records";
   if (ledger_page(op, r) == NULL)
     return;
   json_t *items = ledger_page_json(r);
@@ -807,14 +808,6 @@ static void answer_list(struct tt_ledger_op *op, struct tt_orm_result *r, const 
   json_decref(items);
   json_decref(cursor);
   ledger_answer(op, 200, out);
-}
-
-static void jobs_listed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  answer_list(op, r, "jobs");
-}
-
-static void records_listed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  answer_list(op, r, "records");
 }
 
 /* The common members of a list query: limit, order, cursor. Returns 0, or
@@ -852,16 +845,19 @@ static struct tt_cond *eq(const char *attr, const char *value) {
   return ledger_cmp(attr, TT_COND_EQ, 1, &value);
 }
 
-static void job_list(struct tt_ledger_op *op) {
+/* Lists jobs through an index (by tenant_id, else by status) or the
+ * records of a job. */
+static void list(struct tt_ledger_op *op) {
   const struct tt_ledger_list_args *l = &op->list;
+  bool jobs = op->kind == TT_LEDGER_JOB_LIST;
+  const char *tenant = jobs ? l->tenant_id : NULL;
   struct tt_error err;
-  if ((l->tenant_id && tt_ledger_check_id(l->tenant_id, strlen(l->tenant_id), "tenant_id",
-                                          &err) != 0) ||
-      (l->status && status_check(l->status, strlen(l->status), "status", false, &err) != 0)) {
+  if ((tenant && tt_ledger_check_id(tenant, strlen(tenant), "tenant_id", &err) != 0) ||
+      (l->status && status_check(l->status, strlen(l->status), "status", !jobs, &err) != 0)) {
     ledger_fail(op, &err, NULL);
     return;
   }
-  if (!l->tenant_id && !l->status) {
+  if (jobs && !tenant && !l->status) {
     ledger_failf(op, TT_ERR_VALIDATION, "status",
                  "give status or tenant_id: jobs are listed through their indexes");
     return;
@@ -869,41 +865,27 @@ static void job_list(struct tt_ledger_op *op) {
   struct tt_orm_query_request rq;
   if (list_request(op, &rq) != 0)
     return;
-  /* Records and idempotency requests carry status and created_at too, so
-   * they share the status index: keep only the job items. */
-  rq.index = l->tenant_id ? "tenant-created-index" : "status-created-index";
-  bool both = l->tenant_id && l->status;
-  rq.filter = ledger_join(TT_COND_AND, both ? 2 : 1,
-                          (struct tt_cond *[]){eq("sk", "META"),
-                                               both ? eq("status", l->status) : NULL});
-  if (rq.filter == NULL || (l->tenant_id ? ledger_key(&rq.key, "tenant_id", l->tenant_id, NULL, 0,
-                                                      NULL)
-                                         : ledger_key(&rq.key, "status", l->status, NULL, 0,
-                                                      NULL)) != 0) {
+  int oom;
+  if (jobs) {
+    /* Records and idempotency requests carry status and created_at too, so
+     * they share the status index: keep only the job items. */
+    rq.index = tenant ? "tenant-created-index" : "status-created-index";
+    bool both = tenant && l->status;
+    rq.filter = ledger_join(TT_COND_AND, both ? 2 : 1,
+                            (struct tt_cond *[]){eq("sk", "META"),
+                                                 both ? eq("status", l->status) : NULL});
+    oom = rq.filter == NULL || ledger_key(&rq.key, tenant ? "tenant_id" : "status",
+                                          tenant ? tenant : l->status, NULL, 0, NULL) != 0;
+  } else {
+    oom = (l->status && (rq.filter = eq("status", l->status)) == NULL) ||
+          ledger_key(&rq.key, "pk", op->w.pk, "sk", TT_COND_BEGINS_WITH, "REC#") != 0;
+  }
+  if (oom) {
     tt_orm_query_request_clear(&rq);
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
     return;
   }
-  ledger_query(op, TT_LEDGER_MODEL_META, &rq, jobs_listed);
-}
-
-static void record_list(struct tt_ledger_op *op) {
-  const struct tt_ledger_list_args *l = &op->list;
-  struct tt_error err;
-  if (l->status && status_check(l->status, strlen(l->status), "status", true, &err) != 0) {
-    ledger_fail(op, &err, NULL);
-    return;
-  }
-  struct tt_orm_query_request rq;
-  if (list_request(op, &rq) != 0)
-    return;
-  if ((l->status && (rq.filter = eq("status", l->status)) == NULL) ||
-      ledger_key(&rq.key, "pk", op->w.pk, "sk", TT_COND_BEGINS_WITH, "REC#") != 0) {
-    tt_orm_query_request_clear(&rq);
-    ledger_failf(op, TT_ERR_INTERNAL, NULL, "out of memory");
-    return;
-  }
-  ledger_query(op, TT_LEDGER_MODEL_RECORD, &rq, records_listed);
+  ledger_query(op, jobs ? TT_LEDGER_MODEL_META : TT_LEDGER_MODEL_RECORD, &rq, answer_list);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -965,7 +947,8 @@ static void start_kind(struct tt_ledger_op *op) {
     read_meta(op, job_got);
     break;
   case TT_LEDGER_JOB_LIST:
-    job_list(op);
+  case TT_LEDGER_RECORD_LIST:
+    list(op);
     break;
   case TT_LEDGER_JOB_TRANSITION:
     job_transition(op);
@@ -979,9 +962,6 @@ static void start_kind(struct tt_ledger_op *op) {
     ledger_item(op, &a, record_got);
     break;
   }
-  case TT_LEDGER_RECORD_LIST:
-    record_list(op);
-    break;
   case TT_LEDGER_LEASE_ACQUIRE:
   case TT_LEDGER_LEASE_REFRESH:
   case TT_LEDGER_LEASE_RELEASE:
