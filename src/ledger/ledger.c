@@ -162,12 +162,10 @@ void ledger_fail(struct tt_ledger_op *op, const struct tt_error *err, json_t *de
 void ledger_failf(struct tt_ledger_op *op, enum tt_err_code code, const char *field,
                   const char *fmt, ...) {
   struct tt_error e;
-  char msg[sizeof(e.message)];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  tt_error_vset(&e, code, field, fmt, ap);
   va_end(ap);
-  tt_error_set(&e, code, field, "%s", msg);
   ledger_fail(op, &e, NULL);
 }
 
