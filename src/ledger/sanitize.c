@@ -318,28 +318,35 @@ static json_t *sanitize_under(enum tt_sanitize_rule rule, json_t *v, int level) 
   return sanitize_node(v, level);
 }
 
-/* Sanitizes the members of `obj` into `out` (which the caller owns). */
-static int sanitize_members(json_t *obj, json_t *out, int level) {
-  int rc = -1;
+static int envelope_member(const char *k, size_t klen);
+
+/* Sets the member `k` (klen bytes) of the object `out`, at `level`, to `v`
+ * sanitized under the key's rule, the key without CR/LF/NUL. With
+ * `drop_envelope`, a key that is an envelope member once stripped
+ * ("message\n") is dropped: it must not replace the real one. Returns 0, or
+ * -1 when out of memory. */
+static int sanitize_member(json_t *out, const char *k, size_t klen, json_t *v, int level,
+                           bool drop_envelope) {
   struct tt_buf key;
   tt_buf_init(&key, 0);
-  for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
-    const char *k = json_object_iter_key(it);
-    size_t klen = json_object_iter_key_len(it);
-    tt_buf_reset(&key);
-    if (append_stripped(&key, k, klen, true) != 0)
-      goto fail;
-    json_t *child = sanitize_under(tt_sanitize_key_rule(k, klen),
-                                   json_object_iter_value(it), level + 1);
-    /* Two keys that differ only by CR/LF/NUL collide: the later one wins.
-     * Both values went through the same rule, so nothing leaks either way. */
-    if (json_object_setn_new(out, key.data ? key.data : "", key.len, child) != 0)
-      goto fail;
-  }
-  rc = 0;
-fail:
+  int rc = append_stripped(&key, k, klen, true);
+  const char *name = key.data ? key.data : "";
+  /* Two keys that differ only by CR/LF/NUL collide: the later one wins.
+   * Both values went through the same rule, so nothing leaks either way. */
+  if (rc == 0 && !(drop_envelope && envelope_member(name, key.len) >= 0))
+    rc = json_object_setn_new(out, name, key.len,
+                              sanitize_under(tt_sanitize_key_rule(k, klen), v, level + 1));
   tt_buf_free(&key);
   return rc;
+}
+
+/* Sanitizes the members of `obj` into `out` (which the caller owns). */
+static int sanitize_members(json_t *obj, json_t *out, int level) {
+  for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it))
+    if (sanitize_member(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                        json_object_iter_value(it), level, false) != 0)
+      return -1;
+  return 0;
 }
 
 static json_t *sanitize_node(json_t *v, int level) {
@@ -691,31 +698,17 @@ fail:
 
 /* ---- error envelope ------------------------------------------------------- */
 
-/* The envelope members that are free text, and their field paths. */
-static const struct {
-  const char *name;
-  const char *field;
-} text_members[] = {
-    {"type", "error.type"},
-    {"code", "error.code"},
-    {"message", "error.message"},
-};
-#define TEXT_MEMBERS (sizeof text_members / sizeof text_members[0])
+/* The five envelope members: the free-text ones first, then retryable. */
+static const char *const envelope_names[] = {"type", "code", "message", "retryable", "fields"};
+#define TEXT_MEMBERS 3
+#define RETRYABLE 3
 
-/* Whether `k` (klen bytes) is exactly one of the five envelope members. */
-static bool envelope_member(const char *k, size_t klen) {
-  static const char *const names[] = {"type", "code", "message", "retryable", "fields"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strlen(names[i]) == klen && memcmp(names[i], k, klen) == 0)
-      return true;
-  return false;
-}
-
-static bool is_text_member(const char *k, size_t klen) {
-  for (size_t m = 0; m < TEXT_MEMBERS; m++)
-    if (strlen(text_members[m].name) == klen && memcmp(text_members[m].name, k, klen) == 0)
-      return true;
-  return false;
+/* The index of `k` (klen bytes) among the envelope members, or -1. */
+static int envelope_member(const char *k, size_t klen) {
+  for (int i = 0; i < 5; i++)
+    if (is_literal(k, klen, envelope_names[i]))
+      return i;
+  return -1;
 }
 
 static int text_member(json_t *v, json_t **out) {
@@ -734,20 +727,18 @@ int tt_sanitize_error_envelope(json_t *envelope, json_t **out, struct tt_error *
   if (!json_is_object(envelope))
     return tt_error_set(err, TT_ERR_VALIDATION, "error", "error must be an object");
   /* Shape first, so a bad envelope fails before any work. */
-  for (size_t m = 0; m < TEXT_MEMBERS; m++) {
-    json_t *v = json_object_get(envelope, text_members[m].name);
-    if (v != NULL && !json_is_null(v) && !json_is_string(v))
-      return tt_error_set(err, TT_ERR_VALIDATION, text_members[m].field, "%s must be a string",
-                          text_members[m].field);
+  static const char *const shapes[] = {"a string", "a string", "a string", "a boolean",
+                                       "an object"};
+  for (int m = 0; m < 5; m++) {
+    json_t *v = json_object_get(envelope, envelope_names[m]);
+    char field[16];
+    snprintf(field, sizeof field, "error.%s", envelope_names[m]);
+    if (v != NULL && !json_is_null(v) &&
+        !(m < TEXT_MEMBERS ? json_is_string(v)
+          : m == RETRYABLE ? json_is_boolean(v)
+                           : json_is_object(v)))
+      return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be %s", field, shapes[m]);
   }
-  json_t *retryable = json_object_get(envelope, "retryable");
-  if (retryable != NULL && !json_is_null(retryable) && !json_is_boolean(retryable))
-    return tt_error_set(err, TT_ERR_VALIDATION, "error.retryable",
-                        "error.retryable must be a boolean");
-  json_t *fields = json_object_get(envelope, "fields");
-  if (fields != NULL && !json_is_null(fields) && !json_is_object(fields))
-    return tt_error_set(err, TT_ERR_VALIDATION, "error.fields",
-                        "error.fields must be an object");
 
   res = json_object();
   if (res == NULL)
@@ -755,37 +746,17 @@ int tt_sanitize_error_envelope(json_t *envelope, json_t **out, struct tt_error *
   for (void *it = json_object_iter(envelope); it; it = json_object_iter_next(envelope, it)) {
     const char *k = json_object_iter_key(it);
     size_t klen = json_object_iter_key_len(it);
-    json_t *v = json_object_iter_value(it);
-    if (envelope_member(k, klen) && json_is_null(v))
+    json_t *v = json_object_iter_value(it), *s = NULL;
+    int m = envelope_member(k, klen);
+    if (m >= 0 && json_is_null(v))
       continue;
-    if (is_text_member(k, klen)) {
-      json_t *s = NULL;
-      if (text_member(v, &s) != 0 || json_object_setn_new(res, k, klen, s) != 0)
-        goto oom;
-      continue;
-    }
-    if (klen == 9 && memcmp(k, "retryable", 9) == 0) {
-      if (json_object_setn_new(res, k, klen, json_copy(v)) != 0)
-        goto oom;
-      continue;
-    }
-    /* fields and extra members follow the map rules, as in any stored
-     * object; level 1 is the envelope. */
-    struct tt_buf key;
-    tt_buf_init(&key, 0);
-    if (append_stripped(&key, k, klen, true) != 0) {
-      tt_buf_free(&key);
-      goto oom;
-    }
-    /* An extra member that only differs from a real one by CR/LF/NUL
-     * ("message\n") is dropped: it must not replace the real one. */
-    if (!envelope_member(k, klen) && envelope_member(key.data ? key.data : "", key.len)) {
-      tt_buf_free(&key);
-      continue;
-    }
-    json_t *child = sanitize_under(tt_sanitize_key_rule(k, klen), v, 1);
-    int rc = json_object_setn_new(res, key.data ? key.data : "", key.len, child);
-    tt_buf_free(&key);
+    int rc;
+    if (m >= 0 && m < TEXT_MEMBERS)
+      rc = text_member(v, &s) != 0 ? -1 : json_object_setn_new(res, k, klen, s);
+    else if (m == RETRYABLE)
+      rc = json_object_setn_new(res, k, klen, json_copy(v));
+    else /* fields and extra members: the map rules, as in any stored object */
+      rc = sanitize_member(res, k, klen, v, 0, m < 0);
     if (rc != 0)
       goto oom;
   }
