@@ -76,15 +76,9 @@ static void duplicate_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
   answer_outcome(op, 200, "already_completed", r);
 }
 
-static void read_request(struct tt_ledger_op *op, ledger_next_fn next) {
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_REQUEST,
-                               .sk = op->w.sk, .consistent = true};
-  ledger_item(op, &a, next);
-}
-
 static void created(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
-    read_request(op, duplicate_read);
+    ledger_get(op, TT_LEDGER_MODEL_REQUEST, op->w.sk, duplicate_read);
   else if (ledger_ok(op, r))
     answer_outcome(op, 201, "created", NULL);
 }
@@ -109,8 +103,8 @@ static void already_completed(struct tt_ledger_op *op, struct tt_orm_result *r) 
 }
 
 static void completed(struct tt_ledger_op *op, struct tt_orm_result *r) {
-  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
-    read_request(op, already_completed); /* the first completion stands */
+  if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED)) /* the first completion stands */
+    ledger_get(op, TT_LEDGER_MODEL_REQUEST, op->w.sk, already_completed);
   else if (ledger_ok_or(op, r, TT_ERR_ITEM_NOT_FOUND, TT_ERR_ITEM_NOT_FOUND, "key",
                         "no idempotency request has this key in this job; create it first "
                         "with POST /v1/jobs/{id}/requests/{key}"))

@@ -52,6 +52,10 @@ void ledger_set_av(struct ledger_item_args *a, enum tt_expr_update_op act, const
  * (docs/internals/completions.md). */
 void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_next_fn next);
 
+/* Starts the consistent read of the item `sk` (NULL: out of memory) of
+ * `model` as ledger_item does. */
+void ledger_get(struct tt_ledger_op *op, const char *model, const char *sk, ledger_next_fn next);
+
 /* Starts one ORM query on `model` of the typed request `rq` (moved: its key
  * conditions and filter are the query's, freed also when it cannot start). */
 void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,

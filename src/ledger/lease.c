@@ -248,9 +248,7 @@ static void release_item_read(struct tt_ledger_op *op, struct tt_orm_result *r) 
 }
 
 void ledger_lease_release(struct tt_ledger_op *op) {
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = lease_item(op)->model,
-                               .sk = op->w.sk, .consistent = true, .oom = !op->w.sk};
-  ledger_item(op, &a, release_item_read);
+  ledger_get(op, lease_item(op)->model, op->w.sk, release_item_read);
 }
 
 /* ---- job leases ---------------------------------------------------------- */
@@ -284,7 +282,5 @@ void ledger_lease_start(struct tt_ledger_op *op) {
     ledger_lease_refresh(op);
     return;
   }
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_META,
-                               .sk = "META", .consistent = true};
-  ledger_item(op, &a, acquire_job_read);
+  ledger_get(op, TT_LEDGER_MODEL_META, "META", acquire_job_read);
 }

@@ -537,6 +537,12 @@ void ledger_item(struct tt_ledger_op *op, struct ledger_item_args *a, ledger_nex
     step_done(&s->u.ctx); /* it finished inside its start: go on now */
 }
 
+void ledger_get(struct tt_ledger_op *op, const char *model, const char *sk, ledger_next_fn next) {
+  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = model, .sk = sk,
+                               .consistent = true, .oom = !sk};
+  ledger_item(op, &a, next);
+}
+
 void ledger_query(struct tt_ledger_op *op, const char *model, struct tt_orm_query_request *rq,
                   ledger_next_fn next) {
   struct ledger_step *s = step_new(op, model, next);
@@ -660,12 +666,6 @@ static void job_got(struct tt_ledger_op *op, struct tt_orm_result *r) {
     answer_item(op, r, 200);
 }
 
-static void read_meta(struct tt_ledger_op *op, ledger_next_fn next) {
-  struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_META,
-                               .sk = "META", .consistent = true};
-  ledger_item(op, &a, next);
-}
-
 /* A failed transition condition: read the job and say which rule failed. */
 static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (r->status != 0) {
@@ -698,7 +698,7 @@ static void transition_classify(struct tt_ledger_op *op, struct tt_orm_result *r
 
 static void transitioned(struct tt_ledger_op *op, struct tt_orm_result *r) {
   if (ledger_failed_with(r, TT_ERR_CONDITION_FAILED))
-    read_meta(op, transition_classify);
+    ledger_get(op, TT_LEDGER_MODEL_META, "META", transition_classify);
   else
     job_got(op, r);
 }
@@ -942,7 +942,7 @@ static void start_kind(struct tt_ledger_op *op) {
     job_create(op);
     break;
   case TT_LEDGER_JOB_GET:
-    read_meta(op, job_got);
+    ledger_get(op, TT_LEDGER_MODEL_META, "META", job_got);
     break;
   case TT_LEDGER_JOB_LIST:
   case TT_LEDGER_RECORD_LIST:
@@ -954,12 +954,9 @@ static void start_kind(struct tt_ledger_op *op) {
   case TT_LEDGER_RECORD_PUT:
     record_put(op);
     break;
-  case TT_LEDGER_RECORD_GET: {
-    struct ledger_item_args a = {.kind = TT_ORM_OP_GET, .model = TT_LEDGER_MODEL_RECORD,
-                                 .sk = op->w.sk, .consistent = true};
-    ledger_item(op, &a, record_got);
+  case TT_LEDGER_RECORD_GET:
+    ledger_get(op, TT_LEDGER_MODEL_RECORD, op->w.sk, record_got);
     break;
-  }
   case TT_LEDGER_LEASE_ACQUIRE:
   case TT_LEDGER_LEASE_REFRESH:
   case TT_LEDGER_LEASE_RELEASE:
