@@ -16,7 +16,6 @@
 #include "ledger/sanitize.h"
 #include "obs/log.h"
 #include "orm/item.h"
-#include "util/text.h"
 #include "util/utf8.h"
 #include "value/json_exact.h"
 #include "value/number.h"
@@ -41,21 +40,6 @@ bool tt_ledger_job_status_valid(const char *s) { return in_list(s, job_statuses)
 bool tt_ledger_job_status_terminal(const char *s) { return in_list(s, terminal_statuses); }
 
 bool tt_ledger_record_status_valid(const char *s) { return in_list(s, record_statuses); }
-
-/* The name of a kind for logs ("job.create"); never NULL. */
-static const char *kind_name(enum tt_ledger_kind kind) {
-  static const char *const names[] = {[TT_LEDGER_TABLE_ENSURE] = "table.ensure",
-      [TT_LEDGER_TABLE_DELETE] = "table.delete", [TT_LEDGER_JOB_CREATE] = "job.create",
-      [TT_LEDGER_JOB_GET] = "job.get", [TT_LEDGER_JOB_LIST] = "job.list",
-      [TT_LEDGER_JOB_TRANSITION] = "job.transition", [TT_LEDGER_RECORD_PUT] = "record.put",
-      [TT_LEDGER_RECORD_GET] = "record.get", [TT_LEDGER_RECORD_LIST] = "record.list",
-      [TT_LEDGER_LEASE_ACQUIRE] = "lease.acquire", [TT_LEDGER_LEASE_REFRESH] = "lease.refresh",
-      [TT_LEDGER_LEASE_RELEASE] = "lease.release", [TT_LEDGER_REQUEST_CREATE] = "request.create",
-      [TT_LEDGER_REQUEST_COMPLETE] = "request.complete",
-      [TT_LEDGER_SEM_ACQUIRE] = "semaphore.acquire", [TT_LEDGER_SEM_REFRESH] = "semaphore.refresh",
-      [TT_LEDGER_SEM_RELEASE] = "semaphore.release", [TT_LEDGER_SEM_INSPECT] = "semaphore.inspect"};
-  return TT_NAME_OF(names, kind, "unknown");
-}
 
 int tt_ledger_uuid4(char out[37]) {
   unsigned char b[16];
@@ -95,6 +79,9 @@ int tt_ledger_check_id(const char *s, size_t len, const char *field, struct tt_e
 }
 
 /* ---- answers, logs ------------------------------------------------------- */
+
+/* The name of a kind for logs ("job.create"); never NULL. */
+static const char *kind_name(enum tt_ledger_kind kind);
 
 /* One debug line per operation: names and codes only. The error message is
  * left out because it may quote what the client sent (an unknown member's
@@ -568,7 +555,9 @@ static void table_done(struct tt_ledger_op *op, struct tt_orm_result *r) {
 /* Starts PUT or DELETE .../table for the jobs table (the JobMeta model's).
  * The model routes refuse the reserved table, so the ledger deletes its own
  * (still only with --allow-table-delete: the ORM checks). */
-static void ledger_table(struct tt_ledger_op *op, int (*start)(struct tt_orm_ctx *ctx)) {
+static void ledger_table(struct tt_ledger_op *op) {
+  int (*start)(struct tt_orm_ctx *ctx) =
+      op->kind == TT_LEDGER_TABLE_ENSURE ? tt_orm_table_ensure : tt_orm_table_delete;
   struct ledger_step *s = step_new(op, TT_LEDGER_MODEL_META, table_done);
   if (s && start(&s->u.ctx) != 0)
     step_done(&s->u.ctx);
@@ -888,14 +877,47 @@ static void list(struct tt_ledger_op *op) {
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static bool is_semaphore(enum tt_ledger_kind k) {
-  return k == TT_LEDGER_SEM_ACQUIRE || k == TT_LEDGER_SEM_REFRESH || k == TT_LEDGER_SEM_RELEASE ||
-         k == TT_LEDGER_SEM_INSPECT;
+static void job_get(struct tt_ledger_op *op) {
+  ledger_get(op, TT_LEDGER_MODEL_META, "META", job_got);
 }
 
-static bool needs_job(enum tt_ledger_kind k) {
-  return k != TT_LEDGER_TABLE_ENSURE && k != TT_LEDGER_TABLE_DELETE &&
-         k != TT_LEDGER_JOB_CREATE && k != TT_LEDGER_JOB_LIST && !is_semaphore(k);
+static void record_get(struct tt_ledger_op *op) {
+  ledger_get(op, TT_LEDGER_MODEL_RECORD, op->w.sk, record_got);
+}
+
+/* Each kind's name in logs, its start, and whether its path names a job
+ * (op->w.pk is JOB#<job_id>). */
+static const struct {
+  const char *name;
+  void (*start)(struct tt_ledger_op *op);
+  bool job;
+} kinds[] = {
+    [TT_LEDGER_TABLE_ENSURE] = {"table.ensure", ledger_table, false},
+    [TT_LEDGER_TABLE_DELETE] = {"table.delete", ledger_table, false},
+    [TT_LEDGER_JOB_CREATE] = {"job.create", job_create, false},
+    [TT_LEDGER_JOB_GET] = {"job.get", job_get, true},
+    [TT_LEDGER_JOB_LIST] = {"job.list", list, false},
+    [TT_LEDGER_JOB_TRANSITION] = {"job.transition", job_transition, true},
+    [TT_LEDGER_RECORD_PUT] = {"record.put", record_put, true},
+    [TT_LEDGER_RECORD_GET] = {"record.get", record_get, true},
+    [TT_LEDGER_RECORD_LIST] = {"record.list", list, true},
+    [TT_LEDGER_LEASE_ACQUIRE] = {"lease.acquire", ledger_lease_start, true},
+    [TT_LEDGER_LEASE_REFRESH] = {"lease.refresh", ledger_lease_start, true},
+    [TT_LEDGER_LEASE_RELEASE] = {"lease.release", ledger_lease_start, true},
+    [TT_LEDGER_REQUEST_CREATE] = {"request.create", ledger_request_start, true},
+    [TT_LEDGER_REQUEST_COMPLETE] = {"request.complete", ledger_request_start, true},
+    [TT_LEDGER_SEM_ACQUIRE] = {"semaphore.acquire", ledger_semaphore_start, false},
+    [TT_LEDGER_SEM_REFRESH] = {"semaphore.refresh", ledger_semaphore_start, false},
+    [TT_LEDGER_SEM_RELEASE] = {"semaphore.release", ledger_semaphore_start, false},
+    [TT_LEDGER_SEM_INSPECT] = {"semaphore.inspect", ledger_semaphore_start, false},
+};
+
+static bool known(enum tt_ledger_kind kind) {
+  return (size_t)kind < sizeof(kinds) / sizeof(kinds[0]) && kinds[kind].start;
+}
+
+static const char *kind_name(enum tt_ledger_kind kind) {
+  return known(kind) ? kinds[kind].name : "unknown";
 }
 
 static void start_kind(struct tt_ledger_op *op);
@@ -924,56 +946,16 @@ int tt_ledger_start(struct tt_ledger_op *op) {
 static void start_kind(struct tt_ledger_op *op) {
   op->w.now_ns = tt_orm_now_ns(op->orm);
   op->w.now_s = op->w.now_ns / 1000000000;
-  if (needs_job(op->kind) && (op->w.pk = path_key(op, "JOB#", op->job_id, "job_id")) == NULL)
+  if ((!known(op->kind) || kinds[op->kind].job) &&
+      (op->w.pk = path_key(op, "JOB#", op->job_id, "job_id")) == NULL)
     return;
   bool record = op->kind == TT_LEDGER_RECORD_PUT || op->kind == TT_LEDGER_RECORD_GET;
   bool request = op->kind == TT_LEDGER_REQUEST_CREATE || op->kind == TT_LEDGER_REQUEST_COMPLETE;
   if ((record && (op->w.sk = path_key(op, "REC#", op->record_id, "record_id")) == NULL) ||
       (request && (op->w.sk = path_key(op, "REQ#", op->key, "key")) == NULL))
     return;
-  switch (op->kind) {
-  case TT_LEDGER_TABLE_ENSURE:
-    ledger_table(op, tt_orm_table_ensure);
-    break;
-  case TT_LEDGER_TABLE_DELETE:
-    ledger_table(op, tt_orm_table_delete);
-    break;
-  case TT_LEDGER_JOB_CREATE:
-    job_create(op);
-    break;
-  case TT_LEDGER_JOB_GET:
-    ledger_get(op, TT_LEDGER_MODEL_META, "META", job_got);
-    break;
-  case TT_LEDGER_JOB_LIST:
-  case TT_LEDGER_RECORD_LIST:
-    list(op);
-    break;
-  case TT_LEDGER_JOB_TRANSITION:
-    job_transition(op);
-    break;
-  case TT_LEDGER_RECORD_PUT:
-    record_put(op);
-    break;
-  case TT_LEDGER_RECORD_GET:
-    ledger_get(op, TT_LEDGER_MODEL_RECORD, op->w.sk, record_got);
-    break;
-  case TT_LEDGER_LEASE_ACQUIRE:
-  case TT_LEDGER_LEASE_REFRESH:
-  case TT_LEDGER_LEASE_RELEASE:
-    ledger_lease_start(op);
-    break;
-  case TT_LEDGER_REQUEST_CREATE:
-  case TT_LEDGER_REQUEST_COMPLETE:
-    ledger_request_start(op);
-    break;
-  case TT_LEDGER_SEM_ACQUIRE:
-  case TT_LEDGER_SEM_REFRESH:
-  case TT_LEDGER_SEM_RELEASE:
-  case TT_LEDGER_SEM_INSPECT:
-    ledger_semaphore_start(op);
-    break;
-  default:
+  if (known(op->kind))
+    kinds[op->kind].start(op);
+  else
     ledger_failf(op, TT_ERR_INTERNAL, NULL, "unknown ledger operation");
-    break;
-  }
 }
