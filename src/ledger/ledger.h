@@ -34,7 +34,7 @@
 #define TT_LEDGER_MAX_LIMIT 1000
 #define TT_LEDGER_MAX_SEM_LIMIT 256             /* slots of one semaphore (AppTheory's cap) */
 
-/* Registers the four built-in models on `table` (NULL or "": the default
+/* Registers the five built-in models on `table` (NULL or "": the default
  * table) into `r`, as tt_model_registry_load_text does: all or nothing, and
  * a model of the same name that differs (or a model of another name that
  * shares the table with other keys or indexes) is an error. Call it before

@@ -92,11 +92,9 @@ static const char ledger_dms[] =
     "      - { attribute: \"lease_expires_at\", type: \"N\", format: \"unix_seconds\", required: true }\n"
     LEDGER_MODEL_TAIL;
 
-/* The DMS document (v0.2) of the four built-in models on `table`, as a new
+/* The DMS document (v0.2) of the built-in models on `table`, as a new
  * jansson tree (caller decrefs); NULL when out of memory. */
 static json_t *tt_ledger_models_doc(const char *table) {
-  if (table == NULL || table[0] == '\0')
-    table = TT_LEDGER_DEFAULT_TABLE;
   json_t *docs = NULL;
   struct tt_error err;
   if (tt_dms_parse(ledger_dms, sizeof(ledger_dms) - 1, TT_DMS_SYNTAX_YAML, "ledger", &docs,
@@ -117,11 +115,12 @@ static json_t *tt_ledger_models_doc(const char *table) {
 
 int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
                               struct tt_error *err) {
+  if (table == NULL || table[0] == '\0')
+    table = TT_LEDGER_DEFAULT_TABLE;
   /* Again on the same table: nothing to do (the reservation kept anyone
    * else from changing the models since). */
   const struct tt_model *meta = tt_model_registry_get_internal(r, TT_LEDGER_MODEL_META);
-  if (meta && tt_model_registry_is_reserved(r, meta) &&
-      strcmp(meta->table, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE) == 0)
+  if (meta && tt_model_registry_is_reserved(r, meta) && strcmp(meta->table, table) == 0)
     return 0;
   json_t *doc = tt_ledger_models_doc(table);
   if (doc == NULL)
@@ -138,8 +137,7 @@ int tt_ledger_register_models(struct tt_model_registry *r, const char *table,
    * if nothing else writes its items: the registry serves these models and
    * their table to no one else (docs/ledger.md "Reserved"). */
   if (rc == 0)
-    rc = tt_model_registry_reserve_table(r, table && table[0] ? table : TT_LEDGER_DEFAULT_TABLE,
-                                         "the job ledger", err);
+    rc = tt_model_registry_reserve_table(r, table, "the job ledger", err);
   if (rc != 0) {
     struct tt_error named = *err;
     return tt_error_set(err, named.code, "jobs-table", "jobs-table: built-in ledger models: %s",
