@@ -147,18 +147,14 @@ int ledger_body_members(const json_t *body, const char *const *names, struct tt_
 
 /* ---- the lease rules (lease.c), shared by job leases and semaphore slots -- */
 
-/* Reads the body of an acquire or refresh: owner (required: `holds` says
- * who it is), then, when n_name is not NULL, the integer
- * member n_name (required, in [n_min, n_max], into *n; n_what says what it
- * is), then duration_seconds (required). Sets op->owner (borrowed from the
- * body) and op->w.duration. Returns 0, or -1 after answering. */
-int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const char *holds,
-                      const char *n_name, int64_t n_min, int64_t n_max, int64_t *n,
-                      const char *n_what);
+/* Reads the body of an acquire or refresh: owner (required, sets op->owner,
+ * borrowed from the body), a semaphore acquire's limit (op->w.limit) or
+ * refresh's slot (op->w.slot), then duration_seconds (op->w.duration), all
+ * required. Returns 0, or -1 after answering. */
+int ledger_lease_args(struct tt_ledger_op *op);
 
-/* Checks the ?owner= of a release; `usage` ends the message when it is
- * missing. Returns 0, or -1 after answering. */
-int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage);
+/* Checks the ?owner= of a release. Returns 0, or -1 after answering. */
+int ledger_lease_query_owner(struct tt_ledger_op *op);
 
 /* Typed conditions (expr/build.h), built directly: `attr op` the n string
  * values (none for exists/not_exists), `attr op` one integer, the and/or of

@@ -11,38 +11,6 @@
 
 /* ---- the lease rules, shared with semaphore.c's slots ------------------- */
 
-int ledger_lease_args(struct tt_ledger_op *op, const char *const *members, const char *holds,
-                      const char *n_name, int64_t n_min, int64_t n_max, int64_t *n,
-                      const char *n_what) {
-  struct tt_error err;
-  const char *owner = NULL;
-  size_t len = 0;
-  if (ledger_body_members(op->body, members, &err) != 0 ||
-      ledger_body_str(op->body, "owner", holds, &owner, &len, &err) < 0 ||
-      tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
-      (n_name && ledger_body_int(op->body, n_name, n_min, n_max, n_what, n, &err) < 0) ||
-      ledger_body_int(op->body, "duration_seconds", 1, TT_LEDGER_MAX_LEASE_SECONDS,
-                      "how long the lease lasts", &op->w.duration, &err) < 0) {
-    ledger_fail(op, &err, NULL);
-    return -1;
-  }
-  op->owner = owner;
-  return 0;
-}
-
-int ledger_lease_query_owner(struct tt_ledger_op *op, const char *usage) {
-  struct tt_error err;
-  if (op->owner == NULL) {
-    ledger_failf(op, TT_ERR_VALIDATION, "owner", "owner is required: %s", usage);
-    return -1;
-  }
-  if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
-    ledger_fail(op, &err, NULL);
-    return -1;
-  }
-  return 0;
-}
-
 /* A comparison of attr with room for n values (zeroed). */
 static struct tt_cond *cmp_new(const char *attr, enum tt_cond_op op, size_t n) {
   struct tt_cond *c = calloc(1, sizeof(*c));
@@ -125,13 +93,17 @@ static const struct lease_item {
   const char *what;        /* that kept changing while it was being released */
   const char *not_renewed; /* LeaseNotOwned of a refresh */
   const char *not_freed;   /* LeaseNotOwned of a release */
+  const char *holder;      /* what a missing owner of an acquire or refresh is */
+  const char *release;     /* the usage a release without ?owner= is told */
 } lease_items[] = {
     {TT_LEDGER_MODEL_LOCK, "lock", "lease",
      "this owner does not hold an unexpired lease on this job; acquire it again",
-     "another owner holds the lease on this job; only its owner can release it"},
+     "another owner holds the lease on this job; only its owner can release it",
+     "who holds the lease", "DELETE .../lease?owner=<who holds it>"},
     {TT_LEDGER_MODEL_SEMAPHORE, "slot", "slot",
      "this owner does not hold an unexpired lease on this slot; acquire again",
-     "another owner holds this slot; only its owner can release it"},
+     "another owner holds this slot; only its owner can release it", "who holds the slot",
+     "DELETE .../lease?owner=<who holds it>&slot=<slot>"},
 };
 
 static bool on_slot(const struct tt_ledger_op *op) {
@@ -141,6 +113,44 @@ static bool on_slot(const struct tt_ledger_op *op) {
 
 static const struct lease_item *lease_item(const struct tt_ledger_op *op) {
   return &lease_items[on_slot(op)];
+}
+
+int ledger_lease_args(struct tt_ledger_op *op) {
+  static const char *const members[][4] = {{"owner", "duration_seconds"},
+                                           {"owner", "limit", "duration_seconds"},
+                                           {"owner", "slot", "duration_seconds"}};
+  bool limit = op->kind == TT_LEDGER_SEM_ACQUIRE, slot = op->kind == TT_LEDGER_SEM_REFRESH;
+  struct tt_error err;
+  const char *owner = NULL;
+  size_t len = 0;
+  if (ledger_body_members(op->body, members[limit ? 1 : slot ? 2 : 0], &err) != 0 ||
+      ledger_body_str(op->body, "owner", lease_item(op)->holder, &owner, &len, &err) < 0 ||
+      tt_ledger_check_id(owner, len, "owner", &err) != 0 ||
+      (limit && ledger_body_int(op->body, "limit", 1, TT_LEDGER_MAX_SEM_LIMIT,
+                                "how many owners may hold the semaphore at once", &op->w.limit,
+                                &err) < 0) ||
+      (slot && ledger_body_int(op->body, "slot", 0, TT_LEDGER_MAX_SEM_LIMIT - 1,
+                               "the slot the acquire answered", &op->w.slot, &err) < 0) ||
+      ledger_body_int(op->body, "duration_seconds", 1, TT_LEDGER_MAX_LEASE_SECONDS,
+                      "how long the lease lasts", &op->w.duration, &err) < 0) {
+    ledger_fail(op, &err, NULL);
+    return -1;
+  }
+  op->owner = owner;
+  return 0;
+}
+
+int ledger_lease_query_owner(struct tt_ledger_op *op) {
+  struct tt_error err;
+  if (op->owner == NULL) {
+    ledger_failf(op, TT_ERR_VALIDATION, "owner", "owner is required: %s", lease_item(op)->release);
+    return -1;
+  }
+  if (tt_ledger_check_id(op->owner, strlen(op->owner), "owner", &err) != 0) {
+    ledger_fail(op, &err, NULL);
+    return -1;
+  }
+  return 0;
 }
 
 void ledger_lease_answer(struct tt_ledger_op *op) {
@@ -253,8 +263,6 @@ void ledger_lease_release(struct tt_ledger_op *op) {
 
 /* ---- job leases ---------------------------------------------------------- */
 
-static const char *const lease_members[] = {"owner", "duration_seconds", NULL};
-
 /* ---- acquire: the job must exist; then one conditional upsert ------------ */
 
 static void acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
@@ -272,11 +280,11 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 void ledger_lease_start(struct tt_ledger_op *op) {
   op->w.sk = "LOCK";
   if (op->kind == TT_LEDGER_LEASE_RELEASE) {
-    if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>") == 0)
+    if (ledger_lease_query_owner(op) == 0)
       ledger_lease_release(op);
     return;
   }
-  if (ledger_lease_args(op, lease_members, "who holds the lease", NULL, 0, 0, NULL, NULL) != 0)
+  if (ledger_lease_args(op) != 0)
     return;
   if (op->kind == TT_LEDGER_LEASE_REFRESH) {
     ledger_lease_refresh(op);

@@ -10,9 +10,6 @@
 
 #include "ledger/internal.h"
 
-static const char *const acquire_members[] = {"owner", "limit", "duration_seconds", NULL};
-static const char *const refresh_members[] = {"owner", "slot", "duration_seconds", NULL};
-
 /* Sets the lease item op->w.sk to the sort key of the slot op->w.slot:
  * SLOT# and nine digits, so that slots sort by number (AppTheory's
  * SemaphoreSlotSortKey); NULL when out of memory. */
@@ -198,21 +195,17 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
     return;
   switch (op->kind) {
   case TT_LEDGER_SEM_ACQUIRE:
-    if (ledger_lease_args(op, acquire_members, "who holds the slot", "limit", 1,
-                          TT_LEDGER_MAX_SEM_LIMIT, &op->w.limit,
-                          "how many owners may hold the semaphore at once") == 0)
+    if (ledger_lease_args(op) == 0)
       read_slots(op, acquire_read);
     return;
   case TT_LEDGER_SEM_REFRESH:
-    if (ledger_lease_args(op, refresh_members, "who holds the slot", "slot", 0,
-                          TT_LEDGER_MAX_SEM_LIMIT - 1, &op->w.slot,
-                          "the slot the acquire answered") != 0)
+    if (ledger_lease_args(op) != 0)
       return;
     slot_sk(op);
     ledger_lease_refresh(op);
     return;
   case TT_LEDGER_SEM_RELEASE: {
-    if (ledger_lease_query_owner(op, "DELETE .../lease?owner=<who holds it>&slot=<slot>") != 0)
+    if (ledger_lease_query_owner(op) != 0)
       return;
     if (query_slot(op) == 0)
       ledger_lease_release(op);
