@@ -170,9 +170,8 @@ struct tt_cond *ledger_join(enum tt_cond_kind kind, size_t n, struct tt_cond **p
 int ledger_key(struct tt_key_cond *k, const char *pk_attr, const char *pk, const char *sk_attr,
                enum tt_cond_op sk_op, const char *sk);
 
-/* A lease is the item op->w.sk of the JobLock model (a job's, "LOCK") or
- * of the SemaphoreLease model (a semaphore slot's, op->w.slot, for the
- * semaphore kinds); NULL op->w.sk answers out of memory. */
+/* A lease is a job's JobLock item LOCK, or for the semaphore kinds the
+ * SemaphoreLease item of the slot op->w.slot. */
 
 /* Starts the upsert that takes the lease for op->owner until now + duration
  * under "no item, expired, or already ours", writing the item's identity

@@ -115,6 +115,13 @@ static const struct lease_item *lease_item(const struct tt_ledger_op *op) {
   return &lease_items[on_slot(op)];
 }
 
+/* Sets op->w.sk to the sort key of the lease item: LOCK, or SLOT# and nine
+ * digits, so that slots sort by number (AppTheory's SemaphoreSlotSortKey);
+ * NULL when out of memory. */
+static void lease_sk(struct tt_ledger_op *op) {
+  op->w.sk = on_slot(op) ? ledger_fmt(op, "SLOT#%09d", (int)op->w.slot) : "LOCK";
+}
+
 int ledger_lease_args(struct tt_ledger_op *op) {
   static const char *const members[][4] = {{"owner", "duration_seconds"},
                                            {"owner", "limit", "duration_seconds"},
@@ -165,12 +172,13 @@ void ledger_lease_answer(struct tt_ledger_op *op) {
                                      ledger_str(op->owner), "expires_at", expires));
 }
 
-/* Starts the update of the lease item op->w.sk: the lease fields that take
+/* Starts the update of the lease item: the lease fields that take
  * it for op->owner until now + duration, as an upsert under "no item,
  * expired, or already ours" that keeps the item's identity (`take`), or
  * that extend op->owner's unexpired lease under "ours and not expired"
  * (!take). */
 static void lease_write(struct tt_ledger_op *op, bool take, ledger_next_fn next) {
+  lease_sk(op);
   int64_t expires = op->w.now_s + op->w.duration;
   struct ledger_item_args a = {.kind = TT_ORM_OP_UPDATE, .model = lease_item(op)->model,
                                .sk = op->w.sk, .upsert = take, .oom = !op->w.sk};
@@ -258,6 +266,7 @@ static void release_item_read(struct tt_ledger_op *op, struct tt_orm_result *r) 
 }
 
 void ledger_lease_release(struct tt_ledger_op *op) {
+  lease_sk(op);
   ledger_get(op, lease_item(op)->model, op->w.sk, release_item_read);
 }
 
@@ -278,7 +287,6 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 void ledger_lease_start(struct tt_ledger_op *op) {
-  op->w.sk = "LOCK";
   if (op->kind == TT_LEDGER_LEASE_RELEASE) {
     if (ledger_lease_query_owner(op) == 0)
       ledger_lease_release(op);

@@ -10,13 +10,6 @@
 
 #include "ledger/internal.h"
 
-/* Sets the lease item op->w.sk to the sort key of the slot op->w.slot:
- * SLOT# and nine digits, so that slots sort by number (AppTheory's
- * SemaphoreSlotSortKey); NULL when out of memory. */
-static void slot_sk(struct tt_ledger_op *op) {
-  op->w.sk = ledger_fmt(op, "SLOT#%09d", (int)op->w.slot);
-}
-
 /* A consistent query of the whole semaphore: at most 256 slot items, one
  * page. */
 static void read_slots(struct tt_ledger_op *op, ledger_next_fn next) {
@@ -64,7 +57,6 @@ static void try_next_slot(struct tt_ledger_op *op) {
     return;
   }
   op->w.slot = op->w.slots[op->w.next++];
-  slot_sk(op);
   ledger_lease_take(op, slot_acquired);
 }
 
@@ -166,7 +158,6 @@ static int query_slot(struct tt_ledger_op *op) {
     return -1;
   }
   op->w.slot = v;
-  slot_sk(op);
   return 0;
 }
 
@@ -199,10 +190,8 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
       read_slots(op, acquire_read);
     return;
   case TT_LEDGER_SEM_REFRESH:
-    if (ledger_lease_args(op) != 0)
-      return;
-    slot_sk(op);
-    ledger_lease_refresh(op);
+    if (ledger_lease_args(op) == 0)
+      ledger_lease_refresh(op);
     return;
   case TT_LEDGER_SEM_RELEASE: {
     if (ledger_lease_query_owner(op) != 0)
