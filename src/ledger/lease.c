@@ -287,16 +287,13 @@ static void acquire_job_read(struct tt_ledger_op *op, struct tt_orm_result *r) {
 }
 
 void ledger_lease_start(struct tt_ledger_op *op) {
-  if (op->kind == TT_LEDGER_LEASE_RELEASE) {
-    if (ledger_lease_query_owner(op) == 0)
-      ledger_lease_release(op);
+  if (op->kind == TT_LEDGER_LEASE_RELEASE ? ledger_lease_query_owner(op) != 0
+                                          : ledger_lease_args(op) != 0)
     return;
-  }
-  if (ledger_lease_args(op) != 0)
-    return;
-  if (op->kind == TT_LEDGER_LEASE_REFRESH) {
+  if (op->kind == TT_LEDGER_LEASE_RELEASE)
+    ledger_lease_release(op);
+  else if (op->kind == TT_LEDGER_LEASE_REFRESH)
     ledger_lease_refresh(op);
-    return;
-  }
-  ledger_get(op, TT_LEDGER_MODEL_META, "META", acquire_job_read);
+  else
+    ledger_get(op, TT_LEDGER_MODEL_META, "META", acquire_job_read);
 }

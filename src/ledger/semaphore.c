@@ -42,22 +42,18 @@ static void slot_acquired(struct tt_ledger_op *op, struct tt_orm_result *r) {
     ledger_lease_answer(op);
 }
 
-static void answer_full(struct tt_ledger_op *op) {
+static void try_next_slot(struct tt_ledger_op *op) {
   struct tt_error e;
+  if (op->w.next < op->w.nslots) {
+    op->w.slot = op->w.slots[op->w.next++];
+    ledger_lease_take(op, slot_acquired);
+    return;
+  }
   tt_error_set(&e, TT_ERR_LEASE_HELD, "limit",
                "all %" PRId64 " slots of this semaphore are held by other owners; retry after "
                "one is released or expires",
                op->w.limit);
   ledger_fail(op, &e, json_pack("{s:I}", "limit", (json_int_t)op->w.limit));
-}
-
-static void try_next_slot(struct tt_ledger_op *op) {
-  if (op->w.next >= op->w.nslots) {
-    answer_full(op);
-    return;
-  }
-  op->w.slot = op->w.slots[op->w.next++];
-  ledger_lease_take(op, slot_acquired);
 }
 
 /* FNV-1a: a stable spread of owners over the slots. */
@@ -193,13 +189,10 @@ void ledger_semaphore_start(struct tt_ledger_op *op) {
     if (ledger_lease_args(op) == 0)
       ledger_lease_refresh(op);
     return;
-  case TT_LEDGER_SEM_RELEASE: {
-    if (ledger_lease_query_owner(op) != 0)
-      return;
-    if (query_slot(op) == 0)
+  case TT_LEDGER_SEM_RELEASE:
+    if (ledger_lease_query_owner(op) == 0 && query_slot(op) == 0)
       ledger_lease_release(op);
     return;
-  }
   case TT_LEDGER_SEM_INSPECT:
     read_slots(op, inspected);
     return;
