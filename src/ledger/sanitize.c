@@ -340,15 +340,6 @@ static int sanitize_member(json_t *out, const char *k, size_t klen, json_t *v, i
   return rc;
 }
 
-/* Sanitizes the members of `obj` into `out` (which the caller owns). */
-static int sanitize_members(json_t *obj, json_t *out, int level) {
-  for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it))
-    if (sanitize_member(out, json_object_iter_key(it), json_object_iter_key_len(it),
-                        json_object_iter_value(it), level, false) != 0)
-      return -1;
-  return 0;
-}
-
 static json_t *sanitize_node(json_t *v, int level) {
   if (v == NULL)
     return NULL;
@@ -357,10 +348,12 @@ static json_t *sanitize_node(json_t *v, int level) {
     if (level >= TT_SANITIZE_MAX_DEPTH)
       return json_string(TT_SANITIZE_TRUNCATED);
     json_t *out = json_object();
-    if (out == NULL || sanitize_members(v, out, level) != 0) {
-      json_decref(out);
-      return NULL;
-    }
+    for (void *it = json_object_iter(v); out && it; it = json_object_iter_next(v, it))
+      if (sanitize_member(out, json_object_iter_key(it), json_object_iter_key_len(it),
+                          json_object_iter_value(it), level, false) != 0) {
+        json_decref(out);
+        out = NULL;
+      }
     return out;
   }
   case JSON_ARRAY:
@@ -383,12 +376,8 @@ json_t *tt_sanitize_json(json_t *value) {
 
 /* ---- free text ------------------------------------------------------------ */
 
-static bool is_alpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static bool is_alnum(char c) {
-  return is_alpha(c) || is_digit(c);
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c);
 }
 
 static bool is_blank(char c) {
