@@ -15,4 +15,17 @@ static inline int tt_hex_digit(unsigned char c) {
   return -1;
 }
 
+/* The value of the four hexadecimal digits at p (a JSON \uXXXX escape's),
+ * or -1 when one is not a digit. */
+static inline int tt_hex4(const unsigned char *p) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    int d = tt_hex_digit(p[i]);
+    if (d < 0)
+      return -1;
+    v = v << 4 | d;
+  }
+  return v;
+}
+
 #endif

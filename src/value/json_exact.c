@@ -152,41 +152,6 @@ size_t tt_json_plain_run(const char *s, size_t len) {
   return plain_blocks((const unsigned char *)s, len, STOP_HIGH);
 }
 
-static int hex4(const char *s, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    int d = tt_hex_digit((unsigned char)s[i]);
-    if (d < 0)
-      return -1;
-    v = v << 4 | (unsigned)d;
-  }
-  *out = v;
-  return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 63));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 63));
-    o[2] = (char)(0x80 | (cp & 63));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 63));
-  o[2] = (char)(0x80 | ((cp >> 6) & 63));
-  o[3] = (char)(0x80 | (cp & 63));
-  return 4;
-}
-
 /* Parses a string token at ps->p (the opening quote). On success the
  * bytes are at *s (length *len): either inside the input (no escapes: the
  * common case, no copy; *decoded false) or inside ps->scratch at offset
@@ -284,8 +249,8 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
     case 'r': o[k++] = '\r'; break;
     case 't': o[k++] = '\t'; break;
     case 'u': {
-      unsigned cp, lo;
-      if (ps->end - q < 4 || hex4(q, &cp) != 0) {
+      int cp = ps->end - q < 4 ? -1 : tt_hex4((const unsigned char *)q), lo;
+      if (cp < 0) {
         ps->p = q - 2;
         return fail_at(ps, f, "invalid \\u escape");
       }
@@ -295,15 +260,16 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
         return fail_at(ps, f, "lone low surrogate in \\u escape");
       }
       if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) != 0 ||
-            lo < 0xDC00 || lo > 0xDFFF) {
+        lo = ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' ? -1
+                                                            : tt_hex4((const unsigned char *)q + 2);
+        if (lo < 0xDC00 || lo > 0xDFFF) {
           ps->p = q - 6;
           return fail_at(ps, f, "lone high surrogate in \\u escape");
         }
         q += 6;
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
-      k += put_utf8(o + k, cp);
+      k += tt_utf8_put(o + k, (uint32_t)cp);
       break;
     }
     default:

@@ -26,6 +26,7 @@
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 #define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
@@ -60,23 +61,6 @@ static bool eat(struct rd *r, int c) {
 
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-static int hex4(const unsigned char *p) {
-  int v = 0;
-  for (int i = 0; i < 4; i++) {
-    int c = p[i], d;
-    if (is_digit(c))
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return -1;
-    v = v << 4 | d;
-  }
-  return v;
-}
 
 /* A checked string token: its raw text between the quotes. */
 struct str {
@@ -115,12 +99,12 @@ static int scan_string(struct rd *r, struct str *s) {
         p += 2;
         continue;
       }
-      int v = end - p >= 6 ? hex4(p + 2) : -1;
+      int v = end - p >= 6 ? tt_hex4(p + 2) : -1;
       if (v < 0)
         return SYNTAX;
       p += 6;
       if (v >= 0xD800 && v <= 0xDBFF) {
-        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : -1;
+        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tt_hex4(p + 2) : -1;
         if (lo < 0xDC00 || lo > 0xDFFF)
           return SYNTAX;
         p += 6;
@@ -141,29 +125,6 @@ static int scan_string(struct rd *r, struct str *s) {
   return OK;
 }
 
-static size_t utf8_put(char *t, uint32_t v) {
-  if (v < 0x80) {
-    t[0] = (char)v;
-    return 1;
-  }
-  if (v < 0x800) {
-    t[0] = (char)(0xC0 | v >> 6);
-    t[1] = (char)(0x80 | (v & 0x3F));
-    return 2;
-  }
-  if (v < 0x10000) {
-    t[0] = (char)(0xE0 | v >> 12);
-    t[1] = (char)(0x80 | (v >> 6 & 0x3F));
-    t[2] = (char)(0x80 | (v & 0x3F));
-    return 3;
-  }
-  t[0] = (char)(0xF0 | v >> 18);
-  t[1] = (char)(0x80 | (v >> 12 & 0x3F));
-  t[2] = (char)(0x80 | (v >> 6 & 0x3F));
-  t[3] = (char)(0x80 | (v & 0x3F));
-  return 4;
-}
-
 /* Writes the text of s (checked by scan_string) to dst, which has room
  * for s->raw_len bytes. Returns its length. */
 static size_t decode(const struct str *s, char *dst) {
@@ -182,13 +143,13 @@ static size_t decode(const struct str *s, char *dst) {
     if (q == NULL)
       break;
     if (p[1] == 'u') {
-      uint32_t v = (uint32_t)hex4(p + 2);
+      uint32_t v = (uint32_t)tt_hex4(p + 2);
       p += 6;
       if (v >= 0xD800 && v <= 0xDBFF) {
-        v = ((v - 0xD800) << 10) + ((uint32_t)hex4(p + 2) - 0xDC00) + 0x10000;
+        v = ((v - 0xD800) << 10) + ((uint32_t)tt_hex4(p + 2) - 0xDC00) + 0x10000;
         p += 6;
       }
-      t += utf8_put(t, v);
+      t += tt_utf8_put(t, v);
       continue;
     }
     switch (p[1]) {
