@@ -201,19 +201,7 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
 }
 
 static int form_append(struct tt_buf *b, const char *name, const char *v) {
-  static const char hex[] = "0123456789ABCDEF";
-  if (b->len && tt_buf_append(b, "&", 1) != 0)
-    return -1;
-  if (tt_buf_printf(b, "%s=", name) != 0)
-    return -1;
-  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-    bool plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-                 (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.' || *c == '~';
-    char enc[3] = {'%', hex[*c >> 4], hex[*c & 15]};
-    if (tt_buf_append(b, plain ? (const char *)c : enc, plain ? 1 : 3) != 0)
-      return -1;
-  }
-  return 0;
+  return tt_sigv4_form_append(b, name, v, strlen(v));
 }
 
 /* Signs the AssumeRole call with the base credentials and starts it. */

@@ -215,6 +215,13 @@ static int append_encoded(struct tt_buf *b, const char *s, size_t n, bool keep_s
   return 0;
 }
 
+int tt_sigv4_form_append(struct tt_buf *b, const char *name, const char *value, size_t n) {
+  return (b->len > 0 && tt_buf_append(b, "&", 1) != 0) || tt_buf_puts(b, name) != 0 ||
+                 tt_buf_append(b, "=", 1) != 0 || append_encoded(b, value, n, false) != 0
+             ? -1
+             : 0;
+}
+
 /* Decodes the valid %XX escapes of s[0..n) into out (room for n bytes); a
  * '%' not followed by two hex digits stays literal, as a lenient server
  * would read it. Returns the decoded length. */

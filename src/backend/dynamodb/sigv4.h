@@ -166,6 +166,11 @@ int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
                           const struct tt_sigv4_result *sig, const char *extra,
                           struct tt_buf *lines, const char **hdrs);
 
+/* Appends name=value to a form body (after a '&' unless `b` is empty),
+ * the n bytes of value percent-encoded as SigV4 encodes a query component:
+ * the bodies of STS's Query API. Returns 0 or -1 (cap or memory). */
+int tt_sigv4_form_append(struct tt_buf *b, const char *name, const char *value, size_t n);
+
 /* Derives kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" secret, date), region),
  * service), "aws4_request") into `key`. `date` is YYYYMMDD. Borrows all
  * inputs; intermediates are wiped. Returns 0, or -1 with `*err` set. */
