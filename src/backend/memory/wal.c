@@ -258,14 +258,15 @@ static void notice(const char *event, const char *dir, const char *file, uint64_
 
 enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
 
-/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "zero" or
- * "torn", the tail's kind, for the message). Returns 0, or -1 with *msg. */
+/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "the zero
+ * tail of ", "the torn tail of " or "", for the message). Returns 0, or -1
+ * with *msg. */
 static int cut_log(struct memdb_wal *w, const char *name, size_t off, const char *what, char *msg,
                    size_t msgsz) {
   int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-    snprintf(msg, msgsz, "the data dir %s: cannot truncate the %s tail of %s: %s", w->dir, what,
-             name, strerror(errno));
+    snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, what, name,
+             strerror(errno));
     if (fd >= 0)
       close(fd);
     return -1;
@@ -291,6 +292,8 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
     len = (size_t)limit;
   size_t off = 0;
   int rc = LOAD_OK;
+  /* Where the log is cut at `off` (when `fix`), the notice that says so. */
+  const char *cut = NULL, *event = NULL, *note = NULL;
   for (;;) {
     const unsigned char *p;
     size_t n;
@@ -310,15 +313,9 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
       if (zeros) {
         /* The room allocated ahead of the records (everysec, no), left by a
          * crash: the end of the log, not a record. */
-        if (fix) {
-          if (cut_log(w, name, off, "zero", msg, msgsz) != 0) {
-            free(data);
-            return LOAD_FAIL;
-          }
-          notice("memdb.log_zero_tail", w->dir, name, off,
-                 "cut the unused room allocated at the end of the log (left by a crash)");
-        }
-        len = off;
+        cut = "the zero tail of ";
+        event = "memdb.log_zero_tail";
+        note = "cut the unused room allocated at the end of the log (left by a crash)";
         break;
       }
       uint32_t rl = (uint32_t)data[off] | (uint32_t)data[off + 1] << 8 |
@@ -332,45 +329,39 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
           at_tail = data[i] == 0;
       }
       if (last && at_tail) {
-        if (fix) {
-          if (cut_log(w, name, off, "torn", msg, msgsz) != 0) {
-            free(data);
-            return LOAD_FAIL;
-          }
-          notice("memdb.log_torn_tail", w->dir, name, off,
-                 "dropped an incomplete last record (a crash during its append)");
-        }
-        len = off;
+        cut = "the torn tail of ";
+        event = "memdb.log_torn_tail";
+        note = "dropped an incomplete last record (a crash during its append)";
         break;
       }
       snprintf(why, sizeof(why), "%s",
                s == MEMDB_WAL_SHORT ? "a record cut short" : "a bad checksum");
     }
     /* Corruption. */
-    if (fix && w->m->opts.recover_truncate) {
-      int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-        snprintf(msg, msgsz, "the data dir %s: cannot truncate %s: %s", w->dir, name,
-                 strerror(errno));
-        if (fd >= 0)
-          close(fd);
+    if (!fix || !w->m->opts.recover_truncate) {
+      snprintf(msg, msgsz,
+               "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
+               "before it: --data-dir-recover truncate)",
+               w->dir, why, off, name);
+      free(data);
+      return LOAD_FAIL;
+    }
+    cut = "";
+    event = "memdb.log_recovered";
+    note = "truncated the log at a corrupt record (--data-dir-recover truncate): the records "
+           "from there on are lost";
+    rc = LOAD_AGAIN;
+    break;
+  }
+  if (event != NULL) {
+    if (fix) {
+      if (cut_log(w, name, off, cut, msg, msgsz) != 0) {
         free(data);
         return LOAD_FAIL;
       }
-      close(fd);
-      notice("memdb.log_recovered", w->dir, name, off,
-             "truncated the log at a corrupt record (--data-dir-recover truncate): the "
-             "records from there on are lost");
-      rc = LOAD_AGAIN;
-      len = off;
-      break;
+      notice(event, w->dir, name, off, note);
     }
-    snprintf(msg, msgsz,
-             "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
-             "before it: --data-dir-recover truncate)",
-             w->dir, why, off, name);
-    free(data);
-    return LOAD_FAIL;
+    len = off;
   }
   free(data);
   *size = len;
