@@ -534,8 +534,6 @@ struct tt_fault_backend *tt_fault_backend_of(struct tt_backend *b) {
   return b != NULL && b->ops == &fault_ops ? fb_of(b) : NULL;
 }
 
-struct tt_backend *tt_fault_inner(struct tt_fault_backend *fb) { return fb->inner; }
-
 /* ---- rules --------------------------------------------------------------- */
 
 static int parse_op(const char *name) {

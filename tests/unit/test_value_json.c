@@ -205,7 +205,6 @@ static void b64_is(const char *raw, enum tt_base64_variant v, const char *want) 
   tt_buf_init(&b, 0);
   ck_assert_int_eq(tt_base64_encode(&b, raw, strlen(raw), v), 0);
   ck_assert_str_eq(b.data ? b.data : "", want);
-  ck_assert_uint_eq(tt_base64_encoded_len(strlen(raw)), strlen(want));
   ck_assert_int_eq(tt_base64_decode(want, strlen(want), v, 0, out, &n), 0);
   ck_assert_uint_eq(n, strlen(raw));
   ck_assert_int_eq(memcmp(out, raw, n), 0);

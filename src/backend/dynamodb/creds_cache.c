@@ -144,21 +144,16 @@ int64_t creds_cache_now(const struct creds_cache *c) {
   return c->now ? c->now(c->now_arg) : (int64_t)time(NULL);
 }
 
-void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                      va_list ap) {
+void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                     ...) {
   if (c->log == NULL)
     return;
   char msg[512];
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  c->log(c->log_arg, level, msg);
-}
-
-void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                     ...) {
   va_list ap;
   va_start(ap, fmt);
-  creds_cache_vlog(c, level, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
+  c->log(c->log_arg, level, msg);
 }
 
 void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap) {

@@ -84,8 +84,6 @@ int64_t creds_cache_now(const struct creds_cache *c);
  * secret. */
 void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
                      ...) __attribute__((format(printf, 3, 4)));
-void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                      va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Fills *err with "credentials: <label>: <reason>" (code
  * TT_ERR_BACKEND_UNAVAILABLE, field "credentials"). */
