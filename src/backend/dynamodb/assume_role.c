@@ -51,7 +51,7 @@ struct ar {
   struct tt_creds_provider *base;
   char *role_arn, *session_name, *external_id, *region, *label;
   char *url, *host;
-  uint32_t duration_s, http_timeout_ms;
+  uint32_t duration_s;
   void (*busy)(void *arg, int delta);
   void *busy_arg;
   struct tt_sigv4_cache sigcache;
@@ -247,8 +247,7 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   }
   struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
                                  .body = job->body, .body_len = job->body_len,
-                                 .timeout_ms = p->http_timeout_ms,
-                                 .connect_timeout_ms = p->http_timeout_ms};
+                                 .timeout_ms = 5000, .connect_timeout_ms = 5000};
   /* A client span of its own trace: the fetch belongs to no request. No
    * role, session or credential is recorded. */
   job->span = tt_span_start_root("STS.AssumeRole", TT_SPAN_CLIENT);
@@ -502,9 +501,6 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
     return -1;
   }
   p->duration_s = o->duration_s ? o->duration_s : 3600;
-  p->cache.refresh_before_s = o->refresh_before_s ? o->refresh_before_s : 300;
-  p->cache.retry_refresh_s = o->retry_refresh_s ? o->retry_refresh_s : 60;
-  p->http_timeout_ms = o->http_timeout_ms ? o->http_timeout_ms : 5000;
   p->cache.now = o->now;
   p->cache.now_arg = o->now_arg;
   p->cache.log = o->log;

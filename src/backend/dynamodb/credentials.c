@@ -758,11 +758,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
     goto oom;
   ch->cache.now = opts->now;
   ch->cache.now_arg = opts->now_arg;
-  ch->cache.refresh_before_s = opts->refresh_before_s ? opts->refresh_before_s : 300;
-  ch->cache.retry_refresh_s = opts->retry_refresh_s ? opts->retry_refresh_s : 60;
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
-  ch->http_timeout_ms = opts->http_timeout_ms ? opts->http_timeout_ms : 5000;
-  ch->imds_timeout_ms = opts->imds_timeout_ms ? opts->imds_timeout_ms : 2000;
   ch->cache.log = opts->log;
   ch->cache.log_arg = opts->log_arg;
   ch->busy = opts->busy;

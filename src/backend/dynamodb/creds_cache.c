@@ -169,7 +169,7 @@ bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
 }
 
 bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now) {
-  return c->cur.expires_at != 0 && now >= c->cur.expires_at - (int64_t)c->refresh_before_s &&
+  return c->cur.expires_at != 0 && now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S &&
          now >= c->next_refresh_at;
 }
 
@@ -190,8 +190,8 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
     return 0;
   int64_t left = c->cur.expires_at - now;
   /* A short-lived answer would otherwise trigger a refresh on every get. */
-  if (left <= (int64_t)c->refresh_before_s)
-    c->next_refresh_at = now + c->retry_refresh_s;
+  if (left <= CREDS_REFRESH_BEFORE_S)
+    c->next_refresh_at = now + CREDS_RETRY_REFRESH_S;
   return left;
 }
 
@@ -200,7 +200,7 @@ void creds_cache_note_failure(struct creds_cache *c, bool background, const stru
   bool repeated = strcmp(c->failure.message, err->message) == 0;
   c->failure = *err;
   if (background) {
-    c->next_refresh_at = now + c->retry_refresh_s;
+    c->next_refresh_at = now + CREDS_RETRY_REFRESH_S;
     if (!repeated)
       creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)",
                       err->message);

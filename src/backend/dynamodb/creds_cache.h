@@ -23,6 +23,12 @@
 #define CREDS_BACKOFF_MIN_S 1
 #define CREDS_BACKOFF_MAX_S 60
 
+/* A background refresh starts this long before the credentials expire; a
+ * failed refresh, or one that again answered credentials inside that
+ * window, is retried after CREDS_RETRY_REFRESH_S. */
+#define CREDS_REFRESH_BEFORE_S 300
+#define CREDS_RETRY_REFRESH_S 60
+
 struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
   tt_creds_cb cb;
@@ -37,7 +43,6 @@ struct creds_cache {
   struct tt_creds cur; /* cached credentials when `have` */
   bool have;
   int64_t next_refresh_at; /* no background refresh before this */
-  uint32_t refresh_before_s, retry_refresh_s;
   tt_creds_clock_fn now;
   void *now_arg;
   tt_creds_log_fn log;
@@ -103,7 +108,7 @@ bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
 int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
 
 /* Notes a failed fetch. A failed background refresh keeps the cached
- * credentials and waits retry_refresh_s. Any other failure starts or
+ * credentials and waits CREDS_RETRY_REFRESH_S. Any other failure starts or
  * lengthens the back-off (see CREDS_BACKOFF_MIN_S) and is kept for the
  * gets until it ends. A failure is logged when its message differs from
  * the last one's: once per run of equal failures, not once per request. */

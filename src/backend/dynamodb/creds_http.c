@@ -247,7 +247,7 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
   /* POST keeps the token out of the URL, which proxies and logs record. */
   rc = op_started(job, &op, "the STS request",
                   op_send(op, "POST", op->url, "Content-Type: application/x-www-form-urlencoded",
-                          "Accept: text/xml", ch->http_timeout_ms));
+                          "Accept: text/xml", CREDS_HTTP_TIMEOUT_MS));
 fail:
   creds_free_secret(tok, tok_alloc);
   if (op)
@@ -374,7 +374,7 @@ int creds_container_start(struct creds_job *job) {
   }
   rc = op_started(job, &op, "the request",
                   op_send(op, "GET", op->url, "Accept: application/json", hdr,
-                          ch->http_timeout_ms));
+                          CREDS_HTTP_TIMEOUT_MS));
 fail:
   creds_free_secret(tok, tok_alloc);
   creds_free_secret(hdr, hdr_len);
@@ -393,12 +393,12 @@ static int imds_send(struct creds_http_op *op) {
   if (op->step == IMDS_TOKEN) {
     snprintf(url, sizeof(url), "%s/latest/api/token", op->url);
     snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token-ttl-seconds: %d", IMDS_TOKEN_TTL);
-    rc = op_send(op, "PUT", url, hdr, NULL, ch->imds_timeout_ms);
+    rc = op_send(op, "PUT", url, hdr, NULL, CREDS_IMDS_TIMEOUT_MS);
   } else {
     snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", op->url,
              op->step == IMDS_CREDS ? op->role : "");
     snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", ch->imds_token);
-    rc = op_send(op, "GET", url, hdr, NULL, ch->imds_timeout_ms);
+    rc = op_send(op, "GET", url, hdr, NULL, CREDS_IMDS_TIMEOUT_MS);
   }
   OPENSSL_cleanse(hdr, sizeof(hdr));
   return rc;
