@@ -236,13 +236,7 @@ static void complete(struct fault_call *fc) {
   if (fc->next)
     fc->next->prev = fc->prev;
   split_free(fc);
-  tt_backend_error_clear(&fc->sub.error);
-  json_decref(fc->sub.response);
-  tt_av_free(&fc->sub.item_out);
-  tt_ddb_read_result_free(&fc->sub.read_out);
-  tt_ddb_txn_result_free(&fc->sub.txn_out);
-  tt_ddb_batch_result_free(&fc->sub.batch_out);
-  tt_ddb_table_out_free(&fc->sub.table_out);
+  tt_backend_call_results_free(&fc->sub);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }

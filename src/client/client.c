@@ -117,22 +117,10 @@ static void drop_request(struct tt_backend_call *bc) {
   bc->table = NULL;
 }
 
-/* What an attempt leaves: the results and the error's body. */
-static void drop_results(struct tt_backend_call *bc) {
-  json_decref(bc->response);
-  bc->response = NULL;
-  tt_av_free(&bc->item_out);
-  tt_ddb_read_result_free(&bc->read_out);
-  tt_ddb_txn_result_free(&bc->txn_out);
-  tt_ddb_batch_result_free(&bc->batch_out);
-  tt_ddb_table_out_free(&bc->table_out);
-  tt_backend_error_clear(&bc->error);
-}
-
 /* What a call owns once an attempt ended. */
 static void release_results(struct tt_backend_call *bc) {
   drop_request(bc);
-  drop_results(bc);
+  tt_backend_call_results_free(bc);
 }
 
 /* A call whose `done` is running. A `done` may start the same call again:
@@ -369,7 +357,7 @@ static void backend_done_cb(struct tt_backend_call *bc) {
 static int attempt(struct tt_client_call *c) {
   struct tt_client *cl = c->client;
   c->attempt++;
-  drop_results(&c->bc);
+  tt_backend_call_results_free(&c->bc);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
   c->bc.arg = c;

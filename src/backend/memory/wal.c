@@ -680,10 +680,7 @@ static void write_failed(struct memdb_wal *w, const char *what, int err, char *m
 }
 
 static void fail_call(struct tt_backend_call *c, const char *msg) {
-  json_decref(c->response);
-  c->response = NULL;
-  tt_av_free(&c->item_out);
-  tt_ddb_table_out_free(&c->table_out);
+  tt_backend_call_results_free(c);
   tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
   c->status = -1;
 }
