@@ -647,30 +647,6 @@ int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
   return 0;
 }
 
-static bool utf8_valid(const char *s, size_t len) {
-  const unsigned char *p = (const unsigned char *)s, *end = p + len;
-  while (p < end) {
-    /* ASCII, the common text, 16 bytes a step: no byte has its high bit. */
-    if (end - p >= 16) {
-      uint64_t w[2];
-      memcpy(w, p, 16);
-      if (((w[0] | w[1]) & UINT64_C(0x8080808080808080)) == 0) {
-        p += 16;
-        continue;
-      }
-    }
-    if (*p < 0x80) {
-      p++;
-      continue;
-    }
-    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
-    if (n == 0)
-      return false;
-    p += n;
-  }
-  return true;
-}
-
 /* "\0S" + the len bytes at s, in a new buffer the caller frees; NULL when
  * out of memory. */
 static char *with_marker(const char *s, size_t len) {
@@ -684,7 +660,7 @@ static char *with_marker(const char *s, size_t len) {
 }
 
 json_t *tt_json_string_new(const char *s, size_t len) {
-  if (!utf8_valid(s, len))
+  if (!tt_utf8_valid(s, len))
     return NULL;
   if (len == 0 || s[0] != '\0')
     return json_stringn_nocheck(s, len);
