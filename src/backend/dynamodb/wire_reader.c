@@ -630,28 +630,6 @@ static int read_typed(struct rd *r, enum tt_av_type type, int depth, struct tt_a
   }
 }
 
-/* The type a type key names, 0 for none (tt_av_type_parse, without its
- * ten string compares per value). */
-static enum tt_av_type type_of(const char *s, size_t n) {
-  switch (n) {
-  case 1:
-    return s[0] == 'S'   ? TT_AV_S
-           : s[0] == 'N' ? TT_AV_N
-           : s[0] == 'B' ? TT_AV_B
-           : s[0] == 'M' ? TT_AV_M
-           : s[0] == 'L' ? TT_AV_L
-                         : 0;
-  case 2:
-    if (s[1] != 'S')
-      return 0;
-    return s[0] == 'S' ? TT_AV_SS : s[0] == 'N' ? TT_AV_NS : s[0] == 'B' ? TT_AV_BS : 0;
-  case 4:
-    return memcmp(s, "BOOL", 4) == 0 ? TT_AV_BOOL : memcmp(s, "NULL", 4) == 0 ? TT_AV_NULL : 0;
-  default:
-    return 0;
-  }
-}
-
 /* One AttributeValue: an object with exactly one type key. A repeated type
  * key keeps its last value; a second, different key makes it BAD. */
 static int read_value(struct rd *r, int depth, struct tt_av *out) {
@@ -671,9 +649,9 @@ static int read_value(struct rd *r, int depth, struct tt_av *out) {
       char buf[32];
       enum tt_av_type t = 0;
       if (!k.escaped)
-        t = type_of((const char *)k.raw, k.raw_len);
+        t = tt_av_type_parse((const char *)k.raw, k.raw_len);
       else if (k.raw_len <= sizeof(buf))
-        t = type_of(buf, decode(&k, buf));
+        t = tt_av_type_parse(buf, decode(&k, buf));
       if (first)
         type = t;
       bad = t == 0 || t != type;
