@@ -484,20 +484,14 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
     break;
   }
   case 't':
-    if (literal(ps, "true", 4) != 0)
-      return fail_at(ps, f, "invalid literal");
-    v = json_true();
-    break;
   case 'f':
-    if (literal(ps, "false", 5) != 0)
+  case 'n': {
+    const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
+    if (literal(ps, w, strlen(w)) != 0)
       return fail_at(ps, f, "invalid literal");
-    v = json_false();
+    v = c == 't' ? json_true() : c == 'f' ? json_false() : json_null();
     break;
-  case 'n':
-    if (literal(ps, "null", 4) != 0)
-      return fail_at(ps, f, "invalid literal");
-    v = json_null();
-    break;
+  }
   default: {
     size_t n = number_token(ps->p, ps->end);
     if (n == 0)
