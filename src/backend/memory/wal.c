@@ -245,6 +245,46 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
   return 0;
 }
 
+static void remove_log(struct memdb_wal *w, uint64_t gen) {
+  char name[32];
+  log_file_name(name, sizeof(name), gen);
+  unlinkat(w->dirfd, name, 0);
+}
+
+/* Removes the logs a snapshot of generation `gen` covers: those before it. */
+static void remove_logs_before(struct memdb_wal *w, uint64_t gen) {
+  uint64_t *gens;
+  size_t n;
+  if (list_logs(w, &gens, &n) != 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (gens[i] < gen)
+      remove_log(w, gens[i]);
+  free(gens);
+}
+
+/* Writes the snapshot file `tmp` (when data is not NULL: len bytes of it,
+ * synced), then puts it in place (renamed to "snapshot", the directory
+ * synced). Returns 0 or an errno; a file written here is removed when its
+ * write failed. */
+static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, size_t len) {
+  int err = 0;
+  if (data != NULL) {
+    int fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(w, fd, data, len, 0) != 0 || do_fsync(w, fd) != 0)
+      err = errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && err == 0)
+      err = errno ? errno : EIO;
+    if (err) {
+      unlinkat(w->dirfd, tmp, 0);
+      return err;
+    }
+  }
+  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
+    err = errno;
+  return err;
+}
+
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
                    const char *message) {
   struct tt_log_line l;
@@ -420,11 +460,8 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
   bool any = false;
   for (size_t i = 0; i < ng; i++) {
     if (gens[i] < snap_gen) {
-      if (!reload) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[i]);
-        unlinkat(w->dirfd, name, 0); /* covered by the snapshot */
-      }
+      if (!reload)
+        remove_log(w, gens[i]); /* covered by the snapshot */
       continue;
     }
     bool last = i + 1 == ng;
@@ -433,11 +470,8 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
       break; /* not written yet */
     int rc = load_log(w, gens[i], last, limit, !reload, &size, msg, msgsz);
     if (rc == LOAD_AGAIN) {
-      for (size_t k = i + 1; k < ng; k++) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[k]);
-        unlinkat(w->dirfd, name, 0);
-      }
+      for (size_t k = i + 1; k < ng; k++)
+        remove_log(w, gens[k]);
       free(gens);
       return LOAD_AGAIN;
     }
@@ -478,6 +512,10 @@ static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
 
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
+
+static uint64_t snap_bound(const struct memdb_wal *w) {
+  return w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+}
 
 /* The file a snapshot's child writes: its own name, so that no child can
  * touch the file of another (a daemon started after its parent died). */
@@ -538,8 +576,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     memdb_free_tables(m);
     return UV_EIO;
   }
-  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
-  if (w->loaded_log_bytes >= bound && compact_at_start(w) != 0) {
+  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0) {
     /* Not fatal: the logs still hold everything. */
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
@@ -649,10 +686,6 @@ static void set_broken(struct memdb_wal *w, const char *why) {
 static void kick(struct memdb_wal *w);
 static void prepare_cb(uv_prepare_t *h);
 static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg);
-
-static uint64_t snap_bound(const struct memdb_wal *w) {
-  return w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
-}
 
 /* Whether a record of n bytes may be appended from the loop now: nothing
  * waits before it, no generation switch or repair is due, and the thread
@@ -1243,35 +1276,14 @@ static int compact_at_start(struct memdb_wal *w) {
     errno = ENOMEM;
     return -1;
   }
-  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int rc = fd < 0 || write_all(w, fd, b.data, b.len, 0) != 0 || do_fsync(w, fd) != 0 ? -1 : 0;
-  int e = errno;
-  if (fd >= 0 && close(fd) != 0 && rc == 0) {
-    rc = -1;
-    e = errno;
-  }
-  if (rc == 0 && (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 ||
-                  fsync(w->dirfd) != 0)) {
-    rc = -1;
-    e = errno;
-  }
-  if (rc != 0) {
+  int err = put_snapshot(w, "snapshot.tmp", b.data, b.len);
+  if (err != 0) {
     unlinkat(w->dirfd, "snapshot.tmp", 0);
     tt_buf_free(&b);
-    errno = e;
+    errno = err;
     return -1;
   }
-  uint64_t *gens;
-  size_t n;
-  if (list_logs(w, &gens, &n) == 0) {
-    for (size_t i = 0; i < n; i++)
-      if (gens[i] < gen) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[i]);
-        unlinkat(w->dirfd, name, 0);
-      }
-    free(gens);
-  }
+  remove_logs_before(w, gen);
   w->gen = w->fd_gen = gen;
   w->durable = 0;
   w->last_snap = b.len;
@@ -1533,23 +1545,9 @@ static void snap_drop(struct memdb_wal *w) {
 
 static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
-  w->snap_err = 0;
-  if (!w->snap_forked) { /* the child wrote it */
-    int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
-      w->snap_err = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
-      w->snap_err = errno ? errno : EIO;
-    if (w->snap_err) {
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
-      return;
-    }
-  }
-  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
-  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
-    w->snap_err = errno;
-    return;
-  }
+  /* A forked child wrote its file; else it is written here. */
+  w->snap_err = w->snap_forked ? put_snapshot(w, w->snap_tmp, NULL, 0)
+                               : put_snapshot(w, "snapshot.tmp", w->snap.data, w->snap.len);
 }
 
 /* A snapshot that will not be put in place: its child's file removed,
@@ -1577,18 +1575,7 @@ static void snap_after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->snap_busy = false;
   if (status == 0 && w->snap_err == 0) {
-    /* The logs it covers are no longer needed. */
-    uint64_t *gens;
-    size_t n;
-    if (list_logs(w, &gens, &n) == 0) {
-      for (size_t i = 0; i < n; i++)
-        if (gens[i] < w->snap_gen) {
-          char name[32];
-          log_file_name(name, sizeof(name), gens[i]);
-          unlinkat(w->dirfd, name, 0);
-        }
-      free(gens);
-    }
+    remove_logs_before(w, w->snap_gen); /* the logs it covers are no longer needed */
     w->last_snap = w->snap_len;
     w->st.snapshots++;
     w->st.snapshot_bytes = w->snap_len;
