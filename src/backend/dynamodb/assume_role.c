@@ -291,10 +291,12 @@ static void on_base_creds(void *arg, const struct tt_creds *creds, const struct 
   send_sts(job, creds);
 }
 
-/* Starts an AssumeRole: signed at once when the base provider has
- * credentials cached (peek), else once its get answered. Returns 0 (p->job
- * set, asynchronous) or -1 with *err (nothing left running). */
-static int job_start(struct ar *p, bool background, struct tt_error *err) {
+/* Starts an AssumeRole (creds_fetch_fn): signed at once when the base
+ * provider has credentials cached (peek), else once its get answered.
+ * Returns 0 (p->job set, asynchronous) or -1 with *err (nothing left
+ * running). */
+static int job_start(void *owner, bool background, struct tt_error *err) {
+  struct ar *p = owner;
   struct ar_job *job = calloc(1, sizeof(*job));
   if (job == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
@@ -334,29 +336,13 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 
 /* ---- the provider ops ---- */
 
-/* Starts the background refresh the cached credentials are due for. */
-static void maybe_refresh(struct ar *p, int64_t now) {
-  if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
-    struct tt_error ignored; /* logged by creds_cache_note_failure */
-    job_start(p, true, &ignored);
-  }
-}
-
 static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
                    struct tt_error *err) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
   if (p->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  int64_t now = ar_now(p);
-  if (creds_cache_usable(&p->cache, now)) {
-    maybe_refresh(p, now);
-    *creds = &p->cache.cur;
-    return 0;
-  }
-  if (p->job == NULL && creds_cache_backing_off(&p->cache, now, err))
-    return TT_CREDS_PEEK_FAILED;
-  return TT_CREDS_PEEK_MISS;
+  return creds_cache_peek(&p->cache, ar_now(p), p->job != NULL, job_start, p, creds, err);
 }
 
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
@@ -367,20 +353,9 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   if (p->closing)
     return -ESHUTDOWN;
   int64_t now = ar_now(p);
-  if (creds_cache_usable(&p->cache, now)) {
-    maybe_refresh(p, now);
-    return creds_cache_post(&p->cache, cb, arg, NULL, handle);
-  }
-  if (p->job == NULL) {
-    struct tt_error err;
-    if (creds_cache_backing_off(&p->cache, now, &err)) /* without calling STS again */
-      return creds_cache_post(&p->cache, cb, arg, &err, handle);
-    if (job_start(p, false, &err) != 0)
-      return creds_cache_post(&p->cache, cb, arg, &err, handle);
-  }
-  p->job->background = false; /* someone waits for it now */
-  /* On -ENOMEM the job goes on; its result is cached. */
-  return creds_cache_wait(&p->cache, cb, arg, handle);
+  if (p->job != NULL && !creds_cache_usable(&p->cache, now))
+    p->job->background = false; /* a get waits for it now */
+  return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
 }
 
 static void ar_cancel(struct tt_creds_provider *pub, void *handle) {

@@ -168,7 +168,7 @@ bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
          (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
 }
 
-bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now) {
+static bool wants_refresh(const struct creds_cache *c, int64_t now) {
   return c->cur.expires_at != 0 && now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S &&
          now >= c->next_refresh_at;
 }
@@ -215,11 +215,50 @@ void creds_cache_note_failure(struct creds_cache *c, bool background, const stru
   c->backoff_s = c->backoff_s * 2 > CREDS_BACKOFF_MAX_S ? CREDS_BACKOFF_MAX_S : c->backoff_s * 2;
 }
 
-bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err) {
+/* Whether the back-off of the last failure still runs at `now`: then *err
+ * is that failure. */
+static bool backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err) {
   if (!c->failing || now >= c->retry_at)
     return false;
   *err = c->failure;
   return true;
+}
+
+/* Starts the background refresh usable credentials are due for. */
+static void refresh_if_due(struct creds_cache *c, int64_t now, bool fetching,
+                           creds_fetch_fn fetch, void *owner) {
+  if (!fetching && wants_refresh(c, now)) {
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
+    fetch(owner, true, &ignored);
+  }
+}
+
+int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                     void *owner, const struct tt_creds **creds, struct tt_error *err) {
+  if (creds_cache_usable(c, now)) {
+    refresh_if_due(c, now, fetching, fetch, owner);
+    *creds = &c->cur;
+    return 0;
+  }
+  return !fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
+}
+
+int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                    void *owner, tt_creds_cb cb, void *arg, void **handle) {
+  if (creds_cache_usable(c, now)) {
+    refresh_if_due(c, now, fetching, fetch, owner);
+    return creds_cache_post(c, cb, arg, NULL, handle);
+  }
+  if (!fetching) {
+    struct tt_error err;
+    int rc;
+    if (backing_off(c, now, &err))
+      return creds_cache_post(c, cb, arg, &err, handle);
+    if ((rc = fetch(owner, false, &err)) != 0)
+      return creds_cache_post(c, cb, arg, rc > 0 ? NULL : &err, handle);
+  }
+  /* On -ENOMEM the fetch runs on without waiters: its result is cached. */
+  return creds_cache_wait(c, cb, arg, handle);
 }
 
 int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {

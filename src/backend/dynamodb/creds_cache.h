@@ -95,13 +95,6 @@ void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level,
 void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
-/* Whether the cached credentials may sign a request at `now` (credentials
- * with expires_at 0 never expire). */
-bool creds_cache_usable(const struct creds_cache *c, int64_t now);
-
-/* Whether a background refresh is due at `now`. */
-bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
-
 /* Takes `fresh` into the cache (steals it: *fresh is wiped) and schedules
  * the next refresh. Returns the seconds left until expiry (0 when the
  * credentials do not expire). */
@@ -114,9 +107,25 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
  * the last one's: once per run of equal failures, not once per request. */
 void creds_cache_note_failure(struct creds_cache *c, bool background, const struct tt_error *err);
 
-/* Whether the back-off of the last failure still runs at `now`: then *err
- * is that failure and no fetch should start. */
-bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err);
+/* Whether the cached credentials may sign a request at `now` (credentials
+ * with expires_at 0 never expire). */
+bool creds_cache_usable(const struct creds_cache *c, int64_t now);
+
+/* How a caching provider starts a fetch: a refresh in the background, or
+ * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
+ * holds its credentials) or -1 with *err. */
+typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
+
+/* The peek and the get of a caching provider that is not closing, at
+ * `now`; `fetching`: a fetch of `owner` runs. Usable credentials answer
+ * (and start a refresh in the background when one is due, with `fetch`);
+ * else the failure whose back-off still runs answers, without fetching
+ * again; else the peek misses and the get waits for a fetch, started
+ * unless one runs. */
+int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                     void *owner, const struct tt_creds **creds, struct tt_error *err);
+int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                    void *owner, tt_creds_cb cb, void *arg, void **handle);
 
 /* Queues a get for the fetch in flight; *handle (if not NULL) is set to
  * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
