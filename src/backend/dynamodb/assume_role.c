@@ -380,13 +380,9 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
       job_end(job, -1); /* cancelled: frees it, no dispatch */
     }
   }
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: %s: the provider is closing", p->label);
-  creds_cache_answer_all(&p->cache, &err);
   p->closed_cb = closed;
   p->closed_arg = arg;
-  creds_cache_close(&p->cache, maybe_closed, p);
+  creds_cache_close(&p->cache, p->label, maybe_closed, p);
 }
 
 static void free_str(char *s) {

@@ -357,11 +357,7 @@ static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg),
   sp->closing = true;
   sp->closed_cb = closed;
   sp->closed_arg = arg;
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: static: the provider is closing");
-  creds_cache_answer_all(&sp->cache, &err);
-  creds_cache_close(&sp->cache, static_timer_closed, sp);
+  creds_cache_close(&sp->cache, "static", static_timer_closed, sp);
 }
 
 static void static_destroy(struct tt_creds_provider *p) {
@@ -650,11 +646,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
     if (job->files)
       creds_files_cancel(job);
   }
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: the provider is closing");
-  creds_cache_answer_all(&ch->cache, &err);
-  creds_cache_close(&ch->cache, maybe_closed, ch);
+  creds_cache_close(&ch->cache, NULL, maybe_closed, ch);
 }
 
 static void free_str(char *s) {

@@ -94,7 +94,23 @@ static void on_timer_closed(uv_handle_t *h) {
     c->on_closed(c->owner);
 }
 
-void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner) {
+static void answer_all(struct creds_cache *c, const struct tt_error *err) {
+  /* Gets being answered right now (a callback closes) get `err` too. */
+  for (struct creds_waiter *w = c->dispatch.next; w != &c->dispatch; w = w->next)
+    w->posted = false;
+  for (struct creds_waiter *w = c->posted.next; w != &c->posted; w = w->next)
+    w->posted = false;
+  list_splice(&c->dispatch, &c->waiters);
+  list_splice(&c->dispatch, &c->posted);
+  dispatch(c, NULL, err);
+}
+
+void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
+                       void *owner) {
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
+  answer_all(c, &err);
   c->on_closed = on_closed;
   c->owner = owner;
   if (!c->timer_open) {
@@ -281,15 +297,4 @@ void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err) {
   list_splice(&c->dispatch, &c->waiters);
   dispatch(c, creds, err);
-}
-
-void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err) {
-  /* Gets being answered right now (a callback closes) get `err` too. */
-  for (struct creds_waiter *w = c->dispatch.next; w != &c->dispatch; w = w->next)
-    w->posted = false;
-  for (struct creds_waiter *w = c->posted.next; w != &c->posted; w = w->next)
-    w->posted = false;
-  list_splice(&c->dispatch, &c->waiters);
-  list_splice(&c->dispatch, &c->posted);
-  dispatch(c, NULL, err);
 }

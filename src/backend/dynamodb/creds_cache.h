@@ -73,11 +73,12 @@ void creds_cache_init(struct creds_cache *c);
  * before it is freed). Returns 0 or a libuv error. */
 int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
 
-/* Closes the timer; `on_closed(owner)` runs later on the loop once it is
- * closed (at once when it was never opened). Posted gets that were not
- * answered yet are not delivered any more: answer them first
- * (creds_cache_answer_all). */
-void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner);
+/* Answers every get, queued or posted, with "credentials: <label>: the
+ * provider is closing" (label NULL: without it), then closes the timer;
+ * `on_closed(owner)` runs later on the loop once it is closed (at once when
+ * it was never opened). */
+void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
+                       void *owner);
 
 /* Wipes the cached credentials. */
 void creds_cache_clear(struct creds_cache *c);
@@ -150,8 +151,5 @@ bool creds_cache_has_waiters(const struct creds_cache *c);
  * keep their own answers. */
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err);
-
-/* Answers every get, queued or posted, with `err` (close). */
-void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err);
 
 #endif
