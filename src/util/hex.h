@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hex.h -- the value of one hexadecimal digit, for the percent-decoders and
- * the id parsers of every layer. */
+ * the id parsers of every layer, and of the four of a JSON \uXXXX escape. */
 #ifndef TT_UTIL_HEX_H
 #define TT_UTIL_HEX_H
 

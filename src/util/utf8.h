@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.h -- the one test of a UTF-8 sequence that every reader and writer
  * of text shares: strict UTF-8 as jansson, Go and DynamoDB take it (no
- * overlong form, no UTF-16 surrogate, nothing past U+10FFFF). Inline:
- * the JSON readers call it for every non-ASCII character. */
+ * overlong form, no UTF-16 surrogate, nothing past U+10FFFF), and the one
+ * encoder of a code point. Inline: the JSON readers call them for every
+ * non-ASCII character. */
 #ifndef TT_UTIL_UTF8_H
 #define TT_UTIL_UTF8_H
 
