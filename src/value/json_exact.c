@@ -825,8 +825,6 @@ int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
   case JSON_STRING: {
     size_t len;
     const char *s;
-    if (flags & TT_JSON_PLAIN)
-      return tt_json_write_string(b, json_string_value(j), json_string_length(j), flags);
     if (has_marker(j, 'N')) {
       s = json_string_value(j) + 2;
       len = json_string_length(j) - 2;
