@@ -497,7 +497,7 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
       goto fail;
   }
   d->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
-  d->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 3000;
+  d->connect_timeout_ms = 3000;
   d->clock = opts->clock;
   d->clock_arg = opts->clock_arg;
   if (opts->http) {
@@ -505,8 +505,7 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
   } else {
     struct tt_http_options ho = {.default_timeout_ms = d->timeout_ms,
                                  .default_connect_timeout_ms = d->connect_timeout_ms,
-                                 .max_body_bytes = opts->max_response_bytes,
-                                 .ca_file = opts->ca_file};
+                                 .max_body_bytes = opts->max_response_bytes};
     if (tt_http_new(loop, &ho, &d->http) != 0) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "the HTTP client could not be created");
       goto fail;
