@@ -48,6 +48,17 @@ bool tt_backend_call_typed(const struct tt_backend_call *c) {
          (c->table != NULL && table_op);
 }
 
+void tt_backend_call_results_free(struct tt_backend_call *c) {
+  json_decref(c->response);
+  c->response = NULL;
+  tt_av_free(&c->item_out);
+  tt_ddb_read_result_free(&c->read_out);
+  tt_ddb_txn_result_free(&c->txn_out);
+  tt_ddb_batch_result_free(&c->batch_out);
+  tt_ddb_table_out_free(&c->table_out);
+  tt_backend_error_clear(&c->error);
+}
+
 void tt_ddb_table_desc_free(struct tt_ddb_table_desc *d) {
   tt_arena_free(&d->arena);
   memset(d, 0, sizeof(*d));

@@ -479,6 +479,10 @@ struct tt_backend {
  * tt_ddb_table_request. Else it is JSON. */
 bool tt_backend_call_typed(const struct tt_backend_call *c);
 
+/* Releases what a finished call holds, its results in every form and its
+ * error's body, and leaves them empty. */
+void tt_backend_call_results_free(struct tt_backend_call *c);
+
 /* Clears an error and releases its body. */
 void tt_backend_error_clear(struct tt_backend_error *e);
 

@@ -236,13 +236,7 @@ static void complete(struct fault_call *fc) {
   if (fc->next)
     fc->next->prev = fc->prev;
   split_free(fc);
-  tt_backend_error_clear(&fc->sub.error);
-  json_decref(fc->sub.response);
-  tt_av_free(&fc->sub.item_out);
-  tt_ddb_read_result_free(&fc->sub.read_out);
-  tt_ddb_txn_result_free(&fc->sub.txn_out);
-  tt_ddb_batch_result_free(&fc->sub.batch_out);
-  tt_ddb_table_out_free(&fc->sub.table_out);
+  tt_backend_call_results_free(&fc->sub);
   free(fc);
   outer->done(outer); /* may free `outer` or start another call */
 }
@@ -266,20 +260,14 @@ static void sub_done_cb(struct tt_backend_call *sub) {
   fc->in_inner = false;
   c->status = sub->status;
   c->response = sub->response;
-  sub->response = NULL;
   c->item_out = sub->item_out;
-  memset(&sub->item_out, 0, sizeof(sub->item_out));
   c->read_out = sub->read_out;
-  memset(&sub->read_out, 0, sizeof(sub->read_out));
   c->txn_out = sub->txn_out;
-  memset(&sub->txn_out, 0, sizeof(sub->txn_out));
   c->batch_out = sub->batch_out;
-  memset(&sub->batch_out, 0, sizeof(sub->batch_out));
   c->table_out = sub->table_out;
-  sub->table_out = NULL;
   tt_backend_error_clear(&c->error);
   c->error = sub->error; /* moves the body too */
-  memset(&sub->error, 0, sizeof(sub->error));
+  memset(sub, 0, sizeof(*sub)); /* everything moved: nothing left to free */
   if (c->status == 0 && merge_unprocessed(fc, &c->batch_out) != 0) {
     tt_ddb_batch_result_free(&c->batch_out);
     fail_call(fc, "InternalFailure", 0, "out of memory merging unprocessed items");
@@ -290,17 +278,11 @@ static void sub_done_cb(struct tt_backend_call *sub) {
 
 static void run_inner(struct fault_call *fc, const struct tt_ddb_batch_request *batch) {
   struct tt_fault_backend *fb = fc->fb;
-  memset(&fc->sub, 0, sizeof(fc->sub));
-  fc->sub.op = fc->outer->op;
-  fc->sub.account = fc->outer->account;
-  fc->sub.request = fc->outer->request;
-  fc->sub.batch = batch;
-  fc->sub.item = fc->outer->item;
-  fc->sub.read = fc->outer->read;
-  fc->sub.txn = fc->outer->txn;
-  fc->sub.table = fc->outer->table;
-  fc->sub.done = sub_done_cb;
-  fc->sub.arg = fc;
+  const struct tt_backend_call *o = fc->outer;
+  fc->sub = (struct tt_backend_call){.op = o->op, .account = o->account, .request = o->request,
+                                     .item = o->item, .read = o->read, .txn = o->txn,
+                                     .batch = batch, .table = o->table, .done = sub_done_cb,
+                                     .arg = fc};
   if (fb->inner->ops->start(fb->inner, &fc->sub) != 0) {
     fail_call(fc, "InternalFailure", 0, "the backend refused the call");
     return;
@@ -533,8 +515,6 @@ int tt_fault_backend_new(struct tt_backend *inner, uv_loop_t *loop, struct tt_ba
 struct tt_fault_backend *tt_fault_backend_of(struct tt_backend *b) {
   return b != NULL && b->ops == &fault_ops ? fb_of(b) : NULL;
 }
-
-struct tt_backend *tt_fault_inner(struct tt_fault_backend *fb) { return fb->inner; }
 
 /* ---- rules --------------------------------------------------------------- */
 

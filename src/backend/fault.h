@@ -67,9 +67,6 @@ int tt_fault_backend_new(struct tt_backend *inner, uv_loop_t *loop, struct tt_ba
  * when `b` is some other backend. Borrowed. */
 struct tt_fault_backend *tt_fault_backend_of(struct tt_backend *b);
 
-/* The wrapped backend (borrowed). */
-struct tt_backend *tt_fault_inner(struct tt_fault_backend *fb);
-
 /* Adds a rule (spec and its strings are copied). Rules are tried oldest
  * first and at most one fires per call. Returns 0 with *id set (>= 1; id
  * may be NULL), or -1 with a ValidationError whose field names the spec

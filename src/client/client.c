@@ -117,22 +117,10 @@ static void drop_request(struct tt_backend_call *bc) {
   bc->table = NULL;
 }
 
-/* What an attempt leaves: the results and the error's body. */
-static void drop_results(struct tt_backend_call *bc) {
-  json_decref(bc->response);
-  bc->response = NULL;
-  tt_av_free(&bc->item_out);
-  tt_ddb_read_result_free(&bc->read_out);
-  tt_ddb_txn_result_free(&bc->txn_out);
-  tt_ddb_batch_result_free(&bc->batch_out);
-  tt_ddb_table_out_free(&bc->table_out);
-  tt_backend_error_clear(&bc->error);
-}
-
 /* What a call owns once an attempt ended. */
 static void release_results(struct tt_backend_call *bc) {
   drop_request(bc);
-  drop_results(bc);
+  tt_backend_call_results_free(bc);
 }
 
 /* A call whose `done` is running. A `done` may start the same call again:
@@ -369,7 +357,7 @@ static void backend_done_cb(struct tt_backend_call *bc) {
 static int attempt(struct tt_client_call *c) {
   struct tt_client *cl = c->client;
   c->attempt++;
-  drop_results(&c->bc);
+  tt_backend_call_results_free(&c->bc);
   c->bc.status = 0;
   c->bc.done = backend_done_cb;
   c->bc.arg = c;
@@ -409,29 +397,13 @@ static int refuse(struct tt_client_call *call, int rc) {
   return rc;
 }
 
-/* The request of a call in one of its forms (the others NULL). */
-struct forms {
-  json_t *request;
-  const struct tt_ddb_item_request *item;
-  const struct tt_ddb_read_request *read;
-  const struct tt_ddb_txn_request *txn;
-  const struct tt_ddb_batch_request *batch;
-  const struct tt_ddb_table_request *table;
-};
-
-/* Starts a call with its request. */
+/* Starts a call: `req` holds its operation and its request in one of its
+ * forms (the others NULL). */
 static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
-                 enum tt_ddb_op op, struct forms f, tt_client_done_cb done, void *arg) {
+                 const struct tt_backend_call *req, tt_client_done_cb done, void *arg) {
   if (finishing_top != NULL)
     adopt_finished(call);
-  memset(&call->bc, 0, sizeof(call->bc));
-  call->bc.op = op;
-  call->bc.request = f.request;
-  call->bc.item = f.item;
-  call->bc.read = f.read;
-  call->bc.txn = f.txn;
-  call->bc.batch = f.batch;
-  call->bc.table = f.table;
+  call->bc = *req;
   call->client = cl;
   /* The request's partner account, for every call of the request. */
   call->bc.account = cl->one_account ? 0 : join->account;
@@ -442,8 +414,9 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
   call->parent = join->trace;
   call->span = NULL;
   call->op.join = NULL;
-  if (f.request == NULL && f.item == NULL && f.read == NULL && f.txn == NULL && f.batch == NULL &&
-      f.table == NULL) {
+  const struct tt_backend_call *f = &call->bc;
+  if (f->request == NULL && f->item == NULL && f->read == NULL && f->txn == NULL &&
+      f->batch == NULL && f->table == NULL) {
     tt_backend_error_set(&call->bc.error, "InternalFailure", 0, "out of memory");
     return refuse(call, UV_ENOMEM);
   }
@@ -451,7 +424,7 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
     tt_backend_error_set(&call->bc.error, "RequestCanceled", 0, "the request was canceled");
     return refuse(call, UV_ECANCELED);
   }
-  tt_join_add(join, &call->op, tt_ddb_op_name(op), cancel_cb);
+  tt_join_add(join, &call->op, tt_ddb_op_name(req->op), cancel_cb);
   int rc = attempt(call);
   if (rc != 0)
     return refuse(call, rc);
@@ -460,37 +433,37 @@ static int start(struct tt_client *cl, struct tt_join *join, struct tt_client_ca
 
 int tt_client_start(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                     enum tt_ddb_op op, json_t *request, tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.request = request}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .request = request}, done, arg);
 }
 
 int tt_client_start_item(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_item_request *item,
                          tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.item = item}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .item = item}, done, arg);
 }
 
 int tt_client_start_read(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                          enum tt_ddb_op op, const struct tt_ddb_read_request *read,
                          tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.read = read}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .read = read}, done, arg);
 }
 
 int tt_client_start_txn(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                         enum tt_ddb_op op, const struct tt_ddb_txn_request *txn,
                         tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.txn = txn}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .txn = txn}, done, arg);
 }
 
 int tt_client_start_batch(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                           enum tt_ddb_op op, const struct tt_ddb_batch_request *batch,
                           tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.batch = batch}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .batch = batch}, done, arg);
 }
 
 int tt_client_start_table(struct tt_client *cl, struct tt_join *join, struct tt_client_call *call,
                           enum tt_ddb_op op, const struct tt_ddb_table_request *table,
                           tt_client_done_cb done, void *arg) {
-  return start(cl, join, call, op, (struct forms){.table = table}, done, arg);
+  return start(cl, join, call, &(struct tt_backend_call){.op = op, .table = table}, done, arg);
 }
 
 size_t tt_client_run_ready(struct tt_client *cl, uint64_t until_ns) {

@@ -82,12 +82,21 @@ bool tt_utf8_scrub(char *s) {
 }
 
 bool tt_utf8_valid(const char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    bool cut;
-    size_t k = tt_utf8_seq((const unsigned char *)s + i, n - i, &cut);
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  while (p < end) {
+    /* ASCII, the common text, 16 bytes a step: no byte has its high bit. */
+    if (end - p >= 16) {
+      uint64_t w[2];
+      memcpy(w, p, 16);
+      if (((w[0] | w[1]) & UINT64_C(0x8080808080808080)) == 0) {
+        p += 16;
+        continue;
+      }
+    }
+    size_t k = tt_utf8_seq(p, (size_t)(end - p), NULL);
     if (k == 0)
       return false;
-    i += k;
+    p += k;
   }
   return true;
 }

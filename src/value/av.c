@@ -460,9 +460,24 @@ const char *tt_av_type_name(enum tt_av_type type) {
   return "?";
 }
 
-enum tt_av_type tt_av_type_parse(const char *name, size_t len) {
-  for (unsigned t = TT_AV_S; t <= TT_AV_L; t++)
-    if (strlen(type_names[t]) == len && memcmp(type_names[t], name, len) == 0)
-      return (enum tt_av_type)t;
-  return (enum tt_av_type)0;
+/* A switch on the length, not a compare per name: the wire reader calls
+ * it for every value. */
+enum tt_av_type tt_av_type_parse(const char *s, size_t n) {
+  switch (n) {
+  case 1:
+    return s[0] == 'S'   ? TT_AV_S
+           : s[0] == 'N' ? TT_AV_N
+           : s[0] == 'B' ? TT_AV_B
+           : s[0] == 'M' ? TT_AV_M
+           : s[0] == 'L' ? TT_AV_L
+                         : 0;
+  case 2:
+    if (s[1] != 'S')
+      return 0;
+    return s[0] == 'S' ? TT_AV_SS : s[0] == 'N' ? TT_AV_NS : s[0] == 'B' ? TT_AV_BS : 0;
+  case 4:
+    return memcmp(s, "BOOL", 4) == 0 ? TT_AV_BOOL : memcmp(s, "NULL", 4) == 0 ? TT_AV_NULL : 0;
+  default:
+    return 0;
+  }
 }

@@ -12,10 +12,6 @@ static const char alpha_std[] =
 static const char alpha_url[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-size_t tt_base64_encoded_len(size_t n) {
-  return (n + 2) / 3 * 4;
-}
-
 int tt_base64_encode(struct tt_buf *b, const void *p, size_t n, enum tt_base64_variant v) {
   const unsigned char *s = p;
   const char *a = v == TT_BASE64_URL ? alpha_url : alpha_std;

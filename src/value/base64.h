@@ -13,9 +13,6 @@ enum tt_base64_variant {
   TT_BASE64_URL = 1  /* A-Z a-z 0-9 - _, '=' padding */
 };
 
-/* Length of the padded encoding of n bytes. */
-size_t tt_base64_encoded_len(size_t n);
-
 /* Appends the padded encoding of n bytes to b. Returns 0, or -1 when the
  * buffer's cap or memory runs out. */
 int tt_base64_encode(struct tt_buf *b, const void *p, size_t n, enum tt_base64_variant v);

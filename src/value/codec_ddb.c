@@ -67,27 +67,27 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
   return tt_av_set_finish(out, c->path, c->err);
 }
 
-static int map_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {
+/* An M value's map, or (item) an item's attribute map, whose names must
+ * not be empty. */
+static int map_from(struct tt_vpath *c, const json_t *j, int depth, bool item, struct tt_av *out) {
   const char *key;
   size_t key_len, i = 0;
   json_t *val;
   if (!json_is_object(j))
-    return bad(c, "M must be a JSON object");
+    return bad(c, item ? "an attribute map must be a JSON object" : "M must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
     return tt_vpath_oom(c);
   json_object_keylen_foreach((json_t *)j, key, key_len, val) {
     struct tt_av_member *m = &out->u.members[i++];
     size_t old = tt_vpath_key(c, key, key_len);
-    if (memchr(key, '\0', key_len) != NULL) {
-      bad(c, "map keys cannot contain NUL");
-      tt_vpath_pop(c, old);
-      return -1;
-    }
-    if (tt_av_member_name(m, key, key_len) != 0) {
-      tt_vpath_pop(c, old);
-      return tt_vpath_oom(c);
-    }
-    int rc = value_from(c, val, depth, &m->value);
+    int rc = 0;
+    if ((item && key_len == 0) || memchr(key, '\0', key_len) != NULL)
+      rc = bad(c, item ? "attribute names must be non-empty and cannot contain NUL"
+                       : "map keys cannot contain NUL");
+    else if (tt_av_member_name(m, key, key_len) != 0)
+      rc = tt_vpath_oom(c);
+    if (rc == 0)
+      rc = value_from(c, val, depth, &m->value);
     tt_vpath_pop(c, old);
     if (rc != 0)
       return -1;
@@ -146,7 +146,8 @@ static int value_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_
   case TT_AV_L:
     if (depth + 1 > TT_DDB_MAX_DEPTH)
       return bad(c, "documents nest at most 32 levels");
-    rc = type == TT_AV_M ? map_from(c, v, depth + 1, out) : list_from(c, v, depth + 1, out);
+    rc = type == TT_AV_M ? map_from(c, v, depth + 1, false, out)
+                         : list_from(c, v, depth + 1, out);
     break;
   default:
     return bad(c, "unknown AttributeValue type");
@@ -166,35 +167,13 @@ int tt_ddb_value_from_json(const json_t *j, const char *path, struct tt_av *out,
 int tt_ddb_item_from_json(const json_t *j, const char *path, struct tt_av *out,
                           struct tt_error *err) {
   struct tt_vpath c;
-  const char *key;
-  size_t key_len, i = 0;
-  json_t *val;
   tt_vpath_init(&c, path, err);
   tt_av_null(out);
-  if (!json_is_object(j))
-    return bad(&c, "an attribute map must be a JSON object");
-  if (tt_av_map(out, json_object_size(j)) != 0)
-    return tt_vpath_oom(&c);
-  json_object_keylen_foreach((json_t *)j, key, key_len, val) {
-    struct tt_av_member *m = &out->u.members[i++];
-    size_t old = tt_vpath_key(&c, key, key_len);
-    int rc = 0;
-    if (key_len == 0 || memchr(key, '\0', key_len) != NULL)
-      rc = bad(&c, "attribute names must be non-empty and cannot contain NUL");
-    else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = tt_vpath_oom(&c);
-    if (rc == 0)
-      rc = value_from(&c, val, 0, &m->value);
-    tt_vpath_pop(&c, old);
-    if (rc != 0)
-      goto fail;
+  if (map_from(&c, j, 0, true, out) != 0) {
+    tt_av_free(out);
+    return -1;
   }
-  if (tt_av_map_finish(out, c.path, err) != 0)
-    goto fail;
   return 0;
-fail:
-  tt_av_free(out);
-  return -1;
 }
 
 /* ---- writers ---- */

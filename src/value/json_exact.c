@@ -152,41 +152,6 @@ size_t tt_json_plain_run(const char *s, size_t len) {
   return plain_blocks((const unsigned char *)s, len, STOP_HIGH);
 }
 
-static int hex4(const char *s, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    int d = tt_hex_digit((unsigned char)s[i]);
-    if (d < 0)
-      return -1;
-    v = v << 4 | (unsigned)d;
-  }
-  *out = v;
-  return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 63));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 63));
-    o[2] = (char)(0x80 | (cp & 63));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 63));
-  o[2] = (char)(0x80 | ((cp >> 6) & 63));
-  o[3] = (char)(0x80 | (cp & 63));
-  return 4;
-}
-
 /* Parses a string token at ps->p (the opening quote). On success the
  * bytes are at *s (length *len): either inside the input (no escapes: the
  * common case, no copy; *decoded false) or inside ps->scratch at offset
@@ -284,8 +249,8 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
     case 'r': o[k++] = '\r'; break;
     case 't': o[k++] = '\t'; break;
     case 'u': {
-      unsigned cp, lo;
-      if (ps->end - q < 4 || hex4(q, &cp) != 0) {
+      int cp = ps->end - q < 4 ? -1 : tt_hex4((const unsigned char *)q), lo;
+      if (cp < 0) {
         ps->p = q - 2;
         return fail_at(ps, f, "invalid \\u escape");
       }
@@ -295,15 +260,16 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
         return fail_at(ps, f, "lone low surrogate in \\u escape");
       }
       if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' || hex4(q + 2, &lo) != 0 ||
-            lo < 0xDC00 || lo > 0xDFFF) {
+        lo = ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' ? -1
+                                                            : tt_hex4((const unsigned char *)q + 2);
+        if (lo < 0xDC00 || lo > 0xDFFF) {
           ps->p = q - 6;
           return fail_at(ps, f, "lone high surrogate in \\u escape");
         }
         q += 6;
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
-      k += put_utf8(o + k, cp);
+      k += tt_utf8_put(o + k, (uint32_t)cp);
       break;
     }
     default:
@@ -518,20 +484,14 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
     break;
   }
   case 't':
-    if (literal(ps, "true", 4) != 0)
-      return fail_at(ps, f, "invalid literal");
-    v = json_true();
-    break;
   case 'f':
-    if (literal(ps, "false", 5) != 0)
+  case 'n': {
+    const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
+    if (literal(ps, w, strlen(w)) != 0)
       return fail_at(ps, f, "invalid literal");
-    v = json_false();
+    v = c == 't' ? json_true() : c == 'f' ? json_false() : json_null();
     break;
-  case 'n':
-    if (literal(ps, "null", 4) != 0)
-      return fail_at(ps, f, "invalid literal");
-    v = json_null();
-    break;
+  }
   default: {
     size_t n = number_token(ps->p, ps->end);
     if (n == 0)
@@ -681,30 +641,6 @@ int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
   return 0;
 }
 
-static bool utf8_valid(const char *s, size_t len) {
-  const unsigned char *p = (const unsigned char *)s, *end = p + len;
-  while (p < end) {
-    /* ASCII, the common text, 16 bytes a step: no byte has its high bit. */
-    if (end - p >= 16) {
-      uint64_t w[2];
-      memcpy(w, p, 16);
-      if (((w[0] | w[1]) & UINT64_C(0x8080808080808080)) == 0) {
-        p += 16;
-        continue;
-      }
-    }
-    if (*p < 0x80) {
-      p++;
-      continue;
-    }
-    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
-    if (n == 0)
-      return false;
-    p += n;
-  }
-  return true;
-}
-
 /* "\0S" + the len bytes at s, in a new buffer the caller frees; NULL when
  * out of memory. */
 static char *with_marker(const char *s, size_t len) {
@@ -718,7 +654,7 @@ static char *with_marker(const char *s, size_t len) {
 }
 
 json_t *tt_json_string_new(const char *s, size_t len) {
-  if (!utf8_valid(s, len))
+  if (!tt_utf8_valid(s, len))
     return NULL;
   if (len == 0 || s[0] != '\0')
     return json_stringn_nocheck(s, len);
@@ -889,8 +825,6 @@ int tt_json_dump(const json_t *j, unsigned flags, struct tt_buf *b) {
   case JSON_STRING: {
     size_t len;
     const char *s;
-    if (flags & TT_JSON_PLAIN)
-      return tt_json_write_string(b, json_string_value(j), json_string_length(j), flags);
     if (has_marker(j, 'N')) {
       s = json_string_value(j) + 2;
       len = json_string_length(j) - 2;

@@ -102,11 +102,8 @@ enum {
   TT_JSON_SORT_KEYS = 1,     /* object keys in byte order (else insertion order) */
   TT_JSON_CANON_NUMBERS = 2, /* numbers that are valid DynamoDB numbers are
                               * written in number.h canonical form */
-  TT_JSON_GO_ESCAPE = 4,     /* escape strings as Go's encoding/json does:
+  TT_JSON_GO_ESCAPE = 4      /* escape strings as Go's encoding/json does:
                               * also <, >, &, U+2028, U+2029 */
-  TT_JSON_PLAIN = 8          /* a plain jansson tree (json_loads', a backend's
-                              * answer): strings are written as they are, a
-                              * leading U+0000 is no marker */
 };
 
 /* Appends the compact JSON text of j (no spaces) to b, numbers verbatim.

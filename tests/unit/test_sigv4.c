@@ -52,7 +52,7 @@ static char *read_data(const char *name, const char *ext) {
 #define MAX_HDRS 32
 struct parsed_req {
   char *text;
-  char *method, *path, *query, *body;
+  char *method, *path, *body;
   size_t body_len;
   struct tt_sigv4_header hdrs[MAX_HDRS];
   size_t n;
@@ -81,11 +81,7 @@ static void parse_req(char *text, struct parsed_req *p) {
   *sp2 = '\0';
   p->method = line;
   p->path = sp1 + 1;
-  char *q = strchr(p->path, '?');
-  if (q) {
-    *q = '\0';
-    p->query = q + 1;
-  }
+  ck_assert_ptr_null(strchr(p->path, '?')); /* no query: the signer signs none */
   const char *last_name = NULL;
   for (line = next; line; line = next) {
     end = strchr(line, '\n');
@@ -111,7 +107,6 @@ static void parse_req(char *text, struct parsed_req *p) {
 static struct tt_sigv4_request to_request(const struct parsed_req *p) {
   return (struct tt_sigv4_request){.method = p->method,
                                    .path = p->path,
-                                   .query = p->query,
                                    .headers = p->hdrs,
                                    .n_headers = p->n,
                                    .body = p->body,
@@ -151,12 +146,6 @@ static void check_case(const char *name, const char *akid, const char *secret, c
 static const char *const suite_cases[] = {
     "get-vanilla",
     "get-vanilla-query",
-    "get-vanilla-empty-query-key",
-    "get-vanilla-query-order-key",
-    "get-vanilla-query-order-key-case",
-    "get-vanilla-query-order-value",
-    "get-vanilla-query-unreserved",
-    "get-vanilla-utf8-query",
     "get-header-key-duplicate",
     "get-header-value-order",
     "get-header-value-trim",
@@ -171,8 +160,6 @@ static const char *const suite_cases[] = {
     "get-slash-pointless-dot",
     "get-slashes",
     "post-vanilla",
-    "post-vanilla-query",
-    "post-vanilla-empty-query-value",
     "post-header-key-case",
     "post-header-key-sort",
     "post-header-value-case",
@@ -236,29 +223,17 @@ START_TEST(test_dynamodb_getitem_session_token) {
 }
 END_TEST
 
-START_TEST(test_dynamodb_putitem_content_sha256) {
-  struct tt_sigv4_result out;
-  check_case("dynamodb-putitem-content-sha256", SUITE_AKID, SUITE_SECRET, NULL, "eu-west-1",
-             "dynamodb", TT_SIGV4_CONTENT_SHA256, &out);
-  ck_assert_uint_eq(out.n_headers, 3);
-  ck_assert_str_eq(out.headers[1].name, "X-Amz-Content-Sha256");
-  ck_assert_str_eq(out.headers[1].value,
-                   "a7d86af5972a9caa51287252f42c3f64581f1fefb2afa01a4cff5791ff39f5a9");
-  tt_sigv4_result_free(&out);
-}
-END_TEST
-
 /* ---- helpers for direct requests ---- */
 
 static const struct tt_sigv4_header host_only[] = {{"Host", "example.amazonaws.com"}};
 
-static struct tt_sigv4_request simple_req(const char *method, const char *path, const char *query) {
-  return (struct tt_sigv4_request){.method = method, .path = path, .query = query,
-                                   .headers = host_only, .n_headers = 1};
+static struct tt_sigv4_request simple_req(const char *method, const char *path) {
+  return (struct tt_sigv4_request){.method = method, .path = path, .headers = host_only,
+                                   .n_headers = 1};
 }
 
-/* Returns the second line (canonical URI) or third (query) of a canonical
- * request in a static buffer. */
+/* Returns line `which` (from 0) of a canonical request in a static
+ * buffer. */
 static const char *creq_line(const char *creq, int which) {
   static char line[512];
   const char *p = creq;
@@ -299,41 +274,13 @@ START_TEST(test_canonical_path_rules) {
       {"/a/b/..", 0, "/a/"},
       {"/a:b@c", 0, "/a%3Ab%40c"},
       {"relative", 0, "/relative"},
-      /* S3: no normalization, encoded exactly once. */
-      {"/a%20b/../c//", TT_SIGV4_S3_PATH, "/a%20b/../c//"},
-      {"/a b+c", TT_SIGV4_S3_PATH, "/a%20b%2Bc"},
-      {"/bad%zz", TT_SIGV4_S3_PATH, "/bad%25zz"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    struct tt_sigv4_request req = simple_req("GET", cases[i].in, NULL);
+    struct tt_sigv4_request req = simple_req("GET", cases[i].in);
     struct tt_sigv4_result out;
     sign_ok(&req, cases[i].flags, &out);
     ck_assert_msg(strcmp(creq_line(out.canonical_request, 1), cases[i].want) == 0,
                   "case %zu: got %s want %s", i, creq_line(out.canonical_request, 1),
-                  cases[i].want);
-    tt_sigv4_result_free(&out);
-  }
-}
-END_TEST
-
-START_TEST(test_canonical_query_rules) {
-  static const struct path_case cases[] = {
-      {"b=2&a=1", 0, "a=1&b=2"},
-      /* Already-encoded input is not encoded twice; hex becomes upper case. */
-      {"k=%2f%2F", 0, "k=%2F%2F"},
-      {"a+b=c d", 0, "a%2Bb=c%20d"},
-      {"flag&x=", 0, "flag=&x="},
-      {"a=1&&b=2&", 0, "a=1&b=2"},
-      {"=v", 0, "=v"},
-      {"p=50%", 0, "p=50%25"},
-      {"Z=1&a=1&B=1", 0, "B=1&Z=1&a=1"},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    struct tt_sigv4_request req = simple_req("GET", "/", cases[i].in);
-    struct tt_sigv4_result out;
-    sign_ok(&req, 0, &out);
-    ck_assert_msg(strcmp(creq_line(out.canonical_request, 2), cases[i].want) == 0,
-                  "case %zu: got %s want %s", i, creq_line(out.canonical_request, 2),
                   cases[i].want);
     tt_sigv4_result_free(&out);
   }
@@ -363,25 +310,8 @@ START_TEST(test_headers_owned_by_signer_are_replaced) {
 }
 END_TEST
 
-START_TEST(test_payload_hash_override) {
-  struct tt_sigv4_request req = simple_req("PUT", "/", NULL);
-  req.body = "ignored";
-  req.body_len = 7;
-  req.payload_hash = "UNSIGNED-PAYLOAD";
-  struct tt_sigv4_result out;
-  sign_ok(&req, TT_SIGV4_CONTENT_SHA256, &out);
-  const char *creq = out.canonical_request;
-  const char *tail = "\nUNSIGNED-PAYLOAD";
-  ck_assert_str_eq(creq + strlen(creq) - strlen(tail), tail);
-  ck_assert_str_eq(out.headers[1].name, "X-Amz-Content-Sha256");
-  ck_assert_str_eq(out.headers[1].value, "UNSIGNED-PAYLOAD");
-  ck_assert_ptr_null(strstr(creq, "ignored"));
-  tt_sigv4_result_free(&out);
-}
-END_TEST
-
 START_TEST(test_intermediates_dropped_without_flag) {
-  struct tt_sigv4_request req = simple_req("GET", "/", NULL);
+  struct tt_sigv4_request req = simple_req("GET", "/");
   struct tt_sigv4_credentials creds = {SUITE_AKID, SUITE_SECRET, NULL};
   struct tt_sigv4_config cfg = {"us-east-1", "service", 0, NULL};
   struct tt_sigv4_result out;
@@ -441,7 +371,7 @@ END_TEST
 
 static void sign_cached(struct tt_sigv4_cache *cache, const char *secret, const char *region,
                         time_t when, char sig[TT_SIGV4_HEX_LEN + 1]) {
-  struct tt_sigv4_request req = simple_req("GET", "/", NULL);
+  struct tt_sigv4_request req = simple_req("GET", "/");
   struct tt_sigv4_credentials creds = {SUITE_AKID, secret, NULL};
   struct tt_sigv4_config cfg = {region, "service", 0, cache};
   struct tt_sigv4_result out;
@@ -661,10 +591,6 @@ START_TEST(test_errors_name_the_field_not_the_value) {
       {"region", {.method = "GET", .headers = host_only, .n_headers = 1}, good, NULL},
       {"body", {.method = "GET", .headers = host_only, .n_headers = 1, .body_len = 3}, good,
        "us-east-1"},
-      {"payload_hash",
-       {.method = "GET", .headers = host_only, .n_headers = 1, .payload_hash = ""},
-       good,
-       "us-east-1"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct tt_sigv4_config cfg = {cases[i].region, "service", 0, NULL};
@@ -685,7 +611,7 @@ START_TEST(test_errors_name_the_field_not_the_value) {
 END_TEST
 
 START_TEST(test_time_out_of_range) {
-  struct tt_sigv4_request req = simple_req("GET", "/", NULL);
+  struct tt_sigv4_request req = simple_req("GET", "/");
   struct tt_sigv4_credentials creds = {SUITE_AKID, SUITE_SECRET, NULL};
   struct tt_sigv4_config cfg = {"us-east-1", "service", 0, NULL};
   struct tt_sigv4_result out;
@@ -704,13 +630,10 @@ static Suite *sigv4_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("dynamodb");
   tcase_add_test(tc, test_dynamodb_getitem_session_token);
-  tcase_add_test(tc, test_dynamodb_putitem_content_sha256);
   suite_add_tcase(s, tc);
   tc = tcase_create("canonical");
   tcase_add_test(tc, test_canonical_path_rules);
-  tcase_add_test(tc, test_canonical_query_rules);
   tcase_add_test(tc, test_headers_owned_by_signer_are_replaced);
-  tcase_add_test(tc, test_payload_hash_override);
   tcase_add_test(tc, test_intermediates_dropped_without_flag);
   suite_add_tcase(s, tc);
   tc = tcase_create("keys");

@@ -52,13 +52,10 @@ static void dump_is(json_t *j, unsigned flags, const char *want) {
 
 /* ---- json_exact ---- */
 
-/* TT_JSON_PLAIN: a plain tree's strings are written whole, a leading U+0000
- * included, where the marked form reads "\0N" and "\0S" as markers. */
-START_TEST(dump_plain_tree) {
+/* A marked tree's strings: "\0N" is a number's marker, "\0S" a string's. */
+START_TEST(dump_marked_tree) {
   json_t *t = json_pack("{s:s%,s:s%,s:i,s:f,s:[b,n]}", "n", "\0N12", (size_t)4, "s", "\0Sab",
                         (size_t)4, "i", 7, "r", 2.0, "a", 1);
-  dump_is(json_incref(t), TT_JSON_PLAIN,
-          "{\"n\":\"\\u0000N12\",\"s\":\"\\u0000Sab\",\"i\":7,\"r\":2.0,\"a\":[true,null]}");
   dump_is(t, 0, "{\"n\":12,\"s\":\"ab\",\"i\":7,\"r\":2.0,\"a\":[true,null]}");
 }
 END_TEST
@@ -205,7 +202,6 @@ static void b64_is(const char *raw, enum tt_base64_variant v, const char *want) 
   tt_buf_init(&b, 0);
   ck_assert_int_eq(tt_base64_encode(&b, raw, strlen(raw), v), 0);
   ck_assert_str_eq(b.data ? b.data : "", want);
-  ck_assert_uint_eq(tt_base64_encoded_len(strlen(raw)), strlen(want));
   ck_assert_int_eq(tt_base64_decode(want, strlen(want), v, 0, out, &n), 0);
   ck_assert_uint_eq(n, strlen(raw));
   ck_assert_int_eq(memcmp(out, raw, n), 0);
@@ -733,7 +729,7 @@ END_TEST
 static Suite *json_suite(void) {
   Suite *s = suite_create("value_json");
   TCase *tc = tcase_create("json_exact");
-  tcase_add_test(tc, dump_plain_tree);
+  tcase_add_test(tc, dump_marked_tree);
   tcase_add_test(tc, exact_numbers_round_trip);
   tcase_add_test(tc, exact_integer_values);
   tcase_add_test(tc, exact_strings);

@@ -51,7 +51,7 @@ struct ar {
   struct tt_creds_provider *base;
   char *role_arn, *session_name, *external_id, *region, *label;
   char *url, *host;
-  uint32_t duration_s, http_timeout_ms;
+  uint32_t duration_s;
   void (*busy)(void *arg, int delta);
   void *busy_arg;
   struct tt_sigv4_cache sigcache;
@@ -201,19 +201,7 @@ static void on_sts_done(struct tt_http_call *hc, struct tt_http_response *resp, 
 }
 
 static int form_append(struct tt_buf *b, const char *name, const char *v) {
-  static const char hex[] = "0123456789ABCDEF";
-  if (b->len && tt_buf_append(b, "&", 1) != 0)
-    return -1;
-  if (tt_buf_printf(b, "%s=", name) != 0)
-    return -1;
-  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-    bool plain = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-                 (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.' || *c == '~';
-    char enc[3] = {'%', hex[*c >> 4], hex[*c & 15]};
-    if (tt_buf_append(b, plain ? (const char *)c : enc, plain ? 1 : 3) != 0)
-      return -1;
-  }
-  return 0;
+  return tt_sigv4_form_append(b, name, v, strlen(v));
 }
 
 /* Signs the AssumeRole call with the base credentials and starts it. */
@@ -259,8 +247,7 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   }
   struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
                                  .body = job->body, .body_len = job->body_len,
-                                 .timeout_ms = p->http_timeout_ms,
-                                 .connect_timeout_ms = p->http_timeout_ms};
+                                 .timeout_ms = 5000, .connect_timeout_ms = 5000};
   /* A client span of its own trace: the fetch belongs to no request. No
    * role, session or credential is recorded. */
   job->span = tt_span_start_root("STS.AssumeRole", TT_SPAN_CLIENT);
@@ -304,10 +291,12 @@ static void on_base_creds(void *arg, const struct tt_creds *creds, const struct 
   send_sts(job, creds);
 }
 
-/* Starts an AssumeRole: signed at once when the base provider has
- * credentials cached (peek), else once its get answered. Returns 0 (p->job
- * set, asynchronous) or -1 with *err (nothing left running). */
-static int job_start(struct ar *p, bool background, struct tt_error *err) {
+/* Starts an AssumeRole (creds_fetch_fn): signed at once when the base
+ * provider has credentials cached (peek), else once its get answered.
+ * Returns 0 (p->job set, asynchronous) or -1 with *err (nothing left
+ * running). */
+static int job_start(void *owner, bool background, struct tt_error *err) {
+  struct ar *p = owner;
   struct ar_job *job = calloc(1, sizeof(*job));
   if (job == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
@@ -347,29 +336,13 @@ static int job_start(struct ar *p, bool background, struct tt_error *err) {
 
 /* ---- the provider ops ---- */
 
-/* Starts the background refresh the cached credentials are due for. */
-static void maybe_refresh(struct ar *p, int64_t now) {
-  if (p->job == NULL && creds_cache_wants_refresh(&p->cache, now)) {
-    struct tt_error ignored; /* logged by creds_cache_note_failure */
-    job_start(p, true, &ignored);
-  }
-}
-
 static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
                    struct tt_error *err) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
   if (p->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  int64_t now = ar_now(p);
-  if (creds_cache_usable(&p->cache, now)) {
-    maybe_refresh(p, now);
-    *creds = &p->cache.cur;
-    return 0;
-  }
-  if (p->job == NULL && creds_cache_backing_off(&p->cache, now, err))
-    return TT_CREDS_PEEK_FAILED;
-  return TT_CREDS_PEEK_MISS;
+  return creds_cache_peek(&p->cache, ar_now(p), p->job != NULL, job_start, p, creds, err);
 }
 
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
@@ -380,20 +353,9 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   if (p->closing)
     return -ESHUTDOWN;
   int64_t now = ar_now(p);
-  if (creds_cache_usable(&p->cache, now)) {
-    maybe_refresh(p, now);
-    return creds_cache_post(&p->cache, cb, arg, NULL, handle);
-  }
-  if (p->job == NULL) {
-    struct tt_error err;
-    if (creds_cache_backing_off(&p->cache, now, &err)) /* without calling STS again */
-      return creds_cache_post(&p->cache, cb, arg, &err, handle);
-    if (job_start(p, false, &err) != 0)
-      return creds_cache_post(&p->cache, cb, arg, &err, handle);
-  }
-  p->job->background = false; /* someone waits for it now */
-  /* On -ENOMEM the job goes on; its result is cached. */
-  return creds_cache_wait(&p->cache, cb, arg, handle);
+  if (p->job != NULL && !creds_cache_usable(&p->cache, now))
+    p->job->background = false; /* a get waits for it now */
+  return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
 }
 
 static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
@@ -418,13 +380,9 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
       job_end(job, -1); /* cancelled: frees it, no dispatch */
     }
   }
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: %s: the provider is closing", p->label);
-  creds_cache_answer_all(&p->cache, &err);
   p->closed_cb = closed;
   p->closed_arg = arg;
-  creds_cache_close(&p->cache, maybe_closed, p);
+  creds_cache_close(&p->cache, p->label, maybe_closed, p);
 }
 
 static void free_str(char *s) {
@@ -514,9 +472,6 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
     return -1;
   }
   p->duration_s = o->duration_s ? o->duration_s : 3600;
-  p->cache.refresh_before_s = o->refresh_before_s ? o->refresh_before_s : 300;
-  p->cache.retry_refresh_s = o->retry_refresh_s ? o->retry_refresh_s : 60;
-  p->http_timeout_ms = o->http_timeout_ms ? o->http_timeout_ms : 5000;
   p->cache.now = o->now;
   p->cache.now_arg = o->now_arg;
   p->cache.log = o->log;

@@ -27,9 +27,6 @@ struct tt_creds_assume_role_options {
   const char *label;        /* names the provider in messages ("partner acme") */
   tt_creds_clock_fn now;    /* NULL = time(NULL) */
   void *now_arg;
-  uint32_t refresh_before_s; /* refresh this long before expiry; 0 = 300 */
-  uint32_t retry_refresh_s;  /* after a failed or short-lived refresh; 0 = 60 */
-  uint32_t http_timeout_ms;  /* the STS transfer; 0 = 5000 */
   tt_creds_log_fn log;       /* may be NULL; never given a secret */
   void *log_arg;
   /* The background-operations gauge, as in tt_creds_chain_options. */

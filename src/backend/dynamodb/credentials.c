@@ -357,11 +357,7 @@ static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg),
   sp->closing = true;
   sp->closed_cb = closed;
   sp->closed_arg = arg;
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: static: the provider is closing");
-  creds_cache_answer_all(&sp->cache, &err);
-  creds_cache_close(&sp->cache, static_timer_closed, sp);
+  creds_cache_close(&sp->cache, "static", static_timer_closed, sp);
 }
 
 static void static_destroy(struct tt_creds_provider *p) {
@@ -567,9 +563,10 @@ void creds_job_resume(struct creds_job *job, struct creds_files *fs) {
     creds_job_async_done(job, rc == CREDS_DONE ? 0 : -1);
 }
 
-/* Starts a fetch. Returns CREDS_ASYNC (ch->job set), CREDS_DONE (cache
- * updated) or CREDS_FAIL (*err filled). */
-static int job_start(struct creds_chain *ch, bool background, struct tt_error *err) {
+/* Starts a fetch (creds_fetch_fn). Returns 0 (ch->job set), 1 (cache
+ * updated) or -1 (*err filled). */
+static int job_start(void *owner, bool background, struct tt_error *err) {
+  struct creds_chain *ch = owner;
   struct creds_job *job = calloc(1, sizeof(*job));
   if (job == NULL) {
     tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: out of memory");
@@ -592,7 +589,7 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   if (rc == CREDS_ASYNC) {
     ch->job = job;
     busy(ch, +1);
-    return rc;
+    return 0;
   }
   if (rc == CREDS_DONE && check_fresh(ch, job) != 0)
     rc = CREDS_FAIL;
@@ -606,29 +603,13 @@ static int job_start(struct creds_chain *ch, bool background, struct tt_error *e
   return rc;
 }
 
-/* Starts the background refresh the cached credentials are due for. */
-static void maybe_refresh(struct creds_chain *ch, int64_t now) {
-  if (ch->job == NULL && creds_cache_wants_refresh(&ch->cache, now)) {
-    struct tt_error ignored; /* logged by creds_cache_note_failure */
-    job_start(ch, true, &ignored);
-  }
-}
-
 static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
                       struct tt_error *err) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
   if (ch->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  int64_t now = creds_now(ch);
-  if (creds_cache_usable(&ch->cache, now)) {
-    maybe_refresh(ch, now);
-    *creds = &ch->cache.cur;
-    return 0;
-  }
-  if (ch->job == NULL && creds_cache_backing_off(&ch->cache, now, err))
-    return TT_CREDS_PEEK_FAILED;
-  return TT_CREDS_PEEK_MISS;
+  return creds_cache_peek(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, creds, err);
 }
 
 static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
@@ -638,23 +619,8 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
     *handle = NULL;
   if (ch->closing)
     return -ESHUTDOWN;
-  int64_t now = creds_now(ch);
-  if (creds_cache_usable(&ch->cache, now)) {
-    maybe_refresh(ch, now);
-    return creds_cache_post(&ch->cache, cb, arg, NULL, handle);
-  }
-  if (ch->job == NULL) {
-    struct tt_error err;
-    if (creds_cache_backing_off(&ch->cache, now, &err)) /* without fetching again */
-      return creds_cache_post(&ch->cache, cb, arg, &err, handle);
-    int rc = job_start(ch, false, &err);
-    if (rc == CREDS_DONE)
-      return creds_cache_post(&ch->cache, cb, arg, NULL, handle);
-    if (rc == CREDS_FAIL)
-      return creds_cache_post(&ch->cache, cb, arg, &err, handle);
-  }
-  /* On -ENOMEM the job runs on without waiters: its result is cached. */
-  return creds_cache_wait(&ch->cache, cb, arg, handle);
+  return creds_cache_get(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, cb, arg,
+                         handle);
 }
 
 static void chain_cancel(struct tt_creds_provider *p, void *handle) {
@@ -680,11 +646,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
     if (job->files)
       creds_files_cancel(job);
   }
-  struct tt_error err;
-  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: the provider is closing");
-  creds_cache_answer_all(&ch->cache, &err);
-  creds_cache_close(&ch->cache, maybe_closed, ch);
+  creds_cache_close(&ch->cache, NULL, maybe_closed, ch);
 }
 
 static void free_str(char *s) {
@@ -758,11 +720,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
     goto oom;
   ch->cache.now = opts->now;
   ch->cache.now_arg = opts->now_arg;
-  ch->cache.refresh_before_s = opts->refresh_before_s ? opts->refresh_before_s : 300;
-  ch->cache.retry_refresh_s = opts->retry_refresh_s ? opts->retry_refresh_s : 60;
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
-  ch->http_timeout_ms = opts->http_timeout_ms ? opts->http_timeout_ms : 5000;
-  ch->imds_timeout_ms = opts->imds_timeout_ms ? opts->imds_timeout_ms : 2000;
   ch->cache.log = opts->log;
   ch->cache.log_arg = opts->log_arg;
   ch->busy = opts->busy;

@@ -128,11 +128,7 @@ struct tt_creds_chain_options {
   /* NULL = AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254
    * (http://[fd00:ec2::254] with AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6) */
   const char *imds_endpoint;
-  uint32_t refresh_before_s;  /* refresh this long before expiry; 0 = 300 */
-  uint32_t retry_refresh_s;   /* after a failed or short-lived refresh; 0 = 60 */
   uint32_t process_timeout_ms;/* credential_process; 0 = 30000 */
-  uint32_t http_timeout_ms;   /* STS and container transfers; 0 = 5000 */
-  uint32_t imds_timeout_ms;   /* each IMDS transfer; 0 = 2000 */
   tt_creds_log_fn log;        /* may be NULL */
   void *log_arg;
   /* Called with +1 when a fetch starts running outside the get that

@@ -94,7 +94,23 @@ static void on_timer_closed(uv_handle_t *h) {
     c->on_closed(c->owner);
 }
 
-void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner) {
+static void answer_all(struct creds_cache *c, const struct tt_error *err) {
+  /* Gets being answered right now (a callback closes) get `err` too. */
+  for (struct creds_waiter *w = c->dispatch.next; w != &c->dispatch; w = w->next)
+    w->posted = false;
+  for (struct creds_waiter *w = c->posted.next; w != &c->posted; w = w->next)
+    w->posted = false;
+  list_splice(&c->dispatch, &c->waiters);
+  list_splice(&c->dispatch, &c->posted);
+  dispatch(c, NULL, err);
+}
+
+void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
+                       void *owner) {
+  struct tt_error err;
+  tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
+               "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
+  answer_all(c, &err);
   c->on_closed = on_closed;
   c->owner = owner;
   if (!c->timer_open) {
@@ -144,21 +160,16 @@ int64_t creds_cache_now(const struct creds_cache *c) {
   return c->now ? c->now(c->now_arg) : (int64_t)time(NULL);
 }
 
-void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                      va_list ap) {
+void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
+                     ...) {
   if (c->log == NULL)
     return;
   char msg[512];
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  c->log(c->log_arg, level, msg);
-}
-
-void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                     ...) {
   va_list ap;
   va_start(ap, fmt);
-  creds_cache_vlog(c, level, fmt, ap);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
+  c->log(c->log_arg, level, msg);
 }
 
 void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap) {
@@ -173,8 +184,8 @@ bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
          (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
 }
 
-bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now) {
-  return c->cur.expires_at != 0 && now >= c->cur.expires_at - (int64_t)c->refresh_before_s &&
+static bool wants_refresh(const struct creds_cache *c, int64_t now) {
+  return c->cur.expires_at != 0 && now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S &&
          now >= c->next_refresh_at;
 }
 
@@ -195,8 +206,8 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
     return 0;
   int64_t left = c->cur.expires_at - now;
   /* A short-lived answer would otherwise trigger a refresh on every get. */
-  if (left <= (int64_t)c->refresh_before_s)
-    c->next_refresh_at = now + c->retry_refresh_s;
+  if (left <= CREDS_REFRESH_BEFORE_S)
+    c->next_refresh_at = now + CREDS_RETRY_REFRESH_S;
   return left;
 }
 
@@ -205,7 +216,7 @@ void creds_cache_note_failure(struct creds_cache *c, bool background, const stru
   bool repeated = strcmp(c->failure.message, err->message) == 0;
   c->failure = *err;
   if (background) {
-    c->next_refresh_at = now + c->retry_refresh_s;
+    c->next_refresh_at = now + CREDS_RETRY_REFRESH_S;
     if (!repeated)
       creds_cache_log(c, TT_CREDS_LOG_WARN, "%s (keeping the current credentials)",
                       err->message);
@@ -220,11 +231,50 @@ void creds_cache_note_failure(struct creds_cache *c, bool background, const stru
   c->backoff_s = c->backoff_s * 2 > CREDS_BACKOFF_MAX_S ? CREDS_BACKOFF_MAX_S : c->backoff_s * 2;
 }
 
-bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err) {
+/* Whether the back-off of the last failure still runs at `now`: then *err
+ * is that failure. */
+static bool backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err) {
   if (!c->failing || now >= c->retry_at)
     return false;
   *err = c->failure;
   return true;
+}
+
+/* Starts the background refresh usable credentials are due for. */
+static void refresh_if_due(struct creds_cache *c, int64_t now, bool fetching,
+                           creds_fetch_fn fetch, void *owner) {
+  if (!fetching && wants_refresh(c, now)) {
+    struct tt_error ignored; /* logged by creds_cache_note_failure */
+    fetch(owner, true, &ignored);
+  }
+}
+
+int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                     void *owner, const struct tt_creds **creds, struct tt_error *err) {
+  if (creds_cache_usable(c, now)) {
+    refresh_if_due(c, now, fetching, fetch, owner);
+    *creds = &c->cur;
+    return 0;
+  }
+  return !fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
+}
+
+int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                    void *owner, tt_creds_cb cb, void *arg, void **handle) {
+  if (creds_cache_usable(c, now)) {
+    refresh_if_due(c, now, fetching, fetch, owner);
+    return creds_cache_post(c, cb, arg, NULL, handle);
+  }
+  if (!fetching) {
+    struct tt_error err;
+    int rc;
+    if (backing_off(c, now, &err))
+      return creds_cache_post(c, cb, arg, &err, handle);
+    if ((rc = fetch(owner, false, &err)) != 0)
+      return creds_cache_post(c, cb, arg, rc > 0 ? NULL : &err, handle);
+  }
+  /* On -ENOMEM the fetch runs on without waiters: its result is cached. */
+  return creds_cache_wait(c, cb, arg, handle);
 }
 
 int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {
@@ -247,15 +297,4 @@ void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err) {
   list_splice(&c->dispatch, &c->waiters);
   dispatch(c, creds, err);
-}
-
-void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err) {
-  /* Gets being answered right now (a callback closes) get `err` too. */
-  for (struct creds_waiter *w = c->dispatch.next; w != &c->dispatch; w = w->next)
-    w->posted = false;
-  for (struct creds_waiter *w = c->posted.next; w != &c->posted; w = w->next)
-    w->posted = false;
-  list_splice(&c->dispatch, &c->waiters);
-  list_splice(&c->dispatch, &c->posted);
-  dispatch(c, NULL, err);
 }

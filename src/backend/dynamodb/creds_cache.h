@@ -23,6 +23,12 @@
 #define CREDS_BACKOFF_MIN_S 1
 #define CREDS_BACKOFF_MAX_S 60
 
+/* A background refresh starts this long before the credentials expire; a
+ * failed refresh, or one that again answered credentials inside that
+ * window, is retried after CREDS_RETRY_REFRESH_S. */
+#define CREDS_REFRESH_BEFORE_S 300
+#define CREDS_RETRY_REFRESH_S 60
+
 struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
   tt_creds_cb cb;
@@ -37,7 +43,6 @@ struct creds_cache {
   struct tt_creds cur; /* cached credentials when `have` */
   bool have;
   int64_t next_refresh_at; /* no background refresh before this */
-  uint32_t refresh_before_s, retry_refresh_s;
   tt_creds_clock_fn now;
   void *now_arg;
   tt_creds_log_fn log;
@@ -68,11 +73,12 @@ void creds_cache_init(struct creds_cache *c);
  * before it is freed). Returns 0 or a libuv error. */
 int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
 
-/* Closes the timer; `on_closed(owner)` runs later on the loop once it is
- * closed (at once when it was never opened). Posted gets that were not
- * answered yet are not delivered any more: answer them first
- * (creds_cache_answer_all). */
-void creds_cache_close(struct creds_cache *c, void (*on_closed)(void *owner), void *owner);
+/* Answers every get, queued or posted, with "credentials: <label>: the
+ * provider is closing" (label NULL: without it), then closes the timer;
+ * `on_closed(owner)` runs later on the loop once it is closed (at once when
+ * it was never opened). */
+void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
+                       void *owner);
 
 /* Wipes the cached credentials. */
 void creds_cache_clear(struct creds_cache *c);
@@ -84,20 +90,11 @@ int64_t creds_cache_now(const struct creds_cache *c);
  * secret. */
 void creds_cache_log(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
                      ...) __attribute__((format(printf, 3, 4)));
-void creds_cache_vlog(const struct creds_cache *c, enum tt_creds_log_level level, const char *fmt,
-                      va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Fills *err with "credentials: <label>: <reason>" (code
  * TT_ERR_BACKEND_UNAVAILABLE, field "credentials"). */
 void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
-
-/* Whether the cached credentials may sign a request at `now` (credentials
- * with expires_at 0 never expire). */
-bool creds_cache_usable(const struct creds_cache *c, int64_t now);
-
-/* Whether a background refresh is due at `now`. */
-bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
 
 /* Takes `fresh` into the cache (steals it: *fresh is wiped) and schedules
  * the next refresh. Returns the seconds left until expiry (0 when the
@@ -105,15 +102,31 @@ bool creds_cache_wants_refresh(const struct creds_cache *c, int64_t now);
 int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
 
 /* Notes a failed fetch. A failed background refresh keeps the cached
- * credentials and waits retry_refresh_s. Any other failure starts or
+ * credentials and waits CREDS_RETRY_REFRESH_S. Any other failure starts or
  * lengthens the back-off (see CREDS_BACKOFF_MIN_S) and is kept for the
  * gets until it ends. A failure is logged when its message differs from
  * the last one's: once per run of equal failures, not once per request. */
 void creds_cache_note_failure(struct creds_cache *c, bool background, const struct tt_error *err);
 
-/* Whether the back-off of the last failure still runs at `now`: then *err
- * is that failure and no fetch should start. */
-bool creds_cache_backing_off(const struct creds_cache *c, int64_t now, struct tt_error *err);
+/* Whether the cached credentials may sign a request at `now` (credentials
+ * with expires_at 0 never expire). */
+bool creds_cache_usable(const struct creds_cache *c, int64_t now);
+
+/* How a caching provider starts a fetch: a refresh in the background, or
+ * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
+ * holds its credentials) or -1 with *err. */
+typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
+
+/* The peek and the get of a caching provider that is not closing, at
+ * `now`; `fetching`: a fetch of `owner` runs. Usable credentials answer
+ * (and start a refresh in the background when one is due, with `fetch`);
+ * else the failure whose back-off still runs answers, without fetching
+ * again; else the peek misses and the get waits for a fetch, started
+ * unless one runs. */
+int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                     void *owner, const struct tt_creds **creds, struct tt_error *err);
+int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
+                    void *owner, tt_creds_cb cb, void *arg, void **handle);
 
 /* Queues a get for the fetch in flight; *handle (if not NULL) is set to
  * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
@@ -138,8 +151,5 @@ bool creds_cache_has_waiters(const struct creds_cache *c);
  * keep their own answers. */
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err);
-
-/* Answers every get, queued or posted, with `err` (close). */
-void creds_cache_answer_all(struct creds_cache *c, const struct tt_error *err);
 
 #endif

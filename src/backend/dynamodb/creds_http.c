@@ -11,7 +11,9 @@
 
 #include "backend/dynamodb/creds_internal.h"
 #include "backend/dynamodb/http.h"
+#include "backend/dynamodb/sigv4.h"
 #include "backend/dynamodb/sts_xml.h"
+#include "util/buf.h"
 #include "util/text.h"
 
 #define TOKEN_FILE_CAP CREDS_TOKEN_FILE_CAP
@@ -148,35 +150,6 @@ static int read_token(const struct creds_chain *ch, const char *path, char **out
 
 /* ---- STS AssumeRoleWithWebIdentity ---- */
 
-static int form_append(char **p, size_t *left, const char *name, const char *v, size_t vn) {
-  static const char hex[] = "0123456789ABCDEF";
-  size_t nn = strlen(name);
-  if (*left < nn + 2)
-    return -1;
-  memcpy(*p, name, nn);
-  *p += nn;
-  *(*p)++ = '=';
-  *left -= nn + 1;
-  for (size_t i = 0; i < vn; i++) {
-    unsigned char c = (unsigned char)v[i];
-    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '~';
-    if (*left < (plain ? 2u : 4u))
-      return -1;
-    if (plain) {
-      *(*p)++ = (char)c;
-      *left -= 1;
-    } else {
-      *(*p)++ = '%';
-      *(*p)++ = hex[c >> 4];
-      *(*p)++ = hex[c & 15];
-      *left -= 3;
-    }
-  }
-  **p = '\0';
-  return 0;
-}
-
 static bool region_ok(const char *r) {
   if (*r == '\0' || strlen(r) > 32)
     return false;
@@ -232,7 +205,6 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
   char *tok = NULL;
   size_t tok_alloc = 0, tok_len = 0;
   char gen_name[64];
-  size_t cap = 0;
   int rc = CREDS_FAIL;
   if (ch->http == NULL)
     return creds_job_fail(job, "no HTTP client is configured");
@@ -253,25 +225,21 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
              (unsigned long long)(ms % 1000000));
     session_name = gen_name;
   }
-  /* Worst case every byte is percent-encoded. */
-  cap = 160 + 3 * (strlen(role_arn) + strlen(session_name) + tok_len);
-  op->body = malloc(cap);
-  if (op->body == NULL) {
+  /* Worst case every byte is percent-encoded. The room is taken at once,
+   * so that no copy of the token is left behind by a growing buffer. */
+  struct tt_buf form;
+  tt_buf_init(&form, 160 + 3 * (strlen(role_arn) + strlen(session_name) + tok_len));
+  if (tt_buf_reserve(&form, form.cap) != 0) {
     creds_job_fail(job, "out of memory");
     goto fail;
   }
-  char *p = op->body;
-  size_t left = cap;
-  int frc = form_append(&p, &left, "Action", "AssumeRoleWithWebIdentity", 25);
-  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
-  frc |= form_append(&p, &left, "Version", "2011-06-15", 10);
-  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
-  frc |= form_append(&p, &left, "RoleArn", role_arn, strlen(role_arn));
-  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
-  frc |= form_append(&p, &left, "RoleSessionName", session_name, strlen(session_name));
-  frc |= (left > 1 ? (*p++ = '&', left--, 0) : -1);
-  frc |= form_append(&p, &left, "WebIdentityToken", tok, tok_len);
-  op->body_len = (size_t)(p - op->body);
+  int frc = tt_sigv4_form_append(&form, "Action", "AssumeRoleWithWebIdentity", 25) |
+            tt_sigv4_form_append(&form, "Version", "2011-06-15", 10) |
+            tt_sigv4_form_append(&form, "RoleArn", role_arn, strlen(role_arn)) |
+            tt_sigv4_form_append(&form, "RoleSessionName", session_name, strlen(session_name)) |
+            tt_sigv4_form_append(&form, "WebIdentityToken", tok, tok_len);
+  op->body = form.data; /* every byte written is below body_len + 1: op_free wipes them */
+  op->body_len = form.len;
   if (frc != 0) {
     creds_job_fail(job, "the request does not fit");
     goto fail;
@@ -279,15 +247,11 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
   /* POST keeps the token out of the URL, which proxies and logs record. */
   rc = op_started(job, &op, "the STS request",
                   op_send(op, "POST", op->url, "Content-Type: application/x-www-form-urlencoded",
-                          "Accept: text/xml", ch->http_timeout_ms));
+                          "Accept: text/xml", CREDS_HTTP_TIMEOUT_MS));
 fail:
   creds_free_secret(tok, tok_alloc);
-  if (op) {
-    /* op->body_len may be short of what was written: wipe the whole buffer */
-    if (op->body)
-      OPENSSL_cleanse(op->body, cap);
+  if (op)
     op_free(op);
-  }
   return rc;
 }
 
@@ -410,7 +374,7 @@ int creds_container_start(struct creds_job *job) {
   }
   rc = op_started(job, &op, "the request",
                   op_send(op, "GET", op->url, "Accept: application/json", hdr,
-                          ch->http_timeout_ms));
+                          CREDS_HTTP_TIMEOUT_MS));
 fail:
   creds_free_secret(tok, tok_alloc);
   creds_free_secret(hdr, hdr_len);
@@ -429,12 +393,12 @@ static int imds_send(struct creds_http_op *op) {
   if (op->step == IMDS_TOKEN) {
     snprintf(url, sizeof(url), "%s/latest/api/token", op->url);
     snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token-ttl-seconds: %d", IMDS_TOKEN_TTL);
-    rc = op_send(op, "PUT", url, hdr, NULL, ch->imds_timeout_ms);
+    rc = op_send(op, "PUT", url, hdr, NULL, CREDS_IMDS_TIMEOUT_MS);
   } else {
     snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", op->url,
              op->step == IMDS_CREDS ? op->role : "");
     snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", ch->imds_token);
-    rc = op_send(op, "GET", url, hdr, NULL, ch->imds_timeout_ms);
+    rc = op_send(op, "GET", url, hdr, NULL, CREDS_IMDS_TIMEOUT_MS);
   }
   OPENSSL_cleanse(hdr, sizeof(hdr));
   return rc;

@@ -40,6 +40,10 @@ struct creds_files;   /* creds_files.c */
 #define CREDS_PROFILE_FILE_CAP (1u << 20)
 #define CREDS_TOKEN_FILE_CAP (64u * 1024)
 
+/* The time each STS or container transfer, and each IMDS one, may take. */
+#define CREDS_HTTP_TIMEOUT_MS 5000
+#define CREDS_IMDS_TIMEOUT_MS 2000
+
 struct creds_chain;
 
 /* One fetch through the chain; at most one exists per chain. */
@@ -64,7 +68,7 @@ struct creds_chain {
   struct tt_http *http;
   char **env; /* copied "NAME=value" strings, NULL-terminated; wiped on free */
   char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
-  uint32_t process_timeout_ms, http_timeout_ms, imds_timeout_ms;
+  uint32_t process_timeout_ms;
 
   /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
   struct creds_cache cache;

@@ -284,48 +284,32 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   struct ddb_req *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return UV_ENOMEM;
-  json_t *table_req = NULL;
+  /* JSON goes out through tt_json_dump, not json_dumps: the port's trees
+   * mark a string that begins with U+0000 ("\0S" + text, json_exact.h),
+   * which json_dumps would send as part of the value. */
+  struct tt_buf body;
+  tt_buf_init(&body, 0);
+  int rc;
   if (typed && call->table != NULL) {
     /* A typed table operation is sent as its JSON request (table_json.h). */
-    if ((table_req = tt_ddb_table_request_json(call->op, call->table)) == NULL) {
-      free(r);
-      return UV_ENOMEM;
-    }
-    typed = false;
-  }
-  if (typed) {
-    struct tt_buf body;
-    tt_buf_init(&body, 0);
-    if ((call->read    ? tt_ddb_read_request_write(&body, call->read)
+    json_t *table_req = tt_ddb_table_request_json(call->op, call->table);
+    rc = table_req ? tt_json_dump(table_req, 0, &body) : -1;
+    json_decref(table_req);
+  } else if (typed) {
+    rc = call->read    ? tt_ddb_read_request_write(&body, call->read)
          : call->txn   ? tt_ddb_txn_request_write(&body, call->txn)
          : call->batch ? tt_ddb_batch_request_write(&body, call->op, call->batch)
-                       : tt_ddb_item_request_write(&body, call->op, call->item)) != 0) {
-      tt_buf_free(&body);
-      free(r);
-      return UV_ENOMEM;
-    }
-    r->body = body.data; /* the buffer's text is ours now */
-    r->body_len = body.len;
+                       : tt_ddb_item_request_write(&body, call->op, call->item);
   } else {
-    /* tt_json_dump, not json_dumps: the port's trees mark a string that
-     * begins with U+0000 ("\0S" + text, json_exact.h), which json_dumps
-     * would send as part of the value. */
-    struct tt_buf body;
-    tt_buf_init(&body, 0);
-    int rc = tt_json_dump(table_req ? table_req : call->request, 0, &body);
-    json_decref(table_req);
-    if (rc != 0) {
-      tt_buf_free(&body);
-      free(r);
-      return UV_ENOMEM;
-    }
-    r->body = body.data;
-    r->body_len = body.len;
+    rc = tt_json_dump(call->request, 0, &body);
   }
-  if (r->body == NULL) {
+  if (rc != 0 || body.data == NULL) {
+    tt_buf_free(&body);
     free(r);
     return UV_ENOMEM;
   }
+  r->body = body.data; /* the buffer's text is ours now */
+  r->body_len = body.len;
   r->d = d;
   r->a = &d->accounts[call->account];
   r->call = call;
@@ -355,7 +339,7 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
     creds_failed(r, &cerr);
   } else {
     void *handle = NULL;
-    int rc = tt_creds_get(r->a->creds, on_creds, r, &handle);
+    rc = tt_creds_get(r->a->creds, on_creds, r, &handle);
     if (rc != 0) { /* the provider promises no callback then */
       d->in_start = false;
       d->outstanding--;
@@ -513,7 +497,7 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
       goto fail;
   }
   d->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
-  d->connect_timeout_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : 3000;
+  d->connect_timeout_ms = 3000;
   d->clock = opts->clock;
   d->clock_arg = opts->clock_arg;
   if (opts->http) {
@@ -521,8 +505,7 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
   } else {
     struct tt_http_options ho = {.default_timeout_ms = d->timeout_ms,
                                  .default_connect_timeout_ms = d->connect_timeout_ms,
-                                 .max_body_bytes = opts->max_response_bytes,
-                                 .ca_file = opts->ca_file};
+                                 .max_body_bytes = opts->max_response_bytes};
     if (tt_http_new(loop, &ho, &d->http) != 0) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "the HTTP client could not be created");
       goto fail;

@@ -50,13 +50,11 @@ struct tt_ddb_options {
   /* The HTTP client to use, borrowed (the daemon shares one with the
    * credentials chain); NULL = the backend makes and owns its own. */
   struct tt_http *http;
-  /* Per attempt: whole transfer and connect timeouts; 0 = 10000 / 3000. */
+  /* Per attempt: the whole transfer's timeout; 0 = 10000 (connecting may
+   * take 3000 of it). */
   uint64_t timeout_ms;
-  uint64_t connect_timeout_ms;
-  /* Own client only: response body cap (0 = 64 MiB) and CA bundle
-   * (NULL = the system's). */
+  /* Own client only: response body cap (0 = 64 MiB). */
   size_t max_response_bytes;
-  const char *ca_file;
   /* NULL = time(NULL). */
   tt_ddb_clock_fn clock;
   void *clock_arg;

@@ -2,7 +2,6 @@
 /* errors.c -- DynamoDB responses and transport failures classified once into
  * the backend port's result or error. */
 #include "backend/dynamodb/errors.h"
-#include "util/text.h"
 #include "value/json_exact.h"
 
 #include <stdio.h>
@@ -13,42 +12,24 @@
  * otherwise passes it on as Retry-After. */
 #define RETRY_AFTER_MAX_MS 3600000u
 
-/* The error type a transport outcome maps to ("Timeout", ...); NULL for
- * TT_HTTP_OK. */
-static const char *tt_ddb_transport_error_type(enum tt_http_transport t) {
-  static const char *const names[] = {[TT_HTTP_TIMEOUT] = "Timeout",
-      [TT_HTTP_CONNECT] = "ServiceUnavailable", [TT_HTTP_RESET] = "ConnectionReset",
-      [TT_HTTP_TLS] = "TlsError", [TT_HTTP_CANCELED] = "RequestCanceled",
-      [TT_HTTP_TOO_LARGE] = "ResponseTooLarge"};
-  return t == TT_HTTP_OK ? NULL : TT_NAME_OF(names, t, "TransportError");
-}
-
 static int transport_error(enum tt_http_transport t, struct tt_backend_error *e) {
-  const char *type = tt_ddb_transport_error_type(t);
-  const char *msg = "the request to the DynamoDB endpoint failed";
-  switch (t) {
-  case TT_HTTP_TIMEOUT:
-    msg = "the DynamoDB endpoint did not answer in time";
-    break;
-  case TT_HTTP_CONNECT:
-    msg = "could not connect to the DynamoDB endpoint";
-    break;
-  case TT_HTTP_RESET:
-    msg = "the connection to the DynamoDB endpoint was closed before the answer";
-    break;
-  case TT_HTTP_TLS:
-    msg = "the TLS handshake with the DynamoDB endpoint failed (certificate or protocol)";
-    break;
-  case TT_HTTP_CANCELED:
-    msg = "the request was canceled";
-    break;
-  case TT_HTTP_TOO_LARGE:
-    msg = "the DynamoDB answer exceeded the response size limit";
-    break;
-  default:
-    break;
-  }
-  tt_backend_error_set(e, type, 0, "%s", msg);
+  /* The error type and message of each transport outcome. */
+  static const char *const outcomes[][2] = {
+      [TT_HTTP_TIMEOUT] = {"Timeout", "the DynamoDB endpoint did not answer in time"},
+      [TT_HTTP_CONNECT] = {"ServiceUnavailable", "could not connect to the DynamoDB endpoint"},
+      [TT_HTTP_RESET] = {"ConnectionReset",
+                         "the connection to the DynamoDB endpoint was closed before the answer"},
+      [TT_HTTP_TLS] = {"TlsError", "the TLS handshake with the DynamoDB endpoint failed "
+                                   "(certificate or protocol)"},
+      [TT_HTTP_CANCELED] = {"RequestCanceled", "the request was canceled"},
+      [TT_HTTP_TOO_LARGE] = {"ResponseTooLarge",
+                             "the DynamoDB answer exceeded the response size limit"}};
+  static const char *const other[2] = {"TransportError",
+                                       "the request to the DynamoDB endpoint failed"};
+  const char *const *o = (size_t)t < sizeof(outcomes) / sizeof(outcomes[0]) && outcomes[t][0]
+                             ? outcomes[t]
+                             : other;
+  tt_backend_error_set(e, o[0], 0, "%s", o[1]);
   /* Connection-level failures are transient (AWS standard retry mode);
    * a cancellation or an oversized answer would only repeat. */
   e->retryable = t != TT_HTTP_CANCELED && t != TT_HTTP_TOO_LARGE;

@@ -896,15 +896,6 @@ int tt_http_ca_file_check(const char *path, char *why, size_t cap) {
   return 0;
 }
 
-const char *tt_http_version(void) {
-  static char v[128];
-  if (v[0] == '\0') {
-    const curl_version_info_data *d = curl_version_info(CURLVERSION_NOW);
-    snprintf(v, sizeof(v), "libcurl/%s %s", d->version, d->ssl_version ? d->ssl_version : "");
-  }
-  return v;
-}
-
 static void on_handle_closed(uv_handle_t *handle) {
   struct tt_http *h = handle->data;
   if (--h->pending_closes == 0 && h->closed)

@@ -110,11 +110,6 @@ void tt_http_cancel(struct tt_http *h, struct tt_http_call *call);
 const char *tt_http_response_header(const struct tt_http_response *resp, const char *lname,
                                     size_t *len);
 
-/* The client's libraries ("libcurl/x.y.z OpenSSL/x.y.z"), for the
- * startup log. */
-const char *tt_http_version(void);
-
-
 /* Closes the client's handles; no call may be outstanding. `closed` runs
  * once they are closed (may be NULL); then tt_http_destroy frees it. */
 void tt_http_close(struct tt_http *h, void (*closed)(void *arg), void *arg);

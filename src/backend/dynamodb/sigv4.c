@@ -15,7 +15,6 @@
 
 #include "util/buf.h"
 #include "util/civil.h"
-#include "util/hex.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 #define TERMINATOR "aws4_request"
@@ -215,34 +214,11 @@ static int append_encoded(struct tt_buf *b, const char *s, size_t n, bool keep_s
   return 0;
 }
 
-/* Decodes the valid %XX escapes of s[0..n) into out (room for n bytes); a
- * '%' not followed by two hex digits stays literal, as a lenient server
- * would read it. Returns the decoded length. */
-static size_t percent_decode(const char *s, size_t n, char *out) {
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    int hi, lo;
-    if (s[i] == '%' && i + 2 < n && (hi = tt_hex_digit((unsigned char)s[i + 1])) >= 0 &&
-        (lo = tt_hex_digit((unsigned char)s[i + 2])) >= 0) {
-      out[o++] = (char)(hi << 4 | lo);
-      i += 2;
-    } else {
-      out[o++] = s[i];
-    }
-  }
-  return o;
-}
-
-/* Appends s[0..n) decoded once then encoded (keep_slash as above): the
- * canonical form of a component that was sent encoded once. */
-static int append_reencoded(struct tt_buf *b, const char *s, size_t n, bool keep_slash) {
-  char *tmp = malloc(n + 1);
-  if (tmp == NULL)
-    return -1;
-  size_t m = percent_decode(s, n, tmp);
-  int rc = append_encoded(b, tmp, m, keep_slash);
-  free(tmp);
-  return rc;
+int tt_sigv4_form_append(struct tt_buf *b, const char *name, const char *value, size_t n) {
+  return (b->len > 0 && tt_buf_append(b, "&", 1) != 0) || tt_buf_puts(b, name) != 0 ||
+                 tt_buf_append(b, "=", 1) != 0 || append_encoded(b, value, n, false) != 0
+             ? -1
+             : 0;
 }
 
 /* ---- canonical URI ---- */
@@ -251,11 +227,14 @@ struct segment {
   size_t off, len;
 };
 
-/* Non-S3 services: remove "." and ".." segments and empty segments (the
- * suite's get-slashes and normalize-path cases), keep a trailing slash,
- * then encode each segment. The path was sent encoded once, so this second
- * encoding is the "double encoding" AWS documents ('%' becomes %25). */
-static int append_normalized_path(struct tt_buf *b, const char *path) {
+/* The canonical path (of every service but S3, which none of ours is):
+ * "." and ".." segments and empty segments removed (the suite's get-slashes
+ * and normalize-path cases), a trailing slash kept, each segment encoded.
+ * The path was sent encoded once, so this second encoding is the "double
+ * encoding" AWS documents ('%' becomes %25). NULL or "" is "/". */
+static int append_canonical_path(struct tt_buf *b, const char *path) {
+  if (path == NULL)
+    path = "";
   size_t n = strlen(path);
   struct segment *segs = malloc((n + 1) * sizeof *segs);
   int rc = -1;
@@ -297,83 +276,6 @@ static int append_normalized_path(struct tt_buf *b, const char *path) {
   rc = 0;
 fail:
   free(segs);
-  return rc;
-}
-
-static int append_canonical_path(struct tt_buf *b, const char *path, bool s3) {
-  if (path == NULL || *path == '\0')
-    return tt_buf_puts(b, "/");
-  if (!s3)
-    return append_normalized_path(b, path);
-  /* S3: the path is signed as sent, encoded exactly once. */
-  if (path[0] != '/' && tt_buf_puts(b, "/") != 0)
-    return -1;
-  return append_reencoded(b, path, strlen(path), true);
-}
-
-/* ---- canonical query string ---- */
-
-struct qparam {
-  char *key;   /* encoded */
-  char *value; /* encoded */
-};
-
-static int qparam_cmp(const void *a, const void *b) {
-  const struct qparam *x = a, *y = b;
-  int c = strcmp(x->key, y->key);
-  return c != 0 ? c : strcmp(x->value, y->value);
-}
-
-static char *reencode_dup(const char *s, size_t n) {
-  struct tt_buf b;
-  tt_buf_init(&b, CANON_CAP);
-  if (append_reencoded(&b, s, n, false) != 0) {
-    tt_buf_free(&b);
-    return NULL;
-  }
-  return tt_buf_steal(&b, NULL);
-}
-
-/* Sorted by encoded name then encoded value (byte order); a parameter
- * without '=' gets an empty value; empty pieces ("a=1&&b=2") are dropped. */
-static int append_canonical_query(struct tt_buf *b, const char *query) {
-  if (query == NULL || *query == '\0')
-    return 0;
-  size_t cap = 1, np = 0;
-  for (const char *p = query; *p; p++)
-    cap += *p == '&';
-  struct qparam *ps = calloc(cap, sizeof *ps);
-  int rc = -1;
-  if (ps == NULL)
-    return -1;
-  for (const char *p = query; *p;) {
-    const char *end = strchr(p, '&');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len > 0) {
-      const char *eq = memchr(p, '=', len);
-      size_t klen = eq ? (size_t)(eq - p) : len;
-      ps[np].key = reencode_dup(p, klen);
-      ps[np].value = eq ? reencode_dup(eq + 1, len - klen - 1) : reencode_dup("", 0);
-      np++;
-      if (ps[np - 1].key == NULL || ps[np - 1].value == NULL)
-        goto fail;
-    }
-    p += len;
-    if (*p == '&')
-      p++;
-  }
-  qsort(ps, np, sizeof *ps, qparam_cmp);
-  for (size_t i = 0; i < np; i++) {
-    if (append_strs(b, i ? "&" : "", ps[i].key, "=", ps[i].value, (char *)NULL) != 0)
-      goto fail;
-  }
-  rc = 0;
-fail:
-  for (size_t i = 0; i < np; i++) {
-    free(ps[i].key);
-    free(ps[i].value);
-  }
-  free(ps);
   return rc;
 }
 
@@ -423,10 +325,9 @@ static char *value_dup(const char *s) {
   return d;
 }
 
-static bool owned_by_signer(const char *lname, unsigned flags) {
+static bool owned_by_signer(const char *lname) {
   return strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
-         strcmp(lname, "x-amz-security-token") == 0 ||
-         ((flags & TT_SIGV4_CONTENT_SHA256) && strcmp(lname, "x-amz-content-sha256") == 0);
+         strcmp(lname, "x-amz-security-token") == 0;
 }
 
 struct header_set {
@@ -458,12 +359,11 @@ static int header_add(struct header_set *hs, char *lname, const char *value) {
 }
 
 /* Builds the sorted header set: the caller's headers (validated, minus the
- * ones the signer owns) plus x-amz-date, the token and the content hash. */
+ * ones the signer owns) plus x-amz-date and the token. */
 static int build_headers(struct header_set *hs, const struct tt_sigv4_request *req,
-                         const struct tt_sigv4_result *out, unsigned flags,
-                         struct tt_error *err) {
+                         const struct tt_sigv4_result *out, struct tt_error *err) {
   hs->n = 0;
-  hs->h = calloc(req->n_headers + 3, sizeof *hs->h);
+  hs->h = calloc(req->n_headers + 2, sizeof *hs->h);
   if (hs->h == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
   bool host = false;
@@ -477,7 +377,7 @@ static int build_headers(struct header_set *hs, const struct tt_sigv4_request *r
     char *lname = lower_dup(h->name);
     if (lname == NULL)
       return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
-    if (owned_by_signer(lname, flags)) {
+    if (owned_by_signer(lname)) {
       free(lname);
       continue;
     }
@@ -489,9 +389,7 @@ static int build_headers(struct header_set *hs, const struct tt_sigv4_request *r
     return tt_error_set(err, TT_ERR_INTERNAL, "headers", "the Host header is required");
   if (header_add(hs, lower_dup("x-amz-date"), out->amz_date) != 0 ||
       (out->security_token &&
-       header_add(hs, lower_dup("x-amz-security-token"), out->security_token) != 0) ||
-      ((flags & TT_SIGV4_CONTENT_SHA256) &&
-       header_add(hs, lower_dup("x-amz-content-sha256"), out->payload_hash) != 0))
+       header_add(hs, lower_dup("x-amz-security-token"), out->security_token) != 0))
     return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
   qsort(hs->h, hs->n, sizeof *hs->h, chdr_cmp);
   return 0;
@@ -730,8 +628,6 @@ static int check_inputs(const struct tt_sigv4_request *req,
     return tt_error_set(err, TT_ERR_INTERNAL, "body", "is NULL with a non-zero length");
   if (req->path && !is_field_value(req->path))
     return tt_error_set(err, TT_ERR_INTERNAL, "path", "has a control character");
-  if (req->query && !is_field_value(req->query))
-    return tt_error_set(err, TT_ERR_INTERNAL, "query", "has a control character");
   if (!is_scope_part(creds->access_key_id))
     return tt_error_set(err, TT_ERR_INTERNAL, "access_key_id", "is missing or malformed");
   if (creds->secret_access_key == NULL || *creds->secret_access_key == '\0')
@@ -742,11 +638,6 @@ static int check_inputs(const struct tt_sigv4_request *req,
     return tt_error_set(err, TT_ERR_INTERNAL, "region", "is missing or malformed");
   if (!is_scope_part(cfg->service))
     return tt_error_set(err, TT_ERR_INTERNAL, "service", "is missing or malformed");
-  if (req->payload_hash) {
-    size_t n = strlen(req->payload_hash);
-    if (n == 0 || n > TT_SIGV4_HEX_LEN || !is_field_value(req->payload_hash))
-      return tt_error_set(err, TT_ERR_INTERNAL, "payload_hash", "must be 1 to 64 characters");
-  }
   return 0;
 }
 
@@ -776,9 +667,7 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   memcpy(date, out->amz_date, 8);
   date[8] = '\0';
 
-  if (req->payload_hash) {
-    memcpy(out->payload_hash, req->payload_hash, strlen(req->payload_hash) + 1);
-  } else if (sha256_hex(md, req->body, req->body_len, out->payload_hash) != 0) {
+  if (sha256_hex(md, req->body, req->body_len, out->payload_hash) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "SHA-256 failed");
     goto fail;
   }
@@ -791,12 +680,12 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   }
 
   /* Canonical request. */
-  if (build_headers(&hs, req, out, cfg->flags, err) != 0)
+  if (build_headers(&hs, req, out, err) != 0)
     goto fail;
+  /* The query line is empty: none of our requests has one. */
   if (append_strs(&creq, req->method, "\n", (char *)NULL) != 0 ||
-      append_canonical_path(&creq, req->path, cfg->flags & TT_SIGV4_S3_PATH) != 0 ||
-      tt_buf_puts(&creq, "\n") != 0 || append_canonical_query(&creq, req->query) != 0 ||
-      tt_buf_puts(&creq, "\n") != 0 || append_headers(&creq, &signed_hdrs, &hs) != 0 ||
+      append_canonical_path(&creq, req->path) != 0 || tt_buf_puts(&creq, "\n\n") != 0 ||
+      append_headers(&creq, &signed_hdrs, &hs) != 0 ||
       append_strs(&creq, "\n", signed_hdrs.data, "\n", out->payload_hash, (char *)NULL) != 0) {
     tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "canonical request too large or out of memory");
     goto fail;
@@ -847,9 +736,6 @@ int tt_sigv4_sign(const struct tt_sigv4_request *req, const struct tt_sigv4_cred
   if (out->security_token)
     out->headers[out->n_headers++] =
         (struct tt_sigv4_header){"X-Amz-Security-Token", out->security_token};
-  if (cfg->flags & TT_SIGV4_CONTENT_SHA256)
-    out->headers[out->n_headers++] =
-        (struct tt_sigv4_header){"X-Amz-Content-Sha256", out->payload_hash};
   out->headers[out->n_headers++] = (struct tt_sigv4_header){"Authorization", out->authorization};
   rc = 0;
 

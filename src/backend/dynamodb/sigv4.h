@@ -34,37 +34,25 @@ struct tt_sigv4_credentials {
 struct tt_sigv4_request {
   const char *method; /* "POST" */
   /* The path exactly as sent (already percent-encoded once); NULL or ""
-   * means "/". For non-S3 services it is normalized (dot segments and
-   * empty segments removed) and encoded again, as AWS requires. */
+   * means "/". It is normalized (dot segments and empty segments removed)
+   * and encoded again, as AWS requires of every service but S3. The
+   * request has no query string. */
   const char *path;
-  /* Query string without the '?', as sent; NULL or "" for none. Each name
-   * and value is percent-decoded then re-encoded, so already-encoded input
-   * is not double-encoded; '+' is a literal plus, not a space. */
-  const char *query;
   /* Headers to sign; must contain Host. Names are case-insensitive and
    * repeated names are combined in order. Authorization, X-Amz-Date and
-   * X-Amz-Security-Token (and X-Amz-Content-Sha256 when
-   * TT_SIGV4_CONTENT_SHA256 is set) are ignored here: the signer owns them
-   * and returns fresh ones in the result. */
+   * X-Amz-Security-Token are ignored here: the signer owns them and
+   * returns fresh ones in the result. */
   const struct tt_sigv4_header *headers;
   size_t n_headers;
-  const void *body; /* may be NULL when body_len is 0 */
+  const void *body; /* may be NULL when body_len is 0; hashed as the payload */
   size_t body_len;
-  /* NULL: the hex SHA-256 of the body is computed. Otherwise used verbatim
-   * as the hashed payload (e.g. "UNSIGNED-PAYLOAD"), at most 64 chars. */
-  const char *payload_hash;
 };
 
 enum tt_sigv4_flags {
-  /* Add (and sign) x-amz-content-sha256 with the payload hash. DynamoDB
-   * does not need it; S3 and some compatible endpoints do. */
-  TT_SIGV4_CONTENT_SHA256 = 1u << 0,
-  /* S3 path rules: no path normalization and single encoding. */
-  TT_SIGV4_S3_PATH = 1u << 1,
   /* Keep the canonical request and string to sign in the result (tests,
    * debugging). They hold header values, the session token included:
    * never log them. */
-  TT_SIGV4_KEEP_INTERMEDIATE = 1u << 2,
+  TT_SIGV4_KEEP_INTERMEDIATE = 1u << 0,
 };
 
 /* The signing state one signer keeps between requests: kSigning for
@@ -111,9 +99,8 @@ struct tt_sigv4_config {
 };
 
 /* Headers that tt_sigv4_sign returns for the caller to add, in this order
- * (absent ones skipped): X-Amz-Date, X-Amz-Security-Token,
- * X-Amz-Content-Sha256, Authorization. */
-#define TT_SIGV4_MAX_ADDED 4
+ * (absent ones skipped): X-Amz-Date, X-Amz-Security-Token, Authorization. */
+#define TT_SIGV4_MAX_ADDED 3
 
 /* The result of signing. Owns everything it points to; release with
  * tt_sigv4_result_free(). `headers[i].name` are static strings and
@@ -165,6 +152,11 @@ struct tt_buf;
 int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
                           const struct tt_sigv4_result *sig, const char *extra,
                           struct tt_buf *lines, const char **hdrs);
+
+/* Appends name=value to a form body (after a '&' unless `b` is empty),
+ * the n bytes of value percent-encoded as SigV4 encodes a query component:
+ * the bodies of STS's Query API. Returns 0 or -1 (cap or memory). */
+int tt_sigv4_form_append(struct tt_buf *b, const char *name, const char *value, size_t n);
 
 /* Derives kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" secret, date), region),
  * service), "aws4_request") into `key`. `date` is YYYYMMDD. Borrows all

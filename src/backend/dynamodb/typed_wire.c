@@ -362,46 +362,8 @@ bad:
 
 void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_response *resp) {
   json_t *out = NULL;
-  if (call->batch != NULL && tt_backend_call_typed(call)) {
-    /* A batch's answer goes through the tree, as a transaction's. */
-    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-      call->status = tt_ddb_batch_response_read(call->op, call->batch, out, &call->batch_out,
-                                                &call->error) == 0
-                         ? 0
-                         : -1;
-      json_decref(out);
-    } else {
-      call->status = -1;
-    }
-  } else if (call->txn != NULL && tt_backend_call_typed(call)) {
-    /* A transaction's answer and its cancellation reasons go through the
-     * tree: they are not on the per-item path. */
-    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-      call->status = tt_ddb_txn_response_read(out, &call->txn_out, &call->error) == 0 ? 0 : -1;
-      json_decref(out);
-    } else {
-      call->status = -1;
-      if (strcmp(call->error.type, "TransactionCanceledException") == 0 &&
-          tt_ddb_txn_reasons_read(&call->error, &call->txn_out) != 0)
-        tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
-    }
-  } else if (call->table != NULL && tt_backend_call_typed(call)) {
-    if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-      call->table_out = malloc(sizeof(*call->table_out));
-      call->status = call->table_out &&
-                             tt_ddb_table_answer_read(call->op, out, call->table_out) == 0
-                         ? 0
-                         : -1;
-      if (call->status != 0) {
-        free(call->table_out);
-        call->table_out = NULL;
-        tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
-      }
-      json_decref(out);
-    } else {
-      call->status = -1;
-    }
-  } else if (tt_backend_call_typed(call) && tt_ddb_response_ok(resp)) {
+  bool typed = tt_backend_call_typed(call);
+  if (typed && !call->batch && !call->txn && !call->table && tt_ddb_response_ok(resp)) {
     /* A typed answer is read from the text straight into typed values:
      * no jansson tree (wire_reader.h). Errors keep the classify path. */
     const char *text = resp->body.data;
@@ -414,10 +376,35 @@ void tt_ddb_call_answer(struct tt_backend_call *call, const struct tt_http_respo
     if (rc == TT_DDB_WIRE_NOT_OBJECT)
       tt_ddb_response_not_object(resp, &call->error);
     call->status = rc == 0 ? 0 : -1;
-  } else if (tt_ddb_response_classify(resp, &out, &call->error) == 0) {
-    call->status = 0; /* a JSON call: a typed one's 2xx answer never gets here */
-    call->response = out;
-  } else {
-    call->status = -1;
+    return;
   }
+  /* A batch's, a transaction's (and its cancellation reasons') and a table
+   * operation's answer go through the tree: they are not on the per-item
+   * path. */
+  if (tt_ddb_response_classify(resp, &out, &call->error) != 0) {
+    call->status = -1;
+    if (typed && call->txn != NULL &&
+        strcmp(call->error.type, "TransactionCanceledException") == 0 &&
+        tt_ddb_txn_reasons_read(&call->error, &call->txn_out) != 0)
+      tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+    return;
+  }
+  int rc = 0;
+  if (typed && call->batch != NULL) {
+    rc = tt_ddb_batch_response_read(call->op, call->batch, out, &call->batch_out, &call->error);
+  } else if (typed && call->txn != NULL) {
+    rc = tt_ddb_txn_response_read(out, &call->txn_out, &call->error);
+  } else if (typed && call->table != NULL) {
+    call->table_out = malloc(sizeof(*call->table_out));
+    if (call->table_out == NULL || tt_ddb_table_answer_read(call->op, out, call->table_out) != 0) {
+      free(call->table_out);
+      call->table_out = NULL;
+      rc = tt_backend_error_set(&call->error, "InternalFailure", 0, "out of memory");
+    }
+  } else {
+    call->response = out; /* a JSON call: a typed one's 2xx answer never gets here */
+    out = NULL;
+  }
+  call->status = rc == 0 ? 0 : -1;
+  json_decref(out);
 }

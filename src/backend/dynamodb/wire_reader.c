@@ -26,6 +26,7 @@
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 #define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
@@ -60,23 +61,6 @@ static bool eat(struct rd *r, int c) {
 
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-static int hex4(const unsigned char *p) {
-  int v = 0;
-  for (int i = 0; i < 4; i++) {
-    int c = p[i], d;
-    if (is_digit(c))
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return -1;
-    v = v << 4 | d;
-  }
-  return v;
-}
 
 /* A checked string token: its raw text between the quotes. */
 struct str {
@@ -115,12 +99,12 @@ static int scan_string(struct rd *r, struct str *s) {
         p += 2;
         continue;
       }
-      int v = end - p >= 6 ? hex4(p + 2) : -1;
+      int v = end - p >= 6 ? tt_hex4(p + 2) : -1;
       if (v < 0)
         return SYNTAX;
       p += 6;
       if (v >= 0xD800 && v <= 0xDBFF) {
-        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : -1;
+        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tt_hex4(p + 2) : -1;
         if (lo < 0xDC00 || lo > 0xDFFF)
           return SYNTAX;
         p += 6;
@@ -141,29 +125,6 @@ static int scan_string(struct rd *r, struct str *s) {
   return OK;
 }
 
-static size_t utf8_put(char *t, uint32_t v) {
-  if (v < 0x80) {
-    t[0] = (char)v;
-    return 1;
-  }
-  if (v < 0x800) {
-    t[0] = (char)(0xC0 | v >> 6);
-    t[1] = (char)(0x80 | (v & 0x3F));
-    return 2;
-  }
-  if (v < 0x10000) {
-    t[0] = (char)(0xE0 | v >> 12);
-    t[1] = (char)(0x80 | (v >> 6 & 0x3F));
-    t[2] = (char)(0x80 | (v & 0x3F));
-    return 3;
-  }
-  t[0] = (char)(0xF0 | v >> 18);
-  t[1] = (char)(0x80 | (v >> 12 & 0x3F));
-  t[2] = (char)(0x80 | (v >> 6 & 0x3F));
-  t[3] = (char)(0x80 | (v & 0x3F));
-  return 4;
-}
-
 /* Writes the text of s (checked by scan_string) to dst, which has room
  * for s->raw_len bytes. Returns its length. */
 static size_t decode(const struct str *s, char *dst) {
@@ -182,13 +143,13 @@ static size_t decode(const struct str *s, char *dst) {
     if (q == NULL)
       break;
     if (p[1] == 'u') {
-      uint32_t v = (uint32_t)hex4(p + 2);
+      uint32_t v = (uint32_t)tt_hex4(p + 2);
       p += 6;
       if (v >= 0xD800 && v <= 0xDBFF) {
-        v = ((v - 0xD800) << 10) + ((uint32_t)hex4(p + 2) - 0xDC00) + 0x10000;
+        v = ((v - 0xD800) << 10) + ((uint32_t)tt_hex4(p + 2) - 0xDC00) + 0x10000;
         p += 6;
       }
-      t += utf8_put(t, v);
+      t += tt_utf8_put(t, v);
       continue;
     }
     switch (p[1]) {
@@ -669,28 +630,6 @@ static int read_typed(struct rd *r, enum tt_av_type type, int depth, struct tt_a
   }
 }
 
-/* The type a type key names, 0 for none (tt_av_type_parse, without its
- * ten string compares per value). */
-static enum tt_av_type type_of(const char *s, size_t n) {
-  switch (n) {
-  case 1:
-    return s[0] == 'S'   ? TT_AV_S
-           : s[0] == 'N' ? TT_AV_N
-           : s[0] == 'B' ? TT_AV_B
-           : s[0] == 'M' ? TT_AV_M
-           : s[0] == 'L' ? TT_AV_L
-                         : 0;
-  case 2:
-    if (s[1] != 'S')
-      return 0;
-    return s[0] == 'S' ? TT_AV_SS : s[0] == 'N' ? TT_AV_NS : s[0] == 'B' ? TT_AV_BS : 0;
-  case 4:
-    return memcmp(s, "BOOL", 4) == 0 ? TT_AV_BOOL : memcmp(s, "NULL", 4) == 0 ? TT_AV_NULL : 0;
-  default:
-    return 0;
-  }
-}
-
 /* One AttributeValue: an object with exactly one type key. A repeated type
  * key keeps its last value; a second, different key makes it BAD. */
 static int read_value(struct rd *r, int depth, struct tt_av *out) {
@@ -710,9 +649,9 @@ static int read_value(struct rd *r, int depth, struct tt_av *out) {
       char buf[32];
       enum tt_av_type t = 0;
       if (!k.escaped)
-        t = type_of((const char *)k.raw, k.raw_len);
+        t = tt_av_type_parse((const char *)k.raw, k.raw_len);
       else if (k.raw_len <= sizeof(buf))
-        t = type_of(buf, decode(&k, buf));
+        t = tt_av_type_parse(buf, decode(&k, buf));
       if (first)
         type = t;
       bad = t == 0 || t != type;

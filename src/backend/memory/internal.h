@@ -397,8 +397,7 @@ size_t memdb_table_mem(const struct memdb_table *t);
 
 int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int memdb_validation(struct tt_backend_error *e, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+#define memdb_validation(e, ...) memdb_fail(e, "ValidationException", __VA_ARGS__)
 /* Turns a tt_error into a ValidationException (or InternalServerError). */
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);

@@ -20,15 +20,6 @@ int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ..
   return tt_backend_error_set(e, type, 400, "%s", msg);
 }
 
-int memdb_validation(struct tt_backend_error *e, const char *fmt, ...) {
-  char msg[sizeof(e->message)];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  return tt_backend_error_set(e, "ValidationException", 400, "%s", msg);
-}
-
 int memdb_oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
 }

@@ -245,6 +245,46 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
   return 0;
 }
 
+static void remove_log(struct memdb_wal *w, uint64_t gen) {
+  char name[32];
+  log_file_name(name, sizeof(name), gen);
+  unlinkat(w->dirfd, name, 0);
+}
+
+/* Removes the logs a snapshot of generation `gen` covers: those before it. */
+static void remove_logs_before(struct memdb_wal *w, uint64_t gen) {
+  uint64_t *gens;
+  size_t n;
+  if (list_logs(w, &gens, &n) != 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    if (gens[i] < gen)
+      remove_log(w, gens[i]);
+  free(gens);
+}
+
+/* Writes the snapshot file `tmp` (when data is not NULL: len bytes of it,
+ * synced), then puts it in place (renamed to "snapshot", the directory
+ * synced). Returns 0 or an errno; a file written here is removed when its
+ * write failed. */
+static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, size_t len) {
+  int err = 0;
+  if (data != NULL) {
+    int fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write_all(w, fd, data, len, 0) != 0 || do_fsync(w, fd) != 0)
+      err = errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && err == 0)
+      err = errno ? errno : EIO;
+    if (err) {
+      unlinkat(w->dirfd, tmp, 0);
+      return err;
+    }
+  }
+  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
+    err = errno;
+  return err;
+}
+
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
                    const char *message) {
   struct tt_log_line l;
@@ -258,14 +298,15 @@ static void notice(const char *event, const char *dir, const char *file, uint64_
 
 enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
 
-/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "zero" or
- * "torn", the tail's kind, for the message). Returns 0, or -1 with *msg. */
+/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "the zero
+ * tail of ", "the torn tail of " or "", for the message). Returns 0, or -1
+ * with *msg. */
 static int cut_log(struct memdb_wal *w, const char *name, size_t off, const char *what, char *msg,
                    size_t msgsz) {
   int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-    snprintf(msg, msgsz, "the data dir %s: cannot truncate the %s tail of %s: %s", w->dir, what,
-             name, strerror(errno));
+    snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, what, name,
+             strerror(errno));
     if (fd >= 0)
       close(fd);
     return -1;
@@ -291,6 +332,8 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
     len = (size_t)limit;
   size_t off = 0;
   int rc = LOAD_OK;
+  /* Where the log is cut at `off` (when `fix`), the notice that says so. */
+  const char *cut = NULL, *event = NULL, *note = NULL;
   for (;;) {
     const unsigned char *p;
     size_t n;
@@ -310,15 +353,9 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
       if (zeros) {
         /* The room allocated ahead of the records (everysec, no), left by a
          * crash: the end of the log, not a record. */
-        if (fix) {
-          if (cut_log(w, name, off, "zero", msg, msgsz) != 0) {
-            free(data);
-            return LOAD_FAIL;
-          }
-          notice("memdb.log_zero_tail", w->dir, name, off,
-                 "cut the unused room allocated at the end of the log (left by a crash)");
-        }
-        len = off;
+        cut = "the zero tail of ";
+        event = "memdb.log_zero_tail";
+        note = "cut the unused room allocated at the end of the log (left by a crash)";
         break;
       }
       uint32_t rl = (uint32_t)data[off] | (uint32_t)data[off + 1] << 8 |
@@ -332,45 +369,39 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
           at_tail = data[i] == 0;
       }
       if (last && at_tail) {
-        if (fix) {
-          if (cut_log(w, name, off, "torn", msg, msgsz) != 0) {
-            free(data);
-            return LOAD_FAIL;
-          }
-          notice("memdb.log_torn_tail", w->dir, name, off,
-                 "dropped an incomplete last record (a crash during its append)");
-        }
-        len = off;
+        cut = "the torn tail of ";
+        event = "memdb.log_torn_tail";
+        note = "dropped an incomplete last record (a crash during its append)";
         break;
       }
       snprintf(why, sizeof(why), "%s",
                s == MEMDB_WAL_SHORT ? "a record cut short" : "a bad checksum");
     }
     /* Corruption. */
-    if (fix && w->m->opts.recover_truncate) {
-      int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-        snprintf(msg, msgsz, "the data dir %s: cannot truncate %s: %s", w->dir, name,
-                 strerror(errno));
-        if (fd >= 0)
-          close(fd);
+    if (!fix || !w->m->opts.recover_truncate) {
+      snprintf(msg, msgsz,
+               "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
+               "before it: --data-dir-recover truncate)",
+               w->dir, why, off, name);
+      free(data);
+      return LOAD_FAIL;
+    }
+    cut = "";
+    event = "memdb.log_recovered";
+    note = "truncated the log at a corrupt record (--data-dir-recover truncate): the records "
+           "from there on are lost";
+    rc = LOAD_AGAIN;
+    break;
+  }
+  if (event != NULL) {
+    if (fix) {
+      if (cut_log(w, name, off, cut, msg, msgsz) != 0) {
         free(data);
         return LOAD_FAIL;
       }
-      close(fd);
-      notice("memdb.log_recovered", w->dir, name, off,
-             "truncated the log at a corrupt record (--data-dir-recover truncate): the "
-             "records from there on are lost");
-      rc = LOAD_AGAIN;
-      len = off;
-      break;
+      notice(event, w->dir, name, off, note);
     }
-    snprintf(msg, msgsz,
-             "data dir %s: %s at offset %zu of %s; not serving wrong data (to keep what is "
-             "before it: --data-dir-recover truncate)",
-             w->dir, why, off, name);
-    free(data);
-    return LOAD_FAIL;
+    len = off;
   }
   free(data);
   *size = len;
@@ -429,11 +460,8 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
   bool any = false;
   for (size_t i = 0; i < ng; i++) {
     if (gens[i] < snap_gen) {
-      if (!reload) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[i]);
-        unlinkat(w->dirfd, name, 0); /* covered by the snapshot */
-      }
+      if (!reload)
+        remove_log(w, gens[i]); /* covered by the snapshot */
       continue;
     }
     bool last = i + 1 == ng;
@@ -442,11 +470,8 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
       break; /* not written yet */
     int rc = load_log(w, gens[i], last, limit, !reload, &size, msg, msgsz);
     if (rc == LOAD_AGAIN) {
-      for (size_t k = i + 1; k < ng; k++) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[k]);
-        unlinkat(w->dirfd, name, 0);
-      }
+      for (size_t k = i + 1; k < ng; k++)
+        remove_log(w, gens[k]);
       free(gens);
       return LOAD_AGAIN;
     }
@@ -487,6 +512,10 @@ static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
 
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
+
+static uint64_t snap_bound(const struct memdb_wal *w) {
+  return w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
+}
 
 /* The file a snapshot's child writes: its own name, so that no child can
  * touch the file of another (a daemon started after its parent died). */
@@ -547,8 +576,7 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     memdb_free_tables(m);
     return UV_EIO;
   }
-  uint64_t bound = w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
-  if (w->loaded_log_bytes >= bound && compact_at_start(w) != 0) {
+  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0) {
     /* Not fatal: the logs still hold everything. */
     struct tt_log_line l;
     tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
@@ -659,10 +687,6 @@ static void kick(struct memdb_wal *w);
 static void prepare_cb(uv_prepare_t *h);
 static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg);
 
-static uint64_t snap_bound(const struct memdb_wal *w) {
-  return w->last_snap * 2 > w->snap_min ? w->last_snap * 2 : w->snap_min;
-}
-
 /* Whether a record of n bytes may be appended from the loop now: nothing
  * waits before it, no generation switch or repair is due, and the thread
  * pool does at most an fdatasync of the same file meanwhile. */
@@ -689,10 +713,7 @@ static void write_failed(struct memdb_wal *w, const char *what, int err, char *m
 }
 
 static void fail_call(struct tt_backend_call *c, const char *msg) {
-  json_decref(c->response);
-  c->response = NULL;
-  tt_av_free(&c->item_out);
-  tt_ddb_table_out_free(&c->table_out);
+  tt_backend_call_results_free(c);
   tt_backend_error_set(&c->error, "DataDirUnavailable", 503, "%s", msg);
   c->status = -1;
 }
@@ -1255,35 +1276,14 @@ static int compact_at_start(struct memdb_wal *w) {
     errno = ENOMEM;
     return -1;
   }
-  int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int rc = fd < 0 || write_all(w, fd, b.data, b.len, 0) != 0 || do_fsync(w, fd) != 0 ? -1 : 0;
-  int e = errno;
-  if (fd >= 0 && close(fd) != 0 && rc == 0) {
-    rc = -1;
-    e = errno;
-  }
-  if (rc == 0 && (renameat(w->dirfd, "snapshot.tmp", w->dirfd, "snapshot") != 0 ||
-                  fsync(w->dirfd) != 0)) {
-    rc = -1;
-    e = errno;
-  }
-  if (rc != 0) {
+  int err = put_snapshot(w, "snapshot.tmp", b.data, b.len);
+  if (err != 0) {
     unlinkat(w->dirfd, "snapshot.tmp", 0);
     tt_buf_free(&b);
-    errno = e;
+    errno = err;
     return -1;
   }
-  uint64_t *gens;
-  size_t n;
-  if (list_logs(w, &gens, &n) == 0) {
-    for (size_t i = 0; i < n; i++)
-      if (gens[i] < gen) {
-        char name[32];
-        log_file_name(name, sizeof(name), gens[i]);
-        unlinkat(w->dirfd, name, 0);
-      }
-    free(gens);
-  }
+  remove_logs_before(w, gen);
   w->gen = w->fd_gen = gen;
   w->durable = 0;
   w->last_snap = b.len;
@@ -1545,23 +1545,9 @@ static void snap_drop(struct memdb_wal *w) {
 
 static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
-  w->snap_err = 0;
-  if (!w->snap_forked) { /* the child wrote it */
-    int fd = openat(w->dirfd, "snapshot.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(w, fd, w->snap.data, w->snap.len, 0) != 0 || do_fsync(w, fd) != 0)
-      w->snap_err = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && w->snap_err == 0)
-      w->snap_err = errno ? errno : EIO;
-    if (w->snap_err) {
-      unlinkat(w->dirfd, "snapshot.tmp", 0);
-      return;
-    }
-  }
-  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
-  if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0) {
-    w->snap_err = errno;
-    return;
-  }
+  /* A forked child wrote its file; else it is written here. */
+  w->snap_err = w->snap_forked ? put_snapshot(w, w->snap_tmp, NULL, 0)
+                               : put_snapshot(w, "snapshot.tmp", w->snap.data, w->snap.len);
 }
 
 /* A snapshot that will not be put in place: its child's file removed,
@@ -1589,18 +1575,7 @@ static void snap_after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->snap_busy = false;
   if (status == 0 && w->snap_err == 0) {
-    /* The logs it covers are no longer needed. */
-    uint64_t *gens;
-    size_t n;
-    if (list_logs(w, &gens, &n) == 0) {
-      for (size_t i = 0; i < n; i++)
-        if (gens[i] < w->snap_gen) {
-          char name[32];
-          log_file_name(name, sizeof(name), gens[i]);
-          unlinkat(w->dirfd, name, 0);
-        }
-      free(gens);
-    }
+    remove_logs_before(w, w->snap_gen); /* the logs it covers are no longer needed */
     w->last_snap = w->snap_len;
     w->st.snapshots++;
     w->st.snapshot_bytes = w->snap_len;

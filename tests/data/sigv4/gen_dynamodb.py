@@ -22,14 +22,6 @@ CASES = {
         target="DynamoDB_20120810.GetItem",
         body='{"TableName":"Orders","Key":{"pk":{"S":"ORDER#1"},"sk":{"S":"ITEM#caf\u00e9"}}}',
         token=TOKEN,
-        content_sha=False,
-    ),
-    # PutItem with long-term credentials and x-amz-content-sha256 signed.
-    "dynamodb-putitem-content-sha256": dict(
-        target="DynamoDB_20120810.PutItem",
-        body='{"TableName":"Orders","Item":{"pk":{"S":"ORDER#2"},"n":{"N":"12.50"}}}',
-        token=None,
-        content_sha=True,
     ),
 }
 
@@ -55,9 +47,6 @@ for name, c in CASES.items():
     ]
     req = AWSRequest(method="POST", url="https://%s/" % HOST, data=body,
                      headers=dict(headers))
-    if c["content_sha"]:
-        import hashlib
-        req.headers["X-Amz-Content-SHA256"] = hashlib.sha256(body).hexdigest()
     creds = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
                         c["token"])
     signer = Recorder(creds, "dynamodb", REGION)
