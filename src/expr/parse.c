@@ -1616,29 +1616,6 @@ fail:
   return -1;
 }
 
-int tt_expr_parse_condition(const char *text, const struct tt_av *names,
-                            const struct tt_av *values, struct tt_expr **out,
-                            struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_CONDITION, text, names, values, out, err);
-}
-
-int tt_expr_parse_filter(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_FILTER, text, names, values, out, err);
-}
-
-int tt_expr_parse_update(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_UPDATE, text, names, values, out, err);
-}
-
-int tt_expr_parse_projection(const char *text, const struct tt_av *names,
-                             struct tt_expr **out, struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_PROJECTION, text, names, NULL, out, err);
-}
-
 void tt_expr_free(struct tt_expr *e) {
   if (e == NULL)
     return;
