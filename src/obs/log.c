@@ -125,12 +125,6 @@ void tt_log_ms(struct tt_log_line *l, const char *k, double value) {
   l->len += (size_t)snprintf(l->text + l->len, 32, "%.3f", value);
 }
 
-void tt_log_bool(struct tt_log_line *l, const char *k, bool value) {
-  if (!l->enabled || !key(l, k, 5))
-    return;
-  put(l, value ? "true" : "false", value ? 4 : 5);
-}
-
 void tt_log_end(struct tt_log_line *l) {
   if (!l->enabled)
     return;
