@@ -519,26 +519,3 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
   tt_buf_free(&b);
   return -1;
 }
-
-bool tt_model_index_projects(const struct tt_model *m, const struct tt_model_index *idx,
-                             const char *name) {
-  CHECK_MODEL(m);
-  if (idx == NULL)
-    return true;
-  if (strcmp(name, m->pk->name) == 0 || (m->sk != NULL && strcmp(name, m->sk->name) == 0) ||
-      strcmp(name, idx->partition->name) == 0 ||
-      (idx->sort != NULL && strcmp(name, idx->sort->name) == 0))
-    return true;
-  switch (idx->projection) {
-  case TT_PROJECTION_ALL:
-    return true;
-  case TT_PROJECTION_KEYS_ONLY:
-    return false;
-  case TT_PROJECTION_INCLUDE:
-    for (size_t i = 0; i < idx->n_include; i++)
-      if (strcmp(idx->include[i], name) == 0)
-        return true;
-    return false;
-  }
-  return false;
-}
