@@ -345,9 +345,6 @@ static char *w_attr(char *o, bool first, const struct tt_span *s, const struct t
       o = w_u64_string(o, (uint64_t)a->v.i);
     *o++ = '}';
     break;
-  case TT_ATTR_DOUBLE:
-    o = w_printf(o, 48, "{\"doubleValue\":%.17g}", a->v.d);
-    break;
   case TT_ATTR_BOOL:
     if (a->v.b)
       W_LIT(o, "{\"boolValue\":true}");
@@ -488,7 +485,6 @@ enum {
   F_ANY_STRING = 1,
   F_ANY_BOOL = 2,
   F_ANY_INT = 3,
-  F_ANY_DOUBLE = 4,
   F_ANY_ARRAY = 5,
   F_ARRAY_VALUES = 1,
 };
@@ -580,8 +576,6 @@ static inline size_t pb_any_size(const struct tt_span_attr *a) {
     return pb_len_field(pb_len_field(pb_len_field(a->v.s.len)));
   case TT_ATTR_INT:
     return 1 + pb_varint_len((uint64_t)a->v.i);
-  case TT_ATTR_DOUBLE:
-    return 9;
   case TT_ATTR_BOOL:
     return 2;
   }
@@ -645,12 +639,6 @@ static char *pb_attr(char *o, const struct tt_span_attr *a) {
     *o++ = TAG(F_ANY_INT, WT_VARINT);
     o = pb_varint(o, (uint64_t)a->v.i);
     break;
-  case TT_ATTR_DOUBLE: {
-    uint64_t bits;
-    memcpy(&bits, &a->v.d, 8);
-    o = pb_fixed64(o, F_ANY_DOUBLE, bits);
-    break;
-  }
   case TT_ATTR_BOOL:
     *o++ = TAG(F_ANY_BOOL, WT_VARINT);
     *o++ = a->v.b ? 1 : 0;
