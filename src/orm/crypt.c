@@ -131,7 +131,7 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
                            struct tt_av *value, struct tt_error *err) {
   struct slot *s = tt_arena_alloc(c->ctx->arena, sizeof(*s));
   if (s == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   s->c = c;
   s->attr = a;
   s->value = value;

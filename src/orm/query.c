@@ -230,7 +230,7 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
   size_t nkeys = key_names(op, keys), n = op->rq.select.n;
   const char **paths = tt_arena_alloc(op->ctx.arena, (n + nkeys) * sizeof(*paths));
   if (paths == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   memcpy(paths, op->rq.select.paths, n * sizeof(*paths));
   struct tt_select all = {.paths = paths, .n = n};
   for (size_t k = 0; k < nkeys; k++) {
@@ -286,7 +286,7 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
     free(op->filter_text);
     op->filter_text = both.data; /* the buffer's text is ours now */
     if (grc != 0 || op->filter_text == NULL)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
   }
   r->filter = op->filter_text;
   if (op->rq.count_only) {
@@ -440,12 +440,12 @@ static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *
     size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
     struct tt_av *grown = realloc(ch->kept, cap * sizeof(*grown));
     if (grown == NULL)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
     ch->kept = grown;
     ch->cap_kept = cap;
   }
   if (tt_av_clone(&ch->kept[ch->n_kept], item) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   ch->n_kept++;
   *size = op->scratch.len + (ch->n_items > 0 ? 1 : op->nchains == 1 ? strlen(TT_ORM_ITEMS_OPEN) : 0);
   return 0;
@@ -507,7 +507,7 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
   const char *names[4];
   size_t n = key_names(op, names);
   if (tt_av_map(out, 0) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   for (size_t i = 0; i < n; i++) {
     const struct tt_av *v = tt_av_map_get(item, names[i]);
     struct tt_av copy;
@@ -519,7 +519,7 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
     if (tt_av_clone(&copy, v) != 0 || tt_av_map_put(out, names[i], strlen(names[i]), &copy) != 0) {
       tt_av_free(&copy);
       tt_av_free(out);
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
     }
   }
   return 0;
@@ -613,7 +613,7 @@ static void open_page(struct tt_orm_chain *ch, struct tt_ddb_read_result *page) 
     c = tt_orm_crypt_new(&op->ctx, false);
   }
   if (c == NULL) {
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     goto fail;
   }
   for (size_t i = 0; i < ch->n_page_items; i++)
@@ -801,16 +801,14 @@ static int query_start_run(struct tt_orm_ctx *ctx) {
   tt_buf_init(&op->scratch, 0);
   op->builder = tt_expr_builder_new();
   if (op->builder == NULL || check_request(op, &err) != 0)
-    return fail_now(op, op->builder ? &err
-                                    : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),
-                                       &err));
+    return fail_now(op, op->builder ? &err : (tt_orm_oom(&err), &err));
   op->budget = op->ctx.orm->max_response_bytes ? op->ctx.orm->max_response_bytes
                                                 : TT_ORM_DEFAULT_RESPONSE_BYTES;
   op->nchains = op->scan ? op->rq.segments : 1;
   op->chains = tt_arena_alloc(op->ctx.arena, op->nchains * sizeof(*op->chains));
   if (op->chains == NULL) {
     op->nchains = 0;
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     return fail_now(op, &err);
   }
   for (size_t i = 0; i < op->nchains; i++) {
