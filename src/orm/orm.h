@@ -155,7 +155,6 @@ struct tt_orm_ctx {
    * (docs/internals/completions.md). */
   struct tt_client_call call;
   unsigned step;
-  bool flag; /* per-operation use */
   void *state; /* per-operation use, in the arena */
   /* Inside the operation's start (a depth: a start may start a nested
    * one on the same ctx); finishing there only marks it `settled`. */
