@@ -245,25 +245,24 @@ struct xappends {
   size_t n;
 };
 
-static int seg_cmp(const struct xseg *x, const struct xseg *y) {
-  if (seg_is_index(x) && seg_is_index(y))
-    return x->index < y->index ? -1 : x->index > y->index;
-  if (!seg_is_index(x) && !seg_is_index(y))
-    return name_cmp(x->name, x->name_len, y->name, y->name_len);
-  return seg_is_index(x) ? 1 : -1;
-}
-
-/* Orders appends by list (their paths but the last step), then index. */
-static int append_order(const void *pa, const void *pb) {
-  const struct xpath *a = ((const struct xappend *)pa)->path;
-  const struct xpath *b = ((const struct xappend *)pb)->path;
+/* Orders paths step by step (names in byte order before list indexes,
+ * which go by number), a path before the longer ones it starts. */
+static int path_cmp(const struct xpath *a, const struct xpath *b) {
   size_t n = a->n < b->n ? a->n : b->n;
   for (size_t i = 0; i < n; i++) {
-    int c = seg_cmp(&a->segs[i], &b->segs[i]);
+    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
+    int c = seg_is_index(x) != seg_is_index(y) ? (seg_is_index(x) ? 1 : -1)
+            : seg_is_index(x) ? (x->index < y->index ? -1 : x->index > y->index)
+                              : name_cmp(x->name, x->name_len, y->name, y->name_len);
     if (c != 0)
       return c;
   }
   return a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* Orders appends by list (their paths but the last step), then index. */
+static int append_order(const void *pa, const void *pb) {
+  return path_cmp(((const struct xappend *)pa)->path, ((const struct xappend *)pb)->path);
 }
 
 static void appends_free(struct xappends *q) {
@@ -485,22 +484,8 @@ static int apply_delete(struct tt_av *root, const struct xaction *act, struct tt
  * element shifts the later ones, and DynamoDB's indexes refer to the old
  * item. */
 static int remove_order(const void *pa, const void *pb) {
-  const struct xpath *a = &(*(const struct xaction *const *)pa)->path;
-  const struct xpath *b = &(*(const struct xaction *const *)pb)->path;
-  size_t n = a->n < b->n ? a->n : b->n;
-  for (size_t i = 0; i < n; i++) {
-    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
-    int c;
-    if (seg_is_index(x) && seg_is_index(y))
-      c = x->index < y->index ? -1 : x->index > y->index;
-    else if (!seg_is_index(x) && !seg_is_index(y))
-      c = name_cmp(x->name, x->name_len, y->name, y->name_len);
-    else
-      c = seg_is_index(x) ? 1 : -1;
-    if (c != 0)
-      return -c;
-  }
-  return a->n < b->n ? 1 : (a->n > b->n ? -1 : 0);
+  return -path_cmp(&(*(const struct xaction *const *)pa)->path,
+                   &(*(const struct xaction *const *)pb)->path);
 }
 
 int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
@@ -656,10 +641,20 @@ int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
 
 /* ---- key conditions ---------------------------------------------------- */
 
+/* Whether a path starts with the attribute (name, n) and has at least
+ * `depth` segments (1: the attribute or inside it; 2: inside it). */
+static bool path_under(const struct xpath *p, const char *name, size_t n, size_t depth) {
+  return p->n >= depth && p->n > 0 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+/* Whether a path is just the top-level attribute (name, n). */
+static bool path_is(const struct xpath *p, const char *name, size_t n) {
+  return p->n == 1 && path_under(p, name, n, 1);
+}
+
 static bool leaf_names(const struct xcond *c, const char *name) {
-  const struct xpath *p = &c->ops[0]->path;
-  return p->n == 1 && p->segs[0].name && strlen(name) == p->segs[0].name_len &&
-         memcmp(name, p->segs[0].name, p->segs[0].name_len) == 0;
+  return path_is(&c->ops[0]->path, name, strlen(name));
 }
 
 /* A legacy KeyConditions operator that no key can be queried by (the
@@ -726,13 +721,6 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 
 /* ---- which attributes a condition reads ---------------------------------- */
 
-/* Whether a path starts with the attribute (name, n) and has at least
- * `depth` segments (1: the attribute or inside it; 2: inside it). */
-static bool path_under(const struct xpath *p, const char *name, size_t n, size_t depth) {
-  return p->n >= depth && p->n > 0 && p->segs[0].name && p->segs[0].name_len == n &&
-         memcmp(p->segs[0].name, name, n) == 0;
-}
-
 static bool operand_reads(const struct xoperand *o, const char *name, size_t n, size_t depth) {
   if (o == NULL)
     return false;
@@ -779,12 +767,6 @@ bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
         operand_reads(e->actions[i].value, name, n, 2))
       return true;
   return cond_reads(e->cond, name, n, 2);
-}
-
-/* Whether a path is just the top-level attribute (name, n). */
-static bool path_is(const struct xpath *p, const char *name, size_t n) {
-  return p->n == 1 && p->segs[0].name && p->segs[0].name_len == n &&
-         memcmp(p->segs[0].name, name, n) == 0;
 }
 
 /* The type an update operand has whatever the item: a value's, N for + and
