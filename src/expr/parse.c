@@ -928,20 +928,6 @@ static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) 
   return c;
 }
 
-static bool same_path(const struct xpath *a, const struct xpath *b) {
-  if (a->n != b->n)
-    return false;
-  for (size_t i = 0; i < a->n; i++) {
-    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
-    if ((x->name == NULL) != (y->name == NULL))
-      return false;
-    if (x->name ? (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0)
-                : x->index != y->index)
-      return false;
-  }
-  return true;
-}
-
 static const char *cmp_text(enum xcmp c) {
   static const char *const t[] = {"", "=", "<>", "<", "<=", ">", ">="};
   return t[c];
@@ -1425,6 +1411,10 @@ static int path_relation(const struct xpath *a, const struct xpath *b) {
       return 0;
   }
   return 1;
+}
+
+static bool same_path(const struct xpath *a, const struct xpath *b) {
+  return a->n == b->n && path_relation(a, b) == 1;
 }
 
 /* Each path against the ones before it, as DynamoDB does: the first
