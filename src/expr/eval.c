@@ -355,10 +355,25 @@ static int update_operand(const struct xoperand *o, const struct tt_av *old, str
     v = tt_expr__resolve(old, &o->path);
     return v ? clone_into(out, v, err) : update_operand(o->b, old, out, err);
   case XOP_LIST_APPEND:
+  case XOP_PLUS:
+  case XOP_MINUS: {
+    enum tt_av_type want = o->kind == XOP_LIST_APPEND ? TT_AV_L : TT_AV_N;
+    char sum[TT_NUMBER_TEXT_MAX];
     if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
       goto done;
-    if (a.type != TT_AV_L || b.type != TT_AV_L) {
+    if (a.type != want || b.type != want) {
       err_type(err);
+      goto done;
+    }
+    if (want == TT_AV_N) {
+      if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) != 0)
+        goto done;
+      if (tt_av_string(out, sum, strlen(sum)) != 0) {
+        err_oom(err);
+        goto done;
+      }
+      out->type = TT_AV_N; /* the sum is canonical already */
+      rc = 0;
       goto done;
     }
     if (b.len) {
@@ -376,29 +391,6 @@ static int update_operand(const struct xoperand *o, const struct tt_av *old, str
     }
     *out = a;
     memset(&a, 0, sizeof(a));
-    rc = 0;
-    goto done;
-  case XOP_PLUS:
-  case XOP_MINUS: {
-    char sum[TT_NUMBER_TEXT_MAX];
-    if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
-      goto done;
-    if (a.type != TT_AV_N || b.type != TT_AV_N) {
-      err_type(err);
-      goto done;
-    }
-    if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) != 0)
-      goto done;
-    size_t n = strlen(sum);
-    char *bytes = malloc(n + 1);
-    if (bytes == NULL) {
-      err_oom(err);
-      goto done;
-    }
-    memcpy(bytes, sum, n + 1);
-    out->type = TT_AV_N;
-    out->len = n;
-    out->u.bytes = bytes;
     rc = 0;
     goto done;
   }
