@@ -1174,12 +1174,11 @@ static struct xcond *parse_or(struct parser *p) {
 static int key_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int key_error(struct parser *p, const char *fmt, ...) {
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = tt_error_vset(p->err, TT_ERR_VALIDATION, NULL, fmt, ap);
   va_end(ap);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s", msg);
+  return rc;
 }
 
 static int key_operator_error(struct parser *p, const char *op) {
