@@ -12,17 +12,25 @@
 
 static bool seg_is_index(const struct xseg *s) { return s->name == NULL; }
 
-/* eval.c: the value a path designates in `root` (an M or NULL), or NULL. */
-static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
-  const struct tt_av *cur = root;
-  for (size_t i = 0; i < p->n && cur; i++) {
+/* The node reached by the first `upto` segments of p in `root` (an M or
+ * NULL), or NULL when a step is missing or goes through the wrong type.
+ * Not const: the update's steps write through it. */
+static struct tt_av *walk_mut(const struct tt_av *root, const struct xpath *p, size_t upto) {
+  struct tt_av *cur = (struct tt_av *)root;
+  for (size_t i = 0; i < upto && cur; i++) {
     const struct xseg *s = &p->segs[i];
     if (seg_is_index(s))
       cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
     else
-      cur = cur->type == TT_AV_M ? tt_av_map_get(cur, s->name) : NULL;
+      cur = cur->type == TT_AV_M ? (struct tt_av *)tt_av_map_getn(cur, s->name, s->name_len)
+                                 : NULL;
   }
   return cur;
+}
+
+/* The value a path designates in `root`, or NULL. */
+static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
+  return walk_mut(root, p, p->n);
 }
 
 /* ---- conditions -------------------------------------------------------- */
@@ -196,11 +204,6 @@ static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
   return an < bn ? -1 : an > bn;
 }
 
-/* Members of an M are sorted (av.h), so this is a binary search. */
-static struct tt_av *map_get_mut(struct tt_av *m, const char *name, size_t len) {
-  return (struct tt_av *)tt_av_map_getn(m, name, len);
-}
-
 /* Appends *v (stolen) to an L or set value. */
 static int elems_push(struct tt_av *l, struct tt_av *v) {
   struct tt_av *ne = realloc(l->u.elems, (l->len + 1) * sizeof(*ne));
@@ -216,20 +219,6 @@ static void elems_remove(struct tt_av *l, size_t i) {
   tt_av_free(&l->u.elems[i]);
   memmove(&l->u.elems[i], &l->u.elems[i + 1], (l->len - i - 1) * sizeof(*l->u.elems));
   l->len--;
-}
-
-/* The node reached by the first `upto` segments of p, or NULL when a step is
- * missing or goes through the wrong type. */
-static struct tt_av *walk_mut(struct tt_av *root, const struct xpath *p, size_t upto) {
-  struct tt_av *cur = root;
-  for (size_t i = 0; i < upto && cur; i++) {
-    const struct xseg *s = &p->segs[i];
-    if (seg_is_index(s))
-      cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
-    else
-      cur = cur->type == TT_AV_M ? map_get_mut(cur, s->name, s->name_len) : NULL;
-  }
-  return cur;
 }
 
 /* Elements written past the end of a list, held until every action ran:
