@@ -1089,11 +1089,6 @@ static bool parens_are_operand(const struct parser *p, size_t i) {
          tok_is_word((struct parser *)p, t, "BETWEEN") || tok_is_word((struct parser *)p, t, "IN");
 }
 
-/* Whether the '(' at token `open` is closed by the ')' at token `close`. */
-static bool parens_match(const struct parser *p, size_t open, size_t close) {
-  return open < close && p->toks[open].t == T_LP && p->match[open] == close;
-}
-
 static struct xcond *parse_primary(struct parser *p) {
   const struct token *t = peek(p);
   if (t->t == T_LP && !parens_are_operand(p, p->pos)) {
@@ -1105,7 +1100,7 @@ static struct xcond *parse_primary(struct parser *p) {
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
-    if (parens_match(p, open + 1, p->pos - 2)) /* ((condition)) */
+    if (double_parens(p, open)) /* ((condition)) */
       defer(p, K_PARENS, "The expression has redundant parentheses;");
     return c;
   }
