@@ -241,37 +241,18 @@ int tt_orm_batch_check_counts(const struct tt_model *m, bool write, size_t n_put
  * attributes, without which found items could not be matched to keys. */
 static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err) {
   const struct tt_model *m = st->op->ctx.model;
-  const struct tt_select *select = &st->op->select;
-  if (select->n == 0)
-    return 0;
-  const char **paths = tt_arena_alloc(st->op->ctx.arena, (select->n + 2) * sizeof(*paths));
-  struct tt_expr_builder *b = tt_expr_builder_new();
-  struct tt_select all = {.paths = paths, .n = select->n};
-  const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  const char *keys[2] = {m->pk->name, m->sk ? m->sk->name : NULL};
+  struct tt_select all;
   struct tt_av values;
-  int rc = -1;
-  if (paths == NULL || b == NULL) {
-    tt_orm_oom(err);
-    goto done;
-  }
-  memcpy(paths, select->paths, select->n * sizeof(*paths));
-  for (size_t k = 0; k < 2; k++) {
-    bool covered = false;
-    for (size_t i = 0; keys[k] && i < select->n; i++) {
-      const char *name;
-      size_t n;
-      tt_expr_rest_path_head(select->paths[i], &name, &n);
-      covered |= n == keys[k]->name_len && memcmp(name, keys[k]->name, n) == 0;
-    }
-    if (keys[k] && !covered)
-      paths[all.n++] = keys[k]->name;
-  }
-  if (tt_expr_build_projection(b, &all, "select", &st->projection, err) != 0 ||
-      tt_expr_builder_take(b, &st->proj_names, &values, err) != 0)
-    goto done;
-  tt_av_free(&values);
-  rc = 0;
-done:
+  if (st->op->select.n == 0)
+    return 0;
+  struct tt_expr_builder *b = tt_expr_builder_new();
+  int rc = b ? tt_orm_select_with_keys(st->op->ctx.arena, &st->op->select, keys, m->sk ? 2 : 1,
+                                       false, &all, err)
+             : tt_orm_oom(err);
+  if (rc == 0 && (rc = tt_expr_build_projection(b, &all, "select", &st->projection, err)) == 0 &&
+      (rc = tt_expr_builder_take(b, &st->proj_names, &values, err)) == 0)
+    tt_av_free(&values);
   tt_expr_builder_free(b);
   return rc;
 }

@@ -220,19 +220,15 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
 }
 
 
-/* The ProjectionExpression of `select` plus the key attributes it leaves
- * out: an answer that ends inside a page needs the last item's key for its
- * cursor (tt_orm_item_write answers only what `select` names). A path into
- * a key attribute ("PK.x") selects nothing of a scalar and would hide the
- * key: refused. */
-static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
-  const char *keys[4];
-  size_t nkeys = key_names(op, keys), n = op->rq.select.n;
-  const char **paths = tt_arena_alloc(op->ctx.arena, (n + nkeys) * sizeof(*paths));
+int tt_orm_select_with_keys(struct tt_arena *a, const struct tt_select *select,
+                            const char *const *keys, size_t nkeys, bool whole,
+                            struct tt_select *out, struct tt_error *err) {
+  size_t n = select->n;
+  const char **paths = tt_arena_alloc(a, (n + nkeys) * sizeof(*paths));
   if (paths == NULL)
     return tt_orm_oom(err);
-  memcpy(paths, op->rq.select.paths, n * sizeof(*paths));
-  struct tt_select all = {.paths = paths, .n = n};
+  memcpy(paths, select->paths, n * sizeof(*paths));
+  *out = (struct tt_select){.paths = paths, .n = n};
   for (size_t k = 0; k < nkeys; k++) {
     bool covered = false;
     for (size_t i = 0; i < n; i++) {
@@ -240,7 +236,7 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
       size_t len, written = tt_expr_rest_path_head(text, &name, &len);
       if (len != strlen(keys[k]) || memcmp(name, keys[k], len) != 0)
         continue;
-      if (text[written] != '\0')
+      if (whole && text[written] != '\0')
         return tt_error_set(err, TT_ERR_VALIDATION, "select",
                             "select[%zu]: key attribute %s holds a scalar: select it whole", i,
                             keys[k]);
@@ -248,9 +244,21 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
     }
     /* Declared names hold no '.', '[' or ']': a path as they are. */
     if (!covered)
-      paths[all.n++] = keys[k];
+      paths[out->n++] = keys[k];
   }
-  return tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
+  return 0;
+}
+
+/* The ProjectionExpression of `select` plus the key attributes it leaves
+ * out: an answer that ends inside a page needs the last item's key for its
+ * cursor (tt_orm_item_write answers only what `select` names). */
+static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
+  const char *keys[4];
+  struct tt_select all;
+  return tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
+                                 &all, err) != 0
+             ? -1
+             : tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
 }
 
 /* Fills op->base: the expressions, placeholders and settings every page
