@@ -709,23 +709,15 @@ int tt_expr_builder_take(struct tt_expr_builder *b, struct tt_av *names, struct 
   memset(values, 0, sizeof(*values));
   if (tt_av_map(names, b->nnames) != 0 || tt_av_map(values, b->nvalues) != 0)
     goto fail;
-  for (size_t i = 0; i < b->nnames; i++) {
-    struct tt_av_member *m = &names->u.members[i];
+  for (size_t i = 0; i < b->nnames + b->nvalues; i++) {
+    bool name = i < b->nnames;
+    size_t k = name ? i : i - b->nnames;
+    struct tt_av_member *m = name ? &names->u.members[k] : &values->u.members[k];
     char key[32];
-    int n = snprintf(key, sizeof(key), "#n%zu", i);
-    if ((m->name = strdup(key)) == NULL)
+    int n = snprintf(key, sizeof(key), name ? "#n%zu" : ":v%zu", k);
+    if (tt_av_member_name(m, key, (size_t)n) != 0 ||
+        (name && tt_av_string(&m->value, b->names[k], strlen(b->names[k])) != 0))
       goto fail;
-    m->name_len = (size_t)n;
-    if (tt_av_string(&m->value, b->names[i], strlen(b->names[i])) != 0)
-      goto fail;
-  }
-  for (size_t i = 0; i < b->nvalues; i++) {
-    struct tt_av_member *m = &values->u.members[i];
-    char key[32];
-    int n = snprintf(key, sizeof(key), ":v%zu", i);
-    if ((m->name = strdup(key)) == NULL)
-      goto fail;
-    m->name_len = (size_t)n;
   }
   /* Only now move the values, so a failure above leaves the builder whole. */
   for (size_t i = 0; i < b->nvalues; i++) {
