@@ -75,14 +75,6 @@ const struct tt_model *tt_model_registry_get(const struct tt_model_registry *r,
   return tt_model_registry_is_reserved(r, m) ? NULL : m;
 }
 
-static int reserved_error(const struct tt_model_registry *r, const char *name, const char *field,
-                          struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_RESERVED_MODEL, field,
-                      "model %s belongs to %s (table \"%s\"): it cannot be read or written "
-                      "through the model API; use /v1/jobs",
-                      name, r->reserved_owner, r->reserved_table);
-}
-
 const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *r,
                                                 const char *name, const char *field,
                                                 struct tt_error *err) {
@@ -93,7 +85,10 @@ const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *
     return NULL;
   }
   if (tt_model_registry_is_reserved(r, m)) {
-    reserved_error(r, m->name, field, err);
+    tt_error_set(err, TT_ERR_RESERVED_MODEL, field,
+                 "model %s belongs to %s (table \"%s\"): it cannot be read or written through "
+                 "the model API; use /v1/jobs",
+                 m->name, r->reserved_owner, r->reserved_table);
     return NULL;
   }
   return m;
