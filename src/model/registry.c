@@ -234,23 +234,20 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
     if (check_same_name(m, find(r, m->name, NULL), &dup, err) != 0 ||
         check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
       goto fail;
-    if (!dup) {
-      if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
-        tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
-        goto fail;
-      }
-    }
+    if (!dup && tt_model_list_push(&keep, tt_model_ref(m)) != 0)
+      goto oom;
   }
-  if (tt_model_list_reserve(&r->list, keep.n) != 0) {
-    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
-    goto fail;
-  }
+  if (tt_model_list_reserve(&r->list, keep.n) != 0)
+    goto oom;
   for (size_t i = 0; i < keep.n; i++) {
     insert(r, keep.items[i]); /* cannot fail: room reserved, names unique */
     keep.items[i] = NULL;
   }
   keep.n = 0;
   rc = 0;
+  goto fail;
+oom:
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 fail:
   tt_model_list_clear(&keep);
   tt_model_list_clear(staged);
