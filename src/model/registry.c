@@ -496,29 +496,23 @@ int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_m
 
 int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, unsigned flags,
                           enum tt_model_put_result *result, struct tt_error *err) {
-  enum tt_model_put_result what;
   size_t pos;
   /* Validate everything, then change the registry: a refusal leaves it as
    * it was. */
-  if (tt_model_registry_check(r, m, flags, &what, err) != 0)
+  if (tt_model_registry_check(r, m, flags, result, err) != 0)
     goto out;
-  if (what == TT_MODEL_PUT_REPLACED) {
+  if (*result == TT_MODEL_PUT_REPLACED) {
     struct tt_model *old = find(r, m->name, &pos);
     r->list.items[pos] = m;
     tt_model_unref(old);
-    *result = what;
-    return 0;
-  }
-  if (what == TT_MODEL_PUT_CREATED) {
+  } else if (*result == TT_MODEL_PUT_CREATED) {
     if (insert(r, m) != 0) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
       goto out;
     }
-    *result = what;
-    return 0;
+  } else {
+    tt_model_unref(m);
   }
-  *result = what;
-  tt_model_unref(m);
   return 0;
 out:
   tt_model_unref(m);
