@@ -1520,12 +1520,10 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
                      .values = values, .err = err};
   struct tt_expr *e = NULL;
   *out = NULL;
-  if (text == NULL)
-    text = "";
-  size_t len = strlen(text);
+  size_t len = strlen(p.text);
   bool blank = true;
   for (size_t i = 0; i < len && blank; i++)
-    blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
+    blank = p.text[i] == ' ' || p.text[i] == '\t' || p.text[i] == '\r' || p.text[i] == '\n';
   if (blank)
     return fail(&p, "The expression can not be empty;");
   if (len > TT_EXPR_MAX_TEXT)
@@ -1585,19 +1583,16 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
     goto fail;
   }
-  if (p.cats != 0) {
+  if (p.cats != 0)
     tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, pending(&p));
-    goto fail;
-  }
-  free(p.toks);
-  free(p.match);
-  *out = e;
-  return 0;
+  else
+    *out = e;
 fail:
   free(p.toks);
   free(p.match);
-  tt_expr_free(e);
-  return -1;
+  if (*out == NULL)
+    tt_expr_free(e);
+  return *out ? 0 : -1;
 }
 
 void tt_expr_free(struct tt_expr *e) {
@@ -1617,15 +1612,6 @@ const char *tt_expr_update_target(const struct tt_expr *e, size_t i) {
 
 /* ---- request-level map checks ------------------------------------------ */
 
-static bool valid_placeholder(const char *s, size_t n, char lead) {
-  if (n < 2 || s[0] != lead)
-    return false;
-  for (size_t i = 1; i < n; i++)
-    if (!is_ident_char((unsigned char)s[i]))
-      return false;
-  return true;
-}
-
 /* One of the two maps: not empty, every key a placeholder led by `lead`,
  * and for names every value a non-empty string. */
 static int check_map(const struct tt_av *map, const char *what, char lead,
@@ -1635,8 +1621,11 @@ static int check_map(const struct tt_av *map, const char *what, char lead,
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s must not be empty", what);
   for (size_t i = 0; i < map->len; i++) {
     const struct tt_av_member *m = &map->u.members[i];
+    bool ok = m->name_len >= 2 && m->name[0] == lead;
+    for (size_t k = 1; ok && k < m->name_len; k++)
+      ok = is_ident_char((unsigned char)m->name[k]);
     safe_copy(w, sizeof(w), m->name, m->name_len);
-    if (!valid_placeholder(m->name, m->name_len, lead))
+    if (!ok)
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                           "%s contains invalid key: Syntax error; key: \"%s\"", what, w);
     if (lead == '#' && (m->value.type != TT_AV_S || m->value.len == 0))
