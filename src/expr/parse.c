@@ -461,6 +461,27 @@ static bool double_parens(const struct parser *p, size_t i) {
          p->match[i + 1] != NO_MATCH && p->match[i + 1] + 1 == p->match[i];
 }
 
+/* Enters the '(' at p->pos, and the one after it when they are redundant
+ * ("((x))", deferred as such). Returns how many, or -1 past MAX_NESTING. */
+static int enter_parens(struct parser *p) {
+  int opens = double_parens(p, p->pos) ? 2 : 1;
+  if (opens == 2)
+    defer(p, K_PARENS, "The expression has redundant parentheses;");
+  if (nest(p) != 0)
+    return -1;
+  p->pos += (size_t)opens;
+  return opens;
+}
+
+/* Leaves what enter_parens entered: 0, or -1 at a missing ')'. */
+static int leave_parens(struct parser *p, int opens) {
+  for (int i = 0; i < opens; i++)
+    if (expect(p, T_RP) != 0)
+      return -1;
+  p->nesting--;
+  return 0;
+}
+
 static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np);
 
 /* The head of a path: a name, or in a condition a parenthesized path
@@ -468,21 +489,8 @@ static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np);
 static int parse_path_head(struct parser *p, struct xseg *segs, size_t *np) {
   const struct token *t = peek(p);
   if (t->t == T_LP && is_cond_kind(p->e->kind)) {
-    size_t opens = 1;
-    if (double_parens(p, p->pos)) {
-      defer(p, K_PARENS, "The expression has redundant parentheses;");
-      opens = 2;
-    }
-    if (nest(p) != 0)
-      return -1;
-    p->pos += opens;
-    if (parse_path_segs(p, segs, np) != 0)
-      return -1;
-    for (size_t i = 0; i < opens; i++)
-      if (expect(p, T_RP) != 0)
-        return -1;
-    p->nesting--;
-    return 0;
+    int opens = enter_parens(p);
+    return opens < 0 || parse_path_segs(p, segs, np) != 0 ? -1 : leave_parens(p, opens);
   }
   if (t->t != T_IDENT && t->t != T_NAME)
     return syntax_error(p, p->pos);
@@ -574,28 +582,20 @@ static struct xoperand *parse_value_ref(struct parser *p) {
   const char *s = p->text + t->off;
   long i = map_find(p->values, s, t->len);
   if (i < 0) {
-    /* Parsing goes on with a NULL in its place. */
+    /* Parsing goes on with a stand-in in its place. */
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
     defer(p, is_update(p) ? K_VALUE : K_NAME,
           "An expression attribute value used in expression is not defined; attribute value: %s",
           w);
-    struct xoperand *o = new_operand(p, XOP_VALUE);
-    if (o == NULL || (o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
-      fail_oom(p);
-      return NULL;
-    }
-    o->value = &missing;
-    p->pos++;
-    return o;
+  } else {
+    p->e->values_used[i] = true;
   }
   struct xoperand *o = new_operand(p, XOP_VALUE);
   if (o == NULL)
     return NULL;
-  p->e->values_used[i] = true;
-  o->value = &p->values->u.members[i].value;
-  o->value_name = tt_arena_strndup(&p->e->arena, s, t->len);
-  if (o->value_name == NULL) {
+  o->value = i < 0 ? &missing : &p->values->u.members[i].value;
+  if ((o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
     fail_oom(p);
     return NULL;
   }
@@ -894,22 +894,9 @@ static struct xoperand *parse_operand_parens(struct parser *p) {
   size_t close = p->match[i];
   if (close != NO_MATCH && (p->toks[close + 1].t == T_DOT || p->toks[close + 1].t == T_LB))
     return parse_operand(p); /* a path */
-  size_t opens = 1;
-  if (double_parens(p, i)) {
-    defer(p, K_PARENS, "The expression has redundant parentheses;");
-    opens = 2;
-  }
-  if (nest(p) != 0)
-    return NULL;
-  p->pos += opens;
-  struct xoperand *o = parse_operand(p);
-  if (o == NULL)
-    return NULL;
-  for (size_t k = 0; k < opens; k++)
-    if (expect(p, T_RP) != 0)
-      return NULL;
-  p->nesting--;
-  return o;
+  int opens = enter_parens(p);
+  struct xoperand *o = opens < 0 ? NULL : parse_operand(p);
+  return o && leave_parens(p, opens) == 0 ? o : NULL;
 }
 
 /* ---- conditions -------------------------------------------------------- */
