@@ -946,15 +946,8 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   c->ops = call->args;
   c->nops = call->nargs;
   if (k == XC_TYPE) {
-    static const char *const codes[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "M", "L"};
-    static const enum tt_av_type types[] = {TT_AV_S,  TT_AV_N,  TT_AV_B,  TT_AV_BOOL, TT_AV_NULL,
-                                            TT_AV_SS, TT_AV_NS, TT_AV_BS, TT_AV_M,    TT_AV_L};
     const struct xoperand *o = c->ops[1];
-    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-      if (strlen(codes[i]) == o->value->len &&
-          memcmp(codes[i], o->value->u.bytes, o->value->len) == 0)
-        c->type = types[i];
-    if (c->type == 0)
+    if ((c->type = tt_av_type_parse(o->value->u.bytes, o->value->len)) == 0)
       /* DynamoDB echoes the bad type name; we name the placeholder so no
        * request value reaches a message. */
       defer(p, K_FUNCTION,
