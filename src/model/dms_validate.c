@@ -259,10 +259,6 @@ static int get_version(struct vctx *c, const struct where *w, const json_t *obj,
   return 0;
 }
 
-static bool is_key_type(enum tt_av_type t) {
-  return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B;
-}
-
 static int oom(struct vctx *c) {
   return tt_error_set(c->err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 }
@@ -323,7 +319,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   const char *type;
   if (get_string(c, &w, obj, "type", true, &type) != 0)
     return -1;
-  if (tt_model_type_parse(type, &a->type) != 0)
+  if ((a->type = tt_av_type_parse(type, strlen(type))) == 0)
     return vfail(c, path, "type",
                  "%sunknown type \"%.*s\" (S, N, B, BOOL, NULL, SS, NS, BS, M or L)", what,
                  tt_utf8_prefix(type, 16), type);
@@ -473,8 +469,8 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
   if (get_string(c, &wk, k, "attribute", true, &attr) != 0 ||
       get_string(c, &wk, k, "type", true, &type) != 0)
     return -1;
-  enum tt_av_type t;
-  if (tt_model_type_parse(type, &t) != 0 || !is_key_type(t))
+  enum tt_av_type t = tt_av_type_parse(type, strlen(type));
+  if (t != TT_AV_S && t != TT_AV_N && t != TT_AV_B)
     return vfail(c, kp, "type", "%stype must be S, N or B, not \"%.*s\"",
                  what, tt_utf8_prefix(type, 16), type);
   const struct tt_model_attr *a = tt_model_attr_find(m, attr, strlen(attr));

@@ -23,14 +23,6 @@ const char *tt_model_type_name(enum tt_av_type t) {
   return tt_av_type_name(t);
 }
 
-int tt_model_type_parse(const char *s, enum tt_av_type *out) {
-  enum tt_av_type t = tt_av_type_parse(s, strlen(s));
-  if (t == 0)
-    return -1;
-  *out = t;
-  return 0;
-}
-
 const struct tt_model_word tt_model_formats[] = {{"rfc3339nano", TT_FORMAT_RFC3339NANO},
                                                   {"unix_seconds", TT_FORMAT_UNIX_SECONDS},
                                                   {"int", TT_FORMAT_INT},

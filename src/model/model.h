@@ -218,7 +218,4 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
 /* DMS spelling of a type ("S", "BOOL", ...); "?" for an unknown value. */
 const char *tt_model_type_name(enum tt_av_type t);
 
-/* Parses a DMS type spelling (exact case). Returns 0 or -1. */
-int tt_model_type_parse(const char *s, enum tt_av_type *out);
-
 #endif
