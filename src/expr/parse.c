@@ -975,10 +975,15 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
   case T_GE: cmp = XCMP_GE; break;
   default: break;
   }
+  bool between = !cmp && tok_is_word(p, t, "BETWEEN");
+  if (!cmp && !between && !tok_is_word(p, t, "IN")) {
+    syntax_error(p, p->pos);
+    return NULL;
+  }
+  p->pos++;
+  if (count_operator(p) != 0)
+    return NULL;
   if (cmp) {
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
     struct xoperand *rhs = parse_operand_parens(p);
     if (rhs == NULL)
       return NULL;
@@ -994,10 +999,7 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     snap_condition(p);
     return c;
   }
-  if (tok_is_word(p, t, "BETWEEN")) {
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
+  if (between) {
     struct xcond *c = new_cond(p, XC_BETWEEN, 3);
     if (c == NULL)
       return NULL;
@@ -1031,31 +1033,20 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     snap_condition(p);
     return c;
   }
-  if (tok_is_word(p, t, "IN")) {
-    struct xoperand *tmp[MAX_IN_OPERANDS + 2];
-    size_t n = 0;
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
-    if (expect(p, T_LP) != 0)
-      return NULL;
-    tmp[n++] = lhs;
-    if (operand_list(p, false, tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
-      return NULL;
-    if (n - 1 > MAX_IN_OPERANDS) {
-      fail(p, "The IN operator is provided with too many operands; number of operands: %zu",
-           n - 1);
-      return NULL;
-    }
-    struct xcond *c = new_cond(p, XC_IN, n);
-    if (c == NULL)
-      return NULL;
-    memcpy(c->ops, tmp, n * sizeof(*tmp));
-    snap_condition(p);
-    return c;
+  struct xoperand *tmp[MAX_IN_OPERANDS + 2] = {lhs}; /* IN */
+  size_t n = 1;
+  if (expect(p, T_LP) != 0 || operand_list(p, false, tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
+    return NULL;
+  if (n - 1 > MAX_IN_OPERANDS) {
+    fail(p, "The IN operator is provided with too many operands; number of operands: %zu", n - 1);
+    return NULL;
   }
-  syntax_error(p, p->pos);
-  return NULL;
+  struct xcond *c = new_cond(p, XC_IN, n);
+  if (c == NULL)
+    return NULL;
+  memcpy(c->ops, tmp, n * sizeof(*tmp));
+  snap_condition(p);
+  return c;
 }
 
 /* Whether the parenthesized text starting at token i is an operand (what
