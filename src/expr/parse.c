@@ -1267,26 +1267,19 @@ static int parse_set_value(struct parser *p, struct xoperand **out) {
   return 0;
 }
 
-static int add_action(struct parser *p, size_t *cap, const struct xaction *a) {
-  struct tt_expr *e = p->e;
-  if (e->nactions == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 8;
-    struct xaction *na = alloc(p, ncap * sizeof(*na));
-    if (na == NULL)
-      return -1;
-    if (e->nactions)
-      memcpy(na, e->actions, e->nactions * sizeof(*na));
-    e->actions = na;
-    *cap = ncap;
-  }
-  e->actions[e->nactions++] = *a;
+/* Makes room in the arena array *arr of n elements of `size` bytes for one
+ * more, doubling *cap when full. Returns 0 or -1. */
+static int room_for_one(struct parser *p, void **arr, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return 0;
+  void *na = alloc(p, (*cap ? *cap * 2 : 8) * size);
+  if (na == NULL)
+    return -1;
+  if (n)
+    memcpy(na, *arr, n * size);
+  *arr = na;
+  *cap = *cap ? *cap * 2 : 8;
   return 0;
-}
-
-static bool at_clause_end(struct parser *p) {
-  const struct token *t = peek(p);
-  return t->t == T_EOF || tok_is_word(p, t, "SET") || tok_is_word(p, t, "REMOVE") ||
-         tok_is_word(p, t, "ADD") || tok_is_word(p, t, "DELETE");
 }
 
 static int parse_update(struct parser *p) {
@@ -1329,13 +1322,15 @@ static int parse_update(struct parser *p) {
                 clause_names[k], av_type_long(vt),
                 k == XA_ADD ? "ALLOWED_FOR_ADD_OPERAND" : "ALLOWED_FOR_DELETE_OPERAND");
       }
-      if (count_operator(p) != 0 || add_action(p, &cap, &a) != 0)
+      if (count_operator(p) != 0 ||
+          room_for_one(p, (void **)&p->e->actions, p->e->nactions, &cap, sizeof(a)) != 0)
         return -1;
+      p->e->actions[p->e->nactions++] = a;
       if (peek(p)->t != T_COMMA)
         break;
       p->pos++;
     }
-    if (!at_clause_end(p))
+    if (peek(p)->t != T_EOF && !is_grammar_word(p, peek(p)))
       return syntax_error(p, p->pos);
   }
   return 0;
@@ -1435,17 +1430,8 @@ static int proj_insert(struct parser *p, struct xpnode *root, const struct xpath
 static int parse_projection(struct parser *p) {
   size_t cap = 0;
   for (;;) {
-    if (p->e->npaths == cap) {
-      size_t ncap = cap ? cap * 2 : 8;
-      struct xpath *np = alloc(p, ncap * sizeof(*np));
-      if (np == NULL)
-        return -1;
-      if (p->e->npaths)
-        memcpy(np, p->e->paths, p->e->npaths * sizeof(*np));
-      p->e->paths = np;
-      cap = ncap;
-    }
-    if (parse_path(p, &p->e->paths[p->e->npaths]) != 0)
+    if (room_for_one(p, (void **)&p->e->paths, p->e->npaths, &cap, sizeof(*p->e->paths)) != 0 ||
+        parse_path(p, &p->e->paths[p->e->npaths]) != 0)
       return -1;
     p->e->npaths++;
     if (peek(p)->t != T_COMMA)
