@@ -327,6 +327,14 @@ static int clone_into(struct tt_av *out, const struct tt_av *v, struct tt_error 
   return 0;
 }
 
+/* *out: the N value of a sum, which tt_number_add wrote canonical. */
+static int number_of(struct tt_av *out, const char *sum, struct tt_error *err) {
+  if (tt_av_string(out, sum, strlen(sum)) != 0)
+    return err_oom(err);
+  out->type = TT_AV_N;
+  return 0;
+}
+
 /* Evaluates a SET operand against the old item into *out (new value). */
 static int update_operand(const struct xoperand *o, const struct tt_av *old, struct tt_av *out,
                           struct tt_error *err) {
@@ -355,14 +363,9 @@ static int update_operand(const struct xoperand *o, const struct tt_av *old, str
       goto done;
     }
     if (want == TT_AV_N) {
-      if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) != 0)
-        goto done;
-      if (tt_av_string(out, sum, strlen(sum)) != 0) {
-        err_oom(err);
-        goto done;
-      }
-      out->type = TT_AV_N; /* the sum is canonical already */
-      rc = 0;
+      if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) == 0 &&
+          number_of(out, sum, err) == 0)
+        rc = 0;
       goto done;
     }
     if (b.len) {
@@ -406,16 +409,11 @@ static int apply_add(struct tt_av *root, const struct xaction *act, struct xappe
   }
   if (target->type == TT_AV_N && val->type == TT_AV_N) {
     char sum[TT_NUMBER_TEXT_MAX];
-    if (tt_number_add(target->u.bytes, val->u.bytes, 0, sum, sizeof(sum), err) != 0)
+    if (tt_number_add(target->u.bytes, val->u.bytes, 0, sum, sizeof(sum), err) != 0 ||
+        number_of(&tmp, sum, err) != 0)
       return -1;
-    size_t n = strlen(sum);
-    char *bytes = malloc(n + 1);
-    if (bytes == NULL)
-      return err_oom(err);
-    memcpy(bytes, sum, n + 1);
-    free(target->u.bytes);
-    target->u.bytes = bytes;
-    target->len = n;
+    tt_av_free(target);
+    *target = tmp;
     return 0;
   }
   if (!is_set(val->type) || target->type != val->type)
@@ -591,17 +589,10 @@ static int proj_copy(const struct xpnode *node, const struct tt_av *src, struct 
     tt_av_free(&part);
   }
   free(kids);
-  if (rc != 0) {
+  *have = rc == 0 && out->len > 0;
+  if (!*have)
     tt_av_free(out);
-    memset(out, 0, sizeof(*out));
-    return -1;
-  }
-  *have = out->len > 0;
-  if (!*have) {
-    tt_av_free(out);
-    memset(out, 0, sizeof(*out));
-  }
-  return 0;
+  return rc;
 }
 
 int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
@@ -614,7 +605,6 @@ int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while projecting");
   if (out->type != TT_AV_M) {
     tt_av_free(out);
-    memset(out, 0, sizeof(*out));
     out->type = TT_AV_M;
   }
   return 0;
