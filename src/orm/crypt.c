@@ -182,8 +182,6 @@ static void fail_at(struct tt_orm_crypt *c, const struct slot *s, const struct t
   c->failed = true;
 }
 
-static void fail(struct tt_orm_crypt *c, const struct tt_error *e) { fail_at(c, NULL, e); }
-
 int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
                             char out[TT_ORM_KEY_SHA256_HEX + 1]) {
   struct tt_av key;
@@ -291,7 +289,7 @@ static void use_key(struct slot *s, json_t *resp) {
   struct tt_error err;
   tt_buf_init(&edk, 0);
   if (tt_kms_data_key(resp, key, c->seal ? &edk : NULL, &err) != 0) {
-    fail(c, &err);
+    fail_at(c, NULL, &err);
     goto done;
   }
   int rc;
@@ -402,7 +400,7 @@ int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *ar
     tt_error_set(&e, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
                  "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
                  c->head->attr->name);
-    fail(c, &e);
+    fail_at(c, NULL, &e);
     return settle_now(c, err);
   }
   c->starting = true;
