@@ -477,21 +477,18 @@ static void start_write(struct tt_orm_txn_state *st) {
 
 /* ---- transactions/get ----------------------------------------------------------------- */
 
-/* The answer of a TransactGetItems: st->got (opened) handed to the op. */
-static void answer_got(struct tt_orm_txn_state *st) {
+/* The answer of a TransactGetItems: st->got, opened, handed to the op. */
+static void got_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    txn_fail(st, err);
+    return;
+  }
   st->op->items = st->got;
   st->got = NULL;
   st->ctx->result->status = 0;
   st->ctx->result->answer = TT_ORM_ANSWER_NONE;
   finish(st);
-}
-
-static void got_opened_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL)
-    txn_fail(st, err);
-  else
-    answer_got(st);
 }
 
 void txn_get_cb(struct tt_client_call *c) {
