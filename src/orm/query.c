@@ -374,8 +374,6 @@ static bool may_start(const struct tt_orm_query_op *op) {
          op->inflight + 1 <= room(op) / TT_ORM_PAGE_BYTES;
 }
 
-static void round_over(struct tt_orm_query_op *op);
-
 /* Starts pages of the readers that want one, as far as may_start allows;
  * when no page is being read and none may start, the round is over. A
  * reader that completes at once re-enters: the outer call goes on. */
@@ -397,16 +395,14 @@ static void pump(struct tt_orm_query_op *op) {
     }
   } while (op->repump);
   op->pumping = false;
-  if (op->inflight == 0)
-    round_over(op);
-}
-
-static void round_over(struct tt_orm_query_op *op) {
-  if (!op->failed && !op->full && op->nchains > 1 && share_limit(op) > 0) {
-    pump(op);
+  if (op->inflight > 0)
     return;
-  }
-  finish_all(op);
+  /* The round is over: the readers share what is left of the limit, or the
+   * answer is complete. */
+  if (!op->failed && !op->full && op->nchains > 1 && share_limit(op) > 0)
+    pump(op);
+  else
+    finish_all(op);
 }
 
 /* A reader stops for this round: it has what it wanted, or the data ended,
