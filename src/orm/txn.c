@@ -167,11 +167,10 @@ static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
     if (st == NULL) {
       tt_cond_free(in->condition);
       in->condition = NULL;
-    }
-    else if (!in->expected.present)
-      in->expected = in->upd.expected;
-    if (st == NULL)
       continue;
+    }
+    if (!in->expected.present)
+      in->expected = in->upd.expected;
     st->acts[i].m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
     in->field[sizeof(in->field) - 1] = '\0';
   }
