@@ -309,32 +309,28 @@ fail:
 }
 
 /* jansson's own depth limit is 2048; ours is smaller so that every DMS tree,
- * whatever its syntax, has the same bound. */
-static size_t json_depth(const json_t *v, size_t limit) {
-  size_t best = 0;
+ * whatever its syntax, has the same bound: whether v holds containers nested
+ * deeper than `limit`. */
+static bool too_deep(const json_t *v, size_t limit) {
+  if (!json_is_array(v) && !json_is_object(v))
+    return false;
   if (limit == 0)
-    return 1;
+    return true;
+  size_t i;
+  const char *k;
+  json_t *e;
   if (json_is_array(v)) {
-    size_t i;
-    json_t *e;
     json_array_foreach(v, i, e) {
-      size_t d = json_depth(e, limit - 1);
-      if (d > best)
-        best = d;
+      if (too_deep(e, limit - 1))
+        return true;
     }
-    return best + 1;
+    return false;
   }
-  if (json_is_object(v)) {
-    const char *k;
-    json_t *e;
-    json_object_foreach((json_t *)v, k, e) {
-      size_t d = json_depth(e, limit - 1);
-      if (d > best)
-        best = d;
-    }
-    return best + 1;
+  json_object_foreach((json_t *)v, k, e) {
+    if (too_deep(e, limit - 1))
+      return true;
   }
-  return 0;
+  return false;
 }
 
 /* Bounded: DMS text is not NUL-terminated. */
@@ -359,7 +355,7 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
                         SRC_FMT "line %d column %d: JSON syntax error: %s",
                         SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
-  if (json_depth(root, TT_DMS_MAX_DEPTH + 1) > TT_DMS_MAX_DEPTH) {
+  if (too_deep(root, TT_DMS_MAX_DEPTH)) {
     json_decref(root);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
