@@ -266,9 +266,7 @@ static int parse_yaml(const char *data, size_t len, const char *source, json_t *
   st.source = source;
   st.err = err;
   st.docs = json_array();
-  if (st.docs == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (!yaml_parser_initialize(&parser)) {
+  if (st.docs == NULL || !yaml_parser_initialize(&parser)) {
     json_decref(st.docs);
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
