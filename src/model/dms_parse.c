@@ -18,13 +18,12 @@
 #define SRC_ARGS(s) ((s) ? (s) : ""), ((s) ? ": " : "")
 
 /* One open container while the event stream is walked. Keys of a mapping
- * arrive as scalar events; `key` holds the pending one until its value
- * arrives. */
+ * arrive as scalar events; `key` holds the pending one (NULL: none) until
+ * its value arrives. */
 struct yframe {
   json_t *node;
   char *key;
   size_t key_len;
-  bool has_key;
 };
 
 struct ystate {
@@ -135,7 +134,7 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
     return 0;
   }
   /* Mapping: a key must be pending, since keys are handled in on_scalar. */
-  if (!top->has_key) {
+  if (top->key == NULL) {
     json_decref(node);
     return yerr(st, &ev->start_mark,
                 "mapping keys must be plain strings (no lists or maps as keys)");
@@ -150,7 +149,6 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   int rc = json_object_setn_new(top->node, top->key, top->key_len, node);
   free(top->key);
   top->key = NULL;
-  top->has_key = false;
   if (rc != 0) /* libyaml's reader already refused invalid UTF-8 */
     return yoom(st);
   return 0;
@@ -163,7 +161,7 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
                        "tag:yaml.org,2002:str") != 0)
     return -1;
   if (st->depth > 0 && json_is_object(st->stack[st->depth - 1].node) &&
-      !st->stack[st->depth - 1].has_key) {
+      st->stack[st->depth - 1].key == NULL) {
     /* A mapping key: JSON keys are strings, so take the text as written. */
     struct yframe *top = &st->stack[st->depth - 1];
     top->key = malloc(len + 1);
@@ -172,7 +170,6 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     memcpy(top->key, val, len);
     top->key[len] = '\0';
     top->key_len = len;
-    top->has_key = true;
     return 0;
   }
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL;
@@ -196,11 +193,7 @@ static int push(struct ystate *st, const yaml_event_t *ev, json_t *node) {
     json_decref(node);
     return -1;
   }
-  struct yframe *f = &st->stack[st->depth++];
-  f->node = node;
-  f->key = NULL;
-  f->key_len = 0;
-  f->has_key = false;
+  st->stack[st->depth++] = (struct yframe){.node = node};
   json_decref(node); /* the parent's reference keeps it alive */
   return 0;
 }
