@@ -838,9 +838,7 @@ void tt_otlp_batch_reset(struct tt_otlp_batch *b) {
 
 void tt_otlp_batch_free(struct tt_otlp_batch *b) {
   tt_buf_free(&b->buf);
-  b->n = 0;
-  b->body = 0;
-  b->sealed = false;
+  tt_otlp_batch_reset(b);
 }
 
 /* What every request has before its first span: the JSON prefix, or the
