@@ -71,16 +71,6 @@ int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, bool
   return 0;
 }
 
-static int item_of(const json_t *resp, const char *member, struct tt_av *out) {
-  struct tt_error err;
-  const json_t *j = json_object_get(resp, member);
-  if (j == NULL || !json_is_object(j)) {
-    memset(out, 0, sizeof(*out));
-    return 1; /* absent */
-  }
-  return tt_ddb_item_from_json(j, member, out, &err) == 0 ? 0 : -1;
-}
-
 /* ---- failed conditions: missing item, version conflict, or condition ---- */
 
 static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
@@ -140,13 +130,13 @@ static void classified(struct tt_client_call *call) {
  * (ReturnValuesOnConditionCheckFailure) or read it, then say which rule
  * failed. */
 static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_error *e) {
-  if (e->body && json_object_get(e->body, "Item")) {
-    struct tt_av current;
-    if (item_of(e->body, "Item", &current) == 0) {
-      classify(op, &current);
-      tt_av_free(&current);
-      return;
-    }
+  const json_t *j = e->body ? json_object_get(e->body, "Item") : NULL;
+  struct tt_av current;
+  struct tt_error perr;
+  if (json_is_object(j) && tt_ddb_item_from_json(j, "Item", &current, &perr) == 0) {
+    classify(op, &current);
+    tt_av_free(&current);
+    return;
   }
   if (op->kind == TT_ORM_OP_CREATE || op->if_none_match) {
     classify(op, NULL);
