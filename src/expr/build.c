@@ -289,11 +289,13 @@ static int value_ref(struct tt_expr_builder *b, const struct tt_av *v, struct tt
   return tt_expr_builder_value(b, &copy, out, err);
 }
 
-static char *take_text(struct tt_buf *out, struct tt_error *err) {
-  char *t = tt_buf_steal(out, NULL);
-  if (t == NULL)
-    oom(err);
-  return t;
+/* Ends the text built in out: when rc is 0 it moves into *text, else (or
+ * out of memory) it is freed. Returns 0 or -1. */
+static int take_text(struct tt_buf *out, int rc, char **text, struct tt_error *err) {
+  if (rc == 0 && (*text = tt_buf_steal(out, NULL)) == NULL)
+    rc = oom(err);
+  tt_buf_free(out);
+  return rc;
 }
 
 /* ---- conditions -------------------------------------------------------- */
@@ -450,12 +452,7 @@ static int build_condition_impl(struct tt_expr_builder *b, const struct tt_cond 
   bool compound;
   *text = NULL;
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  if (build_cond(b, c, field ? field : "", &out, &compound, err) != 0) {
-    tt_buf_free(&out);
-    return -1;
-  }
-  *text = take_text(&out, err);
-  return *text ? 0 : -1;
+  return take_text(&out, build_cond(b, c, field ? field : "", &out, &compound, err), text, err);
 }
 
 int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
@@ -501,11 +498,9 @@ static int build_key_condition_impl(struct tt_expr_builder *b, const struct tt_k
       goto fail;
     }
   }
-  *text = take_text(&out, err);
-  return *text ? 0 : -1;
+  return take_text(&out, 0, text, err);
 fail:
-  tt_buf_free(&out);
-  return -1;
+  return take_text(&out, -1, text, err);
 }
 
 int tt_expr_build_key_condition(struct tt_expr_builder *b, const struct tt_key_cond *k,
@@ -568,11 +563,9 @@ static int build_projection_impl(struct tt_expr_builder *b, const struct tt_sele
     if ((i && put(&out, ", ", field, err)) || tt_expr_builder_path(b, p, false, &out, f, err))
       goto fail;
   }
-  *text = take_text(&out, err);
-  return *text ? 0 : -1;
+  return take_text(&out, 0, text, err);
 fail:
-  tt_buf_free(&out);
-  return -1;
+  return take_text(&out, -1, text, err);
 }
 
 int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *s,
@@ -697,8 +690,7 @@ int tt_expr_build_update_finish(struct tt_expr_builder *b, char **text, struct t
   reset_update(b);
   if (out.len == 0)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "the update changes nothing");
-  *text = take_text(&out, err);
-  return *text ? 0 : -1;
+  return take_text(&out, 0, text, err);
 }
 
 /* ---- maps -------------------------------------------------------------- */
@@ -709,23 +701,15 @@ int tt_expr_builder_take(struct tt_expr_builder *b, struct tt_av *names, struct 
   memset(values, 0, sizeof(*values));
   if (tt_av_map(names, b->nnames) != 0 || tt_av_map(values, b->nvalues) != 0)
     goto fail;
-  for (size_t i = 0; i < b->nnames; i++) {
-    struct tt_av_member *m = &names->u.members[i];
+  for (size_t i = 0; i < b->nnames + b->nvalues; i++) {
+    bool name = i < b->nnames;
+    size_t k = name ? i : i - b->nnames;
+    struct tt_av_member *m = name ? &names->u.members[k] : &values->u.members[k];
     char key[32];
-    int n = snprintf(key, sizeof(key), "#n%zu", i);
-    if ((m->name = strdup(key)) == NULL)
+    int n = snprintf(key, sizeof(key), name ? "#n%zu" : ":v%zu", k);
+    if (tt_av_member_name(m, key, (size_t)n) != 0 ||
+        (name && tt_av_string(&m->value, b->names[k], strlen(b->names[k])) != 0))
       goto fail;
-    m->name_len = (size_t)n;
-    if (tt_av_string(&m->value, b->names[i], strlen(b->names[i])) != 0)
-      goto fail;
-  }
-  for (size_t i = 0; i < b->nvalues; i++) {
-    struct tt_av_member *m = &values->u.members[i];
-    char key[32];
-    int n = snprintf(key, sizeof(key), ":v%zu", i);
-    if ((m->name = strdup(key)) == NULL)
-      goto fail;
-    m->name_len = (size_t)n;
   }
   /* Only now move the values, so a failure above leaves the builder whole. */
   for (size_t i = 0; i < b->nvalues; i++) {

@@ -12,17 +12,25 @@
 
 static bool seg_is_index(const struct xseg *s) { return s->name == NULL; }
 
-/* eval.c: the value a path designates in `root` (an M or NULL), or NULL. */
-static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
-  const struct tt_av *cur = root;
-  for (size_t i = 0; i < p->n && cur; i++) {
+/* The node reached by the first `upto` segments of p in `root` (an M or
+ * NULL), or NULL when a step is missing or goes through the wrong type.
+ * Not const: the update's steps write through it. */
+static struct tt_av *walk_mut(const struct tt_av *root, const struct xpath *p, size_t upto) {
+  struct tt_av *cur = (struct tt_av *)root;
+  for (size_t i = 0; i < upto && cur; i++) {
     const struct xseg *s = &p->segs[i];
     if (seg_is_index(s))
       cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
     else
-      cur = cur->type == TT_AV_M ? tt_av_map_get(cur, s->name) : NULL;
+      cur = cur->type == TT_AV_M ? (struct tt_av *)tt_av_map_getn(cur, s->name, s->name_len)
+                                 : NULL;
   }
   return cur;
+}
+
+/* The value a path designates in `root`, or NULL. */
+static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
+  return walk_mut(root, p, p->n);
 }
 
 /* ---- conditions -------------------------------------------------------- */
@@ -196,11 +204,6 @@ static int name_cmp(const char *a, size_t an, const char *b, size_t bn) {
   return an < bn ? -1 : an > bn;
 }
 
-/* Members of an M are sorted (av.h), so this is a binary search. */
-static struct tt_av *map_get_mut(struct tt_av *m, const char *name, size_t len) {
-  return (struct tt_av *)tt_av_map_getn(m, name, len);
-}
-
 /* Appends *v (stolen) to an L or set value. */
 static int elems_push(struct tt_av *l, struct tt_av *v) {
   struct tt_av *ne = realloc(l->u.elems, (l->len + 1) * sizeof(*ne));
@@ -218,20 +221,6 @@ static void elems_remove(struct tt_av *l, size_t i) {
   l->len--;
 }
 
-/* The node reached by the first `upto` segments of p, or NULL when a step is
- * missing or goes through the wrong type. */
-static struct tt_av *walk_mut(struct tt_av *root, const struct xpath *p, size_t upto) {
-  struct tt_av *cur = root;
-  for (size_t i = 0; i < upto && cur; i++) {
-    const struct xseg *s = &p->segs[i];
-    if (seg_is_index(s))
-      cur = (cur->type == TT_AV_L && s->index < cur->len) ? &cur->u.elems[s->index] : NULL;
-    else
-      cur = cur->type == TT_AV_M ? map_get_mut(cur, s->name, s->name_len) : NULL;
-  }
-  return cur;
-}
-
 /* Elements written past the end of a list, held until every action ran:
  * DynamoDB appends them in the order of their indexes, whatever the order
  * of the actions. */
@@ -245,25 +234,24 @@ struct xappends {
   size_t n;
 };
 
-static int seg_cmp(const struct xseg *x, const struct xseg *y) {
-  if (seg_is_index(x) && seg_is_index(y))
-    return x->index < y->index ? -1 : x->index > y->index;
-  if (!seg_is_index(x) && !seg_is_index(y))
-    return name_cmp(x->name, x->name_len, y->name, y->name_len);
-  return seg_is_index(x) ? 1 : -1;
-}
-
-/* Orders appends by list (their paths but the last step), then index. */
-static int append_order(const void *pa, const void *pb) {
-  const struct xpath *a = ((const struct xappend *)pa)->path;
-  const struct xpath *b = ((const struct xappend *)pb)->path;
+/* Orders paths step by step (names in byte order before list indexes,
+ * which go by number), a path before the longer ones it starts. */
+static int path_cmp(const struct xpath *a, const struct xpath *b) {
   size_t n = a->n < b->n ? a->n : b->n;
   for (size_t i = 0; i < n; i++) {
-    int c = seg_cmp(&a->segs[i], &b->segs[i]);
+    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
+    int c = seg_is_index(x) != seg_is_index(y) ? (seg_is_index(x) ? 1 : -1)
+            : seg_is_index(x) ? (x->index < y->index ? -1 : x->index > y->index)
+                              : name_cmp(x->name, x->name_len, y->name, y->name_len);
     if (c != 0)
       return c;
   }
   return a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* Orders appends by list (their paths but the last step), then index. */
+static int append_order(const void *pa, const void *pb) {
+  return path_cmp(((const struct xappend *)pa)->path, ((const struct xappend *)pb)->path);
 }
 
 static void appends_free(struct xappends *q) {
@@ -339,6 +327,14 @@ static int clone_into(struct tt_av *out, const struct tt_av *v, struct tt_error 
   return 0;
 }
 
+/* *out: the N value of a sum, which tt_number_add wrote canonical. */
+static int number_of(struct tt_av *out, const char *sum, struct tt_error *err) {
+  if (tt_av_string(out, sum, strlen(sum)) != 0)
+    return err_oom(err);
+  out->type = TT_AV_N;
+  return 0;
+}
+
 /* Evaluates a SET operand against the old item into *out (new value). */
 static int update_operand(const struct xoperand *o, const struct tt_av *old, struct tt_av *out,
                           struct tt_error *err) {
@@ -356,10 +352,20 @@ static int update_operand(const struct xoperand *o, const struct tt_av *old, str
     v = tt_expr__resolve(old, &o->path);
     return v ? clone_into(out, v, err) : update_operand(o->b, old, out, err);
   case XOP_LIST_APPEND:
+  case XOP_PLUS:
+  case XOP_MINUS: {
+    enum tt_av_type want = o->kind == XOP_LIST_APPEND ? TT_AV_L : TT_AV_N;
+    char sum[TT_NUMBER_TEXT_MAX];
     if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
       goto done;
-    if (a.type != TT_AV_L || b.type != TT_AV_L) {
+    if (a.type != want || b.type != want) {
       err_type(err);
+      goto done;
+    }
+    if (want == TT_AV_N) {
+      if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) == 0 &&
+          number_of(out, sum, err) == 0)
+        rc = 0;
       goto done;
     }
     if (b.len) {
@@ -377,29 +383,6 @@ static int update_operand(const struct xoperand *o, const struct tt_av *old, str
     }
     *out = a;
     memset(&a, 0, sizeof(a));
-    rc = 0;
-    goto done;
-  case XOP_PLUS:
-  case XOP_MINUS: {
-    char sum[TT_NUMBER_TEXT_MAX];
-    if (update_operand(o->a, old, &a, err) != 0 || update_operand(o->b, old, &b, err) != 0)
-      goto done;
-    if (a.type != TT_AV_N || b.type != TT_AV_N) {
-      err_type(err);
-      goto done;
-    }
-    if (tt_number_add(a.u.bytes, b.u.bytes, o->kind == XOP_MINUS, sum, sizeof(sum), err) != 0)
-      goto done;
-    size_t n = strlen(sum);
-    char *bytes = malloc(n + 1);
-    if (bytes == NULL) {
-      err_oom(err);
-      goto done;
-    }
-    memcpy(bytes, sum, n + 1);
-    out->type = TT_AV_N;
-    out->len = n;
-    out->u.bytes = bytes;
     rc = 0;
     goto done;
   }
@@ -426,16 +409,11 @@ static int apply_add(struct tt_av *root, const struct xaction *act, struct xappe
   }
   if (target->type == TT_AV_N && val->type == TT_AV_N) {
     char sum[TT_NUMBER_TEXT_MAX];
-    if (tt_number_add(target->u.bytes, val->u.bytes, 0, sum, sizeof(sum), err) != 0)
+    if (tt_number_add(target->u.bytes, val->u.bytes, 0, sum, sizeof(sum), err) != 0 ||
+        number_of(&tmp, sum, err) != 0)
       return -1;
-    size_t n = strlen(sum);
-    char *bytes = malloc(n + 1);
-    if (bytes == NULL)
-      return err_oom(err);
-    memcpy(bytes, sum, n + 1);
-    free(target->u.bytes);
-    target->u.bytes = bytes;
-    target->len = n;
+    tt_av_free(target);
+    *target = tmp;
     return 0;
   }
   if (!is_set(val->type) || target->type != val->type)
@@ -485,22 +463,8 @@ static int apply_delete(struct tt_av *root, const struct xaction *act, struct tt
  * element shifts the later ones, and DynamoDB's indexes refer to the old
  * item. */
 static int remove_order(const void *pa, const void *pb) {
-  const struct xpath *a = &(*(const struct xaction *const *)pa)->path;
-  const struct xpath *b = &(*(const struct xaction *const *)pb)->path;
-  size_t n = a->n < b->n ? a->n : b->n;
-  for (size_t i = 0; i < n; i++) {
-    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
-    int c;
-    if (seg_is_index(x) && seg_is_index(y))
-      c = x->index < y->index ? -1 : x->index > y->index;
-    else if (!seg_is_index(x) && !seg_is_index(y))
-      c = name_cmp(x->name, x->name_len, y->name, y->name_len);
-    else
-      c = seg_is_index(x) ? 1 : -1;
-    if (c != 0)
-      return -c;
-  }
-  return a->n < b->n ? 1 : (a->n > b->n ? -1 : 0);
+  return -path_cmp(&(*(const struct xaction *const *)pa)->path,
+                   &(*(const struct xaction *const *)pb)->path);
 }
 
 int tt_expr_apply_update(const struct tt_expr *e, const struct tt_av *old_item,
@@ -625,17 +589,10 @@ static int proj_copy(const struct xpnode *node, const struct tt_av *src, struct 
     tt_av_free(&part);
   }
   free(kids);
-  if (rc != 0) {
+  *have = rc == 0 && out->len > 0;
+  if (!*have)
     tt_av_free(out);
-    memset(out, 0, sizeof(*out));
-    return -1;
-  }
-  *have = out->len > 0;
-  if (!*have) {
-    tt_av_free(out);
-    memset(out, 0, sizeof(*out));
-  }
-  return 0;
+  return rc;
 }
 
 int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
@@ -648,7 +605,6 @@ int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while projecting");
   if (out->type != TT_AV_M) {
     tt_av_free(out);
-    memset(out, 0, sizeof(*out));
     out->type = TT_AV_M;
   }
   return 0;
@@ -656,10 +612,20 @@ int tt_expr_apply_projection(const struct tt_expr *e, const struct tt_av *item,
 
 /* ---- key conditions ---------------------------------------------------- */
 
+/* Whether a path starts with the attribute (name, n) and has at least
+ * `depth` segments (1: the attribute or inside it; 2: inside it). */
+static bool path_under(const struct xpath *p, const char *name, size_t n, size_t depth) {
+  return p->n >= depth && p->n > 0 && p->segs[0].name && p->segs[0].name_len == n &&
+         memcmp(p->segs[0].name, name, n) == 0;
+}
+
+/* Whether a path is just the top-level attribute (name, n). */
+static bool path_is(const struct xpath *p, const char *name, size_t n) {
+  return p->n == 1 && path_under(p, name, n, 1);
+}
+
 static bool leaf_names(const struct xcond *c, const char *name) {
-  const struct xpath *p = &c->ops[0]->path;
-  return p->n == 1 && p->segs[0].name && strlen(name) == p->segs[0].name_len &&
-         memcmp(name, p->segs[0].name, p->segs[0].name_len) == 0;
+  return path_is(&c->ops[0]->path, name, strlen(name));
 }
 
 /* A legacy KeyConditions operator that no key can be queried by (the
@@ -726,13 +692,6 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
 
 /* ---- which attributes a condition reads ---------------------------------- */
 
-/* Whether a path starts with the attribute (name, n) and has at least
- * `depth` segments (1: the attribute or inside it; 2: inside it). */
-static bool path_under(const struct xpath *p, const char *name, size_t n, size_t depth) {
-  return p->n >= depth && p->n > 0 && p->segs[0].name && p->segs[0].name_len == n &&
-         memcmp(p->segs[0].name, name, n) == 0;
-}
-
 static bool operand_reads(const struct xoperand *o, const char *name, size_t n, size_t depth) {
   if (o == NULL)
     return false;
@@ -779,12 +738,6 @@ bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
         operand_reads(e->actions[i].value, name, n, 2))
       return true;
   return cond_reads(e->cond, name, n, 2);
-}
-
-/* Whether a path is just the top-level attribute (name, n). */
-static bool path_is(const struct xpath *p, const char *name, size_t n) {
-  return p->n == 1 && p->segs[0].name && p->segs[0].name_len == n &&
-         memcmp(p->segs[0].name, name, n) == 0;
 }
 
 /* The type an update operand has whatever the item: a value's, N for + and

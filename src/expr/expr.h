@@ -40,19 +40,6 @@ enum tt_expr_kind {
 int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *names,
                   const struct tt_av *values, struct tt_expr **out, struct tt_error *err);
 
-/* Shorthands for tt_expr_parse with a fixed kind; same contract. */
-int tt_expr_parse_condition(const char *text, const struct tt_av *names,
-                            const struct tt_av *values, struct tt_expr **out,
-                            struct tt_error *err);
-int tt_expr_parse_filter(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err);
-int tt_expr_parse_update(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err);
-int tt_expr_parse_projection(const char *text, const struct tt_av *names,
-                             struct tt_expr **out, struct tt_error *err);
-
 /* Frees an expression. NULL is a no-op. */
 void tt_expr_free(struct tt_expr *e);
 

@@ -461,6 +461,27 @@ static bool double_parens(const struct parser *p, size_t i) {
          p->match[i + 1] != NO_MATCH && p->match[i + 1] + 1 == p->match[i];
 }
 
+/* Enters the '(' at p->pos, and the one after it when they are redundant
+ * ("((x))", deferred as such). Returns how many, or -1 past MAX_NESTING. */
+static int enter_parens(struct parser *p) {
+  int opens = double_parens(p, p->pos) ? 2 : 1;
+  if (opens == 2)
+    defer(p, K_PARENS, "The expression has redundant parentheses;");
+  if (nest(p) != 0)
+    return -1;
+  p->pos += (size_t)opens;
+  return opens;
+}
+
+/* Leaves what enter_parens entered: 0, or -1 at a missing ')'. */
+static int leave_parens(struct parser *p, int opens) {
+  for (int i = 0; i < opens; i++)
+    if (expect(p, T_RP) != 0)
+      return -1;
+  p->nesting--;
+  return 0;
+}
+
 static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np);
 
 /* The head of a path: a name, or in a condition a parenthesized path
@@ -468,21 +489,8 @@ static int parse_path_segs(struct parser *p, struct xseg *segs, size_t *np);
 static int parse_path_head(struct parser *p, struct xseg *segs, size_t *np) {
   const struct token *t = peek(p);
   if (t->t == T_LP && is_cond_kind(p->e->kind)) {
-    size_t opens = 1;
-    if (double_parens(p, p->pos)) {
-      defer(p, K_PARENS, "The expression has redundant parentheses;");
-      opens = 2;
-    }
-    if (nest(p) != 0)
-      return -1;
-    p->pos += opens;
-    if (parse_path_segs(p, segs, np) != 0)
-      return -1;
-    for (size_t i = 0; i < opens; i++)
-      if (expect(p, T_RP) != 0)
-        return -1;
-    p->nesting--;
-    return 0;
+    int opens = enter_parens(p);
+    return opens < 0 || parse_path_segs(p, segs, np) != 0 ? -1 : leave_parens(p, opens);
   }
   if (t->t != T_IDENT && t->t != T_NAME)
     return syntax_error(p, p->pos);
@@ -574,28 +582,20 @@ static struct xoperand *parse_value_ref(struct parser *p) {
   const char *s = p->text + t->off;
   long i = map_find(p->values, s, t->len);
   if (i < 0) {
-    /* Parsing goes on with a NULL in its place. */
+    /* Parsing goes on with a stand-in in its place. */
     char w[64];
     safe_copy(w, sizeof(w), s, t->len);
     defer(p, is_update(p) ? K_VALUE : K_NAME,
           "An expression attribute value used in expression is not defined; attribute value: %s",
           w);
-    struct xoperand *o = new_operand(p, XOP_VALUE);
-    if (o == NULL || (o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
-      fail_oom(p);
-      return NULL;
-    }
-    o->value = &missing;
-    p->pos++;
-    return o;
+  } else {
+    p->e->values_used[i] = true;
   }
   struct xoperand *o = new_operand(p, XOP_VALUE);
   if (o == NULL)
     return NULL;
-  p->e->values_used[i] = true;
-  o->value = &p->values->u.members[i].value;
-  o->value_name = tt_arena_strndup(&p->e->arena, s, t->len);
-  if (o->value_name == NULL) {
+  o->value = i < 0 ? &missing : &p->values->u.members[i].value;
+  if ((o->value_name = tt_arena_strndup(&p->e->arena, s, t->len)) == NULL) {
     fail_oom(p);
     return NULL;
   }
@@ -894,22 +894,9 @@ static struct xoperand *parse_operand_parens(struct parser *p) {
   size_t close = p->match[i];
   if (close != NO_MATCH && (p->toks[close + 1].t == T_DOT || p->toks[close + 1].t == T_LB))
     return parse_operand(p); /* a path */
-  size_t opens = 1;
-  if (double_parens(p, i)) {
-    defer(p, K_PARENS, "The expression has redundant parentheses;");
-    opens = 2;
-  }
-  if (nest(p) != 0)
-    return NULL;
-  p->pos += opens;
-  struct xoperand *o = parse_operand(p);
-  if (o == NULL)
-    return NULL;
-  for (size_t k = 0; k < opens; k++)
-    if (expect(p, T_RP) != 0)
-      return NULL;
-  p->nesting--;
-  return o;
+  int opens = enter_parens(p);
+  struct xoperand *o = opens < 0 ? NULL : parse_operand(p);
+  return o && leave_parens(p, opens) == 0 ? o : NULL;
 }
 
 /* ---- conditions -------------------------------------------------------- */
@@ -926,20 +913,6 @@ static struct xcond *new_cond(struct parser *p, enum xcond_kind k, size_t nops) 
       return NULL;
   }
   return c;
-}
-
-static bool same_path(const struct xpath *a, const struct xpath *b) {
-  if (a->n != b->n)
-    return false;
-  for (size_t i = 0; i < a->n; i++) {
-    const struct xseg *x = &a->segs[i], *y = &b->segs[i];
-    if ((x->name == NULL) != (y->name == NULL))
-      return false;
-    if (x->name ? (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0)
-                : x->index != y->index)
-      return false;
-  }
-  return true;
 }
 
 static const char *cmp_text(enum xcmp c) {
@@ -973,15 +946,8 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   c->ops = call->args;
   c->nops = call->nargs;
   if (k == XC_TYPE) {
-    static const char *const codes[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "M", "L"};
-    static const enum tt_av_type types[] = {TT_AV_S,  TT_AV_N,  TT_AV_B,  TT_AV_BOOL, TT_AV_NULL,
-                                            TT_AV_SS, TT_AV_NS, TT_AV_BS, TT_AV_M,    TT_AV_L};
     const struct xoperand *o = c->ops[1];
-    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-      if (strlen(codes[i]) == o->value->len &&
-          memcmp(codes[i], o->value->u.bytes, o->value->len) == 0)
-        c->type = types[i];
-    if (c->type == 0)
+    if ((c->type = tt_av_type_parse(o->value->u.bytes, o->value->len)) == 0)
       /* DynamoDB echoes the bad type name; we name the placeholder so no
        * request value reaches a message. */
       defer(p, K_FUNCTION,
@@ -1009,10 +975,15 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
   case T_GE: cmp = XCMP_GE; break;
   default: break;
   }
+  bool between = !cmp && tok_is_word(p, t, "BETWEEN");
+  if (!cmp && !between && !tok_is_word(p, t, "IN")) {
+    syntax_error(p, p->pos);
+    return NULL;
+  }
+  p->pos++;
+  if (count_operator(p) != 0)
+    return NULL;
   if (cmp) {
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
     struct xoperand *rhs = parse_operand_parens(p);
     if (rhs == NULL)
       return NULL;
@@ -1028,10 +999,7 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     snap_condition(p);
     return c;
   }
-  if (tok_is_word(p, t, "BETWEEN")) {
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
+  if (between) {
     struct xcond *c = new_cond(p, XC_BETWEEN, 3);
     if (c == NULL)
       return NULL;
@@ -1065,31 +1033,20 @@ static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lh
     snap_condition(p);
     return c;
   }
-  if (tok_is_word(p, t, "IN")) {
-    struct xoperand *tmp[MAX_IN_OPERANDS + 2];
-    size_t n = 0;
-    p->pos++;
-    if (count_operator(p) != 0)
-      return NULL;
-    if (expect(p, T_LP) != 0)
-      return NULL;
-    tmp[n++] = lhs;
-    if (operand_list(p, false, tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
-      return NULL;
-    if (n - 1 > MAX_IN_OPERANDS) {
-      fail(p, "The IN operator is provided with too many operands; number of operands: %zu",
-           n - 1);
-      return NULL;
-    }
-    struct xcond *c = new_cond(p, XC_IN, n);
-    if (c == NULL)
-      return NULL;
-    memcpy(c->ops, tmp, n * sizeof(*tmp));
-    snap_condition(p);
-    return c;
+  struct xoperand *tmp[MAX_IN_OPERANDS + 2] = {lhs}; /* IN */
+  size_t n = 1;
+  if (expect(p, T_LP) != 0 || operand_list(p, false, tmp, sizeof(tmp) / sizeof(tmp[0]), &n) != 0)
+    return NULL;
+  if (n - 1 > MAX_IN_OPERANDS) {
+    fail(p, "The IN operator is provided with too many operands; number of operands: %zu", n - 1);
+    return NULL;
   }
-  syntax_error(p, p->pos);
-  return NULL;
+  struct xcond *c = new_cond(p, XC_IN, n);
+  if (c == NULL)
+    return NULL;
+  memcpy(c->ops, tmp, n * sizeof(*tmp));
+  snap_condition(p);
+  return c;
 }
 
 /* Whether the parenthesized text starting at token i is an operand (what
@@ -1103,11 +1060,6 @@ static bool parens_are_operand(const struct parser *p, size_t i) {
          tok_is_word((struct parser *)p, t, "BETWEEN") || tok_is_word((struct parser *)p, t, "IN");
 }
 
-/* Whether the '(' at token `open` is closed by the ')' at token `close`. */
-static bool parens_match(const struct parser *p, size_t open, size_t close) {
-  return open < close && p->toks[open].t == T_LP && p->match[open] == close;
-}
-
 static struct xcond *parse_primary(struct parser *p) {
   const struct token *t = peek(p);
   if (t->t == T_LP && !parens_are_operand(p, p->pos)) {
@@ -1119,7 +1071,7 @@ static struct xcond *parse_primary(struct parser *p) {
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
-    if (parens_match(p, open + 1, p->pos - 2)) /* ((condition)) */
+    if (double_parens(p, open)) /* ((condition)) */
       defer(p, K_PARENS, "The expression has redundant parentheses;");
     return c;
   }
@@ -1188,12 +1140,11 @@ static struct xcond *parse_or(struct parser *p) {
 static int key_error(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int key_error(struct parser *p, const char *fmt, ...) {
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = tt_error_vset(p->err, TT_ERR_VALIDATION, NULL, fmt, ap);
   va_end(ap);
-  return tt_error_set(p->err, TT_ERR_VALIDATION, NULL, "%s", msg);
+  return rc;
 }
 
 static int key_operator_error(struct parser *p, const char *op) {
@@ -1316,26 +1267,19 @@ static int parse_set_value(struct parser *p, struct xoperand **out) {
   return 0;
 }
 
-static int add_action(struct parser *p, size_t *cap, const struct xaction *a) {
-  struct tt_expr *e = p->e;
-  if (e->nactions == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 8;
-    struct xaction *na = alloc(p, ncap * sizeof(*na));
-    if (na == NULL)
-      return -1;
-    if (e->nactions)
-      memcpy(na, e->actions, e->nactions * sizeof(*na));
-    e->actions = na;
-    *cap = ncap;
-  }
-  e->actions[e->nactions++] = *a;
+/* Makes room in the arena array *arr of n elements of `size` bytes for one
+ * more, doubling *cap when full. Returns 0 or -1. */
+static int room_for_one(struct parser *p, void **arr, size_t n, size_t *cap, size_t size) {
+  if (n < *cap)
+    return 0;
+  void *na = alloc(p, (*cap ? *cap * 2 : 8) * size);
+  if (na == NULL)
+    return -1;
+  if (n)
+    memcpy(na, *arr, n * size);
+  *arr = na;
+  *cap = *cap ? *cap * 2 : 8;
   return 0;
-}
-
-static bool at_clause_end(struct parser *p) {
-  const struct token *t = peek(p);
-  return t->t == T_EOF || tok_is_word(p, t, "SET") || tok_is_word(p, t, "REMOVE") ||
-         tok_is_word(p, t, "ADD") || tok_is_word(p, t, "DELETE");
 }
 
 static int parse_update(struct parser *p) {
@@ -1378,13 +1322,15 @@ static int parse_update(struct parser *p) {
                 clause_names[k], av_type_long(vt),
                 k == XA_ADD ? "ALLOWED_FOR_ADD_OPERAND" : "ALLOWED_FOR_DELETE_OPERAND");
       }
-      if (count_operator(p) != 0 || add_action(p, &cap, &a) != 0)
+      if (count_operator(p) != 0 ||
+          room_for_one(p, (void **)&p->e->actions, p->e->nactions, &cap, sizeof(a)) != 0)
         return -1;
+      p->e->actions[p->e->nactions++] = a;
       if (peek(p)->t != T_COMMA)
         break;
       p->pos++;
     }
-    if (!at_clause_end(p))
+    if (peek(p)->t != T_EOF && !is_grammar_word(p, peek(p)))
       return syntax_error(p, p->pos);
   }
   return 0;
@@ -1425,6 +1371,10 @@ static int path_relation(const struct xpath *a, const struct xpath *b) {
       return 0;
   }
   return 1;
+}
+
+static bool same_path(const struct xpath *a, const struct xpath *b) {
+  return a->n == b->n && path_relation(a, b) == 1;
 }
 
 /* Each path against the ones before it, as DynamoDB does: the first
@@ -1480,17 +1430,8 @@ static int proj_insert(struct parser *p, struct xpnode *root, const struct xpath
 static int parse_projection(struct parser *p) {
   size_t cap = 0;
   for (;;) {
-    if (p->e->npaths == cap) {
-      size_t ncap = cap ? cap * 2 : 8;
-      struct xpath *np = alloc(p, ncap * sizeof(*np));
-      if (np == NULL)
-        return -1;
-      if (p->e->npaths)
-        memcpy(np, p->e->paths, p->e->npaths * sizeof(*np));
-      p->e->paths = np;
-      cap = ncap;
-    }
-    if (parse_path(p, &p->e->paths[p->e->npaths]) != 0)
+    if (room_for_one(p, (void **)&p->e->paths, p->e->npaths, &cap, sizeof(*p->e->paths)) != 0 ||
+        parse_path(p, &p->e->paths[p->e->npaths]) != 0)
       return -1;
     p->e->npaths++;
     if (peek(p)->t != T_COMMA)
@@ -1536,12 +1477,10 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
                      .values = values, .err = err};
   struct tt_expr *e = NULL;
   *out = NULL;
-  if (text == NULL)
-    text = "";
-  size_t len = strlen(text);
+  size_t len = strlen(p.text);
   bool blank = true;
   for (size_t i = 0; i < len && blank; i++)
-    blank = text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n';
+    blank = p.text[i] == ' ' || p.text[i] == '\t' || p.text[i] == '\r' || p.text[i] == '\n';
   if (blank)
     return fail(&p, "The expression can not be empty;");
   if (len > TT_EXPR_MAX_TEXT)
@@ -1601,42 +1540,16 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     tt_error_set(err, TT_ERR_INTERNAL, NULL, "unknown expression kind");
     goto fail;
   }
-  if (p.cats != 0) {
+  if (p.cats != 0)
     tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s%s", p.prefix, pending(&p));
-    goto fail;
-  }
-  free(p.toks);
-  free(p.match);
-  *out = e;
-  return 0;
+  else
+    *out = e;
 fail:
   free(p.toks);
   free(p.match);
-  tt_expr_free(e);
-  return -1;
-}
-
-int tt_expr_parse_condition(const char *text, const struct tt_av *names,
-                            const struct tt_av *values, struct tt_expr **out,
-                            struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_CONDITION, text, names, values, out, err);
-}
-
-int tt_expr_parse_filter(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_FILTER, text, names, values, out, err);
-}
-
-int tt_expr_parse_update(const char *text, const struct tt_av *names,
-                         const struct tt_av *values, struct tt_expr **out,
-                         struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_UPDATE, text, names, values, out, err);
-}
-
-int tt_expr_parse_projection(const char *text, const struct tt_av *names,
-                             struct tt_expr **out, struct tt_error *err) {
-  return tt_expr_parse(TT_EXPR_PROJECTION, text, names, NULL, out, err);
+  if (*out == NULL)
+    tt_expr_free(e);
+  return *out ? 0 : -1;
 }
 
 void tt_expr_free(struct tt_expr *e) {
@@ -1656,15 +1569,6 @@ const char *tt_expr_update_target(const struct tt_expr *e, size_t i) {
 
 /* ---- request-level map checks ------------------------------------------ */
 
-static bool valid_placeholder(const char *s, size_t n, char lead) {
-  if (n < 2 || s[0] != lead)
-    return false;
-  for (size_t i = 1; i < n; i++)
-    if (!is_ident_char((unsigned char)s[i]))
-      return false;
-  return true;
-}
-
 /* One of the two maps: not empty, every key a placeholder led by `lead`,
  * and for names every value a non-empty string. */
 static int check_map(const struct tt_av *map, const char *what, char lead,
@@ -1674,8 +1578,11 @@ static int check_map(const struct tt_av *map, const char *what, char lead,
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s must not be empty", what);
   for (size_t i = 0; i < map->len; i++) {
     const struct tt_av_member *m = &map->u.members[i];
+    bool ok = m->name_len >= 2 && m->name[0] == lead;
+    for (size_t k = 1; ok && k < m->name_len; k++)
+      ok = is_ident_char((unsigned char)m->name[k]);
     safe_copy(w, sizeof(w), m->name, m->name_len);
-    if (!valid_placeholder(m->name, m->name_len, lead))
+    if (!ok)
       return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                           "%s contains invalid key: Syntax error; key: \"%s\"", what, w);
     if (lead == '#' && (m->value.type != TT_AV_S || m->value.len == 0))

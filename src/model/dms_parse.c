@@ -18,13 +18,12 @@
 #define SRC_ARGS(s) ((s) ? (s) : ""), ((s) ? ": " : "")
 
 /* One open container while the event stream is walked. Keys of a mapping
- * arrive as scalar events; `key` holds the pending one until its value
- * arrives. */
+ * arrive as scalar events; `key` holds the pending one (NULL: none) until
+ * its value arrives. */
 struct yframe {
   json_t *node;
   char *key;
   size_t key_len;
-  bool has_key;
 };
 
 struct ystate {
@@ -135,7 +134,7 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
     return 0;
   }
   /* Mapping: a key must be pending, since keys are handled in on_scalar. */
-  if (!top->has_key) {
+  if (top->key == NULL) {
     json_decref(node);
     return yerr(st, &ev->start_mark,
                 "mapping keys must be plain strings (no lists or maps as keys)");
@@ -150,7 +149,6 @@ static int attach(struct ystate *st, const yaml_event_t *ev, json_t *node) {
   int rc = json_object_setn_new(top->node, top->key, top->key_len, node);
   free(top->key);
   top->key = NULL;
-  top->has_key = false;
   if (rc != 0) /* libyaml's reader already refused invalid UTF-8 */
     return yoom(st);
   return 0;
@@ -163,7 +161,7 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
                        "tag:yaml.org,2002:str") != 0)
     return -1;
   if (st->depth > 0 && json_is_object(st->stack[st->depth - 1].node) &&
-      !st->stack[st->depth - 1].has_key) {
+      st->stack[st->depth - 1].key == NULL) {
     /* A mapping key: JSON keys are strings, so take the text as written. */
     struct yframe *top = &st->stack[st->depth - 1];
     top->key = malloc(len + 1);
@@ -172,7 +170,6 @@ static int on_scalar(struct ystate *st, const yaml_event_t *ev) {
     memcpy(top->key, val, len);
     top->key[len] = '\0';
     top->key_len = len;
-    top->has_key = true;
     return 0;
   }
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && ev->data.scalar.tag == NULL;
@@ -196,11 +193,7 @@ static int push(struct ystate *st, const yaml_event_t *ev, json_t *node) {
     json_decref(node);
     return -1;
   }
-  struct yframe *f = &st->stack[st->depth++];
-  f->node = node;
-  f->key = NULL;
-  f->key_len = 0;
-  f->has_key = false;
+  st->stack[st->depth++] = (struct yframe){.node = node};
   json_decref(node); /* the parent's reference keeps it alive */
   return 0;
 }
@@ -266,9 +259,7 @@ static int parse_yaml(const char *data, size_t len, const char *source, json_t *
   st.source = source;
   st.err = err;
   st.docs = json_array();
-  if (st.docs == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  if (!yaml_parser_initialize(&parser)) {
+  if (st.docs == NULL || !yaml_parser_initialize(&parser)) {
     json_decref(st.docs);
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
   }
@@ -309,32 +300,28 @@ fail:
 }
 
 /* jansson's own depth limit is 2048; ours is smaller so that every DMS tree,
- * whatever its syntax, has the same bound. */
-static size_t json_depth(const json_t *v, size_t limit) {
-  size_t best = 0;
+ * whatever its syntax, has the same bound: whether v holds containers nested
+ * deeper than `limit`. */
+static bool too_deep(const json_t *v, size_t limit) {
+  if (!json_is_array(v) && !json_is_object(v))
+    return false;
   if (limit == 0)
-    return 1;
+    return true;
+  size_t i;
+  const char *k;
+  json_t *e;
   if (json_is_array(v)) {
-    size_t i;
-    json_t *e;
     json_array_foreach(v, i, e) {
-      size_t d = json_depth(e, limit - 1);
-      if (d > best)
-        best = d;
+      if (too_deep(e, limit - 1))
+        return true;
     }
-    return best + 1;
+    return false;
   }
-  if (json_is_object(v)) {
-    const char *k;
-    json_t *e;
-    json_object_foreach((json_t *)v, k, e) {
-      size_t d = json_depth(e, limit - 1);
-      if (d > best)
-        best = d;
-    }
-    return best + 1;
+  json_object_foreach((json_t *)v, k, e) {
+    if (too_deep(e, limit - 1))
+      return true;
   }
-  return 0;
+  return false;
 }
 
 /* Bounded: DMS text is not NUL-terminated. */
@@ -359,7 +346,7 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
                         SRC_FMT "line %d column %d: JSON syntax error: %s",
                         SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
-  if (json_depth(root, TT_DMS_MAX_DEPTH + 1) > TT_DMS_MAX_DEPTH) {
+  if (too_deep(root, TT_DMS_MAX_DEPTH)) {
     json_decref(root);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));

@@ -38,25 +38,6 @@ struct where {
   const char *path;
 };
 
-static int vfail(struct vctx *c, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int vfail(struct vctx *c, const char *field, const char *fmt, ...) {
-  char body[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(body, sizeof(body), fmt, ap);
-  va_end(ap);
-  char path[160];
-  snprintf(path, sizeof(path), "%s%s", c->base, field ? field : "");
-  /* Strip a trailing '.' left when field is empty. */
-  size_t pl = strlen(path);
-  if (pl > 0 && path[pl - 1] == '.')
-    path[pl - 1] = '\0';
-  return tt_error_set(c->err, TT_ERR_VALIDATION, path, "%s%s%s%s%s", c->source ? c->source : "",
-                      c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
-}
-
 /* Joins a path and a member name into buf ("attributes[2]" + "type"). */
 static const char *join(char *buf, size_t cap, const char *path, const char *key) {
   if (path == NULL || path[0] == '\0')
@@ -64,6 +45,27 @@ static const char *join(char *buf, size_t cap, const char *path, const char *key
   else
     snprintf(buf, cap, "%s.%s", path, key);
   return buf;
+}
+
+/* A ValidationError about member `key` of the object at field path `path`
+ * (relative to c->base), or about `path` itself when key is NULL. */
+static int vfail(struct vctx *c, const char *path, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int vfail(struct vctx *c, const char *path, const char *key, const char *fmt, ...) {
+  char body[256], fb[160], field[sizeof(c->base) + sizeof(fb)];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof(body), fmt, ap);
+  va_end(ap);
+  snprintf(field, sizeof(field), "%s%s", c->base,
+           key ? join(fb, sizeof(fb), path, key) : path ? path : "");
+  /* Strip a trailing '.' left when the path is empty. */
+  size_t pl = strlen(field);
+  if (pl > 0 && field[pl - 1] == '.')
+    field[pl - 1] = '\0';
+  return tt_error_set(c->err, TT_ERR_VALIDATION, field, "%s%s%s%s%s", c->source ? c->source : "",
+                      c->source ? ": " : "", c->label, c->label[0] ? ": " : "", body);
 }
 
 /* Members whose names start with "x-" are extension points: ignored. */
@@ -81,8 +83,7 @@ static int check_members(struct vctx *c, const struct where *w, const json_t *ob
         break;
       }
     if (!ok) {
-      char fb[160];
-      return vfail(c, join(fb, sizeof(fb), w->path, key), "%sunknown field \"%.*s\"", w->what,
+      return vfail(c, w->path, key, "%sunknown field \"%.*s\"", w->what,
                    tt_utf8_prefix(key, 64), key);
     }
   }
@@ -112,23 +113,21 @@ static bool clean_string(const json_t *v) {
  * message): *out NULL when absent (an error when `required`). */
 static int get_typed(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
                      bool required, json_type type, const char *what, const json_t **out) {
-  char fb[160];
   const json_t *v = member(obj, key);
   *out = NULL;
   if (v == NULL) {
     if (required)
-      return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s is required", w->what, key);
+      return vfail(c, w->path, key, "%s%s is required", w->what, key);
     return 0;
   }
   if (json_typeof(v) != type)
-    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must be %s", w->what, key, what);
+    return vfail(c, w->path, key, "%s%s must be %s", w->what, key, what);
   *out = v;
   return 0;
 }
 
 static int get_string(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
                       bool required, const char **out) {
-  char fb[160];
   const json_t *v;
   *out = NULL;
   if (get_typed(c, w, obj, key, required, JSON_STRING, "a string", &v) != 0)
@@ -136,24 +135,21 @@ static int get_string(struct vctx *c, const struct where *w, const json_t *obj, 
   if (v == NULL)
     return 0;
   if (json_string_length(v) == 0)
-    return vfail(c, join(fb, sizeof(fb), w->path, key), "%s%s must not be empty", w->what, key);
+    return vfail(c, w->path, key, "%s%s must not be empty", w->what, key);
   if (!clean_string(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, key),
-                 "%s%s must not contain control characters", w->what, key);
+    return vfail(c, w->path, key, "%s%s must not contain control characters", w->what, key);
   *out = json_string_value(v);
   return 0;
 }
 
 static int get_bool(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
                     bool *out) {
-  char fb[160];
   const json_t *v = member(obj, key);
   *out = false;
   if (v == NULL)
     return 0;
   if (!json_is_boolean(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, key),
-                 "%s%s must be true or false (unquoted)", w->what, key);
+    return vfail(c, w->path, key, "%s%s must be true or false (unquoted)", w->what, key);
   *out = json_is_true(v);
   return 0;
 }
@@ -242,30 +238,25 @@ static int parse_version(const char *s, enum tt_dms_version *out) {
  * one file means the same thing to every TableTheory runtime. */
 static int get_version(struct vctx *c, const struct where *w, const json_t *obj, bool required,
                        const char **text, enum tt_dms_version *ver) {
-  char fb[160];
   const json_t *v = member(obj, "dms_version");
   *text = NULL;
   if (v == NULL) {
     if (required)
-      return vfail(c, join(fb, sizeof(fb), w->path, "dms_version"),
+      return vfail(c, w->path, "dms_version",
                    "%sdms_version is required (\"0.1\" or \"0.2\")", w->what);
     return 0;
   }
   if (!json_is_string(v))
-    return vfail(c, join(fb, sizeof(fb), w->path, "dms_version"),
+    return vfail(c, w->path, "dms_version",
                  "%sdms_version must be a quoted string: \"0.1\" or \"0.2\"", w->what);
   if (!clean_string(v) || parse_version(json_string_value(v), ver) != 0) {
     const char *shown = clean_string(v) ? json_string_value(v) : "?";
-    return vfail(c, join(fb, sizeof(fb), w->path, "dms_version"),
+    return vfail(c, w->path, "dms_version",
                  "%sunsupported dms_version \"%.*s\" (this daemon reads \"0.1\" and \"0.2\")",
                  w->what, tt_utf8_prefix(shown, 16), shown);
   }
   *text = json_string_value(v);
   return 0;
-}
-
-static bool is_key_type(enum tt_av_type t) {
-  return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B;
 }
 
 static int oom(struct vctx *c) {
@@ -285,10 +276,10 @@ static const struct tt_model_word index_kinds[] = {
  * checked later, once the indexes are known. */
 static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_naming naming,
                      struct tt_model_attr *a) {
-  char path[48], what[300], fb[160];
+  char path[48], what[300];
   snprintf(path, sizeof(path), "attributes[%zu]", i);
   if (!json_is_object(obj))
-    return vfail(c, path, "attributes[%zu] must be a map", i);
+    return vfail(c, path, NULL, "attributes[%zu] must be a map", i);
   const char *name;
   char prefix[40];
   snprintf(prefix, sizeof(prefix), "attributes[%zu]: ", i);
@@ -296,23 +287,22 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (get_string(c, &wn, obj, "attribute", true, &name) != 0)
     return -1;
   if (strlen(name) > MAX_NAME_BYTES)
-    return vfail(c, join(fb, sizeof(fb), path, "attribute"),
+    return vfail(c, path, "attribute",
                  "attributes[%zu]: attribute name is longer than %d bytes", i, MAX_NAME_BYTES);
   /* select, set and filter read '.' and '[...]' as steps into nested values,
    * so an attribute named with them could be stored but never addressed. */
   size_t bad = strcspn(name, ".[]");
   if (name[bad] != '\0')
-    return vfail(c, join(fb, sizeof(fb), path, "attribute"),
+    return vfail(c, path, "attribute",
                  "attribute \"%s\": a name may not contain '%c' (paths use '.' and '[n]' to "
-                 "reach nested values, so the attribute could not be selected, set or "
-                 "filtered)",
+                 "reach nested values, so the attribute could not be selected, set or filtered)",
                  name, name[bad]);
   snprintf(what, sizeof(what), "attribute \"%s\": ", name);
   struct where w = {what, path};
   if (check_members(c, &w, obj, attr_members) != 0)
     return -1;
   if (naming != TT_NAMING_NONE && !matches_naming(naming, name))
-    return vfail(c, join(fb, sizeof(fb), path, "attribute"),
+    return vfail(c, path, "attribute",
                  "%sname does not follow the %s naming convention", what, tt_model_word_of(tt_model_conventions, naming));
   a->name = strdup(name);
   if (a->name == NULL)
@@ -329,8 +319,8 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   const char *type;
   if (get_string(c, &w, obj, "type", true, &type) != 0)
     return -1;
-  if (tt_model_type_parse(type, &a->type) != 0)
-    return vfail(c, join(fb, sizeof(fb), path, "type"),
+  if ((a->type = tt_av_type_parse(type, strlen(type))) == 0)
+    return vfail(c, path, "type",
                  "%sunknown type \"%.*s\" (S, N, B, BOOL, NULL, SS, NS, BS, M or L)", what,
                  tt_utf8_prefix(type, 16), type);
 
@@ -341,22 +331,19 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       get_bool(c, &w, obj, "binary", &a->binary) != 0)
     return -1;
   if (a->required && a->optional)
-    return vfail(c, join(fb, sizeof(fb), path, "optional"),
-                 "%scannot be both required and optional", what);
+    return vfail(c, path, "optional", "%scannot be both required and optional", what);
   /* v0.2 lets json ride on S, N, BOOL, NULL, L and M. The v0.1 text said S
    * only, but the v0.1 release-state fixture uses json with M, and every
    * runtime loads it, so both versions get the v0.2 rule. */
   if (a->json && !(a->type == TT_AV_S || a->type == TT_AV_N || a->type == TT_AV_BOOL ||
                    a->type == TT_AV_NULL || a->type == TT_AV_L || a->type == TT_AV_M))
-    return vfail(c, join(fb, sizeof(fb), path, "json"),
-                 "%sjson needs type S, N, BOOL, NULL, L or M, not %s", what,
+    return vfail(c, path, "json", "%sjson needs type S, N, BOOL, NULL, L or M, not %s", what,
                  tt_model_type_name(a->type));
   if (a->binary && a->type != TT_AV_B)
-    return vfail(c, join(fb, sizeof(fb), path, "binary"), "%sbinary needs type B, not %s", what,
+    return vfail(c, path, "binary", "%sbinary needs type B, not %s", what,
                  tt_model_type_name(a->type));
   if (a->binary && a->json)
-    return vfail(c, join(fb, sizeof(fb), path, "json"), "%scannot be both json and binary",
-                 what);
+    return vfail(c, path, "json", "%scannot be both json and binary", what);
 
   const char *format;
   if (get_string(c, &w, obj, "format", false, &format) != 0)
@@ -364,14 +351,13 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   if (format != NULL) {
     int f = tt_model_word_parse(tt_model_formats, format);
     if (f < 0)
-      return vfail(c, join(fb, sizeof(fb), path, "format"),
+      return vfail(c, path, "format",
                    "%sunknown format \"%.*s\" (rfc3339nano, unix_seconds, int or "
-                   "decimal_string)",
-                   what, tt_utf8_prefix(format, 32), format);
+                   "decimal_string)", what, tt_utf8_prefix(format, 32), format);
     a->format = (enum tt_model_format)f;
     enum tt_av_type need = a->format == TT_FORMAT_RFC3339NANO ? TT_AV_S : TT_AV_N;
     if (a->type != need)
-      return vfail(c, join(fb, sizeof(fb), path, "format"), "%sformat %s needs type %s, not %s",
+      return vfail(c, path, "format", "%sformat %s needs type %s, not %s",
                    what, format, tt_model_type_name(need), tt_model_type_name(a->type));
   }
 
@@ -385,15 +371,16 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       char rp[96];
       snprintf(rp, sizeof(rp), "%s.roles[%zu]", path, j);
       if (!json_is_string(r) || !clean_string(r) || json_string_length(r) == 0)
-        return vfail(c, rp, "%sroles must be a list of role names", what);
+        return vfail(c, rp, NULL, "%sroles must be a list of role names", what);
       const char *rs = json_string_value(r);
       if (strncmp(rs, "index_pk:", 9) == 0 || strncmp(rs, "index_sk:", 9) == 0) {
         if (rs[9] == '\0')
-          return vfail(c, rp, "%srole %.*s needs an index name", what, tt_utf8_prefix(rs, 9), rs);
+          return vfail(c, rp, NULL, "%srole %.*s needs an index name", what,
+                       tt_utf8_prefix(rs, 9), rs);
         /* Checked against the indexes once they are loaded. */
         for (size_t k = 0; k < j; k++)
           if (json_equal(json_array_get(roles, k), r))
-            return vfail(c, rp, "%srole \"%.*s\" is listed twice", what,
+            return vfail(c, rp, NULL, "%srole \"%.*s\" is listed twice", what,
                          tt_utf8_prefix(rs, 80), rs);
         if (a->index_roles == NULL && (a->index_roles = json_array()) == NULL)
           return oom(c);
@@ -403,12 +390,12 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       }
       int bit = tt_model_word_parse(tt_model_roles, rs);
       if (bit < 0)
-        return vfail(c, rp,
+        return vfail(c, rp, NULL,
                      "%sunknown role \"%.*s\" (pk, sk, created_at, updated_at, version, ttl, "
                      "index_pk:<index>, index_sk:<index>)",
                      what, tt_utf8_prefix(rs, 32), rs);
       if (a->roles & bit)
-        return vfail(c, rp, "%srole %s is listed twice", what, rs);
+        return vfail(c, rp, NULL, "%srole %s is listed twice", what, rs);
       a->roles |= bit;
     }
   }
@@ -425,8 +412,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
       return -1;
     const json_t *v = member(enc, "v");
     if (v != NULL && !(json_is_integer(v) && json_integer_value(v) == 1))
-      return vfail(c, join(fb, sizeof(fb), ep, "v"),
-                   "%sencryption.v must be 1 (the only envelope version)", what);
+      return vfail(c, ep, "v", "%sencryption.v must be 1 (the only envelope version)", what);
     a->encrypted = true;
   }
 
@@ -445,10 +431,9 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
      * (docs/batch.md): the plain value of an encrypted attribute would sit
      * in a key, and envelopes cannot be compared. */
     if (a->unique && a->encrypted)
-      return vfail(c, join(fb, sizeof(fb), tp, "unique"),
+      return vfail(c, tp, "unique",
                    "%san encrypted attribute cannot be unique (its guard item would be keyed "
-                   "by the plain value)",
-                   what);
+                   "by the plain value)", what);
     if (json_object_size(tags) > 0) {
       a->tags = json_deep_copy(tags);
       if (a->tags == NULL)
@@ -466,7 +451,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
 static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const char *key,
                     const char *path, const char *outer, bool required,
                     const struct tt_model_attr **out) {
-  char kp[96], fb[160], what[320];
+  char kp[96], what[320];
   const json_t *k;
   *out = NULL;
   struct where w = {outer, path};
@@ -484,27 +469,24 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
   if (get_string(c, &wk, k, "attribute", true, &attr) != 0 ||
       get_string(c, &wk, k, "type", true, &type) != 0)
     return -1;
-  enum tt_av_type t;
-  if (tt_model_type_parse(type, &t) != 0 || !is_key_type(t))
-    return vfail(c, join(fb, sizeof(fb), kp, "type"), "%stype must be S, N or B, not \"%.*s\"",
+  enum tt_av_type t = tt_av_type_parse(type, strlen(type));
+  if (t != TT_AV_S && t != TT_AV_N && t != TT_AV_B)
+    return vfail(c, kp, "type", "%stype must be S, N or B, not \"%.*s\"",
                  what, tt_utf8_prefix(type, 16), type);
   const struct tt_model_attr *a = tt_model_attr_find(m, attr, strlen(attr));
   if (a == NULL)
-    return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
-                 "%sattribute \"%.*s\" is not declared in attributes", what,
+    return vfail(c, kp, "attribute", "%sattribute \"%.*s\" is not declared in attributes", what,
                  tt_utf8_prefix(attr, 64), attr);
   if (a->type != t)
-    return vfail(c, join(fb, sizeof(fb), kp, "type"),
-                 "%sattribute \"%.*s\" is declared with type %s, not %s", what,
+    return vfail(c, kp, "type", "%sattribute \"%.*s\" is declared with type %s, not %s", what,
                  tt_utf8_prefix(attr, 64), attr,
                  tt_model_type_name(a->type), tt_model_type_name(t));
   if (a->encrypted)
-    return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
+    return vfail(c, kp, "attribute",
                  "%sattribute \"%.*s\" is encrypted and cannot be a key", what,
                  tt_utf8_prefix(attr, 64), attr);
   if (a->json)
-    return vfail(c, join(fb, sizeof(fb), kp, "attribute"),
-                 "%sattribute \"%.*s\" is json and cannot be a key", what,
+    return vfail(c, kp, "attribute", "%sattribute \"%.*s\" is json and cannot be a key", what,
                  tt_utf8_prefix(attr, 64), attr);
   *out = a;
   return 0;
@@ -530,7 +512,7 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
     if (strcmp(mode, "write_once") == 0)
       m->write_once = true;
     else if (strcmp(mode, "mutable") != 0)
-      return vfail(c, "write_policy.mode",
+      return vfail(c, "write_policy.mode", NULL,
                    "write_policy: unknown mode \"%.*s\" (mutable or write_once)",
                    tt_utf8_prefix(mode, 32), mode);
   }
@@ -544,12 +526,12 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
       char pp[64];
       snprintf(pp, sizeof(pp), "write_policy.protected_attributes[%zu]", i);
       if (!json_is_string(p) || json_string_length(p) == 0 || !clean_string(p))
-        return vfail(c, pp, "write_policy: protected_attributes must be a list of attribute "
-                            "names");
+        return vfail(c, pp, NULL, "write_policy: protected_attributes must be a list of attribute "
+                     "names");
       const struct tt_model_attr *a =
           tt_model_attr_find(m, json_string_value(p), json_string_length(p));
       if (a == NULL)
-        return vfail(c, pp, "write_policy: protected attribute \"%.*s\" is not declared",
+        return vfail(c, pp, NULL, "write_policy: protected attribute \"%.*s\" is not declared",
                      tt_utf8_prefix(json_string_value(p), 64), json_string_value(p));
       /* Listing one twice is harmless; the flag is idempotent. */
       ((struct tt_model_attr *)a)->is_protected = true;
@@ -581,7 +563,7 @@ static int load_model_tags(struct vctx *c, struct tt_model *m, const json_t *mod
 static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj,
                            const char *path, const char *what, struct tt_model_index *ix,
                            size_t *projected_total) {
-  char pp[96], fb[160];
+  char pp[96];
   const json_t *p;
   struct where w = {what, path};
   ix->projection = TT_PROJECTION_ALL;
@@ -601,7 +583,7 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
     return -1;
   int proj = tt_model_word_parse(tt_model_projections, type);
   if (proj < 0)
-    return vfail(c, join(fb, sizeof(fb), pp, "type"),
+    return vfail(c, pp, "type",
                  "%sunknown projection type \"%.*s\" (ALL, KEYS_ONLY or INCLUDE)", what,
                  tt_utf8_prefix(type, 32), type);
   ix->projection = (enum tt_model_projection)proj;
@@ -610,16 +592,16 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
     return -1;
   if (ix->projection != TT_PROJECTION_INCLUDE) {
     if (fields != NULL && json_array_size(fields) > 0)
-      return vfail(c, join(fb, sizeof(fb), pp, "fields"),
+      return vfail(c, pp, "fields",
                    "%sprojection fields are only allowed with type INCLUDE", what);
     return 0;
   }
   if (fields == NULL || json_array_size(fields) == 0)
-    return vfail(c, join(fb, sizeof(fb), pp, "fields"),
+    return vfail(c, pp, "fields",
                  "%sprojection type INCLUDE needs a non-empty fields list", what);
   size_t n = json_array_size(fields);
   if (*projected_total + n > MAX_PROJECTED)
-    return vfail(c, join(fb, sizeof(fb), pp, "fields"),
+    return vfail(c, pp, "fields",
                  "%smore than %d projected attributes over all indexes (DynamoDB's limit)", what,
                  MAX_PROJECTED);
   *projected_total += n;
@@ -631,14 +613,14 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
     char fp[160];
     snprintf(fp, sizeof(fp), "%s.fields[%zu]", pp, i);
     if (!json_is_string(f) || json_string_length(f) == 0 || !clean_string(f))
-      return vfail(c, fp, "%sprojection fields must be a list of attribute names", what);
+      return vfail(c, fp, NULL, "%sprojection fields must be a list of attribute names", what);
     const char *fs = json_string_value(f);
     if (!m->additional_attributes && tt_model_attr_find(m, fs, json_string_length(f)) == NULL)
-      return vfail(c, fp, "%sprojected attribute \"%.*s\" is not declared", what,
+      return vfail(c, fp, NULL, "%sprojected attribute \"%.*s\" is not declared", what,
                    tt_utf8_prefix(fs, 64), fs);
     for (size_t k = 0; k < ix->n_include; k++)
       if (strcmp(ix->include[k], fs) == 0)
-        return vfail(c, fp, "%sprojected attribute \"%.*s\" is listed twice", what,
+        return vfail(c, fp, NULL, "%sprojected attribute \"%.*s\" is listed twice", what,
                      tt_utf8_prefix(fs, 64), fs);
     ix->include[i] = strdup(fs);
     if (ix->include[i] == NULL)
@@ -650,11 +632,11 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
 
 static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, size_t i,
                       size_t *projected_total) {
-  char path[48], what[300], fb[160];
+  char path[48], what[300];
   struct tt_model_index *ix = &m->indexes[i];
   snprintf(path, sizeof(path), "indexes[%zu]", i);
   if (!json_is_object(obj))
-    return vfail(c, path, "indexes[%zu] must be a map", i);
+    return vfail(c, path, NULL, "indexes[%zu] must be a map", i);
   char pre[40];
   snprintf(pre, sizeof(pre), "indexes[%zu]: ", i);
   struct where wn = {pre, path};
@@ -662,7 +644,7 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
   if (get_string(c, &wn, obj, "name", true, &name) != 0)
     return -1;
   if (!valid_resource_name(name))
-    return vfail(c, join(fb, sizeof(fb), path, "name"),
+    return vfail(c, path, "name",
                  "indexes[%zu]: name must be 3-255 characters of A-Z a-z 0-9 _ . -", i);
   snprintf(what, sizeof(what), "index \"%s\": ", name);
   struct where w = {what, path};
@@ -672,7 +654,7 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
     return -1;
   for (size_t k = 0; k < i; k++)
     if (strcmp(m->indexes[k].name, name) == 0)
-      return vfail(c, join(fb, sizeof(fb), path, "name"), "index \"%s\" is declared twice", name);
+      return vfail(c, path, "name", "index \"%s\" is declared twice", name);
   ix->name = strdup(name);
   if (ix->name == NULL)
     return oom(c);
@@ -681,28 +663,26 @@ static int load_index(struct vctx *c, struct tt_model *m, const json_t *obj, siz
     return -1;
   int kind = tt_model_word_parse(index_kinds, type);
   if (kind < 0)
-    return vfail(c, join(fb, sizeof(fb), path, "type"), "%stype must be GSI or LSI, not \"%.*s\"",
+    return vfail(c, path, "type", "%stype must be GSI or LSI, not \"%.*s\"",
                  what, tt_utf8_prefix(type, 16), type);
   ix->kind = (enum tt_model_index_kind)kind;
   if (load_key(c, m, obj, "partition", path, what, true, &ix->partition) != 0 ||
       load_key(c, m, obj, "sort", path, what, false, &ix->sort) != 0)
     return -1;
   if (ix->sort == ix->partition)
-    return vfail(c, join(fb, sizeof(fb), path, "sort"),
-                 "%sthe sort key must differ from the partition key", what);
+    return vfail(c, path, "sort", "%sthe sort key must differ from the partition key", what);
   if (ix->kind == TT_INDEX_LSI) {
     /* DynamoDB: an LSI shares the table's partition key, has its own sort
      * key, and exists only on tables with a sort key. */
     if (m->sk == NULL)
-      return vfail(c, join(fb, sizeof(fb), path, "type"),
+      return vfail(c, path, "type",
                    "%sa local secondary index needs a table with a sort key", what);
     if (ix->partition != m->pk)
-      return vfail(c, join(fb, sizeof(fb), path, "partition"),
+      return vfail(c, path, "partition",
                    "%sa local secondary index must use the table's partition key \"%s\"", what,
                    m->pk->name);
     if (ix->sort == NULL)
-      return vfail(c, join(fb, sizeof(fb), path, "sort"),
-                   "%sa local secondary index needs a sort key", what);
+      return vfail(c, path, "sort", "%sa local secondary index needs a sort key", what);
   }
   return load_projection(c, m, obj, path, what, ix, projected_total);
 }
@@ -724,10 +704,10 @@ static int load_indexes(struct vctx *c, struct tt_model *m, const json_t *model)
     if (load_index(c, m, json_array_get(arr, i), i, &projected) != 0)
       return -1;
     if (m->indexes[i].kind == TT_INDEX_GSI && ++gsi > MAX_GSI)
-      return vfail(c, "indexes", "more than %d global secondary indexes (DynamoDB's limit)",
+      return vfail(c, "indexes", NULL, "more than %d global secondary indexes (DynamoDB's limit)",
                    MAX_GSI);
     if (m->indexes[i].kind == TT_INDEX_LSI && ++lsi > MAX_LSI)
-      return vfail(c, "indexes", "more than %d local secondary indexes (DynamoDB's limit)",
+      return vfail(c, "indexes", NULL, "more than %d local secondary indexes (DynamoDB's limit)",
                    MAX_LSI);
   }
   return 0;
@@ -753,39 +733,39 @@ static int check_roles(struct vctx *c, struct tt_model *m, const json_t *attrs_j
     char rp[64];
     snprintf(rp, sizeof(rp), "attributes[%zu].roles", i);
     if ((a->roles & TT_ROLE_PK) && a != m->pk)
-      return vfail(c, rp, "attribute \"%s\": has role pk but keys.partition is \"%s\"", a->name,
-                   m->pk->name);
+      return vfail(c, rp, NULL, "attribute \"%s\": has role pk but keys.partition is \"%s\"",
+                   a->name, m->pk->name);
     if ((a->roles & TT_ROLE_SK) && a != m->sk)
-      return vfail(c, rp, "attribute \"%s\": has role sk but %s", a->name,
+      return vfail(c, rp, NULL, "attribute \"%s\": has role sk but %s", a->name,
                    m->sk ? "keys.sort names another attribute" : "the model has no keys.sort");
     bool is_key = a == m->pk || a == m->sk;
     char kf[64];
     snprintf(kf, sizeof(kf), "attributes[%zu].%s", i, a->optional ? "optional" : "omit_empty");
     if (is_key && (a->optional || a->omit_empty))
-      return vfail(c, kf,
+      return vfail(c, kf, NULL,
                    "attribute \"%s\": a key attribute cannot be %s", a->name,
                    a->optional ? "optional" : "omit_empty");
     for (size_t r = 0; r < sizeof(lc_roles) / sizeof(lc_roles[0]); r++) {
       if (!(a->roles & lc_roles[r].bit))
         continue;
       if (m->lifecycle[lc_roles[r].lc] != NULL)
-        return vfail(c, rp, "attribute \"%s\": role %s is already held by attribute \"%s\"",
+        return vfail(c, rp, NULL, "attribute \"%s\": role %s is already held by attribute \"%s\"",
                      a->name, lc_roles[r].name, m->lifecycle[lc_roles[r].lc]->name);
       if (a->type != lc_roles[r].type)
-        return vfail(c, rp, "attribute \"%s\": role %s needs type %s, not %s", a->name,
+        return vfail(c, rp, NULL, "attribute \"%s\": role %s needs type %s, not %s", a->name,
                      lc_roles[r].name, tt_model_type_name(lc_roles[r].type),
                      tt_model_type_name(a->type));
       if (a->format != TT_FORMAT_NONE && a->format != lc_roles[r].format)
-        return vfail(c, rp, "attribute \"%s\": role %s does not fit its format", a->name,
+        return vfail(c, rp, NULL, "attribute \"%s\": role %s does not fit its format", a->name,
                      lc_roles[r].name);
       /* The library writes these attributes itself; a key comes from the
        * caller, and DynamoDB cannot update key attributes. */
       if (is_key)
-        return vfail(c, rp, "attribute \"%s\": a key attribute cannot have role %s", a->name,
+        return vfail(c, rp, NULL, "attribute \"%s\": a key attribute cannot have role %s", a->name,
                      lc_roles[r].name);
       if (a->encrypted || a->json)
-        return vfail(c, rp, "attribute \"%s\": role %s cannot be %s", a->name, lc_roles[r].name,
-                     a->encrypted ? "encrypted" : "json");
+        return vfail(c, rp, NULL, "attribute \"%s\": role %s cannot be %s", a->name,
+                     lc_roles[r].name, a->encrypted ? "encrypted" : "json");
       m->lifecycle[lc_roles[r].lc] = a;
     }
     /* index_pk:/index_sk: roles name an index key this attribute must be. */
@@ -801,11 +781,12 @@ static int check_roles(struct vctx *c, struct tt_model *m, const json_t *attrs_j
       snprintf(rjp, sizeof(rjp), "attributes[%zu].roles[%zu]", i, j);
       const struct tt_model_index *ix = tt_model_index_find(m, rs + 9);
       if (ix == NULL)
-        return vfail(c, rjp, "attribute \"%s\": role \"%.*s\" names an undeclared index",
+        return vfail(c, rjp, NULL, "attribute \"%s\": role \"%.*s\" names an undeclared index",
                      a->name, tt_utf8_prefix(rs, 80), rs);
       if ((ipk && ix->partition != a) || (isk && ix->sort != a))
-        return vfail(c, rjp, "attribute \"%s\": role \"%.*s\" but it is not that index's %s key",
-                     a->name, tt_utf8_prefix(rs, 80), rs, ipk ? "partition" : "sort");
+        return vfail(c, rjp, NULL,
+                     "attribute \"%s\": role \"%.*s\" but it is not that index's %s key", a->name,
+                     tt_utf8_prefix(rs, 80), rs, ipk ? "partition" : "sort");
     }
   }
   return 0;
@@ -823,12 +804,12 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   struct where w0 = {"", ""};
   *out = NULL;
   if (!json_is_object(obj))
-    return vfail(c, NULL, "a model must be a map");
+    return vfail(c, NULL, NULL, "a model must be a map");
   const char *name;
   if (get_string(c, &w0, obj, "name", true, &name) != 0)
     return -1;
   if (!valid_model_name(name))
-    return vfail(c, "name",
+    return vfail(c, "name", NULL,
                  "model name must be 1-255 characters of A-Z a-z 0-9 _ . - starting with a "
                  "letter or _");
   snprintf(c->label, sizeof(c->label), "model %s", name);
@@ -851,7 +832,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     enum tt_dms_version docv = TT_DMS_V0_2;
     parse_version(c->doc_version, &docv);
     if (ver_text != NULL && ver != docv) {
-      vfail(c, "dms_version", "dms_version \"%s\" differs from the document's \"%s\"",
+      vfail(c, "dms_version", NULL, "dms_version \"%s\" differs from the document's \"%s\"",
             ver_text, c->doc_version);
       goto fail;
     }
@@ -862,7 +843,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   if (get_string(c, &w0, obj, "namespace", false, &ns) != 0)
     goto fail;
   if (ns != NULL && c->doc_namespace != NULL && strcmp(ns, c->doc_namespace) != 0) {
-    vfail(c, "namespace", "namespace differs from the document's");
+    vfail(c, "namespace", NULL, "namespace differs from the document's");
     goto fail;
   }
   if (ns == NULL)
@@ -881,7 +862,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   if (get_string(c, &wt, table, "name", true, &tname) != 0)
     goto fail;
   if (!valid_resource_name(tname)) {
-    vfail(c, "table.name", "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
+    vfail(c, "table.name", NULL, "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
     goto fail;
   }
   if ((m->table = strdup(tname)) == NULL)
@@ -902,12 +883,12 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     if (naming_conv >= 0)
       m->naming = (enum tt_model_naming)naming_conv;
     else if (strcmp(conv, "pascalCase") == 0) {
-      vfail(c, "naming.convention",
+      vfail(c, "naming.convention", NULL,
             "naming.convention pascalCase is not a DMS convention (camelCase, snake_case or "
             "dynamorm)");
       goto fail;
     } else {
-      vfail(c, "naming.convention",
+      vfail(c, "naming.convention", NULL,
             "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
             tt_utf8_prefix(conv, 32), conv);
       goto fail;
@@ -924,11 +905,11 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
     goto fail;
   size_t n = json_array_size(attrs);
   if (n == 0) {
-    vfail(c, "attributes", "attributes must list at least the key attributes");
+    vfail(c, "attributes", NULL, "attributes must list at least the key attributes");
     goto fail;
   }
   if (n > MAX_ATTRS) {
-    vfail(c, "attributes", "more than %d attributes", MAX_ATTRS);
+    vfail(c, "attributes", NULL, "more than %d attributes", MAX_ATTRS);
     goto fail;
   }
   m->attrs = calloc(n, sizeof(*m->attrs));
@@ -944,7 +925,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   size_t dup_a, dup_b;
   if (tt_model_priv_index_names(m, &dup_a, &dup_b) != 0) {
     snprintf(fb, sizeof(fb), "attributes[%zu].attribute", dup_b);
-    vfail(c, fb, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
+    vfail(c, fb, NULL, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
           m->attrs[dup_b].name, dup_a, dup_b);
     goto fail;
   }
@@ -960,7 +941,7 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
       load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
     goto fail;
   if (m->sk == m->pk) {
-    vfail(c, "keys.sort", "keys.sort must differ from keys.partition");
+    vfail(c, "keys.sort", NULL, "keys.sort must differ from keys.partition");
     goto fail;
   }
 
@@ -997,7 +978,7 @@ int tt_model_doc_load(const json_t *doc, const char *source, struct tt_model_lis
   c.err = err;
   struct where w0 = {"", ""};
   if (!json_is_object(doc))
-    return vfail(&c, NULL, "a DMS document must be a map with dms_version and models");
+    return vfail(&c, NULL, NULL, "a DMS document must be a map with dms_version and models");
   static const char *const doc_members[] = {"dms_version", "namespace", "models", NULL};
   if (check_members(&c, &w0, doc, doc_members) != 0)
     return -1;
@@ -1010,9 +991,9 @@ int tt_model_doc_load(const json_t *doc, const char *source, struct tt_model_lis
     return -1;
   size_t n = json_array_size(models);
   if (n == 0)
-    return vfail(&c, "models", "models must list at least one model");
+    return vfail(&c, "models", NULL, "models must list at least one model");
   if (n > MAX_MODELS_PER_DOC)
-    return vfail(&c, "models", "more than %d models in one document", MAX_MODELS_PER_DOC);
+    return vfail(&c, "models", NULL, "more than %d models in one document", MAX_MODELS_PER_DOC);
   for (size_t i = 0; i < n; i++) {
     snprintf(c.label, sizeof(c.label), "models[%zu]", i);
     snprintf(c.base, sizeof(c.base), "models[%zu].", i);
@@ -1023,7 +1004,7 @@ int tt_model_doc_load(const json_t *doc, const char *source, struct tt_model_lis
       if (strcmp(got.items[k]->name, m->name) == 0) {
         tt_model_unref(m);
         c.label[0] = '\0';
-        vfail(&c, "name", "model %s is defined twice (models[%zu] and models[%zu])",
+        vfail(&c, "name", NULL, "model %s is defined twice (models[%zu] and models[%zu])",
               got.items[k]->name, k, i);
         goto fail;
       }

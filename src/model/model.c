@@ -23,14 +23,6 @@ const char *tt_model_type_name(enum tt_av_type t) {
   return tt_av_type_name(t);
 }
 
-int tt_model_type_parse(const char *s, enum tt_av_type *out) {
-  enum tt_av_type t = tt_av_type_parse(s, strlen(s));
-  if (t == 0)
-    return -1;
-  *out = t;
-  return 0;
-}
-
 const struct tt_model_word tt_model_formats[] = {{"rfc3339nano", TT_FORMAT_RFC3339NANO},
                                                   {"unix_seconds", TT_FORMAT_UNIX_SECONDS},
                                                   {"int", TT_FORMAT_INT},
@@ -518,27 +510,4 @@ int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const c
                  m->name, b.len ? b.data : "");
   tt_buf_free(&b);
   return -1;
-}
-
-bool tt_model_index_projects(const struct tt_model *m, const struct tt_model_index *idx,
-                             const char *name) {
-  CHECK_MODEL(m);
-  if (idx == NULL)
-    return true;
-  if (strcmp(name, m->pk->name) == 0 || (m->sk != NULL && strcmp(name, m->sk->name) == 0) ||
-      strcmp(name, idx->partition->name) == 0 ||
-      (idx->sort != NULL && strcmp(name, idx->sort->name) == 0))
-    return true;
-  switch (idx->projection) {
-  case TT_PROJECTION_ALL:
-    return true;
-  case TT_PROJECTION_KEYS_ONLY:
-    return false;
-  case TT_PROJECTION_INCLUDE:
-    for (size_t i = 0; i < idx->n_include; i++)
-      if (strcmp(idx->include[i], name) == 0)
-        return true;
-    return false;
-  }
-  return false;
 }

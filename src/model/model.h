@@ -215,16 +215,7 @@ const struct tt_model_index *tt_model_index_find(const struct tt_model *m, const
 int tt_model_choose_index(const struct tt_model *m, const char *pk_attr, const char *sk_attr,
                           const struct tt_model_index **out, struct tt_error *err);
 
-/* Whether attribute `name` is present in items read from `idx` (NULL = the
- * base table, which holds everything): key attributes of the table and the
- * index always are; ALL projects every attribute; INCLUDE adds its list. */
-bool tt_model_index_projects(const struct tt_model *m, const struct tt_model_index *idx,
-                             const char *name);
-
 /* DMS spelling of a type ("S", "BOOL", ...); "?" for an unknown value. */
 const char *tt_model_type_name(enum tt_av_type t);
-
-/* Parses a DMS type spelling (exact case). Returns 0 or -1. */
-int tt_model_type_parse(const char *s, enum tt_av_type *out);
 
 #endif

@@ -75,14 +75,6 @@ const struct tt_model *tt_model_registry_get(const struct tt_model_registry *r,
   return tt_model_registry_is_reserved(r, m) ? NULL : m;
 }
 
-static int reserved_error(const struct tt_model_registry *r, const char *name, const char *field,
-                          struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_RESERVED_MODEL, field,
-                      "model %s belongs to %s (table \"%s\"): it cannot be read or written "
-                      "through the model API; use /v1/jobs",
-                      name, r->reserved_owner, r->reserved_table);
-}
-
 const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *r,
                                                 const char *name, const char *field,
                                                 struct tt_error *err) {
@@ -93,7 +85,10 @@ const struct tt_model *tt_model_registry_lookup(const struct tt_model_registry *
     return NULL;
   }
   if (tt_model_registry_is_reserved(r, m)) {
-    reserved_error(r, m->name, field, err);
+    tt_error_set(err, TT_ERR_RESERVED_MODEL, field,
+                 "model %s belongs to %s (table \"%s\"): it cannot be read or written through "
+                 "the model API; use /v1/jobs",
+                 m->name, r->reserved_owner, r->reserved_table);
     return NULL;
   }
   return m;
@@ -239,23 +234,20 @@ static int commit_staged(struct tt_model_registry *r, struct tt_model_list *stag
     if (check_same_name(m, find(r, m->name, NULL), &dup, err) != 0 ||
         check_reserved(r, m, err) != 0 || check_shares(r, staged, i, m, err) != 0)
       goto fail;
-    if (!dup) {
-      if (tt_model_list_push(&keep, tt_model_ref(m)) != 0) {
-        tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
-        goto fail;
-      }
-    }
+    if (!dup && tt_model_list_push(&keep, tt_model_ref(m)) != 0)
+      goto oom;
   }
-  if (tt_model_list_reserve(&r->list, keep.n) != 0) {
-    tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
-    goto fail;
-  }
+  if (tt_model_list_reserve(&r->list, keep.n) != 0)
+    goto oom;
   for (size_t i = 0; i < keep.n; i++) {
     insert(r, keep.items[i]); /* cannot fail: room reserved, names unique */
     keep.items[i] = NULL;
   }
   keep.n = 0;
   rc = 0;
+  goto fail;
+oom:
+  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
 fail:
   tt_model_list_clear(&keep);
   tt_model_list_clear(staged);
@@ -504,29 +496,23 @@ int tt_model_registry_check(const struct tt_model_registry *r, const struct tt_m
 
 int tt_model_registry_put(struct tt_model_registry *r, struct tt_model *m, unsigned flags,
                           enum tt_model_put_result *result, struct tt_error *err) {
-  enum tt_model_put_result what;
   size_t pos;
   /* Validate everything, then change the registry: a refusal leaves it as
    * it was. */
-  if (tt_model_registry_check(r, m, flags, &what, err) != 0)
+  if (tt_model_registry_check(r, m, flags, result, err) != 0)
     goto out;
-  if (what == TT_MODEL_PUT_REPLACED) {
+  if (*result == TT_MODEL_PUT_REPLACED) {
     struct tt_model *old = find(r, m->name, &pos);
     r->list.items[pos] = m;
     tt_model_unref(old);
-    *result = what;
-    return 0;
-  }
-  if (what == TT_MODEL_PUT_CREATED) {
+  } else if (*result == TT_MODEL_PUT_CREATED) {
     if (insert(r, m) != 0) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while registering a model");
       goto out;
     }
-    *result = what;
-    return 0;
+  } else {
+    tt_model_unref(m);
   }
-  *result = what;
-  tt_model_unref(m);
   return 0;
 out:
   tt_model_unref(m);

@@ -37,14 +37,6 @@ bool tt_log_enabled(enum tt_log_level level) { return level >= min_level; }
 /* Room kept free for the closing ',"truncated":true}\n'. */
 #define TAIL_RESERVE 24
 
-static bool room(struct tt_log_line *l, size_t n) {
-  if (l->truncated || l->len + n + TAIL_RESERVE > sizeof(l->text)) {
-    l->truncated = true;
-    return false;
-  }
-  return true;
-}
-
 static void put(struct tt_log_line *l, const char *s, size_t n) {
   memcpy(l->text + l->len, s, n);
   l->len += n;
@@ -72,10 +64,13 @@ static void put_escaped(struct tt_log_line *l, const char *s, size_t n) {
   }
 }
 
+/* Opens member k, when it and value_room bytes of its value fit. */
 static bool key(struct tt_log_line *l, const char *k, size_t value_room) {
   size_t kl = strlen(k);
-  if (!room(l, kl + 4 + value_room))
+  if (l->truncated || l->len + kl + 4 + value_room + TAIL_RESERVE > sizeof(l->text)) {
+    l->truncated = true;
     return false;
+  }
   put(l, ",\"", 2);
   put(l, k, kl);
   put(l, "\":", 2);
@@ -123,12 +118,6 @@ void tt_log_ms(struct tt_log_line *l, const char *k, double value) {
   if (!l->enabled || !key(l, k, 32))
     return;
   l->len += (size_t)snprintf(l->text + l->len, 32, "%.3f", value);
-}
-
-void tt_log_bool(struct tt_log_line *l, const char *k, bool value) {
-  if (!l->enabled || !key(l, k, 5))
-    return;
-  put(l, value ? "true" : "false", value ? 4 : 5);
 }
 
 void tt_log_end(struct tt_log_line *l) {

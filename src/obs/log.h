@@ -53,9 +53,6 @@ void tt_log_int(struct tt_log_line *l, const char *key, int64_t value);
 /* Adds a number field with three decimals (durations in ms). */
 void tt_log_ms(struct tt_log_line *l, const char *key, double value);
 
-/* Adds a boolean field. */
-void tt_log_bool(struct tt_log_line *l, const char *key, bool value);
-
 /* Closes the object and writes the line. */
 void tt_log_end(struct tt_log_line *l);
 

@@ -345,9 +345,6 @@ static char *w_attr(char *o, bool first, const struct tt_span *s, const struct t
       o = w_u64_string(o, (uint64_t)a->v.i);
     *o++ = '}';
     break;
-  case TT_ATTR_DOUBLE:
-    o = w_printf(o, 48, "{\"doubleValue\":%.17g}", a->v.d);
-    break;
   case TT_ATTR_BOOL:
     if (a->v.b)
       W_LIT(o, "{\"boolValue\":true}");
@@ -422,23 +419,39 @@ static int put_span(struct tt_buf *b, const struct tt_span *s) {
   return 0;
 }
 
+/* The resource's attributes: service.name, service.version, the SDK's,
+ * then OTEL_RESOURCE_ATTRIBUTES but the two service ones. */
+struct res_kv {
+  const char *key, *value;
+};
+
+#define RES_MAX (4 + TT_OTLP_KV_MAX)
+
+static size_t res_kvs(const struct tt_otlp_resource *res, struct res_kv *kv) {
+  size_t n = 0;
+  kv[n++] = (struct res_kv){"service.name",
+                           res && res->service_name ? res->service_name : "tabletheoryd"};
+  if (res && res->service_version)
+    kv[n++] = (struct res_kv){"service.version", res->service_version};
+  kv[n++] = (struct res_kv){"telemetry.sdk.name", "tabletheoryd"};
+  kv[n++] = (struct res_kv){"telemetry.sdk.language", "cpp"};
+  if (res && res->attrs)
+    for (size_t i = 0; i < res->attrs->n && n < RES_MAX; i++) {
+      const struct tt_otlp_kv *a = &res->attrs->items[i];
+      if (strcmp(a->key, "service.name") != 0 && strcmp(a->key, "service.version") != 0)
+        kv[n++] = (struct res_kv){a->key, a->value};
+    }
+  return n;
+}
+
 /* The JSON request's text up to its first span. */
 static int json_prefix(const struct tt_otlp_resource *res, struct tt_buf *out) {
-  const char *name = res && res->service_name ? res->service_name : "tabletheoryd";
+  struct res_kv kv[RES_MAX];
+  size_t n = res_kvs(res, kv);
   const char *version = res ? res->service_version : NULL;
   int rc = PUT_LIT(out, "{\"resourceSpans\":[{\"resource\":{\"attributes\":[");
-  rc |= put_kv_string(out, true, "service.name", name, strlen(name));
-  if (version)
-    rc |= put_kv_string(out, false, "service.version", version, strlen(version));
-  rc |= put_kv_string(out, false, "telemetry.sdk.name", "tabletheoryd", 12);
-  rc |= put_kv_string(out, false, "telemetry.sdk.language", "cpp", 3);
-  if (res && res->attrs)
-    for (size_t i = 0; i < res->attrs->n; i++) {
-      const struct tt_otlp_kv *kv = &res->attrs->items[i];
-      if (strcmp(kv->key, "service.name") == 0 || strcmp(kv->key, "service.version") == 0)
-        continue; /* said above */
-      rc |= put_kv_string(out, false, kv->key, kv->value, strlen(kv->value));
-    }
+  for (size_t i = 0; i < n; i++)
+    rc |= put_kv_string(out, i == 0, kv[i].key, kv[i].value, strlen(kv[i].value));
   rc |= PUT_LIT(out, "]},\"scopeSpans\":[{\"scope\":{\"name\":\"tabletheoryd\"");
   if (version) {
     rc |= PUT_LIT(out, ",\"version\":");
@@ -488,7 +501,6 @@ enum {
   F_ANY_STRING = 1,
   F_ANY_BOOL = 2,
   F_ANY_INT = 3,
-  F_ANY_DOUBLE = 4,
   F_ANY_ARRAY = 5,
   F_ARRAY_VALUES = 1,
 };
@@ -580,8 +592,6 @@ static inline size_t pb_any_size(const struct tt_span_attr *a) {
     return pb_len_field(pb_len_field(pb_len_field(a->v.s.len)));
   case TT_ATTR_INT:
     return 1 + pb_varint_len((uint64_t)a->v.i);
-  case TT_ATTR_DOUBLE:
-    return 9;
   case TT_ATTR_BOOL:
     return 2;
   }
@@ -645,12 +655,6 @@ static char *pb_attr(char *o, const struct tt_span_attr *a) {
     *o++ = TAG(F_ANY_INT, WT_VARINT);
     o = pb_varint(o, (uint64_t)a->v.i);
     break;
-  case TT_ATTR_DOUBLE: {
-    uint64_t bits;
-    memcpy(&bits, &a->v.d, 8);
-    o = pb_fixed64(o, F_ANY_DOUBLE, bits);
-    break;
-  }
   case TT_ATTR_BOOL:
     *o++ = TAG(F_ANY_BOOL, WT_VARINT);
     *o++ = a->v.b ? 1 : 0;
@@ -727,31 +731,6 @@ static char *pb_span(char *o, const struct tt_span *s, size_t name, size_t ts, s
   return end;
 }
 
-/* The resource's attributes: service.name, service.version, the SDK's,
- * then OTEL_RESOURCE_ATTRIBUTES but the two service ones. */
-struct pb_res_kv {
-  const char *key, *value;
-};
-
-#define PB_RES_MAX (4 + TT_OTLP_KV_MAX)
-
-static size_t pb_res_kvs(const struct tt_otlp_resource *res, struct pb_res_kv *kv) {
-  size_t n = 0;
-  kv[n++] = (struct pb_res_kv){"service.name",
-                               res && res->service_name ? res->service_name : "tabletheoryd"};
-  if (res && res->service_version)
-    kv[n++] = (struct pb_res_kv){"service.version", res->service_version};
-  kv[n++] = (struct pb_res_kv){"telemetry.sdk.name", "tabletheoryd"};
-  kv[n++] = (struct pb_res_kv){"telemetry.sdk.language", "cpp"};
-  if (res && res->attrs)
-    for (size_t i = 0; i < res->attrs->n && n < PB_RES_MAX; i++) {
-      const struct tt_otlp_kv *a = &res->attrs->items[i];
-      if (strcmp(a->key, "service.name") != 0 && strcmp(a->key, "service.version") != 0)
-        kv[n++] = (struct pb_res_kv){a->key, a->value};
-    }
-  return n;
-}
-
 /* KeyValue{key, AnyValue{string_value}}'s size. */
 static size_t pb_str_kv_size(const char *key, const char *value) {
   return pb_len_field(strlen(key)) + pb_len_field(pb_len_field(strlen(value)));
@@ -774,8 +753,8 @@ int tt_otlp_encoder_init(struct tt_otlp_encoder *enc, const struct tt_otlp_resou
   tt_buf_init(&enc->pre, 0);
   if (protocol == TT_OTLP_JSON)
     return json_prefix(res, &enc->pre);
-  struct pb_res_kv kv[PB_RES_MAX];
-  size_t nkv = pb_res_kvs(res, kv);
+  struct res_kv kv[RES_MAX];
+  size_t nkv = res_kvs(res, kv);
   size_t resource = 0;
   for (size_t i = 0; i < nkv; i++)
     resource += pb_len_field(pb_str_kv_size(kv[i].key, kv[i].value));
@@ -859,9 +838,7 @@ void tt_otlp_batch_reset(struct tt_otlp_batch *b) {
 
 void tt_otlp_batch_free(struct tt_otlp_batch *b) {
   tt_buf_free(&b->buf);
-  b->n = 0;
-  b->body = 0;
-  b->sealed = false;
+  tt_otlp_batch_reset(b);
 }
 
 /* What every request has before its first span: the JSON prefix, or the

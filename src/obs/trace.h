@@ -82,7 +82,7 @@ bool tt_sampler_should_sample(const struct tt_sampler *s, const struct tt_trace_
 
 enum tt_span_kind { TT_SPAN_INTERNAL = 1, TT_SPAN_SERVER = 2, TT_SPAN_CLIENT = 3 };
 enum tt_span_status { TT_SPAN_UNSET = 0, TT_SPAN_OK = 1, TT_SPAN_ERROR = 2 };
-enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_DOUBLE, TT_ATTR_BOOL, TT_ATTR_STR_ARRAY };
+enum tt_attr_type { TT_ATTR_STR = 1, TT_ATTR_INT, TT_ATTR_BOOL, TT_ATTR_STR_ARRAY };
 
 #define TT_SPAN_MAX_ATTRS 24
 #define TT_SPAN_STRS 1024
@@ -96,7 +96,6 @@ struct tt_span_attr {
   enum tt_attr_type type;
   union {
     int64_t i;
-    double d;
     bool b;
     struct {
       const char *p; /* in the span's strs, or a static string */
@@ -282,14 +281,6 @@ static inline void tt_span_int(struct tt_span *span, const char *key, int64_t va
   if (a) {
     a->type = TT_ATTR_INT;
     a->v.i = value;
-  }
-}
-
-static inline void tt_span_double(struct tt_span *span, const char *key, double value) {
-  struct tt_span_attr *a = span ? tt_span_attr_slot(span, key, strlen(key)) : NULL;
-  if (a) {
-    a->type = TT_ATTR_DOUBLE;
-    a->v.d = value;
   }
 }
 

@@ -184,10 +184,6 @@ static int fail_now(struct tt_orm_batch_op *op, const struct tt_error *err) {
   return 0;
 }
 
-static int oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
 /* ---- validation ------------------------------------------------------------- */
 
 static const char *list_name(const struct tt_orm_batch_state *st, size_t i) {
@@ -201,7 +197,7 @@ static int add_key(struct tt_orm_batch_state *st, size_t i, const char *field,
   size_t dup = 0;
   int rc = keymap_add(&st->keys, &st->ents[i].key, i, &dup, &st->scratch);
   if (rc < 0)
-    return oom(err);
+    return tt_orm_oom(err);
   if (rc == 1)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s names the same item as %s[%zu]; a batch may name each item once",
@@ -245,37 +241,18 @@ int tt_orm_batch_check_counts(const struct tt_model *m, bool write, size_t n_put
  * attributes, without which found items could not be matched to keys. */
 static int build_projection(struct tt_orm_batch_state *st, struct tt_error *err) {
   const struct tt_model *m = st->op->ctx.model;
-  const struct tt_select *select = &st->op->select;
-  if (select->n == 0)
-    return 0;
-  const char **paths = tt_arena_alloc(st->op->ctx.arena, (select->n + 2) * sizeof(*paths));
-  struct tt_expr_builder *b = tt_expr_builder_new();
-  struct tt_select all = {.paths = paths, .n = select->n};
-  const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  const char *keys[2] = {m->pk->name, m->sk ? m->sk->name : NULL};
+  struct tt_select all;
   struct tt_av values;
-  int rc = -1;
-  if (paths == NULL || b == NULL) {
-    oom(err);
-    goto done;
-  }
-  memcpy(paths, select->paths, select->n * sizeof(*paths));
-  for (size_t k = 0; k < 2; k++) {
-    bool covered = false;
-    for (size_t i = 0; keys[k] && i < select->n; i++) {
-      const char *name;
-      size_t n;
-      tt_expr_rest_path_head(select->paths[i], &name, &n);
-      covered |= n == keys[k]->name_len && memcmp(name, keys[k]->name, n) == 0;
-    }
-    if (keys[k] && !covered)
-      paths[all.n++] = keys[k]->name;
-  }
-  if (tt_expr_build_projection(b, &all, "select", &st->projection, err) != 0 ||
-      tt_expr_builder_take(b, &st->proj_names, &values, err) != 0)
-    goto done;
-  tt_av_free(&values);
-  rc = 0;
-done:
+  if (st->op->select.n == 0)
+    return 0;
+  struct tt_expr_builder *b = tt_expr_builder_new();
+  int rc = b ? tt_orm_select_with_keys(st->op->ctx.arena, &st->op->select, keys, m->sk ? 2 : 1,
+                                       false, &all, err)
+             : tt_orm_oom(err);
+  if (rc == 0 && (rc = tt_expr_build_projection(b, &all, "select", &st->projection, err)) == 0 &&
+      (rc = tt_expr_builder_take(b, &st->proj_names, &values, err)) == 0)
+    tt_av_free(&values);
   tt_expr_builder_free(b);
   return rc;
 }
@@ -306,7 +283,7 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
     return -1;
   if (st->op->write &&
       wire_size(put ? &e->item : &e->key, &st->scratch, &st->reqs[i].wire_bytes) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   return add_key(st, i, field, err);
 }
 
@@ -317,7 +294,7 @@ static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *er
   const struct tt_select *select = op->write ? NULL : &op->select;
   struct tt_orm_batch_state *st = op->st = tt_arena_alloc(op->ctx.arena, sizeof(*op->st));
   if (st == NULL)
-    return oom(err);
+    return tt_orm_oom(err);
   st->op = op;
   st->ents = op->entries;
   tt_buf_init(&st->scratch, 0);
@@ -332,7 +309,7 @@ static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *er
       tt_orm_check_select(m, select, "select", err) != 0)
     return -1;
   if (keymap_init(&st->keys, n) != 0 || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
-    return oom(err);
+    return tt_orm_oom(err);
   st->n = n;
   size_t counts[2] = {0, 0};
   for (size_t i = 0; i < n; i++)
@@ -347,14 +324,14 @@ static int make_chunks(struct tt_orm_batch_state *st, struct tt_error *err) {
   size_t max = st->n; /* at most one chunk per request */
   st->chunks = tt_arena_alloc(st->op->ctx.arena, (max ? max : 1) * sizeof(*st->chunks));
   if (st->chunks == NULL)
-    return oom(err);
+    return tt_orm_oom(err);
   size_t i = 0;
   while (i < st->n) {
     struct chunk *ch = &st->chunks[st->nchunks++];
     ch->st = st;
     ch->pending = tt_arena_alloc(st->op->ctx.arena, per * sizeof(*ch->pending));
     if (ch->pending == NULL)
-      return oom(err);
+      return tt_orm_oom(err);
     size_t bytes = WRITE_ENVELOPE_BYTES;
     while (i < st->n && ch->npending < per) {
       size_t b = st->op->write ? st->reqs[i].wire_bytes : 0;
@@ -602,7 +579,7 @@ static void finish_all(struct tt_orm_batch_state *st) {
     if (!op->write && !st->opened && tt_orm_crypt_model(op->ctx.model)) {
       /* The items found hold envelopes: open them, then come back. */
       struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
-      int rc = c == NULL ? oom(&err) : 0;
+      int rc = c == NULL ? tt_orm_oom(&err) : 0;
       for (size_t i = 0; rc == 0 && i < st->n; i++)
         if (st->ents[i].found.type == TT_AV_M)
           rc = tt_orm_crypt_add_item_of(c, op->ctx.model, &st->ents[i].found, &err);
@@ -672,7 +649,7 @@ static void puts_sealed_cb(void *arg, const struct tt_error *err) {
     struct tt_error e;
     if (st->ents[i].put &&
         wire_size(&st->ents[i].item, &st->scratch, &st->reqs[i].wire_bytes) != 0) {
-      fail_now(st->op, (oom(&e), &e));
+      fail_now(st->op, (tt_orm_oom(&e), &e));
       return;
     }
   }
@@ -701,7 +678,7 @@ static int batch_start_run(struct tt_orm_ctx *ctx) {
   if (op->write && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL)
-      return fail_now(op, (oom(&err), &err));
+      return fail_now(op, (tt_orm_oom(&err), &err));
     for (size_t i = 0; i < st->n; i++)
       if (st->ents[i].put &&
           tt_orm_crypt_add_item_of(c, op->ctx.model, &st->ents[i].item, &err) != 0)

@@ -13,6 +13,7 @@
 #include "backend/kms/kms.h"
 #include "obs/log.h"
 #include "orm/envelope.h"
+#include "orm/key.h"
 #include "value/codec_ddb.h"
 
 bool tt_orm_crypt_model(const struct tt_model *m) {
@@ -131,7 +132,7 @@ int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a
                            struct tt_av *value, struct tt_error *err) {
   struct slot *s = tt_arena_alloc(c->ctx->arena, sizeof(*s));
   if (s == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   s->c = c;
   s->attr = a;
   s->value = value;
@@ -181,31 +182,17 @@ static void fail_at(struct tt_orm_crypt *c, const struct slot *s, const struct t
   c->failed = true;
 }
 
-static void fail(struct tt_orm_crypt *c, const struct tt_error *e) { fail_at(c, NULL, e); }
-
 int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
                             char out[TT_ORM_KEY_SHA256_HEX + 1]) {
   struct tt_av key;
   struct tt_buf text;
-  const struct tt_model_attr *keys[2] = {m->pk, m->sk};
+  struct tt_error e;
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int mdlen = 0;
   int rc = -1;
-  if (tt_av_map(&key, 0) != 0)
+  if (tt_orm_key_of_item(m, item, NULL, &key, &e) != 0)
     return -1;
   tt_buf_init(&text, 0);
-  for (size_t k = 0; k < 2; k++) {
-    if (keys[k] == NULL)
-      continue;
-    const struct tt_av *v = tt_av_map_getn(item, keys[k]->name, keys[k]->name_len);
-    struct tt_av copy;
-    if (v == NULL || tt_av_clone(&copy, v) != 0)
-      goto done;
-    if (tt_av_map_put(&key, keys[k]->name, keys[k]->name_len, &copy) != 0) {
-      tt_av_free(&copy);
-      goto done;
-    }
-  }
   if (tt_ddb_item_write(&text, &key, 0) != 0 ||
       EVP_Digest(text.data, text.len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
       mdlen * 2 < TT_ORM_KEY_SHA256_HEX)
@@ -302,7 +289,7 @@ static void use_key(struct slot *s, json_t *resp) {
   struct tt_error err;
   tt_buf_init(&edk, 0);
   if (tt_kms_data_key(resp, key, c->seal ? &edk : NULL, &err) != 0) {
-    fail(c, &err);
+    fail_at(c, NULL, &err);
     goto done;
   }
   int rc;
@@ -413,7 +400,7 @@ int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *ar
     tt_error_set(&e, TT_ERR_ENCRYPTION_NOT_CONFIGURED, c->head->attr->name,
                  "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
                  c->head->attr->name);
-    fail(c, &e);
+    fail_at(c, NULL, &e);
     return settle_now(c, err);
   }
   c->starting = true;

@@ -64,21 +64,11 @@ int tt_orm_item_answer(struct tt_orm_item_op *op, const struct tt_av *item, bool
   struct tt_av copy;
   if (tt_av_clone(&copy, item) != 0) {
     struct tt_error err;
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     return tt_orm_fail(op->ctx.result, &err);
   }
   answer_take(op, &copy, created);
   return 0;
-}
-
-static int item_of(const json_t *resp, const char *member, struct tt_av *out) {
-  struct tt_error err;
-  const json_t *j = json_object_get(resp, member);
-  if (j == NULL || !json_is_object(j)) {
-    memset(out, 0, sizeof(*out));
-    return 1; /* absent */
-  }
-  return tt_ddb_item_from_json(j, member, out, &err) == 0 ? 0 : -1;
 }
 
 /* ---- failed conditions: missing item, version conflict, or condition ---- */
@@ -140,13 +130,13 @@ static void classified(struct tt_client_call *call) {
  * (ReturnValuesOnConditionCheckFailure) or read it, then say which rule
  * failed. */
 static void condition_failed(struct tt_orm_item_op *op, const struct tt_backend_error *e) {
-  if (e->body && json_object_get(e->body, "Item")) {
-    struct tt_av current;
-    if (item_of(e->body, "Item", &current) == 0) {
-      classify(op, &current);
-      tt_av_free(&current);
-      return;
-    }
+  const json_t *j = e->body ? json_object_get(e->body, "Item") : NULL;
+  struct tt_av current;
+  struct tt_error perr;
+  if (json_is_object(j) && tt_ddb_item_from_json(j, "Item", &current, &perr) == 0) {
+    classify(op, &current);
+    tt_av_free(&current);
+    return;
   }
   if (op->kind == TT_ORM_OP_CREATE || op->if_none_match) {
     classify(op, NULL);
@@ -187,7 +177,7 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, false);
   if (c == NULL || tt_orm_crypt_add_item_of(c, op->ctx.model, &op->item, &err) != 0) {
     if (c == NULL)
-      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+      tt_orm_oom(&err);
     fail(op, &err);
     return;
   }
@@ -273,7 +263,7 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
   if (kind == TT_DDB_PUT_ITEM && tt_orm_crypt_model(op->ctx.model)) {
     struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
     if (c == NULL || tt_av_clone(&op->stored, &op->item) != 0)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
     if (tt_orm_crypt_add_item_of(c, op->ctx.model, &op->stored, err) != 0)
       return -1;
     op->pending_op = kind;
@@ -364,7 +354,7 @@ static int start_update(struct tt_orm_item_op *op, struct tt_error *err) {
   /* Values set on encrypted attributes are sealed first. */
   struct tt_orm_crypt *c = tt_orm_crypt_new(&op->ctx, true);
   if (c == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   if (tt_orm_crypt_add_update(c, op->ctx.model, upd, err) != 0)
     return -1;
   tt_orm_crypt_run_then(c, update_sealed_cb, op);
@@ -404,7 +394,7 @@ int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key
       tt_orm_item_check_encrypted(op, err) != 0)
     return -1;
   if (key != NULL && op->kind != TT_ORM_OP_CREATE && tt_av_clone(key, op->item_key) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   if (op->expected.present && tt_model_lifecycle(m, TT_LC_VERSION) == NULL)
     return tt_error_set(err, TT_ERR_VALIDATION, "If-Match", "this model has no version attribute");
   return 0;

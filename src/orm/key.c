@@ -8,11 +8,8 @@
 #include <string.h>
 
 #include "expr/build.h"
+#include "orm/orm.h"
 #include "value/codec_logical.h"
-
-static int oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
 
 int tt_orm_key_check_value(const struct tt_model_attr *a, const struct tt_av *v,
                            const char *field, struct tt_error *err) {
@@ -33,7 +30,7 @@ static int key_put(struct tt_av *key, const struct tt_model_attr *a, struct tt_a
                    struct tt_error *err) {
   if (tt_av_map_put(key, a->name, a->name_len, v) != 0) {
     tt_av_free(v);
-    return oom(err);
+    return tt_orm_oom(err);
   }
   return 0;
 }
@@ -62,7 +59,7 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
     }
   }
   if (tt_av_map(key_out, 0) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_model_attr *a = keys[i];
     tt_expr_field_key(f, sizeof(f), field, a->name);
@@ -85,7 +82,7 @@ int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const
   const char *f = field && *field ? field : "item";
 
   if (tt_av_map(key_out, 0) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_av *src = tt_av_map_getn(item, keys[i]->name, keys[i]->name_len);
     if (src == NULL) {
@@ -95,7 +92,7 @@ int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const
     if (tt_orm_key_check_value(keys[i], src, f, err) != 0)
       goto fail;
     if (tt_av_clone(&v, src) != 0) {
-      oom(err);
+      tt_orm_oom(err);
       goto fail;
     }
     if (key_put(key_out, keys[i], &v, err) != 0)

@@ -127,6 +127,9 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
 /* Sets a failure from an error value. Returns -1. */
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
 
+/* Sets an INTERNAL "out of memory" error. Returns -1. */
+int tt_orm_oom(struct tt_error *err);
+
 /* Current time from the injectable clock. */
 int64_t tt_orm_now_ns(const struct tt_orm *orm);
 
@@ -152,7 +155,6 @@ struct tt_orm_ctx {
    * (docs/internals/completions.md). */
   struct tt_client_call call;
   unsigned step;
-  bool flag; /* per-operation use */
   void *state; /* per-operation use, in the arena */
   /* Inside the operation's start (a depth: a start may start a nested
    * one on the same ctx); finishing there only marks it `settled`. */

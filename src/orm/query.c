@@ -220,19 +220,15 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
 }
 
 
-/* The ProjectionExpression of `select` plus the key attributes it leaves
- * out: an answer that ends inside a page needs the last item's key for its
- * cursor (tt_orm_item_write answers only what `select` names). A path into
- * a key attribute ("PK.x") selects nothing of a scalar and would hide the
- * key: refused. */
-static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
-  const char *keys[4];
-  size_t nkeys = key_names(op, keys), n = op->rq.select.n;
-  const char **paths = tt_arena_alloc(op->ctx.arena, (n + nkeys) * sizeof(*paths));
+int tt_orm_select_with_keys(struct tt_arena *a, const struct tt_select *select,
+                            const char *const *keys, size_t nkeys, bool whole,
+                            struct tt_select *out, struct tt_error *err) {
+  size_t n = select->n;
+  const char **paths = tt_arena_alloc(a, (n + nkeys) * sizeof(*paths));
   if (paths == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  memcpy(paths, op->rq.select.paths, n * sizeof(*paths));
-  struct tt_select all = {.paths = paths, .n = n};
+    return tt_orm_oom(err);
+  memcpy(paths, select->paths, n * sizeof(*paths));
+  *out = (struct tt_select){.paths = paths, .n = n};
   for (size_t k = 0; k < nkeys; k++) {
     bool covered = false;
     for (size_t i = 0; i < n; i++) {
@@ -240,7 +236,7 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
       size_t len, written = tt_expr_rest_path_head(text, &name, &len);
       if (len != strlen(keys[k]) || memcmp(name, keys[k], len) != 0)
         continue;
-      if (text[written] != '\0')
+      if (whole && text[written] != '\0')
         return tt_error_set(err, TT_ERR_VALIDATION, "select",
                             "select[%zu]: key attribute %s holds a scalar: select it whole", i,
                             keys[k]);
@@ -248,9 +244,21 @@ static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
     }
     /* Declared names hold no '.', '[' or ']': a path as they are. */
     if (!covered)
-      paths[all.n++] = keys[k];
+      paths[out->n++] = keys[k];
   }
-  return tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
+  return 0;
+}
+
+/* The ProjectionExpression of `select` plus the key attributes it leaves
+ * out: an answer that ends inside a page needs the last item's key for its
+ * cursor (tt_orm_item_write answers only what `select` names). */
+static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
+  const char *keys[4];
+  struct tt_select all;
+  return tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
+                                 &all, err) != 0
+             ? -1
+             : tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
 }
 
 /* Fills op->base: the expressions, placeholders and settings every page
@@ -286,7 +294,7 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
     free(op->filter_text);
     op->filter_text = both.data; /* the buffer's text is ours now */
     if (grc != 0 || op->filter_text == NULL)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
   }
   r->filter = op->filter_text;
   if (op->rq.count_only) {
@@ -366,8 +374,6 @@ static bool may_start(const struct tt_orm_query_op *op) {
          op->inflight + 1 <= room(op) / TT_ORM_PAGE_BYTES;
 }
 
-static void round_over(struct tt_orm_query_op *op);
-
 /* Starts pages of the readers that want one, as far as may_start allows;
  * when no page is being read and none may start, the round is over. A
  * reader that completes at once re-enters: the outer call goes on. */
@@ -389,16 +395,14 @@ static void pump(struct tt_orm_query_op *op) {
     }
   } while (op->repump);
   op->pumping = false;
-  if (op->inflight == 0)
-    round_over(op);
-}
-
-static void round_over(struct tt_orm_query_op *op) {
-  if (!op->failed && !op->full && op->nchains > 1 && share_limit(op) > 0) {
-    pump(op);
+  if (op->inflight > 0)
     return;
-  }
-  finish_all(op);
+  /* The round is over: the readers share what is left of the limit, or the
+   * answer is complete. */
+  if (!op->failed && !op->full && op->nchains > 1 && share_limit(op) > 0)
+    pump(op);
+  else
+    finish_all(op);
 }
 
 /* A reader stops for this round: it has what it wanted, or the data ended,
@@ -440,12 +444,12 @@ static int keep_item(struct tt_orm_chain *ch, const struct tt_av *item, size_t *
     size_t cap = ch->cap_kept ? 2 * ch->cap_kept : 16;
     struct tt_av *grown = realloc(ch->kept, cap * sizeof(*grown));
     if (grown == NULL)
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
     ch->kept = grown;
     ch->cap_kept = cap;
   }
   if (tt_av_clone(&ch->kept[ch->n_kept], item) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   ch->n_kept++;
   *size = op->scratch.len + (ch->n_items > 0 ? 1 : op->nchains == 1 ? strlen(TT_ORM_ITEMS_OPEN) : 0);
   return 0;
@@ -507,7 +511,7 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
   const char *names[4];
   size_t n = key_names(op, names);
   if (tt_av_map(out, 0) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   for (size_t i = 0; i < n; i++) {
     const struct tt_av *v = tt_av_map_get(item, names[i]);
     struct tt_av copy;
@@ -519,7 +523,7 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
     if (tt_av_clone(&copy, v) != 0 || tt_av_map_put(out, names[i], strlen(names[i]), &copy) != 0) {
       tt_av_free(&copy);
       tt_av_free(out);
-      return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      return tt_orm_oom(err);
     }
   }
   return 0;
@@ -613,7 +617,7 @@ static void open_page(struct tt_orm_chain *ch, struct tt_ddb_read_result *page) 
     c = tt_orm_crypt_new(&op->ctx, false);
   }
   if (c == NULL) {
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     goto fail;
   }
   for (size_t i = 0; i < ch->n_page_items; i++)
@@ -801,16 +805,14 @@ static int query_start_run(struct tt_orm_ctx *ctx) {
   tt_buf_init(&op->scratch, 0);
   op->builder = tt_expr_builder_new();
   if (op->builder == NULL || check_request(op, &err) != 0)
-    return fail_now(op, op->builder ? &err
-                                    : (tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory"),
-                                       &err));
+    return fail_now(op, op->builder ? &err : (tt_orm_oom(&err), &err));
   op->budget = op->ctx.orm->max_response_bytes ? op->ctx.orm->max_response_bytes
                                                 : TT_ORM_DEFAULT_RESPONSE_BYTES;
   op->nchains = op->scan ? op->rq.segments : 1;
   op->chains = tt_arena_alloc(op->ctx.arena, op->nchains * sizeof(*op->chains));
   if (op->chains == NULL) {
     op->nchains = 0;
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     return fail_now(op, &err);
   }
   for (size_t i = 0; i < op->nchains; i++) {

@@ -141,6 +141,12 @@ int tt_orm_query_start(struct tt_orm_query_op *op);
  * inside a select path), and the target: the select paths, the index
  * (named, or chosen by the key conditions) and consistency on it, into
  * *index. Each returns 0 or -1 with a ValidationError. */
+/* *out: `select`'s paths, then the `keys` none of them reaches (list in `a`). With
+ * `whole`, a path into a key ("PK.x", which would hide it) is refused. Returns 0 or -1. */
+int tt_orm_select_with_keys(struct tt_arena *a, const struct tt_select *select,
+                            const char *const *keys, size_t nkeys, bool whole,
+                            struct tt_select *out, struct tt_error *err);
+
 int tt_orm_query_check_crypt(const struct tt_orm *orm, const struct tt_model *m,
                              const struct tt_key_cond *key, const struct tt_cond *filter,
                              const struct tt_select *select, struct tt_error *err);

@@ -30,6 +30,10 @@ int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {
   return -1;
 }
 
+int tt_orm_oom(struct tt_error *err) {
+  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
 int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *e,
                         const char *model) {
   r->status = -1;
@@ -207,7 +211,7 @@ int tt_orm_select_from_json(const struct tt_model *m, const json_t *v, const cha
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s must be a non-empty list of attribute paths", field);
   if ((paths = tt_arena_alloc(a, n * sizeof(*paths))) == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   /* The shape is checked for every model: only whether the first segment
    * is declared depends on additional_attributes. */
   for (size_t i = 0; i < n; i++) {

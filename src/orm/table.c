@@ -217,6 +217,18 @@ static void fail(struct tt_orm_ctx *ctx, enum tt_err_code code, const char *fmt,
   tt_orm_ctx_finish(ctx);
 }
 
+/* Poll `step` of the operation: a joined sleep of `ms` that runs on_done.
+ * False when the polls ran out (past `max`) or the sleep did not start. */
+static bool poll_later(struct tt_orm_ctx *ctx, unsigned max, uint64_t ms,
+                       void (*on_done)(struct tt_sleep_op *s)) {
+  struct tt_sleep_op *s = ++ctx->step <= max ? tt_arena_alloc(ctx->arena, sizeof(*s)) : NULL;
+  if (s == NULL)
+    return false;
+  s->on_done = on_done;
+  s->arg = ctx;
+  return tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ms, false) == 0;
+}
+
 /* Ends the operation with a backend call's error. */
 static void fail_backend(struct tt_orm_ctx *ctx, const struct tt_backend_error *be) {
   tt_orm_fail_backend(ctx->result, be, ctx->model->name);
@@ -266,15 +278,8 @@ static void poll_wait_done(struct tt_sleep_op *s) {
 /* A table that is not ACTIVE yet: wait, as a joined operation, and look
  * again; give up after a minute. */
 static void wait_for_active(struct tt_orm_ctx *ctx) {
-  struct tt_sleep_op *s = NULL;
-  if (++ctx->step <= ACTIVE_MAX_POLLS + 2)
-    s = tt_arena_alloc(ctx->arena, sizeof(*s));
-  if (s) {
-    s->on_done = poll_wait_done;
-    s->arg = ctx;
-    if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS, false) == 0)
-      return;
-  }
+  if (poll_later(ctx, ACTIVE_MAX_POLLS + 2, ACTIVE_POLL_MS, poll_wait_done))
+    return;
   const struct ensure_state *st = ctx->state;
   if (st->pending)
     fail(ctx, TT_ERR_BACKEND_TIMEOUT,
@@ -595,16 +600,8 @@ static void delete_wait_done(struct tt_sleep_op *s) {
 }
 
 static void delete_poll(struct tt_orm_ctx *ctx) {
-  struct tt_sleep_op *s = NULL;
-  if (++ctx->step <= ACTIVE_MAX_POLLS)
-    s = tt_arena_alloc(ctx->arena, sizeof(*s));
-  if (s) {
-    s->on_done = delete_wait_done;
-    s->arg = ctx;
-    if (tt_sleep_op_start(s, ctx->orm->client->loop, ctx->join, ACTIVE_POLL_MS / 5, false) == 0)
-      return;
-  }
-  fail(ctx, TT_ERR_BACKEND_TIMEOUT, "the table was not deleted in time");
+  if (!poll_later(ctx, ACTIVE_MAX_POLLS, ACTIVE_POLL_MS / 5, delete_wait_done))
+    fail(ctx, TT_ERR_BACKEND_TIMEOUT, "the table was not deleted in time");
 }
 
 static void deleted(struct tt_client_call *call) {

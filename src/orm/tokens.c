@@ -108,7 +108,7 @@ int tt_orm_tokens_remember(struct tt_orm *orm, const char *token, uint64_t body_
     return tt_error_set(err, TT_ERR_VALIDATION, "client_token",
                         "client_token must be a string of 1 to 36 characters");
   if (orm->tokens == NULL && (orm->tokens = calloc(1, sizeof(*orm->tokens))) == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   struct tt_orm_tokens *t = orm->tokens;
   expire(t, now);
   if (find(t, token) != NULL)
@@ -125,10 +125,10 @@ int tt_orm_tokens_remember(struct tt_orm *orm, const char *token, uint64_t body_
                         limit, (unsigned)*retry_after_s);
   }
   if (t->n >= t->nbuckets && grow(t) != 0)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   struct token_entry *e = calloc(1, sizeof(*e));
   if (e == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+    return tt_orm_oom(err);
   memcpy(e->token, token, len + 1);
   e->body_hash = body_hash;
   e->at_ns = at_ns;

@@ -48,7 +48,7 @@ int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_
   enum tt_orm_txn_kind k = a->in->kind;
   a->needs_old = k == K_PUT || k == K_DELETE || (k == K_UPDATE && a->touches_unique);
   a->guards = tt_arena_alloc(st->ctx->arena, 2 * tt_unique_count(a->m) * sizeof(*a->guards));
-  return a->guards ? 0 : oom(err);
+  return a->guards ? 0 : tt_orm_oom(err);
 }
 
 /* Compares the update's key attributes (TableTheory form) with the key. */
@@ -92,7 +92,7 @@ static int check_action(struct tt_orm_txn_state *st, struct action *a, bool type
   /* As PUT with If-Match: the new version is the expected one + 1. */
   if (k == K_PUT && a->in->expected.present &&
       tt_orm_item_set_version(a->m, &a->in->item, a->in->expected.version + 1) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   if (k == K_UPDATE && txn_check_update_key(a, err) != 0)
     return -1;
   if (k == K_CHECK && a->in->condition == NULL && !a->in->expected.present)
@@ -167,11 +167,10 @@ static struct tt_orm_txn_state *adopt_all(struct tt_orm_txn_op *op) {
     if (st == NULL) {
       tt_cond_free(in->condition);
       in->condition = NULL;
-    }
-    else if (!in->expected.present)
-      in->expected = in->upd.expected;
-    if (st == NULL)
       continue;
+    }
+    if (!in->expected.present)
+      in->expected = in->upd.expected;
     st->acts[i].m = in->model ? tt_model_ref((struct tt_model *)in->model) : NULL;
     in->field[sizeof(in->field) - 1] = '\0';
   }
@@ -203,7 +202,7 @@ static int txn_start_run(struct tt_orm_ctx *ctx) {
   tt_error_clear(&err);
   struct tt_orm_txn_state *st = adopt_all(op);
   if (st == NULL) {
-    tt_orm_fail(op->ctx.result, (oom(&err), &err));
+    tt_orm_fail(op->ctx.result, (tt_orm_oom(&err), &err));
     tt_orm_ctx_finish(&op->ctx);
     return 0;
   }

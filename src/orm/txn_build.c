@@ -18,14 +18,14 @@ static int put_copy(struct tt_av *m, const struct tt_model_attr *u, const struct
 static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_error *err) {
   tt_av_free(&a->newvals);
   if (tt_av_map(&a->newvals, 0) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   for (size_t i = 0; i < a->m->n_attrs; i++) {
     const struct tt_model_attr *u = &a->m->attrs[i];
     const struct tt_av *ov = old ? tt_av_map_get(old, u->name) : NULL;
     if (!u->unique || ov == NULL)
       continue;
     if (put_copy(&a->newvals, u, ov) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
   }
   for (size_t i = 0; i < a->in->upd.n_actions; i++) {
     const struct tt_orm_action *x = &a->in->upd.actions[i];
@@ -39,7 +39,7 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     if (x->kind == TT_EXPR_UPD_SET_IF_NOT_EXISTS && tt_av_map_get(&a->newvals, u->name))
       continue;
     if (put_copy(&a->newvals, u, &x->value) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
   }
   return 0;
 }
@@ -134,7 +134,7 @@ static int build_main(struct tt_orm_txn_state *st, struct action *a, bool snapsh
   tt_buf_init(&c, 0);
   int rc = -1;
   if (b == NULL || s == NULL) {
-    oom(err);
+    tt_orm_oom(err);
     goto done;
   }
   if (s->kind == TT_DDB_TXN_PUT)
@@ -179,7 +179,7 @@ static int build_guards(struct tt_orm_txn_state *st, struct action *a, struct tt
     struct tt_ddb_txn_step *s = txn_plan_add(
         &st->plan, u->claim ? TT_DDB_TXN_PUT : TT_DDB_TXN_DELETE, a->m->table, &own);
     if (s == NULL)
-      return oom(err);
+      return tt_orm_oom(err);
     if (!u->claim) {
       s->r.key = &u->item;
       continue;
@@ -236,7 +236,7 @@ static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
     const struct tt_unique_guard *g;
     struct action *a = owner_of(st, i, &g);
     if (a == NULL)
-      return oom(err);
+      return tt_orm_oom(err);
     for (size_t j = 0; j < i; j++) {
       if (!same_target(&r->steps[i], &r->steps[j], a->m))
         continue;

@@ -89,10 +89,6 @@ struct tt_orm_txn_state {
   struct tt_span *span; /* the attempt's span (read, then write); NULL when not traced */
 };
 
-static inline int oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
 static inline const char *pk_name(const struct action *a) { return a->m->pk->name; }
 
 /* "items[3].x" or "x" for a single item. */

@@ -71,7 +71,7 @@ static int txn_item_start_run(struct tt_orm_ctx *ctx) {
     tt_orm_update_free(&op->upd);
     tt_cond_free(op->condition);
     op->condition = NULL;
-    tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
+    tt_orm_oom(&err);
     tt_orm_fail(op->ctx.result, &err);
     tt_orm_ctx_finish(&op->ctx);
     return 0;

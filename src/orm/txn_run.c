@@ -210,7 +210,7 @@ static void reread_cb(struct tt_client_call *c) {
   memset(&c->bc.item_out, 0, sizeof(c->bc.item_out));
   struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
   if (cr == NULL || tt_orm_crypt_add_item_of(cr, a->m, &a->in->item, &err) != 0) {
-    txn_fail(st, cr == NULL ? (oom(&err), &err) : &err);
+    txn_fail(st, cr == NULL ? (tt_orm_oom(&err), &err) : &err);
     return;
   }
   tt_orm_crypt_run_then(cr, reread_opened_cb, st);
@@ -445,7 +445,7 @@ static void canceled(struct tt_orm_txn_state *st, const struct tt_ddb_txn_result
     rs[i].code = tt_arena_strndup(st->ctx->arena, code, strlen(code));
     rs[i].message = msg ? tt_arena_strndup(st->ctx->arena, msg, strlen(msg)) : NULL;
     if (rs[i].code == NULL || (msg && rs[i].message == NULL))
-      oom(&err);
+      tt_orm_oom(&err);
   }
   if (err.code != TT_ERR_INTERNAL)
     st->op->reasons = rs;
@@ -477,21 +477,18 @@ static void start_write(struct tt_orm_txn_state *st) {
 
 /* ---- transactions/get ----------------------------------------------------------------- */
 
-/* The answer of a TransactGetItems: st->got (opened) handed to the op. */
-static void answer_got(struct tt_orm_txn_state *st) {
+/* The answer of a TransactGetItems: st->got, opened, handed to the op. */
+static void got_opened_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_txn_state *st = arg;
+  if (err != NULL) {
+    txn_fail(st, err);
+    return;
+  }
   st->op->items = st->got;
   st->got = NULL;
   st->ctx->result->status = 0;
   st->ctx->result->answer = TT_ORM_ANSWER_NONE;
   finish(st);
-}
-
-static void got_opened_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_txn_state *st = arg;
-  if (err != NULL)
-    txn_fail(st, err);
-  else
-    answer_got(st);
 }
 
 void txn_get_cb(struct tt_client_call *c) {
@@ -504,7 +501,7 @@ void txn_get_cb(struct tt_client_call *c) {
   struct tt_orm_crypt *cr = tt_orm_crypt_new(st->ctx, false);
   st->got = tt_arena_alloc(st->ctx->arena, st->n * sizeof(*st->got));
   if (cr == NULL || st->got == NULL) {
-    txn_fail(st, (oom(&err), &err));
+    txn_fail(st, (tt_orm_oom(&err), &err));
     return;
   }
   for (size_t i = 0; i < st->n; i++) {
@@ -537,13 +534,13 @@ int txn_seal_actions(struct tt_orm_txn_state *st, void (*next)(struct tt_orm_txn
                      struct tt_error *err) {
   struct tt_orm_crypt *c = tt_orm_crypt_new(st->ctx, true);
   if (c == NULL)
-    return oom(err);
+    return tt_orm_oom(err);
   for (size_t i = 0; i < st->n; i++) {
     struct action *a = &st->acts[i];
     if (!tt_orm_crypt_model(a->m))
       continue;
     if (st->single && a->in->item.type == TT_AV_M && tt_av_clone(&a->plain, &a->in->item) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (tt_orm_crypt_add_item_of(c, a->m, &a->in->item, err) != 0)
       return -1;
     if (a->in->kind == K_UPDATE && tt_orm_crypt_add_update(c, a->m, &a->in->upd, err) != 0)

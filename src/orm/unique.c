@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "orm/orm.h"
 #include "util/buf.h"
 #include "value/base64.h"
 #include "value/codec_ddb.h"
@@ -109,7 +110,7 @@ int tt_unique_guard_key(const struct tt_model *m, const struct tt_model_attr *a,
   rc = 0;
   goto done;
 oom:
-  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+  tt_orm_oom(err);
 done:
   if (rc != 0)
     tt_av_free(out);
@@ -172,7 +173,7 @@ int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_
         return -1;
       (*n_guards)++;
       if (g->claim && claim_action(m, a, g, owner_key) != 0)
-        return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+        return tt_orm_oom(err);
     }
   }
   return 0;

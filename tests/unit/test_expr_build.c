@@ -370,7 +370,7 @@ START_TEST(test_round_trip) {
                          "attribute_not_exists(#n4)");
   ck_assert_int_eq(tt_expr_builder_take(b, &names, &values, &err), 0);
   ck_assert_int_eq(tt_expr_check_maps(&names, &values, &err), 0);
-  ck_assert_int_eq(tt_expr_parse_filter(text, &names, &values, &e, &err), 0);
+  ck_assert_int_eq(tt_expr_parse(TT_EXPR_FILTER, text, &names, &values, &e, &err), 0);
   const struct tt_expr *all[] = {e};
   ck_assert_int_eq(tt_expr_check_unused(all, 1, &names, &values, &err), 0);
   json_t *w1 = json_loads("{\"status\": {\"S\": \"B\"}, \"profile\": {\"M\": {\"age\": {\"N\": \"17\"}}},"
@@ -562,8 +562,8 @@ START_TEST(test_update_operators) {
   struct tt_av names, values, old, out;
   struct tt_expr *u, *c;
   ck_assert_int_eq(tt_expr_builder_take(b, &names, &values, &err), 0);
-  ck_assert_int_eq(tt_expr_parse_update(text, &names, &values, &u, &err), 0);
-  ck_assert_int_eq(tt_expr_parse_condition(cond, &names, &values, &c, &err), 0);
+  ck_assert_int_eq(tt_expr_parse(TT_EXPR_UPDATE, text, &names, &values, &u, &err), 0);
+  ck_assert_int_eq(tt_expr_parse(TT_EXPR_CONDITION, cond, &names, &values, &c, &err), 0);
   const struct tt_expr *all[] = {u, c};
   ck_assert_int_eq(tt_expr_check_unused(all, 2, &names, &values, &err), 0);
   json_t *w = json_loads("{\"old\": {\"S\": \"o\"}, \"count\": {\"N\": \"2\"},"

@@ -75,7 +75,7 @@ static bool cond(const char *text, const struct tt_av *item, const struct tt_av 
                  const struct tt_av *values) {
   struct tt_expr *e;
   struct tt_error err;
-  int rc = tt_expr_parse_condition(text, names, values, &e, &err);
+  int rc = tt_expr_parse(TT_EXPR_CONDITION, text, names, values, &e, &err);
   ck_assert_msg(rc == 0, "parse of '%s' failed: %s", text, err.message);
   bool r = tt_expr_eval_condition(e, item);
   tt_expr_free(e);
@@ -184,7 +184,7 @@ static void check_update(const char *before, const char *text, const char *names
     vals = item_of(values_json);
   if (names_json)
     names = names_of(names_json);
-  int rc = tt_expr_parse_update(text, names_json ? &names : NULL, values_json ? &vals : NULL,
+  int rc = tt_expr_parse(TT_EXPR_UPDATE, text, names_json ? &names : NULL, values_json ? &vals : NULL,
                                 &e, &err);
   ck_assert_msg(rc == 0, "parse of '%s' failed: %s", text, err.message);
   rc = tt_expr_apply_update(e, before ? &old : NULL, &out, &err);
@@ -209,7 +209,7 @@ static void check_update_error(const char *before, const char *text, const char 
   struct tt_error err;
   if (before)
     old = item_of(before);
-  int rc = tt_expr_parse_update(text, NULL, &vals, &e, &err);
+  int rc = tt_expr_parse(TT_EXPR_UPDATE, text, NULL, &vals, &e, &err);
   ck_assert_msg(rc == 0, "parse of '%s' failed: %s", text, err.message);
   tt_error_clear(&err);
   ck_assert_int_eq(tt_expr_apply_update(e, before ? &old : NULL, &out, &err), -1);
@@ -333,7 +333,7 @@ START_TEST(test_update_errors) {
   struct tt_error err;
   const char *texts[] = {"SET n = n + :x", "ADD n :x", "SET n = :x + :y"};
   for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-    ck_assert_int_eq(tt_expr_parse_update(texts[i], NULL, &vals, &e, &err), 0);
+    ck_assert_int_eq(tt_expr_parse(TT_EXPR_UPDATE, texts[i], NULL, &vals, &e, &err), 0);
     tt_error_clear(&err);
     ck_assert_int_eq(tt_expr_apply_update(e, &old, &out, &err), -1);
     ck_assert_int_eq(err.code, TT_ERR_VALIDATION);
@@ -365,7 +365,7 @@ START_TEST(test_update_against_items) {
   struct tt_av old = item_of(before), v = item_of(vals), out, attrs;
   struct tt_expr *e;
   struct tt_error err;
-  ck_assert_int_eq(tt_expr_parse_update(text, NULL, &v, &e, &err), 0);
+  ck_assert_int_eq(tt_expr_parse(TT_EXPR_UPDATE, text, NULL, &v, &e, &err), 0);
   ck_assert_int_eq(tt_expr_apply_update(e, &old, &out, &err), 0);
   ck_assert_int_eq(tt_expr_apply_projection(e, &out, &attrs, &err), 0);
   struct tt_av want = item_of("{\"b\": {\"M\": {\"a\": {\"S\": \"k\"}, \"c\": {\"N\": \"4\"}}}, "
@@ -379,7 +379,7 @@ START_TEST(test_update_against_items) {
   ck_assert(tt_expr_nested_under(e, "c"));
   ck_assert(!tt_expr_update_sets(e, "c"));
   tt_expr_free(e);
-  ck_assert_int_eq(tt_expr_parse_update("set x = :a + y, z = if_not_exists(q, :k) remove w "
+  ck_assert_int_eq(tt_expr_parse(TT_EXPR_UPDATE, "set x = :a + y, z = if_not_exists(q, :k) remove w "
                                         "add s :b",
                                         NULL, &v, &e, &err),
                    0);
@@ -414,7 +414,7 @@ static void check_projection(const char *item_json, const char *text, const char
   struct tt_av item = item_of(item_json), out, want = item_of(after);
   struct tt_expr *e;
   struct tt_error err;
-  int rc = tt_expr_parse_projection(text, NULL, &e, &err);
+  int rc = tt_expr_parse(TT_EXPR_PROJECTION, text, NULL, NULL, &e, &err);
   ck_assert_msg(rc == 0, "parse of '%s' failed: %s", text, err.message);
   ck_assert_int_eq(tt_expr_apply_projection(e, &item, &out, &err), 0);
   char *got_text = wire_of(&out), *want_text = wire_of(&want);

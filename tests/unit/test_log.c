@@ -32,7 +32,6 @@ START_TEST(line_is_one_json_object) {
   tt_log_str(&l, "request_id", "abc");
   tt_log_int(&l, "status", 404);
   tt_log_ms(&l, "duration_ms", 1.23456);
-  tt_log_bool(&l, "retry", true);
   tt_log_end(&l);
   ck_assert_int_eq(lines, 1);
   ck_assert_int_eq(captured[captured_len - 1], '\n');
@@ -42,7 +41,6 @@ START_TEST(line_is_one_json_object) {
   ck_assert_str_eq(json_string_value(json_object_get(v, "level")), "info");
   ck_assert_str_eq(json_string_value(json_object_get(v, "event")), "request.completed");
   ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), 404);
-  ck_assert(json_is_true(json_object_get(v, "retry")));
   ck_assert_double_eq_tol(json_real_value(json_object_get(v, "duration_ms")), 1.235, 1e-9);
   const char *ts = json_string_value(json_object_get(v, "ts"));
   ck_assert_uint_eq(strlen(ts), 27); /* 2026-01-01T00:00:00.000000Z */
