@@ -1648,20 +1648,45 @@ static bool type_in(const char *t, const char *const *list) {
   return false;
 }
 
-/* DynamoDB's checks of legacy conditions (KeyConditions, QueryFilter,
- * ScanFilter), made before the table lookup: each AttributeValue, the
- * number of arguments, one type for all, and the types the operator
- * compares. */
-static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
+int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err) {
   static const char *const any[] = {"S", "N", "B", "SS", "NS", "BS", NULL};
   static const char *const snb[] = {"S", "N", "B", NULL};
   static const char *const sb[] = {"S", "B", NULL};
+  size_t i, n = json_array_size(list);
+  bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
+  bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
+  if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
+    return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
+                                 "of argument(s) for the %s ComparisonOperator", op);
+  for (i = 1; i < n; i++)
+    if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
+      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                   "AttributeValues inside AttributeValueList must be of "
+                                   "same type");
+  const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
+                               : strcmp(op, "BEGINS_WITH") == 0              ? sb
+                               : none                                        ? NULL
+                                                                             : snb;
+  for (i = 0; allowed && i < n; i++) {
+    const char *t = first_type(json_array_get(list, i));
+    if (!type_in(t, allowed))
+      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                   "ComparisonOperator %s is not valid for %s AttributeValue "
+                                   "type", op, t);
+  }
+  return 0;
+}
+
+/* DynamoDB's checks of legacy conditions (KeyConditions, QueryFilter,
+ * ScanFilter), made before the table lookup: each AttributeValue, then
+ * tt_ddbw_condition_args. */
+static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
   const char *k;
   json_t *c;
   json_object_foreach((json_t *)conds, k, c) {
     const char *op = json_string_value(json_object_get(c, "ComparisonOperator"));
     const json_t *list = json_object_get(c, "AttributeValueList");
-    size_t i, n = json_array_size(list);
+    size_t i;
     json_t *v;
     json_array_foreach(list, i, v) {
       char buf[sizeof(err->message) - 64];
@@ -1669,29 +1694,8 @@ static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
       if (m != NULL)
         return fail(err, T_VAL, 400, "%s", m);
     }
-    if (op == NULL)
-      continue;
-    bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
-    bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
-    if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
-                                   "of argument(s) for the %s ComparisonOperator", op);
-    for (i = 1; i < n; i++)
-      if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                     "AttributeValues inside AttributeValueList must be of "
-                                     "same type");
-    const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
-                                 : strcmp(op, "BEGINS_WITH") == 0              ? sb
-                                 : none                                        ? NULL
-                                                                               : snb;
-    for (i = 0; allowed && i < n; i++) {
-      const char *t = first_type(json_array_get(list, i));
-      if (!type_in(t, allowed))
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                     "ComparisonOperator %s is not valid for %s AttributeValue "
-                                     "type", op, t);
-    }
+    if (op && tt_ddbw_condition_args(op, list, err) != 0)
+      return -1;
   }
   return 0;
 }
@@ -1805,12 +1809,11 @@ static bool table_arn(const char *a) {
 }
 
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
-  static const char *const schema_tag = "{\"ResourceArn\":\"String\",\"Tags\":[\"List\","
-                                        "[\"ValueStruct<Tag>\",{\"Key\":\"String\","
-                                        "\"Value\":\"String\"}]]}";
-  static const char *const schema_untag =
-      "{\"ResourceArn\":\"String\",\"TagKeys\":[\"List\",\"String\"]}";
-  static const char *const schema_list = "{\"ResourceArn\":\"String\"}";
+  static const char *const schema_tag =
+      "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
+      "'Value':'String'}]]}";
+  static const char *const schema_untag = "{'ResourceArn':'String','TagKeys':['List','String']}";
+  static const char *const schema_list = "{'ResourceArn':'String'}";
   bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
   json_t *schema = schema_of(tag ? schema_tag : untag ? schema_untag : schema_list);
   struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};

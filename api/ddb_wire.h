@@ -136,6 +136,11 @@ int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddb
  * expression attribute maps. Returns 0 or -1 with *err. */
 int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
+/* DynamoDB's checks of a legacy condition's AttributeValueList `list` for
+ * the ComparisonOperator `op`: the number of arguments, one type for all,
+ * and the types the operator compares. Returns 0 or -1 with *err. */
+int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err);
+
 /* Every check of a parsed request before legacy parameters are rewritten,
  * in DynamoDB's order: tt_ddbw_check_types, tt_ddbw_validate,
  * tt_ddbw_expression_params, tt_ddbw_check_values, tt_ddbw_check_table_name,
