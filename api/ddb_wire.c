@@ -152,8 +152,8 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   return 0;
 }
 
-static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
-                      struct tt_ddbw_error *err) {
+int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
+                       struct tt_ddbw_error *err) {
   const char *h = in->authorization;
   if (h && in->query_auth)
     return fail(err, T_SERVICE "InvalidSignatureException", 400,
@@ -227,21 +227,16 @@ bool tt_ddbw_is_json(const char *content_type) {
   return type_is(content_type, "application/json");
 }
 
-int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
-                       struct tt_ddbw_error *err) {
-  return check_auth(in, a, err);
-}
-
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
 
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
   memset(out, 0, sizeof(*out));
   *not_json = false;
-  bool j10 = type_is(in->content_type, "application/x-amz-json-1.0");
+  bool j10 = tt_ddbw_is_json_1_0(in->content_type);
   bool has_body = in->body_len > 0;
   if (in->method == NULL || strcmp(in->method, "POST") != 0 ||
-      (has_body && !j10 && !type_is(in->content_type, "application/json"))) {
+      (has_body && !j10 && !tt_ddbw_is_json(in->content_type))) {
     *not_json = true;
     return fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
   }
@@ -258,7 +253,7 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
-  if (check_auth(in, &out->auth, err) != 0)
+  if (tt_ddbw_check_auth(in, &out->auth, err) != 0)
     goto done;
   if (body == NULL || !json_is_object(body)) {
     fail(err, T_SERVICE "SerializationException", 400, "%s",
