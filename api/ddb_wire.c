@@ -496,186 +496,124 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
  * shaped as X. A third element lists the member's constraints, in the order
  * DynamoDB reports them ("children": where its children's are checked).
  * An index created by UpdateTable needs no ProvisionedThroughput (an
- * on-demand table's does not have one). */
+ * on-demand table's does not have one). The texts quote with ' for "
+ * (schema_of); the parts several operations share are the S_ macros. */
+#define S_NAME "'regex':'[a-zA-Z0-9_.-]+','lengthGreaterThanOrEqual':3,'lengthLessThanOrEqual':255"
+#define S_TABLE "'TableName':['String',null,{'notNull':true," S_NAME "}]"
+#define S_TABLE_REQ \
+  "'TableName':['String',null,{'required':true,'tableName':true,'regex':'[a-zA-Z0-9_.-]+'}]"
+#define S_INDEX "'IndexName':['String',null,{'notNull':true," S_NAME "}]"
+#define S_RCC "'ReturnConsumedCapacity':['String',null,{'enum':['INDEXES','TOTAL','NONE']}]"
+#define S_RICM "'ReturnItemCollectionMetrics':['String',null,{'enum':['SIZE','NONE']}]"
+#define S_RV \
+  "'ReturnValues':['String',null,{'enum':['ALL_NEW','UPDATED_OLD','ALL_OLD','NONE','UPDATED_NEW']}]"
+#define S_AV "'AttrStruct<ValueStruct>'"
+#define S_ITEM "['Map<AttributeValue>'," S_AV ",{'notNull':true,'children':1}]"
+#define S_OPS                                                                           \
+  "['IN','NULL','BETWEEN','LT','NOT_CONTAINS','EQ','GT','NOT_NULL','NE','LE','BEGINS_WITH'," \
+  "'GE','CONTAINS']"
+#define S_COND_OP "'ConditionalOperator':['String',null,{'enum':['OR','AND']}]"
+#define S_EXPECTED                                                                             \
+  "'Expected':['Map<ExpectedAttributeValue>',['ValueStruct<ExpectedAttributeValue>',{"         \
+  "'AttributeValueList':['List'," S_AV "],'ComparisonOperator':['String',null,{'enum':" S_OPS \
+  "}],'Exists':'Boolean','Value':'AttrStruct<FieldStruct>'}]]"
+#define S_FILTER                                                                           \
+  "['Map<Condition>',['ValueStruct<Condition>',{'AttributeValueList':['List'," S_AV "]," \
+  "'ComparisonOperator':['String',null,{'notNull':true,'enum':" S_OPS "}]}]]"
+#define S_NAMES "'ExpressionAttributeNames':['Map<java.lang.String>','String']"
+#define S_EXPR "'ExpressionAttributeValues':['Map<AttributeValue>'," S_AV "]," S_NAMES "}"
+#define S_TO_GET                                                                         \
+  "'AttributesToGet':['List','String',{'lengthGreaterThanOrEqual':1,'lengthLessThanOrEqual':255," \
+  "'children':1}]"
+#define S_SELECT                                                                                  \
+  "{'Select':['String',null,{'enum':['SPECIFIC_ATTRIBUTES','COUNT','ALL_ATTRIBUTES',"             \
+  "'ALL_PROJECTED_ATTRIBUTES']}],'IndexName':['String',null,{" S_NAME "}],"
+#define S_CAP "['Long',null,{'notNull':true,'greaterThanOrEqual':1}]"
+#define S_PT                                                                                 \
+  "'ProvisionedThroughput':['FieldStruct<ProvisionedThroughput>',{'WriteCapacityUnits':" S_CAP \
+  ",'ReadCapacityUnits':" S_CAP "}"
+#define S_BILLING "'BillingMode':['String',null,{'enum':['PROVISIONED','PAY_PER_REQUEST']}]"
+#define S_KEYS(key_type)                                                                     \
+  "'KeySchema':['List',['ValueStruct<KeySchemaElement>',{'AttributeName':['String',null,{" \
+  "'notNull':true}],'KeyType':['String',null,{'notNull':true" key_type "}]}],{'notNull':true," \
+  "'lengthGreaterThanOrEqual':1,'lengthLessThanOrEqual':2,'children':1}]"
+#define S_PROJECTION                                                                           \
+  "'Projection':['FieldStruct<Projection>',{'ProjectionType':['String',null,{'enum':['ALL'," \
+  "'INCLUDE','KEYS_ONLY']}],'NonKeyAttributes':['List','String',{'lengthGreaterThanOrEqual':1," \
+  "'children':1}]},{'notNull':true,'children':1}]"
+#define S_INDEXES(kind, more) \
+  "['List',['ValueStruct<" kind ">',{" S_INDEX "," S_KEYS("") "," S_PROJECTION more "}]]"
 static const struct {
   enum tt_ddb_op op;
   const char *schema;
 } schemas[] = {
     {TT_DDB_BATCH_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"RequestIt"
-     "ems\":[\"Map<KeysAndAttributes>\",[\"ValueStruct<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"Param"
-     "eterizedMap\",\"AttrStruct<ValueStruct>\"],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"le"
-     "ngthLessThanOrEqual\":100,\"children\":1}],\"AttributesToGet\":[\"List\",\"String\",{\"lengthGreat"
-     "erThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ConsistentRead\":\"Boolean\",\""
-     "ProjectionExpression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"Stri"
-     "ng\"]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLessThanOrEqual\":255,"
-     "\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"children\":1}]}"},
+     "{" S_RCC ",'RequestItems':['Map<KeysAndAttributes>',['ValueStruct<KeysAndAttributes>',{"
+     "'Keys':['List',['ParameterizedMap'," S_AV "],{'notNull':true,'lengthGreaterThanOrEqual':1,"
+     "'lengthLessThanOrEqual':100,'children':1}]," S_TO_GET ",'ConsistentRead':'Boolean',"
+     "'ProjectionExpression':'String'," S_NAMES "}],{'notNull':true,'lengthGreaterThanOrEqual':1,"
+     "'keys':{'lengthLessThanOrEqual':255,'lengthGreaterThanOrEqual':3,'regex':'[a-zA-Z0-9_.-]+'},"
+     "'children':1}]}"},
     {TT_DDB_BATCH_WRITE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"ReturnIte"
-     "mCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"RequestItems\":[\"Map<java.u"
-     "til.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedList\",[\"ValueSt"
-     "ruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":[\"Map<Attribut"
-     "eValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":true,\"children\":1}]}],\"PutRequest\":[\"Field"
-     "Struct<PutRequest>\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}]}]}]],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLes"
-     "sThanOrEqual\":255,\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"values\":{\"len"
-     "gthLessThanOrEqual\":25,\"lengthGreaterThanOrEqual\":1},\"children\":1}]}"},
+     "{" S_RCC "," S_RICM ",'RequestItems':['Map<java.util.List<com.amazonaws.dynamodb.v20120810."
+     "WriteRequest>>',['ParameterizedList',['ValueStruct<WriteRequest>',{'DeleteRequest':["
+     "'FieldStruct<DeleteRequest>',{'Key':" S_ITEM "}],'PutRequest':['FieldStruct<PutRequest>',{"
+     "'Item':" S_ITEM "}]}]],{'notNull':true,'lengthGreaterThanOrEqual':1,'keys':{"
+     "'lengthLessThanOrEqual':255,'lengthGreaterThanOrEqual':3,'regex':'[a-zA-Z0-9_.-]+'},"
+     "'values':{'lengthLessThanOrEqual':25,'lengthGreaterThanOrEqual':1},'children':1}]}"},
     {TT_DDB_CREATE_TABLE,
-     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":[\"S"
-     "tring\",null,{\"notNull\":true}],\"AttributeType\":[\"String\",null,{\"notNull\":true,\"enum\":[\"B\""
-     ",\"N\",\"S\"]}]}],{\"notNull\":true,\"children\":1}],\"TableName\":[\"String\",null,{\"required\":true"
-     ",\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PRO"
-     "VISIONED\",\"PAY_PER_REQUEST\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughp"
-     "ut>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCa"
-     "pacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]}],\"KeySchema\":[\"List\""
-     ",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"Key"
-     "Type\":[\"String\",null,{\"notNull\":true,\"enum\":[\"HASH\",\"RANGE\"]}]}],{\"notNull\":true,\"length"
-     "GreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"LocalSecondaryIndexes\":["
-     "\"List\",[\"ValueStruct<LocalSecondaryIndex>\",{\"IndexName\":[\"String\",null,{\"notNull\":true,\""
-     "regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key"
-     "Schema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNu"
-     "ll\":true}],\"KeyType\":[\"String\",null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterTh"
-     "anOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"Projection\":[\"FieldStruct<Project"
-     "ion>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAt"
-     "tributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]},{\"notNull\":true"
-     ",\"children\":1}]}]],\"GlobalSecondaryIndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\""
-     ",{\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterTha"
-     "nOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaEle"
-     "ment>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notN"
-     "ull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"ch"
-     "ildren\":1}],\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"e"
-     "num\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreater"
-     "ThanOrEqual\":1,\"children\":1}]},{\"notNull\":true,\"children\":1}],\"ProvisionedThroughput\":[\""
-     "FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\""
-     "greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrE"
-     "qual\":1}]}]}]]}"},
+     "{'AttributeDefinitions':['List',['ValueStruct<AttributeDefinition>',{'AttributeName':["
+     "'String',null,{'notNull':true}],'AttributeType':['String',null,{'notNull':true,'enum':['B',"
+     "'N','S']}]}],{'notNull':true,'children':1}]," S_TABLE_REQ "," S_BILLING "," S_PT "],"
+     S_KEYS(",'enum':['HASH','RANGE']") ",'LocalSecondaryIndexes':"
+     S_INDEXES("LocalSecondaryIndex", "") ",'GlobalSecondaryIndexes':"
+     S_INDEXES("GlobalSecondaryIndex", "," S_PT "]") "}"},
     {TT_DDB_DELETE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_"
-     "OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"en"
-     "um\":[\"SIZE\",\"NONE\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
-     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
-     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
-     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
-     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpre"
-     "ssion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStru"
-     "ct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
-    {TT_DDB_DELETE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
-    {TT_DDB_DESCRIBE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
-    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
+     "{" S_RCC "," S_TABLE "," S_RV "," S_RICM ",'Key':" S_ITEM "," S_COND_OP "," S_EXPECTED
+     ",'ConditionExpression':'String'," S_EXPR},
+    {TT_DDB_DELETE_TABLE, "{" S_TABLE_REQ "}"},
+    {TT_DDB_DESCRIBE_TABLE, "{" S_TABLE_REQ "}"},
+    {TT_DDB_DESCRIBE_TIME_TO_LIVE, "{" S_TABLE_REQ "}"},
     {TT_DDB_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"Attribute"
-     "sToGet\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"chil"
-     "dren\":1}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGr"
-     "eaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key\":[\"Map<AttributeValue>\",\"AttrStru"
-     "ct<ValueStruct>\",{\"notNull\":true,\"children\":1}],\"ConsistentRead\":\"Boolean\",\"ProjectionEx"
-     "pression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TO_GET "," S_TABLE ",'Key':" S_ITEM ",'ConsistentRead':'Boolean',"
+     "'ProjectionExpression':'String'," S_NAMES "}"},
     {TT_DDB_LIST_TABLES,
-     "{\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1,\"lessThanOrEqual\":100}],\"ExclusiveStart"
-     "TableName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengt"
-     "hLessThanOrEqual\":255}]}"},
+     "{'Limit':['Integer',null,{'greaterThanOrEqual':1,'lessThanOrEqual':100}],"
+     "'ExclusiveStartTableName':['String',null,{" S_NAME "}]}"},
     {TT_DDB_PUT_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\""
-     "notNull\":true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}]"
-     ",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"Attr"
-     "ibuteValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{"
-     "\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS"
-     "_WITH\",\"GE\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Retur"
-     "nValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]"
-     "}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"ConditionExpr"
-     "ession\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStr"
-     "uct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TABLE ",'Item':" S_ITEM "," S_COND_OP "," S_EXPECTED "," S_RV "," S_RICM
+     ",'ConditionExpression':'String'," S_EXPR},
     {TT_DDB_QUERY,
-     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
-     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
-     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ReturnConsumedCapacity\":[\"String\",null,"
-     "{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"QueryFilter\":[\"Map<Condition>\",[\"ValueStruct<Condi"
-     "tion>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"S"
-     "tring\",null,{\"notNull\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\","
-     "\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"TableName\":[\"String\",null,{\"no"
-     "tNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqua"
-     "l\":255}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"AttributesToGet\":["
-     "\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}]"
-     ",\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"KeyConditions\":[\"Map<Condition>\",[\"V"
-     "alueStruct<Condition>\",{\"ComparisonOperator\":[\"String\",null,{\"notNull\":true,\"enum\":[\"IN\""
-     ",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\","
-     "\"CONTAINS\"]}],\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStart"
-     "Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanI"
-     "ndexForward\":\"Boolean\",\"KeyConditionExpression\":\"String\",\"FilterExpression\":\"String\",\"Pr"
-     "ojectionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStr"
-     "uct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     S_SELECT S_RCC ",'QueryFilter':" S_FILTER "," S_TABLE "," S_COND_OP "," S_TO_GET
+     ",'Limit':['Integer',null,{'greaterThanOrEqual':1}],'KeyConditions':['Map<Condition>',["
+     "'ValueStruct<Condition>',{'ComparisonOperator':['String',null,{'notNull':true,'enum':" S_OPS
+     "}],'AttributeValueList':['List'," S_AV "]}]],'ExclusiveStartKey':['Map<AttributeValue>',"
+     S_AV "],'ConsistentRead':'Boolean','ScanIndexForward':'Boolean','KeyConditionExpression':"
+     "'String','FilterExpression':'String','ProjectionExpression':'String'," S_EXPR},
     {TT_DDB_SCAN,
-     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
-     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
-     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"TotalSegments\":[\"Integer\",null,{\"greate"
-     "rThanOrEqual\":1}],\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NO"
-     "NE\"]}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreat"
-     "erThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ConditionalOperator\":[\"String\",null,{\"en"
-     "um\":[\"OR\",\"AND\"]}],\"ScanFilter\":[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeV"
-     "alueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"notNu"
-     "ll\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE"
-     "\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"Segment\":[\"Integer\",null,{\"greaterThanOrEqual\":0}"
-     "],\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"AttributesToGet\":[\"List\",\"String\",{"
-     "\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ExclusiveStartK"
-     "ey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"FilterExpression\":\"String\",\"Proje"
-     "ctionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct"
-     "<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     S_SELECT "'TotalSegments':['Integer',null,{'greaterThanOrEqual':1}]," S_RCC "," S_TABLE ","
+     S_COND_OP ",'ScanFilter':" S_FILTER ",'Segment':['Integer',null,{'greaterThanOrEqual':0}],"
+     "'Limit':['Integer',null,{'greaterThanOrEqual':1}]," S_TO_GET ",'ExclusiveStartKey':["
+     "'Map<AttributeValue>'," S_AV "],'FilterExpression':'String','ProjectionExpression':'String',"
+     S_EXPR},
     {TT_DDB_UPDATE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZ"
-     "E\",\"NONE\"]}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"N"
-     "ONE\",\"UPDATED_NEW\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
-     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
-     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
-     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
-     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"AttributeUpdat"
-     "es\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"String\""
-     ",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpression\":"
-     "\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
-     "ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TABLE "," S_RICM "," S_RV ",'Key':" S_ITEM "," S_COND_OP "," S_EXPECTED
+     ",'AttributeUpdates':['Map<AttributeValueUpdate>',['ValueStruct<AttributeValueUpdate>',{"
+     "'Action':'String','Value':'AttrStruct<FieldStruct>'}]],'ConditionExpression':'String',"
+     "'UpdateExpression':'String'," S_EXPR},
     {TT_DDB_UPDATE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\""
-     "Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"n"
-     "otNull\":true,\"greaterThanOrEqual\":1}]}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PROVISION"
-     "ED\",\"PAY_PER_REQUEST\"]}],\"GlobalSecondaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecon"
-     "daryIndexUpdate>\",{\"Update\":[\"FieldStruct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughpu"
-     "t>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCap"
-     "acityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]},{\"notNull\":true,\"chil"
-     "dren\":1}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Fi"
-     "eldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_O"
-     "NLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]"
-     "},{\"notNull\":true,\"children\":1}],\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-"
-     "zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ProvisionedThr"
-     "oughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notN"
-     "ull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"gre"
-     "aterThanOrEqual\":1}]},{\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement"
-     ">\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notNull\""
-     ":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"childr"
-     "en\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":[\"Strin"
-     "g\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLe"
-     "ssThanOrEqual\":255}]}]}]]}"},
+     "{" S_TABLE_REQ "," S_PT "]," S_BILLING ",'GlobalSecondaryIndexUpdates':['List',['ValueStruct<"
+     "GlobalSecondaryIndexUpdate>',{'Update':['FieldStruct<UpdateGlobalSecondaryIndexAction>',{"
+     S_INDEX "," S_PT ",{'notNull':true,'children':1}]}],'Create':['FieldStruct<"
+     "CreateGlobalSecondaryIndexAction>',{" S_PROJECTION "," S_INDEX "," S_PT
+     ",{'children':1}]," S_KEYS("") "}],'Delete':['FieldStruct<DeleteGlobalSecondaryIndexAction>',{"
+     S_INDEX "}]}]]}"},
 };
 
 static const char attr_members[] =
-    "{\"S\":\"String\",\"B\":\"Blob\",\"N\":\"String\",\"BOOL\":\"Boolean\",\"NULL\":\"Boolean\","
-    "\"BS\":[\"List\",\"Blob\"],\"NS\":[\"List\",\"String\"],\"SS\":[\"List\",\"String\"],"
-    "\"L\":[\"List\",\"AttrStruct<ValueStruct>\"],"
-    "\"M\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}";
+    "{'S':'String','B':'Blob','N':'String','BOOL':'Boolean','NULL':'Boolean','BS':['List','Blob'],"
+    "'NS':['List','String'],'SS':['List','String'],'L':['List'," S_AV "],"
+    "'M':['Map<AttributeValue>'," S_AV "]}";
 
 #define T_SER T_SERVICE "SerializationException"
 #define CAST_MSG                                                                                 \
@@ -737,8 +675,8 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
 /* The parsed form of a schema text of this file (attr_members, the
  * operations' schemas, the tag operations'; static strings, fewer than the
  * cache's slots): parsed on first use and kept for the process's life, so
- * that a request pays a lookup, not a JSON parse. Borrowed. The listener
- * runs on the loop's thread only. */
+ * that a request pays a lookup, not a JSON parse (the texts quote with ',
+ * read as "). Borrowed. The listener runs on the loop's thread only. */
 static json_t *schema_of(const char *src) {
   static struct {
     const char *src;
@@ -750,7 +688,15 @@ static json_t *schema_of(const char *src) {
       return cache[i].tree;
   if (n == sizeof(cache) / sizeof(cache[0]))
     return NULL;
-  json_t *tree = json_loads(src, 0, NULL);
+  json_t *tree = NULL;
+  char *text = strdup(src);
+  if (text != NULL) {
+    for (char *p = text; *p; p++)
+      if (*p == '\'')
+        *p = '"';
+    tree = json_loads(text, 0, NULL);
+    free(text);
+  }
   cache[n].src = src;
   cache[n].tree = tree;
   n++;
