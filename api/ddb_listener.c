@@ -556,16 +556,21 @@ static void unlink_running(struct tt_ddb_req *r) {
   r->prev = r->next = NULL;
 }
 
-/* A table operation's answer. */
-static void table_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  json_t *out = c->bc.status == 0 ? tt_ddb_table_desc_json(c->bc.op, c->bc.table_out) : NULL;
-  if (c->bc.status != 0)
-    answer_backend_error(r, &c->bc.error);
-  else if (out == NULL)
+/* A successful call's answer `out` (NULL: out of memory). */
+static void answer_out(struct tt_ddb_req *r, json_t *out) {
+  if (out == NULL)
     answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   else
     answer_json(r, 200, out);
+}
+
+/* A table operation's answer. */
+static void table_done(struct tt_client_call *c) {
+  struct tt_ddb_req *r = c->arg;
+  if (c->bc.status != 0)
+    answer_backend_error(r, &c->bc.error);
+  else
+    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
 }
 
 /* A typed call's answer (ddb_items.h). */
@@ -593,11 +598,7 @@ static void typed_done(struct tt_client_call *c) {
 static void txn_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
   if (c->bc.status == 0) {
-    json_t *out = tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out);
-    if (out == NULL)
-      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-    else
-      answer_json(r, 200, out);
+    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
     return;
   }
   /* A cancellation's reasons are typed (its error.body is NULL): the body
@@ -613,21 +614,22 @@ static void txn_done(struct tt_client_call *c) {
 /* A typed batch's answer. */
 static void batch_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
-  if (c->bc.status != 0) {
+  if (c->bc.status != 0)
     answer_backend_error(r, &c->bc.error);
-    return;
-  }
-  json_t *out = tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out);
-  if (out == NULL)
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   else
-    answer_json(r, 200, out);
+    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
 }
 
-/* The typed request of the six operations (ddb_items.h): from the one-pass
- * GetItem, or read from the checked body, which it then keeps. Returns 0,
+/* The typed request of the call: the six item and read operations'
+ * (ddb_items.h) from the one-pass GetItem or the checked body, a
+ * transaction's or a batch's (ddb_typed.h), or a table operation's
+ * (table_json.h). The request keeps the body, which they borrow. Returns 0,
  * or -1 after answering the refusal. */
 static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
+  r->body = body; /* released with the request */
+  int rc = 0;
   if (fast) {
     r->typed.op = TT_DDB_GET_ITEM;
     r->typed.item = (struct tt_ddb_item_request){
@@ -635,17 +637,22 @@ static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
         .key = &r->get.key,
         .consistent_read = r->get.consistent_read,
     };
-    return 0;
+  } else if (tt_ddbi_typed_op(r->op)) {
+    rc = tt_ddbi_request_from_json(r->op, body, &r->typed, &r->owned, &e);
+  } else if (tt_ddbt_is_txn(r->op)) {
+    rc = tt_ddbt_txn_parse(r->op, body, &r->txn, &e);
+  } else if (tt_ddbt_is_batch(r->op)) {
+    rc = tt_ddbt_batch_parse(r->op, body, &r->batch, &e);
+  } else {
+    r->tabled = true;
+    tt_arena_init(&r->table.arena);
+    rc = tt_ddb_table_request_read(r->op, body, &r->table.arena, &r->table.req, &e);
   }
-  struct tt_backend_error e;
-  memset(&e, 0, sizeof(e));
-  r->body = body; /* released with the request */
-  if (tt_ddbi_request_from_json(r->op, body, &r->typed, &r->owned, &e) != 0) {
+  if (rc != 0) {
     answer_backend_error(r, &e);
     tt_backend_error_clear(&e);
-    return -1;
   }
-  return 0;
+  return rc != 0 ? -1 : 0;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
@@ -800,31 +807,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   bool typed = tt_ddbi_typed_op(req.op);
-  if (typed && typed_request(r, fast, req.body) != 0)
+  if (typed_request(r, fast, req.body) != 0)
     return;
-  if (tt_ddbt_is_txn(req.op) || tt_ddbt_is_batch(req.op)) {
-    struct tt_backend_error te;
-    memset(&te, 0, sizeof(te));
-    if ((tt_ddbt_is_txn(req.op) ? tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te)
-                                : tt_ddbt_batch_parse(req.op, req.body, &r->batch, &te)) != 0) {
-      answer_backend_error(r, &te);
-      tt_backend_error_clear(&te);
-      json_decref(req.body);
-      return;
-    }
-    r->body = req.body; /* holds what the steps borrow */
-  } else if (!typed) {
-    struct tt_backend_error te;
-    memset(&te, 0, sizeof(te));
-    r->tabled = true;
-    tt_arena_init(&r->table.arena);
-    r->body = req.body; /* holds what the request borrows */
-    if (tt_ddb_table_request_read(req.op, req.body, &r->table.arena, &r->table.req, &te) != 0) {
-      answer_backend_error(r, &te);
-      tt_backend_error_clear(&te);
-      return;
-    }
-  }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
