@@ -19,6 +19,7 @@
 #include "api/ddb_items.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
+#include "api/server.h"
 #include "backend/table_json.h"
 #include "obs/log.h"
 #include "util/buf.h"
@@ -96,19 +97,6 @@ struct tt_ddb_req {
   struct tt_ddb_req *aprev, *anext; /* every live request context */
 };
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t next_id(struct tt_ddb_listener *l) {
-  uint64_t z = (l->id_state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 int tt_ddb_listener_init(struct tt_ddb_listener *l, uv_loop_t *loop, struct tt_families *fams,
                          struct tt_client *client, const struct tt_ddb_listener_options *opts) {
   memset(l, 0, sizeof(*l));
@@ -116,7 +104,7 @@ int tt_ddb_listener_init(struct tt_ddb_listener *l, uv_loop_t *loop, struct tt_f
   l->fams = fams;
   l->client = client;
   l->opts = *opts;
-  l->id_state = now_ns();
+  l->id_state = tt_server_now_ns();
   tt_sigv4_cache_init(&l->sigv4);
   if (fams) {
     l->requests = tt_metrics_family(fams->registry, TT_METRIC_COUNTER,
@@ -140,7 +128,7 @@ static void set_request_id(struct tt_ddb_req *r) {
   uint64_t v = 0;
   for (size_t i = 0; i < 52; i++) {
     if (i % 12 == 0)
-      v = next_id(r->l);
+      v = tt_server_next_id(&r->l->id_state);
     r->request_id[i] = alphabet[v % 36];
     v /= 36;
   }
@@ -148,20 +136,6 @@ static void set_request_id(struct tt_ddb_req *r) {
 }
 
 /* ---- answers ------------------------------------------------------------ */
-
-/* The decimal text of v (a header or label value, without printf's cost on
- * every request). */
-static void u32_text(char out[11], uint32_t v) {
-  char tmp[10];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++)
-    out[i] = tmp[n - 1 - i];
-  out[n] = '\0';
-}
 
 static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   free(r->out);
@@ -345,7 +319,7 @@ static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
   const char *data = fixed ? fixed : r->out;
   size_t len = fixed ? strlen(fixed) : r->out_len;
   char crc[16];
-  u32_text(crc, tt_ddbw_crc32(data, len));
+  tt_server_uint_text(crc, tt_ddbw_crc32(data, len));
   struct MHD_Response *mr = NULL;
   if (fixed) {
     mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
@@ -511,12 +485,7 @@ static int keep_values(struct tt_ddb_req *r, const json_t *body) {
 
 static void req_free(struct tt_ddb_req *r) {
   struct tt_ddb_listener *l = r->l;
-  if (r->aprev)
-    r->aprev->anext = r->anext;
-  else if (l->all == r)
-    l->all = r->anext;
-  if (r->anext)
-    r->anext->aprev = r->aprev;
+  LIST_UNLINK(l->all, r, aprev, anext);
   if (r->fast)
     tt_av_free(&r->get.key);
   else if (r->tabled)
@@ -544,16 +513,6 @@ static void timer_closed_cb(uv_handle_t *h) {
   struct tt_ddb_req *r = h->data;
   r->timer_open = false;
   maybe_free(r);
-}
-
-static void unlink_running(struct tt_ddb_req *r) {
-  if (r->prev)
-    r->prev->next = r->next;
-  else if (r->l->running == r)
-    r->l->running = r->next;
-  if (r->next)
-    r->next->prev = r->prev;
-  r->prev = r->next = NULL;
 }
 
 /* A successful call's answer `out` (NULL: out of memory). */
@@ -659,7 +618,7 @@ static void joined_cb(struct tt_join *j, void *arg) {
   struct tt_ddb_req *r = arg;
   (void)j;
   r->joined = true;
-  unlink_running(r);
+  LIST_UNLINK(r->l->running, r, prev, next);
   if (!r->answered)
     answer_error(r, 500, T_DDB "InternalServerError", "The call produced no answer", NULL);
   if (r->timer_open && !uv_is_closing((uv_handle_t *)&r->timer))
@@ -812,10 +771,7 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
-  r->next = l->running;
-  if (l->running)
-    l->running->prev = r;
-  l->running = r;
+  LIST_PUSH(l->running, r, prev, next);
   int started =
       typed && (req.op == TT_DDB_QUERY || req.op == TT_DDB_SCAN)
           ? tt_client_start_read(l->client, &r->join, &r->call, req.op, &r->typed.read,
@@ -837,7 +793,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   uint64_t now_ms = uv_now(l->loop);
   if (r->join.deadline_ms > now_ms) {
     uint64_t slice = (r->join.deadline_ms - now_ms) * 1000000u;
-    tt_client_run_ready(l->client, now_ns() + (slice < READY_SLICE_NS ? slice : READY_SLICE_NS));
+    if (slice > READY_SLICE_NS)
+      slice = READY_SLICE_NS;
+    tt_client_run_ready(l->client, tt_server_now_ns() + slice);
   }
 }
 
@@ -856,15 +814,12 @@ enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn
       return MHD_NO;
     r->l = l;
     r->conn = conn;
-    r->start_ns = now_ns();
+    r->start_ns = tt_server_now_ns();
     r->start_ms = uv_now(l->loop);
     tt_buf_init(&r->body_buf, l->opts.max_body_bytes);
     set_request_id(r);
     l->active++;
-    r->anext = l->all;
-    if (l->all)
-      l->all->aprev = r;
-    l->all = r;
+    LIST_PUSH(l->all, r, aprev, anext);
     *con_cls = r;
     return MHD_YES;
   }
@@ -914,10 +869,10 @@ void tt_ddb_listener_completed_cb(void *cls, struct MHD_Connection *conn, void *
   bool gone = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || !r->queued;
   unsigned status = gone ? 499 : r->status;
   char status_text[12];
-  u32_text(status_text, status);
+  tt_server_uint_text(status_text, status);
   const char *op = r->op_known ? tt_ddb_op_name(r->op) : "Unknown";
   const char *labels[2] = {op, status_text};
-  double secs = (double)(now_ns() - r->start_ns) / 1e9;
+  double secs = (double)(tt_server_now_ns() - r->start_ns) / 1e9;
   if (l->requests) {
     tt_metric_add(l->requests, labels, 1);
     tt_metric_observe(l->duration, labels, secs);

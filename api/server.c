@@ -47,28 +47,6 @@
 #define LINGER_MS 10000u
 #define LINGER_MAX 256u
 
-/* The intrusive doubly linked lists of requests, connections and lingering
- * sockets: x joins the front of the list at `head` through its members
- * `prev` and `next`, or leaves it. */
-#define LIST_PUSH(head, x, prev, next) \
-  do {                                 \
-    (x)->prev = NULL;                  \
-    (x)->next = (head);                \
-    if (head)                          \
-      (head)->prev = (x);              \
-    (head) = (x);                      \
-  } while (0)
-#define LIST_UNLINK(head, x, prev, next) \
-  do {                                   \
-    if ((x)->prev)                       \
-      (x)->prev->next = (x)->next;       \
-    else if ((head) == (x))              \
-      (head) = (x)->next;                \
-    if ((x)->next)                       \
-      (x)->next->prev = (x)->prev;       \
-    (x)->prev = (x)->next = NULL;        \
-  } while (0)
-
 /* One client connection, from accept to close (MHD's socket context). */
 struct tt_conn {
   uint32_t magic;
@@ -97,7 +75,7 @@ struct tt_linger {
   struct tt_linger *prev, *next;
 };
 
-static uint64_t now_ns(void) {
+uint64_t tt_server_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -159,13 +137,12 @@ int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fam
   s->fams = fams;
   s->opts = *opts;
   if (getrandom(&s->id_state, sizeof(s->id_state), 0) != (ssize_t)sizeof(s->id_state))
-    s->id_state = now_ns();
+    s->id_state = tt_server_now_ns();
   return 0;
 }
 
-/* splitmix64: cheap, and ids only need to be unique, not secret. */
-static uint64_t next_id(struct tt_server *s) {
-  uint64_t z = (s->id_state += 0x9e3779b97f4a7c15ULL);
+uint64_t tt_server_next_id(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -206,8 +183,7 @@ static void put_hex64(char *out, uint64_t v) {
     out[i] = hex[v & 15];
 }
 
-/* v in decimal ("%u") into out, which holds 11 bytes. */
-static void put_uint(char out[static 11], unsigned v) {
+void tt_server_uint_text(char out[static 11], uint32_t v) {
   char tmp[10];
   size_t n = 0;
   do
@@ -303,8 +279,8 @@ static void set_ids(struct tt_request *req) {
     tt_text_copy(req->request_id, sizeof(req->request_id), rid);
   } else {
     _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
-    put_hex64(req->request_id, next_id(req->server));
-    put_hex64(req->request_id + 16, next_id(req->server));
+    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
+    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
     req->request_id[32] = '\0';
   }
   const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
@@ -831,7 +807,7 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   req->magic = TT_REQUEST_MAGIC;
   req->server = s;
   req->conn = conn;
-  req->start_ns = now_ns();
+  req->start_ns = tt_server_now_ns();
   req->start_ms = uv_now(s->loop);
   req->route_label = "unmatched";
   req->state = TT_REQ_READING;
@@ -1022,7 +998,7 @@ static void dispatch(struct tt_request *req) {
   uint64_t slice = (deadline - now_ms) * 1000000u;
   if (slice > READY_SLICE_NS)
     slice = READY_SLICE_NS;
-  tt_client_run_ready(s->orm->client, now_ns() + slice);
+  tt_client_run_ready(s->orm->client, tt_server_now_ns() + slice);
 }
 
 /* A refusal decided from the headers is answered before the body is read
@@ -1135,7 +1111,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
-  uint64_t end_ns = now_ns(); /* the duration's and the server span's end */
+  uint64_t end_ns = tt_server_now_ns(); /* the duration's and the server span's end */
   double secs = (double)(end_ns - req->start_ns) / 1e9;
   bool gone = req->client_gone || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ||
               req->state != TT_REQ_ANSWERED;
@@ -1158,7 +1134,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     closed_code = "BadRequest";
   }
   char status_text[11];
-  put_uint(status_text, status);
+  tt_server_uint_text(status_text, status);
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);
