@@ -164,22 +164,11 @@ static void otlp_close(struct daemon *d) {
 static int make_tracing(struct daemon *d, struct tt_error *err) {
   if (!d->cfg.tracing)
     return 0;
-  char why[160];
   struct tt_sampler sampler;
   struct tt_otlp_kvs headers, attrs;
   /* Checked by the configuration already. */
-  if (tt_sampler_parse(d->cfg.traces_sampler, d->cfg.traces_sampler_arg, &sampler, why,
-                       sizeof(why)) != 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, "traces-sampler", "traces-sampler: %s", why);
-  if (tt_otlp_kv_parse(d->cfg.otlp_headers, strlen(d->cfg.otlp_headers), true, &headers, why,
-                       sizeof(why)) != 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-headers", "otlp-headers: %s", why);
-  if (tt_otlp_kv_parse(d->cfg.resource_attributes, strlen(d->cfg.resource_attributes), false,
-                       &attrs, why, sizeof(why)) != 0) {
-    tt_otlp_kvs_free(&headers);
-    return tt_error_set(err, TT_ERR_VALIDATION, "resource-attributes", "resource-attributes: %s",
-                        why);
-  }
+  if (tt_config_tracing(&d->cfg, &sampler, &headers, &attrs, err) != 0)
+    return -1;
   const char *name = d->cfg.service_name[0] ? d->cfg.service_name
                                               : tt_otlp_kvs_get(&attrs, "service.name");
   struct tt_otlp_exporter_options o = {
