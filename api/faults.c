@@ -141,7 +141,6 @@ void tt_handle_faults_add(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
   else
     tt_request_respond_json(req, 201, out);
-  json_decref(out);
 done:
   json_decref(body);
 }
@@ -167,7 +166,6 @@ void tt_handle_faults_list(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
   else
     tt_request_respond_json(req, 200, out);
-  json_decref(out);
 }
 
 void tt_handle_faults_clear(struct tt_request *req) {

@@ -77,11 +77,8 @@ static void job_joined(struct tt_request *req) {
   unsigned status;
   if (job->registered && job->result.status == 0) {
     /* The table is there: register the model and answer with it. */
-    if (register_model(req, job->registered, job->put_flags, &status) == 0) {
-      json_t *m = tt_model_to_json(job->registered);
-      tt_request_respond_json(req, status, m);
-      json_decref(m);
-    }
+    if (register_model(req, job->registered, job->put_flags, &status) == 0)
+      tt_request_respond_json(req, status, tt_model_to_json(job->registered));
   } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_TABLE) {
     const struct tt_orm_table_desc *d = &job->result.table;
     json_t *out = tt_orm_table_to_json(d);
@@ -127,9 +124,7 @@ void tt_handle_models_list(struct tt_request *req) {
     if (!tt_model_registry_is_reserved(r, m))
       json_array_append_new(list, tt_model_to_json(m));
   }
-  json_t *out = json_pack("{s:o}", "models", list);
-  tt_request_respond_json(req, 200, out);
-  json_decref(out);
+  tt_request_respond_json(req, 200, json_pack("{s:o}", "models", list));
 }
 
 void tt_handle_model_get(struct tt_request *req) {
@@ -145,9 +140,7 @@ void tt_handle_model_get(struct tt_request *req) {
                     "no model is called so; list them with GET /v1/models");
     return;
   }
-  json_t *out = tt_model_to_json(m);
-  tt_request_respond_json(req, 200, out);
-  json_decref(out);
+  tt_request_respond_json(req, 200, tt_model_to_json(m));
 }
 
 void tt_handle_model_put(struct tt_request *req) {
@@ -201,11 +194,8 @@ void tt_handle_model_put(struct tt_request *req) {
   }
   if (!req->server->orm->auto_create_tables || what == TT_MODEL_PUT_IDENTICAL) {
     unsigned status = 200;
-    if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0) {
-      json_t *out = tt_model_to_json(m);
-      tt_request_respond_json(req, status, out);
-      json_decref(out);
-    }
+    if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0)
+      tt_request_respond_json(req, status, tt_model_to_json(m));
     tt_model_unref(m);
     goto done;
   }

@@ -108,8 +108,8 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
 void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
                                const char *body, size_t len);
 
-/* Answers with `value` serialized compactly (borrowed). */
-void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value);
+/* Answers with `value` serialized compactly (stolen; NULL answers 500). */
+void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value);
 
 /* Answers with the error envelope for err; `extra` (borrowed, may be NULL)
  * adds members to details. */

@@ -314,8 +314,9 @@ void tt_request_respond_json_text(struct tt_request *req, unsigned status, char 
   req->resp.body_static = false; /* ours to free */
 }
 
-void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value) {
+void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value) {
   char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  json_decref(value);
   if (text == NULL) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
     return;

@@ -24,10 +24,11 @@ static void sleep_joined(struct tt_request *req) {
    * than timing the answer. */
   json_t *out = json_pack("{s:I,s:I}", "completed", (json_int_t)(job->nops - canceled),
                           "canceled", (json_int_t)canceled);
-  if (req->join.failed)
-    tt_request_respond_error(req, &req->join.first_error, out);
-  else
+  if (!req->join.failed) {
     tt_request_respond_json(req, 200, out);
+    return;
+  }
+  tt_request_respond_error(req, &req->join.first_error, out);
   json_decref(out);
 }
 
