@@ -523,20 +523,32 @@ static void answer_out(struct tt_ddb_req *r, json_t *out) {
     answer_json(r, 200, out);
 }
 
-/* A table operation's answer. */
-static void table_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  if (c->bc.status != 0)
-    answer_backend_error(r, &c->bc.error);
-  else
-    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
-}
-
-/* A typed call's answer (ddb_items.h). */
-static void typed_done(struct tt_client_call *c) {
+/* The call's answer: its error (a cancelled transaction's with the reasons
+ * DynamoDB sends, made from the typed ones: its error.body is NULL), or its
+ * result as DynamoDB's JSON; the item and read operations' is written as
+ * text (ddb_items.h). */
+static void call_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
   if (c->bc.status != 0) {
-    answer_backend_error(r, &c->bc.error);
+    struct tt_backend_error e = c->bc.error;
+    json_t *reasons =
+        r->txn.steps && c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+    if (reasons)
+      e.body = reasons;
+    answer_backend_error(r, &e);
+    json_decref(reasons);
+    return;
+  }
+  if (r->txn.steps) {
+    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
+    return;
+  }
+  if (r->batch.tables) {
+    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
+    return;
+  }
+  if (r->tabled) {
+    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
     return;
   }
   struct tt_buf b;
@@ -551,32 +563,6 @@ static void typed_done(struct tt_client_call *c) {
     answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   }
   tt_buf_free(&b);
-}
-
-/* A typed transaction's answer, or its error with the reasons. */
-static void txn_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  if (c->bc.status == 0) {
-    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
-    return;
-  }
-  /* A cancellation's reasons are typed (its error.body is NULL): the body
-   * DynamoDB sends is made from them. */
-  struct tt_backend_error e = c->bc.error;
-  json_t *reasons = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
-  if (reasons)
-    e.body = reasons;
-  answer_backend_error(r, &e);
-  json_decref(reasons);
-}
-
-/* A typed batch's answer. */
-static void batch_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  if (c->bc.status != 0)
-    answer_backend_error(r, &c->bc.error);
-  else
-    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
 }
 
 /* The typed request of the call: the six item and read operations'
@@ -772,19 +758,16 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
   LIST_PUSH(l->running, r, prev, next);
+  struct tt_client *cl = l->client;
   int started =
       typed && (req.op == TT_DDB_QUERY || req.op == TT_DDB_SCAN)
-          ? tt_client_start_read(l->client, &r->join, &r->call, req.op, &r->typed.read,
-                                 typed_done, r)
-      : typed ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->typed.item,
-                                     typed_done, r)
-      : r->txn.steps ? tt_client_start_txn(l->client, &r->join, &r->call, req.op, &r->txn.req,
-                                           txn_done, r)
+          ? tt_client_start_read(cl, &r->join, &r->call, req.op, &r->typed.read, call_done, r)
+      : typed ? tt_client_start_item(cl, &r->join, &r->call, req.op, &r->typed.item, call_done, r)
+      : r->txn.steps
+          ? tt_client_start_txn(cl, &r->join, &r->call, req.op, &r->txn.req, call_done, r)
       : r->batch.tables
-          ? tt_client_start_batch(l->client, &r->join, &r->call, req.op, &r->batch.req,
-                                  batch_done, r)
-          : tt_client_start_table(l->client, &r->join, &r->call, req.op, &r->table.req,
-                                  table_done, r);
+          ? tt_client_start_batch(cl, &r->join, &r->call, req.op, &r->batch.req, call_done, r)
+          : tt_client_start_table(cl, &r->join, &r->call, req.op, &r->table.req, call_done, r);
   if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */
