@@ -14,10 +14,6 @@
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
 
-static int serialization(struct tt_backend_error *e, const char *what, const char *must) {
-  return tt_backend_error_set(e, "SerializationException", 400, "%s must be %s", what, must);
-}
-
 static int oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
 }
@@ -210,11 +206,7 @@ static int get_spec(const json_t *spec, struct tt_ddb_batch_table *t, struct tt_
     return -1;
   t->names = r.names;
   t->values = r.values;
-  const json_t *c = json_object_get(spec, "ConsistentRead");
-  if (c && !json_is_null(c) && !json_is_boolean(c))
-    return serialization(e, "ConsistentRead", "a boolean");
-  t->consistent_read = json_is_true(c);
-  return 0;
+  return tt_ddb_member_bool(spec, "ConsistentRead", false, &t->consistent_read, e);
 }
 
 int tt_ddbt_batch_parse(enum tt_ddb_op op, const json_t *body, struct tt_ddbt_batch *out,
