@@ -446,14 +446,13 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
   case TT_DDB_UPDATE_TABLE:
     /* These check the length first, with a message of their own. */
     if (n < 3 || n > 255)
-      return fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                  "TableName must be at least 3 characters long and at most 255 characters "
-                  "long");
+      return tt_ddbw_invalid(err, "TableName must be at least 3 characters long and at most 255 "
+                                  "characters long");
     if (!pattern)
-      return fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                  "1 validation error detected: Value '%s' at 'tableName' failed to satisfy "
-                  "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
-                  name);
+      return tt_ddbw_invalid(err, "1 validation error detected: Value '%s' at 'tableName' failed "
+                                  "to satisfy constraint: Member must satisfy regular expression "
+                                  "pattern: [a-zA-Z0-9_.-]+",
+                             name);
     return 0;
   case TT_DDB_GET_ITEM:
   case TT_DDB_PUT_ITEM:
@@ -480,7 +479,7 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
       snprintf(msg + len, sizeof(msg) - len, "%sValue '%s' at 'tableName' failed to satisfy "
                "constraint: %s", i ? "; " : "", name, what[i]);
     }
-    return fail(err, "com.amazon.coral.validate#ValidationException", 400, "%s", msg);
+    return tt_ddbw_invalid(err, "%s", msg);
   }
   default:
     return 0;
@@ -1168,14 +1167,14 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
     const json_t *v = json_object_get(body, k);
     bool absent = v == NULL || json_is_null(v);
     if (json_is_true(json_object_get(rules, "required")) && absent) {
-      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                "The parameter '%s' is required but was not present in the request", k);
+      rc = tt_ddbw_invalid(err, "The parameter '%s' is required but was not present in the request",
+                           k);
       goto done;
     }
     if (json_is_true(json_object_get(rules, "tableName")) && json_is_string(v) &&
         (js_length(v) < 3 || js_length(v) > 255)) {
-      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                "%s must be at least 3 characters long and at most 255 characters long", k);
+      rc = tt_ddbw_invalid(
+          err, "%s must be at least 3 characters long and at most 255 characters long", k);
       goto done;
     }
   }
@@ -1186,8 +1185,8 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
   c->errors = 0;
   validate_members(c, body, schema, "");
   if (c->errors)
-    rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-              "%d validation error%s detected: %s", c->errors, c->errors > 1 ? "s" : "", c->msg);
+    rc = tt_ddbw_invalid(err, "%d validation error%s detected: %s", c->errors,
+                         c->errors > 1 ? "s" : "", c->msg);
   free(c);
 done:
   return rc;
