@@ -728,59 +728,40 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
        obj = json_is_object(val), boo = json_is_boolean(val);
   const char *numv = num ? (is_whole(val) ? "NUMBER_VALUE" : "DECIMAL_VALUE") : "";
   const char *boov = json_is_true(val) ? "TRUE_VALUE" : "FALSE_VALUE";
-  if (strcmp(base, "Boolean") == 0) {
-    if (num)
-      return ser(c, "%s cannot be converted to %s", numv, base);
+  bool boolean = strcmp(base, "Boolean") == 0, string = strcmp(base, "String") == 0,
+       blob = strcmp(base, "Blob") == 0,
+       number = strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 ||
+                strcmp(base, "Long") == 0 || strcmp(base, "Double") == 0;
+  /* The scalar types' refusals: a value has one JSON type, so their order
+   * is free. */
+  if (boolean || string || blob || number) {
     if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+      return ser(c, "Unrecognized collection type class %s%s",
+                 blob ? "java.nio.ByteBuffer" : "java.lang.", blob ? "" : base);
     if (obj)
       return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    if (str) {
-      const char *s = json_string_value(val);
-      if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
-        *repl = json_true();
-      else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
-        *repl = json_false();
-      else
-        return ser(c, "%s%s", "Unexpected token received from parser", "");
-    }
-    return 0;
-  }
-  if (strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 || strcmp(base, "Long") == 0 ||
-      strcmp(base, "Double") == 0) {
-    if (boo)
-      return ser(c, "%s cannot be converted to %s", boov, base);
-    if (str)
-      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
-    if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    if (json_is_real(val) && strcmp(base, "Double") != 0) {
-      double d = floor(json_real_value(val));
-      if (d > -9.2e18 && d < 9.2e18)
-        *repl = json_integer((json_int_t)d);
-    }
-    return 0;
-  }
-  if (strcmp(base, "String") == 0) {
-    if (boo)
-      return ser(c, "%s cannot be converted to %s", boov, base);
-    if (num)
-      return ser(c, "%s cannot be converted to %s", numv, base);
-    if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    return 0;
-  }
-  if (strcmp(base, "Blob") == 0) {
-    if (boo || num)
+    if (blob && (boo || num))
       return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
-    if (arr)
-      return ser(c, "%s%s", "Unrecognized collection type class java.nio.ByteBuffer", "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if ((boo && !boolean) || (num && !number))
+      return ser(c, "%s cannot be converted to %s", boo ? boov : numv, base);
+    if (str && number)
+      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+  }
+  if (boolean && str) {
+    const char *s = json_string_value(val);
+    if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
+      *repl = json_true();
+    else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
+      *repl = json_false();
+    else
+      return ser(c, "%s%s", "Unexpected token received from parser", "");
+  }
+  if (number && json_is_real(val) && strcmp(base, "Double") != 0) {
+    double d = floor(json_real_value(val));
+    if (d > -9.2e18 && d < 9.2e18)
+      *repl = json_integer((json_int_t)d);
+  }
+  if (blob) {
     size_t n = json_string_length(val);
     if (n % 4) {
       char len[32];
@@ -790,8 +771,9 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     }
     if (!base64_canonical(json_string_value(val), n))
       return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
-    return 0;
   }
+  if (boolean || string || blob || number)
+    return 0;
   bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
   if (strcmp(base, "List") == 0 || plist) {
     if (boo || num || str)
