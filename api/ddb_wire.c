@@ -15,40 +15,14 @@
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
 
-static const struct {
-  const char *name;
-  enum tt_ddb_op op;
-} targets[] = {
-    {"GetItem", TT_DDB_GET_ITEM},
-    {"PutItem", TT_DDB_PUT_ITEM},
-    {"UpdateItem", TT_DDB_UPDATE_ITEM},
-    {"DeleteItem", TT_DDB_DELETE_ITEM},
-    {"Query", TT_DDB_QUERY},
-    {"Scan", TT_DDB_SCAN},
-    {"BatchGetItem", TT_DDB_BATCH_GET_ITEM},
-    {"BatchWriteItem", TT_DDB_BATCH_WRITE_ITEM},
-    {"TransactWriteItems", TT_DDB_TRANSACT_WRITE_ITEMS},
-    {"TransactGetItems", TT_DDB_TRANSACT_GET_ITEMS},
-    {"CreateTable", TT_DDB_CREATE_TABLE},
-    {"DescribeTable", TT_DDB_DESCRIBE_TABLE},
-    {"DeleteTable", TT_DDB_DELETE_TABLE},
-    {"UpdateTimeToLive", TT_DDB_UPDATE_TIME_TO_LIVE},
-    {"DescribeTimeToLive", TT_DDB_DESCRIBE_TIME_TO_LIVE},
-    {"UpdateTable", TT_DDB_UPDATE_TABLE},
-    {"ListTables", TT_DDB_LIST_TABLES},
-    {"TagResource", TT_DDB_TAG_RESOURCE},
-    {"UntagResource", TT_DDB_UNTAG_RESOURCE},
-    {"ListTagsOfResource", TT_DDB_LIST_TAGS_OF_RESOURCE},
-};
-
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   static const char prefix[] = "DynamoDB_20120810.";
   if (target == NULL || strncmp(target, prefix, sizeof(prefix) - 1) != 0)
     return -1;
-  const char *name = target + sizeof(prefix) - 1;
-  for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
-    if (strcmp(name, targets[i].name) == 0) {
-      *op = targets[i].op;
+  /* The port's operations, KMS's (after ListTagsOfResource) aside. */
+  for (int i = 0; i <= TT_DDB_LIST_TAGS_OF_RESOURCE; i++)
+    if (strcmp(target + sizeof(prefix) - 1, tt_ddb_op_name((enum tt_ddb_op)i)) == 0) {
+      *op = (enum tt_ddb_op)i;
       return 0;
     }
   return -1;
