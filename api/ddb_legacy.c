@@ -525,42 +525,29 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   return rc;
 }
 
-int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+/* The expression rules (rw: and the rewrite) of each request object of op:
+ * the body, or a BatchGetItem's table entries; the operations without
+ * expressions have none. */
+static int each_request(enum tt_ddb_op op, json_t *body, bool rw, struct tt_ddbw_error *err) {
   const struct params *p = params_of(op);
   if (p == NULL)
     return 0;
   if (op != TT_DDB_BATCH_GET_ITEM)
-    return expression_params(body, p, err);
+    return rw ? rewrite(body, op, err) : expression_params(body, p, err);
   const char *t;
   json_t *entry;
   json_object_foreach(json_object_get(body, "RequestItems"), t, entry) {
-    if (json_is_object(entry) && expression_params(entry, p, err) != 0)
+    if (json_is_object(entry) &&
+        (rw ? rewrite(entry, op, err) : expression_params(entry, p, err)) != 0)
       return -1;
   }
   return 0;
 }
 
+int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  return each_request(op, body, false, err);
+}
+
 int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
-  switch (op) {
-  case TT_DDB_GET_ITEM:
-  case TT_DDB_PUT_ITEM:
-  case TT_DDB_UPDATE_ITEM:
-  case TT_DDB_DELETE_ITEM:
-  case TT_DDB_QUERY:
-  case TT_DDB_SCAN:
-    return rewrite(body, op, err);
-  case TT_DDB_BATCH_GET_ITEM: {
-    json_t *ri = json_object_get(body, "RequestItems");
-    const char *t;
-    json_t *entry;
-    if (json_is_object(ri))
-      json_object_foreach(ri, t, entry) {
-        if (json_is_object(entry) && rewrite(entry, op, err) != 0)
-          return -1;
-      }
-    return 0;
-  }
-  default:
-    return 0;
-  }
+  return each_request(op, body, true, err);
 }
