@@ -339,9 +339,7 @@ void tt_request_respond_error(struct tt_request *req, const struct tt_error *err
     tt_request_respond_static(req, 500, "application/json", req->fallback_body, (size_t)n);
     return;
   }
-  size_t len;
-  char *text = tt_buf_steal(&out, &len);
-  tt_request_respond_json_text(req, tt_api_error_status(err->code), text, len);
+  tt_request_respond_buf(req, tt_api_error_status(err->code), &out);
 }
 
 void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *field,
