@@ -126,6 +126,12 @@ void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *
  * tt_json_number_text); use it wherever item values travel. */
 json_t *tt_request_json_body(struct tt_request *req, bool exact);
 
+/* Reads the optional integer member `name` of body into *out (kept when
+ * absent). Returns 0, or -1 after answering 400 ("<name> must be an
+ * integer from <lo> to <hi>"). */
+int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
+                          json_int_t lo, json_int_t hi, json_int_t *out);
+
 /* The percent-decoded path parameter `name` in the arena; NULL when the
  * route has none or it does not decode (then a 400 was answered). */
 const char *tt_request_param(struct tt_request *req, const char *name);

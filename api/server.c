@@ -385,6 +385,21 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact) {
   return v;
 }
 
+int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
+                          json_int_t lo, json_int_t hi, json_int_t *out) {
+  const json_t *v = json_object_get(body, name);
+  int64_t x = 0;
+  if (v == NULL)
+    return 0;
+  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld", name,
+                    (long long)lo, (long long)hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
 /* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
  * two hex digits do not follow. */
 static int escape_at(const char *s, size_t i, size_t n) {
