@@ -96,10 +96,6 @@ struct tt_request {
   enum tt_err_code error_code; /* for the log line; TT_OK on success */
 };
 
-/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len);
-
 /* Answers with the JSON text in b (taken), or with no body when b is empty
  * or status is 204; b is freed either way. */
 void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_buf *b);

@@ -308,8 +308,8 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->responded = true;
 }
 
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len) {
+/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
+static void respond_json_text(struct tt_request *req, unsigned status, char *body, size_t len) {
   tt_request_respond_static(req, status, "application/json", body, len);
   req->resp.body_static = false; /* ours to free */
 }
@@ -321,7 +321,7 @@ void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *va
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
     return;
   }
-  tt_request_respond_json_text(req, status, text, strlen(text));
+  respond_json_text(req, status, text, strlen(text));
 }
 
 void tt_request_respond_error(struct tt_request *req, const struct tt_error *err,
@@ -552,7 +552,7 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
   } else {
     size_t len;
     char *text = tt_buf_steal(b, &len);
-    tt_request_respond_json_text(req, status, text, len);
+    respond_json_text(req, status, text, len);
   }
   tt_buf_free(b);
 }
