@@ -29,9 +29,6 @@
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
 
-/* How long a request may run the backend's ready calls before it is
- * suspended and completes from the loop (as api/server.c). */
-#define READY_SLICE_NS (5u * 1000000u)
 #define DISCARD_LIMIT (16u << 20) /* bytes of an oversized body read before closing */
 
 static const char *const l_op_status[] = {"operation", "status"};
@@ -771,15 +768,8 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */
-  if (r->joined)
-    return;
-  uint64_t now_ms = uv_now(l->loop);
-  if (r->join.deadline_ms > now_ms) {
-    uint64_t slice = (r->join.deadline_ms - now_ms) * 1000000u;
-    if (slice > READY_SLICE_NS)
-      slice = READY_SLICE_NS;
-    tt_client_run_ready(l->client, tt_server_now_ns() + slice);
-  }
+  if (!r->joined)
+    tt_server_run_ready(l->loop, l->client, r->join.deadline_ms);
 }
 
 /* ---- libmicrohttpd callbacks -------------------------------------------- */

@@ -987,6 +987,16 @@ static void precheck(struct tt_request *req, const char *url) {
  * or the drain. */
 #define READY_SLICE_NS (5u * 1000000u)
 
+void tt_server_run_ready(uv_loop_t *loop, struct tt_client *client, uint64_t deadline_ms) {
+  uint64_t now_ms = uv_now(loop);
+  if (deadline_ms <= now_ms)
+    return;
+  uint64_t slice = (deadline_ms - now_ms) * 1000000u;
+  if (slice > READY_SLICE_NS)
+    slice = READY_SLICE_NS;
+  tt_client_run_ready(client, tt_server_now_ns() + slice);
+}
+
 static void dispatch(struct tt_request *req) {
   struct tt_server *s = req->server;
   tt_join_init(&req->join, s->fams, joined_cb, req);
@@ -1005,14 +1015,7 @@ static void dispatch(struct tt_request *req) {
    * When that joins the request, the access callback answers at once and
    * the connection is never suspended. Bounded by the slice and by the
    * request's deadline, which only a suspended request's timer enforces. */
-  uint64_t deadline = req->start_ms + s->opts.request_timeout_ms;
-  uint64_t now_ms = uv_now(s->loop);
-  if (deadline <= now_ms)
-    return;
-  uint64_t slice = (deadline - now_ms) * 1000000u;
-  if (slice > READY_SLICE_NS)
-    slice = READY_SLICE_NS;
-  tt_client_run_ready(s->orm->client, tt_server_now_ns() + slice);
+  tt_server_run_ready(s->loop, s->orm->client, req->join.deadline_ms);
 }
 
 /* A refusal decided from the headers is answered before the body is read

@@ -127,6 +127,11 @@ void tt_server_close(struct tt_server *s);
  * unique, not secret); v in decimal ("%u", without printf's cost on every
  * request) into out. */
 uint64_t tt_server_now_ns(void);
+/* After a handler returned (nothing of it on the stack): runs the client's
+ * ready calls (tt_client_run_ready) for at most a slice of a few ms, and
+ * not past the request's deadline. */
+struct tt_client;
+void tt_server_run_ready(uv_loop_t *loop, struct tt_client *client, uint64_t deadline_ms);
 uint64_t tt_server_next_id(uint64_t *state);
 void tt_server_uint_text(char out[static 11], uint32_t v);
 
