@@ -406,58 +406,31 @@ uint32_t tt_ddbw_crc32(const void *p, size_t n) {
 }
 
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  /* The operations of schemas[] have TableName's constraints there
+   * (tt_ddbw_validate); UpdateTimeToLive has no member table. */
   const char *name = json_string_value(json_object_get(body, "TableName"));
-  if (name == NULL)
+  if (op != TT_DDB_UPDATE_TIME_TO_LIVE || name == NULL)
     return 0;
   size_t n = strlen(name);
-  bool pattern = n > 0 && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                       "0123456789_.-") == n;
-  switch (op) {
-  case TT_DDB_CREATE_TABLE:
-  case TT_DDB_DELETE_TABLE:
-  case TT_DDB_DESCRIBE_TABLE:
-  case TT_DDB_DESCRIBE_TIME_TO_LIVE:
-  case TT_DDB_UPDATE_TABLE:
-    /* These check the length first, with a message of their own. */
-    if (n < 3 || n > 255)
-      return tt_ddbw_invalid(err, "TableName must be at least 3 characters long and at most 255 "
-                                  "characters long");
-    if (!pattern)
-      return tt_ddbw_invalid(err, "1 validation error detected: Value '%s' at 'tableName' failed "
-                                  "to satisfy constraint: Member must satisfy regular expression "
-                                  "pattern: [a-zA-Z0-9_.-]+",
-                             name);
+  char msg[sizeof(err->message)];
+  int k = 0;
+  const char *what[3] = {NULL, NULL, NULL};
+  if (n == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_.-") != n)
+    what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
+  if (n < 3)
+    what[k++] = "Member must have length greater than or equal to 3";
+  if (n > 255)
+    what[k++] = "Member must have length less than or equal to 255";
+  if (k == 0)
     return 0;
-  case TT_DDB_GET_ITEM:
-  case TT_DDB_PUT_ITEM:
-  case TT_DDB_UPDATE_ITEM:
-  case TT_DDB_DELETE_ITEM:
-  case TT_DDB_QUERY:
-  case TT_DDB_SCAN:
-  case TT_DDB_UPDATE_TIME_TO_LIVE: {
-    char msg[sizeof(err->message)];
-    msg[0] = '\0';
-    int k = 0;
-    const char *what[3] = {NULL, NULL, NULL};
-    if (!pattern)
-      what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
-    if (n < 3)
-      what[k++] = "Member must have length greater than or equal to 3";
-    if (n > 255)
-      what[k++] = "Member must have length less than or equal to 255";
-    if (k == 0)
-      return 0;
-    snprintf(msg, sizeof(msg), "%d validation error%s detected: ", k, k > 1 ? "s" : "");
-    for (int i = 0; i < k; i++) {
-      size_t len = strlen(msg);
-      snprintf(msg + len, sizeof(msg) - len, "%sValue '%s' at 'tableName' failed to satisfy "
-               "constraint: %s", i ? "; " : "", name, what[i]);
-    }
-    return tt_ddbw_invalid(err, "%s", msg);
+  snprintf(msg, sizeof(msg), "%d validation error%s detected: ", k, k > 1 ? "s" : "");
+  for (int i = 0; i < k; i++) {
+    size_t len = strlen(msg);
+    snprintf(msg + len, sizeof(msg) - len, "%sValue '%s' at 'tableName' failed to satisfy "
+             "constraint: %s", i ? "; " : "", name, what[i]);
   }
-  default:
-    return 0;
-  }
+  return tt_ddbw_invalid(err, "%s", msg);
 }
 
 /* ---- member types ------------------------------------------------------ */

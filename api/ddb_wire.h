@@ -147,8 +147,10 @@ int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_er
  * tt_ddbw_check_table, tt_ddbw_check_read. Returns 0 or -1 with *err. */
 int tt_ddbw_check_request(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
 
-/* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
- * before the table is looked up, with its messages. Returns 0 or -1. */
+/* DynamoDB's checks of UpdateTimeToLive's TableName (length 3..255,
+ * [a-zA-Z0-9_.-]+), made before the table is looked up, with its messages;
+ * the other operations' are their member constraints' (tt_ddbw_validate).
+ * Returns 0 or -1. */
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* Rewrites DynamoDB's legacy parameters of `body` in place as expressions
