@@ -37,9 +37,9 @@ static int param(struct tt_request *req, const char *name, const char **out) {
   return *out ? 0 : -1;
 }
 
-/* Parses the request and starts the ledger operation its route names (the
- * route's arg); the answer comes from ledger_joined once every backend call
- * it started is joined. Posts and a record's put carry a body. */
+/* Parses the request and starts the ledger operation its route names
+ * (TT_ROUTE_ARG); the answer comes from ledger_joined once every backend
+ * call it started is joined. Posts and a record's put carry a body. */
 void tt_handle_ledger(struct tt_request *req) {
   enum tt_ledger_kind kind = (enum tt_ledger_kind)tt_route_arg(req->match.route);
   bool with_body = req->method == TT_METHOD_POST || kind == TT_LEDGER_RECORD_PUT;
