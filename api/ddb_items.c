@@ -18,17 +18,26 @@ static enum tt_ddbi_capacity capacity_of(const json_t *obj) {
   return (enum tt_ddbi_capacity)tt_ddb_capacity_mode(obj);
 }
 
-/* ReturnValues of a write (its enum set is tt_ddbw_validate's). */
+/* ReturnValues of a write. */
 static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
                          struct tt_backend_error *e) {
   const char *s, *name;
   *rv = TT_DDB_RETURN_NONE;
   if (tt_ddb_member_str(obj, "ReturnValues", &s, e) != 0)
     return -1;
-  for (int i = 0; s && (name = tt_ddb_return_values_name((enum tt_ddb_return_values)i)); i++)
-    if (strcmp(s, name) == 0)
+  if (s == NULL)
+    return 0;
+  for (int i = 0; (name = tt_ddb_return_values_name((enum tt_ddb_return_values)i)); i++)
+    if (strcmp(s, name) == 0) {
       *rv = (enum tt_ddb_return_values)i;
-  return 0;
+      return 0;
+    }
+  return tt_backend_error_set(
+      e, "ValidationException", 400,
+      "1 validation error detected: Value '%s' at 'returnValues' failed to satisfy "
+      "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, "
+      "NONE, UPDATED_NEW]",
+      s);
 }
 
 int tt_ddbi_item_or_key(const json_t *obj, bool put, bool on_failure, struct tt_av *own,
@@ -80,8 +89,12 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
   return 0;
 }
 
-/* Query and Scan; Limit, Select and TotalSegments meet their constraints
- * (tt_ddbw_validate). */
+static const char total_segments_range[] =
+    "1 validation error detected: Value '%lld' at 'totalSegments' failed to satisfy "
+    "constraint: Member must have value less than or equal to 1000000 and greater than or "
+    "equal to 1";
+
+/* Query and Scan. */
 static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request *r,
                           struct tt_av own[4], struct tt_backend_error *e) {
   struct tt_ddb_read_request *q = &r->read;
@@ -95,9 +108,24 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
       tt_ddb_member_map(obj, "ExclusiveStartKey", &own[3], &q->start_key, e) != 0)
     return -1;
   q->backward = query && !forward;
-  for (int i = 1; select && tt_ddb_select_name((enum tt_ddb_select)i); i++)
-    if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
-      q->select = (enum tt_ddb_select)i;
+  if (has_limit && q->limit < 1)
+    return tt_backend_error_set(
+        e, "ValidationException", 400,
+        "1 validation error detected: Value '%lld' at 'limit' failed to satisfy "
+        "constraint: Member must have value greater than or equal to 1",
+        (long long)q->limit);
+  if (select) {
+    for (int i = 1; tt_ddb_select_name((enum tt_ddb_select)i); i++)
+      if (strcmp(select, tt_ddb_select_name((enum tt_ddb_select)i)) == 0)
+        q->select = (enum tt_ddb_select)i;
+    if (q->select == TT_DDB_SELECT_DEFAULT)
+      return tt_backend_error_set(
+          e, "ValidationException", 400,
+          "1 validation error detected: Value '%s' at 'select' failed to satisfy "
+          "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+          "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
+          select);
+  }
   if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "KeyConditionExpression", &q->key_condition, e) != 0 ||
       tt_ddb_member_str(obj, "FilterExpression", &q->filter, e) != 0 ||
@@ -116,6 +144,9 @@ static int read_from_json(bool query, const json_t *obj, struct tt_ddbi_request 
                     "request when Segment parameter is present"
                   : "The Segment parameter is required but was not present in the request "
                     "when parameter TotalSegments is present");
+    if (has_total && q->total_segments < 1)
+      return tt_backend_error_set(e, "ValidationException", 400, total_segments_range,
+                                  (long long)q->total_segments);
   }
   return 0;
 }

@@ -2,10 +2,9 @@
 /* ddb_items.h -- the DynamoDB listener's GetItem, PutItem, UpdateItem,
  * DeleteItem, Query and Scan: DynamoDB's request JSON read into the backend
  * port's typed request (backend.h), and the typed answer written as
- * DynamoDB's answer JSON. The member checks of ddb_wire.h come first (the
- * enums, Limit and TotalSegments are theirs); what is left here is what
- * only reading the JSON can tell (a missing Key or Item, the ReturnValues a
- * write cannot have, the segments, nesting), with DynamoDB's messages.
+ * DynamoDB's answer JSON. The member checks of ddb_wire.h come first; what
+ * is left here is what only reading the JSON can tell (a missing Key or
+ * Item, the enums, Limit, the segments, nesting), with DynamoDB's messages.
  * What depends on the table is the backend's. */
 #ifndef TT_API_DDB_ITEMS_H
 #define TT_API_DDB_ITEMS_H
