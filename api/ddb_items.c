@@ -40,29 +40,17 @@ static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
       s);
 }
 
-/* GetItem, PutItem, UpdateItem, DeleteItem, in the order DynamoDB reports
- * their errors. */
-static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_request *r,
-                          struct tt_av own[4], struct tt_backend_error *e) {
-  struct tt_ddb_item_request *q = &r->item;
-  bool get = op == TT_DDB_GET_ITEM, put = op == TT_DDB_PUT_ITEM;
-  const char *rvf;
-  if (!get) {
-    if (return_values(obj, &q->return_values, e) != 0)
-      return -1;
-    if (op != TT_DDB_UPDATE_ITEM && q->return_values != TT_DDB_RETURN_NONE &&
-        q->return_values != TT_DDB_RETURN_ALL_OLD)
-      return tt_backend_error_set(
-          e, "ValidationException", 400, "ReturnValues can only be ALL_OLD or NONE");
-  }
-  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &own[0], put ? &q->item : &q->key, e) != 0)
+int tt_ddbi_item_or_key(const json_t *obj, bool put, bool on_failure, struct tt_av *own,
+                        struct tt_ddb_item_request *q, struct tt_backend_error *e) {
+  const char *rvf = NULL;
+  if (tt_ddb_member_map(obj, put ? "Item" : "Key", own, put ? &q->item : &q->key, e) != 0)
     return -1;
   if ((put ? q->item : q->key) == NULL)
     return tt_backend_error_set(e, "ValidationException", 400,
                                 "1 validation error detected: Value null at '%s' failed to satisfy "
                                 "constraint: Member must not be null",
                                 put ? "item" : "key");
-  if (tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
+  if (on_failure && tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
     return -1;
   if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
     return tt_backend_error_set(
@@ -72,7 +60,25 @@ static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_r
         "must satisfy enum value set: [ALL_OLD, NONE]",
         rvf);
   q->old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &q->names, &q->values, e) != 0 ||
+  return 0;
+}
+
+/* GetItem, PutItem, UpdateItem, DeleteItem, in the order DynamoDB reports
+ * their errors. */
+static int item_from_json(enum tt_ddb_op op, const json_t *obj, struct tt_ddbi_request *r,
+                          struct tt_av own[4], struct tt_backend_error *e) {
+  struct tt_ddb_item_request *q = &r->item;
+  bool get = op == TT_DDB_GET_ITEM, put = op == TT_DDB_PUT_ITEM;
+  if (!get) {
+    if (return_values(obj, &q->return_values, e) != 0)
+      return -1;
+    if (op != TT_DDB_UPDATE_ITEM && q->return_values != TT_DDB_RETURN_NONE &&
+        q->return_values != TT_DDB_RETURN_ALL_OLD)
+      return tt_backend_error_set(
+          e, "ValidationException", 400, "ReturnValues can only be ALL_OLD or NONE");
+  }
+  if (tt_ddbi_item_or_key(obj, put, true, &own[0], q, e) != 0 ||
+      tt_ddb_member_placeholders(obj, &own[1], &own[2], &q->names, &q->values, e) != 0 ||
       tt_ddb_member_str(obj, "UpdateExpression", &q->update, e) != 0 ||
       tt_ddb_member_str(obj, "ConditionExpression", &q->condition, e) != 0 ||
       tt_ddb_member_str(obj, "TableName", &q->table, e) != 0)

@@ -44,6 +44,12 @@ struct tt_ddbi_owned {
 /* Whether op is one of the six typed operations. */
 bool tt_ddbi_typed_op(enum tt_ddb_op op);
 
+/* An item request's Item (`put`) or Key into q, which must be there, then
+ * (with `on_failure`) its ReturnValuesOnConditionCheckFailure, with
+ * DynamoDB's messages; the map is kept in *own. Returns 0 or -1 with e set. */
+int tt_ddbi_item_or_key(const json_t *obj, bool put, bool on_failure, struct tt_av *own,
+                        struct tt_ddb_item_request *q, struct tt_backend_error *e);
+
 /* Reads `body` (a JSON object, strings marked as json_exact.h reads them)
  * into *r, whose values are kept in *own (zeroed first). Returns 0, or -1
  * with e set (own then holds nothing to free). */

@@ -33,36 +33,16 @@ static int value_ph(struct rw *w, json_t *v, struct tt_buf *out) {
   return tt_buf_printf(out, "%s", ph);
 }
 
+/* The comparison operators; fmt: a binary operator's text. */
 static const struct {
   const char *op;
-  int nargs; /* -1: one or more (IN) */
-  const char *fmt; /* %1$s name, values follow */
+  const char *fmt;
 } ops[] = {
-    {"EQ", 1, "="},          {"NE", 1, "<>"},        {"LE", 1, "<="},
-    {"LT", 1, "<"},          {"GE", 1, ">="},        {"GT", 1, ">"},
-    {"NOT_NULL", 0, NULL},   {"NULL", 0, NULL},      {"CONTAINS", 1, NULL},
-    {"NOT_CONTAINS", 1, NULL}, {"BEGINS_WITH", 1, NULL}, {"IN", -1, NULL},
-    {"BETWEEN", 2, NULL},
+    {"EQ", "="},         {"NE", "<>"},           {"LE", "<="},          {"LT", "<"},
+    {"GE", ">="},        {"GT", ">"},            {"NOT_NULL", NULL},    {"NULL", NULL},
+    {"CONTAINS", NULL},  {"NOT_CONTAINS", NULL}, {"BEGINS_WITH", NULL}, {"IN", NULL},
+    {"BETWEEN", NULL},
 };
-
-/* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
-static const char *av_type(json_t *v) {
-  void *it = json_is_object(v) ? json_object_iter(v) : NULL;
-  return it ? json_object_iter_key(it) : "";
-}
-
-/* The AttributeValue types each operator compares (DynamoDB's table). */
-static bool type_allowed(const char *op, const char *t) {
-  static const char *const any[] = {"EQ", "NE"};
-  static const char *const sb[] = {"BEGINS_WITH"};
-  for (size_t i = 0; i < 2; i++)
-    if (strcmp(op, any[i]) == 0)
-      return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0 ||
-             strcmp(t, "SS") == 0 || strcmp(t, "NS") == 0 || strcmp(t, "BS") == 0;
-  if (strcmp(op, sb[0]) == 0)
-    return strcmp(t, "S") == 0 || strcmp(t, "B") == 0;
-  return strcmp(t, "S") == 0 || strcmp(t, "N") == 0 || strcmp(t, "B") == 0;
-}
 
 /* An IN's AttributeValueList has no length limit of its own in DynamoDB,
  * where an expression's IN takes 100 operands and 4 KB of text: the
@@ -83,6 +63,7 @@ static bool in_repeated(json_t *list, size_t *kept, size_t *nkept, size_t k) {
   return false;
 }
 
+/* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
 static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct tt_buf *out) {
   json_t *opj = json_object_get(c, "ComparisonOperator");
   json_t *list = json_object_get(c, "AttributeValueList");
@@ -117,28 +98,9 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     tt_ddbw_invalid(w->err, "AttributeValueList must be a list");
     goto out;
   }
-  size_t n = list ? json_array_size(list) : 0;
-  if ((ops[i].nargs >= 0 && n != (size_t)ops[i].nargs) || (ops[i].nargs < 0 && n == 0)) {
-    tt_ddbw_invalid(w->err,
-            "One or more parameter values were invalid: Invalid number of argument(s) for the "
-            "%s ComparisonOperator",
-            op);
+  size_t n = json_array_size(list);
+  if (tt_ddbw_condition_args(op, list, w->err) != 0)
     goto out;
-  }
-  for (size_t k = 1; k < n; k++)
-    if (strcmp(av_type(json_array_get(list, k)), av_type(json_array_get(list, 0))) != 0) {
-      tt_ddbw_invalid(w->err, "One or more parameter values were invalid: AttributeValues inside "
-                      "AttributeValueList must be of same type");
-      goto out;
-    }
-  for (size_t k = 0; k < n; k++)
-    if (!type_allowed(op, av_type(json_array_get(list, k)))) {
-      tt_ddbw_invalid(w->err,
-                      "One or more parameter values were invalid: ComparisonOperator %s is not "
-                      "valid for %s AttributeValue type",
-                      op, av_type(json_array_get(list, k)));
-      goto out;
-    }
   if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
       strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
     /* DynamoDB refuses it once it knows the table's keys, after the
@@ -563,42 +525,29 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   return rc;
 }
 
-int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+/* The expression rules (rw: and the rewrite) of each request object of op:
+ * the body, or a BatchGetItem's table entries; the operations without
+ * expressions have none. */
+static int each_request(enum tt_ddb_op op, json_t *body, bool rw, struct tt_ddbw_error *err) {
   const struct params *p = params_of(op);
   if (p == NULL)
     return 0;
   if (op != TT_DDB_BATCH_GET_ITEM)
-    return expression_params(body, p, err);
+    return rw ? rewrite(body, op, err) : expression_params(body, p, err);
   const char *t;
   json_t *entry;
   json_object_foreach(json_object_get(body, "RequestItems"), t, entry) {
-    if (json_is_object(entry) && expression_params(entry, p, err) != 0)
+    if (json_is_object(entry) &&
+        (rw ? rewrite(entry, op, err) : expression_params(entry, p, err)) != 0)
       return -1;
   }
   return 0;
 }
 
+int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  return each_request(op, body, false, err);
+}
+
 int tt_ddbw_legacy(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
-  switch (op) {
-  case TT_DDB_GET_ITEM:
-  case TT_DDB_PUT_ITEM:
-  case TT_DDB_UPDATE_ITEM:
-  case TT_DDB_DELETE_ITEM:
-  case TT_DDB_QUERY:
-  case TT_DDB_SCAN:
-    return rewrite(body, op, err);
-  case TT_DDB_BATCH_GET_ITEM: {
-    json_t *ri = json_object_get(body, "RequestItems");
-    const char *t;
-    json_t *entry;
-    if (json_is_object(ri))
-      json_object_foreach(ri, t, entry) {
-        if (json_is_object(entry) && rewrite(entry, op, err) != 0)
-          return -1;
-      }
-    return 0;
-  }
-  default:
-    return 0;
-  }
+  return each_request(op, body, true, err);
 }

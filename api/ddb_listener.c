@@ -19,6 +19,7 @@
 #include "api/ddb_items.h"
 #include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
+#include "api/server.h"
 #include "backend/table_json.h"
 #include "obs/log.h"
 #include "util/buf.h"
@@ -28,9 +29,6 @@
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
 
-/* How long a request may run the backend's ready calls before it is
- * suspended and completes from the loop (as api/server.c). */
-#define READY_SLICE_NS (5u * 1000000u)
 #define DISCARD_LIMIT (16u << 20) /* bytes of an oversized body read before closing */
 
 static const char *const l_op_status[] = {"operation", "status"};
@@ -96,19 +94,6 @@ struct tt_ddb_req {
   struct tt_ddb_req *aprev, *anext; /* every live request context */
 };
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t next_id(struct tt_ddb_listener *l) {
-  uint64_t z = (l->id_state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 int tt_ddb_listener_init(struct tt_ddb_listener *l, uv_loop_t *loop, struct tt_families *fams,
                          struct tt_client *client, const struct tt_ddb_listener_options *opts) {
   memset(l, 0, sizeof(*l));
@@ -116,7 +101,7 @@ int tt_ddb_listener_init(struct tt_ddb_listener *l, uv_loop_t *loop, struct tt_f
   l->fams = fams;
   l->client = client;
   l->opts = *opts;
-  l->id_state = now_ns();
+  l->id_state = tt_server_now_ns();
   tt_sigv4_cache_init(&l->sigv4);
   if (fams) {
     l->requests = tt_metrics_family(fams->registry, TT_METRIC_COUNTER,
@@ -140,7 +125,7 @@ static void set_request_id(struct tt_ddb_req *r) {
   uint64_t v = 0;
   for (size_t i = 0; i < 52; i++) {
     if (i % 12 == 0)
-      v = next_id(r->l);
+      v = tt_server_next_id(&r->l->id_state);
     r->request_id[i] = alphabet[v % 36];
     v /= 36;
   }
@@ -148,20 +133,6 @@ static void set_request_id(struct tt_ddb_req *r) {
 }
 
 /* ---- answers ------------------------------------------------------------ */
-
-/* The decimal text of v (a header or label value, without printf's cost on
- * every request). */
-static void u32_text(char out[11], uint32_t v) {
-  char tmp[10];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++)
-    out[i] = tmp[n - 1 - i];
-  out[n] = '\0';
-}
 
 static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   free(r->out);
@@ -345,7 +316,7 @@ static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
   const char *data = fixed ? fixed : r->out;
   size_t len = fixed ? strlen(fixed) : r->out_len;
   char crc[16];
-  u32_text(crc, tt_ddbw_crc32(data, len));
+  tt_server_uint_text(crc, tt_ddbw_crc32(data, len));
   struct MHD_Response *mr = NULL;
   if (fixed) {
     mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
@@ -511,12 +482,7 @@ static int keep_values(struct tt_ddb_req *r, const json_t *body) {
 
 static void req_free(struct tt_ddb_req *r) {
   struct tt_ddb_listener *l = r->l;
-  if (r->aprev)
-    r->aprev->anext = r->anext;
-  else if (l->all == r)
-    l->all = r->anext;
-  if (r->anext)
-    r->anext->aprev = r->aprev;
+  LIST_UNLINK(l->all, r, aprev, anext);
   if (r->fast)
     tt_av_free(&r->get.key);
   else if (r->tabled)
@@ -546,33 +512,40 @@ static void timer_closed_cb(uv_handle_t *h) {
   maybe_free(r);
 }
 
-static void unlink_running(struct tt_ddb_req *r) {
-  if (r->prev)
-    r->prev->next = r->next;
-  else if (r->l->running == r)
-    r->l->running = r->next;
-  if (r->next)
-    r->next->prev = r->prev;
-  r->prev = r->next = NULL;
-}
-
-/* A table operation's answer. */
-static void table_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  json_t *out = c->bc.status == 0 ? tt_ddb_table_desc_json(c->bc.op, c->bc.table_out) : NULL;
-  if (c->bc.status != 0)
-    answer_backend_error(r, &c->bc.error);
-  else if (out == NULL)
+/* A successful call's answer `out` (NULL: out of memory). */
+static void answer_out(struct tt_ddb_req *r, json_t *out) {
+  if (out == NULL)
     answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   else
     answer_json(r, 200, out);
 }
 
-/* A typed call's answer (ddb_items.h). */
-static void typed_done(struct tt_client_call *c) {
+/* The call's answer: its error (a cancelled transaction's with the reasons
+ * DynamoDB sends, made from the typed ones: its error.body is NULL), or its
+ * result as DynamoDB's JSON; the item and read operations' is written as
+ * text (ddb_items.h). */
+static void call_done(struct tt_client_call *c) {
   struct tt_ddb_req *r = c->arg;
   if (c->bc.status != 0) {
-    answer_backend_error(r, &c->bc.error);
+    struct tt_backend_error e = c->bc.error;
+    json_t *reasons =
+        r->txn.steps && c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
+    if (reasons)
+      e.body = reasons;
+    answer_backend_error(r, &e);
+    json_decref(reasons);
+    return;
+  }
+  if (r->txn.steps) {
+    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
+    return;
+  }
+  if (r->batch.tables) {
+    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
+    return;
+  }
+  if (r->tabled) {
+    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
     return;
   }
   struct tt_buf b;
@@ -589,45 +562,16 @@ static void typed_done(struct tt_client_call *c) {
   tt_buf_free(&b);
 }
 
-/* A typed transaction's answer, or its error with the reasons. */
-static void txn_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  if (c->bc.status == 0) {
-    json_t *out = tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out);
-    if (out == NULL)
-      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-    else
-      answer_json(r, 200, out);
-    return;
-  }
-  /* A cancellation's reasons are typed (its error.body is NULL): the body
-   * DynamoDB sends is made from them. */
-  struct tt_backend_error e = c->bc.error;
-  json_t *reasons = c->bc.txn_out.n_reasons ? tt_ddbt_txn_reasons(&c->bc.txn_out) : NULL;
-  if (reasons)
-    e.body = reasons;
-  answer_backend_error(r, &e);
-  json_decref(reasons);
-}
-
-/* A typed batch's answer. */
-static void batch_done(struct tt_client_call *c) {
-  struct tt_ddb_req *r = c->arg;
-  if (c->bc.status != 0) {
-    answer_backend_error(r, &c->bc.error);
-    return;
-  }
-  json_t *out = tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out);
-  if (out == NULL)
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-  else
-    answer_json(r, 200, out);
-}
-
-/* The typed request of the six operations (ddb_items.h): from the one-pass
- * GetItem, or read from the checked body, which it then keeps. Returns 0,
+/* The typed request of the call: the six item and read operations'
+ * (ddb_items.h) from the one-pass GetItem or the checked body, a
+ * transaction's or a batch's (ddb_typed.h), or a table operation's
+ * (table_json.h). The request keeps the body, which they borrow. Returns 0,
  * or -1 after answering the refusal. */
 static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
+  struct tt_backend_error e;
+  memset(&e, 0, sizeof(e));
+  r->body = body; /* released with the request */
+  int rc = 0;
   if (fast) {
     r->typed.op = TT_DDB_GET_ITEM;
     r->typed.item = (struct tt_ddb_item_request){
@@ -635,24 +579,29 @@ static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
         .key = &r->get.key,
         .consistent_read = r->get.consistent_read,
     };
-    return 0;
+  } else if (tt_ddbi_typed_op(r->op)) {
+    rc = tt_ddbi_request_from_json(r->op, body, &r->typed, &r->owned, &e);
+  } else if (tt_ddbt_is_txn(r->op)) {
+    rc = tt_ddbt_txn_parse(r->op, body, &r->txn, &e);
+  } else if (tt_ddbt_is_batch(r->op)) {
+    rc = tt_ddbt_batch_parse(r->op, body, &r->batch, &e);
+  } else {
+    r->tabled = true;
+    tt_arena_init(&r->table.arena);
+    rc = tt_ddb_table_request_read(r->op, body, &r->table.arena, &r->table.req, &e);
   }
-  struct tt_backend_error e;
-  memset(&e, 0, sizeof(e));
-  r->body = body; /* released with the request */
-  if (tt_ddbi_request_from_json(r->op, body, &r->typed, &r->owned, &e) != 0) {
+  if (rc != 0) {
     answer_backend_error(r, &e);
     tt_backend_error_clear(&e);
-    return -1;
   }
-  return 0;
+  return rc != 0 ? -1 : 0;
 }
 
 static void joined_cb(struct tt_join *j, void *arg) {
   struct tt_ddb_req *r = arg;
   (void)j;
   r->joined = true;
-  unlink_running(r);
+  LIST_UNLINK(r->l->running, r, prev, next);
   if (!r->answered)
     answer_error(r, 500, T_DDB "InternalServerError", "The call produced no answer", NULL);
   if (r->timer_open && !uv_is_closing((uv_handle_t *)&r->timer))
@@ -800,61 +749,27 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   bool typed = tt_ddbi_typed_op(req.op);
-  if (typed && typed_request(r, fast, req.body) != 0)
+  if (typed_request(r, fast, req.body) != 0)
     return;
-  if (tt_ddbt_is_txn(req.op) || tt_ddbt_is_batch(req.op)) {
-    struct tt_backend_error te;
-    memset(&te, 0, sizeof(te));
-    if ((tt_ddbt_is_txn(req.op) ? tt_ddbt_txn_parse(req.op, req.body, &r->txn, &te)
-                                : tt_ddbt_batch_parse(req.op, req.body, &r->batch, &te)) != 0) {
-      answer_backend_error(r, &te);
-      tt_backend_error_clear(&te);
-      json_decref(req.body);
-      return;
-    }
-    r->body = req.body; /* holds what the steps borrow */
-  } else if (!typed) {
-    struct tt_backend_error te;
-    memset(&te, 0, sizeof(te));
-    r->tabled = true;
-    tt_arena_init(&r->table.arena);
-    r->body = req.body; /* holds what the request borrows */
-    if (tt_ddb_table_request_read(req.op, req.body, &r->table.arena, &r->table.req, &te) != 0) {
-      answer_backend_error(r, &te);
-      tt_backend_error_clear(&te);
-      return;
-    }
-  }
   tt_join_init(&r->join, l->fams, joined_cb, r);
   r->join.deadline_ms = r->start_ms + l->opts.request_timeout_ms;
   r->running = true;
-  r->next = l->running;
-  if (l->running)
-    l->running->prev = r;
-  l->running = r;
+  LIST_PUSH(l->running, r, prev, next);
+  struct tt_client *cl = l->client;
   int started =
       typed && (req.op == TT_DDB_QUERY || req.op == TT_DDB_SCAN)
-          ? tt_client_start_read(l->client, &r->join, &r->call, req.op, &r->typed.read,
-                                 typed_done, r)
-      : typed ? tt_client_start_item(l->client, &r->join, &r->call, req.op, &r->typed.item,
-                                     typed_done, r)
-      : r->txn.steps ? tt_client_start_txn(l->client, &r->join, &r->call, req.op, &r->txn.req,
-                                           txn_done, r)
+          ? tt_client_start_read(cl, &r->join, &r->call, req.op, &r->typed.read, call_done, r)
+      : typed ? tt_client_start_item(cl, &r->join, &r->call, req.op, &r->typed.item, call_done, r)
+      : r->txn.steps
+          ? tt_client_start_txn(cl, &r->join, &r->call, req.op, &r->txn.req, call_done, r)
       : r->batch.tables
-          ? tt_client_start_batch(l->client, &r->join, &r->call, req.op, &r->batch.req,
-                                  batch_done, r)
-          : tt_client_start_table(l->client, &r->join, &r->call, req.op, &r->table.req,
-                                  table_done, r);
+          ? tt_client_start_batch(cl, &r->join, &r->call, req.op, &r->batch.req, call_done, r)
+          : tt_client_start_table(cl, &r->join, &r->call, req.op, &r->table.req, call_done, r);
   if (started != 0)
     answer_backend_error(r, &r->call.bc.error);
   tt_join_release(&r->join); /* may join at once */
-  if (r->joined)
-    return;
-  uint64_t now_ms = uv_now(l->loop);
-  if (r->join.deadline_ms > now_ms) {
-    uint64_t slice = (r->join.deadline_ms - now_ms) * 1000000u;
-    tt_client_run_ready(l->client, now_ns() + (slice < READY_SLICE_NS ? slice : READY_SLICE_NS));
-  }
+  if (!r->joined)
+    tt_server_run_ready(l->loop, l->client, r->join.deadline_ms);
 }
 
 /* ---- libmicrohttpd callbacks -------------------------------------------- */
@@ -872,15 +787,12 @@ enum MHD_Result tt_ddb_listener_access_cb(void *cls, struct MHD_Connection *conn
       return MHD_NO;
     r->l = l;
     r->conn = conn;
-    r->start_ns = now_ns();
+    r->start_ns = tt_server_now_ns();
     r->start_ms = uv_now(l->loop);
     tt_buf_init(&r->body_buf, l->opts.max_body_bytes);
     set_request_id(r);
     l->active++;
-    r->anext = l->all;
-    if (l->all)
-      l->all->aprev = r;
-    l->all = r;
+    LIST_PUSH(l->all, r, aprev, anext);
     *con_cls = r;
     return MHD_YES;
   }
@@ -930,10 +842,10 @@ void tt_ddb_listener_completed_cb(void *cls, struct MHD_Connection *conn, void *
   bool gone = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || !r->queued;
   unsigned status = gone ? 499 : r->status;
   char status_text[12];
-  u32_text(status_text, status);
+  tt_server_uint_text(status_text, status);
   const char *op = r->op_known ? tt_ddb_op_name(r->op) : "Unknown";
   const char *labels[2] = {op, status_text};
-  double secs = (double)(now_ns() - r->start_ns) / 1e9;
+  double secs = (double)(tt_server_now_ns() - r->start_ns) / 1e9;
   if (l->requests) {
     tt_metric_add(l->requests, labels, 1);
     tt_metric_observe(l->duration, labels, secs);

@@ -138,16 +138,21 @@ static int check_index(const json_t *ix, const json_t *defs, bool local, const c
   return 0;
 }
 
-/* Duplicate IndexNames across both lists, in the order they are met. */
-static int check_duplicate(const json_t *ix, const json_t *seen, struct tt_ddbw_error *err) {
+/* Duplicate IndexNames across both lists, in the order they are met: ix
+ * against the indexes of the body before it, LSIs then GSIs. */
+static int check_duplicate(const json_t *body, const json_t *ix, struct tt_ddbw_error *err) {
   const char *name = str(ix, "IndexName");
-  size_t i;
-  const json_t *s;
-  json_array_foreach(seen, i, s) {
-    if (s == ix)
-      break;
-    if (same(str(s, "IndexName"), name))
-      return tt_ddbw_invalid(err, INVALID "Duplicate index name: %s", name ? name : "null");
+  for (int k = 0; k < 2; k++) {
+    const json_t *list =
+        json_object_get(body, k ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
+    size_t i;
+    const json_t *s;
+    json_array_foreach(list, i, s) {
+      if (s == ix)
+        return 0;
+      if (same(str(s, "IndexName"), name))
+        return tt_ddbw_invalid(err, INVALID "Duplicate index name: %s", name ? name : "null");
+    }
   }
   return 0;
 }
@@ -175,62 +180,51 @@ static int check_create(const json_t *body, struct tt_ddbw_error *err) {
     return tt_ddbw_invalid(err, "Invalid KeySchema: Some index key attribute have no definition");
   if (check_key_schema(ks, defs, err) != 0)
     return -1;
-  size_t i;
-  const json_t *k0 = json_array_get(ks, 0);
-  const json_t *lsis = json_object_get(body, "LocalSecondaryIndexes");
-  const json_t *gsis = json_object_get(body, "GlobalSecondaryIndexes");
-  if (lsis == NULL && gsis == NULL && json_array_size(ks) != json_array_size(defs))
+  if (json_object_get(body, "LocalSecondaryIndexes") == NULL &&
+      json_object_get(body, "GlobalSecondaryIndexes") == NULL &&
+      json_array_size(ks) != json_array_size(defs))
     return tt_ddbw_invalid(err,
                            INVALID "Number of attributes in KeySchema does not exactly match "
                            "number of attributes defined in AttributeDefinitions");
-  json_t *seen = json_array(); /* borrowed index objects, LSIs then GSIs */
-  if (seen == NULL)
-    return tt_ddbw_invalid(err, "out of memory");
-  int rc = 0;
-  const json_t *ix;
-  if (lsis) {
-    if (json_array_size(lsis) == 0) {
-      rc = tt_ddbw_invalid(err, INVALID "List of LocalSecondaryIndexes is empty");
-      goto done;
+  static const struct {
+    const char *key;
+    size_t max;
+    const char *over;
+  } kinds[] = {
+      {"LocalSecondaryIndexes", 5,
+       INVALID "Number of LocalSecondaryIndexes exceeds per-table limit of 5"},
+      {"GlobalSecondaryIndexes", 20,
+       INVALID "GlobalSecondaryIndex count exceeds the per-table limit of 20"},
+  };
+  const char *hash = str(json_array_get(ks, 0), "AttributeName");
+  for (int k = 0; k < 2; k++) {
+    const json_t *list = json_object_get(body, kinds[k].key), *ix;
+    size_t i;
+    if (list == NULL)
+      continue;
+    if (json_array_size(list) == 0)
+      return tt_ddbw_invalid(err, INVALID "List of %s is empty", kinds[k].key);
+    if (k == 0 && json_array_size(ks) != 2)
+      return tt_ddbw_invalid(err,
+                             INVALID "Table KeySchema does not have a range key, which is required "
+                             "when specifying a LocalSecondaryIndex");
+    json_array_foreach(list, i, ix) {
+      if (check_index(ix, defs, k == 0, hash, ppr, err) != 0 ||
+          check_duplicate(body, ix, err) != 0)
+        return -1;
     }
-    if (json_array_size(ks) != 2) {
-      rc = tt_ddbw_invalid(err,
-                           INVALID "Table KeySchema does not have a range key, which is required "
-                           "when specifying a LocalSecondaryIndex");
-      goto done;
-    }
-    json_array_foreach(lsis, i, ix) {
-      json_array_append(seen, (json_t *)ix);
-      if ((rc = check_index(ix, defs, true, str(k0, "AttributeName"), ppr, err)) != 0 ||
-          (rc = check_duplicate(ix, seen, err)) != 0)
-        goto done;
-    }
-    if (json_array_size(lsis) > 5) {
-      rc = tt_ddbw_invalid(err,
-                           INVALID "Number of LocalSecondaryIndexes exceeds per-table limit of 5");
-      goto done;
-    }
+    if (json_array_size(list) > kinds[k].max)
+      return tt_ddbw_invalid(err, "%s", kinds[k].over);
   }
-  if (gsis) {
-    if (json_array_size(gsis) == 0) {
-      rc = tt_ddbw_invalid(err, INVALID "List of GlobalSecondaryIndexes is empty");
-      goto done;
-    }
-    json_array_foreach(gsis, i, ix) {
-      json_array_append(seen, (json_t *)ix);
-      if ((rc = check_index(ix, defs, false, NULL, ppr, err)) != 0 ||
-          (rc = check_duplicate(ix, seen, err)) != 0)
-        goto done;
-    }
-    if (json_array_size(gsis) > 20) {
-      rc = tt_ddbw_invalid(err,
-                           INVALID "GlobalSecondaryIndex count exceeds the per-table limit of 20");
-      goto done;
-    }
-  }
-done:
-  json_decref(seen);
-  return rc;
+  return 0;
+}
+
+/* A GlobalSecondaryIndexUpdate's Update, else Create, else Delete. */
+static const json_t *gsi_action(const json_t *u) {
+  const json_t *a = json_object_get(u, "Update");
+  if (a == NULL)
+    a = json_object_get(u, "Create");
+  return a ? a : json_object_get(u, "Delete");
 }
 
 static int check_update(const json_t *body, struct tt_ddbw_error *err) {
@@ -253,23 +247,14 @@ static int check_update(const json_t *body, struct tt_ddbw_error *err) {
   size_t i;
   const json_t *u;
   json_array_foreach(updates, i, u) {
-    const json_t *action = json_object_get(u, "Update");
-    if (action == NULL)
-      action = json_object_get(u, "Create");
-    if (action == NULL)
-      action = json_object_get(u, "Delete");
+    const json_t *action = gsi_action(u);
     if (action == NULL)
       return tt_ddbw_invalid(err, INVALID "One of GlobalSecondaryIndexUpdate.Update, "
                                  "GlobalSecondaryIndexUpdate.Create, "
                                  "GlobalSecondaryIndexUpdate.Delete must not be null");
     const char *name = str(action, "IndexName");
     for (size_t k = 0; k < i; k++) {
-      const json_t *p = json_array_get(updates, k), *pa = json_object_get(p, "Update");
-      if (pa == NULL)
-        pa = json_object_get(p, "Create");
-      if (pa == NULL)
-        pa = json_object_get(p, "Delete");
-      if (same(str(pa, "IndexName"), name))
+      if (same(str(gsi_action(json_array_get(updates, k)), "IndexName"), name))
         return tt_ddbw_invalid(err, INVALID "Only one global secondary index update per index is "
                                    "allowed simultaneously. Index: %s",
                       name ? name : "null");

@@ -5,6 +5,7 @@
  * The shape is checked here, with DynamoDB's messages; what depends on the
  * tables (keys, expressions, sizes) is the backend's. */
 #include "api/ddb_typed.h"
+#include "api/ddb_items.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,6 @@
 #include "backend/json_members.h"
 #include "value/codec_ddb.h"
 #include "value/json_exact.h"
-
-static int serialization(struct tt_backend_error *e, const char *what, const char *must) {
-  return tt_backend_error_set(e, "SerializationException", 400, "%s must be %s", what, must);
-}
 
 static int oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
@@ -30,36 +27,17 @@ static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
 /* One action's members, in the order DynamoDB reports their errors. */
 static int step_of(const json_t *obj, enum tt_ddb_txn_kind kind, struct tt_ddb_txn_step *s,
                    struct tt_av own[3], struct tt_backend_error *e) {
-  bool put = kind == TT_DDB_TXN_PUT;
-  const char *rvf = NULL;
   s->kind = kind;
-  if (tt_ddb_member_map(obj, put ? "Item" : "Key", &own[0], put ? &s->r.item : &s->r.key, e) != 0)
+  if (tt_ddbi_item_or_key(obj, kind == TT_DDB_TXN_PUT, kind != TT_DDB_TXN_GET, &own[0], &s->r,
+                          e) != 0 ||
+      tt_ddb_member_placeholders(obj, &own[1], &own[2], &s->r.names, &s->r.values, e) != 0)
     return -1;
-  if ((put ? s->r.item : s->r.key) == NULL)
-    return tt_backend_error_set(e, "ValidationException", 400,
-                                "1 validation error detected: Value null at '%s' failed to "
-                                "satisfy constraint: Member must not be null",
-                                put ? "item" : "key");
-  if (kind != TT_DDB_TXN_GET &&
-      tt_ddb_member_str(obj, "ReturnValuesOnConditionCheckFailure", &rvf, e) != 0)
-    return -1;
-  if (rvf && strcmp(rvf, "ALL_OLD") != 0 && strcmp(rvf, "NONE") != 0)
-    return tt_backend_error_set(e, "ValidationException", 400,
-                                "1 validation error detected: Value '%s' at "
-                                "'returnValuesOnConditionCheckFailure' failed to satisfy "
-                                "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]",
-                                rvf);
-  s->r.old_on_condition_failure = rvf && strcmp(rvf, "ALL_OLD") == 0;
-  if (tt_ddb_member_placeholders(obj, &own[1], &own[2], &s->r.names, &s->r.values, e) != 0)
-    return -1;
-  if (kind == TT_DDB_TXN_GET)
-    return tt_ddb_member_str(obj, "ProjectionExpression", &s->r.projection, e) != 0 ||
-                   tt_ddb_member_str(obj, "TableName", &s->r.table, e) != 0
-               ? -1
-               : 0;
-  if ((kind == TT_DDB_TXN_UPDATE &&
+  if ((kind == TT_DDB_TXN_GET &&
+       tt_ddb_member_str(obj, "ProjectionExpression", &s->r.projection, e) != 0) ||
+      (kind == TT_DDB_TXN_UPDATE &&
        tt_ddb_member_str(obj, "UpdateExpression", &s->r.update, e) != 0) ||
-      tt_ddb_member_str(obj, "ConditionExpression", &s->r.condition, e) != 0 ||
+      (kind != TT_DDB_TXN_GET &&
+       tt_ddb_member_str(obj, "ConditionExpression", &s->r.condition, e) != 0) ||
       tt_ddb_member_str(obj, "TableName", &s->r.table, e) != 0)
     return -1;
   return 0;
@@ -228,11 +206,7 @@ static int get_spec(const json_t *spec, struct tt_ddb_batch_table *t, struct tt_
     return -1;
   t->names = r.names;
   t->values = r.values;
-  const json_t *c = json_object_get(spec, "ConsistentRead");
-  if (c && !json_is_null(c) && !json_is_boolean(c))
-    return serialization(e, "ConsistentRead", "a boolean");
-  t->consistent_read = json_is_true(c);
-  return 0;
+  return tt_ddb_member_bool(spec, "ConsistentRead", false, &t->consistent_read, e);
 }
 
 int tt_ddbt_batch_parse(enum tt_ddb_op op, const json_t *body, struct tt_ddbt_batch *out,

@@ -15,40 +15,14 @@
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
 
-static const struct {
-  const char *name;
-  enum tt_ddb_op op;
-} targets[] = {
-    {"GetItem", TT_DDB_GET_ITEM},
-    {"PutItem", TT_DDB_PUT_ITEM},
-    {"UpdateItem", TT_DDB_UPDATE_ITEM},
-    {"DeleteItem", TT_DDB_DELETE_ITEM},
-    {"Query", TT_DDB_QUERY},
-    {"Scan", TT_DDB_SCAN},
-    {"BatchGetItem", TT_DDB_BATCH_GET_ITEM},
-    {"BatchWriteItem", TT_DDB_BATCH_WRITE_ITEM},
-    {"TransactWriteItems", TT_DDB_TRANSACT_WRITE_ITEMS},
-    {"TransactGetItems", TT_DDB_TRANSACT_GET_ITEMS},
-    {"CreateTable", TT_DDB_CREATE_TABLE},
-    {"DescribeTable", TT_DDB_DESCRIBE_TABLE},
-    {"DeleteTable", TT_DDB_DELETE_TABLE},
-    {"UpdateTimeToLive", TT_DDB_UPDATE_TIME_TO_LIVE},
-    {"DescribeTimeToLive", TT_DDB_DESCRIBE_TIME_TO_LIVE},
-    {"UpdateTable", TT_DDB_UPDATE_TABLE},
-    {"ListTables", TT_DDB_LIST_TABLES},
-    {"TagResource", TT_DDB_TAG_RESOURCE},
-    {"UntagResource", TT_DDB_UNTAG_RESOURCE},
-    {"ListTagsOfResource", TT_DDB_LIST_TAGS_OF_RESOURCE},
-};
-
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   static const char prefix[] = "DynamoDB_20120810.";
   if (target == NULL || strncmp(target, prefix, sizeof(prefix) - 1) != 0)
     return -1;
-  const char *name = target + sizeof(prefix) - 1;
-  for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
-    if (strcmp(name, targets[i].name) == 0) {
-      *op = targets[i].op;
+  /* The port's operations, KMS's (after ListTagsOfResource) aside. */
+  for (int i = 0; i <= TT_DDB_LIST_TAGS_OF_RESOURCE; i++)
+    if (strcmp(target + sizeof(prefix) - 1, tt_ddb_op_name((enum tt_ddb_op)i)) == 0) {
+      *op = (enum tt_ddb_op)i;
       return 0;
     }
   return -1;
@@ -152,8 +126,8 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   return 0;
 }
 
-static int check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
-                      struct tt_ddbw_error *err) {
+int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
+                       struct tt_ddbw_error *err) {
   const char *h = in->authorization;
   if (h && in->query_auth)
     return fail(err, T_SERVICE "InvalidSignatureException", 400,
@@ -227,21 +201,16 @@ bool tt_ddbw_is_json(const char *content_type) {
   return type_is(content_type, "application/json");
 }
 
-int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
-                       struct tt_ddbw_error *err) {
-  return check_auth(in, a, err);
-}
-
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
 
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
   memset(out, 0, sizeof(*out));
   *not_json = false;
-  bool j10 = type_is(in->content_type, "application/x-amz-json-1.0");
+  bool j10 = tt_ddbw_is_json_1_0(in->content_type);
   bool has_body = in->body_len > 0;
   if (in->method == NULL || strcmp(in->method, "POST") != 0 ||
-      (has_body && !j10 && !type_is(in->content_type, "application/json"))) {
+      (has_body && !j10 && !tt_ddbw_is_json(in->content_type))) {
     *not_json = true;
     return fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
   }
@@ -258,7 +227,7 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
     fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
-  if (check_auth(in, &out->auth, err) != 0)
+  if (tt_ddbw_check_auth(in, &out->auth, err) != 0)
     goto done;
   if (body == NULL || !json_is_object(body)) {
     fail(err, T_SERVICE "SerializationException", 400, "%s",
@@ -437,59 +406,31 @@ uint32_t tt_ddbw_crc32(const void *p, size_t n) {
 }
 
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err) {
+  /* The operations of schemas[] have TableName's constraints there
+   * (tt_ddbw_validate); UpdateTimeToLive has no member table. */
   const char *name = json_string_value(json_object_get(body, "TableName"));
-  if (name == NULL)
+  if (op != TT_DDB_UPDATE_TIME_TO_LIVE || name == NULL)
     return 0;
   size_t n = strlen(name);
-  bool pattern = n > 0 && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                       "0123456789_.-") == n;
-  switch (op) {
-  case TT_DDB_CREATE_TABLE:
-  case TT_DDB_DELETE_TABLE:
-  case TT_DDB_DESCRIBE_TABLE:
-  case TT_DDB_DESCRIBE_TIME_TO_LIVE:
-  case TT_DDB_UPDATE_TABLE:
-    /* These check the length first, with a message of their own. */
-    if (n < 3 || n > 255)
-      return fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                  "TableName must be at least 3 characters long and at most 255 characters "
-                  "long");
-    if (!pattern)
-      return fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                  "1 validation error detected: Value '%s' at 'tableName' failed to satisfy "
-                  "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
-                  name);
+  char msg[sizeof(err->message)];
+  int k = 0;
+  const char *what[3] = {NULL, NULL, NULL};
+  if (n == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_.-") != n)
+    what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
+  if (n < 3)
+    what[k++] = "Member must have length greater than or equal to 3";
+  if (n > 255)
+    what[k++] = "Member must have length less than or equal to 255";
+  if (k == 0)
     return 0;
-  case TT_DDB_GET_ITEM:
-  case TT_DDB_PUT_ITEM:
-  case TT_DDB_UPDATE_ITEM:
-  case TT_DDB_DELETE_ITEM:
-  case TT_DDB_QUERY:
-  case TT_DDB_SCAN:
-  case TT_DDB_UPDATE_TIME_TO_LIVE: {
-    char msg[sizeof(err->message)];
-    msg[0] = '\0';
-    int k = 0;
-    const char *what[3] = {NULL, NULL, NULL};
-    if (!pattern)
-      what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
-    if (n < 3)
-      what[k++] = "Member must have length greater than or equal to 3";
-    if (n > 255)
-      what[k++] = "Member must have length less than or equal to 255";
-    if (k == 0)
-      return 0;
-    snprintf(msg, sizeof(msg), "%d validation error%s detected: ", k, k > 1 ? "s" : "");
-    for (int i = 0; i < k; i++) {
-      size_t len = strlen(msg);
-      snprintf(msg + len, sizeof(msg) - len, "%sValue '%s' at 'tableName' failed to satisfy "
-               "constraint: %s", i ? "; " : "", name, what[i]);
-    }
-    return fail(err, "com.amazon.coral.validate#ValidationException", 400, "%s", msg);
+  snprintf(msg, sizeof(msg), "%d validation error%s detected: ", k, k > 1 ? "s" : "");
+  for (int i = 0; i < k; i++) {
+    size_t len = strlen(msg);
+    snprintf(msg + len, sizeof(msg) - len, "%sValue '%s' at 'tableName' failed to satisfy "
+             "constraint: %s", i ? "; " : "", name, what[i]);
   }
-  default:
-    return 0;
-  }
+  return tt_ddbw_invalid(err, "%s", msg);
 }
 
 /* ---- member types ------------------------------------------------------ */
@@ -501,186 +442,124 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
  * shaped as X. A third element lists the member's constraints, in the order
  * DynamoDB reports them ("children": where its children's are checked).
  * An index created by UpdateTable needs no ProvisionedThroughput (an
- * on-demand table's does not have one). */
+ * on-demand table's does not have one). The texts quote with ' for "
+ * (schema_of); the parts several operations share are the S_ macros. */
+#define S_NAME "'regex':'[a-zA-Z0-9_.-]+','lengthGreaterThanOrEqual':3,'lengthLessThanOrEqual':255"
+#define S_TABLE "'TableName':['String',null,{'notNull':true," S_NAME "}]"
+#define S_TABLE_REQ \
+  "'TableName':['String',null,{'required':true,'tableName':true,'regex':'[a-zA-Z0-9_.-]+'}]"
+#define S_INDEX "'IndexName':['String',null,{'notNull':true," S_NAME "}]"
+#define S_RCC "'ReturnConsumedCapacity':['String',null,{'enum':['INDEXES','TOTAL','NONE']}]"
+#define S_RICM "'ReturnItemCollectionMetrics':['String',null,{'enum':['SIZE','NONE']}]"
+#define S_RV \
+  "'ReturnValues':['String',null,{'enum':['ALL_NEW','UPDATED_OLD','ALL_OLD','NONE','UPDATED_NEW']}]"
+#define S_AV "'AttrStruct<ValueStruct>'"
+#define S_ITEM "['Map<AttributeValue>'," S_AV ",{'notNull':true,'children':1}]"
+#define S_OPS                                                                           \
+  "['IN','NULL','BETWEEN','LT','NOT_CONTAINS','EQ','GT','NOT_NULL','NE','LE','BEGINS_WITH'," \
+  "'GE','CONTAINS']"
+#define S_COND_OP "'ConditionalOperator':['String',null,{'enum':['OR','AND']}]"
+#define S_EXPECTED                                                                             \
+  "'Expected':['Map<ExpectedAttributeValue>',['ValueStruct<ExpectedAttributeValue>',{"         \
+  "'AttributeValueList':['List'," S_AV "],'ComparisonOperator':['String',null,{'enum':" S_OPS \
+  "}],'Exists':'Boolean','Value':'AttrStruct<FieldStruct>'}]]"
+#define S_FILTER                                                                           \
+  "['Map<Condition>',['ValueStruct<Condition>',{'AttributeValueList':['List'," S_AV "]," \
+  "'ComparisonOperator':['String',null,{'notNull':true,'enum':" S_OPS "}]}]]"
+#define S_NAMES "'ExpressionAttributeNames':['Map<java.lang.String>','String']"
+#define S_EXPR "'ExpressionAttributeValues':['Map<AttributeValue>'," S_AV "]," S_NAMES "}"
+#define S_TO_GET                                                                         \
+  "'AttributesToGet':['List','String',{'lengthGreaterThanOrEqual':1,'lengthLessThanOrEqual':255," \
+  "'children':1}]"
+#define S_SELECT                                                                                  \
+  "{'Select':['String',null,{'enum':['SPECIFIC_ATTRIBUTES','COUNT','ALL_ATTRIBUTES',"             \
+  "'ALL_PROJECTED_ATTRIBUTES']}],'IndexName':['String',null,{" S_NAME "}],"
+#define S_CAP "['Long',null,{'notNull':true,'greaterThanOrEqual':1}]"
+#define S_PT                                                                                 \
+  "'ProvisionedThroughput':['FieldStruct<ProvisionedThroughput>',{'WriteCapacityUnits':" S_CAP \
+  ",'ReadCapacityUnits':" S_CAP "}"
+#define S_BILLING "'BillingMode':['String',null,{'enum':['PROVISIONED','PAY_PER_REQUEST']}]"
+#define S_KEYS(key_type)                                                                     \
+  "'KeySchema':['List',['ValueStruct<KeySchemaElement>',{'AttributeName':['String',null,{" \
+  "'notNull':true}],'KeyType':['String',null,{'notNull':true" key_type "}]}],{'notNull':true," \
+  "'lengthGreaterThanOrEqual':1,'lengthLessThanOrEqual':2,'children':1}]"
+#define S_PROJECTION                                                                           \
+  "'Projection':['FieldStruct<Projection>',{'ProjectionType':['String',null,{'enum':['ALL'," \
+  "'INCLUDE','KEYS_ONLY']}],'NonKeyAttributes':['List','String',{'lengthGreaterThanOrEqual':1," \
+  "'children':1}]},{'notNull':true,'children':1}]"
+#define S_INDEXES(kind, more) \
+  "['List',['ValueStruct<" kind ">',{" S_INDEX "," S_KEYS("") "," S_PROJECTION more "}]]"
 static const struct {
   enum tt_ddb_op op;
   const char *schema;
 } schemas[] = {
     {TT_DDB_BATCH_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"RequestIt"
-     "ems\":[\"Map<KeysAndAttributes>\",[\"ValueStruct<KeysAndAttributes>\",{\"Keys\":[\"List\",[\"Param"
-     "eterizedMap\",\"AttrStruct<ValueStruct>\"],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"le"
-     "ngthLessThanOrEqual\":100,\"children\":1}],\"AttributesToGet\":[\"List\",\"String\",{\"lengthGreat"
-     "erThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ConsistentRead\":\"Boolean\",\""
-     "ProjectionExpression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"Stri"
-     "ng\"]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLessThanOrEqual\":255,"
-     "\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"children\":1}]}"},
+     "{" S_RCC ",'RequestItems':['Map<KeysAndAttributes>',['ValueStruct<KeysAndAttributes>',{"
+     "'Keys':['List',['ParameterizedMap'," S_AV "],{'notNull':true,'lengthGreaterThanOrEqual':1,"
+     "'lengthLessThanOrEqual':100,'children':1}]," S_TO_GET ",'ConsistentRead':'Boolean',"
+     "'ProjectionExpression':'String'," S_NAMES "}],{'notNull':true,'lengthGreaterThanOrEqual':1,"
+     "'keys':{'lengthLessThanOrEqual':255,'lengthGreaterThanOrEqual':3,'regex':'[a-zA-Z0-9_.-]+'},"
+     "'children':1}]}"},
     {TT_DDB_BATCH_WRITE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"ReturnIte"
-     "mCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"RequestItems\":[\"Map<java.u"
-     "til.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>\",[\"ParameterizedList\",[\"ValueSt"
-     "ruct<WriteRequest>\",{\"DeleteRequest\":[\"FieldStruct<DeleteRequest>\",{\"Key\":[\"Map<Attribut"
-     "eValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":true,\"children\":1}]}],\"PutRequest\":[\"Field"
-     "Struct<PutRequest>\",{\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}]}]}]],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"keys\":{\"lengthLes"
-     "sThanOrEqual\":255,\"lengthGreaterThanOrEqual\":3,\"regex\":\"[a-zA-Z0-9_.-]+\"},\"values\":{\"len"
-     "gthLessThanOrEqual\":25,\"lengthGreaterThanOrEqual\":1},\"children\":1}]}"},
+     "{" S_RCC "," S_RICM ",'RequestItems':['Map<java.util.List<com.amazonaws.dynamodb.v20120810."
+     "WriteRequest>>',['ParameterizedList',['ValueStruct<WriteRequest>',{'DeleteRequest':["
+     "'FieldStruct<DeleteRequest>',{'Key':" S_ITEM "}],'PutRequest':['FieldStruct<PutRequest>',{"
+     "'Item':" S_ITEM "}]}]],{'notNull':true,'lengthGreaterThanOrEqual':1,'keys':{"
+     "'lengthLessThanOrEqual':255,'lengthGreaterThanOrEqual':3,'regex':'[a-zA-Z0-9_.-]+'},"
+     "'values':{'lengthLessThanOrEqual':25,'lengthGreaterThanOrEqual':1},'children':1}]}"},
     {TT_DDB_CREATE_TABLE,
-     "{\"AttributeDefinitions\":[\"List\",[\"ValueStruct<AttributeDefinition>\",{\"AttributeName\":[\"S"
-     "tring\",null,{\"notNull\":true}],\"AttributeType\":[\"String\",null,{\"notNull\":true,\"enum\":[\"B\""
-     ",\"N\",\"S\"]}]}],{\"notNull\":true,\"children\":1}],\"TableName\":[\"String\",null,{\"required\":true"
-     ",\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PRO"
-     "VISIONED\",\"PAY_PER_REQUEST\"]}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughp"
-     "ut>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCa"
-     "pacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]}],\"KeySchema\":[\"List\""
-     ",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"Key"
-     "Type\":[\"String\",null,{\"notNull\":true,\"enum\":[\"HASH\",\"RANGE\"]}]}],{\"notNull\":true,\"length"
-     "GreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"LocalSecondaryIndexes\":["
-     "\"List\",[\"ValueStruct<LocalSecondaryIndex>\",{\"IndexName\":[\"String\",null,{\"notNull\":true,\""
-     "regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key"
-     "Schema\":[\"List\",[\"ValueStruct<KeySchemaElement>\",{\"AttributeName\":[\"String\",null,{\"notNu"
-     "ll\":true}],\"KeyType\":[\"String\",null,{\"notNull\":true}]}],{\"notNull\":true,\"lengthGreaterTh"
-     "anOrEqual\":1,\"lengthLessThanOrEqual\":2,\"children\":1}],\"Projection\":[\"FieldStruct<Project"
-     "ion>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAt"
-     "tributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]},{\"notNull\":true"
-     ",\"children\":1}]}]],\"GlobalSecondaryIndexes\":[\"List\",[\"ValueStruct<GlobalSecondaryIndex>\""
-     ",{\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterTha"
-     "nOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaEle"
-     "ment>\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notN"
-     "ull\":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"ch"
-     "ildren\":1}],\"Projection\":[\"FieldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"e"
-     "num\":[\"ALL\",\"INCLUDE\",\"KEYS_ONLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreater"
-     "ThanOrEqual\":1,\"children\":1}]},{\"notNull\":true,\"children\":1}],\"ProvisionedThroughput\":[\""
-     "FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\""
-     "greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrE"
-     "qual\":1}]}]}]]}"},
+     "{'AttributeDefinitions':['List',['ValueStruct<AttributeDefinition>',{'AttributeName':["
+     "'String',null,{'notNull':true}],'AttributeType':['String',null,{'notNull':true,'enum':['B',"
+     "'N','S']}]}],{'notNull':true,'children':1}]," S_TABLE_REQ "," S_BILLING "," S_PT "],"
+     S_KEYS(",'enum':['HASH','RANGE']") ",'LocalSecondaryIndexes':"
+     S_INDEXES("LocalSecondaryIndex", "") ",'GlobalSecondaryIndexes':"
+     S_INDEXES("GlobalSecondaryIndex", "," S_PT "]") "}"},
     {TT_DDB_DELETE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_"
-     "OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"en"
-     "um\":[\"SIZE\",\"NONE\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
-     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
-     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
-     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
-     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpre"
-     "ssion\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStru"
-     "ct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
-    {TT_DDB_DELETE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
-    {TT_DDB_DESCRIBE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
-    {TT_DDB_DESCRIBE_TIME_TO_LIVE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "]}"},
+     "{" S_RCC "," S_TABLE "," S_RV "," S_RICM ",'Key':" S_ITEM "," S_COND_OP "," S_EXPECTED
+     ",'ConditionExpression':'String'," S_EXPR},
+    {TT_DDB_DELETE_TABLE, "{" S_TABLE_REQ "}"},
+    {TT_DDB_DESCRIBE_TABLE, "{" S_TABLE_REQ "}"},
+    {TT_DDB_DESCRIBE_TIME_TO_LIVE, "{" S_TABLE_REQ "}"},
     {TT_DDB_GET_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"Attribute"
-     "sToGet\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"chil"
-     "dren\":1}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGr"
-     "eaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"Key\":[\"Map<AttributeValue>\",\"AttrStru"
-     "ct<ValueStruct>\",{\"notNull\":true,\"children\":1}],\"ConsistentRead\":\"Boolean\",\"ProjectionEx"
-     "pression\":\"String\",\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TO_GET "," S_TABLE ",'Key':" S_ITEM ",'ConsistentRead':'Boolean',"
+     "'ProjectionExpression':'String'," S_NAMES "}"},
     {TT_DDB_LIST_TABLES,
-     "{\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1,\"lessThanOrEqual\":100}],\"ExclusiveStart"
-     "TableName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengt"
-     "hLessThanOrEqual\":255}]}"},
+     "{'Limit':['Integer',null,{'greaterThanOrEqual':1,'lessThanOrEqual':100}],"
+     "'ExclusiveStartTableName':['String',null,{" S_NAME "}]}"},
     {TT_DDB_PUT_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"Item\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\""
-     "notNull\":true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}]"
-     ",\"Expected\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"Attr"
-     "ibuteValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{"
-     "\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS"
-     "_WITH\",\"GE\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"Retur"
-     "nValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"NONE\",\"UPDATED_NEW\"]"
-     "}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZE\",\"NONE\"]}],\"ConditionExpr"
-     "ession\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStr"
-     "uct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TABLE ",'Item':" S_ITEM "," S_COND_OP "," S_EXPECTED "," S_RV "," S_RICM
+     ",'ConditionExpression':'String'," S_EXPR},
     {TT_DDB_QUERY,
-     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
-     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
-     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ReturnConsumedCapacity\":[\"String\",null,"
-     "{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"QueryFilter\":[\"Map<Condition>\",[\"ValueStruct<Condi"
-     "tion>\",{\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"S"
-     "tring\",null,{\"notNull\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\","
-     "\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"TableName\":[\"String\",null,{\"no"
-     "tNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqua"
-     "l\":255}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"AttributesToGet\":["
-     "\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}]"
-     ",\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"KeyConditions\":[\"Map<Condition>\",[\"V"
-     "alueStruct<Condition>\",{\"ComparisonOperator\":[\"String\",null,{\"notNull\":true,\"enum\":[\"IN\""
-     ",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"GE\","
-     "\"CONTAINS\"]}],\"AttributeValueList\":[\"List\",\"AttrStruct<ValueStruct>\"]}]],\"ExclusiveStart"
-     "Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"ConsistentRead\":\"Boolean\",\"ScanI"
-     "ndexForward\":\"Boolean\",\"KeyConditionExpression\":\"String\",\"FilterExpression\":\"String\",\"Pr"
-     "ojectionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStr"
-     "uct<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     S_SELECT S_RCC ",'QueryFilter':" S_FILTER "," S_TABLE "," S_COND_OP "," S_TO_GET
+     ",'Limit':['Integer',null,{'greaterThanOrEqual':1}],'KeyConditions':['Map<Condition>',["
+     "'ValueStruct<Condition>',{'ComparisonOperator':['String',null,{'notNull':true,'enum':" S_OPS
+     "}],'AttributeValueList':['List'," S_AV "]}]],'ExclusiveStartKey':['Map<AttributeValue>',"
+     S_AV "],'ConsistentRead':'Boolean','ScanIndexForward':'Boolean','KeyConditionExpression':"
+     "'String','FilterExpression':'String','ProjectionExpression':'String'," S_EXPR},
     {TT_DDB_SCAN,
-     "{\"Select\":[\"String\",null,{\"enum\":[\"SPECIFIC_ATTRIBUTES\",\"COUNT\",\"ALL_ATTRIBUTES\",\"ALL_PR"
-     "OJECTED_ATTRIBUTES\"]}],\"IndexName\":[\"String\",null,{\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGrea"
-     "terThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"TotalSegments\":[\"Integer\",null,{\"greate"
-     "rThanOrEqual\":1}],\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NO"
-     "NE\"]}],\"TableName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreat"
-     "erThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ConditionalOperator\":[\"String\",null,{\"en"
-     "um\":[\"OR\",\"AND\"]}],\"ScanFilter\":[\"Map<Condition>\",[\"ValueStruct<Condition>\",{\"AttributeV"
-     "alueList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"notNu"
-     "ll\":true,\"enum\":[\"IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE"
-     "\",\"BEGINS_WITH\",\"GE\",\"CONTAINS\"]}]}]],\"Segment\":[\"Integer\",null,{\"greaterThanOrEqual\":0}"
-     "],\"Limit\":[\"Integer\",null,{\"greaterThanOrEqual\":1}],\"AttributesToGet\":[\"List\",\"String\",{"
-     "\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":255,\"children\":1}],\"ExclusiveStartK"
-     "ey\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\"FilterExpression\":\"String\",\"Proje"
-     "ctionExpression\":\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct"
-     "<ValueStruct>\"],\"ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     S_SELECT "'TotalSegments':['Integer',null,{'greaterThanOrEqual':1}]," S_RCC "," S_TABLE ","
+     S_COND_OP ",'ScanFilter':" S_FILTER ",'Segment':['Integer',null,{'greaterThanOrEqual':0}],"
+     "'Limit':['Integer',null,{'greaterThanOrEqual':1}]," S_TO_GET ",'ExclusiveStartKey':["
+     "'Map<AttributeValue>'," S_AV "],'FilterExpression':'String','ProjectionExpression':'String',"
+     S_EXPR},
     {TT_DDB_UPDATE_ITEM,
-     "{\"ReturnConsumedCapacity\":[\"String\",null,{\"enum\":[\"INDEXES\",\"TOTAL\",\"NONE\"]}],\"TableName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ReturnItemCollectionMetrics\":[\"String\",null,{\"enum\":[\"SIZ"
-     "E\",\"NONE\"]}],\"ReturnValues\":[\"String\",null,{\"enum\":[\"ALL_NEW\",\"UPDATED_OLD\",\"ALL_OLD\",\"N"
-     "ONE\",\"UPDATED_NEW\"]}],\"Key\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\",{\"notNull\":"
-     "true,\"children\":1}],\"ConditionalOperator\":[\"String\",null,{\"enum\":[\"OR\",\"AND\"]}],\"Expecte"
-     "d\":[\"Map<ExpectedAttributeValue>\",[\"ValueStruct<ExpectedAttributeValue>\",{\"AttributeValu"
-     "eList\":[\"List\",\"AttrStruct<ValueStruct>\"],\"ComparisonOperator\":[\"String\",null,{\"enum\":[\""
-     "IN\",\"NULL\",\"BETWEEN\",\"LT\",\"NOT_CONTAINS\",\"EQ\",\"GT\",\"NOT_NULL\",\"NE\",\"LE\",\"BEGINS_WITH\",\"G"
-     "E\",\"CONTAINS\"]}],\"Exists\":\"Boolean\",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"AttributeUpdat"
-     "es\":[\"Map<AttributeValueUpdate>\",[\"ValueStruct<AttributeValueUpdate>\",{\"Action\":\"String\""
-     ",\"Value\":\"AttrStruct<FieldStruct>\"}]],\"ConditionExpression\":\"String\",\"UpdateExpression\":"
-     "\"String\",\"ExpressionAttributeValues\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"],\""
-     "ExpressionAttributeNames\":[\"Map<java.lang.String>\",\"String\"]}"},
+     "{" S_RCC "," S_TABLE "," S_RICM "," S_RV ",'Key':" S_ITEM "," S_COND_OP "," S_EXPECTED
+     ",'AttributeUpdates':['Map<AttributeValueUpdate>',['ValueStruct<AttributeValueUpdate>',{"
+     "'Action':'String','Value':'AttrStruct<FieldStruct>'}]],'ConditionExpression':'String',"
+     "'UpdateExpression':'String'," S_EXPR},
     {TT_DDB_UPDATE_TABLE,
-     "{\"TableName\":[\"String\",null,{\"required\":true,\"tableName\":true,\"regex\":\"[a-zA-Z0-9_.-]+\"}"
-     "],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\""
-     "Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"n"
-     "otNull\":true,\"greaterThanOrEqual\":1}]}],\"BillingMode\":[\"String\",null,{\"enum\":[\"PROVISION"
-     "ED\",\"PAY_PER_REQUEST\"]}],\"GlobalSecondaryIndexUpdates\":[\"List\",[\"ValueStruct<GlobalSecon"
-     "daryIndexUpdate>\",{\"Update\":[\"FieldStruct<UpdateGlobalSecondaryIndexAction>\",{\"IndexName"
-     "\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,"
-     "\"lengthLessThanOrEqual\":255}],\"ProvisionedThroughput\":[\"FieldStruct<ProvisionedThroughpu"
-     "t>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}],\"ReadCap"
-     "acityUnits\":[\"Long\",null,{\"notNull\":true,\"greaterThanOrEqual\":1}]},{\"notNull\":true,\"chil"
-     "dren\":1}]}],\"Create\":[\"FieldStruct<CreateGlobalSecondaryIndexAction>\",{\"Projection\":[\"Fi"
-     "eldStruct<Projection>\",{\"ProjectionType\":[\"String\",null,{\"enum\":[\"ALL\",\"INCLUDE\",\"KEYS_O"
-     "NLY\"]}],\"NonKeyAttributes\":[\"List\",\"String\",{\"lengthGreaterThanOrEqual\":1,\"children\":1}]"
-     "},{\"notNull\":true,\"children\":1}],\"IndexName\":[\"String\",null,{\"notNull\":true,\"regex\":\"[a-"
-     "zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLessThanOrEqual\":255}],\"ProvisionedThr"
-     "oughput\":[\"FieldStruct<ProvisionedThroughput>\",{\"WriteCapacityUnits\":[\"Long\",null,{\"notN"
-     "ull\":true,\"greaterThanOrEqual\":1}],\"ReadCapacityUnits\":[\"Long\",null,{\"notNull\":true,\"gre"
-     "aterThanOrEqual\":1}]},{\"children\":1}],\"KeySchema\":[\"List\",[\"ValueStruct<KeySchemaElement"
-     ">\",{\"AttributeName\":[\"String\",null,{\"notNull\":true}],\"KeyType\":[\"String\",null,{\"notNull\""
-     ":true}]}],{\"notNull\":true,\"lengthGreaterThanOrEqual\":1,\"lengthLessThanOrEqual\":2,\"childr"
-     "en\":1}]}],\"Delete\":[\"FieldStruct<DeleteGlobalSecondaryIndexAction>\",{\"IndexName\":[\"Strin"
-     "g\",null,{\"notNull\":true,\"regex\":\"[a-zA-Z0-9_.-]+\",\"lengthGreaterThanOrEqual\":3,\"lengthLe"
-     "ssThanOrEqual\":255}]}]}]]}"},
+     "{" S_TABLE_REQ "," S_PT "]," S_BILLING ",'GlobalSecondaryIndexUpdates':['List',['ValueStruct<"
+     "GlobalSecondaryIndexUpdate>',{'Update':['FieldStruct<UpdateGlobalSecondaryIndexAction>',{"
+     S_INDEX "," S_PT ",{'notNull':true,'children':1}]}],'Create':['FieldStruct<"
+     "CreateGlobalSecondaryIndexAction>',{" S_PROJECTION "," S_INDEX "," S_PT
+     ",{'children':1}]," S_KEYS("") "}],'Delete':['FieldStruct<DeleteGlobalSecondaryIndexAction>',{"
+     S_INDEX "}]}]]}"},
 };
 
 static const char attr_members[] =
-    "{\"S\":\"String\",\"B\":\"Blob\",\"N\":\"String\",\"BOOL\":\"Boolean\",\"NULL\":\"Boolean\","
-    "\"BS\":[\"List\",\"Blob\"],\"NS\":[\"List\",\"String\"],\"SS\":[\"List\",\"String\"],"
-    "\"L\":[\"List\",\"AttrStruct<ValueStruct>\"],"
-    "\"M\":[\"Map<AttributeValue>\",\"AttrStruct<ValueStruct>\"]}";
+    "{'S':'String','B':'Blob','N':'String','BOOL':'Boolean','NULL':'Boolean','BS':['List','Blob'],"
+    "'NS':['List','String'],'SS':['List','String'],'L':['List'," S_AV "],"
+    "'M':['Map<AttributeValue>'," S_AV "]}";
 
 #define T_SER T_SERVICE "SerializationException"
 #define CAST_MSG                                                                                 \
@@ -742,8 +621,8 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
 /* The parsed form of a schema text of this file (attr_members, the
  * operations' schemas, the tag operations'; static strings, fewer than the
  * cache's slots): parsed on first use and kept for the process's life, so
- * that a request pays a lookup, not a JSON parse. Borrowed. The listener
- * runs on the loop's thread only. */
+ * that a request pays a lookup, not a JSON parse (the texts quote with ',
+ * read as "). Borrowed. The listener runs on the loop's thread only. */
 static json_t *schema_of(const char *src) {
   static struct {
     const char *src;
@@ -755,7 +634,15 @@ static json_t *schema_of(const char *src) {
       return cache[i].tree;
   if (n == sizeof(cache) / sizeof(cache[0]))
     return NULL;
-  json_t *tree = json_loads(src, 0, NULL);
+  json_t *tree = NULL;
+  char *text = strdup(src);
+  if (text != NULL) {
+    for (char *p = text; *p; p++)
+      if (*p == '\'')
+        *p = '"';
+    tree = json_loads(text, 0, NULL);
+    free(text);
+  }
   cache[n].src = src;
   cache[n].tree = tree;
   n++;
@@ -788,59 +675,40 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
        obj = json_is_object(val), boo = json_is_boolean(val);
   const char *numv = num ? (is_whole(val) ? "NUMBER_VALUE" : "DECIMAL_VALUE") : "";
   const char *boov = json_is_true(val) ? "TRUE_VALUE" : "FALSE_VALUE";
-  if (strcmp(base, "Boolean") == 0) {
-    if (num)
-      return ser(c, "%s cannot be converted to %s", numv, base);
+  bool boolean = strcmp(base, "Boolean") == 0, string = strcmp(base, "String") == 0,
+       blob = strcmp(base, "Blob") == 0,
+       number = strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 ||
+                strcmp(base, "Long") == 0 || strcmp(base, "Double") == 0;
+  /* The scalar types' refusals: a value has one JSON type, so their order
+   * is free. */
+  if (boolean || string || blob || number) {
     if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
+      return ser(c, "Unrecognized collection type class %s%s",
+                 blob ? "java.nio.ByteBuffer" : "java.lang.", blob ? "" : base);
     if (obj)
       return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    if (str) {
-      const char *s = json_string_value(val);
-      if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
-        *repl = json_true();
-      else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
-        *repl = json_false();
-      else
-        return ser(c, "%s%s", "Unexpected token received from parser", "");
-    }
-    return 0;
-  }
-  if (strcmp(base, "Short") == 0 || strcmp(base, "Integer") == 0 || strcmp(base, "Long") == 0 ||
-      strcmp(base, "Double") == 0) {
-    if (boo)
-      return ser(c, "%s cannot be converted to %s", boov, base);
-    if (str)
-      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
-    if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    if (json_is_real(val) && strcmp(base, "Double") != 0) {
-      double d = floor(json_real_value(val));
-      if (d > -9.2e18 && d < 9.2e18)
-        *repl = json_integer((json_int_t)d);
-    }
-    return 0;
-  }
-  if (strcmp(base, "String") == 0) {
-    if (boo)
-      return ser(c, "%s cannot be converted to %s", boov, base);
-    if (num)
-      return ser(c, "%s cannot be converted to %s", numv, base);
-    if (arr)
-      return ser(c, "Unrecognized collection type class java.lang.%s%s", base, "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    return 0;
-  }
-  if (strcmp(base, "Blob") == 0) {
-    if (boo || num)
+    if (blob && (boo || num))
       return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
-    if (arr)
-      return ser(c, "%s%s", "Unrecognized collection type class java.nio.ByteBuffer", "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+    if ((boo && !boolean) || (num && !number))
+      return ser(c, "%s cannot be converted to %s", boo ? boov : numv, base);
+    if (str && number)
+      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+  }
+  if (boolean && str) {
+    const char *s = json_string_value(val);
+    if (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0)
+      *repl = json_true();
+    else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
+      *repl = json_false();
+    else
+      return ser(c, "%s%s", "Unexpected token received from parser", "");
+  }
+  if (number && json_is_real(val) && strcmp(base, "Double") != 0) {
+    double d = floor(json_real_value(val));
+    if (d > -9.2e18 && d < 9.2e18)
+      *repl = json_integer((json_int_t)d);
+  }
+  if (blob) {
     size_t n = json_string_length(val);
     if (n % 4) {
       char len[32];
@@ -850,8 +718,9 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     }
     if (!base64_canonical(json_string_value(val), n))
       return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
-    return 0;
   }
+  if (boolean || string || blob || number)
+    return 0;
   bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
   if (strcmp(base, "List") == 0 || plist) {
     if (boo || num || str)
@@ -1227,14 +1096,14 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
     const json_t *v = json_object_get(body, k);
     bool absent = v == NULL || json_is_null(v);
     if (json_is_true(json_object_get(rules, "required")) && absent) {
-      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                "The parameter '%s' is required but was not present in the request", k);
+      rc = tt_ddbw_invalid(err, "The parameter '%s' is required but was not present in the request",
+                           k);
       goto done;
     }
     if (json_is_true(json_object_get(rules, "tableName")) && json_is_string(v) &&
         (js_length(v) < 3 || js_length(v) > 255)) {
-      rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-                "%s must be at least 3 characters long and at most 255 characters long", k);
+      rc = tt_ddbw_invalid(
+          err, "%s must be at least 3 characters long and at most 255 characters long", k);
       goto done;
     }
   }
@@ -1245,8 +1114,8 @@ int tt_ddbw_validate(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error
   c->errors = 0;
   validate_members(c, body, schema, "");
   if (c->errors)
-    rc = fail(err, "com.amazon.coral.validate#ValidationException", 400,
-              "%d validation error%s detected: %s", c->errors, c->errors > 1 ? "s" : "", c->msg);
+    rc = tt_ddbw_invalid(err, "%d validation error%s detected: %s", c->errors,
+                         c->errors > 1 ? "s" : "", c->msg);
   free(c);
 done:
   return rc;
@@ -1648,20 +1517,45 @@ static bool type_in(const char *t, const char *const *list) {
   return false;
 }
 
-/* DynamoDB's checks of legacy conditions (KeyConditions, QueryFilter,
- * ScanFilter), made before the table lookup: each AttributeValue, the
- * number of arguments, one type for all, and the types the operator
- * compares. */
-static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
+int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err) {
   static const char *const any[] = {"S", "N", "B", "SS", "NS", "BS", NULL};
   static const char *const snb[] = {"S", "N", "B", NULL};
   static const char *const sb[] = {"S", "B", NULL};
+  size_t i, n = json_array_size(list);
+  bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
+  bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
+  if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
+    return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
+                                 "of argument(s) for the %s ComparisonOperator", op);
+  for (i = 1; i < n; i++)
+    if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
+      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                   "AttributeValues inside AttributeValueList must be of "
+                                   "same type");
+  const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
+                               : strcmp(op, "BEGINS_WITH") == 0              ? sb
+                               : none                                        ? NULL
+                                                                             : snb;
+  for (i = 0; allowed && i < n; i++) {
+    const char *t = first_type(json_array_get(list, i));
+    if (!type_in(t, allowed))
+      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
+                                   "ComparisonOperator %s is not valid for %s AttributeValue "
+                                   "type", op, t);
+  }
+  return 0;
+}
+
+/* DynamoDB's checks of legacy conditions (KeyConditions, QueryFilter,
+ * ScanFilter), made before the table lookup: each AttributeValue, then
+ * tt_ddbw_condition_args. */
+static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
   const char *k;
   json_t *c;
   json_object_foreach((json_t *)conds, k, c) {
     const char *op = json_string_value(json_object_get(c, "ComparisonOperator"));
     const json_t *list = json_object_get(c, "AttributeValueList");
-    size_t i, n = json_array_size(list);
+    size_t i;
     json_t *v;
     json_array_foreach(list, i, v) {
       char buf[sizeof(err->message) - 64];
@@ -1669,29 +1563,8 @@ static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
       if (m != NULL)
         return fail(err, T_VAL, 400, "%s", m);
     }
-    if (op == NULL)
-      continue;
-    bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
-    bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
-    if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
-                                   "of argument(s) for the %s ComparisonOperator", op);
-    for (i = 1; i < n; i++)
-      if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                     "AttributeValues inside AttributeValueList must be of "
-                                     "same type");
-    const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
-                                 : strcmp(op, "BEGINS_WITH") == 0              ? sb
-                                 : none                                        ? NULL
-                                                                               : snb;
-    for (i = 0; allowed && i < n; i++) {
-      const char *t = first_type(json_array_get(list, i));
-      if (!type_in(t, allowed))
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                     "ComparisonOperator %s is not valid for %s AttributeValue "
-                                     "type", op, t);
-    }
+    if (op && tt_ddbw_condition_args(op, list, err) != 0)
+      return -1;
   }
   return 0;
 }
@@ -1805,12 +1678,11 @@ static bool table_arn(const char *a) {
 }
 
 static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
-  static const char *const schema_tag = "{\"ResourceArn\":\"String\",\"Tags\":[\"List\","
-                                        "[\"ValueStruct<Tag>\",{\"Key\":\"String\","
-                                        "\"Value\":\"String\"}]]}";
-  static const char *const schema_untag =
-      "{\"ResourceArn\":\"String\",\"TagKeys\":[\"List\",\"String\"]}";
-  static const char *const schema_list = "{\"ResourceArn\":\"String\"}";
+  static const char *const schema_tag =
+      "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
+      "'Value':'String'}]]}";
+  static const char *const schema_untag = "{'ResourceArn':'String','TagKeys':['List','String']}";
+  static const char *const schema_list = "{'ResourceArn':'String'}";
   bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
   json_t *schema = schema_of(tag ? schema_tag : untag ? schema_untag : schema_list);
   struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};

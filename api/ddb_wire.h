@@ -136,14 +136,21 @@ int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddb
  * expression attribute maps. Returns 0 or -1 with *err. */
 int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
+/* DynamoDB's checks of a legacy condition's AttributeValueList `list` for
+ * the ComparisonOperator `op`: the number of arguments, one type for all,
+ * and the types the operator compares. Returns 0 or -1 with *err. */
+int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err);
+
 /* Every check of a parsed request before legacy parameters are rewritten,
  * in DynamoDB's order: tt_ddbw_check_types, tt_ddbw_validate,
  * tt_ddbw_expression_params, tt_ddbw_check_values, tt_ddbw_check_table_name,
  * tt_ddbw_check_table, tt_ddbw_check_read. Returns 0 or -1 with *err. */
 int tt_ddbw_check_request(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
 
-/* DynamoDB's checks of TableName (length 3..255, [a-zA-Z0-9_.-]+), made
- * before the table is looked up, with its messages. Returns 0 or -1. */
+/* DynamoDB's checks of UpdateTimeToLive's TableName (length 3..255,
+ * [a-zA-Z0-9_.-]+), made before the table is looked up, with its messages;
+ * the other operations' are their member constraints' (tt_ddbw_validate).
+ * Returns 0 or -1. */
 int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* Rewrites DynamoDB's legacy parameters of `body` in place as expressions

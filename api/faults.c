@@ -40,22 +40,6 @@ static json_t *rule_json(const struct tt_fault_rule_info *r) {
   return o;
 }
 
-/* Reads an optional integer member into *out (kept when absent). */
-static int read_uint(struct tt_request *req, json_t *body, const char *name, json_int_t lo,
-                     json_int_t hi, uint64_t *out) {
-  json_t *v = json_object_get(body, name);
-  if (v == NULL)
-    return 0;
-  int64_t x = 0;
-  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
-    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld",
-                    name, (long long)lo, (long long)hi);
-    return -1;
-  }
-  *out = (uint64_t)x;
-  return 0;
-}
-
 /* Reads an optional string member (null counts as absent). */
 static int read_str(struct tt_request *req, json_t *body, const char *name, const char **out) {
   json_t *v = json_object_get(body, name);
@@ -93,7 +77,7 @@ void tt_handle_faults_add(struct tt_request *req) {
     }
   }
   struct tt_fault_spec spec = {0};
-  uint64_t times = 1, latency = 0, unprocessed = 0, retry_after = 0;
+  json_int_t times = 1, latency = 0, unprocessed = 0, retry_after = 0;
   if (!json_is_string(json_object_get(body, "op"))) {
     tt_request_fail(req, TT_ERR_VALIDATION, "op",
                     "op is required: a DynamoDB operation name such as PutItem, or \"*\"");
@@ -102,10 +86,12 @@ void tt_handle_faults_add(struct tt_request *req) {
   if (read_str(req, body, "op", &spec.op) != 0 || read_str(req, body, "model", &spec.model) != 0 ||
       read_str(req, body, "table", &spec.table) != 0 ||
       read_str(req, body, "error", &spec.error) != 0 ||
-      read_uint(req, body, "times", 1, TT_FAULT_MAX_TIMES, &times) != 0 ||
-      read_uint(req, body, "latency_ms", 0, TT_FAULT_MAX_LATENCY_MS, &latency) != 0 ||
-      read_uint(req, body, "unprocessed", 1, TT_FAULT_MAX_UNPROCESSED, &unprocessed) != 0 ||
-      read_uint(req, body, "retry_after_ms", 1, TT_FAULT_MAX_RETRY_AFTER_MS, &retry_after) != 0)
+      tt_request_int_member(req, body, "times", 1, TT_FAULT_MAX_TIMES, &times) != 0 ||
+      tt_request_int_member(req, body, "latency_ms", 0, TT_FAULT_MAX_LATENCY_MS, &latency) != 0 ||
+      tt_request_int_member(req, body, "unprocessed", 1, TT_FAULT_MAX_UNPROCESSED,
+                            &unprocessed) != 0 ||
+      tt_request_int_member(req, body, "retry_after_ms", 1, TT_FAULT_MAX_RETRY_AFTER_MS,
+                            &retry_after) != 0)
     goto done;
   if (spec.model != NULL) {
     if (spec.table != NULL) {
@@ -141,7 +127,6 @@ void tt_handle_faults_add(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
   else
     tt_request_respond_json(req, 201, out);
-  json_decref(out);
 done:
   json_decref(body);
 }
@@ -167,7 +152,6 @@ void tt_handle_faults_list(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
   else
     tt_request_respond_json(req, 200, out);
-  json_decref(out);
 }
 
 void tt_handle_faults_clear(struct tt_request *req) {

@@ -5,25 +5,8 @@
 
 struct tt_request;
 
-/* jobs.c: the job ledger (docs/ledger.md). */
-void tt_handle_jobs_table_put(struct tt_request *req);
-void tt_handle_jobs_table_delete(struct tt_request *req);
-void tt_handle_job_create(struct tt_request *req);
-void tt_handle_jobs_list(struct tt_request *req);
-void tt_handle_job_get(struct tt_request *req);
-void tt_handle_job_transition(struct tt_request *req);
-void tt_handle_record_put(struct tt_request *req);
-void tt_handle_record_get(struct tt_request *req);
-void tt_handle_records_list(struct tt_request *req);
-void tt_handle_lease_acquire(struct tt_request *req);
-void tt_handle_lease_refresh(struct tt_request *req);
-void tt_handle_lease_release(struct tt_request *req);
-void tt_handle_request_create(struct tt_request *req);
-void tt_handle_request_complete(struct tt_request *req);
-/* jobs.c: leased semaphores (docs/ledger.md "Semaphores"). */
-void tt_handle_semaphore_get(struct tt_request *req);
-void tt_handle_semaphore_acquire(struct tt_request *req);
-void tt_handle_semaphore_refresh(struct tt_request *req);
-void tt_handle_semaphore_release(struct tt_request *req);
+/* jobs.c: the job ledger and its leased semaphores (docs/ledger.md); the
+ * route's argument (TT_ROUTE_ARG) is the ledger operation (enum tt_ledger_kind). */
+void tt_handle_ledger(struct tt_request *req);
 
 #endif

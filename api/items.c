@@ -70,9 +70,7 @@ static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *a
     tt_request_respond_error(req, &err, NULL);
     return;
   }
-  size_t len;
-  char *text = tt_buf_steal(&b, &len);
-  tt_request_respond_json_text(req, r->created ? 201 : 200, text, len);
+  tt_request_respond_buf(req, r->created ? 201 : 200, &b);
   tt_text_copy(req->resp.etag, sizeof(req->resp.etag), etag);
 }
 

@@ -37,9 +37,12 @@ static int param(struct tt_request *req, const char *name, const char **out) {
   return *out ? 0 : -1;
 }
 
-/* Parses the request and starts the ledger operation; the answer comes from
- * ledger_joined once every backend call it started is joined. */
-static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body) {
+/* Parses the request and starts the ledger operation its route names
+ * (TT_ROUTE_ARG); the answer comes from ledger_joined once every backend
+ * call it started is joined. Posts and a record's put carry a body. */
+void tt_handle_ledger(struct tt_request *req) {
+  enum tt_ledger_kind kind = (enum tt_ledger_kind)tt_route_arg(req->match.route);
+  bool with_body = req->method == TT_METHOD_POST || kind == TT_LEDGER_RECORD_PUT;
   struct ledger_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
   if (job == NULL) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
@@ -77,58 +80,4 @@ static void run(struct tt_request *req, enum tt_ledger_kind kind, bool with_body
   req->handler_data = job;
   req->on_joined = ledger_joined;
   tt_ledger_start(op);
-}
-
-void tt_handle_jobs_table_put(struct tt_request *req) {
-  run(req, TT_LEDGER_TABLE_ENSURE, false);
-}
-
-void tt_handle_jobs_table_delete(struct tt_request *req) {
-  run(req, TT_LEDGER_TABLE_DELETE, false);
-}
-
-void tt_handle_job_create(struct tt_request *req) { run(req, TT_LEDGER_JOB_CREATE, true); }
-
-void tt_handle_jobs_list(struct tt_request *req) { run(req, TT_LEDGER_JOB_LIST, false); }
-
-void tt_handle_job_get(struct tt_request *req) { run(req, TT_LEDGER_JOB_GET, false); }
-
-void tt_handle_job_transition(struct tt_request *req) {
-  run(req, TT_LEDGER_JOB_TRANSITION, true);
-}
-
-void tt_handle_record_put(struct tt_request *req) { run(req, TT_LEDGER_RECORD_PUT, true); }
-
-void tt_handle_record_get(struct tt_request *req) { run(req, TT_LEDGER_RECORD_GET, false); }
-
-void tt_handle_records_list(struct tt_request *req) { run(req, TT_LEDGER_RECORD_LIST, false); }
-
-void tt_handle_lease_acquire(struct tt_request *req) { run(req, TT_LEDGER_LEASE_ACQUIRE, true); }
-
-void tt_handle_lease_refresh(struct tt_request *req) { run(req, TT_LEDGER_LEASE_REFRESH, true); }
-
-void tt_handle_lease_release(struct tt_request *req) {
-  run(req, TT_LEDGER_LEASE_RELEASE, false);
-}
-
-void tt_handle_request_create(struct tt_request *req) {
-  run(req, TT_LEDGER_REQUEST_CREATE, true);
-}
-
-void tt_handle_request_complete(struct tt_request *req) {
-  run(req, TT_LEDGER_REQUEST_COMPLETE, true);
-}
-
-void tt_handle_semaphore_get(struct tt_request *req) { run(req, TT_LEDGER_SEM_INSPECT, false); }
-
-void tt_handle_semaphore_acquire(struct tt_request *req) {
-  run(req, TT_LEDGER_SEM_ACQUIRE, true);
-}
-
-void tt_handle_semaphore_refresh(struct tt_request *req) {
-  run(req, TT_LEDGER_SEM_REFRESH, true);
-}
-
-void tt_handle_semaphore_release(struct tt_request *req) {
-  run(req, TT_LEDGER_SEM_RELEASE, false);
 }

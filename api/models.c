@@ -10,15 +10,12 @@
 #include "obs/log.h"
 #include "value/json_exact.h"
 
-/* An ORM operation running for a request, with its result. */
-struct orm_job {
-  struct tt_orm_ctx ctx;
-  struct tt_orm_result result;
+/* A table operation running for a request (an ORM job, orm_job.h). */
+struct table_op {
+  struct tt_orm_ctx ctx;       /* first */
   struct tt_model *registered; /* PUT /v1/models: register and answer with this model */
-  unsigned put_flags;           /* its TT_MODEL_PUT_* */
+  unsigned put_flags;          /* its TT_MODEL_PUT_* */
 };
-
-static void job_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 /* Logs a replace that ?allow_unsafe=true let through: names only (the
  * model, the attributes, the indexes), never values. */
@@ -72,18 +69,15 @@ static int register_model(struct tt_request *req, struct tt_model *m, unsigned f
   return 0;
 }
 
-static void job_joined(struct tt_request *req) {
-  struct orm_job *job = req->handler_data;
+static void table_answer(struct tt_request *req, struct tt_orm_result *r, void *arg) {
+  struct table_op *job = arg;
   unsigned status;
-  if (job->registered && job->result.status == 0) {
+  if (job->registered && r->status == 0) {
     /* The table is there: register the model and answer with it. */
-    if (register_model(req, job->registered, job->put_flags, &status) == 0) {
-      json_t *m = tt_model_to_json(job->registered);
-      tt_request_respond_json(req, status, m);
-      json_decref(m);
-    }
-  } else if (job->result.status == 0 && job->result.answer == TT_ORM_ANSWER_TABLE) {
-    const struct tt_orm_table_desc *d = &job->result.table;
+    if (register_model(req, job->registered, job->put_flags, &status) == 0)
+      tt_request_respond_json(req, status, tt_model_to_json(job->registered));
+  } else if (r->status == 0 && r->answer == TT_ORM_ANSWER_TABLE) {
+    const struct tt_orm_table_desc *d = &r->table;
     json_t *out = tt_orm_table_to_json(d);
     struct tt_buf b;
     tt_buf_init(&b, 0);
@@ -96,24 +90,17 @@ static void job_joined(struct tt_request *req) {
     }
     json_decref(out);
   } else {
-    tt_request_respond_result(req, &job->result);
+    tt_request_respond_result(req, r);
   }
   if (job->registered)
     tt_model_unref(job->registered);
-  tt_orm_result_free(&job->result);
 }
 
-/* Allocates a job bound to the request; NULL after answering 500. */
-static struct orm_job *job_new(struct tt_request *req, const struct tt_model *model) {
-  struct orm_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
-  if (job == NULL) {
-    tt_request_fail(req, TT_ERR_INTERNAL, NULL, "out of memory");
-    return NULL;
-  }
-  tt_orm_ctx_init(&job->ctx, req->server->orm, &req->join, &req->arena, req->request_id, model,
-                  &job->result, job_done, job);
-  req->handler_data = job;
-  req->on_joined = job_joined;
+/* A job bound to the request; NULL after answering 500. */
+static struct table_op *job_new(struct tt_request *req, const struct tt_model *model) {
+  struct table_op *job = tt_api_orm_job(req, sizeof(*job), model, NULL);
+  if (job != NULL)
+    tt_api_orm_job_answer(job, table_answer);
   return job;
 }
 
@@ -127,9 +114,7 @@ void tt_handle_models_list(struct tt_request *req) {
     if (!tt_model_registry_is_reserved(r, m))
       json_array_append_new(list, tt_model_to_json(m));
   }
-  json_t *out = json_pack("{s:o}", "models", list);
-  tt_request_respond_json(req, 200, out);
-  json_decref(out);
+  tt_request_respond_json(req, 200, json_pack("{s:o}", "models", list));
 }
 
 void tt_handle_model_get(struct tt_request *req) {
@@ -145,9 +130,7 @@ void tt_handle_model_get(struct tt_request *req) {
                     "no model is called so; list them with GET /v1/models");
     return;
   }
-  json_t *out = tt_model_to_json(m);
-  tt_request_respond_json(req, 200, out);
-  json_decref(out);
+  tt_request_respond_json(req, 200, tt_model_to_json(m));
 }
 
 void tt_handle_model_put(struct tt_request *req) {
@@ -201,17 +184,14 @@ void tt_handle_model_put(struct tt_request *req) {
   }
   if (!req->server->orm->auto_create_tables || what == TT_MODEL_PUT_IDENTICAL) {
     unsigned status = 200;
-    if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0) {
-      json_t *out = tt_model_to_json(m);
-      tt_request_respond_json(req, status, out);
-      json_decref(out);
-    }
+    if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0)
+      tt_request_respond_json(req, status, tt_model_to_json(m));
     tt_model_unref(m);
     goto done;
   }
   /* The memory backend keeps every model's table: ensure it with the new
    * model first, register it only when that worked. */
-  struct orm_job *job = job_new(req, m);
+  struct table_op *job = job_new(req, m);
   if (job == NULL) {
     tt_model_unref(m);
     goto done;
@@ -226,7 +206,7 @@ done:
 /* Starts the table operation `start` on the path's model. */
 static void table_job(struct tt_request *req, int (*start)(struct tt_orm_ctx *ctx)) {
   const struct tt_model *m = tt_api_path_model(req);
-  struct orm_job *job = m ? job_new(req, m) : NULL;
+  struct table_op *job = m ? job_new(req, m) : NULL;
   if (job)
     start(&job->ctx);
 }

@@ -108,9 +108,7 @@ static void page_answer(struct tt_request *req, struct tt_orm_result *r, void *a
   } else if (page_text(j, &r->page, &b) != 0) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
   } else {
-    size_t len;
-    char *text = tt_buf_steal(&b, &len);
-    tt_request_respond_json_text(req, 200, text, len);
+    tt_request_respond_buf(req, 200, &b);
   }
   tt_buf_free(&b);
   for (size_t i = 0; i < j->n_readers; i++)

@@ -96,10 +96,6 @@ struct tt_request {
   enum tt_err_code error_code; /* for the log line; TT_OK on success */
 };
 
-/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len);
-
 /* Answers with the JSON text in b (taken), or with no body when b is empty
  * or status is 204; b is freed either way. */
 void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_buf *b);
@@ -108,8 +104,8 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
 void tt_request_respond_static(struct tt_request *req, unsigned status, const char *content_type,
                                const char *body, size_t len);
 
-/* Answers with `value` serialized compactly (borrowed). */
-void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value);
+/* Answers with `value` serialized compactly (stolen; NULL answers 500). */
+void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value);
 
 /* Answers with the error envelope for err; `extra` (borrowed, may be NULL)
  * adds members to details. */
@@ -125,6 +121,12 @@ void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *
  * With `exact`, numbers keep their text (value/json_exact.h: read them with
  * tt_json_number_text); use it wherever item values travel. */
 json_t *tt_request_json_body(struct tt_request *req, bool exact);
+
+/* Reads the optional integer member `name` of body into *out (kept when
+ * absent). Returns 0, or -1 after answering 400 ("<name> must be an
+ * integer from <lo> to <hi>"). */
+int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
+                          json_int_t lo, json_int_t hi, json_int_t *out);
 
 /* The percent-decoded path parameter `name` in the arena; NULL when the
  * route has none or it does not decode (then a 400 was answered). */

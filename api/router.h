@@ -22,6 +22,10 @@ enum tt_method {
 #define TT_ROUTE_TEST_CLOCK 4u /* served only with --test-clock */
 /* The flags that gate a route: it is served only when all of its are enabled. */
 #define TT_ROUTE_GATES (TT_ROUTE_FAULTS | TT_ROUTE_TEST_CLOCK)
+/* A small number for the route's handler (the ledger's operation) among
+ * the flags, opaque to the router; tt_route_arg reads it back. */
+#define TT_ROUTE_ARG(n) ((unsigned)(n) << 8)
+#define tt_route_arg(route) ((route)->flags >> 8)
 
 /* One route. `pattern` segments are literals, `{name}` (one segment) or
  * `{name+}` (the rest of the path, one or more segments; last only).
@@ -30,7 +34,7 @@ struct tt_route {
   unsigned methods; /* one method per route; HEAD matches GET routes */
   const char *pattern;
   const void *handler; /* opaque to the router */
-  unsigned flags;
+  unsigned flags; /* TT_ROUTE_*, and above them the handler's argument (TT_ROUTE_ARG) */
 };
 
 #define TT_ROUTE_MAX_PARAMS 4

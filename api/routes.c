@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* routes.c -- the route table of the HTTP API (docs/api.md). */
 #include "api/handlers.h"
+#include "ledger/ledger.h"
 
 const struct tt_route tt_api_routes[] = {
     {TT_METHOD_GET, "/healthz", tt_handle_healthz, 0},

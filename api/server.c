@@ -47,28 +47,6 @@
 #define LINGER_MS 10000u
 #define LINGER_MAX 256u
 
-/* The intrusive doubly linked lists of requests, connections and lingering
- * sockets: x joins the front of the list at `head` through its members
- * `prev` and `next`, or leaves it. */
-#define LIST_PUSH(head, x, prev, next) \
-  do {                                 \
-    (x)->prev = NULL;                  \
-    (x)->next = (head);                \
-    if (head)                          \
-      (head)->prev = (x);              \
-    (head) = (x);                      \
-  } while (0)
-#define LIST_UNLINK(head, x, prev, next) \
-  do {                                   \
-    if ((x)->prev)                       \
-      (x)->prev->next = (x)->next;       \
-    else if ((head) == (x))              \
-      (head) = (x)->next;                \
-    if ((x)->next)                       \
-      (x)->next->prev = (x)->prev;       \
-    (x)->prev = (x)->next = NULL;        \
-  } while (0)
-
 /* One client connection, from accept to close (MHD's socket context). */
 struct tt_conn {
   uint32_t magic;
@@ -97,7 +75,7 @@ struct tt_linger {
   struct tt_linger *prev, *next;
 };
 
-static uint64_t now_ns(void) {
+uint64_t tt_server_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -159,13 +137,12 @@ int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fam
   s->fams = fams;
   s->opts = *opts;
   if (getrandom(&s->id_state, sizeof(s->id_state), 0) != (ssize_t)sizeof(s->id_state))
-    s->id_state = now_ns();
+    s->id_state = tt_server_now_ns();
   return 0;
 }
 
-/* splitmix64: cheap, and ids only need to be unique, not secret. */
-static uint64_t next_id(struct tt_server *s) {
-  uint64_t z = (s->id_state += 0x9e3779b97f4a7c15ULL);
+uint64_t tt_server_next_id(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -206,8 +183,7 @@ static void put_hex64(char *out, uint64_t v) {
     out[i] = hex[v & 15];
 }
 
-/* v in decimal ("%u") into out, which holds 11 bytes. */
-static void put_uint(char out[static 11], unsigned v) {
+void tt_server_uint_text(char out[static 11], uint32_t v) {
   char tmp[10];
   size_t n = 0;
   do
@@ -303,8 +279,8 @@ static void set_ids(struct tt_request *req) {
     tt_text_copy(req->request_id, sizeof(req->request_id), rid);
   } else {
     _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
-    put_hex64(req->request_id, next_id(req->server));
-    put_hex64(req->request_id + 16, next_id(req->server));
+    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
+    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
     req->request_id[32] = '\0';
   }
   const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
@@ -332,19 +308,20 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->responded = true;
 }
 
-void tt_request_respond_json_text(struct tt_request *req, unsigned status, char *body,
-                                  size_t len) {
+/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
+static void respond_json_text(struct tt_request *req, unsigned status, char *body, size_t len) {
   tt_request_respond_static(req, status, "application/json", body, len);
   req->resp.body_static = false; /* ours to free */
 }
 
-void tt_request_respond_json(struct tt_request *req, unsigned status, const json_t *value) {
+void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value) {
   char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  json_decref(value);
   if (text == NULL) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
     return;
   }
-  tt_request_respond_json_text(req, status, text, strlen(text));
+  respond_json_text(req, status, text, strlen(text));
 }
 
 void tt_request_respond_error(struct tt_request *req, const struct tt_error *err,
@@ -362,9 +339,7 @@ void tt_request_respond_error(struct tt_request *req, const struct tt_error *err
     tt_request_respond_static(req, 500, "application/json", req->fallback_body, (size_t)n);
     return;
   }
-  size_t len;
-  char *text = tt_buf_steal(&out, &len);
-  tt_request_respond_json_text(req, tt_api_error_status(err->code), text, len);
+  tt_request_respond_buf(req, tt_api_error_status(err->code), &out);
 }
 
 void tt_request_fail(struct tt_request *req, enum tt_err_code code, const char *field,
@@ -408,6 +383,21 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact) {
     return NULL;
   }
   return v;
+}
+
+int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
+                          json_int_t lo, json_int_t hi, json_int_t *out) {
+  const json_t *v = json_object_get(body, name);
+  int64_t x = 0;
+  if (v == NULL)
+    return 0;
+  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld", name,
+                    (long long)lo, (long long)hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
 }
 
 /* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
@@ -562,7 +552,7 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
   } else {
     size_t len;
     char *text = tt_buf_steal(b, &len);
-    tt_request_respond_json_text(req, status, text, len);
+    respond_json_text(req, status, text, len);
   }
   tt_buf_free(b);
 }
@@ -834,7 +824,7 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   req->magic = TT_REQUEST_MAGIC;
   req->server = s;
   req->conn = conn;
-  req->start_ns = now_ns();
+  req->start_ns = tt_server_now_ns();
   req->start_ms = uv_now(s->loop);
   req->route_label = "unmatched";
   req->state = TT_REQ_READING;
@@ -999,6 +989,16 @@ static void precheck(struct tt_request *req, const char *url) {
  * or the drain. */
 #define READY_SLICE_NS (5u * 1000000u)
 
+void tt_server_run_ready(uv_loop_t *loop, struct tt_client *client, uint64_t deadline_ms) {
+  uint64_t now_ms = uv_now(loop);
+  if (deadline_ms <= now_ms)
+    return;
+  uint64_t slice = (deadline_ms - now_ms) * 1000000u;
+  if (slice > READY_SLICE_NS)
+    slice = READY_SLICE_NS;
+  tt_client_run_ready(client, tt_server_now_ns() + slice);
+}
+
 static void dispatch(struct tt_request *req) {
   struct tt_server *s = req->server;
   tt_join_init(&req->join, s->fams, joined_cb, req);
@@ -1017,14 +1017,7 @@ static void dispatch(struct tt_request *req) {
    * When that joins the request, the access callback answers at once and
    * the connection is never suspended. Bounded by the slice and by the
    * request's deadline, which only a suspended request's timer enforces. */
-  uint64_t deadline = req->start_ms + s->opts.request_timeout_ms;
-  uint64_t now_ms = uv_now(s->loop);
-  if (deadline <= now_ms)
-    return;
-  uint64_t slice = (deadline - now_ms) * 1000000u;
-  if (slice > READY_SLICE_NS)
-    slice = READY_SLICE_NS;
-  tt_client_run_ready(s->orm->client, now_ns() + slice);
+  tt_server_run_ready(s->loop, s->orm->client, req->join.deadline_ms);
 }
 
 /* A refusal decided from the headers is answered before the body is read
@@ -1137,7 +1130,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
   }
   if (req->request_id[0] == '\0')
     set_ids(req);
-  uint64_t end_ns = now_ns(); /* the duration's and the server span's end */
+  uint64_t end_ns = tt_server_now_ns(); /* the duration's and the server span's end */
   double secs = (double)(end_ns - req->start_ns) / 1e9;
   bool gone = req->client_gone || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK ||
               req->state != TT_REQ_ANSWERED;
@@ -1160,7 +1153,7 @@ void tt_server_completed_cb(void *cls, struct MHD_Connection *conn, void **con_c
     closed_code = "BadRequest";
   }
   char status_text[11];
-  put_uint(status_text, status);
+  tt_server_uint_text(status_text, status);
   const char *labels[3] = {req->route_label, req->method ? req->method_name : "OTHER",
                            status_text};
   tt_metric_add(s->fams->http_requests, labels, 1);

@@ -122,4 +122,40 @@ void tt_server_after_run(struct tt_server *s);
  * close at once, so the loop can finish. */
 void tt_server_close(struct tt_server *s);
 
+/* What the REST server and the DynamoDB listener share: CLOCK_MONOTONIC in
+ * ns; the next id of a splitmix64 sequence at *state (cheap: ids need to be
+ * unique, not secret); v in decimal ("%u", without printf's cost on every
+ * request) into out. */
+uint64_t tt_server_now_ns(void);
+uint64_t tt_server_next_id(uint64_t *state);
+void tt_server_uint_text(char out[static 11], uint32_t v);
+
+/* After a handler returned (nothing of it on the stack): runs the client's
+ * ready calls (tt_client_run_ready) for at most a slice of a few ms, and
+ * not past the request's deadline. */
+struct tt_client;
+void tt_server_run_ready(uv_loop_t *loop, struct tt_client *client, uint64_t deadline_ms);
+
+/* The intrusive doubly linked lists of both listeners (requests,
+ * connections, lingering sockets): x joins the front of the list at `head`
+ * through its members `prev` and `next`, or leaves it. */
+#define LIST_PUSH(head, x, prev, next) \
+  do {                                 \
+    (x)->prev = NULL;                  \
+    (x)->next = (head);                \
+    if (head)                          \
+      (head)->prev = (x);              \
+    (head) = (x);                      \
+  } while (0)
+#define LIST_UNLINK(head, x, prev, next) \
+  do {                                   \
+    if ((x)->prev)                       \
+      (x)->prev->next = (x)->next;       \
+    else if ((head) == (x))              \
+      (head) = (x)->next;                \
+    if ((x)->next)                       \
+      (x)->next->prev = (x)->prev;       \
+    (x)->prev = (x)->next = NULL;        \
+  } while (0)
+
 #endif

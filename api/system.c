@@ -35,9 +35,7 @@ void tt_handle_metrics(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "metrics exposition exceeded its buffer");
     return;
   }
-  size_t len;
-  char *text = tt_buf_steal(&out, &len);
-  tt_request_respond_json_text(req, 200, text, len);
+  tt_request_respond_buf(req, 200, &out);
   req->resp.content_type = om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
                               : "text/plain; version=0.0.4; charset=utf-8";
 }

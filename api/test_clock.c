@@ -32,7 +32,6 @@ static void answer(struct tt_request *req, const struct tt_test_clock *c) {
   json_t *out = json_pack("{s:I,s:I}", "now_ns", (json_int_t)c->now_ns, "now_s",
                           (json_int_t)(c->now_ns / NS_PER_S));
   tt_request_respond_json(req, 200, out);
-  json_decref(out);
 }
 
 void tt_handle_test_clock_get(struct tt_request *req) {

@@ -24,38 +24,22 @@ static void sleep_joined(struct tt_request *req) {
    * than timing the answer. */
   json_t *out = json_pack("{s:I,s:I}", "completed", (json_int_t)(job->nops - canceled),
                           "canceled", (json_int_t)canceled);
-  if (req->join.failed)
-    tt_request_respond_error(req, &req->join.first_error, out);
-  else
+  if (!req->join.failed) {
     tt_request_respond_json(req, 200, out);
+    return;
+  }
+  tt_request_respond_error(req, &req->join.first_error, out);
   json_decref(out);
-}
-
-static int read_count(struct tt_request *req, json_t *body, const char *name, json_int_t lo,
-                      json_int_t hi, json_int_t dflt, json_int_t *out) {
-  json_t *v = json_object_get(body, name);
-  if (v == NULL) {
-    *out = dflt;
-    return 0;
-  }
-  int64_t x = 0;
-  if (tt_json_integer(v, &x) != 0 || x < lo || x > hi) {
-    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be an integer from %lld to %lld", name,
-                    (long long)lo, (long long)hi);
-    return -1;
-  }
-  *out = x;
-  return 0;
 }
 
 void tt_handle_test_sleep(struct tt_request *req) {
   json_t *body = tt_request_json_body(req, false);
   if (body == NULL)
     return;
-  json_int_t nops, ms, fail_op;
-  if (read_count(req, body, "ops", 1, SLEEP_MAX_OPS, 1, &nops) != 0 ||
-      read_count(req, body, "ms", 0, SLEEP_MAX_MS, 0, &ms) != 0 ||
-      read_count(req, body, "fail_op", 0, SLEEP_MAX_OPS - 1, -1, &fail_op) != 0)
+  json_int_t nops = 1, ms = 0, fail_op = -1;
+  if (tt_request_int_member(req, body, "ops", 1, SLEEP_MAX_OPS, &nops) != 0 ||
+      tt_request_int_member(req, body, "ms", 0, SLEEP_MAX_MS, &ms) != 0 ||
+      tt_request_int_member(req, body, "fail_op", 0, SLEEP_MAX_OPS - 1, &fail_op) != 0)
     goto done;
   struct sleep_job *job = tt_arena_alloc(&req->arena, sizeof(*job));
   struct tt_sleep_op *ops =

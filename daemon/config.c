@@ -573,21 +573,31 @@ static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error 
   if (tt_otlp_protocol_parse(cfg->otlp_protocol, &protocol) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, "otlp-protocol",
                         "otlp-protocol: must be http/protobuf or http/json");
-  char why[160];
   struct tt_sampler sampler;
-  if (tt_sampler_parse(cfg->traces_sampler, cfg->traces_sampler_arg, &sampler, why,
+  struct tt_otlp_kvs headers, attrs;
+  if (tt_config_tracing(cfg, &sampler, &headers, &attrs, err) != 0)
+    return -1;
+  tt_otlp_kvs_free(&headers);
+  tt_otlp_kvs_free(&attrs);
+  return 0;
+}
+
+int tt_config_tracing(const struct tt_config *cfg, struct tt_sampler *sampler,
+                      struct tt_otlp_kvs *headers, struct tt_otlp_kvs *attrs,
+                      struct tt_error *err) {
+  char why[160];
+  if (tt_sampler_parse(cfg->traces_sampler, cfg->traces_sampler_arg, sampler, why,
                        sizeof(why)) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, "traces-sampler", "traces-sampler: %s", why);
-  struct tt_otlp_kvs kvs;
-  if (tt_otlp_kv_parse(cfg->otlp_headers, strlen(cfg->otlp_headers), true, &kvs, why,
+  if (tt_otlp_kv_parse(cfg->otlp_headers, strlen(cfg->otlp_headers), true, headers, why,
                        sizeof(why)) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, "otlp-headers", "otlp-headers: %s", why);
-  tt_otlp_kvs_free(&kvs);
-  if (tt_otlp_kv_parse(cfg->resource_attributes, strlen(cfg->resource_attributes), false, &kvs,
-                       why, sizeof(why)) != 0)
+  if (tt_otlp_kv_parse(cfg->resource_attributes, strlen(cfg->resource_attributes), false, attrs,
+                       why, sizeof(why)) != 0) {
+    tt_otlp_kvs_free(headers);
     return tt_error_set(err, TT_ERR_VALIDATION, "resource-attributes",
                         "resource-attributes: %s", why);
-  tt_otlp_kvs_free(&kvs);
+  }
   return 0;
 }
 

@@ -106,4 +106,14 @@ int tt_config_read_token(const char *path, char **token, struct tt_error *err);
 /* The --help text. */
 const char *tt_config_usage(void);
 
+/* The tracing settings parsed (traces-sampler and its argument, the
+ * otlp-headers and resource-attributes lists), with the configuration's
+ * messages. Returns 0 with *headers and *attrs to free
+ * (tt_otlp_kvs_free), or -1 with err (nothing to free). */
+struct tt_sampler;
+struct tt_otlp_kvs;
+int tt_config_tracing(const struct tt_config *cfg, struct tt_sampler *sampler,
+                      struct tt_otlp_kvs *headers, struct tt_otlp_kvs *attrs,
+                      struct tt_error *err);
+
 #endif

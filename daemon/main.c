@@ -164,22 +164,11 @@ static void otlp_close(struct daemon *d) {
 static int make_tracing(struct daemon *d, struct tt_error *err) {
   if (!d->cfg.tracing)
     return 0;
-  char why[160];
   struct tt_sampler sampler;
   struct tt_otlp_kvs headers, attrs;
   /* Checked by the configuration already. */
-  if (tt_sampler_parse(d->cfg.traces_sampler, d->cfg.traces_sampler_arg, &sampler, why,
-                       sizeof(why)) != 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, "traces-sampler", "traces-sampler: %s", why);
-  if (tt_otlp_kv_parse(d->cfg.otlp_headers, strlen(d->cfg.otlp_headers), true, &headers, why,
-                       sizeof(why)) != 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-headers", "otlp-headers: %s", why);
-  if (tt_otlp_kv_parse(d->cfg.resource_attributes, strlen(d->cfg.resource_attributes), false,
-                       &attrs, why, sizeof(why)) != 0) {
-    tt_otlp_kvs_free(&headers);
-    return tt_error_set(err, TT_ERR_VALIDATION, "resource-attributes", "resource-attributes: %s",
-                        why);
-  }
+  if (tt_config_tracing(&d->cfg, &sampler, &headers, &attrs, err) != 0)
+    return -1;
   const char *name = d->cfg.service_name[0] ? d->cfg.service_name
                                               : tt_otlp_kvs_get(&attrs, "service.name");
   struct tt_otlp_exporter_options o = {
@@ -329,6 +318,13 @@ static int check_exposure(const struct daemon *d, bool local, const char *what,
                       what);
 }
 
+/* err as a ValidationError of the setting `name`, its message prefixed
+ * with "name: ". Returns -1. */
+static int of_setting(struct tt_error *err, const char *name) {
+  struct tt_error e = *err;
+  return tt_error_set(err, TT_ERR_VALIDATION, name, "%s: %s", name, e.message);
+}
+
 /* Checks what can be checked without starting anything. */
 static int validate(struct daemon *d, struct tt_error *err) {
   if (tt_listener_check(d->cfg.listen, err) != 0)
@@ -352,10 +348,8 @@ static int validate(struct daemon *d, struct tt_error *err) {
       return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s: %s", d->cfg.models[i],
                           strerror(errno));
     /* Messages name the file, the model and the attribute. */
-    if (tt_model_registry_load_path(d->models, d->cfg.models[i], err) != 0) {
-      struct tt_error named = *err;
-      return tt_error_set(err, TT_ERR_VALIDATION, "models", "models: %s", named.message);
-    }
+    if (tt_model_registry_load_path(d->models, d->cfg.models[i], err) != 0)
+      return of_setting(err, "models");
   }
   char why[128];
   if (d->cfg.ca_file[0] && tt_http_ca_file_check(d->cfg.ca_file, why, sizeof(why)) != 0)
@@ -365,11 +359,8 @@ static int validate(struct daemon *d, struct tt_error *err) {
       tt_config_read_token(d->cfg.auth_token_file, &d->auth_token, err) != 0)
     return -1;
   if (d->cfg.dynamodb_listen[0]) {
-    if (tt_listener_check(d->cfg.dynamodb_listen, err) != 0) {
-      struct tt_error e = *err;
-      return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen", "dynamodb-listen: %s",
-                          e.message);
-    }
+    if (tt_listener_check(d->cfg.dynamodb_listen, err) != 0)
+      return of_setting(err, "dynamodb-listen");
     if (strcmp(d->cfg.backend, "memory") != 0)
       return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen",
                           "dynamodb-listen: the DynamoDB listener serves the memory backend "
@@ -536,10 +527,8 @@ static int make_kms(struct daemon *d, struct tt_error *err) {
       .creds = d->creds,
       .http = d->http,
   };
-  if (tt_kms_backend_new(&d->loop, &o, &d->kms, err) != 0) {
-    struct tt_error e = *err;
-    return tt_error_set(err, TT_ERR_VALIDATION, "kms-endpoint", "kms-endpoint: %s", e.message);
-  }
+  if (tt_kms_backend_new(&d->loop, &o, &d->kms, err) != 0)
+    return of_setting(err, "kms-endpoint");
   tt_client_init(&d->kms_client, d->kms, &d->loop, &d->fams);
   d->kms_client.one_account = true; /* partners' data keys come from the daemon's key */
   d->orm.kms = &d->kms_client;
@@ -609,10 +598,8 @@ static int start_ddb(struct daemon *d, struct tt_error *err) {
   d->ddb.idle = server_idle_cb;
   d->ddb.hook_arg = d;
   if (tt_listener_bind(&d->ddb_listener, d->cfg.dynamodb_listen, err) != 0) {
-    struct tt_error e = *err;
     tt_ddb_listener_close(&d->ddb);
-    return tt_error_set(err, TT_ERR_VALIDATION, "dynamodb-listen", "dynamodb-listen: %s",
-                        e.message);
+    return of_setting(err, "dynamodb-listen");
   }
   d->ddb_on = true;
   d->ddb_mhd = MHD_start_daemon(

@@ -506,19 +506,24 @@ END_TEST
 
 START_TEST(table_names) {
   struct tt_ddbw_error err;
+  static const char two[] =
+      "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy "
+      "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
+      "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
+      "length greater than or equal to 3";
   json_t *j = json_pack("{s:s}", "TableName", "a;");
-  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_DESCRIBE_TABLE, j, &err), -1);
+  /* The table operations check the length first, with a message of their own. */
+  ck_assert_int_eq(tt_ddbw_check_request(TT_DDB_DESCRIBE_TABLE, j, &err), -1);
   ck_assert_str_eq(err.message,
                    "TableName must be at least 3 characters long and at most 255 characters long");
-  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_SCAN, j, &err), -1);
-  ck_assert_str_eq(err.message,
-                   "2 validation errors detected: Value 'a;' at 'tableName' failed to satisfy "
-                   "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; "
-                   "Value 'a;' at 'tableName' failed to satisfy constraint: Member must have "
-                   "length greater than or equal to 3");
+  ck_assert_int_eq(tt_ddbw_check_request(TT_DDB_SCAN, j, &err), -1);
+  ck_assert_str_eq(err.message, two);
+  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_UPDATE_TIME_TO_LIVE, j, &err), -1);
+  ck_assert_str_eq(err.message, two);
   json_decref(j);
   j = json_pack("{s:s}", "TableName", "good.name-1");
-  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_SCAN, j, &err), 0);
+  ck_assert_int_eq(tt_ddbw_check_request(TT_DDB_SCAN, j, &err), 0);
+  ck_assert_int_eq(tt_ddbw_check_table_name(TT_DDB_UPDATE_TIME_TO_LIVE, j, &err), 0);
   json_decref(j);
 }
 END_TEST
