@@ -26,8 +26,6 @@
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
-#include "util/hex.h"
-#include "util/utf8.h"
 
 #define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
 
@@ -62,120 +60,13 @@ static bool eat(struct rd *r, int c) {
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-/* A checked string token: its raw text between the quotes. */
-struct str {
-  const unsigned char *raw;
-  size_t raw_len; /* the decoded text is never longer */
-  bool escaped;   /* holds a backslash: decode before use */
-  bool nul;       /* decodes to text holding U+0000 */
-};
-
-/* Reads the string token at r->p (a '"'): no control characters, valid
- * escapes, \u surrogates in pairs, valid UTF-8. */
-static int scan_string(struct rd *r, struct str *s) {
-  const unsigned char *p = r->p + 1, *end = r->end;
-  s->raw = p;
-  s->escaped = s->nul = false;
-  for (;;) {
-    p += tt_json_plain_run((const char *)p, (size_t)(end - p));
-    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-      p++;
-    if (p >= end)
-      return SYNTAX;
-    unsigned c = *p;
-    if (c == '"')
-      break;
-    if (c < 0x20)
-      return SYNTAX;
-    if (c == '\\') {
-      s->escaped = true;
-      if (end - p < 2)
-        return SYNTAX;
-      c = p[1];
-      if (c != 'u') {
-        if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' &&
-            c != 'r' && c != 't')
-          return SYNTAX;
-        p += 2;
-        continue;
-      }
-      int v = end - p >= 6 ? tt_hex4(p + 2) : -1;
-      if (v < 0)
-        return SYNTAX;
-      p += 6;
-      if (v >= 0xD800 && v <= 0xDBFF) {
-        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tt_hex4(p + 2) : -1;
-        if (lo < 0xDC00 || lo > 0xDFFF)
-          return SYNTAX;
-        p += 6;
-      } else if (v >= 0xDC00 && v <= 0xDFFF) {
-        return SYNTAX;
-      } else if (v == 0) {
-        s->nul = true;
-      }
-      continue;
-    }
-    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
-    if (n == 0)
-      return SYNTAX;
-    p += n;
-  }
-  s->raw_len = (size_t)(p - s->raw);
-  r->p = p + 1;
+/* Reads the string token at r->p (a '"'), checked as jansson checks it. */
+static int scan_string(struct rd *r, struct tt_json_str *s) {
+  const char *at;
+  if (tt_json_str_scan((const char *)r->p + 1, (const char *)r->end, s, &at) != NULL)
+    return SYNTAX;
+  r->p = (const unsigned char *)s->raw + s->raw_len + 1;
   return OK;
-}
-
-/* Writes the text of s (checked by scan_string) to dst, which has room
- * for s->raw_len bytes. Returns its length. */
-static size_t decode(const struct str *s, char *dst) {
-  if (!s->escaped) {
-    memcpy(dst, s->raw, s->raw_len);
-    return s->raw_len;
-  }
-  const unsigned char *p = s->raw, *end = p + s->raw_len;
-  char *t = dst;
-  while (p < end) {
-    const unsigned char *q = memchr(p, '\\', (size_t)(end - p));
-    size_t run = (size_t)((q ? q : end) - p);
-    memcpy(t, p, run);
-    t += run;
-    p += run;
-    if (q == NULL)
-      break;
-    if (p[1] == 'u') {
-      uint32_t v = (uint32_t)tt_hex4(p + 2);
-      p += 6;
-      if (v >= 0xD800 && v <= 0xDBFF) {
-        v = ((v - 0xD800) << 10) + ((uint32_t)tt_hex4(p + 2) - 0xDC00) + 0x10000;
-        p += 6;
-      }
-      t += tt_utf8_put(t, v);
-      continue;
-    }
-    switch (p[1]) {
-    case 'b':
-      *t = '\b';
-      break;
-    case 'f':
-      *t = '\f';
-      break;
-    case 'n':
-      *t = '\n';
-      break;
-    case 'r':
-      *t = '\r';
-      break;
-    case 't':
-      *t = '\t';
-      break;
-    default: /* " \ / */
-      *t = (char)p[1];
-      break;
-    }
-    t++;
-    p += 2;
-  }
-  return (size_t)(t - dst);
 }
 
 /* Whether a real number token overflows a double, which jansson refuses
@@ -302,21 +193,21 @@ static int next_in(struct rd *r, int close) {
 }
 
 /* Reads a member name and its ':'. jansson refuses names holding NUL. */
-static int member_name(struct rd *r, struct str *k) {
+static int member_name(struct rd *r, struct tt_json_str *k) {
   if (peek(r) != '"' || scan_string(r, k) != OK || k->nul || !eat(r, ':'))
     return SYNTAX;
   return OK;
 }
 
 /* Whether member name k is `name`. */
-static bool name_is(const struct str *k, const char *name) {
+static bool name_is(const struct tt_json_str *k, const char *name) {
   size_t n = strlen(name);
   if (!k->escaped)
     return k->raw_len == n && memcmp(k->raw, name, n) == 0;
   char buf[128];
   if (k->raw_len > sizeof(buf))
     return false; /* escapes shrink at most sixfold: too long for any name we ask */
-  return decode(k, buf) == n && memcmp(buf, name, n) == 0;
+  return tt_json_str_decode(k, buf) == n && memcmp(buf, name, n) == 0;
 }
 
 /* Checks and passes over one value of any kind. */
@@ -327,7 +218,7 @@ static int skip(struct rd *r) {
   if (r->open >= MAX_NESTING)
     return SYNTAX;
   if (c == '"') {
-    struct str s;
+    struct tt_json_str s;
     return scan_string(r, &s);
   }
   if (c == '-' || is_digit(c))
@@ -339,7 +230,7 @@ static int skip(struct rd *r) {
   int close = c == '{' ? '}' : ']';
   int more = open_container(r, close);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((close == '}' && member_name(r, &k) != OK) || skip(r) != OK)
       return SYNTAX;
     more = next_in(r, close);
@@ -360,7 +251,7 @@ static int read_value(struct rd *r, int depth, struct tt_av *out);
 
 /* S, N or B from a string token. */
 static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
-  struct str s;
+  struct tt_json_str s;
   if (peek(r) != '"')
     return reject(r);
   if (r->open >= MAX_NESTING || scan_string(r, &s) != OK)
@@ -369,20 +260,20 @@ static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
     char *b = malloc(s.raw_len + 1);
     if (b == NULL)
       return NOMEM;
-    out->len = decode(&s, b);
+    out->len = tt_json_str_decode(&s, b);
     b[out->len] = '\0';
     out->type = TT_AV_S;
     out->u.bytes = b;
     return OK;
   }
-  const char *t = (const char *)s.raw;
+  const char *t = s.raw;
   size_t n = s.raw_len;
   char small[64], *heap = NULL;
   if (s.escaped) { /* rare: the number or base64 text is decoded first */
     char *d = n <= sizeof(small) ? small : (heap = malloc(n));
     if (d == NULL)
       return NOMEM;
-    n = decode(&s, d);
+    n = tt_json_str_decode(&s, d);
     t = d;
   }
   int rc;
@@ -559,7 +450,7 @@ static int read_map(struct rd *r, int depth, bool item, struct tt_av *out) {
   size_t n = 0, cap = 0;
   int rc = OK, more = open_container(r, '}');
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(r, &k)) != OK)
       goto fail;
     if (n == cap) {
@@ -576,7 +467,7 @@ static int read_map(struct rd *r, int depth, bool item, struct tt_av *out) {
       rc = NOMEM;
       goto fail;
     }
-    mm->name_len = decode(&k, mm->name);
+    mm->name_len = tt_json_str_decode(&k, mm->name);
     mm->name[mm->name_len] = '\0';
     n++;
     /* A BAD value stays as a member of type 0: a later member of the same
@@ -642,16 +533,16 @@ static int read_value(struct rd *r, int depth, struct tt_av *out) {
   if (more == 0)
     return BAD; /* {}: no type */
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(r, &k)) != OK)
       goto fail;
     if (!bad) {
       char buf[32];
       enum tt_av_type t = 0;
       if (!k.escaped)
-        t = tt_av_type_parse((const char *)k.raw, k.raw_len);
+        t = tt_av_type_parse(k.raw, k.raw_len);
       else if (k.raw_len <= sizeof(buf))
-        t = tt_av_type_parse(buf, decode(&k, buf));
+        t = tt_av_type_parse(buf, tt_json_str_decode(&k, buf));
       if (first)
         type = t;
       bad = t == 0 || t != type;
@@ -721,7 +612,7 @@ int tt_ddb_item_response_parse(enum tt_ddb_op op, const char *text, size_t len,
   memset(out, 0, sizeof(*out));
   int rc = OK, more = open_body(&r, text, len);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(&r, &k)) != OK)
       goto fail;
     if (name_is(&k, name)) {
@@ -812,7 +703,7 @@ int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_
   memset(out, 0, sizeof(*out));
   int rc = OK, more = open_body(&r, text, len);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(&r, &k)) != OK)
       goto fail;
     /* Each member read again replaces what the last one of its name gave. */
