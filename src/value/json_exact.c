@@ -283,8 +283,7 @@ static int parse_string(struct parser *ps, const struct frame *f, size_t reserve
   return 0;
 }
 
-/* Length of a JSON number token at s, or 0 if there is none. */
-static size_t number_token(const char *s, const char *end) {
+size_t tt_json_number_len(const char *s, const char *end) {
   const char *q = s;
   if (q < end && *q == '-')
     q++;
@@ -319,7 +318,7 @@ static size_t number_token(const char *s, const char *end) {
 }
 
 bool tt_json_number_syntax(const char *s, size_t len) {
-  return len > 0 && number_token(s, s + len) == len;
+  return len > 0 && tt_json_number_len(s, s + len) == len;
 }
 
 /* A jansson string with a 2-byte marker in front of `len` bytes. When
@@ -495,7 +494,7 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
     break;
   }
   default: {
-    size_t n = number_token(ps->p, ps->end);
+    size_t n = tt_json_number_len(ps->p, ps->end);
     if (n == 0)
       return fail_at(ps, f, c == '-' || (c >= '0' && c <= '9') ? "invalid number"
                                                                : "unexpected character");

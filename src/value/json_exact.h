@@ -58,6 +58,10 @@ const char *tt_json_str_scan(const char *p, const char *end, struct tt_json_str 
  * room for s->raw_len bytes. Returns its length. */
 size_t tt_json_str_decode(const struct tt_json_str *s, char *dst);
 
+/* The length of the JSON number token at s (before end), or 0 when none
+ * starts there. */
+size_t tt_json_number_len(const char *s, const char *end);
+
 /* Whether `len` bytes are exactly one JSON number token. */
 bool tt_json_number_syntax(const char *s, size_t len);
 

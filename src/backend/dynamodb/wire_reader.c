@@ -98,52 +98,26 @@ static void token_end(struct rd *r) {
 /* Reads the number token at r->p: an integer must fit json_int_t (long
  * long), a real must not overflow. *is_int and *ival tell an integer. */
 static int scan_number(struct rd *r, bool *is_int, long long *ival) {
-  const unsigned char *p = r->p, *end = r->end, *start = p;
-  bool neg = p < end && *p == '-';
-  if (neg)
+  const unsigned char *start = r->p;
+  size_t n = tt_json_number_len((const char *)start, (const char *)r->end);
+  bool neg = *start == '-';
+  const unsigned char *p = start + neg, *end = start + n;
+  if (n == 0)
+    return SYNTAX; /* "01" reads as 0 and fails at the 1 that follows */
+  while (p < end && is_digit(*p))
     p++;
-  if (p >= end || !is_digit(*p))
+  *is_int = p == end;
+  if (!*is_int && real_overflows(start, n))
     return SYNTAX;
-  const unsigned char *digits = p;
-  if (*p == '0') {
-    if (++p < end && is_digit(*p))
-      return SYNTAX;
-  } else {
-    while (p < end && is_digit(*p))
-      p++;
+  unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+  for (p = start + neg; *is_int && p < end; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    if (v > (limit - digit) / 10)
+      return SYNTAX; /* jansson: too big integer */
+    v = v * 10 + digit;
   }
-  if (p >= end || (*p != '.' && *p != 'e' && *p != 'E')) {
-    unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
-    for (const unsigned char *d = digits; d < p; d++) {
-      unsigned digit = (unsigned)(*d - '0');
-      if (v > (limit - digit) / 10)
-        return SYNTAX; /* jansson: too big integer */
-      v = v * 10 + digit;
-    }
-    *is_int = true;
-    *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
-    r->p = p;
-    token_end(r);
-    return OK;
-  }
-  if (*p == '.') {
-    if (++p >= end || !is_digit(*p))
-      return SYNTAX;
-    while (p < end && is_digit(*p))
-      p++;
-  }
-  if (p < end && (*p == 'e' || *p == 'E')) {
-    if (++p < end && (*p == '+' || *p == '-'))
-      p++;
-    if (p >= end || !is_digit(*p))
-      return SYNTAX;
-    while (p < end && is_digit(*p))
-      p++;
-  }
-  if (real_overflows(start, (size_t)(p - start)))
-    return SYNTAX;
-  *is_int = false;
-  r->p = p;
+  *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+  r->p = end;
   token_end(r);
   return OK;
 }
@@ -329,55 +303,70 @@ static void free_values(struct tt_av *v, size_t n) {
   free(v);
 }
 
-/* SS, NS, BS (non-empty, no duplicates, kept sorted) or L. */
-static int read_array(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
-  if (peek(r) != '[')
-    return reject(r);
-  enum tt_av_type elem = type == TT_AV_SS ? TT_AV_S : type == TT_AV_NS ? TT_AV_N : TT_AV_B;
+static int read_map(struct rd *r, int depth, bool item, struct tt_av *out);
+
+/* Reads the elements of the array at r->p (its '[' was peeked) into *vp
+ * (*np of them): an L's values (elem L), a set's members (S, N or B) or
+ * items (M). After a BAD element *bad is set and the rest are only checked
+ * and passed over. Returns OK, or a stop (nothing kept then). */
+static int read_elems(struct rd *r, enum tt_av_type elem, int depth, struct tt_av **vp,
+                      size_t *np, bool *bad) {
   struct tt_av *v = NULL;
   size_t n = 0, cap = 0;
-  bool bad = false;
   int rc = OK, more = open_container(r, ']');
-  while (more == 1) {
+  *bad = false;
+  while (more == 1 && rc == OK) {
     struct tt_av *g = v;
-    if (bad) {
+    if (*bad) {
       rc = skip(r);
     } else if (n == cap && (g = more_room(v, &cap, sizeof(*v))) == NULL) {
       rc = NOMEM;
     } else {
       v = g;
       memset(&v[n], 0, sizeof(v[n]));
-      rc = type == TT_AV_L ? read_value(r, depth, &v[n]) : read_scalar(r, elem, &v[n]);
+      rc = elem == TT_AV_L   ? read_value(r, depth, &v[n])
+           : elem == TT_AV_M ? read_map(r, 0, true, &v[n])
+                             : read_scalar(r, elem, &v[n]);
       if (rc == OK)
         n++;
       else if (rc == BAD)
-        bad = true, rc = OK;
+        *bad = true, rc = OK;
     }
-    if (rc != OK)
-      goto fail;
-    more = next_in(r, ']');
+    if (rc == OK)
+      more = next_in(r, ']');
   }
-  if ((rc = more) < 0)
-    goto fail;
-  if (bad || (type != TT_AV_L && n == 0)) {
-    rc = BAD;
-    goto fail;
+  if (rc == OK && more < 0)
+    rc = more;
+  if (rc != OK || n == 0) {
+    free_values(v, n);
+    v = NULL;
+    n = 0;
   }
+  *vp = v;
+  *np = n;
+  return rc;
+}
+
+/* SS, NS, BS (non-empty, no duplicates, kept sorted) or L. */
+static int read_array(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
+  if (peek(r) != '[')
+    return reject(r);
+  enum tt_av_type elem = type == TT_AV_SS   ? TT_AV_S
+                         : type == TT_AV_NS ? TT_AV_N
+                         : type == TT_AV_BS ? TT_AV_B
+                                            : TT_AV_L;
+  bool bad;
+  int rc = read_elems(r, elem, depth, &out->u.elems, &out->len, &bad);
+  if (rc != OK)
+    return rc;
   out->type = type;
-  out->len = n;
-  out->u.elems = n ? v : NULL;
-  if (n == 0)
-    free(v);
   struct tt_error err;
-  if (type != TT_AV_L && tt_av_set_finish(out, "", &err) != 0) {
+  if (bad || (type != TT_AV_L && tt_av_set_finish(out, "", &err) != 0)) {
     tt_av_free(out);
     memset(out, 0, sizeof(*out));
     return BAD;
   }
   return OK;
-fail:
-  free_values(v, n);
-  return rc;
 }
 
 static int name_cmp(const struct tt_av_member *a, const struct tt_av_member *b) {
@@ -658,34 +647,10 @@ static int read_count(struct rd *r, uint64_t *out) {
 /* Items: an array of attribute maps. BAD when it is no array; *bad_item
  * when it is one but an element is not a valid map. */
 static int read_items(struct rd *r, struct tt_ddb_read_result *out, bool *bad_item) {
-  size_t cap = 0;
   *bad_item = false;
   if (peek(r) != '[')
     return reject(r);
-  int rc = OK, more = open_container(r, ']');
-  while (more == 1) {
-    struct tt_av *g = out->items;
-    if (*bad_item) {
-      rc = skip(r);
-    } else if (out->n_items == cap && (g = more_room(g, &cap, sizeof(*g))) == NULL) {
-      rc = NOMEM;
-    } else {
-      out->items = g;
-      rc = read_map(r, 0, true, &out->items[out->n_items]);
-      if (rc == OK)
-        out->n_items++;
-      else if (rc == BAD)
-        *bad_item = true, rc = OK;
-    }
-    if (rc != OK)
-      return rc;
-    more = next_in(r, ']');
-  }
-  if (out->n_items == 0) {
-    free(out->items);
-    out->items = NULL;
-  }
-  return more;
+  return read_elems(r, TT_AV_M, 0, &out->items, &out->n_items, bad_item);
 }
 
 /* Drops the items read so far (a repeated Items member replaces them). */
