@@ -274,10 +274,6 @@ int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fet
       return creds_cache_post(c, cb, arg, rc > 0 ? NULL : &err, handle);
   }
   /* On -ENOMEM the fetch runs on without waiters: its result is cached. */
-  return creds_cache_wait(c, cb, arg, handle);
-}
-
-int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {
   return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 

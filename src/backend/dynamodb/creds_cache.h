@@ -128,10 +128,6 @@ int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fe
 int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
                     void *owner, tt_creds_cb cb, void *arg, void **handle);
 
-/* Queues a get for the fetch in flight; *handle (if not NULL) is set to
- * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
-int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle);
-
 /* Queues a get whose answer is known now -- the cached credentials when
  * `err` is NULL, else `err` (copied) -- for the next timer callback, so
  * that it is never delivered inside the get. *handle (if not NULL) is set
