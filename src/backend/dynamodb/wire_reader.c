@@ -647,17 +647,13 @@ static int read_count(struct rd *r, uint64_t *out) {
 /* Items: an array of attribute maps. BAD when it is no array; *bad_item
  * when it is one but an element is not a valid map. */
 static int read_items(struct rd *r, struct tt_ddb_read_result *out, bool *bad_item) {
+  free_values(out->items, out->n_items); /* a repeated Items member replaces them */
+  out->items = NULL;
+  out->n_items = 0;
   *bad_item = false;
   if (peek(r) != '[')
     return reject(r);
   return read_elems(r, TT_AV_M, 0, &out->items, &out->n_items, bad_item);
-}
-
-/* Drops the items read so far (a repeated Items member replaces them). */
-static void drop_items(struct tt_ddb_read_result *out) {
-  free_values(out->items, out->n_items);
-  out->items = NULL;
-  out->n_items = 0;
 }
 
 int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_result *out,
@@ -673,7 +669,6 @@ int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_
       goto fail;
     /* Each member read again replaces what the last one of its name gave. */
     if (name_is(&k, "Items")) {
-      drop_items(out);
       rc = read_items(&r, out, &bad_item);
       bad_items = rc == BAD;
     } else if (name_is(&k, "Count")) {
