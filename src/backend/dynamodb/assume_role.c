@@ -358,11 +358,6 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
 }
 
-static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
-  assert(((struct ar *)pub->impl)->magic == AR_MAGIC);
-  creds_cache_cancel(handle);
-}
-
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
@@ -414,8 +409,8 @@ static void ar_destroy(struct tt_creds_provider *pub) {
   ar_free(p);
 }
 
-static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, ar_cancel, ar_close,
-                                                    ar_destroy};
+static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, creds_cache_cancel,
+                                                    ar_close, ar_destroy};
 
 uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
   return ((const struct ar *)pub->impl)->calls;

@@ -339,11 +339,6 @@ static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, vo
   return creds_cache_post(&sp->cache, cb, arg, NULL, handle);
 }
 
-static void static_cancel(struct tt_creds_provider *p, void *handle) {
-  (void)p;
-  creds_cache_cancel(handle);
-}
-
 static void static_timer_closed(void *owner) {
   struct static_provider *sp = owner;
   if (sp->closed_cb)
@@ -369,7 +364,7 @@ static void static_destroy(struct tt_creds_provider *p) {
 }
 
 static const struct tt_creds_provider_ops static_ops = {
-    static_peek, static_get, static_cancel, static_close, static_destroy};
+    static_peek, static_get, creds_cache_cancel, static_close, static_destroy};
 
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
@@ -623,11 +618,6 @@ static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, voi
                          handle);
 }
 
-static void chain_cancel(struct tt_creds_provider *p, void *handle) {
-  assert(((struct creds_chain *)p->impl)->magic == CREDS_CHAIN_MAGIC);
-  creds_cache_cancel(handle);
-}
-
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
@@ -680,7 +670,7 @@ static void chain_destroy(struct tt_creds_provider *p) {
   chain_free(ch);
 }
 
-static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, chain_cancel,
+static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, creds_cache_cancel,
                                                        chain_close, chain_destroy};
 
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,

@@ -277,7 +277,8 @@ int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fet
   return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 
-void creds_cache_cancel(void *handle) {
+void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
+  (void)p;
   if (handle == NULL)
     return;
   struct creds_waiter *w = handle;

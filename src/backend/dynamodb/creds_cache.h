@@ -136,8 +136,8 @@ int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const str
                      void **handle);
 
 /* Drops a queued or posted get (handle may be NULL); its callback is never
- * called. */
-void creds_cache_cancel(void *handle);
+ * called. The cancel op of every caching provider (p is not used). */
+void creds_cache_cancel(struct tt_creds_provider *p, void *handle);
 
 /* Whether gets wait for the fetch in flight or for their posted answer. */
 bool creds_cache_has_waiters(const struct creds_cache *c);
