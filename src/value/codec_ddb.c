@@ -2,6 +2,7 @@
 /* codec_ddb.c -- validate and convert DynamoDB wire JSON to and from tt_av. */
 #include "value/codec_ddb.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,86 +240,17 @@ int tt_ddb_item_write(struct tt_buf *b, const struct tt_av *item, unsigned fl) {
   return tt_buf_append(b, "}", 1);
 }
 
-static json_t *scalar_json(const struct tt_av *v) {
-  switch (v->type) {
-  case TT_AV_S:
-    return tt_json_string_new(v->u.bytes, v->len);
-  case TT_AV_N:
-    return json_stringn_nocheck(v->u.bytes, v->len);
-  case TT_AV_B:
-    return tt_base64_json_av(v);
-  default:
-    return NULL;
-  }
-}
-
-/* The wire JSON of v as a new jansson tree (caller decrefs); NULL when out
- * of memory. */
-static json_t *tt_ddb_value_to_json(const struct tt_av *v) {
-  json_t *inner = NULL;
-  switch (v->type) {
-  case TT_AV_S:
-  case TT_AV_N:
-  case TT_AV_B:
-    inner = scalar_json(v);
-    break;
-  case TT_AV_BOOL:
-    inner = json_boolean(v->u.boolean);
-    break;
-  case TT_AV_NULL:
-    inner = json_true();
-    break;
-  case TT_AV_SS:
-  case TT_AV_NS:
-  case TT_AV_BS:
-  case TT_AV_L:
-    if ((inner = json_array()) == NULL)
-      return NULL;
-    for (size_t i = 0; i < v->len; i++) {
-      json_t *e = v->type == TT_AV_L ? tt_ddb_value_to_json(&v->u.elems[i])
-                                     : scalar_json(&v->u.elems[i]);
-      if (e == NULL || json_array_append_new(inner, e) != 0) {
-        json_decref(inner);
-        return NULL;
-      }
-    }
-    break;
-  case TT_AV_M:
-    inner = tt_ddb_item_to_json(v);
-    break;
-  default:
-    return NULL;
-  }
-  if (inner == NULL)
-    return NULL;
-  json_t *o = json_object();
-  if (o == NULL) {
-    json_decref(inner);
-    return NULL;
-  }
-  /* jansson's *_new setters consume `inner` even when they fail. */
-  if (json_object_set_new_nocheck(o, tt_av_type_name(v->type), inner) != 0) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
-
 json_t *tt_ddb_item_to_json(const struct tt_av *item) {
-  if (item->type != TT_AV_M)
-    return NULL;
-  json_t *o = json_object();
-  if (o == NULL)
-    return NULL;
-  for (size_t i = 0; i < item->len; i++) {
-    const struct tt_av_member *m = &item->u.members[i];
-    json_t *v = tt_ddb_value_to_json(&m->value);
-    if (v == NULL || json_object_setn_new_nocheck(o, m->name, m->name_len, v) != 0) {
-      json_decref(o);
-      return NULL;
-    }
-  }
-  return o;
+  /* Written, then read back: one writer of DynamoDB JSON. The parser goes
+   * as deep as it can (200 JSON levels); an item of 32 levels takes 66. */
+  struct tt_json_opts o = {0, INT_MAX};
+  struct tt_buf b;
+  json_t *j = NULL;
+  tt_buf_init(&b, 0);
+  if (tt_ddb_item_write(&b, item, 0) != 0 || tt_json_parse(b.data, b.len, &o, &j, NULL) != 0)
+    j = NULL;
+  tt_buf_free(&b);
+  return j;
 }
 
 int tt_ddb_names_from_json(const json_t *names, struct tt_av *out, struct tt_error *err) {

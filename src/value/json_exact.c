@@ -148,8 +148,110 @@ static size_t plain_blocks(const unsigned char *u, size_t len, unsigned stop) {
   return i;
 }
 
-size_t tt_json_plain_run(const char *s, size_t len) {
-  return plain_blocks((const unsigned char *)s, len, STOP_HIGH);
+const char *tt_json_str_scan(const char *p, const char *end, struct tt_json_str *s,
+                             const char **at) {
+  const unsigned char *q = (const unsigned char *)p, *e = (const unsigned char *)end;
+  s->raw = p;
+  s->escaped = s->nul = false;
+  for (;;) {
+    /* Fast scan: plain ASCII without escapes, by blocks, then one table
+     * load per byte. */
+    q += plain_blocks(q, (size_t)(e - q), STOP_HIGH);
+    while (q < e && str_class[*q] == 0)
+      q++;
+    *at = (const char *)q;
+    if (q >= e)
+      return "unterminated string";
+    unsigned c = *q;
+    if (c == '"')
+      break;
+    if (c < 0x20)
+      return "control character in string";
+    if (c >= 0x80) {
+      size_t n = tt_utf8_seq(q, (size_t)(e - q), NULL);
+      if (n == 0)
+        return "invalid UTF-8 in string";
+      q += n;
+      continue;
+    }
+    s->escaped = true; /* a backslash: every refusal below names it */
+    if (e - q < 2)
+      return "unterminated string";
+    c = q[1];
+    if (c != 'u') {
+      if (memchr("\"\\/bfnrt", (int)c, 8) == NULL)
+        return "invalid escape in string";
+      q += 2;
+      continue;
+    }
+    int v = e - q >= 6 ? tt_hex4(q + 2) : -1;
+    if (v < 0)
+      return "invalid \\u escape";
+    if (v >= 0xDC00 && v <= 0xDFFF)
+      return "lone low surrogate in \\u escape";
+    q += 6;
+    if (v >= 0xD800 && v <= 0xDBFF) {
+      int lo = e - q >= 6 && q[0] == '\\' && q[1] == 'u' ? tt_hex4(q + 2) : -1;
+      if (lo < 0xDC00 || lo > 0xDFFF)
+        return "lone high surrogate in \\u escape";
+      q += 6;
+    } else if (v == 0) {
+      s->nul = true;
+    }
+  }
+  s->raw_len = (size_t)(q - (const unsigned char *)p);
+  return NULL;
+}
+
+size_t tt_json_str_decode(const struct tt_json_str *s, char *dst) {
+  if (!s->escaped) {
+    memcpy(dst, s->raw, s->raw_len);
+    return s->raw_len;
+  }
+  const unsigned char *p = (const unsigned char *)s->raw, *end = p + s->raw_len;
+  char *t = dst;
+  while (p < end) {
+    const unsigned char *q = memchr(p, '\\', (size_t)(end - p));
+    size_t run = (size_t)((q ? q : end) - p);
+    memcpy(t, p, run);
+    t += run;
+    p += run;
+    if (q == NULL)
+      break;
+    if (p[1] == 'u') {
+      uint32_t v = (uint32_t)tt_hex4(p + 2);
+      p += 6;
+      if (v >= 0xD800 && v <= 0xDBFF) {
+        v = ((v - 0xD800) << 10) + ((uint32_t)tt_hex4(p + 2) - 0xDC00) + 0x10000;
+        p += 6;
+      }
+      t += tt_utf8_put(t, v);
+      continue;
+    }
+    switch (p[1]) {
+    case 'b':
+      *t = '\b';
+      break;
+    case 'f':
+      *t = '\f';
+      break;
+    case 'n':
+      *t = '\n';
+      break;
+    case 'r':
+      *t = '\r';
+      break;
+    case 't':
+      *t = '\t';
+      break;
+    default: /* " \ / */
+      *t = (char)p[1];
+      break;
+    }
+    t++;
+    p += 2;
+  }
+  return (size_t)(t - dst);
 }
 
 /* Parses a string token at ps->p (the opening quote). On success the
@@ -159,130 +261,29 @@ size_t tt_json_plain_run(const char *s, size_t len) {
  * marker; *decoded true). */
 static int parse_string(struct parser *ps, const struct frame *f, size_t reserve,
                         const char **s, size_t *len, bool *decoded) {
-  const char *q = ++ps->p;
-  /* Fast scan: plain ASCII without escapes, by blocks, then one table load
-   * per byte. */
-  while (q < ps->end) {
-    q += plain_blocks((const unsigned char *)q, (size_t)(ps->end - q), STOP_HIGH);
-    if (q >= ps->end)
-      break;
-    unsigned char c = (unsigned char)*q;
-    if (str_class[c] == 0) {
-      q++;
-      continue;
-    }
-    if (c == '"' || c == '\\' || c < 0x20)
-      break;
-    if (c >= 0x80) {
-      size_t n = tt_utf8_seq((const unsigned char *)q, (size_t)(ps->end - q), NULL);
-      if (n == 0) {
-        ps->p = q;
-        return fail_at(ps, f, "invalid UTF-8 in string");
-      }
-      q += n;
-      continue;
-    }
-    q++;
+  struct tt_json_str t;
+  const char *at;
+  const char *why = tt_json_str_scan(ps->p + 1, ps->end, &t, &at);
+  if (why != NULL) {
+    ps->p = at;
+    return fail_at(ps, f, why);
   }
-  if (q >= ps->end) {
-    ps->p = q;
-    return fail_at(ps, f, "unterminated string");
-  }
-  if (*q == '"') {
-    *s = ps->p;
-    *len = (size_t)(q - ps->p);
-    *decoded = false;
-    ps->p = q + 1;
+  ps->p = t.raw + t.raw_len + 1;
+  *decoded = t.escaped;
+  if (!t.escaped) {
+    *s = t.raw;
+    *len = t.raw_len;
     return 0;
   }
-  if ((unsigned char)*q < 0x20) {
-    ps->p = q;
-    return fail_at(ps, f, "control character in string");
-  }
-  /* Escapes: decoded text is never longer than its source. */
-  size_t avail = (size_t)(ps->end - ps->p);
-  if (scratch_reserve(ps, reserve + avail + 4) != 0)
+  /* Decoded text is never longer than its source. */
+  if (scratch_reserve(ps, reserve + t.raw_len) != 0)
     return tt_error_set(ps->err, TT_ERR_INTERNAL, NULL, "out of memory");
-  char *o = ps->scratch + reserve;
-  size_t k = (size_t)(q - ps->p);
-  memcpy(o, ps->p, k);
-  while (q < ps->end) {
-    unsigned char c = (unsigned char)*q;
-    if (c == '"') {
-      *s = o;
-      *len = k;
-      *decoded = true;
-      ps->p = q + 1;
-      return 0;
-    }
-    if (c < 0x20) {
-      ps->p = q;
-      return fail_at(ps, f, "control character in string");
-    }
-    if (c >= 0x80) {
-      size_t n = tt_utf8_seq((const unsigned char *)q, (size_t)(ps->end - q), NULL);
-      if (n == 0) {
-        ps->p = q;
-        return fail_at(ps, f, "invalid UTF-8 in string");
-      }
-      memcpy(o + k, q, n);
-      k += n;
-      q += n;
-      continue;
-    }
-    if (c != '\\') {
-      o[k++] = (char)c;
-      q++;
-      continue;
-    }
-    if (q + 1 >= ps->end)
-      break;
-    char e = q[1];
-    q += 2;
-    switch (e) {
-    case '"': o[k++] = '"'; break;
-    case '\\': o[k++] = '\\'; break;
-    case '/': o[k++] = '/'; break;
-    case 'b': o[k++] = '\b'; break;
-    case 'f': o[k++] = '\f'; break;
-    case 'n': o[k++] = '\n'; break;
-    case 'r': o[k++] = '\r'; break;
-    case 't': o[k++] = '\t'; break;
-    case 'u': {
-      int cp = ps->end - q < 4 ? -1 : tt_hex4((const unsigned char *)q), lo;
-      if (cp < 0) {
-        ps->p = q - 2;
-        return fail_at(ps, f, "invalid \\u escape");
-      }
-      q += 4;
-      if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        ps->p = q - 6;
-        return fail_at(ps, f, "lone low surrogate in \\u escape");
-      }
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        lo = ps->end - q < 6 || q[0] != '\\' || q[1] != 'u' ? -1
-                                                            : tt_hex4((const unsigned char *)q + 2);
-        if (lo < 0xDC00 || lo > 0xDFFF) {
-          ps->p = q - 6;
-          return fail_at(ps, f, "lone high surrogate in \\u escape");
-        }
-        q += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      }
-      k += tt_utf8_put(o + k, (uint32_t)cp);
-      break;
-    }
-    default:
-      ps->p = q - 2;
-      return fail_at(ps, f, "invalid escape in string");
-    }
-  }
-  ps->p = q;
-  return fail_at(ps, f, "unterminated string");
+  *s = ps->scratch + reserve;
+  *len = tt_json_str_decode(&t, ps->scratch + reserve);
+  return 0;
 }
 
-/* Length of a JSON number token at s, or 0 if there is none. */
-static size_t number_token(const char *s, const char *end) {
+size_t tt_json_number_len(const char *s, const char *end) {
   const char *q = s;
   if (q < end && *q == '-')
     q++;
@@ -317,7 +318,7 @@ static size_t number_token(const char *s, const char *end) {
 }
 
 bool tt_json_number_syntax(const char *s, size_t len) {
-  return len > 0 && number_token(s, s + len) == len;
+  return len > 0 && tt_json_number_len(s, s + len) == len;
 }
 
 /* A jansson string with a 2-byte marker in front of `len` bytes. When
@@ -493,7 +494,7 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
     break;
   }
   default: {
-    size_t n = number_token(ps->p, ps->end);
+    size_t n = tt_json_number_len(ps->p, ps->end);
     if (n == 0)
       return fail_at(ps, f, c == '-' || (c >= '0' && c <= '9') ? "invalid number"
                                                                : "unexpected character");

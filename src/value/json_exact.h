@@ -38,10 +38,29 @@ struct tt_json_opts {
 int tt_json_parse(const char *text, size_t len, const struct tt_json_opts *opts, json_t **out,
                   struct tt_error *err);
 
-/* Length of a prefix of s[0..len), in whole 16-byte blocks, holding no
- * quote, backslash, control or non-ASCII byte: inside a JSON string, text a
- * scanner may skip (vector compares, about a byte an instruction). */
-size_t tt_json_plain_run(const char *s, size_t len);
+/* A JSON string token as its text between the quotes. */
+struct tt_json_str {
+  const char *raw;
+  size_t raw_len; /* the decoded text is never longer */
+  bool escaped;   /* holds a backslash: decode before use */
+  bool nul;       /* decodes to text holding U+0000 */
+};
+
+/* Checks the string token whose text begins at p (after its opening
+ * quote), as jansson checks one: no control character, valid escapes, \u
+ * surrogates in pairs, valid UTF-8. Returns NULL with *s filled (the token
+ * ends at s->raw + s->raw_len + 1), or the refusal ("unterminated string",
+ * "invalid UTF-8 in string", ...) with *at where it stands. */
+const char *tt_json_str_scan(const char *p, const char *end, struct tt_json_str *s,
+                             const char **at);
+
+/* Writes the text of s (checked by tt_json_str_scan) to dst, which has
+ * room for s->raw_len bytes. Returns its length. */
+size_t tt_json_str_decode(const struct tt_json_str *s, char *dst);
+
+/* The length of the JSON number token at s (before end), or 0 when none
+ * starts there. */
+size_t tt_json_number_len(const char *s, const char *end);
 
 /* Whether `len` bytes are exactly one JSON number token. */
 bool tt_json_number_syntax(const char *s, size_t len);

@@ -61,7 +61,6 @@ struct ar {
   uint64_t calls;
 
   struct ar_job *job;
-  bool closing;
   void (*closed_cb)(void *arg);
   void *closed_arg;
 };
@@ -94,7 +93,7 @@ static void job_free(struct ar_job *job) {
  * timer's close callback). */
 static void maybe_closed(void *owner) {
   struct ar *p = owner;
-  if (p->closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
+  if (p->cache.closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
     void (*cb)(void *) = p->closed_cb;
     p->closed_cb = NULL;
     cb(p->closed_arg);
@@ -340,35 +339,24 @@ static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
                    struct tt_error *err) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (p->closing)
-    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
   return creds_cache_peek(&p->cache, ar_now(p), p->job != NULL, job_start, p, creds, err);
 }
 
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (handle)
-    *handle = NULL;
-  if (p->closing)
-    return -ESHUTDOWN;
   int64_t now = ar_now(p);
   if (p->job != NULL && !creds_cache_usable(&p->cache, now))
     p->job->background = false; /* a get waits for it now */
   return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
 }
 
-static void ar_cancel(struct tt_creds_provider *pub, void *handle) {
-  assert(((struct ar *)pub->impl)->magic == AR_MAGIC);
-  creds_cache_cancel(handle);
-}
-
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (p->closing)
+  if (p->cache.closing)
     return;
-  p->closing = true;
+  p->cache.closing = true;
   struct ar_job *job = p->job;
   if (job) {
     job->cancelled = true;
@@ -414,8 +402,8 @@ static void ar_destroy(struct tt_creds_provider *pub) {
   ar_free(p);
 }
 
-static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, ar_cancel, ar_close,
-                                                    ar_destroy};
+static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, creds_cache_cancel,
+                                                    ar_close, ar_destroy};
 
 uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
   return ((const struct ar *)pub->impl)->calls;

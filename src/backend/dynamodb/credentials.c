@@ -315,33 +315,20 @@ fail:
 struct static_provider {
   struct tt_creds_provider pub;
   struct creds_cache cache;
-  bool closing;
   void (*closed_cb)(void *arg);
   void *closed_arg;
 };
 
+/* Credentials that never expire are always usable: nothing is fetched. */
 static int static_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
                        struct tt_error *err) {
   struct static_provider *sp = p->impl;
-  (void)err;
-  if (sp->closing)
-    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  *creds = &sp->cache.cur;
-  return 0;
+  return creds_cache_peek(&sp->cache, 0, false, NULL, NULL, creds, err);
 }
 
 static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct static_provider *sp = p->impl;
-  if (handle)
-    *handle = NULL;
-  if (sp->closing)
-    return -ESHUTDOWN;
-  return creds_cache_post(&sp->cache, cb, arg, NULL, handle);
-}
-
-static void static_cancel(struct tt_creds_provider *p, void *handle) {
-  (void)p;
-  creds_cache_cancel(handle);
+  return creds_cache_get(&sp->cache, 0, false, NULL, NULL, cb, arg, handle);
 }
 
 static void static_timer_closed(void *owner) {
@@ -352,9 +339,9 @@ static void static_timer_closed(void *owner) {
 
 static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct static_provider *sp = p->impl;
-  if (sp->closing)
+  if (sp->cache.closing)
     return;
-  sp->closing = true;
+  sp->cache.closing = true;
   sp->closed_cb = closed;
   sp->closed_arg = arg;
   creds_cache_close(&sp->cache, "static", static_timer_closed, sp);
@@ -369,7 +356,7 @@ static void static_destroy(struct tt_creds_provider *p) {
 }
 
 static const struct tt_creds_provider_ops static_ops = {
-    static_peek, static_get, static_cancel, static_close, static_destroy};
+    static_peek, static_get, creds_cache_cancel, static_close, static_destroy};
 
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
@@ -468,7 +455,7 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
  * timer's close callback). */
 static void maybe_closed(void *owner) {
   struct creds_chain *ch = owner;
-  if (ch->closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
+  if (ch->cache.closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
     void (*cb)(void *) = ch->closed_cb;
     ch->closed_cb = NULL;
     cb(ch->closed_arg);
@@ -607,33 +594,22 @@ static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds
                       struct tt_error *err) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (ch->closing)
-    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
   return creds_cache_peek(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, creds, err);
 }
 
 static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (handle)
-    *handle = NULL;
-  if (ch->closing)
-    return -ESHUTDOWN;
   return creds_cache_get(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, cb, arg,
                          handle);
-}
-
-static void chain_cancel(struct tt_creds_provider *p, void *handle) {
-  assert(((struct creds_chain *)p->impl)->magic == CREDS_CHAIN_MAGIC);
-  creds_cache_cancel(handle);
 }
 
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (ch->closing)
+  if (ch->cache.closing)
     return;
-  ch->closing = true;
+  ch->cache.closing = true;
   ch->closed_cb = closed;
   ch->closed_arg = arg;
   if (ch->job) {
@@ -680,7 +656,7 @@ static void chain_destroy(struct tt_creds_provider *p) {
   chain_free(ch);
 }
 
-static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, chain_cancel,
+static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, creds_cache_cancel,
                                                        chain_close, chain_destroy};
 
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,

@@ -137,8 +137,11 @@ static struct creds_waiter *waiter_add(struct creds_waiter *list, tt_creds_cb cb
   return w;
 }
 
-int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
-                     void **handle) {
+/* Queues a get whose answer is known now -- the cached credentials when
+ * `err` is NULL, else `err` (copied) -- for the next timer callback, so
+ * that it is never delivered inside the get. Returns 0 or -ENOMEM. */
+static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
+                void **handle) {
   struct creds_waiter *w = waiter_add(&c->posted, cb, arg, handle);
   if (w == NULL)
     return -ENOMEM;
@@ -251,6 +254,8 @@ static void refresh_if_due(struct creds_cache *c, int64_t now, bool fetching,
 
 int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
                      void *owner, const struct tt_creds **creds, struct tt_error *err) {
+  if (c->closing)
+    return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
   if (creds_cache_usable(c, now)) {
     refresh_if_due(c, now, fetching, fetch, owner);
     *creds = &c->cur;
@@ -261,27 +266,28 @@ int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fe
 
 int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
                     void *owner, tt_creds_cb cb, void *arg, void **handle) {
+  if (handle)
+    *handle = NULL;
+  if (c->closing)
+    return -ESHUTDOWN;
   if (creds_cache_usable(c, now)) {
     refresh_if_due(c, now, fetching, fetch, owner);
-    return creds_cache_post(c, cb, arg, NULL, handle);
+    return post(c, cb, arg, NULL, handle);
   }
   if (!fetching) {
     struct tt_error err;
     int rc;
     if (backing_off(c, now, &err))
-      return creds_cache_post(c, cb, arg, &err, handle);
+      return post(c, cb, arg, &err, handle);
     if ((rc = fetch(owner, false, &err)) != 0)
-      return creds_cache_post(c, cb, arg, rc > 0 ? NULL : &err, handle);
+      return post(c, cb, arg, rc > 0 ? NULL : &err, handle);
   }
   /* On -ENOMEM the fetch runs on without waiters: its result is cached. */
-  return creds_cache_wait(c, cb, arg, handle);
-}
-
-int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle) {
   return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 
-void creds_cache_cancel(void *handle) {
+void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
+  (void)p;
   if (handle == NULL)
     return;
   struct creds_waiter *w = handle;

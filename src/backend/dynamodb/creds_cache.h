@@ -34,7 +34,7 @@ struct creds_waiter {
   tt_creds_cb cb;
   void *arg;
   /* A get answered from what the cache knew when it was asked
-   * (creds_cache_post): the cached credentials, or `err` when `failed`. */
+   * (posted): the cached credentials, or `err` when `failed`. */
   bool posted, failed;
   struct tt_error err;
 };
@@ -60,6 +60,7 @@ struct creds_cache {
    * creds_cache_close. */
   uv_timer_t timer;
   bool timer_open, timer_closed;
+  bool closing; /* the provider's close() was called: set by the provider */
   void (*on_closed)(void *owner);
   void *owner;
 };
@@ -117,31 +118,20 @@ bool creds_cache_usable(const struct creds_cache *c, int64_t now);
  * holds its credentials) or -1 with *err. */
 typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
 
-/* The peek and the get of a caching provider that is not closing, at
- * `now`; `fetching`: a fetch of `owner` runs. Usable credentials answer
- * (and start a refresh in the background when one is due, with `fetch`);
- * else the failure whose back-off still runs answers, without fetching
- * again; else the peek misses and the get waits for a fetch, started
- * unless one runs. */
+/* The peek and the get of a caching provider at `now`; `fetching`: a fetch
+ * of `owner` runs. Once closing, the peek misses and the get returns
+ * -ESHUTDOWN (*handle NULL). Usable credentials answer (and start a
+ * refresh in the background when one is due, with `fetch`); else the
+ * failure whose back-off still runs answers, without fetching again; else
+ * the peek misses and the get waits for a fetch, started unless one runs. */
 int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
                      void *owner, const struct tt_creds **creds, struct tt_error *err);
 int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
                     void *owner, tt_creds_cb cb, void *arg, void **handle);
 
-/* Queues a get for the fetch in flight; *handle (if not NULL) is set to
- * what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
-int creds_cache_wait(struct creds_cache *c, tt_creds_cb cb, void *arg, void **handle);
-
-/* Queues a get whose answer is known now -- the cached credentials when
- * `err` is NULL, else `err` (copied) -- for the next timer callback, so
- * that it is never delivered inside the get. *handle (if not NULL) is set
- * to what creds_cache_cancel takes. Returns 0 or -ENOMEM. */
-int creds_cache_post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct tt_error *err,
-                     void **handle);
-
 /* Drops a queued or posted get (handle may be NULL); its callback is never
- * called. */
-void creds_cache_cancel(void *handle);
+ * called. The cancel op of every caching provider (p is not used). */
+void creds_cache_cancel(struct tt_creds_provider *p, void *handle);
 
 /* Whether gets wait for the fetch in flight or for their posted answer. */
 bool creds_cache_has_waiters(const struct creds_cache *c);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "backend/dynamodb/creds_internal.h"
+#include "backend/dynamodb/endpoint.h"
 #include "backend/dynamodb/http.h"
 #include "backend/dynamodb/sigv4.h"
 #include "backend/dynamodb/sts_xml.h"
@@ -150,15 +151,6 @@ static int read_token(const struct creds_chain *ch, const char *path, char **out
 
 /* ---- STS AssumeRoleWithWebIdentity ---- */
 
-static bool region_ok(const char *r) {
-  if (*r == '\0' || strlen(r) > 32)
-    return false;
-  for (; *r; r++)
-    if (!((*r >= 'a' && *r <= 'z') || (*r >= '0' && *r <= '9') || *r == '-'))
-      return false;
-  return true;
-}
-
 /* The STS URL: an override (option, AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL)
  * or the regional endpoint. Returns 0 or -1 with *why. */
 static int sts_url(const struct creds_chain *ch, char *buf, size_t n, const char **why) {
@@ -184,7 +176,7 @@ static int sts_url(const struct creds_chain *ch, char *buf, size_t n, const char
       creds_profile_region(ch, region, sizeof(region));
       r = region[0] ? region : "us-east-1";
     }
-    if (!region_ok(r)) {
+    if (strlen(r) > 32 || !tt_aws_region_ok(r)) {
       *why = "the region is not a valid region name";
       return -1;
     }

@@ -85,7 +85,7 @@ struct creds_chain {
   void (*busy)(void *arg, int delta); /* the background-operations gauge */
   void *busy_arg;
 
-  bool closing; /* the chain's one handle is cache.timer, closed by close() */
+  /* The chain's one handle is cache.timer, closed by close(). */
   void (*closed_cb)(void *arg);
   void *closed_arg;
 };

@@ -78,7 +78,7 @@ struct ddb {
   bool own_http;
   struct ddb_account *accounts; /* [0] = default, then the partners */
   size_t n_accounts;
-  uint64_t timeout_ms, connect_timeout_ms;
+  uint64_t timeout_ms;
   tt_ddb_clock_fn clock;
   void *clock_arg;
   int64_t skew; /* endpoint clock minus ours, seconds */
@@ -233,8 +233,7 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
   if (!bad) {
     struct tt_http_request hreq = {.method = "POST", .url = a->url, .headers = hdrs,
                                    .body = r->body, .body_len = r->body_len,
-                                   .timeout_ms = d->timeout_ms,
-                                   .connect_timeout_ms = d->connect_timeout_ms};
+                                   .timeout_ms = d->timeout_ms};
     r->state = REQ_HTTP;
     rc = tt_http_start(d->http, &r->http, &hreq, on_http_done, r);
   }
@@ -497,14 +496,12 @@ int tt_ddb_backend_new(uv_loop_t *loop, const struct tt_ddb_options *opts,
       goto fail;
   }
   d->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 10000;
-  d->connect_timeout_ms = 3000;
   d->clock = opts->clock;
   d->clock_arg = opts->clock_arg;
   if (opts->http) {
     d->http = opts->http;
   } else {
     struct tt_http_options ho = {.default_timeout_ms = d->timeout_ms,
-                                 .default_connect_timeout_ms = d->connect_timeout_ms,
                                  .max_body_bytes = opts->max_response_bytes};
     if (tt_http_new(loop, &ho, &d->http) != 0) {
       tt_error_set(err, TT_ERR_INTERNAL, NULL, "the HTTP client could not be created");

@@ -26,8 +26,6 @@
 
 #include "value/base64.h"
 #include "value/codec_ddb.h"
-#include "util/hex.h"
-#include "util/utf8.h"
 
 #define MAX_NESTING 2048 /* jansson's JSON_PARSER_MAX_DEPTH: values nest at most this deep */
 
@@ -62,120 +60,13 @@ static bool eat(struct rd *r, int c) {
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-/* A checked string token: its raw text between the quotes. */
-struct str {
-  const unsigned char *raw;
-  size_t raw_len; /* the decoded text is never longer */
-  bool escaped;   /* holds a backslash: decode before use */
-  bool nul;       /* decodes to text holding U+0000 */
-};
-
-/* Reads the string token at r->p (a '"'): no control characters, valid
- * escapes, \u surrogates in pairs, valid UTF-8. */
-static int scan_string(struct rd *r, struct str *s) {
-  const unsigned char *p = r->p + 1, *end = r->end;
-  s->raw = p;
-  s->escaped = s->nul = false;
-  for (;;) {
-    p += tt_json_plain_run((const char *)p, (size_t)(end - p));
-    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-      p++;
-    if (p >= end)
-      return SYNTAX;
-    unsigned c = *p;
-    if (c == '"')
-      break;
-    if (c < 0x20)
-      return SYNTAX;
-    if (c == '\\') {
-      s->escaped = true;
-      if (end - p < 2)
-        return SYNTAX;
-      c = p[1];
-      if (c != 'u') {
-        if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'n' &&
-            c != 'r' && c != 't')
-          return SYNTAX;
-        p += 2;
-        continue;
-      }
-      int v = end - p >= 6 ? tt_hex4(p + 2) : -1;
-      if (v < 0)
-        return SYNTAX;
-      p += 6;
-      if (v >= 0xD800 && v <= 0xDBFF) {
-        int lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? tt_hex4(p + 2) : -1;
-        if (lo < 0xDC00 || lo > 0xDFFF)
-          return SYNTAX;
-        p += 6;
-      } else if (v >= 0xDC00 && v <= 0xDFFF) {
-        return SYNTAX;
-      } else if (v == 0) {
-        s->nul = true;
-      }
-      continue;
-    }
-    size_t n = tt_utf8_seq(p, (size_t)(end - p), NULL);
-    if (n == 0)
-      return SYNTAX;
-    p += n;
-  }
-  s->raw_len = (size_t)(p - s->raw);
-  r->p = p + 1;
+/* Reads the string token at r->p (a '"'), checked as jansson checks it. */
+static int scan_string(struct rd *r, struct tt_json_str *s) {
+  const char *at;
+  if (tt_json_str_scan((const char *)r->p + 1, (const char *)r->end, s, &at) != NULL)
+    return SYNTAX;
+  r->p = (const unsigned char *)s->raw + s->raw_len + 1;
   return OK;
-}
-
-/* Writes the text of s (checked by scan_string) to dst, which has room
- * for s->raw_len bytes. Returns its length. */
-static size_t decode(const struct str *s, char *dst) {
-  if (!s->escaped) {
-    memcpy(dst, s->raw, s->raw_len);
-    return s->raw_len;
-  }
-  const unsigned char *p = s->raw, *end = p + s->raw_len;
-  char *t = dst;
-  while (p < end) {
-    const unsigned char *q = memchr(p, '\\', (size_t)(end - p));
-    size_t run = (size_t)((q ? q : end) - p);
-    memcpy(t, p, run);
-    t += run;
-    p += run;
-    if (q == NULL)
-      break;
-    if (p[1] == 'u') {
-      uint32_t v = (uint32_t)tt_hex4(p + 2);
-      p += 6;
-      if (v >= 0xD800 && v <= 0xDBFF) {
-        v = ((v - 0xD800) << 10) + ((uint32_t)tt_hex4(p + 2) - 0xDC00) + 0x10000;
-        p += 6;
-      }
-      t += tt_utf8_put(t, v);
-      continue;
-    }
-    switch (p[1]) {
-    case 'b':
-      *t = '\b';
-      break;
-    case 'f':
-      *t = '\f';
-      break;
-    case 'n':
-      *t = '\n';
-      break;
-    case 'r':
-      *t = '\r';
-      break;
-    case 't':
-      *t = '\t';
-      break;
-    default: /* " \ / */
-      *t = (char)p[1];
-      break;
-    }
-    t++;
-    p += 2;
-  }
-  return (size_t)(t - dst);
 }
 
 /* Whether a real number token overflows a double, which jansson refuses
@@ -207,52 +98,26 @@ static void token_end(struct rd *r) {
 /* Reads the number token at r->p: an integer must fit json_int_t (long
  * long), a real must not overflow. *is_int and *ival tell an integer. */
 static int scan_number(struct rd *r, bool *is_int, long long *ival) {
-  const unsigned char *p = r->p, *end = r->end, *start = p;
-  bool neg = p < end && *p == '-';
-  if (neg)
+  const unsigned char *start = r->p;
+  size_t n = tt_json_number_len((const char *)start, (const char *)r->end);
+  bool neg = *start == '-';
+  const unsigned char *p = start + neg, *end = start + n;
+  if (n == 0)
+    return SYNTAX; /* "01" reads as 0 and fails at the 1 that follows */
+  while (p < end && is_digit(*p))
     p++;
-  if (p >= end || !is_digit(*p))
+  *is_int = p == end;
+  if (!*is_int && real_overflows(start, n))
     return SYNTAX;
-  const unsigned char *digits = p;
-  if (*p == '0') {
-    if (++p < end && is_digit(*p))
-      return SYNTAX;
-  } else {
-    while (p < end && is_digit(*p))
-      p++;
+  unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
+  for (p = start + neg; *is_int && p < end; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    if (v > (limit - digit) / 10)
+      return SYNTAX; /* jansson: too big integer */
+    v = v * 10 + digit;
   }
-  if (p >= end || (*p != '.' && *p != 'e' && *p != 'E')) {
-    unsigned long long v = 0, limit = neg ? (unsigned long long)LLONG_MAX + 1 : LLONG_MAX;
-    for (const unsigned char *d = digits; d < p; d++) {
-      unsigned digit = (unsigned)(*d - '0');
-      if (v > (limit - digit) / 10)
-        return SYNTAX; /* jansson: too big integer */
-      v = v * 10 + digit;
-    }
-    *is_int = true;
-    *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
-    r->p = p;
-    token_end(r);
-    return OK;
-  }
-  if (*p == '.') {
-    if (++p >= end || !is_digit(*p))
-      return SYNTAX;
-    while (p < end && is_digit(*p))
-      p++;
-  }
-  if (p < end && (*p == 'e' || *p == 'E')) {
-    if (++p < end && (*p == '+' || *p == '-'))
-      p++;
-    if (p >= end || !is_digit(*p))
-      return SYNTAX;
-    while (p < end && is_digit(*p))
-      p++;
-  }
-  if (real_overflows(start, (size_t)(p - start)))
-    return SYNTAX;
-  *is_int = false;
-  r->p = p;
+  *ival = !neg ? (long long)v : v > (unsigned long long)LLONG_MAX ? LLONG_MIN : -(long long)v;
+  r->p = end;
   token_end(r);
   return OK;
 }
@@ -302,21 +167,21 @@ static int next_in(struct rd *r, int close) {
 }
 
 /* Reads a member name and its ':'. jansson refuses names holding NUL. */
-static int member_name(struct rd *r, struct str *k) {
+static int member_name(struct rd *r, struct tt_json_str *k) {
   if (peek(r) != '"' || scan_string(r, k) != OK || k->nul || !eat(r, ':'))
     return SYNTAX;
   return OK;
 }
 
 /* Whether member name k is `name`. */
-static bool name_is(const struct str *k, const char *name) {
+static bool name_is(const struct tt_json_str *k, const char *name) {
   size_t n = strlen(name);
   if (!k->escaped)
     return k->raw_len == n && memcmp(k->raw, name, n) == 0;
   char buf[128];
   if (k->raw_len > sizeof(buf))
     return false; /* escapes shrink at most sixfold: too long for any name we ask */
-  return decode(k, buf) == n && memcmp(buf, name, n) == 0;
+  return tt_json_str_decode(k, buf) == n && memcmp(buf, name, n) == 0;
 }
 
 /* Checks and passes over one value of any kind. */
@@ -327,7 +192,7 @@ static int skip(struct rd *r) {
   if (r->open >= MAX_NESTING)
     return SYNTAX;
   if (c == '"') {
-    struct str s;
+    struct tt_json_str s;
     return scan_string(r, &s);
   }
   if (c == '-' || is_digit(c))
@@ -339,7 +204,7 @@ static int skip(struct rd *r) {
   int close = c == '{' ? '}' : ']';
   int more = open_container(r, close);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((close == '}' && member_name(r, &k) != OK) || skip(r) != OK)
       return SYNTAX;
     more = next_in(r, close);
@@ -360,7 +225,7 @@ static int read_value(struct rd *r, int depth, struct tt_av *out);
 
 /* S, N or B from a string token. */
 static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
-  struct str s;
+  struct tt_json_str s;
   if (peek(r) != '"')
     return reject(r);
   if (r->open >= MAX_NESTING || scan_string(r, &s) != OK)
@@ -369,20 +234,20 @@ static int read_scalar(struct rd *r, enum tt_av_type type, struct tt_av *out) {
     char *b = malloc(s.raw_len + 1);
     if (b == NULL)
       return NOMEM;
-    out->len = decode(&s, b);
+    out->len = tt_json_str_decode(&s, b);
     b[out->len] = '\0';
     out->type = TT_AV_S;
     out->u.bytes = b;
     return OK;
   }
-  const char *t = (const char *)s.raw;
+  const char *t = s.raw;
   size_t n = s.raw_len;
   char small[64], *heap = NULL;
   if (s.escaped) { /* rare: the number or base64 text is decoded first */
     char *d = n <= sizeof(small) ? small : (heap = malloc(n));
     if (d == NULL)
       return NOMEM;
-    n = decode(&s, d);
+    n = tt_json_str_decode(&s, d);
     t = d;
   }
   int rc;
@@ -438,55 +303,70 @@ static void free_values(struct tt_av *v, size_t n) {
   free(v);
 }
 
-/* SS, NS, BS (non-empty, no duplicates, kept sorted) or L. */
-static int read_array(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
-  if (peek(r) != '[')
-    return reject(r);
-  enum tt_av_type elem = type == TT_AV_SS ? TT_AV_S : type == TT_AV_NS ? TT_AV_N : TT_AV_B;
+static int read_map(struct rd *r, int depth, bool item, struct tt_av *out);
+
+/* Reads the elements of the array at r->p (its '[' was peeked) into *vp
+ * (*np of them): an L's values (elem L), a set's members (S, N or B) or
+ * items (M). After a BAD element *bad is set and the rest are only checked
+ * and passed over. Returns OK, or a stop (nothing kept then). */
+static int read_elems(struct rd *r, enum tt_av_type elem, int depth, struct tt_av **vp,
+                      size_t *np, bool *bad) {
   struct tt_av *v = NULL;
   size_t n = 0, cap = 0;
-  bool bad = false;
   int rc = OK, more = open_container(r, ']');
-  while (more == 1) {
+  *bad = false;
+  while (more == 1 && rc == OK) {
     struct tt_av *g = v;
-    if (bad) {
+    if (*bad) {
       rc = skip(r);
     } else if (n == cap && (g = more_room(v, &cap, sizeof(*v))) == NULL) {
       rc = NOMEM;
     } else {
       v = g;
       memset(&v[n], 0, sizeof(v[n]));
-      rc = type == TT_AV_L ? read_value(r, depth, &v[n]) : read_scalar(r, elem, &v[n]);
+      rc = elem == TT_AV_L   ? read_value(r, depth, &v[n])
+           : elem == TT_AV_M ? read_map(r, 0, true, &v[n])
+                             : read_scalar(r, elem, &v[n]);
       if (rc == OK)
         n++;
       else if (rc == BAD)
-        bad = true, rc = OK;
+        *bad = true, rc = OK;
     }
-    if (rc != OK)
-      goto fail;
-    more = next_in(r, ']');
+    if (rc == OK)
+      more = next_in(r, ']');
   }
-  if ((rc = more) < 0)
-    goto fail;
-  if (bad || (type != TT_AV_L && n == 0)) {
-    rc = BAD;
-    goto fail;
+  if (rc == OK && more < 0)
+    rc = more;
+  if (rc != OK || n == 0) {
+    free_values(v, n);
+    v = NULL;
+    n = 0;
   }
+  *vp = v;
+  *np = n;
+  return rc;
+}
+
+/* SS, NS, BS (non-empty, no duplicates, kept sorted) or L. */
+static int read_array(struct rd *r, enum tt_av_type type, int depth, struct tt_av *out) {
+  if (peek(r) != '[')
+    return reject(r);
+  enum tt_av_type elem = type == TT_AV_SS   ? TT_AV_S
+                         : type == TT_AV_NS ? TT_AV_N
+                         : type == TT_AV_BS ? TT_AV_B
+                                            : TT_AV_L;
+  bool bad;
+  int rc = read_elems(r, elem, depth, &out->u.elems, &out->len, &bad);
+  if (rc != OK)
+    return rc;
   out->type = type;
-  out->len = n;
-  out->u.elems = n ? v : NULL;
-  if (n == 0)
-    free(v);
   struct tt_error err;
-  if (type != TT_AV_L && tt_av_set_finish(out, "", &err) != 0) {
+  if (bad || (type != TT_AV_L && tt_av_set_finish(out, "", &err) != 0)) {
     tt_av_free(out);
     memset(out, 0, sizeof(*out));
     return BAD;
   }
   return OK;
-fail:
-  free_values(v, n);
-  return rc;
 }
 
 static int name_cmp(const struct tt_av_member *a, const struct tt_av_member *b) {
@@ -559,7 +439,7 @@ static int read_map(struct rd *r, int depth, bool item, struct tt_av *out) {
   size_t n = 0, cap = 0;
   int rc = OK, more = open_container(r, '}');
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(r, &k)) != OK)
       goto fail;
     if (n == cap) {
@@ -576,7 +456,7 @@ static int read_map(struct rd *r, int depth, bool item, struct tt_av *out) {
       rc = NOMEM;
       goto fail;
     }
-    mm->name_len = decode(&k, mm->name);
+    mm->name_len = tt_json_str_decode(&k, mm->name);
     mm->name[mm->name_len] = '\0';
     n++;
     /* A BAD value stays as a member of type 0: a later member of the same
@@ -642,16 +522,16 @@ static int read_value(struct rd *r, int depth, struct tt_av *out) {
   if (more == 0)
     return BAD; /* {}: no type */
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(r, &k)) != OK)
       goto fail;
     if (!bad) {
       char buf[32];
       enum tt_av_type t = 0;
       if (!k.escaped)
-        t = tt_av_type_parse((const char *)k.raw, k.raw_len);
+        t = tt_av_type_parse(k.raw, k.raw_len);
       else if (k.raw_len <= sizeof(buf))
-        t = tt_av_type_parse(buf, decode(&k, buf));
+        t = tt_av_type_parse(buf, tt_json_str_decode(&k, buf));
       if (first)
         type = t;
       bad = t == 0 || t != type;
@@ -721,7 +601,7 @@ int tt_ddb_item_response_parse(enum tt_ddb_op op, const char *text, size_t len,
   memset(out, 0, sizeof(*out));
   int rc = OK, more = open_body(&r, text, len);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(&r, &k)) != OK)
       goto fail;
     if (name_is(&k, name)) {
@@ -767,41 +647,13 @@ static int read_count(struct rd *r, uint64_t *out) {
 /* Items: an array of attribute maps. BAD when it is no array; *bad_item
  * when it is one but an element is not a valid map. */
 static int read_items(struct rd *r, struct tt_ddb_read_result *out, bool *bad_item) {
-  size_t cap = 0;
+  free_values(out->items, out->n_items); /* a repeated Items member replaces them */
+  out->items = NULL;
+  out->n_items = 0;
   *bad_item = false;
   if (peek(r) != '[')
     return reject(r);
-  int rc = OK, more = open_container(r, ']');
-  while (more == 1) {
-    struct tt_av *g = out->items;
-    if (*bad_item) {
-      rc = skip(r);
-    } else if (out->n_items == cap && (g = more_room(g, &cap, sizeof(*g))) == NULL) {
-      rc = NOMEM;
-    } else {
-      out->items = g;
-      rc = read_map(r, 0, true, &out->items[out->n_items]);
-      if (rc == OK)
-        out->n_items++;
-      else if (rc == BAD)
-        *bad_item = true, rc = OK;
-    }
-    if (rc != OK)
-      return rc;
-    more = next_in(r, ']');
-  }
-  if (out->n_items == 0) {
-    free(out->items);
-    out->items = NULL;
-  }
-  return more;
-}
-
-/* Drops the items read so far (a repeated Items member replaces them). */
-static void drop_items(struct tt_ddb_read_result *out) {
-  free_values(out->items, out->n_items);
-  out->items = NULL;
-  out->n_items = 0;
+  return read_elems(r, TT_AV_M, 0, &out->items, &out->n_items, bad_item);
 }
 
 int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_result *out,
@@ -812,12 +664,11 @@ int tt_ddb_read_response_parse(const char *text, size_t len, struct tt_ddb_read_
   memset(out, 0, sizeof(*out));
   int rc = OK, more = open_body(&r, text, len);
   while (more == 1) {
-    struct str k;
+    struct tt_json_str k;
     if ((rc = member_name(&r, &k)) != OK)
       goto fail;
     /* Each member read again replaces what the last one of its name gave. */
     if (name_is(&k, "Items")) {
-      drop_items(out);
       rc = read_items(&r, out, &bad_item);
       bad_items = rc == BAD;
     } else if (name_is(&k, "Count")) {
