@@ -90,16 +90,9 @@ static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
     const struct tt_av *have = current ? tt_orm_item_version(op->ctx.model, current) : NULL;
     char want[32];
     snprintf(want, sizeof(want), "%" PRId64, op->expected.version);
-    if (have == NULL || have->type != TT_AV_N || strcmp(have->u.bytes, want) != 0) {
-      struct tt_error e;
-      tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
-                   "the item's version is not the expected one; read it again and retry");
-      tt_orm_fail(op->ctx.result, &e);
-      op->ctx.result->details = json_pack("{s:I}", "expected_version",
-                                          (json_int_t)op->expected.version);
-      if (have && have->type == TT_AV_N)
-        json_object_set_new(op->ctx.result->details, "version",
-                            json_integer((json_int_t)strtoll(have->u.bytes, NULL, 10)));
+    if (have == NULL || strcmp(have->u.bytes, want) != 0) {
+      int64_t hv = have ? strtoll(have->u.bytes, NULL, 10) : 0;
+      tt_orm_fail_version(op->ctx.result, op->expected.version, have ? &hv : NULL);
       op_finish(op);
       return;
     }

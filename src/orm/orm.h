@@ -127,6 +127,10 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
 /* Sets a failure from an error value. Returns -1. */
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
 
+/* Sets the VersionConflict of a write that expected version `expected`,
+ * details naming it and the item's version `have` (NULL: none). Returns -1. */
+int tt_orm_fail_version(struct tt_orm_result *r, int64_t expected, const int64_t *have);
+
 /* Sets an INTERNAL "out of memory" error. Returns -1. */
 int tt_orm_oom(struct tt_error *err);
 

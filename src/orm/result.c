@@ -30,6 +30,17 @@ int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {
   return -1;
 }
 
+int tt_orm_fail_version(struct tt_orm_result *r, int64_t expected, const int64_t *have) {
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
+               "the item's version is not the expected one; read it again and retry");
+  tt_orm_fail(r, &e);
+  r->details = json_pack("{s:I}", "expected_version", (json_int_t)expected);
+  if (have)
+    json_object_set_new(r->details, "version", json_integer((json_int_t)*have));
+  return -1;
+}
+
 int tt_orm_oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
 }
