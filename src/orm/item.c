@@ -1095,26 +1095,6 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
   return tt_expr_build_update_finish(b, text, err);
 }
 
-int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err) {
-  for (size_t i = 0; i < key->len; i++) {
-    const struct tt_av_member *k = &key->u.members[i];
-    const struct tt_av *given = tt_av_map_get(item, k->name);
-    if (given) {
-      if (!tt_av_equal(given, &k->value))
-        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
-                            "%s in the body differs from the key in the path", k->name);
-      continue;
-    }
-    struct tt_av copy;
-    if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(item, k->name, k->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
-      return oom(err);
-    }
-  }
-  return 0;
-}
-
 int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_expected *body,
                           const char *field, const char *msg, struct tt_error *err) {
   if (!body->present)
@@ -1128,8 +1108,21 @@ int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_
 int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
                             const struct tt_orm_expected *item_expected,
                             struct tt_orm_expected *expected, struct tt_error *err) {
-  if (tt_orm_item_merge_key(item, key, err) != 0 ||
-      tt_orm_expected_merge(expected, item_expected, "version",
+  /* The path's key goes into the item, or must equal the item's copy. */
+  for (size_t i = 0; i < key->len; i++) {
+    const struct tt_av_member *k = &key->u.members[i];
+    const struct tt_av *given = tt_av_map_get(item, k->name);
+    struct tt_av copy;
+    if (given && !tt_av_equal(given, &k->value))
+      return tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                          "%s in the body differs from the key in the path", k->name);
+    if (given == NULL && (tt_av_clone(&copy, &k->value) != 0 ||
+                          tt_av_map_put(item, k->name, k->name_len, &copy) != 0)) {
+      tt_av_free(&copy); /* a failed put leaves the copy ours */
+      return oom(err);
+    }
+  }
+  if (tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)
     return -1;
   /* The caller refused If-Match on a model without a version. */

@@ -243,10 +243,6 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
                              const struct tt_orm_update *u, bool upsert, int64_t now_ns,
                              const char *field, char **text, struct tt_error *err);
 
-/* Puts the attributes of `key` (an M from the path) into `item`, or checks
- * the item's copy: ValidationError naming the attribute when it differs. */
-int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err);
-
 /* Reconciles the version a body carries (`body`) with the one of If-Match
  * (*expected): ValidationError(field, msg) when both are given and differ;
  * else *expected becomes the body's when it has one. */
@@ -254,8 +250,9 @@ int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_
                           const char *field, const char *msg, struct tt_error *err);
 
 /* Prepares the item of a PUT of one item (converted with TT_ORM_PUT, which
- * gave the version it carried, *item_expected): the path's key merged into
- * it, that version reconciled with If-Match (*expected in: the header's;
+ * gave the version it carried, *item_expected): the path's key (an M)
+ * merged into it (ValidationError naming an attribute whose copy in the
+ * item differs), that version reconciled with If-Match (*expected in: the header's;
  * out: the one to check), and then the new version set to expected + 1. */
 int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
                             const struct tt_orm_expected *item_expected,

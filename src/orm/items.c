@@ -362,17 +362,6 @@ static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
   return send_request(op, TT_DDB_DELETE_ITEM, written, err);
 }
 
-int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err) {
-  const struct tt_model *m = op->ctx.model;
-  /* Fail closed without a key, and never in a condition or inside a
-   * projection path. */
-  return (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0) ||
-                 tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0 ||
-                 tt_orm_crypt_check_select(m, &op->select, "select", err) != 0
-             ? -1
-             : 0;
-}
-
 int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
   return tt_orm_policy_check_write(op->ctx.model,
                                    tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
@@ -382,9 +371,13 @@ int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *e
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
+  /* Encrypted attributes fail closed without a key (a DELETE touches no
+   * value), and never in a condition or inside a projection path. */
   if (tt_orm_item_check_policy(op, err) != 0 ||
       (op->kind != TT_ORM_OP_CREATE && tt_orm_key_check(m, op->item_key, "key", err) != 0) ||
-      tt_orm_item_check_encrypted(op, err) != 0)
+      (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0) ||
+      tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0 ||
+      tt_orm_crypt_check_select(m, &op->select, "select", err) != 0)
     return -1;
   if (key != NULL && op->kind != TT_ORM_OP_CREATE && tt_av_clone(key, op->item_key) != 0)
     return tt_orm_oom(err);
