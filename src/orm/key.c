@@ -78,28 +78,20 @@ fail:
 int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const char *field,
                        struct tt_av *key_out, struct tt_error *err) {
   const struct tt_model_attr *keys[2] = {tt_model_pk(m), tt_model_sk(m)};
-  struct tt_av v = {0};
-  const char *f = field && *field ? field : "item";
-
   if (tt_av_map(key_out, 0) != 0)
     return tt_orm_oom(err);
+  /* The key attributes found are copied, then checked as a key. */
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_av *src = tt_av_map_getn(item, keys[i]->name, keys[i]->name_len);
-    if (src == NULL) {
-      tt_error_set(err, TT_ERR_VALIDATION, f, "missing key attribute %s", keys[i]->name);
-      goto fail;
+    struct tt_av v;
+    if (src &&
+        (tt_av_clone(&v, src) != 0 ? tt_orm_oom(err) : key_put(key_out, keys[i], &v, err)) != 0) {
+      tt_av_free(key_out);
+      return -1;
     }
-    if (tt_orm_key_check_value(keys[i], src, f, err) != 0)
-      goto fail;
-    if (tt_av_clone(&v, src) != 0) {
-      tt_orm_oom(err);
-      goto fail;
-    }
-    if (key_put(key_out, keys[i], &v, err) != 0)
-      goto fail;
   }
-  return 0;
-fail:
+  if (tt_orm_key_check(m, key_out, field && *field ? field : "item", err) == 0)
+    return 0;
   tt_av_free(key_out);
   return -1;
 }
