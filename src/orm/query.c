@@ -84,6 +84,13 @@ static size_t key_names(const struct tt_orm_query_op *op, const char *out[4]) {
   return n;
 }
 
+/* The order of the request as a cursor records it. */
+static enum tt_cursor_sort cursor_sort(const struct tt_orm_query_op *op) {
+  return op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+         : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+                                         : TT_CURSOR_SORT_NONE;
+}
+
 static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
   const struct tt_model *m = op->ctx.model;
   const char *names[4];
@@ -199,14 +206,11 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
   int rc = tt_cursor_decode(token, len, &c, err);
   if (rc == 0) {
     const char *want_index = op->index ? op->index->name : NULL;
-    enum tt_cursor_sort want_sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                                    : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
-                                                                 : TT_CURSOR_SORT_NONE;
     bool index_ok = (c.index == NULL && want_index == NULL) ||
                     (c.index && want_index && strcmp(c.index, want_index) == 0);
     if (c.key.type != TT_AV_M || c.key.len == 0) {
       /* An empty cursor starts at the beginning. */
-    } else if (!index_ok || !tt_cursor_sort_same(c.sort, want_sort) ||
+    } else if (!index_ok || !tt_cursor_sort_same(c.sort, cursor_sort(op)) ||
                !cursor_fits(op, &c.key)) {
       rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
                         "the cursor was made for another model, index or order");
@@ -697,10 +701,7 @@ static void read_page(struct tt_orm_chain *ch) {
 static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
   if (ch->exhausted || ch->last_key.type != TT_AV_M)
     return 0;
-  enum tt_cursor_sort sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                             : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
-                                                          : TT_CURSOR_SORT_NONE;
-  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, sort);
+  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, cursor_sort(op));
 }
 
 static void op_cleanup(struct tt_orm_query_op *op) {
