@@ -268,8 +268,6 @@ static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
   return 0;
 }
 
-/* Builds the whole TransactWriteItems (or TransactGetItems) request.
- * `snapshot`: the reads of needs_old actions are in. */
 int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_error *err) {
   size_t bytes = 0;
   txn_plan_free(&st->plan);

@@ -150,7 +150,6 @@ static void read_cb(struct tt_client_call *c) {
   start_write(st);
 }
 
-/* Reads what the items that move guards hold now, then writes. */
 void txn_start_attempt(struct tt_orm_txn_state *st) {
   st->n_reads = 0;
   /* One span per attempt: its guard reads and its write nest in it. */
