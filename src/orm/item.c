@@ -425,18 +425,13 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
   /* A required omit_empty attribute given empty was skipped above. */
   for (size_t i = 0; i < m->n_attrs; i++) {
     const struct tt_model_attr *a = &m->attrs[i];
-    bool found = false;
-    if (!a->required || is_lifecycle(m, a) || tt_model_attr_is_key(m, a))
+    if (!a->required || !a->omit_empty || is_lifecycle(m, a) || tt_model_attr_is_key(m, a) ||
+        !tt_orm_value_is_empty(json_object_get(obj, a->name), a->type, false))
       continue;
-    for (size_t k = 0; k < n && !found; k++)
-      found = item.u.members[k].name_len == a->name_len &&
-              memcmp(item.u.members[k].name, a->name, a->name_len) == 0;
-    if (!found) {
-      tt_expr_field_key(f, sizeof(f), field, a->name);
-      tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
-                   a->name);
-      goto fail;
-    }
+    tt_expr_field_key(f, sizeof(f), field, a->name);
+    tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
+                 a->name);
+    goto fail;
   }
 
   if (tt_orm_item_finish(m, &item, n, now_ns, ev.present ? ev.version + 1 : 0, field, err) != 0)
