@@ -177,17 +177,6 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
   tt_orm_crypt_run_then(c, opened_cb, op);
 }
 
-static void sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_item_op *op = arg;
-  if (err != NULL) {
-    fail(op, err);
-    return;
-  }
-  op->req.item = &op->stored;
-  if (tt_orm_call_item(&op->ctx, op->pending_op, &op->req, op->pending_cb) != 0)
-    op->pending_cb(&op->ctx.call);
-}
-
 /* ---- the operations ---------------------------------------------------------- */
 
 static void written(struct tt_client_call *call) {
@@ -237,6 +226,18 @@ static void got(struct tt_client_call *call) {
     answer_opened(op, call);
 }
 
+/* The sealed copy of a PutItem's item is ready: send it. */
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_item_op *op = arg;
+  if (err != NULL) {
+    fail(op, err);
+    return;
+  }
+  op->req.item = &op->stored;
+  if (tt_orm_call_item(&op->ctx, TT_DDB_PUT_ITEM, &op->req, written) != 0)
+    written(&op->ctx.call);
+}
+
 /* Finishes op->req: table, the condition built so far in op->cond (which
  * asks for the old item on failure, so classify() need not read it
  * again), the placeholders; then starts the call. An encrypted model's
@@ -259,8 +260,6 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
       return tt_orm_oom(err);
     if (tt_orm_crypt_add_item_of(c, op->ctx.model, &op->stored, err) != 0)
       return -1;
-    op->pending_op = kind;
-    op->pending_cb = cb;
     tt_orm_crypt_run_then(c, sealed_cb, op);
     return 0;
   }

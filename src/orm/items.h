@@ -52,12 +52,10 @@ struct tt_orm_item_op {
   struct tt_buf cond;
   char *update_text, *projection_text;
   struct tt_av names, values;
-  /* Encrypted attributes (orm/crypt.h): a PutItem waits (pending_op,
-   * pending_cb) while the sealed copy `stored` of `item` (the answer stays
-   * plain) or the update's values get their envelopes. */
+  /* Encrypted attributes (orm/crypt.h): a PutItem waits while the sealed
+   * copy `stored` of `item` (the answer stays plain) or the update's values
+   * get their envelopes. */
   struct tt_av stored;
-  enum tt_ddb_op pending_op;
-  tt_client_done_cb pending_cb;
 };
 
 /* Validates every input (answering with a ValidationError before any I/O
