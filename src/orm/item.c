@@ -957,7 +957,6 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
                  "not both");
     goto fail;
   }
-  out->operator_form = !has_item;
   if ((has_item ? update_item_form(m, body, field, out, err)
                 : update_operator_form(m, body, field, out, err)) != 0)
     goto fail;

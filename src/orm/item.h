@@ -142,7 +142,6 @@ struct tt_orm_update {
   size_t n_actions;
   size_t cap_actions;
   struct tt_orm_expected expected; /* the version to check, if the caller gave one */
-  bool operator_form;              /* the body used set/remove/add/... */
   struct tt_av key; /* TableTheory form: the key attributes found in `item`, typed
                      * (an M, possibly with only some or none of the keys) so the
                      * caller can use it as the key or compare it with the URL's;
