@@ -13,8 +13,6 @@
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "value/codec_ddb.h"
-#include "value/codec_logical.h"
-#include "value/number.h"
 
 /* ---- finishing ----------------------------------------------------------- */
 

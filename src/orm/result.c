@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "orm/orm.h"
-#include "value/codec_ddb.h"
-#include "value/codec_logical.h"
 
 void tt_orm_result_free(struct tt_orm_result *r) {
   json_decref(r->details);

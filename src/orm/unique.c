@@ -9,7 +9,6 @@
 #include "orm/orm.h"
 #include "util/buf.h"
 #include "value/base64.h"
-#include "value/codec_ddb.h"
 
 /* DynamoDB's limit on a partition-key value. */
 #define PK_MAX_BYTES 2048
