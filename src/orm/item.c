@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "orm/orm.h"
 #include "util/civil.h"
 #include "util/error.h"
 #include "value/json_exact.h"
@@ -1106,15 +1107,11 @@ int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, s
   for (size_t i = 0; i < key->len; i++) {
     const struct tt_av_member *k = &key->u.members[i];
     const struct tt_av *given = tt_av_map_get(item, k->name);
-    struct tt_av copy;
     if (given && !tt_av_equal(given, &k->value))
       return tt_error_set(err, TT_ERR_VALIDATION, k->name,
                           "%s in the body differs from the key in the path", k->name);
-    if (given == NULL && (tt_av_clone(&copy, &k->value) != 0 ||
-                          tt_av_map_put(item, k->name, k->name_len, &copy) != 0)) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
+    if (given == NULL && tt_orm_map_put_copy(item, k->name, k->name_len, &k->value) != 0)
       return oom(err);
-    }
   }
   if (tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)

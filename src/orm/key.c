@@ -83,11 +83,9 @@ int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const
   /* The key attributes found are copied, then checked as a key. */
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_av *src = tt_av_map_getn(item, keys[i]->name, keys[i]->name_len);
-    struct tt_av v;
-    if (src &&
-        (tt_av_clone(&v, src) != 0 ? tt_orm_oom(err) : key_put(key_out, keys[i], &v, err)) != 0) {
+    if (src && tt_orm_map_put_copy(key_out, keys[i]->name, keys[i]->name_len, src) != 0) {
       tt_av_free(key_out);
-      return -1;
+      return tt_orm_oom(err);
     }
   }
   if (tt_orm_key_check(m, key_out, field && *field ? field : "item", err) == 0)

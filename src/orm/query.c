@@ -518,14 +518,12 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
     return tt_orm_oom(err);
   for (size_t i = 0; i < n; i++) {
     const struct tt_av *v = tt_av_map_get(item, names[i]);
-    struct tt_av copy;
     if (v == NULL) {
       tt_av_free(out);
       return tt_error_set(err, TT_ERR_INTERNAL, NULL,
                           "an answered item lacks key attribute %s", names[i]);
     }
-    if (tt_av_clone(&copy, v) != 0 || tt_av_map_put(out, names[i], strlen(names[i]), &copy) != 0) {
-      tt_av_free(&copy);
+    if (tt_orm_map_put_copy(out, names[i], strlen(names[i]), v) != 0) {
       tt_av_free(out);
       return tt_orm_oom(err);
     }

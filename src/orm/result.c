@@ -43,6 +43,14 @@ int tt_orm_oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
 }
 
+int tt_orm_map_put_copy(struct tt_av *map, const char *name, size_t len, const struct tt_av *v) {
+  struct tt_av copy;
+  if (tt_av_clone(&copy, v) == 0 && tt_av_map_put(map, name, len, &copy) == 0)
+    return 0;
+  tt_av_free(&copy); /* a failed put leaves the copy ours */
+  return -1;
+}
+
 int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *e,
                         const char *model) {
   r->status = -1;
