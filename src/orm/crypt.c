@@ -341,13 +341,9 @@ static void finish(struct tt_orm_crypt *c) {
   c->done(c->arg, c->failed ? &c->err : NULL);
 }
 
-/* Nothing runs and nothing is left to start (or one failed). */
-static bool settled(const struct tt_orm_crypt *c) {
-  return c->running == 0 && (c->failed || c->next_to_start == NULL);
-}
-
-/* Starts calls up to the bound; finishes when it settled. Re-entrant calls
- * only count down: the outer loop goes on. */
+/* Starts calls up to the bound; finishes when it settled (nothing runs and
+ * nothing is left to start, or one failed). Re-entrant calls only count
+ * down: the outer loop goes on. */
 static void pump(struct tt_orm_crypt *c) {
   if (c->pumping || c->finished)
     return;
@@ -370,7 +366,7 @@ static void pump(struct tt_orm_crypt *c) {
     }
   }
   c->pumping = false;
-  if (settled(c))
+  if (c->running == 0 && (c->failed || c->next_to_start == NULL))
     finish(c);
 }
 
