@@ -216,10 +216,6 @@ static int sealed_refused(const struct tt_model_attr *a, struct tt_error *err) {
                       "attribute %s was not decrypted before the answer", a->name);
 }
 
-static bool is_integer_text(const struct tt_av *v) {
-  return memchr(v->u.bytes, '.', v->len) == NULL;
-}
-
 /* Converts the value `v` of attribute `a` (NULL: undeclared, inferred) with
  * the DMS rules for its flags, format and role. */
 static int convert_value(const struct tt_model_attr *a, const json_t *v, const char *f,
@@ -245,8 +241,8 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
     return -1;
   if (out->type == TT_AV_N && !a->json &&
       (ttl || a->format == TT_FORMAT_INT || a->format == TT_FORMAT_UNIX_SECONDS)) {
-    if (!is_integer_text(out) || ((ttl || a->format == TT_FORMAT_UNIX_SECONDS) &&
-                                  out->u.bytes[0] == '-')) {
+    if (memchr(out->u.bytes, '.', out->len) != NULL ||
+        ((ttl || a->format == TT_FORMAT_UNIX_SECONDS) && out->u.bytes[0] == '-')) {
       tt_av_free(out);
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: expected %s", a->name,
                           ttl || a->format == TT_FORMAT_UNIX_SECONDS

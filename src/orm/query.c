@@ -360,11 +360,6 @@ static size_t share_limit(struct tt_orm_query_op *op) {
   return started;
 }
 
-static bool can_read(const struct tt_orm_chain *ch) {
-  const struct tt_orm_query_op *op = ch->q;
-  return !ch->busy && !ch->finished && !ch->exhausted && !op->failed && !op->full;
-}
-
 /* Whether one more reader may start a page: the pages being read (each up
  * to TT_ORM_PAGE_BYTES) must fit what is left of the budget, so parallel
  * segments neither hold nor read much more than the answer can take. One
@@ -391,7 +386,7 @@ static void pump(struct tt_orm_query_op *op) {
     op->repump = false;
     for (size_t i = 0; i < op->nchains && may_start(op); i++) {
       struct tt_orm_chain *ch = &op->chains[i];
-      if (!can_read(ch))
+      if (ch->busy || ch->finished || ch->exhausted || op->failed || op->full)
         continue;
       ch->busy = true;
       op->inflight++;

@@ -110,15 +110,12 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
   return -1;
 }
 
-static int64_t system_now_ns(void *arg) {
-  (void)arg;
+int64_t tt_orm_now_ns(const struct tt_orm *orm) {
   struct timespec ts;
+  if (orm->now_ns)
+    return orm->now_ns(orm->clock_arg);
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t tt_orm_now_ns(const struct tt_orm *orm) {
-  return orm->now_ns ? orm->now_ns(orm->clock_arg) : system_now_ns(NULL);
 }
 
 void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join *join,
