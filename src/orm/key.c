@@ -25,16 +25,6 @@ int tt_orm_key_check_value(const struct tt_model_attr *a, const struct tt_av *v,
   return 0;
 }
 
-/* Appends the key attribute `a` with value *v (stolen) to the M *key. */
-static int key_put(struct tt_av *key, const struct tt_model_attr *a, struct tt_av *v,
-                   struct tt_error *err) {
-  if (tt_av_map_put(key, a->name, a->name_len, v) != 0) {
-    tt_av_free(v);
-    return tt_orm_oom(err);
-  }
-  return 0;
-}
-
 /* ---- JSON keys ------------------------------------------------------------- */
 
 int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char *field,
@@ -64,8 +54,12 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
     const struct tt_model_attr *a = keys[i];
     tt_expr_field_key(f, sizeof(f), field, a->name);
     if (tt_logical_to_av(json_object_get(obj, a->name), a->type, 0, f, &v, err) != 0 ||
-        tt_orm_key_check_value(a, &v, f, err) != 0 || key_put(key_out, a, &v, err) != 0)
+        tt_orm_key_check_value(a, &v, f, err) != 0)
       goto fail;
+    if (tt_av_map_put(key_out, a->name, a->name_len, &v) != 0) { /* v stays ours */
+      tt_orm_oom(err);
+      goto fail;
+    }
   }
   rc = 0;
 fail:
