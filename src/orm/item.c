@@ -577,6 +577,14 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
 
 /* ---- updates ---------------------------------------------------------------- */
 
+size_t tt_orm_action_root(const struct tt_orm_action *x, const char **name) {
+  size_t n = strlen(x->path);
+  *name = x->path;
+  if (!x->literal)
+    tt_expr_rest_path_head(x->path, name, &n);
+  return n;
+}
+
 void tt_orm_update_init(struct tt_orm_update *u) {
   memset(u, 0, sizeof(*u));
   u->key.type = TT_AV_NULL;

@@ -148,6 +148,10 @@ struct tt_orm_update {
                      * NULL-typed for the operator form */
 };
 
+/* The top-level attribute name an update action writes: its path's first
+ * name (a literal path is one name). Sets *name; returns its length. */
+size_t tt_orm_action_root(const struct tt_orm_action *x, const char **name);
+
 /* Makes *u empty (no actions, no expected version, a NULL key); owns nothing. */
 void tt_orm_update_init(struct tt_orm_update *u);
 

@@ -107,11 +107,8 @@ int tt_orm_policy_check_update(const struct tt_model *m, const struct tt_orm_upd
    * them makes the model's items unchangeable by update. */
   for (size_t i = 0; i < upd->n_actions; i++) {
     const struct tt_orm_action *a = &upd->actions[i];
-    /* The top-level attribute it writes (a literal path is one name). */
-    const char *root = a->path;
-    size_t n = strlen(a->path);
-    if (!a->literal)
-      tt_expr_rest_path_head(a->path, &root, &n);
+    const char *root;
+    size_t n = tt_orm_action_root(a, &root);
     const struct tt_model_attr *attr = tt_model_attr_find(m, root, n);
     if (attr && attr->is_protected)
       return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,
