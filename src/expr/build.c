@@ -446,19 +446,15 @@ static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const 
   return rc;
 }
 
-static int build_condition_impl(struct tt_expr_builder *b, const struct tt_cond *c,
-                                const char *field, char **text, struct tt_error *err) {
+int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
+                            char **text, struct tt_error *err) {
+  struct mark m = mark_take(b);
   struct tt_buf out;
   bool compound;
   *text = NULL;
   tt_buf_init(&out, TT_EXPR_MAX_TEXT);
-  return take_text(&out, build_cond(b, c, field ? field : "", &out, &compound, err), text, err);
-}
-
-int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
-                            char **text, struct tt_error *err) {
-  struct mark m = mark_take(b);
-  return rollback(b, &m, build_condition_impl(b, c, field, text, err));
+  int rc = build_cond(b, c, field ? field : "", &out, &compound, err);
+  return rollback(b, &m, take_text(&out, rc, text, err));
 }
 
 /* ---- key conditions ---------------------------------------------------- */

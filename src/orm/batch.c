@@ -14,7 +14,6 @@
 #include "client/sleep_op.h"
 #include "obs/log.h"
 #include "orm/crypt.h"
-#include "orm/item.h"
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "orm/query.h"

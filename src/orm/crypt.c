@@ -112,7 +112,6 @@ struct tt_orm_crypt {
   struct slot *head, *tail, *next_to_start;
   size_t n, running;
   bool pumping, failed, finished;
-  bool starting; /* inside tt_orm_crypt_run */
   struct tt_error err;
   const struct slot *failed_slot; /* the value the first failure is about */
   tt_orm_crypt_done_cb done;
@@ -128,8 +127,9 @@ struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal) {
   return c;
 }
 
-int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a,
-                           struct tt_av *value, struct tt_error *err) {
+/* Adds one value of encrypted attribute `a` (borrowed until done ran). */
+static int add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a, struct tt_av *value,
+                     struct tt_error *err) {
   struct slot *s = tt_arena_alloc(c->ctx->arena, sizeof(*s));
   if (s == NULL)
     return tt_orm_oom(err);
@@ -151,7 +151,7 @@ int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
     struct tt_orm_action *a = &u->actions[i];
     const struct tt_model_attr *at = tt_model_attr_find(m, a->path, strlen(a->path));
     if (at != NULL && at->encrypted && a->kind != TT_EXPR_UPD_REMOVE &&
-        tt_orm_crypt_add_value(c, at, &a->value, err) != 0)
+        add_value(c, at, &a->value, err) != 0)
       return -1;
   }
   return 0;
@@ -165,7 +165,7 @@ int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, s
     struct tt_av_member *mb = &item->u.members[i];
     const struct tt_model_attr *a = tt_model_attr_find(m, mb->name, mb->name_len);
     if (a != NULL && a->encrypted) {
-      if (tt_orm_crypt_add_value(c, a, &mb->value, err) != 0)
+      if (add_value(c, a, &mb->value, err) != 0)
         return -1;
       c->tail->model = m;
       c->tail->item = item;
@@ -182,8 +182,14 @@ static void fail_at(struct tt_orm_crypt *c, const struct slot *s, const struct t
   c->failed = true;
 }
 
-int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
-                            char out[TT_ORM_KEY_SHA256_HEX + 1]) {
+/* The first TT_ORM_KEY_SHA256_HEX hex digits of SHA-256 over the item's key
+ * (model m's partition and sort attributes) written as DynamoDB JSON,
+ * compact, names in byte order, e.g. {"PK":{"S":"USER#1"},"SK":{"S":"P"}}:
+ * what Python's json.dumps(key, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False) writes. Returns 0, or -1 (a key attribute missing,
+ * memory). */
+static int key_sha256(const struct tt_model *m, const struct tt_av *item,
+                      char out[TT_ORM_KEY_SHA256_HEX + 1]) {
   struct tt_av key;
   struct tt_buf text;
   struct tt_error e;
@@ -216,7 +222,7 @@ static void name_item(struct tt_orm_crypt *c) {
   char hash[TT_ORM_KEY_SHA256_HEX + 1];
   if (c->seal || s == NULL || s->item == NULL ||
       c->err.code != TT_ERR_INVALID_ENCRYPTED_ENVELOPE ||
-      tt_orm_crypt_key_sha256(s->model, s->item, hash) != 0)
+      key_sha256(s->model, s->item, hash) != 0)
     return;
   const struct tt_model *m = s->model;
   struct tt_orm_result *r = c->ctx->result;
@@ -335,14 +341,9 @@ static void finish(struct tt_orm_crypt *c) {
   c->done(c->arg, c->failed ? &c->err : NULL);
 }
 
-/* Nothing runs and nothing is left to start (or one failed). */
-static bool settled(const struct tt_orm_crypt *c) {
-  return c->running == 0 && (c->failed || c->next_to_start == NULL);
-}
-
-/* Starts calls up to the bound; finishes when it settled, unless
- * tt_orm_crypt_run is still starting (it then answers for itself).
- * Re-entrant calls only count down: the outer loop goes on. */
+/* Starts calls up to the bound; finishes when it settled (nothing runs and
+ * nothing is left to start, or one failed). Re-entrant calls only count
+ * down: the outer loop goes on. */
 static void pump(struct tt_orm_crypt *c) {
   if (c->pumping || c->finished)
     return;
@@ -365,23 +366,11 @@ static void pump(struct tt_orm_crypt *c) {
     }
   }
   c->pumping = false;
-  if (!c->starting && settled(c))
+  if (c->running == 0 && (c->failed || c->next_to_start == NULL))
     finish(c);
 }
 
-/* Ends a run that settled inside tt_orm_crypt_run: 1 (success), or -1 with
- * the failure in *err. `done` does not run. */
-static int settle_now(struct tt_orm_crypt *c, struct tt_error *err) {
-  c->finished = true;
-  if (!c->failed)
-    return 1;
-  name_item(c);
-  *err = c->err;
-  return -1;
-}
-
-int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg,
-                     struct tt_error *err) {
+void tt_orm_crypt_run_then(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg) {
   c->done = done;
   c->arg = arg;
   if (!c->seal) {
@@ -390,7 +379,8 @@ int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *ar
       struct tt_error e;
       if (tt_envelope_parse(s->value, s->attr->name, &s->parts, &e) != 0) {
         fail_at(c, s, &e);
-        return settle_now(c, err);
+        finish(c);
+        return;
       }
     }
   }
@@ -401,17 +391,8 @@ int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *ar
                  "attribute %s is encrypted and no KMS key is configured (--kms-key-id)",
                  c->head->attr->name);
     fail_at(c, NULL, &e);
-    return settle_now(c, err);
+    finish(c);
+    return;
   }
-  c->starting = true;
   pump(c);
-  c->starting = false;
-  return settled(c) ? settle_now(c, err) : 0;
-}
-
-void tt_orm_crypt_run_then(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg) {
-  struct tt_error err;
-  int rc = tt_orm_crypt_run(c, done, arg, &err);
-  if (rc != 0)
-    done(arg, rc < 0 ? &err : NULL);
 }

@@ -68,11 +68,6 @@ struct tt_orm_crypt *tt_orm_crypt_new(struct tt_orm_ctx *ctx, bool seal);
 int tt_orm_crypt_add_item_of(struct tt_orm_crypt *c, const struct tt_model *m, struct tt_av *item,
                              struct tt_error *err);
 
-/* Adds one value of encrypted attribute `a` (borrowed until done ran).
- * Returns 0 or -1 (Internal). */
-int tt_orm_crypt_add_value(struct tt_orm_crypt *c, const struct tt_model_attr *a,
-                           struct tt_av *value, struct tt_error *err);
-
 /* Adds the values the actions of update `u` (of model `m`, borrowed until
  * done ran) set on encrypted attributes: item.c refused every other action
  * on such an attribute. Returns 0 or -1 (Internal). */
@@ -82,33 +77,18 @@ int tt_orm_crypt_add_update(struct tt_orm_crypt *c, const struct tt_model *m,
 /* Hex digits of the key hash that names an item whose envelope failed. */
 #define TT_ORM_KEY_SHA256_HEX 16
 
-/* The first TT_ORM_KEY_SHA256_HEX hex digits of SHA-256 over the item's key
- * (model m's partition and sort attributes) written as DynamoDB JSON,
- * compact, names in byte order, e.g. {"PK":{"S":"USER#1"},"SK":{"S":"P"}}:
- * what Python's json.dumps(key, sort_keys=True, separators=(",", ":"),
- * ensure_ascii=False) writes. Returns 0, or -1 (a key attribute missing,
- * memory). */
-int tt_orm_crypt_key_sha256(const struct tt_model *m, const struct tt_av *item,
-                            char out[TT_ORM_KEY_SHA256_HEX + 1]);
-
-/* Runs the KMS calls, under the completion contract of
- * docs/internals/completions.md: returns 0, and done(arg, err) runs exactly
- * once, never inside this function; or settles at once and `done` never
- * runs -- 1 when there was nothing to do (no value added), -1 with the
- * failure in *err (an envelope that does not parse, no KMS configured, the
- * KMS calls refused). On opening, a value that is not an envelope is
- * InvalidEncryptedEnvelope before any call. An InvalidEncryptedEnvelope of
- * a value added with its item names that item without its key values: the
- * message and a crypt.envelope_invalid log line carry the key hash
- * (tt_orm_crypt_key_sha256), and the ctx's result, when not failed yet and
- * without details, gets details {"model", "key_attributes", "key_sha256"}. */
-int tt_orm_crypt_run(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg,
-                     struct tt_error *err);
-
-/* tt_orm_crypt_run for a caller whose next step is `done` either way: when
- * the run settles at once, done(arg, NULL or the failure) is called here,
- * in the caller's frame, as the step that follows the start (the caller's
- * continuation; docs/internals/completions.md). */
+/* Runs the KMS calls; done(arg, err) runs exactly once, err NULL on
+ * success or the failure (an envelope that does not parse, no KMS
+ * configured, the KMS calls refused). When the run settles at once
+ * (nothing to do, or a failure before any call) done is called here, in
+ * the caller's frame, as the step that follows the start (the caller's
+ * continuation; docs/internals/completions.md). On opening, a value that
+ * is not an envelope is InvalidEncryptedEnvelope before any call. An
+ * InvalidEncryptedEnvelope of a value added with its item names that item
+ * without its key values: the message and a crypt.envelope_invalid log
+ * line carry the SHA-256 prefix of its key (TT_ORM_KEY_SHA256_HEX hex
+ * digits), and the ctx's result, when not failed yet and without details,
+ * gets details {"model", "key_attributes", "key_sha256"}. */
 void tt_orm_crypt_run_then(struct tt_orm_crypt *c, tt_orm_crypt_done_cb done, void *arg);
 
 #endif

@@ -67,7 +67,8 @@ static int differ(struct tt_error *err, json_t **details, const char *difference
   return -1;
 }
 
-/* Compares one wanted index with the table's index of that name. */
+/* Compares one wanted index with the table's index of that name (without
+ * a name: the table's own keys). */
 static int index_diff(const struct tt_ddb_table_request *want, const struct tt_ddb_table_desc *table,
                       const struct tt_ddb_index *w, const struct tt_ddb_index *t,
                       json_t **details, struct tt_error *err) {
@@ -78,9 +79,12 @@ static int index_diff(const struct tt_ddb_table_request *want, const struct tt_d
   keys_text(&t->keys, table->defs, table->n_defs, &a);
   keys_text(&w->keys, want->defs, want->n_defs, &b);
   if (a.data && b.data && strcmp(a.data, b.data) != 0) {
-    rc = differ(err, details, "index_key_schema", w->name, a.data, b.data, want->table,
-                "DynamoDB cannot change an index's keys: give the model's index another name, "
-                "or delete the table's index first");
+    rc = w->name ? differ(err, details, "index_key_schema", w->name, a.data, b.data, want->table,
+                          "DynamoDB cannot change an index's keys: give the model's index "
+                          "another name, or delete the table's index first")
+                 : differ(err, details, "key_schema", NULL, a.data, b.data, want->table,
+                          "DynamoDB cannot change a table's keys: use another table for this "
+                          "model");
     goto done;
   }
   tt_buf_reset(&a);
@@ -135,19 +139,10 @@ static int type_diff(const struct tt_ddb_table_request *want, const struct tt_dd
 int tt_orm_table_diff(const struct tt_ddb_table_request *want,
                       const struct tt_ddb_table_desc *table, const struct tt_ddb_index **missing,
                       json_t **details, struct tt_error *err) {
-  struct tt_buf a, b;
-  int rc = 0;
+  const struct tt_ddb_index wk = {.keys = want->keys}, tk = {.keys = table->keys};
   *missing = NULL;
   *details = NULL;
-  tt_buf_init(&a, 0);
-  tt_buf_init(&b, 0);
-  keys_text(&table->keys, table->defs, table->n_defs, &a);
-  keys_text(&want->keys, want->defs, want->n_defs, &b);
-  if (a.data && b.data && strcmp(a.data, b.data) != 0)
-    rc = differ(err, details, "key_schema", NULL, a.data, b.data, want->table,
-                "DynamoDB cannot change a table's keys: use another table for this model");
-  tt_buf_free(&a);
-  tt_buf_free(&b);
+  int rc = index_diff(want, table, &wk, &tk, details, err);
   /* The GSIs first, then the LSIs, each in want's order. */
   for (int k = 0; k < 2 && rc == 0; k++) {
     for (size_t i = 0; i < want->n_indexes && rc == 0; i++) {

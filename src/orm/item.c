@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "orm/key.h"
+#include "orm/orm.h"
 #include "util/civil.h"
 #include "util/error.h"
 #include "value/json_exact.h"
@@ -215,10 +216,6 @@ static int sealed_refused(const struct tt_model_attr *a, struct tt_error *err) {
                       "attribute %s was not decrypted before the answer", a->name);
 }
 
-static bool is_integer_text(const struct tt_av *v) {
-  return memchr(v->u.bytes, '.', v->len) == NULL;
-}
-
 /* Converts the value `v` of attribute `a` (NULL: undeclared, inferred) with
  * the DMS rules for its flags, format and role. */
 static int convert_value(const struct tt_model_attr *a, const json_t *v, const char *f,
@@ -244,8 +241,8 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
     return -1;
   if (out->type == TT_AV_N && !a->json &&
       (ttl || a->format == TT_FORMAT_INT || a->format == TT_FORMAT_UNIX_SECONDS)) {
-    if (!is_integer_text(out) || ((ttl || a->format == TT_FORMAT_UNIX_SECONDS) &&
-                                  out->u.bytes[0] == '-')) {
+    if (memchr(out->u.bytes, '.', out->len) != NULL ||
+        ((ttl || a->format == TT_FORMAT_UNIX_SECONDS) && out->u.bytes[0] == '-')) {
       tt_av_free(out);
       return tt_error_set(err, TT_ERR_VALIDATION, f, "%s: expected %s", a->name,
                           ttl || a->format == TT_FORMAT_UNIX_SECONDS
@@ -425,18 +422,13 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
   /* A required omit_empty attribute given empty was skipped above. */
   for (size_t i = 0; i < m->n_attrs; i++) {
     const struct tt_model_attr *a = &m->attrs[i];
-    bool found = false;
-    if (!a->required || is_lifecycle(m, a) || tt_model_attr_is_key(m, a))
+    if (!a->required || !a->omit_empty || is_lifecycle(m, a) || tt_model_attr_is_key(m, a) ||
+        !tt_orm_value_is_empty(json_object_get(obj, a->name), a->type, false))
       continue;
-    for (size_t k = 0; k < n && !found; k++)
-      found = item.u.members[k].name_len == a->name_len &&
-              memcmp(item.u.members[k].name, a->name, a->name_len) == 0;
-    if (!found) {
-      tt_expr_field_key(f, sizeof(f), field, a->name);
-      tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
-                   a->name);
-      goto fail;
-    }
+    tt_expr_field_key(f, sizeof(f), field, a->name);
+    tt_error_set(err, TT_ERR_VALIDATION, f, "attribute %s is required and must not be empty",
+                 a->name);
+    goto fail;
   }
 
   if (tt_orm_item_finish(m, &item, n, now_ns, ev.present ? ev.version + 1 : 0, field, err) != 0)
@@ -584,6 +576,14 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
 }
 
 /* ---- updates ---------------------------------------------------------------- */
+
+size_t tt_orm_action_root(const struct tt_orm_action *x, const char **name) {
+  size_t n = strlen(x->path);
+  *name = x->path;
+  if (!x->literal)
+    tt_expr_rest_path_head(x->path, name, &n);
+  return n;
+}
 
 void tt_orm_update_init(struct tt_orm_update *u) {
   memset(u, 0, sizeof(*u));
@@ -962,7 +962,6 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
                  "not both");
     goto fail;
   }
-  out->operator_form = !has_item;
   if ((has_item ? update_item_form(m, body, field, out, err)
                 : update_operator_form(m, body, field, out, err)) != 0)
     goto fail;
@@ -1095,26 +1094,6 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
   return tt_expr_build_update_finish(b, text, err);
 }
 
-int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err) {
-  for (size_t i = 0; i < key->len; i++) {
-    const struct tt_av_member *k = &key->u.members[i];
-    const struct tt_av *given = tt_av_map_get(item, k->name);
-    if (given) {
-      if (!tt_av_equal(given, &k->value))
-        return tt_error_set(err, TT_ERR_VALIDATION, k->name,
-                            "%s in the body differs from the key in the path", k->name);
-      continue;
-    }
-    struct tt_av copy;
-    if (tt_av_clone(&copy, &k->value) != 0 ||
-        tt_av_map_put(item, k->name, k->name_len, &copy) != 0) {
-      tt_av_free(&copy); /* a failed put leaves the copy ours */
-      return oom(err);
-    }
-  }
-  return 0;
-}
-
 int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_expected *body,
                           const char *field, const char *msg, struct tt_error *err) {
   if (!body->present)
@@ -1128,8 +1107,17 @@ int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_
 int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
                             const struct tt_orm_expected *item_expected,
                             struct tt_orm_expected *expected, struct tt_error *err) {
-  if (tt_orm_item_merge_key(item, key, err) != 0 ||
-      tt_orm_expected_merge(expected, item_expected, "version",
+  /* The path's key goes into the item, or must equal the item's copy. */
+  for (size_t i = 0; i < key->len; i++) {
+    const struct tt_av_member *k = &key->u.members[i];
+    const struct tt_av *given = tt_av_map_get(item, k->name);
+    if (given && !tt_av_equal(given, &k->value))
+      return tt_error_set(err, TT_ERR_VALIDATION, k->name,
+                          "%s in the body differs from the key in the path", k->name);
+    if (given == NULL && tt_orm_map_put_copy(item, k->name, k->name_len, &k->value) != 0)
+      return oom(err);
+  }
+  if (tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)
     return -1;
   /* The caller refused If-Match on a model without a version. */

@@ -142,12 +142,15 @@ struct tt_orm_update {
   size_t n_actions;
   size_t cap_actions;
   struct tt_orm_expected expected; /* the version to check, if the caller gave one */
-  bool operator_form;              /* the body used set/remove/add/... */
   struct tt_av key; /* TableTheory form: the key attributes found in `item`, typed
                      * (an M, possibly with only some or none of the keys) so the
                      * caller can use it as the key or compare it with the URL's;
                      * NULL-typed for the operator form */
 };
+
+/* The top-level attribute name an update action writes: its path's first
+ * name (a literal path is one name). Sets *name; returns its length. */
+size_t tt_orm_action_root(const struct tt_orm_action *x, const char **name);
 
 /* Makes *u empty (no actions, no expected version, a NULL key); owns nothing. */
 void tt_orm_update_init(struct tt_orm_update *u);
@@ -243,10 +246,6 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
                              const struct tt_orm_update *u, bool upsert, int64_t now_ns,
                              const char *field, char **text, struct tt_error *err);
 
-/* Puts the attributes of `key` (an M from the path) into `item`, or checks
- * the item's copy: ValidationError naming the attribute when it differs. */
-int tt_orm_item_merge_key(struct tt_av *item, const struct tt_av *key, struct tt_error *err);
-
 /* Reconciles the version a body carries (`body`) with the one of If-Match
  * (*expected): ValidationError(field, msg) when both are given and differ;
  * else *expected becomes the body's when it has one. */
@@ -254,8 +253,9 @@ int tt_orm_expected_merge(struct tt_orm_expected *expected, const struct tt_orm_
                           const char *field, const char *msg, struct tt_error *err);
 
 /* Prepares the item of a PUT of one item (converted with TT_ORM_PUT, which
- * gave the version it carried, *item_expected): the path's key merged into
- * it, that version reconciled with If-Match (*expected in: the header's;
+ * gave the version it carried, *item_expected): the path's key (an M)
+ * merged into it (ValidationError naming an attribute whose copy in the
+ * item differs), that version reconciled with If-Match (*expected in: the header's;
  * out: the one to check), and then the new version set to expected + 1. */
 int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, struct tt_av *item,
                             const struct tt_orm_expected *item_expected,

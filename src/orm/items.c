@@ -13,8 +13,6 @@
 #include "orm/key.h"
 #include "orm/policy.h"
 #include "value/codec_ddb.h"
-#include "value/codec_logical.h"
-#include "value/number.h"
 
 /* ---- finishing ----------------------------------------------------------- */
 
@@ -90,16 +88,9 @@ static void classify(struct tt_orm_item_op *op, const struct tt_av *current) {
     const struct tt_av *have = current ? tt_orm_item_version(op->ctx.model, current) : NULL;
     char want[32];
     snprintf(want, sizeof(want), "%" PRId64, op->expected.version);
-    if (have == NULL || have->type != TT_AV_N || strcmp(have->u.bytes, want) != 0) {
-      struct tt_error e;
-      tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
-                   "the item's version is not the expected one; read it again and retry");
-      tt_orm_fail(op->ctx.result, &e);
-      op->ctx.result->details = json_pack("{s:I}", "expected_version",
-                                          (json_int_t)op->expected.version);
-      if (have && have->type == TT_AV_N)
-        json_object_set_new(op->ctx.result->details, "version",
-                            json_integer((json_int_t)strtoll(have->u.bytes, NULL, 10)));
+    if (have == NULL || strcmp(have->u.bytes, want) != 0) {
+      int64_t hv = have ? strtoll(have->u.bytes, NULL, 10) : 0;
+      tt_orm_fail_version(op->ctx.result, op->expected.version, have ? &hv : NULL);
       op_finish(op);
       return;
     }
@@ -184,17 +175,6 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
   tt_orm_crypt_run_then(c, opened_cb, op);
 }
 
-static void sealed_cb(void *arg, const struct tt_error *err) {
-  struct tt_orm_item_op *op = arg;
-  if (err != NULL) {
-    fail(op, err);
-    return;
-  }
-  op->req.item = &op->stored;
-  if (tt_orm_call_item(&op->ctx, op->pending_op, &op->req, op->pending_cb) != 0)
-    op->pending_cb(&op->ctx.call);
-}
-
 /* ---- the operations ---------------------------------------------------------- */
 
 static void written(struct tt_client_call *call) {
@@ -244,6 +224,18 @@ static void got(struct tt_client_call *call) {
     answer_opened(op, call);
 }
 
+/* The sealed copy of a PutItem's item is ready: send it. */
+static void sealed_cb(void *arg, const struct tt_error *err) {
+  struct tt_orm_item_op *op = arg;
+  if (err != NULL) {
+    fail(op, err);
+    return;
+  }
+  op->req.item = &op->stored;
+  if (tt_orm_call_item(&op->ctx, TT_DDB_PUT_ITEM, &op->req, written) != 0)
+    written(&op->ctx.call);
+}
+
 /* Finishes op->req: table, the condition built so far in op->cond (which
  * asks for the old item on failure, so classify() need not read it
  * again), the placeholders; then starts the call. An encrypted model's
@@ -266,8 +258,6 @@ static int send_request(struct tt_orm_item_op *op, enum tt_ddb_op kind, tt_clien
       return tt_orm_oom(err);
     if (tt_orm_crypt_add_item_of(c, op->ctx.model, &op->stored, err) != 0)
       return -1;
-    op->pending_op = kind;
-    op->pending_cb = cb;
     tt_orm_crypt_run_then(c, sealed_cb, op);
     return 0;
   }
@@ -369,17 +359,6 @@ static int start_delete(struct tt_orm_item_op *op, struct tt_error *err) {
   return send_request(op, TT_DDB_DELETE_ITEM, written, err);
 }
 
-int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err) {
-  const struct tt_model *m = op->ctx.model;
-  /* Fail closed without a key, and never in a condition or inside a
-   * projection path. */
-  return (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0) ||
-                 tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0 ||
-                 tt_orm_crypt_check_select(m, &op->select, "select", err) != 0
-             ? -1
-             : 0;
-}
-
 int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *err) {
   return tt_orm_policy_check_write(op->ctx.model,
                                    tt_orm_policy_item_kind(op->kind, op->if_none_match), NULL,
@@ -389,9 +368,13 @@ int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *e
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err) {
   const struct tt_model *m = op->ctx.model;
+  /* Encrypted attributes fail closed without a key (a DELETE touches no
+   * value), and never in a condition or inside a projection path. */
   if (tt_orm_item_check_policy(op, err) != 0 ||
       (op->kind != TT_ORM_OP_CREATE && tt_orm_key_check(m, op->item_key, "key", err) != 0) ||
-      tt_orm_item_check_encrypted(op, err) != 0)
+      (op->kind != TT_ORM_OP_DELETE && tt_orm_crypt_check(op->ctx.orm, m, err) != 0) ||
+      tt_orm_crypt_check_condition(m, op->condition, "condition", err) != 0 ||
+      tt_orm_crypt_check_select(m, &op->select, "select", err) != 0)
     return -1;
   if (key != NULL && op->kind != TT_ORM_OP_CREATE && tt_av_clone(key, op->item_key) != 0)
     return tt_orm_oom(err);

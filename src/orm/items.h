@@ -52,12 +52,10 @@ struct tt_orm_item_op {
   struct tt_buf cond;
   char *update_text, *projection_text;
   struct tt_av names, values;
-  /* Encrypted attributes (orm/crypt.h): a PutItem waits (pending_op,
-   * pending_cb) while the sealed copy `stored` of `item` (the answer stays
-   * plain) or the update's values get their envelopes. */
+  /* Encrypted attributes (orm/crypt.h): a PutItem waits while the sealed
+   * copy `stored` of `item` (the answer stays plain) or the update's values
+   * get their envelopes. */
   struct tt_av stored;
-  enum tt_ddb_op pending_op;
-  tt_client_done_cb pending_cb;
 };
 
 /* Validates every input (answering with a ValidationError before any I/O
@@ -67,14 +65,6 @@ struct tt_orm_item_op {
  * Errors land in the result either way. */
 int tt_orm_item_start(struct tt_orm_item_op *op);
 
-/* The refusals encrypted attributes of op's model impose on an item
- * request, before any I/O (orm/crypt.h): EncryptionNotConfigured without a
- * KMS key (a DELETE touches no value and passes), EncryptedFieldNotQueryable
- * for a condition naming one or a select path reaching inside one. Shared
- * by the plain path and the unique-guard path (orm/txn.h), so that both
- * refuse the same requests. Returns 0 or -1. */
-int tt_orm_item_check_encrypted(const struct tt_orm_item_op *op, struct tt_error *err);
-
 /* The first refusal of a single-item request: the model's write policy
  * (orm/policy.h). A caller that types the key itself and fails to asks it
  * first, so that it comes before a key error as it does in
@@ -83,9 +73,12 @@ int tt_orm_item_check_policy(const struct tt_orm_item_op *op, struct tt_error *e
 
 /* The refusals of a single-item request before any I/O, in this order:
  * tt_orm_item_check_policy, the key (all but CREATE: op->item_key checked,
- * and copied into *key unless `key` is NULL), tt_orm_item_check_encrypted,
- * and If-Match on a model without a version. Shared by the plain path and the unique-guard
- * path. Returns 0 or -1. */
+ * and copied into *key unless `key` is NULL), those of encrypted attributes
+ * (orm/crypt.h: EncryptionNotConfigured without a KMS key, but not for a
+ * DELETE; EncryptedFieldNotQueryable for a condition naming one or a select
+ * path reaching inside one), and If-Match on a model without a version.
+ * Shared by the plain path and the unique-guard path, so that both refuse
+ * the same requests. Returns 0 or -1. */
 int tt_orm_item_check_request(const struct tt_orm_item_op *op, struct tt_av *key,
                               struct tt_error *err);
 

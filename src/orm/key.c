@@ -25,16 +25,6 @@ int tt_orm_key_check_value(const struct tt_model_attr *a, const struct tt_av *v,
   return 0;
 }
 
-/* Appends the key attribute `a` with value *v (stolen) to the M *key. */
-static int key_put(struct tt_av *key, const struct tt_model_attr *a, struct tt_av *v,
-                   struct tt_error *err) {
-  if (tt_av_map_put(key, a->name, a->name_len, v) != 0) {
-    tt_av_free(v);
-    return tt_orm_oom(err);
-  }
-  return 0;
-}
-
 /* ---- JSON keys ------------------------------------------------------------- */
 
 int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char *field,
@@ -64,8 +54,12 @@ int tt_orm_key_from_json(const struct tt_model *m, const json_t *obj, const char
     const struct tt_model_attr *a = keys[i];
     tt_expr_field_key(f, sizeof(f), field, a->name);
     if (tt_logical_to_av(json_object_get(obj, a->name), a->type, 0, f, &v, err) != 0 ||
-        tt_orm_key_check_value(a, &v, f, err) != 0 || key_put(key_out, a, &v, err) != 0)
+        tt_orm_key_check_value(a, &v, f, err) != 0)
       goto fail;
+    if (tt_av_map_put(key_out, a->name, a->name_len, &v) != 0) { /* v stays ours */
+      tt_orm_oom(err);
+      goto fail;
+    }
   }
   rc = 0;
 fail:
@@ -78,28 +72,18 @@ fail:
 int tt_orm_key_of_item(const struct tt_model *m, const struct tt_av *item, const char *field,
                        struct tt_av *key_out, struct tt_error *err) {
   const struct tt_model_attr *keys[2] = {tt_model_pk(m), tt_model_sk(m)};
-  struct tt_av v = {0};
-  const char *f = field && *field ? field : "item";
-
   if (tt_av_map(key_out, 0) != 0)
     return tt_orm_oom(err);
+  /* The key attributes found are copied, then checked as a key. */
   for (int i = 0; i < 2 && keys[i] != NULL; i++) {
     const struct tt_av *src = tt_av_map_getn(item, keys[i]->name, keys[i]->name_len);
-    if (src == NULL) {
-      tt_error_set(err, TT_ERR_VALIDATION, f, "missing key attribute %s", keys[i]->name);
-      goto fail;
+    if (src && tt_orm_map_put_copy(key_out, keys[i]->name, keys[i]->name_len, src) != 0) {
+      tt_av_free(key_out);
+      return tt_orm_oom(err);
     }
-    if (tt_orm_key_check_value(keys[i], src, f, err) != 0)
-      goto fail;
-    if (tt_av_clone(&v, src) != 0) {
-      tt_orm_oom(err);
-      goto fail;
-    }
-    if (key_put(key_out, keys[i], &v, err) != 0)
-      goto fail;
   }
-  return 0;
-fail:
+  if (tt_orm_key_check(m, key_out, field && *field ? field : "item", err) == 0)
+    return 0;
   tt_av_free(key_out);
   return -1;
 }

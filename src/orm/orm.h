@@ -127,8 +127,16 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
 /* Sets a failure from an error value. Returns -1. */
 int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err);
 
+/* Sets the VersionConflict of a write that expected version `expected`,
+ * details naming it and the item's version `have` (NULL: none). Returns -1. */
+int tt_orm_fail_version(struct tt_orm_result *r, int64_t expected, const int64_t *have);
+
 /* Sets an INTERNAL "out of memory" error. Returns -1. */
 int tt_orm_oom(struct tt_error *err);
+
+/* Puts a copy of v as member (name, len) of the M *map. Returns 0, or -1
+ * when out of memory (map unchanged). */
+int tt_orm_map_put_copy(struct tt_av *map, const char *name, size_t len, const struct tt_av *v);
 
 /* Current time from the injectable clock. */
 int64_t tt_orm_now_ns(const struct tt_orm *orm);

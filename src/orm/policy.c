@@ -61,16 +61,6 @@ enum tt_orm_policy_write tt_orm_policy_item_kind(enum tt_orm_item_kind kind, boo
   return TT_ORM_POLICY_CHECK; /* a read: nothing to refuse */
 }
 
-/* The top-level attribute an action writes: its path's first name (a
- * literal path is one attribute name). Sets *name; returns its length. */
-static size_t root_len(const struct tt_orm_action *a, const char **name) {
-  size_t n = strlen(a->path);
-  *name = a->path;
-  if (!a->literal)
-    tt_expr_rest_path_head(a->path, name, &n);
-  return n;
-}
-
 /* Whether `name` (n bytes) is listed in the request's `extra` array. */
 static bool listed(const json_t *extra, const char *name, size_t n) {
   size_t i;
@@ -118,7 +108,7 @@ int tt_orm_policy_check_update(const struct tt_model *m, const struct tt_orm_upd
   for (size_t i = 0; i < upd->n_actions; i++) {
     const struct tt_orm_action *a = &upd->actions[i];
     const char *root;
-    size_t n = root_len(a, &root);
+    size_t n = tt_orm_action_root(a, &root);
     const struct tt_model_attr *attr = tt_model_attr_find(m, root, n);
     if (attr && attr->is_protected)
       return tt_error_set(err, TT_ERR_PROTECTED_FIELD_MUTATION, a->field,

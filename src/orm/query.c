@@ -84,6 +84,13 @@ static size_t key_names(const struct tt_orm_query_op *op, const char *out[4]) {
   return n;
 }
 
+/* The order of the request as a cursor records it. */
+static enum tt_cursor_sort cursor_sort(const struct tt_orm_query_op *op) {
+  return op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
+         : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
+                                         : TT_CURSOR_SORT_NONE;
+}
+
 static bool cursor_fits(struct tt_orm_query_op *op, const struct tt_av *key) {
   const struct tt_model *m = op->ctx.model;
   const char *names[4];
@@ -199,14 +206,11 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
   int rc = tt_cursor_decode(token, len, &c, err);
   if (rc == 0) {
     const char *want_index = op->index ? op->index->name : NULL;
-    enum tt_cursor_sort want_sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                                    : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
-                                                                 : TT_CURSOR_SORT_NONE;
     bool index_ok = (c.index == NULL && want_index == NULL) ||
                     (c.index && want_index && strcmp(c.index, want_index) == 0);
     if (c.key.type != TT_AV_M || c.key.len == 0) {
       /* An empty cursor starts at the beginning. */
-    } else if (!index_ok || !tt_cursor_sort_same(c.sort, want_sort) ||
+    } else if (!index_ok || !tt_cursor_sort_same(c.sort, cursor_sort(op)) ||
                !cursor_fits(op, &c.key)) {
       rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
                         "the cursor was made for another model, index or order");
@@ -356,11 +360,6 @@ static size_t share_limit(struct tt_orm_query_op *op) {
   return started;
 }
 
-static bool can_read(const struct tt_orm_chain *ch) {
-  const struct tt_orm_query_op *op = ch->q;
-  return !ch->busy && !ch->finished && !ch->exhausted && !op->failed && !op->full;
-}
-
 /* Whether one more reader may start a page: the pages being read (each up
  * to TT_ORM_PAGE_BYTES) must fit what is left of the budget, so parallel
  * segments neither hold nor read much more than the answer can take. One
@@ -387,7 +386,7 @@ static void pump(struct tt_orm_query_op *op) {
     op->repump = false;
     for (size_t i = 0; i < op->nchains && may_start(op); i++) {
       struct tt_orm_chain *ch = &op->chains[i];
-      if (!can_read(ch))
+      if (ch->busy || ch->finished || ch->exhausted || op->failed || op->full)
         continue;
       ch->busy = true;
       op->inflight++;
@@ -514,14 +513,12 @@ static int key_of(struct tt_orm_query_op *op, const struct tt_av *item, struct t
     return tt_orm_oom(err);
   for (size_t i = 0; i < n; i++) {
     const struct tt_av *v = tt_av_map_get(item, names[i]);
-    struct tt_av copy;
     if (v == NULL) {
       tt_av_free(out);
       return tt_error_set(err, TT_ERR_INTERNAL, NULL,
                           "an answered item lacks key attribute %s", names[i]);
     }
-    if (tt_av_clone(&copy, v) != 0 || tt_av_map_put(out, names[i], strlen(names[i]), &copy) != 0) {
-      tt_av_free(&copy);
+    if (tt_orm_map_put_copy(out, names[i], strlen(names[i]), v) != 0) {
       tt_av_free(out);
       return tt_orm_oom(err);
     }
@@ -697,10 +694,7 @@ static void read_page(struct tt_orm_chain *ch) {
 static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
   if (ch->exhausted || ch->last_key.type != TT_AV_M)
     return 0;
-  enum tt_cursor_sort sort = op->rq.order == TT_ORDER_ASC    ? TT_CURSOR_SORT_ASC
-                             : op->rq.order == TT_ORDER_DESC ? TT_CURSOR_SORT_DESC
-                                                          : TT_CURSOR_SORT_NONE;
-  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, sort);
+  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, cursor_sort(op));
 }
 
 static void op_cleanup(struct tt_orm_query_op *op) {

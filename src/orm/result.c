@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "orm/orm.h"
-#include "value/codec_ddb.h"
-#include "value/codec_logical.h"
 
 void tt_orm_result_free(struct tt_orm_result *r) {
   json_decref(r->details);
@@ -30,8 +28,27 @@ int tt_orm_fail(struct tt_orm_result *r, const struct tt_error *err) {
   return -1;
 }
 
+int tt_orm_fail_version(struct tt_orm_result *r, int64_t expected, const int64_t *have) {
+  struct tt_error e;
+  tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
+               "the item's version is not the expected one; read it again and retry");
+  tt_orm_fail(r, &e);
+  r->details = json_pack("{s:I}", "expected_version", (json_int_t)expected);
+  if (have)
+    json_object_set_new(r->details, "version", json_integer((json_int_t)*have));
+  return -1;
+}
+
 int tt_orm_oom(struct tt_error *err) {
   return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+}
+
+int tt_orm_map_put_copy(struct tt_av *map, const char *name, size_t len, const struct tt_av *v) {
+  struct tt_av copy;
+  if (tt_av_clone(&copy, v) == 0 && tt_av_map_put(map, name, len, &copy) == 0)
+    return 0;
+  tt_av_free(&copy); /* a failed put leaves the copy ours */
+  return -1;
 }
 
 int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *e,
@@ -93,15 +110,12 @@ int tt_orm_fail_backend(struct tt_orm_result *r, const struct tt_backend_error *
   return -1;
 }
 
-static int64_t system_now_ns(void *arg) {
-  (void)arg;
+int64_t tt_orm_now_ns(const struct tt_orm *orm) {
   struct timespec ts;
+  if (orm->now_ns)
+    return orm->now_ns(orm->clock_arg);
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t tt_orm_now_ns(const struct tt_orm *orm) {
-  return orm->now_ns ? orm->now_ns(orm->clock_arg) : system_now_ns(NULL);
 }
 
 void tt_orm_ctx_init(struct tt_orm_ctx *ctx, struct tt_orm *orm, struct tt_join *join,

@@ -27,8 +27,6 @@ static int check_update_unique(struct action *a, struct tt_error *err) {
   return 0;
 }
 
-/* Checks the model and key of an action of a model with unique attributes,
- * decides what must be read first and makes room for its guards. */
 int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_error *err) {
   a->unique = tt_unique_model_has(a->m);
   if (!a->unique)
@@ -51,7 +49,6 @@ int txn_prepare_unique(struct tt_orm_txn_state *st, struct action *a, struct tt_
   return a->guards ? 0 : tt_orm_oom(err);
 }
 
-/* Compares the update's key attributes (TableTheory form) with the key. */
 int txn_check_update_key(struct action *a, struct tt_error *err) {
   for (size_t i = 0; a->in->upd.key.type == TT_AV_M && i < a->in->upd.key.len; i++) {
     const struct tt_av_member *k = &a->in->upd.key.u.members[i];

@@ -4,15 +4,6 @@
  * actions of unique attributes, and the limits of one transaction. */
 #include "orm/txn_internal.h"
 
-/* Puts a copy of v as attribute u of the M *m. Returns 0 or -1. */
-static int put_copy(struct tt_av *m, const struct tt_model_attr *u, const struct tt_av *v) {
-  struct tt_av copy;
-  if (tt_av_clone(&copy, v) == 0 && tt_av_map_put(m, u->name, u->name_len, &copy) == 0)
-    return 0;
-  tt_av_free(&copy); /* a failed put leaves the copy ours */
-  return -1;
-}
-
 /* The unique values of an update's item after it, from the values before
  * (`old`, may be NULL) and the update's actions on unique attributes. */
 static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_error *err) {
@@ -24,7 +15,7 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     const struct tt_av *ov = old ? tt_av_map_get(old, u->name) : NULL;
     if (!u->unique || ov == NULL)
       continue;
-    if (put_copy(&a->newvals, u, ov) != 0)
+    if (tt_orm_map_put_copy(&a->newvals, u->name, u->name_len, ov) != 0)
       return tt_orm_oom(err);
   }
   for (size_t i = 0; i < a->in->upd.n_actions; i++) {
@@ -38,7 +29,7 @@ static int compute_newvals(struct action *a, const struct tt_av *old, struct tt_
     }
     if (x->kind == TT_EXPR_UPD_SET_IF_NOT_EXISTS && tt_av_map_get(&a->newvals, u->name))
       continue;
-    if (put_copy(&a->newvals, u, &x->value) != 0)
+    if (tt_orm_map_put_copy(&a->newvals, u->name, u->name_len, &x->value) != 0)
       return tt_orm_oom(err);
   }
   return 0;
@@ -268,8 +259,6 @@ static int check_targets(struct tt_orm_txn_state *st, struct tt_error *err) {
   return 0;
 }
 
-/* Builds the whole TransactWriteItems (or TransactGetItems) request.
- * `snapshot`: the reads of needs_old actions are in. */
 int txn_build_request(struct tt_orm_txn_state *st, bool snapshot, struct tt_error *err) {
   size_t bytes = 0;
   txn_plan_free(&st->plan);

@@ -107,10 +107,8 @@ static inline void subfield(const struct action *a, const char *name, char *out,
 
 static inline const struct tt_model_attr *action_attr(const struct tt_model *m,
                                                       const struct tt_orm_action *x) {
-  const char *name = x->path;
-  size_t n = strlen(x->path);
-  if (!x->literal)
-    tt_expr_rest_path_head(x->path, &name, &n);
+  const char *name;
+  size_t n = tt_orm_action_root(x, &name);
   return tt_model_attr_find(m, name, n);
 }
 

@@ -150,7 +150,6 @@ static void read_cb(struct tt_client_call *c) {
   start_write(st);
 }
 
-/* Reads what the items that move guards hold now, then writes. */
 void txn_start_attempt(struct tt_orm_txn_state *st) {
   st->n_reads = 0;
   /* One span per attempt: its guard reads and its write nest in it. */
@@ -270,8 +269,8 @@ static void judge(const struct action *a, const struct tt_ddb_txn_result *reason
   if (code && strcmp(code, "ConditionalCheckFailed") == 0) {
     bool current = main->item.type == TT_AV_M;
     const struct tt_model_attr *v = tt_model_lifecycle(a->m, TT_LC_VERSION);
-    const struct tt_av *have = current && v ? tt_av_map_get(&main->item, v->name) : NULL;
-    if (have && have->type == TT_AV_N) {
+    const struct tt_av *have = current ? tt_orm_item_version(a->m, &main->item) : NULL;
+    if (have) {
       out->has_version = true;
       out->version = strtoll(have->u.bytes, NULL, 10);
     }
@@ -323,14 +322,8 @@ static void fail_single(struct tt_orm_txn_state *st, const struct tt_orm_txn_rea
     fail_code(st, TT_ERR_ITEM_NOT_FOUND, "key", "no item has this key");
     return;
   case TT_ORM_TXN_VERSION:
-    tt_error_set(&e, TT_ERR_VERSION_CONFLICT, "expected_version",
-                 "the item's version is not the expected one; read it again and retry");
-    tt_orm_fail(st->ctx->result, &e);
-    st->ctx->result->details =
-        json_pack("{s:I}", "expected_version", (json_int_t)a->in->expected.version);
-    if (r->has_version)
-      json_object_set_new(st->ctx->result->details, "version",
-                          json_integer((json_int_t)r->version));
+    tt_orm_fail_version(st->ctx->result, a->in->expected.version,
+                        r->has_version ? &r->version : NULL);
     finish(st);
     return;
   case TT_ORM_TXN_UNIQUE:

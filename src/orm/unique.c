@@ -9,7 +9,6 @@
 #include "orm/orm.h"
 #include "util/buf.h"
 #include "value/base64.h"
-#include "value/codec_ddb.h"
 
 /* DynamoDB's limit on a partition-key value. */
 #define PK_MAX_BYTES 2048
@@ -136,16 +135,13 @@ static int claim_action(const struct tt_model *m, const struct tt_model_attr *a,
                         struct tt_unique_guard *g, const struct tt_av *owner_key) {
   char marker[512];
   snprintf(marker, sizeof(marker), "%s#%s", m->name, a->name);
-  struct tt_av owner;
   if (put_text(&g->item, TT_UNIQUE_MARKER_ATTR, marker) != 0 ||
-      tt_av_clone(&owner, owner_key) != 0 ||
-      put_member(&g->item, TT_UNIQUE_OWNER_ATTR, &owner) != 0)
+      tt_orm_map_put_copy(&g->item, TT_UNIQUE_OWNER_ATTR, strlen(TT_UNIQUE_OWNER_ATTR),
+                          owner_key) != 0 ||
+      tt_av_map(&g->names, 0) != 0 || put_text(&g->names, "#p", m->pk->name) != 0 ||
+      put_text(&g->names, "#o", TT_UNIQUE_OWNER_ATTR) != 0 || tt_av_map(&g->values, 0) != 0)
     return -1;
-  if (tt_av_map(&g->names, 0) != 0 || put_text(&g->names, "#p", m->pk->name) != 0 ||
-      put_text(&g->names, "#o", TT_UNIQUE_OWNER_ATTR) != 0 || tt_av_map(&g->values, 0) != 0 ||
-      tt_av_clone(&owner, owner_key) != 0)
-    return -1;
-  return put_member(&g->values, ":o", &owner);
+  return tt_orm_map_put_copy(&g->values, ":o", 2, owner_key);
 }
 
 int tt_unique_guard_actions(const struct tt_model *m, const struct tt_av *owner_key,

@@ -691,7 +691,7 @@ START_TEST(update_fields_form) {
   free(got);
   ck_assert(u.expected.present);
   ck_assert_int_eq(u.expected.version, 0);
-  ck_assert(!u.operator_form);
+  ck_assert_int_eq(u.key.type, TT_AV_M);
   got = ddb_text(&u.key);
   ck_assert_str_eq(got, "{\"PK\":{\"S\":\"USER#3\"},\"SK\":{\"S\":\"PROFILE\"}}");
   free(got);
