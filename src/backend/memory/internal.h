@@ -216,8 +216,6 @@ struct memdb_store {
   size_t count;
 };
 
-enum memdb_proj { MEMDB_PROJ_ALL = 1, MEMDB_PROJ_KEYS_ONLY, MEMDB_PROJ_INCLUDE };
-
 struct memdb_keydef {
   char *name; /* NULL when absent (no sort key) */
   enum tt_av_type type;
@@ -227,7 +225,7 @@ struct memdb_index {
   char *name;
   bool global;
   struct memdb_keydef pk, sk;
-  enum memdb_proj proj;
+  enum tt_ddb_projection proj;
   char **include;
   size_t ninclude;
   int64_t rcu, wcu;
@@ -409,8 +407,11 @@ void memdb_tables_settle(struct memdb *m);
 /* A table by name whatever its status (memdb_table_get hides CREATING and
  * DELETING tables, as DynamoDB's item operations do). */
 struct memdb_table *memdb_table_get_any(struct memdb *m, const char *name);
-/* The region of ARNs (tt_memdb_options.region, else "ddblocal"). */
-const char *memdb_region(const struct memdb *m);
+/* A table's ARN, in the region of tt_memdb_options.region (else
+ * "ddblocal"). */
+void memdb_table_arn(const struct memdb *m, const struct memdb_table *t, char *out, size_t n);
+/* The BillingMode a table shows (UNSET while no request gave one). */
+enum tt_ddb_billing memdb_billing(const struct memdb_table *t);
 int64_t memdb_now(const struct memdb *m);
 /* Re-arms the idle handle or timer after calls were completed outside
  * memdb.c (the log's completions). */

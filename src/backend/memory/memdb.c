@@ -26,8 +26,15 @@ memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT] = {
     [TT_DDB_LIST_TAGS_OF_RESOURCE] = memdb_op_list_tags,
 };
 
-const char *memdb_region(const struct memdb *m) {
-  return m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal";
+void memdb_table_arn(const struct memdb *m, const struct memdb_table *t, char *out, size_t n) {
+  snprintf(out, n, "arn:aws:dynamodb:%s:000000000000:table/%s",
+           m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal", t->name);
+}
+
+enum tt_ddb_billing memdb_billing(const struct memdb_table *t) {
+  return t->pay_per_request ? TT_DDB_BILLING_PAY_PER_REQUEST
+         : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                            : TT_DDB_BILLING_UNSET;
 }
 
 int64_t memdb_now(const struct memdb *m) {

@@ -83,7 +83,7 @@ static int esk_finish(struct rd *r, struct tt_backend_error *e) {
 
 /* ALL_ATTRIBUTES of a global index that does not project them all. */
 static int select_check(const struct rd *r, struct tt_backend_error *e) {
-  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != TT_DDB_PROJECT_ALL)
     return memdb_validation(e, "One or more parameter values were invalid: Select type "
                                "ALL_ATTRIBUTES is not supported for global secondary index %s "
                                "because its projection type is not ALL",
@@ -246,7 +246,7 @@ static int rd_cap_count(struct rd *r, const struct memdb_item *it, bool projecte
     r->units->table_bytes += it->size;
     return 0;
   }
-  if (r->ix->proj == MEMDB_PROJ_ALL) {
+  if (r->ix->proj == TT_DDB_PROJECT_ALL) {
     r->units->index_bytes += it->size;
     return 0;
   }

@@ -62,9 +62,6 @@ static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
 static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs, size_t ndefs,
                       const struct tt_ddb_index *x, struct memdb_index *ix, bool ppr,
                       struct tt_backend_error *e) {
-  static const enum memdb_proj proj[] = {[TT_DDB_PROJECT_ALL] = MEMDB_PROJ_ALL,
-                                         [TT_DDB_PROJECT_KEYS_ONLY] = MEMDB_PROJ_KEYS_ONLY,
-                                         [TT_DDB_PROJECT_INCLUDE] = MEMDB_PROJ_INCLUDE};
   const char *name = x->name, *h = x->keys.hash, *r = x->keys.range;
   if (name == NULL || !valid_name(name, 3))
     return memdb_validation(e, BAD_INDEX_NAME);
@@ -95,7 +92,7 @@ static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs,
     return memdb_oom(e);
   ix->pk.type = ht;
   ix->sk.type = rt;
-  ix->proj = proj[x->projection];
+  ix->proj = x->projection;
   if (x->n_include && (ix->include = calloc(x->n_include, sizeof(char *))) == NULL)
     return memdb_oom(e);
   for (size_t i = 0; i < x->n_include; i++)
@@ -162,22 +159,16 @@ static const char *cp(struct tt_ddb_table_desc *d, const char *s, bool *bad) {
  * indexes when !gsis (DeleteTable's). 0, or -1 (memory; d freed). */
 static int describe(const struct memdb *m, const struct memdb_table *t, const char *status,
                     bool gsis, struct tt_ddb_table_desc *d) {
-  static const enum tt_ddb_projection proj[] = {
-      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
-      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   char arn[400], id[37];
   bool bad = false;
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-           t->name);
+  memdb_table_arn(m, t, arn, sizeof(arn));
   table_id(t, id);
   memset(d, 0, sizeof(*d));
   *d = (struct tt_ddb_table_desc){
       .item_count = (int64_t)t->store.count,
       .size_bytes = (int64_t)t->bytes,
       .created = t->created,
-      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
-                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
-                                    : TT_DDB_BILLING_UNSET,
+      .billing = memdb_billing(t),
       .throughput = {.set = true, .read = t->rcu, .write = t->wcu,
                      .decreases_today = t->decreases_today,
                      .last_increase = t->last_increase, .last_decrease = t->last_decrease}};
@@ -207,9 +198,9 @@ static int describe(const struct memdb *m, const struct memdb_table *t, const ch
         .name = cp(d, ix->name, &bad),
         .global = ix->global,
         .keys = {cp(d, ix->pk.name, &bad), cp(d, ix->sk.name, &bad)},
-        .projection = proj[ix->proj],
+        .projection = ix->proj,
         .include = inc,
-        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .n_include = ix->proj == TT_DDB_PROJECT_INCLUDE ? ix->ninclude : 0,
         .throughput = {.set = ix->global,
                        .read = t->pay_per_request ? 0 : ix->rcu,
                        .write = t->pay_per_request ? 0 : ix->wcu},

@@ -903,7 +903,7 @@ bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_
 
 int memdb_index_project(const struct memdb_table *t, const struct memdb_index *ix,
                         const struct tt_av *item, struct tt_av *out) {
-  if (ix == NULL || ix->proj == MEMDB_PROJ_ALL)
+  if (ix == NULL || ix->proj == TT_DDB_PROJECT_ALL)
     return tt_av_clone(out, item);
   if (tt_av_map(out, 0) != 0)
     return -1;

@@ -1144,9 +1144,6 @@ static void timer_cb(uv_timer_t *h) {
 /* The records that make a table like t (without its items): its
  * CreateTable, and its TTL and tags when it has them. */
 static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_table *t) {
-  static const enum tt_ddb_projection proj[] = {
-      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
-      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   struct tt_ddb_index *ixs = calloc(t->nidx + 1, sizeof(*ixs));
   if (ixs == NULL)
     return -1;
@@ -1155,9 +1152,7 @@ static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_
   struct tt_ddb_table_request r = {
       .table = t->name, .defs = t->defs, .n_defs = t->ndefs, .keys = {t->pk.name, t->sk.name},
       .indexes = ixs, .n_indexes = t->nidx,
-      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
-                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
-                                    : TT_DDB_BILLING_UNSET,
+      .billing = memdb_billing(t),
       .throughput = {.set = !t->pay_per_request,
                      .read = updating ? t->pending_rcu : t->rcu,
                      .write = updating ? t->pending_wcu : t->wcu}};
@@ -1165,16 +1160,15 @@ static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_
     const struct memdb_index *ix = &t->idx[i];
     ixs[i] = (struct tt_ddb_index){
         .name = ix->name, .global = ix->global, .keys = {ix->pk.name, ix->sk.name},
-        .projection = proj[ix->proj], .include = (const char *const *)ix->include,
-        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .projection = ix->proj, .include = (const char *const *)ix->include,
+        .n_include = ix->proj == TT_DDB_PROJECT_INCLUDE ? ix->ninclude : 0,
         .throughput = {.set = ix->global && !t->pay_per_request, .read = ix->rcu,
                        .write = ix->wcu}};
   }
   int rc = put_table(out, TT_DDB_CREATE_TABLE, &r, t->created);
   free(ixs);
   char arn[400];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-           t->name);
+  memdb_table_arn(m, t, arn, sizeof(arn));
   struct tt_ddb_table_request ttl = {.table = t->name, .ttl_attribute = t->ttl_attr,
                                      .ttl_enabled = true},
                               tags = {.arn = arn, .tags = t->tags, .n_tags = t->ntags};
