@@ -214,10 +214,12 @@ static bool rd_projected(const struct rd *r) {
   return r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
 }
 
-/* Points the read at its result. A page that keeps the items as stored (no
- * projection) decodes them into the result's arena. */
-static void rd_start(struct rd *r, struct tt_ddb_read_result *out) {
+/* Points the read at its result and its capacity count (NULL: none). A page
+ * that keeps the items as stored (no projection) decodes them into the
+ * result's arena. */
+static void rd_start(struct rd *r, struct tt_ddb_read_result *out, struct rd_cap *units) {
   r->out = out;
+  r->units = units;
   out->items_in_arena = !rd_projected(r) && r->proj == NULL;
 }
 
@@ -323,8 +325,28 @@ done:
   return rc;
 }
 
-/* Sort-key predicates for memdb_seq_point. */
-enum skmode { SK_LT, SK_LE, SK_PREFIX_END };
+/* The bounds of a sort-key condition: an entry is in range when it does
+ * not sort before `lo` and sorts before `hi` (SK_NONE: unbounded). */
+enum skmode { SK_NONE, SK_LT, SK_LE, SK_PREFIX_END };
+static const struct {
+  unsigned char lo, hi;
+} sk_bounds[] = {[TT_EXPR_KEY_NONE] = {SK_NONE, SK_NONE},
+                 [TT_EXPR_KEY_EQ] = {SK_LT, SK_LE},
+                 [TT_EXPR_KEY_LT] = {SK_NONE, SK_LT},
+                 [TT_EXPR_KEY_LE] = {SK_NONE, SK_LE},
+                 [TT_EXPR_KEY_GT] = {SK_LE, SK_NONE},
+                 [TT_EXPR_KEY_GE] = {SK_LT, SK_NONE},
+                 [TT_EXPR_KEY_BETWEEN] = {SK_LT, SK_LE},
+                 [TT_EXPR_KEY_BEGINS_WITH] = {SK_LT, SK_PREFIX_END}};
+
+/* Whether sort key sk sorts before the bound v in `mode`. */
+static bool sk_before(const struct memdb_kv *sk, const struct memdb_kv *v, enum skmode mode) {
+  int c = memdb_kv_cmp(sk, v);
+  if (mode == SK_PREFIX_END)
+    return c < 0 || (sk->len >= v->len && memcmp(sk->p, v->p, v->len) == 0);
+  return mode == SK_LT ? c < 0 : c <= 0;
+}
+
 struct skpred {
   const struct memdb_store *s;
   const struct memdb_kv *v;
@@ -335,50 +357,28 @@ static bool sk_pred(const void *entry, const void *ctx) {
   const struct skpred *p = ctx;
   struct memdb_kv pk, sk;
   memdb_entry_keys(p->s, entry, &pk, &sk);
-  int c = memdb_kv_cmp(&sk, p->v);
-  switch (p->mode) {
-  case SK_LT:
-    return c < 0;
-  case SK_LE:
-    return c <= 0;
-  case SK_PREFIX_END:
-    return c < 0 || (sk.len >= p->v->len && memcmp(sk.p, p->v->p, p->v->len) == 0);
-  }
-  return false;
+  return sk_before(&sk, p->v, p->mode);
 }
 
+/* The bound value of the upper end: BETWEEN's second operand. */
+static const struct tt_av *sk_hi_value(const struct tt_expr_key_range *kr) {
+  return kr->op == TT_EXPR_KEY_BETWEEN ? kr->hi : kr->lo;
+}
+
+/* Whether a sort key value satisfies the query's sort-key condition. */
+static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
+  unsigned lo = sk_bounds[kr->op].lo, hi = sk_bounds[kr->op].hi;
+  struct memdb_kv lv = lo ? memdb_kv_of(kr->lo) : (struct memdb_kv){0},
+                  hv = hi ? memdb_kv_of(sk_hi_value(kr)) : (struct memdb_kv){0};
+  return (lo == SK_NONE || !sk_before(sk, &lv, lo)) && (hi == SK_NONE || sk_before(sk, &hv, hi));
+}
+
+/* The first entry of partition pt that is not before the bound v (mode). */
 static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb_part *pt,
                                  const struct tt_av *v, enum skmode mode) {
   struct memdb_kv k = memdb_kv_of(v);
   struct skpred p = {s, &k, mode};
   return memdb_seq_point(&pt->entries, sk_pred, &p);
-}
-
-/* Whether a sort key value satisfies the query's sort-key condition. */
-static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
-  struct memdb_kv lo = memdb_kv_of(kr->lo);
-  int c = memdb_kv_cmp(sk, &lo);
-  switch (kr->op) {
-  case TT_EXPR_KEY_NONE:
-    return true;
-  case TT_EXPR_KEY_EQ:
-    return c == 0;
-  case TT_EXPR_KEY_LT:
-    return c < 0;
-  case TT_EXPR_KEY_LE:
-    return c <= 0;
-  case TT_EXPR_KEY_GT:
-    return c > 0;
-  case TT_EXPR_KEY_GE:
-    return c >= 0;
-  case TT_EXPR_KEY_BETWEEN: {
-    struct memdb_kv hi = memdb_kv_of(kr->hi);
-    return c >= 0 && memdb_kv_cmp(sk, &hi) <= 0;
-  }
-  case TT_EXPR_KEY_BEGINS_WITH:
-    return sk->len >= lo.len && memcmp(sk->p, lo.p, lo.len) == 0;
-  }
-  return false;
 }
 
 static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
@@ -390,8 +390,7 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   int rc = -1;
   if (rd_prepare(m, req, true, &r, e) != 0)
     goto done;
-  rd_start(&r, out);
-  r.units = cap;
+  rd_start(&r, out, cap);
   const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
   const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
   if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
@@ -441,34 +440,10 @@ static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
   if (pt) {
     const struct memdb_seq *q = &pt->entries;
     struct memdb_pos lo = memdb_seq_begin(q), hi = memdb_seq_end(q);
-    switch (kr.op) {
-    case TT_EXPR_KEY_NONE:
-      break;
-    case TT_EXPR_KEY_EQ:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_LT:
-      hi = sk_point(r.s, pt, kr.lo, SK_LT);
-      break;
-    case TT_EXPR_KEY_LE:
-      hi = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_GT:
-      lo = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_GE:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      break;
-    case TT_EXPR_KEY_BETWEEN:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.hi, SK_LE);
-      break;
-    case TT_EXPR_KEY_BEGINS_WITH:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.lo, SK_PREFIX_END);
-      break;
-    }
+    if (sk_bounds[kr.op].lo != SK_NONE)
+      lo = sk_point(r.s, pt, kr.lo, sk_bounds[kr.op].lo);
+    if (sk_bounds[kr.op].hi != SK_NONE)
+      hi = sk_point(r.s, pt, sk_hi_value(&kr), sk_bounds[kr.op].hi);
     if (r.esk) {
       const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
       const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
@@ -523,8 +498,7 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
                             (long long)seg, (long long)total);
   if (rd_prepare(m, req, false, &r, e) != 0)
     goto done;
-  rd_start(&r, out);
-  r.units = cap;
+  rd_start(&r, out, cap);
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
@@ -572,16 +546,6 @@ done:
   return rc;
 }
 
-static int read_run(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                    struct tt_ddb_read_result *out, struct rd_cap *cap,
-                    struct tt_backend_error *e) {
-  memset(out, 0, sizeof(*out));
-  int rc = query ? read_query(m, r, out, cap, e) : read_scan(m, r, out, cap, e);
-  if (rc != 0)
-    tt_ddb_read_result_free(out);
-  return rc;
-}
-
 /* Read units of `bytes` read at once: the total rounded up to 4 KB (a
  * Query or Scan is one read of all it read), halved unless consistent. */
 static double rd_units(uint64_t bytes, bool consistent) {
@@ -611,9 +575,12 @@ static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
 
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
                   struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  struct rd_cap cap = {0, 0};
-  int rc = read_run(m, query, r, out, r->consumed ? &cap : NULL, e);
-  if (rc == 0 && r->consumed)
+  struct rd_cap cap = {0, 0}, *units = r->consumed ? &cap : NULL;
+  memset(out, 0, sizeof(*out));
+  int rc = query ? read_query(m, r, out, units, e) : read_scan(m, r, out, units, e);
+  if (rc != 0)
+    tt_ddb_read_result_free(out);
+  else if (r->consumed)
     rd_consumed(m, r, &cap, r->consumed);
   return rc;
 }
