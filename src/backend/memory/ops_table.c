@@ -108,6 +108,13 @@ static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs,
   return 0;
 }
 
+/* A ProvisionedThroughput given with PAY_PER_REQUEST. */
+static int ppr_throughput(struct tt_backend_error *e) {
+  return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                             "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                             "BillingMode is PAY_PER_REQUEST");
+}
+
 /* A provisioned capacity: both numbers given, each at least 1. */
 static int capacity(const struct tt_ddb_throughput *pt, struct tt_backend_error *e) {
   if (!pt->set || pt->read < 1 || pt->write < 1)
@@ -238,9 +245,7 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
         return memdb_validation(e, "Cannot have two attributes with the same name");
   bool ppr = rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST;
   if (ppr && rq->throughput.set)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   if (!ppr && capacity(&rq->throughput, e) != 0)
     return -1;
   if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -491,9 +496,7 @@ static int create_index(struct memdb_table *t, const struct tt_ddb_table_request
                                                    "already has 20 global secondary indexes",
                       t->name);
   if (t->pay_per_request && create->throughput.set)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   if (!t->pay_per_request && !create->throughput.set)
     return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
                                "is not specified for index: %s",
@@ -608,9 +611,7 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
                  ? rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST
                  : t->pay_per_request;
   if (tpt->set && ppr)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   /* DynamoDB's own answer (and code) to more than one create in one call. */
   if (rq->n_indexes + rq->n_updates + rq->n_deletes > 5 || rq->n_indexes > 1)
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
@@ -636,9 +637,7 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
                         "Requested resource not found: Index: %s not found",
                         u->name ? u->name : "null");
     if (ppr)
-      return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                                 "ReadCapacityUnits nor WriteCapacityUnits can be specified "
-                                 "when BillingMode is PAY_PER_REQUEST");
+      return ppr_throughput(e);
   }
   if (!ppr && t->pay_per_request) {
     /* Back to PROVISIONED: every global index needs its throughput. */
