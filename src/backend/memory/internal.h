@@ -338,8 +338,8 @@ int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *i
 
 /* Appends an item stored in t as the data dir's records write it (wal.h's
  * memdb_wal_put_av of its decoded M value, byte for byte), read straight
- * from its encoding: no value is built. Returns 0, or -1 (memory; b as
- * before). */
+ * from its encoding: no value is built. Returns 0, or -1 (memory; b holds
+ * part of it: the caller cuts it back). */
 int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
                        struct tt_buf *b);
 

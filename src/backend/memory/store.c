@@ -338,20 +338,11 @@ int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
   struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
-  size_t mark = b->len;
   unsigned char m = TT_AV_M;
   top.pk = dec_key(&p);
   if (has_sk)
     top.sk = dec_key(&p);
-  if (tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
-}
-
-static size_t item_alloc_size(const struct memdb_item *it) {
-  return sizeof(*it) + it->blob_len;
+  return tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0 ? -1 : 0;
 }
 
 /* Encodes a validated item (an M holding the table's keys) into t's slab
@@ -431,7 +422,7 @@ int memdb_table_each(const struct memdb_table *t,
 /* Bytes an entry of s was allocated with (the slab needs them to free it). */
 static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
   if (!s->is_index)
-    return item_alloc_size(e);
+    return sizeof(struct memdb_item) + ((const struct memdb_item *)e)->blob_len;
   const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
   (void)dec_key(&p);
   if (s->has_sk)
@@ -867,8 +858,8 @@ static int backfill_item(const struct memdb_table *t, struct memdb_item *it, voi
     memdb_item_keys(t, it, &tpk, &tsk);
     const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
     e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
-    if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
-                                  t->sk.name ? &tsk : NULL) != 0) {
+    if (e == NULL ||
+        store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk, tskp) != 0) {
       entry_free(&ix->store, e);
       rc = -1;
     }
@@ -905,18 +896,14 @@ int memdb_index_project(const struct memdb_table *t, const struct memdb_index *i
                         const struct tt_av *item, struct tt_av *out) {
   if (ix == NULL || ix->proj == TT_DDB_PROJECT_ALL)
     return tt_av_clone(out, item);
-  if (tt_av_map(out, 0) != 0)
+  if (memdb_key_of(t, ix, item, out) != 0)
     return -1;
-  if (memdb_copy_attr(out, item, t->pk.name) != 0 || memdb_copy_attr(out, item, t->sk.name) != 0 ||
-      memdb_copy_attr(out, item, ix->pk.name) != 0 || memdb_copy_attr(out, item, ix->sk.name) != 0)
-    goto fail;
   for (size_t i = 0; i < ix->ninclude; i++)
-    if (memdb_copy_attr(out, item, ix->include[i]) != 0)
-      goto fail;
+    if (memdb_copy_attr(out, item, ix->include[i]) != 0) {
+      tt_av_free(out);
+      return -1;
+    }
   return 0;
-fail:
-  tt_av_free(out);
-  return -1;
 }
 
 struct memdb_pos memdb_store_seek(const struct memdb_store *s, const struct memdb_part *pt,
