@@ -142,12 +142,6 @@ static void log_file_name(char *out, size_t n, uint64_t gen) {
   snprintf(out, n, "log.%016" PRIx64, gen);
 }
 
-static long do_pwrite(struct memdb_wal *w, int fd, const void *p, size_t n, uint64_t off) {
-  if (w->m->opts.pwrite_hook)
-    return w->m->opts.pwrite_hook(fd, p, n, (int64_t)off, w->m->opts.hook_arg);
-  return (long)pwrite(fd, p, n, (off_t)off);
-}
-
 static int do_fsync(struct memdb_wal *w, int fd) {
   __atomic_add_fetch(&w->st.fsyncs, 1, __ATOMIC_RELAXED); /* both workers */
   if (w->m->opts.fsync_hook)
@@ -157,7 +151,9 @@ static int do_fsync(struct memdb_wal *w, int fd) {
 
 static int write_all(struct memdb_wal *w, int fd, const char *p, size_t n, uint64_t off) {
   while (n > 0) {
-    long r = do_pwrite(w, fd, p, n, off);
+    long r = w->m->opts.pwrite_hook
+                 ? w->m->opts.pwrite_hook(fd, p, n, (int64_t)off, w->m->opts.hook_arg)
+                 : (long)pwrite(fd, p, n, (off_t)off);
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0) {
@@ -283,6 +279,16 @@ static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, 
   if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
     err = errno;
   return err;
+}
+
+/* A snapshot that failed, or could not be taken: not fatal, the logs still
+ * hold everything. */
+static void snap_warn(const struct memdb_wal *w, const char *error) {
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, "error", error);
+  tt_log_end(&l);
 }
 
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
@@ -576,14 +582,8 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     memdb_free_tables(m);
     return UV_EIO;
   }
-  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0) {
-    /* Not fatal: the logs still hold everything. */
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(errno));
-    tt_log_end(&l);
-  }
+  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0)
+    snap_warn(w, strerror(errno));
   if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
     memdb_free_tables(m);
@@ -1068,6 +1068,19 @@ static void wait_cb(uv_timer_t *h) {
   kick(w);
 }
 
+/* Sends the batch to the thread pool. */
+static void fly_queue(struct memdb_wal *w) {
+  w->busy = true;
+  w->work.data = w;
+  if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
+    /* Cannot happen with a valid loop; fail the batch like an I/O error. */
+    w->busy = false;
+    w->fly_err = EIO;
+    w->fly_what = "queueing the log work";
+    after_cb(&w->work, UV_EIO);
+  }
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
@@ -1092,14 +1105,7 @@ static void kick(struct memdb_wal *w) {
     w->fly_head = NULL;
     w->fly_gen = w->fd_gen;
     w->sync_wanted = false;
-    w->busy = true;
-    w->work.data = w;
-    if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
-      w->busy = false;
-      w->fly_err = EIO;
-      w->fly_what = "queueing the log work";
-      after_cb(&w->work, UV_EIO);
-    }
+    fly_queue(w);
     return;
   }
   if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
@@ -1119,16 +1125,7 @@ static void kick(struct memdb_wal *w) {
   w->sync_wanted = false;
   if (w->snap_gen && w->snap_gen > w->gen)
     w->gen = w->snap_gen; /* later records go to the new generation */
-  w->busy = true;
-  w->work.data = w;
-  int rc = uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb);
-  if (rc != 0) {
-    /* Cannot happen with a valid loop; fail the batch like an I/O error. */
-    w->busy = false;
-    w->fly_err = EIO;
-    w->fly_what = "queueing the log work";
-    after_cb(&w->work, rc);
-  }
+  fly_queue(w);
 }
 
 static void timer_cb(uv_timer_t *h) {
@@ -1509,11 +1506,7 @@ static void maybe_snapshot(struct memdb_wal *w) {
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", "out of memory serializing the tables");
-    tt_log_end(&l);
+    snap_warn(w, "out of memory serializing the tables");
     return;
   }
   w->snap_len = w->snap.len;
@@ -1549,11 +1542,7 @@ static void snap_work_cb(uv_work_t *req) {
 static void snap_failed(struct memdb_wal *w, int err) {
   if (w->snap_forked)
     unlinkat(w->dirfd, w->snap_tmp, 0);
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "error", strerror(err));
-  tt_log_end(&l);
+  snap_warn(w, strerror(err));
 }
 
 /* The snapshot of snap_gen is over, put in place or not. */
@@ -1664,7 +1653,6 @@ static void close_step(struct memdb_wal *w) {
   map_drop(w);
   w->fly_final = true;
   w->sync_wanted = true;
-  w->fly_gen = w->gen;
   struct tt_buf t = w->fly;
   w->fly = w->pend;
   w->pend = t;
