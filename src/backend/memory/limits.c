@@ -50,15 +50,11 @@ static int name_too_large(struct tt_backend_error *e) {
                           MEMDB_ATTR_NAME_MAX + 1);
 }
 
-static int too_deep(struct tt_backend_error *e) {
-  return memdb_validation(e, "Nesting Levels have exceeded supported limits: Attributes in the "
-                             "item have nested levels beyond supported limit");
-}
-
 /* Walks one value at `level` (a top-level attribute is level 1). */
 static int check_value(const struct tt_av *v, unsigned level, struct tt_backend_error *e) {
   if (level > MEMDB_NEST_MAX)
-    return too_deep(e);
+    return memdb_validation(e, "Nesting Levels have exceeded supported limits: Attributes in the "
+                               "item have nested levels beyond supported limit");
   if (v->type == TT_AV_M) {
     for (size_t i = 0; i < v->len; i++) {
       if (v->u.members[i].name_len > MEMDB_ATTR_NAME_MAX)

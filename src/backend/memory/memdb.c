@@ -88,8 +88,6 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   c->status = rc != 0 ? -1 : 0;
 }
 
-static void arm(struct memdb *m);
-
 /* Executes a call and completes it, unless it waits for its log record
  * (with a data dir, a write waits for its log). done() may free c, start
  * calls and cancel calls. */
@@ -138,7 +136,7 @@ static void run_due(struct memdb *m) {
   while (m->canceled && (c = take_ready(m, now)) != NULL)
     run_one(m, c);
   m->running = false;
-  arm(m);
+  memdb_arm(m);
 }
 
 static uint64_t mono_ns(void) {
@@ -168,17 +166,15 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
       break;
   }
   m->running = false;
-  arm(m); /* nothing left: the idle handle stops, so the loop may block */
+  memdb_arm(m); /* nothing left: the idle handle stops, so the loop may block */
   return n;
 }
 
 static void timer_cb(uv_timer_t *h) { run_due(h->data); }
 
-void memdb_arm(struct memdb *m) { arm(m); }
-
 static void idle_cb(uv_idle_t *h) { run_due(h->data); }
 
-static void arm(struct memdb *m) {
+void memdb_arm(struct memdb *m) {
   if (m->closing)
     return;
   uint64_t now = uv_now(m->base.loop);
@@ -215,7 +211,7 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
     m->head = c;
   m->tail = c;
   if (!uv_is_active((uv_handle_t *)&m->timer) && !uv_is_active((uv_handle_t *)&m->idle))
-    arm(m);
+    memdb_arm(m);
   return 0;
 }
 
@@ -237,7 +233,7 @@ static void memdb_cancel(struct tt_backend *b, struct tt_backend_call *c) {
   while (*q)
     q = &(*q)->next;
   *q = c;
-  arm(m);
+  memdb_arm(m);
 }
 
 void memdb_handle_closed(struct memdb *m) {

@@ -472,12 +472,8 @@ done:
   return rc;
 }
 
-struct hash_probe {
-  uint32_t h;
-};
-
 static bool hash_before(const void *entry, const void *ctx) {
-  return ((const struct memdb_part *)entry)->hash < ((const struct hash_probe *)ctx)->h;
+  return ((const struct memdb_part *)entry)->hash < *(const uint32_t *)ctx;
 }
 
 static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
@@ -504,8 +500,8 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
   uint64_t hhi = ((uint64_t)(seg + 1) << 32) / (uint64_t)total;
   const struct memdb_seq *parts = &r.s->parts;
-  struct hash_probe hp = {(uint32_t)hlo};
-  struct memdb_pos pp = memdb_seq_point(parts, hash_before, &hp);
+  uint32_t from = (uint32_t)hlo;
+  struct memdb_pos pp = memdb_seq_point(parts, hash_before, &from);
   struct memdb_pos first = {0, 0};
   bool resume = false;
   if (r.esk) {

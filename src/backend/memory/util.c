@@ -77,22 +77,16 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
 
 /* ---- expressions ---- */
 
-/* The size and placeholder-map rules, once the maps are known. */
-static int exprs_check(struct memdb_exprs *x, struct tt_backend_error *e) {
-  struct tt_error err;
-  if (memdb_limit_exprs(x->names, x->values, e) != 0)
-    return -1;
-  if (tt_expr_check_maps(x->names, x->values, &err) != 0)
-    return memdb_fail_tt(e, &err);
-  return 0;
-}
-
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e) {
+  struct tt_error err;
   memset(x, 0, sizeof(*x));
   x->names = names;
   x->values = values;
-  return exprs_check(x, e);
+  /* The size and placeholder-map rules, once the maps are known. */
+  if (memdb_limit_exprs(names, values, e) != 0)
+    return -1;
+  return tt_expr_check_maps(names, values, &err) != 0 ? memdb_fail_tt(e, &err) : 0;
 }
 
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
