@@ -481,6 +481,11 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
                  const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
                  bool *found, struct tt_backend_error *e);
 
+/* A read item (moved, or freed once projected) as the answer: the item, or
+ * its projection by proj when proj is not NULL. */
+int memdb_project_item(const struct tt_expr *proj, struct tt_av *item, struct tt_av *out,
+                       struct tt_backend_error *e);
+
 /* Builds the ConditionalCheckFailedException (with Item when asked). */
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item);
 

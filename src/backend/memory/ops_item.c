@@ -264,7 +264,6 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
   struct tt_av item = {0};
   struct memdb_table *t;
   struct memdb_kv pk, sk;
-  struct tt_error err;
   bool found;
   int rc = -1;
   memset(out, 0, sizeof(*out));
@@ -281,15 +280,8 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
     goto done;
   if (r->consumed)
     item_consumed(r, memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read));
-  if (found && proj) {
-    if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
-      memdb_fail_tt(e, &err);
-      goto done;
-    }
-  } else if (found) {
-    *out = item;
-    memset(&item, 0, sizeof(item));
-  }
+  if (found && memdb_project_item(proj, &item, out, e) != 0)
+    goto done;
   rc = 0;
 done:
   tt_av_free(&item);

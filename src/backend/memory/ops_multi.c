@@ -168,9 +168,8 @@ static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
           goto oom;
         continue;
       }
-      struct tt_av item, proj = {.type = TT_AV_NULL};
+      struct tt_av item, kept;
       bool found;
-      struct tt_error err;
       if (memdb_lookup(m, bt->t, &bt->pks[k], &bt->sks[k], NULL, &item, &found, e) != 0)
         goto done;
       units[i] += memdb_capacity_units(found ? &item : NULL, NULL, true,
@@ -178,15 +177,10 @@ static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
       if (!found)
         continue;
       bytes += tt_av_item_size(&item);
-      if (bt->proj && tt_expr_apply_projection(bt->proj, &item, &proj, &err) != 0) {
-        tt_av_free(&item);
-        memdb_fail_tt(e, &err);
+      if (memdb_project_item(bt->proj, &item, &kept, e) != 0)
         goto done;
-      }
-      if (bt->proj)
-        tt_av_free(&item);
-      if (push_value(&out->items, &out->n_items, i, false, bt->proj ? &proj : &item, true) != 0) {
-        tt_av_free(bt->proj ? &proj : &item);
+      if (push_value(&out->items, &out->n_items, i, false, &kept, true) != 0) {
+        tt_av_free(&kept);
         goto oom;
       }
     }
@@ -503,21 +497,9 @@ static int transact_get(struct memdb *m, const struct tt_ddb_txn_request *r,
   for (size_t i = 0; i < nw; i++) {
     struct tt_av item;
     bool found;
-    struct tt_error err;
-    if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0)
+    if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0 ||
+        (found && memdb_project_item(proj[i], &item, &out->items[i], e) != 0))
       goto done;
-    if (!found)
-      continue;
-    if (proj[i] == NULL) {
-      out->items[i] = item;
-      continue;
-    }
-    int prc = tt_expr_apply_projection(proj[i], &item, &out->items[i], &err);
-    tt_av_free(&item);
-    if (prc != 0) {
-      memdb_fail_tt(e, &err);
-      goto done;
-    }
   }
   rc = 0;
   goto done;

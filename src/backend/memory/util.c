@@ -289,6 +289,19 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
   return 0;
 }
 
+int memdb_project_item(const struct tt_expr *proj, struct tt_av *item, struct tt_av *out,
+                       struct tt_backend_error *e) {
+  struct tt_error err;
+  if (proj == NULL) {
+    *out = *item;
+    memset(item, 0, sizeof(*item));
+    return 0;
+  }
+  int rc = tt_expr_apply_projection(proj, item, out, &err);
+  tt_av_free(item);
+  return rc != 0 ? memdb_fail_tt(e, &err) : 0;
+}
+
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item) {
   memdb_fail(e, "ConditionalCheckFailedException", "The conditional request failed");
   if (old_item) {
