@@ -465,9 +465,11 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
                     struct memdb_kv *sk, struct tt_backend_error *e);
 /* Validates a whole item for writing: table keys present, right types, not
  * empty; index keys of the right type and not empty; size <= 400 KB
- * (`size_msg` is the message used). */
+ * (`size_msg` is the message used). The key values go to pk and sk (views
+ * into item) when they are not NULL. */
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
-                     const char *size_msg, struct tt_backend_error *e);
+                     const char *size_msg, struct memdb_kv *pk, struct memdb_kv *sk,
+                     struct tt_backend_error *e);
 /* Copies member `name` (NULL: none) of `item` into the M `out` unless
  * `item` lacks it or `out` has it already. Returns 0 or -1 (memory). */
 int memdb_copy_attr(struct tt_av *out, const struct tt_av *item, const char *name);

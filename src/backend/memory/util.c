@@ -191,8 +191,10 @@ int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
 }
 
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
-                     const char *size_msg, struct tt_backend_error *e) {
+                     const char *size_msg, struct memdb_kv *pk, struct memdb_kv *sk,
+                     struct tt_backend_error *e) {
   const struct memdb_keydef *defs[2] = {&t->pk, &t->sk};
+  struct memdb_kv *keys[2] = {pk, sk};
   if (memdb_limit_item(item, e) != 0)
     return -1;
   for (int i = 0; i < 2; i++) {
@@ -212,6 +214,8 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
       return empty_key(e, v, defs[i]->name, false);
     if (memdb_limit_key_value(v, i == 0, e) != 0)
       return -1;
+    if (keys[i])
+      *keys[i] = memdb_kv_of(v);
   }
   for (size_t x = 0; x < t->nidx; x++) {
     const struct memdb_index *ix = &t->idx[x];

@@ -400,15 +400,10 @@ static int replay_item(struct memdb *m, bool put, struct cur *c, char *msg, size
   if (get_av(c, &v, 1) != 0 || v.type != TT_AV_M)
     goto fail;
   struct memdb_kv pk, sk = {0};
-  if (put) {
-    if (memdb_item_check(t, &v, "Item size has exceeded the maximum allowed size", &e) != 0)
-      goto fail;
-    pk = memdb_kv_of(tt_av_map_get(&v, t->pk.name));
-    if (t->sk.name)
-      sk = memdb_kv_of(tt_av_map_get(&v, t->sk.name));
-  } else if (memdb_key_check(t, &v, &pk, &sk, &e) != 0) {
+  if (put ? memdb_item_check(t, &v, "Item size has exceeded the maximum allowed size", &pk, &sk,
+                             &e) != 0
+          : memdb_key_check(t, &v, &pk, &sk, &e) != 0)
     goto fail;
-  }
   struct memdb_item *old = memdb_table_find(t, &pk, t->sk.name ? &sk : NULL);
   int rc = 0;
   if (put || old)
