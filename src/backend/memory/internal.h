@@ -325,16 +325,13 @@ int memdb_table_each(const struct memdb_table *t,
                      int (*fn)(const struct memdb_table *t, struct memdb_item *it, void *arg),
                      void *arg);
 
-/* Decodes an item stored in t into a new M value. Returns 0 or -1 (memory). */
+/* Decodes an item stored in t into a new M value, every part of it in
+ * arena `a` (NULL: malloc, owned by *out). From an arena the value lives as
+ * long as the arena and must not be passed to tt_av_free. Returns 0, or -1
+ * (memory; *out is zeroed: release the arena to a mark to reclaim the part
+ * decoded). */
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
-                      struct tt_av *out);
-
-/* The same with every part of the value in arena `a` (NULL: malloc, as
- * above): the value then lives as long as the arena and must not be passed
- * to tt_av_free. On failure *out is zeroed (release the arena to a mark to
- * reclaim the part decoded). */
-int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
-                         struct tt_av *out, struct tt_arena *a);
+                      struct tt_av *out, struct tt_arena *a);
 
 /* Appends an item stored in t as the data dir's records write it (wal.h's
  * memdb_wal_put_av of its decoded M value, byte for byte), read straight

@@ -277,7 +277,7 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   int rc = -1;
   if (a)
     mark = tt_arena_mark(a);
-  if (memdb_item_decode_in(r->t, it, &full, a) != 0)
+  if (memdb_item_decode(r->t, it, &full, a) != 0)
     goto oom;
   if (memdb_expired(r->t, &full, r->now)) {
     rc = 0; /* hidden as if already deleted: see docs/internals/memory.md */

@@ -224,8 +224,8 @@ static int dec_value(const unsigned char **p, struct tt_av *out, struct tt_arena
   return -1;
 }
 
-int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
-                         struct tt_av *out, struct tt_arena *a) {
+int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
+                      struct tt_av *out, struct tt_arena *a) {
   struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
@@ -239,11 +239,6 @@ int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *i
     return -1;
   }
   return 0;
-}
-
-int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
-                      struct tt_av *out) {
-  return memdb_item_decode_in(t, it, out, NULL);
 }
 
 /* ---- the data dir's form of a stored item ----
@@ -683,7 +678,7 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
   const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
   /* Index entries are ordered by this hash where their index keys are equal. */
   uint32_t th = t->nidx ? memdb_hash2(&tpk, tskp) : 0;
-  if (old && t->nidx && memdb_item_decode(t, old, &oldav) != 0)
+  if (old && t->nidx && memdb_item_decode(t, old, &oldav, NULL) != 0)
     goto fail;
   /* Phase 1, may fail: allocate the index entries whose keys change. */
   if (t->nidx && (fresh = calloc(t->nidx, sizeof(*fresh))) == NULL)
@@ -850,7 +845,7 @@ static int backfill_item(const struct memdb_table *t, struct memdb_item *it, voi
   struct memdb_kv tpk, tsk, ipk, isk;
   struct memdb_ientry *e = NULL;
   int rc = 0;
-  if (memdb_item_decode(t, it, &item) != 0) {
+  if (memdb_item_decode(t, it, &item, NULL) != 0) {
     rc = -1;
   } else if (index_keys(ix, &item, &ipk, &isk) &&
              backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&

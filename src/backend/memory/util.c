@@ -283,7 +283,7 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
     *phys = it;
   if (it == NULL)
     return 0;
-  if (memdb_item_decode(t, it, out) != 0)
+  if (memdb_item_decode(t, it, out, NULL) != 0)
     return memdb_oom(e);
   if (memdb_expired(t, out, memdb_now(m))) {
     tt_av_free(out);
