@@ -363,6 +363,9 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
 
 /* Frees a table and everything in it. */
 void memdb_table_free(struct memdb_table *t);
+/* Forgets the client tokens whose idempotency window ended at `now`
+ * (`all`: every one). */
+void memdb_tokens_expire(struct memdb *m, int64_t now, bool all);
 /* Frees every table and client token of the backend (at close, and before
  * the data dir is loaded again). */
 void memdb_free_tables(struct memdb *m);

@@ -259,13 +259,7 @@ void memdb_free_tables(struct memdb *m) {
     m->tables = t->next;
     memdb_table_free(t);
   }
-  while (m->tokens) {
-    struct memdb_token *k = m->tokens;
-    m->tokens = k->next;
-    free(k->token);
-    free(k->request);
-    free(k);
-  }
+  memdb_tokens_expire(m, 0, true);
 }
 
 static void memdb_destroy(struct tt_backend *b) {

@@ -280,11 +280,11 @@ static int transact_items(const struct tt_ddb_txn_request *r, struct tt_backend_
   return 0;
 }
 
-static void tokens_expire(struct memdb *m, int64_t now) {
+void memdb_tokens_expire(struct memdb *m, int64_t now, bool all) {
   struct memdb_token **pp = &m->tokens;
   while (*pp) {
     struct memdb_token *k = *pp;
-    if (now - k->at >= MEMDB_TOKEN_WINDOW_S) {
+    if (all || now - k->at >= MEMDB_TOKEN_WINDOW_S) {
       *pp = k->next;
       free(k->token);
       free(k->request);
@@ -345,7 +345,7 @@ static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
       return memdb_validation(e, "1 validation error detected: Value at 'clientRequestToken' "
                                  "failed to satisfy constraint: Member must have length less "
                                  "than or equal to 36");
-    tokens_expire(m, now);
+    memdb_tokens_expire(m, now, false);
     if (txn_canon(r, &canon) != 0 || tt_buf_append(&canon, "", 1) != 0)
       return memdb_oom(e);
     for (struct memdb_token *k = m->tokens; k; k = k->next)
