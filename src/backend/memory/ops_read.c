@@ -10,9 +10,10 @@
 enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
 
 /* ReturnConsumedCapacity of a Query or Scan: the bytes it read from the
- * table (items, or an LSI's fetches) and from the index. */
+ * table (items, or an LSI's fetches) and from the index it read (or NULL). */
 struct rd_cap {
   uint64_t table_bytes, index_bytes;
+  const struct memdb_index *ix;
 };
 
 struct rd {
@@ -220,6 +221,8 @@ static bool rd_projected(const struct rd *r) {
 static void rd_start(struct rd *r, struct tt_ddb_read_result *out, struct rd_cap *units) {
   r->out = out;
   r->units = units;
+  if (units)
+    units->ix = r->ix;
   out->items_in_arena = !rd_projected(r) && r->proj == NULL;
 }
 
@@ -551,13 +554,9 @@ static double rd_units(uint64_t bytes, bool consistent) {
 /* ConsumedCapacity of a Query or Scan: the part read (the table, or the
  * index) counts at least one unit, as a read of nothing does; an index
  * read answers Table (its LSI fetches) and the index by name. */
-static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
-                        const struct rd_cap *cap, struct tt_ddb_consumed *cc) {
-  struct memdb_table *t = memdb_table_get(m, req->table);
-  const struct memdb_index *ix = NULL;
-  for (size_t i = 0; t && req->index && i < t->nidx; i++)
-    if (strcmp(t->idx[i].name, req->index) == 0)
-      ix = &t->idx[i];
+static void rd_consumed(const struct tt_ddb_read_request *req, const struct rd_cap *cap,
+                        struct tt_ddb_consumed *cc) {
+  const struct memdb_index *ix = cap->ix;
   bool c = req->consistent_read;
   uint64_t main_bytes = ix ? cap->index_bytes : cap->table_bytes;
   double main = rd_units(main_bytes ? main_bytes : 1, c);
@@ -571,12 +570,12 @@ static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
 
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
                   struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  struct rd_cap cap = {0, 0}, *units = r->consumed ? &cap : NULL;
+  struct rd_cap cap = {0, 0, NULL}, *units = r->consumed ? &cap : NULL;
   memset(out, 0, sizeof(*out));
   int rc = query ? read_query(m, r, out, units, e) : read_scan(m, r, out, units, e);
   if (rc != 0)
     tt_ddb_read_result_free(out);
   else if (r->consumed)
-    rd_consumed(m, r, &cap, r->consumed);
+    rd_consumed(r, &cap, r->consumed);
   return rc;
 }
