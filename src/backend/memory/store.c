@@ -891,14 +891,11 @@ int memdb_index_project(const struct memdb_table *t, const struct memdb_index *i
                         const struct tt_av *item, struct tt_av *out) {
   if (ix == NULL || ix->proj == TT_DDB_PROJECT_ALL)
     return tt_av_clone(out, item);
-  if (memdb_key_of(t, ix, item, out) != 0)
-    return -1;
-  for (size_t i = 0; i < ix->ninclude; i++)
-    if (memdb_copy_attr(out, item, ix->include[i]) != 0) {
+  int rc = memdb_key_of(t, ix, item, out);
+  for (size_t i = 0; rc == 0 && i < ix->ninclude; i++)
+    if ((rc = memdb_copy_attr(out, item, ix->include[i])) != 0)
       tt_av_free(out);
-      return -1;
-    }
-  return 0;
+  return rc;
 }
 
 struct memdb_pos memdb_store_seek(const struct memdb_store *s, const struct memdb_part *pt,
