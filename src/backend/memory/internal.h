@@ -400,6 +400,14 @@ int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ..
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
+/* Appends call c to the list head..tail. */
+static inline void memdb_call_push(struct tt_backend_call **head, struct tt_backend_call **tail,
+                                   struct tt_backend_call *c) {
+  c->next = NULL;
+  *(*tail ? &(*tail)->next : head) = c;
+  *tail = c;
+}
+
 /* Ends the status transitions whose time came (tt_memdb_options.
  * transition_ms): CREATING and UPDATING tables become ACTIVE (with their
  * new throughput), DELETING ones are removed. */

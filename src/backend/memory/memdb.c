@@ -197,7 +197,6 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
    * DynamoDB's). */
   if (m->closing || c == NULL || c->done == NULL || !tt_backend_call_typed(c))
     return UV_EINVAL;
-  c->next = NULL;
   c->canceled = false;
   c->status = 0;
   c->response = NULL;
@@ -205,11 +204,7 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
    * call could otherwise complete up to 1 ms of real time early. */
   c->impl = (void *)(uintptr_t)(uv_now(b->loop) + m->opts.latency_ms +
                                 (m->opts.latency_ms ? 1 : 0));
-  if (m->tail)
-    m->tail->next = c;
-  else
-    m->head = c;
-  m->tail = c;
+  memdb_call_push(&m->head, &m->tail, c);
   if (!uv_is_active((uv_handle_t *)&m->timer) && !uv_is_active((uv_handle_t *)&m->idle))
     memdb_arm(m);
   return 0;

@@ -845,12 +845,7 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
   w->unsynced = true;
   if (!always)
     return false; /* in the kernel: answered now, synced by the timer or never */
-  c->next = NULL;
-  if (w->held_tail)
-    w->held_tail->next = c;
-  else
-    w->held_head = c;
-  w->held_tail = c;
+  memdb_call_push(&w->held_head, &w->held_tail, c);
   w->held_end[w->held_n++] = w->durable;
   /* The sync starts once the loop has handled what is ready now, so the
    * records of this turn share it. */
@@ -874,12 +869,7 @@ bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
     return false;
   }
   tt_buf_reset(&w->rec);
-  c->next = NULL;
-  if (w->pend_tail)
-    w->pend_tail->next = c;
-  else
-    w->pend_head = c;
-  w->pend_tail = c;
+  memdb_call_push(&w->pend_head, &w->pend_tail, c);
   w->pend_records++;
   kick(w);
   return true;
