@@ -888,62 +888,58 @@ static void prepare_cb(uv_prepare_t *h) {
 
 static void work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
+  const char *what = "syncing the log"; /* the step that failed */
   w->fly_err = 0;
   w->fly_what = NULL;
   if (w->fly_sync_only) {
     /* The loop may append meanwhile: what was written before this point is
      * covered, what comes later waits for the next sync. */
     w->fly_cover = __atomic_load_n(&w->durable, __ATOMIC_ACQUIRE);
-    if (do_fsync(w, w->fd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "syncing the log";
-    }
+    if (do_fsync(w, w->fd) != 0)
+      goto fail;
     return;
   }
   if (w->need_trunc) {
-    if (ftruncate(w->fd, (off_t)w->durable) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "truncating the log after a failed write";
-      return;
-    }
+    what = "truncating the log after a failed write";
+    if (ftruncate(w->fd, (off_t)w->durable) != 0)
+      goto fail;
     w->need_trunc = false;
   }
   if (w->fly_gen != w->fd_gen) {
     /* A new generation: the old file is complete and synced first. */
     char name[32];
     log_file_name(name, sizeof(name), w->fly_gen);
-    if (do_fsync(w, w->fd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "syncing the log";
-      return;
-    }
+    what = "syncing the log";
+    if (do_fsync(w, w->fd) != 0)
+      goto fail;
+    what = "starting a new log file";
     int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || fsync(w->dirfd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "starting a new log file";
+      int err = errno;
       if (fd >= 0)
         close(fd);
-      return;
+      errno = err;
+      goto fail;
     }
     close(w->fd);
     w->fd = fd;
     w->fd_gen = w->fly_gen;
     w->durable = w->synced = 0;
   }
-  if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0) {
-    w->fly_err = errno;
-    w->fly_what = "writing the log";
-    return;
-  }
-  if (w->fly_sync && do_fsync(w, w->fd) != 0) {
-    w->fly_err = errno;
-    w->fly_what = "syncing the log";
-    return;
-  }
+  what = "writing the log";
+  if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0)
+    goto fail;
+  what = "syncing the log";
+  if (w->fly_sync && do_fsync(w, w->fd) != 0)
+    goto fail;
   if (w->fly_final) {
     close(w->fd);
     w->fd = -1;
   }
+  return;
+fail:
+  w->fly_err = errno;
+  w->fly_what = what;
 }
 
 static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg) {
