@@ -293,6 +293,7 @@ int tt_memdb_open(uv_loop_t *loop, const struct tt_memdb_options *opts, struct t
   m->base.impl = m;
   int rc;
   if (m->opts.data_dir && (rc = memdb_wal_open(m, msg, msgsz)) != 0) {
+    memdb_free_tables(m); /* what the load made before it failed */
     memdb_wal_free(m);
     free(m);
     return rc;

@@ -578,26 +578,19 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
-  if (rc != LOAD_OK) {
-    memdb_free_tables(m);
+  if (rc != LOAD_OK)
     return UV_EIO;
-  }
   if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0)
     snap_warn(w, strerror(errno));
   if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
-    memdb_free_tables(m);
     return UV_EIO;
   }
-  tt_buf_init(&w->pend, 0);
-  tt_buf_init(&w->fly, 0);
-  tt_buf_init(&w->rec, 0);
-  if (tt_buf_reserve(&w->rec, 4096) != 0) { /* the header's room never fails after */
+  /* The buffers are empty (w is zeroed); the header's room never fails after. */
+  if (tt_buf_reserve(&w->rec, 4096) != 0) {
     snprintf(msg, msgsz, "out of memory");
-    memdb_free_tables(m);
     return UV_ENOMEM;
   }
-  tt_buf_init(&w->snap, 0);
   w->synced = w->durable;
   uv_prepare_init(m->base.loop, &w->prepare);
   w->prepare.data = w;
