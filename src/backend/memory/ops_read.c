@@ -181,13 +181,10 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
     esk_defs(r, defs);
     size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
     for (int i = 0; i < 4; i++) {
-      bool dup = false;
-      for (int k = 0; k < i; k++)
-        if (defs[k] && defs[k]->name && defs[i] && defs[i]->name &&
-            strcmp(defs[k]->name, defs[i]->name) == 0)
-          dup = true;
-      if (defs[i] && defs[i]->name && !dup)
-        want++;
+      bool named = defs[i] && defs[i]->name; /* and not an earlier one's name */
+      for (int k = 0; named && k < i; k++)
+        named = !(defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0);
+      want += named;
     }
     if (want != have)
       return memdb_validation(e, "%s%s%s", esk_invalid, query || r->ix ? "" : ": ",
