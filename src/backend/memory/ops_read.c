@@ -36,8 +36,6 @@ struct rd {
   size_t bytes;
 };
 
-static void rd_free(struct rd *r) { memdb_exprs_free(&r->x); }
-
 static const char esk_invalid[] = "The provided starting key is invalid";
 static const char esk_schema[] = "The provided key element does not match the schema";
 
@@ -381,107 +379,82 @@ static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb
   return memdb_seq_point(&pt->entries, sk_pred, &p);
 }
 
-static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
-                      struct tt_ddb_read_result *out, struct rd_cap *cap,
-                      struct tt_backend_error *e) {
-  struct rd r;
+static int read_query(struct rd *r, struct tt_backend_error *e) {
   struct tt_error err;
   struct tt_expr_key_range kr;
-  int rc = -1;
-  if (rd_prepare(m, req, true, &r, e) != 0)
-    goto done;
-  rd_start(&r, out, cap);
-  const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
-  const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
-  if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
+  const struct memdb_keydef *pkd = r->ix ? &r->ix->pk : &r->t->pk;
+  const struct memdb_keydef *skd = r->ix ? &r->ix->sk : &r->t->sk;
+  if (tt_expr_key_range(r->kc, pkd->name, skd->name, &kr, &err) != 0) {
     /* DynamoDB checks the partition key value's type before its operator. */
     if (kr.pk && kr.pk->type != pkd->type)
-      memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
-                          "type does not match schema type");
-    else
-      memdb_fail_tt(e, &err);
-    goto done;
+      return memdb_validation(e, "One or more parameter values were invalid: Condition "
+                                 "parameter type does not match schema type");
+    return memdb_fail_tt(e, &err);
   }
-  if (r.esk && esk_piece(&r, skd, e) != 0)
-    goto done;
+  if (r->esk && esk_piece(r, skd, e) != 0)
+    return -1;
   if (kr.pk->type != pkd->type || (kr.lo && kr.lo->type != skd->type) ||
-      (kr.hi && kr.hi->type != skd->type)) {
-    memdb_validation(e, "One or more parameter values were invalid: Condition parameter type "
-                        "does not match schema type");
-    goto done;
-  }
-  if (kr.op == TT_EXPR_KEY_BEGINS_WITH && skd->type == TT_AV_N) {
-    memdb_validation(e, "Invalid KeyConditionExpression: Incorrect operand type for operator or "
-                        "function; operator or function: begins_with, operand type: N");
-    goto done;
-  }
-  if (r.esk && esk_finish(&r, e) != 0)
-    goto done;
+      (kr.hi && kr.hi->type != skd->type))
+    return memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
+                               "type does not match schema type");
+  if (kr.op == TT_EXPR_KEY_BEGINS_WITH && skd->type == TT_AV_N)
+    return memdb_validation(e, "Invalid KeyConditionExpression: Incorrect operand type for "
+                               "operator or function; operator or function: begins_with, "
+                               "operand type: N");
+  if (r->esk && esk_finish(r, e) != 0)
+    return -1;
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
-  if (r.esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-    memdb_validation(e, "The provided starting key is outside query boundaries based on "
-                        "provided conditions");
-    goto done;
-  }
-  if (r.esk && kr.op != TT_EXPR_KEY_NONE) {
-    if (!sk_matches(&r.esk_sk, &kr)) {
-      memdb_validation(e, "The provided starting key does not match the range key predicate");
-      goto done;
-    }
-    if (memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-      memdb_validation(e, "The query can return at most one row and cannot be restarted");
-      goto done;
-    }
-  }
-  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || select_check(&r, e) != 0 ||
-      memdb_key_paths_check(r.t, r.filter, e) != 0)
-    goto done;
-  struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
+  if (r->esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r->esk_pk, &qpk) != 0)
+    return memdb_validation(e, "The provided starting key is outside query boundaries based on "
+                               "provided conditions");
+  if (r->esk && kr.op != TT_EXPR_KEY_NONE && !sk_matches(&r->esk_sk, &kr))
+    return memdb_validation(e, "The provided starting key does not match the range key "
+                               "predicate");
+  if (r->esk && kr.op != TT_EXPR_KEY_NONE && memdb_kv_cmp(&r->esk_pk, &qpk) != 0)
+    return memdb_validation(e, "The query can return at most one row and cannot be restarted");
+  if (memdb_key_paths_check(r->t, r->proj, e) != 0 || select_check(r, e) != 0 ||
+      memdb_key_paths_check(r->t, r->filter, e) != 0)
+    return -1;
+  struct memdb_part *pt = memdb_store_part(r->s, &qpk, NULL);
   if (pt) {
     const struct memdb_seq *q = &pt->entries;
     struct memdb_pos lo = memdb_seq_begin(q), hi = memdb_seq_end(q);
     if (sk_bounds[kr.op].lo != SK_NONE)
-      lo = sk_point(r.s, pt, kr.lo, sk_bounds[kr.op].lo);
+      lo = sk_point(r->s, pt, kr.lo, sk_bounds[kr.op].lo);
     if (sk_bounds[kr.op].hi != SK_NONE)
-      hi = sk_point(r.s, pt, sk_hi_value(&kr), sk_bounds[kr.op].hi);
-    if (r.esk) {
-      const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
-      const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
-      struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, r.forward);
-      if (r.forward && memdb_pos_cmp(p, lo) > 0)
+      hi = sk_point(r->s, pt, sk_hi_value(&kr), sk_bounds[kr.op].hi);
+    if (r->esk) {
+      const struct memdb_kv *sk = r->s->has_sk ? &r->esk_sk : NULL;
+      const struct memdb_kv *tsk = r->t->sk.name ? &r->esk_tsk : NULL;
+      struct memdb_pos p = memdb_store_seek(r->s, pt, sk, &r->esk_tpk, tsk, r->forward);
+      if (r->forward && memdb_pos_cmp(p, lo) > 0)
         lo = p;
-      else if (!r.forward && memdb_pos_cmp(p, hi) < 0)
+      else if (!r->forward && memdb_pos_cmp(p, hi) < 0)
         hi = p;
     }
     /* [lo, hi) in the read's direction: forward from lo, or back from hi. */
-    struct memdb_pos p = r.forward ? lo : hi;
-    while (r.forward ? memdb_pos_cmp(p, hi) < 0
+    struct memdb_pos p = r->forward ? lo : hi;
+    while (r->forward ? memdb_pos_cmp(p, hi) < 0
                      : memdb_seq_prev(q, &p) && memdb_pos_cmp(p, lo) >= 0) {
-      int v = visit(&r, memdb_seq_at(q, p), e);
+      int v = visit(r, memdb_seq_at(q, p), e);
       if (v < 0)
-        goto done;
+        return -1;
       if (v > 0)
         break;
-      if (r.forward)
+      if (r->forward)
         memdb_seq_next(q, &p);
     }
   }
-  rc = 0;
-done:
-  rd_free(&r);
-  return rc;
+  return 0;
 }
 
 static bool hash_before(const void *entry, const void *ctx) {
   return ((const struct memdb_part *)entry)->hash < *(const uint32_t *)ctx;
 }
 
-static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
-                     struct tt_ddb_read_result *out, struct rd_cap *cap,
-                     struct tt_backend_error *e) {
-  struct rd r;
+/* A Scan's Segment and TotalSegments, checked before its other parameters. */
+static int scan_segments(const struct tt_ddb_read_request *req, struct tt_backend_error *e) {
   int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
-  int rc = -1;
   if (total < 1 || total > 1000000)
     return memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
                                "failed to satisfy constraint: Member must have value less than "
@@ -492,35 +465,37 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
                                "parameter TotalSegments: Segment: %lld is not less than "
                                "TotalSegments: %lld",
                             (long long)seg, (long long)total);
-  if (rd_prepare(m, req, false, &r, e) != 0)
-    goto done;
-  rd_start(&r, out, cap);
+  return 0;
+}
+
+static int read_scan(struct rd *r, const struct tt_ddb_read_request *req,
+                     struct tt_backend_error *e) {
+  int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
   uint64_t hhi = ((uint64_t)(seg + 1) << 32) / (uint64_t)total;
-  const struct memdb_seq *parts = &r.s->parts;
+  const struct memdb_seq *parts = &r->s->parts;
   uint32_t from = (uint32_t)hlo;
   struct memdb_pos pp = memdb_seq_point(parts, hash_before, &from);
   struct memdb_pos first = {0, 0};
   bool resume = false;
-  if (r.esk) {
-    uint32_t h = memdb_hash(&r.esk_pk);
-    if (h < hlo || h >= hhi) {
-      memdb_validation(e, "%s: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with "
-                          "correct Segment. TotalSegments: %lld Segment: %lld",
-                       esk_invalid, (long long)total, (long long)seg);
-      goto done;
-    }
-    struct memdb_part *pt = memdb_store_part(r.s, &r.esk_pk, &pp);
+  if (r->esk) {
+    uint32_t h = memdb_hash(&r->esk_pk);
+    if (h < hlo || h >= hhi)
+      return memdb_validation(e, "%s: Invalid ExclusiveStartKey. Please use ExclusiveStartKey "
+                                 "with correct Segment. TotalSegments: %lld Segment: %lld",
+                              esk_invalid, (long long)total, (long long)seg);
+    struct memdb_part *pt = memdb_store_part(r->s, &r->esk_pk, &pp);
     if (pt) {
-      first = memdb_store_seek(r.s, pt, r.s->has_sk ? &r.esk_sk : NULL, &r.esk_tpk,
-                               r.t->sk.name ? &r.esk_tsk : NULL, true);
+      first = memdb_store_seek(r->s, pt, r->s->has_sk ? &r->esk_sk : NULL, &r->esk_tpk,
+                               r->t->sk.name ? &r->esk_tsk : NULL, true);
       resume = true;
     }
   }
-  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || memdb_key_paths_check(r.t, r.filter, e) != 0)
-    goto done;
+  if (memdb_key_paths_check(r->t, r->proj, e) != 0 ||
+      memdb_key_paths_check(r->t, r->filter, e) != 0)
+    return -1;
   for (; !memdb_seq_is_end(parts, pp); memdb_seq_next(parts, &pp)) {
     const struct memdb_part *pt = memdb_seq_at(parts, pp);
     if (pt->hash >= hhi)
@@ -529,17 +504,14 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
     resume = false;
     int v = 0;
     for (; !memdb_seq_is_end(&pt->entries, p); memdb_seq_next(&pt->entries, &p))
-      if ((v = visit(&r, memdb_seq_at(&pt->entries, p), e)) != 0)
+      if ((v = visit(r, memdb_seq_at(&pt->entries, p), e)) != 0)
         break;
     if (v < 0)
-      goto done;
+      return -1;
     if (v > 0)
       break;
   }
-  rc = 0;
-done:
-  rd_free(&r);
-  return rc;
+  return 0;
 }
 
 /* Read units of `bytes` read at once: the total rounded up to 4 KB (a
@@ -567,9 +539,16 @@ static void rd_consumed(const struct tt_ddb_read_request *req, const struct rd_c
 
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
                   struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  struct rd_cap cap = {0, 0, NULL}, *units = r->consumed ? &cap : NULL;
+  struct rd_cap cap = {0, 0, NULL};
+  struct rd rd;
   memset(out, 0, sizeof(*out));
-  int rc = query ? read_query(m, r, out, units, e) : read_scan(m, r, out, units, e);
+  memset(&rd, 0, sizeof(rd));
+  int rc = !query && scan_segments(r, e) != 0 ? -1 : rd_prepare(m, r, query, &rd, e);
+  if (rc == 0) {
+    rd_start(&rd, out, r->consumed ? &cap : NULL);
+    rc = query ? read_query(&rd, e) : read_scan(&rd, r, e);
+  }
+  memdb_exprs_free(&rd.x);
   if (rc != 0)
     tt_ddb_read_result_free(out);
   else if (r->consumed)
