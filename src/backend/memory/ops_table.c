@@ -248,6 +248,18 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
     return ppr_throughput(e);
   if (!ppr && capacity(&rq->throughput, e) != 0)
     return -1;
+  enum tt_av_type ht = defs_type(rq->defs, rq->n_defs, h),
+                  rt = r ? defs_type(rq->defs, rq->n_defs, r) : 0;
+  if (ht == 0 || (r && rt == 0))
+    return memdb_validation(e, "One or more parameter values were invalid: Some index key "
+                               "attributes are not defined in AttributeDefinitions. Keys: [%s%s%s]",
+                            h, r ? ", " : "", r ? r : "");
+  size_t ngsi = 0;
+  for (size_t i = 0; i < rq->n_indexes; i++)
+    ngsi += rq->indexes[i].global;
+  if (ngsi > 20 || rq->n_indexes - ngsi > 5)
+    return memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
+                            ngsi > 20 ? "global secondary" : "local secondary");
   if ((t = calloc(1, sizeof(*t))) == NULL)
     return memdb_oom(e);
   t->store.table = t;
@@ -258,14 +270,6 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
     t->rcu = rq->throughput.read;
     t->wcu = rq->throughput.write;
   }
-  enum tt_av_type ht = defs_type(rq->defs, rq->n_defs, h),
-                  rt = r ? defs_type(rq->defs, rq->n_defs, r) : 0;
-  if (ht == 0 || (r && rt == 0)) {
-    memdb_validation(e, "One or more parameter values were invalid: Some index key attributes "
-                        "are not defined in AttributeDefinitions. Keys: [%s%s%s]",
-                     h, r ? ", " : "", r ? r : "");
-    goto fail;
-  }
   if ((t->name = strdup(name)) == NULL || (t->pk.name = strdup(h)) == NULL ||
       (r && (t->sk.name = strdup(r)) == NULL))
     goto oom;
@@ -275,14 +279,6 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
   mark_used(used, &nused, h);
   if (r)
     mark_used(used, &nused, r);
-  size_t ngsi = 0;
-  for (size_t i = 0; i < rq->n_indexes; i++)
-    ngsi += rq->indexes[i].global;
-  if (ngsi > 20 || rq->n_indexes - ngsi > 5) {
-    memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
-                     ngsi > 20 ? "global secondary" : "local secondary");
-    goto fail;
-  }
   if (rq->n_indexes && (t->idx = calloc(rq->n_indexes, sizeof(*t->idx))) == NULL)
     goto oom;
   for (size_t i = 0; i < rq->n_indexes; i++) {
