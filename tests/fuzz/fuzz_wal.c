@@ -35,7 +35,8 @@ static int check_stored_item(const struct memdb_table *t, struct memdb_item *it,
   struct tt_av v;
   tt_buf_reset(&ab[0]);
   tt_buf_reset(&ab[1]);
-  if (memdb_item_decode(t, it, &v) != 0 || memdb_wal_put_item(&ab[0], true, t->name, &v) != 0 ||
+  if (memdb_item_decode(t, it, &v, NULL) != 0 ||
+      memdb_wal_put_item(&ab[0], true, t->name, &v) != 0 ||
       memdb_wal_put_stored(&ab[1], t, it) != 0)
     abort(); /* out of memory */
   if (ab[0].len != ab[1].len || memcmp(ab[0].data, ab[1].data, ab[0].len) != 0) {

@@ -880,7 +880,7 @@ struct stored_check {
 static int check_stored_item(const struct memdb_table *t, struct memdb_item *it, void *arg) {
   struct stored_check *sc = arg;
   struct tt_av v;
-  ck_assert_int_eq(memdb_item_decode(t, it, &v), 0);
+  ck_assert_int_eq(memdb_item_decode(t, it, &v, NULL), 0);
   tt_buf_reset(sc->b);
   tt_buf_reset(sc->s);
   ck_assert_int_eq(memdb_wal_put_item(sc->b, true, t->name, &v), 0);

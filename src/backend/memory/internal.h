@@ -216,8 +216,6 @@ struct memdb_store {
   size_t count;
 };
 
-enum memdb_proj { MEMDB_PROJ_ALL = 1, MEMDB_PROJ_KEYS_ONLY, MEMDB_PROJ_INCLUDE };
-
 struct memdb_keydef {
   char *name; /* NULL when absent (no sort key) */
   enum tt_av_type type;
@@ -227,7 +225,7 @@ struct memdb_index {
   char *name;
   bool global;
   struct memdb_keydef pk, sk;
-  enum memdb_proj proj;
+  enum tt_ddb_projection proj;
   char **include;
   size_t ninclude;
   int64_t rcu, wcu;
@@ -327,21 +325,18 @@ int memdb_table_each(const struct memdb_table *t,
                      int (*fn)(const struct memdb_table *t, struct memdb_item *it, void *arg),
                      void *arg);
 
-/* Decodes an item stored in t into a new M value. Returns 0 or -1 (memory). */
+/* Decodes an item stored in t into a new M value, every part of it in
+ * arena `a` (NULL: malloc, owned by *out). From an arena the value lives as
+ * long as the arena and must not be passed to tt_av_free. Returns 0, or -1
+ * (memory; *out is zeroed: release the arena to a mark to reclaim the part
+ * decoded). */
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
-                      struct tt_av *out);
-
-/* The same with every part of the value in arena `a` (NULL: malloc, as
- * above): the value then lives as long as the arena and must not be passed
- * to tt_av_free. On failure *out is zeroed (release the arena to a mark to
- * reclaim the part decoded). */
-int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
-                         struct tt_av *out, struct tt_arena *a);
+                      struct tt_av *out, struct tt_arena *a);
 
 /* Appends an item stored in t as the data dir's records write it (wal.h's
  * memdb_wal_put_av of its decoded M value, byte for byte), read straight
- * from its encoding: no value is built. Returns 0, or -1 (memory; b as
- * before). */
+ * from its encoding: no value is built. Returns 0, or -1 (memory; b holds
+ * part of it: the caller cuts it back). */
 int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
                        struct tt_buf *b);
 
@@ -368,6 +363,9 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
 
 /* Frees a table and everything in it. */
 void memdb_table_free(struct memdb_table *t);
+/* Forgets the client tokens whose idempotency window ended at `now`
+ * (`all`: every one). */
+void memdb_tokens_expire(struct memdb *m, int64_t now, bool all);
 /* Frees every table and client token of the backend (at close, and before
  * the data dir is loaded again). */
 void memdb_free_tables(struct memdb *m);
@@ -402,6 +400,14 @@ int memdb_fail(struct tt_backend_error *e, const char *type, const char *fmt, ..
 int memdb_fail_tt(struct tt_backend_error *e, const struct tt_error *err);
 int memdb_oom(struct tt_backend_error *e);
 
+/* Appends call c to the list head..tail. */
+static inline void memdb_call_push(struct tt_backend_call **head, struct tt_backend_call **tail,
+                                   struct tt_backend_call *c) {
+  c->next = NULL;
+  *(*tail ? &(*tail)->next : head) = c;
+  *tail = c;
+}
+
 /* Ends the status transitions whose time came (tt_memdb_options.
  * transition_ms): CREATING and UPDATING tables become ACTIVE (with their
  * new throughput), DELETING ones are removed. */
@@ -409,8 +415,11 @@ void memdb_tables_settle(struct memdb *m);
 /* A table by name whatever its status (memdb_table_get hides CREATING and
  * DELETING tables, as DynamoDB's item operations do). */
 struct memdb_table *memdb_table_get_any(struct memdb *m, const char *name);
-/* The region of ARNs (tt_memdb_options.region, else "ddblocal"). */
-const char *memdb_region(const struct memdb *m);
+/* A table's ARN, in the region of tt_memdb_options.region (else
+ * "ddblocal"). */
+void memdb_table_arn(const struct memdb *m, const struct memdb_table *t, char *out, size_t n);
+/* The BillingMode a table shows (UNSET while no request gave one). */
+enum tt_ddb_billing memdb_billing(const struct memdb_table *t);
 int64_t memdb_now(const struct memdb *m);
 /* Re-arms the idle handle or timer after calls were completed outside
  * memdb.c (the log's completions). */
@@ -464,9 +473,11 @@ int memdb_key_check(const struct memdb_table *t, const struct tt_av *key, struct
                     struct memdb_kv *sk, struct tt_backend_error *e);
 /* Validates a whole item for writing: table keys present, right types, not
  * empty; index keys of the right type and not empty; size <= 400 KB
- * (`size_msg` is the message used). */
+ * (`size_msg` is the message used). The key values go to pk and sk (views
+ * into item) when they are not NULL. */
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
-                     const char *size_msg, struct tt_backend_error *e);
+                     const char *size_msg, struct memdb_kv *pk, struct memdb_kv *sk,
+                     struct tt_backend_error *e);
 /* Copies member `name` (NULL: none) of `item` into the M `out` unless
  * `item` lacks it or `out` has it already. Returns 0 or -1 (memory). */
 int memdb_copy_attr(struct tt_av *out, const struct tt_av *item, const char *name);
@@ -479,6 +490,11 @@ int memdb_key_of(const struct memdb_table *t, const struct memdb_index *ix,
 int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *pk,
                  const struct memdb_kv *sk, struct memdb_item **phys, struct tt_av *out,
                  bool *found, struct tt_backend_error *e);
+
+/* A read item (moved, or freed once projected) as the answer: the item, or
+ * its projection by proj when proj is not NULL. */
+int memdb_project_item(const struct tt_expr *proj, struct tt_av *item, struct tt_av *out,
+                       struct tt_backend_error *e);
 
 /* Builds the ConditionalCheckFailedException (with Item when asked). */
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item);

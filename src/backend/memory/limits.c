@@ -50,15 +50,11 @@ static int name_too_large(struct tt_backend_error *e) {
                           MEMDB_ATTR_NAME_MAX + 1);
 }
 
-static int too_deep(struct tt_backend_error *e) {
-  return memdb_validation(e, "Nesting Levels have exceeded supported limits: Attributes in the "
-                             "item have nested levels beyond supported limit");
-}
-
 /* Walks one value at `level` (a top-level attribute is level 1). */
 static int check_value(const struct tt_av *v, unsigned level, struct tt_backend_error *e) {
   if (level > MEMDB_NEST_MAX)
-    return too_deep(e);
+    return memdb_validation(e, "Nesting Levels have exceeded supported limits: Attributes in the "
+                               "item have nested levels beyond supported limit");
   if (v->type == TT_AV_M) {
     for (size_t i = 0; i < v->len; i++) {
       if (v->u.members[i].name_len > MEMDB_ATTR_NAME_MAX)
@@ -80,39 +76,27 @@ int memdb_limit_item(const struct tt_av *item, struct tt_backend_error *e) {
 
 /* ---- placeholder maps ---- */
 
-static int key_too_long(struct tt_backend_error *e, const char *map, size_t n) {
-  return memdb_validation(e, "%s contains invalid key: The expression attribute map contains a "
-                             "key that is too long; size of key: %zu",
-                          map, n);
-}
-
 int memdb_limit_exprs(const struct tt_av *names, const struct tt_av *values,
                       struct tt_backend_error *e) {
-  size_t total = 0;
-  if (names && names->type == TT_AV_M) {
-    for (size_t i = 0; i < names->len; i++) {
-      const struct tt_av_member *mb = &names->u.members[i];
+  static const char *const what[2] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
+  const struct tt_av *maps[2] = {names, values};
+  size_t total = 0; /* the 2 MB bound is on names and values together */
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; maps[k] && maps[k]->type == TT_AV_M && i < maps[k]->len; i++) {
+      const struct tt_av_member *mb = &maps[k]->u.members[i];
       if (mb->name_len > MEMDB_PLACEHOLDER_MAX)
-        return key_too_long(e, "ExpressionAttributeNames", mb->name_len);
-      if (mb->value.type == TT_AV_S && mb->value.len > MEMDB_ATTR_NAME_MAX)
+        return memdb_validation(e, "%s contains invalid key: The expression attribute map "
+                                   "contains a key that is too long; size of key: %zu",
+                                what[k], mb->name_len);
+      if (k == 0 && mb->value.type == TT_AV_S && mb->value.len > MEMDB_ATTR_NAME_MAX)
         return name_too_large(e);
-      total += mb->name_len + mb->value.len;
-    }
-    if (total > MEMDB_EXPR_MAPS_MAX)
-      return memdb_validation(e, "ExpressionAttributeNames exceeds max size");
-  }
-  if (values && values->type == TT_AV_M) {
-    for (size_t i = 0; i < values->len; i++) {
-      const struct tt_av_member *mb = &values->u.members[i];
-      if (mb->name_len > MEMDB_PLACEHOLDER_MAX)
-        return key_too_long(e, "ExpressionAttributeValues", mb->name_len);
-      if (check_value(&mb->value, 1, e) != 0)
+      if (k == 1 && check_value(&mb->value, 1, e) != 0)
         return -1;
-      total += tt_av_attr_size(mb->name, mb->name_len, &mb->value);
+      total += k == 0 ? mb->name_len + mb->value.len
+                      : tt_av_attr_size(mb->name, mb->name_len, &mb->value);
     }
-    /* The 2 MB bound is on names and values together. */
-    if (total > MEMDB_EXPR_MAPS_MAX)
-      return memdb_validation(e, "ExpressionAttributeValues exceeds max size");
+    if (maps[k] && maps[k]->type == TT_AV_M && total > MEMDB_EXPR_MAPS_MAX)
+      return memdb_validation(e, "%s exceeds max size", what[k]);
   }
   return 0;
 }

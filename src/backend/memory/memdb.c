@@ -26,8 +26,15 @@ memdb_op_fn *const memdb_table_ops[TT_DDB_OP__COUNT] = {
     [TT_DDB_LIST_TAGS_OF_RESOURCE] = memdb_op_list_tags,
 };
 
-const char *memdb_region(const struct memdb *m) {
-  return m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal";
+void memdb_table_arn(const struct memdb *m, const struct memdb_table *t, char *out, size_t n) {
+  snprintf(out, n, "arn:aws:dynamodb:%s:000000000000:table/%s",
+           m->opts.region && m->opts.region[0] ? m->opts.region : "ddblocal", t->name);
+}
+
+enum tt_ddb_billing memdb_billing(const struct memdb_table *t) {
+  return t->pay_per_request ? TT_DDB_BILLING_PAY_PER_REQUEST
+         : t->billing_given ? TT_DDB_BILLING_PROVISIONED
+                            : TT_DDB_BILLING_UNSET;
 }
 
 int64_t memdb_now(const struct memdb *m) {
@@ -81,8 +88,6 @@ static void execute(struct memdb *m, struct tt_backend_call *c) {
   c->status = rc != 0 ? -1 : 0;
 }
 
-static void arm(struct memdb *m);
-
 /* Executes a call and completes it, unless it waits for its log record
  * (with a data dir, a write waits for its log). done() may free c, start
  * calls and cancel calls. */
@@ -131,7 +136,7 @@ static void run_due(struct memdb *m) {
   while (m->canceled && (c = take_ready(m, now)) != NULL)
     run_one(m, c);
   m->running = false;
-  arm(m);
+  memdb_arm(m);
 }
 
 static uint64_t mono_ns(void) {
@@ -161,17 +166,15 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
       break;
   }
   m->running = false;
-  arm(m); /* nothing left: the idle handle stops, so the loop may block */
+  memdb_arm(m); /* nothing left: the idle handle stops, so the loop may block */
   return n;
 }
 
 static void timer_cb(uv_timer_t *h) { run_due(h->data); }
 
-void memdb_arm(struct memdb *m) { arm(m); }
-
 static void idle_cb(uv_idle_t *h) { run_due(h->data); }
 
-static void arm(struct memdb *m) {
+void memdb_arm(struct memdb *m) {
   if (m->closing)
     return;
   uint64_t now = uv_now(m->base.loop);
@@ -194,7 +197,6 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
    * DynamoDB's). */
   if (m->closing || c == NULL || c->done == NULL || !tt_backend_call_typed(c))
     return UV_EINVAL;
-  c->next = NULL;
   c->canceled = false;
   c->status = 0;
   c->response = NULL;
@@ -202,13 +204,9 @@ static int memdb_start(struct tt_backend *b, struct tt_backend_call *c) {
    * call could otherwise complete up to 1 ms of real time early. */
   c->impl = (void *)(uintptr_t)(uv_now(b->loop) + m->opts.latency_ms +
                                 (m->opts.latency_ms ? 1 : 0));
-  if (m->tail)
-    m->tail->next = c;
-  else
-    m->head = c;
-  m->tail = c;
+  memdb_call_push(&m->head, &m->tail, c);
   if (!uv_is_active((uv_handle_t *)&m->timer) && !uv_is_active((uv_handle_t *)&m->idle))
-    arm(m);
+    memdb_arm(m);
   return 0;
 }
 
@@ -230,7 +228,7 @@ static void memdb_cancel(struct tt_backend *b, struct tt_backend_call *c) {
   while (*q)
     q = &(*q)->next;
   *q = c;
-  arm(m);
+  memdb_arm(m);
 }
 
 void memdb_handle_closed(struct memdb *m) {
@@ -256,13 +254,7 @@ void memdb_free_tables(struct memdb *m) {
     m->tables = t->next;
     memdb_table_free(t);
   }
-  while (m->tokens) {
-    struct memdb_token *k = m->tokens;
-    m->tokens = k->next;
-    free(k->token);
-    free(k->request);
-    free(k);
-  }
+  memdb_tokens_expire(m, 0, true);
 }
 
 static void memdb_destroy(struct tt_backend *b) {
@@ -301,6 +293,7 @@ int tt_memdb_open(uv_loop_t *loop, const struct tt_memdb_options *opts, struct t
   m->base.impl = m;
   int rc;
   if (m->opts.data_dir && (rc = memdb_wal_open(m, msg, msgsz)) != 0) {
+    memdb_free_tables(m); /* what the load made before it failed */
     memdb_wal_free(m);
     free(m);
     return rc;

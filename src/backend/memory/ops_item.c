@@ -92,16 +92,11 @@ static int wr_setup(struct memdb *m, enum memdb_wr_kind kind, const struct tt_dd
                                "must not be null");
   if (memdb_exprs_finish(&w->x, e) != 0 || memdb_req_table_named(m, r->table, &w->t, e) != 0)
     return -1;
-  if (kind == MEMDB_WR_PUT) {
-    if (memdb_item_check(w->t, w->item, "Item size has exceeded the maximum allowed size", e) !=
-        0)
-      return -1;
-    w->pk = memdb_kv_of(tt_av_map_get(w->item, w->t->pk.name));
-    if (w->t->sk.name)
-      w->sk = memdb_kv_of(tt_av_map_get(w->item, w->t->sk.name));
-  } else if (memdb_key_check(w->t, w->item, &w->pk, &w->sk, e) != 0) {
+  if (kind == MEMDB_WR_PUT ? memdb_item_check(w->t, w->item,
+                                               "Item size has exceeded the maximum allowed size",
+                                               &w->pk, &w->sk, e) != 0
+                            : memdb_key_check(w->t, w->item, &w->pk, &w->sk, e) != 0)
     return -1;
-  }
   for (size_t i = 0; w->update && tt_expr_update_target(w->update, i); i++) {
     const char *a = tt_expr_update_target(w->update, i);
     if (strcmp(a, w->t->pk.name) == 0 || (w->t->sk.name && strcmp(a, w->t->sk.name) == 0))
@@ -155,7 +150,8 @@ int memdb_wr_eval(struct memdb *m, struct memdb_wr *w, struct tt_backend_error *
     if (each_index_key(w->t, set_type_check, w->update, &w->next, e) != 0)
       return -1;
     if (memdb_item_check(w->t, &w->next,
-                         "Item size to update has exceeded the maximum allowed size", e) != 0)
+                         "Item size to update has exceeded the maximum allowed size", NULL, NULL,
+                         e) != 0)
       return -1;
     break;
   }
@@ -264,7 +260,6 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
   struct tt_av item = {0};
   struct memdb_table *t;
   struct memdb_kv pk, sk;
-  struct tt_error err;
   bool found;
   int rc = -1;
   memset(out, 0, sizeof(*out));
@@ -281,15 +276,8 @@ static int get_typed(struct memdb *m, const struct tt_ddb_item_request *r, struc
     goto done;
   if (r->consumed)
     item_consumed(r, memdb_capacity_units(found ? &item : NULL, NULL, true, r->consistent_read));
-  if (found && proj) {
-    if (tt_expr_apply_projection(proj, &item, out, &err) != 0) {
-      memdb_fail_tt(e, &err);
-      goto done;
-    }
-  } else if (found) {
-    *out = item;
-    memset(&item, 0, sizeof(item));
-  }
+  if (found && memdb_project_item(proj, &item, out, e) != 0)
+    goto done;
   rc = 0;
 done:
   tt_av_free(&item);

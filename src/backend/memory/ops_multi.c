@@ -28,6 +28,13 @@ static bool last_repeats(const struct memdb_wr *w, size_t n) {
   return false;
 }
 
+/* Frees n prepared writes and their array. */
+static void wrs_free(struct memdb_wr *w, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    memdb_wr_free(&w[i]);
+  free(w);
+}
+
 /* ---- BatchGetItem ---- */
 
 struct bg_table {
@@ -85,27 +92,18 @@ static int push_value(struct tt_ddb_batch_value **list, size_t *n, size_t t, boo
   return 0;
 }
 
-/* ConsumedCapacity when asked: the units of each table move into out. */
-static void capacity_out(const struct tt_ddb_batch_request *r, struct tt_ddb_batch_result *out,
-                         double **units) {
-  if (r->capacity != 0) {
-    out->units = *units;
-    *units = NULL;
-  }
-}
-
-static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
+/* BatchGetItem and BatchWriteItem add the capacity units of each table
+ * into units[table]. */
+static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r, double *units,
                      struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
   struct bg_table *b = NULL;
-  double *units = NULL; /* capacity units read, a table */
   size_t nb = 0;
   int rc = -1;
   if (request_items(r, e) != 0)
     return -1;
   if (r->n_entries > 100)
     return memdb_validation(e, "Too many items requested for the BatchGetItem call");
-  if ((b = calloc(r->n_tables, sizeof(*b))) == NULL ||
-      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+  if ((b = calloc(r->n_tables, sizeof(*b))) == NULL)
     goto oom;
   for (size_t ti = 0; ti < r->n_tables; ti++) {
     struct bg_table *bt = &b[nb++];
@@ -168,9 +166,8 @@ static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
           goto oom;
         continue;
       }
-      struct tt_av item, proj = {.type = TT_AV_NULL};
+      struct tt_av item, kept;
       bool found;
-      struct tt_error err;
       if (memdb_lookup(m, bt->t, &bt->pks[k], &bt->sks[k], NULL, &item, &found, e) != 0)
         goto done;
       units[i] += memdb_capacity_units(found ? &item : NULL, NULL, true,
@@ -178,38 +175,28 @@ static int batch_get(struct memdb *m, const struct tt_ddb_batch_request *r,
       if (!found)
         continue;
       bytes += tt_av_item_size(&item);
-      if (bt->proj && tt_expr_apply_projection(bt->proj, &item, &proj, &err) != 0) {
-        tt_av_free(&item);
-        memdb_fail_tt(e, &err);
+      if (memdb_project_item(bt->proj, &item, &kept, e) != 0)
         goto done;
-      }
-      if (bt->proj)
-        tt_av_free(&item);
-      if (push_value(&out->items, &out->n_items, i, false, bt->proj ? &proj : &item, true) != 0) {
-        tt_av_free(bt->proj ? &proj : &item);
+      if (push_value(&out->items, &out->n_items, i, false, &kept, true) != 0) {
+        tt_av_free(&kept);
         goto oom;
       }
     }
   }
-  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  if (rc != 0)
-    tt_ddb_batch_result_free(out);
   bg_free(b, nb);
-  free(units);
   return rc;
 }
 
 /* ---- BatchWriteItem ---- */
 
-static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
+static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r, double *units,
                        struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
   struct memdb_wr *w = NULL;
-  double *units = NULL;
   size_t nw = 0;
   int rc = -1;
   if (request_items(r, e) != 0)
@@ -222,8 +209,7 @@ static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
                                "to satisfy constraint: Map value must satisfy constraint: "
                                "[Member must have length less than or equal to 25, Member must "
                                "have length greater than or equal to 1]");
-  if ((w = calloc(r->n_entries, sizeof(*w))) == NULL ||
-      (units = calloc(r->n_tables, sizeof(*units))) == NULL)
+  if ((w = calloc(r->n_entries, sizeof(*w))) == NULL)
     goto oom;
   for (size_t i = 0; i < r->n_entries; i++) {
     const struct tt_ddb_batch_entry *x = &r->entries[i];
@@ -254,25 +240,30 @@ static int batch_write(struct memdb *m, const struct tt_ddb_batch_request *r,
     units[r->entries[i].table] += memdb_capacity_units(
         w[i].found ? &w[i].old : NULL, w[i].has_next ? &w[i].next : NULL, false, true);
   }
-  capacity_out(r, out, &units);
   rc = 0;
   goto done;
 oom:
   memdb_oom(e);
 done:
-  if (rc != 0)
-    tt_ddb_batch_result_free(out);
-  for (size_t i = 0; i < nw; i++)
-    memdb_wr_free(&w[i]);
-  free(w);
-  free(units);
+  wrs_free(w, nw);
   return rc;
 }
 
 int memdb_op_batch(struct memdb *m, bool write, const struct tt_ddb_batch_request *r,
                    struct tt_ddb_batch_result *out, struct tt_backend_error *e) {
+  double *units = calloc(r->n_tables + 1, sizeof(*units));
   memset(out, 0, sizeof(*out));
-  return write ? batch_write(m, r, out, e) : batch_get(m, r, out, e);
+  int rc = units == NULL ? memdb_oom(e)
+           : write       ? batch_write(m, r, units, out, e)
+                         : batch_get(m, r, units, out, e);
+  if (rc != 0) {
+    tt_ddb_batch_result_free(out);
+  } else if (r->capacity != 0) { /* ConsumedCapacity asked: the units move into out */
+    out->units = units;
+    units = NULL;
+  }
+  free(units);
+  return rc;
 }
 
 /* ---- TransactWriteItems ---- */
@@ -286,11 +277,11 @@ static int transact_items(const struct tt_ddb_txn_request *r, struct tt_backend_
   return 0;
 }
 
-static void tokens_expire(struct memdb *m, int64_t now) {
+void memdb_tokens_expire(struct memdb *m, int64_t now, bool all) {
   struct memdb_token **pp = &m->tokens;
   while (*pp) {
     struct memdb_token *k = *pp;
-    if (now - k->at >= MEMDB_TOKEN_WINDOW_S) {
+    if (all || now - k->at >= MEMDB_TOKEN_WINDOW_S) {
       *pp = k->next;
       free(k->token);
       free(k->request);
@@ -351,7 +342,7 @@ static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
       return memdb_validation(e, "1 validation error detected: Value at 'clientRequestToken' "
                                  "failed to satisfy constraint: Member must have length less "
                                  "than or equal to 36");
-    tokens_expire(m, now);
+    memdb_tokens_expire(m, now, false);
     if (txn_canon(r, &canon) != 0 || tt_buf_append(&canon, "", 1) != 0)
       return memdb_oom(e);
     for (struct memdb_token *k = m->tokens; k; k = k->next)
@@ -452,9 +443,7 @@ oom:
 done:
   if (rc == 0 || strcmp(e->type, "TransactionCanceledException") != 0)
     tt_ddb_txn_result_free(out); /* reasons only for a cancellation */
-  for (size_t i = 0; i < nw; i++)
-    memdb_wr_free(&w[i]);
-  free(w);
+  wrs_free(w, nw);
   tt_buf_free(&canon);
   return rc;
 }
@@ -503,21 +492,9 @@ static int transact_get(struct memdb *m, const struct tt_ddb_txn_request *r,
   for (size_t i = 0; i < nw; i++) {
     struct tt_av item;
     bool found;
-    struct tt_error err;
-    if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0)
+    if (memdb_lookup(m, w[i].t, &w[i].pk, &w[i].sk, NULL, &item, &found, e) != 0 ||
+        (found && memdb_project_item(proj[i], &item, &out->items[i], e) != 0))
       goto done;
-    if (!found)
-      continue;
-    if (proj[i] == NULL) {
-      out->items[i] = item;
-      continue;
-    }
-    int prc = tt_expr_apply_projection(proj[i], &item, &out->items[i], &err);
-    tt_av_free(&item);
-    if (prc != 0) {
-      memdb_fail_tt(e, &err);
-      goto done;
-    }
   }
   rc = 0;
   goto done;
@@ -526,13 +503,11 @@ oom:
 done:
   if (rc != 0)
     tt_ddb_txn_result_free(out);
-  for (size_t i = 0; i < nw; i++)
-    memdb_wr_free(&w[i]);
+  wrs_free(w, nw);
   for (size_t i = 0; xs && i < n; i++)
     memdb_exprs_free(&xs[i]);
   free(xs);
   free(proj);
-  free(w);
   return rc;
 }
 

@@ -10,9 +10,10 @@
 enum sel { SEL_DEFAULT = 0, SEL_ALL, SEL_PROJECTED, SEL_SPECIFIC, SEL_COUNT };
 
 /* ReturnConsumedCapacity of a Query or Scan: the bytes it read from the
- * table (items, or an LSI's fetches) and from the index. */
+ * table (items, or an LSI's fetches) and from the index it read (or NULL). */
 struct rd_cap {
   uint64_t table_bytes, index_bytes;
+  const struct memdb_index *ix;
 };
 
 struct rd {
@@ -34,8 +35,6 @@ struct rd {
   size_t cap;
   size_t bytes;
 };
-
-static void rd_free(struct rd *r) { memdb_exprs_free(&r->x); }
 
 static const char esk_invalid[] = "The provided starting key is invalid";
 static const char esk_schema[] = "The provided key element does not match the schema";
@@ -83,7 +82,7 @@ static int esk_finish(struct rd *r, struct tt_backend_error *e) {
 
 /* ALL_ATTRIBUTES of a global index that does not project them all. */
 static int select_check(const struct rd *r, struct tt_backend_error *e) {
-  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != MEMDB_PROJ_ALL)
+  if (r->ix && r->sel == SEL_ALL && r->ix->global && r->ix->proj != TT_DDB_PROJECT_ALL)
     return memdb_validation(e, "One or more parameter values were invalid: Select type "
                                "ALL_ATTRIBUTES is not supported for global secondary index %s "
                                "because its projection type is not ALL",
@@ -180,13 +179,10 @@ static int rd_prepare(struct memdb *m, const struct tt_ddb_read_request *req, bo
     esk_defs(r, defs);
     size_t want = 0, have = r->esk->type == TT_AV_M ? r->esk->len : 0;
     for (int i = 0; i < 4; i++) {
-      bool dup = false;
-      for (int k = 0; k < i; k++)
-        if (defs[k] && defs[k]->name && defs[i] && defs[i]->name &&
-            strcmp(defs[k]->name, defs[i]->name) == 0)
-          dup = true;
-      if (defs[i] && defs[i]->name && !dup)
-        want++;
+      bool named = defs[i] && defs[i]->name; /* and not an earlier one's name */
+      for (int k = 0; named && k < i; k++)
+        named = !(defs[k] && defs[k]->name && strcmp(defs[k]->name, defs[i]->name) == 0);
+      want += named;
     }
     if (want != have)
       return memdb_validation(e, "%s%s%s", esk_invalid, query || r->ix ? "" : ": ",
@@ -214,10 +210,14 @@ static bool rd_projected(const struct rd *r) {
   return r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
 }
 
-/* Points the read at its result. A page that keeps the items as stored (no
- * projection) decodes them into the result's arena. */
-static void rd_start(struct rd *r, struct tt_ddb_read_result *out) {
+/* Points the read at its result and its capacity count (NULL: none). A page
+ * that keeps the items as stored (no projection) decodes them into the
+ * result's arena. */
+static void rd_start(struct rd *r, struct tt_ddb_read_result *out, struct rd_cap *units) {
   r->out = out;
+  r->units = units;
+  if (units)
+    units->ix = r->ix;
   out->items_in_arena = !rd_projected(r) && r->proj == NULL;
 }
 
@@ -246,7 +246,7 @@ static int rd_cap_count(struct rd *r, const struct memdb_item *it, bool projecte
     r->units->table_bytes += it->size;
     return 0;
   }
-  if (r->ix->proj == MEMDB_PROJ_ALL) {
+  if (r->ix->proj == TT_DDB_PROJECT_ALL) {
     r->units->index_bytes += it->size;
     return 0;
   }
@@ -275,7 +275,7 @@ static int visit(struct rd *r, const void *entry, struct tt_backend_error *e) {
   int rc = -1;
   if (a)
     mark = tt_arena_mark(a);
-  if (memdb_item_decode_in(r->t, it, &full, a) != 0)
+  if (memdb_item_decode(r->t, it, &full, a) != 0)
     goto oom;
   if (memdb_expired(r->t, &full, r->now)) {
     rc = 0; /* hidden as if already deleted: see docs/internals/memory.md */
@@ -323,8 +323,28 @@ done:
   return rc;
 }
 
-/* Sort-key predicates for memdb_seq_point. */
-enum skmode { SK_LT, SK_LE, SK_PREFIX_END };
+/* The bounds of a sort-key condition: an entry is in range when it does
+ * not sort before `lo` and sorts before `hi` (SK_NONE: unbounded). */
+enum skmode { SK_NONE, SK_LT, SK_LE, SK_PREFIX_END };
+static const struct {
+  unsigned char lo, hi;
+} sk_bounds[] = {[TT_EXPR_KEY_NONE] = {SK_NONE, SK_NONE},
+                 [TT_EXPR_KEY_EQ] = {SK_LT, SK_LE},
+                 [TT_EXPR_KEY_LT] = {SK_NONE, SK_LT},
+                 [TT_EXPR_KEY_LE] = {SK_NONE, SK_LE},
+                 [TT_EXPR_KEY_GT] = {SK_LE, SK_NONE},
+                 [TT_EXPR_KEY_GE] = {SK_LT, SK_NONE},
+                 [TT_EXPR_KEY_BETWEEN] = {SK_LT, SK_LE},
+                 [TT_EXPR_KEY_BEGINS_WITH] = {SK_LT, SK_PREFIX_END}};
+
+/* Whether sort key sk sorts before the bound v in `mode`. */
+static bool sk_before(const struct memdb_kv *sk, const struct memdb_kv *v, enum skmode mode) {
+  int c = memdb_kv_cmp(sk, v);
+  if (mode == SK_PREFIX_END)
+    return c < 0 || (sk->len >= v->len && memcmp(sk->p, v->p, v->len) == 0);
+  return mode == SK_LT ? c < 0 : c <= 0;
+}
+
 struct skpred {
   const struct memdb_store *s;
   const struct memdb_kv *v;
@@ -335,18 +355,23 @@ static bool sk_pred(const void *entry, const void *ctx) {
   const struct skpred *p = ctx;
   struct memdb_kv pk, sk;
   memdb_entry_keys(p->s, entry, &pk, &sk);
-  int c = memdb_kv_cmp(&sk, p->v);
-  switch (p->mode) {
-  case SK_LT:
-    return c < 0;
-  case SK_LE:
-    return c <= 0;
-  case SK_PREFIX_END:
-    return c < 0 || (sk.len >= p->v->len && memcmp(sk.p, p->v->p, p->v->len) == 0);
-  }
-  return false;
+  return sk_before(&sk, p->v, p->mode);
 }
 
+/* The bound value of the upper end: BETWEEN's second operand. */
+static const struct tt_av *sk_hi_value(const struct tt_expr_key_range *kr) {
+  return kr->op == TT_EXPR_KEY_BETWEEN ? kr->hi : kr->lo;
+}
+
+/* Whether a sort key value satisfies the query's sort-key condition. */
+static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
+  unsigned lo = sk_bounds[kr->op].lo, hi = sk_bounds[kr->op].hi;
+  struct memdb_kv lv = lo ? memdb_kv_of(kr->lo) : (struct memdb_kv){0},
+                  hv = hi ? memdb_kv_of(sk_hi_value(kr)) : (struct memdb_kv){0};
+  return (lo == SK_NONE || !sk_before(sk, &lv, lo)) && (hi == SK_NONE || sk_before(sk, &hv, hi));
+}
+
+/* The first entry of partition pt that is not before the bound v (mode). */
 static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb_part *pt,
                                  const struct tt_av *v, enum skmode mode) {
   struct memdb_kv k = memdb_kv_of(v);
@@ -354,163 +379,82 @@ static struct memdb_pos sk_point(const struct memdb_store *s, const struct memdb
   return memdb_seq_point(&pt->entries, sk_pred, &p);
 }
 
-/* Whether a sort key value satisfies the query's sort-key condition. */
-static bool sk_matches(const struct memdb_kv *sk, const struct tt_expr_key_range *kr) {
-  struct memdb_kv lo = memdb_kv_of(kr->lo);
-  int c = memdb_kv_cmp(sk, &lo);
-  switch (kr->op) {
-  case TT_EXPR_KEY_NONE:
-    return true;
-  case TT_EXPR_KEY_EQ:
-    return c == 0;
-  case TT_EXPR_KEY_LT:
-    return c < 0;
-  case TT_EXPR_KEY_LE:
-    return c <= 0;
-  case TT_EXPR_KEY_GT:
-    return c > 0;
-  case TT_EXPR_KEY_GE:
-    return c >= 0;
-  case TT_EXPR_KEY_BETWEEN: {
-    struct memdb_kv hi = memdb_kv_of(kr->hi);
-    return c >= 0 && memdb_kv_cmp(sk, &hi) <= 0;
-  }
-  case TT_EXPR_KEY_BEGINS_WITH:
-    return sk->len >= lo.len && memcmp(sk->p, lo.p, lo.len) == 0;
-  }
-  return false;
-}
-
-static int read_query(struct memdb *m, const struct tt_ddb_read_request *req,
-                      struct tt_ddb_read_result *out, struct rd_cap *cap,
-                      struct tt_backend_error *e) {
-  struct rd r;
+static int read_query(struct rd *r, struct tt_backend_error *e) {
   struct tt_error err;
   struct tt_expr_key_range kr;
-  int rc = -1;
-  if (rd_prepare(m, req, true, &r, e) != 0)
-    goto done;
-  rd_start(&r, out);
-  r.units = cap;
-  const struct memdb_keydef *pkd = r.ix ? &r.ix->pk : &r.t->pk;
-  const struct memdb_keydef *skd = r.ix ? &r.ix->sk : &r.t->sk;
-  if (tt_expr_key_range(r.kc, pkd->name, skd->name, &kr, &err) != 0) {
+  const struct memdb_keydef *pkd = r->ix ? &r->ix->pk : &r->t->pk;
+  const struct memdb_keydef *skd = r->ix ? &r->ix->sk : &r->t->sk;
+  if (tt_expr_key_range(r->kc, pkd->name, skd->name, &kr, &err) != 0) {
     /* DynamoDB checks the partition key value's type before its operator. */
     if (kr.pk && kr.pk->type != pkd->type)
-      memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
-                          "type does not match schema type");
-    else
-      memdb_fail_tt(e, &err);
-    goto done;
+      return memdb_validation(e, "One or more parameter values were invalid: Condition "
+                                 "parameter type does not match schema type");
+    return memdb_fail_tt(e, &err);
   }
-  if (r.esk && esk_piece(&r, skd, e) != 0)
-    goto done;
+  if (r->esk && esk_piece(r, skd, e) != 0)
+    return -1;
   if (kr.pk->type != pkd->type || (kr.lo && kr.lo->type != skd->type) ||
-      (kr.hi && kr.hi->type != skd->type)) {
-    memdb_validation(e, "One or more parameter values were invalid: Condition parameter type "
-                        "does not match schema type");
-    goto done;
-  }
-  if (kr.op == TT_EXPR_KEY_BEGINS_WITH && skd->type == TT_AV_N) {
-    memdb_validation(e, "Invalid KeyConditionExpression: Incorrect operand type for operator or "
-                        "function; operator or function: begins_with, operand type: N");
-    goto done;
-  }
-  if (r.esk && esk_finish(&r, e) != 0)
-    goto done;
+      (kr.hi && kr.hi->type != skd->type))
+    return memdb_validation(e, "One or more parameter values were invalid: Condition parameter "
+                               "type does not match schema type");
+  if (kr.op == TT_EXPR_KEY_BEGINS_WITH && skd->type == TT_AV_N)
+    return memdb_validation(e, "Invalid KeyConditionExpression: Incorrect operand type for "
+                               "operator or function; operator or function: begins_with, "
+                               "operand type: N");
+  if (r->esk && esk_finish(r, e) != 0)
+    return -1;
   struct memdb_kv qpk = memdb_kv_of(kr.pk);
-  if (r.esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-    memdb_validation(e, "The provided starting key is outside query boundaries based on "
-                        "provided conditions");
-    goto done;
-  }
-  if (r.esk && kr.op != TT_EXPR_KEY_NONE) {
-    if (!sk_matches(&r.esk_sk, &kr)) {
-      memdb_validation(e, "The provided starting key does not match the range key predicate");
-      goto done;
-    }
-    if (memdb_kv_cmp(&r.esk_pk, &qpk) != 0) {
-      memdb_validation(e, "The query can return at most one row and cannot be restarted");
-      goto done;
-    }
-  }
-  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || select_check(&r, e) != 0 ||
-      memdb_key_paths_check(r.t, r.filter, e) != 0)
-    goto done;
-  struct memdb_part *pt = memdb_store_part(r.s, &qpk, NULL);
+  if (r->esk && kr.op == TT_EXPR_KEY_NONE && memdb_kv_cmp(&r->esk_pk, &qpk) != 0)
+    return memdb_validation(e, "The provided starting key is outside query boundaries based on "
+                               "provided conditions");
+  if (r->esk && kr.op != TT_EXPR_KEY_NONE && !sk_matches(&r->esk_sk, &kr))
+    return memdb_validation(e, "The provided starting key does not match the range key "
+                               "predicate");
+  if (r->esk && kr.op != TT_EXPR_KEY_NONE && memdb_kv_cmp(&r->esk_pk, &qpk) != 0)
+    return memdb_validation(e, "The query can return at most one row and cannot be restarted");
+  if (memdb_key_paths_check(r->t, r->proj, e) != 0 || select_check(r, e) != 0 ||
+      memdb_key_paths_check(r->t, r->filter, e) != 0)
+    return -1;
+  struct memdb_part *pt = memdb_store_part(r->s, &qpk, NULL);
   if (pt) {
     const struct memdb_seq *q = &pt->entries;
     struct memdb_pos lo = memdb_seq_begin(q), hi = memdb_seq_end(q);
-    switch (kr.op) {
-    case TT_EXPR_KEY_NONE:
-      break;
-    case TT_EXPR_KEY_EQ:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_LT:
-      hi = sk_point(r.s, pt, kr.lo, SK_LT);
-      break;
-    case TT_EXPR_KEY_LE:
-      hi = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_GT:
-      lo = sk_point(r.s, pt, kr.lo, SK_LE);
-      break;
-    case TT_EXPR_KEY_GE:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      break;
-    case TT_EXPR_KEY_BETWEEN:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.hi, SK_LE);
-      break;
-    case TT_EXPR_KEY_BEGINS_WITH:
-      lo = sk_point(r.s, pt, kr.lo, SK_LT);
-      hi = sk_point(r.s, pt, kr.lo, SK_PREFIX_END);
-      break;
-    }
-    if (r.esk) {
-      const struct memdb_kv *sk = r.s->has_sk ? &r.esk_sk : NULL;
-      const struct memdb_kv *tsk = r.t->sk.name ? &r.esk_tsk : NULL;
-      struct memdb_pos p = memdb_store_seek(r.s, pt, sk, &r.esk_tpk, tsk, r.forward);
-      if (r.forward && memdb_pos_cmp(p, lo) > 0)
+    if (sk_bounds[kr.op].lo != SK_NONE)
+      lo = sk_point(r->s, pt, kr.lo, sk_bounds[kr.op].lo);
+    if (sk_bounds[kr.op].hi != SK_NONE)
+      hi = sk_point(r->s, pt, sk_hi_value(&kr), sk_bounds[kr.op].hi);
+    if (r->esk) {
+      const struct memdb_kv *sk = r->s->has_sk ? &r->esk_sk : NULL;
+      const struct memdb_kv *tsk = r->t->sk.name ? &r->esk_tsk : NULL;
+      struct memdb_pos p = memdb_store_seek(r->s, pt, sk, &r->esk_tpk, tsk, r->forward);
+      if (r->forward && memdb_pos_cmp(p, lo) > 0)
         lo = p;
-      else if (!r.forward && memdb_pos_cmp(p, hi) < 0)
+      else if (!r->forward && memdb_pos_cmp(p, hi) < 0)
         hi = p;
     }
     /* [lo, hi) in the read's direction: forward from lo, or back from hi. */
-    struct memdb_pos p = r.forward ? lo : hi;
-    while (r.forward ? memdb_pos_cmp(p, hi) < 0
+    struct memdb_pos p = r->forward ? lo : hi;
+    while (r->forward ? memdb_pos_cmp(p, hi) < 0
                      : memdb_seq_prev(q, &p) && memdb_pos_cmp(p, lo) >= 0) {
-      int v = visit(&r, memdb_seq_at(q, p), e);
+      int v = visit(r, memdb_seq_at(q, p), e);
       if (v < 0)
-        goto done;
+        return -1;
       if (v > 0)
         break;
-      if (r.forward)
+      if (r->forward)
         memdb_seq_next(q, &p);
     }
   }
-  rc = 0;
-done:
-  rd_free(&r);
-  return rc;
+  return 0;
 }
-
-struct hash_probe {
-  uint32_t h;
-};
 
 static bool hash_before(const void *entry, const void *ctx) {
-  return ((const struct memdb_part *)entry)->hash < ((const struct hash_probe *)ctx)->h;
+  return ((const struct memdb_part *)entry)->hash < *(const uint32_t *)ctx;
 }
 
-static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
-                     struct tt_ddb_read_result *out, struct rd_cap *cap,
-                     struct tt_backend_error *e) {
-  struct rd r;
+/* A Scan's Segment and TotalSegments, checked before its other parameters. */
+static int scan_segments(const struct tt_ddb_read_request *req, struct tt_backend_error *e) {
   int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
-  int rc = -1;
   if (total < 1 || total > 1000000)
     return memdb_validation(e, "1 validation error detected: Value '%lld' at 'totalSegments' "
                                "failed to satisfy constraint: Member must have value less than "
@@ -521,36 +465,37 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
                                "parameter TotalSegments: Segment: %lld is not less than "
                                "TotalSegments: %lld",
                             (long long)seg, (long long)total);
-  if (rd_prepare(m, req, false, &r, e) != 0)
-    goto done;
-  rd_start(&r, out);
-  r.units = cap;
+  return 0;
+}
+
+static int read_scan(struct rd *r, const struct tt_ddb_read_request *req,
+                     struct tt_backend_error *e) {
+  int64_t seg = req->segment, total = req->total_segments ? req->total_segments : 1;
   /* Segment s owns the partitions whose key hash falls in
    * [s * 2^32 / total, (s + 1) * 2^32 / total): a contiguous run. */
   uint64_t hlo = ((uint64_t)seg << 32) / (uint64_t)total;
   uint64_t hhi = ((uint64_t)(seg + 1) << 32) / (uint64_t)total;
-  const struct memdb_seq *parts = &r.s->parts;
-  struct hash_probe hp = {(uint32_t)hlo};
-  struct memdb_pos pp = memdb_seq_point(parts, hash_before, &hp);
+  const struct memdb_seq *parts = &r->s->parts;
+  uint32_t from = (uint32_t)hlo;
+  struct memdb_pos pp = memdb_seq_point(parts, hash_before, &from);
   struct memdb_pos first = {0, 0};
   bool resume = false;
-  if (r.esk) {
-    uint32_t h = memdb_hash(&r.esk_pk);
-    if (h < hlo || h >= hhi) {
-      memdb_validation(e, "%s: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with "
-                          "correct Segment. TotalSegments: %lld Segment: %lld",
-                       esk_invalid, (long long)total, (long long)seg);
-      goto done;
-    }
-    struct memdb_part *pt = memdb_store_part(r.s, &r.esk_pk, &pp);
+  if (r->esk) {
+    uint32_t h = memdb_hash(&r->esk_pk);
+    if (h < hlo || h >= hhi)
+      return memdb_validation(e, "%s: Invalid ExclusiveStartKey. Please use ExclusiveStartKey "
+                                 "with correct Segment. TotalSegments: %lld Segment: %lld",
+                              esk_invalid, (long long)total, (long long)seg);
+    struct memdb_part *pt = memdb_store_part(r->s, &r->esk_pk, &pp);
     if (pt) {
-      first = memdb_store_seek(r.s, pt, r.s->has_sk ? &r.esk_sk : NULL, &r.esk_tpk,
-                               r.t->sk.name ? &r.esk_tsk : NULL, true);
+      first = memdb_store_seek(r->s, pt, r->s->has_sk ? &r->esk_sk : NULL, &r->esk_tpk,
+                               r->t->sk.name ? &r->esk_tsk : NULL, true);
       resume = true;
     }
   }
-  if (memdb_key_paths_check(r.t, r.proj, e) != 0 || memdb_key_paths_check(r.t, r.filter, e) != 0)
-    goto done;
+  if (memdb_key_paths_check(r->t, r->proj, e) != 0 ||
+      memdb_key_paths_check(r->t, r->filter, e) != 0)
+    return -1;
   for (; !memdb_seq_is_end(parts, pp); memdb_seq_next(parts, &pp)) {
     const struct memdb_part *pt = memdb_seq_at(parts, pp);
     if (pt->hash >= hhi)
@@ -559,27 +504,14 @@ static int read_scan(struct memdb *m, const struct tt_ddb_read_request *req,
     resume = false;
     int v = 0;
     for (; !memdb_seq_is_end(&pt->entries, p); memdb_seq_next(&pt->entries, &p))
-      if ((v = visit(&r, memdb_seq_at(&pt->entries, p), e)) != 0)
+      if ((v = visit(r, memdb_seq_at(&pt->entries, p), e)) != 0)
         break;
     if (v < 0)
-      goto done;
+      return -1;
     if (v > 0)
       break;
   }
-  rc = 0;
-done:
-  rd_free(&r);
-  return rc;
-}
-
-static int read_run(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
-                    struct tt_ddb_read_result *out, struct rd_cap *cap,
-                    struct tt_backend_error *e) {
-  memset(out, 0, sizeof(*out));
-  int rc = query ? read_query(m, r, out, cap, e) : read_scan(m, r, out, cap, e);
-  if (rc != 0)
-    tt_ddb_read_result_free(out);
-  return rc;
+  return 0;
 }
 
 /* Read units of `bytes` read at once: the total rounded up to 4 KB (a
@@ -591,13 +523,9 @@ static double rd_units(uint64_t bytes, bool consistent) {
 /* ConsumedCapacity of a Query or Scan: the part read (the table, or the
  * index) counts at least one unit, as a read of nothing does; an index
  * read answers Table (its LSI fetches) and the index by name. */
-static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
-                        const struct rd_cap *cap, struct tt_ddb_consumed *cc) {
-  struct memdb_table *t = memdb_table_get(m, req->table);
-  const struct memdb_index *ix = NULL;
-  for (size_t i = 0; t && req->index && i < t->nidx; i++)
-    if (strcmp(t->idx[i].name, req->index) == 0)
-      ix = &t->idx[i];
+static void rd_consumed(const struct tt_ddb_read_request *req, const struct rd_cap *cap,
+                        struct tt_ddb_consumed *cc) {
+  const struct memdb_index *ix = cap->ix;
   bool c = req->consistent_read;
   uint64_t main_bytes = ix ? cap->index_bytes : cap->table_bytes;
   double main = rd_units(main_bytes ? main_bytes : 1, c);
@@ -611,9 +539,19 @@ static void rd_consumed(struct memdb *m, const struct tt_ddb_read_request *req,
 
 int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request *r,
                   struct tt_ddb_read_result *out, struct tt_backend_error *e) {
-  struct rd_cap cap = {0, 0};
-  int rc = read_run(m, query, r, out, r->consumed ? &cap : NULL, e);
-  if (rc == 0 && r->consumed)
-    rd_consumed(m, r, &cap, r->consumed);
+  struct rd_cap cap = {0, 0, NULL};
+  struct rd rd;
+  memset(out, 0, sizeof(*out));
+  memset(&rd, 0, sizeof(rd));
+  int rc = !query && scan_segments(r, e) != 0 ? -1 : rd_prepare(m, r, query, &rd, e);
+  if (rc == 0) {
+    rd_start(&rd, out, r->consumed ? &cap : NULL);
+    rc = query ? read_query(&rd, e) : read_scan(&rd, r, e);
+  }
+  memdb_exprs_free(&rd.x);
+  if (rc != 0)
+    tt_ddb_read_result_free(out);
+  else if (r->consumed)
+    rd_consumed(r, &cap, r->consumed);
   return rc;
 }

@@ -62,9 +62,6 @@ static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
 static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs, size_t ndefs,
                       const struct tt_ddb_index *x, struct memdb_index *ix, bool ppr,
                       struct tt_backend_error *e) {
-  static const enum memdb_proj proj[] = {[TT_DDB_PROJECT_ALL] = MEMDB_PROJ_ALL,
-                                         [TT_DDB_PROJECT_KEYS_ONLY] = MEMDB_PROJ_KEYS_ONLY,
-                                         [TT_DDB_PROJECT_INCLUDE] = MEMDB_PROJ_INCLUDE};
   const char *name = x->name, *h = x->keys.hash, *r = x->keys.range;
   if (name == NULL || !valid_name(name, 3))
     return memdb_validation(e, BAD_INDEX_NAME);
@@ -95,7 +92,7 @@ static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs,
     return memdb_oom(e);
   ix->pk.type = ht;
   ix->sk.type = rt;
-  ix->proj = proj[x->projection];
+  ix->proj = x->projection;
   if (x->n_include && (ix->include = calloc(x->n_include, sizeof(char *))) == NULL)
     return memdb_oom(e);
   for (size_t i = 0; i < x->n_include; i++)
@@ -109,6 +106,13 @@ static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs,
   ix->store.is_index = true;
   ix->store.has_sk = r != NULL;
   return 0;
+}
+
+/* A ProvisionedThroughput given with PAY_PER_REQUEST. */
+static int ppr_throughput(struct tt_backend_error *e) {
+  return memdb_validation(e, "One or more parameter values were invalid: Neither "
+                             "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                             "BillingMode is PAY_PER_REQUEST");
 }
 
 /* A provisioned capacity: both numbers given, each at least 1. */
@@ -162,22 +166,16 @@ static const char *cp(struct tt_ddb_table_desc *d, const char *s, bool *bad) {
  * indexes when !gsis (DeleteTable's). 0, or -1 (memory; d freed). */
 static int describe(const struct memdb *m, const struct memdb_table *t, const char *status,
                     bool gsis, struct tt_ddb_table_desc *d) {
-  static const enum tt_ddb_projection proj[] = {
-      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
-      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   char arn[400], id[37];
   bool bad = false;
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-           t->name);
+  memdb_table_arn(m, t, arn, sizeof(arn));
   table_id(t, id);
   memset(d, 0, sizeof(*d));
   *d = (struct tt_ddb_table_desc){
       .item_count = (int64_t)t->store.count,
       .size_bytes = (int64_t)t->bytes,
       .created = t->created,
-      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
-                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
-                                    : TT_DDB_BILLING_UNSET,
+      .billing = memdb_billing(t),
       .throughput = {.set = true, .read = t->rcu, .write = t->wcu,
                      .decreases_today = t->decreases_today,
                      .last_increase = t->last_increase, .last_decrease = t->last_decrease}};
@@ -207,9 +205,9 @@ static int describe(const struct memdb *m, const struct memdb_table *t, const ch
         .name = cp(d, ix->name, &bad),
         .global = ix->global,
         .keys = {cp(d, ix->pk.name, &bad), cp(d, ix->sk.name, &bad)},
-        .projection = proj[ix->proj],
+        .projection = ix->proj,
         .include = inc,
-        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .n_include = ix->proj == TT_DDB_PROJECT_INCLUDE ? ix->ninclude : 0,
         .throughput = {.set = ix->global,
                        .read = t->pay_per_request ? 0 : ix->rcu,
                        .write = t->pay_per_request ? 0 : ix->wcu},
@@ -247,11 +245,21 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
         return memdb_validation(e, "Cannot have two attributes with the same name");
   bool ppr = rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST;
   if (ppr && rq->throughput.set)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   if (!ppr && capacity(&rq->throughput, e) != 0)
     return -1;
+  enum tt_av_type ht = defs_type(rq->defs, rq->n_defs, h),
+                  rt = r ? defs_type(rq->defs, rq->n_defs, r) : 0;
+  if (ht == 0 || (r && rt == 0))
+    return memdb_validation(e, "One or more parameter values were invalid: Some index key "
+                               "attributes are not defined in AttributeDefinitions. Keys: [%s%s%s]",
+                            h, r ? ", " : "", r ? r : "");
+  size_t ngsi = 0;
+  for (size_t i = 0; i < rq->n_indexes; i++)
+    ngsi += rq->indexes[i].global;
+  if (ngsi > 20 || rq->n_indexes - ngsi > 5)
+    return memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
+                            ngsi > 20 ? "global secondary" : "local secondary");
   if ((t = calloc(1, sizeof(*t))) == NULL)
     return memdb_oom(e);
   t->store.table = t;
@@ -262,14 +270,6 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
     t->rcu = rq->throughput.read;
     t->wcu = rq->throughput.write;
   }
-  enum tt_av_type ht = defs_type(rq->defs, rq->n_defs, h),
-                  rt = r ? defs_type(rq->defs, rq->n_defs, r) : 0;
-  if (ht == 0 || (r && rt == 0)) {
-    memdb_validation(e, "One or more parameter values were invalid: Some index key attributes "
-                        "are not defined in AttributeDefinitions. Keys: [%s%s%s]",
-                     h, r ? ", " : "", r ? r : "");
-    goto fail;
-  }
   if ((t->name = strdup(name)) == NULL || (t->pk.name = strdup(h)) == NULL ||
       (r && (t->sk.name = strdup(r)) == NULL))
     goto oom;
@@ -279,14 +279,6 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
   mark_used(used, &nused, h);
   if (r)
     mark_used(used, &nused, r);
-  size_t ngsi = 0;
-  for (size_t i = 0; i < rq->n_indexes; i++)
-    ngsi += rq->indexes[i].global;
-  if (ngsi > 20 || rq->n_indexes - ngsi > 5) {
-    memdb_validation(e, "One or more parameter values were invalid: Too many %s indexes",
-                     ngsi > 20 ? "global secondary" : "local secondary");
-    goto fail;
-  }
   if (rq->n_indexes && (t->idx = calloc(rq->n_indexes, sizeof(*t->idx))) == NULL)
     goto oom;
   for (size_t i = 0; i < rq->n_indexes; i++) {
@@ -500,9 +492,7 @@ static int create_index(struct memdb_table *t, const struct tt_ddb_table_request
                                                    "already has 20 global secondary indexes",
                       t->name);
   if (t->pay_per_request && create->throughput.set)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   if (!t->pay_per_request && !create->throughput.set)
     return memdb_validation(e, "One or more parameter values were invalid: ProvisionedThroughput "
                                "is not specified for index: %s",
@@ -617,9 +607,7 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
                  ? rq->billing == TT_DDB_BILLING_PAY_PER_REQUEST
                  : t->pay_per_request;
   if (tpt->set && ppr)
-    return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                               "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
-                               "BillingMode is PAY_PER_REQUEST");
+    return ppr_throughput(e);
   /* DynamoDB's own answer (and code) to more than one create in one call. */
   if (rq->n_indexes + rq->n_updates + rq->n_deletes > 5 || rq->n_indexes > 1)
     return memdb_fail(e, "LimitExceededException", "Subscriber limit exceeded: Only 1 online "
@@ -645,9 +633,7 @@ int memdb_op_update_table(struct memdb *m, const struct tt_ddb_table_request *rq
                         "Requested resource not found: Index: %s not found",
                         u->name ? u->name : "null");
     if (ppr)
-      return memdb_validation(e, "One or more parameter values were invalid: Neither "
-                                 "ReadCapacityUnits nor WriteCapacityUnits can be specified "
-                                 "when BillingMode is PAY_PER_REQUEST");
+      return ppr_throughput(e);
   }
   if (!ppr && t->pay_per_request) {
     /* Back to PROVISIONED: every global index needs its throughput. */

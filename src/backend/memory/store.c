@@ -224,8 +224,8 @@ static int dec_value(const unsigned char **p, struct tt_av *out, struct tt_arena
   return -1;
 }
 
-int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *it,
-                         struct tt_av *out, struct tt_arena *a) {
+int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
+                      struct tt_av *out, struct tt_arena *a) {
   struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
@@ -239,11 +239,6 @@ int memdb_item_decode_in(const struct memdb_table *t, const struct memdb_item *i
     return -1;
   }
   return 0;
-}
-
-int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
-                      struct tt_av *out) {
-  return memdb_item_decode_in(t, it, out, NULL);
 }
 
 /* ---- the data dir's form of a stored item ----
@@ -338,20 +333,11 @@ int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
   struct dec_top top = {&t->names, {0}, {0}};
   const unsigned char *p = it->data;
   bool has_sk = (p[0] & 0x80) != 0;
-  size_t mark = b->len;
   unsigned char m = TT_AV_M;
   top.pk = dec_key(&p);
   if (has_sk)
     top.sk = dec_key(&p);
-  if (tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
-}
-
-static size_t item_alloc_size(const struct memdb_item *it) {
-  return sizeof(*it) + it->blob_len;
+  return tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0 ? -1 : 0;
 }
 
 /* Encodes a validated item (an M holding the table's keys) into t's slab
@@ -431,7 +417,7 @@ int memdb_table_each(const struct memdb_table *t,
 /* Bytes an entry of s was allocated with (the slab needs them to free it). */
 static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
   if (!s->is_index)
-    return item_alloc_size(e);
+    return sizeof(struct memdb_item) + ((const struct memdb_item *)e)->blob_len;
   const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
   (void)dec_key(&p);
   if (s->has_sk)
@@ -692,7 +678,7 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
   const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
   /* Index entries are ordered by this hash where their index keys are equal. */
   uint32_t th = t->nidx ? memdb_hash2(&tpk, tskp) : 0;
-  if (old && t->nidx && memdb_item_decode(t, old, &oldav) != 0)
+  if (old && t->nidx && memdb_item_decode(t, old, &oldav, NULL) != 0)
     goto fail;
   /* Phase 1, may fail: allocate the index entries whose keys change. */
   if (t->nidx && (fresh = calloc(t->nidx, sizeof(*fresh))) == NULL)
@@ -859,7 +845,7 @@ static int backfill_item(const struct memdb_table *t, struct memdb_item *it, voi
   struct memdb_kv tpk, tsk, ipk, isk;
   struct memdb_ientry *e = NULL;
   int rc = 0;
-  if (memdb_item_decode(t, it, &item) != 0) {
+  if (memdb_item_decode(t, it, &item, NULL) != 0) {
     rc = -1;
   } else if (index_keys(ix, &item, &ipk, &isk) &&
              backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
@@ -867,8 +853,8 @@ static int backfill_item(const struct memdb_table *t, struct memdb_item *it, voi
     memdb_item_keys(t, it, &tpk, &tsk);
     const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
     e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
-    if (e == NULL || store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk,
-                                  t->sk.name ? &tsk : NULL) != 0) {
+    if (e == NULL ||
+        store_insert(&ix->store, e, &ipk, ix->sk.name ? &isk : NULL, &tpk, tskp) != 0) {
       entry_free(&ix->store, e);
       rc = -1;
     }
@@ -903,20 +889,13 @@ bool memdb_expired(const struct memdb_table *t, const struct tt_av *item, int64_
 
 int memdb_index_project(const struct memdb_table *t, const struct memdb_index *ix,
                         const struct tt_av *item, struct tt_av *out) {
-  if (ix == NULL || ix->proj == MEMDB_PROJ_ALL)
+  if (ix == NULL || ix->proj == TT_DDB_PROJECT_ALL)
     return tt_av_clone(out, item);
-  if (tt_av_map(out, 0) != 0)
-    return -1;
-  if (memdb_copy_attr(out, item, t->pk.name) != 0 || memdb_copy_attr(out, item, t->sk.name) != 0 ||
-      memdb_copy_attr(out, item, ix->pk.name) != 0 || memdb_copy_attr(out, item, ix->sk.name) != 0)
-    goto fail;
-  for (size_t i = 0; i < ix->ninclude; i++)
-    if (memdb_copy_attr(out, item, ix->include[i]) != 0)
-      goto fail;
-  return 0;
-fail:
-  tt_av_free(out);
-  return -1;
+  int rc = memdb_key_of(t, ix, item, out);
+  for (size_t i = 0; rc == 0 && i < ix->ninclude; i++)
+    if ((rc = memdb_copy_attr(out, item, ix->include[i])) != 0)
+      tt_av_free(out);
+  return rc;
 }
 
 struct memdb_pos memdb_store_seek(const struct memdb_store *s, const struct memdb_part *pt,

@@ -77,22 +77,16 @@ double memdb_capacity_units(const struct tt_av *a, const struct tt_av *b, bool r
 
 /* ---- expressions ---- */
 
-/* The size and placeholder-map rules, once the maps are known. */
-static int exprs_check(struct memdb_exprs *x, struct tt_backend_error *e) {
-  struct tt_error err;
-  if (memdb_limit_exprs(x->names, x->values, e) != 0)
-    return -1;
-  if (tt_expr_check_maps(x->names, x->values, &err) != 0)
-    return memdb_fail_tt(e, &err);
-  return 0;
-}
-
 int memdb_exprs_use(struct memdb_exprs *x, const struct tt_av *names, const struct tt_av *values,
                     struct tt_backend_error *e) {
+  struct tt_error err;
   memset(x, 0, sizeof(*x));
   x->names = names;
   x->values = values;
-  return exprs_check(x, e);
+  /* The size and placeholder-map rules, once the maps are known. */
+  if (memdb_limit_exprs(names, values, e) != 0)
+    return -1;
+  return tt_expr_check_maps(names, values, &err) != 0 ? memdb_fail_tt(e, &err) : 0;
 }
 
 int memdb_exprs_parse_text(struct memdb_exprs *x, const char *text, enum tt_expr_kind kind,
@@ -197,8 +191,10 @@ int memdb_key_paths_check(const struct memdb_table *t, const struct tt_expr *x,
 }
 
 int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
-                     const char *size_msg, struct tt_backend_error *e) {
+                     const char *size_msg, struct memdb_kv *pk, struct memdb_kv *sk,
+                     struct tt_backend_error *e) {
   const struct memdb_keydef *defs[2] = {&t->pk, &t->sk};
+  struct memdb_kv *keys[2] = {pk, sk};
   if (memdb_limit_item(item, e) != 0)
     return -1;
   for (int i = 0; i < 2; i++) {
@@ -218,6 +214,8 @@ int memdb_item_check(const struct memdb_table *t, const struct tt_av *item,
       return empty_key(e, v, defs[i]->name, false);
     if (memdb_limit_key_value(v, i == 0, e) != 0)
       return -1;
+    if (keys[i])
+      *keys[i] = memdb_kv_of(v);
   }
   for (size_t x = 0; x < t->nidx; x++) {
     const struct memdb_index *ix = &t->idx[x];
@@ -285,7 +283,7 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
     *phys = it;
   if (it == NULL)
     return 0;
-  if (memdb_item_decode(t, it, out) != 0)
+  if (memdb_item_decode(t, it, out, NULL) != 0)
     return memdb_oom(e);
   if (memdb_expired(t, out, memdb_now(m))) {
     tt_av_free(out);
@@ -293,6 +291,19 @@ int memdb_lookup(struct memdb *m, struct memdb_table *t, const struct memdb_kv *
   }
   *found = true;
   return 0;
+}
+
+int memdb_project_item(const struct tt_expr *proj, struct tt_av *item, struct tt_av *out,
+                       struct tt_backend_error *e) {
+  struct tt_error err;
+  if (proj == NULL) {
+    *out = *item;
+    memset(item, 0, sizeof(*item));
+    return 0;
+  }
+  int rc = tt_expr_apply_projection(proj, item, out, &err);
+  tt_av_free(item);
+  return rc != 0 ? memdb_fail_tt(e, &err) : 0;
 }
 
 int memdb_condition_failed(struct tt_backend_error *e, const struct tt_av *old_item) {

@@ -142,12 +142,6 @@ static void log_file_name(char *out, size_t n, uint64_t gen) {
   snprintf(out, n, "log.%016" PRIx64, gen);
 }
 
-static long do_pwrite(struct memdb_wal *w, int fd, const void *p, size_t n, uint64_t off) {
-  if (w->m->opts.pwrite_hook)
-    return w->m->opts.pwrite_hook(fd, p, n, (int64_t)off, w->m->opts.hook_arg);
-  return (long)pwrite(fd, p, n, (off_t)off);
-}
-
 static int do_fsync(struct memdb_wal *w, int fd) {
   __atomic_add_fetch(&w->st.fsyncs, 1, __ATOMIC_RELAXED); /* both workers */
   if (w->m->opts.fsync_hook)
@@ -157,7 +151,9 @@ static int do_fsync(struct memdb_wal *w, int fd) {
 
 static int write_all(struct memdb_wal *w, int fd, const char *p, size_t n, uint64_t off) {
   while (n > 0) {
-    long r = do_pwrite(w, fd, p, n, off);
+    long r = w->m->opts.pwrite_hook
+                 ? w->m->opts.pwrite_hook(fd, p, n, (int64_t)off, w->m->opts.hook_arg)
+                 : (long)pwrite(fd, p, n, (off_t)off);
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0) {
@@ -283,6 +279,16 @@ static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, 
   if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
     err = errno;
   return err;
+}
+
+/* A snapshot that failed, or could not be taken: not fatal, the logs still
+ * hold everything. */
+static void snap_warn(const struct memdb_wal *w, const char *error) {
+  struct tt_log_line l;
+  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, "error", error);
+  tt_log_end(&l);
 }
 
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
@@ -572,32 +578,19 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
-  if (rc != LOAD_OK) {
-    memdb_free_tables(m);
+  if (rc != LOAD_OK)
     return UV_EIO;
-  }
-  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0) {
-    /* Not fatal: the logs still hold everything. */
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(errno));
-    tt_log_end(&l);
-  }
+  if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0)
+    snap_warn(w, strerror(errno));
   if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
-    memdb_free_tables(m);
     return UV_EIO;
   }
-  tt_buf_init(&w->pend, 0);
-  tt_buf_init(&w->fly, 0);
-  tt_buf_init(&w->rec, 0);
-  if (tt_buf_reserve(&w->rec, 4096) != 0) { /* the header's room never fails after */
+  /* The buffers are empty (w is zeroed); the header's room never fails after. */
+  if (tt_buf_reserve(&w->rec, 4096) != 0) {
     snprintf(msg, msgsz, "out of memory");
-    memdb_free_tables(m);
     return UV_ENOMEM;
   }
-  tt_buf_init(&w->snap, 0);
   w->synced = w->durable;
   uv_prepare_init(m->base.loop, &w->prepare);
   w->prepare.data = w;
@@ -845,12 +838,7 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
   w->unsynced = true;
   if (!always)
     return false; /* in the kernel: answered now, synced by the timer or never */
-  c->next = NULL;
-  if (w->held_tail)
-    w->held_tail->next = c;
-  else
-    w->held_head = c;
-  w->held_tail = c;
+  memdb_call_push(&w->held_head, &w->held_tail, c);
   w->held_end[w->held_n++] = w->durable;
   /* The sync starts once the loop has handled what is ready now, so the
    * records of this turn share it. */
@@ -874,12 +862,7 @@ bool memdb_wal_hold(struct memdb *m, struct tt_backend_call *c) {
     return false;
   }
   tt_buf_reset(&w->rec);
-  c->next = NULL;
-  if (w->pend_tail)
-    w->pend_tail->next = c;
-  else
-    w->pend_head = c;
-  w->pend_tail = c;
+  memdb_call_push(&w->pend_head, &w->pend_tail, c);
   w->pend_records++;
   kick(w);
   return true;
@@ -898,62 +881,58 @@ static void prepare_cb(uv_prepare_t *h) {
 
 static void work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
+  const char *what = "syncing the log"; /* the step that failed */
   w->fly_err = 0;
   w->fly_what = NULL;
   if (w->fly_sync_only) {
     /* The loop may append meanwhile: what was written before this point is
      * covered, what comes later waits for the next sync. */
     w->fly_cover = __atomic_load_n(&w->durable, __ATOMIC_ACQUIRE);
-    if (do_fsync(w, w->fd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "syncing the log";
-    }
+    if (do_fsync(w, w->fd) != 0)
+      goto fail;
     return;
   }
   if (w->need_trunc) {
-    if (ftruncate(w->fd, (off_t)w->durable) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "truncating the log after a failed write";
-      return;
-    }
+    what = "truncating the log after a failed write";
+    if (ftruncate(w->fd, (off_t)w->durable) != 0)
+      goto fail;
     w->need_trunc = false;
   }
   if (w->fly_gen != w->fd_gen) {
     /* A new generation: the old file is complete and synced first. */
     char name[32];
     log_file_name(name, sizeof(name), w->fly_gen);
-    if (do_fsync(w, w->fd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "syncing the log";
-      return;
-    }
+    what = "syncing the log";
+    if (do_fsync(w, w->fd) != 0)
+      goto fail;
+    what = "starting a new log file";
     int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || fsync(w->dirfd) != 0) {
-      w->fly_err = errno;
-      w->fly_what = "starting a new log file";
+      int err = errno;
       if (fd >= 0)
         close(fd);
-      return;
+      errno = err;
+      goto fail;
     }
     close(w->fd);
     w->fd = fd;
     w->fd_gen = w->fly_gen;
     w->durable = w->synced = 0;
   }
-  if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0) {
-    w->fly_err = errno;
-    w->fly_what = "writing the log";
-    return;
-  }
-  if (w->fly_sync && do_fsync(w, w->fd) != 0) {
-    w->fly_err = errno;
-    w->fly_what = "syncing the log";
-    return;
-  }
+  what = "writing the log";
+  if (w->fly.len && write_all(w, w->fd, w->fly.data, w->fly.len, w->durable) != 0)
+    goto fail;
+  what = "syncing the log";
+  if (w->fly_sync && do_fsync(w, w->fd) != 0)
+    goto fail;
   if (w->fly_final) {
     close(w->fd);
     w->fd = -1;
   }
+  return;
+fail:
+  w->fly_err = errno;
+  w->fly_what = what;
 }
 
 static void release(struct memdb_wal *w, struct tt_backend_call *c, bool fail, const char *msg) {
@@ -1068,6 +1047,19 @@ static void wait_cb(uv_timer_t *h) {
   kick(w);
 }
 
+/* Sends the batch to the thread pool. */
+static void fly_queue(struct memdb_wal *w) {
+  w->busy = true;
+  w->work.data = w;
+  if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
+    /* Cannot happen with a valid loop; fail the batch like an I/O error. */
+    w->busy = false;
+    w->fly_err = EIO;
+    w->fly_what = "queueing the log work";
+    after_cb(&w->work, UV_EIO);
+  }
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
@@ -1092,14 +1084,7 @@ static void kick(struct memdb_wal *w) {
     w->fly_head = NULL;
     w->fly_gen = w->fd_gen;
     w->sync_wanted = false;
-    w->busy = true;
-    w->work.data = w;
-    if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
-      w->busy = false;
-      w->fly_err = EIO;
-      w->fly_what = "queueing the log work";
-      after_cb(&w->work, UV_EIO);
-    }
+    fly_queue(w);
     return;
   }
   if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
@@ -1119,16 +1104,7 @@ static void kick(struct memdb_wal *w) {
   w->sync_wanted = false;
   if (w->snap_gen && w->snap_gen > w->gen)
     w->gen = w->snap_gen; /* later records go to the new generation */
-  w->busy = true;
-  w->work.data = w;
-  int rc = uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb);
-  if (rc != 0) {
-    /* Cannot happen with a valid loop; fail the batch like an I/O error. */
-    w->busy = false;
-    w->fly_err = EIO;
-    w->fly_what = "queueing the log work";
-    after_cb(&w->work, rc);
-  }
+  fly_queue(w);
 }
 
 static void timer_cb(uv_timer_t *h) {
@@ -1144,9 +1120,6 @@ static void timer_cb(uv_timer_t *h) {
 /* The records that make a table like t (without its items): its
  * CreateTable, and its TTL and tags when it has them. */
 static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_table *t) {
-  static const enum tt_ddb_projection proj[] = {
-      [MEMDB_PROJ_ALL] = TT_DDB_PROJECT_ALL, [MEMDB_PROJ_KEYS_ONLY] = TT_DDB_PROJECT_KEYS_ONLY,
-      [MEMDB_PROJ_INCLUDE] = TT_DDB_PROJECT_INCLUDE};
   struct tt_ddb_index *ixs = calloc(t->nidx + 1, sizeof(*ixs));
   if (ixs == NULL)
     return -1;
@@ -1155,9 +1128,7 @@ static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_
   struct tt_ddb_table_request r = {
       .table = t->name, .defs = t->defs, .n_defs = t->ndefs, .keys = {t->pk.name, t->sk.name},
       .indexes = ixs, .n_indexes = t->nidx,
-      .billing = t->pay_per_request  ? TT_DDB_BILLING_PAY_PER_REQUEST
-                 : t->billing_given ? TT_DDB_BILLING_PROVISIONED
-                                    : TT_DDB_BILLING_UNSET,
+      .billing = memdb_billing(t),
       .throughput = {.set = !t->pay_per_request,
                      .read = updating ? t->pending_rcu : t->rcu,
                      .write = updating ? t->pending_wcu : t->wcu}};
@@ -1165,16 +1136,15 @@ static int put_table_of(struct memdb *m, struct tt_buf *out, const struct memdb_
     const struct memdb_index *ix = &t->idx[i];
     ixs[i] = (struct tt_ddb_index){
         .name = ix->name, .global = ix->global, .keys = {ix->pk.name, ix->sk.name},
-        .projection = proj[ix->proj], .include = (const char *const *)ix->include,
-        .n_include = ix->proj == MEMDB_PROJ_INCLUDE ? ix->ninclude : 0,
+        .projection = ix->proj, .include = (const char *const *)ix->include,
+        .n_include = ix->proj == TT_DDB_PROJECT_INCLUDE ? ix->ninclude : 0,
         .throughput = {.set = ix->global && !t->pay_per_request, .read = ix->rcu,
                        .write = ix->wcu}};
   }
   int rc = put_table(out, TT_DDB_CREATE_TABLE, &r, t->created);
   free(ixs);
   char arn[400];
-  snprintf(arn, sizeof(arn), "arn:aws:dynamodb:%s:000000000000:table/%s", memdb_region(m),
-           t->name);
+  memdb_table_arn(m, t, arn, sizeof(arn));
   struct tt_ddb_table_request ttl = {.table = t->name, .ttl_attribute = t->ttl_attr,
                                      .ttl_enabled = true},
                               tags = {.arn = arn, .tags = t->tags, .n_tags = t->ntags};
@@ -1515,11 +1485,7 @@ static void maybe_snapshot(struct memdb_wal *w) {
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", "out of memory serializing the tables");
-    tt_log_end(&l);
+    snap_warn(w, "out of memory serializing the tables");
     return;
   }
   w->snap_len = w->snap.len;
@@ -1555,11 +1521,7 @@ static void snap_work_cb(uv_work_t *req) {
 static void snap_failed(struct memdb_wal *w, int err) {
   if (w->snap_forked)
     unlinkat(w->dirfd, w->snap_tmp, 0);
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "error", strerror(err));
-  tt_log_end(&l);
+  snap_warn(w, strerror(err));
 }
 
 /* The snapshot of snap_gen is over, put in place or not. */
@@ -1670,7 +1632,6 @@ static void close_step(struct memdb_wal *w) {
   map_drop(w);
   w->fly_final = true;
   w->sync_wanted = true;
-  w->fly_gen = w->gen;
   struct tt_buf t = w->fly;
   w->fly = w->pend;
   w->pend = t;

@@ -74,7 +74,8 @@ struct memdb_wal;
 
 /* Opens the data dir of m->opts (lock, load, open the log). Returns 0, or a
  * negative errno-style code with msg set (UV_EBUSY: locked by another
- * process; UV_EIO: a corrupt file). */
+ * process; UV_EIO: a corrupt file) and the tables loaded so far left to
+ * the caller to free. */
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz);
 /* Starts a record for the call about to run (drops any unfinished one). */
 void memdb_wal_begin(struct memdb *m);

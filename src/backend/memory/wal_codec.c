@@ -172,43 +172,41 @@ int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
   return -1;
 }
 
+/* The end of an entry: 0, or -1 with b cut back to `mark` when rc failed. */
+static int entry_end(struct tt_buf *b, size_t mark, int rc) {
+  if (rc != 0)
+    b->len = mark;
+  return rc != 0 ? -1 : 0;
+}
+
 int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const struct tt_av *v) {
   size_t mark = b->len;
-  if (put_lead_str(b, put ? 'P' : 'D', table, strlen(table)) != 0 ||
-      memdb_wal_put_av(b, v) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
+  return entry_end(b, mark,
+                   put_lead_str(b, put ? 'P' : 'D', table, strlen(table)) != 0 ||
+                       memdb_wal_put_av(b, v) != 0);
 }
 
 int memdb_wal_put_stored(struct tt_buf *b, const struct memdb_table *t,
                          const struct memdb_item *it) {
   size_t mark = b->len;
-  if (put_lead_str(b, 'P', t->name, strlen(t->name)) != 0 || memdb_item_put_wal(t, it, b) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
+  return entry_end(b, mark,
+                   put_lead_str(b, 'P', t->name, strlen(t->name)) != 0 ||
+                       memdb_item_put_wal(t, it, b) != 0);
 }
 
 int memdb_wal_put_create(struct tt_buf *b, double created, const char *json, size_t n) {
   size_t mark = b->len;
   uint64_t ms = created > 0 ? (uint64_t)(created * 1000.0 + 0.5) : 0;
-  if (put_u8(b, 'C') != 0 || memdb_put_varint(b, ms) != 0 || put_str(b, json, n) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
+  return entry_end(b, mark,
+                   put_u8(b, 'C') != 0 || memdb_put_varint(b, ms) != 0 ||
+                       put_str(b, json, n) != 0);
 }
 
 int memdb_wal_put_request(struct tt_buf *b, enum tt_ddb_op op, const char *json, size_t n) {
   size_t mark = b->len;
-  if (put_u8(b, 'R') != 0 || put_u8(b, (unsigned)op) != 0 || put_str(b, json, n) != 0) {
-    b->len = mark;
-    return -1;
-  }
-  return 0;
+  return entry_end(b, mark,
+                   put_u8(b, 'R') != 0 || put_u8(b, (unsigned)op) != 0 ||
+                       put_str(b, json, n) != 0);
 }
 
 int memdb_wal_put_header(struct tt_buf *b, uint64_t gen) {
@@ -354,15 +352,11 @@ static int get_av(struct cur *c, struct tt_av *v, unsigned depth) {
              : type == TT_AV_BS ? tt_av_binary(&v->u.elems[i], s, n)
                                 : tt_av_number_text(&v->u.elems[i], s, n, "NS", &err);
       }
-      if (rc != 0) {
-        tt_av_free(v);
-        return -1;
-      }
+      if (rc != 0)
+        goto fail;
     }
-    if (type != TT_AV_L && tt_av_set_finish(v, "set", &err) != 0) {
-      tt_av_free(v);
-      return -1;
-    }
+    if (type != TT_AV_L && tt_av_set_finish(v, "set", &err) != 0)
+      goto fail;
     return 0;
   }
   case TT_AV_M:
@@ -371,21 +365,16 @@ static int get_av(struct cur *c, struct tt_av *v, unsigned depth) {
     for (size_t i = 0; i < v->len; i++) {
       struct tt_av_member *mb = &v->u.members[i];
       if (get_str(c, &s, &n) != 0 || memchr(s, '\0', n) != NULL ||
-          tt_av_member_name(mb, s, n) != 0) {
-        tt_av_free(v);
-        return -1;
-      }
-      if (get_av(c, &mb->value, depth + 1) != 0) {
-        tt_av_free(v);
-        return -1;
-      }
+          tt_av_member_name(mb, s, n) != 0 || get_av(c, &mb->value, depth + 1) != 0)
+        goto fail;
     }
-    if (tt_av_map_finish(v, "item", &err) != 0) {
-      tt_av_free(v);
-      return -1;
-    }
+    if (tt_av_map_finish(v, "item", &err) != 0)
+      goto fail;
     return 0;
   }
+  return -1;
+fail:
+  tt_av_free(v);
   return -1;
 }
 
@@ -411,15 +400,10 @@ static int replay_item(struct memdb *m, bool put, struct cur *c, char *msg, size
   if (get_av(c, &v, 1) != 0 || v.type != TT_AV_M)
     goto fail;
   struct memdb_kv pk, sk = {0};
-  if (put) {
-    if (memdb_item_check(t, &v, "Item size has exceeded the maximum allowed size", &e) != 0)
-      goto fail;
-    pk = memdb_kv_of(tt_av_map_get(&v, t->pk.name));
-    if (t->sk.name)
-      sk = memdb_kv_of(tt_av_map_get(&v, t->sk.name));
-  } else if (memdb_key_check(t, &v, &pk, &sk, &e) != 0) {
+  if (put ? memdb_item_check(t, &v, "Item size has exceeded the maximum allowed size", &pk, &sk,
+                             &e) != 0
+          : memdb_key_check(t, &v, &pk, &sk, &e) != 0)
     goto fail;
-  }
   struct memdb_item *old = memdb_table_find(t, &pk, t->sk.name ? &sk : NULL);
   int rc = 0;
   if (put || old)
