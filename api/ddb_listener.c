@@ -364,19 +364,14 @@ static int parse_amz_date(const char *s, time_t *out) {
   for (int i = 0; i < 15; i++)
     if (i != 8 && (s[i] < '0' || s[i] > '9'))
       return -1;
-  char buf[5];
-  memcpy(buf, s, 4), buf[4] = '\0';
-  tm.tm_year = (int)strtol(buf, NULL, 10) - 1900;
-  memcpy(buf, s + 4, 2), buf[2] = '\0';
-  tm.tm_mon = (int)strtol(buf, NULL, 10) - 1;
-  memcpy(buf, s + 6, 2);
-  tm.tm_mday = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 9, 2);
-  tm.tm_hour = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 11, 2);
-  tm.tm_min = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 13, 2);
-  tm.tm_sec = (int)strtol(buf, NULL, 10);
+#define D2(i) ((s[i] - '0') * 10 + s[(i) + 1] - '0') /* two digits, checked above */
+  tm.tm_year = D2(0) * 100 + D2(2) - 1900;
+  tm.tm_mon = D2(4) - 1;
+  tm.tm_mday = D2(6);
+  tm.tm_hour = D2(9);
+  tm.tm_min = D2(11);
+  tm.tm_sec = D2(13);
+#undef D2
   *out = timegm(&tm);
   return 0;
 }
