@@ -722,26 +722,13 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
   if (boolean || string || blob || number)
     return 0;
   bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
-  if (strcmp(base, "List") == 0 || plist) {
+  bool list = plist || strcmp(base, "List") == 0, map = pmap || strcmp(base, "Map") == 0;
+  if (list || map) {
     if (boo || num || str)
-      return ser(c, "%s%s", plist ? CAST_MSG : "Unexpected field type", "");
-    if (obj)
+      return ser(c, "%s%s", plist || pmap ? CAST_MSG : "Unexpected field type", "");
+    if (list && obj)
       return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    size_t i;
-    json_t *e;
-    json_array_foreach(val, i, e) {
-      json_t *r = NULL;
-      if (check_node(c, e, children, &r) != 0)
-        return -1;
-      if (r)
-        json_array_set_new(val, i, r);
-    }
-    return 0;
-  }
-  if (strcmp(base, "Map") == 0 || pmap) {
-    if (boo || num || str)
-      return ser(c, "%s%s", pmap ? CAST_MSG : "Unexpected field type", "");
-    if (arr) {
+    if (map && arr) {
       if (pmap || sub == NULL)
         return ser(c, "%s%s",
                    "Unrecognized collection type java.util.Map<java.lang.String, "
@@ -750,14 +737,18 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
       return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
                  strchr(sub, '.') ? "" : "com.amazonaws.dynamodb.v20120810.", sub);
     }
-    const char *k;
-    json_t *v;
-    json_object_foreach(val, k, v) {
+    /* Each element (list) or value (map), replaced when its check converts it. */
+    size_t i = 0;
+    void *it = map ? json_object_iter(val) : NULL;
+    for (json_t *e; (e = map ? json_object_iter_value(it) : json_array_get(val, i)) != NULL;
+         i++, it = map ? json_object_iter_next(val, it) : NULL) {
       json_t *r = NULL;
-      if (check_node(c, v, children, &r) != 0)
+      if (check_node(c, e, children, &r) != 0)
         return -1;
-      if (r)
-        json_object_set_new(val, k, r);
+      if (r && map)
+        json_object_iter_set_new(val, it, r);
+      else if (r)
+        json_array_set_new(val, i, r);
     }
     return 0;
   }
