@@ -158,11 +158,13 @@ static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   r->answered = true;
 }
 
-static void answer_error(struct tt_ddb_req *r, unsigned status, const char *full_type,
-                         const char *message, const json_t *extra) {
+/* Answers DynamoDB's error; returns -1. */
+static int answer_error(struct tt_ddb_req *r, unsigned status, const char *full_type,
+                        const char *message, const json_t *extra) {
   const char *hash = strchr(full_type, '#');
   snprintf(r->error_type, sizeof(r->error_type), "%s", hash ? hash + 1 : full_type);
   answer_json(r, status, tt_ddbw_error_body(full_type, message, extra));
+  return -1;
 }
 
 /* "AttributeValue: {T:v}" for the placeholder at *s (up to a ',' or the
@@ -382,27 +384,21 @@ static int parse_amz_date(const char *s, time_t *out) {
  * compares (constant time). Returns 0, or -1 after answering the error. */
 static int verify_signature(struct tt_ddb_req *r, const char *url, const struct tt_ddbw_auth *a) {
   const struct tt_ddb_listener_options *o = &r->l->opts;
-  if (strcmp(a->access_key, o->access_key_id) != 0) {
-    answer_error(r, 400, T_SERVICE "UnrecognizedClientException",
-                 "The security token included in the request is invalid.", NULL);
-    return -1;
-  }
+  if (strcmp(a->access_key, o->access_key_id) != 0)
+    return answer_error(r, 400, T_SERVICE "UnrecognizedClientException",
+                        "The security token included in the request is invalid.", NULL);
   const char *amz_date = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Date");
   time_t when;
-  if (parse_amz_date(amz_date, &when) != 0) {
-    answer_error(r, 400, T_SERVICE "IncompleteSignatureException",
-                 "Date must be in ISO-8601 'basic format'.", NULL);
-    return -1;
-  }
+  if (parse_amz_date(amz_date, &when) != 0)
+    return answer_error(r, 400, T_SERVICE "IncompleteSignatureException",
+                        "Date must be in ISO-8601 'basic format'.", NULL);
   /* DynamoDB refuses a signature more than 15 minutes from its clock. */
   time_t now = time(NULL);
-  if (when < now - 15 * 60 || when > now + 15 * 60) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "Signature expired: the request's X-Amz-Date is more than 15 minutes from the "
-                 "server's time",
-                 NULL);
-    return -1;
-  }
+  if (when < now - 15 * 60 || when > now + 15 * 60)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "Signature expired: the request's X-Amz-Date is more than 15 minutes "
+                        "from the server's time",
+                        NULL);
   struct tt_sigv4_header hs[MAX_SIGNED];
   size_t n = 0;
   char names[sizeof(a->signed_headers)];
@@ -419,11 +415,9 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
       break;
     p += len + 1;
   }
-  if (!host) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "'Host' must be a 'SignedHeader' in the AWS Authorization.", NULL);
-    return -1;
-  }
+  if (!host)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "'Host' must be a 'SignedHeader' in the AWS Authorization.", NULL);
   const char *token =
       MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Security-Token");
   struct tt_sigv4_request sr = {.method = "POST",
@@ -440,14 +434,12 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
   bool ok = rc == 0 && strlen(a->signature) == TT_SIGV4_HEX_LEN &&
             CRYPTO_memcmp(res.signature, a->signature, TT_SIGV4_HEX_LEN) == 0;
   tt_sigv4_result_free(&res);
-  if (!ok) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "The request signature we calculated does not match the signature you "
-                 "provided. Check your AWS Secret Access Key and signing method. Consult the "
-                 "service documentation for details.",
-                 NULL);
-    return -1;
-  }
+  if (!ok)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "The request signature we calculated does not match the signature "
+                        "you provided. Check your AWS Secret Access Key and signing method. "
+                        "Consult the service documentation for details.",
+                        NULL);
   return 0;
 }
 
@@ -507,14 +499,6 @@ static void timer_closed_cb(uv_handle_t *h) {
   maybe_free(r);
 }
 
-/* A successful call's answer `out` (NULL: out of memory). */
-static void answer_out(struct tt_ddb_req *r, json_t *out) {
-  if (out == NULL)
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-  else
-    answer_json(r, 200, out);
-}
-
 /* The call's answer: its error (a cancelled transaction's with the reasons
  * DynamoDB sends, made from the typed ones: its error.body is NULL), or its
  * result as DynamoDB's JSON; the item and read operations' is written as
@@ -531,16 +515,15 @@ static void call_done(struct tt_client_call *c) {
     json_decref(reasons);
     return;
   }
-  if (r->txn.steps) {
-    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
-    return;
-  }
-  if (r->batch.tables) {
-    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
-    return;
-  }
-  if (r->tabled) {
-    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
+  if (r->txn.steps || r->batch.tables || r->tabled) {
+    json_t *out = r->txn.steps ? tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out)
+                  : r->batch.tables
+                      ? tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out)
+                      : tt_ddb_table_desc_json(c->bc.op, c->bc.table_out);
+    if (out == NULL)
+      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    else
+      answer_json(r, 200, out);
     return;
   }
   struct tt_buf b;
@@ -648,19 +631,15 @@ static int generic_checks(struct tt_ddb_req *r, struct tt_ddbw_request *req,
   struct tt_ddbw_error err;
   r->attribute_updates = json_object_get(req->body, "AttributeUpdates") != NULL;
   if (tt_ddbw_check_request(req->op, req->body, &err) != 0 || keep_values(r, req->body) != 0 ||
-      tt_ddbw_legacy(req->op, req->body, &err) != 0) {
-    answer_error(r, err.status, err.type, err.message, NULL);
-    return -1;
-  }
+      tt_ddbw_legacy(req->op, req->body, &err) != 0)
+    return answer_error(r, err.status, err.type, err.message, NULL);
   /* The backend reads strings through json_exact.h, where one that begins
    * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
    * them, after the checks above have measured them as sent. JSON spells
    * U+0000 only as \u0000, so a body without it needs no walk. */
   if (memmem(in->body, in->body_len, "\\u0000", 6) != NULL &&
-      tt_json_mark_plain_strings(req->body) != 0) {
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-    return -1;
-  }
+      tt_json_mark_plain_strings(req->body) != 0)
+    return answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   return 0;
 }
 
@@ -728,18 +707,12 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   }
   r->op = req.op;
   r->op_known = true;
-  if (l->opts.verify && in.authorization == NULL) {
-    /* Presigned (query-string) requests are not verified: refuse them. */
-    answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
-                 "Request is missing Authentication Token", NULL);
-    json_decref(req.body);
-    return;
-  }
-  if (l->opts.verify && verify_signature(r, url, &req.auth) != 0) {
-    json_decref(req.body);
-    return;
-  }
-  if (!fast && generic_checks(r, &req, &in) != 0) {
+  /* Presigned (query-string) requests are not verified: refuse them. */
+  if ((l->opts.verify && in.authorization == NULL &&
+       answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
+                    "Request is missing Authentication Token", NULL) != 0) ||
+      (l->opts.verify && verify_signature(r, url, &req.auth) != 0) ||
+      (!fast && generic_checks(r, &req, &in) != 0)) {
     json_decref(req.body);
     return;
   }
