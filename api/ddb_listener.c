@@ -658,14 +658,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   r->cors = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin") != NULL;
-  if (r->cors && strcmp(method, "OPTIONS") == 0) {
-    r->preflight = true;
-    r->status = 200;
-    r->answered = true;
-    return;
-  }
-  if (strcmp(method, "GET") == 0) {
-    r->health = true;
+  r->preflight = r->cors && strcmp(method, "OPTIONS") == 0;
+  r->health = !r->preflight && strcmp(method, "GET") == 0;
+  if (r->preflight || r->health) {
     r->status = 200;
     r->answered = true;
     return;
