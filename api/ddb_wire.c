@@ -1262,22 +1262,14 @@ static const char *check_av(const json_t *v, char *buf, size_t n, int depth) {
     }
     if (strcmp(k, "NS") == 0 && has_duplicate(x))
       return "Input collection contains duplicates";
-    if (strcmp(k, "M") == 0) {
-      const char *mk;
-      json_t *mv;
-      json_object_foreach(x, mk, mv) {
-        if ((m = check_av(mv, buf, n, depth + 1)) != NULL)
-          return m;
-      }
-    }
-    if (strcmp(k, "L") == 0) {
-      size_t i;
-      json_t *e;
-      json_array_foreach(x, i, e) {
-        if ((m = check_av(e, buf, n, depth + 1)) != NULL)
-          return m;
-      }
-    }
+    bool map = strcmp(k, "M") == 0;
+    void *it = map ? json_object_iter(x) : NULL;
+    json_t *e;
+    for (size_t i = 0; (map || strcmp(k, "L") == 0) &&
+                       (e = map ? json_object_iter_value(it) : json_array_get(x, i)) != NULL;
+         i++, it = map ? json_object_iter_next(x, it) : NULL)
+      if ((m = check_av(e, buf, n, depth + 1)) != NULL)
+        return m; /* a map's values or a list's elements */
   }
   if (types > 1)
     return "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
