@@ -573,14 +573,7 @@ struct tctx {
   int depth;
 };
 
-static int ser(struct tctx *c, const char *fmt, const char *a, const char *b)
-    __attribute__((format(printf, 2, 0)));
-static int ser(struct tctx *c, const char *fmt, const char *a, const char *b) {
-  c->err->type = T_SER;
-  c->err->status = 400;
-  snprintf(c->err->message, sizeof(c->err->message), fmt, a, b);
-  return -1;
-}
+#define ser(c, ...) fail((c)->err, T_SER, 400, __VA_ARGS__)
 
 static bool is_whole(const json_t *v) {
   if (json_is_integer(v))
@@ -686,13 +679,13 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
       return ser(c, "Unrecognized collection type class %s%s",
                  blob ? "java.nio.ByteBuffer" : "java.lang.", blob ? "" : base);
     if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+      return ser(c, "Start of structure or map found where not expected");
     if (blob && (boo || num))
-      return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
+      return ser(c, "only base-64-encoded strings are convertible to bytes");
     if ((boo && !boolean) || (num && !number))
       return ser(c, "%s cannot be converted to %s", boo ? boov : numv, base);
     if (str && number)
-      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+      return ser(c, "STRING_VALUE cannot be converted to %s", base);
   }
   if (boolean && str) {
     const char *s = json_string_value(val);
@@ -701,7 +694,7 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
       *repl = json_false();
     else
-      return ser(c, "%s%s", "Unexpected token received from parser", "");
+      return ser(c, "Unexpected token received from parser");
   }
   if (number && json_is_real(val) && strcmp(base, "Double") != 0) {
     double d = floor(json_real_value(val));
@@ -713,11 +706,10 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     if (n % 4) {
       char len[32];
       snprintf(len, sizeof(len), "%zu", n);
-      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s%s",
-                 len, "");
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s", len);
     }
     if (!base64_canonical(json_string_value(val), n))
-      return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
+      return ser(c, "Invalid last non-pad Base64 character dectected");
   }
   if (boolean || string || blob || number)
     return 0;
@@ -725,15 +717,13 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
   bool list = plist || strcmp(base, "List") == 0, map = pmap || strcmp(base, "Map") == 0;
   if (list || map) {
     if (boo || num || str)
-      return ser(c, "%s%s", plist || pmap ? CAST_MSG : "Unexpected field type", "");
+      return ser(c, "%s", plist || pmap ? CAST_MSG : "Unexpected field type");
     if (list && obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+      return ser(c, "Start of structure or map found where not expected");
     if (map && arr) {
       if (pmap || sub == NULL)
-        return ser(c, "%s%s",
-                   "Unrecognized collection type java.util.Map<java.lang.String, "
-                   "com.amazonaws.dynamodb.v20120810.AttributeValue>",
-                   "");
+        return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, "
+                      "com.amazonaws.dynamodb.v20120810.AttributeValue>");
       return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
                  strchr(sub, '.') ? "" : "com.amazonaws.dynamodb.v20120810.", sub);
     }
@@ -755,10 +745,10 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
   bool vs = strcmp(base, "ValueStruct") == 0;
   if (vs || strcmp(base, "FieldStruct") == 0) {
     if (boo || num || str)
-      return ser(c, "%s%s", vs ? "Unexpected value type in payload" : "Unexpected field type", "");
+      return ser(c, "%s", vs ? "Unexpected value type in payload" : "Unexpected field type");
     if (arr)
-      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s%s",
-                 sub ? sub : "", "");
+      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s",
+                 sub ? sub : "");
     return json_is_object(children) ? check_struct(c, val, children) : 0;
   }
   return 0; /* a type this table does not know: not checked */
