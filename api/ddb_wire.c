@@ -1190,12 +1190,16 @@ bool tt_ddbw_number_ok(const char *s) {
   return check_num(s, buf, sizeof(buf)) == NULL;
 }
 
-static bool av_type(const char *k) {
-  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"};
-  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-    if (strcmp(k, t[i]) == 0)
+static bool type_in(const char *t, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(t, *list) == 0)
       return true;
   return false;
+}
+
+static bool av_type(const char *k) {
+  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M", NULL};
+  return type_in(k, t);
 }
 
 static bool has_duplicate(const json_t *arr) {
@@ -1409,14 +1413,10 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   json_t *e;
   switch (op) {
   case TT_DDB_PUT_ITEM:
-    if (check_item(json_object_get(body, "Item"), err) != 0)
-      return -1;
-    return check_expr_maps(body, err);
+    return check_item(json_object_get(body, "Item"), err) != 0 ? -1 : check_expr_maps(body, err);
   case TT_DDB_GET_ITEM:
   case TT_DDB_DELETE_ITEM:
-    if (check_avs(json_object_get(body, "Key"), err) != 0)
-      return -1;
-    return check_expr_maps(body, err);
+    return check_avs(json_object_get(body, "Key"), err) != 0 ? -1 : check_expr_maps(body, err);
   case TT_DDB_UPDATE_ITEM:
     if (check_avs(json_object_get(body, "Key"), err) != 0)
       return -1;
@@ -1481,13 +1481,6 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
 static const char *first_type(const json_t *v) {
   void *it = json_is_object(v) ? json_object_iter((json_t *)v) : NULL;
   return it ? json_object_iter_key(it) : "";
-}
-
-static bool type_in(const char *t, const char *const *list) {
-  for (; *list; list++)
-    if (strcmp(t, *list) == 0)
-      return true;
-  return false;
 }
 
 int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err) {
