@@ -114,14 +114,10 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
       lens[3] >= sizeof(a->service))
     return fail(err, T_SERVICE "InvalidSignatureException", 400,
                 "Credential should be scoped to a valid region and service");
-  memcpy(a->access_key, parts[0], lens[0]);
-  a->access_key[lens[0]] = '\0';
-  memcpy(a->date, parts[1], 8);
-  a->date[8] = '\0';
-  memcpy(a->region, parts[2], lens[2]);
-  a->region[lens[2]] = '\0';
-  memcpy(a->service, parts[3], lens[3]);
-  a->service[lens[3]] = '\0';
+  tt_text_copyn(a->access_key, sizeof(a->access_key), parts[0], lens[0]);
+  tt_text_copyn(a->date, sizeof(a->date), parts[1], 8);
+  tt_text_copyn(a->region, sizeof(a->region), parts[2], lens[2]);
+  tt_text_copyn(a->service, sizeof(a->service), parts[3], lens[3]);
   tt_text_copyn(a->scope, sizeof(a->scope), parts[1], (size_t)(parts[4] + lens[4] - parts[1]));
   return 0;
 }
