@@ -17,21 +17,17 @@ struct rw {
   struct tt_ddbw_error *err;
 };
 
-static int name_ph(struct rw *w, const char *attr, struct tt_buf *out) {
+/* A new placeholder of v (stolen) in w->names (#lN) or w->values (:lN),
+ * written to out. */
+static int placeholder(struct rw *w, json_t *map, json_t *v, struct tt_buf *out) {
   char ph[24];
-  snprintf(ph, sizeof(ph), "#l%u", w->n++);
-  if (json_object_set_new(w->names, ph, json_string(attr)) != 0)
+  snprintf(ph, sizeof(ph), "%cl%u", map == w->names ? '#' : ':', w->n++);
+  if (json_object_set_new(map, ph, v) != 0)
     return tt_ddbw_invalid(w->err, "out of memory");
   return tt_buf_printf(out, "%s", ph);
 }
-
-static int value_ph(struct rw *w, json_t *v, struct tt_buf *out) {
-  char ph[24];
-  snprintf(ph, sizeof(ph), ":l%u", w->n++);
-  if (json_object_set(w->values, ph, v) != 0)
-    return tt_ddbw_invalid(w->err, "out of memory");
-  return tt_buf_printf(out, "%s", ph);
-}
+#define name_ph(w, attr, out) placeholder(w, (w)->names, json_string(attr), out)
+#define value_ph(w, v, out) placeholder(w, (w)->values, json_incref(v), out)
 
 /* The comparison operators; fmt: a binary operator's text. */
 static const struct {
