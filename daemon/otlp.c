@@ -110,14 +110,10 @@ struct tt_otlp_exporter {
 static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t n) {
   if (n == 0)
     return;
-  if (strcmp(reason, "queue_full") == 0)
-    e->stats.dropped_queue += n;
-  else if (strcmp(reason, "export_failed") == 0)
-    e->stats.dropped_export += n;
-  else if (strcmp(reason, "paused") == 0)
-    e->stats.dropped_paused += n;
-  else
-    e->stats.dropped_shutdown += n;
+  *(strcmp(reason, "queue_full") == 0      ? &e->stats.dropped_queue
+    : strcmp(reason, "export_failed") == 0 ? &e->stats.dropped_export
+    : strcmp(reason, "paused") == 0        ? &e->stats.dropped_paused
+                                           : &e->stats.dropped_shutdown) += n;
   if (e->m_dropped) {
     const char *l[1] = {reason};
     tt_metric_add(e->m_dropped, l, (double)n);
