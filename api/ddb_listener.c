@@ -845,16 +845,13 @@ void tt_ddb_listener_cancel_all(struct tt_ddb_listener *l) {
       MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 1u);
   if (l->all && l->wake)
     l->wake(l->hook_arg); /* MHD's next timeout changed */
-  /* A cancel may join synchronously and unlink the request: restart. */
-  bool again = true;
-  while (again) {
-    again = false;
-    for (struct tt_ddb_req *r = l->running; r; r = r->next)
-      if (!r->drain_canceled) {
-        r->drain_canceled = true;
-        tt_join_cancel(&r->join);
-        again = true;
-        break;
-      }
+  for (struct tt_ddb_req *r = l->running; r;) {
+    if (r->drain_canceled) {
+      r = r->next;
+      continue;
+    }
+    r->drain_canceled = true;
+    tt_join_cancel(&r->join);
+    r = l->running; /* the cancel may have joined and unlinked it: restart */
   }
 }
