@@ -62,12 +62,6 @@ static bool string(struct rd *r, const char **s, size_t *n) {
   return false;
 }
 
-/* [a-zA-Z0-9_.-]: a table name's characters. */
-static bool table_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-';
-}
-
 static bool is(const char *s, size_t n, const char *lit) {
   return strlen(lit) == n && memcmp(s, lit, n) == 0;
 }
@@ -124,9 +118,7 @@ static bool key_map(struct rd *r, struct tt_av *key) {
       punct(r, ',');
     string(r, &name, &len);
     punct(r, ':');
-    if (tt_av_member_name(m, name, len) != 0)
-      return false;
-    if (!key_value(r, &m->value))
+    if (tt_av_member_name(m, name, len) != 0 || !key_value(r, &m->value))
       return false;
   }
   *r = end;
@@ -145,11 +137,10 @@ static bool read_body(struct rd *r, struct tt_ddbw_get *out) {
       return false;
     ws(r);
     if (is(m, mn, "TableName") && !table) {
-      if (!string(r, &s, &n) || n < 3 || n >= sizeof(out->table))
+      /* [a-zA-Z0-9_.-]: a table name's characters (s[n] is the closing '"'). */
+      if (!string(r, &s, &n) || n < 3 || n >= sizeof(out->table) ||
+          strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") < n)
         return false;
-      for (size_t i = 0; i < n; i++)
-        if (!table_char(s[i]))
-          return false;
       memcpy(out->table, s, n);
       out->table[n] = '\0';
       table = true;

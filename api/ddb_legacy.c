@@ -17,21 +17,17 @@ struct rw {
   struct tt_ddbw_error *err;
 };
 
-static int name_ph(struct rw *w, const char *attr, struct tt_buf *out) {
+/* A new placeholder of v (stolen) in w->names (#lN) or w->values (:lN),
+ * written to out. */
+static int placeholder(struct rw *w, json_t *map, json_t *v, struct tt_buf *out) {
   char ph[24];
-  snprintf(ph, sizeof(ph), "#l%u", w->n++);
-  if (json_object_set_new(w->names, ph, json_string(attr)) != 0)
+  snprintf(ph, sizeof(ph), "%cl%u", map == w->names ? '#' : ':', w->n++);
+  if (json_object_set_new(map, ph, v) != 0)
     return tt_ddbw_invalid(w->err, "out of memory");
   return tt_buf_printf(out, "%s", ph);
 }
-
-static int value_ph(struct rw *w, json_t *v, struct tt_buf *out) {
-  char ph[24];
-  snprintf(ph, sizeof(ph), ":l%u", w->n++);
-  if (json_object_set(w->values, ph, v) != 0)
-    return tt_ddbw_invalid(w->err, "out of memory");
-  return tt_buf_printf(out, "%s", ph);
-}
+#define name_ph(w, attr, out) placeholder(w, (w)->names, json_string(attr), out)
+#define value_ph(w, v, out) placeholder(w, (w)->values, json_incref(v), out)
 
 /* The comparison operators; fmt: a binary operator's text. */
 static const struct {
@@ -219,6 +215,18 @@ static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf
   return rc < 0 ? -1 : 0;
 }
 
+/* Ends a rewrite: when rc is 0, `expr` gets out's text (when `put`) in
+ * place of the legacy `param`. Frees out; returns rc, or -1 out of memory. */
+static int replace_param(struct rw *w, json_t *req, const char *param, const char *expr,
+                         struct tt_buf *out, bool put, int rc) {
+  if (rc == 0 && put && json_object_set_new(req, expr, json_stringn(out->data, out->len)) != 0)
+    rc = tt_ddbw_invalid(w->err, "out of memory");
+  tt_buf_free(out);
+  if (rc == 0)
+    json_object_del(req, param);
+  return rc;
+}
+
 /* A map of conditions joined with AND or OR into `expr` of `req`. */
 static int conditions(struct rw *w, json_t *req, const char *param, const char *expr,
                       const char *joiner, bool key) {
@@ -244,13 +252,7 @@ static int conditions(struct rw *w, json_t *req, const char *param, const char *
     if (rc != 0)
       break;
   }
-  if (rc == 0 && k > 0 &&
-      json_object_set_new(req, expr, json_stringn(out.data, out.len)) != 0)
-    rc = tt_ddbw_invalid(w->err, "out of memory");
-  tt_buf_free(&out);
-  if (rc == 0)
-    json_object_del(req, param);
-  return rc;
+  return replace_param(w, req, param, expr, &out, k > 0, rc);
 }
 
 static int attributes_to_get(struct rw *w, json_t *req) {
@@ -279,13 +281,7 @@ static int attributes_to_get(struct rw *w, json_t *req) {
     else if ((i && tt_buf_printf(&out, ", ") < 0) || name_ph(w, s, &out) < 0)
       rc = -1;
   }
-  if (rc == 0 &&
-      json_object_set_new(req, "ProjectionExpression", json_stringn(out.data, out.len)) != 0)
-    rc = tt_ddbw_invalid(w->err, "out of memory");
-  tt_buf_free(&out);
-  if (rc == 0)
-    json_object_del(req, "AttributesToGet");
-  return rc;
+  return replace_param(w, req, "AttributesToGet", "ProjectionExpression", &out, true, rc);
 }
 
 static int attribute_updates(struct rw *w, json_t *req) {
@@ -363,15 +359,9 @@ static int attribute_updates(struct rw *w, json_t *req) {
     if (part[i].len && tt_buf_printf(&all, "%s%s %.*s", all.len ? " " : "", kw[i],
                                      (int)part[i].len, part[i].data) < 0)
       rc = -1;
-  if (rc == 0 && all.len &&
-      json_object_set_new(req, "UpdateExpression", json_stringn(all.data, all.len)) != 0)
-    rc = tt_ddbw_invalid(w->err, "out of memory");
   for (int i = 0; i < 4; i++)
     tt_buf_free(&part[i]);
-  tt_buf_free(&all);
-  if (rc == 0)
-    json_object_del(req, "AttributeUpdates");
-  return rc;
+  return replace_param(w, req, "AttributeUpdates", "UpdateExpression", &all, all.len > 0, rc);
 }
 
 const char *tt_ddbw_legacy_message(const char *message) {

@@ -158,11 +158,13 @@ static void answer_json(struct tt_ddb_req *r, unsigned status, json_t *body) {
   r->answered = true;
 }
 
-static void answer_error(struct tt_ddb_req *r, unsigned status, const char *full_type,
-                         const char *message, const json_t *extra) {
+/* Answers DynamoDB's error; returns -1. */
+static int answer_error(struct tt_ddb_req *r, unsigned status, const char *full_type,
+                        const char *message, const json_t *extra) {
   const char *hash = strchr(full_type, '#');
   snprintf(r->error_type, sizeof(r->error_type), "%s", hash ? hash + 1 : full_type);
   answer_json(r, status, tt_ddbw_error_body(full_type, message, extra));
+  return -1;
 }
 
 /* "AttributeValue: {T:v}" for the placeholder at *s (up to a ',' or the
@@ -364,19 +366,14 @@ static int parse_amz_date(const char *s, time_t *out) {
   for (int i = 0; i < 15; i++)
     if (i != 8 && (s[i] < '0' || s[i] > '9'))
       return -1;
-  char buf[5];
-  memcpy(buf, s, 4), buf[4] = '\0';
-  tm.tm_year = (int)strtol(buf, NULL, 10) - 1900;
-  memcpy(buf, s + 4, 2), buf[2] = '\0';
-  tm.tm_mon = (int)strtol(buf, NULL, 10) - 1;
-  memcpy(buf, s + 6, 2);
-  tm.tm_mday = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 9, 2);
-  tm.tm_hour = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 11, 2);
-  tm.tm_min = (int)strtol(buf, NULL, 10);
-  memcpy(buf, s + 13, 2);
-  tm.tm_sec = (int)strtol(buf, NULL, 10);
+#define D2(i) ((s[i] - '0') * 10 + s[(i) + 1] - '0') /* two digits, checked above */
+  tm.tm_year = D2(0) * 100 + D2(2) - 1900;
+  tm.tm_mon = D2(4) - 1;
+  tm.tm_mday = D2(6);
+  tm.tm_hour = D2(9);
+  tm.tm_min = D2(11);
+  tm.tm_sec = D2(13);
+#undef D2
   *out = timegm(&tm);
   return 0;
 }
@@ -387,27 +384,21 @@ static int parse_amz_date(const char *s, time_t *out) {
  * compares (constant time). Returns 0, or -1 after answering the error. */
 static int verify_signature(struct tt_ddb_req *r, const char *url, const struct tt_ddbw_auth *a) {
   const struct tt_ddb_listener_options *o = &r->l->opts;
-  if (strcmp(a->access_key, o->access_key_id) != 0) {
-    answer_error(r, 400, T_SERVICE "UnrecognizedClientException",
-                 "The security token included in the request is invalid.", NULL);
-    return -1;
-  }
+  if (strcmp(a->access_key, o->access_key_id) != 0)
+    return answer_error(r, 400, T_SERVICE "UnrecognizedClientException",
+                        "The security token included in the request is invalid.", NULL);
   const char *amz_date = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Date");
   time_t when;
-  if (parse_amz_date(amz_date, &when) != 0) {
-    answer_error(r, 400, T_SERVICE "IncompleteSignatureException",
-                 "Date must be in ISO-8601 'basic format'.", NULL);
-    return -1;
-  }
+  if (parse_amz_date(amz_date, &when) != 0)
+    return answer_error(r, 400, T_SERVICE "IncompleteSignatureException",
+                        "Date must be in ISO-8601 'basic format'.", NULL);
   /* DynamoDB refuses a signature more than 15 minutes from its clock. */
   time_t now = time(NULL);
-  if (when < now - 15 * 60 || when > now + 15 * 60) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "Signature expired: the request's X-Amz-Date is more than 15 minutes from the "
-                 "server's time",
-                 NULL);
-    return -1;
-  }
+  if (when < now - 15 * 60 || when > now + 15 * 60)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "Signature expired: the request's X-Amz-Date is more than 15 minutes "
+                        "from the server's time",
+                        NULL);
   struct tt_sigv4_header hs[MAX_SIGNED];
   size_t n = 0;
   char names[sizeof(a->signed_headers)];
@@ -424,11 +415,9 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
       break;
     p += len + 1;
   }
-  if (!host) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "'Host' must be a 'SignedHeader' in the AWS Authorization.", NULL);
-    return -1;
-  }
+  if (!host)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "'Host' must be a 'SignedHeader' in the AWS Authorization.", NULL);
   const char *token =
       MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Amz-Security-Token");
   struct tt_sigv4_request sr = {.method = "POST",
@@ -445,14 +434,12 @@ static int verify_signature(struct tt_ddb_req *r, const char *url, const struct 
   bool ok = rc == 0 && strlen(a->signature) == TT_SIGV4_HEX_LEN &&
             CRYPTO_memcmp(res.signature, a->signature, TT_SIGV4_HEX_LEN) == 0;
   tt_sigv4_result_free(&res);
-  if (!ok) {
-    answer_error(r, 400, T_SERVICE "InvalidSignatureException",
-                 "The request signature we calculated does not match the signature you "
-                 "provided. Check your AWS Secret Access Key and signing method. Consult the "
-                 "service documentation for details.",
-                 NULL);
-    return -1;
-  }
+  if (!ok)
+    return answer_error(r, 400, T_SERVICE "InvalidSignatureException",
+                        "The request signature we calculated does not match the signature "
+                        "you provided. Check your AWS Secret Access Key and signing method. "
+                        "Consult the service documentation for details.",
+                        NULL);
   return 0;
 }
 
@@ -512,14 +499,6 @@ static void timer_closed_cb(uv_handle_t *h) {
   maybe_free(r);
 }
 
-/* A successful call's answer `out` (NULL: out of memory). */
-static void answer_out(struct tt_ddb_req *r, json_t *out) {
-  if (out == NULL)
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-  else
-    answer_json(r, 200, out);
-}
-
 /* The call's answer: its error (a cancelled transaction's with the reasons
  * DynamoDB sends, made from the typed ones: its error.body is NULL), or its
  * result as DynamoDB's JSON; the item and read operations' is written as
@@ -536,16 +515,15 @@ static void call_done(struct tt_client_call *c) {
     json_decref(reasons);
     return;
   }
-  if (r->txn.steps) {
-    answer_out(r, tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out));
-    return;
-  }
-  if (r->batch.tables) {
-    answer_out(r, tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out));
-    return;
-  }
-  if (r->tabled) {
-    answer_out(r, tt_ddb_table_desc_json(c->bc.op, c->bc.table_out));
+  if (r->txn.steps || r->batch.tables || r->tabled) {
+    json_t *out = r->txn.steps ? tt_ddbt_txn_answer(c->bc.op, &c->bc.txn_out)
+                  : r->batch.tables
+                      ? tt_ddbt_batch_answer(c->bc.op, r->body, &r->batch, &c->bc.batch_out)
+                      : tt_ddb_table_desc_json(c->bc.op, c->bc.table_out);
+    if (out == NULL)
+      answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
+    else
+      answer_json(r, 200, out);
     return;
   }
   struct tt_buf b;
@@ -653,19 +631,15 @@ static int generic_checks(struct tt_ddb_req *r, struct tt_ddbw_request *req,
   struct tt_ddbw_error err;
   r->attribute_updates = json_object_get(req->body, "AttributeUpdates") != NULL;
   if (tt_ddbw_check_request(req->op, req->body, &err) != 0 || keep_values(r, req->body) != 0 ||
-      tt_ddbw_legacy(req->op, req->body, &err) != 0) {
-    answer_error(r, err.status, err.type, err.message, NULL);
-    return -1;
-  }
+      tt_ddbw_legacy(req->op, req->body, &err) != 0)
+    return answer_error(r, err.status, err.type, err.message, NULL);
   /* The backend reads strings through json_exact.h, where one that begins
    * with U+0000 carries the "\0S" marker (so "\0N1" is no number): mark
    * them, after the checks above have measured them as sent. JSON spells
    * U+0000 only as \u0000, so a body without it needs no walk. */
   if (memmem(in->body, in->body_len, "\\u0000", 6) != NULL &&
-      tt_json_mark_plain_strings(req->body) != 0) {
-    answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
-    return -1;
-  }
+      tt_json_mark_plain_strings(req->body) != 0)
+    return answer_error(r, 500, T_DDB "InternalServerError", "out of memory", NULL);
   return 0;
 }
 
@@ -684,14 +658,9 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   r->cors = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin") != NULL;
-  if (r->cors && strcmp(method, "OPTIONS") == 0) {
-    r->preflight = true;
-    r->status = 200;
-    r->answered = true;
-    return;
-  }
-  if (strcmp(method, "GET") == 0) {
-    r->health = true;
+  r->preflight = r->cors && strcmp(method, "OPTIONS") == 0;
+  r->health = !r->preflight && strcmp(method, "GET") == 0;
+  if (r->preflight || r->health) {
     r->status = 200;
     r->answered = true;
     return;
@@ -733,18 +702,12 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
   }
   r->op = req.op;
   r->op_known = true;
-  if (l->opts.verify && in.authorization == NULL) {
-    /* Presigned (query-string) requests are not verified: refuse them. */
-    answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
-                 "Request is missing Authentication Token", NULL);
-    json_decref(req.body);
-    return;
-  }
-  if (l->opts.verify && verify_signature(r, url, &req.auth) != 0) {
-    json_decref(req.body);
-    return;
-  }
-  if (!fast && generic_checks(r, &req, &in) != 0) {
+  /* Presigned (query-string) requests are not verified: refuse them. */
+  if ((l->opts.verify && in.authorization == NULL &&
+       answer_error(r, 400, T_SERVICE "MissingAuthenticationTokenException",
+                    "Request is missing Authentication Token", NULL) != 0) ||
+      (l->opts.verify && verify_signature(r, url, &req.auth) != 0) ||
+      (!fast && generic_checks(r, &req, &in) != 0)) {
     json_decref(req.body);
     return;
   }
@@ -882,16 +845,13 @@ void tt_ddb_listener_cancel_all(struct tt_ddb_listener *l) {
       MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT, 1u);
   if (l->all && l->wake)
     l->wake(l->hook_arg); /* MHD's next timeout changed */
-  /* A cancel may join synchronously and unlink the request: restart. */
-  bool again = true;
-  while (again) {
-    again = false;
-    for (struct tt_ddb_req *r = l->running; r; r = r->next)
-      if (!r->drain_canceled) {
-        r->drain_canceled = true;
-        tt_join_cancel(&r->join);
-        again = true;
-        break;
-      }
+  for (struct tt_ddb_req *r = l->running; r;) {
+    if (r->drain_canceled) {
+      r = r->next;
+      continue;
+    }
+    r->drain_canceled = true;
+    tt_join_cancel(&r->join);
+    r = l->running; /* the cancel may have joined and unlinked it: restart */
   }
 }

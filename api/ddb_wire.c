@@ -114,14 +114,10 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
       lens[3] >= sizeof(a->service))
     return fail(err, T_SERVICE "InvalidSignatureException", 400,
                 "Credential should be scoped to a valid region and service");
-  memcpy(a->access_key, parts[0], lens[0]);
-  a->access_key[lens[0]] = '\0';
-  memcpy(a->date, parts[1], 8);
-  a->date[8] = '\0';
-  memcpy(a->region, parts[2], lens[2]);
-  a->region[lens[2]] = '\0';
-  memcpy(a->service, parts[3], lens[3]);
-  a->service[lens[3]] = '\0';
+  tt_text_copyn(a->access_key, sizeof(a->access_key), parts[0], lens[0]);
+  tt_text_copyn(a->date, sizeof(a->date), parts[1], 8);
+  tt_text_copyn(a->region, sizeof(a->region), parts[2], lens[2]);
+  tt_text_copyn(a->service, sizeof(a->service), parts[3], lens[3]);
   tt_text_copyn(a->scope, sizeof(a->scope), parts[1], (size_t)(parts[4] + lens[4] - parts[1]));
   return 0;
 }
@@ -573,14 +569,7 @@ struct tctx {
   int depth;
 };
 
-static int ser(struct tctx *c, const char *fmt, const char *a, const char *b)
-    __attribute__((format(printf, 2, 0)));
-static int ser(struct tctx *c, const char *fmt, const char *a, const char *b) {
-  c->err->type = T_SER;
-  c->err->status = 400;
-  snprintf(c->err->message, sizeof(c->err->message), fmt, a, b);
-  return -1;
-}
+#define ser(c, ...) fail((c)->err, T_SER, 400, __VA_ARGS__)
 
 static bool is_whole(const json_t *v) {
   if (json_is_integer(v))
@@ -686,13 +675,13 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
       return ser(c, "Unrecognized collection type class %s%s",
                  blob ? "java.nio.ByteBuffer" : "java.lang.", blob ? "" : base);
     if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
+      return ser(c, "Start of structure or map found where not expected");
     if (blob && (boo || num))
-      return ser(c, "%s%s", "only base-64-encoded strings are convertible to bytes", "");
+      return ser(c, "only base-64-encoded strings are convertible to bytes");
     if ((boo && !boolean) || (num && !number))
       return ser(c, "%s cannot be converted to %s", boo ? boov : numv, base);
     if (str && number)
-      return ser(c, "STRING_VALUE cannot be converted to %s%s", base, "");
+      return ser(c, "STRING_VALUE cannot be converted to %s", base);
   }
   if (boolean && str) {
     const char *s = json_string_value(val);
@@ -701,7 +690,7 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     else if (strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0)
       *repl = json_false();
     else
-      return ser(c, "%s%s", "Unexpected token received from parser", "");
+      return ser(c, "Unexpected token received from parser");
   }
   if (number && json_is_real(val) && strcmp(base, "Double") != 0) {
     double d = floor(json_real_value(val));
@@ -713,61 +702,49 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
     if (n % 4) {
       char len[32];
       snprintf(len, sizeof(len), "%zu", n);
-      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s%s",
-                 len, "");
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s", len);
     }
     if (!base64_canonical(json_string_value(val), n))
-      return ser(c, "%s%s", "Invalid last non-pad Base64 character dectected", "");
+      return ser(c, "Invalid last non-pad Base64 character dectected");
   }
   if (boolean || string || blob || number)
     return 0;
   bool plist = strcmp(base, "ParameterizedList") == 0, pmap = strcmp(base, "ParameterizedMap") == 0;
-  if (strcmp(base, "List") == 0 || plist) {
+  bool list = plist || strcmp(base, "List") == 0, map = pmap || strcmp(base, "Map") == 0;
+  if (list || map) {
     if (boo || num || str)
-      return ser(c, "%s%s", plist ? CAST_MSG : "Unexpected field type", "");
-    if (obj)
-      return ser(c, "%s%s", "Start of structure or map found where not expected", "");
-    size_t i;
-    json_t *e;
-    json_array_foreach(val, i, e) {
-      json_t *r = NULL;
-      if (check_node(c, e, children, &r) != 0)
-        return -1;
-      if (r)
-        json_array_set_new(val, i, r);
-    }
-    return 0;
-  }
-  if (strcmp(base, "Map") == 0 || pmap) {
-    if (boo || num || str)
-      return ser(c, "%s%s", pmap ? CAST_MSG : "Unexpected field type", "");
-    if (arr) {
+      return ser(c, "%s", plist || pmap ? CAST_MSG : "Unexpected field type");
+    if (list && obj)
+      return ser(c, "Start of structure or map found where not expected");
+    if (map && arr) {
       if (pmap || sub == NULL)
-        return ser(c, "%s%s",
-                   "Unrecognized collection type java.util.Map<java.lang.String, "
-                   "com.amazonaws.dynamodb.v20120810.AttributeValue>",
-                   "");
+        return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, "
+                      "com.amazonaws.dynamodb.v20120810.AttributeValue>");
       return ser(c, "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
                  strchr(sub, '.') ? "" : "com.amazonaws.dynamodb.v20120810.", sub);
     }
-    const char *k;
-    json_t *v;
-    json_object_foreach(val, k, v) {
+    /* Each element (list) or value (map), replaced when its check converts it. */
+    size_t i = 0;
+    void *it = map ? json_object_iter(val) : NULL;
+    for (json_t *e; (e = map ? json_object_iter_value(it) : json_array_get(val, i)) != NULL;
+         i++, it = map ? json_object_iter_next(val, it) : NULL) {
       json_t *r = NULL;
-      if (check_node(c, v, children, &r) != 0)
+      if (check_node(c, e, children, &r) != 0)
         return -1;
-      if (r)
-        json_object_set_new(val, k, r);
+      if (r && map)
+        json_object_iter_set_new(val, it, r);
+      else if (r)
+        json_array_set_new(val, i, r);
     }
     return 0;
   }
   bool vs = strcmp(base, "ValueStruct") == 0;
   if (vs || strcmp(base, "FieldStruct") == 0) {
     if (boo || num || str)
-      return ser(c, "%s%s", vs ? "Unexpected value type in payload" : "Unexpected field type", "");
+      return ser(c, "%s", vs ? "Unexpected value type in payload" : "Unexpected field type");
     if (arr)
-      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s%s",
-                 sub ? sub : "", "");
+      return ser(c, "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s",
+                 sub ? sub : "");
     return json_is_object(children) ? check_struct(c, val, children) : 0;
   }
   return 0; /* a type this table does not know: not checked */
@@ -1209,12 +1186,16 @@ bool tt_ddbw_number_ok(const char *s) {
   return check_num(s, buf, sizeof(buf)) == NULL;
 }
 
-static bool av_type(const char *k) {
-  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"};
-  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-    if (strcmp(k, t[i]) == 0)
+static bool type_in(const char *t, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(t, *list) == 0)
       return true;
   return false;
+}
+
+static bool av_type(const char *k) {
+  static const char *const t[] = {"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M", NULL};
+  return type_in(k, t);
 }
 
 static bool has_duplicate(const json_t *arr) {
@@ -1271,22 +1252,14 @@ static const char *check_av(const json_t *v, char *buf, size_t n, int depth) {
     }
     if (strcmp(k, "NS") == 0 && has_duplicate(x))
       return "Input collection contains duplicates";
-    if (strcmp(k, "M") == 0) {
-      const char *mk;
-      json_t *mv;
-      json_object_foreach(x, mk, mv) {
-        if ((m = check_av(mv, buf, n, depth + 1)) != NULL)
-          return m;
-      }
-    }
-    if (strcmp(k, "L") == 0) {
-      size_t i;
-      json_t *e;
-      json_array_foreach(x, i, e) {
-        if ((m = check_av(e, buf, n, depth + 1)) != NULL)
-          return m;
-      }
-    }
+    bool map = strcmp(k, "M") == 0;
+    void *it = map ? json_object_iter(x) : NULL;
+    json_t *e;
+    for (size_t i = 0; (map || strcmp(k, "L") == 0) &&
+                       (e = map ? json_object_iter_value(it) : json_array_get(x, i)) != NULL;
+         i++, it = map ? json_object_iter_next(x, it) : NULL)
+      if ((m = check_av(e, buf, n, depth + 1)) != NULL)
+        return m; /* a map's values or a list's elements */
   }
   if (types > 1)
     return "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
@@ -1436,14 +1409,10 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
   json_t *e;
   switch (op) {
   case TT_DDB_PUT_ITEM:
-    if (check_item(json_object_get(body, "Item"), err) != 0)
-      return -1;
-    return check_expr_maps(body, err);
+    return check_item(json_object_get(body, "Item"), err) != 0 ? -1 : check_expr_maps(body, err);
   case TT_DDB_GET_ITEM:
   case TT_DDB_DELETE_ITEM:
-    if (check_avs(json_object_get(body, "Key"), err) != 0)
-      return -1;
-    return check_expr_maps(body, err);
+    return check_avs(json_object_get(body, "Key"), err) != 0 ? -1 : check_expr_maps(body, err);
   case TT_DDB_UPDATE_ITEM:
     if (check_avs(json_object_get(body, "Key"), err) != 0)
       return -1;
@@ -1508,13 +1477,6 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
 static const char *first_type(const json_t *v) {
   void *it = json_is_object(v) ? json_object_iter((json_t *)v) : NULL;
   return it ? json_object_iter_key(it) : "";
-}
-
-static bool type_in(const char *t, const char *const *list) {
-  for (; *list; list++)
-    if (strcmp(t, *list) == 0)
-      return true;
-  return false;
 }
 
 int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err) {

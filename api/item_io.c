@@ -75,16 +75,6 @@ static int part_to_av(const struct tt_model_attr *a, const char *text, size_t le
   return tt_orm_key_check_value(a, out, "key", err);
 }
 
-/* Appends the key attribute `a` with value *v (stolen) to the M *key. */
-static int key_put(struct tt_av *key, const struct tt_model_attr *a, struct tt_av *v,
-                   struct tt_error *err) {
-  if (tt_av_map_put(key, a->name, a->name_len, v) != 0) {
-    tt_av_free(v);
-    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  }
-  return 0;
-}
-
 int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
                          struct tt_av *key_out, struct tt_error *err) {
   const struct tt_model_attr *pk = tt_model_pk(m), *sk = tt_model_sk(m);
@@ -129,8 +119,12 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
                    a->name);
       goto fail;
     }
-    if (part_to_av(a, buf, (size_t)n, &v, err) != 0 || key_put(key_out, a, &v, err) != 0)
+    if (part_to_av(a, buf, (size_t)n, &v, err) != 0)
       goto fail;
+    if (tt_av_map_put(key_out, a->name, a->name_len, &v) != 0) { /* steals v */
+      tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
+      goto fail; /* v freed there */
+    }
   }
   rc = 0;
 fail:

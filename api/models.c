@@ -170,7 +170,6 @@ void tt_handle_model_put(struct tt_request *req) {
   if (unsafe && strcmp(unsafe, "true") == 0)
     flags |= TT_MODEL_PUT_ALLOW_UNSAFE;
   else if (unsafe && strcmp(unsafe, "false") != 0) {
-    tt_model_unref(m);
     tt_request_fail(req, TT_ERR_VALIDATION, "allow_unsafe", "allow_unsafe must be true or false");
     goto done;
   }
@@ -178,7 +177,6 @@ void tt_handle_model_put(struct tt_request *req) {
    * (and, on the memory backend, the tables) as they were. */
   enum tt_model_put_result what;
   if (tt_model_registry_check(req->server->orm->models, m, flags, &what, &err) != 0) {
-    tt_model_unref(m);
     tt_request_respond_error(req, &err, NULL);
     goto done;
   }
@@ -186,20 +184,19 @@ void tt_handle_model_put(struct tt_request *req) {
     unsigned status = 200;
     if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0)
       tt_request_respond_json(req, status, tt_model_to_json(m));
-    tt_model_unref(m);
     goto done;
   }
   /* The memory backend keeps every model's table: ensure it with the new
    * model first, register it only when that worked. */
   struct table_op *job = job_new(req, m);
-  if (job == NULL) {
-    tt_model_unref(m);
+  if (job == NULL)
     goto done;
-  }
-  job->registered = m;
+  job->registered = m; /* the job's reference now */
+  m = NULL;
   job->put_flags = flags;
   tt_orm_table_ensure(&job->ctx);
 done:
+  tt_model_unref(m);
   json_decref(body);
 }
 

@@ -58,10 +58,8 @@ void tt_handle_test_sleep(struct tt_request *req) {
     uint64_t delay = i == fail_op ? (uint64_t)ms / 2 : (uint64_t)ms;
     if (tt_sleep_op_start(&ops[i], req->server->loop, &req->join, delay, i == fail_op) != 0) {
       /* Already-started ops are canceled and joined before the answer. */
-      struct tt_error err;
-      tt_error_set(&err, TT_ERR_INTERNAL, NULL, "could not start a timer");
+      tt_error_set(&req->join.first_error, TT_ERR_INTERNAL, NULL, "could not start a timer");
       req->join.failed = true;
-      req->join.first_error = err;
       job->nops = (size_t)i; /* the ones started */
       tt_join_cancel(&req->join);
       break;

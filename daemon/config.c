@@ -546,14 +546,12 @@ static int tracing_settings(struct tt_config *cfg, char **envp, struct tt_error 
   for (size_t i = 0; i < sizeof(otel) / sizeof(otel[0]); i++)
     if (otel_default(otel[i].field, otel[i].size, envp, otel[i].var, otel[i].suffix, err) != 0)
       return -1;
-  if (cfg->otlp_timeout_ms == 0) {
-    const char *t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
-    if (t == NULL)
-      t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TIMEOUT");
-    if (t && apply(cfg, find_setting("otlp-timeout-ms", 15), t, "OTEL_EXPORTER_OTLP_TIMEOUT",
-                   false, err) != 0)
-      return -1;
-  }
+  const char *t = env_lookup(envp, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+                      ?: env_lookup(envp, "OTEL_EXPORTER_OTLP_TIMEOUT");
+  if (cfg->otlp_timeout_ms == 0 && t &&
+      apply(cfg, find_setting("otlp-timeout-ms", 15), t, "OTEL_EXPORTER_OTLP_TIMEOUT", false,
+            err) != 0)
+    return -1;
   const char *bsp = env_lookup(envp, "OTEL_BSP_SCHEDULE_DELAY");
   if (cfg->otlp_schedule_delay_ms == 0 && bsp &&
       apply(cfg, find_setting("otlp-schedule-delay-ms", 22), bsp, "OTEL_BSP_SCHEDULE_DELAY",
@@ -620,48 +618,41 @@ int tt_config_load(struct tt_config *cfg, int argc, char **argv, char **envp,
     return -1;
   if (apply_args(cfg, argc, argv, false, action, err) != 0)
     return -1;
-  if (cfg->region[0] == '\0') {
-    const char *r = env_lookup(envp, "AWS_REGION");
-    if (r == NULL)
-      r = env_lookup(envp, "AWS_DEFAULT_REGION");
-    if (r)
-      snprintf(cfg->region, sizeof(cfg->region), "%s", r);
-  }
+  const char *r = env_lookup(envp, "AWS_REGION") ?: env_lookup(envp, "AWS_DEFAULT_REGION");
+  if (cfg->region[0] == '\0' && r)
+    snprintf(cfg->region, sizeof(cfg->region), "%s", r);
   return tracing_settings(cfg, envp, err);
 }
 
 int tt_config_read_token(const char *path, char **token, struct tt_error *err) {
+#define TOKEN_FAIL(fmt, ...)                                                                      \
+  tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file", "auth-token-file: %s" fmt, path,      \
+               ##__VA_ARGS__)
   *token = NULL;
   FILE *f = fopen(path, "rb");
   if (f == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file", "auth-token-file: %s: %s",
-                        path, strerror(errno));
+    return TOKEN_FAIL(": %s", strerror(errno));
   /* One byte more than allowed tells an over-long file from a full one. */
   char buf[TT_TOKEN_FILE_MAX + 2];
   size_t n = fread(buf, 1, sizeof(buf) - 1, f);
   bool read_error = ferror(f) != 0;
   fclose(f);
   if (read_error)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
-                        "auth-token-file: %s: could not be read", path);
+    return TOKEN_FAIL(": could not be read");
   if (n > TT_TOKEN_FILE_MAX)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
-                        "auth-token-file: %s is longer than %d bytes", path, TT_TOKEN_FILE_MAX);
+    return TOKEN_FAIL(" is longer than %d bytes", TT_TOKEN_FILE_MAX);
   while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r' ||
                    buf[n - 1] == '\n'))
     n--;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)buf[i];
     if (c < 0x20 || c == 0x7f)
-      return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
-                          "auth-token-file: %s: the token has a control byte (0x%02x) at "
-                          "offset %zu; write it on one line of printable characters",
-                          path, c, i);
+      return TOKEN_FAIL(": the token has a control byte (0x%02x) at offset %zu; write it on "
+                        "one line of printable characters", c, i);
   }
   if (n < TT_TOKEN_MIN)
-    return tt_error_set(err, TT_ERR_VALIDATION, "auth-token-file",
-                        "auth-token-file: %s: the token must be at least %d characters", path,
-                        TT_TOKEN_MIN);
+    return TOKEN_FAIL(": the token must be at least %d characters", TT_TOKEN_MIN);
+#undef TOKEN_FAIL
   buf[n] = '\0';
   *token = strdup(buf);
   if (*token == NULL)

@@ -50,6 +50,13 @@
  * than 32 KiB (bench/README.md, "Counts per request"). */
 #define TT_MHD_CONNECTION_POOL 16384
 
+/* The options both MHD daemons end with: the connection limit, MHD's own
+ * idle timeout (30 s) and the pool. */
+#define MHD_COMMON_OPTIONS(d)                                                                     \
+  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(d)->cfg.max_connections,                           \
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,        \
+      (size_t)TT_MHD_CONNECTION_POOL, MHD_OPTION_END
+
 struct daemon {
   struct tt_config cfg;
   uv_loop_t loop;
@@ -605,10 +612,7 @@ static int start_ddb(struct daemon *d, struct tt_error *err) {
   d->ddb_mhd = MHD_start_daemon(
       MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, tt_ddb_listener_access_cb,
       &d->ddb, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)d->ddb_listener.fd,
-      MHD_OPTION_NOTIFY_COMPLETED, tt_ddb_listener_completed_cb, &d->ddb,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      (size_t)TT_MHD_CONNECTION_POOL, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, tt_ddb_listener_completed_cb, &d->ddb, MHD_COMMON_OPTIONS(d));
   if (d->ddb_mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "dynamodb-listen",
                         "could not start the DynamoDB listener");
@@ -692,10 +696,7 @@ static int start(struct daemon *d, struct tt_error *err) {
       &d->server, MHD_OPTION_UNESCAPE_CALLBACK, tt_server_unescape_cb, NULL,
       /* Header and body deadlines, lingering close (api/server.c). */
       MHD_OPTION_URI_LOG_CALLBACK, tt_server_uri_cb, &d->server, MHD_OPTION_NOTIFY_CONNECTION,
-      tt_server_connection_cb, &d->server,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)d->cfg.max_connections,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      (size_t)TT_MHD_CONNECTION_POOL, MHD_OPTION_END);
+      tt_server_connection_cb, &d->server, MHD_COMMON_OPTIONS(d));
   if (d->mhd == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
   if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)

@@ -110,14 +110,10 @@ struct tt_otlp_exporter {
 static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t n) {
   if (n == 0)
     return;
-  if (strcmp(reason, "queue_full") == 0)
-    e->stats.dropped_queue += n;
-  else if (strcmp(reason, "export_failed") == 0)
-    e->stats.dropped_export += n;
-  else if (strcmp(reason, "paused") == 0)
-    e->stats.dropped_paused += n;
-  else
-    e->stats.dropped_shutdown += n;
+  *(strcmp(reason, "queue_full") == 0      ? &e->stats.dropped_queue
+    : strcmp(reason, "export_failed") == 0 ? &e->stats.dropped_export
+    : strcmp(reason, "paused") == 0        ? &e->stats.dropped_paused
+                                           : &e->stats.dropped_shutdown) += n;
   if (e->m_dropped) {
     const char *l[1] = {reason};
     tt_metric_add(e->m_dropped, l, (double)n);
@@ -699,22 +695,17 @@ int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options 
     for (size_t i = 0; i < e->n_header_lines; i++)
       ok = ok && e->header_lines[i] != NULL;
   }
-  if (ok && o->resource.attrs) {
-    for (size_t i = 0; i < o->resource.attrs->n && ok; i++) {
-      struct tt_otlp_kv *items = realloc(e->attrs.items, (e->attrs.n + 1) * sizeof(*items));
-      if (items == NULL) {
-        ok = false;
-        break;
-      }
-      e->attrs.items = items;
-      items[e->attrs.n].key = strdup(o->resource.attrs->items[i].key);
-      items[e->attrs.n].value = strdup(o->resource.attrs->items[i].value);
-      e->attrs.n++;
-      ok = items[e->attrs.n - 1].key && items[e->attrs.n - 1].value;
-      if (ok) {
-        tt_utf8_scrub(items[e->attrs.n - 1].key);
-        tt_utf8_scrub(items[e->attrs.n - 1].value);
-      }
+  size_t na = ok && o->resource.attrs ? o->resource.attrs->n : 0;
+  if (na && (e->attrs.items = calloc(na, sizeof(*e->attrs.items))) == NULL)
+    ok = false;
+  for (size_t i = 0; i < na && ok; i++) {
+    struct tt_otlp_kv *kv = &e->attrs.items[e->attrs.n++];
+    kv->key = strdup(o->resource.attrs->items[i].key);
+    kv->value = strdup(o->resource.attrs->items[i].value);
+    ok = kv->key && kv->value;
+    if (ok) {
+      tt_utf8_scrub(kv->key);
+      tt_utf8_scrub(kv->value);
     }
   }
   if (ok) {
