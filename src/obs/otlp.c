@@ -21,26 +21,23 @@ static char *decode(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (s[i] == '%') {
       /* Both digits must be there. */
-      if (i + 2 >= n) {
-        free(out);
-        return NULL;
-      }
-      int h = tt_hex_digit((unsigned char)s[i + 1]), l = tt_hex_digit((unsigned char)s[i + 2]);
-      if (h < 0 || l < 0 || (h == 0 && l == 0)) {
-        free(out);
-        return NULL;
-      }
+      int h = i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+      int l = h >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+      if (l < 0 || (h == 0 && l == 0))
+        goto bad;
       out[o++] = (char)(h << 4 | l);
       i += 2;
     } else if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
-      free(out); /* a raw control byte (NUL included) */
-      return NULL;
+      goto bad; /* a raw control byte (NUL included) */
     } else {
       out[o++] = s[i];
     }
   }
   out[o] = '\0';
   return out;
+bad:
+  free(out);
+  return NULL;
 }
 
 static bool token_char(unsigned char c) {
