@@ -102,14 +102,15 @@ static void close_handle(uv_handle_t *h) {
     uv_close(h, NULL);
 }
 
+static void closed_cb(void *arg) { (void)arg; }
+
 /* Shutdown closes the backend, then the credentials that signed for it,
  * then the HTTP client both used: each may still be finishing a transfer. */
-static void http_closed_cb(void *arg) { (void)arg; }
 
 static void creds_closed_cb(void *arg) {
   struct daemon *d = arg;
   if (d->http)
-    tt_http_close(d->http, http_closed_cb, d);
+    tt_http_close(d->http, closed_cb, d);
 }
 
 static void base_creds_close(struct daemon *d) {
@@ -150,8 +151,6 @@ static void backend_closed_cb(void *arg) {
     kms_closed_cb(d);
 }
 
-static void otlp_closed_cb(void *arg) { (void)arg; }
-
 /* Every request has ended: the exporter sends what is queued within what
  * is left of the drain timeout (its own timeout when not draining), then
  * closes. No span is recorded after this. */
@@ -164,7 +163,7 @@ static void otlp_close(struct daemon *d) {
     if (left < budget)
       budget = left;
   }
-  tt_otlp_exporter_close(d->otlp, budget, otlp_closed_cb, d);
+  tt_otlp_exporter_close(d->otlp, budget, closed_cb, d);
 }
 
 /* Tracing on: the exporter, and the tracer that feeds it. */
