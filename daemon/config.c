@@ -285,21 +285,18 @@ static bool external_id_ok(const char *e) {
   do {                                                                                            \
     char f_[128];                                                                                 \
     snprintf(f_, sizeof(f_), "partners.%.55s%s%s", id, (field)[0] ? "." : "", field);           \
-    tt_error_set(err, TT_ERR_VALIDATION, f_, "%s: partner \"%.55s\": " __VA_ARGS__);           \
-    return -1;                                                                                    \
+    return tt_error_set(err, TT_ERR_VALIDATION, f_, "%s: partner \"%.55s\": " __VA_ARGS__);    \
   } while (0)
 
 /* One entry of "partners". The messages name the partner and the field,
  * never the external id's value. */
 static int apply_partner(struct tt_config *cfg, const char *path, const char *id, json_t *v,
                          struct tt_error *err) {
-  if (!partner_id_ok(id)) {
-    tt_error_set(err, TT_ERR_VALIDATION, "partners",
-                 "%s: partners: a partner id must be 1 to %d characters of "
-                 "A-Z a-z 0-9 + = , . @ _ -",
-                 path, TT_PARTNER_ID_MAX);
-    return -1;
-  }
+  if (!partner_id_ok(id))
+    return tt_error_set(err, TT_ERR_VALIDATION, "partners",
+                        "%s: partners: a partner id must be 1 to %d characters of "
+                        "A-Z a-z 0-9 + = , . @ _ -",
+                        path, TT_PARTNER_ID_MAX);
   if (!json_is_object(v))
     PARTNER_FAIL("", "must be an object with role_arn", path, id);
   if (cfg->npartners >= TT_CONFIG_MAX_PARTNERS)
@@ -347,11 +344,10 @@ static int apply_partner(struct tt_config *cfg, const char *path, const char *id
 
 static int apply_partners(struct tt_config *cfg, const char *path, json_t *v,
                           struct tt_error *err) {
-  if (!json_is_object(v)) {
-    tt_error_set(err, TT_ERR_VALIDATION, "partners",
-                 "%s: partners: must be an object of partner id -> {role_arn, ...}", path);
-    return -1;
-  }
+  if (!json_is_object(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, "partners",
+                        "%s: partners: must be an object of partner id -> {role_arn, ...}",
+                        path);
   cfg->npartners = 0;
   const char *id;
   json_t *entry;
