@@ -133,16 +133,14 @@ static void describe(struct tt_listener *l) {
 }
 
 int tt_listener_open(struct tt_listener *l, const char *spec, struct tt_error *err) {
+  if (tt_sdnotify_listen_fds() < 1)
+    return tt_listener_bind(l, spec, err);
   memset(l, 0, sizeof(*l));
-  l->fd = -1;
-  if (tt_sdnotify_listen_fds() >= 1) {
-    l->fd = SD_LISTEN_FDS_START;
-    fcntl(l->fd, F_SETFD, FD_CLOEXEC);
-    fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
-    describe(l);
-    return 0;
-  }
-  return tt_listener_bind(l, spec, err);
+  l->fd = SD_LISTEN_FDS_START;
+  fcntl(l->fd, F_SETFD, FD_CLOEXEC);
+  fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
+  describe(l);
+  return 0;
 }
 
 int tt_listener_bind(struct tt_listener *l, const char *spec, struct tt_error *err) {
@@ -184,9 +182,7 @@ int tt_listener_bind(struct tt_listener *l, const char *spec, struct tt_error *e
 fail:
   tt_error_set(err, TT_ERR_VALIDATION, "listen", "listen: cannot listen on %s: %s", spec,
                strerror(errno));
-  if (l->fd >= 0)
-    close(l->fd);
-  l->fd = -1;
+  tt_listener_close(l);
   return -1;
 }
 
