@@ -121,7 +121,6 @@ static void count_dropped(struct tt_otlp_exporter *e, const char *reason, size_t
 }
 
 static void queue_gauge(struct tt_otlp_exporter *e) {
-  e->stats.queued = e->queued;
   if (e->m_queue)
     *e->m_queue = (double)e->queued;
 }
@@ -194,7 +193,6 @@ static void resume(struct tt_otlp_exporter *e) {
   if (!e->paused)
     return;
   e->paused = false;
-  e->stats.paused = false;
   count_paused(e);
   if (!e->closing)
     tt_tracer_pause(false);
@@ -228,7 +226,6 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
   }
   e->batch_n = 0;
   e->in_flight = false;
-  e->stats.in_flight = false;
   if (e->sending) {
     node_put(e, e->sending);
     e->sending = NULL;
@@ -240,7 +237,6 @@ static void batch_done(struct tt_otlp_exporter *e, bool ok) {
                                                        : 2 * e->pause_ms;
     e->backing_off = true;
     e->paused = true;
-    e->stats.paused = true;
     tt_tracer_pause(true);
     uv_timer_start(&e->pause, pause_cb, e->pause_ms, 0);
     return;
@@ -465,7 +461,6 @@ static void export_start(struct tt_otlp_exporter *e) {
   e->batch_n = n ? n->b.n : 0;
   e->attempt = 0;
   e->in_flight = true;
-  e->stats.in_flight = true;
   if (n == NULL || tt_otlp_batch_seal(&e->enc, &n->b) != 0) {
     batch_done(e, false);
     return;
@@ -545,6 +540,7 @@ void tt_otlp_exporter_stats(const struct tt_otlp_exporter *e, struct tt_otlp_exp
   out->dropped_paused += tt_tracer_paused_count();
   out->queued = e->queued;
   out->in_flight = e->in_flight;
+  out->paused = e->paused;
 }
 
 /* ---- shutdown ---- */
