@@ -71,13 +71,8 @@ int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body) {
   if (tt_orm_batch_check_counts(m, op->write, np, n - np, &err) != 0)
     goto refuse;
   if (!op->write) {
-    const json_t *c = json_object_get(body, "consistent");
-    if (c && !json_is_boolean(c)) {
-      tt_error_set(&err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
-      goto refuse;
-    }
-    op->consistent = json_is_true(c);
-    if (tt_orm_select_from_json(m, json_object_get(body, "select"), "select", op->ctx.arena,
+    if (tt_api_bool_member(body, "consistent", "consistent", &op->consistent, &err) != 0 ||
+        tt_orm_select_from_json(m, json_object_get(body, "select"), "select", op->ctx.arena,
                                 &op->select, &err) != 0)
       goto refuse;
   }

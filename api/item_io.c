@@ -176,6 +176,15 @@ int tt_api_check_members(const json_t *body, const char *const *names, const cha
   return 0;
 }
 
+int tt_api_bool_member(const json_t *obj, const char *name, const char *field, bool *out,
+                       struct tt_error *err) {
+  const json_t *v = json_object_get(obj, name);
+  if (v && !json_is_boolean(v))
+    return tt_error_set(err, TT_ERR_VALIDATION, field, "%s must be true or false", field);
+  *out = json_is_true(v);
+  return 0;
+}
+
 /* The members of an update body (docs/api.md "Items"). */
 static const char *const update_members[] = {
     "fields", "item", "set", "set_if_not_exists", "remove", "add", "delete", "append", "prepend",

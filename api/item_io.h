@@ -53,6 +53,12 @@ int tt_api_item_write(struct tt_buf *b, const struct tt_orm_result *r,
 int tt_api_check_members(const json_t *body, const char *const *names, const char *what,
                          struct tt_error *err);
 
+/* Reads the optional boolean member `name` of `obj` into *out (false when
+ * absent); any other type is a ValidationError on `field`, "<field> must be
+ * true or false". Returns 0 or -1. */
+int tt_api_bool_member(const json_t *obj, const char *name, const char *field, bool *out,
+                       struct tt_error *err);
+
 /* EncryptedFieldNotQueryable (field "select") when a string of a body's
  * `select` list reaches inside an encrypted attribute of `m`: what a query
  * or batch-get answers before the body's other members. Returns 0 or -1. */

@@ -113,7 +113,20 @@ refuse:
   tt_orm_ctx_finish(&op->ctx);
 }
 
-static int bool_param(struct tt_request *req, const char *name, bool *out);
+static int bool_param(struct tt_request *req, const char *name, bool *out) {
+  const char *v = tt_request_query(req, name);
+  if (v == NULL)
+    return 0;
+  if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || v[0] == '\0')
+    *out = true;
+  else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+    *out = false;
+  else {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be true or false", name);
+    return -1;
+  }
+  return 0;
+}
 
 void tt_handle_item_create(struct tt_request *req) {
   bool authority = false;
@@ -171,21 +184,6 @@ static int select_param(struct tt_request *req, struct tt_orm_item_op *op) {
   return 0;
 }
 
-static int bool_param(struct tt_request *req, const char *name, bool *out) {
-  const char *v = tt_request_query(req, name);
-  if (v == NULL)
-    return 0;
-  if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || v[0] == '\0')
-    *out = true;
-  else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-    *out = false;
-  else {
-    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be true or false", name);
-    return -1;
-  }
-  return 0;
-}
-
 void tt_handle_item_get(struct tt_request *req) {
   const char *format = tt_request_query(req, "format");
   if (format && strcmp(format, "dynamodb") != 0 && strcmp(format, "json") != 0) {
@@ -223,12 +221,11 @@ void tt_handle_item_patch(struct tt_request *req) {
     tt_request_fail(req, TT_ERR_VALIDATION, "upsert", "upsert must be true or false");
     return;
   }
-  bool is_upsert = json_is_true(upsert);
   struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_UPDATE, body);
   if (op == NULL)
     return;
   op->expected = expected;
-  op->upsert = is_upsert;
+  op->upsert = json_is_true(upsert); /* body lives as long as the job */
   run(req, op, body, false);
 }
 

@@ -155,13 +155,10 @@ void tt_handle_model_put(struct tt_request *req) {
   const struct tt_model *old = tt_model_registry_get_internal(req->server->orm->models, name);
   if (old && tt_model_registry_is_reserved(req->server->orm->models, old)) {
     tt_model_registry_lookup(req->server->orm->models, name, "name", &err);
-    tt_request_respond_error(req, &err, NULL);
-    goto done;
+    goto refuse;
   }
-  if (tt_model_from_json(body, NULL, &m, &err) != 0) {
-    tt_request_respond_error(req, &err, NULL);
-    goto done;
-  }
+  if (tt_model_from_json(body, NULL, &m, &err) != 0)
+    goto refuse;
   unsigned flags = 0;
   const char *replace = tt_request_query(req, "replace");
   if (replace && strcmp(replace, "true") == 0)
@@ -176,10 +173,8 @@ void tt_handle_model_put(struct tt_request *req) {
   /* Every check before anything changes: a refused PUT leaves the registry
    * (and, on the memory backend, the tables) as they were. */
   enum tt_model_put_result what;
-  if (tt_model_registry_check(req->server->orm->models, m, flags, &what, &err) != 0) {
-    tt_request_respond_error(req, &err, NULL);
-    goto done;
-  }
+  if (tt_model_registry_check(req->server->orm->models, m, flags, &what, &err) != 0)
+    goto refuse;
   if (!req->server->orm->auto_create_tables || what == TT_MODEL_PUT_IDENTICAL) {
     unsigned status = 200;
     if (what == TT_MODEL_PUT_IDENTICAL || register_model(req, m, flags, &status) == 0)
@@ -195,6 +190,9 @@ void tt_handle_model_put(struct tt_request *req) {
   m = NULL;
   job->put_flags = flags;
   tt_orm_table_ensure(&job->ctx);
+  goto done;
+refuse:
+  tt_request_respond_error(req, &err, NULL);
 done:
   tt_model_unref(m);
   json_decref(body);

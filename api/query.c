@@ -154,14 +154,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
     rq->has_limit = true;
     rq->limit = (size_t)lim;
   }
-  v = json_object_get(body, "count");
-  if (v && !json_is_boolean(v))
-    return tt_error_set(err, TT_ERR_VALIDATION, "count", "count must be true or false");
-  rq->count_only = json_is_true(v);
-  v = json_object_get(body, "consistent");
-  if (v && !json_is_boolean(v))
-    return tt_error_set(err, TT_ERR_VALIDATION, "consistent", "consistent must be true or false");
-  rq->consistent = json_is_true(v);
+  if (tt_api_bool_member(body, "count", "count", &rq->count_only, err) != 0 ||
+      tt_api_bool_member(body, "consistent", "consistent", &rq->consistent, err) != 0)
+    return -1;
   v = json_object_get(body, "order");
   if (v) {
     const char *o = json_string_value(v);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/handlers.h"
+#include "api/item_io.h"
 #include "api/orm_job.h"
 #include "orm/cond.h"
 #include "orm/item.h"
@@ -161,11 +162,9 @@ static int read_update(struct tt_orm_txn_op *op, struct tt_orm_txn_action *a, co
   if (tt_orm_update_from_json(a->model, e, op->now, a->field, &a->upd, err) != 0 ||
       tt_orm_policy_check_update(a->model, &a->upd, e, a->field, err) != 0)
     return -1;
-  const json_t *up = json_object_get(e, "upsert");
   subfield(a, "upsert", f, sizeof(f));
-  if (up && !json_is_boolean(up))
-    return tt_error_set(err, TT_ERR_VALIDATION, f, "%s must be true or false", f);
-  a->upsert = json_is_true(up);
+  if (tt_api_bool_member(e, "upsert", f, &a->upsert, err) != 0)
+    return -1;
   if (key) {
     key = object_member(a, e, "key", "a key object", f, err);
     return key ? tt_orm_key_from_json(a->model, key, f, &a->key, err) : -1;
@@ -226,13 +225,9 @@ int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body) {
   op->now = tt_orm_now_ns(op->ctx.orm);
   if (tok) /* a retry of the same body writes the same times (orm/tokens.h) */
     op->now = tt_orm_tokens_time(op->ctx.orm, op->client_token, op->token_hash, op->now);
-  const json_t *rcf = json_object_get(body, "retry_conflicts");
-  if (rcf && !json_is_boolean(rcf)) {
-    tt_error_set(&err, TT_ERR_VALIDATION, "retry_conflicts",
-                 "retry_conflicts must be true or false");
+  if (tt_api_bool_member(body, "retry_conflicts", "retry_conflicts", &op->retry_conflicts,
+                         &err) != 0)
     goto refuse;
-  }
-  op->retry_conflicts = json_is_true(rcf);
   if ((op->actions = tt_arena_alloc(op->ctx.arena, n * sizeof(*op->actions))) == NULL)
     goto oom;
   for (size_t i = 0; i < n; i++) {
