@@ -314,6 +314,18 @@ int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type de
   }
 }
 
+/* The bytes of B value v in standard base64 as a new jansson string, or
+ * NULL when out of memory. */
+static json_t *bytes_json(const struct tt_av *v) {
+  struct tt_buf b;
+  json_t *j = NULL;
+  tt_buf_init(&b, 0);
+  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
+    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
+  tt_buf_free(&b);
+  return j;
+}
+
 static json_t *number_json(const struct tt_av *v, unsigned flags) {
   if (!(flags & TT_LOGICAL_N_STRING) && tt_number_json_safe(v->u.bytes))
     return tt_json_number_new(v->u.bytes, v->len);
@@ -330,7 +342,7 @@ json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsi
   case TT_AV_N:
     return number_json(v, flags);
   case TT_AV_B:
-    return tt_base64_json_av(v);
+    return bytes_json(v);
   case TT_AV_BOOL:
     return json_boolean(v->u.boolean);
   case TT_AV_NULL:
