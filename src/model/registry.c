@@ -148,8 +148,16 @@ static const char *src_of(const struct tt_model *m) {
   return m->source ? m->source : "(registered at run time)";
 }
 
+/* The normal form of index `name` of m, or NULL. */
 static const json_t *index_normal(const struct tt_model *m, const char *name) {
-  return tt_json_find(json_object_get(m->normal, "indexes"), "name", name);
+  size_t i;
+  const json_t *e;
+  json_array_foreach(json_object_get(m->normal, "indexes"), i, e) {
+    const char *s = json_string_value(json_object_get(e, "name"));
+    if (s && strcmp(s, name) == 0)
+      return e;
+  }
+  return NULL;
 }
 
 /* Two models that use one table must describe it the same way: the memory

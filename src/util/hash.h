@@ -12,17 +12,13 @@
 #define TT_FNV1A_BASIS 14695981039346656037ULL
 #define TT_FNV1A_PRIME 1099511628211ULL
 
-/* Continues hash h over the n bytes at p. */
-static inline uint64_t tt_fnv1a_more(uint64_t h, const void *p, size_t n) {
+/* The hash of the n bytes at p. */
+static inline uint64_t tt_fnv1a(const void *p, size_t n) {
   const unsigned char *s = p;
+  uint64_t h = TT_FNV1A_BASIS;
   for (size_t i = 0; i < n; i++)
     h = (h ^ s[i]) * TT_FNV1A_PRIME;
   return h;
-}
-
-/* The hash of the n bytes at p. */
-static inline uint64_t tt_fnv1a(const void *p, size_t n) {
-  return tt_fnv1a_more(TT_FNV1A_BASIS, p, n);
 }
 
 #endif

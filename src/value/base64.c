@@ -120,13 +120,3 @@ int tt_base64_write_av(struct tt_buf *b, const struct tt_av *v) {
     return -1;
   return tt_buf_append(b, "\"", 1);
 }
-
-json_t *tt_base64_json_av(const struct tt_av *v) {
-  struct tt_buf b;
-  json_t *j = NULL;
-  tt_buf_init(&b, 0);
-  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
-    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
-  tt_buf_free(&b);
-  return j;
-}

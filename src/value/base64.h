@@ -3,7 +3,6 @@
 #ifndef TT_VALUE_BASE64_H
 #define TT_VALUE_BASE64_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "util/buf.h"
@@ -33,11 +32,9 @@ struct tt_av;
 int tt_base64_decode_av(struct tt_av *out, const char *in, size_t len, enum tt_base64_variant v,
                         int pad_optional);
 
-/* The bytes of B value v in standard base64 as a JSON string: appended to
- * b, quoted (0 or -1 as tt_base64_encode), or as a new jansson string (NULL
- * when out of memory). */
+/* The bytes of B value v in standard base64 as a JSON string appended to
+ * b, quoted (0 or -1 as tt_base64_encode). */
 int tt_base64_write_av(struct tt_buf *b, const struct tt_av *v);
-json_t *tt_base64_json_av(const struct tt_av *v);
 
 /* Upper bound of decoded bytes for `len` characters, for sizing `out`. */
 #define TT_BASE64_DECODED_MAX(len) ((len) / 4 * 3 + 3)

@@ -99,30 +99,27 @@ static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_
   return tt_vpath_elems(c, in, depth, inferred_from, out);
 }
 
-static int depth_of(const json_t *j, int limit) {
-  int d = 0, sub;
+/* Whether j nests arrays and objects more than `left` levels deep. */
+static bool too_deep(const json_t *j, int left) {
   size_t i;
   const char *k;
   json_t *v;
-  if (json_is_object(j)) {
-    json_object_foreach((json_t *)j, k, v) {
-      if ((sub = depth_of(v, limit - 1)) > d)
-        d = sub;
-      if (d >= limit)
-        break;
-    }
-    return d + 1;
-  }
+  if (!json_is_object(j) && !json_is_array(j))
+    return false;
+  if (left == 0)
+    return true;
   if (json_is_array(j)) {
     json_array_foreach(j, i, v) {
-      if ((sub = depth_of(v, limit - 1)) > d)
-        d = sub;
-      if (d >= limit)
-        break;
+      if (too_deep(v, left - 1))
+        return true;
     }
-    return d + 1;
+  } else {
+    json_object_foreach((json_t *)j, k, v) {
+      if (too_deep(v, left - 1))
+        return true;
+    }
   }
-  return 0;
+  return false;
 }
 
 /* json:true with type S: a deterministic JSON text (sorted keys, no
@@ -131,7 +128,7 @@ static int depth_of(const json_t *j, int limit) {
  * used. */
 static int json_string_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
   struct tt_buf b;
-  if (depth_of(in, TT_LOGICAL_MAX_DEPTH + 1) > TT_LOGICAL_MAX_DEPTH)
+  if (too_deep(in, TT_LOGICAL_MAX_DEPTH))
     return expect(c, "a JSON document nested at most 32 levels");
   tt_buf_init(&b, 0);
   if (tt_json_dump(in, TT_JSON_SORT_KEYS | TT_JSON_CANON_NUMBERS | TT_JSON_GO_ESCAPE, &b) != 0) {
@@ -314,6 +311,18 @@ int tt_logical_write(struct tt_buf *b, const struct tt_av *v, enum tt_av_type de
   }
 }
 
+/* The bytes of B value v in standard base64 as a new jansson string, or
+ * NULL when out of memory. */
+static json_t *bytes_json(const struct tt_av *v) {
+  struct tt_buf b;
+  json_t *j = NULL;
+  tt_buf_init(&b, 0);
+  if (tt_base64_encode(&b, v->u.bytes, v->len, TT_BASE64_STD) == 0)
+    j = json_stringn_nocheck(b.data ? b.data : "", b.len);
+  tt_buf_free(&b);
+  return j;
+}
+
 static json_t *number_json(const struct tt_av *v, unsigned flags) {
   if (!(flags & TT_LOGICAL_N_STRING) && tt_number_json_safe(v->u.bytes))
     return tt_json_number_new(v->u.bytes, v->len);
@@ -330,7 +339,7 @@ json_t *tt_logical_from_av(const struct tt_av *v, enum tt_av_type declared, unsi
   case TT_AV_N:
     return number_json(v, flags);
   case TT_AV_B:
-    return tt_base64_json_av(v);
+    return bytes_json(v);
   case TT_AV_BOOL:
     return json_boolean(v->u.boolean);
   case TT_AV_NULL:

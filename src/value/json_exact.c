@@ -603,17 +603,6 @@ json_t *tt_json_number_new(const char *text, size_t len) {
   return j;
 }
 
-const json_t *tt_json_find(const json_t *array, const char *member, const char *value) {
-  size_t i;
-  const json_t *e;
-  json_array_foreach(array, i, e) {
-    const char *s = json_string_value(json_object_get(e, member));
-    if (s && strcmp(s, value) == 0)
-      return e;
-  }
-  return NULL;
-}
-
 bool tt_json_is_string(const json_t *j) {
   return j && json_is_string(j) && !has_marker(j, 'N');
 }

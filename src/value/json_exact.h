@@ -97,10 +97,6 @@ json_t *tt_json_number_new(const char *text, size_t len);
  * nesting deeper than 2048. Returns 0, or -1 (out of memory). */
 int tt_json_mark_plain_strings(json_t *j);
 
-/* The first object of `array` whose string member `member` is `value`;
- * NULL when none is (or `array` is no array). Borrowed from array. */
-const json_t *tt_json_find(const json_t *array, const char *member, const char *value);
-
 /* Whether j is a real string (a jansson string that is not a number). */
 bool tt_json_is_string(const json_t *j);
 

@@ -34,15 +34,6 @@ static inline size_t tt_vpath_key(struct tt_vpath *c, const char *key, size_t ke
   return old;
 }
 
-static inline size_t tt_vpath_index(struct tt_vpath *c, size_t i) {
-  size_t old = c->len;
-  size_t room = sizeof(c->path) - c->len;
-  int n = snprintf(c->path + c->len, room, "[%zu]", i);
-  if (n > 0)
-    c->len += (size_t)n < room ? (size_t)n : room - 1;
-  return old;
-}
-
 static inline void tt_vpath_pop(struct tt_vpath *c, size_t old) {
   c->len = old;
   c->path[old] = '\0';
@@ -58,7 +49,10 @@ typedef int (*tt_vpath_elem_fn)(struct tt_vpath *c, const json_t *in, int depth,
 static inline int tt_vpath_elems(struct tt_vpath *c, const json_t *in, int depth,
                                  tt_vpath_elem_fn fn, struct tt_av *out) {
   for (size_t i = 0; i < out->len; i++) {
-    size_t old = tt_vpath_index(c, i);
+    size_t old = c->len, room = sizeof(c->path) - c->len;
+    int n = snprintf(c->path + c->len, room, "[%zu]", i);
+    if (n > 0)
+      c->len += (size_t)n < room ? (size_t)n : room - 1;
     int rc = fn(c, json_array_get(in, i), depth, &out->u.elems[i]);
     tt_vpath_pop(c, old);
     if (rc != 0)
