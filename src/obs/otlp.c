@@ -161,38 +161,6 @@ fail:
 /* Appends a string literal without measuring it. */
 #define PUT_LIT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
 
-/* A JSON string. Most are names and codes with nothing to escape: they
- * are copied in one piece. */
-static int put_string(struct tt_buf *b, const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-    i++;
-  if (i == n) {
-    if (tt_buf_reserve(b, n + 2) != 0)
-      return -1;
-    char *o = b->data + b->len;
-    o[0] = '"';
-    memcpy(o + 1, s, n);
-    o[n + 1] = '"';
-    b->len += n + 2;
-    b->data[b->len] = '\0';
-    return 0;
-  }
-  if (tt_buf_append(b, "\"", 1) != 0 || tt_buf_json_escape(b, s, n) != 0)
-    return -1;
-  return tt_buf_append(b, "\"", 1);
-}
-
-static int put_kv_string(struct tt_buf *b, bool first, const char *key, const char *v,
-                         size_t n) {
-  int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
-  rc |= put_string(b, key, strlen(key));
-  rc |= PUT_LIT(b, ",\"value\":{\"stringValue\":");
-  rc |= put_string(b, v, n);
-  rc |= PUT_LIT(b, "}}");
-  return rc ? -1 : 0;
-}
-
 /* ---- one span, written at a cursor into room reserved up front ---- */
 
 /* Copies a string literal at o and moves o past it. */
@@ -248,6 +216,25 @@ static char *w_string(char *o, const char *s, size_t n) {
   }
   *o++ = '"';
   return o;
+}
+
+/* A JSON string appended to b (w_string into room reserved for it). */
+static int put_string(struct tt_buf *b, const char *s, size_t n) {
+  if (tt_buf_reserve(b, STR_ROOM(n)) != 0)
+    return -1;
+  b->len = (size_t)(w_string(b->data + b->len, s, n) - b->data);
+  b->data[b->len] = '\0';
+  return 0;
+}
+
+static int put_kv_string(struct tt_buf *b, bool first, const char *key, const char *v,
+                         size_t n) {
+  int rc = tt_buf_puts(b, first ? "{\"key\":" : ",{\"key\":");
+  rc |= put_string(b, key, strlen(key));
+  rc |= PUT_LIT(b, ",\"value\":{\"stringValue\":");
+  rc |= put_string(b, v, n);
+  rc |= PUT_LIT(b, "}}");
+  return rc ? -1 : 0;
 }
 
 /* v in decimal, quoted ("123"): OTLP/JSON's 64-bit integers (at most 22
