@@ -900,9 +900,8 @@ int tt_otlp_batch_seal(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *
   return 0;
 }
 
-/* The n spans as one request appended to out, through a batch. */
-static int encode_with(const struct tt_otlp_resource *res, enum tt_otlp_protocol protocol,
-                       struct tt_span *const *spans, size_t n, struct tt_buf *out) {
+int tt_otlp_encode(const struct tt_otlp_resource *res, enum tt_otlp_protocol protocol,
+                   struct tt_span *const *spans, size_t n, struct tt_buf *out) {
   struct tt_otlp_encoder enc;
   struct tt_otlp_batch b;
   tt_otlp_batch_init(&b);
@@ -916,14 +915,4 @@ static int encode_with(const struct tt_otlp_resource *res, enum tt_otlp_protocol
   tt_otlp_batch_free(&b);
   tt_otlp_encoder_free(&enc);
   return rc ? -1 : 0;
-}
-
-int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
-                   struct tt_buf *out) {
-  return encode_with(res, TT_OTLP_JSON, spans, n, out);
-}
-
-int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
-                            size_t n, struct tt_buf *out) {
-  return encode_with(res, TT_OTLP_PROTOBUF, spans, n, out);
 }

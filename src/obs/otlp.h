@@ -104,14 +104,10 @@ int tt_otlp_batch_seal(const struct tt_otlp_encoder *enc, struct tt_otlp_batch *
 void tt_otlp_batch_reset(struct tt_otlp_batch *b);
 void tt_otlp_batch_free(struct tt_otlp_batch *b);
 
-/* Appends one ExportTraceServiceRequest holding the n spans to out, as
- * OTLP/JSON (the batch's encoding, in one call). Returns 0 or -1 (the buffer's cap). */
-int tt_otlp_encode(const struct tt_otlp_resource *res, struct tt_span *const *spans, size_t n,
-                   struct tt_buf *out);
-
-/* The same request as protobuf (application/x-protobuf): ids as raw
- * bytes, times as fixed64, every length computed before it is written. */
-int tt_otlp_encode_protobuf(const struct tt_otlp_resource *res, struct tt_span *const *spans,
-                            size_t n, struct tt_buf *out);
+/* Appends one ExportTraceServiceRequest holding the n spans to out, in
+ * the batch's encoding for protocol (protobuf: ids as raw bytes, times as
+ * fixed64), in one call. Returns 0 or -1 (the buffer's cap). */
+int tt_otlp_encode(const struct tt_otlp_resource *res, enum tt_otlp_protocol protocol,
+                   struct tt_span *const *spans, size_t n, struct tt_buf *out);
 
 #endif

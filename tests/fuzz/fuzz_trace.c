@@ -134,7 +134,7 @@ static void encode_span(const char *buf, size_t size) {
   struct tt_span *one[1] = {sunk};
   struct tt_buf out;
   tt_buf_init(&out, 0);
-  if (tt_otlp_encode(&res, one, 1, &out) != 0)
+  if (tt_otlp_encode(&res, TT_OTLP_JSON, one, 1, &out) != 0)
     abort();
   json_error_t jerr;
   json_t *v = json_loadb(out.data, out.len, JSON_ALLOW_NUL, &jerr);
@@ -143,7 +143,7 @@ static void encode_span(const char *buf, size_t size) {
   json_decref(v);
   tt_buf_reset(&out);
   size_t spans = 0;
-  if (tt_otlp_encode_protobuf(&res, one, 1, &out) != 0 ||
+  if (tt_otlp_encode(&res, TT_OTLP_PROTOBUF, one, 1, &out) != 0 ||
       walk((const uint8_t *)out.data, out.len, M_REQ, &spans) != 0 || spans != 1)
     abort();
   tt_buf_free(&out);

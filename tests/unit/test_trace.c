@@ -180,7 +180,7 @@ START_TEST(spans_continue_and_nest) {
   struct tt_otlp_resource res = {"svc", "1.2.3", &attrs};
   struct tt_buf out;
   tt_buf_init(&out, 0);
-  ck_assert_int_eq(tt_otlp_encode(&res, sunk, nsunk, &out), 0);
+  ck_assert_int_eq(tt_otlp_encode(&res, TT_OTLP_JSON, sunk, nsunk, &out), 0);
   json_error_t jerr;
   json_t *v = json_loadb(out.data, out.len, 0, &jerr);
   ck_assert_msg(v != NULL, "%s", jerr.text);
@@ -214,7 +214,7 @@ START_TEST(spans_continue_and_nest) {
   /* The protobuf encoding: one resource_spans field whose length is the
    * rest, holding the ids as raw bytes. */
   tt_buf_reset(&out);
-  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, sunk, nsunk, &out), 0);
+  ck_assert_int_eq(tt_otlp_encode(&res, TT_OTLP_PROTOBUF, sunk, nsunk, &out), 0);
   ck_assert_int_eq((unsigned char)out.data[0], 0x0a);
   size_t len = 0, at = 1;
   for (int shift = 0;; shift += 7) {
@@ -331,14 +331,14 @@ START_TEST(batch_span_lengths) {
   /* The same spans in one call: the same bytes. */
   struct tt_buf one;
   tt_buf_init(&one, 0);
-  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, sunk, nsunk, &one), 0);
+  ck_assert_int_eq(tt_otlp_encode(&res, TT_OTLP_PROTOBUF, sunk, nsunk, &one), 0);
   ck_assert_uint_eq(one.len, end);
   ck_assert_int_eq(memcmp(one.data, p, end), 0);
   /* Emptied, a batch seals to a request without spans. */
   tt_otlp_batch_reset(&b);
   ck_assert_int_eq(tt_otlp_batch_seal(&enc, &b), 0);
   tt_buf_reset(&one);
-  ck_assert_int_eq(tt_otlp_encode_protobuf(&res, NULL, 0, &one), 0);
+  ck_assert_int_eq(tt_otlp_encode(&res, TT_OTLP_PROTOBUF, NULL, 0, &one), 0);
   ck_assert_uint_eq(one.len, b.buf.len - b.body);
   ck_assert_int_eq(memcmp(one.data, b.buf.data + b.body, one.len), 0);
   tt_buf_free(&one);
@@ -424,10 +424,10 @@ START_TEST(span_group_encodes_as_its_attributes) {
     tt_buf_init(&one[i], 0);
     tt_buf_init(&many[i], 0);
   }
-  ck_assert_int_eq(tt_otlp_encode(NULL, &sunk[1], 1, &one[0]), 0);
-  ck_assert_int_eq(tt_otlp_encode(NULL, &sunk[0], 1, &many[0]), 0);
-  ck_assert_int_eq(tt_otlp_encode_protobuf(NULL, &sunk[1], 1, &one[1]), 0);
-  ck_assert_int_eq(tt_otlp_encode_protobuf(NULL, &sunk[0], 1, &many[1]), 0);
+  ck_assert_int_eq(tt_otlp_encode(NULL, TT_OTLP_JSON, &sunk[1], 1, &one[0]), 0);
+  ck_assert_int_eq(tt_otlp_encode(NULL, TT_OTLP_JSON, &sunk[0], 1, &many[0]), 0);
+  ck_assert_int_eq(tt_otlp_encode(NULL, TT_OTLP_PROTOBUF, &sunk[1], 1, &one[1]), 0);
+  ck_assert_int_eq(tt_otlp_encode(NULL, TT_OTLP_PROTOBUF, &sunk[0], 1, &many[1]), 0);
   for (int i = 0; i < 2; i++) {
     ck_assert_uint_eq(one[i].len, many[i].len);
     ck_assert_mem_eq(one[i].data, many[i].data, one[i].len);
