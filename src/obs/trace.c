@@ -534,34 +534,24 @@ struct tt_span_attr *tt_span_attr_find(struct tt_span *span, const char *key, si
 }
 
 void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,
-                     size_t n, enum tt_attr_type type) {
+                     size_t n, enum tt_attr_type type, bool copy) {
   if (span == NULL || value == NULL)
     return;
-  if (span->strs_len + n > TT_SPAN_STRS) {
+  if (copy && span->strs_len + n > TT_SPAN_STRS) {
     span->dropped_attrs++;
     return;
   }
   struct tt_span_attr *a = tt_span_attr_slot(span, key, key_len);
   if (a == NULL)
     return;
-  char *copy = span->strs + span->strs_len;
-  memcpy(copy, value, n);
-  keep_utf8(copy, n);
+  if (copy) {
+    char *c = span->strs + span->strs_len;
+    memcpy(c, value, n);
+    keep_utf8(c, n);
+    span->strs_len += n;
+    value = c;
+  }
   a->type = type;
-  a->v.s.p = copy;
-  a->v.s.len = (uint32_t)n;
-  span->strs_len += n;
-  span->attr_bytes += (uint32_t)n;
-}
-
-void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
-                        size_t n) {
-  if (span == NULL || value == NULL)
-    return;
-  struct tt_span_attr *a = tt_span_attr_slot(span, key, key_len);
-  if (a == NULL)
-    return;
-  a->type = TT_ATTR_STR;
   a->v.s.p = value;
   a->v.s.len = (uint32_t)n;
   span->attr_bytes += (uint32_t)n;

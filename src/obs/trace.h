@@ -117,7 +117,7 @@ struct tt_span_group {
 };
 
 /* A recorded span. Strings are copied into it (static ones are pointed at:
- * tt_span_put_static); one past the room is dropped and counted in
+ * tt_span_str_static); one past the room is dropped and counted in
  * dropped_attrs. */
 struct tt_span {
   struct tt_span *next; /* the sink's queue */
@@ -242,38 +242,35 @@ static inline struct tt_span_attr *tt_span_attr_slot(struct tt_span *span, const
   return a;
 }
 
-/* A string value of n bytes, copied into the span. */
+/* A string value of n bytes, copied into the span; without `copy` it is
+ * pointed at, and must outlive every span (a string literal, a static
+ * table's entry) and be UTF-8. */
 void tt_span_put_str(struct tt_span *span, const char *key, size_t key_len, const char *value,
-                     size_t n, enum tt_attr_type type);
-
-/* A string value of n bytes that is not copied: it must outlive every span
- * (a string literal, a static table's entry) and be UTF-8. */
-void tt_span_put_static(struct tt_span *span, const char *key, size_t key_len, const char *value,
-                        size_t n);
+                     size_t n, enum tt_attr_type type, bool copy);
 
 /* The setters: inline, so that a literal key's length is a constant and a
  * NULL span (not recorded) costs one test. */
 static inline void tt_span_str(struct tt_span *span, const char *key, const char *value) {
   if (span && value)
-    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR);
+    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR, true);
 }
 
 static inline void tt_span_strn(struct tt_span *span, const char *key, const char *value,
                                 size_t n) {
   if (span && value)
-    tt_span_put_str(span, key, strlen(key), value, n, TT_ATTR_STR);
+    tt_span_put_str(span, key, strlen(key), value, n, TT_ATTR_STR, true);
 }
 
-/* A string literal or a static table's string (see tt_span_put_static). */
+/* A string literal or a static table's string (not copied). */
 static inline void tt_span_str_static(struct tt_span *span, const char *key, const char *value) {
   if (span && value)
-    tt_span_put_static(span, key, strlen(key), value, strlen(value));
+    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR, false);
 }
 
 /* A string array of one element (aws.dynamodb.table_names). */
 static inline void tt_span_str_array1(struct tt_span *span, const char *key, const char *value) {
   if (span && value)
-    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR_ARRAY);
+    tt_span_put_str(span, key, strlen(key), value, strlen(value), TT_ATTR_STR_ARRAY, true);
 }
 
 static inline void tt_span_int(struct tt_span *span, const char *key, int64_t value) {
