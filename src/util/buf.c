@@ -59,13 +59,7 @@ int tt_buf_reserve(struct tt_buf *b, size_t extra) {
 }
 
 int tt_buf_append_grow(struct tt_buf *b, const void *p, size_t n) {
-  if (tt_buf_reserve(b, n) != 0)
-    return -1;
-  if (n)
-    memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-  return 0;
+  return tt_buf_reserve(b, n) != 0 ? -1 : tt_buf_append(b, p, n); /* fits now: inline path */
 }
 
 int tt_buf_puts(struct tt_buf *b, const char *s) {
