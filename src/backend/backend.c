@@ -140,28 +140,23 @@ void tt_backend_error_clear(struct tt_backend_error *e) {
   memset(e, 0, sizeof(*e));
 }
 
-/* DynamoDB's throttling errors (AWS SDK standard retry mode lists these). */
-static bool tt_backend_error_type_throttling(const char *type) {
-  static const char *const names[] = {
-      "ProvisionedThroughputExceededException", "ThrottlingException", "Throttling",
-      "RequestLimitExceeded", "RequestThrottledException", "TooManyRequestsException",
-      "ThrottledException", "SlowDown", "TransactionInProgressException",
-  };
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(type, names[i]) == 0)
+/* DynamoDB's throttling errors (AWS SDK standard retry mode lists these),
+ * then its transient ones, each list ending with NULL. */
+static const char *const throttling_types[] = {
+    "ProvisionedThroughputExceededException", "ThrottlingException", "Throttling",
+    "RequestLimitExceeded", "RequestThrottledException", "TooManyRequestsException",
+    "ThrottledException", "SlowDown", "TransactionInProgressException", NULL,
+};
+static const char *const transient_types[] = {
+    "InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
+    "RequestTimeoutException", "ConnectionReset", "Timeout", NULL,
+};
+
+static bool type_in(const char *type, const char *const *names) {
+  for (; *names; names++)
+    if (strcmp(type, *names) == 0)
       return true;
   return false;
-}
-
-static bool tt_backend_error_type_transient(const char *type, unsigned http_status) {
-  static const char *const names[] = {
-      "InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
-      "RequestTimeoutException", "ConnectionReset", "Timeout",
-  };
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(type, names[i]) == 0)
-      return true;
-  return http_status == 500 || http_status == 502 || http_status == 503 || http_status == 504;
 }
 
 int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned http_status,
@@ -174,8 +169,9 @@ int tt_backend_error_set(struct tt_backend_error *e, const char *type, unsigned 
   va_start(ap, fmt);
   vsnprintf(e->message, sizeof(e->message), fmt, ap);
   va_end(ap);
-  e->throttling = tt_backend_error_type_throttling(type);
-  e->retryable = e->throttling || tt_backend_error_type_transient(type, http_status);
+  e->throttling = type_in(type, throttling_types);
+  e->retryable = e->throttling || type_in(type, transient_types) || http_status == 500 ||
+                 http_status == 502 || http_status == 503 || http_status == 504;
   if (http_status == 413) /* too large, whatever the __type says: it would only repeat */
     e->retryable = e->throttling = false;
   return -1;
