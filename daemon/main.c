@@ -700,7 +700,8 @@ static int start(struct daemon *d, struct tt_error *err) {
     return tt_error_set(err, TT_ERR_INTERNAL, "listen", "could not start the HTTP server");
   if (tt_mhd_loop_start(&d->mhd_loop, &d->loop, d->mhd, (unsigned)d->cfg.max_connections) != 0)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "could not watch the HTTP server");
-  tt_mhd_loop_on_run(&d->mhd_loop, mhd_ran_cb, d);
+  d->mhd_loop.after_run = mhd_ran_cb;
+  d->mhd_loop.after_run_arg = d;
   if (d->cfg.dynamodb_listen[0] && start_ddb(d, err) != 0)
     return -1;
   uv_signal_init(&d->loop, &d->sigterm);

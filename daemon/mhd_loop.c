@@ -106,11 +106,6 @@ int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon
   return 0;
 }
 
-void tt_mhd_loop_on_run(struct tt_mhd_loop *ml, void (*fn)(void *arg), void *arg) {
-  ml->after_run = fn;
-  ml->after_run_arg = arg;
-}
-
 void tt_mhd_loop_wake(struct tt_mhd_loop *ml) {
   /* Inside MHD_run the re-arm that follows picks up the resumed connection
    * (MHD_get_timeout answers 0); outside, run on the next iteration. */

@@ -17,8 +17,8 @@ struct tt_mhd_loop {
   uv_check_t check; /* in this iteration's check phase or the next idle phase */
   unsigned limit; /* MHD_OPTION_CONNECTION_LIMIT; 0 when unknown */
   bool running; /* inside MHD_run: a wake then only re-arms afterwards */
-  /* Called after every MHD_run (may be NULL): work that must see the state
-   * MHD_run left, outside its callbacks. */
+  /* Called after every MHD_run (may be NULL; set after tt_mhd_loop_start):
+   * work that must see the state MHD_run left, outside its callbacks. */
   void (*after_run)(void *arg);
   void *after_run_arg;
   bool timer_open, poll_open, idle_open, check_open;
@@ -28,9 +28,6 @@ struct tt_mhd_loop {
  * limit. Returns 0 or a negative libuv error. */
 int tt_mhd_loop_start(struct tt_mhd_loop *ml, uv_loop_t *loop, struct MHD_Daemon *mhd,
                       unsigned limit);
-
-/* Sets the after_run hook (after tt_mhd_loop_start). */
-void tt_mhd_loop_on_run(struct tt_mhd_loop *ml, void (*fn)(void *arg), void *arg);
 
 /* Makes MHD run soon (after a resumed connection): in this loop iteration's
  * check phase when called from an I/O callback, else the next iteration's. */
