@@ -454,7 +454,7 @@ static void creds_log_cb(void *arg, enum tt_creds_log_level level, const char *m
 
 /* Credential fetches run outside any request: counted apart (metrics.md). */
 static void creds_busy_cb(void *arg, int delta) {
-  tt_families_background_ops(&((struct daemon *)arg)->fams, delta);
+  tt_metric_add(((struct daemon *)arg)->fams.background_ops, NULL, delta);
 }
 
 /* The STS endpoint partners call: --sts-endpoint, else the SDKs' endpoint

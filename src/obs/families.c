@@ -128,11 +128,6 @@ void tt_families_free(struct tt_families *fams) {
   memset(fams, 0, sizeof(*fams));
 }
 
-void tt_families_background_ops(struct tt_families *fams, int delta) {
-  if (fams)
-    tt_metric_add(fams->background_ops, NULL, delta);
-}
-
 void tt_families_inflight_ops(struct tt_families *fams, int delta) {
   if (fams)
     tt_metric_add(fams->inflight_operations, NULL, delta);

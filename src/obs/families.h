@@ -32,8 +32,4 @@ void tt_families_free(struct tt_families *fams);
 /* Adds delta to the in-flight operation gauge; `fams` may be NULL (tests). */
 void tt_families_inflight_ops(struct tt_families *fams, int delta);
 
-/* Adds delta to the background operation gauge (credential fetches and
- * their file reads, which belong to no request); `fams` may be NULL. */
-void tt_families_background_ops(struct tt_families *fams, int delta);
-
 #endif
