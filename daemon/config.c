@@ -148,19 +148,14 @@ static const struct setting *find_setting(const char *name, size_t n) {
   return NULL;
 }
 
+/* The words of false and true, in pairs: an odd index is true. */
 static int parse_bool(const char *v, bool *out) {
-  static const char *const yes[] = {"1", "true", "yes", "on"};
-  static const char *const no[] = {"0", "false", "no", "off"};
-  for (size_t i = 0; i < 4; i++) {
-    if (strcasecmp(v, yes[i]) == 0) {
-      *out = true;
+  static const char *const words[] = {"0", "1", "false", "true", "no", "yes", "off", "on"};
+  for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+    if (strcasecmp(v, words[i]) == 0) {
+      *out = i & 1;
       return 0;
     }
-    if (strcasecmp(v, no[i]) == 0) {
-      *out = false;
-      return 0;
-    }
-  }
   return -1;
 }
 
