@@ -173,17 +173,16 @@ static int apply(struct tt_config *cfg, const struct setting *st, const char *va
                           source, st->size - 1);
     if (st->kind == K_ENUM) {
       bool ok = false;
-      for (const char *const *c = st->choices; *c; c++)
+      char list[128] = "";
+      size_t n = 0;
+      for (const char *const *c = st->choices; *c; c++) {
         ok |= strcmp(*c, value) == 0;
-      if (!ok) {
-        char list[128] = "";
-        size_t n = 0;
-        for (const char *const *c = st->choices; *c; c++)
-          n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
-                                c == st->choices ? "" : ", ", *c);
+        n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+                              c == st->choices ? "" : ", ", *c);
+      }
+      if (!ok)
         return tt_error_set(err, TT_ERR_VALIDATION, st->name, "%s: must be one of %s", source,
                             list);
-      }
     }
     snprintf(field, st->size, "%s", value);
     return 0;
