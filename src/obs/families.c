@@ -16,7 +16,7 @@ static const char *const l_table_kind[] = {"table", "kind"};
 
 /* Appends process_* families read from /proc/self; a file that cannot be
  * read just leaves its family out. */
-static void collect_process(struct tt_buf *out, void *arg) {
+static void collect_process(struct tt_buf *out, bool openmetrics, void *arg) {
   (void)arg;
   long page = sysconf(_SC_PAGESIZE);
   long ticks = sysconf(_SC_CLK_TCK);
@@ -44,9 +44,10 @@ static void collect_process(struct tt_buf *out, void *arg) {
       if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
                       &stime) == 2)
         tt_buf_printf(out,
-                      "# HELP process_cpu_seconds_total Total user and system CPU time spent "
-                      "in seconds.\n# TYPE process_cpu_seconds_total counter\n"
+                      "# HELP process_cpu_seconds%s Total user and system CPU time spent "
+                      "in seconds.\n# TYPE process_cpu_seconds%s counter\n"
                       "process_cpu_seconds_total %.2f\n",
+                      openmetrics ? "" : "_total", openmetrics ? "" : "_total",
                       (double)(utime + stime) / (double)ticks);
     }
     fclose(f);

@@ -354,41 +354,17 @@ static int render_family(struct tt_buf *out, const struct tt_metric_family *f, b
   return 0;
 }
 
-int tt_metrics_render(struct tt_metrics *m, struct tt_buf *out) {
+static int render(struct tt_metrics *m, struct tt_buf *out, bool om) {
   for (const struct tt_metric_family *f = m->first; f; f = f->next)
-    if (render_family(out, f, false) != 0)
+    if (render_family(out, f, om) != 0)
       return -1;
   if (m->collect)
-    m->collect(out, m->collect_arg);
-  return 0;
+    m->collect(out, om, m->collect_arg);
+  return om ? tt_buf_puts(out, "# EOF\n") : 0;
 }
 
+int tt_metrics_render(struct tt_metrics *m, struct tt_buf *out) { return render(m, out, false); }
+
 int tt_metrics_render_openmetrics(struct tt_metrics *m, struct tt_buf *out) {
-  for (const struct tt_metric_family *f = m->first; f; f = f->next)
-    if (render_family(out, f, true) != 0)
-      return -1;
-  if (m->collect) {
-    /* The collector writes the 0.0.4 format: rename its counter families. */
-    struct tt_buf text;
-    tt_buf_init(&text, 0);
-    m->collect(&text, m->collect_arg);
-    const char *p = text.data, *end = text.data + text.len;
-    while (p && p < end) {
-      const char *nl = memchr(p, '\n', (size_t)(end - p));
-      size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
-      const char *total = n > 2 && p[0] == '#' ? strstr(p, "_total ") : NULL;
-      bool family_line = total && total < p + n && (strncmp(p, "# HELP ", 7) == 0 ||
-                                                    strncmp(p, "# TYPE ", 7) == 0);
-      int rc = family_line ? tt_buf_append(out, p, (size_t)(total - p)) ||
-                                 tt_buf_append(out, total + 6, n - (size_t)(total + 6 - p))
-                           : tt_buf_append(out, p, n);
-      if (rc != 0) {
-        tt_buf_free(&text);
-        return -1;
-      }
-      p += n;
-    }
-    tt_buf_free(&text);
-  }
-  return tt_buf_puts(out, "# EOF\n");
+  return render(m, out, true);
 }

@@ -53,8 +53,9 @@ void tt_metric_observe_exemplar(struct tt_metric_family *f, const char *const *l
 double tt_metric_value(struct tt_metric_family *f, const char *const *labels);
 
 /* Called at render time to append families computed on demand (process
- * metrics). Writes text in exposition format to `out`. */
-typedef void (*tt_metrics_collect_cb)(struct tt_buf *out, void *arg);
+ * metrics). Writes text in exposition format to `out`: with `openmetrics`,
+ * counter families named without their _total suffix. */
+typedef void (*tt_metrics_collect_cb)(struct tt_buf *out, bool openmetrics, void *arg);
 void tt_metrics_set_collector(struct tt_metrics *m, tt_metrics_collect_cb cb, void *arg);
 
 /* Renders every family (HELP, TYPE, samples; families without samples
