@@ -112,11 +112,6 @@ void tt_arena_reset(struct tt_arena *a) {
 }
 
 void tt_arena_free(struct tt_arena *a) {
-  struct tt_arena_chunk *c = a->chunks;
-  while (c) {
-    struct tt_arena_chunk *next = c->next;
-    free(c);
-    c = next;
-  }
+  tt_arena_release(a, (struct tt_arena_mark){0}); /* back to no chunk at all */
   tt_arena_init(a);
 }
