@@ -410,11 +410,6 @@ static struct tt_span *span_new(const char *name, enum tt_span_kind kind, uint64
   return s;
 }
 
-struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
-                                     struct tt_trace_ctx *ctx) {
-  return tt_span_start_server_at(remote, tracestate, ctx, 0);
-}
-
 struct tt_span *tt_span_start_server_at(const struct tt_trace_ctx *remote, const char *tracestate,
                                         struct tt_trace_ctx *ctx, uint64_t mono_ns) {
   memset(ctx, 0, sizeof(*ctx));
@@ -495,10 +490,6 @@ struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind) {
   if (!tt_sampler_should_sample(&tracer.sampler, NULL, trace_id))
     return NULL;
   return sampled_span(name, kind, trace_id, NULL, 0);
-}
-
-const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span) {
-  return span ? &span->ctx : NULL;
 }
 
 void tt_span_set_name(struct tt_span *span, const char *name) {

@@ -168,19 +168,17 @@ uint64_t tt_tracer_paused_count(void);
 /* Whether a sampled span started now would be recorded: on, not paused. */
 bool tt_tracer_recording(void);
 
+/* Span edges in time: the _at functions take the CLOCK_MONOTONIC time in
+ * ns the caller read already (a request's or a call's start and end; 0:
+ * read it now), which the tracer turns into Unix time; the others read
+ * the clock. */
+
 /* Starts a request's server span. Fills *ctx with the request's position
  * in its trace: the remote parent's trace id (or a new one), a new span
  * id, and the sampling flag (the sampler's decision when the tracer is on,
  * else the parent's flag). Returns the span when it is recorded, else
  * NULL. `tracestate` (may be NULL) is kept on the span. Ids are made even
  * with the tracer off: log lines carry them. */
-struct tt_span *tt_span_start_server(const struct tt_trace_ctx *remote, const char *tracestate,
-                                     struct tt_trace_ctx *ctx);
-
-/* Span edges in time: the _at functions take the CLOCK_MONOTONIC time in
- * ns the caller read already (a request's or a call's start and end; 0:
- * read it now), which the tracer turns into Unix time; the others read
- * the clock. */
 struct tt_span *tt_span_start_server_at(const struct tt_trace_ctx *remote, const char *tracestate,
                                         struct tt_trace_ctx *ctx, uint64_t mono_ns);
 
@@ -200,9 +198,6 @@ struct tt_span *tt_span_start_at(const struct tt_trace_ctx *parent, const char *
  * fetch): the sampler decides as for a request without traceparent.
  * NULL when the tracer is off or the trace is not sampled. */
 struct tt_span *tt_span_start_root(const char *name, enum tt_span_kind kind);
-
-/* The position of `span` for its children; NULL for NULL. */
-const struct tt_trace_ctx *tt_span_ctx(const struct tt_span *span);
 
 void tt_span_set_name(struct tt_span *span, const char *name);
 

@@ -112,7 +112,7 @@ static void encode_span(const char *buf, size_t size) {
   struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
   tt_tracer_set(&on, sink_cb, NULL);
   struct tt_trace_ctx ctx;
-  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  struct tt_span *s = tt_span_start_server_at(NULL, NULL, &ctx, 0);
   if (s == NULL)
     abort();
   char name[129];

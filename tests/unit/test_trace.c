@@ -148,11 +148,11 @@ START_TEST(spans_continue_and_nest) {
   tt_tracer_set(&s, sink, NULL);
   struct tt_trace_ctx remote, ctx;
   tt_traceparent_parse(TP, strlen(TP), &remote);
-  struct tt_span *server = tt_span_start_server(&remote, "k=v", &ctx);
+  struct tt_span *server = tt_span_start_server_at(&remote, "k=v", &ctx, 0);
   ck_assert_ptr_nonnull(server);
   ck_assert_mem_eq(ctx.trace_id, remote.trace_id, 16);
   ck_assert(memcmp(ctx.span_id, remote.span_id, 8) != 0);
-  struct tt_span *child = tt_span_start(tt_span_ctx(server), "DynamoDB.GetItem", TT_SPAN_CLIENT);
+  struct tt_span *child = tt_span_start(&server->ctx, "DynamoDB.GetItem", TT_SPAN_CLIENT);
   ck_assert_ptr_nonnull(child);
   ck_assert_mem_eq(child->parent_id, ctx.span_id, 8);
   tt_span_str(child, "rpc.method", "GetItem");
@@ -168,7 +168,7 @@ START_TEST(spans_continue_and_nest) {
   ck_assert_uint_eq(tt_span_live(), 0);
   /* An unsampled parent has no recorded children. */
   remote.flags = 0;
-  ck_assert_ptr_null(tt_span_start_server(&remote, NULL, &ctx));
+  ck_assert_ptr_null(tt_span_start_server_at(&remote, NULL, &ctx, 0));
   ck_assert_uint_eq(ctx.flags, 0);
   ck_assert_ptr_null(tt_span_start(&ctx, "x", TT_SPAN_INTERNAL));
 
@@ -268,7 +268,7 @@ START_TEST(batch_span_lengths) {
   static char big[20000];
   memset(big, 'b', sizeof(big) - 1);
   struct tt_trace_ctx ctx;
-  struct tt_span *tiny = tt_span_start_server(NULL, NULL, &ctx); /* < 128 bytes */
+  struct tt_span *tiny = tt_span_start_server_at(NULL, NULL, &ctx, 0); /* < 128 bytes */
   tt_span_end(tiny);
   struct tt_span *mid = tt_span_start(&ctx, "DynamoDB.GetItem", TT_SPAN_CLIENT);
   tt_span_str_static(mid, "rpc.system", "aws-api");
@@ -358,7 +358,7 @@ START_TEST(span_text_kept_utf8) {
   struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
   tt_tracer_set(&on, sink, NULL);
   struct tt_trace_ctx ctx;
-  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  struct tt_span *s = tt_span_start_server_at(NULL, NULL, &ctx, 0);
   ck_assert_ptr_nonnull(s);
   tt_span_str(s, "ok", "caf\xc3\xa9");
   tt_span_str(s, "bad", "Throttl\xff\xfeing");
@@ -400,7 +400,7 @@ START_TEST(span_group_encodes_as_its_attributes) {
   ck_assert_uint_eq(g.nattrs, 3);
   struct tt_trace_ctx ctx;
   for (int grouped = 0; grouped < 2; grouped++) {
-    struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+    struct tt_span *s = tt_span_start_server_at(NULL, NULL, &ctx, 0);
     ck_assert_ptr_nonnull(s);
     memset(s->ctx.trace_id, 7, 16); /* the same ids and times both ways */
     memset(s->ctx.span_id, 8, 8);
@@ -452,7 +452,7 @@ START_TEST(span_attrs_last_value_wins) {
   struct tt_sampler on = {TT_SAMPLER_ALWAYS_ON, 1.0};
   tt_tracer_set(&on, sink, NULL);
   struct tt_trace_ctx ctx;
-  struct tt_span *s = tt_span_start_server(NULL, NULL, &ctx);
+  struct tt_span *s = tt_span_start_server_at(NULL, NULL, &ctx, 0);
   ck_assert_ptr_nonnull(s);
   static const char route[] = "/v1/x";
   char copied[] = "one";
@@ -547,7 +547,7 @@ START_TEST(batch_processor_drops_and_counts) {
   /* Two spans fill a batch: its export starts, the queue is empty again;
    * four more fill the queue, two more are dropped. */
   for (int i = 0; i < 8; i++)
-    tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+    tt_span_end(tt_span_start_server_at(NULL, NULL, &ctx, 0));
   struct tt_otlp_exporter_stats st;
   tt_otlp_exporter_stats(e, &st);
   ck_assert(st.in_flight);
@@ -579,7 +579,7 @@ START_TEST(batch_processor_drops_and_counts) {
   /* Each failed batch paused the tracer; the last pause is on: a span is
    * counted, not recorded, and its ids and sampling are as ever. */
   ck_assert(st.paused);
-  ck_assert_ptr_null(tt_span_start_server(NULL, NULL, &ctx));
+  ck_assert_ptr_null(tt_span_start_server_at(NULL, NULL, &ctx, 0));
   ck_assert(ctx.valid && (ctx.flags & TT_TRACE_FLAG_SAMPLED));
   ck_assert_ptr_null(tt_span_start(&ctx, "child", TT_SPAN_CLIENT));
   tt_otlp_exporter_stats(e, &st);
@@ -631,7 +631,7 @@ START_TEST(batch_processor_exports_from_its_thread) {
   struct tt_otlp_exporter *e = tracing_to(&loop, &o);
   struct tt_trace_ctx ctx;
   for (int i = 0; i < 100; i++) {
-    struct tt_span *sp = tt_span_start_server(NULL, NULL, &ctx);
+    struct tt_span *sp = tt_span_start_server_at(NULL, NULL, &ctx, 0);
     tt_span_set_name(sp, "GET /v1/models/{model}");
     tt_span_int(sp, "http.response.status_code", 200);
     tt_span_end(sp);
@@ -673,7 +673,7 @@ START_TEST(batch_processor_exports_from_its_thread) {
   /* Spans after the close are dropped; the close joins the thread. */
   int before = closed_calls;
   tt_otlp_exporter_close(e, 1000, closed_cb, NULL);
-  tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+  tt_span_end(tt_span_start_server_at(NULL, NULL, &ctx, 0));
   tt_tracer_set(NULL, NULL, NULL);
   uv_close((uv_handle_t *)&stop, NULL);
   tts_close(&srv);
@@ -701,7 +701,7 @@ START_TEST(batch_processor_close_without_time) {
   struct tt_otlp_exporter *e = tracing_to(&loop, &o);
   struct tt_trace_ctx ctx;
   for (int i = 0; i < 100; i++)
-    tt_span_end(tt_span_start_server(NULL, NULL, &ctx));
+    tt_span_end(tt_span_start_server_at(NULL, NULL, &ctx, 0));
   struct tt_otlp_exporter_stats st;
   tt_otlp_exporter_stats(e, &st);
   ck_assert(!st.in_flight);
