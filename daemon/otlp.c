@@ -643,10 +643,6 @@ static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options *o,
                          struct tt_otlp_exporter **out, struct tt_error *err) {
   *out = NULL;
-  if (o->url == NULL ||
-      (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0))
-    return tt_error_set(err, TT_ERR_VALIDATION, "otlp-endpoint",
-                        "the OTLP endpoint must be an http:// or https:// URL");
   struct tt_otlp_exporter *e = calloc(1, sizeof(*e));
   if (e == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");

@@ -28,7 +28,7 @@
 struct tt_otlp_exporter;
 
 struct tt_otlp_exporter_options {
-  const char *url;                  /* the traces URL ("http://127.0.0.1:4318/v1/traces") */
+  const char *url; /* the traces URL, http:// or https:// (the configuration checks it) */
   const struct tt_otlp_kvs *headers; /* extra request headers; copied; may be NULL */
   struct tt_otlp_resource resource; /* strings and attrs copied */
   uint64_t timeout_ms;        /* one export attempt; 0 = 10000 */
@@ -56,8 +56,8 @@ struct tt_otlp_exporter_stats {
   bool paused; /* backing off: the tracer records nothing */
 };
 
-/* Makes an exporter on `loop`. Returns 0 and *out, or -1 with err (the
- * URL's scheme is not http or https, or memory). */
+/* Makes an exporter on `loop`. Returns 0 and *out, or -1 with err (out of
+ * memory, or the sender thread did not start). */
 int tt_otlp_exporter_new(uv_loop_t *loop, const struct tt_otlp_exporter_options *o,
                          struct tt_otlp_exporter **out, struct tt_error *err);
 
