@@ -12,8 +12,6 @@
 
 int tt_kms_backend_new(uv_loop_t *loop, const struct tt_kms_options *opts,
                        struct tt_backend **out, struct tt_error *err) {
-  if (opts == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, "kms", "KMS options are required");
   struct tt_ddb_options o = {.service = TT_DDB_SERVICE_KMS,
                              .region = opts->region,
                              .endpoint = opts->endpoint,
