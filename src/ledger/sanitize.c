@@ -219,9 +219,10 @@ static int put_masked(struct tt_buf *b, enum tt_sanitize_rule rule, const char *
 
 /* ---- JSON walk ------------------------------------------------------------ */
 
-/* Builds a JSON string from the buffer and frees the buffer. */
-static json_t *string_from_buf(struct tt_buf *b) {
-  json_t *s = json_stringn(b->data ? b->data : "", b->len);
+/* Builds a JSON string from the buffer (NULL when rc, the writing's
+ * outcome, is not 0) and frees the buffer. */
+static json_t *string_from_buf(struct tt_buf *b, int rc) {
+  json_t *s = rc == 0 ? json_stringn(b->data ? b->data : "", b->len) : NULL;
   tt_buf_free(b);
   return s;
 }
@@ -237,16 +238,6 @@ static int append_stripped(struct tt_buf *b, const char *s, size_t n, bool drop_
     }
   }
   return tt_buf_append(b, s + start, n - start);
-}
-
-static json_t *strip_crlf_string(const char *s, size_t n) {
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  if (append_stripped(&b, s, n, false) != 0) {
-    tt_buf_free(&b);
-    return NULL;
-  }
-  return string_from_buf(&b);
 }
 
 static json_t *sanitize_node(json_t *v, int level);
@@ -275,11 +266,8 @@ static json_t *sanitize_list(enum tt_sanitize_rule rule, json_t *v, int level) {
 static json_t *mask_node(enum tt_sanitize_rule rule, json_t *v, int level) {
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  if (json_is_string(v)) {
-    if (put_masked(&b, rule, json_string_value(v), json_string_length(v)) != 0)
-      goto fail;
-    return string_from_buf(&b);
-  }
+  if (json_is_string(v))
+    return string_from_buf(&b, put_masked(&b, rule, json_string_value(v), json_string_length(v)));
   if (json_is_integer(v)) {
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -288,18 +276,13 @@ static json_t *mask_node(enum tt_sanitize_rule rule, json_t *v, int level) {
       p++;
       n--;
     }
-    if (n < 0 || put_masked(&b, rule, p, (size_t)n) != 0)
-      goto fail;
-    return string_from_buf(&b);
+    return string_from_buf(&b, n < 0 ? -1 : put_masked(&b, rule, p, (size_t)n));
   }
   if (json_is_array(v))
     return sanitize_list(rule, v, level);
   /* Reals have no faithful digit text (1e15 vs 1000000000000000), and objects,
    * booleans and null have none at all. */
   return json_string(TT_SANITIZE_REDACTED);
-fail:
-  tt_buf_free(&b);
-  return NULL;
 }
 
 /* Sanitizes the value found under a key of rule `rule`. `level` counts the
@@ -358,8 +341,12 @@ static json_t *sanitize_node(json_t *v, int level) {
   }
   case JSON_ARRAY:
     return sanitize_list(TT_SANITIZE_RULE_NONE, v, level);
-  case JSON_STRING:
-    return strip_crlf_string(json_string_value(v), json_string_length(v));
+  case JSON_STRING: {
+    struct tt_buf b;
+    tt_buf_init(&b, 0);
+    return string_from_buf(&b, append_stripped(&b, json_string_value(v), json_string_length(v),
+                                               false));
+  }
   case JSON_INTEGER:
   case JSON_REAL:
   case JSON_TRUE:
