@@ -137,16 +137,11 @@ static void maybe_finish_close(struct tt_otlp_exporter *e);
  * as spans fill it), not grown by doubling from 256 bytes: the smaller
  * buffers freed on the way would stay among the requests' allocations as
  * free chunks, which every request's malloc and free then sort through.
- * A batch that needs more grows as any buffer does. */
+ * A batch that needs more (or whose room could not be taken) grows as any
+ * buffer does. */
 #define BATCH_SPAN_BYTES_PROTOBUF 384u /* ~280 a span of a GET */
 #define BATCH_SPAN_BYTES_JSON 1024u
 #define BATCH_ROOM_MAX ((size_t)4 << 20)
-
-static void batch_room(const struct tt_otlp_exporter *e, struct tt_otlp_batch *b) {
-  size_t per = e->protocol == TT_OTLP_JSON ? BATCH_SPAN_BYTES_JSON : BATCH_SPAN_BYTES_PROTOBUF;
-  size_t room = e->max_batch <= BATCH_ROOM_MAX / per ? e->max_batch * per : BATCH_ROOM_MAX;
-  (void)tt_buf_reserve(&b->buf, room); /* on failure it grows as spans come */
-}
 
 /* Spans encoded together (daemon's loop): a GET ends two. */
 #define ENCODE_RUN 8
@@ -157,8 +152,10 @@ static struct batch_node *node_get(struct tt_otlp_exporter *e) {
   if (n) {
     e->spare = n->next;
   } else if ((n = malloc(sizeof(*n))) != NULL) {
+    size_t per = e->protocol == TT_OTLP_JSON ? BATCH_SPAN_BYTES_JSON : BATCH_SPAN_BYTES_PROTOBUF;
     tt_otlp_batch_init(&n->b);
-    batch_room(e, &n->b);
+    (void)tt_buf_reserve(&n->b.buf, e->max_batch <= BATCH_ROOM_MAX / per ? e->max_batch * per
+                                                                          : BATCH_ROOM_MAX);
   } else {
     return NULL;
   }
