@@ -4,6 +4,7 @@
 #include "util/hex.h"
 
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,13 +58,9 @@ void tt_otlp_kvs_free(struct tt_otlp_kvs *kvs) {
     return;
   for (size_t i = 0; i < kvs->n; i++) {
     free(kvs->items[i].key);
-    if (kvs->items[i].value) {
-      /* Header values may be credentials. */
-      volatile char *v = kvs->items[i].value;
-      for (size_t j = 0; v[j]; j++)
-        v[j] = 0;
-      free(kvs->items[i].value);
-    }
+    if (kvs->items[i].value) /* header values may be credentials */
+      OPENSSL_cleanse(kvs->items[i].value, strlen(kvs->items[i].value));
+    free(kvs->items[i].value);
   }
   free(kvs->items);
   kvs->items = NULL;
@@ -133,7 +130,7 @@ int tt_otlp_kv_parse(const char *text, size_t n, bool header, struct tt_otlp_kvs
     if (!ok) {
       free(key);
       if (value)
-        memset(value, 0, strlen(value));
+        OPENSSL_cleanse(value, strlen(value));
       free(value);
       snprintf(why, cap, "member %zu has a malformed key or value", member);
       goto fail;
