@@ -261,19 +261,23 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
   return 0;
 }
 
-/* Reads an expected version: a JSON number holding a non-negative integer
- * that still has a successor in int64. */
-static int read_version(const json_t *v, const char *f, int64_t *out, struct tt_error *err) {
+/* Reads an expected version into *out (NULL or null: none, *out kept): a
+ * JSON number holding a non-negative integer that still has a successor in
+ * int64. */
+static int read_version(const json_t *v, const char *f, struct tt_orm_expected *out,
+                        struct tt_error *err) {
   struct tt_json_numbuf nb;
   char canon[TT_NUMBER_TEXT_MAX];
   size_t len;
   int64_t x;
+  if (v == NULL || json_is_null(v))
+    return 0;
   const char *s = tt_json_number_text(v, &nb, &len);
   if (s == NULL || tt_number_canonical(s, len, canon, sizeof(canon), f, NULL) != 0 ||
       tt_number_to_int64(canon, &x) != 0 || x < 0 || x == INT64_MAX)
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s: the expected version must be a non-negative integer", f);
-  *out = x;
+  *out = (struct tt_orm_expected){true, x};
   return 0;
 }
 
@@ -383,11 +387,8 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
                      "%s is written by tabletheoryd (0 on create); leave it out", a->name);
         goto fail;
       }
-      if (!json_is_null(val)) {
-        if (read_version(val, f, &ev.version, err) != 0)
-          goto fail;
-        ev.present = true;
-      }
+      if (read_version(val, f, &ev, err) != 0)
+        goto fail;
       continue;
     }
     if (convert_value(a, val, f, &v, err) != 0)
@@ -709,11 +710,8 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
       goto fail;
     }
     if (a != NULL && a == lc_version) {
-      if (!json_is_null(val)) {
-        if (read_version(val, f, &u->expected.version, err) != 0)
-          goto fail;
-        u->expected.present = true;
-      }
+      if (read_version(val, f, &u->expected, err) != 0)
+        goto fail;
       continue;
     }
     if (a != NULL && tt_model_attr_is_key(m, a)) {
@@ -968,18 +966,16 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
 
   const json_t *ev = json_object_get(body, "expected_version");
   tt_expr_field_key(f, sizeof(f), field, "expected_version");
-  if (ev != NULL && !json_is_null(ev)) {
-    int64_t x;
-    if (read_version(ev, f, &x, err) != 0)
-      goto fail;
-    if (out->expected.present) {
-      tt_error_set(err, TT_ERR_VALIDATION, f,
-                   "give the expected version once: in the item or as expected_version");
-      goto fail;
-    }
-    out->expected.present = true;
-    out->expected.version = x;
+  struct tt_orm_expected x = {false, 0};
+  if (read_version(ev, f, &x, err) != 0)
+    goto fail;
+  if (x.present && out->expected.present) {
+    tt_error_set(err, TT_ERR_VALIDATION, f,
+                 "give the expected version once: in the item or as expected_version");
+    goto fail;
   }
+  if (x.present)
+    out->expected = x;
   if (out->expected.present && lc_version == NULL) {
     tt_error_set(err, TT_ERR_VALIDATION, f, "model %s has no version attribute", m->name);
     goto fail;
