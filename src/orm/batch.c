@@ -18,7 +18,6 @@
 #include "orm/policy.h"
 #include "orm/query.h"
 #include "orm/unique.h"
-#include "util/hash.h"
 #include "value/codec_ddb.h"
 
 /* Unprocessed work is not retried when the backoff would end closer than
@@ -29,74 +28,21 @@
 
 /* ---- keys as canonical text, for duplicates and for matching answers ---- */
 
-struct kslot {
-  char *text; /* NULL when free */
-  size_t len;
-  size_t index;
-};
-
-struct keymap {
-  struct kslot *slots;
-  size_t cap; /* a power of two */
-};
-
-static int keymap_init(struct keymap *km, size_t n) {
-  km->cap = 16;
-  while (km->cap < n * 2)
-    km->cap *= 2;
-  km->slots = calloc(km->cap, sizeof(*km->slots));
-  return km->slots ? 0 : -1;
-}
-
-static void keymap_free(struct keymap *km) {
-  for (size_t i = 0; km->slots && i < km->cap; i++)
-    free(km->slots[i].text);
-  free(km->slots);
-  km->slots = NULL;
-}
-
-static struct kslot *keymap_slot(const struct keymap *km, const char *text, size_t len) {
-  size_t i = (size_t)tt_fnv1a(text, len) & (km->cap - 1);
-  for (;;) {
-    struct kslot *s = &km->slots[i];
-    if (s->text == NULL || (s->len == len && memcmp(s->text, text, len) == 0))
-      return s;
-    i = (i + 1) & (km->cap - 1);
-  }
-}
-
-/* The canonical text of a key (an M): DynamoDB JSON, names sorted, numbers
- * canonical. Returns 0 or -1 (out of memory). */
-static int key_text(const struct tt_av *key, struct tt_buf *out) {
-  tt_buf_reset(out);
-  return tt_ddb_item_write(out, key, 0);
-}
-
-/* Adds key -> index. Returns 0, 1 when the key is already there (*dup gets
- * its index), -1 when out of memory. */
-static int keymap_add(struct keymap *km, const struct tt_av *key, size_t index, size_t *dup,
-                      struct tt_buf *scratch) {
-  if (key_text(key, scratch) != 0)
-    return -1;
-  struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
-  if (s->text) {
-    *dup = s->index;
-    return 1;
-  }
-  if ((s->text = malloc(scratch->len + 1)) == NULL)
-    return -1;
-  memcpy(s->text, scratch->data, scratch->len + 1);
-  s->len = scratch->len;
-  s->index = index;
-  return 0;
-}
-
-/* Index of `key`, or -1 when it was not requested. */
-static long keymap_find(const struct keymap *km, const struct tt_av *key, struct tt_buf *scratch) {
-  if (key_text(key, scratch) != 0)
-    return -1;
-  const struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
-  return s->text ? (long)s->index : -1;
+/* The index `key` has in km, a JSON object keyed by the canonical text of
+ * keys (DynamoDB JSON, names sorted, numbers canonical); one it has not is
+ * given `add` unless that is SIZE_MAX. Returns the index it had, -1 when
+ * none, -2 when out of memory. */
+static long keymap_find(json_t *km, const struct tt_av *key, size_t add, struct tt_buf *scratch) {
+  tt_buf_reset(scratch);
+  if (tt_ddb_item_write(scratch, key, 0) != 0)
+    return -2;
+  const json_t *at = json_object_getn(km, scratch->data, scratch->len);
+  if (at != NULL || add == SIZE_MAX)
+    return at ? (long)json_integer_value(at) : -1;
+  return json_object_setn_new_nocheck(km, scratch->data, scratch->len,
+                                      json_integer((json_int_t)add)) != 0
+             ? -2
+             : -1;
 }
 
 /* ---- state ------------------------------------------------------------------ */
@@ -127,7 +73,7 @@ struct tt_orm_batch_state {
   struct tt_orm_batch_entry *ents; /* op->entries */
   struct breq *reqs;
   size_t n;
-  struct keymap keys;
+  json_t *keys; /* keymap_find's */
   struct tt_buf scratch;
   struct chunk *chunks;
   size_t nchunks, next_chunk;
@@ -158,7 +104,8 @@ static uint64_t mono_ns(void) {
 static void state_free(struct tt_orm_batch_state *st) {
   free(st->reqs);
   st->reqs = NULL;
-  keymap_free(&st->keys);
+  json_decref(st->keys);
+  st->keys = NULL;
   tt_buf_free(&st->scratch);
   free(st->projection);
   st->projection = NULL;
@@ -193,14 +140,13 @@ static const char *list_name(const struct tt_orm_batch_state *st, size_t i) {
  * names both places (never the key itself). */
 static int add_key(struct tt_orm_batch_state *st, size_t i, const char *field,
                    struct tt_error *err) {
-  size_t dup = 0;
-  int rc = keymap_add(&st->keys, &st->ents[i].key, i, &dup, &st->scratch);
-  if (rc < 0)
+  long dup = keymap_find(st->keys, &st->ents[i].key, i, &st->scratch);
+  if (dup == -2)
     return tt_orm_oom(err);
-  if (rc == 1)
+  if (dup >= 0)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s names the same item as %s[%zu]; a batch may name each item once",
-                        field, list_name(st, dup), st->reqs[dup].pos);
+                        field, list_name(st, (size_t)dup), st->reqs[dup].pos);
   return 0;
 }
 
@@ -307,7 +253,7 @@ static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *er
       tt_orm_batch_check_counts(m, op->write, np, op->n_entries - np, err) != 0 ||
       tt_orm_check_select(m, select, "select", err) != 0)
     return -1;
-  if (keymap_init(&st->keys, n) != 0 || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
+  if ((st->keys = json_object()) == NULL || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
     return tt_orm_oom(err);
   st->n = n;
   size_t counts[2] = {0, 0};
@@ -456,7 +402,7 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
   for (size_t i = 0; !st->op->write && i < r->n_items; i++) {
     struct tt_av key;
     long at = tt_orm_key_of_item(m, &r->items[i].value, NULL, &key, &err) == 0
-                  ? keymap_find(&st->keys, &key, &st->scratch)
+                  ? keymap_find(st->keys, &key, SIZE_MAX, &st->scratch)
                   : -1;
     tt_av_free(&key);
     if (at < 0)
@@ -468,7 +414,7 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
   for (size_t i = 0; i < r->n_left; i++) {
     struct tt_av key;
     int krc = tt_orm_key_of_item(m, &r->left[i].value, NULL, &key, &err);
-    long at = krc == 0 ? keymap_find(&st->keys, &key, &st->scratch) : -1;
+    long at = krc == 0 ? keymap_find(st->keys, &key, SIZE_MAX, &st->scratch) : -1;
     tt_av_free(&key);
     if (at < 0)
       goto done;
