@@ -604,8 +604,7 @@ static void puts_sealed_cb(void *arg, const struct tt_error *err) {
 static void found_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_batch_state *st = arg;
   if (err != NULL) {
-    tt_orm_fail(st->op->ctx.result, err);
-    op_finish(st->op);
+    fail_now(st->op, err);
     return;
   }
   st->opened = true;

@@ -697,7 +697,8 @@ static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct
   return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, cursor_sort(op));
 }
 
-static void op_cleanup(struct tt_orm_query_op *op) {
+/* Frees what the op holds and finishes it. */
+static void op_finish(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
     tt_av_free(&op->chains[i].next_key);
@@ -718,6 +719,7 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
   tt_orm_query_request_clear(&op->rq);
+  tt_orm_ctx_finish(&op->ctx);
 }
 
 void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
@@ -731,8 +733,7 @@ void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
 static void finish_all(struct tt_orm_query_op *op) {
   struct tt_orm_result *r = op->ctx.result;
   if (op->failed) {
-    op_cleanup(op);
-    tt_orm_ctx_finish(&op->ctx);
+    op_finish(op);
     return;
   }
   struct tt_orm_page *page = &r->page;
@@ -781,14 +782,12 @@ static void finish_all(struct tt_orm_query_op *op) {
     r->answer = TT_ORM_ANSWER_PAGE;
     r->model = tt_model_ref(op->ctx.model);
   }
-  op_cleanup(op);
-  tt_orm_ctx_finish(&op->ctx);
+  op_finish(op);
 }
 
 static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   tt_orm_fail(op->ctx.result, err);
-  op_cleanup(op);
-  tt_orm_ctx_finish(&op->ctx);
+  op_finish(op);
   return 0;
 }
 
