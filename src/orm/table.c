@@ -434,15 +434,14 @@ static int pending_state(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc 
 }
 
 /* Compares the ACTIVE table `t` with what the models want. Returns true
- * when the ensure goes on (an UpdateTable was started, or nothing is
- * missing: *done set), false when it answered (409 or failure). */
-static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bool *done) {
+ * when nothing is missing, false when an UpdateTable was started or the
+ * ensure answered (409 or failure). */
+static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t) {
   struct ensure_state *st = ctx->state;
   struct tt_ddb_table_request want, *req = tt_arena_alloc(ctx->arena, sizeof(*req));
   const struct tt_ddb_index *next = NULL;
   json_t *details = NULL;
   struct tt_error e;
-  *done = false;
   if (req == NULL || tt_orm_create_table_request(ctx->arena, ctx->orm->models, ctx->model, &want) != 0) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
@@ -453,14 +452,11 @@ static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bo
     tt_orm_ctx_finish(ctx);
     return false;
   }
-  if (next == NULL) {
-    *done = true;
+  if (next == NULL)
     return true;
-  }
   if (st->gsi_failed && strcmp(st->gsi_failed, next->name) == 0) {
     /* Still missing after its UpdateTable failed: that error stands. */
-    tt_orm_fail_backend(ctx->result, &st->gsi_error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &st->gsi_error);
     return false;
   }
   st->adding = next->name; /* in the arena, as all of want */
@@ -468,12 +464,9 @@ static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bo
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
   }
-  if (tt_orm_call_table(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
-    tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
-    return false;
-  }
-  return true;
+  if (tt_orm_call_table(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0)
+    fail_backend(ctx, &ctx->call.bc.error);
+  return false;
 }
 
 static void created(struct tt_client_call *call) {
@@ -519,11 +512,8 @@ static void ensure_described(struct tt_client_call *call) {
     }
   }
   /* Before TTL: a table that cannot take the model is refused unchanged. */
-  if (!st->ttl_checked) {
-    bool done;
-    if (!evolve(ctx, t, &done) || !done)
-      return;
-  }
+  if (!st->ttl_checked && !evolve(ctx, t))
+    return;
   /* Created or not: a table made by TableTheory's EnsureTable has no TTL. */
   if (!st->ttl_checked && tt_model_lifecycle(ctx->model, TT_LC_TTL) != NULL) {
     st->ttl_checked = true;
