@@ -156,6 +156,32 @@ static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
              : 0;
 }
 
+/* Decodes the DMS cursor of reader `seg` (n bytes of text) into where it
+ * starts; an empty one starts at the beginning. */
+static int read_cursor(struct tt_orm_query_op *op, const char *text, size_t n, size_t seg,
+                       struct tt_error *err) {
+  struct tt_cursor c;
+  bool multi = op->rq.segments > 1;
+  const char *want_index = op->index ? op->index->name : NULL;
+  int rc = tt_cursor_decode(text, n, &c, err);
+  bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
+  bool index_ok = multi ? (c.index == NULL) == (want_index == NULL)
+                        : (c.index == NULL && want_index == NULL) ||
+                              (c.index && want_index && strcmp(c.index, want_index) == 0);
+  if (started && (!index_ok || !cursor_fits(op, &c.key) ||
+                  (!multi && !tt_cursor_sort_same(c.sort, cursor_sort(op)))))
+    rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
+                      multi ? "the cursor does not fit this model or index"
+                            : "the cursor was made for another model, index or order");
+  if (rc == 0 && started) {
+    tt_av_free(&op->chains[seg].last_key);
+    op->chains[seg].last_key = c.key;
+    memset(&c.key, 0, sizeof(c.key));
+  }
+  tt_cursor_free(&c);
+  return rc;
+}
+
 /* Cursor: TableTheory's DMS cursor for one reader; for several scan
  * segments, base64url of {"segments": [lastKey | null, ...]} (our own). */
 static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
@@ -175,24 +201,10 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
       if (colon == NULL || num_end != colon || seg < 0 || (size_t)seg >= op->rq.segments)
         return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
                             "the cursor does not fit a scan of %zu segments", op->rq.segments);
-      struct tt_cursor c;
-      int rc = tt_cursor_decode(colon + 1, n - (size_t)(colon + 1 - p), &c, err);
-      bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
-      if (started && (!cursor_fits(op, &c.key) || (c.index == NULL) != (op->index == NULL)))
-        rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
-                          "the cursor does not fit this model or index");
-      if (rc == 0) {
-        /* A segment named without a key has not been read yet. */
-        op->chains[seg].finished = true; /* marks "named" until the loop below */
-        if (started) {
-          tt_av_free(&op->chains[seg].last_key);
-          op->chains[seg].last_key = c.key;
-          memset(&c.key, 0, sizeof(c.key));
-        }
-      }
-      tt_cursor_free(&c);
-      if (rc != 0)
+      if (read_cursor(op, colon + 1, n - (size_t)(colon + 1 - p), (size_t)seg, err) != 0)
         return -1;
+      /* A segment named without a key has not been read yet. */
+      op->chains[seg].finished = true; /* marks "named" until the loop below */
       p += n + 1;
     }
     /* Segments the cursor does not name were finished. */
@@ -202,25 +214,7 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
     }
     return 0;
   }
-  struct tt_cursor c;
-  int rc = tt_cursor_decode(token, len, &c, err);
-  if (rc == 0) {
-    const char *want_index = op->index ? op->index->name : NULL;
-    bool index_ok = (c.index == NULL && want_index == NULL) ||
-                    (c.index && want_index && strcmp(c.index, want_index) == 0);
-    if (c.key.type != TT_AV_M || c.key.len == 0) {
-      /* An empty cursor starts at the beginning. */
-    } else if (!index_ok || !tt_cursor_sort_same(c.sort, cursor_sort(op)) ||
-               !cursor_fits(op, &c.key)) {
-      rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
-                        "the cursor was made for another model, index or order");
-    } else {
-      op->chains[0].last_key = c.key;
-      memset(&c.key, 0, sizeof(c.key));
-    }
-  }
-  tt_cursor_free(&c);
-  return rc;
+  return read_cursor(op, token, len, 0, err);
 }
 
 
