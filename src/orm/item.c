@@ -175,15 +175,6 @@ static bool is_set_type(enum tt_av_type t) {
   return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS;
 }
 
-/* TableTheory writes an encrypted attribute whole: no add, delete, append
- * or prepend, no nested path (its update_expression.go refuses them). */
-static int encrypted_refused(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, f,
-                      "attribute %s is encrypted: it is only ever written whole (set, "
-                      "set_if_not_exists or remove of the attribute itself)",
-                      a->name);
-}
-
 /* Whether a stored value of encrypted attribute `a` is still an envelope:
  * output must never carry one as if it were the value (orm/crypt.h opens
  * envelopes before any answer is written). */
@@ -796,10 +787,15 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
     return unknown_attr(m, top_name, top, f, err);
   if (target_allowed(m, a, f, err) != 0)
     return -1;
+  /* TableTheory writes an encrypted attribute whole: no add, delete, append
+   * or prepend, no nested path (its update_expression.go refuses them). */
   if (a != NULL && a->encrypted &&
       (nested || (op != TT_EXPR_UPD_SET && op != TT_EXPR_UPD_SET_IF_NOT_EXISTS &&
                   op != TT_EXPR_UPD_REMOVE)))
-    return encrypted_refused(a, f, err);
+    return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, f,
+                        "attribute %s is encrypted: it is only ever written whole (set, "
+                        "set_if_not_exists or remove of the attribute itself)",
+                        a->name);
   if (nested && a != NULL && t != TT_AV_M && t != TT_AV_L)
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s is of type %s; only M and L attributes have nested paths", a->name,

@@ -247,18 +247,6 @@ int tt_orm_select_with_keys(struct tt_arena *a, const struct tt_select *select,
   return 0;
 }
 
-/* The ProjectionExpression of `select` plus the key attributes it leaves
- * out: an answer that ends inside a page needs the last item's key for its
- * cursor (tt_orm_item_write answers only what `select` names). */
-static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
-  const char *keys[4];
-  struct tt_select all;
-  return tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
-                                 &all, err) != 0
-             ? -1
-             : tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
-}
-
 /* Fills op->base: the expressions, placeholders and settings every page
  * request shares. */
 static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
@@ -298,7 +286,14 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   if (op->rq.count_only) {
     r->select = TT_DDB_SELECT_COUNT;
   } else if (op->rq.select.n) {
-    if (build_projection(op, err) != 0)
+    /* The select plus the key attributes it leaves out: an answer that ends
+     * inside a page needs the last item's key for its cursor
+     * (tt_orm_item_write answers only what `select` names). */
+    const char *keys[4];
+    struct tt_select all;
+    if (tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
+                                &all, err) != 0 ||
+        tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err) != 0)
       return -1;
     r->projection = op->projection_text;
   }
@@ -684,13 +679,6 @@ static void read_page(struct tt_orm_chain *ch) {
     page_cb(call); /* refused: the reader fails as its completion would */
 }
 
-/* Encodes where a reader stopped; nothing when it is exhausted. */
-static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
-  if (ch->exhausted || ch->last_key.type != TT_AV_M)
-    return 0;
-  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, cursor_sort(op));
-}
-
 /* Frees what the op holds and finishes it. */
 static void op_finish(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
@@ -758,11 +746,13 @@ static void finish_all(struct tt_orm_query_op *op) {
   struct tt_buf cur;
   tt_buf_init(&cur, 0);
   for (size_t i = 0; i < op->nchains; i++) {
+    const struct tt_av *last = &op->chains[i].last_key;
     if (op->chains[i].exhausted)
       continue;
     if (op->nchains > 1)
       rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
-    rc |= cursor_of(op, &op->chains[i], &cur);
+    if (last->type == TT_AV_M)
+      rc |= tt_cursor_encode(&cur, last, op->index ? op->index->name : NULL, cursor_sort(op));
   }
   if (cur.len)
     page->cursor = tt_buf_steal(&cur, NULL);
