@@ -136,20 +136,6 @@ static const char *list_name(const struct tt_orm_batch_state *st, size_t i) {
   return !st->op->write ? "keys" : st->ents[i].put ? "put" : "delete";
 }
 
-/* Registers entry i's key; a key named twice is a ValidationError that
- * names both places (never the key itself). */
-static int add_key(struct tt_orm_batch_state *st, size_t i, const char *field,
-                   struct tt_error *err) {
-  long dup = keymap_find(st->keys, &st->ents[i].key, i, &st->scratch);
-  if (dup == -2)
-    return tt_orm_oom(err);
-  if (dup >= 0)
-    return tt_error_set(err, TT_ERR_VALIDATION, field,
-                        "%s names the same item as %s[%zu]; a batch may name each item once",
-                        field, list_name(st, (size_t)dup), st->reqs[dup].pos);
-  return 0;
-}
-
 int tt_orm_batch_check_counts(const struct tt_model *m, bool write, size_t n_puts,
                               size_t n_deletes, struct tt_error *err) {
   size_t np = write ? n_puts : 0, nd = n_deletes;
@@ -229,7 +215,16 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
   if (st->op->write &&
       wire_size(put ? &e->item : &e->key, &st->scratch, &st->reqs[i].wire_bytes) != 0)
     return tt_orm_oom(err);
-  return add_key(st, i, field, err);
+  /* A key named twice is a ValidationError that names both places (never
+   * the key itself). */
+  long dup = keymap_find(st->keys, &e->key, i, &st->scratch);
+  if (dup == -2)
+    return tt_orm_oom(err);
+  if (dup >= 0)
+    return tt_error_set(err, TT_ERR_VALIDATION, field,
+                        "%s names the same item as %s[%zu]; a batch may name each item once",
+                        field, list_name(st, (size_t)dup), st->reqs[dup].pos);
+  return 0;
 }
 
 /* The refusals tt_orm_batch_start makes before its entries, then those of

@@ -69,12 +69,6 @@ static bool read_digits(const char *s, size_t n, unsigned *out) {
   return true;
 }
 
-static unsigned days_in_month(unsigned y, unsigned mo) {
-  static const unsigned dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return mo == 2 && leap ? 29 : dm[mo - 1];
-}
-
 int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec) {
   unsigned y, mo, d, h, mi, se, oh = 0, om = 0, frac = 0;
   size_t i = 19;
@@ -84,7 +78,10 @@ int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec)
       !read_digits(s + 11, 2, &h) || s[13] != ':' || !read_digits(s + 14, 2, &mi) ||
       s[16] != ':' || !read_digits(s + 17, 2, &se))
     return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59)
+  static const unsigned dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > dm[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59 ||
+      se > 59)
     return -1;
   if (s[i] == '.') {
     size_t k = 0;

@@ -313,16 +313,6 @@ static size_t produced(const struct tt_orm_query_op *op, const struct tt_orm_cha
   return op->rq.count_only ? (size_t)ch->count : ch->n_items;
 }
 
-static bool wants_more(struct tt_orm_chain *ch) {
-  struct tt_orm_query_op *op = ch->q;
-  if (ch->exhausted || op->failed || op->full)
-    return false;
-  if (op->rq.has_limit)
-    return produced(op, ch) < ch->quota;
-  /* Without a limit a query answers one page; a count counts everything. */
-  return op->rq.count_only;
-}
-
 /* Shares what is left of the limit among the readers that still have data,
  * so parallel segments never read past the limit and the answer holds
  * exactly `limit` items unless the data ends. Returns how many readers got
@@ -543,7 +533,10 @@ static void page_rest(struct tt_orm_chain *ch) {
   memset(&ch->next_key, 0, sizeof(ch->next_key));
   if (ch->last_key.type != TT_AV_M || ch->last_key.len == 0)
     ch->exhausted = true;
-  if (wants_more(ch)) {
+  /* Without a limit a query answers one page; a count counts everything. */
+  struct tt_orm_query_op *op = ch->q;
+  if (!ch->exhausted && !op->failed && !op->full &&
+      (op->rq.has_limit ? produced(op, ch) < ch->quota : op->rq.count_only)) {
     read_page(ch);
     return;
   }
