@@ -26,25 +26,6 @@
 /* Room for the RequestItems wrapper of a BatchWriteItem call. */
 #define WRITE_ENVELOPE_BYTES 1024u
 
-/* ---- keys as canonical text, for duplicates and for matching answers ---- */
-
-/* The index `key` has in km, a JSON object keyed by the canonical text of
- * keys (DynamoDB JSON, names sorted, numbers canonical); one it has not is
- * given `add` unless that is SIZE_MAX. Returns the index it had, -1 when
- * none, -2 when out of memory. */
-static long keymap_find(json_t *km, const struct tt_av *key, size_t add, struct tt_buf *scratch) {
-  tt_buf_reset(scratch);
-  if (tt_ddb_item_write(scratch, key, 0) != 0)
-    return -2;
-  const json_t *at = json_object_getn(km, scratch->data, scratch->len);
-  if (at != NULL || add == SIZE_MAX)
-    return at ? (long)json_integer_value(at) : -1;
-  return json_object_setn_new_nocheck(km, scratch->data, scratch->len,
-                                      json_integer((json_int_t)add)) != 0
-             ? -2
-             : -1;
-}
-
 /* ---- state ------------------------------------------------------------------ */
 
 /* What the batch keeps of each entry. */
@@ -89,6 +70,32 @@ struct tt_orm_batch_state {
   bool gave_up; /* unprocessed work left at the deadline */
   bool opened;  /* encrypted model: the items found were decrypted */
 };
+
+/* ---- keys as canonical text, for duplicates and for matching answers ---- */
+
+/* The entry whose key is that of `v` (a key, or an item holding one), by
+ * st->keys: a JSON object keyed by the canonical text of keys (DynamoDB
+ * JSON, names sorted, numbers canonical); a key it has not is given entry
+ * `add` unless that is SIZE_MAX. Returns the entry it had, -1 when none
+ * (or v holds no key of the model), -2 when out of memory. */
+static long keymap_find(struct tt_orm_batch_state *st, const struct tt_av *v, size_t add) {
+  struct tt_av key;
+  struct tt_error err;
+  if (tt_orm_key_of_item(st->op->ctx.model, v, NULL, &key, &err) != 0)
+    return err.code == TT_ERR_INTERNAL ? -2 : -1;
+  tt_buf_reset(&st->scratch);
+  int rc = tt_ddb_item_write(&st->scratch, &key, 0);
+  tt_av_free(&key);
+  if (rc != 0)
+    return -2;
+  const json_t *at = json_object_getn(st->keys, st->scratch.data, st->scratch.len);
+  if (at != NULL || add == SIZE_MAX)
+    return at ? (long)json_integer_value(at) : -1;
+  return json_object_setn_new_nocheck(st->keys, st->scratch.data, st->scratch.len,
+                                      json_integer((json_int_t)add)) != 0
+             ? -2
+             : -1;
+}
 
 unsigned tt_orm_batch_concurrency(const struct tt_orm *orm) {
   unsigned c = orm ? orm->batch_concurrency : 0;
@@ -217,7 +224,7 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
     return tt_orm_oom(err);
   /* A key named twice is a ValidationError that names both places (never
    * the key itself). */
-  long dup = keymap_find(st->keys, &e->key, i, &st->scratch);
+  long dup = keymap_find(st, &e->key, i);
   if (dup == -2)
     return tt_orm_oom(err);
   if (dup >= 0)
@@ -388,18 +395,12 @@ static void chunk_failed(struct tt_orm_batch_state *st, const struct tt_backend_
  * -1 (an answer we cannot match). */
 static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
   struct tt_orm_batch_state *st = ch->st;
-  const struct tt_model *m = st->op->ctx.model;
-  struct tt_error err;
   bool *keep = calloc(ch->npending ? ch->npending : 1, sizeof(bool));
   if (keep == NULL)
     return -1;
   int rc = -1;
   for (size_t i = 0; !st->op->write && i < r->n_items; i++) {
-    struct tt_av key;
-    long at = tt_orm_key_of_item(m, &r->items[i].value, NULL, &key, &err) == 0
-                  ? keymap_find(st->keys, &key, SIZE_MAX, &st->scratch)
-                  : -1;
-    tt_av_free(&key);
+    long at = keymap_find(st, &r->items[i].value, SIZE_MAX);
     if (at < 0)
       goto done;
     tt_av_free(&st->ents[at].found);
@@ -407,10 +408,7 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
     memset(&r->items[i].value, 0, sizeof(r->items[i].value));
   }
   for (size_t i = 0; i < r->n_left; i++) {
-    struct tt_av key;
-    int krc = tt_orm_key_of_item(m, &r->left[i].value, NULL, &key, &err);
-    long at = krc == 0 ? keymap_find(st->keys, &key, SIZE_MAX, &st->scratch) : -1;
-    tt_av_free(&key);
+    long at = keymap_find(st, &r->left[i].value, SIZE_MAX);
     if (at < 0)
       goto done;
     for (size_t k = 0; k < ch->npending; k++)
