@@ -110,7 +110,7 @@ static void fail_call(struct tt_orm_item_op *op, const struct tt_client_call *ca
 }
 
 static void classified(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0)
     fail_call(op, call);
   else
@@ -178,7 +178,7 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
 /* ---- the operations ---------------------------------------------------------- */
 
 static void written(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0) {
     if (strcmp(call->bc.error.type, "ConditionalCheckFailedException") == 0)
       condition_failed(op, &call->bc.error);
@@ -215,7 +215,7 @@ static void written(struct tt_client_call *call) {
 }
 
 static void got(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0)
     fail_call(op, call);
   else if (item_out(call) == NULL)

@@ -313,7 +313,7 @@ static void describe_ttl(struct tt_orm_ctx *ctx) {
 }
 
 static void ttl_updated(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   if (call->bc.status == 0) {
     st->ttl_on = st->ttl_enabled = true;
@@ -335,7 +335,7 @@ static void ttl_updated(struct tt_client_call *call) {
 }
 
 static void ttl_described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
   if (call->bc.status != 0) {
@@ -385,7 +385,7 @@ static void ttl_described(struct tt_client_call *call) {
  * index creation per call), each waited for until ACTIVE ------------------ */
 
 static void gsi_updated(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   const char *copy = st->adding;
   if (call->bc.status == 0) {
@@ -470,7 +470,7 @@ static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t) {
 }
 
 static void created(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceInUseException") != 0) {
     fail_backend(ctx, &call->bc.error);
     return;
@@ -481,7 +481,7 @@ static void created(struct tt_client_call *call) {
 }
 
 static void ensure_described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     struct ensure_state *st = ctx->state;
     if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 && !st->create_tried) {
@@ -542,7 +542,7 @@ int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
 /* ---- describe and delete ------------------------------------------------- */
 
 static void described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     fail_backend(ctx, &call->bc.error);
     return;
@@ -564,7 +564,7 @@ int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
 static void delete_poll(struct tt_orm_ctx *ctx);
 
 static void gone_checked(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceNotFoundException") == 0) {
     ctx->result->status = 0;
     ctx->result->answer = TT_ORM_ANSWER_NONE;
@@ -595,7 +595,7 @@ static void delete_poll(struct tt_orm_ctx *ctx) {
 }
 
 static void deleted(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     fail_backend(ctx, &call->bc.error);
     return;
