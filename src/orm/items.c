@@ -196,13 +196,10 @@ static void written(struct tt_client_call *call) {
     break;
   }
   case TT_ORM_OP_UPDATE:
-    if (item_out(call) == NULL) {
-      struct tt_error e;
-      tt_error_set(&e, TT_ERR_INTERNAL, NULL, "the backend returned no item");
-      tt_orm_fail(op->ctx.result, &e);
-      break;
-    }
-    answer_opened(op, call); /* the new item holds envelopes */
+    if (item_out(call) == NULL)
+      fail_code(op, TT_ERR_INTERNAL, NULL, "the backend returned no item");
+    else
+      answer_opened(op, call); /* the new item holds envelopes */
     return;
   case TT_ORM_OP_DELETE:
     op->ctx.result->status = 0;
