@@ -17,10 +17,6 @@
 #define NS_PER_SEC 1000000000LL
 #define SEC_PER_DAY 86400LL
 
-static int oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
 /* ---- time ----------------------------------------------------------------- */
 
 int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
@@ -204,7 +200,7 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
       return tt_error_set(err, TT_ERR_VALIDATION, f,
                           "%s: expected epoch seconds (a number) or an RFC 3339 time after 1970",
                           a->name);
-    return tt_av_number_int(out, sec) != 0 ? oom(err) : 0;
+    return tt_av_number_int(out, sec) != 0 ? tt_orm_oom(err) : 0;
   }
   if (tt_logical_to_av(v, a->type, attr_flags(a), f, out, err) != 0)
     return -1;
@@ -278,7 +274,7 @@ static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len,
   struct tt_av_member *mb = &item->u.members[(*n)];
   if (tt_av_member_name(mb, name, len) != 0) {
     tt_av_free(v);
-    return oom(err);
+    return tt_orm_oom(err);
   }
   mb->value = *v;
   memset(v, 0, sizeof(*v));
@@ -300,7 +296,7 @@ int tt_orm_item_finish(const struct tt_model *m, struct tt_av *item, size_t n, i
       continue;
     /* A replace at an expected version stores its successor (`version`). */
     if ((k < 2 ? tt_av_string(&v, ts, (size_t)tl) : tt_av_number_int(&v, version)) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (slot_put(item, &n, lc[k]->name, lc[k]->name_len, &v, err) != 0)
       return -1;
   }
@@ -337,7 +333,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
   /* One slot per member plus the three lifecycle attributes; members that
    * are not stored leave their slot unused (len is trimmed below). */
   if (tt_av_map(&item, json_object_size(obj) + TT_ORM_LIFECYCLE_SLOTS) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
 
   json_object_keylen_foreach((json_t *)obj, name, name_len, val) {
     const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
@@ -522,7 +518,7 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
     return NULL;
   }
   if ((obj = json_object()) == NULL) {
-    oom(err);
+    tt_orm_oom(err);
     return NULL;
   }
   for (size_t i = 0; i < item->len; i++) {
@@ -537,7 +533,7 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
     }
     json_t *x = tt_logical_from_av(&mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a));
     if (x == NULL || json_object_setn_new_nocheck(obj, mb->name, mb->name_len, x) != 0) {
-      oom(err);
+      tt_orm_oom(err);
       json_decref(obj);
       return NULL;
     }
@@ -600,7 +596,7 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
 oom:
   if (value != NULL)
     tt_av_free(value);
-  return oom(err);
+  return tt_orm_oom(err);
 }
 
 
@@ -667,7 +663,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
   if (fields != NULL && json_is_null(fields))
     fields = NULL;
   if (tt_av_map(&u->key, 0) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
 
   /* Every member is checked, selected or not: an unknown or library-owned
    * attribute is a mistake whatever `fields` says. */
@@ -688,7 +684,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
           tt_orm_key_check_value(a, &v, f, err) != 0)
         goto fail;
       if (tt_av_map_put(&u->key, a->name, a->name_len, &v) != 0) {
-        oom(err);
+        tt_orm_oom(err);
         goto fail;
       }
       continue;
@@ -900,13 +896,13 @@ int tt_orm_update_lifecycle(const struct tt_model *m, int64_t now_ns, struct tt_
     char ts[TT_ORM_TIME_MAX];
     int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
     if (tt_av_string(&v, ts, (size_t)tl) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (push_action(u, TT_EXPR_UPD_SET, lc_updated->name, true, &v, lc_updated->name, err) != 0)
       return -1;
   }
   if (lc_version != NULL) {
     if (tt_av_number_int(&v, 1) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (push_action(u, TT_EXPR_UPD_ADD, lc_version->name, true, &v, lc_version->name, err) != 0)
       return -1;
   }
@@ -975,24 +971,24 @@ int tt_orm_cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *
                        struct tt_error *err) {
   if ((c->len && tt_buf_puts(c, " AND ") != 0) ||
       tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
     return -1;
-  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
+  return tt_buf_puts(c, ")") != 0 ? tt_orm_oom(err) : 0;
 }
 
 int tt_orm_cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *attr,
                        const struct tt_av *value, const char *field, struct tt_error *err) {
   struct tt_av v;
   if (tt_av_clone(&v, value) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   /* A buffer that cannot grow is memory (no cap): say so, the error is
    * otherwise left unset. */
-  int rc = c->len && tt_buf_puts(c, " AND ") != 0 ? oom(err) : 0;
+  int rc = c->len && tt_buf_puts(c, " AND ") != 0 ? tt_orm_oom(err) : 0;
   if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
     rc = -1;
   if (rc == 0 && tt_buf_puts(c, " = ") != 0)
-    rc = oom(err);
+    rc = tt_orm_oom(err);
   if (rc != 0) {
     tt_av_free(&v);
     return rc;
@@ -1011,7 +1007,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
   if (w->expected.present && v) {
     struct tt_av ev;
     if (tt_av_number_int(&ev, w->expected.version) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     tt_expr_field_key(f, sizeof(f), w->field, "expected_version");
     int rc = tt_orm_cond_equals(b, c, v->name, &ev, f, err);
     tt_av_free(&ev);
@@ -1024,7 +1020,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
     if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)
       return -1;
     int rc = (c->len && tt_buf_puts(c, " AND ") != 0) || tt_buf_printf(c, "(%s)", text) != 0
-                 ? oom(err)
+                 ? tt_orm_oom(err)
                  : 0;
     free(text);
     if (rc != 0)
@@ -1041,7 +1037,7 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
     struct tt_av copy, *value = NULL;
     if (x->kind != TT_EXPR_UPD_REMOVE) {
       if (tt_av_clone(&copy, &x->value) != 0)
-        return oom(err);
+        return tt_orm_oom(err);
       value = &copy;
     }
     char f[200];
@@ -1056,7 +1052,7 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
     char t[TT_ORM_TIME_MAX];
     struct tt_av v;
     if (tt_orm_format_rfc3339nano(now_ns, t, sizeof(t)) < 0 || tt_av_string(&v, t, strlen(t)) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (tt_expr_build_update_action(b, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true, &v, c->name,
                                     err) != 0)
       return -1;
@@ -1085,13 +1081,13 @@ int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, s
       return tt_error_set(err, TT_ERR_VALIDATION, k->name,
                           "%s in the body differs from the key in the path", k->name);
     if (given == NULL && tt_orm_map_put_copy(item, k->name, k->name_len, &k->value) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
   }
   if (tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)
     return -1;
   /* The caller refused If-Match on a model without a version. */
   if (expected->present && tt_orm_item_set_version(m, item, expected->version + 1) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   return 0;
 }
