@@ -277,8 +277,7 @@ static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len,
     return tt_orm_oom(err);
   }
   mb->value = *v;
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   (*n)++;
   return 0;
 }
@@ -583,12 +582,10 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
     goto oom;
   act->kind = kind;
   act->literal = literal;
+  act->value.type = TT_AV_NULL;
   if (value != NULL) {
     act->value = *value;
-    memset(value, 0, sizeof(*value));
-    value->type = TT_AV_NULL;
-  } else {
-    act->value.type = TT_AV_NULL;
+    tt_av_null(value);
   }
   tt_utf8_copy(act->field, sizeof(act->field), f);
   u->n_actions++;
