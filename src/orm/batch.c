@@ -596,12 +596,11 @@ static void puts_sealed_cb(void *arg, const struct tt_error *err) {
 
 static void found_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_batch_state *st = arg;
-  if (err != NULL) {
-    fail_now(st->op, err);
-    return;
-  }
   st->opened = true;
-  finish_all(st);
+  if (err != NULL)
+    fail_now(st->op, err);
+  else
+    finish_all(st);
 }
 
 static int batch_start_run(struct tt_orm_ctx *ctx) {
