@@ -22,15 +22,6 @@ static const char *str_of(const json_t *j) {
   return (s && strlen(s) == len) ? s : NULL;
 }
 
-static bool is_any_key(const struct tt_model *m, const struct tt_model_attr *a) {
-  if (a == m->pk || a == m->sk)
-    return true;
-  for (size_t i = 0; i < m->n_indexes; i++)
-    if (a == m->indexes[i].partition || a == m->indexes[i].sort)
-      return true;
-  return false;
-}
-
 /* Types `value`, compared with attribute path `attr`, as the model
  * declares that attribute: a set's member for a non-array value
  * (contains), a key only ever its declared type, anything else inferred
@@ -49,7 +40,10 @@ static int encode(const struct tt_model *m, const char *attr, const json_t *valu
                      (a->format == TT_FORMAT_DECIMAL_STRING ? TT_LOGICAL_N_STRING : 0);
     if (tt_logical_to_av(value, t, flags, attr, out, err) == 0)
       return 0;
-    if (is_any_key(m, a))
+    bool key = a == m->pk || a == m->sk; /* of the table or of an index */
+    for (size_t i = 0; i < m->n_indexes && !key; i++)
+      key = a == m->indexes[i].partition || a == m->indexes[i].sort;
+    if (key)
       return -1;
   }
   return tt_logical_to_av(value, TT_LOGICAL_INFER, 0, attr, out, err);

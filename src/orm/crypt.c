@@ -32,24 +32,27 @@ int tt_orm_crypt_check(const struct tt_orm *orm, const struct tt_model *m, struc
                       m->name);
 }
 
-/* The declared attribute a REST path starts with, and whether the path goes
- * further into it. */
-static const struct tt_model_attr *path_attr(const struct tt_model *m, const char *path,
-                                             bool *nested) {
+/* EncryptedFieldNotQueryable when REST path `path` starts in an encrypted
+ * attribute: when `inside`, only when it goes further into it (a select or
+ * update path); else always (a key, condition or filter operand). */
+static int refuse_path(const struct tt_model *m, const char *path, const char *field, bool inside,
+                       struct tt_error *err) {
   const char *name;
   size_t n;
-  *nested = path[tt_expr_rest_path_head(path, &name, &n)] != '\0';
-  return tt_model_attr_find(m, name, n);
+  bool nested = path[tt_expr_rest_path_head(path, &name, &n)] != '\0';
+  const struct tt_model_attr *a = tt_model_attr_find(m, name, n);
+  if (a == NULL || !a->encrypted || (inside && !nested))
+    return 0;
+  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
+                      inside ? "attribute %s is encrypted: it is only read or written whole"
+                             : "attribute %s is encrypted: it cannot be used in a key, condition "
+                               "or filter",
+                      a->name);
 }
 
 int tt_orm_crypt_check_path(const struct tt_model *m, const char *path, const char *field,
                             struct tt_error *err) {
-  bool nested;
-  const struct tt_model_attr *a = path_attr(m, path, &nested);
-  if (a == NULL || !a->encrypted || !nested)
-    return 0;
-  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
-                      "attribute %s is encrypted: it is only read or written whole", a->name);
+  return refuse_path(m, path, field, true, err);
 }
 
 int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *s,
@@ -60,25 +63,12 @@ int tt_orm_crypt_check_select(const struct tt_model *m, const struct tt_select *
   return s != NULL && i < s->n ? -1 : 0;
 }
 
-/* EncryptedFieldNotQueryable when `path` starts in an encrypted attribute. */
-static int check_operand(const struct tt_model *m, const char *path, const char *field,
-                         struct tt_error *err) {
-  bool nested;
-  const struct tt_model_attr *a = path_attr(m, path, &nested);
-  if (a == NULL || !a->encrypted)
-    return 0;
-  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, field,
-                      "attribute %s is encrypted: it cannot be used in a key, condition or "
-                      "filter",
-                      a->name);
-}
-
 int tt_orm_crypt_check_condition(const struct tt_model *m, const struct tt_cond *c,
                                  const char *field, struct tt_error *err) {
   if (c == NULL)
     return 0;
   if (c->kind == TT_COND_CMP)
-    return check_operand(m, c->path, field, err);
+    return refuse_path(m, c->path, field, false, err);
   for (size_t i = 0; i < c->n_kids; i++)
     if (tt_orm_crypt_check_condition(m, &c->kids[i], field, err) != 0)
       return -1;
@@ -88,7 +78,7 @@ int tt_orm_crypt_check_condition(const struct tt_model *m, const struct tt_cond 
 int tt_orm_crypt_check_key(const struct tt_model *m, const struct tt_key_cond *k,
                            struct tt_error *err) {
   for (size_t i = 0; k != NULL && i < k->n; i++)
-    if (check_operand(m, k->e[i].attr, "key", err) != 0)
+    if (refuse_path(m, k->e[i].attr, "key", false, err) != 0)
       return -1;
   return 0;
 }

@@ -37,13 +37,6 @@ static int go_string(struct tt_buf *b, const char *s, size_t len) {
              : 0;
 }
 
-static int put_b64(struct tt_buf *b, const void *p, size_t n) {
-  return tt_buf_append(b, "\"", 1) || tt_base64_encode(b, p, n, TT_BASE64_STD) ||
-                 tt_buf_append(b, "\"", 1)
-             ? -1
-             : 0;
-}
-
 int tt_envelope_plaintext(struct tt_buf *b, const struct tt_av *v) {
   const char *t = tt_av_type_name(v->type);
   int r = tt_buf_puts(b, "{\"t\":") || go_string(b, t, strlen(t));
@@ -54,7 +47,7 @@ int tt_envelope_plaintext(struct tt_buf *b, const struct tt_av *v) {
         go_string(b, v->u.bytes, v->len);
     break;
   case TT_AV_B:
-    r = r || tt_buf_puts(b, ",\"b\":") || put_b64(b, v->u.bytes, v->len);
+    r = r || tt_buf_puts(b, ",\"b\":") || tt_base64_write_av(b, v);
     break;
   case TT_AV_BOOL:
     r = r || tt_buf_puts(b, v->u.boolean ? ",\"bool\":true" : ",\"bool\":false");
@@ -93,8 +86,7 @@ int tt_envelope_plaintext(struct tt_buf *b, const struct tt_av *v) {
     for (size_t i = 0; i < v->len && !r; i++) {
       const struct tt_av *e = &v->u.elems[i];
       r = (i && tt_buf_append(b, ",", 1)) ||
-          (v->type == TT_AV_BS ? put_b64(b, e->u.bytes, e->len)
-                               : go_string(b, e->u.bytes, e->len));
+          (v->type == TT_AV_BS ? tt_base64_write_av(b, e) : go_string(b, e->u.bytes, e->len));
     }
     r = r || tt_buf_append(b, "]", 1);
     break;
@@ -116,20 +108,6 @@ static int member_string(const json_t *o, const char *k, const char **s, size_t 
   *s = json_string_value(x);
   *n = json_string_length(x);
   return 0;
-}
-
-static int decode_b64(const char *s, size_t n, struct tt_av *out) {
-  unsigned char stack[192];
-  size_t cap = TT_BASE64_DECODED_MAX(n), got = 0;
-  unsigned char *buf = cap <= sizeof(stack) ? stack : malloc(cap);
-  if (buf == NULL)
-    return -2;
-  int rc = tt_base64_decode(s, n, TT_BASE64_STD, 0, buf, &got) != 0 ? -1
-           : tt_av_binary(out, buf, got) != 0                      ? -2
-                                                                   : 0;
-  if (buf != stack)
-    free(buf);
-  return rc;
 }
 
 static int from_form(const json_t *o, int depth, const char *field, struct tt_av *out,
@@ -158,10 +136,11 @@ static int from_array(const json_t *o, const char *k, enum tt_av_type type, int 
     }
     const char *s = json_string_value(e);
     size_t sl = json_string_length(e);
-    int rc = type == TT_AV_SS   ? (tt_av_string(slot, s, sl) ? -2 : 0)
-             : type == TT_AV_NS ? (tt_av_number_text(slot, s, sl, field, NULL) ? -1 : 0)
-                                : decode_b64(s, sl, slot);
-    if (rc == -2) {
+    /* 0, 1 (not a member of the set's type) or -1 (memory) */
+    int rc = type == TT_AV_SS   ? (tt_av_string(slot, s, sl) ? -1 : 0)
+             : type == TT_AV_NS ? (tt_av_number_text(slot, s, sl, field, NULL) ? 1 : 0)
+                                : tt_base64_decode_av(slot, s, sl, TT_BASE64_STD, 0);
+    if (rc < 0) {
       oom(err);
       goto fail;
     }
@@ -205,8 +184,8 @@ static int from_form(const json_t *o, int depth, const char *field, struct tt_av
         s = "0", n = 1;
       return tt_av_number_text(out, s, n, field, NULL) ? bad(err, field, "n is not a number") : 0;
     }
-    int rc = decode_b64(s ? s : "", n, out);
-    return rc == -2 ? oom(err) : rc ? bad(err, field, "b is not base64") : 0;
+    int rc = tt_base64_decode_av(out, s ? s : "", n, TT_BASE64_STD, 0);
+    return rc < 0 ? oom(err) : rc ? bad(err, field, "b is not base64") : 0;
   }
   case TT_AV_BOOL: {
     const json_t *x = json_object_get(o, "bool");

@@ -17,19 +17,7 @@
 #define NS_PER_SEC 1000000000LL
 #define SEC_PER_DAY 86400LL
 
-static int oom(struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-}
-
 /* ---- time ----------------------------------------------------------------- */
-
-static char *put_digits(char *p, unsigned v, int width) {
-  for (int i = width - 1; i >= 0; i--) {
-    p[i] = (char)('0' + v % 10);
-    v /= 10;
-  }
-  return p + width;
-}
 
 int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
   char tmp[TT_ORM_TIME_MAX];
@@ -46,18 +34,7 @@ int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
   int64_t y;
   unsigned mo, d;
   tt_civil_from_days(days, &y, &mo, &d);
-  /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
-  char *p = put_digits(tmp, (unsigned)y, 4);
-  *p++ = '-';
-  p = put_digits(p, mo, 2);
-  *p++ = '-';
-  p = put_digits(p, d, 2);
-  *p++ = 'T';
-  p = put_digits(p, (unsigned)(rem / 3600), 2);
-  *p++ = ':';
-  p = put_digits(p, (unsigned)(rem / 60 % 60), 2);
-  *p++ = ':';
-  p = put_digits(p, (unsigned)(rem % 60), 2);
+  char fraction[12] = "";
   if (frac != 0) {
     /* Go's RFC3339Nano layout ".999999999" drops trailing zeros. */
     int width = 9;
@@ -65,16 +42,16 @@ int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
       frac /= 10;
       width--;
     }
-    *p++ = '.';
-    p = put_digits(p, (unsigned)frac, width);
+    snprintf(fraction, sizeof(fraction), ".%0*u", width, (unsigned)frac);
   }
-  *p++ = 'Z';
-  size_t n = (size_t)(p - tmp);
-  if (n + 1 > cap)
+  /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
+  int n = snprintf(tmp, sizeof(tmp), "%04u-%02u-%02uT%02u:%02u:%02u%sZ", (unsigned)y, mo, d,
+                   (unsigned)(rem / 3600), (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
+                   fraction);
+  if (n < 0 || (size_t)n >= sizeof(tmp) || (size_t)n + 1 > cap)
     return -1;
-  memcpy(out, tmp, n);
-  out[n] = '\0';
-  return (int)n;
+  memcpy(out, tmp, (size_t)n + 1);
+  return n;
 }
 
 static bool read_digits(const char *s, size_t n, unsigned *out) {
@@ -88,12 +65,6 @@ static bool read_digits(const char *s, size_t n, unsigned *out) {
   return true;
 }
 
-static unsigned days_in_month(unsigned y, unsigned mo) {
-  static const unsigned dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return mo == 2 && leap ? 29 : dm[mo - 1];
-}
-
 int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec) {
   unsigned y, mo, d, h, mi, se, oh = 0, om = 0, frac = 0;
   size_t i = 19;
@@ -103,7 +74,10 @@ int tt_orm_parse_rfc3339(const char *s, size_t len, int64_t *sec, int32_t *nsec)
       !read_digits(s + 11, 2, &h) || s[13] != ':' || !read_digits(s + 14, 2, &mi) ||
       s[16] != ':' || !read_digits(s + 17, 2, &se))
     return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59)
+  static const unsigned dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > dm[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59 ||
+      se > 59)
     return -1;
   if (s[i] == '.') {
     size_t k = 0;
@@ -194,15 +168,6 @@ static bool is_set_type(enum tt_av_type t) {
   return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS;
 }
 
-/* TableTheory writes an encrypted attribute whole: no add, delete, append
- * or prepend, no nested path (its update_expression.go refuses them). */
-static int encrypted_refused(const struct tt_model_attr *a, const char *f, struct tt_error *err) {
-  return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, f,
-                      "attribute %s is encrypted: it is only ever written whole (set, "
-                      "set_if_not_exists or remove of the attribute itself)",
-                      a->name);
-}
-
 /* Whether a stored value of encrypted attribute `a` is still an envelope:
  * output must never carry one as if it were the value (orm/crypt.h opens
  * envelopes before any answer is written). */
@@ -235,7 +200,7 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
       return tt_error_set(err, TT_ERR_VALIDATION, f,
                           "%s: expected epoch seconds (a number) or an RFC 3339 time after 1970",
                           a->name);
-    return tt_av_number_int(out, sec) != 0 ? oom(err) : 0;
+    return tt_av_number_int(out, sec) != 0 ? tt_orm_oom(err) : 0;
   }
   if (tt_logical_to_av(v, a->type, attr_flags(a), f, out, err) != 0)
     return -1;
@@ -261,19 +226,23 @@ static int convert_value(const struct tt_model_attr *a, const json_t *v, const c
   return 0;
 }
 
-/* Reads an expected version: a JSON number holding a non-negative integer
- * that still has a successor in int64. */
-static int read_version(const json_t *v, const char *f, int64_t *out, struct tt_error *err) {
+/* Reads an expected version into *out (NULL or null: none, *out kept): a
+ * JSON number holding a non-negative integer that still has a successor in
+ * int64. */
+static int read_version(const json_t *v, const char *f, struct tt_orm_expected *out,
+                        struct tt_error *err) {
   struct tt_json_numbuf nb;
   char canon[TT_NUMBER_TEXT_MAX];
   size_t len;
   int64_t x;
+  if (v == NULL || json_is_null(v))
+    return 0;
   const char *s = tt_json_number_text(v, &nb, &len);
   if (s == NULL || tt_number_canonical(s, len, canon, sizeof(canon), f, NULL) != 0 ||
       tt_number_to_int64(canon, &x) != 0 || x < 0 || x == INT64_MAX)
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s: the expected version must be a non-negative integer", f);
-  *out = x;
+  *out = (struct tt_orm_expected){true, x};
   return 0;
 }
 
@@ -305,11 +274,10 @@ static int slot_put(struct tt_av *item, size_t *n, const char *name, size_t len,
   struct tt_av_member *mb = &item->u.members[(*n)];
   if (tt_av_member_name(mb, name, len) != 0) {
     tt_av_free(v);
-    return oom(err);
+    return tt_orm_oom(err);
   }
   mb->value = *v;
-  memset(v, 0, sizeof(*v));
-  v->type = TT_AV_NULL;
+  tt_av_null(v);
   (*n)++;
   return 0;
 }
@@ -327,7 +295,7 @@ int tt_orm_item_finish(const struct tt_model *m, struct tt_av *item, size_t n, i
       continue;
     /* A replace at an expected version stores its successor (`version`). */
     if ((k < 2 ? tt_av_string(&v, ts, (size_t)tl) : tt_av_number_int(&v, version)) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (slot_put(item, &n, lc[k]->name, lc[k]->name_len, &v, err) != 0)
       return -1;
   }
@@ -364,7 +332,7 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
   /* One slot per member plus the three lifecycle attributes; members that
    * are not stored leave their slot unused (len is trimmed below). */
   if (tt_av_map(&item, json_object_size(obj) + TT_ORM_LIFECYCLE_SLOTS) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
 
   json_object_keylen_foreach((json_t *)obj, name, name_len, val) {
     const struct tt_model_attr *a = tt_model_attr_find(m, name, name_len);
@@ -383,11 +351,8 @@ int tt_orm_item_from_json(const struct tt_model *m, const json_t *obj, enum tt_o
                      "%s is written by tabletheoryd (0 on create); leave it out", a->name);
         goto fail;
       }
-      if (!json_is_null(val)) {
-        if (read_version(val, f, &ev.version, err) != 0)
-          goto fail;
-        ev.present = true;
-      }
+      if (read_version(val, f, &ev, err) != 0)
+        goto fail;
       continue;
     }
     if (convert_value(a, val, f, &v, err) != 0)
@@ -552,7 +517,7 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
     return NULL;
   }
   if ((obj = json_object()) == NULL) {
-    oom(err);
+    tt_orm_oom(err);
     return NULL;
   }
   for (size_t i = 0; i < item->len; i++) {
@@ -567,7 +532,7 @@ json_t *tt_orm_item_to_json(const struct tt_model *m, const struct tt_av *item,
     }
     json_t *x = tt_logical_from_av(&mb->value, a ? a->type : TT_LOGICAL_INFER, attr_flags(a));
     if (x == NULL || json_object_setn_new_nocheck(obj, mb->name, mb->name_len, x) != 0) {
-      oom(err);
+      tt_orm_oom(err);
       json_decref(obj);
       return NULL;
     }
@@ -617,12 +582,10 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
     goto oom;
   act->kind = kind;
   act->literal = literal;
+  act->value.type = TT_AV_NULL;
   if (value != NULL) {
     act->value = *value;
-    memset(value, 0, sizeof(*value));
-    value->type = TT_AV_NULL;
-  } else {
-    act->value.type = TT_AV_NULL;
+    tt_av_null(value);
   }
   tt_utf8_copy(act->field, sizeof(act->field), f);
   u->n_actions++;
@@ -630,7 +593,7 @@ static int push_action(struct tt_orm_update *u, enum tt_expr_update_op kind, con
 oom:
   if (value != NULL)
     tt_av_free(value);
-  return oom(err);
+  return tt_orm_oom(err);
 }
 
 
@@ -697,7 +660,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
   if (fields != NULL && json_is_null(fields))
     fields = NULL;
   if (tt_av_map(&u->key, 0) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
 
   /* Every member is checked, selected or not: an unknown or library-owned
    * attribute is a mistake whatever `fields` says. */
@@ -709,11 +672,8 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
       goto fail;
     }
     if (a != NULL && a == lc_version) {
-      if (!json_is_null(val)) {
-        if (read_version(val, f, &u->expected.version, err) != 0)
-          goto fail;
-        u->expected.present = true;
-      }
+      if (read_version(val, f, &u->expected, err) != 0)
+        goto fail;
       continue;
     }
     if (a != NULL && tt_model_attr_is_key(m, a)) {
@@ -721,7 +681,7 @@ static int update_item_form(const struct tt_model *m, const json_t *body, const 
           tt_orm_key_check_value(a, &v, f, err) != 0)
         goto fail;
       if (tt_av_map_put(&u->key, a->name, a->name_len, &v) != 0) {
-        oom(err);
+        tt_orm_oom(err);
         goto fail;
       }
       continue;
@@ -817,10 +777,15 @@ static int operator_action(const struct tt_model *m, enum tt_expr_update_op op, 
     return unknown_attr(m, top_name, top, f, err);
   if (target_allowed(m, a, f, err) != 0)
     return -1;
+  /* TableTheory writes an encrypted attribute whole: no add, delete, append
+   * or prepend, no nested path (its update_expression.go refuses them). */
   if (a != NULL && a->encrypted &&
       (nested || (op != TT_EXPR_UPD_SET && op != TT_EXPR_UPD_SET_IF_NOT_EXISTS &&
                   op != TT_EXPR_UPD_REMOVE)))
-    return encrypted_refused(a, f, err);
+    return tt_error_set(err, TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE, f,
+                        "attribute %s is encrypted: it is only ever written whole (set, "
+                        "set_if_not_exists or remove of the attribute itself)",
+                        a->name);
   if (nested && a != NULL && t != TT_AV_M && t != TT_AV_L)
     return tt_error_set(err, TT_ERR_VALIDATION, f,
                         "%s is of type %s; only M and L attributes have nested paths", a->name,
@@ -928,13 +893,13 @@ int tt_orm_update_lifecycle(const struct tt_model *m, int64_t now_ns, struct tt_
     char ts[TT_ORM_TIME_MAX];
     int tl = tt_orm_format_rfc3339nano(now_ns, ts, sizeof(ts));
     if (tt_av_string(&v, ts, (size_t)tl) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (push_action(u, TT_EXPR_UPD_SET, lc_updated->name, true, &v, lc_updated->name, err) != 0)
       return -1;
   }
   if (lc_version != NULL) {
     if (tt_av_number_int(&v, 1) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (push_action(u, TT_EXPR_UPD_ADD, lc_version->name, true, &v, lc_version->name, err) != 0)
       return -1;
   }
@@ -968,18 +933,16 @@ int tt_orm_update_from_json(const struct tt_model *m, const json_t *body, int64_
 
   const json_t *ev = json_object_get(body, "expected_version");
   tt_expr_field_key(f, sizeof(f), field, "expected_version");
-  if (ev != NULL && !json_is_null(ev)) {
-    int64_t x;
-    if (read_version(ev, f, &x, err) != 0)
-      goto fail;
-    if (out->expected.present) {
-      tt_error_set(err, TT_ERR_VALIDATION, f,
-                   "give the expected version once: in the item or as expected_version");
-      goto fail;
-    }
-    out->expected.present = true;
-    out->expected.version = x;
+  struct tt_orm_expected x = {false, 0};
+  if (read_version(ev, f, &x, err) != 0)
+    goto fail;
+  if (x.present && out->expected.present) {
+    tt_error_set(err, TT_ERR_VALIDATION, f,
+                 "give the expected version once: in the item or as expected_version");
+    goto fail;
   }
+  if (x.present)
+    out->expected = x;
   if (out->expected.present && lc_version == NULL) {
     tt_error_set(err, TT_ERR_VALIDATION, f, "model %s has no version attribute", m->name);
     goto fail;
@@ -1005,24 +968,24 @@ int tt_orm_cond_exists(struct tt_expr_builder *b, struct tt_buf *c, const char *
                        struct tt_error *err) {
   if ((c->len && tt_buf_puts(c, " AND ") != 0) ||
       tt_buf_puts(c, exists ? "attribute_exists(" : "attribute_not_exists(") != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   if (tt_expr_builder_path(b, attr, true, c, "key", err) != 0)
     return -1;
-  return tt_buf_puts(c, ")") != 0 ? oom(err) : 0;
+  return tt_buf_puts(c, ")") != 0 ? tt_orm_oom(err) : 0;
 }
 
 int tt_orm_cond_equals(struct tt_expr_builder *b, struct tt_buf *c, const char *attr,
                        const struct tt_av *value, const char *field, struct tt_error *err) {
   struct tt_av v;
   if (tt_av_clone(&v, value) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   /* A buffer that cannot grow is memory (no cap): say so, the error is
    * otherwise left unset. */
-  int rc = c->len && tt_buf_puts(c, " AND ") != 0 ? oom(err) : 0;
+  int rc = c->len && tt_buf_puts(c, " AND ") != 0 ? tt_orm_oom(err) : 0;
   if (rc == 0 && tt_expr_builder_path(b, attr, true, c, field, err) != 0)
     rc = -1;
   if (rc == 0 && tt_buf_puts(c, " = ") != 0)
-    rc = oom(err);
+    rc = tt_orm_oom(err);
   if (rc != 0) {
     tt_av_free(&v);
     return rc;
@@ -1041,7 +1004,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
   if (w->expected.present && v) {
     struct tt_av ev;
     if (tt_av_number_int(&ev, w->expected.version) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     tt_expr_field_key(f, sizeof(f), w->field, "expected_version");
     int rc = tt_orm_cond_equals(b, c, v->name, &ev, f, err);
     tt_av_free(&ev);
@@ -1054,7 +1017,7 @@ int tt_orm_write_condition(const struct tt_model *m, struct tt_expr_builder *b,
     if (tt_expr_build_condition(b, w->condition, f, &text, err) != 0)
       return -1;
     int rc = (c->len && tt_buf_puts(c, " AND ") != 0) || tt_buf_printf(c, "(%s)", text) != 0
-                 ? oom(err)
+                 ? tt_orm_oom(err)
                  : 0;
     free(text);
     if (rc != 0)
@@ -1071,7 +1034,7 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
     struct tt_av copy, *value = NULL;
     if (x->kind != TT_EXPR_UPD_REMOVE) {
       if (tt_av_clone(&copy, &x->value) != 0)
-        return oom(err);
+        return tt_orm_oom(err);
       value = &copy;
     }
     char f[200];
@@ -1086,7 +1049,7 @@ int tt_orm_update_expression(const struct tt_model *m, struct tt_expr_builder *b
     char t[TT_ORM_TIME_MAX];
     struct tt_av v;
     if (tt_orm_format_rfc3339nano(now_ns, t, sizeof(t)) < 0 || tt_av_string(&v, t, strlen(t)) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
     if (tt_expr_build_update_action(b, TT_EXPR_UPD_SET_IF_NOT_EXISTS, c->name, true, &v, c->name,
                                     err) != 0)
       return -1;
@@ -1115,13 +1078,13 @@ int tt_orm_item_put_prepare(const struct tt_model *m, const struct tt_av *key, s
       return tt_error_set(err, TT_ERR_VALIDATION, k->name,
                           "%s in the body differs from the key in the path", k->name);
     if (given == NULL && tt_orm_map_put_copy(item, k->name, k->name_len, &k->value) != 0)
-      return oom(err);
+      return tt_orm_oom(err);
   }
   if (tt_orm_expected_merge(expected, item_expected, "version",
                             "the body's version differs from If-Match", err) != 0)
     return -1;
   /* The caller refused If-Match on a model without a version. */
   if (expected->present && tt_orm_item_set_version(m, item, expected->version + 1) != 0)
-    return oom(err);
+    return tt_orm_oom(err);
   return 0;
 }

@@ -110,7 +110,7 @@ static void fail_call(struct tt_orm_item_op *op, const struct tt_client_call *ca
 }
 
 static void classified(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0)
     fail_call(op, call);
   else
@@ -178,7 +178,7 @@ static void answer_opened(struct tt_orm_item_op *op, struct tt_client_call *call
 /* ---- the operations ---------------------------------------------------------- */
 
 static void written(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0) {
     if (strcmp(call->bc.error.type, "ConditionalCheckFailedException") == 0)
       condition_failed(op, &call->bc.error);
@@ -196,13 +196,10 @@ static void written(struct tt_client_call *call) {
     break;
   }
   case TT_ORM_OP_UPDATE:
-    if (item_out(call) == NULL) {
-      struct tt_error e;
-      tt_error_set(&e, TT_ERR_INTERNAL, NULL, "the backend returned no item");
-      tt_orm_fail(op->ctx.result, &e);
-      break;
-    }
-    answer_opened(op, call); /* the new item holds envelopes */
+    if (item_out(call) == NULL)
+      fail_code(op, TT_ERR_INTERNAL, NULL, "the backend returned no item");
+    else
+      answer_opened(op, call); /* the new item holds envelopes */
     return;
   case TT_ORM_OP_DELETE:
     op->ctx.result->status = 0;
@@ -215,7 +212,7 @@ static void written(struct tt_client_call *call) {
 }
 
 static void got(struct tt_client_call *call) {
-  struct tt_orm_item_op *op = (struct tt_orm_item_op *)tt_orm_ctx_of(call);
+  struct tt_orm_item_op *op = call->arg;
   if (call->bc.status != 0)
     fail_call(op, call);
   else if (item_out(call) == NULL)

@@ -184,8 +184,8 @@ int tt_orm_ctx_start(struct tt_orm_ctx *ctx, int (*run)(struct tt_orm_ctx *ctx))
 int tt_orm_ctx_refuse(struct tt_orm_ctx *ctx, const struct tt_error *err);
 
 /* Starts the next backend call of an operation, a typed table operation
- * (`table` borrowed until `cb` ran), on ctx->call, as tt_client_start
- * does: 0, and `cb` runs once, never inside
+ * (`table` borrowed until `cb` ran), on ctx->call (its arg is ctx), as
+ * tt_client_start does: 0, and `cb` runs once, never inside
  * this function; or -1, and `cb` never runs -- ctx->call.bc.status is -1
  * and ctx->call.bc.error says why, for the caller to finish with. */
 int tt_orm_call_table(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
@@ -194,9 +194,6 @@ int tt_orm_call_table(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
 /* The same for a typed operation; `item` is borrowed until `cb` ran. */
 int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
                      const struct tt_ddb_item_request *item, tt_client_done_cb cb);
-
-/* The ctx of a call started with tt_orm_call_table or tt_orm_call_item. */
-struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call);
 
 /* ---- expressions (result.c) ------------------------------------------------ */
 

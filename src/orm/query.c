@@ -156,6 +156,32 @@ static int check_request(struct tt_orm_query_op *op, struct tt_error *err) {
              : 0;
 }
 
+/* Decodes the DMS cursor of reader `seg` (n bytes of text) into where it
+ * starts; an empty one starts at the beginning. */
+static int read_cursor(struct tt_orm_query_op *op, const char *text, size_t n, size_t seg,
+                       struct tt_error *err) {
+  struct tt_cursor c;
+  bool multi = op->rq.segments > 1;
+  const char *want_index = op->index ? op->index->name : NULL;
+  int rc = tt_cursor_decode(text, n, &c, err);
+  bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
+  bool index_ok = multi ? (c.index == NULL) == (want_index == NULL)
+                        : (c.index == NULL && want_index == NULL) ||
+                              (c.index && want_index && strcmp(c.index, want_index) == 0);
+  if (started && (!index_ok || !cursor_fits(op, &c.key) ||
+                  (!multi && !tt_cursor_sort_same(c.sort, cursor_sort(op)))))
+    rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
+                      multi ? "the cursor does not fit this model or index"
+                            : "the cursor was made for another model, index or order");
+  if (rc == 0 && started) {
+    tt_av_free(&op->chains[seg].last_key);
+    op->chains[seg].last_key = c.key;
+    memset(&c.key, 0, sizeof(c.key));
+  }
+  tt_cursor_free(&c);
+  return rc;
+}
+
 /* Cursor: TableTheory's DMS cursor for one reader; for several scan
  * segments, base64url of {"segments": [lastKey | null, ...]} (our own). */
 static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
@@ -175,24 +201,10 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
       if (colon == NULL || num_end != colon || seg < 0 || (size_t)seg >= op->rq.segments)
         return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
                             "the cursor does not fit a scan of %zu segments", op->rq.segments);
-      struct tt_cursor c;
-      int rc = tt_cursor_decode(colon + 1, n - (size_t)(colon + 1 - p), &c, err);
-      bool started = rc == 0 && c.key.type == TT_AV_M && c.key.len > 0;
-      if (started && (!cursor_fits(op, &c.key) || (c.index == NULL) != (op->index == NULL)))
-        rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
-                          "the cursor does not fit this model or index");
-      if (rc == 0) {
-        /* A segment named without a key has not been read yet. */
-        op->chains[seg].finished = true; /* marks "named" until the loop below */
-        if (started) {
-          tt_av_free(&op->chains[seg].last_key);
-          op->chains[seg].last_key = c.key;
-          memset(&c.key, 0, sizeof(c.key));
-        }
-      }
-      tt_cursor_free(&c);
-      if (rc != 0)
+      if (read_cursor(op, colon + 1, n - (size_t)(colon + 1 - p), (size_t)seg, err) != 0)
         return -1;
+      /* A segment named without a key has not been read yet. */
+      op->chains[seg].finished = true; /* marks "named" until the loop below */
       p += n + 1;
     }
     /* Segments the cursor does not name were finished. */
@@ -202,25 +214,7 @@ static int parse_cursor(struct tt_orm_query_op *op, struct tt_error *err) {
     }
     return 0;
   }
-  struct tt_cursor c;
-  int rc = tt_cursor_decode(token, len, &c, err);
-  if (rc == 0) {
-    const char *want_index = op->index ? op->index->name : NULL;
-    bool index_ok = (c.index == NULL && want_index == NULL) ||
-                    (c.index && want_index && strcmp(c.index, want_index) == 0);
-    if (c.key.type != TT_AV_M || c.key.len == 0) {
-      /* An empty cursor starts at the beginning. */
-    } else if (!index_ok || !tt_cursor_sort_same(c.sort, cursor_sort(op)) ||
-               !cursor_fits(op, &c.key)) {
-      rc = tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor",
-                        "the cursor was made for another model, index or order");
-    } else {
-      op->chains[0].last_key = c.key;
-      memset(&c.key, 0, sizeof(c.key));
-    }
-  }
-  tt_cursor_free(&c);
-  return rc;
+  return read_cursor(op, token, len, 0, err);
 }
 
 
@@ -251,18 +245,6 @@ int tt_orm_select_with_keys(struct tt_arena *a, const struct tt_select *select,
       paths[out->n++] = keys[k];
   }
   return 0;
-}
-
-/* The ProjectionExpression of `select` plus the key attributes it leaves
- * out: an answer that ends inside a page needs the last item's key for its
- * cursor (tt_orm_item_write answers only what `select` names). */
-static int build_projection(struct tt_orm_query_op *op, struct tt_error *err) {
-  const char *keys[4];
-  struct tt_select all;
-  return tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
-                                 &all, err) != 0
-             ? -1
-             : tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err);
 }
 
 /* Fills op->base: the expressions, placeholders and settings every page
@@ -304,7 +286,14 @@ static int build_request(struct tt_orm_query_op *op, struct tt_error *err) {
   if (op->rq.count_only) {
     r->select = TT_DDB_SELECT_COUNT;
   } else if (op->rq.select.n) {
-    if (build_projection(op, err) != 0)
+    /* The select plus the key attributes it leaves out: an answer that ends
+     * inside a page needs the last item's key for its cursor
+     * (tt_orm_item_write answers only what `select` names). */
+    const char *keys[4];
+    struct tt_select all;
+    if (tt_orm_select_with_keys(op->ctx.arena, &op->rq.select, keys, key_names(op, keys), true,
+                                &all, err) != 0 ||
+        tt_expr_build_projection(op->builder, &all, "select", &op->projection_text, err) != 0)
       return -1;
     r->projection = op->projection_text;
   }
@@ -322,16 +311,6 @@ static void read_page(struct tt_orm_chain *ch);
 
 static size_t produced(const struct tt_orm_query_op *op, const struct tt_orm_chain *ch) {
   return op->rq.count_only ? (size_t)ch->count : ch->n_items;
-}
-
-static bool wants_more(struct tt_orm_chain *ch) {
-  struct tt_orm_query_op *op = ch->q;
-  if (ch->exhausted || op->failed || op->full)
-    return false;
-  if (op->rq.has_limit)
-    return produced(op, ch) < ch->quota;
-  /* Without a limit a query answers one page; a count counts everything. */
-  return op->rq.count_only;
 }
 
 /* Shares what is left of the limit among the readers that still have data,
@@ -554,7 +533,10 @@ static void page_rest(struct tt_orm_chain *ch) {
   memset(&ch->next_key, 0, sizeof(ch->next_key));
   if (ch->last_key.type != TT_AV_M || ch->last_key.len == 0)
     ch->exhausted = true;
-  if (wants_more(ch)) {
+  /* Without a limit a query answers one page; a count counts everything. */
+  struct tt_orm_query_op *op = ch->q;
+  if (!ch->exhausted && !op->failed && !op->full &&
+      (op->rq.has_limit ? produced(op, ch) < ch->quota : op->rq.count_only)) {
     read_page(ch);
     return;
   }
@@ -690,14 +672,8 @@ static void read_page(struct tt_orm_chain *ch) {
     page_cb(call); /* refused: the reader fails as its completion would */
 }
 
-/* Encodes where a reader stopped; nothing when it is exhausted. */
-static int cursor_of(struct tt_orm_query_op *op, struct tt_orm_chain *ch, struct tt_buf *out) {
-  if (ch->exhausted || ch->last_key.type != TT_AV_M)
-    return 0;
-  return tt_cursor_encode(out, &ch->last_key, op->index ? op->index->name : NULL, cursor_sort(op));
-}
-
-static void op_cleanup(struct tt_orm_query_op *op) {
+/* Frees what the op holds and finishes it. */
+static void op_finish(struct tt_orm_query_op *op) {
   for (size_t i = 0; i < op->nchains; i++) {
     tt_av_free(&op->chains[i].last_key);
     tt_av_free(&op->chains[i].next_key);
@@ -718,6 +694,7 @@ static void op_cleanup(struct tt_orm_query_op *op) {
   tt_expr_builder_free(op->builder);
   op->builder = NULL;
   tt_orm_query_request_clear(&op->rq);
+  tt_orm_ctx_finish(&op->ctx);
 }
 
 void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
@@ -731,8 +708,7 @@ void tt_orm_query_request_clear(struct tt_orm_query_request *rq) {
 static void finish_all(struct tt_orm_query_op *op) {
   struct tt_orm_result *r = op->ctx.result;
   if (op->failed) {
-    op_cleanup(op);
-    tt_orm_ctx_finish(&op->ctx);
+    op_finish(op);
     return;
   }
   struct tt_orm_page *page = &r->page;
@@ -763,11 +739,13 @@ static void finish_all(struct tt_orm_query_op *op) {
   struct tt_buf cur;
   tt_buf_init(&cur, 0);
   for (size_t i = 0; i < op->nchains; i++) {
+    const struct tt_av *last = &op->chains[i].last_key;
     if (op->chains[i].exhausted)
       continue;
     if (op->nchains > 1)
       rc |= tt_buf_printf(&cur, "%s%zu:", cur.len ? "." : "", i);
-    rc |= cursor_of(op, &op->chains[i], &cur);
+    if (last->type == TT_AV_M)
+      rc |= tt_cursor_encode(&cur, last, op->index ? op->index->name : NULL, cursor_sort(op));
   }
   if (cur.len)
     page->cursor = tt_buf_steal(&cur, NULL);
@@ -781,14 +759,12 @@ static void finish_all(struct tt_orm_query_op *op) {
     r->answer = TT_ORM_ANSWER_PAGE;
     r->model = tt_model_ref(op->ctx.model);
   }
-  op_cleanup(op);
-  tt_orm_ctx_finish(&op->ctx);
+  op_finish(op);
 }
 
 static int fail_now(struct tt_orm_query_op *op, struct tt_error *err) {
   tt_orm_fail(op->ctx.result, err);
-  op_cleanup(op);
-  tt_orm_ctx_finish(&op->ctx);
+  op_finish(op);
   return 0;
 }
 

@@ -189,8 +189,6 @@ int tt_orm_call_item(struct tt_orm_ctx *ctx, enum tt_ddb_op op,
   return call_start(ctx, op, NULL, item, cb);
 }
 
-struct tt_orm_ctx *tt_orm_ctx_of(struct tt_client_call *call) { return call->arg; }
-
 /* The declared-attribute rule of tt_orm_check_select for one path. */
 static int check_path(const struct tt_model *m, const char *path, const char *field,
                       struct tt_error *err) {

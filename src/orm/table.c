@@ -313,7 +313,7 @@ static void describe_ttl(struct tt_orm_ctx *ctx) {
 }
 
 static void ttl_updated(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   if (call->bc.status == 0) {
     st->ttl_on = st->ttl_enabled = true;
@@ -335,7 +335,7 @@ static void ttl_updated(struct tt_client_call *call) {
 }
 
 static void ttl_described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   const struct tt_model_attr *ttl = tt_model_lifecycle(ctx->model, TT_LC_TTL);
   if (call->bc.status != 0) {
@@ -385,7 +385,7 @@ static void ttl_described(struct tt_client_call *call) {
  * index creation per call), each waited for until ACTIVE ------------------ */
 
 static void gsi_updated(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   struct ensure_state *st = ctx->state;
   const char *copy = st->adding;
   if (call->bc.status == 0) {
@@ -434,15 +434,14 @@ static int pending_state(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc 
 }
 
 /* Compares the ACTIVE table `t` with what the models want. Returns true
- * when the ensure goes on (an UpdateTable was started, or nothing is
- * missing: *done set), false when it answered (409 or failure). */
-static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bool *done) {
+ * when nothing is missing, false when an UpdateTable was started or the
+ * ensure answered (409 or failure). */
+static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t) {
   struct ensure_state *st = ctx->state;
   struct tt_ddb_table_request want, *req = tt_arena_alloc(ctx->arena, sizeof(*req));
   const struct tt_ddb_index *next = NULL;
   json_t *details = NULL;
   struct tt_error e;
-  *done = false;
   if (req == NULL || tt_orm_create_table_request(ctx->arena, ctx->orm->models, ctx->model, &want) != 0) {
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
@@ -453,14 +452,11 @@ static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bo
     tt_orm_ctx_finish(ctx);
     return false;
   }
-  if (next == NULL) {
-    *done = true;
+  if (next == NULL)
     return true;
-  }
   if (st->gsi_failed && strcmp(st->gsi_failed, next->name) == 0) {
     /* Still missing after its UpdateTable failed: that error stands. */
-    tt_orm_fail_backend(ctx->result, &st->gsi_error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
+    fail_backend(ctx, &st->gsi_error);
     return false;
   }
   st->adding = next->name; /* in the arena, as all of want */
@@ -468,16 +464,13 @@ static bool evolve(struct tt_orm_ctx *ctx, const struct tt_ddb_table_desc *t, bo
     fail(ctx, TT_ERR_INTERNAL, "out of memory");
     return false;
   }
-  if (tt_orm_call_table(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0) {
-    tt_orm_fail_backend(ctx->result, &ctx->call.bc.error, ctx->model->name);
-    tt_orm_ctx_finish(ctx);
-    return false;
-  }
-  return true;
+  if (tt_orm_call_table(ctx, TT_DDB_UPDATE_TABLE, req, gsi_updated) != 0)
+    fail_backend(ctx, &ctx->call.bc.error);
+  return false;
 }
 
 static void created(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceInUseException") != 0) {
     fail_backend(ctx, &call->bc.error);
     return;
@@ -488,7 +481,7 @@ static void created(struct tt_client_call *call) {
 }
 
 static void ensure_described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     struct ensure_state *st = ctx->state;
     if (strcmp(call->bc.error.type, "ResourceNotFoundException") == 0 && !st->create_tried) {
@@ -519,11 +512,8 @@ static void ensure_described(struct tt_client_call *call) {
     }
   }
   /* Before TTL: a table that cannot take the model is refused unchanged. */
-  if (!st->ttl_checked) {
-    bool done;
-    if (!evolve(ctx, t, &done) || !done)
-      return;
-  }
+  if (!st->ttl_checked && !evolve(ctx, t))
+    return;
   /* Created or not: a table made by TableTheory's EnsureTable has no TTL. */
   if (!st->ttl_checked && tt_model_lifecycle(ctx->model, TT_LC_TTL) != NULL) {
     st->ttl_checked = true;
@@ -552,7 +542,7 @@ int tt_orm_table_ensure(struct tt_orm_ctx *ctx) {
 /* ---- describe and delete ------------------------------------------------- */
 
 static void described(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     fail_backend(ctx, &call->bc.error);
     return;
@@ -574,7 +564,7 @@ int tt_orm_table_describe(struct tt_orm_ctx *ctx) {
 static void delete_poll(struct tt_orm_ctx *ctx);
 
 static void gone_checked(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0 && strcmp(call->bc.error.type, "ResourceNotFoundException") == 0) {
     ctx->result->status = 0;
     ctx->result->answer = TT_ORM_ANSWER_NONE;
@@ -605,7 +595,7 @@ static void delete_poll(struct tt_orm_ctx *ctx) {
 }
 
 static void deleted(struct tt_client_call *call) {
-  struct tt_orm_ctx *ctx = tt_orm_ctx_of(call);
+  struct tt_orm_ctx *ctx = call->arg;
   if (call->bc.status != 0) {
     fail_backend(ctx, &call->bc.error);
     return;

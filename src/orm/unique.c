@@ -78,8 +78,7 @@ int tt_unique_guard_key(const struct tt_model *m, const struct tt_model_attr *a,
   struct tt_buf pk;
   struct tt_av pkv = {.type = TT_AV_NULL}, skv = {.type = TT_AV_NULL};
   tt_buf_init(&pk, 0);
-  memset(out, 0, sizeof(*out));
-  out->type = TT_AV_NULL;
+  tt_av_null(out);
   int rc = -1;
   if (tt_buf_printf(&pk, "%s%s#%s#", TT_UNIQUE_PREFIX, m->name, a->name) != 0)
     goto oom;
