@@ -259,36 +259,30 @@ static void remove_logs_before(struct memdb_wal *w, uint64_t gen) {
   free(gens);
 }
 
-/* Writes the snapshot file `tmp` (when data is not NULL: len bytes of it,
- * synced), then puts it in place (renamed to "snapshot", the directory
- * synced). Returns 0 or an errno; a file written here is removed when its
- * write failed. */
-static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, size_t len) {
-  int err = 0;
-  if (data != NULL) {
-    int fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(w, fd, data, len, 0) != 0 || do_fsync(w, fd) != 0)
-      err = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && err == 0)
-      err = errno ? errno : EIO;
-    if (err) {
-      unlinkat(w->dirfd, tmp, 0);
-      return err;
-    }
-  }
+/* Puts the snapshot file `tmp` in place (renamed to "snapshot", the
+ * directory synced). Returns 0 or an errno. */
+static int put_snapshot(struct memdb_wal *w, const char *tmp) {
   if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
-    err = errno;
-  return err;
+    return errno;
+  return 0;
+}
+
+/* A log line about the data dir with up to two more strings (a NULL value
+ * is left out). */
+static void log_dir(enum tt_log_level level, const char *event, const struct memdb_wal *w,
+                    const char *k1, const char *v1, const char *k2, const char *v2) {
+  struct tt_log_line l;
+  tt_log_begin(&l, level, event);
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, k1, v1);
+  tt_log_str(&l, k2, v2);
+  tt_log_end(&l);
 }
 
 /* A snapshot that failed, or could not be taken: not fatal, the logs still
  * hold everything. */
 static void snap_warn(const struct memdb_wal *w, const char *error) {
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "error", error);
-  tt_log_end(&l);
+  log_dir(TT_LOG_WARN, "memdb.snapshot_failed", w, "error", error, NULL, NULL);
 }
 
 static void notice(const char *event, const char *dir, const char *file, uint64_t off,
@@ -669,11 +663,7 @@ static void set_broken(struct memdb_wal *w, const char *why) {
   w->broken = true;
   snprintf(w->broken_msg, sizeof(w->broken_msg),
            "the data dir %s: %s; restart the daemon to load it again", w->dir, why);
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_ERROR, "memdb.data_dir_broken");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "message", why);
-  tt_log_end(&l);
+  log_dir(TT_LOG_ERROR, "memdb.data_dir_broken", w, "message", why, NULL, NULL);
 }
 
 static void kick(struct memdb_wal *w);
@@ -697,12 +687,7 @@ static void write_failed(struct memdb_wal *w, const char *what, int err, char *m
            "the data dir %s: %s failed (%s); the write was not applied, retry once the "
            "disk has room or the error is fixed",
            w->dir, what, strerror(err));
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_ERROR, "memdb.log_write_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "step", what);
-  tt_log_str(&l, "error", strerror(err));
-  tt_log_end(&l);
+  log_dir(TT_LOG_ERROR, "memdb.log_write_failed", w, "step", what, "error", strerror(err));
 }
 
 static void fail_call(struct tt_backend_call *c, const char *msg) {
@@ -1060,6 +1045,23 @@ static void fly_queue(struct memdb_wal *w) {
   }
 }
 
+/* Sends the records waiting as the batch of generation gen (synced when
+ * sync). */
+static void fly_batch(struct memdb_wal *w, uint64_t gen, bool sync) {
+  struct tt_buf t = w->fly;
+  w->fly = w->pend;
+  w->pend = t;
+  w->fly_head = w->pend_head;
+  w->pend_head = w->pend_tail = NULL;
+  w->fly_gen = gen;
+  w->fly_sync_only = false;
+  w->fly_sync = sync;
+  w->sync_wanted = false;
+  if (w->snap_gen && w->snap_gen > w->gen)
+    w->gen = w->snap_gen; /* later records go to the new generation */
+  fly_queue(w);
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
@@ -1091,20 +1093,9 @@ static void kick(struct memdb_wal *w) {
     return;
   map_drop(w); /* the batch path writes with pwrite, to a file of `durable` bytes */
   maybe_snapshot(w);
-  struct tt_buf t = w->fly;
-  w->fly = w->pend;
-  w->pend = t;
-  w->fly_head = w->pend_head;
-  w->pend_head = w->pend_tail = NULL;
   w->st.records += w->pend_records;
   w->pend_records = 0;
-  w->fly_gen = w->gen;
-  w->fly_sync_only = false;
-  w->fly_sync = w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted;
-  w->sync_wanted = false;
-  if (w->snap_gen && w->snap_gen > w->gen)
-    w->gen = w->snap_gen; /* later records go to the new generation */
-  fly_queue(w);
+  fly_batch(w, w->gen, w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted);
 }
 
 static void timer_cb(uv_timer_t *h) {
@@ -1234,31 +1225,49 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
   return 0;
 }
 
+/* Writes the snapshot file `name` and syncs it: the bytes of data, or
+ * (data NULL) the tables serialized for generation gen, written as they
+ * are made. Returns 0 or an errno (the file removed); *bytes (when not
+ * NULL) gets the bytes written. */
+static int write_snapshot(struct memdb_wal *w, const char *name, const struct tt_buf *data,
+                          uint64_t gen, uint64_t *bytes) {
+  struct tt_buf b;
+  struct snap_sink sink = {w, -1, 0};
+  int err = 0;
+  tt_buf_init(&b, 0);
+  errno = 0;
+  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (sink.fd < 0 || (data == NULL && serialize(w->m, gen, &b, &sink) != 0) ||
+      write_all(w, sink.fd, (data ? data : &b)->data, (data ? data : &b)->len, sink.off) != 0 ||
+      do_fsync(w, sink.fd) != 0)
+    err = errno ? errno : EIO;
+  if (sink.fd >= 0 && close(sink.fd) != 0 && err == 0)
+    err = errno ? errno : EIO;
+  if (err)
+    unlinkat(w->dirfd, name, 0);
+  if (bytes)
+    *bytes = sink.off + (data ? data : &b)->len;
+  tt_buf_free(&b);
+  return err;
+}
+
 /* At start-up, when the logs replayed passed the snapshot bound: a snapshot
  * of what was loaded, written before the daemon serves (nothing else runs
  * yet), so the next start reads it instead of the logs. */
 static int compact_at_start(struct memdb_wal *w) {
-  uint64_t gen = w->gen + 1;
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  if (serialize(w->m, gen, &b, NULL) != 0) {
-    tt_buf_free(&b);
-    errno = ENOMEM;
-    return -1;
-  }
-  int err = put_snapshot(w, "snapshot.tmp", b.data, b.len);
-  if (err != 0) {
+  uint64_t gen = w->gen + 1, bytes;
+  int err = write_snapshot(w, "snapshot.tmp", NULL, gen, &bytes);
+  if (err == 0 && (err = put_snapshot(w, "snapshot.tmp")) != 0)
     unlinkat(w->dirfd, "snapshot.tmp", 0);
-    tt_buf_free(&b);
+  if (err != 0) {
     errno = err;
     return -1;
   }
   remove_logs_before(w, gen);
   w->gen = w->fd_gen = gen;
   w->durable = 0;
-  w->last_snap = b.len;
+  w->last_snap = bytes;
   w->st.snapshots++;
-  tt_buf_free(&b);
   return 0;
 }
 
@@ -1319,21 +1328,9 @@ static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent) {
   close_others(w->dirfd, wfd);
   struct snap_report r = {0};
   uint64_t t0 = uv_hrtime();
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  struct snap_sink sink = {w, -1, 0};
   char name[40];
   snap_tmp_name(name, sizeof(name), (int)getpid());
-  errno = 0;
-  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (sink.fd < 0 || serialize(w->m, gen, &b, &sink) != 0 ||
-      write_all(w, sink.fd, b.data, b.len, sink.off) != 0 || do_fsync(w, sink.fd) != 0)
-    r.err = errno ? errno : EIO;
-  if (sink.fd >= 0 && close(sink.fd) != 0 && r.err == 0)
-    r.err = errno ? errno : EIO;
-  if (r.err)
-    unlinkat(w->dirfd, name, 0);
-  r.bytes = sink.off + b.len;
+  r.err = write_snapshot(w, name, NULL, gen, &r.bytes);
   r.ns = uv_hrtime() - t0;
   ssize_t n;
   do
@@ -1440,12 +1437,8 @@ static int snap_fork(struct memdb_wal *w, uint64_t gen) {
     }
     close(p[0]);
     free(poll);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_fork_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(e));
-    tt_log_str(&l, "message", "serializing the snapshot on the loop instead");
-    tt_log_end(&l);
+    log_dir(TT_LOG_WARN, "memdb.snapshot_fork_failed", w, "error", strerror(e), "message",
+            "serializing the snapshot on the loop instead");
     return -1;
   }
   poll->data = w;
@@ -1512,23 +1505,18 @@ static void snap_drop(struct memdb_wal *w) {
 static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
   /* A forked child wrote its file; else it is written here. */
-  w->snap_err = w->snap_forked ? put_snapshot(w, w->snap_tmp, NULL, 0)
-                               : put_snapshot(w, "snapshot.tmp", w->snap.data, w->snap.len);
+  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
+  w->snap_err = w->snap_forked ? 0 : write_snapshot(w, tmp, &w->snap, 0, NULL);
+  if (w->snap_err == 0)
+    w->snap_err = put_snapshot(w, tmp);
 }
 
-/* A snapshot that will not be put in place: its child's file removed,
- * the failure logged. */
-static void snap_failed(struct memdb_wal *w, int err) {
-  if (w->snap_forked)
-    unlinkat(w->dirfd, w->snap_tmp, 0);
-  snap_warn(w, strerror(err));
-}
-
-/* The snapshot of snap_gen is over, put in place or not. */
-static void snap_finish(struct memdb_wal *w) {
-  tt_buf_free(&w->snap);
-  w->snap_gen = 0;
-  w->snap_forked = w->snap_ready = w->snap_child_done = false;
+/* The snapshot of snap_gen is over, put in place or not (its child's file
+ * removed, the failure logged when err is not 0). */
+static void snap_finish(struct memdb_wal *w, int err) {
+  if (err)
+    snap_warn(w, strerror(err));
+  snap_drop(w);
   if (w->closing)
     close_step(w);
 }
@@ -1536,7 +1524,8 @@ static void snap_finish(struct memdb_wal *w) {
 static void snap_after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->snap_busy = false;
-  if (status == 0 && w->snap_err == 0) {
+  int err = w->snap_err ? w->snap_err : status != 0 ? EIO : 0;
+  if (err == 0) {
     remove_logs_before(w, w->snap_gen); /* the logs it covers are no longer needed */
     w->last_snap = w->snap_len;
     w->st.snapshots++;
@@ -1552,10 +1541,8 @@ static void snap_after_cb(uv_work_t *req, int status) {
       tt_log_ms(&l, "serialize_ms", w->snap_ms);
     }
     tt_log_end(&l);
-  } else {
-    snap_failed(w, w->snap_err ? w->snap_err : EIO);
   }
-  snap_finish(w);
+  snap_finish(w, err);
 }
 
 static void snap_queue(struct memdb_wal *w) {
@@ -1572,12 +1559,10 @@ static void snap_queue(struct memdb_wal *w) {
 static void snap_proceed(struct memdb_wal *w) {
   if (!w->snap_forked || !w->snap_ready || !w->snap_child_done || w->snap_busy)
     return;
-  if (w->snap_err) {
-    snap_failed(w, w->snap_err);
-    snap_finish(w);
-    return;
-  }
-  snap_queue(w);
+  if (w->snap_err)
+    snap_finish(w, w->snap_err);
+  else
+    snap_queue(w);
 }
 
 /* The records of the generations before snap_gen are written. */
@@ -1631,22 +1616,7 @@ static void close_step(struct memdb_wal *w) {
   }
   map_drop(w);
   w->fly_final = true;
-  w->sync_wanted = true;
-  struct tt_buf t = w->fly;
-  w->fly = w->pend;
-  w->pend = t;
-  w->fly_head = w->pend_head;
-  w->pend_head = w->pend_tail = NULL;
-  w->fly_sync = true;
-  w->fly_sync_only = false;
-  w->fly_gen = w->fd_gen;
-  w->busy = true;
-  w->work.data = w;
-  if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
-    w->busy = false;
-    w->closed = true;
-    close_step(w);
-  }
+  fly_batch(w, w->fd_gen, true);
 }
 
 void memdb_wal_close(struct memdb *m) {
