@@ -680,7 +680,8 @@ static bool direct_ok(const struct memdb_wal *w, size_t n) {
   return w->durable + n < snap_bound(w); /* else a snapshot is due: the batch path */
 }
 
-/* The failure message of a write that did not reach the log. */
+/* A write that did not reach the log: its failure message in msg, logged,
+ * and the memory rebuilt from the log (cut back to what is durable). */
 static void write_failed(struct memdb_wal *w, const char *what, int err, char *msg,
                          size_t msgsz) {
   snprintf(msg, msgsz,
@@ -688,6 +689,9 @@ static void write_failed(struct memdb_wal *w, const char *what, int err, char *m
            "disk has room or the error is fixed",
            w->dir, what, strerror(err));
   log_dir(TT_LOG_ERROR, "memdb.log_write_failed", w, "step", what, "error", strerror(err));
+  char why[400];
+  if (load(w, true, why, sizeof(why)) != LOAD_OK)
+    set_broken(w, "the state could not be reloaded after a failed log write");
 }
 
 static void fail_call(struct tt_backend_call *c, const char *msg) {
@@ -805,14 +809,11 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
   if (rc != 0) {
     int err = errno;
     char msg[400];
-    write_failed(w, "writing the log", err, msg, sizeof(msg));
     /* The file may hold part of the record: cut it back (or before the
      * next append, on the batch path), and rebuild the memory from it. */
     if (ftruncate(w->fd, (off_t)w->durable) != 0)
       w->need_trunc = true;
-    char why[400];
-    if (load(w, true, why, sizeof(why)) != LOAD_OK)
-      set_broken(w, "the state could not be reloaded after a failed log write");
+    write_failed(w, "writing the log", err, msg, sizeof(msg));
     fail_call(c, msg);
     return false;
   }
@@ -953,8 +954,6 @@ static void after_cb(uv_work_t *req, int status) {
   w->fly_sync_only = false;
   if (w->fly_err) {
     w->need_trunc = true;
-    char msg[400];
-    write_failed(w, w->fly_what ? w->fly_what : "the log", w->fly_err, msg, sizeof(msg));
     /* Every record not durable fails: those in flight, those written and
      * held for a sync (always), and those waiting (they may build on
      * them). The log is cut back to what is durable and the memory is
@@ -973,9 +972,8 @@ static void after_cb(uv_work_t *req, int status) {
     }
     if (w->snap_gen && !w->snap_busy)
       snap_drop(w); /* it held the failed records */
-    char why[400];
-    if (load(w, true, why, sizeof(why)) != LOAD_OK)
-      set_broken(w, "the state could not be reloaded after a failed log write");
+    char msg[400];
+    write_failed(w, w->fly_what ? w->fly_what : "the log", w->fly_err, msg, sizeof(msg));
     release(w, calls, true, msg);
     release(w, held, true, msg);
     release(w, waiting, true, msg);
@@ -1046,15 +1044,15 @@ static void fly_queue(struct memdb_wal *w) {
 }
 
 /* Sends the records waiting as the batch of generation gen (synced when
- * sync). */
-static void fly_batch(struct memdb_wal *w, uint64_t gen, bool sync) {
+ * sync; sync_only: nothing waits, the loop may append meanwhile). */
+static void fly_batch(struct memdb_wal *w, uint64_t gen, bool sync, bool sync_only) {
   struct tt_buf t = w->fly;
   w->fly = w->pend;
   w->pend = t;
   w->fly_head = w->pend_head;
   w->pend_head = w->pend_tail = NULL;
   w->fly_gen = gen;
-  w->fly_sync_only = false;
+  w->fly_sync_only = sync_only;
   w->fly_sync = sync;
   w->sync_wanted = false;
   if (w->snap_gen && w->snap_gen > w->gen)
@@ -1081,12 +1079,7 @@ static void kick(struct memdb_wal *w) {
       uv_timer_stop(&w->timer);
     w->wait_over = false;
     /* Only a sync: the direct path goes on appending meanwhile. */
-    w->fly_sync_only = true;
-    w->fly_sync = true;
-    w->fly_head = NULL;
-    w->fly_gen = w->fd_gen;
-    w->sync_wanted = false;
-    fly_queue(w);
+    fly_batch(w, w->fd_gen, true, true);
     return;
   }
   if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
@@ -1095,7 +1088,7 @@ static void kick(struct memdb_wal *w) {
   maybe_snapshot(w);
   w->st.records += w->pend_records;
   w->pend_records = 0;
-  fly_batch(w, w->gen, w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted);
+  fly_batch(w, w->gen, w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted, false);
 }
 
 static void timer_cb(uv_timer_t *h) {
@@ -1616,7 +1609,7 @@ static void close_step(struct memdb_wal *w) {
   }
   map_drop(w);
   w->fly_final = true;
-  fly_batch(w, w->fd_gen, true);
+  fly_batch(w, w->fd_gen, true, false);
 }
 
 void memdb_wal_close(struct memdb *m) {
