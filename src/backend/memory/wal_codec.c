@@ -93,40 +93,31 @@ static inline size_t varint_at(unsigned char *p, uint64_t v) {
   return n;
 }
 
-static int put_u8(struct tt_buf *b, unsigned v) {
-  if (room(b, 1) != 0)
-    return -1;
-  b->data[b->len++] = (char)v;
-  b->data[b->len] = '\0';
-  return 0;
-}
-
-/* A type byte (lead, when not -1), then a varint of n. */
-static int put_count(struct tt_buf *b, int lead, size_t n) {
-  if (room(b, 11) != 0)
-    return -1;
-  unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
-  if (lead >= 0)
-    *q++ = (unsigned char)lead;
-  q += varint_at(q, n);
-  b->len += (size_t)(q - p);
-  b->data[b->len] = '\0';
-  return 0;
-}
-
-/* A type byte (lead, when not -1), then s as varint length + bytes. */
+/* A type byte (lead, when not -1), then a varint of n, then the n bytes
+ * at s (s not NULL: a string). */
 static int put_lead_str(struct tt_buf *b, int lead, const char *s, size_t n) {
-  if (n > (size_t)-1 - 12 || room(b, n + 11) != 0)
+  size_t bytes = s ? n : 0;
+  if (bytes > (size_t)-1 - 12 || room(b, bytes + 11) != 0)
     return -1;
   unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
   if (lead >= 0)
     *q++ = (unsigned char)lead;
   q += varint_at(q, n);
-  if (n)
-    memcpy(q, s, n);
-  b->len += (size_t)(q - p) + n;
+  if (bytes)
+    memcpy(q, s, bytes);
+  b->len += (size_t)(q - p) + bytes;
   b->data[b->len] = '\0';
   return 0;
+}
+
+static int put_count(struct tt_buf *b, int lead, size_t n) {
+  return put_lead_str(b, lead, NULL, n);
+}
+
+/* A byte below 0x80 (a type, an entry's or an operation's code), which is
+ * its own varint. */
+static int put_u8(struct tt_buf *b, unsigned v) {
+  return put_count(b, -1, v);
 }
 
 static int put_str(struct tt_buf *b, const char *s, size_t n) {
