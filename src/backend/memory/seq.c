@@ -279,14 +279,10 @@ static int insert_full(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, ui
     if (i == 0) {
       chunk_insert_at(left, left->n, e, k);
     } else {
-      /* ch's first entry moves left; those before slot i move down one. */
+      /* ch's first entry moves left; e goes before what was slot i. */
       chunk_insert_at(left, left->n, ch->e[0], ch->keyed ? keys(ch)[0] : 0);
-      memmove(ch->e, ch->e + 1, (i - 1) * sizeof(void *));
-      ch->e[i - 1] = e;
-      if (ch->keyed) {
-        memmove(keys(ch), keys(ch) + 1, (i - 1) * sizeof(uint32_t));
-        keys(ch)[i - 1] = k;
-      }
+      chunk_remove_at(ch, 0);
+      chunk_insert_at(ch, i - 1, e, k);
       if (i == ch->n)
         fence(s, c); /* e is the last entry now */
     }
