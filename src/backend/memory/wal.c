@@ -285,35 +285,7 @@ static void snap_warn(const struct memdb_wal *w, const char *error) {
   log_dir(TT_LOG_WARN, "memdb.snapshot_failed", w, "error", error, NULL, NULL);
 }
 
-static void notice(const char *event, const char *dir, const char *file, uint64_t off,
-                   const char *message) {
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_NOTICE, event);
-  tt_log_str(&l, "data_dir", dir);
-  tt_log_str(&l, "file", file);
-  tt_log_int(&l, "offset", (int64_t)off);
-  tt_log_str(&l, "message", message);
-  tt_log_end(&l);
-}
-
 enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
-
-/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "the zero
- * tail of ", "the torn tail of " or "", for the message). Returns 0, or -1
- * with *msg. */
-static int cut_log(struct memdb_wal *w, const char *name, size_t off, const char *what, char *msg,
-                   size_t msgsz) {
-  int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-    snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, what, name,
-             strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return -1;
-  }
-  close(fd);
-  return 0;
-}
 
 /* Replays one log file. `last`: the newest file, whose torn tail is
  * dropped. `limit`: bytes to read at most (a reload reads the open log only
@@ -393,16 +365,28 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
     rc = LOAD_AGAIN;
     break;
   }
-  if (event != NULL) {
-    if (fix) {
-      if (cut_log(w, name, off, cut, msg, msgsz) != 0) {
-        free(data);
-        return LOAD_FAIL;
-      }
-      notice(event, w->dir, name, off, note);
+  if (event != NULL && fix) {
+    /* The log cut at `off` and synced; the notice says why. */
+    int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+      snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, cut, name,
+               strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      free(data);
+      return LOAD_FAIL;
     }
-    len = off;
+    close(fd);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_NOTICE, event);
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "file", name);
+    tt_log_int(&l, "offset", (int64_t)off);
+    tt_log_str(&l, "message", note);
+    tt_log_end(&l);
   }
+  if (event != NULL)
+    len = off;
   free(data);
   *size = len;
   return rc;
@@ -494,22 +478,6 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
   return LOAD_OK;
 }
 
-static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
-  char name[32];
-  log_file_name(name, sizeof(name), gen);
-  int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return -1;
-  /* Anything past `size` is a tail the load dropped or a failed append. */
-  if (ftruncate(fd, (off_t)size) != 0 || fsync(w->dirfd) != 0) {
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
-}
-
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
 
@@ -576,7 +544,12 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     return UV_EIO;
   if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0)
     snap_warn(w, strerror(errno));
-  if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
+  char name[32];
+  log_file_name(name, sizeof(name), w->fd_gen);
+  /* Anything past `durable` is a tail the load dropped or a failed append
+   * (memdb_wal_free closes the file when this fails). */
+  if ((w->fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+      ftruncate(w->fd, (off_t)w->durable) != 0 || fsync(w->dirfd) != 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
     return UV_EIO;
   }
