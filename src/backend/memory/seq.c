@@ -9,13 +9,9 @@
 
 #include "backend/memory/internal.h"
 
-/* Entries in chunk c (< nc) and entry i of it, whatever the shape. */
+/* Entries in chunk c (< nc), whatever the shape. */
 static uint32_t chunk_len(const struct memdb_seq *s, uint32_t c) {
   return s->capc ? s->u.c[c].c->n : 1;
-}
-
-static void *entry_at(const struct memdb_seq *s, uint32_t c, uint32_t i) {
-  return s->capc ? s->u.c[c].c->e[i] : s->u.one;
 }
 
 /* The keys of a keyed chunk's entries. */
@@ -113,7 +109,7 @@ struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, me
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p) {
   if (p.c >= s->nc)
     return NULL;
-  return entry_at(s, p.c, p.i);
+  return s->capc ? s->u.c[p.c].c->e[p.i] : s->u.one;
 }
 
 void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p) {

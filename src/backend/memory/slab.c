@@ -153,15 +153,6 @@ static struct slab_page *page_get(struct memdb_slab *s) {
   return pg;
 }
 
-/* An empty page goes back to the kernel (but for the system page holding
- * its header, which links it into the spares). */
-static void page_release(struct memdb_slab *s, struct slab_page *pg) {
-  size_t sys = (size_t)sysconf(_SC_PAGESIZE);
-  if (sys >= SLAB_HEADER && sys < SLAB_PAGE)
-    madvise((unsigned char *)pg + sys, SLAB_PAGE - sys, MADV_DONTNEED);
-  list_push(&s->spare, pg);
-}
-
 struct memdb_slab *memdb_slab_new(void) { return calloc(1, sizeof(struct memdb_slab)); }
 
 void memdb_slab_destroy(struct memdb_slab *s) {
@@ -234,7 +225,12 @@ void memdb_slab_free(struct memdb_slab *s, void *p, size_t n) {
       list_unlink(&s->room[cls], pg);
     if (s->room[cls] != NULL) {
       pg->listed = false;
-      page_release(s, pg);
+      /* Back to the kernel (but for the system page holding its header,
+       * which links it into the spares). */
+      size_t sys = (size_t)sysconf(_SC_PAGESIZE);
+      if (sys >= SLAB_HEADER && sys < SLAB_PAGE)
+        madvise((unsigned char *)pg + sys, SLAB_PAGE - sys, MADV_DONTNEED);
+      list_push(&s->spare, pg);
       return;
     }
     /* The last page with room in its class stays, emptied: its slots start
