@@ -225,16 +225,6 @@ static void chunk_remove_at(struct memdb_chunk *ch, uint32_t i) {
   ch->n--;
 }
 
-/* Moves the last n entries of `from` to the end of `to` (which has room). */
-static void chunk_move_tail(struct memdb_chunk *to, struct memdb_chunk *from, uint32_t n) {
-  uint32_t at = from->n - n;
-  memcpy(to->e + to->n, from->e + at, n * sizeof(void *));
-  if (to->keyed)
-    memcpy(keys(to) + to->n, keys(from) + at, n * sizeof(uint32_t));
-  to->n += n;
-  from->n -= n;
-}
-
 /* From one entry held in place to one chunk of two. */
 static int seq_unfold(struct memdb_slab *a, struct memdb_seq *s, memdb_key_fn key) {
   struct memdb_fence *c = memdb_slab_alloc(a, sizeof(*c));
@@ -304,7 +294,11 @@ static int insert_full(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, ui
   if (chunks_reserve(a, s) != 0 || (right = chunk_new(a, MEMDB_CHUNK_MAX, ch->keyed)) == NULL)
     return -1;
   uint32_t half = ch->n / 2;
-  chunk_move_tail(right, ch, ch->n - half);
+  right->n = ch->n - half;
+  memcpy(right->e, ch->e + half, right->n * sizeof(void *));
+  if (ch->keyed)
+    memcpy(keys(right), keys(ch) + half, right->n * sizeof(uint32_t));
+  ch->n = half;
   if (i > half)
     chunk_insert_at(right, i - half, e, k);
   else

@@ -491,20 +491,6 @@ static void snap_tmp_name(char *out, size_t n, int pid) {
   snprintf(out, n, "snapshot.tmp.%d", pid);
 }
 
-/* Removes the snapshot files left unfinished by a crash: snapshot.tmp and
- * the children's snapshot.tmp.<pid>. */
-static void remove_tmp_files(struct memdb_wal *w) {
-  unlinkat(w->dirfd, "snapshot.tmp", 0);
-  DIR *d = opendir(w->dir);
-  if (d == NULL)
-    return;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL)
-    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
-      unlinkat(w->dirfd, de->d_name, 0);
-  closedir(d);
-}
-
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
   const struct tt_memdb_options *o = &m->opts;
   struct memdb_wal *w = calloc(1, sizeof(*w));
@@ -536,7 +522,15 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
              w->dir);
     return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
   }
-  remove_tmp_files(w);
+  /* The snapshot files left unfinished by a crash: snapshot.tmp and the
+   * children's snapshot.tmp.<pid>. */
+  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  DIR *d = opendir(w->dir);
+  for (struct dirent *de; d && (de = readdir(d)) != NULL;)
+    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
+      unlinkat(w->dirfd, de->d_name, 0);
+  if (d)
+    closedir(d);
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
@@ -1533,12 +1527,11 @@ static void snap_proceed(struct memdb_wal *w) {
 
 /* The records of the generations before snap_gen are written. */
 static void snap_start(struct memdb_wal *w) {
-  if (w->snap_forked) {
-    w->snap_ready = true;
+  w->snap_ready = true;
+  if (w->snap_forked)
     snap_proceed(w);
-    return;
-  }
-  snap_queue(w);
+  else
+    snap_queue(w);
 }
 
 /* ---- shutdown ---- */
