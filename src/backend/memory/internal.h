@@ -333,7 +333,7 @@ int memdb_table_each(const struct memdb_table *t,
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
                       struct tt_av *out, struct tt_arena *a);
 
-/* Appends an item stored in t as the data dir's records write it (wal.h's
+/* Appends an item stored in t as the data dir's records write it (wal_codec.c's
  * memdb_wal_put_av of its decoded M value, byte for byte), read straight
  * from its encoding: no value is built. Returns 0, or -1 (memory; b holds
  * part of it: the caller cuts it back). */
