@@ -618,16 +618,14 @@ static void **store_slot(struct memdb_store *s, const struct memdb_kv *pk,
  * (sparse index: a key attribute is missing or has another type). */
 static bool index_keys(const struct memdb_index *ix, const struct tt_av *item,
                        struct memdb_kv *pk, struct memdb_kv *sk) {
-  const struct tt_av *a = tt_av_map_get(item, ix->pk.name);
-  if (a == NULL || a->type != ix->pk.type)
-    return false;
-  *pk = memdb_kv_of(a);
+  const struct memdb_keydef *defs[2] = {&ix->pk, &ix->sk};
+  struct memdb_kv *out[2] = {pk, sk};
   memset(sk, 0, sizeof(*sk));
-  if (ix->sk.name) {
-    const struct tt_av *b = tt_av_map_get(item, ix->sk.name);
-    if (b == NULL || b->type != ix->sk.type)
+  for (int i = 0; i < 2 && defs[i]->name; i++) {
+    const struct tt_av *v = tt_av_map_get(item, defs[i]->name);
+    if (v == NULL || v->type != defs[i]->type)
       return false;
-    *sk = memdb_kv_of(b);
+    *out[i] = memdb_kv_of(v);
   }
   return true;
 }
