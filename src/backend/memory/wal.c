@@ -1582,16 +1582,14 @@ void memdb_wal_close(struct memdb *m) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
-  if (w->timer_open) {
-    m->open_handles++;
-    uv_close((uv_handle_t *)&w->timer, wal_handle_closed);
-    w->timer_open = false;
-  }
-  if (w->prepare_open) {
-    m->open_handles++;
-    uv_close((uv_handle_t *)&w->prepare, wal_handle_closed);
-    w->prepare_open = false;
-  }
+  uv_handle_t *open[2] = {w->timer_open ? (uv_handle_t *)&w->timer : NULL,
+                          w->prepare_open ? (uv_handle_t *)&w->prepare : NULL};
+  for (int i = 0; i < 2; i++)
+    if (open[i] != NULL) {
+      m->open_handles++;
+      uv_close(open[i], wal_handle_closed);
+    }
+  w->timer_open = w->prepare_open = false;
   m->open_handles++; /* released by close_step */
   w->closing = true;
   close_step(w);
