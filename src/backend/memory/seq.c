@@ -45,11 +45,8 @@ bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p) {
 }
 
 int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b) {
-  if (a.c != b.c)
-    return a.c < b.c ? -1 : 1;
-  if (a.i != b.i)
-    return a.i < b.i ? -1 : 1;
-  return 0;
+  uint64_t x = (uint64_t)a.c << 32 | a.i, y = (uint64_t)b.c << 32 | b.i;
+  return (x > y) - (x < y);
 }
 
 /* Whether an entry lies before the point: its key is below `key`, or equal
@@ -126,20 +123,14 @@ void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p) {
 }
 
 bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p) {
-  if (p->c >= s->nc) {
-    if (s->nc == 0)
-      return false;
-    p->c = s->nc - 1;
-    p->i = chunk_len(s, p->c) - 1;
-    return true;
-  }
-  if (p->i > 0) {
+  if (p->c < s->nc && p->i > 0) {
     p->i--;
     return true;
   }
-  if (p->c == 0)
+  uint32_t c = p->c < s->nc ? p->c : s->nc; /* the end: after the last chunk */
+  if (c == 0)
     return false;
-  p->c--;
+  p->c = c - 1; /* the last entry of the chunk before */
   p->i = chunk_len(s, p->c) - 1;
   return true;
 }
