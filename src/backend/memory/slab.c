@@ -223,8 +223,8 @@ void memdb_slab_free(struct memdb_slab *s, void *p, size_t n) {
   if (pg->used == 0) {
     if (pg->listed)
       list_unlink(&s->room[cls], pg);
+    pg->listed = false;
     if (s->room[cls] != NULL) {
-      pg->listed = false;
       /* Back to the kernel (but for the system page holding its header,
        * which links it into the spares). */
       size_t sys = (size_t)sysconf(_SC_PAGESIZE);
@@ -238,9 +238,6 @@ void memdb_slab_free(struct memdb_slab *s, void *p, size_t n) {
     pg->free = NULL;
     pg->bump = (uint32_t)SLAB_HEADER;
     SLAB_POISON((unsigned char *)pg + SLAB_HEADER, SLAB_PAGE - SLAB_HEADER);
-    list_push(&s->room[cls], pg);
-    pg->listed = true;
-    return;
   }
   if (!pg->listed) {
     list_push(&s->room[cls], pg);
