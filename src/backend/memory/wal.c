@@ -214,28 +214,24 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
   DIR *d = opendir(w->dir);
   if (d == NULL)
     return -1;
-  size_t cap = 0;
+  struct tt_buf b; /* of uint64_t */
+  tt_buf_init(&b, 0);
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     const char *s = de->d_name;
     if (strncmp(s, "log.", 4) != 0 || strlen(s) != 20 || strspn(s + 4, "0123456789abcdef") != 16)
       continue;
-    if (*n == cap) {
-      size_t nc = cap ? cap * 2 : 8;
-      uint64_t *g = realloc(*gens, nc * sizeof(*g));
-      if (g == NULL) {
-        closedir(d);
-        free(*gens);
-        *gens = NULL;
-        errno = ENOMEM;
-        return -1;
-      }
-      *gens = g;
-      cap = nc;
+    uint64_t gen = strtoull(s + 4, NULL, 16);
+    if (tt_buf_append(&b, &gen, sizeof(gen)) != 0) {
+      closedir(d);
+      tt_buf_free(&b);
+      errno = ENOMEM;
+      return -1;
     }
-    (*gens)[(*n)++] = strtoull(s + 4, NULL, 16);
   }
   closedir(d);
+  *gens = (uint64_t *)(void *)tt_buf_steal(&b, n);
+  *n /= sizeof(**gens);
   if (*n > 1)
     qsort(*gens, *n, sizeof(**gens), cmp_u64);
   return 0;
