@@ -139,8 +139,10 @@ void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s);
 /* ---- names.c: a table's dictionary of top-level attribute names (items
  * store an id instead of the name). Zeroed memory is an empty one. ---- */
 struct memdb_names {
-  char **name; /* by id, NUL-terminated */
-  uint32_t *len;
+  struct memdb_name {
+    char *s; /* NUL-terminated */
+    uint32_t len;
+  } *name; /* by id */
   uint32_t n, cap;
   uint32_t *slots; /* open addressing: id + 1, 0 when free */
   uint32_t nslots;
