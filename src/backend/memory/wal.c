@@ -1421,23 +1421,20 @@ static void maybe_snapshot(struct memdb_wal *w) {
   uint64_t size = w->fd_gen == w->gen ? w->durable + w->pend.len : w->pend.len;
   if (size < bound)
     return;
-  uint64_t gen = w->gen + 1;
-  uint64_t t0 = uv_hrtime();
-  if (snap_fork(w, gen) == 0) {
-    w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
-    w->snap_gen = gen;
-    return;
+  uint64_t gen = w->gen + 1, t0 = uv_hrtime();
+  int rc = snap_fork(w, gen);
+  if (rc != 0) { /* no child: serialized here (snap_ms: that time, else the fork's) */
+    tt_buf_reset(&w->snap);
+    t0 = uv_hrtime();
+    rc = serialize(w->m, gen, &w->snap, NULL);
+    w->snap_len = w->snap.len;
   }
-  tt_buf_reset(&w->snap);
-  t0 = uv_hrtime();
-  int rc = serialize(w->m, gen, &w->snap, NULL);
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
     snap_warn(w, "out of memory serializing the tables");
     return;
   }
-  w->snap_len = w->snap.len;
   w->snap_gen = gen;
 }
 
