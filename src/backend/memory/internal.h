@@ -139,8 +139,10 @@ void memdb_seq_free(struct memdb_slab *a, struct memdb_seq *s);
 /* ---- names.c: a table's dictionary of top-level attribute names (items
  * store an id instead of the name). Zeroed memory is an empty one. ---- */
 struct memdb_names {
-  char **name; /* by id, NUL-terminated */
-  uint32_t *len;
+  struct memdb_name {
+    char *s; /* NUL-terminated */
+    uint32_t len;
+  } *name; /* by id */
   uint32_t n, cap;
   uint32_t *slots; /* open addressing: id + 1, 0 when free */
   uint32_t nslots;
@@ -333,7 +335,7 @@ int memdb_table_each(const struct memdb_table *t,
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
                       struct tt_av *out, struct tt_arena *a);
 
-/* Appends an item stored in t as the data dir's records write it (wal.h's
+/* Appends an item stored in t as the data dir's records write it (wal_codec.c's
  * memdb_wal_put_av of its decoded M value, byte for byte), read straight
  * from its encoding: no value is built. Returns 0, or -1 (memory; b holds
  * part of it: the caller cuts it back). */

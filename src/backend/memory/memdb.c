@@ -139,12 +139,6 @@ static void run_due(struct memdb *m) {
   memdb_arm(m);
 }
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The port's trampoline (backend.h): one flat loop over the FIFO. A
  * completion that starts the next page or lane only appends to the FIFO,
  * and this loop takes it next, so nothing recurses however long the chain.
@@ -162,7 +156,7 @@ static size_t memdb_run_ready(struct tt_backend *b, uint64_t until_ns) {
   while ((c = take_ready(m, now)) != NULL) {
     run_one(m, c);
     n++;
-    if (until_ns && mono_ns() >= until_ns)
+    if (until_ns && uv_hrtime() >= until_ns) /* CLOCK_MONOTONIC */
       break;
   }
   m->running = false;

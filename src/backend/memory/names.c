@@ -24,7 +24,7 @@ static int names_rehash(struct memdb_names *d) {
   if (slots == NULL)
     return -1;
   for (uint32_t id = 0; id < d->n; id++) {
-    uint32_t i = (uint32_t)tt_fnv1a(d->name[id], d->len[id]) & (nslots - 1);
+    uint32_t i = (uint32_t)tt_fnv1a(d->name[id].s, d->name[id].len) & (nslots - 1);
     while (slots[i])
       i = (i + 1) & (nslots - 1);
     slots[i] = id + 1;
@@ -42,7 +42,7 @@ int64_t memdb_names_id(struct memdb_names *d, const char *name, size_t len) {
   if (d->nslots) {
     for (i = h & (d->nslots - 1); d->slots[i]; i = (i + 1) & (d->nslots - 1)) {
       uint32_t id = d->slots[i] - 1;
-      if (d->len[id] == len && memcmp(d->name[id], name, len) == 0)
+      if (d->name[id].len == len && memcmp(d->name[id].s, name, len) == 0)
         return id;
     }
   }
@@ -52,14 +52,10 @@ int64_t memdb_names_id(struct memdb_names *d, const char *name, size_t len) {
    * spelled out in the item). */
   if (d->n == d->cap) {
     uint32_t cap = d->cap ? d->cap * 2 : 8;
-    char **nm = realloc(d->name, cap * sizeof(*nm));
+    struct memdb_name *nm = realloc(d->name, cap * sizeof(*nm));
     if (nm == NULL)
       return -1;
     d->name = nm;
-    uint32_t *ln = realloc(d->len, cap * sizeof(*ln));
-    if (ln == NULL)
-      return -1;
-    d->len = ln;
     d->cap = cap;
   }
   if ((d->n + 1) * 2 > d->nslots) {
@@ -73,22 +69,20 @@ int64_t memdb_names_id(struct memdb_names *d, const char *name, size_t len) {
     return -1;
   memcpy(copy, name, len);
   copy[len] = '\0';
-  d->name[d->n] = copy;
-  d->len[d->n] = (uint32_t)len;
+  d->name[d->n] = (struct memdb_name){copy, (uint32_t)len};
   d->slots[i] = d->n + 1;
   return d->n++;
 }
 
 const char *memdb_names_get(const struct memdb_names *d, uint32_t id, size_t *len) {
-  *len = d->len[id];
-  return d->name[id];
+  *len = d->name[id].len;
+  return d->name[id].s;
 }
 
 void memdb_names_free(struct memdb_names *d) {
   for (uint32_t id = 0; id < d->n; id++)
-    free(d->name[id]);
+    free(d->name[id].s);
   free(d->name);
-  free(d->len);
   free(d->slots);
   memset(d, 0, sizeof(*d));
 }

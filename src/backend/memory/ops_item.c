@@ -195,25 +195,13 @@ static int write_run(struct memdb *m, struct memdb_wr *w, enum tt_ddb_return_val
   if (c == 1)
     return memdb_condition_failed(e, w->all_old_on_fail && w->found ? &w->old : NULL);
   /* Compute the answer before applying: it reads w->old / w->next. */
+  bool old = rv == TT_DDB_RETURN_ALL_OLD || rv == TT_DDB_RETURN_UPDATED_OLD;
+  const struct tt_av *from = old ? (w->found ? &w->old : NULL) : &w->next;
   int rc = 0;
-  switch (rv) {
-  case TT_DDB_RETURN_NONE:
-    break;
-  case TT_DDB_RETURN_ALL_OLD:
-    if (w->found)
-      rc = tt_av_clone(attrs, &w->old);
-    break;
-  case TT_DDB_RETURN_UPDATED_OLD:
-    if (w->found)
-      rc = updated_attrs(w->update, &w->old, attrs);
-    break;
-  case TT_DDB_RETURN_ALL_NEW:
-    rc = tt_av_clone(attrs, &w->next);
-    break;
-  case TT_DDB_RETURN_UPDATED_NEW:
-    rc = updated_attrs(w->update, &w->next, attrs);
-    break;
-  }
+  if (rv != TT_DDB_RETURN_NONE && from != NULL)
+    rc = rv == TT_DDB_RETURN_ALL_OLD || rv == TT_DDB_RETURN_ALL_NEW
+             ? tt_av_clone(attrs, from)
+             : updated_attrs(w->update, from, attrs);
   if (rc != 0 || memdb_wr_apply(w, e) != 0) {
     tt_av_free(attrs);
     return memdb_oom(e);

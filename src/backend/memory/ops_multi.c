@@ -390,24 +390,15 @@ static int transact_write(struct memdb *m, const struct tt_ddb_txn_request *r,
     struct tt_backend_error ve;
     memset(&ve, 0, sizeof(ve));
     int c = memdb_wr_eval(m, &w[i], &ve);
-    const char *code;
-    int src;
-    if (c == 0) {
-      code = "None";
-      src = set_reason(&out->reasons[i], code, NULL, NULL);
-    } else if (c == 1) {
-      code = "ConditionalCheckFailed";
-      src = set_reason(&out->reasons[i], code, "The conditional request failed",
-                       w[i].all_old_on_fail && w[i].found ? &w[i].old : NULL);
-      canceled = true;
-    } else if (strcmp(ve.type, "ValidationException") == 0) {
-      code = "ValidationError";
-      src = set_reason(&out->reasons[i], code, ve.message, NULL);
-      canceled = true;
-    } else {
+    const char *code = c == 0 ? "None" : c == 1 ? "ConditionalCheckFailed" : "ValidationError";
+    if (c < 0 && strcmp(ve.type, "ValidationException") != 0) {
       *e = ve;
       goto done;
     }
+    canceled = canceled || c != 0;
+    int src = set_reason(&out->reasons[i], code,
+                         c == 0 ? NULL : c == 1 ? "The conditional request failed" : ve.message,
+                         c == 1 && w[i].all_old_on_fail && w[i].found ? &w[i].old : NULL);
     tt_backend_error_clear(&ve);
     if (src != 0)
       goto oom;

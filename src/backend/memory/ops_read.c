@@ -210,17 +210,6 @@ static bool rd_projected(const struct rd *r) {
   return r->ix && (r->ix->global || r->sel == SEL_PROJECTED);
 }
 
-/* Points the read at its result and its capacity count (NULL: none). A page
- * that keeps the items as stored (no projection) decodes them into the
- * result's arena. */
-static void rd_start(struct rd *r, struct tt_ddb_read_result *out, struct rd_cap *units) {
-  r->out = out;
-  r->units = units;
-  if (units)
-    units->ix = r->ix;
-  out->items_in_arena = !rd_projected(r) && r->proj == NULL;
-}
-
 /* Appends a page item (moved). */
 static int rd_keep(struct rd *r, struct tt_av *item) {
   struct tt_ddb_read_result *o = r->out;
@@ -545,7 +534,12 @@ int memdb_op_read(struct memdb *m, bool query, const struct tt_ddb_read_request 
   memset(&rd, 0, sizeof(rd));
   int rc = !query && scan_segments(r, e) != 0 ? -1 : rd_prepare(m, r, query, &rd, e);
   if (rc == 0) {
-    rd_start(&rd, out, r->consumed ? &cap : NULL);
+    rd.out = out;
+    rd.units = r->consumed ? &cap : NULL;
+    cap.ix = rd.ix;
+    /* A page that keeps the items as stored (no projection) decodes them
+     * into the result's arena. */
+    out->items_in_arena = !rd_projected(&rd) && rd.proj == NULL;
     rc = query ? read_query(&rd, e) : read_scan(&rd, r, e);
   }
   memdb_exprs_free(&rd.x);

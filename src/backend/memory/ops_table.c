@@ -54,9 +54,10 @@ static int add_def(struct tt_ddb_attr_def **defs, size_t *n, const char *name,
   return 0;
 }
 
-#define BAD_INDEX_NAME                                                                             \
-  "1 validation error detected: Value at 'indexName' failed to satisfy constraint: Member "       \
-  "must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255"
+/* A table or index name (the parameter %s) that is not valid_name's. */
+#define BAD_NAME                                                                                   \
+  "1 validation error detected: Value at '%s' failed to satisfy constraint: Member must "         \
+  "satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255"
 
 /* Makes ix from the index x of a request, whose keys resolve in defs. */
 static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs, size_t ndefs,
@@ -64,7 +65,7 @@ static int make_index(struct memdb_table *t, const struct tt_ddb_attr_def *defs,
                       struct tt_backend_error *e) {
   const char *name = x->name, *h = x->keys.hash, *r = x->keys.range;
   if (name == NULL || !valid_name(name, 3))
-    return memdb_validation(e, BAD_INDEX_NAME);
+    return memdb_validation(e, BAD_NAME, "indexName");
   if ((ix->name = strdup(name)) == NULL)
     return memdb_oom(e);
   ix->global = x->global;
@@ -231,12 +232,9 @@ int memdb_op_create_table(struct memdb *m, const struct tt_ddb_table_request *rq
   const char *used[64];
   size_t nused = 0;
   if (name == NULL)
-    return memdb_validation(e, "1 validation error detected: Value null at 'tableName' failed "
-                               "to satisfy constraint: Member must not be null");
+    return memdb_req_table_named(m, name, &t, e); /* "Value null at 'tableName'" */
   if (!valid_name(name, 3))
-    return memdb_validation(e, "1 validation error detected: Value at 'tableName' failed to "
-                               "satisfy constraint: Member must satisfy regular expression "
-                               "pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255");
+    return memdb_validation(e, BAD_NAME, "tableName");
   if (memdb_limit_schema(rq, e) != 0)
     return -1;
   for (size_t i = 0; i < rq->n_defs; i++)

@@ -9,13 +9,9 @@
 
 #include "backend/memory/internal.h"
 
-/* Entries in chunk c (< nc) and entry i of it, whatever the shape. */
+/* Entries in chunk c (< nc), whatever the shape. */
 static uint32_t chunk_len(const struct memdb_seq *s, uint32_t c) {
   return s->capc ? s->u.c[c].c->n : 1;
-}
-
-static void *entry_at(const struct memdb_seq *s, uint32_t c, uint32_t i) {
-  return s->capc ? s->u.c[c].c->e[i] : s->u.one;
 }
 
 /* The keys of a keyed chunk's entries. */
@@ -49,11 +45,8 @@ bool memdb_seq_is_end(const struct memdb_seq *s, struct memdb_pos p) {
 }
 
 int memdb_pos_cmp(struct memdb_pos a, struct memdb_pos b) {
-  if (a.c != b.c)
-    return a.c < b.c ? -1 : 1;
-  if (a.i != b.i)
-    return a.i < b.i ? -1 : 1;
-  return 0;
+  uint64_t x = (uint64_t)a.c << 32 | a.i, y = (uint64_t)b.c << 32 | b.i;
+  return (x > y) - (x < y);
 }
 
 /* Whether an entry lies before the point: its key is below `key`, or equal
@@ -113,7 +106,7 @@ struct memdb_pos memdb_seq_point_key(const struct memdb_seq *s, uint32_t key, me
 void *memdb_seq_at(const struct memdb_seq *s, struct memdb_pos p) {
   if (p.c >= s->nc)
     return NULL;
-  return entry_at(s, p.c, p.i);
+  return s->capc ? s->u.c[p.c].c->e[p.i] : s->u.one;
 }
 
 void **memdb_seq_slot(struct memdb_seq *s, struct memdb_pos p) {
@@ -130,20 +123,14 @@ void memdb_seq_next(const struct memdb_seq *s, struct memdb_pos *p) {
 }
 
 bool memdb_seq_prev(const struct memdb_seq *s, struct memdb_pos *p) {
-  if (p->c >= s->nc) {
-    if (s->nc == 0)
-      return false;
-    p->c = s->nc - 1;
-    p->i = chunk_len(s, p->c) - 1;
-    return true;
-  }
-  if (p->i > 0) {
+  if (p->c < s->nc && p->i > 0) {
     p->i--;
     return true;
   }
-  if (p->c == 0)
+  uint32_t c = p->c < s->nc ? p->c : s->nc; /* the end: after the last chunk */
+  if (c == 0)
     return false;
-  p->c--;
+  p->c = c - 1; /* the last entry of the chunk before */
   p->i = chunk_len(s, p->c) - 1;
   return true;
 }
@@ -229,16 +216,6 @@ static void chunk_remove_at(struct memdb_chunk *ch, uint32_t i) {
   ch->n--;
 }
 
-/* Moves the last n entries of `from` to the end of `to` (which has room). */
-static void chunk_move_tail(struct memdb_chunk *to, struct memdb_chunk *from, uint32_t n) {
-  uint32_t at = from->n - n;
-  memcpy(to->e + to->n, from->e + at, n * sizeof(void *));
-  if (to->keyed)
-    memcpy(keys(to) + to->n, keys(from) + at, n * sizeof(uint32_t));
-  to->n += n;
-  from->n -= n;
-}
-
 /* From one entry held in place to one chunk of two. */
 static int seq_unfold(struct memdb_slab *a, struct memdb_seq *s, memdb_key_fn key) {
   struct memdb_fence *c = memdb_slab_alloc(a, sizeof(*c));
@@ -279,14 +256,10 @@ static int insert_full(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, ui
     if (i == 0) {
       chunk_insert_at(left, left->n, e, k);
     } else {
-      /* ch's first entry moves left; those before slot i move down one. */
+      /* ch's first entry moves left; e goes before what was slot i. */
       chunk_insert_at(left, left->n, ch->e[0], ch->keyed ? keys(ch)[0] : 0);
-      memmove(ch->e, ch->e + 1, (i - 1) * sizeof(void *));
-      ch->e[i - 1] = e;
-      if (ch->keyed) {
-        memmove(keys(ch), keys(ch) + 1, (i - 1) * sizeof(uint32_t));
-        keys(ch)[i - 1] = k;
-      }
+      chunk_remove_at(ch, 0);
+      chunk_insert_at(ch, i - 1, e, k);
       if (i == ch->n)
         fence(s, c); /* e is the last entry now */
     }
@@ -312,7 +285,11 @@ static int insert_full(struct memdb_slab *a, struct memdb_seq *s, uint32_t c, ui
   if (chunks_reserve(a, s) != 0 || (right = chunk_new(a, MEMDB_CHUNK_MAX, ch->keyed)) == NULL)
     return -1;
   uint32_t half = ch->n / 2;
-  chunk_move_tail(right, ch, ch->n - half);
+  right->n = ch->n - half;
+  memcpy(right->e, ch->e + half, right->n * sizeof(void *));
+  if (ch->keyed)
+    memcpy(keys(right), keys(ch) + half, right->n * sizeof(uint32_t));
+  ch->n = half;
   if (i > half)
     chunk_insert_at(right, i - half, e, k);
   else

@@ -153,15 +153,6 @@ static struct slab_page *page_get(struct memdb_slab *s) {
   return pg;
 }
 
-/* An empty page goes back to the kernel (but for the system page holding
- * its header, which links it into the spares). */
-static void page_release(struct memdb_slab *s, struct slab_page *pg) {
-  size_t sys = (size_t)sysconf(_SC_PAGESIZE);
-  if (sys >= SLAB_HEADER && sys < SLAB_PAGE)
-    madvise((unsigned char *)pg + sys, SLAB_PAGE - sys, MADV_DONTNEED);
-  list_push(&s->spare, pg);
-}
-
 struct memdb_slab *memdb_slab_new(void) { return calloc(1, sizeof(struct memdb_slab)); }
 
 void memdb_slab_destroy(struct memdb_slab *s) {
@@ -232,9 +223,14 @@ void memdb_slab_free(struct memdb_slab *s, void *p, size_t n) {
   if (pg->used == 0) {
     if (pg->listed)
       list_unlink(&s->room[cls], pg);
+    pg->listed = false;
     if (s->room[cls] != NULL) {
-      pg->listed = false;
-      page_release(s, pg);
+      /* Back to the kernel (but for the system page holding its header,
+       * which links it into the spares). */
+      size_t sys = (size_t)sysconf(_SC_PAGESIZE);
+      if (sys >= SLAB_HEADER && sys < SLAB_PAGE)
+        madvise((unsigned char *)pg + sys, SLAB_PAGE - sys, MADV_DONTNEED);
+      list_push(&s->spare, pg);
       return;
     }
     /* The last page with room in its class stays, emptied: its slots start
@@ -242,9 +238,6 @@ void memdb_slab_free(struct memdb_slab *s, void *p, size_t n) {
     pg->free = NULL;
     pg->bump = (uint32_t)SLAB_HEADER;
     SLAB_POISON((unsigned char *)pg + SLAB_HEADER, SLAB_PAGE - SLAB_HEADER);
-    list_push(&s->room[cls], pg);
-    pg->listed = true;
-    return;
   }
   if (!pg->listed) {
     list_push(&s->room[cls], pg);

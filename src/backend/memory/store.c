@@ -114,12 +114,32 @@ static struct memdb_kv dec_key(const unsigned char **p) {
   return k;
 }
 
+/* The key values at *p, moved past them: the sort key's when has_sk, else
+ * sk zeroed. */
+static void dec_keys(const unsigned char **p, bool has_sk, struct memdb_kv *pk,
+                     struct memdb_kv *sk) {
+  *pk = dec_key(p);
+  if (has_sk)
+    *sk = dec_key(p);
+  else
+    memset(sk, 0, sizeof(*sk));
+}
+
 /* What decoding the item's own members needs: the dictionary and the key
  * values the KEY_PK/KEY_SK markers stand for. NULL for nested maps. */
 struct dec_top {
   const struct memdb_names *names;
   struct memdb_kv pk, sk;
 };
+
+/* The dec_top of an item stored in t; returns where its members begin. */
+static const unsigned char *item_top(const struct memdb_table *t, const struct memdb_item *it,
+                                     struct dec_top *top) {
+  const unsigned char *p = it->data;
+  top->names = &t->names;
+  dec_keys(&p, (p[0] & 0x80) != 0, &top->pk, &top->sk); /* the flag of enc_key's caller */
+  return p;
+}
 
 /* Where decoded values get their memory: malloc (each node owned, freed by
  * tt_av_free) or an arena (freed with it: a read page decodes thousands of
@@ -226,12 +246,8 @@ static int dec_value(const unsigned char **p, struct tt_av *out, struct tt_arena
 
 int memdb_item_decode(const struct memdb_table *t, const struct memdb_item *it,
                       struct tt_av *out, struct tt_arena *a) {
-  struct dec_top top = {&t->names, {0}, {0}};
-  const unsigned char *p = it->data;
-  bool has_sk = (p[0] & 0x80) != 0;
-  top.pk = dec_key(&p);
-  if (has_sk)
-    top.sk = dec_key(&p);
+  struct dec_top top;
+  const unsigned char *p = item_top(t, it, &top);
   if (dec_members(&p, out, &top, a) != 0) {
     if (a == NULL)
       tt_av_free(out);
@@ -330,13 +346,9 @@ static int wal_members(struct tt_buf *b, const unsigned char **p, const struct d
 
 int memdb_item_put_wal(const struct memdb_table *t, const struct memdb_item *it,
                        struct tt_buf *b) {
-  struct dec_top top = {&t->names, {0}, {0}};
-  const unsigned char *p = it->data;
-  bool has_sk = (p[0] & 0x80) != 0;
+  struct dec_top top;
+  const unsigned char *p = item_top(t, it, &top);
   unsigned char m = TT_AV_M;
-  top.pk = dec_key(&p);
-  if (has_sk)
-    top.sk = dec_key(&p);
   return tt_buf_append(b, &m, 1) != 0 || wal_members(b, &p, &top) != 0 ? -1 : 0;
 }
 
@@ -368,28 +380,11 @@ fail:
   return it;
 }
 
-static void memdb_item_keys(const struct memdb_table *t, const struct memdb_item *it,
-                     struct memdb_kv *pk, struct memdb_kv *sk) {
-  const unsigned char *p = it->data;
-  *pk = dec_key(&p);
-  if (t->sk.name && sk)
-    *sk = dec_key(&p);
-  else if (sk)
-    memset(sk, 0, sizeof(*sk));
-}
-
 void memdb_entry_keys(const struct memdb_store *s, const void *e, struct memdb_kv *pk,
                       struct memdb_kv *sk) {
-  if (!s->is_index) {
-    memdb_item_keys(s->table, e, pk, sk);
-    return;
-  }
-  const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
-  *pk = dec_key(&p);
-  if (s->has_sk)
-    *sk = dec_key(&p);
-  else
-    memset(sk, 0, sizeof(*sk));
+  const unsigned char *p = s->is_index ? ((const struct memdb_ientry *)e)->keys
+                                       : ((const struct memdb_item *)e)->data;
+  dec_keys(&p, s->has_sk, pk, sk);
 }
 
 const struct memdb_item *memdb_entry_item(const struct memdb_store *s, const void *e) {
@@ -419,9 +414,8 @@ static size_t entry_alloc_size(const struct memdb_store *s, const void *e) {
   if (!s->is_index)
     return sizeof(struct memdb_item) + ((const struct memdb_item *)e)->blob_len;
   const unsigned char *p = ((const struct memdb_ientry *)e)->keys;
-  (void)dec_key(&p);
-  if (s->has_sk)
-    (void)dec_key(&p);
+  struct memdb_kv pk, sk;
+  dec_keys(&p, s->has_sk, &pk, &sk);
   return offsetof(struct memdb_ientry, keys) +
          (size_t)(p - ((const struct memdb_ientry *)e)->keys);
 }
@@ -474,7 +468,7 @@ static int entry_cmp(const void *e, const struct probe *pr) {
   if (th != pr->thash)
     return th < pr->thash ? -1 : 1;
   struct memdb_kv tpk, tsk;
-  memdb_item_keys(s->table, ((const struct memdb_ientry *)e)->item, &tpk, &tsk);
+  memdb_entry_keys(&s->table->store, ((const struct memdb_ientry *)e)->item, &tpk, &tsk);
   if ((c = memdb_kv_cmp(&tpk, pr->tpk)) != 0)
     return c;
   if (s->table->sk.name == NULL || pr->tsk == NULL)
@@ -548,7 +542,7 @@ struct memdb_item *memdb_table_find(const struct memdb_table *t, const struct me
     return NULL;
   if (t->sk.name) {
     struct memdb_kv a, b;
-    memdb_item_keys(t, it, &a, &b);
+    memdb_entry_keys(&t->store, it, &a, &b);
     if (memdb_kv_cmp(&b, sk) != 0)
       return NULL;
   }
@@ -624,16 +618,14 @@ static void **store_slot(struct memdb_store *s, const struct memdb_kv *pk,
  * (sparse index: a key attribute is missing or has another type). */
 static bool index_keys(const struct memdb_index *ix, const struct tt_av *item,
                        struct memdb_kv *pk, struct memdb_kv *sk) {
-  const struct tt_av *a = tt_av_map_get(item, ix->pk.name);
-  if (a == NULL || a->type != ix->pk.type)
-    return false;
-  *pk = memdb_kv_of(a);
+  const struct memdb_keydef *defs[2] = {&ix->pk, &ix->sk};
+  struct memdb_kv *out[2] = {pk, sk};
   memset(sk, 0, sizeof(*sk));
-  if (ix->sk.name) {
-    const struct tt_av *b = tt_av_map_get(item, ix->sk.name);
-    if (b == NULL || b->type != ix->sk.type)
+  for (int i = 0; i < 2 && defs[i]->name; i++) {
+    const struct tt_av *v = tt_av_map_get(item, defs[i]->name);
+    if (v == NULL || v->type != defs[i]->type)
       return false;
-    *sk = memdb_kv_of(b);
+    *out[i] = memdb_kv_of(v);
   }
   return true;
 }
@@ -668,13 +660,9 @@ int memdb_table_write(struct memdb_table *t, struct memdb_item *old, const struc
   struct memdb_kv tpk, tsk;
   if (t->slab == NULL && (t->slab = memdb_slab_new()) == NULL)
     return -1;
-  if (item) {
-    if ((it = memdb_item_encode(t, item)) == NULL)
-      goto fail;
-    memdb_item_keys(t, it, &tpk, &tsk);
-  } else {
-    memdb_item_keys(t, old, &tpk, &tsk);
-  }
+  if (item && (it = memdb_item_encode(t, item)) == NULL)
+    goto fail;
+  memdb_entry_keys(&t->store, it ? it : old, &tpk, &tsk);
   const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
   /* Index entries are ordered by this hash where their index keys are equal. */
   uint32_t th = t->nidx ? memdb_hash2(&tpk, tskp) : 0;
@@ -850,7 +838,7 @@ static int backfill_item(const struct memdb_table *t, struct memdb_item *it, voi
   } else if (index_keys(ix, &item, &ipk, &isk) &&
              backfill_key_ok(tt_av_map_get(&item, ix->pk.name), true) &&
              (ix->sk.name == NULL || backfill_key_ok(tt_av_map_get(&item, ix->sk.name), false))) {
-    memdb_item_keys(t, it, &tpk, &tsk);
+    memdb_entry_keys(&t->store, it, &tpk, &tsk);
     const struct memdb_kv *tskp = t->sk.name ? &tsk : NULL;
     e = ientry_new(ix, &item, it, memdb_hash2(&tpk, tskp));
     if (e == NULL ||

@@ -214,28 +214,24 @@ static int list_logs(struct memdb_wal *w, uint64_t **gens, size_t *n) {
   DIR *d = opendir(w->dir);
   if (d == NULL)
     return -1;
-  size_t cap = 0;
+  struct tt_buf b; /* of uint64_t */
+  tt_buf_init(&b, 0);
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     const char *s = de->d_name;
     if (strncmp(s, "log.", 4) != 0 || strlen(s) != 20 || strspn(s + 4, "0123456789abcdef") != 16)
       continue;
-    if (*n == cap) {
-      size_t nc = cap ? cap * 2 : 8;
-      uint64_t *g = realloc(*gens, nc * sizeof(*g));
-      if (g == NULL) {
-        closedir(d);
-        free(*gens);
-        *gens = NULL;
-        errno = ENOMEM;
-        return -1;
-      }
-      *gens = g;
-      cap = nc;
+    uint64_t gen = strtoull(s + 4, NULL, 16);
+    if (tt_buf_append(&b, &gen, sizeof(gen)) != 0) {
+      closedir(d);
+      tt_buf_free(&b);
+      errno = ENOMEM;
+      return -1;
     }
-    (*gens)[(*n)++] = strtoull(s + 4, NULL, 16);
   }
   closedir(d);
+  *gens = (uint64_t *)(void *)tt_buf_steal(&b, n);
+  *n /= sizeof(**gens);
   if (*n > 1)
     qsort(*gens, *n, sizeof(**gens), cmp_u64);
   return 0;
@@ -259,67 +255,33 @@ static void remove_logs_before(struct memdb_wal *w, uint64_t gen) {
   free(gens);
 }
 
-/* Writes the snapshot file `tmp` (when data is not NULL: len bytes of it,
- * synced), then puts it in place (renamed to "snapshot", the directory
- * synced). Returns 0 or an errno; a file written here is removed when its
- * write failed. */
-static int put_snapshot(struct memdb_wal *w, const char *tmp, const char *data, size_t len) {
-  int err = 0;
-  if (data != NULL) {
-    int fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(w, fd, data, len, 0) != 0 || do_fsync(w, fd) != 0)
-      err = errno ? errno : EIO;
-    if (fd >= 0 && close(fd) != 0 && err == 0)
-      err = errno ? errno : EIO;
-    if (err) {
-      unlinkat(w->dirfd, tmp, 0);
-      return err;
-    }
-  }
+/* Puts the snapshot file `tmp` in place (renamed to "snapshot", the
+ * directory synced). Returns 0 or an errno. */
+static int put_snapshot(struct memdb_wal *w, const char *tmp) {
   if (renameat(w->dirfd, tmp, w->dirfd, "snapshot") != 0 || fsync(w->dirfd) != 0)
-    err = errno;
-  return err;
+    return errno;
+  return 0;
+}
+
+/* A log line about the data dir with up to two more strings (a NULL value
+ * is left out). */
+static void log_dir(enum tt_log_level level, const char *event, const struct memdb_wal *w,
+                    const char *k1, const char *v1, const char *k2, const char *v2) {
+  struct tt_log_line l;
+  tt_log_begin(&l, level, event);
+  tt_log_str(&l, "data_dir", w->dir);
+  tt_log_str(&l, k1, v1);
+  tt_log_str(&l, k2, v2);
+  tt_log_end(&l);
 }
 
 /* A snapshot that failed, or could not be taken: not fatal, the logs still
  * hold everything. */
 static void snap_warn(const struct memdb_wal *w, const char *error) {
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "error", error);
-  tt_log_end(&l);
-}
-
-static void notice(const char *event, const char *dir, const char *file, uint64_t off,
-                   const char *message) {
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_NOTICE, event);
-  tt_log_str(&l, "data_dir", dir);
-  tt_log_str(&l, "file", file);
-  tt_log_int(&l, "offset", (int64_t)off);
-  tt_log_str(&l, "message", message);
-  tt_log_end(&l);
+  log_dir(TT_LOG_WARN, "memdb.snapshot_failed", w, "error", error, NULL, NULL);
 }
 
 enum { LOAD_OK = 0, LOAD_FAIL = -1, LOAD_AGAIN = 1 };
-
-/* Cuts log `name` of the data dir at `off` and syncs it (`what`: "the zero
- * tail of ", "the torn tail of " or "", for the message). Returns 0, or -1
- * with *msg. */
-static int cut_log(struct memdb_wal *w, const char *name, size_t off, const char *what, char *msg,
-                   size_t msgsz) {
-  int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
-    snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, what, name,
-             strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return -1;
-  }
-  close(fd);
-  return 0;
-}
 
 /* Replays one log file. `last`: the newest file, whose torn tail is
  * dropped. `limit`: bytes to read at most (a reload reads the open log only
@@ -399,16 +361,28 @@ static int load_log(struct memdb_wal *w, uint64_t gen, bool last, uint64_t limit
     rc = LOAD_AGAIN;
     break;
   }
-  if (event != NULL) {
-    if (fix) {
-      if (cut_log(w, name, off, cut, msg, msgsz) != 0) {
-        free(data);
-        return LOAD_FAIL;
-      }
-      notice(event, w->dir, name, off, note);
+  if (event != NULL && fix) {
+    /* The log cut at `off` and synced; the notice says why. */
+    int fd = openat(w->dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)off) != 0 || fsync(fd) != 0) {
+      snprintf(msg, msgsz, "the data dir %s: cannot truncate %s%s: %s", w->dir, cut, name,
+               strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      free(data);
+      return LOAD_FAIL;
     }
-    len = off;
+    close(fd);
+    struct tt_log_line l;
+    tt_log_begin(&l, TT_LOG_NOTICE, event);
+    tt_log_str(&l, "data_dir", w->dir);
+    tt_log_str(&l, "file", name);
+    tt_log_int(&l, "offset", (int64_t)off);
+    tt_log_str(&l, "message", note);
+    tt_log_end(&l);
   }
+  if (event != NULL)
+    len = off;
   free(data);
   *size = len;
   return rc;
@@ -500,22 +474,6 @@ static int load(struct memdb_wal *w, bool reload, char *msg, size_t msgsz) {
   return LOAD_OK;
 }
 
-static int open_log(struct memdb_wal *w, uint64_t gen, uint64_t size) {
-  char name[32];
-  log_file_name(name, sizeof(name), gen);
-  int fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return -1;
-  /* Anything past `size` is a tail the load dropped or a failed append. */
-  if (ftruncate(fd, (off_t)size) != 0 || fsync(w->dirfd) != 0) {
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
-}
-
 static void timer_cb(uv_timer_t *h);
 static int compact_at_start(struct memdb_wal *w);
 
@@ -527,20 +485,6 @@ static uint64_t snap_bound(const struct memdb_wal *w) {
  * touch the file of another (a daemon started after its parent died). */
 static void snap_tmp_name(char *out, size_t n, int pid) {
   snprintf(out, n, "snapshot.tmp.%d", pid);
-}
-
-/* Removes the snapshot files left unfinished by a crash: snapshot.tmp and
- * the children's snapshot.tmp.<pid>. */
-static void remove_tmp_files(struct memdb_wal *w) {
-  unlinkat(w->dirfd, "snapshot.tmp", 0);
-  DIR *d = opendir(w->dir);
-  if (d == NULL)
-    return;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL)
-    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
-      unlinkat(w->dirfd, de->d_name, 0);
-  closedir(d);
 }
 
 int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
@@ -574,7 +518,15 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
              w->dir);
     return errno == EWOULDBLOCK ? UV_EBUSY : UV_EIO;
   }
-  remove_tmp_files(w);
+  /* The snapshot files left unfinished by a crash: snapshot.tmp and the
+   * children's snapshot.tmp.<pid>. */
+  unlinkat(w->dirfd, "snapshot.tmp", 0);
+  DIR *d = opendir(w->dir);
+  for (struct dirent *de; d && (de = readdir(d)) != NULL;)
+    if (strncmp(de->d_name, "snapshot.tmp.", 13) == 0)
+      unlinkat(w->dirfd, de->d_name, 0);
+  if (d)
+    closedir(d);
   int rc;
   while ((rc = load(w, false, msg, msgsz)) == LOAD_AGAIN)
     ;
@@ -582,7 +534,12 @@ int memdb_wal_open(struct memdb *m, char *msg, size_t msgsz) {
     return UV_EIO;
   if (w->loaded_log_bytes >= snap_bound(w) && compact_at_start(w) != 0)
     snap_warn(w, strerror(errno));
-  if ((w->fd = open_log(w, w->fd_gen, w->durable)) < 0) {
+  char name[32];
+  log_file_name(name, sizeof(name), w->fd_gen);
+  /* Anything past `durable` is a tail the load dropped or a failed append
+   * (memdb_wal_free closes the file when this fails). */
+  if ((w->fd = openat(w->dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0 ||
+      ftruncate(w->fd, (off_t)w->durable) != 0 || fsync(w->dirfd) != 0) {
     snprintf(msg, msgsz, "the data dir %s: cannot open its log: %s", w->dir, strerror(errno));
     return UV_EIO;
   }
@@ -669,11 +626,7 @@ static void set_broken(struct memdb_wal *w, const char *why) {
   w->broken = true;
   snprintf(w->broken_msg, sizeof(w->broken_msg),
            "the data dir %s: %s; restart the daemon to load it again", w->dir, why);
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_ERROR, "memdb.data_dir_broken");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "message", why);
-  tt_log_end(&l);
+  log_dir(TT_LOG_ERROR, "memdb.data_dir_broken", w, "message", why, NULL, NULL);
 }
 
 static void kick(struct memdb_wal *w);
@@ -690,19 +643,18 @@ static bool direct_ok(const struct memdb_wal *w, size_t n) {
   return w->durable + n < snap_bound(w); /* else a snapshot is due: the batch path */
 }
 
-/* The failure message of a write that did not reach the log. */
+/* A write that did not reach the log: its failure message in msg, logged,
+ * and the memory rebuilt from the log (cut back to what is durable). */
 static void write_failed(struct memdb_wal *w, const char *what, int err, char *msg,
                          size_t msgsz) {
   snprintf(msg, msgsz,
            "the data dir %s: %s failed (%s); the write was not applied, retry once the "
            "disk has room or the error is fixed",
            w->dir, what, strerror(err));
-  struct tt_log_line l;
-  tt_log_begin(&l, TT_LOG_ERROR, "memdb.log_write_failed");
-  tt_log_str(&l, "data_dir", w->dir);
-  tt_log_str(&l, "step", what);
-  tt_log_str(&l, "error", strerror(err));
-  tt_log_end(&l);
+  log_dir(TT_LOG_ERROR, "memdb.log_write_failed", w, "step", what, "error", strerror(err));
+  char why[400];
+  if (load(w, true, why, sizeof(why)) != LOAD_OK)
+    set_broken(w, "the state could not be reloaded after a failed log write");
 }
 
 static void fail_call(struct tt_backend_call *c, const char *msg) {
@@ -820,14 +772,11 @@ static bool append_direct(struct memdb_wal *w, struct tt_backend_call *c) {
   if (rc != 0) {
     int err = errno;
     char msg[400];
-    write_failed(w, "writing the log", err, msg, sizeof(msg));
     /* The file may hold part of the record: cut it back (or before the
      * next append, on the batch path), and rebuild the memory from it. */
     if (ftruncate(w->fd, (off_t)w->durable) != 0)
       w->need_trunc = true;
-    char why[400];
-    if (load(w, true, why, sizeof(why)) != LOAD_OK)
-      set_broken(w, "the state could not be reloaded after a failed log write");
+    write_failed(w, "writing the log", err, msg, sizeof(msg));
     fail_call(c, msg);
     return false;
   }
@@ -968,8 +917,6 @@ static void after_cb(uv_work_t *req, int status) {
   w->fly_sync_only = false;
   if (w->fly_err) {
     w->need_trunc = true;
-    char msg[400];
-    write_failed(w, w->fly_what ? w->fly_what : "the log", w->fly_err, msg, sizeof(msg));
     /* Every record not durable fails: those in flight, those written and
      * held for a sync (always), and those waiting (they may build on
      * them). The log is cut back to what is durable and the memory is
@@ -988,9 +935,8 @@ static void after_cb(uv_work_t *req, int status) {
     }
     if (w->snap_gen && !w->snap_busy)
       snap_drop(w); /* it held the failed records */
-    char why[400];
-    if (load(w, true, why, sizeof(why)) != LOAD_OK)
-      set_broken(w, "the state could not be reloaded after a failed log write");
+    char msg[400];
+    write_failed(w, w->fly_what ? w->fly_what : "the log", w->fly_err, msg, sizeof(msg));
     release(w, calls, true, msg);
     release(w, held, true, msg);
     release(w, waiting, true, msg);
@@ -1060,6 +1006,23 @@ static void fly_queue(struct memdb_wal *w) {
   }
 }
 
+/* Sends the records waiting as the batch of generation gen (synced when
+ * sync; sync_only: nothing waits, the loop may append meanwhile). */
+static void fly_batch(struct memdb_wal *w, uint64_t gen, bool sync, bool sync_only) {
+  struct tt_buf t = w->fly;
+  w->fly = w->pend;
+  w->pend = t;
+  w->fly_head = w->pend_head;
+  w->pend_head = w->pend_tail = NULL;
+  w->fly_gen = gen;
+  w->fly_sync_only = sync_only;
+  w->fly_sync = sync;
+  w->sync_wanted = false;
+  if (w->snap_gen && w->snap_gen > w->gen)
+    w->gen = w->snap_gen; /* later records go to the new generation */
+  fly_queue(w);
+}
+
 static void kick(struct memdb_wal *w) {
   if (w->busy || w->closed)
     return;
@@ -1079,32 +1042,16 @@ static void kick(struct memdb_wal *w) {
       uv_timer_stop(&w->timer);
     w->wait_over = false;
     /* Only a sync: the direct path goes on appending meanwhile. */
-    w->fly_sync_only = true;
-    w->fly_sync = true;
-    w->fly_head = NULL;
-    w->fly_gen = w->fd_gen;
-    w->sync_wanted = false;
-    fly_queue(w);
+    fly_batch(w, w->fd_gen, true, true);
     return;
   }
   if (w->pend.len == 0 && !w->sync_wanted && w->held_n == 0)
     return;
   map_drop(w); /* the batch path writes with pwrite, to a file of `durable` bytes */
   maybe_snapshot(w);
-  struct tt_buf t = w->fly;
-  w->fly = w->pend;
-  w->pend = t;
-  w->fly_head = w->pend_head;
-  w->pend_head = w->pend_tail = NULL;
   w->st.records += w->pend_records;
   w->pend_records = 0;
-  w->fly_gen = w->gen;
-  w->fly_sync_only = false;
-  w->fly_sync = w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted;
-  w->sync_wanted = false;
-  if (w->snap_gen && w->snap_gen > w->gen)
-    w->gen = w->snap_gen; /* later records go to the new generation */
-  fly_queue(w);
+  fly_batch(w, w->gen, w->mode == TT_MEMDB_FSYNC_ALWAYS || w->sync_wanted, false);
 }
 
 static void timer_cb(uv_timer_t *h) {
@@ -1234,31 +1181,49 @@ static int serialize(struct memdb *m, uint64_t gen, struct tt_buf *out, struct s
   return 0;
 }
 
+/* Writes the snapshot file `name` and syncs it: the bytes of data, or
+ * (data NULL) the tables serialized for generation gen, written as they
+ * are made. Returns 0 or an errno (the file removed); *bytes (when not
+ * NULL) gets the bytes written. */
+static int write_snapshot(struct memdb_wal *w, const char *name, const struct tt_buf *data,
+                          uint64_t gen, uint64_t *bytes) {
+  struct tt_buf b;
+  struct snap_sink sink = {w, -1, 0};
+  int err = 0;
+  tt_buf_init(&b, 0);
+  errno = 0;
+  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (sink.fd < 0 || (data == NULL && serialize(w->m, gen, &b, &sink) != 0) ||
+      write_all(w, sink.fd, (data ? data : &b)->data, (data ? data : &b)->len, sink.off) != 0 ||
+      do_fsync(w, sink.fd) != 0)
+    err = errno ? errno : EIO;
+  if (sink.fd >= 0 && close(sink.fd) != 0 && err == 0)
+    err = errno ? errno : EIO;
+  if (err)
+    unlinkat(w->dirfd, name, 0);
+  if (bytes)
+    *bytes = sink.off + (data ? data : &b)->len;
+  tt_buf_free(&b);
+  return err;
+}
+
 /* At start-up, when the logs replayed passed the snapshot bound: a snapshot
  * of what was loaded, written before the daemon serves (nothing else runs
  * yet), so the next start reads it instead of the logs. */
 static int compact_at_start(struct memdb_wal *w) {
-  uint64_t gen = w->gen + 1;
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  if (serialize(w->m, gen, &b, NULL) != 0) {
-    tt_buf_free(&b);
-    errno = ENOMEM;
-    return -1;
-  }
-  int err = put_snapshot(w, "snapshot.tmp", b.data, b.len);
-  if (err != 0) {
+  uint64_t gen = w->gen + 1, bytes;
+  int err = write_snapshot(w, "snapshot.tmp", NULL, gen, &bytes);
+  if (err == 0 && (err = put_snapshot(w, "snapshot.tmp")) != 0)
     unlinkat(w->dirfd, "snapshot.tmp", 0);
-    tt_buf_free(&b);
+  if (err != 0) {
     errno = err;
     return -1;
   }
   remove_logs_before(w, gen);
   w->gen = w->fd_gen = gen;
   w->durable = 0;
-  w->last_snap = b.len;
+  w->last_snap = bytes;
   w->st.snapshots++;
-  tt_buf_free(&b);
   return 0;
 }
 
@@ -1319,21 +1284,9 @@ static void snap_child(struct memdb_wal *w, uint64_t gen, int wfd, int parent) {
   close_others(w->dirfd, wfd);
   struct snap_report r = {0};
   uint64_t t0 = uv_hrtime();
-  struct tt_buf b;
-  tt_buf_init(&b, 0);
-  struct snap_sink sink = {w, -1, 0};
   char name[40];
   snap_tmp_name(name, sizeof(name), (int)getpid());
-  errno = 0;
-  sink.fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (sink.fd < 0 || serialize(w->m, gen, &b, &sink) != 0 ||
-      write_all(w, sink.fd, b.data, b.len, sink.off) != 0 || do_fsync(w, sink.fd) != 0)
-    r.err = errno ? errno : EIO;
-  if (sink.fd >= 0 && close(sink.fd) != 0 && r.err == 0)
-    r.err = errno ? errno : EIO;
-  if (r.err)
-    unlinkat(w->dirfd, name, 0);
-  r.bytes = sink.off + b.len;
+  r.err = write_snapshot(w, name, NULL, gen, &r.bytes);
   r.ns = uv_hrtime() - t0;
   ssize_t n;
   do
@@ -1440,12 +1393,8 @@ static int snap_fork(struct memdb_wal *w, uint64_t gen) {
     }
     close(p[0]);
     free(poll);
-    struct tt_log_line l;
-    tt_log_begin(&l, TT_LOG_WARN, "memdb.snapshot_fork_failed");
-    tt_log_str(&l, "data_dir", w->dir);
-    tt_log_str(&l, "error", strerror(e));
-    tt_log_str(&l, "message", "serializing the snapshot on the loop instead");
-    tt_log_end(&l);
+    log_dir(TT_LOG_WARN, "memdb.snapshot_fork_failed", w, "error", strerror(e), "message",
+            "serializing the snapshot on the loop instead");
     return -1;
   }
   poll->data = w;
@@ -1472,23 +1421,20 @@ static void maybe_snapshot(struct memdb_wal *w) {
   uint64_t size = w->fd_gen == w->gen ? w->durable + w->pend.len : w->pend.len;
   if (size < bound)
     return;
-  uint64_t gen = w->gen + 1;
-  uint64_t t0 = uv_hrtime();
-  if (snap_fork(w, gen) == 0) {
-    w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
-    w->snap_gen = gen;
-    return;
+  uint64_t gen = w->gen + 1, t0 = uv_hrtime();
+  int rc = snap_fork(w, gen);
+  if (rc != 0) { /* no child: serialized here (snap_ms: that time, else the fork's) */
+    tt_buf_reset(&w->snap);
+    t0 = uv_hrtime();
+    rc = serialize(w->m, gen, &w->snap, NULL);
+    w->snap_len = w->snap.len;
   }
-  tt_buf_reset(&w->snap);
-  t0 = uv_hrtime();
-  int rc = serialize(w->m, gen, &w->snap, NULL);
   w->snap_ms = (double)(uv_hrtime() - t0) / 1e6;
   if (rc != 0) {
     tt_buf_free(&w->snap);
     snap_warn(w, "out of memory serializing the tables");
     return;
   }
-  w->snap_len = w->snap.len;
   w->snap_gen = gen;
 }
 
@@ -1512,23 +1458,18 @@ static void snap_drop(struct memdb_wal *w) {
 static void snap_work_cb(uv_work_t *req) {
   struct memdb_wal *w = req->data;
   /* A forked child wrote its file; else it is written here. */
-  w->snap_err = w->snap_forked ? put_snapshot(w, w->snap_tmp, NULL, 0)
-                               : put_snapshot(w, "snapshot.tmp", w->snap.data, w->snap.len);
+  const char *tmp = w->snap_forked ? w->snap_tmp : "snapshot.tmp";
+  w->snap_err = w->snap_forked ? 0 : write_snapshot(w, tmp, &w->snap, 0, NULL);
+  if (w->snap_err == 0)
+    w->snap_err = put_snapshot(w, tmp);
 }
 
-/* A snapshot that will not be put in place: its child's file removed,
- * the failure logged. */
-static void snap_failed(struct memdb_wal *w, int err) {
-  if (w->snap_forked)
-    unlinkat(w->dirfd, w->snap_tmp, 0);
-  snap_warn(w, strerror(err));
-}
-
-/* The snapshot of snap_gen is over, put in place or not. */
-static void snap_finish(struct memdb_wal *w) {
-  tt_buf_free(&w->snap);
-  w->snap_gen = 0;
-  w->snap_forked = w->snap_ready = w->snap_child_done = false;
+/* The snapshot of snap_gen is over, put in place or not (its child's file
+ * removed, the failure logged when err is not 0). */
+static void snap_finish(struct memdb_wal *w, int err) {
+  if (err)
+    snap_warn(w, strerror(err));
+  snap_drop(w);
   if (w->closing)
     close_step(w);
 }
@@ -1536,7 +1477,8 @@ static void snap_finish(struct memdb_wal *w) {
 static void snap_after_cb(uv_work_t *req, int status) {
   struct memdb_wal *w = req->data;
   w->snap_busy = false;
-  if (status == 0 && w->snap_err == 0) {
+  int err = w->snap_err ? w->snap_err : status != 0 ? EIO : 0;
+  if (err == 0) {
     remove_logs_before(w, w->snap_gen); /* the logs it covers are no longer needed */
     w->last_snap = w->snap_len;
     w->st.snapshots++;
@@ -1552,10 +1494,8 @@ static void snap_after_cb(uv_work_t *req, int status) {
       tt_log_ms(&l, "serialize_ms", w->snap_ms);
     }
     tt_log_end(&l);
-  } else {
-    snap_failed(w, w->snap_err ? w->snap_err : EIO);
   }
-  snap_finish(w);
+  snap_finish(w, err);
 }
 
 static void snap_queue(struct memdb_wal *w) {
@@ -1572,22 +1512,19 @@ static void snap_queue(struct memdb_wal *w) {
 static void snap_proceed(struct memdb_wal *w) {
   if (!w->snap_forked || !w->snap_ready || !w->snap_child_done || w->snap_busy)
     return;
-  if (w->snap_err) {
-    snap_failed(w, w->snap_err);
-    snap_finish(w);
-    return;
-  }
-  snap_queue(w);
+  if (w->snap_err)
+    snap_finish(w, w->snap_err);
+  else
+    snap_queue(w);
 }
 
 /* The records of the generations before snap_gen are written. */
 static void snap_start(struct memdb_wal *w) {
-  if (w->snap_forked) {
-    w->snap_ready = true;
+  w->snap_ready = true;
+  if (w->snap_forked)
     snap_proceed(w);
-    return;
-  }
-  snap_queue(w);
+  else
+    snap_queue(w);
 }
 
 /* ---- shutdown ---- */
@@ -1631,38 +1568,21 @@ static void close_step(struct memdb_wal *w) {
   }
   map_drop(w);
   w->fly_final = true;
-  w->sync_wanted = true;
-  struct tt_buf t = w->fly;
-  w->fly = w->pend;
-  w->pend = t;
-  w->fly_head = w->pend_head;
-  w->pend_head = w->pend_tail = NULL;
-  w->fly_sync = true;
-  w->fly_sync_only = false;
-  w->fly_gen = w->fd_gen;
-  w->busy = true;
-  w->work.data = w;
-  if (uv_queue_work(w->m->base.loop, &w->work, work_cb, after_cb) != 0) {
-    w->busy = false;
-    w->closed = true;
-    close_step(w);
-  }
+  fly_batch(w, w->fd_gen, true, false);
 }
 
 void memdb_wal_close(struct memdb *m) {
   struct memdb_wal *w = m->wal;
   if (w == NULL)
     return;
-  if (w->timer_open) {
-    m->open_handles++;
-    uv_close((uv_handle_t *)&w->timer, wal_handle_closed);
-    w->timer_open = false;
-  }
-  if (w->prepare_open) {
-    m->open_handles++;
-    uv_close((uv_handle_t *)&w->prepare, wal_handle_closed);
-    w->prepare_open = false;
-  }
+  uv_handle_t *open[2] = {w->timer_open ? (uv_handle_t *)&w->timer : NULL,
+                          w->prepare_open ? (uv_handle_t *)&w->prepare : NULL};
+  for (int i = 0; i < 2; i++)
+    if (open[i] != NULL) {
+      m->open_handles++;
+      uv_close(open[i], wal_handle_closed);
+    }
+  w->timer_open = w->prepare_open = false;
   m->open_handles++; /* released by close_step */
   w->closing = true;
   close_step(w);

@@ -27,9 +27,8 @@ uint32_t memdb_crc32c(const void *data, size_t n);
 uint32_t memdb_crc32c_table(const void *data, size_t n);
 
 /* Entries, appended to a payload being built. Each returns 0, or -1 (out of
- * memory; the buffer is as before). */
-int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v);
-/* An item's new image (put) or its deletion (the key). */
+ * memory; the buffer is as before). An item's new image (put) or its
+ * deletion (the key). */
 int memdb_wal_put_item(struct tt_buf *b, bool put, const char *table, const struct tt_av *v);
 /* The same for an item stored in table t, read from its encoding (a
  * snapshot): the bytes memdb_wal_put_item writes for its decoded value. */

@@ -93,47 +93,38 @@ static inline size_t varint_at(unsigned char *p, uint64_t v) {
   return n;
 }
 
-static int put_u8(struct tt_buf *b, unsigned v) {
-  if (room(b, 1) != 0)
-    return -1;
-  b->data[b->len++] = (char)v;
-  b->data[b->len] = '\0';
-  return 0;
-}
-
-/* A type byte (lead, when not -1), then a varint of n. */
-static int put_count(struct tt_buf *b, int lead, size_t n) {
-  if (room(b, 11) != 0)
-    return -1;
-  unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
-  if (lead >= 0)
-    *q++ = (unsigned char)lead;
-  q += varint_at(q, n);
-  b->len += (size_t)(q - p);
-  b->data[b->len] = '\0';
-  return 0;
-}
-
-/* A type byte (lead, when not -1), then s as varint length + bytes. */
+/* A type byte (lead, when not -1), then a varint of n, then the n bytes
+ * at s (s not NULL: a string). */
 static int put_lead_str(struct tt_buf *b, int lead, const char *s, size_t n) {
-  if (n > (size_t)-1 - 12 || room(b, n + 11) != 0)
+  size_t bytes = s ? n : 0;
+  if (bytes > (size_t)-1 - 12 || room(b, bytes + 11) != 0)
     return -1;
   unsigned char *p = (unsigned char *)b->data + b->len, *q = p;
   if (lead >= 0)
     *q++ = (unsigned char)lead;
   q += varint_at(q, n);
-  if (n)
-    memcpy(q, s, n);
-  b->len += (size_t)(q - p) + n;
+  if (bytes)
+    memcpy(q, s, bytes);
+  b->len += (size_t)(q - p) + bytes;
   b->data[b->len] = '\0';
   return 0;
+}
+
+static int put_count(struct tt_buf *b, int lead, size_t n) {
+  return put_lead_str(b, lead, NULL, n);
+}
+
+/* A byte below 0x80 (a type, an entry's or an operation's code), which is
+ * its own varint. */
+static int put_u8(struct tt_buf *b, unsigned v) {
+  return put_count(b, -1, v);
 }
 
 static int put_str(struct tt_buf *b, const char *s, size_t n) {
   return put_lead_str(b, -1, s, n);
 }
 
-int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
+static int memdb_wal_put_av(struct tt_buf *b, const struct tt_av *v) {
   switch (v->type) {
   case TT_AV_S:
   case TT_AV_N:
@@ -431,8 +422,6 @@ static int replay_json(struct memdb *m, char op, enum tt_ddb_op dop, uint64_t cr
     json_decref(req);
     return bad(msg, msgsz, "%s", "a table record whose definition is not a JSON object");
   }
-  if (op == 'C')
-    dop = TT_DDB_CREATE_TABLE;
   tt_arena_init(&a);
   m->replaying = true; /* changes made at once, no quotas of the clock */
   /* The log holds only the table operations that change a table. */
@@ -470,14 +459,12 @@ int memdb_wal_apply(struct memdb *m, const unsigned char *p, size_t n, uint64_t 
       if (replay_item(m, op == 'P', &c, msg, msgsz) != 0)
         return -1;
       break;
-    case 'C':
-      if (get_varint(&c, &v) != 0 || get_str(&c, &s, &sl) != 0 ||
-          replay_json(m, 'C', TT_DDB_CREATE_TABLE, v, s, sl, msg, msgsz) != 0)
-        return msg[0] ? -1 : bad(msg, msgsz, "%s", "a truncated table record");
-      break;
-    case 'R':
-      if (get_u8(&c, &dop) != 0 || get_str(&c, &s, &sl) != 0 ||
-          replay_json(m, 'R', (enum tt_ddb_op)dop, 0, s, sl, msg, msgsz) != 0)
+    case 'C': /* creation time (ms), then the request */
+    case 'R': /* operation, then the request */
+      v = 0;
+      dop = TT_DDB_CREATE_TABLE;
+      if ((op == 'C' ? get_varint(&c, &v) : get_u8(&c, &dop)) != 0 || get_str(&c, &s, &sl) != 0 ||
+          replay_json(m, (char)op, (enum tt_ddb_op)dop, v, s, sl, msg, msgsz) != 0)
         return msg[0] ? -1 : bad(msg, msgsz, "%s", "a truncated table record");
       break;
     case 'H':
