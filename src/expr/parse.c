@@ -29,7 +29,7 @@ enum tok {
   T_RB,
   T_COMMA,
   T_DOT,
-  T_EQ,
+  T_EQ, /* T_EQ to T_GE: the comparators, in enum xcmp's order */
   T_NE,
   T_LT,
   T_LE,
@@ -226,6 +226,12 @@ static bool is_ident_char(unsigned char c) {
   return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
+/* The token each punctuation character starts (T_EOF: none); '<' and '>'
+ * may take the next character. */
+static const enum tok single[0x80] = {
+    ['('] = T_LP,    [')'] = T_RP,  ['['] = T_LB, [']'] = T_RB, [','] = T_COMMA, ['.'] = T_DOT,
+    ['='] = T_EQ,    ['<'] = T_LT,  ['>'] = T_GT, ['+'] = T_PLUS, ['-'] = T_MINUS};
+
 static int tokenize(struct parser *p) {
   const char *s = p->text;
   size_t n = strlen(s), i = 0, cap = 16;
@@ -270,42 +276,20 @@ static int tokenize(struct parser *p) {
         j++;
       t->t = j == i + 1 ? T_BAD : (c == '#' ? T_NAME : T_VALUE);
       t->len = j - i;
+    } else if (c < 0x80 && single[c] != T_EOF) {
+      t->t = single[c];
+      char d = i + 1 < n ? s[i + 1] : '\0';
+      if ((c == '<' || c == '>') && d == '=')
+        t->t = c == '<' ? T_LE : T_GE;
+      else if (c == '<' && d == '>')
+        t->t = T_NE;
+      t->len = t->t == single[c] ? 1 : 2;
     } else {
-      switch (c) {
-      case '(': t->t = T_LP; break;
-      case ')': t->t = T_RP; break;
-      case '[': t->t = T_LB; break;
-      case ']': t->t = T_RB; break;
-      case ',': t->t = T_COMMA; break;
-      case '.': t->t = T_DOT; break;
-      case '=': t->t = T_EQ; break;
-      case '+': t->t = T_PLUS; break;
-      case '-': t->t = T_MINUS; break;
-      case '<':
-        t->t = T_LT;
-        if (i + 1 < n && s[i + 1] == '=') {
-          t->t = T_LE;
-          t->len = 2;
-        } else if (i + 1 < n && s[i + 1] == '>') {
-          t->t = T_NE;
-          t->len = 2;
-        }
-        break;
-      case '>':
-        t->t = T_GT;
-        if (i + 1 < n && s[i + 1] == '=') {
-          t->t = T_GE;
-          t->len = 2;
-        }
-        break;
-      default:
-        t->t = T_BAD;
-        /* Keep a multibyte character whole in the token. */
-        if (c >= 0xc0)
-          while (i + t->len < n && ((unsigned char)s[i + t->len] & 0xc0) == 0x80)
-            t->len++;
-        break;
-      }
+      t->t = T_BAD;
+      /* Keep a multibyte character whole in the token. */
+      if (c >= 0xc0)
+        while (i + t->len < n && ((unsigned char)s[i + t->len] & 0xc0) == 0x80)
+          t->len++;
     }
     if (t->t == T_BAD)
       return syntax_error(p, p->ntok - 1);
@@ -603,7 +587,8 @@ static struct xoperand *parse_value_ref(struct parser *p) {
   return o;
 }
 
-/* Function names are case-sensitive in DynamoDB. */
+/* Function names are case-sensitive in DynamoDB. The condition functions
+ * come first, in enum xcond_kind's order, and the update functions last. */
 enum func {
   F_UNKNOWN = 0,
   F_ATTRIBUTE_EXISTS,
@@ -635,21 +620,16 @@ static enum func func_lookup(struct parser *p, const struct token *t) {
   return F_UNKNOWN;
 }
 
-static bool is_condition_func(enum func f) {
-  return f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
-         f == F_BEGINS_WITH || f == F_CONTAINS;
-}
+static bool is_condition_func(enum func f) { return f != F_UNKNOWN && f < F_SIZE; }
 
-/* The type an operand is known to have before evaluation (a value, or the
- * result of a function), else 0. */
-static enum tt_av_type operand_type(const struct xoperand *o) {
+enum tt_av_type tt_expr__operand_type(const struct xoperand *o) {
   switch (o->kind) {
   case XOP_VALUE: return o->value == &missing ? 0 : o->value->type;
   case XOP_SIZE:
   case XOP_PLUS:
   case XOP_MINUS: return TT_AV_N;
   case XOP_LIST_APPEND: return TT_AV_L;
-  case XOP_IF_NOT_EXISTS: return operand_type(o->b);
+  case XOP_IF_NOT_EXISTS: return tt_expr__operand_type(o->b);
   case XOP_PATH: return 0;
   }
   return 0;
@@ -677,8 +657,6 @@ static struct xoperand *parse_operand_parens(struct parser *p);
 static bool same_path(const struct xpath *a, const struct xpath *b);
 static int format_path(char *buf, size_t cap, const struct xpath *path);
 
-static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
-
 /* DynamoDB refuses an operator or function whose first operand is the
  * path of another (`op` names it). */
 static void check_distinct(struct parser *p, const struct xoperand *a, const struct xoperand *b,
@@ -697,7 +675,8 @@ static void check_distinct(struct parser *p, const struct xoperand *a, const str
  * type error for `op` when not. */
 static bool scalar_values(struct parser *p, struct xoperand *const *o, size_t n, const char *op) {
   for (size_t i = 0; i < n; i++)
-    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && !is_scalar(o[i]->value->type)) {
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
+        !tt_expr__is_scalar(o[i]->value->type)) {
       operand_type_error(p, op, o[i]->value->type);
       return false;
     }
@@ -712,17 +691,12 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     defer(p, K_FUNC_NAME, "Invalid function name; function: %s", name);
     return;
   }
-  if (upd && f != F_LIST_APPEND && f != F_IF_NOT_EXISTS) {
-    defer(p, K_FUNC_NAME, "The function is not allowed in an update expression; function: %s",
-          name);
+  if (upd != (f >= F_LIST_APPEND)) {
+    defer(p, K_FUNC_NAME, "The function is not allowed in %s expression; function: %s",
+          upd ? "an update" : "a condition", name);
     return;
   }
-  if (!upd && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS)) {
-    defer(p, K_FUNC_NAME, "The function is not allowed in a condition expression; function: %s",
-          name);
-    return;
-  }
-  size_t want = (f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE) ? 1 : 2;
+  size_t want = f <= F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE ? 1 : 2;
   if (c->nargs != want) {
     defer(p, upd ? K_FUNCTION : K_COUNT,
           "Incorrect number of operands for operator or function; operator or function: "
@@ -745,7 +719,7 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
             func_names[f]);
       return;
     }
-    if (f == F_ATTRIBUTE_TYPE && (t = operand_type(a[1])) != TT_AV_S) {
+    if (f == F_ATTRIBUTE_TYPE && (t = tt_expr__operand_type(a[1])) != TT_AV_S) {
       if (t != 0)
         operand_type_error(p, "attribute_type", t);
       else if (a[1]->kind == XOP_PATH)
@@ -756,13 +730,13 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     break;
   case F_BEGINS_WITH:
     for (size_t i = 0; i < 2; i++)
-      if ((t = operand_type(a[i])) != 0 && t != TT_AV_S && t != TT_AV_B) {
+      if ((t = tt_expr__operand_type(a[i])) != 0 && t != TT_AV_S && t != TT_AV_B) {
         operand_type_error(p, "begins_with", t);
         return;
       }
     break;
   case F_SIZE:
-    if ((t = operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
+    if ((t = tt_expr__operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
       operand_type_error(p, "size", t);
       return;
     }
@@ -774,7 +748,8 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     break;
   case F_LIST_APPEND:
     for (size_t i = 0; i < 2; i++)
-      if (a[i]->kind == XOP_VALUE && (t = operand_type(a[i])) != 0 && t != TT_AV_L) {
+      if (a[i]->kind == XOP_VALUE && (t = tt_expr__operand_type(a[i])) != 0 &&
+          t != TT_AV_L) {
         operand_type_error(p, "list_append", t);
         return;
       }
@@ -934,12 +909,7 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
       return NULL;
     return c;
   }
-  enum func f = call->f;
-  enum xcond_kind k = f == F_ATTRIBUTE_EXISTS       ? XC_EXISTS
-                      : f == F_ATTRIBUTE_NOT_EXISTS ? XC_NOT_EXISTS
-                      : f == F_ATTRIBUTE_TYPE       ? XC_TYPE
-                      : f == F_BEGINS_WITH          ? XC_BEGINS_WITH
-                                                    : XC_CONTAINS;
+  enum xcond_kind k = (enum xcond_kind)(XC_EXISTS + (call->f - F_ATTRIBUTE_EXISTS));
   struct xcond *c = new_cond(p, k, 0);
   if (c == NULL)
     return NULL;
@@ -958,23 +928,12 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   return c;
 }
 
-static bool is_comparator(enum tok t) {
-  return t == T_EQ || t == T_NE || t == T_LT || t == T_LE || t == T_GT || t == T_GE;
-}
+static bool is_comparator(enum tok t) { return t >= T_EQ && t <= T_GE; }
 
 /* lhs comparator operand | lhs BETWEEN a AND b | lhs IN (...) */
 static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lhs) {
   const struct token *t = peek(p);
-  enum xcmp cmp = 0;
-  switch (t->t) {
-  case T_EQ: cmp = XCMP_EQ; break;
-  case T_NE: cmp = XCMP_NE; break;
-  case T_LT: cmp = XCMP_LT; break;
-  case T_LE: cmp = XCMP_LE; break;
-  case T_GT: cmp = XCMP_GT; break;
-  case T_GE: cmp = XCMP_GE; break;
-  default: break;
-  }
+  enum xcmp cmp = is_comparator(t->t) ? (enum xcmp)(XCMP_EQ + (t->t - T_EQ)) : 0;
   bool between = !cmp && tok_is_word(p, t, "BETWEEN");
   if (!cmp && !between && !tok_is_word(p, t, "IN")) {
     syntax_error(p, p->pos);
