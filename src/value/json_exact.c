@@ -203,6 +203,10 @@ const char *tt_json_str_scan(const char *p, const char *end, struct tt_json_str 
   return NULL;
 }
 
+/* What the character after a backslash stands for (all but 'u'). */
+static const char unescape[0x80] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                    ['f'] = '\f', ['n'] = '\n',   ['r'] = '\r', ['t'] = '\t'};
+
 size_t tt_json_str_decode(const struct tt_json_str *s, char *dst) {
   if (!s->escaped) {
     memcpy(dst, s->raw, s->raw_len);
@@ -228,26 +232,7 @@ size_t tt_json_str_decode(const struct tt_json_str *s, char *dst) {
       t += tt_utf8_put(t, v);
       continue;
     }
-    switch (p[1]) {
-    case 'b':
-      *t = '\b';
-      break;
-    case 'f':
-      *t = '\f';
-      break;
-    case 'n':
-      *t = '\n';
-      break;
-    case 'r':
-      *t = '\r';
-      break;
-    case 't':
-      *t = '\t';
-      break;
-    default: /* " \ / */
-      *t = (char)p[1];
-      break;
-    }
+    *t = unescape[(unsigned char)p[1]];
     t++;
     p += 2;
   }
@@ -587,22 +572,6 @@ int tt_json_integer(const json_t *j, int64_t *out) {
   return 0;
 }
 
-json_t *tt_json_number_new(const char *text, size_t len) {
-  if (!tt_json_number_syntax(text, len))
-    return NULL;
-  char small[64];
-  char *buf = len + 2 <= sizeof(small) ? small : malloc(len + 2);
-  if (buf == NULL)
-    return NULL;
-  buf[0] = '\0';
-  buf[1] = 'N';
-  memcpy(buf + 2, text, len);
-  json_t *j = json_stringn_nocheck(buf, len + 2);
-  if (buf != small)
-    free(buf);
-  return j;
-}
-
 bool tt_json_is_string(const json_t *j) {
   return j && json_is_string(j) && !has_marker(j, 'N');
 }
@@ -631,16 +600,28 @@ int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
   return 0;
 }
 
-/* "\0S" + the len bytes at s, in a new buffer the caller frees; NULL when
- * out of memory. */
-static char *with_marker(const char *s, size_t len) {
+/* "\0" tag + the len bytes at s, in a new buffer the caller frees; NULL
+ * when out of memory. */
+static char *with_marker(char tag, const char *s, size_t len) {
   char *buf = malloc(len + 2);
   if (buf) {
     buf[0] = '\0';
-    buf[1] = 'S';
+    buf[1] = tag;
     memcpy(buf + 2, s, len);
   }
   return buf;
+}
+
+/* A new jansson string of "\0" tag + the len bytes at s, or NULL. */
+static json_t *marked_new(char tag, const char *s, size_t len) {
+  char *buf = with_marker(tag, s, len);
+  json_t *j = buf ? json_stringn_nocheck(buf, len + 2) : NULL;
+  free(buf);
+  return j;
+}
+
+json_t *tt_json_number_new(const char *text, size_t len) {
+  return tt_json_number_syntax(text, len) ? marked_new('N', text, len) : NULL;
 }
 
 json_t *tt_json_string_new(const char *s, size_t len) {
@@ -648,10 +629,7 @@ json_t *tt_json_string_new(const char *s, size_t len) {
     return NULL;
   if (len == 0 || s[0] != '\0')
     return json_stringn_nocheck(s, len);
-  char *buf = with_marker(s, len);
-  json_t *j = buf ? json_stringn_nocheck(buf, len + 2) : NULL;
-  free(buf);
-  return j;
+  return marked_new('S', s, len);
 }
 
 /* Marks one string of a plain tree in place when it begins with NUL. */
@@ -660,7 +638,7 @@ static int mark_string(json_t *j) {
   const char *s = json_string_value(j);
   if (len == 0 || s[0] != '\0')
     return 0;
-  char *buf = with_marker(s, len);
+  char *buf = with_marker('S', s, len);
   int rc = buf ? json_string_setn_nocheck(j, buf, len + 2) : -1;
   free(buf);
   return rc;
