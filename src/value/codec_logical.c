@@ -71,26 +71,10 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
 }
 
 static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
-  const char *key;
-  size_t key_len, i = 0;
-  json_t *val;
   if (tt_av_map(out, json_object_size(in)) != 0)
     return tt_vpath_oom(c);
-  json_object_keylen_foreach((json_t *)in, key, key_len, val) {
-    struct tt_av_member *m = &out->u.members[i++];
-    size_t old = tt_vpath_key(c, key, key_len);
-    int rc = 0;
-    if (memchr(key, '\0', key_len) != NULL)
-      rc = expect(c, "map keys without NUL");
-    else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = tt_vpath_oom(c);
-    if (rc == 0)
-      rc = inferred_from(c, val, depth, &m->value);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return tt_av_map_finish(out, c->path, c->err);
+  return tt_vpath_members(c, in, depth, inferred_from, false, expect, "map keys without NUL",
+                          out);
 }
 
 static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
