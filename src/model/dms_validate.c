@@ -798,9 +798,129 @@ static const char *const model_members[] = {"name",       "table",      "naming"
                                             "write_policy", "attributes", "indexes", "tags",
                                             "dms_version", "namespace",  NULL};
 
-static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) {
+/* Fills m from the model object obj, whose name and members are checked. */
+static int fill_model(struct vctx *c, const json_t *obj, const char *name, struct tt_model *m) {
   char fb[160];
-  struct tt_model *m = NULL;
+  struct where w0 = {"", ""};
+  if ((m->name = strdup(name)) == NULL || (c->source && (m->source = strdup(c->source)) == NULL))
+    return oom(c);
+
+  /* dms_version / namespace on a model: the run-time form carries them;
+   * inside a document they must agree with the document's. */
+  const char *ver_text;
+  enum tt_dms_version ver = TT_DMS_V0_2;
+  if (get_version(c, &w0, obj, false, &ver_text, &ver) != 0)
+    return -1;
+  if (c->doc_version != NULL) {
+    enum tt_dms_version docv = TT_DMS_V0_2;
+    parse_version(c->doc_version, &docv);
+    if (ver_text != NULL && ver != docv)
+      return vfail(c, "dms_version", NULL,
+                   "dms_version \"%s\" differs from the document's \"%s\"", ver_text,
+                   c->doc_version);
+    ver = docv;
+  }
+  m->dms_version = ver;
+  const char *ns;
+  if (get_string(c, &w0, obj, "namespace", false, &ns) != 0)
+    return -1;
+  if (ns != NULL && c->doc_namespace != NULL && strcmp(ns, c->doc_namespace) != 0)
+    return vfail(c, "namespace", NULL, "namespace differs from the document's");
+  if (ns == NULL)
+    ns = c->doc_namespace;
+  if (ns != NULL && (m->namespace_name = strdup(ns)) == NULL)
+    return oom(c);
+
+  const json_t *table;
+  if (get_object(c, &w0, obj, "table", true, &table) != 0)
+    return -1;
+  struct where wt = {"table.", "table"};
+  static const char *const table_members[] = {"name", NULL};
+  if (check_members(c, &wt, table, table_members) != 0)
+    return -1;
+  const char *tname;
+  if (get_string(c, &wt, table, "name", true, &tname) != 0)
+    return -1;
+  if (!valid_resource_name(tname))
+    return vfail(c, "table.name", NULL,
+                 "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
+  if ((m->table = strdup(tname)) == NULL)
+    return oom(c);
+
+  const json_t *naming;
+  if (get_object(c, &w0, obj, "naming", false, &naming) != 0)
+    return -1;
+  if (naming != NULL) {
+    struct where wnm = {"naming.", "naming"};
+    static const char *const naming_members[] = {"convention", NULL};
+    if (check_members(c, &wnm, naming, naming_members) != 0)
+      return -1;
+    const char *conv;
+    if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
+      return -1;
+    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
+    if (strcmp(conv, "pascalCase") == 0)
+      return vfail(c, "naming.convention", NULL,
+                   "naming.convention pascalCase is not a DMS convention (camelCase, "
+                   "snake_case or dynamorm)");
+    if (naming_conv < 0)
+      return vfail(c, "naming.convention", NULL,
+                   "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
+                   tt_utf8_prefix(conv, 32), conv);
+    m->naming = (enum tt_model_naming)naming_conv;
+  }
+
+  /* Model tags first: additional_attributes changes how INCLUDE lists are
+   * checked. */
+  if (load_model_tags(c, m, obj) != 0)
+    return -1;
+
+  const json_t *attrs;
+  if (get_array(c, &w0, obj, "attributes", true, &attrs) != 0)
+    return -1;
+  size_t n = json_array_size(attrs);
+  if (n == 0)
+    return vfail(c, "attributes", NULL, "attributes must list at least the key attributes");
+  if (n > MAX_ATTRS)
+    return vfail(c, "attributes", NULL, "more than %d attributes", MAX_ATTRS);
+  m->attrs = calloc(n, sizeof(*m->attrs));
+  m->by_name = calloc(n, sizeof(*m->by_name));
+  m->by_name_key8 = calloc(n, sizeof(*m->by_name_key8));
+  if (m->attrs == NULL || m->by_name == NULL || m->by_name_key8 == NULL)
+    return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    m->n_attrs = i + 1;
+    if (load_attr(c, json_array_get(attrs, i), i, m->naming, &m->attrs[i]) != 0)
+      return -1;
+  }
+  size_t dup_a, dup_b;
+  if (tt_model_priv_index_names(m, &dup_a, &dup_b) != 0) {
+    snprintf(fb, sizeof(fb), "attributes[%zu].attribute", dup_b);
+    return vfail(c, fb, NULL, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
+                 m->attrs[dup_b].name, dup_a, dup_b);
+  }
+
+  const json_t *keys;
+  if (get_object(c, &w0, obj, "keys", true, &keys) != 0)
+    return -1;
+  struct where wk = {"keys.", "keys"};
+  static const char *const keys_members[] = {"partition", "sort", NULL};
+  if (check_members(c, &wk, keys, keys_members) != 0)
+    return -1;
+  if (load_key(c, m, keys, "partition", "keys", "keys.", true, &m->pk) != 0 ||
+      load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
+    return -1;
+  if (m->sk == m->pk)
+    return vfail(c, "keys.sort", NULL, "keys.sort must differ from keys.partition");
+
+  if (load_write_policy(c, m, obj) != 0 || load_indexes(c, m, obj) != 0 ||
+      check_roles(c, m, attrs) != 0)
+    return -1;
+
+  return tt_model_priv_finish(m) != 0 ? oom(c) : 0;
+}
+
+static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) {
   struct where w0 = {"", ""};
   *out = NULL;
   if (!json_is_object(obj))
@@ -815,149 +935,15 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   snprintf(c->label, sizeof(c->label), "model %s", name);
   if (check_members(c, &w0, obj, model_members) != 0)
     return -1;
-
-  m = tt_model_priv_alloc();
+  struct tt_model *m = tt_model_priv_alloc();
   if (m == NULL)
     return oom(c);
-  if ((m->name = strdup(name)) == NULL || (c->source && (m->source = strdup(c->source)) == NULL))
-    goto oom;
-
-  /* dms_version / namespace on a model: the run-time form carries them;
-   * inside a document they must agree with the document's. */
-  const char *ver_text;
-  enum tt_dms_version ver = TT_DMS_V0_2;
-  if (get_version(c, &w0, obj, false, &ver_text, &ver) != 0)
-    goto fail;
-  if (c->doc_version != NULL) {
-    enum tt_dms_version docv = TT_DMS_V0_2;
-    parse_version(c->doc_version, &docv);
-    if (ver_text != NULL && ver != docv) {
-      vfail(c, "dms_version", NULL, "dms_version \"%s\" differs from the document's \"%s\"",
-            ver_text, c->doc_version);
-      goto fail;
-    }
-    ver = docv;
+  if (fill_model(c, obj, name, m) != 0) {
+    tt_model_unref(m);
+    return -1;
   }
-  m->dms_version = ver;
-  const char *ns;
-  if (get_string(c, &w0, obj, "namespace", false, &ns) != 0)
-    goto fail;
-  if (ns != NULL && c->doc_namespace != NULL && strcmp(ns, c->doc_namespace) != 0) {
-    vfail(c, "namespace", NULL, "namespace differs from the document's");
-    goto fail;
-  }
-  if (ns == NULL)
-    ns = c->doc_namespace;
-  if (ns != NULL && (m->namespace_name = strdup(ns)) == NULL)
-    goto oom;
-
-  const json_t *table;
-  if (get_object(c, &w0, obj, "table", true, &table) != 0)
-    goto fail;
-  struct where wt = {"table.", "table"};
-  static const char *const table_members[] = {"name", NULL};
-  if (check_members(c, &wt, table, table_members) != 0)
-    goto fail;
-  const char *tname;
-  if (get_string(c, &wt, table, "name", true, &tname) != 0)
-    goto fail;
-  if (!valid_resource_name(tname)) {
-    vfail(c, "table.name", NULL, "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
-    goto fail;
-  }
-  if ((m->table = strdup(tname)) == NULL)
-    goto oom;
-
-  const json_t *naming;
-  if (get_object(c, &w0, obj, "naming", false, &naming) != 0)
-    goto fail;
-  if (naming != NULL) {
-    struct where wnm = {"naming.", "naming"};
-    static const char *const naming_members[] = {"convention", NULL};
-    if (check_members(c, &wnm, naming, naming_members) != 0)
-      goto fail;
-    const char *conv;
-    if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
-      goto fail;
-    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
-    if (naming_conv >= 0)
-      m->naming = (enum tt_model_naming)naming_conv;
-    else if (strcmp(conv, "pascalCase") == 0) {
-      vfail(c, "naming.convention", NULL,
-            "naming.convention pascalCase is not a DMS convention (camelCase, snake_case or "
-            "dynamorm)");
-      goto fail;
-    } else {
-      vfail(c, "naming.convention", NULL,
-            "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
-            tt_utf8_prefix(conv, 32), conv);
-      goto fail;
-    }
-  }
-
-  /* Model tags first: additional_attributes changes how INCLUDE lists are
-   * checked. */
-  if (load_model_tags(c, m, obj) != 0)
-    goto fail;
-
-  const json_t *attrs;
-  if (get_array(c, &w0, obj, "attributes", true, &attrs) != 0)
-    goto fail;
-  size_t n = json_array_size(attrs);
-  if (n == 0) {
-    vfail(c, "attributes", NULL, "attributes must list at least the key attributes");
-    goto fail;
-  }
-  if (n > MAX_ATTRS) {
-    vfail(c, "attributes", NULL, "more than %d attributes", MAX_ATTRS);
-    goto fail;
-  }
-  m->attrs = calloc(n, sizeof(*m->attrs));
-  m->by_name = calloc(n, sizeof(*m->by_name));
-  m->by_name_key8 = calloc(n, sizeof(*m->by_name_key8));
-  if (m->attrs == NULL || m->by_name == NULL || m->by_name_key8 == NULL)
-    goto oom;
-  for (size_t i = 0; i < n; i++) {
-    m->n_attrs = i + 1;
-    if (load_attr(c, json_array_get(attrs, i), i, m->naming, &m->attrs[i]) != 0)
-      goto fail;
-  }
-  size_t dup_a, dup_b;
-  if (tt_model_priv_index_names(m, &dup_a, &dup_b) != 0) {
-    snprintf(fb, sizeof(fb), "attributes[%zu].attribute", dup_b);
-    vfail(c, fb, NULL, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
-          m->attrs[dup_b].name, dup_a, dup_b);
-    goto fail;
-  }
-
-  const json_t *keys;
-  if (get_object(c, &w0, obj, "keys", true, &keys) != 0)
-    goto fail;
-  struct where wk = {"keys.", "keys"};
-  static const char *const keys_members[] = {"partition", "sort", NULL};
-  if (check_members(c, &wk, keys, keys_members) != 0)
-    goto fail;
-  if (load_key(c, m, keys, "partition", "keys", "keys.", true, &m->pk) != 0 ||
-      load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
-    goto fail;
-  if (m->sk == m->pk) {
-    vfail(c, "keys.sort", NULL, "keys.sort must differ from keys.partition");
-    goto fail;
-  }
-
-  if (load_write_policy(c, m, obj) != 0 || load_indexes(c, m, obj) != 0 ||
-      check_roles(c, m, attrs) != 0)
-    goto fail;
-
-  if (tt_model_priv_finish(m) != 0)
-    goto oom;
   *out = m;
   return 0;
-oom:
-  oom(c);
-fail:
-  tt_model_unref(m);
-  return -1;
 }
 
 int tt_model_from_json(const json_t *obj, const char *source, struct tt_model **out,
