@@ -12,6 +12,8 @@
 
 #include <yaml.h>
 
+#include "value/json_exact.h"
+
 
 /* "models/user.yml: " or "" -- every message starts with the source. */
 #define SRC_FMT "%s%s"
@@ -299,31 +301,6 @@ fail:
   return rc;
 }
 
-/* jansson's own depth limit is 2048; ours is smaller so that every DMS tree,
- * whatever its syntax, has the same bound: whether v holds containers nested
- * deeper than `limit`. */
-static bool too_deep(const json_t *v, size_t limit) {
-  if (!json_is_array(v) && !json_is_object(v))
-    return false;
-  if (limit == 0)
-    return true;
-  size_t i;
-  const char *k;
-  json_t *e;
-  if (json_is_array(v)) {
-    json_array_foreach(v, i, e) {
-      if (too_deep(e, limit - 1))
-        return true;
-    }
-    return false;
-  }
-  json_object_foreach((json_t *)v, k, e) {
-    if (too_deep(e, limit - 1))
-      return true;
-  }
-  return false;
-}
-
 /* Bounded: DMS text is not NUL-terminated. */
 static bool all_space(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -346,7 +323,9 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
                         SRC_FMT "line %d column %d: JSON syntax error: %s",
                         SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
-  if (too_deep(root, TT_DMS_MAX_DEPTH)) {
+  /* jansson's own depth limit is 2048; ours is smaller so that every DMS
+   * tree, whatever its syntax, has the same bound. */
+  if (tt_json_too_deep(root, TT_DMS_MAX_DEPTH)) {
     json_decref(root);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));

@@ -83,36 +83,13 @@ static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_
   return tt_vpath_elems(c, in, depth, inferred_from, out);
 }
 
-/* Whether j nests arrays and objects more than `left` levels deep. */
-static bool too_deep(const json_t *j, int left) {
-  size_t i;
-  const char *k;
-  json_t *v;
-  if (!json_is_object(j) && !json_is_array(j))
-    return false;
-  if (left == 0)
-    return true;
-  if (json_is_array(j)) {
-    json_array_foreach(j, i, v) {
-      if (too_deep(v, left - 1))
-        return true;
-    }
-  } else {
-    json_object_foreach((json_t *)j, k, v) {
-      if (too_deep(v, left - 1))
-        return true;
-    }
-  }
-  return false;
-}
-
 /* json:true with type S: a deterministic JSON text (sorted keys, no
  * spaces, canonical numbers, Go's string escaping), so the same document
  * is always stored as the same bytes whatever order or spacing the client
  * used. */
 static int json_string_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
   struct tt_buf b;
-  if (too_deep(in, TT_LOGICAL_MAX_DEPTH))
+  if (tt_json_too_deep(in, TT_LOGICAL_MAX_DEPTH))
     return expect(c, "a JSON document nested at most 32 levels");
   tt_buf_init(&b, 0);
   if (tt_json_dump(in, TT_JSON_SORT_KEYS | TT_JSON_CANON_NUMBERS | TT_JSON_GO_ESCAPE, &b) != 0) {

@@ -662,6 +662,28 @@ int tt_json_mark_plain_strings(json_t *j) {
   return 0;
 }
 
+bool tt_json_too_deep(const json_t *j, size_t limit) {
+  size_t i;
+  const char *k;
+  json_t *v;
+  if (!json_is_object(j) && !json_is_array(j))
+    return false;
+  if (limit == 0)
+    return true;
+  if (json_is_array(j)) {
+    json_array_foreach(j, i, v) {
+      if (tt_json_too_deep(v, limit - 1))
+        return true;
+    }
+  } else {
+    json_object_foreach((json_t *)j, k, v) {
+      if (tt_json_too_deep(v, limit - 1))
+        return true;
+    }
+  }
+  return false;
+}
+
 /* ---- writer ---- */
 
 /* Which bytes a JSON string writer must look at: 1 = always escaped
