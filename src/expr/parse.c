@@ -240,8 +240,7 @@ static int tokenize(struct parser *p) {
     return fail_oom(p);
   p->ntok = 0;
   for (;;) {
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
-      i++;
+    i += strspn(s + i, " \t\r\n");
     if (p->ntok + 1 >= cap) {
       struct token *nt = realloc(p->toks, cap * 2 * sizeof(*nt));
       if (nt == NULL)
@@ -328,10 +327,6 @@ static const struct token *peek2(struct parser *p) {
 static bool tok_is_word(struct parser *p, const struct token *t, const char *word) {
   return t->t == T_IDENT && t->len == strlen(word) &&
          strncasecmp(p->text + t->off, word, t->len) == 0;
-}
-
-static bool tok_is_exact(struct parser *p, const struct token *t, const char *word) {
-  return t->t == T_IDENT && t->len == strlen(word) && memcmp(p->text + t->off, word, t->len) == 0;
 }
 
 static int expect(struct parser *p, enum tok t) {
@@ -615,7 +610,8 @@ static const char *const func_names[] = {
 
 static enum func func_lookup(struct parser *p, const struct token *t) {
   for (size_t i = 1; i < sizeof(func_names) / sizeof(func_names[0]); i++)
-    if (tok_is_exact(p, t, func_names[i]))
+    if (t->t == T_IDENT && t->len == strlen(func_names[i]) &&
+        memcmp(p->text + t->off, func_names[i], t->len) == 0)
       return (enum func)i;
   return F_UNKNOWN;
 }
@@ -895,7 +891,7 @@ static const char *cmp_text(enum xcmp c) {
   return t[c];
 }
 
-static struct xcond *parse_or(struct parser *p);
+static struct xcond *parse_chain(struct parser *p, bool ors);
 
 /* The condition a function call stands for at the place of a condition. */
 static struct xcond *call_cond(struct parser *p, const struct call *call) {
@@ -1026,7 +1022,7 @@ static struct xcond *parse_primary(struct parser *p) {
     p->pos++;
     if (nest(p) != 0)
       return NULL;
-    struct xcond *c = parse_or(p);
+    struct xcond *c = parse_chain(p, true);
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
@@ -1088,10 +1084,6 @@ static struct xcond *parse_chain(struct parser *p, bool ors) {
   return l;
 }
 
-static struct xcond *parse_or(struct parser *p) {
-  return parse_chain(p, true);
-}
-
 /* ---- key conditions ---------------------------------------------------- */
 
 /* DynamoDB reports what it finds wrong in a parsed key condition without
@@ -1106,10 +1098,6 @@ static int key_error(struct parser *p, const char *fmt, ...) {
   return rc;
 }
 
-static int key_operator_error(struct parser *p, const char *op) {
-  return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
-}
-
 /* Collects the leaves of a key condition: at most two, joined by AND, each a
  * comparison of one top-level attribute with values; checked leaf by leaf,
  * operand by operand, as DynamoDB does. *extra counts leaves past two. */
@@ -1118,30 +1106,16 @@ static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) 
       [XC_OR] = "OR", [XC_NOT] = "NOT", [XC_IN] = "IN", [XC_EXISTS] = "attribute_exists",
       [XC_NOT_EXISTS] = "attribute_not_exists", [XC_TYPE] = "attribute_type",
       [XC_CONTAINS] = "contains"};
-  switch (c->kind) {
-  case XC_AND:
+  const char *op = c->kind == XC_CMP && c->cmp == XCMP_NE ? "<>" : func_of[c->kind];
+  if (c->kind == XC_AND)
     return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
-  case XC_OR:
-  case XC_NOT:
-  case XC_IN:
-  case XC_EXISTS:
-  case XC_NOT_EXISTS:
-  case XC_TYPE:
-  case XC_CONTAINS:
-    return key_operator_error(p, func_of[c->kind]);
-  case XC_CMP:
-    if (c->cmp == XCMP_NE)
-      return key_operator_error(p, "<>");
-    break;
-  case XC_BETWEEN:
-  case XC_BEGINS_WITH:
-    if (c->ops[0]->kind != XOP_PATH)
-      return key_error(p,
-                       "Invalid condition in KeyConditionExpression: %s operator must have the "
-                       "key attribute as its first operand",
-                       c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
-    break;
-  }
+  if (op != NULL)
+    return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
+  if ((c->kind == XC_BETWEEN || c->kind == XC_BEGINS_WITH) && c->ops[0]->kind != XOP_PATH)
+    return key_error(p,
+                     "Invalid condition in KeyConditionExpression: %s operator must have the "
+                     "key attribute as its first operand",
+                     c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
   const struct xoperand *attr = NULL;
   size_t attr_ix = 0;
   for (size_t i = 0; i < c->nops; i++) {
@@ -1437,10 +1411,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   struct tt_expr *e = NULL;
   *out = NULL;
   size_t len = strlen(p.text);
-  bool blank = true;
-  for (size_t i = 0; i < len && blank; i++)
-    blank = p.text[i] == ' ' || p.text[i] == '\t' || p.text[i] == '\r' || p.text[i] == '\n';
-  if (blank)
+  if (strspn(p.text, " \t\r\n") == len)
     return fail(&p, "The expression can not be empty;");
   if (len > TT_EXPR_MAX_TEXT)
     return fail(&p, "Expression size has exceeded the maximum allowed size; expression size: %zu",
@@ -1465,7 +1436,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   case TT_EXPR_CONDITION:
   case TT_EXPR_FILTER:
   case TT_EXPR_KEY_CONDITION:
-    if ((e->cond = parse_or(&p)) == NULL)
+    if ((e->cond = parse_chain(&p, true)) == NULL)
       goto fail;
     if (peek(&p)->t != T_EOF) {
       syntax_error(&p, p.pos);
