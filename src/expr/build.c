@@ -575,22 +575,26 @@ int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *
 static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_update_op op,
                                 const char *path, bool literal, struct tt_av *value,
                                 const char *field, struct tt_error *err) {
+  /* Each operator's clause, and its action from the path (1), the value
+   * (2) and the empty list (3). */
+  static const struct {
+    enum clause cl;
+    const char *form;
+  } forms[] = {
+      [TT_EXPR_UPD_SET] = {C_SET, "%1$s = %2$s"},
+      [TT_EXPR_UPD_SET_IF_NOT_EXISTS] = {C_SET, "%1$s = if_not_exists(%1$s, %2$s)"},
+      [TT_EXPR_UPD_REMOVE] = {C_REMOVE, "%1$s"},
+      [TT_EXPR_UPD_ADD] = {C_ADD, "%1$s %2$s"},
+      [TT_EXPR_UPD_DELETE] = {C_DELETE, "%1$s %2$s"},
+      [TT_EXPR_UPD_APPEND] = {C_SET, "%1$s = list_append(if_not_exists(%1$s, %3$s), %2$s)"},
+      [TT_EXPR_UPD_PREPEND] = {C_SET, "%1$s = list_append(%2$s, if_not_exists(%1$s, %3$s))"}};
   struct tt_buf pbuf, vbuf, ebuf;
-  enum clause cl;
   int rc = -1;
   field = field ? field : "";
   tt_buf_init(&pbuf, TT_EXPR_MAX_TEXT);
   tt_buf_init(&vbuf, TT_EXPR_MAX_TEXT);
   tt_buf_init(&ebuf, TT_EXPR_MAX_TEXT);
-  switch (op) {
-  case TT_EXPR_UPD_REMOVE: cl = C_REMOVE; break;
-  case TT_EXPR_UPD_ADD: cl = C_ADD; break;
-  case TT_EXPR_UPD_DELETE: cl = C_DELETE; break;
-  case TT_EXPR_UPD_SET:
-  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
-  case TT_EXPR_UPD_APPEND:
-  case TT_EXPR_UPD_PREPEND: cl = C_SET; break;
-  default:
+  if (op < TT_EXPR_UPD_SET || op > TT_EXPR_UPD_PREPEND) {
     tt_error_set(err, TT_ERR_INTERNAL, field, "unknown update operator");
     goto done;
   }
@@ -624,23 +628,9 @@ static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_upda
     if (tt_expr_builder_value(b, &empty, &ebuf, err) != 0)
       goto done;
   }
-  struct tt_buf *out = &b->clause[cl];
-  const char *p = pbuf.data, *v = vbuf.data, *e = ebuf.data;
-  int w = tt_buf_puts(out, out->len ? ", " : "");
-  switch (op) {
-  case TT_EXPR_UPD_SET: w = w || tt_buf_printf(out, "%s = %s", p, v); break;
-  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
-    w = w || tt_buf_printf(out, "%s = if_not_exists(%s, %s)", p, p, v);
-    break;
-  case TT_EXPR_UPD_APPEND:
-    w = w || tt_buf_printf(out, "%s = list_append(if_not_exists(%s, %s), %s)", p, p, e, v);
-    break;
-  case TT_EXPR_UPD_PREPEND:
-    w = w || tt_buf_printf(out, "%s = list_append(%s, if_not_exists(%s, %s))", p, v, p, e);
-    break;
-  case TT_EXPR_UPD_REMOVE: w = w || tt_buf_puts(out, p); break;
-  default: w = w || tt_buf_printf(out, "%s %s", p, v); break;
-  }
+  struct tt_buf *out = &b->clause[forms[op].cl];
+  int w = tt_buf_puts(out, out->len ? ", " : "") ||
+          tt_buf_printf(out, forms[op].form, pbuf.data, vbuf.data, ebuf.data);
   if (w) {
     too_long(field, err);
     goto done;
