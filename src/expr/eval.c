@@ -673,23 +673,14 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
   if (not_indexable(sk))
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         "Attempted conditional constraint is not an indexable operation");
+  static const enum tt_expr_key_op of_cmp[] = {
+      [XCMP_EQ] = TT_EXPR_KEY_EQ, [XCMP_LT] = TT_EXPR_KEY_LT, [XCMP_LE] = TT_EXPR_KEY_LE,
+      [XCMP_GT] = TT_EXPR_KEY_GT, [XCMP_GE] = TT_EXPR_KEY_GE};
   out->lo = sk->ops[1]->value;
-  switch (sk->kind) {
-  case XC_BETWEEN:
-    out->op = TT_EXPR_KEY_BETWEEN;
-    out->hi = sk->ops[2]->value;
-    break;
-  case XC_BEGINS_WITH:
-    out->op = TT_EXPR_KEY_BEGINS_WITH;
-    break;
-  default:
-    out->op = sk->cmp == XCMP_EQ   ? TT_EXPR_KEY_EQ
-              : sk->cmp == XCMP_LT ? TT_EXPR_KEY_LT
-              : sk->cmp == XCMP_LE ? TT_EXPR_KEY_LE
-              : sk->cmp == XCMP_GT ? TT_EXPR_KEY_GT
-                                   : TT_EXPR_KEY_GE;
-    break;
-  }
+  out->hi = sk->kind == XC_BETWEEN ? sk->ops[2]->value : NULL;
+  out->op = sk->kind == XC_BETWEEN       ? TT_EXPR_KEY_BETWEEN
+            : sk->kind == XC_BEGINS_WITH ? TT_EXPR_KEY_BEGINS_WITH
+                                         : of_cmp[sk->cmp];
   return 0;
 }
 
