@@ -92,36 +92,26 @@ static bool is_cond_kind(enum tt_expr_kind k) {
   return k == TT_EXPR_CONDITION || k == TT_EXPR_FILTER || k == TT_EXPR_KEY_CONDITION;
 }
 
-/* The order in which categories are reported, per kind of expression; the
- * categories a kind does not list come after, in enum order. */
-static const enum cat *report_order(enum tt_expr_kind k, size_t *n) {
-  static const enum cat cond[] = {K_PARENS, K_FUNC_NAME, K_MISUSED,  K_RESERVED,
-                                  K_CONDITION, K_NAME,   K_COUNT,    K_DISTINCT,
-                                  K_FUNCTION,  K_SIZE_PATH};
-  static const enum cat upd[] = {K_RESERVED, K_FUNC_NAME, K_SECTION, K_NAME,     K_VALUE,
-                                 K_OVERLAP,  K_CONFLICT,  K_OPERAND, K_FUNCTION, K_SIZE_PATH};
-  static const enum cat proj[] = {K_RESERVED, K_NAME, K_OVERLAP, K_CONFLICT};
-  if (k == TT_EXPR_UPDATE) {
-    *n = sizeof(upd) / sizeof(upd[0]);
-    return upd;
-  }
-  if (k == TT_EXPR_PROJECTION) {
-    *n = sizeof(proj) / sizeof(proj[0]);
-    return proj;
-  }
-  *n = sizeof(cond) / sizeof(cond[0]);
-  return cond;
+/* The order in which categories are reported, per kind of expression, up
+ * to K_NCAT; the categories a kind does not list come after, in enum order. */
+static const enum cat *report_order(enum tt_expr_kind k) {
+  static const enum cat cond[] = {K_PARENS,   K_FUNC_NAME, K_MISUSED,  K_RESERVED,
+                                  K_CONDITION, K_NAME,     K_COUNT,    K_DISTINCT,
+                                  K_FUNCTION,  K_SIZE_PATH, K_NCAT};
+  static const enum cat upd[] = {K_RESERVED, K_FUNC_NAME, K_SECTION,  K_NAME,
+                                 K_VALUE,    K_OVERLAP,   K_CONFLICT, K_OPERAND,
+                                 K_FUNCTION, K_SIZE_PATH, K_NCAT};
+  static const enum cat proj[] = {K_RESERVED, K_NAME, K_OVERLAP, K_CONFLICT, K_NCAT};
+  return k == TT_EXPR_UPDATE ? upd : k == TT_EXPR_PROJECTION ? proj : cond;
 }
 
 /* The message of the category to report, or NULL when none was found. */
 static const char *pending(const struct parser *p) {
   if (p->cats == 0)
     return NULL;
-  size_t n;
-  const enum cat *order = report_order(p->e ? p->e->kind : TT_EXPR_CONDITION, &n);
-  for (size_t i = 0; i < n; i++)
-    if (p->cats & (1u << order[i]))
-      return p->msgs[order[i]];
+  for (const enum cat *c = report_order(p->e ? p->e->kind : TT_EXPR_CONDITION); *c != K_NCAT; c++)
+    if (p->cats & (1u << *c))
+      return p->msgs[*c];
   for (int c = 0; c < K_NCAT; c++)
     if (p->cats & (1u << c))
       return p->msgs[c];
@@ -651,7 +641,7 @@ struct call {
 static struct xoperand *parse_operand(struct parser *p);
 static struct xoperand *parse_operand_parens(struct parser *p);
 static bool same_path(const struct xpath *a, const struct xpath *b);
-static int format_path(char *buf, size_t cap, const struct xpath *path);
+static void format_path(char *buf, size_t cap, const struct xpath *path);
 
 /* DynamoDB refuses an operator or function whose first operand is the
  * path of another (`op` names it). */
@@ -1271,7 +1261,7 @@ static int parse_update(struct parser *p) {
 
 /* ---- overlapping paths (update targets, projections) ------------------- */
 
-static int format_path(char *buf, size_t cap, const struct xpath *path) {
+static void format_path(char *buf, size_t cap, const struct xpath *path) {
   size_t used = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < path->n && used + 1 < cap; i++) {
@@ -1288,7 +1278,6 @@ static int format_path(char *buf, size_t cap, const struct xpath *path) {
   }
   if (used + 1 < cap)
     snprintf(buf + used, cap - used, "]");
-  return 0;
 }
 
 /* 0: disjoint, 1: one is a prefix of the other, 2: same prefix then a map key
