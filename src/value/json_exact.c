@@ -30,35 +30,18 @@ struct parser {
   size_t scratch_cap;
 };
 
-static void path_of(const struct frame *f, char *out, size_t cap) {
-  const struct frame *chain[256];
-  int n = 0;
-  for (; f && n < 256; f = f->parent)
-    chain[n++] = f;
-  size_t k = 0;
-  out[0] = '\0';
-  for (int i = n - 1; i >= 0 && k + 1 < cap; i--) {
-    const struct frame *c = chain[i];
-    int w;
-    if (c->key) {
-      if (k > 0)
-        out[k++] = '.';
-      size_t l = c->key_len;
-      if (l > cap - 1 - k)
-        l = cap - 1 - k;
-      memcpy(out + k, c->key, l);
-      k += l;
-      out[k] = '\0';
-      continue;
-    }
-    w = snprintf(out + k, cap - k, "[%zu]", c->index);
-    if (w < 0 || (size_t)w >= cap - k) {
-      k = cap - 1;
-      break;
-    }
-    k += (size_t)w;
-  }
-  out[k < cap ? k : cap - 1] = '\0';
+/* Writes the path of f ("a.b[2]", truncated to cap - 1 bytes) into out;
+ * returns its length. */
+static size_t path_of(const struct frame *f, char *out, size_t cap) {
+  size_t k = f && f->parent ? path_of(f->parent, out, cap) : 0;
+  int w = 0;
+  out[k] = '\0';
+  if (f != NULL && f->key != NULL)
+    w = snprintf(out + k, cap - k, "%s%.*s", k ? "." : "",
+                 (int)(f->key_len < cap ? f->key_len : cap), f->key);
+  else if (f != NULL)
+    w = snprintf(out + k, cap - k, "[%zu]", f->index);
+  return w < 0 ? k : k + (size_t)w < cap ? k + (size_t)w : cap - 1;
 }
 
 static int fail_at(struct parser *ps, const struct frame *f, const char *what) {
