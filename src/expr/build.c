@@ -138,7 +138,7 @@ static int rollback(struct tt_expr_builder *b, const struct mark *m, int rc) {
 /* Appends the placeholder of attribute name (s, n), reusing an earlier one
  * for the same name so a path used twice reads the same. */
 static int name_ref(struct tt_expr_builder *b, const char *s, size_t n, struct tt_buf *out,
-                    struct tt_error *err) {
+                    const char *field, struct tt_error *err) {
   size_t i;
   for (i = 0; i < b->nnames; i++)
     if (strlen(b->names[i]) == n && memcmp(b->names[i], s, n) == 0)
@@ -153,9 +153,7 @@ static int name_ref(struct tt_expr_builder *b, const char *s, size_t n, struct t
     copy[n] = '\0';
     b->names[b->nnames++] = copy;
   }
-  if (tt_buf_printf(out, "#n%zu", i) != 0)
-    return -2;
-  return 0;
+  return tt_buf_printf(out, "#n%zu", i) != 0 ? too_long(field, err) : 0;
 }
 
 int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct tt_buf *out,
@@ -242,20 +240,17 @@ bool tt_expr_rest_path_valid(const char *p) {
 
 static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool literal,
                          struct tt_buf *out, const char *field, struct tt_error *err) {
-  int rc;
   if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path)))
     return tt_expr_bad_path(field, err);
-  if (literal) {
-    rc = name_ref(b, path, strlen(path), out, err);
-    return rc == -2 ? too_long(field, err) : rc;
-  }
+  if (literal)
+    return name_ref(b, path, strlen(path), out, field, err);
   const char *s = path;
   for (;;) {
     const char *name;
     size_t n;
     s += tt_expr_rest_path_head(s, &name, &n);
-    if ((rc = name_ref(b, name, n, out, err)) != 0)
-      return rc == -2 ? too_long(field, err) : rc;
+    if (name_ref(b, name, n, out, field, err) != 0)
+      return -1;
     while (*s == '[') {
       size_t d = strcspn(s, "]") + 1; /* "[12]" */
       if (tt_buf_append(out, s, d) != 0)

@@ -606,8 +606,6 @@ static enum func func_lookup(struct parser *p, const struct token *t) {
   return F_UNKNOWN;
 }
 
-static bool is_condition_func(enum func f) { return f != F_UNKNOWN && f < F_SIZE; }
-
 enum tt_av_type tt_expr__operand_type(const struct xoperand *o) {
   switch (o->kind) {
   case XOP_VALUE: return o->value == &missing ? 0 : o->value->type;
@@ -888,7 +886,7 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   if (call->f == F_SIZE)
     defer(p, K_MISUSED,
           "The function is not allowed to be used this way in an expression; function: size");
-  if (!call->ok || !is_condition_func(call->f)) {
+  if (!call->ok || call->f >= F_SIZE) { /* not a condition function */
     /* Wrong: an error is pending and the tree is never evaluated. */
     struct xcond *c = new_cond(p, XC_EXISTS, 1);
     if (c && (c->ops[0] = dummy_operand(p)) == NULL)
