@@ -154,9 +154,14 @@ static int get_bool(struct vctx *c, const struct where *w, const json_t *obj, co
   return 0;
 }
 
+/* Gets map member `key` and, when `allowed` is not NULL, checks the map's
+ * members (`in` places them in messages). */
 static int get_object(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
-                      bool required, const json_t **out) {
-  return get_typed(c, w, obj, key, required, JSON_OBJECT, "a map", out);
+                      bool required, const struct where *in, const char *const *allowed,
+                      const json_t **out) {
+  if (get_typed(c, w, obj, key, required, JSON_OBJECT, "a map", out) != 0)
+    return -1;
+  return *out != NULL && allowed != NULL ? check_members(c, in, *out, allowed) : 0;
 }
 
 static int get_array(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
@@ -401,15 +406,13 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   }
 
   const json_t *enc;
-  if (get_object(c, &w, obj, "encryption", false, &enc) != 0)
+  char ep[64];
+  snprintf(ep, sizeof(ep), "%s.encryption", path);
+  struct where we = {what, ep};
+  static const char *const enc_members[] = {"v", NULL};
+  if (get_object(c, &w, obj, "encryption", false, &we, enc_members, &enc) != 0)
     return -1;
   if (enc != NULL) {
-    char ep[64];
-    snprintf(ep, sizeof(ep), "%s.encryption", path);
-    struct where we = {what, ep};
-    static const char *const enc_members[] = {"v", NULL};
-    if (check_members(c, &we, enc, enc_members) != 0)
-      return -1;
     const json_t *v = member(enc, "v");
     if (v != NULL && !(json_is_integer(v) && json_integer_value(v) == 1))
       return vfail(c, ep, "v", "%sencryption.v must be 1 (the only envelope version)", what);
@@ -417,7 +420,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   }
 
   const json_t *tags;
-  if (get_object(c, &w, obj, "tags", false, &tags) != 0)
+  if (get_object(c, &w, obj, "tags", false, NULL, NULL, &tags) != 0)
     return -1;
   if (tags != NULL) {
     char tp[64];
@@ -456,15 +459,13 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
   *out = NULL;
   struct where w = {outer, path};
   snprintf(what, sizeof(what), "%s%s: ", outer, key);
-  if (get_object(c, &w, obj, key, required, &k) != 0)
-    return -1;
-  if (k == NULL)
-    return 0;
   join(kp, sizeof(kp), path, key);
   struct where wk = {what, kp};
   static const char *const key_members[] = {"attribute", "type", NULL};
-  if (check_members(c, &wk, k, key_members) != 0)
+  if (get_object(c, &w, obj, key, required, &wk, key_members, &k) != 0)
     return -1;
+  if (k == NULL)
+    return 0;
   const char *attr, *type;
   if (get_string(c, &wk, k, "attribute", true, &attr) != 0 ||
       get_string(c, &wk, k, "type", true, &type) != 0)
@@ -496,15 +497,12 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
 
 static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *model) {
   const json_t *wp;
-  struct where w = {"", ""};
-  if (get_object(c, &w, model, "write_policy", false, &wp) != 0)
+  struct where w = {"", ""}, ww = {"write_policy: ", "write_policy"};
+  static const char *const wp_members[] = {"mode", "protected_attributes", NULL};
+  if (get_object(c, &w, model, "write_policy", false, &ww, wp_members, &wp) != 0)
     return -1;
   if (wp == NULL)
     return 0;
-  struct where ww = {"write_policy: ", "write_policy"};
-  static const char *const wp_members[] = {"mode", "protected_attributes", NULL};
-  if (check_members(c, &ww, wp, wp_members) != 0)
-    return -1;
   const char *mode;
   if (get_string(c, &ww, wp, "mode", false, &mode) != 0)
     return -1;
@@ -543,7 +541,7 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
 static int load_model_tags(struct vctx *c, struct tt_model *m, const json_t *model) {
   const json_t *tags;
   struct where w = {"", ""};
-  if (get_object(c, &w, model, "tags", false, &tags) != 0)
+  if (get_object(c, &w, model, "tags", false, NULL, NULL, &tags) != 0)
     return -1;
   if (tags == NULL)
     return 0;
@@ -567,17 +565,15 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
   const json_t *p;
   struct where w = {what, path};
   ix->projection = TT_PROJECTION_ALL;
-  if (get_object(c, &w, obj, "projection", false, &p) != 0)
-    return -1;
-  if (p == NULL)
-    return 0;
   join(pp, sizeof(pp), path, "projection");
   char pw[340];
   snprintf(pw, sizeof(pw), "%sprojection.", what);
   struct where wp = {pw, pp};
   static const char *const proj_members[] = {"type", "fields", NULL};
-  if (check_members(c, &wp, p, proj_members) != 0)
+  if (get_object(c, &w, obj, "projection", false, &wp, proj_members, &p) != 0)
     return -1;
+  if (p == NULL)
+    return 0;
   const char *type;
   if (get_string(c, &wp, p, "type", true, &type) != 0)
     return -1;
@@ -832,11 +828,9 @@ static int fill_model(struct vctx *c, const json_t *obj, const char *name, struc
     return oom(c);
 
   const json_t *table;
-  if (get_object(c, &w0, obj, "table", true, &table) != 0)
-    return -1;
   struct where wt = {"table.", "table"};
   static const char *const table_members[] = {"name", NULL};
-  if (check_members(c, &wt, table, table_members) != 0)
+  if (get_object(c, &w0, obj, "table", true, &wt, table_members, &table) != 0)
     return -1;
   const char *tname;
   if (get_string(c, &wt, table, "name", true, &tname) != 0)
@@ -848,13 +842,11 @@ static int fill_model(struct vctx *c, const json_t *obj, const char *name, struc
     return oom(c);
 
   const json_t *naming;
-  if (get_object(c, &w0, obj, "naming", false, &naming) != 0)
+  struct where wnm = {"naming.", "naming"};
+  static const char *const naming_members[] = {"convention", NULL};
+  if (get_object(c, &w0, obj, "naming", false, &wnm, naming_members, &naming) != 0)
     return -1;
   if (naming != NULL) {
-    struct where wnm = {"naming.", "naming"};
-    static const char *const naming_members[] = {"convention", NULL};
-    if (check_members(c, &wnm, naming, naming_members) != 0)
-      return -1;
     const char *conv;
     if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
       return -1;
@@ -901,11 +893,9 @@ static int fill_model(struct vctx *c, const json_t *obj, const char *name, struc
   }
 
   const json_t *keys;
-  if (get_object(c, &w0, obj, "keys", true, &keys) != 0)
-    return -1;
   struct where wk = {"keys.", "keys"};
   static const char *const keys_members[] = {"partition", "sort", NULL};
-  if (check_members(c, &wk, keys, keys_members) != 0)
+  if (get_object(c, &w0, obj, "keys", true, &wk, keys_members, &keys) != 0)
     return -1;
   if (load_key(c, m, keys, "partition", "keys", "keys.", true, &m->pk) != 0 ||
       load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
