@@ -131,25 +131,25 @@ static bool set_sorted(const struct tt_av *s) {
   return true;
 }
 
-/* Binary search for member `name`: NULL when absent, and then *pos (when
- * not NULL) is where it would go. */
+/* Binary search for member `name`, or NULL; *pos (when not NULL) is where
+ * it is or would go. */
 static const struct tt_av_member *find_member(const struct tt_av *map, const char *name,
                                               size_t name_len, size_t *pos) {
   size_t lo = 0, hi = map->len;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct tt_av_member *m = &map->u.members[mid];
-    int c = cmp_bytes(m->name, m->name_len, name, name_len);
-    if (c == 0)
-      return m;
-    if (c < 0)
+    if (cmp_bytes(m->name, m->name_len, name, name_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   if (pos)
     *pos = lo;
-  return NULL;
+  if (lo == map->len)
+    return NULL;
+  const struct tt_av_member *m = &map->u.members[lo];
+  return cmp_bytes(m->name, m->name_len, name, name_len) == 0 ? m : NULL;
 }
 
 bool tt_av_equal(const struct tt_av *a, const struct tt_av *b) {
