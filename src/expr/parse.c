@@ -1297,25 +1297,30 @@ static bool same_path(const struct xpath *a, const struct xpath *b) {
   return a->n == b->n && path_relation(a, b) == 1;
 }
 
+/* The i-th target of an update, or the i-th path of a projection. */
+static const struct xpath *path_at(const struct tt_expr *e, size_t i) {
+  return e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
+}
+
 /* Each path against the ones before it, as DynamoDB does: the first
  * overlap found is reported, else the first conflict. */
-static int check_overlaps(struct parser *p, const struct xpath *const *paths, size_t n) {
+static void check_overlaps(struct parser *p) {
+  size_t n = p->e->kind == TT_EXPR_UPDATE ? p->e->nactions : p->e->npaths;
   for (size_t j = 1; j < n; j++)
     for (size_t i = 0; i < j; i++) {
-      int r = path_relation(paths[i], paths[j]);
+      int r = path_relation(path_at(p->e, i), path_at(p->e, j));
       if (r == 0)
         continue;
       char one[96], two[96];
-      format_path(one, sizeof(one), paths[i]);
-      format_path(two, sizeof(two), paths[j]);
+      format_path(one, sizeof(one), path_at(p->e, i));
+      format_path(two, sizeof(two), path_at(p->e, j));
       defer(p, r == 1 ? K_OVERLAP : K_CONFLICT,
             "Two document paths %s with each other; must remove or rewrite one of these "
             "paths; path one: %s, path two: %s",
             r == 1 ? "overlap" : "conflict", one, two);
       if (r == 1)
-        return 0;
+        return;
     }
-  return 0;
 }
 
 /* ---- projections ------------------------------------------------------- */
@@ -1376,21 +1381,6 @@ static const char *prefix_of(enum tt_expr_kind k) {
   return "Invalid Expression: ";
 }
 
-static int collect_paths_and_check(struct parser *p) {
-  struct tt_expr *e = p->e;
-  size_t n = e->kind == TT_EXPR_UPDATE ? e->nactions : e->npaths;
-  if (n < 2)
-    return 0;
-  const struct xpath **v = malloc(n * sizeof(*v));
-  if (v == NULL)
-    return fail_oom(p);
-  for (size_t i = 0; i < n; i++)
-    v[i] = e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
-  int rc = check_overlaps(p, v, n);
-  free(v);
-  return rc;
-}
-
 int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *names,
                   const struct tt_av *values, struct tt_expr **out, struct tt_error *err) {
   struct parser p = {.text = text ? text : "", .prefix = prefix_of(kind), .names = names,
@@ -1440,15 +1430,17 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     }
     break;
   case TT_EXPR_UPDATE:
-    if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
+    if (parse_update(&p) != 0)
       goto fail;
+    check_overlaps(&p);
     for (size_t i = 0; p.cats == 0 && i < e->nactions; i++)
       if (proj_insert(&p, &e->proj, &e->actions[i].path) != 0)
         goto fail;
     break;
   case TT_EXPR_PROJECTION:
-    if (parse_projection(&p) != 0 || collect_paths_and_check(&p) != 0)
+    if (parse_projection(&p) != 0)
       goto fail;
+    check_overlaps(&p);
     for (size_t i = 0; i < e->npaths; i++)
       if (proj_insert(&p, &e->proj, &e->paths[i]) != 0)
         goto fail;
