@@ -418,13 +418,6 @@ fail:
   return -1;
 }
 
-static int literal(struct parser *ps, const char *word, size_t n) {
-  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
-    return -1;
-  ps->p += n;
-  return 0;
-}
-
 static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out) {
   skip_ws(ps);
   if (ps->p >= ps->end)
@@ -456,8 +449,10 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
   case 'f':
   case 'n': {
     const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
-    if (literal(ps, w, strlen(w)) != 0)
+    size_t n = strlen(w);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n) != 0)
       return fail_at(ps, f, "invalid literal");
+    ps->p += n;
     v = c == 't' ? json_true() : c == 'f' ? json_false() : json_null();
     break;
   }
