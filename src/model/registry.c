@@ -227,12 +227,14 @@ static int check_same_name(const struct tt_model *m, const struct tt_model *o, b
   return 0;
 }
 
-/* Validates what was staged by one load call and moves it in; drops the
- * staged list in every case. */
+/* Validates what was staged by one load call and moves it in, unless the
+ * staging failed (staged_rc not 0); drops the staged list in every case. */
 static int commit_staged(struct tt_model_registry *r, struct tt_model_list *staged,
-                         struct tt_error *err) {
+                         int staged_rc, struct tt_error *err) {
   int rc = -1;
   struct tt_model_list keep = {0};
+  if (staged_rc != 0)
+    goto fail;
   for (size_t i = 0; i < staged->n; i++) {
     struct tt_model *m = staged->items[i];
     bool dup = false;
@@ -330,11 +332,7 @@ int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
                         strerror(errno));
   int rc = S_ISDIR(sb.st_mode) ? stage_dir(path, &staged, err) : stage_file(path, &staged, err);
-  if (rc != 0) {
-    tt_model_list_clear(&staged);
-    return -1;
-  }
-  return commit_staged(r, &staged, err);
+  return commit_staged(r, &staged, rc, err);
 }
 
 int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, size_t len,
@@ -348,11 +346,7 @@ int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, s
     return -1;
   int rc = stage_docs(docs, source, &staged, err);
   json_decref(docs);
-  if (rc != 0) {
-    tt_model_list_clear(&staged);
-    return -1;
-  }
-  return commit_staged(r, &staged, err);
+  return commit_staged(r, &staged, rc, err);
 }
 
 /* ---- replaces: what stored items do not survive ------------------------- */
