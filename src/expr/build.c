@@ -338,30 +338,36 @@ void tt_key_cond_clear(struct tt_key_cond *k) {
 static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err);
 
-/* The children of an and/or node, joined by " AND " / " OR ". */
+/* Builds the condition kid (field path f) into out after `lead`, in
+ * parentheses when `paren` is 2, or 1 and kid is an and/or list. */
+static int build_kid(struct tt_expr_builder *b, const struct tt_cond *kid, const char *f,
+                     const char *field, const char *lead, int paren, struct tt_buf *out,
+                     struct tt_error *err) {
+  struct tt_buf child;
+  bool compound = false;
+  tt_buf_init(&child, TT_EXPR_MAX_TEXT);
+  int rc = build_cond(b, kid, f, &child, &compound, err);
+  bool p = paren == 2 || (paren == 1 && compound);
+  if (rc == 0 && (tt_buf_puts(out, lead) != 0 || (p && tt_buf_puts(out, "(") != 0) ||
+                  tt_buf_append(out, child.data, child.len) != 0 ||
+                  (p && tt_buf_puts(out, ")") != 0)))
+    rc = too_long(field, err);
+  tt_buf_free(&child);
+  return rc;
+}
+
+/* The children of an and/or node, joined by " AND " / " OR ", nested lists
+ * in parentheses so the text never relies on precedence. */
 static int build_list(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err) {
   size_t n = c->n_kids;
   *compound = n > 1;
   for (size_t i = 0; i < n; i++) {
     char f[128];
-    struct tt_buf child;
-    bool child_compound = false;
     tt_expr_field_index(f, sizeof(f), field, i);
-    tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-    if (build_cond(b, &c->kids[i], f, &child, &child_compound, err) != 0) {
-      tt_buf_free(&child);
+    if (build_kid(b, &c->kids[i], f, field, !i ? "" : c->kind == TT_COND_AND ? " AND " : " OR ",
+                  n > 1, out, err) != 0)
       return -1;
-    }
-    /* Parenthesize nested lists so the text never relies on precedence. */
-    bool paren = n > 1 && child_compound;
-    int rc = (i && tt_buf_puts(out, c->kind == TT_COND_AND ? " AND " : " OR ") != 0) ||
-             (paren && tt_buf_puts(out, "(") != 0) ||
-             tt_buf_append(out, child.data, child.len) != 0 ||
-             (paren && tt_buf_puts(out, ")") != 0);
-    tt_buf_free(&child);
-    if (rc)
-      return too_long(field, err);
   }
   return 0;
 }
@@ -429,16 +435,8 @@ static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const 
     tt_expr_field_key(f, sizeof(f), field, c->kind == TT_COND_AND ? "and" : "or");
     return build_list(b, c, c->list ? field : f, out, compound, err);
   }
-  struct tt_buf child;
-  bool cc;
   tt_expr_field_key(f, sizeof(f), field, "not");
-  tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-  int rc = build_cond(b, c->kids, f, &child, &cc, err);
-  if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
-                  tt_buf_append(out, child.data, child.len) != 0 || tt_buf_puts(out, ")") != 0))
-    rc = too_long(field, err);
-  tt_buf_free(&child);
-  return rc;
+  return build_kid(b, c->kids, f, field, "NOT ", 2, out, err);
 }
 
 int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
