@@ -1297,7 +1297,11 @@ static bool same_path(const struct xpath *a, const struct xpath *b) {
   return a->n == b->n && path_relation(a, b) == 1;
 }
 
-/* The i-th target of an update, or the i-th path of a projection. */
+/* How many targets an update has, or paths a projection; the i-th one. */
+static size_t path_count(const struct tt_expr *e) {
+  return e->kind == TT_EXPR_UPDATE ? e->nactions : e->npaths;
+}
+
 static const struct xpath *path_at(const struct tt_expr *e, size_t i) {
   return e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
 }
@@ -1305,8 +1309,7 @@ static const struct xpath *path_at(const struct tt_expr *e, size_t i) {
 /* Each path against the ones before it, as DynamoDB does: the first
  * overlap found is reported, else the first conflict. */
 static void check_overlaps(struct parser *p) {
-  size_t n = p->e->kind == TT_EXPR_UPDATE ? p->e->nactions : p->e->npaths;
-  for (size_t j = 1; j < n; j++)
+  for (size_t j = 1; j < path_count(p->e); j++)
     for (size_t i = 0; i < j; i++) {
       int r = path_relation(path_at(p->e, i), path_at(p->e, j));
       if (r == 0)
@@ -1430,19 +1433,12 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     }
     break;
   case TT_EXPR_UPDATE:
-    if (parse_update(&p) != 0)
-      goto fail;
-    check_overlaps(&p);
-    for (size_t i = 0; p.cats == 0 && i < e->nactions; i++)
-      if (proj_insert(&p, &e->proj, &e->actions[i].path) != 0)
-        goto fail;
-    break;
   case TT_EXPR_PROJECTION:
-    if (parse_projection(&p) != 0)
+    if ((kind == TT_EXPR_UPDATE ? parse_update(&p) : parse_projection(&p)) != 0)
       goto fail;
     check_overlaps(&p);
-    for (size_t i = 0; i < e->npaths; i++)
-      if (proj_insert(&p, &e->proj, &e->paths[i]) != 0)
+    for (size_t i = 0; p.cats == 0 && i < path_count(e); i++)
+      if (proj_insert(&p, &e->proj, path_at(e, i)) != 0)
         goto fail;
     break;
   default:
