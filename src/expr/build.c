@@ -138,7 +138,7 @@ static int rollback(struct tt_expr_builder *b, const struct mark *m, int rc) {
 /* Appends the placeholder of attribute name (s, n), reusing an earlier one
  * for the same name so a path used twice reads the same. */
 static int name_ref(struct tt_expr_builder *b, const char *s, size_t n, struct tt_buf *out,
-                    struct tt_error *err) {
+                    const char *field, struct tt_error *err) {
   size_t i;
   for (i = 0; i < b->nnames; i++)
     if (strlen(b->names[i]) == n && memcmp(b->names[i], s, n) == 0)
@@ -153,9 +153,7 @@ static int name_ref(struct tt_expr_builder *b, const char *s, size_t n, struct t
     copy[n] = '\0';
     b->names[b->nnames++] = copy;
   }
-  if (tt_buf_printf(out, "#n%zu", i) != 0)
-    return -2;
-  return 0;
+  return tt_buf_printf(out, "#n%zu", i) != 0 ? too_long(field, err) : 0;
 }
 
 int tt_expr_builder_value(struct tt_expr_builder *b, struct tt_av *value, struct tt_buf *out,
@@ -242,20 +240,17 @@ bool tt_expr_rest_path_valid(const char *p) {
 
 static int builder_path_impl(struct tt_expr_builder *b, const char *path, bool literal,
                          struct tt_buf *out, const char *field, struct tt_error *err) {
-  int rc;
   if (path == NULL || *path == '\0' || (!literal && !tt_expr_rest_path_valid(path)))
     return tt_expr_bad_path(field, err);
-  if (literal) {
-    rc = name_ref(b, path, strlen(path), out, err);
-    return rc == -2 ? too_long(field, err) : rc;
-  }
+  if (literal)
+    return name_ref(b, path, strlen(path), out, field, err);
   const char *s = path;
   for (;;) {
     const char *name;
     size_t n;
     s += tt_expr_rest_path_head(s, &name, &n);
-    if ((rc = name_ref(b, name, n, out, err)) != 0)
-      return rc == -2 ? too_long(field, err) : rc;
+    if (name_ref(b, name, n, out, field, err) != 0)
+      return -1;
     while (*s == '[') {
       size_t d = strcspn(s, "]") + 1; /* "[12]" */
       if (tt_buf_append(out, s, d) != 0)
@@ -343,30 +338,36 @@ void tt_key_cond_clear(struct tt_key_cond *k) {
 static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err);
 
-/* The children of an and/or node, joined by " AND " / " OR ". */
+/* Builds the condition kid (field path f) into out after `lead`, in
+ * parentheses when `paren` is 2, or 1 and kid is an and/or list. */
+static int build_kid(struct tt_expr_builder *b, const struct tt_cond *kid, const char *f,
+                     const char *field, const char *lead, int paren, struct tt_buf *out,
+                     struct tt_error *err) {
+  struct tt_buf child;
+  bool compound = false;
+  tt_buf_init(&child, TT_EXPR_MAX_TEXT);
+  int rc = build_cond(b, kid, f, &child, &compound, err);
+  bool p = paren == 2 || (paren == 1 && compound);
+  if (rc == 0 && (tt_buf_puts(out, lead) != 0 || (p && tt_buf_puts(out, "(") != 0) ||
+                  tt_buf_append(out, child.data, child.len) != 0 ||
+                  (p && tt_buf_puts(out, ")") != 0)))
+    rc = too_long(field, err);
+  tt_buf_free(&child);
+  return rc;
+}
+
+/* The children of an and/or node, joined by " AND " / " OR ", nested lists
+ * in parentheses so the text never relies on precedence. */
 static int build_list(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
                       struct tt_buf *out, bool *compound, struct tt_error *err) {
   size_t n = c->n_kids;
   *compound = n > 1;
   for (size_t i = 0; i < n; i++) {
     char f[128];
-    struct tt_buf child;
-    bool child_compound = false;
     tt_expr_field_index(f, sizeof(f), field, i);
-    tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-    if (build_cond(b, &c->kids[i], f, &child, &child_compound, err) != 0) {
-      tt_buf_free(&child);
+    if (build_kid(b, &c->kids[i], f, field, !i ? "" : c->kind == TT_COND_AND ? " AND " : " OR ",
+                  n > 1, out, err) != 0)
       return -1;
-    }
-    /* Parenthesize nested lists so the text never relies on precedence. */
-    bool paren = n > 1 && child_compound;
-    int rc = (i && tt_buf_puts(out, c->kind == TT_COND_AND ? " AND " : " OR ") != 0) ||
-             (paren && tt_buf_puts(out, "(") != 0) ||
-             tt_buf_append(out, child.data, child.len) != 0 ||
-             (paren && tt_buf_puts(out, ")") != 0);
-    tt_buf_free(&child);
-    if (rc)
-      return too_long(field, err);
   }
   return 0;
 }
@@ -434,16 +435,8 @@ static int build_cond(struct tt_expr_builder *b, const struct tt_cond *c, const 
     tt_expr_field_key(f, sizeof(f), field, c->kind == TT_COND_AND ? "and" : "or");
     return build_list(b, c, c->list ? field : f, out, compound, err);
   }
-  struct tt_buf child;
-  bool cc;
   tt_expr_field_key(f, sizeof(f), field, "not");
-  tt_buf_init(&child, TT_EXPR_MAX_TEXT);
-  int rc = build_cond(b, c->kids, f, &child, &cc, err);
-  if (rc == 0 && (tt_buf_puts(out, "NOT (") != 0 ||
-                  tt_buf_append(out, child.data, child.len) != 0 || tt_buf_puts(out, ")") != 0))
-    rc = too_long(field, err);
-  tt_buf_free(&child);
-  return rc;
+  return build_kid(b, c->kids, f, field, "NOT ", 2, out, err);
 }
 
 int tt_expr_build_condition(struct tt_expr_builder *b, const struct tt_cond *c, const char *field,
@@ -575,22 +568,26 @@ int tt_expr_build_projection(struct tt_expr_builder *b, const struct tt_select *
 static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_update_op op,
                                 const char *path, bool literal, struct tt_av *value,
                                 const char *field, struct tt_error *err) {
+  /* Each operator's clause, and its action from the path (1), the value
+   * (2) and the empty list (3). */
+  static const struct {
+    enum clause cl;
+    const char *form;
+  } forms[] = {
+      [TT_EXPR_UPD_SET] = {C_SET, "%1$s = %2$s"},
+      [TT_EXPR_UPD_SET_IF_NOT_EXISTS] = {C_SET, "%1$s = if_not_exists(%1$s, %2$s)"},
+      [TT_EXPR_UPD_REMOVE] = {C_REMOVE, "%1$s"},
+      [TT_EXPR_UPD_ADD] = {C_ADD, "%1$s %2$s"},
+      [TT_EXPR_UPD_DELETE] = {C_DELETE, "%1$s %2$s"},
+      [TT_EXPR_UPD_APPEND] = {C_SET, "%1$s = list_append(if_not_exists(%1$s, %3$s), %2$s)"},
+      [TT_EXPR_UPD_PREPEND] = {C_SET, "%1$s = list_append(%2$s, if_not_exists(%1$s, %3$s))"}};
   struct tt_buf pbuf, vbuf, ebuf;
-  enum clause cl;
   int rc = -1;
   field = field ? field : "";
   tt_buf_init(&pbuf, TT_EXPR_MAX_TEXT);
   tt_buf_init(&vbuf, TT_EXPR_MAX_TEXT);
   tt_buf_init(&ebuf, TT_EXPR_MAX_TEXT);
-  switch (op) {
-  case TT_EXPR_UPD_REMOVE: cl = C_REMOVE; break;
-  case TT_EXPR_UPD_ADD: cl = C_ADD; break;
-  case TT_EXPR_UPD_DELETE: cl = C_DELETE; break;
-  case TT_EXPR_UPD_SET:
-  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
-  case TT_EXPR_UPD_APPEND:
-  case TT_EXPR_UPD_PREPEND: cl = C_SET; break;
-  default:
+  if (op < TT_EXPR_UPD_SET || op > TT_EXPR_UPD_PREPEND) {
     tt_error_set(err, TT_ERR_INTERNAL, field, "unknown update operator");
     goto done;
   }
@@ -624,23 +621,9 @@ static int build_update_action_impl(struct tt_expr_builder *b, enum tt_expr_upda
     if (tt_expr_builder_value(b, &empty, &ebuf, err) != 0)
       goto done;
   }
-  struct tt_buf *out = &b->clause[cl];
-  const char *p = pbuf.data, *v = vbuf.data, *e = ebuf.data;
-  int w = tt_buf_puts(out, out->len ? ", " : "");
-  switch (op) {
-  case TT_EXPR_UPD_SET: w = w || tt_buf_printf(out, "%s = %s", p, v); break;
-  case TT_EXPR_UPD_SET_IF_NOT_EXISTS:
-    w = w || tt_buf_printf(out, "%s = if_not_exists(%s, %s)", p, p, v);
-    break;
-  case TT_EXPR_UPD_APPEND:
-    w = w || tt_buf_printf(out, "%s = list_append(if_not_exists(%s, %s), %s)", p, p, e, v);
-    break;
-  case TT_EXPR_UPD_PREPEND:
-    w = w || tt_buf_printf(out, "%s = list_append(%s, if_not_exists(%s, %s))", p, v, p, e);
-    break;
-  case TT_EXPR_UPD_REMOVE: w = w || tt_buf_puts(out, p); break;
-  default: w = w || tt_buf_printf(out, "%s %s", p, v); break;
-  }
+  struct tt_buf *out = &b->clause[forms[op].cl];
+  int w = tt_buf_puts(out, out->len ? ", " : "") ||
+          tt_buf_printf(out, forms[op].form, pbuf.data, vbuf.data, ebuf.data);
   if (w) {
     too_long(field, err);
     goto done;

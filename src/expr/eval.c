@@ -28,14 +28,20 @@ static struct tt_av *walk_mut(const struct tt_av *root, const struct xpath *p, s
   return cur;
 }
 
+/* The map or list holding the last step of p in `root`, or NULL when it is
+ * missing or not of the step's kind. */
+static struct tt_av *parent_of(struct tt_av *root, const struct xpath *p) {
+  struct tt_av *parent = walk_mut(root, p, p->n - 1);
+  enum tt_av_type want = seg_is_index(&p->segs[p->n - 1]) ? TT_AV_L : TT_AV_M;
+  return parent && parent->type == want ? parent : NULL;
+}
+
 /* The value a path designates in `root`, or NULL. */
 static const struct tt_av *tt_expr__resolve(const struct tt_av *root, const struct xpath *p) {
   return walk_mut(root, p, p->n);
 }
 
 /* ---- conditions -------------------------------------------------------- */
-
-static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
 
 static bool is_set(enum tt_av_type t) { return t == TT_AV_SS || t == TT_AV_NS || t == TT_AV_BS; }
 
@@ -74,7 +80,7 @@ static const struct tt_av *cond_operand(const struct xoperand *o, const struct t
 }
 
 static bool ordered(const struct tt_av *a, const struct tt_av *b) {
-  return a && b && a->type == b->type && is_scalar(a->type);
+  return a && b && a->type == b->type && tt_expr__is_scalar(a->type);
 }
 
 static bool has_prefix(const struct tt_av *a, const struct tt_av *b) {
@@ -280,10 +286,10 @@ static int appends_flush(struct tt_av *root, struct xappends *q, struct tt_error
  * a list appends (held in q until appends_flush), as DynamoDB does. */
 static int set_path(struct tt_av *root, const struct xpath *p, struct tt_av *v,
                     struct xappends *q, struct tt_error *err) {
-  struct tt_av *parent = walk_mut(root, p, p->n - 1);
+  struct tt_av *parent = parent_of(root, p);
   const struct xseg *last = &p->segs[p->n - 1];
   int rc = 0;
-  if (parent == NULL || parent->type != (seg_is_index(last) ? TT_AV_L : TT_AV_M)) {
+  if (parent == NULL) {
     rc = err_path(err);
   } else if (!seg_is_index(last)) {
     if (tt_av_map_put(parent, last->name, last->name_len, v) != 0)
@@ -308,9 +314,9 @@ static int set_path(struct tt_av *root, const struct xpath *p, struct tt_av *v,
 }
 
 static int remove_path(struct tt_av *root, const struct xpath *p, struct tt_error *err) {
-  struct tt_av *parent = walk_mut(root, p, p->n - 1);
+  struct tt_av *parent = parent_of(root, p);
   const struct xseg *last = &p->segs[p->n - 1];
-  if (parent == NULL || parent->type != (seg_is_index(last) ? TT_AV_L : TT_AV_M))
+  if (parent == NULL)
     return err_path(err);
   if (!seg_is_index(last))
     tt_av_map_remove(parent, last->name);
@@ -438,10 +444,7 @@ static int apply_add(struct tt_av *root, const struct xaction *act, struct xappe
 /* DELETE: removes elements from a set; an emptied set is removed. */
 static int apply_delete(struct tt_av *root, const struct xaction *act, struct tt_error *err) {
   const struct tt_av *val = act->value->value;
-  struct tt_av *parent = walk_mut(root, &act->path, act->path.n - 1);
-  if (parent == NULL || parent->type != (seg_is_index(&act->path.segs[act->path.n - 1])
-                                              ? TT_AV_L
-                                              : TT_AV_M))
+  if (parent_of(root, &act->path) == NULL)
     return err_path(err);
   struct tt_av *target = walk_mut(root, &act->path, act->path.n);
   if (target == NULL)
@@ -670,23 +673,14 @@ int tt_expr_key_range(const struct tt_expr *e, const char *pk_name, const char *
   if (not_indexable(sk))
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         "Attempted conditional constraint is not an indexable operation");
+  static const enum tt_expr_key_op of_cmp[] = {
+      [XCMP_EQ] = TT_EXPR_KEY_EQ, [XCMP_LT] = TT_EXPR_KEY_LT, [XCMP_LE] = TT_EXPR_KEY_LE,
+      [XCMP_GT] = TT_EXPR_KEY_GT, [XCMP_GE] = TT_EXPR_KEY_GE};
   out->lo = sk->ops[1]->value;
-  switch (sk->kind) {
-  case XC_BETWEEN:
-    out->op = TT_EXPR_KEY_BETWEEN;
-    out->hi = sk->ops[2]->value;
-    break;
-  case XC_BEGINS_WITH:
-    out->op = TT_EXPR_KEY_BEGINS_WITH;
-    break;
-  default:
-    out->op = sk->cmp == XCMP_EQ   ? TT_EXPR_KEY_EQ
-              : sk->cmp == XCMP_LT ? TT_EXPR_KEY_LT
-              : sk->cmp == XCMP_LE ? TT_EXPR_KEY_LE
-              : sk->cmp == XCMP_GT ? TT_EXPR_KEY_GT
-                                   : TT_EXPR_KEY_GE;
-    break;
-  }
+  out->hi = sk->kind == XC_BETWEEN ? sk->ops[2]->value : NULL;
+  out->op = sk->kind == XC_BETWEEN       ? TT_EXPR_KEY_BETWEEN
+            : sk->kind == XC_BEGINS_WITH ? TT_EXPR_KEY_BEGINS_WITH
+                                         : of_cmp[sk->cmp];
   return 0;
 }
 
@@ -740,35 +734,14 @@ bool tt_expr_nested_under(const struct tt_expr *e, const char *name) {
   return cond_reads(e->cond, name, n, 2);
 }
 
-/* The type an update operand has whatever the item: a value's, N for + and
- * -, L for list_append, if_not_exists's default's; 0 for a path. */
-static int operand_static_type(const struct xoperand *o) {
-  if (o == NULL)
-    return 0;
-  switch (o->kind) {
-  case XOP_VALUE:
-    return (int)o->value->type;
-  case XOP_PLUS:
-  case XOP_MINUS:
-    return TT_AV_N;
-  case XOP_LIST_APPEND:
-    return TT_AV_L;
-  case XOP_IF_NOT_EXISTS:
-    return operand_static_type(o->b);
-  case XOP_PATH:
-  case XOP_SIZE:
-    break;
-  }
-  return 0;
-}
-
 int tt_expr_update_static_type(const struct tt_expr *e, const char *name) {
   if (e == NULL || name == NULL || e->kind != TT_EXPR_UPDATE)
     return 0;
   size_t n = strlen(name);
   for (size_t i = 0; i < e->nactions; i++)
     if (path_is(&e->actions[i].path, name, n))
-      return e->actions[i].kind == XA_REMOVE ? 0 : operand_static_type(e->actions[i].value);
+      return e->actions[i].kind == XA_REMOVE ? 0
+                                             : (int)tt_expr__operand_type(e->actions[i].value);
   return 0;
 }
 

@@ -46,7 +46,7 @@ enum xcond_kind {
   XC_CMP,         /* ops[0] cmp ops[1] */
   XC_BETWEEN,     /* ops[0] BETWEEN ops[1] AND ops[2] */
   XC_IN,          /* ops[0] IN (ops[1..]) */
-  XC_EXISTS,      /* attribute_exists(ops[0]) */
+  XC_EXISTS,      /* attribute_exists(ops[0]); to XC_CONTAINS in the parser's order */
   XC_NOT_EXISTS,  /* attribute_not_exists(ops[0]) */
   XC_TYPE,        /* attribute_type(ops[0], type) */
   XC_BEGINS_WITH, /* begins_with(ops[0], ops[1]) */
@@ -101,5 +101,13 @@ struct tt_expr {
   const struct tt_av *names, *values;   /* identity of the maps, for unused checks */
   bool *names_used, *values_used;       /* per member of names / values */
 };
+
+static inline bool tt_expr__is_scalar(enum tt_av_type t) {
+  return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B;
+}
+
+/* The type an operand is known to have before evaluation (a value's, N for
+ * size(), + and -, L for list_append, if_not_exists's default's), else 0. */
+enum tt_av_type tt_expr__operand_type(const struct xoperand *o);
 
 #endif

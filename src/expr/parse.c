@@ -29,7 +29,7 @@ enum tok {
   T_RB,
   T_COMMA,
   T_DOT,
-  T_EQ,
+  T_EQ, /* T_EQ to T_GE: the comparators, in enum xcmp's order */
   T_NE,
   T_LT,
   T_LE,
@@ -92,36 +92,26 @@ static bool is_cond_kind(enum tt_expr_kind k) {
   return k == TT_EXPR_CONDITION || k == TT_EXPR_FILTER || k == TT_EXPR_KEY_CONDITION;
 }
 
-/* The order in which categories are reported, per kind of expression; the
- * categories a kind does not list come after, in enum order. */
-static const enum cat *report_order(enum tt_expr_kind k, size_t *n) {
-  static const enum cat cond[] = {K_PARENS, K_FUNC_NAME, K_MISUSED,  K_RESERVED,
-                                  K_CONDITION, K_NAME,   K_COUNT,    K_DISTINCT,
-                                  K_FUNCTION,  K_SIZE_PATH};
-  static const enum cat upd[] = {K_RESERVED, K_FUNC_NAME, K_SECTION, K_NAME,     K_VALUE,
-                                 K_OVERLAP,  K_CONFLICT,  K_OPERAND, K_FUNCTION, K_SIZE_PATH};
-  static const enum cat proj[] = {K_RESERVED, K_NAME, K_OVERLAP, K_CONFLICT};
-  if (k == TT_EXPR_UPDATE) {
-    *n = sizeof(upd) / sizeof(upd[0]);
-    return upd;
-  }
-  if (k == TT_EXPR_PROJECTION) {
-    *n = sizeof(proj) / sizeof(proj[0]);
-    return proj;
-  }
-  *n = sizeof(cond) / sizeof(cond[0]);
-  return cond;
+/* The order in which categories are reported, per kind of expression, up
+ * to K_NCAT; the categories a kind does not list come after, in enum order. */
+static const enum cat *report_order(enum tt_expr_kind k) {
+  static const enum cat cond[] = {K_PARENS,   K_FUNC_NAME, K_MISUSED,  K_RESERVED,
+                                  K_CONDITION, K_NAME,     K_COUNT,    K_DISTINCT,
+                                  K_FUNCTION,  K_SIZE_PATH, K_NCAT};
+  static const enum cat upd[] = {K_RESERVED, K_FUNC_NAME, K_SECTION,  K_NAME,
+                                 K_VALUE,    K_OVERLAP,   K_CONFLICT, K_OPERAND,
+                                 K_FUNCTION, K_SIZE_PATH, K_NCAT};
+  static const enum cat proj[] = {K_RESERVED, K_NAME, K_OVERLAP, K_CONFLICT, K_NCAT};
+  return k == TT_EXPR_UPDATE ? upd : k == TT_EXPR_PROJECTION ? proj : cond;
 }
 
 /* The message of the category to report, or NULL when none was found. */
 static const char *pending(const struct parser *p) {
   if (p->cats == 0)
     return NULL;
-  size_t n;
-  const enum cat *order = report_order(p->e ? p->e->kind : TT_EXPR_CONDITION, &n);
-  for (size_t i = 0; i < n; i++)
-    if (p->cats & (1u << order[i]))
-      return p->msgs[order[i]];
+  for (const enum cat *c = report_order(p->e ? p->e->kind : TT_EXPR_CONDITION); *c != K_NCAT; c++)
+    if (p->cats & (1u << *c))
+      return p->msgs[*c];
   for (int c = 0; c < K_NCAT; c++)
     if (p->cats & (1u << c))
       return p->msgs[c];
@@ -226,6 +216,12 @@ static bool is_ident_char(unsigned char c) {
   return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
+/* The token each punctuation character starts (T_EOF: none); '<' and '>'
+ * may take the next character. */
+static const enum tok single[0x80] = {
+    ['('] = T_LP,    [')'] = T_RP,  ['['] = T_LB, [']'] = T_RB, [','] = T_COMMA, ['.'] = T_DOT,
+    ['='] = T_EQ,    ['<'] = T_LT,  ['>'] = T_GT, ['+'] = T_PLUS, ['-'] = T_MINUS};
+
 static int tokenize(struct parser *p) {
   const char *s = p->text;
   size_t n = strlen(s), i = 0, cap = 16;
@@ -234,8 +230,7 @@ static int tokenize(struct parser *p) {
     return fail_oom(p);
   p->ntok = 0;
   for (;;) {
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
-      i++;
+    i += strspn(s + i, " \t\r\n");
     if (p->ntok + 1 >= cap) {
       struct token *nt = realloc(p->toks, cap * 2 * sizeof(*nt));
       if (nt == NULL)
@@ -270,42 +265,20 @@ static int tokenize(struct parser *p) {
         j++;
       t->t = j == i + 1 ? T_BAD : (c == '#' ? T_NAME : T_VALUE);
       t->len = j - i;
+    } else if (c < 0x80 && single[c] != T_EOF) {
+      t->t = single[c];
+      char d = i + 1 < n ? s[i + 1] : '\0';
+      if ((c == '<' || c == '>') && d == '=')
+        t->t = c == '<' ? T_LE : T_GE;
+      else if (c == '<' && d == '>')
+        t->t = T_NE;
+      t->len = t->t == single[c] ? 1 : 2;
     } else {
-      switch (c) {
-      case '(': t->t = T_LP; break;
-      case ')': t->t = T_RP; break;
-      case '[': t->t = T_LB; break;
-      case ']': t->t = T_RB; break;
-      case ',': t->t = T_COMMA; break;
-      case '.': t->t = T_DOT; break;
-      case '=': t->t = T_EQ; break;
-      case '+': t->t = T_PLUS; break;
-      case '-': t->t = T_MINUS; break;
-      case '<':
-        t->t = T_LT;
-        if (i + 1 < n && s[i + 1] == '=') {
-          t->t = T_LE;
-          t->len = 2;
-        } else if (i + 1 < n && s[i + 1] == '>') {
-          t->t = T_NE;
-          t->len = 2;
-        }
-        break;
-      case '>':
-        t->t = T_GT;
-        if (i + 1 < n && s[i + 1] == '=') {
-          t->t = T_GE;
-          t->len = 2;
-        }
-        break;
-      default:
-        t->t = T_BAD;
-        /* Keep a multibyte character whole in the token. */
-        if (c >= 0xc0)
-          while (i + t->len < n && ((unsigned char)s[i + t->len] & 0xc0) == 0x80)
-            t->len++;
-        break;
-      }
+      t->t = T_BAD;
+      /* Keep a multibyte character whole in the token. */
+      if (c >= 0xc0)
+        while (i + t->len < n && ((unsigned char)s[i + t->len] & 0xc0) == 0x80)
+          t->len++;
     }
     if (t->t == T_BAD)
       return syntax_error(p, p->ntok - 1);
@@ -344,10 +317,6 @@ static const struct token *peek2(struct parser *p) {
 static bool tok_is_word(struct parser *p, const struct token *t, const char *word) {
   return t->t == T_IDENT && t->len == strlen(word) &&
          strncasecmp(p->text + t->off, word, t->len) == 0;
-}
-
-static bool tok_is_exact(struct parser *p, const struct token *t, const char *word) {
-  return t->t == T_IDENT && t->len == strlen(word) && memcmp(p->text + t->off, word, t->len) == 0;
 }
 
 static int expect(struct parser *p, enum tok t) {
@@ -603,7 +572,8 @@ static struct xoperand *parse_value_ref(struct parser *p) {
   return o;
 }
 
-/* Function names are case-sensitive in DynamoDB. */
+/* Function names are case-sensitive in DynamoDB. The condition functions
+ * come first, in enum xcond_kind's order, and the update functions last. */
 enum func {
   F_UNKNOWN = 0,
   F_ATTRIBUTE_EXISTS,
@@ -630,26 +600,20 @@ static const char *const func_names[] = {
 
 static enum func func_lookup(struct parser *p, const struct token *t) {
   for (size_t i = 1; i < sizeof(func_names) / sizeof(func_names[0]); i++)
-    if (tok_is_exact(p, t, func_names[i]))
+    if (t->t == T_IDENT && t->len == strlen(func_names[i]) &&
+        memcmp(p->text + t->off, func_names[i], t->len) == 0)
       return (enum func)i;
   return F_UNKNOWN;
 }
 
-static bool is_condition_func(enum func f) {
-  return f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_ATTRIBUTE_TYPE ||
-         f == F_BEGINS_WITH || f == F_CONTAINS;
-}
-
-/* The type an operand is known to have before evaluation (a value, or the
- * result of a function), else 0. */
-static enum tt_av_type operand_type(const struct xoperand *o) {
+enum tt_av_type tt_expr__operand_type(const struct xoperand *o) {
   switch (o->kind) {
   case XOP_VALUE: return o->value == &missing ? 0 : o->value->type;
   case XOP_SIZE:
   case XOP_PLUS:
   case XOP_MINUS: return TT_AV_N;
   case XOP_LIST_APPEND: return TT_AV_L;
-  case XOP_IF_NOT_EXISTS: return operand_type(o->b);
+  case XOP_IF_NOT_EXISTS: return tt_expr__operand_type(o->b);
   case XOP_PATH: return 0;
   }
   return 0;
@@ -675,9 +639,7 @@ struct call {
 static struct xoperand *parse_operand(struct parser *p);
 static struct xoperand *parse_operand_parens(struct parser *p);
 static bool same_path(const struct xpath *a, const struct xpath *b);
-static int format_path(char *buf, size_t cap, const struct xpath *path);
-
-static bool is_scalar(enum tt_av_type t) { return t == TT_AV_S || t == TT_AV_N || t == TT_AV_B; }
+static void format_path(char *buf, size_t cap, const struct xpath *path);
 
 /* DynamoDB refuses an operator or function whose first operand is the
  * path of another (`op` names it). */
@@ -697,7 +659,8 @@ static void check_distinct(struct parser *p, const struct xoperand *a, const str
  * type error for `op` when not. */
 static bool scalar_values(struct parser *p, struct xoperand *const *o, size_t n, const char *op) {
   for (size_t i = 0; i < n; i++)
-    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing && !is_scalar(o[i]->value->type)) {
+    if (o[i]->kind == XOP_VALUE && o[i]->value != &missing &&
+        !tt_expr__is_scalar(o[i]->value->type)) {
       operand_type_error(p, op, o[i]->value->type);
       return false;
     }
@@ -712,17 +675,12 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     defer(p, K_FUNC_NAME, "Invalid function name; function: %s", name);
     return;
   }
-  if (upd && f != F_LIST_APPEND && f != F_IF_NOT_EXISTS) {
-    defer(p, K_FUNC_NAME, "The function is not allowed in an update expression; function: %s",
-          name);
+  if (upd != (f >= F_LIST_APPEND)) {
+    defer(p, K_FUNC_NAME, "The function is not allowed in %s expression; function: %s",
+          upd ? "an update" : "a condition", name);
     return;
   }
-  if (!upd && (f == F_LIST_APPEND || f == F_IF_NOT_EXISTS)) {
-    defer(p, K_FUNC_NAME, "The function is not allowed in a condition expression; function: %s",
-          name);
-    return;
-  }
-  size_t want = (f == F_ATTRIBUTE_EXISTS || f == F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE) ? 1 : 2;
+  size_t want = f <= F_ATTRIBUTE_NOT_EXISTS || f == F_SIZE ? 1 : 2;
   if (c->nargs != want) {
     defer(p, upd ? K_FUNCTION : K_COUNT,
           "Incorrect number of operands for operator or function; operator or function: "
@@ -745,7 +703,7 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
             func_names[f]);
       return;
     }
-    if (f == F_ATTRIBUTE_TYPE && (t = operand_type(a[1])) != TT_AV_S) {
+    if (f == F_ATTRIBUTE_TYPE && (t = tt_expr__operand_type(a[1])) != TT_AV_S) {
       if (t != 0)
         operand_type_error(p, "attribute_type", t);
       else if (a[1]->kind == XOP_PATH)
@@ -756,13 +714,13 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     break;
   case F_BEGINS_WITH:
     for (size_t i = 0; i < 2; i++)
-      if ((t = operand_type(a[i])) != 0 && t != TT_AV_S && t != TT_AV_B) {
+      if ((t = tt_expr__operand_type(a[i])) != 0 && t != TT_AV_S && t != TT_AV_B) {
         operand_type_error(p, "begins_with", t);
         return;
       }
     break;
   case F_SIZE:
-    if ((t = operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
+    if ((t = tt_expr__operand_type(a[0])) == TT_AV_N || t == TT_AV_BOOL || t == TT_AV_NULL) {
       operand_type_error(p, "size", t);
       return;
     }
@@ -774,7 +732,8 @@ static void check_call(struct parser *p, struct call *c, const char *name) {
     break;
   case F_LIST_APPEND:
     for (size_t i = 0; i < 2; i++)
-      if (a[i]->kind == XOP_VALUE && (t = operand_type(a[i])) != 0 && t != TT_AV_L) {
+      if (a[i]->kind == XOP_VALUE && (t = tt_expr__operand_type(a[i])) != 0 &&
+          t != TT_AV_L) {
         operand_type_error(p, "list_append", t);
         return;
       }
@@ -920,26 +879,21 @@ static const char *cmp_text(enum xcmp c) {
   return t[c];
 }
 
-static struct xcond *parse_or(struct parser *p);
+static struct xcond *parse_chain(struct parser *p, bool ors);
 
 /* The condition a function call stands for at the place of a condition. */
 static struct xcond *call_cond(struct parser *p, const struct call *call) {
   if (call->f == F_SIZE)
     defer(p, K_MISUSED,
           "The function is not allowed to be used this way in an expression; function: size");
-  if (!call->ok || !is_condition_func(call->f)) {
+  if (!call->ok || call->f >= F_SIZE) { /* not a condition function */
     /* Wrong: an error is pending and the tree is never evaluated. */
     struct xcond *c = new_cond(p, XC_EXISTS, 1);
     if (c && (c->ops[0] = dummy_operand(p)) == NULL)
       return NULL;
     return c;
   }
-  enum func f = call->f;
-  enum xcond_kind k = f == F_ATTRIBUTE_EXISTS       ? XC_EXISTS
-                      : f == F_ATTRIBUTE_NOT_EXISTS ? XC_NOT_EXISTS
-                      : f == F_ATTRIBUTE_TYPE       ? XC_TYPE
-                      : f == F_BEGINS_WITH          ? XC_BEGINS_WITH
-                                                    : XC_CONTAINS;
+  enum xcond_kind k = (enum xcond_kind)(XC_EXISTS + (call->f - F_ATTRIBUTE_EXISTS));
   struct xcond *c = new_cond(p, k, 0);
   if (c == NULL)
     return NULL;
@@ -958,23 +912,12 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   return c;
 }
 
-static bool is_comparator(enum tok t) {
-  return t == T_EQ || t == T_NE || t == T_LT || t == T_LE || t == T_GT || t == T_GE;
-}
+static bool is_comparator(enum tok t) { return t >= T_EQ && t <= T_GE; }
 
 /* lhs comparator operand | lhs BETWEEN a AND b | lhs IN (...) */
 static struct xcond *parse_comparison_rest(struct parser *p, struct xoperand *lhs) {
   const struct token *t = peek(p);
-  enum xcmp cmp = 0;
-  switch (t->t) {
-  case T_EQ: cmp = XCMP_EQ; break;
-  case T_NE: cmp = XCMP_NE; break;
-  case T_LT: cmp = XCMP_LT; break;
-  case T_LE: cmp = XCMP_LE; break;
-  case T_GT: cmp = XCMP_GT; break;
-  case T_GE: cmp = XCMP_GE; break;
-  default: break;
-  }
+  enum xcmp cmp = is_comparator(t->t) ? (enum xcmp)(XCMP_EQ + (t->t - T_EQ)) : 0;
   bool between = !cmp && tok_is_word(p, t, "BETWEEN");
   if (!cmp && !between && !tok_is_word(p, t, "IN")) {
     syntax_error(p, p->pos);
@@ -1067,7 +1010,7 @@ static struct xcond *parse_primary(struct parser *p) {
     p->pos++;
     if (nest(p) != 0)
       return NULL;
-    struct xcond *c = parse_or(p);
+    struct xcond *c = parse_chain(p, true);
     if (c == NULL || expect(p, T_RP) != 0)
       return NULL;
     p->nesting--;
@@ -1129,10 +1072,6 @@ static struct xcond *parse_chain(struct parser *p, bool ors) {
   return l;
 }
 
-static struct xcond *parse_or(struct parser *p) {
-  return parse_chain(p, true);
-}
-
 /* ---- key conditions ---------------------------------------------------- */
 
 /* DynamoDB reports what it finds wrong in a parsed key condition without
@@ -1147,10 +1086,6 @@ static int key_error(struct parser *p, const char *fmt, ...) {
   return rc;
 }
 
-static int key_operator_error(struct parser *p, const char *op) {
-  return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
-}
-
 /* Collects the leaves of a key condition: at most two, joined by AND, each a
  * comparison of one top-level attribute with values; checked leaf by leaf,
  * operand by operand, as DynamoDB does. *extra counts leaves past two. */
@@ -1159,30 +1094,16 @@ static int collect_key_leaves(struct parser *p, struct xcond *c, size_t *extra) 
       [XC_OR] = "OR", [XC_NOT] = "NOT", [XC_IN] = "IN", [XC_EXISTS] = "attribute_exists",
       [XC_NOT_EXISTS] = "attribute_not_exists", [XC_TYPE] = "attribute_type",
       [XC_CONTAINS] = "contains"};
-  switch (c->kind) {
-  case XC_AND:
+  const char *op = c->kind == XC_CMP && c->cmp == XCMP_NE ? "<>" : func_of[c->kind];
+  if (c->kind == XC_AND)
     return collect_key_leaves(p, c->l, extra) != 0 ? -1 : collect_key_leaves(p, c->r, extra);
-  case XC_OR:
-  case XC_NOT:
-  case XC_IN:
-  case XC_EXISTS:
-  case XC_NOT_EXISTS:
-  case XC_TYPE:
-  case XC_CONTAINS:
-    return key_operator_error(p, func_of[c->kind]);
-  case XC_CMP:
-    if (c->cmp == XCMP_NE)
-      return key_operator_error(p, "<>");
-    break;
-  case XC_BETWEEN:
-  case XC_BEGINS_WITH:
-    if (c->ops[0]->kind != XOP_PATH)
-      return key_error(p,
-                       "Invalid condition in KeyConditionExpression: %s operator must have the "
-                       "key attribute as its first operand",
-                       c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
-    break;
-  }
+  if (op != NULL)
+    return key_error(p, "Invalid operator used in KeyConditionExpression: %s", op);
+  if ((c->kind == XC_BETWEEN || c->kind == XC_BEGINS_WITH) && c->ops[0]->kind != XOP_PATH)
+    return key_error(p,
+                     "Invalid condition in KeyConditionExpression: %s operator must have the "
+                     "key attribute as its first operand",
+                     c->kind == XC_BETWEEN ? "BETWEEN" : "begins_with");
   const struct xoperand *attr = NULL;
   size_t attr_ix = 0;
   for (size_t i = 0; i < c->nops; i++) {
@@ -1338,7 +1259,7 @@ static int parse_update(struct parser *p) {
 
 /* ---- overlapping paths (update targets, projections) ------------------- */
 
-static int format_path(char *buf, size_t cap, const struct xpath *path) {
+static void format_path(char *buf, size_t cap, const struct xpath *path) {
   size_t used = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < path->n && used + 1 < cap; i++) {
@@ -1355,7 +1276,6 @@ static int format_path(char *buf, size_t cap, const struct xpath *path) {
   }
   if (used + 1 < cap)
     snprintf(buf + used, cap - used, "]");
-  return 0;
 }
 
 /* 0: disjoint, 1: one is a prefix of the other, 2: same prefix then a map key
@@ -1377,25 +1297,33 @@ static bool same_path(const struct xpath *a, const struct xpath *b) {
   return a->n == b->n && path_relation(a, b) == 1;
 }
 
+/* How many targets an update has, or paths a projection; the i-th one. */
+static size_t path_count(const struct tt_expr *e) {
+  return e->kind == TT_EXPR_UPDATE ? e->nactions : e->npaths;
+}
+
+static const struct xpath *path_at(const struct tt_expr *e, size_t i) {
+  return e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
+}
+
 /* Each path against the ones before it, as DynamoDB does: the first
  * overlap found is reported, else the first conflict. */
-static int check_overlaps(struct parser *p, const struct xpath *const *paths, size_t n) {
-  for (size_t j = 1; j < n; j++)
+static void check_overlaps(struct parser *p) {
+  for (size_t j = 1; j < path_count(p->e); j++)
     for (size_t i = 0; i < j; i++) {
-      int r = path_relation(paths[i], paths[j]);
+      int r = path_relation(path_at(p->e, i), path_at(p->e, j));
       if (r == 0)
         continue;
       char one[96], two[96];
-      format_path(one, sizeof(one), paths[i]);
-      format_path(two, sizeof(two), paths[j]);
+      format_path(one, sizeof(one), path_at(p->e, i));
+      format_path(two, sizeof(two), path_at(p->e, j));
       defer(p, r == 1 ? K_OVERLAP : K_CONFLICT,
             "Two document paths %s with each other; must remove or rewrite one of these "
             "paths; path one: %s, path two: %s",
             r == 1 ? "overlap" : "conflict", one, two);
       if (r == 1)
-        return 0;
+        return;
     }
-  return 0;
 }
 
 /* ---- projections ------------------------------------------------------- */
@@ -1456,21 +1384,6 @@ static const char *prefix_of(enum tt_expr_kind k) {
   return "Invalid Expression: ";
 }
 
-static int collect_paths_and_check(struct parser *p) {
-  struct tt_expr *e = p->e;
-  size_t n = e->kind == TT_EXPR_UPDATE ? e->nactions : e->npaths;
-  if (n < 2)
-    return 0;
-  const struct xpath **v = malloc(n * sizeof(*v));
-  if (v == NULL)
-    return fail_oom(p);
-  for (size_t i = 0; i < n; i++)
-    v[i] = e->kind == TT_EXPR_UPDATE ? &e->actions[i].path : &e->paths[i];
-  int rc = check_overlaps(p, v, n);
-  free(v);
-  return rc;
-}
-
 int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *names,
                   const struct tt_av *values, struct tt_expr **out, struct tt_error *err) {
   struct parser p = {.text = text ? text : "", .prefix = prefix_of(kind), .names = names,
@@ -1478,10 +1391,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   struct tt_expr *e = NULL;
   *out = NULL;
   size_t len = strlen(p.text);
-  bool blank = true;
-  for (size_t i = 0; i < len && blank; i++)
-    blank = p.text[i] == ' ' || p.text[i] == '\t' || p.text[i] == '\r' || p.text[i] == '\n';
-  if (blank)
+  if (strspn(p.text, " \t\r\n") == len)
     return fail(&p, "The expression can not be empty;");
   if (len > TT_EXPR_MAX_TEXT)
     return fail(&p, "Expression size has exceeded the maximum allowed size; expression size: %zu",
@@ -1506,7 +1416,7 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
   case TT_EXPR_CONDITION:
   case TT_EXPR_FILTER:
   case TT_EXPR_KEY_CONDITION:
-    if ((e->cond = parse_or(&p)) == NULL)
+    if ((e->cond = parse_chain(&p, true)) == NULL)
       goto fail;
     if (peek(&p)->t != T_EOF) {
       syntax_error(&p, p.pos);
@@ -1523,17 +1433,12 @@ int tt_expr_parse(enum tt_expr_kind kind, const char *text, const struct tt_av *
     }
     break;
   case TT_EXPR_UPDATE:
-    if (parse_update(&p) != 0 || collect_paths_and_check(&p) != 0)
-      goto fail;
-    for (size_t i = 0; p.cats == 0 && i < e->nactions; i++)
-      if (proj_insert(&p, &e->proj, &e->actions[i].path) != 0)
-        goto fail;
-    break;
   case TT_EXPR_PROJECTION:
-    if (parse_projection(&p) != 0 || collect_paths_and_check(&p) != 0)
+    if ((kind == TT_EXPR_UPDATE ? parse_update(&p) : parse_projection(&p)) != 0)
       goto fail;
-    for (size_t i = 0; i < e->npaths; i++)
-      if (proj_insert(&p, &e->proj, &e->paths[i]) != 0)
+    check_overlaps(&p);
+    for (size_t i = 0; p.cats == 0 && i < path_count(e); i++)
+      if (proj_insert(&p, &e->proj, path_at(e, i)) != 0)
         goto fail;
     break;
   default:

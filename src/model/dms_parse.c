@@ -12,6 +12,8 @@
 
 #include <yaml.h>
 
+#include "value/json_exact.h"
+
 
 /* "models/user.yml: " or "" -- every message starts with the source. */
 #define SRC_FMT "%s%s"
@@ -299,31 +301,6 @@ fail:
   return rc;
 }
 
-/* jansson's own depth limit is 2048; ours is smaller so that every DMS tree,
- * whatever its syntax, has the same bound: whether v holds containers nested
- * deeper than `limit`. */
-static bool too_deep(const json_t *v, size_t limit) {
-  if (!json_is_array(v) && !json_is_object(v))
-    return false;
-  if (limit == 0)
-    return true;
-  size_t i;
-  const char *k;
-  json_t *e;
-  if (json_is_array(v)) {
-    json_array_foreach(v, i, e) {
-      if (too_deep(e, limit - 1))
-        return true;
-    }
-    return false;
-  }
-  json_object_foreach((json_t *)v, k, e) {
-    if (too_deep(e, limit - 1))
-      return true;
-  }
-  return false;
-}
-
 /* Bounded: DMS text is not NUL-terminated. */
 static bool all_space(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -346,7 +323,9 @@ static int parse_json(const char *data, size_t len, const char *source, json_t *
                         SRC_FMT "line %d column %d: JSON syntax error: %s",
                         SRC_ARGS(source), jerr.line, jerr.column, jerr.text);
   }
-  if (too_deep(root, TT_DMS_MAX_DEPTH)) {
+  /* jansson's own depth limit is 2048; ours is smaller so that every DMS
+   * tree, whatever its syntax, has the same bound. */
+  if (tt_json_too_deep(root, TT_DMS_MAX_DEPTH)) {
     json_decref(root);
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         SRC_FMT "nesting is too deep for a DMS document", SRC_ARGS(source));
@@ -389,52 +368,45 @@ int tt_dms_syntax_from_path(const char *path, enum tt_dms_syntax *out) {
   return -1;
 }
 
+/* Reads the open file f (path names it in errors) into *data (new buffer,
+ * caller frees) of *len bytes. */
+static int read_file(FILE *f, const char *path, char **data, size_t *len, struct tt_error *err) {
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: not a regular file", path);
+  if ((uintmax_t)sb.st_size > TT_DMS_MAX_FILE_BYTES)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
+                        TT_DMS_MAX_FILE_BYTES);
+  size_t cap = (size_t)sb.st_size + 1;
+  if ((*data = malloc(cap)) == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, NULL, "%s: out of memory", path);
+  /* Read to EOF rather than trusting st_size: the file may change size
+   * between fstat and read; one byte of slack detects growth. */
+  *len = fread(*data, 1, cap, f);
+  if (ferror(f))
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: read error", path);
+  if (*len == cap)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
+                        path);
+  return 0;
+}
+
 int tt_dms_parse_file(const char *path, json_t **out, struct tt_error *err) {
-  int rc = -1;
   char *data = NULL;
-  FILE *f = NULL;
+  size_t len = 0;
   enum tt_dms_syntax syntax;
   *out = NULL;
   if (tt_dms_syntax_from_path(path, &syntax) != 0)
     return tt_error_set(err, TT_ERR_VALIDATION, NULL,
                         "%s: a DMS file name must end in .yml, .yaml or .json", path);
-  f = fopen(path, "rb");
-  if (f == NULL) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path, strerror(errno));
-    goto fail;
-  }
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: not a regular file", path);
-    goto fail;
-  }
-  if ((uintmax_t)sb.st_size > TT_DMS_MAX_FILE_BYTES) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: larger than %u bytes", path,
-                 TT_DMS_MAX_FILE_BYTES);
-    goto fail;
-  }
-  size_t cap = (size_t)sb.st_size + 1;
-  data = malloc(cap);
-  if (data == NULL) {
-    tt_error_set(err, TT_ERR_INTERNAL, NULL, "%s: out of memory", path);
-    goto fail;
-  }
-  /* Read to EOF rather than trusting st_size: the file may change size
-   * between fstat and read; one byte of slack detects growth. */
-  size_t len = fread(data, 1, cap, f);
-  if (ferror(f)) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: read error", path);
-    goto fail;
-  }
-  if (len == cap) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: the file changed while being read",
-                 path);
-    goto fail;
-  }
-  rc = tt_dms_parse(data, len, syntax, path, out, err);
-fail:
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open: %s", path,
+                        strerror(errno));
+  int rc = read_file(f, path, &data, &len, err);
+  fclose(f);
+  if (rc == 0)
+    rc = tt_dms_parse(data, len, syntax, path, out, err);
   free(data);
-  if (f != NULL)
-    fclose(f);
   return rc;
 }

@@ -154,9 +154,14 @@ static int get_bool(struct vctx *c, const struct where *w, const json_t *obj, co
   return 0;
 }
 
+/* Gets map member `key` and, when `allowed` is not NULL, checks the map's
+ * members (`in` places them in messages). */
 static int get_object(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
-                      bool required, const json_t **out) {
-  return get_typed(c, w, obj, key, required, JSON_OBJECT, "a map", out);
+                      bool required, const struct where *in, const char *const *allowed,
+                      const json_t **out) {
+  if (get_typed(c, w, obj, key, required, JSON_OBJECT, "a map", out) != 0)
+    return -1;
+  return *out != NULL && allowed != NULL ? check_members(c, in, *out, allowed) : 0;
 }
 
 static int get_array(struct vctx *c, const struct where *w, const json_t *obj, const char *key,
@@ -401,15 +406,13 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   }
 
   const json_t *enc;
-  if (get_object(c, &w, obj, "encryption", false, &enc) != 0)
+  char ep[64];
+  snprintf(ep, sizeof(ep), "%s.encryption", path);
+  struct where we = {what, ep};
+  static const char *const enc_members[] = {"v", NULL};
+  if (get_object(c, &w, obj, "encryption", false, &we, enc_members, &enc) != 0)
     return -1;
   if (enc != NULL) {
-    char ep[64];
-    snprintf(ep, sizeof(ep), "%s.encryption", path);
-    struct where we = {what, ep};
-    static const char *const enc_members[] = {"v", NULL};
-    if (check_members(c, &we, enc, enc_members) != 0)
-      return -1;
     const json_t *v = member(enc, "v");
     if (v != NULL && !(json_is_integer(v) && json_integer_value(v) == 1))
       return vfail(c, ep, "v", "%sencryption.v must be 1 (the only envelope version)", what);
@@ -417,7 +420,7 @@ static int load_attr(struct vctx *c, const json_t *obj, size_t i, enum tt_model_
   }
 
   const json_t *tags;
-  if (get_object(c, &w, obj, "tags", false, &tags) != 0)
+  if (get_object(c, &w, obj, "tags", false, NULL, NULL, &tags) != 0)
     return -1;
   if (tags != NULL) {
     char tp[64];
@@ -456,15 +459,13 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
   *out = NULL;
   struct where w = {outer, path};
   snprintf(what, sizeof(what), "%s%s: ", outer, key);
-  if (get_object(c, &w, obj, key, required, &k) != 0)
-    return -1;
-  if (k == NULL)
-    return 0;
   join(kp, sizeof(kp), path, key);
   struct where wk = {what, kp};
   static const char *const key_members[] = {"attribute", "type", NULL};
-  if (check_members(c, &wk, k, key_members) != 0)
+  if (get_object(c, &w, obj, key, required, &wk, key_members, &k) != 0)
     return -1;
+  if (k == NULL)
+    return 0;
   const char *attr, *type;
   if (get_string(c, &wk, k, "attribute", true, &attr) != 0 ||
       get_string(c, &wk, k, "type", true, &type) != 0)
@@ -496,15 +497,12 @@ static int load_key(struct vctx *c, struct tt_model *m, const json_t *obj, const
 
 static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *model) {
   const json_t *wp;
-  struct where w = {"", ""};
-  if (get_object(c, &w, model, "write_policy", false, &wp) != 0)
+  struct where w = {"", ""}, ww = {"write_policy: ", "write_policy"};
+  static const char *const wp_members[] = {"mode", "protected_attributes", NULL};
+  if (get_object(c, &w, model, "write_policy", false, &ww, wp_members, &wp) != 0)
     return -1;
   if (wp == NULL)
     return 0;
-  struct where ww = {"write_policy: ", "write_policy"};
-  static const char *const wp_members[] = {"mode", "protected_attributes", NULL};
-  if (check_members(c, &ww, wp, wp_members) != 0)
-    return -1;
   const char *mode;
   if (get_string(c, &ww, wp, "mode", false, &mode) != 0)
     return -1;
@@ -543,7 +541,7 @@ static int load_write_policy(struct vctx *c, struct tt_model *m, const json_t *m
 static int load_model_tags(struct vctx *c, struct tt_model *m, const json_t *model) {
   const json_t *tags;
   struct where w = {"", ""};
-  if (get_object(c, &w, model, "tags", false, &tags) != 0)
+  if (get_object(c, &w, model, "tags", false, NULL, NULL, &tags) != 0)
     return -1;
   if (tags == NULL)
     return 0;
@@ -567,17 +565,15 @@ static int load_projection(struct vctx *c, struct tt_model *m, const json_t *obj
   const json_t *p;
   struct where w = {what, path};
   ix->projection = TT_PROJECTION_ALL;
-  if (get_object(c, &w, obj, "projection", false, &p) != 0)
-    return -1;
-  if (p == NULL)
-    return 0;
   join(pp, sizeof(pp), path, "projection");
   char pw[340];
   snprintf(pw, sizeof(pw), "%sprojection.", what);
   struct where wp = {pw, pp};
   static const char *const proj_members[] = {"type", "fields", NULL};
-  if (check_members(c, &wp, p, proj_members) != 0)
+  if (get_object(c, &w, obj, "projection", false, &wp, proj_members, &p) != 0)
     return -1;
+  if (p == NULL)
+    return 0;
   const char *type;
   if (get_string(c, &wp, p, "type", true, &type) != 0)
     return -1;
@@ -798,9 +794,123 @@ static const char *const model_members[] = {"name",       "table",      "naming"
                                             "write_policy", "attributes", "indexes", "tags",
                                             "dms_version", "namespace",  NULL};
 
-static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) {
+/* Fills m from the model object obj, whose name and members are checked. */
+static int fill_model(struct vctx *c, const json_t *obj, const char *name, struct tt_model *m) {
   char fb[160];
-  struct tt_model *m = NULL;
+  struct where w0 = {"", ""};
+  if ((m->name = strdup(name)) == NULL || (c->source && (m->source = strdup(c->source)) == NULL))
+    return oom(c);
+
+  /* dms_version / namespace on a model: the run-time form carries them;
+   * inside a document they must agree with the document's. */
+  const char *ver_text;
+  enum tt_dms_version ver = TT_DMS_V0_2;
+  if (get_version(c, &w0, obj, false, &ver_text, &ver) != 0)
+    return -1;
+  if (c->doc_version != NULL) {
+    enum tt_dms_version docv = TT_DMS_V0_2;
+    parse_version(c->doc_version, &docv);
+    if (ver_text != NULL && ver != docv)
+      return vfail(c, "dms_version", NULL,
+                   "dms_version \"%s\" differs from the document's \"%s\"", ver_text,
+                   c->doc_version);
+    ver = docv;
+  }
+  m->dms_version = ver;
+  const char *ns;
+  if (get_string(c, &w0, obj, "namespace", false, &ns) != 0)
+    return -1;
+  if (ns != NULL && c->doc_namespace != NULL && strcmp(ns, c->doc_namespace) != 0)
+    return vfail(c, "namespace", NULL, "namespace differs from the document's");
+  if (ns == NULL)
+    ns = c->doc_namespace;
+  if (ns != NULL && (m->namespace_name = strdup(ns)) == NULL)
+    return oom(c);
+
+  const json_t *table;
+  struct where wt = {"table.", "table"};
+  static const char *const table_members[] = {"name", NULL};
+  if (get_object(c, &w0, obj, "table", true, &wt, table_members, &table) != 0)
+    return -1;
+  const char *tname;
+  if (get_string(c, &wt, table, "name", true, &tname) != 0)
+    return -1;
+  if (!valid_resource_name(tname))
+    return vfail(c, "table.name", NULL,
+                 "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
+  if ((m->table = strdup(tname)) == NULL)
+    return oom(c);
+
+  const json_t *naming;
+  struct where wnm = {"naming.", "naming"};
+  static const char *const naming_members[] = {"convention", NULL};
+  if (get_object(c, &w0, obj, "naming", false, &wnm, naming_members, &naming) != 0)
+    return -1;
+  if (naming != NULL) {
+    const char *conv;
+    if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
+      return -1;
+    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
+    if (strcmp(conv, "pascalCase") == 0)
+      return vfail(c, "naming.convention", NULL,
+                   "naming.convention pascalCase is not a DMS convention (camelCase, "
+                   "snake_case or dynamorm)");
+    if (naming_conv < 0)
+      return vfail(c, "naming.convention", NULL,
+                   "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
+                   tt_utf8_prefix(conv, 32), conv);
+    m->naming = (enum tt_model_naming)naming_conv;
+  }
+
+  /* Model tags first: additional_attributes changes how INCLUDE lists are
+   * checked. */
+  if (load_model_tags(c, m, obj) != 0)
+    return -1;
+
+  const json_t *attrs;
+  if (get_array(c, &w0, obj, "attributes", true, &attrs) != 0)
+    return -1;
+  size_t n = json_array_size(attrs);
+  if (n == 0)
+    return vfail(c, "attributes", NULL, "attributes must list at least the key attributes");
+  if (n > MAX_ATTRS)
+    return vfail(c, "attributes", NULL, "more than %d attributes", MAX_ATTRS);
+  m->attrs = calloc(n, sizeof(*m->attrs));
+  m->by_name = calloc(n, sizeof(*m->by_name));
+  m->by_name_key8 = calloc(n, sizeof(*m->by_name_key8));
+  if (m->attrs == NULL || m->by_name == NULL || m->by_name_key8 == NULL)
+    return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    m->n_attrs = i + 1;
+    if (load_attr(c, json_array_get(attrs, i), i, m->naming, &m->attrs[i]) != 0)
+      return -1;
+  }
+  size_t dup_a, dup_b;
+  if (tt_model_priv_index_names(m, &dup_a, &dup_b) != 0) {
+    snprintf(fb, sizeof(fb), "attributes[%zu].attribute", dup_b);
+    return vfail(c, fb, NULL, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
+                 m->attrs[dup_b].name, dup_a, dup_b);
+  }
+
+  const json_t *keys;
+  struct where wk = {"keys.", "keys"};
+  static const char *const keys_members[] = {"partition", "sort", NULL};
+  if (get_object(c, &w0, obj, "keys", true, &wk, keys_members, &keys) != 0)
+    return -1;
+  if (load_key(c, m, keys, "partition", "keys", "keys.", true, &m->pk) != 0 ||
+      load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
+    return -1;
+  if (m->sk == m->pk)
+    return vfail(c, "keys.sort", NULL, "keys.sort must differ from keys.partition");
+
+  if (load_write_policy(c, m, obj) != 0 || load_indexes(c, m, obj) != 0 ||
+      check_roles(c, m, attrs) != 0)
+    return -1;
+
+  return tt_model_priv_finish(m) != 0 ? oom(c) : 0;
+}
+
+static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) {
   struct where w0 = {"", ""};
   *out = NULL;
   if (!json_is_object(obj))
@@ -815,149 +925,15 @@ static int load_model(struct vctx *c, const json_t *obj, struct tt_model **out) 
   snprintf(c->label, sizeof(c->label), "model %s", name);
   if (check_members(c, &w0, obj, model_members) != 0)
     return -1;
-
-  m = tt_model_priv_alloc();
+  struct tt_model *m = tt_model_priv_alloc();
   if (m == NULL)
     return oom(c);
-  if ((m->name = strdup(name)) == NULL || (c->source && (m->source = strdup(c->source)) == NULL))
-    goto oom;
-
-  /* dms_version / namespace on a model: the run-time form carries them;
-   * inside a document they must agree with the document's. */
-  const char *ver_text;
-  enum tt_dms_version ver = TT_DMS_V0_2;
-  if (get_version(c, &w0, obj, false, &ver_text, &ver) != 0)
-    goto fail;
-  if (c->doc_version != NULL) {
-    enum tt_dms_version docv = TT_DMS_V0_2;
-    parse_version(c->doc_version, &docv);
-    if (ver_text != NULL && ver != docv) {
-      vfail(c, "dms_version", NULL, "dms_version \"%s\" differs from the document's \"%s\"",
-            ver_text, c->doc_version);
-      goto fail;
-    }
-    ver = docv;
+  if (fill_model(c, obj, name, m) != 0) {
+    tt_model_unref(m);
+    return -1;
   }
-  m->dms_version = ver;
-  const char *ns;
-  if (get_string(c, &w0, obj, "namespace", false, &ns) != 0)
-    goto fail;
-  if (ns != NULL && c->doc_namespace != NULL && strcmp(ns, c->doc_namespace) != 0) {
-    vfail(c, "namespace", NULL, "namespace differs from the document's");
-    goto fail;
-  }
-  if (ns == NULL)
-    ns = c->doc_namespace;
-  if (ns != NULL && (m->namespace_name = strdup(ns)) == NULL)
-    goto oom;
-
-  const json_t *table;
-  if (get_object(c, &w0, obj, "table", true, &table) != 0)
-    goto fail;
-  struct where wt = {"table.", "table"};
-  static const char *const table_members[] = {"name", NULL};
-  if (check_members(c, &wt, table, table_members) != 0)
-    goto fail;
-  const char *tname;
-  if (get_string(c, &wt, table, "name", true, &tname) != 0)
-    goto fail;
-  if (!valid_resource_name(tname)) {
-    vfail(c, "table.name", NULL, "table.name must be 3-255 characters of A-Z a-z 0-9 _ . -");
-    goto fail;
-  }
-  if ((m->table = strdup(tname)) == NULL)
-    goto oom;
-
-  const json_t *naming;
-  if (get_object(c, &w0, obj, "naming", false, &naming) != 0)
-    goto fail;
-  if (naming != NULL) {
-    struct where wnm = {"naming.", "naming"};
-    static const char *const naming_members[] = {"convention", NULL};
-    if (check_members(c, &wnm, naming, naming_members) != 0)
-      goto fail;
-    const char *conv;
-    if (get_string(c, &wnm, naming, "convention", true, &conv) != 0)
-      goto fail;
-    int naming_conv = tt_model_word_parse(tt_model_conventions, conv);
-    if (naming_conv >= 0)
-      m->naming = (enum tt_model_naming)naming_conv;
-    else if (strcmp(conv, "pascalCase") == 0) {
-      vfail(c, "naming.convention", NULL,
-            "naming.convention pascalCase is not a DMS convention (camelCase, snake_case or "
-            "dynamorm)");
-      goto fail;
-    } else {
-      vfail(c, "naming.convention", NULL,
-            "unknown naming.convention \"%.*s\" (camelCase, snake_case or dynamorm)",
-            tt_utf8_prefix(conv, 32), conv);
-      goto fail;
-    }
-  }
-
-  /* Model tags first: additional_attributes changes how INCLUDE lists are
-   * checked. */
-  if (load_model_tags(c, m, obj) != 0)
-    goto fail;
-
-  const json_t *attrs;
-  if (get_array(c, &w0, obj, "attributes", true, &attrs) != 0)
-    goto fail;
-  size_t n = json_array_size(attrs);
-  if (n == 0) {
-    vfail(c, "attributes", NULL, "attributes must list at least the key attributes");
-    goto fail;
-  }
-  if (n > MAX_ATTRS) {
-    vfail(c, "attributes", NULL, "more than %d attributes", MAX_ATTRS);
-    goto fail;
-  }
-  m->attrs = calloc(n, sizeof(*m->attrs));
-  m->by_name = calloc(n, sizeof(*m->by_name));
-  m->by_name_key8 = calloc(n, sizeof(*m->by_name_key8));
-  if (m->attrs == NULL || m->by_name == NULL || m->by_name_key8 == NULL)
-    goto oom;
-  for (size_t i = 0; i < n; i++) {
-    m->n_attrs = i + 1;
-    if (load_attr(c, json_array_get(attrs, i), i, m->naming, &m->attrs[i]) != 0)
-      goto fail;
-  }
-  size_t dup_a, dup_b;
-  if (tt_model_priv_index_names(m, &dup_a, &dup_b) != 0) {
-    snprintf(fb, sizeof(fb), "attributes[%zu].attribute", dup_b);
-    vfail(c, fb, NULL, "attribute \"%s\" is declared twice (attributes[%zu] and [%zu])",
-          m->attrs[dup_b].name, dup_a, dup_b);
-    goto fail;
-  }
-
-  const json_t *keys;
-  if (get_object(c, &w0, obj, "keys", true, &keys) != 0)
-    goto fail;
-  struct where wk = {"keys.", "keys"};
-  static const char *const keys_members[] = {"partition", "sort", NULL};
-  if (check_members(c, &wk, keys, keys_members) != 0)
-    goto fail;
-  if (load_key(c, m, keys, "partition", "keys", "keys.", true, &m->pk) != 0 ||
-      load_key(c, m, keys, "sort", "keys", "keys.", false, &m->sk) != 0)
-    goto fail;
-  if (m->sk == m->pk) {
-    vfail(c, "keys.sort", NULL, "keys.sort must differ from keys.partition");
-    goto fail;
-  }
-
-  if (load_write_policy(c, m, obj) != 0 || load_indexes(c, m, obj) != 0 ||
-      check_roles(c, m, attrs) != 0)
-    goto fail;
-
-  if (tt_model_priv_finish(m) != 0)
-    goto oom;
   *out = m;
   return 0;
-oom:
-  oom(c);
-fail:
-  tt_model_unref(m);
-  return -1;
 }
 
 int tt_model_from_json(const json_t *obj, const char *source, struct tt_model **out,

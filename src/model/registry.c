@@ -227,12 +227,14 @@ static int check_same_name(const struct tt_model *m, const struct tt_model *o, b
   return 0;
 }
 
-/* Validates what was staged by one load call and moves it in; drops the
- * staged list in every case. */
+/* Validates what was staged by one load call and moves it in, unless the
+ * staging failed (staged_rc not 0); drops the staged list in every case. */
 static int commit_staged(struct tt_model_registry *r, struct tt_model_list *staged,
-                         struct tt_error *err) {
+                         int staged_rc, struct tt_error *err) {
   int rc = -1;
   struct tt_model_list keep = {0};
+  if (staged_rc != 0)
+    goto fail;
   for (size_t i = 0; i < staged->n; i++) {
     struct tt_model *m = staged->items[i];
     bool dup = false;
@@ -282,61 +284,43 @@ static int stage_file(const char *path, struct tt_model_list *staged, struct tt_
   return rc;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+/* scandir's filter and order: the names a DMS file can have, by bytes. */
+static int dms_name(const struct dirent *e) {
+  enum tt_dms_syntax syn;
+  return e->d_name[0] != '.' && tt_dms_syntax_from_path(e->d_name, &syn) == 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
 }
 
 static int stage_dir(const char *dir, struct tt_model_list *staged, struct tt_error *err) {
-  int rc = -1;
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  DIR *d = opendir(dir);
-  if (d == NULL)
-    return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot open directory: %s", dir,
-                        strerror(errno));
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    enum tt_dms_syntax syn;
-    if (e->d_name[0] == '.' || tt_dms_syntax_from_path(e->d_name, &syn) != 0)
-      continue;
+  struct dirent **ents;
+  int n = scandir(dir, &ents, dms_name, by_name), rc = 0;
+  size_t files = 0;
+  if (n < 0)
+    return errno == ENOMEM ? tt_error_set(err, TT_ERR_INTERNAL, NULL,
+                                          "out of memory while loading models")
+                           : tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                                          "%s: cannot open directory: %s", dir, strerror(errno));
+  for (int i = 0; i < n; i++) {
     char *full = NULL;
-    if (asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name) < 0)
-      goto oom;
     struct stat sb;
-    if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-      free(full);
-      continue;
+    if (rc == 0 && asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+                            ents[i]->d_name) < 0) {
+      full = NULL;
+      rc = tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
+    } else if (rc == 0 && stat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
+      files++;
+      rc = stage_file(full, staged, err);
     }
-    if (n == cap) {
-      size_t nc = cap ? cap * 2 : 16;
-      char **p = realloc(names, nc * sizeof(*p));
-      if (p == NULL) {
-        free(full);
-        goto oom;
-      }
-      names = p;
-      cap = nc;
-    }
-    names[n++] = full;
+    free(full);
+    free(ents[i]);
   }
-  if (n == 0) {
-    tt_error_set(err, TT_ERR_VALIDATION, NULL,
-                 "%s: the directory holds no .yml, .yaml or .json model files", dir);
-    goto fail;
-  }
-  qsort(names, n, sizeof(*names), cmp_str);
-  for (size_t i = 0; i < n; i++)
-    if (stage_file(names[i], staged, err) != 0)
-      goto fail;
-  rc = 0;
-  goto fail;
-oom:
-  tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory while loading models");
-fail:
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
-  closedir(d);
+  free(ents);
+  if (rc == 0 && files == 0)
+    rc = tt_error_set(err, TT_ERR_VALIDATION, NULL,
+                      "%s: the directory holds no .yml, .yaml or .json model files", dir);
   return rc;
 }
 
@@ -348,11 +332,7 @@ int tt_model_registry_load_path(struct tt_model_registry *r, const char *path,
     return tt_error_set(err, TT_ERR_VALIDATION, NULL, "%s: cannot read models: %s", path,
                         strerror(errno));
   int rc = S_ISDIR(sb.st_mode) ? stage_dir(path, &staged, err) : stage_file(path, &staged, err);
-  if (rc != 0) {
-    tt_model_list_clear(&staged);
-    return -1;
-  }
-  return commit_staged(r, &staged, err);
+  return commit_staged(r, &staged, rc, err);
 }
 
 int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, size_t len,
@@ -366,11 +346,7 @@ int tt_model_registry_load_text(struct tt_model_registry *r, const char *data, s
     return -1;
   int rc = stage_docs(docs, source, &staged, err);
   json_decref(docs);
-  if (rc != 0) {
-    tt_model_list_clear(&staged);
-    return -1;
-  }
-  return commit_staged(r, &staged, err);
+  return commit_staged(r, &staged, rc, err);
 }
 
 /* ---- replaces: what stored items do not survive ------------------------- */

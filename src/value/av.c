@@ -131,21 +131,25 @@ static bool set_sorted(const struct tt_av *s) {
   return true;
 }
 
+/* Binary search for member `name`, or NULL; *pos (when not NULL) is where
+ * it is or would go. */
 static const struct tt_av_member *find_member(const struct tt_av *map, const char *name,
-                                              size_t name_len) {
+                                              size_t name_len, size_t *pos) {
   size_t lo = 0, hi = map->len;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct tt_av_member *m = &map->u.members[mid];
-    int c = cmp_bytes(m->name, m->name_len, name, name_len);
-    if (c == 0)
-      return m;
-    if (c < 0)
+    if (cmp_bytes(m->name, m->name_len, name, name_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return NULL;
+  if (pos)
+    *pos = lo;
+  if (lo == map->len)
+    return NULL;
+  const struct tt_av_member *m = &map->u.members[lo];
+  return cmp_bytes(m->name, m->name_len, name, name_len) == 0 ? m : NULL;
 }
 
 bool tt_av_equal(const struct tt_av *a, const struct tt_av *b) {
@@ -196,7 +200,7 @@ bool tt_av_equal(const struct tt_av *a, const struct tt_av *b) {
       const struct tt_av_member *ma = &a->u.members[i];
       const struct tt_av_member *mb = &b->u.members[i];
       if (ma->name_len != mb->name_len || memcmp(ma->name, mb->name, ma->name_len) != 0)
-        mb = find_member(b, ma->name, ma->name_len);
+        mb = find_member(b, ma->name, ma->name_len, NULL);
       if (mb == NULL || !tt_av_equal(&ma->value, &mb->value))
         return false;
     }
@@ -266,7 +270,7 @@ const struct tt_av *tt_av_map_getn(const struct tt_av *map, const char *name,
                                    size_t name_len) {
   if (map == NULL || map->type != TT_AV_M)
     return NULL;
-  const struct tt_av_member *m = find_member(map, name, name_len);
+  const struct tt_av_member *m = find_member(map, name, name_len, NULL);
   return m ? &m->value : NULL;
 }
 
@@ -386,20 +390,13 @@ int tt_av_map_finish(struct tt_av *map, const char *field, struct tt_error *err)
 int tt_av_map_put(struct tt_av *map, const char *name, size_t name_len, struct tt_av *value) {
   if (map->type != TT_AV_M)
     return -1;
-  size_t lo = 0, hi = map->len;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = cmp_bytes(map->u.members[mid].name, map->u.members[mid].name_len, name, name_len);
-    if (c == 0) {
-      tt_av_free(&map->u.members[mid].value);
-      map->u.members[mid].value = *value;
-      memset(value, 0, sizeof(*value));
-      return 0;
-    }
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+  size_t lo;
+  struct tt_av_member *found = (struct tt_av_member *)find_member(map, name, name_len, &lo);
+  if (found != NULL) {
+    tt_av_free(&found->value);
+    found->value = *value;
+    memset(value, 0, sizeof(*value));
+    return 0;
   }
   char *nm = dup_bytes(name, name_len);
   if (nm == NULL)
@@ -422,7 +419,7 @@ int tt_av_map_put(struct tt_av *map, const char *name, size_t name_len, struct t
 int tt_av_map_remove(struct tt_av *map, const char *name) {
   if (map->type != TT_AV_M)
     return 0;
-  const struct tt_av_member *found = find_member(map, name, strlen(name));
+  const struct tt_av_member *found = find_member(map, name, strlen(name), NULL);
   if (found == NULL)
     return 0;
   size_t i = (size_t)(found - map->u.members);

@@ -71,29 +71,14 @@ static int set_from(struct tt_vpath *c, const json_t *j, enum tt_av_type type, s
 /* An M value's map, or (item) an item's attribute map, whose names must
  * not be empty. */
 static int map_from(struct tt_vpath *c, const json_t *j, int depth, bool item, struct tt_av *out) {
-  const char *key;
-  size_t key_len, i = 0;
-  json_t *val;
   if (!json_is_object(j))
     return bad(c, item ? "an attribute map must be a JSON object" : "M must be a JSON object");
   if (tt_av_map(out, json_object_size(j)) != 0)
     return tt_vpath_oom(c);
-  json_object_keylen_foreach((json_t *)j, key, key_len, val) {
-    struct tt_av_member *m = &out->u.members[i++];
-    size_t old = tt_vpath_key(c, key, key_len);
-    int rc = 0;
-    if ((item && key_len == 0) || memchr(key, '\0', key_len) != NULL)
-      rc = bad(c, item ? "attribute names must be non-empty and cannot contain NUL"
-                       : "map keys cannot contain NUL");
-    else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = tt_vpath_oom(c);
-    if (rc == 0)
-      rc = value_from(c, val, depth, &m->value);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return tt_av_map_finish(out, c->path, c->err);
+  return tt_vpath_members(c, j, depth, value_from, item, bad,
+                          item ? "attribute names must be non-empty and cannot contain NUL"
+                               : "map keys cannot contain NUL",
+                          out);
 }
 
 static int list_from(struct tt_vpath *c, const json_t *j, int depth, struct tt_av *out) {

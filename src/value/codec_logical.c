@@ -71,26 +71,10 @@ static int set_from(struct tt_vpath *c, const json_t *in, enum tt_av_type t,
 }
 
 static int map_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
-  const char *key;
-  size_t key_len, i = 0;
-  json_t *val;
   if (tt_av_map(out, json_object_size(in)) != 0)
     return tt_vpath_oom(c);
-  json_object_keylen_foreach((json_t *)in, key, key_len, val) {
-    struct tt_av_member *m = &out->u.members[i++];
-    size_t old = tt_vpath_key(c, key, key_len);
-    int rc = 0;
-    if (memchr(key, '\0', key_len) != NULL)
-      rc = expect(c, "map keys without NUL");
-    else if (tt_av_member_name(m, key, key_len) != 0)
-      rc = tt_vpath_oom(c);
-    if (rc == 0)
-      rc = inferred_from(c, val, depth, &m->value);
-    tt_vpath_pop(c, old);
-    if (rc != 0)
-      return -1;
-  }
-  return tt_av_map_finish(out, c->path, c->err);
+  return tt_vpath_members(c, in, depth, inferred_from, false, expect, "map keys without NUL",
+                          out);
 }
 
 static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_av *out) {
@@ -99,36 +83,13 @@ static int list_from(struct tt_vpath *c, const json_t *in, int depth, struct tt_
   return tt_vpath_elems(c, in, depth, inferred_from, out);
 }
 
-/* Whether j nests arrays and objects more than `left` levels deep. */
-static bool too_deep(const json_t *j, int left) {
-  size_t i;
-  const char *k;
-  json_t *v;
-  if (!json_is_object(j) && !json_is_array(j))
-    return false;
-  if (left == 0)
-    return true;
-  if (json_is_array(j)) {
-    json_array_foreach(j, i, v) {
-      if (too_deep(v, left - 1))
-        return true;
-    }
-  } else {
-    json_object_foreach((json_t *)j, k, v) {
-      if (too_deep(v, left - 1))
-        return true;
-    }
-  }
-  return false;
-}
-
 /* json:true with type S: a deterministic JSON text (sorted keys, no
  * spaces, canonical numbers, Go's string escaping), so the same document
  * is always stored as the same bytes whatever order or spacing the client
  * used. */
 static int json_string_from(struct tt_vpath *c, const json_t *in, struct tt_av *out) {
   struct tt_buf b;
-  if (too_deep(in, TT_LOGICAL_MAX_DEPTH))
+  if (tt_json_too_deep(in, TT_LOGICAL_MAX_DEPTH))
     return expect(c, "a JSON document nested at most 32 levels");
   tt_buf_init(&b, 0);
   if (tt_json_dump(in, TT_JSON_SORT_KEYS | TT_JSON_CANON_NUMBERS | TT_JSON_GO_ESCAPE, &b) != 0) {

@@ -58,62 +58,29 @@ static int invalid(struct tt_error *err, const char *why) {
   return tt_error_set(err, TT_ERR_INVALID_CURSOR, "cursor", "cursor does not decode: %s", why);
 }
 
-int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct tt_error *err) {
-  unsigned char *raw = NULL;
-  json_t *doc = NULL;
-  size_t raw_len;
-  int rc = -1;
+/* Reads the members of a decoded cursor object into c. */
+static int decode_members(json_t *doc, struct tt_cursor *c, struct tt_error *err) {
   struct tt_error inner;
   const char *key;
   json_t *val;
-
-  memset(c, 0, sizeof(*c));
-  c->key.type = TT_AV_M;
-  if (len == 0)
-    return 0;
-  if (len > TT_CURSOR_MAX_LEN)
-    return invalid(err, "token too long");
-  if ((raw = malloc(TT_BASE64_DECODED_MAX(len))) == NULL)
-    return tt_error_set(err, TT_ERR_INTERNAL, "cursor", "out of memory");
-  if (tt_base64_decode(token, len, TT_BASE64_URL, 1, raw, &raw_len) != 0) {
-    invalid(err, "not base64url");
-    goto done;
-  }
-  /* lastKey -> attribute -> {"S": ...}: three levels; allow a little more
-   * so that the error below names the real problem. */
-  struct tt_json_opts o = {0, 8};
-  if (tt_json_parse((const char *)raw, raw_len, &o, &doc, &inner) != 0) {
-    invalid(err, "not JSON");
-    goto done;
-  }
-  if (!json_is_object(doc)) {
-    invalid(err, "not a JSON object");
-    goto done;
-  }
+  if (!json_is_object(doc))
+    return invalid(err, "not a JSON object");
   json_object_foreach(doc, key, val) {
     if (strcmp(key, "lastKey") == 0) {
-      if (tt_ddb_item_from_json(val, "lastKey", &c->key, &inner) != 0) {
-        invalid(err, inner.message);
-        goto done;
-      }
+      if (tt_ddb_item_from_json(val, "lastKey", &c->key, &inner) != 0)
+        return invalid(err, inner.message);
       for (size_t i = 0; i < c->key.len; i++) {
         enum tt_av_type t = c->key.u.members[i].value.type;
-        if (t != TT_AV_S && t != TT_AV_N && t != TT_AV_B) {
-          invalid(err, "lastKey values must be S, N or B");
-          goto done;
-        }
+        if (t != TT_AV_S && t != TT_AV_N && t != TT_AV_B)
+          return invalid(err, "lastKey values must be S, N or B");
       }
     } else if (strcmp(key, "index") == 0) {
       size_t n;
       const char *s = tt_json_string_text(val, &n);
-      if (s == NULL || n == 0 || memchr(s, '\0', n) != NULL) {
-        invalid(err, "index must be a non-empty string");
-        goto done;
-      }
-      if ((c->index = strndup(s, n)) == NULL) {
-        tt_error_set(err, TT_ERR_INTERNAL, "cursor", "out of memory");
-        goto done;
-      }
+      if (s == NULL || n == 0 || memchr(s, '\0', n) != NULL)
+        return invalid(err, "index must be a non-empty string");
+      if ((c->index = strndup(s, n)) == NULL)
+        return tt_error_set(err, TT_ERR_INTERNAL, "cursor", "out of memory");
     } else if (strcmp(key, "sort") == 0) {
       size_t n;
       const char *s = tt_json_string_text(val, &n);
@@ -123,21 +90,41 @@ int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct 
         c->sort = TT_CURSOR_SORT_ASC;
       else if (s && n == 4 && strncasecmp(s, "DESC", 4) == 0)
         c->sort = TT_CURSOR_SORT_DESC;
-      else {
-        invalid(err, "sort must be \"ASC\" or \"DESC\"");
-        goto done;
-      }
+      else
+        return invalid(err, "sort must be \"ASC\" or \"DESC\"");
     } else {
-      invalid(err, "unknown field");
-      goto done;
+      return invalid(err, "unknown field");
     }
   }
-  if (json_object_get(doc, "lastKey") == NULL) {
-    invalid(err, "lastKey is missing");
-    goto done;
-  }
-  rc = 0;
-done:
+  if (json_object_get(doc, "lastKey") == NULL)
+    return invalid(err, "lastKey is missing");
+  return 0;
+}
+
+int tt_cursor_decode(const char *token, size_t len, struct tt_cursor *c, struct tt_error *err) {
+  unsigned char *raw = NULL;
+  json_t *doc = NULL;
+  size_t raw_len;
+  int rc = -1;
+  struct tt_error inner;
+
+  memset(c, 0, sizeof(*c));
+  c->key.type = TT_AV_M;
+  if (len == 0)
+    return 0;
+  if (len > TT_CURSOR_MAX_LEN)
+    return invalid(err, "token too long");
+  if ((raw = malloc(TT_BASE64_DECODED_MAX(len))) == NULL)
+    return tt_error_set(err, TT_ERR_INTERNAL, "cursor", "out of memory");
+  /* lastKey -> attribute -> {"S": ...}: three levels; allow a little more
+   * so that the error below names the real problem. */
+  struct tt_json_opts o = {0, 8};
+  if (tt_base64_decode(token, len, TT_BASE64_URL, 1, raw, &raw_len) != 0)
+    invalid(err, "not base64url");
+  else if (tt_json_parse((const char *)raw, raw_len, &o, &doc, &inner) != 0)
+    invalid(err, "not JSON");
+  else
+    rc = decode_members(doc, c, err);
   json_decref(doc);
   free(raw);
   return rc;

@@ -30,35 +30,18 @@ struct parser {
   size_t scratch_cap;
 };
 
-static void path_of(const struct frame *f, char *out, size_t cap) {
-  const struct frame *chain[256];
-  int n = 0;
-  for (; f && n < 256; f = f->parent)
-    chain[n++] = f;
-  size_t k = 0;
-  out[0] = '\0';
-  for (int i = n - 1; i >= 0 && k + 1 < cap; i--) {
-    const struct frame *c = chain[i];
-    int w;
-    if (c->key) {
-      if (k > 0)
-        out[k++] = '.';
-      size_t l = c->key_len;
-      if (l > cap - 1 - k)
-        l = cap - 1 - k;
-      memcpy(out + k, c->key, l);
-      k += l;
-      out[k] = '\0';
-      continue;
-    }
-    w = snprintf(out + k, cap - k, "[%zu]", c->index);
-    if (w < 0 || (size_t)w >= cap - k) {
-      k = cap - 1;
-      break;
-    }
-    k += (size_t)w;
-  }
-  out[k < cap ? k : cap - 1] = '\0';
+/* Writes the path of f ("a.b[2]", truncated to cap - 1 bytes) into out;
+ * returns its length. */
+static size_t path_of(const struct frame *f, char *out, size_t cap) {
+  size_t k = f && f->parent ? path_of(f->parent, out, cap) : 0;
+  int w = 0;
+  out[k] = '\0';
+  if (f != NULL && f->key != NULL)
+    w = snprintf(out + k, cap - k, "%s%.*s", k ? "." : "",
+                 (int)(f->key_len < cap ? f->key_len : cap), f->key);
+  else if (f != NULL)
+    w = snprintf(out + k, cap - k, "[%zu]", f->index);
+  return w < 0 ? k : k + (size_t)w < cap ? k + (size_t)w : cap - 1;
 }
 
 static int fail_at(struct parser *ps, const struct frame *f, const char *what) {
@@ -203,6 +186,10 @@ const char *tt_json_str_scan(const char *p, const char *end, struct tt_json_str 
   return NULL;
 }
 
+/* What the character after a backslash stands for (all but 'u'). */
+static const char unescape[0x80] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                    ['f'] = '\f', ['n'] = '\n',   ['r'] = '\r', ['t'] = '\t'};
+
 size_t tt_json_str_decode(const struct tt_json_str *s, char *dst) {
   if (!s->escaped) {
     memcpy(dst, s->raw, s->raw_len);
@@ -228,26 +215,7 @@ size_t tt_json_str_decode(const struct tt_json_str *s, char *dst) {
       t += tt_utf8_put(t, v);
       continue;
     }
-    switch (p[1]) {
-    case 'b':
-      *t = '\b';
-      break;
-    case 'f':
-      *t = '\f';
-      break;
-    case 'n':
-      *t = '\n';
-      break;
-    case 'r':
-      *t = '\r';
-      break;
-    case 't':
-      *t = '\t';
-      break;
-    default: /* " \ / */
-      *t = (char)p[1];
-      break;
-    }
+    *t = unescape[(unsigned char)p[1]];
     t++;
     p += 2;
   }
@@ -450,13 +418,6 @@ fail:
   return -1;
 }
 
-static int literal(struct parser *ps, const char *word, size_t n) {
-  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
-    return -1;
-  ps->p += n;
-  return 0;
-}
-
 static int parse_value(struct parser *ps, const struct frame *f, int depth, json_t **out) {
   skip_ws(ps);
   if (ps->p >= ps->end)
@@ -488,8 +449,10 @@ static int parse_value(struct parser *ps, const struct frame *f, int depth, json
   case 'f':
   case 'n': {
     const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
-    if (literal(ps, w, strlen(w)) != 0)
+    size_t n = strlen(w);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, w, n) != 0)
       return fail_at(ps, f, "invalid literal");
+    ps->p += n;
     v = c == 't' ? json_true() : c == 'f' ? json_false() : json_null();
     break;
   }
@@ -587,22 +550,6 @@ int tt_json_integer(const json_t *j, int64_t *out) {
   return 0;
 }
 
-json_t *tt_json_number_new(const char *text, size_t len) {
-  if (!tt_json_number_syntax(text, len))
-    return NULL;
-  char small[64];
-  char *buf = len + 2 <= sizeof(small) ? small : malloc(len + 2);
-  if (buf == NULL)
-    return NULL;
-  buf[0] = '\0';
-  buf[1] = 'N';
-  memcpy(buf + 2, text, len);
-  json_t *j = json_stringn_nocheck(buf, len + 2);
-  if (buf != small)
-    free(buf);
-  return j;
-}
-
 bool tt_json_is_string(const json_t *j) {
   return j && json_is_string(j) && !has_marker(j, 'N');
 }
@@ -631,16 +578,28 @@ int tt_json_member_text(const json_t *obj, const char *key, const char **out) {
   return 0;
 }
 
-/* "\0S" + the len bytes at s, in a new buffer the caller frees; NULL when
- * out of memory. */
-static char *with_marker(const char *s, size_t len) {
+/* "\0" tag + the len bytes at s, in a new buffer the caller frees; NULL
+ * when out of memory. */
+static char *with_marker(char tag, const char *s, size_t len) {
   char *buf = malloc(len + 2);
   if (buf) {
     buf[0] = '\0';
-    buf[1] = 'S';
+    buf[1] = tag;
     memcpy(buf + 2, s, len);
   }
   return buf;
+}
+
+/* A new jansson string of "\0" tag + the len bytes at s, or NULL. */
+static json_t *marked_new(char tag, const char *s, size_t len) {
+  char *buf = with_marker(tag, s, len);
+  json_t *j = buf ? json_stringn_nocheck(buf, len + 2) : NULL;
+  free(buf);
+  return j;
+}
+
+json_t *tt_json_number_new(const char *text, size_t len) {
+  return tt_json_number_syntax(text, len) ? marked_new('N', text, len) : NULL;
 }
 
 json_t *tt_json_string_new(const char *s, size_t len) {
@@ -648,10 +607,7 @@ json_t *tt_json_string_new(const char *s, size_t len) {
     return NULL;
   if (len == 0 || s[0] != '\0')
     return json_stringn_nocheck(s, len);
-  char *buf = with_marker(s, len);
-  json_t *j = buf ? json_stringn_nocheck(buf, len + 2) : NULL;
-  free(buf);
-  return j;
+  return marked_new('S', s, len);
 }
 
 /* Marks one string of a plain tree in place when it begins with NUL. */
@@ -660,7 +616,7 @@ static int mark_string(json_t *j) {
   const char *s = json_string_value(j);
   if (len == 0 || s[0] != '\0')
     return 0;
-  char *buf = with_marker(s, len);
+  char *buf = with_marker('S', s, len);
   int rc = buf ? json_string_setn_nocheck(j, buf, len + 2) : -1;
   free(buf);
   return rc;
@@ -682,6 +638,28 @@ int tt_json_mark_plain_strings(json_t *j) {
     }
   }
   return 0;
+}
+
+bool tt_json_too_deep(const json_t *j, size_t limit) {
+  size_t i;
+  const char *k;
+  json_t *v;
+  if (!json_is_object(j) && !json_is_array(j))
+    return false;
+  if (limit == 0)
+    return true;
+  if (json_is_array(j)) {
+    json_array_foreach(j, i, v) {
+      if (tt_json_too_deep(v, limit - 1))
+        return true;
+    }
+  } else {
+    json_object_foreach((json_t *)j, k, v) {
+      if (tt_json_too_deep(v, limit - 1))
+        return true;
+    }
+  }
+  return false;
 }
 
 /* ---- writer ---- */

@@ -97,6 +97,10 @@ json_t *tt_json_number_new(const char *text, size_t len);
  * nesting deeper than 2048. Returns 0, or -1 (out of memory). */
 int tt_json_mark_plain_strings(json_t *j);
 
+/* Whether j nests arrays and objects more than `limit` levels deep (a
+ * scalar is 0 levels, [] or {} 1). Recursive, to at most limit + 1 levels. */
+bool tt_json_too_deep(const json_t *j, size_t limit);
+
 /* Whether j is a real string (a jansson string that is not a number). */
 bool tt_json_is_string(const json_t *j);
 

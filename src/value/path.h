@@ -66,6 +66,34 @@ static inline int tt_vpath_oom(struct tt_vpath *c) {
   return tt_error_set(c->err, TT_ERR_INTERNAL, c->path, "out of memory");
 }
 
+/* Fills the out->len members of a map made by tt_av_map from the JSON
+ * object `in`, each value by fn with its name on the path, then sorts
+ * them. A name with a NUL byte (or an empty one when `no_empty`) fails
+ * with bad(c, bad_name). Returns 0, or -1 at the first failure. */
+static inline int tt_vpath_members(struct tt_vpath *c, const json_t *in, int depth,
+                                   tt_vpath_elem_fn fn, bool no_empty,
+                                   int (*bad)(struct tt_vpath *c, const char *what),
+                                   const char *bad_name, struct tt_av *out) {
+  const char *key;
+  size_t key_len, i = 0;
+  json_t *val;
+  json_object_keylen_foreach((json_t *)in, key, key_len, val) {
+    struct tt_av_member *m = &out->u.members[i++];
+    size_t old = tt_vpath_key(c, key, key_len);
+    int rc = 0;
+    if ((no_empty && key_len == 0) || memchr(key, '\0', key_len) != NULL)
+      rc = bad(c, bad_name);
+    else if (tt_av_member_name(m, key, key_len) != 0)
+      rc = tt_vpath_oom(c);
+    if (rc == 0)
+      rc = fn(c, val, depth, &m->value);
+    tt_vpath_pop(c, old);
+    if (rc != 0)
+      return -1;
+  }
+  return tt_av_map_finish(out, c->path, c->err);
+}
+
 static inline void tt_vpath_init(struct tt_vpath *c, const char *path, struct tt_error *err) {
   c->err = err;
   c->len = 0;
