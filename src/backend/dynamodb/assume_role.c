@@ -52,17 +52,13 @@ struct ar {
   char *role_arn, *session_name, *external_id, *region, *label;
   char *url, *host;
   uint32_t duration_s;
-  void (*busy)(void *arg, int delta);
-  void *busy_arg;
   struct tt_sigv4_cache sigcache;
 
-  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  /* Cached credentials, refresh schedule, waiters and hooks. */
   struct creds_cache cache;
   uint64_t calls;
 
   struct ar_job *job;
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
 static int64_t ar_now(const struct ar *p) {
@@ -89,17 +85,6 @@ static void job_free(struct ar_job *job) {
   free(job);
 }
 
-/* Reports a close once the job and the cache's timer are gone (also the
- * timer's close callback). */
-static void maybe_closed(void *owner) {
-  struct ar *p = owner;
-  if (p->cache.closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
-    void (*cb)(void *) = p->closed_cb;
-    p->closed_cb = NULL;
-    cb(p->closed_arg);
-  }
-}
-
 static void install(struct ar *p, struct ar_job *job) {
   int64_t left = creds_cache_install(&p->cache, &job->out);
   creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
@@ -111,11 +96,8 @@ static void install(struct ar *p, struct ar_job *job) {
 static void job_end(struct ar_job *job, int rc) {
   struct ar *p = job->p;
   p->job = NULL;
-  if (p->busy)
-    p->busy(p->busy_arg, -1);
-  if (job->cancelled) {
+  if (creds_cache_fetch_end(&p->cache)) { /* cancelled by close() */
     job_free(job);
-    maybe_closed(p);
     return;
   }
   struct tt_error err = job->err;
@@ -328,8 +310,7 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
     job_free(job);
     return -1;
   }
-  if (p->busy)
-    p->busy(p->busy_arg, +1);
+  creds_cache_fetch_begin(&p->cache);
   return 0;
 }
 
@@ -339,7 +320,7 @@ static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
                    struct tt_error *err) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  return creds_cache_peek(&p->cache, ar_now(p), p->job != NULL, job_start, p, creds, err);
+  return creds_cache_peek(&p->cache, ar_now(p), creds, err);
 }
 
 static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
@@ -348,15 +329,14 @@ static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void
   int64_t now = ar_now(p);
   if (p->job != NULL && !creds_cache_usable(&p->cache, now))
     p->job->background = false; /* a get waits for it now */
-  return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
+  return creds_cache_get(&p->cache, now, cb, arg, handle);
 }
 
 static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (p->cache.closing)
+  if (!creds_cache_close_begin(&p->cache, closed, arg))
     return;
-  p->cache.closing = true;
   struct ar_job *job = p->job;
   if (job) {
     job->cancelled = true;
@@ -368,9 +348,7 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
       job_end(job, -1); /* cancelled: frees it, no dispatch */
     }
   }
-  p->closed_cb = closed;
-  p->closed_arg = arg;
-  creds_cache_close(&p->cache, p->label, maybe_closed, p);
+  creds_cache_close(&p->cache, p->label);
 }
 
 static void free_str(char *s) {
@@ -397,9 +375,7 @@ static void ar_free(struct ar *p) {
 static void ar_destroy(struct tt_creds_provider *pub) {
   struct ar *p = pub->impl;
   assert(p->magic == AR_MAGIC);
-  if (p->job != NULL || creds_cache_has_waiters(&p->cache))
-    abort(); /* close() must have finished */
-  ar_free(p);
+  ar_free(p); /* aborts unless close() finished */
 }
 
 static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, creds_cache_cancel,
@@ -440,7 +416,7 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   p->loop = loop;
   p->http = http;
   p->base = base;
-  creds_cache_init(&p->cache);
+  creds_cache_init(&p->cache, job_start, p);
   tt_sigv4_cache_init(&p->sigcache);
   p->role_arn = strdup(o->role_arn);
   p->session_name = strdup(o->session_name);
@@ -464,8 +440,8 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   p->cache.now_arg = o->now_arg;
   p->cache.log = o->log;
   p->cache.log_arg = o->log_arg;
-  p->busy = o->busy;
-  p->busy_arg = o->busy_arg;
+  p->cache.busy = o->busy;
+  p->cache.busy_arg = o->busy_arg;
   int uvrc = creds_cache_open(&p->cache, loop); /* last: nothing fails after it */
   if (uvrc != 0) {
     ar_free(p);

@@ -315,43 +315,29 @@ fail:
 struct static_provider {
   struct tt_creds_provider pub;
   struct creds_cache cache;
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
 /* Credentials that never expire are always usable: nothing is fetched. */
 static int static_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
                        struct tt_error *err) {
   struct static_provider *sp = p->impl;
-  return creds_cache_peek(&sp->cache, 0, false, NULL, NULL, creds, err);
+  return creds_cache_peek(&sp->cache, 0, creds, err);
 }
 
 static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct static_provider *sp = p->impl;
-  return creds_cache_get(&sp->cache, 0, false, NULL, NULL, cb, arg, handle);
-}
-
-static void static_timer_closed(void *owner) {
-  struct static_provider *sp = owner;
-  if (sp->closed_cb)
-    sp->closed_cb(sp->closed_arg);
+  return creds_cache_get(&sp->cache, 0, cb, arg, handle);
 }
 
 static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct static_provider *sp = p->impl;
-  if (sp->cache.closing)
-    return;
-  sp->cache.closing = true;
-  sp->closed_cb = closed;
-  sp->closed_arg = arg;
-  creds_cache_close(&sp->cache, "static", static_timer_closed, sp);
+  if (creds_cache_close_begin(&sp->cache, closed, arg))
+    creds_cache_close(&sp->cache, "static");
 }
 
 static void static_destroy(struct tt_creds_provider *p) {
   struct static_provider *sp = p->impl;
-  if (creds_cache_has_waiters(&sp->cache))
-    abort(); /* close() must have finished */
-  creds_cache_clear(&sp->cache);
+  creds_cache_clear(&sp->cache); /* aborts unless close() finished */
   free(sp);
 }
 
@@ -365,7 +351,7 @@ int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
   struct static_provider *sp = calloc(1, sizeof(*sp));
   if (sp == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  creds_cache_init(&sp->cache);
+  creds_cache_init(&sp->cache, NULL, sp);
   if (creds_fill(&sp->cache.cur, access_key_id, access_key_id ? strlen(access_key_id) : 0,
                  secret_access_key, secret_access_key ? strlen(secret_access_key) : 0,
                  session_token, session_token ? strlen(session_token) : 0, 0, "static",
@@ -451,17 +437,6 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
 
 /* ---- chain: jobs ---- */
 
-/* Reports a close once the job and the cache's timer are gone (also the
- * timer's close callback). */
-static void maybe_closed(void *owner) {
-  struct creds_chain *ch = owner;
-  if (ch->cache.closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
-    void (*cb)(void *) = ch->closed_cb;
-    ch->closed_cb = NULL;
-    cb(ch->closed_arg);
-  }
-}
-
 static void job_free(struct creds_job *job) {
   tt_creds_clear(&job->out);
   free(job);
@@ -513,29 +488,29 @@ static int check_fresh(struct creds_chain *ch, struct creds_job *job) {
   return -1;
 }
 
-/* The background-operations gauge: a fetch counts from its start until it
- * ended, whether or not a request still waits for it. */
-static void busy(struct creds_chain *ch, int delta) {
-  if (ch->busy)
-    ch->busy(ch->busy_arg, delta);
-}
-
-void creds_job_async_done(struct creds_job *job, int rc) {
-  struct creds_chain *ch = job->ch;
-  ch->job = NULL;
-  busy(ch, -1);
-  if (job->cancelled) {
-    job_free(job);
-    maybe_closed(ch);
-    return;
-  }
+/* Takes the outcome of a job into the cache: its credentials unless they
+ * are (about to be) expired, else its failure. Returns 0 or -1. */
+static int settle(struct creds_chain *ch, struct creds_job *job, int rc) {
   if (rc == 0 && check_fresh(ch, job) != 0)
     rc = -1;
-  struct tt_error err = job->err;
   if (rc == 0)
     install(ch, job);
   else
     creds_cache_note_failure(&ch->cache, job->background, &job->err);
+  return rc;
+}
+
+/* A fetch counts on the background-operations gauge from its start until
+ * it ended, whether or not a request still waits for it. */
+void creds_job_async_done(struct creds_job *job, int rc) {
+  struct creds_chain *ch = job->ch;
+  ch->job = NULL;
+  if (creds_cache_fetch_end(&ch->cache)) {
+    job_free(job);
+    return;
+  }
+  rc = settle(ch, job, rc);
+  struct tt_error err = job->err;
   job_free(job);
   creds_cache_answer(&ch->cache, rc == 0 ? &ch->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -575,17 +550,12 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
   }
   if (rc == CREDS_ASYNC) {
     ch->job = job;
-    busy(ch, +1);
+    creds_cache_fetch_begin(&ch->cache);
     return 0;
   }
-  if (rc == CREDS_DONE && check_fresh(ch, job) != 0)
-    rc = CREDS_FAIL;
-  if (rc == CREDS_DONE) {
-    install(ch, job);
-  } else {
-    creds_cache_note_failure(&ch->cache, job->background, &job->err);
+  rc = settle(ch, job, rc == CREDS_DONE ? 0 : -1) == 0 ? CREDS_DONE : CREDS_FAIL;
+  if (rc == CREDS_FAIL)
     *err = job->err;
-  }
   job_free(job);
   return rc;
 }
@@ -594,24 +564,20 @@ static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds
                       struct tt_error *err) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_peek(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, creds, err);
+  return creds_cache_peek(&ch->cache, creds_now(ch), creds, err);
 }
 
 static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_get(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, cb, arg,
-                         handle);
+  return creds_cache_get(&ch->cache, creds_now(ch), cb, arg, handle);
 }
 
 static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (ch->cache.closing)
+  if (!creds_cache_close_begin(&ch->cache, closed, arg))
     return;
-  ch->cache.closing = true;
-  ch->closed_cb = closed;
-  ch->closed_arg = arg;
   if (ch->job) {
     struct creds_job *job = ch->job;
     job->cancelled = true;
@@ -622,7 +588,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
     if (job->files)
       creds_files_cancel(job);
   }
-  creds_cache_close(&ch->cache, NULL, maybe_closed, ch);
+  creds_cache_close(&ch->cache, NULL);
 }
 
 static void free_str(char *s) {
@@ -650,10 +616,7 @@ static void chain_free(struct creds_chain *ch) {
 static void chain_destroy(struct tt_creds_provider *p) {
   struct creds_chain *ch = p->impl;
   assert(ch->magic == CREDS_CHAIN_MAGIC);
-  /* close() must have finished: no job, no waiter, timer closed. */
-  if (ch->job != NULL || creds_cache_has_waiters(&ch->cache))
-    abort();
-  chain_free(ch);
+  chain_free(ch); /* aborts unless close() finished */
 }
 
 static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, creds_cache_cancel,
@@ -672,7 +635,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->loop = loop;
   ch->http = http;
   ch->sticky = -1;
-  creds_cache_init(&ch->cache);
+  creds_cache_init(&ch->cache, job_start, ch);
   char *const *envp = opts->envp ? opts->envp : environ;
   size_t n = 0;
   while (envp && envp[n])
@@ -699,8 +662,8 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
   ch->cache.log = opts->log;
   ch->cache.log_arg = opts->log_arg;
-  ch->busy = opts->busy;
-  ch->busy_arg = opts->busy_arg;
+  ch->cache.busy = opts->busy;
+  ch->cache.busy_arg = opts->busy_arg;
   int uvrc = creds_cache_open(&ch->cache, loop);
   if (uvrc != 0) {
     chain_free(ch);

@@ -41,7 +41,9 @@ static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
   list_init(from);
 }
 
-void creds_cache_init(struct creds_cache *c) {
+void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner) {
+  c->fetch = fetch;
+  c->owner = owner;
   list_init(&c->waiters);
   list_init(&c->posted);
   list_init(&c->dispatch);
@@ -87,11 +89,19 @@ int creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
   return 0;
 }
 
+/* Reports a close once the timer closed and no fetch runs. */
+static void maybe_closed(struct creds_cache *c) {
+  if (c->closing && c->timer_closed && !c->fetching && c->closed) {
+    void (*cb)(void *) = c->closed;
+    c->closed = NULL;
+    cb(c->closed_arg);
+  }
+}
+
 static void on_timer_closed(uv_handle_t *h) {
   struct creds_cache *c = h->data;
   c->timer_closed = true;
-  if (c->on_closed)
-    c->on_closed(c->owner);
+  maybe_closed(c);
 }
 
 static void answer_all(struct creds_cache *c, const struct tt_error *err) {
@@ -105,22 +115,41 @@ static void answer_all(struct creds_cache *c, const struct tt_error *err) {
   dispatch(c, NULL, err);
 }
 
-void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
-                       void *owner) {
+bool creds_cache_close_begin(struct creds_cache *c, void (*closed)(void *arg), void *arg) {
+  if (c->closing)
+    return false;
+  c->closing = true;
+  c->closed = closed;
+  c->closed_arg = arg;
+  return true;
+}
+
+void creds_cache_close(struct creds_cache *c, const char *label) {
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
   answer_all(c, &err);
-  c->on_closed = on_closed;
-  c->owner = owner;
   if (!c->timer_open) {
     c->timer_closed = true;
-    if (on_closed)
-      on_closed(owner);
+    maybe_closed(c);
     return;
   }
   c->timer_open = false;
   uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
+void creds_cache_fetch_begin(struct creds_cache *c) {
+  c->fetching = true;
+  if (c->busy)
+    c->busy(c->busy_arg, +1);
+}
+
+bool creds_cache_fetch_end(struct creds_cache *c) {
+  c->fetching = false;
+  if (c->busy)
+    c->busy(c->busy_arg, -1);
+  maybe_closed(c);
+  return c->closing;
 }
 
 /* A new get queued at the end of `list`; NULL when out of memory. */
@@ -156,6 +185,8 @@ static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct t
 }
 
 void creds_cache_clear(struct creds_cache *c) {
+  if (c->fetching || creds_cache_has_waiters(c))
+    abort(); /* close() must have finished */
   tt_creds_clear(&c->cur);
 }
 
@@ -244,42 +275,40 @@ static bool backing_off(const struct creds_cache *c, int64_t now, struct tt_erro
 }
 
 /* Starts the background refresh usable credentials are due for. */
-static void refresh_if_due(struct creds_cache *c, int64_t now, bool fetching,
-                           creds_fetch_fn fetch, void *owner) {
-  if (!fetching && wants_refresh(c, now)) {
+static void refresh_if_due(struct creds_cache *c, int64_t now) {
+  if (!c->fetching && wants_refresh(c, now)) {
     struct tt_error ignored; /* logged by creds_cache_note_failure */
-    fetch(owner, true, &ignored);
+    c->fetch(c->owner, true, &ignored);
   }
 }
 
-int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                     void *owner, const struct tt_creds **creds, struct tt_error *err) {
+int creds_cache_peek(struct creds_cache *c, int64_t now, const struct tt_creds **creds,
+                     struct tt_error *err) {
   if (c->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
   if (creds_cache_usable(c, now)) {
-    refresh_if_due(c, now, fetching, fetch, owner);
+    refresh_if_due(c, now);
     *creds = &c->cur;
     return 0;
   }
-  return !fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
+  return !c->fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
 }
 
-int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                    void *owner, tt_creds_cb cb, void *arg, void **handle) {
+int creds_cache_get(struct creds_cache *c, int64_t now, tt_creds_cb cb, void *arg, void **handle) {
   if (handle)
     *handle = NULL;
   if (c->closing)
     return -ESHUTDOWN;
   if (creds_cache_usable(c, now)) {
-    refresh_if_due(c, now, fetching, fetch, owner);
+    refresh_if_due(c, now);
     return post(c, cb, arg, NULL, handle);
   }
-  if (!fetching) {
+  if (!c->fetching) {
     struct tt_error err;
     int rc;
     if (backing_off(c, now, &err))
       return post(c, cb, arg, &err, handle);
-    if ((rc = fetch(owner, false, &err)) != 0)
+    if ((rc = c->fetch(c->owner, false, &err)) != 0)
       return post(c, cb, arg, rc > 0 ? NULL : &err, handle);
   }
   /* On -ENOMEM the fetch runs on without waiters: its result is cached. */

@@ -29,6 +29,11 @@
 #define CREDS_REFRESH_BEFORE_S 300
 #define CREDS_RETRY_REFRESH_S 60
 
+/* How a caching provider starts a fetch: a refresh in the background, or
+ * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
+ * holds its credentials) or -1 with *err. */
+typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
+
 struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
   tt_creds_cb cb;
@@ -60,28 +65,51 @@ struct creds_cache {
    * creds_cache_close. */
   uv_timer_t timer;
   bool timer_open, timer_closed;
-  bool closing; /* the provider's close() was called: set by the provider */
-  void (*on_closed)(void *owner);
+  bool closing; /* the provider's close() was called (creds_cache_close_begin) */
+  /* The provider's fetch, its argument, and whether one runs (from
+   * creds_cache_fetch_begin to creds_cache_fetch_end). */
+  creds_fetch_fn fetch;
   void *owner;
+  bool fetching;
+  /* The background-operations gauge (tt_creds_chain_options.busy). */
+  void (*busy)(void *arg, int delta);
+  void *busy_arg;
+  /* The provider's close callback: runs once the timer closed and no fetch
+   * runs. */
+  void (*closed)(void *arg);
+  void *closed_arg;
 };
 
-/* Sets up an empty cache (no credentials, no waiters); the caller then
- * sets the refresh times and hooks. */
-void creds_cache_init(struct creds_cache *c);
+/* Sets up an empty cache (no credentials, no waiters) whose fetches are
+ * fetch(owner, ...); the caller then sets the hooks. */
+void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner);
 
 /* Opens the timer that delivers posted gets, on `loop`: the provider's
  * last construction step (a provider with an open timer must be closed
  * before it is freed). Returns 0 or a libuv error. */
 int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
 
-/* Answers every get, queued or posted, with "credentials: <label>: the
- * provider is closing" (label NULL: without it), then closes the timer;
- * `on_closed(owner)` runs later on the loop once it is closed (at once when
- * it was never opened). */
-void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
-                       void *owner);
+/* The first half of a provider's close(): false when it is closing
+ * already; else marks it closing and keeps `closed` (may be NULL), which
+ * runs later on the loop once the timer closed and no fetch runs. The
+ * provider then stops its fetch and calls creds_cache_close. */
+bool creds_cache_close_begin(struct creds_cache *c, void (*closed)(void *arg), void *arg);
 
-/* Wipes the cached credentials. */
+/* Answers every get, queued or posted, with "credentials: <label>: the
+ * provider is closing" (label NULL: without it), then closes the timer. */
+void creds_cache_close(struct creds_cache *c, const char *label);
+
+/* Counts a fetch that runs on after the call that started it: `fetching`
+ * for peek and get, +1 on the busy gauge. */
+void creds_cache_fetch_begin(struct creds_cache *c);
+
+/* Ends what creds_cache_fetch_begin counted. Returns true when the
+ * provider is closing: the fetch's outcome is to be dropped (a close that
+ * waited for it is reported). */
+bool creds_cache_fetch_end(struct creds_cache *c);
+
+/* Wipes the cached credentials. Aborts when a fetch or a get is still
+ * pending: a provider is destroyed only after its close finished. */
 void creds_cache_clear(struct creds_cache *c);
 
 /* The current time (the injected clock, else time(NULL)). */
@@ -113,21 +141,15 @@ void creds_cache_note_failure(struct creds_cache *c, bool background, const stru
  * with expires_at 0 never expire). */
 bool creds_cache_usable(const struct creds_cache *c, int64_t now);
 
-/* How a caching provider starts a fetch: a refresh in the background, or
- * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
- * holds its credentials) or -1 with *err. */
-typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
-
-/* The peek and the get of a caching provider at `now`; `fetching`: a fetch
- * of `owner` runs. Once closing, the peek misses and the get returns
- * -ESHUTDOWN (*handle NULL). Usable credentials answer (and start a
- * refresh in the background when one is due, with `fetch`); else the
- * failure whose back-off still runs answers, without fetching again; else
- * the peek misses and the get waits for a fetch, started unless one runs. */
-int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                     void *owner, const struct tt_creds **creds, struct tt_error *err);
-int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                    void *owner, tt_creds_cb cb, void *arg, void **handle);
+/* The peek and the get of a caching provider at `now`. Once closing, the
+ * peek misses and the get returns -ESHUTDOWN (*handle NULL). Usable
+ * credentials answer (and start a refresh in the background when one is
+ * due); else the failure whose back-off still runs answers, without
+ * fetching again; else the peek misses and the get waits for a fetch,
+ * started unless one runs. */
+int creds_cache_peek(struct creds_cache *c, int64_t now, const struct tt_creds **creds,
+                     struct tt_error *err);
+int creds_cache_get(struct creds_cache *c, int64_t now, tt_creds_cb cb, void *arg, void **handle);
 
 /* Drops a queued or posted get (handle may be NULL); its callback is never
  * called. The cancel op of every caching provider (p is not used). */

@@ -70,7 +70,8 @@ struct creds_chain {
   char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
   uint32_t process_timeout_ms;
 
-  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  /* Cached credentials, refresh schedule, waiters, hooks and the chain's
+   * one handle (cache.timer, closed by close()). */
   struct creds_cache cache;
   int sticky; /* provider that answered last, or -1 */
   struct creds_job *job;
@@ -82,12 +83,6 @@ struct creds_chain {
   /* While the providers run after a read off the loop: what was read
    * (creds_read_file answers from it). Loop thread only. */
   const struct creds_files *serving;
-  void (*busy)(void *arg, int delta); /* the background-operations gauge */
-  void *busy_arg;
-
-  /* The chain's one handle is cache.timer, closed by close(). */
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
 /* ---- credentials.c ---- */
