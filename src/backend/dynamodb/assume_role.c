@@ -211,19 +211,12 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh, .n_headers = 2,
                                   .body = job->body, .body_len = job->body_len};
   struct tt_sigv4_credentials sc = {base->access_key_id, base->secret_access_key,
-                                    base->session_token[0] ? base->session_token : NULL};
+                                    base->session_token};
   struct tt_sigv4_config cfg = {p->region, "sts", 0, &p->sigcache};
-  struct tt_sigv4_result sig;
-  struct tt_error serr;
-  if (tt_sigv4_sign(&sreq, &sc, &cfg, (time_t)ar_now(p), &sig, &serr) != 0) {
-    job_fail(job, "the AssumeRole request could not be signed");
-    goto fail;
-  }
   const char *hdrs[2 + TT_SIGV4_MAX_ADDED + 2];
-  bad = tt_sigv4_header_lines(sh, 2, &sig, "Accept: text/xml", &lines, hdrs);
-  tt_sigv4_result_free(&sig);
+  bad = tt_sigv4_sign_lines(&sreq, &sc, &cfg, (time_t)ar_now(p), "Accept: text/xml", &lines, hdrs);
   if (bad) {
-    job_fail(job, "out of memory");
+    job_fail(job, bad == -1 ? "the AssumeRole request could not be signed" : "out of memory");
     goto fail;
   }
   struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
@@ -245,14 +238,10 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   }
   job->in_http = true;
   p->calls++;
-  /* Header lines hold the signature and the base session token. */
-  OPENSSL_cleanse(lines.data, lines.alloc);
-  tt_buf_free(&lines);
+  tt_sigv4_lines_free(&lines); /* they hold the signature and the base session token */
   return;
 fail:
-  if (lines.data)
-    OPENSSL_cleanse(lines.data, lines.alloc);
-  tt_buf_free(&lines);
+  tt_sigv4_lines_free(&lines);
   if (form.data)
     OPENSSL_cleanse(form.data, form.alloc);
   tt_buf_free(&form);
