@@ -46,7 +46,6 @@ struct ar_job {
 struct ar {
   uint32_t magic;
   struct tt_creds_provider pub;
-  uv_loop_t *loop;
   struct tt_http *http;
   struct tt_creds_provider *base;
   char *role_arn, *session_name, *external_id, *region, *label;
@@ -402,7 +401,6 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   if (p == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
   p->magic = AR_MAGIC;
-  p->loop = loop;
   p->http = http;
   p->base = base;
   creds_cache_init(&p->cache, job_start, p);

@@ -34,10 +34,6 @@ void creds_free_secret(void *p, size_t n) {
   free(p);
 }
 
-static char *dup_or_null(const char *s) {
-  return s ? strdup(s) : NULL;
-}
-
 /* ---- wrappers ---- */
 
 int tt_creds_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
@@ -606,7 +602,6 @@ static void chain_free(struct creds_chain *ch) {
   free(ch->region);
   free(ch->sts_endpoint);
   free(ch->container_endpoint);
-  free(ch->imds_endpoint);
   creds_cache_clear(&ch->cache);
   OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
   ch->magic = 0;
@@ -646,17 +641,12 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   for (size_t i = 0; i < n; i++)
     if ((ch->env[i] = strdup(envp[i])) == NULL)
       goto oom;
-  const char *home = opts->home ? opts->home : creds_env(ch, "HOME");
-  ch->home = dup_or_null(home);
-  ch->region = dup_or_null(opts->region);
-  ch->sts_endpoint = dup_or_null(opts->sts_endpoint);
-  ch->container_endpoint = dup_or_null(opts->container_endpoint);
-  ch->imds_endpoint = dup_or_null(opts->imds_endpoint);
-  if ((home && !ch->home) || (opts->region && !ch->region) ||
-      (opts->sts_endpoint && !ch->sts_endpoint) ||
-      (opts->container_endpoint && !ch->container_endpoint) ||
-      (opts->imds_endpoint && !ch->imds_endpoint))
-    goto oom;
+  const char *from[] = {creds_env(ch, "HOME"), opts->region, opts->sts_endpoint,
+                        opts->container_endpoint};
+  char **to[] = {&ch->home, &ch->region, &ch->sts_endpoint, &ch->container_endpoint};
+  for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
+    if (from[i] && (*to[i] = strdup(from[i])) == NULL)
+      goto oom;
   ch->cache.now = opts->now;
   ch->cache.now_arg = opts->now_arg;
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;

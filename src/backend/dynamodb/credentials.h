@@ -116,7 +116,6 @@ struct tt_creds_chain_options {
    * the process environment (environ) at construction time. Also the
    * environment of credential_process. */
   char *const *envp;
-  const char *home;           /* NULL = $HOME of envp; for ~/.aws/... */
   tt_creds_clock_fn now;      /* NULL = time(NULL) */
   void *now_arg;
   const char *region;         /* STS region; NULL = AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
@@ -125,9 +124,6 @@ struct tt_creds_chain_options {
   const char *sts_endpoint;
   /* Base of AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; NULL = http://169.254.170.2 */
   const char *container_endpoint;
-  /* NULL = AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254
-   * (http://[fd00:ec2::254] with AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6) */
-  const char *imds_endpoint;
   uint32_t process_timeout_ms;/* credential_process; 0 = 30000 */
   tt_creds_log_fn log;        /* may be NULL */
   void *log_arg;

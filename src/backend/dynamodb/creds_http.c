@@ -404,9 +404,7 @@ int creds_imds_start(struct creds_job *job) {
   struct creds_http_op *op = op_new(job, OP_IMDS, "imds");
   if (op == NULL)
     return CREDS_FAIL;
-  const char *base = ch->imds_endpoint;
-  if (base == NULL)
-    base = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+  const char *base = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
   if (base == NULL) {
     const char *mode = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
     base = mode && strcasecmp(mode, "IPv6") == 0 ? "http://[fd00:ec2::254]"

@@ -67,7 +67,7 @@ struct creds_chain {
   uv_loop_t *loop;
   struct tt_http *http;
   char **env; /* copied "NAME=value" strings, NULL-terminated; wiped on free */
-  char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
+  char *home, *region, *sts_endpoint, *container_endpoint;
   uint32_t process_timeout_ms;
 
   /* Cached credentials, refresh schedule, waiters, hooks and the chain's
