@@ -357,13 +357,7 @@ int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
     return tt_error_set(err, TT_ERR_VALIDATION, "credentials", "static credentials: %s", why);
   }
   sp->cache.have = true;
-  int uvrc = creds_cache_open(&sp->cache, loop);
-  if (uvrc != 0) {
-    creds_cache_clear(&sp->cache);
-    free(sp);
-    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
-                        uv_strerror(uvrc));
-  }
+  creds_cache_open(&sp->cache, loop);
   sp->pub.ops = &static_ops;
   sp->pub.impl = sp;
   *out = &sp->pub;
@@ -654,12 +648,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->cache.log_arg = opts->log_arg;
   ch->cache.busy = opts->busy;
   ch->cache.busy_arg = opts->busy_arg;
-  int uvrc = creds_cache_open(&ch->cache, loop);
-  if (uvrc != 0) {
-    chain_free(ch);
-    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
-                        uv_strerror(uvrc));
-  }
+  creds_cache_open(&ch->cache, loop);
   ch->pub.ops = &chain_ops;
   ch->pub.impl = ch;
   *out = &ch->pub;

@@ -141,7 +141,7 @@ struct tt_creds_chain_options {
  * outlive the provider. `opts` may be NULL; its strings are copied. No file
  * is read and no network call is made here: the first get() resolves.
  * Returns 0 and *out (new; close then destroy it), or -1 with *err
- * (TT_ERR_INTERNAL on allocation failure or a handle init error). */
+ * (TT_ERR_INTERNAL on allocation failure). */
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        const struct tt_creds_chain_options *opts,
                        struct tt_creds_provider **out, struct tt_error *err);
@@ -151,7 +151,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
  * `session_token` may be NULL. Returns 0 and *out (new; close then
  * destroy it), or -1 with *err: TT_ERR_VALIDATION when a key is missing or
  * too long (the message names the field, never the value), TT_ERR_INTERNAL
- * on allocation failure or a handle init error. */
+ * on allocation failure. */
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
                         struct tt_creds_provider **out, struct tt_error *err);

@@ -80,13 +80,9 @@ static void on_timer(uv_timer_t *t) {
   dispatch(c, NULL, NULL);
 }
 
-int creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
-  int rc = uv_timer_init(loop, &c->timer);
-  if (rc != 0)
-    return rc;
+void creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
+  uv_timer_init(loop, &c->timer); /* cannot fail */
   c->timer.data = c;
-  c->timer_open = true;
-  return 0;
 }
 
 /* Reports a close once the timer closed and no fetch runs. */
@@ -129,12 +125,6 @@ void creds_cache_close(struct creds_cache *c, const char *label) {
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
                "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
   answer_all(c, &err);
-  if (!c->timer_open) {
-    c->timer_closed = true;
-    maybe_closed(c);
-    return;
-  }
-  c->timer_open = false;
   uv_close((uv_handle_t *)&c->timer, on_timer_closed);
 }
 
@@ -179,8 +169,7 @@ static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct t
     w->failed = true;
     w->err = *err;
   }
-  if (c->timer_open)
-    uv_timer_start(&c->timer, on_timer, 0, 0);
+  uv_timer_start(&c->timer, on_timer, 0, 0);
   return 0;
 }
 

@@ -64,7 +64,7 @@ struct creds_cache {
    * the one handle of a provider. Open from creds_cache_open to
    * creds_cache_close. */
   uv_timer_t timer;
-  bool timer_open, timer_closed;
+  bool timer_closed;
   bool closing; /* the provider's close() was called (creds_cache_close_begin) */
   /* The provider's fetch, its argument, and whether one runs (from
    * creds_cache_fetch_begin to creds_cache_fetch_end). */
@@ -86,8 +86,8 @@ void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner);
 
 /* Opens the timer that delivers posted gets, on `loop`: the provider's
  * last construction step (a provider with an open timer must be closed
- * before it is freed). Returns 0 or a libuv error. */
-int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
+ * before it is freed). */
+void creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
 
 /* The first half of a provider's close(): false when it is closing
  * already; else marks it closing and keeps `closed` (may be NULL), which

@@ -196,23 +196,10 @@ int creds_process_start(struct creds_job *job, const char *command) {
     return creds_job_fail(job, "credential_process is empty, has an unbalanced quote or "
                                "more than 64 arguments");
   }
-  /* From here on every path ends in finish() after the handles closed. */
-  int rc = uv_pipe_init(ch->loop, &p->out, 0);
-  if (rc != 0) {
-    process_free(p);
-    return creds_job_fail(job, "credential_process: pipe: %s", uv_err_name(rc));
-  }
-  rc = uv_timer_init(ch->loop, &p->timer);
-  if (rc != 0) {
-    /* Only the pipe exists: close it and report once it is closed. */
-    p->out.data = p;
-    p->open_handles = 1;
-    p->spawn_error = rc;
-    p->exited = p->timer_closed = true;
-    job->proc = p;
-    close_pipe(p);
-    return CREDS_ASYNC;
-  }
+  /* From here on every path ends in finish() after the handles closed.
+   * Neither init can fail. */
+  uv_pipe_init(ch->loop, &p->out, 0);
+  uv_timer_init(ch->loop, &p->timer);
   p->out.data = p;
   p->timer.data = p;
   p->proc.data = p;
@@ -232,7 +219,7 @@ int creds_process_start(struct creds_job *job, const char *command) {
   opts.stdio_count = 3;
   opts.stdio = stdio;
   job->proc = p;
-  rc = uv_spawn(ch->loop, &p->proc, &opts);
+  int rc = uv_spawn(ch->loop, &p->proc, &opts);
   if (rc != 0) {
     /* libuv wants the process handle closed even after a failed spawn. */
     p->spawn_error = rc;
