@@ -273,22 +273,11 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
   job->background = background;
   job->starting = true;
   p->job = job;
-  const struct tt_creds *base = NULL;
-  struct tt_error berr;
-  int pk = tt_creds_peek(p->base, &base, &berr);
-  if (pk == 0) {
-    send_sts(job, base); /* a failure sets failed_sync */
-  } else if (pk == TT_CREDS_PEEK_FAILED) {
-    on_base_creds(job, NULL, &berr);
-  } else {
-    void *h = NULL;
-    int rc = tt_creds_get(p->base, on_base_creds, job, &h);
-    if (rc != 0) {
-      job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
-      job->failed_sync = true;
-    } else {
-      job->base_handle = h; /* on_base_creds runs later on the loop */
-    }
+  /* A failure inside sets failed_sync. */
+  int rc = tt_creds_acquire(p->base, on_base_creds, job, &job->base_handle);
+  if (rc != 0) {
+    job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
+    job->failed_sync = true;
   }
   job->starting = false;
   if (job->failed_sync) {

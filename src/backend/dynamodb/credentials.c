@@ -58,6 +58,17 @@ void tt_creds_destroy(struct tt_creds_provider *p) {
     p->ops->destroy(p);
 }
 
+int tt_creds_acquire(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  const struct tt_creds *creds = NULL;
+  struct tt_error err;
+  *handle = NULL;
+  int pk = tt_creds_peek(p, &creds, &err);
+  if (pk == TT_CREDS_PEEK_MISS)
+    return tt_creds_get(p, cb, arg, handle);
+  cb(arg, pk == 0 ? creds : NULL, pk == 0 ? NULL : &err);
+  return 0;
+}
+
 /* ---- shared helpers ---- */
 
 /* Credentials travel in HTTP headers: printable ASCII without spaces. */

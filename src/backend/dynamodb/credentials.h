@@ -101,6 +101,12 @@ void tt_creds_cancel(struct tt_creds_provider *p, void *handle);
 void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg);
 void tt_creds_destroy(struct tt_creds_provider *p);
 
+/* Credentials for a signer: calls `cb` at once, inside this call, when
+ * peek answers (the cached credentials, or the failure of the back-off),
+ * else gets (*handle as for get). Returns 0, or get's error (`cb` never
+ * called then). */
+int tt_creds_acquire(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle);
+
 /* Severity of a provider log line. */
 enum tt_creds_log_level { TT_CREDS_LOG_INFO, TT_CREDS_LOG_WARN };
 

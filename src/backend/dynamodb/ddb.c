@@ -322,28 +322,16 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   /* The cached credentials sign at once, inside start; only a miss waits
    * for the provider's get, on the loop. What fails here completes from
    * the defer timer (in_start). */
-  const struct tt_creds *creds = NULL;
-  struct tt_error cerr;
   d->in_start = true;
-  int pk = tt_creds_peek(r->a->creds, &creds, &cerr);
-  if (pk == 0) {
-    send_signed(r, creds);
-  } else if (pk == TT_CREDS_PEEK_FAILED) {
-    creds_failed(r, &cerr);
-  } else {
-    void *handle = NULL;
-    rc = tt_creds_get(r->a->creds, on_creds, r, &handle);
-    if (rc != 0) { /* the provider promises no callback then */
-      d->in_start = false;
-      d->outstanding--;
-      call->impl = NULL;
-      free(r->body);
-      free(r);
-      return rc < 0 ? rc : UV_EIO;
-    }
-    r->creds_handle = handle; /* on_creds runs later on the loop */
-  }
+  rc = tt_creds_acquire(r->a->creds, on_creds, r, &r->creds_handle);
   d->in_start = false;
+  if (rc != 0) { /* the provider promises no callback then */
+    d->outstanding--;
+    call->impl = NULL;
+    free(r->body);
+    free(r);
+    return rc < 0 ? rc : UV_EIO;
+  }
   return 0;
 }
 
