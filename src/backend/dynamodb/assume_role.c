@@ -76,10 +76,7 @@ static void job_fail(struct ar_job *job, const char *fmt, ...) {
 /* ---- the job ---- */
 
 static void job_free(struct ar_job *job) {
-  if (job->body) {
-    OPENSSL_cleanse(job->body, job->body_len);
-    free(job->body);
-  }
+  creds_free_secret(job->body, job->body_len);
   OPENSSL_cleanse(job, sizeof(*job));
   free(job);
 }
@@ -328,17 +325,10 @@ static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), v
   creds_cache_close(&p->cache, p->label);
 }
 
-static void free_str(char *s) {
-  if (s) {
-    OPENSSL_cleanse(s, strlen(s));
-    free(s);
-  }
-}
-
 static void ar_free(struct ar *p) {
   free(p->role_arn);
   free(p->session_name);
-  free_str(p->external_id);
+  creds_free_str(p->external_id);
   free(p->region);
   free(p->label);
   free(p->url);

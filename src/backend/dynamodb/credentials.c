@@ -592,7 +592,7 @@ static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), 
   creds_cache_close(&ch->cache, NULL);
 }
 
-static void free_str(char *s) {
+void creds_free_str(char *s) {
   if (s)
     creds_free_secret(s, strlen(s) + 1);
 }
@@ -600,7 +600,7 @@ static void free_str(char *s) {
 static void chain_free(struct creds_chain *ch) {
   if (ch->env) {
     for (char **e = ch->env; *e; e++)
-      free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
+      creds_free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
     free(ch->env);
   }
   free(ch->home);

@@ -108,6 +108,11 @@ void creds_cache_fetch_begin(struct creds_cache *c);
  * waited for it is reported). */
 bool creds_cache_fetch_end(struct creds_cache *c);
 
+/* Wipes then frees n bytes at p (p may be NULL); the same for the C
+ * string s (NULL or not). */
+void creds_free_secret(void *p, size_t n);
+void creds_free_str(char *s);
+
 /* Wipes the cached credentials. Aborts when a fetch or a get is still
  * pending: a provider is destroyed only after its close finished. */
 void creds_cache_clear(struct creds_cache *c);

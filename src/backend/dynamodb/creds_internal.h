@@ -160,8 +160,6 @@ void creds_files_free(struct creds_files *fs);
 bool creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
                         int *rc);
 
-/* Wipes then frees n bytes at p (p may be NULL). */
-void creds_free_secret(void *p, size_t n);
 
 /* ---- creds_profile.c ---- */
 
