@@ -22,8 +22,6 @@
 #include "backend/dynamodb/sts_xml.h"
 #include "util/buf.h"
 
-#define AR_MAGIC 0x61726f6cu /* "arol" */
-
 struct ar;
 
 /* One AssumeRole call; at most one exists per provider. */
@@ -44,7 +42,6 @@ struct ar_job {
 };
 
 struct ar {
-  uint32_t magic;
   struct tt_creds_provider pub;
   struct tt_http *http;
   struct tt_creds_provider *base;
@@ -290,42 +287,30 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
 
 /* ---- the provider ops ---- */
 
-static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
-                   struct tt_error *err) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  return creds_cache_peek(&p->cache, ar_now(p), creds, err);
+/* A get waits for the running call (cache.promote): its failure is no
+ * longer a background one. */
+static void ar_promote(void *owner) {
+  ((struct ar *)owner)->job->background = false;
 }
 
-static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  int64_t now = ar_now(p);
-  if (p->job != NULL && !creds_cache_usable(&p->cache, now))
-    p->job->background = false; /* a get waits for it now */
-  return creds_cache_get(&p->cache, now, cb, arg, handle);
-}
-
-static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  if (!creds_cache_close_begin(&p->cache, closed, arg))
-    return;
+/* Stops the running call on close (cache.stop). */
+static void ar_stop(void *owner) {
+  struct ar *p = owner;
   struct ar_job *job = p->job;
-  if (job) {
-    job->cancelled = true;
-    if (job->in_http) {
-      tt_http_cancel(p->http, &job->http); /* on_sts_done ends the job */
-    } else {
-      tt_creds_cancel(p->base, job->base_handle);
-      job->base_handle = NULL;
-      job_end(job, -1); /* cancelled: frees it, no dispatch */
-    }
+  if (job == NULL)
+    return;
+  job->cancelled = true;
+  if (job->in_http) {
+    tt_http_cancel(p->http, &job->http); /* on_sts_done ends the job */
+  } else {
+    tt_creds_cancel(p->base, job->base_handle);
+    job->base_handle = NULL;
+    job_end(job, -1); /* cancelled: frees it, no dispatch */
   }
-  creds_cache_close(&p->cache, p->label);
 }
 
-static void ar_free(struct ar *p) {
+static void ar_free(void *owner) {
+  struct ar *p = owner;
   free(p->role_arn);
   free(p->session_name);
   creds_free_str(p->external_id);
@@ -335,21 +320,11 @@ static void ar_free(struct ar *p) {
   free(p->host);
   tt_sigv4_cache_clear(&p->sigcache);
   creds_cache_clear(&p->cache);
-  p->magic = 0;
   free(p);
 }
 
-static void ar_destroy(struct tt_creds_provider *pub) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  ar_free(p); /* aborts unless close() finished */
-}
-
-static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, creds_cache_cancel,
-                                                    ar_close, ar_destroy};
-
 uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
-  return ((const struct ar *)pub->impl)->calls;
+  return ((const struct ar *)((const struct creds_cache *)pub->impl)->owner)->calls;
 }
 
 /* ---- construction ---- */
@@ -379,10 +354,11 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   struct ar *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
-  p->magic = AR_MAGIC;
   p->http = http;
   p->base = base;
-  creds_cache_init(&p->cache, job_start, p);
+  creds_cache_init(&p->cache, job_start, p, ar_free);
+  p->cache.stop = ar_stop;
+  p->cache.promote = ar_promote;
   tt_sigv4_cache_init(&p->sigcache);
   p->role_arn = strdup(o->role_arn);
   p->session_name = strdup(o->session_name);
@@ -401,6 +377,7 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
     ar_free(p);
     return -1;
   }
+  p->cache.label = p->label;
   p->duration_s = o->duration_s ? o->duration_s : 3600;
   p->cache.now = o->now;
   p->cache.now_arg = o->now_arg;
@@ -408,9 +385,7 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   p->cache.log_arg = o->log_arg;
   p->cache.busy = o->busy;
   p->cache.busy_arg = o->busy_arg;
-  creds_cache_open(&p->cache, loop); /* last: nothing fails after it */
-  p->pub.ops = &ar_ops;
-  p->pub.impl = p;
+  creds_cache_open(&p->cache, loop, &p->pub); /* last: nothing fails after it */
   *out = &p->pub;
   return 0;
 }

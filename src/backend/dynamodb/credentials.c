@@ -318,38 +318,18 @@ fail:
 
 /* ---- static provider ---- */
 
-/* A cache that is always full: gets are posted to its timer. */
+/* A cache that is always full: gets are posted to its timer. Credentials
+ * that never expire are always usable: nothing is fetched. */
 struct static_provider {
   struct tt_creds_provider pub;
   struct creds_cache cache;
 };
 
-/* Credentials that never expire are always usable: nothing is fetched. */
-static int static_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
-                       struct tt_error *err) {
-  struct static_provider *sp = p->impl;
-  return creds_cache_peek(&sp->cache, 0, creds, err);
-}
-
-static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
-  struct static_provider *sp = p->impl;
-  return creds_cache_get(&sp->cache, 0, cb, arg, handle);
-}
-
-static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
-  struct static_provider *sp = p->impl;
-  if (creds_cache_close_begin(&sp->cache, closed, arg))
-    creds_cache_close(&sp->cache, "static");
-}
-
-static void static_destroy(struct tt_creds_provider *p) {
-  struct static_provider *sp = p->impl;
-  creds_cache_clear(&sp->cache); /* aborts unless close() finished */
+static void static_free(void *owner) {
+  struct static_provider *sp = owner;
+  creds_cache_clear(&sp->cache);
   free(sp);
 }
-
-static const struct tt_creds_provider_ops static_ops = {
-    static_peek, static_get, creds_cache_cancel, static_close, static_destroy};
 
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
@@ -358,19 +338,17 @@ int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
   struct static_provider *sp = calloc(1, sizeof(*sp));
   if (sp == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  creds_cache_init(&sp->cache, NULL, sp);
+  creds_cache_init(&sp->cache, NULL, sp, static_free);
+  sp->cache.label = "static";
   if (creds_fill(&sp->cache.cur, access_key_id, access_key_id ? strlen(access_key_id) : 0,
                  secret_access_key, secret_access_key ? strlen(secret_access_key) : 0,
                  session_token, session_token ? strlen(session_token) : 0, 0, "static",
                  &why) != 0) {
-    creds_cache_clear(&sp->cache);
-    free(sp);
+    static_free(sp);
     return tt_error_set(err, TT_ERR_VALIDATION, "credentials", "static credentials: %s", why);
   }
   sp->cache.have = true;
-  creds_cache_open(&sp->cache, loop);
-  sp->pub.ops = &static_ops;
-  sp->pub.impl = sp;
+  creds_cache_open(&sp->cache, loop, &sp->pub);
   *out = &sp->pub;
   return 0;
 }
@@ -561,35 +539,19 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
   return rc;
 }
 
-static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
-                      struct tt_error *err) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_peek(&ch->cache, creds_now(ch), creds, err);
-}
-
-static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_get(&ch->cache, creds_now(ch), cb, arg, handle);
-}
-
-static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (!creds_cache_close_begin(&ch->cache, closed, arg))
+/* Stops the running job on close (cache.stop). */
+static void chain_stop(void *owner) {
+  struct creds_chain *ch = owner;
+  struct creds_job *job = ch->job;
+  if (job == NULL)
     return;
-  if (ch->job) {
-    struct creds_job *job = ch->job;
-    job->cancelled = true;
-    if (job->proc)
-      creds_process_cancel(job);
-    if (job->http)
-      creds_http_cancel(job);
-    if (job->files)
-      creds_files_cancel(job);
-  }
-  creds_cache_close(&ch->cache, NULL);
+  job->cancelled = true;
+  if (job->proc)
+    creds_process_cancel(job);
+  if (job->http)
+    creds_http_cancel(job);
+  if (job->files)
+    creds_files_cancel(job);
 }
 
 void creds_free_str(char *s) {
@@ -597,7 +559,8 @@ void creds_free_str(char *s) {
     creds_free_secret(s, strlen(s) + 1);
 }
 
-static void chain_free(struct creds_chain *ch) {
+static void chain_free(void *owner) {
+  struct creds_chain *ch = owner;
   if (ch->env) {
     for (char **e = ch->env; *e; e++)
       creds_free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
@@ -609,18 +572,8 @@ static void chain_free(struct creds_chain *ch) {
   free(ch->container_endpoint);
   creds_cache_clear(&ch->cache);
   OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
-  ch->magic = 0;
   free(ch);
 }
-
-static void chain_destroy(struct tt_creds_provider *p) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  chain_free(ch); /* aborts unless close() finished */
-}
-
-static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, creds_cache_cancel,
-                                                       chain_close, chain_destroy};
 
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        const struct tt_creds_chain_options *opts,
@@ -631,11 +584,11 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   struct creds_chain *ch = calloc(1, sizeof(*ch));
   if (ch == NULL)
     goto oom;
-  ch->magic = CREDS_CHAIN_MAGIC;
   ch->loop = loop;
   ch->http = http;
   ch->sticky = -1;
-  creds_cache_init(&ch->cache, job_start, ch);
+  creds_cache_init(&ch->cache, job_start, ch, chain_free);
+  ch->cache.stop = chain_stop;
   char *const *envp = opts->envp ? opts->envp : environ;
   size_t n = 0;
   while (envp && envp[n])
@@ -659,9 +612,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   ch->cache.log_arg = opts->log_arg;
   ch->cache.busy = opts->busy;
   ch->cache.busy_arg = opts->busy_arg;
-  creds_cache_open(&ch->cache, loop);
-  ch->pub.ops = &chain_ops;
-  ch->pub.impl = ch;
+  creds_cache_open(&ch->cache, loop, &ch->pub);
   *out = &ch->pub;
   return 0;
 oom:

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* creds_cache.c -- the credentials cache, refresh schedule and waiter
- * queue shared by the default chain and the AssumeRole provider. */
+/* creds_cache.c -- the credentials cache, refresh schedule, waiter queue
+ * and provider ops shared by the default chain, the AssumeRole provider
+ * and the static one. */
 #include "backend/dynamodb/creds_cache.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +43,12 @@ static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
   list_init(from);
 }
 
-void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner) {
+void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner,
+                      void (*free)(void *owner)) {
+  c->magic = CREDS_CACHE_MAGIC;
   c->fetch = fetch;
   c->owner = owner;
+  c->free = free;
   list_init(&c->waiters);
   list_init(&c->posted);
   list_init(&c->dispatch);
@@ -80,9 +85,11 @@ static void on_timer(uv_timer_t *t) {
   dispatch(c, NULL, NULL);
 }
 
-void creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
+void creds_cache_open(struct creds_cache *c, uv_loop_t *loop, struct tt_creds_provider *pub) {
   uv_timer_init(loop, &c->timer); /* cannot fail */
   c->timer.data = c;
+  pub->ops = &creds_cache_ops;
+  pub->impl = c;
 }
 
 /* Reports a close once the timer closed and no fetch runs. */
@@ -111,19 +118,20 @@ static void answer_all(struct creds_cache *c, const struct tt_error *err) {
   dispatch(c, NULL, err);
 }
 
-bool creds_cache_close_begin(struct creds_cache *c, void (*closed)(void *arg), void *arg) {
+static void op_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
+  struct creds_cache *c = p->impl;
+  assert(c->magic == CREDS_CACHE_MAGIC);
   if (c->closing)
-    return false;
+    return;
   c->closing = true;
   c->closed = closed;
   c->closed_arg = arg;
-  return true;
-}
-
-void creds_cache_close(struct creds_cache *c, const char *label) {
+  if (c->stop)
+    c->stop(c->owner);
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
+               "credentials: %s%sthe provider is closing", c->label ? c->label : "",
+               c->label ? ": " : "");
   answer_all(c, &err);
   uv_close((uv_handle_t *)&c->timer, on_timer_closed);
 }
@@ -173,9 +181,15 @@ static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct t
   return 0;
 }
 
+/* Whether gets wait for the fetch in flight or for their posted answer. */
+static bool has_waiters(const struct creds_cache *c) {
+  return !list_empty(&c->waiters) || !list_empty(&c->posted);
+}
+
 void creds_cache_clear(struct creds_cache *c) {
-  if (c->fetching || creds_cache_has_waiters(c))
+  if (c->fetching || has_waiters(c))
     abort(); /* close() must have finished */
+  c->magic = 0;
   tt_creds_clear(&c->cur);
 }
 
@@ -202,7 +216,9 @@ void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt,
                reason);
 }
 
-bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
+/* Whether the cached credentials may sign a request at `now` (credentials
+ * with expires_at 0 never expire). */
+static bool usable(const struct creds_cache *c, int64_t now) {
   return c->have &&
          (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
 }
@@ -271,11 +287,14 @@ static void refresh_if_due(struct creds_cache *c, int64_t now) {
   }
 }
 
-int creds_cache_peek(struct creds_cache *c, int64_t now, const struct tt_creds **creds,
-                     struct tt_error *err) {
+static int op_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                   struct tt_error *err) {
+  struct creds_cache *c = p->impl;
+  int64_t now = creds_cache_now(c);
+  assert(c->magic == CREDS_CACHE_MAGIC);
   if (c->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  if (creds_cache_usable(c, now)) {
+  if (usable(c, now)) {
     refresh_if_due(c, now);
     *creds = &c->cur;
     return 0;
@@ -283,15 +302,20 @@ int creds_cache_peek(struct creds_cache *c, int64_t now, const struct tt_creds *
   return !c->fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
 }
 
-int creds_cache_get(struct creds_cache *c, int64_t now, tt_creds_cb cb, void *arg, void **handle) {
+static int op_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  struct creds_cache *c = p->impl;
+  int64_t now = creds_cache_now(c);
+  assert(c->magic == CREDS_CACHE_MAGIC);
   if (handle)
     *handle = NULL;
   if (c->closing)
     return -ESHUTDOWN;
-  if (creds_cache_usable(c, now)) {
+  if (usable(c, now)) {
     refresh_if_due(c, now);
     return post(c, cb, arg, NULL, handle);
   }
+  if (c->fetching && c->promote)
+    c->promote(c->owner);
   if (!c->fetching) {
     struct tt_error err;
     int rc;
@@ -304,7 +328,7 @@ int creds_cache_get(struct creds_cache *c, int64_t now, tt_creds_cb cb, void *ar
   return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 
-void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
+static void op_cancel(struct tt_creds_provider *p, void *handle) {
   (void)p;
   if (handle == NULL)
     return;
@@ -313,12 +337,17 @@ void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
   free(w);
 }
 
-bool creds_cache_has_waiters(const struct creds_cache *c) {
-  return !list_empty(&c->waiters) || !list_empty(&c->posted);
-}
-
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err) {
   list_splice(&c->dispatch, &c->waiters);
   dispatch(c, creds, err);
 }
+
+static void op_destroy(struct tt_creds_provider *p) {
+  struct creds_cache *c = p->impl;
+  assert(c->magic == CREDS_CACHE_MAGIC);
+  c->free(c->owner); /* creds_cache_clear aborts unless close() finished */
+}
+
+const struct tt_creds_provider_ops creds_cache_ops = {op_peek, op_get, op_cancel, op_close,
+                                                      op_destroy};

@@ -59,10 +59,7 @@ struct creds_job {
   struct creds_files *files;  /* files being read off the loop, or NULL */
 };
 
-#define CREDS_CHAIN_MAGIC 0x63726564u /* "cred" */
-
 struct creds_chain {
-  uint32_t magic; /* CREDS_CHAIN_MAGIC while alive; asserted by the ops */
   struct tt_creds_provider pub;
   uv_loop_t *loop;
   struct tt_http *http;
