@@ -438,8 +438,26 @@ static int job_step(struct creds_job *job) {
   return CREDS_FAIL;
 }
 
-/* Takes a successful job's credentials into the cache. */
-static void install(struct creds_chain *ch, struct creds_job *job) {
+/* Takes the outcome of a job into the cache: its credentials, unless a
+ * provider answered them already expired (or about to be, within
+ * CREDS_USABLE_MARGIN_S) -- DynamoDB would refuse a request signed with
+ * them: the job fails instead --, else its failure. Returns 0 or -1. */
+static int settle(struct creds_chain *ch, struct creds_job *job, int rc) {
+  int64_t exp = job->out.expires_at, now = creds_now(ch);
+  if (rc == 0 && exp != 0 && exp <= now + CREDS_USABLE_MARGIN_S) {
+    tt_creds_clear(&job->out);
+    if (exp <= now)
+      creds_job_fail(job, "the credentials it answered expired %lld s ago",
+                     (long long)(now - exp));
+    else
+      creds_job_fail(job, "the credentials it answered expire in %lld s, too soon to sign with",
+                     (long long)(exp - now));
+    rc = -1;
+  }
+  if (rc != 0) {
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
+    return -1;
+  }
   int64_t left = creds_cache_install(&ch->cache, &job->out);
   ch->sticky = job->src;
   if (ch->cache.cur.expires_at != 0)
@@ -449,34 +467,7 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
   else
     creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
                     ch->cache.cur.source);
-}
-
-/* Refuses credentials that a provider answered already expired (or about
- * to, within CREDS_USABLE_MARGIN_S), as DynamoDB would refuse a request
- * signed with them: the job fails instead. Returns 0 or -1. */
-static int check_fresh(struct creds_chain *ch, struct creds_job *job) {
-  int64_t exp = job->out.expires_at, now = creds_now(ch);
-  if (exp == 0 || exp > now + CREDS_USABLE_MARGIN_S)
-    return 0;
-  tt_creds_clear(&job->out);
-  if (exp <= now)
-    creds_job_fail(job, "the credentials it answered expired %lld s ago", (long long)(now - exp));
-  else
-    creds_job_fail(job, "the credentials it answered expire in %lld s, too soon to sign with",
-                   (long long)(exp - now));
-  return -1;
-}
-
-/* Takes the outcome of a job into the cache: its credentials unless they
- * are (about to be) expired, else its failure. Returns 0 or -1. */
-static int settle(struct creds_chain *ch, struct creds_job *job, int rc) {
-  if (rc == 0 && check_fresh(ch, job) != 0)
-    rc = -1;
-  if (rc == 0)
-    install(ch, job);
-  else
-    creds_cache_note_failure(&ch->cache, job->background, &job->err);
-  return rc;
+  return 0;
 }
 
 /* A fetch counts on the background-operations gauge from its start until
