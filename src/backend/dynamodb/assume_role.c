@@ -78,13 +78,6 @@ static void job_free(struct ar_job *job) {
   free(job);
 }
 
-static void install(struct ar *p, struct ar_job *job) {
-  int64_t left = creds_cache_install(&p->cache, &job->out);
-  creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
-                  "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
-                  p->role_arn, p->session_name, (long long)left);
-}
-
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
 static void job_end(struct ar_job *job, int rc) {
   struct ar *p = job->p;
@@ -94,10 +87,14 @@ static void job_end(struct ar_job *job, int rc) {
     return;
   }
   struct tt_error err = job->err;
-  if (rc == 0)
-    install(p, job);
-  else
+  if (rc == 0) {
+    int64_t left = creds_cache_install(&p->cache, &job->out);
+    creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
+                    "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
+                    p->role_arn, p->session_name, (long long)left);
+  } else {
     creds_cache_note_failure(&p->cache, job->background, &job->err);
+  }
   job_free(job);
   creds_cache_answer(&p->cache, rc == 0 ? &p->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
