@@ -181,13 +181,8 @@ static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct t
   return 0;
 }
 
-/* Whether gets wait for the fetch in flight or for their posted answer. */
-static bool has_waiters(const struct creds_cache *c) {
-  return !list_empty(&c->waiters) || !list_empty(&c->posted);
-}
-
 void creds_cache_clear(struct creds_cache *c) {
-  if (c->fetching || has_waiters(c))
+  if (c->fetching || !list_empty(&c->waiters) || !list_empty(&c->posted))
     abort(); /* close() must have finished */
   c->magic = 0;
   tt_creds_clear(&c->cur);
@@ -221,11 +216,6 @@ void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt,
 static bool usable(const struct creds_cache *c, int64_t now) {
   return c->have &&
          (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
-}
-
-static bool wants_refresh(const struct creds_cache *c, int64_t now) {
-  return c->cur.expires_at != 0 && now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S &&
-         now >= c->next_refresh_at;
 }
 
 int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
@@ -281,7 +271,8 @@ static bool backing_off(const struct creds_cache *c, int64_t now, struct tt_erro
 
 /* Starts the background refresh usable credentials are due for. */
 static void refresh_if_due(struct creds_cache *c, int64_t now) {
-  if (!c->fetching && wants_refresh(c, now)) {
+  if (!c->fetching && c->cur.expires_at != 0 &&
+      now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S && now >= c->next_refresh_at) {
     struct tt_error ignored; /* logged by creds_cache_note_failure */
     c->fetch(c->owner, true, &ignored);
   }

@@ -122,15 +122,11 @@ static void maybe_close_timer(struct creds_process *p) {
   uv_close((uv_handle_t *)&p->timer, on_handle_closed);
 }
 
-static void kill_child(struct creds_process *p) {
-  if (p->spawned && !p->exited)
-    uv_process_kill(&p->proc, SIGKILL); /* ESRCH when it already ended: fine */
-}
-
 /* Ends the run early: the child killed, stdout closed, the timer once both
  * are done. */
 static void stop(struct creds_process *p) {
-  kill_child(p);
+  if (p->spawned && !p->exited)
+    uv_process_kill(&p->proc, SIGKILL); /* ESRCH when it already ended: fine */
   close_pipe(p);
   maybe_close_timer(p);
 }
