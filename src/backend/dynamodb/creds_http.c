@@ -55,13 +55,6 @@ static void op_free(struct creds_http_op *op) {
   free(op);
 }
 
-static void op_finish(struct creds_http_op *op, int rc) {
-  struct creds_job *job = op->job;
-  job->http = NULL;
-  op_free(op);
-  creds_job_async_done(job, rc);
-}
-
 static void on_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg);
 
 /* Starts one request of `op`. Header strings are copied by tt_http_start,
@@ -577,6 +570,9 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   }
   if (resp->body.data)
     OPENSSL_cleanse(resp->body.data, resp->body.len);
-  if (rc != 1)
-    op_finish(op, rc);
+  if (rc != 1) {
+    job->http = NULL;
+    op_free(op);
+    creds_job_async_done(job, rc);
+  }
 }

@@ -325,11 +325,6 @@ static char *value_dup(const char *s) {
   return d;
 }
 
-static bool owned_by_signer(const char *lname) {
-  return strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
-         strcmp(lname, "x-amz-security-token") == 0;
-}
-
 struct header_set {
   struct chdr *h;
   size_t n;
@@ -377,7 +372,8 @@ static int build_headers(struct header_set *hs, const struct tt_sigv4_request *r
     char *lname = lower_dup(h->name);
     if (lname == NULL)
       return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
-    if (owned_by_signer(lname)) {
+    if (strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
+        strcmp(lname, "x-amz-security-token") == 0) { /* the signer's own */
       free(lname);
       continue;
     }
