@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *env[] = {env_config, env_creds, data[0] & 1 ? "AWS_PROFILE=dev" : NULL, NULL};
   struct creds_chain ch;
   memset(&ch, 0, sizeof(ch));
-  ch.magic = CREDS_CHAIN_MAGIC;
+  ch.cache.magic = CREDS_CACHE_MAGIC;
   ch.env = env;
   char region[64];
   creds_profile_region(&ch, region, sizeof(region));

@@ -857,15 +857,14 @@ START_TEST(chain_profile_wins_over_web_identity_and_imds) {
 }
 END_TEST
 
-START_TEST(home_option_finds_dot_aws) {
+START_TEST(home_finds_dot_aws) {
   struct fx f;
   fx_init(&f);
-  char dir[400], cmd[1200];
-  snprintf(dir, sizeof(dir), "%s/home", f.tmpdir);
-  snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.aws' && cp '%s' '%s/.aws/credentials'", dir,
-           data_path("credentials"), dir);
+  char cmd[1200];
+  /* HOME of the environment is f.tmpdir (fx_init). */
+  snprintf(cmd, sizeof(cmd), "mkdir -p '%s/.aws' && cp '%s' '%s/.aws/credentials'", f.tmpdir,
+           data_path("credentials"), f.tmpdir);
   ck_assert_int_eq(system(cmd), 0);
-  f.opts.home = dir;
   fx_env(&f, "AWS_PROFILE", "dev");
   fx_chain(&f);
   struct result r = fx_get(&f);
@@ -1393,7 +1392,7 @@ START_TEST(imds_no_role) {
   struct fx f;
   fx_init(&f);
   fx_http(&f, routes, 1);
-  f.opts.imds_endpoint = fx_server_url(&f, "");
+  fx_env(&f, "AWS_EC2_METADATA_SERVICE_ENDPOINT", fx_server_url(&f, ""));
   fx_chain(&f);
   struct result r = fx_get(&f);
   ck_assert(!r.ok);
@@ -1406,7 +1405,7 @@ START_TEST(imds_unreachable_and_disabled) {
   struct fx f;
   fx_init(&f);
   fx_http(&f, NULL, 0);
-  f.opts.imds_endpoint = "http://127.0.0.1:1"; /* nothing listens on port 1 */
+  fx_env(&f, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1"); /* nothing listens */
   fx_chain(&f);
   struct result r = fx_get(&f);
   ck_assert(!r.ok);
@@ -1415,7 +1414,7 @@ START_TEST(imds_unreachable_and_disabled) {
 
   fx_init(&f);
   fx_http(&f, NULL, 0);
-  f.opts.imds_endpoint = "http://127.0.0.1:1";
+  fx_env(&f, "AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1");
   fx_env(&f, "AWS_EC2_METADATA_DISABLED", "TRUE");
   fx_chain(&f);
   r = fx_get(&f);
@@ -1739,7 +1738,7 @@ START_TEST(container_wins_over_imds) {
   fx_init(&f);
   fx_http(&f, container_routes, 3);
   f.opts.container_endpoint = fx_server_url(&f, "");
-  f.opts.imds_endpoint = fx_server_url(&f, "");
+  fx_env(&f, "AWS_EC2_METADATA_SERVICE_ENDPOINT", fx_server_url(&f, ""));
   fx_env(&f, "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/6f1c-uuid");
   fx_chain(&f);
   struct result r = fx_get(&f);
@@ -1772,7 +1771,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, profile_without_credentials_is_skipped);
   tcase_add_test(tc, chain_env_wins_over_profile);
   tcase_add_test(tc, chain_profile_wins_over_web_identity_and_imds);
-  tcase_add_test(tc, home_option_finds_dot_aws);
+  tcase_add_test(tc, home_finds_dot_aws);
   tcase_add_test(tc, process_ok);
   tcase_add_test(tc, process_quoted_arguments);
   tcase_add_test(tc, process_failures);

@@ -22,8 +22,6 @@
 #include "backend/dynamodb/sts_xml.h"
 #include "util/buf.h"
 
-#define AR_MAGIC 0x61726f6cu /* "arol" */
-
 struct ar;
 
 /* One AssumeRole call; at most one exists per provider. */
@@ -44,25 +42,19 @@ struct ar_job {
 };
 
 struct ar {
-  uint32_t magic;
   struct tt_creds_provider pub;
-  uv_loop_t *loop;
   struct tt_http *http;
   struct tt_creds_provider *base;
   char *role_arn, *session_name, *external_id, *region, *label;
   char *url, *host;
   uint32_t duration_s;
-  void (*busy)(void *arg, int delta);
-  void *busy_arg;
   struct tt_sigv4_cache sigcache;
 
-  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  /* Cached credentials, refresh schedule, waiters and hooks. */
   struct creds_cache cache;
   uint64_t calls;
 
   struct ar_job *job;
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
 static int64_t ar_now(const struct ar *p) {
@@ -81,48 +73,28 @@ static void job_fail(struct ar_job *job, const char *fmt, ...) {
 /* ---- the job ---- */
 
 static void job_free(struct ar_job *job) {
-  if (job->body) {
-    OPENSSL_cleanse(job->body, job->body_len);
-    free(job->body);
-  }
+  creds_free_secret(job->body, job->body_len);
   OPENSSL_cleanse(job, sizeof(*job));
   free(job);
-}
-
-/* Reports a close once the job and the cache's timer are gone (also the
- * timer's close callback). */
-static void maybe_closed(void *owner) {
-  struct ar *p = owner;
-  if (p->cache.closing && p->cache.timer_closed && p->job == NULL && p->closed_cb) {
-    void (*cb)(void *) = p->closed_cb;
-    p->closed_cb = NULL;
-    cb(p->closed_arg);
-  }
-}
-
-static void install(struct ar *p, struct ar_job *job) {
-  int64_t left = creds_cache_install(&p->cache, &job->out);
-  creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
-                  "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
-                  p->role_arn, p->session_name, (long long)left);
 }
 
 /* Ends an asynchronous job: caches or reports, then answers the waiters. */
 static void job_end(struct ar_job *job, int rc) {
   struct ar *p = job->p;
   p->job = NULL;
-  if (p->busy)
-    p->busy(p->busy_arg, -1);
-  if (job->cancelled) {
+  if (creds_cache_fetch_end(&p->cache)) { /* cancelled by close() */
     job_free(job);
-    maybe_closed(p);
     return;
   }
   struct tt_error err = job->err;
-  if (rc == 0)
-    install(p, job);
-  else
+  if (rc == 0) {
+    int64_t left = creds_cache_install(&p->cache, &job->out);
+    creds_cache_log(&p->cache, TT_CREDS_LOG_INFO,
+                    "credentials: %s: assumed %s as session %s, expiring in %lld s", p->label,
+                    p->role_arn, p->session_name, (long long)left);
+  } else {
     creds_cache_note_failure(&p->cache, job->background, &job->err);
+  }
   job_free(job);
   creds_cache_answer(&p->cache, rc == 0 ? &p->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -229,19 +201,12 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh, .n_headers = 2,
                                   .body = job->body, .body_len = job->body_len};
   struct tt_sigv4_credentials sc = {base->access_key_id, base->secret_access_key,
-                                    base->session_token[0] ? base->session_token : NULL};
+                                    base->session_token};
   struct tt_sigv4_config cfg = {p->region, "sts", 0, &p->sigcache};
-  struct tt_sigv4_result sig;
-  struct tt_error serr;
-  if (tt_sigv4_sign(&sreq, &sc, &cfg, (time_t)ar_now(p), &sig, &serr) != 0) {
-    job_fail(job, "the AssumeRole request could not be signed");
-    goto fail;
-  }
   const char *hdrs[2 + TT_SIGV4_MAX_ADDED + 2];
-  bad = tt_sigv4_header_lines(sh, 2, &sig, "Accept: text/xml", &lines, hdrs);
-  tt_sigv4_result_free(&sig);
+  bad = tt_sigv4_sign_lines(&sreq, &sc, &cfg, (time_t)ar_now(p), "Accept: text/xml", &lines, hdrs);
   if (bad) {
-    job_fail(job, "out of memory");
+    job_fail(job, bad == -1 ? "the AssumeRole request could not be signed" : "out of memory");
     goto fail;
   }
   struct tt_http_request hreq = {.method = "POST", .url = p->url, .headers = hdrs,
@@ -263,14 +228,10 @@ static void send_sts(struct ar_job *job, const struct tt_creds *base) {
   }
   job->in_http = true;
   p->calls++;
-  /* Header lines hold the signature and the base session token. */
-  OPENSSL_cleanse(lines.data, lines.alloc);
-  tt_buf_free(&lines);
+  tt_sigv4_lines_free(&lines); /* they hold the signature and the base session token */
   return;
 fail:
-  if (lines.data)
-    OPENSSL_cleanse(lines.data, lines.alloc);
-  tt_buf_free(&lines);
+  tt_sigv4_lines_free(&lines);
   if (form.data)
     OPENSSL_cleanse(form.data, form.alloc);
   tt_buf_free(&form);
@@ -303,22 +264,11 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
   job->background = background;
   job->starting = true;
   p->job = job;
-  const struct tt_creds *base = NULL;
-  struct tt_error berr;
-  int pk = tt_creds_peek(p->base, &base, &berr);
-  if (pk == 0) {
-    send_sts(job, base); /* a failure sets failed_sync */
-  } else if (pk == TT_CREDS_PEEK_FAILED) {
-    on_base_creds(job, NULL, &berr);
-  } else {
-    void *h = NULL;
-    int rc = tt_creds_get(p->base, on_base_creds, job, &h);
-    if (rc != 0) {
-      job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
-      job->failed_sync = true;
-    } else {
-      job->base_handle = h; /* on_base_creds runs later on the loop */
-    }
+  /* A failure inside sets failed_sync. */
+  int rc = tt_creds_acquire(p->base, on_base_creds, job, &job->base_handle);
+  if (rc != 0) {
+    job_fail(job, "the base credentials could not be asked for (%s)", uv_err_name(rc));
+    job->failed_sync = true;
   }
   job->starting = false;
   if (job->failed_sync) {
@@ -328,85 +278,50 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
     job_free(job);
     return -1;
   }
-  if (p->busy)
-    p->busy(p->busy_arg, +1);
+  creds_cache_fetch_begin(&p->cache);
   return 0;
 }
 
 /* ---- the provider ops ---- */
 
-static int ar_peek(struct tt_creds_provider *pub, const struct tt_creds **creds,
-                   struct tt_error *err) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  return creds_cache_peek(&p->cache, ar_now(p), p->job != NULL, job_start, p, creds, err);
+/* A get waits for the running call (cache.promote): its failure is no
+ * longer a background one. */
+static void ar_promote(void *owner) {
+  ((struct ar *)owner)->job->background = false;
 }
 
-static int ar_get(struct tt_creds_provider *pub, tt_creds_cb cb, void *arg, void **handle) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  int64_t now = ar_now(p);
-  if (p->job != NULL && !creds_cache_usable(&p->cache, now))
-    p->job->background = false; /* a get waits for it now */
-  return creds_cache_get(&p->cache, now, p->job != NULL, job_start, p, cb, arg, handle);
-}
-
-static void ar_close(struct tt_creds_provider *pub, void (*closed)(void *arg), void *arg) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  if (p->cache.closing)
-    return;
-  p->cache.closing = true;
+/* Stops the running call on close (cache.stop). */
+static void ar_stop(void *owner) {
+  struct ar *p = owner;
   struct ar_job *job = p->job;
-  if (job) {
-    job->cancelled = true;
-    if (job->in_http) {
-      tt_http_cancel(p->http, &job->http); /* on_sts_done ends the job */
-    } else {
-      tt_creds_cancel(p->base, job->base_handle);
-      job->base_handle = NULL;
-      job_end(job, -1); /* cancelled: frees it, no dispatch */
-    }
-  }
-  p->closed_cb = closed;
-  p->closed_arg = arg;
-  creds_cache_close(&p->cache, p->label, maybe_closed, p);
-}
-
-static void free_str(char *s) {
-  if (s) {
-    OPENSSL_cleanse(s, strlen(s));
-    free(s);
+  if (job == NULL)
+    return;
+  job->cancelled = true;
+  if (job->in_http) {
+    tt_http_cancel(p->http, &job->http); /* on_sts_done ends the job */
+  } else {
+    tt_creds_cancel(p->base, job->base_handle);
+    job->base_handle = NULL;
+    job_end(job, -1); /* cancelled: frees it, no dispatch */
   }
 }
 
-static void ar_free(struct ar *p) {
+static void ar_free(void *owner) {
+  struct ar *p = owner;
   free(p->role_arn);
   free(p->session_name);
-  free_str(p->external_id);
+  creds_free_str(p->external_id);
   free(p->region);
   free(p->label);
   free(p->url);
   free(p->host);
   tt_sigv4_cache_clear(&p->sigcache);
   creds_cache_clear(&p->cache);
-  p->magic = 0;
   free(p);
 }
 
-static void ar_destroy(struct tt_creds_provider *pub) {
-  struct ar *p = pub->impl;
-  assert(p->magic == AR_MAGIC);
-  if (p->job != NULL || creds_cache_has_waiters(&p->cache))
-    abort(); /* close() must have finished */
-  ar_free(p);
-}
-
-static const struct tt_creds_provider_ops ar_ops = {ar_peek, ar_get, creds_cache_cancel,
-                                                    ar_close, ar_destroy};
-
 uint64_t tt_creds_assume_role_calls(const struct tt_creds_provider *pub) {
-  return ((const struct ar *)pub->impl)->calls;
+  return ((const struct ar *)((const struct creds_cache *)pub->impl)->owner)->calls;
 }
 
 /* ---- construction ---- */
@@ -436,11 +351,11 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
   struct ar *p = calloc(1, sizeof(*p));
   if (p == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "out of memory");
-  p->magic = AR_MAGIC;
-  p->loop = loop;
   p->http = http;
   p->base = base;
-  creds_cache_init(&p->cache);
+  creds_cache_init(&p->cache, job_start, p, ar_free);
+  p->cache.stop = ar_stop;
+  p->cache.promote = ar_promote;
   tt_sigv4_cache_init(&p->sigcache);
   p->role_arn = strdup(o->role_arn);
   p->session_name = strdup(o->session_name);
@@ -459,21 +374,15 @@ int tt_creds_assume_role_new(uv_loop_t *loop, struct tt_http *http,
     ar_free(p);
     return -1;
   }
+  p->cache.label = p->label;
   p->duration_s = o->duration_s ? o->duration_s : 3600;
   p->cache.now = o->now;
   p->cache.now_arg = o->now_arg;
   p->cache.log = o->log;
   p->cache.log_arg = o->log_arg;
-  p->busy = o->busy;
-  p->busy_arg = o->busy_arg;
-  int uvrc = creds_cache_open(&p->cache, loop); /* last: nothing fails after it */
-  if (uvrc != 0) {
-    ar_free(p);
-    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
-                        uv_strerror(uvrc));
-  }
-  p->pub.ops = &ar_ops;
-  p->pub.impl = p;
+  p->cache.busy = o->busy;
+  p->cache.busy_arg = o->busy_arg;
+  creds_cache_open(&p->cache, loop, &p->pub); /* last: nothing fails after it */
   *out = &p->pub;
   return 0;
 }

@@ -34,10 +34,6 @@ void creds_free_secret(void *p, size_t n) {
   free(p);
 }
 
-static char *dup_or_null(const char *s) {
-  return s ? strdup(s) : NULL;
-}
-
 /* ---- wrappers ---- */
 
 int tt_creds_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
@@ -60,6 +56,17 @@ void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void
 void tt_creds_destroy(struct tt_creds_provider *p) {
   if (p)
     p->ops->destroy(p);
+}
+
+int tt_creds_acquire(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  const struct tt_creds *creds = NULL;
+  struct tt_error err;
+  *handle = NULL;
+  int pk = tt_creds_peek(p, &creds, &err);
+  if (pk == TT_CREDS_PEEK_MISS)
+    return tt_creds_get(p, cb, arg, handle);
+  cb(arg, pk == 0 ? creds : NULL, pk == 0 ? NULL : &err);
+  return 0;
 }
 
 /* ---- shared helpers ---- */
@@ -311,52 +318,18 @@ fail:
 
 /* ---- static provider ---- */
 
-/* A cache that is always full: gets are posted to its timer. */
+/* A cache that is always full: gets are posted to its timer. Credentials
+ * that never expire are always usable: nothing is fetched. */
 struct static_provider {
   struct tt_creds_provider pub;
   struct creds_cache cache;
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
-/* Credentials that never expire are always usable: nothing is fetched. */
-static int static_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
-                       struct tt_error *err) {
-  struct static_provider *sp = p->impl;
-  return creds_cache_peek(&sp->cache, 0, false, NULL, NULL, creds, err);
-}
-
-static int static_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
-  struct static_provider *sp = p->impl;
-  return creds_cache_get(&sp->cache, 0, false, NULL, NULL, cb, arg, handle);
-}
-
-static void static_timer_closed(void *owner) {
+static void static_free(void *owner) {
   struct static_provider *sp = owner;
-  if (sp->closed_cb)
-    sp->closed_cb(sp->closed_arg);
-}
-
-static void static_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
-  struct static_provider *sp = p->impl;
-  if (sp->cache.closing)
-    return;
-  sp->cache.closing = true;
-  sp->closed_cb = closed;
-  sp->closed_arg = arg;
-  creds_cache_close(&sp->cache, "static", static_timer_closed, sp);
-}
-
-static void static_destroy(struct tt_creds_provider *p) {
-  struct static_provider *sp = p->impl;
-  if (creds_cache_has_waiters(&sp->cache))
-    abort(); /* close() must have finished */
   creds_cache_clear(&sp->cache);
   free(sp);
 }
-
-static const struct tt_creds_provider_ops static_ops = {
-    static_peek, static_get, creds_cache_cancel, static_close, static_destroy};
 
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
@@ -365,25 +338,17 @@ int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
   struct static_provider *sp = calloc(1, sizeof(*sp));
   if (sp == NULL)
     return tt_error_set(err, TT_ERR_INTERNAL, NULL, "out of memory");
-  creds_cache_init(&sp->cache);
+  creds_cache_init(&sp->cache, NULL, sp, static_free);
+  sp->cache.label = "static";
   if (creds_fill(&sp->cache.cur, access_key_id, access_key_id ? strlen(access_key_id) : 0,
                  secret_access_key, secret_access_key ? strlen(secret_access_key) : 0,
                  session_token, session_token ? strlen(session_token) : 0, 0, "static",
                  &why) != 0) {
-    creds_cache_clear(&sp->cache);
-    free(sp);
+    static_free(sp);
     return tt_error_set(err, TT_ERR_VALIDATION, "credentials", "static credentials: %s", why);
   }
   sp->cache.have = true;
-  int uvrc = creds_cache_open(&sp->cache, loop);
-  if (uvrc != 0) {
-    creds_cache_clear(&sp->cache);
-    free(sp);
-    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
-                        uv_strerror(uvrc));
-  }
-  sp->pub.ops = &static_ops;
-  sp->pub.impl = sp;
+  creds_cache_open(&sp->cache, loop, &sp->pub);
   *out = &sp->pub;
   return 0;
 }
@@ -451,17 +416,6 @@ static const start_fn src_start[CREDS_SRC__COUNT] = {
 
 /* ---- chain: jobs ---- */
 
-/* Reports a close once the job and the cache's timer are gone (also the
- * timer's close callback). */
-static void maybe_closed(void *owner) {
-  struct creds_chain *ch = owner;
-  if (ch->cache.closing && ch->cache.timer_closed && ch->job == NULL && ch->closed_cb) {
-    void (*cb)(void *) = ch->closed_cb;
-    ch->closed_cb = NULL;
-    cb(ch->closed_arg);
-  }
-}
-
 static void job_free(struct creds_job *job) {
   tt_creds_clear(&job->out);
   free(job);
@@ -484,8 +438,26 @@ static int job_step(struct creds_job *job) {
   return CREDS_FAIL;
 }
 
-/* Takes a successful job's credentials into the cache. */
-static void install(struct creds_chain *ch, struct creds_job *job) {
+/* Takes the outcome of a job into the cache: its credentials, unless a
+ * provider answered them already expired (or about to be, within
+ * CREDS_USABLE_MARGIN_S) -- DynamoDB would refuse a request signed with
+ * them: the job fails instead --, else its failure. Returns 0 or -1. */
+static int settle(struct creds_chain *ch, struct creds_job *job, int rc) {
+  int64_t exp = job->out.expires_at, now = creds_now(ch);
+  if (rc == 0 && exp != 0 && exp <= now + CREDS_USABLE_MARGIN_S) {
+    tt_creds_clear(&job->out);
+    if (exp <= now)
+      creds_job_fail(job, "the credentials it answered expired %lld s ago",
+                     (long long)(now - exp));
+    else
+      creds_job_fail(job, "the credentials it answered expire in %lld s, too soon to sign with",
+                     (long long)(exp - now));
+    rc = -1;
+  }
+  if (rc != 0) {
+    creds_cache_note_failure(&ch->cache, job->background, &job->err);
+    return -1;
+  }
   int64_t left = creds_cache_install(&ch->cache, &job->out);
   ch->sticky = job->src;
   if (ch->cache.cur.expires_at != 0)
@@ -495,47 +467,20 @@ static void install(struct creds_chain *ch, struct creds_job *job) {
   else
     creds_cache_log(&ch->cache, TT_CREDS_LOG_INFO, "credentials: resolved from %s, not expiring",
                     ch->cache.cur.source);
+  return 0;
 }
 
-/* Refuses credentials that a provider answered already expired (or about
- * to, within CREDS_USABLE_MARGIN_S), as DynamoDB would refuse a request
- * signed with them: the job fails instead. Returns 0 or -1. */
-static int check_fresh(struct creds_chain *ch, struct creds_job *job) {
-  int64_t exp = job->out.expires_at, now = creds_now(ch);
-  if (exp == 0 || exp > now + CREDS_USABLE_MARGIN_S)
-    return 0;
-  tt_creds_clear(&job->out);
-  if (exp <= now)
-    creds_job_fail(job, "the credentials it answered expired %lld s ago", (long long)(now - exp));
-  else
-    creds_job_fail(job, "the credentials it answered expire in %lld s, too soon to sign with",
-                   (long long)(exp - now));
-  return -1;
-}
-
-/* The background-operations gauge: a fetch counts from its start until it
- * ended, whether or not a request still waits for it. */
-static void busy(struct creds_chain *ch, int delta) {
-  if (ch->busy)
-    ch->busy(ch->busy_arg, delta);
-}
-
+/* A fetch counts on the background-operations gauge from its start until
+ * it ended, whether or not a request still waits for it. */
 void creds_job_async_done(struct creds_job *job, int rc) {
   struct creds_chain *ch = job->ch;
   ch->job = NULL;
-  busy(ch, -1);
-  if (job->cancelled) {
+  if (creds_cache_fetch_end(&ch->cache)) {
     job_free(job);
-    maybe_closed(ch);
     return;
   }
-  if (rc == 0 && check_fresh(ch, job) != 0)
-    rc = -1;
+  rc = settle(ch, job, rc);
   struct tt_error err = job->err;
-  if (rc == 0)
-    install(ch, job);
-  else
-    creds_cache_note_failure(&ch->cache, job->background, &job->err);
   job_free(job);
   creds_cache_answer(&ch->cache, rc == 0 ? &ch->cache.cur : NULL, rc == 0 ? NULL : &err);
 }
@@ -575,89 +520,51 @@ static int job_start(void *owner, bool background, struct tt_error *err) {
   }
   if (rc == CREDS_ASYNC) {
     ch->job = job;
-    busy(ch, +1);
+    creds_cache_fetch_begin(&ch->cache);
     return 0;
   }
-  if (rc == CREDS_DONE && check_fresh(ch, job) != 0)
-    rc = CREDS_FAIL;
-  if (rc == CREDS_DONE) {
-    install(ch, job);
-  } else {
-    creds_cache_note_failure(&ch->cache, job->background, &job->err);
+  rc = settle(ch, job, rc == CREDS_DONE ? 0 : -1) == 0 ? CREDS_DONE : CREDS_FAIL;
+  if (rc == CREDS_FAIL)
     *err = job->err;
-  }
   job_free(job);
   return rc;
 }
 
-static int chain_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
-                      struct tt_error *err) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_peek(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, creds, err);
-}
-
-static int chain_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  return creds_cache_get(&ch->cache, creds_now(ch), ch->job != NULL, job_start, ch, cb, arg,
-                         handle);
-}
-
-static void chain_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  if (ch->cache.closing)
+/* Stops the running job on close (cache.stop). */
+static void chain_stop(void *owner) {
+  struct creds_chain *ch = owner;
+  struct creds_job *job = ch->job;
+  if (job == NULL)
     return;
-  ch->cache.closing = true;
-  ch->closed_cb = closed;
-  ch->closed_arg = arg;
-  if (ch->job) {
-    struct creds_job *job = ch->job;
-    job->cancelled = true;
-    if (job->proc)
-      creds_process_cancel(job);
-    if (job->http)
-      creds_http_cancel(job);
-    if (job->files)
-      creds_files_cancel(job);
-  }
-  creds_cache_close(&ch->cache, NULL, maybe_closed, ch);
+  job->cancelled = true;
+  if (job->proc)
+    creds_process_cancel(job);
+  if (job->http)
+    creds_http_cancel(job);
+  if (job->files)
+    creds_files_cancel(job);
 }
 
-static void free_str(char *s) {
+void creds_free_str(char *s) {
   if (s)
     creds_free_secret(s, strlen(s) + 1);
 }
 
-static void chain_free(struct creds_chain *ch) {
+static void chain_free(void *owner) {
+  struct creds_chain *ch = owner;
   if (ch->env) {
     for (char **e = ch->env; *e; e++)
-      free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
+      creds_free_str(*e); /* the environment may hold AWS_SECRET_ACCESS_KEY */
     free(ch->env);
   }
   free(ch->home);
   free(ch->region);
   free(ch->sts_endpoint);
   free(ch->container_endpoint);
-  free(ch->imds_endpoint);
   creds_cache_clear(&ch->cache);
   OPENSSL_cleanse(ch->imds_token, sizeof(ch->imds_token));
-  ch->magic = 0;
   free(ch);
 }
-
-static void chain_destroy(struct tt_creds_provider *p) {
-  struct creds_chain *ch = p->impl;
-  assert(ch->magic == CREDS_CHAIN_MAGIC);
-  /* close() must have finished: no job, no waiter, timer closed. */
-  if (ch->job != NULL || creds_cache_has_waiters(&ch->cache))
-    abort();
-  chain_free(ch);
-}
-
-static const struct tt_creds_provider_ops chain_ops = {chain_peek, chain_get, creds_cache_cancel,
-                                                       chain_close, chain_destroy};
 
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        const struct tt_creds_chain_options *opts,
@@ -668,11 +575,11 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   struct creds_chain *ch = calloc(1, sizeof(*ch));
   if (ch == NULL)
     goto oom;
-  ch->magic = CREDS_CHAIN_MAGIC;
   ch->loop = loop;
   ch->http = http;
   ch->sticky = -1;
-  creds_cache_init(&ch->cache);
+  creds_cache_init(&ch->cache, job_start, ch, chain_free);
+  ch->cache.stop = chain_stop;
   char *const *envp = opts->envp ? opts->envp : environ;
   size_t n = 0;
   while (envp && envp[n])
@@ -683,32 +590,20 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
   for (size_t i = 0; i < n; i++)
     if ((ch->env[i] = strdup(envp[i])) == NULL)
       goto oom;
-  const char *home = opts->home ? opts->home : creds_env(ch, "HOME");
-  ch->home = dup_or_null(home);
-  ch->region = dup_or_null(opts->region);
-  ch->sts_endpoint = dup_or_null(opts->sts_endpoint);
-  ch->container_endpoint = dup_or_null(opts->container_endpoint);
-  ch->imds_endpoint = dup_or_null(opts->imds_endpoint);
-  if ((home && !ch->home) || (opts->region && !ch->region) ||
-      (opts->sts_endpoint && !ch->sts_endpoint) ||
-      (opts->container_endpoint && !ch->container_endpoint) ||
-      (opts->imds_endpoint && !ch->imds_endpoint))
-    goto oom;
+  const char *from[] = {creds_env(ch, "HOME"), opts->region, opts->sts_endpoint,
+                        opts->container_endpoint};
+  char **to[] = {&ch->home, &ch->region, &ch->sts_endpoint, &ch->container_endpoint};
+  for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
+    if (from[i] && (*to[i] = strdup(from[i])) == NULL)
+      goto oom;
   ch->cache.now = opts->now;
   ch->cache.now_arg = opts->now_arg;
   ch->process_timeout_ms = opts->process_timeout_ms ? opts->process_timeout_ms : 30000;
   ch->cache.log = opts->log;
   ch->cache.log_arg = opts->log_arg;
-  ch->busy = opts->busy;
-  ch->busy_arg = opts->busy_arg;
-  int uvrc = creds_cache_open(&ch->cache, loop);
-  if (uvrc != 0) {
-    chain_free(ch);
-    return tt_error_set(err, TT_ERR_INTERNAL, "credentials", "credentials: timer init: %s",
-                        uv_strerror(uvrc));
-  }
-  ch->pub.ops = &chain_ops;
-  ch->pub.impl = ch;
+  ch->cache.busy = opts->busy;
+  ch->cache.busy_arg = opts->busy_arg;
+  creds_cache_open(&ch->cache, loop, &ch->pub);
   *out = &ch->pub;
   return 0;
 oom:

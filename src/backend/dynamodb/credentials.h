@@ -101,6 +101,12 @@ void tt_creds_cancel(struct tt_creds_provider *p, void *handle);
 void tt_creds_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg);
 void tt_creds_destroy(struct tt_creds_provider *p);
 
+/* Credentials for a signer: calls `cb` at once, inside this call, when
+ * peek answers (the cached credentials, or the failure of the back-off),
+ * else gets (*handle as for get). Returns 0, or get's error (`cb` never
+ * called then). */
+int tt_creds_acquire(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle);
+
 /* Severity of a provider log line. */
 enum tt_creds_log_level { TT_CREDS_LOG_INFO, TT_CREDS_LOG_WARN };
 
@@ -116,7 +122,6 @@ struct tt_creds_chain_options {
    * the process environment (environ) at construction time. Also the
    * environment of credential_process. */
   char *const *envp;
-  const char *home;           /* NULL = $HOME of envp; for ~/.aws/... */
   tt_creds_clock_fn now;      /* NULL = time(NULL) */
   void *now_arg;
   const char *region;         /* STS region; NULL = AWS_REGION, AWS_DEFAULT_REGION, profile, us-east-1 */
@@ -125,9 +130,6 @@ struct tt_creds_chain_options {
   const char *sts_endpoint;
   /* Base of AWS_CONTAINER_CREDENTIALS_RELATIVE_URI; NULL = http://169.254.170.2 */
   const char *container_endpoint;
-  /* NULL = AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254
-   * (http://[fd00:ec2::254] with AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE=IPv6) */
-  const char *imds_endpoint;
   uint32_t process_timeout_ms;/* credential_process; 0 = 30000 */
   tt_creds_log_fn log;        /* may be NULL */
   void *log_arg;
@@ -145,7 +147,7 @@ struct tt_creds_chain_options {
  * outlive the provider. `opts` may be NULL; its strings are copied. No file
  * is read and no network call is made here: the first get() resolves.
  * Returns 0 and *out (new; close then destroy it), or -1 with *err
- * (TT_ERR_INTERNAL on allocation failure or a handle init error). */
+ * (TT_ERR_INTERNAL on allocation failure). */
 int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
                        const struct tt_creds_chain_options *opts,
                        struct tt_creds_provider **out, struct tt_error *err);
@@ -155,7 +157,7 @@ int tt_creds_chain_new(uv_loop_t *loop, struct tt_http *http,
  * `session_token` may be NULL. Returns 0 and *out (new; close then
  * destroy it), or -1 with *err: TT_ERR_VALIDATION when a key is missing or
  * too long (the message names the field, never the value), TT_ERR_INTERNAL
- * on allocation failure or a handle init error. */
+ * on allocation failure. */
 int tt_creds_static_new(uv_loop_t *loop, const char *access_key_id,
                         const char *secret_access_key, const char *session_token,
                         struct tt_creds_provider **out, struct tt_error *err);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* creds_cache.c -- the credentials cache, refresh schedule and waiter
- * queue shared by the default chain and the AssumeRole provider. */
+/* creds_cache.c -- the credentials cache, refresh schedule, waiter queue
+ * and provider ops shared by the default chain, the AssumeRole provider
+ * and the static one. */
 #include "backend/dynamodb/creds_cache.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,12 @@ static void list_splice(struct creds_waiter *to, struct creds_waiter *from) {
   list_init(from);
 }
 
-void creds_cache_init(struct creds_cache *c) {
+void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner,
+                      void (*free)(void *owner)) {
+  c->magic = CREDS_CACHE_MAGIC;
+  c->fetch = fetch;
+  c->owner = owner;
+  c->free = free;
   list_init(&c->waiters);
   list_init(&c->posted);
   list_init(&c->dispatch);
@@ -78,20 +85,26 @@ static void on_timer(uv_timer_t *t) {
   dispatch(c, NULL, NULL);
 }
 
-int creds_cache_open(struct creds_cache *c, uv_loop_t *loop) {
-  int rc = uv_timer_init(loop, &c->timer);
-  if (rc != 0)
-    return rc;
+void creds_cache_open(struct creds_cache *c, uv_loop_t *loop, struct tt_creds_provider *pub) {
+  uv_timer_init(loop, &c->timer); /* cannot fail */
   c->timer.data = c;
-  c->timer_open = true;
-  return 0;
+  pub->ops = &creds_cache_ops;
+  pub->impl = c;
+}
+
+/* Reports a close once the timer closed and no fetch runs. */
+static void maybe_closed(struct creds_cache *c) {
+  if (c->closing && c->timer_closed && !c->fetching && c->closed) {
+    void (*cb)(void *) = c->closed;
+    c->closed = NULL;
+    cb(c->closed_arg);
+  }
 }
 
 static void on_timer_closed(uv_handle_t *h) {
   struct creds_cache *c = h->data;
   c->timer_closed = true;
-  if (c->on_closed)
-    c->on_closed(c->owner);
+  maybe_closed(c);
 }
 
 static void answer_all(struct creds_cache *c, const struct tt_error *err) {
@@ -105,22 +118,36 @@ static void answer_all(struct creds_cache *c, const struct tt_error *err) {
   dispatch(c, NULL, err);
 }
 
-void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
-                       void *owner) {
+static void op_close(struct tt_creds_provider *p, void (*closed)(void *arg), void *arg) {
+  struct creds_cache *c = p->impl;
+  assert(c->magic == CREDS_CACHE_MAGIC);
+  if (c->closing)
+    return;
+  c->closing = true;
+  c->closed = closed;
+  c->closed_arg = arg;
+  if (c->stop)
+    c->stop(c->owner);
   struct tt_error err;
   tt_error_set(&err, TT_ERR_BACKEND_UNAVAILABLE, "credentials",
-               "credentials: %s%sthe provider is closing", label ? label : "", label ? ": " : "");
+               "credentials: %s%sthe provider is closing", c->label ? c->label : "",
+               c->label ? ": " : "");
   answer_all(c, &err);
-  c->on_closed = on_closed;
-  c->owner = owner;
-  if (!c->timer_open) {
-    c->timer_closed = true;
-    if (on_closed)
-      on_closed(owner);
-    return;
-  }
-  c->timer_open = false;
   uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}
+
+void creds_cache_fetch_begin(struct creds_cache *c) {
+  c->fetching = true;
+  if (c->busy)
+    c->busy(c->busy_arg, +1);
+}
+
+bool creds_cache_fetch_end(struct creds_cache *c) {
+  c->fetching = false;
+  if (c->busy)
+    c->busy(c->busy_arg, -1);
+  maybe_closed(c);
+  return c->closing;
 }
 
 /* A new get queued at the end of `list`; NULL when out of memory. */
@@ -150,12 +177,14 @@ static int post(struct creds_cache *c, tt_creds_cb cb, void *arg, const struct t
     w->failed = true;
     w->err = *err;
   }
-  if (c->timer_open)
-    uv_timer_start(&c->timer, on_timer, 0, 0);
+  uv_timer_start(&c->timer, on_timer, 0, 0);
   return 0;
 }
 
 void creds_cache_clear(struct creds_cache *c) {
+  if (c->fetching || !list_empty(&c->waiters) || !list_empty(&c->posted))
+    abort(); /* close() must have finished */
+  c->magic = 0;
   tt_creds_clear(&c->cur);
 }
 
@@ -182,14 +211,11 @@ void creds_cache_vfail(struct tt_error *err, const char *label, const char *fmt,
                reason);
 }
 
-bool creds_cache_usable(const struct creds_cache *c, int64_t now) {
+/* Whether the cached credentials may sign a request at `now` (credentials
+ * with expires_at 0 never expire). */
+static bool usable(const struct creds_cache *c, int64_t now) {
   return c->have &&
          (c->cur.expires_at == 0 || now < c->cur.expires_at - CREDS_USABLE_MARGIN_S);
-}
-
-static bool wants_refresh(const struct creds_cache *c, int64_t now) {
-  return c->cur.expires_at != 0 && now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S &&
-         now >= c->next_refresh_at;
 }
 
 int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh) {
@@ -244,49 +270,56 @@ static bool backing_off(const struct creds_cache *c, int64_t now, struct tt_erro
 }
 
 /* Starts the background refresh usable credentials are due for. */
-static void refresh_if_due(struct creds_cache *c, int64_t now, bool fetching,
-                           creds_fetch_fn fetch, void *owner) {
-  if (!fetching && wants_refresh(c, now)) {
+static void refresh_if_due(struct creds_cache *c, int64_t now) {
+  if (!c->fetching && c->cur.expires_at != 0 &&
+      now >= c->cur.expires_at - CREDS_REFRESH_BEFORE_S && now >= c->next_refresh_at) {
     struct tt_error ignored; /* logged by creds_cache_note_failure */
-    fetch(owner, true, &ignored);
+    c->fetch(c->owner, true, &ignored);
   }
 }
 
-int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                     void *owner, const struct tt_creds **creds, struct tt_error *err) {
+static int op_peek(struct tt_creds_provider *p, const struct tt_creds **creds,
+                   struct tt_error *err) {
+  struct creds_cache *c = p->impl;
+  int64_t now = creds_cache_now(c);
+  assert(c->magic == CREDS_CACHE_MAGIC);
   if (c->closing)
     return TT_CREDS_PEEK_MISS; /* get says -ESHUTDOWN */
-  if (creds_cache_usable(c, now)) {
-    refresh_if_due(c, now, fetching, fetch, owner);
+  if (usable(c, now)) {
+    refresh_if_due(c, now);
     *creds = &c->cur;
     return 0;
   }
-  return !fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
+  return !c->fetching && backing_off(c, now, err) ? TT_CREDS_PEEK_FAILED : TT_CREDS_PEEK_MISS;
 }
 
-int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                    void *owner, tt_creds_cb cb, void *arg, void **handle) {
+static int op_get(struct tt_creds_provider *p, tt_creds_cb cb, void *arg, void **handle) {
+  struct creds_cache *c = p->impl;
+  int64_t now = creds_cache_now(c);
+  assert(c->magic == CREDS_CACHE_MAGIC);
   if (handle)
     *handle = NULL;
   if (c->closing)
     return -ESHUTDOWN;
-  if (creds_cache_usable(c, now)) {
-    refresh_if_due(c, now, fetching, fetch, owner);
+  if (usable(c, now)) {
+    refresh_if_due(c, now);
     return post(c, cb, arg, NULL, handle);
   }
-  if (!fetching) {
+  if (c->fetching && c->promote)
+    c->promote(c->owner);
+  if (!c->fetching) {
     struct tt_error err;
     int rc;
     if (backing_off(c, now, &err))
       return post(c, cb, arg, &err, handle);
-    if ((rc = fetch(owner, false, &err)) != 0)
+    if ((rc = c->fetch(c->owner, false, &err)) != 0)
       return post(c, cb, arg, rc > 0 ? NULL : &err, handle);
   }
   /* On -ENOMEM the fetch runs on without waiters: its result is cached. */
   return waiter_add(&c->waiters, cb, arg, handle) ? 0 : -ENOMEM;
 }
 
-void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
+static void op_cancel(struct tt_creds_provider *p, void *handle) {
   (void)p;
   if (handle == NULL)
     return;
@@ -295,12 +328,17 @@ void creds_cache_cancel(struct tt_creds_provider *p, void *handle) {
   free(w);
 }
 
-bool creds_cache_has_waiters(const struct creds_cache *c) {
-  return !list_empty(&c->waiters) || !list_empty(&c->posted);
-}
-
 void creds_cache_answer(struct creds_cache *c, const struct tt_creds *creds,
                         const struct tt_error *err) {
   list_splice(&c->dispatch, &c->waiters);
   dispatch(c, creds, err);
 }
+
+static void op_destroy(struct tt_creds_provider *p) {
+  struct creds_cache *c = p->impl;
+  assert(c->magic == CREDS_CACHE_MAGIC);
+  c->free(c->owner); /* creds_cache_clear aborts unless close() finished */
+}
+
+const struct tt_creds_provider_ops creds_cache_ops = {op_peek, op_get, op_cancel, op_close,
+                                                      op_destroy};

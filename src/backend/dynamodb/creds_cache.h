@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* creds_cache.h -- what the caching credentials providers (the default
- * chain and AssumeRole) share: the cached credentials and their refresh
- * schedule, the gets waiting for the one fetch in flight, the clock and log
- * hooks. Not for use outside src/backend/dynamodb. Loop thread only. */
+ * chain, AssumeRole and the static one) share: the cached credentials and
+ * their refresh schedule, the gets waiting for the one fetch in flight, the
+ * clock and log hooks, and the provider ops. Not for use outside
+ * src/backend/dynamodb. Loop thread only. */
 #ifndef TT_BACKEND_DYNAMODB_CREDS_CACHE_H
 #define TT_BACKEND_DYNAMODB_CREDS_CACHE_H
 
@@ -28,6 +29,11 @@
  * window, is retried after CREDS_RETRY_REFRESH_S. */
 #define CREDS_REFRESH_BEFORE_S 300
 #define CREDS_RETRY_REFRESH_S 60
+
+/* How a caching provider starts a fetch: a refresh in the background, or
+ * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
+ * holds its credentials) or -1 with *err. */
+typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
 
 struct creds_waiter {
   struct creds_waiter *prev, *next; /* circular list with a sentinel */
@@ -59,29 +65,72 @@ struct creds_cache {
    * the one handle of a provider. Open from creds_cache_open to
    * creds_cache_close. */
   uv_timer_t timer;
-  bool timer_open, timer_closed;
-  bool closing; /* the provider's close() was called: set by the provider */
-  void (*on_closed)(void *owner);
+  bool timer_closed;
+  bool closing;   /* the provider's close() was called */
+  uint32_t magic; /* CREDS_CACHE_MAGIC while the provider lives; asserted by the ops */
+  /* The provider (`owner`): its fetch, whether one runs (from
+   * creds_cache_fetch_begin to creds_cache_fetch_end), and its hooks:
+   * `stop` (may be NULL) stops the running fetch on close, `promote` (may
+   * be NULL) is told when a get waits for that fetch, `free` frees the
+   * provider on destroy. `label` names it in the closing message (NULL:
+   * nothing). */
+  creds_fetch_fn fetch;
   void *owner;
+  bool fetching;
+  void (*stop)(void *owner);
+  void (*promote)(void *owner);
+  void (*free)(void *owner);
+  const char *label;
+  /* The background-operations gauge (tt_creds_chain_options.busy). */
+  void (*busy)(void *arg, int delta);
+  void *busy_arg;
+  /* The provider's close callback: runs once the timer closed and no fetch
+   * runs. */
+  void (*closed)(void *arg);
+  void *closed_arg;
 };
 
-/* Sets up an empty cache (no credentials, no waiters); the caller then
- * sets the refresh times and hooks. */
-void creds_cache_init(struct creds_cache *c);
+#define CREDS_CACHE_MAGIC 0x63726564u /* "cred" */
 
-/* Opens the timer that delivers posted gets, on `loop`: the provider's
- * last construction step (a provider with an open timer must be closed
- * before it is freed). Returns 0 or a libuv error. */
-int creds_cache_open(struct creds_cache *c, uv_loop_t *loop);
+/* Sets up an empty cache (no credentials, no waiters) of provider `owner`
+ * whose fetches are fetch(owner, ...) and which `free` frees; the caller
+ * then sets the other hooks. */
+void creds_cache_init(struct creds_cache *c, creds_fetch_fn fetch, void *owner,
+                      void (*free)(void *owner));
 
-/* Answers every get, queued or posted, with "credentials: <label>: the
- * provider is closing" (label NULL: without it), then closes the timer;
- * `on_closed(owner)` runs later on the loop once it is closed (at once when
- * it was never opened). */
-void creds_cache_close(struct creds_cache *c, const char *label, void (*on_closed)(void *owner),
-                       void *owner);
+/* Opens the timer that delivers posted gets, on `loop`, and makes `pub`
+ * the provider (ops creds_cache_ops, impl the cache): the provider's last
+ * construction step (a provider with an open timer must be closed before
+ * it is freed). */
+void creds_cache_open(struct creds_cache *c, uv_loop_t *loop, struct tt_creds_provider *pub);
 
-/* Wipes the cached credentials. */
+/* The ops of a caching provider (credentials.h), at the cache's clock.
+ * Once closing, peek misses and get returns -ESHUTDOWN (*handle NULL).
+ * Usable credentials answer (and start a refresh in the background when
+ * one is due); else the failure whose back-off still runs answers, without
+ * fetching again; else peek misses and get waits for a fetch, started
+ * unless one runs. cancel drops a queued or posted get. close answers
+ * every get, queued or posted, with "credentials: <label>: the provider is
+ * closing", stops the fetch and closes the timer, then runs `closed` once
+ * the timer closed and no fetch runs; destroy frees the provider. */
+extern const struct tt_creds_provider_ops creds_cache_ops;
+
+/* Counts a fetch that runs on after the call that started it: `fetching`
+ * for peek and get, +1 on the busy gauge. */
+void creds_cache_fetch_begin(struct creds_cache *c);
+
+/* Ends what creds_cache_fetch_begin counted. Returns true when the
+ * provider is closing: the fetch's outcome is to be dropped (a close that
+ * waited for it is reported). */
+bool creds_cache_fetch_end(struct creds_cache *c);
+
+/* Wipes then frees n bytes at p (p may be NULL); the same for the C
+ * string s (NULL or not). */
+void creds_free_secret(void *p, size_t n);
+void creds_free_str(char *s);
+
+/* Wipes the cached credentials. Aborts when a fetch or a get is still
+ * pending: a provider is destroyed only after its close finished. */
 void creds_cache_clear(struct creds_cache *c);
 
 /* The current time (the injected clock, else time(NULL)). */
@@ -108,33 +157,6 @@ int64_t creds_cache_install(struct creds_cache *c, struct tt_creds *fresh);
  * gets until it ends. A failure is logged when its message differs from
  * the last one's: once per run of equal failures, not once per request. */
 void creds_cache_note_failure(struct creds_cache *c, bool background, const struct tt_error *err);
-
-/* Whether the cached credentials may sign a request at `now` (credentials
- * with expires_at 0 never expire). */
-bool creds_cache_usable(const struct creds_cache *c, int64_t now);
-
-/* How a caching provider starts a fetch: a refresh in the background, or
- * one a get waits for. Returns 0 (it runs), 1 (it ended at once: the cache
- * holds its credentials) or -1 with *err. */
-typedef int (*creds_fetch_fn)(void *owner, bool background, struct tt_error *err);
-
-/* The peek and the get of a caching provider at `now`; `fetching`: a fetch
- * of `owner` runs. Once closing, the peek misses and the get returns
- * -ESHUTDOWN (*handle NULL). Usable credentials answer (and start a
- * refresh in the background when one is due, with `fetch`); else the
- * failure whose back-off still runs answers, without fetching again; else
- * the peek misses and the get waits for a fetch, started unless one runs. */
-int creds_cache_peek(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                     void *owner, const struct tt_creds **creds, struct tt_error *err);
-int creds_cache_get(struct creds_cache *c, int64_t now, bool fetching, creds_fetch_fn fetch,
-                    void *owner, tt_creds_cb cb, void *arg, void **handle);
-
-/* Drops a queued or posted get (handle may be NULL); its callback is never
- * called. The cancel op of every caching provider (p is not used). */
-void creds_cache_cancel(struct tt_creds_provider *p, void *handle);
-
-/* Whether gets wait for the fetch in flight or for their posted answer. */
-bool creds_cache_has_waiters(const struct creds_cache *c);
 
 /* Answers every queued get with creds (borrowed) or err, one at a time, so
  * that a callback may cancel a later one or close the provider. Posted gets

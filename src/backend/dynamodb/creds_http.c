@@ -55,13 +55,6 @@ static void op_free(struct creds_http_op *op) {
   free(op);
 }
 
-static void op_finish(struct creds_http_op *op, int rc) {
-  struct creds_job *job = op->job;
-  job->http = NULL;
-  op_free(op);
-  creds_job_async_done(job, rc);
-}
-
 static void on_done(struct tt_http_call *call, struct tt_http_response *resp, void *arg);
 
 /* Starts one request of `op`. Header strings are copied by tt_http_start,
@@ -84,22 +77,28 @@ static int op_send(struct creds_http_op *op, const char *method, const char *url
 }
 
 /* What a job's start returns once op_send said `src`: CREDS_ASYNC, the
- * job owning *op (NULL then), or CREDS_FAIL naming `what`. */
+ * job owning *op, or CREDS_FAIL naming `what`, *op freed. *op is NULL
+ * then. */
 static int op_started(struct creds_job *job, struct creds_http_op **op, const char *what,
                       int src) {
   if (src != 0) {
-    creds_job_fail(job, "%s could not be started (%s)", what, uv_err_name(src));
-    return CREDS_FAIL;
+    op_free(*op);
+    *op = NULL;
+    return creds_job_fail(job, "%s could not be started (%s)", what, uv_err_name(src));
   }
   job->http = *op;
   *op = NULL;
   return CREDS_ASYNC;
 }
 
+/* A new operation of `job`; NULL with job->err set when there is no HTTP
+ * client or no memory. */
 static struct creds_http_op *op_new(struct creds_job *job, enum op_kind kind, const char *source) {
-  struct creds_http_op *op = calloc(1, sizeof(*op));
-  if (op == NULL)
+  struct creds_http_op *op = job->ch->http ? calloc(1, sizeof(*op)) : NULL;
+  if (op == NULL) {
+    creds_job_fail(job, job->ch->http ? "out of memory" : "no HTTP client is configured");
     return NULL;
+  }
   op->job = job;
   op->kind = kind;
   op->source = source;
@@ -198,11 +197,9 @@ int creds_sts_start(struct creds_job *job, const char *role_arn, const char *ses
   size_t tok_alloc = 0, tok_len = 0;
   char gen_name[64];
   int rc = CREDS_FAIL;
-  if (ch->http == NULL)
-    return creds_job_fail(job, "no HTTP client is configured");
   struct creds_http_op *op = op_new(job, OP_STS, source);
   if (op == NULL)
-    return creds_job_fail(job, "out of memory");
+    return CREDS_FAIL;
   if (sts_url(ch, op->url, sizeof(op->url), &why) != 0) {
     creds_job_fail(job, "%s", why);
     goto fail;
@@ -307,11 +304,9 @@ int creds_container_start(struct creds_job *job) {
   int rc = CREDS_FAIL;
   if (rel == NULL && full == NULL)
     return CREDS_SKIP;
-  if (ch->http == NULL)
-    return creds_job_fail(job, "no HTTP client is configured");
   struct creds_http_op *op = op_new(job, OP_CONTAINER, "container");
   if (op == NULL)
-    return creds_job_fail(job, "out of memory");
+    return CREDS_FAIL;
   int w;
   if (rel) {
     const char *base = ch->container_endpoint ? ch->container_endpoint : "http://169.254.170.2";
@@ -348,12 +343,10 @@ int creds_container_start(struct creds_job *job) {
         goto fail;
       }
     tok_alloc = tok_len + 1;
-    tok = malloc(tok_alloc);
-    if (tok == NULL) {
+    if ((tok = strdup(tok_env)) == NULL) {
       creds_job_fail(job, "out of memory");
       goto fail;
     }
-    memcpy(tok, tok_env, tok_alloc);
   }
   if (tok) {
     hdr_len = tok_len + 32;
@@ -401,14 +394,10 @@ int creds_imds_start(struct creds_job *job) {
   const char *disabled = creds_env(ch, "AWS_EC2_METADATA_DISABLED");
   if (disabled && strcasecmp(disabled, "true") == 0)
     return CREDS_SKIP;
-  if (ch->http == NULL)
-    return creds_job_fail(job, "no HTTP client is configured");
   struct creds_http_op *op = op_new(job, OP_IMDS, "imds");
   if (op == NULL)
-    return creds_job_fail(job, "out of memory");
-  const char *base = ch->imds_endpoint;
-  if (base == NULL)
-    base = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    return CREDS_FAIL;
+  const char *base = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
   if (base == NULL) {
     const char *mode = creds_env(ch, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
     base = mode && strcasecmp(mode, "IPv6") == 0 ? "http://[fd00:ec2::254]"
@@ -425,13 +414,7 @@ int creds_imds_start(struct creds_job *job) {
   op->url[n] = '\0';
   /* The session token is good for 6 hours: reuse it. */
   op->step = ch->imds_token[0] && creds_now(ch) < ch->imds_token_expires ? IMDS_ROLE : IMDS_TOKEN;
-  int rc = imds_send(op);
-  if (rc != 0) {
-    op_free(op);
-    return creds_job_fail(job, "the request could not be started (%s)", uv_err_name(rc));
-  }
-  job->http = op;
-  return CREDS_ASYNC;
+  return op_started(job, &op, "the request", imds_send(op));
 }
 
 static void forget_imds_token(struct creds_chain *ch) {
@@ -587,6 +570,9 @@ static void on_done(struct tt_http_call *call, struct tt_http_response *resp, vo
   }
   if (resp->body.data)
     OPENSSL_cleanse(resp->body.data, resp->body.len);
-  if (rc != 1)
-    op_finish(op, rc);
+  if (rc != 1) {
+    job->http = NULL;
+    op_free(op);
+    creds_job_async_done(job, rc);
+  }
 }

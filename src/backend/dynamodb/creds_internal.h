@@ -59,18 +59,16 @@ struct creds_job {
   struct creds_files *files;  /* files being read off the loop, or NULL */
 };
 
-#define CREDS_CHAIN_MAGIC 0x63726564u /* "cred" */
-
 struct creds_chain {
-  uint32_t magic; /* CREDS_CHAIN_MAGIC while alive; asserted by the ops */
   struct tt_creds_provider pub;
   uv_loop_t *loop;
   struct tt_http *http;
   char **env; /* copied "NAME=value" strings, NULL-terminated; wiped on free */
-  char *home, *region, *sts_endpoint, *container_endpoint, *imds_endpoint;
+  char *home, *region, *sts_endpoint, *container_endpoint;
   uint32_t process_timeout_ms;
 
-  /* Cached credentials, refresh schedule, waiters, clock and log hooks. */
+  /* Cached credentials, refresh schedule, waiters, hooks and the chain's
+   * one handle (cache.timer, closed by close()). */
   struct creds_cache cache;
   int sticky; /* provider that answered last, or -1 */
   struct creds_job *job;
@@ -82,12 +80,6 @@ struct creds_chain {
   /* While the providers run after a read off the loop: what was read
    * (creds_read_file answers from it). Loop thread only. */
   const struct creds_files *serving;
-  void (*busy)(void *arg, int delta); /* the background-operations gauge */
-  void *busy_arg;
-
-  /* The chain's one handle is cache.timer, closed by close(). */
-  void (*closed_cb)(void *arg);
-  void *closed_arg;
 };
 
 /* ---- credentials.c ---- */
@@ -165,8 +157,6 @@ void creds_files_free(struct creds_files *fs);
 bool creds_files_lookup(const struct creds_files *fs, const char *path, char **out, size_t *len,
                         int *rc);
 
-/* Wipes then frees n bytes at p (p may be NULL). */
-void creds_free_secret(void *p, size_t n);
 
 /* ---- creds_profile.c ---- */
 

@@ -122,15 +122,11 @@ static void maybe_close_timer(struct creds_process *p) {
   uv_close((uv_handle_t *)&p->timer, on_handle_closed);
 }
 
-static void kill_child(struct creds_process *p) {
-  if (p->spawned && !p->exited)
-    uv_process_kill(&p->proc, SIGKILL); /* ESRCH when it already ended: fine */
-}
-
 /* Ends the run early: the child killed, stdout closed, the timer once both
  * are done. */
 static void stop(struct creds_process *p) {
-  kill_child(p);
+  if (p->spawned && !p->exited)
+    uv_process_kill(&p->proc, SIGKILL); /* ESRCH when it already ended: fine */
   close_pipe(p);
   maybe_close_timer(p);
 }
@@ -196,23 +192,10 @@ int creds_process_start(struct creds_job *job, const char *command) {
     return creds_job_fail(job, "credential_process is empty, has an unbalanced quote or "
                                "more than 64 arguments");
   }
-  /* From here on every path ends in finish() after the handles closed. */
-  int rc = uv_pipe_init(ch->loop, &p->out, 0);
-  if (rc != 0) {
-    process_free(p);
-    return creds_job_fail(job, "credential_process: pipe: %s", uv_err_name(rc));
-  }
-  rc = uv_timer_init(ch->loop, &p->timer);
-  if (rc != 0) {
-    /* Only the pipe exists: close it and report once it is closed. */
-    p->out.data = p;
-    p->open_handles = 1;
-    p->spawn_error = rc;
-    p->exited = p->timer_closed = true;
-    job->proc = p;
-    close_pipe(p);
-    return CREDS_ASYNC;
-  }
+  /* From here on every path ends in finish() after the handles closed.
+   * Neither init can fail. */
+  uv_pipe_init(ch->loop, &p->out, 0);
+  uv_timer_init(ch->loop, &p->timer);
   p->out.data = p;
   p->timer.data = p;
   p->proc.data = p;
@@ -232,7 +215,7 @@ int creds_process_start(struct creds_job *job, const char *command) {
   opts.stdio_count = 3;
   opts.stdio = stdio;
   job->proc = p;
-  rc = uv_spawn(ch->loop, &p->proc, &opts);
+  int rc = uv_spawn(ch->loop, &p->proc, &opts);
   if (rc != 0) {
     /* libuv wants the process handle closed even after a failed spawn. */
     p->spawn_error = rc;

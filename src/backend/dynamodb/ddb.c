@@ -212,34 +212,28 @@ static void send_signed(struct ddb_req *r, const struct tt_creds *creds) {
   struct tt_sigv4_request sreq = {.method = "POST", .path = "/", .headers = sh,
                                   .n_headers = 3, .body = r->body, .body_len = r->body_len};
   struct tt_sigv4_credentials sc = {creds->access_key_id, creds->secret_access_key,
-                                    creds->session_token[0] ? creds->session_token : NULL};
+                                    creds->session_token};
   struct tt_sigv4_config cfg = {a->region, d->svc->name, 0, &a->sigcache};
-  struct tt_sigv4_result sig;
-  struct tt_error err;
-  /* Every attempt is signed afresh: a retry needs a new X-Amz-Date. */
+  /* Every attempt is signed afresh: a retry needs a new X-Amz-Date. The
+   * header lines are wiped after curl copied them. */
   r->signed_at = now_s(d) + d->skew;
-  if (tt_sigv4_sign(&sreq, &sc, &cfg, (time_t)r->signed_at, &sig, &err) != 0) {
-    fail(r, false, "SigningError", false, "the request could not be signed");
-    return;
-  }
-  /* Header lines: signed ones first, then the signer's. They hold the
-   * token and the signature, so the buffer is wiped after curl copied it. */
   struct tt_buf lines;
   tt_buf_init(&lines, 0);
   const char *hdrs[3 + TT_SIGV4_MAX_ADDED + 2];
-  int bad = tt_sigv4_header_lines(sh, 3, &sig, NULL, &lines, hdrs);
-  tt_sigv4_result_free(&sig);
-  int rc = -1;
-  if (!bad) {
+  int rc = tt_sigv4_sign_lines(&sreq, &sc, &cfg, (time_t)r->signed_at, NULL, &lines, hdrs);
+  if (rc == -1) {
+    tt_sigv4_lines_free(&lines);
+    fail(r, false, "SigningError", false, "the request could not be signed");
+    return;
+  }
+  if (rc == 0) {
     struct tt_http_request hreq = {.method = "POST", .url = a->url, .headers = hdrs,
                                    .body = r->body, .body_len = r->body_len,
                                    .timeout_ms = d->timeout_ms};
     r->state = REQ_HTTP;
     rc = tt_http_start(d->http, &r->http, &hreq, on_http_done, r);
   }
-  if (lines.data)
-    OPENSSL_cleanse(lines.data, lines.alloc);
-  tt_buf_free(&lines);
+  tt_sigv4_lines_free(&lines);
   if (rc != 0)
     fail(r, false, "TransportError", true, "the request to the endpoint could not start");
 }
@@ -328,28 +322,16 @@ static int ddb_start(struct tt_backend *b, struct tt_backend_call *call) {
   /* The cached credentials sign at once, inside start; only a miss waits
    * for the provider's get, on the loop. What fails here completes from
    * the defer timer (in_start). */
-  const struct tt_creds *creds = NULL;
-  struct tt_error cerr;
   d->in_start = true;
-  int pk = tt_creds_peek(r->a->creds, &creds, &cerr);
-  if (pk == 0) {
-    send_signed(r, creds);
-  } else if (pk == TT_CREDS_PEEK_FAILED) {
-    creds_failed(r, &cerr);
-  } else {
-    void *handle = NULL;
-    rc = tt_creds_get(r->a->creds, on_creds, r, &handle);
-    if (rc != 0) { /* the provider promises no callback then */
-      d->in_start = false;
-      d->outstanding--;
-      call->impl = NULL;
-      free(r->body);
-      free(r);
-      return rc < 0 ? rc : UV_EIO;
-    }
-    r->creds_handle = handle; /* on_creds runs later on the loop */
-  }
+  rc = tt_creds_acquire(r->a->creds, on_creds, r, &r->creds_handle);
   d->in_start = false;
+  if (rc != 0) { /* the provider promises no callback then */
+    d->outstanding--;
+    call->impl = NULL;
+    free(r->body);
+    free(r);
+    return rc < 0 ? rc : UV_EIO;
+  }
   return 0;
 }
 

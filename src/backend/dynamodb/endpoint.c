@@ -55,18 +55,14 @@ int tt_aws_endpoint_parse(const char *endpoint, const char *service, const char 
     goto done;
   }
   bool default_port = port == NULL || strcmp(port, https ? "443" : "80") == 0;
+  /* The URL is scheme://<host>/, the Host header its middle. */
   struct tt_buf b;
   tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s%s%s", host, default_port ? "" : ":", default_port ? "" : port) != 0) {
+  size_t skip = strlen(scheme) + 3;
+  if (tt_buf_printf(&b, "%s://%s%s%s/", scheme, host, default_port ? "" : ":",
+                    default_port ? "" : port) != 0 ||
+      (h = strndup(b.data + skip, b.len - skip - 1)) == NULL) {
     tt_buf_free(&b);
-    tt_error_set(err, TT_ERR_INTERNAL, m->field, "out of memory");
-    goto done;
-  }
-  h = tt_buf_steal(&b, NULL);
-  tt_buf_init(&b, 0);
-  if (tt_buf_printf(&b, "%s://%s/", scheme, h) != 0) {
-    tt_buf_free(&b);
-    free(h);
     tt_error_set(err, TT_ERR_INTERNAL, m->field, "out of memory");
     goto done;
   }

@@ -308,14 +308,6 @@ static void easy_free(struct easy_slot *s) {
   free(s);
 }
 
-/* An easy handle for a new transfer: a pooled one or a new one; NULL when
- * out of memory. */
-static struct easy_slot *easy_get(struct tt_http *h) {
-  if (h->npool > 0)
-    return h->pool[--h->npool];
-  return easy_new(h);
-}
-
 /* Takes back an easy handle that is in no multi handle. Only the handle of
  * a transfer that completed normally is kept: one that was canceled or
  * failed is freed, so no state of a broken transfer can reach the next
@@ -787,7 +779,8 @@ int tt_http_start(struct tt_http *h, struct tt_http_call *call, const struct tt_
   if (h->closing || req == NULL || req->url == NULL || done == NULL)
     return UV_EINVAL;
   memset(call, 0, sizeof(*call));
-  struct easy_slot *s = easy_get(h);
+  /* A pooled easy handle, else a new one. */
+  struct easy_slot *s = h->npool > 0 ? h->pool[--h->npool] : easy_new(h);
   if (s == NULL)
     return UV_ENOMEM;
   struct curl_slist *sl = NULL;

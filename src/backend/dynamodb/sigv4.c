@@ -325,11 +325,6 @@ static char *value_dup(const char *s) {
   return d;
 }
 
-static bool owned_by_signer(const char *lname) {
-  return strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
-         strcmp(lname, "x-amz-security-token") == 0;
-}
-
 struct header_set {
   struct chdr *h;
   size_t n;
@@ -377,7 +372,8 @@ static int build_headers(struct header_set *hs, const struct tt_sigv4_request *r
     char *lname = lower_dup(h->name);
     if (lname == NULL)
       return tt_error_set(err, TT_ERR_INTERNAL, "sigv4", "out of memory");
-    if (owned_by_signer(lname)) {
+    if (strcmp(lname, "authorization") == 0 || strcmp(lname, "x-amz-date") == 0 ||
+        strcmp(lname, "x-amz-security-token") == 0) { /* the signer's own */
       free(lname);
       continue;
     }
@@ -752,25 +748,37 @@ fail:
   return rc;
 }
 
-int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
-                          const struct tt_sigv4_result *sig, const char *extra,
-                          struct tt_buf *lines, const char **hdrs) {
+int tt_sigv4_sign_lines(const struct tt_sigv4_request *req,
+                        const struct tt_sigv4_credentials *creds,
+                        const struct tt_sigv4_config *cfg, time_t now, const char *extra,
+                        struct tt_buf *lines, const char **hdrs) {
+  struct tt_sigv4_result sig;
+  struct tt_error err;
+  if (tt_sigv4_sign(req, creds, cfg, now, &sig, &err) != 0)
+    return -1;
   int bad = 0;
-  for (size_t i = 0; i < n; i++)
-    bad |= append_strs(lines, sh[i].name, ": ", sh[i].value, (char *)NULL) != 0 ||
-           tt_buf_append(lines, "", 1) != 0;
-  for (size_t i = 0; i < sig->n_headers; i++)
-    bad |= append_strs(lines, sig->headers[i].name, ": ", sig->headers[i].value,
+  for (size_t i = 0; i < req->n_headers; i++)
+    bad |= append_strs(lines, req->headers[i].name, ": ", req->headers[i].value,
                        (char *)NULL) != 0 ||
+           tt_buf_append(lines, "", 1) != 0;
+  for (size_t i = 0; i < sig.n_headers; i++)
+    bad |= append_strs(lines, sig.headers[i].name, ": ", sig.headers[i].value, (char *)NULL) != 0 ||
            tt_buf_append(lines, "", 1) != 0;
   if (extra)
     bad |= tt_buf_append(lines, extra, strlen(extra)) != 0 || tt_buf_append(lines, "", 1) != 0;
+  tt_sigv4_result_free(&sig);
   if (bad)
-    return -1;
+    return -2;
   /* Pointers only now: the buffer may have moved while it grew. */
   size_t nl = 0;
   for (size_t at = 0; at < lines->len; at += strlen(lines->data + at) + 1)
     hdrs[nl++] = lines->data + at;
   hdrs[nl] = NULL;
   return 0;
+}
+
+void tt_sigv4_lines_free(struct tt_buf *lines) {
+  if (lines->data)
+    OPENSSL_cleanse(lines->data, lines->alloc);
+  tt_buf_free(lines);
 }

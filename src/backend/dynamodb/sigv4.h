@@ -142,16 +142,23 @@ void tt_sigv4_result_free(struct tt_sigv4_result *out);
 
 struct tt_buf;
 
-/* Writes a signed request's header lines for the HTTP client into `lines`
- * (empty on entry), each "Name: value" and NUL-terminated: the `n` signed
- * headers `sh`, then the ones `sig` added, then `extra` (a whole line, or
- * NULL). Then points hdrs[0..] at them and ends it with NULL: `hdrs` holds
- * n + TT_SIGV4_MAX_ADDED + 2 entries. Borrows everything; the caller wipes
- * and frees `lines` (it holds the signature and the session token). Returns
- * 0, or -1 when out of memory (`hdrs` untouched). */
-int tt_sigv4_header_lines(const struct tt_sigv4_header *sh, size_t n,
-                          const struct tt_sigv4_result *sig, const char *extra,
-                          struct tt_buf *lines, const char **hdrs);
+/* Signs `req` (tt_sigv4_sign; `creds->session_token` may be "") and
+ * writes its header lines for the HTTP client into `lines` (empty on
+ * entry), each "Name: value" and NUL-terminated: the request's signed
+ * headers, then the ones the signature added, then `extra` (a whole line,
+ * or NULL). Then points hdrs[0..] at them and ends it with NULL: `hdrs`
+ * holds req->n_headers + TT_SIGV4_MAX_ADDED + 2 entries. Borrows
+ * everything. Returns 0, -1 when signing failed or -2 when out of memory
+ * (`hdrs` untouched then); either way the caller releases `lines` with
+ * tt_sigv4_lines_free. */
+int tt_sigv4_sign_lines(const struct tt_sigv4_request *req,
+                        const struct tt_sigv4_credentials *creds,
+                        const struct tt_sigv4_config *cfg, time_t now, const char *extra,
+                        struct tt_buf *lines, const char **hdrs);
+
+/* Wipes (they hold the signature and the session token) and frees the
+ * lines of tt_sigv4_sign_lines. */
+void tt_sigv4_lines_free(struct tt_buf *lines);
 
 /* Appends name=value to a form body (after a '&' unless `b` is empty),
  * the n bytes of value percent-encoded as SigV4 encodes a query component:

@@ -84,42 +84,42 @@ static long xml_text(const char *s, const char *e, char *out, size_t n) {
 
 int tt_sts_parse_credentials(const char *body, size_t len, const char *source,
                              struct tt_creds *out, const char **why) {
-  const char *cs, *ce, *vs, *ve;
-  int rc = -1;
   struct tt_creds tmp;
-  memset(&tmp, 0, sizeof(tmp));
   char expires[64];
+  const char *cs, *ce, *vs, *ve;
   int64_t exp = 0;
-  long an, sn, tn, xn;
+  int rc = -1;
+  memset(&tmp, 0, sizeof(tmp));
+  const struct {
+    const char *tag, *why;
+    char *buf;
+    size_t cap;
+  } f[] = {
+      {"AccessKeyId", "the STS response has no valid AccessKeyId", tmp.access_key_id,
+       sizeof(tmp.access_key_id)},
+      {"SecretAccessKey", "the STS response has no valid SecretAccessKey", tmp.secret_access_key,
+       sizeof(tmp.secret_access_key)},
+      {"SessionToken", "the STS response has no valid SessionToken", tmp.session_token,
+       sizeof(tmp.session_token)},
+      {"Expiration", "the STS response has no valid Expiration", expires, sizeof(expires)},
+  };
+  long n[4];
   tt_creds_clear(out);
   if (body == NULL || !xml_find(body, body + len, "Credentials", &cs, &ce)) {
     *why = "the STS response has no Credentials element";
     goto out;
   }
-  if (!xml_find(cs, ce, "AccessKeyId", &vs, &ve) ||
-      (an = xml_text(vs, ve, tmp.access_key_id, sizeof(tmp.access_key_id))) <= 0) {
-    *why = "the STS response has no valid AccessKeyId";
-    goto out;
-  }
-  if (!xml_find(cs, ce, "SecretAccessKey", &vs, &ve) ||
-      (sn = xml_text(vs, ve, tmp.secret_access_key, sizeof(tmp.secret_access_key))) <= 0) {
-    *why = "the STS response has no valid SecretAccessKey";
-    goto out;
-  }
-  if (!xml_find(cs, ce, "SessionToken", &vs, &ve) ||
-      (tn = xml_text(vs, ve, tmp.session_token, sizeof(tmp.session_token))) <= 0) {
-    *why = "the STS response has no valid SessionToken";
-    goto out;
-  }
-  if (!xml_find(cs, ce, "Expiration", &vs, &ve) ||
-      (xn = xml_text(vs, ve, expires, sizeof(expires))) <= 0 ||
-      creds_parse_time(expires, (size_t)xn, &exp) != 0) {
-    *why = "the STS response has no valid Expiration";
-    goto out;
+  for (size_t i = 0; i < 4; i++) {
+    if (!xml_find(cs, ce, f[i].tag, &vs, &ve) ||
+        (n[i] = xml_text(vs, ve, f[i].buf, f[i].cap)) <= 0 ||
+        (i == 3 && creds_parse_time(expires, (size_t)n[i], &exp) != 0)) {
+      *why = f[i].why;
+      goto out;
+    }
   }
   const char *fill_why = NULL;
-  if (creds_fill(out, tmp.access_key_id, (size_t)an, tmp.secret_access_key, (size_t)sn,
-                 tmp.session_token, (size_t)tn, exp, source, &fill_why) != 0) {
+  if (creds_fill(out, tmp.access_key_id, (size_t)n[0], tmp.secret_access_key, (size_t)n[1],
+                 tmp.session_token, (size_t)n[2], exp, source, &fill_why) != 0) {
     *why = "the STS response holds credentials too long or with invalid characters";
     goto out;
   }
