@@ -872,8 +872,6 @@ static size_t js_length(const json_t *v) {
   return n;
 }
 
-static double num_of(const json_t *v) { return json_number_value(v); }
-
 static bool name_pattern(const json_t *v) {
   const char *s = json_string_value(v);
   size_t n = json_string_length(v);
@@ -881,64 +879,45 @@ static bool name_pattern(const json_t *v) {
          strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
 }
 
-/* One constraint `name` (argument `arg`) of `data`; false when broken,
- * with `what` its message. */
-/* DynamoDB's text of the constraint `name` with its argument. */
+/* DynamoDB's text of the constraint `name` with its argument (a number, a
+ * pattern, or an enum's list, each as value_str renders it). */
 static void constraint_text(const char *name, const json_t *arg, char *what, size_t n) {
-  long long a = (long long)json_number_value(arg);
+  static const char *const texts[][2] = {
+      {"notNull", "not be null"},
+      {"greaterThanOrEqual", "have value greater than or equal to "},
+      {"lessThanOrEqual", "have value less than or equal to "},
+      {"regex", "satisfy regular expression pattern: "},
+      {"lengthGreaterThanOrEqual", "have length greater than or equal to "},
+      {"lengthLessThanOrEqual", "have length less than or equal to "},
+      {"enum", "satisfy enum value set: "}};
+  char a[400] = "";
   what[0] = '\0';
-  if (strcmp(name, "notNull") == 0) {
-    snprintf(what, n, "Member must not be null");
-  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have value greater than or equal to %lld", a);
-  } else if (strcmp(name, "lessThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have value less than or equal to %lld", a);
-  } else if (strcmp(name, "regex") == 0) {
-    snprintf(what, n, "Member must satisfy regular expression pattern: %s", json_string_value(arg));
-  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have length greater than or equal to %lld", a);
-  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have length less than or equal to %lld", a);
-  } else if (strcmp(name, "enum") == 0) {
-    size_t i, len;
-    json_t *e;
-    snprintf(what, n, "Member must satisfy enum value set: [");
-    json_array_foreach(arg, i, e) {
-      len = strlen(what);
-      snprintf(what + len, n - len, "%s%s", i ? ", " : "", json_string_value(e));
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+    if (strcmp(name, texts[i][0]) == 0) {
+      if (i > 0)
+        value_str(arg, a, sizeof(a));
+      snprintf(what, n, "Member must %s%s", texts[i][1], a);
     }
-    len = strlen(what);
-    snprintf(what + len, n - len, "]");
-  }
 }
 
 /* Whether `data` meets the constraint `name`; when it does not, its text is
  * in `what` (written only then: most requests break none). */
 static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
                        size_t n) {
-  long long a = (long long)json_number_value(arg);
-  bool ok = true;
-  if (strcmp(name, "notNull") == 0) {
-    ok = data != NULL && !json_is_null(data);
-  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
-    ok = !json_is_number(data) || num_of(data) >= (double)a;
-  } else if (strcmp(name, "lessThanOrEqual") == 0) {
-    ok = !json_is_number(data) || num_of(data) <= (double)a;
-  } else if (strcmp(name, "regex") == 0) {
-    ok = !json_is_string(data) || name_pattern(data);
-  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
-    ok = js_length(data) >= (size_t)a;
-  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
-    ok = js_length(data) <= (size_t)a;
-  } else if (strcmp(name, "enum") == 0) {
-    size_t i;
-    json_t *e;
-    ok = false;
-    json_array_foreach(arg, i, e) {
-      if (json_is_string(data) && json_equal(e, (json_t *)data))
-        ok = true;
-    }
+  double a = json_number_value(arg), d = json_number_value(data);
+  bool num = json_is_number(data), enum_ok = false;
+  size_t i;
+  json_t *e;
+  json_array_foreach(arg, i, e) {
+    enum_ok = enum_ok || (json_is_string(data) && json_equal(e, (json_t *)data));
   }
+  bool ok = strcmp(name, "notNull") == 0              ? data != NULL && !json_is_null(data)
+            : strcmp(name, "greaterThanOrEqual") == 0 ? !num || d >= a
+            : strcmp(name, "lessThanOrEqual") == 0    ? !num || d <= a
+            : strcmp(name, "regex") == 0              ? !json_is_string(data) || name_pattern(data)
+            : strcmp(name, "lengthGreaterThanOrEqual") == 0 ? js_length(data) >= (size_t)a
+            : strcmp(name, "lengthLessThanOrEqual") == 0    ? js_length(data) <= (size_t)a
+            : strcmp(name, "enum") != 0 || enum_ok;
   if (!ok)
     constraint_text(name, arg, what, n);
   return ok;
