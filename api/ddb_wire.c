@@ -2,6 +2,7 @@
 /* ddb_wire.c -- parsing of the DynamoDB listener's requests (ddb_wire.h). */
 #include "api/ddb_wire.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -842,12 +843,6 @@ static void value_str(const json_t *v, char *out, size_t n) {
   }
 }
 
-static void lower_first(const char *s, char *out, size_t n) {
-  tt_text_copyn(out, n, s, strlen(s));
-  if (out[0] >= 'A' && out[0] <= 'Z')
-    out[0] = (char)(out[0] - 'A' + 'a');
-}
-
 static void violation(struct vctx *c, const json_t *data, const char *path, const char *what) {
   char value[8000];
   value_str(data, value, sizeof(value) - 2);
@@ -986,7 +981,8 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
     return;
   }
   char path[512], la[256];
-  lower_first(attr, la, sizeof(la));
+  tt_text_copyn(la, sizeof(la), attr, strlen(attr));
+  la[0] = (char)tolower((unsigned char)la[0]); /* "tableName" */
   join(path, sizeof(path), parent, ".", la);
   const char *rn;
   json_t *ra;
@@ -1313,19 +1309,25 @@ static size_t item_bytes(const json_t *item, int depth) {
   return size;
 }
 
+/* One AttributeValue, refused with check_av's message. */
+static int check_one(const json_t *v, struct tt_ddbw_error *err) {
+  const char *m = check_av(v, err->message, sizeof(err->message), 0);
+  if (m == NULL)
+    return 0;
+  if (m != err->message)
+    snprintf(err->message, sizeof(err->message), "%s", m);
+  err->type = T_VAL;
+  err->status = 400;
+  return -1;
+}
+
 /* Every AttributeValue of a map (an item or a key). */
 static int check_avs(const json_t *map, struct tt_ddbw_error *err) {
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)map, k, v) {
-    const char *m = check_av(v, err->message, sizeof(err->message), 0);
-    if (m != NULL) {
-      if (m != err->message)
-        snprintf(err->message, sizeof(err->message), "%s", m);
-      err->type = T_VAL;
-      err->status = 400;
+    if (check_one(v, err) != 0)
       return -1;
-    }
   }
   return 0;
 }
@@ -1400,10 +1402,7 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
       const char *act = json_string_value(json_object_get(v, "Action"));
       bool del = act && strcmp(act, "DELETE") == 0, add = act && strcmp(act, "ADD") == 0;
       if (value && !json_is_null(value)) {
-        json_t *one = json_pack("{sO}", "v", value);
-        int rc = one ? check_avs(one, err) : 0;
-        json_decref(one);
-        if (rc != 0)
+        if (check_one(value, err) != 0)
           return -1;
       } else if (!del) {
         return fail(err, T_VAL, 400, "One or more parameter values were invalid: Only DELETE "
