@@ -185,10 +185,9 @@ static void answer(struct tt_request *req, struct tt_orm_result *r, void *op) {
 static void start(struct tt_request *req, bool write) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
-  struct tt_orm_batch_op *op = body ? tt_api_orm_job(req, sizeof(*op), m, body) : NULL;
+  struct tt_orm_batch_op *op = body ? tt_api_orm_job(req, sizeof(*op), m, body, answer) : NULL;
   if (op == NULL)
     return;
-  tt_api_orm_job_answer(op, answer);
   op->write = write;
   /* Unprocessed work stops being retried before the request deadline, so
    * the answer can still name it (BatchIncomplete) instead of a timeout. */

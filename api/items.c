@@ -79,13 +79,12 @@ static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *a
 static struct tt_orm_item_op *item_op(struct tt_request *req, enum tt_orm_item_kind kind,
                                       json_t *body) {
   const struct tt_model *m = tt_api_path_model(req);
-  struct item_job *j = m ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  struct item_job *j = m ? tt_api_orm_job(req, sizeof(*j), m, body, item_answer) : NULL;
   if (j == NULL) {
     if (m == NULL)
       json_decref(body);
     return NULL;
   }
-  tt_api_orm_job_answer(j, item_answer);
   j->op.kind = kind;
   return &j->op;
 }

@@ -16,21 +16,17 @@
  * registry: an operation takes its own reference (tt_orm_ctx_init). */
 const struct tt_model *tt_api_path_model(struct tt_request *req);
 
-/* Allocates, in the request arena, an ORM operation of `op_size` bytes whose
- * first member is a struct tt_orm_ctx, initializes that ctx for `model`
- * (may be NULL), and makes the request answer from the operation's result
- * when joined. Steals `body` (may be NULL; released with the job). Returns
- * the operation, or NULL after answering 500 (body released). The caller
- * fills the operation's own fields and starts it. */
-void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_model *model,
-                     json_t *body);
-
 /* How a job answers once joined: from the operation's result `r`; `op` is
  * what tt_api_orm_job returned. The job frees `r` afterwards. */
 typedef void (*tt_api_orm_answer_fn)(struct tt_request *req, struct tt_orm_result *r, void *op);
 
-/* Makes the job of `op` (returned by tt_api_orm_job) answer through
- * `answer` instead of tt_request_respond_result. */
-void tt_api_orm_job_answer(void *op, tt_api_orm_answer_fn answer);
+/* Allocates, in the request arena, an ORM operation of `op_size` bytes whose
+ * first member is a struct tt_orm_ctx, initializes that ctx for `model`
+ * (may be NULL), and makes the request answer through `answer` from the
+ * operation's result when joined. Steals `body` (may be NULL; released with
+ * the job). Returns the operation, or NULL after answering 500 (body
+ * released). The caller fills the operation's own fields and starts it. */
+void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_model *model,
+                     json_t *body, tt_api_orm_answer_fn answer);
 
 #endif

@@ -197,10 +197,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
 static void start(struct tt_request *req, bool scan) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
-  struct query_job *j = body ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  struct query_job *j = body ? tt_api_orm_job(req, sizeof(*j), m, body, page_answer) : NULL;
   if (j == NULL)
     return;
-  tt_api_orm_job_answer(j, page_answer);
   j->sink = (struct tt_orm_page_sink){.add = add_item, .take_back = take_back,
                                       .reserve = reserve, .arg = j};
   j->op.sink = &j->sink;
