@@ -18,8 +18,6 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-#define TT_REQUEST_MAGIC 0x74747271u /* "ttrq" */
-
 /* A handler validates, then either answers at once (tt_request_respond_*)
  * or starts operations registered in req->join and sets req->on_joined,
  * which runs once all of them completed and builds the answer. */
@@ -44,7 +42,6 @@ struct tt_response {
 };
 
 struct tt_request {
-  uint32_t magic;
   struct tt_server *server;
   struct MHD_Connection *conn;
   struct tt_arena arena; /* everything the handler allocates */

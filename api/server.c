@@ -34,7 +34,7 @@
 #include "util/hex.h"
 #include "util/text.h"
 
-#define SERVER_MAGIC 0x74747376u /* "ttsv" */
+#define ID_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 #define CONN_MAGIC 0x74746363u   /* "ttcc" */
 #define DISCARD_LIMIT (64u << 20)
 /* A keep-alive connection has this long after an answer to send the next
@@ -51,7 +51,6 @@
 struct tt_conn {
   uint32_t magic;
   struct tt_server *server;
-  struct MHD_Connection *mhd;
   int fd;
   struct tt_request *req; /* the request on it now; NULL between requests */
   uint64_t deadline;      /* loop ms; the header, body or keep-alive deadline */
@@ -132,7 +131,6 @@ int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fam
     return rc;
   for (size_t i = 0; i < tt_api_nroutes; i++) /* tt_router_init: at most TT_ROUTER_MAX_ROUTES */
     route_span_init(&route_spans[i], &tt_api_routes[i]);
-  s->magic = SERVER_MAGIC;
   s->loop = loop;
   s->fams = fams;
   s->opts = *opts;
@@ -152,14 +150,8 @@ uint64_t tt_server_next_id(uint64_t *state) {
  * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
  * into a log line or a header; otherwise one is generated. */
 static bool request_id_acceptable(const char *v) {
-  size_t n = 0;
-  for (; v[n]; n++) {
-    char c = v[n];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == ':' || c == '-'))
-      return false;
-  }
-  return n >= 1 && n <= 128;
+  size_t n = strspn(v, ID_CHARS "._:-");
+  return v[n] == '\0' && n >= 1 && n <= 128;
 }
 
 /* W3C traceparent: version-traceid-parentid-flags, lowercase hex. */
@@ -219,12 +211,9 @@ static bool route_model(const struct tt_request *req, const char **out, size_t *
   char name[129];
   if (p == NULL || p->len == 0 || p->len >= sizeof(name))
     return false;
-  for (size_t i = 0; i < p->len; i++) {
-    char c = p->value[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '-' || c == '.'))
+  for (size_t i = 0; i < p->len; i++)
+    if (!memchr(ID_CHARS "_-.", p->value[i], sizeof(ID_CHARS "_-.") - 1))
       return false;
-  }
   /* The handler resolved it already (tt_api_path_model): no second lookup. */
   if (!req->path_model) {
     memcpy(name, p->value, p->len);
@@ -611,7 +600,6 @@ static void request_free(struct tt_request *req) {
   response_clear(&req->resp);
   tt_buf_free(&req->body);
   tt_span_free(req->span);
-  req->magic = 0;
   if (!s->closed && s->nspare < TT_SERVER_SPARE_REQUESTS) {
     tt_arena_reset(&req->arena); /* the next request's first page */
     req->next = s->spare;
@@ -821,7 +809,6 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   } else if ((req = calloc(1, sizeof(*req))) == NULL) {
     return NULL;
   }
-  req->magic = TT_REQUEST_MAGIC;
   req->server = s;
   req->conn = conn;
   req->start_ns = tt_server_now_ns();
@@ -1381,7 +1368,6 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
       return; /* untracked: only MHD's own idle timeout applies */
     c->magic = CONN_MAGIC;
     c->server = s;
-    c->mhd = conn;
     c->fd = ci->connect_fd;
     c->deadline = uv_now(s->loop) + s->opts.header_timeout_ms;
     LIST_PUSH(s->conns, c, prev, next);
