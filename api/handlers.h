@@ -37,9 +37,19 @@ void tt_handle_item_delete(struct tt_request *req);
 void tt_handle_query(struct tt_request *req);
 void tt_handle_scan(struct tt_request *req);
 
-#include "api/handlers_batch.h"
+/* batch.c: POST /v1/models/{model}/batch-get and /batch-write. */
+void tt_handle_batch_get(struct tt_request *req);
+void tt_handle_batch_write(struct tt_request *req);
+
+/* txn.c: POST /v1/transactions/write and /v1/transactions/get. */
+void tt_handle_txn_write(struct tt_request *req);
+void tt_handle_txn_get(struct tt_request *req);
+
+/* jobs.c: the job ledger and its leased semaphores (docs/ledger.md); the
+ * route's argument (TT_ROUTE_ARG) is the ledger operation (enum tt_ledger_kind). */
+void tt_handle_ledger(struct tt_request *req);
+
 #include "api/handlers_faults.h"
-#include "api/handlers_jobs.h"
 #include "api/test_clock.h"
 
 /* test_ops.c (only with --enable-fault-injection) */
