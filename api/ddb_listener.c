@@ -260,27 +260,15 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
   free(echoed);
 }
 
-/* A body sent with chunked transfer encoding: DynamoDB's 413. */
-struct chunked {
-  size_t len, pos;
-  char *data;
-};
-
+/* A body sent with chunked transfer encoding (DynamoDB's 413): `cls` is
+ * the answer's text (NUL-terminated, or NULL), `pos` what was sent of it. */
 static ssize_t chunked_read(void *cls, uint64_t pos, char *buf, size_t max) {
-  struct chunked *ch = cls;
-  (void)pos;
-  if (ch->pos >= ch->len)
+  size_t len = cls ? strlen(cls) : 0;
+  if (pos >= len)
     return MHD_CONTENT_READER_END_OF_STREAM;
-  size_t n = ch->len - ch->pos < max ? ch->len - ch->pos : max;
-  memcpy(buf, ch->data + ch->pos, n);
-  ch->pos += n;
+  size_t n = len - pos < max ? len - pos : max;
+  memcpy(buf, (const char *)cls + pos, n);
   return (ssize_t)n;
-}
-
-static void chunked_free(void *cls) {
-  struct chunked *ch = cls;
-  free(ch->data);
-  free(ch);
 }
 
 /* CORS's preflight answer: no body, the asked headers and method allowed. */
@@ -324,14 +312,7 @@ static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
     mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
   } else if (r->status == 413) {
     /* DynamoDB answers a request over its size limit chunked. */
-    struct chunked *ch = calloc(1, sizeof(*ch));
-    if (ch == NULL)
-      return MHD_NO;
-    *ch = (struct chunked){.len = len, .data = r->out};
-    mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, chunked_read, ch,
-                                           chunked_free);
-    if (mr == NULL)
-      free(ch);
+    mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, chunked_read, r->out, free);
   } else {
     mr = MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
   }
