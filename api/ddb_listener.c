@@ -583,23 +583,19 @@ static void deadline_cb(uv_timer_t *t) {
   tt_join_cancel(&r->join);
 }
 
-/* The presigned-request parameters of the query string; a parameter given
- * without a value ("?X-Amz-Algorithm") is present and empty. */
-struct query_args {
-  bool algorithm;
-  const char *v[5];
-};
-
+/* The presigned-request parameters of the query string into the input
+ * (cls); a parameter given without a value ("?X-Amz-Algorithm") is present
+ * and empty. */
 static enum MHD_Result query_arg_cb(void *cls, enum MHD_ValueKind kind, const char *key,
                                     const char *value) {
   static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
                                        "X-Amz-SignedHeaders", "X-Amz-Date"};
-  struct query_args *qa = cls;
+  struct tt_ddbw_input *in = cls;
   (void)kind;
   for (int i = 0; i < 5; i++)
-    if (key && strcmp(key, names[i]) == 0 && qa->v[i] == NULL) {
-      qa->v[i] = value ? value : "";
-      qa->algorithm = qa->algorithm || i == 0;
+    if (key && strcmp(key, names[i]) == 0 && in->query[i] == NULL) {
+      in->query[i] = value ? value : "";
+      in->query_auth = in->query_auth || i == 0;
     }
   return MHD_YES;
 }
@@ -647,9 +643,6 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   struct MHD_Connection *c = r->conn;
-  struct query_args qa;
-  memset(&qa, 0, sizeof(qa));
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg_cb, &qa);
   struct tt_ddbw_input in = {
       .method = method,
       .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
@@ -657,11 +650,10 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
       .amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date"),
       .date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date"),
-      .query_auth = qa.algorithm,
-      .query = {qa.v[0], qa.v[1], qa.v[2], qa.v[3], qa.v[4]},
       .body = r->body_buf.data,
       .body_len = r->body_buf.len,
   };
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg_cb, &in);
   struct tt_ddbw_request req;
   struct tt_ddbw_error err;
   bool not_json;
