@@ -125,6 +125,13 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact);
 int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
                           json_int_t lo, json_int_t hi, json_int_t *out);
 
+/* Decodes the %XX escapes of s (n bytes) into out (n + 1 bytes, made
+ * NUL-terminated). A query component's '+' is a space and its malformed
+ * escape stays as sent; elsewhere decoding stops at a malformed escape.
+ * Returns the decoded length, or -1 - the length decoded before a
+ * malformed escape. */
+long tt_request_unescape(const char *s, size_t n, char *out, bool query);
+
 /* The percent-decoded path parameter `name` in the arena; NULL when the
  * route has none or it does not decode (then a 400 was answered). */
 const char *tt_request_param(struct tt_request *req, const char *name);

@@ -389,35 +389,32 @@ int tt_request_int_member(struct tt_request *req, const json_t *body, const char
   return 0;
 }
 
-/* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
- * two hex digits do not follow. */
-static int escape_at(const char *s, size_t i, size_t n) {
-  int hi = i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
-  int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
-  return lo >= 0 ? hi * 16 + lo : -1;
+long tt_request_unescape(const char *s, size_t n, char *out, bool query) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    int hi = s[i] == '%' && i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+    if (lo >= 0) {
+      out[o++] = (char)(hi * 16 + lo);
+      i += 2;
+    } else if (s[i] == '%' && !query) {
+      out[o] = '\0';
+      return -(long)o - 1;
+    } else {
+      out[o++] = query && s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  out[o] = '\0';
+  return (long)o;
 }
 
 /* Decodes %XX and '+' of a query component into the arena; *len (when
  * non-NULL) gets the decoded length, NUL bytes included. */
 static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
   char *out = tt_arena_alloc(a, n + 1);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    int c = s[i] == '%' ? escape_at(s, i, n) : -1;
-    if (c >= 0) {
-      out[o++] = (char)c;
-      i += 2;
-    } else if (s[i] == '+') {
-      out[o++] = ' ';
-    } else {
-      out[o++] = s[i];
-    }
-  }
-  out[o] = '\0';
+  long o = out ? tt_request_unescape(s, n, out, true) : 0;
   if (len)
-    *len = o;
+    *len = (size_t)o;
   return out;
 }
 
@@ -501,26 +498,19 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   char *out = tt_arena_alloc(&req->arena, p->len + 1);
   if (out == NULL)
     return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < p->len; i++) {
-    char c = p->value[i];
-    if (c == '%') {
-      int e = escape_at(p->value, i, p->len);
-      if (e < 0) {
-        tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
-        return NULL;
-      }
-      c = (char)e;
-      i += 2;
-    }
-    if ((unsigned char)c < 0x20 || c == 0x7f) {
+  /* The first of a control character and a malformed escape is refused. */
+  long n = tt_request_unescape(p->value, p->len, out, false);
+  size_t o = n < 0 ? (size_t)(-n - 1) : (size_t)n;
+  for (size_t i = 0; i < o; i++)
+    if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) {
       tt_request_fail(req, TT_ERR_VALIDATION, name,
                       "%s may not contain NUL or other control characters", name);
       return NULL;
     }
-    out[o++] = c;
+  if (n < 0) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
+    return NULL;
   }
-  out[o] = '\0';
   if (!tt_utf8_valid(out, o)) {
     tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be valid UTF-8 once decoded", name);
     return NULL;
