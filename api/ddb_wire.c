@@ -52,16 +52,6 @@ int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
   return -1;
 }
 
-/* dst = a, sep (when a is not empty) and b, cut to cap - 1. */
-static void join(char *dst, size_t cap, const char *a, const char *sep, const char *b) {
-  size_t la = strlen(a), ls = a[0] ? strlen(sep) : 0;
-  tt_text_copyn(dst, cap, a, la);
-  if (la + 1 < cap)
-    tt_text_copyn(dst + la, cap - la, sep, ls);
-  if (la + ls + 1 < cap)
-    tt_text_copyn(dst + la + ls, cap - la - ls, b, strlen(b));
-}
-
 /* Appends to a message buffer, truncating. */
 static void add(char *buf, size_t n, const char *text) {
   size_t len = strlen(buf);
@@ -983,7 +973,7 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
   char path[512], la[256];
   tt_text_copyn(la, sizeof(la), attr, strlen(attr));
   la[0] = (char)tolower((unsigned char)la[0]); /* "tableName" */
-  join(path, sizeof(path), parent, ".", la);
+  snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);
   const char *rn;
   json_t *ra;
   json_object_foreach((json_t *)rules, rn, ra) {
@@ -1009,7 +999,7 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
         json_t *v;
         json_object_foreach((json_t *)data, k, v) {
           char p[600];
-          join(p, sizeof(p), path, ".", k);
+          snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", k);
           validate_one(c, "member", v, children, p);
         }
       } else if (json_is_object(children) && json_is_object(data)) {
