@@ -15,6 +15,7 @@
 
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
+#define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   static const char prefix[] = "DynamoDB_20120810.";
@@ -402,8 +403,7 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
   char msg[sizeof(err->message)];
   int k = 0;
   const char *what[3] = {NULL, NULL, NULL};
-  if (n == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                             "0123456789_.-") != n)
+  if (n == 0 || strspn(name, ALNUM "_.-") != n)
     what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
   if (n < 3)
     what[k++] = "Member must have length greater than or equal to 3";
@@ -857,13 +857,6 @@ static size_t js_length(const json_t *v) {
   return n;
 }
 
-static bool name_pattern(const json_t *v) {
-  const char *s = json_string_value(v);
-  size_t n = json_string_length(v);
-  return s && n > 0 &&
-         strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
 /* DynamoDB's text of the constraint `name` with its argument (a number, a
  * pattern, or an enum's list, each as value_str renders it). */
 static void constraint_text(const char *name, const json_t *arg, char *what, size_t n) {
@@ -891,6 +884,8 @@ static bool constraint(const char *name, const json_t *arg, const json_t *data, 
                        size_t n) {
   double a = json_number_value(arg), d = json_number_value(data);
   bool num = json_is_number(data), enum_ok = false;
+  size_t sn = json_string_length(data); /* a name: [a-zA-Z0-9_.-]+ */
+  bool name_ok = sn > 0 && strspn(json_string_value(data), ALNUM "_.-") == sn;
   size_t i;
   json_t *e;
   json_array_foreach(arg, i, e) {
@@ -899,7 +894,7 @@ static bool constraint(const char *name, const json_t *arg, const json_t *data, 
   bool ok = strcmp(name, "notNull") == 0              ? data != NULL && !json_is_null(data)
             : strcmp(name, "greaterThanOrEqual") == 0 ? !num || d >= a
             : strcmp(name, "lessThanOrEqual") == 0    ? !num || d <= a
-            : strcmp(name, "regex") == 0              ? !json_is_string(data) || name_pattern(data)
+            : strcmp(name, "regex") == 0              ? !json_is_string(data) || name_ok
             : strcmp(name, "lengthGreaterThanOrEqual") == 0 ? js_length(data) >= (size_t)a
             : strcmp(name, "lengthLessThanOrEqual") == 0    ? js_length(data) <= (size_t)a
             : strcmp(name, "enum") != 0 || enum_ok;
@@ -1330,18 +1325,6 @@ static int check_item(const json_t *item, struct tt_ddbw_error *err) {
   return 0;
 }
 
-/* Whether a placeholder is the lead character and one or more of
- * [0-9A-Za-z_]. */
-static bool placeholder_ok(const char *s, char lead) {
-  if (s[0] != lead || s[1] == '\0')
-    return false;
-  for (s++; *s; s++)
-    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          *s == '_'))
-      return false;
-  return true;
-}
-
 /* ExpressionAttributeNames and ExpressionAttributeValues, as DynamoDB checks
  * them before it parses the expressions: not empty, keys of placeholder
  * form, then each value. */
@@ -1356,7 +1339,8 @@ static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
     if (json_object_size(map) == 0)
       return fail(err, T_VAL, 400, "%s must not be empty", maps[i]);
     json_object_foreach((json_t *)map, k, v) {
-      if (!placeholder_ok(k, i == 0 ? '#' : ':'))
+      /* The lead character and one or more of [0-9A-Za-z_]. */
+      if (k[0] != (i == 0 ? '#' : ':') || k[1] == '\0' || k[1 + strspn(k + 1, ALNUM "_")])
         return fail(err, T_VAL, 400, "%s contains invalid key: Syntax error; key: \"%.200s\"",
                     maps[i], k);
     }

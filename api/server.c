@@ -146,14 +146,6 @@ uint64_t tt_server_next_id(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* A client's X-Request-Id is echoed only when it is 1..128 characters of
- * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
- * into a log line or a header; otherwise one is generated. */
-static bool request_id_acceptable(const char *v) {
-  size_t n = strspn(v, ID_CHARS "._:-");
-  return v[n] == '\0' && n >= 1 && n <= 128;
-}
-
 /* W3C traceparent: version-traceid-parentid-flags, lowercase hex. */
 static bool traceparent_valid(const char *v) {
   static const int lens[] = {2, 32, 16, 2};
@@ -264,7 +256,11 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
 
 static void set_ids(struct tt_request *req) {
   const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
-  if (rid && request_id_acceptable(rid)) {
+  /* A client's X-Request-Id is echoed only when it is 1..128 characters of
+   * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
+   * into a log line or a header; otherwise one is generated. */
+  size_t n = rid ? strspn(rid, ID_CHARS "._:-") : 0;
+  if (rid && rid[n] == '\0' && n >= 1 && n <= 128) {
     tt_text_copy(req->request_id, sizeof(req->request_id), rid);
   } else {
     _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
@@ -813,17 +809,6 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   return req;
 }
 
-/* First call of the access callback: the headers are complete. */
-static void request_begin(struct tt_request *req, const char *method) {
-  req->headers_done = true;
-  req->method_name = method;
-  req->method = tt_method_parse(method);
-  set_ids(req);
-  struct tt_conn *c = req->tconn;
-  if (c)
-    c->deadline = req->start_ms + req->server->opts.request_timeout_ms;
-}
-
 /* libmicrohttpd 0.9.75 leaves the header fields NUL-terminated in place in
  * its read buffer, in order, after the request line (api/framing.h): the
  * layout checks rely on exactly that parser, so they are on for it only. */
@@ -1020,8 +1005,13 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   struct tt_request *req = *con_cls;
   if (req == NULL)
     return MHD_NO; /* the URI callback could not allocate: close */
-  if (!req->headers_done) {
-    request_begin(req, method);
+  if (!req->headers_done) { /* the first call: the headers are complete */
+    req->headers_done = true;
+    req->method_name = method;
+    req->method = tt_method_parse(method);
+    set_ids(req);
+    if (req->tconn)
+      req->tconn->deadline = req->start_ms + s->opts.request_timeout_ms;
     /* A refusal of the framing may leave unread bytes (a hidden body): it
      * lingers so the client still reads the answer, as answer_at_once's. */
     bool now = !framing_acceptable(req, method, url, version);
