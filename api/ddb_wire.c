@@ -189,7 +189,7 @@ bool tt_ddbw_is_json(const char *content_type) {
   return type_is(content_type, "application/json");
 }
 
-static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
+static int check_tags(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
 
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
@@ -226,7 +226,7 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
    * DynamoDB's order (before the tables of member types). */
   if ((out->op == TT_DDB_TAG_RESOURCE || out->op == TT_DDB_UNTAG_RESOURCE ||
        out->op == TT_DDB_LIST_TAGS_OF_RESOURCE) &&
-      check_tags(tt_ddb_op_name(out->op), body, err) != 0)
+      check_tags(out->op, body, err) != 0)
     goto done;
   out->body = body;
   body = NULL;
@@ -541,6 +541,11 @@ static const struct {
      "CreateGlobalSecondaryIndexAction>',{" S_PROJECTION "," S_INDEX "," S_PT
      ",{'children':1}]," S_KEYS("") "}],'Delete':['FieldStruct<DeleteGlobalSecondaryIndexAction>',{"
      S_INDEX "}]}]]}"},
+    {TT_DDB_TAG_RESOURCE,
+     "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
+     "'Value':'String'}]]}"},
+    {TT_DDB_UNTAG_RESOURCE, "{'ResourceArn':'String','TagKeys':['List','String']}"},
+    {TT_DDB_LIST_TAGS_OF_RESOURCE, "{'ResourceArn':'String'}"},
 };
 
 static const char attr_members[] =
@@ -1591,17 +1596,10 @@ static bool table_arn(const char *a) {
   return false;
 }
 
-static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
-  static const char *const schema_tag =
-      "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
-      "'Value':'String'}]]}";
-  static const char *const schema_untag = "{'ResourceArn':'String','TagKeys':['List','String']}";
-  static const char *const schema_list = "{'ResourceArn':'String'}";
-  bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
-  json_t *schema = schema_of(tag ? schema_tag : untag ? schema_untag : schema_list);
-  struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};
-  int rc = schema && c.attr ? check_struct(&c, body, schema) : 0;
-  if (rc != 0)
+static int check_tags(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  const char *name = tt_ddb_op_name(op);
+  bool tag = op == TT_DDB_TAG_RESOURCE, untag = op == TT_DDB_UNTAG_RESOURCE;
+  if (tt_ddbw_check_types(op, body, err) != 0) /* schemas[]: checked again, as for all */
     return -1;
   const char *arn = json_string_value(json_object_get(body, "ResourceArn"));
   if (arn == NULL)
