@@ -178,10 +178,26 @@ void tt_server_uint_text(char out[static 11], uint32_t v) {
   out[n] = '\0';
 }
 
-/* The request's server span: it continues the caller's traceparent (and
- * passes its tracestate on) or starts a trace. Named and ended in the
- * completion callback, when the route and status are known. */
-static void trace_begin(struct tt_request *req, const char *tp) {
+/* The request's ids, and its server span: it continues the caller's
+ * traceparent (and passes its tracestate on) or starts a trace. Named and
+ * ended in the completion callback, when the route and status are known. */
+static void set_ids(struct tt_request *req) {
+  const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
+  /* A client's X-Request-Id is echoed only when it is 1..128 characters of
+   * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
+   * into a log line or a header; otherwise one is generated. */
+  size_t n = rid ? strspn(rid, ID_CHARS "._:-") : 0;
+  if (rid && rid[n] == '\0' && n >= 1 && n <= 128) {
+    tt_text_copy(req->request_id, sizeof(req->request_id), rid);
+  } else {
+    _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
+    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
+    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
+    req->request_id[32] = '\0';
+  }
+  const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
+  if (tp && traceparent_valid(tp))
+    snprintf(req->traceparent, sizeof(req->traceparent), "%s", tp);
   struct tt_trace_ctx remote;
   if (tp == NULL || tt_traceparent_parse(tp, strlen(tp), &remote) != 0)
     remote.valid = false;
@@ -254,26 +270,6 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   tt_span_end_at(s, end_ns);
 }
 
-static void set_ids(struct tt_request *req) {
-  const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
-  /* A client's X-Request-Id is echoed only when it is 1..128 characters of
-   * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
-   * into a log line or a header; otherwise one is generated. */
-  size_t n = rid ? strspn(rid, ID_CHARS "._:-") : 0;
-  if (rid && rid[n] == '\0' && n >= 1 && n <= 128) {
-    tt_text_copy(req->request_id, sizeof(req->request_id), rid);
-  } else {
-    _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
-    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
-    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
-    req->request_id[32] = '\0';
-  }
-  const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
-  if (tp && traceparent_valid(tp))
-    snprintf(req->traceparent, sizeof(req->traceparent), "%s", tp);
-  trace_begin(req, tp);
-}
-
 /* ---- answering ---------------------------------------------------------- */
 
 static void response_clear(struct tt_response *r) {
@@ -293,12 +289,6 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->responded = true;
 }
 
-/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
-static void respond_json_text(struct tt_request *req, unsigned status, char *body, size_t len) {
-  tt_request_respond_static(req, status, "application/json", body, len);
-  req->resp.body_static = false; /* ours to free */
-}
-
 void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value) {
   char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(value);
@@ -306,7 +296,8 @@ void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *va
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
     return;
   }
-  respond_json_text(req, status, text, strlen(text));
+  tt_request_respond_static(req, status, "application/json", text, strlen(text));
+  req->resp.body_static = false; /* ours to free */
 }
 
 void tt_request_respond_error(struct tt_request *req, const struct tt_error *err,
@@ -527,7 +518,8 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
   } else {
     size_t len;
     char *text = tt_buf_steal(b, &len);
-    respond_json_text(req, status, text, len);
+    tt_request_respond_static(req, status, "application/json", text, len);
+    req->resp.body_static = false; /* ours to free */
   }
   tt_buf_free(b);
 }
