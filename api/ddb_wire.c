@@ -30,22 +30,10 @@ int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   return -1;
 }
 
-static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
-                ...) __attribute__((format(printf, 4, 5)));
-static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
-                ...) {
+int tt_ddbw_fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
+                 ...) {
   err->type = type;
   err->status = status;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
-  err->type = "com.amazon.coral.validate#ValidationException";
-  err->status = 400;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err->message, sizeof(err->message), fmt, ap);
@@ -98,14 +86,14 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   bool extra = n == 5 && parts[4][lens[4]] != '\0' && strspn(parts[4] + lens[4], "/") !=
                                                             strlen(parts[4] + lens[4]);
   if (n != 5 || extra)
-    return fail(err, T_SERVICE "IncompleteSignatureException", 400,
-                "Credential must have exactly 5 slash-delimited elements, e.g. "
-                "keyid/date/region/service/term, got '%s'",
-                cred);
+    return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400,
+                        "Credential must have exactly 5 slash-delimited elements, e.g. "
+                        "keyid/date/region/service/term, got '%s'",
+                        cred);
   if (lens[0] >= sizeof(a->access_key) || lens[1] != 8 || lens[2] >= sizeof(a->region) ||
       lens[3] >= sizeof(a->service))
-    return fail(err, T_SERVICE "InvalidSignatureException", 400,
-                "Credential should be scoped to a valid region and service");
+    return tt_ddbw_fail(err, T_SERVICE "InvalidSignatureException", 400,
+                        "Credential should be scoped to a valid region and service");
   tt_text_copyn(a->access_key, sizeof(a->access_key), parts[0], lens[0]);
   tt_text_copyn(a->date, sizeof(a->date), parts[1], 8);
   tt_text_copyn(a->region, sizeof(a->region), parts[2], lens[2]);
@@ -118,14 +106,14 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
                        struct tt_ddbw_error *err) {
   const char *h = in->authorization;
   if (h && in->query_auth)
-    return fail(err, T_SERVICE "InvalidSignatureException", 400,
-                "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as "
-                "HTTP header.");
+    return tt_ddbw_fail(err, T_SERVICE "InvalidSignatureException", 400,
+                        "Found both 'X-Amz-Algorithm' as a query-string param and "
+                        "'Authorization' as HTTP header.");
   while (h && (*h == ' ' || *h == '\t'))
     h++;
   if ((h == NULL && !in->query_auth) || (h && strncmp(h, "AWS4-", 5) != 0))
-    return fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
-                "Request is missing Authentication Token");
+    return tt_ddbw_fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
+                        "Request is missing Authentication Token");
   if (h == NULL) { /* presigned: the query string carries the signature */
     static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
                                          "X-Amz-Signature", "X-Amz-SignedHeaders",
@@ -140,7 +128,7 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
       }
     if (msg[0]) {
       add(msg, sizeof(msg), "Re-examine the query-string parameters.");
-      return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+      return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
     }
     return 0;
   }
@@ -163,7 +151,7 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
   if (msg[0]) {
     add(msg, sizeof(msg), "Authorization=");
     add(msg, sizeof(msg), in->authorization);
-    return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+    return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
   }
   tt_text_copyn(a->signed_headers, sizeof(a->signed_headers), sh, strlen(sh));
   tt_text_copyn(a->signature, sizeof(a->signature), sig, strlen(sig));
@@ -200,7 +188,7 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   if (in->method == NULL || strcmp(in->method, "POST") != 0 ||
       (has_body && !j10 && !tt_ddbw_is_json(in->content_type))) {
     *not_json = true;
-    return fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
+    return tt_ddbw_fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
   }
   out->json_1_0 = j10;
   json_t *body = NULL;
@@ -208,18 +196,18 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
     json_error_t je;
     body = json_loadb(in->body, in->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (body == NULL)
-      return fail(err, T_SERVICE "SerializationException", 400, "%s", "");
+      return tt_ddbw_fail(err, T_SERVICE "SerializationException", 400, "%s", "");
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
-    fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
+    tt_ddbw_fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
   if (tt_ddbw_check_auth(in, &out->auth, err) != 0)
     goto done;
   if (body == NULL || !json_is_object(body)) {
-    fail(err, T_SERVICE "SerializationException", 400, "%s",
-         body == NULL ? "" : "Start of structure or map found where not expected.");
+    tt_ddbw_fail(err, T_SERVICE "SerializationException", 400, "%s",
+                 body == NULL ? "" : "Start of structure or map found where not expected.");
     goto done;
   }
   /* The tag operations' members and ResourceArn are checked here, in
@@ -565,7 +553,7 @@ struct tctx {
   int depth;
 };
 
-#define ser(c, ...) fail((c)->err, T_SER, 400, __VA_ARGS__)
+#define ser(c, ...) tt_ddbw_fail((c)->err, T_SER, 400, __VA_ARGS__)
 
 static bool is_whole(const json_t *v) {
   if (json_is_integer(v))
@@ -1326,7 +1314,7 @@ static int check_item(const json_t *item, struct tt_ddbw_error *err) {
   if (check_avs(item, err) != 0)
     return -1;
   if (json_is_object(item) && item_bytes(item, 0) > MAX_ITEM_BYTES)
-    return fail(err, T_VAL, 400, "Item size has exceeded the maximum allowed size");
+    return tt_ddbw_invalid(err, "Item size has exceeded the maximum allowed size");
   return 0;
 }
 
@@ -1342,12 +1330,12 @@ static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
     if (!json_is_object(map))
       continue;
     if (json_object_size(map) == 0)
-      return fail(err, T_VAL, 400, "%s must not be empty", maps[i]);
+      return tt_ddbw_invalid(err, "%s must not be empty", maps[i]);
     json_object_foreach((json_t *)map, k, v) {
       /* The lead character and one or more of [0-9A-Za-z_]. */
       if (k[0] != (i == 0 ? '#' : ':') || k[1] == '\0' || k[1 + strspn(k + 1, ALNUM "_")])
-        return fail(err, T_VAL, 400, "%s contains invalid key: Syntax error; key: \"%.200s\"",
-                    maps[i], k);
+        return tt_ddbw_invalid(err, "%s contains invalid key: Syntax error; key: \"%.200s\"",
+                               maps[i], k);
     }
     if (i == 0)
       continue;
@@ -1355,8 +1343,8 @@ static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
       char buf[sizeof(err->message) - 300];
       const char *m = check_av(v, buf, sizeof(buf), 0);
       if (m != NULL)
-        return fail(err, T_VAL, 400, "%s contains invalid value: %s for key %.200s", maps[i], m,
-                    k);
+        return tt_ddbw_invalid(err, "%s contains invalid value: %s for key %.200s", maps[i], m,
+                               k);
     }
   }
   return 0;
@@ -1384,8 +1372,8 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
         if (check_one(value, err) != 0)
           return -1;
       } else if (!del) {
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Only DELETE "
-                                     "action is allowed when no attribute value is specified");
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: Only DELETE "
+                                    "action is allowed when no attribute value is specified");
       } else {
         continue;
       }
@@ -1399,11 +1387,11 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
         continue;
       bool set = strcmp(type, "SS") == 0 || strcmp(type, "NS") == 0 || strcmp(type, "BS") == 0;
       if (del && !set)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: DELETE action "
-                                     "with value is not supported for the type %s", type);
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: DELETE action "
+                                    "with value is not supported for the type %s", type);
       if (add && !set && strcmp(type, "N") != 0 && strcmp(type, "L") != 0)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: ADD action is "
-                                     "not supported for the type %s", type);
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: ADD action is "
+                                    "not supported for the type %s", type);
     }
     return check_expr_maps(body, err);
   case TT_DDB_BATCH_GET_ITEM:
@@ -1444,13 +1432,13 @@ int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_er
   bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
   bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
   if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
-    return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
-                                 "of argument(s) for the %s ComparisonOperator", op);
+    return tt_ddbw_invalid(err, "One or more parameter values were invalid: Invalid number "
+                                "of argument(s) for the %s ComparisonOperator", op);
   for (i = 1; i < n; i++)
     if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                   "AttributeValues inside AttributeValueList must be of "
-                                   "same type");
+      return tt_ddbw_invalid(err, "One or more parameter values were invalid: "
+                                  "AttributeValues inside AttributeValueList must be of "
+                                  "same type");
   const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
                                : strcmp(op, "BEGINS_WITH") == 0              ? sb
                                : none                                        ? NULL
@@ -1458,9 +1446,9 @@ int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_er
   for (i = 0; allowed && i < n; i++) {
     const char *t = first_type(json_array_get(list, i));
     if (!type_in(t, allowed))
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                   "ComparisonOperator %s is not valid for %s AttributeValue "
-                                   "type", op, t);
+      return tt_ddbw_invalid(err, "One or more parameter values were invalid: "
+                                  "ComparisonOperator %s is not valid for %s AttributeValue "
+                                  "type", op, t);
   }
   return 0;
 }
@@ -1480,7 +1468,7 @@ static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
       char buf[sizeof(err->message) - 64];
       const char *m = check_av(v, buf, sizeof(buf), 0);
       if (m != NULL)
-        return fail(err, T_VAL, 400, "%s", m);
+        return tt_ddbw_invalid(err, "%s", m);
     }
     if (op && tt_ddbw_condition_args(op, list, err) != 0)
       return -1;
@@ -1496,9 +1484,9 @@ static int check_attributes_to_get(const json_t *body, struct tt_ddbw_error *err
     for (size_t j = i + 1; j < n; j++)
       if (json_equal(json_array_get(a, i), json_array_get(a, j)) &&
           json_is_string(json_array_get(a, i)))
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Duplicate "
-                                     "value in attribute name: %.200s",
-                    json_string_value(json_array_get(a, i)));
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: Duplicate "
+                                    "value in attribute name: %.200s",
+                               json_string_value(json_array_get(a, i)));
   return 0;
 }
 
@@ -1523,16 +1511,16 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
         tt_ddbw_check_start_key(op, body, err) != 0)
       return -1;
     if (s != 0 && absent(total))
-      return fail(err, T_VAL, 400, "The TotalSegments parameter is required but was not present "
-                                   "in the request when Segment parameter is present");
+      return tt_ddbw_invalid(err, "The TotalSegments parameter is required but was not present "
+                                  "in the request when Segment parameter is present");
     if (t != 0 && absent(seg))
-      return fail(err, T_VAL, 400, "The Segment parameter is required but was not present in "
-                                   "the request when parameter TotalSegments is present");
+      return tt_ddbw_invalid(err, "The Segment parameter is required but was not present in "
+                                  "the request when parameter TotalSegments is present");
     if (t != 0 && s >= t)
-      return fail(err, T_VAL, 400,
-                  "The Segment parameter is zero-based and must be less than parameter "
-                  "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
-                  (long long)s, (long long)t);
+      return tt_ddbw_invalid(err,
+                             "The Segment parameter is zero-based and must be less than parameter "
+                             "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+                             (long long)s, (long long)t);
     return check_expr_maps(body, err);
   }
   if (op != TT_DDB_QUERY)
@@ -1542,12 +1530,12 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
       check_attributes_to_get(body, err) != 0 || tt_ddbw_check_start_key(op, body, err) != 0)
     return -1;
   if (absent(kc) && absent(json_object_get(body, "KeyConditionExpression")))
-    return fail(err, T_VAL, 400, "Either the KeyConditions or KeyConditionExpression "
-                                 "parameter must be specified in the request.");
+    return tt_ddbw_invalid(err, "Either the KeyConditions or KeyConditionExpression "
+                                "parameter must be specified in the request.");
   if (check_expr_maps(body, err) != 0 || check_conditions(kc, err) != 0)
     return -1;
   if (json_is_object(kc) && (json_object_size(kc) < 1 || json_object_size(kc) > 2))
-    return fail(err, T_VAL, 400, "Conditions can be of length 1 or 2 only");
+    return tt_ddbw_invalid(err, "Conditions can be of length 1 or 2 only");
   return 0;
 }
 
@@ -1564,7 +1552,7 @@ int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddb
       return -1;
   char m[sizeof(err->message)];
   snprintf(m, sizeof(m), "%s", err->message);
-  return fail(err, T_VAL, 400, "The provided starting key is invalid: %.2200s", m);
+  return tt_ddbw_invalid(err, "The provided starting key is invalid: %.2200s", m);
 }
 
 /* ---- tag operations ------------------------------------------------------ */
@@ -1603,25 +1591,25 @@ static int check_tags(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err
     return -1;
   const char *arn = json_string_value(json_object_get(body, "ResourceArn"));
   if (arn == NULL)
-    return fail(err, T_VAL, 400, "Invalid TableArn");
+    return tt_ddbw_invalid(err, "Invalid TableArn");
   if (!arn_shaped(arn))
-    return fail(err, T_SERVICE "AccessDeniedException", 400,
-                "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
-                "dynamodb:%s on resource: %s",
-                name, arn[0] ? arn : "*");
+    return tt_ddbw_fail(err, T_SERVICE "AccessDeniedException", 400,
+                        "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                        "dynamodb:%s on resource: %s",
+                        name, arn[0] ? arn : "*");
   const char *list = tag ? "Tags" : "TagKeys";
   json_t *l = json_object_get(body, list);
   if ((tag || untag) && l == NULL)
-    return fail(err, T_VAL, 400,
-                "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                "Member must not be null",
-                tag ? "tags" : "tagKeys");
+    return tt_ddbw_invalid(err,
+                           "1 validation error detected: Value null at '%s' failed to satisfy "
+                           "constraint: Member must not be null",
+                           tag ? "tags" : "tagKeys");
   if (!table_arn(arn))
-    return fail(err, T_VAL, 400, "Invalid TableArn: Invalid ResourceArn provided as input %s",
-                arn);
+    return tt_ddbw_invalid(err, "Invalid TableArn: Invalid ResourceArn provided as input %s",
+                           arn);
   if ((tag || untag) && json_array_size(l) == 0)
-    return fail(err, T_VAL, 400, "%s",
-                tag ? "Atleast one Tag needs to be provided as Input."
-                    : "Atleast one Tag Key needs to be provided as Input.");
+    return tt_ddbw_invalid(err, "%s",
+                           tag ? "Atleast one Tag needs to be provided as Input."
+                               : "Atleast one Tag Key needs to be provided as Input.");
   return 0;
 }

@@ -120,10 +120,13 @@ int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_er
  * or -1 with *err. */
 int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
-/* Sets *err to a ValidationException (400) with the formatted message, the
- * refusal of most parameter checks. Returns -1. */
-int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Sets *err to the __type `type` and `status` with the formatted message.
+ * Returns -1. tt_ddbw_invalid: a ValidationException (400), the refusal of
+ * most parameter checks. */
+int tt_ddbw_fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+#define tt_ddbw_invalid(err, ...) \
+  tt_ddbw_fail((err), "com.amazon.coral.validate#ValidationException", 400, __VA_ARGS__)
 
 /* The same checks of a Query's or Scan's ExclusiveStartKey, made after its
  * conditions are (most messages prefixed "The provided starting key is
