@@ -29,15 +29,22 @@ static int placeholder(struct rw *w, json_t *map, json_t *v, struct tt_buf *out)
 #define name_ph(w, attr, out) placeholder(w, (w)->names, json_string(attr), out)
 #define value_ph(w, v, out) placeholder(w, (w)->values, json_incref(v), out)
 
-/* The comparison operators; fmt: a binary operator's text. */
+/* The comparison operators: their expressions (%a the attribute's name,
+ * %0 and %1 the values, %* an IN's values) and whether a key condition
+ * may use them. */
 static const struct {
-  const char *op;
-  const char *fmt;
+  const char *op, *fmt;
+  bool key;
 } ops[] = {
-    {"EQ", "="},         {"NE", "<>"},           {"LE", "<="},          {"LT", "<"},
-    {"GE", ">="},        {"GT", ">"},            {"NOT_NULL", NULL},    {"NULL", NULL},
-    {"CONTAINS", NULL},  {"NOT_CONTAINS", NULL}, {"BEGINS_WITH", NULL}, {"IN", NULL},
-    {"BETWEEN", NULL},
+    {"EQ", "%a = %0", true},          {"NE", "%a <> %0", false},
+    {"LE", "%a <= %0", true},         {"LT", "%a < %0", true},
+    {"GE", "%a >= %0", true},         {"GT", "%a > %0", true},
+    {"NOT_NULL", "attribute_exists(%a)", false},
+    {"NULL", "attribute_not_exists(%a)", false},
+    {"CONTAINS", "contains(%a, %0)", false},
+    {"NOT_CONTAINS", "NOT contains(%a, %0)", false},
+    {"BEGINS_WITH", "begins_with(%a, %0)", true},
+    {"IN", "%a IN (%*)", false},      {"BETWEEN", "%a BETWEEN %0 AND %1", true},
 };
 
 /* An IN's AttributeValueList has no length limit of its own in DynamoDB,
@@ -97,8 +104,7 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
   size_t n = json_array_size(list);
   if (tt_ddbw_condition_args(op, list, w->err) != 0)
     goto out;
-  if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
-      strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
+  if (key && !ops[i].key) {
     /* DynamoDB refuses it once it knows the table's keys, after the
      * index and the starting key: the key condition carries it as an
      * equality with a :l_ni placeholder (tt_expr_key_range). */
@@ -116,47 +122,24 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
   struct tt_buf nm;
   tt_buf_init(&nm, 0);
   int rc = name_ph(w, attr, &nm);
-  const char *a = nm.data;
-  if (rc < 0)
-    goto done;
-  if (ops[i].fmt) {
-    rc = tt_buf_printf(out, "%s %s ", a, ops[i].fmt);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-  } else if (strcmp(op, "NOT_NULL") == 0 || strcmp(op, "NULL") == 0) {
-    rc = tt_buf_printf(out, "attribute_%sexists(%s)", op[0] == 'N' && op[1] == 'U' ? "not_" : "",
-                       a);
-  } else if (strcmp(op, "CONTAINS") == 0 || strcmp(op, "NOT_CONTAINS") == 0 ||
-             strcmp(op, "BEGINS_WITH") == 0) {
-    rc = tt_buf_printf(out, "%s%s(%s, ", op[0] == 'N' ? "NOT " : "",
-                       op[0] == 'B' ? "begins_with" : "contains", a);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-    if (rc >= 0)
-      rc = tt_buf_printf(out, ")");
-  } else if (strcmp(op, "BETWEEN") == 0) {
-    rc = tt_buf_printf(out, "%s BETWEEN ", a);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-    if (rc >= 0)
-      rc = tt_buf_printf(out, " AND ");
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 1), out);
-  } else { /* IN */
-    rc = tt_buf_printf(out, "%s IN (", a);
-    size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
-    for (size_t k = 0; k < n && rc >= 0; k++) {
-      if (in_repeated(list, kept, &nkept, k))
-        continue;
-      if (nkept > 1)
-        rc = tt_buf_printf(out, ", ");
-      if (rc >= 0)
-        rc = value_ph(w, json_array_get(list, k), out);
+  size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
+  for (const char *f = ops[i].fmt; *f && rc >= 0; f++) {
+    if (*f != '%') {
+      rc = tt_buf_append(out, f, 1);
+    } else if (*++f == 'a') {
+      rc = tt_buf_puts(out, nm.data);
+    } else if (*f != '*') {
+      rc = value_ph(w, json_array_get(list, (size_t)(*f - '0')), out);
+    } else {
+      for (size_t k = 0; k < n && rc >= 0; k++) {
+        if (in_repeated(list, kept, &nkept, k))
+          continue;
+        rc = nkept > 1 ? tt_buf_puts(out, ", ") : 0;
+        if (rc >= 0)
+          rc = value_ph(w, json_array_get(list, k), out);
+      }
     }
-    if (rc >= 0)
-      rc = tt_buf_printf(out, ")");
   }
-done:
   tt_buf_free(&nm);
   result = rc < 0 ? -1 : 0;
 out:
