@@ -66,6 +66,37 @@ static bool in_repeated(json_t *list, size_t *kept, size_t *nkept, size_t k) {
   return false;
 }
 
+/* Writes the template fmt to out: %a a new placeholder of the name attr,
+ * %0 and %1 of the values list[0] and list[1], %* of list's distinct values
+ * (an IN's), %v of v, %e of an empty list. Returns 0 or -1. */
+static int expand(struct rw *w, const char *fmt, const char *attr, json_t *list, json_t *v,
+                  struct tt_buf *out) {
+  size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
+  int rc = 0;
+  for (const char *f = fmt; *f && rc >= 0; f++) {
+    if (*f != '%') {
+      rc = tt_buf_append(out, f, 1);
+    } else if (*++f == 'a') {
+      rc = name_ph(w, attr, out);
+    } else if (*f == 'v') {
+      rc = value_ph(w, v, out);
+    } else if (*f == 'e') {
+      rc = placeholder(w, w->values, json_pack("{s:[]}", "L"), out);
+    } else if (*f != '*') {
+      rc = value_ph(w, json_array_get(list, (size_t)(*f - '0')), out);
+    } else {
+      for (size_t k = 0; k < json_array_size(list) && rc >= 0; k++) {
+        if (in_repeated(list, kept, &nkept, k))
+          continue;
+        rc = nkept > 1 ? tt_buf_puts(out, ", ") : 0;
+        if (rc >= 0)
+          rc = value_ph(w, json_array_get(list, k), out);
+      }
+    }
+  }
+  return rc < 0 ? -1 : 0;
+}
+
 /* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
 static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct tt_buf *out) {
   json_t *opj = json_object_get(c, "ComparisonOperator");
@@ -101,7 +132,6 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     tt_ddbw_invalid(w->err, "AttributeValueList must be a list");
     goto out;
   }
-  size_t n = json_array_size(list);
   if (tt_ddbw_condition_args(op, list, w->err) != 0)
     goto out;
   if (key && !ops[i].key) {
@@ -119,29 +149,7 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     result = rc < 0 ? -1 : 0;
     goto out;
   }
-  struct tt_buf nm;
-  tt_buf_init(&nm, 0);
-  int rc = name_ph(w, attr, &nm);
-  size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
-  for (const char *f = ops[i].fmt; *f && rc >= 0; f++) {
-    if (*f != '%') {
-      rc = tt_buf_append(out, f, 1);
-    } else if (*++f == 'a') {
-      rc = tt_buf_puts(out, nm.data);
-    } else if (*f != '*') {
-      rc = value_ph(w, json_array_get(list, (size_t)(*f - '0')), out);
-    } else {
-      for (size_t k = 0; k < n && rc >= 0; k++) {
-        if (in_repeated(list, kept, &nkept, k))
-          continue;
-        rc = nkept > 1 ? tt_buf_puts(out, ", ") : 0;
-        if (rc >= 0)
-          rc = value_ph(w, json_array_get(list, k), out);
-      }
-    }
-  }
-  tt_buf_free(&nm);
-  result = rc < 0 ? -1 : 0;
+  result = expand(w, ops[i].fmt, attr, list, NULL, out);
 out:
   json_decref(single);
   return result;
@@ -184,18 +192,7 @@ static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf
     return tt_ddbw_invalid(w->err,
                            "%sValue cannot be used when Exists is false for Attribute: %s", pre,
                            attr);
-  struct tt_buf nm;
-  tt_buf_init(&nm, 0);
-  int rc = name_ph(w, attr, &nm);
-  if (rc >= 0 && ex) {
-    rc = tt_buf_printf(out, "%s = ", nm.data);
-    if (rc >= 0)
-      rc = value_ph(w, value, out);
-  } else if (rc >= 0) {
-    rc = tt_buf_printf(out, "attribute_not_exists(%s)", nm.data);
-  }
-  tt_buf_free(&nm);
-  return rc < 0 ? -1 : 0;
+  return expand(w, ex ? "%a = %v" : "attribute_not_exists(%a)", attr, NULL, value, out);
 }
 
 /* Ends a rewrite: when rc is 0, `expr` gets out's text (when `put`) in
@@ -309,32 +306,15 @@ static int attribute_updates(struct rw *w, json_t *req) {
     }
     /* ADD of a list appends to it (an absent attribute is an empty list):
      * the expression form is SET with list_append. */
+    static const char *const fmt[4] = {"%a = %v", "%a", "%a %v", "%a %v"};
     bool add_list = which == 2 && json_object_get(v, "L") != NULL;
-    if (add_list)
-      which = 0;
-    struct tt_buf *b = &part[which];
-    if ((b->len && tt_buf_printf(b, ", ") < 0) || name_ph(w, attr, b) < 0) {
+    struct tt_buf *b = &part[add_list ? 0 : which];
+    if ((b->len && tt_buf_printf(b, ", ") < 0) ||
+        expand(w, add_list ? "%a = list_append(if_not_exists(%a, %e), %v)" : fmt[which], attr,
+               NULL, v, b) != 0) {
       rc = -1;
       break;
     }
-    if (which == 0 && tt_buf_printf(b, " = ") < 0)
-      rc = -1;
-    else if ((which == 2 || which == 3) && tt_buf_printf(b, " ") < 0)
-      rc = -1;
-    if (rc == 0 && add_list) {
-      json_t *empty = json_pack("{s:[]}", "L");
-      if (empty == NULL || tt_buf_printf(b, "list_append(if_not_exists(") < 0 ||
-          name_ph(w, attr, b) < 0 || tt_buf_printf(b, ", ") < 0 || value_ph(w, empty, b) < 0 ||
-          tt_buf_printf(b, "), ") < 0)
-        rc = -1;
-      json_decref(empty);
-    }
-    if (rc == 0 && which != 1 && value_ph(w, v, b) < 0)
-      rc = -1;
-    if (rc == 0 && add_list && tt_buf_printf(b, ")") < 0)
-      rc = -1;
-    if (rc)
-      break;
   }
   struct tt_buf all;
   tt_buf_init(&all, 0);
