@@ -446,18 +446,13 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   int rc = 0;
   if (w.names == NULL || w.values == NULL)
     rc = tt_ddbw_invalid(err, "out of memory");
-  if (rc == 0)
-    rc = attributes_to_get(&w, req);
-  if (rc == 0)
-    rc = conditions(&w, req, "Expected", "ConditionExpression", joiner, false);
-  if (rc == 0)
-    rc = conditions(&w, req, "KeyConditions", "KeyConditionExpression", "AND", true);
-  if (rc == 0)
-    rc = conditions(&w, req, "QueryFilter", "FilterExpression", joiner, false);
-  if (rc == 0)
-    rc = conditions(&w, req, "ScanFilter", "FilterExpression", joiner, false);
-  if (rc == 0)
-    rc = attribute_updates(&w, req);
+  if (rc == 0 && (attributes_to_get(&w, req) != 0 ||
+                  conditions(&w, req, "Expected", "ConditionExpression", joiner, false) != 0 ||
+                  conditions(&w, req, "KeyConditions", "KeyConditionExpression", "AND", true) != 0 ||
+                  conditions(&w, req, "QueryFilter", "FilterExpression", joiner, false) != 0 ||
+                  conditions(&w, req, "ScanFilter", "FilterExpression", joiner, false) != 0 ||
+                  attribute_updates(&w, req) != 0))
+    rc = -1;
   if (rc == 0) {
     json_object_del(req, "ConditionalOperator");
     /* Merged with the request's own (a Query may pair KeyConditions with
