@@ -108,8 +108,7 @@ static void run(struct tt_request *req, struct tt_orm_item_op *op, const json_t 
   tt_api_item_start(op, body);
   return;
 refuse:
-  tt_orm_fail(op->ctx.result, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
-  tt_orm_ctx_finish(&op->ctx);
+  tt_orm_ctx_refuse(&op->ctx, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
 }
 
 static int bool_param(struct tt_request *req, const char *name, bool *out) {
@@ -195,11 +194,10 @@ void tt_handle_item_get(struct tt_request *req) {
   struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_GET, NULL);
   if (op == NULL)
     return;
+  struct tt_error err;
   if (select_param(req, op) != 0) {
-    struct tt_error err;
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(op->ctx.result, &err);
-    tt_orm_ctx_finish(&op->ctx);
+    tt_orm_ctx_refuse(&op->ctx, &err);
     return;
   }
   op->consistent = consistent;
