@@ -683,11 +683,8 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
   }
   if (blob) {
     size_t n = json_string_length(val);
-    if (n % 4) {
-      char len[32];
-      snprintf(len, sizeof(len), "%zu", n);
-      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s", len);
-    }
+    if (n % 4)
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", n);
     if (!base64_canonical(json_string_value(val), n))
       return ser(c, "Invalid last non-pad Base64 character dectected");
   }
@@ -756,13 +753,10 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
   }
   c->depth++;
   int rc;
-  if (strcmp(base, "AttrStruct") == 0) {
-    char t[128];
-    tt_text_copyn(t, sizeof(t), sub, strlen(sub));
-    rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
-  } else {
+  if (strcmp(base, "AttrStruct") == 0) /* an AttributeValue shaped as `sub` */
+    rc = check_as(c, val, sub, "AttributeValue", c->attr, repl);
+  else
     rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
-  }
   c->depth--;
   return rc;
 }
