@@ -17,7 +17,6 @@
 
 #include "api/ddb_get.h"
 #include "api/ddb_items.h"
-#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "api/server.h"
 #include "backend/table_json.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/ddb_table_check.h"
 #include "util/text.h"
 
 #define T_SERVICE "com.amazon.coral.service#"

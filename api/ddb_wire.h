@@ -144,6 +144,16 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
  * and the types the operator compares. Returns 0 or -1 with *err. */
 int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err);
 
+/* DynamoDB's checks of a CreateTable's or an UpdateTable's parameters
+ * taken together, made after the member constraints (tt_ddbw_validate)
+ * and before any table is looked up (api/ddb_table_check.c): BillingMode
+ * against ProvisionedThroughput and its bounds, KeySchema against
+ * AttributeDefinitions, the secondary indexes' keys, projections, names and
+ * counts, and the GlobalSecondaryIndexUpdates' actions, in DynamoDB's order
+ * and with its messages. Returns 0, or -1 with a ValidationException in
+ * *err; 0 for other ops. */
+int tt_ddbw_check_table(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
+
 /* Every check of a parsed request before legacy parameters are rewritten,
  * in DynamoDB's order: tt_ddbw_check_types, tt_ddbw_validate,
  * tt_ddbw_expression_params, tt_ddbw_check_values, tt_ddbw_check_table_name,
