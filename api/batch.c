@@ -2,8 +2,6 @@
 /* batch.c -- POST /v1/models/{m}/batch-get and /batch-write: the body read
  * into the ORM's typed batch in the API's order of errors, and the typed
  * answer rendered. */
-#include "api/batch.h"
-
 #include <stdio.h>
 #include <string.h>
 

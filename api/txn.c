@@ -3,8 +3,6 @@
  * read into the ORM's typed transaction, every item validated in the API's
  * order of errors (members, model, op, item, key, update, expected version,
  * select), and the typed answer rendered. */
-#include "api/txn.h"
-
 #include <stdio.h>
 #include <string.h>
 
