@@ -15,7 +15,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "api/ddb_get.h"
 #include "api/ddb_items.h"
 #include "api/ddb_wire.h"
 #include "api/server.h"
@@ -66,7 +65,7 @@ struct tt_ddb_req {
   /* GetItem, PutItem, UpdateItem, DeleteItem, Query and Scan cross the
    * port typed (ddb_items.h), read from a checked `body` (which the typed
    * request borrows, its values in `owned`) or, for a plain GetItem, from
-   * the text (ddb_get.h, into `get`). */
+   * the text (ddb_wire.h: tt_ddbw_fast_get, into `get`). */
   struct tt_ddbi_request typed;
   bool fast, tabled;
   union {
