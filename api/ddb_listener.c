@@ -6,7 +6,6 @@
  * joins. Logs carry the operation, status and error type, never a body, a
  * key or a credential. */
 #include "api/ddb_listener.h"
-#include "api/ddb_typed.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -78,7 +77,7 @@ struct tt_ddb_req {
       struct tt_arena arena;
     } table;
   };
-  /* Transactions and batches cross the port typed too (ddb_typed.h),
+  /* Transactions and batches cross the port typed too (ddb_items.h),
    * borrowing from `body` like the others. */
   struct tt_ddbt_txn txn;
   struct tt_ddbt_batch batch;
@@ -521,7 +520,7 @@ static void call_done(struct tt_client_call *c) {
 
 /* The typed request of the call: the six item and read operations'
  * (ddb_items.h) from the one-pass GetItem or the checked body, a
- * transaction's or a batch's (ddb_typed.h), or a table operation's
+ * transaction's or a batch's (ddb_items.h), or a table operation's
  * (table_json.h). The request keeps the body, which they borrow. Returns 0,
  * or -1 after answering the refusal. */
 static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_typed.c -- DynamoDB JSON transactions and batches to typed requests
  * and typed results back to DynamoDB JSON, for the DynamoDB listener
- * (ddb_typed.h).
+ * (ddb_items.h).
  * The shape is checked here, with DynamoDB's messages; what depends on the
  * tables (keys, expressions, sizes) is the backend's. */
-#include "api/ddb_typed.h"
 #include "api/ddb_items.h"
 
 #include <stdlib.h>

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "api/ddb_items.h"
-#include "api/ddb_typed.h"
 #include "api/ddb_wire.h"
 #include "backend/table_json.h"
 
