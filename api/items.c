@@ -9,7 +9,6 @@
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/items.h"
 #include "orm/provenance.h"
 #include "util/text.h"

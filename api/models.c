@@ -5,12 +5,11 @@
 #include <string.h>
 
 #include "api/handlers.h"
-#include "api/orm_job.h"
 #include "model/registry.h"
 #include "obs/log.h"
 #include "value/json_exact.h"
 
-/* A table operation running for a request (an ORM job, orm_job.h). */
+/* A table operation running for a request (an ORM job, handlers.h). */
 struct table_op {
   struct tt_orm_ctx ctx;       /* first */
   struct tt_model *registered; /* PUT /v1/models: register and answer with this model */

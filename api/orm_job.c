@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* orm_job.c -- path models and ORM jobs shared by the ORM-backed handlers. */
-#include "api/orm_job.h"
+#include "api/handlers.h"
 
 #include <stdalign.h>
 #include <stddef.h>

@@ -10,7 +10,6 @@
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/cond.h"
 #include "orm/crypt.h"
 #include "orm/item.h"

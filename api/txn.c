@@ -8,7 +8,6 @@
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/key.h"
