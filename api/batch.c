@@ -2,14 +2,11 @@
 /* batch.c -- POST /v1/models/{m}/batch-get and /batch-write: the body read
  * into the ORM's typed batch in the API's order of errors, and the typed
  * answer rendered. */
-#include "api/batch.h"
-
 #include <stdio.h>
 #include <string.h>
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/crypt.h"
 #include "orm/item.h"
 #include "orm/key.h"
@@ -185,10 +182,9 @@ static void answer(struct tt_request *req, struct tt_orm_result *r, void *op) {
 static void start(struct tt_request *req, bool write) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
-  struct tt_orm_batch_op *op = body ? tt_api_orm_job(req, sizeof(*op), m, body) : NULL;
+  struct tt_orm_batch_op *op = body ? tt_api_orm_job(req, sizeof(*op), m, body, answer) : NULL;
   if (op == NULL)
     return;
-  tt_api_orm_job_answer(op, answer);
   op->write = write;
   /* Unprocessed work stops being retried before the request deadline, so
    * the answer can still name it (BatchIncomplete) instead of a timeout. */

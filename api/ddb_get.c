@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddb_get.c -- the DynamoDB listener's typed GetItem (ddb_get.h): from a
+/* ddb_get.c -- the DynamoDB listener's typed GetItem (ddb_wire.h): from a
  * checked JSON body, or in one pass from the request text. */
-#include "api/ddb_get.h"
+#include "api/ddb_wire.h"
 
 #include <stdlib.h>
 #include <string.h>

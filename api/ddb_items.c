@@ -14,10 +14,6 @@
 /* Appends a string literal. */
 #define PUT(b, lit) tt_buf_append((b), (lit), sizeof(lit) - 1)
 
-static enum tt_ddbi_capacity capacity_of(const json_t *obj) {
-  return (enum tt_ddbi_capacity)tt_ddb_capacity_mode(obj);
-}
-
 /* ReturnValues of a write. */
 static int return_values(const json_t *obj, enum tt_ddb_return_values *rv,
                          struct tt_backend_error *e) {
@@ -161,7 +157,7 @@ int tt_ddbi_request_from_json(enum tt_ddb_op op, const json_t *body, struct tt_d
   memset(r, 0, sizeof(*r));
   memset(own, 0, sizeof(*own));
   r->op = op;
-  r->capacity = capacity_of(body);
+  r->capacity = (enum tt_ddbi_capacity)tt_ddb_capacity_mode(body);
   struct tt_ddb_consumed *cc = r->capacity != TT_DDBI_CAPACITY_NONE ? &own->consumed : NULL;
   int rc;
   if (!tt_ddbi_typed_op(op)) {

@@ -29,15 +29,22 @@ static int placeholder(struct rw *w, json_t *map, json_t *v, struct tt_buf *out)
 #define name_ph(w, attr, out) placeholder(w, (w)->names, json_string(attr), out)
 #define value_ph(w, v, out) placeholder(w, (w)->values, json_incref(v), out)
 
-/* The comparison operators; fmt: a binary operator's text. */
+/* The comparison operators: their expressions (%a the attribute's name,
+ * %0 and %1 the values, %* an IN's values) and whether a key condition
+ * may use them. */
 static const struct {
-  const char *op;
-  const char *fmt;
+  const char *op, *fmt;
+  bool key;
 } ops[] = {
-    {"EQ", "="},         {"NE", "<>"},           {"LE", "<="},          {"LT", "<"},
-    {"GE", ">="},        {"GT", ">"},            {"NOT_NULL", NULL},    {"NULL", NULL},
-    {"CONTAINS", NULL},  {"NOT_CONTAINS", NULL}, {"BEGINS_WITH", NULL}, {"IN", NULL},
-    {"BETWEEN", NULL},
+    {"EQ", "%a = %0", true},          {"NE", "%a <> %0", false},
+    {"LE", "%a <= %0", true},         {"LT", "%a < %0", true},
+    {"GE", "%a >= %0", true},         {"GT", "%a > %0", true},
+    {"NOT_NULL", "attribute_exists(%a)", false},
+    {"NULL", "attribute_not_exists(%a)", false},
+    {"CONTAINS", "contains(%a, %0)", false},
+    {"NOT_CONTAINS", "NOT contains(%a, %0)", false},
+    {"BEGINS_WITH", "begins_with(%a, %0)", true},
+    {"IN", "%a IN (%*)", false},      {"BETWEEN", "%a BETWEEN %0 AND %1", true},
 };
 
 /* An IN's AttributeValueList has no length limit of its own in DynamoDB,
@@ -57,6 +64,37 @@ static bool in_repeated(json_t *list, size_t *kept, size_t *nkept, size_t k) {
   if (*nkept < IN_DISTINCT_MAX + 1)
     (*nkept)++;
   return false;
+}
+
+/* Writes the template fmt to out: %a a new placeholder of the name attr,
+ * %0 and %1 of the values list[0] and list[1], %* of list's distinct values
+ * (an IN's), %v of v, %e of an empty list. Returns 0 or -1. */
+static int expand(struct rw *w, const char *fmt, const char *attr, json_t *list, json_t *v,
+                  struct tt_buf *out) {
+  size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
+  int rc = 0;
+  for (const char *f = fmt; *f && rc >= 0; f++) {
+    if (*f != '%') {
+      rc = tt_buf_append(out, f, 1);
+    } else if (*++f == 'a') {
+      rc = name_ph(w, attr, out);
+    } else if (*f == 'v') {
+      rc = value_ph(w, v, out);
+    } else if (*f == 'e') {
+      rc = placeholder(w, w->values, json_pack("{s:[]}", "L"), out);
+    } else if (*f != '*') {
+      rc = value_ph(w, json_array_get(list, (size_t)(*f - '0')), out);
+    } else {
+      for (size_t k = 0; k < json_array_size(list) && rc >= 0; k++) {
+        if (in_repeated(list, kept, &nkept, k))
+          continue;
+        rc = nkept > 1 ? tt_buf_puts(out, ", ") : 0;
+        if (rc >= 0)
+          rc = value_ph(w, json_array_get(list, k), out);
+      }
+    }
+  }
+  return rc < 0 ? -1 : 0;
 }
 
 /* One condition {ComparisonOperator, AttributeValueList} on `attr`. */
@@ -94,11 +132,9 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     tt_ddbw_invalid(w->err, "AttributeValueList must be a list");
     goto out;
   }
-  size_t n = json_array_size(list);
   if (tt_ddbw_condition_args(op, list, w->err) != 0)
     goto out;
-  if (key && strcmp(op, "EQ") && strcmp(op, "LE") && strcmp(op, "LT") && strcmp(op, "GE") &&
-      strcmp(op, "GT") && strcmp(op, "BEGINS_WITH") && strcmp(op, "BETWEEN")) {
+  if (key && !ops[i].key) {
     /* DynamoDB refuses it once it knows the table's keys, after the
      * index and the starting key: the key condition carries it as an
      * equality with a :l_ni placeholder (tt_expr_key_range). */
@@ -113,52 +149,7 @@ static int condition(struct rw *w, const char *attr, json_t *c, bool key, struct
     result = rc < 0 ? -1 : 0;
     goto out;
   }
-  struct tt_buf nm;
-  tt_buf_init(&nm, 0);
-  int rc = name_ph(w, attr, &nm);
-  const char *a = nm.data;
-  if (rc < 0)
-    goto done;
-  if (ops[i].fmt) {
-    rc = tt_buf_printf(out, "%s %s ", a, ops[i].fmt);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-  } else if (strcmp(op, "NOT_NULL") == 0 || strcmp(op, "NULL") == 0) {
-    rc = tt_buf_printf(out, "attribute_%sexists(%s)", op[0] == 'N' && op[1] == 'U' ? "not_" : "",
-                       a);
-  } else if (strcmp(op, "CONTAINS") == 0 || strcmp(op, "NOT_CONTAINS") == 0 ||
-             strcmp(op, "BEGINS_WITH") == 0) {
-    rc = tt_buf_printf(out, "%s%s(%s, ", op[0] == 'N' ? "NOT " : "",
-                       op[0] == 'B' ? "begins_with" : "contains", a);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-    if (rc >= 0)
-      rc = tt_buf_printf(out, ")");
-  } else if (strcmp(op, "BETWEEN") == 0) {
-    rc = tt_buf_printf(out, "%s BETWEEN ", a);
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 0), out);
-    if (rc >= 0)
-      rc = tt_buf_printf(out, " AND ");
-    if (rc >= 0)
-      rc = value_ph(w, json_array_get(list, 1), out);
-  } else { /* IN */
-    rc = tt_buf_printf(out, "%s IN (", a);
-    size_t kept[IN_DISTINCT_MAX + 1], nkept = 0;
-    for (size_t k = 0; k < n && rc >= 0; k++) {
-      if (in_repeated(list, kept, &nkept, k))
-        continue;
-      if (nkept > 1)
-        rc = tt_buf_printf(out, ", ");
-      if (rc >= 0)
-        rc = value_ph(w, json_array_get(list, k), out);
-    }
-    if (rc >= 0)
-      rc = tt_buf_printf(out, ")");
-  }
-done:
-  tt_buf_free(&nm);
-  result = rc < 0 ? -1 : 0;
+  result = expand(w, ops[i].fmt, attr, list, NULL, out);
 out:
   json_decref(single);
   return result;
@@ -201,18 +192,7 @@ static int expected_one(struct rw *w, const char *attr, json_t *e, struct tt_buf
     return tt_ddbw_invalid(w->err,
                            "%sValue cannot be used when Exists is false for Attribute: %s", pre,
                            attr);
-  struct tt_buf nm;
-  tt_buf_init(&nm, 0);
-  int rc = name_ph(w, attr, &nm);
-  if (rc >= 0 && ex) {
-    rc = tt_buf_printf(out, "%s = ", nm.data);
-    if (rc >= 0)
-      rc = value_ph(w, value, out);
-  } else if (rc >= 0) {
-    rc = tt_buf_printf(out, "attribute_not_exists(%s)", nm.data);
-  }
-  tt_buf_free(&nm);
-  return rc < 0 ? -1 : 0;
+  return expand(w, ex ? "%a = %v" : "attribute_not_exists(%a)", attr, NULL, value, out);
 }
 
 /* Ends a rewrite: when rc is 0, `expr` gets out's text (when `put`) in
@@ -326,32 +306,15 @@ static int attribute_updates(struct rw *w, json_t *req) {
     }
     /* ADD of a list appends to it (an absent attribute is an empty list):
      * the expression form is SET with list_append. */
+    static const char *const fmt[4] = {"%a = %v", "%a", "%a %v", "%a %v"};
     bool add_list = which == 2 && json_object_get(v, "L") != NULL;
-    if (add_list)
-      which = 0;
-    struct tt_buf *b = &part[which];
-    if ((b->len && tt_buf_printf(b, ", ") < 0) || name_ph(w, attr, b) < 0) {
+    struct tt_buf *b = &part[add_list ? 0 : which];
+    if ((b->len && tt_buf_printf(b, ", ") < 0) ||
+        expand(w, add_list ? "%a = list_append(if_not_exists(%a, %e), %v)" : fmt[which], attr,
+               NULL, v, b) != 0) {
       rc = -1;
       break;
     }
-    if (which == 0 && tt_buf_printf(b, " = ") < 0)
-      rc = -1;
-    else if ((which == 2 || which == 3) && tt_buf_printf(b, " ") < 0)
-      rc = -1;
-    if (rc == 0 && add_list) {
-      json_t *empty = json_pack("{s:[]}", "L");
-      if (empty == NULL || tt_buf_printf(b, "list_append(if_not_exists(") < 0 ||
-          name_ph(w, attr, b) < 0 || tt_buf_printf(b, ", ") < 0 || value_ph(w, empty, b) < 0 ||
-          tt_buf_printf(b, "), ") < 0)
-        rc = -1;
-      json_decref(empty);
-    }
-    if (rc == 0 && which != 1 && value_ph(w, v, b) < 0)
-      rc = -1;
-    if (rc == 0 && add_list && tt_buf_printf(b, ")") < 0)
-      rc = -1;
-    if (rc)
-      break;
   }
   struct tt_buf all;
   tt_buf_init(&all, 0);
@@ -483,18 +446,13 @@ static int rewrite(json_t *req, enum tt_ddb_op op, struct tt_ddbw_error *err) {
   int rc = 0;
   if (w.names == NULL || w.values == NULL)
     rc = tt_ddbw_invalid(err, "out of memory");
-  if (rc == 0)
-    rc = attributes_to_get(&w, req);
-  if (rc == 0)
-    rc = conditions(&w, req, "Expected", "ConditionExpression", joiner, false);
-  if (rc == 0)
-    rc = conditions(&w, req, "KeyConditions", "KeyConditionExpression", "AND", true);
-  if (rc == 0)
-    rc = conditions(&w, req, "QueryFilter", "FilterExpression", joiner, false);
-  if (rc == 0)
-    rc = conditions(&w, req, "ScanFilter", "FilterExpression", joiner, false);
-  if (rc == 0)
-    rc = attribute_updates(&w, req);
+  if (rc == 0 && (attributes_to_get(&w, req) != 0 ||
+                  conditions(&w, req, "Expected", "ConditionExpression", joiner, false) != 0 ||
+                  conditions(&w, req, "KeyConditions", "KeyConditionExpression", "AND", true) != 0 ||
+                  conditions(&w, req, "QueryFilter", "FilterExpression", joiner, false) != 0 ||
+                  conditions(&w, req, "ScanFilter", "FilterExpression", joiner, false) != 0 ||
+                  attribute_updates(&w, req) != 0))
+    rc = -1;
   if (rc == 0) {
     json_object_del(req, "ConditionalOperator");
     /* Merged with the request's own (a Query may pair KeyConditions with

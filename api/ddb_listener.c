@@ -6,7 +6,6 @@
  * joins. Logs carry the operation, status and error type, never a body, a
  * key or a credential. */
 #include "api/ddb_listener.h"
-#include "api/ddb_typed.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -15,9 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "api/ddb_get.h"
 #include "api/ddb_items.h"
-#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "api/server.h"
 #include "backend/table_json.h"
@@ -67,7 +64,7 @@ struct tt_ddb_req {
   /* GetItem, PutItem, UpdateItem, DeleteItem, Query and Scan cross the
    * port typed (ddb_items.h), read from a checked `body` (which the typed
    * request borrows, its values in `owned`) or, for a plain GetItem, from
-   * the text (ddb_get.h, into `get`). */
+   * the text (ddb_wire.h: tt_ddbw_fast_get, into `get`). */
   struct tt_ddbi_request typed;
   bool fast, tabled;
   union {
@@ -80,7 +77,7 @@ struct tt_ddb_req {
       struct tt_arena arena;
     } table;
   };
-  /* Transactions and batches cross the port typed too (ddb_typed.h),
+  /* Transactions and batches cross the port typed too (ddb_items.h),
    * borrowing from `body` like the others. */
   struct tt_ddbt_txn txn;
   struct tt_ddbt_batch batch;
@@ -260,27 +257,15 @@ static void answer_backend_error(struct tt_ddb_req *r, const struct tt_backend_e
   free(echoed);
 }
 
-/* A body sent with chunked transfer encoding: DynamoDB's 413. */
-struct chunked {
-  size_t len, pos;
-  char *data;
-};
-
+/* A body sent with chunked transfer encoding (DynamoDB's 413): `cls` is
+ * the answer's text (NUL-terminated, or NULL), `pos` what was sent of it. */
 static ssize_t chunked_read(void *cls, uint64_t pos, char *buf, size_t max) {
-  struct chunked *ch = cls;
-  (void)pos;
-  if (ch->pos >= ch->len)
+  size_t len = cls ? strlen(cls) : 0;
+  if (pos >= len)
     return MHD_CONTENT_READER_END_OF_STREAM;
-  size_t n = ch->len - ch->pos < max ? ch->len - ch->pos : max;
-  memcpy(buf, ch->data + ch->pos, n);
-  ch->pos += n;
+  size_t n = len - pos < max ? len - pos : max;
+  memcpy(buf, (const char *)cls + pos, n);
   return (ssize_t)n;
-}
-
-static void chunked_free(void *cls) {
-  struct chunked *ch = cls;
-  free(ch->data);
-  free(ch);
 }
 
 /* CORS's preflight answer: no body, the asked headers and method allowed. */
@@ -324,14 +309,7 @@ static enum MHD_Result queue_answer(struct tt_ddb_req *r) {
     mr = MHD_create_response_from_buffer(len, (void *)fixed, MHD_RESPMEM_PERSISTENT);
   } else if (r->status == 413) {
     /* DynamoDB answers a request over its size limit chunked. */
-    struct chunked *ch = calloc(1, sizeof(*ch));
-    if (ch == NULL)
-      return MHD_NO;
-    *ch = (struct chunked){.len = len, .data = r->out};
-    mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, chunked_read, ch,
-                                           chunked_free);
-    if (mr == NULL)
-      free(ch);
+    mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, chunked_read, r->out, free);
   } else {
     mr = MHD_create_response_from_buffer(len, r->out, MHD_RESPMEM_MUST_FREE);
   }
@@ -542,7 +520,7 @@ static void call_done(struct tt_client_call *c) {
 
 /* The typed request of the call: the six item and read operations'
  * (ddb_items.h) from the one-pass GetItem or the checked body, a
- * transaction's or a batch's (ddb_typed.h), or a table operation's
+ * transaction's or a batch's (ddb_items.h), or a table operation's
  * (table_json.h). The request keeps the body, which they borrow. Returns 0,
  * or -1 after answering the refusal. */
 static int typed_request(struct tt_ddb_req *r, bool fast, json_t *body) {
@@ -602,23 +580,19 @@ static void deadline_cb(uv_timer_t *t) {
   tt_join_cancel(&r->join);
 }
 
-/* The presigned-request parameters of the query string; a parameter given
- * without a value ("?X-Amz-Algorithm") is present and empty. */
-struct query_args {
-  bool algorithm;
-  const char *v[5];
-};
-
+/* The presigned-request parameters of the query string into the input
+ * (cls); a parameter given without a value ("?X-Amz-Algorithm") is present
+ * and empty. */
 static enum MHD_Result query_arg_cb(void *cls, enum MHD_ValueKind kind, const char *key,
                                     const char *value) {
   static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
                                        "X-Amz-SignedHeaders", "X-Amz-Date"};
-  struct query_args *qa = cls;
+  struct tt_ddbw_input *in = cls;
   (void)kind;
   for (int i = 0; i < 5; i++)
-    if (key && strcmp(key, names[i]) == 0 && qa->v[i] == NULL) {
-      qa->v[i] = value ? value : "";
-      qa->algorithm = qa->algorithm || i == 0;
+    if (key && strcmp(key, names[i]) == 0 && in->query[i] == NULL) {
+      in->query[i] = value ? value : "";
+      in->query_auth = in->query_auth || i == 0;
     }
   return MHD_YES;
 }
@@ -666,9 +640,6 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
     return;
   }
   struct MHD_Connection *c = r->conn;
-  struct query_args qa;
-  memset(&qa, 0, sizeof(qa));
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg_cb, &qa);
   struct tt_ddbw_input in = {
       .method = method,
       .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
@@ -676,11 +647,10 @@ static void process(struct tt_ddb_req *r, const char *url, const char *method) {
       .authorization = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"),
       .amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date"),
       .date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date"),
-      .query_auth = qa.algorithm,
-      .query = {qa.v[0], qa.v[1], qa.v[2], qa.v[3], qa.v[4]},
       .body = r->body_buf.data,
       .body_len = r->body_buf.len,
   };
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_arg_cb, &in);
   struct tt_ddbw_request req;
   struct tt_ddbw_error err;
   bool not_json;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_table_check.c -- DynamoDB's checks of a CreateTable's or an
- * UpdateTable's parameters taken together (ddb_table_check.h), made after
+ * UpdateTable's parameters taken together (ddb_wire.h), made after
  * the member constraints and before any table is looked up, in DynamoDB's
  * order and with its messages. */
-#include "api/ddb_table_check.h"
+#include "api/ddb_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

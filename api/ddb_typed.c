@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_typed.c -- DynamoDB JSON transactions and batches to typed requests
  * and typed results back to DynamoDB JSON, for the DynamoDB listener
- * (ddb_typed.h).
+ * (ddb_items.h).
  * The shape is checked here, with DynamoDB's messages; what depends on the
  * tables (keys, expressions, sizes) is the backend's. */
-#include "api/ddb_typed.h"
 #include "api/ddb_items.h"
 
 #include <stdlib.h>
@@ -16,12 +15,6 @@
 
 static int oom(struct tt_backend_error *e) {
   return tt_backend_error_set(e, "InternalServerError", 500, "Internal server error");
-}
-
-static int from_tt(struct tt_backend_error *e, const struct tt_error *err) {
-  if (err->code == TT_ERR_INTERNAL)
-    return oom(e);
-  return tt_backend_error_set(e, "ValidationException", 400, "%s", err->message);
 }
 
 /* One action's members, in the order DynamoDB reports their errors. */
@@ -184,7 +177,11 @@ static int entry_of(bool write, const json_t *j, struct tt_ddb_batch_entry *x, s
   struct tt_error err;
   if (!write) {
     x->value = own;
-    return tt_ddb_item_from_json(j, "Keys", own, &err) != 0 ? from_tt(e, &err) : 0;
+    if (tt_ddb_item_from_json(j, "Keys", own, &err) == 0)
+      return 0;
+    return err.code == TT_ERR_INTERNAL
+               ? oom(e)
+               : tt_backend_error_set(e, "ValidationException", 400, "%s", err.message);
   }
   const json_t *put = json_object_get(j, "PutRequest");
   const json_t *del = json_object_get(j, "DeleteRequest");

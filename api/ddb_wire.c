@@ -2,6 +2,7 @@
 /* ddb_wire.c -- parsing of the DynamoDB listener's requests (ddb_wire.h). */
 #include "api/ddb_wire.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,11 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/ddb_table_check.h"
 #include "util/text.h"
 
 #define T_SERVICE "com.amazon.coral.service#"
 #define T_DDB "com.amazonaws.dynamodb.v20120810#"
+#define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   static const char prefix[] = "DynamoDB_20120810.";
@@ -28,10 +29,8 @@ int tt_ddbw_target(const char *target, enum tt_ddb_op *op) {
   return -1;
 }
 
-static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
-                ...) __attribute__((format(printf, 4, 5)));
-static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
-                ...) {
+int tt_ddbw_fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
+                 ...) {
   err->type = type;
   err->status = status;
   va_list ap;
@@ -39,26 +38,6 @@ static int fail(struct tt_ddbw_error *err, const char *type, unsigned status, co
   vsnprintf(err->message, sizeof(err->message), fmt, ap);
   va_end(ap);
   return -1;
-}
-
-int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...) {
-  err->type = "com.amazon.coral.validate#ValidationException";
-  err->status = 400;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-/* dst = a, sep (when a is not empty) and b, cut to cap - 1. */
-static void join(char *dst, size_t cap, const char *a, const char *sep, const char *b) {
-  size_t la = strlen(a), ls = a[0] ? strlen(sep) : 0;
-  tt_text_copyn(dst, cap, a, la);
-  if (la + 1 < cap)
-    tt_text_copyn(dst + la, cap - la, sep, ls);
-  if (la + ls + 1 < cap)
-    tt_text_copyn(dst + la + ls, cap - la - ls, b, strlen(b));
 }
 
 /* Appends to a message buffer, truncating. */
@@ -106,14 +85,14 @@ static int split_credential(const char *cred, struct tt_ddbw_auth *a, struct tt_
   bool extra = n == 5 && parts[4][lens[4]] != '\0' && strspn(parts[4] + lens[4], "/") !=
                                                             strlen(parts[4] + lens[4]);
   if (n != 5 || extra)
-    return fail(err, T_SERVICE "IncompleteSignatureException", 400,
-                "Credential must have exactly 5 slash-delimited elements, e.g. "
-                "keyid/date/region/service/term, got '%s'",
-                cred);
+    return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400,
+                        "Credential must have exactly 5 slash-delimited elements, e.g. "
+                        "keyid/date/region/service/term, got '%s'",
+                        cred);
   if (lens[0] >= sizeof(a->access_key) || lens[1] != 8 || lens[2] >= sizeof(a->region) ||
       lens[3] >= sizeof(a->service))
-    return fail(err, T_SERVICE "InvalidSignatureException", 400,
-                "Credential should be scoped to a valid region and service");
+    return tt_ddbw_fail(err, T_SERVICE "InvalidSignatureException", 400,
+                        "Credential should be scoped to a valid region and service");
   tt_text_copyn(a->access_key, sizeof(a->access_key), parts[0], lens[0]);
   tt_text_copyn(a->date, sizeof(a->date), parts[1], 8);
   tt_text_copyn(a->region, sizeof(a->region), parts[2], lens[2]);
@@ -126,14 +105,14 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
                        struct tt_ddbw_error *err) {
   const char *h = in->authorization;
   if (h && in->query_auth)
-    return fail(err, T_SERVICE "InvalidSignatureException", 400,
-                "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as "
-                "HTTP header.");
+    return tt_ddbw_fail(err, T_SERVICE "InvalidSignatureException", 400,
+                        "Found both 'X-Amz-Algorithm' as a query-string param and "
+                        "'Authorization' as HTTP header.");
   while (h && (*h == ' ' || *h == '\t'))
     h++;
   if ((h == NULL && !in->query_auth) || (h && strncmp(h, "AWS4-", 5) != 0))
-    return fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
-                "Request is missing Authentication Token");
+    return tt_ddbw_fail(err, T_SERVICE "MissingAuthenticationTokenException", 400,
+                        "Request is missing Authentication Token");
   if (h == NULL) { /* presigned: the query string carries the signature */
     static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
                                          "X-Amz-Signature", "X-Amz-SignedHeaders",
@@ -148,7 +127,7 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
       }
     if (msg[0]) {
       add(msg, sizeof(msg), "Re-examine the query-string parameters.");
-      return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+      return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
     }
     return 0;
   }
@@ -171,7 +150,7 @@ int tt_ddbw_check_auth(const struct tt_ddbw_input *in, struct tt_ddbw_auth *a,
   if (msg[0]) {
     add(msg, sizeof(msg), "Authorization=");
     add(msg, sizeof(msg), in->authorization);
-    return fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
+    return tt_ddbw_fail(err, T_SERVICE "IncompleteSignatureException", 400, "%s", msg);
   }
   tt_text_copyn(a->signed_headers, sizeof(a->signed_headers), sh, strlen(sh));
   tt_text_copyn(a->signature, sizeof(a->signature), sig, strlen(sig));
@@ -197,7 +176,7 @@ bool tt_ddbw_is_json(const char *content_type) {
   return type_is(content_type, "application/json");
 }
 
-static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err);
+static int check_tags(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err);
 
 int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
                   struct tt_ddbw_error *err, bool *not_json) {
@@ -208,7 +187,7 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
   if (in->method == NULL || strcmp(in->method, "POST") != 0 ||
       (has_body && !j10 && !tt_ddbw_is_json(in->content_type))) {
     *not_json = true;
-    return fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
+    return tt_ddbw_fail(err, T_SERVICE "UnknownOperationException", 404, "%s", "");
   }
   out->json_1_0 = j10;
   json_t *body = NULL;
@@ -216,25 +195,25 @@ int tt_ddbw_parse(const struct tt_ddbw_input *in, struct tt_ddbw_request *out,
     json_error_t je;
     body = json_loadb(in->body, in->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (body == NULL)
-      return fail(err, T_SERVICE "SerializationException", 400, "%s", "");
+      return tt_ddbw_fail(err, T_SERVICE "SerializationException", 400, "%s", "");
   }
   int rc = -1;
   if (tt_ddbw_target(in->target, &out->op) != 0) {
-    fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
+    tt_ddbw_fail(err, T_SERVICE "UnknownOperationException", 400, "%s", "");
     goto done;
   }
   if (tt_ddbw_check_auth(in, &out->auth, err) != 0)
     goto done;
   if (body == NULL || !json_is_object(body)) {
-    fail(err, T_SERVICE "SerializationException", 400, "%s",
-         body == NULL ? "" : "Start of structure or map found where not expected.");
+    tt_ddbw_fail(err, T_SERVICE "SerializationException", 400, "%s",
+                 body == NULL ? "" : "Start of structure or map found where not expected.");
     goto done;
   }
   /* The tag operations' members and ResourceArn are checked here, in
    * DynamoDB's order (before the tables of member types). */
   if ((out->op == TT_DDB_TAG_RESOURCE || out->op == TT_DDB_UNTAG_RESOURCE ||
        out->op == TT_DDB_LIST_TAGS_OF_RESOURCE) &&
-      check_tags(tt_ddb_op_name(out->op), body, err) != 0)
+      check_tags(out->op, body, err) != 0)
     goto done;
   out->body = body;
   body = NULL;
@@ -411,8 +390,7 @@ int tt_ddbw_check_table_name(enum tt_ddb_op op, const json_t *body, struct tt_dd
   char msg[sizeof(err->message)];
   int k = 0;
   const char *what[3] = {NULL, NULL, NULL};
-  if (n == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                             "0123456789_.-") != n)
+  if (n == 0 || strspn(name, ALNUM "_.-") != n)
     what[k++] = "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+";
   if (n < 3)
     what[k++] = "Member must have length greater than or equal to 3";
@@ -550,6 +528,11 @@ static const struct {
      "CreateGlobalSecondaryIndexAction>',{" S_PROJECTION "," S_INDEX "," S_PT
      ",{'children':1}]," S_KEYS("") "}],'Delete':['FieldStruct<DeleteGlobalSecondaryIndexAction>',{"
      S_INDEX "}]}]]}"},
+    {TT_DDB_TAG_RESOURCE,
+     "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
+     "'Value':'String'}]]}"},
+    {TT_DDB_UNTAG_RESOURCE, "{'ResourceArn':'String','TagKeys':['List','String']}"},
+    {TT_DDB_LIST_TAGS_OF_RESOURCE, "{'ResourceArn':'String'}"},
 };
 
 static const char attr_members[] =
@@ -569,7 +552,7 @@ struct tctx {
   int depth;
 };
 
-#define ser(c, ...) fail((c)->err, T_SER, 400, __VA_ARGS__)
+#define ser(c, ...) tt_ddbw_fail((c)->err, T_SER, 400, __VA_ARGS__)
 
 static bool is_whole(const json_t *v) {
   if (json_is_integer(v))
@@ -699,11 +682,8 @@ static int check_as(struct tctx *c, json_t *val, const char *base, const char *s
   }
   if (blob) {
     size_t n = json_string_length(val);
-    if (n % 4) {
-      char len[32];
-      snprintf(len, sizeof(len), "%zu", n);
-      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %s", len);
-    }
+    if (n % 4)
+      return ser(c, "Base64 encoded length is expected a multiple of 4 bytes but found: %zu", n);
     if (!base64_canonical(json_string_value(val), n))
       return ser(c, "Invalid last non-pad Base64 character dectected");
   }
@@ -772,13 +752,10 @@ static int check_node(struct tctx *c, json_t *val, const json_t *node, json_t **
   }
   c->depth++;
   int rc;
-  if (strcmp(base, "AttrStruct") == 0) {
-    char t[128];
-    tt_text_copyn(t, sizeof(t), sub, strlen(sub));
-    rc = check_as(c, val, t, "AttributeValue", c->attr, repl);
-  } else {
+  if (strcmp(base, "AttrStruct") == 0) /* an AttributeValue shaped as `sub` */
+    rc = check_as(c, val, sub, "AttributeValue", c->attr, repl);
+  else
     rc = check_as(c, val, base, sub[0] ? sub : NULL, children, repl);
-  }
   c->depth--;
   return rc;
 }
@@ -842,12 +819,6 @@ static void value_str(const json_t *v, char *out, size_t n) {
   }
 }
 
-static void lower_first(const char *s, char *out, size_t n) {
-  tt_text_copyn(out, n, s, strlen(s));
-  if (out[0] >= 'A' && out[0] <= 'Z')
-    out[0] = (char)(out[0] - 'A' + 'a');
-}
-
 static void violation(struct vctx *c, const json_t *data, const char *path, const char *what) {
   char value[8000];
   value_str(data, value, sizeof(value) - 2);
@@ -872,73 +843,47 @@ static size_t js_length(const json_t *v) {
   return n;
 }
 
-static double num_of(const json_t *v) { return json_number_value(v); }
-
-static bool name_pattern(const json_t *v) {
-  const char *s = json_string_value(v);
-  size_t n = json_string_length(v);
-  return s && n > 0 &&
-         strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
-/* One constraint `name` (argument `arg`) of `data`; false when broken,
- * with `what` its message. */
-/* DynamoDB's text of the constraint `name` with its argument. */
+/* DynamoDB's text of the constraint `name` with its argument (a number, a
+ * pattern, or an enum's list, each as value_str renders it). */
 static void constraint_text(const char *name, const json_t *arg, char *what, size_t n) {
-  long long a = (long long)json_number_value(arg);
+  static const char *const texts[][2] = {
+      {"notNull", "not be null"},
+      {"greaterThanOrEqual", "have value greater than or equal to "},
+      {"lessThanOrEqual", "have value less than or equal to "},
+      {"regex", "satisfy regular expression pattern: "},
+      {"lengthGreaterThanOrEqual", "have length greater than or equal to "},
+      {"lengthLessThanOrEqual", "have length less than or equal to "},
+      {"enum", "satisfy enum value set: "}};
+  char a[400] = "";
   what[0] = '\0';
-  if (strcmp(name, "notNull") == 0) {
-    snprintf(what, n, "Member must not be null");
-  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have value greater than or equal to %lld", a);
-  } else if (strcmp(name, "lessThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have value less than or equal to %lld", a);
-  } else if (strcmp(name, "regex") == 0) {
-    snprintf(what, n, "Member must satisfy regular expression pattern: %s", json_string_value(arg));
-  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have length greater than or equal to %lld", a);
-  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
-    snprintf(what, n, "Member must have length less than or equal to %lld", a);
-  } else if (strcmp(name, "enum") == 0) {
-    size_t i, len;
-    json_t *e;
-    snprintf(what, n, "Member must satisfy enum value set: [");
-    json_array_foreach(arg, i, e) {
-      len = strlen(what);
-      snprintf(what + len, n - len, "%s%s", i ? ", " : "", json_string_value(e));
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+    if (strcmp(name, texts[i][0]) == 0) {
+      if (i > 0)
+        value_str(arg, a, sizeof(a));
+      snprintf(what, n, "Member must %s%s", texts[i][1], a);
     }
-    len = strlen(what);
-    snprintf(what + len, n - len, "]");
-  }
 }
 
 /* Whether `data` meets the constraint `name`; when it does not, its text is
  * in `what` (written only then: most requests break none). */
 static bool constraint(const char *name, const json_t *arg, const json_t *data, char *what,
                        size_t n) {
-  long long a = (long long)json_number_value(arg);
-  bool ok = true;
-  if (strcmp(name, "notNull") == 0) {
-    ok = data != NULL && !json_is_null(data);
-  } else if (strcmp(name, "greaterThanOrEqual") == 0) {
-    ok = !json_is_number(data) || num_of(data) >= (double)a;
-  } else if (strcmp(name, "lessThanOrEqual") == 0) {
-    ok = !json_is_number(data) || num_of(data) <= (double)a;
-  } else if (strcmp(name, "regex") == 0) {
-    ok = !json_is_string(data) || name_pattern(data);
-  } else if (strcmp(name, "lengthGreaterThanOrEqual") == 0) {
-    ok = js_length(data) >= (size_t)a;
-  } else if (strcmp(name, "lengthLessThanOrEqual") == 0) {
-    ok = js_length(data) <= (size_t)a;
-  } else if (strcmp(name, "enum") == 0) {
-    size_t i;
-    json_t *e;
-    ok = false;
-    json_array_foreach(arg, i, e) {
-      if (json_is_string(data) && json_equal(e, (json_t *)data))
-        ok = true;
-    }
+  double a = json_number_value(arg), d = json_number_value(data);
+  bool num = json_is_number(data), enum_ok = false;
+  size_t sn = json_string_length(data); /* a name: [a-zA-Z0-9_.-]+ */
+  bool name_ok = sn > 0 && strspn(json_string_value(data), ALNUM "_.-") == sn;
+  size_t i;
+  json_t *e;
+  json_array_foreach(arg, i, e) {
+    enum_ok = enum_ok || (json_is_string(data) && json_equal(e, (json_t *)data));
   }
+  bool ok = strcmp(name, "notNull") == 0              ? data != NULL && !json_is_null(data)
+            : strcmp(name, "greaterThanOrEqual") == 0 ? !num || d >= a
+            : strcmp(name, "lessThanOrEqual") == 0    ? !num || d <= a
+            : strcmp(name, "regex") == 0              ? !json_is_string(data) || name_ok
+            : strcmp(name, "lengthGreaterThanOrEqual") == 0 ? js_length(data) >= (size_t)a
+            : strcmp(name, "lengthLessThanOrEqual") == 0    ? js_length(data) <= (size_t)a
+            : strcmp(name, "enum") != 0 || enum_ok;
   if (!ok)
     constraint_text(name, arg, what, n);
   return ok;
@@ -1007,8 +952,9 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
     return;
   }
   char path[512], la[256];
-  lower_first(attr, la, sizeof(la));
-  join(path, sizeof(path), parent, ".", la);
+  tt_text_copyn(la, sizeof(la), attr, strlen(attr));
+  la[0] = (char)tolower((unsigned char)la[0]); /* "tableName" */
+  snprintf(path, sizeof(path), "%s%s%s", parent, parent[0] ? "." : "", la);
   const char *rn;
   json_t *ra;
   json_object_foreach((json_t *)rules, rn, ra) {
@@ -1034,7 +980,7 @@ static void validate_one(struct vctx *c, const char *attr, const json_t *data, c
         json_t *v;
         json_object_foreach((json_t *)data, k, v) {
           char p[600];
-          join(p, sizeof(p), path, ".", k);
+          snprintf(p, sizeof(p), "%s%s%s", path, path[0] ? "." : "", k);
           validate_one(c, "member", v, children, p);
         }
       } else if (json_is_object(children) && json_is_object(data)) {
@@ -1334,19 +1280,25 @@ static size_t item_bytes(const json_t *item, int depth) {
   return size;
 }
 
+/* One AttributeValue, refused with check_av's message. */
+static int check_one(const json_t *v, struct tt_ddbw_error *err) {
+  const char *m = check_av(v, err->message, sizeof(err->message), 0);
+  if (m == NULL)
+    return 0;
+  if (m != err->message)
+    snprintf(err->message, sizeof(err->message), "%s", m);
+  err->type = T_VAL;
+  err->status = 400;
+  return -1;
+}
+
 /* Every AttributeValue of a map (an item or a key). */
 static int check_avs(const json_t *map, struct tt_ddbw_error *err) {
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)map, k, v) {
-    const char *m = check_av(v, err->message, sizeof(err->message), 0);
-    if (m != NULL) {
-      if (m != err->message)
-        snprintf(err->message, sizeof(err->message), "%s", m);
-      err->type = T_VAL;
-      err->status = 400;
+    if (check_one(v, err) != 0)
       return -1;
-    }
   }
   return 0;
 }
@@ -1355,20 +1307,8 @@ static int check_item(const json_t *item, struct tt_ddbw_error *err) {
   if (check_avs(item, err) != 0)
     return -1;
   if (json_is_object(item) && item_bytes(item, 0) > MAX_ITEM_BYTES)
-    return fail(err, T_VAL, 400, "Item size has exceeded the maximum allowed size");
+    return tt_ddbw_invalid(err, "Item size has exceeded the maximum allowed size");
   return 0;
-}
-
-/* Whether a placeholder is the lead character and one or more of
- * [0-9A-Za-z_]. */
-static bool placeholder_ok(const char *s, char lead) {
-  if (s[0] != lead || s[1] == '\0')
-    return false;
-  for (s++; *s; s++)
-    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-          *s == '_'))
-      return false;
-  return true;
 }
 
 /* ExpressionAttributeNames and ExpressionAttributeValues, as DynamoDB checks
@@ -1383,11 +1323,12 @@ static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
     if (!json_is_object(map))
       continue;
     if (json_object_size(map) == 0)
-      return fail(err, T_VAL, 400, "%s must not be empty", maps[i]);
+      return tt_ddbw_invalid(err, "%s must not be empty", maps[i]);
     json_object_foreach((json_t *)map, k, v) {
-      if (!placeholder_ok(k, i == 0 ? '#' : ':'))
-        return fail(err, T_VAL, 400, "%s contains invalid key: Syntax error; key: \"%.200s\"",
-                    maps[i], k);
+      /* The lead character and one or more of [0-9A-Za-z_]. */
+      if (k[0] != (i == 0 ? '#' : ':') || k[1] == '\0' || k[1 + strspn(k + 1, ALNUM "_")])
+        return tt_ddbw_invalid(err, "%s contains invalid key: Syntax error; key: \"%.200s\"",
+                               maps[i], k);
     }
     if (i == 0)
       continue;
@@ -1395,8 +1336,8 @@ static int check_expr_maps(const json_t *body, struct tt_ddbw_error *err) {
       char buf[sizeof(err->message) - 300];
       const char *m = check_av(v, buf, sizeof(buf), 0);
       if (m != NULL)
-        return fail(err, T_VAL, 400, "%s contains invalid value: %s for key %.200s", maps[i], m,
-                    k);
+        return tt_ddbw_invalid(err, "%s contains invalid value: %s for key %.200s", maps[i], m,
+                               k);
     }
   }
   return 0;
@@ -1421,14 +1362,11 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
       const char *act = json_string_value(json_object_get(v, "Action"));
       bool del = act && strcmp(act, "DELETE") == 0, add = act && strcmp(act, "ADD") == 0;
       if (value && !json_is_null(value)) {
-        json_t *one = json_pack("{sO}", "v", value);
-        int rc = one ? check_avs(one, err) : 0;
-        json_decref(one);
-        if (rc != 0)
+        if (check_one(value, err) != 0)
           return -1;
       } else if (!del) {
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Only DELETE "
-                                     "action is allowed when no attribute value is specified");
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: Only DELETE "
+                                    "action is allowed when no attribute value is specified");
       } else {
         continue;
       }
@@ -1442,11 +1380,11 @@ int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_e
         continue;
       bool set = strcmp(type, "SS") == 0 || strcmp(type, "NS") == 0 || strcmp(type, "BS") == 0;
       if (del && !set)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: DELETE action "
-                                     "with value is not supported for the type %s", type);
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: DELETE action "
+                                    "with value is not supported for the type %s", type);
       if (add && !set && strcmp(type, "N") != 0 && strcmp(type, "L") != 0)
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: ADD action is "
-                                     "not supported for the type %s", type);
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: ADD action is "
+                                    "not supported for the type %s", type);
     }
     return check_expr_maps(body, err);
   case TT_DDB_BATCH_GET_ITEM:
@@ -1487,13 +1425,13 @@ int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_er
   bool none = strcmp(op, "NULL") == 0 || strcmp(op, "NOT_NULL") == 0;
   bool in = strcmp(op, "IN") == 0, between = strcmp(op, "BETWEEN") == 0;
   if (none ? n != 0 : in ? n < 1 : between ? n != 2 : n != 1)
-    return fail(err, T_VAL, 400, "One or more parameter values were invalid: Invalid number "
-                                 "of argument(s) for the %s ComparisonOperator", op);
+    return tt_ddbw_invalid(err, "One or more parameter values were invalid: Invalid number "
+                                "of argument(s) for the %s ComparisonOperator", op);
   for (i = 1; i < n; i++)
     if (strcmp(first_type(json_array_get(list, i)), first_type(json_array_get(list, 0))) != 0)
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                   "AttributeValues inside AttributeValueList must be of "
-                                   "same type");
+      return tt_ddbw_invalid(err, "One or more parameter values were invalid: "
+                                  "AttributeValues inside AttributeValueList must be of "
+                                  "same type");
   const char *const *allowed = strcmp(op, "EQ") == 0 || strcmp(op, "NE") == 0 ? any
                                : strcmp(op, "BEGINS_WITH") == 0              ? sb
                                : none                                        ? NULL
@@ -1501,9 +1439,9 @@ int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_er
   for (i = 0; allowed && i < n; i++) {
     const char *t = first_type(json_array_get(list, i));
     if (!type_in(t, allowed))
-      return fail(err, T_VAL, 400, "One or more parameter values were invalid: "
-                                   "ComparisonOperator %s is not valid for %s AttributeValue "
-                                   "type", op, t);
+      return tt_ddbw_invalid(err, "One or more parameter values were invalid: "
+                                  "ComparisonOperator %s is not valid for %s AttributeValue "
+                                  "type", op, t);
   }
   return 0;
 }
@@ -1523,7 +1461,7 @@ static int check_conditions(const json_t *conds, struct tt_ddbw_error *err) {
       char buf[sizeof(err->message) - 64];
       const char *m = check_av(v, buf, sizeof(buf), 0);
       if (m != NULL)
-        return fail(err, T_VAL, 400, "%s", m);
+        return tt_ddbw_invalid(err, "%s", m);
     }
     if (op && tt_ddbw_condition_args(op, list, err) != 0)
       return -1;
@@ -1539,9 +1477,9 @@ static int check_attributes_to_get(const json_t *body, struct tt_ddbw_error *err
     for (size_t j = i + 1; j < n; j++)
       if (json_equal(json_array_get(a, i), json_array_get(a, j)) &&
           json_is_string(json_array_get(a, i)))
-        return fail(err, T_VAL, 400, "One or more parameter values were invalid: Duplicate "
-                                     "value in attribute name: %.200s",
-                    json_string_value(json_array_get(a, i)));
+        return tt_ddbw_invalid(err, "One or more parameter values were invalid: Duplicate "
+                                    "value in attribute name: %.200s",
+                               json_string_value(json_array_get(a, i)));
   return 0;
 }
 
@@ -1566,16 +1504,16 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
         tt_ddbw_check_start_key(op, body, err) != 0)
       return -1;
     if (s != 0 && absent(total))
-      return fail(err, T_VAL, 400, "The TotalSegments parameter is required but was not present "
-                                   "in the request when Segment parameter is present");
+      return tt_ddbw_invalid(err, "The TotalSegments parameter is required but was not present "
+                                  "in the request when Segment parameter is present");
     if (t != 0 && absent(seg))
-      return fail(err, T_VAL, 400, "The Segment parameter is required but was not present in "
-                                   "the request when parameter TotalSegments is present");
+      return tt_ddbw_invalid(err, "The Segment parameter is required but was not present in "
+                                  "the request when parameter TotalSegments is present");
     if (t != 0 && s >= t)
-      return fail(err, T_VAL, 400,
-                  "The Segment parameter is zero-based and must be less than parameter "
-                  "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
-                  (long long)s, (long long)t);
+      return tt_ddbw_invalid(err,
+                             "The Segment parameter is zero-based and must be less than parameter "
+                             "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+                             (long long)s, (long long)t);
     return check_expr_maps(body, err);
   }
   if (op != TT_DDB_QUERY)
@@ -1585,12 +1523,12 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
       check_attributes_to_get(body, err) != 0 || tt_ddbw_check_start_key(op, body, err) != 0)
     return -1;
   if (absent(kc) && absent(json_object_get(body, "KeyConditionExpression")))
-    return fail(err, T_VAL, 400, "Either the KeyConditions or KeyConditionExpression "
-                                 "parameter must be specified in the request.");
+    return tt_ddbw_invalid(err, "Either the KeyConditions or KeyConditionExpression "
+                                "parameter must be specified in the request.");
   if (check_expr_maps(body, err) != 0 || check_conditions(kc, err) != 0)
     return -1;
   if (json_is_object(kc) && (json_object_size(kc) < 1 || json_object_size(kc) > 2))
-    return fail(err, T_VAL, 400, "Conditions can be of length 1 or 2 only");
+    return tt_ddbw_invalid(err, "Conditions can be of length 1 or 2 only");
   return 0;
 }
 
@@ -1607,7 +1545,7 @@ int tt_ddbw_check_start_key(enum tt_ddb_op op, const json_t *body, struct tt_ddb
       return -1;
   char m[sizeof(err->message)];
   snprintf(m, sizeof(m), "%s", err->message);
-  return fail(err, T_VAL, 400, "The provided starting key is invalid: %.2200s", m);
+  return tt_ddbw_invalid(err, "The provided starting key is invalid: %.2200s", m);
 }
 
 /* ---- tag operations ------------------------------------------------------ */
@@ -1639,39 +1577,32 @@ static bool table_arn(const char *a) {
   return false;
 }
 
-static int check_tags(const char *name, json_t *body, struct tt_ddbw_error *err) {
-  static const char *const schema_tag =
-      "{'ResourceArn':'String','Tags':['List',['ValueStruct<Tag>',{'Key':'String',"
-      "'Value':'String'}]]}";
-  static const char *const schema_untag = "{'ResourceArn':'String','TagKeys':['List','String']}";
-  static const char *const schema_list = "{'ResourceArn':'String'}";
-  bool tag = strcmp(name, "TagResource") == 0, untag = strcmp(name, "UntagResource") == 0;
-  json_t *schema = schema_of(tag ? schema_tag : untag ? schema_untag : schema_list);
-  struct tctx c = {.attr = schema_of(attr_members), .err = err, .depth = 0};
-  int rc = schema && c.attr ? check_struct(&c, body, schema) : 0;
-  if (rc != 0)
+static int check_tags(enum tt_ddb_op op, json_t *body, struct tt_ddbw_error *err) {
+  const char *name = tt_ddb_op_name(op);
+  bool tag = op == TT_DDB_TAG_RESOURCE, untag = op == TT_DDB_UNTAG_RESOURCE;
+  if (tt_ddbw_check_types(op, body, err) != 0) /* schemas[]: checked again, as for all */
     return -1;
   const char *arn = json_string_value(json_object_get(body, "ResourceArn"));
   if (arn == NULL)
-    return fail(err, T_VAL, 400, "Invalid TableArn");
+    return tt_ddbw_invalid(err, "Invalid TableArn");
   if (!arn_shaped(arn))
-    return fail(err, T_SERVICE "AccessDeniedException", 400,
-                "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
-                "dynamodb:%s on resource: %s",
-                name, arn[0] ? arn : "*");
+    return tt_ddbw_fail(err, T_SERVICE "AccessDeniedException", 400,
+                        "User: arn:aws:iam::000000000000:user/local is not authorized to perform: "
+                        "dynamodb:%s on resource: %s",
+                        name, arn[0] ? arn : "*");
   const char *list = tag ? "Tags" : "TagKeys";
   json_t *l = json_object_get(body, list);
   if ((tag || untag) && l == NULL)
-    return fail(err, T_VAL, 400,
-                "1 validation error detected: Value null at '%s' failed to satisfy constraint: "
-                "Member must not be null",
-                tag ? "tags" : "tagKeys");
+    return tt_ddbw_invalid(err,
+                           "1 validation error detected: Value null at '%s' failed to satisfy "
+                           "constraint: Member must not be null",
+                           tag ? "tags" : "tagKeys");
   if (!table_arn(arn))
-    return fail(err, T_VAL, 400, "Invalid TableArn: Invalid ResourceArn provided as input %s",
-                arn);
+    return tt_ddbw_invalid(err, "Invalid TableArn: Invalid ResourceArn provided as input %s",
+                           arn);
   if ((tag || untag) && json_array_size(l) == 0)
-    return fail(err, T_VAL, 400, "%s",
-                tag ? "Atleast one Tag needs to be provided as Input."
-                    : "Atleast one Tag Key needs to be provided as Input.");
+    return tt_ddbw_invalid(err, "%s",
+                           tag ? "Atleast one Tag needs to be provided as Input."
+                               : "Atleast one Tag Key needs to be provided as Input.");
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "value/av.h"
 
 /* A refusal decided before any backend call: DynamoDB's full __type,
  * its message ("" for none: the body then has no "message") and status. */
@@ -120,10 +121,13 @@ int tt_ddbw_expression_params(enum tt_ddb_op op, json_t *body, struct tt_ddbw_er
  * or -1 with *err. */
 int tt_ddbw_check_values(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
-/* Sets *err to a ValidationException (400) with the formatted message, the
- * refusal of most parameter checks. Returns -1. */
-int tt_ddbw_invalid(struct tt_ddbw_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Sets *err to the __type `type` and `status` with the formatted message.
+ * Returns -1. tt_ddbw_invalid: a ValidationException (400), the refusal of
+ * most parameter checks. */
+int tt_ddbw_fail(struct tt_ddbw_error *err, const char *type, unsigned status, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+#define tt_ddbw_invalid(err, ...) \
+  tt_ddbw_fail((err), "com.amazon.coral.validate#ValidationException", 400, __VA_ARGS__)
 
 /* The same checks of a Query's or Scan's ExclusiveStartKey, made after its
  * conditions are (most messages prefixed "The provided starting key is
@@ -140,6 +144,16 @@ int tt_ddbw_check_read(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_err
  * the ComparisonOperator `op`: the number of arguments, one type for all,
  * and the types the operator compares. Returns 0 or -1 with *err. */
 int tt_ddbw_condition_args(const char *op, const json_t *list, struct tt_ddbw_error *err);
+
+/* DynamoDB's checks of a CreateTable's or an UpdateTable's parameters
+ * taken together, made after the member constraints (tt_ddbw_validate)
+ * and before any table is looked up (api/ddb_table_check.c): BillingMode
+ * against ProvisionedThroughput and its bounds, KeySchema against
+ * AttributeDefinitions, the secondary indexes' keys, projections, names and
+ * counts, and the GlobalSecondaryIndexUpdates' actions, in DynamoDB's order
+ * and with its messages. Returns 0, or -1 with a ValidationException in
+ * *err; 0 for other ops. */
+int tt_ddbw_check_table(enum tt_ddb_op op, const json_t *body, struct tt_ddbw_error *err);
 
 /* Every check of a parsed request before legacy parameters are rewritten,
  * in DynamoDB's order: tt_ddbw_check_types, tt_ddbw_validate,
@@ -178,6 +192,32 @@ const char *tt_ddbw_full_type(const char *short_type, char *buf, size_t n);
 /* The error body DynamoDB sends: {"__type": ..., "message": ...} plus the
  * backend's extra members (CancellationReasons, Item). New reference or NULL. */
 json_t *tt_ddbw_error_body(const char *full_type, const char *message, const json_t *extra);
+
+/* A GetItem the backend takes typed (api/ddb_get.c): the request the
+ * backend port takes as struct tt_ddb_item_request, read either from a
+ * parsed and checked JSON body or, for a plain well-formed GetItem, in one
+ * pass straight from the request text (no JSON tree, no walk of the
+ * operation's member types and constraints). The one-pass reader takes
+ * only requests the generic path (the parse and checks above, then
+ * ddb_items.h) accepts with the same typed request; it declines
+ * everything else, which then takes the generic path unchanged, so every
+ * refusal is the generic path's. */
+struct tt_ddbw_get {
+  char table[256];    /* TableName: 3..255 of [a-zA-Z0-9_.-] once checked */
+  struct tt_av key;   /* M; tt_av_free it */
+  bool consistent_read;
+};
+
+/* The one-pass reader: true when `in` is a POST of JSON (either
+ * Content-Type) with X-Amz-Target GetItem, a well-formed Authorization
+ * header (*auth filled) and a body of exactly the members TableName (a
+ * valid table name), Key (a non-empty map of S or N key values) and
+ * optionally ConsistentRead (true or false) and ReturnConsumedCapacity
+ * ("NONE"), each once, with strings free of escapes and of invalid UTF-8.
+ * *out is then what the generic path would make of the request. False
+ * (out zeroed) for anything else. */
+bool tt_ddbw_fast_get(const struct tt_ddbw_input *in, struct tt_ddbw_get *out,
+                      struct tt_ddbw_auth *auth);
 
 /* CRC32 (IEEE 802.3, as zlib's crc32) of a buffer: x-amz-crc32. */
 uint32_t tt_ddbw_crc32(const void *p, size_t n);

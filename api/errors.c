@@ -7,60 +7,47 @@
 #include <string.h>
 
 unsigned tt_api_error_status(enum tt_err_code code) {
-  switch (code) {
-  case TT_OK:
-    return 200;
-  case TT_ERR_VALIDATION:
-  case TT_ERR_INVALID_CURSOR:
-  case TT_ERR_UNKNOWN_PARTNER:
-  case TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE:
-    return 400;
-  case TT_ERR_UNAUTHORIZED:
-    return 401;
-  case TT_ERR_FORBIDDEN:
-  case TT_ERR_RESERVED_MODEL:
-    return 403;
-  case TT_ERR_ROUTE_NOT_FOUND:
-  case TT_ERR_MODEL_NOT_FOUND:
-  case TT_ERR_ITEM_NOT_FOUND:
-  case TT_ERR_JOB_NOT_FOUND:
-  case TT_ERR_TABLE_NOT_FOUND:
-    return 404;
-  case TT_ERR_METHOD_NOT_ALLOWED:
-    return 405;
-  case TT_ERR_CONDITION_FAILED:
-  case TT_ERR_VERSION_CONFLICT:
-  case TT_ERR_TRANSACTION_CANCELED:
-  case TT_ERR_LEASE_HELD:
-  case TT_ERR_LEASE_NOT_OWNED:
-  case TT_ERR_INVALID_TRANSITION:
-  case TT_ERR_ALREADY_EXISTS:
-  case TT_ERR_IMMUTABLE_MODEL_MUTATION:
-  case TT_ERR_PROTECTED_FIELD_MUTATION:
-  case TT_ERR_UNSAFE_MODEL_CHANGE:
-    return 409;
-  case TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE:
-    return 422; /* well-formed, but the evidence cannot authorize: not about stored state */
-  case TT_ERR_PAYLOAD_TOO_LARGE:
-    return 413;
-  case TT_ERR_UNSUPPORTED_MEDIA:
-    return 415;
-  case TT_ERR_THROTTLED:
-    return 429;
-  case TT_ERR_BACKEND_UNAVAILABLE:
-  case TT_ERR_BATCH_INCOMPLETE:
-  case TT_ERR_DRAINING:
-    return 503;
-  case TT_ERR_BACKEND_TIMEOUT:
-    return 504;
-  case TT_ERR_ENCRYPTION_NOT_CONFIGURED:
-    return 501; /* the daemon is not set up to serve this model's attributes */
-  case TT_ERR_INVALID_ENCRYPTED_ENVELOPE: /* stored data is damaged: a server-side fault */
-  case TT_ERR_INTERNAL:
-  case TT_ERR__COUNT:
-    break;
-  }
-  return 500;
+  /* A code without an entry is 500: Internal, and InvalidEncryptedEnvelope
+   * (stored data is damaged: a server-side fault). */
+  static const unsigned short status[TT_ERR__COUNT] = {
+      [TT_OK] = 200,
+      [TT_ERR_VALIDATION] = 400,
+      [TT_ERR_INVALID_CURSOR] = 400,
+      [TT_ERR_UNKNOWN_PARTNER] = 400,
+      [TT_ERR_ENCRYPTED_FIELD_NOT_QUERYABLE] = 400,
+      [TT_ERR_UNAUTHORIZED] = 401,
+      [TT_ERR_FORBIDDEN] = 403,
+      [TT_ERR_RESERVED_MODEL] = 403,
+      [TT_ERR_ROUTE_NOT_FOUND] = 404,
+      [TT_ERR_MODEL_NOT_FOUND] = 404,
+      [TT_ERR_ITEM_NOT_FOUND] = 404,
+      [TT_ERR_JOB_NOT_FOUND] = 404,
+      [TT_ERR_TABLE_NOT_FOUND] = 404,
+      [TT_ERR_METHOD_NOT_ALLOWED] = 405,
+      [TT_ERR_CONDITION_FAILED] = 409,
+      [TT_ERR_VERSION_CONFLICT] = 409,
+      [TT_ERR_TRANSACTION_CANCELED] = 409,
+      [TT_ERR_LEASE_HELD] = 409,
+      [TT_ERR_LEASE_NOT_OWNED] = 409,
+      [TT_ERR_INVALID_TRANSITION] = 409,
+      [TT_ERR_ALREADY_EXISTS] = 409,
+      [TT_ERR_IMMUTABLE_MODEL_MUTATION] = 409,
+      [TT_ERR_PROTECTED_FIELD_MUTATION] = 409,
+      [TT_ERR_UNSAFE_MODEL_CHANGE] = 409,
+      /* Well-formed, but the evidence cannot authorize: not about stored state. */
+      [TT_ERR_REJECTED_DEPLOY_AUTHORITY_EVIDENCE] = 422,
+      [TT_ERR_PAYLOAD_TOO_LARGE] = 413,
+      [TT_ERR_UNSUPPORTED_MEDIA] = 415,
+      [TT_ERR_THROTTLED] = 429,
+      [TT_ERR_BACKEND_UNAVAILABLE] = 503,
+      [TT_ERR_BATCH_INCOMPLETE] = 503,
+      [TT_ERR_DRAINING] = 503,
+      [TT_ERR_BACKEND_TIMEOUT] = 504,
+      /* The daemon is not set up to serve this model's attributes. */
+      [TT_ERR_ENCRYPTION_NOT_CONFIGURED] = 501,
+  };
+  _Static_assert(TT_ERR__COUNT == 35, "a new error code needs its status here");
+  return (unsigned)code < TT_ERR__COUNT && status[code] ? status[code] : 500;
 }
 
 int tt_api_error_fallback(char *out, size_t cap, const char *request_id) {

@@ -17,29 +17,9 @@
 #include "orm/policy.h"
 #include "orm/txn.h"
 #include "orm/unique.h"
-#include "util/hex.h"
+#include "api/request.h"
 #include "value/base64.h"
 #include "value/codec_ddb.h"
-
-/* Decodes %XX escapes of `len` bytes into out (room for len + 1 bytes).
- * Returns the decoded length, or -1 on a malformed escape. */
-static long percent_decode(const char *s, size_t len, char *out) {
-  size_t o = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] != '%') {
-      out[o++] = s[i];
-      continue;
-    }
-    int hi = i + 2 < len ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
-    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
-    if (hi < 0 || lo < 0)
-      return -1;
-    out[o++] = (char)(hi << 4 | lo);
-    i += 2;
-  }
-  out[o] = '\0';
-  return (long)o;
-}
 
 /* Types one decoded URL part as attribute `a` declares it. */
 static int part_to_av(const struct tt_model_attr *a, const char *text, size_t len,
@@ -112,7 +92,7 @@ int tt_api_item_key(const struct tt_model *m, const char *raw, size_t len,
   }
   for (int i = 0; i < (sk ? 2 : 1); i++) {
     const struct tt_model_attr *a = i == 0 ? pk : sk;
-    long n = percent_decode(parts[i], lens[i], buf);
+    long n = tt_request_unescape(parts[i], lens[i], buf, false);
     if (n < 0) {
       tt_error_set(err, TT_ERR_VALIDATION, "key",
                    "key attribute %s: '%%' must start an escape of two hex digits (%%XX)",

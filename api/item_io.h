@@ -3,8 +3,10 @@
  * percent-decoded and typed by the model's key attributes (what the item
  * handlers hand the typed ORM), the ORM's typed item rendered as the body
  * and ETag of the HTTP answer, an item body typed into an item operation's
- * inputs, and a query or scan body read into the ORM's typed request
- * (api/query.c). */
+ * inputs, a query or scan body read into the ORM's typed request
+ * (api/query.c), and a batch's or transaction's body read into the ORM's
+ * typed batch (orm/batch.h, api/batch.c) or transaction (orm/txn.h,
+ * api/txn.c) with its typed answer rendered. */
 #ifndef TT_API_ITEM_IO_H
 #define TT_API_ITEM_IO_H
 
@@ -14,7 +16,9 @@
 #include <jansson.h>
 
 #include "model/model.h"
+#include "orm/batch.h"
 #include "orm/orm.h"
+#include "orm/txn.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "value/av.h"
@@ -79,5 +83,35 @@ int tt_api_query_start(struct tt_orm_query_op *op, const json_t *body);
  * guard path (orm/txn.h). Returns as tt_orm_item_start does. */
 struct tt_orm_item_op;
 int tt_api_item_start(struct tt_orm_item_op *op, const json_t *body);
+
+/* Starts the batch `op` (ctx, write and deadline_ns filled) of a REST body
+ * (borrowed until op finishes): read into op's typed entries, or op fails
+ * with the body's first error in the API's order (encryption, members,
+ * lists, counts, consistent, select, then each key or item;
+ * docs/batch.md). Returns as tt_orm_batch_start does. */
+int tt_api_batch_start(struct tt_orm_batch_op *op, const json_t *body);
+
+/* Once op finished: turns its typed answer in `r` into the HTTP answer's
+ * body, written to `out` on success (batch-get: 200 {"items": [found items
+ * in key order], "missing": [keys]}; batch-write: 200 {"processed": n}),
+ * or `r` fails (out of memory); a failure that left entries
+ * undone gets details.unprocessed -- batch-get: indexes into keys;
+ * batch-write: {"put": [indexes], "delete": [indexes]} -- and
+ * details.processed, then the backend's details or details.cause) and
+ * frees op's entries. */
+void tt_api_batch_answer(struct tt_orm_batch_op *op, struct tt_orm_result *r, struct tt_buf *out);
+
+/* Starts the transaction `op` (ctx and get filled) of a REST body
+ * (borrowed until op finishes): read into op's typed request, or op fails
+ * with the body's first error in the API's order (docs/batch.md). Returns
+ * as tt_orm_txn_start does. */
+int tt_api_txn_start(struct tt_orm_txn_op *op, const json_t *body);
+
+/* Once op finished: turns its typed answer in `r` into the HTTP answer
+ * (the body of a 200 written to `out`: {"ok": true} or {"items": [item |
+ * null, ...]}; or details.reasons of a TransactionCanceled in `r`; `r`
+ * fails when memory runs out) and releases what op's answer and actions
+ * hold. */
+void tt_api_txn_answer(struct tt_orm_txn_op *op, struct tt_orm_result *r, struct tt_buf *out);
 
 #endif

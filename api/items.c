@@ -9,7 +9,6 @@
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/items.h"
 #include "orm/provenance.h"
 #include "util/text.h"
@@ -79,13 +78,12 @@ static void item_answer(struct tt_request *req, struct tt_orm_result *r, void *a
 static struct tt_orm_item_op *item_op(struct tt_request *req, enum tt_orm_item_kind kind,
                                       json_t *body) {
   const struct tt_model *m = tt_api_path_model(req);
-  struct item_job *j = m ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  struct item_job *j = m ? tt_api_orm_job(req, sizeof(*j), m, body, item_answer) : NULL;
   if (j == NULL) {
     if (m == NULL)
       json_decref(body);
     return NULL;
   }
-  tt_api_orm_job_answer(j, item_answer);
   j->op.kind = kind;
   return &j->op;
 }
@@ -109,8 +107,7 @@ static void run(struct tt_request *req, struct tt_orm_item_op *op, const json_t 
   tt_api_item_start(op, body);
   return;
 refuse:
-  tt_orm_fail(op->ctx.result, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
-  tt_orm_ctx_finish(&op->ctx);
+  tt_orm_ctx_refuse(&op->ctx, tt_orm_item_check_policy(op, &first) != 0 ? &first : &err);
 }
 
 static int bool_param(struct tt_request *req, const char *name, bool *out) {
@@ -196,11 +193,10 @@ void tt_handle_item_get(struct tt_request *req) {
   struct tt_orm_item_op *op = item_op(req, TT_ORM_OP_GET, NULL);
   if (op == NULL)
     return;
+  struct tt_error err;
   if (select_param(req, op) != 0) {
-    struct tt_error err;
     tt_error_set(&err, TT_ERR_INTERNAL, NULL, "out of memory");
-    tt_orm_fail(op->ctx.result, &err);
-    tt_orm_ctx_finish(&op->ctx);
+    tt_orm_ctx_refuse(&op->ctx, &err);
     return;
   }
   op->consistent = consistent;

@@ -5,12 +5,11 @@
 #include <string.h>
 
 #include "api/handlers.h"
-#include "api/orm_job.h"
 #include "model/registry.h"
 #include "obs/log.h"
 #include "value/json_exact.h"
 
-/* A table operation running for a request (an ORM job, orm_job.h). */
+/* A table operation running for a request (an ORM job, handlers.h). */
 struct table_op {
   struct tt_orm_ctx ctx;       /* first */
   struct tt_model *registered; /* PUT /v1/models: register and answer with this model */
@@ -96,14 +95,6 @@ static void table_answer(struct tt_request *req, struct tt_orm_result *r, void *
     tt_model_unref(job->registered);
 }
 
-/* A job bound to the request; NULL after answering 500. */
-static struct table_op *job_new(struct tt_request *req, const struct tt_model *model) {
-  struct table_op *job = tt_api_orm_job(req, sizeof(*job), model, NULL);
-  if (job != NULL)
-    tt_api_orm_job_answer(job, table_answer);
-  return job;
-}
-
 void tt_handle_models_list(struct tt_request *req) {
   const struct tt_model_registry *r = req->server->orm->models;
   json_t *list = json_array();
@@ -183,7 +174,7 @@ void tt_handle_model_put(struct tt_request *req) {
   }
   /* The memory backend keeps every model's table: ensure it with the new
    * model first, register it only when that worked. */
-  struct table_op *job = job_new(req, m);
+  struct table_op *job = tt_api_orm_job(req, sizeof(*job), m, NULL, table_answer);
   if (job == NULL)
     goto done;
   job->registered = m; /* the job's reference now */
@@ -201,7 +192,7 @@ done:
 /* Starts the table operation `start` on the path's model. */
 static void table_job(struct tt_request *req, int (*start)(struct tt_orm_ctx *ctx)) {
   const struct tt_model *m = tt_api_path_model(req);
-  struct table_op *job = m ? job_new(req, m) : NULL;
+  struct table_op *job = m ? tt_api_orm_job(req, sizeof(*job), m, NULL, table_answer) : NULL;
   if (job)
     start(&job->ctx);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* orm_job.c -- path models and ORM jobs shared by the ORM-backed handlers. */
-#include "api/orm_job.h"
+#include "api/handlers.h"
 
 #include <stdalign.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 struct orm_job {
   struct tt_orm_result result;
   json_t *body;
-  tt_api_orm_answer_fn answer; /* NULL: tt_request_respond_result */
+  tt_api_orm_answer_fn answer;
   alignas(max_align_t) unsigned char op[]; /* starts with a struct tt_orm_ctx */
 };
 
@@ -31,16 +31,13 @@ static void job_done(struct tt_orm_ctx *ctx) { (void)ctx; }
 
 static void job_joined(struct tt_request *req) {
   struct orm_job *job = req->handler_data;
-  if (job->answer)
-    job->answer(req, &job->result, job->op);
-  else
-    tt_request_respond_result(req, &job->result);
+  job->answer(req, &job->result, job->op);
   tt_orm_result_free(&job->result);
   json_decref(job->body);
 }
 
 void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_model *model,
-                     json_t *body) {
+                     json_t *body, tt_api_orm_answer_fn answer) {
   struct orm_job *job = tt_arena_alloc(&req->arena, sizeof(*job) + op_size);
   if (job == NULL) {
     json_decref(body);
@@ -48,14 +45,10 @@ void *tt_api_orm_job(struct tt_request *req, size_t op_size, const struct tt_mod
     return NULL;
   }
   job->body = body;
+  job->answer = answer;
   tt_orm_ctx_init((struct tt_orm_ctx *)job->op, req->server->orm, &req->join, &req->arena,
                   req->request_id, model, &job->result, job_done, job);
   req->handler_data = job;
   req->on_joined = job_joined;
   return job->op;
-}
-
-void tt_api_orm_job_answer(void *op, tt_api_orm_answer_fn answer) {
-  struct orm_job *job = (struct orm_job *)((unsigned char *)op - offsetof(struct orm_job, op));
-  job->answer = answer;
 }

@@ -10,7 +10,6 @@
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/cond.h"
 #include "orm/crypt.h"
 #include "orm/item.h"
@@ -197,10 +196,9 @@ static int read_request(const struct tt_orm *orm, const struct tt_model *m, stru
 static void start(struct tt_request *req, bool scan) {
   const struct tt_model *m = tt_api_path_model(req);
   json_t *body = m ? tt_request_json_body(req, true) : NULL;
-  struct query_job *j = body ? tt_api_orm_job(req, sizeof(*j), m, body) : NULL;
+  struct query_job *j = body ? tt_api_orm_job(req, sizeof(*j), m, body, page_answer) : NULL;
   if (j == NULL)
     return;
-  tt_api_orm_job_answer(j, page_answer);
   j->sink = (struct tt_orm_page_sink){.add = add_item, .take_back = take_back,
                                       .reserve = reserve, .arg = j};
   j->op.sink = &j->sink;

@@ -18,8 +18,6 @@
 #include "util/buf.h"
 #include "util/error.h"
 
-#define TT_REQUEST_MAGIC 0x74747271u /* "ttrq" */
-
 /* A handler validates, then either answers at once (tt_request_respond_*)
  * or starts operations registered in req->join and sets req->on_joined,
  * which runs once all of them completed and builds the answer. */
@@ -44,7 +42,6 @@ struct tt_response {
 };
 
 struct tt_request {
-  uint32_t magic;
   struct tt_server *server;
   struct MHD_Connection *conn;
   struct tt_arena arena; /* everything the handler allocates */
@@ -127,6 +124,13 @@ json_t *tt_request_json_body(struct tt_request *req, bool exact);
  * integer from <lo> to <hi>"). */
 int tt_request_int_member(struct tt_request *req, const json_t *body, const char *name,
                           json_int_t lo, json_int_t hi, json_int_t *out);
+
+/* Decodes the %XX escapes of s (n bytes) into out (n + 1 bytes, made
+ * NUL-terminated). A query component's '+' is a space and its malformed
+ * escape stays as sent; elsewhere decoding stops at a malformed escape.
+ * Returns the decoded length, or -1 - the length decoded before a
+ * malformed escape. */
+long tt_request_unescape(const char *s, size_t n, char *out, bool query);
 
 /* The percent-decoded path parameter `name` in the arena; NULL when the
  * route has none or it does not decode (then a 400 was answered). */

@@ -108,7 +108,6 @@ int tt_router_init(struct tt_router *r, const struct tt_route *routes, size_t nr
   if (nroutes > TT_ROUTER_MAX_ROUTES)
     return -ENOSPC;
   r->routes = routes;
-  r->nroutes = nroutes;
   r->nnodes = 1; /* the root */
   for (size_t i = 0; i < nroutes; i++) {
     const char *p = routes[i].pattern;

@@ -89,7 +89,6 @@ struct tt_router_node {
  * tt_router_init, so one router may serve several threads. */
 struct tt_router {
   const struct tt_route *routes;
-  size_t nroutes;
   size_t nnodes;
   struct tt_router_node nodes[TT_ROUTER_MAX_NODES];
   uint16_t route_next[TT_ROUTER_MAX_ROUTES]; /* next route ending at the same node, + 1 */

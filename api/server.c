@@ -34,7 +34,7 @@
 #include "util/hex.h"
 #include "util/text.h"
 
-#define SERVER_MAGIC 0x74747376u /* "ttsv" */
+#define ID_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 #define CONN_MAGIC 0x74746363u   /* "ttcc" */
 #define DISCARD_LIMIT (64u << 20)
 /* A keep-alive connection has this long after an answer to send the next
@@ -51,7 +51,6 @@
 struct tt_conn {
   uint32_t magic;
   struct tt_server *server;
-  struct MHD_Connection *mhd;
   int fd;
   struct tt_request *req; /* the request on it now; NULL between requests */
   uint64_t deadline;      /* loop ms; the header, body or keep-alive deadline */
@@ -132,7 +131,6 @@ int tt_server_init(struct tt_server *s, uv_loop_t *loop, struct tt_families *fam
     return rc;
   for (size_t i = 0; i < tt_api_nroutes; i++) /* tt_router_init: at most TT_ROUTER_MAX_ROUTES */
     route_span_init(&route_spans[i], &tt_api_routes[i]);
-  s->magic = SERVER_MAGIC;
   s->loop = loop;
   s->fams = fams;
   s->opts = *opts;
@@ -146,20 +144,6 @@ uint64_t tt_server_next_id(uint64_t *state) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
-}
-
-/* A client's X-Request-Id is echoed only when it is 1..128 characters of
- * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
- * into a log line or a header; otherwise one is generated. */
-static bool request_id_acceptable(const char *v) {
-  size_t n = 0;
-  for (; v[n]; n++) {
-    char c = v[n];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == ':' || c == '-'))
-      return false;
-  }
-  return n >= 1 && n <= 128;
 }
 
 /* W3C traceparent: version-traceid-parentid-flags, lowercase hex. */
@@ -194,10 +178,26 @@ void tt_server_uint_text(char out[static 11], uint32_t v) {
   out[n] = '\0';
 }
 
-/* The request's server span: it continues the caller's traceparent (and
- * passes its tracestate on) or starts a trace. Named and ended in the
- * completion callback, when the route and status are known. */
-static void trace_begin(struct tt_request *req, const char *tp) {
+/* The request's ids, and its server span: it continues the caller's
+ * traceparent (and passes its tracestate on) or starts a trace. Named and
+ * ended in the completion callback, when the route and status are known. */
+static void set_ids(struct tt_request *req) {
+  const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
+  /* A client's X-Request-Id is echoed only when it is 1..128 characters of
+   * [A-Za-z0-9._:-], so it can never smuggle a value or a control character
+   * into a log line or a header; otherwise one is generated. */
+  size_t n = rid ? strspn(rid, ID_CHARS "._:-") : 0;
+  if (rid && rid[n] == '\0' && n >= 1 && n <= 128) {
+    tt_text_copy(req->request_id, sizeof(req->request_id), rid);
+  } else {
+    _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
+    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
+    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
+    req->request_id[32] = '\0';
+  }
+  const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
+  if (tp && traceparent_valid(tp))
+    snprintf(req->traceparent, sizeof(req->traceparent), "%s", tp);
   struct tt_trace_ctx remote;
   if (tp == NULL || tt_traceparent_parse(tp, strlen(tp), &remote) != 0)
     remote.valid = false;
@@ -219,12 +219,9 @@ static bool route_model(const struct tt_request *req, const char **out, size_t *
   char name[129];
   if (p == NULL || p->len == 0 || p->len >= sizeof(name))
     return false;
-  for (size_t i = 0; i < p->len; i++) {
-    char c = p->value[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '-' || c == '.'))
+  for (size_t i = 0; i < p->len; i++)
+    if (!memchr(ID_CHARS "_-.", p->value[i], sizeof(ID_CHARS "_-.") - 1))
       return false;
-  }
   /* The handler resolved it already (tt_api_path_model): no second lookup. */
   if (!req->path_model) {
     memcpy(name, p->value, p->len);
@@ -273,22 +270,6 @@ static void trace_end(struct tt_request *req, const char *method, unsigned statu
   tt_span_end_at(s, end_ns);
 }
 
-static void set_ids(struct tt_request *req) {
-  const char *rid = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "X-Request-Id");
-  if (rid && request_id_acceptable(rid)) {
-    tt_text_copy(req->request_id, sizeof(req->request_id), rid);
-  } else {
-    _Static_assert(sizeof(req->request_id) > 32, "two 64-bit ids in hex");
-    put_hex64(req->request_id, tt_server_next_id(&req->server->id_state));
-    put_hex64(req->request_id + 16, tt_server_next_id(&req->server->id_state));
-    req->request_id[32] = '\0';
-  }
-  const char *tp = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "traceparent");
-  if (tp && traceparent_valid(tp))
-    snprintf(req->traceparent, sizeof(req->traceparent), "%s", tp);
-  trace_begin(req, tp);
-}
-
 /* ---- answering ---------------------------------------------------------- */
 
 static void response_clear(struct tt_response *r) {
@@ -308,12 +289,6 @@ void tt_request_respond_static(struct tt_request *req, unsigned status, const ch
   req->responded = true;
 }
 
-/* Answers with a JSON body taken from `body` (malloc'd text, stolen). */
-static void respond_json_text(struct tt_request *req, unsigned status, char *body, size_t len) {
-  tt_request_respond_static(req, status, "application/json", body, len);
-  req->resp.body_static = false; /* ours to free */
-}
-
 void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *value) {
   char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(value);
@@ -321,7 +296,8 @@ void tt_request_respond_json(struct tt_request *req, unsigned status, json_t *va
     tt_request_fail(req, TT_ERR_INTERNAL, NULL, "could not encode the answer");
     return;
   }
-  respond_json_text(req, status, text, strlen(text));
+  tt_request_respond_static(req, status, "application/json", text, strlen(text));
+  req->resp.body_static = false; /* ours to free */
 }
 
 void tt_request_respond_error(struct tt_request *req, const struct tt_error *err,
@@ -400,35 +376,32 @@ int tt_request_int_member(struct tt_request *req, const json_t *body, const char
   return 0;
 }
 
-/* The byte of the %XX escape at s[i] (of n bytes; s[i] is '%'), or -1 when
- * two hex digits do not follow. */
-static int escape_at(const char *s, size_t i, size_t n) {
-  int hi = i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
-  int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
-  return lo >= 0 ? hi * 16 + lo : -1;
+long tt_request_unescape(const char *s, size_t n, char *out, bool query) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    int hi = s[i] == '%' && i + 2 < n ? tt_hex_digit((unsigned char)s[i + 1]) : -1;
+    int lo = hi >= 0 ? tt_hex_digit((unsigned char)s[i + 2]) : -1;
+    if (lo >= 0) {
+      out[o++] = (char)(hi * 16 + lo);
+      i += 2;
+    } else if (s[i] == '%' && !query) {
+      out[o] = '\0';
+      return -(long)o - 1;
+    } else {
+      out[o++] = query && s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  out[o] = '\0';
+  return (long)o;
 }
 
 /* Decodes %XX and '+' of a query component into the arena; *len (when
  * non-NULL) gets the decoded length, NUL bytes included. */
 static char *query_decode(struct tt_arena *a, const char *s, size_t n, size_t *len) {
   char *out = tt_arena_alloc(a, n + 1);
-  if (out == NULL)
-    return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    int c = s[i] == '%' ? escape_at(s, i, n) : -1;
-    if (c >= 0) {
-      out[o++] = (char)c;
-      i += 2;
-    } else if (s[i] == '+') {
-      out[o++] = ' ';
-    } else {
-      out[o++] = s[i];
-    }
-  }
-  out[o] = '\0';
+  long o = out ? tt_request_unescape(s, n, out, true) : 0;
   if (len)
-    *len = o;
+    *len = (size_t)o;
   return out;
 }
 
@@ -512,26 +485,19 @@ const char *tt_request_param(struct tt_request *req, const char *name) {
   char *out = tt_arena_alloc(&req->arena, p->len + 1);
   if (out == NULL)
     return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < p->len; i++) {
-    char c = p->value[i];
-    if (c == '%') {
-      int e = escape_at(p->value, i, p->len);
-      if (e < 0) {
-        tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
-        return NULL;
-      }
-      c = (char)e;
-      i += 2;
-    }
-    if ((unsigned char)c < 0x20 || c == 0x7f) {
+  /* The first of a control character and a malformed escape is refused. */
+  long n = tt_request_unescape(p->value, p->len, out, false);
+  size_t o = n < 0 ? (size_t)(-n - 1) : (size_t)n;
+  for (size_t i = 0; i < o; i++)
+    if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) {
       tt_request_fail(req, TT_ERR_VALIDATION, name,
                       "%s may not contain NUL or other control characters", name);
       return NULL;
     }
-    out[o++] = c;
+  if (n < 0) {
+    tt_request_fail(req, TT_ERR_VALIDATION, name, "%s has a malformed %%-escape", name);
+    return NULL;
   }
-  out[o] = '\0';
   if (!tt_utf8_valid(out, o)) {
     tt_request_fail(req, TT_ERR_VALIDATION, name, "%s must be valid UTF-8 once decoded", name);
     return NULL;
@@ -552,7 +518,8 @@ void tt_request_respond_buf(struct tt_request *req, unsigned status, struct tt_b
   } else {
     size_t len;
     char *text = tt_buf_steal(b, &len);
-    respond_json_text(req, status, text, len);
+    tt_request_respond_static(req, status, "application/json", text, len);
+    req->resp.body_static = false; /* ours to free */
   }
   tt_buf_free(b);
 }
@@ -611,7 +578,6 @@ static void request_free(struct tt_request *req) {
   response_clear(&req->resp);
   tt_buf_free(&req->body);
   tt_span_free(req->span);
-  req->magic = 0;
   if (!s->closed && s->nspare < TT_SERVER_SPARE_REQUESTS) {
     tt_arena_reset(&req->arena); /* the next request's first page */
     req->next = s->spare;
@@ -821,7 +787,6 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   } else if ((req = calloc(1, sizeof(*req))) == NULL) {
     return NULL;
   }
-  req->magic = TT_REQUEST_MAGIC;
   req->server = s;
   req->conn = conn;
   req->start_ns = tt_server_now_ns();
@@ -834,17 +799,6 @@ static struct tt_request *request_new(struct tt_server *s, struct MHD_Connection
   tt_metric_set(s->fams->inflight_requests, NULL, (double)s->active);
   req->query = "";
   return req;
-}
-
-/* First call of the access callback: the headers are complete. */
-static void request_begin(struct tt_request *req, const char *method) {
-  req->headers_done = true;
-  req->method_name = method;
-  req->method = tt_method_parse(method);
-  set_ids(req);
-  struct tt_conn *c = req->tconn;
-  if (c)
-    c->deadline = req->start_ms + req->server->opts.request_timeout_ms;
 }
 
 /* libmicrohttpd 0.9.75 leaves the header fields NUL-terminated in place in
@@ -1043,8 +997,13 @@ enum MHD_Result tt_server_access_cb(void *cls, struct MHD_Connection *conn, cons
   struct tt_request *req = *con_cls;
   if (req == NULL)
     return MHD_NO; /* the URI callback could not allocate: close */
-  if (!req->headers_done) {
-    request_begin(req, method);
+  if (!req->headers_done) { /* the first call: the headers are complete */
+    req->headers_done = true;
+    req->method_name = method;
+    req->method = tt_method_parse(method);
+    set_ids(req);
+    if (req->tconn)
+      req->tconn->deadline = req->start_ms + s->opts.request_timeout_ms;
     /* A refusal of the framing may leave unread bytes (a hidden body): it
      * lingers so the client still reads the answer, as answer_at_once's. */
     bool now = !framing_acceptable(req, method, url, version);
@@ -1381,7 +1340,6 @@ void tt_server_connection_cb(void *cls, struct MHD_Connection *conn, void **sock
       return; /* untracked: only MHD's own idle timeout applies */
     c->magic = CONN_MAGIC;
     c->server = s;
-    c->mhd = conn;
     c->fd = ci->connect_fd;
     c->deadline = uv_now(s->loop) + s->opts.header_timeout_ms;
     LIST_PUSH(s->conns, c, prev, next);

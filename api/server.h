@@ -43,7 +43,6 @@ struct tt_api_options {
 #define TT_SERVER_SPARE_REQUESTS 16
 
 struct tt_server {
-  uint32_t magic;
   struct tt_api_options opts;
   uv_loop_t *loop;
   struct tt_families *fams;

@@ -3,14 +3,11 @@
  * read into the ORM's typed transaction, every item validated in the API's
  * order of errors (members, model, op, item, key, update, expected version,
  * select), and the typed answer rendered. */
-#include "api/txn.h"
-
 #include <stdio.h>
 #include <string.h>
 
 #include "api/handlers.h"
 #include "api/item_io.h"
-#include "api/orm_job.h"
 #include "orm/cond.h"
 #include "orm/item.h"
 #include "orm/key.h"
@@ -331,10 +328,9 @@ static void answer(struct tt_request *req, struct tt_orm_result *r, void *op) {
 
 static void start(struct tt_request *req, bool get) {
   json_t *body = tt_request_json_body(req, true);
-  struct tt_orm_txn_op *op = body ? tt_api_orm_job(req, sizeof(*op), NULL, body) : NULL;
+  struct tt_orm_txn_op *op = body ? tt_api_orm_job(req, sizeof(*op), NULL, body, answer) : NULL;
   if (op == NULL)
     return;
-  tt_api_orm_job_answer(op, answer);
   op->get = get;
   tt_api_txn_start(op, body);
 }

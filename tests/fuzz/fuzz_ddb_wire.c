@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include "api/ddb_items.h"
-#include "api/ddb_table_check.h"
-#include "api/ddb_typed.h"
 #include "api/ddb_wire.h"
 #include "backend/table_json.h"
 

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/batch.h"
 #include "api/item_io.h"
-#include "api/txn.h"
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "ledger/ledger.h"
 #include "orm/batch.h"

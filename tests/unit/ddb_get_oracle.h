@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddb_get_oracle.h -- the DynamoDB listener's generic typed GetItem
- * (api/ddb_items.h) in the one-pass reader's terms (api/ddb_get.h), for the
+ * (api/ddb_items.h) in the one-pass reader's terms (api/ddb_wire.h), for the
  * tests that compare the two (tests/unit/test_ddb_wire.c,
  * tests/fuzz/fuzz_ddb_get.c). */
 #ifndef TT_TEST_DDB_GET_ORACLE_H
@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-#include "api/ddb_get.h"
 #include "api/ddb_items.h"
 
 /* The typed request the generic path makes of a checked GetItem body, when

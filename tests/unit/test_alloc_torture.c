@@ -22,9 +22,8 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "api/batch.h"
 #include "api/item_io.h"
-#include "api/txn.h"
+#include "api/item_io.h"
 #include "backend/memory/memdb.h"
 #include "expr/build.h"
 #include "expr/expr.h"

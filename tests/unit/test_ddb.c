@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "api/ddb_typed.h"
+#include "api/ddb_items.h"
 #include "backend/backend.h"
 #include "backend/dynamodb/ddb.h"
 #include "backend/kms/kms.h"

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/ddb_get.h"
-#include "api/ddb_table_check.h"
 #include "api/ddb_wire.h"
 #include "tests/unit/ddb_get_oracle.h"
 #include "util/buf.h"

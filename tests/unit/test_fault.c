@@ -8,7 +8,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "api/ddb_typed.h"
+#include "api/ddb_items.h"
 #include "backend/fault.h"
 #include "value/codec_ddb.h"
 

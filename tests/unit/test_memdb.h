@@ -15,7 +15,6 @@
 #include <uv.h>
 
 #include "api/ddb_items.h"
-#include "api/ddb_typed.h"
 #include "backend/backend.h"
 #include "backend/memory/memdb.h"
 #include "backend/table_json.h"

@@ -10,7 +10,7 @@
 #include "backend/memory/memdb.h"
 #include "model/registry.h"
 #include "orm/tokens.h"
-#include "api/txn.h"
+#include "api/item_io.h"
 #include "orm/txn.h"
 #include "test_memdb.h"
 
