@@ -19,6 +19,14 @@
 
 /* ---- time ----------------------------------------------------------------- */
 
+static char *put_digits(char *p, unsigned v, int width) {
+  for (int i = width - 1; i >= 0; i--) {
+    p[i] = (char)('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+
 int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
   char tmp[TT_ORM_TIME_MAX];
   int64_t sec = now_ns / NS_PER_SEC, frac = now_ns % NS_PER_SEC;
@@ -34,7 +42,18 @@ int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
   int64_t y;
   unsigned mo, d;
   tt_civil_from_days(days, &y, &mo, &d);
-  char fraction[12] = "";
+  /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
+  char *p = put_digits(tmp, (unsigned)y, 4);
+  *p++ = '-';
+  p = put_digits(p, mo, 2);
+  *p++ = '-';
+  p = put_digits(p, d, 2);
+  *p++ = 'T';
+  p = put_digits(p, (unsigned)(rem / 3600), 2);
+  *p++ = ':';
+  p = put_digits(p, (unsigned)(rem / 60 % 60), 2);
+  *p++ = ':';
+  p = put_digits(p, (unsigned)(rem % 60), 2);
   if (frac != 0) {
     /* Go's RFC3339Nano layout ".999999999" drops trailing zeros. */
     int width = 9;
@@ -42,16 +61,16 @@ int tt_orm_format_rfc3339nano(int64_t now_ns, char *out, size_t cap) {
       frac /= 10;
       width--;
     }
-    snprintf(fraction, sizeof(fraction), ".%0*u", width, (unsigned)frac);
+    *p++ = '.';
+    p = put_digits(p, (unsigned)frac, width);
   }
-  /* An int64 of nanoseconds spans the years 1677..2262: always 4 digits. */
-  int n = snprintf(tmp, sizeof(tmp), "%04u-%02u-%02uT%02u:%02u:%02u%sZ", (unsigned)y, mo, d,
-                   (unsigned)(rem / 3600), (unsigned)(rem / 60 % 60), (unsigned)(rem % 60),
-                   fraction);
-  if (n < 0 || (size_t)n >= sizeof(tmp) || (size_t)n + 1 > cap)
+  *p++ = 'Z';
+  size_t n = (size_t)(p - tmp);
+  if (n + 1 > cap)
     return -1;
-  memcpy(out, tmp, (size_t)n + 1);
-  return n;
+  memcpy(out, tmp, n);
+  out[n] = '\0';
+  return (int)n;
 }
 
 static bool read_digits(const char *s, size_t n, unsigned *out) {
