@@ -230,7 +230,8 @@ static int tokenize(struct parser *p) {
     return fail_oom(p);
   p->ntok = 0;
   for (;;) {
-    i += strspn(s + i, " \t\r\n");
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+      i++;
     if (p->ntok + 1 >= cap) {
       struct token *nt = realloc(p->toks, cap * 2 * sizeof(*nt));
       if (nt == NULL)

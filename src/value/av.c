@@ -139,17 +139,20 @@ static const struct tt_av_member *find_member(const struct tt_av *map, const cha
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct tt_av_member *m = &map->u.members[mid];
-    if (cmp_bytes(m->name, m->name_len, name, name_len) < 0)
+    int c = cmp_bytes(m->name, m->name_len, name, name_len);
+    if (c == 0) {
+      if (pos)
+        *pos = mid;
+      return m;
+    }
+    if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   if (pos)
     *pos = lo;
-  if (lo == map->len)
-    return NULL;
-  const struct tt_av_member *m = &map->u.members[lo];
-  return cmp_bytes(m->name, m->name_len, name, name_len) == 0 ? m : NULL;
+  return NULL;
 }
 
 bool tt_av_equal(const struct tt_av *a, const struct tt_av *b) {
