@@ -18,6 +18,7 @@
 #include "orm/policy.h"
 #include "orm/query.h"
 #include "orm/unique.h"
+#include "util/hash.h"
 #include "value/codec_ddb.h"
 
 /* Unprocessed work is not retried when the backoff would end closer than
@@ -25,6 +26,78 @@
 #define DEADLINE_MARGIN_NS (50u * 1000000u)
 /* Room for the RequestItems wrapper of a BatchWriteItem call. */
 #define WRITE_ENVELOPE_BYTES 1024u
+
+/* ---- keys as canonical text, for duplicates and for matching answers ---- */
+
+struct kslot {
+  char *text; /* NULL when free */
+  size_t len;
+  size_t index;
+};
+
+struct keymap {
+  struct kslot *slots;
+  size_t cap; /* a power of two */
+};
+
+static int keymap_init(struct keymap *km, size_t n) {
+  km->cap = 16;
+  while (km->cap < n * 2)
+    km->cap *= 2;
+  km->slots = calloc(km->cap, sizeof(*km->slots));
+  return km->slots ? 0 : -1;
+}
+
+static void keymap_free(struct keymap *km) {
+  for (size_t i = 0; km->slots && i < km->cap; i++)
+    free(km->slots[i].text);
+  free(km->slots);
+  km->slots = NULL;
+}
+
+static struct kslot *keymap_slot(const struct keymap *km, const char *text, size_t len) {
+  size_t i = (size_t)tt_fnv1a(text, len) & (km->cap - 1);
+  for (;;) {
+    struct kslot *s = &km->slots[i];
+    if (s->text == NULL || (s->len == len && memcmp(s->text, text, len) == 0))
+      return s;
+    i = (i + 1) & (km->cap - 1);
+  }
+}
+
+/* The canonical text of a key (an M): DynamoDB JSON, names sorted, numbers
+ * canonical. Returns 0 or -1 (out of memory). */
+static int key_text(const struct tt_av *key, struct tt_buf *out) {
+  tt_buf_reset(out);
+  return tt_ddb_item_write(out, key, 0);
+}
+
+/* Adds key -> index. Returns 0, 1 when the key is already there (*dup gets
+ * its index), -1 when out of memory. */
+static int keymap_add(struct keymap *km, const struct tt_av *key, size_t index, size_t *dup,
+                      struct tt_buf *scratch) {
+  if (key_text(key, scratch) != 0)
+    return -1;
+  struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
+  if (s->text) {
+    *dup = s->index;
+    return 1;
+  }
+  if ((s->text = malloc(scratch->len + 1)) == NULL)
+    return -1;
+  memcpy(s->text, scratch->data, scratch->len + 1);
+  s->len = scratch->len;
+  s->index = index;
+  return 0;
+}
+
+/* Index of `key`, or -1 when it was not requested. */
+static long keymap_find(const struct keymap *km, const struct tt_av *key, struct tt_buf *scratch) {
+  if (key_text(key, scratch) != 0)
+    return -1;
+  const struct kslot *s = keymap_slot(km, scratch->data, scratch->len);
+  return s->text ? (long)s->index : -1;
+}
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -54,7 +127,7 @@ struct tt_orm_batch_state {
   struct tt_orm_batch_entry *ents; /* op->entries */
   struct breq *reqs;
   size_t n;
-  json_t *keys; /* keymap_find's */
+  struct keymap keys;
   struct tt_buf scratch;
   struct chunk *chunks;
   size_t nchunks, next_chunk;
@@ -71,32 +144,6 @@ struct tt_orm_batch_state {
   bool opened;  /* encrypted model: the items found were decrypted */
 };
 
-/* ---- keys as canonical text, for duplicates and for matching answers ---- */
-
-/* The entry whose key is that of `v` (a key, or an item holding one), by
- * st->keys: a JSON object keyed by the canonical text of keys (DynamoDB
- * JSON, names sorted, numbers canonical); a key it has not is given entry
- * `add` unless that is SIZE_MAX. Returns the entry it had, -1 when none
- * (or v holds no key of the model), -2 when out of memory. */
-static long keymap_find(struct tt_orm_batch_state *st, const struct tt_av *v, size_t add) {
-  struct tt_av key;
-  struct tt_error err;
-  if (tt_orm_key_of_item(st->op->ctx.model, v, NULL, &key, &err) != 0)
-    return err.code == TT_ERR_INTERNAL ? -2 : -1;
-  tt_buf_reset(&st->scratch);
-  int rc = tt_ddb_item_write(&st->scratch, &key, 0);
-  tt_av_free(&key);
-  if (rc != 0)
-    return -2;
-  const json_t *at = json_object_getn(st->keys, st->scratch.data, st->scratch.len);
-  if (at != NULL || add == SIZE_MAX)
-    return at ? (long)json_integer_value(at) : -1;
-  return json_object_setn_new_nocheck(st->keys, st->scratch.data, st->scratch.len,
-                                      json_integer((json_int_t)add)) != 0
-             ? -2
-             : -1;
-}
-
 unsigned tt_orm_batch_concurrency(const struct tt_orm *orm) {
   unsigned c = orm ? orm->batch_concurrency : 0;
   return c ? c : TT_ORM_BATCH_DEFAULT_CONCURRENCY;
@@ -111,8 +158,7 @@ static uint64_t mono_ns(void) {
 static void state_free(struct tt_orm_batch_state *st) {
   free(st->reqs);
   st->reqs = NULL;
-  json_decref(st->keys);
-  st->keys = NULL;
+  keymap_free(&st->keys);
   tt_buf_free(&st->scratch);
   free(st->projection);
   st->projection = NULL;
@@ -224,13 +270,14 @@ static int check_entry(struct tt_orm_batch_state *st, size_t i, size_t counts[2]
     return tt_orm_oom(err);
   /* A key named twice is a ValidationError that names both places (never
    * the key itself). */
-  long dup = keymap_find(st, &e->key, i);
-  if (dup == -2)
+  size_t dup = 0;
+  int rc = keymap_add(&st->keys, &e->key, i, &dup, &st->scratch);
+  if (rc < 0)
     return tt_orm_oom(err);
-  if (dup >= 0)
+  if (rc == 1)
     return tt_error_set(err, TT_ERR_VALIDATION, field,
                         "%s names the same item as %s[%zu]; a batch may name each item once",
-                        field, list_name(st, (size_t)dup), st->reqs[dup].pos);
+                        field, list_name(st, dup), st->reqs[dup].pos);
   return 0;
 }
 
@@ -255,7 +302,7 @@ static int check_batch(struct tt_orm_batch_op *op, size_t n, struct tt_error *er
       tt_orm_batch_check_counts(m, op->write, np, op->n_entries - np, err) != 0 ||
       tt_orm_check_select(m, select, "select", err) != 0)
     return -1;
-  if ((st->keys = json_object()) == NULL || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
+  if (keymap_init(&st->keys, n) != 0 || (n && (st->reqs = calloc(n, sizeof(*st->reqs))) == NULL))
     return tt_orm_oom(err);
   st->n = n;
   size_t counts[2] = {0, 0};
@@ -390,6 +437,18 @@ static void chunk_failed(struct tt_orm_batch_state *st, const struct tt_backend_
   tt_join_cancel(st->op->ctx.join);
 }
 
+/* The entry an answer's item (found, or an unprocessed request) is of, or
+ * -1 when it holds no key that was requested. */
+static long answer_index(struct tt_orm_batch_state *st, const struct tt_av *v) {
+  struct tt_av key;
+  struct tt_error err;
+  long at = tt_orm_key_of_item(st->op->ctx.model, v, NULL, &key, &err) == 0
+                ? keymap_find(&st->keys, &key, &st->scratch)
+                : -1;
+  tt_av_free(&key);
+  return at;
+}
+
 /* Marks the requests that came back unprocessed; every other pending
  * request is done; the items read are kept (moved out of r). Returns 0 or
  * -1 (an answer we cannot match). */
@@ -400,7 +459,7 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
     return -1;
   int rc = -1;
   for (size_t i = 0; !st->op->write && i < r->n_items; i++) {
-    long at = keymap_find(st, &r->items[i].value, SIZE_MAX);
+    long at = answer_index(st, &r->items[i].value);
     if (at < 0)
       goto done;
     tt_av_free(&st->ents[at].found);
@@ -408,7 +467,7 @@ static int settle(struct chunk *ch, struct tt_ddb_batch_result *r) {
     memset(&r->items[i].value, 0, sizeof(r->items[i].value));
   }
   for (size_t i = 0; i < r->n_left; i++) {
-    long at = keymap_find(st, &r->left[i].value, SIZE_MAX);
+    long at = answer_index(st, &r->left[i].value);
     if (at < 0)
       goto done;
     for (size_t k = 0; k < ch->npending; k++)
@@ -596,11 +655,12 @@ static void puts_sealed_cb(void *arg, const struct tt_error *err) {
 
 static void found_opened_cb(void *arg, const struct tt_error *err) {
   struct tt_orm_batch_state *st = arg;
-  st->opened = true;
-  if (err != NULL)
+  if (err != NULL) {
     fail_now(st->op, err);
-  else
-    finish_all(st);
+    return;
+  }
+  st->opened = true;
+  finish_all(st);
 }
 
 static int batch_start_run(struct tt_orm_ctx *ctx) {
