@@ -587,6 +587,17 @@ enum func {
   F_IF_NOT_EXISTS
 };
 
+/* The parser maps condition functions to enum xcond_kind, and tells the
+ * kinds of functions apart, by their places in this order. */
+_Static_assert(F_ATTRIBUTE_NOT_EXISTS - F_ATTRIBUTE_EXISTS == XC_NOT_EXISTS - XC_EXISTS &&
+                   F_ATTRIBUTE_TYPE - F_ATTRIBUTE_EXISTS == XC_TYPE - XC_EXISTS &&
+                   F_BEGINS_WITH - F_ATTRIBUTE_EXISTS == XC_BEGINS_WITH - XC_EXISTS &&
+                   F_CONTAINS - F_ATTRIBUTE_EXISTS == XC_CONTAINS - XC_EXISTS &&
+                   F_SIZE == F_CONTAINS + 1 && F_LIST_APPEND == F_SIZE + 1 &&
+                   F_IF_NOT_EXISTS == F_LIST_APPEND + 1,
+               "enum func: the condition functions in enum xcond_kind's order, then size, "
+               "then the update functions");
+
 static const char *const func_names[] = {
     [F_UNKNOWN] = "",
     [F_ATTRIBUTE_EXISTS] = "attribute_exists",
@@ -912,6 +923,11 @@ static struct xcond *call_cond(struct parser *p, const struct call *call) {
   }
   return c;
 }
+
+_Static_assert(T_NE - T_EQ == XCMP_NE - XCMP_EQ && T_LT - T_EQ == XCMP_LT - XCMP_EQ &&
+                   T_LE - T_EQ == XCMP_LE - XCMP_EQ && T_GT - T_EQ == XCMP_GT - XCMP_EQ &&
+                   T_GE - T_EQ == XCMP_GE - XCMP_EQ,
+               "the comparator tokens in enum xcmp's order");
 
 static bool is_comparator(enum tok t) { return t >= T_EQ && t <= T_GE; }
 

@@ -260,20 +260,23 @@ static bool ratio_sample(double ratio, const uint8_t trace_id[16]) {
 
 bool tt_sampler_should_sample(const struct tt_sampler *s, const struct tt_trace_ctx *parent,
                               const uint8_t trace_id[16]) {
-  /* A parent-based sampler (the last three kinds) follows a parent, and is
-   * its root sampler without one. */
-  if (s->kind >= TT_SAMPLER_PARENTBASED_ALWAYS_ON && parent != NULL && parent->valid)
-    return (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0;
+  bool has_parent = parent != NULL && parent->valid;
   switch (s->kind) {
   case TT_SAMPLER_ALWAYS_ON:
-  case TT_SAMPLER_PARENTBASED_ALWAYS_ON:
     return true;
-  case TT_SAMPLER_TRACEIDRATIO:
-  case TT_SAMPLER_PARENTBASED_TRACEIDRATIO:
-    return ratio_sample(s->ratio, trace_id);
-  default:
+  case TT_SAMPLER_ALWAYS_OFF:
     return false;
+  case TT_SAMPLER_TRACEIDRATIO:
+    return ratio_sample(s->ratio, trace_id);
+  case TT_SAMPLER_PARENTBASED_ALWAYS_ON:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0 : true;
+  case TT_SAMPLER_PARENTBASED_ALWAYS_OFF:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0 : false;
+  case TT_SAMPLER_PARENTBASED_TRACEIDRATIO:
+    return has_parent ? (parent->flags & TT_TRACE_FLAG_SAMPLED) != 0
+                      : ratio_sample(s->ratio, trace_id);
   }
+  return false;
 }
 
 /* ---- ids ---- */
